@@ -1,0 +1,61 @@
+"""The embedded model catalog: popular open models' config.json, usable offline by alias."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..errors import UnknownModelError
+from .spec import ModelSpec
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9.]", "", name.lower())
+
+
+@lru_cache(maxsize=1)
+def load_entries() -> tuple[dict[str, Any], ...]:
+    text = resources.files("runlocal.data").joinpath("models.json").read_text(encoding="utf-8")
+    return tuple(json.loads(text)["models"])
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, dict[str, Any]]:
+    index: dict[str, dict[str, Any]] = {}
+    for entry in load_entries():
+        for name in (entry["alias"], *entry.get("aliases", ()), entry["repo_id"], entry["repo_id"].split("/")[-1]):
+            index.setdefault(_norm(name), entry)
+    return index
+
+
+def find_entry(name: str) -> dict[str, Any] | None:
+    return _index().get(_norm(name))
+
+
+def aliases() -> list[str]:
+    return [e["alias"] for e in load_entries()]
+
+
+def lookup(name: str) -> ModelSpec:
+    """Alias → ModelSpec; unknown names raise UnknownModelError with close suggestions."""
+    entry = find_entry(name)
+    if entry is None:
+        names = aliases()
+        close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.5)
+        if not close:
+            key = _norm(name)
+            close = [a for a in names if key[:6] and _norm(a).startswith(key[:6])][:5]
+        raise UnknownModelError(name, close)
+    from .hf_config import spec_from_config
+
+    return spec_from_config(entry["config"], id=entry["alias"], source=f"catalog:{entry['alias']}",
+                            repo_id=entry["repo_id"])
+
+
+def published_params(spec: ModelSpec) -> int | None:
+    entry = find_entry(spec.id)
+    return entry.get("published_params") if entry else None

@@ -1,0 +1,42 @@
+"""Models on the Hugging Face Hub by repo id, through huggingface_hub (its cache, HF_TOKEN, HF_HUB_OFFLINE)."""
+
+from __future__ import annotations
+
+from ..errors import ModelNotFoundError, RemoteError
+from .local import read_config, with_file_tensors
+from .safetensors import hf_role
+from .spec import ModelSpec, TensorInfo
+
+
+def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
+    from huggingface_hub import get_safetensors_metadata, hf_hub_download
+    from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
+                                        RepositoryNotFoundError)
+    from pathlib import Path
+
+    from .hf_config import spec_from_config
+
+    try:
+        config_path = hf_hub_download(repo_id, "config.json", revision=revision)
+    except GatedRepoError:
+        raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
+    except RepositoryNotFoundError:
+        raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
+    except EntryNotFoundError:
+        raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
+    except LocalEntryNotFoundError:
+        raise RemoteError(f"{repo_id}: not in the local Hub cache and the Hub is unreachable (HF_HUB_OFFLINE?)") from None
+    except HfHubHTTPError as e:
+        raise RemoteError(f"{repo_id}: Hub request failed: {e}") from None
+    spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
+    try:
+        meta = get_safetensors_metadata(repo_id, revision=revision)
+    except Exception:  # offline, no safetensors, or an old repo with .bin files: the config alone suffices
+        return spec
+    tensors: list[TensorInfo] = []
+    for file_meta in meta.files_metadata.values():
+        for name, info in file_meta.tensors.items():
+            role, layer = hf_role(name)
+            start, end = info.data_offsets
+            tensors.append(TensorInfo(name, tuple(info.shape), role, layer, info.dtype, end - start))
+    return with_file_tensors(spec, tensors, spec.file_quant)

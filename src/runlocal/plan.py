@@ -1,0 +1,182 @@
+"""ModelSpec + targets + Settings → Plan: the breakdown, the verdict, the limits that fit, the fixes.
+
+Pure computation: no I/O. Every renderer (text, JSON, HTML) takes the one Plan this returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+from .model.spec import ModelSpec
+from .quant.formats import WeightEstimate, estimate_weights
+from .runtimes import Allocation, Settings, Step, Target, get_runtime
+from .units import format_bytes
+
+TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
+GGUF_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "Q2_K")
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    command: str
+    effect: str
+    cost: int            # what the user gives up: 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
+
+    def to_dict(self) -> dict[str, str]:
+        return {"title": self.title, "command": self.command, "effect": self.effect}
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: ModelSpec
+    runtime: str
+    weights: WeightEstimate
+    allocation: Allocation
+    verdict: str
+    max_context: int | None
+    max_concurrency: float | None
+    command: str
+    fixes: tuple[Fix, ...] = ()
+    steps: tuple[Step, ...] = ()
+    speed: dict[str, float | None] = field(default_factory=lambda: {"decode_tokens_per_s": None,
+                                                                    "prefill_tokens_per_s": None})
+
+    @property
+    def settings(self) -> Settings:
+        return self.allocation.settings
+
+    def memory_totals(self) -> dict[str, int]:
+        devs = self.allocation.devices
+        return {k: sum(getattr(d, k) for d in devs) for k in ("weights", "kv_cache", "compute", "overhead", "total")}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of `runlocal check --json` and /api/v1/check (add keys, never rename)."""
+        s, a, m = self.settings, self.allocation, self.model
+        return {
+            "model": {"id": m.id, "architecture": m.architecture, "family": m.family, "params": m.params,
+                      "active_params": m.active_params, "vision_params": m.vision_params,
+                      "weights_bytes": self.weights.total, "source": m.source, "repo_id": m.repo_id},
+            "runtime": self.runtime,
+            "settings": {"ctx": s.ctx, "quant": self.weights.quant, "cache_type_k": s.cache_type_k,
+                         "cache_type_v": s.cache_type_v, "parallel": s.parallel, "batch": s.batch, "ubatch": s.ubatch,
+                         "flash_attn": s.flash_attn, "n_gpu_layers": s.n_gpu_layers,
+                         "gpu_memory_utilization": s.gpu_memory_utilization, "tp": s.tp, "pp": s.pp},
+            "memory": {**self.memory_totals(), "devices": [
+                {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
+                 "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
+            "kv_bytes_per_token": a.kv_bytes_per_token,
+            "kv_cache_tokens": a.kv_cache_tokens,
+            "max_concurrency": self.max_concurrency,
+            "max_context": self.max_context,
+            "verdict": self.verdict,
+            "refusal": a.refusal,
+            "speed": dict(self.speed),
+            "command": self.command,
+            "fixes": [f.to_dict() for f in self.fixes],
+            "explain": [{"label": st.label, "formula": st.formula, "value": st.value, "source": st.source}
+                        for st in self.steps],
+            "assumptions": list(a.assumptions),
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+
+def is_gguf_quant(quant: str) -> bool:
+    from .quant import gguf_mix
+
+    return quant.upper() in gguf_mix.SUPPORTED_FTYPES
+
+
+def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
+    """Weights as stored (the file read), or as they would be under ``quant``."""
+    if quant is None:
+        stored = model.file_bytes
+        if stored is not None:
+            return WeightEstimate(model.file_quant or "file", stored, {model.file_quant or "file": stored},
+                                  f"sum of {len(model.tensors):,} tensor sizes in the file", model.source, from_file=True)
+        dtype = (model.file_quant or "bf16").lower()
+        quant = dtype if dtype in ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16") else "bf16"
+    if is_gguf_quant(quant):
+        from .quant import gguf_mix
+
+        by_type = gguf_mix.weight_bytes_by_type(model, quant.upper())
+        total = sum(by_type.values())
+        return WeightEstimate(quant.upper(), total, by_type, "llama.cpp quantizer's per-tensor type mix",
+                              "src/llama-quant.cpp")
+    return estimate_weights(model, quant)
+
+
+def _fits(a: Allocation) -> bool:
+    return a.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices)
+
+
+def _verdict(a: Allocation) -> str:
+    if any(d.capacity <= 0 for d in a.devices):
+        return "unknown"
+    if not _fits(a):
+        return "does_not_fit"
+    if any(d.total > TIGHT_SHARE * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
+        return "tight"
+    return "fits"
+
+
+def _largest(lo: int, hi: int, ok) -> int | None:
+    """Largest n in [lo, hi] with ok(n), assuming ok is monotone decreasing; None if ok(lo) fails."""
+    if not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True) -> Plan:
+    if settings.ctx is not None and settings.ctx <= 0:
+        raise InputError(f"ctx: must be a positive number of tokens, got {settings.ctx}")
+    if settings.parallel <= 0:
+        raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
+    runtime = get_runtime(settings.runtime)
+    weights = estimate(model, settings.quant)
+    alloc = runtime.allocate(model, weights, settings, targets)
+    s = alloc.settings
+    limit = model.max_position_embeddings or 131072
+    granule = 256
+
+    def alloc_at(**changes) -> Allocation:
+        return runtime.allocate(model, weights, s.with_(**changes), targets)
+
+    if runtime.pools_kv:
+        max_ctx = min(limit, alloc.kv_cache_tokens) if alloc.kv_cache_tokens else None
+        max_conc = alloc.max_concurrency
+    else:
+        max_ctx_units = _largest(1, max(1, limit // granule), lambda n: _fits(alloc_at(ctx=n * granule)))
+        max_ctx = max_ctx_units * granule if max_ctx_units else None
+        max_conc = _largest(1, 512, lambda n: _fits(alloc_at(parallel=n)))
+        max_conc = float(max_conc) if max_conc else None
+    plan = Plan(model, runtime.name, weights, alloc, _verdict(alloc), max_ctx, max_conc,
+                runtime.command(model, s), steps=_weight_steps(model, weights) + alloc.steps)
+    if with_fixes and plan.verdict in ("does_not_fit", "tight"):
+        from .fixes import suggest_fixes
+
+        plan = _with_fixes(plan, suggest_fixes(plan, targets))
+    return plan
+
+
+def _with_fixes(plan: Plan, fixes: list[Fix]) -> Plan:
+    from dataclasses import replace
+
+    return replace(plan, fixes=tuple(sorted(fixes, key=lambda f: f.cost)))
+
+
+def _weight_steps(model: ModelSpec, w: WeightEstimate) -> tuple[Step, ...]:
+    steps = [Step("parameters", f"{len(model.tensors):,} tensors summed", f"{model.params:,}"
+                  + (f" ({model.active_params:,} active per token)" if model.n_experts else ""), model.source)]
+    detail = ", ".join(f"{k} {format_bytes(v)}" for k, v in w.by_kind.items())
+    steps.append(Step("weights", f"{w.formula}: {detail}", f"{w.total:,} B", w.source))
+    return tuple(steps)

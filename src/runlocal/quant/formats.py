@@ -1,0 +1,118 @@
+"""Weight bytes of a model under a quantization format, tensor by tensor, without the file.
+
+Each rule follows the format's real storage layout (cited per format); llama.cpp's GGUF types
+are in gguf_mix.py. Tensors that a format leaves unquantized (embeddings, norms, the LM head,
+routers) keep 16-bit storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..model.spec import ModelSpec, TensorInfo
+
+# Roles that are nn.Linear weights in transformers, i.e. what weight-only quantizers replace.
+LINEAR_ROLES = frozenset({
+    "attn_q", "attn_k", "attn_v", "attn_o", "attn_qkv", "attn_q_a", "attn_q_b", "attn_kv_a", "attn_kv_b",
+    "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_up", "expert_gate", "expert_up", "expert_down", "expert_gate_up",
+    "shared_gate", "shared_up", "shared_down", "ssm_in", "ssm_out",
+})
+
+FLOAT_BYTES = {"fp32": 4, "f32": 4, "float32": 4, "fp16": 2, "f16": 2, "float16": 2, "bf16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class WeightEstimate:
+    quant: str
+    total: int
+    by_kind: dict[str, int] = field(default_factory=dict)    # e.g. {"nf4 linear": …, "bf16 other": …}
+    formula: str = ""
+    source: str = ""
+    from_file: bool = False      # True when the bytes are the file's own tensor sizes
+
+
+def _is_linear(t: TensorInfo) -> bool:
+    return t.role in LINEAR_ROLES and len(t.shape) >= 2
+
+
+def _in_out(t: TensorInfo) -> tuple[int, int, int]:
+    """(experts, out_features, in_features) of a Linear-like weight; 3-D expert tensors keep their count."""
+    if len(t.shape) == 3:
+        return t.shape[0], t.shape[1], t.shape[2]
+    return 1, t.shape[0], t.numel // t.shape[0]
+
+
+def _bnb4(t: TensorInfo) -> int:
+    # bitsandbytes Linear4bit (nf4/fp4), blocksize 64, compress_statistics=True (double quant, the
+    # transformers default bnb_4bit_use_double_quant=False stores f32 absmax instead; we follow the
+    # common QLoRA setting and say so in --explain): packed 4-bit weights + uint8 absmax per 64 +
+    # f32 absmax per 256 blocks of absmax (bitsandbytes/functional.py: quantize_4bit, QuantState).
+    n = t.numel
+    blocks = -(-n // 64)
+    return -(-n // 2) + blocks + 4 * -(-blocks // 256) + 16 * 4 + 256 * 4
+
+
+def _bnb8(t: TensorInfo) -> int:
+    # LLM.int8(): int8 weights + one f32 scale (SCB) per output row (bitsandbytes Int8Params).
+    e, out, _ = _in_out(t)
+    return t.numel + 4 * e * out
+
+
+def _int4_grouped(t: TensorInfo, group: int, g_idx: bool) -> int:
+    # AWQ / GPTQ packing: qweight int32 holds 8 nibbles → numel/2 bytes; per group of `group` input
+    # features: fp16 scales per output (2 bytes) and packed 4-bit zeros (½ byte); GPTQ adds an int32
+    # g_idx per input feature (autoawq gemm.py; auto-gptq qlinear_cuda.py).
+    e, out, inp = _in_out(t)
+    groups = -(-inp // group)
+    return e * (out * inp // 2 + groups * out * 2 + groups * out // 2 + (inp * 4 if g_idx else 0))
+
+
+def _fp8(t: TensorInfo) -> int:
+    # vLLM/compressed-tensors fp8: one byte per weight + one f32 scale per tensor (per-tensor
+    # dynamic scheme; block-wise checkpoints are read from their files).
+    return t.numel + 4
+
+
+def _mxfp4(t: TensorInfo) -> int:
+    # OCP MX FP4 (gpt-oss experts): blocks of 32 e2m1 values (16 bytes) + one e8m0 scale byte.
+    return t.numel // 32 * 17
+
+
+QUANT_FORMATS = {
+    "nf4": ("bitsandbytes nf4 (4-bit, double quant)", _bnb4, False),
+    "fp4": ("bitsandbytes fp4 (4-bit, double quant)", _bnb4, False),
+    "int8": ("bitsandbytes LLM.int8()", _bnb8, False),
+    "awq": ("AWQ int4, group 128", lambda t: _int4_grouped(t, 128, False), True),
+    "gptq": ("GPTQ int4, group 128", lambda t: _int4_grouped(t, 128, True), True),
+    "fp8": ("fp8 e4m3 weights", _fp8, True),
+    "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
+}
+ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "bnb-8bit": "int8", "8bit": "int8", "llm.int8": "int8",
+           "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
+
+
+def float_bytes(t: TensorInfo, width: int) -> int:
+    return t.numel * width
+
+
+def estimate_weights(model: ModelSpec, quant: str, *, unquantized_width: int = 2) -> WeightEstimate:
+    """Bytes of ``model``'s weights stored as ``quant`` (a float width or a weight-only format)."""
+    q = ALIASES.get(quant.lower(), quant.lower())
+    if q in FLOAT_BYTES:
+        width = FLOAT_BYTES[q]
+        total = sum(float_bytes(t, width) for t in model.tensors)
+        return WeightEstimate(q, total, {q: total}, f"{model.params:,} params × {width} bytes", "dtype width")
+    if q not in QUANT_FORMATS:
+        raise InputError(f"quant: unknown format '{quant}'")
+    label, per_tensor, skip_router_and_head = QUANT_FORMATS[q]
+    quantized = kept = 0
+    for t in model.tensors:
+        if q == "mxfp4" and not t.role.startswith("expert_"):
+            kept += float_bytes(t, unquantized_width)
+        elif _is_linear(t) and not (skip_router_and_head and t.role == "router"):
+            quantized += per_tensor(t)
+        else:
+            kept += float_bytes(t, unquantized_width)
+    return WeightEstimate(q, quantized + kept, {f"{q} linear": quantized, "16-bit other": kept},
+                          f"linear layers as {label}; embeddings, norms, LM head in 16 bit", label)

@@ -1,0 +1,99 @@
+"""What every runtime planner takes and returns.
+
+A runtime turns (model, weights, settings, devices) into an Allocation: the bytes it puts on each
+device, the KV capacity, and the formulas that produced them (shown by --explain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+from ..model.spec import ModelSpec
+from ..quant.formats import WeightEstimate
+
+DeviceKind = Literal["gpu", "cpu", "unified"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A device memory is planned on: a GPU, the host (CPU RAM), or unified memory."""
+
+    name: str
+    kind: DeviceKind
+    capacity: int                    # bytes this runtime may use on it
+    bandwidth_gbs: float | None = None
+    total: int | None = None         # physical size, when capacity is a share of it
+
+
+@dataclass(frozen=True)
+class Settings:
+    runtime: str = "llama.cpp"
+    ctx: int | None = None                      # per-request context; None → the runtime's default
+    quant: str | None = None                    # None → as stored in the file / config dtype
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    parallel: int = 1                           # concurrent sequences (llama.cpp --parallel, vLLM --max-num-seqs)
+    batch: int | None = None
+    ubatch: int | None = None
+    flash_attn: Literal["on", "off", "auto"] = "auto"
+    n_gpu_layers: int | None = None             # None → all that the runtime offloads by default
+    n_cpu_moe: int = 0
+    gpu_memory_utilization: float | None = None
+    max_num_batched_tokens: int | None = None
+    tp: int = 1
+    pp: int = 1
+    enforce_eager: bool = False
+    mem_fraction_static: float | None = None
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One formula for --explain: what, how, the value, and where the rule comes from."""
+
+    label: str
+    formula: str
+    value: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    name: str
+    kind: DeviceKind
+    capacity: int
+    weights: int = 0
+    kv_cache: int = 0
+    compute: int = 0
+    overhead: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv_cache + self.compute + self.overhead
+
+
+@dataclass(frozen=True)
+class Allocation:
+    settings: Settings                          # with the runtime's defaults filled in
+    devices: tuple[DeviceMemory, ...]
+    kv_bytes_per_token: int
+    kv_cache_tokens: int | None = None          # the pool's size when the runtime preallocates one
+    max_concurrency: float | None = None
+    refusal: str | None = None                  # the runtime would refuse to start (and why)
+    steps: tuple[Step, ...] = ()
+    assumptions: tuple[str, ...] = field(default=())
+
+
+class Runtime(Protocol):
+    name: str
+    pools_kv: bool          # True when the runtime preallocates a KV pool from a memory budget (vLLM, SGLang)
+
+    def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings: ...
+
+    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                 targets: list[Target]) -> Allocation: ...
+
+    def command(self, model: ModelSpec, settings: Settings) -> str: ...

@@ -1,0 +1,75 @@
+"""Parse and format byte sizes and token counts the way people type them."""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InputError
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
+    "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+}
+# A bare "G"/"M" means GiB/MiB: that is what GPU marketing ("24G") and nvidia-smi mean by it.
+_BARE_BINARY = {"k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$", re.I)
+
+
+def parse_size(text: str | int | float, *, field: str = "size") -> int:
+    """'24G' / '24GiB' → 24·2³⁰; '24GB' → 24·10⁹; '24000M' → 24000·2²⁰; '24e9' → 24·10⁹ bytes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        m = _SIZE.match(str(text))
+        if not m or m.group(2).lower() not in _UNITS:
+            raise InputError(f"{field}: cannot read size '{text}' (expected e.g. 24G, 24GiB, 24000M, 24e9)")
+        value, unit = float(m.group(1)), m.group(2).lower()
+    factor = _BARE_BINARY.get(unit, _UNITS.get(unit, 1))
+    if value <= 0 or value * factor > 2**60:
+        raise InputError(f"{field}: size '{text}' must be positive and below 1 EiB")
+    return int(round(value * factor))
+
+
+def parse_tokens(text: str | int, *, field: str = "ctx") -> int:
+    """'8192', '8k' (= 8192), '128K', '1M' (= 1048576) → a positive token count."""
+    s = str(text).strip().lower().replace("_", "").replace(",", "")
+    mult = 1
+    if s.endswith("k"):
+        mult, s = 1024, s[:-1]
+    elif s.endswith("m"):
+        mult, s = 1024 * 1024, s[:-1]
+    try:
+        value = int(float(s) * mult)
+    except ValueError:
+        raise InputError(f"{field}: '{text}' is not a token count (expected e.g. 8192 or 32k)") from None
+    if value <= 0:
+        raise InputError(f"{field}: must be a positive number of tokens, got '{text}'")
+    if value > 1 << 31:
+        raise InputError(f"{field}: {value} tokens is beyond any model's context (max 2^31)")
+    return value
+
+
+def format_bytes(n: int | float | None) -> str:
+    """Binary units with three significant digits: 8.03 GiB, 512 MiB."""
+    if n is None:
+        return "—"
+    sign = "-" if n < 0 else ""
+    n = abs(float(n))
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            if unit == "B":
+                return f"{sign}{int(n)} B"
+            return f"{sign}{n:.3g} {unit}" if n < 100 else f"{sign}{n:.0f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_count(n: int | None) -> str:
+    """Parameter counts: 8.03B, 494M."""
+    if n is None:
+        return "—"
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
