@@ -204,7 +204,7 @@ def read_header_incrementally(read_at: Callable[[int, int], bytes], name: str, *
                               size: int | None = None) -> GGUFHeader:
     """Parse a header through ``read_at(offset, length)``, fetching more bytes only as needed.
 
-    The same loop serves local files and HTTP range requests; each retry at least doubles the range.
+    The same loop serves local files and HTTP range requests; each retry grows the range by at least half.
     """
     buf = bytearray()
     want = first
@@ -222,7 +222,8 @@ def read_header_incrementally(read_at: Callable[[int, int], bytes], name: str, *
                                        "truncated before the tensor infos)") from None
             if more.needed > MAX_HEADER_BYTES:
                 raise ModelFormatError(f"{name}: GGUF header would exceed {MAX_HEADER_BYTES} bytes; file is corrupt") from None
-            want = max(more.needed + 4096, 2 * len(buf))
+            # grow by half: round trips stay logarithmic, overshoot stays under half the header
+            want = max(more.needed + (256 << 10), len(buf) * 3 // 2)
 
 
 def read_local_header(path: str | Path) -> GGUFHeader:

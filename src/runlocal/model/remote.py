@@ -28,25 +28,33 @@ class RangeReader:
             return b""
         rng = {"Range": f"bytes={offset}-{offset + length - 1}"}
         try:
-            resp = self.client.get(self.url, headers={**self.headers, **rng}, follow_redirects=True)
+            # streamed, so a server that ignores Range is caught before its body is downloaded
+            with self.client.stream("GET", self.url, headers={**self.headers, **rng}, follow_redirects=True) as resp:
+                self._check(resp)
+                if resp.status_code == 416:
+                    return b""
+                content_range = resp.headers.get("content-range", "")
+                if "/" in content_range and content_range.rsplit("/", 1)[1].isdigit():
+                    self.size = int(content_range.rsplit("/", 1)[1])
+                data = bytearray()
+                for chunk in resp.iter_bytes():
+                    data += chunk
+                    self.transferred += len(chunk)
+                    if len(data) >= length:
+                        break
         except httpx.HTTPError as e:
             raise RemoteError(f"{self.url}: {e.__class__.__name__}: {e}") from None
+        return bytes(data[:length])
+
+    def _check(self, resp) -> None:
         if resp.status_code == 404:
             raise ModelNotFoundError(f"{self.url}: not found (HTTP 404)")
         if resp.status_code in (401, 403):
             raise RemoteError(f"{self.url}: access denied (HTTP {resp.status_code}); set HF_TOKEN for gated repos")
-        if resp.status_code == 416:
-            return b""
         if resp.status_code == 200:
             raise RemoteError(f"{self.url}: server ignores HTTP range requests; refusing to download the whole file")
-        if resp.status_code != 206:
+        if resp.status_code not in (206, 416):
             raise RemoteError(f"{self.url}: HTTP {resp.status_code}")
-        content_range = resp.headers.get("content-range", "")
-        if "/" in content_range and content_range.rsplit("/", 1)[1].isdigit():
-            self.size = int(content_range.rsplit("/", 1)[1])
-        data = resp.content[:length]
-        self.transferred += len(resp.content)
-        return data
 
 
 def hf_url(ref: str) -> tuple[str, dict]:

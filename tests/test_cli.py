@@ -1,0 +1,84 @@
+"""The CLI as users run it: a fresh process, exit codes, one JSON object, one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from factories import write_llama_gguf
+
+CONTRACT_KEYS = {"model", "runtime", "settings", "memory", "kv_bytes_per_token", "kv_cache_tokens",
+                 "max_concurrency", "max_context", "verdict", "speed", "fixes"}
+
+
+def run(*args, stdin=None):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
+    env.pop("RUNLOCAL_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+                          input=stdin, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def gguf_path(tmp_path_factory):
+    # Llama-3.1-8B's real dimensions, header only
+    return str(write_llama_gguf(tmp_path_factory.mktemp("m") / "llama8b.gguf", n_layers=32, hidden=4096, heads=32,
+                                kv_heads=8, ff=14336, vocab=128256, tokens=1000))
+
+
+def test_json_contract(gguf_path):
+    r = run("check", gguf_path, "--vram", "24G", "--ram", "32G", "--ctx", "8192", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert CONTRACT_KEYS <= doc.keys()
+    assert {"id", "architecture", "params", "active_params", "weights_bytes"} <= doc["model"].keys()
+    assert {"ctx", "quant", "cache_type_k", "cache_type_v", "parallel"} <= doc["settings"].keys()
+    for key in ("weights", "kv_cache", "compute", "overhead", "total"):
+        assert isinstance(doc["memory"][key], int)
+        assert doc["memory"][key] == sum(d[key] for d in doc["memory"]["devices"])
+    assert doc["verdict"] in ("fits", "tight", "does_not_fit", "unknown")
+    # 8 KV heads × 128 dims × 2 (K, V) × 2 bytes × 32 layers: 128 KiB per token
+    assert doc["kv_bytes_per_token"] == 32 * 2 * 8 * 128 * 2
+    assert doc["settings"]["ctx"] == 8192
+
+
+def test_kv_grows_linearly_with_context(gguf_path):
+    kv = []
+    for ctx in ("4096", "8192", "16384"):
+        doc = json.loads(run("check", gguf_path, "--gpu", "none", "--ram", "64G", "--ctx", ctx, "--json").stdout)
+        kv.append(doc["memory"]["kv_cache"])
+    assert kv[1] == 2 * kv[0] and kv[2] == 2 * kv[1]     # doubling context doubles KV: never quadruples
+
+
+def test_human_output_has_verdict_table_and_bar(gguf_path):
+    r = run("check", gguf_path, "--vram", "8G", "--ram", "32G", "--ctx", "32k", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "does not fit" in r.stdout
+    assert "KV cache" in r.stdout and "█" in r.stdout
+    assert "Fixes" in r.stdout and "llama-server" in r.stdout
+    assert "131,072 B/token" in r.stdout     # --explain shows the formula's inputs
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "/nonexistent/model.gguf"], "no such file"),
+    (["check", "{gguf}", "--ctx", "0"], "ctx"),
+    (["check", "{gguf}", "--ctx", "-5"], "ctx"),
+    (["check", "{gguf}", "--vram", "lots"], "vram"),
+    (["check", "{gguf}", "--kv-cache", "q3_z"], "cache type"),
+    (["check", "{gguf}", "--runtime", "tensorrt"], "runtime"),
+    (["check", "{gguf}", "--parallel", "0"], "parallel"),
+])
+def test_bad_input_is_one_line_exit_2(gguf_path, args, message):
+    r = run(*[a.replace("{gguf}", gguf_path) for a in args])
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    assert message in r.stderr.lower()
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_truncated_gguf_is_one_line(tmp_path):
+    p = write_llama_gguf(tmp_path / "m.gguf")
+    p.write_bytes(p.read_bytes()[:300])
+    r = run("check", str(p), "--gpu", "none")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "truncated" in r.stderr
