@@ -43,14 +43,16 @@ def _in_out(t: TensorInfo) -> tuple[int, int, int]:
     return 1, t.shape[0], t.numel // t.shape[0]
 
 
-def _bnb4(t: TensorInfo) -> int:
-    # bitsandbytes Linear4bit (nf4/fp4), blocksize 64, compress_statistics=True (double quant, the
-    # transformers default bnb_4bit_use_double_quant=False stores f32 absmax instead; we follow the
-    # common QLoRA setting and say so in --explain): packed 4-bit weights + uint8 absmax per 64 +
-    # f32 absmax per 256 blocks of absmax (bitsandbytes/functional.py: quantize_4bit, QuantState).
+def _bnb4(t: TensorInfo, *, double_quant: bool) -> int:
+    # bitsandbytes Linear4bit (nf4/fp4), blocksize 64 (bitsandbytes/functional.py quantize_4bit,
+    # QuantState): packed 4-bit weights, one absmax per 64 weights — f32, or with double quant
+    # (bnb_4bit_use_double_quant=True) uint8 plus one f32 absmax per 256 absmax blocks — and the
+    # 16-entry f32 code table (+ the 256-entry nested code table with double quant).
     n = t.numel
     blocks = -(-n // 64)
-    return -(-n // 2) + blocks + 4 * -(-blocks // 256) + 16 * 4 + 256 * 4
+    if double_quant:
+        return -(-n // 2) + blocks + 4 * -(-blocks // 256) + 16 * 4 + 256 * 4
+    return -(-n // 2) + 4 * blocks + 16 * 4
 
 
 def _bnb8(t: TensorInfo) -> int:
@@ -80,15 +82,17 @@ def _mxfp4(t: TensorInfo) -> int:
 
 
 QUANT_FORMATS = {
-    "nf4": ("bitsandbytes nf4 (4-bit, double quant)", _bnb4, False),
-    "fp4": ("bitsandbytes fp4 (4-bit, double quant)", _bnb4, False),
+    "nf4": ("bitsandbytes nf4", lambda t: _bnb4(t, double_quant=False), False),
+    "fp4": ("bitsandbytes fp4", lambda t: _bnb4(t, double_quant=False), False),
+    "nf4-dq": ("bitsandbytes nf4 with double quant", lambda t: _bnb4(t, double_quant=True), False),
+    "fp4-dq": ("bitsandbytes fp4 with double quant", lambda t: _bnb4(t, double_quant=True), False),
     "int8": ("bitsandbytes LLM.int8()", _bnb8, False),
     "awq": ("AWQ int4, group 128", lambda t: _int4_grouped(t, 128, False), True),
     "gptq": ("GPTQ int4, group 128", lambda t: _int4_grouped(t, 128, True), True),
     "fp8": ("fp8 e4m3 weights", _fp8, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
 }
-ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "bnb-8bit": "int8", "8bit": "int8", "llm.int8": "int8",
+ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8", "llm.int8": "int8",
            "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 
 
