@@ -45,43 +45,25 @@ def check(
     ngl: Optional[int] = typer.Option(None, "--ngl", "--n-gpu-layers", help="layers offloaded to the GPU"),
     n_cpu_moe: int = typer.Option(0, "--n-cpu-moe", help="keep the experts of the first N layers on the CPU"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
+    max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
+    pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
+    mem_fraction_static: Optional[float] = typer.Option(None, "--mem-fraction-static"),
     enforce_eager: bool = typer.Option(False, "--enforce-eager"),
     explain: bool = typer.Option(False, "--explain", help="print every formula with its numbers"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Will MODEL run on this hardware with these settings? Memory per device, verdict, limits, fixes."""
+    from .check import CheckRequest, check as run_check
     from .errors import RunlocalError
 
+    req = CheckRequest(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
+                       kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
+                       flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe,
+                       gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
+                       tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static)
     try:
-        from .hardware.targets import targets_from_options
-        from .kv import normalize_cache_type
-        from .model.resolve import resolve_model
-        from .plan import make_plan
-        from .runtimes import Settings
-        from .units import parse_tokens
-
-        if flash_attn not in ("on", "off", "auto"):
-            raise _input_error(f"flash-attn: expected on, off or auto, got '{flash_attn}'")
-        if kv_cache and (cache_type_k or cache_type_v):
-            raise _input_error("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
-        kt = normalize_cache_type(cache_type_k or kv_cache or "f16", field="cache-type-k")
-        vt = normalize_cache_type(cache_type_v or kv_cache or "f16", field="cache-type-v")
-        for name, value in (("parallel", parallel), ("tp", tp)):
-            if value < 1:
-                raise _input_error(f"{name}: must be at least 1, got {value}")
-        if gpu_memory_utilization is not None and not 0 < gpu_memory_utilization <= 1:
-            raise _input_error(f"gpu-memory-utilization: must be in (0, 1], got {gpu_memory_utilization}")
-        settings = Settings(runtime=runtime, ctx=parse_tokens(ctx) if ctx else None, quant=quant,
-                            cache_type_k=kt, cache_type_v=vt, parallel=parallel, batch=batch, ubatch=ubatch,
-                            flash_attn=flash_attn, n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe,  # type: ignore[arg-type]
-                            gpu_memory_utilization=gpu_memory_utilization, tp=tp, enforce_eager=enforce_eager)
-        from .runtimes import get_runtime
-
-        get_runtime(runtime)
-        spec = resolve_model(model)
-        targets, notes = targets_from_options(gpu, vram, ram)
-        plan = make_plan(spec, settings, targets)
+        plan, notes = run_check(req)
     except RunlocalError as e:
         _fail(e)
         return
@@ -91,12 +73,6 @@ def check(
         from .render.text import render_plan
 
         render_plan(plan, _console(), explain=explain, notes=notes)
-
-
-def _input_error(msg: str):
-    from .errors import InputError
-
-    return InputError(msg)
 
 
 @app.command("models")
@@ -132,6 +108,17 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
     typer.echo(f"RAM: {format_bytes(info.ram_available)} available of {format_bytes(info.ram_total)}")
     for n in info.notes:
         typer.echo(n)
+
+
+@app.command()
+def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
+          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store")) -> None:
+    """Start the HTTP API and the web page (FastAPI on uvicorn)."""
+    import uvicorn
+
+    from .api.app import create_app
+
+    uvicorn.run(create_app(store_url=db), host=host, port=port, log_level="warning")
 
 
 def main() -> None:

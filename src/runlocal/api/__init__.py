@@ -1,0 +1,1 @@
+"""HTTP API (FastAPI) and the benchmark store behind it."""

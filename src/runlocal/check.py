@@ -1,0 +1,85 @@
+"""The main job as one library call: `check(model, …)` → (Plan, notes). The CLI and the HTTP API
+both call this, so a flag means the same thing everywhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import InputError
+from .plan import Plan
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Everything `runlocal check` accepts, with the engines' own names in the comments."""
+
+    model: str
+    runtime: str = "llama.cpp"
+    gpu: str | None = None                   # catalog name, "2x3090", "auto", "none"
+    vram: str | None = None                  # "24G"
+    ram: str | None = None
+    ctx: str | int | None = None             # --ctx / --max-model-len / -c / num_ctx
+    quant: str | None = None
+    kv_cache: str | None = None              # --kv-cache / --kv-cache-dtype (K and V)
+    cache_type_k: str | None = None
+    cache_type_v: str | None = None
+    parallel: int = 1                        # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL
+    flash_attn: str = "auto"
+    batch: int | None = None
+    ubatch: int | None = None
+    n_gpu_layers: int | None = None
+    n_cpu_moe: int = 0
+    gpu_memory_utilization: float | None = None
+    max_num_batched_tokens: int | None = None
+    tp: int = 1
+    pp: int = 1
+    enforce_eager: bool = False
+    mem_fraction_static: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def build_settings(req: CheckRequest):
+    from .kv import normalize_cache_type
+    from .runtimes import Settings, get_runtime
+    from .units import parse_tokens
+
+    get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
+    if req.flash_attn not in ("on", "off", "auto"):
+        raise InputError(f"flash-attn: expected on, off or auto, got '{req.flash_attn}'")
+    if req.kv_cache and (req.cache_type_k or req.cache_type_v):
+        raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
+    for name, value in (("parallel", req.parallel), ("tp", req.tp), ("pp", req.pp)):
+        if value < 1:
+            raise InputError(f"{name}: must be at least 1, got {value}")
+    for name, value in (("batch", req.batch), ("ubatch", req.ubatch), ("max-num-batched-tokens", req.max_num_batched_tokens)):
+        if value is not None and value < 1:
+            raise InputError(f"{name}: must be at least 1, got {value}")
+    if req.n_gpu_layers is not None and req.n_gpu_layers < -1:
+        raise InputError(f"ngl: must be -1 (all) or a layer count, got {req.n_gpu_layers}")
+    for name, value in (("gpu-memory-utilization", req.gpu_memory_utilization),
+                        ("mem-fraction-static", req.mem_fraction_static)):
+        if value is not None and not 0 < value <= 1:
+            raise InputError(f"{name}: must be in (0, 1], got {value}")
+    return Settings(
+        runtime=req.runtime,
+        ctx=parse_tokens(req.ctx) if req.ctx is not None else None,
+        quant=req.quant,
+        cache_type_k=normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field="cache-type-k"),
+        cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
+        parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
+        n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe, gpu_memory_utilization=req.gpu_memory_utilization,
+        max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp, pp=req.pp, enforce_eager=req.enforce_eager,
+        mem_fraction_static=req.mem_fraction_static,
+    )
+
+
+def check(req: CheckRequest) -> tuple[Plan, list[str]]:
+    """Resolve the model and the hardware, plan, and return the plan with notes on assumptions."""
+    from .hardware.targets import targets_from_options
+    from .model.resolve import resolve_model
+    from .plan import make_plan
+
+    settings = build_settings(req)
+    spec = resolve_model(req.model)
+    targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    return make_plan(spec, settings, targets), notes

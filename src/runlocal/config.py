@@ -1,0 +1,27 @@
+"""Where runlocal keeps its files, from the environment, read in one place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_dir() -> Path:
+    """RUNLOCAL_HOME, else $XDG_DATA_HOME/runlocal, else ~/.local/share/runlocal."""
+    if os.environ.get("RUNLOCAL_HOME"):
+        return Path(os.environ["RUNLOCAL_HOME"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "runlocal"
+
+
+def store_url() -> str | None:
+    return os.environ.get("RUNLOCAL_DB_URL")
+
+
+def admin_token() -> str | None:
+    return os.environ.get("RUNLOCAL_ADMIN_TOKEN")
+
+
+def cors_origins() -> list[str]:
+    raw = os.environ.get("RUNLOCAL_CORS_ORIGINS", "")
+    return [o.strip() for o in raw.split(",") if o.strip()]

@@ -1,0 +1,115 @@
+"""The HTTP API in-process: same objects as the CLI, 422 naming the field, capped bodies, the store."""
+
+import threading
+
+import pytest
+from fastapi.testclient import TestClient
+
+from factories import write_llama_gguf
+from runlocal.api.app import create_app
+
+
+@pytest.fixture
+def client(tmp_path):
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[])
+    with TestClient(app) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def gguf_path(tmp_path_factory):
+    return str(write_llama_gguf(tmp_path_factory.mktemp("m") / "m.gguf", n_layers=4, hidden=512, heads=8, kv_heads=2))
+
+
+def test_check_returns_the_cli_json_shape(client, gguf_path):
+    r = client.post("/api/v1/check", json={"model": gguf_path, "vram": "8G", "ram": "16G", "ctx": 4096})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert doc["verdict"] in ("fits", "tight", "does_not_fit", "unknown")
+    assert doc["settings"]["ctx"] == 4096 and isinstance(doc["memory"]["total"], int)
+    g = client.get("/api/v1/check", params={"model": gguf_path, "vram": "8G", "ram": "16G", "ctx": 4096})
+    assert g.json()["memory"] == doc["memory"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"model": "x", "ctx": 0}, "ctx"),                 # pydantic bound
+    ({"model": "x", "parallel": 0}, "parallel"),
+    ({"model": "x", "flash_attn": "maybe"}, "flash_attn"),
+    ({"model": "x", "surprise": 1}, "surprise"),       # unknown fields are refused, not ignored
+])
+def test_validation_422_names_the_field(client, body, field):
+    r = client.post("/api/v1/check", json=body)
+    assert r.status_code == 422
+    assert any(field in d["loc"] for d in r.json()["detail"])
+
+
+def test_domain_error_422_names_the_field(client, gguf_path):
+    r = client.post("/api/v1/check", json={"model": gguf_path, "vram": "lots"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"] == ["body", "vram"]
+
+
+def test_missing_model_is_404(client):
+    r = client.post("/api/v1/check", json={"model": "/no/such/model.gguf"})
+    assert r.status_code == 404
+
+
+def test_body_cap(client):
+    r = client.post("/api/v1/check", content=b"{" + b" " * (300 * 1024) + b"}",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_cors_off_by_default(client):
+    r = client.get("/api/v1/models", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in r.headers
+
+
+def test_openapi_document(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/api/v1/check", "/api/v1/benchmarks"} <= paths.keys()
+
+
+BENCH = {"device": "NVIDIA GeForce RTX 4090", "runtime": "llama.cpp", "runtime_version": "b6500",
+         "model": "llama-3.1-8b", "quant": "Q4_K_M", "settings": {"ctx": 8192}, "decode_tokens_per_s": 127.5,
+         "peak_memory_bytes": 6 << 30}
+
+
+def test_benchmark_idempotent_retry(client):
+    a = client.post("/api/v1/benchmarks", json=BENCH, headers={"Idempotency-Key": "k1"})
+    b = client.post("/api/v1/benchmarks", json=BENCH, headers={"Idempotency-Key": "k1"})
+    assert a.status_code == 201 and b.status_code == 200 and a.json()["id"] == b.json()["id"]
+    assert len(client.get("/api/v1/benchmarks").json()) == 1
+
+
+def test_benchmark_validation(client):
+    r = client.post("/api/v1/benchmarks", json={**BENCH, "decode_tokens_per_s": -1})
+    assert r.status_code == 422 and "decode_tokens_per_s" in r.json()["detail"][0]["loc"]
+
+
+def test_delete_needs_admin_token(client):
+    bid = client.post("/api/v1/benchmarks", json=BENCH).json()["id"]
+    assert client.delete(f"/api/v1/benchmarks/{bid}").status_code == 403
+    assert client.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer wrong"}).status_code == 403
+    assert client.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer s3cret"}).status_code == 204
+    assert client.get("/api/v1/benchmarks").json() == []
+
+
+def test_concurrent_retries_store_one_row(tmp_path):
+    # many clients retrying the same submission at once: the unique key admits exactly one
+    from runlocal.api.store import BenchmarkStore
+
+    store = BenchmarkStore(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    record = {k: v for k, v in BENCH.items()}
+    results = []
+
+    def submit():
+        results.append(store.add(dict(record), "same-key"))
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(created for _, created in results) == 1
+    assert len(store.list()) == 1
