@@ -83,3 +83,19 @@ def check(req: CheckRequest) -> tuple[Plan, list[str]]:
     spec = resolve_model(req.model)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     return make_plan(spec, settings, targets), notes
+
+
+def curve(req: CheckRequest, contexts: list[int] | None = None) -> dict:
+    """Memory against context for the page's chart, with the device line it is drawn against."""
+    from .hardware.targets import targets_from_options
+    from .model.resolve import resolve_model
+    from .plan import memory_curve
+
+    settings = build_settings(req)
+    spec = resolve_model(req.model)
+    targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
+    limit = spec.max_position_embeddings or 131072
+    contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
+    points = memory_curve(spec, settings, targets, contexts)
+    first = next((t for t in targets if t.kind != "cpu"), targets[0])
+    return {"device": first.name, "capacity": first.capacity, "points": points}

@@ -159,8 +159,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_ctx = max_ctx_units * granule if max_ctx_units else None
         max_conc = _largest(1, 512, lambda n: _fits(alloc_at(parallel=n)))
         max_conc = float(max_conc) if max_conc else None
+    speed, speed_step = _speed(model, weights, alloc, targets)
     plan = Plan(model, runtime.name, weights, alloc, _verdict(alloc), max_ctx, max_conc,
-                runtime.command(model, s), steps=_weight_steps(model, weights) + alloc.steps)
+                runtime.command(model, s), steps=_weight_steps(model, weights) + alloc.steps + speed_step,
+                speed=speed)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         from .fixes import suggest_fixes
 
@@ -174,9 +176,51 @@ def _with_fixes(plan: Plan, fixes: list[Fix]) -> Plan:
     return replace(plan, fixes=tuple(sorted(fixes, key=lambda f: f.cost)))
 
 
+DEFAULT_RAM_BANDWIDTH_GBS = 89.6   # dual-channel DDR5-5600: 2 × 8 B × 5600 MT/s, when --ram names no device
+
+
+def _speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation, targets: list[Target]):
+    """Decode reads the active weights and the KV so far once per token; prefill is 2·N FLOPs/token."""
+    from .hardware.speed import decode_speed
+
+    active_share = model.active_params / model.params if model.params else 1.0
+    gpu = next((d for d in alloc.devices if d.kind != "cpu"), None)
+    gpu_target = next((t for t in targets if t.kind != "cpu"), None)
+    cpu = next((d for d in alloc.devices if d.kind == "cpu"), None)
+    cpu_target = next((t for t in targets if t.kind == "cpu"), None)
+    ctx = alloc.settings.ctx or 0
+    kv_read = alloc.kv_bytes_per_token * ctx // 2          # the average over a generation filling the context
+    total_kv = sum(d.kv_cache for d in alloc.devices) or 1
+    gpu_bytes = (gpu.weights * active_share + kv_read * gpu.kv_cache / total_kv) if gpu else 0.0
+    cpu_bytes = (cpu.weights * active_share + kv_read * cpu.kv_cache / total_kv) if cpu else 0.0
+    ram_bw = (cpu_target.bandwidth_gbs if cpu_target and cpu_target.bandwidth_gbs else DEFAULT_RAM_BANDWIDTH_GBS)
+    decode = decode_speed(gpu_bytes=gpu_bytes, cpu_bytes=cpu_bytes,
+                          gpu_bandwidth_gbs=gpu_target.bandwidth_gbs if gpu_target else None,
+                          gpu_kind=gpu_target.kind if gpu_target else "gpu", ram_bandwidth_gbs=ram_bw,
+                          tp=alloc.settings.tp)
+    speed = {"decode_tokens_per_s": round(decode, 1) if decode else None, "prefill_tokens_per_s": None}
+    step = (Step("decode speed", f"1 / (GPU {gpu_bytes / 1e9:.2f} GB ÷ {gpu_target.bandwidth_gbs if gpu_target else 0} GB/s"
+                 f" + CPU {cpu_bytes / 1e9:.2f} GB ÷ {ram_bw} GB/s, × efficiency)",
+                 f"{speed['decode_tokens_per_s']} tokens/s", "hardware/speed.py"),) if decode else ()
+    return speed, step
+
+
 def _weight_steps(model: ModelSpec, w: WeightEstimate) -> tuple[Step, ...]:
     steps = [Step("parameters", f"{len(model.tensors):,} tensors summed", f"{model.params:,}"
                   + (f" ({model.active_params:,} active per token)" if model.n_experts else ""), model.source)]
     detail = ", ".join(f"{k} {format_bytes(v)}" for k, v in w.by_kind.items())
     steps.append(Step("weights", f"{w.formula}: {detail}", f"{w.total:,} B", w.source))
     return tuple(steps)
+
+
+def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
+                 contexts: list[int]) -> list[dict[str, int]]:
+    """Memory on the most loaded device at each context: the line the page draws against capacity."""
+    runtime = get_runtime(settings.runtime)
+    weights = estimate(model, settings.quant)
+    points = []
+    for ctx in contexts:
+        alloc = runtime.allocate(model, weights, settings.with_(ctx=ctx), targets)
+        dev = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else 0)
+        points.append({"ctx": ctx, "total": dev.total, "kv_cache": dev.kv_cache})
+    return points

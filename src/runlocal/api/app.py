@@ -149,6 +149,32 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             return _error_response(err, "query")
         return result
 
+    @app.post("/api/v1/curve")
+    def post_curve(body: CheckBody):
+        from ..check import CheckRequest, curve
+
+        try:
+            return curve(CheckRequest(**body.model_dump()))
+        except RunlocalError as e:
+            return _error_response(e, "body")
+
+    @app.get("/api/v1/runtimes")
+    def runtimes():
+        from ..runtimes import runtime_names
+
+        return runtime_names()
+
+    @app.get("/api/v1/compare")
+    def compare(devices: str = Query(..., min_length=1, max_length=1000), model: str | None = Query(None, max_length=500),
+                ctx: int | None = Query(None, gt=0), runtime: str = "llama.cpp", quant: str | None = None):
+        from ..compare import compare_devices
+
+        try:
+            return compare_devices([d for d in devices.split(",") if d.strip()], model=model, ctx=ctx,
+                                   runtime=runtime, quant=quant)
+        except RunlocalError as e:
+            return _error_response(e, "query")
+
     @app.get("/api/v1/models")
     def models(q: str | None = Query(None, max_length=100)):
         from ..model import catalog

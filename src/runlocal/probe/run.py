@@ -1,0 +1,187 @@
+"""The probe: prompts of growing length, then growing concurrency, bounded in count and time,
+stopping at the first failure and keeping every step measured before it."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from .client import Api, Measurement, ProbeError, stream_once
+
+CONTEXT_LADDER = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+CONCURRENCY_LADDER = (1, 2, 4, 8, 16, 32, 64)
+
+
+@dataclass
+class Step:
+    phase: str                 # "context" or "concurrency"
+    prompt_tokens: int
+    concurrency: int
+    ok: bool
+    ttft_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    aggregate_tokens_per_s: float | None = None
+    error: str | None = None
+    error_kind: str | None = None
+
+
+@dataclass
+class ProbeResult:
+    url: str
+    api: str
+    model: str | None
+    steps: list[Step] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    memory_source: str | None = None
+    stopped_because: str | None = None
+
+    @property
+    def max_context_ok(self) -> int | None:
+        ok = [s.prompt_tokens for s in self.steps if s.phase == "context" and s.ok]
+        return max(ok) if ok else None
+
+    @property
+    def max_concurrency_ok(self) -> int | None:
+        ok = [s.concurrency for s in self.steps if s.phase == "concurrency" and s.ok]
+        return max(ok) if ok else None
+
+    def decode_median(self) -> float | None:
+        v = [s.decode_tokens_per_s for s in self.steps if s.ok and s.decode_tokens_per_s and s.concurrency == 1]
+        return statistics.median(v) if v else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"url": self.url, "api": self.api, "model": self.model, "steps": [asdict(s) for s in self.steps],
+                "max_context_ok": self.max_context_ok, "max_concurrency_ok": self.max_concurrency_ok,
+                "decode_tokens_per_s": self.decode_median(), "peak_memory_bytes": self.peak_memory_bytes,
+                "memory_source": self.memory_source, "stopped_because": self.stopped_because}
+
+
+def make_prompt(n_tokens: int, token_ids: bool) -> str | list[int]:
+    """About n tokens: token ids when the server's model has no tokenizer, else plain words."""
+    if token_ids:
+        return [1000 + (i * 7) % 20000 for i in range(n_tokens)]
+    return " ".join("word" for _ in range(n_tokens))   # 'word' + space is one token in common BPE vocabularies
+
+
+class MemorySampler:
+    """Samples GPU memory in use (NVML) or a process's RSS (psutil) in a thread; keeps the peak."""
+
+    def __init__(self, pid: int | None = None, interval: float = 0.2):
+        self.pid, self.interval, self.peak, self.source = pid, interval, None, None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _read(self) -> int | None:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            try:
+                used = sum(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).used
+                           for i in range(pynvml.nvmlDeviceGetCount()))
+            finally:
+                pynvml.nvmlShutdown()
+            self.source = "nvml"
+            return int(used)
+        except Exception:
+            pass
+        if self.pid:
+            try:
+                import psutil
+
+                self.source = "rss"
+                return int(psutil.Process(self.pid).memory_info().rss)
+            except Exception:
+                return None
+        return None
+
+    def _loop(self):
+        while not self._stop.is_set():
+            v = self._read()
+            if v is not None:
+                self.peak = max(self.peak or 0, v)
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=2)
+
+
+def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_context: int | None = None,
+              max_concurrency: int = 32, concurrency_prompt: int = 512, max_tokens: int = 32,
+              step_timeout: float = 120.0, time_budget: float = 600.0, token_ids: bool = False, pid: int | None = None,
+              progress: Callable[[Step], None] | None = None, client=None) -> ProbeResult:
+    import httpx
+
+    result = ProbeResult(url, api, model)
+    deadline = time.monotonic() + time_budget
+    own = client is None
+    client = client or httpx.Client(timeout=step_timeout, limits=httpx.Limits(max_connections=max_concurrency + 4))
+
+    def record(step: Step) -> None:
+        result.steps.append(step)
+        if progress:
+            progress(step)
+
+    def one(n: int) -> Measurement:
+        return stream_once(client, url, api, model, make_prompt(n, token_ids), max_tokens=max_tokens,
+                           timeout=step_timeout, expected_prompt_tokens=n)
+
+    try:
+        with MemorySampler(pid) as sampler:
+            for n in CONTEXT_LADDER:
+                if max_context and n > max_context:
+                    break
+                if time.monotonic() > deadline:
+                    result.stopped_because = "time budget spent"
+                    break
+                try:
+                    m = one(n)
+                except ProbeError as e:
+                    record(Step("context", n, 1, False, error=str(e), error_kind=e.kind))
+                    result.stopped_because = f"context {n}: {e}"
+                    break
+                record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
+                            m.prefill_tokens_per_s))
+            if result.stopped_because is None or result.max_context_ok:
+                failed_refused = any(s.error_kind == "refused" for s in result.steps)
+                for c in CONCURRENCY_LADDER:
+                    if c > max_concurrency or failed_refused or time.monotonic() > deadline:
+                        break
+                    t0 = time.perf_counter()
+                    with ThreadPoolExecutor(max_workers=c) as pool:
+                        futures = [pool.submit(one, concurrency_prompt) for _ in range(c)]
+                        outcomes = []
+                        for f in futures:
+                            try:
+                                outcomes.append(f.result())
+                            except ProbeError as e:
+                                outcomes.append(e)
+                    wall = time.perf_counter() - t0
+                    errors = [o for o in outcomes if isinstance(o, ProbeError)]
+                    done = [o for o in outcomes if isinstance(o, Measurement)]
+                    if errors:
+                        record(Step("concurrency", concurrency_prompt, c, False, error=str(errors[0]),
+                                    error_kind=errors[0].kind))
+                        result.stopped_because = result.stopped_because or f"concurrency {c}: {errors[0]}"
+                        break
+                    record(Step("concurrency", concurrency_prompt, c, True,
+                                statistics.median(m.ttft_s for m in done),
+                                statistics.median(m.decode_tokens_per_s or 0 for m in done) or None, None,
+                                sum(m.completion_tokens for m in done) / wall))
+        result.peak_memory_bytes, result.memory_source = sampler.peak, sampler.source
+    finally:
+        if own:
+            client.close()
+    return result

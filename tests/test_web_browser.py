@@ -1,0 +1,69 @@
+"""The "Will it run?" page end to end in a real headless Chromium: fill the form, read the verdict,
+take a screenshot (left in the pytest tmp dir, path printed)."""
+
+import pytest
+
+from browser import CHROMIUM_FLAGS, chromium_path, running_app
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = chromium_path()
+    if not exe:
+        pytest.skip("Debian chromium is not installed and cannot be installed here")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory):
+    from runlocal.api.app import create_app
+
+    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
+    with running_app(app) as url:
+        yield url
+
+
+def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base_url + "/")
+    page.wait_for_selector("#gpu option")
+    page.fill("#model", "llama-3.1-8b")
+    page.select_option("#gpu", "rtx-4090")
+    page.select_option("#runtime", "llama.cpp")
+    page.select_option("#quant", "Q4_K_M")
+    page.fill("#ctx", "13")        # 2^13 = 8,192 tokens
+    page.dispatch_event("#ctx", "input")
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Fits')", timeout=15000)
+    assert "8,192" in page.text_content("#ctx-out")
+    assert page.locator("#devices .bar").count() >= 1
+    assert page.locator("#curve polyline").count() == 1
+
+    page.select_option("#gpu", [])   # clear, then an 8 GiB card at 128K: must not fit
+    page.select_option("#gpu", "rtx-4060")
+    page.fill("#ctx", "17")
+    page.dispatch_event("#ctx", "input")
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('not fit')", timeout=15000)
+    assert page.locator("#fixes li code").count() >= 1          # a fix with a copyable command
+    shot = tmp_path / "will-it-run.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+    assert not errors, errors
+
+
+def test_diagnose_box(browser, base_url):
+    page = browser.new_page()
+    page.goto(base_url + "/#errors")
+    page.fill("#log", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                      "capacity of 23.64 GiB of which 1.19 GiB is free.")
+    page.click("#diagnose-btn")
+    page.wait_for_selector("#diagnosis h3", timeout=15000)
+    assert "cuda_oom" in page.text_content("#diagnosis h3")
