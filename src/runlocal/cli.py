@@ -111,6 +111,44 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @app.command()
+def probe(
+    url: str = typer.Option(..., "--url", help="base URL of a running server, e.g. http://127.0.0.1:8080"),
+    api: str = typer.Option("openai", "--api", help="openai | ollama"),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="model name the server expects"),
+    max_context: Optional[int] = typer.Option(None, "--max-context", help="stop the context ladder here"),
+    max_concurrency: int = typer.Option(32, "--max-concurrency"),
+    max_tokens: int = typer.Option(32, "--max-tokens", help="tokens generated per request"),
+    step_timeout: float = typer.Option(120.0, "--step-timeout"),
+    time_budget: float = typer.Option(600.0, "--time-budget", help="seconds for the whole probe"),
+    token_ids: bool = typer.Option(False, "--token-ids", help="send token ids (models without a tokenizer)"),
+    pid: Optional[int] = typer.Option(None, "--pid", help="server process, for RSS when there is no GPU"),
+    predict: Optional[str] = typer.Option(None, "--predict", help="MODEL for runlocal check's prediction beside"),
+    runtime: str = typer.Option("llama.cpp", "--runtime"),
+    gpu: Optional[str] = typer.Option(None, "--gpu"),
+    device: Optional[str] = typer.Option(None, "--device", help="device name stored with the result"),
+    store: bool = typer.Option(True, "--store/--no-store", help="keep the result in the local benchmark store"),
+    submit: Optional[str] = typer.Option(None, "--submit", help="also POST the result to a runlocal server"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Measure a live server: growing prompts, then growing concurrency, until the first failure."""
+    from .probe.report import probe_command
+
+    try:
+        ok = probe_command(url=url, api=api, model=model, max_context=max_context, max_concurrency=max_concurrency,
+                      max_tokens=max_tokens, step_timeout=step_timeout, time_budget=time_budget, token_ids=token_ids,
+                      pid=pid, predict=predict, runtime=runtime, gpu=gpu, device=device, store=store, submit=submit,
+                      as_json=as_json)
+    except Exception as e:  # RunlocalError and bad options; ProbeError steps are kept inside the result
+        from .errors import RunlocalError
+
+        if isinstance(e, (RunlocalError, ValueError)):
+            _fail(e)
+        raise
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
 def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
           db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store")) -> None:
     """Start the HTTP API and the web page (FastAPI on uvicorn)."""

@@ -154,10 +154,11 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
                     break
                 record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
                             m.prefill_tokens_per_s))
-            if result.stopped_because is None or result.max_context_ok:
-                failed_refused = any(s.error_kind == "refused" for s in result.steps)
+            # go on to concurrency only while the server is alive: a refusal it answered ("http") says so
+            alive = all(s.ok or s.error_kind == "http" for s in result.steps)
+            if alive and result.max_context_ok:
                 for c in CONCURRENCY_LADDER:
-                    if c > max_concurrency or failed_refused or time.monotonic() > deadline:
+                    if c > max_concurrency or time.monotonic() > deadline:
                         break
                     t0 = time.perf_counter()
                     with ThreadPoolExecutor(max_workers=c) as pool:

@@ -1,0 +1,94 @@
+"""`runlocal probe`: run it with progress, print the measured ceiling beside the prediction, store it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ..errors import InputError
+from .run import Step, run_probe
+
+
+def _device_name(explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    from ..hardware.detect import detect_nvidia
+
+    gpus, _ = detect_nvidia()
+    return gpus[0].name if gpus else "CPU"
+
+
+def to_record(result, *, device: str, runtime: str, model: str | None) -> dict[str, Any]:
+    d = result.to_dict()
+    ttfts = [s.ttft_s for s in result.steps if s.ok and s.ttft_s is not None]
+    prefill = [s.prefill_tokens_per_s for s in result.steps if s.ok and s.prefill_tokens_per_s]
+    return {"device": device, "runtime": runtime, "model": model or result.model or "unknown",
+            "settings": {"api": result.api, "url": result.url, "steps": d["steps"]},
+            "decode_tokens_per_s": d["decode_tokens_per_s"],
+            "prefill_tokens_per_s": max(prefill) if prefill else None,
+            "ttft_s": min(ttfts) if ttfts else None, "peak_memory_bytes": result.peak_memory_bytes,
+            "max_context": result.max_context_ok, "max_concurrency": result.max_concurrency_ok, "source": "probe"}
+
+
+def probe_command(*, url: str, api: str, model: str | None, max_context: int | None, max_concurrency: int,
+                  max_tokens: int, step_timeout: float, time_budget: float, token_ids: bool, pid: int | None,
+                  predict: str | None, runtime: str, gpu: str | None, device: str | None, store: bool,
+                  submit: str | None, as_json: bool) -> bool:
+    """Returns whether any step succeeded."""
+    if api not in ("openai", "ollama"):
+        raise InputError(f"api: expected openai or ollama, got '{api}'")
+    if not url.startswith(("http://", "https://")):
+        raise InputError(f"url: expected http://host:port, got '{url}'")
+    for name, v in (("max-concurrency", max_concurrency), ("max-tokens", max_tokens)):
+        if v < 1:
+            raise InputError(f"{name}: must be at least 1, got {v}")
+
+    def progress(step: Step) -> None:
+        mark = "ok " if step.ok else "FAIL"
+        detail = (f"ttft {step.ttft_s:.2f}s decode {step.decode_tokens_per_s or 0:.1f} tok/s"
+                  if step.ok else f"{step.error_kind}: {step.error}")
+        print(f"  [{mark}] {step.phase:<11} prompt {step.prompt_tokens:>7,} × {step.concurrency:<3} {detail}",
+              file=sys.stderr, flush=True)
+
+    print(f"probing {url} ({api}) …", file=sys.stderr, flush=True)
+    result = run_probe(url, api=api, model=model, max_context=max_context, max_concurrency=max_concurrency,
+                       max_tokens=max_tokens, step_timeout=step_timeout, time_budget=time_budget, token_ids=token_ids,
+                       pid=pid, progress=progress)
+    out = result.to_dict()
+    if predict:
+        from ..check import CheckRequest, check
+
+        plan, _ = check(CheckRequest(model=predict, runtime=runtime, gpu=gpu or "auto",
+                                     ctx=result.max_context_ok or 4096))
+        out["prediction"] = {"max_context": plan.max_context, "max_concurrency": plan.max_concurrency,
+                             "decode_tokens_per_s": plan.speed.get("decode_tokens_per_s"), "verdict": plan.verdict}
+    record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)
+    if store and result.steps:
+        from ..api.store import BenchmarkStore
+
+        row, _ = BenchmarkStore().add(record)
+        out["stored_id"] = row["id"]
+    if submit and result.steps:
+        import httpx
+
+        try:
+            r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30)
+            out["submitted"] = r.status_code in (200, 201)
+        except httpx.HTTPError as e:
+            out["submitted"] = False
+            print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return any(s.ok for s in result.steps)
+    print(f"measured: max context {out['max_context_ok'] or '—'} tokens, max concurrency "
+          f"{out['max_concurrency_ok'] or '—'}, decode {out['decode_tokens_per_s'] or 0:.1f} tok/s"
+          + (f", peak memory {out['peak_memory_bytes'] / 2**30:.2f} GiB ({out['memory_source']})"
+             if out["peak_memory_bytes"] else ""))
+    if "prediction" in out:
+        p = out["prediction"]
+        print(f"predicted: max context {p['max_context'] or '—'}, max concurrency {p['max_concurrency'] or '—'}, "
+              f"decode {p['decode_tokens_per_s'] or '—'} tok/s ({p['verdict']})")
+    if result.stopped_because:
+        print(f"stopped: {result.stopped_because}")
+    return any(s.ok for s in result.steps)

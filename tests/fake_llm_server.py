@@ -1,0 +1,83 @@
+"""A small OpenAI-compatible streaming server on loopback for the probe's fault cases.
+
+It is a stand-in for behaviours a real server shows only under failure (a malformed stream, a
+stall, a crash mid-probe); the probe's normal path is tested against real llama.cpp elsewhere."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@contextmanager
+def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = None, max_parallel: int = 1000):
+    state = {"requests": 0, "active": 0}
+    lock = threading.Lock()
+    holder: dict = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with lock:
+                state["requests"] += 1
+                state["active"] += 1
+                n = state["requests"]
+                active = state["active"]
+            try:
+                prompt = body.get("prompt")
+                tokens = len(prompt) if isinstance(prompt, list) else len(str(prompt).split())
+                if die_after is not None and n > die_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)  # the server "crashed"
+                    self.close_connection = True
+                    def die():
+                        holder["server"].shutdown()
+                        holder["server"].server_close()      # nothing listens any more
+                    threading.Thread(target=die, daemon=True).start()
+                    return
+                if tokens + body.get("max_tokens", 16) > n_ctx or active > max_parallel:
+                    msg = json.dumps({"error": {"message": "the request exceeds the available context size"}}).encode()
+                    self.send_response(400)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                if mode == "stall":
+                    time.sleep(5)
+                    return
+                if mode == "malformed":
+                    self.wfile.write(b"data: {this is not json\n\n")
+                    return
+                for i in range(body.get("max_tokens", 16)):
+                    time.sleep(0.002)
+                    chunk = {"choices": [{"text": f" t{i}", "index": 0}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                usage = {"choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": body.get("max_tokens", 16)}}
+                self.wfile.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+            finally:
+                with lock:
+                    state["active"] -= 1
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    holder["server"] = server
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", state
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,72 @@
+"""The probe's fault cases: each ends with a clear message and keeps the steps measured before it."""
+
+import pytest
+
+from fake_llm_server import fake_server
+from runlocal.probe.run import run_probe
+
+
+def test_ceiling_found_and_steps_kept():
+    # the server refuses prompts over its 4,096-token context: the ladder stops at 8,192
+    with fake_server(n_ctx=4096) as (url, _):
+        r = run_probe(url, max_concurrency=4, max_tokens=8, time_budget=60)
+    ctx_steps = [s for s in r.steps if s.phase == "context"]
+    assert [s.prompt_tokens for s in ctx_steps if s.ok] == [128, 512, 1024, 2048]
+    assert not ctx_steps[-1].ok and ctx_steps[-1].error_kind == "http" and "context" in ctx_steps[-1].error
+    assert r.max_context_ok == 2048
+    assert r.max_concurrency_ok == 4            # concurrency still measured at a prompt that fits
+
+
+def test_concurrency_ceiling():
+    with fake_server(max_parallel=3) as (url, _):
+        r = run_probe(url, max_context=512, max_concurrency=16, max_tokens=4, time_budget=60)
+    assert r.max_concurrency_ok == 2 and "concurrency 4" in r.stopped_because
+
+
+def test_nothing_listening():
+    r = run_probe("http://127.0.0.1:9", max_context=512, time_budget=10)
+    assert r.steps[0].error_kind == "refused" and "nothing answers" in r.stopped_because
+    assert all(s.phase == "context" for s in r.steps)
+
+
+def test_malformed_stream():
+    with fake_server(mode="malformed") as (url, _):
+        r = run_probe(url, max_context=512, time_budget=10)
+    assert r.steps[0].error_kind == "malformed"
+
+
+def test_timeout():
+    with fake_server(mode="stall") as (url, _):
+        r = run_probe(url, max_context=512, step_timeout=0.5, time_budget=10)
+    assert r.steps[0].error_kind in ("timeout", "malformed")
+
+
+def test_server_killed_mid_probe_keeps_measured_steps():
+    with fake_server(die_after=3) as (url, _):
+        r = run_probe(url, max_concurrency=2, max_tokens=4, step_timeout=10, time_budget=30)
+    ok = [s for s in r.steps if s.ok]
+    assert len(ok) == 3
+    assert not r.steps[-1].ok and r.steps[-1].error_kind in ("disconnected", "refused", "malformed")
+
+
+def test_cli_probe_json_and_exit_codes(tmp_path, monkeypatch):
+    import json
+    import subprocess
+    import sys
+
+    env = {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    with fake_server(n_ctx=1024) as (url, _):
+        r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "2",
+                            "--max-tokens", "4", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["max_context_ok"] == 512 and doc["stored_id"] == 1
+    assert "[ok ]" in r.stderr                                   # progress shown while it runs
+    # stored: the local benchmark store has the result
+    from runlocal.api.store import BenchmarkStore
+
+    rows = BenchmarkStore(f"sqlite:///{tmp_path / 'benchmarks.sqlite3'}").list()
+    assert rows[0]["max_context"] == 512 and rows[0]["source"] == "probe"
+    bad = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", "http://127.0.0.1:9", "--no-store"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 1 and "nothing answers" in bad.stdout + bad.stderr
