@@ -1,0 +1,92 @@
+"""A vectorized sweep over models × quants × contexts × devices: what fits where.
+
+For fixed (model, quant, runtime settings) a runtime's peak memory on a GPU is affine in the
+context once it passes the sliding windows: total(ctx) = a + b·ctx. We take a and b from the real
+planner at two contexts (so the sweep agrees with `runlocal check`), then test every
+(ctx, device) pair at once with numpy broadcasting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .model.spec import ModelSpec
+from .runtimes import Settings, Target
+
+SWEEP_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "Q2_K")
+SWEEP_CONTEXTS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
+_PROBE_CTX = (65536, 131072)
+
+
+@dataclass(frozen=True)
+class Line:
+    """Peak bytes on the GPU at context c: intercept + slope × c."""
+
+    intercept: float
+    slope: float
+    weights: int
+
+
+def affine_memory(model: ModelSpec, quant: str, runtime: str = "llama.cpp") -> Line:
+    from .plan import estimate
+    from .runtimes import get_runtime
+
+    rt = get_runtime(runtime)
+    w = estimate(model, quant)
+    big = Target("probe", "gpu", 1 << 62, None)
+    host = Target("CPU RAM", "cpu", 1 << 62, None)
+    totals = []
+    for ctx in _PROBE_CTX:
+        alloc = rt.allocate(model, w, Settings(runtime=runtime, ctx=ctx, quant=quant), [big, host])
+        totals.append(alloc.devices[0].total)
+    slope = (totals[1] - totals[0]) / (_PROBE_CTX[1] - _PROBE_CTX[0])
+    return Line(totals[0] - slope * _PROBE_CTX[0], slope, w.total)
+
+
+@lru_cache(maxsize=4)
+def catalog_lines(runtime: str = "llama.cpp") -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(aliases, intercept[m, q], slope[m, q], weights[m, q], max_ctx[m]) over the embedded catalog."""
+    from .model import catalog
+
+    aliases, a, b, w, lim = [], [], [], [], []
+    for entry in catalog.load_entries():
+        try:
+            spec = catalog.lookup(entry["alias"])
+            lines = [affine_memory(spec, q, runtime) for q in SWEEP_QUANTS]
+        except Exception:  # a model the quant tables cannot express is left out of the sweep, not fatal
+            continue
+        aliases.append(entry["alias"])
+        a.append([ln.intercept for ln in lines])
+        b.append([ln.slope for ln in lines])
+        w.append([ln.weights for ln in lines])
+        lim.append(spec.max_position_embeddings or 131072)
+    return tuple(aliases), np.array(a), np.array(b), np.array(w, dtype=np.int64), np.array(lim)
+
+
+def fits_matrix(intercept: np.ndarray, slope: np.ndarray, contexts: np.ndarray, capacities: np.ndarray,
+                max_ctx: np.ndarray | None = None) -> np.ndarray:
+    """Boolean [models, quants, contexts, devices]: peak ≤ capacity (and ctx ≤ the model's limit)."""
+    peak = intercept[:, :, None] + slope[:, :, None] * contexts[None, None, :]          # [m, q, c]
+    ok = peak[..., None] <= capacities[None, None, None, :]                            # [m, q, c, d]
+    if max_ctx is not None:
+        ok &= (contexts[None, :] <= max_ctx[:, None])[:, None, :, None]
+    return ok
+
+
+def models_that_fit(capacity: int, ctx: int, runtime: str = "llama.cpp") -> list[dict]:
+    """Catalog models that fit at ``ctx`` on a GPU of ``capacity`` bytes, best quant first, ranked by size."""
+    aliases, a, b, w, lim = catalog_lines(runtime)
+    ok = fits_matrix(a, b, np.array([ctx]), np.array([capacity]), lim)[:, :, 0, 0]      # [m, q]
+    out = []
+    for i, alias in enumerate(aliases):
+        if not ok[i].any():
+            continue
+        q = int(np.argmax(ok[i]))                       # SWEEP_QUANTS run from best quality down
+        peak = a[i, q] + b[i, q] * ctx
+        out.append({"alias": alias, "quant": SWEEP_QUANTS[q], "weights_bytes": int(w[i, q]), "peak_bytes": int(peak),
+                    "free_bytes": int(capacity - peak), "max_ctx": int(lim[i])})
+    out.sort(key=lambda r: r["weights_bytes"], reverse=True)
+    return out
