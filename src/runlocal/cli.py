@@ -111,6 +111,33 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @app.command()
+def explain(
+    topic: str = typer.Argument(..., help="oom"),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="fill in this model's numbers"),
+    gpu: Optional[str] = typer.Option(None, "--gpu"),
+    vram: Optional[str] = typer.Option(None, "--vram"),
+    ctx: Optional[str] = typer.Option(None, "--ctx"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+) -> None:
+    """Explain a topic: `oom` shows the GPU memory stack and how to read nvidia-smi."""
+    from .errors import InputError, RunlocalError
+    from .render.oom import explain_oom
+
+    try:
+        if topic.lower() != "oom":
+            raise InputError(f"topic: unknown topic '{topic}' (expected: oom)")
+        plan = None
+        if model:
+            from .check import CheckRequest, check as run_check
+
+            plan, _ = run_check(CheckRequest(model=model, gpu=gpu, vram=vram, ctx=ctx, runtime=runtime))
+    except RunlocalError as e:
+        _fail(e)
+        return
+    typer.echo(explain_oom(plan))
+
+
+@app.command()
 def probe(
     url: str = typer.Option(..., "--url", help="base URL of a running server, e.g. http://127.0.0.1:8080"),
     api: str = typer.Option("openai", "--api", help="openai | ollama"),
