@@ -71,3 +71,58 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], metadata: dict 
         offset += n
     raw = json.dumps(header).encode()
     return struct.pack("<Q", len(raw)) + raw + b"\0" * offset
+
+
+def byte_level_vocab() -> list[str]:
+    """GPT-2's byte-to-unicode table: 256 single-character tokens that cover any UTF-8 text."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return [chars[b] for b in range(256)]
+
+
+def write_tiny_chat_gguf(path: Path, *, n_layers: int = 2, hidden: int = 64, heads: int = 4, kv_heads: int = 2,
+                         ff: int = 128, n_ctx_train: int = 4096) -> Path:
+    """A zero-weight llama GGUF with a byte-level BPE tokenizer, complete with data, that llama.cpp
+    loads and serves: every text tokenizes (one token per byte) and generation runs (on zeros)."""
+    vocab = byte_level_vocab() + ["<s>", "</s>", "ab"]
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_block_count(n_layers)
+    w.add_embedding_length(hidden)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_context_length(n_ctx_train)
+    w.add_feed_forward_length(ff)
+    w.add_rope_dimension_count(hidden // heads)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_file_type(0)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(vocab)
+    w.add_token_types([1] * 256 + [3, 3, 1])
+    w.add_token_merges(["a b"])          # llama.cpp needs at least one merge in a BPE vocabulary
+    w.add_bos_token_id(256)
+    w.add_eos_token_id(257)
+    w.add_add_bos_token(False)
+    v = len(vocab)
+    hd = hidden // heads
+    shapes = {"token_embd.weight": (v, hidden), "output_norm.weight": (hidden,), "output.weight": (v, hidden)}
+    for i in range(n_layers):
+        shapes |= {f"blk.{i}.attn_norm.weight": (hidden,), f"blk.{i}.attn_q.weight": (hidden, hidden),
+                   f"blk.{i}.attn_k.weight": (kv_heads * hd, hidden), f"blk.{i}.attn_v.weight": (kv_heads * hd, hidden),
+                   f"blk.{i}.attn_output.weight": (hidden, hidden), f"blk.{i}.ffn_norm.weight": (hidden,),
+                   f"blk.{i}.ffn_gate.weight": (ff, hidden), f"blk.{i}.ffn_up.weight": (ff, hidden),
+                   f"blk.{i}.ffn_down.weight": (hidden, ff)}
+    for name, shape in shapes.items():
+        data = np.ones(shape, dtype=np.float32) if name.endswith("norm.weight") else np.zeros(shape, dtype=np.float32)
+        w.add_tensor(name, data)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path

@@ -25,6 +25,14 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
         def log_message(self, *a):
             pass
 
+        def do_GET(self):
+            msg = b'{"data": [{"id": "fake"}]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            self.wfile.write(msg)
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with lock:
@@ -46,6 +54,15 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
                 if tokens + body.get("max_tokens", 16) > n_ctx or active > max_parallel:
                     msg = json.dumps({"error": {"message": "the request exceeds the available context size"}}).encode()
                     self.send_response(400)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(msg)))
+                    self.end_headers()
+                    self.wfile.write(msg)
+                    return
+                if not body.get("stream"):
+                    msg = json.dumps({"choices": [{"text": " t0", "index": 0}],
+                                      "usage": {"prompt_tokens": tokens, "completion_tokens": 1}}).encode()
+                    self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(msg)))
                     self.end_headers()

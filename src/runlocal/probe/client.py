@@ -15,7 +15,7 @@ Api = Literal["openai", "ollama"]
 
 
 class ProbeError(Exception):
-    """A request failed; ``kind`` is one of: refused, timeout, http, malformed, disconnected."""
+    """A request failed; ``kind`` is one of: refused, timeout, http, malformed, empty, disconnected."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -88,7 +88,8 @@ def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str 
                         usage = {"prompt_tokens": doc.get("prompt_eval_count"), "completion_tokens": doc.get("eval_count")}
                 else:
                     choices = doc.get("choices") or []
-                    if choices and (choices[0].get("text") or choices[0].get("delta")):
+                    # a chunk per generated token; its text may be empty (a partial UTF-8 sequence held back)
+                    if choices and ("text" in choices[0] or "delta" in choices[0]) and not choices[0].get("finish_reason"):
                         chunks += 1
                         ttft = ttft or time.perf_counter() - t0
     except httpx.ConnectError as e:
@@ -99,6 +100,32 @@ def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str 
         raise ProbeError("disconnected", f"the server closed the connection mid-response ({e.__class__.__name__})") from None
     total = time.perf_counter() - t0
     if ttft is None:
-        raise ProbeError("malformed", "the stream ended without any generated text")
+        raise ProbeError("empty", "the stream ended without any generated text (the server gave up on the request)")
     return Measurement(int(usage.get("prompt_tokens") or expected_prompt_tokens),
                        int(usage.get("completion_tokens") or chunks), ttft, total)
+
+
+def count_prompt_tokens(client, base_url: str, api: Api, model: str | None, prompt: str, timeout: float) -> int | None:
+    """The server's own token count for ``prompt``: one non-streamed request for one token (its usage)."""
+    path, body = build_request(api, model, prompt, 1)
+    body["stream"] = False
+    body.pop("stream_options", None)
+    try:
+        r = client.post(base_url.rstrip("/") + path, json=body, timeout=timeout)
+        doc = r.json()
+    except Exception:
+        return None
+    if api == "ollama":
+        return doc.get("prompt_eval_count")
+    return (doc.get("usage") or {}).get("prompt_tokens")
+
+
+def is_alive(client, base_url: str, api: Api) -> bool:
+    """Does the server still answer? (after a failed step: a refusal, or a dead process)."""
+    import httpx
+
+    path = "/api/tags" if api == "ollama" else "/v1/models"
+    try:  # a fresh connection: the pooled one may be the one the server just dropped
+        return httpx.get(base_url.rstrip("/") + path, timeout=5).status_code < 500
+    except httpx.HTTPError:
+        return False

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .client import Api, Measurement, ProbeError, stream_once
+from .client import Api, Measurement, ProbeError, count_prompt_tokens, is_alive, stream_once
 
 CONTEXT_LADDER = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 CONCURRENCY_LADDER = (1, 2, 4, 8, 16, 32, 64)
@@ -61,11 +61,13 @@ class ProbeResult:
                 "memory_source": self.memory_source, "stopped_because": self.stopped_because}
 
 
-def make_prompt(n_tokens: int, token_ids: bool) -> str | list[int]:
-    """About n tokens: token ids when the server's model has no tokenizer, else plain words."""
+def make_prompt(n_tokens: int, token_ids: bool, tokens_per_word: float = 1.0) -> str | list[int]:
+    """About n tokens: token ids when the server's model has no tokenizer, else plain words
+    (' word' is one token in common BPE vocabularies; the probe corrects the ratio from the
+    server's own count after the first request)."""
     if token_ids:
         return [1000 + (i * 7) % 20000 for i in range(n_tokens)]
-    return " ".join("word" for _ in range(n_tokens))   # 'word' + space is one token in common BPE vocabularies
+    return " ".join("word" for _ in range(max(1, round(n_tokens / tokens_per_word))))
 
 
 class MemorySampler:
@@ -134,9 +136,15 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
         if progress:
             progress(step)
 
+    tokens_per_word = 1.0
+    if not token_ids:   # how many tokens this server's tokenizer makes of our filler word
+        counted = count_prompt_tokens(client, url, api, model, make_prompt(100, False), step_timeout)
+        if counted:
+            tokens_per_word = max(0.1, counted / 100)
+
     def one(n: int) -> Measurement:
-        return stream_once(client, url, api, model, make_prompt(n, token_ids), max_tokens=max_tokens,
-                           timeout=step_timeout, expected_prompt_tokens=n)
+        return stream_once(client, url, api, model, make_prompt(n, token_ids, tokens_per_word),
+                           max_tokens=max_tokens, timeout=step_timeout, expected_prompt_tokens=n)
 
     try:
         with MemorySampler(pid) as sampler:
@@ -154,8 +162,9 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
                     break
                 record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
                             m.prefill_tokens_per_s))
-            # go on to concurrency only while the server is alive: a refusal it answered ("http") says so
-            alive = all(s.ok or s.error_kind == "http" for s in result.steps)
+            # go on to concurrency only while the server is alive (it refused a prompt, it did not die)
+            alive = all(s.ok for s in result.steps) or (
+                result.steps[-1].error_kind not in ("refused", "disconnected") and is_alive(client, url, api))
             if alive and result.max_context_ok:
                 for c in CONCURRENCY_LADDER:
                     if c > max_concurrency or time.monotonic() > deadline:

@@ -1,0 +1,89 @@
+"""The probe against a real llama.cpp server (llama-cpp-python[server]) on loopback, on the CPU,
+serving a zero-weight GGUF the test writes: the measured context ceiling is llama.cpp's own."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from factories import write_tiny_chat_gguf
+from runlocal.probe.run import run_probe
+
+pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+
+N_CTX = 1024
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    model = write_tiny_chat_gguf(tmp_path_factory.mktemp("m") / "tiny.gguf")
+    port = _port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(N_CTX),
+                             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("llama-cpp-python server did not start")
+    yield url, proc
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_context_ceiling_is_the_servers(server):
+    url, proc = server
+    r = run_probe(url, max_concurrency=2, max_tokens=8, pid=proc.pid, time_budget=120)
+    ok_ctx = [s.prompt_tokens for s in r.steps if s.phase == "context" and s.ok]
+    assert ok_ctx and max(ok_ctx) <= N_CTX
+    failed = [s for s in r.steps if s.phase == "context" and not s.ok]
+    # llama-cpp-python refuses a prompt over n_ctx after it has started the stream: nothing comes
+    assert failed and failed[0].error_kind in ("http", "empty")
+    # the step after the ceiling asked for more than n_ctx 1,024 (prompt + 8 new tokens)
+    assert r.max_context_ok == 512 and 2 * 512 + 8 > N_CTX
+    assert r.max_concurrency_ok and r.max_concurrency_ok >= 1
+    assert r.peak_memory_bytes and r.memory_source in ("rss", "nvml")
+    assert all(s.decode_tokens_per_s is None or s.decode_tokens_per_s > 0 for s in r.steps)
+
+
+def test_server_killed_mid_probe(tmp_path):
+    model = write_tiny_chat_gguf(tmp_path / "tiny.gguf")
+    port = _port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", "4096",
+                             "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(url + "/v1/models", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    steps = []
+
+    def progress(step):
+        steps.append(step)
+        if len(steps) == 2:
+            proc.kill()           # the server dies between steps
+
+    r = run_probe(url, max_tokens=4, progress=progress, step_timeout=20, time_budget=60)
+    proc.wait(timeout=10)
+    assert [s.ok for s in r.steps[:2]] == [True, True]
+    assert not r.steps[-1].ok and r.steps[-1].error_kind in ("refused", "disconnected")
+    assert "nothing answers" in r.stopped_because or "closed" in r.stopped_because
