@@ -111,6 +111,72 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @app.command()
+def diagnose(
+    file: str = typer.Argument("-", help="a log file, or - for standard input"),
+    runtime: Optional[str] = typer.Option(None, "--runtime", "-r"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Name the failure in a pasted error or a whole log, and compute the fix from its numbers."""
+    from .diagnose.classify import diagnose_file
+    from .diagnose.fixes import compute_fixes
+    from .errors import InputError, RunlocalError
+
+    try:
+        if file == "-":
+            if sys.stdin.isatty():
+                raise InputError("file: paste a log on standard input, or give a file path")
+            result = diagnose_file(sys.stdin, runtime=runtime)
+        else:
+            from pathlib import Path
+
+            if not Path(file).is_file():
+                raise InputError(f"file: no such file '{file}'")
+            with open(file, encoding="utf-8", errors="replace") as f:
+                result = diagnose_file(f, runtime=runtime)
+    except RunlocalError as e:
+        _fail(e)
+        return
+    doc = result.to_dict()
+    computed = compute_fixes(doc["category"], doc.get("extracted", {}), runtime)
+    doc["fixes"] = computed + [f for f in doc["fixes"] if f["command"] not in {c["command"] for c in computed}]
+    if as_json:
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    typer.echo(f"{doc['title']}  [{doc['category']}]")
+    if doc.get("cause"):
+        typer.echo(f"\n{doc['cause']}")
+    figures = {k: v for k, v in doc.get("extracted", {}).items() if v not in (None, "", [])}
+    if figures:
+        typer.echo("\nFrom the log: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+    if doc["fixes"]:
+        typer.echo("\nFixes:")
+        for i, f in enumerate(doc["fixes"], 1):
+            typer.echo(f"  {i}. {f['title']}" + (f" — {f['effect']}" if f.get("effect") else ""))
+            if f.get("command"):
+                typer.echo(f"     $ {f['command']}")
+
+
+@app.command("errors")
+def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search for"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """List or search the errors knowledge base."""
+    from dataclasses import asdict
+
+    from .diagnose import kb
+
+    entries = kb.search(query) if query else kb.load_entries()
+    if as_json:
+        typer.echo(json.dumps([e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries], indent=2,
+                              default=str))
+        return
+    if not entries:
+        typer.echo(f"no entry matches '{query}'", err=True)
+        raise typer.Exit(1)
+    for e in entries:
+        typer.echo(f"{e.id:<36} {e.category:<24} {e.title}")
+
+
+@app.command()
 def explain(
     topic: str = typer.Argument(..., help="oom"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="fill in this model's numbers"),
