@@ -118,7 +118,7 @@ def diagnose(
 ) -> None:
     """Name the failure in a pasted error or a whole log, and compute the fix from its numbers."""
     from .diagnose.classify import diagnose_file
-    from .diagnose.fixes import compute_fixes
+    from .diagnose.fixes import with_computed_fixes
     from .errors import InputError, RunlocalError
 
     try:
@@ -136,9 +136,7 @@ def diagnose(
     except RunlocalError as e:
         _fail(e)
         return
-    doc = result.to_dict()
-    computed = compute_fixes(doc["category"], doc.get("extracted", {}), runtime)
-    doc["fixes"] = computed + [f for f in doc["fixes"] if f["command"] not in {c["command"] for c in computed}]
+    doc = with_computed_fixes(result, runtime)
     if as_json:
         typer.echo(json.dumps(doc, indent=2))
         return

@@ -207,8 +207,9 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     @app.post("/api/v1/diagnose")
     def diagnose(body: DiagnoseBody):
         from ..diagnose.classify import diagnose_text
+        from ..diagnose.fixes import with_computed_fixes
 
-        return diagnose_text(body.text, runtime=body.runtime).to_dict()
+        return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
 
     @app.post("/api/v1/benchmarks", status_code=201)
     def submit(body: BenchmarkBody, response: Response,

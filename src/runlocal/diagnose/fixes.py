@@ -94,3 +94,12 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
             seen.add(f["command"])
             out.append(f)
     return out
+
+
+def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]:
+    """The diagnosis as JSON, its computed fixes (with numbers) first, then the KB's own."""
+    doc = diagnosis.to_dict()
+    computed = compute_fixes(doc["category"], doc.get("extracted", {}), runtime)
+    commands = {c["command"] for c in computed}
+    doc["fixes"] = computed + [f for f in doc["fixes"] if f["command"] not in commands]
+    return doc
