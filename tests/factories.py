@@ -38,7 +38,17 @@ def write_llama_gguf(path: Path, *, n_layers: int = 2, hidden: int = 256, heads:
     w.add_file_type(file_type)
     if sliding_window:
         w.add_sliding_window(sliding_window)
-    w.add_token_list([f"tok{i}" for i in range(tokens if tokens is not None else vocab)])
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_dimension_count(hidden // heads)
+    n_tokens = tokens if tokens is not None else vocab
+    if n_tokens >= 260:     # a loadable byte-level BPE vocabulary padded to the model's vocab size
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("default")
+        w.add_token_list(byte_level_vocab() + ["ab"] + [f"<pad{i}>" for i in range(n_tokens - 257)])
+        w.add_token_types([1] * 257 + [4] * (n_tokens - 257))
+        w.add_token_merges(["a b"])
+    else:
+        w.add_token_list([f"tok{i}" for i in range(n_tokens)])
     head_dim = hidden // heads
     _add(w, "token_embd.weight", (vocab, hidden), qtype)
     _add(w, "output_norm.weight", (hidden,), F32)

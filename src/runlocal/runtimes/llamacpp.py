@@ -50,6 +50,26 @@ def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
     return _Split(frozenset(range(start, n)), n_gpu_layers > n)
 
 
+def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool) -> dict[str, int]:
+    """Peak bytes of ggml's compute graph in its three heaviest phases; the buffer is their max.
+
+    Fitted to llama.cpp's logged "compute buffer size" over architectures, contexts, ubatch sizes
+    and flash attention (measurements/llamacpp): the output phase holds the f32 logits of a
+    ubatch; the FFN phase the gate/up/act intermediates; the attention phase (without flash
+    attention) the f32 KQ scores of every head over n_kv cells. The KQ mask (f16 with flash
+    attention, f32 without) stays live through the layers.
+    """
+    f32 = 4
+    mask = n_kv * ubatch * (2 if flash_attn else 4)
+    n_ff = model.intermediate_size or 4 * model.hidden_size
+    kv_width = max((a.n_kv_heads * a.k_dim for a in model.attention_layers), default=model.hidden_size)
+    output = ubatch * f32 * (model.vocab_size + 2 * model.hidden_size)
+    ffn = ubatch * f32 * (3 * n_ff + 4 * model.hidden_size) + mask
+    attention = 0 if flash_attn else (n_kv * ubatch * model.n_heads * f32
+                                      + ubatch * f32 * (5 * model.hidden_size + 2 * kv_width) + mask)
+    return {"output": output, "ffn": ffn, "attention": attention}
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -114,46 +134,53 @@ class LlamaCpp:
                           f"GPU {gpu_w:,} B, CPU {cpu_w:,} B", "src/llama-model.cpp load_tensors"))
 
         # --- KV cache ---------------------------------------------------------------------
+        # Streams: a non-unified cache (llama.cpp's default) gives each of the n_seq sequences its own
+        # n_ctx/n_seq cells; sliding-window layers keep min(cells, pad(n_swa + n_ubatch, 256)) per stream.
+        unified = n_seq == 1
+        n_ctx_seq = n_ctx if unified else n_ctx // n_seq
+        windows = [a.window for a in model.attention_layers if a.kind == "sliding" and a.window]
+        swa_per_stream = min(n_ctx_seq, pad((max(windows) if windows else 0) * (n_seq if unified else 1) + s.ubatch,
+                                            CTX_PAD))
+        swa_cells = swa_per_stream * (1 if unified else n_seq)
         kv_gpu = kv_cpu = 0
         per_token = 0
-        swa_cells = min(n_ctx, pad(max((a.window or 0) for a in model.attention_layers or [None]) * n_seq + s.ubatch, CTX_PAD)) \
-            if any(a.kind == "sliding" for a in model.attention_layers) else n_ctx
         for il, layer in enumerate(model.layers):
             if layer.attention is None:
                 continue
-            store_v = not (layer.attention.kind == "mla" and fa)
-            lk = layer_kv(layer.attention, s.cache_type_k, s.cache_type_v, store_v=True)
-            cells = swa_cells if lk.window else n_ctx
+            lk = layer_kv(layer.attention, s.cache_type_k, s.cache_type_v)
             per_token += lk.bytes_per_token
-            size = lk.bytes_per_token * cells
+            size = lk.bytes_per_token * (swa_cells if lk.window else n_ctx)
             if il in split.gpu_layers and gpus:
                 kv_gpu += size
             else:
                 kv_cpu += size
-            del store_v
         rec = recurrent_state_bytes(model) * n_seq
         if rec:
             kv_gpu, kv_cpu = (kv_gpu + rec, kv_cpu) if (gpus and split.gpu_layers) else (kv_gpu, kv_cpu + rec)
             steps.append(Step("recurrent state", f"(conv + ssm elements) × 4 B × {n_seq} seq", f"{rec:,} B",
                               "src/llama-memory-recurrent.cpp"))
         steps.append(Step("KV cache", f"{per_token:,} B/token × {n_ctx:,} cells"
-                          + (f" (sliding layers {swa_cells:,} cells)" if swa_cells != n_ctx else "")
+                          + (f" (sliding-window layers: {swa_cells:,} cells)" if windows and swa_cells != n_ctx else "")
                           + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_gpu + kv_cpu:,} B",
-                          "src/llama-kv-cache.cpp"))
+                          "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
 
         # --- compute and output buffers ----------------------------------------------------
-        ub = s.ubatch
-        logits = model.vocab_size * ub * 4
-        n_kv_attn = max(1, len(model.attention_layers))
-        attn = 0 if fa else n_ctx * ub * model.n_heads * 4 + n_ctx * ub * 2 * 0
-        del n_kv_attn
-        act = model.hidden_size * ub * 4 * 6
-        compute_dev = max(logits, attn) + act
-        compute_host = model.hidden_size * ub * 4 * 3 if gpus and s.n_gpu_layers else 0
+        phases = compute_phases(model, s.ubatch, n_ctx_seq, fa)
+        gpu_part = max(phases.values()) if split.output_on_gpu else max(phases["ffn"], phases["attention"])
+        compute_dev = gpu_part if gpus and s.n_gpu_layers else max(phases.values())
+        compute_host = 0
+        if gpus and s.n_gpu_layers:
+            # the token embedding stays on the CPU: its lookup and the copies to the GPU live in a host buffer
+            compute_host = 3 * model.hidden_size * s.ubatch * 4
+            if not split.output_on_gpu:
+                compute_host += phases["output"]
         output = model.vocab_size * 4 * n_seq
-        steps.append(Step("compute buffer", f"max(logits {model.vocab_size:,}×{ub}×4"
-                          + ("" if fa else f", KQ {n_ctx:,}×{ub}×{model.n_heads}×4") + f") + {model.hidden_size}×{ub}×4×6",
-                          f"{compute_dev:,} B", "fit to llama.cpp logs, measurements/llamacpp"))
+        steps.append(Step("compute buffer", "max(output " + f"{phases['output']:,}, FFN {phases['ffn']:,}, "
+                          f"attention {phases['attention']:,}) B for n_ubatch {s.ubatch}, n_kv {n_ctx_seq:,}, "
+                          f"flash attention {'on' if fa else 'off'}", f"{compute_dev:,} B",
+                          "fit to llama.cpp's logged buffers, measurements/llamacpp"))
+        steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {n_seq} seq", f"{output:,} B",
+                          "src/llama-context.cpp output_reserve"))
 
         devices: list[DeviceMemory] = []
         if gpus:
@@ -170,7 +197,7 @@ class LlamaCpp:
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, steps=tuple(steps),
-            assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {ub}, n_batch {s.batch}",
+            assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {s.ubatch}, n_batch {s.batch}",
                          "weights memory-mapped from the file; CPU share counted as resident"),
         )
 
