@@ -1,0 +1,305 @@
+"""The hardware catalog: GPUs, Apple silicon, unified-memory boxes and CPU-only memory systems.
+
+The data lives in ``runlocal/data/devices.json`` (one object per device, each citing a source from the
+file's ``sources`` table); this module reads it lazily on first use, caches it, and resolves the loose
+names people type (``"4090"``, ``"RTX-4090 24GB"``, ``"m3 max 64gb"``, ``"2x3090"``).
+
+Stdlib only, and nothing is read at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from ..errors import InputError, UnknownDeviceError
+
+__all__ = [
+    "DEFAULT_UNIFIED_SHARE",
+    "MAX_DEVICE_COUNT",
+    "Device",
+    "UnknownDeviceError",
+    "find_device",
+    "load_devices",
+    "load_sources",
+    "normalize_name",
+    "parse_device_spec",
+]
+
+GiB = 1024**3
+# GPU share of a unified-memory system's RAM when the catalog gives none (Apple's default above 36 GB).
+DEFAULT_UNIFIED_SHARE = 0.75
+# The most devices one spec may name ("64xh100" is fine, "7900 xtz" is not a count of 7900).
+MAX_DEVICE_COUNT = 64
+
+
+@dataclass(frozen=True)
+class Device:
+    """One catalog entry. Sizes in bytes, bandwidth in GB/s (10^9), compute in dense TFLOPS/TOPS."""
+
+    id: str
+    name: str
+    vendor: str
+    kind: str                                  # "gpu" | "apple" | "unified" | "cpu"
+    family: str                                # variants of one product (memory size, form factor, bin)
+    aliases: tuple[str, ...]
+    memory_bytes: int
+    memory_type: str | None
+    bandwidth_gbs: float
+    fp16_tflops: float | None = None           # dense tensor, FP16 in / FP32 accumulate
+    bf16_tflops: float | None = None
+    int8_tops: float | None = None
+    fp8_tflops: float | None = None
+    tdp_w: float | None = None
+    launch_year: int | None = None
+    launch_price_usd: float | None = None
+    unified_memory: bool = False
+    gpu_memory_share: float | None = None     # unified memory: share of RAM the GPU may use by default
+    share_source: str | None = None
+    pcie: str | None = None                    # host link used for offload; None for unified systems
+    compute_capability: str | None = None      # NVIDIA only
+    backends: tuple[str, ...] = ()
+    source: str = ""
+    bus_width_bits: int | None = None
+    memory_mts: int | None = None              # per-pin data rate, MT/s
+    memory_channels: int | None = None         # CPU entries: 64-bit DIMM channels
+    notes: str | None = None
+
+    @property
+    def memory_gib(self) -> float:
+        return self.memory_bytes / GiB
+
+    @property
+    def gpu_usable_bytes(self) -> int:
+        """Bytes the GPU may allocate: all of it on a discrete card; on unified memory the default
+        share of RAM (``gpu_memory_share``, or ``DEFAULT_UNIFIED_SHARE`` when the catalog has none)."""
+        if not self.unified_memory:
+            return self.memory_bytes
+        share = self.gpu_memory_share if self.gpu_memory_share is not None else DEFAULT_UNIFIED_SHARE
+        return int(self.memory_bytes * share)
+
+
+# ---------------------------------------------------------------- loading
+
+def _gib_to_bytes(value: Any, device_id: str) -> int:
+    exact = Decimal(str(value)) * GiB
+    if exact != exact.to_integral_value() or exact <= 0:
+        raise ValueError(f"devices.json: {device_id}: memory_gib {value!r} is not a positive whole number of bytes")
+    return int(exact)
+
+
+def _device_from_json(d: dict[str, Any]) -> Device:
+    did = d["id"]
+    if "memory_bytes" in d:
+        memory = int(d["memory_bytes"])
+    elif "memory_gib" in d:
+        memory = _gib_to_bytes(d["memory_gib"], did)
+    else:
+        raise ValueError(f"devices.json: {did}: needs memory_bytes or memory_gib")
+    return Device(
+        id=did, name=d["name"], vendor=d["vendor"], kind=d["kind"], family=d.get("family") or did,
+        aliases=tuple(d.get("aliases") or ()), memory_bytes=memory, memory_type=d.get("memory_type"),
+        bandwidth_gbs=float(d["bandwidth_gbs"]),
+        fp16_tflops=d.get("fp16_tflops"), bf16_tflops=d.get("bf16_tflops"), int8_tops=d.get("int8_tops"),
+        fp8_tflops=d.get("fp8_tflops"), tdp_w=d.get("tdp_w"), launch_year=d.get("launch_year"),
+        launch_price_usd=d.get("launch_price_usd"), unified_memory=bool(d.get("unified_memory", False)),
+        gpu_memory_share=d.get("gpu_memory_share"), share_source=d.get("share_source"), pcie=d.get("pcie"),
+        compute_capability=d.get("compute_capability"), backends=tuple(d.get("backends") or ()),
+        source=d.get("source", ""), bus_width_bits=d.get("bus_width_bits"), memory_mts=d.get("memory_mts"),
+        memory_channels=d.get("memory_channels"), notes=d.get("notes"),
+    )
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[tuple[Device, ...], dict[str, str]]:
+    from importlib.resources import files
+
+    text = files("runlocal.data").joinpath("devices.json").read_text(encoding="utf-8")
+    raw = json.loads(text)
+    if raw.get("schema") != 1:
+        raise ValueError(f"devices.json: unsupported schema {raw.get('schema')!r}")
+    devices = tuple(_device_from_json(d) for d in raw["devices"])
+    return devices, dict(raw.get("sources") or {})
+
+
+def load_devices() -> list[Device]:
+    """Every catalog device, in catalog order (within a family, the most common variant first)."""
+    return list(_catalog()[0])
+
+
+def load_sources() -> dict[str, str]:
+    """Source id → URL, as cited by each device's ``source`` and ``share_source``."""
+    return dict(_catalog()[1])
+
+
+# ---------------------------------------------------------------- name matching
+
+_VENDOR_WORDS = re.compile(r"\b(?:nvidia|geforce|amd|radeon|apple|intel|tesla|instinct|gpu|graphics)\b")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# A memory size written after a name: "24GB", "24 gb", "24g", "24GiB" — not the "10g" of "a10g".
+_MEM_TOKEN = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])")
+
+
+def normalize_name(text: str) -> str:
+    """Lower-case, drop vendor words (nvidia, geforce, amd, radeon, apple, intel, tesla, instinct,
+    gpu, graphics) and everything that is not a letter or digit: "NVIDIA GeForce RTX-4090" → "rtx4090"."""
+    s = text.lower().replace("×", "x")
+    s = _VENDOR_WORDS.sub(" ", s)
+    return _NON_ALNUM.sub("", s)
+
+
+@dataclass(frozen=True)
+class _Index:
+    keys: dict[str, tuple[Device, ...]]        # normalized id / name / alias → devices (one, if the data is sound)
+    order: dict[str, int]                      # device id → catalog position
+
+
+@lru_cache(maxsize=1)
+def _index() -> _Index:
+    devices = _catalog()[0]
+    keys: dict[str, list[Device]] = {}
+    for dev in devices:
+        for text in (dev.id, dev.name, *dev.aliases):
+            k = normalize_name(text)
+            if k and dev not in keys.setdefault(k, []):
+                keys[k].append(dev)
+    return _Index({k: tuple(v) for k, v in keys.items()}, {d.id: i for i, d in enumerate(devices)})
+
+
+def _memory_matches(dev: Device, size: float) -> bool:
+    """"80gb" names an 80 GiB card; also accept decimal GB for capacities quoted that way."""
+    return abs(dev.memory_bytes / GiB - size) < 0.5 or abs(dev.memory_bytes / 1e9 - size) < 0.5
+
+
+def _tiers(q: str, idx: _Index):
+    """Candidates for a normalized query, loosest last: exact key, key prefix, key substring.
+    Each yields (device, the shortest key of that device that matched)."""
+    yield [(d, q) for d in idx.keys.get(q, ())]
+    if len(q) < 2:
+        return
+    for test in (str.startswith, str.__contains__):
+        best: dict[str, tuple[Device, str]] = {}
+        for k, devs in idx.keys.items():
+            if k != q and test(k, q):
+                for d in devs:
+                    if d.id not in best or len(k) < len(best[d.id][1]):
+                        best[d.id] = (d, k)
+        yield list(best.values())
+
+
+def _pick(query: str, q: str, cands: list[tuple[Device, str]], idx: _Index) -> Device:
+    """One device from a tier's candidates, or UnknownDeviceError listing them if they span families."""
+    if len({d.family for d, _ in cands}) > 1:
+        ranked = sorted(cands, key=lambda c: (len(c[1]), idx.order[c[0].id]))
+        raise UnknownDeviceError(query, [d.id for d, _ in ranked][:5])
+    # Within one family: a device carrying the query itself as a key (the bare family name is an alias of
+    # its most common variant), then the closest key, then catalog order.
+    return min(cands, key=lambda c: (c[1] != q, len(c[1]), idx.order[c[0].id]))[0]
+
+
+def _suggestions(q: str, idx: _Index) -> list[str]:
+    if not q:
+        return []
+    out: list[str] = []
+    for k in difflib.get_close_matches(q, list(idx.keys), n=25, cutoff=0.5):
+        for d in idx.keys[k]:
+            if d.id not in out:
+                out.append(d.id)
+    return out[:5]
+
+
+def find_device(query: str) -> Device:
+    """The catalog device a loose name means.
+
+    Matching, on names normalized by :func:`normalize_name` ("NVIDIA GeForce RTX-4090" → "rtx4090"):
+
+    1. the query equals a device's id, name or an alias;
+    2. else, with a memory size in the query ("a100 40gb", "RTX-4090 24GB", "m4 max 48"), the rest of
+       the query is matched (exact, then prefix, then substring) among devices of that memory size;
+    3. else a device key starting with the query, then a device key containing it.
+
+    When several devices match at one step they must be variants of one family (memory sizes, SXM/PCIe,
+    binned chips), and the pick is deterministic: the variant whose alias *is* the query wins — the
+    catalog gives each bare family name to its most common variant ("h100" → H100 SXM 80GB, "a100" →
+    A100 SXM 80GB, "4060 ti" → the 8 GB card, "strix halo" → 128 GB) and each bare Apple chip name to its
+    base (smallest) memory configuration ("m2 max" → M2 Max 32GB: the conservative choice when
+    predicting a fit) — then the shortest matching key, then catalog order. Matches that span families
+    ("40" → 4060 / 4070 / …) are ambiguous.
+
+    Raises UnknownDeviceError (a ValueError) carrying ``query`` and up to five ``suggestions``: the
+    closest names by difflib for an unknown name, the candidates for an ambiguous one.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise UnknownDeviceError(str(query), [])
+    idx = _index()
+    q = normalize_name(query)
+    exact = idx.keys.get(q)
+    if exact:
+        return exact[0] if len(exact) == 1 else _pick(query, q, [(d, q) for d in exact], idx)
+
+    size: float | None = None
+    rest = q
+    m = _MEM_TOKEN.search(query.lower())
+    if m:
+        size = float(m.group(1))
+        rest = normalize_name(query.lower()[: m.start()] + " " + query.lower()[m.end():])
+    if rest:
+        for cands in _tiers(rest, idx):
+            if size is not None:
+                cands = [c for c in cands if _memory_matches(c[0], size)]
+            if cands:
+                return _pick(query, rest, cands, idx)
+    raise UnknownDeviceError(query, _suggestions(rest or q, idx))
+
+
+# ---------------------------------------------------------------- "2x3090", "3090,4090", "3090+4090"
+
+_COUNT_PREFIX = re.compile(r"^\s*(\d+)\s*[x×*]\s*(.+?)\s*$", re.IGNORECASE)
+_COUNT_SUFFIX = re.compile(r"^\s*(.+?)\s*[x×*]\s*(\d+)\s*$", re.IGNORECASE)
+
+
+def _parse_item(item: str) -> list[Device]:
+    item = item.strip()
+    if not item:
+        raise InputError("gpu: empty device name in the list")
+    try:
+        return [find_device(item)]          # whole name first: "ryzen ai max+ 395", "rx 7900 xtx"
+    except UnknownDeviceError as err:
+        first_error = err
+    for pattern, count_group, name_group in ((_COUNT_PREFIX, 1, 2), (_COUNT_SUFFIX, 2, 1)):
+        m = pattern.match(item)
+        if not m:
+            continue
+        count, name = int(m.group(count_group)), m.group(name_group)
+        try:
+            device = find_device(name)
+        except UnknownDeviceError:
+            continue
+        if not 1 <= count <= MAX_DEVICE_COUNT:
+            raise InputError(f"gpu: device count {count} in '{item}' must be 1..{MAX_DEVICE_COUNT}")
+        return [device] * count
+    if "+" in item:
+        parts = item.split("+")
+        if all(p.strip() for p in parts):
+            try:
+                return [d for p in parts for d in _parse_item(p)]
+            except (UnknownDeviceError, InputError):
+                pass
+    raise first_error
+
+
+def parse_device_spec(spec: str) -> list[Device]:
+    """Devices from a spec such as "2x3090", "4 x h100", "3090,4090", "3090+4090", "rtx 4090 x2".
+
+    Items are separated by "," (or "+"); "N x NAME" / "NAME x N" repeats a device N times (1..64).
+    Each item is tried as a whole name first, then as a count, then split at "+", so names that
+    contain "+" or "x" ("ryzen ai max+ 395", "2x ryzen ai max+ 395", "rx 7900 xtx") still resolve.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError("gpu: no device given")
+    return [d for item in spec.split(",") for d in _parse_item(item)]

@@ -1,0 +1,327 @@
+"""Ollama: llama.cpp's memory, with Ollama's own choices of context, parallelism, batch and offload.
+
+Modelled on ollama/ollama v0.33.0-rc2 (commit fb30760, Aug 2026). Since v0.30.0 (commit 9db4bda,
+"use llama-server exclusively for GGML models") Ollama launches an upstream ``llama-server``
+(llm/llama_server.go startLlamaServer) with
+
+    -c <num_ctx × num_parallel> -np <num_parallel> [--cache-type-k/-v T] --flash-attn on|off|auto
+    [-b N -ub N] [-ngl N]
+
+and leaves the layer placement to llama-server's ``--fit`` (llama.cpp common/fit.cpp), which keeps
+a 1024 MiB margin free per device (common/common.h: ``fit_params_target``). So the bytes on each
+device are llama.cpp's, computed by :class:`LlamaCpp`; this module decides the arguments Ollama
+passes and the number of layers ``--fit`` offloads.
+
+Rules, each cited where it is applied:
+- default num_ctx: OLLAMA_CONTEXT_LENGTH, else by total VRAM (server/routes.go Serve, since v0.15.5):
+  ≥ 47 GiB → 262144, ≥ 23 GiB → 32768, else 4096 (v0.6.7–v0.15.4: 4096; before v0.6.7: 2048);
+  capped at the model's training context (llm/server.go NewLlamaServer).
+- OLLAMA_NUM_PARALLEL (default 1, envconfig/config.go) multiplies the context; some architectures
+  are forced to 1 (server/sched.go load).
+- OLLAMA_KV_CACHE_TYPE sets K and V alike (llm/llama_server.go); a quantized V cache needs flash
+  attention, which llama-server enforces (src/llama-context.cpp).
+- batch: chosen from the context and predicted VRAM (server/sched.go automaticGenerationBatch).
+- refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own
+  check in v0.13–v0.29 (llm/server.go verifyLayout); v0.30+ lets llama-server fail instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..kv import normalize_cache_type
+from ..model.spec import ModelSpec
+from ..quant.formats import WeightEstimate
+from .base import Allocation, Settings, Step, Target
+from .llamacpp import LlamaCpp
+
+MiB = 1 << 20
+GiB = 1 << 30
+OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"
+
+# server/routes.go Serve (v0.15.5+): "Use slightly lower thresholds (47/23 GiB vs. 48/24 GiB)".
+CTX_TIERS = ((47 * GiB, 262144), (23 * GiB, 32768), (0, 4096))
+DEFAULT_NUM_PARALLEL = 1            # envconfig/config.go: NumParallel = Uint("OLLAMA_NUM_PARALLEL", 1)
+# server/sched.go load: "Some architectures are not safe with num_parallel > 1".
+SINGLE_SEQUENCE_FAMILIES = frozenset({
+    "mllama", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe", "qwen3next", "lfm2", "lfm2moe",
+    "nemotronh", "nemotronhmoe", "nemotronhomni",
+})
+# llama.cpp common/common.h: fit_params_target = 1024 MiB per device (llama-server's --fit is on by default).
+FIT_MARGIN = 1024 * MiB
+# llama.cpp common/arg.cpp kv_cache_types: what --cache-type-k/-v accept (Ollama passes the env value through).
+LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+# server/sched.go: llamaServerGenerationBatch* constants and generationBatchSurcharge.
+BATCH_DEFAULT, BATCH_CONSTRAINED, BATCH_MEDIUM, BATCH_LARGE = 512, 256, 1024, 2048
+SURCHARGE = {BATCH_LARGE: 2 * GiB, BATCH_MEDIUM: 768 * MiB}
+HEADROOM_PERCENT = {BATCH_LARGE: 60, BATCH_MEDIUM: 75}
+
+
+def _family_key(family: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", family.lower())
+
+
+def default_num_ctx(total_vram: int) -> int:
+    """server/routes.go Serve: the default context tier for the summed (total − OLLAMA_GPU_OVERHEAD) VRAM."""
+    return next(ctx for floor, ctx in CTX_TIERS if total_vram >= floor)
+
+
+def predicted_vram(model: ModelSpec, weight_bytes: int, ctx_total: int) -> int:
+    """llm/llama_server.go PredictServerVRAM: file size + an f16 KV estimate from the smallest KV head count."""
+    kv_heads = min((a.n_kv_heads for a in model.attention_layers), default=1) or 1
+    head_dim = model.hidden_size // max(1, model.n_heads)
+    return weight_bytes + 2 * model.n_layers * kv_heads * head_dim * ctx_total * 2
+
+
+def automatic_batch(ctx_total: int, predicted: int, available: int, *, flash_off_on_cuda: bool,
+                    small_cuda_gpu: bool) -> int:
+    """server/sched.go automaticGenerationBatch: -b/-ub for completion models when num_batch is not set."""
+    if flash_off_on_cuda:
+        # constrainedCUDAWithoutFlashAttention: context > 4096 on a CUDA GPU with ≤ 8 GiB
+        return BATCH_CONSTRAINED if (ctx_total > 4096 and small_cuda_gpu) else BATCH_DEFAULT
+    batch = BATCH_LARGE if ctx_total > 32768 else BATCH_MEDIUM if ctx_total > 4096 else BATCH_DEFAULT
+
+    def fits(b: int) -> bool:     # generationBatchFits
+        if predicted == 0 or available == 0:
+            return True
+        threshold = available * 80 // 100
+        if predicted > threshold:
+            return False
+        if predicted > available * HEADROOM_PERCENT.get(b, 100) // 100:
+            return False
+        return SURCHARGE.get(b, 0) <= threshold - predicted
+
+    while batch > BATCH_DEFAULT and not fits(batch):
+        batch = BATCH_MEDIUM if batch > BATCH_MEDIUM else BATCH_DEFAULT   # nextLowerGenerationBatch
+    return batch
+
+
+class Ollama:
+    """Ollama planner. Server environment that ``Settings`` does not carry is given here:
+    ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes)."""
+
+    name = "ollama"
+    pools_kv = False
+
+    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0):
+        self.context_length = context_length
+        self.gpu_overhead = gpu_overhead
+        self._llama = LlamaCpp()
+
+    # --- defaults ------------------------------------------------------------------------
+    def _total_vram(self, targets: list[Target]) -> int:
+        # server/routes.go Serve sums gpu.TotalMemory − OLLAMA_GPU_OVERHEAD. On Apple Silicon Ollama's
+        # Metal discovery reports recommendedMaxWorkingSetSize as the total (discover/gpu_info_darwin.m),
+        # which is what a unified Target's capacity holds.
+        total = 0
+        for t in targets:
+            if t.kind == "gpu":
+                total += max(0, (t.total or t.capacity) - self.gpu_overhead)
+            elif t.kind == "unified":
+                total += max(0, t.capacity - self.gpu_overhead)
+        return total
+
+    def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
+        num_ctx = settings.ctx or self.context_length or default_num_ctx(self._total_vram(targets))
+        train = model.max_position_embeddings
+        if train and num_ctx > train:
+            num_ctx = train       # llm/server.go NewLlamaServer: "requested context size too large for model"
+        parallel = max(1, settings.parallel or DEFAULT_NUM_PARALLEL)
+        if _family_key(model.family) in SINGLE_SEQUENCE_FAMILIES:
+            parallel = 1
+        return settings.with_(
+            ctx=num_ctx, parallel=parallel,
+            cache_type_k=normalize_cache_type(settings.cache_type_k, field="OLLAMA_KV_CACHE_TYPE"),
+            cache_type_v=normalize_cache_type(settings.cache_type_v, field="OLLAMA_KV_CACHE_TYPE"),
+        )
+
+    # --- allocation ----------------------------------------------------------------------
+    def _llama_settings(self, s: Settings, batch: int, ngl: int, n_cpu_moe: int, flash: str) -> Settings:
+        return Settings(runtime="llama.cpp", ctx=s.ctx, parallel=s.parallel, cache_type_k=s.cache_type_k,
+                        cache_type_v=s.cache_type_v, batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
+                        n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe)
+
+    def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+             targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
+        """llama.cpp common/fit.cpp common_params_fit_impl with a user-set context (Ollama passes -c):
+        keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
+        for MoE models first with the routed experts in system memory, then give whole layers back."""
+        n = model.n_layers
+
+        def run(ngl: int, ncmoe: int) -> Allocation:
+            return self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
+
+        def ok(a: Allocation) -> bool:
+            # fit compares model+context+compute with the free memory it measures after the backend
+            # (CUDA context) is up: in runlocal's terms, the device total (with that context) + margin.
+            return a.devices[0].total + FIT_MARGIN <= gpu.capacity
+
+        full = run(n + 1, 0)
+        if ok(full):
+            return n + 1, 0, full
+
+        def largest(lo: int, hi: int, good) -> int | None:
+            if not good(lo):
+                return None
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if good(mid):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+
+        if model.n_experts:
+            # step 3: dense-only layers, experts of the first k layers on the CPU (llama.cpp's --n-cpu-moe order)
+            keep = largest(0, n, lambda k: ok(run(n + 1, n - k)))
+            if keep is not None:
+                return n + 1, n - keep, run(n + 1, n - keep)
+            ngl = largest(0, n + 1, lambda g: ok(run(g, n))) or 0
+            return ngl, n, run(ngl, n)
+        ngl = largest(0, n + 1, lambda g: ok(run(g, 0))) or 0
+        return ngl, 0, run(ngl, 0)
+
+    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                 targets: list[Target]) -> Allocation:
+        s = asked = self.defaults(model, settings, targets)
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        refusal: str | None = None
+        steps: list[Step] = []
+        assumptions: list[str] = []
+
+        explicit_ctx = settings.ctx or self.context_length
+        tier = default_num_ctx(self._total_vram(targets))
+        steps.append(Step("num_ctx",
+                          f"{'set' if explicit_ctx else f'VRAM tier of {self._total_vram(targets) / GiB:.1f} GiB'}"
+                          f" → {explicit_ctx or tier:,}"
+                          + (f", capped at the training context {model.max_position_embeddings:,}"
+                             if model.max_position_embeddings and (explicit_ctx or tier) > model.max_position_embeddings else ""),
+                          f"{s.ctx:,}", f"server/routes.go Serve; llm/server.go NewLlamaServer ({OLLAMA_REF})"))
+        if s.parallel != max(1, settings.parallel):
+            assumptions.append(f"{model.family}: Ollama forces OLLAMA_NUM_PARALLEL to 1 for this architecture")
+
+        # --- KV cache type and flash attention -------------------------------------------------
+        if s.cache_type_k != s.cache_type_v:
+            refusal = (f"Ollama sets K and V to the one OLLAMA_KV_CACHE_TYPE; K {s.cache_type_k} with "
+                       f"V {s.cache_type_v} cannot be asked for")
+        bad = next((c for c in (s.cache_type_k, s.cache_type_v) if c not in LLAMA_CACHE_TYPES), None)
+        if bad:
+            refusal = f"OLLAMA_KV_CACHE_TYPE={bad}: llama-server accepts {', '.join(LLAMA_CACHE_TYPES)}"
+        quantized_v = s.cache_type_v not in ("f16", "bf16", "f32")
+        flash = s.flash_attn
+        if quantized_v and flash == "off":
+            refusal = refusal or (f"OLLAMA_KV_CACHE_TYPE={s.cache_type_v} needs flash attention, but "
+                                  "OLLAMA_FLASH_ATTENTION=0: llama-server refuses to create the context")
+        if refusal:
+            # still size the memory: an f16 cache when the type cannot be had, flash attention on when V needs it
+            if bad or s.cache_type_k != s.cache_type_v:
+                s = s.with_(cache_type_k="f16", cache_type_v="f16")
+            elif flash == "off":
+                flash = "on"
+
+        # --- batch ----------------------------------------------------------------------------------
+        ctx_total = s.ctx * s.parallel
+        if s.batch:
+            batch = s.batch
+            steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub", f"{batch}",
+                              "llm/llama_server.go appendBatchArgs"))
+        else:
+            pred = predicted_vram(model, weights.total, ctx_total)
+            available = sum(t.capacity for t in gpus)
+            cuda = [t for t in gpus if t.kind == "gpu"]
+            batch = automatic_batch(ctx_total, pred, available, flash_off_on_cuda=flash == "off" and bool(cuda),
+                                    small_cuda_gpu=any((t.total or t.capacity) <= 8 * GiB for t in cuda))
+            start = BATCH_LARGE if ctx_total > 32768 else BATCH_MEDIUM if ctx_total > 4096 else BATCH_DEFAULT
+            steps.append(Step("num_batch (automatic)",
+                              f"context {ctx_total:,} → {start}, lowered while predicted {pred / GiB:.2f} GiB "
+                              f"(file + f16 KV) leaves too little of {available / GiB:.2f} GiB "
+                              "(≤ 80 %, 75 %/60 % headroom, 768 MiB/2 GiB surcharge)",
+                              f"-b {batch} -ub {batch}", "server/sched.go automaticGenerationBatch, PredictServerVRAM"))
+
+        # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
+        if not gpus:
+            ngl, ncmoe = 0, 0
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        elif s.n_gpu_layers is not None and s.n_gpu_layers >= 0:
+            ngl, ncmoe = s.n_gpu_layers, s.n_cpu_moe
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
+            steps.append(Step("layers", "num_gpu set: passed as -ngl, --fit leaves it alone", f"-ngl {ngl}",
+                              "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
+        else:
+            ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0])
+            gpu_dev = alloc.devices[0]
+            # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
+            blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
+            steps.append(Step("layers (llama-server --fit)",
+                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {FIT_MARGIN // MiB} MiB margin "
+                              f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
+                              + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
+                              f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
+                              "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
+            if blocks < model.n_layers or ncmoe:
+                assumptions.append(f"Ollama offloads automatically: {model.n_layers - blocks} layers"
+                                   + (f" and the experts of {ncmoe} layers" if ncmoe else "")
+                                   + " run from system memory (slower)")
+
+        # --- refusal: the CPU share against host RAM ----------------------------------------------
+        cpu_dev = next((d for d in alloc.devices if d.kind == "cpu"), None)
+        if refusal is None and cpu_dev is not None and host is not None and host.capacity > 0 \
+                and cpu_dev.total > host.capacity:
+            refusal = (f"model requires more system memory ({_human(cpu_dev.total)}) than is available "
+                       f"({_human(host.capacity)})")
+
+        s_out = asked.with_(batch=settings.batch, ubatch=settings.ubatch)
+        return Allocation(
+            settings=s_out, devices=alloc.devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
+            kv_cache_tokens=None, max_concurrency=None, refusal=refusal,
+            steps=tuple(steps) + alloc.steps,
+            assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
+                         f"-b {batch} -ub {batch}, flash attention {flash}",
+                         f"GPU layers by llama-server --fit (margin {FIT_MARGIN // MiB} MiB); first GPU only",
+                         "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
+                         "the refusal message is Ollama v0.13–v0.29's (llm/server.go verifyLayout); "
+                         "v0.30+ lets llama-server fail to allocate instead",
+                         *assumptions, *alloc.assumptions),
+        )
+
+    # --- command ------------------------------------------------------------------------
+    def command(self, model: ModelSpec, settings: Settings) -> str:
+        # Server-wide choices are environment variables of `ollama serve` (envconfig/config.go); per-model
+        # ones are options: `/set parameter …` in `ollama run`, or PARAMETER lines in a Modelfile.
+        s = settings
+        env = []
+        if s.parallel > 1:
+            env.append(f"OLLAMA_NUM_PARALLEL={s.parallel}")
+        quantized = s.cache_type_k != "f16" or s.cache_type_v != "f16"
+        if s.flash_attn == "on" or s.cache_type_v not in ("f16", "bf16", "f32"):
+            env.append("OLLAMA_FLASH_ATTENTION=1")     # a quantized V cache needs it (llama.cpp src/llama-context.cpp)
+        elif s.flash_attn == "off":
+            env.append("OLLAMA_FLASH_ATTENTION=0")
+        if quantized:
+            env.append(f"OLLAMA_KV_CACHE_TYPE={s.cache_type_k}")
+        if self.gpu_overhead:
+            env.append(f"OLLAMA_GPU_OVERHEAD={self.gpu_overhead}")
+        params = []
+        if s.ctx:
+            params.append(f"num_ctx {s.ctx}")
+        if s.n_gpu_layers is not None and s.n_gpu_layers >= 0:
+            params.append(f"num_gpu {s.n_gpu_layers}")
+        if s.batch:
+            params.append(f"num_batch {s.batch}")
+        line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + f"ollama run {model.id}"
+        if params:
+            line += (", then " + ", ".join(f"/set parameter {p}" for p in params)
+                     + " (Modelfile: " + ", ".join(f"PARAMETER {p}" for p in params) + ")")
+        return line
+
+
+def _human(n: int) -> str:
+    """format.HumanBytes2 (ollama/format/bytes.go): binary units with one decimal."""
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+__all__ = ["Ollama", "automatic_batch", "default_num_ctx", "predicted_vram"]
