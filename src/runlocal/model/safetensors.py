@@ -44,7 +44,7 @@ def parse_header(raw: bytes, name: str) -> tuple[list[TensorInfo], dict[str, Any
         if not isinstance(info, dict):
             raise ModelFormatError(f"{name}: tensor '{tname}' entry is not an object")
         dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if dtype not in DTYPE_BYTES:
+        if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
             raise ModelFormatError(f"{name}: tensor '{tname}' has unknown dtype {dtype!r}")
         if not (isinstance(shape, list) and all(isinstance(d, int) and 0 <= d < 1 << 40 for d in shape)):
             raise ModelFormatError(f"{name}: tensor '{tname}' shape must be a list of non-negative integers")
