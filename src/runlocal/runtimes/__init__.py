@@ -9,11 +9,15 @@ _NAMES = {
     "llama.cpp": "llamacpp", "llamacpp": "llamacpp", "llama-cpp": "llamacpp", "llama-server": "llamacpp",
     "llama_cpp": "llamacpp",
     "vllm": "vllm",
+    "ollama": "ollama", "sglang": "sglang", "transformers": "transformers", "hf": "transformers",
+    "huggingface": "transformers", "mlx": "mlx", "mlx-lm": "mlx", "mlx_lm": "mlx",
 }
+_CLASSES = {"ollama": ("ollama", "Ollama"), "sglang": ("sglang", "SGLang"),
+            "transformers": ("transformers", "Transformers"), "mlx": ("mlx", "MLX")}
 
 
 def runtime_names() -> list[str]:
-    return ["llama.cpp", "vllm"]
+    return ["llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx"]
 
 
 def get_runtime(name: str) -> Runtime:
@@ -26,6 +30,11 @@ def get_runtime(name: str) -> Runtime:
         from .vllm import VLLM
 
         return VLLM()
+    if key in _CLASSES:
+        import importlib
+
+        module, cls = _CLASSES[key]
+        return getattr(importlib.import_module(f".{module}", __name__), cls)()
     raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())})")
 
 
