@@ -10,7 +10,8 @@
 #   .whl/gguf-0.19.0-py3-none-any.whl
 #   .llamacpp-libs/libs.tar.xz.NN   (optional) libraries built by an earlier run
 # Outputs go to $OUT (or /tmp/out): run.log, nvidia-smi.txt, cuda.jsonl and, when the
-# libraries were built by this run and PACK_LIBS=1, libs.tar.xz.NN (15 MB pieces).
+# libraries were built by this run and PACK_LIBS=1, libs.tar.xz.NN (15 MB pieces);
+# diag_*.log: a first quick run (see diag below).
 # BUDGET (seconds, default 560) bounds the whole run; measure.py stops before it.
 set -x
 T0=$(date +%s)
@@ -64,6 +65,10 @@ if [ ! -f $B/bin/libggml-cuda.so ]; then
   echo "BUILD_SECONDS $(( $(date +%s) - TB ))"
   BUILT=1
   ls -la $B/bin
+  if [ "${PACK_LIBS:-0}" = 1 ]; then
+    tar -C /tmp -cf - lcb/bin | xz -T0 -1 > /tmp/libs.tar.xz && ls -la /tmp/libs.tar.xz
+    split -b 15M -d /tmp/libs.tar.xz "$OUTD/libs.tar.xz."
+  fi
 fi
 # the CUDA runtime libraries ggml-cuda links to
 ldd $B/bin/libggml-cuda.so | grep -E "cublas|cudart|not found"
@@ -76,19 +81,35 @@ if [ ! -f $GG/qwen3-30b-a3b.q4_0.gguf ]; then
 fi
 df -h /tmp | tail -1; du -sh $GG
 
+# a quick check that measure.py runs here; on a crash, retry without the Python log
+# callback (llama.cpp's own logger to a file), then with the CPU alone, for the record
+diag() {
+  local name=$1; shift
+  LLAMA_CPP_LIB_PATH=$B/bin timeout 150 python3 -X faulthandler measurements/llamacpp/measure.py --backend cuda \
+    --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $GG --out /tmp/diag_$name.jsonl --models qwen3-4b \
+    --echo "$@" > "$OUTD/diag_$name.log" 2>&1
+  local rc=$?
+  echo "diag $name rc=$rc"; tail -c 3000 "$OUTD/diag_$name.log"
+  return $rc
+}
+CAPTURE=${CAPTURE:-}
+if [ -z "$CAPTURE" ]; then
+  if diag cb --plan all:smoke; then CAPTURE=callback
+  elif diag fd --plan all:smoke --capture fd; then CAPTURE=fd
+  else diag cpu --plan 0:smoke --capture fd; CAPTURE=none
+  fi
+fi
+echo "CAPTURE=$CAPTURE"
+[ "$CAPTURE" = none ] && { echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"; exit 5; }
+
 # resume from earlier results carried in the working tree
 [ -f measurements/llamacpp/data/cuda.jsonl ] && [ ! -f "$OUTD/cuda.jsonl" ] && cp measurements/llamacpp/data/cuda.jsonl "$OUTD/cuda.jsonl"
-PACK_LIBS=${PACK_LIBS:-0}
-REMAIN=$(( BUDGET - ($(date +%s) - T0) - ( BUILT * PACK_LIBS * 45 ) - 15 ))
+REMAIN=$(( BUDGET - ($(date +%s) - T0) - 15 ))
 echo "measure budget ${REMAIN}s"
 LLAMA_CPP_LIB_PATH=$B/bin timeout $(( REMAIN + 60 )) python3 measurements/llamacpp/measure.py --backend cuda \
   --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $GG --out "$OUTD/cuda.jsonl" --resume \
-  --deadline "$REMAIN" ${MEASURE_ARGS}
+  --deadline "$REMAIN" --capture "$CAPTURE" ${MEASURE_ARGS}
 echo "measure rc=$?"
 wc -l "$OUTD/cuda.jsonl"
 
-if [ "$BUILT" = 1 ] && [ "$PACK_LIBS" = 1 ]; then
-  tar -C /tmp -cf - lcb/bin | xz -T0 -2 > /tmp/libs.tar.xz && ls -la /tmp/libs.tar.xz
-  split -b 15M -d /tmp/libs.tar.xz "$OUTD/libs.tar.xz."
-fi
 echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"

@@ -1,0 +1,406 @@
+"""Name the failure in a log: stream its lines, match the knowledge base, pick what killed it.
+
+Precedence (how one answer is chosen when several entries match)
+----------------------------------------------------------------
+1. Every line is matched against every entry's signatures (case-insensitive, one line at a time).
+   The match with the highest ``priority`` wins; on a tie the *earliest* line wins, because the
+   first error of a given rank is the root and later ones are its echoes (other workers, retries).
+2. Priorities are banded so that the bands, not the order in the log, decide:
+
+   ====== ===================================================================================
+   85-100 specific capacity failures (vLLM KV cache / utilization, SGLang pool, Ollama RAM,
+          kernel OOM killer, llama.cpp buffers, Metal, accelerate offload)
+   70-75  generic out-of-memory messages (PyTorch CUDA/HIP ``OutOfMemoryError``)
+   60-65  not-memory errors that look like memory problems (no kernel image, old driver,
+          bf16 on old GPUs, illegal memory access, tokenizer, trust_remote_code, gated repo)
+   40-55  symptoms and warnings that name no cause (vLLM ``EngineDeadError``, a bare
+          ``Killed``, llama.cpp "failed to create context", SGLang retraction warnings)
+   ====== ===================================================================================
+
+   So a capacity failure anywhere in the log beats a not-memory error: an error *before* the
+   OOM was survived (the process went on), and one *after* it is usually a consequence of it.
+   A not-memory error beats a symptom: "engine dead" after an illegal memory access is reported
+   as the illegal memory access.
+3. A generic CUDA out-of-memory error is then refined (:func:`refine_cuda_oom`):
+
+   * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
+     + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
+     (≥ 1 GiB, or ≥ 10 % of a smaller card);
+   * ``cuda_oom_load`` when the lines around it (40 before, 25 after) show a loading or start-up
+     phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
+     warm-up, CUDA-graph capture, ``torch.load``…;
+   * ``cuda_oom_long_context`` when they show generation instead: ``generate``, attention,
+     ``past_key_value``, ``execute_model``, prefill, HTTP completion requests…, or when the single
+     failed request is ≥ 25 % of the card (weights load tensor by tensor; only activations of a
+     long sequence come in blocks that large);
+   * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
+
+   Two runtime rules come first: in a llama.cpp/Ollama log a generic CUDA OOM is a ggml
+   allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
+   ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
+4. Nothing matched: category ``unknown``.
+
+Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
+to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Any, Iterable, Iterator
+
+from . import kb
+from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
+
+__all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
+           "normalize_runtime"]
+
+GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
+ENGINE_DEAD_ID = "vllm-engine-dead"
+GGML_OOM_ID = "llamacpp-cuda-malloc"
+PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
+           "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
+
+CONTEXT_BEFORE = 40
+CONTEXT_AFTER = 25
+CONTEXT_LINE_MAX = 2048
+MATCHED_LINE_MAX = 500
+GiB = 1 << 30
+
+_LOAD_RE = re.compile(
+    r"from_pretrained|load_state_dict|_load_pretrained_model|load_checkpoint|checkpoint shards|load_weights"
+    r"|load_model|get_model\(|initialize_model|model_loader|init_device|profile_run|_dummy_run"
+    r"|_dummy_sampler_run|warming up|profiling|determine_num_available_blocks|determine_available_memory"
+    r"|initialize_kv_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|torch\.load|set_module_tensor_to_device"
+    r"|dispatch_model|load_single_module|loading weights|load_tensors|\.to\(device\)|model\.to\(|model\.cuda\(")
+_RUN_RE = re.compile(
+    r"generate\(|\bgeneration\b|execute_model|_model_forward|attention|\battn|sdpa|scaled_dot_product"
+    r"|past_key_value|prefill|\bdecode\b|sample_tokens|logits|/completions|/generate|received request"
+    r"|in forward")
+
+# runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
+_RUNTIME_TOKENS = {
+    "ollama": "ollama", "llama runner": "ollama", "lmstudio": "lmstudio", "lm studio": "lmstudio",
+    "vllm": "vllm", "enginecore": "vllm", "sglang": "sglang", "sgl_jax": "sglang",
+    "text-generation-launcher": "tgi", "text_generation_server": "tgi",
+    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",
+    "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
+    "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
+    "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
+    "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
+    "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
+    "llamafile": "llama.cpp",
+    "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
+    "bitsandbytes": "transformers",
+}
+_RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
+# runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
+_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "llama.cpp",
+                  "transformers")
+_RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
+_TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
+_ALIASES = {
+    "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-cpp-python": "llama.cpp",
+    "llama-server": "llama.cpp", "koboldcpp": "llama.cpp", "llamafile": "llama.cpp",
+    "hf": "transformers", "huggingface": "transformers", "accelerate": "transformers",
+    "bitsandbytes": "transformers", "torch": "pytorch", "lm studio": "lmstudio", "lm-studio": "lmstudio",
+    "trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "text-generation-inference": "tgi", "mlx-lm": "mlx", "mlx_lm": "mlx",
+}
+
+
+def normalize_runtime(runtime: str | None) -> str | None:
+    if not runtime:
+        return None
+    r = runtime.strip().lower()
+    return _ALIASES.get(r, r)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What failed, why, what to do, and the figures the log states."""
+
+    category: str
+    entry: kb.Entry | None
+    title: str
+    cause: str
+    fixes: tuple[dict[str, str], ...] = ()
+    extracted: dict[str, Any] = field(default_factory=dict, hash=False)
+    matched_line: str | None = None
+    line_number: int | None = None
+    runtime: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, "title": self.title, "cause": self.cause,
+                "fixes": [dict(f) for f in self.fixes], "extracted": dict(self.extracted)}
+
+
+def _anchor(pattern: str) -> str:
+    """The longest literal run a pattern requires (lower-cased), or "" when there is none."""
+    try:
+        from re import _parser as sre_parse  # Python ≥ 3.11
+        from re._constants import LITERAL, BRANCH
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+        from sre_constants import LITERAL, BRANCH  # type: ignore[no-redef]
+    parsed = list(sre_parse.parse(pattern))
+    if len(parsed) == 1 and parsed[0][0] is BRANCH:  # a|b at top level: no literal is required
+        return ""
+    best, run = "", []
+    for op, av in parsed:
+        if op is LITERAL:
+            run.append(chr(av))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    if len(run) > len(best):
+        best = "".join(run)
+    return best.lower()
+
+
+class _Index:
+    """All signatures, with a literal anchor each, and one gate regex over the anchors."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, kb.Entry, re.Pattern[str]]] = []
+        anchors = set()
+        self.always = False
+        for entry, src, pat in kb.iter_signatures():
+            a = _anchor(src)
+            if not a.strip():
+                self.always = True
+            anchors.add(a)
+            self.items.append((a, entry, pat))
+        self.anchors = frozenset(a for a in anchors if a.strip())
+        self.gate = re.compile(trie_regex(self.anchors))
+
+    def match(self, line: str, low: str) -> list[kb.Entry]:
+        if not self.always and not self.gate.search(low):
+            return []
+        seen: dict[str, kb.Entry] = {}
+        for anchor, entry, pat in self.items:
+            if entry.id not in seen and anchor in low and pat.search(line):
+                seen[entry.id] = entry
+        return list(seen.values())
+
+
+_INDEX: _Index | None = None
+
+
+def _index() -> _Index:
+    global _INDEX
+    if _INDEX is None:
+        _INDEX = _Index()
+    return _INDEX
+
+
+def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool) -> str:
+    """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc)."""
+    req, free = figures.get("requested_bytes"), figures.get("free_bytes")
+    total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
+    if req and free is not None and cached:
+        threshold = min(GiB, 0.1 * total) if total else GiB
+        if free < req <= free + cached and cached >= threshold:
+            return "fragmentation"
+    if loading:
+        return "cuda_oom_load"
+    if running:
+        return "cuda_oom_long_context"
+    if req and total and req >= 0.25 * total:
+        return "cuda_oom_long_context"
+    return "cuda_oom_load"
+
+
+class Scanner:
+    """The streaming core of :func:`diagnose_lines`: ``feed`` lines, then ``finish``."""
+
+    def __init__(self, runtime: str | None = None) -> None:
+        self.runtime = normalize_runtime(runtime)
+        self.index = _index()
+        self.extractor = Extractor()
+        self.ring: deque[str] = deque(maxlen=CONTEXT_BEFORE)
+        self.best: tuple[int, kb.Entry, int, str] | None = None
+        self.after = 0
+        self.loading = self.running = False
+        self.engine_dead = False
+        self.runtimes_seen: dict[str, int] = {}
+        self.n = 0
+        self._any_gate = re.compile(trie_regex(self.index.anchors | TRIGGERS | set(_RUNTIME_TOKENS)))
+
+    def feed(self, line: str) -> None:
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+        self.n += 1
+        low = line.lower()
+        if self.after:
+            self._context(low)
+            self.after -= 1
+        self.ring.append(low[:CONTEXT_LINE_MAX])
+        if not self._any_gate.search(low):
+            return
+        self.extractor.feed(line, low)
+        if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
+            for tok in _RUNTIME_RE.findall(low):
+                rt = _RUNTIME_TOKENS[tok]
+                self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
+        matches = self.index.match(line, low)
+        if matches:
+            self._consider(matches, line, low)
+
+    def _context(self, low: str) -> None:
+        if _LOAD_RE.search(low):
+            self.loading = True
+        if _RUN_RE.search(low):
+            self.running = True
+
+    def _consider(self, matches: list[kb.Entry], line: str, low: str) -> None:
+        if any(e.id == ENGINE_DEAD_ID for e in matches):
+            self.engine_dead = True
+        top = max(matches, key=lambda e: e.priority)
+        if self.best is not None and top.priority <= self.best[0]:
+            return
+        self.best = (top.priority, top, self.n, line[:MATCHED_LINE_MAX])
+        self.loading = self.running = False
+        self.after = 0
+        if top.id in GENERIC_OOM_IDS:
+            for ctx in self.ring:  # the 40 lines up to and including this one
+                self._context(ctx)
+            self.after = CONTEXT_AFTER
+
+    def detected_runtime(self) -> str | None:
+        """The runtime the log comes from: Ollama if named at all (it embeds llama.cpp's lines), else the
+        most-named one, where names of transformers count half (every Python runtime imports it)."""
+        seen = self.runtimes_seen
+        if not seen:
+            return None
+        if "ollama" in seen:
+            return "ollama"
+        weight = {r: c * (0.5 if r == "transformers" else 1.0) for r, c in seen.items()}
+        return max(weight, key=lambda r: (weight[r], -_RUNTIME_ORDER.index(r)))
+
+    def finish(self) -> Diagnosis:
+        figures = self.extractor.result()
+        detected = self.detected_runtime()
+        if detected:
+            figures.setdefault("runtime", detected)
+        runtime = self.runtime or detected
+        if self.best is None:
+            return Diagnosis(
+                category="unknown", entry=None, title="No known failure found in this log",
+                cause=f"None of the {len(kb.load_entries())} known failure signatures matched. Paste the lines "
+                      "around the first error (the traceback and the line before it), or search the list "
+                      "with `runlocal errors WORDS`.",
+                fixes=(), extracted=figures, runtime=runtime)
+        _, entry, line_no, line = self.best
+        if entry.id in GENERIC_OOM_IDS:
+            if runtime in ("llama.cpp", "ollama") and not _TORCH_OOM.search(line):
+                entry = kb.get(GGML_OOM_ID) or entry
+            elif self.engine_dead:
+                entry = kb.get(ENGINE_DEAD_ID) or entry
+            else:
+                category = refine_cuda_oom(figures, self.loading, self.running)
+                entry = kb.get(PRIMARY[category]) or entry
+        return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+                         fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
+                         line_number=line_no, runtime=runtime)
+
+
+def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:
+    """The entry's solutions as fixes, keeping those that apply to ``runtime`` (all if none apply)."""
+    out = []
+    for sol in entry.solutions:
+        cmd = sol.command_for(runtime)
+        if cmd is not None:
+            out.append({"title": sol.title, "command": cmd, "effect": ""})
+    if not out and runtime is not None:
+        return _fixes(entry, None)
+    return out
+
+
+def _split(item: str) -> Iterator[str]:
+    """One item of the iterable → its lines (items may hold several lines, or tqdm's bare \\r)."""
+    if "\n" not in item and "\r" not in item:
+        yield item
+        return
+    for line in _iter_text(item):
+        if "\r" in line:
+            yield from (p for p in line.split("\r") if p)
+        elif line:
+            yield line
+
+
+def diagnose_lines(lines: Iterable[str], runtime: str | None = None) -> Diagnosis:
+    """Diagnose a stream of log lines (any iterable; items may carry their newline)."""
+    scan = Scanner(runtime)
+    for item in lines:
+        if isinstance(item, (bytes, bytearray)):
+            item = item.decode("utf-8", errors="replace")
+        for line in _split(item):
+            scan.feed(line)
+    return scan.finish()
+
+
+def _iter_text(text: str) -> Iterator[str]:
+    start, n = 0, len(text)
+    while start < n:
+        nl = text.find("\n", start)
+        if nl < 0:
+            nl = n
+        yield text[start:min(nl, start + MAX_LINE)]
+        start = nl + 1
+
+
+def diagnose_text(text: str, runtime: str | None = None) -> Diagnosis:
+    """Diagnose a pasted log or error message."""
+    return diagnose_lines(_iter_text(text or ""), runtime)
+
+
+def iter_lines(stream: IO[Any], chunk_size: int = 1 << 20, max_line: int = MAX_LINE) -> Iterator[str]:
+    """Lines of a text or binary stream, read in chunks; each line is cut at ``max_line`` characters."""
+    decoder = None
+    buf: list[str] = []
+    buf_len = 0
+    while True:
+        chunk = stream.read(chunk_size)
+        if not chunk:
+            break
+        if isinstance(chunk, (bytes, bytearray)):
+            if decoder is None:
+                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            chunk = decoder.decode(chunk)
+        start = 0
+        while True:
+            nl = chunk.find("\n", start)
+            end = len(chunk) if nl < 0 else nl
+            if buf_len < max_line:
+                piece = chunk[start:min(end, start + max_line - buf_len)]
+                buf.append(piece)
+                buf_len += len(piece)
+            if nl < 0:
+                break
+            yield "".join(buf).rstrip("\r")
+            buf, buf_len = [], 0
+            start = nl + 1
+    if decoder is not None:
+        tail = decoder.decode(b"", final=True)
+        if tail and buf_len < max_line:
+            buf.append(tail[: max_line - buf_len])
+    if buf and "".join(buf):
+        yield "".join(buf).rstrip("\r")
+
+
+def diagnose_file(path_or_stream: str | os.PathLike[str] | IO[Any], runtime: str | None = None) -> Diagnosis:
+    """Diagnose a log file (a path, or an open text/binary stream), reading it in 1 MiB chunks."""
+    if isinstance(path_or_stream, (str, os.PathLike)):
+        with open(path_or_stream, "rb") as f:
+            return diagnose_lines(iter_lines(f), runtime)
+    if isinstance(path_or_stream, io.TextIOBase) or hasattr(path_or_stream, "read"):
+        return diagnose_lines(iter_lines(path_or_stream), runtime)
+    raise TypeError("diagnose_file: expected a path or a readable stream")

@@ -1,0 +1,505 @@
+"""Pull every figure a log states (sizes, context lengths, layer counts…) out of it, line by line.
+
+:class:`Extractor` is fed one line at a time and keeps only the figures, never the lines, so its
+memory is bounded whatever the size of the log. When a figure appears several times the latest
+value wins (the last attempt is the one that failed), except the model name, where a path or
+repo id is preferred over a display name. Sizes are returned as integer bytes.
+
+Units are read as written: ``GB`` is 10⁹ and ``GiB`` 2³⁰, with two documented exceptions where a
+runtime prints "GB" for binary gigabytes (vLLM's "Loading model weights took … GB" and SGLang's
+"avail mem=… GB"), and the kernel's ``kB`` in dmesg, which is KiB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+MAX_LINE = 64 * 1024
+
+_UNITS = {
+    "b": 1, "byte": 1, "bytes": 1,
+    "k": 1024, "kb": 1000, "kib": 1024,
+    "m": 1024**2, "mb": 1000**2, "mib": 1024**2,
+    "g": 1024**3, "gb": 1000**3, "gib": 1024**3,
+    "t": 1024**4, "tb": 1000**4, "tib": 1024**4,
+}
+
+_NUM = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+_UNIT = r"(bytes?|[KMGT]i?B|B)"
+_SIZE = _NUM + r"\s*" + _UNIT
+
+
+def size_to_bytes(number: str | float, unit: str = "B") -> int:
+    """('2.00', 'GiB') → 2147483648; ('1.5', 'GB') → 1500000000; ('1234567', 'bytes') → 1234567."""
+    value = float(str(number).replace(",", ""))
+    factor = _UNITS.get(unit.strip().lower())
+    if factor is None:
+        raise ValueError(f"unknown size unit {unit!r}")
+    return int(round(value * factor))
+
+
+def parse_size(text: str) -> int:
+    """'2.00 GiB' / '512 MiB' / '1.5 GB' / '1234567 bytes' → integer bytes."""
+    m = re.fullmatch(r"\s*" + _SIZE + r"\s*", text, re.I)
+    if not m:
+        raise ValueError(f"not a size: {text!r}")
+    return size_to_bytes(m.group(1), m.group(2))
+
+
+def trie_regex(words) -> str:
+    """One regex matching any of ``words`` with shared prefixes factored out (much faster than a|b|c)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        if "" in node and len(node) == 1:
+            return ""
+        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(trie) if trie else r"(?!)"
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", "").replace("_", ""))
+
+
+def _tokens(s: str) -> int:
+    s = s.strip().lower().replace(",", "")
+    return int(float(s[:-1]) * 1024) if s.endswith("k") else int(s)
+
+
+# --- rules -----------------------------------------------------------------------------------
+# Each rule: (trigger substring in the lower-cased line, compiled regex, handler(match, ex)).
+_Rule = tuple[str, "re.Pattern[str]", Callable[[re.Match[str], "Extractor"], None]]
+_RULES: list[_Rule] = []
+
+
+def _rule(trigger: str | tuple[str, ...], pattern: str, flags: int = re.I):
+    def deco(fn):
+        rx = re.compile(pattern, flags)
+        for t in (trigger,) if isinstance(trigger, str) else trigger:
+            _RULES.append((t, rx, fn))
+        return fn
+    return deco
+
+
+def _set_size(key: str, num_group: int = 1, unit_group: int | None = 2, unit: str | None = None):
+    def handler(m: re.Match[str], ex: "Extractor") -> None:
+        ex.set(key, size_to_bytes(m.group(num_group), unit or m.group(unit_group)))
+    return handler
+
+
+def _set(key: str, group: int = 1, conv: Callable[[str], Any] = str):
+    def handler(m: re.Match[str], ex: "Extractor") -> None:
+        v = m.group(group)
+        if v is not None and v.strip().lower() not in ("none", "null", ""):
+            ex.set(key, conv(v.strip()))
+    return handler
+
+
+# PyTorch OOM (CUDA and ROCm), current wording
+_rule("tried to allocate", r"Tried to allocate " + _SIZE)(_set_size("requested_bytes"))
+
+
+@_rule("capac", r"GPU (\d+) has a total capac\w* of " + _SIZE + r" of which " + _SIZE + r" (?:is )?free")
+def _torch_capacity(m, ex):
+    ex.set("device", f"GPU {m.group(1)}")
+    ex.set("total_bytes", size_to_bytes(m.group(2), m.group(3)))
+    ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
+
+
+_rule("reserved by pytorch but unallocated",
+      _SIZE + r" is reserved by PyTorch but unallocated")(_set_size("reserved_unallocated_bytes"))
+_rule("is allocated by pytorch",
+      r"Of the allocated memory " + _SIZE + r" is allocated by PyTorch")(_set_size("allocated_bytes"))
+_rule("this process has", r"this process has " + _SIZE + r" memory in use")(_set_size("process_used_bytes"))
+
+
+@_rule("memory in use", r"Process \d+ has " + _SIZE + r" memory in use")
+def _other_processes(m, ex):
+    total = sum(size_to_bytes(a, b) for a, b in re.findall(r"Process \d+ has " + _SIZE + r" memory in use",
+                                                            m.string, re.I))
+    ex.set("other_processes_bytes", total)
+
+
+# PyTorch OOM, pre-2.1 wording: (GPU 0; 23.54 GiB total capacity; 11.75 GiB already allocated; ...)
+@_rule("total capacity;", r"\(GPU (\d+); " + _SIZE + r" total capacity")
+def _torch_old(m, ex):
+    line = m.string
+    ex.set("device", f"GPU {m.group(1)}")
+    ex.set("total_bytes", size_to_bytes(m.group(2), m.group(3)))
+    got = {}
+    for key, pat in (("allocated_bytes", r"; " + _SIZE + r" already allocated"),
+                     ("free_bytes", r"; " + _SIZE + r" free"),
+                     ("reserved_bytes", r"; " + _SIZE + r" reserved in total by PyTorch")):
+        mm = re.search(pat, line, re.I)
+        if mm:
+            got[key] = size_to_bytes(mm.group(1), mm.group(2))
+            ex.set(key, got[key])
+    if "reserved_bytes" in got and "allocated_bytes" in got:
+        ex.set("reserved_unallocated_bytes", max(0, got["reserved_bytes"] - got["allocated_bytes"]))
+
+
+# llama.cpp / ggml allocations
+@_rule("allocating", r"allocating ([\d.]+) MiB on device (\d+)")
+def _ggml_alloc(m, ex):
+    ex.set("requested_bytes", size_to_bytes(m.group(1), "MiB"))
+    ex.set("device", f"CUDA{m.group(2)}")
+
+
+@_rule("buffer of size", r"failed to allocate (\w+) buffer of size (\d+)")
+def _ggml_alloc_size(m, ex):
+    ex.set("requested_bytes", int(m.group(2)))
+    ex.set("device", m.group(1))
+
+
+_rule("buffer of size", r"failed to allocate buffer of size (\d+)")(_set("requested_bytes", 1, int))
+_rule("allocate", r"failed to allocate ([\d.]+) MiB")(_set_size("requested_bytes", 1, None, "MiB"))
+
+
+# Metal / MLX
+@_rule("attempting to allocate", r"Attempting to allocate (\d+) bytes which is greater than the maximum "
+                                 r"allowed buffer size of (\d+) bytes")
+def _mlx(m, ex):
+    ex.set("requested_bytes", int(m.group(1)))
+    ex.set("max_buffer_bytes", int(m.group(2)))
+
+
+# Ollama
+@_rule("requires more system memory", r"requires more system memory \(" + _SIZE + r"\) than is available \("
+                                      + _SIZE + r"\)")
+def _ollama_sysmem(m, ex):
+    ex.set("requested_bytes", size_to_bytes(m.group(1), m.group(2)))
+    ex.set("free_bytes", size_to_bytes(m.group(3), m.group(4)))
+
+
+@_rule('msg="system memory"', r'total="' + _SIZE + r'".*?free="' + _SIZE + r'"')
+def _ollama_ram(m, ex):
+    ex.set("ram_total_bytes", size_to_bytes(m.group(1), m.group(2)))
+    ex.set("ram_free_bytes", size_to_bytes(m.group(3), m.group(4)))
+
+
+@_rule('msg="inference compute"', r'name="([^"]+)".*?total="' + _SIZE + r'".*?available="' + _SIZE + r'"')
+def _ollama_gpu(m, ex):
+    ex.set("gpu_name", m.group(1))
+    ex.set("total_bytes", size_to_bytes(m.group(2), m.group(3)))
+    ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
+
+
+# vLLM
+@_rule("free memory on device", r"Free memory on device(?: (\S+))? \(([\d.]+)/([\d.]+) GiB\)")
+def _vllm_free(m, ex):
+    if m.group(1):
+        ex.set("device", m.group(1))
+    ex.set("free_bytes", size_to_bytes(m.group(2), "GiB"))
+    ex.set("total_bytes", size_to_bytes(m.group(3), "GiB"))
+
+
+@_rule("desired gpu memory utilization", r"desired GPU memory utilization (?:is )?\(([\d.]+), ([\d.]+) GiB\)")
+def _vllm_desired(m, ex):
+    ex.set("gpu_memory_utilization", float(m.group(1)))
+    ex.set("requested_bytes", size_to_bytes(m.group(2), "GiB"))
+
+
+@_rule("stored in kv cache", r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be "
+                             r"stored in KV cache \((\d+)\)")
+def _vllm_kv_v0(m, ex):
+    ex.set("max_model_len", int(m.group(1)))
+    ex.set("kv_cache_tokens", int(m.group(2)))
+
+
+_rule("max seq len (", r"max seq len \((\d+)\)")(_set("max_model_len", 1, int))
+_rule("kv cache is needed", _NUM + r"\s*GiB KV cache is needed")(_set_size("requested_bytes", 1, None, "GiB"))
+_rule("available kv cache memory", r"available KV cache memory:? \(?" + _SIZE)(_set_size("kv_cache_bytes"))
+_rule("estimated maximum model length", r"estimated maximum model length is (\d+)")(
+    _set("kv_cache_tokens", 1, int))
+_rule("gpu kv cache size", r"GPU KV cache size: ([\d,]+) tokens")(_set("kv_cache_tokens", 1, _int))
+
+
+@_rule("maximum concurrency for", r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+def _vllm_concurrency(m, ex):
+    ex.set("max_model_len", _int(m.group(1)))
+    ex.set("max_concurrency", float(m.group(2)))
+
+
+_rule("# gpu blocks", r"# GPU blocks: (\d+)")(_set("gpu_blocks", 1, int))
+_rule(" took ", r"(?:Loading model weights|Model loading) took ([\d.]+) ?(?:GiB|GB)")(
+    _set_size("weights_bytes", 1, None, "GiB"))  # vLLM prints GiB values with a "GB" label
+
+
+@_rule("memory profiling results", r"total_gpu_memory=([\d.]+)GiB")
+def _vllm_profile(m, ex):
+    ex.set("total_bytes", size_to_bytes(m.group(1), "GiB"))
+    kv = re.search(r"kv_cache_size=([\d.]+)GiB", m.string)
+    if kv:
+        ex.set("kv_cache_bytes", size_to_bytes(kv.group(1), "GiB"))
+    util = re.search(r"gpu_memory_utilization=([\d.]+)", m.string)
+    if util:
+        ex.set("gpu_memory_utilization", float(util.group(1)))
+
+
+@_rule("total_gpu_memory (", r"total_gpu_memory \(([\d.]+)GiB\) x gpu_memory_utilization \(([\d.]+)\)")
+def _vllm_budget(m, ex):
+    ex.set("total_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("gpu_memory_utilization", float(m.group(2)))
+
+
+_rule("model weights take", r"model weights take ([\d.]+)GiB")(_set_size("weights_bytes", 1, None, "GiB"))
+_rule("reserved for kv cache is", r"reserved for KV Cache is ([\d.]+)GiB")(
+    _set_size("kv_cache_bytes", 1, None, "GiB"))
+
+
+@_rule("max_seq_len=", r"max_seq_len=(\d+)")
+def _vllm_config(m, ex):
+    line = m.string
+    ex.set("max_model_len", int(m.group(1)))
+    for key, pat, conv in (("model", r"\bmodel='([^']+)'", str),
+                           ("tensor_parallel_size", r"tensor_parallel_size=(\d+)", int),
+                           ("quantization", r"\bquantization=([\w.-]+)", str),
+                           ("kv_cache_dtype", r"kv_cache_dtype=([\w.-]+)", str),
+                           ("dtype", r"\bdtype=(?:torch\.)?(\w+)", str)):
+        mm = re.search(pat, line)
+        if mm and mm.group(1) not in ("None", "none"):
+            ex.set(key, conv(mm.group(1)), rank=2 if key == "model" else 0)
+
+
+@_rule("non-default args", r"non-default args: \{(.*)\}")
+def _vllm_args(m, ex):
+    s = m.group(1)
+    for key, pat, conv in (("model", r"'model': '([^']+)'", str),
+                           ("max_model_len", r"'max_model_len': (\d+)", int),
+                           ("gpu_memory_utilization", r"'gpu_memory_utilization': ([\d.]+)", float),
+                           ("tensor_parallel_size", r"'tensor_parallel_size': (\d+)", int),
+                           ("kv_cache_dtype", r"'kv_cache_dtype': '([^']+)'", str),
+                           ("quantization", r"'quantization': '([^']+)'", str),
+                           ("max_num_seqs", r"'max_num_seqs': (\d+)", int),
+                           ("max_num_batched_tokens", r"'max_num_batched_tokens': (\d+)", int)):
+        mm = re.search(pat, s)
+        if mm:
+            ex.set(key, conv(mm.group(1)), rank=2 if key == "model" else 0)
+
+
+# command lines (vLLM / SGLang / llama.cpp flags)
+_FLAGS = (
+    ("max_model_len", r"--max[-_]model[-_]len[= ](\d+[kK]?)", _tokens),
+    ("max_model_len", r"--context[-_]length[= ](\d+[kK]?)", _tokens),
+    ("gpu_memory_utilization", r"--gpu[-_]memory[-_]utilization[= ]([\d.]+)", float),
+    ("tensor_parallel_size", r"(?:--tensor[-_]parallel[-_]size|\s-tp|--tp(?:-size)?)[= ](\d+)", int),
+    ("kv_cache_dtype", r"--kv[-_]cache[-_]dtype[= ]([\w.-]+)", str),
+    ("quantization", r"--quantization[= ]([\w.-]+)", str),
+    ("mem_fraction_static", r"--mem[-_]fraction[-_]static[= ]([\d.]+)", float),
+    ("max_num_seqs", r"--max[-_]num[-_]seqs[= ](\d+)", int),
+    ("max_num_batched_tokens", r"--max[-_]num[-_]batched[-_]tokens[= ](\d+)", int),
+    ("n_ctx", r"(?:--ctx-size|(?:^|\s)-c)[= ](\d+)", int),
+    ("n_gpu_layers", r"(?:--n-gpu-layers|--gpu-layers|(?:^|\s)-ngl)[= ](\d+)", int),
+    ("n_batch", r"(?:--batch-size|(?:^|\s)-b)[= ](\d+)", int),
+    ("n_ubatch", r"(?:--ubatch-size|(?:^|\s)-ub)[= ](\d+)", int),
+    ("cache_type_k", r"(?:--cache-type-k|(?:^|\s)-ctk)[= ](\w+)", str),
+    ("cache_type_v", r"(?:--cache-type-v|(?:^|\s)-ctv)[= ](\w+)", str),
+)
+_FLAG_RES = [(k, re.compile(p), conv) for k, p, conv in _FLAGS]
+_MODEL_FLAGS = [re.compile(p) for p in (r"\bvllm serve (?!--)(\S+)", r"--model(?:-path)?[= ](\S+)",
+                                        r"(?:^|\s)-m (\S+\.gguf)\b", r"--model-id[= ](\S+)")]
+
+
+@_rule(("--", ".gguf", "llama-"), r"\s--?[a-z]")
+def _flags(m, ex):
+    line = m.string
+    for key, rx, conv in _FLAG_RES:
+        mm = rx.search(line)
+        if mm:
+            ex.set(key, conv(mm.group(1)))
+    for rx in _MODEL_FLAGS:
+        mm = rx.search(line)
+        if mm:
+            ex.set("model", mm.group(1).strip("'\""), rank=2)
+            break
+
+
+# SGLang
+@_rule("mem_fraction_static=", r"mem_fraction_static=([\d.]+)")
+def _sglang_args(m, ex):
+    line = m.string
+    ex.set("mem_fraction_static", float(m.group(1)))
+    for key, pat, conv in (("model", r"model_path='([^']+)'", str),
+                           ("max_model_len", r"context_length=(\d+)", int),
+                           ("tensor_parallel_size", r"\btp_size=(\d+)", int),
+                           ("kv_cache_dtype", r"kv_cache_dtype='([^']+)'", str),
+                           ("quantization", r"\bquantization='([^']+)'", str),
+                           ("max_total_tokens", r"max_total_tokens=(\d+)", int)):
+        mm = re.search(pat, line)
+        if mm:
+            ex.set(key, conv(mm.group(1)), rank=2 if key == "model" else 0)
+
+
+_rule("max_total_num_tokens=", r"max_total_num_tokens=(\d+)")(_set("kv_cache_tokens", 1, int))
+_rule("context_len=", r"\bcontext_len=(\d+)")(_set("max_model_len", 1, int))
+_rule("max_running_requests=", r"max_running_requests=(\d+)")(_set("max_running_requests", 1, int))
+_rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, "GiB"))  # SGLang: GiB labelled GB
+
+# llama.cpp context parameters
+_rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))
+_rule("n_ctx_per_seq", r"\bn_ctx_per_seq\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
+_rule("n_ctx_slot", r"\bn_ctx_slot\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
+_rule("n_batch", r"\bn_batch\s*=\s*(\d+)")(_set("n_batch", 1, int))
+_rule("n_ubatch", r"\bn_ubatch\s*=\s*(\d+)")(_set("n_ubatch", 1, int))
+_rule("n_seq_max", r"\bn_seq_max\s*=\s*(\d+)")(_set("n_seq_max", 1, int))
+_rule("n_slots", r"\bn_slots\s*=\s*(\d+)")(_set("n_seq_max", 1, int))
+_rule("flash_attn", r"\bflash_attn\s*=\s*'?(\w+)")(_set("flash_attn"))
+_rule("type_k", r"\btype_k\s*=\s*'(\w+)'")(_set("cache_type_k"))
+_rule("type_v", r"\btype_v\s*=\s*'(\w+)'")(_set("cache_type_v"))
+
+
+@_rule("mib, v (", r"\bK \((\w+)\): [\d.]+ MiB, V \((\w+)\)")
+def _kv_types(m, ex):
+    ex.set("cache_type_k", m.group(1))
+    ex.set("cache_type_v", m.group(2))
+
+
+@_rule("offloaded", r"offloaded (\d+)/(\d+) layers to GPU")
+def _layers(m, ex):
+    ex.set("layers_offloaded", int(m.group(1)))
+    ex.set("layers_total", int(m.group(2)))
+
+
+@_rule("kv buffer size", r"(\S+) KV buffer size\s*=\s*([\d.]+) MiB")
+def _kv_buffer(m, ex):
+    ex.buffer("kv", m.group(1), size_to_bytes(m.group(2), "MiB"))
+
+
+@_rule("kv self size", r"KV self size\s*=\s*([\d.]+) MiB")
+def _kv_total(m, ex):
+    ex.set("kv_buffer_bytes", size_to_bytes(m.group(1), "MiB"))
+    ex.buffer_total("kv")
+
+
+@_rule("llama_kv_cache", r"llama_kv_cache\w*: size\s*=\s*([\d.]+) MiB \((\d+) cells")
+def _kv_total_new(m, ex):
+    ex.set("kv_buffer_bytes", size_to_bytes(m.group(1), "MiB"))
+    ex.set("kv_cells", int(m.group(2)))
+    ex.buffer_total("kv")
+
+
+@_rule("compute buffer size", r"(\S+) compute buffer size\s*=\s*([\d.]+) MiB")
+def _compute_buffer(m, ex):
+    ex.buffer("compute", m.group(1), size_to_bytes(m.group(2), "MiB"))
+
+
+@_rule("buffer size", r"load_tensors:\s+(\S+) (?:model )?buffer size\s*=\s*([\d.]+) MiB")
+def _model_buffer(m, ex):
+    ex.buffer("model", m.group(1), size_to_bytes(m.group(2), "MiB"))
+
+
+# GPU and model names
+@_rule(("compute capability", ", gfx"), r"Device (\d+): ([^,]+), (?:compute capability (\d+\.\d+)|gfx)")
+def _ggml_device(m, ex):
+    ex.set("gpu_name", m.group(2).strip())
+    if m.group(3):
+        ex.set("compute_capability", m.group(3))
+
+
+@_rule("using device", r"using device (\w+) \((.+)\) - (\d+) MiB free")
+def _ggml_using(m, ex):
+    ex.set("device", m.group(1))
+    ex.set("gpu_name", m.group(2).strip())
+    ex.set("free_bytes", size_to_bytes(m.group(3), "MiB"))
+
+
+@_rule("gpu has compute capability", r"Your (.+?) GPU has compute capability (\d+\.\d+)")
+def _cc(m, ex):
+    ex.set("gpu_name", m.group(1).strip())
+    ex.set("compute_capability", m.group(2))
+
+
+_rule((": nvidia", ": tesla", ": quadro", ": geforce", ": amd", ": radeon", ": instinct"),
+      r"\bGPU \d+: ((?:NVIDIA|Tesla|Quadro|GeForce|AMD|Radeon|Instinct)[^(\n]*?)\s*(?:\(UUID|$)")(
+    _set("gpu_name"))
+_rule("|   ", r"\|\s+\d+\s+(NVIDIA [^|]+?)\s+(?:On|Off)\s+\|")(_set("gpu_name"))
+_rule("general.name", r"general\.name\s+(?:str\s+)?=\s+(.+?)\s*$")(_set("model_name"))
+_rule("loading model from", r"loading model from '?([^'\s]+)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+_rule(".gguf", r"loaded meta data with .* from (\S+\.gguf)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+_rule("with model '", r"with model '([^']+)'")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+
+
+# the kernel's OOM killer
+@_rule("killed process", r"Killed process (\d+) \(([^)]+)\)")
+def _dmesg(m, ex):
+    ex.set("killed_process", f"{m.group(2)} (pid {m.group(1)})")
+    rss = re.search(r"anon-rss:\s*([\d,]+)kB", m.string)
+    if rss:
+        ex.set("rss_bytes", _int(rss.group(1)) * 1024)
+
+
+TRIGGERS = frozenset(t for t, _, _ in _RULES)
+_TRIGGER_GATE = re.compile(trie_regex(TRIGGERS))
+
+
+class Extractor:
+    """Feed lines with :meth:`feed`; :meth:`result` returns the figures found so far."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._rank: dict[str, int] = {}
+        self._buffers: dict[str, dict[str, int]] = {"kv": {}, "compute": {}, "model": {}}
+        self._totals: set[str] = set()
+        self.lines = 0
+
+    def set(self, key: str, value: Any, rank: int = 0) -> None:
+        """Record a figure; a lower-ranked source never overwrites a higher-ranked one."""
+        if rank >= self._rank.get(key, 0):
+            self._values[key] = value
+            self._rank[key] = rank
+
+    def buffer(self, kind: str, device: str, size: int) -> None:
+        self._buffers[kind][device[:32]] = size
+        if len(self._buffers[kind]) > 64:  # bounded, whatever the log
+            self._buffers[kind].pop(next(iter(self._buffers[kind])))
+
+    def buffer_total(self, kind: str) -> None:
+        self._totals.add(kind)
+
+    def feed(self, line: str, low: str | None = None) -> None:
+        """Read one line (capped at 64 KiB); ``low`` is its lower-cased form if already computed."""
+        self.lines += 1
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE]
+            low = None
+        if low is None:
+            low = line.lower()
+        if not _TRIGGER_GATE.search(low):
+            return
+        done = set()
+        for trigger, rx, handler in _RULES:
+            if trigger in low and rx not in done:
+                done.add(rx)
+                m = rx.search(line)
+                if m:
+                    try:
+                        handler(m, self)
+                    except (ValueError, ArithmeticError):
+                        pass
+
+    def result(self) -> dict[str, Any]:
+        out = dict(self._values)
+        if "model" not in out and "model_name" in out:
+            out["model"] = out["model_name"]
+        for kind, key in (("kv", "kv_buffer_bytes"), ("compute", "compute_buffer_bytes"),
+                          ("model", "model_buffer_bytes")):
+            if self._buffers[kind] and not (kind in self._totals and key in out):
+                out[key] = sum(self._buffers[kind].values())
+        return out
+
+
+def extract_lines(lines) -> dict[str, Any]:
+    """Convenience: run an :class:`Extractor` over an iterable of lines."""
+    ex = Extractor()
+    for line in lines:
+        ex.feed(line.rstrip("\r\n"))
+    return ex.result()
