@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .plan import GGUF_QUANTS, Fix, Plan, _fits, _largest, estimate, is_gguf_quant
+from .plan import GGUF_QUANTS, Fix, Plan, _fits, estimate, is_gguf_quant
+from .runtimes.base import largest
 from .runtimes import Settings, Target, get_runtime
 from .units import format_bytes
 
@@ -37,7 +38,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                          f"context {s.ctx:,} → {plan.max_context:,}; {_peak(alloc)}", 1))
     # 2. fewer parallel sequences
     if s.parallel > 1:
-        n = _largest(1, s.parallel - 1, lambda k: _fits(try_settings(s.with_(parallel=k))[0]))
+        n = largest(1, s.parallel - 1, lambda k: _fits(try_settings(s.with_(parallel=k))[0]))
         if n:
             add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
                 effect_prefix=f"parallel {s.parallel} → {n}; ")
@@ -67,7 +68,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                 break
     # 5. partial offload (llama.cpp): keep some layers on the CPU
     if not runtime.pools_kv and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
-        ngl = _largest(0, model.n_layers, lambda k: _fits(try_settings(s.with_(n_gpu_layers=k))[0]))
+        ngl = largest(0, model.n_layers, lambda k: _fits(try_settings(s.with_(n_gpu_layers=k))[0]))
         if ngl is not None and ngl < (s.n_gpu_layers or 0):
             new = s.with_(n_gpu_layers=ngl)
             alloc, _ = try_settings(new)

@@ -12,6 +12,7 @@ from .errors import InputError
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate, estimate_weights
 from .runtimes import Allocation, Settings, Step, Target, get_runtime
+from .runtimes.base import largest
 from .units import format_bytes
 
 TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
@@ -123,19 +124,6 @@ def _verdict(a: Allocation) -> str:
     return "fits"
 
 
-def _largest(lo: int, hi: int, ok) -> int | None:
-    """Largest n in [lo, hi] with ok(n), assuming ok is monotone decreasing; None if ok(lo) fails."""
-    if not ok(lo):
-        return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True) -> Plan:
     if settings.ctx is not None and settings.ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {settings.ctx}")
@@ -155,9 +143,9 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_ctx = min(limit, alloc.kv_cache_tokens) if alloc.kv_cache_tokens else None
         max_conc = alloc.max_concurrency
     else:
-        max_ctx_units = _largest(1, max(1, limit // granule), lambda n: _fits(alloc_at(ctx=n * granule)))
+        max_ctx_units = largest(1, max(1, limit // granule), lambda n: _fits(alloc_at(ctx=n * granule)))
         max_ctx = max_ctx_units * granule if max_ctx_units else None
-        max_conc = _largest(1, 512, lambda n: _fits(alloc_at(parallel=n)))
+        max_conc = largest(1, 512, lambda n: _fits(alloc_at(parallel=n)))
         max_conc = float(max_conc) if max_conc else None
     speed, speed_step = _speed(model, weights, alloc, targets)
     plan = Plan(model, runtime.name, weights, alloc, _verdict(alloc), max_ctx, max_conc,

@@ -87,6 +87,19 @@ class Allocation:
     assumptions: tuple[str, ...] = field(default=())
 
 
+def largest(lo: int, hi: int, ok) -> int | None:
+    """Largest n in [lo, hi] with ok(n), assuming ok is monotone decreasing; None if ok(lo) fails."""
+    if not ok(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 class Runtime(Protocol):
     name: str
     pools_kv: bool          # True when the runtime preallocates a KV pool from a memory budget (vLLM, SGLang)

@@ -115,14 +115,11 @@ class LlamaCpp:
         gpu_w = cpu_w = 0
         for t in model.tensors:
             size = t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
-            on_gpu = False
             if t.layer is not None:
                 on_gpu = t.layer in split.gpu_layers and not (
                     t.role.startswith("expert_") and t.layer < s.n_cpu_moe)
-            elif t.role in ("lm_head", "norm") and t.role != "embed":
-                on_gpu = split.output_on_gpu
-            if t.role == "lm_head" or (t.role == "norm" and t.layer is None):
-                on_gpu = split.output_on_gpu
+            else:   # the output layer (LM head, final norm) follows -ngl; the token embedding stays on the CPU
+                on_gpu = split.output_on_gpu and t.role in ("lm_head", "norm")
             if on_gpu and gpus:
                 gpu_w += size
             else:

@@ -32,7 +32,7 @@ import re
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, Settings, Step, Target
+from .base import Allocation, Settings, Step, Target, largest
 from .llamacpp import LlamaCpp
 
 MiB = 1 << 20
@@ -159,17 +159,6 @@ class Ollama:
         full = run(n + 1, 0)
         if ok(full):
             return n + 1, 0, full
-
-        def largest(lo: int, hi: int, good) -> int | None:
-            if not good(lo):
-                return None
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if good(mid):
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
 
         if model.n_experts:
             # step 3: dense-only layers, experts of the first k layers on the CPU (llama.cpp's --n-cpu-moe order)
