@@ -44,3 +44,16 @@ def test_cpu_buffers(specs, rec):
     assert abs(cpu.compute / MiB - rec["compute_mib"]) < 0.02                # achieved: to the printed digit
     if "output_mib" in rec:
         assert round(cpu.overhead / MiB, 2) == rec["output_mib"]
+
+
+@pytest.mark.parametrize("ngl, gpu_layers, output_on_gpu", [
+    (0, 0, False),     # nothing offloaded
+    (1, 0, True),      # -ngl 1 offloads the output layer first (it counts as layer n_layer)
+    (2, 1, True),      # then the last repeating layer
+    (33, 32, True),    # all 32 layers + output
+])
+def test_ngl_offloads_output_layer_first(specs, ngl, gpu_layers, output_on_gpu):
+    from runlocal.runtimes.llamacpp import _split
+
+    split = _split(specs["llama-3.1-8b"], ngl)
+    assert len(split.gpu_layers) == gpu_layers and split.output_on_gpu is output_on_gpu

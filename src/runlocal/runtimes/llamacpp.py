@@ -45,9 +45,11 @@ class _Split:
 
 
 def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
+    # src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0); a layer il ≥ i_gpu_start
+    # is offloaded, and the output layer counts as layer n_layer — so it is the first thing -ngl 1 offloads.
     n = model.n_layers
     start = max(n + 1 - n_gpu_layers, 0)
-    return _Split(frozenset(range(start, n)), n_gpu_layers > n)
+    return _Split(frozenset(range(start, n)), n_gpu_layers >= 1)
 
 
 def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool) -> dict[str, int]:
