@@ -10,6 +10,7 @@ from typing import Any
 
 from .errors import InputError
 from .model.spec import ModelSpec
+from .quant import gguf_table
 from .quant.formats import WeightEstimate, estimate_weights
 from .runtimes import Allocation, Settings, Step, Target, get_runtime
 from .runtimes.base import largest
@@ -86,9 +87,7 @@ class Plan:
 # ------------------------------------------------------------------------------------------------
 
 def is_gguf_quant(quant: str) -> bool:
-    from .quant import gguf_mix
-
-    return quant.upper() in gguf_mix.SUPPORTED_FTYPES
+    return quant.upper() in gguf_table.supported_ftypes()
 
 
 def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
@@ -101,9 +100,11 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
         dtype = (model.file_quant or "bf16").lower()
         quant = dtype if dtype in ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16") else "bf16"
     if is_gguf_quant(quant):
-        from .quant import gguf_mix
+        by_type = gguf_table.catalog_weights(model, quant.upper())
+        if by_type is None:
+            from .quant import gguf_mix
 
-        by_type = gguf_mix.weight_bytes_by_type(model, quant.upper())
+            by_type = gguf_mix.weight_bytes_by_type(model, quant.upper())
         total = sum(by_type.values())
         return WeightEstimate(quant.upper(), total, by_type, "llama.cpp quantizer's per-tensor type mix",
                               "src/llama-quant.cpp")

@@ -1,0 +1,61 @@
+"""llama.cpp quant names and the catalog's GGUF weight bytes, without importing gguf-py.
+
+gguf-py imports numpy and its whole package (~100 ms), a third of the startup budget of
+`runlocal check <alias>` (benchmarks/startup.py).  For catalog models the answer of
+``gguf_mix.weight_bytes_by_type`` is a pure function of data that ships with the package, so it
+is tabulated in ``data/gguf_catalog_weights.json`` by ``python -m runlocal.quant.gguf_table``;
+tests/test_gguf_table.py recomputes every entry with gguf_mix and requires equality.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..model.spec import ModelSpec
+
+TABLE = "gguf_catalog_weights.json"
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    return json.loads(resources.files("runlocal.data").joinpath(TABLE).read_text(encoding="utf-8"))
+
+
+def supported_ftypes() -> tuple[str, ...]:
+    """The llama.cpp file types (``Q4_K_M``, ``IQ3_XXS``, …) gguf_mix can size."""
+    return tuple(_table()["ftypes"])
+
+
+def catalog_weights(spec: ModelSpec, ftype: str) -> dict[str, int] | None:
+    """Bytes per ggml type for an unmodified catalog model, or None (then compute with gguf_mix)."""
+    if not spec.source.startswith("catalog:"):
+        return None
+    entry = _table()["weights"].get(spec.source.removeprefix("catalog:"))
+    if entry is None or entry["params"] != spec.params:      # guards against a catalog edit
+        return None
+    by_type = entry["by_ftype"].get(ftype)
+    return dict(by_type) if by_type is not None else None
+
+
+def build() -> dict[str, Any]:
+    from ..model import catalog
+    from . import gguf_mix
+
+    weights = {}
+    for alias in catalog.aliases():
+        spec = catalog.lookup(alias)
+        weights[alias] = {"params": spec.params,
+                          "by_ftype": {f: gguf_mix.weight_bytes_by_type(spec, f) for f in gguf_mix.SUPPORTED_FTYPES}}
+    return {"generator": "python -m runlocal.quant.gguf_table", "ftypes": list(gguf_mix.SUPPORTED_FTYPES),
+            "weights": weights}
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    out = Path(__file__).resolve().parent.parent / "data" / TABLE
+    out.write_text(json.dumps(build(), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
