@@ -82,3 +82,14 @@ def test_truncated_gguf_is_one_line(tmp_path):
     p.write_bytes(p.read_bytes()[:300])
     r = run("check", str(p), "--gpu", "none")
     assert r.returncode == 2 and "Traceback" not in r.stderr and "truncated" in r.stderr
+
+
+def test_vision_tower_is_shown_apart():
+    # Gemma 3 27B's SigLIP tower + projector; transformers' meta build of the same config gives the
+    # per-tensor shapes (tests/test_hf_config.py), so the tower's count is checked there.
+    r = run("check", "gemma-3-27b", "--gpu", "rtx-4090", "--quant", "Q4_K_M", "--explain", "--json")
+    doc = json.loads(r.stdout)
+    assert 0 < doc["model"]["vision_params"] < doc["model"]["params"] // 20
+    text = run("check", "gemma-3-27b", "--gpu", "rtx-4090", "--quant", "Q4_K_M", "--explain").stdout
+    assert "vision/audio tower" in text and "--mmproj" in text
+    assert "vision" not in run("check", "llama-3.1-8b", "--gpu", "rtx-4090").stdout

@@ -106,8 +106,11 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
 
             by_type = gguf_mix.weight_bytes_by_type(model, quant.upper())
         total = sum(by_type.values())
-        return WeightEstimate(quant.upper(), total, by_type, "llama.cpp quantizer's per-tensor type mix",
-                              "src/llama-quant.cpp")
+        how = "llama.cpp quantizer's per-tensor type mix"
+        if model.vision_params:
+            how += (f" (the {model.vision_params:,}-parameter vision/audio tower is left out: convert_hf_to_gguf.py"
+                    " writes it to a separate --mmproj file)")
+        return WeightEstimate(quant.upper(), total, by_type, how, "src/llama-quant.cpp")
     return estimate_weights(model, quant)
 
 

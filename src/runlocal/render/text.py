@@ -33,6 +33,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     m, s, a = plan.model, plan.settings, plan.allocation
     style, label = VERDICT_STYLE[plan.verdict]
     params = f"{format_count(m.params)} params" + (f", {format_count(m.active_params)} active" if m.n_experts else "")
+    if m.vision_params:
+        params += f", of which {format_count(m.vision_params)} vision/audio tower"
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else "")))
