@@ -1,6 +1,7 @@
 """The probe against a real llama.cpp server (llama-cpp-python[server]) on loopback, on the CPU,
 serving a zero-weight GGUF the test writes: the measured context ceiling is llama.cpp's own."""
 
+import json
 import os
 import socket
 import subprocess
@@ -42,13 +43,35 @@ def server(tmp_path_factory):
     else:
         proc.kill()
         pytest.fail("llama-cpp-python server did not start")
-    yield url, proc
+    yield url, proc, model
     proc.terminate()
     proc.wait(timeout=20)
 
 
+def test_probe_result_is_used_by_check(server, tmp_path):
+    """#7: probe stores what it measured; `runlocal check` for that model and device then uses it."""
+    url, proc, model = server
+    env = {**os.environ, "RUNLOCAL_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    env.pop("RUNLOCAL_DB_URL", None)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    p = cli("probe", "--url", url, "--predict", str(model), "--gpu", "none", "--device", "CPU", "--pid", str(proc.pid),
+            "--max-context", "512", "--max-concurrency", "2", "--max-tokens", "8", "--time-budget", "120", "--json")
+    assert p.returncode == 0, p.stderr
+    probed = json.loads(p.stdout)
+    assert probed["stored_id"] and probed["prediction"]["verdict"] in ("fits", "tight")
+    doc = json.loads(cli("check", str(model), "--gpu", "none", "--json").stdout)
+    assert doc["measured"]["ids"] == [probed["stored_id"]]
+    assert doc["speed"]["source"] == "measured"
+    assert doc["speed"]["decode_tokens_per_s"] == round(probed["decode_tokens_per_s"], 1)
+    assert doc["measured"]["max_context_ok"] == probed["max_context_ok"]
+
+
 def test_context_ceiling_is_the_servers(server):
-    url, proc = server
+    url, proc, _ = server
     r = run_probe(url, max_concurrency=2, max_tokens=8, pid=proc.pid, time_budget=120)
     ok_ctx = [s.prompt_tokens for s in r.steps if s.phase == "context" and s.ok]
     assert ok_ctx and max(ok_ctx) <= N_CTX

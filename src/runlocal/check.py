@@ -35,6 +35,7 @@ class CheckRequest:
     pp: int = 1
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
+    use_measurements: bool = True            # stored probe/benchmark results replace predictions
     extra: dict = field(default_factory=dict)
 
 
@@ -82,7 +83,12 @@ def check(req: CheckRequest) -> tuple[Plan, list[str]]:
     settings = build_settings(req)
     spec = resolve_model(req.model)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
-    return make_plan(spec, settings, targets), notes
+    plan = make_plan(spec, settings, targets)
+    if req.use_measurements:
+        from .measured import apply_measurements, local_records
+
+        plan = apply_measurements(plan, local_records(plan))
+    return plan, notes
 
 
 def curve(req: CheckRequest, contexts: list[int] | None = None) -> dict:

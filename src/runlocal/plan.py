@@ -45,6 +45,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     speed: dict[str, float | None] = field(default_factory=lambda: {"decode_tokens_per_s": None,
                                                                     "prefill_tokens_per_s": None})
+    measured: dict[str, Any] | None = None      # stored measurements that replaced predictions (measured.py)
 
     @property
     def settings(self) -> Settings:
@@ -76,6 +77,7 @@ class Plan:
             "verdict": self.verdict,
             "refusal": a.refusal,
             "speed": dict(self.speed),
+            "measured": self.measured,
             "command": self.command,
             "fixes": [f.to_dict() for f in self.fixes],
             "explain": [{"label": st.label, "formula": st.formula, "value": st.value, "source": st.source}

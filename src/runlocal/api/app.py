@@ -82,16 +82,17 @@ def _error_response(err: RunlocalError, where: str) -> JSONResponse:
 
 
 @lru_cache(maxsize=2048)
-def _cached_check(body_json: str) -> tuple[dict[str, Any] | None, RunlocalError | None]:
-    """Plans are pure functions of the request for catalog models: cache them by request."""
+def _cached_check(body_json: str) -> tuple[Any, list[str], RunlocalError | None]:
+    """Plans are pure functions of the request for catalog models: cache them by request (the stored
+    measurements, which change, are applied per request by the caller)."""
     from ..check import CheckRequest, check
 
     body = CheckBody.model_validate_json(body_json)
     try:
-        plan, notes = check(CheckRequest(**body.model_dump()))
+        plan, notes = check(CheckRequest(**body.model_dump(), use_measurements=False))
     except RunlocalError as e:
-        return None, e
-    return {**plan.to_dict(), "notes": notes}, None
+        return None, [], e
+    return plan, notes, None
 
 
 def create_app(*, store_url: str | None = None, admin_token: str | None = None,
@@ -127,12 +128,17 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             request._body = body  # starlette reads the cached body downstream
         return await call_next(request)
 
+    def checked(body: CheckBody, where: str):
+        from ..measured import apply_measurements, store_records
+
+        plan, notes, err = _cached_check(body.model_dump_json())
+        if err is not None:
+            return _error_response(err, where)
+        return {**apply_measurements(plan, store_records(store(), plan)).to_dict(), "notes": notes}
+
     @app.post("/api/v1/check")
     def post_check(body: CheckBody):
-        result, err = _cached_check(body.model_dump_json())
-        if err is not None:
-            return _error_response(err, "body")
-        return result
+        return checked(body, "body")
 
     @app.get("/api/v1/check")
     def get_check(model: str = Query(..., min_length=1, max_length=500), runtime: str = "llama.cpp",
@@ -144,10 +150,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         body = CheckBody(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
                          kv_cache=kv_cache, parallel=parallel, flash_attn=flash_attn, n_gpu_layers=n_gpu_layers,
                          gpu_memory_utilization=gpu_memory_utilization, tp=tp)
-        result, err = _cached_check(body.model_dump_json())
-        if err is not None:
-            return _error_response(err, "query")
-        return result
+        return checked(body, "query")
 
     @app.post("/api/v1/curve")
     def post_curve(body: CheckBody):

@@ -60,7 +60,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         from ..check import CheckRequest, check
 
         plan, _ = check(CheckRequest(model=predict, runtime=runtime, gpu=gpu or "auto",
-                                     ctx=result.max_context_ok or 4096))
+                                     ctx=result.max_context_ok or 4096, use_measurements=False))
         out["prediction"] = {"max_context": plan.max_context, "max_concurrency": plan.max_concurrency,
                              "decode_tokens_per_s": plan.speed.get("decode_tokens_per_s"), "verdict": plan.verdict}
     record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)

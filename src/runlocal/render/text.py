@@ -64,6 +64,18 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     if plan.max_concurrency is not None:
         limits.append(f"max concurrency {plan.max_concurrency:.1f} at ctx {s.ctx:,}")
     console.print("  " + " · ".join(limits))
+    sp = plan.speed
+    if sp.get("decode_tokens_per_s") or sp.get("prefill_tokens_per_s"):
+        parts = [f"{sp[k]:,.1f} tokens/s {label}" for k, label in
+                 (("decode_tokens_per_s", "decode"), ("prefill_tokens_per_s", "prefill")) if sp.get(k)]
+        how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
+               if plan.measured and sp.get("source") == "measured" else "predicted")
+        console.print(f"  speed: {' · '.join(parts)} ({how})", highlight=False)
+    if plan.measured and plan.measured.get("max_context_ok"):
+        m = plan.measured
+        console.print(f"  measured here: ran at ctx {m['max_context_ok']:,}"
+                      + (f" × {m['max_concurrency_ok']} concurrent requests" if m.get("max_concurrency_ok") else ""),
+                      highlight=False)
     console.print(f"  run: [bold]{plan.command}[/bold]", highlight=False)
 
     if plan.fixes:

@@ -1,0 +1,80 @@
+"""Stored measurements replace predictions for the device they were taken on, and the plan says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from fastapi.testclient import TestClient
+
+from runlocal.api.app import create_app
+from runlocal.api.store import BenchmarkStore
+from runlocal.check import CheckRequest, check
+
+RECORD = {"device": "NVIDIA GeForce RTX 4090", "runtime": "llama.cpp", "model": "llama-3.1-8b", "quant": "Q4_K_M",
+          "settings": {"api": "openai"}, "decode_tokens_per_s": 127.4, "prefill_tokens_per_s": 5210.0,
+          "max_context": 65536, "max_concurrency": 4, "source": "probe"}
+
+
+def _plan(**kw):
+    req = CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", quant="Q4_K_M", ctx=8192, use_measurements=False, **kw)
+    return check(req)[0]
+
+
+def test_matching_record_replaces_the_speed_and_floors_the_ceilings():
+    from runlocal.measured import apply_measurements
+
+    plan = _plan()
+    out = apply_measurements(plan, [{**RECORD, "id": 7}, {**RECORD, "id": 8, "decode_tokens_per_s": 131.0}])
+    assert out.speed["source"] == "measured"
+    assert out.speed["decode_tokens_per_s"] == round((127.4 + 131.0) / 2, 1)      # median of the two runs
+    assert out.speed["prefill_tokens_per_s"] == 5210.0
+    assert out.measured["records"] == 2 and out.measured["ids"] == [7, 8]
+    assert out.measured["predicted"]["speed"]["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"]
+    assert out.max_context >= 65536 and out.max_concurrency >= 4
+    assert any(st.label == "measured on this device" for st in out.steps)
+    assert out.to_dict()["measured"]["device"] == "NVIDIA GeForce RTX 4090"
+
+
+def test_records_of_another_device_runtime_model_or_quant_are_ignored():
+    from runlocal.measured import apply_measurements
+
+    plan = _plan()
+    others = [{**RECORD, "device": "NVIDIA GeForce RTX 3090"}, {**RECORD, "runtime": "vllm"},
+              {**RECORD, "model": "qwen3-8b"}, {**RECORD, "quant": "Q8_0"}]
+    assert apply_measurements(plan, others) is plan
+    assert plan.to_dict()["measured"] is None and plan.speed.get("source") != "measured"
+
+
+def _cli(*args, home):
+    env = {**os.environ, "RUNLOCAL_HOME": str(home), "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
+    env.pop("RUNLOCAL_DB_URL", None)
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_cli_check_uses_the_local_store(tmp_path, monkeypatch):
+    args = ("check", "llama-3.1-8b", "--gpu", "4090", "--quant", "Q4_K_M", "--ctx", "8192")
+    before = json.loads(_cli(*args, "--json", home=tmp_path).stdout)
+    assert before["measured"] is None
+    assert not (tmp_path / "benchmarks.sqlite3").exists()        # checking never creates a store
+    monkeypatch.setenv("RUNLOCAL_HOME", str(tmp_path))
+    monkeypatch.delenv("RUNLOCAL_DB_URL", raising=False)
+    BenchmarkStore().add(RECORD)                                    # what `runlocal probe` stores
+    after = json.loads(_cli(*args, "--json", home=tmp_path).stdout)
+    assert after["speed"]["decode_tokens_per_s"] == 127.4 and after["speed"]["source"] == "measured"
+    assert after["measured"]["predicted"]["speed"]["decode_tokens_per_s"] == before["speed"]["decode_tokens_per_s"]
+    text = _cli(*args, home=tmp_path).stdout
+    assert "speed: 127.4 tokens/s decode · 5,210.0 tokens/s prefill (measured: 1 stored run(s) on NVIDIA GeForce" in text
+    assert "ran at ctx 65,536" in text
+
+
+def test_api_check_uses_submitted_benchmarks(tmp_path):
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+    q = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "ctx": 8192}
+    assert client.get("/api/v1/check", params=q).json()["measured"] is None
+    assert client.post("/api/v1/benchmarks", json=RECORD).status_code in (200, 201)
+    doc = client.get("/api/v1/check", params=q).json()              # the plan cache does not hide it
+    assert doc["speed"]["source"] == "measured" and doc["measured"]["records"] == 1
