@@ -14,7 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @contextmanager
-def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = None, max_parallel: int = 1000):
+def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = None, max_parallel: int = 1000,
+                token_delay: float = 0.002):
     state = {"requests": 0, "active": 0}
     lock = threading.Lock()
     holder: dict = {}
@@ -26,7 +27,7 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
             pass
 
         def do_GET(self):
-            msg = b'{"data": [{"id": "fake"}]}'
+            msg = b'{"models": [{"name": "fake"}]}' if self.path == "/api/tags" else b'{"data": [{"id": "fake"}]}'
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(msg)))
@@ -50,6 +51,9 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
                         holder["server"].shutdown()
                         holder["server"].server_close()      # nothing listens any more
                     threading.Thread(target=die, daemon=True).start()
+                    return
+                if self.path == "/api/generate":      # Ollama: truncates to num_ctx, streams NDJSON
+                    self._ollama(body, min(tokens, n_ctx))
                     return
                 if tokens + body.get("max_tokens", 16) > n_ctx or active > max_parallel:
                     msg = json.dumps({"error": {"message": "the request exceeds the available context size"}}).encode()
@@ -79,7 +83,7 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
                     self.wfile.write(b"data: {this is not json\n\n")
                     return
                 for i in range(body.get("max_tokens", 16)):
-                    time.sleep(0.002)
+                    time.sleep(token_delay)
                     chunk = {"choices": [{"text": f" t{i}", "index": 0}]}
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
@@ -88,6 +92,19 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
             finally:
                 with lock:
                     state["active"] -= 1
+
+        def _ollama(self, body, kept):
+            n = body.get("options", {}).get("num_predict", 16)
+            lines = [{"model": "fake", "response": f" t{i}", "done": False} for i in range(n)]
+            lines.append({"model": "fake", "response": "", "done": True, "prompt_eval_count": kept, "eval_count": n})
+            if not body.get("stream"):
+                lines = [lines[-1]]
+            msg = "".join(json.dumps(x) + "\n" for x in lines).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            self.wfile.write(msg)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     holder["server"] = server

@@ -18,7 +18,8 @@ def test_ceiling_found_and_steps_kept():
 
 
 def test_concurrency_ceiling():
-    with fake_server(max_parallel=3) as (url, _):
+    # each request streams for ≥ 0.4 s so that the 4 requests of a step overlap even on a loaded machine
+    with fake_server(max_parallel=3, token_delay=0.1) as (url, _):
         r = run_probe(url, max_context=512, max_concurrency=16, max_tokens=4, time_budget=60)
     assert r.max_concurrency_ok == 2 and "concurrency 4" in r.stopped_because
 
@@ -70,3 +71,53 @@ def test_cli_probe_json_and_exit_codes(tmp_path, monkeypatch):
     bad = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", "http://127.0.0.1:9", "--no-store"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 1 and "nothing answers" in bad.stdout + bad.stderr
+
+
+def test_ollama_api_and_its_silent_truncation():
+    # Ollama answers /api/generate in NDJSON and cuts a prompt over num_ctx instead of refusing it:
+    # the ladder stops where the server's prompt_eval_count falls short of what was sent
+    with fake_server(n_ctx=2048) as (url, _):
+        r = run_probe(url, api="ollama", model="fake", max_concurrency=2, max_tokens=4, time_budget=60)
+    ctx = [s for s in r.steps if s.phase == "context"]
+    assert [s.prompt_tokens for s in ctx if s.ok] == [128, 512, 1024, 2048]
+    assert ctx[-1].error_kind == "truncated" and "num_ctx" in ctx[-1].error
+    assert r.max_context_ok == 2048 and r.max_concurrency_ok == 2
+    assert all(s.decode_tokens_per_s and s.decode_tokens_per_s > 0 for s in ctx if s.ok)
+
+
+def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
+    """--submit posts the record to a real `runlocal serve` (uvicorn on loopback)."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    api = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port)],
+                           env={**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(base + "/api/v1/runtimes", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        with fake_server(n_ctx=1024) as (url, _):
+            r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "2",
+                                "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--json"],
+                               capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["submitted"] is True
+        rows = httpx.get(base + "/api/v1/benchmarks").json()
+        assert len(rows) == 1 and rows[0]["max_context"] == 512 and rows[0]["device"] == "rtx 4090"
+    finally:
+        api.terminate()
+        api.wait(timeout=20)

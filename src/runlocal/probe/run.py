@@ -120,6 +120,9 @@ class MemorySampler:
             self._thread.join(timeout=2)
 
 
+TRUNCATED_SHARE = 0.75   # a prompt counted below this share of what was sent was cut by the server
+
+
 def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_context: int | None = None,
               max_concurrency: int = 32, concurrency_prompt: int = 512, max_tokens: int = 32,
               step_timeout: float = 120.0, time_budget: float = 600.0, token_ids: bool = False, pid: int | None = None,
@@ -159,6 +162,12 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
                 except ProbeError as e:
                     record(Step("context", n, 1, False, error=str(e), error_kind=e.kind))
                     result.stopped_because = f"context {n}: {e}"
+                    break
+                if n >= 1024 and m.prompt_tokens < TRUNCATED_SHARE * n:
+                    # Ollama cuts a prompt longer than num_ctx instead of refusing it (its log: "truncating input prompt")
+                    record(Step("context", n, 1, False, error=f"the server kept only {m.prompt_tokens:,} of ~{n:,} prompt "
+                                "tokens (it truncates to its context: for Ollama raise num_ctx)", error_kind="truncated"))
+                    result.stopped_because = f"context {n}: truncated to {m.prompt_tokens:,} tokens"
                     break
                 record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
                             m.prefill_tokens_per_s))
