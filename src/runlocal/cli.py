@@ -125,14 +125,19 @@ def diagnose(
         if file == "-":
             if sys.stdin.isatty():
                 raise InputError("file: paste a log on standard input, or give a file path")
-            result = diagnose_file(sys.stdin, runtime=runtime)
+            result = diagnose_file(getattr(sys.stdin, "buffer", sys.stdin), runtime=runtime)  # bytes: any encoding
         else:
             from pathlib import Path
 
-            if not Path(file).is_file():
+            if not Path(file).exists():
                 raise InputError(f"file: no such file '{file}'")
-            with open(file, encoding="utf-8", errors="replace") as f:
-                result = diagnose_file(f, runtime=runtime)
+            if Path(file).is_dir():
+                raise InputError(f"file: '{file}' is a folder; give a log file")
+            try:
+                with open(file, "rb") as f:
+                    result = diagnose_file(f, runtime=runtime)
+            except OSError as e:
+                raise InputError(f"file: cannot read '{file}': {e.strerror or e}") from None
     except RunlocalError as e:
         _fail(e)
         return
@@ -237,6 +242,43 @@ def probe(
         raise
     if not ok:
         raise typer.Exit(1)
+
+
+@app.command()
+def snapshot(
+    file: str = typer.Argument(..., help="a torch.cuda.memory._dump_snapshot pickle"),
+    as_json: bool = typer.Option(False, "--json"),
+    plot: Optional[str] = typer.Option(None, "--plot", help="write a stacked-area SVG of the timeline here"),
+    device: Optional[int] = typer.Option(None, "--device", help="CUDA device index (default: the busiest)"),
+    max_size: str = typer.Option("2G", "--max-size", help="refuse files larger than this"),
+    points: int = typer.Option(200, "--points", help="timeline points kept"),
+) -> None:
+    """What held GPU memory in a PyTorch memory snapshot: weights, KV cache, activations, other."""
+    from .errors import RunlocalError
+    from .snapshot import load_snapshot, render_svg, render_text, summarize
+    from .units import parse_size
+
+    try:
+        doc = summarize(load_snapshot(file, max_bytes=parse_size(max_size, field="max-size")), device=device,
+                        points=points)
+        if plot:
+            try:
+                with open(plot, "w", encoding="utf-8") as f:
+                    f.write(render_svg(doc, title=f"GPU memory by origin — {os.path.basename(file)}"))
+            except OSError as e:
+                from .errors import InputError
+
+                raise InputError(f"plot: cannot write '{plot}': {e.strerror}") from None
+    except RunlocalError as e:
+        _fail(e)
+        return
+    doc = {"file": file, **doc}
+    if as_json:
+        typer.echo(json.dumps(doc, indent=2))
+    else:
+        render_text(doc, _console(), path=file)
+        if plot:
+            typer.echo(f"\nplot written to {plot}")
 
 
 @app.command()

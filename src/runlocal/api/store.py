@@ -50,6 +50,7 @@ class BenchmarkStore:
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(self.url, future=True)
+        self.generation = 0          # bumped by every add/delete through this object: cached answers go stale
         if self.engine.dialect.name == "sqlite":
             @event.listens_for(self.engine, "connect")
             def _pragmas(conn, _record):  # WAL + full sync: an acknowledged commit survives a crash
@@ -65,6 +66,7 @@ class BenchmarkStore:
         try:
             with self.engine.begin() as conn:
                 new_id = conn.execute(benchmarks.insert().values(**row)).inserted_primary_key[0]
+            self.generation += 1
         except IntegrityError:
             if idempotency_key is None:
                 raise
@@ -96,7 +98,9 @@ class BenchmarkStore:
 
     def delete(self, bench_id: int) -> bool:
         with self.engine.begin() as conn:
-            return conn.execute(benchmarks.delete().where(benchmarks.c.id == bench_id)).rowcount > 0
+            deleted = conn.execute(benchmarks.delete().where(benchmarks.c.id == bench_id)).rowcount > 0
+        self.generation += 1
+        return deleted
 
 
 def _row(r) -> dict[str, Any] | None:
