@@ -65,6 +65,34 @@ def test_cors_off_by_default(client):
     assert "access-control-allow-origin" not in r.headers
 
 
+def test_body_cap_without_content_length(client):
+    def chunks():                                   # chunked: no Content-Length to refuse up front
+        for _ in range(40):
+            yield b" " * 8192
+    r = client.post("/api/v1/check", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_cors_when_configured_also_on_cached_answers(tmp_path):
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'c.sqlite3'}", cors_origins=["https://ok.example"])
+    c = TestClient(app)
+    q = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "ctx": 4096}
+    first = c.get("/api/v1/check", params=q, headers={"Origin": "https://ok.example"})
+    again = c.get("/api/v1/check", params=q, headers={"Origin": "https://ok.example"})   # from the cache
+    assert first.json() == again.json()
+    for r in (first, again):
+        assert r.headers["access-control-allow-origin"] == "https://ok.example"
+
+
+def test_cached_get_answer_is_the_validated_one(client):
+    q = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "ctx": 4096}
+    assert client.get("/api/v1/check", params=q).json() == client.get("/api/v1/check", params=q).json()
+    bad = {"model": "llama-3.1-8b", "ctx": -5}
+    for _ in range(2):                               # errors are never served from the cache
+        r = client.get("/api/v1/check", params=bad)
+        assert r.status_code == 422 and "ctx" in r.text
+
+
 def test_openapi_document(client):
     paths = client.get("/openapi.json").json()["paths"]
     assert {"/api/v1/check", "/api/v1/benchmarks"} <= paths.keys()

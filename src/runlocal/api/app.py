@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +24,7 @@ from ..errors import ModelNotFoundError, RemoteError, RunlocalError
 from .store import BenchmarkStore
 
 MAX_BODY = 256 * 1024
-RENDERED_TTL_S = 10.0
+STORE_VERSION_TTL_S = 1.0
 _FIELD = re.compile(r"^([a-z][a-z0-9_-]*): ")
 
 
@@ -100,6 +101,55 @@ def _cached_check(body_json: str) -> tuple[Any, list[str], RunlocalError | None]
     return plan, notes, None
 
 
+class BodyCap:
+    """Refuses request bodies over ``limit`` bytes with 413, whether or not Content-Length is sent.
+
+    Plain ASGI rather than @app.middleware("http"): Starlette's BaseHTTPMiddleware wraps every
+    response in a stream, which costs the load target (benchmarks/load.py) a third of its throughput."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        too_large = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            return await too_large(scope, receive, send)
+        if length is not None or scope["method"] not in ("POST", "PUT", "PATCH"):
+            return await self.app(scope, receive, send)
+        # no Content-Length (chunked): read up to the limit here, then replay it to the app
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.limit:
+                return await too_large(scope, receive, send)
+        pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replay():
+            return pending.pop() if pending else await receive()     # then http.disconnect, as usual
+
+        await self.app(scope, replay, send)
+
+
+class Shortcut:
+    """Lets ``handler`` answer GET requests for ``path`` before routing (or pass them on)."""
+
+    def __init__(self, app, path: str, handler):
+        self.app, self.path, self.handler = app, path, handler
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
+            return await self.handler(scope, receive, send, self.app)
+        return await self.app(scope, receive, send)
+
+
 def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                cors_origins: list[str] | None = None) -> FastAPI:
     from .. import __version__
@@ -109,72 +159,80 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     store_holder: dict[str, BenchmarkStore] = {}
     token = admin_token if admin_token is not None else config.admin_token()
     origins = cors_origins if cors_origins is not None else config.cors_origins()
-    if origins:
-        from fastapi.middleware.cors import CORSMiddleware
-
-        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"], allow_headers=["*"])
 
     def store() -> BenchmarkStore:
         if "s" not in store_holder:
             store_holder["s"] = BenchmarkStore(store_url or config.store_url())
         return store_holder["s"]
 
-    @app.middleware("http")
-    async def cap_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            return JSONResponse({"detail": f"request body over {MAX_BODY} bytes"}, status_code=413)
-        if request.method in ("POST", "PUT", "PATCH") and length is None:
-            body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_BODY:
-                    return JSONResponse({"detail": f"request body over {MAX_BODY} bytes"}, status_code=413)
-            request._body = body  # starlette reads the cached body downstream
-        return await call_next(request)
+    app.add_middleware(BodyCap, limit=MAX_BODY)
 
-    # Rendered answers, reused while no benchmark was added or deleted here and for at most
-    # RENDERED_TTL_S (other processes may write to a shared store): the load target (benchmarks/load.py)
-    # leaves no time to query the store and re-encode the plan on every request.
-    rendered: OrderedDict[str, tuple[float, int, bytes]] = OrderedDict()
+    # Rendered answers are reused while the benchmark store is unchanged (its version is read at most
+    # once a second, since other processes may write to a shared store): the load target
+    # (benchmarks/load.py) leaves no time to query the store and re-encode the plan on every request.
+    rendered: OrderedDict[str, tuple[Any, bytes]] = OrderedDict()
     rendered_lock = threading.Lock()
+    version_seen = {"at": -1.0, "version": None}
 
-    def checked(body: CheckBody, where: str):
+    def store_version():
+        now = time.monotonic()
+        if now - version_seen["at"] > STORE_VERSION_TTL_S:
+            version_seen["version"], version_seen["at"] = store().version(), now
+        return version_seen["version"]
+
+    def render(key: str, where: str):
         from ..measured import apply_measurements, store_records
 
-        key = body.model_dump_json()
-        now = time.monotonic()
-        with rendered_lock:
-            hit = rendered.get(key)
-        if hit is not None and hit[0] > now and hit[1] == store().generation:
-            return Response(hit[2], media_type="application/json")
         plan, notes, err = _cached_check(key)
         if err is not None:
             return _error_response(err, where)
-        generation = store().generation
+        version = store_version()
         doc = {**apply_measurements(plan, store_records(store(), plan)).to_dict(), "notes": notes}
         data = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
         with rendered_lock:
-            rendered[key] = (now + RENDERED_TTL_S, generation, data)
+            rendered[key] = (version, data)
             if len(rendered) > 2048:
                 rendered.popitem(last=False)
         return Response(data, media_type="application/json")
 
+    async def checked(body: CheckBody, where: str, raw_key: str | None = None):
+        key = body.model_dump_json()
+        hit = rendered.get(key)
+        if hit is None or hit[0] != store_version():
+            response = await run_in_threadpool(render, key, where)     # planning is CPU work: off the event loop
+            hit = rendered.get(key)
+            if hit is None:                                           # an error answer: not cached
+                return response
+        if raw_key is not None:
+            with rendered_lock:
+                rendered[raw_key] = hit
+        return Response(hit[1], media_type="application/json")
+
+    async def cached_get(scope, receive, send, call_next):
+        """GET /api/v1/check answered from the cache by its raw query string, before any parsing."""
+        hit = rendered.get("GET?" + scope["query_string"].decode("latin-1"))
+        if hit is not None and hit[0] == store_version():
+            return await Response(hit[1], media_type="application/json")(scope, receive, send)
+        return await call_next(scope, receive, send)
+
+    app.add_middleware(Shortcut, path="/api/v1/check", handler=cached_get)
+
     @app.post("/api/v1/check")
-    def post_check(body: CheckBody):
-        return checked(body, "body")
+    async def post_check(body: CheckBody):
+        return await checked(body, "body")
 
     @app.get("/api/v1/check")
-    def get_check(model: str = Query(..., min_length=1, max_length=500), runtime: str = "llama.cpp",
-                  gpu: str | None = None, vram: str | None = None, ram: str | None = None,
-                  ctx: int | None = Query(None, gt=0), quant: str | None = None, kv_cache: str | None = None,
-                  parallel: int = Query(1, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
-                  n_gpu_layers: int | None = None, gpu_memory_utilization: float | None = Query(None, gt=0, le=1),
-                  tp: int = Query(1, ge=1, le=1024)):
+    async def get_check(request: Request, model: str = Query(..., min_length=1, max_length=500), runtime: str = "llama.cpp",
+                        gpu: str | None = None, vram: str | None = None, ram: str | None = None,
+                        ctx: int | None = Query(None, gt=0), quant: str | None = None, kv_cache: str | None = None,
+                        parallel: int = Query(1, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
+                        n_gpu_layers: int | None = None,
+                        gpu_memory_utilization: float | None = Query(None, gt=0, le=1),
+                        tp: int = Query(1, ge=1, le=1024)):
         body = CheckBody(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
                          kv_cache=kv_cache, parallel=parallel, flash_attn=flash_attn, n_gpu_layers=n_gpu_layers,
                          gpu_memory_utilization=gpu_memory_utilization, tp=tp)
-        return checked(body, "query")
+        return await checked(body, "query", raw_key="GET?" + request.url.query)
 
     @app.post("/api/v1/curve")
     def post_curve(body: CheckBody):
@@ -243,6 +301,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                idempotency_key: str | None = Header(None, max_length=128)):
         row, created = store().add(body.model_dump(exclude={"measured_at"}) | {"measured_at": _when(body.measured_at)},
                                    idempotency_key)
+        version_seen["at"] = -1.0                 # this process's own write is seen by the next check
         if not created:
             response.status_code = 200
         return row
@@ -258,6 +317,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             raise HTTPException(status_code=403, detail="deleting needs the admin token (Authorization: Bearer …)")
         if not store().delete(bench_id):
             raise HTTPException(status_code=404, detail=f"no benchmark {bench_id}")
+        version_seen["at"] = -1.0
         return Response(status_code=204)
 
     @app.get("/", response_class=HTMLResponse)
@@ -274,6 +334,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         media = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"}[name.rsplit(".", 1)[1]]
         return Response(path.read_bytes(), media_type=media)
 
+    if origins:   # added last, so outermost: its headers go on cached answers too
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"], allow_headers=["*"])
     return app
 
 

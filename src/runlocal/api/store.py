@@ -50,7 +50,6 @@ class BenchmarkStore:
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         self.engine = create_engine(self.url, future=True)
-        self.generation = 0          # bumped by every add/delete through this object: cached answers go stale
         if self.engine.dialect.name == "sqlite":
             @event.listens_for(self.engine, "connect")
             def _pragmas(conn, _record):  # WAL + full sync: an acknowledged commit survives a crash
@@ -66,7 +65,6 @@ class BenchmarkStore:
         try:
             with self.engine.begin() as conn:
                 new_id = conn.execute(benchmarks.insert().values(**row)).inserted_primary_key[0]
-            self.generation += 1
         except IntegrityError:
             if idempotency_key is None:
                 raise
@@ -98,9 +96,15 @@ class BenchmarkStore:
 
     def delete(self, bench_id: int) -> bool:
         with self.engine.begin() as conn:
-            deleted = conn.execute(benchmarks.delete().where(benchmarks.c.id == bench_id)).rowcount > 0
-        self.generation += 1
-        return deleted
+            return conn.execute(benchmarks.delete().where(benchmarks.c.id == bench_id)).rowcount > 0
+
+    def version(self) -> tuple[int, int | None]:
+        """(row count, highest id): changes with every add and delete, for caches of derived answers."""
+        from sqlalchemy import func
+
+        with self.engine.connect() as conn:
+            count, top = conn.execute(select(func.count(), func.max(benchmarks.c.id))).one()
+        return int(count), top
 
 
 def _row(r) -> dict[str, Any] | None:
