@@ -1,13 +1,30 @@
-"""Changes that make a plan fit, each computed by re-planning, ranked by what the user gives up."""
+"""Changes that make a plan fit, each computed by re-planning, ranked by what the user gives up.
+
+Only the levers the plan's runtime has are tried (runtimes.base.Levers): a GGUF quant or -ngl for
+llama.cpp and Ollama, gpu_memory_utilization for vLLM but mem_fraction_static for SGLang,
+bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 1 = less context or concurrency,
+2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on the CPU), 4 = hardware.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from .plan import GGUF_QUANTS, Fix, Plan, _fits, estimate, is_gguf_quant
-from .runtimes.base import largest
+from .errors import InputError
+from .plan import Fix, Plan, _fits, estimate, is_gguf_quant
 from .runtimes import Settings, Target, get_runtime
+from .runtimes.base import largest, levers_of
 from .units import format_bytes
+
+
+def _gpus_fit(alloc) -> bool:
+    """The GPU side alone: rises with every layer offloaded, so -ngl can be bisected on it (the whole
+    plan is not monotonic in -ngl: too few GPU layers overflow the RAM instead)."""
+    return alloc.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in alloc.devices
+                                         if d.kind != "cpu")
+
+
+def _most_gpu_layers(model, s: Settings, try_settings, quant: str | None = None) -> int | None:
+    ngl = largest(0, model.n_layers, lambda k: _gpus_fit(try_settings(s.with_(n_gpu_layers=k), quant)[0]))
+    return ngl if ngl is not None and _fits(try_settings(s.with_(n_gpu_layers=ngl), quant)[0]) else None
 
 
 def _peak(plan_alloc) -> str:
@@ -15,20 +32,27 @@ def _peak(plan_alloc) -> str:
     return f"{format_bytes(gpu.total)} of {format_bytes(gpu.capacity)} on {gpu.name}"
 
 
+def _smaller_quants(ladder: tuple[str, ...], current: str) -> tuple[str, ...]:
+    key = current.upper()
+    upper = tuple(q.upper() for q in ladder)
+    return ladder[upper.index(key) + 1:] if key in upper else ladder
+
+
 def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     model, s = plan.model, plan.settings
     runtime = get_runtime(s.runtime)
+    levers = levers_of(runtime)
     fixes: list[Fix] = []
 
     def try_settings(new: Settings, quant: str | None = None):
         weights = estimate(model, quant) if quant else plan.weights
         return runtime.allocate(model, weights, new, targets), weights
 
-    def add(title: str, new: Settings, cost: int, quant: str | None = None, effect_prefix: str = ""):
-        alloc, _ = try_settings(new, quant)
+    def add(title: str, new: Settings, cost: int, effect_prefix: str = "") -> bool:
+        alloc, _ = try_settings(new)
         if _fits(alloc):
-            cmd = runtime.command(model, new if quant is None else new.with_(quant=quant))
-            fixes.append(Fix(title, cmd, f"{effect_prefix}fits: {_peak(alloc)}", cost))
+            fixes.append(Fix(title, runtime.command(model, new), f"{effect_prefix}fits: {_peak(alloc)}", cost))
+        return _fits(alloc)
 
     # 1. shorter context
     if plan.max_context and plan.max_context < (s.ctx or 0):
@@ -42,9 +66,8 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         if n:
             add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
                 effect_prefix=f"parallel {s.parallel} → {n}; ")
-    # 3. quantized KV cache
-    kv_options = ("fp8",) if runtime.pools_kv else ("q8_0", "q4_0")
-    for kv in kv_options:
+    # 3. quantized KV cache (llama.cpp needs flash attention for a quantized V cache)
+    for kv in levers.kv_cache_types:
         if s.cache_type_k == kv:
             continue
         new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
@@ -54,40 +77,85 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                              f"KV {format_bytes(sum(d.kv_cache for d in plan.allocation.devices))} → "
                              f"{format_bytes(sum(d.kv_cache for d in alloc.devices))}; {_peak(alloc)}", 2))
             break
-    # 4. a smaller weight quant (llama.cpp GGUF ladder)
-    if not runtime.pools_kv:
-        current = plan.weights.quant.upper()
-        ladder = GGUF_QUANTS[GGUF_QUANTS.index(current) + 1:] if current in GGUF_QUANTS else GGUF_QUANTS[1:]
-        for q in ladder:
-            if not is_gguf_quant(q):
-                continue
-            alloc, w = try_settings(s, q)
-            if _fits(alloc):
-                fixes.append(Fix(f"Use a {q} GGUF", runtime.command(model, s).replace(".gguf", f"-{q}.gguf", 1),
-                                 f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}; {_peak(alloc)}", 2))
-                break
-    # 5. partial offload (llama.cpp): keep some layers on the CPU
-    if not runtime.pools_kv and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
-        ngl = largest(0, model.n_layers, lambda k: _fits(try_settings(s.with_(n_gpu_layers=k))[0]))
-        if ngl is not None and ngl < (s.n_gpu_layers or 0):
+    # 4. smaller weights, in the formats this runtime loads
+    for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
+        try:
+            alloc, w = try_settings(s.with_(quant=q), q)
+        except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
+            continue
+        if w.total < plan.weights.total and _fits(alloc):
+            fixes.append(Fix(_quant_title(q), runtime.command(model, s.with_(quant=q)),
+                             f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}; {_peak(alloc)}", 2))
+            break
+    # 5. a higher memory budget for the KV pool
+    if levers.budget:
+        current = getattr(s, levers.budget, None) or 0.9
+        if current < levers.budget_max:
+            add(f"Raise {levers.budget} to {levers.budget_max}", s.with_(**{levers.budget: levers.budget_max}), 2,
+                effect_prefix=f"{levers.budget} {current} → {levers.budget_max}; ")
+    # 6. partial offload: keep some layers on the CPU
+    if levers.layer_offload and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
+        ngl = _most_gpu_layers(model, s, try_settings)
+        current_ngl = s.n_gpu_layers if s.n_gpu_layers is not None and s.n_gpu_layers >= 0 else model.n_layers + 1
+        if ngl is not None and ngl < current_ngl:
             new = s.with_(n_gpu_layers=ngl)
             alloc, _ = try_settings(new)
             fixes.append(Fix(f"Offload {ngl} of {model.n_layers} layers to the GPU", runtime.command(model, new),
-                             f"-ngl {ngl}: slower decode (CPU layers run at RAM bandwidth); {_peak(alloc)}", 3))
-    # 6. vLLM: a higher memory budget, or more GPUs
-    if runtime.pools_kv:
-        util = s.gpu_memory_utilization or 0.9
-        if util < 0.95:
-            add("Raise gpu_memory_utilization to 0.95", s.with_(gpu_memory_utilization=0.95), 2)
+                             f"{ngl} GPU layers: slower decode (CPU layers run at RAM bandwidth); {_peak(alloc)}", 3))
+    # 7. more GPUs, tensor parallel
+    if levers.tensor_parallel and targets[0].kind != "cpu":
         for tp in (2, 4, 8):
             if tp > s.tp:
                 more = [targets[0]] * tp + [t for t in targets if t.kind == "cpu"]
                 alloc = runtime.allocate(model, plan.weights, s.with_(tp=tp), more)
                 if _fits(alloc):
+                    tokens = f"{alloc.kv_cache_tokens:,} KV tokens" if alloc.kv_cache_tokens else "fits"
                     fixes.append(Fix(f"Use {tp} GPUs with tensor parallelism", runtime.command(model, s.with_(tp=tp)),
-                                     f"{alloc.kv_cache_tokens:,} KV tokens across {tp} × {targets[0].name}", 4))
+                                     f"{tokens} across {tp} × {targets[0].name}", 4))
                     break
+    # 8. nothing above fits alone: a smaller quant together with a shorter context, or with CPU layers
+    if not any(f.cost <= 3 for f in fixes):
+        fixes += _combined(plan, targets, runtime, levers, try_settings)
     return fixes
 
 
-__all__ = ["suggest_fixes", "replace"]
+def _quant_title(q: str) -> str:
+    return f"Use a {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
+
+
+def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
+    model, s = plan.model, plan.settings
+    out: list[Fix] = []
+    granule, floor = 256, 2048
+    for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
+        try:
+            alloc, w = try_settings(s.with_(quant=q), q)
+        except InputError:
+            continue
+        if w.total >= plan.weights.total:
+            continue
+        if s.ctx and s.ctx > floor and not any(f.cost == 3 and "context" in f.effect for f in out):
+            k = largest(floor // granule, s.ctx // granule - 1,
+                        lambda n: _fits(try_settings(s.with_(quant=q, ctx=n * granule), q)[0]))
+            if k:
+                new = s.with_(quant=q, ctx=k * granule)
+                a, _ = try_settings(new, q)
+                out.append(Fix(f"{_quant_title(q)} and reduce context to {k * granule:,}", runtime.command(model, new),
+                               f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}, context "
+                               f"{s.ctx:,} → {k * granule:,}; {_peak(a)}", 3))
+        if levers.layer_offload and not any("layers" in f.title for f in out) \
+                and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
+            ngl = _most_gpu_layers(model, s.with_(quant=q), try_settings, q)
+            if ngl:
+                new = s.with_(quant=q, n_gpu_layers=ngl)
+                a, _ = try_settings(new, q)
+                out.append(Fix(f"{_quant_title(q)} with {ngl} of {model.n_layers} layers on the GPU",
+                               runtime.command(model, new),
+                               f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}, the rest of the "
+                               f"layers on the CPU (slower decode); {_peak(a)}", 3))
+        if len(out) >= 2:
+            break
+    return out
+
+
+__all__ = ["suggest_fixes"]

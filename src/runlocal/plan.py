@@ -5,6 +5,8 @@ Pure computation: no I/O. Every renderer (text, JSON, HTML) takes the one Plan t
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,6 @@ from .runtimes.base import largest
 from .units import format_bytes
 
 TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
-GGUF_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "Q2_K")
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,15 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
                                   f"sum of {len(model.tensors):,} tensor sizes in the file", model.source, from_file=True)
         dtype = (model.file_quant or "bf16").lower()
         quant = dtype if dtype in ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16") else "bf16"
+    mlx = re.fullmatch(r"mlx-([2-8])bit", quant.lower())
+    if mlx:   # mlx_lm.convert -q --q-bits N (affine, group 64)
+        from .runtimes.mlx import mlx_weight_bytes
+
+        bits = int(mlx.group(1))
+        total = mlx_weight_bytes(model, bits=bits)
+        return WeightEstimate(f"mlx-{bits}bit", total, {f"mlx-{bits}bit": total},
+                              f"linear and embedding weights at {bits} bits + a 16-bit scale and bias per 64; the rest 16-bit",
+                              "mlx_lm/utils.py quantize_model")
     if is_gguf_quant(quant):
         by_type = gguf_table.catalog_weights(model, quant.upper())
         if by_type is None:
@@ -174,29 +184,12 @@ DEFAULT_RAM_BANDWIDTH_GBS = 89.6   # dual-channel DDR5-5600: 2 × 8 B × 5600 MT
 
 
 def _speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation, targets: list[Target]):
-    """Decode reads the active weights and the KV so far once per token; prefill is 2·N FLOPs/token."""
-    from .hardware.speed import decode_speed
+    """Decode and prefill tokens/s for this allocation (hardware/speed.py: bytes read per token over each
+    device's fitted bandwidth share, FLOPs per token over its fitted compute share)."""
+    from .hardware.speed import allocation_speed
 
-    active_share = model.active_params / model.params if model.params else 1.0
-    gpu = next((d for d in alloc.devices if d.kind != "cpu"), None)
-    gpu_target = next((t for t in targets if t.kind != "cpu"), None)
-    cpu = next((d for d in alloc.devices if d.kind == "cpu"), None)
-    cpu_target = next((t for t in targets if t.kind == "cpu"), None)
-    ctx = alloc.settings.ctx or 0
-    kv_read = alloc.kv_bytes_per_token * ctx // 2          # the average over a generation filling the context
-    total_kv = sum(d.kv_cache for d in alloc.devices) or 1
-    gpu_bytes = (gpu.weights * active_share + kv_read * gpu.kv_cache / total_kv) if gpu else 0.0
-    cpu_bytes = (cpu.weights * active_share + kv_read * cpu.kv_cache / total_kv) if cpu else 0.0
-    ram_bw = (cpu_target.bandwidth_gbs if cpu_target and cpu_target.bandwidth_gbs else DEFAULT_RAM_BANDWIDTH_GBS)
-    decode = decode_speed(gpu_bytes=gpu_bytes, cpu_bytes=cpu_bytes,
-                          gpu_bandwidth_gbs=gpu_target.bandwidth_gbs if gpu_target else None,
-                          gpu_kind=gpu_target.kind if gpu_target else "gpu", ram_bandwidth_gbs=ram_bw,
-                          tp=alloc.settings.tp)
-    speed = {"decode_tokens_per_s": round(decode, 1) if decode else None, "prefill_tokens_per_s": None}
-    step = (Step("decode speed", f"1 / (GPU {gpu_bytes / 1e9:.2f} GB ÷ {gpu_target.bandwidth_gbs if gpu_target else 0} GB/s"
-                 f" + CPU {cpu_bytes / 1e9:.2f} GB ÷ {ram_bw} GB/s, × efficiency)",
-                 f"{speed['decode_tokens_per_s']} tokens/s", "hardware/speed.py"),) if decode else ()
-    return speed, step
+    speed, steps = allocation_speed(model, weights.quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
+    return speed, tuple(Step(*st) for st in steps)
 
 
 def _weight_steps(model: ModelSpec, w: WeightEstimate) -> tuple[Step, ...]:

@@ -100,9 +100,36 @@ def largest(lo: int, hi: int, ok) -> int | None:
     return lo
 
 
+# llama.cpp file types offered as smaller weights, least quality given up first
+GGUF_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "Q2_K")
+
+
+@dataclass(frozen=True)
+class Levers:
+    """What a runtime lets a user change to make a plan fit; fixes.py re-plans with each."""
+
+    weight_quants: tuple[str, ...] = ()     # smaller weight formats this runtime loads, least loss first
+    kv_cache_types: tuple[str, ...] = ()    # quantized KV cache types it offers, least loss first
+    layer_offload: bool = False             # keep some layers on the CPU (-ngl, Ollama's num_gpu)
+    budget: str | None = None               # its memory-budget setting: gpu_memory_utilization, mem_fraction_static
+    budget_max: float = 0.95
+    tensor_parallel: bool = False
+
+
+GGUF_LEVERS = Levers(weight_quants=GGUF_LADDER, kv_cache_types=("q8_0", "q4_0"), layer_offload=True)
+# vLLM: --quantization fp8 quantizes a 16-bit checkpoint at load; --kv-cache-dtype fp8; --tensor-parallel-size
+POOL_LEVERS = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="gpu_memory_utilization",
+                     tensor_parallel=True)
+
+
+def levers_of(runtime: "Runtime") -> Levers:
+    return getattr(runtime, "levers", None) or (POOL_LEVERS if runtime.pools_kv else Levers())
+
+
 class Runtime(Protocol):
     name: str
     pools_kv: bool          # True when the runtime preallocates a KV pool from a memory budget (vLLM, SGLang)
+    levers: Levers          # optional: what fixes may change (levers_of gives a default)
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings: ...
 

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 
 MiB = 1 << 20
 CTX_PAD = 256
@@ -75,6 +75,7 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool) -
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
+    levers = GGUF_LEVERS
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         has_gpu = any(t.kind != "cpu" for t in targets)
@@ -202,7 +203,11 @@ class LlamaCpp:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        parts = ["llama-server", "-m", model.source if model.source.endswith(".gguf") else f"{model.id}.gguf",
+        if model.source.endswith(".gguf") and not s.quant:
+            file = model.source
+        else:
+            file = f"{model.id}-{s.quant}.gguf" if s.quant else f"{model.id}.gguf"
+        parts = ["llama-server", "-m", file,
                  "-c", str((s.ctx or DEFAULT_CTX) * max(1, s.parallel))]
         if s.parallel > 1:
             parts += ["--parallel", str(s.parallel)]

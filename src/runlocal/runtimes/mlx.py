@@ -25,7 +25,7 @@ import re
 
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -98,6 +98,7 @@ class MLX:
 
     name = "mlx"
     pools_kv = False
+    levers = Levers(weight_quants=("mlx-8bit", "mlx-4bit"), kv_cache_types=("q8_0", "q4_0"))  # convert -q, --kv-bits
 
     def __init__(self, *, max_kv_size: int | None = None, quantized_kv_start: int = DEFAULT_QUANTIZED_KV_START,
                  prefill_step_size: int = DEFAULT_PREFILL_STEP):
@@ -220,13 +221,19 @@ class MLX:
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
         repo = model.repo_id or model.id
+        convert = ""
+        q = re.fullmatch(r"mlx-([2-8])bit", (s.quant or "").lower())
+        if q:
+            out = f"./{repo.split('/')[-1]}-{q.group(1)}bit"
+            convert = f"mlx_lm.convert --hf-path {repo} -q --q-bits {q.group(1)} --mlx-path {out} && "
+            repo = out
         try:
             bits = kv_bits_of(s.cache_type_k)
         except ValueError:
             bits = None
         if s.parallel > 1:
             # mlx_lm/server.py has no --max-kv-size / --kv-bits; --decode-concurrency (32) batches requests
-            return f"mlx_lm.server --model {repo}" + (f" --decode-concurrency {s.parallel}" if s.parallel > 32 else "")
+            return convert + f"mlx_lm.server --model {repo}" + (f" --decode-concurrency {s.parallel}" if s.parallel > 32 else "")
         parts = ["mlx_lm.generate", "--model", repo]
         # --max-kv-size bounds the cache at the planned context (a RotatingKVCache); a quantized cache cannot
         # rotate (RotatingKVCache.to_quantized raises), so with --kv-bits the cache grows instead
@@ -237,7 +244,7 @@ class MLX:
             parts += ["--kv-bits", str(bits), "--kv-group-size", str(DEFAULT_KV_GROUP)]
             if self.quantized_kv_start != DEFAULT_QUANTIZED_KV_START:
                 parts += ["--quantized-kv-start", str(self.quantized_kv_start)]
-        return " ".join(parts)
+        return convert + " ".join(parts)
 
 
 __all__ = ["MLX", "kv_bits_of", "mlx_weight_bytes", "quantized_row_bytes", "recommended_working_set"]

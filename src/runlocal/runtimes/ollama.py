@@ -32,7 +32,7 @@ import re
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, Settings, Step, Target, largest
+from .base import GGUF_LEVERS, Allocation, Settings, Step, Target, largest
 from .llamacpp import LlamaCpp
 
 MiB = 1 << 20
@@ -102,6 +102,7 @@ class Ollama:
 
     name = "ollama"
     pools_kv = False
+    levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
     def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0):
         self.context_length = context_length
@@ -298,7 +299,8 @@ class Ollama:
             params.append(f"num_gpu {s.n_gpu_layers}")
         if s.batch:
             params.append(f"num_batch {s.batch}")
-        line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + f"ollama run {model.id}"
+        tag = f":{s.quant.lower()}" if s.quant else ""          # library models tag their quants, e.g. …:q4_K_M
+        line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + f"ollama run {model.id}{tag}"
         if params:
             line += (", then " + ", ".join(f"/set parameter {p}" for p in params)
                      + " (Modelfile: " + ", ".join(f"PARAMETER {p}" for p in params) + ")")

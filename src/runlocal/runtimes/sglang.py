@@ -23,7 +23,7 @@ import math
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -97,6 +97,8 @@ def _kv_dtype(name: str) -> tuple[str, int] | None:
 class SGLang:
     name = "sglang"
     pools_kv = True
+    levers = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="mem_fraction_static",
+                    tensor_parallel=True)   # --quantization fp8, --kv-cache-dtype fp8_e5m2, --tp
 
     def _gpus(self, targets: list[Target]) -> list[Target]:
         return [t for t in targets if t.kind == "gpu"]

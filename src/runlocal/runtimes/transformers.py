@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ..kv import normalize_cache_type, recurrent_state_bytes
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -192,6 +192,8 @@ class Transformers:
 
     name = "transformers"
     pools_kv = False
+    # bitsandbytes 8-bit / 4-bit (BitsAndBytesConfig); device_map="auto" already spills layers to the CPU
+    levers = Levers(weight_quants=("int8", "nf4"))
 
     def __init__(self, *, max_memory: dict[str, int] | None = None):
         self.max_memory = max_memory
