@@ -150,7 +150,10 @@ def diagnose(
         typer.echo(f"\n{doc['cause']}")
     figures = {k: v for k, v in doc.get("extracted", {}).items() if v not in (None, "", [])}
     if figures:
-        typer.echo("\nFrom the log: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+        from .units import format_bytes
+
+        typer.echo("\nFrom the log: " + ", ".join(
+            f"{k}={format_bytes(v) if k.endswith('_bytes') and isinstance(v, int) else v}" for k, v in figures.items()))
     if doc["fixes"]:
         typer.echo("\nFixes:")
         for i, f in enumerate(doc["fixes"], 1):

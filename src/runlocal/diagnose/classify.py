@@ -25,7 +25,9 @@ Precedence (how one answer is chosen when several entries match)
 
    * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
      + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
-     (≥ 1 GiB, or ≥ 10 % of a smaller card);
+     (≥ 1 GiB, or ≥ 10 % of a smaller card), or could have held the whole request by itself while
+     at least half of the request was free anyway (a sliver missing and memory idle in the cache is
+     layout; next to a card with nothing free, a small cache is just a full card);
    * ``cuda_oom_load`` when the lines around it (40 before, 25 after) show a loading or start-up
      phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
      warm-up, CUDA-graph capture, ``torch.load``…;
@@ -35,7 +37,8 @@ Precedence (how one answer is chosen when several entries match)
      long sequence come in blocks that large);
    * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
 
-   Two runtime rules come first: in a llama.cpp/Ollama log a generic CUDA OOM is a ggml
+   Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
+   is not PyTorch's own message) is a ggml
    allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
    ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
 4. Nothing matched: category ``unknown``.
@@ -104,6 +107,8 @@ _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 _RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "llama.cpp",
                   "transformers")
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
+# runtimes whose CUDA errors come from ggml (LM Studio's GGUF engine is llama.cpp; its MLX engine prints no CUDA)
+_GGML_RUNTIMES = frozenset({"llama.cpp", "ollama", "lmstudio"})
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
 _ALIASES = {
     "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-cpp-python": "llama.cpp",
@@ -205,9 +210,9 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool) -> st
     """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc)."""
     req, free = figures.get("requested_bytes"), figures.get("free_bytes")
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
-    if req and free is not None and cached:
+    if req and free is not None and cached and free < req <= free + cached:
         threshold = min(GiB, 0.1 * total) if total else GiB
-        if free < req <= free + cached and cached >= threshold:
+        if cached >= threshold or (cached >= req and req - free <= req / 2):
             return "fragmentation"
     if loading:
         return "cuda_oom_load"
@@ -294,13 +299,13 @@ class Scanner:
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
-                cause=f"None of the {len(kb.load_entries())} known failure signatures matched. Paste the lines "
+                cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
                       "around the first error (the traceback and the line before it), or search the list "
                       "with `runlocal errors WORDS`.",
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
         if entry.id in GENERIC_OOM_IDS:
-            if runtime in ("llama.cpp", "ollama") and not _TORCH_OOM.search(line):
+            if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry

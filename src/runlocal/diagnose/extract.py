@@ -172,6 +172,15 @@ def _mlx(m, ex):
     ex.set("max_buffer_bytes", int(m.group(2)))
 
 
+@_rule("unable to allocate", r"\[(?:metal::)?malloc(?:_or_wait)?\] Unable to allocate (\d+) bytes")
+def _mlx_old(m, ex):
+    ex.set("requested_bytes", int(m.group(1)))
+
+
+# LM Studio's load guardrail
+_rule("requires approximately", r"requires approximately " + _SIZE + r" of memory")(_set_size("requested_bytes"))
+
+
 # Ollama
 @_rule("requires more system memory", r"requires more system memory \(" + _SIZE + r"\) than is available \("
                                       + _SIZE + r"\)")
@@ -216,7 +225,14 @@ def _vllm_kv_v0(m, ex):
 
 
 _rule("max seq len (", r"max seq len \((\d+)\)")(_set("max_model_len", 1, int))
-_rule("kv cache is needed", _NUM + r"\s*GiB KV cache is needed")(_set_size("requested_bytes", 1, None, "GiB"))
+
+
+@_rule("kv cache is needed", _NUM + r"\s*GiB KV cache is needed")
+def _vllm_kv_needed(m, ex):
+    ex.set("requested_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("kv_needed_bytes", size_to_bytes(m.group(1), "GiB"))
+
+
 _rule("available kv cache memory", r"available KV cache memory:? \(?" + _SIZE)(_set_size("kv_cache_bytes"))
 _rule("estimated maximum model length", r"estimated maximum model length is (\d+)")(
     _set("kv_cache_tokens", 1, int))

@@ -6,9 +6,18 @@ and — when the log names a model runlocal can resolve offline and a GPU it kno
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
 from typing import Any
 
 GiB = 1 << 30
+
+
+def _b(n: Any) -> str:
+    from ..units import format_bytes
+
+    return format_bytes(int(n))
 
 
 def _fix(title: str, command: str, effect: str) -> dict[str, str]:
@@ -16,7 +25,30 @@ def _fix(title: str, command: str, effect: str) -> dict[str, str]:
 
 
 def _round_down(n: int, to: int = 256) -> int:
-    return max(to, n // to * to)
+    """``n`` rounded down to a multiple of ``to`` (of 16, vLLM's block size, below ``to``); never above ``n``."""
+    n = int(n)
+    if n >= to:
+        return n // to * to
+    return n // 16 * 16 if n >= 16 else n
+
+
+_FLAG = re.compile(r"(?<!\S)(--?[A-Za-z][\w-]*)")
+
+
+def _flags(command: str) -> frozenset[str]:
+    """The option names a command sets ("--max-model-len", "-ngl"…), underscores read as dashes."""
+    return frozenset(f.replace("_", "-") for f in _FLAG.findall(command or ""))
+
+
+def _superseded(command: str, by: list[dict[str, str]]) -> bool:
+    """True when ``command`` is one of ``by``'s or only turns knobs one of them already sets with numbers."""
+    flags = _flags(command)
+    for f in by:
+        if f["command"] == command:
+            return True
+        if flags and flags <= _flags(f["command"]):
+            return True
+    return False
 
 
 def _model_ref(ex: dict[str, Any]) -> str:
@@ -26,6 +58,10 @@ def _model_ref(ex: dict[str, Any]) -> str:
 def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """max_model_len above the KV pool: the pool's size is the largest context that starts."""
     tokens, mml = ex.get("kv_cache_tokens"), ex.get("max_model_len")
+    needed, available = ex.get("kv_needed_bytes"), ex.get("kv_cache_bytes")
+    if not tokens and mml and needed and available and needed > available:
+        # vLLM V1 without the "estimated maximum model length": the KV cache is linear in the context
+        tokens = int(int(mml) * available // needed)
     fixes = []
     if tokens:
         fit = _round_down(int(tokens), 256)
@@ -47,21 +83,64 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     return fixes
 
 
+def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """The request would have fitted in what PyTorch holds unused: say so with the numbers."""
+    req, free, cached = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("reserved_unallocated_bytes")
+    if not (req and cached):
+        return []
+    effect = (f"the {_b(req)} request failed with {_b(free or 0)} free while {_b(cached)} sat reserved but "
+              "unused in PyTorch's cache; growable segments let it be reused")
+    return [_fix("Let the allocator grow segments instead of splitting fixed ones",
+                 "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", effect)]
+
+
 def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
     if not req:
         return []
+    if total and int(req) > int(total):
+        return [_fix("No amount of freed memory fits this allocation", "",
+                     f"one allocation of {_b(req)} is larger than the whole {_b(total)} device: shrink what is "
+                     "computed at once (a shorter input, memory-efficient attention, a smaller batch)")]
     short = int(req) - int(free or 0)
-    effect = f"the allocation of {req / GiB:.2f} GiB needs {short / GiB:.2f} GiB more than was free"
+    effect = f"the allocation of {_b(req)} needs {_b(short)} more than was free"
     if total:
-        effect += f" on a {total / GiB:.1f} GiB device"
+        effect += f" on a {_b(total)} device"
     return [_fix("Free or save at least the missing memory", "nvidia-smi   # look for other processes first", effect)]
+
+
+def resolvable_offline(model: str) -> bool:
+    """Whether ``model`` resolves without the network: a local file or folder, a catalog name or repo id,
+    or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
+    the Hub."""
+    model = model.strip().strip("'\"")
+    if not model:
+        return False
+    try:
+        if Path(model).expanduser().exists():
+            return True
+    except OSError:
+        return False
+    from ..model import catalog
+
+    if catalog.find_entry(model) is not None:
+        return True
+    if model.count("/") != 1 or model.startswith(("/", ".", "~")):
+        return False
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
+        return False
+    try:
+        return isinstance(try_to_load_from_cache(model, "config.json"), str)
+    except Exception:  # an invalid repo id
+        return False
 
 
 def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]]:
     """Re-plan when the log names a model and a GPU runlocal can resolve offline."""
     model, gpu_name, total = ex.get("model"), ex.get("gpu_name"), ex.get("total_bytes")
-    if not model or not (gpu_name or total):
+    if not model or not (gpu_name or total) or not resolvable_offline(str(model)):
         return []
     from ..check import CheckRequest, check
     from ..errors import RunlocalError
@@ -76,17 +155,53 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
         plan, _ = check(req)
     except (RunlocalError, ValueError):
         return []
+    except Exception:  # the re-plan is an extra: a planner fault must not hide the diagnosis
+        if os.environ.get("RUNLOCAL_DEBUG"):
+            raise
+        return []
     return [f.to_dict() for f in plan.fixes]
 
 
+_MAX_MODEL_LEN = re.compile(r"--max[-_]model[-_]len[= ](\d+)")
+
+
+def _agree_on_context(measured: list[dict[str, str]], planned: list[dict[str, str]]) -> None:
+    """When the planner keeps more headroom than the pool vLLM measured, lower the log's --max-model-len fix
+    to the planner's, so that `runlocal check` agrees with what `diagnose` proposes (in place)."""
+    plan_lens = [int(m.group(1)) for f in planned
+                 if _flags(f["command"]) == {"--max-model-len"}
+                 for m in [_MAX_MODEL_LEN.search(f["command"])] if m]
+    if not plan_lens:
+        return
+    planned_len = min(plan_lens)
+    for i, f in enumerate(measured):
+        m = _MAX_MODEL_LEN.search(f["command"])
+        if not m or _flags(f["command"]) != {"--max-model-len"}:
+            continue
+        log_len = int(m.group(1))
+        if planned_len < log_len:
+            measured[i] = _fix(f"Serve at most {planned_len:,} tokens per request",
+                               f["command"][:m.start(1)] + str(planned_len) + f["command"][m.end(1):],
+                               f"{f['effect']}; runlocal's plan for this GPU keeps headroom and allows "
+                               f"{planned_len:,} (`runlocal check` agrees)")
+
+
 def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None = None) -> list[dict[str, str]]:
+    """Fixes with numbers: first those read off the log's own measurements (vLLM's KV pool), then the
+    planner's, minus any planner fix that only turns a knob the log's numbers already set (a measured
+    KV pool beats an estimated one)."""
     fixes: list[dict[str, str]] = []
     if category in ("vllm_no_kv_blocks", "vllm_gpu_util"):
         fixes += vllm_kv_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
-        fixes += replan_fixes(extracted, runtime)
-    if category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom", "fragmentation") and not fixes:
+        measured = list(fixes)
+        planned = replan_fixes(extracted, runtime)
+        _agree_on_context(measured, planned)
+        fixes = measured + [f for f in planned if not _superseded(f["command"], measured)]
+    if category == "fragmentation":
+        fixes += fragmentation_fixes(extracted)
+    elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
         fixes += requested_vs_free(extracted)
     seen, out = set(), []
     for f in fixes:
@@ -99,7 +214,19 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
 def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]:
     """The diagnosis as JSON, its computed fixes (with numbers) first, then the KB's own."""
     doc = diagnosis.to_dict()
-    computed = compute_fixes(doc["category"], doc.get("extracted", {}), runtime)
-    commands = {c["command"] for c in computed}
-    doc["fixes"] = computed + [f for f in doc["fixes"] if f["command"] not in commands]
+    extracted = doc.get("extracted", {})
+    runtime = runtime or extracted.get("runtime")
+    computed = compute_fixes(doc["category"], extracted, runtime)
+    model = str(extracted.get("model") or "")
+    kb_fixes = []
+    for f in doc["fixes"]:
+        if _superseded(f["command"], computed):
+            continue  # the same knob, already given with the log's numbers
+        if model and not any(c.isspace() for c in model):
+            f = dict(f, command=_MODEL_WORD.sub(lambda _: model, f["command"]))
+        kb_fixes.append(f)
+    doc["fixes"] = computed + kb_fixes
     return doc
+
+
+_MODEL_WORD = re.compile(r"(?<![\w./-])MODEL(?![\w.-])")

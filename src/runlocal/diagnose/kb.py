@@ -188,6 +188,8 @@ def by_category(category: str) -> list[Entry]:
 
 
 _WORD = re.compile(r"[a-z0-9_.]+")
+_STOP = frozenset("the an is it its this that these those to of in on for with and or what be by at as from my "
+                  "me we you your are was were do does did how why when there here has have had".split())
 
 
 def _words(text: str) -> set[str]:
@@ -204,7 +206,7 @@ def search(query: str) -> list[Entry]:
     if not q:
         return load_entries()
     ql = q.lower()
-    words = [w for w in _words(ql) if len(w) > 1] or [ql]
+    words = [w for w in _words(ql) if len(w) > 1 and w not in _STOP] or [ql]
     scored: list[tuple[int, int, str, Entry]] = []
     for e in _entries():
         score = 0
@@ -217,7 +219,9 @@ def search(query: str) -> list[Entry]:
         title, cause = _words(e.title), _words(e.cause)
         sig_text = " ".join(e.signatures).lower()
         body = e.body.lower()
+        body_only = 0
         for w in words:
+            before = score
             if w in e.id or w == e.category:
                 score += 12
             if w in title:
@@ -228,8 +232,11 @@ def search(query: str) -> list[Entry]:
                 score += 4
             if w in (r.lower() for r in e.runtimes):
                 score += 4
-            if w in body:
+            if score == before and w in body:
                 score += 1
+                body_only += 1
+        if score and score == body_only and body_only * 2 <= len(words):
+            continue  # only common words of the explanation matched ("this", "with"): not a hit
         if score:
             scored.append((-score, -e.priority, e.id, e))
     scored.sort()
