@@ -140,16 +140,41 @@ def _verdict(a: Allocation) -> str:
     return "fits"
 
 
+GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
+
+
+def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
+    """llama.cpp and Ollama run GGUF files: without --quant, a model given as safetensors or from the
+    catalog is planned as the Q4_K_M GGUF people download, not as its 16-bit checkpoint."""
+    from .runtimes.base import GGUF_LADDER, levers_of
+
+    if settings.quant or model.source.endswith(".gguf") or model.file_quant and is_gguf_quant(model.file_quant):
+        return settings, ()
+    if levers_of(get_runtime(settings.runtime)).weight_quants != GGUF_LADDER:
+        return settings, ()
+    step = Step("weight quant", f"not given: {settings.runtime} runs GGUF files, planned as {GGUF_DEFAULT_QUANT} "
+                "(the default tag of the Ollama library and the usual download; set --quant)", GGUF_DEFAULT_QUANT, "")
+    return settings.with_(quant=GGUF_DEFAULT_QUANT), (step,)
+
+
 def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True) -> Plan:
     if settings.ctx is not None and settings.ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {settings.ctx}")
     if settings.parallel <= 0:
         raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
     runtime = get_runtime(settings.runtime)
+    settings, quant_steps = with_default_quant(model, settings)
     weights = estimate(model, settings.quant)
     alloc = runtime.allocate(model, weights, settings, targets)
     s = alloc.settings
-    limit = model.max_position_embeddings or 131072
+    trained = model.max_position_embeddings
+    # the search reaches at least the context asked for: running past the trained context is allowed
+    # (llama.cpp warns), it is a quality question, said in a step
+    limit = max(trained or 131072, s.ctx or 0)
+    if trained and s.ctx and s.ctx > trained:
+        quant_steps += (Step("trained context", f"ctx {s.ctx:,} is beyond the {trained:,} tokens the model was "
+                             "trained on: expect worse output unless RoPE scaling is configured", f"{trained:,}",
+                             "config.json max_position_embeddings"),)
     granule = 256
 
     def alloc_at(**changes) -> Allocation:
@@ -165,7 +190,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_conc = float(max_conc) if max_conc else None
     speed, speed_step = _speed(model, weights, alloc, targets)
     plan = Plan(model, runtime.name, weights, alloc, _verdict(alloc), max_ctx, max_conc,
-                runtime.command(model, s), steps=_weight_steps(model, weights) + alloc.steps + speed_step,
+                runtime.command(model, s), steps=quant_steps + _weight_steps(model, weights) + alloc.steps + speed_step,
                 speed=speed)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         from .fixes import suggest_fixes
@@ -204,6 +229,7 @@ def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
                  contexts: list[int]) -> list[dict[str, int]]:
     """Memory on the most loaded device at each context: the line the page draws against capacity."""
     runtime = get_runtime(settings.runtime)
+    settings, _ = with_default_quant(model, settings)
     weights = estimate(model, settings.quant)
     points = []
     for ctx in contexts:

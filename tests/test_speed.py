@@ -1,0 +1,180 @@
+"""The speed model: its public dataset, its shape (what makes decode faster or slower) and the CLI's speed key."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runlocal.hardware import speed as S
+from runlocal.hardware.catalog import find_device
+from runlocal.model.catalog import lookup
+from runlocal.plan import estimate, make_plan
+from runlocal.runtimes import Settings
+from runlocal.hardware.targets import targets_from_options
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("speed_accuracy", ROOT / "benchmarks" / "speed_accuracy.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["speed_accuracy"] = mod      # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _bench()
+
+
+@pytest.fixture(scope="module")
+def records(bench):
+    return bench.load_records(include_outliers=True, holdout=None)
+
+
+def plan(model, gpu, ctx=4096, **settings):
+    targets, _ = targets_from_options(gpu, None, "64G")
+    return make_plan(lookup(model), Settings(ctx=ctx, **settings), targets, with_fixes=False)
+
+
+# --- the dataset -------------------------------------------------------------------------------------------
+
+def test_every_record_has_a_source_and_resolves(records, bench):
+    assert len(records) >= 40
+    for r in records:
+        assert r["source_url"].startswith("https://"), r
+        assert r["tokens_per_s"] > 0, r
+        dev = find_device(r["device"])
+        assert dev.id == r["device"], f"{r['device']} is not a catalog id"
+        lookup(r["model"])
+        kind, n, depth = bench.parse_test(r["test"])
+        assert n > 0 and depth >= 0
+        assert r["backend"] in ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
+        if r.get("holdout"):
+            assert find_device(r["ram_device"]).kind == "cpu"
+
+
+def test_dataset_covers_devices_and_classes(records):
+    devices = {r["device"] for r in records}
+    classes = {S.device_class(find_device(d)) for d in devices}
+    assert len(devices) >= 15
+    assert {"nvidia-gddr", "nvidia-hbm", "apple", "amd"} <= classes
+    assert any(lookup(r["model"]).n_experts for r in records), "no MoE measurement"
+
+
+def test_decode_error_meets_the_target_per_class(bench):
+    rows = bench.build_rows(bench.load_records())
+    stats = bench.report(rows, S.FIT, S.SPLIT_OVERHEAD_MS, quiet=True)
+    decode = {k: v for k, v in stats.items() if k.endswith("/tg")}
+    assert decode
+    for key, v in decode.items():
+        assert v["median"] <= bench.DECODE_TARGET, (key, v)
+
+
+def test_committed_constants_are_the_fit_of_the_dataset(bench):
+    # speed.py's FIT, SPLIT_OVERHEAD_MS and ATTN_FACTOR are generated from measurements/speed: after changing
+    # either, run `python benchmarks/speed_accuracy.py --write`
+    consts, split_ms, attn = bench.refit(bench.build_rows(bench.load_records()))
+    assert consts == S.FIT
+    assert (split_ms, attn) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR)
+
+
+def test_held_out_offload_records_through_the_cli_path(bench):
+    # never fitted: partial offload (-ngl) and MoE expert offload (--n-cpu-moe) on an 8 GB card, via make_plan
+    recs = bench.load_records(holdout=True)
+    errs = sorted(abs(bench.predict_via_plan(r) / r["tokens_per_s"] - 1) for r in recs)
+    assert len(errs) >= 10
+    assert errs[len(errs) // 2] <= bench.DECODE_TARGET
+    moe = next(r for r in recs if r["model"] == "qwen3-30b-a3b")
+    assert abs(bench.predict_via_plan(moe) / moe["tokens_per_s"] - 1) < 0.15
+
+
+# --- the formula's shape -----------------------------------------------------------------------------------
+
+def test_more_bandwidth_is_faster():
+    fit = S.constants("nvidia-gddr", "cuda")
+    slow = S.decode_speed([S.Part(4e9, 0, 500, fit, 32)])
+    fast = S.decode_speed([S.Part(4e9, 0, 1000, fit, 32)])
+    assert fast > slow
+    assert plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M").speed["decode_tokens_per_s"] > \
+        plan("llama-3.1-8b", "rtx-4060-ti-16gb", quant="Q4_K_M").speed["decode_tokens_per_s"]
+
+
+def test_longer_context_is_slower_decode():
+    short = plan("llama-3.1-8b", "rtx-4090", ctx=2048, quant="Q4_K_M").speed["decode_tokens_per_s"]
+    long = plan("llama-3.1-8b", "rtx-4090", ctx=65536, quant="Q4_K_M").speed["decode_tokens_per_s"]
+    assert short > long > 0
+
+
+def test_moe_reads_only_the_active_experts():
+    moe = lookup("qwen3-30b-a3b")
+    assert 0.08 < S.read_fraction(moe) < 0.15            # ~3B of ~30B
+    assert S.read_fraction(lookup("qwen3-32b")) > 0.95
+    assert abs(S.active_matmul_params(lookup("gpt-oss-20b")) / 1e9 - 3.6) < 0.2   # OpenAI: 3.6B active
+    a3b = plan("qwen3-30b-a3b", "h100-sxm", quant="Q4_K_M").speed["decode_tokens_per_s"]
+    dense = plan("qwen3-32b", "h100-sxm", quant="Q4_K_M").speed["decode_tokens_per_s"]
+    assert a3b > 2.5 * dense
+
+
+def test_partial_offload_is_slower_than_full():
+    full = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=99).speed
+    part = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=16).speed
+    none = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=0).speed
+    assert full["decode_tokens_per_s"] > part["decode_tokens_per_s"] > none["decode_tokens_per_s"] > 0
+    assert full["prefill_tokens_per_s"] > part["prefill_tokens_per_s"]
+
+
+def test_untied_embedding_in_ram_costs_nothing():
+    # llama.cpp keeps token_embd in RAM even with every layer on the GPU; a token reads one row of it
+    p = plan("llama-3.1-8b", "rtx-4090", quant="Q4_K_M", n_gpu_layers=99)
+    assert any(d.kind == "cpu" and d.weights for d in p.allocation.devices)      # the embedding table
+    step = next(s for s in p.steps if s.label == "decode speed")
+    assert "split" not in step.formula and "89.6 GB/s" not in step.formula
+
+
+def test_tensor_parallel_speeds_decode_layer_split_does_not():
+    dev = find_device("rtx-4090")
+    m = lookup("llama-3.1-8b")
+    w = estimate(m, "Q4_K_M").total
+    one = S.predict(m, w, dev, ctx=512).decode_tokens_per_s
+    layer = S.predict(m, w, dev, ctx=512, n_devices=2, split="layer").decode_tokens_per_s
+    tensor = S.predict(m, w, dev, ctx=512, n_devices=2, split="tensor").decode_tokens_per_s
+    assert layer <= one < tensor
+    tp1 = plan("llama-3.1-70b", "2xh100", runtime="vllm", quant="fp8", tp=1).speed["decode_tokens_per_s"]
+    tp2 = plan("llama-3.1-70b", "2xh100", runtime="vllm", quant="fp8", tp=2).speed["decode_tokens_per_s"]
+    assert tp2 > tp1
+
+
+def test_prefill_uses_compute_and_pcie_for_weights_in_ram():
+    fast = S.prefill_speed(flops_per_token=16e9, peak_tflops=600, eff=0.2)
+    slow = S.prefill_speed(flops_per_token=16e9, peak_tflops=300, eff=0.2)
+    assert fast > slow
+    assert S.prefill_speed(flops_per_token=16e9, peak_tflops=600, eff=0.2, cpu_weight_bytes=2e9, pcie="4.0 x16") < fast
+    assert S.pcie_gbs("5.0 x16") > S.pcie_gbs("4.0 x16") > S.pcie_gbs("4.0 x8")
+
+
+def test_device_classes():
+    assert S.device_class(find_device("rtx-4090")) == "nvidia-gddr"
+    assert S.device_class(find_device("l40s")) == "nvidia-gddr"
+    assert S.device_class(find_device("h100-sxm")) == "nvidia-hbm"
+    assert S.device_class(find_device("m2-ultra-192gb")) == "apple"
+    assert S.device_class(find_device("rx-7900-xtx")) == "amd"
+    assert S.device_class(find_device("dgx-spark")) == "soc"
+
+
+# --- the CLI -------------------------------------------------------------------------------------------------
+
+def test_check_json_has_speed_for_a_gpu_plan():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "llama-3.1-8b", "--gpu", "rtx-4090",
+                        "--ctx", "8k", "--quant", "Q4_K_M", "--json"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    speed = json.loads(r.stdout)["speed"]
+    assert 60 < speed["decode_tokens_per_s"] < 250
+    assert speed["prefill_tokens_per_s"] > 1000
