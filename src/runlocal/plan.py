@@ -148,7 +148,7 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     catalog is planned as the Q4_K_M GGUF people download, not as its 16-bit checkpoint."""
     from .runtimes.base import GGUF_LADDER, levers_of
 
-    if settings.quant or model.source.endswith(".gguf") or model.file_quant and is_gguf_quant(model.file_quant):
+    if settings.quant or model.source.lower().endswith(".gguf"):
         return settings, ()
     if levers_of(get_runtime(settings.runtime)).weight_quants != GGUF_LADDER:
         return settings, ()
