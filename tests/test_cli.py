@@ -93,3 +93,15 @@ def test_vision_tower_is_shown_apart():
     text = run("check", "gemma-3-27b", "--gpu", "rtx-4090", "--quant", "Q4_K_M", "--explain").stdout
     assert "vision/audio tower" in text and "--mmproj" in text
     assert "vision" not in run("check", "llama-3.1-8b", "--gpu", "rtx-4090").stdout
+
+
+def test_gguf_runtimes_plan_a_checkpoint_as_q4_k_m(gguf_path):
+    def quant(*args):
+        return json.loads(run("check", *args, "--gpu", "rtx-4090", "--json").stdout)["settings"]["quant"]
+
+    assert quant("llama-3.1-8b") == "Q4_K_M"                          # llama.cpp: the usual download
+    assert quant("llama-3.1-8b", "--runtime", "ollama") == "Q4_K_M"   # Ollama's default library tag
+    assert quant("llama-3.1-8b", "--runtime", "vllm").lower() == "bf16"   # vLLM serves the checkpoint
+    assert quant("llama-3.1-8b", "--quant", "Q8_0") == "Q8_0"
+    assert quant(gguf_path) != "Q4_K_M"                               # a GGUF file is planned as it is
+    assert "planned as Q4_K_M" in run("check", "llama-3.1-8b", "--gpu", "rtx-4090", "--explain").stdout
