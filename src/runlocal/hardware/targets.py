@@ -21,8 +21,10 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         info = detect_system()
         notes += list(info.notes)
         for g in info.gpus:
-            targets.append(Target(f"{g.name} #{g.index}", "gpu", g.free, None, g.total))
-            notes.append(f"{g.name} #{g.index}: {g.free / 2**30:.1f} GiB free now of {g.total / 2**30:.1f} GiB")
+            targets.append(Target(f"{g.name} #{g.index}", "unified" if g.unified else "gpu", g.free,
+                                  _catalog_bandwidth(g.name), g.total))
+            notes.append(f"{g.name} #{g.index}: {g.free / 2**30:.1f} GiB free now of {g.total / 2**30:.1f} GiB"
+                         + (" (the GPU's working-set limit of unified memory)" if g.unified else ""))
         targets.append(Target("CPU RAM", "cpu", ram_bytes or info.ram_available, None, info.ram_total))
         if not ram_bytes:
             notes.append(f"RAM: {info.ram_available / 2**30:.1f} GiB available now of {info.ram_total / 2**30:.1f} GiB")
@@ -31,6 +33,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         if vram:
             raise InputError("vram: --gpu none plans a CPU-only run; drop --vram")
         return [Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM)], notes
+    host: Target | None = None
     if vram:
         size = parse_size(vram, field="vram")
         targets.append(Target(gpu or "GPU", "gpu", size, None, size))
@@ -38,13 +41,37 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         from .catalog import parse_device_spec
 
         for dev in parse_device_spec(gpu):  # type: ignore[arg-type]
+            if dev.kind == "cpu":
+                # A CPU-only system: its RAM is the host, planned as a CPU run (or the host beside GPUs).
+                if host is not None:
+                    raise InputError(f"gpu: name one CPU memory system, not several ('{host.name}' and '{dev.name}')")
+                size = ram_bytes or dev.memory_bytes
+                host = Target(f"CPU RAM ({dev.name.removeprefix('CPU, ')})", "cpu", size, dev.bandwidth_gbs, size)
+                notes.append(f"{dev.name}: a CPU run on {size / 2**30:.0f} GiB of RAM at "
+                             f"{dev.bandwidth_gbs:g} GB/s" + ("" if ram_bytes else " (set --ram for another size)"))
+                continue
             unified = getattr(dev, "unified_memory", False)
             cap = dev.gpu_usable_bytes if unified else dev.memory_bytes
             targets.append(Target(dev.name, "unified" if unified else "gpu", cap, dev.bandwidth_gbs, dev.memory_bytes))
             if unified:
                 notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of {dev.memory_bytes / 2**30:.0f} GiB")
-    if not any(t.kind == "unified" for t in targets):
-        targets.append(Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM))
-        if not ram_bytes:
-            notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
+                # What the CPU side holds (llama.cpp's token embedding, host buffers) lives in the rest of the RAM.
+                if host is None:
+                    host = Target("CPU RAM (unified)", "cpu", dev.memory_bytes - cap, dev.bandwidth_gbs,
+                                  dev.memory_bytes)
+    if host is not None:
+        return targets + [host], notes
+    targets.append(Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM))
+    if not ram_bytes:
+        notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
     return targets, notes
+
+
+def _catalog_bandwidth(name: str) -> float | None:
+    """A detected GPU's memory bandwidth from the catalog, for the speed model (None if unknown)."""
+    from .catalog import find_device
+
+    try:
+        return find_device(name).bandwidth_gbs
+    except ValueError:
+        return None
