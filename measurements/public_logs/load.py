@@ -1,0 +1,101 @@
+"""Load the public llama.cpp / Ollama log records (stdlib only).
+
+    from measurements.public_logs.load import load_llamacpp, load_ollama
+    records = load_llamacpp()        # list[dict], validated
+
+Each record is one real log posted in a public GitHub issue/PR/discussion.
+MiB figures are copied as logged. See README.md in this folder.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlparse
+
+HERE = Path(__file__).resolve().parent
+PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "www.reddit.com", "reddit.com"}
+
+LLAMACPP_REQUIRED = ("source_url", "backend", "gpu", "model_file", "arch", "settings", "logged", "excerpt")
+OLLAMA_REQUIRED = ("source_url", "ollama_version", "gpu", "model", "settings", "logged", "excerpt")
+BACKENDS = {"cuda", "metal", "rocm", "vulkan"}
+
+
+class RecordError(ValueError):
+    pass
+
+
+def _mib_values(obj, path=""):
+    """Yield (path, value) for every numeric MiB figure in a logged dict.
+
+    Keys holding MiB figures: any dict under a key ending in 'buffers', and any key
+    ending in '_mib'. Other numbers (graph nodes, layer counts) are not MiB.
+    """
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            p = f"{path}.{k}" if path else k
+            if isinstance(v, dict) and k.endswith("buffers"):
+                for bk, bv in v.items():
+                    yield f"{p}.{bk}", bv
+            elif k.endswith("_mib"):
+                if isinstance(v, dict):
+                    for bk, bv in v.items():
+                        yield f"{p}.{bk}", bv
+                else:
+                    yield p, v
+            elif isinstance(v, dict):
+                yield from _mib_values(v, p)
+
+
+def validate(rec: dict, kind: str) -> None:
+    required = LLAMACPP_REQUIRED if kind == "llamacpp" else OLLAMA_REQUIRED
+    missing = [k for k in required if k not in rec]
+    if missing:
+        raise RecordError(f"missing {missing}")
+    url = urlparse(rec["source_url"])
+    if url.scheme != "https" or url.netloc not in PUBLIC_HOSTS:
+        raise RecordError(f"source_url not on a public host: {rec['source_url']}")
+    if kind == "llamacpp" and rec["backend"] not in BACKENDS:
+        raise RecordError(f"backend {rec['backend']!r}")
+    if not isinstance(rec["settings"], dict) or not isinstance(rec["logged"], dict):
+        raise RecordError("settings/logged must be objects")
+    if not rec["logged"]:
+        raise RecordError("logged is empty")
+    if not isinstance(rec["excerpt"], str) or not rec["excerpt"].strip():
+        raise RecordError("excerpt empty")
+    for p, v in _mib_values(rec["logged"]):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise RecordError(f"{p}: MiB figure must be a positive number, got {v!r}")
+
+
+def _load(name: str, kind: str) -> list[dict]:
+    out = []
+    with open(HERE / name, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            rec = json.loads(line)
+            try:
+                validate(rec, kind)
+            except RecordError as e:
+                raise RecordError(f"{name}:{i}: {e}") from None
+            out.append(rec)
+    return out
+
+
+def load_llamacpp() -> list[dict]:
+    return _load("llamacpp.jsonl", "llamacpp")
+
+
+def load_ollama() -> list[dict]:
+    return _load("ollama.jsonl", "ollama")
+
+
+if __name__ == "__main__":
+    from collections import Counter
+
+    ll, ol = load_llamacpp(), load_ollama()
+    print(f"llama.cpp: {len(ll)} records")
+    print("  backend:", dict(Counter(r["backend"] for r in ll)))
+    print("  arch:   ", dict(Counter(r["arch"] for r in ll)))
+    print(f"ollama: {len(ol)} records")
