@@ -76,10 +76,31 @@ def check(
 
 
 @app.command("models")
-def models_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
-    """List the embedded model catalog (works offline)."""
+def models_cmd(
+    as_json: bool = typer.Option(False, "--json"),
+    fits: bool = typer.Option(False, "--fits", help="only the models that run here, largest first"),
+    gpu: str = typer.Option("auto", "--gpu", help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'"),
+    vram: Optional[str] = typer.Option(None, "--vram", help="with --fits: GPU memory, e.g. 24G"),
+    ram: Optional[str] = typer.Option(None, "--ram", help="with --fits: system RAM, e.g. 64G"),
+    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="with --fits: context per request (default 8192)"),
+    top: int = typer.Option(25, "--top", help="with --fits: rows shown in the text table"),
+) -> None:
+    """List the embedded model catalog (works offline); --fits: what runs here, ranked."""
     from .model import catalog
 
+    if fits:
+        from .choose import fits_here
+        from .errors import RunlocalError
+        from .render.choose_text import render_fits
+        from .units import parse_tokens
+
+        try:
+            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None)
+        except RunlocalError as e:
+            _fail(e)
+            return
+        typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
+        return
     entries = catalog.load_entries()
     if as_json:
         typer.echo(json.dumps([{"alias": e["alias"], "repo_id": e["repo_id"],
@@ -282,6 +303,92 @@ def snapshot(
         render_text(doc, _console(), path=file)
         if plot:
             typer.echo(f"\nplot written to {plot}")
+
+
+@app.command()
+def best(
+    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
+    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    budget: Optional[float] = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
+    used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
+    quant: Optional[str] = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
+    top: int = typer.Option(15, "--top", help="rows shown in the text table"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Catalog devices (and 2×/4×/8× of one card) that run MODEL, ranked by decode tokens/s per dollar."""
+    from .choose import best as run_best
+    from .errors import RunlocalError
+    from .model.resolve import resolve_model
+    from .render.choose_text import render_best
+    from .units import parse_tokens
+
+    try:
+        doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
+                       budget_usd=budget, used=used, quant=quant).to_dict()
+    except RunlocalError as e:
+        _fail(e)
+        return
+    typer.echo(json.dumps(doc, indent=2) if as_json else render_best(doc, top=top))
+
+
+@app.command()
+def compare(
+    devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="plan this model on each"),
+    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    quant: Optional[str] = typer.Option(None, "--quant", "-q"),
+    used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
+    from .compare import compare_devices
+    from .errors import RunlocalError
+    from .render.choose_text import render_compare
+    from .units import parse_tokens
+
+    try:
+        rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
+                               runtime=runtime, quant=quant, used=used)
+    except RunlocalError as e:
+        _fail(e)
+        return
+    typer.echo(json.dumps(rows, indent=2) if as_json else render_compare(rows))
+
+
+@app.command()
+def cost(
+    model: str = typer.Argument(..., help="the model the tokens/s and the cost per token are for"),
+    gpu: str = typer.Option(..., "--gpu", help="catalog device, or N of one: '4090', '2x3090'"),
+    hours_per_day: float = typer.Option(8.0, "--hours-per-day", help="hours a day the GPU runs"),
+    kwh_price: float = typer.Option(0.18, "--kwh-price", help="electricity, USD per kWh"),
+    years: float = typer.Option(3.0, "--years", help="years the purchase price is spread over"),
+    utilization: float = typer.Option(1.0, "--utilization", help="share of TDP drawn while running (0-1]"),
+    used: bool = typer.Option(False, "--used", help="buy used where the catalog has a used price"),
+    price: Optional[float] = typer.Option(None, "--price", help="purchase price of one device, USD"),
+    rent_price: Optional[float] = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
+    ctx: Optional[str] = typer.Option(None, "--ctx", "-c"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    quant: Optional[str] = typer.Option(None, "--quant", "-q"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Owning the GPU(s) (price over N years + electricity) against renting them by the hour, per year and per token."""
+    from .choose import cost as run_cost, parse_config
+    from .errors import RunlocalError
+    from .model.resolve import resolve_model
+    from .render.choose_text import render_cost
+    from .units import parse_tokens
+
+    try:
+        dev, count = parse_config(gpu)
+        doc = run_cost(resolve_model(model), dev, count, ctx=parse_tokens(ctx) if ctx is not None else None,
+                       runtime=runtime, quant=quant, hours_per_day=hours_per_day, kwh_price=kwh_price, years=years,
+                       utilization=utilization, used=used, price_usd=price, rent_usd_per_hour=rent_price)
+    except RunlocalError as e:
+        _fail(e)
+        return
+    typer.echo(json.dumps(doc, indent=2) if as_json else render_cost(doc))
 
 
 @app.command()

@@ -1,5 +1,8 @@
-"""Devices side by side: capacity, bandwidth, price, and for a model the verdict, the largest
-context that fits and the predicted speed."""
+"""Devices side by side: capacity, bandwidth, price, the largest catalog model that fits, and for a model the
+verdict, the weight format that fits, the largest context and the predicted speed.
+
+Each name is a `--gpu` spec: a catalog name ("4090", "m3 max 64gb", "ddr5-6400 12ch") or several of one card
+("2x3090"). Used by `runlocal compare` and /api/v1/compare (same rows)."""
 
 from __future__ import annotations
 
@@ -7,31 +10,79 @@ from typing import Any
 
 from .errors import InputError
 
+MAX_COMPARE = 16
+
+
+def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, Any] | None:
+    from .sweep import models_that_fit
+
+    try:
+        rows = models_that_fit(capacity, ctx, runtime)
+    except Exception:  # a runtime the sweep cannot plan: leave the column empty rather than fail the table
+        return None
+    if not rows:
+        return None
+    top = rows[0]
+    return {"alias": top["alias"], "quant": top["quant"], "ctx": ctx, "weights_bytes": top["weights_bytes"],
+            "runtime": runtime}
+
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
-                    runtime: str = "llama.cpp", quant: str | None = None) -> list[dict[str, Any]]:
-    from .hardware.catalog import find_device
+                    runtime: str = "llama.cpp", quant: str | None = None, used: bool = False) -> list[dict[str, Any]]:
+    from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, spec_string
+    from .hardware.catalog import parse_device_spec
+    from .hardware.targets import targets_from_options
+    from .runtimes import get_runtime
 
-    if len(names) > 16:
-        raise InputError("devices: compare at most 16 devices at once")
-    rows = []
+    names = [n.strip() for n in names if n and n.strip()]
+    if not names:
+        raise InputError("devices: name at least one device")
+    if len(names) > MAX_COMPARE:
+        raise InputError(f"devices: compare at most {MAX_COMPARE} devices at once")
+    if ctx is not None and ctx <= 0:
+        raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
+    rt = get_runtime(runtime).name
+    sweep_ctx = ctx or DEFAULT_CTX
     spec = None
     if model:
         from .model.resolve import resolve_model
 
         spec = resolve_model(model)
+    rows = []
     for name in names:
-        dev = find_device(name.strip())
-        row: dict[str, Any] = {"id": dev.id, "name": dev.name, "memory_bytes": dev.memory_bytes,
-                               "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops,
-                               "launch_price_usd": dev.launch_price_usd, "tdp_w": dev.tdp_w}
+        devs = parse_device_spec(name)
+        dev, count = devs[0], len(devs)
+        mixed = any(d.id != dev.id for d in devs)
+        targets, _ = targets_from_options(name, None, None)
+        gpu_side = [t for t in targets if t.kind != "cpu"] or targets
+        capacity = sum(t.capacity for t in gpu_side)
+        price = device_price(dev, used=used) if not mixed else None
+        total_price = (sum(device_price(d, used=used).usd or 0 for d in devs)
+                       if mixed and all(device_price(d, used=used).usd for d in devs)
+                       else (price.usd * count if price and price.usd is not None else None))
+        row: dict[str, Any] = {
+            "spec": name if mixed else spec_string(dev.id, count), "id": dev.id, "name": dev.name, "count": count,
+            "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
+            "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
+            "launch_price_usd": dev.launch_price_usd, "price_usd": total_price,
+            "price_kind": price.kind if price else None, "price_source": price.source if price else None,
+            "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
+        }
+        if len(gpu_side) > 1:
+            row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
         if spec is not None:
             from .plan import make_plan
             from .runtimes import Settings
-            from .hardware.targets import targets_from_options
 
-            targets, _ = targets_from_options(dev.id, None, None)
-            plan = make_plan(spec, Settings(runtime=runtime, ctx=ctx, quant=quant), targets, with_fixes=False)
-            row |= {"verdict": plan.verdict, "max_context": plan.max_context, **plan.speed}
+            ladder = quant_ladder(rt, quant, spec)
+            fit = best_fit(spec, targets, runtime=rt, ctx=sweep_ctx, quants=ladder)
+            q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
+            n_gpus = sum(1 for t in targets if t.kind != "cpu")
+            tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
+            plan = make_plan(spec, Settings(runtime=rt, ctx=sweep_ctx, quant=q, tp=tp), targets, with_fixes=False)
+            row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "runs_whole": fit is not None,
+                    "max_context": plan.max_context, **plan.speed, "command": plan.command}
+            if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
+                row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
         rows.append(row)
     return rows

@@ -46,9 +46,16 @@ def affine_memory(model: ModelSpec, quant: str, runtime: str = "llama.cpp") -> L
     return Line(totals[0] - slope * _PROBE_CTX[0], slope, w.total)
 
 
-@lru_cache(maxsize=4)
 def catalog_lines(runtime: str = "llama.cpp") -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(aliases, intercept[m, q], slope[m, q], weights[m, q], max_ctx[m]) over the embedded catalog."""
+    """(aliases, intercept[m, q], slope[m, q], weights[m, q], max_ctx[m]) over the embedded catalog, built once
+    per process and runtime (whatever name the runtime is given by)."""
+    from .runtimes import get_runtime
+
+    return _catalog_lines(get_runtime(runtime).name)
+
+
+@lru_cache(maxsize=4)
+def _catalog_lines(runtime: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from .model import catalog
 
     aliases, a, b, w, lim = [], [], [], [], []
@@ -77,16 +84,19 @@ def fits_matrix(intercept: np.ndarray, slope: np.ndarray, contexts: np.ndarray, 
 
 
 def models_that_fit(capacity: int, ctx: int, runtime: str = "llama.cpp") -> list[dict]:
-    """Catalog models that fit at ``ctx`` on a GPU of ``capacity`` bytes, best quant first, ranked by size."""
+    """Catalog models that fit at ``ctx`` on a GPU of ``capacity`` bytes, each at the best quant that fits,
+    the largest model first."""
     aliases, a, b, w, lim = catalog_lines(runtime)
     ok = fits_matrix(a, b, np.array([ctx]), np.array([capacity]), lim)[:, :, 0, 0]      # [m, q]
-    out = []
+    out: list[tuple[tuple[int, int], dict]] = []
     for i, alias in enumerate(aliases):
         if not ok[i].any():
             continue
         q = int(np.argmax(ok[i]))                       # SWEEP_QUANTS run from best quality down
         peak = a[i, q] + b[i, q] * ctx
-        out.append({"alias": alias, "quant": SWEEP_QUANTS[q], "weights_bytes": int(w[i, q]), "peak_bytes": int(peak),
-                    "free_bytes": int(capacity - peak), "max_ctx": int(lim[i])})
-    out.sort(key=lambda r: r["weights_bytes"], reverse=True)
-    return out
+        row = {"alias": alias, "quant": SWEEP_QUANTS[q], "weights_bytes": int(w[i, q]), "peak_bytes": int(peak),
+               "free_bytes": int(capacity - peak), "max_ctx": int(lim[i])}
+        out.append(((-int(w[i, 0]), q), row))
+    # the largest model first (its size at the first quant, a stand-in for the parameter count), then the better quant
+    out.sort(key=lambda kr: kr[0])
+    return [row for _, row in out]

@@ -251,12 +251,27 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
     @app.get("/api/v1/compare")
     def compare(devices: str = Query(..., min_length=1, max_length=1000), model: str | None = Query(None, max_length=500),
-                ctx: int | None = Query(None, gt=0), runtime: str = "llama.cpp", quant: str | None = None):
+                ctx: int | None = Query(None, gt=0), runtime: str = "llama.cpp", quant: str | None = None,
+                used: bool = False):
         from ..compare import compare_devices
 
         try:
             return compare_devices([d for d in devices.split(",") if d.strip()], model=model, ctx=ctx,
-                                   runtime=runtime, quant=quant)
+                                   runtime=runtime, quant=quant, used=used)
+        except RunlocalError as e:
+            return _error_response(e, "query")
+
+    @app.get("/api/v1/best")
+    def best(model: str = Query(..., min_length=1, max_length=500), ctx: int | None = Query(None, gt=0, le=1 << 24),
+             runtime: str = Query("llama.cpp", max_length=64), budget: float | None = Query(None, gt=0),
+             used: bool = False, quant: str | None = Query(None, max_length=64)):
+        """The same object as `runlocal best --json`."""
+        from ..choose import best as run_best
+        from ..model.resolve import resolve_model
+
+        try:
+            return run_best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used,
+                            quant=quant).to_dict()
         except RunlocalError as e:
             return _error_response(e, "query")
 

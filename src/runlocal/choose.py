@@ -1,0 +1,534 @@
+"""Choosing hardware: which catalog devices run a model (`best`), devices side by side (`compare`, in
+compare.py), what runs on one machine (`models --fits`), and owning against renting (`cost`).
+
+Pure computation over the embedded catalogs (devices.json, cloud_prices.json, models.json): no network,
+no files outside the package. Every verdict comes from the same runtime planners `runlocal check` uses;
+the catalog-wide "what fits here" list comes from the vectorized sweep (sweep.py).
+
+Ranking in `best`: for each catalog device (and 2×, 4×, 8× the same discrete card when one is not
+enough and the runtime splits a model over GPUs) the highest-quality weight format of the runtime's
+ladder that fits whole on the device(s) at the asked context, its predicted decode tokens/s
+(hardware/speed.py), and that speed per dollar of purchase price (count × unit price). Devices without
+a price in the catalog are listed apart, unranked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .errors import InputError
+from .model.spec import ModelSpec
+from .runtimes import Settings, Target, get_runtime
+
+DEFAULT_CTX = 8192
+MULTI_COUNTS = (1, 2, 4, 8)
+
+# Weight formats tried per runtime, best quality first. The GGUF ladder stops at Q4_K_M by default
+# (below it quality drops measurably); --quant names any single format instead.
+QUANT_LADDERS: dict[str, tuple[str, ...]] = {
+    "llama.cpp": ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M"),
+    "ollama": ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M"),
+    "vllm": ("bf16", "fp8", "awq"),
+    "sglang": ("bf16", "fp8", "awq"),
+    "mlx": ("bf16", "mlx-8bit", "mlx-4bit"),
+    "transformers": ("bf16", "int8", "nf4"),
+}
+
+# Owning: purchase price spread evenly over this many years, electricity at TDP × utilisation.
+DEFAULT_YEARS = 3
+DEFAULT_HOURS_PER_DAY = 8.0
+DEFAULT_UTILIZATION = 1.0       # share of TDP drawn while running: 1.0 is the upper bound
+# Assumed electricity price, USD/kWh: a round figure inside the range of US residential averages by state
+# in EIA's Electric Power Monthly table 5.6.A (April 2025: 12.83 ¢ Missouri … 32.28 ¢ Connecticut).
+DEFAULT_KWH_PRICE = 0.18
+KWH_PRICE_SOURCE = "https://www.eia.gov/electricity/monthly/epm_table_grapher.php?t=table_5_06_a"
+
+
+# ------------------------------------------------------------------------------------------ data
+
+@lru_cache(maxsize=1)
+def _raw_devices() -> dict[str, dict[str, Any]]:
+    from importlib.resources import files
+
+    raw = json.loads(files("runlocal.data").joinpath("devices.json").read_text(encoding="utf-8"))
+    return {d["id"]: d for d in raw["devices"]}
+
+
+@lru_cache(maxsize=1)
+def cloud_prices() -> dict[str, Any]:
+    """The hourly cloud price table (data/cloud_prices.json): each row a device id, provider, USD per GPU-hour,
+    the provider's page and the dates it was read."""
+    from importlib.resources import files
+
+    return json.loads(files("runlocal.data").joinpath("cloud_prices.json").read_text(encoding="utf-8"))
+
+
+def rent_offers(device_id: str, count: int = 1) -> list[dict[str, Any]]:
+    """Cloud offers for ``count`` of this device, cheapest first (offers sold only in larger nodes left out)."""
+    rows = [r for r in cloud_prices()["prices"]
+            if r["device"] == device_id and r.get("usd_per_gpu_hour") and r.get("min_gpus", 1) <= max(count, 1)]
+    return sorted(rows, key=lambda r: r["usd_per_gpu_hour"])
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float | None           # for one device
+    kind: str | None            # "launch" | "used" | "given"
+    source: str | None          # URL
+    note: str | None = None
+
+
+def device_price(dev, *, used: bool = False) -> Price:
+    """Launch price (the catalog's), or with ``used`` the used-market price where the catalog has one; a
+    device without a used price falls back to its launch price and the note says so."""
+    from .hardware.catalog import load_sources
+
+    sources = load_sources()
+    raw = _raw_devices().get(dev.id, {})
+    if used and raw.get("used_price_usd"):
+        src = raw.get("used_price_source")
+        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src))
+    note = "no used-market price in the catalog; launch price used" if used else None
+    if dev.launch_price_usd:
+        return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note)
+    return Price(None, None, None, "no price in the catalog")
+
+
+# ------------------------------------------------------------------------------------------ planning
+
+def runtime_runs_on(runtime: str, dev) -> bool:
+    """Whether a runtime runs on a catalog device at all: MLX only on Apple silicon, vLLM and SGLang on
+    CUDA/ROCm GPUs, Transformers on CUDA/ROCm/MPS and CPU, llama.cpp and Ollama everywhere."""
+    name = get_runtime(runtime).name.lower()
+    backends = set(dev.backends or ())
+    if name == "mlx":
+        return dev.kind == "apple"
+    if name in ("vllm", "sglang"):
+        return dev.kind in ("gpu", "unified") and bool(backends & {"cuda", "rocm"})
+    if name == "transformers":
+        return dev.kind in ("apple", "cpu") or bool(backends & {"cuda", "rocm"})
+    return True
+
+
+def device_targets(dev, count: int = 1) -> list[Target]:
+    """The runtime targets for ``count`` × a catalog device, as `check --gpu` builds them (GPUs get the default
+    32 GiB of host RAM beside them; a CPU-only entry is its own RAM)."""
+    from .hardware.targets import targets_from_options
+
+    targets, _ = targets_from_options(spec_string(dev.id, count), None, None)
+    return targets
+
+
+def spec_string(dev_id: str, count: int) -> str:
+    return dev_id if count == 1 else f"{count}x {dev_id}"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One planned run: the settings, the verdict and the predicted speed."""
+
+    quant: str
+    settings: Settings
+    verdict: str
+    decode_tokens_per_s: float | None
+    prefill_tokens_per_s: float | None
+    command: str
+    peak_bytes: int                 # the most loaded device
+    capacity_bytes: int             # its capacity
+    offloaded: bool                 # weights left in RAM (beyond what the runtime always keeps there) or on disk
+
+    @property
+    def runs(self) -> bool:
+        return self.verdict in ("fits", "tight") and not self.offloaded
+
+
+def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int) -> Settings:
+    rt = get_runtime(runtime)
+    tp = n_gpus if (n_gpus > 1 and getattr(rt, "pools_kv", False)) else 1
+    return Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp)
+
+
+def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> int:
+    """Weights the runtime keeps in RAM even with unlimited GPU memory (llama.cpp's token embedding)."""
+    from .plan import estimate
+
+    rt = get_runtime(runtime)
+    big = [Target("probe", "gpu", 1 << 62, None, 1 << 62), Target("CPU RAM", "cpu", 1 << 62)]
+    alloc = rt.allocate(model, estimate(model, quant), _settings(runtime, ctx, quant, 1), big)
+    return sum(d.weights for d in alloc.devices if d.kind == "cpu")
+
+
+def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int, quant: str | None,
+             host_cache: dict | None = None) -> Fit:
+    """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
+    run over the whole catalog)."""
+    from .plan import _speed, _verdict, estimate
+
+    rt = get_runtime(runtime)
+    n_gpus = sum(1 for t in targets if t.kind != "cpu")
+    weights = estimate(model, quant)
+    settings = _settings(runtime, ctx, quant, n_gpus)
+    alloc = rt.allocate(model, weights, settings, targets)
+    verdict = _verdict(alloc)
+    speed, _ = _speed(model, weights, alloc, targets)
+    cpu_w = sum(d.weights for d in alloc.devices if d.kind == "cpu")
+    # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
+    offloaded = sum(d.weights for d in alloc.devices) < 0.99 * weights.total
+    if n_gpus and cpu_w and not offloaded:
+        key = (rt.name, quant, ctx)
+        cache = host_cache if host_cache is not None else {}
+        if key not in cache:
+            cache[key] = _host_share(model, rt.name, quant, ctx)
+        base = cache[key]
+        offloaded = cpu_w > base + 0.01 * weights.total
+    busiest = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else float("inf"))
+    return Fit(weights.quant, alloc.settings, verdict, speed.get("decode_tokens_per_s"),
+               speed.get("prefill_tokens_per_s"), rt.command(model, alloc.settings), busiest.total,
+               busiest.capacity, offloaded)
+
+
+def quant_ladder(runtime: str, quant: str | None = None,
+                 model: ModelSpec | None = None) -> tuple[str | None, ...]:
+    """Formats to try, best first: ``quant`` alone when given; a .gguf file as it is for the GGUF runtimes (the
+    question is which device runs this file); else the runtime's ladder."""
+    if quant:
+        return (quant,)
+    name = get_runtime(runtime).name
+    if (model is not None and name in ("llama.cpp", "ollama") and model.file_bytes is not None
+            and str(model.source).lower().endswith(".gguf")):
+        return (None,)
+    return QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
+
+
+def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
+             quants: tuple[str | None, ...], host_cache: dict | None = None) -> Fit | None:
+    """The first (highest-quality) format in ``quants`` that runs whole on the targets, or None."""
+    for q in quants:
+        try:
+            fit = plan_fit(model, targets, runtime=runtime, ctx=ctx, quant=q, host_cache=host_cache)
+        except InputError:
+            continue       # a format this model or runtime cannot take
+        if fit.runs:
+            return fit
+    return None
+
+
+@lru_cache(maxsize=8)
+def splits_over_gpus(runtime: str) -> bool:
+    """Whether the runtime's planner places a model on more than one GPU (else multi-GPU rows are skipped):
+    asked of the planner itself with a small catalog model on two GPUs."""
+    from .model.catalog import lookup
+    from .plan import estimate
+
+    name = get_runtime(runtime).name
+    try:
+        model = lookup("qwen2.5-0.5b")
+        t = [Target("A", "gpu", 1 << 34, 100.0, 1 << 34), Target("B", "gpu", 1 << 34, 100.0, 1 << 34),
+             Target("CPU RAM", "cpu", 1 << 35)]
+        quant = QUANT_LADDERS.get(name, ("Q8_0",))[0]
+        alloc = get_runtime(name).allocate(model, estimate(model, quant), _settings(name, 1024, quant, 2), t)
+    except Exception:  # a runtime that cannot plan the probe model is treated as single-GPU
+        return False
+    return sum(1 for d in alloc.devices if d.kind != "cpu" and d.weights) > 1
+
+
+# ------------------------------------------------------------------------------------------ best
+
+@dataclass
+class BestResult:
+    model: ModelSpec
+    runtime: str
+    ctx: int
+    budget_usd: float | None
+    used: bool
+    ranked: list[dict[str, Any]] = field(default_factory=list)
+    unpriced: list[dict[str, Any]] = field(default_factory=list)
+    over_budget: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.model
+        return {"model": {"id": m.id, "params": m.params, "active_params": m.active_params, "repo_id": m.repo_id},
+                "runtime": self.runtime, "ctx": self.ctx, "budget_usd": self.budget_usd,
+                "price_basis": "used" if self.used else "launch",
+                "ranked": self.ranked, "unpriced": self.unpriced, "over_budget": self.over_budget,
+                "notes": self.notes}
+
+
+def _row(dev, count: int, fit: Fit, price: Price) -> dict[str, Any]:
+    total = price.usd * count if price.usd is not None else None
+    per_k = (fit.decode_tokens_per_s / total * 1000
+             if (total and fit.decode_tokens_per_s) else None)
+    return {"device": dev.id, "name": dev.name, "count": count, "spec": spec_string(dev.id, count),
+            "kind": dev.kind, "memory_bytes": dev.memory_bytes * count,
+            "bandwidth_gbs": dev.bandwidth_gbs, "quant": fit.quant, "verdict": fit.verdict,
+            "peak_bytes": fit.peak_bytes, "capacity_bytes": fit.capacity_bytes,
+            "decode_tokens_per_s": fit.decode_tokens_per_s, "prefill_tokens_per_s": fit.prefill_tokens_per_s,
+            "price_usd": total, "unit_price_usd": price.usd, "price_kind": price.kind, "price_source": price.source,
+            "price_note": price.note,
+            "tokens_per_s_per_1000_usd": round(per_k, 3) if per_k is not None else None,
+            "settings": _settings_dict(fit.settings), "command": fit.command}
+
+
+def _settings_dict(s: Settings) -> dict[str, Any]:
+    """The settings that matter for running it (the rest are the runtime's defaults)."""
+    out = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
+    if s.n_gpu_layers is not None:
+        out["n_gpu_layers"] = s.n_gpu_layers
+    if s.gpu_memory_utilization is not None:
+        out["gpu_memory_utilization"] = s.gpu_memory_utilization
+    return out
+
+
+def score(decode_tokens_per_s: float | None, price_usd: float | None) -> float | None:
+    """Decode tokens/s per 1000 USD: the ranking key."""
+    if not decode_tokens_per_s or not price_usd:
+        return None
+    return decode_tokens_per_s / price_usd * 1000
+
+
+def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp", budget_usd: float | None = None,
+         used: bool = False, quant: str | None = None, devices: list | None = None,
+         counts: tuple[int, ...] = MULTI_COUNTS) -> BestResult:
+    """Every catalog device configuration that runs ``model`` whole at ``ctx``, ranked by decode tokens/s per
+    dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known."""
+    from .hardware.catalog import load_devices
+
+    ctx = ctx or DEFAULT_CTX
+    if ctx <= 0:
+        raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
+    if budget_usd is not None and budget_usd <= 0:
+        raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
+    rt = get_runtime(runtime)
+    quants = quant_ladder(rt.name, quant, model)
+    multi = splits_over_gpus(rt.name)
+    res = BestResult(model, rt.name, ctx, budget_usd, used)
+    if not multi:
+        res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
+    if quants == (None,):
+        res.notes.append("weights: the file as it is (--quant to try another format)")
+    elif not quant:
+        res.notes.append(f"weights: the best of {', '.join(quants)} that fits whole on the device(s)"
+                         " (--quant to fix one)")
+    host_cache: dict = {}
+    fallbacks = 0
+    for dev in (devices if devices is not None else load_devices()):
+        if not runtime_runs_on(rt.name, dev):
+            continue
+        dev_counts = counts if (dev.kind == "gpu" and multi) else (1,)
+        for count in dev_counts:
+            targets = device_targets(dev, count)
+            fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache)
+            if fit is None:
+                continue
+            price = device_price(dev, used=used)
+            if used and price.kind == "launch":
+                fallbacks += 1
+            row = _row(dev, count, fit, price)
+            if row["price_usd"] is None:
+                if budget_usd is None:
+                    res.unpriced.append(row)
+            elif budget_usd is not None and row["price_usd"] > budget_usd:
+                res.over_budget += 1
+            else:
+                res.ranked.append(row)
+            break          # the smallest count that runs it; more of the same card only costs more
+    res.ranked.sort(key=lambda r: (-(r["tokens_per_s_per_1000_usd"] or 0), -(r["decode_tokens_per_s"] or 0),
+                                   r["price_usd"]))
+    for i, r in enumerate(res.ranked, 1):
+        r["rank"] = i
+    res.unpriced.sort(key=lambda r: -(r["decode_tokens_per_s"] or 0))
+    if used and fallbacks:
+        res.notes.append(f"--used: {fallbacks} device(s) have no used-market price in the catalog; their launch"
+                         " price is used (price_kind says which)")
+    if budget_usd is not None:
+        res.notes.append(f"budget: {res.over_budget} configuration(s) priced above {budget_usd:,.0f} USD left out;"
+                         " devices without a catalog price left out")
+    res.notes.append("price: purchase price of the GPU(s) only (no host system); speed: predicted decode tokens/s"
+                     f" at half the context ({ctx // 2:,} tokens cached)")
+    return res
+
+
+# ------------------------------------------------------------------------------------------ models --fits
+
+def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,
+                   device=None, n_devices: int = 1, cpu: bool = False) -> list[dict[str, Any]]:
+    """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, largest
+    first, with a predicted decode speed where the device (or its bandwidth) is known."""
+    from .sweep import models_that_fit
+
+    if ctx <= 0:
+        raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
+    rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
+    kind = "cpu" if (device is None and cpu) else "gpu"
+    if device is not None or bandwidth_gbs:
+        from .hardware.speed import predict
+        from .model import catalog
+
+        for r in rows:
+            try:
+                spec = catalog.lookup(r["alias"])
+                dev = device if device is not None else _bandwidth_device(bandwidth_gbs, kind)
+                est = predict(spec, r["weights_bytes"], dev, quant=r["quant"], ctx=ctx // 2, n_devices=n_devices)
+                r["decode_tokens_per_s"] = round(est.decode_tokens_per_s, 1) if est.decode_tokens_per_s else None
+            except Exception:  # a model the speed model cannot express keeps its row, without a speed
+                r["decode_tokens_per_s"] = None
+    for i, r in enumerate(rows, 1):
+        r["rank"] = i
+    return rows
+
+
+def _bandwidth_device(bandwidth_gbs: float | None, kind: str = "gpu"):
+    from .hardware.catalog import Device
+
+    return Device(id="given", name="given", vendor="", kind=kind, family="given", aliases=(), memory_bytes=0,
+                  memory_type=None, bandwidth_gbs=float(bandwidth_gbs or 0))
+
+
+def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None = None, *, ctx: int | None = None,
+              runtime: str = "llama.cpp") -> dict[str, Any]:
+    """`runlocal models --fits`: the machine (this one with ``gpu`` "auto", or a catalog spec, or --vram) →
+    the catalog models that run on it at ``ctx``, largest first. GPUs' memory is added up (a layer split);
+    with no GPU the CPU's RAM is the capacity."""
+    from .hardware.catalog import find_device
+    from .hardware.targets import targets_from_options
+    from .plan import DEFAULT_RAM_BANDWIDTH_GBS
+
+    ctx = ctx or DEFAULT_CTX
+    targets, notes = targets_from_options(gpu, vram, ram)
+    gpus = [t for t in targets if t.kind != "cpu"]
+    side = gpus or [t for t in targets if t.kind == "cpu"]
+    capacity = sum(t.capacity for t in side)
+    device = None
+    try:
+        device = find_device(side[0].name.split(" #")[0]) if side else None
+    except ValueError:
+        device = None
+    if device is None and gpu and gpu.strip().lower() not in ("auto", "none", "cpu", ""):
+        try:
+            from .hardware.catalog import parse_device_spec
+
+            device = next((d for d in parse_device_spec(gpu) if (d.kind == "cpu") == (not gpus)), None)
+        except ValueError:
+            device = None
+    bandwidth = side[0].bandwidth_gbs if side else None
+    if device is None and not gpus:
+        bandwidth = bandwidth or DEFAULT_RAM_BANDWIDTH_GBS
+        notes.append(f"CPU run: RAM bandwidth {bandwidth:g} GB/s assumed for speed (name a CPU system with --gpu,"
+                     " e.g. 'ddr5-6400 2ch')")
+    if len(side) > 1:
+        notes.append(f"{len(side)} GPUs: their free memory is added up (a layer split)")
+    if not gpus:
+        notes.append("no GPU: the sweep's GPU memory line is applied to RAM (weights + KV + compute buffers)")
+    rows = models_fitting(capacity, ctx, runtime=runtime, bandwidth_gbs=None if device is not None else bandwidth,
+                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus)
+    if device is None and bandwidth is None:
+        notes.append("speed: no bandwidth known for this device; decode speed left out")
+    return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],
+            "capacity_bytes": capacity, "ctx": ctx, "runtime": get_runtime(runtime).name,
+            "models": rows, "notes": notes}
+
+
+# ------------------------------------------------------------------------------------------ cost
+
+def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
+         quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
+         years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
+         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
+    """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
+    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+    if not 0 < hours_per_day <= 24:
+        raise InputError(f"hours-per-day: must be in (0, 24], got {hours_per_day:g}")
+    if kwh_price < 0:
+        raise InputError(f"kwh-price: must not be negative, got {kwh_price:g}")
+    if years <= 0:
+        raise InputError(f"years: must be positive, got {years:g}")
+    if not 0 < utilization <= 1:
+        raise InputError(f"utilization: must be in (0, 1], got {utilization:g}")
+    if price_usd is not None and price_usd <= 0:
+        raise InputError(f"price: must be positive, got {price_usd:g}")
+    if rent_usd_per_hour is not None and rent_usd_per_hour <= 0:
+        raise InputError(f"rent-price: must be positive, got {rent_usd_per_hour:g}")
+    ctx = ctx or DEFAULT_CTX
+    notes: list[str] = []
+    hours_year = hours_per_day * 365
+
+    price = Price(float(price_usd), "given", None) if price_usd else device_price(dev, used=used)
+    if price.note:
+        notes.append(f"{dev.name}: {price.note}" + (" (set --price)" if price.usd is None else ""))
+    purchase = price.usd * count if price.usd is not None else None
+    amortised = purchase / years if purchase is not None else None
+    kw = (dev.tdp_w * count * utilization / 1000) if dev.tdp_w else None
+    if kw is None:
+        notes.append(f"{dev.name}: no TDP in the catalog; electricity left out")
+    kwh_year = kw * hours_year if kw is not None else None
+    power_year = kwh_year * kwh_price if kwh_year is not None else None
+    own_year = (amortised or 0) + (power_year or 0) if amortised is not None else None
+
+    offers = rent_offers(dev.id, count)
+    if rent_usd_per_hour:
+        rate, rent_src = float(rent_usd_per_hour), {"provider": "given", "usd_per_gpu_hour": float(rent_usd_per_hour)}
+    elif offers:
+        rate, rent_src = offers[0]["usd_per_gpu_hour"], offers[0]
+    else:
+        rate, rent_src = None, None
+        notes.append(f"{dev.name}: no cloud price in the table (set --rent-price)")
+    rent_hour = rate * count if rate is not None else None
+    rent_year = rent_hour * hours_year if rent_hour is not None else None
+
+    breakeven = None
+    if amortised is not None and rent_hour is not None:
+        saving_per_hour = rent_hour - (kw or 0) * kwh_price
+        breakeven = round(amortised / 365 / saving_per_hour, 2) if saving_per_hour > 0 else None
+
+    targets = device_targets(dev, count)
+    fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model))
+    tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
+    if fit is None:
+        notes.append(f"{model.id} does not run whole on {spec_string(dev.id, count)} at ctx {ctx:,}: no token costs")
+
+    def per_mtok(year_cost):
+        return round(year_cost / tokens_year * 1e6, 4) if (year_cost is not None and tokens_year) else None
+
+    if own_year is not None and rent_year is not None:
+        cheaper = "own" if own_year < rent_year else "rent"
+    else:
+        cheaper = None
+    r2 = (lambda v: round(v, 2) if v is not None else None)
+    return {
+        "model": model.id, "device": dev.id, "name": dev.name, "count": count, "spec": spec_string(dev.id, count),
+        "runtime": get_runtime(runtime).name, "ctx": ctx,
+        "run": ({"quant": fit.quant, "verdict": fit.verdict, "decode_tokens_per_s": fit.decode_tokens_per_s,
+                 "command": fit.command} if fit else None),
+        "assumptions": {"hours_per_day": hours_per_day, "years": years, "utilization": utilization,
+                        "kwh_price_usd": kwh_price, "kwh_price_source": None if kwh_price != DEFAULT_KWH_PRICE
+                        else f"assumed; state averages: {KWH_PRICE_SOURCE}"},
+        "own": {"purchase_usd": purchase, "unit_price_usd": price.usd, "price_kind": price.kind,
+                "price_source": price.source, "amortised_per_year_usd": r2(amortised),
+                "power_kw": kw, "kwh_per_year": r2(kwh_year), "electricity_per_year_usd": r2(power_year),
+                "per_year_usd": r2(own_year), "per_million_tokens_usd": per_mtok(own_year)},
+        "rent": {"usd_per_hour": r2(rent_hour) if rent_hour is None else round(rent_hour, 4),
+                 "usd_per_gpu_hour": rate, "offer": rent_src, "per_year_usd": r2(rent_year),
+                 "per_million_tokens_usd": per_mtok(rent_year),
+                 "offers": [{k: o.get(k) for k in ("provider", "usd_per_gpu_hour", "url", "price_date", "read_on")}
+                            for o in offers]},
+        "tokens_per_year": int(tokens_year) if tokens_year else None,
+        "breakeven_hours_per_day": breakeven,
+        "cheaper": cheaper,
+        "notes": notes,
+    }
+
+
+def parse_config(gpu: str):
+    """A `--gpu` spec naming N of one catalog device ("4090", "2x3090") → (device, N)."""
+    from .hardware.catalog import parse_device_spec
+
+    if not gpu or not gpu.strip():
+        raise InputError("gpu: name a catalog device, e.g. --gpu 4090 or --gpu 2x3090")
+    devs = parse_device_spec(gpu)
+    if any(d.id != devs[0].id for d in devs):
+        raise InputError(f"gpu: name one kind of device ('{gpu}' mixes {', '.join(sorted({d.id for d in devs}))})")
+    return devs[0], len(devs)

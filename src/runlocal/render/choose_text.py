@@ -1,0 +1,114 @@
+"""Plain-text tables for `best`, `compare`, `models --fits` and `cost` (the JSON is choose.py's objects as-is)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..units import format_bytes
+
+
+def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
+    return none if v is None else fmt.format(v)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def render_best(doc: dict[str, Any], top: int = 15) -> str:
+    m = doc["model"]
+    out = [f"{m['id']} · {doc['runtime']} · ctx {doc['ctx']:,} · ranked by decode tokens/s per 1000 USD"
+           f" ({doc['price_basis']} prices" + (f", budget {doc['budget_usd']:,.0f} USD" if doc["budget_usd"] else "")
+           + ")", ""]
+    rows = [[str(r["rank"]), r["spec"], r["quant"], _num(r["decode_tokens_per_s"]), _num(r["price_usd"], "{:,.0f}")
+             + ("*" if r["price_kind"] == "used" else ""), _num(r["tokens_per_s_per_1000_usd"], "{:,.2f}"),
+             f"{format_bytes(r['peak_bytes'])}/{format_bytes(r['capacity_bytes'])}"]
+            for r in doc["ranked"][:top]]
+    if rows:
+        out += _table(["#", "device", "quant", "tok/s", "USD", "tok/s per 1k USD", "peak/capacity"], rows)
+        if any(r["price_kind"] == "used" for r in doc["ranked"][:top]):
+            out.append("* used-market price")
+        if len(doc["ranked"]) > top:
+            out.append(f"… {len(doc['ranked']) - top} more (--top N, or --json)")
+        out += ["", f"run the first: {doc['ranked'][0]['command']}"]
+    else:
+        out.append("no priced catalog device runs it whole at this context" +
+                   (" within the budget" if doc["budget_usd"] else ""))
+    if doc["unpriced"]:
+        names = ", ".join(f"{r['spec']} ({_num(r['decode_tokens_per_s'])} tok/s)" for r in doc["unpriced"][:6])
+        out += ["", f"also runs it, no price in the catalog: {names}"
+                + (f" … {len(doc['unpriced']) - 6} more" if len(doc["unpriced"]) > 6 else "")]
+    out += [""] + [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(out)
+
+
+def render_compare(rows: list[dict[str, Any]]) -> str:
+    fields: list[tuple[str, Any]] = [
+        ("memory", lambda r: format_bytes(r["memory_bytes"])),
+        ("usable by the GPU", lambda r: format_bytes(r["usable_bytes"])),
+        ("bandwidth GB/s", lambda r: _num(r["bandwidth_gbs"], "{:,.0f}")),
+        ("fp16 TFLOPS", lambda r: _num(r["fp16_tflops"])),
+        ("TDP W", lambda r: _num(r["tdp_w"], "{:,.0f}")),
+        ("price USD", lambda r: _num(r["price_usd"], "{:,.0f}")
+         + (f" ({r['price_kind']})" if r.get("price_kind") else "")),
+        ("largest catalog model", lambda r: (f"{r['largest_model']['alias']} {r['largest_model']['quant']} @ "
+                                             f"{r['largest_model']['ctx']:,}") if r.get("largest_model") else "—"),
+    ]
+    if rows and "verdict" in rows[0]:
+        fields += [
+            ("quant", lambda r: r.get("quant") or "—"),
+            ("verdict", lambda r: r.get("verdict") or "—"),
+            ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
+            ("decode tok/s", lambda r: _num(r.get("decode_tokens_per_s"))),
+            ("prefill tok/s", lambda r: _num(r.get("prefill_tokens_per_s"))),
+            ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
+        ]
+    table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
+    return "\n".join(_table(["", *(r["spec"] for r in rows)], table))
+
+
+def render_fits(doc: dict[str, Any], top: int = 25) -> str:
+    devs = ", ".join(f"{d['name']} ({format_bytes(d['capacity_bytes'])})" for d in doc["devices"])
+    out = [f"{devs} · {format_bytes(doc['capacity_bytes'])} · ctx {doc['ctx']:,} · {doc['runtime']}", ""]
+    rows = [[str(r["rank"]), r["alias"], r["quant"], format_bytes(r["weights_bytes"]), format_bytes(r["peak_bytes"]),
+             format_bytes(r["free_bytes"]), _num(r.get("decode_tokens_per_s"))] for r in doc["models"][:top]]
+    if rows:
+        out += _table(["#", "model", "quant", "weights", "peak", "free", "tok/s"], rows)
+        if len(doc["models"]) > top:
+            out.append(f"… {len(doc['models']) - top} more (--top N, or --json)")
+    else:
+        out.append("no catalog model fits at this context")
+    out += [""] + [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(out)
+
+
+def render_cost(doc: dict[str, Any]) -> str:
+    a, own, rent = doc["assumptions"], doc["own"], doc["rent"]
+    run = doc["run"]
+    out = [f"{doc['model']} on {doc['spec']} · {a['hours_per_day']:g} h/day · {a['years']:g} years · "
+           f"{a['kwh_price_usd']:g} USD/kWh · utilisation {a['utilization']:g}"]
+    if run:
+        out.append(f"runs it: {run['quant']}, {_num(run['decode_tokens_per_s'])} tokens/s decode  ({run['command']})")
+    usd = lambda v: _num(v, "{:,.2f}")  # noqa: E731
+    offer = rent.get("offer") or {}
+    rows = [
+        ["purchase", usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""), ""],
+        ["per hour", "", usd(rent["usd_per_hour"]) + (f" ({offer.get('provider')})" if offer else "")],
+        ["amortised / year", usd(own["amortised_per_year_usd"]), ""],
+        ["electricity / year", usd(own["electricity_per_year_usd"])
+         + (f" ({own['kwh_per_year']:,.0f} kWh)" if own.get("kwh_per_year") else ""), ""],
+        ["total / year", usd(own["per_year_usd"]), usd(rent["per_year_usd"])],
+        ["per million tokens", _num(own["per_million_tokens_usd"], "{:,.3f}"),
+         _num(rent["per_million_tokens_usd"], "{:,.3f}")],
+    ]
+    out += [""] + _table(["", "own", "rent"], rows)
+    if doc["cheaper"]:
+        pays = doc.get("breakeven_hours_per_day")
+        out += ["", f"cheaper: {doc['cheaper']}" + (f" · owning pays off above {pays:g} h/day" if pays else "")]
+    if offer.get("url"):
+        out.append(f"rent price: {offer.get('provider')} {offer['usd_per_gpu_hour']:g} USD/GPU-h, {offer['url']}"
+                   f" (price {offer.get('price_date') or 'undated'}, read {offer.get('read_on')})")
+    out += [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(out)
