@@ -105,3 +105,9 @@ def test_gguf_runtimes_plan_a_checkpoint_as_q4_k_m(gguf_path):
     assert quant("llama-3.1-8b", "--quant", "Q8_0") == "Q8_0"
     assert quant(gguf_path) != "Q4_K_M"                               # a GGUF file is planned as it is
     assert "planned as Q4_K_M" in run("check", "llama-3.1-8b", "--gpu", "rtx-4090", "--explain").stdout
+
+
+def test_command_names_the_gguf_of_another_quant(gguf_path):
+    doc = json.loads(run("check", gguf_path, "--gpu", "rtx-4090", "--quant", "Q6_K", "--json").stdout)
+    assert " -m llama8b-Q6_K.gguf " in doc["command"]
+    assert f" -m {gguf_path} " in json.loads(run("check", gguf_path, "--gpu", "rtx-4090", "--json").stdout)["command"]

@@ -206,7 +206,8 @@ class LlamaCpp:
         if model.source.endswith(".gguf") and not s.quant:
             file = model.source
         else:
-            file = f"{model.id}-{s.quant}.gguf" if s.quant else f"{model.id}.gguf"
+            stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
+            file = f"{stem}-{s.quant}.gguf" if s.quant else f"{stem}.gguf"
         parts = ["llama-server", "-m", file,
                  "-c", str((s.ctx or DEFAULT_CTX) * max(1, s.parallel))]
         if s.parallel > 1:
