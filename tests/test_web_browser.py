@@ -69,3 +69,21 @@ def test_diagnose_box(browser, base_url):
     page.click("#diagnose-btn")
     page.wait_for_selector("#diagnosis h3", timeout=15000)
     assert "cuda_oom" in page.text_content("#diagnosis h3")
+
+
+def test_compare_view(browser, base_url, tmp_path):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base_url + "/#compare")
+    page.wait_for_function("document.querySelectorAll('#compare-devices option').length > 10")
+    page.select_option("#compare-devices", ["rtx-4090", "rtx-3090"])
+    page.click("#compare-btn")
+    page.wait_for_selector("#compare-table tr:nth-child(3) td", timeout=15000)
+    headers = page.locator("#compare-table th").all_text_contents()
+    rows = [page.locator(f"#compare-table tr:nth-child({i}) td").all_text_contents() for i in (2, 3)]
+    speed = [float(r[headers.index("decode tokens per s")].replace(",", "")) for r in rows]
+    assert {r[0] for r in rows} == {"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090"}
+    assert all(s > 0 for s in speed) and all(r[headers.index("verdict")] == "fits" for r in rows)
+    page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+    assert not errors, errors

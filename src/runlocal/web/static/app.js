@@ -158,12 +158,15 @@ async function compare() {
   const q = new URLSearchParams({ devices: ids.join(","), model: $("compare-model").value.trim() });
   try {
     const rows = await getJSON("/api/v1/compare?" + q);
-    const cols = ["name", "memory", "bandwidth_gbs", "verdict", "max_context", "decode_tokens_per_s", "launch_price_usd"];
+    const cols = ["name", "memory", "bandwidth_gbs", "largest_model", "quant", "verdict", "max_context",
+      "decode_tokens_per_s", "price_usd", "tokens_per_s_per_1000_usd"];
+    const cell = (r, c) => c === "memory" ? fmt(r.usable_bytes ?? r.memory_bytes)
+      : c === "largest_model" ? (r.largest_model ? `${r.largest_model.alias} ${r.largest_model.quant}` : "—")
+      : (r[c] ?? "—").toLocaleString("en-US");
     table.innerHTML = "<tr>" + cols.map((c) => `<th>${c.replace(/_/g, " ")}</th>`).join("") + "</tr>";
     for (const r of rows) {
       const tr = document.createElement("tr");
-      for (const c of cols) tr.append(Object.assign(document.createElement("td"),
-        { textContent: c === "memory" ? fmt(r.memory_bytes) : (r[c] ?? "—").toLocaleString("en-US") }));
+      for (const c of cols) tr.append(Object.assign(document.createElement("td"), { textContent: cell(r, c) }));
       table.append(tr);
     }
   } catch (e) { table.innerHTML = ""; table.append(Object.assign(document.createElement("caption"), { textContent: e.message })); }
