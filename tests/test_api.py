@@ -141,3 +141,63 @@ def test_concurrent_retries_store_one_row(tmp_path):
         t.join()
     assert sum(created for _, created in results) == 1
     assert len(store.list()) == 1
+
+
+def test_acknowledged_submissions_survive_a_killed_server(tmp_path):
+    """SIGKILL `runlocal serve` while a client is submitting: every submission answered 201 is in the
+    store afterwards (WAL + synchronous=FULL: the commit is on disk before the answer goes out)."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from runlocal.api.store import BenchmarkStore
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
+    env = {**os.environ, "RUNLOCAL_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port), "--db", db],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    acked: list[int] = []
+    try:
+        for _ in range(150):
+            try:
+                httpx.get(base + "/api/v1/runtimes", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        stop = threading.Event()
+
+        def submit():
+            with httpx.Client(base_url=base, timeout=5) as c:
+                i = 0
+                while not stop.is_set():
+                    i += 1
+                    try:
+                        r = c.post("/api/v1/benchmarks", json={**BENCH, "decode_tokens_per_s": float(i)})
+                    except httpx.HTTPError:
+                        return                              # the server is gone
+                    if r.status_code == 201:
+                        acked.append(r.json()["id"])
+
+        t = threading.Thread(target=submit)
+        t.start()
+        deadline = time.time() + 30
+        while len(acked) < 40 and time.time() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)                     # mid-stream: requests are in flight
+        stop.set()
+        t.join(timeout=10)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert len(acked) >= 40
+    stored = {row["id"] for row in BenchmarkStore(db).list(limit=1000)}
+    assert set(acked) <= stored
