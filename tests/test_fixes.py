@@ -74,3 +74,12 @@ def test_mlx_4bit_weights_by_hand():
     params = p.model.params
     norms = (2 * 16 + 1) * 2048
     assert p.weights.total == (params - norms) * 4 // 8 + (params - norms) // 64 * 4 + norms * 2
+
+
+def test_a_pool_smaller_than_one_request_does_not_fit():
+    # SGLang starts with a 42,765-token pool on a 4090 for Qwen2.5-7B, but rejects a 65,536-token request
+    p = plan(model="qwen2.5-7b", runtime="sglang", gpu="rtx-4090", ctx=65536)
+    assert p.allocation.kv_cache_tokens < 65536 and p.verdict == "does_not_fit"
+    shorter = next(f for f in p.fixes if f.title.startswith("Reduce context"))
+    assert f"--context-length {p.max_context}" in shorter.command
+    assert plan(model="qwen2.5-7b", runtime="sglang", gpu="rtx-4090", ctx=p.max_context).verdict in ("fits", "tight")

@@ -127,7 +127,10 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
 
 
 def _fits(a: Allocation) -> bool:
-    return a.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices)
+    # a KV pool that cannot hold one request of the asked context does not run it, even where the
+    # server starts (SGLang rejects such a request; vLLM refuses to start, a refusal already)
+    whole_request = a.max_concurrency is None or a.max_concurrency >= 1
+    return a.refusal is None and whole_request and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices)
 
 
 def _verdict(a: Allocation) -> str:
