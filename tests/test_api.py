@@ -148,31 +148,16 @@ def test_acknowledged_submissions_survive_a_killed_server(tmp_path):
     store afterwards (WAL + synchronous=FULL: the commit is on disk before the answer goes out)."""
     import os
     import signal
-    import socket
-    import subprocess
-    import sys
     import time
 
     import httpx
 
     from runlocal.api.store import BenchmarkStore
+    from servers import runlocal_serve
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     db = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
-    env = {**os.environ, "RUNLOCAL_HOME": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port), "--db", db],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
     acked: list[int] = []
-    try:
-        for _ in range(150):
-            try:
-                httpx.get(base + "/api/v1/runtimes", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with runlocal_serve({**os.environ, "RUNLOCAL_HOME": str(tmp_path)}, "--db", db) as (base, proc):
         stop = threading.Event()
 
         def submit():
@@ -195,9 +180,6 @@ def test_acknowledged_submissions_survive_a_killed_server(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)                     # mid-stream: requests are in flight
         stop.set()
         t.join(timeout=10)
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
     assert len(acked) >= 40
     stored = {row["id"] for row in BenchmarkStore(db).list(limit=1000)}
     assert set(acked) <= stored

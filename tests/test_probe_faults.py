@@ -88,28 +88,15 @@ def test_ollama_api_and_its_silent_truncation():
 def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
     """--submit posts the record to a real `runlocal serve` (uvicorn on loopback)."""
     import json
-    import socket
     import subprocess
     import sys
-    import time
 
     import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from servers import runlocal_serve
+
     env = {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    api = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port)],
-                           env={**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"},
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(base + "/api/v1/runtimes", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with runlocal_serve({**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"}) as (base, _):
         with fake_server(n_ctx=1024) as (url, _):
             r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "2",
                                 "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--json"],
@@ -118,6 +105,3 @@ def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
         assert json.loads(r.stdout)["submitted"] is True
         rows = httpx.get(base + "/api/v1/benchmarks").json()
         assert len(rows) == 1 and rows[0]["max_context"] == 512 and rows[0]["device"] == "rtx 4090"
-    finally:
-        api.terminate()
-        api.wait(timeout=20)

@@ -3,15 +3,13 @@ serving a zero-weight GGUF the test writes: the measured context ceiling is llam
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 
 from factories import write_tiny_chat_gguf
+from servers import free_port, wait_http
 from runlocal.probe.run import run_probe
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
@@ -19,28 +17,15 @@ pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not 
 N_CTX = 1024
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     model = write_tiny_chat_gguf(tmp_path_factory.mktemp("m") / "tiny.gguf")
-    port = _port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(N_CTX),
                              "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    else:
+    if not wait_http(url + "/v1/models", 60):
         proc.kill()
         pytest.fail("llama-cpp-python server did not start")
     yield url, proc, model
@@ -87,17 +72,12 @@ def test_context_ceiling_is_the_servers(server):
 
 def test_server_killed_mid_probe(tmp_path):
     model = write_tiny_chat_gguf(tmp_path / "tiny.gguf")
-    port = _port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", "4096",
                              "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(url + "/v1/models", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.3)
+    assert wait_http(url + "/v1/models", 60)
     steps = []
 
     def progress(step):
