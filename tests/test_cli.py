@@ -111,3 +111,15 @@ def test_command_names_the_gguf_of_another_quant(gguf_path):
     doc = json.loads(run("check", gguf_path, "--gpu", "rtx-4090", "--quant", "Q6_K", "--json").stdout)
     assert " -m llama8b-Q6_K.gguf " in doc["command"]
     assert f" -m {gguf_path} " in json.loads(run("check", gguf_path, "--gpu", "rtx-4090", "--json").stdout)["command"]
+
+
+def test_pooled_runtimes_use_every_gpu_given_and_checkpoints_as_stored():
+    def doc(*args):
+        return json.loads(run("check", *args, "--json").stdout)
+
+    d = doc("deepseek-v3", "--runtime", "sglang", "--gpu", "8xh200")
+    assert d["settings"]["tp"] == 8 and len(d["memory"]["devices"]) == 8
+    assert d["settings"]["quant"] == "fp8"               # DeepSeek-V3 ships fp8 weights (quantization_config)
+    assert doc("deepseek-v3", "--runtime", "vllm", "--gpu", "8xh200", "--tp", "4", "--pp", "2")["settings"]["tp"] == 4
+    assert doc("llama-3.1-8b", "--runtime", "vllm", "--gpu", "h100")["settings"]["tp"] == 1
+    assert doc("gpt-oss-20b", "--runtime", "vllm", "--gpu", "h100")["settings"]["quant"] == "mxfp4"

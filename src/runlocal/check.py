@@ -31,7 +31,7 @@ class CheckRequest:
     n_cpu_moe: int = 0
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
-    tp: int = 1
+    tp: int | None = None                    # None: vLLM/SGLang use one rank per GPU given, others 1
     pp: int = 1
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
@@ -49,7 +49,7 @@ def build_settings(req: CheckRequest):
         raise InputError(f"flash-attn: expected on, off or auto, got '{req.flash_attn}'")
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
-    for name, value in (("parallel", req.parallel), ("tp", req.tp), ("pp", req.pp)):
+    for name, value in (("parallel", req.parallel), ("tp", req.tp or 1), ("pp", req.pp)):
         if value < 1:
             raise InputError(f"{name}: must be at least 1, got {value}")
     for name, value in (("batch", req.batch), ("ubatch", req.ubatch), ("max-num-batched-tokens", req.max_num_batched_tokens)):
@@ -69,7 +69,7 @@ def build_settings(req: CheckRequest):
         cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe, gpu_memory_utilization=req.gpu_memory_utilization,
-        max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp, pp=req.pp, enforce_eager=req.enforce_eager,
+        max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static,
     )
 
@@ -83,12 +83,25 @@ def check(req: CheckRequest) -> tuple[Plan, list[str]]:
     settings = build_settings(req)
     spec = resolve_model(req.model)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    settings = _default_tp(req, settings, targets, notes)
     plan = make_plan(spec, settings, targets)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
+    """`--gpu 8xh200` for vLLM or SGLang means all eight: one tensor-parallel rank per GPU (over pp stages)."""
+    from .runtimes import get_runtime
+
+    gpus = [t for t in targets if t.kind != "cpu"]
+    if req.tp is not None or len(gpus) < 2 or not get_runtime(req.runtime).pools_kv:
+        return settings
+    tp = max(1, len(gpus) // max(1, req.pp))
+    notes.append(f"tensor parallel {tp}: one rank per GPU given (set --tp)")
+    return settings.with_(tp=tp)
 
 
 def curve(req: CheckRequest, contexts: list[int] | None = None) -> dict:
@@ -100,6 +113,7 @@ def curve(req: CheckRequest, contexts: list[int] | None = None) -> dict:
     settings = build_settings(req)
     spec = resolve_model(req.model)
     targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
+    settings = _default_tp(req, settings, targets, [])
     limit = spec.max_position_embeddings or 131072
     contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
     points = memory_curve(spec, settings, targets, contexts)

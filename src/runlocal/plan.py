@@ -100,8 +100,12 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
         if stored is not None:
             return WeightEstimate(model.file_quant or "file", stored, {model.file_quant or "file": stored},
                                   f"sum of {len(model.tensors):,} tensor sizes in the file", model.source, from_file=True)
+        from .quant.formats import ALIASES, QUANT_FORMATS
+
         dtype = (model.file_quant or "bf16").lower()
-        quant = dtype if dtype in ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16") else "bf16"
+        known = ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16", *QUANT_FORMATS, *ALIASES)
+        # a checkpoint stored quantized (DeepSeek-V3's fp8, gpt-oss's mxfp4, an AWQ repo) is served as stored
+        quant = dtype if dtype in known else "bf16"
     mlx = re.fullmatch(r"mlx-([2-8])bit", quant.lower())
     if mlx:   # mlx_lm.convert -q --q-bits N (affine, group 64)
         from .runtimes.mlx import mlx_weight_bytes

@@ -48,7 +48,7 @@ class CheckBody(BaseModel):
     n_cpu_moe: int = Field(0, ge=0, le=10000)
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
-    tp: int = Field(1, ge=1, le=1024)
+    tp: int | None = Field(None, ge=1, le=1024)
     pp: int = Field(1, ge=1, le=1024)
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(None, gt=0, le=1)
@@ -228,7 +228,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                         parallel: int = Query(1, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
                         n_gpu_layers: int | None = None,
                         gpu_memory_utilization: float | None = Query(None, gt=0, le=1),
-                        tp: int = Query(1, ge=1, le=1024)):
+                        tp: int | None = Query(None, ge=1, le=1024)):
         body = CheckBody(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
                          kv_cache=kv_cache, parallel=parallel, flash_attn=flash_attn, n_gpu_layers=n_gpu_layers,
                          gpu_memory_utilization=gpu_memory_utilization, tp=tp)
