@@ -1,14 +1,39 @@
-"""vLLM (V1 engine): a memory budget, a profiled activation peak, and a KV pool from what is left.
+"""vLLM: a memory budget, a profiled activation peak, and a KV pool from what is left.
 
-vllm/v1/worker/gpu_worker.py (determine_available_memory): KV memory =
-    total × gpu_memory_utilization − (weights + peak activation + non-torch memory [+ CUDA graphs]),
-vllm/v1/core/kv_cache_utils.py: tokens = KV memory / (block_size × bytes per token per block over
-layers), reported as "GPU KV cache size: N tokens" and "Maximum concurrency for L tokens per
-request: X"; engine start fails when max_model_len needs more than the pool holds.
-Tensor parallel splits weights and KV heads over GPUs; KV heads are replicated when fewer than TP.
+The rules below follow vLLM's own start-up accounting and were checked against public start-up
+logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
+
+* budget (vllm/v1/worker/gpu_worker.py, determine_available_memory; V0: vllm/worker/worker.py):
+      available KV memory = total_gpu_memory × gpu_memory_utilization
+                            − (weights + profiled activation peak + non-torch memory [+ CUDA graphs])
+  It is a share of the card's *total* memory, not of what is free (the logs print
+  "total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.90) = 21.22GiB").
+* CUDA graphs: until v0.20 the graphs were captured after the KV cache was sized, so their memory
+  ("Graph capturing finished … took 0.67 GiB") came on top of the budget; from v0.21 their estimated
+  size is subtracted inside it ("CUDA graph memory profiling is enabled (default since v0.21.0)",
+  printed by gpu_worker.py). ``VLLM(engine=...)`` picks the rule; the default is the current one.
+* KV pool (vllm/v1/core/kv_cache_utils.py): every attention layer gets one page per block of
+  ``block_size`` 16 tokens, page = 2 (K and V) × 16 × KV heads on this rank × head_dim × dtype bytes;
+  num_blocks = available // (page × layers per KV-cache group), "GPU KV cache size" = num_blocks × 16
+  and "Maximum concurrency for L tokens per request" = num_blocks / blocks one request of L tokens needs.
+  Tensor parallel splits weights and KV heads; a head count below TP is replicated (1 per rank).
+  The pool is sized by the smallest rank, so logs of rank 0 can show more memory than the pool uses.
+* Hybrid models (sliding + full attention, V1 hybrid KV-cache manager): layers are grouped into
+  groups of equal size that share one block pool; a sliding group needs only
+  ceil((window − 1 + max_num_batched_tokens) / 16) + 1 blocks per request. (Not yet checked against a log.)
+* The profile run (gpu_model_runner.py, profile_run): one forward pass over max_num_batched_tokens
+  (V0 without chunked prefill: max(max_model_len, 2048)), then the sampler over max_num_seqs rows of
+  logits; the peak is the larger of the two. Fitted on the logs: the forward costs ≈ 6 bytes per token
+  per (hidden + intermediate/TP) feature for a 16-bit model (Llama-3.1-8B on an RTX 3090, issue
+  #10517: 2.07 GiB at 20,000 tokens, 2.99 GiB at 29,000 → 109.8 kB/token; 6 × (4096 + 14336) =
+  110.6 kB); V1's sampler run ≈ 38.5 B per logit (five H100 logs), which dominates with 1024 rows.
+* Defaults (vllm/engine/arg_utils.py, _set_default_args, v0.8–v0.11): `vllm serve` on a GPU of
+  ≥ 70 GiB that is not an A100: max_num_batched_tokens 8192, max_num_seqs 1024; otherwise 2048 / 256.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec
@@ -18,82 +43,269 @@ from .base import Allocation, DeviceMemory, Settings, Step, Target
 MiB = 1 << 20
 GiB = 1 << 30
 DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
-DEFAULT_MAX_NUM_SEQS = 256           # vllm/engine/arg_utils.py (GPU, OpenAI server)
-DEFAULT_MAX_BATCHED_TOKENS = 8192    # vllm/engine/arg_utils.py: server default with chunked prefill
 BLOCK_SIZE = 16                      # vllm/config/cache.py: block_size on CUDA
-NON_TORCH_BYTES = 700 * MiB          # CUDA context + cuBLAS/NCCL workspaces seen in vLLM start-up logs
-CUDA_GRAPH_BYTES = 600 * MiB         # typical "Graph capturing finished … took X GiB" for 7–14B models
+
+# Scheduler defaults of `vllm serve` (arg_utils.py, _set_default_args, v0.8–v0.11): large GPUs
+# (≥ 70 GiB and not an A100) get 8192 batched tokens and 1024 sequences, the rest 2048 and 256.
+LARGE_GPU_BYTES = 70 * GiB
+SERVE_LIMITS_LARGE = (8192, 1024)
+SERVE_LIMITS_SMALL = (2048, 256)
+V0_MIN_BATCHED_TOKENS = 2048         # V0 without chunked prefill: max(max_model_len, 2048)
+V0_CHUNKED_PREFILL_FROM = 32 * 1024  # V0 turned chunked prefill on for max_model_len above 32K
+
+# Non-torch memory (allocations outside PyTorch: cuBLAS/NCCL workspaces), (one GPU, with tensor
+# parallel) per engine, as logged. Up to v0.6 (before vllm PR #10511, "overhaul memory profiling")
+# the CUDA context counted too: 0.35 GiB (issue #10517, v0.6.4, RTX 3090: initial_memory_usage 15.34
+# − weights 14.99). V0 after it: 0.03–0.06 GiB on one GPU (issues #13882, #17327), 0.25 GiB per rank
+# with TP 2 (issue #13061). V1: 0.13–0.14 GiB on one H100 (five models, llm-d-benchmark
+# empirical-vllm-memory-results.md), 0.55 GiB per rank with TP 2 there, 0.21 GiB with TP 4 (v0.10.2, L40S).
+NON_TORCH = {"v0.6": (350 * MiB, 350 * MiB), "v0": (64 * MiB, 256 * MiB), "v1": (133 * MiB, 400 * MiB),
+             "v1-cudagraph": (133 * MiB, 400 * MiB)}
+# Estimated CUDA graph pool: 0.42–0.67 GiB logged for 1–8B models (v0.10–v0.25 "Graph capturing
+# finished … took" / "Estimated CUDA graph memory"); far larger for MoE with many experts.
+CUDA_GRAPH_BYTES = 512 * MiB
+# bytes per token of the profiled forward peak, per (hidden + intermediate/TP) feature, 16-bit model
+ACTIVATION_BYTES_PER_FEATURE = 6
+# The dummy sampler run (after the forward: the two peaks do not add) samples max_num_seqs rows of
+# logits with top-k/top-p; the PyTorch sort-based path keeps f32 logits, sorted values, int64
+# indices, softmax and cumsum copies. Fitted on five V1 logs on an H100 (llm-d-benchmark
+# config_explorer/empirical-vllm-memory-results.md, `vllm serve`: 1024 rows): peak activation
+# 4.76 GiB for Llama-3.1-8B (vocab 128,256), 5.56 for Qwen3-0.6B and 5.64 for Qwen3-32B (151,936),
+# 7.38 for gpt-oss-20b/120b (201,088): 38.4–38.9 B per logit. V0's profile run kept only the f32
+# logits: ≈ 4 B per logit (issue #13061: 0.19 GiB for 256 rows × 152,064 vocab = 0.145 GiB of logits).
+SAMPLER_BYTES_PER_LOGIT = {"v0.6": 4, "v0": 4, "v1": 38.5, "v1-cudagraph": 38.5}
+V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
+
+# v0.6: V0 up to v0.6.4; v0: V0 from v0.6.5 (new profiler); v1: V1 engine up to v0.20; v1-cudagraph: ≥ v0.21
+ENGINES = ("v0.6", "v0", "v1", "v1-cudagraph")
+DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def serve_limits(capacity: int, gpu_name: str = "") -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) that `vllm serve` picks for this GPU."""
+    if capacity >= LARGE_GPU_BYTES and "a100" not in gpu_name.lower():
+        return SERVE_LIMITS_LARGE
+    return SERVE_LIMITS_SMALL
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    """Layers of one attention kind on one rank: bytes per token of one layer, and the window."""
+
+    kind: str
+    layers: int
+    bytes_per_token: int       # of one layer, on this rank
+    window: int | None = None
+
+
+def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 1, pp: int = 1) -> list[KVGroup]:
+    """The KV-cache layer types of the first pipeline stage, per rank (kv_cache_utils.py: one
+    spec per layer; equal specs are grouped)."""
+    layers = model.attention_layers
+    if pp > 1:
+        layers = layers[: _cdiv(len(layers), pp)]
+    groups: dict[tuple, KVGroup] = {}
+    for a in layers:
+        heads = 1 if a.kind == "mla" else max(1, _cdiv(a.n_kv_heads, tp))
+        lk = layer_kv(AttentionSpec(a.kind, heads, a.k_dim, a.v_dim, a.window), cache_type_k, cache_type_v,
+                      store_v=a.kind != "mla")
+        per_token = lk.k_bytes + (lk.v_bytes if a.kind != "mla" else 0)
+        key = (a.kind if a.kind != "mla" else "full", per_token, a.window if a.kind == "sliding" else None)
+        g = groups.get(key)
+        groups[key] = KVGroup(key[0], (g.layers if g else 0) + 1, per_token, key[2])
+    return list(groups.values())
+
+
+@dataclass(frozen=True)
+class KVPool:
+    num_blocks: int
+    tokens: int                 # "GPU KV cache size: N tokens"
+    max_concurrency: float      # "Maximum concurrency for L tokens per request: X"
+    bytes_per_token: int        # all layers of this rank
+    bytes_per_block: int        # what one block costs across the layers that share it
+
+
+def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_batched_tokens: int) -> KVPool:
+    """Blocks, tokens and concurrency from the KV memory of one rank (vllm/v1/core/kv_cache_utils.py)."""
+    per_token = sum(g.bytes_per_token * g.layers for g in groups)
+    if not groups or per_token <= 0:
+        return KVPool(0, 0, 0.0, 0, 0)
+    if len(groups) == 1 or all(g.window is None for g in groups):
+        # one page per layer per block: num_blocks = available // (page_size × num_layers)
+        per_block = per_token * BLOCK_SIZE
+        blocks = max(0, available) // per_block
+        need = _cdiv(max_model_len, BLOCK_SIZE)
+        if len(groups) == 1 and groups[0].window:
+            need = min(need, _cdiv(groups[0].window - 1 + max_num_batched_tokens, BLOCK_SIZE) + 1)
+        return KVPool(blocks, blocks * BLOCK_SIZE, blocks / need if need else 0.0, per_token, per_block)
+    # hybrid: groups of `size` layers share one pool; each group holds its own blocks per request
+    size = min(g.layers for g in groups)
+    page = max(g.bytes_per_token for g in groups) * BLOCK_SIZE
+    per_block = page * size
+    blocks = max(0, available) // per_block
+    n_groups = sum(_cdiv(g.layers, size) for g in groups)
+    need = 0
+    for g in groups:
+        per_request = _cdiv(max_model_len, BLOCK_SIZE)
+        if g.window:
+            per_request = min(per_request, _cdiv(g.window - 1 + max_num_batched_tokens, BLOCK_SIZE) + 1)
+        need += _cdiv(g.layers, size) * per_request
+    tokens = blocks // n_groups * BLOCK_SIZE
+    return KVPool(blocks, tokens, blocks / need if need else 0.0, per_token, per_block)
+
+
+def mlp_width(model: ModelSpec) -> int:
+    """Intermediate features one token touches in an MLP block: the dense width, or for MoE the
+    routed experts' width × experts per token (fused_moe's intermediate cache) plus shared experts."""
+    if not (model.n_experts and model.n_experts_active):
+        return model.intermediate_size or 4 * model.hidden_size
+    routed = shared = 0
+    for t in model.tensors:
+        if not routed and t.role == "expert_gate_up" and len(t.shape) == 3:
+            other = [d for d in t.shape[1:] if d != model.hidden_size] or [t.shape[1]]
+            routed = other[0] // 2
+        elif not routed and t.role == "expert_up" and len(t.shape) == 3:
+            other = [d for d in t.shape[1:] if d != model.hidden_size] or [t.shape[1]]
+            routed = other[0]
+        elif not shared and t.role == "shared_up" and len(t.shape) == 2:
+            shared = t.shape[0] if t.shape[1] == model.hidden_size else t.shape[1]
+        if routed and shared:
+            break
+    routed = routed or (model.intermediate_size or 4 * model.hidden_size)
+    return routed * model.n_experts_active + shared
+
+
+def activation_bytes(model: ModelSpec, batched_tokens: int, num_seqs: int, tp: int = 1,
+                     engine: str = DEFAULT_ENGINE) -> int:
+    """Profiled peak: the dummy forward over ``batched_tokens``, or the dummy sampler run over
+    ``num_seqs`` rows of logits after it, whichever is larger."""
+    inter = mlp_width(model)
+    forward = batched_tokens * ACTIVATION_BYTES_PER_FEATURE * (model.hidden_size + inter // max(1, tp))
+    sampler = int(min(num_seqs, batched_tokens) * model.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine])
+    return max(forward, sampler)
+
+
+@dataclass(frozen=True)
+class Budget:
+    capacity: int
+    utilization: float
+    budget: int
+    weights: int
+    activation: int
+    non_torch: int
+    cuda_graphs: int             # inside the budget (v1-cudagraph) or on top of it (older engines)
+    graphs_in_budget: bool
+    kv_memory: int               # may be negative: vLLM then refuses to start
+    batched_tokens: int
+    num_seqs: int
+
+
+def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Target,
+                 engine: str = DEFAULT_ENGINE) -> Budget:
+    """The start-up accounting of one GPU (rank 0), as vLLM prints it."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+    tp, pp = max(1, s.tp), max(1, s.pp)
+    util = s.gpu_memory_utilization or DEFAULT_UTILIZATION
+    budget = int(gpu.capacity * util)
+    w = weights.total // (tp * pp)
+    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
+    v0 = engine in ("v0.6", "v0")
+    if v0:
+        default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
+    num_seqs = s.parallel if s.parallel > 1 else default_seqs
+    ctx = s.ctx or model.max_position_embeddings or 4096
+    if s.max_num_batched_tokens:
+        tokens = s.max_num_batched_tokens
+    elif v0 and ctx <= V0_CHUNKED_PREFILL_FROM:
+        tokens = max(ctx, V0_MIN_BATCHED_TOKENS)
+    else:
+        tokens = default_tokens
+    act = activation_bytes(model, tokens, num_seqs, tp, engine)
+    non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
+    graphs = 0 if s.enforce_eager else CUDA_GRAPH_BYTES
+    in_budget = engine == "v1-cudagraph"
+    kv = budget - w - act - non_torch - (graphs if in_budget else 0)
+    return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs)
 
 
 class VLLM:
     name = "vllm"
     pools_kv = True
 
+    def __init__(self, engine: str = DEFAULT_ENGINE) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+        self.engine = engine
+
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
+        gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
+        default_tokens = serve_limits(gpus[0].capacity, gpus[0].name)[0] if gpus else SERVE_LIMITS_SMALL[0]
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,
             gpu_memory_utilization=settings.gpu_memory_utilization or DEFAULT_UTILIZATION,
-            max_num_batched_tokens=settings.max_num_batched_tokens or DEFAULT_MAX_BATCHED_TOKENS,
+            max_num_batched_tokens=settings.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="kv-cache-dtype"),
         )
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
-        s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
-        tp = max(1, s.tp)
-        n_gpu = min(len(gpus), tp * max(1, s.pp)) or 1
         gpu = gpus[0]
-        util = s.gpu_memory_utilization
-        budget = int(gpu.capacity * util)
-        w = weights.total // (tp * max(1, s.pp))
-        tokens = s.max_num_batched_tokens
-        # Profiled peak of one forward pass over max_num_batched_tokens (hidden states, MLP
-        # intermediates in the model dtype) plus the sampler's f32 logits for max_num_seqs rows.
-        inter = model.intermediate_size or 4 * model.hidden_size
-        activation = tokens * (4 * model.hidden_size + 2 * inter // tp) * 2 + min(tokens, DEFAULT_MAX_NUM_SEQS) * model.vocab_size * 4
-        graphs = 0 if s.enforce_eager else CUDA_GRAPH_BYTES
-        kv_memory = budget - w - activation - NON_TORCH_BYTES - graphs
-
-        def per_token_bytes(a: AttentionSpec) -> int:
-            heads = max(1, -(-a.n_kv_heads // tp)) if a.kind != "mla" else 1
-            lk = layer_kv(AttentionSpec(a.kind, heads, a.k_dim, a.v_dim, a.window), s.cache_type_k, s.cache_type_v,
-                          store_v=a.kind != "mla")
-            return lk.k_bytes + (lk.v_bytes if a.kind != "mla" else 0)
-
-        layers = model.attention_layers[: len(model.attention_layers) // max(1, s.pp) or None]
-        per_token = sum(per_token_bytes(a) for a in layers)
-        per_block = per_token * BLOCK_SIZE
-        kv_tokens = max(0, kv_memory) // per_block * BLOCK_SIZE if per_block else 0
+        # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
+        b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
+                         gpu, self.engine)
+        s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
+        tp, pp = max(1, s.tp), max(1, s.pp)
+        n_gpu = min(len(gpus), tp * pp) or 1
+        groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
+        pool = kv_pool(b.kv_memory, groups, s.ctx, b.batched_tokens)
+        kv_tokens = pool.tokens
+        per_token = pool.bytes_per_token
         rec = recurrent_state_bytes(model)
         need = s.ctx
-        concurrency = kv_tokens / need if need else None
         refusal = None
-        if kv_memory <= 0:
+        if b.kv_memory <= 0:
             refusal = ("No available memory for the cache blocks: weights and activations exceed "
-                       f"gpu_memory_utilization {util} of {gpu.name}")
-        elif kv_tokens < need:
+                       f"gpu_memory_utilization {b.utilization} of {gpu.name}")
+        elif pool.max_concurrency < 1:
             refusal = (f"max_model_len {need:,} needs more KV cache than the {kv_tokens:,} tokens that fit "
                        f"(vLLM refuses to start)")
+        graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
+                       else "on top of the budget (captured after the KV cache is sized)")
         steps = (
-            Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {util}", f"{budget:,} B", "vllm/v1/worker/gpu_worker.py"),
-            Step("weights per GPU", f"{weights.total:,} B / (TP {tp} × PP {s.pp})", f"{w:,} B"),
-            Step("activation peak", f"{tokens} tokens × (4×{model.hidden_size} + 2×{inter}/TP) × 2 B + logits", f"{activation:,} B",
-                 "profile_run over max_num_batched_tokens"),
-            Step("non-torch + CUDA graphs", f"{NON_TORCH_BYTES:,} + {graphs:,} B", f"{NON_TORCH_BYTES + graphs:,} B"),
-            Step("KV pool", f"budget − weights − activation − non-torch − graphs", f"{max(0, kv_memory):,} B"),
-            Step("KV tokens", f"pool / ({per_token:,} B/token × block {BLOCK_SIZE}) × {BLOCK_SIZE}", f"{kv_tokens:,}",
+            Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
+                 "vllm/v1/worker/gpu_worker.py determine_available_memory"),
+            Step("weights per GPU", f"{weights.total:,} B / (TP {tp} × PP {pp})", f"{b.weights:,} B"),
+            Step("activation peak",
+                 f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
+                 f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
+                 f"{SAMPLER_BYTES_PER_LOGIT[self.engine]} B)",
+                 f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
+            Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
+            Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
+            Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else ""),
+                 f"{max(0, b.kv_memory):,} B"),
+            Step("KV tokens", f"pool // ({per_token:,} B/token × block {BLOCK_SIZE}) × {BLOCK_SIZE}", f"{kv_tokens:,}",
                  "vllm/v1/core/kv_cache_utils.py"),
+            Step("max concurrency", f"{pool.num_blocks:,} blocks / ⌈{need:,} / {BLOCK_SIZE}⌉ blocks per request",
+                 f"{pool.max_concurrency:.2f}x", "kv_cache_utils.py get_max_concurrency_for_kv_cache_config"),
         )
+        overhead = b.non_torch + b.cuda_graphs
         devices = tuple(
-            DeviceMemory(g.name, g.kind, g.capacity, w, max(0, kv_memory), activation, NON_TORCH_BYTES + graphs)
+            DeviceMemory(g.name, g.kind, g.capacity, b.weights, max(0, b.kv_memory), b.activation, overhead)
             for g in (gpus * n_gpu)[:n_gpu]
         )
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, kv_cache_tokens=kv_tokens,
-                          max_concurrency=concurrency, refusal=refusal, steps=steps,
-                          assumptions=(f"block_size {BLOCK_SIZE}", f"max_num_batched_tokens {tokens}",
-                                       "CUDA graphs captured" if graphs else "--enforce-eager: no CUDA graphs",
+                          max_concurrency=pool.max_concurrency, refusal=refusal, steps=steps,
+                          assumptions=(f"block_size {BLOCK_SIZE}", f"max_num_batched_tokens {b.batched_tokens}",
+                                       f"max_num_seqs {b.num_seqs}",
+                                       "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *(["recurrent state per sequence: %d B" % rec] if rec else [])))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

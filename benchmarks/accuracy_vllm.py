@@ -1,0 +1,212 @@
+"""How close the vLLM planner comes to public vLLM start-up logs.
+
+    .venv/bin/python benchmarks/accuracy_vllm.py
+
+Reads measurements/public_logs/vllm.jsonl (real logs posted in public issues, see the README there).
+For each record whose model is in the catalog, plans it with the record's settings on a GPU whose
+capacity is the total memory vLLM reported (or, where the excerpt lacks it, the card's usual total;
+the record's "planner" field says which), with the record's engine generation (V0 sizes its profile
+run by max_model_len; V1 by max_num_batched_tokens), and prints predicted against logged:
+
+* KV tokens ("GPU KV cache size", or # GPU blocks × 16, or "stored in KV cache (N)"),
+* max concurrency ("Maximum concurrency for L tokens per request"),
+* the budget split where logged (weights, activation peak, non-torch, KV memory),
+* and, where the log gives the KV memory itself ("Available KV cache memory"), the KV-tokens
+  conversion alone, from that memory.
+
+Records whose model is not in the catalog are listed as skipped (the catalog is not edited here).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from runlocal.model.catalog import lookup  # noqa: E402
+from runlocal.plan import estimate  # noqa: E402
+from runlocal.runtimes.base import Settings, Target  # noqa: E402
+from runlocal.runtimes.vllm import (GiB, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL, VLLM, budget_split,  # noqa: E402
+                                    kv_groups, kv_pool, serve_limits)
+
+DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
+# `LLM(...)` (the offline class) defaults to twice the batched tokens of `vllm serve` in V1
+LLM_CLASS_TOKENS = {SERVE_LIMITS_LARGE: 16384, SERVE_LIMITS_SMALL: 8192}
+
+
+def load(path: Path = DATA) -> list[dict]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if line.strip():
+                rec = json.loads(line)
+                for k in ("source_url", "vllm_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt"):
+                    if k not in rec:
+                        raise ValueError(f"{path.name}:{i}: missing {k}")
+                out.append(rec)
+    return out
+
+
+def logged_tokens(rec: dict) -> int | None:
+    lg = rec["logged"]
+    if "kv_cache_tokens" in lg:
+        return lg["kv_cache_tokens"]
+    if "num_gpu_blocks" in lg:
+        return lg["num_gpu_blocks"] * lg.get("block_size", 16)
+    return None
+
+
+def settings_of(rec: dict, capacity: int, gpu_name: str) -> Settings:
+    st, p = rec["settings"], rec.get("planner", {})
+    kv = st.get("kv_cache_dtype", "auto")
+    mbt = st.get("max_num_batched_tokens")
+    if mbt is None and p.get("llm_class") and p.get("engine") != "v0":
+        mbt = LLM_CLASS_TOKENS[serve_limits(capacity, gpu_name)]
+    return Settings(runtime="vllm", ctx=st.get("max_model_len"), quant=p.get("quant"),
+                    cache_type_k="f16" if kv == "auto" else kv, cache_type_v="f16" if kv == "auto" else kv,
+                    parallel=st.get("max_num_seqs", 1), gpu_memory_utilization=st.get("gpu_memory_utilization", 0.9),
+                    max_num_batched_tokens=mbt, tp=st.get("tensor_parallel_size", 1),
+                    enforce_eager=bool(st.get("enforce_eager", False)))
+
+
+def plan_record(rec: dict) -> dict | None:
+    """Predicted figures for one record, or None when its model is not in the catalog."""
+    p = rec.get("planner", {})
+    if not p.get("catalog"):
+        return None
+    model = lookup(p["catalog"])
+    out: dict = {"model": model}
+    tp = rec["settings"].get("tensor_parallel_size", 1)
+    lg = rec["logged"]
+    kv = rec["settings"].get("kv_cache_dtype", "auto")
+    ct = "f16" if kv == "auto" else kv
+    groups = kv_groups(model, ct, ct, tp)
+    ctx = rec["settings"].get("max_model_len") or model.max_position_embeddings
+    avail = lg.get("available_kv_cache_memory_gib", lg.get("kv_cache_memory_gib"))
+    if avail is not None and avail > 0:
+        pool = kv_pool(int(avail * GiB), groups, ctx, 2048)
+        out["conversion"] = pool
+        # the memory is rounded to 0.01 GiB in the log: the tokens it allows span this band
+        out["conversion_band"] = (kv_pool(int((avail - 0.005) * GiB), groups, ctx, 2048).tokens,
+                                  kv_pool(int((avail + 0.005) * GiB), groups, ctx, 2048).tokens)
+    if p.get("gpu_total_gib"):
+        capacity = int(p["gpu_total_gib"] * GiB)
+        gpu = Target(rec["gpu"], "gpu", capacity)
+        s = settings_of(rec, capacity, rec["gpu"])
+        weights = estimate(model, s.quant)
+        targets = [gpu] * max(1, tp)
+        alloc = VLLM(engine=p["engine"]).allocate(model, weights, s, targets)
+        out["alloc"] = alloc
+        out["budget"] = budget_split(model, weights, s.with_(ctx=s.ctx or model.max_position_embeddings), gpu,
+                                     p["engine"])
+    return out
+
+
+def pct(pred: float, real: float) -> float | None:
+    if real in (0, None) or pred is None:
+        return None
+    return 100.0 * (pred - real) / abs(real)
+
+
+def rows(records: list[dict]) -> list[dict]:
+    table = []
+    for i, rec in enumerate(records):
+        short = rec["source_url"].replace("https://github.com/", "")
+        res = plan_record(rec)
+        row = {"i": i, "source": short, "model": rec["model"], "skipped": res is None,
+               "why": rec.get("planner", {}).get("note", ""),
+               "scored": rec.get("planner", {}).get("end_to_end", True)}
+        if res is not None:
+            lg = rec["logged"]
+            real_tokens = logged_tokens(rec)
+            if "alloc" in res:
+                a = res["alloc"]
+                b = res["budget"]
+                row.update(pred_tokens=a.kv_cache_tokens, real_tokens=real_tokens,
+                           err_tokens=pct(a.kv_cache_tokens, real_tokens) if real_tokens else None,
+                           pred_conc=a.max_concurrency, real_conc=lg.get("max_concurrency"),
+                           err_conc=pct(a.max_concurrency, lg.get("max_concurrency")) if lg.get("max_concurrency") else None,
+                           refused_pred=a.refusal is not None, refused_real=bool(lg.get("refused")),
+                           weights=(b.weights / GiB, lg.get("weights_gib")),
+                           activation=(b.activation / GiB, lg.get("activation_peak_gib",
+                                       (lg["peak_torch_memory_gib"] - lg["weights_gib"]) if "peak_torch_memory_gib" in lg else None)),
+                           non_torch=(b.non_torch / GiB, lg.get("non_torch_memory_gib")),
+                           kv_gib=(b.kv_memory / GiB, lg.get("kv_cache_memory_gib", lg.get("available_kv_cache_memory_gib"))))
+            if "conversion" in res:
+                row.update(conv_tokens=res["conversion"].tokens, conv_band=res["conversion_band"],
+                           err_conv=pct(res["conversion"].tokens, real_tokens) if real_tokens else None)
+        table.append(row)
+    return table
+
+
+def _f(x, fmt="{:,.0f}"):
+    return "—" if x is None else fmt.format(x)
+
+
+def main() -> int:
+    records = load()
+    table = rows(records)
+    print(f"vLLM planner vs {len(records)} public start-up logs ({DATA.relative_to(ROOT)})\n")
+    print(f"{'#':>2} {'source':<34} {'KV tokens pred':>15} {'logged':>10} {'err%':>7} "
+          f"{'conc pred':>9} {'logged':>7} {'err%':>7} {'KV GiB pred':>11} {'logged':>7} {'err%':>7} {'refuses p/l':>11}")
+    errs_t, errs_c, errs_m = [], [], []
+    for r in table:
+        if r["skipped"] or "pred_tokens" not in r:
+            continue
+        kv_pred, kv_real = r["kv_gib"]
+        err_m = pct(kv_pred, kv_real) if kv_real is not None and kv_real > 0 else None
+        mark = "" if r["scored"] else "*"
+        print(f"{r['i']:>2} {(mark + r['source'])[:34]:<34} {_f(r['pred_tokens']):>15} {_f(r['real_tokens']):>10} "
+              f"{_f(r['err_tokens'], '{:+.1f}'):>7} {_f(r['pred_conc'], '{:.2f}'):>9} {_f(r['real_conc'], '{:.2f}'):>7} "
+              f"{_f(r['err_conc'], '{:+.1f}'):>7} {kv_pred:>11.2f} {_f(kv_real, '{:.2f}'):>7} {_f(err_m, '{:+.1f}'):>7} "
+              f"{('yes' if r['refused_pred'] else 'no') + '/' + ('yes' if r['refused_real'] else 'no'):>11}")
+        if not r["scored"]:
+            continue
+        if r["err_tokens"] is not None and r["real_tokens"]:
+            errs_t.append(abs(r["err_tokens"]))
+        if r["err_conc"] is not None:
+            errs_c.append(abs(r["err_conc"]))
+        if err_m is not None:
+            errs_m.append(abs(err_m))
+    print("(* shown, not scored: the record's planner.exclude_reason says why)")
+    if errs_t:
+        print(f"\nmedian |error| KV tokens: {statistics.median(errs_t):.1f}% over {len(errs_t)} records; "
+              f"within 5%: {sum(e <= 5 for e in errs_t)}/{len(errs_t)}")
+    if errs_c:
+        print(f"median |error| max concurrency: {statistics.median(errs_c):.1f}% over {len(errs_c)} records; "
+              f"within 5%: {sum(e <= 5 for e in errs_c)}/{len(errs_c)}")
+    if errs_m:
+        print(f"median |error| KV memory (GiB, rank 0): {statistics.median(errs_m):.1f}% over {len(errs_m)} records; "
+              f"within 5%: {sum(e <= 5 for e in errs_m)}/{len(errs_m)}")
+
+    print("\nKV-tokens conversion from the logged KV memory alone (GiB rounded to 0.01 in the log):")
+    for r in table:
+        if "conv_tokens" in r:
+            lo, hi = r["conv_band"]
+            print(f"{r['i']:>2} {r['source'][:34]:<34} {_f(r['conv_tokens']):>10} in [{lo:,}, {hi:,}]  logged "
+                  f"{_f(r.get('real_tokens') if r.get('real_tokens') else None):>10}  {_f(r['err_conv'], '{:+.2f}%')}")
+
+    print("\nBudget split, GiB predicted / logged (rank 0):")
+    for r in table:
+        if "weights" not in r:
+            continue
+        parts = []
+        for k in ("weights", "activation", "non_torch", "kv_gib"):
+            pr, lg = r[k]
+            parts.append(f"{k} {pr:.2f}/{_f(lg, '{:.2f}')}")
+        print(f"{r['i']:>2} {r['source'][:34]:<34} " + "  ".join(parts))
+
+    skipped = [r for r in table if r["skipped"]]
+    if skipped:
+        print("\nSkipped (model not in the catalog):")
+        for r in skipped:
+            print(f"{r['i']:>2} {r['source'][:34]:<34} {r['model'][:60]}  {r['why']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
