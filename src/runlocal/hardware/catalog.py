@@ -69,6 +69,8 @@ class Device:
     memory_mts: int | None = None              # per-pin data rate, MT/s
     memory_channels: int | None = None         # CPU entries: 64-bit DIMM channels
     notes: str | None = None
+    cuda_total_bytes: int | None = None        # what cudaMemGetInfo reports as total (less than marketed)
+    cuda_total_source: str | None = None
 
     @property
     def memory_gib(self) -> float:
@@ -112,6 +114,8 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         compute_capability=d.get("compute_capability"), backends=tuple(d.get("backends") or ()),
         source=d.get("source", ""), bus_width_bits=d.get("bus_width_bits"), memory_mts=d.get("memory_mts"),
         memory_channels=d.get("memory_channels"), notes=d.get("notes"),
+        cuda_total_bytes=int(d["cuda_total_gib"] * GiB) if d.get("cuda_total_gib") else None,
+        cuda_total_source=d.get("cuda_total_source"),
     )
 
 

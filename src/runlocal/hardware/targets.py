@@ -51,7 +51,10 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                              f"{dev.bandwidth_gbs:g} GB/s" + ("" if ram_bytes else " (set --ram for another size)"))
                 continue
             unified = getattr(dev, "unified_memory", False)
-            cap = dev.gpu_usable_bytes if unified else dev.memory_bytes
+            cap = dev.gpu_usable_bytes if unified else (dev.cuda_total_bytes or dev.memory_bytes)
+            if dev.cuda_total_bytes and not unified and not any(n.startswith(dev.name + ":") for n in notes):
+                notes.append(f"{dev.name}: {dev.cuda_total_bytes / 2**30:.2f} GiB as CUDA reports its total "
+                             f"(marketed {dev.memory_gib:g} GiB; {dev.cuda_total_source})")
             targets.append(Target(dev.name, "unified" if unified else "gpu", cap, dev.bandwidth_gbs, dev.memory_bytes))
             if unified:
                 notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of {dev.memory_bytes / 2**30:.0f} GiB")
