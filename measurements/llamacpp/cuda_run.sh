@@ -11,7 +11,7 @@
 #   .llamacpp-libs/libs.tar.xz.NN   (optional) libraries built by an earlier run
 # Outputs go to $OUT (or /tmp/out): run.log, nvidia-smi.txt, cuda.jsonl and, when the
 # libraries were built by this run and PACK_LIBS=1, libs.tar.xz.NN (15 MB pieces);
-# diag_*.log: a first quick run (see diag below).
+# The first quick runs (diag below) go to /tmp/diag_*.log; their tails are in run.log.
 # BUDGET (seconds, default 560) bounds the whole run; measure.py stops before it.
 set -x
 T0=$(date +%s)
@@ -32,13 +32,9 @@ lscpu | grep -E "Model name" ; lscpu | grep -o -w -E "avx2|avx512f|avx512_vnni|f
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site
 
-BUILT=0
-if [ -f $B/bin/libggml-cuda.so ]; then
-  echo "reusing $B"
-elif ls .llamacpp-libs/libs.tar.xz.* >/dev/null 2>&1; then
-  cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp && ls -la $B/bin
-fi
-if [ ! -f $B/bin/libggml-cuda.so ]; then
+# build_libs DIR [extra cmake args]: configure + build libllama (and ggml) with CUDA in DIR
+build_libs() {
+  local D=$1; shift
   NVCC=$(readlink -f "$(which nvcc)")
   CROOT=$(dirname "$(dirname "$NVCC")")
   CMX=()
@@ -54,24 +50,52 @@ if [ ! -f $B/bin/libggml-cuda.so ]; then
          "-DCMAKE_CUDA_FLAGS=-I$(dirname "$INC")" "-DCMAKE_CXX_FLAGS=-I$(dirname "$INC")")
     export LD_LIBRARY_PATH=$(dirname "$LIBCB"):$LD_LIBRARY_PATH
   fi
-  cmake -S .llamacpp-src/llama.cpp -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+  cmake -S .llamacpp-src/llama.cpp -B $D -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
     -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" \
     -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
     -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_BUILD_NUMBER=11312 -DLLAMA_BUILD_COMMIT=0c1e5709 "${CMX[@]}" || exit 2
+    -DLLAMA_BUILD_NUMBER=11312 -DLLAMA_BUILD_COMMIT=0c1e5709 "${CMX[@]}" "$@" || return 2
   TB=$(date +%s)
-  ninja -C $B -j $(( $(nproc) + 2 )) llama || exit 3
+  ninja -C $D -j $(( $(nproc) + 2 )) llama || return 3
   echo "BUILD_SECONDS $(( $(date +%s) - TB ))"
   BUILT=1
-  ls -la $B/bin
+  ls -la $D/bin
   if [ "${PACK_LIBS:-0}" = 1 ]; then
-    tar -C /tmp -cf - lcb/bin | xz -T0 -1 > /tmp/libs.tar.xz && ls -la /tmp/libs.tar.xz
+    tar -C /tmp -cf - "$(basename $D)/bin" | xz -T0 -1 > /tmp/libs.tar.xz && ls -la /tmp/libs.tar.xz
+    rm -f "$OUTD"/libs.tar.xz.*
     split -b 15M -d /tmp/libs.tar.xz "$OUTD/libs.tar.xz."
   fi
+}
+
+# libs_info DIR: how the C++ runtime is linked (a libstdc++ copy exported by one library and
+# used by another crashes at the first std::stringstream: see README.md)
+libs_info() {
+  for f in libllama.so libggml-base.so libggml-cuda.so; do
+    echo "$f: NEEDED $(readelf -d $1/bin/$f | awk '/NEEDED/{print $5}' | tr '\n' ' ')" \
+         "exported-libstdc++-syms $(nm -D --defined-only $1/bin/$f 2>/dev/null | grep -c ' T _ZNSt\| T _ZNSs\| T _ZNKSt')"
+  done
+}
+
+BUILT=0
+# libs in $B: reused (warm machine), unpacked from .llamacpp-libs, or built
+if [ -f $B/bin/libggml-cuda.so ]; then
+  echo "reusing $B"
+elif ls .llamacpp-libs/libs.tar.xz.* >/dev/null 2>&1; then
+  cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp
+  [ -d /tmp/lcb2/bin ] && B=/tmp/lcb2
+  ls -la $B/bin
 fi
+if [ ! -f $B/bin/libggml-cuda.so ]; then
+  build_libs $B || exit $?
+fi
+echo "toolchain: $(command -v g++) -> $(readlink -f "$(command -v g++)")"; file "$(command -v g++)" | head -1
+ls -la /usr/bin/g++* 2>/dev/null | head -3
+LIBSTDCXX=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
+echo "system libstdc++: $LIBSTDCXX"
+libs_info $B
 # the CUDA runtime libraries ggml-cuda links to
-ldd $B/bin/libggml-cuda.so | grep -E "cublas|cudart|not found"
+ldd $B/bin/libggml-cuda.so | grep -E "cublas|cudart|stdc|nccl|not found"
 for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
   p=$(find /usr /opt -name "$d" 2>/dev/null | head -1); [ -n "$p" ] && export LD_LIBRARY_PATH=$(dirname "$p"):$LD_LIBRARY_PATH
 done
@@ -85,20 +109,43 @@ df -h /tmp | tail -1; du -sh $GG
 # callback (llama.cpp's own logger to a file), then with the CPU alone, for the record
 diag() {
   local name=$1; shift
-  LLAMA_CPP_LIB_PATH=$B/bin timeout 150 python3 -X faulthandler measurements/llamacpp/measure.py --backend cuda \
+  LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$B/bin timeout 150 python3 -X faulthandler measurements/llamacpp/measure.py --backend cuda \
     --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $GG --out /tmp/diag_$name.jsonl --models qwen3-4b \
-    --echo "$@" > "$OUTD/diag_$name.log" 2>&1
+    --echo "$@" > "/tmp/diag_$name.log" 2>&1
   local rc=$?
-  echo "diag $name rc=$rc"; tail -c 3000 "$OUTD/diag_$name.log"
+  echo "diag $name rc=$rc"; tail -c 6000 "/tmp/diag_$name.log"
+  if [ $rc -ge 128 ] && [ $rc -ne 137 ] && command -v gdb >/dev/null; then
+    # a native crash: where, for the record
+    LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$B/bin timeout 120 gdb -q -batch -ex run -ex bt -ex "info threads" --args python3 \
+      measurements/llamacpp/measure.py --backend cuda --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $GG \
+      --out /tmp/diag_gdb.jsonl --models qwen3-4b "$@" > "/tmp/diag_${name}_gdb.log" 2>&1
+    tail -c 5000 "/tmp/diag_${name}_gdb.log"
+  fi
   return $rc
 }
 CAPTURE=${CAPTURE:-}
+PRELOAD=${PRELOAD-}
 if [ -z "$CAPTURE" ]; then
   if diag cb --plan all:smoke; then CAPTURE=callback
-  elif diag fd --plan all:smoke --capture fd; then CAPTURE=fd
-  else diag cpu --plan 0:smoke --capture fd; CAPTURE=none
+  elif [ -n "$LIBSTDCXX" ] && PRELOAD=$LIBSTDCXX && diag cb_preload --plan all:smoke; then CAPTURE=callback
+  elif diag fd_preload --plan all:smoke --capture fd; then CAPTURE=fd
+  else
+    # rebuild with the C++ runtime kept private to each library (and the system compiler
+    # when there is one), then try again
+    PRELOAD=
+    FIX=(-DGGML_CUDA_NCCL=OFF "-DCMAKE_SHARED_LINKER_FLAGS=-Wl,--exclude-libs,ALL")
+    if [ -x /usr/bin/g++ ] && [ "$(readlink -f /usr/bin/g++)" != "$(readlink -f "$(command -v g++)")" ]; then
+      FIX+=(-DCMAKE_C_COMPILER=/usr/bin/gcc -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++)
+    fi
+    B=/tmp/lcb2
+    PACK_LIBS=1 build_libs $B "${FIX[@]}" && libs_info $B
+    if diag cb_rebuilt --plan all:smoke; then CAPTURE=callback
+    elif [ -n "$LIBSTDCXX" ] && PRELOAD=$LIBSTDCXX && diag cb_rebuilt_preload --plan all:smoke; then CAPTURE=callback
+    else CAPTURE=none
+    fi
   fi
 fi
+echo "PRELOAD=$PRELOAD B=$B"
 echo "CAPTURE=$CAPTURE"
 [ "$CAPTURE" = none ] && { echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"; exit 5; }
 
@@ -106,10 +153,11 @@ echo "CAPTURE=$CAPTURE"
 [ -f measurements/llamacpp/data/cuda.jsonl ] && [ ! -f "$OUTD/cuda.jsonl" ] && cp measurements/llamacpp/data/cuda.jsonl "$OUTD/cuda.jsonl"
 REMAIN=$(( BUDGET - ($(date +%s) - T0) - 15 ))
 echo "measure budget ${REMAIN}s"
-LLAMA_CPP_LIB_PATH=$B/bin timeout $(( REMAIN + 60 )) python3 measurements/llamacpp/measure.py --backend cuda \
+LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$B/bin timeout $(( REMAIN + 60 )) python3 measurements/llamacpp/measure.py --backend cuda \
   --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $GG --out "$OUTD/cuda.jsonl" --resume \
   --deadline "$REMAIN" --capture "$CAPTURE" ${MEASURE_ARGS}
 echo "measure rc=$?"
 wc -l "$OUTD/cuda.jsonl"
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 
 echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"

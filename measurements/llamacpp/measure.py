@@ -14,11 +14,16 @@ Usage (CPU):
 Usage (CUDA, llama.cpp built by hand, the python package taken from the sdist):
   LLAMA_CPP_LIB_PATH=/build/bin python measure.py --backend cuda \
       --llama-cpp-pkg /src/llama_cpp --gguf-dir /tmp/gguf --out cuda.jsonl
+  (with libraries whose toolchain linked libstdc++ statically, add
+  LD_PRELOAD=/lib/x86_64-linux-gnu/libstdc++.so.6: see README.md, "The segfault")
+CUDA records also carry NVML memory.used readings (nvml_used_*_mib), and the 'decode' grid
+decodes one ubatch and one token after creating the context (record field 'decode').
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
+import faulthandler
 import importlib
 import importlib.util
 import json
@@ -55,6 +60,37 @@ def import_llama(pkg_dir: str | None):
     return importlib.import_module("llama_cpp.llama_cpp")
 
 
+_KEEP_ALIVE: list = []
+
+
+class Nvml:
+    """Device memory in use (nvidia-smi's memory.used) through NVML, read with ctypes."""
+
+    class _Mem(ctypes.Structure):
+        _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+
+    def __init__(self, index: int = 0):
+        self.lib = None
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            h = ctypes.c_void_p()
+            if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(h)) != 0:
+                return
+            self.lib, self.h = lib, h
+        except OSError:
+            pass
+
+    def used_mib(self) -> float | None:
+        if self.lib is None:
+            return None
+        m = self._Mem()
+        if self.lib.nvmlDeviceGetMemoryInfo(self.h, ctypes.byref(m)) != 0:
+            return None
+        return round(m.used / MiB, 1)
+
+
 class LogCapture:
     """Collects llama.cpp / ggml log output (llama_log_set routes both)."""
 
@@ -83,8 +119,15 @@ class LogCapture:
                 if self.echo:
                     sys.stderr.write(line + "\n")
 
-        self._cb = _cb  # keep alive
+        self._cb = _cb  # keep alive (also in _KEEP_ALIVE: the object must outlive every log call)
+        _KEEP_ALIVE.append(_cb)
         L.llama_log_set(_cb, ctypes.c_void_p(0))
+
+    def close(self):
+        # back to llama.cpp's own stderr logger before Python drops the callback, so that
+        # nothing logged at exit (backend / CUDA teardown) calls into a freed trampoline
+        self.take()
+        self.L.llama_log_set(ctypes.cast(None, self.L.llama_log_callback), ctypes.c_void_p(0))
 
     def take(self) -> list[str]:
         if self.buf:
@@ -115,6 +158,9 @@ class FdCapture:
         if self.echo:
             os.write(self.orig, data)
         return lines
+
+    def close(self):
+        pass
 
 
 # ---------------------------------------------------------------------------
@@ -249,9 +295,13 @@ def mem_available_bytes() -> int:
 def context_grid(kind: str) -> list[dict]:
     """kind: 'full' (all settings) or 'partial' (a smaller set, for partial offload)."""
     g: list[dict] = []
-    def add(n_ctx, tk, tv, fa, n_seq=1, n_ubatch=512, n_batch=2048, swa_full=False, kv_unified=False):
-        g.append(dict(n_ctx=n_ctx, type_k=tk, type_v=tv, flash_attn=fa, n_seq_max=n_seq,
-                      n_ubatch=n_ubatch, n_batch=n_batch, swa_full=swa_full, kv_unified=kv_unified))
+    def add(n_ctx, tk, tv, fa, n_seq=1, n_ubatch=512, n_batch=2048, swa_full=False, kv_unified=False,
+            decode=False):
+        d = dict(n_ctx=n_ctx, type_k=tk, type_v=tv, flash_attn=fa, n_seq_max=n_seq,
+                 n_ubatch=n_ubatch, n_batch=n_batch, swa_full=swa_full, kv_unified=kv_unified)
+        if decode:  # only in the 'decode' grid, so the other grids' keys stay as they were
+            d["decode"] = True
+        g.append(d)
     if kind == "full":
         add(512, "f16", "f16", "on")
         add(512, "f16", "f16", "off")
@@ -309,6 +359,15 @@ def context_grid(kind: str) -> list[dict]:
         add(4096, "f16", "f16", "auto")
         add(4096, "q8_0", "q8_0", "off")
         add(4096, "f16", "f16", "on", swa_full=True)
+    elif kind == "decode":
+        # after creating the context, decode one n_ubatch-token batch and then one token
+        # (zero weights, token ids only) and read the device memory in use (NVML) after each
+        add(4096, "f16", "f16", "on", decode=True)
+        add(4096, "f16", "f16", "off", decode=True)
+        add(4096, "q8_0", "q8_0", "on", decode=True)
+        add(4096, "f16", "f16", "on", 1, 2048, decode=True)
+        add(32768, "f16", "f16", "on", decode=True)
+        add(32768, "f16", "f16", "off", decode=True)
     elif kind == "partial":
         for n_ctx in (4096, 65536):
             for tk in ("f16", "q8_0"):
@@ -356,6 +415,26 @@ def gpu_name() -> str | None:
         return None
 
 
+def run_decode(L, model, ctx, n: int, nv_used) -> dict:
+    """Decode n tokens (one ubatch) then 1 token; device memory in use after each."""
+    vocab = L.llama_model_get_vocab(model)
+    n_vocab = L.llama_vocab_n_tokens(vocab)
+    res: dict = {"n_tokens": n, "nvml_used_before_mib": nv_used()}
+    toks = (L.llama_token * n)(*[(i * 7919 + 1) % n_vocab for i in range(n)])
+    t = time.time()
+    res["rc_batch"] = int(L.llama_decode(ctx, L.llama_batch_get_one(toks, n)))
+    L.llama_synchronize(ctx)
+    res["batch_s"] = round(time.time() - t, 3)
+    res["nvml_used_after_batch_mib"] = nv_used()
+    one = (L.llama_token * 1)(1)
+    t = time.time()
+    res["rc_one"] = int(L.llama_decode(ctx, L.llama_batch_get_one(one, 1)))
+    L.llama_synchronize(ctx)
+    res["one_s"] = round(time.time() - t, 3)
+    res["nvml_used_after_one_mib"] = nv_used()
+    return res
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=("cpu", "cuda"), required=True)
@@ -382,7 +461,11 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     t0 = time.time()
+    faulthandler.enable()
     from make_zero_gguf import MODELS
+    nv = Nvml() if a.backend == "cuda" else None
+    nv_used = (lambda: nv.used_mib()) if nv else (lambda: None)
+    nvml_start = nv_used()
     L = import_llama(a.llama_cpp_pkg)
     cap = LogCapture(L, echo=a.echo) if a.capture == "callback" else FdCapture(echo=a.echo)
     L.llama_backend_init()
@@ -394,6 +477,7 @@ def main(argv=None):
     except Exception:
         pass
     cap.take()
+    nvml_init = nv_used()
 
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -443,10 +527,12 @@ def main(argv=None):
         else:
             ueb = a.extra_bufts == "on"
         mp.use_extra_bufts = ueb
+        nvml_before_load = nv_used()
         tl = time.time()
         model = L.llama_model_load_from_file(str(path).encode(), mp)
         mlines = cap.take()
         load_s = time.time() - tl
+        nvml_model = nv_used()
         base = {
             "arch": cfg["arch"], "model": mkey, "model_repo": cfg["repo"], "weight_type": a.weights,
             "weight_tensor_types": meta.get("tensor_types"), "model_file_bytes": meta.get("file_bytes"),
@@ -454,6 +540,10 @@ def main(argv=None):
             "llama_cpp_version": ver, "n_gpu_layers": ngl if a.backend == "cuda" else 0,
             "n_gpu_layers_setting": ngl_s if a.backend == "cuda" else "0", "use_extra_bufts": ueb,
             "use_mmap": True,
+            # NVML memory.used (MiB, whole device): at process start, after llama_backend_init +
+            # llama_print_system_info, before / after this model load
+            "nvml_used_start_mib": nvml_start, "nvml_used_init_mib": nvml_init,
+            "nvml_used_before_load_mib": nvml_before_load, "nvml_used_model_mib": nvml_model,
         }
         if not model:
             rec = dict(base, ok=False, stage="model_load", error="llama_model_load_from_file returned NULL",
@@ -509,9 +599,13 @@ def main(argv=None):
             rec["n_batch_logged"] = int(cpar["n_batch"]) if "n_batch" in cpar else None
             rec["n_ubatch_logged"] = int(cpar["n_ubatch"]) if "n_ubatch" in cpar else None
             rec["flash_attn_logged"] = cpar.get("flash_attn")
+            rec["nvml_used_ctx_mib"] = nv_used()
             if ctx:
                 rec["n_ctx_api"] = L.llama_n_ctx(ctx)
                 rec["ok"] = True
+                if s.get("decode"):
+                    rec["decode"] = run_decode(L, model, ctx, min(s["n_ubatch"], s["n_batch"], rec["n_ctx_api"]), nv_used)
+                    rec["decode"]["log"] = [l.rstrip() for l in cap.take() if INTEREST.search(l)][-20:]
             else:
                 rec["ok"] = False
                 rec["stage"] = "context"
@@ -523,6 +617,7 @@ def main(argv=None):
             if ctx:
                 L.llama_free(ctx)
                 cap.take()
+                rec["nvml_used_after_free_mib"] = nv_used()
             fo.write(json.dumps(rec) + "\n"); fo.flush()
             n_written += 1
             b = rec.get("buffers", {})
@@ -532,6 +627,7 @@ def main(argv=None):
         L.llama_model_free(model)
         cap.take()
     fo.close()
+    cap.close()
     print(f"wrote {n_written} records to {out} in {time.time()-t0:.0f}s", flush=True)
 
 
