@@ -27,9 +27,10 @@ CTX_PAD = 256
 DEFAULT_CTX = 4096          # common/common.h: n_ctx default for llama-cli / llama-server
 DEFAULT_BATCH = 2048        # common/common.h: n_batch
 DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
-# A CUDA/ROCm context and cuBLAS workspace, not counted in llama.cpp's buffers; measured with
-# nvidia-smi against the logged buffers (see measurements/llamacpp/README.md).
-GPU_CONTEXT_OVERHEAD = 400 * MiB
+# What a GPU pays beyond llama.cpp's logged buffers: the CUDA context and module load (523.6 MiB at
+# the first model load) + cuBLAS state after the first decode (66 MiB), measured with NVML on an H100,
+# driver 580, CUDA 13 (measurements/llamacpp/README.md). ROCm/Metal are assumed alike.
+GPU_CONTEXT_OVERHEAD = 590 * MiB
 
 
 def pad(n: int, to: int) -> int:
