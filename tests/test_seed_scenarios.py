@@ -83,3 +83,15 @@ def test_llama_3_1_8b_has_8_kv_heads_and_kv_grows_linearly():
           for ctx in (2048, 8192, 32768)}
     assert kv == {2048: per_token * 2048, 8192: per_token * 8192, 32768: per_token * 32768}
     assert kv[32768] == 4 * kv[8192]                      # 4× the context, 4× the KV: linear
+
+
+def test_vllm_14b_on_24_gb_at_0_9():
+    # seed 001: "a 14B model on 24 GB at 90% utilization leaves only ~8K tokens of KV". In bf16 the
+    # 27.5 GiB of weights exceed the 0.9 × 23.55 GiB budget: vLLM does not start at all. In fp8
+    # (--quantization fp8) the pool is ~24K tokens of 192 KiB (48 layers × 8 KV heads × 128 × 2 × 2 B):
+    # five or six 4K requests at once, not two.
+    bf16 = plan(model="qwen2.5-14b", runtime="vllm", ctx=4096, gpu_memory_utilization=0.9)
+    assert bf16.verdict == "does_not_fit"
+    fp8 = plan(model="qwen2.5-14b", runtime="vllm", ctx=4096, gpu_memory_utilization=0.9, quant="fp8")
+    assert fp8.allocation.kv_bytes_per_token == 48 * 8 * 128 * 2 * 2
+    assert 16_000 < fp8.allocation.kv_cache_tokens < 32_000 and 4 <= fp8.max_concurrency < 8
