@@ -29,6 +29,8 @@ class CheckRequest:
     ubatch: int | None = None
     n_gpu_layers: int | None = None
     n_cpu_moe: int = 0
+    kv_unified: bool = False                 # llama.cpp --kv-unified / -kvu
+    swa_full: bool = False                   # llama.cpp --swa-full
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int | None = None                    # None: vLLM/SGLang use one rank per GPU given, others 1
@@ -68,7 +70,8 @@ def build_settings(req: CheckRequest):
         cache_type_k=normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field="cache-type-k"),
         cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
-        n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe, gpu_memory_utilization=req.gpu_memory_utilization,
+        n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
+        kv_unified=req.kv_unified, swa_full=req.swa_full, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static,
     )

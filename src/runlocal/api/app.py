@@ -46,6 +46,8 @@ class CheckBody(BaseModel):
     ubatch: int | None = Field(None, ge=1, le=1 << 20)
     n_gpu_layers: int | None = Field(None, ge=-1, le=10000)
     n_cpu_moe: int = Field(0, ge=0, le=10000)
+    kv_unified: bool = False
+    swa_full: bool = False
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
     tp: int | None = Field(None, ge=1, le=1024)

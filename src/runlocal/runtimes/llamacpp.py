@@ -1,29 +1,39 @@
 """llama.cpp / llama-server: what it allocates on each device.
 
-Rules follow llama.cpp's own code (ggml-org/llama.cpp, late 2025 – 2026 releases):
-- context: n_ctx padded up to a multiple of 256 (src/llama-context.cpp, llama_context ctor);
-  with --parallel N and a non-unified cache each sequence gets n_ctx/N cells (same total bytes).
-- KV: one K row of n_embd_k_gqa and one V row of n_embd_v_gqa per layer per cell, in the cache
-  type (src/llama-kv-cache.cpp); sliding-window layers get min(n_ctx, pad(n_swa·n_seq + n_ubatch, 256))
-  cells unless --swa-full (src/llama-kv-cache-iswa.cpp); recurrent layers a constant f32 state per
-  sequence (src/llama-memory-recurrent.cpp: n_embd_r + n_embd_s per layer per seq).
-- offload: the last n_gpu_layers repeating layers go to the GPU, the output layer too when
-  n_gpu_layers > n_layer; the token embedding stays on the CPU (src/llama-model.cpp, load_tensors).
-- compute buffers: fitted to buffer sizes llama.cpp logs, see measurements/llamacpp.
+Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the commit llama-cpp-python
+0.3.36 vendors, 0c1e57098, in measurements/llamacpp — benchmarks/accuracy.py prints the comparison):
+- context (src/llama-context.cpp, llama_context ctor): llama-server's -c is the total over the slots;
+  a unified cache (--kv-unified) is one stream of pad(n_ctx, 256) cells, otherwise each of the
+  n_seq_max sequences gets a stream of pad(n_ctx / n_seq_max, 256) cells. n_batch ≤ n_ctx, n_ubatch ≤ n_batch.
+- KV (src/llama-kv-cache.cpp): one K row of n_embd_k_gqa and one V row of n_embd_v_gqa per layer per
+  cell, in the cache type; MLA stores the latent only (V is a view of it). Sliding-window layers keep
+  min(n_ctx_seq, pad(n_swa × seqs + n_ubatch, 256)) cells per stream, seqs = n_seq_max in a unified
+  stream, else 1, and the full n_ctx_seq with --swa-full (src/llama-kv-cache-iswa.cpp). Recurrent layers
+  a constant f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp). ggml-cuda pads
+  quantized rows to 512 elements. llama_init_from_model refuses a quantized V cache without flash
+  attention, and different K/V types for MLA.
+- offload (src/llama-model.cpp load_tensors): the last n_gpu_layers slots of n_layer + 1 (the output
+  layer is slot n_layer) go to the GPUs, split by --tensor-split (default: free memory per device,
+  upper_bound over the cumulative shares); the token embedding stays on the CPU; tied embeddings are
+  loaded again for a GPU output layer. KV and recurrent state live with their layer.
+- compute buffers: the heaviest phase of the reserved graph (src/llama-context.cpp graph_reserve),
+  with phase sizes fitted to the buffers llama.cpp logs (measurements/llamacpp); the graph inputs (the
+  embedding rows, KQ masks, KV store indices) sit in the host's buffer when layers run on a GPU.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
-from ..errors import InputError
-from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
+from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 
 MiB = 1 << 20
 CTX_PAD = 256
+MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
 DEFAULT_CTX = 4096          # common/common.h: n_ctx default for llama-cli / llama-server
 DEFAULT_BATCH = 2048        # common/common.h: n_batch
 DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
@@ -53,24 +63,183 @@ def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
     return _Split(frozenset(range(start, n)), n_gpu_layers >= 1)
 
 
-def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool) -> dict[str, int]:
+def _cuda_row_pad(cache_type: str, row: int) -> int:
+    """ggml-cuda over-allocates every quantized tensor whose rows are not a multiple of 512 elements
+    by the bytes of the missing part of one row (ggml-cuda.cu, ggml_backend_cuda_buffer_type_get_alloc_size:
+    MATRIX_ROW_PADDING), so kernels may read past the last row. One K (or V) tensor per layer."""
+    from ..kv import CACHE_TYPES
+
+    block, _ = CACHE_TYPES[cache_type]
+    if block == 1 or row % MATRIX_ROW_PADDING == 0:
+        return 0
+    return row_bytes(cache_type, MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING)
+
+
+def host_compute(model: ModelSpec, ubatch: int) -> int:
+    """The host's compute buffer when layers run on a GPU, without the masks: the token-embedding
+    lookup (the input layer stays on the CPU) and its copy, two f32 rows of n_embd per ubatch token."""
+    return 2 * model.hidden_size * ubatch * 4
+
+
+def kq_masks(ubatch: int, n_kv: int, n_kv_swa: int | None, flash_attn: bool) -> int:
+    """The KQ mask inputs, [n_kv, n_ubatch] in f16 with flash attention and f32 without; models with
+    sliding-window layers build a second one over the SWA cache's cells (src/llama-graph.cpp,
+    build_attn_inp_kv / build_attn_inp_kv_iswa)."""
+    per = 2 if flash_attn else 4
+    return ubatch * per * (n_kv + (n_kv_swa or 0))
+
+
+def kv_store_indices(model: ModelSpec, ubatch: int, flash_attn: bool) -> int:
+    """The int64 index inputs each KV cache's store uses (src/llama-kv-cache.cpp build_input_k_idxs /
+    build_input_v_idxs): one per token for K, and for V one per token with flash attention but one per
+    element (n_embd_v_gqa × n_tokens) without it, where V is stored transposed. Models with sliding-window
+    layers have two caches (SWA and non-SWA); MLA stores no V."""
+    widths: dict[str, int] = {}
+    for a in model.attention_layers:
+        key = "swa" if a.kind == "sliding" else "full"
+        v = 0 if a.kind == "mla" else a.n_kv_heads * a.v_dim
+        widths[key] = max(widths.get(key, 0), v)
+    total = 0
+    for v in widths.values():
+        total += ubatch * 8 + ubatch * 8 * (1 if flash_attn or v == 0 else v)
+    return total
+
+
+def _largest_cpu_matmul(model: ModelSpec) -> int:
+    """The biggest weight a GPU copies in to run a CPU-resident matmul (the LM head, or the token
+    embedding when it is tied)."""
+    sizes = [t.nbytes or 0 for t in model.tensors if t.role in ("lm_head", "embed")]
+    head = [t.nbytes or 0 for t in model.tensors if t.role == "lm_head"]
+    return (head or sizes or [0])[0]
+
+
+def ffn_width(model: ModelSpec) -> int:
+    """f32 values per token that the widest FFN holds at once (gate, up and their product), the max
+    over layers. A dense layer: 3 × n_ff. A MoE layer computes only the n_expert_used chosen experts
+    (ggml_mul_mat_id outputs [n_ff_exp, n_expert_used, n_tokens], src/llama-graph.cpp build_moe_ffn),
+    plus its shared experts and the router's logits, probabilities and weights over n_expert."""
+    # n_ff from the down projections ([n_ff, n_embd]), which no architecture fuses
+    per_layer: dict[int, dict[str, int]] = {}
+    h = model.hidden_size
+    for t in model.tensors:
+        if t.layer is None or t.role not in ("ffn_down", "expert_down", "shared_down"):
+            continue
+        d = per_layer.setdefault(t.layer, {})
+        d[t.role] = d.get(t.role, 0) + t.numel
+    widths = []
+    for d in per_layer.values():
+        w = 3 * d.get("ffn_down", 0) // h + 3 * d.get("shared_down", 0) // h
+        if "expert_down" in d and model.n_experts:
+            w += 3 * (d["expert_down"] // (model.n_experts * h)) * max(1, model.n_experts_active) + 3 * model.n_experts
+        widths.append(w)
+    if widths and max(widths):
+        return max(widths)
+    return 3 * (model.intermediate_size or 4 * h)
+
+
+def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
+                   n_kv_swa: int | None = None) -> dict[str, int]:
     """Peak bytes of ggml's compute graph in its three heaviest phases; the buffer is their max.
 
     Fitted to llama.cpp's logged "compute buffer size" over architectures, contexts, ubatch sizes
     and flash attention (measurements/llamacpp): the output phase holds the f32 logits of a
     ubatch; the FFN phase the gate/up/act intermediates; the attention phase (without flash
-    attention) the f32 KQ scores of every head over n_kv cells. The KQ mask (f16 with flash
-    attention, f32 without) stays live through the layers.
+    attention) the f32 KQ scores of every head over n_kv cells. The KQ masks (f16 with flash
+    attention, f32 without; a second one over the SWA cells for sliding-window models) stay live
+    through the layers. The FFN width is the routed experts' for MoE layers (ffn_width).
+    Not modelled (benchmarks/accuracy.py shows the misses): tensors that the allocator leaves below
+    the logits in MLA, Mamba-2 and MoE graphs, and the K/V copies of a partial offload's CPU layers.
     """
     f32 = 4
-    mask = n_kv * ubatch * (2 if flash_attn else 4)
-    n_ff = model.intermediate_size or 4 * model.hidden_size
+    mask = kq_masks(ubatch, n_kv, n_kv_swa, flash_attn)
+    n_ff = ffn_width(model)
     kv_width = max((a.n_kv_heads * a.k_dim for a in model.attention_layers), default=model.hidden_size)
     output = ubatch * f32 * (model.vocab_size + 2 * model.hidden_size)
-    ffn = ubatch * f32 * (3 * n_ff + 4 * model.hidden_size) + mask
+    ffn = ubatch * f32 * (n_ff + 4 * model.hidden_size) + mask
     attention = 0 if flash_attn else (n_kv * ubatch * model.n_heads * f32
                                       + ubatch * f32 * (5 * model.hidden_size + 2 * kv_width) + mask)
     return {"output": output, "ffn": ffn, "attention": attention}
+
+
+@dataclass
+class DeviceBuffers:
+    """What llama.cpp logs for one device: model, KV (attention layers), RS (recurrent state),
+    compute and output buffers, in bytes."""
+
+    name: str
+    kind: str
+    capacity: int
+    model: int = 0
+    kv: int = 0
+    rs: int = 0
+    compute: int = 0
+    output: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.model + self.kv + self.rs + self.compute + self.output
+
+
+@dataclass(frozen=True)
+class Context:
+    """llama.cpp's context sizes after its own rounding (src/llama-context.cpp, llama_context ctor)."""
+
+    n_ctx: int          # cells over all streams
+    n_ctx_seq: int      # cells one sequence can use
+    n_stream: int       # 1 with a unified cache, n_seq_max otherwise
+    n_seq: int
+    n_batch: int
+    n_ubatch: int
+
+
+def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool) -> Context:
+    """llama-server -c is the total over all slots (ctx × parallel here). Unified: one stream of
+    pad(n_ctx, 256) cells; otherwise each sequence gets its own stream of pad(n_ctx / n_seq, 256)
+    cells (src/llama-context.cpp: n_ctx_seq = n_ctx / n_seq_max, GGML_PAD to 256, n_ctx = n_ctx_seq × n_seq_max).
+    n_batch is capped at n_ctx and n_ubatch at n_batch (causal attention, same constructor)."""
+    total = ctx * n_seq
+    if kv_unified or n_seq == 1:
+        n_ctx = pad(total, CTX_PAD)
+        n_ctx_seq, streams = n_ctx, 1
+    else:
+        n_ctx_seq = pad(total // n_seq, CTX_PAD)
+        n_ctx, streams = n_ctx_seq * n_seq, n_seq
+    n_batch = min(n_ctx, batch)
+    return Context(n_ctx, n_ctx_seq, streams, n_seq, n_batch, min(n_batch, ubatch))
+
+
+def swa_cells(c: Context, n_swa: int, swa_full: bool) -> int:
+    """Cells per stream of a sliding-window layer (src/llama-kv-cache-iswa.cpp): the full n_ctx_seq
+    with --swa-full, else min(n_ctx_seq, pad(n_swa × n_seq_unified + n_ubatch, 256)) where a unified
+    stream holds the windows of all n_seq sequences."""
+    if swa_full:
+        return c.n_ctx_seq
+    seqs = c.n_seq if c.n_stream == 1 else 1
+    return min(c.n_ctx_seq, pad(n_swa * seqs + c.n_ubatch, CTX_PAD))
+
+
+def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list[int | None]:
+    """Device index of each repeating layer and (last entry) of the output layer; None = CPU.
+
+    src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0), act = min(ngl, n_layer + 1);
+    layer il (the output layer is il = n_layer) goes to the first GPU whose cumulative share of
+    --tensor-split (default: each device's free memory) exceeds (il - i_gpu_start) / act."""
+    if not shares:
+        return [None] * (n_layers + 1)
+    total = sum(shares) or 1.0
+    cum, run = [], 0.0
+    for x in shares:
+        run += x
+        cum.append(run / total)
+    start = max(n_layers + 1 - n_gpu_layers, 0)
+    act = min(n_gpu_layers, n_layers + 1)
+    out: list[int | None] = []
+    for il in range(n_layers + 1):
+        if il < start or il - start >= act:
+            out.append(None)
+        else:
+            out.append(min(bisect_right(cum, (il - start) / act), len(shares) - 1))
+    return out
 
 
 class LlamaCpp:
@@ -94,111 +263,151 @@ class LlamaCpp:
 
     def flash_attention(self, settings: Settings, targets: list[Target]) -> bool:
         # flash_attn auto turns it on where the backend supports it (CUDA, Metal, CPU all do for
-        # common head sizes); a quantized V cache requires it (llama_context ctor refuses otherwise).
-        if settings.flash_attn == "off":
-            if settings.cache_type_v not in ("f16", "bf16", "f32"):
-                raise InputError("cache-type-v: a quantized V cache needs flash attention (--flash-attn on)")
-            return False
-        return True
+        # common head sizes); "off" keeps it off (a quantized V cache is then refused, see refusal()).
+        return settings.flash_attn != "off"
 
-    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-                 targets: list[Target]) -> Allocation:
+    def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
+        """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
+        if any(a.kind == "mla" for a in model.attention_layers) and s.cache_type_k != s.cache_type_v:
+            # MLA caches one latent that V is a view of: K and V must share a type
+            return (f"model does not support different K ({s.cache_type_k}) and V ({s.cache_type_v}) cache types")
+        if not fa and s.cache_type_v not in ("f16", "bf16", "f32"):
+            return "quantized V cache requires flash_attn to be enabled"
+        return None
+
+    def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
+        """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU")."""
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
-        host = next((t for t in targets if t.kind == "cpu"), None)
+        host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         fa = self.flash_attention(s, targets)
         n_seq = max(1, s.parallel)
-        # llama-server's -c is the total over all slots; runlocal's --ctx is per request.
-        n_ctx = pad(s.ctx * n_seq, CTX_PAD)
-        split = _split(model, s.n_gpu_layers or 0)
-        steps: list[Step] = [Step("context cells", f"pad(ctx {s.ctx:,} × parallel {n_seq}, {CTX_PAD})", f"{n_ctx:,}",
+        c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, s.kv_unified)
+        ngl = (s.n_gpu_layers or 0) if gpus else 0
+        where = layer_devices(model.n_layers, ngl, [float(max(g.capacity, 1)) for g in gpus])
+        out_dev = where[model.n_layers]
+        devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
+        host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
+        at = lambda i: host if i is None else devs[i]   # noqa: E731
+        steps: list[Step] = [Step("context cells", f"{'unified: pad(ctx × parallel, 256)' if c.n_stream == 1 else 'pad(ctx, 256) per sequence'}"
+                                  f" × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}", f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)",
                                   "src/llama-context.cpp")]
 
         # --- weights per device -----------------------------------------------------------
         scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
-        gpu_w = cpu_w = 0
         for t in model.tensors:
             size = t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
-            if t.layer is not None:
-                on_gpu = t.layer in split.gpu_layers and not (
-                    t.role.startswith("expert_") and t.layer < s.n_cpu_moe)
-            else:   # the output layer (LM head, final norm) follows -ngl; the token embedding stays on the CPU
-                on_gpu = split.output_on_gpu and t.role in ("lm_head", "norm")
-            if on_gpu and gpus:
-                gpu_w += size
+            if t.layer is not None and t.layer < model.n_layers:
+                d = where[t.layer]
+                if t.role.startswith("expert_") and t.layer < s.n_cpu_moe:
+                    d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
+            elif t.role in ("lm_head", "norm"):
+                d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
             else:
-                cpu_w += size
+                d = None               # the token embedding (input layer) always stays on the CPU
+            at(d).model += size
+            if t.role == "embed" and out_dev is not None and not any(x.role == "lm_head" for x in model.tensors):
+                # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
+                # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
+                at(out_dev).model += size
         if not model.tensors:
-            cpu_w = weights.total
-        steps.append(Step("weights", f"{len(split.gpu_layers)}/{model.n_layers} layers on GPU"
-                          f"{' + output' if split.output_on_gpu else ''}; token embedding on CPU",
-                          f"GPU {gpu_w:,} B, CPU {cpu_w:,} B", "src/llama-model.cpp load_tensors"))
+            host.model = weights.total
+        n_gpu_layers = sum(1 for w in where[:-1] if w is not None)
+        steps.append(Step("weights", f"{n_gpu_layers}/{model.n_layers} layers on GPU"
+                          f"{' + output' if out_dev is not None else ''}; token embedding on CPU",
+                          ", ".join(f"{d.name} {d.model:,} B" for d in [*devs, host]), "src/llama-model.cpp load_tensors"))
 
-        # --- KV cache ---------------------------------------------------------------------
-        # Streams: a non-unified cache (llama.cpp's default) gives each of the n_seq sequences its own
-        # n_ctx/n_seq cells; sliding-window layers keep min(cells, pad(n_swa + n_ubatch, 256)) per stream.
-        unified = n_seq == 1
-        n_ctx_seq = n_ctx if unified else n_ctx // n_seq
-        windows = [a.window for a in model.attention_layers if a.kind == "sliding" and a.window]
-        swa_per_stream = min(n_ctx_seq, pad((max(windows) if windows else 0) * (n_seq if unified else 1) + s.ubatch,
-                                            CTX_PAD))
-        swa_cells = swa_per_stream * (1 if unified else n_seq)
-        kv_gpu = kv_cpu = 0
+        # --- KV cache and recurrent state, on the device of their layer ---------------------
+        # (offload_kqv, the default, keeps each layer's cache with the layer: src/llama-kv-cache.cpp)
+        n_swa_cells = 0
         per_token = 0
+        mla = False
         for il, layer in enumerate(model.layers):
-            if layer.attention is None:
-                continue
-            lk = layer_kv(layer.attention, s.cache_type_k, s.cache_type_v)
-            per_token += lk.bytes_per_token
-            size = lk.bytes_per_token * (swa_cells if lk.window else n_ctx)
-            if il in split.gpu_layers and gpus:
-                kv_gpu += size
-            else:
-                kv_cpu += size
-        rec = recurrent_state_bytes(model) * n_seq
+            if layer.attention is not None:
+                a = layer.attention
+                mla = mla or a.kind == "mla"
+                # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
+                lk = layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla")
+                per_token += lk.bytes_per_token
+                cells = c.n_ctx_seq
+                if lk.window:
+                    cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
+                dev = at(where[il])
+                dev.kv += lk.bytes_per_token * cells * c.n_stream
+                if dev.kind == "gpu":
+                    dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
+                    if a.kind != "mla":
+                        dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
+            if layer.recurrent is not None:
+                # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
+                r = layer.recurrent
+                at(where[il]).rs += (r.conv_elems + r.state_elems) * 4 * n_seq
+        rec = sum(d.rs for d in [*devs, host])
         if rec:
-            kv_gpu, kv_cpu = (kv_gpu + rec, kv_cpu) if (gpus and split.gpu_layers) else (kv_gpu, kv_cpu + rec)
             steps.append(Step("recurrent state", f"(conv + ssm elements) × 4 B × {n_seq} seq", f"{rec:,} B",
                               "src/llama-memory-recurrent.cpp"))
-        steps.append(Step("KV cache", f"{per_token:,} B/token × {n_ctx:,} cells"
-                          + (f" (sliding-window layers: {swa_cells:,} cells)" if windows and swa_cells != n_ctx else "")
-                          + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_gpu + kv_cpu:,} B",
+        kv_total = sum(d.kv for d in [*devs, host])
+        steps.append(Step("KV cache", f"{per_token:,} B/token × {c.n_ctx_seq:,} cells × {c.n_stream} stream(s)"
+                          + (f" (sliding-window layers: {n_swa_cells:,} cells per stream)" if n_swa_cells and n_swa_cells != c.n_ctx_seq else "")
+                          + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
                           "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
 
         # --- compute and output buffers ----------------------------------------------------
-        phases = compute_phases(model, s.ubatch, n_ctx_seq, fa)
-        gpu_part = max(phases.values()) if split.output_on_gpu else max(phases["ffn"], phases["attention"])
-        compute_dev = gpu_part if gpus and s.n_gpu_layers else max(phases.values())
-        compute_host = 0
-        if gpus and s.n_gpu_layers:
-            # the token embedding stays on the CPU: its lookup and the copies to the GPU live in a host buffer
-            compute_host = 3 * model.hidden_size * s.ubatch * 4
-            if not split.output_on_gpu:
-                compute_host += phases["output"]
-        output = model.vocab_size * 4 * n_seq
-        steps.append(Step("compute buffer", "max(output " + f"{phases['output']:,}, FFN {phases['ffn']:,}, "
-                          f"attention {phases['attention']:,}) B for n_ubatch {s.ubatch}, n_kv {n_ctx_seq:,}, "
-                          f"flash attention {'on' if fa else 'off'}", f"{compute_dev:,} B",
-                          "fit to llama.cpp's logged buffers, measurements/llamacpp"))
-        steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {n_seq} seq", f"{output:,} B",
-                          "src/llama-context.cpp output_reserve"))
-
-        devices: list[DeviceMemory] = []
-        if gpus:
-            g = gpus[0]
-            devices.append(DeviceMemory(g.name, g.kind, g.capacity, gpu_w, kv_gpu, compute_dev,
-                                        GPU_CONTEXT_OVERHEAD if g.kind == "gpu" else 0))
-            if host is not None:
-                devices.append(DeviceMemory(host.name, "cpu", host.capacity, cpu_w, kv_cpu, compute_host, output))
-            elif cpu_w or kv_cpu:
-                devices.append(DeviceMemory("CPU", "cpu", 0, cpu_w, kv_cpu, compute_host, output))
+        n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
+        phases = compute_phases(model, c.n_ubatch, n_kv, fa, n_swa_cells or None)
+        masks = kq_masks(c.n_ubatch, n_kv, n_swa_cells or None, fa)
+        row = model.hidden_size * c.n_ubatch * 4          # one f32 activation row set of the ubatch
+        if devs:
+            used = {w for w in where if w is not None}
+            if used:
+                # The input layer (token embedding) stays on the CPU: its get_rows output lives in the host's
+                # compute buffer, so each GPU's graph holds one n_embd row set fewer than a CPU-only graph.
+                # The CPU layers of a partial offload run their matmuls on the GPU too (ggml-backend offloads
+                # ops whose weights are in host memory for batches ≥ 32), which adds nothing to the peak.
+                layer_part = max(v for k, v in phases.items() if k != "output") - row
+                for i, d in enumerate(devs):
+                    if i in used:
+                        d.compute = max(layer_part, phases["output"] - row) if i == out_dev else layer_part
+                # host: the embeddings and their copy to the GPU, and the graph inputs built on the CPU
+                # (KQ masks, the KV store's row indices)
+                host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
+            else:
+                # -ngl 0 on a GPU machine: the whole graph is reserved on the GPU (op offload) and the
+                # weights of the offloaded matmuls are copied into its buffer; the host keeps the inputs.
+                devs[0].compute = max(phases.values()) + _largest_cpu_matmul(model)
+                host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
         else:
-            h = host or Target("CPU", "cpu", 0)
-            devices.append(DeviceMemory(h.name, "cpu", h.capacity, cpu_w + gpu_w, kv_cpu + kv_gpu, compute_dev, output))
+            host.compute = max(phases.values())
+        # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
+        host.output = model.vocab_size * 4 * n_seq
+        steps.append(Step("compute buffer", ", ".join(f"{k} {v:,}" for k, v in phases.items())
+                          + f" B for n_ubatch {c.n_ubatch}, n_kv {n_kv:,}, flash attention {'on' if fa else 'off'}",
+                          ", ".join(f"{d.name} {d.compute:,} B" for d in [*devs, host] if d.compute),
+                          "src/llama-context.cpp graph_reserve; sizes fitted to llama.cpp's logged buffers, measurements/llamacpp"))
+        steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {n_seq} seq", f"{host.output:,} B",
+                          "src/llama-context.cpp output_reserve"))
+        return s, [*devs, host], steps, {"fa": fa, "context": c}
+
+    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                 targets: list[Target]) -> Allocation:
+        s, bufs, steps, info = self.buffers(model, weights, settings, targets)
+        fa = info["fa"]
+        c: Context = info["context"]
+        devices: list[DeviceMemory] = []
+        for b in bufs:
+            if b.kind == "cpu":
+                if b.capacity or b.total or len(bufs) == 1:
+                    devices.append(DeviceMemory(b.name, "cpu", b.capacity, b.model, b.kv + b.rs, b.compute, b.output))
+            else:
+                devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
+                                            GPU_CONTEXT_OVERHEAD if b.kind == "gpu" and b.total else 0))
+        per_token = sum(layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla").bytes_per_token
+                        for a in model.attention_layers)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
-            kv_cache_tokens=None, max_concurrency=None, steps=tuple(steps),
-            assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {s.ubatch}, n_batch {s.batch}",
+            kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
+            assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          "weights memory-mapped from the file; CPU share counted as resident"),
         )
 
@@ -223,4 +432,8 @@ class LlamaCpp:
             parts += ["--flash-attn", s.flash_attn]
         if s.n_cpu_moe:
             parts += ["--n-cpu-moe", str(s.n_cpu_moe)]
+        if s.kv_unified:
+            parts += ["--kv-unified"]
+        if s.swa_full:
+            parts += ["--swa-full"]
         return " ".join(parts)
