@@ -123,3 +123,11 @@ def test_pooled_runtimes_use_every_gpu_given_and_checkpoints_as_stored():
     assert doc("deepseek-v3", "--runtime", "vllm", "--gpu", "8xh200", "--tp", "4", "--pp", "2")["settings"]["tp"] == 4
     assert doc("llama-3.1-8b", "--runtime", "vllm", "--gpu", "h100")["settings"]["tp"] == 1
     assert doc("gpt-oss-20b", "--runtime", "vllm", "--gpu", "h100")["settings"]["quant"] == "mxfp4"
+
+
+def test_explain_oom_json_stack_adds_up():
+    d = json.loads(run("explain", "oom", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--json").stdout)
+    st = d["stack"]
+    assert st["overhead"] + st["weights"] + st["kv_cache"] + st["compute"] + st["free"] == st["capacity"]
+    assert "nvidia-smi" in d["text"] and d["plan"]["model"]["id"] == "llama-3.1-8b"
+    assert json.loads(run("explain", "oom", "--json").stdout)["stack"] is None

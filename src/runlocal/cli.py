@@ -215,6 +215,7 @@ def explain(
     vram: Optional[str] = typer.Option(None, "--vram"),
     ctx: Optional[str] = typer.Option(None, "--ctx"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Explain a topic: `oom` shows the GPU memory stack and how to read nvidia-smi."""
     from .errors import InputError, RunlocalError
@@ -231,7 +232,17 @@ def explain(
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(explain_oom(plan))
+    text = explain_oom(plan)
+    if as_json:
+        stack = None
+        if plan is not None:
+            gpu = next((d for d in plan.allocation.devices if d.kind != "cpu"), plan.allocation.devices[0])
+            stack = {"device": gpu.name, "capacity": gpu.capacity, "overhead": gpu.overhead, "weights": gpu.weights,
+                     "kv_cache": gpu.kv_cache, "compute": gpu.compute, "free": gpu.capacity - gpu.total}
+        typer.echo(json.dumps({"topic": "oom", "stack": stack, "plan": plan.to_dict() if plan else None,
+                               "text": text}, indent=2))
+        return
+    typer.echo(text)
 
 
 @app.command()
