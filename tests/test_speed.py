@@ -47,7 +47,8 @@ def plan(model, gpu, ctx=4096, **settings):
 def test_every_record_has_a_source_and_resolves(records, bench):
     assert len(records) >= 40
     for r in records:
-        assert r["source_url"].startswith("https://"), r
+        # public tables are cited by URL; our own runs by the file in this repo that says how to reproduce them
+        assert r["source_url"].startswith("https://") or (ROOT / r["source_url"]).is_file(), r
         assert r["tokens_per_s"] > 0, r
         dev = find_device(r["device"])
         assert dev.id == r["device"], f"{r['device']} is not a catalog id"

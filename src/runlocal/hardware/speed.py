@@ -52,16 +52,16 @@ class Fit:
 # threads. Keys are "class/backend", "class" (all backends) and "*" (every device): the fallbacks.
 FIT: dict[str, Fit] = {
     # --- BEGIN FIT (generated) ---
-    "*": Fit(decode_eff=0.813, layer_us=77.725, kv_factor=2.981, prefill_eff_quant=0.185, prefill_eff_float=0.709),
+    "*": Fit(decode_eff=0.79, layer_us=65.478, kv_factor=3.028, prefill_eff_quant=0.184, prefill_eff_float=0.709),
     "amd": Fit(decode_eff=0.747, layer_us=39.163, kv_factor=3.177, prefill_eff_quant=0.474, prefill_eff_float=0.709),
     "apple": Fit(decode_eff=0.809, layer_us=155.801, kv_factor=6.329, prefill_eff_quant=0.61, prefill_eff_float=0.775),
     "nvidia-gddr": Fit(decode_eff=0.856, layer_us=53.788, kv_factor=2.887, prefill_eff_quant=0.184, prefill_eff_float=0.827),
-    "nvidia-hbm": Fit(decode_eff=0.584, layer_us=95.232, kv_factor=3.128, prefill_eff_quant=0.154, prefill_eff_float=0.289),
+    "nvidia-hbm": Fit(decode_eff=0.539, layer_us=51.168, kv_factor=4.181, prefill_eff_quant=0.149, prefill_eff_float=0.289),
     "nvidia-gddr/cuda": Fit(decode_eff=0.919, layer_us=88.869, kv_factor=2.188, prefill_eff_quant=0.184, prefill_eff_float=0.827),
     "nvidia-gddr/vulkan": Fit(decode_eff=0.731, layer_us=14.336, kv_factor=2.467, prefill_eff_quant=0.184, prefill_eff_float=0.827),
     # --- END FIT ---
 }
-SPLIT_OVERHEAD_MS = 0.38             # per extra device a token crosses in a layer split (fitted with FIT)
+SPLIT_OVERHEAD_MS = 0.362             # per extra device a token crosses in a layer split (fitted with FIT)
 ATTN_FACTOR = 4.25                    # prefill: an attention FLOP costs this many matmul FLOPs (fitted with FIT)
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
