@@ -403,13 +403,18 @@ def big_log(tmp_path_factory):
     return path
 
 
-def test_streams_100mb_log_in_bounded_memory(big_log):
+def traced_peak(fn, *args):
+    """fn(*args) and the peak of Python allocations while it ran."""
     tracemalloc.start()
     try:
-        d = diagnose_file(big_log)
-        peak = tracemalloc.get_traced_memory()[1]
+        result = fn(*args)
+        return result, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def test_streams_100mb_log_in_bounded_memory(big_log):
+    d, peak = traced_peak(diagnose_file, big_log)
     assert d.category == "cuda_oom_long_context"  # a serving log: the OOM came during generation
     assert d.extracted["requested_bytes"] == round(2.5 * GiB)
     assert d.line_number == 100 * 10**6 // len(NOISE) - 200 + 1
@@ -423,12 +428,7 @@ def test_single_100mb_line_without_newline(tmp_path):
         f.write("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB ")
         for _ in range(100):
             f.write(chunk)
-    tracemalloc.start()
-    try:
-        d = diagnose_file(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    d, peak = traced_peak(diagnose_file, path)
     assert d.category in ("cuda_oom_load", "cuda_oom_long_context")
     assert d.extracted["requested_bytes"] == 2 * GiB
     assert peak < 32 * MiB, f"peak {peak / MiB:.1f} MiB"
