@@ -226,3 +226,23 @@ def test_steps_cite_sources():
     labels = [s.label for s in a.steps]
     assert labels[:3] == ["num_ctx", "num_batch (automatic)", "layers (llama-server --fit)"]
     assert all(s.source for s in a.steps[:3])
+
+
+def test_ollama_environment_is_read_like_ollama_serve(monkeypatch):
+    """OLLAMA_* variables of the shell set what Ollama would use; a runlocal flag still wins."""
+    from runlocal.check import CheckRequest, check
+
+    monkeypatch.setenv("OLLAMA_NUM_PARALLEL", "4")
+    monkeypatch.setenv("OLLAMA_KV_CACHE_TYPE", "q8_0")
+    monkeypatch.setenv("OLLAMA_CONTEXT_LENGTH", "8192")
+    monkeypatch.setenv("OLLAMA_GPU_OVERHEAD", str(2 << 30))
+    plan = check(CheckRequest(model="llama-3.1-8b", runtime="ollama", gpu="rtx-4090", use_measurements=False))[0]
+    s = plan.settings
+    assert (s.ctx, s.parallel, s.cache_type_k, s.cache_type_v) == (8192, 4, "q8_0", "q8_0")
+    assert "OLLAMA_NUM_PARALLEL=4" in plan.command and "OLLAMA_GPU_OVERHEAD=2147483648" in plan.command
+    assert "ollama run llama-3.1-8b:q4_K_M" in plan.command
+    flagged = check(CheckRequest(model="llama-3.1-8b", runtime="ollama", gpu="rtx-4090", parallel=2, kv_cache="f16",
+                                 use_measurements=False))[0].settings
+    assert (flagged.parallel, flagged.cache_type_k) == (2, "f16")
+    # other runtimes ignore Ollama's environment
+    assert check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", use_measurements=False))[0].settings.parallel == 1

@@ -46,7 +46,9 @@ def build_settings(req: CheckRequest):
     from .runtimes import Settings, get_runtime
     from .units import parse_tokens
 
-    get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
+    runtime = get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
+    if runtime.name == "ollama":
+        req = _with_ollama_environment(req)
     if req.flash_attn not in ("on", "off", "auto"):
         raise InputError(f"flash-attn: expected on, off or auto, got '{req.flash_attn}'")
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
@@ -75,6 +77,24 @@ def build_settings(req: CheckRequest):
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static,
     )
+
+
+def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
+    """Ollama's own environment variables, where the request leaves the setting at its default
+    (a flag given to runlocal wins, as an option given to Ollama would)."""
+    from dataclasses import replace
+
+    from .runtimes.ollama import environment_settings
+
+    env = environment_settings()
+    changes = {}
+    if "parallel" in env and req.parallel == 1:
+        changes["parallel"] = env["parallel"]
+    if "kv_cache" in env and not (req.kv_cache or req.cache_type_k or req.cache_type_v):
+        changes["kv_cache"] = env["kv_cache"]
+    if "flash_attn" in env and req.flash_attn == "auto":
+        changes["flash_attn"] = env["flash_attn"]
+    return replace(req, **changes) if changes else req
 
 
 def check(req: CheckRequest) -> tuple[Plan, list[str]]:

@@ -30,6 +30,10 @@ def get_runtime(name: str) -> Runtime:
         from .vllm import VLLM
 
         return VLLM()
+    if key == "ollama":
+        from .ollama import Ollama, from_environment
+
+        return Ollama(**from_environment())
     if key in _CLASSES:
         import importlib
 

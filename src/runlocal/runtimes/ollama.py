@@ -57,6 +57,40 @@ SURCHARGE = {BATCH_LARGE: 2 * GiB, BATCH_MEDIUM: 768 * MiB}
 HEADROOM_PERCENT = {BATCH_LARGE: 60, BATCH_MEDIUM: 75}
 
 
+def from_environment(env: dict[str, str] | None = None) -> dict:
+    """The `ollama serve` environment a planner needs beyond Settings, read like envconfig/config.go:
+    OLLAMA_CONTEXT_LENGTH (tokens) and OLLAMA_GPU_OVERHEAD (bytes); unset or unreadable → the default."""
+    import os
+
+    env = os.environ if env is None else env
+    out: dict = {}
+    ctx = env.get("OLLAMA_CONTEXT_LENGTH", "").strip()
+    if ctx.isdigit() and int(ctx) > 0:
+        out["context_length"] = int(ctx)
+    overhead = env.get("OLLAMA_GPU_OVERHEAD", "").strip()
+    if overhead.isdigit():
+        out["gpu_overhead"] = int(overhead)
+    return out
+
+
+def environment_settings(env: dict[str, str] | None = None) -> dict:
+    """OLLAMA_NUM_PARALLEL, OLLAMA_KV_CACHE_TYPE and OLLAMA_FLASH_ATTENTION as CheckRequest fields."""
+    import os
+
+    env = os.environ if env is None else env
+    out: dict = {}
+    par = env.get("OLLAMA_NUM_PARALLEL", "").strip()
+    if par.isdigit() and int(par) > 0:
+        out["parallel"] = int(par)
+    kv = env.get("OLLAMA_KV_CACHE_TYPE", "").strip().lower()
+    if kv:
+        out["kv_cache"] = kv
+    fa = env.get("OLLAMA_FLASH_ATTENTION", "").strip().lower()
+    if fa:   # envconfig.Bool: 1/true/… on, 0/false off
+        out["flash_attn"] = "on" if fa in ("1", "true", "t", "yes", "on") else "off"
+    return out
+
+
 def _family_key(family: str) -> str:
     return re.sub(r"[^a-z0-9]", "", family.lower())
 
@@ -299,7 +333,8 @@ class Ollama:
             params.append(f"num_gpu {s.n_gpu_layers}")
         if s.batch:
             params.append(f"num_batch {s.batch}")
-        tag = f":{s.quant.lower()}" if s.quant else ""          # library models tag their quants, e.g. …:q4_K_M
+        # library models tag their quants as llama.cpp names them with a lower-case q: …:q4_K_M
+        tag = f":{s.quant[0].lower()}{s.quant[1:]}" if s.quant else ""
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + f"ollama run {model.id}{tag}"
         if params:
             line += (", then " + ", ".join(f"/set parameter {p}" for p in params)
