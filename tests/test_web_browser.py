@@ -47,6 +47,7 @@ def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
     assert "8,192" in page.text_content("#ctx-out")
     assert page.locator("#devices .bar").count() >= 1
     assert page.locator("#curve polyline").count() == 1
+    assert "KV 128 KiB/token" in page.text_content("body")      # Llama 3.1 8B: 32 × 2 × 8 × 128 × 2 B
 
     page.select_option("#gpu", [])   # clear, then an 8 GiB card at 128K: must not fit
     page.select_option("#gpu", "rtx-4060")

@@ -2,7 +2,8 @@
 // The "Will it run?" page: every control change re-plans through /api/v1/check (debounced).
 const $ = (id) => document.getElementById(id);
 const GiB = 1024 ** 3;
-const fmt = (b) => b == null ? "—" : b >= GiB ? (b / GiB).toFixed(2) + " GiB" : (b / 2 ** 20).toFixed(0) + " MiB";
+const fmt = (b) => b == null ? "—" : b >= GiB ? (b / GiB).toFixed(2) + " GiB"
+  : b >= 2 ** 20 ? (b / 2 ** 20).toFixed(0) + " MiB" : (b / 1024).toFixed(0) + " KiB";
 const ctxValue = () => 2 ** Number($("ctx").value);
 let timer = null, seq = 0;
 
