@@ -287,3 +287,18 @@ def test_plan_through_the_public_path():
     too_long = make_plan(m, Settings(runtime="vllm", ctx=131072), gpu)
     assert too_long.allocation.refusal is not None
     assert isinstance(get_runtime("vllm"), VLLM)
+
+
+def test_command_for_fp8_pipeline_and_multi_node():
+    from runlocal.check import CheckRequest, check
+
+    def cmd(**kw):
+        return check(CheckRequest(runtime="vllm", use_measurements=False, **kw))[0].command
+
+    # 16 H100s: TP 8 inside a node × PP 2 across two nodes, on Ray (vLLM's multi-node layout)
+    c = cmd(model="llama-3.1-405b", gpu="16xh100", tp=8, pp=2, quant="fp8")
+    assert "--tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray" in c
+    assert c.startswith("ray start --head") and "(node 2)" in c and "--quantization fp8" in c
+    # a checkpoint already stored in fp8 needs no --quantization
+    assert "--quantization" not in cmd(model="deepseek-v3", gpu="8xh200")
+    assert "ray" not in cmd(model="llama-3.1-8b", gpu="2xh100")

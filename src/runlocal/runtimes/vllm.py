@@ -42,6 +42,7 @@ from .base import Allocation, DeviceMemory, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
+GPUS_PER_NODE = 8          # an HGX/DGX node; beyond it vLLM's multi-node docs use Ray (TP in a node × PP across)
 DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
 BLOCK_SIZE = 16                      # vllm/config/cache.py: block_size on CUDA
 
@@ -315,8 +316,19 @@ class VLLM:
             parts += ["--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"]
         if s.cache_type_k not in ("f16", "bf16"):
             parts += ["--kv-cache-dtype", s.cache_type_k]
+        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
+            parts += ["--quantization", "fp8"]          # online fp8 of a 16-bit checkpoint
         if s.tp > 1:
             parts += ["--tensor-parallel-size", str(s.tp)]
+        if s.pp > 1:
+            parts += ["--pipeline-parallel-size", str(s.pp)]
         if s.parallel > 1:
             parts += ["--max-num-seqs", str(s.parallel)]
+        if s.tp * s.pp > GPUS_PER_NODE:
+            # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
+            parts += ["--distributed-executor-backend", "ray"]
+            nodes = -(-s.tp * s.pp // GPUS_PER_NODE)
+            others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"
+            return (f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: "
+                    + " ".join(parts))
         return " ".join(parts)
