@@ -83,3 +83,10 @@ def test_a_pool_smaller_than_one_request_does_not_fit():
     shorter = next(f for f in p.fixes if f.title.startswith("Reduce context"))
     assert f"--context-length {p.max_context}" in shorter.command
     assert plan(model="qwen2.5-7b", runtime="sglang", gpu="rtx-4090", ctx=p.max_context).verdict in ("fits", "tight")
+
+
+def test_weight_fixes_carry_the_flag_that_makes_them():
+    for runtime in ("vllm", "sglang"):
+        p = plan(model="qwen2.5-14b", runtime=runtime, gpu="rtx-4090", ctx=16384)
+        fp8 = next(f for f in p.fixes if "fp8" in f.title and "weights" in f.title)
+        assert "--quantization fp8" in fp8.command, runtime

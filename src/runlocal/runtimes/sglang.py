@@ -265,6 +265,8 @@ class SGLang:
             parts += ["--context-length", str(s.ctx)]
         if s.mem_fraction_static is not None:
             parts += ["--mem-fraction-static", f"{s.mem_fraction_static:g}"]
+        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
+            parts += ["--quantization", "fp8"]          # server_args.py: online fp8 of a 16-bit checkpoint
         kd = _kv_dtype(s.cache_type_k)
         if kd and kd[0] not in ("auto", "f16", "fp16", "float16", "bf16", "bfloat16"):
             parts += ["--kv-cache-dtype", kd[0]]
