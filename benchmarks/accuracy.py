@@ -26,7 +26,12 @@ it, sparse, in a temporary folder; runlocal.model.gguf.read_gguf reads it), so t
 exactly the tensors, types and hyper-parameters llama.cpp saw. --catalog uses the embedded
 catalog's config.json instead (weights then follow from the catalog, not the file).
 
-  python benchmarks/accuracy.py [--data cpu.jsonl ...] [--catalog] [--records]
+After the summary it prints the public logs (measurements/public_logs: llama.cpp and Ollama, every record
+scored or shown with the reason it is not) and one summary per engine and component, vLLM's and
+transformers' from benchmarks/accuracy_vllm.py and accuracy_transformers.py (benchmarks/public_accuracy.py;
+--no-public leaves these out).
+
+  python benchmarks/accuracy.py [--data cpu.jsonl ...] [--catalog] [--records] [--no-public]
 """
 from __future__ import annotations
 
@@ -205,6 +210,8 @@ def main(argv=None) -> int:
     ap.add_argument("--catalog", action="store_true", help="models from the embedded catalog, not the GGUF header")
     ap.add_argument("--detail", action="store_true", help="per architecture, device and component")
     ap.add_argument("--worst", type=int, default=0, help="print the N worst records per component")
+    ap.add_argument("--no-public", action="store_true",
+                    help="leave out the public-log sections and the all-engines summary (benchmarks/public_accuracy.py)")
     a = ap.parse_args(argv)
 
     records = load_records(a.data)
@@ -237,6 +244,11 @@ def main(argv=None) -> int:
                          key=lambda r: -abs(r["predicted"] - r["logged"]) / (r["logged"] or 1))[:a.worst]
             for r in sub:
                 print(f"  {comp:8s} {r['device']:5s} {r['logged']:10.2f} {r['predicted']:10.2f}  {r['key']}")
+    if not a.no_public:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from public_accuracy import report_public
+
+        report_public(rows)
     return 0
 
 

@@ -61,3 +61,104 @@ def test_validator_rejects_bad_records():
         load.validate({**good, "logged": {"model_buffers": {"CUDA0": -1}}}, "llamacpp")
     with pytest.raises(load.RecordError):
         load.validate({k: v for k, v in good.items() if k != "arch"}, "llamacpp")
+
+
+# --- runlocal against the public logs (benchmarks/public_accuracy.py, printed by benchmarks/accuracy.py) --------
+
+_pa_spec = importlib.util.spec_from_file_location("public_accuracy", ROOT / "benchmarks/public_accuracy.py")
+PA = importlib.util.module_from_spec(_pa_spec)
+_pa_spec.loader.exec_module(PA)
+
+
+@pytest.fixture(scope="module")
+def llamacpp_rows():
+    return PA.llamacpp_rows()
+
+
+@pytest.fixture(scope="module")
+def ollama_rows():
+    return PA.ollama_rows()
+
+
+def test_every_public_llamacpp_record_is_scored_or_says_why(llamacpp_rows):
+    assert len(llamacpp_rows) == len(LLAMACPP)
+    for r in llamacpp_rows:
+        if r["kv_reason"] is None:
+            assert r["alias"] and r["kv"] is not None, r
+        else:
+            assert r["kv_reason"].strip(), r
+        if r["alias"] is None:
+            assert "not in the catalog" in r["kv_reason"], r
+    assert sum(r["kv_reason"] is None for r in llamacpp_rows) >= 10
+
+
+def test_public_llamacpp_kv_exact_to_the_printed_digit(llamacpp_rows):
+    # Every scored KV total (mainline, and ik_llama.cpp where its rule is mainline's: full attention, no MLA)
+    # equals what llama.cpp printed, to 0.01 MiB per summed buffer: 13 records, 8 builds from Dec 2023 to Jul 2025,
+    # CUDA (1, 2 and 4 GPUs), Metal and Vulkan, f16 / q8_0 / iq4_nl caches.
+    scored = [r for r in llamacpp_rows if r["kv_reason"] is None]
+    for r in scored:
+        logged, predicted = r["kv"]
+        assert abs(predicted - logged) <= 0.01 * max(1, r["gpus"]), (r["i"], r["source"], logged, predicted)
+
+
+def test_public_llamacpp_reasons_name_the_rule_that_changed(llamacpp_rows):
+    # DeepSeek-V3 on build 5331 cached MLA's K (576) and V (512) rows separately: 1098 + 976 MiB; the modelled
+    # commit keeps one latent row, so runlocal's 1098 MiB is the K part only
+    mla = next(r for r in llamacpp_rows if r["alias"] == "deepseek-v3" and r["kv"])
+    assert "older than the modelled commit" in mla["kv_reason"] and "separately" in mla["kv_reason"]
+    assert abs(mla["kv"][1] - 1098.0) <= 0.01
+    forks = [r for r in llamacpp_rows if r["runtime"] == "ik_llama.cpp"]
+    assert forks and all(r["compute_reason"] for r in forks)
+
+
+def test_public_llamacpp_compute(llamacpp_rows):
+    # Scored GPU compute (mainline, one pipeline, all weights on the GPU): the CUDA records within 5 %
+    # (logdetective's 7B at 2k and 32k without flash attention: +2.4 %, +0.2 %). The Vulkan record (llama-3.1-8b,
+    # ubatch 1024, flash attention) is under-predicted by 15.7 %: the phases were fitted to CUDA and CPU buffers.
+    scored = [r for r in llamacpp_rows if r["compute_reason"] is None and r["compute_gpu"]]
+    assert len(scored) >= 3
+    for r in scored:
+        err = abs(PA._err(r["compute_gpu"]))
+        assert err <= (5 if r["backend"] == "cuda" else 20), (r["i"], r["compute_gpu"])
+    # Host compute: every mainline build of 2025-01 … 2025-07 logged n_embd×n_ubatch×4 + n_ctx×n_ubatch×4 B
+    # (one f32 row set, an f32 mask even with flash attention), which the rows reproduce exactly
+    old = [r for r in llamacpp_rows if (r["host_reason"] or "").startswith("build ")]
+    assert len(old) >= 8
+
+
+def test_ollama_estimator_of_each_era_reproduces_the_logged_kv(ollama_rows):
+    recomputed = [r for r in ollama_rows if r["formula_kv"] is not None]
+    assert len(recomputed) >= 6
+    for r in recomputed:
+        assert PA.human_bytes2(r["formula_kv"] * PA.MiB) == r["printed_kv"], (r["i"], r["formula_kv"], r["printed_kv"])
+
+
+def test_ollama_scored_kv_prints_as_logged(ollama_rows):
+    # Ollama prints memory.required.kv with one decimal ("1.6 GiB"): runlocal's KV prints the same on every
+    # scored record (phi-4, qwen2.5-0.5b, llama-3.2-3b, gemma3-12b at parallel 1); the error against the
+    # parsed figure is print rounding (phi-4: 1600 MiB printed as 1.6 GiB = 1638.4 MiB, −2.3 %).
+    scored = [r for r in ollama_rows if r["reason"] is None and r["runlocal_kv"] is not None]
+    assert len(scored) >= 4
+    for r in scored:
+        assert PA.human_bytes2(r["runlocal_kv"] * PA.MiB) == r["printed_kv"], (r["i"], r["runlocal_kv"])
+        assert abs(r["runlocal_kv"] - r["logged_kv"]) / r["logged_kv"] <= 0.03
+    for r in ollama_rows:
+        assert r["reason"] is None or r["reason"].strip()
+
+
+def test_ollama_weights_within_5_percent(ollama_rows):
+    # runlocal's catalog Q4_K_M estimate against the library blobs' layer weights (±0.05 GiB print rounding per
+    # figure): within 3.6 % on all 7 records whose file is known.
+    w = [r["weights"] for r in ollama_rows if r.get("weights")]
+    assert len(w) >= 6
+    for x in w:
+        assert abs(x["runlocal"] - x["logged"]) / x["logged"] <= 0.05, x
+
+
+def test_the_report_prints_every_section(capsys):
+    PA.report_public([])
+    out = capsys.readouterr().out
+    for head in ("== public llama.cpp logs", "== Ollama public logs", "== all engines",
+                 "vLLM, public logs", "transformers, own CUDA runs", "median |error| KV tokens", "peak above weights"):
+        assert head in out, head
