@@ -27,6 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from runlocal.runtimes.ollama import human_bytes2  # how Ollama prints sizes: the logged figures are compared as printed
+
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
 GiB = 1 << 30
@@ -549,14 +551,6 @@ def print_ollama(rows: list[dict]) -> dict[str, list[float]]:
         print(_stats_line(k, v))
     print()
     return errs
-
-
-def human_bytes2(n: float) -> str:
-    """ollama format.HumanBytes2: binary units with one decimal."""
-    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 # --- all engines ------------------------------------------------------------------------------

@@ -99,20 +99,26 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
 
 def check(req: CheckRequest) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions."""
-    from .hardware.targets import targets_from_options
-    from .model.resolve import resolve_model
     from .plan import make_plan
 
-    settings = build_settings(req)
-    spec = resolve_model(req.model)
-    targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
-    settings = _default_tp(req, settings, targets, notes)
+    spec, settings, targets, notes = _inputs(req)
     plan = make_plan(spec, settings, targets)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _inputs(req: CheckRequest):
+    """The request resolved: (model, settings, targets, notes on where sizes came from)."""
+    from .hardware.targets import targets_from_options
+    from .model.resolve import resolve_model
+
+    settings = build_settings(req)
+    spec = resolve_model(req.model)
+    targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    return spec, _default_tp(req, settings, targets, notes), targets, notes
 
 
 def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
@@ -129,14 +135,9 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
 
 def curve(req: CheckRequest, contexts: list[int] | None = None) -> dict:
     """Memory against context for the page's chart, with the device line it is drawn against."""
-    from .hardware.targets import targets_from_options
-    from .model.resolve import resolve_model
     from .plan import memory_curve
 
-    settings = build_settings(req)
-    spec = resolve_model(req.model)
-    targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
-    settings = _default_tp(req, settings, targets, [])
+    spec, settings, targets, _ = _inputs(req)
     limit = spec.max_position_embeddings or 131072
     contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
     points = memory_curve(spec, settings, targets, contexts)

@@ -48,11 +48,10 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         weights = estimate(model, quant) if quant else plan.weights
         return runtime.allocate(model, weights, new, targets), weights
 
-    def add(title: str, new: Settings, cost: int, effect_prefix: str = "") -> bool:
+    def add(title: str, new: Settings, cost: int, effect_prefix: str = "") -> None:
         alloc, _ = try_settings(new)
         if _fits(alloc):
             fixes.append(Fix(title, runtime.command(model, new), f"{effect_prefix}fits: {_peak(alloc)}", cost))
-        return _fits(alloc)
 
     # 1. shorter context
     if plan.max_context and plan.max_context < (s.ctx or 0):

@@ -170,7 +170,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     if settings.parallel <= 0:
         raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
     runtime = get_runtime(settings.runtime)
-    settings, quant_steps = with_default_quant(model, settings)
+    settings, lead_steps = with_default_quant(model, settings)
     weights = estimate(model, settings.quant)
     alloc = runtime.allocate(model, weights, settings, targets)
     s = alloc.settings
@@ -179,7 +179,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     # (llama.cpp warns), it is a quality question, said in a step
     limit = max(trained or 131072, s.ctx or 0)
     if trained and s.ctx and s.ctx > trained:
-        quant_steps += (Step("trained context", f"ctx {s.ctx:,} is beyond the {trained:,} tokens the model was "
+        lead_steps += (Step("trained context", f"ctx {s.ctx:,} is beyond the {trained:,} tokens the model was "
                              "trained on: expect worse output unless RoPE scaling is configured", f"{trained:,}",
                              "config.json max_position_embeddings"),)
     granule = 256
@@ -197,7 +197,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_conc = float(max_conc) if max_conc else None
     speed, speed_step = _speed(model, weights, alloc, targets)
     plan = Plan(model, runtime.name, weights, alloc, _verdict(alloc), max_ctx, max_conc,
-                runtime.command(model, s), steps=quant_steps + _weight_steps(model, weights) + alloc.steps + speed_step,
+                runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps + speed_step,
                 speed=speed)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         from .fixes import suggest_fixes

@@ -292,8 +292,8 @@ class Ollama:
         cpu_dev = next((d for d in alloc.devices if d.kind == "cpu"), None)
         if refusal is None and cpu_dev is not None and host is not None and host.capacity > 0 \
                 and cpu_dev.total > host.capacity:
-            refusal = (f"model requires more system memory ({_human(cpu_dev.total)}) than is available "
-                       f"({_human(host.capacity)})")
+            refusal = (f"model requires more system memory ({human_bytes2(cpu_dev.total)}) than is available "
+                       f"({human_bytes2(host.capacity)})")
 
         s_out = asked.with_(batch=settings.batch, ubatch=settings.ubatch)
         return Allocation(
@@ -342,12 +342,12 @@ class Ollama:
         return line
 
 
-def _human(n: int) -> str:
-    """format.HumanBytes2 (ollama/format/bytes.go): binary units with one decimal."""
+def human_bytes2(n: float) -> str:
+    """format.HumanBytes2 (ollama/format/bytes.go): binary units with one decimal, as Ollama logs sizes."""
     for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
-    return f"{n} B"
+    return f"{int(n)} B"
 
 
 __all__ = ["Ollama", "automatic_batch", "default_num_ctx", "predicted_vram"]
