@@ -195,13 +195,7 @@ def _compute_not_scored(rec: dict, kv_reason: str | None) -> str | None:
         return "setting missing: " + ", ".join(missing)
     if kv_reason and ("older" in kv_reason or "pad" in kv_reason):
         return kv_reason
-    if _tensor_override(rec) or done == 0:
-        return OP_OFFLOAD
     return None
-
-
-OP_OFFLOAD = ("weights in host memory (tensor override -ot / -ngl 0) run on the GPU by op offload; the copies of "
-              "host-resident weights in the GPU compute buffer are not modelled")
 
 
 def old_host_compute(rec: dict, spec) -> float | None:
@@ -263,6 +257,12 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
                                       f"rule (n_embd×n_ubatch×4 + n_ctx×n_ubatch×4 B, f32 mask) = {old_rule:.2f} MiB, "
                                       f"as logged")
         row["override"] = _tensor_override(rec) or _offload(rec)[0] == 0
+        cpu_graph = cb.get("CPU")
+        if _offload(rec)[0] == 0 and cpu_graph and row["host_reason"] is None:
+            # the modelled commit reserves an -ngl 0 graph on the GPU (op offload) with only its inputs on the
+            # host; this build kept the layers' graph on the CPU backend as well
+            row["host_reason"] = (f"-ngl 0 on this build also reserved a CPU graph ('CPU compute' {cpu_graph:.2f} MiB); "
+                                  "the modelled commit keeps only the graph inputs on the host")
         out.append(row)
     return out
 
@@ -298,14 +298,15 @@ def print_llamacpp(rows: list[dict]) -> dict[str, list[float]]:
     print(f"{'#':>2} {'source':<44} {'runtime':<12} {'GPUs':>4} {'catalog':<16} "
           f"{'KV logged':>10} {'predicted':>10} {'err':>7}  {'GPU compute':>10} {'predicted':>10} {'err':>7}  "
           f"{'host comp.':>10} {'predicted':>10} {'err':>7}")
-    errs: dict[str, list[float]] = {"KV": [], "compute (GPUs)": [], "compute (host)": []}
-    unscored: dict[str, list[float]] = {"GPU compute, -ot / -ngl 0 runs": [], "host compute, older builds": []}
+    # weights in host memory (-ot …=CPU, -ngl 0) run on the GPU by op offload, which copies each into the GPU's
+    # compute buffer: runlocal's estimate of that copy is scored on its own row
+    errs: dict[str, list[float]] = {"KV": [], "compute (GPUs)": [], "compute (GPUs), -ot / -ngl 0": [],
+                                    "compute (host)": []}
+    unscored: dict[str, list[float]] = {"host compute, older builds": []}
     for r in rows:
         kv = r["kv"] if r["kv_reason"] is None else None
         cg = r["compute_gpu"] if r["compute_reason"] is None else None
         ch = r["compute_host"] if r["host_reason"] is None else None
-        if r["compute_reason"] == OP_OFFLOAD and r["compute_gpu"]:
-            unscored["GPU compute, -ot / -ngl 0 runs"].append(_err(r["compute_gpu"]))
         if r.get("host_reason") and r["host_reason"].startswith("build ") and r["compute_host"]:
             unscored["host compute, older builds"].append(_err(r["compute_host"]))
         print(f"{r['i']:>2} {r['source']:<44} {r['runtime']:<12} {r['gpus']:>4} {(r['alias'] or '—'):<16} "
@@ -313,7 +314,7 @@ def print_llamacpp(rows: list[dict]) -> dict[str, list[float]]:
         if kv:
             errs["KV"].append(_err(kv))
         if cg:
-            errs["compute (GPUs)"].append(_err(cg))
+            errs["compute (GPUs), -ot / -ngl 0" if r["override"] else "compute (GPUs)"].append(_err(cg))
         if ch:
             errs["compute (host)"].append(_err(ch))
         notes = []

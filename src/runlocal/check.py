@@ -29,6 +29,7 @@ class CheckRequest:
     ubatch: int | None = None
     n_gpu_layers: int | None = None
     n_cpu_moe: int = 0
+    override_tensor: tuple[str, ...] = ()    # llama.cpp -ot "<regex>=<buffer type>,…" (each value may list several)
     kv_unified: bool = False                 # llama.cpp --kv-unified / -kvu
     swa_full: bool = False                   # llama.cpp --swa-full
     gpu_memory_utilization: float | None = None
@@ -44,6 +45,7 @@ class CheckRequest:
 def build_settings(req: CheckRequest):
     from .kv import normalize_cache_type
     from .runtimes import Settings, get_runtime
+    from .runtimes.llamacpp import parse_tensor_overrides
     from .units import parse_tokens
 
     runtime = get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
@@ -73,6 +75,7 @@ def build_settings(req: CheckRequest):
         cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
+        override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static,

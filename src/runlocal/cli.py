@@ -44,6 +44,8 @@ def check(
     ubatch: Optional[int] = typer.Option(None, "--ubatch", "-ub"),
     ngl: Optional[int] = typer.Option(None, "--ngl", "--n-gpu-layers", help="layers offloaded to the GPU"),
     n_cpu_moe: int = typer.Option(0, "--n-cpu-moe", help="keep the experts of the first N layers on the CPU"),
+    override_tensor: Optional[list[str]] = typer.Option(None, "--override-tensor", "-ot",
+                                                        help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)"),
     kv_unified: bool = typer.Option(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences"),
     swa_full: bool = typer.Option(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
@@ -63,6 +65,7 @@ def check(
     req = CheckRequest(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
                        kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
                        flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe,
+                       override_tensor=tuple(override_tensor or ()),
                        kv_unified=kv_unified, swa_full=swa_full,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
                        tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static)

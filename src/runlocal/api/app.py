@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import asdict
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -46,6 +46,7 @@ class CheckBody(BaseModel):
     ubatch: int | None = Field(None, ge=1, le=1 << 20)
     n_gpu_layers: int | None = Field(None, ge=-1, le=10000)
     n_cpu_moe: int = Field(0, ge=0, le=10000)
+    override_tensor: list[Annotated[str, Field(min_length=3, max_length=500)]] = Field(default_factory=list, max_length=32)
     kv_unified: bool = False
     swa_full: bool = False
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)

@@ -7,6 +7,7 @@ recurrent layout that decides the KV cache.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from math import prod
 from typing import Literal
@@ -45,6 +46,16 @@ class TensorInfo:
     @property
     def numel(self) -> int:
         return prod(self.shape) if self.shape else 1
+
+
+# A tensor named as in a GGUF file (read from one), not as in a checkpoint.
+GGUF_NAME = re.compile(r"^(blk\.\d+\.|token_embd|output|rope_|position_embd|token_types)")
+
+
+def split_in_gguf(t: TensorInfo) -> int:
+    """How many GGUF tensors this one becomes: 2 for a checkpoint's fused expert gate_up, which
+    convert_hf_to_gguf.py writes as ffn_gate_exps and ffn_up_exps (quant.gguf_mix.gguf_names)."""
+    return 2 if t.role == "expert_gate_up" and not GGUF_NAME.match(t.name) else 1
 
 
 @dataclass(frozen=True)

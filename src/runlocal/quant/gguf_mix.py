@@ -49,7 +49,7 @@ from gguf import get_tensor_name_map
 
 from ..errors import InputError
 from ..model.gguf import tensor_role
-from ..model.spec import ModelSpec, TensorInfo
+from ..model.spec import GGUF_NAME, ModelSpec, TensorInfo
 
 Q = GGMLQuantizationType
 ALIGNMENT = 32      # GGUF_DEFAULT_ALIGNMENT (ggml/include/gguf.h)
@@ -167,7 +167,6 @@ def _name_map(arch: MODEL_ARCH, n_blocks: int):
 _DROP_ROLES = frozenset({"vision", "projector", "audio"})
 _EXPERT_ID = re.compile(r"^(?P<pre>.*\.experts)\.(?P<e>\d+)\.(?P<post>.+)$")
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|block|layer)\.(\d+)\.")
-_GGUF_NAME = re.compile(r"^(blk\.\d+\.|token_embd|output|rope_|position_embd|token_types)")
 
 # Fallback when gguf-py's map does not know a name: the GGUF stem per role.
 _STEM_BY_ROLE = {
@@ -247,6 +246,31 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
     return mapped + suffix
 
 
+def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
+    """The GGUF tensor(s) each of spec.tensors becomes, in order (names read from a GGUF stay as they are).
+
+    An expert stored per expert in the checkpoint gets the name of the merged 3-D tensor it goes
+    into (blk.N.ffn_up_exps.weight); transformers' fused experts.gate_up_proj becomes two tensors,
+    ffn_gate_exps and ffn_up_exps, as convert_hf_to_gguf.py splits it. A llama.cpp --override-tensor
+    pattern then matches them as it matches the file's tensors."""
+    arch = gguf_arch(spec)
+    nmap = _name_map(arch, spec.n_layers) if arch is not None else None
+    out: list[tuple[str, ...]] = []
+    for t in spec.tensors:
+        if GGUF_NAME.match(t.name):
+            out.append((t.name,))
+            continue
+        if t.role == "expert_gate_up" and t.layer is not None:
+            out.append((f"blk.{t.layer}.ffn_gate_exps.weight", f"blk.{t.layer}.ffn_up_exps.weight"))
+            continue
+        name = _normalize_hf_name(t.name)
+        m = _EXPERT_ID.match(name)
+        if m:
+            name = f"{m.group('pre')}.{m.group('post')}"
+        out.append((_map_name(nmap, name, t.role, t.layer),))
+    return out
+
+
 def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo]:
     """The tensors as convert_hf_to_gguf.py would write them: GGUF names, shapes, storage types.
 
@@ -266,7 +290,7 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
         r, layer = _role_of(name, role)
         out.append(TensorInfo(name, tuple(shape), r, layer, dtype, tensor_bytes(tuple(shape), Q[dtype])))
 
-    if all(_GGUF_NAME.match(t.name) or t.role in _DROP_ROLES for t in spec.tensors):
+    if all(GGUF_NAME.match(t.name) or t.role in _DROP_ROLES for t in spec.tensors):
         for t in spec.tensors:
             if t.role in _DROP_ROLES:
                 continue

@@ -39,6 +39,8 @@ class Settings:
     flash_attn: Literal["on", "off", "auto"] = "auto"
     n_gpu_layers: int | None = None             # None → all that the runtime offloads by default
     n_cpu_moe: int = 0
+    # llama.cpp -ot / --override-tensor: (regex, buffer type: CPU, CUDA0 …) in order, the first match wins
+    override_tensor: tuple[tuple[str, str], ...] = ()
     kv_unified: bool = False                    # llama.cpp --kv-unified: one KV stream shared by all sequences
     swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
     gpu_memory_utilization: float | None = None

@@ -23,11 +23,14 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
 
 from __future__ import annotations
 
+import re
+import shlex
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, row_bytes
-from ..model.spec import ModelSpec
+from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 
@@ -75,6 +78,31 @@ def _cuda_row_pad(cache_type: str, row: int) -> int:
     return row_bytes(cache_type, MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING)
 
 
+def _overrides(model: ModelSpec, rules: tuple[tuple[str, str], ...], n_gpus: int) -> dict[tuple[int, int], int | None]:
+    """(tensor index, part) an -ot rule moves → its device (None = host). Patterns are matched against
+    the GGUF name with a search, the first matching rule wins (src/llama-model-loader.cpp: std::regex_search
+    over tensor_buft_overrides). A checkpoint tensor the converter splits has one part per GGUF tensor."""
+    if not rules:
+        return {}
+    compiled = []
+    for pattern, buft in rules:
+        dev = buffer_device(buft)
+        if dev is not None and dev >= n_gpus:
+            raise InputError(f"override-tensor: buffer type {buft} names GPU {dev}, but "
+                             f"{'no GPU is' if not n_gpus else f'only {n_gpus} GPU(s) are'} in the plan")
+        compiled.append((re.compile(pattern), dev))
+    from ..quant.gguf_mix import gguf_names
+
+    out: dict[tuple[int, int], int | None] = {}
+    for k, names in enumerate(gguf_names(model)):
+        for part, name in enumerate(names):
+            for rx, dev in compiled:
+                if rx.search(name):
+                    out[(k, part)] = dev
+                    break
+    return out
+
+
 def host_compute(model: ModelSpec, ubatch: int) -> int:
     """The host's compute buffer when layers run on a GPU, without the masks: the token-embedding
     lookup (the input layer stays on the CPU) and its copy, two f32 rows of n_embd per ubatch token."""
@@ -105,12 +133,50 @@ def kv_store_indices(model: ModelSpec, ubatch: int, flash_attn: bool) -> int:
     return total
 
 
-def _largest_cpu_matmul(model: ModelSpec) -> int:
+def _largest_cpu_matmul(model: ModelSpec, size_of) -> int:
     """The biggest weight a GPU copies in to run a CPU-resident matmul (the LM head, or the token
-    embedding when it is tied)."""
-    sizes = [t.nbytes or 0 for t in model.tensors if t.role in ("lm_head", "embed")]
-    head = [t.nbytes or 0 for t in model.tensors if t.role == "lm_head"]
-    return (head or sizes or [0])[0]
+    embedding when it is tied). size_of gives a tensor's bytes (read from the file, or scaled from the
+    weight estimate for a model given by its config)."""
+    head = [size_of(t) for t in model.tensors if t.role == "lm_head"]
+    embed = [size_of(t) for t in model.tensors if t.role == "embed"]
+    return (head or embed or [0])[0]
+
+
+_GPU_BUFFER = re.compile(r"(CUDA|ROCm|Vulkan|SYCL|MTL|Metal|CANN|OpenCL)(\d*)")
+
+
+def buffer_device(buft: str) -> int | None:
+    """A llama.cpp buffer type name → None for the host (CPU), else the GPU's index (CUDA1 → 1)."""
+    if buft == "CPU":
+        return None
+    m = _GPU_BUFFER.fullmatch(buft)
+    if not m:
+        raise InputError(f"override-tensor: unknown buffer type '{buft}': "
+                         "expected CPU or a GPU's buffer name such as CUDA0, ROCm1, Vulkan0, Metal")
+    return int(m.group(2) or 0)
+
+
+def parse_tensor_overrides(values: list[str] | tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """llama.cpp's -ot / --override-tensor "<regex>=<buffer type>[,…]" (common/arg.cpp
+    parse_tensor_buffer_overrides; several flags add up, in order). Buffer types: CPU (the host) or a
+    GPU's buffer name, CUDA0, ROCm1, Vulkan0, Metal … (→ that GPU's index). llama.cpp matches with
+    std::regex_search (ECMAScript); Python's re agrees on the patterns people use (\\., |, (), .*, [0-9])."""
+    out: list[tuple[str, str]] = []
+    for value in values:
+        for item in value.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            pattern, eq, buft = item.partition("=")
+            if not eq or not pattern:
+                raise InputError(f"override-tensor: expected <tensor name pattern>=<buffer type>, got '{item}'")
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise InputError(f"override-tensor: '{pattern}' is not a valid regular expression ({e})") from None
+            buffer_device(buft)
+            out.append((pattern, buft))
+    return tuple(out)
 
 
 def ffn_width(model: ModelSpec) -> int:
@@ -296,8 +362,13 @@ class LlamaCpp:
 
         # --- weights per device -----------------------------------------------------------
         scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
-        for t in model.tensors:
-            size = t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+
+        def size_of(t) -> int:
+            return t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+
+        overrides = _overrides(model, s.override_tensor, len(devs))
+        host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
+        for k, t in enumerate(model.tensors):
             if t.layer is not None and t.layer < model.n_layers:
                 d = where[t.layer]
                 if t.role.startswith("expert_") and t.layer < s.n_cpu_moe:
@@ -306,7 +377,15 @@ class LlamaCpp:
                 d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
             else:
                 d = None               # the token embedding (input layer) always stays on the CPU
-            at(d).model += size
+            runs_on = where[t.layer] if t.layer is not None and t.layer < model.n_layers else None
+            n_parts = split_in_gguf(t)
+            for part in range(n_parts):
+                size = size_of(t) // n_parts
+                dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
+                at(dev).model += size
+                if dev is None and runs_on is not None and len(t.shape) > 1:
+                    host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
+            size = size_of(t)
             if t.role == "embed" and out_dev is not None and not any(x.role == "lm_head" for x in model.tensors):
                 # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
                 # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
@@ -369,13 +448,19 @@ class LlamaCpp:
                 for i, d in enumerate(devs):
                     if i in used:
                         d.compute = max(layer_part, phases["output"] - row) if i == out_dev else layer_part
+                    if i in host_weights_of:
+                        # a GPU layer whose weights stay in host memory (-ot …=CPU, --n-cpu-moe): ggml-backend's
+                        # scheduler copies each such weight into the GPU's compute buffer to run the matmul there
+                        # (op offload, batches ≥ 32), one at a time beside the FFN's working set. An estimate:
+                        # benchmarks/accuracy.py scores it on public -ot logs.
+                        d.compute = max(d.compute, host_weights_of[i] + phases["ffn"] - row)
                 # host: the embeddings and their copy to the GPU, and the graph inputs built on the CPU
                 # (KQ masks, the KV store's row indices)
                 host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
             else:
                 # -ngl 0 on a GPU machine: the whole graph is reserved on the GPU (op offload) and the
                 # weights of the offloaded matmuls are copied into its buffer; the host keeps the inputs.
-                devs[0].compute = max(phases.values()) + _largest_cpu_matmul(model)
+                devs[0].compute = max(phases.values()) + _largest_cpu_matmul(model, size_of)
                 host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
         else:
             host.compute = max(phases.values())
@@ -432,6 +517,9 @@ class LlamaCpp:
             parts += ["--flash-attn", s.flash_attn]
         if s.n_cpu_moe:
             parts += ["--n-cpu-moe", str(s.n_cpu_moe)]
+        if s.override_tensor:
+            rules = ",".join(f"{p}={b}" for p, b in s.override_tensor)
+            parts += ["-ot", shlex.quote(rules)]
         if s.kv_unified:
             parts += ["--kv-unified"]
         if s.swa_full:
