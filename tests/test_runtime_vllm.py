@@ -138,13 +138,28 @@ SPLIT = _with(lambda r: r.get("planner", {}).get("catalog") and r["planner"].get
               and r["planner"].get("end_to_end", True))
 
 
-# gpt-oss: the MXFP4 estimate (quant/formats.py) matches the checkpoint on disk, but vLLM loads
-# 4.9–8% more (13.47 GiB vs 12.82 for gpt-oss-20b, 64.38–65.97 vs 60.77 for 120b): left out here.
-@pytest.mark.parametrize("rec", _with(lambda r: r in SPLIT and "weights_gib" in r["logged"]
-                                      and not r["planner"]["catalog"].startswith("gpt-oss")), ids=_id)
+# gpt-oss: the checkpoint's MXFP4 experts are 60.77 GiB (120b) on disk, but vLLM pads them for its MoE
+# kernel (Marlin: intermediate to ×128, hidden to ×256): 65.97 GiB logged (vllm.py mxfp4_expert_bytes)
+@pytest.mark.parametrize("rec", _with(lambda r: r in SPLIT and "weights_gib" in r["logged"]), ids=_id)
 def test_weights_per_gpu(rec):
     b = bench.plan_record(rec)["budget"]
     assert b.weights / GiB == pytest.approx(rec["logged"]["weights_gib"], rel=0.03)
+
+
+def test_mxfp4_padding_depends_on_the_kernel_and_the_tp_split():
+    m = lookup("gpt-oss-120b")
+    w = estimate(m, "mxfp4")
+    s = Settings(runtime="vllm", ctx=8192)
+    h100 = budget_split(m, w, s, Target("NVIDIA H100 80GB HBM3", "gpu", 79 * GiB)).weights
+    b200 = budget_split(m, w, s, Target("NVIDIA B200", "gpu", 178 * GiB)).weights
+    # issue #23278: "Model loading took 65.9651 GiB" on one H100; the checkpoint holds 60.77 GiB
+    assert h100 / GiB == pytest.approx(65.9651, rel=0.005)
+    assert w.total / GiB < 61
+    # FlashInfer on SM100 pads the intermediate size to ×256 (2880 → 3072), Marlin to ×128 (→ 2944)
+    assert b200 > h100
+    # with TP 2 each rank pads its half (1440 → 1536): more than half of one GPU's padded experts
+    tp2 = budget_split(m, w, s.with_(tp=2), Target("NVIDIA H100 80GB HBM3", "gpu", 79 * GiB)).weights
+    assert h100 / 2 < tp2 < h100
 
 
 @pytest.mark.parametrize("rec", _with(lambda r: r in SPLIT and "peak_torch_memory_gib" in r["logged"]), ids=_id)
@@ -223,8 +238,7 @@ def test_v1_activation_peak_is_the_sampler_run(rec):
     assert b.activation / GiB == pytest.approx(rec["logged"]["activation_peak_gib"], rel=0.05)
 
 
-@pytest.mark.parametrize("rec", _with(lambda r: r in SPLIT and "refused" in r["logged"]
-                                      and r["planner"]["catalog"] != "gpt-oss-120b"), ids=_id)
+@pytest.mark.parametrize("rec", _with(lambda r: r in SPLIT and "refused" in r["logged"]), ids=_id)
 def test_refusal_agrees_with_the_log(rec):
     a = bench.plan_record(rec)["alloc"]
     assert (a.refusal is not None) == rec["logged"]["refused"]
