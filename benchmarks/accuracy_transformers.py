@@ -3,10 +3,9 @@
 Records: measurements/transformers/data/cuda_peak.jsonl (an H100, torch 2.11, transformers 5.17,
 random bf16 weights of real architectures; how to reproduce: measurements/transformers/README.md).
 For each record the model is built from its config with runlocal's own reader, planned with the
-transformers runtime at ctx = prompt + new tokens and parallel = batch, and the planned GPU KV
-cache + compute buffer (+ the cuBLAS workspace that torch's allocator holds) is compared with
-torch.cuda.max_memory_allocated − the weights. runlocal's ctx is prompt + new tokens: the planner
-sizes the prefill for all of it, so runs with many new tokens are over-predicted (on the safe side).
+transformers runtime at ctx = prompt + new tokens, max_new_tokens = new tokens and parallel = batch,
+and the planned GPU KV cache + compute buffer (+ the cuBLAS workspace that torch's allocator holds) is
+compared with torch.cuda.max_memory_allocated − the weights.
 SDPA records are scored; eager attention (not modelled: the planner assumes fused attention) is shown.
 
 Run: python benchmarks/accuracy_transformers.py
@@ -37,7 +36,7 @@ def predict(rec: dict) -> tuple[int, int]:
     spec = spec_from_config(rec["config"], id=rec["model"], source="measurements/transformers")
     weights = estimate(spec, "bf16")
     settings = Settings(runtime="transformers", ctx=rec["prompt_len"] + rec["new_tokens"], parallel=rec["batch"],
-                        quant="bf16")
+                        quant="bf16", max_new_tokens=rec["new_tokens"])
     gpu = Target("NVIDIA H100 80GB HBM3", "gpu", rec["env"]["total_mib"] * MiB)
     alloc = Transformers().allocate(spec, weights, settings, [gpu, Target("CPU", "cpu", 128 << 30)])
     d = alloc.devices[0]

@@ -232,3 +232,50 @@ def test_spec_without_tensors_is_one_block():
     a = Transformers().allocate(m, WeightEstimate("bf16", 10 * MiB), Settings(runtime="transformers", ctx=100),
                                 [gpu(24 * GiB), RAM])
     assert a.devices[0].weights == 10 * MiB and a.devices[0].kv_cache == 4 * 1024 * 100
+
+
+@pytest.mark.parametrize("batch, prompt, new, padded, measured", [
+    (1, 30000, 64, False, 1_238_831_104),
+    (8, 8000, 64, True, 3_153_995_776),
+])
+def test_max_new_tokens_prefills_only_the_prompt(batch, prompt, new, padded, measured):
+    # the same H100 runs planned with generate()'s own split: the prefill peak over the prompt, the cache to the end
+    m = toy(layers=8, hidden=1024, heads=16, kv=4, head_dim=64, ff=4096, vocab=32000)
+    s = Settings(runtime="transformers", ctx=prompt + new, parallel=batch, max_new_tokens=new)
+    a = Transformers().allocate(m, estimate_weights(m, "bf16"), s, [gpu(80 * GiB), RAM])
+    assert a.devices[0].kv_cache + a.devices[0].compute == pytest.approx(measured, rel=0.03)
+    assert any(f"{prompt:,} prompt tokens, then {new:,} new" in x for x in a.assumptions)
+
+
+def test_many_new_tokens_cost_no_more_than_the_prompt_peak():
+    # measurements/transformers: Llama-3.2-1B, one prompt of 512 tokens, 32 or 512 new tokens: the same peak
+    # (the prefill's), 85,039,104 B above the weights. Without --max-new-tokens the planner prefills all 1,024.
+    import json
+    from pathlib import Path
+
+    from runlocal.model.hf_config import spec_from_config
+    data = Path(__file__).resolve().parents[1] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
+    recs = [json.loads(x) for x in data.read_text().splitlines() if x.strip()]
+    pair = [r for r in recs if r["model"] == "llama-3.2-1b" and r["attn_implementation"] == "sdpa"
+            and r["batch"] == 1 and r["prompt_len"] == 512]
+    assert {r["new_tokens"] for r in pair} == {32, 512}
+    assert pair[0]["peak_above_weights"] == pair[1]["peak_above_weights"]
+    spec = spec_from_config(pair[0]["config"], id="llama-3.2-1b", source="test")
+    w = estimate_weights(spec, "bf16")
+    real = pair[0]["peak_above_weights"]
+    split = Transformers().allocate(spec, w, Settings(runtime="transformers", ctx=1024, max_new_tokens=512),
+                                    [gpu(80 * GiB), RAM]).devices[0]
+    whole = Transformers().allocate(spec, w, Settings(runtime="transformers", ctx=1024), [gpu(80 * GiB), RAM]).devices[0]
+    workspace = 32 * MiB        # cuBLAS's workspace inside torch's allocator (benchmarks/accuracy_transformers.py)
+    assert split.kv_cache + split.compute + workspace == pytest.approx(real, rel=0.02)
+    assert whole.kv_cache + whole.compute + workspace > 1.3 * real
+
+
+@pytest.mark.parametrize("new", ["0", "4096", "5000"])
+def test_max_new_tokens_must_leave_a_prompt(new):
+    from typer.testing import CliRunner
+
+    from runlocal.cli import app
+    r = CliRunner().invoke(app, ["check", "llama-3.2-1b", "-r", "transformers", "--vram", "24G", "--ctx", "4096",
+                                 "--max-new-tokens", new])
+    assert r.exit_code == 2 and "max-new-tokens" in r.output and "Traceback" not in r.output

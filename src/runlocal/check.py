@@ -38,6 +38,7 @@ class CheckRequest:
     pp: int = 1
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
+    max_new_tokens: int | None = None        # transformers generate(max_new_tokens=…): prompt = ctx − this
     use_measurements: bool = True            # stored probe/benchmark results replace predictions
     extra: dict = field(default_factory=dict)
 
@@ -58,7 +59,8 @@ def build_settings(req: CheckRequest):
     for name, value in (("parallel", req.parallel), ("tp", req.tp or 1), ("pp", req.pp)):
         if value < 1:
             raise InputError(f"{name}: must be at least 1, got {value}")
-    for name, value in (("batch", req.batch), ("ubatch", req.ubatch), ("max-num-batched-tokens", req.max_num_batched_tokens)):
+    for name, value in (("batch", req.batch), ("ubatch", req.ubatch), ("max-num-batched-tokens", req.max_num_batched_tokens),
+                        ("max-new-tokens", req.max_new_tokens)):
         if value is not None and value < 1:
             raise InputError(f"{name}: must be at least 1, got {value}")
     if req.n_gpu_layers is not None and req.n_gpu_layers < -1:
@@ -67,9 +69,12 @@ def build_settings(req: CheckRequest):
                         ("mem-fraction-static", req.mem_fraction_static)):
         if value is not None and not 0 < value <= 1:
             raise InputError(f"{name}: must be in (0, 1], got {value}")
+    ctx = parse_tokens(req.ctx) if req.ctx is not None else None
+    if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
+        raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
     return Settings(
         runtime=req.runtime,
-        ctx=parse_tokens(req.ctx) if req.ctx is not None else None,
+        ctx=ctx,
         quant=req.quant,
         cache_type_k=normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field="cache-type-k"),
         cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
@@ -78,7 +83,7 @@ def build_settings(req: CheckRequest):
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
-        mem_fraction_static=req.mem_fraction_static,
+        mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
     )
 
 

@@ -55,6 +55,8 @@ def check(
     pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
     mem_fraction_static: Optional[float] = typer.Option(None, "--mem-fraction-static"),
     enforce_eager: bool = typer.Option(False, "--enforce-eager"),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens",
+                                                 help="transformers: generate()'s new tokens; the prompt is ctx minus these"),
     explain: bool = typer.Option(False, "--explain", help="print every formula with its numbers"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
@@ -68,7 +70,8 @@ def check(
                        override_tensor=tuple(override_tensor or ()),
                        kv_unified=kv_unified, swa_full=swa_full,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
-                       tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static)
+                       tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
+                       max_new_tokens=max_new_tokens)
     try:
         plan, notes = run_check(req)
     except RunlocalError as e:

@@ -55,6 +55,7 @@ class CheckBody(BaseModel):
     pp: int = Field(1, ge=1, le=1024)
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(None, gt=0, le=1)
+    max_new_tokens: int | None = Field(None, ge=1, le=1 << 31)
 
 
 class BenchmarkBody(BaseModel):

@@ -49,6 +49,7 @@ class Settings:
     pp: int = 1
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
+    max_new_tokens: int | None = None           # transformers generate(): the prompt is ctx − this (None: all of ctx)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **changes)

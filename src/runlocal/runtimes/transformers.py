@@ -258,7 +258,11 @@ class Transformers:
         steps: list[Step] = []
         assumptions = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", SDPA attention (is_causal, no L×L scores "
                        "unless the batch is padded), "
-                       f"batch of {s.parallel} sequence(s) prefilled at full length {s.ctx:,}"]
+                       f"batch of {s.parallel} sequence(s) prefilled at "
+                       + (f"{s.ctx - s.max_new_tokens:,} prompt tokens, then {s.max_new_tokens:,} new"
+                          if s.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
+        # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
+        prompt = max(1, s.ctx - (s.max_new_tokens or 0))
         refusal: str | None = None
 
         root = _tree(model, weights)
@@ -292,6 +296,7 @@ class Transformers:
                                   "cache_implementation=\"quantized\" (not modelled)")
         elem = 4 if s.cache_type_k == "f32" else 2
         kv_bytes: dict[str, int] = {}
+        kv_prompt: dict[str, int] = {}     # the cache once the prompt is prefilled, before any new token
         per_token_total = 0
         biggest_layer_kv = 0
         n_seq = max(1, s.parallel)
@@ -312,12 +317,13 @@ class Transformers:
             else:
                 per = a.n_kv_heads * (a.k_dim + a.v_dim) * elem
             per_token_total += per
-            cells = min(s.ctx, a.window - 1) if (a.kind == "sliding" and a.window) else s.ctx
-            size = per * cells * n_seq
+            window = a.window - 1 if (a.kind == "sliding" and a.window) else None
+            size = per * (min(s.ctx, window) if window else s.ctx) * n_seq
             biggest_layer_kv = max(biggest_layer_kv, size)
             d = layer_dev.get(il, exec_dev)
             d = exec_dev if d in ("cpu", "disk") else d
             kv_bytes[d] = kv_bytes.get(d, 0) + size
+            kv_prompt[d] = kv_prompt.get(d, 0) + per * (min(prompt, window) if window else prompt) * n_seq
         rec = recurrent_state_bytes(model, bytes_per_elem=elem) * n_seq
         if rec:
             kv_bytes[exec_dev] = kv_bytes.get(exec_dev, 0) + rec
@@ -332,7 +338,7 @@ class Transformers:
         h = model.hidden_size
         inter = model.intermediate_size or 4 * h
         kv_w = max((x.n_kv_heads * x.k_dim for x in model.attention_layers), default=h)
-        tokens = n_seq * s.ctx
+        tokens = n_seq * prompt
         # Alive in the MLP of a layer: the embeddings (still referenced by the model's forward), the layer input,
         # the residual after attention, the normed input (4 × hidden) and gate/up/act·up (3 × intermediate); in
         # attention: those hidden-sized tensors, q, k, v and the output. Matched torch.cuda.max_memory_allocated
@@ -343,10 +349,10 @@ class Transformers:
         logits = n_seq * model.vocab_size * (2 + 4)
         # Batched prompts are padded: generate passes the padding mask, masking_utils builds a (B, 1, L, L) bool mask
         # instead of SDPA's is_causal (_ignore_causal_mask_sdpa), alive through the forward.
-        pad_mask = n_seq * s.ctx * s.ctx if n_seq > 1 else 0
+        pad_mask = n_seq * prompt * prompt if n_seq > 1 else 0
         steps.append(Step("prefill activations (one layer)",
                           f"{tokens:,} tokens × max(attention 5·{h} + 2·{kv_w}, MLP 4·{h} + 3·{inter}) × 2 B"
-                          + (f" + padding mask {n_seq} × {s.ctx:,}² × 1 B" if pad_mask else ""),
+                          + (f" + padding mask {n_seq} × {prompt:,}² × 1 B" if pad_mask else ""),
                           f"{activation + pad_mask:,} B", "models/*/modeling_*.py decoder layer under SDPA; masking_utils.py"))
         steps.append(Step("logits", f"last position only: {n_seq} × vocab {model.vocab_size:,} × (2 B + float32 copy)",
                           f"{logits:,} B", "generation/utils.py logits_to_keep = 1"))
@@ -366,11 +372,14 @@ class Transformers:
         for key, g in zip(keys, gpus):
             runs_layers = any(d == key for d in layer_dev.values()) or key == exec_dev
             # the prefill peak and a decode step's cache copy do not coincide: the larger of the two
-            compute = ((max(activation + pad_mask, biggest_layer_kv) if runs_layers else 0)
+            # the prefill peak holds the prompt's cache; the cache grows by (ctx − prompt) tokens after it
+            growth = kv_bytes.get(key, 0) - kv_prompt.get(key, 0)
+            compute = ((max(activation + pad_mask - growth, biggest_layer_kv) if runs_layers else 0)
                        + (logits if key == head_dev else 0) + (offloaded if key == exec_dev else 0))
             devices.append(DeviceMemory(g.name, g.kind, g.capacity, w.get(key, 0), kv_bytes.get(key, 0), compute,
                                         CUDA_CONTEXT + CUBLAS_WORKSPACE if g.kind == "gpu" else 0))
-        cpu_compute = (max(activation + pad_mask, biggest_layer_kv) + logits) if not gpus else 0
+        growth = kv_bytes.get("cpu", 0) - kv_prompt.get("cpu", 0)
+        cpu_compute = (max(activation + pad_mask - growth, biggest_layer_kv) + logits) if not gpus else 0
         cpu_w = w.get("cpu", 0)
         if host is not None or cpu_w or not gpus:
             h_t = host or Target("CPU", "cpu", 0)
@@ -403,7 +412,8 @@ class Transformers:
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")
         return (f"from transformers import {', '.join(imports)}; "
                 f"model = AutoModelForCausalLM.from_pretrained({', '.join(args)}); "
-                f"model.generate(input_ids, max_length={s.ctx or DEFAULT_CTX})"
+                + (f"model.generate(input_ids, max_new_tokens={s.max_new_tokens})" if s.max_new_tokens else
+                   f"model.generate(input_ids, max_length={s.ctx or DEFAULT_CTX})")
                 + (f"  # input_ids: a batch of {s.parallel} prompts" if s.parallel > 1 else ""))
 
 
