@@ -57,3 +57,16 @@ def test_ngl_offloads_output_layer_first(specs, ngl, gpu_layers, output_on_gpu):
 
     split = _split(specs["llama-3.1-8b"], ngl)
     assert len(split.gpu_layers) == gpu_layers and split.output_on_gpu is output_on_gpu
+
+
+def test_no_mmap_is_in_the_command_and_the_weights_stay_counted():
+    # --no-mmap reads the weights into anonymous memory (a "CPU" buffer instead of "CPU_Mapped"); runlocal counts
+    # the host's share as resident either way, so the bytes do not change, only how they are held
+    from runlocal.check import CheckRequest, check
+
+    mapped, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", n_gpu_layers=16))
+    loaded, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", n_gpu_layers=16, no_mmap=True))
+    assert "--no-mmap" in loaded.command and "--no-mmap" not in mapped.command
+    assert [d.total for d in loaded.allocation.devices] == [d.total for d in mapped.allocation.devices]
+    assert any("memory-mapped" in a for a in mapped.allocation.assumptions)
+    assert any("--no-mmap" in a for a in loaded.allocation.assumptions)

@@ -32,6 +32,7 @@ class CheckRequest:
     override_tensor: tuple[str, ...] = ()    # llama.cpp -ot "<regex>=<buffer type>,…" (each value may list several)
     kv_unified: bool = False                 # llama.cpp --kv-unified / -kvu
     swa_full: bool = False                   # llama.cpp --swa-full
+    no_mmap: bool = False                    # llama.cpp --no-mmap
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int | None = None                    # None: vLLM/SGLang use one rank per GPU given, others 1
@@ -81,7 +82,7 @@ def build_settings(req: CheckRequest):
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
-        kv_unified=req.kv_unified, swa_full=req.swa_full, gpu_memory_utilization=req.gpu_memory_utilization,
+        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
     )

@@ -48,6 +48,7 @@ def check(
                                                         help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)"),
     kv_unified: bool = typer.Option(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences"),
     swa_full: bool = typer.Option(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context"),
+    no_mmap: bool = typer.Option(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
     max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
     tp: Optional[int] = typer.Option(None, "--tp", "--tensor-parallel-size",
@@ -68,7 +69,7 @@ def check(
                        kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
                        flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe,
                        override_tensor=tuple(override_tensor or ()),
-                       kv_unified=kv_unified, swa_full=swa_full,
+                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
                        tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
                        max_new_tokens=max_new_tokens)

@@ -49,6 +49,7 @@ class CheckBody(BaseModel):
     override_tensor: list[Annotated[str, Field(min_length=3, max_length=500)]] = Field(default_factory=list, max_length=32)
     kv_unified: bool = False
     swa_full: bool = False
+    no_mmap: bool = False
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
     tp: int | None = Field(None, ge=1, le=1024)

@@ -43,6 +43,7 @@ class Settings:
     override_tensor: tuple[tuple[str, str], ...] = ()
     kv_unified: bool = False                    # llama.cpp --kv-unified: one KV stream shared by all sequences
     swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
+    mmap: bool = True                           # llama.cpp: weights memory-mapped from the file (--no-mmap reads them)
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int = 1

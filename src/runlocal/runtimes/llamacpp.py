@@ -46,6 +46,15 @@ DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
 GPU_CONTEXT_OVERHEAD = 590 * MiB
 
 
+# How the host's share of the weights is held (src/llama-model-loader.cpp load_all_data; llama-mmap.cpp).
+# Both count in full against RAM here: mapped pages can be dropped and re-read, but a model that only fits
+# that way reads its weights from disk on every token, and tensors the CPU backend repacks for its kernels
+# (ggml-cpu/repack.cpp: Q4_0, Q4_K, Q6_K, IQ4_NL, Q8_0 … on AVX2 / NEON) are copied to anonymous memory anyway.
+HOST_WEIGHTS_MMAP = ("weights memory-mapped from the file (CPU_Mapped, page cache; tensors the CPU backend repacks "
+                     "are copied to an anonymous CPU_REPACK buffer): the host's share counted as resident")
+HOST_WEIGHTS_LOADED = "--no-mmap: weights read into anonymous host memory (CPU buffer), counted as resident"
+
+
 def pad(n: int, to: int) -> int:
     return (n + to - 1) // to * to
 
@@ -493,7 +502,7 @@ class LlamaCpp:
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
             assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
-                         "weights memory-mapped from the file; CPU share counted as resident"),
+                         HOST_WEIGHTS_MMAP if s.mmap else HOST_WEIGHTS_LOADED),
         )
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
@@ -524,4 +533,6 @@ class LlamaCpp:
             parts += ["--kv-unified"]
         if s.swa_full:
             parts += ["--swa-full"]
+        if not s.mmap:
+            parts += ["--no-mmap"]
         return " ".join(parts)
