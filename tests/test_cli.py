@@ -52,12 +52,26 @@ def test_kv_grows_linearly_with_context(gguf_path):
 
 
 def test_human_output_has_verdict_table_and_bar(gguf_path):
-    r = run("check", gguf_path, "--vram", "8G", "--ram", "32G", "--ctx", "32k", "--explain")
+    # -ngl pinned to every layer: an 8B Q8_0 with 32K of f16 KV is over 8 GiB
+    r = run("check", gguf_path, "--vram", "8G", "--ram", "32G", "--ctx", "32k", "--ngl", "33", "--explain")
     assert r.returncode == 0, r.stderr
     assert "does not fit" in r.stdout
     assert "KV cache" in r.stdout and "█" in r.stdout
     assert "Fixes" in r.stdout and "llama-server" in r.stdout
     assert "131,072 B/token" in r.stdout     # --explain shows the formula's inputs
+
+
+def test_default_ngl_runs_what_llama_server_fit_runs(gguf_path):
+    # -ngl left unset: llama-server's --fit (on by default) keeps layers in RAM to leave 1 GiB free, so it runs,
+    # slower: the plan says so, names the -ngl it picks, and its fixes put every layer back on the GPU
+    r = run("check", gguf_path, "--vram", "8G", "--ram", "32G", "--ctx", "32k", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "tight" and "--fit" in doc["compromise"]
+    gpu = next(d for d in doc["memory"]["devices"] if d["kind"] == "gpu")
+    assert gpu["total"] + (1 << 30) <= gpu["capacity"]
+    ngl = int(doc["command"].split("-ngl ")[1].split()[0])
+    assert 0 < ngl < 33
+    assert doc["fixes"] and all("-ngl 33" in f["command"] for f in doc["fixes"])
 
 
 @pytest.mark.parametrize("args, message", [

@@ -27,11 +27,11 @@ def applied(fix_command: str, base: dict) -> dict:
     return kw
 
 
-@pytest.mark.parametrize("base", [
-    dict(model="llama-3.1-70b", gpu="rtx-4090", ctx=8192),                   # needs a quant and CPU layers
-    dict(model="llama-3.1-70b", gpu="rtx-4090", ctx=8192, quant="Q4_K_M"),  # needs CPU layers
-    dict(model="qwen3-8b", gpu="rtx-4060", ctx=65536, quant="Q4_K_M"),       # KV cache too large
-    dict(model="llama-3.1-8b", gpu="rtx-3060-12gb", ctx=16384, parallel=8, quant="Q4_K_M"),
+@pytest.mark.parametrize("base", [                   # -ngl all (-2): with auto, llama-server --fit would run them
+    dict(model="llama-3.1-70b", gpu="rtx-4090", ctx=8192, n_gpu_layers=-2),                   # a quant and CPU layers
+    dict(model="llama-3.1-70b", gpu="rtx-4090", ctx=8192, quant="Q4_K_M", n_gpu_layers=-2),  # needs CPU layers
+    dict(model="qwen3-8b", gpu="rtx-4060", ctx=65536, quant="Q4_K_M", n_gpu_layers=-2),       # KV cache too large
+    dict(model="llama-3.1-8b", gpu="rtx-3060-12gb", ctx=16384, parallel=8, quant="Q4_K_M", n_gpu_layers=-2),
 ])
 def test_every_llamacpp_fix_fits_when_applied(base):
     p = plan(**base)

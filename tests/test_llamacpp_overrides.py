@@ -120,3 +120,60 @@ def test_ngl_0_with_a_catalog_model_copies_the_lm_head():
     assert lm_head > 300 * (1 << 20)
     assert ngl0["GPU1"].model == 0
     assert ngl0["GPU1"].compute > lm_head
+
+
+# --- llama-server --fit (on by default): an unset context and -ngl fitted to leave 1 GiB free -------------
+
+def fitted(alias: str, gpu: str, **kw):
+    from runlocal.check import CheckRequest, check
+
+    return check(CheckRequest(model=alias, gpu=gpu, use_measurements=False, **kw))[0]
+
+
+def test_fit_keeps_the_trained_context_when_it_leaves_the_margin():
+    p = fitted("llama-3.1-8b", "h100-sxm")
+    assert p.settings.ctx == p.model.max_position_embeddings == 131072
+    assert p.allocation.compromise is None and p.verdict == "fits"
+
+
+def test_fit_shortens_an_unset_context_by_interpolation():
+    # common/fit.cpp step 2: between 4,096 and the trained 131,072, linear in the summed use, rounded down to 256
+    p = fitted("llama-3.1-8b", "rtx-3060-12gb")
+    gpu = next(d for d in p.allocation.devices if d.kind == "gpu")
+    ctx = p.settings.ctx
+    assert 4096 < ctx < 131072 and ctx % 256 == 0
+    assert gpu.total + (1 << 30) <= gpu.capacity
+    assert "shortened from the trained 131,072" in p.allocation.compromise
+
+    def keeps_margin(c: int) -> bool:
+        d = next(d for d in fitted("llama-3.1-8b", "rtx-3060-12gb", ctx=c, n_gpu_layers=-2).allocation.devices
+                 if d.kind == "gpu")
+        return d.total + (1 << 30) <= d.capacity
+    # KV and compute grow linearly with the context here, so the interpolation is the largest 256-step that fits
+    assert keeps_margin(ctx) and not keeps_margin(ctx + 256)
+
+
+def test_fit_leaves_a_set_context_and_moves_layers_instead():
+    p = fitted("llama-3.1-70b", "rtx-4090", ctx=8192)
+    assert p.settings.ctx == 8192
+    ngl = p.settings.n_gpu_layers
+    assert 0 < ngl <= p.model.n_layers
+    gpu = next(d for d in p.allocation.devices if d.kind == "gpu")
+    assert gpu.total + (1 << 30) <= gpu.capacity
+    one_more = fitted("llama-3.1-70b", "rtx-4090", ctx=8192, n_gpu_layers=ngl + 1)
+    g1 = next(d for d in one_more.allocation.devices if d.kind == "gpu")
+    assert g1.total + (1 << 30) > g1.capacity       # the largest -ngl that keeps the margin
+    assert p.verdict == "tight" and f"-ngl {ngl}" in p.command
+
+
+def test_fit_keeps_every_layer_of_a_moe_and_moves_experts_first():
+    p = fitted("qwen3-30b-a3b", "rtx-4060-ti-16gb", ctx="8k")
+    assert p.settings.n_gpu_layers == p.model.n_layers + 1 and 0 < p.settings.n_cpu_moe < p.model.n_layers
+    assert f"--n-cpu-moe {p.settings.n_cpu_moe}" in p.command and "experts" in p.allocation.compromise
+
+
+def test_fit_off_and_ngl_all_are_the_users_word():
+    off = fitted("llama-3.1-8b", "rtx-3060-12gb", fit="off")
+    assert off.settings.ctx == 131072 and off.verdict == "does_not_fit" and "--fit off" in off.command
+    pinned = fitted("llama-3.1-70b", "rtx-4090", ctx=8192, n_gpu_layers=-2)
+    assert pinned.settings.n_gpu_layers == pinned.model.n_layers + 1 and pinned.verdict == "does_not_fit"

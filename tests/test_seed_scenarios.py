@@ -15,6 +15,9 @@ GiB = 2**30
 
 def plan(**kw):
     kw.setdefault("gpu", "rtx-4090")
+    # the seeds reason about a model held whole in VRAM: -ngl all (llama-server's default --fit would instead
+    # keep layers in RAM and run it slower, tests/test_cli.py)
+    kw.setdefault("n_gpu_layers", -2)
     return check(CheckRequest(use_measurements=False, **kw))[0]
 
 

@@ -49,11 +49,13 @@ def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
     assert page.locator("#curve polyline").count() == 1
     assert "KV 128 KiB/token" in page.text_content("body")      # Llama 3.1 8B: 32 × 2 × 8 × 128 × 2 B
 
-    page.select_option("#gpu", [])   # clear, then an 8 GiB card at 128K: must not fit
+    page.select_option("#gpu", [])   # clear, then an 8 GiB card at 128K: 16 GiB of KV alone
     page.select_option("#gpu", "rtx-4060")
     page.fill("#ctx", "17")
     page.dispatch_event("#ctx", "input")
-    page.wait_for_function("document.querySelector('#verdict').textContent.includes('not fit')", timeout=15000)
+    # llama-server's --fit (its default) keeps layers in RAM so it runs, slowly: said, with fixes
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Tight')", timeout=15000)
+    assert "--fit" in page.text_content("#summary")
     assert page.locator("#fixes li code").count() >= 1          # a fix with a copyable command
     shot = tmp_path / "will-it-run.png"
     page.screenshot(path=str(shot), full_page=True)

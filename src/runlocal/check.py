@@ -27,12 +27,13 @@ class CheckRequest:
     flash_attn: str = "auto"
     batch: int | None = None
     ubatch: int | None = None
-    n_gpu_layers: int | None = None
+    n_gpu_layers: int | None = None          # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all
     n_cpu_moe: int = 0
     override_tensor: tuple[str, ...] = ()    # llama.cpp -ot "<regex>=<buffer type>,…" (each value may list several)
     kv_unified: bool = False                 # llama.cpp --kv-unified / -kvu
     swa_full: bool = False                   # llama.cpp --swa-full
     no_mmap: bool = False                    # llama.cpp --no-mmap
+    fit: str = "on"                          # llama.cpp --fit on|off
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int | None = None                    # None: vLLM/SGLang use one rank per GPU given, others 1
@@ -53,6 +54,8 @@ def build_settings(req: CheckRequest):
     runtime = get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
     if runtime.name == "ollama":
         req = _with_ollama_environment(req)
+    if req.fit not in ("on", "off"):
+        raise InputError(f"fit: expected on or off, got '{req.fit}'")
     if req.flash_attn not in ("on", "off", "auto"):
         raise InputError(f"flash-attn: expected on, off or auto, got '{req.flash_attn}'")
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
@@ -64,8 +67,8 @@ def build_settings(req: CheckRequest):
                         ("max-new-tokens", req.max_new_tokens)):
         if value is not None and value < 1:
             raise InputError(f"{name}: must be at least 1, got {value}")
-    if req.n_gpu_layers is not None and req.n_gpu_layers < -1:
-        raise InputError(f"ngl: must be -1 (all) or a layer count, got {req.n_gpu_layers}")
+    if req.n_gpu_layers is not None and req.n_gpu_layers < -2:
+        raise InputError(f"ngl: must be a layer count, auto (-1) or all (-2), got {req.n_gpu_layers}")
     for name, value in (("gpu-memory-utilization", req.gpu_memory_utilization),
                         ("mem-fraction-static", req.mem_fraction_static)):
         if value is not None and not 0 < value <= 1:
@@ -82,7 +85,7 @@ def build_settings(req: CheckRequest):
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
-        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, gpu_memory_utilization=req.gpu_memory_utilization,
+        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on", gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
     )

@@ -20,6 +20,21 @@ def _fail(err: Exception) -> None:
     raise typer.Exit(2)
 
 
+def _ngl(value: str | None) -> int | None:
+    """llama.cpp's -ngl: a layer count, 'auto' (-1) or 'all' (-2), as common/arg.cpp reads it."""
+    if value is None:
+        return None
+    key = value.strip().lower()
+    if key in ("auto", "all"):
+        return -1 if key == "auto" else -2
+    try:
+        return int(key)
+    except ValueError:
+        from .errors import InputError
+
+        raise InputError(f"ngl: expected a layer count, auto or all, got '{value}'") from None
+
+
 def _console():
     from rich.console import Console
 
@@ -42,13 +57,15 @@ def check(
     flash_attn: str = typer.Option("auto", "--flash-attn", "-fa", help="on | off | auto"),
     batch: Optional[int] = typer.Option(None, "--batch", "-b"),
     ubatch: Optional[int] = typer.Option(None, "--ubatch", "-ub"),
-    ngl: Optional[int] = typer.Option(None, "--ngl", "--n-gpu-layers", help="layers offloaded to the GPU"),
+    ngl: Optional[str] = typer.Option(None, "--ngl", "--n-gpu-layers", "--gpu-layers",
+                                      help="layers on the GPU: N, auto (llama-server --fit decides; default) or all"),
     n_cpu_moe: int = typer.Option(0, "--n-cpu-moe", help="keep the experts of the first N layers on the CPU"),
     override_tensor: Optional[list[str]] = typer.Option(None, "--override-tensor", "-ot",
                                                         help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)"),
     kv_unified: bool = typer.Option(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences"),
     swa_full: bool = typer.Option(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context"),
     no_mmap: bool = typer.Option(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file"),
+    fit: str = typer.Option("on", "--fit", "-fit", help="llama.cpp: on (default) fits an unset -c / -ngl to free memory"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
     max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
     tp: Optional[int] = typer.Option(None, "--tp", "--tensor-parallel-size",
@@ -65,11 +82,16 @@ def check(
     from .check import CheckRequest, check as run_check
     from .errors import RunlocalError
 
+    try:
+        n_gpu_layers = _ngl(ngl)
+    except ValueError as e:
+        _fail(e)
+        return
     req = CheckRequest(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
                        kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
-                       flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe,
+                       flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=n_gpu_layers, n_cpu_moe=n_cpu_moe,
                        override_tensor=tuple(override_tensor or ()),
-                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap,
+                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
                        tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
                        max_new_tokens=max_new_tokens)

@@ -43,6 +43,14 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     runtime = get_runtime(s.runtime)
     levers = levers_of(runtime)
     fixes: list[Fix] = []
+    max_context = plan.max_context
+    if plan.allocation.compromise:
+        # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
+        # puts every layer back on the GPU, so each is tried with all of them there
+        s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
+        units = largest(1, max(1, (s.ctx or 256) // 256), lambda n: _fits(runtime.allocate(
+            model, plan.weights, s.with_(ctx=n * 256), targets)))
+        max_context = units * 256 if units else None
 
     def try_settings(new: Settings, quant: str | None = None):
         weights = estimate(model, quant) if quant else plan.weights
@@ -54,11 +62,11 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
             fixes.append(Fix(title, runtime.command(model, new), f"{effect_prefix}fits: {_peak(alloc)}", cost))
 
     # 1. shorter context
-    if plan.max_context and plan.max_context < (s.ctx or 0):
-        new = s.with_(ctx=plan.max_context)
+    if max_context and max_context < (s.ctx or 0):
+        new = s.with_(ctx=max_context)
         alloc, _ = try_settings(new)
-        fixes.append(Fix(f"Reduce context to {plan.max_context:,}", runtime.command(model, new),
-                         f"context {s.ctx:,} → {plan.max_context:,}; {_peak(alloc)}", 1))
+        fixes.append(Fix(f"Reduce context to {max_context:,}", runtime.command(model, new),
+                         f"context {s.ctx:,} → {max_context:,}; {_peak(alloc)}", 1))
     # 2. fewer parallel sequences
     if s.parallel > 1:
         n = largest(1, s.parallel - 1, lambda k: _fits(try_settings(s.with_(parallel=k))[0]))
@@ -93,7 +101,8 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
             add(f"Raise {levers.budget} to {levers.budget_max}", s.with_(**{levers.budget: levers.budget_max}), 2,
                 effect_prefix=f"{levers.budget} {current} → {levers.budget_max}; ")
     # 6. partial offload: keep some layers on the CPU
-    if levers.layer_offload and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
+    if levers.layer_offload and not plan.allocation.compromise and any(t.kind == "cpu" for t in targets) \
+            and any(t.kind != "cpu" for t in targets):
         ngl = _most_gpu_layers(model, s, try_settings)
         current_ngl = s.n_gpu_layers if s.n_gpu_layers is not None and s.n_gpu_layers >= 0 else model.n_layers + 1
         if ngl is not None and ngl < current_ngl:

@@ -77,6 +77,7 @@ class Plan:
             "max_context": self.max_context,
             "verdict": self.verdict,
             "refusal": a.refusal,
+            "compromise": a.compromise,
             "speed": dict(self.speed),
             "measured": self.measured,
             "command": self.command,
@@ -143,6 +144,8 @@ def _verdict(a: Allocation) -> str:
     if not _fits(a):
         return "does_not_fit"
     if any(d.total > TIGHT_SHARE * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
+        return "tight"
+    if a.compromise:
         return "tight"
     return "fits"
 
@@ -237,6 +240,9 @@ def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
     """Memory on the most loaded device at each context: the line the page draws against capacity."""
     runtime = get_runtime(settings.runtime)
     settings, _ = with_default_quant(model, settings)
+    # the curve shows where memory crosses the card at each context: llama.cpp's --fit would instead move
+    # layers to the CPU to stay under it
+    settings = settings.with_(fit=False)
     weights = estimate(model, settings.quant)
     points = []
     for ctx in contexts:

@@ -44,12 +44,13 @@ class CheckBody(BaseModel):
     flash_attn: Literal["on", "off", "auto"] = "auto"
     batch: int | None = Field(None, ge=1, le=1 << 20)
     ubatch: int | None = Field(None, ge=1, le=1 << 20)
-    n_gpu_layers: int | None = Field(None, ge=-1, le=10000)
+    n_gpu_layers: int | None = Field(None, ge=-2, le=10000)     # -1 auto (llama-server --fit), -2 all
     n_cpu_moe: int = Field(0, ge=0, le=10000)
     override_tensor: list[Annotated[str, Field(min_length=3, max_length=500)]] = Field(default_factory=list, max_length=32)
     kv_unified: bool = False
     swa_full: bool = False
     no_mmap: bool = False
+    fit: Literal["on", "off"] = "on"
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
     tp: int | None = Field(None, ge=1, le=1024)

@@ -40,6 +40,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else "")))
     if a.refusal:
         console.print(Text(f"  {a.refusal}", style="red"))
+    if a.compromise:
+        console.print(Text(f"  {a.compromise}", style="yellow"))
 
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("device")

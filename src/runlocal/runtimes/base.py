@@ -44,6 +44,7 @@ class Settings:
     kv_unified: bool = False                    # llama.cpp --kv-unified: one KV stream shared by all sequences
     swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
     mmap: bool = True                           # llama.cpp: weights memory-mapped from the file (--no-mmap reads them)
+    fit: bool = True                            # llama.cpp --fit on|off: fit an unset context and -ngl to free memory
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int = 1
@@ -91,6 +92,9 @@ class Allocation:
     refusal: str | None = None                  # the runtime would refuse to start (and why)
     steps: tuple[Step, ...] = ()
     assumptions: tuple[str, ...] = field(default=())
+    # the runtime itself cut what was left unset to make it fit (llama.cpp --fit: layers or experts moved to
+    # system memory, a shorter context): it runs, at a cost the plan says; the verdict is then "tight"
+    compromise: str | None = None
 
 
 def largest(lo: int, hi: int, ok) -> int | None:

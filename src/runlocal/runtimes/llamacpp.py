@@ -16,6 +16,9 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
   layer is slot n_layer) go to the GPUs, split by --tensor-split (default: free memory per device,
   upper_bound over the cumulative shares); the token embedding stays on the CPU; tied embeddings are
   loaded again for a GPU output layer. KV and recurrent state live with their layer.
+- defaults of the current llama-server (common/common.h, common/arg.cpp): -c 0 = the trained context,
+  -ngl auto, --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device
+  keeps 1 GiB free; LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
 - compute buffers: the heaviest phase of the reserved graph (src/llama-context.cpp graph_reserve),
   with phase sizes fitted to the buffers llama.cpp logs (measurements/llamacpp); the graph inputs (the
   embedding rows, KQ masks, KV store indices) sit in the host's buffer when layers run on a GPU.
@@ -32,12 +35,18 @@ from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
-from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target, largest
 
 MiB = 1 << 20
 CTX_PAD = 256
 MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
-DEFAULT_CTX = 4096          # common/common.h: n_ctx default for llama-cli / llama-server
+# common/common.h: n_ctx 0 = the model's trained context (then --fit may shorten it); 4096 when a model
+# does not say what it was trained on
+DEFAULT_CTX = 4096
+FIT_MARGIN = 1024 * MiB     # common/common.h fit_params_target: leave 1 GiB free on every device
+FIT_MIN_CTX = 4096          # common/common.h fit_params_min_ctx: --fit shortens the context no further
+# -ngl auto (the default: --fit decides) and -ngl all, as common/arg.cpp stores them
+NGL_AUTO, NGL_ALL = -1, -2
 DEFAULT_BATCH = 2048        # common/common.h: n_batch
 DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
 # What a GPU pays beyond llama.cpp's logged buffers: the CUDA context and module load (523.6 MiB at
@@ -317,6 +326,24 @@ def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list
     return out
 
 
+def fit_layers(model: ModelSpec, run, ok) -> tuple[int, int]:
+    """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
+    memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
+    experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
+    when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
+    layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
+    (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)"""
+    n = model.n_layers
+    if ok(run(n + 1, 0)):
+        return n + 1, 0
+    if model.n_experts:
+        keep = largest(0, n, lambda k: ok(run(n + 1, n - k)))
+        if keep is not None:
+            return n + 1, n - keep
+        return largest(0, n + 1, lambda g: ok(run(g, n))) or 0, n
+    return largest(0, n + 1, lambda g: ok(run(g, 0))) or 0, 0
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -328,13 +355,119 @@ class LlamaCpp:
         if ngl is None or ngl < 0:
             ngl = model.n_layers + 1 if has_gpu else 0
         return settings.with_(
-            ctx=settings.ctx or DEFAULT_CTX,
+            ctx=settings.ctx or self.auto_ctx(model, settings),
             batch=settings.batch or DEFAULT_BATCH,
             ubatch=min(settings.ubatch or DEFAULT_UBATCH, settings.batch or DEFAULT_BATCH),
             n_gpu_layers=ngl if has_gpu else 0,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="cache-type-k"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="cache-type-v"),
         )
+
+    @staticmethod
+    def auto_ctx(model: ModelSpec, s: Settings, n_ctx_total: int | None = None) -> int:
+        """Context per sequence for -c 0 (the default): llama_context uses the trained context for all of a
+        unified cache, and common/fit.cpp gives each of n_seq_max separate streams the trained context."""
+        streams = 1 if s.kv_unified else max(1, s.parallel)
+        total = n_ctx_total if n_ctx_total is not None else (model.max_position_embeddings or DEFAULT_CTX) * streams
+        return max(1, total // max(1, s.parallel))
+
+    def fit(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+            targets: list[Target]) -> tuple[Settings, list[Step]]:
+        """llama-server --fit (on by default, common/fit.cpp common_params_fit_impl): the context and -ngl the
+        user left unset are chosen so every device keeps FIT_MARGIN free. Step 1: the trained context and every
+        layer; if a device is short, step 2 shortens an unset context, interpolating linearly between
+        FIT_MIN_CTX and the trained context on the summed use and rounding down to 256 × streams (one device:
+        done); step 3–4 fit the layers when -ngl is unset (fit_layers)."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        ctx_auto = settings.ctx is None
+        ngl_auto = settings.n_gpu_layers is None or settings.n_gpu_layers == NGL_AUTO
+        devices = gpus or ([host] if host is not None and host.capacity > 0 else [])
+        if not settings.fit or not (ctx_auto or ngl_auto) or not devices:
+            return settings, []
+        streams = 1 if settings.kv_unified else max(1, settings.parallel)
+        trained = model.max_position_embeddings or DEFAULT_CTX
+        n_max, n_min = trained * streams, FIT_MIN_CTX * streams
+        s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
+        if ngl_auto:
+            s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
+        overhead = GPU_CONTEXT_OVERHEAD if gpus else 0
+
+        def used(st: Settings) -> list[int]:
+            _, bufs, _, _ = self.buffers(model, weights, st, targets)
+            out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
+            return [u + overhead for u in out]
+
+        free = [t.capacity - FIT_MARGIN for t in devices]
+        first = used(s)
+        steps: list[Step] = []
+        if all(u <= f for u, f in zip(first, free)):
+            if ctx_auto:
+                steps.append(Step("context (-c 0, --fit)", f"the trained context {trained:,}"
+                                  + (f" × {streams} streams" if streams > 1 else "") + " leaves "
+                                  f"{FIT_MARGIN // MiB} MiB free on every device", f"{s.ctx:,} per sequence",
+                                  "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h"))
+            return s, steps
+        if ctx_auto and n_max > n_min:
+            lo = s.with_(ctx=self.auto_ctx(model, settings, n_min))
+            used_max, used_min, target = sum(first), sum(used(lo)), sum(free)
+            if len(devices) > 1:
+                # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
+                # (a sixth of one for MoE, whose tensors move one by one)
+                per_layer = sum(b.model for b in self.buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
+                    // max(1, min(s.n_gpu_layers or 1, model.n_layers))
+                target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
+            if target > used_min:
+                n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
+                align = CTX_PAD * streams
+                n_ctx = max(n_ctx - n_ctx % align, n_min)
+                s = s.with_(ctx=self.auto_ctx(model, settings, n_ctx))
+                steps.append(Step("context (-c 0, --fit)",
+                                  f"trained {trained:,} does not leave {FIT_MARGIN // MiB} MiB free: "
+                                  f"{n_min:,} + ({n_max:,} − {n_min:,}) × (target − use at {n_min:,}) / "
+                                  f"(use at {n_max:,} − use at {n_min:,}), rounded down to {align}",
+                                  f"{s.ctx:,} per sequence", "llama.cpp common/fit.cpp common_params_fit_impl step 2"))
+                if len(devices) <= 1:
+                    return s, steps
+            else:
+                s = lo
+                steps.append(Step("context (-c 0, --fit)", f"even {n_min:,} cells do not leave "
+                                  f"{FIT_MARGIN // MiB} MiB free: the minimum", f"{s.ctx:,} per sequence",
+                                  "llama.cpp common/fit.cpp common_params_fit_impl step 2"))
+        if not gpus or not ngl_auto or s.n_cpu_moe or s.override_tensor:
+            # fit.cpp leaves the layers alone when -ngl or tensor overrides (-ot, --n-cpu-moe) are the user's
+            return s, steps
+        gpu0 = gpus[0]
+
+        def run(ngl: int, ncmoe: int) -> int:
+            return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))[0]
+
+        ngl, ncmoe = fit_layers(model, run, lambda u: u + FIT_MARGIN <= gpu0.capacity)
+        s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.n_cpu_moe))
+        blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
+        steps.append(Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
+                          f"{gpu0.name}" + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
+                          f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU"
+                          + (f", --n-cpu-moe {ncmoe}" if ncmoe else ""),
+                          "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4"))
+        return s, steps
+
+    @staticmethod
+    def _compromise(model: ModelSpec, asked: Settings, s: Settings) -> str | None:
+        """What --fit gave up, in words (None: the trained context and every layer on the GPUs)."""
+        parts = []
+        trained = model.max_position_embeddings or DEFAULT_CTX
+        if asked.ctx is None and s.ctx * (1 if s.kv_unified else 1) < LlamaCpp.auto_ctx(model, asked):
+            parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
+        if asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
+            parts.append(f"{model.n_layers + 1 - (s.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
+        if s.n_cpu_moe > asked.n_cpu_moe:
+            parts.append(f"the experts of {s.n_cpu_moe} layers in system memory")
+        if not parts:
+            return None
+        slower = any("system memory" in p for p in parts)
+        return ("llama-server --fit (on by default) chose " + ", ".join(parts) + " to leave 1 GiB free on each device"
+                + (": slower than all on the GPU (see speed and fixes)" if slower else ""))
 
     def flash_attention(self, settings: Settings, targets: list[Target]) -> bool:
         # flash_attn auto turns it on where the backend supports it (CUDA, Metal, CPU all do for
@@ -485,7 +618,11 @@ class LlamaCpp:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        asked = settings
+        settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
+        steps = [*fit_steps, *steps]
+        compromise = self._compromise(model, asked, s) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
         devices: list[DeviceMemory] = []
@@ -501,7 +638,8 @@ class LlamaCpp:
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
-            assumptions=(f"flash attention {'on' if fa else 'off'}", f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
+            compromise=compromise,
+            assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}", f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          HOST_WEIGHTS_MMAP if s.mmap else HOST_WEIGHTS_LOADED),
         )
 
@@ -535,4 +673,6 @@ class LlamaCpp:
             parts += ["--swa-full"]
         if not s.mmap:
             parts += ["--no-mmap"]
+        if not s.fit:
+            parts += ["--fit", "off"]
         return " ".join(parts)

@@ -32,8 +32,8 @@ import re
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import GGUF_LEVERS, Allocation, Settings, Step, Target, largest
-from .llamacpp import LlamaCpp
+from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
+from .llamacpp import FIT_MARGIN, LlamaCpp, fit_layers
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -48,7 +48,6 @@ SINGLE_SEQUENCE_FAMILIES = frozenset({
     "nemotronh", "nemotronhmoe", "nemotronhomni",
 })
 # llama.cpp common/common.h: fit_params_target = 1024 MiB per device (llama-server's --fit is on by default).
-FIT_MARGIN = 1024 * MiB
 # llama.cpp common/arg.cpp kv_cache_types: what --cache-type-k/-v accept (Ollama passes the env value through).
 LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 # server/sched.go: llamaServerGenerationBatch* constants and generationBatchSurcharge.
@@ -181,8 +180,6 @@ class Ollama:
         """llama.cpp common/fit.cpp common_params_fit_impl with a user-set context (Ollama passes -c):
         keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
         for MoE models first with the routed experts in system memory, then give whole layers back."""
-        n = model.n_layers
-
         def run(ngl: int, ncmoe: int) -> Allocation:
             return self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
 
@@ -191,19 +188,8 @@ class Ollama:
             # (CUDA context) is up: in runlocal's terms, the device total (with that context) + margin.
             return a.devices[0].total + FIT_MARGIN <= gpu.capacity
 
-        full = run(n + 1, 0)
-        if ok(full):
-            return n + 1, 0, full
-
-        if model.n_experts:
-            # step 3: dense-only layers, experts of the first k layers on the CPU (llama.cpp's --n-cpu-moe order)
-            keep = largest(0, n, lambda k: ok(run(n + 1, n - k)))
-            if keep is not None:
-                return n + 1, n - keep, run(n + 1, n - keep)
-            ngl = largest(0, n + 1, lambda g: ok(run(g, n))) or 0
-            return ngl, n, run(ngl, n)
-        ngl = largest(0, n + 1, lambda g: ok(run(g, 0))) or 0
-        return ngl, 0, run(ngl, 0)
+        ngl, ncmoe = fit_layers(model, run, ok)
+        return ngl, ncmoe, run(ngl, ncmoe)
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:

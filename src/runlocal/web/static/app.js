@@ -53,7 +53,8 @@ function render(plan, curve) {
   $("summary").textContent = `${m.id} · ${(m.params / 1e9).toFixed(2)}B params · ${plan.settings.quant} weights `
     + `(${fmt(m.weights_bytes)}) · KV ${fmt(plan.kv_bytes_per_token)}/token · max context `
     + (plan.max_context ? plan.max_context.toLocaleString("en-US") : "none fits")
-    + (plan.refusal ? " · " + plan.refusal : "");
+    + (plan.refusal ? " · " + plan.refusal : "")
+    + (plan.compromise ? " · " + plan.compromise : "");
   $("devices").replaceChildren(...plan.memory.devices.map(deviceBar));
   $("fixes").replaceChildren(...(plan.fixes.length ? plan.fixes : [{ title: "Nothing to change", command: "", effect: "" }])
     .map((f) => {
