@@ -87,7 +87,7 @@ def settings_of(rec: dict):
     return Settings(ctx=rec["n_ctx_requested"] // n_seq, parallel=n_seq, batch=rec["n_batch"], ubatch=rec["n_ubatch"],
                     flash_attn=rec["flash_attn"], cache_type_k=rec["type_k"], cache_type_v=rec["type_v"],
                     kv_unified=bool(rec.get("kv_unified")), swa_full=bool(rec.get("swa_full")),
-                    n_gpu_layers=None if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0))
+                    n_gpu_layers=-2 if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0))   # -1 in llama-cpp-python: all (no --fit there)
 
 
 def targets_of(rec: dict):

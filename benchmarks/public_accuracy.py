@@ -132,7 +132,7 @@ def plan_llamacpp(rec: dict, alias: str):
         weights = estimate(spec, None)
     n_seq = int(st.get("n_seq_max") or 1)
     done, _ = _offload(rec)
-    ngl = 0 if done == 0 else None
+    ngl = 0 if done == 0 else -2     # the logs show every layer offloaded: -ngl all
     fa = st.get("flash_attn")
     s = Settings(ctx=st["n_ctx"] // n_seq, parallel=n_seq, batch=st.get("n_batch", 2048), ubatch=st.get("n_ubatch", 512),
                  flash_attn="auto" if fa is None else ("on" if fa else "off"),

@@ -146,9 +146,14 @@ class Fit:
 
 
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int) -> Settings:
+    from .runtimes.llamacpp import NGL_ALL
+
     rt = get_runtime(runtime)
     tp = n_gpus if (n_gpus > 1 and getattr(rt, "pools_kv", False)) else 1
-    return Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp)
+    # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
+    # layers to RAM until anything runs, slowly
+    ngl = NGL_ALL if rt.name == "llama.cpp" else None
+    return Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp, n_gpu_layers=ngl)
 
 
 def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> int:
