@@ -177,3 +177,22 @@ def test_fit_off_and_ngl_all_are_the_users_word():
     assert off.settings.ctx == 131072 and off.verdict == "does_not_fit" and "--fit off" in off.command
     pinned = fitted("llama-3.1-70b", "rtx-4090", ctx=8192, n_gpu_layers=-2)
     assert pinned.settings.n_gpu_layers == pinned.model.n_layers + 1 and pinned.verdict == "does_not_fit"
+
+
+def test_tensor_split_sets_each_gpus_share_of_the_layers():
+    # -ts 3,1: three quarters of the offloaded layers on the first GPU (src/llama-model.cpp: cumulative shares)
+    even = fitted("llama-3.1-70b", "2x3090", ctx=8192, n_gpu_layers=-2)
+    split = fitted("llama-3.1-70b", "2x3090", ctx=8192, n_gpu_layers=-2, tensor_split="3,1")
+    g_even = [d.weights for d in even.allocation.devices if d.kind == "gpu"]
+    g_split = [d.weights for d in split.allocation.devices if d.kind == "gpu"]
+    assert abs(g_even[0] - g_even[1]) < 0.1 * g_even[0]
+    assert 2.5 < g_split[0] / g_split[1] < 3.5
+    assert sum(g_split) == sum(g_even)
+    assert "--tensor-split 3,1" in split.command
+
+
+@pytest.mark.parametrize("value, message", [("1,x", "expected shares"), ("1,1,1", "3 shares given for 2"),
+                                            ("0,0", "not all 0")])
+def test_bad_tensor_split(value, message):
+    with pytest.raises(InputError, match=message):
+        fitted("llama-3.1-70b", "2x3090", ctx=8192, tensor_split=value)

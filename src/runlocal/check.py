@@ -34,6 +34,7 @@ class CheckRequest:
     swa_full: bool = False                   # llama.cpp --swa-full
     no_mmap: bool = False                    # llama.cpp --no-mmap
     fit: str = "on"                          # llama.cpp --fit on|off
+    tensor_split: str | None = None          # llama.cpp -ts "3,1": the GPUs' shares of the layers
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int | None = None                    # None: vLLM/SGLang use one rank per GPU given, others 1
@@ -74,6 +75,14 @@ def build_settings(req: CheckRequest):
         if value is not None and not 0 < value <= 1:
             raise InputError(f"{name}: must be in (0, 1], got {value}")
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
+    split: tuple[float, ...] = ()
+    if req.tensor_split:
+        try:
+            split = tuple(float(x) for x in req.tensor_split.replace("/", ",").split(","))
+        except ValueError:
+            raise InputError(f"tensor-split: expected shares such as 3,1, got '{req.tensor_split}'") from None
+        if any(x < 0 for x in split) or not sum(split) > 0:
+            raise InputError(f"tensor-split: shares must be ≥ 0 and not all 0, got '{req.tensor_split}'")
     if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
         raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
     return Settings(
@@ -85,7 +94,7 @@ def build_settings(req: CheckRequest):
         parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
-        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on", gpu_memory_utilization=req.gpu_memory_utilization,
+        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on", tensor_split=split, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
     )

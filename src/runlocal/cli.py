@@ -66,6 +66,7 @@ def check(
     swa_full: bool = typer.Option(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context"),
     no_mmap: bool = typer.Option(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file"),
     fit: str = typer.Option("on", "--fit", "-fit", help="llama.cpp: on (default) fits an unset -c / -ngl to free memory"),
+    tensor_split: Optional[str] = typer.Option(None, "--tensor-split", "-ts", help="llama.cpp: the GPUs' shares of the layers, e.g. 3,1"),
     gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
     max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
     tp: Optional[int] = typer.Option(None, "--tp", "--tensor-parallel-size",
@@ -91,7 +92,7 @@ def check(
                        kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
                        flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=n_gpu_layers, n_cpu_moe=n_cpu_moe,
                        override_tensor=tuple(override_tensor or ()),
-                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit,
+                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit, tensor_split=tensor_split,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
                        tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
                        max_new_tokens=max_new_tokens)

@@ -51,6 +51,7 @@ class CheckBody(BaseModel):
     swa_full: bool = False
     no_mmap: bool = False
     fit: Literal["on", "off"] = "on"
+    tensor_split: str | None = Field(None, max_length=200)
     gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
     max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
     tp: int | None = Field(None, ge=1, le=1024)

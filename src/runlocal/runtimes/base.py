@@ -45,6 +45,7 @@ class Settings:
     swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
     mmap: bool = True                           # llama.cpp: weights memory-mapped from the file (--no-mmap reads them)
     fit: bool = True                            # llama.cpp --fit on|off: fit an unset context and -ngl to free memory
+    tensor_split: tuple[float, ...] = ()        # llama.cpp -ts 3,1: the GPUs' shares of the layers (default: free memory)
     gpu_memory_utilization: float | None = None
     max_num_batched_tokens: int | None = None
     tp: int = 1

@@ -434,19 +434,20 @@ class LlamaCpp:
                 steps.append(Step("context (-c 0, --fit)", f"even {n_min:,} cells do not leave "
                                   f"{FIT_MARGIN // MiB} MiB free: the minimum", f"{s.ctx:,} per sequence",
                                   "llama.cpp common/fit.cpp common_params_fit_impl step 2"))
-        if not gpus or not ngl_auto or s.n_cpu_moe or s.override_tensor:
-            # fit.cpp leaves the layers alone when -ngl or tensor overrides (-ot, --n-cpu-moe) are the user's
+        if not gpus or not ngl_auto or s.n_cpu_moe or s.override_tensor or s.tensor_split:
+            # fit.cpp leaves the layers alone when -ngl, -ts or tensor overrides (-ot, --n-cpu-moe) are the user's
             return s, steps
-        gpu0 = gpus[0]
 
-        def run(ngl: int, ncmoe: int) -> int:
-            return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))[0]
+        def run(ngl: int, ncmoe: int) -> list[int]:
+            return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))
 
-        ngl, ncmoe = fit_layers(model, run, lambda u: u + FIT_MARGIN <= gpu0.capacity)
+        # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
+        # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
+        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)))
         s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.n_cpu_moe))
         blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
         steps.append(Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
-                          f"{gpu0.name}" + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
+                          + ", ".join(g.name for g in gpus) + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
                           f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU"
                           + (f", --n-cpu-moe {ncmoe}" if ncmoe else ""),
                           "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4"))
@@ -493,7 +494,11 @@ class LlamaCpp:
         n_seq = max(1, s.parallel)
         c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, s.kv_unified)
         ngl = (s.n_gpu_layers or 0) if gpus else 0
-        where = layer_devices(model.n_layers, ngl, [float(max(g.capacity, 1)) for g in gpus])
+        if s.tensor_split and len(s.tensor_split) > len(gpus):
+            raise InputError(f"tensor-split: {len(s.tensor_split)} shares given for {len(gpus)} GPU(s)")
+        shares = ([*s.tensor_split, *[0.0] * (len(gpus) - len(s.tensor_split))] if s.tensor_split
+                  else [float(max(g.capacity, 1)) for g in gpus])
+        where = layer_devices(model.n_layers, ngl, shares)
         out_dev = where[model.n_layers]
         devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
         host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
@@ -671,6 +676,8 @@ class LlamaCpp:
             parts += ["--kv-unified"]
         if s.swa_full:
             parts += ["--swa-full"]
+        if s.tensor_split:
+            parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.tensor_split)]
         if not s.mmap:
             parts += ["--no-mmap"]
         if not s.fit:
