@@ -189,7 +189,9 @@ def _compute_not_scored(rec: dict, kv_reason: str | None) -> str | None:
     if "row" in str(st.get("split_mode", "")):
         return "row split (-sm row) is not modelled (this log shows the same compute buffer on every GPU)"
     if len(gpu_names(rec)) > 1 and done == of and not _tensor_override(rec):
-        return "pipeline parallelism (n_copies = 4 over several GPUs) is not modelled"
+        return (f"pipeline parallelism over {len(gpu_names(rec))} GPUs on build "
+                f"'{str(rec.get('llama_cpp_build', '?'))[:40]}': the log of the PR that introduced it, before flash "
+                "attention and the KV store indices; runlocal's 4-copy rule follows the modelled commit")
     missing = [k for k in ("n_ctx", "n_ubatch", "flash_attn") if k not in st]
     if missing:
         return "setting missing: " + ", ".join(missing)

@@ -47,6 +47,7 @@ FIT_MARGIN = 1024 * MiB     # common/common.h fit_params_target: leave 1 GiB fre
 FIT_MIN_CTX = 4096          # common/common.h fit_params_min_ctx: --fit shortens the context no further
 # -ngl auto (the default: --fit decides) and -ngl all, as common/arg.cpp stores them
 NGL_AUTO, NGL_ALL = -1, -2
+PIPELINE_COPIES = 4         # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES
 DEFAULT_BATCH = 2048        # common/common.h: n_batch
 DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
 # What a GPU pays beyond llama.cpp's logged buffers: the CUDA context and module load (523.6 MiB at
@@ -611,6 +612,23 @@ class LlamaCpp:
                 host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
         else:
             host.compute = max(phases.values())
+        # pipeline parallelism (src/llama-context.cpp: several GPUs, every layer offloaded, --split-mode layer, no
+        # tensor overrides): the scheduler keeps GGML_SCHED_MAX_COPIES = 4 copies of every split input and graph
+        # input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
+        # ggml_backend_sched_split_graph, passes 5–6): three more of each GPU's inputs (the KQ masks, the KV
+        # store indices, positions and the incoming n_embd rows) and of the host's graph inputs.
+        used_gpus = sorted({w for w in where if w is not None})
+        if len(used_gpus) > 1 and ngl > model.n_layers and not s.override_tensor and not s.n_cpu_moe:
+            extra = PIPELINE_COPIES - 1
+            inputs = masks + kv_store_indices(model, c.n_ubatch, fa) + c.n_ubatch * 4
+            for i in used_gpus:
+                devs[i].compute += extra * (inputs + row)
+            host.compute += extra * (inputs + c.n_ubatch * 4)     # + the token ids
+            steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {PIPELINE_COPIES} copies of "
+                              f"each split's inputs (masks, KV indices, positions, {model.hidden_size}-wide rows)",
+                              f"+{extra * (inputs + row):,} B per GPU, +{extra * (inputs + c.n_ubatch * 4):,} B host",
+                              "ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph (n_copies); not yet checked "
+                              "against a log"))
         # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
         host.output = model.vocab_size * 4 * n_seq
         steps.append(Step("compute buffer", ", ".join(f"{k} {v:,}" for k, v in phases.items())
