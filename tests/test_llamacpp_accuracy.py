@@ -81,9 +81,9 @@ THRESHOLDS = {
         "deepseek-v2-lite": 10,   # missed: MLA's absorbed-query tensors, ~32 MiB per 512 tokens, not modelled
     },
     ("cuda", "gpu"): {
-        "llama-3.1-8b": 80, "qwen3-4b": 85, "qwen3-8b": 85, "gemma-3-4b": 95, "gemma-2-9b": 85, "gpt-oss-20b": 95,
+        "llama-3.1-8b": 90, "qwen3-4b": 95, "qwen3-8b": 90, "gemma-3-4b": 95, "gemma-2-9b": 90, "gpt-oss-20b": 95,
         "qwen3-30b-a3b": 25,      # missed: MoE routing tensors left below the logits (+~40 MiB per 512 tokens)
-        "phi-3-mini-4k": 30,      # missed, as on the CPU
+        "phi-3-mini-4k": 45,      # missed, as on the CPU
         "granite-4.0-h-tiny": 5,  # missed: Mamba-2 scan tensors below the logits (+~42 MiB per 512 tokens)
         "deepseek-v2-lite": 0,    # missed: MLA, as on the CPU (+~56 MiB per 512 tokens)
     },
@@ -106,6 +106,22 @@ def test_compute_within_5_percent(data, backend, device):
     for model, hits in by_model.items():
         share = 100 * sum(hits) / len(hits)
         assert share >= THRESHOLDS[(backend, device)][model], (model, round(share, 1))
+
+
+def test_cuda_flash_attention_sizes_f16_copies_of_a_quantized_cache(data):
+    # ggml-cuda allocates a FLASH_ATTN_EXT result with room for f16 copies of a quantized K and V over every
+    # cell (fattn.cu get_alloc_size): at 64K cells with a q8_0/q4_0 cache it is the largest tensor of the graph
+    # (phi-3: 2 × 65,536 × 32 × 96 × 2 B = 768 MiB; logged 850.01 MiB in all), and without it the buffer was
+    # under-predicted by up to 85 %
+    _, _, rows, _ = data
+    hits = [r for r in rows if r["backend"] == "cuda" and r["device"] == "gpu" and r["component"] == "compute"
+            and "flash_attn=on" in r["key"] and "n_ctx=65536" in r["key"] and "ngl=all" in r["key"]
+            and "type_k=q" in r["key"] and "n_seq_max=1|" in r["key"]
+            and r["model"] in ("llama-3.1-8b", "qwen3-8b", "qwen3-4b", "gemma-2-9b", "gemma-3-4b", "phi-3-mini-4k",
+                               "gpt-oss-20b")]
+    assert len(hits) >= 10
+    for r in hits:
+        assert pct(r) <= 2, (r["model"], r["key"], r["logged"], r["predicted"])
 
 
 @pytest.mark.parametrize("backend, device, share", [

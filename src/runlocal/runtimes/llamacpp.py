@@ -222,8 +222,27 @@ def ffn_width(model: ModelSpec) -> int:
     return 3 * (model.intermediate_size or 4 * h)
 
 
+def fa_f16_copies(model: ModelSpec, cells: int, cells_swa: int | None, cache_type_k: str, cache_type_v: str) -> int:
+    """Bytes ggml-cuda adds to a FLASH_ATTN_EXT result for f16 copies of a quantized K and V
+    (ggml-cuda.cu get_alloc_size → fattn.cu ggml_cuda_flash_attn_ext_get_alloc_size): the tensor-core kernels
+    (MMA_F16, TILE) that a prompt batch gets read f16 only, so K and V views over every cell the graph attends
+    (cells × KV heads × head dim) are converted into room allocated with the op's output; MLA's V is a view of
+    K and shares its copy. Largest over the attention layers (a sliding layer attends cells_swa)."""
+    quant = ("f16", "bf16", "f32")
+    need_k, need_v = cache_type_k not in quant, cache_type_v not in quant
+    if not (need_k or need_v):
+        return 0
+    best = 0
+    for a in model.attention_layers:
+        n = cells_swa if (a.kind == "sliding" and cells_swa) else cells
+        k = n * a.n_kv_heads * a.k_dim * 2 if need_k else 0
+        v = n * a.n_kv_heads * a.v_dim * 2 if need_v and a.kind != "mla" else 0
+        best = max(best, pad(k, 128) + pad(v, 128))
+    return best
+
+
 def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
-                   n_kv_swa: int | None = None) -> dict[str, int]:
+                   n_kv_swa: int | None = None, fa_copies: int = 0) -> dict[str, int]:
     """Peak bytes of ggml's compute graph in its three heaviest phases; the buffer is their max.
 
     Fitted to llama.cpp's logged "compute buffer size" over architectures, contexts, ubatch sizes
@@ -243,7 +262,15 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
     ffn = ubatch * f32 * (n_ff + 4 * model.hidden_size) + mask
     attention = 0 if flash_attn else (n_kv * ubatch * model.n_heads * f32
                                       + ubatch * f32 * (5 * model.hidden_size + 2 * kv_width) + mask)
-    return {"output": output, "ffn": ffn, "attention": attention}
+    phases = {"output": output, "ffn": ffn, "attention": attention}
+    if flash_attn and fa_copies:
+        # the FLASH_ATTN_EXT node with its f16 K/V room, beside Q, the masks and three n_embd row sets (the
+        # layer's input and two more the H100 runs show live there: llama-3.1-8b, gemma-2-9b at 64K, q8_0 cache)
+        head_q = max((a.k_dim for a in model.attention_layers), default=model.hidden_size // max(1, model.n_heads))
+        head_v = max((a.v_dim for a in model.attention_layers), default=head_q)
+        phases["flash attention"] = (ubatch * model.n_heads * (head_q + head_v) * f32 + fa_copies
+                                     + 3 * ubatch * f32 * model.hidden_size + mask)
+    return phases
 
 
 @dataclass
@@ -582,7 +609,11 @@ class LlamaCpp:
 
         # --- compute and output buffers ----------------------------------------------------
         n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
-        phases = compute_phases(model, c.n_ubatch, n_kv, fa, n_swa_cells or None)
+        # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
+        cells_all = c.n_ctx_seq * c.n_stream
+        copies = (fa_f16_copies(model, cells_all, (n_swa_cells * c.n_stream) if n_swa_cells else None,
+                                s.cache_type_k, s.cache_type_v) if fa and any(g.kind == "gpu" for g in gpus) else 0)
+        phases = compute_phases(model, c.n_ubatch, n_kv, fa, n_swa_cells or None, copies)
         masks = kq_masks(c.n_ubatch, n_kv, n_swa_cells or None, fa)
         row = model.hidden_size * c.n_ubatch * 4          # one f32 activation row set of the ubatch
         if devs:
