@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Compute buffers: ggml-alloc simulation (runtimes/ggml_graph.py) vs the fitted formula vs llama.cpp's logs.
+
+For every created context in measurements/llamacpp/data/{cpu,cuda}.jsonl whose architecture the simulation
+models, prints per architecture and buffer (CPU compute; CUDA0 compute and CUDA_Host compute on the CUDA
+build): n, median / max |error| %, the share within 5 % and the share equal to the printed value (%.2f MiB),
+for the simulation and for LlamaCpp.buffers' fitted formula.
+
+  python benchmarks/compute_sim.py [--backend cpu|cuda|all] [--model NAME] [--worst N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "src"))
+
+import accuracy as A  # noqa: E402
+
+from runlocal.runtimes import ggml_graph as G  # noqa: E402
+from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells  # noqa: E402
+
+MiB = 1 << 20
+
+
+def is_context(rec: dict) -> bool:
+    return rec.get("stage") not in ("skipped", "model_load") and bool(rec.get("ok"))
+
+
+def simulated(rec: dict, spec) -> dict[str, float] | None:
+    """Simulated compute buffers in MiB, keyed like the record's `buffers`; None where not modelled."""
+    if not G.supported(spec):
+        return None
+    n_seq = rec["n_seq_max"]
+    c = context_sizes(rec["n_ctx_requested"] // n_seq, n_seq, rec["n_batch"], rec["n_ubatch"], bool(rec.get("kv_unified")))
+    fa = rec.get("flash_attn_effective", rec["flash_attn"] != "off")
+    if isinstance(fa, str):
+        fa = fa in ("on", "enabled", "true", "1")
+    n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
+    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
+    n_kv_swa = swa_cells(c, windows[0], bool(rec.get("swa_full"))) if windows else None
+    kw = dict(n_seqs=n_seq, n_stream=c.n_stream, type_k=rec["type_k"], type_v=rec["type_v"], n_kv_swa=n_kv_swa)
+    if rec["backend"] == "cpu":
+        return {"CPU compute": G.simulate_compute(spec, c.n_ubatch, n_kv, bool(fa), **kw) / MiB}
+    if 0 <= rec.get("n_gpu_layers", 0) <= spec.n_layers:
+        return None     # partial offload and -ngl 0 on the CUDA build: not modelled
+    out = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, bool(fa), n_gpu_layers=rec.get("n_gpu_layers", 0), **kw)
+    return {k: v / MiB for k, v in out.items()}
+
+
+def formula(rec: dict, spec) -> dict[str, float]:
+    from runlocal.plan import estimate
+
+    _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, None), A.settings_of(rec), A.targets_of(rec))
+    out = {}
+    for b in bufs:
+        if b.kind == "cpu":
+            out["CUDA_Host compute" if rec["backend"] == "cuda" else "CPU compute"] = b.compute / MiB
+        else:
+            out["CUDA0 compute"] = b.compute / MiB
+    return out
+
+
+def summary(errs: list[tuple[float, float]]) -> str:
+    """errs: (predicted, logged) MiB pairs."""
+    pct = [abs(p - w) / w * 100 if w else 0.0 for p, w in errs]
+    exact = sum(f"{p:.2f}" == f"{w:.2f}" for p, w in errs) / len(errs) * 100
+    w5 = sum(x <= 5 for x in pct) / len(pct) * 100
+    return f"{statistics.median(pct):7.2f} {max(pct):8.2f} {w5:5.0f}% {exact:5.0f}%"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", default="all", choices=("cpu", "cuda", "all"))
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--worst", type=int, default=0, help="print the N worst simulated records")
+    a = ap.parse_args(argv)
+    files = {"cpu": [A.DATA / "cpu.jsonl"], "cuda": [A.DATA / "cuda.jsonl"]}
+    paths = files["cpu"] + files["cuda"] if a.backend == "all" else files[a.backend]
+    recs = [r for r in A.load_records(paths) if is_context(r) and (a.model is None or r["model"] == a.model)]
+    specs = A.model_specs({(r["model"], r["weight_type"]) for r in recs}, False)
+    sim_errs: dict[tuple, list] = defaultdict(list)
+    fit_errs: dict[tuple, list] = defaultdict(list)
+    worst = []
+    for rec in recs:
+        spec = specs[(rec["model"], rec["weight_type"])]
+        sim = simulated(rec, spec)
+        if sim is None:
+            continue
+        fit = formula(rec, spec)
+        offload = rec.get("n_gpu_layers_setting", "0")
+        for buf, mib in rec["buffers"].items():
+            if not buf.endswith("compute") or buf not in sim:
+                continue
+            key = (spec.family, rec["backend"], offload, buf)
+            sim_errs[key].append((sim[buf], mib))
+            fit_errs[key].append((fit.get(buf, 0.0), mib))
+            worst.append((abs(sim[buf] - mib) / mib * 100 if mib else 0, sim[buf], mib, rec["key"], buf))
+    print(f"{'arch':<14} {'backend':<7} {'ngl':<5} {'buffer':<18} {'n':>4} | {'simulation: med %':>17} {'max %':>8} {'≤5%':>6} "
+          f"{'exact':>6} | {'fitted: med %':>13} {'max %':>8} {'≤5%':>6} {'exact':>6}")
+    for key in sorted(sim_errs):
+        arch, backend, offload, buf = key
+        print(f"{arch:<14} {backend:<7} {offload:<5} {buf:<18} {len(sim_errs[key]):>4} | {summary(sim_errs[key]):>39} | "
+              f"{summary(fit_errs[key]):>35}")
+    if a.worst:
+        for pct, p, w, key, buf in sorted(worst, reverse=True)[:a.worst]:
+            print(f"{pct:7.2f}% sim {p:9.2f} logged {w:9.2f}  {buf:<18} {key}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

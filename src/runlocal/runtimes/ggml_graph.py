@@ -1,0 +1,1050 @@
+"""A small model of the ggml graph llama.cpp reserves, and of ggml-alloc's allocator, to size compute buffers.
+
+llama.cpp sizes each backend's compute buffer by building the worst-case graph and letting ggml-alloc's
+graph allocator (ggml/src/ggml-alloc.c, gallocr) place every intermediate tensor in one virtual buffer:
+the buffer is the highest offset ever used. That offset depends on the order of the nodes, which tensors
+are reused in place, and on the holes the best-fit allocator leaves below big tensors, so no closed formula
+tracks it on every architecture. Here the graph is traced again in Python (shapes, strides, ops and sources
+only; no data) in the node order ggml's graph builder produces, and run through a re-implementation of the
+allocator. Everything follows the llama.cpp commit llama-cpp-python 0.3.36 vendors (0c1e57098); the
+functions each part follows are named where they are modelled. Pure computation, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+# --- tensor types --------------------------------------------------------------------------------
+# (block size in elements, bytes per block), ggml/src/ggml.c type_traits
+TYPES: dict[str, tuple[int, int]] = {
+    "f32": (1, 4), "f16": (1, 2), "bf16": (1, 2), "i32": (1, 4), "i64": (1, 8), "i8": (1, 1), "i16": (1, 2),
+    "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34), "q8_1": (32, 36),
+    "q2_k": (256, 84), "q3_k": (256, 110), "q4_k": (256, 144), "q5_k": (256, 176), "q6_k": (256, 210),
+    "q8_k": (256, 292), "iq4_nl": (32, 18), "mxfp4": (32, 17),
+}
+
+# ggml-alloc.c ggml_op_can_inplace: ops whose output may take over their parent's memory
+INPLACE_OPS = frozenset({
+    "FILL", "SCALE", "DIAG_MASK_ZERO", "DIAG_MASK_INF", "ADD", "ADD_ID", "ADD1", "SUB", "MUL", "DIV", "SQR",
+    "SQRT", "LOG", "UNARY", "ROPE", "ROPE_BACK", "SILU_BACK", "RMS_NORM", "RMS_NORM_BACK", "CLAMP", "SOFT_MAX",
+    "SOFT_MAX_BACK",
+})
+VIEW_OPS = frozenset({"VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE"})
+
+FLAG_INPUT, FLAG_OUTPUT = 1, 2
+
+CPU_ALIGNMENT = 32     # ggml-impl.h TENSOR_ALIGNMENT (ggml-backend.cpp ggml_backend_cpu_buffer_type_get_alignment)
+CUDA_ALIGNMENT = 128   # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
+
+
+def type_size(t: str) -> int:
+    return TYPES[t][1]
+
+
+def row_size(t: str, n: int) -> int:
+    blck, size = TYPES[t]
+    return size * n // blck
+
+
+@dataclass(eq=False)
+class Tensor:
+    """A ggml_tensor as far as allocation cares: shape ne[4], strides nb[4], op, sources, view source, flags.
+    ``external``: data lives in a buffer of its own (weights, the KV cache), never allocated by the graph."""
+
+    name: str
+    type: str
+    ne: tuple[int, int, int, int]
+    nb: tuple[int, int, int, int]
+    op: str = "NONE"
+    src: tuple["Tensor | None", ...] = ()
+    view_src: "Tensor | None" = None
+    view_offs: int = 0
+    flags: int = 0
+    external: bool = False
+    backend: int | None = None      # a backend forced by the graph builder (ggml_backend_sched_set_tensor_backend)
+
+    @property
+    def is_view(self) -> bool:
+        return self.view_src is not None
+
+    def nbytes(self) -> int:
+        # ggml.c ggml_nbytes
+        blck, size = TYPES[self.type]
+        if any(n <= 0 for n in self.ne):
+            return 0
+        if blck == 1:
+            return size + sum((self.ne[i] - 1) * self.nb[i] for i in range(4))
+        return self.ne[0] * self.nb[0] // blck + sum((self.ne[i] - 1) * self.nb[i] for i in range(1, 4))
+
+    def nelements(self) -> int:
+        return self.ne[0] * self.ne[1] * self.ne[2] * self.ne[3]
+
+    def is_contiguous(self) -> bool:
+        return self.nb == _strides(self.type, self.ne)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name!r}, {self.op}, {self.type}, {list(self.ne)})"
+
+
+def _strides(t: str, ne: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    blck, size = TYPES[t]
+    nb0 = size
+    nb1 = nb0 * (ne[0] // blck)
+    nb2 = nb1 * ne[1]
+    nb3 = nb2 * ne[2]
+    return (nb0, nb1, nb2, nb3)
+
+
+def _ne4(ne: Iterable[int]) -> tuple[int, int, int, int]:
+    v = list(ne) + [1] * 4
+    return (v[0], v[1], v[2], v[3])
+
+
+class Graph:
+    """A ggml_cgraph being built: ggml's ops as methods, and build_forward_expand's depth-first node order
+    (ggml.c ggml_visit_parents_graph: sources first, left to right; op NONE → leaf, else node)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Tensor] = []
+        self.leafs: list[Tensor] = []
+        self._visited: set[int] = set()
+        self._n = 0
+
+    # --- graph ------------------------------------------------------------------------------
+    def expand(self, t: Tensor) -> Tensor:
+        stack: list[tuple[Tensor, int]] = [(t, 0)]
+        if id(t) in self._visited:
+            return t
+        self._visited.add(id(t))
+        while stack:
+            node, i = stack.pop()
+            if i < len(node.src):
+                stack.append((node, i + 1))
+                s = node.src[i]
+                if s is not None and id(s) not in self._visited:
+                    self._visited.add(id(s))
+                    stack.append((s, 0))
+                continue
+            (self.leafs if node.op == "NONE" else self.nodes).append(node)
+        return t
+
+    # --- tensor creation --------------------------------------------------------------------
+    def _name(self, name: str | None) -> str:
+        self._n += 1
+        return name or f"t{self._n}"
+
+    def new(self, type_: str, ne: Iterable[int], op: str = "NONE", src: tuple[Tensor | None, ...] = (),
+            name: str | None = None, flags: int = 0) -> Tensor:
+        n4 = _ne4(ne)
+        return Tensor(self._name(name), type_, n4, _strides(type_, n4), op, src, flags=flags)
+
+    def input(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
+        """ggml_new_tensor + ggml_set_input: a graph input the allocator places first."""
+        return self.new(type_, ne, name=name, flags=FLAG_INPUT)
+
+    def weight(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
+        t = self.new(type_, ne, name=name)
+        t.external = True
+        return t
+
+    def _view(self, a: Tensor, ne: Iterable[int], nb: tuple[int, int, int, int], offs: int, op: str,
+              name: str | None = None) -> Tensor:
+        # ggml.c ggml_new_tensor_impl: a view of a view points at the root tensor
+        root, base = (a.view_src, a.view_offs) if a.view_src is not None else (a, 0)
+        return Tensor(self._name(name), a.type, _ne4(ne), nb, op, (a,), view_src=root, view_offs=base + offs,
+                      external=a.external)
+
+    def dup(self, a: Tensor, op: str, src: tuple[Tensor | None, ...], type_: str | None = None,
+            name: str | None = None) -> Tensor:
+        """ggml_dup_tensor: a new contiguous tensor of a's shape."""
+        return self.new(type_ or a.type, a.ne, op, src, name)
+
+    # --- views --------------------------------------------------------------------------------
+    def view(self, a: Tensor, ne: Iterable[int], nb: Iterable[int] = (), offs: int = 0, name: str | None = None) -> Tensor:
+        n4 = _ne4(ne)
+        given = list(nb)
+        full = list(_strides(a.type, n4))
+        # ggml_view_2d/3d/4d: nb[1..] as given, nb[0] the type size, the rest follow contiguously
+        for i, v in enumerate(given):
+            full[i + 1] = v
+        for i in range(len(given) + 1, 4):
+            full[i] = full[i - 1] * n4[i - 1]
+        return self._view(a, n4, (full[0], full[1], full[2], full[3]), offs, "VIEW", name)
+
+    def reshape(self, a: Tensor, *ne: int, name: str | None = None) -> Tensor:
+        n4 = _ne4(ne)
+        return self._view(a, n4, _strides(a.type, n4), 0, "RESHAPE", name)
+
+    def permute(self, a: Tensor, *axes: int, name: str | None = None) -> Tensor:
+        ax = list(axes) + [3] * (4 - len(axes))
+        ne, nb = [0] * 4, [0] * 4
+        for i in range(4):
+            ne[ax[i]] = a.ne[i]
+            nb[ax[i]] = a.nb[i]
+        return self._view(a, ne, (nb[0], nb[1], nb[2], nb[3]), 0, "PERMUTE", name)
+
+    def transpose(self, a: Tensor, name: str | None = None) -> Tensor:
+        ne = (a.ne[1], a.ne[0], a.ne[2], a.ne[3])
+        nb = (a.nb[1], a.nb[0], a.nb[2], a.nb[3])
+        return self._view(a, ne, nb, 0, "TRANSPOSE", name)
+
+    # --- ops ------------------------------------------------------------------------------------
+    def cont(self, a: Tensor, *ne: int, name: str | None = None) -> Tensor:
+        return self.new(a.type, ne or a.ne, "CONT", (a,), name)
+
+    def cpy(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        t = self._view(b, b.ne, b.nb, 0, "CPY", name)
+        t.src = (a, b)
+        return t
+
+    def mul_mat(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.new("f32", (a.ne[1], b.ne[1], b.ne[2], b.ne[3]), "MUL_MAT", (a, b), name)
+
+    def mul_mat_id(self, a: Tensor, b: Tensor, ids: Tensor, name: str | None = None) -> Tensor:
+        return self.new("f32", (a.ne[1], ids.ne[0], b.ne[2], 1), "MUL_MAT_ID", (a, b, ids), name)
+
+    def get_rows(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        type_ = "i32" if a.type == "i32" else "f32"
+        return self.new(type_, (a.ne[0], b.ne[0], b.ne[1], b.ne[2]), "GET_ROWS", (a, b), name)
+
+    def set_rows(self, a: Tensor, b: Tensor, c: Tensor, name: str | None = None) -> Tensor:
+        t = self._view(a, a.ne, a.nb, 0, "SET_ROWS", name)
+        t.src = (b, c, a)    # ggml.c ggml_set_rows: src order b, c, a
+        return t
+
+    def unary(self, op: str, a: Tensor, *others: Tensor | None, name: str | None = None) -> Tensor:
+        """Element-wise ops that keep a's shape (ADD, MUL, SCALE, RMS_NORM, UNARY, ROPE, SOFT_MAX …)."""
+        return self.dup(a, op, (a, *others), name=name)
+
+    def add(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.unary("ADD", a, b, name=name)
+
+    def mul(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.unary("MUL", a, b, name=name)
+
+    def rms_norm(self, a: Tensor, name: str | None = None) -> Tensor:
+        return self.unary("RMS_NORM", a, name=name)
+
+    def norm(self, a: Tensor, name: str | None = None) -> Tensor:
+        return self.unary("NORM", a, name=name)
+
+    def rope(self, a: Tensor, pos: Tensor, factors: Tensor | None = None, name: str | None = None) -> Tensor:
+        return self.unary("ROPE", a, pos, factors, name=name) if factors is not None else \
+            self.unary("ROPE", a, pos, name=name)
+
+    def soft_max(self, a: Tensor, mask: Tensor | None = None, sinks: Tensor | None = None,
+                 name: str | None = None) -> Tensor:
+        srcs: tuple[Tensor | None, ...] = (a, mask, sinks) if sinks is not None else ((a, mask) if mask is not None else (a,))
+        return self.dup(a, "SOFT_MAX", srcs, name=name)
+
+    def glu_split(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        # ggml.c ggml_glu_impl with a second operand: a's shape; GLU is not an in-place op
+        return self.new(a.type, a.ne, "GLU", (a, b), name)
+
+    def glu(self, a: Tensor, name: str | None = None) -> Tensor:
+        return self.new(a.type, (a.ne[0] // 2, a.ne[1], a.ne[2], a.ne[3]), "GLU", (a,), name)
+
+    def flash_attn_ext(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, sinks: Tensor | None = None,
+                       name: str | None = None) -> Tensor:
+        srcs: tuple[Tensor | None, ...] = (q, k, v, mask) + ((sinks,) if sinks is not None else ())
+        return self.new("f32", (v.ne[0], q.ne[2], q.ne[1], q.ne[3]), "FLASH_ATTN_EXT", srcs, name)
+
+    def argsort_top_k(self, a: Tensor, k: int) -> Tensor:
+        s = self.new("i32", a.ne, "ARGSORT", (a,))
+        return self.view(s, (k, s.ne[1], s.ne[2], s.ne[3]), (s.nb[1], s.nb[2], s.nb[3]))
+
+    def sum_rows(self, a: Tensor, name: str | None = None) -> Tensor:
+        return self.new(a.type, (1, a.ne[1], a.ne[2], a.ne[3]), "SUM_ROWS", (a,), name)
+
+
+# --- ggml-alloc.c: the dynamic allocator ------------------------------------------------------------
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+class DynAllocator:
+    """ggml-alloc.c ggml_dyn_tallocr with one chunk (buffers below the backend's max size): free blocks kept
+    sorted by offset; the last block is the open end of the buffer."""
+
+    def __init__(self, alignment: int) -> None:
+        self.alignment = alignment
+        self.blocks: list[list[int]] = [[0, 1 << 62]]     # [offset, size]
+        self.max_size = 0
+
+    def alloc(self, size: int) -> int:
+        # ggml_dyn_tallocr_alloc: best fit among all blocks but the last (the smallest that fits, the later one on
+        # ties), else the last block
+        size = _align(size, self.alignment)
+        best, best_size = -1, None
+        for i in range(len(self.blocks) - 1):
+            bsize = self.blocks[i][1]
+            if bsize >= size and (best_size is None or bsize <= best_size):
+                best, best_size = i, bsize
+        if best < 0:
+            best = len(self.blocks) - 1
+        block = self.blocks[best]
+        offset = block[0]
+        block[0] += size
+        block[1] -= size
+        if block[1] == 0:
+            del self.blocks[best]
+        self.max_size = max(self.max_size, offset + size)
+        return offset
+
+    def free(self, offset: int, size: int) -> None:
+        # ggml_dyn_tallocr_free_bytes: merge with the block ending at offset or starting after it, else insert
+        size = _align(size, self.alignment)
+        blocks = self.blocks
+        for i, block in enumerate(blocks):
+            if block[0] + block[1] == offset:
+                block[1] += size
+                if i < len(blocks) - 1 and block[0] + block[1] == blocks[i + 1][0]:
+                    block[1] += blocks[i + 1][1]
+                    del blocks[i + 1]
+                return
+            if offset + size == block[0]:
+                block[0] = offset
+                block[1] += size
+                if i > 0 and blocks[i - 1][0] + blocks[i - 1][1] == block[0]:
+                    blocks[i - 1][1] += block[1]
+                    del blocks[i]
+                return
+        pos = 0
+        while pos < len(blocks) and blocks[pos][0] < offset:
+            pos += 1
+        blocks.insert(pos, [offset, size])
+
+
+@dataclass
+class _Info:
+    n_children: int = 0
+    n_views: int = 0
+    buffer_id: int = 0
+    offset: int = 0
+    allocated: bool = False
+
+
+@dataclass
+class Buffer:
+    """One buffer type of the graph allocator: its alignment and how it sizes a tensor
+    (ggml_backend_buft_get_alloc_size; ggml_nbytes unless the backend pads)."""
+
+    alignment: int = CPU_ALIGNMENT
+    alloc_size: Callable[[Tensor], int] = field(default=lambda t: t.nbytes())
+
+
+def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
+             leaf_buffer: Callable[[int, Tensor], int] | None = None,
+             nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None) -> list[int]:
+    """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset)."""
+    nodes = graph.nodes if nodes is None else nodes
+    leafs = graph.leafs if leafs is None else leafs
+    allocs = [DynAllocator(b.alignment) for b in buffers]
+    info: dict[int, _Info] = {}
+    nb_of = node_buffer or (lambda i, t: 0)
+    lb_of = leaf_buffer or (lambda i, t: 0)
+
+    def hn(t: Tensor) -> _Info:
+        h = info.get(id(t))
+        if h is None:
+            h = info[id(t)] = _Info()
+        return h
+
+    def size_of(t: Tensor, buffer_id: int) -> int:
+        return buffers[buffer_id].alloc_size(t)
+
+    def allocate_node(t: Tensor, buffer_id: int) -> None:
+        h = hn(t)
+        if t.external or h.allocated or t.is_view:
+            return
+        h.allocated = True
+        if t.op in INPLACE_OPS:
+            for p in t.src:
+                if p is None or not hn(p).allocated:          # external or not ours
+                    continue
+                if p.flags & FLAG_OUTPUT or (p.view_src is not None and p.view_src.flags & FLAG_OUTPUT):
+                    continue
+                if p.type != t.type or p.ne != t.ne or p.nb != t.nb:     # ggml_are_same_layout
+                    continue
+                ph = hn(p)
+                if ph.n_children == 1 and ph.n_views == 0:
+                    if p.is_view:
+                        vs = p.view_src
+                        assert vs is not None
+                        vh = hn(vs)
+                        if vh.n_views == 1 and vh.n_children == 0 and p.view_offs == 0:
+                            h.buffer_id, h.offset = ph.buffer_id, ph.offset
+                            ph.allocated = False
+                            vh.allocated = False
+                            _free_extra(t, vs, vh)
+                            return
+                    else:
+                        h.buffer_id, h.offset = ph.buffer_id, ph.offset
+                        ph.allocated = False
+                        _free_extra(t, p, ph)
+                        return
+        h.buffer_id = buffer_id
+        h.offset = allocs[buffer_id].alloc(size_of(t, buffer_id))
+
+    def _free_extra(t: Tensor, parent: Tensor, ph: _Info) -> None:
+        # ggml_gallocr_free_extra_space: a smaller in-place result gives back the parent's tail
+        a = allocs[ph.buffer_id].alignment
+        psize = _align(size_of(parent, ph.buffer_id), a)
+        nsize = _align(size_of(t, hn(t).buffer_id), a)
+        if psize > nsize:
+            allocs[ph.buffer_id].free(ph.offset + nsize, psize - nsize)
+
+    def free_node(t: Tensor) -> None:
+        if t.flags & FLAG_OUTPUT:
+            return
+        h = hn(t)
+        allocs[h.buffer_id].free(h.offset, size_of(t, h.buffer_id))
+        h.allocated = False
+
+    # a view's placement is its root's: gallocr reads hash values of view roots, which share our ids
+    for i, leaf in enumerate(leafs):
+        allocate_node(leaf, lb_of(i, leaf))
+    for i, node in enumerate(nodes):
+        if node.is_view and node.op != "NONE":
+            assert node.view_src is not None
+            hn(node.view_src).n_views += 1
+        if node.flags & FLAG_INPUT:
+            allocate_node(node, nb_of(i, node))
+        for s in node.src:
+            if s is None:
+                continue
+            hn(s).n_children += 1
+            if s.flags & FLAG_INPUT:
+                allocate_node(s, nb_of(i, node))
+    for i, node in enumerate(nodes):
+        b = nb_of(i, node)
+        for p in node.src:
+            if p is not None:
+                allocate_node(p, b)
+        allocate_node(node, b)
+        for p in node.src:
+            if p is None:
+                continue
+            ph = hn(p)
+            ph.n_children -= 1
+            if ph.n_children == 0 and ph.n_views == 0:
+                if p.is_view:
+                    vs = p.view_src
+                    assert vs is not None
+                    vh = hn(vs)
+                    vh.n_views -= 1
+                    if vh.n_views == 0 and vh.n_children == 0 and vh.allocated:
+                        free_node(vs)
+                elif ph.allocated:
+                    free_node(p)
+    return [a.max_size for a in allocs]
+
+
+# --- llama.cpp's decoder graphs ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GraphParams:
+    """What decides the reserved graph's shapes (src/llama-context.cpp sched_reserve / graph_reserve)."""
+
+    n_kv: int                    # cells one stream's attention spans (kv size per stream)
+    flash_attn: bool
+    n_stream: int = 1            # KV streams: n_seq_max without a unified cache, else 1
+    type_k: str = "f16"
+    type_v: str = "f16"
+    n_kv_swa: int | None = None  # cells of the sliding-window cache (SWA architectures: not modelled yet)
+
+
+def _gguf_type(dtype: str | None) -> str:
+    t = (dtype or "f32").lower()
+    return t if t in TYPES else "q4_0"
+
+
+class DecoderGraph:
+    """Builds llama.cpp's graph for one ubatch: src/llama-graph.cpp (build_inp_embd, build_attn, build_ffn,
+    build_moe_ffn, build_norm) and the architecture's builder in src/models/<arch>.cpp, in their op order."""
+
+    def __init__(self, model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> None:
+        self.m = model
+        self.p = p
+        self.g = Graph()
+        self.n_tokens = n_tokens
+        self.n_seqs = n_seqs
+        self.n_outputs = n_outputs
+        self.by_name = {t.name: t for t in model.tensors}
+        self._weights: dict[str, Tensor] = {}
+        self.n_embd = model.hidden_size
+        self.n_head = model.n_heads
+        self.inputs: list[Tensor] = []
+
+    # --- weights and inputs ---------------------------------------------------------------------
+    def w(self, name: str) -> Tensor | None:
+        t = self._weights.get(name)
+        if t is None:
+            info = self.by_name.get(name)
+            if info is None:
+                return None
+            t = self.g.weight(_gguf_type(info.dtype), tuple(reversed(info.shape)), name)
+            self._weights[name] = t
+        return t
+
+    def lw(self, il: int, name: str) -> Tensor | None:
+        return self.w(f"blk.{il}.{name}")
+
+    def inp(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
+        t = self.g.input(type_, ne, name)
+        self.inputs.append(t)
+        return t
+
+    def build_inp_embd(self, scale: bool = False) -> Tensor:
+        # llama-graph.cpp build_inp_embd: both the token path (get_rows) and the embeddings input enter the
+        # graph (ggml_build_forward_select), so the unused inp_embd input is allocated too
+        g = self.g
+        tokens = self.inp("i32", (self.n_tokens,), "inp_tokens")
+        embd_in = self.inp("f32", (self.n_embd, self.n_tokens), "inp_embd")
+        tok = self.w("token_embd.weight")
+        assert tok is not None
+        cur = g.get_rows(tok, tokens, name="embd")
+        g.expand(cur)
+        g.expand(embd_in)
+        if scale:
+            cur = g.unary("SCALE", cur, name="embd_scaled")
+        g.expand(cur)
+        return cur
+
+    def build_inp_pos(self) -> Tensor:
+        return self.inp("i32", (self.n_tokens,), "inp_pos")
+
+    def build_inp_out_ids(self) -> Tensor:
+        return self.inp("i32", (self.n_outputs,), "out_ids")
+
+    def norm(self, x: Tensor, w: Tensor | None, b: Tensor | None = None, rms: bool = True) -> Tensor:
+        # llama-graph.cpp build_norm
+        g = self.g
+        cur = g.rms_norm(x) if rms else g.norm(x)
+        if w is not None:
+            cur = g.mul(cur, w)
+        if b is not None:
+            cur = g.add(cur, b)
+        return cur
+
+    # --- attention ------------------------------------------------------------------------------
+    def kv_inputs(self, swa: bool = False) -> dict:
+        """llama-graph.cpp build_attn_inp_kv(_iswa) / llama-kv-cache.cpp build_input_*: the store indices,
+        the KQ mask (f16 with flash attention) and, for a quantized cache, the Hadamard rotation inputs."""
+        p = self.p
+        n_kv = (p.n_kv_swa or p.n_kv) if swa else p.n_kv
+        attn = [a for a in self.m.attention_layers if (a.kind == "sliding") == swa] or self.m.attention_layers
+        v_gqa_max = max(a.n_kv_heads * a.v_dim for a in attn)
+        n_tokens = self.n_tokens
+        suffix = "_swa" if swa else ""
+        k_idxs = self.inp("i64", (n_tokens,), f"attn_inp_k_idxs{suffix}")
+        v_idxs = self.inp("i64", (n_tokens if p.flash_attn else n_tokens * v_gqa_max,), f"attn_inp_v_idxs{suffix}")
+        mask_stream = p.n_stream if p.n_stream > 1 else 1
+        mask = self.inp("f16" if p.flash_attn else "f32", (n_kv, n_tokens // mask_stream, 1, mask_stream),
+                        f"attn_inp_kq_mask{suffix}")
+        # llama-kv-cache.cpp: attn_rot_k / attn_rot_v for quantized caches whose head size is a multiple of 64
+        hk = {a.k_dim for a in attn}
+        hv = {a.v_dim for a in attn}
+        k_rot = v_rot = None
+        if _is_quant(p.type_k) and len(hk) == 1 and next(iter(hk)) % 64 == 0:
+            nrot = 64
+            while next(iter(hk)) % (nrot * 2) == 0:
+                nrot *= 2
+            k_rot = self.inp("f32", (nrot, nrot), f"attn_inp_k_rot{suffix}")
+        if _is_quant(p.type_v) and len(hv) == 1 and next(iter(hv)) % 64 == 0:
+            v_rot = self.inp("f32", (64, 64), f"attn_inp_v_rot{suffix}")
+        return {"k_idxs": k_idxs, "v_idxs": v_idxs, "mask": mask, "k_rot": k_rot, "v_rot": v_rot, "n_kv": n_kv}
+
+    def hadamard(self, cur: Tensor, rot: Tensor) -> Tensor:
+        # src/llama-impl.h llama_mul_mat_hadamard
+        g = self.g
+        n = rot.ne[0]
+        res = g.reshape(cur, n, cur.nelements() // n) if cur.is_contiguous() else g.cont(cur, n, cur.nelements() // n)
+        res = g.mul_mat(rot, res)
+        return g.reshape(res, *cur.ne)
+
+    def attn(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None, wo_b: Tensor | None,
+             sinks: Tensor | None = None, softcap: bool = False) -> Tensor:
+        """llama-graph.cpp build_attn (KV cache): store K and V with set_rows, attend over the cache's views."""
+        g, p = self.g, self.p
+        a = self.m.layers[il].attention
+        if inp["k_rot"] is not None:
+            q = self.hadamard(q, inp["k_rot"])
+            k = self.hadamard(k, inp["k_rot"])
+        if inp["v_rot"] is not None:
+            v = self.hadamard(v, inp["v_rot"])
+        g.expand(q)
+        g.expand(v)
+        g.expand(k)
+        n_kv, ns = inp["n_kv"], p.n_stream
+        k_gqa, v_gqa = a.n_kv_heads * a.k_dim, a.n_kv_heads * a.v_dim
+        kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}")
+        vc = g.weight(p.type_v, (v_gqa, n_kv, ns), f"cache_v_l{il}")
+        # llama-kv-cache.cpp cpy_k / cpy_v
+        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
+        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
+        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        v_trans = not p.flash_attn
+        if not v_trans:
+            v2 = g.view(v, (v_gqa, v.ne[2]), (v.nb[2],))
+            vdst = g.reshape(vc, v_gqa, n_kv * ns) if ns > 1 else vc
+            g.expand(g.set_rows(vdst, v2, inp["v_idxs"]))
+        else:
+            v2 = g.reshape(v, v_gqa, v.ne[2]) if row_size(v.type, v_gqa) == v.nb[2] else g.cont(v, v_gqa, v.ne[2])
+            vview = g.reshape(vc, 1, vc.nelements())
+            v2 = g.reshape(v2, 1, v2.nelements())
+            g.expand(g.set_rows(vview, v2, inp["v_idxs"]))
+        # get_k / get_v
+        kv = g.view(kc, (a.k_dim, a.n_kv_heads, n_kv, ns),
+                    (row_size(kc.type, a.k_dim), row_size(kc.type, k_gqa), row_size(kc.type, k_gqa * n_kv)))
+        if not v_trans:
+            vv = g.view(vc, (a.v_dim, a.n_kv_heads, n_kv, ns),
+                        (row_size(vc.type, a.v_dim), row_size(vc.type, v_gqa), row_size(vc.type, v_gqa * n_kv)))
+        else:
+            vv = g.view(vc, (n_kv, a.n_kv_heads, a.v_dim, ns),
+                        (row_size(vc.type, n_kv * a.v_dim), row_size(vc.type, n_kv), row_size(vc.type, n_kv * v_gqa)))
+        cur = self.mha(q, kv, vv, inp["mask"], sinks, softcap)
+        if inp["v_rot"] is not None:
+            cur = self.hadamard(cur, inp["v_rot"])
+        if wo is not None:
+            cur = g.mul_mat(wo, cur)
+        if wo_b is not None:
+            cur = g.add(cur, wo_b)
+        return cur
+
+    def mha(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor, sinks: Tensor | None, softcap: bool) -> Tensor:
+        """llama-graph.cpp build_attn_mha."""
+        g, p = self.g, self.p
+        v_trans = v.nb[1] > v.nb[2]
+        ns = k.ne[3]
+        q = g.view(q, (q.ne[0], q.ne[1], q.ne[2] // ns, ns), (q.nb[1], q.nb[2], q.nb[2] * (q.ne[2] // ns)))
+        q = g.permute(q, 0, 2, 1, 3)
+        k = g.permute(k, 0, 2, 1, 3)
+        v = g.permute(v, 0, 2, 1, 3)
+        if p.flash_attn:
+            if v_trans:
+                v = g.transpose(v)
+            cur = g.flash_attn_ext(q, k, v, mask, sinks)
+            cur = g.reshape(cur, cur.ne[0] * cur.ne[1], cur.ne[2] * cur.ne[3])
+        else:
+            kq = g.mul_mat(k, q, name="kq")
+            if softcap:
+                kq = g.unary("SCALE", kq)
+                kq = g.unary("UNARY", kq)
+                kq = g.unary("SCALE", kq)
+            kq = g.soft_max(kq, mask, sinks)
+            if not v_trans:
+                v = g.cont(g.transpose(v))
+            kqv = g.mul_mat(v, kq)
+            cur = g.permute(kqv, 0, 2, 1, 3)
+            cur = g.cont(cur, cur.ne[0] * cur.ne[1], cur.ne[2] * cur.ne[3])
+        g.expand(cur)
+        return cur
+
+    # --- feed-forward -----------------------------------------------------------------------------
+    def ffn(self, cur: Tensor, up: Tensor | None, gate: Tensor | None, down: Tensor, par: bool = True,
+            act: str = "silu", up_b: Tensor | None = None, down_b: Tensor | None = None) -> Tensor:
+        """llama-graph.cpp build_ffn: the parallel-gate path (gate and up, then swiglu/geglu_split) or a fused
+        gate_up (LLM_FFN_SWIGLU, one input)."""
+        g = self.g
+        tmp = g.mul_mat(up, cur) if up is not None else cur
+        if up_b is not None:
+            tmp = g.add(tmp, up_b)
+        if gate is not None:
+            x = g.mul_mat(gate, cur if par else tmp)
+            x = g.glu_split(x, tmp)
+        elif act == "swiglu":
+            x = g.glu(tmp)
+        else:
+            x = g.unary("UNARY", tmp)
+        x = g.mul_mat(down, x)
+        if down_b is not None:
+            x = g.add(x, down_b)
+        return x
+
+    def moe(self, cur: Tensor, il: int, n_expert: int, n_used: int, norm_w: bool,
+            gating: str = "softmax", gate_inp_b: Tensor | None = None, exp_probs_b: Tensor | None = None,
+            w_scale: bool = False, oai: bool = False) -> Tensor:
+        """llama-graph.cpp build_moe_ffn: router logits → probs → top-k ids → weights; mul_mat_id for up, gate,
+        down over the n_used chosen experts; the weighted experts summed by views and adds."""
+        g = self.g
+        n_embd, n_tokens = cur.ne[0], cur.ne[1]
+        logits = g.mul_mat(self.lw(il, "ffn_gate_inp.weight"), cur, name=f"ffn_moe_logits-{il}")  # type: ignore[arg-type]
+        if gate_inp_b is not None:
+            logits = g.add(logits, gate_inp_b)
+        if gating == "softmax":
+            probs = g.soft_max(logits)
+        elif gating == "sigmoid":
+            probs = g.unary("UNARY", logits)
+        else:   # softmax_weight: the weights are soft-maxed after the selection
+            probs = logits
+        sel = g.add(probs, exp_probs_b) if exp_probs_b is not None else probs
+        selected = g.argsort_top_k(sel, n_used)
+        probs3 = g.reshape(probs, 1, n_expert, n_tokens)
+        weights = g.get_rows(probs3, selected)
+        if gating == "softmax_weight":
+            weights = g.reshape(weights, n_used, n_tokens)
+            weights = g.soft_max(weights)
+            weights = g.reshape(weights, 1, n_used, n_tokens)
+        if norm_w:
+            weights = g.reshape(weights, n_used, n_tokens)
+            wsum = g.sum_rows(weights)
+            wsum = g.unary("CLAMP", wsum)
+            weights = g.new(weights.type, weights.ne, "DIV", (weights, wsum))
+            weights = g.reshape(weights, 1, n_used, n_tokens)
+        if w_scale:
+            weights = g.unary("SCALE", weights)
+        g.expand(weights)
+        cur3 = g.reshape(cur, n_embd, 1, n_tokens)
+        up = g.mul_mat_id(self.lw(il, "ffn_up_exps.weight"), cur3, selected)  # type: ignore[arg-type]
+        ub = self.lw(il, "ffn_up_exps.bias")
+        if ub is not None:
+            up = g.new(up.type, up.ne, "ADD_ID", (up, ub, selected))
+        gate_w = self.lw(il, "ffn_gate_exps.weight")
+        x = g.mul_mat_id(gate_w, cur3, selected) if gate_w is not None else up
+        gb = self.lw(il, "ffn_gate_exps.bias")
+        if gb is not None:
+            x = g.new(x.type, x.ne, "ADD_ID", (x, gb, selected))
+        x = g.glu_split(x, up) if gate_w is not None else g.unary("UNARY", x)
+        experts = g.mul_mat_id(self.lw(il, "ffn_down_exps.weight"), x, selected)  # type: ignore[arg-type]
+        db = self.lw(il, "ffn_down_exps.bias")
+        if db is not None:
+            experts = g.new(experts.type, experts.ne, "ADD_ID", (experts, db, selected))
+        experts = g.mul(experts, weights)
+        g.expand(experts)
+        views = []
+        for i in range(n_used):
+            v = g.view(experts, (n_embd, n_tokens), (experts.nb[2],), i * experts.nb[1])
+            g.expand(v)
+            views.append(v)
+        out = views[0]
+        for v in views[1:]:
+            out = g.add(out, v)
+            g.expand(out)
+        if n_used == 1:
+            out = g.cont(out)
+        return out
+
+    # --- output -----------------------------------------------------------------------------------
+    def output(self, cur: Tensor, norm_b: Tensor | None = None, softcap: bool = False) -> None:
+        """The final norm (res->t_embd) and the LM head (res->t_logits), both graph outputs
+        (llama-graph.cpp llm_graph_result::set_outputs)."""
+        g = self.g
+        cur = self.norm(cur, self.w("output_norm.weight"), norm_b)
+        cur.flags |= FLAG_OUTPUT
+        head = self.w("output.weight") or self.w("token_embd.weight")
+        assert head is not None
+        cur = g.mul_mat(head, cur, name="result_output")
+        if softcap:
+            cur = g.unary("SCALE", cur)
+            cur = g.unary("UNARY", cur)
+            cur = g.unary("SCALE", cur)
+        cur.flags |= FLAG_OUTPUT
+        g.expand(cur)
+
+
+def _is_quant(t: str) -> bool:
+    return TYPES[t][0] > 1
+
+
+def _qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_k: int, hd_v: int
+         ) -> tuple[Tensor, Tensor, Tensor]:
+    """llama-graph.cpp build_qkv: separate projections (+ biases) reshaped to heads, or views of a fused QKV."""
+    g = b.g
+    n_tokens = cur.ne[1]
+    wqkv = b.lw(il, "attn_qkv.weight")
+    if wqkv is not None:
+        qkv = g.mul_mat(wqkv, cur)
+        bias = b.lw(il, "attn_qkv.bias")
+        if bias is not None:
+            qkv = g.add(qkv, bias)
+        eq, ek = hd_k * n_head, hd_k * n_head_kv
+        q = g.view(qkv, (hd_k, n_head, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), 0)
+        k = g.view(qkv, (hd_k, n_head_kv, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), row_size(qkv.type, eq))
+        v = g.view(qkv, (hd_v, n_head_kv, n_tokens), (row_size(qkv.type, hd_v), qkv.nb[1]), row_size(qkv.type, eq + ek))
+        return q, k, v
+    out = []
+    for name, heads, hd in (("q", n_head, hd_k), ("k", n_head_kv, hd_k), ("v", n_head_kv, hd_v)):
+        t = g.mul_mat(b.lw(il, f"attn_{name}.weight"), cur, name=f"{name.upper()}cur-{il}")  # type: ignore[arg-type]
+        bias = b.lw(il, f"attn_{name}.bias")
+        if bias is not None:
+            t = g.add(t, bias)
+        out.append(t)
+    q, k, v = out
+    return (g.reshape(q, hd_k, n_head, n_tokens), g.reshape(k, hd_k, n_head_kv, n_tokens),
+            g.reshape(v, hd_v, n_head_kv, n_tokens))
+
+
+def build_llama_like(b: DecoderGraph) -> None:
+    """src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp, phi3.cpp: pre-norm attention (optional Q/K norms, rope
+    factors, fused QKV) and a dense, fused-gate_up or MoE FFN."""
+    g, m = b.g, b.m
+    arch = m.family
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    rope_factors = b.w("rope_freqs.weight")
+    n_layer = m.n_layers
+    for il in range(n_layer):
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"))
+        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+        if qn is not None:
+            q = b.norm(q, qn)
+        q = g.rope(q, pos, rope_factors)
+        if kn is not None:
+            k = b.norm(k, kn)
+        k = g.rope(k, pos, rope_factors)
+        if arch == "phi3":
+            q = g.unary("SCALE", q)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+        if il == n_layer - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"))
+        if b.lw(il, "ffn_gate_inp.weight") is not None:
+            cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+        elif b.lw(il, "ffn_gate.weight") is None:
+            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False, act="swiglu")  # type: ignore[arg-type]
+        else:
+            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        cur = g.add(cur, ffn_inp) if arch != "phi3" else g.add(ffn_inp, cur)
+        inpL = cur
+    b.output(inpL)
+
+
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
+    # checked against measurements/llamacpp (benchmarks/compute_sim.py); other architectures are not modelled
+    "llama": build_llama_like, "qwen3": build_llama_like, "qwen3moe": build_llama_like, "phi3": build_llama_like,
+}
+
+
+def supported(model) -> bool:
+    """The architecture has a builder and the tensors carry GGUF names (a model read from a GGUF file)."""
+    return model.family in BUILDERS and any(t.name == "token_embd.weight" for t in model.tensors)
+
+
+def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> DecoderGraph:
+    b = DecoderGraph(model, p, n_tokens, n_seqs, n_outputs)
+    BUILDERS[model.family](b)
+    return b
+
+
+def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
+                  buffers: list[Buffer] | None = None) -> list[int]:
+    """src/llama-context.cpp sched_reserve: the pp graph (n_ubatch tokens, all of them outputs), the tg graph
+    (one token per sequence) and pp again; each buffer keeps its largest size (ggml-alloc.c only grows a buffer)."""
+    buffers = buffers or [Buffer()]
+    sizes = [0] * len(buffers)
+    # graph_reserve rounds n_tokens up to a multiple of n_seqs; the outputs stay min(n_ubatch, n_outputs_max)
+    n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
+        b = build_graph(model, p, nt, n_seqs, n_out)
+        for i, s in enumerate(allocate(b.g, buffers)):
+            sizes[i] = max(sizes[i], s)
+    return sizes
+
+
+def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
+                     type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None) -> int:
+    """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
+    context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams."""
+    p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
+                    n_kv_swa=n_kv_swa)
+    return reserve_sizes(model, p, n_ubatch, n_seqs)[0]
+
+
+# --- CUDA: two buffers through ggml_backend_sched ------------------------------------------------------
+
+GPU, HOST = 0, 1      # backend ids as llama.cpp orders them: the GPU first, the CPU (last) backend
+
+
+def _fattn_needs_f16(fa: Tensor) -> tuple[bool, bool]:
+    """ggml-cuda fattn.cu ggml_cuda_get_best_fattn_kernel, as far as the size goes: a prompt batch runs the
+    tensor-core kernels (MMA_F16 / TILE), which read K and V as f16; one token per sequence runs the vector
+    kernel, which reads a quantized cache directly when it has a case for the head size and the K/V types
+    (fattn-vec: head sizes 64, 128, 256, K and V of the same type without GGML_CUDA_FA_ALL_QUANTS)."""
+    q, k, v = fa.src[0], fa.src[1], fa.src[2]
+    assert q is not None and k is not None and v is not None
+    if q.ne[1] > 1:
+        return True, True
+    fallback = q.ne[0] not in (64, 128, 256) or (k.type != v.type and "f16" not in (k.type, v.type))
+    return k.type == "f32" or fallback, v.type == "f32" or fallback
+
+
+def cuda_alloc_size(t: Tensor) -> int:
+    """ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: a FLASH_ATTN_EXT result gets room for f16
+    copies of a non-f16 K and V (fattn-common.cuh ggml_cuda_flash_attn_ext_get_f16_extra_data, 128-aligned;
+    MLA's V, a view of K, shares K's); quantized tensors are padded to whole 512-element rows."""
+    size = t.nbytes()
+    if t.op == "FLASH_ATTN_EXT":
+        k, v = t.src[1], t.src[2]
+        assert k is not None and v is not None
+        need_k, need_v = _fattn_needs_f16(t)
+        end = size
+        if need_k and k.type != "f16":
+            end = _align(end, 128) + k.nelements() * 2
+        v_is_k = v.view_src is not None and (v.view_src is k or (v.view_src is k.view_src and v.view_offs == k.view_offs))
+        if need_v and v.type != "f16" and not v_is_k:
+            end = _align(end, 128) + v.nelements() * 2
+        size = end
+    if _is_quant(t.type) and t.ne[0] % 512:
+        size += row_size(t.type, 512 - t.ne[0] % 512)
+    return size
+
+
+MOE_REDUCTION_MAX_EXPERTS = 15    # ggml-cuda.cu MOE_WEIGHTED_REDUCTION_MAX_EXPERTS
+MAX_SRC = 10                      # ggml.h GGML_MAX_SRC
+
+
+def _cuda_alloc_deps(nodes: list[Tensor]) -> dict[int, list[Tensor]]:
+    """ggml-cuda.cu ggml_backend_cuda_graph_optimize: for the fusions it will run, ggml-cuda asks the scheduler
+    to keep tensors alive until a later node (add_alloc_dep), which the scheduler enforces with a dependency
+    node after it (ggml-backend.cpp ggml_backend_sched_split_graph). Two MoE fusions matter here:
+    - topk-moe (ggml_cuda_topk_moe_fusion): SOFT_MAX → RESHAPE → ARGSORT → VIEW → GET_ROWS [→ RESHAPE, SUM_ROWS,
+      CLAMP, DIV, RESHAPE] [→ SCALE]: every node of the chain and its sources live until the node after it;
+    - the weighted expert reduction (ggml_cuda_match_moe_weighted_reduction): MUL(experts, weights) → n VIEWs →
+      n-1 ADDs: experts and weights live until the last ADD, so the MUL cannot reuse the experts in place.
+    Returns id(until) → the tensors to keep."""
+    deps: dict[int, list[Tensor]] = {}
+
+    def keep(t: Tensor | None, until: Tensor) -> None:
+        if t is None:
+            return
+        lst = deps.setdefault(id(until), [])
+        if not any(x is t for x in lst):
+            lst.append(t)
+
+    i, n = 0, len(nodes)
+    while i < n:
+        node = nodes[i]
+        # weighted reduction
+        if node.op == "MUL" and node.type == "f32" and node.is_contiguous():
+            a, b = node.src[0], node.src[1]
+            experts, weights = (a, b) if a is not None and a.ne == node.ne else (b, a)
+            n_used = node.ne[1]
+            if (experts is not None and weights is not None and experts.ne == node.ne and weights.ne[0] == 1
+                    and 2 <= n_used <= MOE_REDUCTION_MAX_EXPERTS and i + 2 * n_used - 1 < n + 1):
+                span = nodes[i + 1:i + 2 * n_used]
+                n_views = sum(1 for t in span if t.op == "VIEW" and t.view_src is node)
+                n_adds = sum(1 for t in span if t.op == "ADD")
+                if n_views == n_used and n_adds == n_used - 1 and span and span[-1].op == "ADD":
+                    keep(experts, span[-1])
+                    keep(weights, span[-1])
+                    i += 2 * n_used
+                    continue
+        # topk-moe with a softmax gate (the common case: qwen3moe, granite, deepseek2 use their own gates)
+        if node.op == "SOFT_MAX" and i + 4 < n:
+            ops = [t.op for t in nodes[i:i + 5]]
+            if ops == ["SOFT_MAX", "RESHAPE", "ARGSORT", "VIEW", "GET_ROWS"]:
+                j = i + 5
+                if [t.op for t in nodes[j:j + 5]] == ["RESHAPE", "SUM_ROWS", "CLAMP", "DIV", "RESHAPE"]:
+                    j += 5
+                if j < n and nodes[j].op == "SCALE":
+                    j += 1
+                ids = nodes[i + 3]
+                n_expert = ids.nb[1] // ids.nb[0]
+                if j < n and (n_expert & (n_expert - 1) == 0 and n_expert <= 512 or n_expert in (288, 576)):
+                    until = nodes[j]
+                    for t in nodes[i:j]:
+                        keep(t, until)
+                        for s_ in t.src:
+                            keep(s_, until)
+                    i = j
+                    continue
+        i += 1
+    return deps
+
+
+def _sched_full_offload(g: Graph) -> tuple[list[Tensor], list[int], list[int]]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph for a fully offloaded model: graph inputs and the
+    token-embedding lookup (its weight stays in host memory; ggml-cuda never offloads GET_ROWS) run on the
+    CPU, every other node on the GPU. The GPU split starts with its inputs: for each, a dependency view of the
+    host tensor (keeps it alive until copied) and the copy in the GPU buffer, which replaces it as a source.
+    Returns graph_copy's nodes with their buffer ids and the leafs' buffer ids."""
+    backend: dict[int, int] = {}
+    for leaf in g.leafs:
+        backend[id(leaf)] = HOST if leaf.flags & FLAG_INPUT else GPU
+    for node in g.nodes:
+        if node.op == "GET_ROWS" and node.src[0] is not None and node.src[0].name == "token_embd.weight":
+            backend[id(node)] = HOST
+        elif node.view_src is not None and backend.get(id(node.view_src)) == HOST:
+            backend[id(node)] = HOST
+        else:
+            backend[id(node)] = GPU
+    splits: list[tuple[int, list[Tensor], list[Tensor]]] = []   # (backend, inputs, nodes)
+    copies: dict[tuple[int, int], Tensor] = {}
+    for node in g.nodes:
+        b = backend[id(node)]
+        if node.op in VIEW_OPS:
+            if splits:
+                splits[-1][2].append(node)
+            else:
+                splits.append((b, [], [node]))
+            continue
+        if not splits or splits[-1][0] != b:
+            splits.append((b, [], []))
+        split = splits[-1]
+        split[2].append(node)
+        new_src = list(node.src)
+        for j, s in enumerate(node.src):
+            if s is None or s.external:
+                continue
+            sb = backend.get(id(s), b)
+            if sb == b:
+                continue
+            key = (id(s), b)
+            if key not in copies:
+                c = Tensor(f"{'CUDA0' if b == GPU else 'CPU'}#{s.name}#0", s.type, s.ne, s.nb)
+                copies[key] = c
+                split[1].append(s)
+            new_src[j] = copies[key]
+        node.src = tuple(new_src)
+    deps = _cuda_alloc_deps([n for n in g.nodes if backend[id(n)] == GPU])
+    nodes: list[Tensor] = []
+    ids: list[int] = []
+    for b, inputs, split_nodes in splits:
+        for s in inputs:
+            dep = Tensor(f"{s.name} (view)", s.type, s.ne, s.nb, "NONE", (s,), view_src=s.view_src or s)
+            nodes.append(dep)
+            ids.append(backend[id(s)])
+            nodes.append(copies[(id(s), b)])
+            ids.append(b)
+        for n in split_nodes:
+            nodes.append(n)
+            ids.append(backend[id(n)])
+            kept = deps.get(id(n), []) if b == GPU else []
+            for k in range(0, len(kept), MAX_SRC):
+                first = kept[k]
+                dep = Tensor(f"{first.name} (view)", first.type, first.ne, first.nb, "NONE",
+                             tuple(kept[k:k + MAX_SRC]), view_src=first.view_src or first)
+                nodes.append(dep)
+                ids.append(b)
+    leaf_ids = [backend[id(leaf)] for leaf in g.leafs]
+    return nodes, ids, leaf_ids
+
+
+def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
+                          n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
+                          n_kv_swa: int | None = None) -> dict[str, int]:
+    """Bytes of "CUDA0 compute" and "CUDA_Host compute" with every layer on one GPU (n_gpu_layers < 0 or
+    > n_layer). Partial offload is not modelled (raises ValueError)."""
+    if 0 <= n_gpu_layers <= model.n_layers:
+        raise ValueError("partial offload is not modelled")
+    p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
+                    n_kv_swa=n_kv_swa)
+    buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size), Buffer(CPU_ALIGNMENT)]
+    sizes = [0, 0]
+    n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
+        b = build_graph(model, p, nt, n_seqs, n_out)
+        nodes, ids, leaf_ids = _sched_full_offload(b.g)
+        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes)
+        sizes = [max(x, y) for x, y in zip(sizes, got)]
+    return {"CUDA0 compute": sizes[GPU], "CUDA_Host compute": sizes[HOST]}
