@@ -421,13 +421,16 @@ class LlamaCpp:
             s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
         overhead = GPU_CONTEXT_OVERHEAD if gpus else 0
 
-        def used(st: Settings) -> list[int]:
-            _, bufs, _, _ = self.buffers(model, weights, st, targets)
+        def use_of(bufs: list[DeviceBuffers]) -> list[int]:
             out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
             return [u + overhead for u in out]
 
+        def used(st: Settings) -> list[int]:
+            return use_of(self.buffers(model, weights, st, targets)[1])
+
         free = [t.capacity - FIT_MARGIN for t in devices]
-        first = used(s)
+        first_bufs = self.buffers(model, weights, s, targets)[1]
+        first = use_of(first_bufs)
         steps: list[Step] = []
         if all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
@@ -442,7 +445,7 @@ class LlamaCpp:
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
-                per_layer = sum(b.model for b in self.buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
+                per_layer = sum(b.model for b in first_bufs if b.kind != "cpu") \
                     // max(1, min(s.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
             if target > used_min:
@@ -486,7 +489,7 @@ class LlamaCpp:
         """What --fit gave up, in words (None: the trained context and every layer on the GPUs)."""
         parts = []
         trained = model.max_position_embeddings or DEFAULT_CTX
-        if asked.ctx is None and s.ctx * (1 if s.kv_unified else 1) < LlamaCpp.auto_ctx(model, asked):
+        if asked.ctx is None and s.ctx < LlamaCpp.auto_ctx(model, asked):
             parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
         if asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
             parts.append(f"{model.n_layers + 1 - (s.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
