@@ -57,7 +57,7 @@ def simulated(rec: dict, spec) -> dict[str, float] | None:
 def formula(rec: dict, spec) -> dict[str, float]:
     from runlocal.plan import estimate
 
-    _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, None), A.settings_of(rec), A.targets_of(rec))
+    _, bufs, _, _ = LlamaCpp(simulate_graph=False).buffers(spec, estimate(spec, None), A.settings_of(rec), A.targets_of(rec))
     out = {}
     for b in bufs:
         if b.kind == "cpu":

@@ -19,8 +19,10 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
 - defaults of the current llama-server (common/common.h, common/arg.cpp): -c 0 = the trained context,
   -ngl auto, --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device
   keeps 1 GiB free; LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
-- compute buffers: the heaviest phase of the reserved graph (src/llama-context.cpp graph_reserve),
-  with phase sizes fitted to the buffers llama.cpp logs (measurements/llamacpp); the graph inputs (the
+- compute buffers (src/llama-context.cpp graph_reserve): for a GGUF of an architecture ggml_graph.py
+  builds, CPU-only or with every layer on one GPU, the reserved graph is traced and placed by a
+  re-implementation of ggml-alloc (exact to 0.01 MiB on measurements/llamacpp); otherwise the heaviest
+  phase of the graph, with phase sizes fitted to the buffers llama.cpp logs; the graph inputs (the
   embedding rows, KQ masks, KV store indices) sit in the host's buffer when layers run on a GPU.
 """
 
@@ -30,11 +32,13 @@ import re
 import shlex
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
+from . import ggml_graph
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target, largest
 
 MiB = 1 << 20
@@ -241,6 +245,18 @@ def fa_f16_copies(model: ModelSpec, cells: int, cells_swa: int | None, cache_typ
     return best
 
 
+@lru_cache(maxsize=512)
+def simulated_compute(model: ModelSpec, on_gpu: bool, n_ubatch: int, n_kv: int, flash_attn: bool, n_seqs: int,
+                      n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None) -> tuple[int, int]:
+    """(GPU, host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA
+    build with every layer on one GPU, or (0, CPU) for a CPU-only run. Cached: --fit plans many times."""
+    kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
+    if not on_gpu:
+        return 0, ggml_graph.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
+    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=-1, **kw)
+    return out["CUDA0 compute"], out["CUDA_Host compute"]
+
+
 def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
                    n_kv_swa: int | None = None, fa_copies: int = 0) -> dict[str, int]:
     """Peak bytes of ggml's compute graph in its three heaviest phases; the buffer is their max.
@@ -376,6 +392,10 @@ class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
     levers = GGUF_LEVERS
+
+    def __init__(self, simulate_graph: bool = True) -> None:
+        # False: size every compute buffer with the fitted phase formula (benchmarks/compute_sim.py compares both)
+        self.simulate_graph = simulate_graph
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         has_gpu = any(t.kind != "cpu" for t in targets)
@@ -646,6 +666,18 @@ class LlamaCpp:
                 host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
         else:
             host.compute = max(phases.values())
+        # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a GGUF of a built
+        # architecture, read as stored, CPU-only or every layer on one CUDA GPU, no tensor overrides.
+        simulated = (self.simulate_graph and ggml_graph.supported(model) and weights.from_file and not s.override_tensor
+                     and not s.n_cpu_moe and (not devs or (len(devs) == 1 and devs[0].kind == "gpu"
+                                                          and ngl > model.n_layers)))
+        if simulated:
+            gpu_c, host_c = simulated_compute(model, bool(devs), c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
+                                              normalize_cache_type(s.cache_type_k), normalize_cache_type(s.cache_type_v),
+                                              n_swa_cells or None)
+            if devs:
+                devs[0].compute = gpu_c
+            host.compute = host_c
         # pipeline parallelism (src/llama-context.cpp: several GPUs, every layer offloaded, --split-mode layer, no
         # tensor overrides): the scheduler keeps GGML_SCHED_MAX_COPIES = 4 copies of every split input and graph
         # input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
@@ -665,10 +697,18 @@ class LlamaCpp:
                               "against a log"))
         # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
         host.output = model.vocab_size * 4 * n_seq
-        steps.append(Step("compute buffer", ", ".join(f"{k} {v:,}" for k, v in phases.items())
-                          + f" B for n_ubatch {c.n_ubatch}, n_kv {n_kv:,}, flash attention {'on' if fa else 'off'}",
-                          ", ".join(f"{d.name} {d.compute:,} B" for d in [*devs, host] if d.compute),
-                          "src/llama-context.cpp graph_reserve; sizes fitted to llama.cpp's logged buffers, measurements/llamacpp"))
+        if simulated:
+            steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
+                              f"{c.n_ubatch}, n_kv {n_kv:,}, flash attention {'on' if fa else 'off'}",
+                              ", ".join(f"{d.name} {d.compute:,} B" for d in [*devs, host] if d.compute),
+                              "src/llama-context.cpp graph_reserve, ggml/src/ggml-alloc.c (runtimes/ggml_graph.py; "
+                              "benchmarks/compute_sim.py checks it against measurements/llamacpp)"))
+        else:
+            steps.append(Step("compute buffer", ", ".join(f"{k} {v:,}" for k, v in phases.items())
+                              + f" B for n_ubatch {c.n_ubatch}, n_kv {n_kv:,}, flash attention {'on' if fa else 'off'}",
+                              ", ".join(f"{d.name} {d.compute:,} B" for d in [*devs, host] if d.compute),
+                              "src/llama-context.cpp graph_reserve; sizes fitted to llama.cpp's logged buffers, "
+                              "measurements/llamacpp"))
         steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {n_seq} seq", f"{host.output:,} B",
                           "src/llama-context.cpp output_reserve"))
         return s, [*devs, host], steps, {"fa": fa, "context": c}
