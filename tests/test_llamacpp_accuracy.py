@@ -269,3 +269,30 @@ def test_two_gpus_from_the_gpu_option():
     plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="2x3090", ctx="8k", quant="Q4_K_M", use_measurements=False))
     gpus = [d for d in plan.allocation.devices if d.kind == "gpu"]
     assert len(gpus) == 2 and all(d.weights > GiB and d.kv_cache > 0 and d.compute > 0 for d in gpus)
+
+
+def test_catalog_models_are_simulated_as_the_gguf_llama_quantize_writes(data):
+    # A catalog (checkpoint) model is traced as its GGUF would be (gguf_mix.gguf_view: GGUF names, llama-quantize's
+    # types): its compute buffers come out as llama.cpp logged them for the real file of that model and type.
+    from runlocal.model.catalog import lookup
+    from runlocal.quant.gguf_mix import gguf_view
+    from runlocal.runtimes import ggml_graph
+
+    records, _, _, _ = data
+    rt = LlamaCpp()
+    checked = 0
+    for model in ("llama-3.1-8b", "qwen3-8b", "qwen3-30b-a3b", "phi-3-mini-4k"):
+        spec = lookup(model)
+        for r in records:
+            if r["model"] != model or not r.get("ok") or r.get("stage") in ("skipped", "model_load"):
+                continue
+            if r["backend"] == "cuda" and r.get("n_gpu_layers_setting") != "all":
+                continue
+            w = estimate(spec, r["weight_type"])
+            assert not w.from_file and ggml_graph.supported(gguf_view(spec, w.quant))
+            _, bufs, _, _ = rt.buffers(spec, w, A.settings_of(r), A.targets_of(r))
+            for b in bufs:
+                name = ("CUDA0" if b.kind == "gpu" else "CUDA_Host" if r["backend"] == "cuda" else "CPU") + " compute"
+                assert f"{b.compute / MiB:.2f}" == f"{r['buffers'][name]:.2f}", (r["key"], name)
+                checked += 1
+    assert checked >= 600

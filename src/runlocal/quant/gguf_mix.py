@@ -738,3 +738,20 @@ def weight_bytes_by_type(spec: ModelSpec, ftype: str, *, imatrix: bool | None = 
     for t, q in choose_type(ftype, tensors, spec, imatrix=imatrix, fused_qkv_as_v=fused_qkv_as_v):
         totals[q.name] = totals.get(q.name, 0) + tensor_bytes(t.shape, q)
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+@lru_cache(maxsize=32)
+def gguf_view(spec: ModelSpec, ftype: str) -> ModelSpec | None:
+    """``spec`` as the GGUF llama-quantize would write under ``ftype``: GGUF tensor names and types, and the
+    family as general.architecture. What llama.cpp's graph of a checkpoint or catalog model looks like
+    (runtimes/ggml_graph.py traces it); None when the architecture or the type has no GGUF equivalent."""
+    arch = gguf_arch(spec)
+    if arch is None or not spec.tensors:
+        return None
+    try:
+        ftype = normalize_ftype(ftype)
+        typed = choose_type(ftype, gguf_tensors(spec), spec)
+    except (InputError, KeyError, ValueError):
+        return None
+    tensors = tuple(replace(t, dtype=q.name, nbytes=tensor_bytes(t.shape, q)) for t, q in typed)
+    return replace(spec, tensors=tensors, family=MODEL_ARCH_NAMES[arch])

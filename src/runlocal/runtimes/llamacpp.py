@@ -31,13 +31,14 @@ from __future__ import annotations
 import re
 import shlex
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
+from ..quant.gguf_mix import gguf_view
 from . import ggml_graph
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target, largest
 
@@ -243,6 +244,32 @@ def fa_f16_copies(model: ModelSpec, cells: int, cells_swa: int | None, cache_typ
         v = n * a.n_kv_heads * a.v_dim * 2 if need_v and a.kind != "mla" else 0
         best = max(best, pad(k, 128) + pad(v, 128))
     return best
+
+
+# Architectures whose compute buffer comes out the same from the first layers as from all of them (each layer
+# frees what the previous one held, so ggml-alloc's peak repeats): checked on every simulated record of
+# measurements/llamacpp. Not so for MLA and hybrid-recurrent graphs, where holes left by earlier layers shift it.
+PREFIX_EXACT = frozenset({"llama", "qwen3", "qwen3moe", "phi3", "gemma2", "gpt-oss"})
+
+
+def graph_prefix(model: ModelSpec) -> ModelSpec:
+    """The layers of ``model`` its compute buffer needs traced: two past the first layer of each kind, ending on a
+    layer of the last layer's kind (the output phase follows it), for the PREFIX_EXACT architectures; else all.
+    10–40× faster than tracing every layer of a deep model, and --fit plans many contexts."""
+    if model.family not in PREFIX_EXACT:
+        return model
+    kind = [(la.attention.kind if la.attention else None, la.attention.window if la.attention else None,
+             la.recurrent is not None, la.moe) for la in model.layers]
+    first: dict[tuple, int] = {}
+    for il, k in enumerate(kind):
+        first.setdefault(k, il)
+    n = max(first.values(), default=0) + 2
+    while n < model.n_layers and kind[n - 1] != kind[-1]:
+        n += 1
+    if n >= model.n_layers:
+        return model
+    return replace(model, n_layers=n, layers=model.layers[:n],
+                   tensors=tuple(t for t in model.tensors if t.layer is None or t.layer < n))
 
 
 @lru_cache(maxsize=512)
@@ -666,13 +693,15 @@ class LlamaCpp:
                 host.compute = host_compute(model, c.n_ubatch) + masks + kv_store_indices(model, c.n_ubatch, fa)
         else:
             host.compute = max(phases.values())
-        # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a GGUF of a built
-        # architecture, read as stored, CPU-only or every layer on one CUDA GPU, no tensor overrides.
-        simulated = (self.simulate_graph and ggml_graph.supported(model) and weights.from_file and not s.override_tensor
-                     and not s.n_cpu_moe and (not devs or (len(devs) == 1 and devs[0].kind == "gpu"
-                                                          and ngl > model.n_layers)))
+        # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
+        # architecture, CPU-only or every layer on one CUDA GPU, no tensor overrides. A checkpoint or catalog model
+        # is traced as the GGUF llama-quantize would write of it (names, types: quant/gguf_mix.py).
+        graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if self.simulate_graph else None)
+        simulated = (self.simulate_graph and graph_model is not None and ggml_graph.supported(graph_model)
+                     and not s.override_tensor and not s.n_cpu_moe
+                     and (not devs or (len(devs) == 1 and devs[0].kind == "gpu" and ngl > model.n_layers)))
         if simulated:
-            gpu_c, host_c = simulated_compute(model, bool(devs), c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
+            gpu_c, host_c = simulated_compute(graph_prefix(graph_model), bool(devs), c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
                                               normalize_cache_type(s.cache_type_k), normalize_cache_type(s.cache_type_v),
                                               n_swa_cells or None)
             if devs:
