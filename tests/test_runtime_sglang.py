@@ -94,7 +94,8 @@ def test_tensor_parallel_splits_heads_and_weights():
     assert a.settings.mem_fraction_static == 0.829
     assert a.kv_bytes_per_token == 32 * 4 * 256 * 2
     assert [d.weights for d in a.devices] == [8 * GiB, 8 * GiB]
-    assert a.kv_cache_tokens == (int((80 * GiB - 620 * MiB) * 0.829) - 8 * GiB) // 65536
+    # SGLang measures the free memory after distributed init, which took 2.01 GB per rank at TP 8 (PR #11716's log)
+    assert a.kv_cache_tokens == (int((80 * GiB - 620 * MiB - int(2.01 * GiB)) * 0.829) - 8 * GiB) // 65536
 
 
 def test_kv_heads_below_tp_are_replicated():

@@ -30,9 +30,16 @@ GiB = 1 << 30
 SGLANG_REF = "sglang 0.5.23"
 # The CUDA context a torch process holds before pre_model_load_memory is measured, and the cuBLAS workspace it
 # adds later (out of the non-static slack): 621 and 118 MiB measured with nvidia-smi on an H100 (torch 2.11,
-# CUDA 13; measurements/transformers). Not in SGLang's code; NCCL buffers with TP > 1 are not counted.
+# CUDA 13; measurements/transformers). Not in SGLang's code.
 CUDA_CONTEXT = 620 * MiB
 CUBLAS_WORKSPACE = 120 * MiB
+# With TP or PP > 1, init_torch_distributed (NCCL communicators, custom all-reduce buffers) takes memory before
+# pre_model_load_memory is measured; SGLang logs it as "Init torch distributed ends. mem usage=X GB": 0.00 at
+# TP 1, 0.16 GB at PP 4 (sgl-project/sglang PR #12362), 1.77–2.01 GB per rank at TP 8 on H200 (PR #11716, median
+# 2.01). The TP figure is taken as it is for every TP size (a TP 4 H100 log, vllm-project/vllm#21348, implies
+# about 1.7 GiB: benchmarks/accuracy_sglang.py).
+DIST_INIT_TP = int(2.01 * GiB)
+DIST_INIT_PP = int(0.16 * GiB)
 SWA_FULL_TOKENS_RATIO = 0.8         # arg_groups/fields/schedule.py swa_full_tokens_ratio fallback
 MAX_PREFILL_TOKENS = 16384          # arg_groups/fields/schedule.py max_prefill_tokens
 PAGE_SIZE = 1                       # arg_groups/overrides.py _page_size_default on CUDA
@@ -173,13 +180,16 @@ class SGLang:
         kv_size = kd[1]
 
         # --- the budget -------------------------------------------------------------------------
-        pre = max(0, gpu.capacity - CUDA_CONTEXT)
+        dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
+        pre = max(0, gpu.capacity - CUDA_CONTEXT - dist)
         budget = int(pre * frac)
         w = weights.total // (tp * pp)
         rest = budget - w
         steps.append(Step("static budget", f"free before weights {pre:,} B (free {gpu.capacity:,} − CUDA context "
-                          f"{CUDA_CONTEXT // MiB} MiB) × {frac}", f"{budget:,} B",
-                          "mem_cache/kv_cache_configurator.py _profile_available_bytes"))
+                          f"{CUDA_CONTEXT // MiB} MiB" + (f" − distributed init {dist / GiB:.2f} GiB" if dist else "")
+                          + f") × {frac}", f"{budget:,} B",
+                          "mem_cache/kv_cache_configurator.py _profile_available_bytes; model_runner.py "
+                          "init_torch_distributed (logged mem usage)"))
         steps.append(Step("weights per GPU", f"{weights.total:,} B / (TP {tp} × PP {pp})", f"{w:,} B"))
 
         # --- bytes per token --------------------------------------------------------------------
@@ -244,7 +254,7 @@ class SGLang:
 
         devices = tuple(
             DeviceMemory(g.name, g.kind, g.capacity, w, kv_bytes, activation + graphs,
-                         CUDA_CONTEXT + CUBLAS_WORKSPACE + req_to_token)
+                         CUDA_CONTEXT + dist + CUBLAS_WORKSPACE + req_to_token)
             for g in (gpus * n_gpu)[:n_gpu]
         )
         concurrency = tokens / s.ctx if s.ctx else None
@@ -255,7 +265,8 @@ class SGLang:
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=int(cell), kv_cache_tokens=tokens,
                           max_concurrency=concurrency, refusal=refusal, steps=tuple(steps),
                           assumptions=(*assumptions,
-                                       f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
+                                       f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)"
+                                       + (f" + distributed init {dist / GiB:.2f} GiB (logged by SGLang)" if dist else ""),
                                        "vision-language models: mem_fraction_static lowered further by SGLang (not modelled)"))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
