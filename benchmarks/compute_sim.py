@@ -2,9 +2,10 @@
 """Compute buffers: ggml-alloc simulation (runtimes/ggml_graph.py) vs the fitted formula vs llama.cpp's logs.
 
 For every created context in measurements/llamacpp/data/{cpu,cuda}.jsonl whose architecture the simulation
-models, prints per architecture and buffer (CPU compute; CUDA0 compute and CUDA_Host compute on the CUDA
-build): n, median / max |error| %, the share within 5 % and the share equal to the printed value (%.2f MiB),
-for the simulation and for LlamaCpp.buffers' fitted formula.
+models, prints per architecture, offload (-ngl: 0, half, all) and buffer (CPU compute; CUDA0 compute and
+CUDA_Host compute on the CUDA build): n, median / max |error| %, the share within 5 % and the share equal to
+the printed value (%.2f MiB), for the simulation and for LlamaCpp.buffers' fitted formula; then how many CUDA
+records the simulated scheduler splits the pp and tg graphs into as many splits as llama.cpp logged.
 
   python benchmarks/compute_sim.py [--backend cpu|cuda|all] [--model NAME] [--worst N]
 """
@@ -12,6 +13,7 @@ for the simulation and for LlamaCpp.buffers' fitted formula.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -48,10 +50,22 @@ def simulated(rec: dict, spec) -> dict[str, float] | None:
     kw = dict(n_seqs=n_seq, n_stream=c.n_stream, type_k=rec["type_k"], type_v=rec["type_v"], n_kv_swa=n_kv_swa)
     if rec["backend"] == "cpu":
         return {"CPU compute": G.simulate_compute(spec, c.n_ubatch, n_kv, bool(fa), **kw) / MiB}
-    if 0 <= rec.get("n_gpu_layers", 0) <= spec.n_layers:
-        return None     # partial offload and -ngl 0 on the CUDA build: not modelled
-    out = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, bool(fa), n_gpu_layers=rec.get("n_gpu_layers", 0), **kw)
-    return {k: v / MiB for k, v in out.items()}
+    splits: list[int] = []
+    out = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, bool(fa), n_gpu_layers=rec.get("n_gpu_layers", 0),
+                                  n_splits=splits, **kw)
+    res = {k: v / MiB for k, v in out.items()}
+    res["splits"] = splits      # type: ignore[assignment]
+    return res
+
+
+def logged_splits(rec: dict) -> list[int] | None:
+    """The pp / tg split counts of sched_reserve's "graph: nodes = …, splits = …" line."""
+    for line in rec.get("raw_log", []):
+        m = re.search(r"splits = (\d+)(?: / (\d+))?", line)
+        if m and "graph" in line:
+            pp = int(m.group(1))
+            return [pp, int(m.group(2)) if m.group(2) else pp]
+    return None
 
 
 def formula(rec: dict, spec) -> dict[str, float]:
@@ -88,6 +102,7 @@ def main(argv=None) -> int:
     sim_errs: dict[tuple, list] = defaultdict(list)
     fit_errs: dict[tuple, list] = defaultdict(list)
     worst = []
+    split_miss = []
     for rec in recs:
         spec = specs[(rec["model"], rec["weight_type"])]
         sim = simulated(rec, spec)
@@ -95,6 +110,10 @@ def main(argv=None) -> int:
             continue
         fit = formula(rec, spec)
         offload = rec.get("n_gpu_layers_setting", "0")
+        if "splits" in sim:
+            want = logged_splits(rec)
+            if want is not None and want != sim["splits"]:
+                split_miss.append((rec["key"], sim["splits"], want))
         for buf, mib in rec["buffers"].items():
             if not buf.endswith("compute") or buf not in sim:
                 continue
@@ -108,6 +127,10 @@ def main(argv=None) -> int:
         arch, backend, offload, buf = key
         print(f"{arch:<14} {backend:<7} {offload:<5} {buf:<18} {len(sim_errs[key]):>4} | {summary(sim_errs[key]):>39} | "
               f"{summary(fit_errs[key]):>35}")
+    n_cuda = sum(1 for r in recs if r["backend"] == "cuda" and G.supported(specs[(r["model"], r["weight_type"])]))
+    print(f"scheduler splits (pp / tg) as logged: {n_cuda - len(split_miss)} of {n_cuda} CUDA records")
+    for key, got, want in split_miss[:a.worst or 5]:
+        print(f"  splits sim {got} logged {want}  {key}")
     if a.worst:
         for pct, p, w, key, buf in sorted(worst, reverse=True)[:a.worst]:
             print(f"{pct:7.2f}% sim {p:9.2f} logged {w:9.2f}  {buf:<18} {key}")

@@ -4,6 +4,7 @@ graph's compute buffers against what llama.cpp logged (measurements/llamacpp/dat
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from runlocal.runtimes import ggml_graph as G
-from runlocal.runtimes.llamacpp import context_sizes
+from runlocal.runtimes.llamacpp import context_sizes, swa_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "measurements" / "llamacpp" / "data"
@@ -90,6 +91,15 @@ def test_views_cost_nothing_and_keep_their_source_alive():
     assert G.allocate(g, [G.Buffer()]) == [2048]
 
 
+def test_layer_devices_offload_the_output_layer_first():
+    dev = G._layer_devices(32, 16)                     # llama.cpp: i_gpu_start = 32 + 1 - 16 = 17
+    assert [dev(il) for il in (-1, 0, 16, 17, 31, 32)] == [G.HOST, G.HOST, G.HOST, G.GPU, G.GPU, G.GPU]
+    all_ = G._layer_devices(32, -1)
+    assert [all_(il) for il in (-1, 0, 32)] == [G.HOST, G.GPU, G.GPU]   # token embeddings stay on the CPU
+    none = G._layer_devices(32, 0)
+    assert {none(il) for il in range(-1, 33)} == {G.HOST}
+
+
 # --- against llama.cpp's logs ----------------------------------------------------------------------
 
 CASES = [
@@ -100,6 +110,33 @@ CASES = [
     ("cpu.jsonl", "cpu|qwen3-30b-a3b|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=10000|n_seq_max=3|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
     ("cuda.jsonl", "cuda|qwen3-30b-a3b|q4_0|ngl=all|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
     ("cuda.jsonl", "cuda|qwen3-30b-a3b|q4_0|ngl=all|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=q8_0|type_v=q8_0"),
+    # gemma3: iSWA caches, Q/K norms; several streams, a full-size SWA cache, quantized K with Hadamard inputs
+    ("cpu.jsonl", "cpu|gemma-3-4b|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=q8_0|type_v=q8_0"),
+    ("cpu.jsonl", "cpu|gemma-3-4b|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=1|n_ubatch=512|swa_full=True|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gemma-3-4b|q4_0|ngl=all|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=16384|n_seq_max=8|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    # gemma2: attention soft-capping (no flash attention) and the final soft-cap
+    ("cpu.jsonl", "cpu|gemma-2-9b|q4_0|ngl=0|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=16384|n_seq_max=1|n_ubatch=1024|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gemma-2-9b|q4_0|ngl=all|flash_attn=on|kv_unified=True|n_batch=2048|n_ctx=10000|n_seq_max=3|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    # gpt-oss: sinks, biased MoE with MXFP4 experts, SOFTMAX_WEIGHT gating
+    ("cpu.jsonl", "cpu|gpt-oss-20b|q4_0|ngl=0|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=16384|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gpt-oss-20b|q4_0|ngl=all|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=bf16|type_v=bf16"),
+    # deepseek2: MLA over a K-only cache, with and without flash attention
+    ("cpu.jsonl", "cpu|deepseek-v2-lite|q4_0|ngl=0|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|deepseek-v2-lite|q4_0|ngl=all|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=16384|n_seq_max=8|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    # granitehybrid: mamba2 layers with recurrent state, attention layers, MoE with shared experts
+    ("cpu.jsonl", "cpu|granite-4.0-h-tiny|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|granite-4.0-h-tiny|q4_0|ngl=all|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=2048|swa_full=False|type_k=f16|type_v=f16"),
+    # partial offload and -ngl 0 on the CUDA build: op offload of CPU-weight ops, weight / KV copies, splits
+    ("cuda.jsonl", "cuda|llama-3.1-8b|q4_0|ngl=half|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=q8_0|type_v=q8_0"),
+    ("cuda.jsonl", "cuda|llama-3.1-8b|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|qwen3-4b|q4_0|ngl=0|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|qwen3-30b-a3b|q4_0|ngl=half|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|phi-3-mini-4k|q4_0|ngl=half|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gemma-3-4b|q4_0|ngl=half|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=1|n_ubatch=512|swa_full=True|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gemma-2-9b|q4_0|ngl=half|flash_attn=off|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|gpt-oss-20b|q4_0|ngl=half|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=65536|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|deepseek-v2-lite|q4_0|ngl=0|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=1|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
+    ("cuda.jsonl", "cuda|granite-4.0-h-tiny|q4_0|ngl=half|flash_attn=on|kv_unified=False|n_batch=2048|n_ctx=4096|n_seq_max=4|n_ubatch=512|swa_full=False|type_k=f16|type_v=f16"),
 ]
 
 
@@ -138,11 +175,20 @@ def test_matches_logged_compute_buffers(file, key, specs):
     n_seq = rec["n_seq_max"]
     c = context_sizes(rec["n_ctx_requested"] // n_seq, n_seq, rec["n_batch"], rec["n_ubatch"], rec["kv_unified"])
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
-    kw = dict(n_seqs=n_seq, n_stream=c.n_stream, type_k=rec["type_k"], type_v=rec["type_v"])
+    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
+    n_kv_swa = swa_cells(c, windows[0], rec["swa_full"]) if windows else None
+    kw = dict(n_seqs=n_seq, n_stream=c.n_stream, type_k=rec["type_k"], type_v=rec["type_v"], n_kv_swa=n_kv_swa)
     fa = rec["flash_attn"] != "off"
+    splits: list[int] = []
     if rec["backend"] == "cpu":
         got = {"CPU compute": G.simulate_compute(spec, c.n_ubatch, n_kv, fa, **kw)}
     else:
-        got = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, fa, n_gpu_layers=-1, **kw)
+        got = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, fa, n_gpu_layers=rec["n_gpu_layers"], n_splits=splits, **kw)
     for buf, bytes_ in got.items():
         assert f"{bytes_ / MiB:.2f}" == f"{rec['buffers'][buf]:.2f}", buf
+    # the scheduler's split counts for the pp and tg graphs, as sched_reserve logged them
+    line = next((x for x in rec.get("raw_log", []) if "graph" in x and "splits = " in x), None)
+    if splits and line is not None:
+        m = re.search(r"splits = (\d+)(?: / (\d+))?", line)
+        assert m is not None
+        assert splits == [int(m.group(1)), int(m.group(2) or m.group(1))]

@@ -2,15 +2,13 @@
 
 benchmarks/accuracy.py prints the whole comparison; these tests hold the figures it reaches:
 KV and recurrent state exact to the printed 0.01 MiB on every record, refusals predicted, the
-output buffer exact, compute buffers within 5 % for the share of records per architecture that
-is reached today (exact where the graph is simulated; the targets are missed for MLA and
-hybrid-recurrent: see the THRESHOLDS comments), and the device totals. Plus --kv-unified / --swa-full and the
+output buffer exact, compute buffers exact on every record (the graph is simulated: ggml_graph),
+and the device totals. Plus --kv-unified / --swa-full and the
 layer split over several GPUs.
 """
 
 import importlib.util
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -71,54 +69,15 @@ def test_refusals_are_predicted_and_nothing_else_is_refused(data):
         assert false == 0, model
 
 
-# share of records whose compute buffer is within 5 % (backend, device) → model → least share held.
-# llama, qwen3, qwen3moe and phi3 are simulated (ggml_graph) on the CPU and with every layer on the GPU
-# (test_simulated_compute_buffers_are_exact); what is left below 100 % for them is partial offload.
-THRESHOLDS = {
-    ("cpu", "host"): {
-        "llama-3.1-8b": 100, "qwen3-4b": 100, "qwen3-8b": 100, "qwen3-30b-a3b": 100, "granite-4.0-h-tiny": 100,
-        "phi-3-mini-4k": 100, "gemma-2-9b": 95, "gemma-3-4b": 95,
-        "gpt-oss-20b": 80,        # sinks + SWA: the output phase sits above unmodelled attention tensors
-        "deepseek-v2-lite": 10,   # missed: MLA's absorbed-query tensors, ~32 MiB per 512 tokens, not modelled
-    },
-    ("cuda", "gpu"): {
-        "llama-3.1-8b": 90, "qwen3-4b": 95, "qwen3-8b": 90, "qwen3-30b-a3b": 90, "gemma-3-4b": 95, "gemma-2-9b": 90,
-        "gpt-oss-20b": 95,
-        "phi-3-mini-4k": 85,      # partial offload at 64K: flash attention of the CPU layers runs on the GPU
-        "granite-4.0-h-tiny": 5,  # missed: Mamba-2 scan tensors below the logits (+~42 MiB per 512 tokens)
-        "deepseek-v2-lite": 0,    # missed: MLA, as on the CPU (+~56 MiB per 512 tokens)
-    },
-    ("cuda", "host"): {
-        "llama-3.1-8b": 95, "qwen3-4b": 95, "qwen3-8b": 95, "qwen3-30b-a3b": 95, "gemma-3-4b": 95, "gemma-2-9b": 95,
-        "gpt-oss-20b": 95, "deepseek-v2-lite": 95, "granite-4.0-h-tiny": 80, "phi-3-mini-4k": 80,
-    },
-}
-
-
 def test_simulated_compute_buffers_are_exact(data):
-    # the planner's compute buffers where it traces the graph and places it as ggml-alloc does (runtimes/ggml_graph.py):
-    # equal to llama.cpp's printed figure (0.01 MiB) on every CPU record and every full-offload CUDA record
+    # the planner's compute buffers where it traces the graph, splits it as ggml-backend's scheduler does and places
+    # it as ggml-alloc does (runtimes/ggml_graph.py): equal to llama.cpp's printed figure (0.01 MiB) on every record,
+    # CPU and CUDA, all layers, half of them or none on the GPU, for all ten architectures
     _, _, rows, _ = data
-    simulated = ("llama-3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-30b-a3b", "phi-3-mini-4k")
-    sub = [r for r in rows if r["component"] == "compute" and r["model"] in simulated
-           and (r["backend"] == "cpu" or "ngl=all" in r["key"])]
-    assert len(sub) >= 1100          # 294 CPU records, 435 full-offload CUDA records × (GPU, host)
+    sub = [r for r in rows if r["component"] == "compute"]
+    assert len(sub) >= 636 + 2 * 1034
     wrong = [(r["key"], r["device"], r["logged"], round(r["predicted"], 3)) for r in sub if not A.exact_to_print(r)]
     assert not wrong, wrong[:5]
-
-
-@pytest.mark.parametrize("backend, device", list(THRESHOLDS))
-def test_compute_within_5_percent(data, backend, device):
-    _, _, rows, _ = data
-    by_model = defaultdict(list)
-    for r in rows:
-        if r["component"] == "compute" and r["backend"] == backend and r["device"] == device:
-            by_model[r["model"]].append(pct(r) <= 5)
-    if not by_model:
-        pytest.skip(f"no {backend} records")
-    for model, hits in by_model.items():
-        share = 100 * sum(hits) / len(hits)
-        assert share >= THRESHOLDS[(backend, device)][model], (model, round(share, 1))
 
 
 def test_cuda_flash_attention_sizes_f16_copies_of_a_quantized_cache(data):
@@ -137,11 +96,7 @@ def test_cuda_flash_attention_sizes_f16_copies_of_a_quantized_cache(data):
         assert pct(r) <= 2, (r["model"], r["key"], r["logged"], r["predicted"])
 
 
-@pytest.mark.parametrize("backend, device, share", [
-    ("cpu", "host", 99),      # total within 3 % on 633 of 636 CPU records (the rest within 5 %)
-    ("cuda", "gpu", 90),
-    ("cuda", "host", 95),
-])
+@pytest.mark.parametrize("backend, device, share", [("cpu", "host", 100), ("cuda", "gpu", 100), ("cuda", "host", 100)])
 def test_total_within_3_percent(data, backend, device, share):
     _, _, rows, _ = data
     sub = [pct(r) <= 3 for r in rows if r["component"] == "total" and r["backend"] == backend and r["device"] == device]

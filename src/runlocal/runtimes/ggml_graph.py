@@ -6,8 +6,11 @@ the buffer is the highest offset ever used. That offset depends on the order of 
 are reused in place, and on the holes the best-fit allocator leaves below big tensors, so no closed formula
 tracks it on every architecture. Here the graph is traced again in Python (shapes, strides, ops and sources
 only; no data) in the node order ggml's graph builder produces, and run through a re-implementation of the
-allocator. Everything follows the llama.cpp commit llama-cpp-python 0.3.36 vendors (0c1e57098); the
-functions each part follows are named where they are modelled. Pure computation, no I/O.
+allocator. On the CUDA build the graph first goes through ggml-backend's scheduler (ggml_backend_sched_split_graph:
+which backend runs each node, op offload of big ops on CPU weights, the splits and the copies of their inputs),
+for any number of offloaded layers, and the allocator places the result in two buffers (CUDA0, CUDA_Host).
+Everything follows the llama.cpp commit llama-cpp-python 0.3.36 vendors (0c1e57098); the functions each part
+follows are named where they are modelled. Architectures: BUILDERS. Pure computation, no I/O.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ class Tensor:
     flags: int = 0
     external: bool = False
     backend: int | None = None      # a backend forced by the graph builder (ggml_backend_sched_set_tensor_backend)
+    weight: bool = False            # in a model buffer (GGML_BACKEND_BUFFER_USAGE_WEIGHTS), not the KV / RS cache
+    layer: int | None = None        # external tensors: the layer whose device holds them (-1 the input layer,
+    #                                 n_layer the output layer); nodes: the layer of a build_norm "norm"
 
     @property
     def is_view(self) -> bool:
@@ -143,9 +149,13 @@ class Graph:
         """ggml_new_tensor + ggml_set_input: a graph input the allocator places first."""
         return self.new(type_, ne, name=name, flags=FLAG_INPUT)
 
-    def weight(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
+    def weight(self, type_: str, ne: Iterable[int], name: str, layer: int | None = None,
+               is_weight: bool = False) -> Tensor:
+        """A tensor with data of its own: a model weight (is_weight) or a cache, held by layer's device."""
         t = self.new(type_, ne, name=name)
         t.external = True
+        t.weight = is_weight
+        t.layer = layer
         return t
 
     def _view(self, a: Tensor, ne: Iterable[int], nb: tuple[int, int, int, int], offs: int, op: str,
@@ -249,6 +259,25 @@ class Graph:
                        name: str | None = None) -> Tensor:
         srcs: tuple[Tensor | None, ...] = (q, k, v, mask) + ((sinks,) if sinks is not None else ())
         return self.new("f32", (v.ne[0], q.ne[2], q.ne[1], q.ne[3]), "FLASH_ATTN_EXT", srcs, name)
+
+    def scale_inplace(self, a: Tensor, name: str | None = None) -> Tensor:
+        """ggml_scale_inplace: a view of a computed in place."""
+        t = self._view(a, a.ne, a.nb, 0, "SCALE", name)
+        return t
+
+    def ssm_conv(self, sx: Tensor, c: Tensor, name: str | None = None) -> Tensor:
+        return self.new("f32", (c.ne[1], sx.ne[0] - c.ne[0] + 1, sx.ne[2]), "SSM_CONV", (sx, c), name)
+
+    def ssm_scan(self, s: Tensor, x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, ids: Tensor,
+                 K: int = 1, name: str | None = None) -> Tensor:
+        # ggml.c ggml_ssm_scan: y and the final states, concatenated in one 1-D f32 tensor
+        n = x.nelements() + K * s.ne[0] * s.ne[1] * s.ne[2] * ids.ne[0]
+        return self.new("f32", (n,), "SSM_SCAN", (s, x, dt, A, B, C, ids), name)
+
+    def concat(self, a: Tensor, b: Tensor, dim: int = 0, name: str | None = None) -> Tensor:
+        ne = list(a.ne)
+        ne[dim] += b.ne[dim]
+        return self.new(a.type, ne, "CONCAT", (a, b), name)
 
     def argsort_top_k(self, a: Tensor, k: int) -> Tensor:
         s = self.new("i32", a.ne, "ARGSORT", (a,))
@@ -453,7 +482,7 @@ class GraphParams:
     n_stream: int = 1            # KV streams: n_seq_max without a unified cache, else 1
     type_k: str = "f16"
     type_v: str = "f16"
-    n_kv_swa: int | None = None  # cells of the sliding-window cache (SWA architectures: not modelled yet)
+    n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
 
 
 def _gguf_type(dtype: str | None) -> str:
@@ -479,14 +508,23 @@ class DecoderGraph:
         self.inputs: list[Tensor] = []
 
     # --- weights and inputs ---------------------------------------------------------------------
-    def w(self, name: str) -> Tensor | None:
-        t = self._weights.get(name)
+    def w(self, name: str, layer: int | None = None) -> Tensor | None:
+        """The model weight of that GGUF name. Its device follows src/llama-model.cpp load_tensors: blk.N.* on
+        layer N's, token_embd on the input layer's (the CPU), the rest on the output layer's. ``layer`` asks for
+        a TENSOR_DUPLICATED copy on another layer's device (per-layer rope_freqs, a tied output head)."""
+        key = name if layer is None else f"{name}@{layer}"
+        t = self._weights.get(key)
         if t is None:
             info = self.by_name.get(name)
             if info is None:
                 return None
-            t = self.g.weight(_gguf_type(info.dtype), tuple(reversed(info.shape)), name)
-            self._weights[name] = t
+            if layer is None:
+                if name.startswith("blk."):
+                    layer = int(name.split(".")[1])
+                else:
+                    layer = -1 if name == "token_embd.weight" else self.m.n_layers
+            t = self.g.weight(_gguf_type(info.dtype), tuple(reversed(info.shape)), name, layer, is_weight=True)
+            self._weights[key] = t
         return t
 
     def lw(self, il: int, name: str) -> Tensor | None:
@@ -519,10 +557,14 @@ class DecoderGraph:
     def build_inp_out_ids(self) -> Tensor:
         return self.inp("i32", (self.n_outputs,), "out_ids")
 
-    def norm(self, x: Tensor, w: Tensor | None, b: Tensor | None = None, rms: bool = True) -> Tensor:
-        # llama-graph.cpp build_norm
+    def norm(self, x: Tensor, w: Tensor | None, b: Tensor | None = None, rms: bool = True,
+             il: int = -1) -> Tensor:
+        """llama-graph.cpp build_norm; with a weight and il >= 0 the result is named "norm", which
+        llama-context.cpp graph_get_cb pins to the layer's device for small batches and full offload."""
         g = self.g
         cur = g.rms_norm(x) if rms else g.norm(x)
+        if (w is not None or b is not None) and il >= 0:
+            cur.layer = il
         if w is not None:
             cur = g.mul(cur, w)
         if b is not None:
@@ -530,20 +572,25 @@ class DecoderGraph:
         return cur
 
     # --- attention ------------------------------------------------------------------------------
-    def kv_inputs(self, swa: bool = False) -> dict:
+    def kv_inputs(self, swa: bool = False, k_only: bool = False) -> dict:
         """llama-graph.cpp build_attn_inp_kv(_iswa) / llama-kv-cache.cpp build_input_*: the store indices,
         the KQ mask (f16 with flash attention) and, for a quantized cache, the Hadamard rotation inputs."""
         p = self.p
         n_kv = (p.n_kv_swa or p.n_kv) if swa else p.n_kv
         attn = [a for a in self.m.attention_layers if (a.kind == "sliding") == swa] or self.m.attention_layers
-        v_gqa_max = max(a.n_kv_heads * a.v_dim for a in attn)
+        # build_input_v_idxs: hparams.n_embd_v_gqa_max() spans every layer of the model
+        v_gqa_max = max(a.n_kv_heads * a.v_dim for a in self.m.attention_layers)
         n_tokens = self.n_tokens
         suffix = "_swa" if swa else ""
         k_idxs = self.inp("i64", (n_tokens,), f"attn_inp_k_idxs{suffix}")
-        v_idxs = self.inp("i64", (n_tokens if p.flash_attn else n_tokens * v_gqa_max,), f"attn_inp_v_idxs{suffix}")
+        v_idxs = None if k_only else \
+            self.inp("i64", (n_tokens if p.flash_attn else n_tokens * v_gqa_max,), f"attn_inp_v_idxs{suffix}")
         mask_stream = p.n_stream if p.n_stream > 1 else 1
         mask = self.inp("f16" if p.flash_attn else "f32", (n_kv, n_tokens // mask_stream, 1, mask_stream),
                         f"attn_inp_kq_mask{suffix}")
+        if k_only:
+            # build_attn_inp_k_impl: no V indices, no rotation inputs
+            return {"k_idxs": k_idxs, "mask": mask, "n_kv": n_kv}
         # llama-kv-cache.cpp: attn_rot_k / attn_rot_v for quantized caches whose head size is a multiple of 64
         hk = {a.k_dim for a in attn}
         hv = {a.v_dim for a in attn}
@@ -565,23 +612,32 @@ class DecoderGraph:
         res = g.mul_mat(rot, res)
         return g.reshape(res, *cur.ne)
 
+    def kv_inputs_iswa(self) -> dict:
+        """llama-graph.cpp build_attn_inp_kv_iswa: the base cache's inputs and the sliding-window cache's;
+        build_attn picks them by the layer's kind."""
+        return {"iswa": True, "full": self.kv_inputs(False), "sliding": self.kv_inputs(True)}
+
     def attn(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None, wo_b: Tensor | None,
              sinks: Tensor | None = None, softcap: bool = False) -> Tensor:
-        """llama-graph.cpp build_attn (KV cache): store K and V with set_rows, attend over the cache's views."""
+        """llama-graph.cpp build_attn (KV cache, or the iSWA pair of caches): store K and V with set_rows,
+        attend over the cache's views."""
         g, p = self.g, self.p
         a = self.m.layers[il].attention
+        iswa = inp.get("iswa", False)
+        if iswa:
+            inp = inp["sliding" if a.kind == "sliding" else "full"]
         if inp["k_rot"] is not None:
             q = self.hadamard(q, inp["k_rot"])
             k = self.hadamard(k, inp["k_rot"])
         if inp["v_rot"] is not None:
             v = self.hadamard(v, inp["v_rot"])
-        g.expand(q)
-        g.expand(v)
-        g.expand(k)
+        # the non-SWA build_attn expands q, v, k; the iSWA one q, k, v
+        for t in ((q, k, v) if iswa else (q, v, k)):
+            g.expand(t)
         n_kv, ns = inp["n_kv"], p.n_stream
         k_gqa, v_gqa = a.n_kv_heads * a.k_dim, a.n_kv_heads * a.v_dim
-        kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}")
-        vc = g.weight(p.type_v, (v_gqa, n_kv, ns), f"cache_v_l{il}")
+        kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}", il)
+        vc = g.weight(p.type_v, (v_gqa, n_kv, ns), f"cache_v_l{il}", il)
         # llama-kv-cache.cpp cpy_k / cpy_v
         k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
         kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
@@ -614,7 +670,31 @@ class DecoderGraph:
             cur = g.add(cur, wo_b)
         return cur
 
-    def mha(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor, sinks: Tensor | None, softcap: bool) -> Tensor:
+    def attn_k_only(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None,
+                    v_mla: Tensor | None) -> Tensor:
+        """llama-graph.cpp build_attn with a K-only cache (llm_graph_input_attn_k; MLA): K is stored, V is a
+        view of the cached K's first v.ne[0] columns, and v_mla decompresses the result per head."""
+        g, p = self.g, self.p
+        a = self.m.layers[il].attention
+        g.expand(q)
+        g.expand(v)
+        g.expand(k)
+        n_kv, ns = inp["n_kv"], p.n_stream
+        k_gqa = a.n_kv_heads * a.k_dim
+        kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}", il)
+        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
+        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
+        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        kv = g.view(kc, (a.k_dim, a.n_kv_heads, n_kv, ns),
+                    (row_size(kc.type, a.k_dim), row_size(kc.type, k_gqa), row_size(kc.type, k_gqa * n_kv)))
+        vv = g.view(kv, (v.ne[0], kv.ne[1], kv.ne[2], kv.ne[3]), (kv.nb[1], kv.nb[2], kv.nb[3]))
+        cur = self.mha(q, kv, vv, inp["mask"], None, False, v_mla)
+        if wo is not None:
+            cur = g.mul_mat(wo, cur)
+        return cur
+
+    def mha(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor, sinks: Tensor | None, softcap: bool,
+            v_mla: Tensor | None = None) -> Tensor:
         """llama-graph.cpp build_attn_mha."""
         g, p = self.g, self.p
         v_trans = v.nb[1] > v.nb[2]
@@ -627,6 +707,11 @@ class DecoderGraph:
             if v_trans:
                 v = g.transpose(v)
             cur = g.flash_attn_ext(q, k, v, mask, sinks)
+            if v_mla is not None:
+                cur = g.permute(cur, 0, 2, 1, 3)
+                cur = g.mul_mat(v_mla, cur)
+                cur = g.permute(cur, 0, 2, 1, 3)
+                cur = g.cont(cur)
             cur = g.reshape(cur, cur.ne[0] * cur.ne[1], cur.ne[2] * cur.ne[3])
         else:
             kq = g.mul_mat(k, q, name="kq")
@@ -638,6 +723,8 @@ class DecoderGraph:
             if not v_trans:
                 v = g.cont(g.transpose(v))
             kqv = g.mul_mat(v, kq)
+            if v_mla is not None:
+                kqv = g.mul_mat(v_mla, kqv)
             cur = g.permute(kqv, 0, 2, 1, 3)
             cur = g.cont(cur, cur.ne[0] * cur.ne[1], cur.ne[2] * cur.ne[3])
         g.expand(cur)
@@ -734,7 +821,7 @@ class DecoderGraph:
         g = self.g
         cur = self.norm(cur, self.w("output_norm.weight"), norm_b)
         cur.flags |= FLAG_OUTPUT
-        head = self.w("output.weight") or self.w("token_embd.weight")
+        head = self.w("output.weight") or self.w("token_embd.weight", self.m.n_layers)
         assert head is not None
         cur = g.mul_mat(head, cur, name="result_output")
         if softcap:
@@ -786,19 +873,19 @@ def build_llama_like(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    rope_factors = b.w("rope_freqs.weight")
     n_layer = m.n_layers
     for il in range(n_layer):
         a = m.layers[il].attention
         inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"))
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), il=il)
         q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
         if qn is not None:
-            q = b.norm(q, qn)
+            q = b.norm(q, qn, il=il)
+        rope_factors = b.w("rope_freqs.weight", il)     # llama-model.cpp: one (duplicated) copy per layer
         q = g.rope(q, pos, rope_factors)
         if kn is not None:
-            k = b.norm(k, kn)
+            k = b.norm(k, kn, il=il)
         k = g.rope(k, pos, rope_factors)
         if arch == "phi3":
             q = g.unary("SCALE", q)
@@ -807,7 +894,7 @@ def build_llama_like(b: DecoderGraph) -> None:
             cur = g.get_rows(cur, out_ids)
             inpSA = g.get_rows(inpSA, out_ids)
         ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"))
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is not None:
             cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
         elif b.lw(il, "ffn_gate.weight") is None:
@@ -819,15 +906,278 @@ def build_llama_like(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
+def build_gemma(b: DecoderGraph) -> None:
+    """src/models/gemma2.cpp, gemma3.cpp: scaled embeddings, iSWA attention (gemma3: Q/K norms; gemma2: logit
+    soft-capping in attention and on the output), post-attention and post-FFN norms, a GELU-gated FFN."""
+    g, m = b.g, b.m
+    gemma2 = m.family == "gemma2"
+    inpL = b.build_inp_embd()
+    inpL = g.unary("SCALE", inpL, name="inp_scaled")
+    pos = b.build_inp_pos()
+    iswa = any(a.kind == "sliding" for a in m.attention_layers)
+    inp = b.kv_inputs_iswa() if iswa else b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    n_layer = m.n_layers
+    for il in range(n_layer):
+        a = m.layers[il].attention
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        if not gemma2:
+            q = b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il)
+        q = g.rope(q, pos)
+        if not gemma2:
+            k = b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il)
+        k = g.rope(k, pos)
+        q = g.unary("SCALE", q)
+        # gemma2 sets hparams.attn_soft_cap: build_attn_mha caps KQ (without flash attention)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None, softcap=gemma2)
+        if il == n_layer - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpL = g.get_rows(inpL, out_ids)
+        cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
+        sa_out = g.add(cur, inpL)
+        cur = b.norm(sa_out, b.lw(il, "ffn_norm.weight"), il=il)
+        cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        cur = b.norm(cur, b.lw(il, "post_ffw_norm.weight"))
+        inpL = g.add(cur, sa_out)
+    # gemma3: final soft-capping only when the GGUF sets final_logit_softcapping (the converter does not)
+    b.output(inpL, softcap=gemma2)
+
+
+def build_openai_moe(b: DecoderGraph) -> None:
+    """src/models/openai-moe.cpp (gpt-oss): iSWA attention with biases and attention sinks, an MoE FFN with
+    biased router and experts, the softmax taken over the chosen experts' logits (SOFTMAX_WEIGHT) and the
+    swiglu_oai activation. The last layer's output is a graph output (res->t_h_nextn) and the rows of the
+    output tokens are picked after the last layer (cparams.embeddings_nextn_masked is false)."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs_iswa()
+    out_ids = b.build_inp_out_ids()
+    for il in range(m.n_layers):
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q = g.rope(q, pos)
+        k = g.rope(k, pos)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"),
+                     sinks=b.lw(il, "attn_sinks.weight"))
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "post_attention_norm.weight"), il=il)
+        cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False, gating="softmax_weight",
+                    gate_inp_b=b.lw(il, "ffn_gate_inp.bias"))
+        inpL = g.add(cur, ffn_inp)
+    inpL.flags |= FLAG_OUTPUT       # res->t_h_nextn
+    cur = g.get_rows(inpL, out_ids)
+    b.output(cur)
+
+
+def build_deepseek2(b: DecoderGraph) -> None:
+    """src/models/deepseek2.cpp with MLA (the GGUF splits wkv_b into attn_k_b / attn_v_b): the absorbed
+    queries attend over a K-only latent cache (MQA); dense FFN in the leading layers, then a softmax-gated
+    MoE plus shared experts. Q without LoRA (the Lite models' wq) or with it (wq_a, norm, wq_b)."""
+    g, m = b.g, b.m
+    n_head = b.n_head
+    mla = m.layers[0].attention
+    n_rot = mla.k_dim - mla.v_dim                         # qk_rope_head_dim
+    kv_lora = mla.v_dim
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs(k_only=True)
+    out_ids = b.build_inp_out_ids()
+    n_layer = m.n_layers
+    for il in range(n_layer):
+        n_tokens = inpL.ne[1]
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        wq = b.lw(il, "attn_q.weight")
+        if wq is not None:
+            q = g.mul_mat(wq, cur)
+        else:
+            q = g.mul_mat(b.lw(il, "attn_q_a.weight"), cur)  # type: ignore[arg-type]
+            q = b.norm(q, b.lw(il, "attn_q_a_norm.weight"), il=il)
+            q = g.mul_mat(b.lw(il, "attn_q_b.weight"), q)  # type: ignore[arg-type]
+        hd_k = q.ne[0] // n_head                          # n_embd_head_k_mla
+        q = g.reshape(q, hd_k, n_head, n_tokens)
+        kv_pe = g.mul_mat(b.lw(il, "attn_kv_a_mqa.weight"), cur)  # type: ignore[arg-type]
+        rs = row_size(kv_pe.type, kv_lora + n_rot)
+        kv_cmpr = g.view(kv_pe, (kv_lora, n_tokens), (rs,), 0)
+        k_pe = g.view(kv_pe, (n_rot, 1, n_tokens), (rs, rs), row_size(kv_pe.type, kv_lora))
+        k_pe = g.rope(k_pe, pos)
+        kv_cmpr = b.norm(kv_cmpr, b.lw(il, "attn_kv_a_norm.weight"), il=il)
+        nope = hd_k - n_rot
+        q_nope = g.view(q, (nope, n_head, n_tokens), (q.nb[1], q.nb[2]), 0)
+        q_pe = g.view(q, (n_rot, n_head, n_tokens), (q.nb[1], q.nb[2]), row_size(q.type, nope))
+        q_pe = g.rope(q_pe, pos)
+        q_nope = g.permute(q_nope, 0, 2, 1, 3)
+        q_abs = g.mul_mat(b.lw(il, "attn_k_b.weight"), q_nope)  # type: ignore[arg-type]
+        q_abs = g.permute(q_abs, 0, 2, 1, 3)
+        qcur = g.concat(q_abs, q_pe, 0)
+        kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
+        kcur = g.concat(kv_cmpr, k_pe, 0)
+        cur = b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
+        if il == n_layer - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
+        if b.lw(il, "ffn_gate_inp.weight") is None:
+            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        else:
+            moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False,
+                            exp_probs_b=b.lw(il, "exp_probs_b.bias"))
+            shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
+                          b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+            cur = g.add(moe_out, shexp)
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+def _rs(b: DecoderGraph, rs: dict, s: Tensor, state_size: int,
+        get_rows: Callable[[Tensor, Tensor], Tensor] | None = None) -> Tensor:
+    """llama-graph.cpp build_rs for the reserved (full) recurrent memory: rs_head 0, rs_z 0, n_rs = its size."""
+    g = b.g
+    n_seqs = b.n_seqs
+    states = g.reshape(s, state_size, s.ne[1])
+    zero = g.view(states, (state_size,), (), 0)
+    g.expand(g.scale_inplace(zero))
+    out = (get_rows or g.get_rows)(states, rs["main"])
+    g.expand(out)
+    extra = g.get_rows(states, rs["extra"])
+    n_rs = s.ne[1]
+    g.expand(g.cpy(extra, g.view(s, (state_size, n_rs - n_seqs), (s.nb[1],), n_seqs * s.nb[1])))
+    return out
+
+
+def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
+    """src/models/mamba-base.cpp build_mamba2_layer (cparams.n_rs_seq 0: one state slot per sequence)."""
+    g = b.g
+    n_seqs = b.n_seqs
+    n_seq_tokens = cur.ne[1] // n_seqs
+    conv_w = b.lw(il, "ssm_conv1d.weight")
+    in_w = b.lw(il, "ssm_in.weight")
+    assert conv_w is not None and in_w is not None
+    d_conv, conv_dim = conv_w.ne[0], conv_w.ne[1]
+    n_head = b.lw(il, "ssm_dt.bias").ne[0]  # type: ignore[union-attr]
+    d_inner = b.lw(il, "ssm_out.weight").ne[0]  # type: ignore[union-attr]
+    head_dim = d_inner // n_head
+    d_in_proj = in_w.ne[1]
+    ng_ds = (conv_dim - d_inner) // 2                    # n_group * d_state
+    rec = b.m.layers[il].recurrent
+    n_embd_r, n_embd_s = rec.conv_elems, rec.state_elems
+    d_state = n_embd_s // d_inner
+    n_group = ng_ds // d_state
+    mem = max(1, n_seqs)
+    r_all = g.weight("f32", (n_embd_r, mem), f"cache_r_l{il}", il)
+    s_all = g.weight("f32", (n_embd_s, mem), f"cache_s_l{il}", il)
+    conv = _rs(b, rs, r_all, n_embd_r)
+    conv = g.reshape(conv, d_conv - 1, conv_dim, n_seqs)
+    zx = g.mul_mat(in_w, cur)
+    zx = g.reshape(zx, d_in_proj, n_seq_tokens, n_seqs)
+    f = 4
+    z = g.view(zx, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, zx.nb[1], zx.nb[2]), 0)
+    xBC = g.view(zx, (conv_dim, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), d_inner * f)
+    dt = g.view(zx, (n_head, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), (2 * d_inner + 2 * ng_ds) * f)
+    conv_x = g.concat(conv, g.transpose(xBC), 0)
+    row_count = (d_conv - 1) * conv_dim
+    last = g.view(conv_x, (d_conv - 1, conv_dim, n_seqs), (conv_x.nb[1], conv_x.nb[2]), n_seq_tokens * conv_x.nb[0])
+    g.expand(g.cpy(last, g.view(r_all, (row_count, n_seqs), (r_all.nb[1],), 0)))
+    xBC = g.ssm_conv(conv_x, conv_w)
+    xBC = g.add(xBC, b.lw(il, "ssm_conv1d.bias"))  # type: ignore[arg-type]
+    xBC = g.unary("UNARY", xBC)
+    x = g.view(xBC, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, xBC.nb[1], xBC.nb[2]), 0)
+    B = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]), d_inner * f)
+    C = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]),
+               (d_inner + n_group * d_state) * f)
+    dt = g.add(g.cont(dt), b.lw(il, "ssm_dt.bias"))  # type: ignore[arg-type]
+    A = b.lw(il, "ssm_a")
+    assert A is not None
+
+    def ssm_rows(states: Tensor, ids: Tensor) -> Tensor:
+        ssm = g.reshape(states, d_state, head_dim, n_head, mem)
+        return g.ssm_scan(ssm, x, dt, A, B, C, ids)
+
+    y_ssm = _rs(b, rs, s_all, n_embd_s, ssm_rows)
+    D = d_state * d_inner
+    yrow = row_size("f32", D)
+    g.expand(g.cpy(g.view(y_ssm, (D, n_seqs, 1), (yrow, yrow * n_seqs), x.nelements() * f),
+                   g.view(s_all, (D, n_seqs, 1), (s_all.nb[1], mem * s_all.nb[1]), 0)))
+    y = g.view(y_ssm, (head_dim, n_head, n_seq_tokens, n_seqs),
+               (x.nb[1], n_head * x.nb[1], n_seq_tokens * n_head * x.nb[1]), 0)
+    y = g.add(y, g.mul(x, b.lw(il, "ssm_d")))  # type: ignore[arg-type]
+    y = g.glu_split(g.cont(z), y)
+    norm_w = b.lw(il, "ssm_norm.weight")
+    if norm_w is not None:
+        y = g.reshape(y, d_inner // n_group, n_group, n_seq_tokens, n_seqs)
+        y = b.norm(y, norm_w, il=il)
+    y = g.reshape(y, d_inner, n_seq_tokens * n_seqs)
+    return g.mul_mat(b.lw(il, "ssm_out.weight"), y)  # type: ignore[arg-type]
+
+
+def build_granite_hybrid(b: DecoderGraph) -> None:
+    """src/models/granite-hybrid.cpp: mamba2 layers (recurrent state) and attention layers, each followed by
+    an MoE FFN with shared experts (or a dense FFN). Modelled as the Granite 4.0-H GGUFs are: NoPE (no
+    positions input, no rope), and without the embedding / residual / logit multipliers, which only add
+    in-place SCALE nodes."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    # build_inp_mem_hybrid: build_rs_inp_impl, then the attention inputs
+    mem = max(1, b.n_seqs)
+    s_copy = b.inp("i32", (mem,), "rs_s_copy")
+    rs = {"main": g.view(s_copy, (b.n_seqs,), (), 0),
+          "extra": g.view(s_copy, (mem - b.n_seqs,), (), b.n_seqs * s_copy.nb[0])}
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    n_layer = m.n_layers
+    for il in range(n_layer):
+        layer = m.layers[il]
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        if layer.attention is None:
+            cur = _mamba2(b, rs, cur, il)
+        else:
+            a = layer.attention
+            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+        if il == n_layer - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
+        if b.lw(il, "ffn_gate_inp.weight") is None:
+            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        else:
+            moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+            if b.lw(il, "ffn_up_shexp.weight") is not None:
+                shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
+                              b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+                cur = g.add(moe_out, shexp)
+            else:
+                cur = moe_out
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
-    # checked against measurements/llamacpp (benchmarks/compute_sim.py); other architectures are not modelled
+    # each checked against every record of measurements/llamacpp (benchmarks/compute_sim.py): CPU, and CUDA with
+    # -ngl 0, half and all; other architectures are not modelled
     "llama": build_llama_like, "qwen3": build_llama_like, "qwen3moe": build_llama_like, "phi3": build_llama_like,
+    "gemma2": build_gemma, "gemma3": build_gemma, "gpt-oss": build_openai_moe,
+    "deepseek2": build_deepseek2, "granitehybrid": build_granite_hybrid,
 }
 
 
+# tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
+# convert_hf_to_gguf writes it since 2025 (an older file's attn_kv_b, or a checkpoint viewed as GGUF, is not built)
+REQUIRED_TENSORS = {"deepseek2": "blk.0.attn_k_b.weight"}
+
+
 def supported(model) -> bool:
-    """The architecture has a builder and the tensors carry GGUF names (a model read from a GGUF file)."""
-    return model.family in BUILDERS and any(t.name == "token_embd.weight" for t in model.tensors)
+    """The architecture has a builder and the tensors carry the GGUF names it reads."""
+    names = {t.name for t in model.tensors}
+    return (model.family in BUILDERS and "token_embd.weight" in names
+            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
 
 
 def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> DecoderGraph:
@@ -854,7 +1204,8 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
 def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
                      type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None) -> int:
     """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
-    context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams."""
+    context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams,
+    n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
                     n_kv_swa=n_kv_swa)
     return reserve_sizes(model, p, n_ubatch, n_seqs)[0]
@@ -962,89 +1313,215 @@ def _cuda_alloc_deps(nodes: list[Tensor]) -> dict[int, list[Tensor]]:
     return deps
 
 
-def _sched_full_offload(g: Graph) -> tuple[list[Tensor], list[int], list[int]]:
-    """ggml-backend.cpp ggml_backend_sched_split_graph for a fully offloaded model: graph inputs and the
-    token-embedding lookup (its weight stays in host memory; ggml-cuda never offloads GET_ROWS) run on the
-    CPU, every other node on the GPU. The GPU split starts with its inputs: for each, a dependency view of the
-    host tensor (keeps it alive until copied) and the copy in the GPU buffer, which replaces it as a source.
-    Returns graph_copy's nodes with their buffer ids and the leafs' buffer ids."""
-    backend: dict[int, int] = {}
-    for leaf in g.leafs:
-        backend[id(leaf)] = HOST if leaf.flags & FLAG_INPUT else GPU
-    for node in g.nodes:
-        if node.op == "GET_ROWS" and node.src[0] is not None and node.src[0].name == "token_embd.weight":
-            backend[id(node)] = HOST
-        elif node.view_src is not None and backend.get(id(node.view_src)) == HOST:
-            backend[id(node)] = HOST
+OP_OFFLOAD_MIN_BATCH = 32        # ggml-cuda.cu: op_offload_min_batch_size (GGML_OP_OFFLOAD_MIN_BATCH unset)
+
+
+def _op_batch_size(t: Tensor) -> int:
+    """ggml-cuda.cu get_op_batch_size: how many rows an op processes, for ggml_backend_cuda_device_offload_op."""
+    if t.op == "GET_ROWS":
+        return 0
+    if t.op == "MUL_MAT":
+        return t.ne[1]
+    if t.op in ("MUL_MAT_ID", "ROPE"):
+        return t.ne[2]
+    return t.ne[1] * t.ne[2] * t.ne[3]
+
+
+@dataclass
+class _Split:
+    backend: int
+    inputs: list[Tensor] = field(default_factory=list)
+    nodes: list[Tensor] = field(default_factory=list)
+
+
+def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
+                 ) -> tuple[list[Tensor], list[int], list[int], int]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph with two backends, CUDA0 (GPU, id 0) and the CPU (HOST,
+    id 1, computing in CUDA_Host memory), one copy (no pipeline parallelism) and op offload on. Both backends are
+    taken to support every op of these graphs; CUDA supports no host buffer (a discrete GPU), the CPU every
+    host buffer. ``layer_dev`` maps a layer to the device holding its weights and caches; ``pin_norms``:
+    llama-context.cpp graph_get_cb pins each layer's "norm" to that device (fewer than 32 tokens or full
+    offload). Returns graph_copy's nodes with their backend ids, the leafs' ids and the number of splits."""
+    nodes, leafs = g.nodes, g.leafs
+    bid: dict[int, int] = {}
+
+    def get(t: Tensor | None) -> int:
+        return -1 if t is None else bid.get(id(t), -1)
+
+    def buf_dev(t: Tensor) -> int | None:
+        root = t.view_src if t.view_src is not None else t
+        return layer_dev(root.layer) if root.external and root.layer is not None else None
+
+    def is_weight(t: Tensor) -> bool:
+        return t.weight and t.view_src is None
+
+    def from_cur(t: Tensor) -> int:
+        # ggml_backend_sched_backend_id_from_cur
+        d = buf_dev(t)
+        if d is not None:
+            return d
+        if t.flags & FLAG_INPUT:
+            return HOST
+        if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
+            for src in t.src:
+                if src is not None and is_weight(src):
+                    d = layer_dev(src.layer)  # type: ignore[arg-type]
+                    if d == HOST and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
+                        return GPU       # the GPU offloads a big op on a host weight (ggml_backend_offload_op)
+                    return d
+        return -1
+
+    def buffer_supported(t: Tensor, b: int) -> bool:
+        # ggml_backend_sched_buffer_supported: where t lives (or will) is b's own buffer type
+        d = buf_dev(t)
+        if d is None:
+            d = get(t)
+            if d == -1 and t.view_src is not None:
+                d = get(t.view_src)
+            if d == -1:
+                return False
+        return d == b
+
+    # llama-model-loader.cpp create_tensor: a TENSOR_DUPLICATED weight (per-layer rope_freqs, a tied output head)
+    # is created once per buffer type, so the layers of one device share one tensor
+    canon: dict[tuple[str, int], Tensor] = {}
+    for node in nodes:
+        if any(src is not None and src.weight for src in node.src):
+            node.src = tuple(canon.setdefault((src.name, layer_dev(src.layer)), src)  # type: ignore[arg-type]
+                             if src is not None and src.weight else src for src in node.src)
+    # pass 1: pre-allocated tensors, inputs, ops on weights (user assignments first: the pinned norms)
+    for leaf in leafs:
+        bid[id(leaf)] = from_cur(leaf)
+    for node in nodes:
+        if pin_norms and node.layer is not None and not node.external:
+            bid[id(node)] = layer_dev(node.layer)
         else:
-            backend[id(node)] = GPU
-    splits: list[tuple[int, list[Tensor], list[Tensor]]] = []   # (backend, inputs, nodes)
+            bid[id(node)] = from_cur(node)
+    # pass 2: expand the GPU down and up over unassigned nodes (the CPU does not spread), then any backend
+    compute = [n for n in nodes if n.op not in VIEW_OPS]
+    for order, gpu_only in ((compute, True), (compute[::-1], True), (compute, False), (compute[::-1], False)):
+        cur = -1
+        for node in order:
+            b = bid[id(node)]
+            if b != -1:
+                cur = -1 if gpu_only and b == HOST else b
+            elif cur != -1:
+                bid[id(node)] = cur
+    # pass 3: the nodes still unassigned go where most of their inputs are (no upgrades: the buffer types differ)
+    for node in compute:
+        if bid[id(node)] == -1:
+            best, n_best = -1, -1
+            for b in (GPU, HOST):
+                n = sum(1 for src in node.src if src is not None and (get(src) != -1 or get(src.view_src) != -1)
+                        and buffer_supported(src, b))
+                if n > n_best:
+                    best, n_best = b, n
+            bid[id(node)] = best
+    # pass 4: views follow their source, unassigned sources their consumer
+    for node in nodes:
+        if node.view_src is not None and bid[id(node)] == -1:
+            bid[id(node)] = get(node.view_src)
+        for src in node.src:
+            if src is not None and get(src) == -1:
+                bid[id(src)] = get(src.view_src) if src.view_src is not None else bid[id(node)]
+        if bid[id(node)] == -1:
+            bid[id(node)] = GPU
+    # pass 5: splits; a source another backend cannot read gets a copy, an input of the split that needs it first
+    splits: list[_Split] = []
     copies: dict[tuple[int, int], Tensor] = {}
-    for node in g.nodes:
-        b = backend[id(node)]
+    first = next((bid[id(n)] for n in compute), GPU)
+    split = _Split(first)
+    splits.append(split)
+    cur = first
+    for node in nodes:
         if node.op in VIEW_OPS:
-            if splits:
-                splits[-1][2].append(node)
-            else:
-                splits.append((b, [], [node]))
+            split.nodes.append(node)
             continue
-        if not splits or splits[-1][0] != b:
-            splits.append((b, [], []))
-        split = splits[-1]
-        split[2].append(node)
+        b = bid[id(node)]
+        need_new = False
+        if b == cur and split.inputs:
+            # a weight from another backend: a new split lets the previous weight copies be freed
+            need_new = any(src is not None and is_weight(src) and get(src) != cur and not buffer_supported(src, cur)
+                           for src in node.src)
+        if b != cur or need_new:
+            split = _Split(b)
+            splits.append(split)
+            cur = b
+        split.nodes.append(node)
         new_src = list(node.src)
-        for j, s in enumerate(node.src):
-            if s is None or s.external:
+        for j, src in enumerate(node.src):
+            if src is None:
                 continue
-            sb = backend.get(id(s), b)
-            if sb == b:
-                continue
-            key = (id(s), b)
-            if key not in copies:
-                c = Tensor(f"{'CUDA0' if b == GPU else 'CPU'}#{s.name}#0", s.type, s.ne, s.nb)
-                copies[key] = c
-                split[1].append(s)
-            new_src[j] = copies[key]
+            if get(src) != cur and not buffer_supported(src, cur):
+                key = (id(src), cur)
+                c = copies.get(key)
+                if c is None:
+                    # ggml_dup_tensor_layout: same shape and strides
+                    c = Tensor(f"{'CUDA0' if cur == GPU else 'CPU'}#{src.name}#0", src.type, src.ne, src.nb)
+                    copies[key] = c
+                    split.inputs.append(src)
+                new_src[j] = c
         node.src = tuple(new_src)
-    deps = _cuda_alloc_deps([n for n in g.nodes if backend[id(n)] == GPU])
-    nodes: list[Tensor] = []
+    # ggml_backend_graph_optimize per split: the CUDA fusions' allocation dependencies
+    deps: dict[int, list[Tensor]] = {}
+    for sp in splits:
+        if sp.backend == GPU:
+            deps.update(_cuda_alloc_deps(sp.nodes))
+    # graph_copy: per split, each input's dependency view and its copy, then the split's nodes (+ dependency nodes)
+    out: list[Tensor] = []
     ids: list[int] = []
-    for b, inputs, split_nodes in splits:
-        for s in inputs:
-            dep = Tensor(f"{s.name} (view)", s.type, s.ne, s.nb, "NONE", (s,), view_src=s.view_src or s)
-            nodes.append(dep)
-            ids.append(backend[id(s)])
-            nodes.append(copies[(id(s), b)])
-            ids.append(b)
-        for n in split_nodes:
-            nodes.append(n)
-            ids.append(backend[id(n)])
-            kept = deps.get(id(n), []) if b == GPU else []
+    for sp in splits:
+        for src in sp.inputs:
+            out.append(Tensor(f"{src.name} (view)", src.type, src.ne, src.nb, "NONE", (src,),
+                              view_src=src.view_src or src))
+            ids.append(get(src))
+            out.append(copies[(id(src), sp.backend)])
+            ids.append(sp.backend)
+        for n in sp.nodes:
+            out.append(n)
+            ids.append(bid[id(n)])
+            kept = deps.get(id(n), [])
             for k in range(0, len(kept), MAX_SRC):
-                first = kept[k]
-                dep = Tensor(f"{first.name} (view)", first.type, first.ne, first.nb, "NONE",
-                             tuple(kept[k:k + MAX_SRC]), view_src=first.view_src or first)
-                nodes.append(dep)
-                ids.append(b)
-    leaf_ids = [backend[id(leaf)] for leaf in g.leafs]
-    return nodes, ids, leaf_ids
+                first_t = kept[k]
+                out.append(Tensor(f"{first_t.name} (view)", first_t.type, first_t.ne, first_t.nb, "NONE",
+                                  tuple(kept[k:k + MAX_SRC]), view_src=first_t.view_src or first_t))
+                ids.append(sp.backend)
+    return out, ids, [bid[id(leaf)] for leaf in leafs], len(splits)
+
+
+def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
+    """src/llama-model.cpp load_tensors (one GPU): the last n_gpu_layers of the n_layer + 1 layers (the output
+    layer counts as one) go to the GPU; the input layer (token embeddings) always stays on the CPU."""
+    ngl = n_layer + 1 if n_gpu_layers < 0 else n_gpu_layers
+    i_gpu_start = max(n_layer + 1 - ngl, 0)
+
+    def dev(il: int) -> int:
+        return GPU if 0 <= il and il >= i_gpu_start else HOST
+    return dev
 
 
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
                           n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
-                          n_kv_swa: int | None = None) -> dict[str, int]:
-    """Bytes of "CUDA0 compute" and "CUDA_Host compute" with every layer on one GPU (n_gpu_layers < 0 or
-    > n_layer). Partial offload is not modelled (raises ValueError)."""
-    if 0 <= n_gpu_layers <= model.n_layers:
-        raise ValueError("partial offload is not modelled")
+                          n_kv_swa: int | None = None, n_splits: list[int] | None = None) -> dict[str, int]:
+    """Bytes of "CUDA0 compute" and "CUDA_Host compute" on one GPU with n_gpu_layers of the n_layer + 1 layers
+    offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Modelled: the
+    scheduler's backend assignment, op offload of ops on host weights for batches of 32 or more, its splits
+    with the copies of their inputs (weights of CPU layers, the KV cache of CPU layers, activations) in the
+    compute buffers, and ggml-alloc over the two buffers. ``n_splits``, when given, receives the pp and tg
+    graphs' split counts (llama.cpp logs them)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
                     n_kv_swa=n_kv_swa)
+    n_layer = model.n_layers
+    layer_dev = _layer_devices(n_layer, n_gpu_layers)
+    full = n_gpu_layers < 0 or n_gpu_layers > n_layer
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size), Buffer(CPU_ALIGNMENT)]
     sizes = [0, 0]
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
         b = build_graph(model, p, nt, n_seqs, n_out)
-        nodes, ids, leaf_ids = _sched_full_offload(b.g)
+        nodes, ids, leaf_ids, ns = _sched_split(b.g, layer_dev, pin_norms=nt < 32 or full)
+        if n_splits is not None:
+            n_splits.append(ns)
         got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
     return {"CUDA0 compute": sizes[GPU], "CUDA_Host compute": sizes[HOST]}

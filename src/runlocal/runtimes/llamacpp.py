@@ -19,9 +19,10 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
 - defaults of the current llama-server (common/common.h, common/arg.cpp): -c 0 = the trained context,
   -ngl auto, --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device
   keeps 1 GiB free; LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
-- compute buffers (src/llama-context.cpp graph_reserve): for a GGUF of an architecture ggml_graph.py
-  builds, CPU-only or with every layer on one GPU, the reserved graph is traced and placed by a
-  re-implementation of ggml-alloc (exact to 0.01 MiB on measurements/llamacpp); otherwise the heaviest
+- compute buffers (src/llama-context.cpp graph_reserve): for an architecture ggml_graph.py builds,
+  CPU-only or on one GPU with any -ngl, the reserved graph is traced, split as ggml-backend's scheduler
+  splits it and placed by a re-implementation of ggml-alloc (exact to 0.01 MiB on every record of
+  measurements/llamacpp); otherwise (several GPUs, tensor overrides, other architectures) the heaviest
   phase of the graph, with phase sizes fitted to the buffers llama.cpp logs; the graph inputs (the
   embedding rows, KQ masks, KV store indices) sit in the host's buffer when layers run on a GPU.
 """
@@ -273,14 +274,15 @@ def graph_prefix(model: ModelSpec) -> ModelSpec:
 
 
 @lru_cache(maxsize=512)
-def simulated_compute(model: ModelSpec, on_gpu: bool, n_ubatch: int, n_kv: int, flash_attn: bool, n_seqs: int,
-                      n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None) -> tuple[int, int]:
-    """(GPU, host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA
-    build with every layer on one GPU, or (0, CPU) for a CPU-only run. Cached: --fit plans many times."""
+def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
+                      n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None) -> tuple[int, int]:
+    """(GPU, host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA build
+    with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
+    (0, CPU) for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
     kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
-    if not on_gpu:
+    if n_gpu_layers is None:
         return 0, ggml_graph.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
-    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=-1, **kw)
+    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers, **kw)
     return out["CUDA0 compute"], out["CUDA_Host compute"]
 
 
@@ -694,14 +696,16 @@ class LlamaCpp:
         else:
             host.compute = max(phases.values())
         # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
-        # architecture, CPU-only or every layer on one CUDA GPU, no tensor overrides. A checkpoint or catalog model
+        # architecture, CPU-only or one CUDA GPU (any -ngl), no tensor overrides. A checkpoint or catalog model
         # is traced as the GGUF llama-quantize would write of it (names, types: quant/gguf_mix.py).
         graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if self.simulate_graph else None)
         simulated = (self.simulate_graph and graph_model is not None and ggml_graph.supported(graph_model)
-                     and not s.override_tensor and not s.n_cpu_moe
-                     and (not devs or (len(devs) == 1 and devs[0].kind == "gpu" and ngl > model.n_layers)))
+                     and not s.override_tensor and not s.n_cpu_moe and (not devs or (len(devs) == 1 and devs[0].kind == "gpu")))
         if simulated:
-            gpu_c, host_c = simulated_compute(graph_prefix(graph_model), bool(devs), c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
+            full = not devs or ngl > model.n_layers
+            # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
+            gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
+                                              (-1 if ngl > model.n_layers else ngl) if devs else None, c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
                                               normalize_cache_type(s.cache_type_k), normalize_cache_type(s.cache_type_v),
                                               n_swa_cells or None)
             if devs:
