@@ -164,9 +164,10 @@ def test_cli_takes_the_flags():
     from runlocal.cli import app
 
     res = CliRunner().invoke(app, ["check", "gemma-3-4b", "--gpu", "none", "--ram", "64G", "--ctx", "32768",
-                                   "--swa-full", "--json"])
+                                   "--parallel", "1", "--swa-full", "--json"])
     assert res.exit_code == 0, res.output
-    plain = CliRunner().invoke(app, ["check", "gemma-3-4b", "--gpu", "none", "--ram", "64G", "--ctx", "32768", "--json"])
+    plain = CliRunner().invoke(app, ["check", "gemma-3-4b", "--gpu", "none", "--ram", "64G", "--ctx", "32768",
+                                     "--parallel", "1", "--json"])
     import json
 
     kv = lambda out: json.loads(out)["memory"]["kv_cache"]  # noqa: E731

@@ -177,7 +177,8 @@ def test_fit_moves_moe_experts_before_layers():
 def test_user_num_gpu_is_passed_through():
     # PARAMETER num_gpu 10: llama-server gets -ngl 10 (and -b/-ub 512 at 4k), --fit leaves it alone
     a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096, n_gpu_layers=10), [gpu(80), RAM])
-    direct = LlamaCpp().allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, batch=512, ubatch=512, n_gpu_layers=10),
+    direct = LlamaCpp().allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, parallel=1, batch=512, ubatch=512,
+                                                     n_gpu_layers=10),
                                  [gpu(80), RAM])
     assert a.devices == direct.devices
     assert a.devices[0].total + FIT_MARGIN < 80 * GiB / 2     # far below what --fit would have chosen
@@ -245,4 +246,5 @@ def test_ollama_environment_is_read_like_ollama_serve(monkeypatch):
                                  use_measurements=False))[0].settings
     assert (flagged.parallel, flagged.cache_type_k) == (2, "f16")
     # other runtimes ignore Ollama's environment
-    assert check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", use_measurements=False))[0].settings.parallel == 1
+    # (llama-server's own default, -np auto = -1, not Ollama's 4)
+    assert check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", use_measurements=False))[0].settings.parallel == -1

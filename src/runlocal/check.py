@@ -23,7 +23,9 @@ class CheckRequest:
     kv_cache: str | None = None              # --kv-cache / --kv-cache-dtype (K and V)
     cache_type_k: str | None = None
     cache_type_v: str | None = None
-    parallel: int = 1                        # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL
+    # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL; None (or -1, llama-server's "auto"): the runtime's default,
+    # llama-server's 4 slots in one unified KV cache, 1 elsewhere
+    parallel: int | None = None
     flash_attn: str = "auto"
     batch: int | None = None
     ubatch: int | None = None
@@ -49,6 +51,7 @@ class CheckRequest:
 def build_settings(req: CheckRequest):
     from .kv import normalize_cache_type
     from .runtimes import Settings, get_runtime
+    from .runtimes.base import PARALLEL_AUTO
     from .runtimes.llamacpp import parse_tensor_overrides
     from .units import parse_tokens
 
@@ -61,7 +64,8 @@ def build_settings(req: CheckRequest):
         raise InputError(f"flash-attn: expected on, off or auto, got '{req.flash_attn}'")
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
-    for name, value in (("parallel", req.parallel), ("tp", req.tp or 1), ("pp", req.pp)):
+    parallel = PARALLEL_AUTO if req.parallel is None else req.parallel
+    for name, value in (("parallel", 1 if parallel == PARALLEL_AUTO else parallel), ("tp", req.tp or 1), ("pp", req.pp)):
         if value < 1:
             raise InputError(f"{name}: must be at least 1, got {value}")
     for name, value in (("batch", req.batch), ("ubatch", req.ubatch), ("max-num-batched-tokens", req.max_num_batched_tokens),
@@ -91,7 +95,7 @@ def build_settings(req: CheckRequest):
         quant=req.quant,
         cache_type_k=normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field="cache-type-k"),
         cache_type_v=normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field="cache-type-v"),
-        parallel=req.parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
+        parallel=parallel, batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on", tensor_split=split, gpu_memory_utilization=req.gpu_memory_utilization,
@@ -109,7 +113,7 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
 
     env = environment_settings()
     changes = {}
-    if "parallel" in env and req.parallel == 1:
+    if "parallel" in env and req.parallel in (None, -1, 1):   # 1 too, as before (the web page sends it)
         changes["parallel"] = env["parallel"]
     if "kv_cache" in env and not (req.kv_cache or req.cache_type_k or req.cache_type_v):
         changes["kv_cache"] = env["kv_cache"]

@@ -53,7 +53,9 @@ def check(
     kv_cache: Optional[str] = typer.Option(None, "--kv-cache", "--kv-cache-dtype", help="K and V cache type"),
     cache_type_k: Optional[str] = typer.Option(None, "--cache-type-k", "-ctk"),
     cache_type_v: Optional[str] = typer.Option(None, "--cache-type-v", "-ctv"),
-    parallel: int = typer.Option(1, "--parallel", "-np", "--max-num-seqs", help="concurrent sequences"),
+    parallel: Optional[int] = typer.Option(None, "--parallel", "-np", "--max-num-seqs",
+                                           help="concurrent sequences (llama.cpp default: auto = -1, "
+                                                "4 slots sharing one unified KV cache)"),
     flash_attn: str = typer.Option("auto", "--flash-attn", "-fa", help="on | off | auto"),
     batch: Optional[int] = typer.Option(None, "--batch", "-b"),
     ubatch: Optional[int] = typer.Option(None, "--ubatch", "-ub"),

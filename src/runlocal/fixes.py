@@ -11,7 +11,7 @@ from __future__ import annotations
 from .errors import InputError
 from .plan import Fix, Plan, _fits, estimate, is_gguf_quant
 from .runtimes import Settings, Target, get_runtime
-from .runtimes.base import largest, levers_of
+from .runtimes.base import PARALLEL_AUTO, largest, levers_of
 from .units import format_bytes
 
 
@@ -73,6 +73,13 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         if n:
             add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
                 effect_prefix=f"parallel {s.parallel} → {n}; ")
+    elif s.parallel == PARALLEL_AUTO:
+        # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
+        # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
+        from .runtimes.llamacpp import AUTO_SLOTS
+
+        add("Serve one request at a time (--parallel 1)", s.with_(parallel=1), 1,
+            effect_prefix=f"parallel auto ({AUTO_SLOTS} slots) → 1; ")
     # 3. quantized KV cache (llama.cpp needs flash attention for a quantized V cache)
     for kv in levers.kv_cache_types:
         if s.cache_type_k == kv:

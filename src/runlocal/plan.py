@@ -15,7 +15,7 @@ from .model.spec import ModelSpec
 from .quant import gguf_table
 from .quant.formats import WeightEstimate, estimate_weights
 from .runtimes import Allocation, Settings, Step, Target, get_runtime
-from .runtimes.base import largest
+from .runtimes.base import PARALLEL_AUTO, largest
 from .units import format_bytes
 
 TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
@@ -170,7 +170,7 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
 def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True) -> Plan:
     if settings.ctx is not None and settings.ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {settings.ctx}")
-    if settings.parallel <= 0:
+    if settings.parallel <= 0 and settings.parallel != PARALLEL_AUTO:
         raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
     runtime = get_runtime(settings.runtime)
     settings, lead_steps = with_default_quant(model, settings)

@@ -40,7 +40,7 @@ class CheckBody(BaseModel):
     kv_cache: str | None = Field(None, max_length=20)
     cache_type_k: str | None = Field(None, max_length=20)
     cache_type_v: str | None = Field(None, max_length=20)
-    parallel: int = Field(1, ge=1, le=4096)
+    parallel: int | None = Field(None, ge=1, le=4096)          # None: the runtime's default (llama-server: auto)
     flash_attn: Literal["on", "off", "auto"] = "auto"
     batch: int | None = Field(None, ge=1, le=1 << 20)
     ubatch: int | None = Field(None, ge=1, le=1 << 20)
@@ -232,7 +232,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     async def get_check(request: Request, model: str = Query(..., min_length=1, max_length=500), runtime: str = "llama.cpp",
                         gpu: str | None = None, vram: str | None = None, ram: str | None = None,
                         ctx: int | None = Query(None, gt=0), quant: str | None = None, kv_cache: str | None = None,
-                        parallel: int = Query(1, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
+                        parallel: int | None = Query(None, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
                         n_gpu_layers: int | None = None,
                         gpu_memory_utilization: float | None = Query(None, gt=0, le=1),
                         tp: int | None = Query(None, ge=1, le=1024)):

@@ -14,6 +14,12 @@ from ..quant.formats import WeightEstimate
 
 DeviceKind = Literal["gpu", "cpu", "unified"]
 
+# --parallel not given. llama-server's own default is -np -1, "auto" (common/arg.cpp), which it turns into 4 slots
+# sharing one unified KV cache (tools/server/server.cpp; runtimes/llamacpp.py plans it); every other runtime reads
+# an unset --parallel as 1, its own default (Settings.__post_init__ stores 1 for them).
+PARALLEL_AUTO = -1
+_AUTO_SLOT_RUNTIMES = frozenset({"llama.cpp", "llamacpp", "llama-cpp", "llama-server", "llama_cpp"})
+
 
 @dataclass(frozen=True)
 class Target:
@@ -33,7 +39,8 @@ class Settings:
     quant: str | None = None                    # None → as stored in the file / config dtype
     cache_type_k: str = "f16"
     cache_type_v: str = "f16"
-    parallel: int = 1                           # concurrent sequences (llama.cpp --parallel, vLLM --max-num-seqs)
+    parallel: int = PARALLEL_AUTO               # concurrent sequences (llama.cpp --parallel, vLLM --max-num-seqs);
+                                                # PARALLEL_AUTO: not given (llama-server's auto, 1 elsewhere)
     batch: int | None = None
     ubatch: int | None = None
     flash_attn: Literal["on", "off", "auto"] = "auto"
@@ -53,6 +60,10 @@ class Settings:
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
     max_new_tokens: int | None = None           # transformers generate(): the prompt is ctx − this (None: all of ctx)
+
+    def __post_init__(self) -> None:
+        if self.parallel == PARALLEL_AUTO and self.runtime.strip().lower() not in _AUTO_SLOT_RUNTIMES:
+            object.__setattr__(self, "parallel", 1)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **changes)

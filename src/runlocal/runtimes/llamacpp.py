@@ -17,8 +17,10 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
   upper_bound over the cumulative shares); the token embedding stays on the CPU; tied embeddings are
   loaded again for a GPU output layer. KV and recurrent state live with their layer.
 - defaults of the current llama-server (common/common.h, common/arg.cpp): -c 0 = the trained context,
-  -ngl auto, --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device
-  keeps 1 GiB free; LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
+  -np auto (tools/server/server.cpp: 4 slots sharing one unified KV stream of -c cells, so runlocal's --ctx, the
+  longest request, is the whole -c; an explicit --parallel N is N slots with -c = ctx × N; slots()), -ngl auto,
+  --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device keeps 1 GiB free;
+  LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
 - compute buffers (src/llama-context.cpp graph_reserve): for an architecture ggml_graph.py builds,
   CPU-only or on one GPU with any -ngl, the reserved graph is traced, split as ggml-backend's scheduler
   splits it and placed by a re-implementation of ggml-alloc (exact to 0.01 MiB on every record of
@@ -41,7 +43,7 @@ from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from ..quant.gguf_mix import gguf_view
 from . import ggml_graph
-from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target, largest
+from .base import GGUF_LEVERS, PARALLEL_AUTO, Allocation, DeviceMemory, Settings, Step, Target, largest
 
 MiB = 1 << 20
 CTX_PAD = 256
@@ -54,6 +56,9 @@ FIT_MIN_CTX = 4096          # common/common.h fit_params_min_ctx: --fit shortens
 # -ngl auto (the default: --fit decides) and -ngl all, as common/arg.cpp stores them
 NGL_AUTO, NGL_ALL = -1, -2
 PIPELINE_COPIES = 4         # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES
+# llama-server -np -1, its default (common/arg.cpp, LLAMA_EXAMPLE_SERVER): tools/server/server.cpp sets
+# n_parallel = 4 and kv_unified = true
+AUTO_SLOTS = 4
 DEFAULT_BATCH = 2048        # common/common.h: n_batch
 DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
 # What a GPU pays beyond llama.cpp's logged buffers: the CUDA context and module load (523.6 MiB at
@@ -349,12 +354,22 @@ class Context:
     n_ubatch: int
 
 
-def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool) -> Context:
-    """llama-server -c is the total over all slots (ctx × parallel here). Unified: one stream of
+def slots(s: Settings) -> tuple[int, bool, int]:
+    """(n_seq_max, unified, k) of llama-server for s.parallel, with -c = ctx × k. Not given (PARALLEL_AUTO, the
+    server's -np auto): 4 slots in one unified stream whose -c is the context asked for, any one request may use
+    all of it (k = 1); an explicit --parallel N: N sequences of ctx each (k = N), one stream with --kv-unified."""
+    if s.parallel == PARALLEL_AUTO:
+        return AUTO_SLOTS, True, 1
+    n = max(1, s.parallel)
+    return n, s.kv_unified, n
+
+
+def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool, total: int | None = None) -> Context:
+    """llama-server -c is the total over all slots (total; ctx × parallel when not given). Unified: one stream of
     pad(n_ctx, 256) cells; otherwise each sequence gets its own stream of pad(n_ctx / n_seq, 256)
     cells (src/llama-context.cpp: n_ctx_seq = n_ctx / n_seq_max, GGML_PAD to 256, n_ctx = n_ctx_seq × n_seq_max).
     n_batch is capped at n_ctx and n_ubatch at n_batch (causal attention, same constructor)."""
-    total = ctx * n_seq
+    total = ctx * n_seq if total is None else total
     if kv_unified or n_seq == 1:
         n_ctx = pad(total, CTX_PAD)
         n_ctx_seq, streams = n_ctx, 1
@@ -443,10 +458,12 @@ class LlamaCpp:
     @staticmethod
     def auto_ctx(model: ModelSpec, s: Settings, n_ctx_total: int | None = None) -> int:
         """Context per sequence for -c 0 (the default): llama_context uses the trained context for all of a
-        unified cache, and common/fit.cpp gives each of n_seq_max separate streams the trained context."""
-        streams = 1 if s.kv_unified else max(1, s.parallel)
+        unified cache (-np auto's included), and common/fit.cpp gives each of n_seq_max separate streams the
+        trained context."""
+        n_seq, unified, k = slots(s)
+        streams = 1 if unified else n_seq
         total = n_ctx_total if n_ctx_total is not None else (model.max_position_embeddings or DEFAULT_CTX) * streams
-        return max(1, total // max(1, s.parallel))
+        return max(1, total // k)
 
     def fit(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
             targets: list[Target]) -> tuple[Settings, list[Step]]:
@@ -462,7 +479,8 @@ class LlamaCpp:
         devices = gpus or ([host] if host is not None and host.capacity > 0 else [])
         if not settings.fit or not (ctx_auto or ngl_auto) or not devices:
             return settings, []
-        streams = 1 if settings.kv_unified else max(1, settings.parallel)
+        n_seq, unified, _ = slots(settings)
+        streams = 1 if unified else n_seq
         trained = model.max_position_embeddings or DEFAULT_CTX
         n_max, n_min = trained * streams, FIT_MIN_CTX * streams
         s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
@@ -571,8 +589,8 @@ class LlamaCpp:
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         fa = self.flash_attention(s, targets)
-        n_seq = max(1, s.parallel)
-        c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, s.kv_unified)
+        n_seq, unified, k = slots(s)
+        c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, unified, total=s.ctx * k)
         ngl = (s.n_gpu_layers or 0) if gpus else 0
         if s.tensor_split and len(s.tensor_split) > len(gpus):
             raise InputError(f"tensor-split: {len(s.tensor_split)} shares given for {len(gpus)} GPU(s)")
@@ -583,9 +601,16 @@ class LlamaCpp:
         devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
         host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
         at = lambda i: host if i is None else devs[i]   # noqa: E731
-        steps: list[Step] = [Step("context cells", f"{'unified: pad(ctx × parallel, 256)' if c.n_stream == 1 else 'pad(ctx, 256) per sequence'}"
-                                  f" × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}", f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)",
-                                  "src/llama-context.cpp")]
+        steps: list[Step] = []
+        if s.parallel == PARALLEL_AUTO:
+            steps.append(Step("--parallel auto", f"not given: llama-server's default -np auto → {AUTO_SLOTS} slots "
+                              "sharing one unified KV stream of -c = ctx cells (any one request may use all of it); "
+                              "--parallel N plans N slots of ctx each", f"{AUTO_SLOTS} slots, unified KV",
+                              "tools/server/server.cpp, common/arg.cpp"))
+        cells_f = (f"unified: pad({'ctx' if k == 1 else 'ctx × parallel'}, 256)" if c.n_stream == 1
+                   else "pad(ctx, 256) per sequence")
+        steps.append(Step("context cells", f"{cells_f} × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}",
+                          f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)", "src/llama-context.cpp"))
 
         # --- weights per device -----------------------------------------------------------
         scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
@@ -780,10 +805,11 @@ class LlamaCpp:
         else:
             stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
             file = f"{stem}-{s.quant}.gguf" if s.quant else f"{stem}.gguf"
-        parts = ["llama-server", "-m", file,
-                 "-c", str((s.ctx or DEFAULT_CTX) * max(1, s.parallel))]
-        if s.parallel > 1:
-            parts += ["--parallel", str(s.parallel)]
+        _, _, k = slots(s)
+        parts = ["llama-server", "-m", file, "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        if s.parallel != PARALLEL_AUTO:
+            # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
+            parts += ["--parallel", str(max(1, s.parallel))]
         if s.n_gpu_layers is not None:
             parts += ["-ngl", str(s.n_gpu_layers)]
         if s.cache_type_k != "f16":
