@@ -12,7 +12,13 @@ run by max_model_len; V1 by max_num_batched_tokens), and prints predicted agains
 * max concurrency ("Maximum concurrency for L tokens per request"),
 * the budget split where logged (weights, activation peak, non-torch, KV memory),
 * and, where the log gives the KV memory itself ("Available KV cache memory"), the KV-tokens
-  conversion alone, from that memory.
+  conversion alone, from that memory;
+* and, where the log gives both the token count and the concurrency, the concurrency that the record's
+  engine derives from that many blocks (the pool's per-request arithmetic alone: sliding-window layers
+  sized like full ones before the hybrid KV-cache manager, per-group block tables after it).
+
+Figures a record says were logged by another rank than rank 0 (planner.logged_rank "worker": a V0
+tensor-parallel worker that is not the driver) are compared with that rank's prediction.
 
 Records whose model is not in the catalog are listed as skipped (the catalog is not edited here).
 """
@@ -30,8 +36,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from runlocal.model.catalog import lookup  # noqa: E402
 from runlocal.plan import estimate  # noqa: E402
 from runlocal.runtimes.base import Settings, Target  # noqa: E402
-from runlocal.runtimes.vllm import (GiB, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL, VLLM, budget_split,  # noqa: E402
-                                    kv_groups, kv_pool, serve_limits)
+from runlocal.runtimes.vllm import (CONCURRENCY_REPORT_ENGINES, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL,  # noqa: E402
+                                    UNIFIED_KV_ENGINES, VLLM, GiB, KVPool, budget_split, kv_groups, kv_pool,
+                                    serve_limits)
 
 DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
 # `LLM(...)` (the offline class) defaults to twice the batched tokens of `vllm serve` in V1
@@ -73,12 +80,27 @@ def settings_of(rec: dict, capacity: int, gpu_name: str) -> Settings:
                     enforce_eager=bool(st.get("enforce_eager", False)))
 
 
+def logged_blocks(rec: dict, pool: KVPool) -> int | None:
+    """The block count behind the logged token figure, by the record's engine (the inverse of
+    _report_kv_cache_config): blocks × 16 up to the hybrid manager, blocks // groups × 16 with it (the
+    smallest count that prints so), int(concurrency × max_model_len) from v0.21."""
+    tokens = logged_tokens(rec)
+    if not tokens:
+        return None
+    engine = rec["planner"]["engine"]
+    ctx = rec["logged"].get("max_concurrency_len") or rec["settings"].get("max_model_len")
+    if engine in CONCURRENCY_REPORT_ENGINES:
+        return round(tokens / ctx * pool.blocks_per_request) if ctx else None
+    return tokens // 16 * (pool.groups if engine not in UNIFIED_KV_ENGINES else 1)
+
+
 def plan_record(rec: dict) -> dict | None:
     """Predicted figures for one record, or None when its model is not in the catalog."""
     p = rec.get("planner", {})
     if not p.get("catalog"):
         return None
     model = lookup(p["catalog"])
+    engine = p["engine"]
     out: dict = {"model": model}
     tp = rec["settings"].get("tensor_parallel_size", 1)
     lg = rec["logged"]
@@ -86,24 +108,40 @@ def plan_record(rec: dict) -> dict | None:
     ct = "f16" if kv == "auto" else kv
     groups = kv_groups(model, ct, ct, tp)
     ctx = rec["settings"].get("max_model_len") or model.max_position_embeddings
-    avail = lg.get("available_kv_cache_memory_gib", lg.get("kv_cache_memory_gib"))
-    if avail is not None and avail > 0:
-        pool = kv_pool(int(avail * GiB), groups, ctx, 2048)
-        out["conversion"] = pool
-        # the memory is rounded to 0.01 GiB in the log: the tokens it allows span this band
-        out["conversion_band"] = (kv_pool(int((avail - 0.005) * GiB), groups, ctx, 2048).tokens,
-                                  kv_pool(int((avail + 0.005) * GiB), groups, ctx, 2048).tokens)
     if p.get("gpu_total_gib"):
         capacity = int(p["gpu_total_gib"] * GiB)
         gpu = Target(rec["gpu"], "gpu", capacity)
         s = settings_of(rec, capacity, rec["gpu"])
         weights = estimate(model, s.quant)
         targets = [gpu] * max(1, tp)
-        alloc = VLLM(engine=p["engine"]).allocate(model, weights, s, targets)
+        alloc = VLLM(engine=engine).allocate(model, weights, s, targets)
         out["alloc"] = alloc
         out["budget"] = budget_split(model, weights, s.with_(ctx=s.ctx or model.max_position_embeddings), gpu,
-                                     p["engine"])
+                                     engine)
+        mbt = out["budget"].batched_tokens
+    else:
+        mbt = rec["settings"].get("max_num_batched_tokens") or SERVE_LIMITS_SMALL[0]
+    avail = lg.get("available_kv_cache_memory_gib", lg.get("kv_cache_memory_gib"))
+    if avail is not None and avail > 0:
+        pool = kv_pool(int(avail * GiB), groups, ctx, mbt, engine)
+        out["conversion"] = pool
+        # the memory is rounded to 0.01 GiB in the log: the tokens it allows span this band
+        out["conversion_band"] = (kv_pool(int((avail - 0.005) * GiB), groups, ctx, mbt, engine).tokens,
+                                  kv_pool(int((avail + 0.005) * GiB), groups, ctx, mbt, engine).tokens)
+    conc_len = lg.get("max_concurrency_len")
+    if lg.get("max_concurrency") and conc_len and logged_tokens(rec):
+        shape = kv_pool(0, groups, conc_len, mbt, engine)
+        blocks = logged_blocks(rec, shape)
+        if blocks:
+            out["conc_from_tokens"] = kv_pool(0, groups, conc_len, mbt, engine, num_blocks=blocks)
     return out
+
+
+def logged_rank_figures(rec: dict, b) -> tuple[float, float]:
+    """(activation, KV memory) in GiB predicted for the rank whose figures the record logs."""
+    if rec.get("planner", {}).get("logged_rank") == "worker":
+        return b.activation_workers / GiB, b.kv_memory_workers / GiB
+    return b.activation / GiB, b.kv_memory / GiB
 
 
 def pct(pred: float, real: float) -> float | None:
@@ -118,6 +156,8 @@ def rows(records: list[dict]) -> list[dict]:
         short = rec["source_url"].replace("https://github.com/", "")
         res = plan_record(rec)
         row = {"i": i, "source": short, "model": rec["model"], "skipped": res is None,
+               "engine": rec.get("planner", {}).get("engine"), "real_conc": rec["logged"].get("max_concurrency"),
+               "real_tokens": logged_tokens(rec),
                "why": rec.get("planner", {}).get("note", ""),
                "scored": rec.get("planner", {}).get("end_to_end", True)}
         if res is not None:
@@ -126,16 +166,20 @@ def rows(records: list[dict]) -> list[dict]:
             if "alloc" in res:
                 a = res["alloc"]
                 b = res["budget"]
+                act_pred, kv_pred = logged_rank_figures(rec, b)
                 row.update(pred_tokens=a.kv_cache_tokens, real_tokens=real_tokens,
                            err_tokens=pct(a.kv_cache_tokens, real_tokens) if real_tokens else None,
                            pred_conc=a.max_concurrency, real_conc=lg.get("max_concurrency"),
                            err_conc=pct(a.max_concurrency, lg.get("max_concurrency")) if lg.get("max_concurrency") else None,
                            refused_pred=a.refusal is not None, refused_real=bool(lg.get("refused")),
                            weights=(b.weights / GiB, lg.get("weights_gib")),
-                           activation=(b.activation / GiB, lg.get("activation_peak_gib",
+                           activation=(act_pred, lg.get("activation_peak_gib",
                                        (lg["peak_torch_memory_gib"] - lg["weights_gib"]) if "peak_torch_memory_gib" in lg else None)),
                            non_torch=(b.non_torch / GiB, lg.get("non_torch_memory_gib")),
-                           kv_gib=(b.kv_memory / GiB, lg.get("kv_cache_memory_gib", lg.get("available_kv_cache_memory_gib"))))
+                           kv_gib=(kv_pred, lg.get("kv_cache_memory_gib", lg.get("available_kv_cache_memory_gib"))))
+            if "conc_from_tokens" in res:
+                row.update(conc_tok=res["conc_from_tokens"].max_concurrency,
+                           err_conc_tok=pct(res["conc_from_tokens"].max_concurrency, lg["max_concurrency"]))
             if "conversion" in res:
                 row.update(conv_tokens=res["conversion"].tokens, conv_band=res["conversion_band"],
                            err_conv=pct(res["conversion"].tokens, real_tokens) if real_tokens else None)
@@ -180,17 +224,29 @@ def main() -> int:
         print(f"median |error| max concurrency: {statistics.median(errs_c):.1f}% over {len(errs_c)} records; "
               f"within 5%: {sum(e <= 5 for e in errs_c)}/{len(errs_c)}")
     if errs_m:
-        print(f"median |error| KV memory (GiB, rank 0): {statistics.median(errs_m):.1f}% over {len(errs_m)} records; "
+        print(f"median |error| KV memory (GiB, the logged rank): {statistics.median(errs_m):.1f}% over {len(errs_m)} records; "
               f"within 5%: {sum(e <= 5 for e in errs_m)}/{len(errs_m)}")
 
-    print("\nKV-tokens conversion from the logged KV memory alone (GiB rounded to 0.01 in the log):")
+    print("\nKV-tokens conversion from the logged KV memory alone (GiB rounded to 0.01 in the log; with TP the "
+          "pool follows the smallest rank, so a larger rank's memory converts to more):")
     for r in table:
         if "conv_tokens" in r:
             lo, hi = r["conv_band"]
             print(f"{r['i']:>2} {r['source'][:34]:<34} {_f(r['conv_tokens']):>10} in [{lo:,}, {hi:,}]  logged "
                   f"{_f(r.get('real_tokens') if r.get('real_tokens') else None):>10}  {_f(r['err_conv'], '{:+.2f}%')}")
 
-    print("\nBudget split, GiB predicted / logged (rank 0):")
+    print("\nConcurrency from the logged token count (the engine's per-request blocks; no memory needed):")
+    errs_ct = []
+    for r in table:
+        if "conc_tok" in r:
+            errs_ct.append(abs(r["err_conc_tok"]))
+            print(f"{r['i']:>2} {r['source'][:34]:<34} {r['conc_tok']:>8.2f}x  logged {r['real_conc']:.2f}x  "
+                  f"{r['err_conc_tok']:+.2f}%  ({r['engine']})")
+    if errs_ct:
+        print(f"median |error| concurrency from logged tokens: {statistics.median(errs_ct):.1f}% over {len(errs_ct)} "
+              f"records; within 5%: {sum(e <= 5 for e in errs_ct)}/{len(errs_ct)}")
+
+    print("\nBudget split, GiB predicted / logged (rank 0, or the rank the record logs):")
     for r in table:
         if "weights" not in r:
             continue

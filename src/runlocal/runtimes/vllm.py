@@ -14,19 +14,33 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
   printed by gpu_worker.py). ``VLLM(engine=...)`` picks the rule; the default is the current one.
 * KV pool (vllm/v1/core/kv_cache_utils.py): every attention layer gets one page per block of
   ``block_size`` 16 tokens, page = 2 (K and V) × 16 × KV heads on this rank × head_dim × dtype bytes;
-  num_blocks = available // (page × layers per KV-cache group), "GPU KV cache size" = num_blocks × 16
-  and "Maximum concurrency for L tokens per request" = num_blocks / blocks one request of L tokens needs.
-  Tensor parallel splits weights and KV heads; a head count below TP is replicated (1 per rank).
-  The pool is sized by the smallest rank, so logs of rank 0 can show more memory than the pool uses.
-* Hybrid models (sliding + full attention, V1 hybrid KV-cache manager): layers are grouped into
-  groups of equal size that share one block pool; a sliding group needs only
-  ceil((window − 1 + max_num_batched_tokens) / 16) + 1 blocks per request. (Not yet checked against a log.)
+  num_blocks = available // page // layers per KV-cache group. Tensor parallel splits weights and KV
+  heads; a head count below TP is replicated (1 per rank). The pool is sized by the smallest rank
+  (get_kv_cache_configs: "Change the num_blocks of each rank to the smallest among all ranks").
+* How the layers share the pool depends on the version (``kv_pool``, checked against the logs):
+  - V0 and V1 before the hybrid KV-cache manager (``v1-pre-hybrid``, v0.8–v0.9): one group of all
+    layers, sliding-window layers sized like full attention (unify_hybrid_kv_cache_specs; issue #14696,
+    Gemma 3 1B on v0.8.2: 1,139,728 tokens / 32,768 = the logged 34.78x);
+  - the hybrid KV-cache manager (``v1``, ``v1-cudagraph``; _get_kv_cache_groups_uniform_page_size):
+    layers are grouped per attention type into groups of ``group_size`` layers (the smallest layer
+    count of the types, or the largest when it is below 1.5 × the smallest), the last group of a type
+    padded; the groups share one page size (a smaller page gets a larger block: unify_kv_cache_spec_page_size)
+    and one block pool of available // page // group_size blocks; a request needs, per group,
+    ceil(max_model_len / block) blocks (full) or ceil(min(window − 1 + max_num_batched_tokens,
+    max_model_len) / block) + 1 (sliding, SlidingWindowSpec.max_memory_usage_bytes);
+    concurrency = num_blocks / blocks per request (get_max_concurrency_for_kv_cache_config).
+* "GPU KV cache size" (_report_kv_cache_config): num_blocks × 16 up to the hybrid manager; then
+  num_blocks // number of groups × the smallest block size (v0.19: issue #40691); by v0.21 it is
+  int(max_concurrency × max_model_len) (issue #41789's 193,624 tokens, not a multiple of 16; PR #40694's
+  fix). Mamba / linear-attention groups (Qwen3.5, Qwen3-Next) are not modelled.
 * The profile run (gpu_model_runner.py, profile_run): one forward pass over max_num_batched_tokens
   (V0 without chunked prefill: max(max_model_len, 2048)), then the sampler over max_num_seqs rows of
-  logits; the peak is the larger of the two. Fitted on the logs: the forward costs ≈ 6 bytes per token
-  per (hidden + intermediate/TP) feature for a 16-bit model (Llama-3.1-8B on an RTX 3090, issue
-  #10517: 2.07 GiB at 20,000 tokens, 2.99 GiB at 29,000 → 109.8 kB/token; 6 × (4096 + 14336) =
-  110.6 kB); V1's sampler run ≈ 38.5 B per logit (five H100 logs), which dominates with 1024 rows.
+  logits; the peak is the larger of the two. V0 samples on the driver (rank 0) alone: the other
+  tensor-parallel ranks profile the forward only, so rank 0 holds the smallest pool (issue #13061).
+  Fitted on the logs: the forward costs ≈ 6 bytes per token per (hidden + intermediate/TP) feature
+  for a 16-bit model (Llama-3.1-8B on an RTX 3090, issue #10517: 2.07 GiB at 20,000 tokens, 2.99 GiB
+  at 29,000 → 109.8 kB/token; 6 × (4096 + 14336) = 110.6 kB); V1's sampler run ≈ 38.5 B per logit
+  (five H100 logs), which dominates with 1024 rows; V0's (v0.6.5+) ≈ 39.2 B over 256 rows.
 * Defaults (vllm/engine/arg_utils.py, _set_default_args, v0.8–v0.11): `vllm serve` on a GPU of
   ≥ 70 GiB that is not an A100: max_num_batched_tokens 8192, max_num_seqs 1024; otherwise 2048 / 256.
 """
@@ -60,8 +74,8 @@ V0_CHUNKED_PREFILL_FROM = 32 * 1024  # V0 turned chunked prefill on for max_mode
 # − weights 14.99). V0 after it: 0.03–0.06 GiB on one GPU (issues #13882, #17327), 0.25 GiB per rank
 # with TP 2 (issue #13061). V1: 0.13–0.14 GiB on one H100 (five models, llm-d-benchmark
 # empirical-vllm-memory-results.md), 0.55 GiB per rank with TP 2 there, 0.21 GiB with TP 4 (v0.10.2, L40S).
-NON_TORCH = {"v0.6": (350 * MiB, 350 * MiB), "v0": (64 * MiB, 256 * MiB), "v1": (133 * MiB, 400 * MiB),
-             "v1-cudagraph": (133 * MiB, 400 * MiB)}
+NON_TORCH = {"v0.6": (350 * MiB, 350 * MiB), "v0": (64 * MiB, 256 * MiB), "v1-pre-hybrid": (133 * MiB, 400 * MiB),
+             "v1": (133 * MiB, 400 * MiB), "v1-cudagraph": (133 * MiB, 400 * MiB)}
 # Estimated CUDA graph pool: 0.42–0.67 GiB logged for 1–8B models (v0.10–v0.25 "Graph capturing
 # finished … took" / "Estimated CUDA graph memory"); far larger for MoE with many experts.
 CUDA_GRAPH_BYTES = 512 * MiB
@@ -72,13 +86,28 @@ ACTIVATION_BYTES_PER_FEATURE = 6
 # indices, softmax and cumsum copies. Fitted on five V1 logs on an H100 (llm-d-benchmark
 # config_explorer/empirical-vllm-memory-results.md, `vllm serve`: 1024 rows): peak activation
 # 4.76 GiB for Llama-3.1-8B (vocab 128,256), 5.56 for Qwen3-0.6B and 5.64 for Qwen3-32B (151,936),
-# 7.38 for gpt-oss-20b/120b (201,088): 38.4–38.9 B per logit. V0's profile run kept only the f32
-# logits: ≈ 4 B per logit (issue #13061: 0.19 GiB for 256 rows × 152,064 vocab = 0.145 GiB of logits).
-SAMPLER_BYTES_PER_LOGIT = {"v0.6": 4, "v0": 4, "v1": 38.5, "v1-cudagraph": 38.5}
+# 7.38 for gpt-oss-20b/120b (201,088): 38.4–38.9 B per logit.
+# V0 (v0.6.5+) profiles the same sort path over its 256 rows, on the driver (rank 0) only: 1.42 GiB for
+# 256 × 152,064 logits (issue #13882, one GPU: 39.2 B per logit), 1.26 GiB for 256 × 128,256 at TP 1 and
+# TP 2 alike (PR #10511: 41.2 B; the forward alone would halve with TP), and issue #13061's pool (TP 2)
+# implies 1.42 GiB on rank 0 (39.1 B) while the worker whose figures the issue quotes peaked at 0.19 GiB
+# (its forward). v0.6.4 kept only the f32 logits: #10517's 35K run (chunked prefill, 2048 tokens,
+# 256 rows × 128,256) peaked 0.06 GiB above its weights, so ≤ 4 B per logit there.
+SAMPLER_BYTES_PER_LOGIT = {"v0.6": 4, "v0": 39.2, "v1-pre-hybrid": 38.5, "v1": 38.5, "v1-cudagraph": 38.5}
+# Engines whose sampler runs on the driver alone (V0's LogitsProcessor gathers the logits to rank 0);
+# V1 all-gathers them and every rank runs the dummy sampler.
+DRIVER_ONLY_SAMPLER = ("v0.6", "v0")
 V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
 
-# v0.6: V0 up to v0.6.4; v0: V0 from v0.6.5 (new profiler); v1: V1 engine up to v0.20; v1-cudagraph: ≥ v0.21
-ENGINES = ("v0.6", "v0", "v1", "v1-cudagraph")
+# v0.6: V0 up to v0.6.4; v0: V0 from v0.6.5 (new profiler); v1-pre-hybrid: V1 before the hybrid KV-cache
+# manager (v0.8–v0.9, sliding layers sized like full ones); v1: V1 with it, up to v0.20; v1-cudagraph: ≥ v0.21
+ENGINES = ("v0.6", "v0", "v1-pre-hybrid", "v1", "v1-cudagraph")
+# One KV-cache group of every layer, each sized for the whole context (V0's CacheEngine; V1 before the
+# hybrid manager converted SlidingWindowSpec to FullAttentionSpec: unify_hybrid_kv_cache_specs)
+UNIFIED_KV_ENGINES = ("v0.6", "v0", "v1-pre-hybrid")
+# "GPU KV cache size" = int(max_concurrency × max_model_len): seen from v0.21 (issue #41789; PR #40694's
+# formula); v0.19 still printed num_blocks // groups × block_size (issue #40691). v0.20 is not covered by a log.
+CONCURRENCY_REPORT_ENGINES = ("v1-cudagraph",)
 DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 
 
@@ -124,39 +153,85 @@ def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 
 @dataclass(frozen=True)
 class KVPool:
     num_blocks: int
-    tokens: int                 # "GPU KV cache size: N tokens"
+    tokens: int                 # "GPU KV cache size: N tokens", as this engine reports it
     max_concurrency: float      # "Maximum concurrency for L tokens per request: X"
     bytes_per_token: int        # all layers of this rank
-    bytes_per_block: int        # what one block costs across the layers that share it
+    bytes_per_block: int        # what one block costs across the layers that share it (page × group_size)
+    blocks_per_request: int = 0  # blocks one request of max_model_len tokens takes, over all groups
+    groups: int = 1             # KV-cache groups sharing the pool (block tables per request)
+    group_size: int = 0         # layers per group
 
 
-def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_batched_tokens: int) -> KVPool:
-    """Blocks, tokens and concurrency from the KV memory of one rank (vllm/v1/core/kv_cache_utils.py)."""
+# Hybrid grouping (kv_cache_utils.py _get_kv_cache_groups_uniform_page_size): when the largest layer
+# count of the attention types is below 1.5 × the smallest, the largest is the group size (late 2025,
+# for gpt-oss + an EAGLE drafter: 12 sliding + 13 full → groups of 13; the mid-2025 code always took
+# the smallest). Only matters for unequal counts within 1.5×; every catalog hybrid model is n:1.
+GROUP_SIZE_MAX_RATIO = 1.5
+
+
+def _sliding_tokens(window: int, max_model_len: int, max_num_batched_tokens: int) -> int:
+    """Tokens a sliding-window layer keeps for one request while it prefills in chunks
+    (kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes)."""
+    return min(window - 1 + max_num_batched_tokens, max_model_len)
+
+
+def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_batched_tokens: int,
+            engine: str = DEFAULT_ENGINE, num_blocks: int | None = None) -> KVPool:
+    """Blocks, tokens and concurrency from the KV memory of the smallest rank (vllm/v1/core/kv_cache_utils.py),
+    by engine generation (see the module docstring). ``num_blocks`` overrides the count the memory gives
+    (to check the per-request arithmetic against a logged count)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     per_token = sum(g.bytes_per_token * g.layers for g in groups)
     if not groups or per_token <= 0:
         return KVPool(0, 0, 0.0, 0, 0)
-    if len(groups) == 1 or all(g.window is None for g in groups):
-        # one page per layer per block: num_blocks = available // (page_size × num_layers)
+    avail = max(0, available)
+    kinds = {(g.kind, g.window) for g in groups}
+    if engine in UNIFIED_KV_ENGINES or len(kinds) == 1:
+        # one group of every layer (FullAttentionSpec / UniformTypeKVCacheSpecs): a block holds a page of
+        # each layer, num_blocks = available // Σ pages
         per_block = per_token * BLOCK_SIZE
-        blocks = max(0, available) // per_block
-        need = _cdiv(max_model_len, BLOCK_SIZE)
-        if len(groups) == 1 and groups[0].window:
-            need = min(need, _cdiv(groups[0].window - 1 + max_num_batched_tokens, BLOCK_SIZE) + 1)
-        return KVPool(blocks, blocks * BLOCK_SIZE, blocks / need if need else 0.0, per_token, per_block)
-    # hybrid: groups of `size` layers share one pool; each group holds its own blocks per request
-    size = min(g.layers for g in groups)
+        blocks = avail // per_block if num_blocks is None else num_blocks
+        (kind, window), = kinds if len(kinds) == 1 else {("full", None)}
+        if engine in UNIFIED_KV_ENGINES:
+            # V0 and v0.8: tokens = blocks × 16, concurrency = tokens / max_model_len (PR #13596's formula).
+            # A model whose every layer slides is sized for the whole context here too (an assumption: no log
+            # of such a model on these versions; the hybrid-manager branch below holds the window only)
+            tokens = blocks * BLOCK_SIZE
+            need = _cdiv(max_model_len, BLOCK_SIZE)
+            conc = tokens / max_model_len if max_model_len else 0.0
+            return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, sum(g.layers for g in groups))
+        span = _sliding_tokens(window, max_model_len, max_num_batched_tokens) if window else max_model_len
+        need = _cdiv(span, BLOCK_SIZE) + (1 if window else 0)
+        conc = blocks / need if need else 0.0
+        tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * BLOCK_SIZE
+        return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, sum(g.layers for g in groups))
+    # hybrid KV-cache manager: one type per distinct layer spec, pages unified to the largest by giving the
+    # smaller ones proportionally larger blocks (unify_kv_cache_spec_page_size; vLLM refuses a page that does
+    # not divide the largest, here rounded up)
     page = max(g.bytes_per_token for g in groups) * BLOCK_SIZE
-    per_block = page * size
-    blocks = max(0, available) // per_block
-    n_groups = sum(_cdiv(g.layers, size) for g in groups)
-    need = 0
+    counts = [g.layers for g in groups]
+    group_size = min(counts)
+    if max(counts) < GROUP_SIZE_MAX_RATIO * min(counts):
+        group_size = max(counts)
+    per_block = page * group_size
+    blocks = avail // page // group_size if num_blocks is None else num_blocks
+    n_groups = need = 0
+    block_sizes = []
     for g in groups:
-        per_request = _cdiv(max_model_len, BLOCK_SIZE)
-        if g.window:
-            per_request = min(per_request, _cdiv(g.window - 1 + max_num_batched_tokens, BLOCK_SIZE) + 1)
-        need += _cdiv(g.layers, size) * per_request
-    tokens = blocks // n_groups * BLOCK_SIZE
-    return KVPool(blocks, tokens, blocks / need if need else 0.0, per_token, per_block)
+        block = BLOCK_SIZE * _cdiv(page, g.bytes_per_token * BLOCK_SIZE)
+        block_sizes.append(block)
+        k = _cdiv(g.layers, group_size)           # the last group of a type is padded
+        per_request = (_cdiv(_sliding_tokens(g.window, max_model_len, max_num_batched_tokens), block) + 1
+                       if g.window else _cdiv(max_model_len, block))
+        n_groups += k
+        need += k * per_request
+    conc = blocks / need if need else 0.0
+    if engine in CONCURRENCY_REPORT_ENGINES:
+        tokens = int(conc * max_model_len)
+    else:
+        tokens = blocks // n_groups * min(block_sizes)
+    return KVPool(blocks, tokens, conc, per_token, per_block, need, n_groups, group_size)
 
 
 def mlp_width(model: ModelSpec) -> int:
@@ -181,13 +256,16 @@ def mlp_width(model: ModelSpec) -> int:
 
 
 def activation_bytes(model: ModelSpec, batched_tokens: int, num_seqs: int, tp: int = 1,
-                     engine: str = DEFAULT_ENGINE) -> int:
+                     engine: str = DEFAULT_ENGINE, sampler: bool = True) -> int:
     """Profiled peak: the dummy forward over ``batched_tokens``, or the dummy sampler run over
-    ``num_seqs`` rows of logits after it, whichever is larger."""
+    ``num_seqs`` rows of logits after it, whichever is larger (``sampler=False``: a V0 worker that is
+    not the driver, which profiles the forward only)."""
     inter = mlp_width(model)
     forward = batched_tokens * ACTIVATION_BYTES_PER_FEATURE * (model.hidden_size + inter // max(1, tp))
-    sampler = int(min(num_seqs, batched_tokens) * model.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine])
-    return max(forward, sampler)
+    if not sampler:
+        return forward
+    logits = int(min(num_seqs, batched_tokens) * model.vocab_size * SAMPLER_BYTES_PER_LOGIT[engine])
+    return max(forward, logits)
 
 
 @dataclass(frozen=True)
@@ -203,6 +281,14 @@ class Budget:
     kv_memory: int               # may be negative: vLLM then refuses to start
     batched_tokens: int
     num_seqs: int
+    # the other ranks (tensor/pipeline parallel): V0 samples on rank 0 alone, so its workers peak lower
+    # and keep more memory; the pool is sized by the smallest rank, min(kv_memory, kv_memory_workers)
+    activation_workers: int = 0
+    kv_memory_workers: int = 0
+
+    @property
+    def pool_memory(self) -> int:
+        return min(self.kv_memory, self.kv_memory_workers)
 
 
 def _round_up(n: int, to: int) -> int:
@@ -282,11 +368,16 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     else:
         tokens = default_tokens
     act = activation_bytes(model, tokens, num_seqs, tp, engine)
+    act_workers = act
+    if tp * pp > 1 and engine in DRIVER_ONLY_SAMPLER:
+        act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.enforce_eager else CUDA_GRAPH_BYTES
     in_budget = engine == "v1-cudagraph"
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
-    return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs)
+    kv_workers = kv + act - act_workers
+    return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
+                  act_workers, kv_workers)
 
 
 def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gpu: Target, per_gpu: int) -> Step:
@@ -330,13 +421,13 @@ class VLLM:
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
-        pool = kv_pool(b.kv_memory, groups, s.ctx, b.batched_tokens)
+        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine)
         kv_tokens = pool.tokens
         per_token = pool.bytes_per_token
         rec = recurrent_state_bytes(model)
         need = s.ctx
         refusal = None
-        if b.kv_memory <= 0:
+        if b.pool_memory <= 0:
             refusal = ("No available memory for the cache blocks: weights and activations exceed "
                        f"gpu_memory_utilization {b.utilization} of {gpu.name}")
         elif pool.max_concurrency < 1:
@@ -344,6 +435,24 @@ class VLLM:
                        f"(vLLM refuses to start)")
         graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
                        else "on top of the budget (captured after the KV cache is sized)")
+        hybrid = pool.groups > 1
+        if hybrid:
+            blocks_how = (f"pool // (page {pool.bytes_per_block // max(1, pool.group_size):,} B × {pool.group_size} "
+                          f"layers per group), {pool.groups} KV-cache groups share it")
+        else:
+            blocks_how = f"pool // ({per_token:,} B/token × block {BLOCK_SIZE})"
+        if self.engine in CONCURRENCY_REPORT_ENGINES:
+            tokens_how = f"int(max concurrency × max_model_len {need:,})"
+        elif hybrid:
+            tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {BLOCK_SIZE}"
+        else:
+            tokens_how = f"{pool.num_blocks:,} blocks × {BLOCK_SIZE}"
+        if self.engine in UNIFIED_KV_ENGINES and any(g.window for g in groups):
+            tokens_how += " (sliding-window layers sized like full attention in this version)"
+        workers_note = ""
+        if b.activation_workers != b.activation:
+            workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
+                            "but every rank gets the smallest rank's blocks")
         steps = (
             Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
                  "vllm/v1/worker/gpu_worker.py determine_available_memory"),
@@ -351,21 +460,24 @@ class VLLM:
             Step("activation peak",
                  f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
                  f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
-                 f"{SAMPLER_BYTES_PER_LOGIT[self.engine]} B)",
+                 f"{SAMPLER_BYTES_PER_LOGIT[self.engine]} B)" + (" on rank 0" if workers_note else ""),
                  f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
             Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
             Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
-            Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else ""),
-                 f"{max(0, b.kv_memory):,} B"),
-            Step("KV tokens", f"pool // ({per_token:,} B/token × block {BLOCK_SIZE}) × {BLOCK_SIZE}", f"{kv_tokens:,}",
-                 "vllm/v1/core/kv_cache_utils.py"),
-            Step("max concurrency", f"{pool.num_blocks:,} blocks / ⌈{need:,} / {BLOCK_SIZE}⌉ blocks per request",
+            Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else "")
+                 + workers_note, f"{max(0, b.pool_memory):,} B"),
+            Step("KV blocks", blocks_how, f"{pool.num_blocks:,}", "vllm/v1/core/kv_cache_utils.py get_kv_cache_config"),
+            Step("KV tokens", tokens_how, f"{kv_tokens:,}", "kv_cache_utils.py _report_kv_cache_config"),
+            Step("max concurrency", f"{pool.num_blocks:,} blocks / {pool.blocks_per_request:,} blocks per request of "
+                 f"{need:,} tokens" + (" (sliding groups hold their window only)" if hybrid else ""),
                  f"{pool.max_concurrency:.2f}x", "kv_cache_utils.py get_max_concurrency_for_kv_cache_config"),
         )
         overhead = b.non_torch + b.cuda_graphs
+        kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(
-            DeviceMemory(g.name, g.kind, g.capacity, b.weights, max(0, b.kv_memory), b.activation, overhead)
-            for g in (gpus * n_gpu)[:n_gpu]
+            DeviceMemory(g.name, g.kind, g.capacity, b.weights, kv_bytes,
+                         b.activation if i == 0 else b.activation_workers, overhead)
+            for i, g in enumerate((gpus * n_gpu)[:n_gpu])
         )
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, kv_cache_tokens=kv_tokens,
                           max_concurrency=pool.max_concurrency, refusal=refusal, steps=steps,
