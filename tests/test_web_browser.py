@@ -57,6 +57,11 @@ def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
     page.wait_for_function("document.querySelector('#verdict').textContent.includes('Tight')", timeout=15000)
     assert "--fit" in page.text_content("#summary")
     assert page.locator("#fixes li code").count() >= 1          # a fix with a copyable command
+    # the parallel box left empty sends no parallel: llama-server's own -np auto, so no --parallel in the command
+    assert "--parallel" not in page.text_content("#command")
+    page.fill("#parallel", "2")
+    page.dispatch_event("#parallel", "input")
+    page.wait_for_function("document.querySelector('#command').textContent.includes('--parallel 2')", timeout=15000)
     shot = tmp_path / "will-it-run.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

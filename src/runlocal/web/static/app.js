@@ -17,7 +17,9 @@ async function getJSON(url, opts) {
 function request() {
   const gpus = [...$("gpu").selectedOptions].map((o) => o.value);
   const body = { model: $("model").value.trim(), runtime: $("runtime").value, ctx: ctxValue(),
-                 kv_cache: $("kv_cache").value, parallel: Number($("parallel").value) || 1 };
+                 kv_cache: $("kv_cache").value };
+  // empty: leave it to the runtime's default (llama-server's -np auto)
+  if (Number($("parallel").value) >= 1) body.parallel = Number($("parallel").value);
   if (gpus.length) body.gpu = gpus.join(",");
   else body.gpu = "auto";
   if ($("quant").value) body.quant = $("quant").value;
