@@ -561,3 +561,36 @@ def test_errors_lists_everything_and_json():
     assert {"id", "title", "category", "runtimes", "signatures", "solutions", "verified"} <= set(docs[0])
     r = run_cli("errors", "xyzzy plugh")
     assert r.returncode == 1
+
+
+LLAMA_CONTEXT_LOG = """llama_context: constructing llama_context
+llama_context: n_seq_max     = 4
+llama_context: n_ctx         = 32768
+llama_context: n_ctx_seq     = {seq}
+llama_context: n_batch       = 2048
+llama_context: n_ubatch      = 512
+llama_context: causal_attn   = 1
+llama_context: flash_attn    = auto
+llama_context: kv_unified    = {unified}
+"""
+
+
+@pytest.mark.parametrize("unified, seq, expected", [
+    # llama-server's -np auto: 4 slots in one unified stream of -c cells, any request may fill it: the default
+    ("true", 32768, (32768, None, False)),
+    # -np 4 without --kv-unified: 4 streams of n_ctx_seq cells, each request gets 8,192
+    ("false", 8192, (8192, 4, False)),
+])
+def test_replan_reads_llama_server_slots(unified, seq, expected):
+    from runlocal.check import CheckRequest, check
+    from runlocal.diagnose.fixes import llamacpp_slots
+
+    ex = diagnose_text(LLAMA_CONTEXT_LOG.format(unified=unified, seq=seq)).extracted
+    assert (ex["n_ctx"], ex["n_ctx_per_seq"], ex["n_seq_max"], ex["kv_unified"]) == (32768, seq, 4, unified == "true")
+    ctx, parallel, kvu = llamacpp_slots(ex)
+    assert (ctx, parallel, kvu) == expected
+    # either way the log's cache holds 32,768 cells: Llama 3.1 8B's 32 layers × 8 KV heads × 128 × (K + V) × 2 B
+    # = 128 KiB a cell, 4,096 MiB; the re-plan must size the same cache (not 4 × 32,768 cells)
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", runtime="llama.cpp", gpu="rtx-4090", ctx=ctx,
+                                 parallel=parallel, kv_unified=kvu))
+    assert plan.memory_totals()["kv_cache"] == 32768 * 32 * 8 * 128 * 2 * 2

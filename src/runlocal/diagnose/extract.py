@@ -364,6 +364,8 @@ _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, 
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))
 _rule("n_ctx_per_seq", r"\bn_ctx_per_seq\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
 _rule("n_ctx_slot", r"\bn_ctx_slot\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
+_rule("n_ctx_seq", r"\bn_ctx_seq\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))     # llama-context.cpp, 2025-26 name
+_rule("kv_unified", r"\bkv_unified\s*=\s*'?(true|false)")(_set("kv_unified", 1, lambda v: v.lower() == "true"))
 _rule("n_batch", r"\bn_batch\s*=\s*(\d+)")(_set("n_batch", 1, int))
 _rule("n_ubatch", r"\bn_ubatch\s*=\s*(\d+)")(_set("n_ubatch", 1, int))
 _rule("n_seq_max", r"\bn_seq_max\s*=\s*(\d+)")(_set("n_seq_max", 1, int))

@@ -137,6 +137,22 @@ def resolvable_offline(model: str) -> bool:
         return False
 
 
+def llamacpp_slots(ex: dict[str, Any]) -> tuple[int | None, int | None, bool]:
+    """(ctx, parallel, kv_unified) in runlocal's terms (--ctx is one sequence's context; --parallel N asks for N
+    of them) from a llama.cpp log's n_ctx, n_ctx_seq, n_seq_max and kv_unified (src/llama-context.cpp). A log
+    without n_seq_max is one sequence; llama-server's -np auto (4 slots, one unified stream of n_ctx cells that
+    any one request may fill) is runlocal's default (parallel None)."""
+    from ..runtimes.llamacpp import AUTO_SLOTS
+
+    n_ctx, n_seq = ex.get("n_ctx"), int(ex.get("n_seq_max") or 1)
+    unified = bool(ex.get("kv_unified"))
+    if n_seq == 1 or not n_ctx:
+        return n_ctx, n_seq, unified
+    if unified:
+        return (n_ctx, None, False) if n_seq == AUTO_SLOTS else (n_ctx // n_seq, n_seq, True)
+    return ex.get("n_ctx_per_seq") or n_ctx // n_seq, n_seq, False
+
+
 def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]]:
     """Re-plan when the log names a model and a GPU runlocal can resolve offline."""
     model, gpu_name, total = ex.get("model"), ex.get("gpu_name"), ex.get("total_bytes")
@@ -146,11 +162,13 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     from ..errors import RunlocalError
 
     rt = runtime or ("vllm" if ex.get("max_model_len") or ex.get("kv_cache_tokens") else "llama.cpp")
-    ctx = ex.get("max_model_len") or ex.get("n_ctx")
+    ctx, parallel, unified = llamacpp_slots(ex)
+    if ex.get("max_model_len"):
+        ctx = ex["max_model_len"]
     req = CheckRequest(model=str(model), runtime=rt, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"),
-                       gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=int(ex.get("n_seq_max") or 1))
+                       gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=parallel, kv_unified=unified)
     try:
         plan, _ = check(req)
     except (RunlocalError, ValueError):
