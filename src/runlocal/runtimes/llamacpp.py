@@ -254,13 +254,13 @@ def fa_f16_copies(model: ModelSpec, cells: int, cells_swa: int | None, cache_typ
 
 # Architectures whose compute buffer comes out the same from the first layers as from all of them (each layer
 # frees what the previous one held, so ggml-alloc's peak repeats): checked on every simulated record of
-# measurements/llamacpp. Not so for MLA and hybrid-recurrent graphs, where holes left by earlier layers shift it.
-PREFIX_EXACT = frozenset({"llama", "qwen3", "qwen3moe", "phi3", "gemma2", "gpt-oss"})
+# measurements/llamacpp and on catalog models (tests/test_graph_prefix.py). Not so for MLA and hybrid-recurrent graphs, where holes left by earlier layers shift it.
+PREFIX_EXACT = frozenset({"llama", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3", "gpt-oss"})
 
 
 def graph_prefix(model: ModelSpec) -> ModelSpec:
-    """The layers of ``model`` its compute buffer needs traced: two past the first layer of each kind, ending on a
-    layer of the last layer's kind (the output phase follows it), for the PREFIX_EXACT architectures; else all.
+    """The layers of ``model`` its compute buffer needs traced: two past the first layer of each kind, its last
+    layers of the same kinds as the model's last ones (the output phase follows them), for the PREFIX_EXACT architectures; else all.
     10–40× faster than tracing every layer of a deep model, and --fit plans many contexts."""
     if model.family not in PREFIX_EXACT:
         return model
@@ -269,8 +269,11 @@ def graph_prefix(model: ModelSpec) -> ModelSpec:
     first: dict[tuple, int] = {}
     for il, k in enumerate(kind):
         first.setdefault(k, il)
-    n = max(first.values(), default=0) + 2
-    while n < model.n_layers and kind[n - 1] != kind[-1]:
+    w = max(first.values(), default=0) + 2
+    n = w
+    # end on the model's own last w layer kinds (gemma3's 5 local : 1 global: the output phase reuses holes by
+    # how far back the last global layer was)
+    while n < model.n_layers and kind[n - w:n] != kind[-w:]:
         n += 1
     if n >= model.n_layers:
         return model
