@@ -153,6 +153,15 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
     gpus = [t for t in targets if t.kind != "cpu"]
     if req.tp is not None or len(gpus) < 2 or not get_runtime(req.runtime).pools_kv:
         return settings
+    from .runtimes.base import GPUS_PER_NODE
+
+    if (get_runtime(req.runtime).name == "vllm" and req.pp == 1 and len(gpus) > GPUS_PER_NODE and len(gpus) % GPUS_PER_NODE == 0):
+        # vLLM's multi-node layout (docs, "Distributed inference and serving"): tensor parallel over the GPUs of a
+        # node, pipeline parallel over the nodes, so that only the pipeline's activations cross the network
+        pp = len(gpus) // GPUS_PER_NODE
+        notes.append(f"tensor parallel {GPUS_PER_NODE} within each node × pipeline parallel {pp} across {pp} nodes "
+                     "(vLLM's multi-node layout; set --tp/--pp)")
+        return settings.with_(tp=GPUS_PER_NODE, pp=pp)
     tp = max(1, len(gpus) // max(1, req.pp))
     notes.append(f"tensor parallel {tp}: one rank per GPU given (set --tp)")
     return settings.with_(tp=tp)

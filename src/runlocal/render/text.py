@@ -7,6 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plan import Plan
+from ..runtimes.base import PARALLEL_AUTO
+from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
 
 VERDICT_STYLE = {"fits": ("bold green", "✔ fits"), "tight": ("bold yellow", "▲ tight"),
@@ -29,6 +31,18 @@ def stacked_bar(device, width: int = 48) -> Text:
     return bar
 
 
+def device_groups(devices) -> list[tuple[object, int]]:
+    """Runs of identical devices (the same name and figures: 16 ranks of one tensor-parallel group) as
+    (device, count), so that a 16-GPU plan reads as one row."""
+    groups: list[tuple[object, int]] = []
+    for d in devices:
+        if groups and groups[-1][0] == d:
+            groups[-1] = (d, groups[-1][1] + 1)
+        else:
+            groups.append((d, 1))
+    return groups
+
+
 def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: list[str] | None = None) -> None:
     m, s, a = plan.model, plan.settings, plan.allocation
     style, label = VERDICT_STYLE[plan.verdict]
@@ -37,7 +51,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
-                                + (f" · parallel {s.parallel}" if s.parallel > 1 else "")))
+                                + (f" · parallel {s.parallel}" if s.parallel > 1 else
+                                   f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
     if a.refusal:
         console.print(Text(f"  {a.refusal}", style="red"))
     if a.compromise:
@@ -47,15 +62,20 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     table.add_column("device")
     for col in ("weights", "KV cache", "compute", "overhead", "total", "capacity", "free"):
         table.add_column(col, justify="right")
-    for d in a.devices:
+    groups = device_groups(a.devices)
+    for d, n in groups:
         free = d.capacity - d.total if d.capacity else None
-        table.add_row(d.name, format_bytes(d.weights), format_bytes(d.kv_cache), format_bytes(d.compute),
+        table.add_row(d.name if n == 1 else f"{n} × {d.name}", format_bytes(d.weights),
+                      format_bytes(d.kv_cache), format_bytes(d.compute),
                       format_bytes(d.overhead), format_bytes(d.total), format_bytes(d.capacity or None),
                       Text(format_bytes(free), style="red" if free is not None and free < 0 else "green"))
     console.print(table)
-    for d in a.devices:
+    if any(n > 1 for _, n in groups):
+        console.print(Text("  (n × device: the figures are each device's)", style="dim"))
+    for d, n in groups:
         if d.total or d.capacity:
-            console.print(Text.assemble(f"  {d.name[:20]:<20} ", stacked_bar(d)))
+            name = d.name if n == 1 else f"{n}× {d.name}"
+            console.print(Text.assemble(f"  {name[:20]:<20} ", stacked_bar(d)))
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
 

@@ -18,6 +18,8 @@ DeviceKind = Literal["gpu", "cpu", "unified"]
 # sharing one unified KV cache (tools/server/server.cpp; runtimes/llamacpp.py plans it); every other runtime reads
 # an unset --parallel as 1, its own default (Settings.__post_init__ stores 1 for them).
 PARALLEL_AUTO = -1
+# GPUs in one server node (HGX/DGX); more than this, vLLM and SGLang span nodes (their multi-node launch commands)
+GPUS_PER_NODE = 8
 _AUTO_SLOT_RUNTIMES = frozenset({"llama.cpp", "llamacpp", "llama-cpp", "llama-server", "llama_cpp"})
 
 

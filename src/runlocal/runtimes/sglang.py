@@ -23,7 +23,7 @@ import math
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -287,6 +287,14 @@ class SGLang:
             parts += ["--pp-size", str(s.pp)]
         if s.parallel > 1:
             parts += ["--max-running-requests", str(s.parallel)]
+        nodes = -(-s.tp * s.pp // GPUS_PER_NODE)
+        if nodes > 1:
+            # SGLang's multi-node launch (docs, "Multi-node deployment"): the same command on every node, each with
+            # its --node-rank, meeting at node 0's --dist-init-addr
+            parts += ["--nnodes", str(nodes), "--dist-init-addr", "<node0>:20000", "--node-rank", "0"]
+            others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"
+            return " ".join(parts) + f" (node 1; the same on {others} with --node-rank 1" + (
+                f"–{nodes - 1})" if nodes > 2 else ")")
         return " ".join(parts)
 
 
