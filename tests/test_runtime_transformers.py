@@ -279,3 +279,69 @@ def test_max_new_tokens_must_leave_a_prompt(new):
     r = CliRunner().invoke(app, ["check", "llama-3.2-1b", "-r", "transformers", "--vram", "24G", "--ctx", "4096",
                                  "--max-new-tokens", new])
     assert r.exit_code == 2 and "max-new-tokens" in r.output and "Traceback" not in r.output
+
+
+# --- attn_implementation="eager" -------------------------------------------------------------------------------
+
+def test_eager_prefill_by_hand():
+    # toy with 4 heads over 2 KV heads (head_dim 64), bf16, one sequence prefilled at 1000 tokens; at the last
+    # layer's softmax (models/llama/modeling_llama.py eager_attention_forward) these are alive at once:
+    #   SDPA's attention-phase tensors   1000 × (5·256 + 2·128) × 2 B           =  3,072,000
+    #   repeat_kv copies of K and V      1000 × 4 heads × (64 + 64) × 2 B      =  1,024,000
+    #   scores: bf16 (2) + float32 copy (4) + float32 softmax (4) per element: 1 × 4 × 1000² × 10 B = 40,000,000
+    # and through the whole forward the 4-D float causal mask 1 × 1000² × 2 B = 2,000,000; + last-token logits 6,144
+    m = toy(kv=2)
+    s = Settings(runtime="transformers", ctx=1000)
+    a = Transformers(attn_implementation="eager").allocate(m, estimate_weights(m, "bf16"), s, [gpu(24 * GiB), RAM])
+    assert a.devices[0].compute == 3_072_000 + 1_024_000 + 40_000_000 + 2_000_000 + 1024 * 6
+    steps = {s.label: s.value for s in a.steps}
+    assert steps["eager attention scores (one layer)"] == "40,000,000 B"
+    assert steps["eager repeat_kv"] == "1,024,000 B" and steps["eager causal mask"] == "2,000,000 B"
+    # SDPA on the same run: no scores, no mask (is_causal), the MLP phase 1000 × (4·256 + 3·512) × 2 B
+    sdpa = Transformers().allocate(m, estimate_weights(m, "bf16"), Settings(runtime="transformers", ctx=1000),
+                                   [gpu(24 * GiB), RAM])
+    assert sdpa.devices[0].compute == 1000 * 2560 * 2 + 1024 * 6
+
+
+def test_eager_fp16_and_fp32_scores():
+    # fp16 on CUDA takes ATen's fused half_to_float softmax: fp16 scores (2) + float32 result (4) + its fp16 cast (2);
+    # fp32: scores (4) + result (4). Both 8 B per score; the mask is in the model dtype (2 or 4 B)
+    for quant, mask_b in (("fp16", 2), ("fp32", 4)):
+        s = Settings(runtime="transformers", ctx=1000, quant=quant)
+        a = Transformers(attn_implementation="eager").allocate(M, estimate_weights(M, quant), s, [gpu(24 * GiB), RAM])
+        steps = {s.label: s.value for s in a.steps}
+        assert steps["eager attention scores (one layer)"] == f"{4 * 1000 * 1000 * 8:,} B"
+        assert steps["eager causal mask"] == f"{1000 * 1000 * mask_b:,} B"
+        assert steps["eager repeat_kv"] == "0 B"        # 4 heads, 4 KV heads: repeat_kv returns its input
+
+
+def _records(attn):
+    import json
+    from pathlib import Path
+    data = Path(__file__).resolve().parents[1] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
+    return [r for r in (json.loads(x) for x in data.read_text().splitlines() if x.strip())
+            if r["ok"] and r["attn_implementation"] == attn]
+
+
+@pytest.mark.parametrize("rec", _records("eager"), ids=lambda r: f"{r['model']}-{r['batch']}x{r['prompt_len']}")
+def test_eager_matches_h100_measurements(rec):
+    # measurements/transformers: Llama-3.2-1B and Qwen3-0.6B, attn_implementation="eager", bf16, an H100
+    # (torch.cuda.max_memory_allocated − the weights; 941 MiB to 5.6 GiB where SDPA peaks at 309 MiB to 1.1 GiB)
+    from runlocal.model.hf_config import spec_from_config
+    spec = spec_from_config(rec["config"], id=rec["model"], source="test")
+    s = Settings(runtime="transformers", ctx=rec["prompt_len"] + rec["new_tokens"], parallel=rec["batch"],
+                 quant="bf16", max_new_tokens=rec["new_tokens"])
+    d = Transformers(attn_implementation="eager").allocate(spec, estimate_weights(spec, "bf16"), s,
+                                                           [gpu(80 * GiB), RAM]).devices[0]
+    workspace = 32 * MiB        # cuBLAS's workspace inside torch's allocator (benchmarks/accuracy_transformers.py)
+    assert d.kv_cache + d.compute + workspace == pytest.approx(rec["peak_above_weights"], rel=0.03)
+    # and the SDPA plan misses the eager run by far: the scores are the peak
+    sdpa = Transformers().allocate(spec, estimate_weights(spec, "bf16"), s, [gpu(80 * GiB), RAM]).devices[0]
+    assert sdpa.kv_cache + sdpa.compute + workspace < 0.5 * rec["peak_above_weights"]
+
+
+def test_eager_command_and_unknown_implementation():
+    cmd = Transformers(attn_implementation="eager").command(M, Settings(runtime="transformers", ctx=8192, quant="bf16"))
+    assert 'dtype="bfloat16", attn_implementation="eager")' in cmd
+    with pytest.raises(ValueError, match="attn_implementation"):
+        Transformers(attn_implementation="flash_attention_2")

@@ -19,6 +19,13 @@ Modelled on transformers 5.23.0 (PyPI wheel) and accelerate (huggingface/acceler
   since 4.45 as num_logits_to_keep) and copied to float32.
 - offloaded (cpu/disk) modules run on the first GPU (accelerate dispatch_model main_device), so their
   KV cache lives there.
+- attn_implementation="eager" (models/llama/modeling_llama.py eager_attention_forward, the same in qwen3 and the
+  other Llama-style files): key/value go through repeat_kv (a copy to all query heads when there are fewer KV
+  heads), attn_weights = matmul(query, keyᵀ) × scaling + attention_mask is a [batch, heads, q_len, kv_len] tensor
+  in the model dtype, then softmax(…, dtype=float32).to(query.dtype); dropout is the identity in eval. The causal mask is
+  materialized for eager (masking_utils.py eager_mask: sdpa_mask with allow_is_causal_skip=False, then
+  torch.where(mask, 0, finfo(dtype).min) → a [batch, 1, q_len, kv_len] tensor in the model dtype), where SDPA gets
+  None and is_causal unless the batch is padded.
 """
 
 from __future__ import annotations
@@ -49,6 +56,14 @@ QUANTIZER_SHARE = 0.9        # HfQuantizer.adjust_max_memory for bitsandbytes 4/
 LEAF_BUFFER = 1.25           # get_balanced_memory: buffer = 1.25 × max(no-split block, leaf)
 MLA_NOPE_FALLBACK = 128      # DeepSeek-V2/V3 qk_nope_head_dim = v_head_dim = 128, when attn_kv_b is absent
 TORCH_DTYPES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "bf16": "bfloat16"}
+ATTN_IMPLEMENTATIONS = ("sdpa", "eager")
+# Bytes per attention score alive at once in eager_attention_forward's softmax(attn_weights, dtype=float32)
+# .to(dtype), by model dtype. ATen SoftMax.cpp softmax(input, dim, dtype): only a CUDA Half input takes the fused
+# half_to_float kernel; any other input is first converted (input.toType(float32), a full copy) and then
+# _softmax writes a float32 output. bf16: the bf16 scores (2) + their float32 copy (4) + the float32 result (4);
+# fp16: scores (2) + float32 result (4) + the fp16 cast of it (2) once softmax returns; fp32: toType is a no-op,
+# scores (4) + result (4). (matmul × scaling and + mask hold two dtype-sized copies: never more than these.)
+EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
 
 
 @dataclass
@@ -195,8 +210,11 @@ class Transformers:
     # bitsandbytes 8-bit / 4-bit (BitsAndBytesConfig); device_map="auto" already spills layers to the CPU
     levers = Levers(weight_quants=("int8", "nf4"))
 
-    def __init__(self, *, max_memory: dict[str, int] | None = None):
+    def __init__(self, *, max_memory: dict[str, int] | None = None, attn_implementation: str = "sdpa"):
         self.max_memory = max_memory
+        if attn_implementation not in ATTN_IMPLEMENTATIONS:
+            raise ValueError(f"attn_implementation must be one of {ATTN_IMPLEMENTATIONS}, not {attn_implementation!r}")
+        self.attn_implementation = attn_implementation
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         return settings.with_(ctx=settings.ctx or DEFAULT_CTX,
@@ -256,8 +274,10 @@ class Transformers:
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         steps: list[Step] = []
-        assumptions = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", SDPA attention (is_causal, no L×L scores "
-                       "unless the batch is padded), "
+        eager = self.attn_implementation == "eager"
+        attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
+                     if eager else "SDPA attention (is_causal, no L×L scores unless the batch is padded)")
+        assumptions = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", {attn_note}, "
                        f"batch of {s.parallel} sequence(s) prefilled at "
                        + (f"{s.ctx - s.max_new_tokens:,} prompt tokens, then {s.max_new_tokens:,} new"
                           if s.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
@@ -350,14 +370,23 @@ class Transformers:
         # Batched prompts are padded: generate passes the padding mask, masking_utils builds a (B, 1, L, L) bool mask
         # instead of SDPA's is_causal (_ignore_causal_mask_sdpa), alive through the forward.
         pad_mask = n_seq * prompt * prompt if n_seq > 1 else 0
-        steps.append(Step("prefill activations (one layer)",
-                          f"{tokens:,} tokens × max(attention 5·{h} + 2·{kv_w}, MLP 4·{h} + 3·{inter}) × 2 B"
-                          + (f" + padding mask {n_seq} × {prompt:,}² × 1 B" if pad_mask else ""),
-                          f"{activation + pad_mask:,} B", "models/*/modeling_*.py decoder layer under SDPA; masking_utils.py"))
+        decode = biggest_layer_kv
+        if eager:
+            pad_mask, activation, decode, eager_steps = self._eager(model, q, n_seq, prompt, s.ctx, attn_phase,
+                                                                    mlp_phase, biggest_layer_kv)
+            steps += eager_steps
+        else:
+            steps.append(Step("prefill activations (one layer)",
+                              f"{tokens:,} tokens × max(attention 5·{h} + 2·{kv_w}, MLP 4·{h} + 3·{inter}) × 2 B"
+                              + (f" + padding mask {n_seq} × {prompt:,}² × 1 B" if pad_mask else ""),
+                              f"{activation + pad_mask:,} B",
+                              "models/*/modeling_*.py decoder layer under SDPA; masking_utils.py"))
         steps.append(Step("logits", f"last position only: {n_seq} × vocab {model.vocab_size:,} × (2 B + float32 copy)",
                           f"{logits:,} B", "generation/utils.py logits_to_keep = 1"))
-        steps.append(Step("cache growth", "torch.cat copies one layer's K/V each decode step (vs. the prefill peak)",
-                          f"{biggest_layer_kv:,} B", "cache_utils.py DynamicLayer.update"))
+        steps.append(Step("cache growth", "torch.cat copies one layer's K/V each decode step (vs. the prefill peak)"
+                          + (" + eager's repeat_kv of that layer's K/V to all heads" if eager else ""),
+                          f"{decode:,} B", "cache_utils.py DynamicLayer.update"
+                          + (f"; modeling_llama.py eager_attention_forward ({TF_REF})" if eager else "")))
         # accelerate's hooks bring an offloaded module's weights to the execution device for its forward
         offloaded = max((n.actual for n in leaves if dev_of[n.name] in ("cpu", "disk")), default=0) if gpus else 0
         if offloaded:
@@ -374,12 +403,12 @@ class Transformers:
             # the prefill peak and a decode step's cache copy do not coincide: the larger of the two
             # the prefill peak holds the prompt's cache; the cache grows by (ctx − prompt) tokens after it
             growth = kv_bytes.get(key, 0) - kv_prompt.get(key, 0)
-            compute = ((max(activation + pad_mask - growth, biggest_layer_kv) if runs_layers else 0)
+            compute = ((max(activation + pad_mask - growth, decode) if runs_layers else 0)
                        + (logits if key == head_dev else 0) + (offloaded if key == exec_dev else 0))
             devices.append(DeviceMemory(g.name, g.kind, g.capacity, w.get(key, 0), kv_bytes.get(key, 0), compute,
                                         CUDA_CONTEXT + CUBLAS_WORKSPACE if g.kind == "gpu" else 0))
         growth = kv_bytes.get("cpu", 0) - kv_prompt.get("cpu", 0)
-        cpu_compute = (max(activation + pad_mask - growth, biggest_layer_kv) + logits) if not gpus else 0
+        cpu_compute = (max(activation + pad_mask - growth, decode) + logits) if not gpus else 0
         cpu_w = w.get("cpu", 0)
         if host is not None or cpu_w or not gpus:
             h_t = host or Target("CPU", "cpu", 0)
@@ -388,6 +417,46 @@ class Transformers:
                           kv_cache_tokens=None, max_concurrency=None, refusal=refusal, steps=tuple(steps),
                           assumptions=(*assumptions, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
                                        "host RAM for the Python process and loading buffers not counted"))
+
+    def _eager(self, model: ModelSpec, q: str, n_seq: int, prompt: int, ctx: int, attn_phase: int,
+               mlp_phase: int, biggest_layer_kv: int) -> tuple[int, int, int, list[Step]]:
+        """attn_implementation="eager": (mask bytes, prefill activation peak, decode peak, steps).
+
+        The prefill's largest layer moment is the softmax of the last layer (eager_attention_forward): the SDPA
+        attention-phase tensors, the repeat_kv copies of K and V, batch × heads × prompt² scores at
+        EAGER_SCORE_BYTES each, and the 4-D float mask (alive through the whole forward, MLP phase included)."""
+        dtype = "f32" if q in ("fp32", "f32") else "f16" if q in ("fp16", "f16") else "bf16"
+        elem = 4 if dtype == "f32" else 2
+        heads = max(1, model.n_heads)
+        tokens = n_seq * prompt
+        # repeat_kv(key/value, heads // kv_heads): a [batch, heads, len, head_dim] copy unless every head has its own KV
+        rep_w = max((heads * (a.k_dim + a.v_dim) for a in model.attention_layers
+                     if a.kind != "mla" and 0 < a.n_kv_heads < heads), default=0)
+        scores = n_seq * heads * prompt * prompt * EAGER_SCORE_BYTES[dtype]
+        # create_masks_for_generate builds one mask per layer type (full, sliding), each [batch, 1, L, L] in the dtype
+        kinds = {a.kind for a in model.attention_layers if a.kind in ("full", "sliding")} or {"full"}
+        mask = len(kinds) * n_seq * prompt * prompt * elem
+        repeat = tokens * rep_w * elem
+        attention = attn_phase + repeat + scores
+        activation = max(attention, mlp_phase)
+        # decode: the scores are batch × heads × 1 × ctx, but repeat_kv still copies the layer's whole K/V
+        decode = biggest_layer_kv + n_seq * ctx * rep_w * elem
+        src = f"models/llama/modeling_llama.py eager_attention_forward, repeat_kv ({TF_REF})"
+        steps = [
+            Step("eager attention scores (one layer)",
+                 f"{n_seq} × {heads} heads × {prompt:,}² × {EAGER_SCORE_BYTES[dtype]} B ({dtype} scores + float32 "
+                 "softmax" + (" input copy and output" if dtype == "bf16" else " output") + ")",
+                 f"{scores:,} B", f"{src}; ATen SoftMax.cpp softmax(input, dim, dtype)"),
+            Step("eager repeat_kv", f"K and V copied to all {heads} heads: {tokens:,} tokens × {rep_w:,} × {elem} B",
+                 f"{repeat:,} B", src),
+            Step("eager causal mask", (f"{len(kinds)} layer types × " if len(kinds) > 1 else "")
+                 + f"{n_seq} × {prompt:,}² × {elem} B (4-D float mask, alive through the whole forward)",
+                 f"{mask:,} B", f"masking_utils.py eager_mask, create_causal_mask ({TF_REF})"),
+            Step("prefill activations (one layer)",
+                 f"max(attention {attn_phase:,} + repeat_kv + scores, MLP {mlp_phase:,}) + mask",
+                 f"{activation + mask:,} B", "models/*/modeling_*.py decoder layer under eager attention"),
+        ]
+        return mask, activation, decode, steps
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:
@@ -407,6 +476,8 @@ class Transformers:
             args.append(f'dtype="{TORCH_DTYPES.get(q, q)}"')
         else:
             args.append('dtype="auto"')
+        if self.attn_implementation != "sdpa":
+            args.append(f'attn_implementation="{self.attn_implementation}"')
         if self.max_memory:
             args.append("max_memory={" + ", ".join(
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")
