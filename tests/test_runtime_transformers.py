@@ -345,3 +345,31 @@ def test_eager_command_and_unknown_implementation():
     assert 'dtype="bfloat16", attn_implementation="eager")' in cmd
     with pytest.raises(ValueError, match="attn_implementation"):
         Transformers(attn_implementation="flash_attention_2")
+
+
+def test_attn_implementation_from_the_command_line_and_api():
+    import subprocess
+    import sys
+
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+    from runlocal.check import CheckRequest, check
+
+    kw = dict(model="llama-3.1-8b", runtime="transformers", gpu="rtx-4090", ctx=8192, use_measurements=False)
+    sdpa, _ = check(CheckRequest(**kw))
+    eager, _ = check(CheckRequest(**kw, attn_implementation="eager"))
+    # Llama 3.1 8B, one 8,192-token prompt: 32 heads × 8,192² scores at 10 B (bf16 scores, f32 copy, f32 softmax);
+    # they replace SDPA's peak phase (the MLP's, a few hundred MiB), so the growth is the scores give or take that
+    scores = 32 * 8192 * 8192 * 10
+    grown = eager.memory_totals()["compute"] - sdpa.memory_totals()["compute"]
+    assert 0.97 * scores < grown < 1.05 * scores
+    assert 'attn_implementation="eager"' in eager.command and "attn_implementation" not in sdpa.command
+    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "llama-3.1-8b", "--runtime", "transformers",
+                        "--attn-implementation", "flash"], capture_output=True, text=True)
+    assert r.returncode == 2 and "attn-implementation" in r.stderr and "Traceback" not in r.stderr
+    client = TestClient(create_app(store_url="sqlite://"))
+    body = {k: v for k, v in kw.items() if k != "use_measurements"}
+    res = client.post("/api/v1/check", json={**body, "attn_implementation": "eager"})
+    assert res.status_code == 200 and res.json()["memory"]["compute"] == eager.memory_totals()["compute"]
+    assert client.post("/api/v1/check", json={**body, "attn_implementation": "flash"}).status_code == 422

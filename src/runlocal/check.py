@@ -44,6 +44,7 @@ class CheckRequest:
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
     max_new_tokens: int | None = None        # transformers generate(max_new_tokens=…): prompt = ctx − this
+    attn_implementation: str | None = None   # transformers: sdpa (default) or eager
     use_measurements: bool = True            # stored probe/benchmark results replace predictions
     extra: dict = field(default_factory=dict)
 
@@ -87,6 +88,12 @@ def build_settings(req: CheckRequest):
             raise InputError(f"tensor-split: expected shares such as 3,1, got '{req.tensor_split}'") from None
         if any(x < 0 for x in split) or not sum(split) > 0:
             raise InputError(f"tensor-split: shares must be ≥ 0 and not all 0, got '{req.tensor_split}'")
+    from .runtimes.transformers import ATTN_IMPLEMENTATIONS
+
+    attn_implementation = (req.attn_implementation or "").strip().lower() or None
+    if attn_implementation and attn_implementation not in ATTN_IMPLEMENTATIONS:
+        raise InputError(f"attn-implementation: expected one of {', '.join(ATTN_IMPLEMENTATIONS)}, "
+                         f"got '{req.attn_implementation}'")
     if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
         raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
     return Settings(
@@ -101,6 +108,7 @@ def build_settings(req: CheckRequest):
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on", tensor_split=split, gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
+        attn_implementation=attn_implementation,
     )
 
 

@@ -78,6 +78,8 @@ def check(
     enforce_eager: bool = typer.Option(False, "--enforce-eager"),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens",
                                                  help="transformers: generate()'s new tokens; the prompt is ctx minus these"),
+    attn_implementation: Optional[str] = typer.Option(None, "--attn-implementation",
+                                                      help="transformers: sdpa (default) or eager"),
     explain: bool = typer.Option(False, "--explain", help="print every formula with its numbers"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
@@ -97,7 +99,7 @@ def check(
                        kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit, tensor_split=tensor_split,
                        gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
                        tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
-                       max_new_tokens=max_new_tokens)
+                       max_new_tokens=max_new_tokens, attn_implementation=attn_implementation)
     try:
         plan, notes = run_check(req)
     except RunlocalError as e:

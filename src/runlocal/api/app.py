@@ -59,6 +59,7 @@ class CheckBody(BaseModel):
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(None, gt=0, le=1)
     max_new_tokens: int | None = Field(None, ge=1, le=1 << 31)
+    attn_implementation: Literal["sdpa", "eager"] | None = None
 
 
 class BenchmarkBody(BaseModel):

@@ -62,6 +62,7 @@ class Settings:
     enforce_eager: bool = False
     mem_fraction_static: float | None = None
     max_new_tokens: int | None = None           # transformers generate(): the prompt is ctx − this (None: all of ctx)
+    attn_implementation: str | None = None      # transformers: "sdpa" (its default) or "eager"
 
     def __post_init__(self) -> None:
         if self.parallel == PARALLEL_AUTO and self.runtime.strip().lower() not in _AUTO_SLOT_RUNTIMES:

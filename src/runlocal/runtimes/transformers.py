@@ -222,6 +222,10 @@ class Transformers:
                               cache_type_v=normalize_cache_type(settings.cache_type_v, field="cache"))
 
     # --- placement ----------------------------------------------------------------------
+    def attn(self, s: Settings) -> str:
+        """The attention implementation: the plan's setting (--attn-implementation), else this planner's."""
+        return s.attn_implementation or self.attn_implementation
+
     def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None,
                     bnb: bool) -> tuple[dict[str, float], list[str], list[Step]]:
         steps: list[Step] = []
@@ -274,7 +278,7 @@ class Transformers:
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         steps: list[Step] = []
-        eager = self.attn_implementation == "eager"
+        eager = self.attn(s) == "eager"
         attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
                      if eager else "SDPA attention (is_causal, no L×L scores unless the batch is padded)")
         assumptions = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", {attn_note}, "
@@ -476,8 +480,8 @@ class Transformers:
             args.append(f'dtype="{TORCH_DTYPES.get(q, q)}"')
         else:
             args.append('dtype="auto"')
-        if self.attn_implementation != "sdpa":
-            args.append(f'attn_implementation="{self.attn_implementation}"')
+        if self.attn(settings) != "sdpa":
+            args.append(f'attn_implementation="{self.attn(settings)}"')
         if self.max_memory:
             args.append("max_memory={" + ", ".join(
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")
