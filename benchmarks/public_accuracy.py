@@ -139,7 +139,9 @@ def plan_llamacpp(rec: dict, alias: str):
                  cache_type_k=st.get("type_k", "f16"), cache_type_v=st.get("type_v", "f16"), n_gpu_layers=ngl,
                  n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0)
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
-    _, bufs, _, info = LlamaCpp().buffers(spec, weights, s, targets)
+    _, bufs, steps, info = LlamaCpp().buffers(spec, weights, s, targets)
+    # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
+    info = {**info, "simulated": any(st.label == "compute buffer" and "ggml-alloc" in st.formula for st in steps)}
     return bufs, info
 
 
@@ -222,7 +224,8 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
                "runtime": "ik_llama.cpp" if _is_fork(rec) else "mainline", "backend": rec["backend"],
                "gpus": len(gpu_names(rec)), "alias": None, "note": "", "kv": None, "compute_gpu": None,
                "compute_host": None, "kv_reason": None, "compute_reason": None,
-               "host_reason": None, "override": False}
+               "host_reason": None, "override": False, "compute_devices": None,
+               "build": re.sub(r"^build:\s*", "", str(rec.get("llama_cpp_build", "?")))}
         alias, note = catalog_alias(rec)
         row["alias"], row["note"] = alias, note
         if alias is None:
@@ -239,6 +242,15 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
         if planned is not None and logged_kv(rec) is not None:
             row["kv"] = (logged_kv(rec), sum(b.kv for b in planned) / MiB)
         cb = rec["logged"].get("compute_buffers") or {}
+        row["compute_devices"] = None
+        if planned is not None and cb and info.get("simulated") and not any("total" in k for k in cb):
+            # per device, where the simulation covers the run (several GPUs, -ot / --n-cpu-moe, -ngl 0)
+            per = []
+            for b in planned:
+                key = next((k for k in cb if "_Host" in k), None) if b.kind == "cpu" else b.name
+                if key in cb:
+                    per.append((key, cb[key], b.compute / MiB))
+            row["compute_devices"] = per
         if planned is not None and cb:
             gpu_log = sum(v for k, v in cb.items() if GPU_BUF.match(k) and "_Host" not in k)
             host_log = sum(v for k, v in cb.items() if "_Host" in k)
@@ -259,6 +271,7 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
                                       f"rule (n_embd×n_ubatch×4 + n_ctx×n_ubatch×4 B, f32 mask) = {old_rule:.2f} MiB, "
                                       f"as logged")
         row["override"] = _tensor_override(rec) or _offload(rec)[0] == 0
+        row["ot"] = _tensor_override(rec)
         cpu_graph = cb.get("CPU")
         if _offload(rec)[0] == 0 and cpu_graph and row["host_reason"] is None:
             # the modelled commit reserves an -ngl 0 graph on the GPU (op offload) with only its inputs on the
@@ -342,7 +355,32 @@ def print_llamacpp(rows: list[dict]) -> dict[str, list[float]]:
     for k, v in unscored.items():
         print(_stats_line(k, v))
     print()
+    print_compute_devices(rows)
     return errs
+
+
+MODELLED_COMMIT = "0c1e5709"     # the llama.cpp commit runtimes/ggml_graph.py follows (llama-cpp-python 0.3.36)
+
+
+def print_compute_devices(rows: list[dict]) -> None:
+    """Each device's compute buffer, logged vs the ggml-alloc simulation, for the records the simulation covers
+    beyond one GPU with every weight on it: several GPUs (--split-mode layer, pipeline parallelism), weights kept in
+    host memory (-ot …=CPU, --n-cpu-moe; planned as exps=CPU on every layer, as the logs' CPU model buffers
+    suggest) and -ngl 0. Indicative where the log's build is not the modelled commit: its graph differs (older
+    builds: no fused GLU, an f32 KQ mask and no KV store indices on the host, MLA caching K and V apart …)."""
+    shown = [r for r in rows if r.get("compute_devices") and r["runtime"] == "mainline"
+             and (r["gpus"] > 1 or r["override"]) and "row split" not in (r["compute_reason"] or "")]
+    print("== public llama.cpp logs: compute buffer per device, ggml-alloc simulation (multi-GPU, -ot, -ngl 0) ==")
+    print(f"{'#':>2} {'source':<44} {'catalog':<16} {'buffer':<10} {'logged':>9} {'predicted':>10} {'err':>7}")
+    for r in shown:
+        for k, (name, logged, pred) in enumerate(r["compute_devices"]):
+            head = f"{r['i']:>2} {r['source']:<44} {(r['alias'] or '—'):<16}" if k == 0 else f"{'':>2} {'':<44} {'':<16}"
+            print(f"{head} {name:<10} {logged:>9.2f} {pred:>10.2f} {_err((logged, pred)):>+6.1f}%")
+        build = r.get("build") or "?"
+        tag = "same commit" if MODELLED_COMMIT in build else f"indicative: build {build[:40]} is not the modelled commit"
+        setting = "; -ot planned as exps=CPU on every layer (the log's CPU model buffer)" if r.get("ot") else ""
+        print(f"{'':>6}{tag}{setting}")
+    print()
 
 
 # --- Ollama -----------------------------------------------------------------------------------

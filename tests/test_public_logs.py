@@ -174,3 +174,18 @@ def test_the_report_prints_every_section(capsys):
     for head in ("== public llama.cpp logs", "== Ollama public logs", "== all engines",
                  "vLLM, public logs", "transformers, own CUDA runs", "median |error| KV tokens", "peak above weights"):
         assert head in out, head
+
+
+def test_public_llamacpp_compute_per_device_two_gpus(llamacpp_rows):
+    # The simulation over several GPUs with the experts in host memory, against the logs (older builds: indicative).
+    # ik_llama.cpp #514, Qwen3-30B-A3B Q4_K_M on a 4090 + 5090 (build 5622, -ot exps=CPU): 1080.00 MiB logged on
+    # each GPU, 1082.01 simulated (+0.2 %). ik_llama.cpp PR #370, Qwen3-235B-A22B Q6_K on 2 × 3090 (build 5271):
+    # CUDA1, which op offload leaves only its layers' attention, 304.75 MiB as logged.
+    r514 = next(r for r in llamacpp_rows if r["source"].endswith("issues/514"))
+    r370 = next(r for r in llamacpp_rows if r["source"].endswith("pull/370") and r["gpus"] == 2)
+    dev = {name: (logged, pred) for name, logged, pred in r514["compute_devices"]}
+    for gpu in ("CUDA0", "CUDA1"):
+        logged, pred = dev[gpu]
+        assert abs(pred - logged) / logged <= 0.005, (gpu, logged, pred)
+    dev17 = {name: (logged, pred) for name, logged, pred in r370["compute_devices"]}
+    assert abs(dev17["CUDA1"][1] - dev17["CUDA1"][0]) <= 0.01

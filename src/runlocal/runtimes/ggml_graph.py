@@ -8,7 +8,9 @@ tracks it on every architecture. Here the graph is traced again in Python (shape
 only; no data) in the node order ggml's graph builder produces, and run through a re-implementation of the
 allocator. On the CUDA build the graph first goes through ggml-backend's scheduler (ggml_backend_sched_split_graph:
 which backend runs each node, op offload of big ops on CPU weights, the splits and the copies of their inputs),
-for any number of offloaded layers, and the allocator places the result in two buffers (CUDA0, CUDA_Host).
+for any number of offloaded layers, one GPU or several (--split-mode layer, with pipeline parallelism's copies),
+weights placed per tensor (-ot, --n-cpu-moe), and the allocator places the result in one buffer per GPU (CUDA0 …)
+and CUDA_Host.
 Everything follows the llama.cpp commit llama-cpp-python 0.3.36 vendors (0c1e57098); the functions each part
 follows are named where they are modelled. Architectures: BUILDERS. Pure computation, no I/O.
 """
@@ -1334,23 +1336,33 @@ class _Split:
     nodes: list[Tensor] = field(default_factory=list)
 
 
-def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
-                 ) -> tuple[list[Tensor], list[int], list[int], int]:
-    """ggml-backend.cpp ggml_backend_sched_split_graph with two backends, CUDA0 (GPU, id 0) and the CPU (HOST,
-    id 1, computing in CUDA_Host memory), one copy (no pipeline parallelism) and op offload on. Both backends are
-    taken to support every op of these graphs; CUDA supports no host buffer (a discrete GPU), the CPU every
-    host buffer. ``layer_dev`` maps a layer to the device holding its weights and caches; ``pin_norms``:
+def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, n_backends: int = 2,
+                 weight_dev: Callable[[Tensor], int] | None = None, n_copies: int = 1
+                 ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph over n_backends - 1 CUDA GPUs (ids 0 …, in device order)
+    and the CPU (the last id, computing in CUDA_Host memory), with op offload on. Both kinds are taken to support
+    every op of these graphs; a GPU supports only its own buffer type (no host buffer: discrete GPUs), the CPU
+    every host buffer. ``layer_dev`` maps a layer to the device holding its weights and caches; ``weight_dev``,
+    when given, a model weight to the device of its buffer (tensor overrides: -ot, --n-cpu-moe); ``pin_norms``:
     llama-context.cpp graph_get_cb pins each layer's "norm" to that device (fewer than 32 tokens or full
-    offload). Returns graph_copy's nodes with their backend ids, the leafs' ids and the number of splits."""
+    offload); ``n_copies``: GGML_SCHED_MAX_COPIES under pipeline parallelism, else 1. Returns graph_copy's nodes
+    with their backend ids, its leafs with theirs and the number of splits."""
     nodes, leafs = g.nodes, g.leafs
+    host = n_backends - 1
     bid: dict[int, int] = {}
 
     def get(t: Tensor | None) -> int:
         return -1 if t is None else bid.get(id(t), -1)
 
+    def place(t: Tensor) -> int:
+        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's
+        if t.weight and weight_dev is not None:
+            return weight_dev(t)
+        return layer_dev(t.layer)  # type: ignore[arg-type]
+
     def buf_dev(t: Tensor) -> int | None:
         root = t.view_src if t.view_src is not None else t
-        return layer_dev(root.layer) if root.external and root.layer is not None else None
+        return place(root) if root.external and root.layer is not None else None
 
     def is_weight(t: Tensor) -> bool:
         return t.weight and t.view_src is None
@@ -1361,13 +1373,15 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
         if d is not None:
             return d
         if t.flags & FLAG_INPUT:
-            return HOST
+            return host
         if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
             for src in t.src:
                 if src is not None and is_weight(src):
-                    d = layer_dev(src.layer)  # type: ignore[arg-type]
-                    if d == HOST and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
-                        return GPU       # the GPU offloads a big op on a host weight (ggml_backend_offload_op)
+                    d = place(src)
+                    if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
+                        # the first backend that wants it, CUDA0, offloads a big op on a host weight
+                        # (ggml_backend_offload_op), whichever GPU holds the layer
+                        return 0
                     return d
         return -1
 
@@ -1387,7 +1401,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
     canon: dict[tuple[str, int], Tensor] = {}
     for node in nodes:
         if any(src is not None and src.weight for src in node.src):
-            node.src = tuple(canon.setdefault((src.name, layer_dev(src.layer)), src)  # type: ignore[arg-type]
+            node.src = tuple(canon.setdefault((src.name, place(src)), src)
                              if src is not None and src.weight else src for src in node.src)
     # pass 1: pre-allocated tensors, inputs, ops on weights (user assignments first: the pinned norms)
     for leaf in leafs:
@@ -1404,14 +1418,14 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
         for node in order:
             b = bid[id(node)]
             if b != -1:
-                cur = -1 if gpu_only and b == HOST else b
+                cur = -1 if gpu_only and b == host else b
             elif cur != -1:
                 bid[id(node)] = cur
     # pass 3: the nodes still unassigned go where most of their inputs are (no upgrades: the buffer types differ)
     for node in compute:
         if bid[id(node)] == -1:
             best, n_best = -1, -1
-            for b in (GPU, HOST):
+            for b in range(n_backends):
                 n = sum(1 for src in node.src if src is not None and (get(src) != -1 or get(src.view_src) != -1)
                         and buffer_supported(src, b))
                 if n > n_best:
@@ -1425,11 +1439,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
             if src is not None and get(src) == -1:
                 bid[id(src)] = get(src.view_src) if src.view_src is not None else bid[id(node)]
         if bid[id(node)] == -1:
-            bid[id(node)] = GPU
+            bid[id(node)] = 0
     # pass 5: splits; a source another backend cannot read gets a copy, an input of the split that needs it first
     splits: list[_Split] = []
-    copies: dict[tuple[int, int], Tensor] = {}
-    first = next((bid[id(n)] for n in compute), GPU)
+    copies: dict[tuple[int, int], list[Tensor]] = {}
+    first = next((bid[id(n)] for n in compute), 0)
     split = _Split(first)
     splits.append(split)
     cur = first
@@ -1456,16 +1470,31 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
                 key = (id(src), cur)
                 c = copies.get(key)
                 if c is None:
-                    # ggml_dup_tensor_layout: same shape and strides
-                    c = Tensor(f"{'CUDA0' if cur == GPU else 'CPU'}#{src.name}#0", src.type, src.ne, src.nb)
+                    # ggml_dup_tensor_layout: same shape and strides; with several copies each is flagged
+                    # input and output so that ggml-alloc never frees or reuses it
+                    flags = FLAG_INPUT | FLAG_OUTPUT if n_copies > 1 else 0
+                    c = [Tensor(f"{'CPU' if cur == host else f'CUDA{cur}'}#{src.name}#{k}", src.type, src.ne, src.nb,
+                                flags=flags) for k in range(n_copies)]
                     copies[key] = c
                     split.inputs.append(src)
-                new_src[j] = c
+                new_src[j] = c[0]       # sched->cur_copy: 0 when reserving
         node.src = tuple(new_src)
+    # pass 6 (pipeline parallelism): n_copies of every graph input, the original as copy 0, all kept
+    input_copies: list[tuple[Tensor, int]] = []
+    if n_copies > 1:
+        for leaf in leafs:
+            if not leaf.flags & FLAG_INPUT:
+                continue
+            b = get(leaf)
+            leaf.flags |= FLAG_OUTPUT
+            input_copies.append((leaf, b))
+            for k in range(1, n_copies):
+                input_copies.append((Tensor(f"{leaf.name}#{k}", leaf.type, leaf.ne, leaf.nb,
+                                            flags=FLAG_INPUT | FLAG_OUTPUT), b))
     # ggml_backend_graph_optimize per split: the CUDA fusions' allocation dependencies
     deps: dict[int, list[Tensor]] = {}
     for sp in splits:
-        if sp.backend == GPU:
+        if sp.backend != host:
             deps.update(_cuda_alloc_deps(sp.nodes))
     # graph_copy: per split, each input's dependency view and its copy, then the split's nodes (+ dependency nodes)
     out: list[Tensor] = []
@@ -1475,7 +1504,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
             out.append(Tensor(f"{src.name} (view)", src.type, src.ne, src.nb, "NONE", (src,),
                               view_src=src.view_src or src))
             ids.append(get(src))
-            out.append(copies[(id(src), sp.backend)])
+            out.append(copies[(id(src), sp.backend)][0])
             ids.append(sp.backend)
         for n in sp.nodes:
             out.append(n)
@@ -1486,7 +1515,17 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool
                 out.append(Tensor(f"{first_t.name} (view)", first_t.type, first_t.ne, first_t.nb, "NONE",
                                   tuple(kept[k:k + MAX_SRC]), view_src=first_t.view_src or first_t))
                 ids.append(sp.backend)
-    return out, ids, [bid[id(leaf)] for leaf in leafs], len(splits)
+    # graph_copy's leafs: with several copies, the graph inputs' and the split inputs' copies first
+    out_leafs = [t for t, _ in input_copies]
+    leaf_ids = [b for _, b in input_copies]
+    if n_copies > 1:
+        for sp in splits:
+            for src in sp.inputs:
+                out_leafs += copies[(id(src), sp.backend)]
+                leaf_ids += [sp.backend] * n_copies
+    out_leafs += leafs
+    leaf_ids += [bid[id(leaf)] for leaf in leafs]
+    return out, ids, out_leafs, leaf_ids, len(splits)
 
 
 def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
@@ -1500,28 +1539,88 @@ def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
     return dev
 
 
+PIPELINE_COPIES = 4   # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES: the scheduler's copies under pipeline parallelism
+# common/common.h LLM_FFN_EXPS_REGEX: what --n-cpu-moe N keeps in host memory, for each of the first N layers
+FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+
+def n_cpu_moe_overrides(n: int) -> tuple[tuple[str, int | None], ...]:
+    """common/arg.cpp --n-cpu-moe N (llm_add_n_cpu_ffn_overrides): one CPU override per layer below N."""
+    return tuple((f"blk\\.{i}{FFN_EXPS_REGEX}", None) for i in range(n))
+
+
+def _weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[str, int | None]], host: int
+                    ) -> Callable[[Tensor], int] | None:
+    """src/llama-model-loader.cpp create_tensor: the first override whose pattern std::regex_search-es the
+    tensor's name decides its buffer (None: a CPU buffer, on the host; k: GPU k), else its layer's device."""
+    import re
+
+    rules = [(re.compile(p), host if d is None else d) for p, d in overrides]
+    if not rules:
+        return None
+    cache: dict[str, int | None] = {}
+
+    def dev(t: Tensor) -> int:
+        if t.name not in cache:
+            cache[t.name] = next((d for rx, d in rules if rx.search(t.name)), None)
+        d = cache[t.name]
+        return layer_dev(t.layer) if d is None else d  # type: ignore[arg-type]
+    return dev
+
+
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
                           n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
-                          n_kv_swa: int | None = None, n_splits: list[int] | None = None) -> dict[str, int]:
-    """Bytes of "CUDA0 compute" and "CUDA_Host compute" on one GPU with n_gpu_layers of the n_layer + 1 layers
-    offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Modelled: the
-    scheduler's backend assignment, op offload of ops on host weights for batches of 32 or more, its splits
-    with the copies of their inputs (weights of CPU layers, the KV cache of CPU layers, activations) in the
-    compute buffers, and ggml-alloc over the two buffers. ``n_splits``, when given, receives the pp and tg
-    graphs' split counts (llama.cpp logs them)."""
+                          n_kv_swa: int | None = None, n_splits: list[int] | None = None,
+                          layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
+                          overrides: Iterable[tuple[str, int | None]] = (),
+                          pipeline: bool | None = None) -> dict[str, int]:
+    """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
+    offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
+    layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
+    as src/llama-model.cpp load_tensors spreads them by --tensor-split, and ``n_gpus`` how many there are.
+    ``overrides``: (regex, device) tensor overrides in order (-ot, then --n-cpu-moe: n_cpu_moe_overrides), device
+    None for a CPU buffer. ``pipeline``: pipeline parallelism (default as src/llama-context.cpp decides it:
+    several GPUs, every layer offloaded, no tensor overrides), which keeps GGML_SCHED_MAX_COPIES copies of every
+    split input and graph input. Modelled: the scheduler's backend assignment, op offload of ops on host weights
+    for batches of 32 or more (to CUDA0, whichever GPU holds the layer), its splits with the copies of their
+    inputs (weights in host memory, the KV cache of CPU layers, activations crossing devices) in the compute
+    buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
+    counts (llama.cpp logs them)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
                     n_kv_swa=n_kv_swa)
     n_layer = model.n_layers
-    layer_dev = _layer_devices(n_layer, n_gpu_layers)
-    full = n_gpu_layers < 0 or n_gpu_layers > n_layer
-    buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size), Buffer(CPU_ALIGNMENT)]
-    sizes = [0, 0]
+    overrides = tuple(overrides)
+    if layer_gpus is None:
+        n_gpus = 1
+        layer_dev = _layer_devices(n_layer, n_gpu_layers)
+        full = n_gpu_layers < 0 or n_gpu_layers > n_layer
+    else:
+        if len(layer_gpus) != n_layer + 1:
+            raise ValueError(f"layer_gpus: {len(layer_gpus)} entries for {n_layer} layers + the output layer")
+        n_gpus = n_gpus or max((d for d in layer_gpus if d is not None), default=0) + 1
+        where = list(layer_gpus)
+
+        def layer_dev(il: int) -> int:
+            d = where[il] if 0 <= il <= n_layer else None
+            return n_gpus if d is None else d      # type: ignore[return-value]
+        full = all(d is not None for d in layer_gpus)
+    host = n_gpus
+    if pipeline is None:
+        pipeline = n_gpus > 1 and full and not overrides
+    n_copies = PIPELINE_COPIES if pipeline else 1
+    weight_dev = _weight_devices(layer_dev, overrides, host)
+    buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
+    sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
         b = build_graph(model, p, nt, n_seqs, n_out)
-        nodes, ids, leaf_ids, ns = _sched_split(b.g, layer_dev, pin_norms=nt < 32 or full)
+        nodes, ids, leafs, leaf_ids, ns = _sched_split(b.g, layer_dev, pin_norms=nt < 32 or full,
+                                                       n_backends=n_gpus + 1, weight_dev=weight_dev,
+                                                       n_copies=n_copies)
         if n_splits is not None:
             n_splits.append(ns)
-        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes)
+        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes, leafs=leafs)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
-    return {"CUDA0 compute": sizes[GPU], "CUDA_Host compute": sizes[HOST]}
+    out = {f"CUDA{k} compute": sizes[k] for k in range(n_gpus)}
+    out["CUDA_Host compute"] = sizes[host]
+    return out

@@ -283,15 +283,21 @@ def graph_prefix(model: ModelSpec) -> ModelSpec:
 
 @lru_cache(maxsize=512)
 def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
-                      n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None) -> tuple[int, int]:
-    """(GPU, host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA build
-    with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
-    (0, CPU) for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
+                      n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
+                      layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
+                      overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
+    """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA
+    build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
+    the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
+    LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
+    for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
     kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
-    if n_gpu_layers is None:
-        return 0, ggml_graph.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
-    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers, **kw)
-    return out["CUDA0 compute"], out["CUDA_Host compute"]
+    if n_gpu_layers is None and layer_gpus is None:
+        return (), ggml_graph.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
+    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
+                                           layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
+                                           n_gpus=n_gpus, overrides=overrides, **kw)
+    return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
 
 
 def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
@@ -724,28 +730,46 @@ class LlamaCpp:
         else:
             host.compute = max(phases.values())
         # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
-        # architecture, CPU-only or one CUDA GPU (any -ngl), no tensor overrides. A checkpoint or catalog model
-        # is traced as the GGUF llama-quantize would write of it (names, types: quant/gguf_mix.py).
+        # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
+        # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
+        # llama-quantize would write of it (names, types: quant/gguf_mix.py).
         graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if self.simulate_graph else None)
         simulated = (self.simulate_graph and graph_model is not None and ggml_graph.supported(graph_model)
-                     and not s.override_tensor and not s.n_cpu_moe and (not devs or (len(devs) == 1 and devs[0].kind == "gpu")))
+                     and all(d.kind == "gpu" for d in devs))
+        used_gpus = sorted({w for w in where if w is not None})
+        # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
+        # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
+        pipeline = len(devs) > 1 and ngl > model.n_layers and not s.override_tensor and not s.n_cpu_moe
         if simulated:
             full = not devs or ngl > model.n_layers
-            # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
-            gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
-                                              (-1 if ngl > model.n_layers else ngl) if devs else None, c.n_ubatch, n_kv, fa, n_seq, c.n_stream,
-                                              normalize_cache_type(s.cache_type_k), normalize_cache_type(s.cache_type_v),
-                                              n_swa_cells or None)
-            if devs:
-                devs[0].compute = gpu_c
+            rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.override_tensor)
+                     + ggml_graph.n_cpu_moe_overrides(min(s.n_cpu_moe, model.n_layers)))
+            kw = (c.n_ubatch, n_kv, fa, n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
+                  normalize_cache_type(s.cache_type_v), n_swa_cells or None)
+            if not devs or (len(devs) == 1 and not rules):
+                # (CPU only: every weight is in host memory whatever the overrides say)
+                # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
+                gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
+                                                  (-1 if ngl > model.n_layers else ngl) if devs else None, *kw)
+            else:
+                # several GPUs or tensor overrides: the layer at each device boundary and the overridden tensors
+                # matter, so the whole graph is traced with each layer's device
+                gpu_c, host_c = simulated_compute(graph_model, None, *kw, layer_gpus=tuple(where), n_gpus=len(devs),
+                                                  overrides=rules)
+            for d, size in zip(devs, gpu_c):
+                d.compute = size
             host.compute = host_c
-        # pipeline parallelism (src/llama-context.cpp: several GPUs, every layer offloaded, --split-mode layer, no
-        # tensor overrides): the scheduler keeps GGML_SCHED_MAX_COPIES = 4 copies of every split input and graph
-        # input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
-        # ggml_backend_sched_split_graph, passes 5–6): three more of each GPU's inputs (the KQ masks, the KV
-        # store indices, positions and the incoming n_embd rows) and of the host's graph inputs.
-        used_gpus = sorted({w for w in where if w is not None})
-        if len(used_gpus) > 1 and ngl > model.n_layers and not s.override_tensor and not s.n_cpu_moe:
+            if pipeline:
+                steps.append(Step("pipeline parallelism", f"{len(devs)} GPUs, all layers: the scheduler keeps "
+                                  f"{ggml_graph.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
+                                  "never freed (in the simulated compute buffers)", f"{ggml_graph.PIPELINE_COPIES} copies",
+                                  "src/llama-context.cpp, ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph"))
+        elif len(used_gpus) > 1 and pipeline:
+            # pipeline parallelism (src/llama-context.cpp: several GPUs, every layer offloaded, --split-mode layer,
+            # no tensor overrides): the scheduler keeps GGML_SCHED_MAX_COPIES = 4 copies of every split input and
+            # graph input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
+            # ggml_backend_sched_split_graph, passes 5–6): three more of each GPU's inputs (the KQ masks, the KV
+            # store indices, positions and the incoming n_embd rows) and of the host's graph inputs.
             extra = PIPELINE_COPIES - 1
             inputs = masks + kv_store_indices(model, c.n_ubatch, fa) + c.n_ubatch * 4
             for i in used_gpus:
@@ -754,8 +778,8 @@ class LlamaCpp:
             steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {PIPELINE_COPIES} copies of "
                               f"each split's inputs (masks, KV indices, positions, {model.hidden_size}-wide rows)",
                               f"+{extra * (inputs + row):,} B per GPU, +{extra * (inputs + c.n_ubatch * 4):,} B host",
-                              "ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph (n_copies); not yet checked "
-                              "against a log"))
+                              "ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph (n_copies); an estimate "
+                              "where the graph is not simulated"))
         # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
         host.output = model.vocab_size * 4 * n_seq
         if simulated:
