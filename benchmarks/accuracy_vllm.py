@@ -20,7 +20,9 @@ run by max_model_len; V1 by max_num_batched_tokens), and prints predicted agains
 Figures a record says were logged by another rank than rank 0 (planner.logged_rank "worker": a V0
 tensor-parallel worker that is not the driver) are compared with that rank's prediction.
 
-Records whose model is not in the catalog are listed as skipped (the catalog is not edited here).
+Records whose model is not in the catalog are listed as skipped (the catalog is not edited here), unless the
+record's planner.kv_layout gives the model's published attention / Gated DeltaNet layout: then the concurrency
+from the logged token count is scored from it (no memory figures).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from runlocal.model.catalog import lookup  # noqa: E402
 from runlocal.plan import estimate  # noqa: E402
 from runlocal.runtimes.base import Settings, Target  # noqa: E402
 from runlocal.runtimes.vllm import (CONCURRENCY_REPORT_ENGINES, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL,  # noqa: E402
-                                    UNIFIED_KV_ENGINES, VLLM, GiB, KVPool, budget_split, kv_groups, kv_pool,
+                                    UNIFIED_KV_ENGINES, VLLM, GiB, KVGroup, KVPool, budget_split,
+                                    gated_deltanet_state_bytes, kv_groups, kv_pool, mamba_cache_mode,
                                     serve_limits)
 
 DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
@@ -91,30 +94,57 @@ def logged_blocks(rec: dict, pool: KVPool) -> int | None:
     ctx = rec["logged"].get("max_concurrency_len") or rec["settings"].get("max_model_len")
     if engine in CONCURRENCY_REPORT_ENGINES:
         return round(tokens / ctx * pool.blocks_per_request) if ctx else None
-    return tokens // 16 * (pool.groups if engine not in UNIFIED_KV_ENGINES else 1)
+    if engine in UNIFIED_KV_ENGINES:
+        return tokens // 16
+    # the smallest block of the groups: 16, or with mamba groups the enlarged attention block (a mamba group's
+    # block is max_model_len without prefix caching, the attention block with it)
+    smallest = min(pool.block_size, ctx) if pool.mamba_groups else 16
+    return tokens // smallest * pool.groups
+
+
+def layout_groups(layout: dict, tp: int, kv_cache_dtype: str) -> list[KVGroup]:
+    """KV groups from a record's planner.kv_layout (the published architecture of a model the catalog lacks):
+    full-attention layers and Gated DeltaNet layers, per rank as vLLM shapes them."""
+    kv_bytes = 1 if kv_cache_dtype.startswith("fp8") else 2
+    heads = max(1, layout["num_key_value_heads"] // tp)
+    per_token = 2 * heads * layout["head_dim"] * kv_bytes
+    ssm_bytes = 4 if layout.get("mamba_ssm_dtype") == "float32" else 2
+    state = gated_deltanet_state_bytes(tp, layout["linear_num_key_heads"], layout["linear_num_value_heads"],
+                                       layout["linear_key_head_dim"], layout["linear_value_head_dim"],
+                                       layout["linear_conv_kernel_dim"], 2, ssm_bytes)
+    return [KVGroup("full", layout["full_attention_layers"], per_token),
+            KVGroup("mamba", layout["linear_attention_layers"], 0, None, state)]
 
 
 def plan_record(rec: dict) -> dict | None:
     """Predicted figures for one record, or None when its model is not in the catalog."""
     p = rec.get("planner", {})
-    if not p.get("catalog"):
+    if not p.get("catalog") and not p.get("kv_layout"):
         return None
-    model = lookup(p["catalog"])
     engine = p["engine"]
-    out: dict = {"model": model}
     tp = rec["settings"].get("tensor_parallel_size", 1)
     lg = rec["logged"]
     kv = rec["settings"].get("kv_cache_dtype", "auto")
     ct = "f16" if kv == "auto" else kv
-    groups = kv_groups(model, ct, ct, tp)
+    if p.get("catalog"):
+        model = lookup(p["catalog"])
+        groups = kv_groups(model, ct, ct, tp)
+        mode = mamba_cache_mode(model, bool(rec["settings"].get("enable_prefix_caching")))
+    else:
+        # no catalog entry: the pool's shape alone, from the record's kv_layout (no memory figures)
+        model = None
+        groups = layout_groups(p["kv_layout"], tp, kv)
+        mode = p["kv_layout"].get("mamba_cache_mode", "none")
+    out: dict = {"model": model}
     ctx = rec["settings"].get("max_model_len") or model.max_position_embeddings
-    if p.get("gpu_total_gib"):
+    if p.get("gpu_total_gib") and model is not None:
         capacity = int(p["gpu_total_gib"] * GiB)
         gpu = Target(rec["gpu"], "gpu", capacity)
         s = settings_of(rec, capacity, rec["gpu"])
         weights = estimate(model, s.quant)
         targets = [gpu] * max(1, tp)
-        alloc = VLLM(engine=engine).allocate(model, weights, s, targets)
+        alloc = VLLM(engine=engine, enable_prefix_caching=bool(rec["settings"].get("enable_prefix_caching"))
+                     ).allocate(model, weights, s, targets)
         out["alloc"] = alloc
         out["budget"] = budget_split(model, weights, s.with_(ctx=s.ctx or model.max_position_embeddings), gpu,
                                      engine)
@@ -123,17 +153,20 @@ def plan_record(rec: dict) -> dict | None:
         mbt = rec["settings"].get("max_num_batched_tokens") or SERVE_LIMITS_SMALL[0]
     avail = lg.get("available_kv_cache_memory_gib", lg.get("kv_cache_memory_gib"))
     if avail is not None and avail > 0:
-        pool = kv_pool(int(avail * GiB), groups, ctx, mbt, engine)
+        pool = kv_pool(int(avail * GiB), groups, ctx, mbt, engine, mamba_cache_mode=mode)
         out["conversion"] = pool
         # the memory is rounded to 0.01 GiB in the log: the tokens it allows span this band
-        out["conversion_band"] = (kv_pool(int((avail - 0.005) * GiB), groups, ctx, mbt, engine).tokens,
-                                  kv_pool(int((avail + 0.005) * GiB), groups, ctx, mbt, engine).tokens)
+        out["conversion_band"] = (kv_pool(int((avail - 0.005) * GiB), groups, ctx, mbt, engine,
+                                          mamba_cache_mode=mode).tokens,
+                                  kv_pool(int((avail + 0.005) * GiB), groups, ctx, mbt, engine,
+                                          mamba_cache_mode=mode).tokens)
     conc_len = lg.get("max_concurrency_len")
     if lg.get("max_concurrency") and conc_len and logged_tokens(rec):
-        shape = kv_pool(0, groups, conc_len, mbt, engine)
+        shape = kv_pool(0, groups, conc_len, mbt, engine, mamba_cache_mode=mode)
         blocks = logged_blocks(rec, shape)
         if blocks:
-            out["conc_from_tokens"] = kv_pool(0, groups, conc_len, mbt, engine, num_blocks=blocks)
+            out["conc_from_tokens"] = kv_pool(0, groups, conc_len, mbt, engine, num_blocks=blocks,
+                                              mamba_cache_mode=mode)
     return out
 
 

@@ -256,8 +256,8 @@ def _mla(t: _Tensors, c: _Cfg, p: str, i: int) -> AttentionSpec:
 
 
 def _mamba2(t: _Tensors, p: str, i: int, *, h: int, d_inner: int, heads: int, head_dim: int, groups: int,
-            d_state: int, d_conv: int, conv_bias: bool, proj_bias: bool, out_bias: bool, gated_norm: bool
-            ) -> RecurrentSpec:
+            d_state: int, d_conv: int, conv_bias: bool, proj_bias: bool, out_bias: bool, gated_norm: bool,
+            chunk_size: int = 0) -> RecurrentSpec:
     """Mamba-2 mixer (Mamba2, Falcon-H1, Granite 4 hybrid): state per sequence = conv window
     (d_conv − 1 columns, as llama.cpp and vLLM keep it) + heads × head_dim × d_state."""
     conv_dim = d_inner + 2 * groups * d_state
@@ -271,7 +271,8 @@ def _mamba2(t: _Tensors, p: str, i: int, *, h: int, d_inner: int, heads: int, he
     if gated_norm:
         t.norm(p + "norm", d_inner, i)
     t.linear(p + "out_proj", h, d_inner, "ssm_out", i, out_bias)
-    return RecurrentSpec((d_conv - 1) * conv_dim, heads * head_dim * d_state)
+    return RecurrentSpec((d_conv - 1) * conv_dim, heads * head_dim * d_state, "mamba2", conv_dim, groups, d_state,
+                         int(chunk_size or 0))
 
 
 def _mamba1(t: _Tensors, p: str, i: int, *, h: int, d_inner: int, d_state: int, d_conv: int, dt_rank: int,
@@ -291,7 +292,7 @@ def _mamba1(t: _Tensors, p: str, i: int, *, h: int, d_inner: int, d_state: int, 
         t.norm(p + "dt_layernorm", dt_rank, i)
         t.norm(p + "b_layernorm", d_state, i)
         t.norm(p + "c_layernorm", d_state, i)
-    return RecurrentSpec((d_conv - 1) * d_inner, d_inner * d_state)
+    return RecurrentSpec((d_conv - 1) * d_inner, d_inner * d_state, "mamba", d_inner)
 
 
 def _gated_deltanet(t: _Tensors, c: _Cfg, p: str, i: int) -> RecurrentSpec:
@@ -309,7 +310,9 @@ def _gated_deltanet(t: _Tensors, c: _Cfg, p: str, i: int) -> RecurrentSpec:
     t.linear(p + "in_proj_ba", 2 * nv, h, "ssm_in", i)
     t.norm(p + "norm", dv, i)
     t.linear(p + "out_proj", h, value_dim, "ssm_out", i)
-    return RecurrentSpec((kernel - 1) * conv_dim, nv * dk * dv)
+    ssm = c.get("mamba_ssm_dtype")
+    return RecurrentSpec((kernel - 1) * conv_dim, nv * dk * dv, "gated_deltanet", conv_dim,
+                         ssm_dtype=str(ssm) if ssm else None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -712,7 +715,8 @@ def _falcon_h1(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
         rec = _mamba2(t, q + "mamba.", i, h=h, d_inner=d_inner, heads=heads, head_dim=hd,
                       groups=c.int("mamba_n_groups"), d_state=c.int("mamba_d_state"), d_conv=c.int("mamba_d_conv"),
                       conv_bias=c.flag("mamba_conv_bias"), proj_bias=c.flag("mamba_proj_bias"),
-                      out_bias=c.flag("projectors_bias"), gated_norm=c.flag("mamba_rms_norm"))
+                      out_bias=c.flag("projectors_bias"), gated_norm=c.flag("mamba_rms_norm"),
+                      chunk_size=c.get("mamba_chunk_size") or 0)
         _attention(t, c, q + "self_attn.", i, qkv_bias=bias, o_bias=bias)
         for nm in ("input_layernorm", "pre_ff_layernorm"):
             t.norm(q + nm, h, i)
@@ -759,7 +763,8 @@ def _granitemoehybrid(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
             rec = _mamba2(t, q + "mamba.", i, h=h, d_inner=d_inner, heads=heads, head_dim=hd,
                           groups=c.int("mamba_n_groups"), d_state=c.int("mamba_d_state"),
                           d_conv=c.int("mamba_d_conv"), conv_bias=c.flag("mamba_conv_bias"),
-                          proj_bias=c.flag("mamba_proj_bias"), out_bias=c.flag("mamba_proj_bias"), gated_norm=True)
+                          proj_bias=c.flag("mamba_proj_bias"), out_bias=c.flag("mamba_proj_bias"), gated_norm=True,
+                          chunk_size=c.get("mamba_chunk_size") or 0)
         else:
             _attention(t, c, q + "self_attn.", i, qkv_bias=bias, o_bias=bias)
             att = _attn_spec(c, "full")
@@ -793,7 +798,8 @@ def _mamba2_family(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
                                        head_dim=c.int("head_dim"), groups=c.int("n_groups"),
                                        d_state=c.int("state_size"), d_conv=c.int("conv_kernel"),
                                        conv_bias=c.flag("use_conv_bias"), proj_bias=c.flag("use_bias"),
-                                       out_bias=c.flag("use_bias"), gated_norm=True))
+                                       out_bias=c.flag("use_bias"), gated_norm=True,
+                                       chunk_size=c.get("chunk_size") or 0))
 
     return _stack(c, t, p, layer, embed="embeddings", final="norm_f")
 

@@ -83,6 +83,14 @@ class RecurrentSpec:
 
     conv_elems: int
     state_elems: int
+    # How the state splits under tensor parallel (vLLM's MambaStateShapeCalculator); 0 / "" when unknown
+    # (a GGUF file), then a runtime divides both parts evenly.
+    kind: str = ""                # "mamba", "mamba2", "gated_deltanet"
+    conv_channels: int = 0        # channels of the conv state: conv_elems = (kernel − 1) × conv_channels
+    n_groups: int = 0             # Mamba-2 B/C groups (vLLM replicates them up to the TP size when they do not divide it)
+    d_state: int = 0              # Mamba-2 state size (the width a replicated group adds, twice)
+    chunk_size: int = 0           # Mamba-2 SSD chunk (config mamba_chunk_size / chunk_size)
+    ssm_dtype: str | None = None  # the SSM-state dtype the checkpoint's config asks for (Qwen3.5's mamba_ssm_dtype)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,16 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
 * "GPU KV cache size" (_report_kv_cache_config): num_blocks × 16 up to the hybrid manager; then
   num_blocks // number of groups × the smallest block size (v0.19: issue #40691); by v0.21 it is
   int(max_concurrency × max_model_len) (issue #41789's 193,624 tokens, not a multiple of 16; PR #40694's
-  fix). Mamba / linear-attention groups (Qwen3.5, Qwen3-Next) are not modelled.
+  fix).
+* Mamba / linear-attention layers (Qwen3-Next, Qwen3.5: Gated DeltaNet; Granite 4.0-H, Falcon-H1, Jamba: Mamba),
+  from the hybrid manager on (read in the v0.19.0 wheel: vllm/model_executor/models/config.py
+  HybridAttentionMambaModelConfig, vllm/v1/kv_cache_interface.py MambaSpec, mamba_utils.py): a layer's state
+  (conv + SSM, split over TP, dtypes per model hook) is one page; the attention block grows to the smallest
+  multiple of 16 tokens whose page holds it (Qwen3-Next at TP 4: 272; Qwen3.5-27B: 784) and the state is padded
+  to that page; the layers are grouped as above (12 full + 36 GDN → 1 + 3 groups of 12) and a request takes
+  1 block per mamba group (2 with prefix caching in mode "align", one per block in "all"). Both logged
+  hybrid-GDN records fit exactly (issue #40691: 1,487 blocks → 290,864 tokens, 33.04x; the talos PR: 208 →
+  302,921, 2.31x). V0 / pre-hybrid engines: the recurrent state is left out of the pool (not modelled).
 * The profile run (gpu_model_runner.py, profile_run): one forward pass over max_num_batched_tokens
   (V0 without chunked prefill: max(max_model_len, 2048)), then the sampler over max_num_seqs rows of
   logits; the peak is the larger of the two. V0 samples on the driver (rank 0) alone: the other
@@ -48,9 +57,10 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import lcm
 
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
-from ..model.spec import AttentionSpec, ModelSpec
+from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
 from .base import Allocation, DeviceMemory, Settings, Step, Target
 
@@ -124,20 +134,79 @@ def serve_limits(capacity: int, gpu_name: str = "") -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class KVGroup:
-    """Layers of one attention kind on one rank: bytes per token of one layer, and the window."""
+    """Layers of one attention kind on one rank: bytes per token of one layer, and the window; or
+    (kind "mamba") recurrent layers, whose state of ``state_bytes`` per request is one page (MambaSpec)."""
 
     kind: str
     layers: int
-    bytes_per_token: int       # of one layer, on this rank
+    bytes_per_token: int       # of one layer, on this rank (0 for a mamba group)
     window: int | None = None
+    state_bytes: int = 0       # mamba: conv + SSM state of one layer on this rank, before padding
+    chunk: int = 0             # mamba: the model's Mamba-2 chunk size (block alignment with prefix caching "all")
+
+
+# --- Mamba / linear-attention state (vLLM v0.19.0, vllm/model_executor/layers/mamba/mamba_utils.py) ---------------
+# MambaStateShapeCalculator: per TP rank, the conv state is (kernel − 1) × conv_dim / TP and the SSM ("temporal")
+# state heads / TP × its per-head block: Gated DeltaNet conv_dim = 2 × key heads × key dim + value heads × value dim,
+# SSM (value heads / TP, value dim, key dim); Mamba-2 conv_dim = intermediate + 2 × groups × d_state, with groups
+# raised to the TP size when they do not divide it (extra_groups_for_head_shards), SSM (heads / TP, head_dim,
+# d_state); Mamba-1 conv (kernel − 1, intermediate / TP), SSM (intermediate / TP, d_state).
+# MambaStateDtypeCalculator._mamba_state_dtype: conv in mamba_cache_dtype ("auto": the model dtype — not the
+# --kv-cache-dtype), SSM in mamba_ssm_cache_dtype ("auto": same as the conv state). Per-model hooks change the
+# default (vllm/model_executor/models/config.py, MODELS_CONFIG_MAP): Qwen3_5ForConditionalGenerationConfig takes the
+# HF config's mamba_ssm_dtype (Qwen3.5 ships "float32"); NemotronHForCausalLMConfig defaults to float32.
+# Qwen3-Next (Qwen3NextForCausalLM) and Granite 4.0-H have no hook: both states in the model dtype.
+SSM_DTYPE_FROM_CONFIG = ("Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration")
+SSM_FP32_DEFAULT = ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM")
+# Models declaring SupportsMambaPrefixCaching (v0.19.0): with prefix caching their mamba_cache_mode is "all", the
+# others' "align" (MambaModelConfig.verify_and_update_config). Without prefix caching — the default for hybrid
+# models (ModelConfig.is_prefix_caching_supported is False for attn_type "hybrid") — it is "none".
+MAMBA_PREFIX_CACHING = ("BambaForCausalLM", "NemotronHForCausalLM", "JambaForCausalLM", "Mamba2ForCausalLM",
+                        "MambaForCausalLM", "Zamba2ForCausalLM", "GraniteMoeHybridForCausalLM", "FalconH1ForCausalLM")
+MAMBA_CACHE_MODES = ("none", "align", "all")
+MODEL_DTYPE_BYTES = 2        # bf16/f16 checkpoints: the model dtype the "auto" state dtypes resolve to
+
+
+def mamba_cache_mode(model: ModelSpec, enable_prefix_caching: bool) -> str:
+    """The mamba_cache_mode vLLM v0.19 picks for this model (MambaModelConfig.verify_and_update_config)."""
+    if not enable_prefix_caching:
+        return "none"
+    return "all" if model.architecture in MAMBA_PREFIX_CACHING else "align"
+
+
+def gated_deltanet_state_bytes(tp: int, key_heads: int, value_heads: int, key_dim: int, value_dim: int,
+                               kernel: int, conv_bytes: int = MODEL_DTYPE_BYTES,
+                               ssm_bytes: int = MODEL_DTYPE_BYTES) -> int:
+    """One Gated DeltaNet layer's state on one rank (gated_delta_net_state_shape): conv + SSM bytes."""
+    conv_dim = 2 * key_heads * key_dim + value_heads * value_dim
+    return ((kernel - 1) * (conv_dim // tp) * conv_bytes
+            + (value_heads // tp) * value_dim * key_dim * ssm_bytes)
+
+
+def recurrent_state_bytes_per_rank(r: RecurrentSpec, tp: int, architecture: str = "") -> int:
+    """Conv + SSM state of one recurrent layer on one rank, as vLLM shapes and types it (see above)."""
+    ssm_dtype = r.ssm_dtype if architecture in SSM_DTYPE_FROM_CONFIG else None
+    if architecture in SSM_FP32_DEFAULT:
+        ssm_dtype = r.ssm_dtype or "float32"
+    ssm_bytes = 4 if ssm_dtype in ("float32", "fp32") else MODEL_DTYPE_BYTES
+    tp = max(1, tp)
+    if not r.conv_channels:                   # shapes unknown: split both parts evenly
+        return _cdiv(r.conv_elems, tp) * MODEL_DTYPE_BYTES + _cdiv(r.state_elems, tp) * ssm_bytes
+    rows = r.conv_elems // r.conv_channels    # kernel − 1
+    channels = r.conv_channels
+    if r.kind == "mamba2" and r.n_groups and r.n_groups % tp:
+        channels += 2 * (tp - r.n_groups) * r.d_state
+    return rows * (channels // tp) * MODEL_DTYPE_BYTES + (r.state_elems // tp) * ssm_bytes
 
 
 def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 1, pp: int = 1) -> list[KVGroup]:
     """The KV-cache layer types of the first pipeline stage, per rank (kv_cache_utils.py: one
     spec per layer; equal specs are grouped)."""
     layers = model.attention_layers
+    recurrent = model.recurrent_layers
     if pp > 1:
         layers = layers[: _cdiv(len(layers), pp)]
+        recurrent = recurrent[: _cdiv(len(recurrent), pp)]
     groups: dict[tuple, KVGroup] = {}
     for a in layers:
         heads = 1 if a.kind == "mla" else max(1, _cdiv(a.n_kv_heads, tp))
@@ -147,6 +216,12 @@ def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 
         key = (a.kind if a.kind != "mla" else "full", per_token, a.window if a.kind == "sliding" else None)
         g = groups.get(key)
         groups[key] = KVGroup(key[0], (g.layers if g else 0) + 1, per_token, key[2])
+    for r in recurrent:
+        # one MambaSpec per distinct state (vLLM groups equal specs)
+        state = recurrent_state_bytes_per_rank(r, tp, model.architecture)
+        key = ("mamba", state, r.chunk_size)
+        g = groups.get(key)
+        groups[key] = KVGroup("mamba", (g.layers if g else 0) + 1, 0, None, state, r.chunk_size)
     return list(groups.values())
 
 
@@ -160,6 +235,12 @@ class KVPool:
     blocks_per_request: int = 0  # blocks one request of max_model_len tokens takes, over all groups
     groups: int = 1             # KV-cache groups sharing the pool (block tables per request)
     group_size: int = 0         # layers per group
+    block_size: int = BLOCK_SIZE  # tokens per block of the (largest-page) attention layers
+    page_bytes: int = 0         # one layer's page (every group's, once unified)
+    mamba_state_bytes: int = 0  # one recurrent layer's state on this rank, before padding to the page
+    mamba_groups: int = 0       # of ``groups``, those of recurrent layers
+    mamba_blocks_per_request: int = 0  # blocks one request takes in each mamba group
+    mamba_cache_mode: str = "none"
 
 
 # Hybrid grouping (kv_cache_utils.py _get_kv_cache_groups_uniform_page_size): when the largest layer
@@ -175,14 +256,30 @@ def _sliding_tokens(window: int, max_model_len: int, max_num_batched_tokens: int
     return min(window - 1 + max_num_batched_tokens, max_model_len)
 
 
+def _mamba_blocks_per_request(mode: str, max_model_len: int, block: int) -> int:
+    """MambaSpec.max_memory_usage_bytes (v0.19.0) in pages: one state per request ("none"), two ("align": the
+    running state and the last block-aligned one), or one per block of the context ("all")."""
+    if mode == "all":
+        return _cdiv(max_model_len, block)
+    return 2 if mode == "align" else 1
+
+
 def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_batched_tokens: int,
-            engine: str = DEFAULT_ENGINE, num_blocks: int | None = None) -> KVPool:
+            engine: str = DEFAULT_ENGINE, num_blocks: int | None = None, mamba_cache_mode: str = "none") -> KVPool:
     """Blocks, tokens and concurrency from the KV memory of the smallest rank (vllm/v1/core/kv_cache_utils.py),
     by engine generation (see the module docstring). ``num_blocks`` overrides the count the memory gives
-    (to check the per-request arithmetic against a logged count)."""
+    (to check the per-request arithmetic against a logged count). Mamba groups (``kind == "mamba"``) take
+    part from the hybrid KV-cache manager on (``v1``); the older engines' pools hold the attention layers only."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+    if mamba_cache_mode not in MAMBA_CACHE_MODES:
+        raise ValueError(f"mamba_cache_mode: expected one of {MAMBA_CACHE_MODES}, got {mamba_cache_mode!r}")
+    mamba = [g for g in groups if g.kind == "mamba"] if engine not in UNIFIED_KV_ENGINES else []
+    groups = [g for g in groups if g.kind != "mamba"]
     per_token = sum(g.bytes_per_token * g.layers for g in groups)
+    if mamba:
+        return _hybrid_mamba_pool(available, groups, mamba, max_model_len, max_num_batched_tokens, engine,
+                                  num_blocks, mamba_cache_mode)
     if not groups or per_token <= 0:
         return KVPool(0, 0, 0.0, 0, 0)
     avail = max(0, available)
@@ -193,6 +290,7 @@ def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_b
         per_block = per_token * BLOCK_SIZE
         blocks = avail // per_block if num_blocks is None else num_blocks
         (kind, window), = kinds if len(kinds) == 1 else {("full", None)}
+        n_layers = sum(g.layers for g in groups)
         if engine in UNIFIED_KV_ENGINES:
             # V0 and v0.8: tokens = blocks × 16, concurrency = tokens / max_model_len (PR #13596's formula).
             # A model whose every layer slides is sized for the whole context here too (an assumption: no log
@@ -200,38 +298,115 @@ def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_b
             tokens = blocks * BLOCK_SIZE
             need = _cdiv(max_model_len, BLOCK_SIZE)
             conc = tokens / max_model_len if max_model_len else 0.0
-            return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, sum(g.layers for g in groups))
+            return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers,
+                          page_bytes=per_token * BLOCK_SIZE // max(1, n_layers))
         span = _sliding_tokens(window, max_model_len, max_num_batched_tokens) if window else max_model_len
         need = _cdiv(span, BLOCK_SIZE) + (1 if window else 0)
         conc = blocks / need if need else 0.0
         tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * BLOCK_SIZE
-        return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, sum(g.layers for g in groups))
+        return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers,
+                      page_bytes=per_token * BLOCK_SIZE // max(1, n_layers))
     # hybrid KV-cache manager: one type per distinct layer spec, pages unified to the largest by giving the
     # smaller ones proportionally larger blocks (unify_kv_cache_spec_page_size; vLLM refuses a page that does
     # not divide the largest, here rounded up)
     page = max(g.bytes_per_token for g in groups) * BLOCK_SIZE
-    counts = [g.layers for g in groups]
-    group_size = min(counts)
-    if max(counts) < GROUP_SIZE_MAX_RATIO * min(counts):
-        group_size = max(counts)
+    group_size = _group_size([g.layers for g in groups])
     per_block = page * group_size
-    blocks = avail // page // group_size if num_blocks is None else num_blocks
+    blocks = max(0, available) // page // group_size if num_blocks is None else num_blocks
     n_groups = need = 0
     block_sizes = []
     for g in groups:
         block = BLOCK_SIZE * _cdiv(page, g.bytes_per_token * BLOCK_SIZE)
         block_sizes.append(block)
         k = _cdiv(g.layers, group_size)           # the last group of a type is padded
-        per_request = (_cdiv(_sliding_tokens(g.window, max_model_len, max_num_batched_tokens), block) + 1
-                       if g.window else _cdiv(max_model_len, block))
         n_groups += k
-        need += k * per_request
+        need += k * _attention_blocks_per_request(g, block, max_model_len, max_num_batched_tokens)
     conc = blocks / need if need else 0.0
     if engine in CONCURRENCY_REPORT_ENGINES:
         tokens = int(conc * max_model_len)
     else:
         tokens = blocks // n_groups * min(block_sizes)
-    return KVPool(blocks, tokens, conc, per_token, per_block, need, n_groups, group_size)
+    return KVPool(blocks, tokens, conc, per_token, per_block, need, n_groups, group_size, page_bytes=page)
+
+
+def _group_size(counts: list[int]) -> int:
+    """_get_kv_cache_groups_uniform_page_size: the smallest layer count of the types, or the largest when it is
+    below 1.5 × the smallest."""
+    group_size = min(counts)
+    if max(counts) < GROUP_SIZE_MAX_RATIO * min(counts):
+        group_size = max(counts)
+    return group_size
+
+
+def _attention_blocks_per_request(g: KVGroup, block: int, max_model_len: int, max_num_batched_tokens: int) -> int:
+    """FullAttentionSpec / SlidingWindowSpec.max_memory_usage_bytes in blocks of ``block`` tokens."""
+    if g.window:
+        return _cdiv(_sliding_tokens(g.window, max_model_len, max_num_batched_tokens), block) + 1
+    return _cdiv(max_model_len, block)
+
+
+def attention_block_for_mamba(state_bytes: int, attn_bytes_per_token: int, mode: str = "none",
+                              chunk: int = 0) -> int:
+    """The attention block size vLLM sets so that an attention page holds a mamba state
+    (HybridAttentionMambaModelConfig.verify_and_update_config, v0.19.0): the smallest multiple of 16 tokens
+    whose page ≥ the state ("none"/"align"), or with prefix caching "all" a multiple of lcm(chunk, 16) tokens."""
+    if mode == "all":
+        step = lcm(chunk or BLOCK_SIZE, BLOCK_SIZE)
+        return step * _cdiv(_cdiv(state_bytes, attn_bytes_per_token), step)
+    return BLOCK_SIZE * _cdiv(state_bytes, BLOCK_SIZE * attn_bytes_per_token)
+
+
+def _hybrid_mamba_pool(available: int, attn: list[KVGroup], mamba: list[KVGroup], max_model_len: int,
+                       max_num_batched_tokens: int, engine: str, num_blocks: int | None, mode: str) -> KVPool:
+    """Attention + Mamba / linear-attention layers in one block pool (vLLM v0.19.0):
+
+    * the attention block grows until one attention page ≥ the largest mamba state, and the mamba page is
+      padded to the attention page (mamba_page_size_padded): one page size for every group;
+    * layers are grouped as for sliding + full (_get_kv_cache_groups_uniform_page_size): e.g. Qwen3-Next,
+      12 full + 36 Gated DeltaNet → group size 12, 1 + 3 groups; num_blocks = available // page // group size;
+    * a request takes ceil(max_model_len / block) blocks in a full-attention group and 1 ("none"), 2 ("align")
+      or ceil(max_model_len / block) ("all") in each mamba group; concurrency = num_blocks / their sum
+      (get_max_concurrency_for_kv_cache_config);
+    * "GPU KV cache size": up to v0.20 num_blocks // groups × the smallest group block size, where a mamba
+      group's block is mamba_block_size (max_model_len without prefix caching) — issue #40691; from v0.21
+      int(concurrency × max_model_len) (PR #40694).
+    """
+    state = max(g.state_bytes for g in mamba)
+    a1 = max((g.bytes_per_token for g in attn), default=0)
+    chunk = max(g.chunk for g in mamba)
+    if a1:
+        block = attention_block_for_mamba(state, a1, mode, chunk)
+        page = block * a1
+    else:                                      # attention-free (Mamba): one page per state
+        block, page = max_model_len, state
+    mamba_block = block if mode in ("align", "all") else max_model_len
+    counts = [g.layers for g in attn] + [g.layers for g in mamba]
+    group_size = _group_size(counts)
+    blocks = max(0, available) // page // group_size if num_blocks is None else num_blocks
+    n_groups = need = 0
+    block_sizes = []
+    for g in attn:
+        g_block = page // g.bytes_per_token     # smaller attention pages get larger blocks
+        block_sizes.append(g_block)
+        k = _cdiv(g.layers, group_size)
+        n_groups += k
+        need += k * _attention_blocks_per_request(g, g_block, max_model_len, max_num_batched_tokens)
+    per_mamba = _mamba_blocks_per_request(mode, max_model_len, mamba_block)
+    n_mamba = 0
+    for g in mamba:
+        k = _cdiv(g.layers, group_size)
+        n_mamba += k
+        block_sizes.append(mamba_block)
+    n_groups += n_mamba
+    need += n_mamba * per_mamba
+    conc = blocks / need if need else 0.0
+    if engine in CONCURRENCY_REPORT_ENGINES:
+        tokens = int(conc * max_model_len)
+    else:
+        tokens = blocks // n_groups * min(block_sizes)
+    per_token = sum(g.bytes_per_token * g.layers for g in attn)
+    return KVPool(blocks, tokens, conc, per_token, page * group_size, need, n_groups, group_size, block, page,
+                  state, n_mamba, per_mamba, mode)
 
 
 def mlp_width(model: ModelSpec) -> int:
@@ -394,10 +569,13 @@ class VLLM:
     name = "vllm"
     pools_kv = True
 
-    def __init__(self, engine: str = DEFAULT_ENGINE) -> None:
+    def __init__(self, engine: str = DEFAULT_ENGINE, enable_prefix_caching: bool = False) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
         self.engine = engine
+        # hybrid (mamba) models: vLLM leaves prefix caching off unless asked (--enable-prefix-caching), which
+        # decides their mamba_cache_mode
+        self.enable_prefix_caching = enable_prefix_caching
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
@@ -421,7 +599,8 @@ class VLLM:
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
-        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine)
+        mode = mamba_cache_mode(model, self.enable_prefix_caching)
+        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
         kv_tokens = pool.tokens
         per_token = pool.bytes_per_token
         rec = recurrent_state_bytes(model)
@@ -436,6 +615,22 @@ class VLLM:
         graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
                        else "on top of the budget (captured after the KV cache is sized)")
         hybrid = pool.groups > 1
+        mamba_steps: tuple[Step, ...] = ()
+        if pool.mamba_groups:
+            a1 = pool.page_bytes // max(1, pool.block_size)
+            mamba_steps = (
+                Step("mamba state page", f"conv + SSM state of one recurrent layer on this rank (TP {tp}; "
+                     "conv in the model dtype, SSM as the model's config asks)", f"{pool.mamba_state_bytes:,} B",
+                     "vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator / DtypeCalculator"),
+                Step("attention block", f"{'lcm(chunk, 16)' if mode == 'all' else '16'} × ⌈state / "
+                     f"({'lcm(chunk, 16)' if mode == 'all' else '16'} × {a1:,} B/token)⌉ tokens; page "
+                     f"{pool.block_size} × {a1:,} B, the mamba page padded to it",
+                     f"{pool.block_size} tokens, page {pool.page_bytes:,} B",
+                     "vllm/model_executor/models/config.py HybridAttentionMambaModelConfig"),
+                Step("KV-cache groups", f"{pool.groups - pool.mamba_groups} attention + {pool.mamba_groups} mamba "
+                     f"groups of {pool.group_size} layers (mamba_cache_mode {mode})", f"{pool.groups}",
+                     "kv_cache_utils.py _get_kv_cache_groups_uniform_page_size"),
+            )
         if hybrid:
             blocks_how = (f"pool // (page {pool.bytes_per_block // max(1, pool.group_size):,} B × {pool.group_size} "
                           f"layers per group), {pool.groups} KV-cache groups share it")
@@ -444,7 +639,8 @@ class VLLM:
         if self.engine in CONCURRENCY_REPORT_ENGINES:
             tokens_how = f"int(max concurrency × max_model_len {need:,})"
         elif hybrid:
-            tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {BLOCK_SIZE}"
+            smallest = min(pool.block_size, need) if pool.mamba_groups and mode == "none" else pool.block_size
+            tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {smallest}"
         else:
             tokens_how = f"{pool.num_blocks:,} blocks × {BLOCK_SIZE}"
         if self.engine in UNIFIED_KV_ENGINES and any(g.window for g in groups):
@@ -466,10 +662,12 @@ class VLLM:
             Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
             Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else "")
                  + workers_note, f"{max(0, b.pool_memory):,} B"),
+            *mamba_steps,
             Step("KV blocks", blocks_how, f"{pool.num_blocks:,}", "vllm/v1/core/kv_cache_utils.py get_kv_cache_config"),
             Step("KV tokens", tokens_how, f"{kv_tokens:,}", "kv_cache_utils.py _report_kv_cache_config"),
             Step("max concurrency", f"{pool.num_blocks:,} blocks / {pool.blocks_per_request:,} blocks per request of "
-                 f"{need:,} tokens" + (" (sliding groups hold their window only)" if hybrid else ""),
+                 f"{need:,} tokens" + (f" ({pool.mamba_blocks_per_request} per mamba group)" if pool.mamba_groups
+                                       else " (sliding groups hold their window only)" if hybrid else ""),
                  f"{pool.max_concurrency:.2f}x", "kv_cache_utils.py get_max_concurrency_for_kv_cache_config"),
         )
         overhead = b.non_torch + b.cuda_graphs
@@ -481,10 +679,13 @@ class VLLM:
         )
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, kv_cache_tokens=kv_tokens,
                           max_concurrency=pool.max_concurrency, refusal=refusal, steps=steps,
-                          assumptions=(f"block_size {BLOCK_SIZE}", f"max_num_batched_tokens {b.batched_tokens}",
+                          assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
                                        f"max_num_seqs {b.num_seqs}",
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
-                                       *(["recurrent state per sequence: %d B" % rec] if rec else [])))
+                                       *([f"recurrent state: one padded page per request in each mamba group "
+                                          f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
+                                         ["recurrent state per sequence: %d B (not in this engine's KV pool)" % rec]
+                                         if rec else [])))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
