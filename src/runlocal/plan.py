@@ -191,7 +191,15 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         return runtime.allocate(model, weights, s.with_(**changes), targets)
 
     if runtime.pools_kv:
-        max_ctx = min(limit, alloc.kv_cache_tokens) if alloc.kv_cache_tokens else None
+        # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
+        # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
+        # group holds a window or a state per request, so a hybrid model's request can outgrow "KV tokens"
+        def starts(units: int) -> bool:
+            a = alloc_at(ctx=units * POOL_GRANULE)
+            return a.refusal is None and (a.max_concurrency or 0) >= 1
+
+        units = largest(1, max(1, limit // POOL_GRANULE), starts) if alloc.kv_cache_tokens else None
+        max_ctx = units * POOL_GRANULE if units else None
         max_conc = alloc.max_concurrency
     else:
         max_ctx_units = largest(1, max(1, limit // granule), lambda n: _fits(alloc_at(ctx=n * granule)))
@@ -207,6 +215,9 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
 
         plan = _with_fixes(plan, suggest_fixes(plan, targets))
     return plan
+
+
+POOL_GRANULE = 16      # vLLM's KV block (tokens); SGLang's pool is per token, 16 keeps the search short
 
 
 def _with_fixes(plan: Plan, fixes: list[Fix]) -> Plan:
