@@ -132,7 +132,7 @@ def test_pooled_runtimes_use_every_gpu_given_and_checkpoints_as_stored():
         return json.loads(run("check", *args, "--json").stdout)
 
     d = doc("deepseek-v3", "--runtime", "sglang", "--gpu", "8xh200")
-    assert d["settings"]["tp"] == 8 and len(d["memory"]["devices"]) == 8
+    assert d["settings"]["tp"] == 8 and [x["kind"] for x in d["memory"]["devices"]] == ["gpu"] * 8 + ["cpu"]
     assert d["settings"]["quant"] == "fp8"               # DeepSeek-V3 ships fp8 weights (quantization_config)
     assert doc("deepseek-v3", "--runtime", "vllm", "--gpu", "8xh200", "--tp", "4", "--pp", "2")["settings"]["tp"] == 4
     assert doc("llama-3.1-8b", "--runtime", "vllm", "--gpu", "h100")["settings"]["tp"] == 1

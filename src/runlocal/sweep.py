@@ -2,7 +2,8 @@
 
 For fixed (model, quant, runtime settings) a runtime's peak memory on a GPU is affine in the
 context once it passes the sliding windows: total(ctx) = a + b·ctx. We take a and b from the real
-planner at two contexts (so the sweep agrees with `runlocal check`), then test every
+planner at two contexts (so the sweep agrees with `runlocal check`; llama.cpp's compute buffers from its
+fitted phases rather than the traced graph, for speed), then test every
 (ctx, device) pair at once with numpy broadcasting.
 """
 
@@ -30,11 +31,25 @@ class Line:
     weights: int
 
 
+def _fitted(rt):
+    """llama.cpp (and Ollama's llama.cpp) with the fitted compute phases instead of the traced graph: the sweep
+    reads slopes off 64K and 128K contexts, where the KV cache dominates, over 539 model × quant pairs (tracing
+    each takes 40 s in all; `runlocal check` traces the one it plans)."""
+    from .runtimes.llamacpp import LlamaCpp
+    from .runtimes.ollama import Ollama
+
+    if isinstance(rt, LlamaCpp):
+        return LlamaCpp(simulate_graph=False)
+    if isinstance(rt, Ollama):
+        rt._llama = LlamaCpp(simulate_graph=False)
+    return rt
+
+
 def affine_memory(model: ModelSpec, quant: str, runtime: str = "llama.cpp") -> Line:
     from .plan import estimate
     from .runtimes import get_runtime
 
-    rt = get_runtime(runtime)
+    rt = _fitted(get_runtime(runtime))
     w = estimate(model, quant)
     big = Target("probe", "gpu", 1 << 62, None)
     host = Target("CPU RAM", "cpu", 1 << 62, None)

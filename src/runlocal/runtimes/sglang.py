@@ -257,6 +257,12 @@ class SGLang:
                          CUDA_CONTEXT + dist + CUBLAS_WORKSPACE + req_to_token)
             for g in (gpus * n_gpu)[:n_gpu]
         )
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        if host is not None and gpus:
+            # no KV on the host unless --enable-hierarchical-cache (off by default, server_args.py); the server
+            # process itself (Python, torch, CUDA host state) is not modelled
+            devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, 0, 0, 0),)
+            assumptions.append("host: no KV cache in RAM (hierarchical cache off); the process itself not modelled")
         concurrency = tokens / s.ctx if s.ctx else None
         if any(model.recurrent_layers):
             assumptions.append("mamba / linear-attention state pool not modelled")

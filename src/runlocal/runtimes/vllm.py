@@ -121,6 +121,25 @@ CONCURRENCY_REPORT_ENGINES = ("v1-cudagraph",)
 DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 
 
+# CacheConfig.swap_space: 4 GiB of CPU swap per GPU (--swap-space). V0 allocates it as pinned CPU KV blocks ("# CPU
+# blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B = 4 GiB); the V1 engine keeps no
+# KV in host memory, but every version checks it against the host's RAM (config cache.py
+# verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
+SWAP_SPACE = 4 << 30
+SWAP_REFUSE_SHARE = 0.7
+V0_ENGINES = ("v0.6", "v0")
+
+
+def host_swap(engine: str, tp: int, host_total: int | None) -> tuple[int, str | None]:
+    """(bytes of CPU KV swap this engine allocates, vLLM's refusal when the swap space is too large for the host)."""
+    usage = SWAP_SPACE * max(1, tp)
+    refusal = None
+    if host_total and usage > SWAP_REFUSE_SHARE * host_total:
+        refusal = (f"Too large swap space. {usage / GiB:.2f} GiB out of the {host_total / GiB:.2f} GiB total CPU "
+                   "memory is allocated for the swap space. (lower --swap-space)")
+    return (usage if engine in V0_ENGINES else 0), refusal
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -677,6 +696,15 @@ class VLLM:
                          b.activation if i == 0 else b.activation_workers, overhead)
             for i, g in enumerate((gpus * n_gpu)[:n_gpu])
         )
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        if host is not None and gpus[0].kind != "cpu":
+            swap, swap_refusal = host_swap(self.engine, tp, host.total or host.capacity)
+            refusal = refusal or swap_refusal
+            devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
+            steps += (Step("host swap space", f"--swap-space 4 GiB × TP {tp}"
+                           + (" as pinned CPU KV blocks (V0)" if swap else ": checked against RAM, not allocated (V1 "
+                              "keeps no KV on the host)"), f"{swap:,} B",
+                           "vllm/config/cache.py swap_space, verify_with_parallel_config"),)
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, kv_cache_tokens=kv_tokens,
                           max_concurrency=pool.max_concurrency, refusal=refusal, steps=steps,
                           assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
