@@ -24,13 +24,15 @@ listed with the reason; their figures are shown but not scored.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "measurements"))     # public_logs/load.py, stdlib only
+
+from public_logs.load import load_jsonl  # noqa: E402
 
 from runlocal.model.catalog import lookup  # noqa: E402
 from runlocal.plan import estimate  # noqa: E402
@@ -44,16 +46,8 @@ ROUNDING = 0.005            # SGLang prints GiB with two decimals
 
 
 def load(path: Path = DATA) -> list[dict]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if line.strip():
-                rec = json.loads(line)
-                for k in REQUIRED:
-                    if k not in rec:
-                        raise ValueError(f"{path.name}:{i}: missing {k}")
-                out.append(rec)
-    return out
+    return load_jsonl(path, REQUIRED)
+
 
 
 def logged_tokens(rec: dict) -> int | None:

@@ -27,13 +27,15 @@ from the logged token count is scored from it (no memory figures).
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "measurements"))     # public_logs/load.py, stdlib only
+
+from public_logs.load import load_jsonl  # noqa: E402
 
 from runlocal.model.catalog import lookup  # noqa: E402
 from runlocal.plan import estimate  # noqa: E402
@@ -48,17 +50,12 @@ DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
 LLM_CLASS_TOKENS = {SERVE_LIMITS_LARGE: 16384, SERVE_LIMITS_SMALL: 8192}
 
 
+REQUIRED = ("source_url", "vllm_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt")
+
+
 def load(path: Path = DATA) -> list[dict]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if line.strip():
-                rec = json.loads(line)
-                for k in ("source_url", "vllm_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt"):
-                    if k not in rec:
-                        raise ValueError(f"{path.name}:{i}: missing {k}")
-                out.append(rec)
-    return out
+    return load_jsonl(path, REQUIRED)
+
 
 
 def logged_tokens(rec: dict) -> int | None:

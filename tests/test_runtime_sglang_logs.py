@@ -8,7 +8,6 @@ benchmarks/accuracy_sglang.py prints the whole comparison. SGLang's "GB" are GiB
 from __future__ import annotations
 
 import importlib.util
-import json
 import math
 from pathlib import Path
 from urllib.parse import urlparse
@@ -19,14 +18,12 @@ from runlocal.model.catalog import lookup
 from runlocal.runtimes.sglang import default_mem_fraction_static
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "measurements" / "public_logs" / "sglang.jsonl"
-RECORDS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-
 _spec = importlib.util.spec_from_file_location("accuracy_sglang", ROOT / "benchmarks" / "accuracy_sglang.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
-REQUIRED = ("source_url", "sglang_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt", "planner")
+RECORDS = bench.load()          # each checked for the REQUIRED keys
+REQUIRED = bench.REQUIRED
 PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "docs.sglang.ai", "docs.sglang.io"}
 
 # Records whose end-to-end pool is known to miss by more than 5 %, and why.

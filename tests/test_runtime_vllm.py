@@ -7,7 +7,6 @@ whether that was logged or assumed). benchmarks/accuracy_vllm.py prints the whol
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -22,14 +21,12 @@ from runlocal.runtimes.vllm import (BLOCK_SIZE, CUDA_GRAPH_BYTES, DEFAULT_ENGINE
                                     SERVE_LIMITS_SMALL, VLLM, GiB, budget_split, kv_groups, kv_pool, serve_limits)
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
-RECORDS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-
 _spec = importlib.util.spec_from_file_location("accuracy_vllm", ROOT / "benchmarks" / "accuracy_vllm.py")
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
-REQUIRED = ("source_url", "vllm_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt")
+RECORDS = bench.load()          # each checked for the REQUIRED keys
+REQUIRED = bench.REQUIRED
 PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "discuss.vllm.ai"}
 
 

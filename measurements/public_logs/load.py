@@ -83,6 +83,20 @@ def _load(name: str, kind: str) -> list[dict]:
     return out
 
 
+def load_jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
+    """The records of one JSON-lines file, each checked for the ``required`` keys (vLLM and SGLang logs)."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if line.strip():
+                rec = json.loads(line)
+                missing = [k for k in required if k not in rec]
+                if missing:
+                    raise RecordError(f"{Path(path).name}:{i}: missing {', '.join(missing)}")
+                out.append(rec)
+    return out
+
+
 def load_llamacpp() -> list[dict]:
     return _load("llamacpp.jsonl", "llamacpp")
 
