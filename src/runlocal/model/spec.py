@@ -54,8 +54,9 @@ GGUF_NAME = re.compile(r"^(blk\.\d+\.|token_embd|output|rope_|position_embd|toke
 
 def split_in_gguf(t: TensorInfo) -> int:
     """How many GGUF tensors this one becomes: 2 for a checkpoint's fused expert gate_up, which
-    convert_hf_to_gguf.py writes as ffn_gate_exps and ffn_up_exps (quant.gguf_mix.gguf_names)."""
-    return 2 if t.role == "expert_gate_up" and not GGUF_NAME.match(t.name) else 1
+    convert_hf_to_gguf.py writes as ffn_gate_exps and ffn_up_exps, and for MLA's kv_b_proj, written as
+    attn_k_b and attn_v_b (equal halves: qk_nope_head_dim = v_head_dim) (quant.gguf_mix.gguf_names)."""
+    return 2 if t.role in ("expert_gate_up", "attn_kv_b") and not GGUF_NAME.match(t.name) else 1
 
 
 @dataclass(frozen=True)

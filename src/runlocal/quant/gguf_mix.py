@@ -8,7 +8,11 @@ convert_hf_to_gguf.py's prepare_tensors and the MoE/Gemma 3 modify_tensors):
    GGUF names with gguf-py's ``TensorNameMap``; per-expert weights merged into 3-D
    ``ffn_{gate,up,down}_exps`` tensors and fused ``gate_up_proj`` experts split (``modify_tensors``
    of the MoE model classes); vision/audio towers dropped (they go to a separate mmproj file);
-   ``lm_head`` absent when embeddings are tied; Gemma 3's out-of-vocabulary embedding rows trimmed.
+   ``lm_head`` absent when embeddings are tied; Gemma 3's out-of-vocabulary embedding rows trimmed;
+   DeepSeek-V2/V3 and Kimi K2 (arch deepseek2, MLA) ``kv_b_proj`` split per head into ``attn_k_b``
+   (K part transposed) and ``attn_v_b`` and the V3 router's ``e_score_correction_bias`` written as
+   ``exp_probs_b`` (conversion/deepseek.py ``DeepseekV2Model.modify_tensors``, base.py
+   ``map_tensor_name``; llama.cpp 0c1e5709, the build the measurements ran).
    Storage as ``prepare_tensors`` decides it: 1-D tensors, ``*_norm.weight``, biases (any name
    not ending in ``.weight``), routers (``ffn_gate_inp``), ``pos_embd``, ``token_types`` and
    ``ssm_conv1d`` stay F32; everything else keeps the checkpoint's 16-bit type.
@@ -29,7 +33,9 @@ block bytes), each tensor padded to the 32-byte ``general.alignment``. The heade
 One deliberate departure from 007dbbf3: its ``tensor_category`` refactor sends ``attn_qkv`` and
 ``attn_kv_b`` through the attn_v rules (the ``ATTENTION_QKV`` branch became unreachable); the
 releases that made the files on the Hub did not, so the earlier behaviour is the default and
-``fused_qkv_as_v=True`` gives the new one (see ``choose_type``).
+``fused_qkv_as_v=True`` gives the new one (see ``choose_type``). MLA's ``attn_k_b`` / ``attn_v_b``
+match no category (``tensor_get_category``: OTHER), so they keep the ftype's default type, ``attn_k_b``'s
+128-element rows taking the fallback of the 256-block types (Q4_K → Q5_0, Q6_K → Q8_0 …).
 
 What cannot be predicted from the model alone: an importance matrix changes a few IQ3/IQ4/Q4_0/
 Q5_0 choices (``imatrix``); files made before 2024 used older Q2_K, Q3_K_M (80-layer) and Q4_K_S
@@ -251,7 +257,8 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
 
     An expert stored per expert in the checkpoint gets the name of the merged 3-D tensor it goes
     into (blk.N.ffn_up_exps.weight); transformers' fused experts.gate_up_proj becomes two tensors,
-    ffn_gate_exps and ffn_up_exps, as convert_hf_to_gguf.py splits it. A llama.cpp --override-tensor
+    ffn_gate_exps and ffn_up_exps, as convert_hf_to_gguf.py splits it, and MLA's kv_b_proj attn_k_b and
+    attn_v_b. A llama.cpp --override-tensor
     pattern then matches them as it matches the file's tensors."""
     arch = gguf_arch(spec)
     nmap = _name_map(arch, spec.n_layers) if arch is not None else None
@@ -262,6 +269,10 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
             continue
         if t.role == "expert_gate_up" and t.layer is not None:
             out.append((f"blk.{t.layer}.ffn_gate_exps.weight", f"blk.{t.layer}.ffn_up_exps.weight"))
+            continue
+        if t.role == "attn_kv_b" and t.layer is not None:
+            # MLA: kv_b_proj is written as attn_k_b and attn_v_b (DeepseekV2Model.modify_tensors)
+            out.append((f"blk.{t.layer}.attn_k_b.weight", f"blk.{t.layer}.attn_v_b.weight"))
             continue
         name = _normalize_hf_name(t.name)
         m = _EXPERT_ID.match(name)
@@ -319,6 +330,9 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
             continue
         order.append(("one", (name, t)))
 
+    mla = _mla_dims(spec) if arch is MODEL_ARCH.DEEPSEEK2 else None
+    probs_bias = (arch is MODEL_ARCH.DEEPSEEK2 and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
+                  and not any("e_score_correction" in t.name for t in spec.tensors))
     for kind, item in order:
         if kind == "experts":
             pre, post = item  # type: ignore[misc]
@@ -326,15 +340,53 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
             first = group[0]
             merged = TensorInfo(f"{pre}.{post}", (len(group), *first.shape), first.role, first.layer)
             _emit_hf(emit, nmap, merged, merged.name, hidden)
-        else:
-            name, t = item  # type: ignore[misc]
-            _emit_hf(emit, nmap, t, name, hidden)
+            continue
+        name, t = item  # type: ignore[misc]
+        layer = t.layer if t.layer is not None else _hf_layer(name)
+        if mla is not None and name.endswith("kv_b_proj.weight") and len(t.shape) == 2 and layer is not None:
+            # DeepseekV2Model.modify_tensors: kv_b viewed (n_head_kv, nope + v, kv_lora), split at nope;
+            # the K part transposed: k_b (n_head_kv, kv_lora, nope), v_b (n_head_kv, v, kv_lora)
+            n_head_kv, nope, v_dim = mla
+            kv_lora = t.shape[1]
+            if t.shape[0] == n_head_kv * (nope + v_dim):
+                emit(f"blk.{layer}.attn_k_b.weight", (n_head_kv, kv_lora, nope), t.role)
+                emit(f"blk.{layer}.attn_v_b.weight", (n_head_kv, v_dim, kv_lora), t.role)
+                continue
+        _emit_hf(emit, nmap, t, name, hidden)
+        if probs_bias and t.role == "router" and layer is not None and len(t.shape) == 2:
+            # e_score_correction_bias (a buffer in transformers, a tensor in the checkpoint) → exp_probs_b.bias
+            emit(f"blk.{layer}.exp_probs_b.bias", (t.shape[0],), "router")
 
     if arch is MODEL_ARCH.GEMMA3:
         out = [replace(t, shape=(min(t.shape[0], _GEMMA3_TOKENIZER), *t.shape[1:]),
                        nbytes=tensor_bytes((min(t.shape[0], _GEMMA3_TOKENIZER), *t.shape[1:]), Q[t.dtype]))
                if t.name == "token_embd.weight" else t for t in out]
     return out
+
+
+# DeepSeek-V3's router (noaux_tc: DeepseekV3TopkRouter, Kimi K2 too) keeps a per-expert
+# e_score_correction_bias; transformers registers it as a buffer, so a spec built from config.json
+# lacks it, but the checkpoint stores it and the converter writes it as blk.N.exp_probs_b.bias
+# (F32, n_expert), which llama.cpp adds to the router's sigmoid scores before the top-k.
+# DeepSeek-V2 ("greedy" / "group_limited_greedy" top-k) has none.
+_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2"})
+
+
+def _mla_dims(spec: ModelSpec) -> tuple[int, int, int] | None:
+    """(n_head_kv, qk_nope_head_dim, v_head_dim) of an MLA checkpoint, from its tensor shapes.
+
+    kv_b_proj is (n_head · (nope + v), kv_lora) and o_proj (hidden, n_head · v); config.json's
+    num_key_value_heads equals num_attention_heads in every DeepSeek-V2/V3 and Kimi K2 config
+    (the converter's later head_count_kv = 1 is set in set_gguf_parameters, after the split)."""
+    n_head = spec.n_heads
+    kv_b = next((t for t in spec.tensors if t.name.endswith("kv_b_proj.weight") and len(t.shape) == 2), None)
+    o = next((t for t in spec.tensors if t.role == "attn_o" and len(t.shape) == 2
+              and (kv_b is None or t.layer == kv_b.layer)), None)
+    if kv_b is None or o is None or n_head <= 0 or kv_b.shape[0] % n_head or o.shape[1] % n_head:
+        return None
+    v_dim = o.shape[1] // n_head
+    nope = kv_b.shape[0] // n_head - v_dim
+    return (n_head, nope, v_dim) if nope > 0 else None
 
 
 def _emit_hf(emit, nmap, t: TensorInfo, name: str, hidden: int) -> None:
@@ -630,7 +682,8 @@ class _Mix:
 
 
 def _n_gqa(spec: ModelSpec) -> int:
-    """hparams.n_gqa() of layer 0: heads per KV head (MLA models: n_head_kv == n_head in GGUF)."""
+    """hparams.n_gqa() of layer 0: heads per KV head. MLA: 1, as in the legacy files with attn_kv_b (their
+    head_count_kv was n_head); current ones write head_count_kv = 1 but have no attn_v-like tensor to bump."""
     att = next((lay.attention for lay in spec.layers if lay.attention is not None), None)
     if att is None or att.kind == "mla" or att.n_kv_heads <= 0 or spec.n_heads <= 0:
         return 1
@@ -657,7 +710,8 @@ def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatr
     (Q4_K_M → Q5_K, Q5_K_M → Q6_K, Q3_K_M/L → Q4_K) became unreachable. Every earlier release
     (e.g. 8784689f), which made the files published on the Hub, matched ``attn_v.weight`` only and
     left ``attn_kv_b`` at the default type; that is the default here. Only fused-QKV models (Phi-3,
-    Falcon, GPT-NeoX …) and MLA models (DeepSeek V2/V3, Kimi K2) are affected.
+    Falcon, GPT-NeoX …) and legacy MLA files read from disk (a fused ``attn_kv_b``; the converter
+    has written ``attn_k_b`` / ``attn_v_b`` instead since 2025) are affected.
     """
     ft = normalize_ftype(ftype)
     default = Q[_DEFAULT_TYPE[ft]]
