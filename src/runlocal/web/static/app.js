@@ -108,8 +108,11 @@ function drawCurve(curve, plan) {
   if (curve.capacity) out += `<line x1="${L}" x2="${W - R}" y1="${y(curve.capacity)}" y2="${y(curve.capacity)}" stroke="#c62828" stroke-dasharray="5 4"/>`
     + `<text x="${W - R - 4}" y="${y(curve.capacity) - 4}" text-anchor="end" font-size="11" fill="#c62828">${curve.device}: ${fmt(curve.capacity)}</text>`;
   if (plan.max_context) out += `<line x1="${x(plan.max_context)}" x2="${x(plan.max_context)}" y1="${T}" y2="${H - B}" stroke="#1b7f3b"/>`
-    + `<text x="${x(plan.max_context) + 4}" y="${T + 12}" font-size="11" fill="#1b7f3b">max ${plan.max_context.toLocaleString("en-US")}</text>`;
-  for (const p of pts) out += `<text x="${x(p.ctx)}" y="${H - 8}" text-anchor="middle" font-size="10">${p.ctx >= 1024 ? p.ctx / 1024 + "K" : p.ctx}</text>`;
+    // the label sits left of the line when the line is in the right half, so it is never cut at the edge
+    + (x(plan.max_context) > W / 2
+      ? `<text x="${x(plan.max_context) - 4}" y="${T + 12}" text-anchor="end" font-size="11" fill="#1b7f3b">max ${plan.max_context.toLocaleString("en-US")}</text>`
+      : `<text x="${x(plan.max_context) + 4}" y="${T + 12}" font-size="11" fill="#1b7f3b">max ${plan.max_context.toLocaleString("en-US")}</text>`);
+  pts.forEach((p, i) => { out += `<text x="${x(p.ctx)}" y="${H - 8}" text-anchor="${i === pts.length - 1 ? "end" : "middle"}" font-size="10">${p.ctx >= 1024 ? p.ctx / 1024 + "K" : p.ctx}</text>`; });
   for (let i = 0; i <= 4; i++) out += `<text x="${L - 6}" y="${y(ymax * i / 4.32) + 4}" text-anchor="end" font-size="10">${fmt(ymax * i / 4.32)}</text>`;
   svg.innerHTML = out;
 }
