@@ -55,6 +55,16 @@ DUPLICATED_LM_HEAD_HUB_TOTAL = {
 }
 
 
+# Hub safetensors totals that also store a multi-token-prediction (MTP) block transformers does not build
+# (Qwen3.5: mtp.fc, mtp.pre_fc_norm_hidden/_embedding, mtp.norm and mtp.layers.0, a full-attention decoder layer
+# sharing the embedding and LM head). Totals as recorded in AlexsJones/llmfit scripts/scrape_hf_models.py. The
+# difference must be exactly that block: one full-attention layer of the built model + fc (2h -> h) + 3 norms.
+MTP_HUB_TOTAL = {
+    "qwen3.5-27b": 27_781_427_952,
+    "qwen3.5-35b-a3b": 35_951_822_704,
+}
+
+
 def _norm(name: str) -> str:
     # the catalog's own lookup normalisation (runlocal.model.catalog._norm)
     return re.sub(r"[^a-z0-9.]", "", name.lower())
@@ -196,6 +206,12 @@ def test_meta_model_matches_published_count(entry):
         cfg = entry["config"]
         assert cfg["tie_word_embeddings"] is True
         assert built + cfg["vocab_size"] * cfg["hidden_size"] == DUPLICATED_LM_HEAD_HUB_TOTAL[entry["alias"]]
+    if entry["alias"] in MTP_HUB_TOTAL:
+        text = entry["config"]["text_config"]
+        h = text["hidden_size"]
+        full = text["layer_types"].index("full_attention")
+        layer = sum(p.numel() for p in model.model.language_model.layers[full].parameters())
+        assert built + layer + 2 * h * h + 3 * h == MTP_HUB_TOTAL[entry["alias"]]
     if pub is None:
         return
     assert math.isclose(built, pub, rel_tol=TOLERANCE), (

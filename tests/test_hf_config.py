@@ -60,6 +60,12 @@ FIXTURE_SOURCES = {
     "qwen3-30b-a3b": "Qwen/Qwen3-30B-A3B (catalog copy)",
     "qwen3-4b": "Qwen/Qwen3-4B (catalog copy)",
     "qwen3-next-80b-a3b": "Qwen/Qwen3-Next-80B-A3B-Instruct (catalog copy)",
+    "qwen3.6-27b": "Qwen/Qwen3.6-27B config.json (revision 6a9e13bd), as printed verbatim in public code: a test's "
+                   "REAL_CONFIG literal and a model-info report's 'config.json' block (found with the code index's "
+                   "find_string); same architecture and Hub parameter total as Qwen/Qwen3.5-27B",
+    "qwen3.5-35b-a3b": "Don-oz/Tess-4-35B-A3B config.json (a Qwen/Qwen3.5-35B-A3B fine-tune), as printed verbatim in "
+                       "a public agent log (code index find_string); transformers' count plus the MTP layer equals "
+                       "Qwen/Qwen3.5-35B-A3B's Hub total, 35,951,822,704, exactly",
     "smollm3-3b": "HuggingFaceTB/SmolLM3-3B (catalog copy)",
 }
 
@@ -195,6 +201,51 @@ def test_qwen3_next_three_linear_one_full():
     assert rec.state_elems == 32 * 128 * 128                       # value heads × head_k_dim × head_v_dim
 
 
+def test_qwen3_5_27b_hybrid_layout():
+    # Qwen3.5/3.6-27B (model card: 64 layers = 16 x (3 x Gated DeltaNet + 1 x Gated Attention); DeltaNet 48 V /
+    # 16 QK heads of 128; attention 24 Q / 4 KV heads of 256): a dense MLP everywhere, a separate vision tower
+    s = spec("qwen3.6-27b")
+    assert s.family == "qwen3_5" and s.architecture == "Qwen3_5ForConditionalGeneration"
+    pattern = ["rec" if ly.recurrent else "att" for ly in s.layers]
+    assert pattern == ["rec", "rec", "rec", "att"] * 16
+    assert not any(ly.moe for ly in s.layers) and s.n_experts == 0
+    full = s.attention_layers
+    assert len(full) == 16 and {(a.kind, a.n_kv_heads, a.k_dim, a.v_dim) for a in full} == {("full", 4, 256, 256)}
+    # KV per token: 16 layers x (K + V) x 4 heads x 256 x 2 bytes = 65,536 bytes (64 KiB) at 16 bits
+    assert sum(2 * a.n_kv_heads * a.k_dim * 2 for a in full) == 65_536
+    rec = s.layers[0].recurrent
+    assert rec.kind == "gated_deltanet" and rec.ssm_dtype == "float32"
+    assert rec.conv_channels == 2 * 16 * 128 + 48 * 128 == 10_240       # q, k (16 heads) and v (48 heads)
+    assert rec.conv_elems == 3 * 10_240                                  # (kernel 4 - 1) columns
+    assert rec.state_elems == 48 * 128 * 128 == 786_432                  # value heads x head_k_dim x head_v_dim
+    # one layer's state as vLLM keeps it (TP 1): conv in bf16, SSM in the config's float32
+    assert rec.conv_elems * 2 + rec.state_elems * 4 == 3_207_168
+    # transformers' Qwen3_5ForConditionalGeneration: 27,356,728,560 parameters, 460,730,096 of them the ViT and
+    # merger. The Hub total of Qwen/Qwen3.5-27B, 27,781,427,952 (HF API safetensors.total, as recorded in
+    # AlexsJones/llmfit scripts/scrape_hf_models.py), also stores the MTP block transformers does not build:
+    # one full-attention decoder layer, fc (2h -> h) and three RMSNorms = 424,699,392
+    assert s.params == 27_356_728_560 and s.vision_params == 460_730_096
+    h = s.hidden_size
+    layer3 = sum(t.numel for t in s.tensors if t.layer == 3)
+    assert s.params + layer3 + 2 * h * h + 3 * h == 27_781_427_952
+
+
+def test_qwen3_5_moe_35b_a3b_layout():
+    # Qwen3.5-35B-A3B: 40 layers (10 full attention, 2 KV heads of 256; 30 Gated DeltaNet, 32 V / 16 QK heads of
+    # 128), 256 experts (8 routed + a gated shared expert) in every layer
+    s = spec("qwen3.5-35b-a3b")
+    assert s.family == "qwen3_5_moe"
+    assert ["rec" if ly.recurrent else "att" for ly in s.layers] == ["rec", "rec", "rec", "att"] * 10
+    assert all(ly.moe for ly in s.layers) and (s.n_experts, s.n_experts_active) == (256, 8)
+    assert sum(2 * a.n_kv_heads * a.k_dim * 2 for a in s.attention_layers) == 10 * 2 * 2 * 256 * 2 == 20_480
+    rec = s.layers[0].recurrent
+    assert (rec.conv_elems, rec.state_elems) == (3 * (2 * 16 * 128 + 32 * 128), 32 * 128 * 128)
+    assert s.params == 35_107_181_936 and s.vision_params == 446_571_248
+    layer3 = sum(t.numel for t in s.tensors if t.layer == 3)      # the MTP layer is a full-attention MoE layer
+    h = s.hidden_size
+    assert s.params + layer3 + 2 * h * h + 3 * h == 35_951_822_704   # Hub total of Qwen/Qwen3.5-35B-A3B
+
+
 def test_jamba_attention_every_eighth_layer():
     # Jamba: attention at layer 4, 12, 20, 28 (period 8, offset 4); Mamba elsewhere; MoE every other layer
     s = spec("jamba-mini-1.5")
@@ -284,6 +335,10 @@ TINY = {
                    "intermediate_size": 64, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
                    "num_experts": 4, "num_experts_per_tok": 2, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
                    "linear_key_head_dim": 16, "linear_value_head_dim": 8, "linear_conv_kernel_dim": 4},
+    "qwen3_5_text": {"architectures": ["Qwen3_5ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 4,
+                     "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                     "intermediate_size": 64, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                     "linear_key_head_dim": 16, "linear_value_head_dim": 8, "linear_conv_kernel_dim": 4},
     "jamba": {"architectures": ["JambaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 100,
               "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 64, "num_experts": 4,
               "attn_layer_period": 4, "attn_layer_offset": 2, "mamba_d_state": 8, "mamba_d_conv": 4,

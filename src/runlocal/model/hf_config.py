@@ -45,6 +45,14 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
                    "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
                    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4},
+    # Qwen3.5 / 3.6 text models (Qwen3_5TextConfig, Qwen3_5MoeTextConfig): Qwen3-Next's linear attention
+    "qwen3_5_text": {"tie_word_embeddings": False, "head_dim": 256, "linear_conv_kernel_dim": 4,
+                     "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                     "linear_num_value_heads": 32, "full_attention_interval": 4},
+    "qwen3_5_moe_text": {"tie_word_embeddings": False, "head_dim": 256, "num_experts": 256, "num_experts_per_tok": 8,
+                         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+                         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+                         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4},
     "gemma": {"tie_word_embeddings": True, "head_dim": 256},
     "gemma2": {"tie_word_embeddings": True, "head_dim": 256, "sliding_window": 4096},
     "gemma3_text": {"tie_word_embeddings": True, "vocab_size": 262_208, "num_attention_heads": 8,
@@ -85,6 +93,8 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "mistral3": {"tie_word_embeddings": True, "spatial_merge_size": 2, "vision_feature_layer": -1,
                  "multimodal_projector_bias": False},
     "qwen2_5_vl": {"tie_word_embeddings": False},
+    "qwen3_5": {"tie_word_embeddings": False},
+    "qwen3_5_moe": {"tie_word_embeddings": False},
     "siglip_vision_model": {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12,
                             "num_attention_heads": 12, "num_channels": 3, "image_size": 224, "patch_size": 16,
                             "vision_use_head": True},
@@ -92,6 +102,9 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
                 "patch_size": 16},
     "qwen2_5_vl_vision": {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420, "in_channels": 3,
                           "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584},
+    "qwen3_5_vision": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "in_channels": 3, "patch_size": 16,
+                       "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 3584,
+                       "num_position_embeddings": 2304},
     "llama4_vision_model": {"hidden_size": 768, "num_hidden_layers": 34, "num_attention_heads": 16,
                             "num_channels": 3, "intermediate_size": 5632, "vision_output_dim": 7680,
                             "image_size": 448, "patch_size": 14, "projector_input_dim": 4096,
@@ -295,9 +308,10 @@ def _mamba1(t: _Tensors, p: str, i: int, *, h: int, d_inner: int, d_state: int, 
     return RecurrentSpec((d_conv - 1) * d_inner, d_inner * d_state, "mamba", d_inner)
 
 
-def _gated_deltanet(t: _Tensors, c: _Cfg, p: str, i: int) -> RecurrentSpec:
+def _gated_deltanet(t: _Tensors, c: _Cfg, p: str, i: int, *, split_proj: bool = False) -> RecurrentSpec:
     """Qwen3-Next linear attention: conv over q, k, v ((kernel − 1) × (2·key_dim + value_dim)) and a
-    head_k_dim × head_v_dim delta-rule state per value head."""
+    head_k_dim × head_v_dim delta-rule state per value head. Qwen3.5 (split_proj) stores the same input
+    projections as four tensors: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a."""
     h = c.h
     nk, nv = c.int("linear_num_key_heads"), c.int("linear_num_value_heads")
     dk, dv, kernel = c.int("linear_key_head_dim"), c.int("linear_value_head_dim"), c.int("linear_conv_kernel_dim")
@@ -306,8 +320,14 @@ def _gated_deltanet(t: _Tensors, c: _Cfg, p: str, i: int) -> RecurrentSpec:
     t.add(p + "dt_bias", (nv,), "ssm_param", i)
     t.add(p + "A_log", (nv,), "ssm_param", i)
     t.add(p + "conv1d.weight", (conv_dim, 1, kernel), "ssm_conv", i)
-    t.linear(p + "in_proj_qkvz", 2 * key_dim + 2 * value_dim, h, "ssm_in", i)
-    t.linear(p + "in_proj_ba", 2 * nv, h, "ssm_in", i)
+    if split_proj:
+        t.linear(p + "in_proj_qkv", 2 * key_dim + value_dim, h, "ssm_in", i)
+        t.linear(p + "in_proj_z", value_dim, h, "ssm_in", i)
+        t.linear(p + "in_proj_b", nv, h, "ssm_in", i)
+        t.linear(p + "in_proj_a", nv, h, "ssm_in", i)
+    else:
+        t.linear(p + "in_proj_qkvz", 2 * key_dim + 2 * value_dim, h, "ssm_in", i)
+        t.linear(p + "in_proj_ba", 2 * nv, h, "ssm_in", i)
     t.norm(p + "norm", dv, i)
     t.linear(p + "out_proj", h, value_dim, "ssm_out", i)
     ssm = c.get("mamba_ssm_dtype")
@@ -470,16 +490,17 @@ def _qwen3_moe(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
                     attn={"qkv_bias": bias, "o_bias": bias, "qk_norm": "head"}, ffn=_sparse_moe_ffn(c, t, shared=False))
 
 
-def _qwen3_next(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+def _qwen3_next(c: _Cfg, t: _Tensors, p: str, *, split_proj: bool = False,
+                ffn: Callable[[int, str], bool] | None = None) -> list[LayerSpec]:
     # 3 gated delta-net layers then 1 gated full-attention layer (q_proj doubled for the output gate)
     kinds = _kinds(c, lambda c, n: ["linear" if (i + 1) % (c.get("full_attention_interval") or 4) else "full"
                                     for i in range(n)])
-    ffn = _sparse_moe_ffn(c, t, shared=True)
+    ffn = ffn or _sparse_moe_ffn(c, t, shared=True)
     bias = c.flag("attention_bias")
 
     def layer(i: int, q: str) -> LayerSpec:
         if kinds[i] == "linear":
-            att, rec = None, _gated_deltanet(t, c, q + "linear_attn.", i)
+            att, rec = None, _gated_deltanet(t, c, q + "linear_attn.", i, split_proj=split_proj)
         else:
             _attention(t, c, q + "self_attn.", i, qkv_bias=bias, o_bias=bias, qk_norm="head", q_mult=2)
             att, rec = _attn_spec(c, "full"), None
@@ -489,6 +510,30 @@ def _qwen3_next(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
         return LayerSpec(att, rec, moe)
 
     return _stack(c, t, p, layer)
+
+
+def _qwen3_5(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+    # Qwen3.5 / 3.6 dense: Qwen3-Next's hybrid stack (split delta-net projections) with a dense MLP in every layer
+    def ffn(i: int, q: str) -> bool:
+        _mlp(t, q + "mlp.", c.h, c.int("intermediate_size"), i)
+        return False
+
+    return _qwen3_next(c, t, p, split_proj=True, ffn=ffn)
+
+
+def _qwen3_5_moe(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+    # Qwen3.5 MoE: Qwen3-Next's sparse MoE block (routed + gated shared expert) in every layer; the config
+    # class drops decoder_sparse_step and mlp_only_layers, so a stray value in a config.json changes nothing
+    n_exp, h = c.int("num_experts"), c.h
+
+    def ffn(i: int, q: str) -> bool:
+        t.add(q + "mlp.gate.weight", (n_exp, h), "router", i)
+        _experts(t, q + "mlp.experts.", n_exp, h, c.int("moe_intermediate_size"), i)
+        _mlp(t, q + "mlp.shared_expert.", h, c.int("shared_expert_intermediate_size"), i, kind="shared")
+        t.add(q + "mlp.shared_expert_gate.weight", (1, h), "router", i)
+        return True
+
+    return _qwen3_next(c, t, p, split_proj=True, ffn=ffn)
 
 
 def _mixtral(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
@@ -889,6 +934,29 @@ def _qwen25_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
     t.linear(p + "merger.mlp.2", v.int("out_hidden_size"), merged, "projector", None, True)
 
 
+def _qwen3_5_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
+    # Qwen3-VL's ViT without DeepStack mergers (Qwen3_5VisionModel): learned position table, LayerNorm blocks
+    d = top.d.get("vision_config")
+    v = _Cfg(d if isinstance(d, dict) else {}, "qwen3_5_vision", f"{top.where} vision_config")
+    p, h, ff, patch = "model.visual.", v.h, v.int("intermediate_size"), v.int("patch_size")
+    t.add(p + "patch_embed.proj.weight", (h, v.int("in_channels"), v.int("temporal_patch_size"), patch, patch),
+          "vision")
+    t.add(p + "patch_embed.proj.bias", (h,), "vision")
+    t.add(p + "pos_embed.weight", (v.int("num_position_embeddings"), h), "vision")
+    for j in range(v.int("depth")):
+        q = f"{p}blocks.{j}."
+        t.norm(q + "norm1", h, bias=True, role="vision")
+        t.norm(q + "norm2", h, bias=True, role="vision")
+        t.linear(q + "attn.qkv", 3 * h, h, "vision", None, True)
+        t.linear(q + "attn.proj", h, h, "vision", None, True)
+        t.linear(q + "mlp.linear_fc1", ff, h, "vision", None, True)
+        t.linear(q + "mlp.linear_fc2", h, ff, "vision", None, True)
+    merged = h * v.int("spatial_merge_size") ** 2
+    t.norm(p + "merger.norm", h, bias=True, role="projector")
+    t.linear(p + "merger.linear_fc1", merged, merged, "projector", None, True)
+    t.linear(p + "merger.linear_fc2", v.int("out_hidden_size"), merged, "projector", None, True)
+
+
 def _llama4_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
     v = top.sub("vision_config", "llama4_vision_model")
     p, h, ff, patch, ch = "vision_model.", v.h, v.int("intermediate_size"), v.int("patch_size"), v.int("num_channels")
@@ -939,7 +1007,7 @@ Builder = Callable[[_Cfg, _Tensors, str], list[LayerSpec]]
 FAMILIES: dict[str, Builder] = {
     "llama": _llama, "granite": _llama, "smollm3": _smollm3, "mistral": _mistral, "mixtral": _mixtral,
     "qwen2": _qwen2, "qwen2_5_vl_text": _qwen2, "qwen3": _qwen3, "qwen2_moe": _qwen2_moe,
-    "qwen3_moe": _qwen3_moe, "qwen3_next": _qwen3_next,
+    "qwen3_moe": _qwen3_moe, "qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5_moe,
     "gemma": _gemma, "gemma2": _gemma2, "gemma3_text": _gemma3,
     "phi": _phi, "phi3": _phi3, "cohere": _cohere, "cohere2": _cohere2, "olmo2": _olmo2, "glm4": _glm4,
     "gpt_oss": _gpt_oss, "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
@@ -958,6 +1026,8 @@ _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[
     "gemma3": ("gemma3_text", _gemma3_vision, ("model.language_model.", "lm_head", "top")),
     "mistral3": ("mistral", _pixtral_vision, ("model.language_model.", "lm_head", "top")),
     "qwen2_5_vl": ("qwen2_5_vl_text", _qwen25_vision, ("model.language_model.", "lm_head", "top|text")),
+    "qwen3_5": ("qwen3_5_text", _qwen3_5_vision, ("model.language_model.", "lm_head", "top")),
+    "qwen3_5_moe": ("qwen3_5_moe_text", _qwen3_5_vision, ("model.language_model.", "lm_head", "top")),
     "llama4": ("llama4_text", _llama4_vision, ("language_model.model.", "language_model.lm_head", "text")),
     "mllama": ("mllama_text_model", _mllama_vision, ("model.language_model.", "lm_head", "top")),
 }
