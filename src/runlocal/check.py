@@ -159,11 +159,12 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
     from .runtimes import get_runtime
 
     gpus = [t for t in targets if t.kind != "cpu"]
-    if req.tp is not None or len(gpus) < 2 or not get_runtime(req.runtime).pools_kv:
+    runtime = get_runtime(req.runtime)
+    if req.tp is not None or len(gpus) < 2 or not runtime.pools_kv:
         return settings
     from .runtimes.base import GPUS_PER_NODE
 
-    if (get_runtime(req.runtime).name == "vllm" and req.pp == 1 and len(gpus) > GPUS_PER_NODE and len(gpus) % GPUS_PER_NODE == 0):
+    if (runtime.name == "vllm" and req.pp == 1 and len(gpus) > GPUS_PER_NODE and len(gpus) % GPUS_PER_NODE == 0):
         # vLLM's multi-node layout (docs, "Distributed inference and serving"): tensor parallel over the GPUs of a
         # node, pipeline parallel over the nodes, so that only the pipeline's activations cross the network
         pp = len(gpus) // GPUS_PER_NODE

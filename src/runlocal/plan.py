@@ -18,6 +18,7 @@ from .runtimes import Allocation, Settings, Step, Target, get_runtime
 from .runtimes.base import PARALLEL_AUTO, largest
 from .units import format_bytes
 
+POOL_GRANULE = 16        # max-context search step of pooled engines: vLLM's KV block; SGLang's pool is per token
 TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
 
 
@@ -215,9 +216,6 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
 
         plan = _with_fixes(plan, suggest_fixes(plan, targets))
     return plan
-
-
-POOL_GRANULE = 16      # vLLM's KV block (tokens); SGLang's pool is per token, 16 keeps the search short
 
 
 def _with_fixes(plan: Plan, fixes: list[Fix]) -> Plan:

@@ -41,7 +41,7 @@ def _fitted(rt):
     if isinstance(rt, LlamaCpp):
         return LlamaCpp(simulate_graph=False)
     if isinstance(rt, Ollama):
-        rt._llama = LlamaCpp(simulate_graph=False)
+        return Ollama(context_length=rt.context_length, gpu_overhead=rt.gpu_overhead, simulate_graph=False)
     return rt
 
 

@@ -55,7 +55,6 @@ FIT_MARGIN = 1024 * MiB     # common/common.h fit_params_target: leave 1 GiB fre
 FIT_MIN_CTX = 4096          # common/common.h fit_params_min_ctx: --fit shortens the context no further
 # -ngl auto (the default: --fit decides) and -ngl all, as common/arg.cpp stores them
 NGL_AUTO, NGL_ALL = -1, -2
-PIPELINE_COPIES = 4         # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES
 # llama-server -np -1, its default (common/arg.cpp, LLAMA_EXAMPLE_SERVER): tools/server/server.cpp sets
 # n_parallel = 4 and kv_unified = true
 AUTO_SLOTS = 4
@@ -770,12 +769,12 @@ class LlamaCpp:
             # graph input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
             # ggml_backend_sched_split_graph, passes 5–6): three more of each GPU's inputs (the KQ masks, the KV
             # store indices, positions and the incoming n_embd rows) and of the host's graph inputs.
-            extra = PIPELINE_COPIES - 1
+            extra = ggml_graph.PIPELINE_COPIES - 1
             inputs = masks + kv_store_indices(model, c.n_ubatch, fa) + c.n_ubatch * 4
             for i in used_gpus:
                 devs[i].compute += extra * (inputs + row)
             host.compute += extra * (inputs + c.n_ubatch * 4)     # + the token ids
-            steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {PIPELINE_COPIES} copies of "
+            steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {ggml_graph.PIPELINE_COPIES} copies of "
                               f"each split's inputs (masks, KV indices, positions, {model.hidden_size}-wide rows)",
                               f"+{extra * (inputs + row):,} B per GPU, +{extra * (inputs + c.n_ubatch * 4):,} B host",
                               "ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph (n_copies); an estimate "

@@ -137,10 +137,10 @@ class Ollama:
     pools_kv = False
     levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
-    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0):
+    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
-        self._llama = LlamaCpp()
+        self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
 
     # --- defaults ------------------------------------------------------------------------
     def _total_vram(self, targets: list[Target]) -> int:

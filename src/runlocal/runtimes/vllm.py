@@ -104,9 +104,9 @@ ACTIVATION_BYTES_PER_FEATURE = 6
 # (its forward). v0.6.4 kept only the f32 logits: #10517's 35K run (chunked prefill, 2048 tokens,
 # 256 rows × 128,256) peaked 0.06 GiB above its weights, so ≤ 4 B per logit there.
 SAMPLER_BYTES_PER_LOGIT = {"v0.6": 4, "v0": 39.2, "v1-pre-hybrid": 38.5, "v1": 38.5, "v1-cudagraph": 38.5}
-# Engines whose sampler runs on the driver alone (V0's LogitsProcessor gathers the logits to rank 0);
-# V1 all-gathers them and every rank runs the dummy sampler.
-DRIVER_ONLY_SAMPLER = ("v0.6", "v0")
+# The V0 engines. Their sampler runs on the driver alone (V0's LogitsProcessor gathers the logits to rank 0;
+# V1 all-gathers them and every rank runs the dummy sampler), and they allocate the CPU swap space (below).
+V0_ENGINES = ("v0.6", "v0")
 V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
 
 # v0.6: V0 up to v0.6.4; v0: V0 from v0.6.5 (new profiler); v1-pre-hybrid: V1 before the hybrid KV-cache
@@ -127,7 +127,6 @@ DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 # verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
 SWAP_SPACE = 4 << 30
 SWAP_REFUSE_SHARE = 0.7
-V0_ENGINES = ("v0.6", "v0")
 
 
 def host_swap(engine: str, tp: int, host_total: int | None) -> tuple[int, str | None]:
@@ -317,12 +316,11 @@ def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_b
             tokens = blocks * BLOCK_SIZE
             need = _cdiv(max_model_len, BLOCK_SIZE)
             conc = tokens / max_model_len if max_model_len else 0.0
-            return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers,
-                          page_bytes=per_token * BLOCK_SIZE // max(1, n_layers))
-        span = _sliding_tokens(window, max_model_len, max_num_batched_tokens) if window else max_model_len
-        need = _cdiv(span, BLOCK_SIZE) + (1 if window else 0)
-        conc = blocks / need if need else 0.0
-        tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * BLOCK_SIZE
+        else:
+            span = _sliding_tokens(window, max_model_len, max_num_batched_tokens) if window else max_model_len
+            need = _cdiv(span, BLOCK_SIZE) + (1 if window else 0)
+            conc = blocks / need if need else 0.0
+            tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * BLOCK_SIZE
         return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers,
                       page_bytes=per_token * BLOCK_SIZE // max(1, n_layers))
     # hybrid KV-cache manager: one type per distinct layer spec, pages unified to the largest by giving the
@@ -563,7 +561,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         tokens = default_tokens
     act = activation_bytes(model, tokens, num_seqs, tp, engine)
     act_workers = act
-    if tp * pp > 1 and engine in DRIVER_ONLY_SAMPLER:
+    if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.enforce_eager else CUDA_GRAPH_BYTES
@@ -701,7 +699,7 @@ class VLLM:
             swap, swap_refusal = host_swap(self.engine, tp, host.total or host.capacity)
             refusal = refusal or swap_refusal
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
-            steps += (Step("host swap space", f"--swap-space 4 GiB × TP {tp}"
+            steps += (Step("host swap space", f"--swap-space {SWAP_SPACE // GiB} GiB × TP {tp}"
                            + (" as pinned CPU KV blocks (V0)" if swap else ": checked against RAM, not allocated (V1 "
                               "keeps no KV on the host)"), f"{swap:,} B",
                            "vllm/config/cache.py swap_space, verify_with_parallel_config"),)
