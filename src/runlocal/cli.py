@@ -442,13 +442,29 @@ def cost(
 
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
-          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store")) -> None:
+          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store"),
+          workers: int = typer.Option(1, "--workers", min=1, max=64, help="worker processes sharing the store"),
+          submitter_token: list[str] = typer.Option([], "--submitter-token", help="a token whose benchmark "
+                                                    "submissions count at once (repeatable; visible in `ps`: "
+                                                    "prefer --submitter-tokens-file)"),
+          submitter_tokens_file: Optional[str] = typer.Option(None, "--submitter-tokens-file",
+                                                              help="a file of submitter tokens, one a line")) -> None:
     """Start the HTTP API and the web page (FastAPI on uvicorn)."""
     import uvicorn
 
-    from .api.app import create_app
-
-    uvicorn.run(create_app(store_url=db), host=host, port=port, log_level="warning")
+    # Workers are separate processes that build the app from the environment (create_app's defaults
+    # read config.py): the store options travel there.
+    if db:
+        os.environ["RUNLOCAL_DB_URL"] = db
+    if submitter_token:
+        os.environ["RUNLOCAL_SUBMITTER_TOKENS"] = ",".join(
+            [*submitter_token, *filter(None, os.environ.get("RUNLOCAL_SUBMITTER_TOKENS", "").split(","))])
+    if submitter_tokens_file:
+        if not os.path.isfile(submitter_tokens_file):
+            raise typer.BadParameter(f"no file {submitter_tokens_file}", param_hint="--submitter-tokens-file")
+        os.environ["RUNLOCAL_SUBMITTER_TOKENS_FILE"] = os.path.abspath(submitter_tokens_file)
+    uvicorn.run("runlocal.api.app:create_app", factory=True, workers=workers, host=host, port=port,
+                log_level="warning")
 
 
 def main() -> None:

@@ -3,7 +3,6 @@ the "Will it run?" page, and the benchmark store."""
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 import threading
@@ -14,13 +13,14 @@ from functools import lru_cache
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import config
 from ..errors import ModelNotFoundError, RemoteError, RunlocalError
+from .benchmarks import benchmarks_router
 from .store import BenchmarkStore
 
 MAX_BODY = 256 * 1024
@@ -60,25 +60,6 @@ class CheckBody(BaseModel):
     mem_fraction_static: float | None = Field(None, gt=0, le=1)
     max_new_tokens: int | None = Field(None, ge=1, le=1 << 31)
     attn_implementation: Literal["sdpa", "eager"] | None = None
-
-
-class BenchmarkBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    device: str = Field(min_length=1, max_length=200)
-    runtime: str = Field(min_length=1, max_length=64)
-    runtime_version: str | None = Field(None, max_length=64)
-    model: str = Field(min_length=1, max_length=300)
-    quant: str | None = Field(None, max_length=64)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    decode_tokens_per_s: float | None = Field(None, ge=0, le=1e6)
-    prefill_tokens_per_s: float | None = Field(None, ge=0, le=1e8)
-    ttft_s: float | None = Field(None, ge=0, le=86400)
-    peak_memory_bytes: int | None = Field(None, ge=0, le=1 << 50)
-    max_context: int | None = Field(None, ge=0, le=1 << 31)
-    max_concurrency: int | None = Field(None, ge=0, le=1 << 20)
-    submitter: str | None = Field(None, max_length=100)
-    measured_at: str | None = Field(None, max_length=40)
-    source: str | None = Field(None, max_length=64)
 
 
 class DiagnoseBody(BaseModel):
@@ -159,19 +140,17 @@ class Shortcut:
 
 
 def create_app(*, store_url: str | None = None, admin_token: str | None = None,
-               cors_origins: list[str] | None = None) -> FastAPI:
+               cors_origins: list[str] | None = None, submitter_tokens: list[str] | None = None) -> FastAPI:
     from .. import __version__
 
     app = FastAPI(title="runlocal", version=__version__,
                   description="Will this LLM run here? Memory, verdict, limits and fixes per runtime.")
-    store_holder: dict[str, BenchmarkStore] = {}
+    bench_store = BenchmarkStore(store_url or config.store_url())      # the schema is created here, at start-up
     token = admin_token if admin_token is not None else config.admin_token()
     origins = cors_origins if cors_origins is not None else config.cors_origins()
 
     def store() -> BenchmarkStore:
-        if "s" not in store_holder:
-            store_holder["s"] = BenchmarkStore(store_url or config.store_url())
-        return store_holder["s"]
+        return bench_store
 
     app.add_middleware(BodyCap, limit=MAX_BODY)
 
@@ -224,6 +203,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         return await call_next(scope, receive, send)
 
     app.add_middleware(Shortcut, path="/api/v1/check", handler=cached_get)
+    app.include_router(benchmarks_router(
+        bench_store, admin_token=token,
+        submitter_tokens=config.submitter_tokens() if submitter_tokens is None else submitter_tokens,
+        on_change=lambda: version_seen.update(at=-1.0)))   # this process's own write is seen by the next check
 
     @app.post("/api/v1/check")
     async def post_check(body: CheckBody):
@@ -319,30 +302,6 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
         return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
 
-    @app.post("/api/v1/benchmarks", status_code=201)
-    def submit(body: BenchmarkBody, response: Response,
-               idempotency_key: str | None = Header(None, max_length=128)):
-        row, created = store().add(body.model_dump(exclude={"measured_at"}) | {"measured_at": _when(body.measured_at)},
-                                   idempotency_key)
-        version_seen["at"] = -1.0                 # this process's own write is seen by the next check
-        if not created:
-            response.status_code = 200
-        return row
-
-    @app.get("/api/v1/benchmarks")
-    def list_benchmarks(device: str | None = None, model: str | None = None, limit: int = Query(100, ge=1, le=1000)):
-        return store().list(device=device, model=model, limit=limit)
-
-    @app.delete("/api/v1/benchmarks/{bench_id}", status_code=204)
-    def delete_benchmark(bench_id: int, authorization: str | None = Header(None)):
-        given = (authorization or "").removeprefix("Bearer ").strip()
-        if not token or not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=403, detail="deleting needs the admin token (Authorization: Bearer …)")
-        if not store().delete(bench_id):
-            raise HTTPException(status_code=404, detail=f"no benchmark {bench_id}")
-        version_seen["at"] = -1.0
-        return Response(status_code=204)
-
     @app.get("/", response_class=HTMLResponse)
     def index():
         return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
@@ -363,14 +322,3 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"], allow_headers=["*"])
     return app
 
-
-def _when(text: str | None):
-    from datetime import datetime
-
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        raise HTTPException(status_code=422, detail=[{"loc": ["body", "measured_at"], "msg": "expected an ISO 8601 time",
-                                                      "type": "value_error"}]) from None
