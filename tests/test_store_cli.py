@@ -99,31 +99,50 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _submit_all(base: str, keys: list[str], codes: dict[str, int]) -> None:
+    with httpx.Client(base_url=base, timeout=30) as c:
+        for k in keys:
+            r = c.post("/api/v1/benchmarks", json={**BENCH, "submitter": k},
+                       headers={"Idempotency-Key": k, "Authorization": "Bearer lab"})
+            codes[k] = r.status_code
+            if k.endswith("-0"):        # a retry of the same submission: still one row
+                codes[k + "/again"] = c.post("/api/v1/benchmarks", json={**BENCH, "submitter": k},
+                                             headers={"Idempotency-Key": k}).status_code
+
+
+def _stop(proc: subprocess.Popen, spawned: list[int]) -> None:
+    """SIGTERM: uvicorn's supervisor stops its workers; any that outlive it are killed (SIGKILL on the
+    supervisor alone, as runlocal_serve does, would leave them serving)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in spawned:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_two_workers_share_one_store_under_concurrent_writes(store_url, tmp_path):
     env = {**_env(tmp_path), "RUNLOCAL_ADMIN_TOKEN": "s3cret"}
     sent = [f"w-{c}-{i}" for c in range(8) for i in range(12)]
     codes: dict[str, int] = {}
     with runlocal_serve(env, "--db", store_url, "--workers", "2", "--submitter-token", "lab") as (base, proc):
-        assert _children(proc.pid), "no worker processes"
-
-        def client(keys):
-            with httpx.Client(base_url=base, timeout=30) as c:
-                for k in keys:
-                    r = c.post("/api/v1/benchmarks", json={**BENCH, "submitter": k},
-                               headers={"Idempotency-Key": k, "Authorization": "Bearer lab"})
-                    codes[k] = r.status_code
-                    if k.endswith("-0"):        # a retry of the same submission: still one row
-                        codes[k + "/again"] = c.post("/api/v1/benchmarks", json={**BENCH, "submitter": k},
-                                                     headers={"Idempotency-Key": k}).status_code
-
-        threads = [threading.Thread(target=client, args=(sent[c::8],)) for c in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        rows = httpx.get(base + "/api/v1/benchmarks", params={"limit": 1000}).json()
-        check = httpx.get(base + "/api/v1/check", params={"model": "llama-3.1-8b", "gpu": "rtx-4090",
-                                                          "quant": "Q4_K_M", "ctx": 8192}).json()
+        spawned = _children(proc.pid)
+        try:
+            assert len(spawned) >= 2, "no worker processes"
+            threads = [threading.Thread(target=_submit_all, args=(base, sent[c::8], codes)) for c in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            rows = httpx.get(base + "/api/v1/benchmarks", params={"limit": 1000}).json()
+            check = httpx.get(base + "/api/v1/check", params={"model": "llama-3.1-8b", "gpu": "rtx-4090",
+                                                              "quant": "Q4_K_M", "ctx": 8192}).json()
+        finally:
+            _stop(proc, spawned)
     assert {k: v for k, v in codes.items() if "/" not in k} == {k: 201 for k in sent}
     assert {v for k, v in codes.items() if "/" in k} == {200}
     submitters = [r["submitter"] for r in rows]

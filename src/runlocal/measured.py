@@ -17,7 +17,6 @@ with the standard library's sqlite3, read-only, and only when its file exists.
 from __future__ import annotations
 
 import math
-import sqlite3
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -189,6 +188,8 @@ def local_records(plan: Plan, limit: int = 200) -> list[dict[str, Any]]:
     path = local_store_path()
     if path is None or not path.is_file():
         return []
+    import sqlite3          # only when there is a file to read
+
     names = sorted(_model_names(plan))
     sql = (f"SELECT {', '.join(RECORD_FIELDS)} FROM benchmarks WHERE verified = 1 AND "
            f"lower(replace(trim(model), '_', '-')) IN ({', '.join('?' * len(names))}) ORDER BY id DESC LIMIT ?")
