@@ -15,9 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -36,7 +36,7 @@ def _install() -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (["apt-get", "install", "-y", "-q", "postgresql"], ["apt-get", "update", "-q"],
                 ["apt-get", "install", "-y", "-q", "postgresql"]):
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        r = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env, timeout=900)
         if r.returncode == 0 and cmd[1] == "install":
             return None
     return f"apt-get install postgresql failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}"
@@ -82,7 +82,7 @@ def postgres_cluster() -> Iterator[str | None]:
         yield str(sock)
     finally:
         subprocess.run(_as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                       capture_output=True, timeout=60)
+                       check=False, capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -51,7 +51,8 @@ def test_records_of_another_device_runtime_model_or_quant_are_ignored():
 def _cli(*args, home):
     env = {**os.environ, "RUNLOCAL_HOME": str(home), "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
     env.pop("RUNLOCAL_DB_URL", None)
-    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], check=False, capture_output=True, text=True,
+                          env=env,
                           timeout=120)
 
 

@@ -9,7 +9,6 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from pgserver import postgres_socket, store_url  # noqa: F401  (fixtures)
 from runlocal.api.store import BenchmarkStore, IdempotencyConflict
 
 RECORD = {"device": "NVIDIA GeForce RTX 4090", "runtime": "llama.cpp", "runtime_version": "b6500",

@@ -9,7 +9,6 @@ import threading
 import pytest
 from fastapi.testclient import TestClient
 
-from pgserver import postgres_socket, store_url  # noqa: F401  (fixtures)
 from runlocal.api.app import create_app
 
 ADMIN = {"Authorization": "Bearer s3cret"}
@@ -212,3 +211,25 @@ def test_openapi_declares_the_benchmark_endpoints(client):
     assert {"post", "get"} <= paths["/api/v1/benchmarks"].keys()
     assert {"401", "403", "404"} <= paths["/api/v1/benchmarks/{bench_id}/verify"]["post"]["responses"].keys()
     assert "409" in paths["/api/v1/benchmarks"]["post"]["responses"]
+
+
+def test_listing_never_fails_on_rows_an_older_version_stored(client, store_url):
+    from sqlalchemy import create_engine, text
+
+    bid = client.post("/api/v1/benchmarks", json=BENCH).json()["id"]
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        if engine.dialect.name == "sqlite":
+            conn.execute(text("UPDATE benchmarks SET settings = '{\"t\": NaN}', max_context = 'x' WHERE id = :i"),
+                         {"i": bid})
+        else:
+            conn.execute(text("UPDATE benchmarks SET prefill_tokens_per_s = 'NaN' WHERE id = :i"), {"i": bid})
+    engine.dispose()
+    for path in ("/api/v1/benchmarks", f"/api/v1/benchmarks/{bid}"):
+        r = client.get(path)
+        assert r.status_code == 200, r.text
+    row = client.get(f"/api/v1/benchmarks/{bid}").json()
+    if engine.dialect.name == "sqlite":
+        assert row["settings"] == {"t": None} and row["max_context"] is None
+    else:
+        assert row["prefill_tokens_per_s"] is None and row["settings"] == {"ctx": 8192}

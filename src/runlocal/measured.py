@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import quote
 
 from .plan import Plan
@@ -72,9 +73,9 @@ def implausibility(record: dict[str, Any], *, ceiling: float | None,
     """(field, why) for a figure the device or model cannot produce; None when the record is plausible."""
     decode = record.get("decode_tokens_per_s")
     if ceiling is not None and isinstance(decode, (int, float)) and decode > ceiling:
-        return ("decode_tokens_per_s", f"{decode:g} tokens/s is above what this device's memory bandwidth allows "
-                                       f"for this model (at most {ceiling:,.0f}: {DECODE_MARGIN:g} × bandwidth / "
-                                       "bytes of active weights)")
+        why = (f"{decode:g} tokens/s is above what this device's memory bandwidth allows for this model "
+               f"(at most {ceiling:,.0f}: {DECODE_MARGIN:g} × bandwidth / bytes of active weights)")
+        return "decode_tokens_per_s", why
     ctx = record.get("max_context")
     if trained_context and isinstance(ctx, int) and ctx > trained_context:
         return ("max_context", f"{ctx:,} tokens is above the model's trained context ({trained_context:,})")
@@ -143,13 +144,13 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
     ctx_ok = _median_int(r.get("max_context") for r in recs)
     conc_ok = _median_int(r.get("max_concurrency") for r in recs)
     when = max((r.get("measured_at") or r.get("created_at") or "" for r in recs), default="") or None
-    measured = {"records": len(recs), "ids": [r.get("id") for r in recs], "device": recs[0].get("device"),
+    measured: dict[str, Any] = {"records": len(recs), "ids": [r.get("id") for r in recs], "device": recs[0].get("device"),
                 "decode_tokens_per_s": decode, "prefill_tokens_per_s": prefill,
                 "max_context_ok": ctx_ok, "max_concurrency_ok": conc_ok,
                 "peak_memory_bytes": _median_int(r.get("peak_memory_bytes") for r in recs),
                 "latest": when, "predicted": {"speed": dict(plan.speed), "max_context": plan.max_context,
                                               "max_concurrency": plan.max_concurrency}}
-    speed = dict(plan.speed)
+    speed: dict[str, Any] = dict(plan.speed)
     if decode:
         speed["decode_tokens_per_s"] = round(decode, 1)
     if prefill:
@@ -188,7 +189,7 @@ def local_records(plan: Plan, limit: int = 200) -> list[dict[str, Any]]:
     path = local_store_path()
     if path is None or not path.is_file():
         return []
-    import sqlite3          # only when there is a file to read
+    import sqlite3  # only when there is a file to read
 
     names = sorted(_model_names(plan))
     sql = (f"SELECT {', '.join(RECORD_FIELDS)} FROM benchmarks WHERE verified = 1 AND "

@@ -17,8 +17,9 @@ import hashlib
 import hmac
 import json
 import math
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Annotated, Any, Callable, Iterable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -155,7 +156,12 @@ def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
     devices only: nothing is fetched to check a submission)."""
     from ..errors import RunlocalError
     from ..hardware.speed import read_fraction
-    from ..measured import MIN_BITS_PER_WEIGHT, decode_ceiling, device_bandwidth_gbs, implausibility
+    from ..measured import (
+        MIN_BITS_PER_WEIGHT,
+        decode_ceiling,
+        device_bandwidth_gbs,
+        implausibility,
+    )
     from ..model import catalog
     from ..plan import estimate
 

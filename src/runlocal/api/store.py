@@ -18,13 +18,32 @@ import hashlib
 import json
 import math
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, Integer, MetaData, String, Table, Text,
-                        create_engine, event, false, inspect, select, text, type_coerce)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    false,
+    inspect,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 # SQLite keeps ids in its 64-bit rowid (INTEGER PRIMARY KEY); PostgreSQL gets a BIGINT identity.
