@@ -442,13 +442,47 @@ def cost(
 
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
-          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store")) -> None:
-    """Start the HTTP API and the web page (FastAPI on uvicorn)."""
+          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store"),
+          allow_local_dir: Optional[str] = typer.Option(
+              None, "--allow-local-dir", help="read model files given as paths, only inside this folder (default: none)"),
+          allow_remote_host: Optional[list[str]] = typer.Option(
+              None, "--allow-remote-host", help="read GGUF URLs from this host (repeatable; default: none)"),
+          use_hf_token: bool = typer.Option(False, "--use-hf-token",
+                                            help="send this machine's HF_TOKEN to the Hub for callers' repos"),
+          allowed_host: Optional[list[str]] = typer.Option(
+              None, "--allowed-host", help="Host header accepted (repeatable; default: localhost and --host)"),
+          plan_workers: int = typer.Option(2, "--plan-workers", min=1, max=256, help="plans computed at once"),
+          plan_deadline: float = typer.Option(20.0, "--plan-deadline", min=0.1, max=3600,
+                                              help="seconds before a plan is answered 503 Retry-After"),
+          writes_per_minute: float = typer.Option(30.0, "--writes-per-minute", min=0.1, max=1e6,
+                                                  help="benchmark submissions per client address")) -> None:
+    """Start the HTTP API and the web page (FastAPI on uvicorn).
+
+    Callers are anonymous: by default the server resolves catalog aliases and Hugging Face repo ids only."""
     import uvicorn
 
     from .api.app import create_app
+    from .errors import RunlocalError
+    from .model.policy import ReadPolicy
 
-    uvicorn.run(create_app(store_url=db), host=host, port=port, log_level="warning")
+    try:
+        policy = ReadPolicy.server(local_dir=allow_local_dir, remote_hosts=allow_remote_host or (),
+                                   use_hf_token=use_hf_token)
+    except (RunlocalError, OSError) as e:
+        _fail(e if isinstance(e, RunlocalError) else ValueError(f"allow-local-dir: {e.strerror or e}"))
+        return
+    hosts = allowed_host or _default_hosts(host)
+    uvicorn.run(create_app(store_url=db, policy=policy, allowed_hosts=hosts, plan_workers=plan_workers,
+                           plan_deadline_s=plan_deadline, writes_per_minute=writes_per_minute),
+                host=host, port=port, log_level="warning")
+
+
+def _default_hosts(bind: str) -> list[str] | None:
+    """Loopback names, plus the address served on; a server on every interface checks no Host by default
+    (it is behind a proxy or the operator names its hosts with --allowed-host)."""
+    if bind in ("0.0.0.0", "::", ""):
+        return None
+    return sorted({"localhost", "127.0.0.1", "::1", "[::1]", bind})
 
 
 def main() -> None:

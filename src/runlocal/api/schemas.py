@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import MISSING, fields
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from ..errors import InputError
-from ..request import MAX_CTX, CheckRequest, Option, options
+from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 
 # "8192", "32k", "1M", "1.5k" (units.parse_tokens)
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
@@ -90,6 +91,20 @@ def check_model(name: str = "CheckBody") -> type[BaseModel]:
 
 
 CheckBody = check_model("CheckBody")
+
+# The same fields as query parameters of /best and /compare, bounded as in the contract
+MAX_MODEL = MAX_NAME
+ModelQuery = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
+TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
+RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+QuantQuery = Annotated[str | None, Query(max_length=MAX_SHORT)]
+
+
+class ModelEntry(BaseModel):
+    alias: str
+    repo_id: str
+    published_params: int | None = None
+    model_type: str | None = None
 
 
 def to_request(body: BaseModel) -> CheckRequest:
