@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import config
 from ..model.policy import ReadPolicy
-from .errors import ERROR_RESPONSES, install_error_handlers
+from .errors import ERROR_RESPONSES, WRITE_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (MAX_MODEL, CheckBody, CurveDoc, ModelEntry, ModelQuery, PlanDoc, QuantQuery, RuntimeQuery,
                       TokensQuery, to_request)
@@ -287,7 +287,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
         return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
 
-    @app.post("/api/v1/benchmarks", status_code=201, dependencies=[Depends(write_limit)])
+    @app.post("/api/v1/benchmarks", status_code=201, dependencies=[Depends(write_limit)], responses=WRITE_RESPONSES)
     def submit(body: BenchmarkBody, response: Response,
                idempotency_key: str | None = Header(None, max_length=128)):
         row, created = store().add(body.model_dump(exclude={"measured_at"}) | {"measured_at": _when(body.measured_at)},
@@ -301,7 +301,8 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     def list_benchmarks(device: str | None = None, model: str | None = None, limit: int = Query(100, ge=1, le=1000)):
         return store().list(device=device, model=model, limit=limit)
 
-    @app.delete("/api/v1/benchmarks/{bench_id}", status_code=204, dependencies=[Depends(write_limit)])
+    @app.delete("/api/v1/benchmarks/{bench_id}", status_code=204, dependencies=[Depends(write_limit)],
+                responses=WRITE_RESPONSES)
     def delete_benchmark(bench_id: Annotated[int, Path(ge=1, le=MAX_ID)], authorization: str | None = Header(None)):
         given = (authorization or "").removeprefix("Bearer ").strip()
         if not token or not hmac.compare_digest(given.encode(), token.encode()):
@@ -315,7 +316,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     def index():
         return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
 
-    @app.get("/static/{name}")
+    @app.get("/static/{name}", responses={404: {"description": "no such file"}})
     def static(name: str):
         if not re.fullmatch(r"[a-z0-9_-]+\.(js|css|svg)", name):
             raise HTTPException(status_code=404)

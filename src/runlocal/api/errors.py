@@ -15,6 +15,7 @@ import logging
 import re
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from ..errors import ModelNotFoundError, RemoteError, RunlocalError
@@ -26,6 +27,7 @@ log = logging.getLogger("runlocal.api")
 _FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*): ")
 
 ERROR_RESPONSES: dict[int | str, dict] = {
+    400: {"model": ErrorAnswer, "description": "the body is not JSON"},
     404: {"model": ErrorAnswer, "description": "the model (path, repo, file) does not exist"},
     413: {"model": ErrorAnswer, "description": "request body over 256 KiB"},
     422: {"model": ErrorAnswer, "description": "a field is invalid; ``loc`` names it"},
@@ -76,6 +78,14 @@ def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | No
         where = "body" if request.method in ("POST", "PUT", "PATCH") else "query"
         return error_answer(err, where, (renames or {}).get(request.url.path))
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, err: RequestValidationError):
+        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated)."""
+        detail = [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
+                   "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))}
+                  for e in err.errors()]
+        return JSONResponse({"detail": detail}, status_code=422)
+
     @app.exception_handler(Busy)
     async def busy(request: Request, err: Busy):
         return JSONResponse({"detail": [{"loc": ["server"], "msg": str(err), "type": "Busy"}]}, status_code=503,
@@ -86,3 +96,15 @@ def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | No
         log.exception("unexpected error answering %s %s", request.method, request.url.path)
         return JSONResponse({"detail": [{"loc": ["server"], "msg": "internal error", "type": "InternalError"}]},
                             status_code=500)
+
+
+# The write endpoints' answers besides their success (store endpoints; a token bucket per client, api/limits.py)
+WRITE_RESPONSES: dict[int | str, dict] = {
+    **ERROR_RESPONSES,
+    200: {"description": "the same submission again (its Idempotency-Key): the row stored the first time"},
+    401: {"model": ErrorAnswer, "description": "no token"},
+    403: {"model": ErrorAnswer, "description": "a wrong token"},
+    404: {"model": ErrorAnswer, "description": "no such row"},
+    409: {"model": ErrorAnswer, "description": "an Idempotency-Key replayed with a different body"},
+    429: {"model": ErrorAnswer, "description": "too many writes from this address; retry after Retry-After seconds"},
+}
