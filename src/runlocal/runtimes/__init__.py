@@ -20,6 +20,11 @@ def runtime_names() -> list[str]:
     return ["llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx"]
 
 
+def runtime_aliases() -> list[str]:
+    """Every name ``get_runtime`` accepts (lower case): the six engines and their common spellings."""
+    return list(_NAMES)
+
+
 def get_runtime(name: str) -> Runtime:
     key = _NAMES.get(name.strip().lower())
     if key == "llamacpp":
@@ -42,4 +47,5 @@ def get_runtime(name: str) -> Runtime:
     raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())})")
 
 
-__all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_names"]
+__all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_aliases",
+           "runtime_names"]
