@@ -23,7 +23,7 @@ import math
 from typing import Any, Callable
 
 from ..errors import ModelFormatError
-from .limits import _shown as shown, check_config_value, check_heads, check_spec
+from .limits import _shown as shown, check_config_value, check_heads, check_spec, printable
 from .spec import AttentionSpec, LayerSpec, ModelSpec, RecurrentSpec, TensorInfo
 
 # ------------------------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class _Cfg:
     def get(self, key: str, default: Any = None) -> Any:
         """A field as the config class would hold it; known keys are checked (type and bounds, limits.py)."""
         value = self.d[key] if key in self.d else self.defaults.get(key, default)
-        return check_config_value(key, value, f"{self.where}: config.json")
+        return check_config_value(key, value, self.where)
 
     def flag(self, key: str, default: bool = False) -> bool:
         return bool(self.get(key, default))
@@ -141,7 +141,7 @@ class _Cfg:
         v = self.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             what = _WHAT.get(key, "a positive integer")
-            got = "missing" if v is None else f"got {shown(v)}"
+            got = "missing" if v is None else shown(v)
             raise ModelFormatError(f"{self.where}: config.json field '{key}' is {got} "
                                    f"(expected a positive integer: {what}; model_type '{self.model_type}')")
         return v
@@ -162,14 +162,14 @@ class _Cfg:
     @property
     def kv_heads(self) -> int:
         kv = self.get("num_key_value_heads") or self.heads
-        check_heads(self.heads, kv, f"{self.where}: config.json", ("num_attention_heads", "num_key_value_heads"))
+        check_heads(self.heads, kv, self.where, ("num_attention_heads", "num_key_value_heads"))
         return kv
 
     @property
     def head_dim(self) -> int:
         hd = self.get("head_dim") or self.h // self.heads
         if not hd:
-            raise ModelFormatError(f"{self.where}: config.json has no head_dim and hidden_size {self.h} < "
+            raise ModelFormatError(f"{self.where}: no head_dim and hidden_size {self.h} < "
                                    f"num_attention_heads {self.heads} (expected head_dim, or hidden_size ≥ heads)")
         return hd
 
@@ -181,14 +181,14 @@ class _Cfg:
         """A list with one entry per layer (no_rope_layers), or None when absent; another length is an error."""
         v = self.get(key)
         if v and len(v) != n:
-            raise ModelFormatError(f"{self.where}: config.json {key} has {len(v)} entries "
+            raise ModelFormatError(f"{self.where}: {key} has {len(v)} entries "
                                    f"(expected one per layer: {n})")
         return v or None
 
     def sub(self, key: str, model_type: str) -> "_Cfg":
         d = self.d.get(key)
         d = d if isinstance(d, dict) else {}
-        return _Cfg(d, str(d.get("model_type") or model_type), f"{self.where} {key}")
+        return _Cfg(d, printable(d.get("model_type") or model_type, 100), f"{self.where} {key}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1081,7 +1081,9 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     where = source or id
     if not isinstance(config, dict):
         raise ModelFormatError(f"{where}: config.json must be a JSON object, got {type(config).__name__}")
-    mt = str(config.get("model_type") or "")[:100]
+    mt = config.get("model_type") or ""
+    if not isinstance(mt, str) or len(mt) > 64:
+        raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
     notes: list[str] = []
     vision = None
     if mt in _MULTIMODAL:

@@ -81,6 +81,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def printable(text: Any, limit: int = 80) -> str:
+    """A name from a file, safe inside a one-line message: control characters escaped, length capped."""
+    return repr(str(text)[:limit])[1:-1]
+
+
 def fail(where: str, key: str, value: Any, expected: str) -> ModelFormatError:
     got = "missing" if value is None else _shown(value)
     return ModelFormatError(f"{where}: {key} is {got} (expected {expected})")

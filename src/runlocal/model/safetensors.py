@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelFormatError, ModelNotFoundError
-from .limits import MAX_TENSOR_ELEMENTS, loads_bounded
+from .limits import MAX_TENSOR_ELEMENTS, loads_bounded, printable
 from .spec import TensorInfo
 
 # safetensors itself refuses headers over 100 MB (MAX_HEADER_SIZE, safetensors/src/tensor.rs); real ones are
@@ -41,7 +41,7 @@ def parse_header(raw: bytes, name: str) -> tuple[list[TensorInfo], dict[str, Any
     meta = doc.pop("__metadata__", None) or {}
     tensors = []
     for tname, info in doc.items():
-        tname = tname[:200]
+        tname = printable(tname, 200)
         if not isinstance(info, dict):
             raise ModelFormatError(f"{name}: tensor '{tname}' entry is not an object")
         dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
