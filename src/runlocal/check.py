@@ -86,12 +86,21 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     from .plan import make_plan
 
     spec, settings, targets, notes = _inputs(req, policy)
-    plan = make_plan(spec, settings, targets)
+    plan = make_plan(spec, settings, targets, runtime=_planner(req))
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _planner(req: CheckRequest):
+    """The runtime planner with the server environment it reads (Ollama's), read here once: planning is pure."""
+    import os
+
+    from .runtimes import get_runtime
+
+    return get_runtime(req.runtime, environ=os.environ)
 
 
 def _inputs(req: CheckRequest, policy=None):
@@ -134,6 +143,6 @@ def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> 
     spec, settings, targets, _ = _inputs(req, policy)
     limit = spec.max_position_embeddings or 131072
     contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
-    points = memory_curve(spec, settings, targets, contexts)
+    points = memory_curve(spec, settings, targets, contexts, runtime=_planner(req))
     first = next((t for t in targets if t.kind != "cpu"), targets[0])
     return {"device": first.name, "capacity": first.capacity, "points": points}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..errors import InputError
 from .base import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 
@@ -25,7 +27,10 @@ def runtime_aliases() -> list[str]:
     return list(_NAMES)
 
 
-def get_runtime(name: str) -> Runtime:
+def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
+    """The planner for a runtime name. ``environ``: the server environment it reads (Ollama's OLLAMA_CONTEXT_LENGTH,
+    OLLAMA_GPU_OVERHEAD), given by the caller that read it (check.py, once); None: the runtime's defaults, so
+    planning stays a pure function of its arguments."""
     key = _NAMES.get(name.strip().lower())
     if key == "llamacpp":
         from .llamacpp import LlamaCpp
@@ -38,7 +43,7 @@ def get_runtime(name: str) -> Runtime:
     if key == "ollama":
         from .ollama import Ollama, from_environment
 
-        return Ollama(**from_environment())
+        return Ollama(**from_environment(environ if environ is not None else {}))
     if key in _CLASSES:
         import importlib
 
