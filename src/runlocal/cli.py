@@ -139,12 +139,10 @@ def models_cmd(
             return
         typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
         return
-    entries = catalog.load_entries()
     if as_json:
-        typer.echo(json.dumps([{"alias": e["alias"], "repo_id": e["repo_id"],
-                                "published_params": e.get("published_params")} for e in entries], indent=2))
+        typer.echo(json.dumps(catalog.listing(), indent=2))
         return
-    for e in entries:
+    for e in catalog.load_entries():
         typer.echo(f"{e['alias']:<32} {e['repo_id']}")
 
 
@@ -449,6 +447,27 @@ def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Opt
     from .api.app import create_app
 
     uvicorn.run(create_app(store_url=db), host=host, port=port, log_level="warning")
+
+
+@app.command("mcp")
+def mcp_cmd(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for a local agent) | http (streamable HTTP "
+                                                                 "on 127.0.0.1, at /mcp)"),
+    port: int = typer.Option(8765, "--port", help="with --transport http"),
+    allow_local_dir: Optional[list[str]] = typer.Option(None, "--allow-local-dir",
+                                                        help="http: read model paths inside this folder (repeatable)"),
+    allow_remote_host: Optional[list[str]] = typer.Option(None, "--allow-remote-host",
+                                                          help="http: read model URLs on this host (repeatable)"),
+) -> None:
+    """Serve runlocal's answers to agents over the Model Context Protocol (tools, resources, a prompt)."""
+    from .errors import RunlocalError
+
+    try:
+        from .mcp_server import serve as serve_mcp
+
+        serve_mcp(transport, port=port, allow_local_dirs=allow_local_dir, allow_remote_hosts=allow_remote_host)
+    except RunlocalError as e:
+        _fail(e)
 
 
 def main() -> None:
