@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import inspect
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -462,6 +463,17 @@ def build_server(policy: ReadPolicy | None = None) -> MCPServer:
     return server
 
 
+def warm_planner() -> None:
+    """Plan one catalog model in the background as the server starts, so that the planner's modules and tables are
+    loaded before the agent's first `check` (it waits for the SDK's handshake and the tool listing meanwhile)."""
+    from .check import CheckRequest, check
+
+    try:
+        check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ctx=8192, use_measurements=False))
+    except Exception:  # noqa: BLE001 - a warm-up never stops the server; the real call reports its own error
+        pass
+
+
 def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dirs: list[str] | None = None,
           allow_remote_hosts: list[str] | None = None) -> None:
     """Run over stdio (as the user) or streamable HTTP on 127.0.0.1 (the public server's read rules)."""
@@ -470,7 +482,9 @@ def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dirs: list[
     if transport == "stdio":
         if allow_local_dirs or allow_remote_hosts:
             raise InputError("allow-local-dir: only with --transport http (over stdio the server reads what you can)")
-        build_server(ReadPolicy(open=True)).run("stdio")
+        server = build_server(ReadPolicy(open=True))
+        threading.Thread(target=warm_planner, name="warm-planner", daemon=True).start()
+        server.run("stdio")
         return
     if not 0 < port < 65536:
         raise InputError(f"port: expected 1-65535, got {port}")
@@ -484,4 +498,6 @@ def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dirs: list[
     loopback = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=["127.0.0.1:*", "localhost:*"],
                                          allowed_origins=["http://127.0.0.1:*", "http://localhost:*"])
-    build_server(policy).run("streamable-http", host="127.0.0.1", port=port, transport_security=loopback)
+    server = build_server(policy)
+    threading.Thread(target=warm_planner, name="warm-planner", daemon=True).start()
+    server.run("streamable-http", host="127.0.0.1", port=port, transport_security=loopback)
