@@ -208,6 +208,10 @@ BAD_INPUT = [
     ("check", {"model": "llama-3.1-8b", "context": 8192}, "context"),                 # not a field of the contract
     ("check", {"model": "llama-3.1-8b", "gpu_memory_utilization": 1.5}, "gpu_memory_utilization"),
     ("check", {"gpu": "rtx-4090"}, "model"),
+    ("check", {"model": "x" * 300}, "model"),                 # longer than a file name may be (ENAMETOOLONG)
+    ("check", {"model": "x" * 5000}, "model"),
+    ("check", {"model": "llama\x00.gguf"}, "model"),
+    ("check", {"model": "~no-such-user-xyz/model.gguf"}, "model"),
     ("curve", {"model": "llama-3.1-8b", "contexts": [0]}, "contexts"),
     ("best", {"model": "llama-3.1-8b", "budget": -5}, "budget"),
     ("compare", {"devices": []}, "devices"),
@@ -285,6 +289,16 @@ def test_http_transport_refuses_local_paths_and_urls(env, tmp_path):
                         await client.call_tool("check", {"model": "llama-3.1-8b", "gpu": "rtx-4090"})]
 
         by_path, by_file, by_url, alias = anyio.run(main)
+        # DNS rebinding: a page on another name that resolves to 127.0.0.1 is refused by its Host header
+        import urllib.error
+        import urllib.request
+
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", method="POST", data=b"{}",
+                                     headers={"Host": "attacker.example", "Content-Type": "application/json",
+                                              "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert 400 <= refused.value.code < 500
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -294,6 +308,41 @@ def test_http_transport_refuses_local_paths_and_urls(env, tmp_path):
     assert by_url.is_error and text_of(by_url).startswith("model: this server does not read URLs")
     assert _Listener.hits == []
     assert not alias.is_error and json.loads(text_of(alias))["model"]["id"] == "llama-3.1-8b"
+
+
+def test_http_policy_reads_only_what_the_operator_allows(tmp_path, monkeypatch):
+    """The HTTP transport's rules, case by case (the same options as `runlocal serve`)."""
+    from runlocal.errors import InputError
+    from runlocal.mcp_server import ReadPolicy
+
+    allowed = tmp_path / "models"
+    (allowed / "tiny").mkdir(parents=True)
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (allowed / "escape").symlink_to(outside)
+    monkeypatch.chdir(tmp_path)
+    closed = ReadPolicy.server()
+    for ref in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "hf://owner/repo/model-Q4_K_M.gguf"):
+        assert closed.allowed_model(ref) == ref                 # aliases, Hub repo ids, Hub files
+    refused = {
+        "/etc/passwd": "local paths", "./models/tiny": "local paths", "~/model.gguf": "local paths",
+        "models/tiny": "local paths",                           # looks like owner/name but is a folder here
+        "config.json": "local paths", "http://127.0.0.1:9/x.gguf": "URLs", "file:///etc/passwd": "URLs",
+    }
+    for ref, what in refused.items():
+        with pytest.raises(InputError, match=f"^model: this server does not read {what}"):
+            closed.allowed_model(ref)
+    opened = ReadPolicy.server(local_dir=str(allowed), remote_hosts=["example.org"])
+    assert opened.allowed_model("tiny") == str((allowed / "tiny").resolve())      # relative: inside the folder
+    assert opened.allowed_model(str(allowed / "tiny")) == str((allowed / "tiny").resolve())
+    assert opened.allowed_model("https://example.org/m.gguf") == "https://example.org/m.gguf"
+    for ref in ("../secret", str(outside), "escape/x.gguf"):            # out by .., by name, by a symlink
+        with pytest.raises(InputError, match="only inside its allowed folder"):
+            opened.allowed_model(ref)
+    with pytest.raises(InputError, match="does not read URLs"):
+        opened.allowed_model("https://example.org.evil.net/m.gguf")
+    with pytest.raises(InputError, match="^allow-local-dir:"):
+        ReadPolicy.server(local_dir=str(tmp_path / "missing"))
 
 
 def test_stdio_reads_local_files_as_the_cli_does(env, tmp_path):
@@ -318,6 +367,10 @@ def test_mcp_command_options_are_checked(env):
     r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "mcp", "--allow-local-dir", "/tmp"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("error: allow-local-dir:") and "Traceback" not in r.stderr
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "mcp", "--transport", "http",
+                                          "--allow-local-dir", "/no/such/folder"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("error: allow-local-dir: '/no/such/folder' is not a folder")
     r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "mcp", "--transport", "carrier-pigeon"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("error: transport:")

@@ -454,10 +454,11 @@ def mcp_cmd(
     transport: str = typer.Option("stdio", "--transport", help="stdio (for a local agent) | http (streamable HTTP "
                                                                  "on 127.0.0.1, at /mcp)"),
     port: int = typer.Option(8765, "--port", help="with --transport http"),
-    allow_local_dir: Optional[list[str]] = typer.Option(None, "--allow-local-dir",
-                                                        help="http: read model paths inside this folder (repeatable)"),
+    allow_local_dir: Optional[str] = typer.Option(None, "--allow-local-dir",
+                                                  help="http: read model files given as paths, only inside this folder"),
     allow_remote_host: Optional[list[str]] = typer.Option(None, "--allow-remote-host",
-                                                          help="http: read model URLs on this host (repeatable)"),
+                                                          help="http: read GGUF URLs from this host (repeatable)"),
+    use_hf_token: bool = typer.Option(False, "--use-hf-token", help="http: send this machine's HF_TOKEN to the Hub"),
 ) -> None:
     """Serve runlocal's answers to agents over the Model Context Protocol (tools, resources, a prompt)."""
     from .errors import RunlocalError
@@ -465,7 +466,8 @@ def mcp_cmd(
     try:
         from .mcp_server import serve as serve_mcp
 
-        serve_mcp(transport, port=port, allow_local_dirs=allow_local_dir, allow_remote_hosts=allow_remote_host)
+        serve_mcp(transport, port=port, allow_local_dir=allow_local_dir, allow_remote_hosts=allow_remote_host,
+                  use_hf_token=use_hf_token)
     except RunlocalError as e:
         _fail(e)
 

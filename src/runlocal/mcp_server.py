@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import inspect
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,6 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic.fields import FieldInfo
 
 from .errors import (
     InputError,
@@ -45,6 +45,9 @@ from .errors import (
 _INTERNAL_FIELDS = ("use_measurements", "extra")
 # CheckRequest field → the CLI parameter carrying its help text, where the names differ
 _CLI_NAMES = {"n_gpu_layers": "ngl"}
+# what a JSON caller needs to know beyond the CLI's help (the CLI parses "auto" / "all" into these numbers)
+_NOTES = {"n_gpu_layers": "here a number: N layers, -1 auto, -2 all"}
+MAX_MODEL_REF = 500        # characters, as the HTTP API's CheckBody.model (a Hub repo id is at most 96)
 MAX_TEXT = 8 << 20          # diagnose: a pasted log held in memory (the CLI streams files up to 100 MB)
 _ARG_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -54,32 +57,62 @@ _ARG_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
 @dataclass(frozen=True)
 class ReadPolicy:
     """Which `model` strings the server may resolve. Stdio: everything the CLI reads (``open``). HTTP: catalog
-    aliases and Hugging Face repo ids; local paths only inside ``local_dirs``, URLs only to ``remote_hosts``.
-    (A stand-in until the public server's policy object is shared; same options, same refusals.)"""
+    aliases and Hugging Face repo ids; local paths only inside ``local_dir`` (a relative one is taken inside it),
+    URLs only to ``remote_hosts``. The same options and refusals as the public server's policy (`runlocal serve`);
+    a stand-in until that object is on main, when the library calls take it (see the merge note)."""
 
     open: bool = True
-    local_dirs: tuple[str, ...] = ()
-    remote_hosts: tuple[str, ...] = ()
+    local_dir: Path | None = None
+    remote_hosts: frozenset[str] = frozenset()
 
-    def check_model(self, ref: str, field: str = "model") -> None:
-        if self.open:
-            return
-        ref = ref.strip()
-        if ref.startswith("hf://"):
-            return                                   # a file in a Hub repo: read from the Hub, like owner/name
+    @classmethod
+    def server(cls, *, local_dir: str | None = None, remote_hosts: list[str] | tuple[str, ...] = ()) -> ReadPolicy:
+        folder = None
+        if local_dir is not None:
+            folder = Path(local_dir).expanduser().resolve()
+            if not folder.is_dir():
+                raise InputError(f"allow-local-dir: '{local_dir}' is not a folder")
+        return cls(open=False, local_dir=folder,
+                   remote_hosts=frozenset(h.strip().lower().strip("[]") for h in remote_hosts if h.strip()))
+
+    def allowed_model(self, ref: str, field: str = "model") -> str:
+        """``ref`` as the library should read it, or InputError naming ``field`` when this server may not."""
+        _check_reference(ref, field)
+        if self.open or ref.strip().startswith("hf://"):  # hf://: a file in a Hub repo, read from the Hub
+            return ref
         if "://" in ref:
-            host = (urlsplit(ref).hostname or "").lower()
-            if host and host in self.remote_hosts:
-                return
+            host = (urlsplit(ref.strip()).hostname or "").lower()
+            if host and host in self.remote_hosts and urlsplit(ref.strip()).scheme in ("http", "https"):
+                return ref
             raise InputError(f"{field}: this server does not read URLs (the operator may allow a host with "
                              "--allow-remote-host HOST); give a catalog alias or a Hugging Face repo id")
+        if self.local_dir is not None:
+            path = Path(ref).expanduser()
+            path = (path if path.is_absolute() else self.local_dir / path).resolve()   # symlinks followed first
+            if not (_looks_like_path(ref) or path.exists()):
+                return ref
+            if path.is_relative_to(self.local_dir):
+                return str(path)
+            raise InputError(f"{field}: this server reads local paths only inside its allowed folder")
         if not _looks_like_path(ref):
-            return
-        path = Path(ref).expanduser().resolve()
-        if any(path.is_relative_to(Path(d).expanduser().resolve()) for d in self.local_dirs):
-            return
+            return ref
         raise InputError(f"{field}: this server does not read local paths (the operator may allow a folder with "
                          "--allow-local-dir DIR); give a catalog alias or a Hugging Face repo id")
+
+
+def _check_reference(ref: str, field: str) -> None:
+    """A model reference any reader can take: bounded, no NUL byte, a home folder that exists."""
+    if len(ref) > MAX_MODEL_REF:
+        raise InputError(f"{field}: at most {MAX_MODEL_REF} characters (an alias, a repo id, a path or a URL)")
+    if "\0" in ref:
+        raise InputError(f"{field}: contains a NUL character")
+    if any(len(part) > 255 for part in ref.split("/")):      # NAME_MAX: no file or repo has a longer name
+        raise InputError(f"{field}: a name of over 255 characters")
+    if ref.startswith("~"):
+        try:
+            Path(ref).expanduser()
+        except RuntimeError:
+            raise InputError(f"{field}: no home folder for '{ref.split('/', 1)[0]}'") from None
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -106,35 +139,38 @@ def _cli_help(command: Callable) -> dict[str, str]:
 
 
 def _with_help(fields: dict[str, tuple], helps: dict[str, str]) -> dict[str, Any]:
-    """(type, default[, description]) per field → pydantic fields described by the CLI's help where not given."""
+    """(type, default[, description]) per field → pydantic fields, described by the CLI's help where not given."""
     out = {}
     for name, (kind, default, *extra) in fields.items():
         desc = extra[0] if extra else helps.get(_CLI_NAMES.get(name, name), "")
-        if isinstance(default, FieldInfo):           # the contract's own field (bounds, description): kept
-            if not default.description:
-                default = FieldInfo.merge_field_infos(default, description=desc or None)
-            out[name] = (kind, default)
-        else:
-            out[name] = (kind, Field(default, description=desc or None))
+        desc = "; ".join(p for p in (desc, _NOTES.get(name, "")) if p)
+        out[name] = (kind, Field(default, description=desc or None))
     return out
 
 
 def check_fields() -> dict[str, tuple]:
-    """`CheckRequest`'s fields as (type, default): the check tool's inputs, in the contract's order."""
+    """`CheckRequest`'s fields as (type, default[, description]): the check tool's inputs, in the contract's order.
+    A field that carries its option in its metadata (flags, help, choices) is described from it."""
     import typing
 
     from .check import CheckRequest
 
-    if isinstance(CheckRequest, type) and issubclass(CheckRequest, BaseModel):     # the contract as a pydantic model
-        return {n: (f.annotation, f) for n, f in CheckRequest.model_fields.items()
-                if n not in _INTERNAL_FIELDS}
     hints = typing.get_type_hints(CheckRequest)
-    out = {}
+    out: dict[str, tuple] = {}
     for f in dataclasses.fields(CheckRequest):
         if f.name in _INTERNAL_FIELDS:
             continue
         default = f.default if f.default is not dataclasses.MISSING else ...
-        out[f.name] = (hints[f.name], default)
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        opt = f.metadata.get("option")
+        if opt is None:
+            out[f.name] = (hints[f.name], default)
+            continue
+        flags = [x for x in opt.flags if x.startswith("-")]
+        parts = [opt.help, f"one of: {', '.join(opt.choices)}" if opt.choices else "",
+                 f"CLI: {', '.join(flags)}" if flags else ""]
+        out[f.name] = (hints[f.name], default, "; ".join(p for p in parts if p))
     return out
 
 
@@ -145,9 +181,7 @@ def _model(name: str, fields: dict[str, Any], doc: str) -> type[BaseModel]:
 def build_arg_models() -> dict[str, type[BaseModel]]:
     from . import cli
 
-    check_help = _cli_help(cli.check)
-    check_help["n_gpu_layers"] = check_help.get("ngl", "") + "; here a number: N layers, -1 auto, -2 all"
-    contract = _with_help(check_fields(), check_help)
+    contract = _with_help(check_fields(), _cli_help(cli.check))
     ctx_type = str | int | None
     best_help, compare_help, cost_help, models_help = (_cli_help(cli.best), _cli_help(cli.compare),
                                                       _cli_help(cli.cost), _cli_help(cli.models_cmd))
@@ -391,7 +425,7 @@ def make_tool(name: str, args_model: type[BaseModel], policy: ReadPolicy) -> Too
         try:
             for f in model_fields:
                 if args.get(f):
-                    policy.check_model(args[f], f)
+                    args[f] = policy.allowed_model(args[f], f)
             return dumps(answer(args))
         except RunlocalError as e:
             return _error(_error_line(e, name, args_model.model_fields))
@@ -470,31 +504,30 @@ def warm_planner() -> None:
 
     try:
         check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ctx=8192, use_measurements=False))
-    except Exception:  # noqa: BLE001 - a warm-up never stops the server; the real call reports its own error
+    except Exception:  # noqa: BLE001, S110 - a warm-up never stops the server; the real call reports its own error
         pass
 
 
-def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dirs: list[str] | None = None,
-          allow_remote_hosts: list[str] | None = None) -> None:
+def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dir: str | None = None,
+          allow_remote_hosts: list[str] | None = None, use_hf_token: bool = False) -> None:
     """Run over stdio (as the user) or streamable HTTP on 127.0.0.1 (the public server's read rules)."""
     if transport not in ("stdio", "http"):
         raise InputError(f"transport: expected stdio or http, got '{transport}'")
     if transport == "stdio":
-        if allow_local_dirs or allow_remote_hosts:
-            raise InputError("allow-local-dir: only with --transport http (over stdio the server reads what you can)")
+        if allow_local_dir or allow_remote_hosts or use_hf_token:
+            raise InputError("allow-local-dir: --allow-local-dir, --allow-remote-host and --use-hf-token are for "
+                             "--transport http (over stdio the server reads what you can)")
         server = build_server(ReadPolicy(open=True))
         threading.Thread(target=warm_planner, name="warm-planner", daemon=True).start()
         server.run("stdio")
         return
     if not 0 < port < 65536:
         raise InputError(f"port: expected 1-65535, got {port}")
-    for d in allow_local_dirs or ():
-        if not Path(d).expanduser().is_dir():
-            raise InputError(f"allow-local-dir: '{d}' is not a folder")
     from mcp.server.transport_security import TransportSecuritySettings
 
-    policy = ReadPolicy(open=False, local_dirs=tuple(allow_local_dirs or ()),
-                        remote_hosts=tuple(h.strip().lower() for h in allow_remote_hosts or ()))
+    policy = ReadPolicy.server(local_dir=allow_local_dir, remote_hosts=allow_remote_hosts or ())
+    if not use_hf_token:        # callers' repos are read anonymously (huggingface_hub reads this before its import)
+        os.environ["HF_HUB_DISABLE_IMPLICIT_TOKEN"] = "1"
     loopback = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=["127.0.0.1:*", "localhost:*"],
                                          allowed_origins=["http://127.0.0.1:*", "http://localhost:*"])
