@@ -139,12 +139,10 @@ def models_cmd(
             return
         typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
         return
-    entries = catalog.load_entries()
     if as_json:
-        typer.echo(json.dumps([{"alias": e["alias"], "repo_id": e["repo_id"],
-                                "published_params": e.get("published_params")} for e in entries], indent=2))
+        typer.echo(json.dumps(catalog.listing(), indent=2))
         return
-    for e in entries:
+    for e in catalog.load_entries():
         typer.echo(f"{e['alias']:<32} {e['repo_id']}")
 
 
@@ -502,6 +500,29 @@ def _default_hosts(bind: str) -> list[str] | None:
     if bind in ("0.0.0.0", "::", ""):
         return None
     return sorted({"localhost", "127.0.0.1", "::1", "[::1]", bind})
+
+
+@app.command("mcp")
+def mcp_cmd(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for a local agent) | http (streamable HTTP "
+                                                                 "on 127.0.0.1, at /mcp)"),
+    port: int = typer.Option(8765, "--port", help="with --transport http"),
+    allow_local_dir: Optional[str] = typer.Option(None, "--allow-local-dir",
+                                                  help="http: read model files given as paths, only inside this folder"),
+    allow_remote_host: Optional[list[str]] = typer.Option(None, "--allow-remote-host",
+                                                          help="http: read GGUF URLs from this host (repeatable)"),
+    use_hf_token: bool = typer.Option(False, "--use-hf-token", help="http: send this machine's HF_TOKEN to the Hub"),
+) -> None:
+    """Serve runlocal's answers to agents over the Model Context Protocol (tools, resources, a prompt)."""
+    from .errors import RunlocalError
+
+    try:
+        from .mcp_server import serve as serve_mcp
+
+        serve_mcp(transport, port=port, allow_local_dir=allow_local_dir, allow_remote_hosts=allow_remote_host,
+                  use_hf_token=use_hf_token)
+    except RunlocalError as e:
+        _fail(e)
 
 
 def main() -> None:

@@ -36,6 +36,12 @@ def find_entry(name: str) -> dict[str, Any] | None:
     return _index().get(_norm(name))
 
 
+def listing() -> list[dict[str, Any]]:
+    """One row per catalog model: what `runlocal models --json` prints and the MCP `models` tool answers."""
+    return [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params")}
+            for e in load_entries()]
+
+
 def aliases() -> list[str]:
     return [e["alias"] for e in load_entries()]
 
