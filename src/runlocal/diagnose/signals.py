@@ -101,7 +101,7 @@ LOAD = re.compile(
     r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device")
 RUN = re.compile(
     r"generate\(|\bgeneration\b|generat(?:or|ing)\b|execute_model|execution step|_model_forward|attention|\battn|sdpa"
-    r"|scaled_dot_product|past_key_value|prefill|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|scaled_dot_product|past_key_value|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs")
 
 
