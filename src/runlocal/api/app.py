@@ -343,6 +343,8 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         version_seen["at"] = -1.0
         return Response(status_code=204)
 
+    from ..web.site import mount_site; mount_site(app)      # the site's pages; shadows the old "/" page below
+
     @app.get("/", response_class=HTMLResponse)
     def index():
         return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
