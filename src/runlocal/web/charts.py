@@ -15,9 +15,9 @@ from markupsafe import Markup, escape
 from ..units import format_bytes
 
 COLORS = ("#2f5fb3", "#b3462f", "#2f8a4f", "#8a5a00", "#6b3fa0", "#00707a", "#a0306b", "#4d4d4d")
-W, H = 560, 300
-LEFT, RIGHT, TOP, BOTTOM = 78, 16, 14, 40
-FONT = 13
+W, H = 480, 280
+LEFT, RIGHT, TOP, BOTTOM = 74, 12, 14, 40
+FONT = 14
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,9 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
     for y, (_, text, color) in zip(ys, labels):
         out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" fill="{color}" class="halo">'
                    f'{escape(text)}</text>')
-    if marked_ctx:
+    if not marked_ctx:
+        out.append(f'<text x="{LEFT + 6}" y="{TOP + FONT + 4}" class="marker-label bad halo">no context fits</text>')
+    else:
         x = px(min(max(marked_ctx, min(xs)), max(xs)))
         beyond = "≥ " if marked_ctx > max(xs) else ""
         anchor, dx = ("end", -5) if x > LEFT + pw / 2 else ("start", 5)

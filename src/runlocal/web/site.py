@@ -58,6 +58,7 @@ def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
 # ------------------------------------------------------------------------------------ Will it run?
 
 CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
+HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
 
 
 def _planned(req) -> tuple[Any, list[str], Any]:
@@ -98,10 +99,14 @@ def device_curves(plan, targets) -> list:
         alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
         rows.append([d.total for d in alloc.devices])
     devices = plan.allocation.devices
+    has_gpu = any(d.kind != "cpu" for d in devices)
     series, seen = [], set()
     for i, d in enumerate(devices):
-        if d.capacity <= 0 or not any(r[i] for r in rows if i < len(r)):
+        peak = max((r[i] for r in rows if i < len(r)), default=0)
+        if d.capacity <= 0 or not peak:
             continue
+        if has_gpu and d.kind == "cpu" and peak < HOST_SHOWN_SHARE * d.capacity:
+            continue      # the host holding a few buffers would only squash the GPUs' lines (listed in the bars)
         label = d.name
         same = sum(1 for e in devices if e.name == d.name and e.capacity == d.capacity)
         key = (d.name, d.capacity)
@@ -198,6 +203,20 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(pages.router)
     app.include_router(directory.router)
     _offline_docs(app)
+    app.router.on_startup.append(_warm_up)
+
+
+async def _warm_up() -> None:
+    """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
+    hardware pages and a guide read them, and the first fit takes seconds."""
+    import threading
+
+    def warm():
+        from ..sweep import catalog_lines
+
+        catalog_lines("llama.cpp")
+
+    threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
 
 
 def _offline_docs(app: FastAPI) -> None:
