@@ -75,6 +75,10 @@
       clearTimeout(timer);
       timer = setTimeout(() => load(formURL(form), form, true), CHANGE_DEBOUNCE_MS);
     });
+    // typing in another field holds a pending re-plan back: it would send the half-typed value
+    form.addEventListener("input", (ev) => {
+      if (ev.target.matches("input:not([type=number]), textarea")) clearTimeout(timer);
+    });
   }
 
   // the server sends one empty device row; filling it adds the next
