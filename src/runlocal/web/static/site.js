@@ -73,7 +73,9 @@
       if (ev.target.matches("textarea, [data-no-auto]")) return;
       growDeviceRows(form);
       clearTimeout(timer);
-      timer = setTimeout(() => load(formURL(form), form, true), CHANGE_DEBOUNCE_MS);
+      // a select is one decision: at once; a number field steps per arrow key: wait for the last step
+      const delay = ev.target.tagName === "SELECT" ? 0 : CHANGE_DEBOUNCE_MS;
+      timer = setTimeout(() => load(formURL(form), form, true), delay);
     });
     // typing in another field holds a pending re-plan back: it would send the half-typed value
     form.addEventListener("input", (ev) => {
