@@ -271,6 +271,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
         return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
 
+    from ..web.site import mount_site
+
+    mount_site(app)      # the site's pages; shadows the old "/" page below
+
     @app.get("/", response_class=HTMLResponse)
     def index():
         return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
