@@ -826,13 +826,10 @@ class LlamaCpp:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        if model.source.endswith(".gguf") and not s.quant:
-            file = model.source
-        else:
-            stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
-            file = f"{stem}-{s.quant}.gguf" if s.quant else f"{stem}.gguf"
+        from .published import llama_server_model   # -m FILE, or -hf REPO:QUANT for a published GGUF
+
         _, _, k = slots(s)
-        parts = ["llama-server", "-m", file, "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        parts = ["llama-server", *llama_server_model(model, s.quant), "-c", str((s.ctx or DEFAULT_CTX) * k)]
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
