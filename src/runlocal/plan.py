@@ -192,9 +192,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     # (llama.cpp warns), it is a quality question, said in a step
     limit = max(trained or 131072, s.ctx or 0)
     if trained and s.ctx and s.ctx > trained:
-        lead_steps += (Step("trained context", f"ctx {s.ctx:,} is beyond the {trained:,} tokens the model was "
-                             "trained on: expect worse output unless RoPE scaling is configured", f"{trained:,}",
-                             "config.json max_position_embeddings"),)
+        from .runtimes.published import beyond_trained_context
+
+        lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
+                            f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
     granule = 256
 
     def alloc_at(**changes) -> Allocation:

@@ -52,6 +52,20 @@ VERDICT_MEANING = {
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
 }
+CPU_ONLY_MEANING = {
+    "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
+            "system and other programs",
+    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said above) — "
+             "other programs can push it into swapping or the out-of-memory killer",
+}
+
+
+def verdict_meaning(plan: Plan) -> str:
+    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs)."""
+    cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
+    return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
+
+
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
 
 
@@ -65,9 +79,12 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else
                                    f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
-    console.print(Text(f"  {VERDICT_MEANING[plan.verdict]}", style="dim"))
+    console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
     for condition in getattr(plan, "conditions", ()):
         console.print(Text(f"  {condition}", style="bold yellow"))
+    for st in plan.steps:
+        if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
+            console.print(Text(f"  ⚠ {st.formula}", style="yellow"))
     if a.refusal:
         console.print(Text(f"  {a.refusal}", style="red"))
     if a.compromise:

@@ -560,13 +560,13 @@ class LlamaCpp:
         return s, steps
 
     @staticmethod
-    def _compromise(model: ModelSpec, asked: Settings, s: Settings) -> str | None:
+    def _compromise(model: ModelSpec, asked: Settings, s: Settings, has_gpu: bool = True) -> str | None:
         """What --fit gave up, in words (None: the trained context and every layer on the GPUs)."""
         parts = []
         trained = model.max_position_embeddings or DEFAULT_CTX
         if asked.ctx is None and s.ctx < LlamaCpp.auto_ctx(model, asked):
             parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
-        if asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
+        if has_gpu and asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
             parts.append(f"{model.n_layers + 1 - (s.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.n_cpu_moe > asked.n_cpu_moe:
             parts.append(f"the experts of {s.n_cpu_moe} layers in system memory")
@@ -803,7 +803,7 @@ class LlamaCpp:
         settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
         steps = [*fit_steps, *steps]
-        compromise = self._compromise(model, asked, s) if fit_steps else None
+        compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
         devices: list[DeviceMemory] = []

@@ -169,3 +169,31 @@ def mlx_repo(model: ModelSpec, quant: str | None) -> str | None:
 
 __all__ = ["catalog_alias", "default_quant", "gguf_quant", "library_tags", "llama_server_model", "mlx_repo",
            "ollama_model", "ollama_quant_suffix", "serve_path"]
+
+
+def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | None:
+    """A warning when ``ctx`` passes the context the model was trained for, naming the RoPE scaling it needs
+    and how this runtime takes it (llama.cpp common/arg.cpp --rope-scaling/--rope-scale/--yarn-orig-ctx; vLLM
+    --hf-overrides; SGLang --json-model-override-args; transformers and MLX read config.json's rope_scaling)."""
+    trained = model.max_position_embeddings
+    if not trained or ctx <= trained:
+        return None
+    factor = -(-ctx // trained)
+    have = ""
+    from ..model.catalog import find_entry
+
+    entry = find_entry(catalog_alias(model) or "") if catalog_alias(model) else None
+    rope = ((entry or {}).get("config") or {}).get("rope_scaling") or {}
+    kind = rope.get("rope_type") or rope.get("type")
+    if kind and rope.get("factor"):
+        have = f" (itself {kind} RoPE scaling ×{rope['factor']:g} of {rope.get('original_max_position_embeddings', '?')})"
+    override = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": factor,
+                                            "original_max_position_embeddings": trained}})
+    how = {"llama.cpp": f"llama-server --rope-scaling yarn --rope-scale {factor} --yarn-orig-ctx {trained}",
+           "ollama": "Ollama has no RoPE-scaling option: use llama.cpp, or stay within the trained context",
+           "vllm": f"vllm serve … --hf-overrides '{override}'",
+           "sglang": f"--json-model-override-args '{override}'",
+           }.get(runtime, f"set rope_scaling {override[16:-1]} in config.json")
+    return (f"ctx {ctx:,} is beyond the {trained:,} tokens the model was trained for{have}: past them the output "
+            f"degrades unless RoPE scaling stretches positions further — YaRN ×{factor} over {trained:,} "
+            f"({how})")
