@@ -44,10 +44,12 @@ def _console():
 @app.command()
 def check(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help="llama.cpp | vllm"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r",
+                                help="llama.cpp | ollama | vllm | sglang | transformers | mlx"),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="catalog name ('4090', '2x3090'), 'auto', or 'none'"),
     vram: Optional[str] = typer.Option(None, "--vram", help="GPU memory, e.g. 24G"),
-    ram: Optional[str] = typer.Option(None, "--ram", help="system RAM, e.g. 64G"),
+    ram: Optional[str] = typer.Option(None, "--ram", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
+                                      "otherwise the answer says how much RAM it needs)"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "--max-model-len", "-c", help="context per request (8192, 32k)"),
     quant: Optional[str] = typer.Option(None, "--quant", "-q", help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …"),
     kv_cache: Optional[str] = typer.Option(None, "--kv-cache", "--kv-cache-dtype", help="K and V cache type"),

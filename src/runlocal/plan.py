@@ -36,6 +36,7 @@ class Plan:
     measured: dict[str, Any] | None = None      # stored measurements that replaced predictions (measured.py)
     # the runtime planner that made it (with the server environment it was given): the fixes re-plan with it
     planner: Any = field(default=None, repr=False, compare=False)
+    conditions: tuple[str, ...] = ()            # what the verdict depends on that nobody stated ("fits if RAM ≥ …")
 
     @property
     def settings(self) -> Settings:
@@ -65,6 +66,7 @@ class Plan:
             "max_concurrency": self.max_concurrency,
             "max_context": self.max_context,
             "verdict": self.verdict,
+            "conditions": list(self.conditions),
             "refusal": a.refusal,
             "compromise": a.compromise,
             "speed": dict(self.speed),
@@ -118,9 +120,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     # (llama.cpp warns), it is a quality question, said in a step
     limit = max(trained or 131072, s.ctx or 0)
     if trained and s.ctx and s.ctx > trained:
-        lead_steps += (Step("trained context", f"ctx {s.ctx:,} is beyond the {trained:,} tokens the model was "
-                             "trained on: expect worse output unless RoPE scaling is configured", f"{trained:,}",
-                             "config.json max_position_embeddings"),)
+        from .runtimes.published import beyond_trained_context
+
+        lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
+                            f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba

@@ -57,14 +57,21 @@ def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
 
 
 def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
-    """llama.cpp and Ollama run GGUF files: without --quant, a model given as safetensors or from the
-    catalog is planned as the Q4_K_M GGUF people download, not as its 16-bit checkpoint."""
-    from .runtimes.base import GGUF_LADDER, levers_of
+    """Without --quant, a model is planned as the file people download for this runtime (runtimes/published.py:
+    Q4_K_M, or gpt-oss's MXFP4 GGUF, for llama.cpp and Ollama; a published mlx-community 4-bit conversion for MLX);
+    a quant spelled as users do (mxfp4, q4_k_m) is read as the GGUF type it names on llama.cpp and Ollama."""
+    from .runtimes.published import default_quant, gguf_quant
 
-    if settings.quant or model.source.lower().endswith(".gguf"):
+    name = get_runtime(settings.runtime).name
+    if settings.quant:
+        if name in ("llama.cpp", "ollama") and is_gguf_quant(gguf_quant(settings.quant)):
+            return settings.with_(quant=gguf_quant(settings.quant)), ()
         return settings, ()
-    if levers_of(get_runtime(settings.runtime)).weight_quants != GGUF_LADDER:
+    if model.source.lower().endswith(".gguf"):
         return settings, ()
-    step = Step("weight quant", f"not given: {settings.runtime} runs GGUF files, planned as {GGUF_DEFAULT_QUANT} "
-                "(the default tag of the Ollama library and the usual download; set --quant)", GGUF_DEFAULT_QUANT, "")
-    return settings.with_(quant=GGUF_DEFAULT_QUANT), (step,)
+    chosen = default_quant(model, name)
+    if chosen is None:
+        return settings, ()
+    quant, why = chosen
+    step = Step("weight quant", f"not given: planned as {quant}, {why} (set --quant)", quant, "")
+    return settings.with_(quant=quant), (step,)

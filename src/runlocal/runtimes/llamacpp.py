@@ -639,13 +639,13 @@ class LlamaCpp:
         return s, steps
 
     @staticmethod
-    def _compromise(model: ModelSpec, asked: Settings, s: Settings) -> str | None:
+    def _compromise(model: ModelSpec, asked: Settings, s: Settings, has_gpu: bool = True) -> str | None:
         """What --fit gave up, in words (None: the trained context and every layer on the GPUs)."""
         parts = []
         trained = model.max_position_embeddings or DEFAULT_CTX
         if asked.ctx is None and s.ctx < LlamaCpp.auto_ctx(model, asked):
             parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
-        if asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
+        if has_gpu and asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
             parts.append(f"{model.n_layers + 1 - (s.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.n_cpu_moe > asked.n_cpu_moe:
             parts.append(f"the experts of {s.n_cpu_moe} layers in system memory")
@@ -877,7 +877,7 @@ class LlamaCpp:
         settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
         steps = [*fit_steps, *steps]
-        compromise = self._compromise(model, asked, s) if fit_steps else None
+        compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
         devices: list[DeviceMemory] = []
@@ -900,13 +900,10 @@ class LlamaCpp:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        if model.source.endswith(".gguf") and not s.quant:
-            file = model.source
-        else:
-            stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
-            file = f"{stem}-{s.quant}.gguf" if s.quant else f"{stem}.gguf"
+        from .published import llama_server_model   # -m FILE, or -hf REPO:QUANT for a published GGUF
+
         _, _, k = slots(s)
-        parts = ["llama-server", "-m", file, "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        parts = ["llama-server", *llama_server_model(model, s.quant), "-c", str((s.ctx or DEFAULT_CTX) * k)]
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
