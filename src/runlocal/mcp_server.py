@@ -3,12 +3,14 @@
 Built on the official `mcp` SDK (2.x, `MCPServer`). Each tool answers one text block holding exactly the JSON
 that `runlocal … --json` prints for the same question (the same library calls build it). Inputs use the request
 contract's own field names: the `check` and `curve` schemas are derived from `runlocal.check.CheckRequest`'s
-fields, their descriptions from the CLI's option help, so there is no third copy of the options. Bad input is an
-MCP tool error (isError) whose one line names the field; the server keeps answering.
+fields, described by the option each field carries (else by the CLI's help for it), so there is no third copy of
+the options; the other tools' inputs are the CLI command's options under the same names (a test keeps them so).
+Bad input is an MCP tool error (isError) whose one line names the field; the server keeps answering.
 
 Over stdio the server runs as the user and reads what the CLI reads (files, URLs, the Hub). Over HTTP (bound to
-127.0.0.1 only) it follows the public server's rules: a `model` that is a local path or a URL is refused unless
-the operator allows it (`--allow-local-dir DIR`, `--allow-remote-host HOST`)."""
+127.0.0.1 only, Host header checked) it follows the public server's rules: a `model` that is a local path or a URL
+is refused unless the operator allows it (`--allow-local-dir DIR`, `--allow-remote-host HOST`), and the Hub is
+read without this machine's HF_TOKEN unless `--use-hf-token`."""
 
 from __future__ import annotations
 
