@@ -18,7 +18,6 @@ import dataclasses
 import difflib
 import inspect
 import json
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,20 +60,32 @@ class ReadPolicy:
     """Which `model` strings the server may resolve. Stdio: everything the CLI reads (``open``). HTTP: catalog
     aliases and Hugging Face repo ids; local paths only inside ``local_dir`` (a relative one is taken inside it),
     URLs only to ``remote_hosts``. The same options and refusals as the public server's policy (`runlocal serve`);
-    a stand-in until that object is on main, when the library calls take it (see the merge note)."""
+    this gate answers first; the readers then apply their own policy (``library``) to what they fetch."""
 
     open: bool = True
     local_dir: Path | None = None
     remote_hosts: frozenset[str] = frozenset()
+    use_hf_token: bool = False
+
+    @property
+    def library(self):
+        """The readers' own policy (model/policy.py): byte caps, deadlines, no private addresses, the HF token."""
+        from .model.policy import ReadPolicy as Readers
+
+        if self.open:
+            return Readers()
+        return Readers.server(local_dir=self.local_dir, remote_hosts=tuple(self.remote_hosts),
+                              use_hf_token=self.use_hf_token)
 
     @classmethod
-    def server(cls, *, local_dir: str | None = None, remote_hosts: list[str] | tuple[str, ...] = ()) -> ReadPolicy:
+    def server(cls, *, local_dir: str | None = None, remote_hosts: list[str] | tuple[str, ...] = (),
+               use_hf_token: bool = False) -> ReadPolicy:
         folder = None
         if local_dir is not None:
             folder = Path(local_dir).expanduser().resolve()
             if not folder.is_dir():
                 raise InputError(f"allow-local-dir: '{local_dir}' is not a folder")
-        return cls(open=False, local_dir=folder,
+        return cls(open=False, local_dir=folder, use_hf_token=use_hf_token,
                    remote_hosts=frozenset(h.strip().lower().strip("[]") for h in remote_hosts if h.strip()))
 
     def allowed_model(self, ref: str, field: str = "model") -> str:
@@ -252,41 +263,41 @@ def _request(args: dict[str, Any]):
     return CheckRequest(**args)
 
 
-def check_doc(a: dict[str, Any]):
+def check_doc(a: dict[str, Any], policy=None):
     from .check import check
 
-    plan, _notes = check(_request(a))
+    plan, _notes = check(_request(a), policy)
     return plan.to_dict()
 
 
-def curve_doc(a: dict[str, Any]):
+def curve_doc(a: dict[str, Any], policy=None):
     from .check import curve
 
     contexts = a.pop("contexts", None)
-    return curve(_request(a), contexts)
+    return curve(_request(a), contexts, policy)
 
 
-def best_doc(a: dict[str, Any]):
+def best_doc(a: dict[str, Any], policy=None):
     from .choose import best
     from .model.resolve import resolve_model
 
-    return best(resolve_model(a["model"]), ctx=_ctx(a["ctx"]), runtime=a["runtime"], budget_usd=a["budget"],
+    return best(resolve_model(a["model"], policy), ctx=_ctx(a["ctx"]), runtime=a["runtime"], budget_usd=a["budget"],
                 used=a["used"], quant=a["quant"]).to_dict()
 
 
-def compare_doc(a: dict[str, Any]):
+def compare_doc(a: dict[str, Any], policy=None):
     from .compare import compare_devices
 
     return compare_devices(a["devices"], model=a["model"], ctx=_ctx(a["ctx"]), runtime=a["runtime"],
-                           quant=a["quant"], used=a["used"])
+                           quant=a["quant"], used=a["used"], policy=policy)
 
 
-def cost_doc(a: dict[str, Any]):
+def cost_doc(a: dict[str, Any], policy=None):
     from .choose import cost, parse_config
     from .model.resolve import resolve_model
 
     dev, count = parse_config(a["gpu"])
-    return cost(resolve_model(a["model"]), dev, count, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
+    return cost(resolve_model(a["model"], policy), dev, count, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
                 hours_per_day=a["hours_per_day"], kwh_price=a["kwh_price"], years=a["years"],
                 utilization=a["utilization"], used=a["used"], price_usd=a["price"], rent_usd_per_hour=a["rent_price"])
 
@@ -418,6 +429,7 @@ def _error(text: str) -> CallToolResult:
 
 def make_tool(name: str, args_model: type[BaseModel], policy: ReadPolicy) -> Tool:
     answer, description, model_fields = TOOLS[name]
+    readers = policy.library
 
     def run(arguments: dict[str, Any]) -> str | CallToolResult:
         try:
@@ -428,7 +440,7 @@ def make_tool(name: str, args_model: type[BaseModel], policy: ReadPolicy) -> Too
             for f in model_fields:
                 if args.get(f):
                     args[f] = policy.allowed_model(args[f], f)
-            return dumps(answer(args))
+            return dumps(answer(args, readers) if model_fields else answer(args))
         except RunlocalError as e:
             return _error(_error_line(e, name, args_model.model_fields))
 
@@ -527,9 +539,8 @@ def serve(transport: str = "stdio", *, port: int = 8765, allow_local_dir: str | 
         raise InputError(f"port: expected 1-65535, got {port}")
     from mcp.server.transport_security import TransportSecuritySettings
 
-    policy = ReadPolicy.server(local_dir=allow_local_dir, remote_hosts=allow_remote_hosts or ())
-    if not use_hf_token:        # callers' repos are read anonymously (huggingface_hub reads this before its import)
-        os.environ["HF_HUB_DISABLE_IMPLICIT_TOKEN"] = "1"
+    policy = ReadPolicy.server(local_dir=allow_local_dir, remote_hosts=allow_remote_hosts or (),
+                               use_hf_token=use_hf_token)
     loopback = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=["127.0.0.1:*", "localhost:*"],
                                          allowed_origins=["http://127.0.0.1:*", "http://localhost:*"])
