@@ -47,7 +47,8 @@ _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|tot
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
 _NOT_MEMORY = (
-    (re.compile(r"no cuda-capable device|cuda_error_no_device|no gpus? (?:were )?(?:found|detected)|found no nvidia driver"),
+    (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
+                r"|found no nvidia driver"),
      "notmem-no-cuda-device"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"),
@@ -74,7 +75,7 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 
 # -- how the process ended -----------------------------------------------------------------------
 _KILL_KERNEL = re.compile(
-    r"killed process \d+|invoked oom-killer|oom-kill:|oom_reaper|memory cgroup out of memory|oomkilled"
+    r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill")
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
@@ -96,7 +97,7 @@ GATE_WORDS = frozenset({
     "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
-    "setup failed", "shared object", "undefined symbol", "libcudart", "native library", "cuda binary", "crashed",
+    "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library", "cuda binary", "crashed",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
