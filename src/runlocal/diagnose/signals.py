@@ -85,6 +85,9 @@ _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
+# a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
+# memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
+_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction, not a failure
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -160,6 +163,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _REFUSAL.search(low):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
+    if _POOL_PHASE_OOM.search(low):
+        return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
     if not oom:
