@@ -91,7 +91,9 @@ _POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
-_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_folder")
+# accelerate's own words for weights that did not fit on the GPU(s) or in RAM and were placed on disk
+_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
+                      r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
