@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["line_entry", "GATE_WORDS", "engine_dead", "phase_of_line"]
+__all__ = ["GATE_WORDS", "engine_dead", "line_entry", "phase_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
