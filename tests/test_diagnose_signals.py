@@ -9,7 +9,6 @@ n_ctx 1048576 on a Llama-3-8B-shaped zero-weight GGUF on a 23 GiB machine; stder
 
 from __future__ import annotations
 
-import collections
 import importlib.util
 import json
 import re

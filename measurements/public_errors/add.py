@@ -10,7 +10,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
-from runlocal.diagnose.kb import CATEGORIES  # noqa: E402
+from runlocal.diagnose.kb import CATEGORIES
 
 URL = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull|discussions)/(\d+)$")
 
@@ -26,7 +26,7 @@ def existing_ids():
 
 def main(out_name):
     ids = existing_ids()
-    blocks = re.split(r"^@ ", sys.stdin.read(), flags=re.M)
+    blocks = re.split(r"^@ ", sys.stdin.read(), flags=re.MULTILINE)
     out = []
     for b in blocks:
         if not b.strip():
@@ -48,8 +48,7 @@ def main(out_name):
                     "version": version or None, "text": text, "label": label, "family": family,
                     "memory": label != "not_memory"})
     with open(HERE / out_name, "a", encoding="utf-8") as f:
-        for r in out:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in out)
     print(f"{len(out)} added to {out_name}; total {len(ids)}")
 
 

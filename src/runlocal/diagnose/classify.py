@@ -87,7 +87,7 @@ _RUNTIME_TOKENS = {
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
     "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
-    "llamafile": "llama.cpp",
+    "llamafile": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers",
 }
@@ -226,6 +226,17 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     return "cuda_oom_load"
 
 
+_GATE: re.Pattern[str] | None = None
+
+
+def _any_gate(index: _Index) -> re.Pattern[str]:
+    """One regex over every word that can make a line matter (built once per process: it is large)."""
+    global _GATE
+    if _GATE is None:
+        _GATE = re.compile(trie_regex(index.anchors | TRIGGERS | set(_RUNTIME_TOKENS) | signals.GATE_WORDS))
+    return _GATE
+
+
 class Scanner:
     """The streaming core of :func:`diagnose_lines`: ``feed`` lines, then ``finish``."""
 
@@ -241,8 +252,7 @@ class Scanner:
         self.engine_dead = False
         self.runtimes_seen: dict[str, int] = {}
         self.n = 0
-        self._any_gate = re.compile(trie_regex(self.index.anchors | TRIGGERS | set(_RUNTIME_TOKENS)
-                                               | signals.GATE_WORDS))
+        self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
         if len(line) > MAX_LINE:

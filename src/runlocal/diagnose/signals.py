@@ -24,30 +24,35 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["line_entry", "GATE_WORDS", "engine_dead", "phase_of_line"]
+__all__ = ["GATE_WORDS", "engine_dead", "line_entry", "phase_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
     r"out of memory|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
     r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
-    r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory")
+    r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
+    r"|out_?of_?(?:device|host)_?memory")  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
+    r"|allocation of size \d+ failed"
     r"|failed to create (?:llama_)?context")
 
 # -- allocator / device --------------------------------------------------------------------------
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal")
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
-_GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b")
+_GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
+                   r"|\bvulkan\d|\bblk\.\d+\.")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
 _NOT_MEMORY = (
-    (re.compile(r"no cuda-capable device|cuda_error_no_device|no gpus? (?:were )?(?:found|detected)|found no nvidia driver"),
+    (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
+                r"|found no nvidia driver"),
      "notmem-no-cuda-device"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
-    (re.compile(r"no kernel image is available"), "notmem-no-kernel-image"),
+    (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"),
+     "notmem-no-kernel-image"),
     (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
     (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"),
      "notmem-illegal-memory-access"),
@@ -56,9 +61,12 @@ _NOT_MEMORY = (
     (re.compile(r"failed to find (?:a )?(?:free space in the kv cache|memory slot)|increase kv cache size"),
      "notmem-kv-slots"),
     (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
-                r"|runner terminated\"? error=\"exit status"), "notmem-runner-exit-status"),
+                r"|runner terminated\"? error=\"exit status|crashed without additional information"
+                r"|\(exit code: -?\d+\)"), "notmem-runner-exit-status"),  # LM Studio prints "(Exit code: N)"
     (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
+    (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
+                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"), "notmem-binary-mismatch"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"),
      "notmem-connection"),
 )
@@ -67,20 +75,25 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 
 # -- how the process ended -----------------------------------------------------------------------
 _KILL_KERNEL = re.compile(
-    r"killed process \d+|invoked oom-killer|oom-kill:|oom_reaper|memory cgroup out of memory|oomkilled"
+    r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill")
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
-    r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)")
+    r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
+# a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
+# memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
+_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction, not a failure
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
-_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_folder")
+# accelerate's own words for weights that did not fit on the GPU(s) or in RAM and were placed on disk
+_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
+                      r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
@@ -89,6 +102,7 @@ GATE_WORDS = frozenset({
     "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
+    "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library", "cuda binary", "crashed",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -151,6 +165,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _REFUSAL.search(low):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
+    if _POOL_PHASE_OOM.search(low):
+        return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
     if not oom:
