@@ -347,3 +347,18 @@ def test_host_header_and_security_headers(tmp_path):
         assert r.headers["referrer-policy"] == "no-referrer"
     page_csp = ok.get("/").headers["content-security-policy"]
     assert "script-src 'self'" in page_csp and "unsafe-inline" not in page_csp
+
+
+def test_a_shard_index_cannot_point_outside_the_allowed_folder(tmp_path, planted, opened):
+    import json
+
+    model = tmp_path / "models" / "m"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text(json.dumps({"model_type": "llama", "architectures": ["LlamaForCausalLM"],
+                                                   "hidden_size": 256, "num_hidden_layers": 2,
+                                                   "num_attention_heads": 8, "num_key_value_heads": 2,
+                                                   "intermediate_size": 512, "vocab_size": 1000}))
+    (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": "../../secret/m.gguf"}}))
+    client = make_client(tmp_path, policy=ReadPolicy.server(local_dir=tmp_path / "models"))
+    assert_field_error(client.post("/api/v1/check", json={"model": "m"}), "model")
+    assert not [p for kind, p in opened if kind == "open" and "secret" in p]

@@ -30,7 +30,11 @@ def shard_names(folder: Path) -> list[str]:
         weight_map = read_config(index).get("weight_map")
         if not isinstance(weight_map, dict):
             raise ModelFormatError(f"{index}: missing 'weight_map' (expected tensor name → file)")
-        return sorted(set(weight_map.values()))
+        names = sorted({str(v) for v in weight_map.values()})
+        # shards sit beside the index: a name with a folder in it ("../../etc/passwd") is not one
+        if any(Path(n).name != n or n in ("", ".", "..") for n in names):
+            raise ModelFormatError(f"{index}: 'weight_map' names a file outside the model folder")
+        return names
     return sorted(p.name for p in folder.glob("*.safetensors"))
 
 
