@@ -451,6 +451,9 @@ def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Opt
         _fail(e if isinstance(e, RunlocalError) else ValueError(f"allow-local-dir: {e.strerror or e}"))
         return
     hosts = allowed_host or _default_hosts(host)
+    # planning threads are CPU-bound Python: hand the GIL over every 1 ms (default 5 ms) so that the event loop,
+    # which answers cheap requests meanwhile, waits less for it (benchmarks/server_safety.py)
+    sys.setswitchinterval(0.001)
     uvicorn.run(create_app(store_url=db, policy=policy, allowed_hosts=hosts, plan_workers=plan_workers,
                            plan_deadline_s=plan_deadline, writes_per_minute=writes_per_minute),
                 host=host, port=port, log_level="warning")
