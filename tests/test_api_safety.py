@@ -362,3 +362,64 @@ def test_a_shard_index_cannot_point_outside_the_allowed_folder(tmp_path, planted
     client = make_client(tmp_path, policy=ReadPolicy.server(local_dir=tmp_path / "models"))
     assert_field_error(client.post("/api/v1/check", json={"model": "m"}), "model")
     assert not [p for kind, p in opened if kind == "open" and "secret" in p]
+
+
+@pytest.mark.parametrize("address, public", [
+    ("8.8.8.8", True), ("2606:4700:4700::1111", True),
+    ("127.0.0.1", False), ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
+    ("169.254.169.254", False),                 # cloud metadata: link-local
+    ("0.0.0.0", False), ("224.0.0.1", False), ("255.255.255.255", False), ("100.64.0.1", False),   # shared (CGNAT)
+    ("::1", False), ("fe80::1", False), ("fc00::1", False), ("ff02::1", False),
+    ("::ffff:127.0.0.1", False),                # IPv4-mapped loopback
+    ("2002:7f00:1::", False),                   # 6to4 of 127.0.0.1
+    ("not-an-address", False),
+])
+def test_public_addresses(address, public):
+    from runlocal.model.policy import is_public_address
+
+    assert is_public_address(address) is public
+
+
+def test_remote_reads_stop_at_the_deadline_and_the_byte_cap(tmp_path):
+    """A server that drips its answer, and one that sends more than the cap: both are cut off (checked with the
+    address guard off, since the test server is on loopback)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from runlocal.errors import InputError
+    from runlocal.model.remote import read_remote_gguf
+
+    class Drip(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes 0-1048575/1073741824")
+            self.end_headers()
+            body = b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * (1 << 20)
+            step = 64 if "drip" in self.path else 1 << 16
+            try:
+                for i in range(0, len(body), step):
+                    self.wfile.write(body[i:i + step])
+                    self.wfile.flush()
+                    if "drip" in self.path:
+                        time.sleep(0.05)
+            except OSError:
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        policy = ReadPolicy(local_paths=False, urls=True, same_host_redirects=True, plain_errors=True,
+                            deadline_s=1.0, max_remote_bytes=1 << 30)
+        t0 = time.monotonic()
+        with pytest.raises(InputError, match="took over 1 s"):
+            read_remote_gguf(base + "/drip.gguf", policy=policy)
+        assert time.monotonic() - t0 < 5
+        capped = ReadPolicy(local_paths=False, urls=True, same_host_redirects=True, plain_errors=True,
+                            deadline_s=30.0, max_remote_bytes=256 << 10)
+        with pytest.raises(InputError, match="more than 262,144 bytes"):
+            read_remote_gguf(base + "/big.gguf", policy=capped)
+    finally:
+        server.shutdown()

@@ -139,7 +139,7 @@ class Budget:
         self.transferred += n
         cap = self.policy.max_remote_bytes
         if cap is not None and self.transferred > cap:
-            raise InputError(f"model: the remote header needs more than {cap >> 20} MiB; this server reads no more")
+            raise InputError(f"model: the remote header needs more than {cap:,} bytes; this server reads no more")
         self.check_time()
 
     def check_time(self) -> None:
