@@ -27,8 +27,18 @@ from .. import config
 from ..model.policy import ReadPolicy
 from .errors import ERROR_RESPONSES, WRITE_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
-from .schemas import (MAX_MODEL, CheckBody, CurveDoc, ModelEntry, ModelQuery, PlanDoc, QuantQuery, RuntimeQuery,
-                      TokensQuery, to_request)
+from .schemas import (
+    MAX_MODEL,
+    CheckBody,
+    CurveDoc,
+    ModelEntry,
+    ModelQuery,
+    PlanDoc,
+    QuantQuery,
+    RuntimeQuery,
+    TokensQuery,
+    to_request,
+)
 from .store import BenchmarkStore
 
 MAX_BODY = 256 * 1024

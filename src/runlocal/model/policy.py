@@ -46,7 +46,7 @@ class ReadPolicy:
 
     @classmethod
     def server(cls, *, local_dir: str | Path | None = None, remote_hosts: tuple[str, ...] | list[str] = (),
-               use_hf_token: bool = False) -> "ReadPolicy":
+               use_hf_token: bool = False) -> ReadPolicy:
         folder = Path(local_dir).expanduser().resolve(strict=True) if local_dir is not None else None
         if folder is not None and not folder.is_dir():
             raise InputError(f"allow-local-dir: '{local_dir}' is not a folder")
