@@ -423,3 +423,27 @@ def test_remote_reads_stop_at_the_deadline_and_the_byte_cap(tmp_path):
             read_remote_gguf(base + "/big.gguf", policy=capped)
     finally:
         server.shutdown()
+
+
+def test_retries_share_the_plan_under_way_and_get_its_answer(tmp_path, monkeypatch):
+    import httpx
+
+    import runlocal.check as check_module
+
+    real_check, calls = check_module.check, []
+
+    def slow_check(req, policy=None):
+        calls.append(req.model)
+        time.sleep(1.5)
+        return real_check(req, policy)
+
+    monkeypatch.setattr(check_module, "check", slow_check)
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", plan_workers=1, plan_deadline_s=0.3)
+    q = {"model": "qwen3-8b", "gpu": "rtx-4090", "ctx": 4096}
+    with live_server(app) as base:
+        first = [httpx.get(base + "/api/v1/check", params=q, timeout=10) for _ in range(3)]   # each past the deadline
+        time.sleep(1.6)
+        retry = httpx.get(base + "/api/v1/check", params=q, timeout=10)
+    assert [r.status_code for r in first] == [503] * 3
+    assert retry.status_code == 200 and retry.json()["settings"]["ctx"] == 4096
+    assert calls == ["qwen3-8b"]                 # one computation for all four requests

@@ -192,7 +192,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         key = body.model_dump_json()
         hit = rendered.get(key)
         if hit is None or hit[0] != store_version():
-            hit = (None, await pool.run(render, key))       # planning is CPU work: bounded, off the event loop
+            hit = (None, await pool.run(render, key, key=key))   # CPU work: bounded, off the event loop, shared
         if raw_key is not None:
             with rendered_lock:
                 rendered[raw_key] = (store_version(), hit[1])
