@@ -10,6 +10,13 @@ from browser import CHROMIUM_FLAGS, chromium_path, running_app
 pytestmark = pytest.mark.browser
 
 
+def expect(locator):
+    """Playwright's auto-waiting assertions (no string eval, which the page's Content-Security-Policy forbids)."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
 @pytest.fixture(scope="module")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -43,7 +50,7 @@ def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
     page.select_option("#quant", "Q4_K_M")
     page.fill("#ctx", "13")        # 2^13 = 8,192 tokens
     page.dispatch_event("#ctx", "input")
-    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Fits')", timeout=15000)
+    expect(page.locator("#verdict")).to_contain_text("Fits", timeout=15000)   # no eval: the page's CSP forbids it
     assert "8,192" in page.text_content("#ctx-out")
     assert page.locator("#devices .bar").count() >= 1
     assert page.locator("#curve polyline").count() == 1
@@ -54,14 +61,14 @@ def test_fill_form_read_verdict_screenshot(browser, base_url, tmp_path):
     page.fill("#ctx", "17")
     page.dispatch_event("#ctx", "input")
     # llama-server's --fit (its default) keeps layers in RAM so it runs, slowly: said, with fixes
-    page.wait_for_function("document.querySelector('#verdict').textContent.includes('Tight')", timeout=15000)
+    expect(page.locator("#verdict")).to_contain_text("Tight", timeout=15000)
     assert "--fit" in page.text_content("#summary")
     assert page.locator("#fixes li code").count() >= 1          # a fix with a copyable command
     # the parallel box left empty sends no parallel: llama-server's own -np auto, so no --parallel in the command
     assert "--parallel" not in page.text_content("#command")
     page.fill("#parallel", "2")
     page.dispatch_event("#parallel", "input")
-    page.wait_for_function("document.querySelector('#command').textContent.includes('--parallel 2')", timeout=15000)
+    expect(page.locator("#command")).to_contain_text("--parallel 2", timeout=15000)
     shot = tmp_path / "will-it-run.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
@@ -84,7 +91,7 @@ def test_compare_view(browser, base_url, tmp_path):
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(base_url + "/#compare")
-    page.wait_for_function("document.querySelectorAll('#compare-devices option').length > 10")
+    expect(page.locator("#compare-devices option").nth(10)).to_be_attached()
     page.select_option("#compare-devices", ["rtx-4090", "rtx-3090"])
     page.click("#compare-btn")
     page.wait_for_selector("#compare-table tr:nth-child(3) td", timeout=15000)
