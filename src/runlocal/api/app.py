@@ -290,12 +290,16 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         entries = kb.search(q) if q else kb.load_entries()
         return [e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries]
 
-    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
-    def diagnose(body: DiagnoseBody):
+    def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.classify import diagnose_text
         from ..diagnose.fixes import with_computed_fixes
 
-        return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
+        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
+
+    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
+    async def diagnose(body: DiagnoseBody):
+        """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
+        return await pool.run(run_diagnose, body.text, body.runtime)
 
     @app.post("/api/v1/benchmarks", status_code=201, dependencies=[Depends(write_limit)], responses=WRITE_RESPONSES)
     def submit(body: BenchmarkBody, response: Response,
