@@ -39,7 +39,16 @@ def templates():
     env.filters["num"] = lambda n, d=0: "—" if n is None else f"{n:,.{d}f}"
     env.filters["usd"] = lambda n: "—" if n is None else f"${n:,.0f}"
     env.globals["qs"] = lambda q: urlencode(q, doseq=True)
+    env.filters["setup"] = device_summary
     return env
+
+
+def device_summary(devices) -> str:
+    """"2 × NVIDIA GeForce RTX 3090 + CPU RAM": the devices a plan ran on, like ones counted."""
+    from collections import Counter
+
+    counts = Counter(d.name for d in devices if d.kind != "cpu" or len(devices) == 1)
+    return " + ".join(f"{n} × {name}" if n > 1 else name for name, n in counts.items())
 
 
 def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
