@@ -119,3 +119,11 @@ def test_unknown_pages_are_404_pages(client):
     for path in ("/errors/nope", "/models/nope", "/hardware/nope", "/guides/nope"):
         r = client.get(path)
         assert r.status_code == 404 and "Not found" in r.text
+
+
+def test_compare_takes_a_vram_figure_beside_catalog_cards(client):
+    r = client.get("/compare", params={"d": ["rtx-4090", "2x3090", "20G"], "model": "llama-3.1-8b"})
+    assert r.status_code == 200
+    result = result_of(r.text)
+    assert "2 × NVIDIA GeForce RTX 3090" in result and "Custom GPU, 20G" in result
+    assert result.count('class="badge') == 3

@@ -182,14 +182,22 @@ def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, r
 
 
 def _custom_row(size: str, model: str | None, ctx: int | None, runtime: str, quant: str | None) -> dict[str, Any]:
-    from ..check import CheckRequest, check
+    from ..choose import DEFAULT_CTX, best_fit, quant_ladder
+    from ..hardware.targets import targets_from_options
+    from ..model.resolve import resolve_model
+    from ..plan import make_plan
+    from ..runtimes import Settings, get_runtime
     from ..units import parse_size
 
     row: dict[str, Any] = {"spec": size, "name": f"Custom GPU, {size}", "count": 1,
                            "memory_bytes": parse_size(size, field="devices"), "kind": "gpu"}
-    if model:
-        plan, _ = check(CheckRequest(model=model, runtime=runtime, vram=size, ctx=ctx or 8192, quant=quant,
-                                     use_measurements=False))
+    if model:      # as compare_devices plans a catalog device: the best format of the ladder that fits whole
+        spec, rt = resolve_model(model), get_runtime(runtime).name
+        targets, _ = targets_from_options(None, size, None)
+        ladder = quant_ladder(rt, quant, spec)
+        fit = best_fit(spec, targets, runtime=rt, ctx=ctx or DEFAULT_CTX, quants=ladder)
+        q = fit.settings.quant if fit else ladder[-1]
+        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx or DEFAULT_CTX, quant=q), targets, with_fixes=False)
         row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
                 "command": plan.command, **plan.speed}
     return row

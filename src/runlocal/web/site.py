@@ -34,10 +34,13 @@ def templates():
 
     env = Environment(loader=PackageLoader("runlocal.web", "templates"), autoescape=select_autoescape(),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["bytes"] = format_bytes
-    env.filters["count"] = format_count
-    env.filters["num"] = lambda n, d=0: "—" if n is None else f"{n:,.{d}f}"
-    env.filters["usd"] = lambda n: "—" if n is None else f"${n:,.0f}"
+    def number(n) -> bool:        # a missing figure (None, or a key a row does not have) prints as "—"
+        return isinstance(n, (int, float)) and not isinstance(n, bool)
+
+    env.filters["bytes"] = lambda n: format_bytes(n) if number(n) else "—"
+    env.filters["count"] = lambda n: format_count(n) if number(n) else "—"
+    env.filters["num"] = lambda n, d=0: f"{n:,.{d}f}" if number(n) else "—"
+    env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
     env.globals["qs"] = lambda q: urlencode(q, doseq=True)
     env.filters["setup"] = device_summary
     return env
