@@ -84,6 +84,8 @@ async def best_page(request: Request):
 # ------------------------------------------------------------------------------------------ guides
 
 REFERENCE_MODELS = (("llama-3.1-8b", 8192), ("qwen3-32b", 8192), ("llama-3.3-70b", 8192))
+# No "best GPU for Ollama" guide: ranking every device with the Ollama planner takes minutes (575 s cold on the
+# 2-core machine, against 26 s for llama.cpp); /best?runtime=ollama ranks on demand.
 
 
 def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = False, vendor: str = "",
@@ -135,8 +137,6 @@ GUIDES: dict[str, tuple[str, str, Any]] = {
                       lambda: _guide_best(used=True, form="gpu")),
     "best-budget-gpu": ("Best GPU on a budget", "The best configurations for a 14B model at 8K context under each "
                         "budget (GPUs only, no host system).", _guide_budget),
-    "best-gpu-for-ollama": ("Best GPU for Ollama", "Every device Ollama runs on, ranked for three model sizes.",
-                            lambda: _guide_best(runtime="ollama")),
     "16-vs-24-gb": ("16 GB or 24 GB?", "How many catalog models each size runs whole (llama.cpp, the best GGUF "
                     "that fits), and which ones only 24 GB runs.", _guide_16_vs_24),
     "cuda-vs-rocm": ("CUDA or ROCm?", "Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
