@@ -56,6 +56,8 @@ def test_two_cards_are_counted_and_the_query_reproduces_the_page(client):
     query = {"model": "llama-3.1-8b", "gpu": "rtx-3090", "n": "2", "ctx": "32768"}
     r = client.get("/", params=query)
     assert "2 × NVIDIA GeForce RTX 3090" in r.text
+    # Llama 3.1 8B: 32 layers × (K + V) × 8 KV heads × 128 × 2 bytes = 128 KiB per token at f16 (GQA, not 32 heads)
+    assert re.search(r"<dt>KV cache per token</dt><dd>128 KiB</dd>", r.text)
     assert 'name="n" type="number" min="1" max="64" value="2"' in r.text   # the form shows the state it planned
     assert client.get("/", params=query).text == r.text
 
