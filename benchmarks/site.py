@@ -67,9 +67,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=9)
     a = ap.parse_args()
     import httpx
-    from playwright.sync_api import sync_playwright
-
     from browser import CHROMIUM_FLAGS, chromium_path, free_port
+    from playwright.sync_api import sync_playwright
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

@@ -45,7 +45,7 @@ def test_options_the_runtime_lacks_are_dropped_and_said(client):
     r = client.get("/", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "runtime": "vllm", "quant": "Q4_K_M",
                                 "kv": "q4_0", "ngl": "20"})
     assert r.status_code == 200
-    notice = re.search(r'<div class="notice".*?</div>', r.text, re.S).group(0)
+    notice = re.search(r'<div class="notice".*?</div>', r.text, re.DOTALL).group(0)
     assert "Q4_K_M" in notice and "q4_0" in notice and "GPU layers" in notice
     result = result_of(r.text)
     assert "vllm serve" in result and ".gguf" not in result          # the command serves what was planned
@@ -67,7 +67,7 @@ def test_chart_labels_stay_inside_the_box_above_100_gib(client):
     r = client.get("/", params={"model": "llama-3.1-70b", "gpu": "h200-sxm", "n": "1", "runtime": "vllm",
                                 "ctx": "32768"})
     assert r.status_code == 200
-    svg = re.search(r"<svg class=\"chart\".*?</svg>", r.text, re.S).group(0)
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", r.text, re.DOTALL).group(0)
     root = ET.fromstring(svg)
     width = float(root.get("viewBox").split()[2])
     texts = [t for t in root.iter("{http://www.w3.org/2000/svg}text")]

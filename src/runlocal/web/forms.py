@@ -6,9 +6,9 @@ field, so a bad value is shown on the page as an error rather than answered with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Mapping
+from functools import cache
 
 from ..errors import InputError
 
@@ -33,7 +33,7 @@ class RuntimeOptions:
     notes: tuple[str, ...] = field(default=())
 
 
-@lru_cache(maxsize=None)
+@cache
 def runtime_options(name: str) -> RuntimeOptions:
     """Read off the runtime's own planner: its levers (the formats and KV types its fixes may pick) and
     `best`'s quality ladder, so the form cannot offer a combination the planner does not know."""

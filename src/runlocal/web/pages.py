@@ -8,7 +8,7 @@ written by hand.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -130,21 +130,30 @@ def _guide_cuda_rocm() -> dict[str, Any]:
 
 
 GUIDES: dict[str, tuple[str, str, Any]] = {
-    "best-mac": ("Best Mac for local LLMs", "Apple silicon ranked by predicted decode speed per dollar with MLX, "
-                 "for three model sizes at 8K context.", lambda: _guide_best(runtime="mlx", form="apple")),
-    "best-used-gpu": ("Best used GPU", "Desktop GPUs ranked by decode speed per dollar at used-market prices "
-                      "(launch price where the catalog has no used price).",
+    "best-mac": ("Best Mac for local LLMs",
+                 ("Apple silicon ranked by predicted decode speed per dollar with MLX, "
+                  "for three model sizes at 8K context."),
+                 lambda: _guide_best(runtime="mlx", form="apple")),
+    "best-used-gpu": ("Best used GPU",
+                      ("Desktop GPUs ranked by decode speed per dollar at used-market prices "
+                       "(launch price where the catalog has no used price)."),
                       lambda: _guide_best(used=True, form="gpu")),
-    "best-budget-gpu": ("Best GPU on a budget", "The best configurations for a 14B model at 8K context under each "
-                        "budget (GPUs only, no host system).", _guide_budget),
-    "16-vs-24-gb": ("16 GB or 24 GB?", "How many catalog models each size runs whole (llama.cpp, the best GGUF "
-                    "that fits), and which ones only 24 GB runs.", _guide_16_vs_24),
-    "cuda-vs-rocm": ("CUDA or ROCm?", "Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
-                     "each rank for a 14B model.", _guide_cuda_rocm),
+    "best-budget-gpu": ("Best GPU on a budget",
+                        ("The best configurations for a 14B model at 8K context under each "
+                         "budget (GPUs only, no host system)."),
+                        _guide_budget),
+    "16-vs-24-gb": ("16 GB or 24 GB?",
+                    ("How many catalog models each size runs whole (llama.cpp, the best GGUF "
+                     "that fits), and which ones only 24 GB runs."),
+                    _guide_16_vs_24),
+    "cuda-vs-rocm": ("CUDA or ROCm?",
+                     ("Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
+                      "each rank for a 14B model."),
+                     _guide_cuda_rocm),
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def guide_data(slug: str):
     return GUIDES[slug][2]()
 
@@ -165,7 +174,7 @@ async def guide_page(request: Request, slug: str):
 
 # ------------------------------------------------------------------------------------------ compare
 
-_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.I)
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=128)
