@@ -264,7 +264,7 @@ def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str
     dev, count = parse_config(q["gpu"])
     return cost(resolve_model(q["model"].strip()), dev, count, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
                 hours_per_day=_float(q["hours"], "hours") or hours,
-                kwh_price=_float(q["kwh"], "kwh", lo=-1e-12) if q["kwh"] else kwh,
+                kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
                 years=_float(q["years"], "years") or years, used=q["used"] == "1",
                 price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
 

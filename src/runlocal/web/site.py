@@ -153,7 +153,9 @@ async def api_get(request: Request, path: str, query: dict | None = None):
 @router.get("/", response_class=HTMLResponse)
 async def check_page(request: Request):
     one, multi = params(request)
-    form, plan, notes, series, error = forms.CheckForm(), None, [], [], None
+    form, plan, error = forms.CheckForm(), None, None
+    notes: list[str] = []
+    series: list = []
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
