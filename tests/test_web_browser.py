@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-
 from browser import CHROMIUM_FLAGS, chromium_path, running_app
 
 pytestmark = pytest.mark.browser
