@@ -9,23 +9,21 @@ ids unless the operator allows a folder or hosts); planning runs in a bounded po
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict
 from functools import lru_cache
-from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import config
 from ..model.policy import ReadPolicy
 from .benchmarks import benchmarks_router
-from .errors import ERROR_RESPONSES, WRITE_RESPONSES, install_error_handlers
+from .errors import ERROR_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
@@ -287,21 +285,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
     from ..web.site import mount_site
 
-    mount_site(app)      # the site's pages; shadows the old "/" page below
-
-    @app.get("/", response_class=HTMLResponse)
-    def index():
-        return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
-
-    @app.get("/static/{name}", responses={404: {"description": "no such file"}})
-    def static(name: str):
-        if not re.fullmatch(r"[a-z0-9_-]+\.(js|css|svg)", name):
-            raise HTTPException(status_code=404)
-        path = resources.files("runlocal.web").joinpath(f"static/{name}")
-        if not path.is_file():
-            raise HTTPException(status_code=404)
-        media = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"}[name.rsplit(".", 1)[1]]
-        return Response(path.read_bytes(), media_type=media)
+    mount_site(app)      # the site's pages, /static and the offline /docs and /redoc
 
     if origins:   # added last, so outermost: its headers go on cached answers too
         from fastapi.middleware.cors import CORSMiddleware

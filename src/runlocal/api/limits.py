@@ -103,10 +103,11 @@ class RateLimiter:
 # frame-ancestors 'none' and X-Frame-Options DENY: no page may frame this one (clickjacking)
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-# FastAPI's /docs and /redoc load Swagger UI / ReDoc from jsDelivr with an inline bootstrap script
-DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-            "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
-            "worker-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+# /docs and /redoc: Swagger UI and ReDoc served from this package (web/site.py, fastapi-offline's assets) with
+# their inline bootstrap script; nothing is fetched from anywhere else
+DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+            "frame-ancestors 'none'")
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 DOCS_PATHS = ("/docs", "/redoc")
 
