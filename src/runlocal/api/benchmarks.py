@@ -60,7 +60,7 @@ class BenchmarkBody(BaseModel):
     @classmethod
     def _json_integer(cls, v: Any) -> Any:
         if isinstance(v, (bool, str)):
-            raise ValueError("expected a JSON number")
+            raise ValueError("expected a JSON number")    # noqa: TRY004 — pydantic reports ValueError only
         return v
 
     @field_validator("settings")
