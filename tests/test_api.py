@@ -1,22 +1,27 @@
 """The HTTP API in-process: same objects as the CLI, 422 naming the field, capped bodies, the store."""
 
+import os
+
 import pytest
 from fastapi.testclient import TestClient
 
 from factories import write_llama_gguf
 from runlocal.api.app import create_app
-
-
-@pytest.fixture
-def client(tmp_path):
-    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[])
-    with TestClient(app) as c:
-        yield c
+from runlocal.model.policy import ReadPolicy
 
 
 @pytest.fixture(scope="module")
 def gguf_path(tmp_path_factory):
     return str(write_llama_gguf(tmp_path_factory.mktemp("m") / "m.gguf", n_layers=4, hidden=512, heads=8, kv_heads=2))
+
+
+@pytest.fixture
+def client(tmp_path, gguf_path):
+    # the operator allows the folder of the test model (a server reads no local path otherwise)
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[],
+                     policy=ReadPolicy.server(local_dir=os.path.dirname(gguf_path)))
+    with TestClient(app) as c:
+        yield c
 
 
 def test_check_returns_the_cli_json_shape(client, gguf_path):
@@ -47,9 +52,11 @@ def test_domain_error_422_names_the_field(client, gguf_path):
     assert r.json()["detail"][0]["loc"] == ["body", "vram"]
 
 
-def test_missing_model_is_404(client):
-    r = client.post("/api/v1/check", json={"model": "/no/such/model.gguf"})
+def test_missing_model_is_404(client, gguf_path):
+    r = client.post("/api/v1/check", json={"model": os.path.join(os.path.dirname(gguf_path), "absent.gguf")})
     assert r.status_code == 404
+    r = client.post("/api/v1/check", json={"model": "/no/such/model.gguf"})    # outside the allowed folder
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "model"]
 
 
 def test_body_cap(client):

@@ -53,16 +53,19 @@ def test_sglang_fixes_speak_sglang():
 
 @pytest.mark.parametrize("runtime,gpu", [("transformers", "rtx-4090"), ("mlx", "m3-max-64gb")])
 def test_no_gguf_or_layer_offload_fixes_outside_llamacpp(runtime, gpu):
-    p = plan(model="llama-3.1-70b", runtime=runtime, gpu=gpu, ctx=8192)
+    p = plan(model="llama-3.1-70b", runtime=runtime, gpu=gpu, ctx=8192, quant="bf16")
     assert p.verdict == "does_not_fit"
     for fix in p.fixes:
         assert not re.search(r"GGUF|-ngl|num_gpu|Offload", fix.title + fix.command), fix
 
 
-def test_mlx_quant_fix_is_mlx_convert_and_fits():
-    p = plan(model="llama-3.1-70b", runtime="mlx", gpu="m3-max-64gb", ctx=8192)
+def test_mlx_quant_fix_is_the_published_4bit_conversion_and_fits():
+    # the bf16 checkpoint does not fit a 64 GB Mac; the fix names mlx-community's published 4-bit repo
+    # (data/mlx_repos.json) instead of converting 140 GB of bf16 weights
+    p = plan(model="llama-3.1-70b", runtime="mlx", gpu="m3-max-64gb", ctx=8192, quant="bf16")
     fix = next(f for f in p.fixes if "mlx-4bit" in f.title)
-    assert "mlx_lm.convert --hf-path meta-llama/Llama-3.1-70B-Instruct -q --q-bits 4" in fix.command
+    assert "mlx_lm.generate --model mlx-community/Meta-Llama-3.1-70B-Instruct-4bit" in fix.command
+    assert "mlx_lm.convert" not in fix.command
     assert plan(model="llama-3.1-70b", runtime="mlx", gpu="m3-max-64gb", ctx=8192,
                 quant="mlx-4bit").verdict in ("fits", "tight")
 

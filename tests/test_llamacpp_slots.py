@@ -177,8 +177,8 @@ def test_cli_default_is_auto(gemma):
     assert auto.keys() == one.keys() and auto["settings"].keys() == one["settings"].keys()
     assert (auto["settings"]["parallel"], one["settings"]["parallel"]) == (-1, 1)
     assert auto["settings"]["ctx"] == one["settings"]["ctx"] == CTX
-    assert auto["command"] == "llama-server -m gemma-3-27b-Q4_K_M.gguf -c 32768 -ngl 63"
-    assert one["command"] == "llama-server -m gemma-3-27b-Q4_K_M.gguf -c 32768 --parallel 1 -ngl 63"
+    assert auto["command"] == "llama-server -hf unsloth/gemma-3-27b-it-GGUF:Q4_K_M -c 32768 -ngl 63"
+    assert one["command"] == "llama-server -hf unsloth/gemma-3-27b-it-GGUF:Q4_K_M -c 32768 --parallel 1 -ngl 63"
     assert auto["memory"]["kv_cache"] - one["memory"]["kv_cache"] == swa_extra(gemma, 4608 - 1536)
     labels = [e["label"] for e in auto["explain"]]
     assert "--parallel auto" in labels and "--parallel auto" not in [e["label"] for e in one["explain"]]

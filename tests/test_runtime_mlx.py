@@ -172,8 +172,13 @@ def test_kv_bits_of(name, bits):
 
 
 @pytest.mark.parametrize("mlx, settings, expected", [
-    (MLX(), Settings(runtime="mlx", ctx=16384),
-     "mlx_lm.generate --model mlx-community/Llama-3.1-8B-Instruct-4bit --max-kv-size 16384"),
+    # the cache grows with the conversation, as planned: no --max-kv-size unless asked for
+    (MLX(), Settings(runtime="mlx", ctx=16384), "mlx_lm.generate --model mlx-community/Llama-3.1-8B-Instruct-4bit"),
+    # asked for, it comes with what it does: a rotating cache that forgets the oldest tokens
+    (MLX(max_kv_size=4096), Settings(runtime="mlx", ctx=16384),
+     "mlx_lm.generate --model mlx-community/Llama-3.1-8B-Instruct-4bit --max-kv-size 4096  # --max-kv-size 4096: "
+     "a rotating cache — past 4,096 tokens it forgets the oldest (keeps the first 4), so answers lose the start of a "
+     "long conversation"),
     (MLX(), Settings(runtime="mlx", ctx=16384, cache_type_k="q8_0", cache_type_v="q8_0"),
      "mlx_lm.generate --model mlx-community/Llama-3.1-8B-Instruct-4bit --kv-bits 8 --kv-group-size 64"),
     (MLX(quantized_kv_start=0), Settings(runtime="mlx", ctx=4096, cache_type_k="q4_0", cache_type_v="q4_0"),

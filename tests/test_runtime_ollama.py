@@ -1,5 +1,7 @@
 """Ollama planner: its own choices (num_ctx tiers, parallel, batch, cache type, --fit) over llama.cpp's bytes."""
 
+from dataclasses import replace
+
 import pytest
 
 from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec, TensorInfo
@@ -207,19 +209,27 @@ def test_settings_keep_auto_layers_and_batch():
     assert a.settings.n_gpu_layers is None and a.settings.batch is None and a.settings.ctx == 4096
 
 
+CATALOG_M = replace(M, source="catalog:llama-3.1-8b")   # its library tags: data/ollama_tags.json
+LIB = "llama3.1:8b-instruct-q4_K_M"
+DERIVED = "llama3.1-8b-instruct-q4_k_m-runlocal"
+
+
 @pytest.mark.parametrize("settings, kwargs, expected", [
+    # per-model options go into a Modelfile built FROM the library tag, so the line runs as pasted
     (Settings(runtime="ollama", ctx=16384, cache_type_k="q8_0", cache_type_v="q8_0"), {},
-     "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve & ollama run llama3.1:8b, "
-     "then /set parameter num_ctx 16384 (Modelfile: PARAMETER num_ctx 16384)"),
+     "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve & "
+     f"printf 'FROM {LIB}\\nPARAMETER num_ctx 16384\\n' > Modelfile && ollama create {DERIVED} -f Modelfile && "
+     f"ollama run {DERIVED}"),
     (Settings(runtime="ollama", ctx=4096, parallel=2, n_gpu_layers=20), {"gpu_overhead": 512 * MiB},
-     "OLLAMA_NUM_PARALLEL=2 OLLAMA_GPU_OVERHEAD=536870912 ollama serve & ollama run llama3.1:8b, then "
-     "/set parameter num_ctx 4096, /set parameter num_gpu 20 (Modelfile: PARAMETER num_ctx 4096, PARAMETER num_gpu 20)"),
+     "OLLAMA_NUM_PARALLEL=2 OLLAMA_GPU_OVERHEAD=536870912 ollama serve & "
+     f"printf 'FROM {LIB}\\nPARAMETER num_ctx 4096\\nPARAMETER num_gpu 20\\n' > Modelfile && "
+     f"ollama create {DERIVED} -f Modelfile && ollama run {DERIVED}"),
     (Settings(runtime="ollama", ctx=8192, flash_attn="off"), {},
-     "OLLAMA_FLASH_ATTENTION=0 ollama serve & ollama run llama3.1:8b, then /set parameter num_ctx 8192 "
-     "(Modelfile: PARAMETER num_ctx 8192)"),
+     f"OLLAMA_FLASH_ATTENTION=0 ollama serve & printf 'FROM {LIB}\\nPARAMETER num_ctx 8192\\n' > Modelfile && "
+     f"ollama create {DERIVED} -f Modelfile && ollama run {DERIVED}"),
 ])
 def test_command(settings, kwargs, expected):
-    assert Ollama(**kwargs).command(M, settings) == expected
+    assert Ollama(**kwargs).command(CATALOG_M, settings) == expected
 
 
 def test_steps_cite_sources():
@@ -241,7 +251,7 @@ def test_ollama_environment_is_read_like_ollama_serve(monkeypatch):
     s = plan.settings
     assert (s.ctx, s.parallel, s.cache_type_k, s.cache_type_v) == (8192, 4, "q8_0", "q8_0")
     assert "OLLAMA_NUM_PARALLEL=4" in plan.command and "OLLAMA_GPU_OVERHEAD=2147483648" in plan.command
-    assert "ollama run llama-3.1-8b:q4_K_M" in plan.command
+    assert "FROM llama3.1:8b-instruct-q4_K_M\\n" in plan.command   # the library's own tag, not llama-3.1-8b:q4_K_M
     flagged = check(CheckRequest(model="llama-3.1-8b", runtime="ollama", gpu="rtx-4090", parallel=2, kv_cache="f16",
                                  use_measurements=False))[0].settings
     assert (flagged.parallel, flagged.cache_type_k) == (2, "f16")

@@ -21,7 +21,8 @@ CHECK = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "ctx": 8
 
 @pytest.fixture
 def client(store_url):
-    app = create_app(store_url=store_url, admin_token="s3cret", submitter_tokens=["lab-token"], cors_origins=[])
+    app = create_app(store_url=store_url, admin_token="s3cret", submitter_tokens=["lab-token"], cors_origins=[],
+                     writes_per_minute=1e6)   # the rate limit has its own test (test_api.py)
     with TestClient(app) as c:
         yield c
 
@@ -107,7 +108,7 @@ def test_admin_endpoints_need_a_bearer_admin_token(client, method):
 
 
 def test_without_an_admin_token_configured_nobody_is_admin(store_url):
-    with TestClient(create_app(store_url=store_url, admin_token="", cors_origins=[])) as c:
+    with TestClient(create_app(store_url=store_url, admin_token="", cors_origins=[], writes_per_minute=1e6)) as c:
         bid = c.post("/api/v1/benchmarks", json=BENCH).json()["id"]
         assert c.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer "}).status_code == 401
         assert c.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer x"}).status_code == 403

@@ -129,7 +129,8 @@ def test_two_workers_share_one_store_under_concurrent_writes(store_url, tmp_path
     env = {**_env(tmp_path), "RUNLOCAL_ADMIN_TOKEN": "s3cret"}
     sent = [f"w-{c}-{i}" for c in range(8) for i in range(12)]
     codes: dict[str, int] = {}
-    with runlocal_serve(env, "--db", store_url, "--workers", "2", "--submitter-token", "lab") as (base, proc):
+    with runlocal_serve(env, "--db", store_url, "--workers", "2", "--submitter-token", "lab",
+                        "--writes-per-minute", "100000") as (base, proc):
         spawned = _children(proc.pid)
         try:
             assert len(spawned) >= 2, "no worker processes"
@@ -155,7 +156,7 @@ def test_acknowledged_submissions_survive_a_killed_server(tmp_path):
     store afterwards (WAL + synchronous=FULL: the commit is on disk before the answer goes out)."""
     db = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
     acked: list[int] = []
-    with runlocal_serve(_env(tmp_path), "--db", db) as (base, proc):
+    with runlocal_serve(_env(tmp_path), "--db", db, "--writes-per-minute", "100000") as (base, proc):
         stop = threading.Event()
 
         def submit():

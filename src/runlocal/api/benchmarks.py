@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -186,10 +186,13 @@ def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
 
 
 def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitter_tokens: Iterable[str] = (),
-                      on_change: Callable[[], None] = lambda: None) -> APIRouter:
+                      on_change: Callable[[], None] = lambda: None,
+                      write_limit: Callable[..., None] | None = None) -> APIRouter:
     """The endpoints over ``store``; ``on_change`` runs after each write this process makes (the app's
-    cache then reads the store's version at once instead of after its TTL)."""
+    cache then reads the store's version at once instead of after its TTL); ``write_limit``, a FastAPI
+    dependency run before each write (the app's per-client rate limit)."""
     router = APIRouter(prefix="/api/v1/benchmarks", tags=["benchmarks"], route_class=PlainErrors)
+    writes = [Depends(write_limit)] if write_limit is not None else []
     submitters = tuple(t for t in submitter_tokens if t)
 
     def admin(authorization: str | None) -> str:
@@ -201,7 +204,7 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
             raise HTTPException(403, "not the admin token")
         return "admin"
 
-    @router.post("", status_code=201, response_model=BenchmarkRow,
+    @router.post("", status_code=201, response_model=BenchmarkRow, dependencies=writes,
                  responses={200: {"description": "a replayed Idempotency-Key: the first row", "model": BenchmarkRow},
                             400: {"description": "the body is not JSON (or not UTF-8)"},
                             401: ERRORS[401], 403: ERRORS[403],
@@ -247,7 +250,7 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
             raise HTTPException(404, f"no benchmark {bench_id}")
         return row
 
-    @router.post("/{bench_id}/verify", response_model=BenchmarkRow,
+    @router.post("/{bench_id}/verify", response_model=BenchmarkRow, dependencies=writes,
                  responses={401: ERRORS[401], 403: ERRORS[403], 404: ERRORS[404]})
     def verify_benchmark(bench_id: int, authorization: Annotated[str | None, Header()] = None):
         """Admin: let this row change predictions."""
@@ -257,7 +260,7 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
         on_change()
         return row
 
-    @router.delete("/{bench_id}", status_code=204, response_class=Response,
+    @router.delete("/{bench_id}", status_code=204, response_class=Response, dependencies=writes,
                    responses={401: ERRORS[401], 403: ERRORS[403], 404: ERRORS[404]})
     def delete_benchmark(bench_id: int, authorization: Annotated[str | None, Header()] = None):
         """Admin: remove a row."""

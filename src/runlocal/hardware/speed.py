@@ -73,6 +73,7 @@ CPU_FLOPS_PER_CORE = 100e9           # prefill on CPU: fp16/int8 dot products pe
 CPU_CORES = 8
 TP_EFFICIENCY = 0.85                 # share of the ideal tp× speed-up tensor-parallel reads keep
 TP_ALLREDUCE_US = 20.0               # one all-reduce of a token's activations; tensor parallel needs two a layer
+SHORT_CONTEXT = 512                  # the short-context decode figure: KV of a 512-token prompt (llama-bench pp512/tg128)
 UBATCH = 512                         # llama.cpp default micro-batch: CPU-resident weights cross PCIe once per ubatch
 PCIE_GBS_PER_LANE = {"3.0": 0.985, "4.0": 1.969, "5.0": 3.938}
 PCIE_EFFICIENCY = 0.8
@@ -376,6 +377,11 @@ def allocation_speed(model: "ModelSpec", quant: str | None, alloc, targets: list
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
     parts = gpu_parts + parts
     decode = decode_speed(parts)
+    # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
+    short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
+    short_scale = short_ctx / (ctx // 2) if ctx // 2 else 0.0
+    decode_short = decode_speed([Part(p.weight_bytes, p.kv_bytes * short_scale, p.bandwidth_gbs, p.fit, p.n_layers,
+                                      tp=p.tp) for p in parts])
 
     prompt = 512
     flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
@@ -389,7 +395,13 @@ def allocation_speed(model: "ModelSpec", quant: str | None, alloc, targets: list
     else:
         prefill = cpu_prefill_speed(flops) if used else None
     speed = {"decode_tokens_per_s": round(decode, 1) if decode else None,
-             "prefill_tokens_per_s": round(prefill, 1) if prefill else None}
+             "prefill_tokens_per_s": round(prefill, 1) if prefill else None,
+             # what the figures assume: decode with the KV cache at half the context (the mean over a generation
+             # that fills it); the same at a short context, one request; prefill of a 512-token prompt
+             "decode_at_context": ctx // 2,
+             "decode_short_tokens_per_s": round(decode_short, 1) if decode_short else None,
+             "decode_short_context": short_ctx,
+             "prefill_prompt_tokens": prompt}
     terms = " + ".join(
         f"({p.weight_bytes / 1e9:.2f} GB + {p.fit.kv_factor:g}×{p.kv_bytes / 1e9:.2f} GB KV) ÷ "
         f"({p.fit.decode_eff:g} × {p.bandwidth_gbs} GB/s{f' × {p.tp}×{TP_EFFICIENCY:g}' if p.tp > 1 else ''})"

@@ -32,6 +32,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     if gpu_key in ("none", "cpu"):
         if vram:
             raise InputError("vram: --gpu none plans a CPU-only run; drop --vram")
+        if not ram_bytes:
+            notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
         return [Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM)], notes
     host: Target | None = None
     if vram:

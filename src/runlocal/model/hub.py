@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from ..errors import ModelNotFoundError, RemoteError
+from ..errors import ModelFormatError, ModelNotFoundError, RemoteError
 from .local import read_config, with_file_tensors
+from .policy import ReadPolicy
 from .safetensors import hf_role
 from .spec import ModelSpec, TensorInfo
 
 
-def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
+def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPolicy | None = None) -> ModelSpec:
+    """The repo's config.json and safetensors headers. Under a server's policy the machine's HF_TOKEN is sent
+    only when the operator allows it, and a config.json over the policy's cap is not downloaded."""
     from huggingface_hub import get_safetensors_metadata, hf_hub_download
     from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
                                         RepositoryNotFoundError)
@@ -16,8 +19,12 @@ def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
 
     from .hf_config import spec_from_config
 
+    policy = policy or ReadPolicy()
+    token = None if policy.hf_token else False          # None: huggingface_hub's own (HF_TOKEN, login); False: none
     try:
-        config_path = hf_hub_download(repo_id, "config.json", revision=revision)
+        if policy.max_config_bytes is not None:
+            _check_config_size(repo_id, revision, token, policy.max_config_bytes)
+        config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
     except GatedRepoError:
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
@@ -27,10 +34,10 @@ def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
     except LocalEntryNotFoundError:
         raise RemoteError(f"{repo_id}: not in the local Hub cache and the Hub is unreachable (HF_HUB_OFFLINE?)") from None
     except HfHubHTTPError as e:
-        raise RemoteError(f"{repo_id}: Hub request failed: {e}") from None
+        raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
     spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
     try:
-        meta = get_safetensors_metadata(repo_id, revision=revision)
+        meta = get_safetensors_metadata(repo_id, revision=revision, token=token)
     except Exception:  # offline, no safetensors, or an old repo with .bin files: the config alone suffices
         return spec
     tensors: list[TensorInfo] = []
@@ -40,3 +47,18 @@ def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
             start, end = info.data_offsets
             tensors.append(TensorInfo(name, tuple(info.shape), role, layer, info.dtype, end - start))
     return with_file_tensors(spec, tensors, spec.file_quant)
+
+
+def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> None:
+    """A HEAD request for config.json's size before downloading it (a repo may hold a config of any size)."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
+
+    try:
+        meta = get_hf_file_metadata(hf_hub_url(repo_id, "config.json", revision=revision), token=token)
+    except (EntryNotFoundError, GatedRepoError, RepositoryNotFoundError):
+        raise
+    except Exception:   # offline or unreachable: hf_hub_download falls back to its cache, or says why it cannot
+        return
+    if meta.size is not None and meta.size > cap:
+        raise ModelFormatError(f"model: the repo's config.json is {meta.size:,} bytes; this server reads at most {cap:,}")

@@ -43,6 +43,32 @@ def device_groups(devices) -> list[tuple[object, int]]:
     return groups
 
 
+# One meaning per word: what each verdict says, printed under it (plan.py TIGHT_SHARE is the 90 % line).
+VERDICT_MEANING = {
+    "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
+            "display, other programs and the runtime's spikes",
+    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said above) — "
+             "another program or a spike can tip it into out-of-memory",
+    "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
+    "unknown": "unknown: a device's memory size is not known",
+}
+CPU_ONLY_MEANING = {
+    "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
+            "system and other programs",
+    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said above) — "
+             "other programs can push it into swapping or the out-of-memory killer",
+}
+
+
+def verdict_meaning(plan: Plan) -> str:
+    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs)."""
+    cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
+    return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
+
+
+NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
+
+
 def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: list[str] | None = None) -> None:
     m, s, a = plan.model, plan.settings, plan.allocation
     style, label = VERDICT_STYLE[plan.verdict]
@@ -53,46 +79,49 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else
                                    f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
+    console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
+    for condition in getattr(plan, "conditions", ()):
+        console.print(Text(f"  {condition}", style="bold yellow"))
+    for st in plan.steps:
+        if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
+            console.print(Text(f"  ⚠ {st.formula}", style="yellow"))
     if a.refusal:
         console.print(Text(f"  {a.refusal}", style="red"))
     if a.compromise:
         console.print(Text(f"  {a.compromise}", style="yellow"))
 
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    table.add_column("device")
+    narrow = console.width < NARROW
+    size = (lambda n: "" if n is None else f"{n / 2**30:.2f}") if narrow else format_bytes
+    table = Table(box=None, pad_edge=False, show_edge=False,
+                  title=("per device, GiB" if narrow else None), title_justify="left", title_style="dim")
+    table.add_column("device", ratio=1, min_width=12)
     for col in ("weights", "KV cache", "compute", "overhead", "total", "capacity", "free"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     groups = device_groups(a.devices)
     for d, n in groups:
         free = d.capacity - d.total if d.capacity else None
-        table.add_row(d.name if n == 1 else f"{n} × {d.name}", format_bytes(d.weights),
-                      format_bytes(d.kv_cache), format_bytes(d.compute),
-                      format_bytes(d.overhead), format_bytes(d.total), format_bytes(d.capacity or None),
-                      Text(format_bytes(free), style="red" if free is not None and free < 0 else "green"))
+        table.add_row(d.name if n == 1 else f"{n} × {d.name}", size(d.weights),
+                      size(d.kv_cache), size(d.compute),
+                      size(d.overhead), size(d.total), size(d.capacity or None),
+                      Text(size(free), style="red" if free is not None and free < 0 else "green"))
     console.print(table)
     if any(n > 1 for _, n in groups):
-        console.print(Text("  (n × device: the figures are each device's)", style="dim"))
+        console.print(Text("  (n × device: the figures are each device's, not their sum)", style="dim"))
+    bars = Table.grid(padding=(0, 1))
+    bars.add_column(ratio=1, min_width=10)          # the name wraps rather than being cut
+    bars.add_column(no_wrap=True)
+    width = max(16, min(48, console.width - 34))
     for d, n in groups:
         if d.total or d.capacity:
-            name = d.name if n == 1 else f"{n}× {d.name}"
-            console.print(Text.assemble(f"  {name[:20]:<20} ", stacked_bar(d)))
+            bars.add_row("  " + (d.name if n == 1 else f"{n}× {d.name}"), stacked_bar(d, width))
+    console.print(bars)
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
 
-    limits = [f"KV {format_bytes(a.kv_bytes_per_token)}/token"]
-    if a.kv_cache_tokens is not None:
-        limits.append(f"KV pool {a.kv_cache_tokens:,} tokens")
-    limits.append(f"max context {plan.max_context:,}" if plan.max_context else "max context: none fits")
-    if plan.max_concurrency is not None:
-        limits.append(f"max concurrency {plan.max_concurrency:.1f} at ctx {s.ctx:,}")
-    console.print("  " + " · ".join(limits))
-    sp = plan.speed
-    if sp.get("decode_tokens_per_s") or sp.get("prefill_tokens_per_s"):
-        parts = [f"{sp[k]:,.1f} tokens/s {label}" for k, label in
-                 (("decode_tokens_per_s", "decode"), ("prefill_tokens_per_s", "prefill")) if sp.get(k)]
-        how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
-               if plan.measured and sp.get("source") == "measured" else "predicted")
-        console.print(f"  speed: {' · '.join(parts)} ({how})", highlight=False)
+    console.print("  " + " · ".join(limit_phrases(plan)), highlight=False)
+    speed = speed_phrase(plan)
+    if speed:
+        console.print(f"  speed: {speed}", highlight=False)
     if plan.measured and plan.measured.get("max_context_ok"):
         m = plan.measured
         console.print(f"  measured here: ran at ctx {m['max_context_ok']:,}"
@@ -114,3 +143,50 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • assumption: {note}", highlight=False)
     for note in notes or []:
         console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+
+
+def _kv_per_gpu(plan: Plan) -> bool:
+    """Whether the KV bytes/token are one GPU's share (a tensor-parallel rank's layers) rather than the model's."""
+    a = plan.allocation
+    gpus = [d for d in a.devices if d.kind != "cpu" and d.kv_cache]
+    if len(gpus) < 2 or not a.kv_cache_tokens:
+        return False
+    pool = a.kv_bytes_per_token * a.kv_cache_tokens
+    return abs(pool - max(d.kv_cache for d in gpus)) < abs(pool - sum(d.kv_cache for d in gpus))
+
+
+def limit_phrases(plan: Plan) -> list[str]:
+    """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
+    a, s = plan.allocation, plan.settings
+    per = f"on each GPU (TP {s.tp})" if _kv_per_gpu(plan) else "for the whole model"
+    out = [f"KV {format_bytes(a.kv_bytes_per_token)}/token {per}"]
+    if a.kv_cache_tokens is not None:
+        out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
+    out.append(f"max context {plan.max_context:,} per request (largest that fits)" if plan.max_context
+               else "max context: none fits")
+    if plan.max_concurrency is not None:
+        out.append(f"max concurrency {plan.max_concurrency:.1f} requests of {s.ctx:,} tokens")
+    return out
+
+
+def speed_phrase(plan: Plan) -> str | None:
+    """Speeds with the context they assume, and the short-context single-request figure scoreboards quote."""
+    sp = plan.speed
+    if plan.verdict == "does_not_fit":
+        return None      # no speed for a setup that does not start
+    parts = []
+    if sp.get("decode_tokens_per_s"):
+        at = sp.get("decode_at_context")
+        parts.append(f"{sp['decode_tokens_per_s']:,.1f} tokens/s decode"
+                     + (f" with {at:,} tokens in the KV cache (half the context)" if at else ""))
+        if sp.get("decode_short_tokens_per_s") and sp.get("decode_short_context") != at:
+            parts.append(f"{sp['decode_short_tokens_per_s']:,.1f} tokens/s at a short context "
+                         f"({sp['decode_short_context']:,} tokens, one request)")
+    if sp.get("prefill_tokens_per_s"):
+        parts.append(f"{sp['prefill_tokens_per_s']:,.1f} tokens/s prefill"
+                     + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else ""))
+    if not parts:
+        return None
+    how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
+           if plan.measured and sp.get("source") == "measured" else "predicted")
+    return " · ".join(parts) + f" ({how})"

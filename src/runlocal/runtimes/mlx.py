@@ -219,12 +219,14 @@ class MLX:
                           steps=tuple(steps), assumptions=tuple(assumptions))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
+        from .published import mlx_repo, serve_path
+
         s = settings
-        repo = model.repo_id or model.id
+        repo = mlx_repo(model, s.quant) or serve_path(model)    # a published mlx-community conversion first
         convert = ""
         q = re.fullmatch(r"mlx-([2-8])bit", (s.quant or "").lower())
-        if q:
-            out = f"./{repo.split('/')[-1]}-{q.group(1)}bit"
+        if q and not repo.startswith("mlx-community/"):
+            out = f"./{repo.rstrip('/').split('/')[-1]}-{q.group(1)}bit"
             convert = f"mlx_lm.convert --hf-path {repo} -q --q-bits {q.group(1)} --mlx-path {out} && "
             repo = out
         try:
@@ -235,16 +237,19 @@ class MLX:
             # mlx_lm/server.py has no --max-kv-size / --kv-bits; --decode-concurrency (32) batches requests
             return convert + f"mlx_lm.server --model {repo}" + (f" --decode-concurrency {s.parallel}" if s.parallel > 32 else "")
         parts = ["mlx_lm.generate", "--model", repo]
-        # --max-kv-size bounds the cache at the planned context (a RotatingKVCache); a quantized cache cannot
-        # rotate (RotatingKVCache.to_quantized raises), so with --kv-bits the cache grows instead
-        kv_cap = self.max_kv_size or (None if bits else (s.ctx or DEFAULT_CTX))
-        if kv_cap:
-            parts += ["--max-kv-size", str(kv_cap)]
+        # without --max-kv-size the cache grows with the conversation (what is planned); --max-kv-size makes it a
+        # RotatingKVCache that keeps the first 4 tokens and the last N and forgets the rest — printed only when asked
+        if self.max_kv_size and not bits:
+            parts += ["--max-kv-size", str(self.max_kv_size)]
         if bits:
             parts += ["--kv-bits", str(bits), "--kv-group-size", str(DEFAULT_KV_GROUP)]
             if self.quantized_kv_start != DEFAULT_QUANTIZED_KV_START:
                 parts += ["--quantized-kv-start", str(self.quantized_kv_start)]
-        return convert + " ".join(parts)
+        line = convert + " ".join(parts)
+        if self.max_kv_size and not bits:
+            line += (f"  # --max-kv-size {self.max_kv_size}: a rotating cache — past {self.max_kv_size:,} tokens it "
+                     "forgets the oldest (keeps the first 4), so answers lose the start of a long conversation")
+        return line
 
 
 __all__ = ["MLX", "kv_bits_of", "mlx_weight_bytes", "quantized_row_bytes", "recommended_working_set"]

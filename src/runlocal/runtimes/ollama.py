@@ -298,7 +298,7 @@ class Ollama:
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:
         # Server-wide choices are environment variables of `ollama serve` (envconfig/config.go); per-model
-        # ones are options: `/set parameter …` in `ollama run`, or PARAMETER lines in a Modelfile.
+        # ones are PARAMETER lines in a Modelfile (or `/set parameter …` inside `ollama run`).
         s = settings
         env = []
         if s.parallel > 1:
@@ -319,13 +319,20 @@ class Ollama:
             params.append(f"num_gpu {s.n_gpu_layers}")
         if s.batch:
             params.append(f"num_batch {s.batch}")
-        # library models tag their quants as llama.cpp names them with a lower-case q: …:q4_K_M
-        tag = f":{s.quant[0].lower()}{s.quant[1:]}" if s.quant else ""
-        line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + f"ollama run {model.id}{tag}"
+        # a real library tag (qwen3:30b-a3b-q4_K_M), else hf.co/<repo>:<quant> or an import (runtimes/published.py)
+        from .published import ollama_model
+
+        setup, name, note = ollama_model(model, s.quant)
+        steps = [setup] if setup else []
         if params:
-            line += (", then " + ", ".join(f"/set parameter {p}" for p in params)
-                     + " (Modelfile: " + ", ".join(f"PARAMETER {p}" for p in params) + ")")
-        return line
+            # per-model options as PARAMETER lines of a Modelfile built FROM the model (docs/modelfile.md), so the
+            # line runs as pasted, also against an `ollama serve` already running
+            derived = re.sub(r"[^a-z0-9._-]+", "-", name.split("/")[-1].lower()) + "-runlocal"
+            lines = "\\n".join([f"FROM {name}"] + [f"PARAMETER {p}" for p in params])
+            steps.append(f"printf '{lines}\\n' > Modelfile && ollama create {derived} -f Modelfile")
+            name = derived
+        line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
+        return line + (f"  # {note}" if note else "")
 
 
 def human_bytes2(n: float) -> str:

@@ -277,7 +277,9 @@ class SGLang:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        parts = ["python", "-m", "sglang.launch_server", "--model-path", model.repo_id or model.id]
+        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+
+        parts = ["python", "-m", "sglang.launch_server", "--model-path", serve_path(model)]
         if s.ctx:
             parts += ["--context-length", str(s.ctx)]
         if s.mem_fraction_static is not None:

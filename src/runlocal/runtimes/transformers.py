@@ -466,7 +466,9 @@ class Transformers:
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
         q = _quant_key(s.quant)
-        args = [f'"{model.repo_id or model.id}"', 'device_map="auto"']
+        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+
+        args = [f'"{serve_path(model).strip(chr(39))}"', 'device_map="auto"']
         imports = ["AutoModelForCausalLM"]
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
             extra = ", bnb_4bit_use_double_quant=True" if q.endswith("-dq") else ""

@@ -715,7 +715,9 @@ class VLLM:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        parts = ["vllm", "serve", model.repo_id or model.id, "--max-model-len", str(s.ctx)]
+        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+
+        parts = ["vllm", "serve", serve_path(model), "--max-model-len", str(s.ctx)]
         if s.gpu_memory_utilization and s.gpu_memory_utilization != DEFAULT_UTILIZATION:
             parts += ["--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"]
         if s.cache_type_k not in ("f16", "bf16"):

@@ -1,0 +1,68 @@
+"""No verdict turns on an unstated assumption: when the RAM size was neither given (--ram) nor read from this
+machine, the plan is re-made at the RAM the setup needs and says so ("fits if RAM ≥ X GiB").
+
+Pure computation over plans (no I/O): ``make`` is plan.make_plan, passed in by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from ..runtimes import Target
+
+GiB = 1 << 30
+ASSUMED_RAM_NOTE = "RAM: assumed"          # the note hardware/targets.py writes when it assumes a size
+UNLIMITED = 1 << 50                          # 1 PiB: more RAM than any verdict can turn on
+RANK = {"does_not_fit": 0, "tight": 1, "fits": 2}
+MENTION_FROM = 2 * GiB                       # a fitting plan's RAM need is stated from this size up
+
+
+def ram_was_assumed(notes: list[str]) -> bool:
+    return any(n.startswith(ASSUMED_RAM_NOTE) for n in notes)
+
+
+def _with_ram(targets: list[Target], size: int) -> list[Target]:
+    return [replace(t, capacity=size, total=size) if t.kind == "cpu" else t for t in targets]
+
+
+def settle_assumed_ram(plan, targets: list[Target], make: Callable[..., object], assumed: int):
+    """``plan`` was made with ``assumed`` bytes of RAM that nobody stated. Returns the plan to show: unchanged
+    when RAM does not decide it; else re-made at the least RAM (whole GiB) that gives the verdict ample RAM
+    gives, with a condition naming that size and the --ram flag."""
+    if not any(t.kind == "cpu" for t in targets) or plan.verdict not in RANK:
+        return plan
+    flag = f"set --ram to your machine's size; {assumed // GiB} GiB was assumed, not read"
+    if plan.verdict == "fits":
+        cpu = [d for d in plan.allocation.devices if d.kind == "cpu"]
+        need = max((d.total for d in cpu), default=0)
+        if need < MENTION_FROM:
+            return plan
+        if len(plan.allocation.devices) == 1:
+            need = int(need / 0.9)       # a CPU-only run fits below 90 % of RAM (plan.py TIGHT_SHARE)
+        return _conditioned(plan, f"fits if RAM ≥ {-(-need // GiB)} GiB ({flag})")
+    ample = make(_with_ram(targets, UNLIMITED))
+    if RANK.get(ample.verdict, -1) <= RANK[plan.verdict]:
+        return plan                      # more RAM would not change the verdict: it does not turn on RAM
+    lo, hi = max(1, assumed // GiB), 2 * max(1, assumed // GiB)
+    while RANK.get(make(_with_ram(targets, hi * GiB)).verdict, -1) < RANK[ample.verdict]:
+        lo, hi = hi, hi * 2
+        if hi > UNLIMITED // GiB:
+            return plan
+    while hi - lo > 1:                   # the least whole GiB that gives the ample verdict
+        mid = (lo + hi) // 2
+        if RANK.get(make(_with_ram(targets, mid * GiB)).verdict, -1) >= RANK[ample.verdict]:
+            hi = mid
+        else:
+            lo = mid
+    settled = make(_with_ram(targets, hi * GiB), with_fixes=True)
+    word = {"fits": "fits", "tight": "runs, tight,"}[ample.verdict]
+    at = {"does_not_fit": "does not fit", "tight": "is tight"}[plan.verdict]
+    return _conditioned(settled, f"{word} if RAM ≥ {hi} GiB; at {assumed // GiB} GiB it {at} ({flag})")
+
+
+def _conditioned(plan, condition: str):
+    return replace(plan, conditions=(*getattr(plan, "conditions", ()), condition))
+
+
+__all__ = ["ASSUMED_RAM_NOTE", "ram_was_assumed", "settle_assumed_ram"]

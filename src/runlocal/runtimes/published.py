@@ -1,0 +1,199 @@
+"""What a printed command pulls, and the quant users download: Ollama library tags, GGUF repos,
+mlx-community conversions, the user's own path — so a command runs as pasted.
+
+Facts come from two cited data files: ``data/ollama_tags.json`` (the Ollama library's tag names per
+catalog model, https://ollama.com/library/<name>/tags, and GGUF repos Ollama and llama-server can pull)
+and ``data/mlx_repos.json`` (https://huggingface.co/mlx-community conversions). Pure lookups, no I/O
+beyond reading the package's data files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..model.spec import ModelSpec
+
+GGUF_DEFAULT = "Q4_K_M"      # the default tag of the Ollama library and llama-server's -hf (common/arg.cpp)
+GGUF_RUNTIMES = frozenset({"llama.cpp", "ollama"})
+# Quant names as users type them → the llama.cpp file type they mean (llama-quantize's names, tools/quantize).
+# "mxfp4" is gpt-oss's published format: MXFP4 experts, Q8_0 elsewhere — llama-quantize's MXFP4_MOE.
+GGUF_SPELLINGS = {"MXFP4": "MXFP4_MOE", "FP16": "F16", "FLOAT16": "F16", "BFLOAT16": "BF16", "FP32": "F32"}
+
+
+@lru_cache(maxsize=None)
+def _data(name: str) -> dict[str, Any]:
+    return json.loads(resources.files("runlocal.data").joinpath(name).read_text(encoding="utf-8"))
+
+
+def catalog_alias(model: ModelSpec) -> str | None:
+    return model.source.removeprefix("catalog:") if model.source.startswith("catalog:") else None
+
+
+def ollama_entry(model: ModelSpec) -> dict[str, Any] | None:
+    alias = catalog_alias(model)
+    return _data("ollama_tags.json")["models"].get(alias) if alias else None
+
+
+def gguf_quant(quant: str) -> str:
+    """A quant as a user spells it (q4_k_m, mxfp4, fp16) → llama.cpp's file type name (Q4_K_M, MXFP4_MOE, F16)."""
+    q = quant.strip().upper()
+    return GGUF_SPELLINGS.get(q, q)
+
+
+def ollama_quant_suffix(quant: str) -> str:
+    """llama.cpp's type name → the Ollama library's spelling in tags: q4_K_M, q8_0, fp16, bf16."""
+    q = gguf_quant(quant)
+    if q in ("F16", "BF16", "F32"):
+        return {"F16": "fp16", "BF16": "bf16", "F32": "fp32"}[q]
+    return q[0].lower() + q[1:]
+
+
+def library_tags(entry: dict[str, Any]) -> dict[str, str]:
+    """llama.cpp type → full library tag (name:tag) for one catalog entry (empty when the library has none)."""
+    if not entry.get("library"):
+        return {}
+    if "tags" in entry:
+        return {q: f"{entry['library']}:{t}" for q, t in entry["tags"].items()}
+    quants = _data("ollama_tags.json")["quant_sets"][entry["quants"]]
+    return {q: f"{entry['library']}:{entry['tag'].format(q=ollama_quant_suffix(q))}" for q in quants}
+
+
+def default_quant(model: ModelSpec, runtime: str) -> tuple[str, str] | None:
+    """The quant people download for this model on this runtime, and why; None: plan the checkpoint as stored."""
+    if runtime == "mlx":
+        repo = mlx_repo(model, "mlx-4bit")
+        return ("mlx-4bit", f"the published 4-bit conversion people download ({repo})") if repo else None
+    if runtime not in GGUF_RUNTIMES:
+        return None
+    entry = ollama_entry(model)
+    if entry and "tags" in entry and GGUF_DEFAULT not in entry["tags"]:
+        quant = next(iter(entry["tags"]))       # e.g. gpt-oss: its one published format
+        where = f"{entry['library']}:{entry['tags'][quant]}"
+        if entry.get("hf"):
+            where += f" and {entry['hf']}"
+        return quant, f"the format the model is published in ({where})"
+    return GGUF_DEFAULT, "the default tag of the Ollama library and the usual download"
+
+
+def _local_dir(model: ModelSpec) -> str | None:
+    """The folder a local model was read from, as the user can paste it (./mymodel, not mymodel)."""
+    src = model.source
+    if not src or re.match(r"^(catalog|hub|hf|https?):", src):
+        return None
+    folder = src.rsplit("/", 1)[0] if src.endswith(".json") else src
+    if not folder or folder == src and src.endswith(".json"):
+        folder = "."
+    if not folder.startswith(("/", ".", "~")):
+        folder = "./" + folder
+    return folder
+
+
+def serve_path(model: ModelSpec) -> str:
+    """What vLLM, SGLang, transformers and mlx-lm load: the user's own folder, else the Hub repo id."""
+    local = _local_dir(model) if not model.source.endswith(".gguf") else None
+    return shlex.quote(local) if local else (model.repo_id or model.id)
+
+
+def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
+    """llama-server's model arguments: -m for a file the user has, -hf REPO[:QUANT] for a published GGUF repo
+    (common/arg.cpp: -hf <user>/<model>[:quant], default quant Q4_K_M; split files are fetched whole)."""
+    if model.source.endswith(".gguf") and not quant:
+        return ["-m", shlex.quote(model.source)]
+    entry = ollama_entry(model)
+    if entry and entry.get("hf") and quant:
+        q = gguf_quant(quant)
+        if entry["hf"].startswith("ggml-org/gpt-oss") and q == "MXFP4_MOE":
+            return ["-hf", entry["hf"]]          # one file per repo, in MXFP4
+        return ["-hf", f"{entry['hf']}:{q}"]
+    stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
+    return ["-m", f"{stem}-{gguf_quant(quant)}.gguf" if quant else f"{stem}.gguf"]
+
+
+def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | None]:
+    """(shell that imports the model first or "", the name for ``ollama run``, a note or None).
+
+    The name is a real library tag where the library has one for this quant; else hf.co/<repo>:<quant>, which
+    Ollama pulls from the Hub (https://huggingface.co/docs/hub/ollama); else an `ollama create` from a GGUF file."""
+    q = gguf_quant(quant) if quant else None
+    if model.source.endswith(".gguf") and not q:
+        return (*_create(model.id.removesuffix(".gguf"), model.source), None)
+    if model.source.startswith("hf://") and model.source.endswith(".gguf"):
+        repo = "/".join(model.source.removeprefix("hf://").split("/")[:2])
+        return "", f"hf.co/{repo}" + (f":{q}" if q else ""), None
+    entry = ollama_entry(model)
+    if entry is None:
+        repo = model.repo_id or ""
+        if repo.lower().endswith("-gguf"):
+            return "", f"hf.co/{repo}:{q or GGUF_DEFAULT}", None
+        stem = (repo.split("/")[-1] or model.id) + f"-{q or GGUF_DEFAULT}"
+        return (*_create(stem, f"./{stem}.gguf"),
+            f"{repo or model.id} is not a GGUF repo: convert it (llama.cpp convert_hf_to_gguf.py, then llama-quantize "
+            f"to {q or GGUF_DEFAULT}) and import the file as below")
+    tags = library_tags(entry)
+    want = q or GGUF_DEFAULT
+    if want in tags:
+        return "", tags[want], None
+    why = (f"the Ollama library has no {want} tag for {entry['library']} (it has "
+           f"{', '.join(t.split(':', 1)[1] for t in tags.values())})") if tags else f"no Ollama library tag: {entry['why']}"
+    if entry.get("hf") and not entry.get("split"):
+        return "", f"hf.co/{entry['hf']}:{want}", f"{why}; pulled from the Hub instead"
+    stem = f"{model.id}-{want}"
+    if entry.get("hf"):
+        return (*_create(stem, f"./{stem}.gguf"),
+                f"{why}; {entry['hf']} is split into several files, which Ollama cannot pull from hf.co: download "
+                f"them, join with llama-gguf-split --merge into {stem}.gguf, then import it as below")
+    return (*_create(stem, f"./{stem}.gguf"), f"{why}; make the GGUF with llama.cpp (convert_hf_to_gguf.py, "
+                                              f"llama-quantize {want}) and import it as below")
+
+
+def _create(name: str, path: str) -> tuple[str, str]:
+    """Import a GGUF file into Ollama under ``name`` (docs/modelfile.md: FROM <path to a .gguf>)."""
+    name = re.sub(r"[^a-z0-9._-]", "-", name.lower())
+    return f"printf 'FROM {path}\\n' > Modelfile && ollama create {name} -f Modelfile", name
+
+
+def mlx_repo(model: ModelSpec, quant: str | None) -> str | None:
+    """A published mlx-community conversion holding ``quant`` (mlx-4bit, mlx-8bit; None = the stored format)."""
+    alias = catalog_alias(model)
+    if not alias:
+        return None
+    repos = _data("mlx_repos.json")["models"].get(alias, {})
+    key = (quant or (model.file_quant or "")).lower()
+    return repos.get(key)
+
+
+__all__ = ["catalog_alias", "default_quant", "gguf_quant", "library_tags", "llama_server_model", "mlx_repo",
+           "ollama_model", "ollama_quant_suffix", "serve_path"]
+
+
+def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | None:
+    """A warning when ``ctx`` passes the context the model was trained for, naming the RoPE scaling it needs
+    and how this runtime takes it (llama.cpp common/arg.cpp --rope-scaling/--rope-scale/--yarn-orig-ctx; vLLM
+    --hf-overrides; SGLang --json-model-override-args; transformers and MLX read config.json's rope_scaling)."""
+    trained = model.max_position_embeddings
+    if not trained or ctx <= trained:
+        return None
+    factor = -(-ctx // trained)
+    have = ""
+    from ..model.catalog import find_entry
+
+    entry = find_entry(catalog_alias(model) or "") if catalog_alias(model) else None
+    rope = ((entry or {}).get("config") or {}).get("rope_scaling") or {}
+    kind = rope.get("rope_type") or rope.get("type")
+    if kind and rope.get("factor"):
+        have = f" (itself {kind} RoPE scaling ×{rope['factor']:g} of {rope.get('original_max_position_embeddings', '?')})"
+    override = json.dumps({"rope_scaling": {"rope_type": "yarn", "factor": factor,
+                                            "original_max_position_embeddings": trained}})
+    how = {"llama.cpp": f"llama-server --rope-scaling yarn --rope-scale {factor} --yarn-orig-ctx {trained}",
+           "ollama": "Ollama has no RoPE-scaling option: use llama.cpp, or stay within the trained context",
+           "vllm": f"vllm serve … --hf-overrides '{override}'",
+           "sglang": f"--json-model-override-args '{override}'",
+           }.get(runtime, f"set rope_scaling {override[16:-1]} in config.json")
+    return (f"ctx {ctx:,} is beyond the {trained:,} tokens the model was trained for{have}: past them the output "
+            f"degrades unless RoPE scaling stretches positions further — YaRN ×{factor} over {trained:,} "
+            f"({how})")

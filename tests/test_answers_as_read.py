@@ -1,0 +1,194 @@
+"""Questions a newcomer types, and the answer they read (issue 20): the command as typed, the answer as
+printed — commands that paste, defaults as people download them, no verdict on an unstated RAM size,
+one meaning per word, output that reads at 80 columns."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from runlocal.check import CheckRequest, check
+from runlocal.render.text import render_plan
+
+GB = 10**9
+
+
+def ask(command: str):
+    """`runlocal check …` as typed → (plan, notes), through the same request the CLI builds."""
+    words = shlex.split(command)
+    assert words[:2] == ["runlocal", "check"]
+    opts = {"model": words[2], "use_measurements": False}
+    it = iter(words[3:])
+    for flag in it:
+        opts[flag.lstrip("-").replace("-", "_")] = next(it)
+    return check(CheckRequest(**opts))
+
+
+def read(command: str, width: int = 120) -> str:
+    """What the terminal shows for the command at this width."""
+    plan, notes = ask(command)
+    console = Console(width=width, record=True, force_terminal=False, color_system=None)
+    render_plan(plan, console, notes=notes)
+    return console.export_text()
+
+
+# --- commands that run as pasted -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("question, pasted", [
+    # the library names these qwen3:30b-a3b-q4_K_M, llama3.1:8b-instruct-q4_K_M, gpt-oss:20b (ollama.com/library)
+    ("runlocal check qwen3-30b-a3b --runtime ollama --gpu rtx-4090", "qwen3:30b-a3b-q4_K_M"),
+    ("runlocal check llama-3.1-8b --runtime ollama --gpu rtx-4090", "llama3.1:8b-instruct-q4_K_M"),
+    ("runlocal check gpt-oss-20b --runtime ollama --gpu rtx-4090", "gpt-oss:20b"),
+])
+def test_ollama_commands_name_real_library_tags(question, pasted):
+    plan, _ = ask(question)
+    assert f"FROM {pasted}\\n" in plan.command or plan.command.endswith(f"ollama run {pasted}")
+    assert f"{plan.model.id}:" not in plan.command        # not the runlocal alias with a quant glued on
+
+
+def test_a_quant_the_library_lacks_is_pulled_from_the_hub_and_said_so():
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime ollama --gpu rtx-4090 --quant IQ4_XS")
+    assert "hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:IQ4_XS" in plan.command
+    assert "no IQ4_XS tag for llama3.1" in plan.command
+    assert ":iQ4_XS" not in plan.command
+
+
+def test_a_model_without_a_local_library_tag_says_so():
+    plan, _ = ask("runlocal check kimi-k2 --runtime ollama --gpu 8xh200")
+    assert "no Ollama library tag" in plan.command and "cloud" in plan.command
+    assert "kimi-k2:" not in plan.command.split("#")[0]
+
+
+def test_vllm_keeps_the_users_own_path(tmp_path, monkeypatch):
+    from runlocal.model.catalog import find_entry
+
+    folder = tmp_path / "mymodel"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(find_entry("qwen3-0.6b")["config"]))
+    monkeypatch.chdir(tmp_path)
+    plan, _ = ask("runlocal check ./mymodel --runtime vllm --gpu rtx-4090")
+    assert plan.command.startswith("vllm serve ./mymodel ")
+    plan, _ = ask("runlocal check ./mymodel --runtime sglang --gpu rtx-4090")
+    assert "--model-path ./mymodel " in plan.command
+
+
+def test_mlx_uses_the_published_conversion_and_no_rotating_cache_by_default():
+    plan, _ = ask("runlocal check qwen3-30b-a3b --runtime mlx --gpu m3-max-64gb")
+    assert plan.command.startswith("mlx_lm.generate --model mlx-community/Qwen3-30B-A3B-4bit")
+    assert "mlx_lm.convert" not in plan.command and "--max-kv-size" not in plan.command
+    assert plan.weights.quant == "mlx-4bit"
+
+
+def test_mlx_converts_only_what_is_not_published():
+    plan, _ = ask("runlocal check granite-3.3-8b --runtime mlx --gpu m3-max-64gb --quant mlx-4bit")
+    assert plan.command.startswith("mlx_lm.convert --hf-path ibm-granite/granite-3.3-8b-instruct -q --q-bits 4 ")
+
+
+# --- defaults as users run them ----------------------------------------------------------------------
+
+def test_gpt_oss_120b_on_a_4090_with_64gb_is_not_refused():
+    # the well-known setup: ggml-org/gpt-oss-120b-GGUF (MXFP4, about 63 GB) with the experts in 64 GB of RAM
+    plan, _ = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G")
+    assert plan.weights.quant == "MXFP4_MOE"
+    assert 60 * GB < plan.weights.total < 66 * GB
+    assert plan.verdict != "does_not_fit"
+    assert "-hf ggml-org/gpt-oss-120b-GGUF " in plan.command
+
+
+@pytest.mark.parametrize("runtime", ["llama.cpp", "ollama"])
+def test_mxfp4_as_users_spell_it_is_the_gguf_type(runtime):
+    plan, _ = ask(f"runlocal check gpt-oss-20b --runtime {runtime} --gpu rtx-4090 --quant mxfp4")
+    assert plan.weights.quant == "MXFP4_MOE"
+    assert 11 * GB < plan.weights.total < 13 * GB       # the 12.1 GB file, not the checkpoint sizing
+
+
+def test_no_verdict_turns_on_an_assumed_ram_size():
+    # 16×H100 and no --ram: vLLM's swap-space check needs more than an assumed 32 GiB; the answer names the
+    # size it needs and the flag, instead of refusing over a number nobody gave
+    plan, notes = ask("runlocal check kimi-k2 --runtime vllm --gpu 16xh100")
+    assert plan.verdict != "does_not_fit"
+    assert any("RAM ≥" in c and "--ram" in c for c in plan.conditions), plan.conditions
+    given, _ = ask("runlocal check kimi-k2 --runtime vllm --gpu 16xh100 --ram 1T")
+    assert given.verdict == plan.verdict and not given.conditions
+
+
+def test_without_ram_the_4090_gpt_oss_answer_says_how_much_ram_it_needs():
+    plan, _ = ask("runlocal check gpt-oss-120b --gpu rtx-4090")
+    assert plan.verdict != "does_not_fit"
+    (condition,) = plan.conditions
+    need = int(condition.split("RAM ≥ ")[1].split(" GiB")[0])
+    assert 36 <= need <= 48 and "--ram" in condition
+    assert "does not fit" in condition            # what it would be at the assumed size, said once
+
+
+def test_a_cpu_only_plan_reads_as_one():
+    text = read("runlocal check llama-3.1-8b --gpu none")
+    assert "GPU" not in text.replace("-ngl 0", "")
+    assert "RAM" in text and "fits if RAM ≥" in text
+    plan, _ = ask("runlocal check llama-3.1-70b --gpu none --ram 32G --ctx 8k")
+    assert plan.fixes and not any("-ngl" in f.command.replace("-ngl 0", "") or "GPU" in f.title for f in plan.fixes)
+
+
+def test_a_context_past_the_trained_one_is_warned_with_the_scaling_it_needs():
+    text = read("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 1M")
+    assert "beyond the 131,072 tokens the model was trained for" in text
+    assert "--rope-scaling yarn --rope-scale 8 --yarn-orig-ctx 131072" in text
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime vllm --gpu h100 --ctx 256k")
+    assert any('"rope_type": "yarn", "factor": 2' in st.formula for st in plan.steps)
+
+
+# --- one meaning per word ----------------------------------------------------------------------------------
+
+def test_the_verdict_is_defined_where_it_is_printed():
+    text = read("runlocal check qwen3-30b-a3b --gpu rtx-4090 --ctx 32k --ram 64G --runtime ollama")
+    assert "fits: starts and runs these settings with every GPU under 90 % full" in text
+    text = read("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G")
+    assert "tight: starts, but a device is above 90 % full or the runtime gave something up" in text
+
+
+def test_speeds_say_what_context_they_assume_and_show_the_short_context_figure():
+    plan, _ = ask("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 32k --ram 64G")
+    sp = plan.speed
+    assert sp["decode_at_context"] == 16384 and sp["decode_short_context"] == 512
+    assert sp["decode_short_tokens_per_s"] > sp["decode_tokens_per_s"]      # less KV to read per token
+    text = read("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 32k --ram 64G", width=400)
+    assert "with 16,384 tokens in the KV cache (half the context)" in text
+    assert "at a short context (512 tokens, one request)" in text
+
+
+def test_units_per_gpu_or_for_the_whole_model_are_said():
+    text = read("runlocal check kimi-k2 --runtime vllm --gpu 16xh100 --ram 1T")
+    assert "/token on each GPU (TP 8)" in text and "figures are each device's, not their sum" in text
+    assert "/token for the whole model" in read("runlocal check llama-3.1-8b --gpu rtx-4090 --ram 64G")
+
+
+# --- terminal output -------------------------------------------------------------------------------------
+
+def test_eighty_columns_keep_names_whole():
+    text = read("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G", width=80)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any("NVIDIA GeForce RTX 4090" in line and "█" in line for line in lines)   # the bar label whole
+    row = next(i for i, line in enumerate(lines) if line.startswith("NVIDIA"))
+    assert not lines[row + 2].startswith(" ") or "CPU RAM" in lines[row + 2]         # at most two lines
+
+
+def test_wide_terminals_use_the_width():
+    text = read("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G", width=160)
+    assert any(line.startswith("NVIDIA GeForce RTX 4090") and "GiB" in line for line in text.splitlines())
+
+
+def _cli(*args):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "100"}
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_help_lists_the_six_runtimes():
+    out = _cli("check", "--help").stdout
+    for name in ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx"):
+        assert name in out, name

@@ -1,0 +1,185 @@
+"""Every printed command runs as pasted on the runtime it names: built for every catalog model × runtime and
+checked against a table of each runtime's real flags and the Ollama library's real tags.
+
+The flag tables below are written from each runtime's own argument parser (cited per table), not from
+runlocal's code; the tag names come from data/ollama_tags.json, whose entries cite the library pages."""
+
+import json
+import re
+import shlex
+from importlib import resources
+
+import pytest
+
+from runlocal.model.catalog import aliases, lookup
+from runlocal.plan import with_default_quant
+from runlocal.runtimes import Settings, get_runtime
+
+# llama.cpp common/arg.cpp (llama-server): the options runlocal prints, each with the values it accepts
+LLAMA_SERVER = {"-m": None, "-hf": None, "-c": int, "--parallel": int, "-ngl": int, "-b": int, "-ub": int,
+                "--cache-type-k": {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"},
+                "--cache-type-v": {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"},
+                "--flash-attn": {"on", "off", "auto"}, "--fit": {"on", "off"}, "--n-cpu-moe": int, "-ot": None,
+                "--kv-unified": False, "--swa-full": False, "--no-mmap": False, "--tensor-split": None,
+                "--rope-scaling": {"none", "linear", "yarn"}, "--rope-scale": None, "--yarn-orig-ctx": int}
+# vllm/engine/arg_utils.py EngineArgs.add_cli_args (`vllm serve MODEL …`); CacheDType in vllm/config/cache.py
+VLLM = {"--max-model-len": int, "--gpu-memory-utilization": float, "--max-num-seqs": int,
+        "--kv-cache-dtype": {"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"}, "--quantization": None,
+        "--tensor-parallel-size": int, "--pipeline-parallel-size": int, "--max-num-batched-tokens": int,
+        "--distributed-executor-backend": {"ray", "mp"}, "--enforce-eager": False, "--hf-overrides": None}
+# python/sglang/srt/server_args.py ServerArgs.add_cli_args (`python -m sglang.launch_server …`)
+SGLANG = {"--model-path": None, "--context-length": int, "--mem-fraction-static": float, "--quantization": None,
+          "--kv-cache-dtype": {"auto", "fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16"}, "--tp-size": int,
+          "--pp-size": int, "--max-running-requests": int, "--nnodes": int, "--dist-init-addr": None,
+          "--node-rank": int, "--json-model-override-args": None}
+# ml-explore/mlx-lm: mlx_lm/generate.py setup_arg_parser, mlx_lm/server.py, mlx_lm/convert.py
+MLX = {"mlx_lm.generate": {"--model": None, "--prompt": None, "--max-tokens": int, "--max-kv-size": int,
+                           "--kv-bits": int, "--kv-group-size": int, "--quantized-kv-start": int},
+       "mlx_lm.server": {"--model": None, "--decode-concurrency": int},
+       "mlx_lm.convert": {"--hf-path": None, "-q": False, "--q-bits": int, "--mlx-path": None}}
+# ollama/ollama envconfig/config.go (what `ollama serve` reads) and docs/modelfile.md (PARAMETER names)
+OLLAMA_ENV = {"OLLAMA_NUM_PARALLEL", "OLLAMA_FLASH_ATTENTION", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_GPU_OVERHEAD",
+              "OLLAMA_CONTEXT_LENGTH"}
+OLLAMA_PARAMETERS = {"num_ctx", "num_gpu", "num_batch"}
+
+TAGS = json.loads(resources.files("runlocal.data").joinpath("ollama_tags.json").read_text())
+LIBRARY_NAMES = {e["library"] for e in TAGS["models"].values() if e["library"]}
+RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
+# variations a plan or a fix prints: the defaults, a quantized KV cache with several sequences, tensor parallel
+VARIANTS = [dict(ctx=8192), dict(ctx=32768, parallel=2, cache_type_k="{kv}", cache_type_v="{kv}", n_gpu_layers=20),
+            dict(ctx=4096, tp=2, quant="Q8_0")]
+KV_NAMES = {"vllm": "fp8", "sglang": "fp8", "transformers": "f16"}    # each runtime's own quantized-KV spelling
+
+
+def _check_flags(args: list[str], table: dict, where: str) -> list[str]:
+    """Every option is the runtime's, with a value it accepts; returns the positional arguments."""
+    positional, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-"):
+            positional.append(a)
+            i += 1
+            continue
+        assert a in table, f"{where}: {a} is not an option of this runtime"
+        kind = table[a]
+        if kind is False:                           # a switch
+            i += 1
+            continue
+        value = args[i + 1]
+        if kind is int:
+            assert re.fullmatch(r"\d+", value), f"{where}: {a} {value}"
+        elif kind is float:
+            float(value)
+        elif isinstance(kind, set):
+            assert value in kind, f"{where}: {a} {value} (expected one of {sorted(kind)})"
+        i += 2
+    return positional
+
+
+def _segments(command: str) -> list[str]:
+    line = command.split("  # ", 1)[0]               # a trailing shell comment explains, it is not run
+    line = line.split("then on the head: ")[-1]      # vLLM multi-node: the head's line
+    line = re.sub(r" \(node 1; the same on .*\)$", "", line)
+    return [seg for part in line.split(" && ") for seg in part.split(" & ")]
+
+
+def check_ollama(command: str, alias: str) -> None:
+    created = set()
+    for seg in _segments(command):
+        words = shlex.split(seg)
+        if words[0] == "printf":
+            lines = words[1].split("\\n")
+            assert lines[0].startswith("FROM "), seg
+            for line in filter(None, lines[1:]):
+                name = line.split()[1]
+                assert line.startswith("PARAMETER ") and name in OLLAMA_PARAMETERS, line
+            assert words[2:] == [">", "Modelfile"], seg
+            continue
+        env = [w for w in words if "=" in w and w.split("=")[0].isupper()]
+        assert {e.split("=")[0] for e in env} <= OLLAMA_ENV, seg
+        words = words[len(env):]
+        assert words[0] == "ollama", seg
+        if words[1] == "serve":
+            assert len(words) == 2
+        elif words[1] == "create":
+            assert words[3:] == ["-f", "Modelfile"], seg
+            created.add(words[2])
+        else:
+            assert words[1] == "run" and len(words) == 3, seg
+            name = words[2]
+            if name in created:
+                continue
+            if name.startswith("hf.co/"):
+                assert re.fullmatch(r"hf\.co/[\w.-]+/[\w.-]+-GGUF:[A-Z0-9_]+", name), name
+                continue
+            library, _, tag = name.partition(":")
+            assert library in LIBRARY_NAMES, f"{name}: not an Ollama library model"
+            assert name != f"{alias}:{tag}" and tag, name        # the runlocal alias is no library name
+
+
+def check_command(runtime: str, command: str, spec) -> None:
+    where = f"{spec.id} on {runtime}: {command}"
+    if runtime == "llama.cpp":
+        words = shlex.split(command.split("  # ")[0])
+        assert words[0] == "llama-server"
+        assert not _check_flags(words[1:], LLAMA_SERVER, where), where
+        assert ("-m" in words) != ("-hf" in words), where
+    elif runtime == "ollama":
+        check_ollama(command, spec.id)
+    elif runtime == "vllm":
+        words = shlex.split(_segments(command)[-1])
+        assert words[:2] == ["vllm", "serve"], where
+        assert _check_flags(words[2:], VLLM, where) == [spec.repo_id], where
+    elif runtime == "sglang":
+        words = shlex.split(_segments(command)[-1])
+        assert words[:3] == ["python", "-m", "sglang.launch_server"], where
+        assert not _check_flags(words[3:], SGLANG, where)
+        assert words[words.index("--model-path") + 1] == spec.repo_id
+    elif runtime == "transformers":
+        compile(command.split("  #")[0], where, "exec")       # one line of Python that parses
+        assert f'"{spec.repo_id}"' in command
+    elif runtime == "mlx":
+        for seg in _segments(command):
+            words = shlex.split(seg)
+            assert words[0] in MLX, where
+            assert not _check_flags(words[1:], MLX[words[0]], where)
+    else:
+        raise AssertionError(runtime)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_catalog_command_uses_real_flags_and_tags(runtime):
+    rt = get_runtime(runtime)
+    built = 0
+    for alias in aliases():
+        spec = lookup(alias)
+        for variant in VARIANTS:
+            variant = {k: v.format(kv=KV_NAMES.get(runtime, "q8_0")) if isinstance(v, str) else v
+                       for k, v in variant.items()}
+            settings, _ = with_default_quant(spec, Settings(runtime=runtime, **variant))
+            if runtime not in ("llama.cpp", "ollama") and settings.quant == "Q8_0":
+                settings = settings.with_(quant=None)
+            check_command(runtime, rt.command(spec, settings), spec)
+            built += 1
+    assert built == len(aliases()) * len(VARIANTS)
+
+
+def test_every_catalog_model_has_an_ollama_answer():
+    # each catalog model has a library tag for the quant Ollama pulls by default, or says why not
+    assert set(TAGS["models"]) == set(aliases())
+    for alias, entry in TAGS["models"].items():
+        assert entry["library"] or entry["why"], alias
+        if entry["library"]:
+            assert entry["source"] == f"https://ollama.com/library/{entry['library']}/tags", alias
+        if entry.get("hf"):
+            assert entry["hf_source"] == f"https://huggingface.co/{entry['hf']}"
+
+
+def test_mlx_repos_are_mlx_community_conversions_of_catalog_models():
+    doc = json.loads(resources.files("runlocal.data").joinpath("mlx_repos.json").read_text())
+    assert set(doc["models"]) <= set(aliases())
+    for alias, repos in doc["models"].items():
+        for quant, repo in repos.items():
+            assert repo.startswith("mlx-community/"), repo
+            if quant.startswith("mlx-"):
+                assert repo.endswith(quant.removeprefix("mlx-")), (alias, quant, repo)
