@@ -15,7 +15,8 @@ EXAMPLES = 40
 
 @pytest.fixture
 def benchmark_api(store_url):
-    app = create_app(store_url=store_url, admin_token="s3cret", submitter_tokens=["lab"], cors_origins=[])
+    app = create_app(store_url=store_url, admin_token="s3cret", submitter_tokens=["lab"], cors_origins=[],
+                     writes_per_minute=1e6)     # the rate limit has its own test (test_api.py)
     return schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
