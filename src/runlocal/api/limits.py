@@ -17,8 +17,9 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 
 class Busy(Exception):
@@ -34,16 +35,24 @@ class PlanningPool:
         self.workers, self.deadline_s, self.queue_wait_s = workers, deadline_s, queue_wait_s
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runlocal-plan")
         self._slots = threading.BoundedSemaphore(workers)
+        self._inflight: dict[str, asyncio.Future] = {}      # key → the computation under way (event-loop side)
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., Any], *args: Any, key: str | None = None) -> Any:
+        """``fn(*args)`` on a planner thread, or 503 (Busy). Requests with the same ``key`` share one computation:
+        a retry after a 503 waits for the plan already running instead of starting another."""
         loop = asyncio.get_running_loop()
-        if not await self._acquire(loop):
-            raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
-        try:
-            future = loop.run_in_executor(self._executor, self._release_after, fn, args)
-        except BaseException:
-            self._slots.release()
-            raise
+        future = self._inflight.get(key) if key is not None else None
+        if future is None:
+            if not await self._acquire(loop):
+                raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
+            try:
+                future = loop.run_in_executor(self._executor, self._release_after, fn, args)
+            except BaseException:
+                self._slots.release()
+                raise
+            if key is not None:
+                self._inflight[key] = future
+                future.add_done_callback(lambda _: self._inflight.pop(key, None))
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout=self.deadline_s)
         except asyncio.TimeoutError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ModelFormatError, ModelNotFoundError, RemoteError
+from ..errors import InputError, ModelFormatError, ModelNotFoundError, RemoteError
 from .local import read_config, with_file_tensors
 from .policy import ReadPolicy
 from .safetensors import hf_role
@@ -12,10 +12,17 @@ from .spec import ModelSpec, TensorInfo
 def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPolicy | None = None) -> ModelSpec:
     """The repo's config.json and safetensors headers. Under a server's policy the machine's HF_TOKEN is sent
     only when the operator allows it, and a config.json over the policy's cap is not downloaded."""
-    from huggingface_hub import get_safetensors_metadata, hf_hub_download
-    from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
-                                        RepositoryNotFoundError)
     from pathlib import Path
+
+    from huggingface_hub import get_safetensors_metadata, hf_hub_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
 
     from .hf_config import spec_from_config
 
@@ -25,6 +32,8 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
         if policy.max_config_bytes is not None:
             _check_config_size(repo_id, revision, token, policy.max_config_bytes)
         config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
+    except HFValidationError:
+        raise InputError(f"model: '{repo_id[:100]}' is not a Hub repo id (owner/name, at most 96 characters)") from None
     except GatedRepoError:
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
@@ -52,7 +61,11 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
 def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> None:
     """A HEAD request for config.json's size before downloading it (a repo may hold a config of any size)."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        RepositoryNotFoundError,
+    )
 
     try:
         meta = get_hf_file_metadata(hf_hub_url(repo_id, "config.json", revision=revision), token=token)
