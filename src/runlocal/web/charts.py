@@ -99,7 +99,7 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
             labels.append((y - 5, f"{s.label}: {format_bytes(s.capacity)}", color))
     ys = _spread([y for y, _, _ in labels], FONT + 2, TOP + FONT, H - BOTTOM - 4)
     for y, (_, text, color) in zip(ys, labels):
-        out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" style="fill:{color}" class="halo">'
+        out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" fill="{color}" class="halo">'
                    f'{escape(text)}</text>')
     if not marked_ctx:
         out.append(f'<text x="{LEFT + 6}" y="{TOP + FONT + 4}" class="marker-label bad halo">no context fits</text>')
@@ -153,9 +153,9 @@ def breakeven_chart(own_fixed_per_year: float, own_per_hour: float, rent_per_hou
         pts = " ".join(f"{px(h):.1f},{py(fn(h)):.1f}" for h in hours)
         out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
     ly = _spread([py(own(24)) - 6, py(rent(24)) - 6], FONT + 2, TOP + FONT, H - BOTTOM - 4)
-    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[0]:.1f}" text-anchor="end" style="fill:{COLORS[0]}" class="halo">own'
+    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[0]:.1f}" text-anchor="end" fill="{COLORS[0]}" class="halo">own'
                f' ${own(24):,.0f}/yr</text>')
-    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[1]:.1f}" text-anchor="end" style="fill:{COLORS[1]}" class="halo">rent'
+    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[1]:.1f}" text-anchor="end" fill="{COLORS[1]}" class="halo">rent'
                f' ${rent(24):,.0f}/yr</text>')
     if breakeven_hours is not None and 0 < breakeven_hours <= 24:
         x, y = px(breakeven_hours), py(rent(breakeven_hours))
