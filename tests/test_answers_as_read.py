@@ -192,3 +192,27 @@ def test_help_lists_the_six_runtimes():
     out = _cli("check", "--help").stdout
     for name in ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx"):
         assert name in out, name
+
+
+def test_errors_id_prints_that_entry():
+    r = _cli("errors", "cuda-oom-load")
+    assert r.returncode == 0
+    assert r.stdout.startswith("cuda-oom-load: CUDA out of memory while loading or starting the model")
+    assert "Cause:" in r.stdout and "What to do:" in r.stdout
+
+
+def test_an_unknown_hub_id_offline_fails_at_once_with_the_true_reason(tmp_path, monkeypatch):
+    import time
+
+    import huggingface_hub.constants as c
+
+    from runlocal.errors import RemoteError
+    from runlocal.model.resolve import resolve_model
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(c, "ENDPOINT", "http://127.0.0.1:9")      # nothing listens: the network is down
+    start = time.monotonic()
+    with pytest.raises(RemoteError, match="offline, and not in the catalog or the Hugging Face cache"):
+        resolve_model("someone/unknown-model")
+    assert time.monotonic() - start < 5                             # not huggingface_hub's retries

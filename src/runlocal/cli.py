@@ -231,6 +231,12 @@ def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search
 
     from .diagnose import kb
 
+    exact = [e for e in kb.load_entries() if query and e.id == query.strip().lower()]
+    if exact:                 # `runlocal errors ID`: that entry in full
+        from .render.kb_entry import render_entry
+
+        typer.echo(json.dumps(exact[0].to_dict(), indent=2, default=str) if as_json else render_entry(exact[0]))
+        return
     entries = kb.search(query) if query else kb.load_entries()
     if as_json:
         typer.echo(json.dumps([e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries], indent=2,
