@@ -216,3 +216,18 @@ def test_an_unknown_hub_id_offline_fails_at_once_with_the_true_reason(tmp_path, 
     with pytest.raises(RemoteError, match="offline, and not in the catalog or the Hugging Face cache"):
         resolve_model("someone/unknown-model")
     assert time.monotonic() - start < 5                             # not huggingface_hub's retries
+
+
+# --- loose device names ----------------------------------------------------------------------------------
+
+def test_a_laptop_name_resolves_to_its_chip_and_the_variant_is_said():
+    from runlocal.hardware.catalog import find_device
+
+    assert find_device("macbook pro m3 max").id == "m3-max-36gb"
+    assert find_device("Mac Studio M2 Ultra 192GB").id == "m2-ultra-192gb"
+    assert find_device("m3 pro").id == "m3-pro-18gb"             # "pro" of the chip is kept
+    _, notes = ask("runlocal check llama-3.1-8b --runtime mlx --gpu 'macbook pro m3 max'")
+    (note,) = [n for n in notes if "is taken as" in n]
+    assert "Apple M3 Max 36GB" in note and "48, 64, 96, 128 GB" in note and "--gpu m3-max-128gb" in note
+    _, notes = ask("runlocal check llama-3.1-8b --runtime mlx --gpu 'm3 max 64gb'")
+    assert not any("is taken as" in n for n in notes)           # a named size is not second-guessed
