@@ -93,8 +93,11 @@ def render_cost(doc: dict[str, Any]) -> str:
         out.append(f"runs it: {run['quant']}, {_num(run['decode_tokens_per_s'])} tokens/s decode  ({run['command']})")
     usd = lambda v: _num(v, "{:,.2f}")  # noqa: E731
     offer = rent.get("offer") or {}
+    # no purchase price: the owning column says why in its first cell instead of a bare dash
+    no_price = "— (no catalog price: --price USD)" if own.get("purchase_usd") is None else None
     rows = [
-        ["purchase", usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""), ""],
+        ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""),
+         ""],
         ["per hour", "", usd(rent["usd_per_hour"]) + (f" ({offer.get('provider')})" if offer else "")],
         ["amortised / year", usd(own["amortised_per_year_usd"]), ""],
         ["electricity / year", usd(own["electricity_per_year_usd"])
