@@ -231,3 +231,19 @@ def test_a_laptop_name_resolves_to_its_chip_and_the_variant_is_said():
     assert "Apple M3 Max 36GB" in note and "48, 64, 96, 128 GB" in note and "--gpu m3-max-128gb" in note
     _, notes = ask("runlocal check llama-3.1-8b --runtime mlx --gpu 'm3 max 64gb'")
     assert not any("is taken as" in n for n in notes)           # a named size is not second-guessed
+
+
+def test_vllm_on_a_cpu_only_machine_is_planned_as_its_cpu_backend():
+    # `vllm serve` on the CPU backend keeps VLLM_CPU_KVCACHE_SPACE (4 GiB unset) of KV, not 90 % of the RAM:
+    # Llama 3.1 8B's 128 KiB/token hold 32,768 tokens, so its 131,072-token default refuses to start
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime vllm --gpu none --ram 64G")
+    assert plan.allocation.kv_cache_tokens == 4 * 2**30 // (128 * 1024)
+    assert plan.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE" in plan.allocation.refusal
+    assert plan.max_context == 32768
+    assert any("--max-model-len 32768" in f.command for f in plan.fixes)
+
+
+def test_fix_titles_read_as_said():
+    from runlocal.fixes import _quant_title
+
+    assert _quant_title("IQ4_XS") == "Use an IQ4_XS GGUF" and _quant_title("Q4_K_M") == "Use a Q4_K_M GGUF"

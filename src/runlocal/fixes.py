@@ -135,7 +135,8 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
 
 
 def _quant_title(q: str) -> str:
-    return f"Use a {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
+    article = "an" if q[:1].upper() in "AEFHILMNORSX" else "a"     # as the letter is said: an IQ4_XS, a Q4_K_M
+    return f"Use {article} {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
 
 
 def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
