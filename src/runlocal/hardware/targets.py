@@ -40,9 +40,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         size = parse_size(vram, field="vram")
         targets.append(Target(gpu or "GPU", "gpu", size, None, size))
     else:
-        from .catalog import parse_device_spec
-
-        from .catalog import variant_notes
+        from .catalog import parse_device_spec, variant_notes
 
         picked = parse_device_spec(gpu)  # type: ignore[arg-type]
         notes += variant_notes(gpu)          # "m3 max" → the 36 GB one: said, with the other sizes
