@@ -129,8 +129,11 @@ def test_a_cpu_only_plan_reads_as_one():
     text = read("runlocal check llama-3.1-8b --gpu none")
     assert "GPU" not in text.replace("-ngl 0", "")
     assert "RAM" in text and "fits if RAM ≥" in text
-    plan, _ = ask("runlocal check llama-3.1-70b --gpu none --ram 32G --ctx 8k")
-    assert plan.fixes and not any("-ngl" in f.command.replace("-ngl 0", "") or "GPU" in f.title for f in plan.fixes)
+    for question in ("runlocal check llama-3.1-70b --gpu none --ram 32G --ctx 8k",
+                     "runlocal check llama-3.1-8b --gpu none --ram 21.5G"):     # a laptop: no GPU, no --ctx
+        plan, _ = ask(question)
+        assert plan.fixes and not any("-ngl" in f.command.replace("-ngl 0", "") or "GPU" in f.title + f.effect
+                                      for f in plan.fixes), question
 
 
 def test_a_context_past_the_trained_one_is_warned_with_the_scaling_it_needs():

@@ -44,9 +44,9 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     levers = levers_of(runtime)
     fixes: list[Fix] = []
     max_context = plan.max_context
-    if plan.allocation.compromise:
+    if plan.allocation.compromise and any(t.kind != "cpu" for t in targets):
         # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
-        # puts every layer back on the GPU, so each is tried with all of them there
+        # puts every layer back on the GPU, so each is tried with all of them there (not on a CPU-only machine)
         s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
         units = largest(1, max(1, (s.ctx or 256) // 256), lambda n: _fits(runtime.allocate(
             model, plan.weights, s.with_(ctx=n * 256), targets)))
