@@ -250,3 +250,25 @@ def test_fix_titles_read_as_said():
     from runlocal.fixes import _quant_title
 
     assert _quant_title("IQ4_XS") == "Use an IQ4_XS GGUF" and _quant_title("Q4_K_M") == "Use a Q4_K_M GGUF"
+
+
+def test_best_under_a_budget_says_the_prices_are_launch_prices():
+    from runlocal.render.choose_text import render_best
+
+    doc = {"model": {"id": "qwen3-30b-a3b"}, "runtime": "llama.cpp", "ctx": 8192, "price_basis": "launch",
+           "budget_usd": 1000, "over_budget": 47, "ranked": [], "unpriced": [], "notes": []}
+    text = render_best(doc)
+    assert "launch prices" in text and "--used" in text and "RTX 3090" in text
+    assert "--used compares" not in render_best({**doc, "price_basis": "used"})
+
+
+def test_cost_without_a_catalog_price_says_why_in_the_owning_column():
+    from runlocal.render.choose_text import render_cost
+
+    own = {"purchase_usd": None, "amortised_per_year_usd": None, "electricity_per_year_usd": 367.9,
+           "kwh_per_year": 2044, "per_year_usd": None, "per_million_tokens_usd": None}
+    rent = {"usd_per_hour": 2.69, "per_year_usd": 7854.8, "per_million_tokens_usd": 5.454, "offer": None}
+    doc = {"model": "llama-3.1-8b", "spec": "h100-sxm", "run": None, "own": own, "rent": rent, "cheaper": None,
+           "notes": [], "assumptions": {"hours_per_day": 8, "years": 3, "kwh_price_usd": 0.18, "utilization": 1}}
+    purchase = next(line for line in render_cost(doc).splitlines() if line.startswith("purchase"))
+    assert "no catalog price: --price USD" in purchase

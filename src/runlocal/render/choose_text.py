@@ -41,6 +41,10 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
         out += ["", f"also runs it, no price in the catalog: {names}"
                 + (f" … {len(doc['unpriced']) - 6} more" if len(doc["unpriced"]) > 6 else "")]
     out += [""] + [f"note: {n}" for n in doc["notes"]]
+    if doc["budget_usd"] and doc["price_basis"] == "launch" and doc.get("over_budget"):
+        # the budget is held against launch prices, for every card alike; say how to count cards bought used
+        out.append("note: the budget is compared with launch prices; --used compares the used-market price where "
+                   "the catalog has one (e.g. an RTX 3090)")
     return "\n".join(out)
 
 
