@@ -1,24 +1,27 @@
 """The HTTP API in-process: same objects as the CLI, 422 naming the field, capped bodies, the store."""
 
-import threading
+import os
 
 import pytest
 from fastapi.testclient import TestClient
 
 from factories import write_llama_gguf
 from runlocal.api.app import create_app
-
-
-@pytest.fixture
-def client(tmp_path):
-    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[])
-    with TestClient(app) as c:
-        yield c
+from runlocal.model.policy import ReadPolicy
 
 
 @pytest.fixture(scope="module")
 def gguf_path(tmp_path_factory):
     return str(write_llama_gguf(tmp_path_factory.mktemp("m") / "m.gguf", n_layers=4, hidden=512, heads=8, kv_heads=2))
+
+
+@pytest.fixture
+def client(tmp_path, gguf_path):
+    # the operator allows the folder of the test model (a server reads no local path otherwise)
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[],
+                     policy=ReadPolicy.server(local_dir=os.path.dirname(gguf_path)))
+    with TestClient(app) as c:
+        yield c
 
 
 def test_check_returns_the_cli_json_shape(client, gguf_path):
@@ -49,9 +52,11 @@ def test_domain_error_422_names_the_field(client, gguf_path):
     assert r.json()["detail"][0]["loc"] == ["body", "vram"]
 
 
-def test_missing_model_is_404(client):
-    r = client.post("/api/v1/check", json={"model": "/no/such/model.gguf"})
+def test_missing_model_is_404(client, gguf_path):
+    r = client.post("/api/v1/check", json={"model": os.path.join(os.path.dirname(gguf_path), "absent.gguf")})
     assert r.status_code == 404
+    r = client.post("/api/v1/check", json={"model": "/no/such/model.gguf"})    # outside the allowed folder
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "model"]
 
 
 def test_body_cap(client):
@@ -98,88 +103,4 @@ def test_openapi_document(client):
     assert {"/api/v1/check", "/api/v1/benchmarks"} <= paths.keys()
 
 
-BENCH = {"device": "NVIDIA GeForce RTX 4090", "runtime": "llama.cpp", "runtime_version": "b6500",
-         "model": "llama-3.1-8b", "quant": "Q4_K_M", "settings": {"ctx": 8192}, "decode_tokens_per_s": 127.5,
-         "peak_memory_bytes": 6 << 30}
-
-
-def test_benchmark_idempotent_retry(client):
-    a = client.post("/api/v1/benchmarks", json=BENCH, headers={"Idempotency-Key": "k1"})
-    b = client.post("/api/v1/benchmarks", json=BENCH, headers={"Idempotency-Key": "k1"})
-    assert a.status_code == 201 and b.status_code == 200 and a.json()["id"] == b.json()["id"]
-    assert len(client.get("/api/v1/benchmarks").json()) == 1
-
-
-def test_benchmark_validation(client):
-    r = client.post("/api/v1/benchmarks", json={**BENCH, "decode_tokens_per_s": -1})
-    assert r.status_code == 422 and "decode_tokens_per_s" in r.json()["detail"][0]["loc"]
-
-
-def test_delete_needs_admin_token(client):
-    bid = client.post("/api/v1/benchmarks", json=BENCH).json()["id"]
-    assert client.delete(f"/api/v1/benchmarks/{bid}").status_code == 403
-    assert client.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer wrong"}).status_code == 403
-    assert client.delete(f"/api/v1/benchmarks/{bid}", headers={"Authorization": "Bearer s3cret"}).status_code == 204
-    assert client.get("/api/v1/benchmarks").json() == []
-
-
-def test_concurrent_retries_store_one_row(tmp_path):
-    # many clients retrying the same submission at once: the unique key admits exactly one
-    from runlocal.api.store import BenchmarkStore
-
-    store = BenchmarkStore(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    record = {k: v for k, v in BENCH.items()}
-    results = []
-
-    def submit():
-        results.append(store.add(dict(record), "same-key"))
-
-    threads = [threading.Thread(target=submit) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(created for _, created in results) == 1
-    assert len(store.list()) == 1
-
-
-def test_acknowledged_submissions_survive_a_killed_server(tmp_path):
-    """SIGKILL `runlocal serve` while a client is submitting: every submission answered 201 is in the
-    store afterwards (WAL + synchronous=FULL: the commit is on disk before the answer goes out)."""
-    import os
-    import signal
-    import time
-
-    import httpx
-
-    from runlocal.api.store import BenchmarkStore
-    from servers import runlocal_serve
-
-    db = f"sqlite:///{tmp_path / 'crash.sqlite3'}"
-    acked: list[int] = []
-    with runlocal_serve({**os.environ, "RUNLOCAL_HOME": str(tmp_path)}, "--db", db) as (base, proc):
-        stop = threading.Event()
-
-        def submit():
-            with httpx.Client(base_url=base, timeout=5) as c:
-                i = 0
-                while not stop.is_set():
-                    i += 1
-                    try:
-                        r = c.post("/api/v1/benchmarks", json={**BENCH, "decode_tokens_per_s": float(i)})
-                    except httpx.HTTPError:
-                        return                              # the server is gone
-                    if r.status_code == 201:
-                        acked.append(r.json()["id"])
-
-        t = threading.Thread(target=submit)
-        t.start()
-        deadline = time.time() + 30
-        while len(acked) < 40 and time.time() < deadline:
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)                     # mid-stream: requests are in flight
-        stop.set()
-        t.join(timeout=10)
-    assert len(acked) >= 40
-    stored = {row["id"] for row in BenchmarkStore(db).list(limit=1000)}
-    assert set(acked) <= stored
+# The benchmark endpoints and the store: tests/test_store*.py (SQLite and PostgreSQL).

@@ -15,7 +15,7 @@ from runlocal.check import CheckRequest, check
 
 RECORD = {"device": "NVIDIA GeForce RTX 4090", "runtime": "llama.cpp", "model": "llama-3.1-8b", "quant": "Q4_K_M",
           "settings": {"api": "openai"}, "decode_tokens_per_s": 127.4, "prefill_tokens_per_s": 5210.0,
-          "max_context": 65536, "max_concurrency": 4, "source": "probe"}
+          "max_context": 65536, "max_concurrency": 4, "source": "probe", "verified": True}
 
 
 def _plan(**kw):
@@ -51,7 +51,8 @@ def test_records_of_another_device_runtime_model_or_quant_are_ignored():
 def _cli(*args, home):
     env = {**os.environ, "RUNLOCAL_HOME": str(home), "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
     env.pop("RUNLOCAL_DB_URL", None)
-    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], check=False, capture_output=True, text=True,
+                          env=env,
                           timeout=120)
 
 
@@ -62,7 +63,7 @@ def test_cli_check_uses_the_local_store(tmp_path, monkeypatch):
     assert not (tmp_path / "benchmarks.sqlite3").exists()        # checking never creates a store
     monkeypatch.setenv("RUNLOCAL_HOME", str(tmp_path))
     monkeypatch.delenv("RUNLOCAL_DB_URL", raising=False)
-    BenchmarkStore().add(RECORD)                                    # what `runlocal probe` stores
+    BenchmarkStore().add(RECORD, verified_by="probe")               # what `runlocal probe` stores
     after = json.loads(_cli(*args, "--json", home=tmp_path).stdout)
     assert after["speed"]["decode_tokens_per_s"] == 127.4 and after["speed"]["source"] == "measured"
     assert after["measured"]["predicted"]["speed"]["decode_tokens_per_s"] == before["speed"]["decode_tokens_per_s"]
@@ -71,10 +72,23 @@ def test_cli_check_uses_the_local_store(tmp_path, monkeypatch):
     assert "ran at ctx 65,536" in text
 
 
-def test_api_check_uses_submitted_benchmarks(tmp_path):
-    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+def test_unverified_or_implausible_records_are_ignored():
+    from runlocal.measured import apply_measurements
+
+    plan = _plan()
+    assert apply_measurements(plan, [{**RECORD, "verified": False}, {**RECORD, "verified": None}]) is plan
+    # Llama 3.1 8B at Q4_K_M reads ~4.6 GB a token; an RTX 4090 moves 1008 GB/s: 10,000 tokens/s is not a measurement
+    assert apply_measurements(plan, [{**RECORD, "decode_tokens_per_s": 10000.0}]) is plan
+    assert apply_measurements(plan, [{**RECORD, "max_context": 1 << 20}]) is plan       # trained: 131072
+
+
+def test_api_check_uses_verified_benchmarks(tmp_path):
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret"))
     q = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "ctx": 8192}
     assert client.get("/api/v1/check", params=q).json()["measured"] is None
-    assert client.post("/api/v1/benchmarks", json=RECORD).status_code in (200, 201)
+    body = {k: v for k, v in RECORD.items() if k != "verified"}
+    bid = client.post("/api/v1/benchmarks", json=body).json()["id"]
+    assert client.get("/api/v1/check", params=q).json()["measured"] is None       # not verified yet
+    assert client.post(f"/api/v1/benchmarks/{bid}/verify", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     doc = client.get("/api/v1/check", params=q).json()              # the plan cache does not hide it
     assert doc["speed"]["source"] == "measured" and doc["measured"]["records"] == 1

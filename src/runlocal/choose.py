@@ -170,15 +170,12 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
              host_cache: dict | None = None) -> Fit:
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog)."""
-    from .plan import _speed, _verdict, estimate
+    from .plan import quick_plan
 
     rt = get_runtime(runtime)
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
-    weights = estimate(model, quant)
-    settings = _settings(runtime, ctx, quant, n_gpus)
-    alloc = rt.allocate(model, weights, settings, targets)
-    verdict = _verdict(alloc)
-    speed, _ = _speed(model, weights, alloc, targets)
+    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus), targets, runtime=rt)
+    weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     cpu_w = sum(d.weights for d in alloc.devices if d.kind == "cpu")
     # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
     offloaded = sum(d.weights for d in alloc.devices) < 0.99 * weights.total

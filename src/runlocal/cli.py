@@ -141,12 +141,10 @@ def models_cmd(
             return
         typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
         return
-    entries = catalog.load_entries()
     if as_json:
-        typer.echo(json.dumps([{"alias": e["alias"], "repo_id": e["repo_id"],
-                                "published_params": e.get("published_params")} for e in entries], indent=2))
+        typer.echo(json.dumps(catalog.listing(), indent=2))
         return
-    for e in entries:
+    for e in catalog.load_entries():
         typer.echo(f"{e['alias']:<32} {e['repo_id']}")
 
 
@@ -450,13 +448,89 @@ def cost(
 
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
-          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store")) -> None:
-    """Start the HTTP API and the web page (FastAPI on uvicorn)."""
+          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store"),
+          workers: int = typer.Option(1, "--workers", min=1, max=64, help="worker processes sharing the store"),
+          submitter_token: list[str] = typer.Option([], "--submitter-token", help="a token whose benchmark "
+                                                    "submissions count at once (repeatable; visible in `ps`: "
+                                                    "prefer --submitter-tokens-file)"),
+          submitter_tokens_file: Optional[str] = typer.Option(None, "--submitter-tokens-file",
+                                                              help="a file of submitter tokens, one a line"),
+          allow_local_dir: Optional[str] = typer.Option(
+              None, "--allow-local-dir", help="read model files given as paths, only inside this folder (default: none)"),
+          allow_remote_host: Optional[list[str]] = typer.Option(
+              None, "--allow-remote-host", help="read GGUF URLs from this host (repeatable; default: none)"),
+          use_hf_token: bool = typer.Option(False, "--use-hf-token",
+                                            help="send this machine's HF_TOKEN to the Hub for callers' repos"),
+          allowed_host: Optional[list[str]] = typer.Option(
+              None, "--allowed-host", help="Host header accepted (repeatable; default: localhost and --host)"),
+          plan_workers: int = typer.Option(2, "--plan-workers", min=1, max=256, help="plans computed at once"),
+          plan_deadline: float = typer.Option(20.0, "--plan-deadline", min=0.1, max=3600,
+                                              help="seconds before a plan is answered 503 Retry-After"),
+          writes_per_minute: float = typer.Option(30.0, "--writes-per-minute", min=0.1, max=1e6,
+                                                  help="benchmark submissions per client address")) -> None:
+    """Start the HTTP API and the web site (FastAPI on uvicorn).
+
+    Callers are anonymous: by default the server resolves catalog aliases and Hugging Face repo ids only."""
+    import json
+
     import uvicorn
 
-    from .api.app import create_app
+    from .errors import RunlocalError
+    from .model.policy import ReadPolicy
 
-    uvicorn.run(create_app(store_url=db), host=host, port=port, log_level="warning")
+    try:   # checked here, once, so a bad option fails before any worker starts
+        ReadPolicy.server(local_dir=allow_local_dir, remote_hosts=allow_remote_host or (), use_hf_token=use_hf_token)
+    except (RunlocalError, OSError) as e:
+        _fail(e if isinstance(e, RunlocalError) else ValueError(f"allow-local-dir: {e.strerror or e}"))
+        return
+    # Workers are separate processes that build the app from the environment (create_app's defaults
+    # read config.py, the serve options travel as one JSON variable read by app.create_app_from_environment).
+    if db:
+        os.environ["RUNLOCAL_DB_URL"] = db
+    if submitter_token:
+        os.environ["RUNLOCAL_SUBMITTER_TOKENS"] = ",".join(
+            [*submitter_token, *filter(None, os.environ.get("RUNLOCAL_SUBMITTER_TOKENS", "").split(","))])
+    if submitter_tokens_file:
+        if not os.path.isfile(submitter_tokens_file):
+            raise typer.BadParameter(f"no file {submitter_tokens_file}", param_hint="--submitter-tokens-file")
+        os.environ["RUNLOCAL_SUBMITTER_TOKENS_FILE"] = os.path.abspath(submitter_tokens_file)
+    os.environ["RUNLOCAL_SERVE_OPTIONS"] = json.dumps({
+        "local_dir": allow_local_dir, "remote_hosts": allow_remote_host or [], "use_hf_token": use_hf_token,
+        "allowed_hosts": allowed_host or _default_hosts(host), "plan_workers": plan_workers,
+        "plan_deadline_s": plan_deadline, "writes_per_minute": writes_per_minute})
+    uvicorn.run("runlocal.api.app:create_app_from_environment", factory=True, workers=workers, host=host, port=port,
+                log_level="warning")
+
+
+def _default_hosts(bind: str) -> list[str] | None:
+    """Loopback names, plus the address served on; a server on every interface checks no Host by default
+    (it is behind a proxy or the operator names its hosts with --allowed-host)."""
+    if bind in ("0.0.0.0", "::", ""):
+        return None
+    return sorted({"localhost", "127.0.0.1", "::1", "[::1]", bind})
+
+
+@app.command("mcp")
+def mcp_cmd(
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for a local agent) | http (streamable HTTP "
+                                                                 "on 127.0.0.1, at /mcp)"),
+    port: int = typer.Option(8765, "--port", help="with --transport http"),
+    allow_local_dir: Optional[str] = typer.Option(None, "--allow-local-dir",
+                                                  help="http: read model files given as paths, only inside this folder"),
+    allow_remote_host: Optional[list[str]] = typer.Option(None, "--allow-remote-host",
+                                                          help="http: read GGUF URLs from this host (repeatable)"),
+    use_hf_token: bool = typer.Option(False, "--use-hf-token", help="http: send this machine's HF_TOKEN to the Hub"),
+) -> None:
+    """Serve runlocal's answers to agents over the Model Context Protocol (tools, resources, a prompt)."""
+    from .errors import RunlocalError
+
+    try:
+        from .mcp_server import serve as serve_mcp
+
+        serve_mcp(transport, port=port, allow_local_dir=allow_local_dir, allow_remote_hosts=allow_remote_host,
+                  use_hf_token=use_hf_token)
+    except RunlocalError as e:
+        _fail(e)
 
 
 def main() -> None:

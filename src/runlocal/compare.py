@@ -28,7 +28,8 @@ def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, A
 
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
-                    runtime: str = "llama.cpp", quant: str | None = None, used: bool = False) -> list[dict[str, Any]]:
+                    runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
+                    policy=None) -> list[dict[str, Any]]:
     from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, spec_string
     from .hardware.catalog import parse_device_spec
     from .hardware.targets import targets_from_options
@@ -47,7 +48,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
     if model:
         from .model.resolve import resolve_model
 
-        spec = resolve_model(model)
+        spec = resolve_model(model, policy)     # policy: what a server may read (model/policy.py)
     rows = []
     for name in names:
         devs = parse_device_spec(name)

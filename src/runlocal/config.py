@@ -22,6 +22,17 @@ def admin_token() -> str | None:
     return os.environ.get("RUNLOCAL_ADMIN_TOKEN")
 
 
+def submitter_tokens() -> list[str]:
+    """Tokens whose benchmark submissions are verified on arrival: RUNLOCAL_SUBMITTER_TOKENS (comma-separated)
+    and the lines of the file RUNLOCAL_SUBMITTER_TOKENS_FILE (blank lines and # comments skipped)."""
+    tokens = [t.strip() for t in os.environ.get("RUNLOCAL_SUBMITTER_TOKENS", "").split(",")]
+    path = os.environ.get("RUNLOCAL_SUBMITTER_TOKENS_FILE")
+    if path:
+        tokens += [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines()
+                   if not line.lstrip().startswith("#")]
+    return [t for t in tokens if t]
+
+
 def cors_origins() -> list[str]:
     raw = os.environ.get("RUNLOCAL_CORS_ORIGINS", "")
     return [o.strip() for o in raw.split(",") if o.strip()]

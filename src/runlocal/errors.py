@@ -7,6 +7,10 @@
     ├── ModelFormatError (ValueError)  a config/GGUF/safetensors header that is malformed or truncated
     ├── ModelNotFoundError (FileNotFoundError)  a path that does not exist, a Hub repo/file that is missing
     └── RemoteError (OSError)          the network or the Hub failed (offline, 401, range not supported)
+
+Messages start with the field they are about ("ctx: …", "kv-cache: …"); ``field`` names it where the message
+cannot (a catalog name, a model file). The HTTP API maps the tree to status codes in one handler
+(api/errors.py): InputError and ModelFormatError 422, ModelNotFoundError 404, RemoteError 502.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 class RunlocalError(Exception):
     """Root of every error runlocal raises on purpose."""
+
+    field: str | None = None     # the request field this error is about, when the message does not start with it
 
 
 class InputError(RunlocalError, ValueError):
@@ -34,19 +40,27 @@ class UnknownNameError(InputError):
 
 class UnknownModelError(UnknownNameError):
     kind = "model"
+    field = "model"
 
 
 class UnknownDeviceError(UnknownNameError):
     kind = "device"
+    field = "gpu"
 
 
 class ModelFormatError(RunlocalError, ValueError):
     """A model file or config is malformed, truncated, or missing a required field."""
 
+    field = "model"
+
 
 class ModelNotFoundError(RunlocalError, FileNotFoundError):
     """The model path, repo or file does not exist."""
 
+    field = "model"
+
 
 class RemoteError(RunlocalError, OSError):
     """A network or Hub request failed."""
+
+    field = "model"

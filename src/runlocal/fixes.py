@@ -8,18 +8,31 @@ bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 1 = less context
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from .errors import InputError
-from .plan import Fix, Plan, _fits, estimate, is_gguf_quant
 from .runtimes import Settings, Target, get_runtime
 from .runtimes.base import PARALLEL_AUTO, largest, levers_of
+from .search import longest_context
 from .units import format_bytes
+from .verdict import fits as _fits
+from .verdict import gpus_fit as _gpus_fit
+from .weights import estimate, is_gguf_quant
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 
-def _gpus_fit(alloc) -> bool:
-    """The GPU side alone: rises with every layer offloaded, so -ngl can be bisected on it (the whole
-    plan is not monotonic in -ngl: too few GPU layers overflow the RAM instead)."""
-    return alloc.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in alloc.devices
-                                         if d.kind != "cpu")
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    command: str
+    effect: str
+    cost: int            # what the user gives up: 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
+
+    def to_dict(self) -> dict[str, str]:
+        return {"title": self.title, "command": self.command, "effect": self.effect}
 
 
 def _most_gpu_layers(model, s: Settings, try_settings, quant: str | None = None) -> int | None:
@@ -39,8 +52,9 @@ def _smaller_quants(ladder: tuple[str, ...], current: str) -> tuple[str, ...]:
 
 
 def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
+    """Each lever of the plan's runtime tried by re-planning with the planner that made the plan."""
     model, s = plan.model, plan.settings
-    runtime = get_runtime(s.runtime)
+    runtime = plan.planner or get_runtime(s.runtime)
     levers = levers_of(runtime)
     fixes: list[Fix] = []
     max_context = plan.max_context
@@ -48,9 +62,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
         # puts every layer back on the GPU, so each is tried with all of them there (not on a CPU-only machine)
         s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
-        units = largest(1, max(1, (s.ctx or 256) // 256), lambda n: _fits(runtime.allocate(
-            model, plan.weights, s.with_(ctx=n * 256), targets)))
-        max_context = units * 256 if units else None
+        max_context = longest_context(runtime, model, plan.weights, s, targets, hi=s.ctx or 256)
 
     def try_settings(new: Settings, quant: str | None = None):
         weights = estimate(model, quant) if quant else plan.weights
@@ -151,14 +163,14 @@ def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
         if w.total >= plan.weights.total:
             continue
         if s.ctx and s.ctx > floor and not any(f.cost == 3 and "context" in f.effect for f in out):
-            k = largest(floor // granule, s.ctx // granule - 1,
-                        lambda n: _fits(try_settings(s.with_(quant=q, ctx=n * granule), q)[0]))
-            if k:
-                new = s.with_(quant=q, ctx=k * granule)
+            ctx = longest_context(runtime, model, w, s.with_(quant=q), targets, lo=floor, hi=s.ctx - granule,
+                                  granule=granule)
+            if ctx:
+                new = s.with_(quant=q, ctx=ctx)
                 a, _ = try_settings(new, q)
-                out.append(Fix(f"{_quant_title(q)} and reduce context to {k * granule:,}", runtime.command(model, new),
+                out.append(Fix(f"{_quant_title(q)} and reduce context to {ctx:,}", runtime.command(model, new),
                                f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}, context "
-                               f"{s.ctx:,} → {k * granule:,}; {_peak(a)}", 3))
+                               f"{s.ctx:,} → {ctx:,}; {_peak(a)}", 3))
         if levers.layer_offload and not any("layers" in f.title for f in out) \
                 and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
             ngl = _most_gpu_layers(model, s.with_(quant=q), try_settings, q)
@@ -174,4 +186,4 @@ def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
     return out
 
 
-__all__ = ["suggest_fixes"]
+__all__ = ["Fix", "suggest_fixes"]

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from .errors import InputError
 from .model.spec import AttentionSpec, ModelSpec
+from .quant.ggml_types import block_size
 
-# (block size in elements, bytes per block) — gguf.constants.GGML_QUANT_SIZES
+# (block size in elements, bytes per block) — ggml's table (quant/ggml_types.py, gguf-py's GGML_QUANT_SIZES)
 CACHE_TYPES: dict[str, tuple[int, int]] = {
-    "f32": (1, 4), "f16": (1, 2), "bf16": (1, 2),
-    "q8_0": (32, 34), "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "iq4_nl": (32, 18),
+    **{t: block_size(t) for t in ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")},
     # vLLM / SGLang fp8 KV (--kv-cache-dtype fp8 | fp8_e4m3 | fp8_e5m2): one byte per element
     "fp8": (1, 1), "fp8_e4m3": (1, 1), "fp8_e5m2": (1, 1),
 }

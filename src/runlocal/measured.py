@@ -1,21 +1,43 @@
-"""Stored measurements (from `runlocal probe` or submitted benchmarks) take over from predictions.
+"""Stored measurements (from `runlocal probe` or verified benchmarks) take over from predictions.
 
 A record matches a plan when it was taken with the same runtime and model (the plan's id or repo
 id), on the plan's device (names compared through the hardware catalog, so "NVIDIA GeForce RTX
 4090" from NVML matches `--gpu 4090`), and with the same weight quant when the record names one.
-What is used: the measured decode/prefill speed replaces the speed model's, and a context or
-concurrency that ran is a floor for the predicted ceilings. The plan says so in `measured`,
-`speed.source` and an explain step.
+Only records that are ``verified`` count (an anonymous submission to a server does not, until an
+admin verifies it), and only plausible ones (:func:`implausibility`): no more decode speed than the
+device's memory bandwidth allows, no context beyond the model's trained one.
+What is used: the median measured decode/prefill speed replaces the speed model's, and the median
+context or concurrency that ran is a floor for the predicted ceilings (a median, so one outlier
+cannot move an answer). The plan says so in `measured`, `speed.source` and an explain step.
+
+This module is core: it imports neither the API nor SQLAlchemy. The CLI's local store is read here
+with the standard library's sqlite3, read-only, and only when its file exists.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from .plan import Plan
 from .runtimes import Step
+
+# Decode is memory-bound: every generated token reads each active weight once, so one stream cannot
+# decode faster than bandwidth / bytes of active weights (the roofline of memory-bound decode;
+# hardware/speed.py, whose fitted share of it is 0.54-0.92). The margin of 2× leaves room for datasheet
+# bandwidths below what a card reaches, caches holding part of a small model, and rounding; a claim
+# above it is not a measurement of plain decode (speculative decoding included: not what is predicted).
+DECODE_MARGIN = 2.0
+# With no quant named, the fewest bytes a weight can take: llama.cpp's IQ1_S, 50 bytes per block of 256
+# weights = 1.5625 bits (ggml/src/ggml-common.h, block_iq1_s).
+MIN_BITS_PER_WEIGHT = 1.5625
+RECORD_FIELDS = ("id", "device", "runtime", "model", "quant", "decode_tokens_per_s", "prefill_tokens_per_s",
+                 "peak_memory_bytes", "max_context", "max_concurrency", "measured_at", "created_at", "verified")
 
 
 def device_key(name: str) -> str:
@@ -29,12 +51,58 @@ def device_key(name: str) -> str:
         return normalize_name(name)
 
 
+def device_bandwidth_gbs(name: str) -> float | None:
+    """The catalog's memory bandwidth of a device name, None when the catalog does not know it."""
+    from .hardware.catalog import UnknownDeviceError, find_device
+
+    try:
+        return find_device(name).bandwidth_gbs or None
+    except (UnknownDeviceError, ValueError):
+        return None
+
+
+def decode_ceiling(bandwidth_gbs: float | None, bytes_per_token: float | None) -> float | None:
+    """The most decode tokens/s a device can plausibly show: DECODE_MARGIN × bandwidth / bytes read a token."""
+    if not bandwidth_gbs or not bytes_per_token or bytes_per_token <= 0:
+        return None
+    return DECODE_MARGIN * bandwidth_gbs * 1e9 / bytes_per_token
+
+
+def implausibility(record: dict[str, Any], *, ceiling: float | None,
+                   trained_context: int | None) -> tuple[str, str] | None:
+    """(field, why) for a figure the device or model cannot produce; None when the record is plausible."""
+    decode = record.get("decode_tokens_per_s")
+    if ceiling is not None and isinstance(decode, (int, float)) and decode > ceiling:
+        why = (f"{decode:g} tokens/s is above what this device's memory bandwidth allows for this model "
+               f"(at most {ceiling:,.0f}: {DECODE_MARGIN:g} × bandwidth / bytes of active weights)")
+        return "decode_tokens_per_s", why
+    ctx = record.get("max_context")
+    if trained_context and isinstance(ctx, int) and ctx > trained_context:
+        return ("max_context", f"{ctx:,} tokens is above the model's trained context ({trained_context:,})")
+    return None
+
+
 def _norm(text: str | None) -> str:
     return (text or "").strip().lower().replace("_", "-")
 
 
+def _model_names(plan: Plan) -> set[str]:
+    return {_norm(x) for x in (plan.model.id, plan.model.repo_id, plan.model.source) if x}
+
+
+def _plan_ceiling(plan: Plan, record: dict[str, Any]) -> float | None:
+    """decode_ceiling for the plan's weights on the record's device, times the plan's devices of that kind."""
+    from .hardware.speed import read_fraction
+
+    key = device_key(record.get("device") or "")
+    count = sum(1 for d in plan.allocation.devices if d.kind != "cpu" and device_key(d.name) == key) or 1
+    bw = device_bandwidth_gbs(record.get("device") or "")
+    return decode_ceiling(bw * count if bw else None, plan.weights.total * read_fraction(plan.model))
+
+
 def matching(plan: Plan, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    models = {_norm(x) for x in (plan.model.id, plan.model.repo_id, plan.model.source) if x}
+    """The verified, plausible records taken with this plan's runtime, model, quant and device."""
+    models = _model_names(plan)
     gpus = [d for d in plan.allocation.devices if d.kind != "cpu"]
     devices = {device_key(d.name) for d in (gpus or plan.allocation.devices)}
     if not gpus:
@@ -42,37 +110,47 @@ def matching(plan: Plan, records: Iterable[dict[str, Any]]) -> list[dict[str, An
     quant = _norm(plan.weights.quant)
     out = []
     for r in records:
+        if r.get("verified") is not True:
+            continue
         if _norm(r.get("runtime")) != _norm(plan.runtime) or _norm(r.get("model")) not in models:
             continue
         if r.get("quant") and _norm(r["quant"]) != quant:
             continue
-        if device_key(r.get("device") or "") in devices:
-            out.append(r)
+        if device_key(r.get("device") or "") not in devices:
+            continue
+        if implausibility(r, ceiling=_plan_ceiling(plan, r), trained_context=plan.model.max_position_embeddings):
+            continue
+        out.append(r)
     return out
 
 
-def _median(values: list[float | int | None]) -> float | None:
-    vals = [v for v in values if v]
+def _median(values: Iterable[Any]) -> float | None:
+    vals = [v for v in values if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
     return statistics.median(vals) if vals else None
 
 
+def _median_int(values: Iterable[Any]) -> int | None:
+    m = _median(values)
+    return int(m) if m else None
+
+
 def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
-    """The plan with the matching records' figures in place of the predicted ones."""
+    """The plan with the matching records' figures (medians) in place of the predicted ones."""
     recs = matching(plan, records)
     if not recs:
         return plan
-    decode = _median([r.get("decode_tokens_per_s") for r in recs])
-    prefill = _median([r.get("prefill_tokens_per_s") for r in recs])
-    ctx_ok = max((r.get("max_context") or 0 for r in recs), default=0) or None
-    conc_ok = max((r.get("max_concurrency") or 0 for r in recs), default=0) or None
+    decode = _median(r.get("decode_tokens_per_s") for r in recs)
+    prefill = _median(r.get("prefill_tokens_per_s") for r in recs)
+    ctx_ok = _median_int(r.get("max_context") for r in recs)
+    conc_ok = _median_int(r.get("max_concurrency") for r in recs)
     when = max((r.get("measured_at") or r.get("created_at") or "" for r in recs), default="") or None
-    measured = {"records": len(recs), "ids": [r.get("id") for r in recs], "device": recs[0].get("device"),
+    measured: dict[str, Any] = {"records": len(recs), "ids": [r.get("id") for r in recs], "device": recs[0].get("device"),
                 "decode_tokens_per_s": decode, "prefill_tokens_per_s": prefill,
                 "max_context_ok": ctx_ok, "max_concurrency_ok": conc_ok,
-                "peak_memory_bytes": max((r.get("peak_memory_bytes") or 0 for r in recs), default=0) or None,
+                "peak_memory_bytes": _median_int(r.get("peak_memory_bytes") for r in recs),
                 "latest": when, "predicted": {"speed": dict(plan.speed), "max_context": plan.max_context,
                                               "max_concurrency": plan.max_concurrency}}
-    speed = dict(plan.speed)
+    speed: dict[str, Any] = dict(plan.speed)
     if decode:
         speed["decode_tokens_per_s"] = round(decode, 1)
     if prefill:
@@ -81,31 +159,67 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
     max_ctx = max(plan.max_context or 0, ctx_ok or 0) or None
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None
     step = Step("measured on this device",
-                f"median of {len(recs)} stored run(s) (ids {', '.join(str(i) for i in measured['ids'][:5])}; "
+                f"median of {len(recs)} verified run(s) (ids {', '.join(str(i) for i in measured['ids'][:5])}; "
                 f"latest {when or 'unknown'}): decode {decode or '—'} tokens/s, prefill {prefill or '—'} tokens/s, "
                 f"ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
                 "used in place of the speed model; the ceilings are at least what ran",
-                "benchmark store (runlocal probe / /api/v1/benchmarks)")
+                "benchmark store (runlocal probe / verified /api/v1/benchmarks)")
     return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc,
                    steps=plan.steps + (step,), measured=measured)
 
 
-def local_records(plan: Plan, limit: int = 200) -> list[dict[str, Any]]:
-    """Records for this plan's model from the configured store; nothing (and no SQLAlchemy import)
-    when no store was ever written."""
+# --- the CLI's local store -------------------------------------------------------------------------
+
+def local_store_path() -> Path | None:
+    """The SQLite file `runlocal probe` writes (RUNLOCAL_DB_URL when it names a SQLite file); None when the
+    configured store is a server database (PostgreSQL …), which the CLI does not read."""
     from . import config
 
     url = config.store_url()
-    if not url and not (config.data_dir() / "benchmarks.sqlite3").exists():
-        return []
-    from .api.store import BenchmarkStore
+    if not url:
+        return config.data_dir() / "benchmarks.sqlite3"
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///"):].split("?", 1)[0])
+    return None
 
-    store = BenchmarkStore(url)
-    return store_records(store, plan, limit)
+
+def local_records(plan: Plan, limit: int = 200) -> list[dict[str, Any]]:
+    """Verified records for this plan's model from the local store, read-only with sqlite3; nothing when
+    the file does not exist (checking never creates it) or is not a store this version can read."""
+    path = local_store_path()
+    if path is None or not path.is_file():
+        return []
+    import sqlite3  # only when there is a file to read
+
+    names = sorted(_model_names(plan))
+    sql = (f"SELECT {', '.join(RECORD_FIELDS)} FROM benchmarks WHERE verified = 1 AND "
+           f"lower(replace(trim(model), '_', '-')) IN ({', '.join('?' * len(names))}) ORDER BY id DESC LIMIT ?")
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return []
+    try:
+        rows = conn.execute(sql, (*names, limit)).fetchall()
+    except sqlite3.Error:          # an older store (no `verified` column: nothing in it was verified) or not a store
+        return []
+    finally:
+        conn.close()
+    return [_local_row(dict(zip(RECORD_FIELDS, r))) for r in rows]
+
+
+def _local_row(d: dict[str, Any]) -> dict[str, Any]:
+    for k in ("decode_tokens_per_s", "prefill_tokens_per_s", "peak_memory_bytes", "max_context", "max_concurrency"):
+        v = d[k]
+        d[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+    for k in ("max_context", "max_concurrency", "peak_memory_bytes"):
+        d[k] = int(d[k]) if d[k] is not None else None
+    d["verified"] = d["verified"] == 1
+    return d
 
 
 def store_records(store, plan: Plan, limit: int = 200) -> list[dict[str, Any]]:
+    """Verified records for this plan's model from a store object (the server's BenchmarkStore)."""
     out: list[dict[str, Any]] = []
     for name in {x for x in (plan.model.id, plan.model.repo_id, plan.model.source) if x}:
-        out += store.list(model=name, limit=limit)
+        out += store.list(model=name, verified=True, limit=limit)
     return out

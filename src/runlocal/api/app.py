@@ -1,9 +1,13 @@
 """The FastAPI app: versioned JSON endpoints returning the same objects as the CLI's --json,
-the "Will it run?" page, and the benchmark store."""
+the "Will it run?" page, and the benchmark store.
+
+Safe to expose: model references resolve under the server's ReadPolicy (model/policy.py: aliases and Hub repo
+ids unless the operator allows a folder or hosts); planning runs in a bounded pool with a deadline
+(api/limits.py); one handler turns the errors.py tree into status codes naming the field (api/errors.py).
+"""
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 import threading
@@ -12,101 +16,29 @@ from collections import OrderedDict
 from dataclasses import asdict
 from functools import lru_cache
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, HTTPException, Query, Request
-from fastapi.concurrency import run_in_threadpool
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import config
-from ..errors import ModelNotFoundError, RemoteError, RunlocalError
+from ..model.policy import ReadPolicy
+from .benchmarks import benchmarks_router
+from .errors import ERROR_RESPONSES, WRITE_RESPONSES, install_error_handlers
+from .limits import PlanningPool, RateLimiter, SecurityHeaders
+from .schemas import (MAX_MODEL, CheckBody, CurveDoc, ModelEntry, ModelQuery, PlanDoc, QuantQuery, RuntimeQuery,
+                      TokensQuery, to_request)
 from .store import BenchmarkStore
 
 MAX_BODY = 256 * 1024
 STORE_VERSION_TTL_S = 1.0
-_FIELD = re.compile(r"^([a-z][a-z0-9_-]*): ")
-
-
-class CheckBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    model: str = Field(min_length=1, max_length=500)
-    runtime: str = Field("llama.cpp", max_length=40)
-    gpu: str | None = Field(None, max_length=200)
-    vram: str | None = Field(None, max_length=40)
-    ram: str | None = Field(None, max_length=40)
-    ctx: int | None = Field(None, gt=0, le=1 << 31)
-    quant: str | None = Field(None, max_length=40)
-    kv_cache: str | None = Field(None, max_length=20)
-    cache_type_k: str | None = Field(None, max_length=20)
-    cache_type_v: str | None = Field(None, max_length=20)
-    parallel: int | None = Field(None, ge=1, le=4096)          # None: the runtime's default (llama-server: auto)
-    flash_attn: Literal["on", "off", "auto"] = "auto"
-    batch: int | None = Field(None, ge=1, le=1 << 20)
-    ubatch: int | None = Field(None, ge=1, le=1 << 20)
-    n_gpu_layers: int | None = Field(None, ge=-2, le=10000)     # -1 auto (llama-server --fit), -2 all
-    n_cpu_moe: int = Field(0, ge=0, le=10000)
-    override_tensor: list[Annotated[str, Field(min_length=3, max_length=500)]] = Field(default_factory=list, max_length=32)
-    kv_unified: bool = False
-    swa_full: bool = False
-    no_mmap: bool = False
-    fit: Literal["on", "off"] = "on"
-    tensor_split: str | None = Field(None, max_length=200)
-    gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
-    max_num_batched_tokens: int | None = Field(None, ge=1, le=1 << 24)
-    tp: int | None = Field(None, ge=1, le=1024)
-    pp: int = Field(1, ge=1, le=1024)
-    enforce_eager: bool = False
-    mem_fraction_static: float | None = Field(None, gt=0, le=1)
-    max_new_tokens: int | None = Field(None, ge=1, le=1 << 31)
-    attn_implementation: Literal["sdpa", "eager"] | None = None
-
-
-class BenchmarkBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    device: str = Field(min_length=1, max_length=200)
-    runtime: str = Field(min_length=1, max_length=64)
-    runtime_version: str | None = Field(None, max_length=64)
-    model: str = Field(min_length=1, max_length=300)
-    quant: str | None = Field(None, max_length=64)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    decode_tokens_per_s: float | None = Field(None, ge=0, le=1e6)
-    prefill_tokens_per_s: float | None = Field(None, ge=0, le=1e8)
-    ttft_s: float | None = Field(None, ge=0, le=86400)
-    peak_memory_bytes: int | None = Field(None, ge=0, le=1 << 50)
-    max_context: int | None = Field(None, ge=0, le=1 << 31)
-    max_concurrency: int | None = Field(None, ge=0, le=1 << 20)
-    submitter: str | None = Field(None, max_length=100)
-    measured_at: str | None = Field(None, max_length=40)
-    source: str | None = Field(None, max_length=64)
 
 
 class DiagnoseBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1, max_length=MAX_BODY)
     runtime: str | None = Field(None, max_length=40)
-
-
-def _error_response(err: RunlocalError, where: str) -> JSONResponse:
-    status = 404 if isinstance(err, ModelNotFoundError) else 502 if isinstance(err, RemoteError) else 422
-    msg = str(err)
-    m = _FIELD.match(msg)
-    loc = [where, m.group(1).replace("-", "_")] if m else [where]
-    return JSONResponse({"detail": [{"loc": loc, "msg": msg, "type": err.__class__.__name__}]}, status_code=status)
-
-
-@lru_cache(maxsize=2048)
-def _cached_check(body_json: str) -> tuple[Any, list[str], RunlocalError | None]:
-    """Plans are pure functions of the request for catalog models: cache them by request (the stored
-    measurements, which change, are applied per request by the caller)."""
-    from ..check import CheckRequest, check
-
-    body = CheckBody.model_validate_json(body_json)
-    try:
-        plan, notes = check(CheckRequest(**body.model_dump(), use_measurements=False))
-    except RunlocalError as e:
-        return None, [], e
-    return plan, notes, None
 
 
 class BodyCap:
@@ -159,21 +91,45 @@ class Shortcut:
 
 
 def create_app(*, store_url: str | None = None, admin_token: str | None = None,
-               cors_origins: list[str] | None = None) -> FastAPI:
+               cors_origins: list[str] | None = None, policy: ReadPolicy | None = None,
+               allowed_hosts: list[str] | None = None, plan_workers: int = 2, plan_deadline_s: float = 20.0,
+               plan_queue_wait_s: float = 1.0, writes_per_minute: float = 30.0,
+               submitter_tokens: list[str] | None = None) -> FastAPI:
+    """The app. ``policy``: what model references may make the server read (default: aliases and Hub repo ids
+    only, no HF_TOKEN); ``allowed_hosts``: Host headers accepted (None: any, for tests and behind a proxy that
+    checks them); planning: ``plan_workers`` at once, each answered 503 after ``plan_deadline_s``."""
     from .. import __version__
 
     app = FastAPI(title="runlocal", version=__version__,
                   description="Will this LLM run here? Memory, verdict, limits and fixes per runtime.")
-    store_holder: dict[str, BenchmarkStore] = {}
+    bench_store = BenchmarkStore(store_url or config.store_url())      # the schema is created here, at start-up
     token = admin_token if admin_token is not None else config.admin_token()
     origins = cors_origins if cors_origins is not None else config.cors_origins()
+    policy = policy if policy is not None else ReadPolicy.server()
+    pool = PlanningPool(workers=plan_workers, deadline_s=plan_deadline_s, queue_wait_s=plan_queue_wait_s)
+    writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
+    install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 
     def store() -> BenchmarkStore:
-        if "s" not in store_holder:
-            store_holder["s"] = BenchmarkStore(store_url or config.store_url())
-        return store_holder["s"]
+        return bench_store
+
+    def write_limit(request: Request) -> None:
+        """Write endpoints: a token bucket per client address (api/limits.py)."""
+        wait = writes.allow(request.client.host if request.client else "?")
+        if wait:
+            raise HTTPException(status_code=429, detail="too many writes from this address; retry later",
+                                headers={"Retry-After": str(max(1, round(wait)))})
 
     app.add_middleware(BodyCap, limit=MAX_BODY)
+
+    @lru_cache(maxsize=2048)
+    def cached_check(body_json: str):
+        """Plans are pure functions of the request for catalog models: cache them by request (the stored
+        measurements, which change, are applied per request by the caller). Per app: the cache holds what
+        this app's policy allowed it to read. Errors are raised, so never cached."""
+        from ..check import check
+
+        return check(to_request(CheckBody.model_validate_json(body_json)), policy)
 
     # Rendered answers are reused while the benchmark store is unchanged (its version is read at most
     # once a second, since other processes may write to a shared store): the load target
@@ -188,12 +144,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             version_seen["version"], version_seen["at"] = store().version(), now
         return version_seen["version"]
 
-    def render(key: str, where: str):
+    def render(key: str) -> bytes:
         from ..measured import apply_measurements, store_records
 
-        plan, notes, err = _cached_check(key)
-        if err is not None:
-            return _error_response(err, where)
+        plan, notes = cached_check(key)
         version = store_version()
         doc = {**apply_measurements(plan, store_records(store(), plan)).to_dict(), "notes": notes}
         data = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
@@ -201,19 +155,16 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             rendered[key] = (version, data)
             if len(rendered) > 2048:
                 rendered.popitem(last=False)
-        return Response(data, media_type="application/json")
+        return data
 
-    async def checked(body: CheckBody, where: str, raw_key: str | None = None):
+    async def checked(body: BaseModel, raw_key: str | None = None) -> Response:
         key = body.model_dump_json()
         hit = rendered.get(key)
         if hit is None or hit[0] != store_version():
-            response = await run_in_threadpool(render, key, where)     # planning is CPU work: off the event loop
-            hit = rendered.get(key)
-            if hit is None:                                           # an error answer: not cached
-                return response
+            hit = (None, await pool.run(render, key))       # planning is CPU work: bounded, off the event loop
         if raw_key is not None:
             with rendered_lock:
-                rendered[raw_key] = hit
+                rendered[raw_key] = (store_version(), hit[1])
         return Response(hit[1], media_type="application/json")
 
     async def cached_get(scope, receive, send, call_next):
@@ -224,67 +175,68 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         return await call_next(scope, receive, send)
 
     app.add_middleware(Shortcut, path="/api/v1/check", handler=cached_get)
+    app.include_router(benchmarks_router(
+        bench_store, admin_token=token,
+        submitter_tokens=config.submitter_tokens() if submitter_tokens is None else submitter_tokens,
+        on_change=lambda: version_seen.update(at=-1.0),   # this process's own write is seen by the next check
+        write_limit=write_limit))
+    planned = {"responses": ERROR_RESPONSES}
 
-    @app.post("/api/v1/check")
+    @app.post("/api/v1/check", response_model=PlanDoc, **planned)
     async def post_check(body: CheckBody):
-        return await checked(body, "body")
+        """Will the model run with these settings? The same object as `runlocal check --json`."""
+        return await checked(body)
 
-    @app.get("/api/v1/check")
-    async def get_check(request: Request, model: str = Query(..., min_length=1, max_length=500), runtime: str = "llama.cpp",
-                        gpu: str | None = None, vram: str | None = None, ram: str | None = None,
-                        ctx: int | None = Query(None, gt=0), quant: str | None = None, kv_cache: str | None = None,
-                        parallel: int | None = Query(None, ge=1, le=4096), flash_attn: Literal["on", "off", "auto"] = "auto",
-                        n_gpu_layers: int | None = None,
-                        gpu_memory_utilization: float | None = Query(None, gt=0, le=1),
-                        tp: int | None = Query(None, ge=1, le=1024)):
-        body = CheckBody(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
-                         kv_cache=kv_cache, parallel=parallel, flash_attn=flash_attn, n_gpu_layers=n_gpu_layers,
-                         gpu_memory_utilization=gpu_memory_utilization, tp=tp)
-        return await checked(body, "query", raw_key="GET?" + request.url.query)
+    @app.get("/api/v1/check", response_model=PlanDoc, **planned)
+    async def get_check(request: Request, query: Annotated[CheckBody, Query()]):
+        """POST /api/v1/check's fields as query parameters (the same model, the same bounds)."""
+        return await checked(query, raw_key="GET?" + request.url.query)
 
-    @app.post("/api/v1/curve")
-    def post_curve(body: CheckBody):
-        from ..check import CheckRequest, curve
+    def plan_curve(body: BaseModel) -> dict:
+        from ..check import curve
 
-        try:
-            return curve(CheckRequest(**body.model_dump()))
-        except RunlocalError as e:
-            return _error_response(e, "body")
+        return curve(to_request(body), policy=policy)
 
-    @app.get("/api/v1/runtimes")
+    @app.post("/api/v1/curve", response_model=CurveDoc, **planned)
+    async def post_curve(body: CheckBody):
+        """Memory against context for the page's chart."""
+        return await pool.run(plan_curve, body)
+
+    @app.get("/api/v1/curve", response_model=CurveDoc, **planned)
+    async def get_curve(query: Annotated[CheckBody, Query()]):
+        return await pool.run(plan_curve, query)
+
+    @app.get("/api/v1/runtimes", response_model=list[str])
     def runtimes():
         from ..runtimes import runtime_names
 
         return runtime_names()
 
-    @app.get("/api/v1/compare")
-    def compare(devices: str = Query(..., min_length=1, max_length=1000), model: str | None = Query(None, max_length=500),
-                ctx: int | None = Query(None, gt=0), runtime: str = "llama.cpp", quant: str | None = None,
-                used: bool = False):
+    @app.get("/api/v1/compare", response_model=list[dict[str, Any]], **planned)
+    async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
+                      ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
+                      used: bool = False):
+        """Devices side by side (comma-separated), with MODEL's speed on each."""
         from ..compare import compare_devices
 
-        try:
-            return compare_devices([d for d in devices.split(",") if d.strip()], model=model, ctx=ctx,
-                                   runtime=runtime, quant=quant, used=used)
-        except RunlocalError as e:
-            return _error_response(e, "query")
+        return await pool.run(lambda: compare_devices([d for d in devices.split(",") if d.strip()], model=model,
+                                                      ctx=ctx, runtime=runtime, quant=quant, used=used,
+                                                      policy=policy))
 
-    @app.get("/api/v1/best")
-    def best(model: str = Query(..., min_length=1, max_length=500), ctx: int | None = Query(None, gt=0, le=1 << 24),
-             runtime: str = Query("llama.cpp", max_length=64), budget: float | None = Query(None, gt=0),
-             used: bool = False, quant: str | None = Query(None, max_length=64)):
+    @app.get("/api/v1/best", response_model=dict[str, Any], **planned)
+    async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
+                   runtime: RuntimeQuery = "llama.cpp",
+                   budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
+                   used: bool = False, quant: QuantQuery = None):
         """The same object as `runlocal best --json`."""
         from ..choose import best as run_best
         from ..model.resolve import resolve_model
 
-        try:
-            return run_best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used,
-                            quant=quant).to_dict()
-        except RunlocalError as e:
-            return _error_response(e, "query")
+        return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
+                                               budget_usd=budget, used=used, quant=quant).to_dict())
 
-    @app.get("/api/v1/models")
-    def models(q: str | None = Query(None, max_length=100)):
+    @app.get("/api/v1/models", response_model=list[ModelEntry])
+    def models(q: Annotated[str | None, Query(max_length=100)] = None):
         from ..model import catalog
 
         entries = catalog.load_entries()
@@ -295,8 +247,8 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             out = [o for o in out if ql in o["alias"] or ql in o["repo_id"].lower()]
         return out
 
-    @app.get("/api/v1/hardware")
-    def hardware(q: str | None = Query(None, max_length=100)):
+    @app.get("/api/v1/hardware", response_model=list[dict[str, Any]])
+    def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
         from ..hardware.catalog import load_devices
 
         devs = [asdict(d) for d in load_devices()]
@@ -305,49 +257,29 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
         return devs
 
-    @app.get("/api/v1/errors")
-    def errors(q: str | None = Query(None, max_length=200)):
+    @app.get("/api/v1/errors", response_model=list[dict[str, Any]])
+    def errors(q: Annotated[str | None, Query(max_length=200)] = None):
         from ..diagnose import kb
 
         entries = kb.search(q) if q else kb.load_entries()
         return [e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries]
 
-    @app.post("/api/v1/diagnose")
+    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
     def diagnose(body: DiagnoseBody):
         from ..diagnose.classify import diagnose_text
         from ..diagnose.fixes import with_computed_fixes
 
         return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
 
-    @app.post("/api/v1/benchmarks", status_code=201)
-    def submit(body: BenchmarkBody, response: Response,
-               idempotency_key: str | None = Header(None, max_length=128)):
-        row, created = store().add(body.model_dump(exclude={"measured_at"}) | {"measured_at": _when(body.measured_at)},
-                                   idempotency_key)
-        version_seen["at"] = -1.0                 # this process's own write is seen by the next check
-        if not created:
-            response.status_code = 200
-        return row
+    from ..web.site import mount_site
 
-    @app.get("/api/v1/benchmarks")
-    def list_benchmarks(device: str | None = None, model: str | None = None, limit: int = Query(100, ge=1, le=1000)):
-        return store().list(device=device, model=model, limit=limit)
-
-    @app.delete("/api/v1/benchmarks/{bench_id}", status_code=204)
-    def delete_benchmark(bench_id: int, authorization: str | None = Header(None)):
-        given = (authorization or "").removeprefix("Bearer ").strip()
-        if not token or not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=403, detail="deleting needs the admin token (Authorization: Bearer …)")
-        if not store().delete(bench_id):
-            raise HTTPException(status_code=404, detail=f"no benchmark {bench_id}")
-        version_seen["at"] = -1.0
-        return Response(status_code=204)
+    mount_site(app)      # the site's pages; shadows the old "/" page below
 
     @app.get("/", response_class=HTMLResponse)
     def index():
         return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
 
-    @app.get("/static/{name}")
+    @app.get("/static/{name}", responses={404: {"description": "no such file"}})
     def static(name: str):
         if not re.fullmatch(r"[a-z0-9_-]+\.(js|css|svg)", name):
             raise HTTPException(status_code=404)
@@ -361,16 +293,21 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"], allow_headers=["*"])
+    if allowed_hosts:   # DNS rebinding: a page on another name reaching a loopback server is refused (400)
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(SecurityHeaders)      # outermost: on every answer, refusals included
     return app
 
 
-def _when(text: str | None):
-    from datetime import datetime
+def create_app_from_environment() -> FastAPI:
+    """`runlocal serve`'s factory: each uvicorn worker process builds the app from the options the
+    command put in RUNLOCAL_SERVE_OPTIONS (and the store settings config.py reads)."""
+    import os
 
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        raise HTTPException(status_code=422, detail=[{"loc": ["body", "measured_at"], "msg": "expected an ISO 8601 time",
-                                                      "type": "value_error"}]) from None
+    options = json.loads(os.environ.get("RUNLOCAL_SERVE_OPTIONS") or "{}")
+    policy = ReadPolicy.server(local_dir=options.pop("local_dir", None),
+                               remote_hosts=options.pop("remote_hosts", ()),
+                               use_hf_token=options.pop("use_hf_token", False))
+    return create_app(policy=policy, **options)

@@ -57,7 +57,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
 
-from . import kb
+from . import kb, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
@@ -74,17 +74,6 @@ CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
 GiB = 1 << 30
-
-_LOAD_RE = re.compile(
-    r"from_pretrained|load_state_dict|_load_pretrained_model|load_checkpoint|checkpoint shards|load_weights"
-    r"|load_model|get_model\(|initialize_model|model_loader|init_device|profile_run|_dummy_run"
-    r"|_dummy_sampler_run|warming up|profiling|determine_num_available_blocks|determine_available_memory"
-    r"|initialize_kv_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|torch\.load|set_module_tensor_to_device"
-    r"|dispatch_model|load_single_module|loading weights|load_tensors|\.to\(device\)|model\.to\(|model\.cuda\(")
-_RUN_RE = re.compile(
-    r"generate\(|\bgeneration\b|execute_model|_model_forward|attention|\battn|sdpa|scaled_dot_product"
-    r"|past_key_value|prefill|\bdecode\b|sample_tokens|logits|/completions|/generate|received request"
-    r"|in forward")
 
 # runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
 _RUNTIME_TOKENS = {
@@ -206,18 +195,32 @@ def _index() -> _Index:
     return _INDEX
 
 
-def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool) -> str:
-    """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc)."""
+def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
+    """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
+    (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
+    failing tensor after tensor whatever the cache holds)."""
     req, free = figures.get("requested_bytes"), figures.get("free_bytes")
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
-    if req and free is not None and cached and free < req <= free + cached:
-        threshold = min(GiB, 0.1 * total) if total else GiB
-        if cached >= threshold or (cached >= req and req - free <= req / 2):
-            return "fragmentation"
+    if not (req and free is not None and cached and free < req <= free + cached):
+        return False
+    threshold = min(GiB, 0.1 * total) if total else GiB
+    return cached >= threshold or (not strict and cached >= req and req - free <= req / 2)
+
+
+def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None) -> str:
+    """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc).
+    ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node)."""
+    if line_phase == "load":
+        return "cuda_oom_load"
+    if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
+        return "cuda_oom_long_context"
+    if _fragmented(figures, strict=loading):
+        return "fragmentation"
     if loading:
         return "cuda_oom_load"
     if running:
         return "cuda_oom_long_context"
+    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
     if req and total and req >= 0.25 * total:
         return "cuda_oom_long_context"
     return "cuda_oom_load"
@@ -234,10 +237,12 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = False
+        self.line_phase: str | None = None
         self.engine_dead = False
         self.runtimes_seen: dict[str, int] = {}
         self.n = 0
-        self._any_gate = re.compile(trie_regex(self.index.anchors | TRIGGERS | set(_RUNTIME_TOKENS)))
+        self._any_gate = re.compile(trie_regex(self.index.anchors | TRIGGERS | set(_RUNTIME_TOKENS)
+                                               | signals.GATE_WORDS))
 
     def feed(self, line: str) -> None:
         if len(line) > MAX_LINE:
@@ -256,13 +261,18 @@ class Scanner:
                 rt = _RUNTIME_TOKENS[tok]
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         matches = self.index.match(line, low)
+        by_signal = kb.get(signals.line_entry(_advice_removed(low), self.runtime or self.detected_runtime()) or "")
+        if by_signal is not None and all(e.id != by_signal.id for e in matches):
+            matches.append(by_signal)
+        if signals.engine_dead(low):
+            self.engine_dead = True
         if matches:
             self._consider(matches, line, low)
 
     def _context(self, low: str) -> None:
-        if _LOAD_RE.search(low):
+        if signals.LOAD.search(low):
             self.loading = True
-        if _RUN_RE.search(low):
+        if signals.RUN.search(low):
             self.running = True
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str) -> None:
@@ -273,6 +283,7 @@ class Scanner:
             return
         self.best = (top.priority, top, self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = False
+        self.line_phase = signals.phase_of_line(low)
         self.after = 0
         if top.id in GENERIC_OOM_IDS:
             for ctx in self.ring:  # the 40 lines up to and including this one
@@ -310,11 +321,21 @@ class Scanner:
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:
-                category = refine_cuda_oom(figures, self.loading, self.running)
+                category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase)
                 entry = kb.get(PRIMARY[category]) or entry
         return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+
+_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
+
+
+def _advice_removed(low: str) -> str:
+    """The line up to the advice a runtime appends ("If you are running out of memory, consider…"), so that
+    the advice's words are not read as the failure."""
+    m = _ADVICE.search(low)
+    return low[:m.start()] if m else low
 
 
 def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:

@@ -164,6 +164,11 @@ _rule("buffer of size", r"failed to allocate buffer of size (\d+)")(_set("reques
 _rule("allocate", r"failed to allocate ([\d.]+) MiB")(_set_size("requested_bytes", 1, None, "MiB"))
 
 
+# which llama.cpp buffer failed: the KV cache (llama-kv-cache.cpp "failed to allocate buffer for kv cache")
+_rule(("for kv cache", "kv_cache_init() failed"), r"failed to allocate buffer for kv cache|kv_cache_init\(\) failed")(
+    lambda m, ex: ex.set("kv_alloc_failed", True))
+
+
 # Metal / MLX
 @_rule("attempting to allocate", r"Attempting to allocate (\d+) bytes which is greater than the maximum "
                                  r"allowed buffer size of (\d+) bytes")
@@ -362,6 +367,7 @@ _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, 
 
 # llama.cpp context parameters
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))
+_rule("n_ctx_train", r"\bn_ctx_train\s*[=(]\s*(\d+)")(_set("n_ctx_train", 1, int))
 _rule("n_ctx_per_seq", r"\bn_ctx_per_seq\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
 _rule("n_ctx_slot", r"\bn_ctx_slot\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))
 _rule("n_ctx_seq", r"\bn_ctx_seq\s*=\s*(\d+)")(_set("n_ctx_per_seq", 1, int))     # llama-context.cpp, 2025-26 name
@@ -428,6 +434,14 @@ def _ggml_using(m, ex):
     ex.set("device", m.group(1))
     ex.set("gpu_name", m.group(2).strip())
     ex.set("free_bytes", size_to_bytes(m.group(3), "MiB"))
+    ex.buffer("free", m.group(1), size_to_bytes(m.group(3), "MiB"))
+
+
+# llama.cpp --fit (common/fit, PR #16653): what it projected against what the devices had free
+@_rule("of free device memory", r"projected to use (\d+) MiB of device memory vs\. (?:a total of )?(\d+) MiB of free")
+def _ggml_fit(m, ex):
+    ex.set("projected_bytes", size_to_bytes(m.group(1), "MiB"))
+    ex.set("free_bytes", size_to_bytes(m.group(2), "MiB"), rank=1)
 
 
 @_rule("gpu has compute capability", r"Your (.+?) GPU has compute capability (\d+\.\d+)")
@@ -465,7 +479,7 @@ class Extractor:
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
         self._rank: dict[str, int] = {}
-        self._buffers: dict[str, dict[str, int]] = {"kv": {}, "compute": {}, "model": {}}
+        self._buffers: dict[str, dict[str, int]] = {"kv": {}, "compute": {}, "model": {}, "free": {}}
         self._totals: set[str] = set()
         self.lines = 0
 
@@ -512,6 +526,9 @@ class Extractor:
                           ("model", "model_buffer_bytes")):
             if self._buffers[kind] and not (kind in self._totals and key in out):
                 out[key] = sum(self._buffers[kind].values())
+        for kind in ("model", "kv", "free"):  # per device, for fixes on the device that failed
+            if len(self._buffers[kind]) > 1 or (kind == "free" and self._buffers[kind]):
+                out[f"{kind}_by_device"] = dict(self._buffers[kind])
         return out
 
 

@@ -83,6 +83,115 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     return fixes
 
 
+# llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653: "cannot fulfill
+# margin of 1024 MiB"); the compute buffer is allocated after the KV cache and needs that room.
+FIT_MARGIN = GiB
+CTX_PAD = 256  # llama.cpp pads the KV cache to a multiple of 256 cells (src/llama-context.cpp)
+Q8_0_PER_F16 = 34 / 64  # ggml type traits: q8_0 packs 32 values in 34 bytes, f16 in 64
+_HOST = ("CPU", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "CPU_Mapped", "CPU_REPACK")
+
+
+def _gguf(ex: dict[str, Any]) -> str:
+    model = str(ex.get("model") or "")
+    return model if model.lower().endswith(".gguf") else "MODEL.gguf"
+
+
+def _device_figures(ex: dict[str, Any]) -> tuple[str | None, int | None, int]:
+    """(device, free before loading, weights on it) for the device whose allocation failed."""
+    device = ex.get("device")
+    free_by = ex.get("free_by_device") or {}
+    free = free_by.get(device) if device in free_by else (ex.get("free_bytes") if len(free_by) <= 1 else None)
+    models = ex.get("model_by_device") or {}
+    if device in models:
+        weights = models[device]
+    else:  # one device: the model buffers that are not host buffers
+        weights = int(ex.get("model_buffer_bytes") or 0) if not models else sum(
+            v for k, v in models.items() if k not in _HOST)
+    return device, free, int(weights)
+
+
+def _ctx_that_fits(budget: float, per_token: float) -> int:
+    return int(budget // per_token) // CTX_PAD * CTX_PAD if budget > 0 else 0
+
+
+def _kv_per_token(ex: dict[str, Any], device: str | None) -> tuple[float, int, int] | None:
+    """(KV bytes per token on ``device``, n_ctx, KV bytes asked for): from the allocation that failed, or from a
+    successful load's KV buffer on that device."""
+    n_ctx = ex.get("n_ctx")
+    if not n_ctx:
+        return None
+    if ex.get("kv_alloc_failed"):
+        kv = ex.get("requested_bytes")
+    else:
+        kv = (ex.get("kv_by_device") or {}).get(device) or ex.get("kv_buffer_bytes")
+    return (int(kv) / int(n_ctx), int(n_ctx), int(kv)) if kv else None
+
+
+def largest_context(ex: dict[str, Any]) -> dict[str, Any] | None:
+    """The largest llama.cpp context whose KV cache fits next to the weights on the device the log names, from
+    the log's own figures: free memory before loading ("using device CUDA0 (…) - N MiB free"), the model buffer
+    placed on that device, and the KV bytes per token (the failed allocation / n_ctx, or a KV buffer / n_ctx),
+    keeping llama.cpp's 1 GiB fitting margin for the compute buffer. None when a figure is missing."""
+    device, free, weights = _device_figures(ex)
+    kv = _kv_per_token(ex, device)
+    if kv is None or not free:
+        return None
+    per_token, n_ctx, kv_bytes = kv
+    budget = free - weights - FIT_MARGIN
+    return {"ctx": _ctx_that_fits(budget, per_token), "per_token": per_token, "budget": budget, "free": free,
+            "weights": weights, "device": device, "n_ctx": n_ctx, "kv_bytes": kv_bytes}
+
+
+def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> list[dict[str, str]]:
+    """A llama.cpp KV-cache allocation failed: the largest context that fits, computed from the log's own
+    figures (:func:`largest_context`), with the log's own .gguf file; without a free-memory figure, the
+    model's trained context (n_ctx_train) when the request was above it."""
+    if not ex.get("kv_alloc_failed"):
+        return []
+    model, device = _gguf(ex), ex.get("device")
+    kv = _kv_per_token(ex, device)
+    if kv is None:
+        return []
+    per_token, n_ctx, kv_bytes = kv
+    cost = (f"the KV cache costs {_b(per_token)} per token here ({n_ctx:,} tokens asked for {_b(kv_bytes)}"
+            f"{' on ' + device if device else ''})")
+    fit = largest_context(ex)
+    if fit is None:
+        train = ex.get("n_ctx_train")
+        if train and int(train) < n_ctx:
+            return [_fix(f"Use the model's trained context, {int(train):,} tokens", _context_command(model, int(train),
+                         runtime, ex), f"{cost}; the model was trained for {int(train):,} tokens, whose KV cache "
+                         f"takes {_b(per_token * int(train))} (the log does not say how much memory was free)")]
+        return [_fix("Shrink the context: the KV cache grows with it", "",
+                     f"{cost}; the log does not say how much memory was free, so size -c to what you have")]
+    where = (f"{_b(fit['free'])} free on {device or 'the device'} − {_b(fit['weights'])} of weights − "
+             f"{_b(FIT_MARGIN)} for the compute buffer leaves {_b(max(fit['budget'], 0))}")
+    if fit["ctx"] < CTX_PAD:
+        return [_fix("The weights leave no room for a KV cache on this device", "",
+                     f"{cost}; {where}: offload fewer layers (-ngl) or use a smaller quantization")]
+    ctx = fit["ctx"]
+    fixes = [_fix(f"Use a context of at most {ctx:,} tokens (the largest that fits)",
+                  _context_command(model, ctx, runtime, ex), f"{cost}; {where}: {ctx:,} tokens fit")]
+    if str(ex.get("cache_type_k") or "f16") == "f16":
+        ctx8 = _ctx_that_fits(fit["budget"], per_token * Q8_0_PER_F16)
+        fixes.append(_fix(f"Or quantize the KV cache to q8_0 and keep {ctx8:,} tokens",
+                          _context_command(model, ctx8, runtime, ex, q8=True),
+                          f"q8_0 stores the cache in {Q8_0_PER_F16:.0%} of the f16 bytes: {ctx8:,} tokens fit in the "
+                          f"same {_b(fit['budget'])}"))
+    return fixes
+
+
+def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, Any], q8: bool = False) -> str:
+    if runtime == "ollama":  # Ollama sizes the cache as num_ctx × parallel (server/sched.go)
+        parallel = int(ex.get("n_seq_max") or 1)
+        env = f"OLLAMA_CONTEXT_LENGTH={max(CTX_PAD, ctx // parallel)}"
+        return env + (" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0" if q8 else "") + " ollama serve"
+    cmd = f"llama-server -m {model} -c {ctx}"
+    if ex.get("n_gpu_layers") is not None:
+        cmd += f" -ngl {ex['n_gpu_layers']}"
+    return cmd + (" -fa on --cache-type-k q8_0 --cache-type-v q8_0" if q8 else "")
+
+
 def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """The request would have fitted in what PyTorch holds unused: say so with the numbers."""
     req, free, cached = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("reserved_unallocated_bytes")
@@ -211,6 +320,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     fixes: list[dict[str, str]] = []
     if category in ("vllm_no_kv_blocks", "vllm_gpu_util"):
         fixes += vllm_kv_fixes(extracted)
+    if category == "llamacpp_alloc_fail":
+        fixes += llamacpp_context_fixes(extracted, runtime)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
@@ -242,9 +353,12 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
             continue  # the same knob, already given with the log's numbers
         if model and not any(c.isspace() for c in model):
             f = dict(f, command=_MODEL_WORD.sub(lambda _: model, f["command"]))
+            if model.lower().endswith(".gguf"):
+                f = dict(f, command=_GGUF_WORD.sub(lambda _: model, f["command"]))
         kb_fixes.append(f)
     doc["fixes"] = computed + kb_fixes
     return doc
 
 
 _MODEL_WORD = re.compile(r"(?<![\w./-])MODEL(?![\w.-])")
+_GGUF_WORD = re.compile(r"(?<![\w./-])MODEL\.gguf(?![\w.-])")

@@ -36,6 +36,12 @@ def find_entry(name: str) -> dict[str, Any] | None:
     return _index().get(_norm(name))
 
 
+def listing() -> list[dict[str, Any]]:
+    """One row per catalog model: what `runlocal models --json` prints and the MCP `models` tool answers."""
+    return [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params")}
+            for e in load_entries()]
+
+
 def aliases() -> list[str]:
     return [e["alias"] for e in load_entries()]
 
@@ -50,8 +56,16 @@ def lookup(name: str) -> ModelSpec:
             key = _norm(name)
             close = [a for a in names if key[:6] and _norm(a).startswith(key[:6])][:5]
         raise UnknownModelError(name, close)
+    return _spec(entry["alias"])
+
+
+@lru_cache(maxsize=None)
+def _spec(alias: str) -> ModelSpec:
+    """Built once per process: a ModelSpec is frozen, and the planners' caches key on the object."""
     from .hf_config import spec_from_config
 
+    entry = find_entry(alias)
+    assert entry is not None
     return spec_from_config(entry["config"], id=entry["alias"], source=f"catalog:{entry['alias']}",
                             repo_id=entry["repo_id"])
 

@@ -15,19 +15,35 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ModelFormatError, ModelNotFoundError
+from .limits import (CONTEXT, EXPERTS, FFN, HEAD_DIM, HEADS, HIDDEN, KERNEL, LAYERS, MAX_TENSOR_ELEMENTS, STATE, Bound,
+                     check_flag, check_heads, check_int, check_ints, check_spec, fail, printable)
 from .spec import AttentionSpec, LayerSpec, ModelSpec, RecurrentSpec, TensorInfo
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
-# Bounds that no real file comes near; past them a header is hostile or corrupt.
-MAX_TENSORS = 1 << 20
+# Bounds that no real file comes near; past them a header is hostile or corrupt, refused before the
+# bytes it claims are read or allocated.
+# DeepSeek-V3's GGUF holds ~1,100 tensors (experts fused), legacy unfused Mixtral-8x22B ~1,900; 2^16 is 34× that.
+MAX_TENSORS = 1 << 16
 MAX_KV = 1 << 16
-MAX_STRING = 1 << 26          # 64 MiB: chat templates are KBs, whole-tokenizer JSON a few MB
-MAX_ARRAY = 1 << 26
-MAX_DIMS = 8
-MAX_HEADER_BYTES = 1 << 30
+# llama.cpp's own caps are 1 GiB per string and 2^30 array items (ggml/src/gguf.cpp GGUF_MAX_STRING_LENGTH,
+# GGUF_MAX_ARRAY_ELEMENTS); the whole header is capped far lower below, and strings longer than KEEP_STRING
+# (chat templates are KBs) are skipped, not copied.
+MAX_STRING = 1 << 26
+MAX_ARRAY = 1 << 24           # the longest real arrays are tokenizer vocabularies and merges, < 300,000 items
+MAX_DIMS = 4                  # GGML_MAX_DIMS: gguf.cpp refuses more
+MAX_NAME = 256                # gguf.cpp refuses tensor names of GGML_MAX_NAME (64) bytes or more
+MAX_KEY = 4096                # metadata keys are dotted names under 100 bytes
+# The largest real headers are ~10–20 MB: a 262k-token vocabulary with scores and types (Gemma 3) or
+# 280k BPE merges (Llama 3) plus ~1,000 tensor infos. 64 MiB is 3× that, read in well under a second.
+MAX_HEADER_BYTES = 64 << 20
 # Arrays up to this length are kept (per-layer hyperparameters); longer ones keep only their length.
 KEEP_ARRAY = 4096
+KEEP_STRING = 1 << 16
+# llama.cpp refuses arrays of arrays (gguf.cpp: "key has invalid GGUF type"); gguf-py writes them, so we
+# walk them, two levels and 65,536 items at most, and keep only their length.
+MAX_NESTING = 2
+MAX_NESTED_ITEMS = 1 << 16
 
 # GGUF value types (gguf.GGUFValueType) → struct format, for scalars.
 _SCALAR = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
@@ -44,7 +60,7 @@ class NeedMoreData(Exception):
 
 @dataclass(frozen=True)
 class ArrayInfo:
-    """A metadata array too long to keep (tokenizer tokens, scores, merges): its type and length."""
+    """A metadata array (or string) too long to keep (tokenizer tokens, scores, merges): its type and length."""
 
     item_type: int
     length: int
@@ -62,59 +78,94 @@ class GGUFHeader:
 
 
 class _Cursor:
-    __slots__ = ("buf", "pos", "end", "name")
+    """Reads a header front to back. Over a fixed buffer it raises NeedMoreData at its end; with
+    ``read_at`` it fetches more itself (each fetch at least half again the bytes held), never past the
+    file's size or MAX_HEADER_BYTES, so a length the file cannot hold is refused before it is read."""
 
-    def __init__(self, buf: bytes | memoryview, name: str, endian: str):
+    __slots__ = ("buf", "pos", "end", "name", "read_at", "size", "nested")
+
+    def __init__(self, buf: bytes | bytearray | memoryview, name: str, endian: str,
+                 read_at: Callable[[int, int], bytes] | None = None, size: int | None = None):
         self.buf, self.pos, self.end, self.name = buf, 0, endian, name
+        self.read_at, self.size, self.nested = read_at, size, 0
 
-    def take(self, fmt: str) -> Any:
+    def need(self, end: int, what: str = "header") -> None:
+        """Make bytes [0, end) available."""
+        if end <= len(self.buf):
+            return
+        if self.read_at is None:
+            raise NeedMoreData(end)
+        if self.size is not None and end > self.size:
+            raise ModelFormatError(f"{self.name}: {what} needs {end:,} bytes but the file has {self.size:,} "
+                                   "(truncated or corrupt GGUF header)")
+        if end > MAX_HEADER_BYTES:
+            raise ModelFormatError(f"{self.name}: {what} would take the GGUF header past {MAX_HEADER_BYTES >> 20} MiB "
+                                   "(expected a header of a few MB); file is corrupt")
+        want = min(max(end + (256 << 10), len(self.buf) * 3 // 2), MAX_HEADER_BYTES)
+        if self.size is not None:
+            want = min(want, self.size)
+        assert isinstance(self.buf, bytearray)
+        while len(self.buf) < end:
+            chunk = self.read_at(len(self.buf), want - len(self.buf))
+            if not chunk:
+                raise ModelFormatError(f"{self.name}: file ends inside the GGUF header ({len(self.buf):,} bytes; "
+                                       f"truncated before {what} ends)")
+            self.buf += chunk
+
+    def take(self, fmt: str, what: str = "header") -> Any:
         size = struct.calcsize(fmt)
-        if self.pos + size > len(self.buf):
-            raise NeedMoreData(self.pos + size)
+        self.need(self.pos + size, what)
         (value,) = struct.unpack_from(self.end + fmt, self.buf, self.pos)
         self.pos += size
         return value
 
-    def string(self, what: str) -> bytes:
-        n = self.take("Q")
-        if n > MAX_STRING:
-            raise ModelFormatError(f"{self.name}: {what} claims a {n}-byte string (limit {MAX_STRING}); file is corrupt")
-        if self.pos + n > len(self.buf):
-            raise NeedMoreData(self.pos + n)
+    def string(self, what: str, limit: int = MAX_STRING) -> bytes | ArrayInfo:
+        n = self.take("Q", what)
+        if n > limit:
+            raise ModelFormatError(f"{self.name}: {what[:100]} claims a {n}-byte string (limit {limit}); file is corrupt")
+        self.need(self.pos + n, what)
+        if n > KEEP_STRING:
+            self.pos += n
+            return ArrayInfo(_STRING, n)
         raw = bytes(self.buf[self.pos:self.pos + n])
         self.pos += n
         return raw
 
+    def text(self, what: str, limit: int = MAX_STRING) -> str | ArrayInfo:
+        raw = self.string(what, limit)
+        return raw if isinstance(raw, ArrayInfo) else raw.decode("utf-8", errors="replace")
+
     def skip_strings(self, count: int, what: str) -> None:
-        buf, pos, unpack = self.buf, self.pos, struct.Struct(self.end + "Q").unpack_from
-        size = len(buf)
-        for _ in range(count):
-            if pos + 8 > size:
-                raise NeedMoreData(pos + 8)
-            (n,) = unpack(buf, pos)
-            if n > MAX_STRING:
-                raise ModelFormatError(f"{self.name}: {what} holds a {n}-byte string; file is corrupt")
-            pos += 8 + n
-        if pos > size:
-            raise NeedMoreData(pos)
+        pos, unpack, done = self.pos, struct.Struct(self.end + "Q").unpack_from, 0
+        while done < count:
+            buf, size = self.buf, len(self.buf)
+            while done < count and pos + 8 <= size:
+                (n,) = unpack(buf, pos)
+                if n > MAX_STRING:
+                    raise ModelFormatError(f"{self.name}: {what} holds a {n}-byte string; file is corrupt")
+                pos += 8 + n
+                done += 1
+            if done < count:
+                self.need(pos + 8, what)
+        self.need(pos, what)
         self.pos = pos
 
 
-def _value(cur: _Cursor, vtype: int, key: str) -> Any:
+def _value(cur: _Cursor, vtype: int, key: str, depth: int = 0) -> Any:
+    key = printable(key)    # only shown in messages
     if vtype in _SCALAR:
-        return cur.take(_SCALAR[vtype])
+        return cur.take(_SCALAR[vtype], key)
     if vtype == _STRING:
-        return cur.string(key).decode("utf-8", errors="replace")
+        return cur.text(key)
     if vtype == _ARRAY:
-        item_type = cur.take("I")
-        length = cur.take("Q")
+        item_type = cur.take("I", key)
+        length = cur.take("Q", key)
         if length > MAX_ARRAY:
             raise ModelFormatError(f"{cur.name}: metadata '{key}' claims {length} items (limit {MAX_ARRAY}); file is corrupt")
         if item_type in _SCALAR:
             fmt = _SCALAR[item_type]
             nbytes = struct.calcsize(fmt) * length
-            if cur.pos + nbytes > len(cur.buf):
-                raise NeedMoreData(cur.pos + nbytes)
+            cur.need(cur.pos + nbytes, f"metadata '{key}'")
             if length <= KEEP_ARRAY:
                 items = list(struct.unpack_from(f"{cur.end}{length}{fmt}", cur.buf, cur.pos))
                 cur.pos += nbytes
@@ -122,108 +173,109 @@ def _value(cur: _Cursor, vtype: int, key: str) -> Any:
             cur.pos += nbytes
             return ArrayInfo(item_type, length)
         if item_type == _STRING:
+            cur.need(cur.pos + 8 * length, f"metadata '{key}'")   # each string has at least its length
             if length <= 64:
-                return [cur.string(key).decode("utf-8", errors="replace") for _ in range(length)]
+                return [cur.text(key) for _ in range(length)]
             cur.skip_strings(length, key)
             return ArrayInfo(item_type, length)
-        if item_type == _ARRAY:  # nested arrays: not used by llama.cpp; walk them to stay in sync
-            return [_value(cur, _ARRAY, key) for _ in range(length)]
+        if item_type == _ARRAY:  # nested arrays: llama.cpp refuses them; walk a few to stay in sync
+            cur.nested += length
+            if depth + 1 >= MAX_NESTING or cur.nested > MAX_NESTED_ITEMS:
+                raise ModelFormatError(f"{cur.name}: metadata '{key}' nests arrays {depth + 2} deep or holds "
+                                       f"over {MAX_NESTED_ITEMS} nested arrays (llama.cpp reads none)")
+            for _ in range(length):
+                _value(cur, _ARRAY, key, depth + 1)
+            return ArrayInfo(item_type, length)
         raise ModelFormatError(f"{cur.name}: metadata '{key}' has unknown array item type {item_type}")
     raise ModelFormatError(f"{cur.name}: metadata '{key}' has unknown value type {vtype}")
 
 
-def parse_header(buf: bytes | memoryview, name: str = "<gguf>") -> GGUFHeader:
+def parse_header(buf: bytes | memoryview, name: str = "<gguf>", *,
+                 read_at: Callable[[int, int], bytes] | None = None, size: int | None = None) -> GGUFHeader:
     """Parse a GGUF header from the first bytes of a file.
 
-    Raises NeedMoreData when ``buf`` ends inside the header (the caller reads more and retries),
+    Raises NeedMoreData when ``buf`` ends inside the header (with ``read_at``, it fetches more instead),
     ModelFormatError when the bytes are not a sane GGUF header.
     """
-    if len(buf) < 24:
+    if len(buf) < 24 and read_at is None:
         if len(buf) >= 4 and bytes(buf[:4]) != MAGIC:
             raise ModelFormatError(f"{name}: not a GGUF file (magic {bytes(buf[:4])!r}, expected b'GGUF')")
         raise NeedMoreData(24)
+    cur = _Cursor(buf, name, "<", read_at, size)
+    cur.need(24, "the GGUF preamble")
+    buf = cur.buf
     if bytes(buf[:4]) != MAGIC:
         raise ModelFormatError(f"{name}: not a GGUF file (magic {bytes(buf[:4])!r}, expected b'GGUF')")
     (version,) = struct.unpack_from("<I", buf, 4)
-    endian = "<"
     if version & 0xFFFF == 0 and version != 0:  # a big-endian file reads its small version number byte-swapped
-        endian = ">"
+        cur.end = ">"
         (version,) = struct.unpack_from(">I", buf, 4)
     if version not in (2, 3):
         raise ModelFormatError(f"{name}: unsupported GGUF version {version} (expected 2 or 3)")
-    cur = _Cursor(buf, name, endian)
     cur.pos = 8
     n_tensors, n_kv = cur.take("Q"), cur.take("Q")
     if n_tensors > MAX_TENSORS:
         raise ModelFormatError(f"{name}: header claims {n_tensors} tensors (limit {MAX_TENSORS}); file is corrupt")
     if n_kv > MAX_KV:
         raise ModelFormatError(f"{name}: header claims {n_kv} metadata entries (limit {MAX_KV}); file is corrupt")
+    # each metadata entry takes at least 12 bytes and each tensor info 24: refuse counts the file cannot hold
+    if read_at is not None:
+        cur.need(cur.pos + 12 * n_kv + 24 * n_tensors, f"{n_kv} metadata entries and {n_tensors} tensor infos")
 
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):
-        key = cur.string("metadata key").decode("utf-8", errors="replace")
-        vtype = cur.take("I")
-        metadata[key] = _value(cur, vtype, key)
+        key = cur.text("metadata key", MAX_KEY)
+        vtype = cur.take("I", printable(key))
+        metadata[str(key)] = _value(cur, vtype, str(key))
 
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType  # deferred: gguf pulls in numpy
 
     tensors: list[TensorInfo] = []
     offsets: list[int] = []
     for _ in range(n_tensors):
-        tname = cur.string("tensor name").decode("utf-8", errors="replace")
-        n_dims = cur.take("I")
+        tname = str(cur.text("tensor name", MAX_NAME))
+        tn = printable(tname)
+        n_dims = cur.take("I", tn)
         if n_dims > MAX_DIMS:
-            raise ModelFormatError(f"{name}: tensor '{tname}' claims {n_dims} dimensions (limit {MAX_DIMS})")
-        dims = [cur.take("Q") for _ in range(n_dims)]
-        ttype = cur.take("I")
-        offsets.append(cur.take("Q"))
+            raise ModelFormatError(f"{name}: tensor '{tn}' claims {n_dims} dimensions (limit {MAX_DIMS})")
+        dims = [cur.take("Q", tn) for _ in range(n_dims)]
+        ttype = cur.take("I", tn)
+        offsets.append(cur.take("Q", tn))
         try:
             qtype = GGMLQuantizationType(ttype)
         except ValueError:
-            raise ModelFormatError(f"{name}: tensor '{tname}' has unknown ggml type {ttype}") from None
-        if any(d > 1 << 40 for d in dims):
-            raise ModelFormatError(f"{name}: tensor '{tname}' has an absurd dimension {max(dims)}")
+            raise ModelFormatError(f"{name}: tensor '{tn}' has unknown ggml type {ttype}") from None
         block, type_size = GGML_QUANT_SIZES[qtype]
         numel = 1
         for d in dims:
             numel *= d
+        if numel > MAX_TENSOR_ELEMENTS:
+            raise ModelFormatError(f"{name}: tensor '{tn}' claims {numel:,} elements "
+                                   f"(limit {MAX_TENSOR_ELEMENTS:,}); file is corrupt")
         if dims and dims[0] % block:
-            raise ModelFormatError(f"{name}: tensor '{tname}' row of {dims[0]} is not a multiple of {qtype.name}'s block {block}")
+            raise ModelFormatError(f"{name}: tensor '{tn}' row of {dims[0]} is not a multiple of {qtype.name}'s block {block}")
         role, layer = tensor_role(tname)
         # GGUF stores dims innermost first (ne0 = row length); we keep PyTorch order, outermost first.
         tensors.append(TensorInfo(tname, tuple(reversed(dims)), role, layer, qtype.name, numel // block * type_size))
 
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise ModelFormatError(f"{name}: general.alignment must be a power of two, got {alignment!r}")
+    # gguf.cpp requires a power of two; 2^20 is past any real value (32 by default)
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or not 0 < alignment <= 1 << 20 \
+            or alignment & (alignment - 1):
+        raise ModelFormatError(f"{name}: general.alignment must be a power of two up to 2^20, got {alignment!r}")
     data_offset = (cur.pos + alignment - 1) // alignment * alignment
-    return GGUFHeader(version, metadata, tensors, data_offset, cur.pos, endian == "<", offsets)
+    return GGUFHeader(version, metadata, tensors, data_offset, cur.pos, cur.end == "<", offsets)
 
 
 def read_header_incrementally(read_at: Callable[[int, int], bytes], name: str, *, first: int = 1 << 20,
                               size: int | None = None) -> GGUFHeader:
     """Parse a header through ``read_at(offset, length)``, fetching more bytes only as needed.
 
-    The same loop serves local files and HTTP range requests; each retry grows the range by at least half.
+    The same parser serves local files and HTTP range requests: one pass, each fetch at least half
+    again the bytes held, so round trips stay logarithmic and nothing is fetched twice.
     """
-    buf = bytearray()
-    want = first
-    while True:
-        if size is not None:
-            want = min(want, size)
-        if want > len(buf):
-            chunk = read_at(len(buf), want - len(buf))
-            buf += chunk
-        try:
-            return parse_header(memoryview(buf), name)
-        except NeedMoreData as more:
-            if size is not None and len(buf) >= size or (want > len(buf)):
-                raise ModelFormatError(f"{name}: file ends inside the GGUF header ({len(buf)} bytes; "
-                                       "truncated before the tensor infos)") from None
-            if more.needed > MAX_HEADER_BYTES:
-                raise ModelFormatError(f"{name}: GGUF header would exceed {MAX_HEADER_BYTES} bytes; file is corrupt") from None
-            # grow by half: round trips stay logarithmic, overshoot stays under half the header
-            want = max(more.needed + (256 << 10), len(buf) * 3 // 2)
+    first = min(first, size) if size is not None else first
+    return parse_header(bytearray(read_at(0, first)), name, read_at=read_at, size=size)
 
 
 def read_local_header(path: str | Path) -> GGUFHeader:
@@ -298,52 +350,98 @@ FILE_TYPES = {  # general.file_type → llama-quantize name (llama.h: enum llama
 }
 
 
-def _per_layer(value: Any, n_layers: int, default: int) -> list[int]:
-    if isinstance(value, list):
-        if len(value) != n_layers:
-            raise ModelFormatError(f"per-layer array has {len(value)} entries for {n_layers} layers")
-        return [int(v) for v in value]
-    return [int(value if value is not None else default)] * n_layers
+# The {arch}.* hyperparameters read, with the bounds of limits.py (0 allowed where llama.cpp reads 0 as
+# "none": Mamba writes head_count 0, hybrids a per-layer head_count_kv of 0 for recurrent layers).
+_KEYS: dict[str, Bound] = {
+    "block_count": LAYERS, "embedding_length": HIDDEN, "context_length": CONTEXT,
+    "feed_forward_length": Bound(0, FFN.hi, FFN.what),
+    "attention.head_count": Bound(0, HEADS.hi, HEADS.what), "attention.head_count_kv": Bound(0, HEADS.hi, HEADS.what),
+    "attention.key_length": HEAD_DIM, "attention.value_length": HEAD_DIM,
+    "attention.sliding_window": Bound(0, CONTEXT.hi, CONTEXT.what),
+    "attention.sliding_window_pattern": Bound(1, LAYERS.hi, "a layer period"),
+    "attention.kv_lora_rank": Bound(0, HEAD_DIM.hi, HEAD_DIM.what), "rope.dimension_count": Bound(0, HEAD_DIM.hi, HEAD_DIM.what),
+    "ssm.inner_size": Bound(0, FFN.hi, FFN.what), "ssm.state_size": Bound(0, STATE.hi, STATE.what),
+    "ssm.conv_kernel": Bound(0, KERNEL.hi, KERNEL.what), "ssm.group_count": Bound(0, HEADS.hi, HEADS.what),
+    "expert_count": EXPERTS, "expert_used_count": EXPERTS,
+    "full_attention_interval": Bound(1, LAYERS.hi, "a layer period"),
+}
+_PER_LAYER = {"feed_forward_length", "attention.head_count", "attention.head_count_kv", "expert_used_count"}
+
+
+def _hyperparameters(md: dict[str, Any], arch: str, where: str) -> dict[str, Any]:
+    """The {arch}.* keys this reader uses, each an int (or a per-layer list of ints) within its bounds."""
+    hp: dict[str, Any] = {}
+    n_layers = check_int(md.get(f"{arch}.block_count"), f"{arch}.block_count", LAYERS, where)
+    for key, bound in _KEYS.items():
+        full = f"{arch}.{key}"
+        value = md.get(full)
+        if value is None:
+            continue
+        if isinstance(value, list) and key in _PER_LAYER:
+            hp[key] = check_ints(value, full, bound, where, length=n_layers)
+        elif isinstance(value, list) and key == "attention.sliding_window_pattern":
+            hp[key] = [check_flag(v, f"{full}[{i}]", where) for i, v in enumerate(value[:n_layers + 1])]
+            if len(value) != n_layers:
+                raise fail(where, full, f"a list of {len(value)}", f"one flag per layer ({n_layers})")
+        else:
+            hp[key] = check_int(value, full, bound, where)
+    for key in ("embedding_length", "attention.head_count"):
+        if key not in hp:
+            raise fail(where, f"{arch}.{key}", None, _KEYS[key].describe())
+    return hp
+
+
+def _per_layer(value: int | list[int], n_layers: int) -> list[int]:
+    return list(value) if isinstance(value, list) else [value] * n_layers
+
+
+def _head_layout(hp: dict[str, Any], n_layers: int, arch: str, where: str) -> tuple[list[int], list[int]]:
+    """Query and KV heads per layer; KV heads may be 0 (a recurrent layer) and otherwise divide the heads."""
+    heads = _per_layer(hp["attention.head_count"], n_layers)
+    kv_heads = _per_layer(hp.get("attention.head_count_kv", hp["attention.head_count"]), n_layers)
+    for il, (h, kv) in enumerate(zip(heads, kv_heads)):
+        if kv and not h:
+            raise ModelFormatError(f"{where}: layer {il} has {kv} KV heads and 0 attention heads "
+                                   f"(expected {arch}.attention.head_count ≥ head_count_kv)")
+        if kv:
+            check_heads(h, kv, where, (f"{arch}.attention.head_count", f"{arch}.attention.head_count_kv"))
+    return heads, kv_heads
 
 
 def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
     md = header.metadata
     arch = md.get("general.architecture")
-    if not isinstance(arch, str):
-        raise ModelFormatError(f"{source}: GGUF metadata lacks general.architecture")
-
-    def get(key: str, default: Any = None) -> Any:
-        return md.get(f"{arch}.{key}", default)
-
-    n_layers = get("block_count")
-    hidden = get("embedding_length")
-    if not isinstance(n_layers, int) or n_layers <= 0:
-        raise ModelFormatError(f"{source}: GGUF metadata lacks {arch}.block_count (expected a positive integer)")
-    if not isinstance(hidden, int) or hidden <= 0:
-        raise ModelFormatError(f"{source}: GGUF metadata lacks {arch}.embedding_length (expected a positive integer)")
-    heads = _per_layer(get("attention.head_count"), n_layers, 0)
-    kv_heads = _per_layer(get("attention.head_count_kv"), n_layers, max(heads) if heads else 0)
-    n_heads = max(heads) if heads else 0
-    k_dim = get("attention.key_length") or (hidden // n_heads if n_heads else 0)
-    v_dim = get("attention.value_length") or k_dim
-    window = get("attention.sliding_window")
-    pattern = get("attention.sliding_window_pattern")
-    kv_lora = get("attention.kv_lora_rank")
-    rope_dim = get("rope.dimension_count")
+    if not isinstance(arch, str) or not 0 < len(arch) <= 64:
+        raise ModelFormatError(f"{source}: GGUF metadata lacks general.architecture (expected a short name)")
+    hp = _hyperparameters(md, arch, source)
+    n_layers, hidden = hp["block_count"], hp["embedding_length"]
+    heads, kv_heads = _head_layout(hp, n_layers, arch, source)
+    n_heads = max(heads)
+    k_dim = hp.get("attention.key_length") or (hidden // n_heads if n_heads else 0)
+    v_dim = hp.get("attention.value_length") or k_dim
+    window = hp.get("attention.sliding_window") or None
+    pattern = hp.get("attention.sliding_window_pattern")
+    kv_lora = hp.get("attention.kv_lora_rank")
+    rope_dim = hp.get("rope.dimension_count")
 
     swa_layers: list[bool]
-    if isinstance(pattern, list):            # explicit per-layer flags (newer converters)
-        swa_layers = [bool(v) for v in pattern][:n_layers]
-    elif window and isinstance(pattern, int) and pattern > 0:
+    if not window:
+        swa_layers = [False] * n_layers
+    elif isinstance(pattern, list):          # explicit per-layer flags (newer converters)
+        swa_layers = pattern
+    elif isinstance(pattern, int):
         swa_layers = [(il % pattern) < pattern - 1 for il in range(n_layers)]
-    elif window and arch in _SWA_PATTERN:
+    elif arch in _SWA_PATTERN:
         p = _SWA_PATTERN[arch]
         swa_layers = [(il % p) < p - 1 for il in range(n_layers)]
     else:
         swa_layers = [False] * n_layers
 
-    d_inner, d_state, d_conv = get("ssm.inner_size"), get("ssm.state_size"), get("ssm.conv_kernel")
-    n_group = get("ssm.group_count", 0) or 0
+    d_inner, d_state, d_conv = hp.get("ssm.inner_size"), hp.get("ssm.state_size"), hp.get("ssm.conv_kernel")
+    n_group = hp.get("ssm.group_count", 0)
+    n_experts = hp.get("expert_count", 0)
+    used = hp.get("expert_used_count", 0)
+    n_used = max(used) if isinstance(used, list) else used
 
     layers = []
     for il in range(n_layers):
@@ -357,15 +455,15 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
         if d_inner and d_state and (attention is None or arch in ("falcon-h1",)):
             # llama.cpp hparams.n_embd_r()/n_embd_s(): conv and SSM state per sequence
             recurrent = RecurrentSpec((d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv else 0, d_state * d_inner)
-        layers.append(LayerSpec(attention, recurrent, moe=bool(get("expert_count"))))
+        layers.append(LayerSpec(attention, recurrent, moe=bool(n_experts)))
 
     tokens = md.get(_VOCAB_KEY)
     vocab = tokens.length if isinstance(tokens, ArrayInfo) else len(tokens) if isinstance(tokens, list) else 0
     embd = next((t for t in header.tensors if t.role == "embed"), None)
-    if embd is not None:
+    if embd is not None and embd.shape:
         vocab = embd.shape[0]
     file_type = md.get("general.file_type")
-    return ModelSpec(
+    return check_spec(ModelSpec(
         id=id,
         architecture=arch,
         family=arch,
@@ -375,18 +473,21 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
         vocab_size=vocab,
         layers=tuple(layers),
         tensors=tuple(header.tensors),
-        intermediate_size=get("feed_forward_length") if isinstance(get("feed_forward_length"), int) else None,
-        max_position_embeddings=get("context_length"),
+        intermediate_size=ff if isinstance(ff := hp.get("feed_forward_length"), int) and ff else None,
+        max_position_embeddings=hp.get("context_length"),
         tie_word_embeddings=not any(t.role == "lm_head" for t in header.tensors),
-        n_experts=get("expert_count", 0) or 0,
-        n_experts_active=get("expert_used_count", 0) or 0,
+        n_experts=n_experts,
+        n_experts_active=n_used,
         source=source,
-        repo_id=md.get("general.base_model.0.repo_url") or None,
+        repo_id=url if isinstance(url := md.get("general.base_model.0.repo_url"), str) and url else None,
         file_quant=FILE_TYPES.get(file_type, f"type{file_type}") if isinstance(file_type, int) else None,
         notes=(f"GGUF v{header.version}, {len(header.tensors)} tensors, header {header.data_offset:,} bytes",),
-    )
+    ))
 
 
+# The largest split GGUFs published are tens of parts (DeepSeek-V3 at BF16: 30 parts of ~45 GB);
+# llama.cpp stores split.count as a u16.
+MAX_SPLITS = 1024
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<i>\d{5})-of-(?P<n>\d{5})\.gguf$")
 
 
@@ -396,6 +497,9 @@ def split_siblings(path: Path) -> list[Path]:
     if not m:
         return [path]
     n = int(m.group("n"))
+    if not 1 <= int(m.group("i")) <= n <= MAX_SPLITS:
+        raise ModelFormatError(f"{path}: split name says part {int(m.group('i'))} of {n} (expected part 1 … N "
+                               f"of N parts, N from 1 to {MAX_SPLITS})")
     parts = [path.with_name(f"{m.group('stem')}-{i:05d}-of-{n:05d}.gguf") for i in range(1, n + 1)]
     missing = [p.name for p in parts if not p.is_file()]
     if missing:
@@ -405,6 +509,8 @@ def split_siblings(path: Path) -> list[Path]:
 
 def merge_split_headers(headers: list[GGUFHeader]) -> GGUFHeader:
     """Split files carry the metadata in the first part and tensors spread over all parts."""
+    if not headers:
+        raise ModelFormatError("a split GGUF of 0 parts (expected a name like x-00001-of-00003.gguf)")
     first = headers[0]
     tensors = [t for h in headers for t in h.tensors]
     return GGUFHeader(first.version, first.metadata, tensors, first.data_offset,

@@ -23,6 +23,7 @@ import math
 from typing import Any, Callable
 
 from ..errors import ModelFormatError
+from .limits import _shown as shown, check_config_value, check_heads, check_spec, printable
 from .spec import AttentionSpec, LayerSpec, ModelSpec, RecurrentSpec, TensorInfo
 
 # ------------------------------------------------------------------------------------------------
@@ -128,9 +129,9 @@ class _Cfg:
         self.defaults = _DEFAULTS.get(model_type, {})
 
     def get(self, key: str, default: Any = None) -> Any:
-        if key in self.d:
-            return self.d[key]
-        return self.defaults.get(key, default)
+        """A field as the config class would hold it; known keys are checked (type and bounds, limits.py)."""
+        value = self.d[key] if key in self.d else self.defaults.get(key, default)
+        return check_config_value(key, value, self.where)
 
     def flag(self, key: str, default: bool = False) -> bool:
         return bool(self.get(key, default))
@@ -140,7 +141,7 @@ class _Cfg:
         v = self.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             what = _WHAT.get(key, "a positive integer")
-            got = "missing" if v is None else f"got {v!r}"
+            got = "missing" if v is None else shown(v)
             raise ModelFormatError(f"{self.where}: config.json field '{key}' is {got} "
                                    f"(expected a positive integer: {what}; model_type '{self.model_type}')")
         return v
@@ -160,20 +161,34 @@ class _Cfg:
 
     @property
     def kv_heads(self) -> int:
-        return self.get("num_key_value_heads") or self.heads
+        kv = self.get("num_key_value_heads") or self.heads
+        check_heads(self.heads, kv, self.where, ("num_attention_heads", "num_key_value_heads"))
+        return kv
 
     @property
     def head_dim(self) -> int:
-        return self.get("head_dim") or self.h // self.heads
+        hd = self.get("head_dim") or self.h // self.heads
+        if not hd:
+            raise ModelFormatError(f"{self.where}: no head_dim and hidden_size {self.h} < "
+                                   f"num_attention_heads {self.heads} (expected head_dim, or hidden_size ≥ heads)")
+        return hd
 
     @property
     def vocab(self) -> int:
         return self.int("vocab_size")
 
+    def per_layer(self, key: str, n: int) -> list[Any] | None:
+        """A list with one entry per layer (no_rope_layers), or None when absent; another length is an error."""
+        v = self.get(key)
+        if v and len(v) != n:
+            raise ModelFormatError(f"{self.where}: {key} has {len(v)} entries "
+                                   f"(expected one per layer: {n})")
+        return v or None
+
     def sub(self, key: str, model_type: str) -> "_Cfg":
         d = self.d.get(key)
         d = d if isinstance(d, dict) else {}
-        return _Cfg(d, str(d.get("model_type") or model_type), f"{self.where} {key}")
+        return _Cfg(d, printable(d.get("model_type") or model_type, 100), f"{self.where} {key}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -457,7 +472,7 @@ def _llama(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
 def _smollm3(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
     def rule(c: _Cfg, n: int) -> list[str]:
         k = c.get("no_rope_layer_interval") or 4
-        ropes = c.get("no_rope_layers") or [int((i + 1) % k != 0) for i in range(n)]
+        ropes = c.per_layer("no_rope_layers", n) or [int((i + 1) % k != 0) for i in range(n)]
         slide = c.flag("use_sliding_window") and c.get("sliding_window")
         return ["sliding" if slide and not ropes[i] else "full" for i in range(n)]
     bias = c.flag("attention_bias")
@@ -663,7 +678,8 @@ def _llama4_text(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
     # Llama 4: chunked local attention on RoPE layers, full attention on every 4th (NoPE) layer;
     # MoE layers (routed experts + one shared expert) every interleave_moe_layer_step, dense in between
     n = c.n_layers
-    ropes = c.get("no_rope_layers") or [int((i + 1) % (c.get("no_rope_layer_interval") or 4) != 0) for i in range(n)]
+    ropes = (c.per_layer("no_rope_layers", n)
+             or [int((i + 1) % (c.get("no_rope_layer_interval") or 4) != 0) for i in range(n)])
     kinds = _kinds(c, lambda c, n: ["chunked" if ropes[i] else "full" for i in range(n)])
     step = c.get("interleave_moe_layer_step") or 1
     moe_layers = set(c.get("moe_layers") or range(step - 1, n, step))
@@ -1039,7 +1055,7 @@ _LLAMA_LIKE = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab
 def _file_quant(top: dict[str, Any], text: dict[str, Any]) -> str | None:
     qc = top.get("quantization_config") or text.get("quantization_config")
     if isinstance(qc, dict) and qc.get("quant_method"):
-        method = str(qc["quant_method"]).lower()
+        method = str(qc["quant_method"]).lower()[:40]
         if method == "bitsandbytes":
             return "bnb-8bit" if qc.get("load_in_8bit") else "bnb-4bit"
         bits = qc.get("bits") or qc.get("w_bit") or qc.get("nbits")
@@ -1065,7 +1081,9 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     where = source or id
     if not isinstance(config, dict):
         raise ModelFormatError(f"{where}: config.json must be a JSON object, got {type(config).__name__}")
-    mt = str(config.get("model_type") or "")
+    mt = config.get("model_type") or ""
+    if not isinstance(mt, str) or len(mt) > 64:
+        raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
     notes: list[str] = []
     vision = None
     if mt in _MULTIMODAL:
@@ -1119,11 +1137,11 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     if builder is _jamba or builder is _granitemoehybrid:
         n_exp = n_exp if any(ly.moe for ly in layers) else 0
     archs = config.get("architectures") or []
-    return ModelSpec(
-        id=id, architecture=str(archs[0]) if archs else mt, family=mt or text.model_type,
+    return check_spec(ModelSpec(
+        id=id, architecture=str(archs[0])[:200] if archs else mt, family=mt or text.model_type,
         hidden_size=text.h, n_layers=text.n_layers, n_heads=0 if is_ssm else text.heads, vocab_size=text.vocab,
         layers=tuple(layers), tensors=tuple(t.items),
         intermediate_size=text.get("intermediate_size") if isinstance(text.get("intermediate_size"), int) else None,
         max_position_embeddings=text.get("max_position_embeddings"), tie_word_embeddings=tied,
         n_experts=n_exp, n_experts_active=int(text.get("num_experts_per_tok") or 0) if n_exp else 0,
-        source=source, repo_id=repo_id, file_quant=_file_quant(config, text.d), notes=tuple(notes))
+        source=source, repo_id=repo_id, file_quant=_file_quant(config, text.d), notes=tuple(notes)))

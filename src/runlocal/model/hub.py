@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from ..errors import ModelNotFoundError, RemoteError
+from ..errors import ModelFormatError, ModelNotFoundError, RemoteError
 from .local import read_config, with_file_tensors
+from .policy import ReadPolicy
 from .safetensors import hf_role
 from .spec import ModelSpec, TensorInfo
 
 
-def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
+def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPolicy | None = None) -> ModelSpec:
+    """The repo's config.json and safetensors headers. Under a server's policy the machine's HF_TOKEN is sent
+    only when the operator allows it, and a config.json over the policy's cap is not downloaded."""
     from huggingface_hub import get_safetensors_metadata, hf_hub_download
     from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
                                         RepositoryNotFoundError)
@@ -16,11 +19,16 @@ def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
 
     from .hf_config import spec_from_config
 
-    offline = f"{repo_id}: offline, and not in the catalog or the Hugging Face cache (runlocal models lists the catalog)"
+    policy = policy or ReadPolicy()
+    token = None if policy.hf_token else False          # None: huggingface_hub's own (HF_TOKEN, login); False: none
+    offline = ("model" if policy.plain_errors else repo_id) + (
+        ": offline, and not in the catalog or the Hugging Face cache (runlocal models lists the catalog)")
     try:
         if not _hub_cached(repo_id, revision) and not _hub_reachable():
             raise RemoteError(offline)       # at once, instead of huggingface_hub's ~25 s of retries
-        config_path = hf_hub_download(repo_id, "config.json", revision=revision)
+        if policy.max_config_bytes is not None:
+            _check_config_size(repo_id, revision, token, policy.max_config_bytes)
+        config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
     except LocalEntryNotFoundError:          # a subclass of EntryNotFoundError: caught first
         raise RemoteError(offline) from None
     except GatedRepoError:
@@ -30,10 +38,10 @@ def read_hub_model(repo_id: str, *, revision: str | None = None) -> ModelSpec:
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
     except HfHubHTTPError as e:
-        raise RemoteError(f"{repo_id}: Hub request failed: {e}") from None
+        raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
     spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
     try:
-        meta = get_safetensors_metadata(repo_id, revision=revision)
+        meta = get_safetensors_metadata(repo_id, revision=revision, token=token)
     except Exception:  # offline, no safetensors, or an old repo with .bin files: the config alone suffices
         return spec
     tensors: list[TensorInfo] = []
@@ -66,3 +74,18 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
     except OSError:
         return False
     return True
+
+
+def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> None:
+    """A HEAD request for config.json's size before downloading it (a repo may hold a config of any size)."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
+
+    try:
+        meta = get_hf_file_metadata(hf_hub_url(repo_id, "config.json", revision=revision), token=token)
+    except (EntryNotFoundError, GatedRepoError, RepositoryNotFoundError):
+        raise
+    except Exception:   # offline or unreachable: hf_hub_download falls back to its cache, or says why it cannot
+        return
+    if meta.size is not None and meta.size > cap:
+        raise ModelFormatError(f"model: the repo's config.json is {meta.size:,} bytes; this server reads at most {cap:,}")

@@ -2,36 +2,60 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import ModelFormatError, ModelNotFoundError
 from . import safetensors
+from .limits import MAX_TENSORS, check_spec, loads_bounded
 from .spec import ModelSpec, TensorInfo
+
+# The largest config.json in the catalog is 3.6 KB (Qwen3.5-27B); 4 MiB refuses a file that is not one
+# before it is read.
+MAX_CONFIG_BYTES = 4 << 20
+# Kimi-K2's model.safetensors.index.json lists ~211,000 tensors in about 21 MB; 48 MiB is twice that.
+MAX_INDEX_BYTES = 48 << 20
+# Llama-3.1-405B ships 191 shards, DeepSeek-V3 163; 1024 is 5× the most we know.
+MAX_SHARDS = 1024
+
+
+def read_json(path: Path, what: str = "config.json", max_bytes: int = MAX_CONFIG_BYTES) -> dict:
+    """A JSON object from a model folder, refused by size before it is read and bounded as it is parsed."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise ModelNotFoundError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFormatError(f"{path}: is a folder, expected a {what} file") from None
+    if len(raw) > max_bytes:
+        raise ModelFormatError(f"{path}: {what} is larger than {max_bytes >> 20} MiB (expected a small JSON file)")
+    doc = loads_bounded(raw, str(path), what)
+    if not isinstance(doc, dict):
+        raise ModelFormatError(f"{path}: {what} must hold a JSON object")
+    return doc
 
 
 def read_config(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelNotFoundError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise ModelFormatError(f"{path}: config.json must hold a JSON object")
-    return doc
+    return read_json(path)
 
 
 def shard_names(folder: Path) -> list[str]:
     """The safetensors files of a model folder: from the index when there is one."""
     index = folder / "model.safetensors.index.json"
     if index.is_file():
-        weight_map = read_config(index).get("weight_map")
-        if not isinstance(weight_map, dict):
+        weight_map = read_json(index, "safetensors index", MAX_INDEX_BYTES).get("weight_map")
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
             raise ModelFormatError(f"{index}: missing 'weight_map' (expected tensor name → file)")
-        return sorted(set(weight_map.values()))
-    return sorted(p.name for p in folder.glob("*.safetensors"))
+        names = sorted(set(weight_map.values()))
+    else:
+        names = sorted(p.name for p in folder.glob("*.safetensors"))
+    if len(names) > MAX_SHARDS:
+        raise ModelFormatError(f"{folder}: {len(names):,} safetensors shards (expected at most {MAX_SHARDS})")
+    for n in names:
+        if Path(n).name != n or not n.endswith(".safetensors"):
+            raise ModelFormatError(f"{index}: shard name {n[:80]!r} is not a .safetensors file in this folder")
+    return names
 
 
 def with_file_tensors(spec: ModelSpec, tensors: list[TensorInfo], quant: str | None) -> ModelSpec:
@@ -39,8 +63,8 @@ def with_file_tensors(spec: ModelSpec, tensors: list[TensorInfo], quant: str | N
     if not tensors:
         return spec
     dtypes = sorted({t.dtype for t in tensors if t.dtype})
-    return replace(spec, tensors=tuple(tensors), file_quant=spec.file_quant or "/".join(dtypes).lower(),
-                   notes=spec.notes + (f"{len(tensors)} tensors read from safetensors headers",))
+    return check_spec(replace(spec, tensors=tuple(tensors), file_quant=spec.file_quant or "/".join(dtypes).lower(),
+                              notes=spec.notes + (f"{len(tensors)} tensors read from safetensors headers",)))
 
 
 def read_model_dir(path: str | Path) -> ModelSpec:
@@ -56,4 +80,6 @@ def read_model_dir(path: str | Path) -> ModelSpec:
     tensors: list[TensorInfo] = []
     for name in shard_names(folder):
         tensors += safetensors.read_local(folder / name)[0]
+        if len(tensors) > MAX_TENSORS:
+            raise ModelFormatError(f"{folder}: more than {MAX_TENSORS:,} tensors in the safetensors shards")
     return with_file_tensors(spec, tensors, spec.file_quant)

@@ -67,7 +67,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
     if store and result.steps:
         from ..api.store import BenchmarkStore
 
-        row, _ = BenchmarkStore().add(record)
+        row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
     if submit and result.steps:
         import httpx

@@ -50,12 +50,14 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, LlamaFileType, MODEL_ARCH, MODEL_ARCH_NAMES
-from gguf import get_tensor_name_map
-
 from ..errors import InputError
 from ..model.gguf import tensor_role
 from ..model.spec import GGUF_NAME, ModelSpec, TensorInfo
+from .ggml_types import QUANT_SIZES as GGML_QUANT_SIZES
+from .ggml_types import Arch as MODEL_ARCH
+from .ggml_types import GGMLType as GGMLQuantizationType
+from .ggml_types import LlamaFileType
+from . import gguf_names_table
 
 Q = GGMLQuantizationType
 ALIGNMENT = 32      # GGUF_DEFAULT_ALIGNMENT (ggml/include/gguf.h)
@@ -125,7 +127,7 @@ def _pad(n: int) -> int:
 # step 1: the converter's tensor list
 
 # HF model_type → gguf architecture (convert_hf_to_gguf.py's @ModelBase.register classes).
-_ARCH_BY_MODEL_TYPE: dict[str, MODEL_ARCH] = {
+_ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "llama": MODEL_ARCH.LLAMA, "mistral": MODEL_ARCH.LLAMA, "mixtral": MODEL_ARCH.LLAMA,
     "mistral3": MODEL_ARCH.LLAMA, "llava": MODEL_ARCH.LLAMA, "yi": MODEL_ARCH.LLAMA,
     "llama4": MODEL_ARCH.LLAMA4, "llama4_text": MODEL_ARCH.LLAMA4,
@@ -153,23 +155,42 @@ _ARCH_BY_MODEL_TYPE: dict[str, MODEL_ARCH] = {
     "mpt": MODEL_ARCH.MPT, "starcoder": MODEL_ARCH.STARCODER, "baichuan": MODEL_ARCH.BAICHUAN,
     "minimax_m2": MODEL_ARCH.MINIMAXM2, "dots1": MODEL_ARCH.DOTS1,
 }
-_ARCH_BY_NAME = {name: arch for arch, name in MODEL_ARCH_NAMES.items()}
 
 
-def gguf_arch(spec: ModelSpec) -> MODEL_ARCH | None:
-    """The gguf architecture the converter writes for this model (None when unknown)."""
-    fam = (spec.family or "").lower()
+def gguf_arch(spec: ModelSpec) -> str | None:
+    """The gguf architecture (general.architecture) the converter writes for this model (None when unknown)."""
+    if (spec.family or "").lower() in _ARCH_BY_MODEL_TYPE:
+        return _ARCH_BY_MODEL_TYPE[(spec.family or "").lower()]
+    shipped = gguf_names_table.catalog_arch(spec)
+    if shipped is not None:
+        return shipped or None
+    return arch_of_family(spec.family)
+
+
+def arch_of_family(family: str | None) -> str | None:
+    """HF model_type or GGUF architecture name → the gguf architecture name (gguf-py's list), None if unknown."""
+    fam = (family or "").lower()
     if fam in _ARCH_BY_MODEL_TYPE:
         return _ARCH_BY_MODEL_TYPE[fam]
-    for key in (fam, fam.replace("_", "-"), fam.replace("_", "")):
-        if key in _ARCH_BY_NAME:
-            return _ARCH_BY_NAME[key]
-    return None
+    from gguf import MODEL_ARCH_NAMES
+
+    names = set(MODEL_ARCH_NAMES.values())
+    return next((k for k in (fam, fam.replace("_", "-"), fam.replace("_", "")) if k in names), None)
+
+
+def _name_map(spec: ModelSpec, arch: str):
+    """gguf-py's TensorNameMap for the architecture, or for a catalog model the same answers from the shipped
+    table (quant/gguf_names_table.py), which needs no gguf import."""
+    shipped = gguf_names_table.catalog_name_map(spec, arch)
+    return shipped if shipped is not None else _gguf_name_map(arch, spec.n_layers)
 
 
 @lru_cache(maxsize=64)
-def _name_map(arch: MODEL_ARCH, n_blocks: int):
-    return get_tensor_name_map(arch, n_blocks)
+def _gguf_name_map(arch: str, n_blocks: int):
+    from gguf import MODEL_ARCH_NAMES, get_tensor_name_map
+
+    by_name = {name: a for a, name in MODEL_ARCH_NAMES.items()}
+    return get_tensor_name_map(by_name[arch], n_blocks)
 
 
 _DROP_ROLES = frozenset({"vision", "projector", "audio"})
@@ -263,7 +284,7 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
     attn_v_b. A llama.cpp --override-tensor
     pattern then matches them as it matches the file's tensors."""
     arch = gguf_arch(spec)
-    nmap = _name_map(arch, spec.n_layers) if arch is not None else None
+    nmap = _name_map(spec, arch) if arch is not None else None
     out: list[tuple[str, ...]] = []
     for t in spec.tensors:
         if GGUF_NAME.match(t.name):
@@ -295,7 +316,7 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
     if not spec.tensors:
         raise InputError(f"{spec.id}: the model description has no tensors to convert")
     arch = gguf_arch(spec)
-    nmap = _name_map(arch, spec.n_layers) if arch is not None else None
+    nmap = _name_map(spec, arch) if arch is not None else None
     out: list[TensorInfo] = []
 
     def emit(name: str, shape: tuple[int, ...], role: str) -> None:
@@ -332,8 +353,8 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
             continue
         order.append(("one", (name, t)))
 
-    mla = _mla_dims(spec) if arch is MODEL_ARCH.DEEPSEEK2 else None
-    probs_bias = (arch is MODEL_ARCH.DEEPSEEK2 and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
+    mla = _mla_dims(spec) if arch == MODEL_ARCH.DEEPSEEK2 else None
+    probs_bias = (arch == MODEL_ARCH.DEEPSEEK2 and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
                   and not any("e_score_correction" in t.name for t in spec.tensors))
     for kind, item in order:
         if kind == "experts":
@@ -359,7 +380,7 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
             # e_score_correction_bias (a buffer in transformers, a tensor in the checkpoint) → exp_probs_b.bias
             emit(f"blk.{layer}.exp_probs_b.bias", (t.shape[0],), "router")
 
-    if arch is MODEL_ARCH.GEMMA3:
+    if arch == MODEL_ARCH.GEMMA3:
         out = [replace(t, shape=(min(t.shape[0], _GEMMA3_TOKENIZER), *t.shape[1:]),
                        nbytes=tensor_bytes((min(t.shape[0], _GEMMA3_TOKENIZER), *t.shape[1:]), Q[t.dtype]))
                if t.name == "token_embd.weight" else t for t in out]
@@ -490,9 +511,9 @@ class _Mix:
         self.n_gqa = _n_gqa(spec)
         self.n_layer = spec.n_layers
         self.is_70b = spec.n_layers == 80 and (
-            (self.arch is MODEL_ARCH.LLAMA and self.n_gqa > 1)
+            (self.arch == MODEL_ARCH.LLAMA and self.n_gqa > 1)
             or self.arch in (MODEL_ARCH.QWEN2, MODEL_ARCH.DECI, MODEL_ARCH.OLMOE))   # llama-model.cpp load_hparams
-        self.falcon = self.arch is MODEL_ARCH.FALCON
+        self.falcon = self.arch == MODEL_ARCH.FALCON
         self.tied = not any(t.name == "output.weight" for t in tensors)
         self.n_attention_wv = sum(1 for t in tensors if _is_attn_v(_category(t.name)))
         self.i_attention_wv = self.i_ffn_down = self.i_ffn_gate = self.i_ffn_up = 0
@@ -744,14 +765,14 @@ _MERGE_TEXT = 10
 _FIXED_KV = 6_000          # general.*, <arch>.* hyperparameters, special token ids, chat template
 
 
-def _tokenizer_kind(spec: ModelSpec, arch: MODEL_ARCH | None) -> tuple[str, float]:
+def _tokenizer_kind(spec: ModelSpec, arch: str | None) -> tuple[str, float]:
     """('spm' | 'bpe', merges per token)."""
     v = spec.vocab_size
     if arch in (MODEL_ARCH.GEMMA, MODEL_ARCH.GEMMA2, MODEL_ARCH.GEMMA3, MODEL_ARCH.GEMMA3N):
         return "spm", 0.0
     if arch in (MODEL_ARCH.LLAMA, MODEL_ARCH.PHI3) and v <= 65_536 and v not in (49_152, 49_155):
         return "spm", 0.0                   # Llama 2, Mistral v0.1-v0.3, Mixtral, Phi-3, Yi
-    if arch is MODEL_ARCH.GPT_OSS or (arch is MODEL_ARCH.LLAMA and v >= 128_000):
+    if arch == MODEL_ARCH.GPT_OSS or (arch == MODEL_ARCH.LLAMA and v >= 128_000):
         return "bpe", 2.2                   # tiktoken-derived: Llama 3, o200k, Tekken
     return "bpe", 1.0
 
@@ -810,4 +831,4 @@ def gguf_view(spec: ModelSpec, ftype: str) -> ModelSpec | None:
     except (InputError, KeyError, ValueError):
         return None
     tensors = tuple(replace(t, dtype=q.name, nbytes=tensor_bytes(t.shape, q)) for t, q in typed)
-    return replace(spec, tensors=tensors, family=MODEL_ARCH_NAMES[arch])
+    return replace(spec, tensors=tensors, family=arch)

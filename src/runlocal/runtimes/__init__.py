@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..errors import InputError
 from .base import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 
@@ -20,7 +22,15 @@ def runtime_names() -> list[str]:
     return ["llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx"]
 
 
-def get_runtime(name: str) -> Runtime:
+def runtime_aliases() -> list[str]:
+    """Every name ``get_runtime`` accepts (lower case): the six engines and their common spellings."""
+    return list(_NAMES)
+
+
+def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
+    """The planner for a runtime name. ``environ``: the server environment it reads (Ollama's OLLAMA_CONTEXT_LENGTH,
+    OLLAMA_GPU_OVERHEAD), given by the caller that read it (check.py, once); None: the runtime's defaults, so
+    planning stays a pure function of its arguments."""
     key = _NAMES.get(name.strip().lower())
     if key == "llamacpp":
         from .llamacpp import LlamaCpp
@@ -33,7 +43,7 @@ def get_runtime(name: str) -> Runtime:
     if key == "ollama":
         from .ollama import Ollama, from_environment
 
-        return Ollama(**from_environment())
+        return Ollama(**from_environment(environ if environ is not None else {}))
     if key in _CLASSES:
         import importlib
 
@@ -42,4 +52,5 @@ def get_runtime(name: str) -> Runtime:
     raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())})")
 
 
-__all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_names"]
+__all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_aliases",
+           "runtime_names"]

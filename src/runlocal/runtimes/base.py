@@ -113,9 +113,14 @@ class Allocation:
 
 
 def largest(lo: int, hi: int, ok) -> int | None:
-    """Largest n in [lo, hi] with ok(n), assuming ok is monotone decreasing; None if ok(lo) fails."""
+    """Largest n in [lo, hi] with ok(n), assuming ok is monotone decreasing; None if ok(lo) fails.
+    hi is tried first: most searches (the longest context, the most layers) end there, after two plans
+    instead of log2(hi − lo); otherwise a bisection of [lo, hi − 1]."""
     if not ok(lo):
         return None
+    if lo >= hi or ok(hi):
+        return max(lo, hi)
+    hi -= 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if ok(mid):

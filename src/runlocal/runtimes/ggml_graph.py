@@ -20,14 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from ..quant.ggml_types import QUANT_SIZES
+
 # --- tensor types --------------------------------------------------------------------------------
-# (block size in elements, bytes per block), ggml/src/ggml.c type_traits
-TYPES: dict[str, tuple[int, int]] = {
-    "f32": (1, 4), "f16": (1, 2), "bf16": (1, 2), "i32": (1, 4), "i64": (1, 8), "i8": (1, 1), "i16": (1, 2),
-    "q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34), "q8_1": (32, 36),
-    "q2_k": (256, 84), "q3_k": (256, 110), "q4_k": (256, 144), "q5_k": (256, 176), "q6_k": (256, 210),
-    "q8_k": (256, 292), "iq4_nl": (32, 18), "mxfp4": (32, 17),
-}
+# (block size in elements, bytes per block), ggml/src/ggml.c type_traits: the one table, quant/ggml_types.py
+TYPES: dict[str, tuple[int, int]] = {t.name.lower(): size for t, size in QUANT_SIZES.items()}
 
 # ggml-alloc.c ggml_op_can_inplace: ops whose output may take over their parent's memory
 INPLACE_OPS = frozenset({

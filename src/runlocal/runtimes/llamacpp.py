@@ -35,9 +35,9 @@ import re
 import shlex
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from ..errors import InputError
+from ..memo import IdMemo
 from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
@@ -209,6 +209,10 @@ def parse_tensor_overrides(values: list[str] | tuple[str, ...]) -> tuple[tuple[s
 
 
 def ffn_width(model: ModelSpec) -> int:
+    return _WIDTHS.get(model, None, lambda: ffn_width_now(model))
+
+
+def ffn_width_now(model: ModelSpec) -> int:
     """f32 values per token that the widest FFN holds at once (gate, up and their product), the max
     over layers. A dense layer: 3 × n_ff. A MoE layer computes only the n_expert_used chosen experts
     (ggml_mul_mat_id outputs [n_ff_exp, n_expert_used, n_tokens], src/llama-graph.cpp build_moe_ffn),
@@ -258,6 +262,11 @@ PREFIX_EXACT = frozenset({"llama", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma
 
 
 def graph_prefix(model: ModelSpec) -> ModelSpec:
+    """graph_prefix_now, once per model object (the same object then keys the simulation's cache)."""
+    return _PREFIXES.get(model, None, lambda: graph_prefix_now(model))
+
+
+def graph_prefix_now(model: ModelSpec) -> ModelSpec:
     """The layers of ``model`` its compute buffer needs traced: two past the first layer of each kind, its last
     layers of the same kinds as the model's last ones (the output phase follows them), for the PREFIX_EXACT architectures; else all.
     10–40× faster than tracing every layer of a deep model, and --fit plans many contexts."""
@@ -280,11 +289,20 @@ def graph_prefix(model: ModelSpec) -> ModelSpec:
                    tensors=tuple(t for t in model.tensors if t.layer is None or t.layer < n))
 
 
-@lru_cache(maxsize=512)
 def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
                       n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                       layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                       overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
+    """simulate_now, kept per model object and arguments: --fit, the searches and the fixes ask again."""
+    args = (n_gpu_layers, n_ubatch, n_kv, flash_attn, n_seqs, n_stream, type_k, type_v, n_kv_swa, layer_gpus, n_gpus,
+            overrides)
+    return _SIMULATED.get(model, args, lambda: simulate_now(model, *args))
+
+
+def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
+                 n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
+                 layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
+                 overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
     """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
@@ -440,6 +458,67 @@ def fit_layers(model: ModelSpec, run, ok) -> tuple[int, int]:
     return largest(0, n + 1, lambda g: ok(run(g, 0))) or 0, 0
 
 
+def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
+                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> tuple[dict[int | None, int], dict[int, int]]:
+    """Weight bytes per device index (None = host) and, per GPU, its layers' largest weight kept in host memory:
+    src/llama-model.cpp load_tensors (LlamaCpp.buffers). The same for every context, so kept per model."""
+    key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs)
+    return _PLACEMENTS.get(model, key, lambda: _place_weights_now(model, weights, where, n_cpu_moe, override_tensor,
+                                                                  n_devs))
+
+
+def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs):
+    out_dev = where[model.n_layers]
+    placed: dict[int | None, int] = {}
+    size_of = _sizer(model, weights)
+
+    def add(dev, size):
+        placed[dev] = placed.get(dev, 0) + size
+
+    overrides = _overrides(model, override_tensor, n_devs)
+    host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
+    tied = not any(x.role == "lm_head" for x in model.tensors)
+    for k, t in enumerate(model.tensors):
+        if t.layer is not None and t.layer < model.n_layers:
+            d = where[t.layer]
+            if t.role.startswith("expert_") and t.layer < n_cpu_moe:
+                d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
+        elif t.role in ("lm_head", "norm"):
+            d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
+        else:
+            d = None               # the token embedding (input layer) always stays on the CPU
+        runs_on = where[t.layer] if t.layer is not None and t.layer < model.n_layers else None
+        n_parts = split_in_gguf(t)
+        for part in range(n_parts):
+            size = size_of(t) // n_parts
+            dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
+            add(dev, size)
+            if dev is None and runs_on is not None and len(t.shape) > 1:
+                host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
+        if t.role == "embed" and out_dev is not None and tied:
+            # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
+            # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
+            add(out_dev, size_of(t))
+    return placed, host_weights_of
+
+
+def _sizer(model: ModelSpec, weights: WeightEstimate):
+    """A tensor's bytes: read from the file, or scaled from the weight estimate for a model given by its config."""
+    scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
+
+    def size_of(t) -> int:
+        return t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+    return size_of
+
+
+_PLACEMENTS = IdMemo(512)
+_PREFIXES = IdMemo(256)
+_WIDTHS = IdMemo(256)
+_SIMULATED = IdMemo(2048)
+_BUFFERS = IdMemo(2048)
+_ALLOCATIONS = IdMemo(2048)
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -590,9 +669,20 @@ class LlamaCpp:
             return "quantized V cache requires flash_attn to be enabled"
         return None
 
+    def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
+        # buffers and allocate read of the weights only their format, total and whether they are the file's
+        return (self.simulate_graph, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
+
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
-        """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU")."""
+        """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU"). Kept per model and
+        settings (--fit, Ollama's and the fixes' searches ask again); each call gets its own copies."""
+        s, bufs, steps, info = _BUFFERS.get(model, self._key(weights, settings, targets),
+                                            lambda: self.buffers_now(model, weights, settings, targets))
+        return s, [replace(b) for b in bufs], list(steps), dict(info)
+
+    def buffers_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                    targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
@@ -621,35 +711,13 @@ class LlamaCpp:
                           f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)", "src/llama-context.cpp"))
 
         # --- weights per device -----------------------------------------------------------
-        scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
-
         def size_of(t) -> int:
-            return t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+            return _sizer(model, weights)(t)
 
-        overrides = _overrides(model, s.override_tensor, len(devs))
-        host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
-        for k, t in enumerate(model.tensors):
-            if t.layer is not None and t.layer < model.n_layers:
-                d = where[t.layer]
-                if t.role.startswith("expert_") and t.layer < s.n_cpu_moe:
-                    d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
-            elif t.role in ("lm_head", "norm"):
-                d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
-            else:
-                d = None               # the token embedding (input layer) always stays on the CPU
-            runs_on = where[t.layer] if t.layer is not None and t.layer < model.n_layers else None
-            n_parts = split_in_gguf(t)
-            for part in range(n_parts):
-                size = size_of(t) // n_parts
-                dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
-                at(dev).model += size
-                if dev is None and runs_on is not None and len(t.shape) > 1:
-                    host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
-            size = size_of(t)
-            if t.role == "embed" and out_dev is not None and not any(x.role == "lm_head" for x in model.tensors):
-                # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
-                # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
-                at(out_dev).model += size
+        placed, host_weights_of = _place_weights(model, weights, tuple(where), s.n_cpu_moe, s.override_tensor,
+                                                 len(devs))
+        for dev_index, size in placed.items():
+            at(dev_index).model += size
         if not model.tensors:
             host.model = weights.total
         n_gpu_layers = sum(1 for w in where[:-1] if w is not None)
@@ -799,6 +867,12 @@ class LlamaCpp:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        """The plan of one llama-server launch; kept per model and settings (an Allocation is immutable)."""
+        return _ALLOCATIONS.get(model, self._key(weights, settings, targets),
+                                lambda: self.allocate_now(model, weights, settings, targets))
+
+    def allocate_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                     targets: list[Target]) -> Allocation:
         asked = settings
         settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)

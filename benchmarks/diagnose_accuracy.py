@@ -1,0 +1,85 @@
+"""`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
+
+Prints accuracy on the tuning part and on the held-out fifth separately (the split is fixed by record id,
+measurements/public_errors/load.py), per category and per family, and the number of look-alikes (texts whose
+failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
+
+Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
+``--all`` prints every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.kb import MEMORY_CATEGORIES
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("public_errors_load", ROOT / "measurements/public_errors/load.py")
+_load = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_load)
+
+
+def score(records: list[dict]) -> list[dict]:
+    rows = []
+    for r in records:
+        got = diagnose_text(r["text"]).category
+        rows.append({**r, "got": got, "ok": got == r["label"],
+                     "lookalike_called_memory": not r["memory"] and got in MEMORY_CATEGORIES,
+                     "memory_missed": r["memory"] and got not in MEMORY_CATEGORIES})
+    return rows
+
+
+def _pct(ok: int, n: int) -> str:
+    return f"{ok}/{n} = {100 * ok / n:.1f} %" if n else "0/0"
+
+
+def report(name: str, rows: list[dict], show_misses: bool) -> None:
+    ok = sum(r["ok"] for r in rows)
+    binary = sum((r["got"] in MEMORY_CATEGORIES) == r["memory"] for r in rows)
+    print(f"\n== {name}: {len(rows)} texts")
+    print(f"  exact category        {_pct(ok, len(rows))}")
+    print(f"  memory / not memory   {_pct(binary, len(rows))}")
+    print(f"  look-alikes called memory: {sum(r['lookalike_called_memory'] for r in rows)} "
+          f"of {sum(not r['memory'] for r in rows)}")
+    print(f"  memory failures called not-memory/unknown: {sum(r['memory_missed'] for r in rows)} "
+          f"of {sum(r['memory'] for r in rows)}")
+    for key in ("label", "family"):
+        groups = collections.defaultdict(list)
+        for r in rows:
+            groups[r[key]].append(r["ok"])
+        print(f"  per {key}:")
+        for g, oks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            print(f"    {g:32s} {_pct(sum(oks), len(oks))}")
+    if show_misses:
+        misses = [r for r in rows if not r["ok"]]
+        if misses:
+            print("  misses:")
+        for r in misses:
+            print(f"    {r['id']:40s} expected {r['label']:22s} got {r['got']:22s} {r['source']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--show-held-out", action="store_true", help="also list the held-out misses")
+    args = ap.parse_args(argv)
+    records = _load.load_records()
+    tune, hold = _load.split(records)
+    t0 = time.perf_counter()
+    tune_rows, hold_rows = score(tune), score(hold)
+    dt = time.perf_counter() - t0
+    print(f"public error corpus: {len(records)} texts from {len({r['project'] for r in records})} projects, "
+          f"{sum(not r['memory'] for r in records)} look-alikes; diagnosed in {dt:.2f} s")
+    report("tuning", tune_rows, show_misses=True)
+    report("held-out (untouched while tuning)", hold_rows, show_misses=args.show_held_out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""How long a plan takes: issue 16's grid, in one process and as fresh `runlocal check` processes.
+
+Grid: every catalog model × the six runtimes × context (the runtime's default, 4K, 32K, the trained context)
+× hardware (one RTX 4090; an RTX 3060, where big models run partly offloaded). Each row is one
+`check(CheckRequest(...))` — the call behind `runlocal check` and /api/v1/check — timed in this process after
+the imports, rows run one after the other (as a server would answer them, caches warm from earlier rows), and
+without stored measurements (the planner alone). Then a sample of rows as cold processes
+(`python -m runlocal.cli check … --json`), beside `python3 -c pass` measured in the same run; then `compare` of
+5 devices and `best` for a 70B model, cold; then the page's memory curve, cold, for every catalog model.
+
+Targets (issue 16): in-process median ≤ 20 ms, worst ≤ 100 ms; cold check median ≤ 0.2 s, worst ≤ 0.6 s;
+compare/best ≤ 1 s cold; the curve ≤ 300 ms cold.
+
+  python benchmarks/planning.py                      # the whole grid (slow before the speed-up)
+  python benchmarks/planning.py --sample 40          # every ~Nth row, a quick subset
+  python benchmarks/planning.py --dump plans.jsonl   # also write each row's plan (JSON) to compare two trees
+  python benchmarks/planning.py --only inproc|cold|choose|curve
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
+CONTEXTS = (None, "4096", "32768", "trained")
+GPUS = ("rtx-4090", "rtx-3060")
+COMPARE_DEVICES = ("rtx-4090", "rtx-3090", "rtx-3060", "h100", "m3 max 64gb")
+BIG_MODEL = "llama-3.1-70b"
+
+
+class RowTimeout(Exception):
+    pass
+
+
+def grid(sample: int | None) -> list[tuple[str, str, str | None, str]]:
+    from runlocal.model import catalog
+
+    rows = [(alias, rt, ctx, gpu) for alias in catalog.aliases() for rt in RUNTIMES for ctx in CONTEXTS
+            for gpu in GPUS]
+    if sample:
+        step = max(1, len(rows) // sample)
+        rows = rows[::step][:sample]
+    return rows
+
+
+def _ctx(alias: str, ctx: str | None) -> str | None:
+    if ctx != "trained":
+        return ctx
+    from runlocal.model import catalog
+
+    return str(catalog.lookup(alias).max_position_embeddings or 4096)
+
+
+def _summary(label: str, times: list[float], unit: float = 1000.0, suffix: str = "ms") -> str:
+    if not times:
+        return f"{label:<28} no rows"
+    q = sorted(times)
+    p99 = q[min(len(q) - 1, int(0.99 * len(q)))]
+    return (f"{label:<28} n {len(q):>5}   median {statistics.median(q) * unit:8.1f} {suffix}   "
+            f"p99 {p99 * unit:8.1f}   worst {q[-1] * unit:8.1f}")
+
+
+def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tuple]]:
+    from runlocal.check import CheckRequest, check
+    from runlocal.errors import InputError
+
+    def alarm(*_):
+        raise RowTimeout()
+
+    signal.signal(signal.SIGALRM, alarm)
+    out, skipped, failed = [], [], []
+    sink = dump.open("w") if dump else None
+    for row in rows:
+        alias, rt, ctx, gpu = row
+        req = CheckRequest(model=alias, runtime=rt, gpu=gpu, ctx=_ctx(alias, ctx), use_measurements=False)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        t0 = time.perf_counter()
+        try:
+            plan, _ = check(req)
+            result = plan.to_dict()
+        except InputError as e:
+            result = {"input_error": str(e)}
+        except RowTimeout:
+            skipped.append(row)
+            result = {"timeout": timeout}
+        except Exception as e:       # a planner bug: counted, named, and the grid goes on
+            failed.append((row, repr(e)))
+            result = {"error": repr(e)}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        dt = time.perf_counter() - t0
+        if "timeout" not in result:
+            out.append((dt, row))
+        if sink:
+            sink.write(json.dumps({"row": row, "seconds": round(dt, 4), "plan": result}) + "\n")
+            sink.flush()
+    if sink:
+        sink.close()
+    times = [t for t, _ in out]
+    print(_summary("in-process plan", times) + f"   (target median ≤ 20, worst ≤ 100 ms)")
+    if skipped:
+        print(f"  {len(skipped)} rows over the {timeout:g} s limit, left out of the figures: "
+              + ", ".join("/".join(str(x) for x in r) for r in skipped[:10]) + (" …" if len(skipped) > 10 else ""))
+    for row, err in failed:
+        print(f"  error: {'/'.join(str(x) for x in row)}: {err}")
+    print("  worst ten:")
+    for t, row in sorted(out, reverse=True)[:10]:
+        alias, rt, ctx, gpu = row
+        print(f"    {t * 1000:9.1f} ms  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu}")
+    return out
+
+
+def _run(cmd: list[str]) -> float:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(
+        [str(ROOT / "src"), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])}
+    t0 = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT)
+    return time.perf_counter() - t0
+
+
+def cold(rows, n: int) -> None:
+    step = max(1, len(rows) // n)
+    picked = rows[::step][:n]
+    base, times = [], []
+    named = []
+    _run([sys.executable, "-c", "pass"])
+    for alias, rt, ctx, gpu in picked:
+        base.append(_run([sys.executable, "-c", "pass"]))
+        cmd = [sys.executable, "-m", "runlocal.cli", "check", alias, "--runtime", rt, "--gpu", gpu, "--json"]
+        c = _ctx(alias, ctx)
+        if c:
+            cmd += ["--ctx", c]
+        t = _run(cmd)
+        times.append(t)
+        named.append((t, (alias, rt, ctx, gpu)))
+    py = statistics.median(base)
+    print(_summary("cold check (process)", times, 1.0, "s") + "   (target median ≤ 0.2, worst ≤ 0.6 s)")
+    print(f"  python3 -c pass, same run: median {py:.3f} s → check median {statistics.median(times) / py:.1f}×, "
+          f"worst {max(times) / py:.1f}× of it")
+    print("  worst ten:")
+    for t, (alias, rt, ctx, gpu) in sorted(named, reverse=True)[:10]:
+        print(f"    {t:7.2f} s  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu}")
+
+
+def choose_cold() -> None:
+    cli = [sys.executable, "-m", "runlocal.cli"]
+    compare = cli + ["compare", *COMPARE_DEVICES, "--model", BIG_MODEL, "--json"]
+    best = cli + ["best", BIG_MODEL, "--json"]
+    for label, cmd in (("compare 5 devices, 70B", compare), ("best, 70B", best)):
+        ts = [_run(cmd) for _ in range(3)]
+        print(f"{label:<28} cold median {statistics.median(ts):.2f} s  (worst {max(ts):.2f})   (target ≤ 1 s)")
+
+
+def curve_cold(sample: int | None) -> None:
+    from runlocal.model import catalog
+
+    aliases = catalog.aliases()
+    if sample:
+        aliases = aliases[::max(1, len(aliases) // max(1, sample // 10))]
+    code = ("import sys,time; t=time.perf_counter(); from runlocal.check import CheckRequest, curve; "
+            "curve(CheckRequest(model=sys.argv[1], gpu='rtx-4090')); print(time.perf_counter()-t)")
+    times = []
+    for alias in aliases:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+        r = subprocess.run([sys.executable, "-c", code, alias], capture_output=True, text=True, env=env)
+        try:
+            times.append((float(r.stdout.strip().splitlines()[-1]), alias))
+        except (ValueError, IndexError):
+            print(f"  curve {alias}: failed: {r.stderr.strip().splitlines()[-1:]}")
+    print(_summary("page curve (cold, in call)", [t for t, _ in times]) + "   (target ≤ 300 ms)")
+    for t, alias in sorted(times, reverse=True)[:5]:
+        print(f"    {t * 1000:9.1f} ms  {alias}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sample", type=int, help="time about N rows of the grid, evenly spread")
+    ap.add_argument("--cold", type=int, default=40, help="rows run as fresh processes (default 40)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds after which an in-process row is left out")
+    ap.add_argument("--dump", type=Path, help="write each row's plan as JSON lines")
+    ap.add_argument("--only", choices=("inproc", "cold", "choose", "curve"))
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "src"))
+    rows = grid(args.sample)
+    print(f"grid: {len(rows)} rows (catalog models × {len(RUNTIMES)} runtimes × ctx default/4K/32K/trained × "
+          f"{'/'.join(GPUS)})")
+    if args.only in (None, "inproc"):
+        in_process(rows, args.timeout, args.dump)
+    if args.only in (None, "cold"):
+        cold(rows, args.cold)
+    if args.only in (None, "choose"):
+        choose_cold()
+    if args.only in (None, "curve"):
+        curve_cold(args.sample)
+
+
+if __name__ == "__main__":
+    main()

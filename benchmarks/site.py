@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The site's page weight and time to the first verdict, on a warm `runlocal serve` and in Debian's headless
+Chromium (Playwright), the way a visitor meets it.
+
+  page weight        bytes of each page's HTML plus the CSS, JS and icon it loads (raw, and gzip -6 as a
+                     compressing proxy would send them); /docs and /redoc are listed apart (third-party bundles)
+  first verdict      from navigation start to the verdict badge on screen, for check pages whose plan the server
+                     has not computed yet (a fresh context each time: no cached answer), median and worst of 9;
+                     and the same again for answers already planned (the server's cache)
+  in-place verdict   a runtime change in the form (JavaScript fetches the new page) to the new verdict
+
+Target: first verdict ≤ 500 ms after load on the 2-core machine.
+
+  python benchmarks/site.py [--runs 9]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+PAGES = ["/", "/best", "/guides", "/compare", "/cost", "/errors", "/errors/cuda-oom-load", "/errors/diagnose",
+         "/models", "/models/llama-3.1-8b", "/hardware", "/hardware/rtx-4090", "/benchmarks", "/benchmarks/submit",
+         "/methodology", "/glossary", "/api"]
+TARGET_MS = 500
+
+
+def start_server(port: int, db: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port), "--db", db], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import httpx
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/glossary", timeout=2)
+            return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the server did not start: " + proc.stderr.read().decode()[-2000:])
+
+
+def page_weight(base: str, path: str, client) -> tuple[int, int]:
+    html = client.get(base + path).content
+    assets = set(re.findall(rb'(?:href|src)="(/static/[^"]+)"', html))
+    raw, packed = len(html), len(gzip.compress(html, 6))
+    for a in assets:
+        body = client.get(base + a.decode()).content
+        raw, packed = raw + len(body), packed + len(gzip.compress(body, 6))
+    return raw, packed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=9)
+    a = ap.parse_args()
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    from browser import CHROMIUM_FLAGS, chromium_path, free_port
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = start_server(port, f"sqlite:///{tmp}/b.sqlite3")
+        try:
+            with httpx.Client(timeout=300) as client:
+                for path in PAGES:                      # warm: imports, catalogs, the sweep's lines
+                    client.get(base + path)
+                print(f"{'page':28s} {'bytes':>9s} {'gzip':>8s}")
+                for path in PAGES + ["/docs", "/redoc"]:
+                    raw, packed = page_weight(base, path, client)
+                    print(f"{path:28s} {raw:>9,d} {packed:>8,d}")
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+                page = browser.new_page(viewport={"width": 1440, "height": 900})
+                fresh, cached, inplace = [], [], []
+                for i in range(a.runs):
+                    query = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "n": "1", "ctx": str(6000 + 256 * i)}
+                    for times in (fresh, cached):       # the same URL twice: planned, then answered from cache
+                        t0 = time.perf_counter()
+                        page.goto(f"{base}/?{urlencode(query)}", wait_until="commit")
+                        page.wait_for_selector("#result .badge")
+                        times.append((time.perf_counter() - t0) * 1000)
+                    t0 = time.perf_counter()
+                    page.select_option("#runtime", "vllm" if i % 2 == 0 else "sglang")
+                    page.wait_for_function("rt => document.querySelector('#result .verdict-line span:last-child')"
+                                           ".textContent.includes(rt)", arg="vllm" if i % 2 == 0 else "sglang")
+                    inplace.append((time.perf_counter() - t0) * 1000)
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print()
+    for name, times in (("first verdict, new plan", fresh), ("first verdict, cached plan", cached),
+                        ("in-place verdict (runtime change)", inplace)):
+        med = statistics.median(times)
+        print(f"{name:36s} median {med:6.0f} ms   worst {max(times):6.0f} ms   (n={len(times)}; "
+              f"target ≤ {TARGET_MS} ms: {'met' if med <= TARGET_MS else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

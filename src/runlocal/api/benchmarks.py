@@ -1,0 +1,266 @@
+"""/api/v1/benchmarks: measured results submitted to the server, trusted before they count.
+
+- Anyone may submit; an anonymous submission is stored ``verified: false`` and changes no answer.
+- A submission with a submitter token the operator issued (``runlocal serve --submitter-token``), or
+  the admin token, is verified on arrival; an admin verifies any other row with
+  ``POST /api/v1/benchmarks/{id}/verify``. Only verified rows change /check (measured.py).
+- Figures a device or model cannot produce are refused (422 naming the field): decode above
+  ``measured.DECODE_MARGIN`` × bandwidth / bytes of active weights, a context above the trained one.
+- Credentials: ``Authorization: Bearer <token>`` (RFC 6750 §2.1); none where one is needed → 401,
+  any other scheme → 401, a token that is not the admin's (or a submitter's) → 403.
+- A replayed ``Idempotency-Key`` answers the first row (200); the same key with another body → 409.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .store import BenchmarkStore, IdempotencyConflict
+
+PLAIN = r"^[^\x00-\x1f\x7f]*$"       # no control characters (PostgreSQL refuses NUL in text)
+SETTINGS_MAX_BYTES = 8192
+SETTINGS_MAX_DEPTH = 4
+Text = Annotated[str, Field(pattern=PLAIN)]
+
+
+class BenchmarkBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    device: Text = Field(min_length=1, max_length=200)
+    runtime: Text = Field(min_length=1, max_length=64)
+    runtime_version: Text | None = Field(None, max_length=64)
+    model: Text = Field(min_length=1, max_length=300)
+    quant: Text | None = Field(None, max_length=64)
+    settings: dict[str, Any] = Field(default_factory=dict, description="the runtime's settings as run (JSON object, "
+                                     f"at most {SETTINGS_MAX_BYTES} bytes, finite numbers)")
+    decode_tokens_per_s: float | None = Field(None, ge=0, le=1e6, description="one stream's decode speed")
+    prefill_tokens_per_s: float | None = Field(None, ge=0, le=1e8)
+    ttft_s: float | None = Field(None, ge=0, le=86400)
+    peak_memory_bytes: int | None = Field(None, ge=0, le=1 << 50)
+    max_context: int | None = Field(None, ge=0, le=1 << 31)
+    max_concurrency: int | None = Field(None, ge=0, le=1 << 20)
+    submitter: Text | None = Field(None, max_length=100)
+    measured_at: datetime | None = Field(None, description="ISO 8601 time of the measurement")
+    source: Text | None = Field(None, max_length=64)
+
+    @field_validator("settings")
+    @classmethod
+    def _plain_settings(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _check_json(v, 0)
+        if len(json.dumps(v, allow_nan=False)) > SETTINGS_MAX_BYTES:
+            raise ValueError(f"at most {SETTINGS_MAX_BYTES} bytes of JSON")
+        return v
+
+
+class BenchmarkRow(BaseModel):
+    """A stored benchmark as the API shows it (no input bounds: rows stored by older versions still show)."""
+    id: int
+    device: str
+    runtime: str
+    runtime_version: str | None = None
+    model: str
+    quant: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    ttft_s: float | None = None
+    peak_memory_bytes: int | None = None
+    max_context: int | None = None
+    max_concurrency: int | None = None
+    submitter: str | None = None
+    measured_at: str | None = None
+    source: str | None = None
+    created_at: str | None = None
+    verified: bool = Field(description="counts toward /check answers only when true")
+    verified_by: str | None = None
+    verified_at: str | None = None
+
+
+def _check_json(v: Any, depth: int) -> None:
+    if depth > SETTINGS_MAX_DEPTH:
+        raise ValueError(f"nested deeper than {SETTINGS_MAX_DEPTH} levels")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError("numbers must be finite (no NaN or Infinity)")
+    if isinstance(v, str) and "\x00" in v:
+        raise ValueError("text must not contain NUL")
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        if isinstance(k, str) and "\x00" in k:
+            raise ValueError("keys must not contain NUL")
+        _check_json(x, depth + 1)
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no `Authorization: Bearer <token>` where one is needed"},
+    403: {"description": "the token is not one this server accepts for this"},
+    404: {"description": "no benchmark with this id"},
+}
+
+
+class PlainErrors(APIRoute):
+    """422 answers without the rejected input echoed back: FastAPI's default handler would try to encode a
+    NaN it was sent (JSON has none) and fail with a 500. FastAPI's documented custom APIRoute hook."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def plain(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as e:
+                detail = [{"loc": list(err.get("loc", ())), "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
+                          for err in e.errors()]
+                return JSONResponse({"detail": detail}, status_code=422)
+
+        return plain
+
+
+def bearer(authorization: str | None, *, required: bool) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; 401 when it is missing (and required)
+    or uses another scheme (a bare token included)."""
+    if authorization is None or not authorization.strip():
+        if required:
+            raise HTTPException(401, "this needs `Authorization: Bearer <token>`",
+                                headers={"WWW-Authenticate": "Bearer"})
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(401, "the Authorization header must be `Bearer <token>`",
+                            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
+    return token.strip()
+
+
+def _matches(token: str, candidates: Iterable[str]) -> bool:
+    hits = [hmac.compare_digest(token.encode(), c.encode()) for c in candidates if c]   # every one compared
+    return any(hits)
+
+
+def token_label(token: str) -> str:
+    """Who verified, without keeping the token: a short digest of it."""
+    return "submitter:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
+    """422 naming the field when the figures cannot come from this device and model (catalog models and
+    devices only: nothing is fetched to check a submission)."""
+    from ..errors import RunlocalError
+    from ..hardware.speed import read_fraction
+    from ..measured import (
+        MIN_BITS_PER_WEIGHT,
+        decode_ceiling,
+        device_bandwidth_gbs,
+        implausibility,
+    )
+    from ..model import catalog
+    from ..plan import estimate
+
+    if catalog.find_entry(body.model) is None:
+        return None
+    model = catalog.lookup(body.model)
+    try:
+        weights = estimate(model, body.quant).total if body.quant else model.params * MIN_BITS_PER_WEIGHT / 8
+    except (RunlocalError, ValueError, KeyError):      # a quant this version cannot size: the smallest one
+        weights = model.params * MIN_BITS_PER_WEIGHT / 8
+    ceiling = decode_ceiling(device_bandwidth_gbs(body.device), weights * read_fraction(model))
+    problem = implausibility(body.model_dump(), ceiling=ceiling, trained_context=model.max_position_embeddings)
+    if problem is None:
+        return None
+    field, why = problem
+    return HTTPException(422, [{"loc": ["body", field], "msg": f"{field}: {why}", "type": "implausible"}])
+
+
+def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitter_tokens: Iterable[str] = (),
+                      on_change: Callable[[], None] = lambda: None,
+                      write_limit: Callable[..., None] | None = None) -> APIRouter:
+    """The endpoints over ``store``; ``on_change`` runs after each write this process makes (the app's
+    cache then reads the store's version at once instead of after its TTL); ``write_limit``, a FastAPI
+    dependency run before each write (the app's per-client rate limit)."""
+    router = APIRouter(prefix="/api/v1/benchmarks", tags=["benchmarks"], route_class=PlainErrors)
+    writes = [Depends(write_limit)] if write_limit is not None else []
+    submitters = tuple(t for t in submitter_tokens if t)
+
+    def admin(authorization: str | None) -> str:
+        token = bearer(authorization, required=True)
+        assert token is not None
+        if not admin_token:
+            raise HTTPException(403, "this server has no admin token (RUNLOCAL_ADMIN_TOKEN)")
+        if not _matches(token, [admin_token]):
+            raise HTTPException(403, "not the admin token")
+        return "admin"
+
+    @router.post("", status_code=201, response_model=BenchmarkRow, dependencies=writes,
+                 responses={200: {"description": "a replayed Idempotency-Key: the first row", "model": BenchmarkRow},
+                            401: ERRORS[401], 403: ERRORS[403],
+                            409: {"description": "the Idempotency-Key was used with a different body"}})
+    def submit(body: BenchmarkBody, response: Response,
+               idempotency_key: Annotated[str | None, Header(max_length=128, pattern=PLAIN)] = None,
+               authorization: Annotated[str | None, Header()] = None):
+        """Store a measurement: unverified when anonymous, verified with a submitter (or the admin) token."""
+        token = bearer(authorization, required=False)
+        verified_by = None
+        if token is not None:
+            if admin_token and _matches(token, [admin_token]):
+                verified_by = "admin"
+            elif _matches(token, submitters):
+                verified_by = token_label(token)
+            else:
+                raise HTTPException(403, "not a submitter token of this server (leave Authorization out to "
+                                         "submit unverified)")
+        problem = _plausibility_error(body)
+        if problem is not None:
+            raise problem
+        try:
+            row, created = store.add(body.model_dump(), idempotency_key, verified_by=verified_by)
+        except IdempotencyConflict:
+            raise HTTPException(409, "this Idempotency-Key was used before with a different body") from None
+        on_change()
+        if not created:
+            response.status_code = 200
+        return row
+
+    @router.get("", response_model=list[BenchmarkRow])
+    def list_benchmarks(device: Annotated[str | None, Query(max_length=200)] = None,
+                        model: Annotated[str | None, Query(max_length=300)] = None,
+                        verified: bool | None = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100):
+        """Newest first; ``verified=true`` for the rows that count."""
+        return store.list(device=device, model=model, verified=verified, limit=limit)
+
+    @router.get("/{bench_id}", response_model=BenchmarkRow, responses={404: ERRORS[404]})
+    def get_benchmark(bench_id: int):
+        row = store.get(bench_id)
+        if row is None:
+            raise HTTPException(404, f"no benchmark {bench_id}")
+        return row
+
+    @router.post("/{bench_id}/verify", response_model=BenchmarkRow, dependencies=writes,
+                 responses={401: ERRORS[401], 403: ERRORS[403], 404: ERRORS[404]})
+    def verify_benchmark(bench_id: int, authorization: Annotated[str | None, Header()] = None):
+        """Admin: let this row change predictions."""
+        row = store.verify(bench_id, admin(authorization))
+        if row is None:
+            raise HTTPException(404, f"no benchmark {bench_id}")
+        on_change()
+        return row
+
+    @router.delete("/{bench_id}", status_code=204, response_class=Response, dependencies=writes,
+                   responses={401: ERRORS[401], 403: ERRORS[403], 404: ERRORS[404]})
+    def delete_benchmark(bench_id: int, authorization: Annotated[str | None, Header()] = None):
+        """Admin: remove a row."""
+        admin(authorization)
+        if not store.delete(bench_id):
+            raise HTTPException(404, f"no benchmark {bench_id}")
+        on_change()
+        return Response(status_code=204)
+
+    return router

@@ -1,0 +1,110 @@
+"""One place that turns errors into answers: the errors.py tree → status codes, every 4xx naming its field.
+
+    InputError, UnknownNameError, ModelFormatError   422
+    ModelNotFoundError                               404
+    RemoteError                                      502
+    limits.Busy (planning pool full, deadline)       503 + Retry-After
+    anything else                                    500 "internal error" (logged; no traceback to the caller)
+
+The answer has FastAPI's own validation shape: ``{"detail": [{"loc": ["body" | "query", field], "msg", "type"}]}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from ..errors import ModelNotFoundError, RemoteError, RunlocalError
+from ..request import options
+from .limits import Busy
+from .schemas import ErrorAnswer
+
+log = logging.getLogger("runlocal.api")
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*): ")
+
+ERROR_RESPONSES: dict[int | str, dict] = {
+    400: {"model": ErrorAnswer, "description": "the body is not JSON"},
+    404: {"model": ErrorAnswer, "description": "the model (path, repo, file) does not exist"},
+    413: {"model": ErrorAnswer, "description": "request body over 256 KiB"},
+    422: {"model": ErrorAnswer, "description": "a field is invalid; ``loc`` names it"},
+    502: {"model": ErrorAnswer, "description": "the Hub or the remote host failed"},
+    503: {"model": ErrorAnswer, "description": "planning is busy or took too long; retry after Retry-After seconds"},
+}
+
+
+def _flag_fields() -> dict[str, str]:
+    """Every CLI flag name (without dashes) → the request field it sets: 'ngl' → 'n_gpu_layers'."""
+    out: dict[str, str] = {}
+    for name, opt in options().items():
+        for flag in opt.flags:
+            out.setdefault(flag.lstrip("-"), name)
+    return out
+
+
+_FLAGS = _flag_fields()
+
+
+def field_of(err: RunlocalError) -> str | None:
+    m = _FIELD.match(str(err))
+    if m and (m.group(1) in _FLAGS or m.group(1).replace("-", "_") in options()):
+        return _FLAGS.get(m.group(1), m.group(1).replace("-", "_"))
+    if m and err.field is None:
+        return m.group(1).replace("-", "_")
+    return err.field
+
+
+def status_of(err: RunlocalError) -> int:
+    return 404 if isinstance(err, ModelNotFoundError) else 502 if isinstance(err, RemoteError) else 422
+
+
+def error_answer(err: RunlocalError, where: str, renames: dict[str, str] | None = None) -> JSONResponse:
+    name = field_of(err)
+    name = (renames or {}).get(name or "", name)
+    loc = [where, name] if name else [where]
+    return JSONResponse({"detail": [{"loc": loc, "msg": str(err), "type": err.__class__.__name__}]},
+                        status_code=status_of(err))
+
+
+def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:
+    """``renames``: per path, a field name as the library says it → the endpoint's parameter
+    (/api/v1/compare calls its devices 'devices', the library 'gpu')."""
+
+    @app.exception_handler(RunlocalError)
+    async def runlocal_error(request: Request, err: RunlocalError):
+        where = "body" if request.method in ("POST", "PUT", "PATCH") else "query"
+        return error_answer(err, where, (renames or {}).get(request.url.path))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, err: RequestValidationError):
+        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated)."""
+        detail = [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
+                   "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))}
+                  for e in err.errors()]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(Busy)
+    async def busy(request: Request, err: Busy):
+        return JSONResponse({"detail": [{"loc": ["server"], "msg": str(err), "type": "Busy"}]}, status_code=503,
+                            headers={"Retry-After": str(err.retry_after)})
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, err: Exception):
+        log.exception("unexpected error answering %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": [{"loc": ["server"], "msg": "internal error", "type": "InternalError"}]},
+                            status_code=500)
+
+
+# The write endpoints' answers besides their success (store endpoints; a token bucket per client, api/limits.py)
+WRITE_RESPONSES: dict[int | str, dict] = {
+    **ERROR_RESPONSES,
+    200: {"description": "the same submission again (its Idempotency-Key): the row stored the first time"},
+    401: {"model": ErrorAnswer, "description": "no token"},
+    403: {"model": ErrorAnswer, "description": "a wrong token"},
+    404: {"model": ErrorAnswer, "description": "no such row"},
+    409: {"model": ErrorAnswer, "description": "an Idempotency-Key replayed with a different body"},
+    429: {"model": ErrorAnswer, "description": "too many writes from this address; retry after Retry-After seconds"},
+}

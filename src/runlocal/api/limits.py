@@ -1,0 +1,127 @@
+"""Bounded work for the HTTP API: a planning pool with a deadline, per-client rate limits, security headers.
+
+* Planning is CPU work of seconds to minutes for the largest models (an uncached DeepSeek-V3 plan, Ollama's
+  partial-offload search). It runs in its own thread pool of ``workers`` threads; a request that finds every
+  planner busy for ``queue_wait_s``, or whose plan outlives ``deadline_s``, is answered 503 with Retry-After
+  while the event loop keeps serving everything else. A plan that outlives its deadline keeps its thread until
+  it ends (Python threads cannot be killed), so at most ``workers`` such plans run at once; its result is
+  cached, so the client's retry is answered at once.
+* Write endpoints are rate-limited per client address with a token bucket. Hand-rolled (twenty lines) rather
+  than slowapi/limits or pyrate-limiter: one in-process bucket per address is all a single-process server
+  needs, and neither library would be a runtime dependency worth its weight here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+
+class Busy(Exception):
+    """Planning capacity or the deadline was exceeded: answer 503 with Retry-After."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PlanningPool:
+    def __init__(self, workers: int = 2, deadline_s: float = 20.0, queue_wait_s: float = 1.0):
+        self.workers, self.deadline_s, self.queue_wait_s = workers, deadline_s, queue_wait_s
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runlocal-plan")
+        self._slots = threading.BoundedSemaphore(workers)
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if not await self._acquire(loop):
+            raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
+        try:
+            future = loop.run_in_executor(self._executor, self._release_after, fn, args)
+        except BaseException:
+            self._slots.release()
+            raise
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=self.deadline_s)
+        except asyncio.TimeoutError:
+            raise Busy(f"planning took over {self.deadline_s:g} s; it goes on, retry to get its answer",
+                       retry_after=max(1, int(self.deadline_s))) from None
+
+    async def _acquire(self, loop) -> bool:
+        """Wait briefly for a free planner without blocking the event loop; the slot is held until the plan
+        really ends (the worker thread releases it)."""
+        give_up = loop.time() + self.queue_wait_s
+        while not self._slots.acquire(blocking=False):
+            if loop.time() >= give_up:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    def _release_after(self, fn: Callable[..., Any], args: tuple) -> Any:
+        try:
+            return fn(*args)
+        finally:
+            self._slots.release()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class RateLimiter:
+    """A token bucket per client: ``burst`` requests at once, refilled at ``per_minute`` a minute."""
+
+    def __init__(self, per_minute: float = 30.0, burst: int = 10, max_clients: int = 10_000):
+        self.rate, self.burst, self.max_clients = per_minute / 60.0, burst, max_clients
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def allow(self, client: str) -> float:
+        """0 when the request may go ahead, else the seconds until it may."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, at = self._buckets.pop(client, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+            wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+            self._buckets[client] = (tokens - 1 if wait == 0 else tokens, now)
+            while len(self._buckets) > self.max_clients:      # the oldest clients are forgotten first
+                self._buckets.popitem(last=False)
+        return wait
+
+
+# frame-ancestors 'none' and X-Frame-Options DENY: no page may frame this one (clickjacking)
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+# FastAPI's /docs and /redoc load Swagger UI / ReDoc from jsDelivr with an inline bootstrap script
+DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+            "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
+            "worker-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+API_CSP = "default-src 'none'; frame-ancestors 'none'"
+DOCS_PATHS = ("/docs", "/redoc")
+
+
+class SecurityHeaders:
+    """Adds the security headers to every answer, cached ones and errors included (plain ASGI, like BodyCap)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        csp = DOCS_CSP if path.startswith(DOCS_PATHS) else API_CSP if path.startswith("/api/") else PAGE_CSP
+        extra = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+                 (b"referrer-policy", b"no-referrer"), (b"content-security-policy", csp.encode()),
+                 (b"cross-origin-opener-policy", b"same-origin")]
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                message = {**message, "headers": list(message.get("headers", [])) +
+                           [(k, v) for k, v in extra if k not in names]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

@@ -1,0 +1,196 @@
+"""The HTTP API's request and answer models, derived from the one request contract (runlocal/request.py).
+
+``CheckBody`` is generated field by field from ``CheckRequest``'s option table, so POST /check, GET /check (the
+same model as query parameters), /curve, the CLI and the Python API share one set of bounds. Answer models
+describe the JSON of ``Plan.to_dict`` and friends for the OpenAPI document; they list the keys a client can
+rely on and allow the ones added later ("add keys, never rename").
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+from typing import Annotated, Any, Literal
+
+from fastapi import Query
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+
+from ..errors import InputError
+from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
+
+# "8192", "32k", "1M", "1.5k" (units.parse_tokens)
+TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
+# "24G", "24GiB", "24000M", "24e9" (units.parse_size)
+SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
+
+
+def _parsed(opt: Option):
+    """A validator that runs the CLI's own parser, so the API accepts exactly what the CLI does."""
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        from ..request import check_value
+
+        try:
+            check_value(opt, value)
+        except InputError as e:
+            raise ValueError(str(e).split(": ", 1)[-1]) from None
+        if opt.kind == "tokens":
+            from ..units import parse_tokens
+
+            return parse_tokens(value, field=opt.name)
+        return value
+    return AfterValidator(check)
+
+
+def _runtime_names() -> tuple[str, ...]:
+    from ..runtimes import runtime_aliases
+
+    return tuple(runtime_aliases())
+
+
+def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
+    """The pydantic type of one request field, with the option's bounds as JSON-schema constraints."""
+    if opt.choices is not None:
+        base: Any = Literal[opt.choices]                                 # type: ignore[valid-type]
+    elif opt.kind == "runtime":
+        base = Literal[_runtime_names()]                                 # type: ignore[valid-type]
+    elif opt.kind == "tokens":
+        base = Annotated[int | Annotated[str, Field(max_length=opt.max_length, pattern=TOKENS_PATTERN)],
+                         _parsed(opt)]
+    elif opt.kind == "size":
+        base = Annotated[str, Field(max_length=opt.max_length, pattern=SIZE_PATTERN), _parsed(opt)]
+    elif "tuple" in annotation:
+        base = list[Annotated[str, Field(min_length=1, max_length=opt.item_max_length)]]
+    elif annotation.startswith("bool"):
+        base = bool
+    elif annotation.startswith("float"):
+        base = Annotated[float, Field(gt=opt.gt, ge=opt.ge, le=opt.le, allow_inf_nan=False)]
+    elif annotation.startswith("int"):
+        base = Annotated[int, Field(ge=opt.ge, le=opt.le)]
+    else:
+        base = Annotated[str, Field(min_length=opt.min_length, max_length=opt.max_length)]
+    return base | None if optional else base
+
+
+def check_model(name: str = "CheckBody") -> type[BaseModel]:
+    """The check request as a pydantic model: unknown fields refused, every bound of the option table."""
+    spec: dict[str, Any] = {}
+    table = options()
+    for f in fields(CheckRequest):
+        if f.name not in table:
+            continue
+        opt = table[f.name]
+        if "tuple" in str(f.type):
+            default_value: Any = Field(default_factory=list, max_length=opt.max_length, description=opt.help or None)
+        elif f.default is MISSING:
+            default_value = Field(..., description=opt.help or None)
+        else:
+            default_value = Field(f.default, description=opt.help or None)
+        spec[f.name] = (_field_type(opt, str(f.type), f.default is None), default_value)
+    return create_model(name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **spec)
+
+
+CheckBody = check_model("CheckBody")
+
+# The same fields as query parameters of /best and /compare, bounded as in the contract
+MAX_MODEL = MAX_NAME
+ModelQuery = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
+TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
+RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+QuantQuery = Annotated[str | None, Query(max_length=MAX_SHORT)]
+
+
+class ModelEntry(BaseModel):
+    alias: str
+    repo_id: str
+    published_params: int | None = None
+    model_type: str | None = None
+
+
+def to_request(body: BaseModel) -> CheckRequest:
+    """A validated body as the library's request (planning reads stored measurements separately)."""
+    data = body.model_dump()
+    data["override_tensor"] = tuple(data.get("override_tensor") or ())
+    return CheckRequest(**data, use_measurements=False)
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorItem(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ErrorAnswer(BaseModel):
+    """Every 4xx/5xx: ``detail`` lists what was wrong, each item naming the field in ``loc``."""
+
+    detail: list[ErrorItem] | str
+
+
+class DeviceMemoryDoc(_Open):
+    name: str
+    kind: str
+    capacity: int
+    weights: int
+    kv_cache: int
+    compute: int
+    overhead: int
+    total: int
+
+
+class MemoryDoc(_Open):
+    weights: int
+    kv_cache: int
+    compute: int
+    overhead: int
+    total: int
+    devices: list[DeviceMemoryDoc]
+
+
+class FixDoc(_Open):
+    title: str
+    command: str | None = None
+    effect: str | None = None
+
+
+class StepDoc(_Open):
+    label: str
+    formula: str
+    value: str
+    source: str
+
+
+class PlanDoc(_Open):
+    """The JSON of `runlocal check --json` (Plan.to_dict), with the API's ``notes`` on assumptions."""
+
+    model: dict[str, Any]
+    runtime: str
+    settings: dict[str, Any]
+    memory: MemoryDoc
+    kv_bytes_per_token: int | float | None
+    kv_cache_tokens: int | None
+    max_concurrency: float | None
+    max_context: int | None
+    verdict: Literal["fits", "tight", "does_not_fit", "unknown"]
+    refusal: str | None
+    compromise: Any = None
+    speed: dict[str, Any]
+    measured: dict[str, Any] | None
+    command: str
+    fixes: list[FixDoc]
+    explain: list[StepDoc]
+    assumptions: list[str]
+    notes: list[str] = []
+
+
+class CurveDoc(_Open):
+    """Memory against context for the page's chart, with the device line it is drawn against."""
+
+    device: str
+    capacity: int
+    points: list[dict[str, Any]]

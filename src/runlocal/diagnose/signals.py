@@ -1,0 +1,172 @@
+"""Generic signals in one log line: what was asked for, by which allocator, and why it failed.
+
+The knowledge base (``kb``) recognises messages it has seen. This module recognises the *kind* of line
+whatever its exact wording, so that a runtime's new phrasing, a wrapper's re-wording or a fork's log still
+lands in the right family. A line is read for four things, each a small vocabulary rather than a message:
+
+* **lack of memory**: an allocation that failed *because there was no room* ("out of memory", "not enough
+  memory", "insufficient VRAM", CUDA_ERROR_OUT_OF_MEMORY, "failed to allocate …", "buffer is nil"…);
+* **the allocator and device** that failed: ggml (llama.cpp and everything built on it), Metal, HIP/ROCm,
+  pinned host memory, PyTorch's caching allocator;
+* **a reason that is not memory**, which overrides the above on the same line: an allocation of pinned
+  memory that fails with "no CUDA-capable device is detected" or "invalid argument" is a driver or device
+  problem, not a full memory (CUDA runtime API error strings, cuda_runtime_api.h ``cudaGetErrorString``);
+* **how the process ended**: killed by SIGKILL (the kernel's OOM killer in its many spellings: a bare
+  ``Killed``, ``zsh: killed``, ``exit code 137`` = 128 + SIGKILL, Kubernetes ``OOMKilled``), refused up front
+  by a runtime's own memory check (Ollama, LM Studio), a runner that exited with a Windows NTSTATUS or a
+  plain exit status (not a signal), or an installer's exit code.
+
+:func:`line_entry` turns those into the id of the knowledge-base entry that explains the failure; the
+scanner (``classify``) weighs it like a knowledge-base match, by the entry's priority band.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["line_entry", "GATE_WORDS", "engine_dead", "phase_of_line"]
+
+# -- lack of memory ------------------------------------------------------------------------------
+_OOM = re.compile(
+    r"out of memory|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
+    r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
+    r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory")
+_ALLOC_FAIL = re.compile(
+    r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
+    r"|failed to create (?:llama_)?context")
+
+# -- allocator / device --------------------------------------------------------------------------
+_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal")
+_HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
+_PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
+_GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b")
+_TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
+
+# -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
+_NOT_MEMORY = (
+    (re.compile(r"no cuda-capable device|cuda_error_no_device|no gpus? (?:were )?(?:found|detected)|found no nvidia driver"),
+     "notmem-no-cuda-device"),
+    (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
+    (re.compile(r"no kernel image is available"), "notmem-no-kernel-image"),
+    (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
+    (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"),
+     "notmem-illegal-memory-access"),
+    (re.compile(r"os call failed or operation not supported|operation not supported on this os"
+                r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
+    (re.compile(r"failed to find (?:a )?(?:free space in the kv cache|memory slot)|increase kv cache size"),
+     "notmem-kv-slots"),
+    (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
+                r"|runner terminated\"? error=\"exit status"), "notmem-runner-exit-status"),
+    (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
+                r"|terminating context: 0x8"), "notmem-installer-exit-code"),
+    (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"),
+     "notmem-connection"),
+)
+# exit statuses that are a lack of memory after all: SIGKILL (137) and Ollama's "signal: killed"
+_EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
+
+# -- how the process ended -----------------------------------------------------------------------
+_KILL_KERNEL = re.compile(
+    r"killed process \d+|invoked oom-killer|oom-kill:|oom_reaper|memory cgroup out of memory|oomkilled"
+    r"|node running low on memory|out of memory: kill")
+_KILL_SIGNAL = re.compile(
+    r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
+    r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
+    r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)")
+_REFUSAL = re.compile(
+    r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
+    r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
+    r"|memory layout cannot be allocated|requires approximately .* of memory")
+_ENGINE_DEAD = re.compile(
+    r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
+    r"|engine core proc \S+ died")
+_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_folder")
+_VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
+
+#: words that must occur in a line for any signal to fire (the scanner's cheap gate)
+GATE_WORDS = frozenset({
+    "memory", "oom", "allocat", "vram", "nil", "killed", "sigkill", "137", "-9", "device", "ptx", "kernel image",
+    "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
+    "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
+    "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
+})
+
+# -- phase markers -------------------------------------------------------------------------------
+LOAD = re.compile(
+    r"from_pretrained|load_state_dict|_load_pretrained_model|load_checkpoint|checkpoint shards|load_weights"
+    r"|load_model|get_model\(|initialize_model|model_loader|modelloader|init_device|profile_run|_dummy_run"
+    r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
+    r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
+    r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading weights|load_tensors"
+    r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device")
+RUN = re.compile(
+    r"generate\(|\bgeneration\b|generat(?:or|ing)\b|execute_model|execution step|_model_forward|attention|\battn|sdpa"
+    r"|scaled_dot_product|past_key_value|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs")
+
+
+def phase_of_line(low: str) -> str | None:
+    """"load", "run" or None for one lower-cased line; a load marker wins on a line that has both
+    (vLLM's "warming up sampler" is start-up)."""
+    if LOAD.search(low):
+        return "load"
+    if RUN.search(low):
+        return "run"
+    return None
+
+
+def engine_dead(low: str) -> bool:
+    return bool(_ENGINE_DEAD.search(low))
+
+
+def _not_memory_reason(low: str) -> str | None:
+    for rx, entry_id in _NOT_MEMORY:
+        if rx.search(low):
+            return entry_id
+    return None
+
+
+def _memory_entry(low: str, runtime: str | None) -> str:
+    """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
+    if _METAL.search(low):
+        return "metal-oom"
+    if _PINNED.search(low):
+        return "pinned-host-oom"
+    if _HIP.search(low):
+        return "rocm-hip-oom"
+    if _TORCH.search(low):
+        return "cuda-oom-load"
+    if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio"):
+        return "llamacpp-cuda-malloc"
+    return "cuda-oom-load"
+
+
+def line_entry(low: str, runtime: str | None = None) -> str | None:
+    """The knowledge-base entry one lower-cased line points to by its signals, or None.
+
+    ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
+    does not name)."""
+    oom = bool(_OOM.search(low))
+    if _KILL_KERNEL.search(low):
+        return "linux-oom-killer"
+    if _REFUSAL.search(low):
+        return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
+    if _OFFLOAD.search(low):
+        return "accelerate-dispatched-cpu-disk"
+    if not oom:
+        reason = _not_memory_reason(low)
+        if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
+            return reason
+    if _KILL_SIGNAL.search(low):
+        return "process-killed"
+    if oom or _ALLOC_FAIL.search(low):
+        if "failed to create" in low and not oom:
+            return "llamacpp-context-failed"
+        return _memory_entry(low, runtime)
+    if _VLLM_KV_SIZING.search(low):
+        return "vllm-no-kv-blocks"
+    if _METAL.search(low) and re.search(r"command buffer \d+ failed with status 5", low):
+        return "metal-oom"  # MTLCommandBufferStatusError; llama.cpp logs it when the GPU ran out (PR #6987)
+    if _ENGINE_DEAD.search(low):
+        return "vllm-engine-dead"
+    return None

@@ -1,0 +1,41 @@
+"""A small cache keyed by an object's identity, for the planners' repeated questions about one model.
+
+A ModelSpec is frozen but hashing it hashes every tensor, and a search asks about the same object dozens of
+times; keyed by id() (the object held, so its id cannot be reused while cached) a lookup costs nothing.
+Pure, thread-safe (the API plans on several threads), bounded (least recently used entries dropped).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, TypeVar
+
+T = TypeVar("T")
+
+
+class IdMemo:
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._data: OrderedDict[tuple[int, Hashable], tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, obj: Any, key: Hashable, make: Callable[[], T]) -> T:
+        """make() once per (obj, key); an exception is not cached."""
+        k = (id(obj), key)
+        with self._lock:
+            hit = self._data.get(k)
+            if hit is not None and hit[0] is obj:
+                self._data.move_to_end(k)
+                return hit[1]
+        value = make()
+        with self._lock:
+            self._data[k] = (obj, value)
+            self._data.move_to_end(k)
+            while len(self._data) > self._size:
+                self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()

@@ -1,0 +1,198 @@
+"""The one check request: its fields, their bounds, and the CLI flags and help that name them.
+
+``CheckRequest`` is a plain frozen dataclass, so the `runlocal check` path imports no pydantic. Each field
+carries an ``Option`` in its metadata (flags, help, bounds, choices); from that one table:
+
+* ``validate_request`` checks a request built anywhere (CLI, Python API, MCP) with the same bounds;
+* ``runlocal.api.schemas.check_model`` builds the HTTP API's pydantic model (POST body and GET query);
+* ``runlocal.check.build_settings`` turns a validated request into runtime ``Settings`` (the only place).
+
+Every error names the field by its CLI flag without dashes (``gpu-memory-utilization: …``); the HTTP API
+turns that prefix into the 422's ``loc``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+from .errors import InputError
+
+# 2^31 tokens: beyond any model's trained context, and the bound units.parse_tokens already applies
+MAX_CTX = 1 << 31
+MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
+MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
+# What each engine accepts as its KV-cache type (after kv.normalize_cache_type's aliases), where runlocal must
+# refuse the rest before planning; the other engines plan any known type and explain their own refusal.
+#   llama.cpp: common/arg.cpp kv_cache_types (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)
+#   vLLM: vllm/config/cache.py CacheDType ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"; runlocal
+#         reads "auto" and fp16 as f16)
+RUNTIME_CACHE_TYPES: dict[str, tuple[str, ...]] = {
+    "llama.cpp": ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"),
+    "vllm": ("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"),
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one request field is typed on the command line and bounded everywhere."""
+
+    flags: tuple[str, ...] = ()            # CLI flags, the first is the field's name in messages
+    help: str = ""
+    ge: float | None = None
+    le: float | None = None
+    gt: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None          # strings: characters; tuples: items
+    item_max_length: int | None = None     # tuples of strings: characters per item
+    choices: tuple[str, ...] | None = None
+    kind: str = ""                         # "tokens" (8192, 32k), "size" (24G), "ngl" (N, auto, all)
+
+    @property
+    def name(self) -> str:
+        return self.flags[0].lstrip("-") if self.flags else ""
+
+
+def _opt(default: Any = MISSING, *flags: str, **bounds: Any) -> Any:
+    return field(default=default, metadata={"option": Option(flags, **bounds)})
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Everything `runlocal check` accepts, with the engines' own names in the flags."""
+
+    model: str = _opt(MISSING, "--model", help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name",
+                      min_length=1, max_length=MAX_NAME)
+    runtime: str = _opt("llama.cpp", "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
+                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx")
+    gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
+    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
+    ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size", help="system RAM, e.g. 64G")
+    ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", ge=1, le=MAX_CTX, max_length=MAX_SHORT,
+                                 kind="tokens", help="context per request (8192, 32k)")
+    quant: str | None = _opt(None, "--quant", "-q", max_length=MAX_SHORT, help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …")
+    kv_cache: str | None = _opt(None, "--kv-cache", "--kv-cache-dtype", max_length=20, help="K and V cache type")
+    cache_type_k: str | None = _opt(None, "--cache-type-k", "-ctk", max_length=20)
+    cache_type_v: str | None = _opt(None, "--cache-type-v", "-ctv", max_length=20)
+    # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL; None (or -1, llama-server's "auto"): the runtime's default,
+    # llama-server's 4 slots in one unified KV cache, 1 elsewhere
+    parallel: int | None = _opt(None, "--parallel", "-np", "--max-num-seqs", ge=-1, le=4096,
+                                help="concurrent sequences (llama.cpp default: auto = -1, 4 slots sharing one "
+                                     "unified KV cache)")
+    flash_attn: str = _opt("auto", "--flash-attn", "-fa", choices=("on", "off", "auto"), help="on | off | auto")
+    batch: int | None = _opt(None, "--batch", "-b", ge=1, le=1 << 20)
+    ubatch: int | None = _opt(None, "--ubatch", "-ub", ge=1, le=1 << 20)
+    # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all
+    n_gpu_layers: int | None = _opt(None, "--ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=10000, kind="ngl",
+                                    help="layers on the GPU: N, auto (llama-server --fit decides; default) or all")
+    n_cpu_moe: int = _opt(0, "--n-cpu-moe", ge=0, le=10000, help="keep the experts of the first N layers on the CPU")
+    # llama.cpp -ot "<regex>=<buffer type>,…" (each value may list several)
+    override_tensor: tuple[str, ...] = _opt((), "--override-tensor", "-ot", max_length=32, item_max_length=500,
+                                            help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)")
+    kv_unified: bool = _opt(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences")
+    swa_full: bool = _opt(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context")
+    no_mmap: bool = _opt(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file")
+    fit: str = _opt("on", "--fit", "-fit", choices=("on", "off"),
+                    help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
+    tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,
+                                    help="llama.cpp: the GPUs' shares of the layers, e.g. 3,1")
+    gpu_memory_utilization: float | None = _opt(None, "--gpu-memory-utilization", gt=0, le=1)
+    max_num_batched_tokens: int | None = _opt(None, "--max-num-batched-tokens", ge=1, le=1 << 24)
+    # None: vLLM/SGLang use one rank per GPU given, others 1
+    tp: int | None = _opt(None, "--tp", "--tensor-parallel-size", ge=1, le=1024,
+                          help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
+    pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
+    enforce_eager: bool = _opt(False, "--enforce-eager")
+    mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1)
+    # transformers generate(max_new_tokens=…): prompt = ctx − this
+    max_new_tokens: int | None = _opt(None, "--max-new-tokens", ge=1, le=MAX_CTX,
+                                      help="transformers: generate()'s new tokens; the prompt is ctx minus these")
+    # runtimes.transformers.ATTN_IMPLEMENTATIONS (a test keeps the two equal)
+    attn_implementation: str | None = _opt(None, "--attn-implementation", choices=("sdpa", "eager"),
+                                           help="transformers: sdpa (default) or eager")
+    use_measurements: bool = True            # stored probe/benchmark results replace predictions (not an option)
+    extra: dict = field(default_factory=dict)
+
+
+def options() -> dict[str, Option]:
+    """The request's options by field name, in declaration order (fields without one are not options)."""
+    return {f.name: f.metadata["option"] for f in fields(CheckRequest) if "option" in f.metadata}
+
+
+def validate_request(req: CheckRequest) -> None:
+    """Types, bounds, lengths and choices of every option; InputError names the first bad field."""
+    for name, opt in options().items():
+        value = getattr(req, name)
+        if value is not None:
+            check_value(opt, value)
+
+
+def check_value(opt: Option, value: Any) -> None:
+    where = opt.name
+    if isinstance(value, bool):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{where}: must be a finite number, got {value}")
+    if isinstance(value, (int, float)):
+        _check_bounds(where, opt, value)
+    elif isinstance(value, str):
+        _check_text(where, opt, value)
+    elif isinstance(value, (tuple, list)):
+        if opt.max_length is not None and len(value) > opt.max_length:
+            raise InputError(f"{where}: at most {opt.max_length} values, got {len(value)}")
+        for item in value:
+            if not isinstance(item, str) or (opt.item_max_length and len(item) > opt.item_max_length):
+                raise InputError(f"{where}: each value must be text of at most {opt.item_max_length} characters")
+
+
+def _check_bounds(where: str, opt: Option, value: float) -> None:
+    if opt.ge is not None and value < opt.ge or opt.le is not None and value > opt.le \
+            or opt.gt is not None and value <= opt.gt:
+        low = f"> {opt.gt:g}" if opt.gt is not None else f"≥ {opt.ge:g}" if opt.ge is not None else ""
+        high = f"≤ {opt.le:g}" if opt.le is not None else ""
+        raise InputError(f"{where}: must be {' and '.join(p for p in (low, high) if p)}, got {value:g}")
+
+
+def _check_text(where: str, opt: Option, value: str) -> None:
+    if opt.max_length is not None and len(value) > opt.max_length:
+        raise InputError(f"{where}: at most {opt.max_length} characters, got {len(value)}")
+    if opt.min_length is not None and len(value.strip()) < opt.min_length:
+        raise InputError(f"{where}: must not be empty")
+    if opt.choices is not None and value not in opt.choices:
+        raise InputError(f"{where}: expected {' | '.join(opt.choices)}, got '{value}'")
+    if opt.kind == "tokens":
+        from .units import parse_tokens
+
+        parse_tokens(value, field=where)
+    elif opt.kind == "size":
+        from .units import parse_size
+
+        parse_size(value, field=where)
+    elif opt.kind == "runtime":
+        from .runtimes import get_runtime
+
+        get_runtime(value)
+
+
+def parse_ngl(value: str | int | None) -> int | None:
+    """llama.cpp's -ngl: a layer count, 'auto' (-1) or 'all' (-2), as common/arg.cpp reads it."""
+    if value is None or isinstance(value, int):
+        return value
+    key = value.strip().lower()
+    if key in ("auto", "all"):
+        return -1 if key == "auto" else -2
+    try:
+        return int(key)
+    except ValueError:
+        raise InputError(f"ngl: expected a layer count, auto or all, got '{value}'") from None
+
+
+def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, field_name: str) -> None:
+    """Refuse a KV-cache type the engine does not have (llama.cpp has no fp8 cache; vLLM no q4_0)."""
+    allowed = RUNTIME_CACHE_TYPES.get(runtime)
+    if allowed is None:
+        return
+    for value in (cache_type_k, cache_type_v):
+        if value not in allowed:
+            raise InputError(f"{field_name}: {runtime} has no '{value}' KV cache (expected one of {', '.join(allowed)})")

@@ -1,0 +1,51 @@
+"""Whether an allocation runs, in one word, and how fast: the judgement every planner's result gets.
+
+Pure computation over a runtime's Allocation (runtimes/base.py); plan.py, fixes.py, choose.py and compare.py all
+judge through here, so a verdict means the same thing in `check`, `best` and `compare`.
+"""
+
+from __future__ import annotations
+
+from .model.spec import ModelSpec
+from .quant.formats import WeightEstimate
+from .runtimes import Allocation, Step, Target
+
+TIGHT_SHARE = 0.90       # above 90 % of a device's capacity, a runtime spike or another app tips it over
+DEFAULT_RAM_BANDWIDTH_GBS = 89.6   # dual-channel DDR5-5600: 2 × 8 B × 5600 MT/s, when --ram names no device
+
+
+def fits(a: Allocation) -> bool:
+    """Every device holds its share, the runtime does not refuse, and the pool holds one request of the context."""
+    # a KV pool that cannot hold one request of the asked context does not run it, even where the
+    # server starts (SGLang rejects such a request; vLLM refuses to start, a refusal already)
+    whole_request = a.max_concurrency is None or a.max_concurrency >= 1
+    return a.refusal is None and whole_request and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices)
+
+
+def gpus_fit(a: Allocation) -> bool:
+    """The GPU side alone: rises with every layer offloaded, so -ngl can be bisected on it (the whole
+    plan is not monotonic in -ngl: too few GPU layers overflow the RAM instead)."""
+    return a.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices if d.kind != "cpu")
+
+
+def verdict(a: Allocation) -> str:
+    """fits | tight | does_not_fit | unknown (a device of unknown capacity)."""
+    if any(d.capacity <= 0 for d in a.devices):
+        return "unknown"
+    if not fits(a):
+        return "does_not_fit"
+    if any(d.total > TIGHT_SHARE * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
+        return "tight"
+    if a.compromise:
+        return "tight"
+    return "fits"
+
+
+def speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation,
+          targets: list[Target]) -> tuple[dict[str, float | None], tuple[Step, ...]]:
+    """Decode and prefill tokens/s for this allocation (hardware/speed.py: bytes read per token over each
+    device's fitted bandwidth share, FLOPs per token over its fitted compute share), with the steps that say how."""
+    from .hardware.speed import allocation_speed
+
+    result, steps = allocation_speed(model, weights.quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
+    return result, tuple(Step(*st) for st in steps)

@@ -1,0 +1,167 @@
+"""Charts drawn on the server as SVG: memory against context, and owning against renting.
+
+Server-side so that a page is whole without JavaScript, every label is text a screen reader and a
+search box can find, and the figures are the plan's own. Each chart keeps its labels inside its box
+(wide left margin for "133.8 GiB", end-anchored labels near the right edge, labels pushed apart).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from ..units import format_bytes
+
+COLORS = ("#2f5fb3", "#b3462f", "#2f8a4f", "#8a5a00", "#6b3fa0", "#00707a", "#a0306b", "#4d4d4d")
+W, H = 480, 280
+LEFT, RIGHT, TOP, BOTTOM = 74, 12, 14, 40
+FONT = 14
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: tuple[tuple[float, float], ...]     # (x, y) in data units
+    capacity: float | None = None               # a horizontal line in the series' colour
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step) + 1)]
+
+
+def _spread(ys: list[float], gap: float, lo: float, hi: float) -> list[float]:
+    """Label positions at least ``gap`` apart, kept within [lo, hi], in the given order of ys."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for a, b in zip(order, order[1:]):
+        if out[b] - out[a] < gap:
+            out[b] = out[a] + gap
+    over = max(0.0, max(out, default=lo) - hi)
+    return [min(max(y - over, lo), hi) for y in out]
+
+
+def _ctx_label(n: float) -> str:
+    n = int(n)
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    return f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
+
+
+def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int | None, title: str) -> Markup:
+    """Memory on each device against context (log₂ x), each device's capacity dashed in its colour, the
+    largest context that fits as a vertical line."""
+    xs = [x for s in series for x, _ in s.points]
+    if not xs:
+        return Markup("")
+    x0, x1 = math.log2(min(xs)), math.log2(max(xs))
+    ymax = max([y for s in series for _, y in s.points] + [s.capacity or 0 for s in series]) * 1.08 or 1
+    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+
+    def px(x: float) -> float:
+        return LEFT + pw * (math.log2(x) - x0) / max(1e-9, x1 - x0)
+
+    def py(y: float) -> float:
+        return TOP + ph * (1 - y / ymax)
+
+    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="memchart-title" '
+           f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">',
+           f'<title id="memchart-title">{escape(title)}</title>']
+    gib = 1024**3
+    for t in _ticks(0, ymax / gib):
+        y = py(t * gib)
+        out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+                   f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(format_bytes(t * gib))}</text>')
+    ctx_ticks = sorted({p[0] for s in series for p in s.points})
+    step = max(1, math.ceil(len(ctx_ticks) / 7))      # at most ~7 labels so they never run together
+    shown = ctx_ticks[::step]
+    for i, c in enumerate(shown):
+        anchor = "end" if i == len(shown) - 1 and c == ctx_ticks[-1] else "start" if i == 0 else "middle"
+        out.append(f'<text x="{px(c):.1f}" y="{H - BOTTOM + 18}" text-anchor="{anchor}">{_ctx_label(c)}</text>')
+    out.append(f'<text x="{LEFT + pw / 2:.0f}" y="{H - 4}" text-anchor="middle" class="axis">context (tokens)</text>')
+    labels = []
+    for i, s in enumerate(series):
+        color = COLORS[i % len(COLORS)]
+        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
+        if s.capacity:
+            y = py(s.capacity)
+            out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" '
+                       f'stroke-dasharray="6 4"/>')
+            labels.append((y - 5, f"{s.label}: {format_bytes(s.capacity)}", color))
+    ys = _spread([y for y, _, _ in labels], FONT + 2, TOP + FONT, H - BOTTOM - 4)
+    for y, (_, text, color) in zip(ys, labels):
+        out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" fill="{color}" class="halo">'
+                   f'{escape(text)}</text>')
+    if not marked_ctx:
+        out.append(f'<text x="{LEFT + 6}" y="{TOP + FONT + 4}" class="marker-label bad halo">no context fits</text>')
+    else:
+        x = px(min(max(marked_ctx, min(xs)), max(xs)))
+        beyond = "≥ " if marked_ctx > max(xs) else ""
+        anchor, dx = ("end", -5) if x > LEFT + pw / 2 else ("start", 5)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{H - BOTTOM}" class="marker"/>'
+                   f'<text x="{x + dx:.1f}" y="{H - BOTTOM - 8}" text-anchor="{anchor}" class="marker-label halo">'
+                   f'largest context {beyond}{marked_ctx:,}</text>')
+    if asked_ctx and min(xs) <= asked_ctx <= max(xs):
+        out.append(f'<line x1="{px(asked_ctx):.1f}" x2="{px(asked_ctx):.1f}" y1="{TOP}" y2="{H - BOTTOM}" '
+                   f'class="asked"/>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def breakeven_chart(own_fixed_per_year: float, own_per_hour: float, rent_per_hour: float,
+                    breakeven_hours: float | None, title: str) -> Markup:
+    """Cost per year against hours used per day (0–24): owning is the purchase spread over the years plus
+    electricity per hour; renting is the hourly rate. They cross at the break-even hours."""
+    hours = [0, 24]
+
+    def own(h: float) -> float:
+        return own_fixed_per_year + own_per_hour * h * 365
+
+    def rent(h: float) -> float:
+        return rent_per_hour * h * 365
+
+    ymax = max(own(24), rent(24)) * 1.08 or 1
+    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+
+    def px(h: float) -> float:
+        return LEFT + pw * h / 24
+
+    def py(y: float) -> float:
+        return TOP + ph * (1 - y / ymax)
+
+    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="costchart-title" '
+           f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">',
+           f'<title id="costchart-title">{escape(title)}</title>']
+    for t in _ticks(0, ymax):
+        out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" class="grid"/>'
+                   f'<text x="{LEFT - 6}" y="{py(t) + 4:.1f}" text-anchor="end">${t:,.0f}</text>')
+    for h in (0, 4, 8, 12, 16, 20, 24):
+        anchor = "start" if h == 0 else "end" if h == 24 else "middle"
+        out.append(f'<text x="{px(h):.1f}" y="{H - BOTTOM + 18}" text-anchor="{anchor}">{h} h</text>')
+    out.append(f'<text x="{LEFT + pw / 2:.0f}" y="{H - 4}" text-anchor="middle" class="axis">hours used per day'
+               '</text>')
+    for fn, color, name in ((own, COLORS[0], "own"), (rent, COLORS[1], "rent")):
+        pts = " ".join(f"{px(h):.1f},{py(fn(h)):.1f}" for h in hours)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
+    ly = _spread([py(own(24)) - 6, py(rent(24)) - 6], FONT + 2, TOP + FONT, H - BOTTOM - 4)
+    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[0]:.1f}" text-anchor="end" fill="{COLORS[0]}" class="halo">own'
+               f' ${own(24):,.0f}/yr</text>')
+    out.append(f'<text x="{W - RIGHT - 4}" y="{ly[1]:.1f}" text-anchor="end" fill="{COLORS[1]}" class="halo">rent'
+               f' ${rent(24):,.0f}/yr</text>')
+    if breakeven_hours is not None and 0 < breakeven_hours <= 24:
+        x, y = px(breakeven_hours), py(rent(breakeven_hours))
+        anchor, dx = ("end", -6) if x > LEFT + pw / 2 else ("start", 6)
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" class="marker-dot"/>'
+                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{H - BOTTOM}" class="marker"/>'
+                   f'<text x="{x + dx:.1f}" y="{TOP + FONT + 2}" text-anchor="{anchor}" class="marker-label halo">'
+                   f'break-even {breakeven_hours:g} h/day</text>')
+    out.append("</svg>")
+    return Markup("".join(out))

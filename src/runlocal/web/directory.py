@@ -1,0 +1,276 @@
+"""The reference pages: the errors KB and diagnosis, the models, hardware and benchmarks directories with
+the submission form, and Methodology, Glossary and the public API."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup, escape
+
+from ..errors import RunlocalError
+from .site import _catalog_lists, _runtime_names, api_get, page, params
+
+router = APIRouter(include_in_schema=False)
+MAX_LOG = 256 * 1024
+
+
+def prose(text: str) -> Markup:
+    """The KB's Markdown bodies as HTML: paragraphs and `code`, nothing else (the entries use no more)."""
+    out = []
+    for para in re.split(r"\n\s*\n", text.strip()):
+        html = re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(" ".join(para.split()))))
+        out.append(f"<p>{html}</p>")
+    return Markup("".join(out))
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+@router.get("/errors", response_class=HTMLResponse)
+def errors_index(request: Request):
+    from ..diagnose import kb
+
+    one, _ = params(request)
+    q = one.get("q", "").strip()[:200]
+    entries = kb.search(q) if q else sorted(kb.load_entries(), key=lambda e: (e.category, e.title))
+    return page("errors.html", request, q=q, entries=entries, runtimes=_runtime_names())
+
+
+@router.get("/errors/diagnose", response_class=HTMLResponse)
+def diagnose_form(request: Request):
+    return page("diagnose.html", request, text="", runtime="", result=None, error=None, runtimes=_runtime_names())
+
+
+@router.post("/errors/diagnose", response_class=HTMLResponse)
+async def diagnose_post(request: Request):
+    """A pasted log (form-encoded): its figures extracted, the matching entry and the computed fixes."""
+    from ..diagnose.classify import diagnose_text
+    from ..diagnose.fixes import with_computed_fixes
+
+    body = await request.body()
+    form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+    text, runtime = form.get("text", ""), form.get("runtime") or None
+    result, error, status = None, None, 200
+    if not text.strip():
+        error, status = "text: paste an error message or a log", 422
+    elif len(text) > MAX_LOG:
+        error, status = f"text: at most {MAX_LOG // 1024} KiB of log", 413
+    else:
+        try:
+            diagnosis = await run_in_threadpool(diagnose_text, text, runtime=runtime)
+            result = await run_in_threadpool(with_computed_fixes, diagnosis, runtime)
+            result["entry_id"] = diagnosis.entry.id if diagnosis.entry else None
+            result["matched_line"] = diagnosis.matched_line
+        except RunlocalError as e:
+            error, status = str(e), 422
+    return page("diagnose.html", request, status=status, text=text, runtime=runtime or "", result=result,
+                error=error, runtimes=_runtime_names())
+
+
+@router.get("/errors/{entry_id}", response_class=HTMLResponse)
+def error_entry(request: Request, entry_id: str):
+    from ..diagnose import kb
+
+    entry = kb.get(entry_id)
+    if entry is None:
+        return page("not_found.html", request, status=404, what=f"errors KB entry '{entry_id}'")
+    related = [r for r in (kb.get(x) for x in entry.related) if r is not None]
+    return page("error.html", request, e=entry, body=prose(entry.body), related=related)
+
+
+# ------------------------------------------------------------------------------------------ models
+
+@router.get("/models", response_class=HTMLResponse)
+def models_index(request: Request):
+    from ..model import catalog
+
+    one, _ = params(request)
+    q = one.get("q", "").strip().lower()[:100]
+    rows = [e for e in catalog.load_entries()
+            if not q or q in e["alias"] or q in e["repo_id"].lower() or any(q in a for a in e.get("aliases", ()))]
+    return page("models.html", request, q=q, rows=rows)
+
+
+REFERENCE_DEVICES = ("rtx-4060", "rtx-3060-12gb", "rtx-4080", "rtx-4090", "rtx-5090", "rtx-6000-ada", "a100-80gb",
+                     "h100-sxm", "m4-max-128gb")
+
+
+@lru_cache(maxsize=128)
+def model_facts(alias: str) -> dict[str, Any]:
+    """A catalog model: its shape, weights per format, and which reference devices run it, at what context."""
+    from ..check import CheckRequest, check
+    from ..choose import QUANT_LADDERS
+    from ..hardware.catalog import find_device
+    from ..model.catalog import find_entry, lookup
+    from ..plan import estimate
+
+    entry = find_entry(alias)
+    spec = lookup(alias)
+    quants = [*QUANT_LADDERS["llama.cpp"], "bf16", "fp8", "awq"]
+    weights = []
+    for q in quants:
+        try:
+            weights.append((q, estimate(spec, q).total))
+        except RunlocalError:
+            continue
+    runs = []
+    for dev_id in REFERENCE_DEVICES:
+        try:
+            dev = find_device(dev_id)
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=8192, use_measurements=False))
+        except RunlocalError:
+            continue
+        runs.append({"device": dev, "verdict": plan.verdict, "max_context": plan.max_context,
+                     "quant": plan.weights.quant, "decode": plan.speed.get("decode_tokens_per_s")})
+    kv = plan.allocation.kv_bytes_per_token if runs else None
+    return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv}
+
+
+@router.get("/models/{alias}", response_class=HTMLResponse)
+async def model_page(request: Request, alias: str):
+    from ..model.catalog import find_entry
+
+    if find_entry(alias) is None:
+        return page("not_found.html", request, status=404, what=f"catalog model '{alias}'")
+    facts = await run_in_threadpool(model_facts, alias)
+    return page("model.html", request, alias=alias, **facts)
+
+
+# ------------------------------------------------------------------------------------------ hardware
+
+@router.get("/hardware", response_class=HTMLResponse)
+def hardware_index(request: Request):
+    from ..hardware.catalog import load_devices
+
+    one, _ = params(request)
+    q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
+    rows = [d for d in load_devices() if (not q or q in d.id or q in d.name.lower())
+            and (not kind or d.kind == kind) and (not vendor or d.vendor == vendor)]
+    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows)
+
+
+@lru_cache(maxsize=256)
+def device_fits(device_id: str) -> dict[int, list[dict]]:
+    from ..choose import models_fitting
+    from ..hardware.catalog import find_device
+    from ..hardware.targets import targets_from_options
+
+    dev = find_device(device_id)
+    targets, _ = targets_from_options(dev.id, None, None)
+    capacity = sum(t.capacity for t in targets if t.kind != "cpu") or targets[0].capacity
+    return {ctx: models_fitting(capacity, ctx, bandwidth_gbs=dev.bandwidth_gbs)[:12] for ctx in (8192, 32768)}
+
+
+@router.get("/hardware/{device_id}", response_class=HTMLResponse)
+async def device_page(request: Request, device_id: str):
+    from ..hardware.catalog import load_devices, load_sources
+
+    dev = next((d for d in load_devices() if d.id == device_id), None)
+    if dev is None:
+        return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
+    fits = await run_in_threadpool(device_fits, dev.id)
+    bench = await api_get(request, "/api/v1/benchmarks", {"device": dev.id, "limit": 50}) or []
+    return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
+                bench=bench)
+
+
+# ------------------------------------------------------------------------------------------ benchmarks
+
+@router.get("/benchmarks", response_class=HTMLResponse)
+async def benchmarks_index(request: Request):
+    one, _ = params(request)
+    q = {k: one.get(k, "").strip()[:200] for k in ("device", "model", "runtime")}
+    query = {k: v for k, v in q.items() if v and k != "runtime"} | {"limit": 500}
+    rows = await api_get(request, "/api/v1/benchmarks", query)
+    if rows is not None and q["runtime"]:
+        rows = [r for r in rows if r.get("runtime") == q["runtime"]]
+    return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s",
+                 "prefill_tokens_per_s", "ttft_s", "peak_memory_bytes", "max_context", "max_concurrency", "submitter",
+                 "measured_at")
+NUMERIC = {"decode_tokens_per_s": float, "prefill_tokens_per_s": float, "ttft_s": float, "peak_memory_bytes": int,
+           "max_context": int, "max_concurrency": int}
+
+
+@router.get("/benchmarks/submit", response_class=HTMLResponse)
+def submit_form(request: Request):
+    return page("submit.html", request, values={"runtime": "llama.cpp"}, errors=[], created=None,
+                runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+@router.post("/benchmarks/submit", response_class=HTMLResponse)
+async def submit_post(request: Request):
+    """The form's fields → POST /api/v1/benchmarks in-process: the API's validation and trust rules decide."""
+    import httpx
+
+    raw = await request.body()
+    values = {k: v[0].strip() for k, v in parse_qs(raw.decode("utf-8", "replace")).items() if k in SUBMIT_FIELDS}
+    body: dict[str, Any] = {"source": "web"}
+    errors = []
+    for k, v in values.items():
+        if not v:
+            continue
+        if k in NUMERIC:
+            try:
+                body[k] = NUMERIC[k](float(v)) if NUMERIC[k] is int else float(v)
+            except ValueError:
+                errors.append(f"{k}: expected a number, got '{v}'")
+                continue
+        else:
+            body[k] = v
+    created = None
+    if not errors:
+        transport = httpx.ASGITransport(app=request.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
+            r = await client.post("/api/v1/benchmarks", json=body)
+        if r.status_code in (200, 201):
+            created = r.json()
+        else:
+            errors = _api_errors(r)
+    return page("submit.html", request, status=201 if created else 422, values=values, errors=errors,
+                created=created, runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+def _api_errors(r) -> list[str]:
+    try:
+        detail = r.json().get("detail")
+    except ValueError:
+        return [f"the API answered {r.status_code}"]
+    if isinstance(detail, list):
+        return [f"{'.'.join(str(x) for x in d.get('loc', [])[1:]) or 'body'}: {d.get('msg')}" for d in detail]
+    return [str(detail)]
+
+
+# ------------------------------------------------------------------------------------------ reference
+
+@router.get("/methodology", response_class=HTMLResponse)
+def methodology(request: Request):
+    from .accuracy import saved_tables
+
+    return page("methodology.html", request, tables=saved_tables())
+
+
+@router.get("/glossary", response_class=HTMLResponse)
+def glossary(request: Request):
+    return page("glossary.html", request)
+
+
+@router.get("/api", response_class=HTMLResponse)
+def api_page(request: Request):
+    """The public API, listed from the app's own OpenAPI document (so it cannot drift from the code)."""
+    doc = request.app.openapi()
+    endpoints = []
+    for path, ops in doc.get("paths", {}).items():
+        for method, op in ops.items():
+            params_ = [p["name"] + ("" if not p.get("required") else " (required)") for p in op.get("parameters", [])]
+            endpoints.append({"method": method.upper(), "path": path, "summary": op.get("summary", ""),
+                              "doc": op.get("description", ""), "params": params_,
+                              "body": "requestBody" in op})
+    return page("api.html", request, endpoints=endpoints, api_title=doc["info"]["title"], api_version=doc["info"]["version"])

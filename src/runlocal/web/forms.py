@@ -1,0 +1,201 @@
+"""The site's forms: which options each runtime has, and a page's query string → a CheckRequest.
+
+A page's whole state is its query string (shareable URLs), read here with plain checks that name the
+field, so a bad value is shown on the page as an error rather than answered with a 422 document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Mapping
+
+from ..errors import InputError
+
+DEFAULT_MODEL = "llama-3.1-8b"
+DEFAULT_DEVICE = "rtx-4090"
+MAX_DEVICE_ROWS = 8
+CTX_PRESETS = tuple(2**k for k in range(10, 21))   # 1K … 1M, offered as suggestions, any count accepted
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """The controls the check form shows for one runtime (only what that runtime has)."""
+
+    name: str
+    quants: tuple[str, ...]             # weight formats it loads ("" = as published / the runtime's default)
+    kv_types: tuple[str, ...]           # KV cache types; the first is its default
+    budget: str | None = None           # the memory-share setting: gpu_memory_utilization / mem_fraction_static
+    budget_flag: str = ""
+    layer_offload: bool = False         # -ngl: layers on the GPU
+    tensor_parallel: bool = False
+    parallel_label: str = "Parallel requests"
+    notes: tuple[str, ...] = field(default=())
+
+
+@lru_cache(maxsize=None)
+def runtime_options(name: str) -> RuntimeOptions:
+    """Read off the runtime's own planner: its levers (the formats and KV types its fixes may pick) and
+    `best`'s quality ladder, so the form cannot offer a combination the planner does not know."""
+    from ..choose import QUANT_LADDERS
+    from ..runtimes import get_runtime
+    from ..runtimes.base import levers_of
+
+    rt = get_runtime(name)
+    levers = levers_of(rt)
+    ladder = QUANT_LADDERS.get(rt.name, ())
+    quants = tuple(dict.fromkeys((*ladder, *levers.weight_quants)))
+    gguf = rt.name in ("llama.cpp", "ollama")
+    if gguf:
+        quants = levers.weight_quants        # the GGUF ladder, largest first
+    # the first KV type is the runtime's default: f16 for ggml/MLX; vLLM/SGLang's "auto" (the model's dtype)
+    kv_types = ("f16", *levers.kv_cache_types)
+    budget = {"gpu_memory_utilization": ("gpu_memory_utilization", "--gpu-memory-utilization"),
+              "mem_fraction_static": ("mem_fraction_static", "--mem-fraction-static")}.get(levers.budget or "")
+    return RuntimeOptions(
+        name=rt.name, quants=("", *quants), kv_types=kv_types,
+        budget=budget[0] if budget else None, budget_flag=budget[1] if budget else "",
+        layer_offload=rt.name == "llama.cpp", tensor_parallel=bool(rt.pools_kv),
+        parallel_label={"vllm": "Max concurrent sequences", "sglang": "Max running requests",
+                        "transformers": "Batch size", "ollama": "OLLAMA_NUM_PARALLEL"}.get(rt.name, "Parallel requests"),
+    )
+
+
+def quant_label(runtime: str, quant: str) -> str:
+    if quant:
+        return quant
+    return "Q4_K_M (default download)" if runtime in ("llama.cpp", "ollama") else "as published"
+
+
+def kv_label(runtime: str, kv: str) -> str:
+    if kv == "f16" and runtime in ("vllm", "sglang"):
+        return "auto (the model's dtype)"
+    return kv
+
+
+@dataclass
+class CheckForm:
+    """The check page's state, as read from its query string; ``dropped`` says which values the chosen
+    runtime does not have (kept out of the plan and said on the page)."""
+
+    model: str = DEFAULT_MODEL
+    runtime: str = "llama.cpp"
+    devices: list[tuple[str, int]] = field(default_factory=lambda: [(DEFAULT_DEVICE, 1)])
+    vram: str = ""
+    ram: str = ""
+    ctx: str = "8192"
+    quant: str = ""
+    kv: str = "f16"
+    parallel: str = ""
+    ngl: str = ""
+    budget: str = ""
+    tp: str = ""
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def options(self) -> RuntimeOptions:
+        return runtime_options(self.runtime)
+
+    def gpu_spec(self) -> str | None:
+        parts = [f"{n}x{d}" if n > 1 else d for d, n in self.devices if d]
+        return ",".join(parts) or None
+
+    def query(self, **changes) -> dict[str, str | list[str]]:
+        """The query string that reproduces this state (with ``changes``), for links."""
+        out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime,
+                                           "gpu": [d for d, _ in self.devices], "n": [str(n) for _, n in self.devices]}
+        for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp"):
+            value = getattr(self, key)
+            if value and not (key == "kv" and value == "f16"):
+                out[key] = value
+        out.update(changes)
+        return out
+
+
+def _int(text: str, name: str, lo: int, hi: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{name}: expected a whole number, got '{text}'") from None
+    if not lo <= value <= hi:
+        raise InputError(f"{name}: expected {lo} to {hi}, got {value}")
+    return value
+
+
+def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -> CheckForm:
+    """The query → a CheckForm. Raises InputError naming the field for a value no runtime could take;
+    a value this runtime lacks is dropped (and listed in ``dropped``), not an error."""
+    from ..runtimes import get_runtime
+
+    form = CheckForm()
+    if not params:
+        return form                              # the first visit: an example that answers at once
+    form.model = (params.get("model") or "").strip()
+    form.runtime = get_runtime((params.get("runtime") or "llama.cpp").strip()).name
+    gpus, counts = multi.get("gpu", []), multi.get("n", [])
+    if len(gpus) > MAX_DEVICE_ROWS:
+        raise InputError(f"gpu: at most {MAX_DEVICE_ROWS} device rows")
+    devices = []
+    for i, gpu in enumerate(gpus):
+        count_text = counts[i].strip() if i < len(counts) and counts[i].strip() else "1"
+        if gpu.strip():
+            devices.append((gpu.strip(), _int(count_text, "n (device count)", 1, 64)))
+    form.devices = devices
+    for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp"):
+        setattr(form, key, (params.get(key) or "").strip()[:64])
+    form.kv = form.kv or "f16"
+    _drop_what_the_runtime_lacks(form)
+    return form
+
+
+def _drop_what_the_runtime_lacks(form: CheckForm) -> None:
+    opts = form.options
+    if form.quant and form.quant not in opts.quants and form.quant.upper() not in opts.quants:
+        form.dropped.append(f"weights {form.quant}: not a format {opts.name} loads here; planned with "
+                            f"{quant_label(opts.name, '')}")
+        form.quant = ""
+    if form.kv not in opts.kv_types:
+        form.dropped.append(f"KV cache {form.kv}: {opts.name} has {', '.join(opts.kv_types)}; planned with "
+                            f"{kv_label(opts.name, opts.kv_types[0])}")
+        form.kv = opts.kv_types[0]
+    if form.ngl and not opts.layer_offload:
+        form.dropped.append(f"GPU layers {form.ngl}: a llama.cpp setting, not {opts.name}'s")
+        form.ngl = ""
+    if form.budget and not opts.budget:
+        form.dropped.append(f"memory share {form.budget}: {opts.name} has no such setting")
+        form.budget = ""
+    if form.tp and not opts.tensor_parallel:
+        form.dropped.append(f"tensor parallel {form.tp}: {opts.name} does not split a model by tensor parallelism")
+        form.tp = ""
+
+
+def check_request(form: CheckForm):
+    """The CheckRequest the CLI would build from the same choices."""
+    from ..check import CheckRequest
+
+    if not form.model:
+        raise InputError("model: name a catalog model (e.g. llama-3.1-8b) or a Hugging Face repo id")
+    if not form.devices and not form.vram:
+        raise InputError("gpu: pick at least one device, or give a VRAM size")
+    opts = form.options
+    budget = None
+    if form.budget:
+        try:
+            budget = float(form.budget)
+        except ValueError:
+            raise InputError(f"{opts.budget}: expected a share such as 0.9, got '{form.budget}'") from None
+    kwargs = {}
+    if opts.budget == "gpu_memory_utilization":
+        kwargs["gpu_memory_utilization"] = budget
+    elif opts.budget == "mem_fraction_static":
+        kwargs["mem_fraction_static"] = budget
+    return CheckRequest(
+        model=form.model, runtime=form.runtime,
+        gpu=None if form.vram else form.gpu_spec(),      # a VRAM figure stands for the devices: one GPU of that size
+        vram=form.vram or None, ram=form.ram or None, ctx=form.ctx or None, quant=form.quant or None,
+        kv_cache=form.kv if form.kv != "f16" else None,
+        parallel=_int(form.parallel, "parallel", 1, 4096) if form.parallel else None,
+        n_gpu_layers=_int(form.ngl, "ngl", -2, 10000) if form.ngl else None,
+        tp=_int(form.tp, "tp", 1, 1024) if form.tp else None,
+        **kwargs,
+    )

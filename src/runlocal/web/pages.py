@@ -1,0 +1,264 @@
+"""Choosing hardware: Best GPU, the computed guides, Compare and Cost vs cloud.
+
+Each page is the page form of a CLI command (`runlocal best`, `compare`, `cost`) over the same functions;
+the guides are `best` and the catalog sweep run with fixed filters, so their verdicts are computed, never
+written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse
+
+from ..errors import InputError, RunlocalError
+from .site import _catalog_lists, _runtime_names, page, params
+
+router = APIRouter(include_in_schema=False)
+
+# catalog device kinds as people shop for them; the catalog lists no laptop GPUs (said on the page)
+FORM_FACTORS = {"gpu": "Desktop GPU", "apple": "Mac", "unified": "Mini PC / unified memory", "cpu": "CPU only"}
+VENDORS = ("nvidia", "amd", "intel", "apple")
+TOP = 25
+
+
+def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{name}: expected a number, got '{text}'") from None
+    if not value > lo:
+        raise InputError(f"{name}: must be above {lo:g}, got {value:g}")
+    return value
+
+
+def _ctx(text: str | None) -> int | None:
+    from ..units import parse_tokens
+
+    return parse_tokens(text) if text else None
+
+
+# ------------------------------------------------------------------------------------------ best
+
+@lru_cache(maxsize=128)
+def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, used: bool, quant: str | None,
+              vendor: str, form: str) -> dict[str, Any]:
+    """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks)."""
+    from ..choose import best
+    from ..hardware.catalog import load_devices
+    from ..model.resolve import resolve_model
+
+    devices = [d for d in load_devices() if (not vendor or d.vendor == vendor) and (not form or d.kind == form)]
+    res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
+               devices=devices)
+    return res.to_dict()
+
+
+@router.get("/best", response_class=HTMLResponse)
+async def best_page(request: Request):
+    one, _ = params(request)
+    q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "budget", "used", "vendor", "form", "quant")}
+    q["model"] = q["model"] or "llama-3.1-8b"
+    q["runtime"] = q["runtime"] or "llama.cpp"
+    result, error = None, None
+    try:
+        if q["vendor"] and q["vendor"] not in VENDORS:
+            raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
+        if q["form"] and q["form"] not in FORM_FACTORS:
+            raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
+        result = await run_in_threadpool(best_rows, q["model"].strip(), _ctx(q["ctx"]), q["runtime"],
+                                         _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
+                                         q["vendor"], q["form"])
+    except RunlocalError as e:
+        error = str(e)
+    return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
+                catalog=_catalog_lists(), runtimes=_runtime_names(), vendors=VENDORS, forms=FORM_FACTORS)
+
+
+# ------------------------------------------------------------------------------------------ guides
+
+REFERENCE_MODELS = (("llama-3.1-8b", 8192), ("qwen3-32b", 8192), ("llama-3.3-70b", 8192))
+
+
+def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = False, vendor: str = "",
+            form: str = "", budget: float | None = None, n: int = 5) -> dict[str, Any]:
+    res = best_rows(model, ctx, runtime, budget, used, None, vendor, form)
+    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": res["ranked"][:n], "count": len(res["ranked"]),
+            "notes": res["notes"]}
+
+
+def _guide_best(**filters) -> list[dict[str, Any]]:
+    return [_ranked(m, c, **filters) for m, c in REFERENCE_MODELS]
+
+
+def _guide_budget() -> list[dict[str, Any]]:
+    return [dict(_ranked("qwen3-14b", 8192, budget=b, n=3), budget=b) for b in (400, 800, 1600, 3200)]
+
+
+def _guide_16_vs_24() -> dict[str, Any]:
+    from ..sweep import models_that_fit
+
+    gib = 1024**3
+    out = {}
+    for ctx in (8192, 32768):
+        small = {r["alias"]: r for r in models_that_fit(16 * gib, ctx, "llama.cpp")}
+        large = {r["alias"]: r for r in models_that_fit(24 * gib, ctx, "llama.cpp")}
+        out[ctx] = {"16": len(small), "24": len(large),
+                    "only24": sorted((large[a] for a in large.keys() - small.keys()), key=lambda r: -r["weights_bytes"])}
+    return {"contexts": out, "ranked16": _ranked("qwen3-14b", 8192, form="gpu", n=3)}
+
+
+def _guide_cuda_rocm() -> dict[str, Any]:
+    from ..choose import runtime_runs_on
+    from ..hardware.catalog import load_devices
+    from ..runtimes import runtime_names
+
+    devs = [d for d in load_devices() if d.kind == "gpu"]
+    support = [{"runtime": rt, **{v: sum(1 for d in devs if d.vendor == v and runtime_runs_on(rt, d))
+                                  for v in ("nvidia", "amd")}} for rt in runtime_names()]
+    totals = {v: sum(1 for d in devs if d.vendor == v) for v in ("nvidia", "amd")}
+    ranked = {v: _ranked("qwen3-14b", 8192, vendor=v, form="gpu", n=5) for v in ("nvidia", "amd")}
+    return {"support": support, "totals": totals, "ranked": ranked}
+
+
+GUIDES: dict[str, tuple[str, str, Any]] = {
+    "best-mac": ("Best Mac for local LLMs", "Apple silicon ranked by predicted decode speed per dollar with MLX, "
+                 "for three model sizes at 8K context.", lambda: _guide_best(runtime="mlx", form="apple")),
+    "best-used-gpu": ("Best used GPU", "Desktop GPUs ranked by decode speed per dollar at used-market prices "
+                      "(launch price where the catalog has no used price).",
+                      lambda: _guide_best(used=True, form="gpu")),
+    "best-budget-gpu": ("Best GPU on a budget", "The best configurations for a 14B model at 8K context under each "
+                        "budget (GPUs only, no host system).", _guide_budget),
+    "best-gpu-for-ollama": ("Best GPU for Ollama", "Every device Ollama runs on, ranked for three model sizes.",
+                            lambda: _guide_best(runtime="ollama")),
+    "16-vs-24-gb": ("16 GB or 24 GB?", "How many catalog models each size runs whole (llama.cpp, the best GGUF "
+                    "that fits), and which ones only 24 GB runs.", _guide_16_vs_24),
+    "cuda-vs-rocm": ("CUDA or ROCm?", "Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
+                     "each rank for a 14B model.", _guide_cuda_rocm),
+}
+
+
+@lru_cache(maxsize=None)
+def guide_data(slug: str):
+    return GUIDES[slug][2]()
+
+
+@router.get("/guides", response_class=HTMLResponse)
+def guides_index(request: Request):
+    return page("guides.html", request, guides=GUIDES)
+
+
+@router.get("/guides/{slug}", response_class=HTMLResponse)
+async def guide_page(request: Request, slug: str):
+    if slug not in GUIDES:
+        return page("not_found.html", request, status=404, what=f"guide '{slug}'")
+    data = await run_in_threadpool(guide_data, slug)
+    title, intro, _ = GUIDES[slug]
+    return page("guide.html", request, slug=slug, title=title, intro=intro, data=data, forms=FORM_FACTORS)
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.I)
+
+
+@lru_cache(maxsize=128)
+def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
+                 used: bool) -> list[dict[str, Any]]:
+    """`runlocal compare` rows; a VRAM figure ("20G") is one GPU of that size, planned like `check --vram`."""
+    from ..compare import compare_devices
+
+    named = [d for d in devices if not _SIZE.match(d)]
+    rows = compare_devices(named, model=model, ctx=ctx, runtime=runtime, quant=quant, used=used) if named else []
+    for size in (d for d in devices if _SIZE.match(d)):
+        rows.append(_custom_row(size.strip(), model, ctx, runtime, quant))
+    return rows
+
+
+def _custom_row(size: str, model: str | None, ctx: int | None, runtime: str, quant: str | None) -> dict[str, Any]:
+    from ..check import CheckRequest, check
+    from ..units import parse_size
+
+    row: dict[str, Any] = {"spec": size, "name": f"Custom GPU, {size}", "count": 1,
+                           "memory_bytes": parse_size(size, field="devices"), "kind": "gpu"}
+    if model:
+        plan, _ = check(CheckRequest(model=model, runtime=runtime, vram=size, ctx=ctx or 8192, quant=quant,
+                                     use_measurements=False))
+        row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
+                "command": plan.command, **plan.speed}
+    return row
+
+
+@router.get("/compare", response_class=HTMLResponse)
+async def compare_page(request: Request):
+    one, multi = params(request)
+    picked = [d.strip() for d in multi.get("d", []) if d.strip()]
+    if not one:
+        picked = ["rtx-4090", "rtx-3090", "2x3090"]
+    q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "quant", "used")}
+    q["model"] = q["model"] if "model" in one else "llama-3.1-8b"
+    q["runtime"] = q["runtime"] or "llama.cpp"
+    rows, error = None, None
+    try:
+        if not picked:
+            raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
+        rows = await run_in_threadpool(compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
+                                       q["runtime"], q["quant"] or None, q["used"] == "1")
+    except RunlocalError as e:
+        error = str(e)
+    slots = picked + [""] * max(1, 4 - len(picked))
+    return page("compare.html", request, status=422 if error else 200, q=q, rows=rows, error=error, slots=slots,
+                catalog=_catalog_lists(), runtimes=_runtime_names())
+
+
+# ------------------------------------------------------------------------------------------ cost
+
+@router.get("/cost", response_class=HTMLResponse)
+async def cost_page(request: Request):
+    from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
+
+    one, _ = params(request)
+    q = {k: one.get(k, "") for k in ("model", "gpu", "runtime", "hours", "kwh", "years", "price", "rent", "used",
+                                     "ctx")}
+    q["model"] = q["model"] or "llama-3.1-8b"
+    q["gpu"] = q["gpu"] or "rtx-4090"
+    q["runtime"] = q["runtime"] or "llama.cpp"
+    result, chart, error = None, None, None
+    try:
+        result = await run_in_threadpool(_cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS)
+        chart = _cost_chart(result)
+    except RunlocalError as e:
+        error = str(e)
+    return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
+                catalog=_catalog_lists(), runtimes=_runtime_names(),
+                defaults={"hours": DEFAULT_HOURS_PER_DAY, "kwh": DEFAULT_KWH_PRICE, "years": DEFAULT_YEARS})
+
+
+def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str, Any]:
+    from ..choose import cost, parse_config
+    from ..model.resolve import resolve_model
+
+    dev, count = parse_config(q["gpu"])
+    return cost(resolve_model(q["model"].strip()), dev, count, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
+                hours_per_day=_float(q["hours"], "hours") or hours,
+                kwh_price=_float(q["kwh"], "kwh", lo=-1e-12) if q["kwh"] else kwh,
+                years=_float(q["years"], "years") or years, used=q["used"] == "1",
+                price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
+
+
+def _cost_chart(r: dict[str, Any]):
+    from .charts import breakeven_chart
+
+    own, rent = r["own"], r["rent"]
+    if own["amortised_per_year_usd"] is None or rent["usd_per_hour"] is None:
+        return None
+    per_hour = (own["power_kw"] or 0) * r["assumptions"]["kwh_price_usd"]
+    return breakeven_chart(own["amortised_per_year_usd"], per_hour, rent["usd_per_hour"],
+                           r["breakeven_hours_per_day"],
+                           f"Cost per year of owning {r['spec']} against renting it, by hours used per day")

@@ -1,0 +1,283 @@
+"""The site: server-rendered pages on the same app as the JSON API (`runlocal serve`).
+
+Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
+calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
+KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
+shows a loading state and copies commands. Benchmarks are read and written through the app's own
+/api/v1/benchmarks (in-process), so the store's trust rules apply to the form as to any client.
+
+``mount_site(app)`` is the one line the app needs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, Response
+
+from ..errors import RunlocalError
+from . import forms
+
+router = APIRouter(include_in_schema=False)
+PAGE_HEADERS = {"Cache-Control": "no-cache"}
+
+
+@lru_cache(maxsize=1)
+def templates():
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from ..units import format_bytes, format_count
+
+    env = Environment(loader=PackageLoader("runlocal.web", "templates"), autoescape=select_autoescape(),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["bytes"] = format_bytes
+    env.filters["count"] = format_count
+    env.filters["num"] = lambda n, d=0: "—" if n is None else f"{n:,.{d}f}"
+    env.filters["usd"] = lambda n: "—" if n is None else f"${n:,.0f}"
+    env.globals["qs"] = lambda q: urlencode(q, doseq=True)
+    return env
+
+
+def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
+    from .. import __version__
+
+    html = templates().get_template(name).render(request=request, path=request.url.path, version=__version__,
+                                                 **context)
+    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
+
+
+def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
+    q = request.query_params
+    return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
+
+
+# ------------------------------------------------------------------------------------ Will it run?
+
+CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
+HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
+
+
+def _planned(req) -> tuple[Any, list[str], Any]:
+    """(plan, notes, chart series) for a request; plans of catalog models are pure, so cached by request."""
+    import json
+    from dataclasses import asdict
+
+    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list))
+
+
+@lru_cache(maxsize=512)
+def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
+    import json
+
+    from ..check import CheckRequest, check
+    from ..hardware.targets import targets_from_options
+
+    fields = json.loads(key)
+    fields["override_tensor"] = tuple(fields.get("override_tensor") or ())
+    req = CheckRequest(**{**fields, "use_measurements": False})
+    plan, notes = check(req)
+    targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
+    return plan, notes, device_curves(plan, targets)
+
+
+def device_curves(plan, targets) -> list:
+    """Memory on each device at each context: the planner run at each point, --fit held off so the lines
+    show where the memory crosses each device (the curve `runlocal check` draws, per device)."""
+    from ..runtimes import get_runtime
+    from .charts import Series
+
+    runtime = get_runtime(plan.runtime)
+    settings = plan.settings.with_(fit=False)
+    top = max(plan.model.max_position_embeddings or 131072, plan.settings.ctx or 0, plan.max_context or 0)
+    contexts = sorted({c for c in CURVE_POINTS if c <= top} | {c for c in (plan.settings.ctx,) if c})
+    rows: list[list[int]] = []
+    for ctx in contexts:
+        alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
+        rows.append([d.total for d in alloc.devices])
+    devices = plan.allocation.devices
+    has_gpu = any(d.kind != "cpu" for d in devices)
+    series, seen = [], set()
+    for i, d in enumerate(devices):
+        peak = max((r[i] for r in rows if i < len(r)), default=0)
+        if d.capacity <= 0 or not peak:
+            continue
+        if has_gpu and d.kind == "cpu" and peak < HOST_SHOWN_SHARE * d.capacity:
+            continue      # the host holding a few buffers would only squash the GPUs' lines (listed in the bars)
+        label = d.name
+        same = sum(1 for e in devices if e.name == d.name and e.capacity == d.capacity)
+        key = (d.name, d.capacity)
+        capacity = d.capacity if key not in seen else None       # one capacity label per kind of device
+        seen.add(key)
+        if same > 1:
+            label = f"{same} × {d.name} (each)"
+        series.append(Series(label, tuple((c, r[i]) for c, r in zip(contexts, rows) if i < len(r)), capacity))
+    return series
+
+
+async def _with_store(request: Request, plan):
+    """The plan with the server's stored measurements applied, as /api/v1/check does (read through the API)."""
+    from ..measured import apply_measurements
+
+    records: list[dict] = []
+    for name in {x for x in (plan.model.id, plan.model.repo_id) if x}:
+        records += await api_get(request, "/api/v1/benchmarks", {"model": name, "limit": 200}) or []
+    return apply_measurements(plan, records) if records else plan
+
+
+async def api_get(request: Request, path: str, query: dict | None = None):
+    """GET one of this app's own JSON endpoints in-process; None when it answers with an error."""
+    import httpx
+
+    transport = httpx.ASGITransport(app=request.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
+        r = await client.get(path, params=query)
+    return r.json() if r.status_code == 200 else None
+
+
+@router.get("/", response_class=HTMLResponse)
+async def check_page(request: Request):
+    one, multi = params(request)
+    form, plan, notes, series, error = forms.CheckForm(), None, [], [], None
+    try:
+        form = forms.read_check_form(one, multi)
+        req = forms.check_request(form)
+        plan, notes, series = await run_in_threadpool(_planned, req)
+        plan = await _with_store(request, plan)
+    except RunlocalError as e:
+        error = str(e)
+    chart = None
+    if plan is not None and series:
+        from .charts import memory_chart
+
+        chart = memory_chart(series, marked_ctx=plan.max_context, asked_ctx=plan.settings.ctx,
+                             title=f"Memory on each device against context: {plan.model.id}, {plan.runtime}, "
+                                   f"{plan.weights.quant}")
+    return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
+                chart=chart, error=error, device_rows=_device_rows(form), catalog=_catalog_lists(),
+                options=form.options, runtimes=_runtime_names(), labels=forms,
+                speed=_speed(plan) if plan else None)
+
+
+def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
+    rows = list(form.devices)
+    if len(rows) < forms.MAX_DEVICE_ROWS:
+        rows.append(("", 1))           # one empty row to add a device (JS adds more in place)
+    return rows
+
+
+def _speed(plan) -> dict[str, Any]:
+    s = plan.speed
+    return {"decode": s.get("decode_tokens_per_s"), "prefill": s.get("prefill_tokens_per_s"),
+            "measured": s.get("source") == "measured", "records": (plan.measured or {}).get("records")}
+
+
+@lru_cache(maxsize=1)
+def _runtime_names() -> list[str]:
+    from ..runtimes import runtime_names
+
+    return runtime_names()
+
+
+@lru_cache(maxsize=1)
+def _catalog_lists() -> dict[str, list]:
+    """The suggestion lists: catalog models and devices (every name is also typed freely)."""
+    from ..hardware.catalog import load_devices
+    from ..model import catalog
+
+    models = [(e["alias"], e["repo_id"]) for e in catalog.load_entries()]
+    devices = [(d.id, f"{d.name} · {d.memory_gib:g} GiB") for d in load_devices()]
+    return {"models": models, "devices": devices}
+
+
+# ------------------------------------------------------------------------------------ the app
+
+def mount_site(app: FastAPI) -> None:
+    """Adds the pages, /static and the offline /docs and /redoc to ``app`` (call before the app's own "/")."""
+    from . import directory, pages
+
+    app.include_router(router)
+    app.include_router(pages.router)
+    app.include_router(directory.router)
+    _offline_docs(app)
+    app.router.on_startup.append(_warm_up)
+
+
+async def _warm_up() -> None:
+    """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
+    hardware pages and a guide read them, and the first fit takes seconds."""
+    import threading
+
+    def warm():
+        from ..sweep import catalog_lines
+
+        catalog_lines("llama.cpp")
+
+    threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """Swagger UI and ReDoc from the assets fastapi-offline ships, instead of FastAPI's CDN links."""
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) not in ("/docs", "/redoc")]
+    title = app.title
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger_ui():
+        return _same_origin(get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{title} — Swagger UI",
+                                   swagger_js_url="/static/vendor/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/vendor/swagger-ui.css",
+                                   swagger_favicon_url="/static/favicon.svg",
+                                   swagger_ui_parameters={"validatorUrl": None}))
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc():
+        return _same_origin(get_redoc_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{title} — ReDoc",
+                              redoc_js_url="/static/vendor/redoc.standalone.js",
+                              redoc_favicon_url="/static/favicon.svg", with_google_fonts=False))
+
+
+# ReDoc's sidebar credit loads its logo from the vendor's CDN: the browser is told to fetch nothing from
+# anywhere but this server, so the explorers work offline and leak no request.
+SAME_ORIGIN_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                   "script-src 'self' 'unsafe-inline'; worker-src 'self' blob:; font-src 'self' data:")
+
+
+def _same_origin(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = SAME_ORIGIN_CSP
+    return response
+
+
+STATIC_TYPES = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml", "png": "image/png"}
+
+
+@router.get("/static/{name}")
+def static(name: str):
+    return _asset(("runlocal.web", "static"), name)
+
+
+@router.get("/static/vendor/{name}")
+def vendor(name: str):
+    """Swagger UI and ReDoc, from the fastapi-offline package (MIT; the assets keep their own licences)."""
+    return _asset(("fastapi_offline", "static"), name)
+
+
+def _asset(where: tuple[str, str], name: str) -> Response:
+    import re
+    from importlib import resources
+
+    if not re.fullmatch(r"[a-z0-9_.-]+\.(js|css|svg|png)", name) or ".." in name:
+        return Response(status_code=404)
+    try:
+        path = resources.files(where[0]).joinpath(f"{where[1]}/{name}")
+    except ModuleNotFoundError:
+        return Response(status_code=404)
+    if not path.is_file():
+        return Response(status_code=404)
+    return Response(path.read_bytes(), media_type=STATIC_TYPES[name.rsplit(".", 1)[1]],
+                    headers={"Cache-Control": "public, max-age=3600"})
+

@@ -1,0 +1,77 @@
+"""The weights a plan counts: as stored in the file, or as they would be in a given format.
+
+Pure computation (the GGUF mix of a catalog model comes from a shipped table, quant/gguf_table.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .model.spec import ModelSpec
+from .quant import gguf_table
+from .quant.formats import WeightEstimate, estimate_weights
+from .runtimes import Settings, Step, get_runtime
+
+GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
+
+
+def is_gguf_quant(quant: str) -> bool:
+    return quant.upper() in gguf_table.supported_ftypes()
+
+
+def estimate(model: ModelSpec, quant: str | None) -> WeightEstimate:
+    """Weights as stored (the file read), or as they would be under ``quant``."""
+    if quant is None:
+        stored = model.file_bytes
+        if stored is not None:
+            return WeightEstimate(model.file_quant or "file", stored, {model.file_quant or "file": stored},
+                                  f"sum of {len(model.tensors):,} tensor sizes in the file", model.source, from_file=True)
+        from .quant.formats import ALIASES, QUANT_FORMATS
+
+        dtype = (model.file_quant or "bf16").lower()
+        known = ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16", *QUANT_FORMATS, *ALIASES)
+        # a checkpoint stored quantized (DeepSeek-V3's fp8, gpt-oss's mxfp4, an AWQ repo) is served as stored
+        quant = dtype if dtype in known else "bf16"
+    mlx = re.fullmatch(r"mlx-([2-8])bit", quant.lower())
+    if mlx:   # mlx_lm.convert -q --q-bits N (affine, group 64)
+        from .runtimes.mlx import mlx_weight_bytes
+
+        bits = int(mlx.group(1))
+        total = mlx_weight_bytes(model, bits=bits)
+        return WeightEstimate(f"mlx-{bits}bit", total, {f"mlx-{bits}bit": total},
+                              f"linear and embedding weights at {bits} bits + a 16-bit scale and bias per 64; the rest 16-bit",
+                              "mlx_lm/utils.py quantize_model")
+    if is_gguf_quant(quant):
+        by_type = gguf_table.catalog_weights(model, quant.upper())
+        if by_type is None:
+            from .quant import gguf_mix
+
+            by_type = gguf_mix.weight_bytes_by_type(model, quant.upper())
+        total = sum(by_type.values())
+        how = "llama.cpp quantizer's per-tensor type mix"
+        if model.vision_params:
+            how += (f" (the {model.vision_params:,}-parameter vision/audio tower is left out: convert_hf_to_gguf.py"
+                    " writes it to a separate --mmproj file)")
+        return WeightEstimate(quant.upper(), total, by_type, how, "src/llama-quant.cpp")
+    return estimate_weights(model, quant)
+
+
+def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
+    """Without --quant, a model is planned as the file people download for this runtime (runtimes/published.py:
+    Q4_K_M, or gpt-oss's MXFP4 GGUF, for llama.cpp and Ollama; a published mlx-community 4-bit conversion for MLX);
+    a quant spelled as users do (mxfp4, q4_k_m) is read as the GGUF type it names on llama.cpp and Ollama."""
+    from .runtimes.published import default_quant, gguf_quant
+
+    name = get_runtime(settings.runtime).name
+    if settings.quant:
+        if name in ("llama.cpp", "ollama") and is_gguf_quant(gguf_quant(settings.quant)):
+            return settings.with_(quant=gguf_quant(settings.quant)), ()
+        return settings, ()
+    if model.source.lower().endswith(".gguf"):
+        return settings, ()
+    chosen = default_quant(model, name)
+    if chosen is None:
+        return settings, ()
+    quant, why = chosen
+    step = Step("weight quant", f"not given: planned as {quant}, {why} (set --quant)", quant, "")
+    return settings.with_(quant=quant), (step,)

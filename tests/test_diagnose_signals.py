@@ -1,0 +1,118 @@
+"""Diagnosis by signals on real error texts from public threads, and fixes computed from a log's own figures.
+
+The public corpus (measurements/public_errors) is scored by benchmarks/diagnose_accuracy.py; these tests pin its
+shape (cited, split by id) and a few families the knowledge base had no message for, and check the llama.cpp
+context fix against a real llama.cpp log (tests/data/llamacpp_kv_fail_cpu.log: llama-cpp-python 0.3.36 asked for
+n_ctx 1048576 on a Llama-3-8B-shaped zero-weight GGUF on a 23 GiB machine; stderr kept, minus the per-tensor
+"create_tensor:" lines) and against real successful loads posted publicly (measurements/public_logs).
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from runlocal.diagnose import diagnose_file, diagnose_text
+from runlocal.diagnose.extract import extract_lines
+from runlocal.diagnose.fixes import largest_context, with_computed_fixes
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("public_errors_load", ROOT / "measurements/public_errors/load.py")
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
+MiB, GiB = 1 << 20, 1 << 30
+
+
+def _record(record_id: str) -> dict:
+    return next(r for r in corpus.load_records() if r["id"] == record_id)
+
+
+def test_public_corpus_is_cited_and_split_by_id():
+    records = corpus.load_records()
+    assert len(records) >= 140 and len({r["project"] for r in records}) >= 15
+    assert sum(not r["memory"] for r in records) >= 40          # look-alikes
+    tune, hold = corpus.split(records)
+    assert len(tune) + len(hold) == len(records)
+    assert 0.12 < len(hold) / len(records) < 0.28
+    # the split depends on the id alone: the same id lands in the same part whatever else is in the corpus
+    assert all(corpus.held_out(r["id"]) for r in hold) and not any(corpus.held_out(r["id"]) for r in tune)
+
+
+@pytest.mark.parametrize("record_id, expected", [
+    ("jan-3782", "not_memory"),            # pinned allocation that fails with "no CUDA-capable device"
+    ("llama.cpp-9629", "not_memory"),      # pinned allocation refused with "invalid argument"
+    ("ik_llama.cpp-1533", "llamacpp_alloc_fail"),  # pinned allocation that really ran out of memory
+    ("chatglm_webui-3", "oom_killer"),     # zsh's "[1] 14875 killed python main.py"
+    ("kserve-2290", "oom_killer"),         # exitCode: 137 from Kubernetes
+    ("continue-3464", "ollama_system_memory"),  # an older Ollama's "too large for this system"
+    ("lmstudio-bug-tracker-1562", "ollama_system_memory"),  # LM Studio's guardrail, 0.4.4 wording
+    ("powerinfer-229", "not_memory"),      # CUDA error 222, PTX toolchain
+    ("winget-pkgs-333428", "not_memory"),  # an installer's exit code
+    ("llama.cpp-14097", "not_memory"),     # "failed to find a memory slot": KV cells, not device memory
+    ("koboldcpp-612", "llamacpp_alloc_fail"),  # ggml pool OOM during prompt processing
+])
+def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
+    assert diagnose_text(_record(record_id)["text"]).category == expected
+
+
+def test_advice_in_a_log_line_is_not_read_as_the_failure():
+    line = ("INFO 08-19 07:51:12 model_runner.py:1028] CUDA graphs can take additional 1~3 GiB memory per GPU. "
+            "If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.")
+    assert diagnose_text(line).category == "unknown"
+
+
+def test_kv_failure_fix_uses_the_logs_own_numbers_and_file():
+    log = ROOT / "tests/data/llamacpp_kv_fail_cpu.log"
+    text = log.read_text(encoding="utf-8")
+    doc = with_computed_fixes(diagnose_file(log))
+    assert doc["category"] == "llamacpp_alloc_fail"
+    # figures read off the log text: the failed buffer, the context asked for, the trained context, the file
+    failed = int(re.search(r"failed to allocate buffer of size (\d+)", text).group(1))
+    n_ctx = int(re.search(r"n_ctx\s+=\s+(\d+)", text).group(1))
+    trained = int(re.search(r"n_ctx_train \((\d+)\)", text).group(1))
+    gguf = re.search(r"from (\S+\.gguf)", text).group(1)
+    first = doc["fixes"][0]
+    assert first["command"] == f"llama-server -m {gguf} -c {trained}"
+    assert f"{failed // n_ctx // 1024} KiB per token" in first["effect"]
+    assert "MODEL.gguf" not in json.dumps(doc["fixes"])          # every command names the log's own file
+
+
+def _public_loads_with_free_memory():
+    spec = importlib.util.spec_from_file_location("public_logs_load", ROOT / "measurements/public_logs/load.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for rec in mod.load_llamacpp():
+        excerpt = rec.get("excerpt") or ""
+        if "MiB free" not in excerpt:
+            continue
+        ex = extract_lines(excerpt.splitlines())
+        kv = ex.get("kv_by_device") or {}
+        device = ex.get("device")
+        if len(ex.get("free_by_device") or {}) == 1 and (device in kv or (not kv and ex.get("kv_buffer_bytes"))):
+            yield rec, ex
+
+
+def test_largest_context_never_cuts_below_a_context_that_really_loaded():
+    """On real loads that logged their free memory, the computed limit is at least the context that loaded
+    whenever the run's own compute buffer fitted in the 1 GiB margin, and never more than the free memory
+    minus the weights could hold at the logged KV cost per token."""
+    checked = 0
+    for rec, ex in _public_loads_with_free_memory():
+        fit = largest_context(ex)
+        assert fit is not None, rec["source_url"]
+        logged = rec["logged"]
+        compute = logged.get("compute_buffers", {}).get(fit["device"], 0) * MiB
+        kv_dev = logged["kv_buffers"].get(fit["device"], logged.get("kv_self_size_mib", 0)) * MiB
+        per_token = kv_dev / rec["settings"]["n_ctx"]
+        weights = logged["model_buffers"].get(fit["device"], 0) * MiB
+        free = fit["free"]
+        assert fit["ctx"] <= (free - weights) / per_token
+        if compute <= GiB:
+            assert fit["ctx"] >= rec["settings"]["n_ctx"], rec["source_url"]
+        checked += 1
+    assert checked >= 3

@@ -1,0 +1,35 @@
+"""The shipped GGUF names of the catalog models (data/gguf_catalog_names.json) are what gguf-py gives today."""
+
+import json
+from importlib import resources
+
+from runlocal.model import catalog
+from runlocal.quant import gguf_mix, gguf_names_table
+
+
+def test_regenerated_table_equals_the_shipped_one():
+    shipped = json.loads(resources.files("runlocal.data").joinpath(gguf_names_table.TABLE).read_text())
+    built = gguf_names_table.build()
+    assert built["models"] == shipped["models"]
+    assert built["names"] == shipped["names"]
+
+
+def test_catalog_gguf_names_from_the_table_equal_gguf_py():
+    for alias in ("llama-3.1-8b", "deepseek-v3", "gemma-3-27b", "qwen3-30b-a3b", "granite-4.0-h-tiny"):
+        spec = catalog.lookup(alias)
+        arch = gguf_mix.gguf_arch(spec)
+        assert isinstance(gguf_mix._name_map(spec, arch), gguf_names_table.ShippedNameMap)
+        real = gguf_mix._gguf_name_map(arch, spec.n_layers)
+        table = gguf_mix._name_map(spec, arch)
+        for t in spec.tensors:
+            base = gguf_mix._normalize_hf_name(t.name).rsplit(".", 1)[0]
+            if gguf_names_table.template(base)[0] in table.names:
+                assert table.get_name(base) == real.get_name(base), base
+
+
+def test_an_edited_catalog_model_uses_gguf_py():
+    from dataclasses import replace
+
+    spec = catalog.lookup("llama-3.1-8b")
+    edited = replace(spec, tensors=spec.tensors[:-1])      # a tensor fewer than the shipped entry
+    assert gguf_names_table.catalog_name_map(edited, "llama") is None
