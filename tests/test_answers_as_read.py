@@ -191,8 +191,9 @@ def _cli(*args):
                           timeout=120)
 
 
-def test_help_lists_the_six_runtimes():
-    out = _cli("check", "--help").stdout
+@pytest.mark.parametrize("command", ["check", "best", "compare", "cost", "explain"])
+def test_help_lists_the_six_runtimes(command):
+    out = _cli(command, "--help").stdout
     for name in ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx"):
         assert name in out, name
 

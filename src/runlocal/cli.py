@@ -41,11 +41,13 @@ def _console():
     return Console(highlight=False)
 
 
+RUNTIMES_HELP = "llama.cpp | ollama | vllm | sglang | transformers | mlx"   # the six planners (runtimes/)
+
+
 @app.command()
 def check(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r",
-                                help="llama.cpp | ollama | vllm | sglang | transformers | mlx"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="catalog name ('4090', '2x3090'), 'auto', or 'none'"),
     vram: Optional[str] = typer.Option(None, "--vram", help="GPU memory, e.g. 24G"),
     ram: Optional[str] = typer.Option(None, "--ram", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
@@ -254,7 +256,7 @@ def explain(
     gpu: Optional[str] = typer.Option(None, "--gpu"),
     vram: Optional[str] = typer.Option(None, "--vram"),
     ctx: Optional[str] = typer.Option(None, "--ctx"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Explain a topic: `oom` shows the GPU memory stack and how to read nvidia-smi."""
@@ -364,7 +366,7 @@ def snapshot(
 def best(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     budget: Optional[float] = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: Optional[str] = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
@@ -392,7 +394,7 @@ def compare(
     devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="plan this model on each"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     as_json: bool = typer.Option(False, "--json"),
@@ -424,7 +426,7 @@ def cost(
     price: Optional[float] = typer.Option(None, "--price", help="purchase price of one device, USD"),
     rent_price: Optional[float] = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
