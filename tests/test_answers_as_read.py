@@ -273,3 +273,15 @@ def test_cost_without_a_catalog_price_says_why_in_the_owning_column():
            "notes": [], "assumptions": {"hours_per_day": 8, "years": 3, "kwh_price_usd": 0.18, "utilization": 1}}
     purchase = next(line for line in render_cost(doc).splitlines() if line.startswith("purchase"))
     assert "no catalog price: --price USD" in purchase
+
+
+def test_compare_plans_one_quant_for_every_device():
+    # `runlocal compare rtx-4090 rtx-3060-12gb --model qwen3-14b`: the 12 GB card fits Q5_K_M at best, the 4090
+    # Q8_0; the rows share Q5_K_M so their speeds compare the cards, and each keeps its own best beside it
+    from runlocal.compare import compare_devices
+
+    rows = compare_devices(["rtx-4090", "rtx-3060-12gb"], model="qwen3-14b")
+    assert len({r["quant"] for r in rows}) == 1
+    assert rows[0]["best_quant"] != rows[1]["best_quant"]
+    each = compare_devices(["rtx-4090", "rtx-3060-12gb"], model="qwen3-14b", best_quant_each=True)
+    assert [r["quant"] for r in each] == [r["best_quant"] for r in rows]

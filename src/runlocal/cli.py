@@ -397,6 +397,8 @@ def compare(
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
+    best_quant_each: bool = typer.Option(False, "--best-quant-each",
+                                         help="plan each device at the best quant it fits (default: one for all)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
@@ -407,7 +409,7 @@ def compare(
 
     try:
         rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
-                               runtime=runtime, quant=quant, used=used)
+                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each)
     except RunlocalError as e:
         _fail(e)
         return

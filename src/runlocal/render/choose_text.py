@@ -63,6 +63,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
     if rows and "verdict" in rows[0]:
         fields += [
             ("quant", lambda r: r.get("quant") or "—"),
+            *([("best quant alone", lambda r: r.get("best_quant") or "—")] if any(
+                r.get("best_quant") not in (None, r.get("quant")) for r in rows) else []),
             ("verdict", lambda r: r.get("verdict") or "—"),
             ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
             ("decode tok/s", lambda r: _num(r.get("decode_tokens_per_s"))),
@@ -70,7 +72,11 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
             ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
-    return "\n".join(_table(["", *(r["spec"] for r in rows)], table))
+    out = _table(["", *(r["spec"] for r in rows)], table)
+    if any(r.get("best_quant") not in (None, r.get("quant")) for r in rows):
+        out.append("one quant for all: the best that every device fits, so the speeds compare the hardware "
+                   "(--best-quant-each: each device's own best)")
+    return "\n".join(out)
 
 
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
