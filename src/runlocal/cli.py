@@ -26,6 +26,9 @@ def _console():
     return Console(highlight=False)
 
 
+RUNTIMES_HELP = "llama.cpp | ollama | vllm | sglang | transformers | mlx"   # the six planners (runtimes/)
+
+
 def check(model: str, explain: bool, as_json: bool, **options) -> None:
     """Will MODEL run on this hardware with these settings? Memory per device, verdict, limits, fixes."""
     from .check import CheckRequest, check as run_check
@@ -206,6 +209,12 @@ def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search
 
     from .diagnose import kb
 
+    exact = [e for e in kb.load_entries() if query and e.id == query.strip().lower()]
+    if exact:                 # `runlocal errors ID`: that entry in full
+        from .render.kb_entry import render_entry
+
+        typer.echo(json.dumps(exact[0].to_dict(), indent=2, default=str) if as_json else render_entry(exact[0]))
+        return
     entries = kb.search(query) if query else kb.load_entries()
     if as_json:
         typer.echo(json.dumps([e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries], indent=2,
@@ -225,7 +234,7 @@ def explain(
     gpu: Optional[str] = typer.Option(None, "--gpu"),
     vram: Optional[str] = typer.Option(None, "--vram"),
     ctx: Optional[str] = typer.Option(None, "--ctx"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Explain a topic: `oom` shows the GPU memory stack and how to read nvidia-smi."""
@@ -335,7 +344,7 @@ def snapshot(
 def best(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     budget: Optional[float] = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: Optional[str] = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
@@ -363,9 +372,11 @@ def compare(
     devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="plan this model on each"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
+    best_quant_each: bool = typer.Option(False, "--best-quant-each",
+                                         help="plan each device at the best quant it fits (default: one for all)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
@@ -376,7 +387,7 @@ def compare(
 
     try:
         rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
-                               runtime=runtime, quant=quant, used=used)
+                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each)
     except RunlocalError as e:
         _fail(e)
         return
@@ -395,7 +406,7 @@ def cost(
     price: Optional[float] = typer.Option(None, "--price", help="purchase price of one device, USD"),
     rent_price: Optional[float] = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

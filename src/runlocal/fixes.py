@@ -58,9 +58,9 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     levers = levers_of(runtime)
     fixes: list[Fix] = []
     max_context = plan.max_context
-    if plan.allocation.compromise:
+    if plan.allocation.compromise and any(t.kind != "cpu" for t in targets):
         # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
-        # puts every layer back on the GPU, so each is tried with all of them there
+        # puts every layer back on the GPU, so each is tried with all of them there (not on a CPU-only machine)
         s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
         max_context = longest_context(runtime, model, plan.weights, s, targets, hi=s.ctx or 256)
 
@@ -147,7 +147,8 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
 
 
 def _quant_title(q: str) -> str:
-    return f"Use a {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
+    article = "an" if q[:1].upper() in "AEFHILMNORSX" else "a"     # as the letter is said: an IQ4_XS, a Q4_K_M
+    return f"Use {article} {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
 
 
 def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
