@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -366,3 +367,56 @@ def all_cases() -> dict[str, Callable[[Path], Path]]:
 
 def build(folder: Path) -> dict[str, Path]:
     return {name: make(folder) for name, make in all_cases().items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# running one case through the CLI, bounded and measured
+
+AS_LIMIT = 1 << 30          # address space of the child: a reader that tries to allocate more fails loudly
+
+
+@dataclass
+class Outcome:
+    name: str
+    returncode: int
+    stderr: str
+    stdout: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+
+    @property
+    def clean(self) -> bool:
+        lines = self.stderr.strip().splitlines()
+        return (self.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ")
+                and "Traceback" not in self.stderr)
+
+
+def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | None = None) -> Outcome:
+    """``runlocal <args>`` in a child limited to AS_LIMIT of address space; its own peak RSS and CPU time
+    come from os.wait4 (per child, unlike RUSAGE_CHILDREN's running maximum)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+    import time
+
+    code = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
+            "sys.argv = ['runlocal'] + sys.argv[1:]; runpy.run_module('runlocal.cli', run_name='__main__')"
+            % (AS_LIMIT, AS_LIMIT))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=err, env=env)
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        return Outcome(name, p.returncode, err.read().decode(errors="replace"), out.read().decode(errors="replace"),
+                       wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
