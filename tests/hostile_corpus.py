@@ -361,6 +361,59 @@ def safetensors_cases() -> dict[str, Callable[[Path], Path]]:
     return c
 
 
+# ------------------------------------------------------------------------------------------------
+# `runlocal snapshot` inputs: pickles that expand by reference, huge integers, a torch.save zip
+
+def snapshot_cases() -> dict[str, Callable[[Path], Path]]:
+    import pickle
+    import zipfile
+
+    c: dict[str, Callable[[Path], Path]] = {}
+    ev = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "time_us": 1, "frames": []}
+    block = {"address": 1, "size": 1, "requested_size": 1, "state": "active_allocated", "frames": []}
+
+    def put(name: str, make: Callable[[], object], suffix: str = ".pickle") -> None:
+        def write(folder: Path) -> Path:
+            p = folder / f"{name}{suffix}"
+            with open(p, "wb") as f:
+                pickle.dump(make(), f, protocol=4)
+            return p
+        c[name] = write
+
+    # 4 MB: two million references to one event / one block (torch writes each entry once)
+    put("snapshot-shared-events-4MB", lambda: {"segments": [], "device_traces": [[ev] * 2_000_000]})
+    put("snapshot-shared-blocks-4MB", lambda: {"segments": [{"device": 0, "address": 0, "total_size": 1,
+                                                              "blocks": [block] * 2_000_000}], "device_traces": []})
+    put("snapshot-huge-ints", lambda: {"segments": [], "device_traces": [[
+        dict(ev, size=1 << 100_000, time_us=1 << 200_000), dict(ev, action="free_completed")]]})
+    put("snapshot-many-devices", lambda: {"segments": [{"device": d, "blocks": []} for d in range(100_000)],
+                                          "device_traces": []})
+
+    def torch_zip(folder: Path) -> Path:
+        p = folder / "snapshot-torch-save.pt"
+        with zipfile.ZipFile(p, "w") as z:     # the layout torch.save writes since 1.6
+            z.writestr("archive/data.pkl", b"\x80\x02}q\x00(X\x01\x00\x00\x00wq\x01ctorch._utils\n_rebuild\n.")
+            z.writestr("archive/version", b"3\n")
+        return p
+    c["snapshot-torch-save"] = torch_zip
+    return c
+
+
+def snapshot_dag(folder: Path) -> Path:
+    """A valid snapshot whose frame filename is a list of 2^200 paths built from shared references:
+    str() of it never ends; the reader must not walk it."""
+    import pickle
+
+    nested: list = ["x"]
+    for _ in range(200):
+        nested = [nested, nested]
+    frame = {"filename": nested, "line": nested, "name": "f"}
+    ev = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "time_us": 1, "frames": [frame]}
+    p = folder / "snapshot-dag.pickle"
+    p.write_bytes(pickle.dumps({"segments": [], "device_traces": [[ev]]}))
+    return p
+
+
 def all_cases() -> dict[str, Callable[[Path], Path]]:
     return {**gguf_cases(), **config_cases(), **safetensors_cases()}
 

@@ -100,6 +100,23 @@ def test_hostile_file_through_the_cli(outcomes, name):
     assert o.peak_rss_mb < MAX_RSS_MB, f"{o.peak_rss_mb:.0f} MB peak RSS"
 
 
+@pytest.mark.parametrize("name", list(corpus.snapshot_cases()))
+def test_hostile_snapshot_is_one_clean_error(tmp_path, name):
+    path = corpus.snapshot_cases()[name](tmp_path)
+    o = corpus.run_cli(name, ["snapshot", str(path)], env=_env())
+    assert o.clean, f"rc={o.returncode} stderr={o.stderr[-2000:]!r}"
+    assert o.cpu_s < MAX_CPU_S and o.peak_rss_mb < MAX_RSS_MB, (o.cpu_s, o.peak_rss_mb)
+    if name == "snapshot-torch-save":
+        assert "torch.save" in o.stderr and "_dump_snapshot" in o.stderr
+
+
+def test_snapshot_of_shared_references_is_read_without_walking_them(tmp_path):
+    o = corpus.run_cli("dag", ["snapshot", str(corpus.snapshot_dag(tmp_path)), "--json"], env=_env())
+    assert o.returncode == 0, o.stderr
+    assert o.cpu_s < MAX_CPU_S
+    assert json.loads(o.stdout)["peak"]["allocated"] == 1
+
+
 def test_llama_31_8b_with_negative_kv_heads_is_an_error_not_a_fit(outcomes):
     # the silently-wrong case: KV −32 GiB made the 8B model "fit"; now the key is named
     o = outcomes["config-llama-num_key_value_heads-0"]
