@@ -446,8 +446,9 @@ class Outcome:
 
 
 def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | None = None) -> Outcome:
-    """``runlocal <args>`` in a child limited to AS_LIMIT of address space; its own peak RSS and CPU time
-    come from os.wait4 (per child, unlike RUSAGE_CHILDREN's running maximum)."""
+    """``runlocal <args>`` in a child limited to AS_LIMIT of address space. Its peak RSS is VmHWM of its
+    own process image, which the child writes at exit (wait4's ru_maxrss would include the parent's pages,
+    copied at fork and counted before exec); its CPU time comes from wait4."""
     import os
     import subprocess
     import sys
@@ -455,12 +456,15 @@ def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | No
     import threading
     import time
 
-    code = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
+    code = ("import atexit, os, resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
+            "atexit.register(lambda: open(os.environ['HOSTILE_HWM'], 'w').write(open('/proc/self/status').read())); "
             "sys.argv = ['runlocal'] + sys.argv[1:]; runpy.run_module('runlocal.cli', run_name='__main__')"
             % (AS_LIMIT, AS_LIMIT))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".status") as hwm:
         start = time.monotonic()
-        p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=err, env=env)
+        p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=err,
+                             env=dict(env or os.environ, HOSTILE_HWM=hwm.name))
         timer = threading.Timer(timeout, p.kill)
         timer.start()
         try:
@@ -471,5 +475,7 @@ def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | No
         wall = time.monotonic() - start
         out.seek(0)
         err.seek(0)
+        peak_kb = next((int(line.split()[1]) for line in hwm.read().splitlines() if line.startswith("VmHWM:")),
+                       usage.ru_maxrss)
         return Outcome(name, p.returncode, err.read().decode(errors="replace"), out.read().decode(errors="replace"),
-                       wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+                       wall, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
