@@ -145,6 +145,17 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-swa-pattern-short", gguf_bytes(llama_kv() + [
         ("llama.attention.sliding_window", T.UINT32, 512),
         ("llama.attention.sliding_window_pattern", T.ARRAY, (T.BOOL, [True]))], llama_tensors()))
+    put("gguf-mamba-no-tensors", gguf_bytes([
+        ("general.architecture", T.STRING, "mamba"), ("mamba.block_count", T.UINT32, 2),
+        ("mamba.embedding_length", T.UINT32, 256), ("mamba.attention.head_count", T.UINT32, 0),
+        ("mamba.ssm.inner_size", T.UINT32, 512), ("mamba.ssm.state_size", T.UINT32, 16),
+        ("mamba.ssm.conv_kernel", T.UINT32, 4), ("tokenizer.ggml.tokens", T.ARRAY, (T.STRING, ["a", "b"]))], []))
+    put("gguf-mamba-norms-only", gguf_bytes([
+        ("general.architecture", T.STRING, "mamba"), ("mamba.block_count", T.UINT32, 2),
+        ("mamba.embedding_length", T.UINT32, 256), ("mamba.attention.head_count", T.UINT32, 0),
+        ("mamba.ssm.inner_size", T.UINT32, 512), ("mamba.ssm.state_size", T.UINT32, 16),
+        ("mamba.ssm.conv_kernel", T.UINT32, 4), ("tokenizer.ggml.tokens", T.ARRAY, (T.STRING, ["a", "b"]))],
+        [("output_norm.weight", [256], Q.F32)]))
     put("gguf-no-vocab", gguf_bytes([e for e in llama_kv() if e[0] != "tokenizer.ggml.tokens"],
                                     [t for t in llama_tensors() if t[0] != "token_embd.weight"]))
 

@@ -241,6 +241,7 @@ def _check_tensors(tensors: Any, where: str) -> None:
     if len(tensors) > MAX_TENSORS:
         raise ModelFormatError(f"{where}: {len(tensors):,} tensors (expected at most {MAX_TENSORS:,})")
     total = 0
+    matrices = 0
     for t in tensors:
         n = 1
         for d in t.shape:
@@ -252,7 +253,11 @@ def _check_tensors(tensors: Any, where: str) -> None:
             raise ModelFormatError(f"{where}: tensor '{t.name[:80]}' has {n:,} elements "
                                    f"(expected at most {MAX_TENSOR_ELEMENTS:,})")
         total += n
-    if tensors and not 0 < total <= MAX_PARAMS:
+        matrices += len(t.shape) >= 2
+    if not matrices:        # the speed model multiplies matrices; norms and biases alone are no model
+        raise ModelFormatError(f"{where}: no weight matrix among {len(tensors)} tensors "
+                               "(expected an embedding and layer weights)")
+    if not 0 < total <= MAX_PARAMS:     # no tensors at all: nothing to plan, and a speed model dividing by 0
         raise ModelFormatError(f"{where}: {total:,} parameters (expected 1 to {MAX_PARAMS:,})")
 
 
