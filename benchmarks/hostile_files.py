@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The hostile-file corpus (tests/hostile_corpus.py) through `runlocal check`, one child process per case.
+"""The hostile-file corpus (tests/hostile_corpus.py) through `runlocal check` (and `runlocal snapshot`), one
+child process per case.
 
 Each child runs under a 1 GiB address-space limit; its peak RSS and CPU time come from os.wait4. A case is
 clean when the child exits 2 with exactly one line on stderr ("error: …") and no traceback. Prints one row
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import hostile_corpus as corpus  # noqa: E402
+import hostile_corpus as corpus
 
 
 def main() -> int:
@@ -37,6 +38,7 @@ def main() -> int:
         jobs += [(f"{name} --runtime {rt}", ["check", str(paths[name]), "--gpu", "rtx-4090", "--runtime", rt])
                  for name in ("config-llama-num_key_value_heads-0", "config-llama-max_position_embeddings-1")
                  for rt in ("vllm", "sglang", "ollama", "transformers")]
+        jobs += [(name, ["snapshot", str(make(Path(tmp)))]) for name, make in corpus.snapshot_cases().items()]
         with ThreadPoolExecutor(args.workers) as pool:
             outcomes = list(pool.map(lambda job: corpus.run_cli(job[0], job[1], env=env), jobs))
     bad = [o for o in outcomes if not o.clean]
@@ -46,7 +48,8 @@ def main() -> int:
               f"rss {o.peak_rss_mb:5.0f} MB  {line[:140]}")
     slow = max(outcomes, key=lambda o: o.cpu_s)
     big = max(outcomes, key=lambda o: o.peak_rss_mb)
-    print(f"hostile files: {len(outcomes)} cases ({len(paths)} files + runtime variants), "
+    print(f"hostile files: {len(outcomes)} cases ({len(paths)} model files, their runtime variants, "
+          f"{len(corpus.snapshot_cases())} snapshots), "
           f"{len(outcomes) - len(bad)} clean (exit 2, one line, no traceback)")
     print(f"  slowest: {slow.cpu_s:.2f} s CPU ({slow.wall_s:.1f} s wall) {slow.name}")
     print(f"  largest: {big.peak_rss_mb:.0f} MB peak RSS {big.name} (address space limited to "

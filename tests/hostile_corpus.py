@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from gguf import GGMLQuantizationType as Q, GGUFValueType as T
+from gguf import GGMLQuantizationType as Q
+from gguf import GGUFValueType as T
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 
@@ -467,10 +469,9 @@ def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | No
     import threading
     import time
 
-    code = ("import atexit, os, resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
+    code = (f"import atexit, os, resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({AS_LIMIT}, {AS_LIMIT})); "
             "atexit.register(lambda: open(os.environ['HOSTILE_HWM'], 'w').write(open('/proc/self/status').read())); "
-            "sys.argv = ['runlocal'] + sys.argv[1:]; runpy.run_module('runlocal.cli', run_name='__main__')"
-            % (AS_LIMIT, AS_LIMIT))
+            "sys.argv = ['runlocal'] + sys.argv[1:]; runpy.run_module('runlocal.cli', run_name='__main__')")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".status") as hwm:
         start = time.monotonic()

@@ -13,11 +13,12 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 import hostile_corpus as corpus
+import pytest
 from gguf import GGUFValueType as T
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from runlocal.errors import RunlocalError
 
 SRC = Path(__file__).resolve().parents[1] / "src"

@@ -7,11 +7,19 @@ import signal
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from .client import Api, Measurement, ProbeError, count_prompt_tokens, is_alive, stream_once
+from .client import (
+    Api,
+    Measurement,
+    ProbeError,
+    count_prompt_tokens,
+    is_alive,
+    stream_once,
+)
 
 CONTEXT_LADDER = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 CONCURRENCY_LADDER = (1, 2, 4, 8, 16, 32, 64)
