@@ -140,10 +140,10 @@ class _Cfg:
         """A positive integer field; a missing or malformed one is a ModelFormatError naming it."""
         v = self.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            what = _WHAT.get(key, "a positive integer")
+            what = f", {_WHAT[key]}" if key in _WHAT else ""
             got = "missing" if v is None else shown(v)
-            raise ModelFormatError(f"{self.where}: config.json field '{key}' is {got} "
-                                   f"(expected a positive integer: {what}; model_type '{self.model_type}')")
+            raise ModelFormatError(f"{self.where}: {key} is {got} (expected a positive integer{what}, "
+                                   f"for model_type '{self.model_type}')")
         return v
 
     # the usual attention shape
