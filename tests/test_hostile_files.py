@@ -196,3 +196,34 @@ def test_property_gguf_mutations_plan_or_fail_cleanly(tmp_path, key, typed):
 
 if __name__ == "__main__":     # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+_SNAPSHOT_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-(1 << 80), 1 << 80), st.floats(), st.text(max_size=6),
+                             st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                                   max_size=2))
+
+
+@settings(max_examples=80, deadline=None)
+@given(field=st.sampled_from(["action", "addr", "size", "time_us", "frames", "filename", "line", "name", "device",
+                              "blocks", "state", "segments", "device_traces"]),
+       value=_SNAPSHOT_VALUES)
+def test_property_snapshot_mutations_summarize_or_fail_cleanly(field, value):
+    import pickle
+
+    from runlocal.snapshot import loads, normalize, summarize
+
+    frame = {"filename": "/site-packages/transformers/cache_utils.py", "line": 3, "name": "update"}
+    alloc = {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 1, "frames": [frame]}
+    free = {"action": "free_completed", "addr": 4096, "size": 512, "stream": 0, "time_us": 2, "frames": [frame]}
+    block = {"address": 8192, "size": 64, "requested_size": 64, "state": "active_allocated", "frames": [frame]}
+    segment = {"device": 0, "address": 8192, "total_size": 1 << 20, "blocks": [block]}
+    snap = {"segments": [segment], "device_traces": [[alloc, free]]}
+    for holder in (frame, alloc, block, segment, snap):
+        if field in holder:
+            holder[field] = value
+    try:
+        doc = summarize(normalize(loads(pickle.dumps(snap))))
+    except RunlocalError as e:
+        assert "\n" not in str(e)
+        return
+    assert isinstance(doc["peak"]["allocated"], int) and isinstance(doc["peak"]["top_origins"], list)
