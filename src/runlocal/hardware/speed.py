@@ -270,8 +270,8 @@ def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: flo
     return 1.0 / t if t > 0 else None
 
 
-def cpu_prefill_speed(flops_per_token: float, cores: int = CPU_CORES) -> float:
-    return CPU_FLOPS_PER_CORE * cores / flops_per_token
+def cpu_prefill_speed(flops_per_token: float, cores: int = CPU_CORES) -> float | None:
+    return CPU_FLOPS_PER_CORE * cores / flops_per_token if flops_per_token > 0 else None   # no matmul weights
 
 
 @dataclass(frozen=True)
