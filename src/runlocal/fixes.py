@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .runtimes import Settings, Target, get_runtime
 from .runtimes.base import PARALLEL_AUTO, largest, levers_of
-from .search import longest_context
+from .search import longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
@@ -81,7 +81,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                          f"context {s.ctx:,} → {max_context:,}; {_peak(alloc)}", 1))
     # 2. fewer parallel sequences
     if s.parallel > 1:
-        n = largest(1, s.parallel - 1, lambda k: _fits(try_settings(s.with_(parallel=k))[0]))
+        n = largest(1, s.parallel - 1, lambda k: plan_fits(runtime, model, plan.weights, s.with_(parallel=k), targets))
         if n:
             add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
                 effect_prefix=f"parallel {s.parallel} → {n}; ")
