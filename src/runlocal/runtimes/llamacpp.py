@@ -41,9 +41,7 @@ from ..kv import layer_kv, normalize_cache_type, row_bytes
 from ..memo import IdMemo
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
-from ..quant.gguf_mix import gguf_view
 from ..units import MiB, round_up
-from . import ggml
 from .base import (
     GGUF_LEVERS,
     PARALLEL_AUTO,
@@ -316,6 +314,8 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
     LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
     for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
+    from . import ggml
+
     kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
@@ -843,6 +843,10 @@ class LlamaCpp:
         # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
         # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
         # llama-quantize would write of it (names, types: quant/gguf_mix.py).
+        # (imported here: the graph model is only needed once a llama.cpp plan is made, not on other runtimes' paths)
+        from ..quant.gguf_mix import gguf_view
+        from . import ggml
+
         graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if self.simulate_graph else None)
         simulated = (self.simulate_graph and graph_model is not None and ggml.supported(graph_model)
                      and all(d.kind == "gpu" for d in devs))
