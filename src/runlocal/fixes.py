@@ -156,7 +156,7 @@ def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
     granule, floor = 256, 2048
     for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
         try:
-            alloc, w = try_settings(s.with_(quant=q), q)
+            _, w = try_settings(s.with_(quant=q), q)
         except InputError:
             continue
         if w.total >= plan.weights.total:

@@ -8,7 +8,7 @@ plan's memory only grows with the context).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate

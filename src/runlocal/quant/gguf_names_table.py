@@ -113,7 +113,7 @@ def build() -> dict[str, Any]:
             continue
         seen = names.setdefault(arch, {})
         recorder = _Recorder(real_map(arch, spec.n_layers), seen)
-        gguf_mix._name_map = lambda s, a, r=recorder: r        # noqa: E731 - only while building
+        gguf_mix._name_map = lambda s, a, r=recorder: r
         try:
             gguf_mix.gguf_tensors(spec)
             gguf_mix.gguf_names(spec)

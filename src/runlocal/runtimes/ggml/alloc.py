@@ -3,8 +3,8 @@ placed in each backend's compute buffer, and so how big that buffer gets."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ...units import round_up
 from .graph import Graph

@@ -3,8 +3,8 @@ reserved graphs of src/llama-context.cpp sched_reserve for a CPU-only run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from .alloc import Buffer, allocate
 from .graph import Graph

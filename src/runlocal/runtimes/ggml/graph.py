@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .types import FLAG_INPUT, Tensor, _ne4, _strides
 

@@ -4,8 +4,8 @@ compute buffers of each GPU and the host."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph

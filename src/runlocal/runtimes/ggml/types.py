@@ -3,8 +3,8 @@ shapes, strides, views, flags (ggml/include/ggml.h, ggml/src/ggml.c)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ...quant.ggml_types import QUANT_SIZES
 
@@ -45,8 +45,8 @@ class Tensor:
     ne: tuple[int, int, int, int]
     nb: tuple[int, int, int, int]
     op: str = "NONE"
-    src: tuple["Tensor | None", ...] = ()
-    view_src: "Tensor | None" = None
+    src: tuple[Tensor | None, ...] = ()
+    view_src: Tensor | None = None
     view_offs: int = 0
     flags: int = 0
     external: bool = False
