@@ -711,14 +711,15 @@ class LlamaCpp:
         return _FLOORS.get(model, self._key(weights, settings, targets), now)
 
     def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-                    targets: list[Target]) -> bool:
-        """allocate() would overflow a device: known from floor() where --fit leaves these settings alone."""
+                    targets: list[Target], *, gpus_only: bool = False) -> bool:
+        """allocate() would overflow a device (a GPU, with gpus_only): known from floor() where --fit leaves these
+        settings alone."""
         fit_idle = not settings.fit or (settings.ctx is not None and settings.n_gpu_layers is not None
                                         and settings.n_gpu_layers != NGL_AUTO)
         if not fit_idle:
             return False
         caps = [t.capacity for t in targets if t.kind != "cpu"]
-        caps.append(next((t.capacity for t in targets if t.kind == "cpu"), 0))
+        caps.append(0 if gpus_only else next((t.capacity for t in targets if t.kind == "cpu"), 0))
         return any(cap > 0 and f > cap for f, cap in zip(self.floor(model, weights, settings, targets), caps))
 
     def buffers_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
