@@ -53,11 +53,12 @@ from functools import lru_cache
 from ..errors import InputError
 from ..model.gguf import tensor_role
 from ..model.spec import GGUF_NAME, ModelSpec, TensorInfo
+from ..units import round_up
+from . import gguf_names_table
 from .ggml_types import QUANT_SIZES as GGML_QUANT_SIZES
 from .ggml_types import Arch as MODEL_ARCH
 from .ggml_types import GGMLType as GGMLQuantizationType
 from .ggml_types import LlamaFileType
-from . import gguf_names_table
 
 Q = GGMLQuantizationType
 ALIGNMENT = 32      # GGUF_DEFAULT_ALIGNMENT (ggml/include/gguf.h)
@@ -120,7 +121,7 @@ def tensor_bytes(shape: tuple[int, ...], qtype: GGMLQuantizationType) -> int:
 
 
 def _pad(n: int) -> int:
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    return round_up(n, ALIGNMENT)
 
 
 # ------------------------------------------------------------------------------------------------
