@@ -259,8 +259,12 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
             base, suffix = name[: -len(s)], s
             break
     else:
-        if name.endswith("_bias"):              # gpt-oss: experts.gate_up_proj_bias
+        if name.endswith(".dt_bias"):           # Mamba-2: the converter renames .dt_bias to .dt_proj.bias
+            base, suffix = name[: -len(".dt_bias")] + ".dt_proj", ".bias"
+        elif name.endswith("_bias"):            # gpt-oss: experts.gate_up_proj_bias
             base, suffix = name[: -len("_bias")], ".bias"
+        elif name.endswith((".A_log", ".D")):   # Mamba: written as blk.N.ssm_a / ssm_d, no suffix (map_tensor_name)
+            suffix = ""
         else:
             suffix = ".weight"
     mapped = nmap.get_name(base) if nmap is not None else None
