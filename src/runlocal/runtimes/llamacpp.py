@@ -44,6 +44,7 @@ from ..quant.formats import WeightEstimate
 from ..quant.gguf_mix import gguf_view
 from . import ggml_graph
 from .base import GGUF_LEVERS, PARALLEL_AUTO, Allocation, DeviceMemory, Settings, Step, Target, largest
+from .llamacpp_swa import as_llamacpp_loads, window_step
 
 MiB = 1 << 20
 CTX_PAD = 256
@@ -677,6 +678,7 @@ class LlamaCpp:
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU"). Kept per model and
         settings (--fit, Ollama's and the fixes' searches ask again); each call gets its own copies."""
+        model = as_llamacpp_loads(model)
         s, bufs, steps, info = _BUFFERS.get(model, self._key(weights, settings, targets),
                                             lambda: self.buffers_now(model, weights, settings, targets))
         return s, [replace(b) for b in bufs], list(steps), dict(info)
@@ -868,6 +870,7 @@ class LlamaCpp:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         """The plan of one llama-server launch; kept per model and settings (an Allocation is immutable)."""
+        model = as_llamacpp_loads(model)   # the windows llama.cpp applies, not the config's
         return _ALLOCATIONS.get(model, self._key(weights, settings, targets),
                                 lambda: self.allocate_now(model, weights, settings, targets))
 
@@ -876,7 +879,7 @@ class LlamaCpp:
         asked = settings
         settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
-        steps = [*fit_steps, *steps]
+        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]

@@ -34,6 +34,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
 from .llamacpp import FIT_MARGIN, LlamaCpp, fit_layers
+from .llamacpp_swa import as_llamacpp_loads
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -193,6 +194,7 @@ class Ollama:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
         s = asked = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
