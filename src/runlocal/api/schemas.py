@@ -19,6 +19,8 @@ from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 
 # "8192", "32k", "1M", "1.5k" (units.parse_tokens)
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
+# "vllm==0.19.0", "llama.cpp==b6500" (runtimes/versions.py)
+RUNTIME_VERSION_PATTERN = r"^[A-Za-z][A-Za-z._-]*==[A-Za-z0-9.+_-]{1,30}$"
 # "24G", "24GiB", "24000M", "24e9" (units.parse_size)
 SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
 
@@ -53,7 +55,9 @@ def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     if opt.choices is not None:
         base: Any = Literal[opt.choices]                                 # type: ignore[valid-type]
     elif opt.kind == "runtime":
-        base = Literal[_runtime_names()]                                 # type: ignore[valid-type]
+        # a name, or NAME==VERSION (runtimes/versions.py: that release's rules; the CLI's own check of the version)
+        versioned = Annotated[str, Field(max_length=opt.max_length, pattern=RUNTIME_VERSION_PATTERN), _parsed(opt)]
+        base = Literal[_runtime_names()] | versioned                     # type: ignore[valid-type]
     elif opt.kind == "tokens":
         base = Annotated[int | Annotated[str, Field(max_length=opt.max_length, pattern=TOKENS_PATTERN)],
                          _parsed(opt)]

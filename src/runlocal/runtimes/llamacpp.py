@@ -529,6 +529,18 @@ class LlamaCpp:
         # False: size every compute buffer with the fitted phase formula (benchmarks/compute_sim.py compares both)
         self.simulate_graph = simulate_graph
 
+    # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
+    np_auto = True
+    has_fit = True
+
+    def _as_build_reads(self, s: Settings) -> Settings:
+        """Settings as an older build reads them: no -np auto (one slot), no --fit."""
+        if not self.np_auto and s.parallel == PARALLEL_AUTO:
+            s = s.with_(parallel=1)
+        if not self.has_fit and s.fit:
+            s = s.with_(fit=False)
+        return s
+
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         has_gpu = any(t.kind != "cpu" for t in targets)
         ngl = settings.n_gpu_layers
@@ -678,7 +690,7 @@ class LlamaCpp:
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU"). Kept per model and
         settings (--fit, Ollama's and the fixes' searches ask again); each call gets its own copies."""
-        model = as_llamacpp_loads(model)
+        model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
         s, bufs, steps, info = _BUFFERS.get(model, self._key(weights, settings, targets),
                                             lambda: self.buffers_now(model, weights, settings, targets))
         return s, [replace(b) for b in bufs], list(steps), dict(info)
@@ -871,6 +883,7 @@ class LlamaCpp:
                  targets: list[Target]) -> Allocation:
         """The plan of one llama-server launch; kept per model and settings (an Allocation is immutable)."""
         model = as_llamacpp_loads(model)   # the windows llama.cpp applies, not the config's
+        settings = self._as_build_reads(settings)
         return _ALLOCATIONS.get(model, self._key(weights, settings, targets),
                                 lambda: self.allocate_now(model, weights, settings, targets))
 
@@ -931,6 +944,6 @@ class LlamaCpp:
             parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.tensor_split)]
         if not s.mmap:
             parts += ["--no-mmap"]
-        if not s.fit:
+        if not s.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)

@@ -143,7 +143,13 @@ class Ollama:
         self.gpu_overhead = gpu_overhead
         self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
 
+    # the release's default num_ctx rule (runtimes/versions.py ollama_rules): "tiers" (v0.15.5+), "4096", "2048"
+    ctx_rule = "tiers"
+
     # --- defaults ------------------------------------------------------------------------
+    def _default_ctx(self, targets: list[Target]) -> int:
+        return default_num_ctx(self._total_vram(targets)) if self.ctx_rule == "tiers" else int(self.ctx_rule)
+
     def _total_vram(self, targets: list[Target]) -> int:
         # server/routes.go Serve sums gpu.TotalMemory − OLLAMA_GPU_OVERHEAD. On Apple Silicon Ollama's
         # Metal discovery reports recommendedMaxWorkingSetSize as the total (discover/gpu_info_darwin.m),
@@ -157,7 +163,7 @@ class Ollama:
         return total
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
-        num_ctx = settings.ctx or self.context_length or default_num_ctx(self._total_vram(targets))
+        num_ctx = settings.ctx or self.context_length or self._default_ctx(targets)
         train = model.max_position_embeddings
         if train and num_ctx > train:
             num_ctx = train       # llm/server.go NewLlamaServer: "requested context size too large for model"
@@ -203,7 +209,7 @@ class Ollama:
         assumptions: list[str] = []
 
         explicit_ctx = settings.ctx or self.context_length
-        tier = default_num_ctx(self._total_vram(targets))
+        tier = self._default_ctx(targets)
         steps.append(Step("num_ctx",
                           f"{'set' if explicit_ctx else f'VRAM tier of {self._total_vram(targets) / GiB:.1f} GiB'}"
                           f" → {explicit_ctx or tier:,}"
