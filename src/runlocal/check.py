@@ -110,7 +110,13 @@ def _planner(req: CheckRequest):
 
     from .runtimes import get_runtime
 
-    return get_runtime(req.runtime, environ=os.environ)
+    planner = get_runtime(req.runtime, environ=os.environ)
+    if req.backend is not None:
+        if planner.name not in ("llama.cpp", "ollama"):
+            raise InputError(f"backend: {planner.name} has no ggml backend to choose (llama.cpp and ollama take "
+                             f"--backend), got '{req.backend}'")
+        planner.backend = req.backend   # type: ignore[attr-defined]
+    return planner
 
 
 def _inputs(req: CheckRequest, policy=None):

@@ -45,7 +45,10 @@ def _console():
 def check(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r",
-                                help="llama.cpp | ollama | vllm | sglang | transformers | mlx"),
+                                help="llama.cpp | ollama | vllm | sglang | transformers | mlx, or NAME==VERSION "
+                                     "(vllm==0.19.0, llama.cpp==b6500, ollama==0.12.0) for that release's rules"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | "
+                                          "sycl | cpu (default: from the GPU's vendor)"),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="catalog name ('4090', '2x3090'), 'auto', or 'none'"),
     vram: Optional[str] = typer.Option(None, "--vram", help="GPU memory, e.g. 24G"),
     ram: Optional[str] = typer.Option(None, "--ram", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
@@ -94,8 +97,8 @@ def check(
     except ValueError as e:
         _fail(e)
         return
-    req = CheckRequest(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
-                       kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
+    req = CheckRequest(model=model, runtime=runtime, backend=backend, gpu=gpu, vram=vram, ram=ram, ctx=ctx,
+                       quant=quant, kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
                        flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=n_gpu_layers, n_cpu_moe=n_cpu_moe,
                        override_tensor=tuple(override_tensor or ()),
                        kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit, tensor_split=tensor_split,

@@ -66,6 +66,10 @@ class CheckRequest:
                       min_length=1, max_length=MAX_NAME)
     runtime: str = _opt("llama.cpp", "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
                         help="llama.cpp | vllm | ollama | sglang | transformers | mlx")
+    # runtimes/backends.py: the ggml backend of llama.cpp / Ollama; None: from the GPU's vendor
+    backend: str | None = _opt(None, "--backend", choices=("cuda", "rocm", "vulkan", "metal", "sycl", "cpu"),
+                               help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
+                                    "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
     vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size", help="system RAM, e.g. 64G")

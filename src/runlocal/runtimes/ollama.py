@@ -143,6 +143,15 @@ class Ollama:
         self.gpu_overhead = gpu_overhead
         self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
 
+    @property
+    def backend(self) -> str | None:
+        """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
+        return self._llama.backend
+
+    @backend.setter
+    def backend(self, value: str | None) -> None:
+        self._llama.backend = value
+
     # the release's default num_ctx rule (runtimes/versions.py ollama_rules): "tiers" (v0.15.5+), "4096", "2048"
     ctx_rule = "tiers"
 
