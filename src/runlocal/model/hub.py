@@ -29,10 +29,15 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
+    except LocalEntryNotFoundError:
+        # before EntryNotFoundError: huggingface_hub derives it from that class, and offline is not "no config.json"
+        from huggingface_hub import constants
+
+        why = "offline (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else "the Hub is unreachable"
+        raise RemoteError(f"{repo_id}: {why} and the model is not in the catalog or the Hugging Face cache "
+                          "(go online once, or `runlocal models` for the catalog)") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
-    except LocalEntryNotFoundError:
-        raise RemoteError(f"{repo_id}: not in the local Hub cache and the Hub is unreachable (HF_HUB_OFFLINE?)") from None
     except HfHubHTTPError as e:
         raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
     spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
