@@ -65,7 +65,8 @@ class CheckRequest:
     model: str = _opt(MISSING, "--model", help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name",
                       min_length=1, max_length=MAX_NAME)
     runtime: str = _opt("llama.cpp", "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
-                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx")
+                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx; NAME==VERSION (vllm==0.19.0, "
+                             "llama.cpp==b6500, ollama==0.12.0) for that release's rules")
     # runtimes/backends.py: the ggml backend of llama.cpp / Ollama; None: from the GPU's vendor
     backend: str | None = _opt(None, "--backend", choices=("cuda", "rocm", "vulkan", "metal", "sycl", "cpu"),
                                help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
