@@ -8,13 +8,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from zero_gguf import load_with_llamacpp, write_zero_gguf
+
 from runlocal.model.catalog import aliases, find_entry, lookup
 from runlocal.model.hf_config import spec_from_config
 from runlocal.quant.gguf_mix import gguf_arch, gguf_view
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.llamacpp import LlamaCpp, swa_cells, context_sizes
+from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells
 from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
 from runlocal.weights import estimate
 
@@ -22,8 +22,8 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 
 N_CTX = 32768
 MiB = 1 << 20
-SMALL = dict(hidden_size=256, intermediate_size=512, intermediate_size_mlp=512, num_attention_heads=4,
-             num_key_value_heads=2, head_dim=64, vocab_size=512, moe_intermediate_size=128)
+SMALL = {"hidden_size": 256, "intermediate_size": 512, "intermediate_size_mlp": 512, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 512, "moe_intermediate_size": 128}
 
 
 def shrunk_config(alias: str, n_layers: int) -> dict:

@@ -88,11 +88,11 @@ def test_bad_versions_name_the_runtime_field(runtime, words):
 
 
 def test_cli_takes_the_version_and_reports_it():
-    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--gpu", "h100", "--runtime",
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--gpu", "h100", "--runtime",
                         "vllm==0.19.0", "--json"], capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["runtime_version"] == "0.19.0"
-    bad = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--runtime", "vllm==x.y"],
+    bad = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--runtime", "vllm==x.y"],
                          capture_output=True, text=True, env=ENV, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "runtime:" in bad.stderr
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import InputError
 from .base import Allocation, DeviceMemory, Runtime, Settings, Step, Target
@@ -89,8 +89,8 @@ def runtime_rules(runtime: Runtime) -> tuple[str, str]:
         return "current", versions.llamacpp_rules(None)[2]
     if runtime.name == "ollama":
         return "current", versions.ollama_rules(None)[1]
-    return "current", f"{runtime.name}: the release the planner models (versions are read for llama.cpp, " \
-                      "vllm and ollama)"
+    only = f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm and ollama)"
+    return "current", only
 
 
 __all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_aliases",
