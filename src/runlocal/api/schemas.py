@@ -19,8 +19,6 @@ from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 
 # "8192", "32k", "1M", "1.5k" (units.parse_tokens)
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
-# "vllm==0.19.0", "llama.cpp==b6500" (runtimes/versions.py)
-RUNTIME_VERSION_PATTERN = r"^[A-Za-z][A-Za-z._-]*==[A-Za-z0-9.+_-]{1,30}$"
 # "24G", "24GiB", "24000M", "24e9" (units.parse_size)
 SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
 
@@ -50,14 +48,20 @@ def _runtime_names() -> tuple[str, ...]:
     return tuple(runtime_aliases())
 
 
+def _runtime_pattern() -> str:
+    """A runtime name, optionally ==VERSION ("vllm==0.19.0", "llama.cpp==b6500"; runtimes/versions.py)."""
+    import re
+
+    return "^(" + "|".join(re.escape(n) for n in _runtime_names()) + r")(==[A-Za-z0-9.+_-]{1,30})?$"
+
+
 def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     """The pydantic type of one request field, with the option's bounds as JSON-schema constraints."""
     if opt.choices is not None:
         base: Any = Literal[opt.choices]                                 # type: ignore[valid-type]
     elif opt.kind == "runtime":
         # a name, or NAME==VERSION (runtimes/versions.py: that release's rules; the CLI's own check of the version)
-        versioned = Annotated[str, Field(max_length=opt.max_length, pattern=RUNTIME_VERSION_PATTERN), _parsed(opt)]
-        base = Literal[_runtime_names()] | versioned                     # type: ignore[valid-type]
+        base = Annotated[str, Field(max_length=opt.max_length, pattern=_runtime_pattern()), _parsed(opt)]
     elif opt.kind == "tokens":
         base = Annotated[int | Annotated[str, Field(max_length=opt.max_length, pattern=TOKENS_PATTERN)],
                          _parsed(opt)]
