@@ -27,6 +27,7 @@ from the logged token count is scored from it (no memory figures).
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -40,6 +41,7 @@ from public_logs.load import load_jsonl  # noqa: E402
 from runlocal.model.catalog import lookup  # noqa: E402
 from runlocal.plan import estimate  # noqa: E402
 from runlocal.runtimes.base import Settings, Target  # noqa: E402
+from runlocal.runtimes.versions import VLLM_ENGINES, RuntimeVersion, parse_version, vllm_engine  # noqa: E402
 from runlocal.runtimes.vllm import (CONCURRENCY_REPORT_ENGINES, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL,  # noqa: E402
                                     UNIFIED_KV_ENGINES, VLLM, GiB, KVGroup, KVPool, budget_split,
                                     gated_deltanet_state_bytes, kv_groups, kv_pool, mamba_cache_mode,
@@ -217,6 +219,38 @@ def rows(records: list[dict]) -> list[dict]:
     return table
 
 
+def stated_version(rec: dict) -> RuntimeVersion | None:
+    """The release number a record's vllm_version text states ('0.19.0 (stated; …)', 'V0 engine, v0.8.3'), if any."""
+    m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)(?![\w.])", rec["vllm_version"])
+    return parse_version("vllm", m.group(1)) if m else None
+
+
+def per_version(records: list[dict], table: list[dict]) -> None:
+    """The scored KV-token errors per rule set (`--runtime vllm==X` picks one), and whether each record's stated
+    release selects the rules it is scored with."""
+    print("\nPer vLLM version (the rules `--runtime vllm==X` selects; runtimes/versions.py):")
+    def summary(errs: list[float], what: str) -> str:
+        return (f"{what} {len(errs)}: median {statistics.median(errs):4.1f}%, within 5% {sum(e <= 5 for e in errs)}"
+                if errs else f"{what} 0")
+
+    for first, engine, rules in VLLM_ENGINES:
+        mine = [r for r in table if r["engine"] == engine and r["scored"] and "pred_tokens" in r]
+        tokens = [abs(r["err_tokens"]) for r in mine if r.get("err_tokens") is not None and r["real_tokens"]]
+        memory = [abs(pct(*r["kv_gib"])) for r in mine if r["kv_gib"][1] is not None and r["kv_gib"][1] > 0]
+        since = "≤ 0.6.4" if first == (0,) else ".".join(map(str, first)) + "+"
+        print(f"  {engine:<14} {since:<8} |error| {summary(tokens, 'KV tokens'):<38} "
+              f"{summary(memory, 'KV GiB'):<34} {rules}")
+    print("Records whose logged text states a release number (the rules it selects vs the record's engine):")
+    for i, rec in enumerate(records):
+        version = stated_version(rec)
+        if version is None:
+            continue
+        picked = vllm_engine(version)[0]
+        scored_with = rec.get("planner", {}).get("engine")
+        same = "same" if picked == scored_with else f"DIFFERS (record scored with {scored_with})"
+        print(f"  {i:>2} {version.text:<8} → {picked:<14} {same}   {rec['vllm_version'][:60]}")
+
+
 def _f(x, fmt="{:,.0f}"):
     return "—" if x is None else fmt.format(x)
 
@@ -285,6 +319,8 @@ def main() -> int:
             pr, lg = r[k]
             parts.append(f"{k} {pr:.2f}/{_f(lg, '{:.2f}')}")
         print(f"{r['i']:>2} {r['source'][:34]:<34} " + "  ".join(parts))
+
+    per_version(records, table)
 
     skipped = [r for r in table if r["skipped"]]
     if skipped:

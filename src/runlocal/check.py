@@ -35,8 +35,10 @@ def build_settings(req: CheckRequest):
     cache_k = normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field=field_k)
     cache_v = normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field=field_v)
     check_cache_types(runtime.name, cache_k, cache_v, field_name=field_k)
-    return Settings(
-        runtime=req.runtime, ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
+    from .runtimes.versions import split_runtime
+
+    return Settings(   # the release ('vllm==0.19.0') lives in the planner (check._planner); Settings name the engine
+        runtime=split_runtime(req.runtime)[0], ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
         parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, batch=req.batch, ubatch=req.ubatch,
         flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
@@ -108,7 +110,13 @@ def _planner(req: CheckRequest):
 
     from .runtimes import get_runtime
 
-    return get_runtime(req.runtime, environ=os.environ)
+    planner = get_runtime(req.runtime, environ=os.environ)
+    if req.backend is not None:
+        if planner.name not in ("llama.cpp", "ollama"):
+            raise InputError(f"backend: {planner.name} has no ggml backend to choose (llama.cpp and ollama take "
+                             f"--backend), got '{req.backend}'")
+        planner.backend = req.backend   # type: ignore[attr-defined]
+    return planner
 
 
 def _inputs(req: CheckRequest, policy=None):

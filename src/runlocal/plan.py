@@ -12,7 +12,7 @@ from .errors import InputError
 from .fixes import Fix, suggest_fixes
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
-from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime
+from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO, largest
 from .search import POOL_GRANULE, longest_context, plan_fits, starts_one_request
 from .units import format_bytes
@@ -43,6 +43,10 @@ class Plan:
     def settings(self) -> Settings:
         return self.allocation.settings
 
+    @property
+    def runtime_version(self) -> tuple[str, str]:
+        return runtime_rules(self.planner or get_runtime(self.runtime))
+
     def memory_totals(self) -> dict[str, int]:
         devs = self.allocation.devices
         return {k: sum(getattr(d, k) for d in devs) for k in ("weights", "kv_cache", "compute", "overhead", "total")}
@@ -55,6 +59,9 @@ class Plan:
                       "active_params": m.active_params, "vision_params": m.vision_params,
                       "weights_bytes": self.weights.total, "source": m.source, "repo_id": m.repo_id},
             "runtime": self.runtime,
+            # the release whose rules were used ("current" unless --runtime NAME==VERSION), and what they are
+            "runtime_version": self.runtime_version[0],
+            "runtime_rules": self.runtime_version[1],
             "settings": {"ctx": s.ctx, "quant": self.weights.quant, "cache_type_k": s.cache_type_k,
                          "cache_type_v": s.cache_type_v, "parallel": s.parallel, "batch": s.batch, "ubatch": s.ubatch,
                          "flash_attn": s.flash_attn, "n_gpu_layers": s.n_gpu_layers,
@@ -113,6 +120,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
     runtime = runtime or get_runtime(settings.runtime)
     settings, lead_steps = with_default_quant(model, settings)
+    asked, rules = runtime_rules(runtime)
+    lead_steps = (Step("runtime version", rules, asked, "runtimes/versions.py"), *lead_steps)
     quick = quick_plan(model, settings, targets, runtime=runtime)
     weights, alloc = quick.weights, quick.allocation
     s = alloc.settings

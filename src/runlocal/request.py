@@ -65,7 +65,12 @@ class CheckRequest:
     model: str = _opt(MISSING, "--model", help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name",
                       min_length=1, max_length=MAX_NAME)
     runtime: str = _opt("llama.cpp", "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
-                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx")
+                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx; NAME==VERSION (vllm==0.19.0, "
+                             "llama.cpp==b6500, ollama==0.12.0) for that release's rules")
+    # runtimes/backends.py: the ggml backend of llama.cpp / Ollama; None: from the GPU's vendor
+    backend: str | None = _opt(None, "--backend", choices=("cuda", "rocm", "vulkan", "metal", "sycl", "cpu"),
+                               help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
+                                    "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
     vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; otherwise the answer says how much RAM it needs)")

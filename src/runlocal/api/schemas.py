@@ -48,12 +48,20 @@ def _runtime_names() -> tuple[str, ...]:
     return tuple(runtime_aliases())
 
 
+def _runtime_pattern() -> str:
+    """A runtime name, optionally ==VERSION ("vllm==0.19.0", "llama.cpp==b6500"; runtimes/versions.py)."""
+    import re
+
+    return "^(" + "|".join(re.escape(n) for n in _runtime_names()) + r")(==[A-Za-z0-9.+_-]{1,30})?$"
+
+
 def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     """The pydantic type of one request field, with the option's bounds as JSON-schema constraints."""
     if opt.choices is not None:
         base: Any = Literal[opt.choices]                                 # type: ignore[valid-type]
     elif opt.kind == "runtime":
-        base = Literal[_runtime_names()]                                 # type: ignore[valid-type]
+        # a name, or NAME==VERSION (runtimes/versions.py: that release's rules; the CLI's own check of the version)
+        base = Annotated[str, Field(max_length=opt.max_length, pattern=_runtime_pattern()), _parsed(opt)]
     elif opt.kind == "tokens":
         base = Annotated[int | Annotated[str, Field(max_length=opt.max_length, pattern=TOKENS_PATTERN)],
                          _parsed(opt)]

@@ -44,6 +44,15 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
+    except LocalEntryNotFoundError:
+        # before EntryNotFoundError: huggingface_hub derives it from that class, and offline is not "no config.json"
+        from huggingface_hub import constants
+
+        # offline by choice: the model cannot be found here (a 4xx); an unreachable Hub is the upstream's failure
+        error = ModelNotFoundError if constants.HF_HUB_OFFLINE else RemoteError
+        why = "offline (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else "the Hub is unreachable"
+        raise error(f"{repo_id}: {why} and the model is not in the catalog or the Hugging Face cache "
+                    "(go online once, or `runlocal models` for the catalog)") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
     except HfHubHTTPError as e:

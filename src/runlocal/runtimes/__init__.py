@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import InputError
 from .base import RUNTIME_ALIASES, Allocation, DeviceMemory, Runtime, Settings, Step, Target
@@ -25,7 +25,18 @@ def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
     """The planner for a runtime name. ``environ``: the server environment it reads (Ollama's OLLAMA_CONTEXT_LENGTH,
     OLLAMA_GPU_OVERHEAD), given by the caller that read it (check.py, once); None: the runtime's defaults, so
     planning stays a pure function of its arguments."""
-    key = _NAMES.get(name.strip().lower())
+    from .versions import split_runtime
+
+    base, version_text = split_runtime(name)    # 'vllm==0.19.0': that release's rules (runtimes/versions.py)
+    key = _NAMES.get(base.lower())
+    if key is None:
+        raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())}, "
+                         "optionally ==VERSION)")
+    runtime = _planner(key, environ)
+    return _versioned(runtime, version_text) if version_text is not None else runtime
+
+
+def _planner(key: str, environ: Mapping[str, str] | None) -> Runtime:
     if key == "llamacpp":
         from .llamacpp import LlamaCpp
 
@@ -38,13 +49,43 @@ def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
         from .ollama import Ollama, from_environment
 
         return Ollama(**from_environment(environ if environ is not None else {}))
-    if key in _CLASSES:
-        import importlib
+    import importlib
 
-        module, cls = _CLASSES[key]
-        return getattr(importlib.import_module(f".{module}", __name__), cls)()
-    raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())})")
+    module, cls = _CLASSES[key]
+    return getattr(importlib.import_module(f".{module}", __name__), cls)()
+
+
+def _versioned(runtime: Runtime, version_text: str) -> Runtime:
+    """The planner with the named release's rules; ``version`` and ``rules`` say which (runtimes/versions.py)."""
+    from . import versions
+
+    version = versions.parse_version(runtime.name, version_text)
+    if runtime.name == "vllm":
+        runtime.engine, rules = versions.vllm_engine(version)   # type: ignore[attr-defined]
+    elif runtime.name == "llama.cpp":
+        runtime.np_auto, runtime.has_fit, rules = versions.llamacpp_rules(version)   # type: ignore[attr-defined]
+    else:
+        runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
+    runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
+    return runtime
+
+
+def runtime_rules(runtime: Runtime) -> tuple[str, str]:
+    """(version asked or "current", the rules the planner applies) for a plan's step and JSON."""
+    from . import versions
+
+    asked = getattr(runtime, "version", None)
+    if asked is not None:
+        return asked, getattr(runtime, "rules", "")
+    if runtime.name == "vllm":
+        return "current", versions.vllm_engine(None)[1]
+    if runtime.name == "llama.cpp":
+        return "current", versions.llamacpp_rules(None)[2]
+    if runtime.name == "ollama":
+        return "current", versions.ollama_rules(None)[1]
+    only = f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm and ollama)"
+    return "current", only
 
 
 __all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_aliases",
-           "runtime_names"]
+           "runtime_names", "runtime_rules"]

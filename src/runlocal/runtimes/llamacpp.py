@@ -52,6 +52,8 @@ from .base import (
     Target,
     largest,
 )
+from .backends import rules_for
+from .llamacpp_swa import as_llamacpp_loads, window_step
 
 CTX_PAD = 256
 MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
@@ -542,6 +544,20 @@ class LlamaCpp:
         # False: size every compute buffer with the fitted phase formula (benchmarks/compute_sim.py compares both)
         self.simulate_graph = simulate_graph
 
+    # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
+    np_auto = True
+    has_fit = True
+    # --backend (runtimes/backends.py); None: from the GPU's vendor
+    backend: str | None = None
+
+    def _as_build_reads(self, s: Settings) -> Settings:
+        """Settings as an older build reads them: no -np auto (one slot), no --fit."""
+        if not self.np_auto and s.parallel == PARALLEL_AUTO:
+            s = s.with_(parallel=1)
+        if not self.has_fit and s.fit:
+            s = s.with_(fit=False)
+        return s
+
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         has_gpu = any(t.kind != "cpu" for t in targets)
         ngl = settings.n_gpu_layers
@@ -587,7 +603,7 @@ class LlamaCpp:
         s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
         if ngl_auto:
             s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
-        overhead = GPU_CONTEXT_OVERHEAD if gpus else 0
+        overhead = rules_for(self.backend, targets).gpu_context if gpus else 0
 
         def use_of(bufs: list[DeviceBuffers]) -> list[int]:
             out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
@@ -689,12 +705,14 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
+        return (self.simulate_graph, self.backend, weights.quant, weights.total, weights.from_file, settings,
+                tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU"). Kept per model and
         settings (--fit, Ollama's and the fixes' searches ask again); each call gets its own copies."""
+        model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
         s, bufs, steps, info = _BUFFERS.get(model, self._key(weights, settings, targets),
                                             lambda: self.buffers_now(model, weights, settings, targets))
         return s, [replace(b) for b in bufs], list(steps), dict(info)
@@ -728,6 +746,7 @@ class LlamaCpp:
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         fa = self.flash_attention(s, targets)
+        backend = rules_for(self.backend, targets)
         n_seq, unified, k = slots(s)
         c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, unified, total=s.ctx * k)
         ngl = (s.n_gpu_layers or 0) if gpus else 0
@@ -783,7 +802,7 @@ class LlamaCpp:
                     cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
                 dev = at(where[il])
                 dev.kv += lk.bytes_per_token * cells * c.n_stream
-                if dev.kind == "gpu":
+                if dev.kind == "gpu" and backend.ggml_cuda:
                     dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
                     if a.kind != "mla":
                         dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
@@ -809,7 +828,8 @@ class LlamaCpp:
         # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
         cells_all = c.n_ctx_seq * c.n_stream
         copies = (fa_f16_copies(model, cells_all, (n_swa_cells * c.n_stream) if n_swa_cells else None,
-                                s.cache_type_k, s.cache_type_v) if fa and any(g.kind == "gpu" for g in gpus) else 0)
+                                s.cache_type_k, s.cache_type_v)
+                  if fa and backend.ggml_cuda and any(g.kind == "gpu" for g in gpus) else 0)
         phases = compute_phases(model, c.n_ubatch, n_kv, fa, n_swa_cells or None, copies)
         masks = kq_masks(c.n_ubatch, n_kv, n_swa_cells or None, fa)
         row = model.hidden_size * c.n_ubatch * 4          # one f32 activation row set of the ubatch
@@ -911,11 +931,13 @@ class LlamaCpp:
                               "measurements/llamacpp"))
         steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {n_seq} seq", f"{host.output:,} B",
                           "src/llama-context.cpp output_reserve"))
-        return s, [*devs, host], steps, {"fa": fa, "context": c}
+        return s, [*devs, host], [backend.step(), *steps], {"fa": fa, "context": c, "gpu_context": backend.gpu_context}
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         """The plan of one llama-server launch; kept per model and settings (an Allocation is immutable)."""
+        model = as_llamacpp_loads(model)   # the windows llama.cpp applies, not the config's
+        settings = self._as_build_reads(settings)
         return _ALLOCATIONS.get(model, self._key(weights, settings, targets),
                                 lambda: self.allocate_now(model, weights, settings, targets))
 
@@ -924,7 +946,7 @@ class LlamaCpp:
         asked = settings
         settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
-        steps = [*fit_steps, *steps]
+        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
@@ -935,7 +957,7 @@ class LlamaCpp:
                     devices.append(DeviceMemory(b.name, "cpu", b.capacity, b.model, b.kv + b.rs, b.compute, b.output))
             else:
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
-                                            GPU_CONTEXT_OVERHEAD if b.kind == "gpu" and b.total else 0))
+                                            info["gpu_context"] if b.kind == "gpu" and b.total else 0))
         per_token = sum(layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla").bytes_per_token
                         for a in model.attention_layers)
         return Allocation(
@@ -976,6 +998,6 @@ class LlamaCpp:
             parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.tensor_split)]
         if not s.mmap:
             parts += ["--no-mmap"]
-        if not s.fit:
+        if not s.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)

@@ -35,6 +35,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
 from .llamacpp import FIT_MARGIN, LlamaCpp, fit_layers
+from .llamacpp_swa import as_llamacpp_loads
 
 OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"
 
@@ -141,7 +142,22 @@ class Ollama:
         self.gpu_overhead = gpu_overhead
         self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
 
+    @property
+    def backend(self) -> str | None:
+        """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
+        return self._llama.backend
+
+    @backend.setter
+    def backend(self, value: str | None) -> None:
+        self._llama.backend = value
+
+    # the release's default num_ctx rule (runtimes/versions.py ollama_rules): "tiers" (v0.15.5+), "4096", "2048"
+    ctx_rule = "tiers"
+
     # --- defaults ------------------------------------------------------------------------
+    def _default_ctx(self, targets: list[Target]) -> int:
+        return default_num_ctx(self._total_vram(targets)) if self.ctx_rule == "tiers" else int(self.ctx_rule)
+
     def _total_vram(self, targets: list[Target]) -> int:
         # server/routes.go Serve sums gpu.TotalMemory − OLLAMA_GPU_OVERHEAD. On Apple Silicon Ollama's
         # Metal discovery reports recommendedMaxWorkingSetSize as the total (discover/gpu_info_darwin.m),
@@ -155,7 +171,7 @@ class Ollama:
         return total
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
-        num_ctx = settings.ctx or self.context_length or default_num_ctx(self._total_vram(targets))
+        num_ctx = settings.ctx or self.context_length or self._default_ctx(targets)
         train = model.max_position_embeddings
         if train and num_ctx > train:
             num_ctx = train       # llm/server.go NewLlamaServer: "requested context size too large for model"
@@ -197,6 +213,7 @@ class Ollama:
 
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
         """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
+        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         refusal: str | None = None
@@ -204,7 +221,7 @@ class Ollama:
         assumptions: list[str] = []
 
         explicit_ctx = settings.ctx or self.context_length
-        tier = default_num_ctx(self._total_vram(targets))
+        tier = self._default_ctx(targets)
         steps.append(Step("num_ctx",
                           f"{'set' if explicit_ctx else f'VRAM tier of {self._total_vram(targets) / GiB:.1f} GiB'}"
                           f" → {explicit_ctx or tier:,}"
@@ -262,12 +279,14 @@ class Ollama:
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
+        model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return sum(floor) > sum(caps)
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
+        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
         s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
         asked = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]

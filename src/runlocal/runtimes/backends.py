@@ -1,0 +1,75 @@
+"""`--backend cuda|rocm|vulkan|metal|sycl|cpu` for llama.cpp and Ollama: which ggml backend runs the GPU layers.
+
+What changes with the backend, in the bytes runlocal plans (each rule is the backend's own source or measurement):
+
+- the GPU context: 590 MiB per GPU for the CUDA context, module load and cuBLAS state, measured with NVML on an H100
+  (runtimes/llamacpp.py GPU_CONTEXT_OVERHEAD, measurements/llamacpp/README.md). ROCm (HIP builds the same
+  ggml-cuda code, with hipBLAS) keeps that figure. Vulkan, Metal and SYCL create no CUDA context and no cuBLAS
+  handle; their drivers' own contexts are not measured, so nothing is counted for them and the plan says so.
+- ggml-cuda only (CUDA and HIP): a quantized KV row padded to MATRIX_ROW_PADDING (ggml-cuda/common.cuh,
+  ggml_backend_cuda_buffer_type_get_alloc_size) and the f16 copies of a quantized cache that its flash-attention
+  kernels convert into (ggml-cuda/fattn-common.cuh); other backends allocate neither.
+- compute buffers: sized by tracing llama.cpp's graph with ggml-alloc and fitted to logs of the CPU and CUDA
+  backends (measurements/llamacpp). Other backends allocate their graphs with the same ggml-alloc but fuse and
+  split ops differently; public Vulkan logs show smaller buffers (issue 18: an RTX 3090 on Vulkan, Qwen3-8B and
+  Qwen3-30B-A3B, 2.7–3.3× below the CUDA-fitted figure), which are not modelled: the plan says the figure is
+  the CUDA/CPU one.
+
+Not given, the backend follows the GPU's vendor as llama.cpp's release builds do: NVIDIA → cuda, AMD → rocm,
+Apple → metal, Intel → sycl, other unified-memory chips → their catalog backend, no GPU → cpu.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Step, Target
+
+MiB = 1 << 20
+BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
+CUDA_CONTEXT = 590 * MiB            # = llamacpp.GPU_CONTEXT_OVERHEAD (measured on CUDA 13, H100)
+
+
+@dataclass(frozen=True)
+class BackendRules:
+    name: str
+    gpu_context: int                # bytes per GPU beyond the logged buffers
+    ggml_cuda: bool                 # CUDA/HIP kernels: padded quantized rows, f16 copies for flash attention
+    detected: bool                  # True: chosen from the GPU's vendor, not given
+
+    def step(self) -> Step:
+        how = "from the GPU's vendor (--backend to choose)" if self.detected else "given"
+        if self.ggml_cuda:
+            ctx = (f"GPU context {self.gpu_context // MiB} MiB (CUDA context + cuBLAS, measured on CUDA"
+                   + ("; HIP/hipBLAS assumed alike" if self.name == "rocm" else "") + ")")
+        elif self.name == "cpu":
+            ctx = "no GPU context"
+        else:
+            ctx = (f"no CUDA context or cuBLAS state; the {self.name} driver's own context is not measured and "
+                   "not counted; no ggml-cuda row padding or flash-attention f16 copies")
+        compute = ("compute buffers as fitted to CUDA/CPU logs" if self.name in ("cuda", "rocm", "cpu") else
+                   "compute buffers modelled on CUDA/CPU (public Vulkan logs show smaller ones; not modelled)")
+        return Step("backend", f"{self.name} ({how}): {ctx}; {compute}", self.name,
+                    "runtimes/backends.py; ggml/src/ggml-cuda (common.cuh, fattn-common.cuh)")
+
+
+def rules_for(backend: str | None, targets: list[Target]) -> BackendRules:
+    """The rules of ``backend``, or of the backend the targets' vendor implies when it is None."""
+    name = backend or detect_backend(targets)
+    cuda_like = name in ("cuda", "rocm")
+    return BackendRules(name, CUDA_CONTEXT if cuda_like else 0, cuda_like, backend is None)
+
+
+def detect_backend(targets: list[Target]) -> str:
+    gpu = next((t for t in targets if t.kind != "cpu"), None)
+    if gpu is None:
+        return "cpu"
+    from ..hardware.catalog import find_device
+    from ..hardware.speed import default_backend, device_class
+
+    try:
+        dev = find_device(gpu.name.split(" #")[0])
+    except ValueError:
+        dev = None
+    backend = default_backend(dev, device_class(dev, gpu.kind))
+    return backend if backend in BACKENDS else "cuda"

@@ -1,0 +1,136 @@
+"""`--runtime vllm==0.19.0`: which release's allocation rules and defaults a plan uses.
+
+The runtime field takes ``NAME`` or ``NAME==VERSION`` (pip's spelling; ``llama.cpp==b6500`` for a llama.cpp
+build). Unversioned means the current release, whose rules each planner holds as its default. Only the
+rules that changed between releases and that the planners model are switched here; each boundary cites the
+release, PR or log that places it:
+
+vLLM (runtimes/vllm.py ``ENGINES``):
+  ≤ 0.6.4          "v0.6": V0, the CUDA context counted as non-torch memory, logits-only sampler peak
+                   (issue #10517, v0.6.4; the profiler was overhauled by PR #10511, released in v0.6.5)
+  0.6.5 – 0.7.x    "v0": V0 after PR #10511
+  0.8 – 0.9.x      "v1-pre-hybrid": V1 the default engine (v0.8.0 release notes), one KV group, sliding
+                   layers sized like full attention (issue #14696, v0.8.2)
+  0.10 – 0.20.x    "v1": the hybrid KV-cache manager (v0.10.0), CUDA graphs captured after the pool was sized,
+                   so outside the budget (issue #40691, v0.19.0's log format)
+  ≥ 0.21           "v1-cudagraph": "CUDA graph memory profiling is enabled (default since v0.21.0)" — the
+                   graphs' estimate is taken out of the budget (gpu_worker.py's own log line)
+llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
+  -np default      auto = 4 slots in one unified KV stream since ggml-org/llama.cpp PR #16736 (opened
+                   2025-10-23): b7079 starts 4 slots without -np (issue #17300); b6451 (released by
+                   2025-09-13, xorbitsai/xllamacpp PR #81) predates the PR: one slot, its own stream.
+  --fit            common/fit.cpp since PR #16653 (opened 2025-10-18, merged 2025-12: PR #18070);
+                   b7437 runs llama-fit-params (issue #18097); b6451 predates it: no --fit, -ngl as given.
+  Builds between the last known-without and the first known-with are planned with the newer rule and say so.
+Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
+  v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
+  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+# vLLM: (first version, engine, what the rules are)
+VLLM_ENGINES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0,), "v0.6", "V0 up to v0.6.4 (CUDA context in non-torch memory; issue #10517)"),
+    ((0, 6, 5), "v0", "V0 from v0.6.5 (PR #10511's profiler)"),
+    ((0, 8), "v1-pre-hybrid", "V1 before the hybrid KV-cache manager (v0.8–v0.9: sliding layers sized like full)"),
+    ((0, 10), "v1", "V1 with the hybrid KV-cache manager, CUDA graphs outside the budget (v0.10–v0.20)"),
+    ((0, 21), "v1-cudagraph", "V1, CUDA graph memory inside the budget (default since v0.21.0)"),
+)
+VLLM_CURRENT = "v1-cudagraph"
+
+# llama.cpp builds: (last build known without, first build known with) for each default that changed
+NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-09-13); issue #17300 (b7079)
+FIT_BUILDS = (6451, 7437)           # PR #16653; issue #18097 (b7437 runs llama-fit-params)
+
+# Ollama: (first version, default num_ctx rule)
+OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0,), "2048"), ((0, 6, 7), "4096"), ((0, 15, 5), "tiers"),
+)
+OLLAMA_LLAMA_SERVER_FROM = (0, 30, 0)   # commit 9db4bda, "use llama-server exclusively for GGML models"
+
+_PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
+_BUILD = re.compile(r"^b?(\d{1,6})$")
+VERSIONED = ("llama.cpp", "vllm", "ollama")
+
+
+@dataclass(frozen=True)
+class RuntimeVersion:
+    """A version the user named: its text and the numbers compared (a llama.cpp build: one number)."""
+
+    text: str
+    key: tuple[int, ...]
+
+    def at_least(self, *version: int) -> bool:
+        return self.key >= version
+
+
+def split_runtime(text: str) -> tuple[str, str | None]:
+    """'vllm==0.19.0' → ('vllm', '0.19.0'); 'vllm' → ('vllm', None)."""
+    name, sep, version = text.partition("==")
+    return name.strip(), (version.strip() if sep else None)
+
+
+def parse_version(runtime: str, text: str) -> RuntimeVersion:
+    """A version for ``runtime`` (its canonical name), or InputError naming the runtime field."""
+    if runtime not in VERSIONED:
+        raise InputError(f"runtime: {runtime}=={text}: versions are modelled for {', '.join(VERSIONED)}; "
+                         f"give '{runtime}' alone for its current release's rules")
+    if runtime == "llama.cpp":
+        m = _BUILD.match(text)
+        if not m:
+            raise InputError(f"runtime: llama.cpp=={text}: expected a build number such as b6500")
+        return RuntimeVersion(f"b{int(m.group(1))}", (int(m.group(1)),))
+    m = _PEP440.match(text)
+    if not m:
+        raise InputError(f"runtime: {runtime}=={text}: expected a release number such as 0.19.0")
+    return RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
+
+
+def vllm_engine(version: RuntimeVersion | None) -> tuple[str, str]:
+    """The planner's engine generation for a vLLM release, and what its rules are."""
+    if version is None:
+        return VLLM_CURRENT, VLLM_ENGINES[-1][2] + "; the current release"
+    engine, why = VLLM_ENGINES[0][1:]
+    for first, name, rules in VLLM_ENGINES:
+        if version.key >= first:
+            engine, why = name, rules
+    return engine, why
+
+
+def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
+    """(-np auto by default, --fit exists, what the rules are) for a llama.cpp build."""
+    if version is None:
+        return True, True, "the current build: -np auto (4 slots, unified KV), --fit on"
+    build = version.key[0]
+    np_auto, fit = build > NP_AUTO_BUILDS[0], build > FIT_BUILDS[0]
+    parts = [("-np auto (4 slots, unified KV; PR #16736)" if np_auto else "-np 1 (before PR #16736)"),
+             ("--fit on (PR #16653)" if fit else "no --fit (before PR #16653): -c and -ngl as given")]
+    unsure = [what for what, (_, first), on in (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit))
+              if on and build < first]
+    text = f"llama.cpp {version.text}: " + ", ".join(parts)
+    if unsure:
+        text += (f" — {' and '.join(unsure)} assumed: the build that brought "
+                 f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without, "
+                 f"b{NP_AUTO_BUILDS[1]} / b{FIT_BUILDS[1]} with)")
+    return np_auto, fit, text
+
+
+def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
+    """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
+    if version is None:
+        return "tiers", "the current release: num_ctx by VRAM tier, llama-server underneath"
+    rule = OLLAMA_CTX_RULES[0][1]
+    for first, r in OLLAMA_CTX_RULES:
+        if version.key >= first:
+            rule = r
+    text = f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
+    if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
+                 "(the v0.30+ layout)")
+    return rule, text

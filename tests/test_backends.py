@@ -1,0 +1,50 @@
+"""--backend for llama.cpp and Ollama (issue 18): the plan names the backend and applies only its own overheads —
+the CUDA context and cuBLAS (measured on CUDA), ggml-cuda's padded quantized rows and flash-attention f16 copies —
+and says that compute buffers are modelled on CUDA/CPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import check
+from runlocal.errors import InputError
+from runlocal.request import CheckRequest
+
+MiB = 1 << 20
+
+
+def _plan(**kw):
+    kw = {"model": "qwen3-8b", "gpu": "rtx-3090", "ctx": 8192, **kw}
+    plan, _ = check(CheckRequest(**kw))
+    return plan.to_dict()
+
+
+def _step(d):
+    return next(s for s in d["explain"] if s["label"] == "backend")
+
+
+def test_default_backend_follows_the_vendor():
+    assert _step(_plan())["value"] == "cuda"
+    assert _step(_plan(gpu="rx-7900-xtx"))["value"] == "rocm"
+    assert _step(_plan(gpu="none"))["value"] == "cpu"
+
+
+def test_vulkan_has_no_cuda_context_and_no_cuda_kernel_buffers():
+    cuda, vulkan = _plan(backend="cuda", kv_cache="q8_0", flash_attn="on"), \
+        _plan(backend="vulkan", kv_cache="q8_0", flash_attn="on")
+    c, v = cuda["memory"]["devices"][0], vulkan["memory"]["devices"][0]
+    assert c["overhead"] == 590 * MiB and v["overhead"] == 0
+    assert c["total"] - v["total"] == 590 * MiB     # q8_0 rows of 1,024 are already a multiple of 512: no padding
+    assert "not measured" in _step(vulkan)["formula"] and "modelled on CUDA/CPU" in _step(vulkan)["formula"]
+
+
+def test_ollama_takes_the_backend_too():
+    d = _plan(runtime="ollama", backend="metal")
+    assert _step(d)["value"] == "metal" and d["memory"]["devices"][0]["overhead"] == 0
+
+
+def test_backend_is_refused_where_there_is_none_to_choose():
+    with pytest.raises(InputError, match=r"^backend: vllm has no ggml backend"):
+        check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", runtime="vllm", backend="cuda"))
+    with pytest.raises(InputError, match=r"^backend: expected cuda \| rocm"):
+        check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", backend="opencl"))

@@ -1,0 +1,137 @@
+"""`--runtime NAME==VERSION` (issue 18): the named release's allocation rules, the same in the CLI, the Python
+request contract and the HTTP API; the plan says which rules it used; a bad version is one line naming `runtime`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from runlocal.check import check
+from runlocal.errors import InputError
+from runlocal.request import CheckRequest
+from runlocal.runtimes import get_runtime
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+
+@pytest.mark.parametrize("version, engine", [
+    ("0.6.4", "v0.6"),          # issue #10517's V0 (profiler before PR #10511)
+    ("0.7.3", "v0"),
+    ("0.8.2", "v1-pre-hybrid"),  # issue #14696: one KV group, sliding layers sized like full
+    ("0.10.2", "v1"),           # the llm-d-benchmark logs
+    ("0.19.0", "v1"),           # issue #40691: graphs captured after the pool was sized
+    ("0.21.0", "v1-cudagraph"),  # "CUDA graph memory profiling is enabled (default since v0.21.0)"
+    ("0.25.1", "v1-cudagraph"),
+])
+def test_vllm_release_selects_its_engine_rules(version, engine):
+    rt = get_runtime(f"vllm=={version}")
+    assert rt.engine == engine and rt.version == version
+
+
+def test_unversioned_vllm_is_the_current_release():
+    assert get_runtime("vllm").engine == "v1-cudagraph"
+
+
+def _check(**kw):
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ctx=8192, **kw))
+    return plan.to_dict()
+
+
+def test_vllm_019_leaves_cuda_graphs_outside_the_budget():
+    """Issue 18: plain dense models on v0.19 came out low because the v0.21+ rule (graphs inside the budget)
+    was applied. With vllm==0.19.0 the pool gains the graphs' share: Llama-3.1-8B keeps 32 layers × 8 KV heads ×
+    128 × 2 × 2 B = 128 KiB per token, so 512 MiB of graph estimate is 4,096 tokens."""
+    now, old = _check(runtime="vllm"), _check(runtime="vllm==0.19.0")
+    assert old["kv_bytes_per_token"] == now["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
+    assert old["kv_cache_tokens"] - now["kv_cache_tokens"] == 512 * 2**20 // (32 * 8 * 128 * 2 * 2)
+    assert (now["runtime_version"], old["runtime_version"]) == ("current", "0.19.0")
+    assert "outside the budget" in old["runtime_rules"] and "inside the budget" in now["runtime_rules"]
+    step = next(s for s in old["explain"] if s["label"] == "runtime version")
+    assert step["value"] == "0.19.0" and "v0.10–v0.20" in step["formula"]
+
+
+def test_old_llamacpp_build_has_one_slot_and_no_fit():
+    """b6451 predates PR #16736 (-np auto) and PR #16653 (--fit): one slot of its own, -c as given."""
+    old, now = _check(runtime="llama.cpp==b6451"), _check(runtime="llama.cpp")
+    assert old["settings"]["parallel"] == 1 and now["settings"]["parallel"] == -1
+    assert "--fit" not in old["command"] and "before PR #16653" in old["runtime_rules"]
+    # one stream of 8,192 cells either way (auto's unified stream is -c cells too): the same KV bytes
+    assert old["memory"]["kv_cache"] == now["memory"]["kv_cache"]
+
+
+def test_llamacpp_build_in_the_unpinned_gap_says_so():
+    rules = get_runtime("llama.cpp==b6500").rules
+    assert "not pinned" in rules and get_runtime("llama.cpp==b7079").np_auto
+
+
+@pytest.mark.parametrize("version, num_ctx", [("0.6.0", 2048), ("0.10.0", 4096), ("0.15.5", 32768)])
+def test_ollama_release_default_context(version, num_ctx):
+    """server/routes.go: 2048 before v0.6.7, 4096 until v0.15.4, then by VRAM tier (24 GiB → 32,768)."""
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime=f"ollama=={version}"))
+    assert plan.settings.ctx == num_ctx
+
+
+@pytest.mark.parametrize("runtime, words", [
+    ("vllm==abc", "runtime: vllm==abc: expected a release number"),
+    ("llama.cpp==latest", "runtime: llama.cpp==latest: expected a build number"),
+    ("sglang==0.4.6", "runtime: sglang==0.4.6: versions are modelled for"),
+    ("vllm==", "runtime: vllm==: expected a release number"),
+])
+def test_bad_versions_name_the_runtime_field(runtime, words):
+    with pytest.raises(InputError) as e:
+        check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime=runtime))
+    assert str(e.value).startswith(words)
+
+
+def test_cli_takes_the_version_and_reports_it():
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--gpu", "h100", "--runtime",
+                        "vllm==0.19.0", "--json"], capture_output=True, text=True, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["runtime_version"] == "0.19.0"
+    bad = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--runtime", "vllm==x.y"],
+                         capture_output=True, text=True, env=ENV, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "runtime:" in bad.stderr
+
+
+def test_api_takes_the_same_field(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+
+    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", cors_origins=[])
+    with TestClient(app) as c:
+        ok = c.post("/api/v1/check", json={"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==0.19.0"})
+        assert ok.status_code == 200 and ok.json()["runtime_version"] == "0.19.0"
+        bad = c.post("/api/v1/check", json={"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==nope"})
+        assert bad.status_code == 422 and "runtime" in json.dumps(bad.json())
+
+
+
+def test_mcp_check_takes_the_version_and_the_backend(mcp_env):
+    """The MCP `check` tool's arguments are the request contract: the same runtime and backend fields."""
+    from test_mcp import cli_json, stdio_session, text_of
+
+    async def work(client):
+        return (await client.call_tool("check", {"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==0.19.0"}),
+                await client.call_tool("check", {"model": "qwen3-8b", "gpu": "rtx-3090", "backend": "vulkan"}))
+
+    versioned, vulkan = stdio_session(mcp_env, work)
+    assert json.loads(text_of(versioned))["runtime_version"] == "0.19.0"
+    assert json.loads(text_of(vulkan)) == cli_json(mcp_env, "check", "qwen3-8b", "--gpu", "rtx-3090",
+                                                   "--backend", "vulkan")
+
+
+@pytest.fixture
+def mcp_env(tmp_path):
+    pytest.importorskip("mcp")
+    from test_mcp import SRC
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": str(tmp_path), "PYTHONPATH": SRC, "COLUMNS": "120"}
+    for k in ("RUNLOCAL_DEBUG", "RUNLOCAL_DB_URL", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
+              "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_GPU_OVERHEAD"):
+        env.pop(k, None)
+    return env
