@@ -268,25 +268,11 @@ def test_sizes_and_tokens_as_the_cli_types_them(tmp_path):
 
 # --- bounded work -------------------------------------------------------------------------------------------
 
-@contextmanager
 def live_server(app):
-    import uvicorn
+    """The app served by uvicorn on a free loopback port (tests/browser.py's helper)."""
+    from browser import running_app
 
-    port_sock = socket.socket()
-    port_sock.bind(("127.0.0.1", 0))
-    port = port_sock.getsockname()[1]
-    port_sock.close()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    deadline = time.time() + 20
-    while not server.started and time.time() < deadline:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        t.join(10)
+    return running_app(app)
 
 
 def test_slow_plans_answer_503_while_cheap_requests_are_served(tmp_path, monkeypatch):
