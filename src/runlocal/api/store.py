@@ -45,6 +45,7 @@ from sqlalchemy import (
     type_coerce,
 )
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.pool import StaticPool
 
 # SQLite keeps ids in its 64-bit rowid (INTEGER PRIMARY KEY); PostgreSQL gets a BIGINT identity.
 ID = BigInteger().with_variant(Integer, "sqlite")
@@ -112,8 +113,12 @@ class BenchmarkStore:
         sqlite = self.url.startswith("sqlite")
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-        self.engine = create_engine(self.url, future=True, json_serializer=_strict_json,
-                                    connect_args={"timeout": 30} if sqlite else {})
+        in_memory = sqlite and self.url.rstrip("/") in ("sqlite:", "sqlite:/:memory:") or ":memory:" in self.url
+        # an in-memory SQLite database lives in its connection: one connection shared by every thread, or each
+        # pooled connection would see an empty database without the schema
+        pooling = {"poolclass": StaticPool} if in_memory else {}
+        self.engine = create_engine(self.url, future=True, json_serializer=_strict_json, **pooling,
+                                    connect_args=({"timeout": 30, "check_same_thread": not in_memory}) if sqlite else {})
         if self.engine.dialect.name == "sqlite":
             _sqlite_transactions(self.engine)
         self._create_schema()
