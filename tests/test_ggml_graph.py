@@ -153,9 +153,7 @@ def _records() -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def specs():
-    sys.path.insert(0, str(ROOT / "measurements" / "llamacpp"))
-    from make_zero_gguf import write_model
-
+    from runlocal.evidence.zero_gguf import write_model
     from runlocal.model.gguf import read_gguf
 
     out = {}

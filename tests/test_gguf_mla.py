@@ -7,7 +7,7 @@ src/models/deepseek2.cpp loads. llama-quantize (src/llama-quant.cpp) files both 
 take the ftype's default type, and attn_k_b's 128-element rows fall back from 256-blocks (tensor_type_fallback).
 
 The expected figures here are worked out from each model's config.json by hand, from the zero-weight GGUF that
-measurements/llamacpp/make_zero_gguf.py builds independently (the file llama.cpp loaded for the measured records),
+runlocal.evidence.zero_gguf builds independently (the file llama.cpp loaded for the measured records),
 and from llama.cpp's logged model buffers.
 """
 
@@ -107,11 +107,7 @@ def test_deepseek_v3_q4_k_m_mla_bytes_by_hand():
 
 
 def _zero_gguf_spec(tmp_path, model: str, weights: str):
-    sys.path.insert(0, str(ROOT / "measurements" / "llamacpp"))
-    try:
-        from make_zero_gguf import write_model
-    finally:
-        sys.path.pop(0)
+    from runlocal.evidence.zero_gguf import write_model
     from runlocal.model.gguf import read_gguf
 
     logging.getLogger("gguf").setLevel(logging.ERROR)
@@ -119,7 +115,7 @@ def _zero_gguf_spec(tmp_path, model: str, weights: str):
 
 
 def test_deepseek_v2_lite_view_is_the_measured_file_and_its_model_buffer(tmp_path):
-    # make_zero_gguf.py lists the tensors by hand from DeepSeek-V2-Lite's config.json (attn_k_b [nope, kv_lora,
+    # zero_gguf.py lists the tensors by hand from DeepSeek-V2-Lite's config.json (attn_k_b [nope, kv_lora,
     # n_head], attn_v_b [kv_lora, v, n_head], Q4_0 matrices, Q6_K output, F32 norms/routers); the catalog model
     # viewed as llama-quantize's Q4_0 must be that file, tensor for tensor
     measured = _zero_gguf_spec(tmp_path, "deepseek-v2-lite", "q4_0")

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from browser import CHROMIUM_FLAGS, chromium_path, running_app
+from runlocal.testing.browser import CHROMIUM_FLAGS, chromium_path, running_app
 
 pytestmark = pytest.mark.browser
 

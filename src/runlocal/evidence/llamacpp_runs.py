@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """runlocal's llama.cpp planner against real llama.cpp runs (measurements/llamacpp/data/*.jsonl).
 
 Every record is one llama.cpp context created by measurements/llamacpp/measure.py over a
-zero-weight GGUF written by measurements/llamacpp/make_zero_gguf.py, with the buffer sizes
+zero-weight GGUF written by runlocal.evidence.zero_gguf, with the buffer sizes
 llama.cpp logged (MiB, two decimals). For each record the planner is run under the record's
 settings and its buffers are compared per architecture and component:
 
@@ -21,17 +20,18 @@ Devices: CPU runs have one ("CPU"); CUDA runs a GPU ("CUDA0") and the host ("CPU
 "CUDA_Host", pinned host memory). Records llama.cpp refused (ok=false at context creation)
 must be predicted as refusals; records measure.py skipped (not attempted) are left out.
 
-The model is read back from the same GGUF header llama.cpp loaded (make_zero_gguf.py rebuilds
+The model is read back from the same GGUF header llama.cpp loaded (runlocal.evidence.zero_gguf rebuilds
 it, sparse, in a temporary folder; runlocal.model.gguf.read_gguf reads it), so the planner sees
 exactly the tensors, types and hyper-parameters llama.cpp saw. --catalog uses the embedded
 catalog's config.json instead (weights then follow from the catalog, not the file).
 
 After the summary it prints the public logs (measurements/public_logs: llama.cpp and Ollama, every record
 scored or shown with the reason it is not) and one summary per engine and component, vLLM's and
-transformers' from benchmarks/accuracy_vllm.py and accuracy_transformers.py (benchmarks/public_accuracy.py;
+transformers' from benchmarks/accuracy_vllm.py and accuracy_transformers.py (runlocal.evidence.public_scores;
 --no-public leaves these out).
 
   python benchmarks/accuracy.py [--data cpu.jsonl ...] [--catalog] [--records] [--no-public]
+  (the same as python -m runlocal.evidence.llamacpp_runs)
 """
 from __future__ import annotations
 
@@ -43,8 +43,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "measurements" / "llamacpp" / "data"
+from . import MEASUREMENTS
+from . import REPO as ROOT
+
+DATA = MEASUREMENTS / "llamacpp" / "data"
 MiB = 1 << 20
 CATALOG_ALIAS = {"phi-3-mini-4k": "phi-3-mini"}
 COMPONENTS = ("KV", "RS", "compute", "output", "model", "total")
@@ -67,10 +69,9 @@ def model_specs(names: set[tuple[str, str]], catalog: bool) -> dict:
     import logging
 
     logging.getLogger("gguf").setLevel(logging.ERROR)    # gguf-py's note on granite's per-layer head_count_kv
-    sys.path.insert(0, str(ROOT / "measurements" / "llamacpp"))
-    from make_zero_gguf import write_model
-
     from runlocal.model.gguf import read_gguf
+
+    from .zero_gguf import write_model
 
     specs = {}
     with tempfile.TemporaryDirectory() as d:
@@ -87,7 +88,8 @@ def settings_of(rec: dict):
     return Settings(ctx=rec["n_ctx_requested"] // n_seq, parallel=n_seq, batch=rec["n_batch"], ubatch=rec["n_ubatch"],
                     flash_attn=rec["flash_attn"], cache_type_k=rec["type_k"], cache_type_v=rec["type_v"],
                     kv_unified=bool(rec.get("kv_unified")), swa_full=bool(rec.get("swa_full")),
-                    n_gpu_layers=-2 if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0))   # -1 in llama-cpp-python: all (no --fit there)
+                    # -1 in llama-cpp-python: all layers (no --fit there)
+                    n_gpu_layers=-2 if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0))
 
 
 def targets_of(rec: dict):
@@ -211,13 +213,14 @@ def main(argv=None) -> int:
     ap.add_argument("--detail", action="store_true", help="per architecture, device and component")
     ap.add_argument("--worst", type=int, default=0, help="print the N worst records per component")
     ap.add_argument("--no-public", action="store_true",
-                    help="leave out the public-log sections and the all-engines summary (benchmarks/public_accuracy.py)")
+                    help="leave out the public-log sections and the all-engines summary (runlocal.evidence.public_scores)")
     a = ap.parse_args(argv)
 
     records = load_records(a.data)
     specs = model_specs({(r["model"], r["weight_type"]) for r in records}, a.catalog)
     rows, refusals = evaluate(records, specs)
-    src = "the embedded catalog (config.json)" if a.catalog else "the GGUF header llama.cpp loaded (make_zero_gguf.py → read_gguf)"
+    src = ("the embedded catalog (config.json)" if a.catalog
+           else "the GGUF header llama.cpp loaded (make_zero_gguf.py → read_gguf)")
     files = ", ".join(str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p) for p in a.data if p.exists())
     n_ok = len({r["key"] for r in rows})
     print(f"llama.cpp planner vs {n_ok} logged contexts ({files}); models from {src}")
@@ -245,8 +248,7 @@ def main(argv=None) -> int:
             for r in sub:
                 print(f"  {comp:8s} {r['device']:5s} {r['logged']:10.2f} {r['predicted']:10.2f}  {r['key']}")
     if not a.no_public:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from public_accuracy import report_public
+        from .public_scores import report_public
 
         report_public(rows)
     return 0

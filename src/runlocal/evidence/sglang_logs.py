@@ -25,22 +25,19 @@ listed with the reason; their figures are shown but not scored.
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "measurements"))     # public_logs/load.py, stdlib only
+from runlocal.model.catalog import lookup
+from runlocal.plan import estimate
+from runlocal.runtimes import get_runtime
+from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.sglang import CUDA_CONTEXT, GiB, MiB, SGLang, default_mem_fraction_static  # noqa: F401
 
-from public_logs.load import load_jsonl  # noqa: E402
+from . import MEASUREMENTS
+from . import REPO as ROOT
+from .public_logs import load_jsonl
 
-from runlocal.model.catalog import lookup  # noqa: E402
-from runlocal.plan import estimate  # noqa: E402
-from runlocal.runtimes import get_runtime  # noqa: E402
-from runlocal.runtimes.base import Settings, Target  # noqa: E402
-from runlocal.runtimes.sglang import CUDA_CONTEXT, GiB, MiB, SGLang, default_mem_fraction_static  # noqa: E402,F401
-
-DATA = ROOT / "measurements" / "public_logs" / "sglang.jsonl"
+DATA = MEASUREMENTS / "public_logs" / "sglang.jsonl"
 REQUIRED = ("source_url", "sglang_version", "gpu", "gpu_count", "model", "settings", "logged", "excerpt", "planner")
 ROUNDING = 0.005            # SGLang prints GiB with two decimals
 
@@ -265,7 +262,7 @@ def main() -> int:
                   + (f"  logged default {lg}" if lg is not None else "  (this run's version used "
                      f"{fraction(r['rec'])}: a different default rule)"))
     m = lookup("qwen3-32b")
-    print(f"   qwen3-32b on an H100 by TP: " + ", ".join(
+    print("   qwen3-32b on an H100 by TP: " + ", ".join(
         f"TP {tp} {default_mem_fraction_static(81559, 8192, 256 if tp < 4 else 512, tp, 1, False)}"
         for tp in (1, 2, 4)) + f"  (#29092 reports 0.828; {m.repo_id})")
 

@@ -9,7 +9,7 @@ Target: median absolute decode error <= 15% in every device class.
 
 Run: python benchmarks/speed_accuracy.py            # evaluate the constants in speed.FIT
      python benchmarks/speed_accuracy.py --fit      # refit them and print the table
-     python benchmarks/speed_accuracy.py --write    # refit and write the table into src/runlocal/hardware/speed.py
+     python benchmarks/speed_accuracy.py --write    # refit and write them to src/runlocal/data/speed_fit.json
      python benchmarks/speed_accuracy.py --quiet    # summary only
 """
 
@@ -21,9 +21,8 @@ import re
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+from dataclasses import dataclass, fields
+from functools import cache
 
 from runlocal.hardware import speed as S
 from runlocal.hardware.catalog import find_device
@@ -31,8 +30,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "measurements" / "speed"
+from . import MEASUREMENTS
+
+DATA = MEASUREMENTS / "speed"
 DECODE_TARGET = 0.15
 # A class or class/backend gets constants of its own only with this much data; otherwise it inherits its parent's
 # (class → all devices): three decode constants from a handful of records would fit noise. A prefill efficiency
@@ -97,12 +97,12 @@ def parse_test(test: str) -> tuple[str, int, int]:
     return m.group(1), int(m.group(2)), int(m.group(3) or 0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _model(alias: str):
     return lookup(alias)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _weights(alias: str, quant: str) -> float:
     return float(estimate(_model(alias), quant).total)
 
@@ -294,21 +294,23 @@ def refit(rows: list[Row]) -> tuple[dict[str, S.Fit], float, float]:
     return kept, split_ms, attn
 
 
-def fit_block(consts: dict[str, S.Fit]) -> str:
-    lines = ["    # --- BEGIN FIT (generated) ---", *(f'    "{k}": {v!r},' for k, v in consts.items()),
-             "    # --- END FIT ---"]
-    return "\n".join(lines)
+def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float) -> dict:
+    """What ``src/runlocal/data/speed_fit.json`` holds: the fitted constants, in the order refit makes them."""
+    return {"_source": S.FIT_SOURCE,
+            "fit": {k: {f.name: getattr(v, f.name) for f in fields(v)} for k, v in consts.items()},
+            "split_overhead_ms": split_ms, "attn_factor": attn}
 
 
-SPEED_PY = ROOT / "src" / "runlocal" / "hardware" / "speed.py"
+def fit_json(doc: dict) -> str:
+    """The file's text: one line per device class, so a refit's diff reads per class."""
+    fit = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["fit"].items())
+    return (f'{{\n  "_source": {json.dumps(doc["_source"])},\n  "fit": {{\n{fit}\n  }},\n'
+            f'  "split_overhead_ms": {json.dumps(doc["split_overhead_ms"])},\n'
+            f'  "attn_factor": {json.dumps(doc["attn_factor"])}\n}}\n')
 
 
-def write_fit(block: str, split_ms: float, attn: float) -> None:
-    text = SPEED_PY.read_text()
-    text = re.sub(r"    # --- BEGIN FIT \(generated\) ---.*?    # --- END FIT ---", lambda m: block, text, flags=re.S)
-    text = re.sub(r"^SPLIT_OVERHEAD_MS = [\d.]+", f"SPLIT_OVERHEAD_MS = {split_ms}", text, flags=re.M)
-    text = re.sub(r"^ATTN_FACTOR = [\d.]+", f"ATTN_FACTOR = {attn}", text, flags=re.M)
-    SPEED_PY.write_text(text)
+def write_fit(text: str) -> None:
+    S.FIT_PATH.write_text(text, encoding="utf-8")
 
 
 # --- reporting ------------------------------------------------------------------------------------------------
@@ -381,11 +383,11 @@ def main(argv: list[str]) -> int:
     if "--fit" in argv or "--write" in argv:
         consts, split_ms, attn = refit(rows)
         S.ATTN_FACTOR = attn
-        block = fit_block(consts)
-        print(f"\n{block}\nSPLIT_OVERHEAD_MS = {split_ms}\nATTN_FACTOR = {attn}")
+        text = fit_json(fit_document(consts, split_ms, attn))
+        print(f"\n{text}", end="")
         if "--write" in argv:
-            write_fit(block, split_ms, attn)
-            print(f"written to {SPEED_PY.relative_to(ROOT)}")
+            write_fit(text)
+            print(f"written to {S.FIT_PATH}")
     else:
         consts, split_ms = S.FIT, S.SPLIT_OVERHEAD_MS
     stats = report(rows, consts, split_ms, quiet="--quiet" in argv)

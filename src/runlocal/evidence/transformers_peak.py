@@ -9,7 +9,7 @@ compared with torch.cuda.max_memory_allocated − the weights.
 SDPA and eager-attention records are scored (the planner is given the record's attn_implementation);
 the summary gives each on its own line and both together.
 
-Run: python benchmarks/accuracy_transformers.py
+Run: python benchmarks/accuracy_transformers.py (or python -m runlocal.evidence.transformers_peak)
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
+from . import MEASUREMENTS
+
+DATA = MEASUREMENTS / "transformers" / "data" / "cuda_peak.jsonl"
 MiB = 1 << 20
 # torch allocates cuBLAS's workspace through its caching allocator, so max_memory_allocated includes it
 # (~32 MiB here, measurements/transformers/README.md); the planner books it under overhead (cuBLAS).

@@ -28,24 +28,33 @@ from the logged token count is scored from it (no memory figures).
 from __future__ import annotations
 
 import statistics
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "measurements"))     # public_logs/load.py, stdlib only
+from runlocal.model.catalog import lookup
+from runlocal.plan import estimate
+from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.vllm import (
+    CONCURRENCY_REPORT_ENGINES,
+    SERVE_LIMITS_LARGE,
+    SERVE_LIMITS_SMALL,
+    UNIFIED_KV_ENGINES,
+    VLLM,
+    GiB,
+    KVGroup,
+    KVPool,
+    budget_split,
+    gated_deltanet_state_bytes,
+    kv_groups,
+    kv_pool,
+    mamba_cache_mode,
+    serve_limits,
+)
 
-from public_logs.load import load_jsonl  # noqa: E402
+from . import MEASUREMENTS
+from . import REPO as ROOT
+from .public_logs import load_jsonl
 
-from runlocal.model.catalog import lookup  # noqa: E402
-from runlocal.plan import estimate  # noqa: E402
-from runlocal.runtimes.base import Settings, Target  # noqa: E402
-from runlocal.runtimes.vllm import (CONCURRENCY_REPORT_ENGINES, SERVE_LIMITS_LARGE, SERVE_LIMITS_SMALL,  # noqa: E402
-                                    UNIFIED_KV_ENGINES, VLLM, GiB, KVGroup, KVPool, budget_split,
-                                    gated_deltanet_state_bytes, kv_groups, kv_pool, mamba_cache_mode,
-                                    serve_limits)
-
-DATA = ROOT / "measurements" / "public_logs" / "vllm.jsonl"
+DATA = MEASUREMENTS / "public_logs" / "vllm.jsonl"
 # `LLM(...)` (the offline class) defaults to twice the batched tokens of `vllm serve` in V1
 LLM_CLASS_TOKENS = {SERVE_LIMITS_LARGE: 16384, SERVE_LIMITS_SMALL: 8192}
 
@@ -180,6 +189,13 @@ def pct(pred: float, real: float) -> float | None:
     return 100.0 * (pred - real) / abs(real)
 
 
+def _peak_above_weights(logged: dict) -> float | None:
+    """torch's peak above the weights, where the log gives the peak and not the activation figure itself."""
+    if "peak_torch_memory_gib" in logged:
+        return logged["peak_torch_memory_gib"] - logged["weights_gib"]
+    return None
+
+
 def rows(records: list[dict]) -> list[dict]:
     table = []
     for i, rec in enumerate(records):
@@ -203,8 +219,7 @@ def rows(records: list[dict]) -> list[dict]:
                            err_conc=pct(a.max_concurrency, lg.get("max_concurrency")) if lg.get("max_concurrency") else None,
                            refused_pred=a.refusal is not None, refused_real=bool(lg.get("refused")),
                            weights=(b.weights / GiB, lg.get("weights_gib")),
-                           activation=(act_pred, lg.get("activation_peak_gib",
-                                       (lg["peak_torch_memory_gib"] - lg["weights_gib"]) if "peak_torch_memory_gib" in lg else None)),
+                           activation=(act_pred, lg.get("activation_peak_gib", _peak_above_weights(lg))),
                            non_torch=(b.non_torch / GiB, lg.get("non_torch_memory_gib")),
                            kv_gib=(kv_pred, lg.get("kv_cache_memory_gib", lg.get("available_kv_cache_memory_gib"))))
             if "conc_from_tokens" in res:

@@ -1,0 +1,12 @@
+"""Speed model vs public measurements; --fit / --write refit its constants (src/runlocal/data/speed_fit.json).
+
+The records and their scoring are runlocal.evidence.speed_fit (its docstring says what is compared and how);
+this script prints its report: python benchmarks/speed_accuracy.py [--help]
+"""
+
+import sys
+
+from runlocal.evidence.speed_fit import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
