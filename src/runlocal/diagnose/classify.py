@@ -54,8 +54,9 @@ import io
 import os
 import re
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from . import kb, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
@@ -139,10 +140,10 @@ def _anchor(pattern: str) -> str:
     """The longest literal run a pattern requires (lower-cased), or "" when there is none."""
     try:
         from re import _parser as sre_parse  # Python ≥ 3.11
-        from re._constants import LITERAL, BRANCH
+        from re._constants import BRANCH, LITERAL
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_parse  # type: ignore[no-redef]
-        from sre_constants import LITERAL, BRANCH  # type: ignore[no-redef]
+        from sre_constants import BRANCH, LITERAL  # type: ignore[no-redef]
     parsed = list(sre_parse.parse(pattern))
     if len(parsed) == 1 and parsed[0][0] is BRANCH:  # a|b at top level: no literal is required
         return ""
