@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -102,7 +101,7 @@ def test_deepseek_v3_q4_k_m_mla_bytes_by_hand():
     # (256 × 7168) and 58 exp_probs_b (256)
     f32 = 61 * (2 * 7168 + 1536 + 512) + 7168 + 58 * 256 * 7168 + 58 * 256
     assert by_type["F32"] == 4 * f32
-    from runlocal.quant import gguf_table      # the shipped table (what `runlocal check` reads) is regenerated
+    from runlocal.quant import gguf_table  # the shipped table (what `runlocal check` reads) is regenerated
     assert gguf_table.catalog_weights(lookup("deepseek-v3"), "Q4_K_M") == by_type
 
 

@@ -6,7 +6,6 @@ whether that was logged or assumed). benchmarks/accuracy_vllm.py prints the whol
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -17,8 +16,19 @@ from runlocal.model.catalog import lookup
 from runlocal.plan import estimate, make_plan
 from runlocal.runtimes import get_runtime
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.vllm import (BLOCK_SIZE, CUDA_GRAPH_BYTES, DEFAULT_ENGINE, SERVE_LIMITS_LARGE,
-                                    SERVE_LIMITS_SMALL, VLLM, GiB, budget_split, kv_groups, kv_pool, serve_limits)
+from runlocal.runtimes.vllm import (
+    BLOCK_SIZE,
+    CUDA_GRAPH_BYTES,
+    DEFAULT_ENGINE,
+    SERVE_LIMITS_LARGE,
+    SERVE_LIMITS_SMALL,
+    VLLM,
+    GiB,
+    budget_split,
+    kv_groups,
+    kv_pool,
+    serve_limits,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

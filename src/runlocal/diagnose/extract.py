@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 MAX_LINE = 64 * 1024
 
@@ -92,8 +92,11 @@ def _rule(trigger: str | tuple[str, ...], pattern: str, flags: int = re.I):
 
 
 def _set_size(key: str, num_group: int = 1, unit_group: int | None = 2, unit: str | None = None):
+    if not unit and unit_group is None:
+        raise ValueError(f"{key}: a size needs its unit or the group that holds it")
+
     def handler(m: re.Match[str], ex: Extractor) -> None:
-        ex.set(key, size_to_bytes(m.group(num_group), unit or m.group(unit_group)))
+        ex.set(key, size_to_bytes(m.group(num_group), unit or m.group(cast(int, unit_group))))
     return handler
 
 

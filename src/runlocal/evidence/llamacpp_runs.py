@@ -101,7 +101,7 @@ def targets_of(rec: dict):
     return [host]
 
 
-def logged(rec: dict) -> dict[str, dict[str, float]]:
+def logged(rec: dict) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], int]]:
     """Logged MiB per device ("gpu" / "host") and component."""
     out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     n_printed: dict[tuple[str, str], int] = defaultdict(int)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from runlocal.hardware import speed as S
-from runlocal.hardware.catalog import find_device
+from runlocal.hardware.catalog import Device, find_device
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -110,7 +110,7 @@ def _weights(alias: str, quant: str) -> float:
 @dataclass
 class Row:
     rec: dict
-    device: object
+    device: Device
     klass: str
     backend: str
     kind: str                 # "tg" | "pp"
@@ -222,6 +222,7 @@ def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
     for r in rows:
         if r.kind == "tg" and r.n_devices > 1:
             p = predict_row(r, consts, 0.0)
+            assert p is not None        # a decode row always has a prediction
             extra.append((1 / r.measured - 1 / p) * 1e3 / (r.n_devices - 1))
     return round(statistics.median(extra), 3) if extra else S.SPLIT_OVERHEAD_MS
 
@@ -267,7 +268,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         pf = [r for r in pp if S.is_float_quant(r.quant)]
         vals = [*dec, fit_prefill(pq, False) if not fallback or len(pq) >= 2 else fallback.prefill_eff_quant,
                 fit_prefill(pf, True) if not fallback or len(pf) >= 2 else fallback.prefill_eff_float]
-        return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))
+        # the decode constants are always fitted; only a prefill efficiency may be None
+        return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
     glob = one(single, None)
     consts = {"*": glob}

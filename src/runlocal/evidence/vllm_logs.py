@@ -142,7 +142,9 @@ def plan_record(rec: dict) -> dict | None:
         groups = layout_groups(p["kv_layout"], tp, kv)
         mode = p["kv_layout"].get("mamba_cache_mode", "none")
     out: dict = {"model": model}
-    ctx = rec["settings"].get("max_model_len") or model.max_position_embeddings
+    ctx = rec["settings"].get("max_model_len") or (model and model.max_position_embeddings)
+    if not ctx:
+        raise ValueError(f"{rec['source_url']}: no max_model_len and no catalog model to take it from")
     if p.get("gpu_total_gib") and model is not None:
         capacity = int(p["gpu_total_gib"] * GiB)
         gpu = Target(rec["gpu"], "gpu", capacity)

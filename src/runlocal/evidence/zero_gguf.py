@@ -502,6 +502,7 @@ def write_model(model: str, out_dir: Path, weights: str = "q4_0") -> dict:
     w.write_header_to_file(path)
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
+    assert w.fout is not None       # write_header_to_file(path) opened it
     fout = w.fout[0]
     header_end = fout.tell()
     data_start = gguf.GGUFWriter.ggml_pad(header_end, w.data_alignment)
