@@ -107,7 +107,7 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
     if sink:
         sink.close()
     times = [t for t, _ in out]
-    print(_summary("in-process plan", times) + f"   (target median ≤ 20, worst ≤ 100 ms)")
+    print(_summary("in-process plan", times) + "   (target median ≤ 20, worst ≤ 100 ms)")
     if skipped:
         print(f"  {len(skipped)} rows over the {timeout:g} s limit, left out of the figures: "
               + ", ".join("/".join(str(x) for x in r) for r in skipped[:10]) + (" …" if len(skipped) > 10 else ""))

@@ -24,7 +24,8 @@ KINDS = ("unit", "accuracy", "integration", "browser")
 SLOW_KINDS = {"accuracy", "integration", "browser"}
 # Files not yet in a folder of their kind (/work/wt/_notes/structure-testmoves.sh moves them); unlisted: unit.
 KIND_OF = {
-    "test_catalog_data.py": "accuracy", "test_diagnose_signals.py": "accuracy", "test_ggml_graph.py": "accuracy",
+    "test_catalog_data.py": "accuracy", "test_commands_as_pasted.py": "accuracy",
+    "test_diagnose_signals.py": "accuracy", "test_ggml_graph.py": "accuracy",
     "test_ggml_types.py": "accuracy", "test_gguf_mix.py": "accuracy", "test_gguf_mla.py": "accuracy",
     "test_gguf_names_table.py": "accuracy", "test_gguf_table.py": "accuracy", "test_hf_config.py": "accuracy",
     "test_llamacpp_accuracy.py": "accuracy", "test_llamacpp_buffers.py": "accuracy",

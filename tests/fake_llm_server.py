@@ -15,7 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 @contextmanager
 def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = None, max_parallel: int = 1000,
-                token_delay: float = 0.002):
+                token_delay: float = 0.002, hostile_from: int = 0):
+    """``mode``: ok, stall, malformed, or for prompts of ``hostile_from`` tokens and more: endless (valid
+    chunks forever), endless_line (one line that never ends), flood (valid chunks as fast as possible)."""
     state = {"requests": 0, "active": 0}
     lock = threading.Lock()
     holder: dict = {}
@@ -82,6 +84,9 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
                 if mode == "malformed":
                     self.wfile.write(b"data: {this is not json\n\n")
                     return
+                if mode in ("endless", "endless_line", "flood") and tokens >= hostile_from:
+                    self._hostile(mode, token_delay)
+                    return
                 for i in range(body.get("max_tokens", 16)):
                     time.sleep(token_delay)
                     chunk = {"choices": [{"text": f" t{i}", "index": 0}]}
@@ -92,6 +97,19 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
             finally:
                 with lock:
                     state["active"] -= 1
+
+        def _hostile(self, mode, delay):
+            chunk = f"data: {json.dumps({'choices': [{'text': ' t', 'index': 0}]})}\n\n".encode()
+            try:
+                if mode == "endless_line":
+                    self.wfile.write(b"data: {\"choices\": [{\"text\": \"")
+                while True:   # until the client hangs up
+                    self.wfile.write(b"x" * 65536 if mode == "endless_line" else chunk * (64 if mode == "flood" else 1))
+                    if mode == "endless":
+                        self.wfile.flush()
+                        time.sleep(delay)
+            except OSError:
+                return
 
         def _ollama(self, body, kept):
             n = body.get("options", {}).get("num_predict", 16)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from gguf import GGMLQuantizationType as Q, GGUFValueType as T
+from gguf import GGMLQuantizationType as Q
+from gguf import GGUFValueType as T
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
 
@@ -144,6 +147,17 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-swa-pattern-short", gguf_bytes(llama_kv() + [
         ("llama.attention.sliding_window", T.UINT32, 512),
         ("llama.attention.sliding_window_pattern", T.ARRAY, (T.BOOL, [True]))], llama_tensors()))
+    put("gguf-mamba-no-tensors", gguf_bytes([
+        ("general.architecture", T.STRING, "mamba"), ("mamba.block_count", T.UINT32, 2),
+        ("mamba.embedding_length", T.UINT32, 256), ("mamba.attention.head_count", T.UINT32, 0),
+        ("mamba.ssm.inner_size", T.UINT32, 512), ("mamba.ssm.state_size", T.UINT32, 16),
+        ("mamba.ssm.conv_kernel", T.UINT32, 4), ("tokenizer.ggml.tokens", T.ARRAY, (T.STRING, ["a", "b"]))], []))
+    put("gguf-mamba-norms-only", gguf_bytes([
+        ("general.architecture", T.STRING, "mamba"), ("mamba.block_count", T.UINT32, 2),
+        ("mamba.embedding_length", T.UINT32, 256), ("mamba.attention.head_count", T.UINT32, 0),
+        ("mamba.ssm.inner_size", T.UINT32, 512), ("mamba.ssm.state_size", T.UINT32, 16),
+        ("mamba.ssm.conv_kernel", T.UINT32, 4), ("tokenizer.ggml.tokens", T.ARRAY, (T.STRING, ["a", "b"]))],
+        [("output_norm.weight", [256], Q.F32)]))
     put("gguf-no-vocab", gguf_bytes([e for e in llama_kv() if e[0] != "tokenizer.ggml.tokens"],
                                     [t for t in llama_tensors() if t[0] != "token_embd.weight"]))
 
@@ -360,9 +374,120 @@ def safetensors_cases() -> dict[str, Callable[[Path], Path]]:
     return c
 
 
+# ------------------------------------------------------------------------------------------------
+# `runlocal snapshot` inputs: pickles that expand by reference, huge integers, a torch.save zip
+
+def snapshot_cases() -> dict[str, Callable[[Path], Path]]:
+    import pickle
+    import zipfile
+
+    c: dict[str, Callable[[Path], Path]] = {}
+    ev = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "time_us": 1, "frames": []}
+    block = {"address": 1, "size": 1, "requested_size": 1, "state": "active_allocated", "frames": []}
+
+    def put(name: str, make: Callable[[], object], suffix: str = ".pickle") -> None:
+        def write(folder: Path) -> Path:
+            p = folder / f"{name}{suffix}"
+            with open(p, "wb") as f:
+                pickle.dump(make(), f, protocol=4)
+            return p
+        c[name] = write
+
+    # 4 MB: two million references to one event / one block (torch writes each entry once)
+    put("snapshot-shared-events-4MB", lambda: {"segments": [], "device_traces": [[ev] * 2_000_000]})
+    put("snapshot-shared-blocks-4MB", lambda: {"segments": [{"device": 0, "address": 0, "total_size": 1,
+                                                              "blocks": [block] * 2_000_000}], "device_traces": []})
+    put("snapshot-huge-ints", lambda: {"segments": [], "device_traces": [[
+        dict(ev, size=1 << 100_000, time_us=1 << 200_000), dict(ev, action="free_completed")]]})
+    put("snapshot-many-devices", lambda: {"segments": [{"device": d, "blocks": []} for d in range(100_000)],
+                                          "device_traces": []})
+
+    def torch_zip(folder: Path) -> Path:
+        p = folder / "snapshot-torch-save.pt"
+        with zipfile.ZipFile(p, "w") as z:     # the layout torch.save writes since 1.6
+            z.writestr("archive/data.pkl", b"\x80\x02}q\x00(X\x01\x00\x00\x00wq\x01ctorch._utils\n_rebuild\n.")
+            z.writestr("archive/version", b"3\n")
+        return p
+    c["snapshot-torch-save"] = torch_zip
+    return c
+
+
+def snapshot_dag(folder: Path) -> Path:
+    """A valid snapshot whose frame filename is a list of 2^200 paths built from shared references:
+    str() of it never ends; the reader must not walk it."""
+    import pickle
+
+    nested: list = ["x"]
+    for _ in range(200):
+        nested = [nested, nested]
+    frame = {"filename": nested, "line": nested, "name": "f"}
+    ev = {"action": "alloc", "addr": 1, "size": 1, "stream": 0, "time_us": 1, "frames": [frame]}
+    p = folder / "snapshot-dag.pickle"
+    p.write_bytes(pickle.dumps({"segments": [], "device_traces": [[ev]]}))
+    return p
+
+
 def all_cases() -> dict[str, Callable[[Path], Path]]:
     return {**gguf_cases(), **config_cases(), **safetensors_cases()}
 
 
 def build(folder: Path) -> dict[str, Path]:
     return {name: make(folder) for name, make in all_cases().items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# running one case through the CLI, bounded and measured
+
+AS_LIMIT = 1 << 30          # address space of the child: a reader that tries to allocate more fails loudly
+
+
+@dataclass
+class Outcome:
+    name: str
+    returncode: int
+    stderr: str
+    stdout: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+
+    @property
+    def clean(self) -> bool:
+        lines = self.stderr.strip().splitlines()
+        return (self.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ")
+                and "Traceback" not in self.stderr)
+
+
+def run_cli(name: str, args: list[str], *, timeout: float = 60.0, env: dict | None = None) -> Outcome:
+    """``runlocal <args>`` in a child limited to AS_LIMIT of address space. Its peak RSS is VmHWM of its
+    own process image, which the child writes at exit (wait4's ru_maxrss would include the parent's pages,
+    copied at fork and counted before exec); its CPU time comes from wait4."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+    import time
+
+    code = (f"import atexit, os, resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({AS_LIMIT}, {AS_LIMIT})); "
+            "atexit.register(lambda: open(os.environ['HOSTILE_HWM'], 'w').write(open('/proc/self/status').read())); "
+            "sys.argv = ['runlocal'] + sys.argv[1:]; runpy.run_module('runlocal.cli', run_name='__main__')")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".status") as hwm:
+        start = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=out, stderr=err,
+                             env=dict(env or os.environ, HOSTILE_HWM=hwm.name))
+        timer = threading.Timer(timeout, p.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        peak_kb = next((int(line.split()[1]) for line in hwm.read().splitlines() if line.startswith("VmHWM:")),
+                       usage.ru_maxrss)
+        return Outcome(name, p.returncode, err.read().decode(errors="replace"), out.read().decode(errors="replace"),
+                       wall, usage.ru_utime + usage.ru_stime, peak_kb / 1024)

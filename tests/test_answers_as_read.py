@@ -109,7 +109,7 @@ def test_mxfp4_as_users_spell_it_is_the_gguf_type(runtime):
 def test_no_verdict_turns_on_an_assumed_ram_size():
     # 16×H100 and no --ram: vLLM's swap-space check needs more than an assumed 32 GiB; the answer names the
     # size it needs and the flag, instead of refusing over a number nobody gave
-    plan, notes = ask("runlocal check kimi-k2 --runtime vllm --gpu 16xh100")
+    plan, _notes = ask("runlocal check kimi-k2 --runtime vllm --gpu 16xh100")
     assert plan.verdict != "does_not_fit"
     assert any("RAM ≥" in c and "--ram" in c for c in plan.conditions), plan.conditions
     given, _ = ask("runlocal check kimi-k2 --runtime vllm --gpu 16xh100 --ram 1T")
@@ -129,8 +129,11 @@ def test_a_cpu_only_plan_reads_as_one():
     text = read("runlocal check llama-3.1-8b --gpu none")
     assert "GPU" not in text.replace("-ngl 0", "")
     assert "RAM" in text and "fits if RAM ≥" in text
-    plan, _ = ask("runlocal check llama-3.1-70b --gpu none --ram 32G --ctx 8k")
-    assert plan.fixes and not any("-ngl" in f.command.replace("-ngl 0", "") or "GPU" in f.title for f in plan.fixes)
+    for question in ("runlocal check llama-3.1-70b --gpu none --ram 32G --ctx 8k",
+                     "runlocal check llama-3.1-8b --gpu none --ram 21.5G"):     # a laptop: no GPU, no --ctx
+        plan, _ = ask(question)
+        assert plan.fixes and not any("-ngl" in f.command.replace("-ngl 0", "") or "GPU" in f.title + f.effect
+                                      for f in plan.fixes), question
 
 
 def test_a_context_past_the_trained_one_is_warned_with_the_scaling_it_needs():
@@ -184,11 +187,101 @@ def test_wide_terminals_use_the_width():
 
 def _cli(*args):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "100"}
-    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env, check=False,
                           timeout=120)
 
 
-def test_help_lists_the_six_runtimes():
-    out = _cli("check", "--help").stdout
+@pytest.mark.parametrize("command", ["check", "best", "compare", "cost", "explain"])
+def test_help_lists_the_six_runtimes(command):
+    out = _cli(command, "--help").stdout
     for name in ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx"):
         assert name in out, name
+
+
+def test_errors_id_prints_that_entry():
+    r = _cli("errors", "cuda-oom-load")
+    assert r.returncode == 0
+    assert r.stdout.startswith("cuda-oom-load: CUDA out of memory while loading or starting the model")
+    assert "Cause:" in r.stdout and "What to do:" in r.stdout
+
+
+def test_an_unknown_hub_id_offline_fails_at_once_with_the_true_reason(tmp_path, monkeypatch):
+    import time
+
+    import huggingface_hub.constants as c
+
+    from runlocal.errors import RemoteError
+    from runlocal.model.resolve import resolve_model
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(c, "ENDPOINT", "http://127.0.0.1:9")      # nothing listens: the network is down
+    start = time.monotonic()
+    with pytest.raises(RemoteError, match="offline, and not in the catalog or the Hugging Face cache"):
+        resolve_model("someone/unknown-model")
+    assert time.monotonic() - start < 5                             # not huggingface_hub's retries
+
+
+# --- loose device names ----------------------------------------------------------------------------------
+
+def test_a_laptop_name_resolves_to_its_chip_and_the_variant_is_said():
+    from runlocal.hardware.catalog import find_device
+
+    assert find_device("macbook pro m3 max").id == "m3-max-36gb"
+    assert find_device("Mac Studio M2 Ultra 192GB").id == "m2-ultra-192gb"
+    assert find_device("m3 pro").id == "m3-pro-18gb"             # "pro" of the chip is kept
+    _, notes = ask("runlocal check llama-3.1-8b --runtime mlx --gpu 'macbook pro m3 max'")
+    (note,) = [n for n in notes if "is taken as" in n]
+    assert "Apple M3 Max 36GB" in note and "48, 64, 96, 128 GB" in note and "--gpu m3-max-128gb" in note
+    _, notes = ask("runlocal check llama-3.1-8b --runtime mlx --gpu 'm3 max 64gb'")
+    assert not any("is taken as" in n for n in notes)           # a named size is not second-guessed
+
+
+def test_vllm_on_a_cpu_only_machine_is_planned_as_its_cpu_backend():
+    # `vllm serve` on the CPU backend keeps VLLM_CPU_KVCACHE_SPACE (4 GiB unset) of KV, not 90 % of the RAM:
+    # Llama 3.1 8B's 128 KiB/token hold 32,768 tokens, so its 131,072-token default refuses to start
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime vllm --gpu none --ram 64G")
+    assert plan.allocation.kv_cache_tokens == 4 * 2**30 // (128 * 1024)
+    assert plan.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE" in plan.allocation.refusal
+    assert plan.max_context == 32768
+    assert any("--max-model-len 32768" in f.command for f in plan.fixes)
+
+
+def test_fix_titles_read_as_said():
+    from runlocal.fixes import _quant_title
+
+    assert _quant_title("IQ4_XS") == "Use an IQ4_XS GGUF" and _quant_title("Q4_K_M") == "Use a Q4_K_M GGUF"
+
+
+def test_best_under_a_budget_says_the_prices_are_launch_prices():
+    from runlocal.render.choose_text import render_best
+
+    doc = {"model": {"id": "qwen3-30b-a3b"}, "runtime": "llama.cpp", "ctx": 8192, "price_basis": "launch",
+           "budget_usd": 1000, "over_budget": 47, "ranked": [], "unpriced": [], "notes": []}
+    text = render_best(doc)
+    assert "launch prices" in text and "--used" in text and "RTX 3090" in text
+    assert "--used compares" not in render_best({**doc, "price_basis": "used"})
+
+
+def test_cost_without_a_catalog_price_says_why_in_the_owning_column():
+    from runlocal.render.choose_text import render_cost
+
+    own = {"purchase_usd": None, "amortised_per_year_usd": None, "electricity_per_year_usd": 367.9,
+           "kwh_per_year": 2044, "per_year_usd": None, "per_million_tokens_usd": None}
+    rent = {"usd_per_hour": 2.69, "per_year_usd": 7854.8, "per_million_tokens_usd": 5.454, "offer": None}
+    doc = {"model": "llama-3.1-8b", "spec": "h100-sxm", "run": None, "own": own, "rent": rent, "cheaper": None,
+           "notes": [], "assumptions": {"hours_per_day": 8, "years": 3, "kwh_price_usd": 0.18, "utilization": 1}}
+    purchase = next(line for line in render_cost(doc).splitlines() if line.startswith("purchase"))
+    assert "no catalog price: --price USD" in purchase
+
+
+def test_compare_plans_one_quant_for_every_device():
+    # `runlocal compare rtx-4090 rtx-3060-12gb --model qwen3-14b`: the 12 GB card fits Q5_K_M at best, the 4090
+    # Q8_0; the rows share Q5_K_M so their speeds compare the cards, and each keeps its own best beside it
+    from runlocal.compare import compare_devices
+
+    rows = compare_devices(["rtx-4090", "rtx-3060-12gb"], model="qwen3-14b")
+    assert len({r["quant"] for r in rows}) == 1
+    assert rows[0]["best_quant"] != rows[1]["best_quant"]
+    each = compare_devices(["rtx-4090", "rtx-3060-12gb"], model="qwen3-14b", best_quant_each=True)
+    assert [r["quant"] for r in each] == [r["best_quant"] for r in rows]

@@ -46,8 +46,8 @@ TAGS = json.loads(resources.files("runlocal.data").joinpath("ollama_tags.json").
 LIBRARY_NAMES = {e["library"] for e in TAGS["models"].values() if e["library"]}
 RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
 # variations a plan or a fix prints: the defaults, a quantized KV cache with several sequences, tensor parallel
-VARIANTS = [dict(ctx=8192), dict(ctx=32768, parallel=2, cache_type_k="{kv}", cache_type_v="{kv}", n_gpu_layers=20),
-            dict(ctx=4096, tp=2, quant="Q8_0")]
+VARIANTS = [{"ctx": 8192}, {"ctx": 32768, "parallel": 2, "cache_type_k": "{kv}", "cache_type_v": "{kv}", "n_gpu_layers": 20},
+            {"ctx": 4096, "tp": 2, "quant": "Q8_0"}]
 KV_NAMES = {"vllm": "fp8", "sglang": "fp8", "transformers": "f16"}    # each runtime's own quantized-KV spelling
 
 

@@ -105,3 +105,103 @@ def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
         assert json.loads(r.stdout)["submitted"] is True
         rows = httpx.get(base + "/api/v1/benchmarks").json()
         assert len(rows) == 1 and rows[0]["max_context"] == 512 and rows[0]["device"] == "rtx 4090"
+
+
+# --- a hostile or broken server: deadlines inside the stream, capped bytes, partial results kept ----------
+
+def _timed(fn):
+    import time
+
+    t0 = time.monotonic()
+    out = fn()
+    return out, time.monotonic() - t0
+
+
+def test_endless_valid_stream_ends_at_the_step_timeout():
+    # prompts of 1,024 tokens and more stream valid chunks forever: the read timeout never fires
+    with fake_server(mode="endless", hostile_from=1024, token_delay=0.01) as (url, _):
+        r, took = _timed(lambda: run_probe(url, max_concurrency=1, max_tokens=4, step_timeout=1.5, time_budget=60))
+    ctx = [s for s in r.steps if s.phase == "context"]
+    assert [s.prompt_tokens for s in ctx if s.ok] == [128, 512]
+    assert ctx[2].error_kind == "timeout" and r.max_context_ok == 512
+    assert took < 20
+
+
+def test_endless_valid_stream_ends_at_the_time_budget():
+    with fake_server(mode="endless", hostile_from=1024, token_delay=0.01) as (url, _):
+        r, took = _timed(lambda: run_probe(url, max_concurrency=1, max_tokens=4, step_timeout=600, time_budget=3))
+    assert r.max_context_ok == 512 and "time budget" in r.stopped_because
+    assert all(s.ok for s in r.steps)           # the cut step is not a server failure
+    assert took < 20
+
+
+@pytest.mark.parametrize("mode", ["endless_line", "flood"])
+def test_endless_line_and_flood_are_capped(mode, monkeypatch):
+    import tracemalloc
+
+    from runlocal.probe import client
+
+    monkeypatch.setattr(client, "MAX_RESPONSE", 2 << 20)     # the cap itself, made quick to reach
+    tracemalloc.start()
+    try:
+        with fake_server(mode=mode, hostile_from=1024) as (url, _):
+            r, took = _timed(lambda: run_probe(url, max_concurrency=1, max_tokens=4, step_timeout=60,
+                                               time_budget=120))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.max_context_ok == 512 and r.steps[2].error_kind == "malformed"
+    assert ("line" in r.steps[2].error) == (mode == "endless_line")
+    assert peak < 64 << 20 and took < 30
+
+
+def _probe_cli(args, env, **kw):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "runlocal.cli", "probe", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, **kw)
+
+
+def _cli_env(tmp_path):
+    import os
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    return {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+
+
+def test_probe_of_nothing_stores_nothing(tmp_path):
+    # issue 20: no step succeeded, so there is no "decode 0.0 tok/s" run to keep
+    p = _probe_cli(["--url", "http://127.0.0.1:9", "--max-context", "512"], _cli_env(tmp_path))
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and "nothing stored" in out and "0.0 tok/s" not in out
+    db = tmp_path / "benchmarks.sqlite3"
+    if db.exists():
+        from runlocal.api.store import BenchmarkStore
+
+        assert BenchmarkStore(f"sqlite:///{db}").list() == []
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_signal_mid_probe_stores_the_steps_measured(tmp_path, sig):
+    import signal
+    import time
+
+    from runlocal.api.store import BenchmarkStore
+
+    with fake_server(mode="endless", hostile_from=2048, token_delay=0.01) as (url, _):
+        p = _probe_cli(["--url", url, "--max-tokens", "4", "--step-timeout", "300", "--json"], _cli_env(tmp_path))
+        seen = []
+        while len(seen) < 3:            # 128, 512 and 1,024 measured; 2,048 streams forever
+            line = p.stderr.readline()
+            assert line, "probe ended early"
+            seen += ["ok"] if "[ok ]" in line else []
+        time.sleep(0.5)
+        p.send_signal(getattr(signal, sig))
+        out, err = p.communicate(timeout=30)
+    doc = __import__("json").loads(out)
+    assert doc["max_context_ok"] == 1024 and sig in doc["stopped_because"]
+    rows = BenchmarkStore(f"sqlite:///{tmp_path / 'benchmarks.sqlite3'}").list()
+    assert len(rows) == 1 and rows[0]["max_context"] == 1024

@@ -200,3 +200,20 @@ def test_serve_refuses_a_missing_tokens_file(tmp_path, missing):
     r = subprocess.run([sys.executable, "-m", "runlocal.cli", "serve", missing, str(tmp_path / "nope")],
                        check=False, capture_output=True, text=True, env=_env(tmp_path), timeout=60)
     assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_probe_submits_with_the_operators_token_and_counts(tmp_path):
+    """`RUNLOCAL_SUBMITTER_TOKEN=… runlocal probe --submit URL`: the server verifies it on arrival."""
+    from fake_llm_server import fake_server
+
+    env = {**_env(tmp_path), "RUNLOCAL_SUBMITTER_TOKEN": ""}
+    served = {**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}", "RUNLOCAL_SUBMITTER_TOKENS": "lab"}
+    with runlocal_serve(served) as (base, _), fake_server(n_ctx=1024) as (url, _):
+        for token in ("lab", None):
+            probe_env = {**env, "RUNLOCAL_SUBMITTER_TOKEN": token} if token else env
+            r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
+                                "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--no-store", "--json"],
+                               check=False, capture_output=True, text=True, env=probe_env, timeout=60)
+            assert r.returncode == 0 and json.loads(r.stdout)["submitted"] is True, r.stderr
+        rows = httpx.get(base + "/api/v1/benchmarks").json()
+    assert [row["verified"] for row in rows] == [False, True]          # newest first: the anonymous one

@@ -116,10 +116,16 @@ def runtime_runs_on(runtime: str, dev) -> bool:
 def device_targets(dev, count: int = 1) -> list[Target]:
     """The runtime targets for ``count`` × a catalog device, as `check --gpu` builds them (GPUs get the default
     32 GiB of host RAM beside them; a CPU-only entry is its own RAM)."""
+    return list(_device_targets(dev.id, count))
+
+
+@lru_cache(maxsize=4096)
+def _device_targets(dev_id: str, count: int) -> tuple[Target, ...]:
+    # the catalog is fixed for the process: `best` asks for the same few hundred configurations on every call
     from .hardware.targets import targets_from_options
 
-    targets, _ = targets_from_options(spec_string(dev.id, count), None, None)
-    return targets
+    targets, _ = targets_from_options(spec_string(dev_id, count), None, None)
+    return tuple(targets)
 
 
 def spec_string(dev_id: str, count: int) -> str:

@@ -20,90 +20,27 @@ def _fail(err: Exception) -> None:
     raise typer.Exit(2)
 
 
-def _ngl(value: str | None) -> int | None:
-    """llama.cpp's -ngl: a layer count, 'auto' (-1) or 'all' (-2), as common/arg.cpp reads it."""
-    if value is None:
-        return None
-    key = value.strip().lower()
-    if key in ("auto", "all"):
-        return -1 if key == "auto" else -2
-    try:
-        return int(key)
-    except ValueError:
-        from .errors import InputError
-
-        raise InputError(f"ngl: expected a layer count, auto or all, got '{value}'") from None
-
-
 def _console():
     from rich.console import Console
 
     return Console(highlight=False)
 
 
-@app.command()
-def check(
-    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r",
-                                help="llama.cpp | ollama | vllm | sglang | transformers | mlx"),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="catalog name ('4090', '2x3090'), 'auto', or 'none'"),
-    vram: Optional[str] = typer.Option(None, "--vram", help="GPU memory, e.g. 24G"),
-    ram: Optional[str] = typer.Option(None, "--ram", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
-                                      "otherwise the answer says how much RAM it needs)"),
-    ctx: Optional[str] = typer.Option(None, "--ctx", "--max-model-len", "-c", help="context per request (8192, 32k)"),
-    quant: Optional[str] = typer.Option(None, "--quant", "-q", help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …"),
-    kv_cache: Optional[str] = typer.Option(None, "--kv-cache", "--kv-cache-dtype", help="K and V cache type"),
-    cache_type_k: Optional[str] = typer.Option(None, "--cache-type-k", "-ctk"),
-    cache_type_v: Optional[str] = typer.Option(None, "--cache-type-v", "-ctv"),
-    parallel: Optional[int] = typer.Option(None, "--parallel", "-np", "--max-num-seqs",
-                                           help="concurrent sequences (llama.cpp default: auto = -1, "
-                                                "4 slots sharing one unified KV cache)"),
-    flash_attn: str = typer.Option("auto", "--flash-attn", "-fa", help="on | off | auto"),
-    batch: Optional[int] = typer.Option(None, "--batch", "-b"),
-    ubatch: Optional[int] = typer.Option(None, "--ubatch", "-ub"),
-    ngl: Optional[str] = typer.Option(None, "--ngl", "--n-gpu-layers", "--gpu-layers",
-                                      help="layers on the GPU: N, auto (llama-server --fit decides; default) or all"),
-    n_cpu_moe: int = typer.Option(0, "--n-cpu-moe", help="keep the experts of the first N layers on the CPU"),
-    override_tensor: Optional[list[str]] = typer.Option(None, "--override-tensor", "-ot",
-                                                        help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)"),
-    kv_unified: bool = typer.Option(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences"),
-    swa_full: bool = typer.Option(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context"),
-    no_mmap: bool = typer.Option(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file"),
-    fit: str = typer.Option("on", "--fit", "-fit", help="llama.cpp: on (default) fits an unset -c / -ngl to free memory"),
-    tensor_split: Optional[str] = typer.Option(None, "--tensor-split", "-ts", help="llama.cpp: the GPUs' shares of the layers, e.g. 3,1"),
-    gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
-    max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
-    tp: Optional[int] = typer.Option(None, "--tp", "--tensor-parallel-size",
-                                     help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)"),
-    pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
-    mem_fraction_static: Optional[float] = typer.Option(None, "--mem-fraction-static"),
-    enforce_eager: bool = typer.Option(False, "--enforce-eager"),
-    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens",
-                                                 help="transformers: generate()'s new tokens; the prompt is ctx minus these"),
-    attn_implementation: Optional[str] = typer.Option(None, "--attn-implementation",
-                                                      help="transformers: sdpa (default) or eager"),
-    explain: bool = typer.Option(False, "--explain", help="print every formula with its numbers"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
-) -> None:
+RUNTIMES_HELP = "llama.cpp | ollama | vllm | sglang | transformers | mlx"   # the six planners (runtimes/)
+
+
+def check(model: str, explain: bool, as_json: bool, **options) -> None:
     """Will MODEL run on this hardware with these settings? Memory per device, verdict, limits, fixes."""
     from .check import CheckRequest, check as run_check
     from .errors import RunlocalError
+    from .request import parse_ngl
 
     try:
-        n_gpu_layers = _ngl(ngl)
-    except ValueError as e:
-        _fail(e)
-        return
-    req = CheckRequest(model=model, runtime=runtime, gpu=gpu, vram=vram, ram=ram, ctx=ctx, quant=quant,
-                       kv_cache=kv_cache, cache_type_k=cache_type_k, cache_type_v=cache_type_v, parallel=parallel,
-                       flash_attn=flash_attn, batch=batch, ubatch=ubatch, n_gpu_layers=n_gpu_layers, n_cpu_moe=n_cpu_moe,
-                       override_tensor=tuple(override_tensor or ()),
-                       kv_unified=kv_unified, swa_full=swa_full, no_mmap=no_mmap, fit=fit, tensor_split=tensor_split,
-                       gpu_memory_utilization=gpu_memory_utilization, max_num_batched_tokens=max_num_batched_tokens,
-                       tp=tp, pp=pp, enforce_eager=enforce_eager, mem_fraction_static=mem_fraction_static,
-                       max_new_tokens=max_new_tokens, attn_implementation=attn_implementation)
-    try:
-        plan, notes = run_check(req)
+        options["n_gpu_layers"] = parse_ngl(options.get("n_gpu_layers"))
+        options["override_tensor"] = tuple(options.get("override_tensor") or ())
+        if options.get("attn_implementation"):
+            options["attn_implementation"] = options["attn_implementation"].strip().lower()
+        plan, notes = run_check(CheckRequest(model=model, **options))
     except RunlocalError as e:
         _fail(e)
         return
@@ -113,6 +50,49 @@ def check(
         from .render.text import render_plan
 
         render_plan(plan, _console(), explain=explain, notes=notes)
+
+
+def _with_request_options(command):
+    """``command``'s signature: MODEL, then one typer option per field of the request contract (runlocal/request.py:
+    its flags, help and default), then --explain and --json. Bounds are checked by the contract itself, so the CLI,
+    the API and the library give the same one-line error."""
+    import inspect
+    from dataclasses import MISSING, fields
+
+    from .request import CheckRequest, options
+
+    table = options()
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter("model", kind, annotation=str, default=typer.Argument(..., help=table["model"].help))]
+    for f in fields(CheckRequest):
+        opt = table.get(f.name)
+        if opt is None or f.name == "model":
+            continue
+        annotation = _cli_type(str(f.type), opt.kind)
+        default = None if f.default is MISSING or "tuple" in str(f.type) else f.default
+        params.append(inspect.Parameter(f.name, kind, annotation=annotation,
+                                        default=typer.Option(default, *opt.flags, help=opt.help or None)))
+    params += [inspect.Parameter("explain", kind, annotation=bool,
+                                 default=typer.Option(False, "--explain", help="print every formula with its numbers")),
+               inspect.Parameter("as_json", kind, annotation=bool,
+                                 default=typer.Option(False, "--json", help="print one JSON object"))]
+    command.__signature__ = inspect.Signature(params)
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
+
+
+def _cli_type(annotation: str, kind: str):
+    """The command-line type of a request field: text for sizes, token counts and -ngl (auto/all), as typed."""
+    if "tuple" in annotation:
+        return Optional[list[str]]
+    base = annotation.split(" | ")[0]
+    if kind in ("tokens", "ngl", "size"):
+        base = "str"
+    py = {"str": str, "int": int, "float": float, "bool": bool}[base]
+    return Optional[py] if "None" in annotation else py
+
+
+app.command("check")(_with_request_options(check))
 
 
 @app.command("models")
@@ -229,6 +209,12 @@ def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search
 
     from .diagnose import kb
 
+    exact = [e for e in kb.load_entries() if query and e.id == query.strip().lower()]
+    if exact:                 # `runlocal errors ID`: that entry in full
+        from .render.kb_entry import render_entry
+
+        typer.echo(json.dumps(exact[0].to_dict(), indent=2, default=str) if as_json else render_entry(exact[0]))
+        return
     entries = kb.search(query) if query else kb.load_entries()
     if as_json:
         typer.echo(json.dumps([e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries], indent=2,
@@ -248,7 +234,7 @@ def explain(
     gpu: Optional[str] = typer.Option(None, "--gpu"),
     vram: Optional[str] = typer.Option(None, "--vram"),
     ctx: Optional[str] = typer.Option(None, "--ctx"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Explain a topic: `oom` shows the GPU memory stack and how to read nvidia-smi."""
@@ -358,7 +344,7 @@ def snapshot(
 def best(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     budget: Optional[float] = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: Optional[str] = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
@@ -386,9 +372,11 @@ def compare(
     devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="plan this model on each"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
+    best_quant_each: bool = typer.Option(False, "--best-quant-each",
+                                         help="plan each device at the best quant it fits (default: one for all)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
@@ -399,7 +387,7 @@ def compare(
 
     try:
         rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
-                               runtime=runtime, quant=quant, used=used)
+                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each)
     except RunlocalError as e:
         _fail(e)
         return
@@ -418,7 +406,7 @@ def cost(
     price: Optional[float] = typer.Option(None, "--price", help="purchase price of one device, USD"),
     rent_price: Optional[float] = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
     ctx: Optional[str] = typer.Option(None, "--ctx", "-c"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r"),
+    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     quant: Optional[str] = typer.Option(None, "--quant", "-q"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

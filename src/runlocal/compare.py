@@ -29,7 +29,7 @@ def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, A
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
-                    policy=None) -> list[dict[str, Any]]:
+                    policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
     from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, spec_string
     from .hardware.catalog import parse_device_spec
     from .hardware.targets import targets_from_options
@@ -86,4 +86,32 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
                 row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
         rows.append(row)
+    if spec is not None and not quant and not best_quant_each:
+        _same_quant(rows, spec, rt, sweep_ctx, quant_ladder(rt, None, spec))
     return rows
+
+
+def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> None:
+    """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
+    (the smallest of each device's best); each row keeps its own best as ``best_quant``."""
+    from .hardware.targets import targets_from_options
+    from .plan import make_plan
+    from .runtimes import Settings, get_runtime
+
+    order = {str(q).upper(): i for i, q in enumerate(ladder)}
+    whole = [r for r in rows if r.get("runs_whole")]
+    if len({r["quant"] for r in rows}) < 2 or not whole:
+        return
+    common = max((r["quant"] for r in whole), key=lambda q: order.get(str(q).upper(), -1))
+    for r in rows:
+        r["best_quant"] = r["quant"]
+        if r["quant"] == common:
+            continue
+        targets, _ = targets_from_options(r["spec"], None, None)
+        n_gpus = sum(1 for t in targets if t.kind != "cpu")
+        tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
+        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=common, tp=tp), targets, with_fixes=False)
+        r |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context, **plan.speed,
+              "command": plan.command}
+        if r.get("price_usd") and r.get("decode_tokens_per_s") and plan.verdict != "does_not_fit":
+            r["tokens_per_s_per_1000_usd"] = round(r["decode_tokens_per_s"] / r["price_usd"] * 1000, 3)

@@ -33,6 +33,11 @@ def submitter_tokens() -> list[str]:
     return [t for t in tokens if t]
 
 
+def submitter_token() -> str | None:
+    """The token `runlocal probe --submit` sends (RUNLOCAL_SUBMITTER_TOKEN): one a server's operator issued."""
+    return os.environ.get("RUNLOCAL_SUBMITTER_TOKEN") or None
+
+
 def cors_origins() -> list[str]:
     raw = os.environ.get("RUNLOCAL_CORS_ORIGINS", "")
     return [o.strip() for o in raw.split(",") if o.strip()]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .runtimes import Settings, Target, get_runtime
 from .runtimes.base import PARALLEL_AUTO, largest, levers_of
-from .search import longest_context
+from .search import longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
@@ -35,8 +35,14 @@ class Fix:
         return {"title": self.title, "command": self.command, "effect": self.effect}
 
 
-def _most_gpu_layers(model, s: Settings, try_settings, quant: str | None = None) -> int | None:
-    ngl = largest(0, model.n_layers, lambda k: _gpus_fit(try_settings(s.with_(n_gpu_layers=k), quant)[0]))
+def _most_gpu_layers(model, s: Settings, try_settings, quant: str | None = None, gpus_over=None) -> int | None:
+    def gpus_fit(k: int) -> bool:
+        new = s.with_(n_gpu_layers=k)
+        if gpus_over is not None and gpus_over(new, quant):
+            return False
+        return _gpus_fit(try_settings(new, quant)[0])
+
+    ngl = largest(0, model.n_layers, gpus_fit)
     return ngl if ngl is not None and _fits(try_settings(s.with_(n_gpu_layers=ngl), quant)[0]) else None
 
 
@@ -58,9 +64,9 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     levers = levers_of(runtime)
     fixes: list[Fix] = []
     max_context = plan.max_context
-    if plan.allocation.compromise:
+    if plan.allocation.compromise and any(t.kind != "cpu" for t in targets):
         # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
-        # puts every layer back on the GPU, so each is tried with all of them there
+        # puts every layer back on the GPU, so each is tried with all of them there (not on a CPU-only machine)
         s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
         max_context = longest_context(runtime, model, plan.weights, s, targets, hi=s.ctx or 256)
 
@@ -68,9 +74,20 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         weights = estimate(model, quant) if quant else plan.weights
         return runtime.allocate(model, weights, new, targets), weights
 
+    def gpus_over(new: Settings, quant: str | None = None) -> bool:
+        # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
+        if not hasattr(runtime, "floor"):
+            return False
+        return runtime.surely_over(model, estimate(model, quant) if quant else plan.weights, new, targets,
+                                   gpus_only=True)
+
+    def runs(new: Settings, weights=None) -> bool:
+        # verdict.fits of the re-plan, skipped where the runtime's lower bound already overflows (search.plan_fits)
+        return plan_fits(runtime, model, weights or plan.weights, new, targets)
+
     def add(title: str, new: Settings, cost: int, effect_prefix: str = "") -> None:
-        alloc, _ = try_settings(new)
-        if _fits(alloc):
+        if runs(new):
+            alloc, _ = try_settings(new)
             fixes.append(Fix(title, runtime.command(model, new), f"{effect_prefix}fits: {_peak(alloc)}", cost))
 
     # 1. shorter context
@@ -81,7 +98,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                          f"context {s.ctx:,} → {max_context:,}; {_peak(alloc)}", 1))
     # 2. fewer parallel sequences
     if s.parallel > 1:
-        n = largest(1, s.parallel - 1, lambda k: _fits(try_settings(s.with_(parallel=k))[0]))
+        n = largest(1, s.parallel - 1, lambda k: plan_fits(runtime, model, plan.weights, s.with_(parallel=k), targets))
         if n:
             add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
                 effect_prefix=f"parallel {s.parallel} → {n}; ")
@@ -97,8 +114,8 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
         if s.cache_type_k == kv:
             continue
         new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
-        alloc, _ = try_settings(new)
-        if _fits(alloc):
+        if runs(new):
+            alloc, _ = try_settings(new)
             fixes.append(Fix(f"Quantize the KV cache to {kv}", runtime.command(model, new),
                              f"KV {format_bytes(sum(d.kv_cache for d in plan.allocation.devices))} → "
                              f"{format_bytes(sum(d.kv_cache for d in alloc.devices))}; {_peak(alloc)}", 2))
@@ -106,10 +123,12 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     # 4. smaller weights, in the formats this runtime loads
     for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
         try:
-            alloc, w = try_settings(s.with_(quant=q), q)
+            w = estimate(model, q)
+            smaller_runs = w.total < plan.weights.total and runs(s.with_(quant=q), w)
         except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
             continue
-        if w.total < plan.weights.total and _fits(alloc):
+        if smaller_runs:
+            alloc, _ = try_settings(s.with_(quant=q), q)
             fixes.append(Fix(_quant_title(q), runtime.command(model, s.with_(quant=q)),
                              f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}; {_peak(alloc)}", 2))
             break
@@ -122,7 +141,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     # 6. partial offload: keep some layers on the CPU
     if levers.layer_offload and not plan.allocation.compromise and any(t.kind == "cpu" for t in targets) \
             and any(t.kind != "cpu" for t in targets):
-        ngl = _most_gpu_layers(model, s, try_settings)
+        ngl = _most_gpu_layers(model, s, try_settings, gpus_over=gpus_over)
         current_ngl = s.n_gpu_layers if s.n_gpu_layers is not None and s.n_gpu_layers >= 0 else model.n_layers + 1
         if ngl is not None and ngl < current_ngl:
             new = s.with_(n_gpu_layers=ngl)
@@ -142,21 +161,22 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
                     break
     # 8. nothing above fits alone: a smaller quant together with a shorter context, or with CPU layers
     if not any(f.cost <= 3 for f in fixes):
-        fixes += _combined(plan, targets, runtime, levers, try_settings)
+        fixes += _combined(plan, targets, runtime, levers, try_settings, gpus_over)
     return fixes
 
 
 def _quant_title(q: str) -> str:
-    return f"Use a {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
+    article = "an" if q[:1].upper() in "AEFHILMNORSX" else "a"     # as the letter is said: an IQ4_XS, a Q4_K_M
+    return f"Use {article} {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
 
 
-def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
+def _combined(plan: Plan, targets, runtime, levers, try_settings, gpus_over=None) -> list[Fix]:
     model, s = plan.model, plan.settings
     out: list[Fix] = []
     granule, floor = 256, 2048
     for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
         try:
-            alloc, w = try_settings(s.with_(quant=q), q)
+            _, w = try_settings(s.with_(quant=q), q)
         except InputError:
             continue
         if w.total >= plan.weights.total:
@@ -172,7 +192,7 @@ def _combined(plan: Plan, targets, runtime, levers, try_settings) -> list[Fix]:
                                f"{s.ctx:,} → {ctx:,}; {_peak(a)}", 3))
         if levers.layer_offload and not any("layers" in f.title for f in out) \
                 and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
-            ngl = _most_gpu_layers(model, s.with_(quant=q), try_settings, q)
+            ngl = _most_gpu_layers(model, s.with_(quant=q), try_settings, q, gpus_over)
             if ngl:
                 new = s.with_(quant=q, n_gpu_layers=ngl)
                 a, _ = try_settings(new, q)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -39,3 +40,14 @@ class IdMemo:
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+
+
+def per_model(fn: Callable[[Any], T]) -> Callable[[Any], T]:
+    """fn(model) computed once per model object (a pure function of a frozen ModelSpec, e.g. a sum over its
+    tensors that every plan of `best` would otherwise repeat)."""
+    memo = IdMemo(256)
+
+    def wrapper(model: Any) -> T:
+        return memo.get(model, None, lambda: fn(model))
+    wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = fn.__name__, fn.__doc__, fn  # type: ignore[attr-defined]
+    return wrapper

@@ -8,7 +8,7 @@ plan's memory only grows with the context).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
@@ -25,9 +25,24 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
                     ok: Callable[[Allocation], bool] = fits) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not."""
-    units = largest(max(1, lo // granule), max(1, hi // granule),
-                    lambda n: ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets)))
+    def passes(n: int) -> bool:
+        at = settings.with_(ctx=n * granule)
+        if ok is fits:
+            return plan_fits(runtime, model, weights, at, targets)
+        return ok(runtime.allocate(model, weights, at, targets))
+
+    units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
+
+
+def plan_fits(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+              targets: list[Target]) -> bool:
+    """verdict.fits of the runtime's plan; the plan is skipped where the runtime knows without it that a device
+    overflows (its surely_over: a lower bound of the memory, such as llama.cpp's bytes without compute buffers)."""
+    over = getattr(runtime, "surely_over", None)
+    if over is not None and over(model, weights, settings, targets):
+        return False
+    return fits(runtime.allocate(model, weights, settings, targets))
 
 
 def starts_one_request(a: Allocation) -> bool:

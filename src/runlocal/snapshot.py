@@ -42,6 +42,10 @@ from .errors import InputError, ModelFormatError
 from .units import format_bytes
 
 CATEGORIES = ("weights", "kv_cache", "activations", "other")
+# CUDA addresses, sizes and microsecond clocks are 64-bit (memory_snapshot.cpp writes them as int64/size_t).
+MAX_INT = 1 << 64
+# torch numbers devices with a c10::DeviceIndex (int8): at most 127 GPUs in one process.
+MAX_DEVICES = 128
 DEFAULT_MAX_BYTES = 2 * 1024**3  # snapshots with long traces reach the GB range; raise with --max-size
 DEFAULT_POINTS = 200
 
@@ -137,9 +141,11 @@ _PROFILER_NAME = re.compile(r"^(?P<file>[^()]+\.py)\((?P<line>\d+)\): (?P<name>.
 def _parts(frame: dict) -> tuple[str, str, object]:
     """(filename with '/' separators and a leading '/', function name, line) of one frame. Snapshots that
     torch.cuda._memory_viz builds from a profiler trace put "file.py(line): func" in the name instead."""
-    filename = str(frame.get("filename", "") or "").replace("\\", "/")
-    name = str(frame.get("name", "") or "")
-    line = frame.get("line", "?")
+    # only strings and ints are read: str() of a list a pickle built from shared references can take forever
+    filename = _text(frame.get("filename")).replace("\\", "/")
+    name = _text(frame.get("name"))
+    line = frame.get("line")
+    line = line if isinstance(line, int) and not isinstance(line, bool) and -MAX_INT < line < MAX_INT else "?"
     if filename in ("", "none"):
         m = _PROFILER_NAME.match(name)
         if m:
@@ -147,6 +153,10 @@ def _parts(frame: dict) -> tuple[str, str, object]:
     if filename.endswith(".py") and not filename.startswith("/"):
         filename = "/" + filename
     return filename, name, line
+
+
+def _text(value: object, limit: int = 1000) -> str:
+    return value[:limit] if isinstance(value, str) else ""
 
 
 def _origin(frame: dict) -> str:
@@ -247,14 +257,36 @@ def load_snapshot(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES
                          f"(pass --max-size to raise it)")
     if size == 0:
         raise SnapshotFormatError(f"'{path}' is empty")
+    if _is_zip(path):
+        raise SnapshotFormatError(
+            f"'{path}' is a zip archive, the format torch.save writes (a model or state dict), not a memory "
+            "snapshot: record one with torch.cuda.memory._record_memory_history() and write it with "
+            "torch.cuda.memory._dump_snapshot('snapshot.pickle')")
     try:
         with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
+            data = f.read(min(size, max_bytes) + 1)     # read(n) allocates n bytes up front
     except OSError as e:
         raise InputError(f"file: cannot read '{path}': {e.strerror or e}") from None
     if len(data) > max_bytes:  # grew while we looked
         raise InputError(f"file: '{path}' is above the {format_bytes(max_bytes)} cap (pass --max-size to raise it)")
     return normalize(loads(data))
+
+
+def _is_zip(path: str) -> bool:
+    """torch.save has written zip archives (a 'data.pkl' inside) since torch 1.6."""
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
+
+
+def _distinct(items: list, where: str, seen: set[int]) -> None:
+    """Every event, segment and block torch writes is its own dict. A pickle can instead repeat one object
+    by reference millions of times in a few bytes each (memo gets); refusing repeats keeps the work of
+    reading a snapshot proportional to its size in bytes."""
+    for i, item in enumerate(items):
+        if id(item) in seen:
+            raise SnapshotFormatError(f"not a memory snapshot: {where}[{i}] repeats an object already read "
+                                      "(a pickle of shared references; torch writes each entry once)")
+        seen.add(id(item))
 
 
 def normalize(obj: object) -> dict:
@@ -269,9 +301,21 @@ def normalize(obj: object) -> dict:
     traces = obj.get("device_traces") or []
     if not isinstance(traces, list) or not all(isinstance(t, list) for t in traces):
         raise SnapshotFormatError("not a memory snapshot: 'device_traces' is not a list of lists")
+    if len(traces) > MAX_DEVICES:
+        raise SnapshotFormatError(f"not a memory snapshot: {len(traces)} device traces (torch has at most "
+                                  f"{MAX_DEVICES} devices)")
+    seen: set[int] = set()
+    _distinct(obj["segments"], "segments", seen)
     for i, seg in enumerate(obj["segments"]):
         if not isinstance(seg, dict) or not isinstance(seg.get("blocks", []), list):
             raise SnapshotFormatError(f"not a memory snapshot: segments[{i}] is not a segment dict with 'blocks'")
+        dev = seg.get("device", 0)
+        if isinstance(dev, bool) or not isinstance(dev, int) or not 0 <= dev < MAX_DEVICES:
+            raise SnapshotFormatError(f"not a memory snapshot: segments[{i}].device is not a device index "
+                                      f"(expected 0 … {MAX_DEVICES - 1})")
+        _distinct(seg.get("blocks", []), f"segments[{i}].blocks", seen)
+    for d, trace in enumerate(traces):
+        _distinct(trace, f"device_traces[{d}]", seen)
     return {**obj, "device_traces": traces}
 
 
@@ -283,11 +327,14 @@ def normalize(obj: object) -> dict:
 def _int(v, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise SnapshotFormatError(f"not a memory snapshot: {where} is not an integer ({type(v).__name__})")
+    if not -MAX_INT < v < MAX_INT:
+        raise SnapshotFormatError(f"not a memory snapshot: {where} is an integer of {v.bit_length()} bits "
+                                  "(expected 64 at most)")
     return v
 
 
 def _int_or_none(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and -MAX_INT < v < MAX_INT else None
 
 
 def _block_frames(b: dict):
@@ -377,8 +424,7 @@ def _summarize_device(snapshot: dict, device: int, points: int) -> dict:
     traces = snapshot["device_traces"]
     trace = traces[device] if device < len(traces) else []
     final = _live_blocks(snapshot, device)
-    reserved = sum(s.get("total_size", 0) for s in snapshot["segments"]
-                   if s.get("device", 0) == device and isinstance(s.get("total_size", 0), int))
+    reserved = sum(_int_or_none(s.get("total_size", 0)) or 0 for s in snapshot["segments"] if s.get("device", 0) == device)
 
     events = []  # (kind, addr, size, frames, time_us) with kind +1 alloc, -1 free, 0 oom
     has_completed = any(isinstance(e, dict) and e.get("action") == "free_completed" for e in trace)

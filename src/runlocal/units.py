@@ -6,6 +6,14 @@ import re
 
 from .errors import InputError
 
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30     # the binary units every module counts in
+
+
+def round_up(n: int, to: int) -> int:
+    """n rounded up to a multiple of ``to``: ggml's GGML_PAD, ggml-alloc's alignment, GGUF's tensor alignment."""
+    return (n + to - 1) // to * to
+
+
 _UNITS = {
     "": 1, "b": 1,
     "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,

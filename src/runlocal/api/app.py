@@ -9,26 +9,34 @@ ids unless the operator allows a folder or hosts); planning runs in a bounded po
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict
 from functools import lru_cache
-from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import config
 from ..model.policy import ReadPolicy
 from .benchmarks import benchmarks_router
-from .errors import ERROR_RESPONSES, WRITE_RESPONSES, install_error_handlers
+from .errors import ERROR_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
-from .schemas import (MAX_MODEL, CheckBody, CurveDoc, ModelEntry, ModelQuery, PlanDoc, QuantQuery, RuntimeQuery,
-                      TokensQuery, to_request)
+from .schemas import (
+    MAX_MODEL,
+    CheckBody,
+    CurveDoc,
+    ModelEntry,
+    ModelQuery,
+    PlanDoc,
+    QuantQuery,
+    RuntimeQuery,
+    TokensQuery,
+    to_request,
+)
 from .store import BenchmarkStore
 
 MAX_BODY = 256 * 1024
@@ -161,7 +169,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         key = body.model_dump_json()
         hit = rendered.get(key)
         if hit is None or hit[0] != store_version():
-            hit = (None, await pool.run(render, key))       # planning is CPU work: bounded, off the event loop
+            hit = (None, await pool.run(render, key, key=key))   # CPU work: bounded, off the event loop, shared
         if raw_key is not None:
             with rendered_lock:
                 rendered[raw_key] = (store_version(), hit[1])
@@ -264,30 +272,20 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         entries = kb.search(q) if q else kb.load_entries()
         return [e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries]
 
-    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
-    def diagnose(body: DiagnoseBody):
+    def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.classify import diagnose_text
         from ..diagnose.fixes import with_computed_fixes
 
-        return with_computed_fixes(diagnose_text(body.text, runtime=body.runtime), body.runtime)
+        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
+
+    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
+    async def diagnose(body: DiagnoseBody):
+        """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
+        return await pool.run(run_diagnose, body.text, body.runtime)
 
     from ..web.site import mount_site
 
-    mount_site(app)      # the site's pages; shadows the old "/" page below
-
-    @app.get("/", response_class=HTMLResponse)
-    def index():
-        return resources.files("runlocal.web").joinpath("static/index.html").read_text(encoding="utf-8")
-
-    @app.get("/static/{name}", responses={404: {"description": "no such file"}})
-    def static(name: str):
-        if not re.fullmatch(r"[a-z0-9_-]+\.(js|css|svg)", name):
-            raise HTTPException(status_code=404)
-        path = resources.files("runlocal.web").joinpath(f"static/{name}")
-        if not path.is_file():
-            raise HTTPException(status_code=404)
-        media = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"}[name.rsplit(".", 1)[1]]
-        return Response(path.read_bytes(), media_type=media)
+    mount_site(app)      # the site's pages, /static and the offline /docs and /redoc
 
     if origins:   # added last, so outermost: its headers go on cached answers too
         from fastapi.middleware.cors import CORSMiddleware
@@ -305,7 +303,11 @@ def create_app_from_environment() -> FastAPI:
     """`runlocal serve`'s factory: each uvicorn worker process builds the app from the options the
     command put in RUNLOCAL_SERVE_OPTIONS (and the store settings config.py reads)."""
     import os
+    import sys
 
+    # planning threads are CPU-bound Python: hand the GIL over every 1 ms (default 5 ms) so that the event loop,
+    # which answers cheap requests meanwhile, waits less for it (benchmarks/server_safety.py)
+    sys.setswitchinterval(0.001)
     options = json.loads(os.environ.get("RUNLOCAL_SERVE_OPTIONS") or "{}")
     policy = ReadPolicy.server(local_dir=options.pop("local_dir", None),
                                remote_hosts=options.pop("remote_hosts", ()),

@@ -17,8 +17,9 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 
 class Busy(Exception):
@@ -34,16 +35,24 @@ class PlanningPool:
         self.workers, self.deadline_s, self.queue_wait_s = workers, deadline_s, queue_wait_s
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runlocal-plan")
         self._slots = threading.BoundedSemaphore(workers)
+        self._inflight: dict[str, asyncio.Future] = {}      # key → the computation under way (event-loop side)
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., Any], *args: Any, key: str | None = None) -> Any:
+        """``fn(*args)`` on a planner thread, or 503 (Busy). Requests with the same ``key`` share one computation:
+        a retry after a 503 waits for the plan already running instead of starting another."""
         loop = asyncio.get_running_loop()
-        if not await self._acquire(loop):
-            raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
-        try:
-            future = loop.run_in_executor(self._executor, self._release_after, fn, args)
-        except BaseException:
-            self._slots.release()
-            raise
+        future = self._inflight.get(key) if key is not None else None
+        if future is None:
+            if not await self._acquire(loop):
+                raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
+            try:
+                future = loop.run_in_executor(self._executor, self._release_after, fn, args)
+            except BaseException:
+                self._slots.release()
+                raise
+            if key is not None:
+                self._inflight[key] = future
+                future.add_done_callback(lambda _: self._inflight.pop(key, None))
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout=self.deadline_s)
         except asyncio.TimeoutError:
@@ -94,10 +103,11 @@ class RateLimiter:
 # frame-ancestors 'none' and X-Frame-Options DENY: no page may frame this one (clickjacking)
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
             "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-# FastAPI's /docs and /redoc load Swagger UI / ReDoc from jsDelivr with an inline bootstrap script
-DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-            "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
-            "worker-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+# /docs and /redoc: Swagger UI and ReDoc served from this package (web/site.py, fastapi-offline's assets) with
+# their inline bootstrap script; nothing is fetched from anywhere else
+DOCS_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+            "frame-ancestors 'none'")
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 DOCS_PATHS = ("/docs", "/redoc")
 

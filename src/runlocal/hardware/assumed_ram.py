@@ -6,8 +6,8 @@ Pure computation over plans (no I/O): ``make`` is plan.make_plan, passed in by t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from ..runtimes import Target
 

@@ -145,6 +145,9 @@ def load_sources() -> dict[str, str]:
 
 _VENDOR_WORDS = re.compile(r"\b(?:nvidia|geforce|amd|radeon|apple|intel|tesla|instinct|gpu|graphics)\b")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# Product names around a chip ("MacBook Pro M3 Max", "Mac Studio M2 Ultra"): the chip decides the memory, the
+# product does not. Dropped only before an Apple chip name, so "m3 pro" (a chip) stays.
+_APPLE_PRODUCT = re.compile(r"\b(?:macbook(?:\s*(?:pro|air))?|mac\s*(?:studio|mini|pro)|imac(?:\s*pro)?)\s+(?=m\d)")
 # A memory size written after a name: "24GB", "24 gb", "24g", "24GiB" — not the "10g" of "a10g".
 _MEM_TOKEN = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])")
 
@@ -241,6 +244,7 @@ def find_device(query: str) -> Device:
     if not isinstance(query, str) or not query.strip():
         raise UnknownDeviceError(str(query), [])
     idx = _index()
+    query = _APPLE_PRODUCT.sub("", query.lower())
     q = normalize_name(query)
     exact = idx.keys.get(q)
     if exact:
@@ -259,6 +263,44 @@ def find_device(query: str) -> Device:
             if cands:
                 return _pick(query, rest, cands, idx)
     raise UnknownDeviceError(query, _suggestions(rest or q, idx))
+
+
+def variant_note(query: str, device: Device) -> str | None:
+    """When a loose name picked one of several memory sizes of a family ("m3 max" → the 36 GB M3 Max), the
+    variant taken and the others, so the user can name theirs; None when the name was specific."""
+    if _MEM_TOKEN.search(query.lower()):
+        return None
+    variants = sorted((d for d in _catalog()[0] if d.family == device.family and d.kind == device.kind
+                       and _MEM_TOKEN.sub("", d.name.lower()) == _MEM_TOKEN.sub("", device.name.lower())),
+                      key=lambda d: d.memory_bytes)
+    if len(variants) < 2:
+        return None
+    others = ", ".join(f"{d.memory_bytes / GiB:g}" for d in variants if d is not device)
+    return (f"'{query.strip()}' is taken as {device.name} ({device.id}); it also comes with {others} GB: "
+            f"name yours, e.g. --gpu {variants[-1].id if variants[-1] is not device else variants[0].id}")
+
+
+def variant_notes(spec: str) -> list[str]:
+    """variant_note for each device named in a --gpu spec ("2x m3 max, 4090"), each once."""
+    out: list[str] = []
+    try:
+        find_device(spec)
+        items = [spec]                   # one name, "+" included: "ryzen ai max+ 395"
+    except UnknownDeviceError:
+        items = re.split(r"[,+]", spec)
+    for item in items:
+        for pattern, group in ((_COUNT_PREFIX, 2), (_COUNT_SUFFIX, 1)):
+            m = pattern.match(item)
+            if m:
+                item = m.group(group)
+                break
+        try:
+            note = variant_note(item, find_device(item))
+        except (UnknownDeviceError, InputError):
+            continue
+        if note and note not in out:
+            out.append(note)
+    return out
 
 
 # ---------------------------------------------------------------- "2x3090", "3090,4090", "3090+4090"

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..memo import per_model
+
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
     from .catalog import Device
@@ -166,6 +168,7 @@ def _share(model: "ModelSpec", t) -> float:
     return 1.0
 
 
+@per_model
 def read_fraction(model: "ModelSpec") -> float:
     """Share of the weight bytes one decoded token reads: routed experts count n_active/n_experts, the input
     embedding one row (all of it when tied to the output head), vision/audio towers nothing. Tensor element
@@ -179,6 +182,7 @@ def read_fraction(model: "ModelSpec") -> float:
     return read / total
 
 
+@per_model
 def embedding_share(model: "ModelSpec") -> float:
     """Share of the weights in the input embedding table. A token reads one row of it; llama.cpp keeps it in
     RAM, and a tied output head is a second copy on the GPU."""
@@ -186,6 +190,7 @@ def embedding_share(model: "ModelSpec") -> float:
     return sum(t.numel for t in model.tensors if t.role == "embed") / total if total else 0.0
 
 
+@per_model
 def rest_read_fraction(model: "ModelSpec") -> float:
     """read_fraction over everything but the input embedding: the share of a device's non-embedding weights
     one token reads (a tied output head counts as the embedding-sized matrix it multiplies by)."""
@@ -201,6 +206,7 @@ def rest_read_fraction(model: "ModelSpec") -> float:
     return min(1.0, read / rest)
 
 
+@per_model
 def active_matmul_params(model: "ModelSpec") -> int:
     """Weights multiplied per token (2 FLOPs each): the matrices read_fraction counts."""
     if not model.tensors:
@@ -268,8 +274,8 @@ def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: flo
     return 1.0 / t if t > 0 else None
 
 
-def cpu_prefill_speed(flops_per_token: float, cores: int = CPU_CORES) -> float:
-    return CPU_FLOPS_PER_CORE * cores / flops_per_token
+def cpu_prefill_speed(flops_per_token: float, cores: int = CPU_CORES) -> float | None:
+    return CPU_FLOPS_PER_CORE * cores / flops_per_token if flops_per_token > 0 else None   # no matmul weights
 
 
 @dataclass(frozen=True)

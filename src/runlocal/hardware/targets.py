@@ -40,9 +40,11 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         size = parse_size(vram, field="vram")
         targets.append(Target(gpu or "GPU", "gpu", size, None, size))
     else:
-        from .catalog import parse_device_spec
+        from .catalog import parse_device_spec, variant_notes
 
-        for dev in parse_device_spec(gpu):  # type: ignore[arg-type]
+        picked = parse_device_spec(gpu)  # type: ignore[arg-type]
+        notes += variant_notes(gpu)          # "m3 max" → the 36 GB one: said, with the other sizes
+        for dev in picked:
             if dev.kind == "cpu":
                 # A CPU-only system: its RAM is the host, planned as a CPU run (or the host beside GPUs).
                 if host is not None:

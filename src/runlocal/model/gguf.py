@@ -96,7 +96,7 @@ class _Cursor:
         if self.read_at is None:
             raise NeedMoreData(end)
         if self.size is not None and end > self.size:
-            raise ModelFormatError(f"{self.name}: {what} needs {end:,} bytes but the file has {self.size:,} "
+            raise ModelFormatError(f"{self.name}: {what}: needs {end:,} bytes but the file has {self.size:,} "
                                    "(truncated or corrupt GGUF header)")
         if end > MAX_HEADER_BYTES:
             raise ModelFormatError(f"{self.name}: {what} would take the GGUF header past {MAX_HEADER_BYTES >> 20} MiB "
@@ -220,7 +220,7 @@ def parse_header(buf: bytes | memoryview, name: str = "<gguf>", *,
         raise ModelFormatError(f"{name}: header claims {n_kv} metadata entries (limit {MAX_KV}); file is corrupt")
     # each metadata entry takes at least 12 bytes and each tensor info 24: refuse counts the file cannot hold
     if read_at is not None:
-        cur.need(cur.pos + 12 * n_kv + 24 * n_tensors, f"{n_kv} metadata entries and {n_tensors} tensor infos")
+        cur.need(cur.pos + 12 * n_kv + 24 * n_tensors, f"the header's counts ({n_kv} metadata entries, {n_tensors} tensors)")
 
     metadata: dict[str, Any] = {}
     for _ in range(n_kv):

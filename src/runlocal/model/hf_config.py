@@ -140,10 +140,10 @@ class _Cfg:
         """A positive integer field; a missing or malformed one is a ModelFormatError naming it."""
         v = self.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            what = _WHAT.get(key, "a positive integer")
+            what = f", {_WHAT[key]}" if key in _WHAT else ""
             got = "missing" if v is None else shown(v)
-            raise ModelFormatError(f"{self.where}: config.json field '{key}' is {got} "
-                                   f"(expected a positive integer: {what}; model_type '{self.model_type}')")
+            raise ModelFormatError(f"{self.where}: {key} is {got} (expected a positive integer{what}, "
+                                   f"for model_type '{self.model_type}')")
         return v
 
     # the usual attention shape
@@ -1136,9 +1136,10 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
                                             or text.get("n_routed_experts") or 0)
     if builder is _jamba or builder is _granitemoehybrid:
         n_exp = n_exp if any(ly.moe for ly in layers) else 0
-    archs = config.get("architectures") or []
+    archs = config.get("architectures")
+    archs = [printable(archs[0], 200)] if isinstance(archs, list) and archs and isinstance(archs[0], str) else []
     return check_spec(ModelSpec(
-        id=id, architecture=str(archs[0])[:200] if archs else mt, family=mt or text.model_type,
+        id=id, architecture=archs[0] if archs else mt, family=mt or text.model_type,
         hidden_size=text.h, n_layers=text.n_layers, n_heads=0 if is_ssm else text.heads, vocab_size=text.vocab,
         layers=tuple(layers), tensors=tuple(t.items),
         intermediate_size=text.get("intermediate_size") if isinstance(text.get("intermediate_size"), int) else None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ModelFormatError, ModelNotFoundError, RemoteError
+from ..errors import InputError, ModelFormatError, ModelNotFoundError, RemoteError
 from .local import read_config, with_file_tensors
 from .policy import ReadPolicy
 from .safetensors import hf_role
@@ -12,27 +12,40 @@ from .spec import ModelSpec, TensorInfo
 def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPolicy | None = None) -> ModelSpec:
     """The repo's config.json and safetensors headers. Under a server's policy the machine's HF_TOKEN is sent
     only when the operator allows it, and a config.json over the policy's cap is not downloaded."""
-    from huggingface_hub import get_safetensors_metadata, hf_hub_download
-    from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
-                                        RepositoryNotFoundError)
     from pathlib import Path
+
+    from huggingface_hub import get_safetensors_metadata, hf_hub_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
 
     from .hf_config import spec_from_config
 
     policy = policy or ReadPolicy()
     token = None if policy.hf_token else False          # None: huggingface_hub's own (HF_TOKEN, login); False: none
+    offline = ("model" if policy.plain_errors else repo_id) + (
+        ": offline, and not in the catalog or the Hugging Face cache (runlocal models lists the catalog)")
     try:
+        if not _hub_cached(repo_id, revision) and not _hub_reachable():
+            raise RemoteError(offline)       # at once, instead of huggingface_hub's ~25 s of retries
         if policy.max_config_bytes is not None:
             _check_config_size(repo_id, revision, token, policy.max_config_bytes)
         config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
+    except HFValidationError:
+        raise InputError(f"model: '{repo_id[:100]}' is not a Hub repo id (owner/name, at most 96 characters)") from None
+    except LocalEntryNotFoundError:          # a subclass of EntryNotFoundError: caught first
+        raise RemoteError(offline) from None
     except GatedRepoError:
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
-    except LocalEntryNotFoundError:
-        raise RemoteError(f"{repo_id}: not in the local Hub cache and the Hub is unreachable (HF_HUB_OFFLINE?)") from None
     except HfHubHTTPError as e:
         raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
     spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
@@ -49,10 +62,37 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
     return with_file_tensors(spec, tensors, spec.file_quant)
 
 
+def _hub_cached(repo_id: str, revision: str | None) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str)
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """One TCP connection to the Hub endpoint (HF_ENDPOINT): False at once when offline or unresolvable."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    url = urlparse(constants.ENDPOINT)
+    try:
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout).close()
+    except OSError:
+        return False
+    return True
+
+
 def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> None:
     """A HEAD request for config.json's size before downloading it (a repo may hold a config of any size)."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import EntryNotFoundError, GatedRepoError, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        RepositoryNotFoundError,
+    )
 
     try:
         meta = get_hf_file_metadata(hf_hub_url(repo_id, "config.json", revision=revision), token=token)

@@ -13,8 +13,9 @@ refused, and small enough that what is built from it stays cheap. Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import ModelFormatError
 
@@ -120,12 +121,12 @@ _HF: dict[str, Bound] = {}
 for _bound, _keys in (
     (LAYERS, "num_hidden_layers depth num_global_layers n_layer"),
     (HIDDEN, "hidden_size out_hidden_size projector_input_dim projector_output_dim vision_output_dim"),
-    (FFN, "intermediate_size moe_intermediate_size shared_expert_intermediate_size shared_intermediate_size "
-          "intermediate_size_mlp mamba_d_ssm"),
-    (HEADS, "num_attention_heads num_key_value_heads linear_num_key_heads linear_num_value_heads mamba_n_heads "
-            "num_heads attention_heads mamba_n_groups n_groups"),
-    (HEAD_DIM, "head_dim linear_key_head_dim linear_value_head_dim qk_rope_head_dim qk_nope_head_dim v_head_dim "
-               "kv_lora_rank q_lora_rank"),
+    (FFN, ("intermediate_size moe_intermediate_size shared_expert_intermediate_size shared_intermediate_size "
+          "intermediate_size_mlp mamba_d_ssm")),
+    (HEADS, ("num_attention_heads num_key_value_heads linear_num_key_heads linear_num_value_heads mamba_n_heads "
+            "num_heads attention_heads mamba_n_groups n_groups")),
+    (HEAD_DIM, ("head_dim linear_key_head_dim linear_value_head_dim qk_rope_head_dim qk_nope_head_dim v_head_dim "
+               "kv_lora_rank q_lora_rank")),
     (VOCAB, "vocab_size"),
     (CONTEXT, "max_position_embeddings sliding_window attention_chunk_size num_position_embeddings"),
     (EXPERTS, "num_experts num_local_experts n_routed_experts num_experts_per_tok n_shared_experts"),
@@ -135,11 +136,11 @@ for _bound, _keys in (
     (PIXELS, "patch_size image_size"),
     (SMALL, "num_channels in_channels temporal_patch_size spatial_merge_size max_num_tiles"),
     # periods: "every k-th layer" (k ≥ 1: a zero divides by zero, Qwen3-Next's full_attention_interval)
-    (Bound(1, LAYERS.hi, "a layer period"), "full_attention_interval decoder_sparse_step sliding_window_pattern "
+    (Bound(1, LAYERS.hi, "a layer period"), ("full_attention_interval decoder_sparse_step sliding_window_pattern "
                                             "no_rope_layer_interval interleave_moe_layer_step attn_layer_period "
-                                            "expert_layer_period"),
-    (LAYER_INDEX, "attn_layer_offset expert_layer_offset first_k_dense_replace num_nextn_predict_layers "
-                  "max_window_layers mtp_num_hidden_layers"),
+                                            "expert_layer_period")),
+    (LAYER_INDEX, ("attn_layer_offset expert_layer_offset first_k_dense_replace num_nextn_predict_layers "
+                  "max_window_layers mtp_num_hidden_layers")),
     (CHUNK, "mamba_chunk_size chunk_size"),
 ):
     for _k in _keys.split():
@@ -241,6 +242,7 @@ def _check_tensors(tensors: Any, where: str) -> None:
     if len(tensors) > MAX_TENSORS:
         raise ModelFormatError(f"{where}: {len(tensors):,} tensors (expected at most {MAX_TENSORS:,})")
     total = 0
+    matrices = 0
     for t in tensors:
         n = 1
         for d in t.shape:
@@ -252,7 +254,11 @@ def _check_tensors(tensors: Any, where: str) -> None:
             raise ModelFormatError(f"{where}: tensor '{t.name[:80]}' has {n:,} elements "
                                    f"(expected at most {MAX_TENSOR_ELEMENTS:,})")
         total += n
-    if tensors and not 0 < total <= MAX_PARAMS:
+        matrices += len(t.shape) >= 2
+    if not matrices:        # the speed model multiplies matrices; norms and biases alone are no model
+        raise ModelFormatError(f"{where}: no weight matrix among {len(tensors)} tensors "
+                               "(expected an embedding and layer weights)")
+    if not 0 < total <= MAX_PARAMS:     # no tensors at all: nothing to plan, and a speed model dividing by 0
         raise ModelFormatError(f"{where}: {total:,} parameters (expected 1 to {MAX_PARAMS:,})")
 
 

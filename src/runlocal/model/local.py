@@ -22,6 +22,8 @@ MAX_SHARDS = 1024
 def read_json(path: Path, what: str = "config.json", max_bytes: int = MAX_CONFIG_BYTES) -> dict:
     """A JSON object from a model folder, refused by size before it is read and bounded as it is parsed."""
     try:
+        if path.stat().st_size > max_bytes:     # refused unread; the read below is capped too (a growing file)
+            raise ModelFormatError(f"{path}: {what} is larger than {max_bytes >> 20} MiB (expected a small JSON file)")
         with path.open("rb") as f:
             raw = f.read(max_bytes + 1)
     except FileNotFoundError:

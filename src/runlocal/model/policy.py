@@ -14,6 +14,7 @@ each hold their own.
 from __future__ import annotations
 
 import ipaddress
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ class ReadPolicy:
 
     @classmethod
     def server(cls, *, local_dir: str | Path | None = None, remote_hosts: tuple[str, ...] | list[str] = (),
-               use_hf_token: bool = False) -> "ReadPolicy":
+               use_hf_token: bool = False) -> ReadPolicy:
         folder = Path(local_dir).expanduser().resolve(strict=True) if local_dir is not None else None
         if folder is not None and not folder.is_dir():
             raise InputError(f"allow-local-dir: '{local_dir}' is not a folder")
@@ -64,16 +65,24 @@ class ReadPolicy:
                 raise InputError("model: this server does not read local paths (give a catalog alias or a "
                                  "Hugging Face repo id)")
             return None
-        if self.local_dir is None:
-            path = Path(ref).expanduser()
-        else:
-            path = (self.local_dir / ref.lstrip("/")).resolve() if not Path(ref).is_absolute() else Path(ref).resolve()
-            if not path.is_relative_to(self.local_dir):
-                raise InputError("model: this server reads local paths only inside its allowed folder")
+        path = Path(ref).expanduser() if self.local_dir is None else self._inside_folder(ref)
         try:
             return path if path.exists() else None
         except OSError:              # a name too long for the file system (ENAMETOOLONG) and the like
             return None
+
+    def _inside_folder(self, ref: str) -> Path:
+        """``ref`` inside the allowed folder: first by its text alone (a path outside is refused without a
+        file-system call, so nothing outside is even looked up), then with symlinks resolved."""
+        assert self.local_dir is not None
+        outside = InputError("model: this server reads local paths only inside its allowed folder")
+        lexical = Path(os.path.normpath(self.local_dir / ref))        # an absolute ref replaces the folder
+        if not lexical.is_relative_to(self.local_dir):
+            raise outside
+        path = lexical.resolve()
+        if not path.is_relative_to(self.local_dir):
+            raise outside
+        return path
 
     # --- remote reads --------------------------------------------------------------------------
     def check_url(self, url: str, *, hub: bool = False) -> None:
@@ -130,7 +139,7 @@ class Budget:
         self.transferred += n
         cap = self.policy.max_remote_bytes
         if cap is not None and self.transferred > cap:
-            raise InputError(f"model: the remote header needs more than {cap >> 20} MiB; this server reads no more")
+            raise InputError(f"model: the remote header needs more than {cap:,} bytes; this server reads no more")
         self.check_time()
 
     def check_time(self) -> None:

@@ -44,8 +44,8 @@ class RangeReader:
         rng = {"Range": f"bytes={offset}-{offset + length - 1}"}
         try:
             return self._read(length, {**self.headers, **rng})
-        except BlockedAddress:
-            raise InputError("model: this server does not read from loopback, private or link-local addresses") from None
+        except BlockedAddress as e:
+            raise InputError(f"model: {e}") from None
         except httpx.HTTPError as e:
             if self.policy.plain_errors:
                 raise RemoteError("model: the remote file could not be read") from None
@@ -143,15 +143,15 @@ class _PublicOnlyBackend:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError:
-            raise BlockedAddress() from None
+            raise BlockedAddress("the remote host's name does not resolve") from None
         addresses = [info[4][0] for info in infos]
         if not addresses or not all(is_public_address(a) for a in addresses):
-            raise BlockedAddress()
+            raise BlockedAddress("this server does not read from loopback, private, link-local or multicast addresses")
         return self.inner.connect_tcp(addresses[0], port, timeout=timeout, local_address=local_address,
                                       socket_options=socket_options)
 
     def connect_unix_socket(self, *args, **kwargs):
-        raise BlockedAddress()
+        raise BlockedAddress("this server does not read from Unix sockets")
 
     def sleep(self, seconds):
         return self.inner.sleep(seconds)

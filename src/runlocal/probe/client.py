@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 Api = Literal["openai", "ollama"]
+
+# One streamed chunk (a token, its JSON envelope, perhaps logprobs) is under a few KB; a whole response of
+# a few thousand tokens is under a few MB. Past these a server is broken or hostile: the step fails.
+MAX_LINE = 1 << 20
+MAX_RESPONSE = 64 << 20
 
 
 class ProbeError(Exception):
@@ -50,21 +56,81 @@ def build_request(api: Api, model: str | None, prompt: str | list[int], max_toke
     return "/v1/completions", body
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """Server-chosen text inside a one-line message: control characters escaped, length capped."""
+    return repr(text[:limit])[1:-1]
+
+
+def _lines(resp, deadline: float, budget_deadline: float | None = None) -> Iterator[str]:
+    """The response's lines, read as raw bytes (no decompression: a gzip stream could expand a
+    thousandfold), with the step's deadline checked at every chunk and the line length and total bytes
+    capped, so an endless or oversized answer ends the step instead of the probe's memory or time."""
+    buf = bytearray()
+    total = 0
+    for chunk in resp.iter_raw():
+        now = time.monotonic()
+        if budget_deadline is not None and now > budget_deadline:
+            raise ProbeError("budget", "the probe's time budget ran out during this step")
+        if now > deadline:
+            raise ProbeError("timeout", "the response did not end within the step timeout")
+        total += len(chunk)
+        if total > MAX_RESPONSE:
+            raise ProbeError("malformed", f"the response passed {MAX_RESPONSE >> 20} MiB without ending")
+        buf += chunk
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            yield buf[start:end].decode("utf-8", "replace").rstrip("\r")
+            start = end + 1
+        del buf[:start]
+        if len(buf) > MAX_LINE:
+            raise ProbeError("malformed", f"a line of the response passed {MAX_LINE >> 20} MiB without ending")
+    if buf:
+        yield buf.decode("utf-8", "replace")
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 31 else None
+
+
+def _timeout(deadline: float):
+    import httpx
+
+    return httpx.Timeout(max(0.05, deadline - time.monotonic()))
+
+
+def _read_capped(resp, deadline: float, limit: int = MAX_LINE) -> bytes:
+    out = bytearray()
+    for chunk in resp.iter_raw():
+        out += chunk
+        if len(out) > limit or time.monotonic() > deadline:
+            break
+    return bytes(out[:limit])
+
+
 def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str | list[int], *,
-                max_tokens: int, timeout: float, expected_prompt_tokens: int) -> Measurement:
+                max_tokens: int, timeout: float, expected_prompt_tokens: int,
+                budget_deadline: float | None = None) -> Measurement:
+    """One streamed request, ended by ``timeout`` seconds or ``budget_deadline`` (time.monotonic), whichever
+    comes first: checked at every chunk, not only while waiting for one."""
     import httpx
 
     path, body = build_request(api, model, prompt, max_tokens)
     t0 = time.perf_counter()
+    deadline = time.monotonic() + timeout
+    if budget_deadline is not None:
+        deadline = min(deadline, budget_deadline)
     ttft = None
     chunks = 0
     usage: dict[str, Any] = {}
     try:
-        with client.stream("POST", base_url.rstrip("/") + path, json=body, timeout=timeout) as resp:
+        with client.stream("POST", base_url.rstrip("/") + path, json=body, timeout=_timeout(deadline),
+                           headers={"Accept-Encoding": "identity"}) as resp:
             if resp.status_code >= 400:
-                text = resp.read().decode("utf-8", "replace")[:300]
-                raise ProbeError("http", f"HTTP {resp.status_code}: {text}")
-            for line in resp.iter_lines():
+                text = _read_capped(resp, deadline, 300).decode("utf-8", "replace")
+                raise ProbeError("http", f"HTTP {resp.status_code}: {_one_line(text, 300)}")
+            if resp.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
+                raise ProbeError("malformed", "the server compressed the stream although asked not to")
+            for line in _lines(resp, deadline, budget_deadline):
                 if not line.strip():
                     continue
                 payload = line[5:].strip() if line.startswith("data:") else line.strip()
@@ -72,13 +138,13 @@ def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str 
                     break
                 try:
                     doc = json.loads(payload)
-                except json.JSONDecodeError:
-                    raise ProbeError("malformed", f"not JSON in the stream: {payload[:80]!r}") from None
+                except (ValueError, RecursionError):      # not JSON, nested past the limit, a 5000-digit number
+                    raise ProbeError("malformed", f"not JSON in the stream: {_one_line(payload, 80)}") from None
                 if not isinstance(doc, dict):
                     raise ProbeError("malformed", "stream chunk is not a JSON object")
                 if "error" in doc:
-                    raise ProbeError("http", f"server error: {str(doc['error'])[:200]}")
-                if doc.get("usage"):
+                    raise ProbeError("http", f"server error: {_one_line(json.dumps(doc['error'])[:200])}")
+                if isinstance(doc.get("usage"), dict):
                     usage = doc["usage"]
                 if api == "ollama":
                     if doc.get("response"):
@@ -87,7 +153,8 @@ def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str 
                     if doc.get("done"):
                         usage = {"prompt_tokens": doc.get("prompt_eval_count"), "completion_tokens": doc.get("eval_count")}
                 else:
-                    choices = doc.get("choices") or []
+                    choices = doc.get("choices")
+                    choices = choices if isinstance(choices, list) and choices and isinstance(choices[0], dict) else []
                     # a chunk per generated token; its text may be empty (a partial UTF-8 sequence held back)
                     if choices and ("text" in choices[0] or "delta" in choices[0]) and not choices[0].get("finish_reason"):
                         chunks += 1
@@ -95,29 +162,38 @@ def stream_once(client, base_url: str, api: Api, model: str | None, prompt: str 
     except httpx.ConnectError as e:
         raise ProbeError("refused", f"nothing answers at {base_url} ({e})") from None
     except httpx.TimeoutException:
+        if budget_deadline is not None and time.monotonic() >= budget_deadline:
+            raise ProbeError("budget", "the probe's time budget ran out during this step") from None
         raise ProbeError("timeout", f"no answer within {timeout:.0f} s") from None
     except (httpx.RemoteProtocolError, httpx.ReadError) as e:
         raise ProbeError("disconnected", f"the server closed the connection mid-response ({e.__class__.__name__})") from None
     total = time.perf_counter() - t0
     if ttft is None:
         raise ProbeError("empty", "the stream ended without any generated text (the server gave up on the request)")
-    return Measurement(int(usage.get("prompt_tokens") or expected_prompt_tokens),
-                       int(usage.get("completion_tokens") or chunks), ttft, total)
+    return Measurement(_count(usage.get("prompt_tokens")) or expected_prompt_tokens,
+                       _count(usage.get("completion_tokens")) or chunks, ttft, total)
 
 
 def count_prompt_tokens(client, base_url: str, api: Api, model: str | None, prompt: str, timeout: float) -> int | None:
     """The server's own token count for ``prompt``: one non-streamed request for one token (its usage)."""
+    import httpx
+
     path, body = build_request(api, model, prompt, 1)
     body["stream"] = False
     body.pop("stream_options", None)
-    try:
-        r = client.post(base_url.rstrip("/") + path, json=body, timeout=timeout)
-        doc = r.json()
-    except Exception:
+    deadline = time.monotonic() + timeout
+    try:   # the body read capped and bounded in time like a stream: an endless answer is no count
+        with client.stream("POST", base_url.rstrip("/") + path, json=body, timeout=_timeout(deadline),
+                           headers={"Accept-Encoding": "identity"}) as r:
+            doc = json.loads(_read_capped(r, deadline))
+    except (httpx.HTTPError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
         return None
     if api == "ollama":
-        return doc.get("prompt_eval_count")
-    return (doc.get("usage") or {}).get("prompt_tokens")
+        return _count(doc.get("prompt_eval_count"))
+    usage = doc.get("usage")
+    return _count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
 
 
 def is_alive(client, base_url: str, api: Api) -> bool:

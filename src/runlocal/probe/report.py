@@ -64,25 +64,31 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         out["prediction"] = {"max_context": plan.max_context, "max_concurrency": plan.max_concurrency,
                              "decode_tokens_per_s": plan.speed.get("decode_tokens_per_s"), "verdict": plan.verdict}
     record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)
-    if store and result.steps:
+    measured = any(s.ok for s in result.steps)     # a probe with no successful step measured nothing: keep nothing
+    if store and measured:
         from ..api.store import BenchmarkStore
 
         row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
-    if submit and result.steps:
+    if submit and measured:
         import httpx
 
         try:
-            r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30)
+            from ..config import submitter_token
+
+            token = submitter_token()     # without one the server stores the result unverified
+            r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
+                           headers={"Authorization": f"Bearer {token}"} if token else {})
             out["submitted"] = r.status_code in (200, 201)
         except httpx.HTTPError as e:
             out["submitted"] = False
             print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
     if as_json:
         print(json.dumps(out, indent=2))
-        return any(s.ok for s in result.steps)
+        return measured
+    decode = out["decode_tokens_per_s"]
     print(f"measured: max context {out['max_context_ok'] or '—'} tokens, max concurrency "
-          f"{out['max_concurrency_ok'] or '—'}, decode {out['decode_tokens_per_s'] or 0:.1f} tok/s"
+          f"{out['max_concurrency_ok'] or '—'}, decode {f'{decode:.1f}' if decode else '—'} tok/s"
           + (f", peak memory {out['peak_memory_bytes'] / 2**30:.2f} GiB ({out['memory_source']})"
              if out["peak_memory_bytes"] else ""))
     if "prediction" in out:
@@ -91,4 +97,6 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
               f"decode {p['decode_tokens_per_s'] or '—'} tok/s ({p['verdict']})")
     if result.stopped_because:
         print(f"stopped: {result.stopped_because}")
-    return any(s.ok for s in result.steps)
+    if not measured:
+        print("nothing stored: no step succeeded")
+    return measured

@@ -3,14 +3,23 @@ stopping at the first failure and keeping every step measured before it."""
 
 from __future__ import annotations
 
+import signal
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from .client import Api, Measurement, ProbeError, count_prompt_tokens, is_alive, stream_once
+from .client import (
+    Api,
+    Measurement,
+    ProbeError,
+    count_prompt_tokens,
+    is_alive,
+    stream_once,
+)
 
 CONTEXT_LADDER = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 CONCURRENCY_LADDER = (1, 2, 4, 8, 16, 32, 64)
@@ -120,6 +129,14 @@ class MemorySampler:
             self._thread.join(timeout=2)
 
 
+class ProbeStopped(Exception):
+    """SIGTERM arrived: end the probe, keeping what was measured (SIGINT raises KeyboardInterrupt)."""
+
+
+def _raise_stopped(signum, frame):
+    raise ProbeStopped("SIGTERM")
+
+
 TRUNCATED_SHARE = 0.75   # a prompt counted below this share of what was sent was cut by the server
 
 
@@ -141,66 +158,96 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
 
     tokens_per_word = 1.0
     if not token_ids:   # how many tokens this server's tokenizer makes of our filler word
-        counted = count_prompt_tokens(client, url, api, model, make_prompt(100, False), step_timeout)
+        counted = count_prompt_tokens(client, url, api, model, make_prompt(100, False), min(step_timeout, time_budget))
         if counted:
             tokens_per_word = max(0.1, counted / 100)
 
     def one(n: int) -> Measurement:
         return stream_once(client, url, api, model, make_prompt(n, token_ids, tokens_per_word),
-                           max_tokens=max_tokens, timeout=step_timeout, expected_prompt_tokens=n)
+                           max_tokens=max_tokens, timeout=step_timeout, expected_prompt_tokens=n,
+                           budget_deadline=deadline)
 
+    # SIGTERM (and Ctrl-C, SIGINT) end the probe with the steps measured so far, which the caller stores
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_stopped) if main else None
+    sampler = MemorySampler(pid)
     try:
-        with MemorySampler(pid) as sampler:
-            for n in CONTEXT_LADDER:
-                if max_context and n > max_context:
-                    break
-                if time.monotonic() > deadline:
-                    result.stopped_because = "time budget spent"
-                    break
-                try:
-                    m = one(n)
-                except ProbeError as e:
-                    record(Step("context", n, 1, False, error=str(e), error_kind=e.kind))
-                    result.stopped_because = f"context {n}: {e}"
-                    break
-                if n >= 1024 and m.prompt_tokens < TRUNCATED_SHARE * n:
-                    # Ollama cuts a prompt longer than num_ctx instead of refusing it (its log: "truncating input prompt")
-                    record(Step("context", n, 1, False, error=f"the server kept only {m.prompt_tokens:,} of ~{n:,} prompt "
-                                "tokens (it truncates to its context: for Ollama raise num_ctx)", error_kind="truncated"))
-                    result.stopped_because = f"context {n}: truncated to {m.prompt_tokens:,} tokens"
-                    break
-                record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
-                            m.prefill_tokens_per_s))
-            # go on to concurrency only while the server is alive (it refused a prompt, it did not die)
-            alive = all(s.ok for s in result.steps) or (
-                result.steps[-1].error_kind not in ("refused", "disconnected") and is_alive(client, url, api))
-            if alive and result.max_context_ok:
-                for c in CONCURRENCY_LADDER:
-                    if c > max_concurrency or time.monotonic() > deadline:
-                        break
-                    t0 = time.perf_counter()
-                    with ThreadPoolExecutor(max_workers=c) as pool:
-                        futures = [pool.submit(one, concurrency_prompt) for _ in range(c)]
-                        outcomes = []
-                        for f in futures:
-                            try:
-                                outcomes.append(f.result())
-                            except ProbeError as e:
-                                outcomes.append(e)
-                    wall = time.perf_counter() - t0
-                    errors = [o for o in outcomes if isinstance(o, ProbeError)]
-                    done = [o for o in outcomes if isinstance(o, Measurement)]
-                    if errors:
-                        record(Step("concurrency", concurrency_prompt, c, False, error=str(errors[0]),
-                                    error_kind=errors[0].kind))
-                        result.stopped_because = result.stopped_because or f"concurrency {c}: {errors[0]}"
-                        break
-                    record(Step("concurrency", concurrency_prompt, c, True,
-                                statistics.median(m.ttft_s for m in done),
-                                statistics.median(m.decode_tokens_per_s or 0 for m in done) or None, None,
-                                sum(m.completion_tokens for m in done) / wall))
-        result.peak_memory_bytes, result.memory_source = sampler.peak, sampler.source
+        _ladders(result, sampler, one, record, client, url, api, max_context, max_concurrency, concurrency_prompt,
+                 deadline)
+    except KeyboardInterrupt:
+        result.stopped_because = "interrupted (SIGINT); the steps measured before it are kept"
+    except ProbeStopped:
+        result.stopped_because = "stopped (SIGTERM); the steps measured before it are kept"
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         if own:
             client.close()
+    result.peak_memory_bytes, result.memory_source = sampler.peak, sampler.source
     return result
+
+
+def _budget_spent(result: ProbeResult, e: ProbeError, where: str) -> bool:
+    """A step cut by the time budget is no failure of the server: it ends the probe without a step."""
+    if e.kind != "budget":
+        return False
+    result.stopped_because = f"time budget spent (during {where})"
+    return True
+
+
+def _ladders(result: ProbeResult, sampler: MemorySampler, one: Callable[[int], Measurement],
+             record: Callable[[Step], None], client, url: str, api: Api, max_context: int | None,
+             max_concurrency: int, concurrency_prompt: int, deadline: float) -> None:
+    with sampler:
+        for n in CONTEXT_LADDER:
+            if max_context and n > max_context:
+                break
+            if time.monotonic() > deadline:
+                result.stopped_because = "time budget spent"
+                break
+            try:
+                m = one(n)
+            except ProbeError as e:
+                if _budget_spent(result, e, f"context {n}"):
+                    break
+                record(Step("context", n, 1, False, error=str(e), error_kind=e.kind))
+                result.stopped_because = f"context {n}: {e}"
+                break
+            if n >= 1024 and m.prompt_tokens < TRUNCATED_SHARE * n:
+                # Ollama cuts a prompt longer than num_ctx instead of refusing it (its log: "truncating input prompt")
+                record(Step("context", n, 1, False, error=f"the server kept only {m.prompt_tokens:,} of ~{n:,} prompt "
+                            "tokens (it truncates to its context: for Ollama raise num_ctx)", error_kind="truncated"))
+                result.stopped_because = f"context {n}: truncated to {m.prompt_tokens:,} tokens"
+                break
+            record(Step("context", m.prompt_tokens, 1, True, m.ttft_s, m.decode_tokens_per_s,
+                        m.prefill_tokens_per_s))
+        # go on to concurrency only while the server is alive (it refused a prompt, it did not die)
+        alive = all(s.ok for s in result.steps) or (
+            result.steps[-1].error_kind not in ("refused", "disconnected") and is_alive(client, url, api))
+        if alive and result.max_context_ok and not (result.stopped_because or "").startswith("time budget"):
+            for c in CONCURRENCY_LADDER:
+                if c > max_concurrency or time.monotonic() > deadline:
+                    break
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(max_workers=c) as pool:
+                    futures = [pool.submit(one, concurrency_prompt) for _ in range(c)]
+                    outcomes = []
+                    for f in futures:
+                        try:
+                            outcomes.append(f.result())
+                        except ProbeError as e:
+                            outcomes.append(e)
+                wall = time.perf_counter() - t0
+                errors = [o for o in outcomes if isinstance(o, ProbeError)]
+                done = [o for o in outcomes if isinstance(o, Measurement)]
+                if any(_budget_spent(result, e, f"concurrency {c}") for e in errors):
+                    break
+                if errors:
+                    record(Step("concurrency", concurrency_prompt, c, False, error=str(errors[0]),
+                                error_kind=errors[0].kind))
+                    result.stopped_because = result.stopped_because or f"concurrency {c}: {errors[0]}"
+                    break
+                record(Step("concurrency", concurrency_prompt, c, True,
+                            statistics.median(m.ttft_s for m in done),
+                            statistics.median(m.decode_tokens_per_s or 0 for m in done) or None, None,
+                            sum(m.completion_tokens for m in done) / wall))

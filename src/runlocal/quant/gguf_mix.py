@@ -53,11 +53,12 @@ from functools import lru_cache
 from ..errors import InputError
 from ..model.gguf import tensor_role
 from ..model.spec import GGUF_NAME, ModelSpec, TensorInfo
+from ..units import round_up
+from . import gguf_names_table
 from .ggml_types import QUANT_SIZES as GGML_QUANT_SIZES
 from .ggml_types import Arch as MODEL_ARCH
 from .ggml_types import GGMLType as GGMLQuantizationType
 from .ggml_types import LlamaFileType
-from . import gguf_names_table
 
 Q = GGMLQuantizationType
 ALIGNMENT = 32      # GGUF_DEFAULT_ALIGNMENT (ggml/include/gguf.h)
@@ -120,7 +121,7 @@ def tensor_bytes(shape: tuple[int, ...], qtype: GGMLQuantizationType) -> int:
 
 
 def _pad(n: int) -> int:
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    return round_up(n, ALIGNMENT)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -258,8 +259,12 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
             base, suffix = name[: -len(s)], s
             break
     else:
-        if name.endswith("_bias"):              # gpt-oss: experts.gate_up_proj_bias
+        if name.endswith(".dt_bias"):           # Mamba-2: the converter renames .dt_bias to .dt_proj.bias
+            base, suffix = name[: -len(".dt_bias")] + ".dt_proj", ".bias"
+        elif name.endswith("_bias"):            # gpt-oss: experts.gate_up_proj_bias
             base, suffix = name[: -len("_bias")], ".bias"
+        elif name.endswith((".A_log", ".D")):   # Mamba: written as blk.N.ssm_a / ssm_d, no suffix (map_tensor_name)
+            suffix = ""
         else:
             suffix = ".weight"
     mapped = nmap.get_name(base) if nmap is not None else None

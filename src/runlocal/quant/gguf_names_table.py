@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ..model.spec import ModelSpec
+from .gguf_table import params_of
 
 TABLE = "gguf_catalog_names.json"
 _LAYER = re.compile(r"((?:^|\.)(?:layers|h|blocks|block|layer)\.)(\d+)(\.|$)")
@@ -33,7 +34,7 @@ def _entry(spec: ModelSpec) -> dict[str, Any] | None:
         return None
     entry = _table()["models"].get(spec.source.removeprefix("catalog:"))
     # guards against a catalog edit: the same tensors as when the table was written
-    if entry is None or entry["params"] != spec.params or entry["tensors"] != len(spec.tensors):
+    if entry is None or entry["params"] != params_of(spec) or entry["tensors"] != len(spec.tensors):
         return None
     return entry
 
@@ -112,7 +113,7 @@ def build() -> dict[str, Any]:
             continue
         seen = names.setdefault(arch, {})
         recorder = _Recorder(real_map(arch, spec.n_layers), seen)
-        gguf_mix._name_map = lambda s, a, r=recorder: r        # noqa: E731 - only while building
+        gguf_mix._name_map = lambda s, a, r=recorder: r
         try:
             gguf_mix.gguf_tensors(spec)
             gguf_mix.gguf_names(spec)

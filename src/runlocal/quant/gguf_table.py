@@ -14,6 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from ..memo import per_model
 from ..model.spec import ModelSpec
 
 TABLE = "gguf_catalog_weights.json"
@@ -22,6 +23,12 @@ TABLE = "gguf_catalog_weights.json"
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
     return json.loads(resources.files("runlocal.data").joinpath(TABLE).read_text(encoding="utf-8"))
+
+
+@per_model
+def params_of(spec: ModelSpec) -> int:
+    """spec.params (a sum over its tensors), once per model object."""
+    return spec.params
 
 
 def supported_ftypes() -> tuple[str, ...]:
@@ -34,7 +41,7 @@ def catalog_weights(spec: ModelSpec, ftype: str) -> dict[str, int] | None:
     if not spec.source.startswith("catalog:"):
         return None
     entry = _table()["weights"].get(spec.source.removeprefix("catalog:"))
-    if entry is None or entry["params"] != spec.params:      # guards against a catalog edit
+    if entry is None or entry["params"] != params_of(spec):      # guards against a catalog edit
         return None
     by_type = entry["by_ftype"].get(ftype)
     return dict(by_type) if by_type is not None else None

@@ -41,6 +41,10 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
         out += ["", f"also runs it, no price in the catalog: {names}"
                 + (f" … {len(doc['unpriced']) - 6} more" if len(doc["unpriced"]) > 6 else "")]
     out += [""] + [f"note: {n}" for n in doc["notes"]]
+    if doc["budget_usd"] and doc["price_basis"] == "launch" and doc.get("over_budget"):
+        # the budget is held against launch prices, for every card alike; say how to count cards bought used
+        out.append("note: the budget is compared with launch prices; --used compares the used-market price where "
+                   "the catalog has one (e.g. an RTX 3090)")
     return "\n".join(out)
 
 
@@ -59,6 +63,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
     if rows and "verdict" in rows[0]:
         fields += [
             ("quant", lambda r: r.get("quant") or "—"),
+            *([("best quant alone", lambda r: r.get("best_quant") or "—")] if any(
+                r.get("best_quant") not in (None, r.get("quant")) for r in rows) else []),
             ("verdict", lambda r: r.get("verdict") or "—"),
             ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
             ("decode tok/s", lambda r: _num(r.get("decode_tokens_per_s"))),
@@ -66,7 +72,11 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
             ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
-    return "\n".join(_table(["", *(r["spec"] for r in rows)], table))
+    out = _table(["", *(r["spec"] for r in rows)], table)
+    if any(r.get("best_quant") not in (None, r.get("quant")) for r in rows):
+        out.append("one quant for all: the best that every device fits, so the speeds compare the hardware "
+                   "(--best-quant-each: each device's own best)")
+    return "\n".join(out)
 
 
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
@@ -93,8 +103,11 @@ def render_cost(doc: dict[str, Any]) -> str:
         out.append(f"runs it: {run['quant']}, {_num(run['decode_tokens_per_s'])} tokens/s decode  ({run['command']})")
     usd = lambda v: _num(v, "{:,.2f}")  # noqa: E731
     offer = rent.get("offer") or {}
+    # no purchase price: the owning column says why in its first cell instead of a bare dash
+    no_price = "— (no catalog price: --price USD)" if own.get("purchase_usd") is None else None
     rows = [
-        ["purchase", usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""), ""],
+        ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""),
+         ""],
         ["per hour", "", usd(rent["usd_per_hour"]) + (f" ({offer.get('provider')})" if offer else "")],
         ["amortised / year", usd(own["amortised_per_year_usd"]), ""],
         ["electricity / year", usd(own["electricity_per_year_usd"])

@@ -175,6 +175,9 @@ def speed_phrase(plan: Plan) -> str | None:
     if plan.verdict == "does_not_fit":
         return None      # no speed for a setup that does not start
     parts = []
+    measured = plan.measured and sp.get("source") == "measured"
+    if measured:      # what the stored runs measured, at their own contexts: no predicted labels beside it
+        sp = {k: sp.get(k) for k in ("decode_tokens_per_s", "prefill_tokens_per_s")}
     if sp.get("decode_tokens_per_s"):
         at = sp.get("decode_at_context")
         parts.append(f"{sp['decode_tokens_per_s']:,.1f} tokens/s decode"
@@ -188,5 +191,5 @@ def speed_phrase(plan: Plan) -> str | None:
     if not parts:
         return None
     how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
-           if plan.measured and sp.get("source") == "measured" else "predicted")
+           if measured else "predicted")
     return " · ".join(parts) + f" ({how})"

@@ -5,15 +5,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..errors import InputError
-from .base import Allocation, DeviceMemory, Runtime, Settings, Step, Target
+from .base import RUNTIME_ALIASES, Allocation, DeviceMemory, Runtime, Settings, Step, Target
 
-_NAMES = {
-    "llama.cpp": "llamacpp", "llamacpp": "llamacpp", "llama-cpp": "llamacpp", "llama-server": "llamacpp",
-    "llama_cpp": "llamacpp",
-    "vllm": "vllm",
-    "ollama": "ollama", "sglang": "sglang", "transformers": "transformers", "hf": "transformers",
-    "huggingface": "transformers", "mlx": "mlx", "mlx-lm": "mlx", "mlx_lm": "mlx",
-}
+_NAMES = RUNTIME_ALIASES
 _CLASSES = {"ollama": ("ollama", "Ollama"), "sglang": ("sglang", "SGLang"),
             "transformers": ("transformers", "Transformers"), "mlx": ("mlx", "MLX")}
 

@@ -20,7 +20,15 @@ DeviceKind = Literal["gpu", "cpu", "unified"]
 PARALLEL_AUTO = -1
 # GPUs in one server node (HGX/DGX); more than this, vLLM and SGLang span nodes (their multi-node launch commands)
 GPUS_PER_NODE = 8
-_AUTO_SLOT_RUNTIMES = frozenset({"llama.cpp", "llamacpp", "llama-cpp", "llama-server", "llama_cpp"})
+# The names users type for each engine → its planner module (runtimes/__init__.py get_runtime)
+RUNTIME_ALIASES = {
+    "llama.cpp": "llamacpp", "llamacpp": "llamacpp", "llama-cpp": "llamacpp", "llama-server": "llamacpp",
+    "llama_cpp": "llamacpp",
+    "vllm": "vllm",
+    "ollama": "ollama", "sglang": "sglang", "transformers": "transformers", "hf": "transformers",
+    "huggingface": "transformers", "mlx": "mlx", "mlx-lm": "mlx", "mlx_lm": "mlx",
+}
+_AUTO_SLOT_RUNTIMES = frozenset(name for name, module in RUNTIME_ALIASES.items() if module == "llamacpp")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ Rules follow llama.cpp's own code (ggml-org/llama.cpp; measured against the comm
   longest request, is the whole -c; an explicit --parallel N is N slots with -c = ctx × N; slots()), -ngl auto,
   --fit on (common/fit.cpp: an unset context, then unset layers, are cut until every device keeps 1 GiB free;
   LlamaCpp.fit), -b 2048, -ub 512, flash attention auto.
-- compute buffers (src/llama-context.cpp graph_reserve): for an architecture ggml_graph.py builds,
+- compute buffers (src/llama-context.cpp graph_reserve): for an architecture runtimes/ggml/ builds,
   CPU-only or on one GPU with any -ngl, the reserved graph is traced, split as ggml-backend's scheduler
   splits it and placed by a re-implementation of ggml-alloc (exact to 0.01 MiB on every record of
   measurements/llamacpp); otherwise (several GPUs, tensor overrides, other architectures) the heaviest
@@ -37,15 +37,22 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from ..errors import InputError
-from ..memo import IdMemo
 from ..kv import layer_kv, normalize_cache_type, row_bytes
+from ..memo import IdMemo
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
-from ..quant.gguf_mix import gguf_view
-from . import ggml_graph
-from .base import GGUF_LEVERS, PARALLEL_AUTO, Allocation, DeviceMemory, Settings, Step, Target, largest
+from ..units import MiB, round_up
+from .base import (
+    GGUF_LEVERS,
+    PARALLEL_AUTO,
+    Allocation,
+    DeviceMemory,
+    Settings,
+    Step,
+    Target,
+    largest,
+)
 
-MiB = 1 << 20
 CTX_PAD = 256
 MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
 # common/common.h: n_ctx 0 = the model's trained context (then --fit may shorten it); 4096 when a model
@@ -75,8 +82,7 @@ HOST_WEIGHTS_MMAP = ("weights memory-mapped from the file (CPU_Mapped, page cach
 HOST_WEIGHTS_LOADED = "--no-mmap: weights read into anonymous host memory (CPU buffer), counted as resident"
 
 
-def pad(n: int, to: int) -> int:
-    return (n + to - 1) // to * to
+pad = round_up     # GGML_PAD
 
 
 @dataclass(frozen=True)
@@ -303,15 +309,17 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                  n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                  layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                  overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
-    """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml_graph.py): the CUDA
+    """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml/): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
     LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
     for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
+    from . import ggml
+
     kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
     if n_gpu_layers is None and layer_gpus is None:
-        return (), ggml_graph.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
-    out = ggml_graph.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
+        return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
+    out = ggml.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
                                            layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
                                            n_gpus=n_gpus, overrides=overrides, **kw)
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
@@ -440,22 +448,27 @@ def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list
     return out
 
 
-def fit_layers(model: ModelSpec, run, ok) -> tuple[int, int]:
+def fit_layers(model: ModelSpec, run, ok, hopeless=None) -> tuple[int, int]:
     """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
     memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
     experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
     when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
     layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
-    (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)"""
+    (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
+    hopeless(ngl, n_cpu_moe), when given, says without planning that ok would fail (a bound: LlamaCpp.floor)."""
     n = model.n_layers
-    if ok(run(n + 1, 0)):
+
+    def passes(ngl: int, ncmoe: int) -> bool:
+        return not (hopeless and hopeless(ngl, ncmoe)) and ok(run(ngl, ncmoe))
+
+    if passes(n + 1, 0):
         return n + 1, 0
     if model.n_experts:
-        keep = largest(0, n, lambda k: ok(run(n + 1, n - k)))
+        keep = largest(0, n, lambda k: passes(n + 1, n - k))
         if keep is not None:
             return n + 1, n - keep
-        return largest(0, n + 1, lambda g: ok(run(g, n))) or 0, n
-    return largest(0, n + 1, lambda g: ok(run(g, 0))) or 0, 0
+        return largest(0, n + 1, lambda g: passes(g, n)) or 0, n
+    return largest(0, n + 1, lambda g: passes(g, 0)) or 0, 0
 
 
 def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
@@ -517,6 +530,7 @@ _WIDTHS = IdMemo(256)
 _SIMULATED = IdMemo(2048)
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
+_FLOORS = IdMemo(4096)
 
 
 class LlamaCpp:
@@ -628,7 +642,11 @@ class LlamaCpp:
 
         # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
         # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
-        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)))
+        def hopeless(ngl: int, ncmoe: int) -> bool:
+            floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
+            return any(f > room for f, room in zip(floors[:len(gpus)], free))
+
+        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless)
         s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.n_cpu_moe))
         blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
         steps.append(Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
@@ -681,8 +699,31 @@ class LlamaCpp:
                                             lambda: self.buffers_now(model, weights, settings, targets))
         return s, [replace(b) for b in bufs], list(steps), dict(info)
 
+    def floor(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+              targets: list[Target]) -> list[int]:
+        """Each device's bytes without its compute buffer (GPUs in order, then the host), the GPU context counted
+        where anything is on it: a lower bound of the totals of buffers() / allocate() for the same settings
+        (compute buffers are never negative), known without tracing the graph. A search skips a plan whose
+        floor alone overflows a device: its verdict could only be the same."""
+        def now() -> list[int]:
+            _, bufs, _, _ = self.buffers_now(model, weights, settings, targets, with_compute=False)
+            return [b.total + (GPU_CONTEXT_OVERHEAD if b.kind == "gpu" and b.total else 0) for b in bufs]
+        return _FLOORS.get(model, self._key(weights, settings, targets), now)
+
+    def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                    targets: list[Target], *, gpus_only: bool = False) -> bool:
+        """allocate() would overflow a device (a GPU, with gpus_only): known from floor() where --fit leaves these
+        settings alone."""
+        fit_idle = not settings.fit or (settings.ctx is not None and settings.n_gpu_layers is not None
+                                        and settings.n_gpu_layers != NGL_AUTO)
+        if not fit_idle:
+            return False
+        caps = [t.capacity for t in targets if t.kind != "cpu"]
+        caps.append(0 if gpus_only else next((t.capacity for t in targets if t.kind == "cpu"), 0))
+        return any(cap > 0 and f > cap for f, cap in zip(self.floor(model, weights, settings, targets), caps))
+
     def buffers_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-                    targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
+                    targets: list[Target], with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
@@ -760,6 +801,9 @@ class LlamaCpp:
                           + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
                           "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
 
+        if not with_compute:      # floor(): everything but the compute buffers
+            host.output = model.vocab_size * 4 * n_seq
+            return s, [*devs, host], steps, {"fa": fa, "context": c}
         # --- compute and output buffers ----------------------------------------------------
         n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
         # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
@@ -800,8 +844,12 @@ class LlamaCpp:
         # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
         # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
         # llama-quantize would write of it (names, types: quant/gguf_mix.py).
+        # (imported here: the graph model is only needed once a llama.cpp plan is made, not on other runtimes' paths)
+        from ..quant.gguf_mix import gguf_view
+        from . import ggml
+
         graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if self.simulate_graph else None)
-        simulated = (self.simulate_graph and graph_model is not None and ggml_graph.supported(graph_model)
+        simulated = (self.simulate_graph and graph_model is not None and ggml.supported(graph_model)
                      and all(d.kind == "gpu" for d in devs))
         used_gpus = sorted({w for w in where if w is not None})
         # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
@@ -810,7 +858,7 @@ class LlamaCpp:
         if simulated:
             full = not devs or ngl > model.n_layers
             rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.override_tensor)
-                     + ggml_graph.n_cpu_moe_overrides(min(s.n_cpu_moe, model.n_layers)))
+                     + ggml.n_cpu_moe_overrides(min(s.n_cpu_moe, model.n_layers)))
             kw = (c.n_ubatch, n_kv, fa, n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
                   normalize_cache_type(s.cache_type_v), n_swa_cells or None)
             if not devs or (len(devs) == 1 and not rules):
@@ -828,8 +876,8 @@ class LlamaCpp:
             host.compute = host_c
             if pipeline:
                 steps.append(Step("pipeline parallelism", f"{len(devs)} GPUs, all layers: the scheduler keeps "
-                                  f"{ggml_graph.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
-                                  "never freed (in the simulated compute buffers)", f"{ggml_graph.PIPELINE_COPIES} copies",
+                                  f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
+                                  "never freed (in the simulated compute buffers)", f"{ggml.PIPELINE_COPIES} copies",
                                   "src/llama-context.cpp, ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph"))
         elif len(used_gpus) > 1 and pipeline:
             # pipeline parallelism (src/llama-context.cpp: several GPUs, every layer offloaded, --split-mode layer,
@@ -837,12 +885,12 @@ class LlamaCpp:
             # graph input, flagged input+output so ggml-alloc never frees or reuses them (ggml/src/ggml-backend.cpp
             # ggml_backend_sched_split_graph, passes 5–6): three more of each GPU's inputs (the KQ masks, the KV
             # store indices, positions and the incoming n_embd rows) and of the host's graph inputs.
-            extra = ggml_graph.PIPELINE_COPIES - 1
+            extra = ggml.PIPELINE_COPIES - 1
             inputs = masks + kv_store_indices(model, c.n_ubatch, fa) + c.n_ubatch * 4
             for i in used_gpus:
                 devs[i].compute += extra * (inputs + row)
             host.compute += extra * (inputs + c.n_ubatch * 4)     # + the token ids
-            steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {ggml_graph.PIPELINE_COPIES} copies of "
+            steps.append(Step("pipeline parallelism", f"{len(used_gpus)} GPUs, all layers: {ggml.PIPELINE_COPIES} copies of "
                               f"each split's inputs (masks, KV indices, positions, {model.hidden_size}-wide rows)",
                               f"+{extra * (inputs + row):,} B per GPU, +{extra * (inputs + c.n_ubatch * 4):,} B host",
                               "ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph (n_copies); an estimate "

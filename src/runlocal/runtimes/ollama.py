@@ -32,11 +32,10 @@ import re
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
+from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
 from .llamacpp import FIT_MARGIN, LlamaCpp, fit_layers
 
-MiB = 1 << 20
-GiB = 1 << 30
 OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"
 
 # server/routes.go Serve (v0.15.5+): "Use slightly lower thresholds (47/23 GiB vs. 48/24 GiB)".
@@ -188,14 +187,18 @@ class Ollama:
             # (CUDA context) is up: in runlocal's terms, the device total (with that context) + margin.
             return a.devices[0].total + FIT_MARGIN <= gpu.capacity
 
-        ngl, ncmoe = fit_layers(model, run, ok)
+        def hopeless(ngl: int, ncmoe: int) -> bool:
+            # the GPU's bytes without its compute buffer already leave no margin (LlamaCpp.floor)
+            floor = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
+            return floor[0] + FIT_MARGIN > gpu.capacity
+
+        ngl, ncmoe = fit_layers(model, run, ok, hopeless)
         return ngl, ncmoe, run(ngl, ncmoe)
 
-    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-                 targets: list[Target]) -> Allocation:
-        s = asked = self.defaults(model, settings, targets)
+    def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
+        """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
+        s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
-        host = next((t for t in targets if t.kind == "cpu"), None)
         refusal: str | None = None
         steps: list[Step] = []
         assumptions: list[str] = []
@@ -248,6 +251,28 @@ class Ollama:
                               f"(file + f16 KV) leaves too little of {available / GiB:.2f} GiB "
                               "(≤ 80 %, 75 %/60 % headroom, 768 MiB/2 GiB surcharge)",
                               f"-b {batch} -ub {batch}", "server/sched.go automaticGenerationBatch, PredictServerVRAM"))
+
+        return s, flash, batch, refusal, steps, assumptions
+
+    def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                    targets: list[Target]) -> bool:
+        """allocate() would overflow a device, known without planning: what llama-server holds apart from compute
+        buffers (weights, KV, outputs: the same sum wherever --fit puts the layers) is more than all the devices
+        together hold. A bound (LlamaCpp.floor with every layer on the host), so a search may skip the plan."""
+        caps = [t.capacity for t in targets]
+        if not caps or any(c <= 0 for c in caps):
+            return False
+        s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        return sum(floor) > sum(caps)
+
+    def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                 targets: list[Target]) -> Allocation:
+        s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
+        asked = self.defaults(model, settings, targets)
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        ctx_total = s.ctx * s.parallel
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
         if not gpus:

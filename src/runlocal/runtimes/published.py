@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -25,7 +25,7 @@ GGUF_RUNTIMES = frozenset({"llama.cpp", "ollama"})
 GGUF_SPELLINGS = {"MXFP4": "MXFP4_MOE", "FP16": "F16", "FLOAT16": "F16", "BFLOAT16": "BF16", "FP32": "F32"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _data(name: str) -> dict[str, Any]:
     return json.loads(resources.files("runlocal.data").joinpath(name).read_text(encoding="utf-8"))
 
@@ -132,8 +132,8 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
             return "", f"hf.co/{repo}:{q or GGUF_DEFAULT}", None
         stem = (repo.split("/")[-1] or model.id) + f"-{q or GGUF_DEFAULT}"
         return (*_create(stem, f"./{stem}.gguf"),
-            f"{repo or model.id} is not a GGUF repo: convert it (llama.cpp convert_hf_to_gguf.py, then llama-quantize "
-            f"to {q or GGUF_DEFAULT}) and import the file as below")
+            (f"{repo or model.id} is not a GGUF repo: convert it (llama.cpp convert_hf_to_gguf.py, then llama-quantize "
+            f"to {q or GGUF_DEFAULT}) and import the file as below"))
     tags = library_tags(entry)
     want = q or GGUF_DEFAULT
     if want in tags:
@@ -145,10 +145,10 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
     stem = f"{model.id}-{want}"
     if entry.get("hf"):
         return (*_create(stem, f"./{stem}.gguf"),
-                f"{why}; {entry['hf']} is split into several files, which Ollama cannot pull from hf.co: download "
-                f"them, join with llama-gguf-split --merge into {stem}.gguf, then import it as below")
-    return (*_create(stem, f"./{stem}.gguf"), f"{why}; make the GGUF with llama.cpp (convert_hf_to_gguf.py, "
-                                              f"llama-quantize {want}) and import it as below")
+                (f"{why}; {entry['hf']} is split into several files, which Ollama cannot pull from hf.co: download "
+                f"them, join with llama-gguf-split --merge into {stem}.gguf, then import it as below"))
+    return (*_create(stem, f"./{stem}.gguf"), (f"{why}; make the GGUF with llama.cpp (convert_hf_to_gguf.py, "
+                                              f"llama-quantize {want}) and import it as below"))
 
 
 def _create(name: str, path: str) -> tuple[str, str]:

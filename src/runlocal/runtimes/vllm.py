@@ -126,6 +126,7 @@ DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 # KV in host memory, but every version checks it against the host's RAM (config cache.py
 # verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
 SWAP_SPACE = 4 << 30
+CPU_KVCACHE_SPACE = 4 << 30    # vllm/platforms/cpu.py: VLLM_CPU_KVCACHE_SPACE (GiB), 4 when not set
 SWAP_REFUSE_SHARE = 0.7
 
 
@@ -613,6 +614,14 @@ class VLLM:
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
+        cpu_only = gpu.kind == "cpu"
+        if cpu_only:
+            # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is
+            # VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by default"; no CUDA graphs or NCCL workspaces
+            from dataclasses import replace as _replace
+
+            b = _replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
+                         non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
@@ -628,7 +637,8 @@ class VLLM:
                        f"gpu_memory_utilization {b.utilization} of {gpu.name}")
         elif pool.max_concurrency < 1:
             refusal = (f"max_model_len {need:,} needs more KV cache than the {kv_tokens:,} tokens that fit "
-                       f"(vLLM refuses to start)")
+                       + (f"in VLLM_CPU_KVCACHE_SPACE={CPU_KVCACHE_SPACE // GiB} GiB (vLLM's CPU backend refuses "
+                          "to start; raise it, or lower --max-model-len)" if cpu_only else "(vLLM refuses to start)"))
         graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
                        else "on top of the budget (captured after the KV cache is sized)")
         hybrid = pool.groups > 1
@@ -667,6 +677,9 @@ class VLLM:
             workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                             "but every rank gets the smallest rank's blocks")
         steps = (
+            Step("KV cache space", f"VLLM_CPU_KVCACHE_SPACE, {CPU_KVCACHE_SPACE // GiB} GiB when unset (RAM is not "
+                 "shared out by --gpu-memory-utilization on the CPU backend)", f"{CPU_KVCACHE_SPACE:,} B",
+                 "vllm/platforms/cpu.py check_and_update_config") if cpu_only else
             Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
                  "vllm/v1/worker/gpu_worker.py determine_available_memory"),
             weights_step(model, weights, tp, pp, gpu, b.weights),

@@ -7,6 +7,7 @@ search box can find, and the figures are the plan's own. Each chart keeps its la
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ def _spread(ys: list[float], gap: float, lo: float, hi: float) -> list[float]:
     """Label positions at least ``gap`` apart, kept within [lo, hi], in the given order of ys."""
     order = sorted(range(len(ys)), key=lambda i: ys[i])
     out = list(ys)
-    for a, b in zip(order, order[1:]):
+    for a, b in itertools.pairwise(order):
         if out[b] - out[a] < gap:
             out[b] = out[a] + gap
     over = max(0.0, max(out, default=lo) - hi)
@@ -71,8 +72,8 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
     def py(y: float) -> float:
         return TOP + ph * (1 - y / ymax)
 
-    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="memchart-title" '
-           f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">',
+    out = [(f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="memchart-title" '
+            f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">'),
            f'<title id="memchart-title">{escape(title)}</title>']
     gib = 1024**3
     for t in _ticks(0, ymax / gib):
@@ -137,8 +138,8 @@ def breakeven_chart(own_fixed_per_year: float, own_per_hour: float, rent_per_hou
     def py(y: float) -> float:
         return TOP + ph * (1 - y / ymax)
 
-    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="costchart-title" '
-           f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">',
+    out = [(f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="costchart-title" '
+            f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">'),
            f'<title id="costchart-title">{escape(title)}</title>']
     for t in _ticks(0, ymax):
         out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{py(t):.1f}" y2="{py(t):.1f}" class="grid"/>'

@@ -6,9 +6,9 @@ field, so a bad value is shown on the page as an error rather than answered with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Mapping
+from functools import cache
 
 from ..errors import InputError
 
@@ -33,7 +33,7 @@ class RuntimeOptions:
     notes: tuple[str, ...] = field(default=())
 
 
-@lru_cache(maxsize=None)
+@cache
 def runtime_options(name: str) -> RuntimeOptions:
     """Read off the runtime's own planner: its levers (the formats and KV types its fixes may pick) and
     `best`'s quality ladder, so the form cannot offer a combination the planner does not know."""
@@ -184,11 +184,6 @@ def check_request(form: CheckForm):
             budget = float(form.budget)
         except ValueError:
             raise InputError(f"{opts.budget}: expected a share such as 0.9, got '{form.budget}'") from None
-    kwargs = {}
-    if opts.budget == "gpu_memory_utilization":
-        kwargs["gpu_memory_utilization"] = budget
-    elif opts.budget == "mem_fraction_static":
-        kwargs["mem_fraction_static"] = budget
     return CheckRequest(
         model=form.model, runtime=form.runtime,
         gpu=None if form.vram else form.gpu_spec(),      # a VRAM figure stands for the devices: one GPU of that size
@@ -197,5 +192,6 @@ def check_request(form: CheckForm):
         parallel=_int(form.parallel, "parallel", 1, 4096) if form.parallel else None,
         n_gpu_layers=_int(form.ngl, "ngl", -2, 10000) if form.ngl else None,
         tp=_int(form.tp, "tp", 1, 1024) if form.tp else None,
-        **kwargs,
+        gpu_memory_utilization=budget if opts.budget == "gpu_memory_utilization" else None,
+        mem_fraction_static=budget if opts.budget == "mem_fraction_static" else None,
     )

@@ -8,7 +8,7 @@ written by hand.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -84,6 +84,8 @@ async def best_page(request: Request):
 # ------------------------------------------------------------------------------------------ guides
 
 REFERENCE_MODELS = (("llama-3.1-8b", 8192), ("qwen3-32b", 8192), ("llama-3.3-70b", 8192))
+# No "best GPU for Ollama" guide: ranking every device with the Ollama planner takes minutes (575 s cold on the
+# 2-core machine, against 26 s for llama.cpp); /best?runtime=ollama ranks on demand.
 
 
 def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = False, vendor: str = "",
@@ -128,23 +130,30 @@ def _guide_cuda_rocm() -> dict[str, Any]:
 
 
 GUIDES: dict[str, tuple[str, str, Any]] = {
-    "best-mac": ("Best Mac for local LLMs", "Apple silicon ranked by predicted decode speed per dollar with MLX, "
-                 "for three model sizes at 8K context.", lambda: _guide_best(runtime="mlx", form="apple")),
-    "best-used-gpu": ("Best used GPU", "Desktop GPUs ranked by decode speed per dollar at used-market prices "
-                      "(launch price where the catalog has no used price).",
+    "best-mac": ("Best Mac for local LLMs",
+                 ("Apple silicon ranked by predicted decode speed per dollar with MLX, "
+                  "for three model sizes at 8K context."),
+                 lambda: _guide_best(runtime="mlx", form="apple")),
+    "best-used-gpu": ("Best used GPU",
+                      ("Desktop GPUs ranked by decode speed per dollar at used-market prices "
+                       "(launch price where the catalog has no used price)."),
                       lambda: _guide_best(used=True, form="gpu")),
-    "best-budget-gpu": ("Best GPU on a budget", "The best configurations for a 14B model at 8K context under each "
-                        "budget (GPUs only, no host system).", _guide_budget),
-    "best-gpu-for-ollama": ("Best GPU for Ollama", "Every device Ollama runs on, ranked for three model sizes.",
-                            lambda: _guide_best(runtime="ollama")),
-    "16-vs-24-gb": ("16 GB or 24 GB?", "How many catalog models each size runs whole (llama.cpp, the best GGUF "
-                    "that fits), and which ones only 24 GB runs.", _guide_16_vs_24),
-    "cuda-vs-rocm": ("CUDA or ROCm?", "Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
-                     "each rank for a 14B model.", _guide_cuda_rocm),
+    "best-budget-gpu": ("Best GPU on a budget",
+                        ("The best configurations for a 14B model at 8K context under each "
+                         "budget (GPUs only, no host system)."),
+                        _guide_budget),
+    "16-vs-24-gb": ("16 GB or 24 GB?",
+                    ("How many catalog models each size runs whole (llama.cpp, the best GGUF "
+                     "that fits), and which ones only 24 GB runs."),
+                    _guide_16_vs_24),
+    "cuda-vs-rocm": ("CUDA or ROCm?",
+                     ("Which runtimes the catalog's NVIDIA and AMD GPUs run, and how the best of "
+                      "each rank for a 14B model."),
+                     _guide_cuda_rocm),
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def guide_data(slug: str):
     return GUIDES[slug][2]()
 
@@ -165,7 +174,7 @@ async def guide_page(request: Request, slug: str):
 
 # ------------------------------------------------------------------------------------------ compare
 
-_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.I)
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=128)
@@ -182,14 +191,22 @@ def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, r
 
 
 def _custom_row(size: str, model: str | None, ctx: int | None, runtime: str, quant: str | None) -> dict[str, Any]:
-    from ..check import CheckRequest, check
+    from ..choose import DEFAULT_CTX, best_fit, quant_ladder
+    from ..hardware.targets import targets_from_options
+    from ..model.resolve import resolve_model
+    from ..plan import make_plan
+    from ..runtimes import Settings, get_runtime
     from ..units import parse_size
 
     row: dict[str, Any] = {"spec": size, "name": f"Custom GPU, {size}", "count": 1,
                            "memory_bytes": parse_size(size, field="devices"), "kind": "gpu"}
-    if model:
-        plan, _ = check(CheckRequest(model=model, runtime=runtime, vram=size, ctx=ctx or 8192, quant=quant,
-                                     use_measurements=False))
+    if model:      # as compare_devices plans a catalog device: the best format of the ladder that fits whole
+        spec, rt = resolve_model(model), get_runtime(runtime).name
+        targets, _ = targets_from_options(None, size, None)
+        ladder = quant_ladder(rt, quant, spec)
+        fit = best_fit(spec, targets, runtime=rt, ctx=ctx or DEFAULT_CTX, quants=ladder)
+        q = fit.settings.quant if fit else ladder[-1]
+        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx or DEFAULT_CTX, quant=q), targets, with_fixes=False)
         row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
                 "command": plan.command, **plan.speed}
     return row
@@ -247,7 +264,7 @@ def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str
     dev, count = parse_config(q["gpu"])
     return cost(resolve_model(q["model"].strip()), dev, count, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
                 hours_per_day=_float(q["hours"], "hours") or hours,
-                kwh_price=_float(q["kwh"], "kwh", lo=-1e-12) if q["kwh"] else kwh,
+                kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
                 years=_float(q["years"], "years") or years, used=q["used"] == "1",
                 price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
 

@@ -34,12 +34,24 @@ def templates():
 
     env = Environment(loader=PackageLoader("runlocal.web", "templates"), autoescape=select_autoescape(),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["bytes"] = format_bytes
-    env.filters["count"] = format_count
-    env.filters["num"] = lambda n, d=0: "—" if n is None else f"{n:,.{d}f}"
-    env.filters["usd"] = lambda n: "—" if n is None else f"${n:,.0f}"
+    def number(n) -> bool:        # a missing figure (None, or a key a row does not have) prints as "—"
+        return isinstance(n, (int, float)) and not isinstance(n, bool)
+
+    env.filters["bytes"] = lambda n: format_bytes(n) if number(n) else "—"
+    env.filters["count"] = lambda n: format_count(n) if number(n) else "—"
+    env.filters["num"] = lambda n, d=0: f"{n:,.{d}f}" if number(n) else "—"
+    env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
     env.globals["qs"] = lambda q: urlencode(q, doseq=True)
+    env.filters["setup"] = device_summary
     return env
+
+
+def device_summary(devices) -> str:
+    """"2 × NVIDIA GeForce RTX 3090 + CPU RAM": the devices a plan ran on, like ones counted."""
+    from collections import Counter
+
+    counts = Counter(d.name for d in devices if d.kind != "cpu" or len(devices) == 1)
+    return " + ".join(f"{n} × {name}" if n > 1 else name for name, n in counts.items())
 
 
 def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
@@ -141,7 +153,9 @@ async def api_get(request: Request, path: str, query: dict | None = None):
 @router.get("/", response_class=HTMLResponse)
 async def check_page(request: Request):
     one, multi = params(request)
-    form, plan, notes, series, error = forms.CheckForm(), None, [], [], None
+    form, plan, error = forms.CheckForm(), None, None
+    notes: list[str] = []
+    series: list = []
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)

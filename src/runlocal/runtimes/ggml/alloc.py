@@ -1,0 +1,193 @@
+"""ggml-alloc.c's graph allocator (gallocr) and its dynamic tensor allocator: where every intermediate tensor is
+placed in each backend's compute buffer, and so how big that buffer gets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...units import round_up
+from .graph import Graph
+from .types import CPU_ALIGNMENT, FLAG_INPUT, FLAG_OUTPUT, INPLACE_OPS, Tensor
+
+# --- ggml-alloc.c: the dynamic allocator ------------------------------------------------------------
+
+_align = round_up     # ggml-alloc.c aligned_offset / GGML_PAD
+
+
+class DynAllocator:
+    """ggml-alloc.c ggml_dyn_tallocr with one chunk (buffers below the backend's max size): free blocks kept
+    sorted by offset; the last block is the open end of the buffer."""
+
+    def __init__(self, alignment: int) -> None:
+        self.alignment = alignment
+        self.blocks: list[list[int]] = [[0, 1 << 62]]     # [offset, size]
+        self.max_size = 0
+
+    def alloc(self, size: int) -> int:
+        # ggml_dyn_tallocr_alloc: best fit among all blocks but the last (the smallest that fits, the later one on
+        # ties), else the last block
+        size = _align(size, self.alignment)
+        best, best_size = -1, None
+        for i in range(len(self.blocks) - 1):
+            bsize = self.blocks[i][1]
+            if bsize >= size and (best_size is None or bsize <= best_size):
+                best, best_size = i, bsize
+        if best < 0:
+            best = len(self.blocks) - 1
+        block = self.blocks[best]
+        offset = block[0]
+        block[0] += size
+        block[1] -= size
+        if block[1] == 0:
+            del self.blocks[best]
+        self.max_size = max(self.max_size, offset + size)
+        return offset
+
+    def free(self, offset: int, size: int) -> None:
+        # ggml_dyn_tallocr_free_bytes: merge with the block ending at offset or starting after it, else insert
+        size = _align(size, self.alignment)
+        blocks = self.blocks
+        for i, block in enumerate(blocks):
+            if block[0] + block[1] == offset:
+                block[1] += size
+                if i < len(blocks) - 1 and block[0] + block[1] == blocks[i + 1][0]:
+                    block[1] += blocks[i + 1][1]
+                    del blocks[i + 1]
+                return
+            if offset + size == block[0]:
+                block[0] = offset
+                block[1] += size
+                if i > 0 and blocks[i - 1][0] + blocks[i - 1][1] == block[0]:
+                    blocks[i - 1][1] += block[1]
+                    del blocks[i]
+                return
+        pos = 0
+        while pos < len(blocks) and blocks[pos][0] < offset:
+            pos += 1
+        blocks.insert(pos, [offset, size])
+
+
+@dataclass
+class _Info:
+    n_children: int = 0
+    n_views: int = 0
+    buffer_id: int = 0
+    offset: int = 0
+    allocated: bool = False
+
+
+@dataclass
+class Buffer:
+    """One buffer type of the graph allocator: its alignment and how it sizes a tensor
+    (ggml_backend_buft_get_alloc_size; ggml_nbytes unless the backend pads)."""
+
+    alignment: int = CPU_ALIGNMENT
+    alloc_size: Callable[[Tensor], int] = field(default=lambda t: t.nbytes())
+
+
+def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
+             leaf_buffer: Callable[[int, Tensor], int] | None = None,
+             nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None) -> list[int]:
+    """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset)."""
+    nodes = graph.nodes if nodes is None else nodes
+    leafs = graph.leafs if leafs is None else leafs
+    allocs = [DynAllocator(b.alignment) for b in buffers]
+    info: dict[int, _Info] = {}
+    nb_of = node_buffer or (lambda i, t: 0)
+    lb_of = leaf_buffer or (lambda i, t: 0)
+
+    def hn(t: Tensor) -> _Info:
+        h = info.get(id(t))
+        if h is None:
+            h = info[id(t)] = _Info()
+        return h
+
+    def size_of(t: Tensor, buffer_id: int) -> int:
+        return buffers[buffer_id].alloc_size(t)
+
+    def allocate_node(t: Tensor, buffer_id: int) -> None:
+        h = hn(t)
+        if t.external or h.allocated or t.is_view:
+            return
+        h.allocated = True
+        if t.op in INPLACE_OPS:
+            for p in t.src:
+                if p is None or not hn(p).allocated:          # external or not ours
+                    continue
+                if p.flags & FLAG_OUTPUT or (p.view_src is not None and p.view_src.flags & FLAG_OUTPUT):
+                    continue
+                if p.type != t.type or p.ne != t.ne or p.nb != t.nb:     # ggml_are_same_layout
+                    continue
+                ph = hn(p)
+                if ph.n_children == 1 and ph.n_views == 0:
+                    if p.is_view:
+                        vs = p.view_src
+                        assert vs is not None
+                        vh = hn(vs)
+                        if vh.n_views == 1 and vh.n_children == 0 and p.view_offs == 0:
+                            h.buffer_id, h.offset = ph.buffer_id, ph.offset
+                            ph.allocated = False
+                            vh.allocated = False
+                            _free_extra(t, vs, vh)
+                            return
+                    else:
+                        h.buffer_id, h.offset = ph.buffer_id, ph.offset
+                        ph.allocated = False
+                        _free_extra(t, p, ph)
+                        return
+        h.buffer_id = buffer_id
+        h.offset = allocs[buffer_id].alloc(size_of(t, buffer_id))
+
+    def _free_extra(t: Tensor, parent: Tensor, ph: _Info) -> None:
+        # ggml_gallocr_free_extra_space: a smaller in-place result gives back the parent's tail
+        a = allocs[ph.buffer_id].alignment
+        psize = _align(size_of(parent, ph.buffer_id), a)
+        nsize = _align(size_of(t, hn(t).buffer_id), a)
+        if psize > nsize:
+            allocs[ph.buffer_id].free(ph.offset + nsize, psize - nsize)
+
+    def free_node(t: Tensor) -> None:
+        if t.flags & FLAG_OUTPUT:
+            return
+        h = hn(t)
+        allocs[h.buffer_id].free(h.offset, size_of(t, h.buffer_id))
+        h.allocated = False
+
+    # a view's placement is its root's: gallocr reads hash values of view roots, which share our ids
+    for i, leaf in enumerate(leafs):
+        allocate_node(leaf, lb_of(i, leaf))
+    for i, node in enumerate(nodes):
+        if node.is_view and node.op != "NONE":
+            assert node.view_src is not None
+            hn(node.view_src).n_views += 1
+        if node.flags & FLAG_INPUT:
+            allocate_node(node, nb_of(i, node))
+        for s in node.src:
+            if s is None:
+                continue
+            hn(s).n_children += 1
+            if s.flags & FLAG_INPUT:
+                allocate_node(s, nb_of(i, node))
+    for i, node in enumerate(nodes):
+        b = nb_of(i, node)
+        for p in node.src:
+            if p is not None:
+                allocate_node(p, b)
+        allocate_node(node, b)
+        for p in node.src:
+            if p is None:
+                continue
+            ph = hn(p)
+            ph.n_children -= 1
+            if ph.n_children == 0 and ph.n_views == 0:
+                if p.is_view:
+                    vs = p.view_src
+                    assert vs is not None
+                    vh = hn(vs)
+                    vh.n_views -= 1
+                    if vh.n_views == 0 and vh.n_children == 0 and vh.allocated:
+                        free_node(vs)
+                elif ph.allocated:
+                    free_node(p)
+    return [a.max_size for a in allocs]

@@ -1,0 +1,433 @@
+"""ggml-backend's scheduler on the CUDA build (ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph): which
+backend runs each node, op offload, the splits and the copies of their inputs; ggml-cuda's allocation sizes; and the
+compute buffers of each GPU and the host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .alloc import Buffer, _align, allocate
+from .arch import GraphParams, _is_quant, build_graph
+from .graph import Graph
+from .types import (
+    CPU_ALIGNMENT,
+    CUDA_ALIGNMENT,
+    FLAG_INPUT,
+    FLAG_OUTPUT,
+    VIEW_OPS,
+    Tensor,
+    row_size,
+)
+
+# --- CUDA: two buffers through ggml_backend_sched ------------------------------------------------------
+
+GPU, HOST = 0, 1      # backend ids as llama.cpp orders them: the GPU first, the CPU (last) backend
+
+
+def _fattn_needs_f16(fa: Tensor) -> tuple[bool, bool]:
+    """ggml-cuda fattn.cu ggml_cuda_get_best_fattn_kernel, as far as the size goes: a prompt batch runs the
+    tensor-core kernels (MMA_F16 / TILE), which read K and V as f16; one token per sequence runs the vector
+    kernel, which reads a quantized cache directly when it has a case for the head size and the K/V types
+    (fattn-vec: head sizes 64, 128, 256, K and V of the same type without GGML_CUDA_FA_ALL_QUANTS)."""
+    q, k, v = fa.src[0], fa.src[1], fa.src[2]
+    assert q is not None and k is not None and v is not None
+    if q.ne[1] > 1:
+        return True, True
+    fallback = q.ne[0] not in (64, 128, 256) or (k.type != v.type and "f16" not in (k.type, v.type))
+    return k.type == "f32" or fallback, v.type == "f32" or fallback
+
+
+def cuda_alloc_size(t: Tensor) -> int:
+    """ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: a FLASH_ATTN_EXT result gets room for f16
+    copies of a non-f16 K and V (fattn-common.cuh ggml_cuda_flash_attn_ext_get_f16_extra_data, 128-aligned;
+    MLA's V, a view of K, shares K's); quantized tensors are padded to whole 512-element rows."""
+    size = t.nbytes()
+    if t.op == "FLASH_ATTN_EXT":
+        k, v = t.src[1], t.src[2]
+        assert k is not None and v is not None
+        need_k, need_v = _fattn_needs_f16(t)
+        end = size
+        if need_k and k.type != "f16":
+            end = _align(end, 128) + k.nelements() * 2
+        v_is_k = v.view_src is not None and (v.view_src is k or (v.view_src is k.view_src and v.view_offs == k.view_offs))
+        if need_v and v.type != "f16" and not v_is_k:
+            end = _align(end, 128) + v.nelements() * 2
+        size = end
+    if _is_quant(t.type) and t.ne[0] % 512:
+        size += row_size(t.type, 512 - t.ne[0] % 512)
+    return size
+
+
+MOE_REDUCTION_MAX_EXPERTS = 15    # ggml-cuda.cu MOE_WEIGHTED_REDUCTION_MAX_EXPERTS
+MAX_SRC = 10                      # ggml.h GGML_MAX_SRC
+
+
+def _cuda_alloc_deps(nodes: list[Tensor]) -> dict[int, list[Tensor]]:
+    """ggml-cuda.cu ggml_backend_cuda_graph_optimize: for the fusions it will run, ggml-cuda asks the scheduler
+    to keep tensors alive until a later node (add_alloc_dep), which the scheduler enforces with a dependency
+    node after it (ggml-backend.cpp ggml_backend_sched_split_graph). Two MoE fusions matter here:
+    - topk-moe (ggml_cuda_topk_moe_fusion): SOFT_MAX → RESHAPE → ARGSORT → VIEW → GET_ROWS [→ RESHAPE, SUM_ROWS,
+      CLAMP, DIV, RESHAPE] [→ SCALE]: every node of the chain and its sources live until the node after it;
+    - the weighted expert reduction (ggml_cuda_match_moe_weighted_reduction): MUL(experts, weights) → n VIEWs →
+      n-1 ADDs: experts and weights live until the last ADD, so the MUL cannot reuse the experts in place.
+    Returns id(until) → the tensors to keep."""
+    deps: dict[int, list[Tensor]] = {}
+
+    def keep(t: Tensor | None, until: Tensor) -> None:
+        if t is None:
+            return
+        lst = deps.setdefault(id(until), [])
+        if not any(x is t for x in lst):
+            lst.append(t)
+
+    i, n = 0, len(nodes)
+    while i < n:
+        node = nodes[i]
+        # weighted reduction
+        if node.op == "MUL" and node.type == "f32" and node.is_contiguous():
+            a, b = node.src[0], node.src[1]
+            experts, weights = (a, b) if a is not None and a.ne == node.ne else (b, a)
+            n_used = node.ne[1]
+            if (experts is not None and weights is not None and experts.ne == node.ne and weights.ne[0] == 1
+                    and 2 <= n_used <= MOE_REDUCTION_MAX_EXPERTS and i + 2 * n_used - 1 < n + 1):
+                span = nodes[i + 1:i + 2 * n_used]
+                n_views = sum(1 for t in span if t.op == "VIEW" and t.view_src is node)
+                n_adds = sum(1 for t in span if t.op == "ADD")
+                if n_views == n_used and n_adds == n_used - 1 and span and span[-1].op == "ADD":
+                    keep(experts, span[-1])
+                    keep(weights, span[-1])
+                    i += 2 * n_used
+                    continue
+        # topk-moe with a softmax gate (the common case: qwen3moe, granite, deepseek2 use their own gates)
+        if node.op == "SOFT_MAX" and i + 4 < n:
+            ops = [t.op for t in nodes[i:i + 5]]
+            if ops == ["SOFT_MAX", "RESHAPE", "ARGSORT", "VIEW", "GET_ROWS"]:
+                j = i + 5
+                if [t.op for t in nodes[j:j + 5]] == ["RESHAPE", "SUM_ROWS", "CLAMP", "DIV", "RESHAPE"]:
+                    j += 5
+                if j < n and nodes[j].op == "SCALE":
+                    j += 1
+                ids = nodes[i + 3]
+                n_expert = ids.nb[1] // ids.nb[0]
+                if j < n and (n_expert & (n_expert - 1) == 0 and n_expert <= 512 or n_expert in (288, 576)):
+                    until = nodes[j]
+                    for t in nodes[i:j]:
+                        keep(t, until)
+                        for s_ in t.src:
+                            keep(s_, until)
+                    i = j
+                    continue
+        i += 1
+    return deps
+
+
+OP_OFFLOAD_MIN_BATCH = 32        # ggml-cuda.cu: op_offload_min_batch_size (GGML_OP_OFFLOAD_MIN_BATCH unset)
+
+
+def _op_batch_size(t: Tensor) -> int:
+    """ggml-cuda.cu get_op_batch_size: how many rows an op processes, for ggml_backend_cuda_device_offload_op."""
+    if t.op == "GET_ROWS":
+        return 0
+    if t.op == "MUL_MAT":
+        return t.ne[1]
+    if t.op in ("MUL_MAT_ID", "ROPE"):
+        return t.ne[2]
+    return t.ne[1] * t.ne[2] * t.ne[3]
+
+
+@dataclass
+class _Split:
+    backend: int
+    inputs: list[Tensor] = field(default_factory=list)
+    nodes: list[Tensor] = field(default_factory=list)
+
+
+def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, n_backends: int = 2,
+                 weight_dev: Callable[[Tensor], int] | None = None, n_copies: int = 1
+                 ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
+    """ggml-backend.cpp ggml_backend_sched_split_graph over n_backends - 1 CUDA GPUs (ids 0 …, in device order)
+    and the CPU (the last id, computing in CUDA_Host memory), with op offload on. Both kinds are taken to support
+    every op of these graphs; a GPU supports only its own buffer type (no host buffer: discrete GPUs), the CPU
+    every host buffer. ``layer_dev`` maps a layer to the device holding its weights and caches; ``weight_dev``,
+    when given, a model weight to the device of its buffer (tensor overrides: -ot, --n-cpu-moe); ``pin_norms``:
+    llama-context.cpp graph_get_cb pins each layer's "norm" to that device (fewer than 32 tokens or full
+    offload); ``n_copies``: GGML_SCHED_MAX_COPIES under pipeline parallelism, else 1. Returns graph_copy's nodes
+    with their backend ids, its leafs with theirs and the number of splits."""
+    nodes, leafs = g.nodes, g.leafs
+    host = n_backends - 1
+    bid: dict[int, int] = {}
+
+    def get(t: Tensor | None) -> int:
+        return -1 if t is None else bid.get(id(t), -1)
+
+    def place(t: Tensor) -> int:
+        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's
+        if t.weight and weight_dev is not None:
+            return weight_dev(t)
+        return layer_dev(t.layer)  # type: ignore[arg-type]
+
+    def buf_dev(t: Tensor) -> int | None:
+        root = t.view_src if t.view_src is not None else t
+        return place(root) if root.external and root.layer is not None else None
+
+    def is_weight(t: Tensor) -> bool:
+        return t.weight and t.view_src is None
+
+    def from_cur(t: Tensor) -> int:
+        # ggml_backend_sched_backend_id_from_cur
+        d = buf_dev(t)
+        if d is not None:
+            return d
+        if t.flags & FLAG_INPUT:
+            return host
+        if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
+            for src in t.src:
+                if src is not None and is_weight(src):
+                    d = place(src)
+                    if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
+                        # the first backend that wants it, CUDA0, offloads a big op on a host weight
+                        # (ggml_backend_offload_op), whichever GPU holds the layer
+                        return 0
+                    return d
+        return -1
+
+    def buffer_supported(t: Tensor, b: int) -> bool:
+        # ggml_backend_sched_buffer_supported: where t lives (or will) is b's own buffer type
+        d = buf_dev(t)
+        if d is None:
+            d = get(t)
+            if d == -1 and t.view_src is not None:
+                d = get(t.view_src)
+            if d == -1:
+                return False
+        return d == b
+
+    # llama-model-loader.cpp create_tensor: a TENSOR_DUPLICATED weight (per-layer rope_freqs, a tied output head)
+    # is created once per buffer type, so the layers of one device share one tensor
+    canon: dict[tuple[str, int], Tensor] = {}
+    for node in nodes:
+        if any(src is not None and src.weight for src in node.src):
+            node.src = tuple(canon.setdefault((src.name, place(src)), src)
+                             if src is not None and src.weight else src for src in node.src)
+    # pass 1: pre-allocated tensors, inputs, ops on weights (user assignments first: the pinned norms)
+    for leaf in leafs:
+        bid[id(leaf)] = from_cur(leaf)
+    for node in nodes:
+        if pin_norms and node.layer is not None and not node.external:
+            bid[id(node)] = layer_dev(node.layer)
+        else:
+            bid[id(node)] = from_cur(node)
+    # pass 2: expand the GPU down and up over unassigned nodes (the CPU does not spread), then any backend
+    compute = [n for n in nodes if n.op not in VIEW_OPS]
+    for order, gpu_only in ((compute, True), (compute[::-1], True), (compute, False), (compute[::-1], False)):
+        cur = -1
+        for node in order:
+            b = bid[id(node)]
+            if b != -1:
+                cur = -1 if gpu_only and b == host else b
+            elif cur != -1:
+                bid[id(node)] = cur
+    # pass 3: the nodes still unassigned go where most of their inputs are (no upgrades: the buffer types differ)
+    for node in compute:
+        if bid[id(node)] == -1:
+            best, n_best = -1, -1
+            for b in range(n_backends):
+                n = sum(1 for src in node.src if src is not None and (get(src) != -1 or get(src.view_src) != -1)
+                        and buffer_supported(src, b))
+                if n > n_best:
+                    best, n_best = b, n
+            bid[id(node)] = best
+    # pass 4: views follow their source, unassigned sources their consumer
+    for node in nodes:
+        if node.view_src is not None and bid[id(node)] == -1:
+            bid[id(node)] = get(node.view_src)
+        for src in node.src:
+            if src is not None and get(src) == -1:
+                bid[id(src)] = get(src.view_src) if src.view_src is not None else bid[id(node)]
+        if bid[id(node)] == -1:
+            bid[id(node)] = 0
+    # pass 5: splits; a source another backend cannot read gets a copy, an input of the split that needs it first
+    splits: list[_Split] = []
+    copies: dict[tuple[int, int], list[Tensor]] = {}
+    first = next((bid[id(n)] for n in compute), 0)
+    split = _Split(first)
+    splits.append(split)
+    cur = first
+    for node in nodes:
+        if node.op in VIEW_OPS:
+            split.nodes.append(node)
+            continue
+        b = bid[id(node)]
+        need_new = False
+        if b == cur and split.inputs:
+            # a weight from another backend: a new split lets the previous weight copies be freed
+            need_new = any(src is not None and is_weight(src) and get(src) != cur and not buffer_supported(src, cur)
+                           for src in node.src)
+        if b != cur or need_new:
+            split = _Split(b)
+            splits.append(split)
+            cur = b
+        split.nodes.append(node)
+        new_src = list(node.src)
+        for j, src in enumerate(node.src):
+            if src is None:
+                continue
+            if get(src) != cur and not buffer_supported(src, cur):
+                key = (id(src), cur)
+                c = copies.get(key)
+                if c is None:
+                    # ggml_dup_tensor_layout: same shape and strides; with several copies each is flagged
+                    # input and output so that ggml-alloc never frees or reuses it
+                    flags = FLAG_INPUT | FLAG_OUTPUT if n_copies > 1 else 0
+                    c = [Tensor(f"{'CPU' if cur == host else f'CUDA{cur}'}#{src.name}#{k}", src.type, src.ne, src.nb,
+                                flags=flags) for k in range(n_copies)]
+                    copies[key] = c
+                    split.inputs.append(src)
+                new_src[j] = c[0]       # sched->cur_copy: 0 when reserving
+        node.src = tuple(new_src)
+    # pass 6 (pipeline parallelism): n_copies of every graph input, the original as copy 0, all kept
+    input_copies: list[tuple[Tensor, int]] = []
+    if n_copies > 1:
+        for leaf in leafs:
+            if not leaf.flags & FLAG_INPUT:
+                continue
+            b = get(leaf)
+            leaf.flags |= FLAG_OUTPUT
+            input_copies.append((leaf, b))
+            for k in range(1, n_copies):
+                input_copies.append((Tensor(f"{leaf.name}#{k}", leaf.type, leaf.ne, leaf.nb,
+                                            flags=FLAG_INPUT | FLAG_OUTPUT), b))
+    # ggml_backend_graph_optimize per split: the CUDA fusions' allocation dependencies
+    deps: dict[int, list[Tensor]] = {}
+    for sp in splits:
+        if sp.backend != host:
+            deps.update(_cuda_alloc_deps(sp.nodes))
+    # graph_copy: per split, each input's dependency view and its copy, then the split's nodes (+ dependency nodes)
+    out: list[Tensor] = []
+    ids: list[int] = []
+    for sp in splits:
+        for src in sp.inputs:
+            out.append(Tensor(f"{src.name} (view)", src.type, src.ne, src.nb, "NONE", (src,),
+                              view_src=src.view_src or src))
+            ids.append(get(src))
+            out.append(copies[(id(src), sp.backend)][0])
+            ids.append(sp.backend)
+        for n in sp.nodes:
+            out.append(n)
+            ids.append(bid[id(n)])
+            kept = deps.get(id(n), [])
+            for k in range(0, len(kept), MAX_SRC):
+                first_t = kept[k]
+                out.append(Tensor(f"{first_t.name} (view)", first_t.type, first_t.ne, first_t.nb, "NONE",
+                                  tuple(kept[k:k + MAX_SRC]), view_src=first_t.view_src or first_t))
+                ids.append(sp.backend)
+    # graph_copy's leafs: with several copies, the graph inputs' and the split inputs' copies first
+    out_leafs = [t for t, _ in input_copies]
+    leaf_ids = [b for _, b in input_copies]
+    if n_copies > 1:
+        for sp in splits:
+            for src in sp.inputs:
+                out_leafs += copies[(id(src), sp.backend)]
+                leaf_ids += [sp.backend] * n_copies
+    out_leafs += leafs
+    leaf_ids += [bid[id(leaf)] for leaf in leafs]
+    return out, ids, out_leafs, leaf_ids, len(splits)
+
+
+def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
+    """src/llama-model.cpp load_tensors (one GPU): the last n_gpu_layers of the n_layer + 1 layers (the output
+    layer counts as one) go to the GPU; the input layer (token embeddings) always stays on the CPU."""
+    ngl = n_layer + 1 if n_gpu_layers < 0 else n_gpu_layers
+    i_gpu_start = max(n_layer + 1 - ngl, 0)
+
+    def dev(il: int) -> int:
+        return GPU if 0 <= il and il >= i_gpu_start else HOST
+    return dev
+
+
+PIPELINE_COPIES = 4   # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES: the scheduler's copies under pipeline parallelism
+# common/common.h LLM_FFN_EXPS_REGEX: what --n-cpu-moe N keeps in host memory, for each of the first N layers
+FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+
+def n_cpu_moe_overrides(n: int) -> tuple[tuple[str, int | None], ...]:
+    """common/arg.cpp --n-cpu-moe N (llm_add_n_cpu_ffn_overrides): one CPU override per layer below N."""
+    return tuple((f"blk\\.{i}{FFN_EXPS_REGEX}", None) for i in range(n))
+
+
+def _weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[str, int | None]], host: int
+                    ) -> Callable[[Tensor], int] | None:
+    """src/llama-model-loader.cpp create_tensor: the first override whose pattern std::regex_search-es the
+    tensor's name decides its buffer (None: a CPU buffer, on the host; k: GPU k), else its layer's device."""
+    import re
+
+    rules = [(re.compile(p), host if d is None else d) for p, d in overrides]
+    if not rules:
+        return None
+    cache: dict[str, int | None] = {}
+
+    def dev(t: Tensor) -> int:
+        if t.name not in cache:
+            cache[t.name] = next((d for rx, d in rules if rx.search(t.name)), None)
+        d = cache[t.name]
+        return layer_dev(t.layer) if d is None else d  # type: ignore[arg-type]
+    return dev
+
+
+def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
+                          n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
+                          n_kv_swa: int | None = None, n_splits: list[int] | None = None,
+                          layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
+                          overrides: Iterable[tuple[str, int | None]] = (),
+                          pipeline: bool | None = None) -> dict[str, int]:
+    """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
+    offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
+    layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
+    as src/llama-model.cpp load_tensors spreads them by --tensor-split, and ``n_gpus`` how many there are.
+    ``overrides``: (regex, device) tensor overrides in order (-ot, then --n-cpu-moe: n_cpu_moe_overrides), device
+    None for a CPU buffer. ``pipeline``: pipeline parallelism (default as src/llama-context.cpp decides it:
+    several GPUs, every layer offloaded, no tensor overrides), which keeps GGML_SCHED_MAX_COPIES copies of every
+    split input and graph input. Modelled: the scheduler's backend assignment, op offload of ops on host weights
+    for batches of 32 or more (to CUDA0, whichever GPU holds the layer), its splits with the copies of their
+    inputs (weights in host memory, the KV cache of CPU layers, activations crossing devices) in the compute
+    buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
+    counts (llama.cpp logs them)."""
+    p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
+                    n_kv_swa=n_kv_swa)
+    n_layer = model.n_layers
+    overrides = tuple(overrides)
+    if layer_gpus is None:
+        n_gpus = 1
+        layer_dev = _layer_devices(n_layer, n_gpu_layers)
+        full = n_gpu_layers < 0 or n_gpu_layers > n_layer
+    else:
+        if len(layer_gpus) != n_layer + 1:
+            raise ValueError(f"layer_gpus: {len(layer_gpus)} entries for {n_layer} layers + the output layer")
+        n_gpus = n_gpus or max((d for d in layer_gpus if d is not None), default=0) + 1
+        where = list(layer_gpus)
+
+        def layer_dev(il: int) -> int:
+            d = where[il] if 0 <= il <= n_layer else None
+            return n_gpus if d is None else d      # type: ignore[return-value]
+        full = all(d is not None for d in layer_gpus)
+    host = n_gpus
+    if pipeline is None:
+        pipeline = n_gpus > 1 and full and not overrides
+    n_copies = PIPELINE_COPIES if pipeline else 1
+    weight_dev = _weight_devices(layer_dev, overrides, host)
+    buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
+    sizes = [0] * (n_gpus + 1)
+    n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
+        b = build_graph(model, p, nt, n_seqs, n_out)
+        nodes, ids, leafs, leaf_ids, ns = _sched_split(b.g, layer_dev, pin_norms=nt < 32 or full,
+                                                       n_backends=n_gpus + 1, weight_dev=weight_dev,
+                                                       n_copies=n_copies)
+        if n_splits is not None:
+            n_splits.append(ns)
+        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes, leafs=leafs)
+        sizes = [max(x, y) for x, y in zip(sizes, got)]
+    out = {f"CUDA{k} compute": sizes[k] for k in range(n_gpus)}
+    out["CUDA_Host compute"] = sizes[host]
+    return out

@@ -1,0 +1,91 @@
+"""One request contract (runlocal/request.py): the library, the CLI and the HTTP API refuse the same values,
+name the same field, and accept the same sizes and token counts."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from runlocal.check import CheckRequest, build_settings
+from runlocal.errors import InputError
+from runlocal.request import RUNTIME_CACHE_TYPES, options
+
+# (library field, API value, CLI flags): each value is out of the contract's bounds
+BAD = [
+    ("ctx", 0, ["--ctx", "0"]),
+    ("ctx", 1 << 32, ["--ctx", str(1 << 32)]),
+    ("n_gpu_layers", -3, ["--ngl", "-3"]),
+    ("parallel", 5000, ["--parallel", "5000"]),
+    ("tp", 0, ["--tp", "0"]),
+    ("pp", 2000, ["--pp", "2000"]),
+    ("gpu_memory_utilization", 1.5, ["--gpu-memory-utilization", "1.5"]),
+    ("mem_fraction_static", 0.0, ["--mem-fraction-static", "0"]),
+    ("batch", 0, ["--batch", "0"]),
+    ("flash_attn", "maybe", ["--flash-attn", "maybe"]),
+    ("fit", "sometimes", ["--fit", "sometimes"]),
+    ("runtime", "tensorrt", ["--runtime", "tensorrt"]),
+    ("attn_implementation", "flash", ["--attn-implementation", "flash"]),
+    ("vram", "lots", ["--vram", "lots"]),
+    ("kv_cache", "fp8", ["--kv-cache", "fp8"]),          # llama.cpp has no fp8 cache (was a KeyError)
+]
+
+
+def _flag_name(field: str) -> str:
+    return options()[field].name
+
+
+@pytest.mark.parametrize("field, value, flags", BAD)
+def test_library_cli_and_api_refuse_the_same_values(field, value, flags, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+    from runlocal.cli import app as cli
+
+    with pytest.raises(InputError, match=rf"^{_flag_name(field)}: "):
+        build_settings(CheckRequest(model="llama-3.1-8b", **{field: value}))
+    r = CliRunner().invoke(cli, ["check", "llama-3.1-8b", "--gpu", "rtx-4090", *flags])
+    assert r.exit_code == 2
+    assert f"error: {_flag_name(field)}: " in r.output and "Traceback" not in r.output
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+    for answer in (client.post("/api/v1/check", json={"model": "llama-3.1-8b", field: value}),
+                   client.get("/api/v1/check", params={"model": "llama-3.1-8b", field: value})):
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["detail"][0]["loc"][1] == field
+
+
+def test_the_api_model_has_exactly_the_contracts_fields():
+    from runlocal.api.schemas import CheckBody
+
+    assert list(CheckBody.model_fields) == list(options())
+
+
+def test_every_flag_of_the_contract_is_a_cli_option():
+    from runlocal.cli import app as cli
+
+    help_text = CliRunner().invoke(cli, ["check", "--help"], env={"COLUMNS": "300"}).output
+    for name, opt in options().items():
+        if name != "model":
+            assert opt.flags[0] in help_text
+
+
+def test_sizes_and_contexts_as_people_type_them():
+    s = build_settings(CheckRequest(model="x", ctx="32k", vram="24G"))
+    assert s.ctx == 32768
+
+
+def test_choices_follow_their_sources():
+    from runlocal.kv import CACHE_TYPES
+    from runlocal.runtimes.ollama import LLAMA_CACHE_TYPES
+    from runlocal.runtimes.transformers import ATTN_IMPLEMENTATIONS
+
+    assert options()["attn_implementation"].choices == ATTN_IMPLEMENTATIONS
+    assert set(RUNTIME_CACHE_TYPES["llama.cpp"]) == set(LLAMA_CACHE_TYPES)
+    assert all(set(types) <= set(CACHE_TYPES) for types in RUNTIME_CACHE_TYPES.values())
+
+
+def test_valid_cache_types_still_plan():
+    # the engines' own types pass the per-engine check; vLLM's fp8 and llama.cpp's q8_0 are each one's own
+    assert build_settings(CheckRequest(model="x", runtime="vllm", kv_cache="fp8")).cache_type_k == "fp8"
+    assert build_settings(CheckRequest(model="x", kv_cache="q8_0")).cache_type_v == "q8_0"
+    with pytest.raises(InputError, match="^kv-cache: vllm has no 'q4_0'"):
+        build_settings(CheckRequest(model="x", runtime="vllm", kv_cache="q4_0"))
