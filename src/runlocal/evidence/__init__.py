@@ -26,10 +26,3 @@ from pathlib import Path
 MEASUREMENTS = Path(os.environ.get("RUNLOCAL_MEASUREMENTS") or Path(__file__).resolve().parents[3] / "measurements")
 REPO = MEASUREMENTS.parent      # printed paths are relative to it ("measurements/public_logs/vllm.jsonl")
 
-
-def measurements_dir() -> Path:
-    """``MEASUREMENTS``, or one clear error where this is an installed package without the records."""
-    if not MEASUREMENTS.is_dir():
-        raise FileNotFoundError(f"no measurements folder at {MEASUREMENTS}: the records ship with a checkout of "
-                                "the repository, not with the package; set RUNLOCAL_MEASUREMENTS to where they are")
-    return MEASUREMENTS
