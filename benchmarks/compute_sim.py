@@ -15,18 +15,11 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import sys
 from collections import defaultdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "src"))
-
-import accuracy as A  # noqa: E402
-
-from runlocal.runtimes import ggml_graph as G  # noqa: E402
-from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells  # noqa: E402
+from runlocal.evidence import llamacpp_runs as A
+from runlocal.runtimes import ggml_graph as G
+from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells
 
 MiB = 1 << 20
 

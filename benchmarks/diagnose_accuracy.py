@@ -1,7 +1,7 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out fifth separately (the split is fixed by record id,
-measurements/public_errors/load.py), per category and per family, and the number of look-alikes (texts whose
+runlocal.evidence.public_errors), per category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 from runlocal.diagnose import diagnose_text
 from runlocal.diagnose.kb import MEMORY_CATEGORIES
-
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("public_errors_load", ROOT / "measurements/public_errors/load.py")
-_load = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_load)
+from runlocal.evidence import public_errors as _load
 
 
 def score(records: list[dict]) -> list[dict]:

@@ -8,7 +8,6 @@ Target: ≤ 16 MiB.   Run: python benchmarks/remote_header.py
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,10 +15,8 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from range_server import serve_directory  # noqa: E402
-
-from runlocal.model.remote import read_remote_gguf  # noqa: E402
+from runlocal.model.remote import read_remote_gguf
+from runlocal.testing.range_server import serve_directory
 
 Q4K, Q6K, F32 = gguf.GGMLQuantizationType.Q4_K, gguf.GGMLQuantizationType.Q6_K, gguf.GGMLQuantizationType.F32
 
@@ -37,8 +34,13 @@ def add(w, name, shape, q):
 def write_70b(path: Path) -> int:
     L, H, FF, V, KV = 80, 8192, 28672, 128256, 1024
     w = gguf.GGUFWriter(str(path), "llama")
-    w.add_block_count(L); w.add_embedding_length(H); w.add_head_count(64); w.add_head_count_kv(8)
-    w.add_context_length(131072); w.add_feed_forward_length(FF); w.add_file_type(15)
+    w.add_block_count(L)
+    w.add_embedding_length(H)
+    w.add_head_count(64)
+    w.add_head_count_kv(8)
+    w.add_context_length(131072)
+    w.add_feed_forward_length(FF)
+    w.add_file_type(15)
     w.add_tokenizer_model("gpt2")
     w.add_token_list([f"token-{i:06d}" for i in range(V)])
     w.add_token_types([1] * V)
@@ -51,7 +53,10 @@ def write_70b(path: Path) -> int:
                                ("attn_output", (H, H), Q4K), ("ffn_gate", (FF, H), Q4K), ("ffn_up", (FF, H), Q4K),
                                ("ffn_down", (H, FF), Q6K), ("attn_norm", (H,), F32), ("ffn_norm", (H,), F32)):
             total += add(w, f"blk.{i}.{name}.weight", shape, q)
-    w.write_header_to_file(); w.write_kv_data_to_file(); w.write_ti_data_to_file(); w.close()
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
     header = path.stat().st_size
     with open(path, "r+b") as f:
         f.truncate(header + total + 64)          # a hole: zeros that cost no disk
@@ -72,7 +77,8 @@ def main() -> None:
         print(f"bytes fetched        {transferred / 2**20:8.2f} MiB  ({transferred:,} B, {stats['requests']} requests)")
         print(f"server bytes sent    {stats['sent'] / 2**20:8.2f} MiB")
         print(f"time                 {dt:8.2f} s")
-        print(f"model                {spec.n_layers} layers, {spec.params / 1e9:.2f}B params, weights {spec.file_bytes / 1e9:.2f} GB")
+        print(f"model                {spec.n_layers} layers, {spec.params / 1e9:.2f}B params, "
+              f"weights {spec.file_bytes / 1e9:.2f} GB")
         print(f"target ≤ 16 MiB:     {'PASS' if transferred <= 16 << 20 else 'FAIL'}")
 
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 PAGES = ["/", "/best", "/guides", "/compare", "/cost", "/errors", "/errors/cuda-oom-load", "/errors/diagnose",
          "/models", "/models/llama-3.1-8b", "/hardware", "/hardware/rtx-4090", "/benchmarks", "/benchmarks/submit",
          "/methodology", "/glossary", "/api"]
@@ -67,8 +66,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=9)
     a = ap.parse_args()
     import httpx
-    from browser import CHROMIUM_FLAGS, chromium_path, free_port
     from playwright.sync_api import sync_playwright
+
+    from runlocal.testing.browser import CHROMIUM_FLAGS, chromium_path, free_port
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

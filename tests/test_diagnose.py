@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from runlocal.diagnose import diagnose_file, diagnose_text, kb
+from runlocal.diagnose.classify import PRIMARY as _PRIMARY
 from runlocal.diagnose.kb import CATEGORIES, MEMORY_CATEGORIES
 
 CORPUS = Path(__file__).parent / "data" / "error_corpus"
@@ -487,8 +488,6 @@ def _front_matter(path: Path) -> dict:
     meta["_body"] = m.group(2)
     return meta
 
-
-from runlocal.diagnose.classify import PRIMARY as _PRIMARY
 
 REFINED_ONLY = set(_PRIMARY.values())
 

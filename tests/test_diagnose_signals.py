@@ -9,7 +9,6 @@ n_ctx 1048576 on a Llama-3-8B-shaped zero-weight GGUF on a 23 GiB machine; stder
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -19,11 +18,10 @@ import pytest
 from runlocal.diagnose import diagnose_file, diagnose_text
 from runlocal.diagnose.extract import extract_lines
 from runlocal.diagnose.fixes import largest_context, with_computed_fixes
+from runlocal.evidence import public_errors as corpus
+from runlocal.evidence import public_logs
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("public_errors_load", ROOT / "measurements/public_errors/load.py")
-corpus = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(corpus)
 MiB, GiB = 1 << 20, 1 << 30
 
 
@@ -82,9 +80,7 @@ def test_kv_failure_fix_uses_the_logs_own_numbers_and_file():
 
 
 def _public_loads_with_free_memory():
-    spec = importlib.util.spec_from_file_location("public_logs_load", ROOT / "measurements/public_logs/load.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = public_logs
     for rec in mod.load_llamacpp():
         excerpt = rec.get("excerpt") or ""
         if "MiB free" not in excerpt:

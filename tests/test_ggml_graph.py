@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -153,9 +152,7 @@ def _records() -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def specs():
-    sys.path.insert(0, str(ROOT / "measurements" / "llamacpp"))
-    from make_zero_gguf import write_model
-
+    from runlocal.evidence.zero_gguf import write_model
     from runlocal.model.gguf import read_gguf
 
     out = {}

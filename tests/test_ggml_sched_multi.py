@@ -10,11 +10,11 @@ import re
 import pytest
 
 from runlocal.model import catalog
+from runlocal.plan import estimate
 from runlocal.quant.gguf_mix import gguf_view
 from runlocal.runtimes import Settings, Target
 from runlocal.runtimes import ggml_graph as G
 from runlocal.runtimes.llamacpp import LlamaCpp
-from runlocal.plan import estimate
 
 GiB = 1 << 30
 

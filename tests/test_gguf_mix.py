@@ -323,6 +323,7 @@ def test_bytes_by_type_add_up_and_metadata_is_counted():
 
 def test_a_spec_read_from_a_gguf_file_passes_through(tmp_path):
     from factories import write_llama_gguf
+
     from runlocal.model.gguf import read_gguf
 
     spec = read_gguf(write_llama_gguf(tmp_path / "m.gguf", n_layers=2, hidden=256, heads=8, kv_heads=2, ff=512,

@@ -7,7 +7,7 @@ src/models/deepseek2.cpp loads. llama-quantize (src/llama-quant.cpp) files both 
 take the ftype's default type, and attn_k_b's 128-element rows fall back from 256-blocks (tensor_type_fallback).
 
 The expected figures here are worked out from each model's config.json by hand, from the zero-weight GGUF that
-measurements/llamacpp/make_zero_gguf.py builds independently (the file llama.cpp loaded for the measured records),
+runlocal.evidence.zero_gguf builds independently (the file llama.cpp loaded for the measured records),
 and from llama.cpp's logged model buffers.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -102,16 +101,12 @@ def test_deepseek_v3_q4_k_m_mla_bytes_by_hand():
     # (256 × 7168) and 58 exp_probs_b (256)
     f32 = 61 * (2 * 7168 + 1536 + 512) + 7168 + 58 * 256 * 7168 + 58 * 256
     assert by_type["F32"] == 4 * f32
-    from runlocal.quant import gguf_table      # the shipped table (what `runlocal check` reads) is regenerated
+    from runlocal.quant import gguf_table  # the shipped table (what `runlocal check` reads) is regenerated
     assert gguf_table.catalog_weights(lookup("deepseek-v3"), "Q4_K_M") == by_type
 
 
 def _zero_gguf_spec(tmp_path, model: str, weights: str):
-    sys.path.insert(0, str(ROOT / "measurements" / "llamacpp"))
-    try:
-        from make_zero_gguf import write_model
-    finally:
-        sys.path.pop(0)
+    from runlocal.evidence.zero_gguf import write_model
     from runlocal.model.gguf import read_gguf
 
     logging.getLogger("gguf").setLevel(logging.ERROR)
@@ -119,7 +114,7 @@ def _zero_gguf_spec(tmp_path, model: str, weights: str):
 
 
 def test_deepseek_v2_lite_view_is_the_measured_file_and_its_model_buffer(tmp_path):
-    # make_zero_gguf.py lists the tensors by hand from DeepSeek-V2-Lite's config.json (attn_k_b [nope, kv_lora,
+    # zero_gguf.py lists the tensors by hand from DeepSeek-V2-Lite's config.json (attn_k_b [nope, kv_lora,
     # n_head], attn_v_b [kv_lora, v, n_head], Q4_0 matrices, Q6_K output, F32 norms/routers); the catalog model
     # viewed as llama-quantize's Q4_0 must be that file, tensor for tensor
     measured = _zero_gguf_spec(tmp_path, "deepseek-v2-lite", "q4_0")

@@ -3,9 +3,10 @@ import tracemalloc
 
 import gguf
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from factories import write_llama_gguf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from runlocal.errors import ModelFormatError, ModelNotFoundError
 from runlocal.model import gguf as reader
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runlocal.model import catalog
-from runlocal.quant import gguf_mix, gguf_table
 from runlocal.model.spec import ModelSpec
+from runlocal.quant import gguf_mix, gguf_table
 
 
 def test_ftype_names_match_gguf_py():

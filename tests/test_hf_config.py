@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache
 from math import prod
 from pathlib import Path
 
@@ -91,7 +91,7 @@ def _cases() -> list:
 # ------------------------------------------------------------------------------------------------
 # exactness against transformers
 
-@lru_cache(maxsize=None)
+@cache
 def _transformers_params(config_json: str) -> dict[str, tuple[int, ...]]:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")

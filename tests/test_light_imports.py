@@ -12,15 +12,15 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 HEAVY = ("sqlalchemy", "fastapi", "pydantic", "numpy", "gguf")
 
-PROBE = """
+PROBE = f"""
 import json, runpy, sys
 sys.argv = ["runlocal", "check", *sys.argv[1:], "--json"]
 try:
     runpy.run_module("runlocal.cli", run_name="__main__")
 except SystemExit:
     pass
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in %r)), file=sys.stderr)
-""" % (HEAVY,)
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})), file=sys.stderr)
+"""
 
 
 @pytest.mark.parametrize("args", [

@@ -7,21 +7,16 @@ and the device totals. Plus --kv-unified / --swa-full and the
 layer split over several GPUs.
 """
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from runlocal.evidence import llamacpp_runs as A
 from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, layer_devices, swa_cells
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("accuracy_llamacpp", ROOT / "benchmarks" / "accuracy.py")
-A = importlib.util.module_from_spec(_spec)
-sys.modules["accuracy_llamacpp"] = A
-_spec.loader.exec_module(A)
 
 MiB = 1 << 20
 GiB = 1 << 30

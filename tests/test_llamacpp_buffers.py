@@ -11,8 +11,8 @@ from pathlib import Path
 
 import gguf
 import pytest
-
 from factories import write_llama_gguf
+
 from runlocal.model.gguf import read_gguf
 from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target

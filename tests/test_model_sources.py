@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("runlocal.model.hf_config", reason="HF config reader not landed yet")
 from factories import safetensors_bytes
+
 from runlocal.errors import ModelFormatError, ModelNotFoundError, RemoteError, UnknownModelError
 from runlocal.model.resolve import resolve_model
 

@@ -1,16 +1,15 @@
 """The public llama.cpp / Ollama log dataset (measurements/public_logs) stays well-formed."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from runlocal.evidence import public_logs as load
+from runlocal.evidence import public_scores as PA
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("public_logs_load", ROOT / "measurements/public_logs/load.py")
-load = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(load)
 
 LLAMACPP = load.load_llamacpp()
 OLLAMA = load.load_ollama()
@@ -65,9 +64,6 @@ def test_validator_rejects_bad_records():
 
 # --- runlocal against the public logs (benchmarks/public_accuracy.py, printed by benchmarks/accuracy.py) --------
 
-_pa_spec = importlib.util.spec_from_file_location("public_accuracy", ROOT / "benchmarks/public_accuracy.py")
-PA = importlib.util.module_from_spec(_pa_spec)
-_pa_spec.loader.exec_module(PA)
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
 import pytest
-
 from factories import write_llama_gguf
-from range_server import serve_directory
+
 from runlocal.errors import ModelNotFoundError, RemoteError
 from runlocal.model import gguf as reader
 from runlocal.model.remote import read_remote_gguf
+from runlocal.testing.range_server import serve_directory
 
 
 def test_remote_header_matches_local_and_fetches_only_the_header(tmp_path):

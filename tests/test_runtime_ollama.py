@@ -8,7 +8,7 @@ from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec, TensorInfo
 from runlocal.quant.formats import estimate_weights
 from runlocal.runtimes.base import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp
-from runlocal.runtimes.ollama import (FIT_MARGIN, Ollama, automatic_batch, default_num_ctx, predicted_vram)
+from runlocal.runtimes.ollama import FIT_MARGIN, Ollama, automatic_batch, default_num_ctx, predicted_vram
 
 MiB, GiB = 1 << 20, 1 << 30
 

@@ -5,8 +5,14 @@ import pytest
 from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec
 from runlocal.quant.formats import WeightEstimate
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.sglang import (CUBLAS_WORKSPACE, CUDA_CONTEXT, SGLang, default_mem_fraction_static, gpu_memory_defaults,
-                                      prefill_graph_sizes)
+from runlocal.runtimes.sglang import (
+    CUBLAS_WORKSPACE,
+    CUDA_CONTEXT,
+    SGLang,
+    default_mem_fraction_static,
+    gpu_memory_defaults,
+    prefill_graph_sizes,
+)
 
 MiB, GiB = 1 << 20, 1 << 30
 

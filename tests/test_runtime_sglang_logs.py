@@ -7,20 +7,17 @@ benchmarks/accuracy_sglang.py prints the whole comparison. SGLang's "GB" are GiB
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from runlocal.evidence import sglang_logs as bench
 from runlocal.model.catalog import lookup
 from runlocal.runtimes.sglang import default_mem_fraction_static
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("accuracy_sglang", ROOT / "benchmarks" / "accuracy_sglang.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
 
 RECORDS = bench.load()          # each checked for the REQUIRED keys
 REQUIRED = bench.REQUIRED

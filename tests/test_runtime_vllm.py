@@ -6,24 +6,31 @@ whether that was logged or assumed). benchmarks/accuracy_vllm.py prints the whol
 """
 from __future__ import annotations
 
-import importlib.util
-import re
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from runlocal.evidence import vllm_logs as bench
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate, make_plan
 from runlocal.runtimes import get_runtime
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.vllm import (BLOCK_SIZE, CUDA_GRAPH_BYTES, DEFAULT_ENGINE, SERVE_LIMITS_LARGE,
-                                    SERVE_LIMITS_SMALL, VLLM, GiB, budget_split, kv_groups, kv_pool, serve_limits)
+from runlocal.runtimes.vllm import (
+    BLOCK_SIZE,
+    CUDA_GRAPH_BYTES,
+    DEFAULT_ENGINE,
+    SERVE_LIMITS_LARGE,
+    SERVE_LIMITS_SMALL,
+    VLLM,
+    GiB,
+    budget_split,
+    kv_groups,
+    kv_pool,
+    serve_limits,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("accuracy_vllm", ROOT / "benchmarks" / "accuracy_vllm.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
 
 RECORDS = bench.load()          # each checked for the REQUIRED keys
 REQUIRED = bench.REQUIRED

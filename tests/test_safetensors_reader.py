@@ -2,9 +2,10 @@ import json
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from factories import safetensors_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from runlocal.errors import ModelFormatError
 from runlocal.model import safetensors as st_reader
 
@@ -24,7 +25,8 @@ def test_dtypes_shapes_bytes_and_roles():
     by = {t.name: t for t in tensors}
     assert meta == {"format": "pt"}
     assert by["model.layers.3.self_attn.k_proj.weight"].nbytes == 256 * 1024 * 2
-    assert (by["model.layers.3.self_attn.k_proj.weight"].role, by["model.layers.3.self_attn.k_proj.weight"].layer) == ("attn_k", 3)
+    k_proj = by["model.layers.3.self_attn.k_proj.weight"]
+    assert (k_proj.role, k_proj.layer) == ("attn_k", 3)
     assert by["model.layers.3.input_layernorm.weight"].role == "norm"
     assert by["lm_head.weight"].role == "lm_head"
 

@@ -17,8 +17,15 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from runlocal.errors import InputError, RunlocalError
-from runlocal.snapshot import (SnapshotFormatError, UnsafeSnapshotError, classify_frames, load_snapshot, loads,
-                               render_svg, summarize)
+from runlocal.snapshot import (
+    SnapshotFormatError,
+    UnsafeSnapshotError,
+    classify_frames,
+    load_snapshot,
+    loads,
+    render_svg,
+    summarize,
+)
 
 MiB = 1024**2
 SITE = "/opt/venv/lib/python3.11/site-packages"

@@ -1,6 +1,5 @@
 """The speed model: its public dataset, its shape (what makes decode faster or slower) and the CLI's speed key."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -9,27 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from runlocal.evidence import speed_fit
 from runlocal.hardware import speed as S
 from runlocal.hardware.catalog import find_device
+from runlocal.hardware.targets import targets_from_options
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate, make_plan
 from runlocal.runtimes import Settings
-from runlocal.hardware.targets import targets_from_options
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("speed_accuracy", ROOT / "benchmarks" / "speed_accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["speed_accuracy"] = mod      # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def bench():
-    return _bench()
+    return speed_fit
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +70,10 @@ def test_decode_error_meets_the_target_per_class(bench):
 
 
 def test_committed_constants_are_the_fit_of_the_dataset(bench):
-    # speed.py's FIT, SPLIT_OVERHEAD_MS and ATTN_FACTOR are generated from measurements/speed: after changing
-    # either, run `python benchmarks/speed_accuracy.py --write`
+    # src/runlocal/data/speed_fit.json is the fit of measurements/speed, byte for byte: after changing either,
+    # run `python benchmarks/speed_accuracy.py --write`
     consts, split_ms, attn = bench.refit(bench.build_rows(bench.load_records()))
+    assert bench.fit_json(bench.fit_document(consts, split_ms, attn)) == S.FIT_PATH.read_text(encoding="utf-8")
     assert consts == S.FIT
     assert (split_ms, attn) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR)
 

@@ -11,8 +11,19 @@ import pytest
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.vllm import (BLOCK_SIZE, CONCURRENCY_REPORT_ENGINES, ENGINES, UNIFIED_KV_ENGINES, VLLM, GiB,
-                                    KVGroup, activation_bytes, budget_split, kv_groups, kv_pool)
+from runlocal.runtimes.vllm import (
+    BLOCK_SIZE,
+    CONCURRENCY_REPORT_ENGINES,
+    ENGINES,
+    UNIFIED_KV_ENGINES,
+    VLLM,
+    GiB,
+    KVGroup,
+    activation_bytes,
+    budget_split,
+    kv_groups,
+    kv_pool,
+)
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -12,7 +12,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from browser import CHROMIUM_FLAGS, chromium_path, running_app
+
+from runlocal.testing.browser import CHROMIUM_FLAGS, chromium_path, running_app
 
 
 def expect(target):

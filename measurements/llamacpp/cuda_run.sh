@@ -30,7 +30,7 @@ nproc; free -g; python3 --version; cmake --version | head -1; nvcc --version | t
 lscpu | grep -E "Model name" ; lscpu | grep -o -w -E "avx2|avx512f|avx512_vnni|f16c|fma|bmi2" | sort -u | tr '\n' ' '; echo
 
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site
+export PYTHONPATH=/tmp/site:$PWD/src   # gguf and numpy; runlocal.evidence.zero_gguf (stdlib + gguf + numpy)
 
 # build_libs DIR [extra cmake args]: configure + build libllama (and ggml) with CUDA in DIR
 build_libs() {
@@ -101,7 +101,7 @@ for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
 done
 
 if [ ! -f $GG/qwen3-30b-a3b.q4_0.gguf ]; then
-  python3 measurements/llamacpp/make_zero_gguf.py --out-dir $GG || exit 4
+  python3 -m runlocal.evidence.zero_gguf --out-dir $GG || exit 4
 fi
 df -h /tmp | tail -1; du -sh $GG
 

@@ -28,7 +28,6 @@ import importlib
 import importlib.util
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -462,7 +461,7 @@ def main(argv=None):
 
     t0 = time.time()
     faulthandler.enable()
-    from make_zero_gguf import MODELS
+    from runlocal.evidence.zero_gguf import MODELS
     nv = Nvml() if a.backend == "cuda" else None
     nv_used = (lambda: nv.used_mib()) if nv else (lambda: None)
     nvml_start = nv_used()

@@ -8,9 +8,9 @@ import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parents[1] / "src"))
 from runlocal.diagnose.kb import CATEGORIES
+
+HERE = Path(__file__).parent
 
 URL = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull|discussions)/(\d+)$")
 

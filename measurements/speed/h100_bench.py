@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -107,7 +106,7 @@ def main(argv=None) -> int:
 
     gdir = Path(a.gguf_dir)
     if a.make:
-        import make_zero_gguf
+        from runlocal.evidence import zero_gguf as make_zero_gguf
         gdir.mkdir(parents=True, exist_ok=True)
         for m in a.models:
             if not (gdir / f"{m}.q4_0.gguf").exists():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,7 +20,7 @@ CTX_FOR_TEST = {"pp512": 4096, "tg128@d512": 1152, "tg128": 128}
 KEY_FOR_TEST = {"pp512": "prefill_tokens_per_s", "tg128@d512": "decode_tokens_per_s", "tg128": "decode_tokens_per_s"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def check(model: str, ctx: int) -> dict:
     exe = Path(sys.executable).with_name("runlocal")
     out = subprocess.run([str(exe), "check", model, "--gpu", "h100", "--quant", "Q4_0", "--ctx", str(ctx), "--json"],

@@ -14,7 +14,7 @@ nvidia-smi > "$OUTD/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.max.sm,power.limit --format=csv
 python3 --version
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site
+export PYTHONPATH=/tmp/site:$PWD/src   # gguf and numpy; runlocal.evidence.zero_gguf (stdlib + gguf + numpy)
 B=/tmp/lcb
 if [ ! -f $B/bin/libggml-cuda.so ]; then
   cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp || exit 2

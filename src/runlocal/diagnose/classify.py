@@ -53,9 +53,11 @@ import codecs
 import io
 import os
 import re
+import sys
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from . import kb, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
@@ -137,13 +139,13 @@ class Diagnosis:
 
 def _anchor(pattern: str) -> str:
     """The longest literal run a pattern requires (lower-cased), or "" when there is none."""
-    try:
-        from re import _parser as sre_parse  # Python ≥ 3.11
-        from re._constants import LITERAL, BRANCH
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
-        from sre_constants import LITERAL, BRANCH  # type: ignore[no-redef]
-    parsed = list(sre_parse.parse(pattern))
+    if sys.version_info >= (3, 11):
+        from re import _parser as sre_parse
+        from re._constants import BRANCH, LITERAL
+    else:  # pragma: no cover - Python 3.10
+        import sre_parse
+        from sre_constants import BRANCH, LITERAL
+    parsed: list[tuple[Any, Any]] = list(sre_parse.parse(pattern).data)   # (opcode, argument) pairs
     if len(parsed) == 1 and parsed[0][0] is BRANCH:  # a|b at top level: no literal is required
         return ""
     best, run = "", []

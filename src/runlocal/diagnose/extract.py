@@ -13,7 +13,8 @@ runtime prints "GB" for binary gigabytes (vLLM's "Loading model weights took …
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, cast
 
 MAX_LINE = 64 * 1024
 
@@ -91,13 +92,16 @@ def _rule(trigger: str | tuple[str, ...], pattern: str, flags: int = re.I):
 
 
 def _set_size(key: str, num_group: int = 1, unit_group: int | None = 2, unit: str | None = None):
-    def handler(m: re.Match[str], ex: "Extractor") -> None:
-        ex.set(key, size_to_bytes(m.group(num_group), unit or m.group(unit_group)))
+    if not unit and unit_group is None:
+        raise ValueError(f"{key}: a size needs its unit or the group that holds it")
+
+    def handler(m: re.Match[str], ex: Extractor) -> None:
+        ex.set(key, size_to_bytes(m.group(num_group), unit or m.group(cast(int, unit_group))))
     return handler
 
 
 def _set(key: str, group: int = 1, conv: Callable[[str], Any] = str):
-    def handler(m: re.Match[str], ex: "Extractor") -> None:
+    def handler(m: re.Match[str], ex: Extractor) -> None:
         v = m.group(group)
         if v is not None and v.strip().lower() not in ("none", "null", ""):
             ex.set(key, conv(v.strip()))

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import yaml
 
@@ -99,7 +100,7 @@ class Entry:
         }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compile(signatures: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(s, re.IGNORECASE) for s in signatures)
 

@@ -102,7 +102,8 @@ GATE_WORDS = frozenset({
     "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
-    "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library", "cuda binary", "crashed",
+    "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library",
+    "cuda binary", "crashed",
 })
 
 # -- phase markers -------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -59,7 +59,7 @@ def lookup(name: str) -> ModelSpec:
     return _spec(entry["alias"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _spec(alias: str) -> ModelSpec:
     """Built once per process: a ModelSpec is frozen, and the planners' caches key on the object."""
     from .hf_config import spec_from_config

@@ -18,7 +18,9 @@ import json
 import re
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from . import MEASUREMENTS
+
+HERE = MEASUREMENTS / "public_errors"
 FIELDS = ("id", "source", "project", "runtime", "version", "text", "label", "family", "memory")
 URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/\d+$")
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write sparse, zero-weight GGUF files with the exact architecture of real models.
 
 Each file carries the metadata keys and the tensor list (names, shapes, types) that
@@ -27,22 +26,26 @@ Weight types ("--weights"):
   q8_0  the same with Q8_0 for the matrices (output.weight too).
   f16   the same with F16 for the matrices.
 
+It imports only gguf and numpy (with the standard library), so a bare GPU machine runs it with the
+repository's src/ on PYTHONPATH (measurements/llamacpp/cuda_run.sh). Formerly measurements/llamacpp/
+make_zero_gguf.py: the files' general.comment still says so, so the headers (and every figure measured
+over them) stay byte for byte those of the recorded runs.
+
 Usage:
-  python make_zero_gguf.py --out-dir /path/to/dir [--weights q4_0] [model ...]
-  python make_zero_gguf.py --list
+  python -m runlocal.evidence.zero_gguf --out-dir /path/to/dir [--weights q4_0] [model ...]
+  python -m runlocal.evidence.zero_gguf --list
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import gguf
+import numpy as np
+from gguf import MODEL_TENSOR as T
 from gguf import GGMLQuantizationType as QT
-from gguf import MODEL_ARCH, MODEL_TENSOR as T
 
 # ---------------------------------------------------------------------------
 # Real models: the subset of config.json that determines the GGUF layout.
@@ -499,6 +502,7 @@ def write_model(model: str, out_dir: Path, weights: str = "q4_0") -> dict:
     w.write_header_to_file(path)
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
+    assert w.fout is not None       # write_header_to_file(path) opened it
     fout = w.fout[0]
     header_end = fout.tell()
     data_start = gguf.GGUFWriter.ggml_pad(header_end, w.data_alignment)

@@ -1,10 +1,10 @@
 """Load the public llama.cpp / Ollama log records (stdlib only).
 
-    from measurements.public_logs.load import load_llamacpp, load_ollama
+    from runlocal.evidence.public_logs import load_llamacpp, load_ollama
     records = load_llamacpp()        # list[dict], validated
 
 Each record is one real log posted in a public GitHub issue/PR/discussion.
-MiB figures are copied as logged. See README.md in this folder.
+MiB figures are copied as logged. See measurements/public_logs/README.md.
 """
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from urllib.parse import urlparse
 
-HERE = Path(__file__).resolve().parent
+from . import MEASUREMENTS
+
+HERE = MEASUREMENTS / "public_logs"
 PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "www.reddit.com", "reddit.com"}
 
 LLAMACPP_REQUIRED = ("source_url", "backend", "gpu", "model_file", "arch", "settings", "logged", "excerpt")

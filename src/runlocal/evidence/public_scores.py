@@ -14,28 +14,24 @@ benchmarks/accuracy.py prints these sections after its own summary (``--no-publi
   -np parallel). The KV row is scored where that era's estimator counts exactly what the runner allocates
   (an f16 cache of a model without sliding-window layers, or the v0.6.3+ sliding-window rule at
   parallel 1); the rest are shown with the reason.
-* all engines: one line per engine and component, with benchmarks/accuracy_vllm.py and
-  benchmarks/accuracy_transformers.py run as subprocesses and their summary lines printed.
+* all engines: one line per engine and component, with runlocal.evidence.vllm_logs and
+  runlocal.evidence.transformers_peak run as subprocesses and their summary lines printed.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 from runlocal.runtimes.ollama import human_bytes2  # how Ollama prints sizes: the logged figures are compared as printed
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import REPO as ROOT
+from . import public_logs as _load
+
 MiB = 1 << 20
 GiB = 1 << 30
-
-_spec = importlib.util.spec_from_file_location("public_logs_load", ROOT / "measurements/public_logs/load.py")
-_load = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_load)
 
 # (pattern over model_file / model_repo / general.name / model_family, catalog alias, note)
 MODEL_MAP = (
@@ -160,7 +156,8 @@ def _kv_not_scored(rec: dict, spec) -> str | None:
     if logged_kv(rec) is None:
         return "no KV figure in the excerpt"
     if _is_fork(rec) and kinds != {"full"}:
-        why = {"mla": "MLA cache (-mla) differs from mainline's", "sliding": "no sliding-window cache: every layer keeps the full context"}
+        why = {"mla": "MLA cache (-mla) differs from mainline's",
+               "sliding": "no sliding-window cache: every layer keeps the full context"}
         return "fork ik_llama.cpp: " + "; ".join(why.get(k, k) for k in sorted(kinds - {"full"}))
     missing = [k for k in ("n_ctx", "type_k", "type_v") if k not in st]
     if "sliding" in kinds:
@@ -229,7 +226,8 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
         alias, note = catalog_alias(rec)
         row["alias"], row["note"] = alias, note
         if alias is None:
-            row["kv_reason"] = row["compute_reason"] = row["host_reason"] = f"model not in the catalog ({rec['arch']}: {rec['model_file'][:50]})"
+            why = f"model not in the catalog ({rec['arch']}: {rec['model_file'][:50]})"
+            row["kv_reason"] = row["compute_reason"] = row["host_reason"] = why
             out.append(row)
             continue
         spec = lookup(alias)
@@ -596,9 +594,11 @@ def print_ollama(rows: list[dict]) -> dict[str, list[float]]:
 
 # --- all engines ------------------------------------------------------------------------------
 
-def _run(script: str) -> list[str]:
-    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)], capture_output=True, text=True,
-                         timeout=120, cwd=ROOT)
+def _run(module: str) -> list[str]:
+    """The output of ``python -m runlocal.evidence.<module>`` (a process of its own: each engine's planner
+    imports what it needs, and one failing leaves this summary standing)."""
+    script = f"runlocal.evidence.{module}"
+    res = subprocess.run([sys.executable, "-m", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     if res.returncode:
         return [f"({script} failed: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else res.returncode})"]
     return res.stdout.splitlines()
@@ -624,11 +624,11 @@ def print_all_engines(own_rows: list[dict], ll: dict[str, list[float]], ol: dict
     for k, v in ol.items():
         print(_stats_line(k, v))
     print("vLLM, public logs (benchmarks/accuracy_vllm.py):")
-    for line in _run("accuracy_vllm.py"):
+    for line in _run("vllm_logs"):
         if line.startswith("median |error|"):
             print("  " + line)
     print("transformers, own CUDA runs (benchmarks/accuracy_transformers.py):")
-    for line in _run("accuracy_transformers.py"):
+    for line in _run("transformers_peak"):
         if line.startswith(("weights:", "peak above weights")):
             print("  " + line)
 

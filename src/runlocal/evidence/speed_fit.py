@@ -1,0 +1,405 @@
+"""Speed model vs public measurements: decode and prefill tokens/s per record, error per device class.
+
+Reads measurements/speed/*.jsonl (llama-bench results from public tables, each record with its
+source_url), predicts every record with runlocal.hardware.speed, and prints predicted vs measured,
+the median absolute % error per device class for decode (tg) and prefill (pp), and the same error
+leave-one-device-out: each device's records predicted from constants fitted without that device.
+
+Target: median absolute decode error <= 15% in every device class.
+
+Run: python benchmarks/speed_accuracy.py            # evaluate the constants in speed.FIT
+     python benchmarks/speed_accuracy.py --fit      # refit them and print the table
+     python benchmarks/speed_accuracy.py --write    # refit and write them to src/runlocal/data/speed_fit.json
+     python benchmarks/speed_accuracy.py --quiet    # summary only
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, fields
+from functools import cache
+
+from runlocal.hardware import speed as S
+from runlocal.hardware.catalog import Device, find_device
+from runlocal.kv import kv_bytes
+from runlocal.model.catalog import lookup
+from runlocal.plan import estimate
+
+from . import MEASUREMENTS
+
+DATA = MEASUREMENTS / "speed"
+DECODE_TARGET = 0.15
+# A class or class/backend gets constants of its own only with this much data; otherwise it inherits its parent's
+# (class → all devices): three decode constants from a handful of records would fit noise. A prefill efficiency
+# is one constant and is fitted from two records or more.
+MIN_DEVICES = 2
+MIN_RECORDS = 6
+
+
+def load_records(include_outliers: bool = False, holdout: bool | None = False) -> list[dict]:
+    """Records of measurements/speed; ``holdout``: False → the fitted ones, True → the held-out ones
+    (partial offload, never fitted), None → all."""
+    recs = []
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                r["_file"] = path.name
+                if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
+                    recs.append(r)
+    return recs
+
+
+def predict_via_plan(rec: dict) -> float | None:
+    """Decode tokens/s the CLI reports for this record's setup: make_plan on the catalog GPU and a RAM target
+    at the record's RAM bandwidth, with its -ngl / --n-cpu-moe, a short context (a chat turn)."""
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings, Target
+
+    dev, ram = find_device(rec["device"]), find_device(rec["ram_device"])
+    targets = [Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes),
+               Target("CPU RAM", "cpu", int(rec.get("ram_gib", 64) * 2**30), ram.bandwidth_gbs)]
+    settings = Settings(ctx=512, quant=rec["quant"], n_gpu_layers=rec.get("n_gpu_layers"),
+                        n_cpu_moe=rec.get("n_cpu_moe", 0))
+    return make_plan(_model(rec["model"]), settings, targets, with_fixes=False).speed["decode_tokens_per_s"]
+
+
+def report_holdout(quiet: bool) -> None:
+    recs = load_records(holdout=True)
+    if not recs:
+        return
+    print("\nHeld-out records (never fitted), predicted through make_plan — the path `runlocal check` takes:")
+    errs = []
+    for r in recs:
+        p = predict_via_plan(r)
+        if p is None:
+            continue
+        e = pct(p, r["tokens_per_s"])
+        errs.append(abs(e))
+        if not quiet:
+            print(f"  {r['device']:10} {r['model']:18} {r['quant']:7} ngl {r.get('n_gpu_layers')!s:>3} "
+                  f"cpu-moe {r.get('n_cpu_moe', 0):>2}  {r['tokens_per_s']:7.1f} {p:7.1f} {e:+7.1%}  {r['source_url']}")
+    print(f"  decode MdAPE {statistics.median(errs):.1%} over {len(errs)} records "
+          f"({sum(1 for r in recs if r.get('n_cpu_moe') or (r.get('n_gpu_layers') or 99) < _model(r['model']).n_layers)}"
+          f" with weights in RAM)")
+
+
+def parse_test(test: str) -> tuple[str, int, int]:
+    """'tg128' → ('tg', 128, 0); 'pp2048@d4096' → ('pp', 2048, 4096)."""
+    m = re.fullmatch(r"(tg|pp)(\d+)(?:@d(\d+))?", test)
+    if not m:
+        raise ValueError(f"unknown test {test!r}")
+    return m.group(1), int(m.group(2)), int(m.group(3) or 0)
+
+
+@cache
+def _model(alias: str):
+    return lookup(alias)
+
+
+@cache
+def _weights(alias: str, quant: str) -> float:
+    return float(estimate(_model(alias), quant).total)
+
+
+@dataclass
+class Row:
+    rec: dict
+    device: Device
+    klass: str
+    backend: str
+    kind: str                 # "tg" | "pp"
+    measured: float
+    n_devices: int
+    quant: str
+    n_layers: int = 0
+    w_read: float = 0.0       # decode: weight bytes read per token (all devices)
+    kv_read: float = 0.0      # decode: KV bytes read per token
+    mm_flops: float = 0.0     # prefill: matmul FLOPs per token
+    attn_flops: float = 0.0   # prefill: attention FLOPs per token (average over the prompt)
+    peak: float | None = None  # prefill: the peak TFLOPS/TOPS it is measured against
+
+    @property
+    def key(self) -> str:
+        return f"{self.klass}/{self.backend}"
+
+
+def build_rows(recs: list[dict]) -> list[Row]:
+    rows = []
+    for r in recs:
+        dev = find_device(r["device"])
+        model = _model(r["model"])
+        kind, n, depth = parse_test(r["test"])
+        wbytes = r["model_gib"] * 2**30 if r.get("model_gib") else _weights(r["model"], r["quant"])
+        row = Row(r, dev, S.device_class(dev), r["backend"], kind, r["tokens_per_s"], r.get("n_devices", 1),
+                  r["quant"], model.n_layers)
+        if kind == "tg":
+            row.w_read = wbytes * S.read_fraction(model)
+            row.kv_read = kv_bytes(model, depth + n // 2)
+        else:
+            row.mm_flops = 2 * S.active_matmul_params(model)
+            row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
+            row.peak = S.prefill_peak(dev, r["quant"])
+        rows.append(row)
+    return rows
+
+
+# --- prediction: the formulas of runlocal.hardware.speed with explicit constants ------------------------------
+
+def fit_for(row: Row, consts: dict[str, S.Fit]) -> S.Fit:
+    return consts.get(row.key) or consts.get(row.klass) or consts.get("*") or S.PRIOR
+
+
+def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | None:
+    fit = fit_for(row, consts)
+    if row.kind == "tg":
+        n = row.n_devices      # llama.cpp layer split: each device reads 1/n of the bytes in turn
+        parts = [S.Part(row.w_read / n, row.kv_read / n, row.device.bandwidth_gbs, fit, row.n_layers / n)
+                 for _ in range(n)]
+        saved, S.SPLIT_OVERHEAD_MS = S.SPLIT_OVERHEAD_MS, split_ms
+        try:
+            return S.decode_speed(parts)
+        finally:
+            S.SPLIT_OVERHEAD_MS = saved
+    if row.n_devices > 1:      # pipelined prefill over a layer split is not modelled
+        return None
+    return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row.peak,
+                           eff=S.prefill_eff(fit, row.quant))
+
+
+# --- fitting ------------------------------------------------------------------------------------------------------
+
+def fit_decode(rows: list[Row], fallback: S.Fit | None) -> tuple[float, float, float]:
+    """(eff, per-layer µs, KV factor) minimising Σ(predicted/measured seconds − 1)² over single-device rows,
+    t = a·W/BW + c·layers + d·KV/BW (a = 1/eff, d = KV factor/eff). A coefficient the rows cannot pin down
+    (one model size → no per-layer cost; one context → no KV slope) or that comes out negative is taken
+    from ``fallback`` (the all-device fit) and the rest refitted."""
+    import numpy as np
+
+    bw = np.array([r.device.bandwidth_gbs * 1e9 for r in rows])
+    t = np.array([1.0 / r.measured for r in rows])
+    cols = {"a": np.array([r.w_read for r in rows]) / bw, "c": np.array([float(r.n_layers) for r in rows]),
+            "d": np.array([r.kv_read for r in rows]) / bw}
+    fb = {"a": 1 / fallback.decode_eff, "c": fallback.layer_us / 1e6,
+          "d": fallback.kv_factor / fallback.decode_eff} if fallback else {}
+    fixed: dict[str, float] = {}
+    if fallback:
+        if len({(r.rec["model"], r.rec["quant"]) for r in rows}) < 2:
+            fixed["c"] = fb["c"]
+        kv = cols["d"] / cols["a"]
+        if kv.max() - kv.min() < 0.03:
+            fixed["d"] = fb["d"]
+    while True:
+        free = [k for k in "acd" if k not in fixed]
+        target = t - sum((cols[k] * v for k, v in fixed.items()), np.zeros_like(t))
+        A = np.stack([cols[k] / t for k in free], axis=1)
+        sol, *_ = np.linalg.lstsq(A, target / t, rcond=None)
+        coef = dict(zip(free, sol))
+        neg = [k for k in free if coef[k] < 0 and k != "a"]
+        if not neg:
+            break
+        fixed[neg[0]] = fb.get(neg[0], 0.0)
+    coef.update(fixed)
+    a = coef["a"]
+    return 1 / a, coef["c"] * 1e6, coef["d"] / a
+
+
+def fit_prefill(rows: list[Row], floats: bool) -> float | None:
+    """Median (in log) of measured / (peak / FLOPs per token) over single-device rows of one weight kind."""
+    ratios = [r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12) for r in rows
+              if r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats]
+    return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
+
+
+def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
+    """Per extra device in a layer split: median of (measured − predicted without it) / (devices − 1)."""
+    extra = []
+    for r in rows:
+        if r.kind == "tg" and r.n_devices > 1:
+            p = predict_row(r, consts, 0.0)
+            assert p is not None        # a decode row always has a prediction
+            extra.append((1 / r.measured - 1 / p) * 1e3 / (r.n_devices - 1))
+    return round(statistics.median(extra), 3) if extra else S.SPLIT_OVERHEAD_MS
+
+
+def fit_attn_factor(rows: list[Row]) -> float:
+    """The weight of attention FLOPs against matmul FLOPs that best explains the prompt-length sweeps:
+    minimises the spread of log(measured × FLOPs) within each device/model/quant series."""
+    series: dict[tuple, list[Row]] = defaultdict(list)
+    for r in rows:
+        if r.kind == "pp" and r.n_devices == 1:
+            series[(r.rec["device"], r.rec["model"], r.rec["quant"], r.rec["source_url"])].append(r)
+    series = {k: v for k, v in series.items() if len(v) > 1}
+    best = (float("inf"), 1.0)
+    for f in [x / 4 for x in range(4, 81)]:
+        err = 0.0
+        for rs in series.values():
+            logs = [math.log(r.measured * (r.mm_flops + f * r.attn_flops)) for r in rs]
+            mean = statistics.mean(logs)
+            err += sum((x - mean) ** 2 for x in logs)
+        best = min(best, (err, f))
+    return best[1]
+
+
+def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
+    """Constants for "*" (all devices), every class and every class/backend in ``rows``; the split overhead."""
+    single = [r for r in rows if r.n_devices == 1]
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for r in single:
+        groups[r.key].append(r)
+        groups[r.klass].append(r)
+
+    def enough(rs: list[Row]) -> bool:
+        return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
+
+    def one(rs: list[Row], fallback: S.Fit | None) -> S.Fit:
+        tg = [r for r in rs if r.kind == "tg"]
+        pp = [r for r in rs if r.kind == "pp"]
+        if fallback and not enough(tg):
+            dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
+        else:
+            dec = fit_decode(tg, fallback)
+        pq = [r for r in pp if not S.is_float_quant(r.quant)]
+        pf = [r for r in pp if S.is_float_quant(r.quant)]
+        vals = [*dec, fit_prefill(pq, False) if not fallback or len(pq) >= 2 else fallback.prefill_eff_quant,
+                fit_prefill(pf, True) if not fallback or len(pf) >= 2 else fallback.prefill_eff_float]
+        # the decode constants are always fitted; only a prefill efficiency may be None
+        return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
+
+    glob = one(single, None)
+    consts = {"*": glob}
+    for key, rs in sorted(groups.items(), key=lambda kv: (kv[0].count("/"), kv[0])):
+        parent = consts.get(key.split("/")[0], glob) if "/" in key else glob
+        consts[key] = one(rs, parent)
+    return consts, fit_split_ms(rows, consts)
+
+
+def refit(rows: list[Row]) -> tuple[dict[str, S.Fit], float, float]:
+    """Everything speed.py holds as fitted: FIT (minus entries equal to their fallback), SPLIT_OVERHEAD_MS,
+    ATTN_FACTOR (fitted first: the prefill efficiencies depend on it)."""
+    saved = S.ATTN_FACTOR
+    try:
+        S.ATTN_FACTOR = attn = fit_attn_factor(rows)
+        consts, split_ms = fit_all(rows)
+    finally:
+        S.ATTN_FACTOR = saved
+    kept = {}
+    for k, v in consts.items():
+        parent = consts.get(k.split("/")[0]) if "/" in k else consts.get("*") if k != "*" else None
+        if v != parent:     # an entry equal to its fallback adds nothing
+            kept[k] = v
+    return kept, split_ms, attn
+
+
+def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float) -> dict:
+    """What ``src/runlocal/data/speed_fit.json`` holds: the fitted constants, in the order refit makes them."""
+    return {"_source": S.FIT_SOURCE,
+            "fit": {k: {f.name: getattr(v, f.name) for f in fields(v)} for k, v in consts.items()},
+            "split_overhead_ms": split_ms, "attn_factor": attn}
+
+
+def fit_json(doc: dict) -> str:
+    """The file's text: one line per device class, so a refit's diff reads per class."""
+    fit = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["fit"].items())
+    return (f'{{\n  "_source": {json.dumps(doc["_source"])},\n  "fit": {{\n{fit}\n  }},\n'
+            f'  "split_overhead_ms": {json.dumps(doc["split_overhead_ms"])},\n'
+            f'  "attn_factor": {json.dumps(doc["attn_factor"])}\n}}\n')
+
+
+def write_fit(text: str) -> None:
+    S.FIT_PATH.write_text(text, encoding="utf-8")
+
+
+# --- reporting ------------------------------------------------------------------------------------------------
+
+def pct(pred: float, meas: float) -> float:
+    return (pred - meas) / meas
+
+
+def report(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> dict[str, dict[str, float]]:
+    if not quiet:
+        print(f"{'device':24} {'n':>2} {'backend':7} {'model':14} {'quant':7} {'test':12} {'measured':>9} "
+              f"{'predicted':>9} {'error':>7}  source")
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in rows:
+        p = predict_row(r, consts, split_ms)
+        if p is None:
+            continue
+        e = pct(p, r.measured)
+        per[(r.klass, r.kind)].append(abs(e))
+        if not quiet:
+            rec = r.rec
+            print(f"{rec['device']:24} {r.n_devices:>2} {r.backend:7} {rec['model']:14} {rec['quant']:7} {rec['test']:12} "
+                  f"{r.measured:9.1f} {p:9.1f} {e:+7.1%}  {rec['source_url']}")
+    return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v)} for (k, kind), v in per.items()}
+
+
+def leave_one_device_out(rows: list[Row]) -> dict[str, dict[str, float]]:
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for dev_id in sorted({r.rec["device"] for r in rows}):
+        train = [r for r in rows if r.rec["device"] != dev_id]
+        test = [r for r in rows if r.rec["device"] == dev_id]
+        consts, split_ms = fit_all(train)
+        for r in test:
+            if not any(t.klass == r.klass and t.kind == r.kind for t in train):
+                continue    # the only device of its class with such records: nothing to learn from
+            p = predict_row(r, consts, split_ms)
+            if p is not None:
+                per[(r.klass, r.kind)].append(abs(pct(p, r.measured)))
+    return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v)} for (k, kind), v in per.items()}
+
+
+def by_source(rows: list[Row], consts, split_ms: float) -> None:
+    per: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        p = predict_row(r, consts, split_ms)
+        if p is not None and r.kind == "tg":
+            per["/".join(r.rec["source_url"].split("/")[3:5])].append(abs(pct(p, r.measured)))
+    print("\nDecode MdAPE by source")
+    for src, v in sorted(per.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(v):4d}  {statistics.median(v):6.1%}  {src}")
+
+
+def print_table(title: str, stats: dict[str, dict[str, float]]) -> None:
+    print(f"\n{title}")
+    print(f"{'device class':22} {'decode n':>8} {'decode MdAPE':>12} {'prefill n':>9} {'prefill MdAPE':>13}")
+    for klass in sorted({k.split('/')[0] for k in stats}):
+        tg, pp = stats.get(f"{klass}/tg"), stats.get(f"{klass}/pp")
+        ok = "" if not tg else ("  ok" if tg["median"] <= DECODE_TARGET else "  ABOVE TARGET")
+        tg_s = f"{tg['median']:.1%}" if tg else "-"
+        pp_s = f"{pp['median']:.1%}" if pp else "-"
+        print(f"{klass:22} {tg['n'] if tg else 0:>8} {tg_s:>12} {pp['n'] if pp else 0:>9} {pp_s:>13}{ok}")
+
+
+def main(argv: list[str]) -> int:
+    recs = load_records()
+    rows = build_rows(recs)
+    devices = {r.rec["device"] for r in rows}
+    print(f"{len(recs)} records, {len(devices)} devices, "
+          f"{len({r.klass for r in rows})} device classes, from {len({r.rec['source_url'] for r in rows})} sources")
+    if "--fit" in argv or "--write" in argv:
+        consts, split_ms, attn = refit(rows)
+        S.ATTN_FACTOR = attn
+        text = fit_json(fit_document(consts, split_ms, attn))
+        print(f"\n{text}", end="")
+        if "--write" in argv:
+            write_fit(text)
+            print(f"written to {S.FIT_PATH}")
+    else:
+        consts, split_ms = S.FIT, S.SPLIT_OVERHEAD_MS
+    stats = report(rows, consts, split_ms, quiet="--quiet" in argv)
+    print_table(f"Median absolute % error (MdAPE) with the fitted constants; target: decode <= {DECODE_TARGET:.0%}", stats)
+    by_source(rows, consts, split_ms)
+    print_table("Leave-one-device-out (each device predicted from constants fitted without it)",
+                leave_one_device_out(rows))
+    report_holdout(quiet="--quiet" in argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
