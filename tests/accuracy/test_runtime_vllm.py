@@ -30,7 +30,7 @@ from runlocal.runtimes.vllm import (
     serve_limits,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 RECORDS = bench.load()          # each checked for the REQUIRED keys
 REQUIRED = bench.REQUIRED

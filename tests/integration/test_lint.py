@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 while not (ROOT / "pyproject.toml").is_file():      # the same after this file moves into tests/<kind>/
     ROOT = ROOT.parent
 

@@ -25,8 +25,8 @@ from runlocal.diagnose import diagnose_file, diagnose_text, kb
 from runlocal.diagnose.classify import PRIMARY as _PRIMARY
 from runlocal.diagnose.kb import CATEGORIES, MEMORY_CATEGORIES
 
-CORPUS = Path(__file__).parent / "data" / "error_corpus"
-ERRORS_DIR = Path(__file__).parents[1] / "src" / "runlocal" / "data" / "errors"
+CORPUS = Path(__file__).parents[1] / "data" / "error_corpus"
+ERRORS_DIR = Path(__file__).parents[2] / "src" / "runlocal" / "data" / "errors"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 GB = 10**9
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from runlocal.errors import RunlocalError
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 CASES = corpus.all_cases()
 # (case, extra CLI options): the same files through other runtimes' planners
 RUNTIMES = [("config-llama-num_key_value_heads-0", ["--runtime", "vllm"]),

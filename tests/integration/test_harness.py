@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 while not (ROOT / "pyproject.toml").is_file():      # the same after this file moves into tests/<kind>/
     ROOT = ROOT.parent
 PATH_EDIT = re.compile(r"sys\.path\.(insert|append)|spec_from_file_location")

@@ -13,7 +13,7 @@ import pytest
 from runlocal.runtimes import ggml_graph as G
 from runlocal.runtimes.llamacpp import context_sizes, swa_cells
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "measurements" / "llamacpp" / "data"
 MiB = 1 << 20
 

@@ -22,8 +22,8 @@ from runlocal.errors import ModelFormatError
 from runlocal.model.hf_config import FAMILIES, spec_from_config
 from runlocal.model.spec import ModelSpec
 
-FIXTURES = Path(__file__).parent / "fixtures" / "configs"
-CATALOG = Path(__file__).parents[1] / "src" / "runlocal" / "data" / "models.json"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "configs"
+CATALOG = Path(__file__).parents[2] / "src" / "runlocal" / "data" / "models.json"
 
 # Where each fixture's config.json comes from. Copies of the catalog's configs keep every family
 # tested even if the catalog changes; the others are published configs reproduced in public code.

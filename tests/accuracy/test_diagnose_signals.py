@@ -21,7 +21,7 @@ from runlocal.diagnose.fixes import largest_context, with_computed_fixes
 from runlocal.evidence import public_errors as corpus
 from runlocal.evidence import public_logs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MiB, GiB = 1 << 20, 1 << 30
 
 

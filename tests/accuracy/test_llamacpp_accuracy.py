@@ -16,7 +16,7 @@ from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, layer_devices, swa_cells
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 MiB = 1 << 20
 GiB = 1 << 30

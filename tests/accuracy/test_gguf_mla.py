@@ -25,7 +25,7 @@ from runlocal.model.catalog import lookup
 from runlocal.quant import gguf_mix as gm
 from runlocal.runtimes import ggml_graph
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
 
 

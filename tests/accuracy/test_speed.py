@@ -16,7 +16,7 @@ from runlocal.model.catalog import lookup
 from runlocal.plan import estimate, make_plan
 from runlocal.runtimes import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

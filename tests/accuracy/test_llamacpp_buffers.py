@@ -18,7 +18,7 @@ from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp
 
-DATA = json.loads((Path(__file__).parent / "data" / "llamacpp_cpu_buffers.json").read_text())
+DATA = json.loads((Path(__file__).parents[1] / "data" / "llamacpp_cpu_buffers.json").read_text())
 MiB = 1 << 20
 
 

@@ -254,7 +254,7 @@ def test_many_new_tokens_cost_no_more_than_the_prompt_peak():
     from pathlib import Path
 
     from runlocal.model.hf_config import spec_from_config
-    data = Path(__file__).resolve().parents[1] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
+    data = Path(__file__).resolve().parents[2] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
     recs = [json.loads(x) for x in data.read_text().splitlines() if x.strip()]
     pair = [r for r in recs if r["model"] == "llama-3.2-1b" and r["attn_implementation"] == "sdpa"
             and r["batch"] == 1 and r["prompt_len"] == 512]
@@ -318,7 +318,7 @@ def test_eager_fp16_and_fp32_scores():
 def _records(attn):
     import json
     from pathlib import Path
-    data = Path(__file__).resolve().parents[1] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
+    data = Path(__file__).resolve().parents[2] / "measurements" / "transformers" / "data" / "cuda_peak.jsonl"
     return [r for r in (json.loads(x) for x in data.read_text().splitlines() if x.strip())
             if r["ok"] and r["attn_implementation"] == attn]
 

@@ -23,7 +23,7 @@ pytest.importorskip("mcp")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from runlocal.evidence import public_logs as load
 from runlocal.evidence import public_scores as PA
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LLAMACPP = load.load_llamacpp()
 OLLAMA = load.load_ollama()

@@ -17,7 +17,7 @@ from runlocal.evidence import sglang_logs as bench
 from runlocal.model.catalog import lookup
 from runlocal.runtimes.sglang import default_mem_fraction_static
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 RECORDS = bench.load()          # each checked for the REQUIRED keys
 REQUIRED = bench.REQUIRED

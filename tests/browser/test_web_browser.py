@@ -24,9 +24,9 @@ def expect(target):
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "out" / "site"
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"      # axe-core 4.11.0, MPL-2.0 (tests/vendor/README.md)
+AXE = Path(__file__).parents[1] / "vendor" / "axe.min.js"      # axe-core 4.11.0, MPL-2.0 (tests/vendor/README.md)
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 PAGES = [
     "/", "/?" + urlencode({"model": "qwen3-30b-a3b", "runtime": "vllm", "gpu": "rtx-3090", "n": "2", "ctx": "32768"}),

@@ -167,7 +167,7 @@ def _cli_env(tmp_path):
     import os
     from pathlib import Path
 
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     return {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
             "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
 

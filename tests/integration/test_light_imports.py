@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ("sqlalchemy", "fastapi", "pydantic", "numpy", "gguf")
 
 PROBE = f"""

@@ -14,8 +14,8 @@ from runlocal.model.safetensors import hf_role
 from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec, TensorInfo
 from runlocal.quant import gguf_mix as gm
 
-DATA = Path(__file__).parent / "data" / "gguf_published_sizes.json"
-CATALOG = Path(__file__).parents[1] / "src" / "runlocal" / "data" / "models.json"
+DATA = Path(__file__).parents[1] / "data" / "gguf_published_sizes.json"
+CATALOG = Path(__file__).parents[2] / "src" / "runlocal" / "data" / "models.json"
 TOLERANCE = 0.01          # the brief: every published file within 1 %
 
 
