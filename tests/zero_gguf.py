@@ -74,8 +74,8 @@ _SIZE = re.compile(r"llama_kv_cache: size = +([\d.]+) MiB \( *(\d+) cells, +(\d+
 
 def load_with_llamacpp(path: Path, n_ctx: int, swa_full: bool = False) -> KvLog:
     """Load ``path`` with the real llama.cpp in a child process and read its KV cache lines."""
-    r = subprocess.run(check=False, args=[sys.executable, "-c", _LOAD, str(path), str(n_ctx), "1" if swa_full else "0"], capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", _LOAD, str(path), str(n_ctx), "1" if swa_full else "0"], check=False,
+                       capture_output=True, text=True, timeout=120)
     text = r.stdout + r.stderr
     if r.returncode != 0:
         raise AssertionError(f"llama.cpp did not load {path.name}:\n{text[-3000:]}")

@@ -271,8 +271,8 @@ def test_sizes_and_tokens_as_the_cli_types_them(tmp_path):
 # --- bounded work -------------------------------------------------------------------------------------------
 
 def live_server(app):
-    """The app served by uvicorn on a free loopback port (tests/browser.py's helper)."""
-    from browser import running_app
+    """The app served by uvicorn on a free loopback port (runlocal.testing's helper)."""
+    from runlocal.testing.browser import running_app
 
     return running_app(app)
 

@@ -27,8 +27,13 @@ from .errors import ERROR_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
+    BestDoc,
     CheckBody,
+    CompareDoc,
     CurveDoc,
+    DeviceDoc,
+    DiagnosisDoc,
+    ErrorEntryDoc,
     ModelEntry,
     ModelQuery,
     PlanDoc,
@@ -220,7 +225,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
         return runtime_names()
 
-    @app.get("/api/v1/compare", response_model=list[dict[str, Any]], **planned)
+    @app.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
     async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
                       ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
                       used: bool = False):
@@ -231,7 +236,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                                                       ctx=ctx, runtime=runtime, quant=quant, used=used,
                                                       policy=policy))
 
-    @app.get("/api/v1/best", response_model=dict[str, Any], **planned)
+    @app.get("/api/v1/best", response_model=BestDoc, **planned)
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
                    runtime: RuntimeQuery = "llama.cpp",
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
@@ -255,7 +260,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             out = [o for o in out if ql in o["alias"] or ql in o["repo_id"].lower()]
         return out
 
-    @app.get("/api/v1/hardware", response_model=list[dict[str, Any]])
+    @app.get("/api/v1/hardware", response_model=list[DeviceDoc])
     def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
         from ..hardware.catalog import load_devices
 
@@ -265,7 +270,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
             devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
         return devs
 
-    @app.get("/api/v1/errors", response_model=list[dict[str, Any]])
+    @app.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
     def errors(q: Annotated[str | None, Query(max_length=200)] = None):
         from ..diagnose import kb
 
@@ -278,7 +283,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
 
         return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
 
-    @app.post("/api/v1/diagnose", response_model=dict[str, Any], responses=ERROR_RESPONSES)
+    @app.post("/api/v1/diagnose", response_model=DiagnosisDoc, responses=ERROR_RESPONSES)
     async def diagnose(body: DiagnoseBody):
         """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
         return await pool.run(run_diagnose, body.text, body.runtime)

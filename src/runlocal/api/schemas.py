@@ -202,3 +202,77 @@ class CurveDoc(_Open):
     device: str
     capacity: int
     points: list[dict[str, Any]]
+
+
+class CompareDoc(_Open):
+    """One device (or n × device, or a VRAM figure) of GET /api/v1/compare, as `runlocal compare --json` gives it."""
+
+    id: str | None = None
+    name: str
+    kind: str | None = None
+    count: int | None = None
+    memory_bytes: int | None = None
+    usable_bytes: int | None = None
+    bandwidth_gbs: float | None = None
+    price_usd: float | None = None
+    largest_model: Any = None
+
+
+class RankedDoc(_Open):
+    """One setup in GET /api/v1/best's ranking."""
+
+    name: str
+    count: int | None = None
+    verdict: str | None = None
+    quant: str | None = None
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    price_usd: float | None = None
+    tokens_per_s_per_1000_usd: float | None = None
+    command: str | None = None
+
+
+class BestDoc(_Open):
+    """GET /api/v1/best: the devices and multi-GPU setups that run the model, by decode tokens/s per dollar."""
+
+    model: Any = None
+    runtime: str | None = None
+    ctx: int | None = None
+    budget_usd: float | None = None
+    ranked: list[RankedDoc]
+    unpriced: list[RankedDoc] = []
+    over_budget: list[RankedDoc] | int | None = None
+    notes: list[str] = []
+
+
+class DeviceDoc(_Open):
+    """A device of the catalog (GET /api/v1/hardware), with its spec sources."""
+
+    id: str
+    name: str
+    kind: str | None = None
+    vendor: str | None = None
+    memory_bytes: int | None = None
+    bandwidth_gbs: float | None = None
+    source: Any = None
+
+
+class ErrorEntryDoc(_Open):
+    """An errors knowledge-base entry (GET /api/v1/errors)."""
+
+    id: str
+    title: str
+    category: str | None = None
+    cause: str | None = None
+    solutions: Any = None
+    related: list[str] = []
+
+
+class DiagnosisDoc(_Open):
+    """POST /api/v1/diagnose: the failure named, what was read from the text, and the computed fixes."""
+
+    category: str | None = None
+    title: str | None = None
+    cause: str | None = None
+    extracted: dict[str, Any] = {}
+    fixes: list[Any] = []

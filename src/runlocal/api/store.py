@@ -117,8 +117,9 @@ class BenchmarkStore:
         # an in-memory SQLite database lives in its connection: one connection shared by every thread, or each
         # pooled connection would see an empty database without the schema
         pooling = {"poolclass": StaticPool} if in_memory else {}
+        connect = ({"timeout": 30} | ({"check_same_thread": False} if in_memory else {})) if sqlite else {}
         self.engine = create_engine(self.url, future=True, json_serializer=_strict_json, **pooling,
-                                    connect_args=({"timeout": 30, "check_same_thread": not in_memory}) if sqlite else {})
+                                    connect_args=connect)
         if self.engine.dialect.name == "sqlite":
             _sqlite_transactions(self.engine)
         self._create_schema()

@@ -246,6 +246,7 @@ def per_version(records: list[dict], table: list[dict]) -> None:
     """The scored KV-token errors per rule set (`--runtime vllm==X` picks one), and whether each record's stated
     release selects the rules it is scored with."""
     print("\nPer vLLM version (the rules `--runtime vllm==X` selects; runtimes/versions.py):")
+
     def summary(errs: list[float], what: str) -> str:
         return (f"{what} {len(errs)}: median {statistics.median(errs):4.1f}%, within 5% {sum(e <= 5 for e in errs)}"
                 if errs else f"{what} 0")
@@ -253,7 +254,8 @@ def per_version(records: list[dict], table: list[dict]) -> None:
     for first, engine, rules in VLLM_ENGINES:
         mine = [r for r in table if r["engine"] == engine and r["scored"] and "pred_tokens" in r]
         tokens = [abs(r["err_tokens"]) for r in mine if r.get("err_tokens") is not None and r["real_tokens"]]
-        memory = [abs(pct(*r["kv_gib"])) for r in mine if r["kv_gib"][1] is not None and r["kv_gib"][1] > 0]
+        memory = [abs(e) for r in mine if r["kv_gib"][1] is not None and r["kv_gib"][1] > 0
+                  if (e := pct(*r["kv_gib"])) is not None]
         since = "≤ 0.6.4" if first == (0,) else ".".join(map(str, first)) + "+"
         print(f"  {engine:<14} {since:<8} |error| {summary(tokens, 'KV tokens'):<38} "
               f"{summary(memory, 'KV GiB'):<34} {rules}")

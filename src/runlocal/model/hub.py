@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError, ModelFormatError, ModelNotFoundError, RemoteError
+from ..errors import InputError, ModelFormatError, ModelNotFoundError, RemoteError, RunlocalError
 from .local import read_config, with_file_tensors
 from .policy import ReadPolicy
 from .safetensors import hf_role
@@ -28,31 +28,21 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
 
     policy = policy or ReadPolicy()
     token = None if policy.hf_token else False          # None: huggingface_hub's own (HF_TOKEN, login); False: none
-    offline = ("model" if policy.plain_errors else repo_id) + (
-        ": offline, and not in the catalog or the Hugging Face cache (runlocal models lists the catalog)")
     try:
         if not _hub_cached(repo_id, revision) and not _hub_reachable():
-            raise RemoteError(offline)       # at once, instead of huggingface_hub's ~25 s of retries
+            raise _not_here(repo_id)         # at once, instead of huggingface_hub's ~25 s of retries
         if policy.max_config_bytes is not None:
             _check_config_size(repo_id, revision, token, policy.max_config_bytes)
         config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
     except HFValidationError:
         raise InputError(f"model: '{repo_id[:100]}' is not a Hub repo id (owner/name, at most 96 characters)") from None
-    except LocalEntryNotFoundError:          # a subclass of EntryNotFoundError: caught first
-        raise RemoteError(offline) from None
     except GatedRepoError:
         raise RemoteError(f"{repo_id}: gated repo; accept its terms on the Hub and set HF_TOKEN") from None
     except RepositoryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
     except LocalEntryNotFoundError:
         # before EntryNotFoundError: huggingface_hub derives it from that class, and offline is not "no config.json"
-        from huggingface_hub import constants
-
-        # offline by choice: the model cannot be found here (a 4xx); an unreachable Hub is the upstream's failure
-        error = ModelNotFoundError if constants.HF_HUB_OFFLINE else RemoteError
-        why = "offline (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else "the Hub is unreachable"
-        raise error(f"{repo_id}: {why} and the model is not in the catalog or the Hugging Face cache "
-                    "(go online once, or `runlocal models` for the catalog)") from None
+        raise _not_here(repo_id) from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
     except HfHubHTTPError as e:
@@ -69,6 +59,17 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
             start, end = info.data_offsets
             tensors.append(TensorInfo(name, tuple(info.shape), role, layer, info.dtype, end - start))
     return with_file_tensors(spec, tensors, spec.file_quant)
+
+
+def _not_here(repo_id: str) -> RunlocalError:
+    """Not in the cache and the Hub out of reach: offline by choice is the model not found here (a 4xx); an
+    unreachable Hub is the upstream's failure (502)."""
+    from huggingface_hub import constants
+
+    error = ModelNotFoundError if constants.HF_HUB_OFFLINE else RemoteError
+    why = "offline (HF_HUB_OFFLINE is set)" if constants.HF_HUB_OFFLINE else "offline (the Hub is unreachable)"
+    return error(f"{repo_id}: {why} and the model is not in the catalog or the Hugging Face cache "
+                 "(go online once, or `runlocal models` for the catalog)")
 
 
 def _hub_cached(repo_id: str, revision: str | None) -> bool:
