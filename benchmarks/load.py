@@ -13,41 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from urllib.parse import urlencode
 
-import httpx
+from runlocal.testing.serve import free_port, start_serve
 
 MODELS = ["llama-3.1-8b", "qwen3-8b", "mistral-7b-v0.3", "gemma-3-12b", "qwen3-30b-a3b", "llama-3.3-70b"]
 DEVICES = ["rtx-4090", "rtx-3090", "rtx-4060-ti-16gb", "m3-max-64gb", "h100-sxm"]
 CONTEXTS = [4096, 8192, 32768]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int, home: str) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": home}
-    env.pop("RUNLOCAL_DB_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v1/runtimes", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("server did not start")
+def start_server(port: int, home: str):
+    return start_serve(port, home, timeout_s=30)
 
 
 def paths() -> list[str]:

@@ -14,10 +14,8 @@ Run: python benchmarks/server_safety.py [heavy requests]
 
 from __future__ import annotations
 
-import os
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -26,27 +24,11 @@ from collections import Counter
 
 import httpx
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from runlocal.testing.serve import free_port, start_serve
 
 
-def start_server(port: int, home: str) -> subprocess.Popen:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": home}
-    env.pop("RUNLOCAL_DB_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port), "--plan-workers", "2",
-                             "--plan-deadline", "5"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v1/runtimes", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("server did not start")
+def start_server(port: int, home: str):
+    return start_serve(port, home, "--plan-workers", "2", "--plan-deadline", "5", timeout_s=60)
 
 
 def hostile_requests(listener_port: int) -> list[tuple[str, str, dict]]:
