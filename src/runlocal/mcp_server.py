@@ -209,7 +209,8 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "budget": (float | None, None), "used": (bool, False), "quant": (str | None, None)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
-            "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False)}, compare_help), ""),
+            "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False),
+            "best_quant_each": (bool, False)}, compare_help), ""),
         "cost": _model("CostArgs", _with_help({
             "model": (str, ...), "gpu": (str, ...), "hours_per_day": (float, 8.0), "kwh_price": (float, 0.18),
             "years": (float, 3.0), "utilization": (float, 1.0), "used": (bool, False), "price": (float | None, None),
@@ -289,7 +290,7 @@ def compare_doc(a: dict[str, Any], policy=None):
     from .compare import compare_devices
 
     return compare_devices(a["devices"], model=a["model"], ctx=_ctx(a["ctx"]), runtime=a["runtime"],
-                           quant=a["quant"], used=a["used"], policy=policy)
+                           quant=a["quant"], used=a["used"], policy=policy, best_quant_each=a["best_quant_each"])
 
 
 def cost_doc(a: dict[str, Any], policy=None):

@@ -237,8 +237,8 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
         return row
 
     @router.get("", response_model=list[BenchmarkRow])
-    def list_benchmarks(device: Annotated[str | None, Query(max_length=200)] = None,
-                        model: Annotated[str | None, Query(max_length=300)] = None,
+    def list_benchmarks(device: Annotated[str | None, Query(max_length=200, pattern=PLAIN)] = None,
+                        model: Annotated[str | None, Query(max_length=300, pattern=PLAIN)] = None,
                         verified: bool | None = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100):
         """Newest first; ``verified=true`` for the rows that count."""
         return store.list(device=device, model=model, verified=verified, limit=limit)
