@@ -31,7 +31,8 @@ RUNTIMES_HELP = "llama.cpp | ollama | vllm | sglang | transformers | mlx"   # th
 
 def check(model: str, explain: bool, as_json: bool, **options) -> None:
     """Will MODEL run on this hardware with these settings? Memory per device, verdict, limits, fixes."""
-    from .check import CheckRequest, check as run_check
+    from .check import CheckRequest
+    from .check import check as run_check
     from .errors import RunlocalError
     from .request import parse_ngl
 
@@ -100,9 +101,9 @@ def models_cmd(
     as_json: bool = typer.Option(False, "--json"),
     fits: bool = typer.Option(False, "--fits", help="only the models that run here, largest first"),
     gpu: str = typer.Option("auto", "--gpu", help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'"),
-    vram: Optional[str] = typer.Option(None, "--vram", help="with --fits: GPU memory, e.g. 24G"),
-    ram: Optional[str] = typer.Option(None, "--ram", help="with --fits: system RAM, e.g. 64G"),
-    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="with --fits: context per request (default 8192)"),
+    vram: str | None = typer.Option(None, "--vram", help="with --fits: GPU memory, e.g. 24G"),
+    ram: str | None = typer.Option(None, "--ram", help="with --fits: system RAM, e.g. 64G"),
+    ctx: str | None = typer.Option(None, "--ctx", "-c", help="with --fits: context per request (default 8192)"),
     top: int = typer.Option(25, "--top", help="with --fits: rows shown in the text table"),
 ) -> None:
     """List the embedded model catalog (works offline); --fits: what runs here, ranked."""
@@ -152,7 +153,7 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 @app.command()
 def diagnose(
     file: str = typer.Argument("-", help="a log file, or - for standard input"),
-    runtime: Optional[str] = typer.Option(None, "--runtime", "-r"),
+    runtime: str | None = typer.Option(None, "--runtime", "-r"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Name the failure in a pasted error or a whole log, and compute the fix from its numbers."""
@@ -202,7 +203,7 @@ def diagnose(
 
 
 @app.command("errors")
-def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search for"),
+def errors_cmd(query: str | None = typer.Argument(None, help="words to search for"),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """List or search the errors knowledge base."""
     from dataclasses import asdict
@@ -230,10 +231,10 @@ def errors_cmd(query: Optional[str] = typer.Argument(None, help="words to search
 @app.command()
 def explain(
     topic: str = typer.Argument(..., help="oom"),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="fill in this model's numbers"),
-    gpu: Optional[str] = typer.Option(None, "--gpu"),
-    vram: Optional[str] = typer.Option(None, "--vram"),
-    ctx: Optional[str] = typer.Option(None, "--ctx"),
+    model: str | None = typer.Option(None, "--model", "-m", help="fill in this model's numbers"),
+    gpu: str | None = typer.Option(None, "--gpu"),
+    vram: str | None = typer.Option(None, "--vram"),
+    ctx: str | None = typer.Option(None, "--ctx"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -246,7 +247,8 @@ def explain(
             raise InputError(f"topic: unknown topic '{topic}' (expected: oom)")
         plan = None
         if model:
-            from .check import CheckRequest, check as run_check
+            from .check import CheckRequest
+            from .check import check as run_check
 
             plan, _ = run_check(CheckRequest(model=model, gpu=gpu, vram=vram, ctx=ctx, runtime=runtime))
     except RunlocalError as e:
@@ -269,20 +271,20 @@ def explain(
 def probe(
     url: str = typer.Option(..., "--url", help="base URL of a running server, e.g. http://127.0.0.1:8080"),
     api: str = typer.Option("openai", "--api", help="openai | ollama"),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="model name the server expects"),
-    max_context: Optional[int] = typer.Option(None, "--max-context", help="stop the context ladder here"),
+    model: str | None = typer.Option(None, "--model", "-m", help="model name the server expects"),
+    max_context: int | None = typer.Option(None, "--max-context", help="stop the context ladder here"),
     max_concurrency: int = typer.Option(32, "--max-concurrency"),
     max_tokens: int = typer.Option(32, "--max-tokens", help="tokens generated per request"),
     step_timeout: float = typer.Option(120.0, "--step-timeout"),
     time_budget: float = typer.Option(600.0, "--time-budget", help="seconds for the whole probe"),
     token_ids: bool = typer.Option(False, "--token-ids", help="send token ids (models without a tokenizer)"),
-    pid: Optional[int] = typer.Option(None, "--pid", help="server process, for RSS when there is no GPU"),
-    predict: Optional[str] = typer.Option(None, "--predict", help="MODEL for runlocal check's prediction beside"),
+    pid: int | None = typer.Option(None, "--pid", help="server process, for RSS when there is no GPU"),
+    predict: str | None = typer.Option(None, "--predict", help="MODEL for runlocal check's prediction beside"),
     runtime: str = typer.Option("llama.cpp", "--runtime"),
-    gpu: Optional[str] = typer.Option(None, "--gpu"),
-    device: Optional[str] = typer.Option(None, "--device", help="device name stored with the result"),
+    gpu: str | None = typer.Option(None, "--gpu"),
+    device: str | None = typer.Option(None, "--device", help="device name stored with the result"),
     store: bool = typer.Option(True, "--store/--no-store", help="keep the result in the local benchmark store"),
-    submit: Optional[str] = typer.Option(None, "--submit", help="also POST the result to a runlocal server"),
+    submit: str | None = typer.Option(None, "--submit", help="also POST the result to a runlocal server"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Measure a live server: growing prompts, then growing concurrency, until the first failure."""
@@ -307,8 +309,8 @@ def probe(
 def snapshot(
     file: str = typer.Argument(..., help="a torch.cuda.memory._dump_snapshot pickle"),
     as_json: bool = typer.Option(False, "--json"),
-    plot: Optional[str] = typer.Option(None, "--plot", help="write a stacked-area SVG of the timeline here"),
-    device: Optional[int] = typer.Option(None, "--device", help="CUDA device index (default: the busiest)"),
+    plot: str | None = typer.Option(None, "--plot", help="write a stacked-area SVG of the timeline here"),
+    device: int | None = typer.Option(None, "--device", help="CUDA device index (default: the busiest)"),
     max_size: str = typer.Option("2G", "--max-size", help="refuse files larger than this"),
     points: int = typer.Option(200, "--points", help="timeline points kept"),
 ) -> None:
@@ -343,11 +345,11 @@ def snapshot(
 @app.command()
 def best(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
-    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
+    ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
-    budget: Optional[float] = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
+    budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
-    quant: Optional[str] = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
+    quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
     top: int = typer.Option(15, "--top", help="rows shown in the text table"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -370,10 +372,10 @@ def best(
 @app.command()
 def compare(
     devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="plan this model on each"),
-    ctx: Optional[str] = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
+    model: str | None = typer.Option(None, "--model", "-m", help="plan this model on each"),
+    ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
-    quant: Optional[str] = typer.Option(None, "--quant", "-q"),
+    quant: str | None = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     best_quant_each: bool = typer.Option(False, "--best-quant-each",
                                          help="plan each device at the best quant it fits (default: one for all)"),
@@ -403,15 +405,16 @@ def cost(
     years: float = typer.Option(3.0, "--years", help="years the purchase price is spread over"),
     utilization: float = typer.Option(1.0, "--utilization", help="share of TDP drawn while running (0-1]"),
     used: bool = typer.Option(False, "--used", help="buy used where the catalog has a used price"),
-    price: Optional[float] = typer.Option(None, "--price", help="purchase price of one device, USD"),
-    rent_price: Optional[float] = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
-    ctx: Optional[str] = typer.Option(None, "--ctx", "-c"),
+    price: float | None = typer.Option(None, "--price", help="purchase price of one device, USD"),
+    rent_price: float | None = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
+    ctx: str | None = typer.Option(None, "--ctx", "-c"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
-    quant: Optional[str] = typer.Option(None, "--quant", "-q"),
+    quant: str | None = typer.Option(None, "--quant", "-q"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Owning the GPU(s) (price over N years + electricity) against renting them by the hour, per year and per token."""
-    from .choose import cost as run_cost, parse_config
+    from .choose import cost as run_cost
+    from .choose import parse_config
     from .errors import RunlocalError
     from .model.resolve import resolve_model
     from .render.choose_text import render_cost
@@ -430,20 +433,20 @@ def cost(
 
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Option(8000, "--port"),
-          db: Optional[str] = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store"),
+          db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the benchmark store"),
           workers: int = typer.Option(1, "--workers", min=1, max=64, help="worker processes sharing the store"),
           submitter_token: list[str] = typer.Option([], "--submitter-token", help="a token whose benchmark "
                                                     "submissions count at once (repeatable; visible in `ps`: "
                                                     "prefer --submitter-tokens-file)"),
-          submitter_tokens_file: Optional[str] = typer.Option(None, "--submitter-tokens-file",
+          submitter_tokens_file: str | None = typer.Option(None, "--submitter-tokens-file",
                                                               help="a file of submitter tokens, one a line"),
-          allow_local_dir: Optional[str] = typer.Option(
+          allow_local_dir: str | None = typer.Option(
               None, "--allow-local-dir", help="read model files given as paths, only inside this folder (default: none)"),
-          allow_remote_host: Optional[list[str]] = typer.Option(
+          allow_remote_host: list[str] | None = typer.Option(
               None, "--allow-remote-host", help="read GGUF URLs from this host (repeatable; default: none)"),
           use_hf_token: bool = typer.Option(False, "--use-hf-token",
                                             help="send this machine's HF_TOKEN to the Hub for callers' repos"),
-          allowed_host: Optional[list[str]] = typer.Option(
+          allowed_host: list[str] | None = typer.Option(
               None, "--allowed-host", help="Host header accepted (repeatable; default: localhost and --host)"),
           plan_workers: int = typer.Option(2, "--plan-workers", min=1, max=256, help="plans computed at once"),
           plan_deadline: float = typer.Option(20.0, "--plan-deadline", min=0.1, max=3600,
@@ -497,9 +500,9 @@ def mcp_cmd(
     transport: str = typer.Option("stdio", "--transport", help="stdio (for a local agent) | http (streamable HTTP "
                                                                  "on 127.0.0.1, at /mcp)"),
     port: int = typer.Option(8765, "--port", help="with --transport http"),
-    allow_local_dir: Optional[str] = typer.Option(None, "--allow-local-dir",
+    allow_local_dir: str | None = typer.Option(None, "--allow-local-dir",
                                                   help="http: read model files given as paths, only inside this folder"),
-    allow_remote_host: Optional[list[str]] = typer.Option(None, "--allow-remote-host",
+    allow_remote_host: list[str] | None = typer.Option(None, "--allow-remote-host",
                                                           help="http: read GGUF URLs from this host (repeatable)"),
     use_hf_token: bool = typer.Option(False, "--use-hf-token", help="http: send this machine's HF_TOKEN to the Hub"),
 ) -> None:

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from factories import write_llama_gguf
 
 CONTRACT_KEYS = {"model", "runtime", "settings", "memory", "kv_bytes_per_token", "kv_cache_tokens",

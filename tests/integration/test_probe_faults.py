@@ -1,8 +1,8 @@
 """The probe's fault cases: each ends with a clear message and keeps the steps measured before it."""
 
 import pytest
-
 from fake_llm_server import fake_server
+
 from runlocal.probe.run import run_probe
 
 
@@ -92,7 +92,6 @@ def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
     import sys
 
     import httpx
-
     from servers import runlocal_serve
 
     env = {"RUNLOCAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-
 from factories import write_tiny_chat_gguf
 from servers import free_port, wait_http
+
 from runlocal.probe.run import run_probe
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")

@@ -3,9 +3,9 @@
 import os
 
 import pytest
+from factories import write_llama_gguf
 from fastapi.testclient import TestClient
 
-from factories import write_llama_gguf
 from runlocal.api.app import create_app
 from runlocal.model.policy import ReadPolicy
 

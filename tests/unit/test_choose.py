@@ -130,6 +130,7 @@ def test_multi_gpu_rows_only_for_runtimes_that_split(llama70b):
 
 def test_a_gguf_file_is_ranked_as_it_is(tmp_path):
     from factories import write_llama_gguf
+
     from runlocal.model.resolve import resolve_model
 
     path = write_llama_gguf(tmp_path / "llama8b.gguf", n_layers=32, hidden=4096, heads=32, kv_heads=8, ff=14336,

@@ -86,7 +86,7 @@ FLOAT_QUANTS = {"F32", "F16", "BF16", "FP16", "FP32", "FLOAT16", "BFLOAT16", "FL
 
 # --- device classes ------------------------------------------------------------------------------------
 
-def device_class(dev: "Device | None", kind: str = "gpu") -> str:
+def device_class(dev: Device | None, kind: str = "gpu") -> str:
     """The class the constants are fitted per: the memory system and vendor decide decode speed.
 
     nvidia-gddr (GeForce, RTX workstation, L4/L40S/A10/T4), nvidia-hbm (A100, H100, H200, B200, V100),
@@ -108,7 +108,7 @@ def device_class(dev: "Device | None", kind: str = "gpu") -> str:
     return "nvidia-hbm" if (dev.memory_type or "").upper().startswith("HBM") else "nvidia-gddr"
 
 
-def default_backend(dev: "Device | None", klass: str) -> str:
+def default_backend(dev: Device | None, klass: str) -> str:
     if klass == "soc" and dev is not None and dev.backends:
         return dev.backends[0]
     return DEFAULT_BACKEND.get(klass, "cuda")
@@ -131,7 +131,7 @@ def is_float_quant(quant: str | None) -> bool:
     return (quant or "BF16").upper() in FLOAT_QUANTS
 
 
-def prefill_peak(dev: "Device", quant: str | None) -> float | None:
+def prefill_peak(dev: Device, quant: str | None) -> float | None:
     """Peak TFLOPS/TOPS prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA,
     dense fp16 TFLOPS otherwise (None when the catalog has no figure)."""
     if not is_float_quant(quant) and device_class(dev).startswith("nvidia") and dev.int8_tops:
@@ -157,7 +157,7 @@ def pcie_gbs(pcie: str | None) -> float:
 _SKIP_ROLES = {"vision", "projector", "audio", "pos_embed"}
 
 
-def _share(model: "ModelSpec", t) -> float:
+def _share(model: ModelSpec, t) -> float:
     role = t.role
     if role in _SKIP_ROLES:
         return 0.0
@@ -169,7 +169,7 @@ def _share(model: "ModelSpec", t) -> float:
 
 
 @per_model
-def read_fraction(model: "ModelSpec") -> float:
+def read_fraction(model: ModelSpec) -> float:
     """Share of the weight bytes one decoded token reads: routed experts count n_active/n_experts, the input
     embedding one row (all of it when tied to the output head), vision/audio towers nothing. Tensor element
     counts stand in for bytes (the quant mix is close to uniform over the large matrices)."""
@@ -183,7 +183,7 @@ def read_fraction(model: "ModelSpec") -> float:
 
 
 @per_model
-def embedding_share(model: "ModelSpec") -> float:
+def embedding_share(model: ModelSpec) -> float:
     """Share of the weights in the input embedding table. A token reads one row of it; llama.cpp keeps it in
     RAM, and a tied output head is a second copy on the GPU."""
     total = sum(t.numel for t in model.tensors)
@@ -191,7 +191,7 @@ def embedding_share(model: "ModelSpec") -> float:
 
 
 @per_model
-def rest_read_fraction(model: "ModelSpec") -> float:
+def rest_read_fraction(model: ModelSpec) -> float:
     """read_fraction over everything but the input embedding: the share of a device's non-embedding weights
     one token reads (a tied output head counts as the embedding-sized matrix it multiplies by)."""
     rest = read = 0.0
@@ -207,14 +207,14 @@ def rest_read_fraction(model: "ModelSpec") -> float:
 
 
 @per_model
-def active_matmul_params(model: "ModelSpec") -> int:
+def active_matmul_params(model: ModelSpec) -> int:
     """Weights multiplied per token (2 FLOPs each): the matrices read_fraction counts."""
     if not model.tensors:
         return model.active_params
     return int(sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2))
 
 
-def attention_flops_per_token(model: "ModelSpec", ctx: float) -> float:
+def attention_flops_per_token(model: ModelSpec, ctx: float) -> float:
     """QKᵀ and AV against ``ctx`` cached tokens: 4 × heads × head width × ctx per attention layer
     (a sliding layer sees at most its window)."""
     total = 0.0
@@ -285,7 +285,7 @@ class SpeedEstimate:
     formula: str
 
 
-def predict(model: "ModelSpec", weight_bytes: float, dev: "Device", *, quant: str | None = None,
+def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | None = None,
             backend: str | None = None, ctx: float = 0.0, prompt: int = 0, prompt_depth: int = 0,
             n_devices: int = 1, split: str = "layer", cache_type: str = "f16") -> SpeedEstimate:
     """Decode with ``ctx`` tokens cached and prefill of a ``prompt``-token prompt after ``prompt_depth``
@@ -311,7 +311,7 @@ def predict(model: "ModelSpec", weight_bytes: float, dev: "Device", *, quant: st
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
 
-def allocation_speed(model: "ModelSpec", quant: str | None, alloc, targets: list, default_ram_gbs: float):
+def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float):
     """Decode and prefill tokens/s for a runtime's allocation, and its --explain steps (label, formula, value,
     source). Each token reads the weights it uses and the KV so far from the device holding them; devices in a
     layer split or offload add their times, a tensor-parallel group reads at once. Decode is given at half the

@@ -10,13 +10,32 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import ModelFormatError, ModelNotFoundError
-from .limits import (CONTEXT, EXPERTS, FFN, HEAD_DIM, HEADS, HIDDEN, KERNEL, LAYERS, MAX_TENSOR_ELEMENTS, STATE, Bound,
-                     check_flag, check_heads, check_int, check_ints, check_spec, fail, printable)
+from .limits import (
+    CONTEXT,
+    EXPERTS,
+    FFN,
+    HEAD_DIM,
+    HEADS,
+    HIDDEN,
+    KERNEL,
+    LAYERS,
+    MAX_TENSOR_ELEMENTS,
+    STATE,
+    Bound,
+    check_flag,
+    check_heads,
+    check_int,
+    check_ints,
+    check_spec,
+    fail,
+    printable,
+)
 from .spec import AttentionSpec, LayerSpec, ModelSpec, RecurrentSpec, TensorInfo
 
 MAGIC = b"GGUF"

@@ -20,10 +20,12 @@ Llama decoder are read through the Llama builder and say so in ``spec.notes``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ModelFormatError
-from .limits import _shown as shown, check_config_value, check_heads, check_spec, printable
+from .limits import _shown as shown
+from .limits import check_config_value, check_heads, check_spec, printable
 from .spec import AttentionSpec, LayerSpec, ModelSpec, RecurrentSpec, TensorInfo
 
 # ------------------------------------------------------------------------------------------------
@@ -185,7 +187,7 @@ class _Cfg:
                                    f"(expected one per layer: {n})")
         return v or None
 
-    def sub(self, key: str, model_type: str) -> "_Cfg":
+    def sub(self, key: str, model_type: str) -> _Cfg:
         d = self.d.get(key)
         d = d if isinstance(d, dict) else {}
         return _Cfg(d, printable(d.get("model_type") or model_type, 100), f"{self.where} {key}")

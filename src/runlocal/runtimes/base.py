@@ -76,7 +76,7 @@ class Settings:
         if self.parallel == PARALLEL_AUTO and self.runtime.strip().lower() not in _AUTO_SLOT_RUNTIMES:
             object.__setattr__(self, "parallel", 1)
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **changes)
 
 
@@ -160,7 +160,7 @@ POOL_LEVERS = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="gp
                      tensor_parallel=True)
 
 
-def levers_of(runtime: "Runtime") -> Levers:
+def levers_of(runtime: Runtime) -> Levers:
     return getattr(runtime, "levers", None) or (POOL_LEVERS if runtime.pools_kv else Levers())
 
 

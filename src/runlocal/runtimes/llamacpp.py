@@ -42,6 +42,7 @@ from ..memo import IdMemo
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from ..units import MiB, round_up
+from .backends import rules_for
 from .base import (
     GGUF_LEVERS,
     PARALLEL_AUTO,
@@ -52,7 +53,6 @@ from .base import (
     Target,
     largest,
 )
-from .backends import rules_for
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
 CTX_PAD = 256
@@ -970,7 +970,7 @@ class LlamaCpp:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import llama_server_model   # -m FILE, or -hf REPO:QUANT for a published GGUF
+        from .published import llama_server_model  # -m FILE, or -hf REPO:QUANT for a published GGUF
 
         _, _, k = slots(s)
         parts = ["llama-server", *llama_server_model(model, s.quant), "-c", str((s.ctx or DEFAULT_CTX) * k)]

@@ -277,7 +277,7 @@ class SGLang:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+        from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
         parts = ["python", "-m", "sglang.launch_server", "--model-path", serve_path(model)]
         if s.ctx:

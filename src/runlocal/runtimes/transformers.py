@@ -73,7 +73,7 @@ class _Node:
     name: str
     plan: float = 0.0                 # bytes accelerate counts
     actual: int = 0                   # bytes it really takes
-    children: list["_Node"] = field(default_factory=list)
+    children: list[_Node] = field(default_factory=list)
     no_split: bool = False
     layer: int | None = None
 
@@ -466,7 +466,7 @@ class Transformers:
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
         q = _quant_key(s.quant)
-        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+        from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
         args = [f'"{serve_path(model).strip(chr(39))}"', 'device_map="auto"']
         imports = ["AutoModelForCausalLM"]

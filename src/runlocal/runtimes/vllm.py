@@ -728,7 +728,7 @@ class VLLM:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path   # the user's ./folder kept, else the Hub repo
+        from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
         parts = ["vllm", "serve", serve_path(model), "--max-model-len", str(s.ctx)]
         if s.gpu_memory_utilization and s.gpu_memory_utilization != DEFAULT_UTILIZATION:
