@@ -510,16 +510,25 @@ MAX_SPLITS = 1024
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<i>\d{5})-of-(?P<n>\d{5})\.gguf$")
 
 
+def split_names(name: str, *, where: str | None = None, max_parts: int = MAX_SPLITS) -> list[str]:
+    """'x-00001-of-00003.gguf' → the names of all three parts; any other name → [name]. ``where`` names the file
+    in the error (its path or URL); ``max_parts``: a reader may bound the parts tighter (each one a request)."""
+    m = _SPLIT.match(name)
+    if not m:
+        return [name]
+    i, n = int(m.group("i")), int(m.group("n"))
+    if not 1 <= i <= n <= max_parts:
+        raise ModelFormatError(f"{where or name}: split name says part {i} of {n} (expected part 1 … N "
+                               f"of N parts, N from 1 to {max_parts})")
+    return [f"{m.group('stem')}-{k:05d}-of-{n:05d}.gguf" for k in range(1, n + 1)]
+
+
 def split_siblings(path: Path) -> list[Path]:
     """'x-00001-of-00003.gguf' → all three parts (they must exist); any other name → [path]."""
-    m = _SPLIT.match(path.name)
-    if not m:
+    names = split_names(path.name, where=str(path))
+    if len(names) == 1 and names[0] == path.name:
         return [path]
-    n = int(m.group("n"))
-    if not 1 <= int(m.group("i")) <= n <= MAX_SPLITS:
-        raise ModelFormatError(f"{path}: split name says part {int(m.group('i'))} of {n} (expected part 1 … N "
-                               f"of N parts, N from 1 to {MAX_SPLITS})")
-    parts = [path.with_name(f"{m.group('stem')}-{i:05d}-of-{n:05d}.gguf") for i in range(1, n + 1)]
+    parts = [path.with_name(n) for n in names]
     missing = [p.name for p in parts if not p.is_file()]
     if missing:
         raise ModelNotFoundError(f"{path}: split GGUF is missing part(s) {', '.join(missing)}")

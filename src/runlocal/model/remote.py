@@ -171,15 +171,10 @@ def read_remote_gguf(ref: str, *, client: object | None = None,
         client = guarded_client(policy) if policy.public_addresses_only else httpx.Client(timeout=30.0)
     budget = Budget(policy)
     try:
-        urls = [url]
         name = url.rsplit("/", 1)[-1].split("?")[0]
-        m = gguf._SPLIT.match(name)
-        if m:
-            n = int(m.group("n"))
-            if not 1 <= n <= MAX_SPLITS:
-                raise ModelFormatError(f"{name}: a split count of {n} (expected 1 to 256)")
-            base = url[: url.rfind(name)]
-            urls = [f"{base}{m.group('stem')}-{i:05d}-of-{n:05d}.gguf" for i in range(1, n + 1)]
+        parts = gguf.split_names(name, max_parts=MAX_SPLITS)
+        base = url[: url.rfind(name)]
+        urls = [url] if parts == [name] else [base + part for part in parts]
         headers_read, transferred = [], 0
         for u in urls:
             reader = RangeReader(u, client, headers, policy=policy, budget=budget, hub=hub)
