@@ -1,11 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
-Prints accuracy on the tuning part and on the held-out fifth separately (the split is fixed by record id,
-runlocal.evidence.public_errors), per category and per family, and the number of look-alikes (texts whose
+Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
+measurements/public_errors/held_out/, a fifth of the 2026-11-25 round drawn with a recorded seed before any tuning on
+it; see runlocal.evidence.public_errors), per category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
-``--all`` prints every row.
+``--part tuning`` scores the tuning part alone (what to run while tuning: the held-out figures stay unseen).
 """
 
 from __future__ import annotations
@@ -62,16 +63,21 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--show-held-out", action="store_true", help="also list the held-out misses")
+    ap.add_argument("--part", choices=("both", "tuning", "held-out"), default="both", help="which part to score")
     args = ap.parse_args(argv)
     records = _load.load_records()
     tune, hold = _load.split(records)
     t0 = time.perf_counter()
-    tune_rows, hold_rows = score(tune), score(hold)
+    tune_rows = score(tune) if args.part != "held-out" else []
+    hold_rows = score(hold) if args.part != "tuning" else []
     dt = time.perf_counter() - t0
     print(f"public error corpus: {len(records)} texts from {len({r['project'] for r in records})} projects, "
-          f"{sum(not r['memory'] for r in records)} look-alikes; diagnosed in {dt:.2f} s")
-    report("tuning", tune_rows, show_misses=True)
-    report("held-out (untouched while tuning)", hold_rows, show_misses=args.show_held_out)
+          f"{sum(not r['memory'] for r in records)} look-alikes ({len(tune)} tuning, {len(hold)} held out); "
+          f"diagnosed in {dt:.2f} s")
+    if args.part != "held-out":
+        report("tuning", tune_rows, show_misses=True)
+    if args.part != "tuning":
+        report("held-out (set aside before tuning, untouched while tuning)", hold_rows, show_misses=args.show_held_out)
     return 0
 
 

@@ -6,14 +6,15 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-The held-out fifth is fixed by the record id alone (``held_out``): it was chosen before the classifier was
-tuned on this corpus and is never looked at while tuning (benchmarks/diagnose_accuracy.py prints its failures
-only with ``--show-held-out``).
+Two collection rounds. Round 1 (``*.jsonl`` but ``round2.jsonl``) was split by a hash of the id; its held-out
+part was scored and its failures looked at, so round 1 is tuning data now. Round 2 (2026-11-25) set a fifth aside
+before any tuning on it: ``held_out/round2.jsonl``, drawn with a recorded seed by
+``measurements/public_errors/split_round2.py``; benchmarks/diagnose_accuracy.py reports it separately and lists
+its failures only with ``--show-held-out``. Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -25,9 +26,7 @@ FIELDS = ("id", "source", "project", "runtime", "version", "text", "label", "fam
 URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/\d+$")
 
 
-def held_out(record_id: str) -> bool:
-    """One record in five, by the first byte of the SHA-256 of its id (independent of order and of the text)."""
-    return hashlib.sha256(record_id.encode("utf-8")).digest()[0] % 5 == 0
+HELD_OUT_DIR = "held_out"
 
 
 def _check(rec: dict, where: str) -> dict:
@@ -44,8 +43,10 @@ def _check(rec: dict, where: str) -> dict:
 
 
 def load_records(directory: Path = HERE) -> list[dict]:
+    """Every record, tuning files first; each gets ``held_out`` (True for the files under ``held_out/``)."""
     records, seen = [], set()
-    for path in sorted(directory.glob("*.jsonl")):
+    paths = sorted(directory.glob("*.jsonl")) + sorted((directory / HELD_OUT_DIR).glob("*.jsonl"))
+    for path in paths:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -53,13 +54,13 @@ def load_records(directory: Path = HERE) -> list[dict]:
             if rec["id"] in seen:
                 raise ValueError(f"{path.name}:{n}: duplicate id {rec['id']}")
             seen.add(rec["id"])
-            records.append(rec)
+            records.append({**rec, "held_out": path.parent.name == HELD_OUT_DIR})
     return records
 
 
 def split(records: list[dict]) -> tuple[list[dict], list[dict]]:
     """(tuning, held-out)."""
-    return [r for r in records if not held_out(r["id"])], [r for r in records if held_out(r["id"])]
+    return [r for r in records if not r["held_out"]], [r for r in records if r["held_out"]]
 
 
 if __name__ == "__main__":
