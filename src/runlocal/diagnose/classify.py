@@ -23,8 +23,12 @@ Precedence (how one answer is chosen when several entries match)
    as the illegal memory access.
 3. A generic CUDA out-of-memory error is then refined (:func:`refine_cuda_oom`):
 
+   * ``cuda_oom_long_context`` first when, outside a loading phase, the single failed request is
+     ≥ 25 % of the card (weights load tensor by tensor; only activations of a long sequence come in
+     blocks that large), whatever the cache holds;
    * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
-     + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
+     + "reserved by PyTorch but unallocated", free + that cache is at least 5 % of the card (less is a
+     full card whatever the layout), and the cached-but-unused part is large
      (≥ 1 GiB, or ≥ 10 % of a smaller card), or could have held the whole request by itself while
      at least half of the request was free anyway (a sliver missing and memory idle in the cache is
      layout; next to a card with nothing free, a small cache is just a full card);
@@ -32,9 +36,7 @@ Precedence (how one answer is chosen when several entries match)
      phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
      warm-up, CUDA-graph capture, ``torch.load``…;
    * ``cuda_oom_long_context`` when they show generation instead: ``generate``, attention,
-     ``past_key_value``, ``execute_model``, prefill, HTTP completion requests…, or when the single
-     failed request is ≥ 25 % of the card (weights load tensor by tensor; only activations of a
-     long sequence come in blocks that large);
+     ``past_key_value``, ``execute_model``, the engine's step loop, prefill, HTTP completion requests…;
    * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
 
    Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
@@ -65,6 +67,8 @@ from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
            "normalize_runtime"]
 
+# free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
+FULL_CARD = 0.05
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
@@ -205,6 +209,8 @@ def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
     if not (req and free is not None and cached and free < req <= free + cached):
         return False
+    if total and free + cached < FULL_CARD * total:
+        return False  # free and cached together are a sliver of the card: it is full whatever the layout
     threshold = min(GiB, 0.1 * total) if total else GiB
     return cached >= threshold or (not strict and cached >= req and req - free <= req / 2)
 
@@ -216,14 +222,14 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
         return "cuda_oom_load"
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
         return "cuda_oom_long_context"
+    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
+    if not loading and req and total and req >= 0.25 * total:
+        return "cuda_oom_long_context"  # one block that large is activations of a long input, whatever the cache
     if _fragmented(figures, strict=loading):
         return "fragmentation"
     if loading:
         return "cuda_oom_load"
     if running:
-        return "cuda_oom_long_context"
-    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
-    if req and total and req >= 0.25 * total:
         return "cuda_oom_long_context"
     return "cuda_oom_load"
 
