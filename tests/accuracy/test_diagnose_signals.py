@@ -62,6 +62,14 @@ def _ids(name: str) -> set[str]:
     ("winget-pkgs-333428", "not_memory"),  # an installer's exit code
     ("llama.cpp-14097", "not_memory"),     # "failed to find a memory slot": KV cells, not device memory
     ("koboldcpp-612", "llamacpp_alloc_fail"),  # ggml pool OOM during prompt processing
+    ("ollama-1603", "not_memory"),         # "signal: illegal instruction": a CPU without AVX
+    ("koboldcpp-111", "not_memory"),       # WinError -1073741795 = NTSTATUS 0xC000001D, the same on Windows
+    ("tensorrt-llm-346", "cuda_oom_load"),  # TensorRT's "Error Code 2: OutOfMemory" while building the engine
+    ("mlx-engine-207", "metal_oom"),       # "requires 50986 MB … maximum recommended size of 49152 MB", then a crash
+    ("llama.cpp-1815", "metal_oom"),       # one Metal buffer above the device's maximum buffer size
+    ("mlx-vlm-270", "not_memory"),         # a Metal command buffer failed with Invalid Resource, not Out Of Memory
+    ("localgpt-438", "not_memory"),        # ggml's metadata arena, not RAM: "context's memory pool"
+    ("text-generation-inference-1354", "not_memory"),  # ends in a ValueError about shards, nothing about memory
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected

@@ -464,6 +464,26 @@ _rule(".gguf", r"loaded meta data with .* from (\S+\.gguf)")(lambda m, ex: ex.se
 _rule("with model '", r"with model '([^']+)'")(lambda m, ex: ex.set("model", m.group(1), rank=2))
 
 
+# the runtime's own version, as the log prints it (diagnose picks that release's rules: runtimes/versions.py and
+# fixes.py's command syntax)
+_rule(("build = ", "build: ", "version: "), r"(?:\bbuild\s*[=:]\s*|\bversion:\s*)(\d{3,6}) \([0-9a-f]{6,}\)")(
+    _set("llamacpp_build", 1, int))   # llama.cpp: "main: build = 1233 (98311c4)", "version: 3184 (9c77ec1d)"
+_rule(("llm engine (v", "api server version", "vllm version"),
+      r"(?:LLM engine \(v|vLLM API server version |vllm version:? )(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|rc|dev)\w*)?)")(
+    _set("vllm_version"))             # "Initializing a V1 LLM engine (v0.9.2) with config", "vLLM API server version 0.6.3"
+_rule("vllm", r"^\s*-?\s*vllm(?:==|\s{2,})(\d+\.\d+\.\d+[\w.+-]*)\s*$")(_set("vllm_version"))  # pip freeze / pip list
+_rule("(version ", r"Listening on \S+ \(version (\d+\.\d+\.\d+[\w.-]*)\)")(_set("ollama_version"))
+_rule("ollama version is", r"ollama version is (\d+\.\d+\.\d+[\w.-]*)")(_set("ollama_version"))
+_rule("tensorrt-llm version", r"TensorRT-LLM version: (\S+)")(_set("tensorrt_llm_version"))
+_rule("koboldcpp - version", r"KoboldCpp - Version (\d+\.\d+(?:\.\d+)?)")(_set("koboldcpp_version"))
+
+
+@_rule("server config env=", r"server config env=\\?\"map\[(.*)\]")
+def _ollama_env(m, ex):
+    """The OLLAMA_* variables this Ollama build reads (it prints every one it knows, set or not)."""
+    ex.set("ollama_env_vars", tuple(sorted(set(re.findall(r"\b(OLLAMA_[A-Z_]+):", m.group(1))))))
+
+
 # the kernel's OOM killer
 @_rule("killed process", r"Killed process (\d+) \(([^)]+)\)")
 def _dmesg(m, ex):

@@ -55,6 +55,77 @@ def _model_ref(ex: dict[str, Any]) -> str:
     return str(ex.get("model") or "MODEL")
 
 
+# -- the release the log comes from: its version picks the planner's rules (runtimes/versions.py) and the command
+# syntax that release accepts ------------------------------------------------------------------------------------
+# llama.cpp -fa: a bare flag until flash_attn_type (on|off|auto) arrived. b6327 has it (mybigday/llama.node#102, "sync
+# llama.cpp to b6327: deprecate flash_attn, introduce flash_attn_type (auto|on|off)", 2025-08-31; ggml-org/llama.cpp
+# PR #15746 adds 1/0/-1 aliases on 2025-09-02); b6057 (2025-08-01, the log in ggml-org/llama.cpp#15009) predates it.
+# Builds in between get the newer syntax.
+FA_VALUE_BUILDS = (6057, 6327)
+# Ollama reads OLLAMA_CONTEXT_LENGTH from v0.5.13 (ollama/ollama#9545 documents it; Aider-AI/aider#3485 "supports
+# since v0.5.13"). OLLAMA_KV_CACHE_TYPE (ollama/ollama#6279) is missing from the server config v0.4.0 prints
+# (ollama/ollama#7666) and present in v0.5.7's (ollama/ollama#9221). A log that prints its server config
+# ("server config env=map[...]", every OLLAMA_* variable that build reads) answers directly.
+OLLAMA_CONTEXT_ENV_FROM = (0, 5, 13)
+OLLAMA_KV_TYPE_FROM = (0, 5, 7)
+# vLLM: `vllm serve` from v0.5.2 (PR #5090; the docs switched to it once v0.5.2 was out, PR #6431); before, the module.
+VLLM_SERVE_FROM = (0, 5, 2)
+# vLLM's fp8 KV cache: "fp8_e5m2" from PR #2279 (merged late January 2024, v0.3.0); "fp8" as a choice beside it by
+# v0.4.0 (issue #3990, 2024-04-11, asks when to use fp8 and when fp8_e5m2). Before v0.3.0 there is none.
+VLLM_FP8_KV_FROM, VLLM_FP8_NAME_FROM = (0, 3, 0), (0, 4, 0)
+_VERSION_KEYS = {"llama.cpp": "llamacpp_build", "vllm": "vllm_version", "ollama": "ollama_version"}
+
+
+def log_release(ex: dict[str, Any], runtime: str | None):
+    """The runtime's release as the log prints it (a runtimes.versions.RuntimeVersion), or None."""
+    from ..errors import InputError
+    from ..runtimes.versions import parse_version
+
+    text = ex.get(_VERSION_KEYS.get(runtime or "", ""))
+    if text is None or runtime is None:
+        return None
+    try:
+        return parse_version(runtime, str(text))
+    except InputError:
+        return None
+
+
+def runtime_spec(runtime: str, ex: dict[str, Any]) -> str:
+    """'vllm==0.5.4' when the log prints vLLM's version (so the plan uses that release's rules), else the name."""
+    release = log_release(ex, runtime)
+    return f"{runtime}=={release.text}" if release is not None else runtime
+
+
+def _ollama_reads(ex: dict[str, Any], variable: str, first_release: tuple[int, ...]) -> bool:
+    """Whether the Ollama that wrote the log reads ``variable``: its printed server config, else its version
+    (unknown: the current release, which reads both)."""
+    env = ex.get("ollama_env_vars")
+    if env:
+        return variable in env
+    release = log_release(ex, "ollama")
+    return release is None or release.at_least(*first_release)
+
+
+def _fa_flag(ex: dict[str, Any]) -> str:
+    release = log_release(ex, "llama.cpp")
+    return "-fa" if release is not None and release.key[0] <= FA_VALUE_BUILDS[0] else "-fa on"
+
+
+def _vllm_fp8_name(ex: dict[str, Any]) -> str | None:
+    """The --kv-cache-dtype value for an fp8 cache in the logged vLLM release (None: that release has none)."""
+    release = log_release(ex, "vllm")
+    if release is None or release.at_least(*VLLM_FP8_NAME_FROM):
+        return "fp8"
+    return "fp8_e5m2" if release.at_least(*VLLM_FP8_KV_FROM) else None
+
+
+def _vllm_serve(ex: dict[str, Any]) -> str:
+    release = log_release(ex, "vllm")
+    if release is not None and not release.at_least(*VLLM_SERVE_FROM):
+        return f"python -m vllm.entrypoints.openai.api_server --model {_model_ref(ex)}"
+    return f"vllm serve {_model_ref(ex)}"
+
+
 def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """max_model_len above the KV pool: the pool's size is the largest context that starts."""
     tokens, mml = ex.get("kv_cache_tokens"), ex.get("max_model_len")
@@ -66,19 +137,20 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     if tokens:
         fit = _round_down(int(tokens), 256)
         fixes.append(_fix(f"Serve at most {fit:,} tokens per request",
-                          f"vllm serve {_model_ref(ex)} --max-model-len {fit}",
+                          f"{_vllm_serve(ex)} --max-model-len {fit}",
                           f"max_model_len {mml:,} → {fit:,} fits the {int(tokens):,}-token KV pool" if mml else
                           f"fits the {int(tokens):,}-token KV pool"))
         kv_dtype = str(ex.get("kv_cache_dtype") or "auto")
-        if not kv_dtype.startswith("fp8"):
+        fp8 = _vllm_fp8_name(ex)
+        if fp8 and not kv_dtype.startswith("fp8"):
             doubled = _round_down(2 * int(tokens), 256)
             fixes.append(_fix("Store the KV cache in fp8 (half the bytes per token)",
-                              f"vllm serve {_model_ref(ex)} --kv-cache-dtype fp8 --max-model-len {min(doubled, mml or doubled)}",
+                              f"{_vllm_serve(ex)} --kv-cache-dtype {fp8} --max-model-len {min(doubled, mml or doubled)}",
                               f"KV pool ≈ {2 * int(tokens):,} tokens; --max-model-len up to {doubled:,}"))
     util = ex.get("gpu_memory_utilization")
     if util and float(util) < 0.95:
         fixes.append(_fix("Give vLLM a larger share of the GPU",
-                          f"vllm serve {_model_ref(ex)} --gpu-memory-utilization 0.95",
+                          f"{_vllm_serve(ex)} --gpu-memory-utilization 0.95",
                           f"budget {float(util):.2f} → 0.95 of the GPU; the extra goes to the KV pool"))
     return fixes
 
@@ -172,7 +244,8 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
     ctx = fit["ctx"]
     fixes = [_fix(f"Use a context of at most {ctx:,} tokens (the largest that fits)",
                   _context_command(model, ctx, runtime, ex), f"{cost}; {where}: {ctx:,} tokens fit")]
-    if str(ex.get("cache_type_k") or "f16") == "f16":
+    if str(ex.get("cache_type_k") or "f16") == "f16" and (
+            runtime != "ollama" or _ollama_reads(ex, "OLLAMA_KV_CACHE_TYPE", OLLAMA_KV_TYPE_FROM)):
         ctx8 = _ctx_that_fits(fit["budget"], per_token * Q8_0_PER_F16)
         fixes.append(_fix(f"Or quantize the KV cache to q8_0 and keep {ctx8:,} tokens",
                           _context_command(model, ctx8, runtime, ex, q8=True),
@@ -183,13 +256,16 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
 
 def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, Any], q8: bool = False) -> str:
     if runtime == "ollama":  # Ollama sizes the cache as num_ctx × parallel (server/sched.go)
-        parallel = int(ex.get("n_seq_max") or 1)
-        env = f"OLLAMA_CONTEXT_LENGTH={max(CTX_PAD, ctx // parallel)}"
+        num_ctx = max(CTX_PAD, ctx // int(ex.get("n_seq_max") or 1))
+        if not _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM):  # older: per model, in a Modelfile
+            return (f"printf 'FROM MODEL\\nPARAMETER num_ctx {num_ctx}\\n' > Modelfile && "
+                    f"ollama create MODEL-ctx{num_ctx} -f Modelfile")
+        env = f"OLLAMA_CONTEXT_LENGTH={num_ctx}"
         return env + (" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0" if q8 else "") + " ollama serve"
     cmd = f"llama-server -m {model} -c {ctx}"
     if ex.get("n_gpu_layers") is not None:
         cmd += f" -ngl {ex['n_gpu_layers']}"
-    return cmd + (" -fa on --cache-type-k q8_0 --cache-type-v q8_0" if q8 else "")
+    return cmd + (f" {_fa_flag(ex)} --cache-type-k q8_0 --cache-type-v q8_0" if q8 else "")
 
 
 def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
@@ -271,10 +347,11 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     from ..errors import RunlocalError
 
     rt = runtime or ("vllm" if ex.get("max_model_len") or ex.get("kv_cache_tokens") else "llama.cpp")
+    spec = runtime_spec(rt, ex)  # the log's own release: its allocation rules and defaults
     ctx, parallel, unified = llamacpp_slots(ex)
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
-    req = CheckRequest(model=str(model), runtime=rt, gpu=None if total else gpu_name,
+    req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"),
                        gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=parallel, kv_unified=unified)
@@ -345,6 +422,9 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
     doc = diagnosis.to_dict()
     extracted = doc.get("extracted", {})
     runtime = runtime or extracted.get("runtime")
+    release = log_release(extracted, runtime)
+    if release is not None:  # say whose rules the fixes follow
+        extracted["runtime_release"] = f"{runtime} {release.text} (as the log prints it)"
     computed = compute_fixes(doc["category"], extracted, runtime)
     model = str(extracted.get("model") or "")
     kb_fixes = []
@@ -356,8 +436,26 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
             if model.lower().endswith(".gguf"):
                 f = dict(f, command=_GGUF_WORD.sub(lambda _: model, f["command"]))
         kb_fixes.append(f)
-    doc["fixes"] = computed + kb_fixes
+    in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
+    doc["fixes"] = [f for f in in_release if f is not None]
     return doc
+
+
+_VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
+
+
+def _in_release_syntax(fix: dict[str, str], ex: dict[str, Any], runtime: str | None) -> dict[str, str] | None:
+    """The knowledge base writes commands for the current release; say them as the logged release takes them, and
+    drop those it cannot run (None)."""
+    release = log_release(ex, runtime) if runtime == "vllm" else None
+    if release is None:
+        return fix
+    if "--kv-cache-dtype" in fix["command"] and not release.at_least(*VLLM_FP8_KV_FROM):
+        return None
+    if "vllm serve" in fix["command"] and not release.at_least(*VLLM_SERVE_FROM):
+        command = _VLLM_SERVE.sub(r"python -m vllm.entrypoints.openai.api_server --model \1", fix["command"])
+        return dict(fix, command=command)
+    return fix
 
 
 _MODEL_WORD = re.compile(r"(?<![\w./-])MODEL(?![\w.-])")
