@@ -27,11 +27,11 @@ Precedence (how one answer is chosen when several entries match)
      ≥ 25 % of the card (weights load tensor by tensor; only activations of a long sequence come in
      blocks that large), whatever the cache holds;
    * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
-     + "reserved by PyTorch but unallocated", free + that cache is at least 5 % of the card (less is a
-     full card whatever the layout), and the cached-but-unused part is large
+     + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
      (≥ 1 GiB, or ≥ 10 % of a smaller card), or could have held the whole request by itself while
-     at least half of the request was free anyway (a sliver missing and memory idle in the cache is
-     layout; next to a card with nothing free, a small cache is just a full card);
+     at least half of the request was free anyway and free + cache are at least 5 % of the card (a
+     sliver missing and memory idle in the cache is layout; next to a card with nothing free, a small
+     cache is just a full card);
    * ``cuda_oom_load`` when the lines around it (40 before, 25 after) show a loading or start-up
      phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
      warm-up, CUDA-graph capture, ``torch.load``…;
@@ -209,10 +209,13 @@ def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
     if not (req and free is not None and cached and free < req <= free + cached):
         return False
-    if total and free + cached < FULL_CARD * total:
-        return False  # free and cached together are a sliver of the card: it is full whatever the layout
     threshold = min(GiB, 0.1 * total) if total else GiB
-    return cached >= threshold or (not strict and cached >= req and req - free <= req / 2)
+    if cached >= threshold:
+        return True
+    # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
+    # together are a sliver of the card (then it is full whatever the layout)
+    sliver = bool(total) and free + cached < FULL_CARD * total
+    return not strict and not sliver and cached >= req and req - free <= req / 2
 
 
 def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None) -> str:
