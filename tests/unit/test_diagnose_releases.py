@@ -90,3 +90,21 @@ def test_a_llama_cpp_build_line_sets_the_release_the_plan_uses():
     # ggml-org/llama.cpp#3199: "main: build = 1233 (98311c4)" opens the user's paste
     figures = extract_lines(["Log start", "main: build = 1233 (98311c4)", "main: seed  = 1694805687"])
     assert runtime_spec("llama.cpp", figures) == "llama.cpp==b1233"
+
+
+def test_a_jan_user_gets_the_model_file_the_log_names():
+    # janhq/jan#8236 (Jan 0.8.1, llama.cpp b9387): llama-server names the file in "loading model '…'"
+    paste = """\
+INFO [llamacpp-router stdout] [45979] 0.00.116.142 I srv load_model: loading model \
+'/home/iwr/.local/share/Jan/data/llamacpp/models/Jan-v3.5-4B-Q4_K_XL/model.gguf'
+INFO [llamacpp-router stdout] [45979] 0.01.047.215 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 36864.00 \
+MiB on device 0: cudaMalloc failed: out of memory
+INFO [llamacpp-router stdout] [45979] 0.01.047.220 E alloc_tensor_range: failed to allocate CUDA0 buffer of size \
+38654705664
+INFO [llamacpp-router stdout] [45979] 0.01.048.446 E llama_init_from_model: failed to initialize the context: \
+failed to allocate buffer for kv cache"""
+    doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["category"] == "llamacpp_alloc_fail"
+    gguf = "/home/iwr/.local/share/Jan/data/llamacpp/models/Jan-v3.5-4B-Q4_K_XL/model.gguf"
+    commands = [f["command"] for f in doc["fixes"] if f["command"].startswith("llama-server")]
+    assert commands and all(f"-m {gguf} " in c for c in commands)

@@ -460,6 +460,8 @@ _rule((": nvidia", ": tesla", ": quadro", ": geforce", ": amd", ": radeon", ": i
 _rule("|   ", r"\|\s+\d+\s+(NVIDIA [^|]+?)\s+(?:On|Off)\s+\|")(_set("gpu_name"))
 _rule("general.name", r"general\.name\s+(?:str\s+)?=\s+(.+?)\s*$")(_set("model_name"))
 _rule("loading model from", r"loading model from '?([^'\s]+)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+_rule("loading model '", r"loading model '([^']+\.gguf)'")(  # llama-server's "srv load_model: loading model '…'"
+    lambda m, ex: ex.set("model", m.group(1), rank=2))
 _rule(".gguf", r"loaded meta data with .* from (\S+\.gguf)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
 _rule("with model '", r"with model '([^']+)'")(lambda m, ex: ex.set("model", m.group(1), rank=2))
 
