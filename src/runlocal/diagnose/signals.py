@@ -121,13 +121,16 @@ _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 2
 # nothing else in the log matched (see notmem-other-error): a log that ends in such an error and says nothing of
 # memory did not run out of it.
 _TERMINAL_ERROR = re.compile(
-    r"(?:^|[\s\]>|:'\"(])(?:[a-z_][\w.]*\.)?[a-z_]*(?:error|exception)(?:: |\()(?!\s*$)"
-    r"|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault|\bfatal error\b")
+    r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
+    r"|\bfatal error\b")
+_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation")  # a cheap test before the regex
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
 def needs_more_than_has(low: str) -> bool:
     """Whether the line states a size needed above a size available (both with units)."""
+    if not any(w in low for w in ("requir", "need", "request", "asked")):
+        return False
     m = _NEED_VS_HAVE.search(low)
     if not m:
         return False
@@ -232,10 +235,11 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"
-    if _METAL.search(low) and re.search(r"command buffer \d+ failed with status 5", low):
+    if "command buffer" in low and _METAL.search(low) and re.search(r"command buffer \d+ failed with status 5", low):
         return "metal-oom"  # MTLCommandBufferStatusError; llama.cpp logs it when the GPU ran out (PR #6987)
     if _ENGINE_DEAD.search(low):
         return "vllm-engine-dead"
-    if _TERMINAL_ERROR.search(low) and not _MEMORY_WORDS.search(low):
+    if (any(w in low for w in _TERMINAL_WORDS) and _TERMINAL_ERROR.search(low)
+            and not _MEMORY_WORDS.search(low)):
         return "notmem-other-error"
     return None
