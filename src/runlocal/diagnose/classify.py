@@ -214,7 +214,7 @@ def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
         return True
     # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
     # together are a sliver of the card (then it is full whatever the layout)
-    sliver = bool(total) and free + cached < FULL_CARD * total
+    sliver = total is not None and total > 0 and free + cached < FULL_CARD * total
     return not strict and not sliver and cached >= req and req - free <= req / 2
 
 

@@ -6,6 +6,7 @@ and — when the log names a model runlocal can resolve offline and a GPU it kno
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -153,6 +154,24 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                           f"{_vllm_serve(ex)} --gpu-memory-utilization 0.95",
                           f"budget {float(util):.2f} → 0.95 of the GPU; the extra goes to the KV pool"))
     return fixes
+
+
+def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """vLLM refused to start because less was free than utilization × total (vllm/v1/worker/gpu_worker.py
+    init_device: "Free memory on device … on startup is less than desired GPU memory utilization"): the largest
+    utilization the free memory allows, from the log's own figures, or freeing the GPU when almost nothing is free."""
+    free, total, util = ex.get("free_bytes"), ex.get("total_bytes"), ex.get("gpu_memory_utilization")
+    if not (free and total):
+        return []
+    fits = math.floor(free / total * 100) / 100
+    held = f"{_b(total - free)} of the {_b(total)} GPU was in use before vLLM started; {_b(free)} was free"
+    if fits < 0.1:
+        return [_fix("Free the GPU first: other processes hold it",
+                     "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv", held)]
+    asked = f"; {float(util):.2f} × {_b(total)} = {_b(float(util) * total)} was asked for" if util else ""
+    return [_fix(f"Ask for at most {fits:.2f} of the GPU",
+                 f"{_vllm_serve(ex)} --gpu-memory-utilization {fits:.2f}",
+                 f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
 # llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653: "cannot fulfill
@@ -395,8 +414,10 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     planner's, minus any planner fix that only turns a knob the log's numbers already set (a measured
     KV pool beats an estimated one)."""
     fixes: list[dict[str, str]] = []
-    if category in ("vllm_no_kv_blocks", "vllm_gpu_util"):
+    if category == "vllm_no_kv_blocks":
         fixes += vllm_kv_fixes(extracted)
+    if category == "vllm_gpu_util":
+        fixes += vllm_utilization_fixes(extracted)
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
@@ -436,12 +457,21 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
             if model.lower().endswith(".gguf"):
                 f = dict(f, command=_GGUF_WORD.sub(lambda _: model, f["command"]))
         kb_fixes.append(f)
+    if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
+        kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
     doc["fixes"] = [f for f in in_release if f is not None]
     return doc
 
 
 _VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
+_UTILIZATION = re.compile(r"--gpu[-_]memory[-_]utilization[= ]([\d.]+)")
+
+
+def _asks_more_than_free(command: str, ex: dict[str, Any]) -> bool:
+    m = _UTILIZATION.search(command)
+    free, total = ex.get("free_bytes"), ex.get("total_bytes")
+    return bool(m and free and total and float(m.group(1)) * total > free)
 
 
 def _in_release_syntax(fix: dict[str, str], ex: dict[str, Any], runtime: str | None) -> dict[str, str] | None:
