@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/, a fifth of the 2026-11-25 round drawn with a recorded seed before any tuning on
-it; see runlocal.evidence.public_errors), per category and per family, and the number of look-alikes (texts whose
+measurements/public_errors/held_out/: a fifth of round 2 drawn with a recorded seed before any tuning on it, and all
+of round 3, collected afterwards; see runlocal.evidence.public_errors), each held-out file also on its own, per
+category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
@@ -45,6 +46,13 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
           f"of {sum(not r['memory'] for r in rows)}")
     print(f"  memory failures called not-memory/unknown: {sum(r['memory_missed'] for r in rows)} "
           f"of {sum(r['memory'] for r in rows)}")
+    files = sorted({r["file"] for r in rows})
+    if len(files) > 1:
+        for f in files:
+            part = [r for r in rows if r["file"] == f]
+            print(f"  {f:22s} exact {_pct(sum(r['ok'] for r in part), len(part))}; memory / not memory "
+                  f"{_pct(sum((r['got'] in MEMORY_CATEGORIES) == r['memory'] for r in part), len(part))}; "
+                  f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}")
     for key in ("label", "family"):
         groups = collections.defaultdict(list)
         for r in rows:

@@ -10,7 +10,9 @@ Two collection rounds. Round 1 (``*.jsonl`` but ``round2.jsonl``) was split by a
 part was scored and its failures looked at, so round 1 is tuning data now. Round 2 (2026-11-25) set a fifth aside
 before any tuning on it: ``held_out/round2.jsonl``, drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``; benchmarks/diagnose_accuracy.py reports it separately and lists
-its failures only with ``--show-held-out``. Every file under ``held_out/`` is held out; every other file is tuning.
+its failures only with ``--show-held-out``. Round 3 (``held_out/round3.jsonl``, 41 texts collected after round 2's
+held-out figure was recorded) is held out whole: nothing was tuned on it. Every file under ``held_out/`` is held
+out; every other file is tuning.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _check(rec: dict, where: str) -> dict:
 
 
 def load_records(directory: Path = HERE) -> list[dict]:
-    """Every record, tuning files first; each gets ``held_out`` (True for the files under ``held_out/``)."""
+    """Every record, tuning files first; each gets ``held_out`` (True for the files under ``held_out/``) and ``file``."""
     records, seen = [], set()
     paths = sorted(directory.glob("*.jsonl")) + sorted((directory / HELD_OUT_DIR).glob("*.jsonl"))
     for path in paths:
@@ -54,7 +56,7 @@ def load_records(directory: Path = HERE) -> list[dict]:
             if rec["id"] in seen:
                 raise ValueError(f"{path.name}:{n}: duplicate id {rec['id']}")
             seen.add(rec["id"])
-            records.append({**rec, "held_out": path.parent.name == HELD_OUT_DIR})
+            records.append({**rec, "held_out": path.parent.name == HELD_OUT_DIR, "file": path.name})
     return records
 
 
