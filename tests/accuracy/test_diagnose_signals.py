@@ -1,10 +1,11 @@
 """Diagnosis by signals on real error texts from public threads, and fixes computed from a log's own figures.
 
 The public corpus (measurements/public_errors) is scored by benchmarks/diagnose_accuracy.py; these tests pin its
-shape (cited, a seeded held-out fifth of round 2, all of round 3 held out) and a few families the knowledge base had no message for, and
-check the llama.cpp context fix against a real llama.cpp log (tests/data/llamacpp_kv_fail_cpu.log: llama-cpp-python
-0.3.36 asked for n_ctx 1048576 on a Llama-3-8B-shaped zero-weight GGUF on a 23 GiB machine; stderr kept, minus the
-per-tensor "create_tensor:" lines) and against real successful loads posted publicly (measurements/public_logs).
+shape (cited, a seeded held-out fifth of round 2, all of round 3 held out) and a few families the knowledge base
+had no message for, and check the llama.cpp context fix against a real llama.cpp log
+(tests/data/llamacpp_kv_fail_cpu.log: llama-cpp-python 0.3.36 asked for n_ctx 1048576 on a Llama-3-8B-shaped
+zero-weight GGUF on a 23 GiB machine; stderr kept, minus the per-tensor "create_tensor:" lines) and against real
+successful loads posted publicly (measurements/public_logs).
 """
 
 from __future__ import annotations
