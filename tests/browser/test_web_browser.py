@@ -31,7 +31,9 @@ SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 PAGES = [
     "/", "/?" + urlencode({"model": "qwen3-30b-a3b", "runtime": "vllm", "gpu": "rtx-3090", "n": "2", "ctx": "32768"}),
     "/?" + urlencode({"model": "llama-3.1-70b", "gpu": "rtx-4060", "n": "1", "ctx": "131072"}),
-    "/best", "/guides", "/guides/16-vs-24-gb", "/guides/cuda-vs-rocm", "/compare", "/cost", "/errors",
+    "/best", "/best?" + urlencode({"model": "30B", "ctx": "32768", "users": "4", "runtime": "vllm"}),
+    "/best?" + urlencode({"model": "llama-3.1-8b", "form": "laptop"}), "/guides", "/guides/16-vs-24-gb",
+    "/guides/cuda-vs-rocm", "/guides/best-laptop", "/compare", "/cost", "/errors",
     "/errors?q=kv+cache", "/errors/cuda-oom-load", "/errors/diagnose", "/models", "/models/llama-3.1-8b",
     "/hardware", "/hardware/rtx-4090", "/benchmarks", "/benchmarks/submit", "/methodology", "/glossary", "/api",
 ]
@@ -41,8 +43,11 @@ THIRD_PARTY = ["/docs", "/redoc"]       # Swagger UI and ReDoc: loaded offline, 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
+    import os
+
     from runlocal.api.app import create_app
 
+    os.environ["RUNLOCAL_SITE_WARM_GUIDES"] = "0"      # the guides visited here are computed on their visit
     app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
     with running_app(app) as url:
         yield url

@@ -41,7 +41,7 @@ def templates():
     env.filters["count"] = lambda n: format_count(n) if number(n) else "—"
     env.filters["num"] = lambda n, d=0: f"{n:,.{d}f}" if number(n) else "—"
     env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
-    env.globals["qs"] = lambda q: urlencode(q, doseq=True)
+    env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
     env.filters["setup"] = device_summary
     return env
 
@@ -222,13 +222,20 @@ def mount_site(app: FastAPI) -> None:
 
 async def _warm_up() -> None:
     """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
-    hardware pages and a guide read them, and the first fit takes seconds."""
+    hardware pages and a guide read them, and the first fit takes seconds. Then the guides, cheapest first (the
+    Ollama guide last: tens of seconds on two cores), so their first visitor does not wait;
+    RUNLOCAL_SITE_WARM_GUIDES=0 leaves them to their first visit (the browser tests, which visit two)."""
+    import os
     import threading
 
     def warm():
         from ..sweep import catalog_lines
+        from .pages import GUIDES, guide_data
 
         catalog_lines("llama.cpp")
+        if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES", "1") != "0":
+            for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
+                guide_data(slug)
 
     threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
 
