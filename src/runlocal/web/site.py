@@ -184,9 +184,17 @@ def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
 
 
 def _speed(plan) -> dict[str, Any]:
-    s = plan.speed
-    return {"decode": s.get("decode_tokens_per_s"), "prefill": s.get("prefill_tokens_per_s"),
-            "measured": s.get("source") == "measured", "records": (plan.measured or {}).get("records")}
+    """Decode and prefill, each said measured (the median of the stored records that match, with the
+    prediction beside it) or predicted: a record may carry one figure and not the other."""
+    s, m = plan.speed, plan.measured or {}
+    predicted = (m.get("predicted") or {}).get("speed") or s
+    out: dict[str, Any] = {"records": m.get("records")}
+    for name in ("decode", "prefill"):
+        key = f"{name}_tokens_per_s"
+        out[name] = s.get(key)
+        out[f"{name}_measured"] = bool(m.get(key))
+        out[f"{name}_predicted"] = predicted.get(key)
+    return out
 
 
 @lru_cache(maxsize=1)
