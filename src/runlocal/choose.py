@@ -337,7 +337,9 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     for dev in (devices if devices is not None else load_devices()):
         if not runtime_runs_on(rt.name, dev):
             continue
-        dev_counts = counts if (dev.kind == "gpu" and multi) else (1,)
+        # a laptop has one GPU: "2 × RTX 4090 Laptop" is no machine anyone sells
+        laptop = _raw_devices().get(dev.id, {}).get("form_factor") == "laptop"
+        dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
             fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache,

@@ -33,7 +33,8 @@ PAGES = [
     "/?" + urlencode({"model": "llama-3.1-70b", "gpu": "rtx-4060", "n": "1", "ctx": "131072"}),
     "/best", "/best?" + urlencode({"model": "30B", "ctx": "32768", "users": "4", "runtime": "vllm"}),
     "/best?" + urlencode({"model": "llama-3.1-8b", "form": "laptop"}), "/guides", "/guides/16-vs-24-gb",
-    "/guides/cuda-vs-rocm", "/guides/best-laptop", "/compare", "/cost", "/errors",
+    "/guides/cuda-vs-rocm", "/guides/best-laptop", "/guides/best-mac", "/guides/best-used-gpu",
+    "/guides/best-budget-gpu", "/guides/best-gpu-for-ollama", "/compare", "/cost", "/errors",
     "/errors?q=kv+cache", "/errors/cuda-oom-load", "/errors/diagnose", "/models", "/models/llama-3.1-8b",
     "/hardware", "/hardware/rtx-4090", "/benchmarks", "/benchmarks/submit", "/methodology", "/glossary", "/api",
 ]
@@ -75,6 +76,7 @@ class Watched:
         self.context.route("**/*", self._only_local)
         self.page = self.context.new_page()
         self.page.set_default_timeout(60_000)
+        self.page.set_default_navigation_timeout(240_000)   # a guide computed on its first visit (Ollama: ~50 s loaded)
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         self.page.on("pageerror", lambda e: self.problems.append(f"pageerror: {e}"))
         self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))

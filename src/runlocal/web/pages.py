@@ -98,13 +98,8 @@ def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, u
     devices = [d for d in load_devices()
                if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]
     res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
-               devices=devices, users=users).to_dict()
-    laptops = {d.id for d in devices if form_factor(d) == "laptop"}
-    for key in ("ranked", "unpriced"):     # a laptop has one GPU: "2 × RTX 4090 Laptop" is no machine anyone sells
-        res[key] = [r for r in res[key] if r["device"] not in laptops or r["count"] == 1]
-    for i, r in enumerate(res["ranked"], 1):
-        r["rank"] = i
-    return res
+               devices=devices, users=users)
+    return res.to_dict()
 
 
 @router.get("/best", response_class=HTMLResponse)
