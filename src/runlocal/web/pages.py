@@ -193,7 +193,7 @@ GUIDES: dict[str, tuple[str, str, Any]] = {
                     lambda: _guide_best(form="laptop")),
     "best-gpu-for-ollama": ("Best GPU for Ollama",
                             ("GPUs and multi-GPU setups ranked by predicted decode speed per dollar with Ollama, for "
-                             "the file `ollama pull` downloads (Q4_K_M), for three model sizes at 8K context."),
+                             "the file ollama pull downloads (Q4_K_M), for three model sizes at 8K context."),
                             lambda: _guide_best(runtime="ollama", quant=OLLAMA_PULLED_QUANT)),
     "best-mac": ("Best Mac for local LLMs",
                  ("Apple silicon ranked by predicted decode speed per dollar with MLX, "
