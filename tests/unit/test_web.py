@@ -187,3 +187,17 @@ def test_best_gpu_for_ollama_guide_ranks_the_pulled_file(client):
     assert r.status_code == 200
     rows = re.findall(r'data-label="Weights">([^<]+)<', r.text)
     assert len(rows) == 15 and set(rows) == {"Q4_K_M"}      # 3 models × 5 setups, the file `ollama pull` fetches
+
+
+@pytest.mark.parametrize("slug", ["best-laptop", "best-budget-gpu", "best-used-gpu"])
+def test_a_guides_full_ranking_link_is_the_same_ranking(client, slug):
+    """"Full ranking with filters" opens /best with the guide's filters (form factor, budget, used prices, the
+    Ollama file): its first setups are the guide's."""
+    from html import unescape
+
+    guide = client.get(f"/guides/{slug}").text
+    links = [unescape(u) for u in re.findall(r'<a href="(/best\?[^"]+)">Full ranking', guide)]
+    firsts = re.findall(r'<th scope="row" data-label="Setup"><a href="/hardware/[^"]+">([^<]+)</a>', guide)
+    assert links and firsts
+    top = re.findall(r'<th scope="row" data-label="Setup"><a href="/\?[^"]+">([^<]+)</a>', client.get(links[0]).text)
+    assert top[:3] == firsts[:3], (links[0], top[:3], firsts[:3])

@@ -148,8 +148,10 @@ def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = Fa
     # devices without a price (laptop GPUs) are ranked by decode speed alone
     by_speed = not res["ranked"] and bool(res["unpriced"])
     rows = res["unpriced"] if by_speed else res["ranked"]
+    query = {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
+             "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
     return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
-            "notes": res["notes"], "by_speed": by_speed}
+            "notes": res["notes"], "by_speed": by_speed, "query": query}   # query: the same ranking on /best
 
 
 def _guide_best(**filters) -> list[dict[str, Any]]:
