@@ -96,8 +96,8 @@ def models_index(request: Request):
     return page("models.html", request, q=q, rows=rows)
 
 
-REFERENCE_DEVICES = ("rtx-4060", "rtx-3060-12gb", "rtx-4080", "rtx-4090", "rtx-5090", "rtx-6000-ada", "a100-80gb",
-                     "h100-sxm", "m4-max-128gb")
+REFERENCE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-laptop", "rtx-4080", "rtx-4090",
+                     "rtx-5090", "rtx-6000-ada", "a100-80gb", "h100-sxm", "m4-max-128gb")
 
 
 @lru_cache(maxsize=128)
