@@ -233,6 +233,7 @@ async def _warm_up() -> None:
     hardware pages and a guide read them, and the first fit takes seconds. Then the guides, cheapest first (the
     Ollama guide last: tens of seconds on two cores), so their first visitor does not wait;
     RUNLOCAL_SITE_WARM_GUIDES=0 leaves them to their first visit (the browser tests, which visit two)."""
+    import gc
     import os
     import threading
 
@@ -244,6 +245,10 @@ async def _warm_up() -> None:
         if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES", "1") != "0":
             for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
                 guide_data(slug)
+        # what the warm-up built (catalogs, memos, the guides) lives as long as the server: a full collection now
+        # and out of the collector's generations after, so no visitor's request pays a long gen-2 pass over it
+        gc.collect()
+        gc.freeze()
 
     threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
 
