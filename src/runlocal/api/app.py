@@ -241,7 +241,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                    runtime: RuntimeQuery = "llama.cpp",
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
                    used: bool = False, quant: QuantQuery = None,
-                   users: Annotated[int, Query(ge=1, le=1024, description="requests of ctx served at once")] = 1):
+                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1):
         """The same object as `runlocal best --json`."""
         from ..choose import best as run_best
         from ..model.resolve import resolve_model

@@ -26,6 +26,7 @@ FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "u
                 "cpu": "CPU only"}
 VENDORS = ("nvidia", "amd", "intel", "apple")
 TOP = 25
+MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
 
 
 def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
@@ -118,7 +119,7 @@ async def best_page(request: Request):
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
         result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
-                                         q["vendor"], q["form"], _int(q["users"], "users", 1, 1024) or 1)
+                                         q["vendor"], q["form"], _int(q["users"], "users", 1, MAX_USERS) or 1)
     except RunlocalError as e:
         error = str(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
