@@ -201,3 +201,19 @@ def test_a_guides_full_ranking_link_is_the_same_ranking(client, slug):
     assert links and firsts
     top = re.findall(r'<th scope="row" data-label="Setup"><a href="/\?[^"]+">([^<]+)</a>', client.get(links[0]).text)
     assert top[:3] == firsts[:3], (links[0], top[:3], firsts[:3])
+
+
+def test_cost_break_even_is_where_owning_meets_renting(client):
+    """"A $1,600 card at $0.30/kWh against $0.50 an hour: from how many hours a day is owning cheaper?" The
+    break-even on the page is where price/years + power × hours × 365 × rate equals rent × hours × 365,
+    solved here from the figures the page states, and the chart marks it."""
+    r = client.get("/cost", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "price": "1600", "rent": "0.5",
+                                    "kwh": "0.30", "years": "3"})
+    assert r.status_code == 200
+    result = result_of(r.text) if "data-result" in r.text else r.text
+    kw = float(re.search(r"electricity at ([\d.]+) kW", result).group(1))
+    shown = float(re.search(r"<dt>Break-even</dt><dd>([\d.]+) h/day", result).group(1))
+    expected = (1600 / 3) / (365 * (0.5 - kw * 0.30))
+    assert shown == pytest.approx(expected, abs=0.01)
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", result, re.S).group(0)
+    assert f"break-even {shown}" in svg or f"break-even {shown:g}" in svg
