@@ -39,7 +39,7 @@ TARGET_MS = 500
 
 
 def start_server(port: int, db: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "RUNLOCAL_SITE_WARM_GUIDES": "1"}   # as a public site
     proc = subprocess.Popen([sys.executable, "-m", "runlocal.cli", "serve", "--port", str(port), "--db", db], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     import httpx

@@ -230,9 +230,10 @@ def mount_site(app: FastAPI) -> None:
 
 async def _warm_up() -> None:
     """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
-    hardware pages and a guide read them, and the first fit takes seconds. Then the guides, cheapest first (the
-    Ollama guide last: tens of seconds on two cores), so their first visitor does not wait;
-    RUNLOCAL_SITE_WARM_GUIDES=0 leaves them to their first visit (the browser tests, which visit two)."""
+    hardware pages and a guide read them, and the first fit takes seconds. With RUNLOCAL_SITE_WARM_GUIDES=1 (a
+    public site) the guides too, cheapest first, so their first visitor does not wait: about a minute of CPU on
+    two cores (the Ollama guide most of it), off by default so that the benchmarks and tests that start
+    `runlocal serve` do not share their cores with it."""
     import gc
     import os
     import threading
@@ -242,7 +243,7 @@ async def _warm_up() -> None:
         from .pages import GUIDES, guide_data
 
         catalog_lines("llama.cpp")
-        if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES", "1") != "0":
+        if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES") == "1":
             for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
                 guide_data(slug)
         # what the warm-up built (catalogs, memos, the guides) lives as long as the server: a full collection now
