@@ -11,8 +11,9 @@ part was scored and its failures looked at, so round 1 is tuning data now. Round
 before any tuning on it: ``held_out/round2.jsonl``, drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``; benchmarks/diagnose_accuracy.py reports it separately and lists
 its failures only with ``--show-held-out``. Round 3 (``held_out/round3.jsonl``, 41 texts collected after round 2's
-held-out figure was recorded) is held out whole: nothing was tuned on it. Every file under ``held_out/`` is held
-out; every other file is tuning.
+held-out figure was recorded) is held out whole: nothing was tuned on it. Round 4 (``held_out/round4.jsonl``, 62
+texts from 38 projects, 32 look-alikes, collected 2026-11-25 after rounds 2 and 3 were scored) was committed before
+any tuning or scoring on it. Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
 from __future__ import annotations
