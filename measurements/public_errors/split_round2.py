@@ -1,6 +1,7 @@
 """Set aside the held-out fifth of the second collection round (run once, before any tuning on it).
 
-Round 2 (collected 2026-11-25) is every record of ``round2.jsonl`` plus ``held_out/round2.jsonl``. The held-out part
+Round 2 (collected 2026-11-25) is every record of ``round2.jsonl`` plus the drawn fifth (``held_out/round2.jsonl`` until
+round 4, ``round2_scored_held_out.jsonl`` since). The held-out part
 is ``ceil(n / 5)`` ids drawn with ``random.Random(SEED).sample`` from the sorted ids of the whole round, so anyone
 can re-draw it: ``python split_round2.py --check`` re-draws and compares with the files. The round-1 hash split
 (``held_out()`` before this round) had been looked at, so round 1 is tuning data from now on.
@@ -15,7 +16,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 SEED = 20261125
-TUNING, HELD_OUT = HERE / "round2.jsonl", HERE / "held_out" / "round2.jsonl"
+# the drawn fifth was scored once (90 %) and moved to tuning with round 4; it keeps its own file so the draw stays checkable
+TUNING, HELD_OUT = HERE / "round2.jsonl", HERE / "round2_scored_held_out.jsonl"
 
 
 def draw(ids: list[str]) -> set[str]:

@@ -38,15 +38,15 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert sum(not r["memory"] for r in records) >= 80          # look-alikes
     tune, hold = corpus.split(records)
     assert len(tune) + len(hold) == len(records)
-    # the held-out part is the seeded draw of split_round2.py, a fifth of round 2, and nothing of round 1
+    # round 2's seeded fifth (scored once, tuning since round 4) still re-draws the same from the recorded seed
     split_script = ROOT / "measurements/public_errors/split_round2.py"
     rc = subprocess.run([sys.executable, str(split_script), "--check"], capture_output=True, text=True)
     assert rc.returncode == 0, rc.stdout + rc.stderr
-    round2 = [r for r in records if r["file"] == "round2.jsonl"]
-    assert len([r for r in hold if r["file"] == "round2.jsonl"]) == -(-len(round2) // 5)
-    # round 3 (collected after round 2's held-out figure was recorded) is held out whole
-    assert {r["file"] for r in hold} == {"round2.jsonl", "round3.jsonl"}
-    assert len([r for r in hold if r["file"] == "round3.jsonl"]) >= 40
+    round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
+    assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
+    # round 4 (collected after rounds 2 and 3 were scored) is held out whole, and nothing else is
+    assert {r["file"] for r in hold} == {"round4.jsonl"}
+    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 20
 
 
 def _ids(name: str) -> set[str]:
@@ -68,6 +68,12 @@ def _ids(name: str) -> set[str]:
     ("koboldcpp-612", "llamacpp_alloc_fail"),  # ggml pool OOM during prompt processing
     ("ollama-1603", "not_memory"),         # "signal: illegal instruction": a CPU without AVX
     ("koboldcpp-111", "not_memory"),       # WinError -1073741795 = NTSTATUS 0xC000001D, the same on Windows
+    # round 2 and 3 held-out misses, fixed by general signals once those rounds became tuning data
+    ("sglang-105", "not_memory"),          # SGLang's own "KV cache pool leak detected!": a bookkeeping bug
+    ("jan-4331", "not_memory"),            # "Model failed to start: Could not load engine …: … is not set yet!"
+    ("mlx-llm-22", "metal_oom"),           # libc++abi (macOS) abort on a buffer above the device maximum
+    ("deepspeed-2899", "cuda_oom_long_context"),  # the allocation failed inside softmax: activations
+    ("mistral.rs-216", "cuda_oom_long_context"),  # mistral.rs's engine step ("prompt - Model failed"), not ggml
     ("tensorrt-llm-346", "cuda_oom_load"),  # TensorRT's "Error Code 2: OutOfMemory" while building the engine
     ("mlx-engine-207", "metal_oom"),       # "requires 50986 MB … maximum recommended size of 49152 MB", then a crash
     ("llama.cpp-1815", "metal_oom"),       # one Metal buffer above the device's maximum buffer size

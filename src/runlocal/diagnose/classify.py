@@ -95,11 +95,11 @@ _RUNTIME_TOKENS = {
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
     "llamafile": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
-    "bitsandbytes": "transformers",
+    "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
-_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "llama.cpp",
+_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
                   "transformers")
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 # runtimes whose CUDA errors come from ggml (LM Studio's GGUF engine is llama.cpp; its MLX engine prints no CUDA)

@@ -196,12 +196,17 @@ _rule("requires approximately", r"requires approximately " + _SIZE + r" of memor
 def _ollama_sysmem(m, ex):
     ex.set("requested_bytes", size_to_bytes(m.group(1), m.group(2)))
     ex.set("free_bytes", size_to_bytes(m.group(3), m.group(4)))
+    # the same two figures under names that say they are system RAM (free_bytes is a GPU's elsewhere)
+    ex.set("ram_required_bytes", size_to_bytes(m.group(1), m.group(2)))
+    ex.set("ram_available_bytes", size_to_bytes(m.group(3), m.group(4)))
 
 
-@_rule('msg="system memory"', r'total="' + _SIZE + r'".*?free="' + _SIZE + r'"')
+@_rule('msg="system memory"', r'total="' + _SIZE + r'".*?free="' + _SIZE + r'"(?:.*?free_swap="' + _SIZE + r'")?')
 def _ollama_ram(m, ex):
     ex.set("ram_total_bytes", size_to_bytes(m.group(1), m.group(2)))
     ex.set("ram_free_bytes", size_to_bytes(m.group(3), m.group(4)))
+    if m.group(5):
+        ex.set("ram_free_swap_bytes", size_to_bytes(m.group(5), m.group(6)))
 
 
 @_rule('msg="inference compute"', r'name="([^"]+)".*?total="' + _SIZE + r'".*?available="' + _SIZE + r'"')

@@ -313,6 +313,30 @@ def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     return [_fix("Free or save at least the missing memory", "nvidia-smi   # look for other processes first", effect)]
 
 
+def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """Ollama refused to load: its estimate for the model at these settings is above what it counts as available,
+    which is free RAM plus free swap (ollama/ollama llm/server.go since v0.3; ollama/ollama#8734 prints free
+    358.4 GiB and free_swap 7.8 GiB, then "available (366.2 GiB)"). The fix is sized by the log's own shortfall."""
+    need, have = ex.get("ram_required_bytes"), ex.get("ram_available_bytes")
+    if not (need and have) or int(need) <= int(have):
+        return []
+    short = int(need) - int(have)
+    free, swap = ex.get("ram_free_bytes"), ex.get("ram_free_swap_bytes")
+    made_of = ""
+    if free is not None and swap is not None and abs(int(free) + int(swap) - int(have)) <= 0.01 * int(have):
+        made_of = f" ({_b(free)} free RAM + {_b(swap)} free swap, as the log prints)"
+    counted = f"Ollama counts {_b(have)} as available{made_of}"
+    return [
+        _fix(f"Free at least {_b(short)} of RAM, then load again",
+             "ollama ps && ollama stop OTHER_MODEL   # then close memory-heavy programs",
+             f"the estimate for this model at these settings is {_b(need)} and {counted}: {_b(short)} short"),
+        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
+             "ollama pull MODEL:SMALLER_TAG",
+             f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
+             f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
+    ]
+
+
 def resolvable_offline(model: str) -> bool:
     """Whether ``model`` resolves without the network: a local file or folder, a catalog name or repo id,
     or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
@@ -420,6 +444,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += vllm_utilization_fixes(extracted)
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
+    if category == "ollama_system_memory":
+        fixes += ollama_ram_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)

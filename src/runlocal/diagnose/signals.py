@@ -44,6 +44,9 @@ _ALLOC_FAIL = re.compile(
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
+# macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
+# allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
+_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
                    r"|\bvulkan\d|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
@@ -122,8 +125,10 @@ _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 2
 # memory did not run out of it.
 _TERMINAL_ERROR = re.compile(
     r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
-    r"|\bfatal error\b")
-_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation")  # a cheap test before the regex
+    r"|\bfatal error\b"
+    # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
+    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
+_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
@@ -149,7 +154,7 @@ GATE_WORDS = frozenset({
     "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer",
     "memory pool", "requires", "required", "requested", "error", "exception", "ggml_assert", "assertion", "panic",
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
-    "could not be allocated", "maximum",
+    "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -167,7 +172,9 @@ LOAD = re.compile(
 RUN = re.compile(
     r"generate\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
-    r"|scaled_dot_product|past_key_value|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
+    r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
+    r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs")
 
 
@@ -194,7 +201,7 @@ def _not_memory_reason(low: str) -> str | None:
 
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
-    if _METAL.search(low):
+    if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"
     if _PINNED.search(low):
         return "pinned-host-oom"

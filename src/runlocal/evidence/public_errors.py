@@ -6,13 +6,12 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Two collection rounds. Round 1 (``*.jsonl`` but ``round2.jsonl``) was split by a hash of the id; its held-out
-part was scored and its failures looked at, so round 1 is tuning data now. Round 2 (2026-11-25) set a fifth aside
-before any tuning on it: ``held_out/round2.jsonl``, drawn with a recorded seed by
-``measurements/public_errors/split_round2.py``; benchmarks/diagnose_accuracy.py reports it separately and lists
-its failures only with ``--show-held-out``. Round 3 (``held_out/round3.jsonl``, 41 texts collected after round 2's
-held-out figure was recorded) is held out whole: nothing was tuned on it. Every file under ``held_out/`` is held
-out; every other file is tuning.
+Four collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
+``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
+41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
+(``held_out/round4.jsonl``, 62 texts from 38 projects, 32 look-alikes, collected 2026-11-25) was committed before any
+tuning or scoring on it. Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
 from __future__ import annotations
