@@ -127,6 +127,8 @@ def _inputs(req: CheckRequest, policy=None):
     settings = build_settings(req)
     spec = resolve_model(req.model, policy)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
+    notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     return spec, _default_tp(req, settings, targets, notes), targets, notes
 
 

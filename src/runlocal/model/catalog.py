@@ -70,6 +70,23 @@ def _spec(alias: str) -> ModelSpec:
                             repo_id=entry["repo_id"])
 
 
+def sibling_spec(repo_id: str) -> ModelSpec | None:
+    """Offline only: a Hub id the catalog lacks but whose repo name is a catalog name of the same owner
+    (``Qwen/Qwen1.5-14B`` for the catalog's Qwen1.5-14B-Chat, ``meta-llama/Llama-3.1-8B`` for its Instruct):
+    one architecture under base and instruct names, so that entry's config, labelled with the id asked for."""
+    owner, _, name = repo_id.partition("/")
+    entry = _index().get(_norm(name)) if owner and name else None
+    if entry is None or entry["repo_id"].split("/")[0].lower() != owner.lower():
+        return None
+    from dataclasses import replace
+
+    note = (f"offline and not in the Hugging Face cache: read with the catalog's {entry['alias']} config "
+            f"({entry['repo_id']}), the same owner's checkpoint under that name (base and instruct share one architecture)")
+    spec = _spec(entry["alias"])
+    # a hub: source, so neither the catalog's GGUF tables nor its Ollama/MLX names are reused for another repo
+    return replace(spec, id=repo_id, repo_id=repo_id, source=f"hub:{repo_id}", notes=(*spec.notes, note))
+
+
 def published_params(spec: ModelSpec) -> int | None:
     entry = find_entry(spec.id)
     return entry.get("published_params") if entry else None

@@ -30,7 +30,7 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
     token = None if policy.hf_token else False          # None: huggingface_hub's own (HF_TOKEN, login); False: none
     try:
         if not _hub_cached(repo_id, revision) and not _hub_reachable():
-            raise _not_here(repo_id)         # at once, instead of huggingface_hub's ~25 s of retries
+            return _offline_sibling(repo_id)    # at once, instead of huggingface_hub's ~25 s of retries
         if policy.max_config_bytes is not None:
             _check_config_size(repo_id, revision, token, policy.max_config_bytes)
         config_path = hf_hub_download(repo_id, "config.json", revision=revision, token=token)
@@ -42,7 +42,7 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
         raise ModelNotFoundError(f"{repo_id}: no such repo on the Hub (or it is private; set HF_TOKEN)") from None
     except LocalEntryNotFoundError:
         # before EntryNotFoundError: huggingface_hub derives it from that class, and offline is not "no config.json"
-        raise _not_here(repo_id) from None
+        return _offline_sibling(repo_id)
     except EntryNotFoundError:
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
     except HfHubHTTPError as e:
@@ -59,6 +59,16 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
             start, end = info.data_offsets
             tensors.append(TensorInfo(name, tuple(info.shape), role, layer, info.dtype, end - start))
     return with_file_tensors(spec, tensors, spec.file_quant)
+
+
+def _offline_sibling(repo_id: str) -> ModelSpec:
+    """Offline and not cached: the catalog's same-owner sibling (base vs. instruct name) if it has one, else the reason."""
+    from .catalog import sibling_spec
+
+    spec = sibling_spec(repo_id)
+    if spec is None:
+        raise _not_here(repo_id)
+    return spec
 
 
 def _not_here(repo_id: str) -> RunlocalError:
