@@ -40,9 +40,11 @@ NOT_CONVERTIBLE = {
 
 
 def context_for(spec: ModelSpec) -> int:
-    """4,096 cells, or four times the config's largest window so a window llama.cpp applies (or drops) shows."""
-    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
-    return min(32768, max(4096, 4 * max(windows, default=0)))
+    """2,048 cells, or twice the config's largest window so a window llama.cpp applies (or drops) shows; a window
+    past the model's trained context (Phi-4-mini's 262,144) is none."""
+    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window
+               and a.window < (spec.max_position_embeddings or 1 << 30)]
+    return min(32768, max(2048, 2 * max(windows, default=0)))
 
 
 def shrunk_spec(alias: str) -> tuple[ModelSpec, dict, str]:
@@ -52,17 +54,29 @@ def shrunk_spec(alias: str) -> tuple[ModelSpec, dict, str]:
     return spec_from_config(config, id=alias, source=f"shrunk:{alias}"), config, arch
 
 
-def write_gguf(alias: str, out_dir) -> tuple[ModelSpec, object, int]:
+def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, object, int]:
+    """The shrunk model's GGUF; ``mtp``: with the multi-token-prediction block the converter appends by default
+    to Qwen3.5 (conversion/qwen.py _Qwen35MtpMixin: block_count + mtp_num_hidden_layers, nextn_predict_layers;
+    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm)."""
+    from runlocal.evidence.zero_gguf import write_zero_gguf
+
     spec, config, arch = shrunk_spec(alias)
     view = gguf_view(spec, "F16")
     assert view is not None
     tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch))), gguf.GGMLQuantizationType[t.dtype])
                for t in view.tensors]
-    from runlocal.evidence.zero_gguf import write_zero_gguf
-
-    path = out_dir / f"{alias}.gguf"
     n_ctx = context_for(spec)
-    write_zero_gguf(path, arch, converter_kv(config, arch, n_ctx), tensors)
+    kv = converter_kv(config, arch, n_ctx)
+    if mtp:
+        n, e, f32 = spec.n_layers, spec.hidden_size, gguf.GGMLQuantizationType.F32
+        last_full = max(i for i, la in enumerate(spec.layers) if la.attention is not None)
+        tensors += [(name.replace(f"blk.{last_full}.", f"blk.{n}."), ne, qt) for name, ne, qt in tensors
+                    if name.startswith(f"blk.{last_full}.")]
+        tensors += [(f"blk.{n}.nextn.eh_proj.weight", [2 * e, e], gguf.GGMLQuantizationType.F16),
+                    *((f"blk.{n}.nextn.{x}.weight", [e], f32) for x in ("enorm", "hnorm", "shared_head_norm"))]
+        kv |= {"{arch}.block_count": n + 1, "{arch}.nextn_predict_layers": 1}
+    path = out_dir / f"{alias}{'-mtp' if mtp else ''}.gguf"
+    write_zero_gguf(path, arch, kv, tensors)
     return spec, path, n_ctx
 
 
@@ -112,13 +126,13 @@ def test_catalog_model_memory_matches_real_llamacpp(alias, loaded):
 
 def test_mistral_v01_window_is_not_applied_by_llamacpp(loaded):
     """Mistral-7B-v0.1 (config sliding_window 4096) converts to arch 'llama', whose llama.cpp code has no sliding
-    window: n_swa 0, every layer caches all 16,384 cells; the planner's KV is that, not the 4,096 window."""
+    window: n_swa 0, every layer caches all 8,192 cells; the planner's KV is that, not the 4,096 window."""
     spec, log, n_ctx = loaded["mistral-7b-v0.1"]
     assert {a.window for a in spec.attention_layers} == {4096}          # the config does carry the window
-    assert n_ctx == 16384 and log.n_swa == 0 and not any(log.is_swa)
-    assert log.caches["full"][:2] == (16384, 2)
+    assert n_ctx == 8192 and log.n_swa == 0 and not any(log.is_swa)
+    assert log.caches["full"][:2] == (8192, 2)
     _, kv_bytes, _ = planned_buffers(spec, n_ctx)
-    assert kv_bytes == log.kv_bytes == 2 * 8 * 128 * 2 * 2 * 16384       # 2 layers × 8 KV heads × 128 × K,V × f16
+    assert kv_bytes == log.kv_bytes == 2 * 8 * 128 * 2 * 2 * 8192        # 2 layers × 8 KV heads × 128 × K,V × f16
 
 
 def test_mistral_7b_catalog_kv_at_32k_is_4_gib():
@@ -139,3 +153,15 @@ def test_every_windowed_and_recurrent_architecture_is_covered(loaded):
         "gemma2", "gemma3", "cohere2", "gpt-oss", "llama4"}
     assert {gguf_arch(lookup(a)) for a, log in logs.items() if log.recurrent} >= {
         "mamba", "jamba", "granitehybrid", "falcon-h1", "qwen3next", "qwen35", "qwen35moe"}
+
+
+def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):
+    """Qwen3.5 GGUFs converted with the MTP block (the converter's default) load with n_layer 4 of n_layer_all 5
+    and the same single full-attention KV layer and recurrent state as without it: the planner, which leaves the
+    MTP layer out of the KV layout, holds for both kinds of file."""
+    spec, path, n_ctx = write_gguf("qwen3.5-27b", tmp_path, mtp=True)
+    log = load_with_llamacpp([(path, n_ctx)])[str(path)]
+    assert log.error is None and "n_layer_all           = 5" in log.text
+    _, kv_bytes, rs_bytes = planned_buffers(spec, n_ctx)
+    assert log.caches["full"][:2] == (n_ctx, 1)
+    assert abs(kv_bytes - log.kv_bytes) <= 0.006 * MiB and abs(rs_bytes - log.rs_bytes) <= 0.012 * MiB
