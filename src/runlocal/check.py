@@ -26,6 +26,10 @@ def build_settings(req: CheckRequest):
         req = _with_ollama_environment(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
+    if req.no_kv_offload and runtime.name != "llama.cpp":
+        # llama-server's -nkvo (common/arg.cpp: params.no_kv_offload → cparams.offload_kqv = false); no other
+        # engine runlocal plans has the switch
+        raise InputError(f"no-kv-offload: a llama.cpp option (llama-server -nkvo); {runtime.name} has no such setting")
     if req.parallel == 0:
         raise InputError("parallel: must be at least 1 (or -1, the runtime's auto), got 0")
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
@@ -44,6 +48,7 @@ def build_settings(req: CheckRequest):
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on",
+        kv_offload=not req.no_kv_offload,
         tensor_split=_tensor_split(req.tensor_split), gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,

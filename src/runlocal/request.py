@@ -98,6 +98,8 @@ class CheckRequest:
     kv_unified: bool = _opt(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences")
     swa_full: bool = _opt(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context")
     no_mmap: bool = _opt(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file")
+    no_kv_offload: bool = _opt(False, "--no-kv-offload", "-nkvo",
+                               help="llama.cpp: keep the KV cache (and recurrent state) in system RAM, not on the GPU")
     fit: str = _opt("on", "--fit", "-fit", choices=("on", "off"),
                     help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
     tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,
