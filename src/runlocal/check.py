@@ -48,12 +48,26 @@ def build_settings(req: CheckRequest):
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on",
-        kv_offload=not req.no_kv_offload,
+        kv_offload=not req.no_kv_offload, **_lora(req, runtime.name),
         tensor_split=_tensor_split(req.tensor_split), gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
         attn_implementation=(req.attn_implementation or "").strip().lower() or None,
     )
+
+
+def _lora(req: CheckRequest, runtime: str) -> dict:
+    """vLLM's LoRA settings; --max-loras or --max-lora-rank alone imply --enable-lora."""
+    from .runtimes.vllm_lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, MAX_LORA_RANKS
+
+    if not (req.enable_lora or req.max_loras or req.max_lora_rank):
+        return {}
+    if runtime != "vllm":
+        raise InputError(f"enable-lora: runlocal plans LoRA slots for vLLM (--enable-lora); not for {runtime}")
+    rank = req.max_lora_rank or DEFAULT_MAX_LORA_RANK
+    if rank not in MAX_LORA_RANKS:
+        raise InputError(f"max-lora-rank: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}, got {rank}")
+    return {"enable_lora": True, "max_loras": req.max_loras or DEFAULT_MAX_LORAS, "max_lora_rank": rank}
 
 
 def _tensor_split(text: str | None) -> tuple[float, ...]:

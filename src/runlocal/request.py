@@ -111,6 +111,13 @@ class CheckRequest:
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
     pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
+    # vLLM LoRA serving (vllm/config/lora.py): slots preallocated on every GPU while the model loads
+    enable_lora: bool = _opt(False, "--enable-lora", help="vLLM: serve LoRA adapters (GPU slots for them)")
+    max_loras: int | None = _opt(None, "--max-loras", ge=1, le=1024,
+                                 help="vLLM: adapters in one batch, default 1 (implies --enable-lora)")
+    max_lora_rank: int | None = _opt(None, "--max-lora-rank", ge=1, le=512,
+                                     help="vLLM: largest adapter rank, default 16: 1, 8, 16, 32, 64, 128, 256, 320 or "
+                                          "512 (implies --enable-lora)")
     mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1)
     # transformers generate(max_new_tokens=…): prompt = ctx − this
     max_new_tokens: int | None = _opt(None, "--max-new-tokens", ge=1, le=MAX_CTX,

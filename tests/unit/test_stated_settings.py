@@ -48,3 +48,34 @@ def test_no_kv_offload_keeps_the_kv_cache_in_system_ram():
 def test_no_kv_offload_is_refused_for_an_engine_without_it():
     err = check_error("qwen3-8b", "--gpu", "rtx-4090", "--runtime", "vllm", "--no-kv-offload")
     assert err == "error: no-kv-offload: a llama.cpp option (llama-server -nkvo); vllm has no such setting"
+
+
+def test_vllm_lora_slots_come_out_of_the_kv_pool():
+    """"vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --max-loras 4 --max-lora-rank 64 on a 4090: how
+    much KV is left?" vLLM preallocates, per linear layer and output slice, A (loras × rank × input) and B
+    (loras × output × rank) in bf16 (vllm/lora/layers/base_linear.py create_lora_weights). For Llama-3.1-8B
+    (hidden 4,096, 32 heads / 8 KV heads of 128, MLP 14,336, 32 layers) that is per layer
+    qkv 3·64·4096 + (4096 + 2·1024)·64, o 64·4096 + 4096·64, gate/up 2·64·4096 + 2·14336·64,
+    down 64·14336 + 4096·64 = 5,242,880 elements; × 32 layers × 4 slots × 2 B = 1,342,177,280 B, taken from the
+    KV pool (the slots are made in load_model, before the KV cache is sized)."""
+    per_layer = (3 * 64 * 4096 + (4096 + 2 * 1024) * 64) + (64 * 4096 + 4096 * 64) \
+        + (2 * 64 * 4096 + 2 * 14336 * 64) + (64 * 14336 + 4096 * 64)
+    slots = per_layer * 32 * 4 * 2
+    base = ("llama-3.1-8b", "--gpu", "rtx-4090", "--runtime", "vllm", "--ctx", "8192")
+    plain = check_json(*base)
+    lora = check_json(*base, "--enable-lora", "--max-loras", "4", "--max-lora-rank", "64")
+    step = next(s for s in lora["explain"] if s["label"] == "LoRA slots")
+    assert step["value"] == f"{slots:,} B" == "1,342,177,280 B"
+    gpu, gpu0 = by_kind(lora)["gpu"], by_kind(plain)["gpu"]
+    assert gpu["weights"] - gpu0["weights"] == slots
+    # vLLM's KV blocks: the pool shrinks by the slots (to within one 16-token block of 128 KiB/token)
+    per_token = 32 * 8 * 128 * 2 * 2
+    assert abs((plain["kv_cache_tokens"] - lora["kv_cache_tokens"]) * per_token - slots) <= 16 * per_token
+    assert "--enable-lora --max-loras 4 --max-lora-rank 64" in lora["command"]
+
+
+def test_lora_rank_vllm_does_not_accept_is_refused():
+    err = check_error("llama-3.1-8b", "--gpu", "rtx-4090", "--runtime", "vllm", "--max-lora-rank", "24")
+    assert err == "error: max-lora-rank: vLLM accepts 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24"
+    err = check_error("llama-3.1-8b", "--gpu", "rtx-4090", "--enable-lora")
+    assert err.startswith("error: enable-lora:") and "llama.cpp" in err

@@ -548,6 +548,10 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     if mx:
         # the experts as vLLM pads them for its MXFP4 MoE kernel, the rest split over the ranks
         w = (weights.total - mx[0]) // (tp * pp) + mx[1] // pp
+    if s.enable_lora:       # LoRA slots are made in load_model: counted with the weights (runtimes/vllm_lora.py)
+        from .vllm_lora import lora_slot_bytes
+
+        w += lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp)
     default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
     v0 = engine in ("v0.6", "v0")
     if v0:
@@ -581,6 +585,18 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
     return Step("weights per GPU", f"({weights.total:,} − {mx[0]:,} B MXFP4 experts as stored) / (TP {tp} × PP {pp}) + "
                 f"{mx[1]:,} B experts as {backend} pads them (intermediate/TP → ×{i_mult}, hidden → ×{h_mult}) / PP {pp}",
                 f"{per_gpu:,} B", "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights")
+
+
+def _lora_steps(model: ModelSpec, s: Settings, tp: int, pp: int) -> tuple[Step, ...]:
+    if not s.enable_lora:
+        return ()
+    from .vllm_lora import lora_slot_bytes, not_covered
+
+    left = not_covered(model)
+    return (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP linear "
+                 f"(in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
+                 f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
+                 "vllm/lora/layers/base_linear.py create_lora_weights"),)
 
 
 class VLLM:
@@ -683,6 +699,7 @@ class VLLM:
             Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
                  "vllm/v1/worker/gpu_worker.py determine_available_memory"),
             weights_step(model, weights, tp, pp, gpu, b.weights),
+            *_lora_steps(model, s, tp, pp),
             Step("activation peak",
                  f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
                  f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
@@ -743,6 +760,8 @@ class VLLM:
             parts += ["--pipeline-parallel-size", str(s.pp)]
         if s.parallel > 1:
             parts += ["--max-num-seqs", str(s.parallel)]
+        if s.enable_lora:
+            parts += ["--enable-lora", "--max-loras", str(s.max_loras), "--max-lora-rank", str(s.max_lora_rank)]
         if s.tp * s.pp > GPUS_PER_NODE:
             # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
             parts += ["--distributed-executor-backend", "ray"]
