@@ -116,6 +116,10 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
         plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
             spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
+    from .hardware.display_margin import settle_display
+
+    # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
+    plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
