@@ -56,7 +56,8 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
             t[key] = value[:n]
     for key in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size",
                 "shared_intermediate_size", "intermediate_size_mlp"):
-        if isinstance(t.get(key), int) and arch != "mamba":   # Mamba's intermediate_size is its d_inner
+        # Mamba's intermediate_size is its d_inner; Phi-2's converter writes 4 × hidden whatever the config says
+        if isinstance(t.get(key), int) and arch not in ("mamba", "phi2"):
             t[key] = SMALL_FF
     for key in ("num_local_experts", "num_experts", "n_routed_experts"):
         if isinstance(t.get(key), int) and t[key] > SMALL_EXPERTS:
@@ -138,7 +139,13 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
         kv |= {"{arch}.interleave_moe_layer_step": t.get("interleave_moe_layer_step", 1),
                "{arch}.expert_feed_forward_length": t["intermediate_size"],
                "{arch}.feed_forward_length": t.get("intermediate_size_mlp", t["intermediate_size"])}
-    if arch in ("granite", "granitehybrid"):     # conversion/granite.py GraniteModel: the muP multipliers
+    if arch == "phi2":         # conversion/phi.py Phi2Model: LayerNorm epsilon, partial rotary, FFN 4 × hidden
+        kv |= {"{arch}.attention.layer_norm_epsilon": float(t.get("layer_norm_eps") or 1e-5),
+               "{arch}.rope.dimension_count": int(float(t.get("partial_rotary_factor") or 0.5) * t["hidden_size"])
+               // t["num_attention_heads"],
+               "{arch}.feed_forward_length": 4 * t["hidden_size"],
+               "{arch}.attention.head_count_kv": t["num_attention_heads"]}
+    if arch in ("granite", "granitemoe", "granitehybrid"):   # conversion/granite.py GraniteModel: muP multipliers
         kv |= {"{arch}.logit_scale": float(t.get("logits_scaling") or 1.0),
                "{arch}.residual_scale": float(t.get("residual_multiplier") or 1.0),
                "{arch}.embedding_scale": float(t.get("embedding_multiplier") or 1.0),
