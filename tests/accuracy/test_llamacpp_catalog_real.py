@@ -90,16 +90,21 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
 
 
 @pytest.fixture(scope="session")
-def loaded(tmp_path_factory) -> dict[str, tuple[ModelSpec, LoadLog, int]]:
+def built(tmp_path_factory) -> dict[str, tuple[ModelSpec, object, int]]:
     out = tmp_path_factory.mktemp("catalog-gguf")
-    built = {a: write_gguf(a, out) for a in aliases() if not_convertible(a) is None}
+    return {a: write_gguf(a, out) for a in aliases() if not_convertible(a) is None}
+
+
+@pytest.fixture(scope="session")
+def loaded(built) -> dict[str, tuple[ModelSpec, LoadLog, int]]:
     logs = load_with_llamacpp([(path, n_ctx) for _, path, n_ctx in built.values()])
     return {a: (spec, logs[str(path)], n_ctx) for a, (spec, path, n_ctx) in built.items()}
 
 
-def planned_buffers(spec: ModelSpec, n_ctx: int) -> tuple[ModelSpec, int, int]:
+def planned_buffers(spec: ModelSpec, n_ctx: int, swa_full: bool = False) -> tuple[ModelSpec, int, int]:
     """(the view llama.cpp loads, planned KV bytes, planned recurrent-state bytes) on the CPU, one sequence."""
-    settings = Settings(ctx=n_ctx, parallel=1, flash_attn="off", n_gpu_layers=0, fit=False, quant="F16")
+    settings = Settings(ctx=n_ctx, parallel=1, flash_attn="off", n_gpu_layers=0, fit=False, quant="F16",
+                        swa_full=swa_full)
     _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, "F16"), settings, [Target("CPU", "cpu", 64 << 30)])
     return as_llamacpp_loads(spec), sum(b.kv for b in bufs), sum(b.rs for b in bufs)
 
@@ -176,3 +181,20 @@ def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):
     _, kv_bytes, rs_bytes = planned_buffers(spec, n_ctx)
     assert log.caches["full"][:2] == (n_ctx, 1)
     assert abs(kv_bytes - log.kv_bytes) <= 0.006 * MiB and abs(rs_bytes - log.rs_bytes) <= 0.012 * MiB
+
+
+def test_swa_full_keeps_every_window_layer_at_the_whole_context(built, loaded):
+    """llama-server --swa-full: the sliding-window layers keep all n_ctx cells (src/llama-kv-cache-iswa.cpp); one
+    model per windowed architecture, loaded again with swa_full, against the planner's --swa-full KV bytes."""
+    windowed: dict[str, str] = {}
+    for alias, (_, log, _) in loaded.items():
+        if log.n_swa:
+            windowed.setdefault(str(gguf_arch(lookup(alias))), alias)
+    assert len(windowed) >= 5
+    logs = load_with_llamacpp([(built[a][1], built[a][2]) for a in windowed.values()], swa_full=True)
+    for alias in windowed.values():
+        spec, path, n_ctx = built[alias]
+        log = logs[str(path)]
+        assert log.error is None and log.caches["swa"][0] == n_ctx, alias
+        _, kv_bytes, _ = planned_buffers(spec, n_ctx, swa_full=True)
+        assert abs(kv_bytes - log.kv_bytes) <= 0.012 * MiB, alias
