@@ -101,10 +101,12 @@ def loaded(built) -> dict[str, tuple[ModelSpec, LoadLog, int]]:
     return {a: (spec, logs[str(path)], n_ctx) for a, (spec, path, n_ctx) in built.items()}
 
 
-def planned_buffers(spec: ModelSpec, n_ctx: int, swa_full: bool = False) -> tuple[ModelSpec, int, int]:
-    """(the view llama.cpp loads, planned KV bytes, planned recurrent-state bytes) on the CPU, one sequence."""
-    settings = Settings(ctx=n_ctx, parallel=1, flash_attn="off", n_gpu_layers=0, fit=False, quant="F16",
-                        swa_full=swa_full)
+def planned_buffers(spec: ModelSpec, n_ctx: int, swa_full: bool = False, n_seq: int = 1,
+                    unified: bool = False) -> tuple[ModelSpec, int, int]:
+    """(the view llama.cpp loads, planned KV bytes, planned recurrent-state bytes) on the CPU for n_ctx cells in
+    all over n_seq sequences (llama-server -c n_ctx -np n_seq)."""
+    settings = Settings(ctx=n_ctx // n_seq, parallel=n_seq, flash_attn="off", n_gpu_layers=0, fit=False,
+                        quant="F16", swa_full=swa_full, kv_unified=unified)
     _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, "F16"), settings, [Target("CPU", "cpu", 64 << 30)])
     return as_llamacpp_loads(spec), sum(b.kv for b in bufs), sum(b.rs for b in bufs)
 
@@ -198,3 +200,25 @@ def test_swa_full_keeps_every_window_layer_at_the_whole_context(built, loaded):
         assert log.error is None and log.caches["swa"][0] == n_ctx, alias
         _, kv_bytes, _ = planned_buffers(spec, n_ctx, swa_full=True)
         assert abs(kv_bytes - log.kv_bytes) <= 0.012 * MiB, alias
+
+
+@pytest.mark.parametrize("unified", [False, True], ids=["streams", "unified"])
+def test_four_sequences_split_or_share_the_caches_as_llamacpp_does(built, loaded, unified):
+    """-np 4: without --kv-unified each sequence gets its own stream of n_ctx / 4 cells (its window, for a
+    sliding layer) and its own recurrent state; with it one stream holds all four windows
+    (src/llama-context.cpp, llama-kv-cache-iswa.cpp, llama-memory-recurrent.cpp). One model per windowed or
+    recurrent architecture, against the planner's -np 4 bytes."""
+    picked: dict[str, str] = {}
+    for alias, (_, log, _) in loaded.items():
+        if log.n_swa or log.recurrent:
+            picked.setdefault(str(gguf_arch(lookup(alias))), alias)
+    assert len(picked) >= 10
+    jobs = [(built[a][1], 4 * built[a][2], 4, unified) for a in picked.values()]
+    logs = load_with_llamacpp(jobs)
+    for alias in picked.values():
+        spec, path, n_ctx = built[alias]
+        log = logs[str(path)]
+        assert log.error is None, alias
+        _, kv_bytes, rs_bytes = planned_buffers(spec, 4 * n_ctx, n_seq=4, unified=unified)
+        assert abs(kv_bytes - log.kv_bytes) <= 0.012 * MiB, f"{alias}: KV {kv_bytes} vs {log.kv_bytes}"
+        assert abs(rs_bytes - log.rs_bytes) <= 0.012 * MiB, f"{alias}: recurrent {rs_bytes} vs {log.rs_bytes}"

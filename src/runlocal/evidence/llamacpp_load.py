@@ -18,22 +18,32 @@ from pathlib import Path
 MiB = 1 << 20
 _MARK = "@@runlocal-load "
 
-# swa_full=False as llama-server's default (common/common.h); the C API's own default keeps full SWA caches
+# The C API through llama-cpp-python's bindings, so n_seq_max and kv_unified can be set (llama_cpp.Llama has no
+# argument for them). swa_full=False is llama-server's default (common/common.h); the C API's own keeps full caches.
 _CHILD = """
 import sys, llama_cpp
+from llama_cpp import _logger
+_logger.set_verbose(True)
 swa_full = sys.argv[1] == "1"
 for job in sys.argv[2:]:
-    n_ctx, path = job.split(":", 1)
-    n_ctx = int(n_ctx)
+    n_ctx, n_seq, unified, path = job.split(":", 3)
     print("@@runlocal-load " + path, file=sys.stderr, flush=True)
-    try:
-        llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_gpu_layers=0, swa_full=swa_full, n_batch=512,
-                              n_ubatch=512, n_threads=1, verbose=True, flash_attn=False)
-        print("@@runlocal-load ok", file=sys.stderr, flush=True)
-        llm.close()
-        del llm
-    except Exception as e:
-        print("@@runlocal-load failed " + repr(e), file=sys.stderr, flush=True)
+    mp = llama_cpp.llama_model_default_params()
+    mp.n_gpu_layers = 0
+    model = llama_cpp.llama_model_load_from_file(path.encode(), mp)
+    if not model:
+        print("@@runlocal-load failed model", file=sys.stderr, flush=True)
+        continue
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx, cp.n_seq_max, cp.kv_unified, cp.swa_full = int(n_ctx), int(n_seq), unified == "1", swa_full
+    cp.n_batch = cp.n_ubatch = 512
+    cp.n_threads = cp.n_threads_batch = 1
+    cp.flash_attn_type = 0
+    ctx = llama_cpp.llama_init_from_model(model, cp)
+    print("@@runlocal-load " + ("ok" if ctx else "failed context"), file=sys.stderr, flush=True)
+    if ctx:
+        llama_cpp.llama_free(ctx)
+    llama_cpp.llama_model_free(model)
 """
 
 
@@ -90,8 +100,9 @@ def parse_load_log(path: str, text: str, error: str | None) -> LoadLog:
     return LoadLog(path, int(swa.group(1)) if swa else 0, is_swa, caches, recurrent, text, error)
 
 
-def _run(jobs: list[tuple[str, int]], swa_full: bool, timeout: float) -> tuple[dict[str, LoadLog], bool]:
-    r = subprocess.run([sys.executable, "-c", _CHILD, "1" if swa_full else "0", *(f"{n}:{p}" for p, n in jobs)],
+def _run(jobs: list[tuple[str, int, int, bool]], swa_full: bool, timeout: float) -> tuple[dict[str, LoadLog], bool]:
+    args = [f"{n}:{seqs}:{int(unified)}:{p}" for p, n, seqs, unified in jobs]
+    r = subprocess.run([sys.executable, "-c", _CHILD, "1" if swa_full else "0", *args],
                        check=False, capture_output=True, text=True, timeout=timeout)
     text = r.stdout + r.stderr
     logs: dict[str, LoadLog] = {}
@@ -106,11 +117,12 @@ def _run(jobs: list[tuple[str, int]], swa_full: bool, timeout: float) -> tuple[d
     return logs, r.returncode == 0
 
 
-def load_with_llamacpp(jobs: list[tuple[Path, int]], swa_full: bool = False,
+def load_with_llamacpp(jobs: list[tuple[Path, int]] | list[tuple[Path, int, int, bool]], swa_full: bool = False,
                        timeout: float = 600) -> dict[str, LoadLog]:
-    """(path, n_ctx) → what llama.cpp logged loading that file at that context on the CPU (one sequence,
-    n_batch = n_ubatch = 512), keyed by str(path)."""
-    named = [(str(p), n) for p, n in jobs]
+    """(path, n_ctx[, n_seq_max, kv_unified]) → what llama.cpp logged creating a context of n_ctx cells in all
+    for that file on the CPU (n_batch = n_ubatch = 512, flash attention off), keyed by str(path). One sequence
+    and no unified cache unless given."""
+    named = [(str(j[0]), j[1], *(j[2:] if len(j) == 4 else (1, False))) for j in jobs]
     logs, clean = _run(named, swa_full, timeout)
     if not clean:     # an abort: everything from the file that crashed on is loaded alone
         for job in named:
