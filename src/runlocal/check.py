@@ -48,7 +48,7 @@ def build_settings(req: CheckRequest):
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on",
-        kv_offload=not req.no_kv_offload, **_lora(req, runtime.name),
+        kv_offload=not req.no_kv_offload, **_lora(req, runtime.name), **_data_parallel(req, runtime.name),
         tensor_split=_tensor_split(req.tensor_split), gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
@@ -68,6 +68,14 @@ def _lora(req: CheckRequest, runtime: str) -> dict:
     if rank not in MAX_LORA_RANKS:
         raise InputError(f"max-lora-rank: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}, got {rank}")
     return {"enable_lora": True, "max_loras": req.max_loras or DEFAULT_MAX_LORAS, "max_lora_rank": rank}
+
+
+def _data_parallel(req: CheckRequest, runtime: str) -> dict:
+    if req.dp == 1 and not req.expert_parallel:
+        return {}
+    if runtime != "vllm":
+        raise InputError(f"data-parallel-size: runlocal plans data / expert parallel for vLLM; not for {runtime}")
+    return {"dp": req.dp, "expert_parallel": req.expert_parallel}
 
 
 def _tensor_split(text: str | None) -> tuple[float, ...]:
@@ -170,8 +178,9 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
         notes.append(f"tensor parallel {GPUS_PER_NODE} within each node × pipeline parallel {pp} across {pp} nodes "
                      "(vLLM's multi-node layout; set --tp/--pp)")
         return settings.with_(tp=GPUS_PER_NODE, pp=pp)
-    tp = max(1, len(gpus) // max(1, req.pp))
-    notes.append(f"tensor parallel {tp}: one rank per GPU given (set --tp)")
+    tp = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
+    notes.append(f"tensor parallel {tp}: one rank per GPU given" + (f" over {req.dp} data-parallel replicas"
+                                                                    if req.dp > 1 else "") + " (set --tp)")
     return settings.with_(tp=tp)
 
 

@@ -111,6 +111,10 @@ class CheckRequest:
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
     pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
+    dp: int = _opt(1, "--data-parallel-size", "-dp", ge=1, le=1024,
+                   help="vLLM: engine replicas, each on TP × PP GPUs with its own KV cache (MoE layers shard over all)")
+    expert_parallel: bool = _opt(False, "--enable-expert-parallel", "--ep",
+                                 help="vLLM: whole experts per GPU across the DP × TP ranks instead of split experts")
     # vLLM LoRA serving (vllm/config/lora.py): slots preallocated on every GPU while the model loads
     enable_lora: bool = _opt(False, "--enable-lora", help="vLLM: serve LoRA adapters (GPU slots for them)")
     max_loras: int | None = _opt(None, "--max-loras", ge=1, le=1024,

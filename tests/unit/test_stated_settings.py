@@ -79,3 +79,26 @@ def test_lora_rank_vllm_does_not_accept_is_refused():
     assert err == "error: max-lora-rank: vLLM accepts 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24"
     err = check_error("llama-3.1-8b", "--gpu", "rtx-4090", "--enable-lora")
     assert err.startswith("error: enable-lora:") and "llama.cpp" in err
+
+
+def test_data_parallel_with_expert_parallel_shards_only_the_experts():
+    """"vllm serve Qwen/Qwen3-30B-A3B -tp 2 -dp 2 --enable-expert-parallel on 4 × RTX 4090: what does each card
+    hold?" Two replicas; attention and embeddings split over the replica's 2 ranks, the MoE layers over all 4
+    (vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make). Experts from config.json:
+    48 layers × 128 experts × 3 matrices × 2,048 × 768 × 2 B (bf16) = 57,982,058,496 B."""
+    experts = 48 * 128 * 3 * 2048 * 768 * 2
+    dp = check_json("qwen3-30b-a3b", "--gpu", "4xrtx-4090", "--runtime", "vllm", "--ctx", "8192",
+                    "-dp", "2", "--enable-expert-parallel")
+    tp4 = check_json("qwen3-30b-a3b", "--gpu", "4xrtx-4090", "--runtime", "vllm", "--ctx", "8192")
+    total = tp4["memory"]["weights"]             # all four cards' weights under TP 4 = the whole model
+    per_card = [d["weights"] for d in dp["memory"]["devices"] if d["kind"] == "gpu"]
+    assert len(per_card) == 4
+    expected = (total - experts) / 2 + experts / 4
+    assert abs(per_card[0] - expected) / expected < 0.001
+    assert "--tensor-parallel-size 2 --data-parallel-size 2 --enable-expert-parallel" in dp["command"]
+    assert any(s["label"] == "data parallel" for s in dp["explain"])
+
+
+def test_data_parallel_is_refused_for_an_engine_runlocal_does_not_plan_it_for():
+    err = check_error("qwen3-30b-a3b", "--gpu", "4xrtx-4090", "-dp", "2")
+    assert err == "error: data-parallel-size: runlocal plans data / expert parallel for vLLM; not for llama.cpp"
