@@ -26,6 +26,10 @@ def build_settings(req: CheckRequest):
         req = _with_ollama_environment(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
+    if req.no_kv_offload and runtime.name != "llama.cpp":
+        # llama-server's -nkvo (common/arg.cpp: params.no_kv_offload → cparams.offload_kqv = false); no other
+        # engine runlocal plans has the switch
+        raise InputError(f"no-kv-offload: a llama.cpp option (llama-server -nkvo); {runtime.name} has no such setting")
     if req.parallel == 0:
         raise InputError("parallel: must be at least 1 (or -1, the runtime's auto), got 0")
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
@@ -44,11 +48,34 @@ def build_settings(req: CheckRequest):
         n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
         override_tensor=parse_tensor_overrides(req.override_tensor),
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on",
+        kv_offload=not req.no_kv_offload, **_lora(req, runtime.name), **_data_parallel(req, runtime.name),
         tensor_split=_tensor_split(req.tensor_split), gpu_memory_utilization=req.gpu_memory_utilization,
         max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
         mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
         attn_implementation=(req.attn_implementation or "").strip().lower() or None,
     )
+
+
+def _lora(req: CheckRequest, runtime: str) -> dict:
+    """vLLM's LoRA settings; --max-loras or --max-lora-rank alone imply --enable-lora."""
+    from .runtimes.vllm_lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, MAX_LORA_RANKS
+
+    if not (req.enable_lora or req.max_loras or req.max_lora_rank):
+        return {}
+    if runtime != "vllm":
+        raise InputError(f"enable-lora: runlocal plans LoRA slots for vLLM (--enable-lora); not for {runtime}")
+    rank = req.max_lora_rank or DEFAULT_MAX_LORA_RANK
+    if rank not in MAX_LORA_RANKS:
+        raise InputError(f"max-lora-rank: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}, got {rank}")
+    return {"enable_lora": True, "max_loras": req.max_loras or DEFAULT_MAX_LORAS, "max_lora_rank": rank}
+
+
+def _data_parallel(req: CheckRequest, runtime: str) -> dict:
+    if req.dp == 1 and not req.expert_parallel:
+        return {}
+    if runtime != "vllm":
+        raise InputError(f"data-parallel-size: runlocal plans data / expert parallel for vLLM; not for {runtime}")
+    return {"dp": req.dp, "expert_parallel": req.expert_parallel}
 
 
 def _tensor_split(text: str | None) -> tuple[float, ...]:
@@ -97,6 +124,10 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
         plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
             spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
+    from .hardware.display_margin import settle_display
+
+    # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
+    plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -149,8 +180,9 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
         notes.append(f"tensor parallel {GPUS_PER_NODE} within each node × pipeline parallel {pp} across {pp} nodes "
                      "(vLLM's multi-node layout; set --tp/--pp)")
         return settings.with_(tp=GPUS_PER_NODE, pp=pp)
-    tp = max(1, len(gpus) // max(1, req.pp))
-    notes.append(f"tensor parallel {tp}: one rank per GPU given (set --tp)")
+    tp = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
+    notes.append(f"tensor parallel {tp}: one rank per GPU given" + (f" over {req.dp} data-parallel replicas"
+                                                                    if req.dp > 1 else "") + " (set --tp)")
     return settings.with_(tp=tp)
 
 

@@ -98,6 +98,8 @@ class CheckRequest:
     kv_unified: bool = _opt(False, "--kv-unified", "-kvu", help="llama.cpp: one KV buffer shared by all sequences")
     swa_full: bool = _opt(False, "--swa-full", help="llama.cpp: sliding-window layers keep the full context")
     no_mmap: bool = _opt(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file")
+    no_kv_offload: bool = _opt(False, "--no-kv-offload", "-nkvo",
+                               help="llama.cpp: keep the KV cache (and recurrent state) in system RAM, not on the GPU")
     fit: str = _opt("on", "--fit", "-fit", choices=("on", "off"),
                     help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
     tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,
@@ -109,6 +111,17 @@ class CheckRequest:
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
     pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
+    dp: int = _opt(1, "--data-parallel-size", "-dp", ge=1, le=1024,
+                   help="vLLM: engine replicas, each on TP × PP GPUs with its own KV cache (MoE layers shard over all)")
+    expert_parallel: bool = _opt(False, "--enable-expert-parallel", "--ep",
+                                 help="vLLM: whole experts per GPU across the DP × TP ranks instead of split experts")
+    # vLLM LoRA serving (vllm/config/lora.py): slots preallocated on every GPU while the model loads
+    enable_lora: bool = _opt(False, "--enable-lora", help="vLLM: serve LoRA adapters (GPU slots for them)")
+    max_loras: int | None = _opt(None, "--max-loras", ge=1, le=1024,
+                                 help="vLLM: adapters in one batch, default 1 (implies --enable-lora)")
+    max_lora_rank: int | None = _opt(None, "--max-lora-rank", ge=1, le=512,
+                                     help="vLLM: largest adapter rank, default 16: 1, 8, 16, 32, 64, 128, 256, 320 or "
+                                          "512 (implies --enable-lora)")
     mem_fraction_static: float | None = _opt(None, "--mem-fraction-static", gt=0, le=1)
     # transformers generate(max_new_tokens=…): prompt = ctx − this
     max_new_tokens: int | None = _opt(None, "--max-new-tokens", ge=1, le=MAX_CTX,

@@ -41,6 +41,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import gguf
 import numpy as np
@@ -489,27 +490,56 @@ class Builder:
             self.add(T.FFN_DOWN_SHEXP, [sh, e], i)
 
 
-def write_model(model: str, out_dir: Path, weights: str = "q4_0") -> dict:
-    b = Builder(model, weights)
-    path = out_dir / f"{model}.{weights}.gguf"
-    w = gguf.GGUFWriter(path, b.arch_name)
-    b.build(w)
-    for name, ne, qt in b.tensors:
-        nbytes = _nbytes(ne, qt)
+def write_zero_gguf(path: Path, arch: str, kv: dict[str, Any],
+                    tensors: list[tuple[str, list[int], QT]]) -> int:
+    """The one zero-weight GGUF writer: ``kv`` ("{arch}.key" or "general.key" → value, its GGUF type from the
+    Python value; a ``gguf.GGUFValue`` keeps its own) and ``tensors`` (name, ne in ggml order, type).
+    The data section is never written: the file is extended to its full length with truncate(), a hole that reads
+    back as zeros. Returns the file's length in bytes."""
+    w = gguf.GGUFWriter(path, arch)
+    for key, value in kv.items():
+        _add_kv(w, key.format(arch=arch), value)
+    for name, ne, qt in tensors:
         # GGUFWriter takes numpy order (reversed ggml ne); a non-uint8 dtype keeps the
         # shape in elements, raw_dtype sets the stored type
-        w.add_tensor_info(name, list(reversed(ne)), np.dtype(np.float32), nbytes, raw_dtype=qt)
+        w.add_tensor_info(name, list(reversed(ne)), np.dtype(np.float32), _nbytes(ne, qt), raw_dtype=qt)
     w.write_header_to_file(path)
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
     assert w.fout is not None       # write_header_to_file(path) opened it
     fout = w.fout[0]
-    header_end = fout.tell()
-    data_start = gguf.GGUFWriter.ggml_pad(header_end, w.data_alignment)
-    data_len = sum(gguf.GGUFWriter.ggml_pad(_nbytes(ne, qt), w.data_alignment) for _, ne, qt in b.tensors)
+    data_start = gguf.GGUFWriter.ggml_pad(fout.tell(), w.data_alignment)
+    data_len = sum(gguf.GGUFWriter.ggml_pad(_nbytes(ne, qt), w.data_alignment) for _, ne, qt in tensors)
     fout.truncate(data_start + data_len)  # the hole reads as zeros
     fout.close()
     w.fout = None
+    return data_start + data_len
+
+
+def _add_kv(w: gguf.GGUFWriter, key: str, value: Any) -> None:
+    if isinstance(value, gguf.GGUFValue):           # a typed value, as another GGUFWriter holds it
+        w.add_key_value(key, value.value, value.type, value.sub_type)
+    elif isinstance(value, bool):
+        w.add_bool(key, value)
+    elif isinstance(value, int):
+        w.add_uint32(key, value)
+    elif isinstance(value, float):
+        w.add_float32(key, value)
+    elif isinstance(value, str):
+        w.add_string(key, value)
+    elif isinstance(value, list):
+        w.add_array(key, value)
+    else:
+        raise TypeError(f"{key}: {type(value).__name__}")
+
+
+def write_model(model: str, out_dir: Path, weights: str = "q4_0") -> dict:
+    b = Builder(model, weights)
+    path = out_dir / f"{model}.{weights}.gguf"
+    w = gguf.GGUFWriter(path, b.arch_name)     # collects Builder's keys; write_zero_gguf writes them
+    b.build(w)
+    kv = {key: field for key, field in w.kv_data[0].items() if key != "general.architecture"}
+    file_bytes = write_zero_gguf(path, b.arch_name, kv, b.tensors)
     counts: dict[str, int] = {}
     bytes_by_type: dict[str, int] = {}
     for _, ne, qt in b.tensors:
@@ -518,7 +548,7 @@ def write_model(model: str, out_dir: Path, weights: str = "q4_0") -> dict:
     n_params = sum(int(np.prod(ne)) for _, ne, _ in b.tensors)
     info = {
         "model": model, "arch": b.arch_name, "model_repo": b.cfg["repo"], "weights": weights,
-        "path": str(path), "file_bytes": data_start + data_len, "n_tensors": len(b.tensors),
+        "path": str(path), "file_bytes": file_bytes, "n_tensors": len(b.tensors),
         "n_params": n_params, "tensor_types": counts, "bytes_by_type": bytes_by_type,
     }
     (out_dir / f"{model}.{weights}.json").write_text(json.dumps(info, indent=1))

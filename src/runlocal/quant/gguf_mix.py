@@ -268,6 +268,10 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
         else:
             suffix = ".weight"
     mapped = nmap.get_name(base) if nmap is not None else None
+    if mapped is None and name.endswith(".pre_ff_layernorm.weight") and layer is not None:
+        # Falcon-H1: gguf-py maps the whole name "model.layers.{bid}.pre_ff_layernorm.weight" (FFN_PRE_NORM), so the
+        # converter writes blk.N.ffn_norm with no suffix, the name src/models/falcon-h1.cpp asks for
+        return f"blk.{layer}.ffn_norm"
     if mapped is None and role in _STEM_BY_ROLE:
         stem = _STEM_BY_ROLE[role]
         global_tensor = stem.startswith(("token_embd", "output", "position"))
@@ -429,6 +433,12 @@ def _emit_hf(emit, nmap, t: TensorInfo, name: str, hidden: int) -> None:
         name = base + ".weight"
     stem, _, leaf = base.rpartition(".")
     is_expert = ".experts" in base or t.role.startswith("expert_")
+    if base.endswith("shared_mlp.input_linear") and not bias and layer is not None:
+        # conversion/granite.py GraniteMoeSharedModel.modify_tensors: the fused shared-expert input splits in two
+        half = (shape[0] // 2, *shape[1:])
+        emit(f"blk.{layer}.ffn_gate_shexp.weight", half, "shared_gate")
+        emit(f"blk.{layer}.ffn_up_shexp.weight", half, "shared_up")
+        return
     if leaf == "gate_up_proj" and (is_expert or nmap is None or nmap.get_name(base) is None):
         # fused gate+up (transformers 5 experts, gpt-oss): convert_hf_to_gguf writes gate and up apart
         if bias:

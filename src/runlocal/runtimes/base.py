@@ -61,6 +61,12 @@ class Settings:
     kv_unified: bool = False                    # llama.cpp --kv-unified: one KV stream shared by all sequences
     swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
     mmap: bool = True                           # llama.cpp: weights memory-mapped from the file (--no-mmap reads them)
+    kv_offload: bool = True                     # llama.cpp --no-kv-offload / -nkvo (False): KV and recurrent state in RAM
+    enable_lora: bool = False                   # vLLM --enable-lora: LoRA slots preallocated (runtimes/vllm_lora.py)
+    max_loras: int = 1                          # vLLM --max-loras
+    max_lora_rank: int = 16                     # vLLM --max-lora-rank
+    dp: int = 1                                 # vLLM --data-parallel-size: engine replicas (runtimes/vllm_parallel.py)
+    expert_parallel: bool = False               # vLLM --enable-expert-parallel: whole experts per rank
     fit: bool = True                            # llama.cpp --fit on|off: fit an unset context and -ngl to free memory
     tensor_split: tuple[float, ...] = ()        # llama.cpp -ts 3,1: the GPUs' shares of the layers (default: free memory)
     gpu_memory_utilization: float | None = None

@@ -800,7 +800,7 @@ class LlamaCpp:
                 cells = c.n_ctx_seq
                 if lk.window:
                     cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
-                dev = at(where[il])
+                dev = at(where[il] if s.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
                 dev.kv += lk.bytes_per_token * cells * c.n_stream
                 if dev.kind == "gpu" and backend.ggml_cuda:
                     dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
@@ -809,7 +809,7 @@ class LlamaCpp:
             if layer.recurrent is not None:
                 # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
                 r = layer.recurrent
-                at(where[il]).rs += (r.conv_elems + r.state_elems) * 4 * n_seq
+                at(where[il] if s.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * n_seq
         rec = sum(d.rs for d in [*devs, host])
         if rec:
             steps.append(Step("recurrent state", f"(conv + ssm elements) × 4 B × {n_seq} seq", f"{rec:,} B",
@@ -820,6 +820,11 @@ class LlamaCpp:
                           + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
                           "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
 
+        if not s.kv_offload:
+            steps.append(Step("--no-kv-offload", "every KV cache and recurrent state in system RAM; attention then runs "
+                              "on the CPU, compute buffers planned as with the cache offloaded (an upper bound on the GPU)",
+                              f"{kv_total:,} B in {host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer type), "
+                              "src/llama-context.cpp graph_get_cb"))
         if not with_compute:      # floor(): everything but the compute buffers
             host.output = model.vocab_size * 4 * n_seq
             return s, [*devs, host], steps, {"fa": fa, "context": c}
@@ -998,6 +1003,8 @@ class LlamaCpp:
             parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.tensor_split)]
         if not s.mmap:
             parts += ["--no-mmap"]
+        if not s.kv_offload:
+            parts += ["--no-kv-offload"]
         if not s.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)

@@ -548,6 +548,14 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     if mx:
         # the experts as vLLM pads them for its MXFP4 MoE kernel, the rest split over the ranks
         w = (weights.total - mx[0]) // (tp * pp) + mx[1] // pp
+    if s.dp > 1 and not mx:   # MoE layers shard over all DP × TP ranks (runtimes/vllm_parallel.py)
+        from .vllm_parallel import weights_per_gpu
+
+        w = weights_per_gpu(model, weights, tp, pp, s.dp)
+    if s.enable_lora:       # LoRA slots are made in load_model: counted with the weights (runtimes/vllm_lora.py)
+        from .vllm_lora import lora_slot_bytes
+
+        w += lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp)
     default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
     v0 = engine in ("v0.6", "v0")
     if v0:
@@ -581,6 +589,24 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
     return Step("weights per GPU", f"({weights.total:,} − {mx[0]:,} B MXFP4 experts as stored) / (TP {tp} × PP {pp}) + "
                 f"{mx[1]:,} B experts as {backend} pads them (intermediate/TP → ×{i_mult}, hidden → ×{h_mult}) / PP {pp}",
                 f"{per_gpu:,} B", "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights")
+
+
+def _experts(model: ModelSpec, weights: WeightEstimate) -> int:
+    from .vllm_parallel import expert_bytes
+
+    return expert_bytes(model, weights)
+
+
+def _lora_steps(model: ModelSpec, s: Settings, tp: int, pp: int) -> tuple[Step, ...]:
+    if not s.enable_lora:
+        return ()
+    from .vllm_lora import lora_slot_bytes, not_covered
+
+    left = not_covered(model)
+    return (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP linear "
+                 f"(in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
+                 f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
+                 "vllm/lora/layers/base_linear.py create_lora_weights"),)
 
 
 class VLLM:
@@ -623,7 +649,7 @@ class VLLM:
             b = _replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
                          non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
         tp, pp = max(1, s.tp), max(1, s.pp)
-        n_gpu = min(len(gpus), tp * pp) or 1
+        n_gpu = min(len(gpus), tp * pp * max(1, s.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
@@ -683,6 +709,15 @@ class VLLM:
             Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
                  "vllm/v1/worker/gpu_worker.py determine_available_memory"),
             weights_step(model, weights, tp, pp, gpu, b.weights),
+            *_lora_steps(model, s, tp, pp),
+            *((Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below and "
+                    f"its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers sharded "
+                    f"over all {s.dp * tp} DP × TP ranks"
+                    + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
+                    + f": weights per GPU = dense / (TP × PP) + {_experts(model, weights):,} B of experts / "
+                    f"({s.dp} × TP × PP)",
+                    f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
+              if s.dp > 1 else ()),
             Step("activation peak",
                  f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
                  f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
@@ -743,6 +778,12 @@ class VLLM:
             parts += ["--pipeline-parallel-size", str(s.pp)]
         if s.parallel > 1:
             parts += ["--max-num-seqs", str(s.parallel)]
+        if s.dp > 1:
+            parts += ["--data-parallel-size", str(s.dp)]
+        if s.expert_parallel:
+            parts += ["--enable-expert-parallel"]
+        if s.enable_lora:
+            parts += ["--enable-lora", "--max-loras", str(s.max_loras), "--max-lora-rank", str(s.max_lora_rank)]
         if s.tp * s.pp > GPUS_PER_NODE:
             # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
             parts += ["--distributed-executor-backend", "ray"]

@@ -1,0 +1,30 @@
+"""vLLM data parallel with MoE models (issue 18, point 5: "data parallel with expert parallel").
+
+``--data-parallel-size N`` runs N engine replicas, each with its own KV pool, on N × TP × PP GPUs. Dense layers
+(attention, dense MLPs, embeddings) are replicated on every replica, split 1/TP inside it. The MoE layers are
+not: vLLM shards them over all DP × TP ranks (vllm/model_executor/layers/fused_moe/config.py
+FusedMoEParallelConfig.make: ``flatten_tp_across_dp``, the experts' TP size is DP × TP), each expert split across
+the ranks without ``--enable-expert-parallel`` and whole experts per rank (EP size DP × TP, TP 1) with it — the
+same bytes per GPU either way. So one GPU holds dense/(TP·PP) + experts/(DP·TP·PP).
+
+The expert bytes are the weights' share in proportion to the expert parameters (exact for a checkpoint in one
+dtype; an estimate when experts and the rest are quantized differently). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from ..model.spec import ModelSpec
+from ..quant.formats import WeightEstimate
+
+
+def expert_bytes(model: ModelSpec, weights: WeightEstimate) -> int:
+    """The routed experts' share of the weight bytes, by parameter count."""
+    params = model.params
+    expert = sum(t.numel for t in model.tensors if t.role.startswith("expert_"))
+    return weights.total * expert // params if params else 0
+
+
+def weights_per_gpu(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, dp: int) -> int:
+    """One GPU's weight bytes under DP replicas: dense parts per replica rank, MoE parts over all DP × TP ranks."""
+    experts = expert_bytes(model, weights) if model.n_experts else 0
+    return (weights.total - experts) // (tp * pp) + experts // (dp * tp * pp)
