@@ -18,7 +18,14 @@ from typing import Any
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType as T
 
-FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+def _checkout() -> Path:
+    """The source checkout this module runs from (the corpus builds on its tests/fixtures/configs)."""
+    here = Path(__file__).resolve()
+    return next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parents[3])
+
+
+FIXTURES = _checkout() / "tests" / "fixtures" / "configs"
 
 # ------------------------------------------------------------------------------------------------
 # raw GGUF
@@ -108,7 +115,7 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
         c[name] = write
 
     # hyperparameters: wrong type, sign, size, or missing
-    for key, cases in {
+    bad_kv: dict[str, list[tuple[T | None, Any]]] = {      # (None, None): the key left out
         "block_count": [(T.UINT32, 0), (T.INT32, -1), (T.UINT64, 1 << 32), (T.UINT32, 10 ** 6), (T.STRING, "32"),
                         (T.BOOL, True), (T.FLOAT32, 32.0), (None, None)],
         "embedding_length": [(T.UINT32, 0), (T.UINT64, 1 << 40), (T.STRING, "256"), (T.INT32, -256), (None, None)],
@@ -127,7 +134,8 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
         "full_attention_interval": [(T.UINT32, 0)],
         "attention.kv_lora_rank": [(T.INT32, -512)],
         "ssm.state_size": [(T.INT32, -16)],
-    }.items():
+    }
+    for key, cases in bad_kv.items():
         for i, (vtype, value) in enumerate(cases):
             put(f"gguf-{key}-{i}", with_kv(key, vtype, value))
     put("gguf-experts-used-over-count", gguf_bytes(llama_kv() + [("llama.expert_count", T.UINT32, 8),
@@ -195,7 +203,7 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-version-2^31", b"GGUF" + struct.pack("<IQQ", 1 << 31, 0, 0))
     put("gguf-value-type-99", gguf_bytes([], [], n_kv=1) + _str("k") + struct.pack("<I", 99))
     put("gguf-array-type-99", gguf_bytes([], [], n_kv=1) + _str("k") + struct.pack("<IIQ", T.ARRAY, 99, 1))
-    for i, (part, of) in enumerate([(1, 0), (0, 2), (3, 2), (1, 99999)]):
+    for part, of in [(1, 0), (0, 2), (3, 2), (1, 99999)]:
         name = f"x-{part:05d}-of-{of:05d}.gguf"
         put(f"gguf-split-{part}-of-{of}", with_kv("block_count", T.UINT32, 2), name)
 
@@ -250,7 +258,7 @@ def config_cases() -> dict[str, Callable[[Path], Path]]:
         return doc
 
     nan, inf = float("nan"), float("inf")
-    llama_bad = {
+    llama_bad: dict[str, list[Any]] = {
         "num_key_value_heads": [-8, 0, 3, 64, "8", True, 8.0, 1 << 40],
         "num_attention_heads": [0, -32, _DROP, 10 ** 30, "32", False],
         "hidden_size": [0, 1 << 40, "4096", True, 4096.5, -4096],
