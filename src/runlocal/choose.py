@@ -505,7 +505,9 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         cheaper = "own" if own_year < rent_year else "rent"
     else:
         cheaper = None
-    r2 = (lambda v: round(v, 2) if v is not None else None)
+    def r2(v: float | None) -> float | None:
+        return round(v, 2) if v is not None else None
+
     return {
         "model": model.id, "device": dev.id, "name": dev.name, "count": count, "spec": spec_string(dev.id, count),
         "runtime": get_runtime(runtime).name, "ctx": ctx,

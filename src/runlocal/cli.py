@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Optional
 
 import typer
 
@@ -85,12 +84,12 @@ def _with_request_options(command):
 def _cli_type(annotation: str, kind: str):
     """The command-line type of a request field: text for sizes, token counts and -ngl (auto/all), as typed."""
     if "tuple" in annotation:
-        return Optional[list[str]]
+        return list[str] | None
     base = annotation.split(" | ")[0]
     if kind in ("tokens", "ngl", "size"):
         base = "str"
     py = {"str": str, "int": int, "float": float, "bool": bool}[base]
-    return Optional[py] if "None" in annotation else py
+    return py | None if "None" in annotation else py
 
 
 app.command("check")(_with_request_options(check))

@@ -21,8 +21,8 @@ Memory counts as held from its ``alloc`` until its ``free_completed`` (a block f
 stream still uses it stays held until then), which is what the memory_viz "Active Memory Timeline"
 draws; when a trace has no ``free_completed`` at all (skipped actions), ``free_requested`` ends it.
 Blocks held before a (ring-buffered) trace begins are found from frees of addresses the trace never
-allocated, and from blocks still held at the end that the trace never allocated. Older snapshots are a bare list of segments, and older blocks carry
-their stack in ``history[0]["frames"]``; both are read.
+allocated, and from blocks still held at the end that the trace never allocated. Older snapshots are a bare list
+of segments, and older blocks carry their stack in ``history[0]["frames"]``; both are read.
 
 Reading a pickle runs whatever it names, so the file is read with an unpickler that refuses every
 global: dicts, lists, tuples, str, bytes, int, float, bool and None need none, and a file that names
@@ -521,7 +521,7 @@ def _point(event: int, time_us, cats: dict) -> dict:
 
 
 def _origins_at(initial, events, upto: int, classify, limit: int = 12) -> list[dict]:
-    held = {addr: size_frames for addr, size_frames in initial.items()}
+    held = dict(initial)
     for kind, addr, size, frames, _t in events[:upto]:
         if kind > 0:
             held[addr] = (size, frames)

@@ -75,10 +75,11 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     params = f"{format_count(m.params)} params" + (f", {format_count(m.active_params)} active" if m.n_experts else "")
     if m.vision_params:
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
+    slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
+             f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
-                                + (f" · parallel {s.parallel}" if s.parallel > 1 else
-                                   f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
+                                + slots))
     console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
     for condition in getattr(plan, "conditions", ()):
         console.print(Text(f"  {condition}", style="bold yellow"))

@@ -271,7 +271,8 @@ class SGLang:
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=int(cell), kv_cache_tokens=tokens,
                           max_concurrency=concurrency, refusal=refusal, steps=tuple(steps),
                           assumptions=(*assumptions,
-                                       f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)"
+                                       f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB "
+                                       "per GPU (measured, H100)"
                                        + (f" + distributed init {dist / GiB:.2f} GiB (logged by SGLang)" if dist else ""),
                                        "vision-language models: mem_fraction_static lowered further by SGLang (not modelled)"))
 

@@ -419,7 +419,8 @@ class Transformers:
             devices.append(DeviceMemory(h_t.name, "cpu", h_t.capacity, cpu_w, kv_bytes.get("cpu", 0), cpu_compute, 0))
         return Allocation(settings=s, devices=tuple(devices), kv_bytes_per_token=per_token_total,
                           kv_cache_tokens=None, max_concurrency=None, refusal=refusal, steps=tuple(steps),
-                          assumptions=(*assumptions, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
+                          assumptions=(*assumptions, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS "
+                                       f"{CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
                                        "host RAM for the Python process and loading buffers not counted"))
 
     def _eager(self, model: ModelSpec, q: str, n_seq: int, prompt: int, ctx: int, attn_phase: int,

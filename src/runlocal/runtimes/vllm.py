@@ -723,7 +723,7 @@ class VLLM:
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
-                                         ["recurrent state per sequence: %d B (not in this engine's KV pool)" % rec]
+                                         [f"recurrent state per sequence: {rec} B (not in this engine's KV pool)"]
                                          if rec else [])))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -426,7 +426,8 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                                                        n_copies=n_copies)
         if n_splits is not None:
             n_splits.append(ns)
-        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes, leafs=leafs)
+        got = allocate(b.g, buffers, lambda i, t, ids=ids: ids[i], lambda i, t, leaf_ids=leaf_ids: leaf_ids[i],
+                       nodes=nodes, leafs=leafs)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
     out = {f"CUDA{k} compute": sizes[k] for k in range(n_gpus)}
     out["CUDA_Host compute"] = sizes[host]
