@@ -193,7 +193,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         submitter_tokens=config.submitter_tokens() if submitter_tokens is None else submitter_tokens,
         on_change=lambda: version_seen.update(at=-1.0),   # this process's own write is seen by the next check
         write_limit=write_limit))
-    planned = {"responses": ERROR_RESPONSES}
+    planned: dict[str, Any] = {"responses": ERROR_RESPONSES}
 
     @app.post("/api/v1/check", response_model=PlanDoc, **planned)
     async def post_check(body: CheckBody):
