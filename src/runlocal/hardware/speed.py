@@ -37,6 +37,7 @@ from ..memo import per_model
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
+    from ..runtimes.base import DeviceMemory
     from .catalog import Device
 
 
@@ -339,7 +340,7 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
 
-    def matmul_bytes(d) -> float:
+    def matmul_bytes(d: DeviceMemory) -> float:
         if d is not holder:
             return float(d.weights)
         rest = d.weights - embed

@@ -62,7 +62,7 @@ from math import lcm
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -586,6 +586,7 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
 class VLLM:
     name = "vllm"
     pools_kv = True
+    levers = POOL_LEVERS
 
     def __init__(self, engine: str = DEFAULT_ENGINE, enable_prefix_caching: bool = False) -> None:
         if engine not in ENGINES:
