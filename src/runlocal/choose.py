@@ -90,7 +90,7 @@ def device_price(dev, *, used: bool = False) -> Price:
     raw = _raw_devices().get(dev.id, {})
     if used and raw.get("used_price_usd"):
         src = raw.get("used_price_source")
-        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src))
+        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src)
     note = "no used-market price in the catalog; launch price used" if used else None
     if dev.launch_price_usd:
         return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note)
@@ -283,7 +283,7 @@ def _row(dev, count: int, fit: Fit, price: Price) -> dict[str, Any]:
 
 def _settings_dict(s: Settings) -> dict[str, Any]:
     """The settings that matter for running it (the rest are the runtime's defaults)."""
-    out = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
+    out: dict[str, Any] = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
     if s.n_gpu_layers is not None:
         out["n_gpu_layers"] = s.n_gpu_layers
     if s.gpu_memory_utilization is not None:
@@ -319,7 +319,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if quants == (None,):
         res.notes.append("weights: the file as it is (--quant to try another format)")
     elif not quant:
-        res.notes.append(f"weights: the best of {', '.join(quants)} that fits whole on the device(s)"
+        res.notes.append(f"weights: the best of {', '.join(q for q in quants if q)} that fits whole on the device(s)"
                          " (--quant to fix one)")
     host_cache: dict = {}
     fallbacks = 0
