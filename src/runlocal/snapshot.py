@@ -226,7 +226,8 @@ def loads(data: bytes) -> object:
 
     # The fast C unpickler is used unless some code in this process registered copyreg extensions
     # (none are by default), since a cached extension object would bypass find_class.
-    unpickler = _PyPlainUnpickler if copyreg._inverted_registry else _PlainUnpickler
+    extensions = getattr(copyreg, "_inverted_registry", None)     # private, so not in typeshed's copyreg
+    unpickler = _PyPlainUnpickler if extensions else _PlainUnpickler
     try:
         return unpickler(io.BytesIO(data)).load()
     except UnsafeSnapshotError:

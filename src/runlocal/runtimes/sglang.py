@@ -139,6 +139,7 @@ class SGLang:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         s = self.defaults(model, settings, targets)
+        assert s.ctx is not None                # set by defaults()
         gpus = self._gpus(targets)
         tp, pp = max(1, s.tp), max(1, s.pp)
         steps: list[Step] = []

@@ -273,6 +273,7 @@ class Transformers:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         s = self.defaults(model, settings, targets)
+        assert s.ctx is not None                # set by defaults()
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
         q = _quant_key(weights.quant) or ""

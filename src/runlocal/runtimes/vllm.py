@@ -227,6 +227,7 @@ def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 
         layers = layers[: _cdiv(len(layers), pp)]
         recurrent = recurrent[: _cdiv(len(recurrent), pp)]
     groups: dict[tuple, KVGroup] = {}
+    key: tuple[str, int, int | None]      # (kind, bytes per token, window or chunk)
     for a in layers:
         heads = 1 if a.kind == "mla" else max(1, _cdiv(a.n_kv_heads, tp))
         lk = layer_kv(AttentionSpec(a.kind, heads, a.k_dim, a.v_dim, a.window), cache_type_k, cache_type_v,
@@ -615,6 +616,7 @@ class VLLM:
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
+        assert s.ctx is not None                # set by defaults()
         cpu_only = gpu.kind == "cpu"
         if cpu_only:
             # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is

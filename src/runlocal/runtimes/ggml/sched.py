@@ -1,6 +1,7 @@
 """ggml-backend's scheduler on the CUDA build (ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph): which
 backend runs each node, op offload, the splits and the copies of their inputs; ggml-cuda's allocation sizes; and the
-compute buffers of each GPU and the host."""
+compute buffers of each GPU and the host. ``_sched_split`` mirrors ggml_backend_sched_split_graph pass by pass (over
+80 lines, kept in its shape so it reads against its source)."""
 
 from __future__ import annotations
 
