@@ -7,8 +7,8 @@ Pure computation over plans (no I/O): ``make`` is plan.make_plan, passed in by t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from dataclasses import replace
+from typing import Any
 
 from ..runtimes import Target
 
