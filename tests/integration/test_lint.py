@@ -61,7 +61,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/choose.py::cost": "to shorten",
     "src/runlocal/evidence/sglang_logs.py::main": "to shorten: the report printer",
     "src/runlocal/snapshot.py::_summarize_device": "to shorten",
-    "src/runlocal/testing/hostile_corpus.py::gguf_cases": "to shorten: the case table",
 }
 
 

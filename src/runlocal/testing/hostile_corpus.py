@@ -104,8 +104,12 @@ def nested_array(depth: int) -> bytes:
     return struct.pack("<I", T.ARRAY) + struct.pack("<IQ", T.ARRAY, 1) * (depth - 1) + struct.pack("<IQ", T.UINT8, 0)
 
 
-def gguf_cases() -> dict[str, Callable[[Path], Path]]:
-    c: dict[str, Callable[[Path], Path]] = {}
+Cases = dict[str, Callable[[Path], Path]]
+Put = Callable[..., None]
+
+
+def gguf_cases() -> Cases:
+    c: Cases = {}
 
     def put(name: str, data: bytes | Callable[[], bytes], fname: str | None = None) -> None:
         def write(folder: Path) -> Path:
@@ -114,7 +118,14 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
             return p
         c[name] = write
 
-    # hyperparameters: wrong type, sign, size, or missing
+    _gguf_hyperparameter_cases(put)
+    _gguf_structure_cases(put)
+    _gguf_sparse_cases(c)
+    return c
+
+
+def _gguf_hyperparameter_cases(put: Put) -> None:
+    """Hyperparameters of the wrong type, sign or size, or missing."""
     bad_kv: dict[str, list[tuple[T | None, Any]]] = {      # (None, None): the key left out
         "block_count": [(T.UINT32, 0), (T.INT32, -1), (T.UINT64, 1 << 32), (T.UINT32, 10 ** 6), (T.STRING, "32"),
                         (T.BOOL, True), (T.FLOAT32, 32.0), (None, None)],
@@ -169,7 +180,9 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-no-vocab", gguf_bytes([e for e in llama_kv() if e[0] != "tokenizer.ggml.tokens"],
                                     [t for t in llama_tensors() if t[0] != "token_embd.weight"]))
 
-    # structure: lengths, counts and nesting that lie
+
+def _gguf_structure_cases(put: Put) -> None:
+    """Lengths, counts and nesting that lie."""
     base = llama_kv()
     put("gguf-nested-600", lambda: gguf_bytes([], [], n_kv=1) + _str("x") + nested_array(600))
     put("gguf-nested-3", lambda: gguf_bytes([], [], n_kv=1) + _str("x") + nested_array(3))
@@ -207,6 +220,9 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
         name = f"x-{part:05d}-of-{of:05d}.gguf"
         put(f"gguf-split-{part}-of-{of}", with_kv("block_count", T.UINT32, 2), name)
 
+
+def _gguf_sparse_cases(c: Cases) -> None:
+    """Big claims inside sparse 1 GiB files (cheap to write, costly to believe)."""
     def sparse(folder: Path) -> Path:
         # 144 KB of real header in a 1 GiB sparse file whose strings claim 60 MiB each
         p = folder / "gguf-sparse-60MiB-strings.gguf"
@@ -226,7 +242,6 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
             f.truncate(1 << 30)
         return p
     c["gguf-sparse-16M-tokens"] = sparse_tokens
-    return c
 
 
 # ------------------------------------------------------------------------------------------------
