@@ -442,12 +442,9 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 # ------------------------------------------------------------------------------------------ cost
 
-def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
-         quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
-         years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
-         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
-    """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
-    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
+                       price_usd: float | None, rent_usd_per_hour: float | None) -> None:
+    """One line naming the field for a value ``cost`` cannot use."""
     if not 0 < hours_per_day <= 24:
         raise InputError(f"hours-per-day: must be in (0, 24], got {hours_per_day:g}")
     if kwh_price < 0:
@@ -460,6 +457,15 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         raise InputError(f"price: must be positive, got {price_usd:g}")
     if rent_usd_per_hour is not None and rent_usd_per_hour <= 0:
         raise InputError(f"rent-price: must be positive, got {rent_usd_per_hour:g}")
+
+
+def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
+         quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
+         years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
+         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
+    """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
+    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+    _check_cost_inputs(hours_per_day, kwh_price, years, utilization, price_usd, rent_usd_per_hour)
     ctx = ctx or DEFAULT_CTX
     notes: list[str] = []
     hours_year = hours_per_day * 365
