@@ -56,7 +56,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
     "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
     # still to shorten (#19): named so that no new one slips in
-    "src/runlocal/api/app.py::create_app": "the app factory: its routes are nested functions",
 }
 
 
