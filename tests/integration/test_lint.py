@@ -55,7 +55,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/fixes.py::suggest_fixes": "trust (#20): fixes.py",
     "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
     "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
-    # still to shorten (#19): named so that no new one slips in
 }
 
 
