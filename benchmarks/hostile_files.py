@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hostile-file corpus (tests/hostile_corpus.py) through `runlocal check` (and `runlocal snapshot`), one
+"""The hostile-file corpus (runlocal/testing/hostile_corpus.py) through `runlocal check` (and `runlocal snapshot`), one
 child process per case.
 
 Each child runs under a 1 GiB address-space limit; its peak RSS and CPU time come from os.wait4. A case is
@@ -19,10 +19,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from runlocal.testing import hostile_corpus as corpus
 
-import hostile_corpus as corpus
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:

@@ -190,7 +190,6 @@ def main() -> None:
     ap.add_argument("--dump", type=Path, help="write each row's plan as JSON lines")
     ap.add_argument("--only", choices=("inproc", "cold", "choose", "curve"))
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
     rows = grid(args.sample)
     print(f"grid: {len(rows)} rows (catalog models × {len(RUNTIMES)} runtimes × ctx default/4K/32K/trained × "
           f"{'/'.join(GPUS)})")

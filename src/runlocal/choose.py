@@ -90,7 +90,7 @@ def device_price(dev, *, used: bool = False) -> Price:
     raw = _raw_devices().get(dev.id, {})
     if used and raw.get("used_price_usd"):
         src = raw.get("used_price_source")
-        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src))
+        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src)
     note = "no used-market price in the catalog; launch price used" if used else None
     if dev.launch_price_usd:
         return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note)
@@ -289,7 +289,7 @@ def _row(dev, count: int, fit: Fit, price: Price) -> dict[str, Any]:
 
 def _settings_dict(s: Settings) -> dict[str, Any]:
     """The settings that matter for running it (the rest are the runtime's defaults)."""
-    out = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
+    out: dict[str, Any] = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
     if s.parallel > 1:
         out["parallel"] = s.parallel
     if s.n_gpu_layers is not None:
@@ -330,7 +330,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if quants == (None,):
         res.notes.append("weights: the file as it is (--quant to try another format)")
     elif not quant:
-        res.notes.append(f"weights: the best of {', '.join(quants)} that fits whole on the device(s)"
+        res.notes.append(f"weights: the best of {', '.join(q for q in quants if q)} that fits whole on the device(s)"
                          " (--quant to fix one)")
     host_cache: dict = {}
     fallbacks = 0
@@ -458,12 +458,9 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 # ------------------------------------------------------------------------------------------ cost
 
-def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
-         quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
-         years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
-         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
-    """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
-    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
+                       price_usd: float | None, rent_usd_per_hour: float | None) -> None:
+    """One line naming the field for a value ``cost`` cannot use."""
     if not 0 < hours_per_day <= 24:
         raise InputError(f"hours-per-day: must be in (0, 24], got {hours_per_day:g}")
     if kwh_price < 0:
@@ -476,6 +473,15 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         raise InputError(f"price: must be positive, got {price_usd:g}")
     if rent_usd_per_hour is not None and rent_usd_per_hour <= 0:
         raise InputError(f"rent-price: must be positive, got {rent_usd_per_hour:g}")
+
+
+def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
+         quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
+         years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
+         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
+    """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
+    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+    _check_cost_inputs(hours_per_day, kwh_price, years, utilization, price_usd, rent_usd_per_hour)
     ctx = ctx or DEFAULT_CTX
     notes: list[str] = []
     hours_year = hours_per_day * 365
@@ -521,7 +527,9 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         cheaper = "own" if own_year < rent_year else "rent"
     else:
         cheaper = None
-    r2 = (lambda v: round(v, 2) if v is not None else None)
+    def r2(v: float | None) -> float | None:
+        return round(v, 2) if v is not None else None
+
     return {
         "model": model.id, "device": dev.id, "name": dev.name, "count": count, "spec": spec_string(dev.id, count),
         "runtime": get_runtime(runtime).name, "ctx": ctx,

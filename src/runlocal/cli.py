@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Optional
 
 import typer
 
@@ -85,12 +84,12 @@ def _with_request_options(command):
 def _cli_type(annotation: str, kind: str):
     """The command-line type of a request field: text for sizes, token counts and -ngl (auto/all), as typed."""
     if "tuple" in annotation:
-        return Optional[list[str]]
+        return list[str] | None
     base = annotation.split(" | ")[0]
     if kind in ("tokens", "ngl", "size"):
         base = "str"
     py = {"str": str, "int": int, "float": float, "bool": bool}[base]
-    return Optional[py] if "None" in annotation else py
+    return py | None if "None" in annotation else py
 
 
 app.command("check")(_with_request_options(check))
@@ -125,8 +124,8 @@ def models_cmd(
     if as_json:
         typer.echo(json.dumps(catalog.listing(), indent=2))
         return
-    for e in catalog.load_entries():
-        typer.echo(f"{e['alias']:<32} {e['repo_id']}")
+    for entry in catalog.load_entries():
+        typer.echo(f"{entry['alias']:<32} {entry['repo_id']}")
 
 
 @app.command()
@@ -258,9 +257,9 @@ def explain(
     if as_json:
         stack = None
         if plan is not None:
-            gpu = next((d for d in plan.allocation.devices if d.kind != "cpu"), plan.allocation.devices[0])
-            stack = {"device": gpu.name, "capacity": gpu.capacity, "overhead": gpu.overhead, "weights": gpu.weights,
-                     "kv_cache": gpu.kv_cache, "compute": gpu.compute, "free": gpu.capacity - gpu.total}
+            dev = next((d for d in plan.allocation.devices if d.kind != "cpu"), plan.allocation.devices[0])
+            stack = {"device": dev.name, "capacity": dev.capacity, "overhead": dev.overhead, "weights": dev.weights,
+                     "kv_cache": dev.kv_cache, "compute": dev.compute, "free": dev.capacity - dev.total}
         typer.echo(json.dumps({"topic": "oom", "stack": stack, "plan": plan.to_dict() if plan else None,
                                "text": text}, indent=2))
         return

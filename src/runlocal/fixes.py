@@ -76,10 +76,11 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
 
     def gpus_over(new: Settings, quant: str | None = None) -> bool:
         # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
-        if not hasattr(runtime, "floor"):
+        surely_over = getattr(runtime, "surely_over", None)
+        if not hasattr(runtime, "floor") or surely_over is None:
             return False
-        return runtime.surely_over(model, estimate(model, quant) if quant else plan.weights, new, targets,
-                                   gpus_only=True)
+        return surely_over(model, estimate(model, quant) if quant else plan.weights, new, targets,
+                           gpus_only=True)
 
     def runs(new: Settings, weights=None) -> bool:
         # verdict.fits of the re-plan, skipped where the runtime's lower bound already overflows (search.plan_fits)

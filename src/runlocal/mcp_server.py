@@ -21,12 +21,13 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.resources import FunctionResource
+from mcp.server.mcpserver.resources import FunctionResource, Resource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -396,7 +397,8 @@ class _RawArguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-TOOLS: dict[str, tuple[Callable[[dict], Any], str, tuple[str, ...]]] = {
+# answer(args) or, for the tools that read a model reference, answer(args, readers)
+TOOLS: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
     # name: (answer, description, fields holding a model reference the read policy checks)
     "check": (check_doc, ("Will MODEL run on this hardware with these settings? Memory per device (weights, KV "
               "cache, compute, overhead), verdict, largest context and concurrency, speed and ranked fixes with the "
@@ -445,17 +447,21 @@ def make_tool(name: str, args_model: type[BaseModel], policy: ReadPolicy) -> Too
         except RunlocalError as e:
             return _error(_error_line(e, name, args_model.model_fields))
 
-    return Tool(fn=run, name=name, title=None, description=description,
+    return Tool(fn=run, name=name, title=None, description=description, context_kwarg=None,
                 parameters=args_model.model_json_schema(), fn_metadata=FuncMetadata(arg_model=_RawArguments),
                 is_async=False, annotations=ToolAnnotations(read_only_hint=True, open_world_hint=bool(model_fields)))
 
 
 # --- resources and the prompt --------------------------------------------------------------------------------
 
-def _resources() -> list[FunctionResource]:
+def _kb_entry_doc(entry_id: str) -> str:
+    return dumps(kb_entry(entry_id))
+
+
+def _resources() -> list[Resource]:
     from .diagnose import kb
 
-    out = [
+    out: list[Resource] = [
         FunctionResource(uri="runlocal://models", name="models", mime_type="application/json",
                          description="The embedded model catalog (aliases usable as `model`), as "
                                      "`runlocal models --json`.",
@@ -468,7 +474,7 @@ def _resources() -> list[FunctionResource]:
         out.append(FunctionResource(uri=f"runlocal://errors/{entry.id}", name=f"errors/{entry.id}",
                                     title=entry.title, mime_type="application/json",
                                     description=f"Errors knowledge base: {entry.title} [{entry.category}]",
-                                    fn=lambda i=entry.id: dumps(kb_entry(i))))
+                                    fn=partial(_kb_entry_doc, entry.id)))
     return out
 
 

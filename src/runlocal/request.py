@@ -73,7 +73,9 @@ class CheckRequest:
                                     "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
     vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
-    ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size", help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; otherwise the answer says how much RAM it needs)")
+    ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size",
+                           help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
+                                "otherwise the answer says how much RAM it needs)")
     ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", ge=1, le=MAX_CTX, max_length=MAX_SHORT,
                                  kind="tokens", help="context per request (8192, 32k)")
     quant: str | None = _opt(None, "--quant", "-q", max_length=MAX_SHORT, help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …")

@@ -21,8 +21,8 @@ Memory counts as held from its ``alloc`` until its ``free_completed`` (a block f
 stream still uses it stays held until then), which is what the memory_viz "Active Memory Timeline"
 draws; when a trace has no ``free_completed`` at all (skipped actions), ``free_requested`` ends it.
 Blocks held before a (ring-buffered) trace begins are found from frees of addresses the trace never
-allocated, and from blocks still held at the end that the trace never allocated. Older snapshots are a bare list of segments, and older blocks carry
-their stack in ``history[0]["frames"]``; both are read.
+allocated, and from blocks still held at the end that the trace never allocated. Older snapshots are a bare list
+of segments, and older blocks carry their stack in ``history[0]["frames"]``; both are read.
 
 Reading a pickle runs whatever it names, so the file is read with an unpickler that refuses every
 global: dicts, lists, tuples, str, bytes, int, float, bool and None need none, and a file that names
@@ -226,7 +226,8 @@ def loads(data: bytes) -> object:
 
     # The fast C unpickler is used unless some code in this process registered copyreg extensions
     # (none are by default), since a cached extension object would bypass find_class.
-    unpickler = _PyPlainUnpickler if copyreg._inverted_registry else _PlainUnpickler
+    extensions = getattr(copyreg, "_inverted_registry", None)     # private, so not in typeshed's copyreg
+    unpickler = _PyPlainUnpickler if extensions else _PlainUnpickler
     try:
         return unpickler(io.BytesIO(data)).load()
     except UnsafeSnapshotError:
@@ -419,14 +420,10 @@ def summarize(snapshot: dict, *, device: int | None = None, points: int = DEFAUL
     return doc
 
 
-def _summarize_device(snapshot: dict, device: int, points: int) -> dict:
-    classify = _Classifier()
-    traces = snapshot["device_traces"]
-    trace = traces[device] if device < len(traces) else []
-    final = _live_blocks(snapshot, device)
-    reserved = sum(_int_or_none(s.get("total_size", 0)) or 0 for s in snapshot["segments"] if s.get("device", 0) == device)
-
-    events = []  # (kind, addr, size, frames, time_us) with kind +1 alloc, -1 free, 0 oom
+def _trace_events(trace: list, device: int) -> tuple[list[tuple], list[dict]]:
+    """(events, ooms): events (kind, addr, size, frames, time_us) with kind +1 alloc, -1 free; a block counts
+    as freed at free_completed, or at free_requested when the trace has no free_completed at all."""
+    events = []
     has_completed = any(isinstance(e, dict) and e.get("action") == "free_completed" for e in trace)
     free_action = "free_completed" if has_completed else "free_requested"
     ooms = []
@@ -441,9 +438,12 @@ def _summarize_device(snapshot: dict, device: int, points: int) -> dict:
         elif action == "oom":
             ooms.append({"event": len(events), "size": _int_or_none(e.get("size")),
                          "device_free": _int_or_none(e.get("device_free")), "time_us": _int_or_none(e.get("time_us"))})
+    return events, ooms
 
-    # What was already held when the (ring-buffered) trace begins: frees of addresses the trace never
-    # allocated, and blocks still held at the end that the trace never allocated.
+
+def _held_before(events: list[tuple], final: dict) -> dict[int, tuple[int, object]]:
+    """What was already held when the (ring-buffered) trace begins: frees of addresses the trace never
+    allocated, and blocks still held at the end that the trace never allocated."""
     initial: dict[int, tuple[int, object]] = {}
     live: set[int] = set()
     for kind, addr, size, frames, _t in events:
@@ -456,6 +456,18 @@ def _summarize_device(snapshot: dict, device: int, points: int) -> dict:
     for addr, (size, frames) in final.items():
         if addr not in live and addr not in initial:
             initial[addr] = (size, frames)
+    return initial
+
+
+def _summarize_device(snapshot: dict, device: int, points: int) -> dict:
+    classify = _Classifier()
+    traces = snapshot["device_traces"]
+    trace = traces[device] if device < len(traces) else []
+    final = _live_blocks(snapshot, device)
+    reserved = sum(_int_or_none(s.get("total_size", 0)) or 0 for s in snapshot["segments"] if s.get("device", 0) == device)
+
+    events, ooms = _trace_events(trace, device)
+    initial = _held_before(events, final)
 
     held: dict[int, tuple[int, str, str]] = {}  # addr -> (bytes, category, origin)
     totals = dict.fromkeys(CATEGORIES, 0)
@@ -521,7 +533,7 @@ def _point(event: int, time_us, cats: dict) -> dict:
 
 
 def _origins_at(initial, events, upto: int, classify, limit: int = 12) -> list[dict]:
-    held = {addr: size_frames for addr, size_frames in initial.items()}
+    held = dict(initial)
     for kind, addr, size, frames, _t in events[:upto]:
         if kind > 0:
             held[addr] = (size, frames)

@@ -125,7 +125,7 @@ def test_deepseek_v2_lite_view_is_the_measured_file_and_its_model_buffer(tmp_pat
                if '"deepseek-v2-lite"' in line)
     logged = rec["model_buffers"]["CPU_Mapped model"]
     assert rec["weight_tensor_types"] == {"Q4_0": 295, "F32": 108, "Q6_K": 1}
-    assert f"{sum(gm._pad(t.nbytes) for t in view.tensors) / MiB:.2f}" == f"{logged:.2f}"
+    assert f"{sum(gm.pad_to_alignment(t.nbytes) for t in view.tensors) / MiB:.2f}" == f"{logged:.2f}"
 
 
 def test_ollama_deepseek_v3_log_with_a_legacy_kv_b_reproduces_the_rest_of_the_mix():
@@ -138,14 +138,14 @@ def test_ollama_deepseek_v3_log_with_a_legacy_kv_b_reproduces_the_rest_of_the_mi
     assert rec["settings"]["offloaded"] == "3/62 layers"
     c = _config("deepseek-v3")
     nh, kv_lora, nope, vd = c["num_attention_heads"], c["kv_lora_rank"], c["qk_nope_head_dim"], c["v_head_dim"]
-    kv_b = gm._pad(_bytes(nh * (nope + vd) * kv_lora, Q.Q4_K))
+    kv_b = gm.pad_to_alignment(_bytes(nh * (nope + vd) * kv_lora, Q.Q4_K))
     per_layer: dict[object, int] = {}
     for t in gm.gguf_view(lookup("deepseek-v3"), "Q4_K_M").tensors:
         key = t.layer if t.name.startswith("blk.") else t.name
         if "attn_k_b" in t.name:
             per_layer[key] = per_layer.get(key, 0) + kv_b
         elif "attn_v_b" not in t.name:
-            per_layer[key] = per_layer.get(key, 0) + gm._pad(t.nbytes)
+            per_layer[key] = per_layer.get(key, 0) + gm.pad_to_alignment(t.nbytes)
     n = c["num_hidden_layers"]
     gpu = sum(per_layer[il] for il in range(n - 3, n))          # -ngl 3: the last three blocks, not the output
     cpu = sum(per_layer.values()) - gpu

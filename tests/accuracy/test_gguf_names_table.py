@@ -4,7 +4,7 @@ import json
 from importlib import resources
 
 from runlocal.model import catalog
-from runlocal.quant import gguf_mix, gguf_names_table
+from runlocal.quant import gguf_convert, gguf_mix, gguf_names_table
 
 
 def test_regenerated_table_equals_the_shipped_one():
@@ -18,11 +18,11 @@ def test_catalog_gguf_names_from_the_table_equal_gguf_py():
     for alias in ("llama-3.1-8b", "deepseek-v3", "gemma-3-27b", "qwen3-30b-a3b", "granite-4.0-h-tiny"):
         spec = catalog.lookup(alias)
         arch = gguf_mix.gguf_arch(spec)
-        assert isinstance(gguf_mix._name_map(spec, arch), gguf_names_table.ShippedNameMap)
-        real = gguf_mix._gguf_name_map(arch, spec.n_layers)
-        table = gguf_mix._name_map(spec, arch)
+        assert isinstance(gguf_convert._name_map(spec, arch), gguf_names_table.ShippedNameMap)
+        real = gguf_convert._gguf_name_map(arch, spec.n_layers)
+        table = gguf_convert._name_map(spec, arch)
         for t in spec.tensors:
-            base = gguf_mix._normalize_hf_name(t.name).rsplit(".", 1)[0]
+            base = gguf_convert._normalize_hf_name(t.name).rsplit(".", 1)[0]
             if gguf_names_table.template(base)[0] in table.names:
                 assert table.get_name(base) == real.get_name(base), base
 

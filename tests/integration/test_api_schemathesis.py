@@ -13,15 +13,16 @@ import tempfile
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
-from hypothesis import HealthCheck, settings
-from schemathesis.checks import (
+# imported once importorskip has found schemathesis (hypothesis comes with it)
+from hypothesis import HealthCheck, settings  # noqa: E402
+from schemathesis.checks import (  # noqa: E402
     content_type_conformance,
     not_a_server_error,
     response_schema_conformance,
     status_code_conformance,
 )
 
-from runlocal.api.app import create_app
+from runlocal.api.app import create_app  # noqa: E402
 
 EXAMPLES = 15          # per operation; 16 operations → about 240 requests, ~30 s of CPU
 

@@ -16,9 +16,7 @@ while not (ROOT / "pyproject.toml").is_file():      # the same after this file m
     ROOT = ROOT.parent
 PATH_EDIT = re.compile(r"sys\.path\.(insert|append)|spec_from_file_location")
 # Each entry says why it may: the payload a test needs importable, put back after
-ALLOWED = {"test_snapshot.py": "a malicious pickle's module made importable for the refusal test, then removed",
-           "planning.py": "benchmarks/planning.py (fast's, to remove after merge)",
-           "hostile_files.py": "benchmarks/hostile_files.py imports tests/hostile_corpus.py (hostile's, to remove after merge)"}
+ALLOWED = {"test_snapshot.py": "a malicious pickle's module made importable for the refusal test, then removed"}
 
 
 def test_no_sys_path_edits_in_tests_or_benchmarks():

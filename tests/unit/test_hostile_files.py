@@ -1,4 +1,4 @@
-"""Hostile model files through `runlocal check`: every case of the generated corpus (hostile_corpus.py)
+"""Hostile model files through `runlocal check`: every case of the generated corpus (runlocal/testing/hostile_corpus.py)
 must end in exit 2 with exactly one line on stderr, no traceback, within seconds and 300 MB; property-based
 mutations of real configs and GGUF headers must either plan or fail with one RunlocalError line.
 """
@@ -13,13 +13,13 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import hostile_corpus as corpus
 import pytest
 from gguf import GGUFValueType as T
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runlocal.errors import RunlocalError
+from runlocal.testing import hostile_corpus as corpus
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CASES = corpus.all_cases()

@@ -70,7 +70,7 @@ def test_chart_labels_stay_inside_the_box_above_100_gib(client):
     svg = re.search(r"<svg class=\"chart\".*?</svg>", r.text, re.DOTALL).group(0)
     root = ET.fromstring(svg)
     width = float(root.get("viewBox").split()[2])
-    texts = [t for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    texts = list(root.iter("{http://www.w3.org/2000/svg}text"))
     y_labels = [t.text for t in texts if t.get("text-anchor") == "end" and t.text and t.text.endswith("GiB")]
     assert any(re.fullmatch(r"\d{3,} GiB", s) for s in y_labels), y_labels    # "600 GiB", not "00 GiB"
     for t in texts:

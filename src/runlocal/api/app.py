@@ -16,7 +16,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -103,6 +103,69 @@ class Shortcut:
         return await self.app(scope, receive, send)
 
 
+class _CheckAnswers:
+    """/check's answers. Plans are pure functions of the request for catalog models: cached by request (the stored
+    measurements, which change, are applied per request). Per app: the cache holds what this app's policy allowed
+    it to read; errors are raised, so never cached. Rendered answers are reused while the benchmark store is
+    unchanged (its version is read at most once a second, since other processes may write to a shared store):
+    the load target (benchmarks/load.py) leaves no time to query the store and re-encode the plan on every
+    request."""
+
+    def __init__(self, store: BenchmarkStore, policy: ReadPolicy, pool: PlanningPool) -> None:
+        self.store, self.pool = store, pool
+        self.rendered: OrderedDict[str, tuple[Any, bytes]] = OrderedDict()
+        self.lock = threading.Lock()
+        self.version_seen: dict[str, Any] = {"at": -1.0, "version": None}
+
+        @lru_cache(maxsize=2048)
+        def cached_check(body_json: str):
+            from ..check import check
+
+            return check(to_request(CheckBody.model_validate_json(body_json)), policy)
+
+        self.cached_check = cached_check
+
+    def store_changed(self) -> None:
+        """This process's own write is seen by the next check."""
+        self.version_seen.update(at=-1.0)
+
+    def store_version(self):
+        now = time.monotonic()
+        if now - self.version_seen["at"] > STORE_VERSION_TTL_S:
+            self.version_seen["version"], self.version_seen["at"] = self.store.version(), now
+        return self.version_seen["version"]
+
+    def render(self, key: str) -> bytes:
+        from ..measured import apply_measurements, store_records
+
+        plan, notes = self.cached_check(key)
+        version = self.store_version()
+        doc = {**apply_measurements(plan, store_records(self.store, plan)).to_dict(), "notes": notes}
+        data = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        with self.lock:
+            self.rendered[key] = (version, data)
+            if len(self.rendered) > 2048:
+                self.rendered.popitem(last=False)
+        return data
+
+    async def checked(self, body: BaseModel, raw_key: str | None = None) -> Response:
+        key = body.model_dump_json()
+        hit = self.rendered.get(key)
+        if hit is None or hit[0] != self.store_version():
+            hit = (None, await self.pool.run(self.render, key, key=key))   # CPU work: bounded, off the loop, shared
+        if raw_key is not None:
+            with self.lock:
+                self.rendered[raw_key] = (self.store_version(), hit[1])
+        return Response(hit[1], media_type="application/json")
+
+    async def cached_get(self, scope, receive, send, call_next):
+        """GET /api/v1/check answered from the cache by its raw query string, before any parsing."""
+        hit = self.rendered.get("GET?" + scope["query_string"].decode("latin-1"))
+        if hit is not None and hit[0] == self.store_version():
+            return await Response(hit[1], media_type="application/json")(scope, receive, send)
+        return await call_next(scope, receive, send)
+
+
 def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                cors_origins: list[str] | None = None, policy: ReadPolicy | None = None,
                allowed_hosts: list[str] | None = None, plan_workers: int = 2, plan_deadline_s: float = 20.0,
@@ -123,9 +186,6 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
     install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 
-    def store() -> BenchmarkStore:
-        return bench_store
-
     def write_limit(request: Request) -> None:
         """Write endpoints: a token bucket per client address (api/limits.py)."""
         wait = writes.allow(request.client.host if request.client else "?")
@@ -134,161 +194,14 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
                                 headers={"Retry-After": str(max(1, round(wait)))})
 
     app.add_middleware(BodyCap, limit=MAX_BODY)
-
-    @lru_cache(maxsize=2048)
-    def cached_check(body_json: str):
-        """Plans are pure functions of the request for catalog models: cache them by request (the stored
-        measurements, which change, are applied per request by the caller). Per app: the cache holds what
-        this app's policy allowed it to read. Errors are raised, so never cached."""
-        from ..check import check
-
-        return check(to_request(CheckBody.model_validate_json(body_json)), policy)
-
-    # Rendered answers are reused while the benchmark store is unchanged (its version is read at most
-    # once a second, since other processes may write to a shared store): the load target
-    # (benchmarks/load.py) leaves no time to query the store and re-encode the plan on every request.
-    rendered: OrderedDict[str, tuple[Any, bytes]] = OrderedDict()
-    rendered_lock = threading.Lock()
-    version_seen = {"at": -1.0, "version": None}
-
-    def store_version():
-        now = time.monotonic()
-        if now - version_seen["at"] > STORE_VERSION_TTL_S:
-            version_seen["version"], version_seen["at"] = store().version(), now
-        return version_seen["version"]
-
-    def render(key: str) -> bytes:
-        from ..measured import apply_measurements, store_records
-
-        plan, notes = cached_check(key)
-        version = store_version()
-        doc = {**apply_measurements(plan, store_records(store(), plan)).to_dict(), "notes": notes}
-        data = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-        with rendered_lock:
-            rendered[key] = (version, data)
-            if len(rendered) > 2048:
-                rendered.popitem(last=False)
-        return data
-
-    async def checked(body: BaseModel, raw_key: str | None = None) -> Response:
-        key = body.model_dump_json()
-        hit = rendered.get(key)
-        if hit is None or hit[0] != store_version():
-            hit = (None, await pool.run(render, key, key=key))   # CPU work: bounded, off the event loop, shared
-        if raw_key is not None:
-            with rendered_lock:
-                rendered[raw_key] = (store_version(), hit[1])
-        return Response(hit[1], media_type="application/json")
-
-    async def cached_get(scope, receive, send, call_next):
-        """GET /api/v1/check answered from the cache by its raw query string, before any parsing."""
-        hit = rendered.get("GET?" + scope["query_string"].decode("latin-1"))
-        if hit is not None and hit[0] == store_version():
-            return await Response(hit[1], media_type="application/json")(scope, receive, send)
-        return await call_next(scope, receive, send)
-
-    app.add_middleware(Shortcut, path="/api/v1/check", handler=cached_get)
+    answers = _CheckAnswers(bench_store, policy, pool)
+    app.add_middleware(Shortcut, path="/api/v1/check", handler=answers.cached_get)
     app.include_router(benchmarks_router(
         bench_store, admin_token=token,
         submitter_tokens=config.submitter_tokens() if submitter_tokens is None else submitter_tokens,
-        on_change=lambda: version_seen.update(at=-1.0),   # this process's own write is seen by the next check
-        write_limit=write_limit))
-    planned = {"responses": ERROR_RESPONSES}
-
-    @app.post("/api/v1/check", response_model=PlanDoc, **planned)
-    async def post_check(body: CheckBody):
-        """Will the model run with these settings? The same object as `runlocal check --json`."""
-        return await checked(body)
-
-    @app.get("/api/v1/check", response_model=PlanDoc, **planned)
-    async def get_check(request: Request, query: Annotated[CheckBody, Query()]):
-        """POST /api/v1/check's fields as query parameters (the same model, the same bounds)."""
-        return await checked(query, raw_key="GET?" + request.url.query)
-
-    def plan_curve(body: BaseModel) -> dict:
-        from ..check import curve
-
-        return curve(to_request(body), policy=policy)
-
-    @app.post("/api/v1/curve", response_model=CurveDoc, **planned)
-    async def post_curve(body: CheckBody):
-        """Memory against context for the page's chart."""
-        return await pool.run(plan_curve, body)
-
-    @app.get("/api/v1/curve", response_model=CurveDoc, **planned)
-    async def get_curve(query: Annotated[CheckBody, Query()]):
-        return await pool.run(plan_curve, query)
-
-    @app.get("/api/v1/runtimes", response_model=list[str])
-    def runtimes():
-        from ..runtimes import runtime_names
-
-        return runtime_names()
-
-    @app.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
-    async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
-                      ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
-                      used: bool = False):
-        """Devices side by side (comma-separated), with MODEL's speed on each."""
-        from ..compare import compare_devices
-
-        return await pool.run(lambda: compare_devices([d for d in devices.split(",") if d.strip()], model=model,
-                                                      ctx=ctx, runtime=runtime, quant=quant, used=used,
-                                                      policy=policy))
-
-    @app.get("/api/v1/best", response_model=BestDoc, **planned)
-    async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
-                   runtime: RuntimeQuery = "llama.cpp",
-                   budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
-                   used: bool = False, quant: QuantQuery = None,
-                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1):
-        """The same object as `runlocal best --json`."""
-        from ..choose import best as run_best
-        from ..model.resolve import resolve_model
-
-        return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
-                                               budget_usd=budget, used=used, quant=quant, users=users).to_dict())
-
-    @app.get("/api/v1/models", response_model=list[ModelEntry])
-    def models(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..model import catalog
-
-        entries = catalog.load_entries()
-        out = [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params"),
-                "model_type": e["config"].get("model_type")} for e in entries]
-        if q:
-            ql = q.lower()
-            out = [o for o in out if ql in o["alias"] or ql in o["repo_id"].lower()]
-        return out
-
-    @app.get("/api/v1/hardware", response_model=list[DeviceDoc])
-    def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..hardware.catalog import load_devices
-
-        devs = [asdict(d) for d in load_devices()]
-        if q:
-            ql = q.lower()
-            devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
-        return devs
-
-    @app.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
-    def errors(q: Annotated[str | None, Query(max_length=200)] = None):
-        from ..diagnose import kb
-
-        entries = kb.search(q) if q else kb.load_entries()
-        return [e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries]
-
-    def run_diagnose(text: str, runtime: str | None) -> dict:
-        from ..diagnose.classify import diagnose_text
-        from ..diagnose.fixes import with_computed_fixes
-
-        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
-
-    @app.post("/api/v1/diagnose", response_model=DiagnosisDoc, responses=ERROR_RESPONSES)
-    async def diagnose(body: DiagnoseBody):
-        """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
-        return await pool.run(run_diagnose, body.text, body.runtime)
-
+        on_change=answers.store_changed, write_limit=write_limit))
+    app.include_router(_planning_router(answers, pool, policy))
+    app.include_router(_catalog_router())
     from ..web.site import mount_site
 
     mount_site(app)      # the site's pages, /static and the offline /docs and /redoc
@@ -303,6 +216,115 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.add_middleware(SecurityHeaders)      # outermost: on every answer, refusals included
     return app
+
+
+def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPolicy) -> APIRouter:
+    """The endpoints that plan: bounded by the planning pool, answered 503 past its deadline."""
+    router = APIRouter()
+    planned: dict[str, Any] = {"responses": ERROR_RESPONSES}
+
+    @router.post("/api/v1/check", response_model=PlanDoc, **planned)
+    async def post_check(body: CheckBody):
+        """Will the model run with these settings? The same object as `runlocal check --json`."""
+        return await answers.checked(body)
+
+    @router.get("/api/v1/check", response_model=PlanDoc, **planned)
+    async def get_check(request: Request, query: Annotated[CheckBody, Query()]):
+        """POST /api/v1/check's fields as query parameters (the same model, the same bounds)."""
+        return await answers.checked(query, raw_key="GET?" + request.url.query)
+
+    def plan_curve(body: BaseModel) -> dict:
+        from ..check import curve
+
+        return curve(to_request(body), policy=policy)
+
+    @router.post("/api/v1/curve", response_model=CurveDoc, **planned)
+    async def post_curve(body: CheckBody):
+        """Memory against context for the page's chart."""
+        return await pool.run(plan_curve, body)
+
+    @router.get("/api/v1/curve", response_model=CurveDoc, **planned)
+    async def get_curve(query: Annotated[CheckBody, Query()]):
+        return await pool.run(plan_curve, query)
+
+    @router.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
+    async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
+                      ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
+                      used: bool = False):
+        """Devices side by side (comma-separated), with MODEL's speed on each."""
+        from ..compare import compare_devices
+
+        return await pool.run(lambda: compare_devices([d for d in devices.split(",") if d.strip()], model=model,
+                                                      ctx=ctx, runtime=runtime, quant=quant, used=used,
+                                                      policy=policy))
+
+    @router.get("/api/v1/best", response_model=BestDoc, **planned)
+    async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
+                   runtime: RuntimeQuery = "llama.cpp",
+                   budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
+                   used: bool = False, quant: QuantQuery = None,
+                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1):
+        """The same object as `runlocal best --json`."""
+        from ..choose import best as run_best
+        from ..model.resolve import resolve_model
+
+        return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
+                                               budget_usd=budget, used=used, quant=quant, users=users).to_dict())
+
+    def run_diagnose(text: str, runtime: str | None) -> dict:
+        from ..diagnose.classify import diagnose_text
+        from ..diagnose.fixes import with_computed_fixes
+
+        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
+
+    @router.post("/api/v1/diagnose", response_model=DiagnosisDoc, responses=ERROR_RESPONSES)
+    async def diagnose(body: DiagnoseBody):
+        """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
+        return await pool.run(run_diagnose, body.text, body.runtime)
+
+    return router
+
+
+def _catalog_router() -> APIRouter:
+    """The catalogs: runtimes, models, devices, the errors knowledge base."""
+    router = APIRouter()
+
+    @router.get("/api/v1/runtimes", response_model=list[str])
+    def runtimes():
+        from ..runtimes import runtime_names
+
+        return runtime_names()
+
+    @router.get("/api/v1/models", response_model=list[ModelEntry])
+    def models(q: Annotated[str | None, Query(max_length=100)] = None):
+        from ..model import catalog
+
+        entries = catalog.load_entries()
+        out = [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params"),
+                "model_type": e["config"].get("model_type")} for e in entries]
+        if q:
+            ql = q.lower()
+            out = [o for o in out if ql in o["alias"] or ql in o["repo_id"].lower()]
+        return out
+
+    @router.get("/api/v1/hardware", response_model=list[DeviceDoc])
+    def hardware(q: Annotated[str | None, Query(max_length=100)] = None):
+        from ..hardware.catalog import load_devices
+
+        devs = [asdict(d) for d in load_devices()]
+        if q:
+            ql = q.lower()
+            devs = [d for d in devs if ql in d["id"] or ql in d["name"].lower()]
+        return devs
+
+    @router.get("/api/v1/errors", response_model=list[ErrorEntryDoc])
+    def errors(q: Annotated[str | None, Query(max_length=200)] = None):
+        from ..diagnose import kb
+
+        entries = kb.search(q) if q else kb.load_entries()
+        return [e.to_dict() if hasattr(e, "to_dict") else asdict(e) for e in entries]
+
+    return router
 
 
 def create_app_from_environment() -> FastAPI:

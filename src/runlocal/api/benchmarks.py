@@ -185,6 +185,18 @@ def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
     return HTTPException(422, [{"loc": ["body", field], "msg": f"{field}: {why}", "type": "implausible"}])
 
 
+def _verifier(token: str | None, admin_token: str | None, submitters: tuple[str, ...]) -> str | None:
+    """Who vouches for a submitted row: "admin", a submitter token's label, or None (anonymous: unverified);
+    a token that is neither is refused."""
+    if token is None:
+        return None
+    if admin_token and _matches(token, [admin_token]):
+        return "admin"
+    if _matches(token, submitters):
+        return token_label(token)
+    raise HTTPException(403, "not a submitter token of this server (leave Authorization out to submit unverified)")
+
+
 def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitter_tokens: Iterable[str] = (),
                       on_change: Callable[[], None] = lambda: None,
                       write_limit: Callable[..., None] | None = None) -> APIRouter:
@@ -214,16 +226,7 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
                idempotency_key: Annotated[str | None, Header(max_length=128, pattern=PLAIN)] = None,
                authorization: Annotated[str | None, Header()] = None):
         """Store a measurement: unverified when anonymous, verified with a submitter (or the admin) token."""
-        token = bearer(authorization, required=False)
-        verified_by = None
-        if token is not None:
-            if admin_token and _matches(token, [admin_token]):
-                verified_by = "admin"
-            elif _matches(token, submitters):
-                verified_by = token_label(token)
-            else:
-                raise HTTPException(403, "not a submitter token of this server (leave Authorization out to "
-                                         "submit unverified)")
+        verified_by = _verifier(bearer(authorization, required=False), admin_token, submitters)
         problem = _plausibility_error(body)
         if problem is not None:
             raise problem

@@ -9,7 +9,7 @@ rely on and allow the ones added later ("add keys, never rename").
 from __future__ import annotations
 
 from dataclasses import MISSING, fields
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
@@ -58,7 +58,7 @@ def _runtime_pattern() -> str:
 def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     """The pydantic type of one request field, with the option's bounds as JSON-schema constraints."""
     if opt.choices is not None:
-        base: Any = Literal[opt.choices]                                 # type: ignore[valid-type]
+        base: Any = Literal[opt.choices]
     elif opt.kind == "runtime":
         # a name, or NAME==VERSION (runtimes/versions.py: that release's rules; the CLI's own check of the version)
         base = Annotated[str, Field(max_length=opt.max_length, pattern=_runtime_pattern()), _parsed(opt)]
@@ -98,13 +98,17 @@ def check_model(name: str = "CheckBody") -> type[BaseModel]:
     return create_model(name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **spec)
 
 
-CheckBody = check_model("CheckBody")
-
 # The same fields as query parameters of /best and /compare, bounded as in the contract
 MAX_MODEL = MAX_NAME
 ModelQuery = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
-TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
-RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+if TYPE_CHECKING:       # built at import time from the contract: to a type checker, what they validate into
+    CheckBody = BaseModel
+    TokensQuery = int | None          # parse_tokens has turned "32k" into 32768
+    RuntimeQuery = str
+else:
+    CheckBody = check_model("CheckBody")
+    TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
+    RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
 QuantQuery = Annotated[str | None, Query(max_length=MAX_SHORT)]
 
 

@@ -287,6 +287,13 @@ def _err(pair) -> float | None:
     return (pred - logged) / logged * 100 if logged else None
 
 
+def _add_err(errors: list[float], pair) -> None:
+    """The pair's error joins the list (a logged 0 has none)."""
+    err = _err(pair)
+    if err is not None:
+        errors.append(err)
+
+
 def _fmt(pair) -> str:
     if not pair:
         return f"{'—':>10} {'—':>10} {'':>7}"
@@ -321,15 +328,15 @@ def print_llamacpp(rows: list[dict]) -> dict[str, list[float]]:
         cg = r["compute_gpu"] if r["compute_reason"] is None else None
         ch = r["compute_host"] if r["host_reason"] is None else None
         if r.get("host_reason") and r["host_reason"].startswith("build ") and r["compute_host"]:
-            unscored["host compute, older builds"].append(_err(r["compute_host"]))
+            _add_err(unscored["host compute, older builds"], r["compute_host"])
         print(f"{r['i']:>2} {r['source']:<44} {r['runtime']:<12} {r['gpus']:>4} {(r['alias'] or '—'):<16} "
               f"{_fmt(kv)}  {_fmt(cg)}  {_fmt(ch)}")
         if kv:
-            errs["KV"].append(_err(kv))
+            _add_err(errs["KV"], kv)
         if cg:
-            errs["compute (GPUs), -ot / -ngl 0" if r["override"] else "compute (GPUs)"].append(_err(cg))
+            _add_err(errs["compute (GPUs), -ot / -ngl 0" if r["override"] else "compute (GPUs)"], cg)
         if ch:
-            errs["compute (host)"].append(_err(ch))
+            _add_err(errs["compute (host)"], ch)
         notes = []
         if r["note"]:
             notes.append(r["note"])
@@ -513,7 +520,7 @@ def _printed_mib(text: str) -> tuple[float, float]:
     return float(num) * scale, 0.05 * scale if "." in num else 0.0
 
 
-def ollama_weights(rec: dict, spec, quant: str, era: str) -> dict | None:
+def ollama_weights(rec: dict, spec, quant: str | None, era: str) -> dict | None:
     """Ollama's logged layer weights (its repeating blocks + the output layer) against runlocal's weights on a
     GPU that holds every layer (llama.cpp's GPU model buffer: the blocks, output norm and LM head, or the
     tied token embedding loaded again as the output). What memory.weights.total holds changed by version:
@@ -572,7 +579,7 @@ def print_ollama(rows: list[dict]) -> dict[str, list[float]]:
         if r["reason"] is None and err is not None:
             errs["KV (vs memory.required.kv)"].append(err)
             prints_ok.append(human_bytes2(r["runlocal_kv"] * MiB) == r["printed_kv"])
-        if w:
+        if w and w_err is not None:
             errs["weights (blocks + output)"].append(w_err)
             notes = f"weights: Ollama's {w['how']} (±{w['tol']:.0f} MiB print rounding) vs runlocal's {w['quant']} " \
                     "estimate of the GPU model buffer"
@@ -586,8 +593,8 @@ def print_ollama(rows: list[dict]) -> dict[str, list[float]]:
           f"of {len(prints_ok)} scored records")
     print("Ollama public logs, scored records (|error|; the logged figure carries up to ±3% print rounding):")
     print(STATS_HEAD)
-    for k, v in errs.items():
-        print(_stats_line(k, v))
+    for label, values in errs.items():
+        print(_stats_line(label, values))
     print()
     return errs
 

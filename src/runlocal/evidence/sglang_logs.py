@@ -183,9 +183,8 @@ def rows(records: list[dict]) -> list[dict]:
     return table
 
 
-def main() -> int:
-    records = load()
-    table = rows(records)
+def _print_end_to_end(records: list[dict], table: list[dict]) -> None:
+    """The planner end to end, from the record's GPU total: tokens, weights and KV per record."""
     print(f"SGLang planner vs {len(records)} public start-up logs ({DATA.relative_to(ROOT)})")
     print("GB in SGLang's log = GiB. frac: mem_fraction_static used (L logged, I inferred for the record's version)\n")
     print(f"{'#':>2} {'source':<40} {'frac':>7} {'tokens pred':>12} {'logged':>10} {'err%':>7} "
@@ -219,6 +218,9 @@ def main() -> int:
             print(f"median |error| {name} (end to end, assumed GPU total): {statistics.median(errs):.1f}% over "
                   f"{len(errs)} records; within 5%: {sum(e <= 5 for e in errs)}/{len(errs)}")
 
+
+def _print_pre_load(table: list[dict]) -> None:
+    """The pool from the logged pre-load free memory."""
     print("\nFrom the logged pre-load free memory (SGLang's own CUDA-context and NCCL overhead instead of the "
           f"planner's {CUDA_CONTEXT // MiB} MiB):")
     errs_pre = []
@@ -232,6 +234,9 @@ def main() -> int:
         print(f"median |error|: {statistics.median(errs_pre):.2f}% over {len(errs_pre)} records; "
               f"within 5%: {sum(e <= 5 for e in errs_pre)}/{len(errs_pre)}")
 
+
+def _print_budget_rule(table: list[dict]) -> None:
+    """The budget rule alone, from the logged free memory before and after the weights."""
     print("\nBudget rule alone, from the logged free memory before/after the weights and the fraction "
           "((post − pre × (1 − f)) // bytes per token; band = ±0.005 GiB rounding):")
     for r in table:
@@ -246,12 +251,18 @@ def main() -> int:
             print(f"{r['i']:>2} {r['source'][:40]:<40} {_f(r['budget_tokens']):>10} in [{lo:,}, {hi:,}]  logged "
                   f"{_f(real):>10}  {'inside' if inside else _f(r['err_budget'], '{:+.2f}%')}{extra}")
 
+
+def _print_kv_conversion(table: list[dict]) -> None:
+    """Logged tokens × the planner's bytes per token against the logged K + V."""
     print("\nKV conversion: logged tokens × planner bytes/token vs logged K + V (GiB):")
     for r in table:
         if "conv_pred" in r:
             print(f"{r['i']:>2} {r['source'][:40]:<40} {r['res']['cell']:>8,} B/token  {r['conv_pred']:>8.2f} vs "
                   f"{r['conv_real']:>8.2f}  {_f(pct(r['conv_pred'], r['conv_real']), '{:+.2f}%')}")
 
+
+def _print_default_fractions(table: list[dict]) -> None:
+    """The defaulted mem_fraction_static by the planner's rule."""
     print("\nDefaulted mem_fraction_static (planner's arg_groups/memory_hook.py rule on the record's GPU):")
     for r in table:
         res = r["res"]
@@ -266,10 +277,24 @@ def main() -> int:
         f"TP {tp} {default_mem_fraction_static(81559, 8192, 256 if tp < 4 else 512, tp, 1, False)}"
         for tp in (1, 2, 4)) + f"  (#29092 reports 0.828; {m.repo_id})")
 
+
+def _print_unscored(table: list[dict]) -> None:
+    """The records shown but not scored, and why."""
     print("\nNot scored:")
     for r in table:
         if not r["scored"]:
             print(f"{r['i']:>2} {r['source'][:40]:<40} {r['rec']['model'][:40]}: {r['why']}")
+
+
+def main() -> int:
+    records = load()
+    table = rows(records)
+    _print_end_to_end(records, table)
+    _print_pre_load(table)
+    _print_budget_rule(table)
+    _print_kv_conversion(table)
+    _print_default_fractions(table)
+    _print_unscored(table)
     return 0
 
 

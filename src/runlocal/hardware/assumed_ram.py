@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from ..runtimes import Target
 
@@ -26,7 +27,7 @@ def _with_ram(targets: list[Target], size: int) -> list[Target]:
     return [replace(t, capacity=size, total=size) if t.kind == "cpu" else t for t in targets]
 
 
-def settle_assumed_ram(plan, targets: list[Target], make: Callable[..., object], assumed: int):
+def settle_assumed_ram(plan, targets: list[Target], make: Callable[..., Any], assumed: int):
     """``plan`` was made with ``assumed`` bytes of RAM that nobody stated. Returns the plan to show: unchanged
     when RAM does not decide it; else re-made at the least RAM (whole GiB) that gives the verdict ample RAM
     gives, with a condition naming that size and the --ram flag."""

@@ -9,8 +9,8 @@ far, and pays a fixed cost per layer (kernel launches and synchronisation)::
 
 Weights split over several devices (llama.cpp's layer split, or weights left in RAM) are read one
 device after another, so their times add; tensor parallelism reads ``1/tp`` of every layer on each
-device at once (``TP_EFFICIENCY`` of the ideal speed-up) and adds two all-reduces a layer. Weights in RAM are read by the CPU at RAM
-bandwidth × ``CPU.decode_eff``.
+device at once (``TP_EFFICIENCY`` of the ideal speed-up) and adds two all-reduces a layer. Weights in RAM
+are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
@@ -19,10 +19,10 @@ cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batch
 
 The constants are fitted per device class and backend (``FIT``) to the public measurements in
 ``measurements/speed/*.jsonl`` (each record cites its source) by ``benchmarks/speed_accuracy.py --fit``,
-which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the error per device class and a
-leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA graphs, flash attention
-off by default): their per-layer cost and KV factor are the upper end for today's builds, which run small
-models and long contexts faster. vLLM/SGLang and CPU constants are stated priors, not fits.
+which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
+error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
+graphs, flash attention off by default): their per-layer cost and KV factor are the upper end for today's builds,
+which run small models and long contexts faster. vLLM/SGLang and CPU constants are stated priors, not fits.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from ..memo import per_model
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
+    from ..runtimes.base import DeviceMemory
     from .catalog import Device
 
 
@@ -339,7 +340,7 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
 
-    def matmul_bytes(d) -> float:
+    def matmul_bytes(d: DeviceMemory) -> float:
         if d is not holder:
             return float(d.weights)
         rest = d.weights - embed

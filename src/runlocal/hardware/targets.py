@@ -42,7 +42,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     else:
         from .catalog import parse_device_spec, variant_notes
 
-        picked = parse_device_spec(gpu)  # type: ignore[arg-type]
+        assert gpu is not None              # no --vram and gpu_key is neither '' nor 'auto'
+        picked = parse_device_spec(gpu)
         notes += variant_notes(gpu)          # "m3 max" → the 36 GB one: said, with the other sizes
         for dev in picked:
             if dev.kind == "cpu":

@@ -209,7 +209,7 @@ def _value(cur: _Cursor, vtype: int, key: str, depth: int = 0) -> Any:
     raise ModelFormatError(f"{cur.name}: metadata '{key}' has unknown value type {vtype}")
 
 
-def parse_header(buf: bytes | memoryview, name: str = "<gguf>", *,
+def parse_header(buf: bytes | bytearray | memoryview, name: str = "<gguf>", *,
                  read_at: Callable[[int, int], bytes] | None = None, size: int | None = None) -> GGUFHeader:
     """Parse a GGUF header from the first bytes of a file.
 
@@ -469,8 +469,8 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
             # MLA as llama.cpp caches it: one latent head of kv_lora_rank + rope dims (src/llama-model.cpp, deepseek2)
             attention = AttentionSpec("mla", 1, kv_lora + (rope_dim or 0), kv_lora)
         elif kv_heads[il] > 0 and heads[il] > 0:
-            kind = "sliding" if swa_layers[il] else "full"
-            attention = AttentionSpec(kind, kv_heads[il], k_dim, v_dim, window if kind == "sliding" else None)
+            attention = (AttentionSpec("sliding", kv_heads[il], k_dim, v_dim, window) if swa_layers[il]
+                         else AttentionSpec("full", kv_heads[il], k_dim, v_dim, None))
         if d_inner and d_state and (attention is None or arch in ("falcon-h1",)):
             # llama.cpp hparams.n_embd_r()/n_embd_s(): conv and SSM state per sequence
             recurrent = RecurrentSpec((d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv else 0, d_state * d_inner)

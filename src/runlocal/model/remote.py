@@ -8,11 +8,15 @@ addresses its name resolves to, stops at a byte cap and a deadline, and says not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, ModelFormatError, ModelNotFoundError, RemoteError
 from . import gguf
 from .policy import Budget, ReadPolicy, is_public_address
 from .spec import ModelSpec
+
+if TYPE_CHECKING:      # httpx is imported when a remote file is read, not with this module
+    import httpx
 
 FIRST_RANGE = 1 << 20
 MAX_REDIRECTS = 5
@@ -28,7 +32,7 @@ class RangeReader:
     """Reads byte ranges of one URL with an httpx client; counts what it transferred."""
 
     url: str
-    client: object
+    client: httpx.Client
     headers: dict = field(default_factory=dict)
     transferred: int = 0
     size: int | None = None
@@ -117,7 +121,7 @@ def hf_url(ref: str, *, token: bool = True) -> tuple[str, dict]:
     return hf_hub_url(repo, filename), build_hf_headers(token=None if token else False)
 
 
-def guarded_client(policy: ReadPolicy, timeout: float = 30.0):
+def guarded_client(policy: ReadPolicy, timeout: float = 30.0) -> httpx.Client:
     """An httpx client whose every connection (each redirect hop too) goes to a public address only,
     checked after DNS resolution: the socket is opened to the address that was checked, so a name that
     resolves differently the second time (DNS rebinding) cannot slip through."""
@@ -157,7 +161,7 @@ class _PublicOnlyBackend:
         return self.inner.sleep(seconds)
 
 
-def read_remote_gguf(ref: str, *, client: object | None = None,
+def read_remote_gguf(ref: str, *, client: httpx.Client | None = None,
                      policy: ReadPolicy | None = None) -> tuple[ModelSpec, int]:
     """A remote GGUF's spec and the number of bytes transferred to read its header(s)."""
     import httpx

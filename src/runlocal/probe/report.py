@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from .client import Api
 from .run import Step, run_probe
 
 
@@ -38,6 +39,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
     """Returns whether any step succeeded."""
     if api not in ("openai", "ollama"):
         raise InputError(f"api: expected openai or ollama, got '{api}'")
+    checked_api: Api = "openai" if api == "openai" else "ollama"
     if not url.startswith(("http://", "https://")):
         raise InputError(f"url: expected http://host:port, got '{url}'")
     for name, v in (("max-concurrency", max_concurrency), ("max-tokens", max_tokens)):
@@ -52,7 +54,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
               file=sys.stderr, flush=True)
 
     print(f"probing {url} ({api}) …", file=sys.stderr, flush=True)
-    result = run_probe(url, api=api, model=model, max_context=max_context, max_concurrency=max_concurrency,
+    result = run_probe(url, api=checked_api, model=model, max_context=max_context, max_concurrency=max_concurrency,
                        max_tokens=max_tokens, step_timeout=step_timeout, time_budget=time_budget, token_ids=token_ids,
                        pid=pid, progress=progress)
     out = result.to_dict()

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .client import (
     Api,
@@ -83,7 +83,9 @@ class MemorySampler:
     """Samples GPU memory in use (NVML) or a process's RSS (psutil) in a thread; keeps the peak."""
 
     def __init__(self, pid: int | None = None, interval: float = 0.2):
-        self.pid, self.interval, self.peak, self.source = pid, interval, None, None
+        self.pid, self.interval = pid, interval
+        self.peak: int | None = None
+        self.source: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -158,7 +160,8 @@ def run_probe(url: str, *, api: Api = "openai", model: str | None = None, max_co
 
     tokens_per_word = 1.0
     if not token_ids:   # how many tokens this server's tokenizer makes of our filler word
-        counted = count_prompt_tokens(client, url, api, model, make_prompt(100, False), min(step_timeout, time_budget))
+        words = cast(str, make_prompt(100, False))       # token_ids=False: words, a str
+        counted = count_prompt_tokens(client, url, api, model, words, min(step_timeout, time_budget))
         if counted:
             tokens_per_word = max(0.1, counted / 100)
 
@@ -231,7 +234,7 @@ def _ladders(result: ProbeResult, sampler: MemorySampler, one: Callable[[int], M
                 t0 = time.perf_counter()
                 with ThreadPoolExecutor(max_workers=c) as pool:
                     futures = [pool.submit(one, concurrency_prompt) for _ in range(c)]
-                    outcomes = []
+                    outcomes: list[Measurement | ProbeError] = []
                     for f in futures:
                         try:
                             outcomes.append(f.result())

@@ -92,8 +92,8 @@ QUANT_FORMATS = {
     "fp8": ("fp8 e4m3 weights", _fp8, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
 }
-ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8", "llm.int8": "int8",
-           "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
+ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",
+           "llm.int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 
 
 def float_bytes(t: TensorInfo, width: int) -> int:

@@ -100,25 +100,29 @@ def build() -> dict[str, Any]:
     """The table from the installed gguf-py, over every catalog model (gguf_tensors and gguf_names ask for each
     of its tensors)."""
     from ..model import catalog
-    from . import gguf_mix
+    from . import gguf_convert
 
     models: dict[str, Any] = {}
     names: dict[str, dict[str, str | None]] = {}
-    real_map, name_map = gguf_mix._gguf_name_map, gguf_mix._name_map
+    real_map, name_map = gguf_convert._gguf_name_map, gguf_convert._name_map
     for alias in catalog.aliases():
         spec = catalog.lookup(alias)
-        arch = gguf_mix.arch_of_family(spec.family)
+        arch = gguf_convert.arch_of_family(spec.family)
         models[alias] = {"params": spec.params, "tensors": len(spec.tensors), "arch": arch}
         if arch is None or not spec.tensors:
             continue
         seen = names.setdefault(arch, {})
         recorder = _Recorder(real_map(arch, spec.n_layers), seen)
-        gguf_mix._name_map = lambda s, a, r=recorder: r
+
+        def recorded(spec: ModelSpec, arch: str, recorder: _Recorder = recorder) -> _Recorder:
+            return recorder
+
+        gguf_convert._name_map = recorded       # every name the converter asks for goes through the recorder
         try:
-            gguf_mix.gguf_tensors(spec)
-            gguf_mix.gguf_names(spec)
+            gguf_convert.gguf_tensors(spec)
+            gguf_convert.gguf_names(spec)
         finally:
-            gguf_mix._name_map = name_map
+            gguf_convert._name_map = name_map
     return {"generator": "python -m runlocal.quant.gguf_names_table", "gguf": _gguf_version(),
             "models": models, "names": {a: dict(sorted(n.items())) for a, n in sorted(names.items())}}
 

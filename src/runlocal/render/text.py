@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..plan import Plan
-from ..runtimes.base import PARALLEL_AUTO
+from ..runtimes.base import PARALLEL_AUTO, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
 
@@ -31,10 +33,10 @@ def stacked_bar(device, width: int = 48) -> Text:
     return bar
 
 
-def device_groups(devices) -> list[tuple[object, int]]:
+def device_groups(devices: Iterable[DeviceMemory]) -> list[tuple[DeviceMemory, int]]:
     """Runs of identical devices (the same name and figures: 16 ranks of one tensor-parallel group) as
     (device, count), so that a 16-GPU plan reads as one row."""
-    groups: list[tuple[object, int]] = []
+    groups: list[tuple[DeviceMemory, int]] = []
     for d in devices:
         if groups and groups[-1][0] == d:
             groups[-1] = (d, groups[-1][1] + 1)
@@ -75,10 +77,11 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     params = f"{format_count(m.params)} params" + (f", {format_count(m.active_params)} active" if m.n_experts else "")
     if m.vision_params:
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
+    slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
+             f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
-                                + (f" · parallel {s.parallel}" if s.parallel > 1 else
-                                   f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
+                                + slots))
     console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
     for condition in getattr(plan, "conditions", ()):
         console.print(Text(f"  {condition}", style="bold yellow"))
@@ -123,9 +126,9 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     if speed:
         console.print(f"  speed: {speed}", highlight=False)
     if plan.measured and plan.measured.get("max_context_ok"):
-        m = plan.measured
-        console.print(f"  measured here: ran at ctx {m['max_context_ok']:,}"
-                      + (f" × {m['max_concurrency_ok']} concurrent requests" if m.get("max_concurrency_ok") else ""),
+        ran = plan.measured
+        console.print(f"  measured here: ran at ctx {ran['max_context_ok']:,}"
+                      + (f" × {ran['max_concurrency_ok']} concurrent requests" if ran.get("max_concurrency_ok") else ""),
                       highlight=False)
     console.print(f"  run: [bold]{plan.command}[/bold]", highlight=False)
 
@@ -191,5 +194,5 @@ def speed_phrase(plan: Plan) -> str | None:
     if not parts:
         return None
     how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
-           if measured else "predicted")
+           if measured and plan.measured else "predicted")
     return " · ".join(parts) + f" ({how})"

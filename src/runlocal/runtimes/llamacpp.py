@@ -35,6 +35,7 @@ import re
 import shlex
 from bisect import bisect_right
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type, row_bytes
@@ -233,15 +234,14 @@ def ffn_width_now(model: ModelSpec) -> int:
             continue
         d = per_layer.setdefault(t.layer, {})
         d[t.role] = d.get(t.role, 0) + t.numel
-    widths = []
+    widths: list[int] = []
     for d in per_layer.values():
         w = 3 * d.get("ffn_down", 0) // h + 3 * d.get("shared_down", 0) // h
         if "expert_down" in d and model.n_experts:
             w += 3 * (d["expert_down"] // (model.n_experts * h)) * max(1, model.n_experts_active) + 3 * model.n_experts
         widths.append(w)
-    if widths and max(widths):
-        return max(widths)
-    return 3 * (model.intermediate_size or 4 * h)
+    widest = max(widths, default=0)
+    return widest if widest else 3 * (model.intermediate_size or 4 * h)
 
 
 def fa_f16_copies(model: ModelSpec, cells: int, cells_swa: int | None, cache_type_k: str, cache_type_v: str) -> int:
@@ -318,7 +318,7 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
     for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
     from . import ggml
 
-    kw = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
+    kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
     out = ggml.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
@@ -677,6 +677,7 @@ class LlamaCpp:
         """What --fit gave up, in words (None: the trained context and every layer on the GPUs)."""
         parts = []
         trained = model.max_position_embeddings or DEFAULT_CTX
+        assert s.ctx is not None                # s: after defaults()
         if asked.ctx is None and s.ctx < LlamaCpp.auto_ctx(model, asked):
             parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
         if has_gpu and asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
@@ -748,6 +749,7 @@ class LlamaCpp:
         fa = self.flash_attention(s, targets)
         backend = rules_for(self.backend, targets)
         n_seq, unified, k = slots(s)
+        assert s.ctx is not None and s.batch is not None and s.ubatch is not None     # set by defaults()
         c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, unified, total=s.ctx * k)
         ngl = (s.n_gpu_layers or 0) if gpus else 0
         if s.tensor_split and len(s.tensor_split) > len(gpus):
@@ -881,6 +883,7 @@ class LlamaCpp:
         # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
         pipeline = len(devs) > 1 and ngl > model.n_layers and not s.override_tensor and not s.n_cpu_moe
         if simulated:
+            assert graph_model is not None
             full = not devs or ngl > model.n_layers
             rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.override_tensor)
                      + ggml.n_cpu_moe_overrides(min(s.n_cpu_moe, model.n_layers)))

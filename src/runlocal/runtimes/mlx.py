@@ -129,6 +129,7 @@ class MLX:
         except ValueError as e:
             refusal = refusal or f"--kv-bits: mlx-lm quantizes the KV cache to 2–8 bits, not '{e}'"
         group = DEFAULT_KV_GROUP
+        assert s.ctx is not None                # set by defaults()
         T = s.ctx
         n_seq = max(1, s.parallel)
         S = min(self.prefill_step_size, T)

@@ -28,6 +28,7 @@ Rules, each cited where it is applied:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
@@ -56,7 +57,7 @@ SURCHARGE = {BATCH_LARGE: 2 * GiB, BATCH_MEDIUM: 768 * MiB}
 HEADROOM_PERCENT = {BATCH_LARGE: 60, BATCH_MEDIUM: 75}
 
 
-def from_environment(env: dict[str, str] | None = None) -> dict:
+def from_environment(env: Mapping[str, str] | None = None) -> dict:
     """The `ollama serve` environment a planner needs beyond Settings, read like envconfig/config.go:
     OLLAMA_CONTEXT_LENGTH (tokens) and OLLAMA_GPU_OVERHEAD (bytes); unset or unreadable → the default."""
     import os
@@ -72,7 +73,7 @@ def from_environment(env: dict[str, str] | None = None) -> dict:
     return out
 
 
-def environment_settings(env: dict[str, str] | None = None) -> dict:
+def environment_settings(env: Mapping[str, str] | None = None) -> dict:
     """OLLAMA_NUM_PARALLEL, OLLAMA_KV_CACHE_TYPE and OLLAMA_FLASH_ATTENTION as CheckRequest fields."""
     import os
 
@@ -251,6 +252,7 @@ class Ollama:
                 flash = "on"
 
         # --- batch ----------------------------------------------------------------------------------
+        assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         if s.batch:
             batch = s.batch
@@ -291,6 +293,7 @@ class Ollama:
         asked = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
+        assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------

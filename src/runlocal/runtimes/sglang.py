@@ -15,11 +15,15 @@ Modelled on SGLang 0.5.23 (the PyPI wheel ``sglang-0.5.23``; sources under pytho
   pool of swa_full_tokens_ratio (0.8) of its tokens.
 - managers/tp_worker.py get_worker_info: a pool smaller than --context-length only logs a warning;
   the server starts and refuses or truncates longer requests.
+
+``SGLang.allocate`` computes typed results (``_Budget``, ``_Pool``, ``_Outside``) and ``_explain`` turns them
+into the --explain steps; the figures come only from the former.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
@@ -101,6 +105,188 @@ def _kv_dtype(name: str) -> tuple[str, int] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Budget:
+    """mem_fraction_static of the memory free before the weights load, on the smallest GPU
+    (kv_cache_configurator.py _profile_available_bytes), and what it is made of."""
+
+    gpu_mem_mib: float          # nvidia-smi memory.total, MiB (get_nvgpu_memory_capacity)
+    mla: bool
+    chunked: int                # chunked_prefill_size
+    decode_bs: int              # the decode CUDA graphs' max batch size
+    tp: int
+    pp: int
+    frac: float                 # mem_fraction_static
+    dist: int                   # init_torch_distributed, before pre_model_load_memory is measured
+    free: int                   # the GPU's free memory
+    pre: int                    # pre_model_load_memory: free − CUDA context − dist
+    weights: int                # per GPU
+
+    @property
+    def budget(self) -> int:
+        return int(self.pre * self.frac)
+
+    @property
+    def rest(self) -> int:
+        """What the KV pool gets: the budget less the weights (negative: nothing)."""
+        return self.budget - self.weights
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """The KV pool (model_executor/pool_configurator.py): bytes per token over the first stage's layers, and
+    the tokens that fit; hybrid sliding-window models get an SWA pool of SWA_FULL_TOKENS_RATIO of its tokens."""
+
+    dtype: str
+    n_layers: int
+    full_cell: int              # B/token over the full (and MLA) layers
+    swa_cell: int               # B/token over the sliding-window layers
+    rest: int                   # the budget left for it
+
+    @property
+    def hybrid(self) -> bool:
+        return bool(self.swa_cell and self.full_cell)
+
+    @property
+    def cell(self) -> float:
+        return (self.full_cell + SWA_FULL_TOKENS_RATIO * self.swa_cell if self.hybrid
+                else self.full_cell + self.swa_cell)
+
+    @property
+    def tokens(self) -> int:
+        return int(max(0, self.rest) // self.cell) // PAGE_SIZE * PAGE_SIZE if self.cell else 0
+
+    @property
+    def swa_tokens(self) -> int:
+        return int(self.tokens * SWA_FULL_TOKENS_RATIO) // PAGE_SIZE * PAGE_SIZE if self.hybrid else 0
+
+    @property
+    def kv_bytes(self) -> int:
+        return (self.tokens * self.full_cell + self.swa_tokens * self.swa_cell if self.hybrid
+                else self.tokens * int(self.cell))
+
+
+@dataclass(frozen=True)
+class _Outside:
+    """What lives outside the static budget: the request-to-token table, one prefill chunk's activations and
+    the CUDA graphs."""
+
+    max_reqs: int
+    req_to_token: int
+    intermediate: int
+    activation: int
+    graphs: int
+
+
+def _kv_dtype_of(s: Settings) -> tuple[tuple[str, int], str | None]:
+    """(the KV dtype and its bytes per element, a refusal when K and V differ or the type is not SGLang's)."""
+    kd = _kv_dtype(s.cache_type_k)
+    if kd is None or (s.cache_type_v != s.cache_type_k and _kv_dtype(s.cache_type_v) != kd):
+        bad = s.cache_type_k if kd is None else s.cache_type_v
+        return kd or ("auto", 2), (f"--kv-cache-dtype {bad}: SGLang takes one dtype for K and V "
+                                   f"(auto, bf16, fp8_e5m2, fp8_e4m3)")
+    return kd, None
+
+
+def _kv_pool(model: ModelSpec, kv_dtype: tuple[str, int], tp: int, pp: int, rest: int) -> _Pool:
+    layers = model.attention_layers
+    layers = layers[: -(-len(layers) // pp)] if pp > 1 else layers
+    full_cell = swa_cell = 0
+    for a in layers:
+        if a.kind == "mla":
+            per = a.k_dim * kv_dtype[1]  # calculate_mla_kv_cache_dim: kv_lora_rank + qk_rope_head_dim, not split by TP
+        else:
+            per = max(1, a.n_kv_heads // tp) * (a.k_dim + a.v_dim) * kv_dtype[1]   # ModelConfig.get_num_kv_heads
+        if a.kind == "sliding":
+            swa_cell += per
+        else:
+            full_cell += per
+    return _Pool(kv_dtype[0], len(layers), full_cell, swa_cell, rest)
+
+
+def _refusal(b: _Budget, pool: _Pool) -> str | None:
+    """SGLang's own refusals at start-up: the weights do not load, or nothing is left for the pool."""
+    if b.weights > b.pre:
+        return (f"weights per GPU ({b.weights / GiB:.2f} GiB) exceed the free memory ({b.pre / GiB:.2f} GiB): "
+                "loading fails with CUDA out of memory")
+    if b.rest <= 0:
+        minimum = 1 - (b.pre - b.weights) / b.pre if b.pre else 1.0
+        return (f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={b.frac}. "
+                f"Raise --mem-fraction-static above {math.ceil(minimum * 1000) / 1000:.3f}")
+    if pool.tokens <= 0:
+        return ("Not enough memory. Please try to increase --mem-fraction-static. "
+                f"Current value: mem_fraction_static={b.frac}")
+    return None
+
+
+def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _Outside:
+    assert s.ctx is not None                # set by defaults()
+    if s.parallel > 1:
+        max_reqs = min(s.parallel, max(1, tokens // 2))
+    else:
+        # kv_cache_configurator.py resolve_max_num_reqs
+        max_reqs = min(max(min(int(tokens / s.ctx * 512) if s.ctx else 0, 4096), 2048), max(1, tokens // 2))
+    inter = model.intermediate_size or 4 * model.hidden_size
+    # one prefill chunk through a layer: hidden-sized tensors (input, residual, normed, output) and the MLP's
+    # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
+    return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
+                    intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
+                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla) * MiB) if not s.enforce_eager else 0)
+
+
+def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Settings, b: _Budget, pool: _Pool,
+             out: _Outside) -> list[Step]:
+    """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
+    steps: list[Step] = []
+    if asked.mem_fraction_static is None:
+        reserved = reserved_mem_mib(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla)
+        graph_mib = graph_reserve_mib(b.decode_bs, b.chunked, b.mla)
+        steps.append(Step("mem_fraction_static",
+                          f"(GPU {b.gpu_mem_mib:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + "
+                          f"1.5 × max(chunked {b.chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
+                          + (" (≥ 10 GiB above 60 GiB)" if b.gpu_mem_mib > 60 * 1024 else ""),
+                          f"{b.frac}", f"python/sglang/srt/arg_groups/memory_hook.py ({SGLANG_REF})"))
+    else:
+        steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{b.frac}"))
+    steps.append(Step("chunked prefill / decode graphs",
+                      f"by GPU memory {b.gpu_mem_mib:,.0f} MiB and TP {b.tp}", f"chunked_prefill_size {b.chunked}, "
+                      f"cuda graph max_bs {b.decode_bs}", "arg_groups/memory_hook.py handle_gpu_memory_settings"))
+    steps.append(Step("static budget", f"free before weights {b.pre:,} B (free {b.free:,} − CUDA context "
+                      f"{CUDA_CONTEXT // MiB} MiB" + (f" − distributed init {b.dist / GiB:.2f} GiB" if b.dist else "")
+                      + f") × {b.frac}", f"{b.budget:,} B",
+                      "mem_cache/kv_cache_configurator.py _profile_available_bytes; model_runner.py "
+                      "init_torch_distributed (logged mem usage)"))
+    steps.append(Step("weights per GPU", f"{weights.total:,} B / (TP {b.tp} × PP {b.pp})", f"{b.weights:,} B"))
+    cell_formula = (f"full {pool.full_cell:,} + {SWA_FULL_TOKENS_RATIO} × SWA {pool.swa_cell:,} B/token" if pool.hybrid
+                    else f"{pool.cell:,} B/token ({pool.n_layers} layers, {pool.dtype})")
+    steps.append(Step("KV pool tokens", f"(budget − weights) {max(0, b.rest):,} B / {cell_formula}",
+                      f"{pool.tokens:,}" + (f" (SWA pool {pool.swa_tokens:,})" if pool.hybrid else ""),
+                      "model_executor/pool_configurator.py calculate_pool_sizes"))
+    steps.append(Step("req_to_token pool", f"({out.max_reqs:,} requests + 1) × (context {s.ctx:,} + 4) × int32",
+                      f"{out.req_to_token:,} B", "mem_cache/memory_pool.py ReqToTokenPool"))
+    steps.append(Step("activations + CUDA graphs",
+                      f"chunk {b.chunked} × (4×{model.hidden_size} + 3×{out.intermediate}/TP) × 2 B + SGLang's graph "
+                      "reserve", f"{out.activation + out.graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"))
+    return steps
+
+
+def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: bool) -> tuple[str, ...]:
+    assert s.ctx is not None                # set by defaults()
+    out = [f"{SGLANG_REF} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
+    if pool.tokens and pool.tokens < s.ctx:
+        out.append(f"KV pool holds {pool.tokens:,} tokens, fewer than --context-length {s.ctx:,}: SGLang "
+                   "starts (managers/tp_worker.py warns) but refuses or truncates longer requests")
+    if host:
+        out.append("host: no KV cache in RAM (hierarchical cache off); the process itself not modelled")
+    if any(model.recurrent_layers):
+        out.append("mamba / linear-attention state pool not modelled")
+    if pool.hybrid:
+        out.append(f"hybrid SWA pool: SWA layers get {SWA_FULL_TOKENS_RATIO} × the full layers' tokens")
+    return (*out, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, "
+            "H100)" + (f" + distributed init {b.dist / GiB:.2f} GiB (logged by SGLang)" if b.dist else ""),
+            "vision-language models: mem_fraction_static lowered further by SGLang (not modelled)")
+
+
 class SGLang:
     name = "sglang"
     pools_kv = True
@@ -139,122 +325,20 @@ class SGLang:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         s = self.defaults(model, settings, targets)
-        gpus = self._gpus(targets)
-        tp, pp = max(1, s.tp), max(1, s.pp)
-        steps: list[Step] = []
-        assumptions: list[str] = [f"{SGLANG_REF} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
-        refusal: str | None = None
+        gpus, refusal = self._gpus(targets), None
         if not gpus:
             gpus = [t for t in targets if t.kind == "unified"][:1] or targets[:1]
             refusal = "SGLang needs a CUDA or ROCm GPU; none was given"
+        tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp) or 1
-        gpu = min(gpus[:n_gpu], key=lambda t: t.capacity)
-        gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
-        mla = any(a.kind == "mla" for a in model.attention_layers)
-        chunked = s.max_num_batched_tokens or 0
-        max_running = s.parallel if s.parallel > 1 else None
-        decode_bs = self._decode_max_bs(gpu_mem, tp, max_running)
-        frac = s.mem_fraction_static or 0.9
-
-        if settings.mem_fraction_static is None:
-            reserved = reserved_mem_mib(gpu_mem, chunked, decode_bs, tp, pp, mla)
-            graph_mib = graph_reserve_mib(decode_bs, chunked, mla)
-            steps.append(Step("mem_fraction_static",
-                              f"(GPU {gpu_mem:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + 1.5 × "
-                              f"max(chunked {chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
-                              + (" (≥ 10 GiB above 60 GiB)" if gpu_mem > 60 * 1024 else ""),
-                              f"{frac}", f"python/sglang/srt/arg_groups/memory_hook.py ({SGLANG_REF})"))
-        else:
-            steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{frac}"))
-        steps.append(Step("chunked prefill / decode graphs",
-                          f"by GPU memory {gpu_mem:,.0f} MiB and TP {tp}", f"chunked_prefill_size {chunked}, "
-                          f"cuda graph max_bs {decode_bs}", "arg_groups/memory_hook.py handle_gpu_memory_settings"))
-
-        # --- KV dtype ---------------------------------------------------------------------------
-        kd = _kv_dtype(s.cache_type_k)
-        if kd is None or (s.cache_type_v != s.cache_type_k and _kv_dtype(s.cache_type_v) != kd):
-            bad = s.cache_type_k if kd is None else s.cache_type_v
-            refusal = refusal or (f"--kv-cache-dtype {bad}: SGLang takes one dtype for K and V "
-                                  f"(auto, bf16, fp8_e5m2, fp8_e4m3)")
-            kd = kd or ("auto", 2)
-        kv_size = kd[1]
-
-        # --- the budget -------------------------------------------------------------------------
-        dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
-        pre = max(0, gpu.capacity - CUDA_CONTEXT - dist)
-        budget = int(pre * frac)
-        w = weights.total // (tp * pp)
-        rest = budget - w
-        steps.append(Step("static budget", f"free before weights {pre:,} B (free {gpu.capacity:,} − CUDA context "
-                          f"{CUDA_CONTEXT // MiB} MiB" + (f" − distributed init {dist / GiB:.2f} GiB" if dist else "")
-                          + f") × {frac}", f"{budget:,} B",
-                          "mem_cache/kv_cache_configurator.py _profile_available_bytes; model_runner.py "
-                          "init_torch_distributed (logged mem usage)"))
-        steps.append(Step("weights per GPU", f"{weights.total:,} B / (TP {tp} × PP {pp})", f"{w:,} B"))
-
-        # --- bytes per token --------------------------------------------------------------------
-        layers = model.attention_layers
-        layers = layers[: -(-len(layers) // pp)] if pp > 1 else layers
-        full_cell = swa_cell = 0
-        for a in layers:
-            if a.kind == "mla":
-                per = a.k_dim * kv_size      # calculate_mla_kv_cache_dim: kv_lora_rank + qk_rope_head_dim, not split by TP
-            else:
-                per = max(1, a.n_kv_heads // tp) * (a.k_dim + a.v_dim) * kv_size   # ModelConfig.get_num_kv_heads
-            if a.kind == "sliding":
-                swa_cell += per
-            else:
-                full_cell += per
-        hybrid = bool(swa_cell and full_cell)
-        if hybrid:
-            cell = full_cell + SWA_FULL_TOKENS_RATIO * swa_cell
-            cell_formula = f"full {full_cell:,} + {SWA_FULL_TOKENS_RATIO} × SWA {swa_cell:,} B/token"
-        else:
-            cell = full_cell + swa_cell
-            cell_formula = f"{cell:,} B/token ({len(layers)} layers, {kd[0]})"
-        tokens = int(max(0, rest) // cell) // PAGE_SIZE * PAGE_SIZE if cell else 0
-        swa_tokens = int(tokens * SWA_FULL_TOKENS_RATIO) // PAGE_SIZE * PAGE_SIZE if hybrid else 0
-        kv_bytes = tokens * full_cell + swa_tokens * swa_cell if hybrid else tokens * int(cell)
-        steps.append(Step("KV pool tokens", f"(budget − weights) {max(0, rest):,} B / {cell_formula}",
-                          f"{tokens:,}" + (f" (SWA pool {swa_tokens:,})" if hybrid else ""),
-                          "model_executor/pool_configurator.py calculate_pool_sizes"))
-
-        if refusal is None:
-            if w > pre:
-                refusal = (f"weights per GPU ({w / GiB:.2f} GiB) exceed the free memory ({pre / GiB:.2f} GiB): "
-                           "loading fails with CUDA out of memory")
-            elif rest <= 0:
-                minimum = 1 - (pre - w) / pre if pre else 1.0
-                refusal = (f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={frac}. "
-                           f"Raise --mem-fraction-static above {math.ceil(minimum * 1000) / 1000:.3f}")
-            elif tokens <= 0:
-                refusal = ("Not enough memory. Please try to increase --mem-fraction-static. "
-                           f"Current value: mem_fraction_static={frac}")
-        if tokens and tokens < s.ctx:
-            assumptions.append(f"KV pool holds {tokens:,} tokens, fewer than --context-length {s.ctx:,}: SGLang "
-                               "starts (managers/tp_worker.py warns) but refuses or truncates longer requests")
-
-        # --- what lives outside the static budget -----------------------------------------------
-        if max_running:
-            max_reqs = min(max_running, max(1, tokens // 2))
-        else:
-            # kv_cache_configurator.py resolve_max_num_reqs
-            max_reqs = min(max(min(int(tokens / s.ctx * 512) if s.ctx else 0, 4096), 2048), max(1, tokens // 2))
-        req_to_token = (max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4
-        steps.append(Step("req_to_token pool", f"({max_reqs:,} requests + 1) × (context {s.ctx:,} + 4) × int32",
-                          f"{req_to_token:,} B", "mem_cache/memory_pool.py ReqToTokenPool"))
-        inter = model.intermediate_size or 4 * model.hidden_size
-        # one prefill chunk through a layer: hidden-sized tensors (input, residual, normed, output) and the MLP's
-        # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
-        activation = chunked * (4 * model.hidden_size + 3 * inter // tp) * 2
-        graphs = int(graph_reserve_mib(decode_bs, chunked, mla) * MiB) if not s.enforce_eager else 0
-        steps.append(Step("activations + CUDA graphs",
-                          f"chunk {chunked} × (4×{model.hidden_size} + 3×{inter}/TP) × 2 B + SGLang's graph reserve",
-                          f"{activation + graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"))
-
+        budget = self._budget(model, weights, s, gpus, n_gpu)
+        kv_dtype, kv_refusal = _kv_dtype_of(s)
+        pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
+        refusal = refusal or kv_refusal or _refusal(budget, pool)
+        outside = _outside_budget(model, s, budget, pool.tokens)
         devices = tuple(
-            DeviceMemory(g.name, g.kind, g.capacity, w, kv_bytes, activation + graphs,
-                         CUDA_CONTEXT + dist + CUBLAS_WORKSPACE + req_to_token)
+            DeviceMemory(g.name, g.kind, g.capacity, budget.weights, pool.kv_bytes, outside.activation + outside.graphs,
+                         CUDA_CONTEXT + budget.dist + CUBLAS_WORKSPACE + outside.req_to_token)
             for g in (gpus * n_gpu)[:n_gpu]
         )
         host = next((t for t in targets if t.kind == "cpu"), None)
@@ -262,18 +346,24 @@ class SGLang:
             # no KV on the host unless --enable-hierarchical-cache (off by default, server_args.py); the server
             # process itself (Python, torch, CUDA host state) is not modelled
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, 0, 0, 0),)
-            assumptions.append("host: no KV cache in RAM (hierarchical cache off); the process itself not modelled")
-        concurrency = tokens / s.ctx if s.ctx else None
-        if any(model.recurrent_layers):
-            assumptions.append("mamba / linear-attention state pool not modelled")
-        if hybrid:
-            assumptions.append(f"hybrid SWA pool: SWA layers get {SWA_FULL_TOKENS_RATIO} × the full layers' tokens")
-        return Allocation(settings=s, devices=devices, kv_bytes_per_token=int(cell), kv_cache_tokens=tokens,
-                          max_concurrency=concurrency, refusal=refusal, steps=tuple(steps),
-                          assumptions=(*assumptions,
-                                       f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)"
-                                       + (f" + distributed init {dist / GiB:.2f} GiB (logged by SGLang)" if dist else ""),
-                                       "vision-language models: mem_fraction_static lowered further by SGLang (not modelled)"))
+        assert s.ctx is not None                # set by defaults()
+        return Allocation(settings=s, devices=devices, kv_bytes_per_token=int(pool.cell), kv_cache_tokens=pool.tokens,
+                          max_concurrency=pool.tokens / s.ctx if s.ctx else None, refusal=refusal,
+                          steps=tuple(_explain(model, weights, s, settings, budget, pool, outside)),
+                          assumptions=_assumptions(model, s, budget, pool, host is not None and bool(gpus)))
+
+    def _budget(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target],
+                n_gpu: int) -> _Budget:
+        """The static budget on the smallest GPU the server uses (every rank gets its pool)."""
+        tp, pp = max(1, s.tp), max(1, s.pp)
+        gpu = min(gpus[:n_gpu], key=lambda t: t.capacity)
+        gpu_mem = self._gpu_mem_mib(gpus) or gpu.capacity / MiB
+        decode_bs = self._decode_max_bs(gpu_mem, tp, s.parallel if s.parallel > 1 else None)
+        dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
+        return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
+                       chunked=s.max_num_batched_tokens or 0, decode_bs=decode_bs, tp=tp, pp=pp,
+                       frac=s.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
+                       pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

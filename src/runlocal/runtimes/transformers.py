@@ -26,6 +26,9 @@ Modelled on transformers 5.23.0 (PyPI wheel) and accelerate (huggingface/acceler
   materialized for eager (masking_utils.py eager_mask: sdpa_mask with allow_is_causal_skip=False, then
   torch.where(mask, 0, finfo(dtype).min) → a [batch, 1, q_len, kv_len] tensor in the model dtype), where SDPA gets
   None and is_causal unless the batch is padded.
+
+``Transformers.allocate`` computes typed results (``_Placement``, ``_Cache``, ``_Prefill`` with ``_Eager``) and
+``_explain`` turns them into the --explain steps; the figures come only from the former.
 """
 
 from __future__ import annotations
@@ -201,6 +204,268 @@ def infer_device_map(root: _Node, max_memory: dict[str, float], main_devices: li
     return placed
 
 
+# --- allocation: typed results, then the steps that explain them -------------------------------------------
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where device_map="auto" puts the modules (infer_auto_device_map) and what that means per device."""
+
+    leaves: list[_Node]
+    dev_of: dict[str, str]          # module → "0", "1" …, "mps", "cpu" or "disk"
+    weights: dict[str, int]         # device → weight bytes
+    layer_dev: dict[int, str]       # decoder layer → its device
+    exec_dev: str                   # dispatch_model main_device: offloaded modules run here
+    head_dev: str                   # where the logits are computed
+    offloaded: int                  # the largest cpu/disk module, brought to exec_dev while it runs
+
+    @property
+    def used(self) -> set[str]:
+        return {self.dev_of[n.name] for n in self.leaves if n.actual}
+
+
+@dataclass(frozen=True)
+class _Cache:
+    """generate's DynamicCache per device: at the full context, and once the prompt is prefilled."""
+
+    n_seq: int
+    per_token: int                  # B/token over every attention layer
+    full: dict[str, int]            # device → bytes at ctx (recurrent state included)
+    prompt: dict[str, int]          # device → bytes once the prompt is prefilled, before any new token
+    biggest_layer: int              # one layer's cache at ctx: what a decode step's torch.cat copies
+    recurrent: int
+    mla_fallback: bool
+
+    def growth(self, device: str) -> int:
+        return self.full.get(device, 0) - self.prompt.get(device, 0)
+
+
+@dataclass(frozen=True)
+class _Eager:
+    """attn_implementation="eager": the softmax of the last layer is the prefill's largest moment
+    (eager_attention_forward): SDPA's attention-phase tensors, the repeat_kv copies of K and V, batch × heads ×
+    prompt² scores at EAGER_SCORE_BYTES each, and the 4-D float mask (alive through the whole forward)."""
+
+    dtype: str
+    elem: int
+    heads: int
+    rep_w: int                      # K+V width repeat_kv copies to (0: every head has its own KV)
+    scores: int
+    mask_kinds: int                 # one mask per layer type (full, sliding)
+    mask: int
+    repeat: int
+
+
+@dataclass(frozen=True)
+class _Prefill:
+    """The prefill's peak in one decoder layer, the logits, and a decode step's cache copy."""
+
+    tokens: int
+    kv_w: int
+    intermediate: int
+    attn_phase: int
+    mlp_phase: int
+    activation: int
+    pad_mask: int                   # the padding mask (SDPA, batch > 1) or eager's 4-D float mask
+    logits: int
+    decode: int
+    eager: _Eager | None
+
+    def peak(self, cache: _Cache, device: str) -> int:
+        """The prefill peak holds the prompt's cache, which then grows by (ctx − prompt) tokens; the prefill
+        peak and a decode step's cache copy do not coincide: the larger of the two."""
+        return max(self.activation + self.pad_mask - cache.growth(device), self.decode)
+
+
+def _place(root: _Node, mm: dict[str, float], main: list[str], has_gpu: bool) -> _Placement:
+    placed = infer_device_map(root, mm, main)
+    leaves = _leaves(root)
+    dev_of = {n.name: placed.get(n.name, "disk") for n in leaves}
+    exec_dev = main[0] if has_gpu else "cpu"
+    w: dict[str, int] = {}
+    for n in leaves:
+        w[dev_of[n.name]] = w.get(dev_of[n.name], 0) + n.actual
+    head_dev = dev_of.get("lm_head", exec_dev)
+    # accelerate's hooks bring an offloaded module's weights to the execution device for its forward
+    offloaded = max((n.actual for n in leaves if dev_of[n.name] in ("cpu", "disk")), default=0) if has_gpu else 0
+    return _Placement(leaves, dev_of, w, {n.layer: dev_of[n.name] for n in leaves if n.layer is not None}, exec_dev,
+                      exec_dev if head_dev in ("cpu", "disk") else head_dev, offloaded)
+
+
+def _dynamic_cache(model: ModelSpec, s: Settings, place: _Placement, prompt: int) -> _Cache:
+    """cache_utils.py DynamicLayer / DynamicSlidingWindowLayer on each layer's device; an offloaded layer's on
+    the first GPU."""
+    assert s.ctx is not None
+    elem = 4 if s.cache_type_k == "f32" else 2
+    full: dict[str, int] = {}
+    at_prompt: dict[str, int] = {}
+    per_token_total = biggest = 0
+    n_seq = max(1, s.parallel)
+    kv_b_rows = {t.layer: t.shape[0] for t in model.tensors if t.role == "attn_kv_b" and t.layer is not None}
+    mla_fallback = False
+    for il, layer in enumerate(model.layers):
+        a = layer.attention
+        if a is None:
+            continue
+        if a.kind == "mla":
+            # the decompressed per-head K (nope + rope) and V (v_head_dim), not the latent
+            rope = max(0, a.k_dim - a.v_dim)
+            if il in kv_b_rows:
+                per_head = kv_b_rows[il] // max(1, model.n_heads) + rope
+            else:
+                per_head, mla_fallback = 2 * MLA_NOPE_FALLBACK + rope, True
+            per = model.n_heads * per_head * elem
+        else:
+            per = a.n_kv_heads * (a.k_dim + a.v_dim) * elem
+        per_token_total += per
+        window = a.window - 1 if (a.kind == "sliding" and a.window) else None
+        size = per * (min(s.ctx, window) if window else s.ctx) * n_seq
+        biggest = max(biggest, size)
+        d = place.layer_dev.get(il, place.exec_dev)
+        d = place.exec_dev if d in ("cpu", "disk") else d
+        full[d] = full.get(d, 0) + size
+        at_prompt[d] = at_prompt.get(d, 0) + per * (min(prompt, window) if window else prompt) * n_seq
+    rec = recurrent_state_bytes(model, bytes_per_elem=elem) * n_seq
+    if rec:
+        full[place.exec_dev] = full.get(place.exec_dev, 0) + rec
+    return _Cache(n_seq, per_token_total, full, at_prompt, biggest, rec, mla_fallback)
+
+
+def _eager(model: ModelSpec, q: str, n_seq: int, prompt: int) -> _Eager:
+    dtype = "f32" if q in ("fp32", "f32") else "f16" if q in ("fp16", "f16") else "bf16"
+    elem = 4 if dtype == "f32" else 2
+    heads = max(1, model.n_heads)
+    # repeat_kv(key/value, heads // kv_heads): a [batch, heads, len, head_dim] copy unless every head has its own KV
+    rep_w = max((heads * (a.k_dim + a.v_dim) for a in model.attention_layers
+                 if a.kind != "mla" and 0 < a.n_kv_heads < heads), default=0)
+    # create_masks_for_generate builds one mask per layer type (full, sliding), each [batch, 1, L, L] in the dtype
+    kinds = len({a.kind for a in model.attention_layers if a.kind in ("full", "sliding")} or {"full"})
+    return _Eager(dtype, elem, heads, rep_w, n_seq * heads * prompt * prompt * EAGER_SCORE_BYTES[dtype], kinds,
+                  kinds * n_seq * prompt * prompt * elem, n_seq * prompt * rep_w * elem)
+
+
+def _prefill(model: ModelSpec, q: str, ctx: int, prompt: int, cache: _Cache, eager: bool) -> _Prefill:
+    h = model.hidden_size
+    inter = model.intermediate_size or 4 * h
+    kv_w = max((x.n_kv_heads * x.k_dim for x in model.attention_layers), default=h)
+    n_seq = cache.n_seq
+    tokens = n_seq * prompt
+    # Alive in the MLP of a layer: the embeddings (still referenced by the model's forward), the layer input,
+    # the residual after attention, the normed input (4 × hidden) and gate/up/act·up (3 × intermediate); in
+    # attention: those hidden-sized tensors, q, k, v and the output. Matched torch.cuda.max_memory_allocated
+    # within 2 % over batch 1–8 and 4k–30k tokens on an H100 (transformers 5.17, SDPA; measurements/transformers).
+    attn_phase = tokens * (5 * h + 2 * kv_w) * 2
+    mlp_phase = tokens * (4 * h + 3 * inter) * 2
+    logits = n_seq * model.vocab_size * (2 + 4)
+    if eager:
+        e = _eager(model, q, n_seq, prompt)
+        # decode: the scores are batch × heads × 1 × ctx, but repeat_kv still copies the layer's whole K/V
+        return _Prefill(tokens, kv_w, inter, attn_phase, mlp_phase, max(attn_phase + e.repeat + e.scores, mlp_phase),
+                        e.mask, logits, cache.biggest_layer + n_seq * ctx * e.rep_w * e.elem, e)
+    # Batched prompts are padded: generate passes the padding mask, masking_utils builds a (B, 1, L, L) bool mask
+    # instead of SDPA's is_causal (_ignore_causal_mask_sdpa), alive through the forward.
+    pad_mask = n_seq * prompt * prompt if n_seq > 1 else 0
+    return _Prefill(tokens, kv_w, inter, attn_phase, mlp_phase, max(attn_phase, mlp_phase), pad_mask, logits,
+                    cache.biggest_layer, None)
+
+
+def _devices(gpus: list[Target], host: Target | None, place: _Placement, cache: _Cache,
+             prefill: _Prefill) -> list[DeviceMemory]:
+    devices: list[DeviceMemory] = []
+    keys = ["mps"] if gpus and gpus[0].kind == "unified" else [str(i) for i in range(len(gpus))]
+    for key, g in zip(keys, gpus):
+        runs_layers = any(d == key for d in place.layer_dev.values()) or key == place.exec_dev
+        compute = ((prefill.peak(cache, key) if runs_layers else 0) + (prefill.logits if key == place.head_dev else 0)
+                   + (place.offloaded if key == place.exec_dev else 0))
+        devices.append(DeviceMemory(g.name, g.kind, g.capacity, place.weights.get(key, 0), cache.full.get(key, 0),
+                                    compute, CUDA_CONTEXT + CUBLAS_WORKSPACE if g.kind == "gpu" else 0))
+    cpu_compute = (prefill.peak(cache, "cpu") + prefill.logits) if not gpus else 0
+    cpu_w = place.weights.get("cpu", 0)
+    if host is not None or cpu_w or not gpus:
+        h_t = host or Target("CPU", "cpu", 0)
+        devices.append(DeviceMemory(h_t.name, "cpu", h_t.capacity, cpu_w, cache.full.get("cpu", 0), cpu_compute, 0))
+    return devices
+
+
+def _refusal(s: Settings, place: _Placement, bnb: bool) -> str | None:
+    used = place.used
+    if bnb and used != {"cpu"} and ("cpu" in used or "disk" in used):
+        return ("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit "
+                "the quantized model (bitsandbytes; llm_int8_enable_fp32_cpu_offload=True keeps them in 32-bit)")
+    if s.cache_type_k not in ("f16", "bf16", "f32") or s.cache_type_v not in ("f16", "bf16", "f32"):
+        return ("transformers' DynamicCache keeps K/V in the model dtype; a quantized cache needs "
+                "cache_implementation=\"quantized\" (not modelled)")
+    return None
+
+
+def _explain(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache, prefill: _Prefill,
+             prompt: int) -> list[Step]:
+    """The --explain steps after max_memory's, from the typed results."""
+    on = {d: [n.name for n in place.leaves if place.dev_of[n.name] == d and n.actual] for d in set(place.dev_of.values())}
+    gpu_layers = sum(1 for d in place.layer_dev.values() if d not in ("cpu", "disk"))
+    steps = [Step("device_map", f"{gpu_layers}/{model.n_layers} decoder layers on GPU; "
+                  + ", ".join(f"{d}: {len(v)} modules" for d, v in sorted(on.items()) if v),
+                  ", ".join(f"{d} {b:,} B" for d, b in sorted(place.weights.items()) if b),
+                  f"integrations/accelerate.py infer_auto_device_map ({TF_REF})"),
+             Step("KV cache (DynamicCache)", f"{cache.per_token:,} B/token × {s.ctx:,} tokens × {cache.n_seq} "
+                  "sequence(s) (sliding layers: window − 1), on each layer's device; offloaded layers' on the first GPU",
+                  f"{sum(cache.full.values()):,} B", "cache_utils.py DynamicLayer, DynamicSlidingWindowLayer")]
+    h, n_seq, e = model.hidden_size, cache.n_seq, prefill.eager
+    if e is not None:
+        steps += _explain_eager(e, prefill, n_seq, prompt)
+    else:
+        steps.append(Step("prefill activations (one layer)",
+                          f"{prefill.tokens:,} tokens × max(attention 5·{h} + 2·{prefill.kv_w}, MLP 4·{h} + "
+                          f"3·{prefill.intermediate}) × 2 B"
+                          + (f" + padding mask {n_seq} × {prompt:,}² × 1 B" if prefill.pad_mask else ""),
+                          f"{prefill.activation + prefill.pad_mask:,} B",
+                          "models/*/modeling_*.py decoder layer under SDPA; masking_utils.py"))
+    steps.append(Step("logits", f"last position only: {n_seq} × vocab {model.vocab_size:,} × (2 B + float32 copy)",
+                      f"{prefill.logits:,} B", "generation/utils.py logits_to_keep = 1"))
+    steps.append(Step("cache growth", "torch.cat copies one layer's K/V each decode step (vs. the prefill peak)"
+                      + (" + eager's repeat_kv of that layer's K/V to all heads" if e else ""),
+                      f"{prefill.decode:,} B", "cache_utils.py DynamicLayer.update"
+                      + (f"; modeling_llama.py eager_attention_forward ({TF_REF})" if e else "")))
+    if place.offloaded:
+        steps.append(Step("offloaded weights in flight", "the largest cpu/disk module copied to the first GPU "
+                          "while it runs", f"{place.offloaded:,} B", "accelerate hooks.py AlignDevicesHook"))
+    return steps
+
+
+def _explain_eager(e: _Eager, prefill: _Prefill, n_seq: int, prompt: int) -> list[Step]:
+    src = f"models/llama/modeling_llama.py eager_attention_forward, repeat_kv ({TF_REF})"
+    return [
+        Step("eager attention scores (one layer)",
+             f"{n_seq} × {e.heads} heads × {prompt:,}² × {EAGER_SCORE_BYTES[e.dtype]} B ({e.dtype} scores + float32 "
+             "softmax" + (" input copy and output" if e.dtype == "bf16" else " output") + ")",
+             f"{e.scores:,} B", f"{src}; ATen SoftMax.cpp softmax(input, dim, dtype)"),
+        Step("eager repeat_kv", f"K and V copied to all {e.heads} heads: {prefill.tokens:,} tokens × {e.rep_w:,} × "
+             f"{e.elem} B", f"{e.repeat:,} B", src),
+        Step("eager causal mask", (f"{e.mask_kinds} layer types × " if e.mask_kinds > 1 else "")
+             + f"{n_seq} × {prompt:,}² × {e.elem} B (4-D float mask, alive through the whole forward)",
+             f"{e.mask:,} B", f"masking_utils.py eager_mask, create_causal_mask ({TF_REF})"),
+        Step("prefill activations (one layer)",
+             f"max(attention {prefill.attn_phase:,} + repeat_kv + scores, MLP {prefill.mlp_phase:,}) + mask",
+             f"{prefill.activation + e.mask:,} B", "models/*/modeling_*.py decoder layer under eager attention"),
+    ]
+
+
+def _assumptions(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache, eager: bool) -> tuple[str, ...]:
+    assert s.ctx is not None
+    attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
+                 if eager else "SDPA attention (is_causal, no L×L scores unless the batch is padded)")
+    out = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", {attn_note}, batch of {s.parallel} sequence(s) prefilled at "
+           + (f"{s.ctx - s.max_new_tokens:,} prompt tokens, then {s.max_new_tokens:,} new"
+              if s.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
+    if place.weights.get("disk"):
+        out.append(f"{place.weights['disk']:,} B of weights offloaded to disk: read back on every forward (very slow)")
+    if cache.recurrent:
+        out.append("recurrent state kept in the model dtype on the first device")
+    if cache.mla_fallback:
+        out.append(f"MLA: qk_nope_head_dim = v_head_dim = {MLA_NOPE_FALLBACK} assumed (no kv_b tensor)")
+    return (*out, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, "
+            "H100)", "host RAM for the Python process and loading buffers not counted")
+
+
 class Transformers:
     """``max_memory`` (device → bytes, keys "0", "1", … and "cpu") is what the user passes to
     from_pretrained; None keeps transformers' defaults."""
@@ -273,194 +538,24 @@ class Transformers:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         s = self.defaults(model, settings, targets)
+        assert s.ctx is not None                # set by defaults()
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
-        steps: list[Step] = []
         eager = self.attn(s) == "eager"
-        attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
-                     if eager else "SDPA attention (is_causal, no L×L scores unless the batch is padded)")
-        assumptions = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", {attn_note}, "
-                       f"batch of {s.parallel} sequence(s) prefilled at "
-                       + (f"{s.ctx - s.max_new_tokens:,} prompt tokens, then {s.max_new_tokens:,} new"
-                          if s.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.max_new_tokens or 0))
-        refusal: str | None = None
-
         root = _tree(model, weights)
-        mm, main, mm_steps = self._max_memory(root, gpus, host, bnb)
-        steps += mm_steps
-        placed = infer_device_map(root, mm, main)
-        leaves = _leaves(root)
-        dev_of = {n.name: placed.get(n.name, "disk") for n in leaves}
-        exec_dev = main[0] if gpus else "cpu"          # dispatch_model main_device: offloaded modules run here
-
-        w: dict[str, int] = {}
-        for n in leaves:
-            w[dev_of[n.name]] = w.get(dev_of[n.name], 0) + n.actual
-        on = {d: [n.name for n in leaves if dev_of[n.name] == d and n.actual] for d in set(dev_of.values())}
-        layer_dev = {n.layer: dev_of[n.name] for n in leaves if n.layer is not None}
-        gpu_layers = sum(1 for d in layer_dev.values() if d not in ("cpu", "disk"))
-        steps.append(Step("device_map", f"{gpu_layers}/{model.n_layers} decoder layers on GPU; "
-                          + ", ".join(f"{d}: {len(v)} modules" for d, v in sorted(on.items()) if v),
-                          ", ".join(f"{d} {b:,} B" for d, b in sorted(w.items()) if b),
-                          f"integrations/accelerate.py infer_auto_device_map ({TF_REF})"))
-        used_devs = {dev_of[n.name] for n in leaves if n.actual}
-        if bnb and used_devs != {"cpu"} and ("cpu" in used_devs or "disk" in used_devs):
-            refusal = ("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit "
-                       "the quantized model (bitsandbytes; llm_int8_enable_fp32_cpu_offload=True keeps them in 32-bit)")
-        if w.get("disk"):
-            assumptions.append(f"{w['disk']:,} B of weights offloaded to disk: read back on every forward (very slow)")
-
-        # --- KV cache (DynamicCache) -------------------------------------------------------
-        if s.cache_type_k not in ("f16", "bf16", "f32") or s.cache_type_v not in ("f16", "bf16", "f32"):
-            refusal = refusal or ("transformers' DynamicCache keeps K/V in the model dtype; a quantized cache needs "
-                                  "cache_implementation=\"quantized\" (not modelled)")
-        elem = 4 if s.cache_type_k == "f32" else 2
-        kv_bytes: dict[str, int] = {}
-        kv_prompt: dict[str, int] = {}     # the cache once the prompt is prefilled, before any new token
-        per_token_total = 0
-        biggest_layer_kv = 0
-        n_seq = max(1, s.parallel)
-        kv_b_rows = {t.layer: t.shape[0] for t in model.tensors if t.role == "attn_kv_b" and t.layer is not None}
-        mla_fallback = False
-        for il, layer in enumerate(model.layers):
-            a = layer.attention
-            if a is None:
-                continue
-            if a.kind == "mla":
-                # the decompressed per-head K (nope + rope) and V (v_head_dim), not the latent
-                rope = max(0, a.k_dim - a.v_dim)
-                if il in kv_b_rows:
-                    per_head = kv_b_rows[il] // max(1, model.n_heads) + rope
-                else:
-                    per_head, mla_fallback = 2 * MLA_NOPE_FALLBACK + rope, True
-                per = model.n_heads * per_head * elem
-            else:
-                per = a.n_kv_heads * (a.k_dim + a.v_dim) * elem
-            per_token_total += per
-            window = a.window - 1 if (a.kind == "sliding" and a.window) else None
-            size = per * (min(s.ctx, window) if window else s.ctx) * n_seq
-            biggest_layer_kv = max(biggest_layer_kv, size)
-            d = layer_dev.get(il, exec_dev)
-            d = exec_dev if d in ("cpu", "disk") else d
-            kv_bytes[d] = kv_bytes.get(d, 0) + size
-            kv_prompt[d] = kv_prompt.get(d, 0) + per * (min(prompt, window) if window else prompt) * n_seq
-        rec = recurrent_state_bytes(model, bytes_per_elem=elem) * n_seq
-        if rec:
-            kv_bytes[exec_dev] = kv_bytes.get(exec_dev, 0) + rec
-            assumptions.append("recurrent state kept in the model dtype on the first device")
-        if mla_fallback:
-            assumptions.append(f"MLA: qk_nope_head_dim = v_head_dim = {MLA_NOPE_FALLBACK} assumed (no kv_b tensor)")
-        steps.append(Step("KV cache (DynamicCache)", f"{per_token_total:,} B/token × {s.ctx:,} tokens × {n_seq} sequence(s)"
-                          " (sliding layers: window − 1), on each layer's device; offloaded layers' on the first GPU",
-                          f"{sum(kv_bytes.values()):,} B", "cache_utils.py DynamicLayer, DynamicSlidingWindowLayer"))
-
-        # --- prefill peak ------------------------------------------------------------------------
-        h = model.hidden_size
-        inter = model.intermediate_size or 4 * h
-        kv_w = max((x.n_kv_heads * x.k_dim for x in model.attention_layers), default=h)
-        tokens = n_seq * prompt
-        # Alive in the MLP of a layer: the embeddings (still referenced by the model's forward), the layer input,
-        # the residual after attention, the normed input (4 × hidden) and gate/up/act·up (3 × intermediate); in
-        # attention: those hidden-sized tensors, q, k, v and the output. Matched torch.cuda.max_memory_allocated
-        # within 2 % over batch 1–8 and 4k–30k tokens on an H100 (transformers 5.17, SDPA; measurements/transformers).
-        attn_phase = tokens * (5 * h + 2 * kv_w) * 2
-        mlp_phase = tokens * (4 * h + 3 * inter) * 2
-        activation = max(attn_phase, mlp_phase)
-        logits = n_seq * model.vocab_size * (2 + 4)
-        # Batched prompts are padded: generate passes the padding mask, masking_utils builds a (B, 1, L, L) bool mask
-        # instead of SDPA's is_causal (_ignore_causal_mask_sdpa), alive through the forward.
-        pad_mask = n_seq * prompt * prompt if n_seq > 1 else 0
-        decode = biggest_layer_kv
-        if eager:
-            pad_mask, activation, decode, eager_steps = self._eager(model, q, n_seq, prompt, s.ctx, attn_phase,
-                                                                    mlp_phase, biggest_layer_kv)
-            steps += eager_steps
-        else:
-            steps.append(Step("prefill activations (one layer)",
-                              f"{tokens:,} tokens × max(attention 5·{h} + 2·{kv_w}, MLP 4·{h} + 3·{inter}) × 2 B"
-                              + (f" + padding mask {n_seq} × {prompt:,}² × 1 B" if pad_mask else ""),
-                              f"{activation + pad_mask:,} B",
-                              "models/*/modeling_*.py decoder layer under SDPA; masking_utils.py"))
-        steps.append(Step("logits", f"last position only: {n_seq} × vocab {model.vocab_size:,} × (2 B + float32 copy)",
-                          f"{logits:,} B", "generation/utils.py logits_to_keep = 1"))
-        steps.append(Step("cache growth", "torch.cat copies one layer's K/V each decode step (vs. the prefill peak)"
-                          + (" + eager's repeat_kv of that layer's K/V to all heads" if eager else ""),
-                          f"{decode:,} B", "cache_utils.py DynamicLayer.update"
-                          + (f"; modeling_llama.py eager_attention_forward ({TF_REF})" if eager else "")))
-        # accelerate's hooks bring an offloaded module's weights to the execution device for its forward
-        offloaded = max((n.actual for n in leaves if dev_of[n.name] in ("cpu", "disk")), default=0) if gpus else 0
-        if offloaded:
-            steps.append(Step("offloaded weights in flight", "the largest cpu/disk module copied to the first GPU "
-                              "while it runs", f"{offloaded:,} B", "accelerate hooks.py AlignDevicesHook"))
-        head_dev = dev_of.get("lm_head", exec_dev)
-        head_dev = exec_dev if head_dev in ("cpu", "disk") else head_dev
-
-        # --- devices -----------------------------------------------------------------------------
-        devices: list[DeviceMemory] = []
-        keys = ["mps"] if gpus and gpus[0].kind == "unified" else [str(i) for i in range(len(gpus))]
-        for key, g in zip(keys, gpus):
-            runs_layers = any(d == key for d in layer_dev.values()) or key == exec_dev
-            # the prefill peak and a decode step's cache copy do not coincide: the larger of the two
-            # the prefill peak holds the prompt's cache; the cache grows by (ctx − prompt) tokens after it
-            growth = kv_bytes.get(key, 0) - kv_prompt.get(key, 0)
-            compute = ((max(activation + pad_mask - growth, decode) if runs_layers else 0)
-                       + (logits if key == head_dev else 0) + (offloaded if key == exec_dev else 0))
-            devices.append(DeviceMemory(g.name, g.kind, g.capacity, w.get(key, 0), kv_bytes.get(key, 0), compute,
-                                        CUDA_CONTEXT + CUBLAS_WORKSPACE if g.kind == "gpu" else 0))
-        growth = kv_bytes.get("cpu", 0) - kv_prompt.get("cpu", 0)
-        cpu_compute = (max(activation + pad_mask - growth, decode) + logits) if not gpus else 0
-        cpu_w = w.get("cpu", 0)
-        if host is not None or cpu_w or not gpus:
-            h_t = host or Target("CPU", "cpu", 0)
-            devices.append(DeviceMemory(h_t.name, "cpu", h_t.capacity, cpu_w, kv_bytes.get("cpu", 0), cpu_compute, 0))
-        return Allocation(settings=s, devices=tuple(devices), kv_bytes_per_token=per_token_total,
-                          kv_cache_tokens=None, max_concurrency=None, refusal=refusal, steps=tuple(steps),
-                          assumptions=(*assumptions, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
-                                       "host RAM for the Python process and loading buffers not counted"))
-
-    def _eager(self, model: ModelSpec, q: str, n_seq: int, prompt: int, ctx: int, attn_phase: int,
-               mlp_phase: int, biggest_layer_kv: int) -> tuple[int, int, int, list[Step]]:
-        """attn_implementation="eager": (mask bytes, prefill activation peak, decode peak, steps).
-
-        The prefill's largest layer moment is the softmax of the last layer (eager_attention_forward): the SDPA
-        attention-phase tensors, the repeat_kv copies of K and V, batch × heads × prompt² scores at
-        EAGER_SCORE_BYTES each, and the 4-D float mask (alive through the whole forward, MLP phase included)."""
-        dtype = "f32" if q in ("fp32", "f32") else "f16" if q in ("fp16", "f16") else "bf16"
-        elem = 4 if dtype == "f32" else 2
-        heads = max(1, model.n_heads)
-        tokens = n_seq * prompt
-        # repeat_kv(key/value, heads // kv_heads): a [batch, heads, len, head_dim] copy unless every head has its own KV
-        rep_w = max((heads * (a.k_dim + a.v_dim) for a in model.attention_layers
-                     if a.kind != "mla" and 0 < a.n_kv_heads < heads), default=0)
-        scores = n_seq * heads * prompt * prompt * EAGER_SCORE_BYTES[dtype]
-        # create_masks_for_generate builds one mask per layer type (full, sliding), each [batch, 1, L, L] in the dtype
-        kinds = {a.kind for a in model.attention_layers if a.kind in ("full", "sliding")} or {"full"}
-        mask = len(kinds) * n_seq * prompt * prompt * elem
-        repeat = tokens * rep_w * elem
-        attention = attn_phase + repeat + scores
-        activation = max(attention, mlp_phase)
-        # decode: the scores are batch × heads × 1 × ctx, but repeat_kv still copies the layer's whole K/V
-        decode = biggest_layer_kv + n_seq * ctx * rep_w * elem
-        src = f"models/llama/modeling_llama.py eager_attention_forward, repeat_kv ({TF_REF})"
-        steps = [
-            Step("eager attention scores (one layer)",
-                 f"{n_seq} × {heads} heads × {prompt:,}² × {EAGER_SCORE_BYTES[dtype]} B ({dtype} scores + float32 "
-                 "softmax" + (" input copy and output" if dtype == "bf16" else " output") + ")",
-                 f"{scores:,} B", f"{src}; ATen SoftMax.cpp softmax(input, dim, dtype)"),
-            Step("eager repeat_kv", f"K and V copied to all {heads} heads: {tokens:,} tokens × {rep_w:,} × {elem} B",
-                 f"{repeat:,} B", src),
-            Step("eager causal mask", (f"{len(kinds)} layer types × " if len(kinds) > 1 else "")
-                 + f"{n_seq} × {prompt:,}² × {elem} B (4-D float mask, alive through the whole forward)",
-                 f"{mask:,} B", f"masking_utils.py eager_mask, create_causal_mask ({TF_REF})"),
-            Step("prefill activations (one layer)",
-                 f"max(attention {attn_phase:,} + repeat_kv + scores, MLP {mlp_phase:,}) + mask",
-                 f"{activation + mask:,} B", "models/*/modeling_*.py decoder layer under eager attention"),
-        ]
-        return mask, activation, decode, steps
+        mm, main, steps = self._max_memory(root, gpus, host, bnb)
+        place = _place(root, mm, main, bool(gpus))
+        cache = _dynamic_cache(model, s, place, prompt)
+        prefill = _prefill(model, q, s.ctx, prompt, cache, eager)
+        steps += _explain(model, s, place, cache, prefill, prompt)
+        return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
+                          kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
+                          refusal=_refusal(s, place, bnb), steps=tuple(steps),
+                          assumptions=_assumptions(model, s, place, cache, eager))
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:

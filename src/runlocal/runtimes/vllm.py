@@ -52,17 +52,20 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
   (five H100 logs), which dominates with 1024 rows; V0's (v0.6.5+) ≈ 39.2 B over 256 rows.
 * Defaults (vllm/engine/arg_utils.py, _set_default_args, v0.8–v0.11): `vllm serve` on a GPU of
   ≥ 70 GiB that is not an A100: max_num_batched_tokens 8192, max_num_seqs 1024; otherwise 2048 / 256.
+
+``VLLM.allocate`` computes typed results (``Budget`` from budget_split, ``KVPool`` from kv_pool) and
+``_explain_budget`` / ``_explain_pool`` turn them into the --explain steps; the figures come only from the former.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import lcm
 
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
-from .base import Allocation, DeviceMemory, Settings, Step, Target
+from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -227,6 +230,7 @@ def kv_groups(model: ModelSpec, cache_type_k: str, cache_type_v: str, tp: int = 
         layers = layers[: _cdiv(len(layers), pp)]
         recurrent = recurrent[: _cdiv(len(recurrent), pp)]
     groups: dict[tuple, KVGroup] = {}
+    key: tuple[str, int, int | None]      # (kind, bytes per token, window or chunk)
     for a in layers:
         heads = 1 if a.kind == "mla" else max(1, _cdiv(a.n_kv_heads, tp))
         lk = layer_kv(AttentionSpec(a.kind, heads, a.k_dim, a.v_dim, a.window), cache_type_k, cache_type_v,
@@ -591,27 +595,125 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
                 f"{per_gpu:,} B", "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights")
 
 
+def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_only: bool) -> str | None:
+    """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len."""
+    if b.pool_memory <= 0:
+        return ("No available memory for the cache blocks: weights and activations exceed "
+                f"gpu_memory_utilization {b.utilization} of {gpu.name}")
+    if pool.max_concurrency < 1:
+        return (f"max_model_len {max_model_len:,} needs more KV cache than the {pool.tokens:,} tokens that fit "
+                + (f"in VLLM_CPU_KVCACHE_SPACE={CPU_KVCACHE_SPACE // GiB} GiB (vLLM's CPU backend refuses "
+                   "to start; raise it, or lower --max-model-len)" if cpu_only else "(vLLM refuses to start)"))
+    return None
+
+
 def _experts(model: ModelSpec, weights: WeightEstimate) -> int:
     from .vllm_parallel import expert_bytes
 
     return expert_bytes(model, weights)
 
 
-def _lora_steps(model: ModelSpec, s: Settings, tp: int, pp: int) -> tuple[Step, ...]:
-    if not s.enable_lora:
-        return ()
-    from .vllm_lora import lora_slot_bytes, not_covered
+def _explain_parallel(model: ModelSpec, weights: WeightEstimate, s: Settings, tp: int, pp: int,
+                      n_gpu: int) -> tuple[Step, ...]:
+    """The --explain steps of LoRA slots and data parallelism (both inside the weights per GPU)."""
+    steps: tuple[Step, ...] = ()
+    if s.enable_lora:
+        from .vllm_lora import lora_slot_bytes, not_covered
 
-    left = not_covered(model)
-    return (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP linear "
-                 f"(in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
-                 f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
-                 "vllm/lora/layers/base_linear.py create_lora_weights"),)
+        left = not_covered(model)
+        steps += (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP "
+                       f"linear (in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
+                       f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
+                       "vllm/lora/layers/base_linear.py create_lora_weights"),)
+    if s.dp > 1:
+        steps += (Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below "
+                       f"and its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers "
+                       f"sharded over all {s.dp * tp} DP × TP ranks"
+                       + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
+                       + f": weights per GPU = dense / (TP × PP) + {_experts(model, weights):,} B of experts / "
+                       f"({s.dp} × TP × PP)",
+                       f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
+    return steps
+
+
+def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
+                    engine: str, cpu_only: bool, parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
+    """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
+    graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
+                   else "on top of the budget (captured after the KV cache is sized)")
+    workers_note = ""
+    if b.activation_workers != b.activation:
+        workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
+                        "but every rank gets the smallest rank's blocks")
+    return (
+        Step("KV cache space", f"VLLM_CPU_KVCACHE_SPACE, {CPU_KVCACHE_SPACE // GiB} GiB when unset (RAM is not "
+             "shared out by --gpu-memory-utilization on the CPU backend)", f"{CPU_KVCACHE_SPACE:,} B",
+             "vllm/platforms/cpu.py check_and_update_config") if cpu_only else
+        Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
+             "vllm/v1/worker/gpu_worker.py determine_available_memory"),
+        weights_step(model, weights, tp, pp, gpu, b.weights),
+        *parallel,
+        Step("activation peak",
+             f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
+             f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
+             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (" on rank 0" if workers_note else ""),
+             f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
+        Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
+        Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
+        Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else "")
+             + workers_note, f"{max(0, b.pool_memory):,} B"),
+    )
+
+
+def _explain_pool(pool: KVPool, groups: list[KVGroup], mode: str, need: int, tp: int,
+                  engine: str) -> tuple[Step, ...]:
+    """The --explain steps of the KV pool: mamba pages (hybrid models), blocks, tokens, concurrency."""
+    hybrid = pool.groups > 1
+    mamba_steps: tuple[Step, ...] = ()
+    if pool.mamba_groups:
+        a1 = pool.page_bytes // max(1, pool.block_size)
+        block_rule = "lcm(chunk, 16)" if mode == "all" else "16"
+        mamba_steps = (
+            Step("mamba state page", f"conv + SSM state of one recurrent layer on this rank (TP {tp}; "
+                 "conv in the model dtype, SSM as the model's config asks)", f"{pool.mamba_state_bytes:,} B",
+                 "vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator / DtypeCalculator"),
+            Step("attention block", f"{block_rule} × ⌈state / ({block_rule} × {a1:,} B/token)⌉ tokens; page "
+                 f"{pool.block_size} × {a1:,} B, the mamba page padded to it",
+                 f"{pool.block_size} tokens, page {pool.page_bytes:,} B",
+                 "vllm/model_executor/models/config.py HybridAttentionMambaModelConfig"),
+            Step("KV-cache groups", f"{pool.groups - pool.mamba_groups} attention + {pool.mamba_groups} mamba "
+                 f"groups of {pool.group_size} layers (mamba_cache_mode {mode})", f"{pool.groups}",
+                 "kv_cache_utils.py _get_kv_cache_groups_uniform_page_size"),
+        )
+    if hybrid:
+        blocks_how = (f"pool // (page {pool.bytes_per_block // max(1, pool.group_size):,} B × {pool.group_size} "
+                      f"layers per group), {pool.groups} KV-cache groups share it")
+    else:
+        blocks_how = f"pool // ({pool.bytes_per_token:,} B/token × block {BLOCK_SIZE})"
+    if engine in CONCURRENCY_REPORT_ENGINES:
+        tokens_how = f"int(max concurrency × max_model_len {need:,})"
+    elif hybrid:
+        smallest = min(pool.block_size, need) if pool.mamba_groups and mode == "none" else pool.block_size
+        tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {smallest}"
+    else:
+        tokens_how = f"{pool.num_blocks:,} blocks × {BLOCK_SIZE}"
+    if engine in UNIFIED_KV_ENGINES and any(g.window for g in groups):
+        tokens_how += " (sliding-window layers sized like full attention in this version)"
+    return (
+        *mamba_steps,
+        Step("KV blocks", blocks_how, f"{pool.num_blocks:,}", "vllm/v1/core/kv_cache_utils.py get_kv_cache_config"),
+        Step("KV tokens", tokens_how, f"{pool.tokens:,}", "kv_cache_utils.py _report_kv_cache_config"),
+        Step("max concurrency", f"{pool.num_blocks:,} blocks / {pool.blocks_per_request:,} blocks per request of "
+             f"{need:,} tokens" + (f" ({pool.mamba_blocks_per_request} per mamba group)" if pool.mamba_groups
+                                   else " (sliding groups hold their window only)" if hybrid else ""),
+             f"{pool.max_concurrency:.2f}x", "kv_cache_utils.py get_max_concurrency_for_kv_cache_config"),
+    )
 
 
 class VLLM:
     name = "vllm"
     pools_kv = True
+    levers = POOL_LEVERS
 
     def __init__(self, engine: str = DEFAULT_ENGINE, enable_prefix_caching: bool = False) -> None:
         if engine not in ENGINES:
@@ -640,106 +742,26 @@ class VLLM:
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
+        assert s.ctx is not None                # set by defaults()
         cpu_only = gpu.kind == "cpu"
         if cpu_only:
             # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is
             # VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by default"; no CUDA graphs or NCCL workspaces
-            from dataclasses import replace as _replace
-
-            b = _replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
-                         non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
+            b = replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
+                        non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp * max(1, s.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
-        kv_tokens = pool.tokens
-        per_token = pool.bytes_per_token
-        rec = recurrent_state_bytes(model)
-        need = s.ctx
-        refusal = None
-        if b.pool_memory <= 0:
-            refusal = ("No available memory for the cache blocks: weights and activations exceed "
-                       f"gpu_memory_utilization {b.utilization} of {gpu.name}")
-        elif pool.max_concurrency < 1:
-            refusal = (f"max_model_len {need:,} needs more KV cache than the {kv_tokens:,} tokens that fit "
-                       + (f"in VLLM_CPU_KVCACHE_SPACE={CPU_KVCACHE_SPACE // GiB} GiB (vLLM's CPU backend refuses "
-                          "to start; raise it, or lower --max-model-len)" if cpu_only else "(vLLM refuses to start)"))
-        graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
-                       else "on top of the budget (captured after the KV cache is sized)")
-        hybrid = pool.groups > 1
-        mamba_steps: tuple[Step, ...] = ()
-        if pool.mamba_groups:
-            a1 = pool.page_bytes // max(1, pool.block_size)
-            mamba_steps = (
-                Step("mamba state page", f"conv + SSM state of one recurrent layer on this rank (TP {tp}; "
-                     "conv in the model dtype, SSM as the model's config asks)", f"{pool.mamba_state_bytes:,} B",
-                     "vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator / DtypeCalculator"),
-                Step("attention block", f"{'lcm(chunk, 16)' if mode == 'all' else '16'} × ⌈state / "
-                     f"({'lcm(chunk, 16)' if mode == 'all' else '16'} × {a1:,} B/token)⌉ tokens; page "
-                     f"{pool.block_size} × {a1:,} B, the mamba page padded to it",
-                     f"{pool.block_size} tokens, page {pool.page_bytes:,} B",
-                     "vllm/model_executor/models/config.py HybridAttentionMambaModelConfig"),
-                Step("KV-cache groups", f"{pool.groups - pool.mamba_groups} attention + {pool.mamba_groups} mamba "
-                     f"groups of {pool.group_size} layers (mamba_cache_mode {mode})", f"{pool.groups}",
-                     "kv_cache_utils.py _get_kv_cache_groups_uniform_page_size"),
-            )
-        if hybrid:
-            blocks_how = (f"pool // (page {pool.bytes_per_block // max(1, pool.group_size):,} B × {pool.group_size} "
-                          f"layers per group), {pool.groups} KV-cache groups share it")
-        else:
-            blocks_how = f"pool // ({per_token:,} B/token × block {BLOCK_SIZE})"
-        if self.engine in CONCURRENCY_REPORT_ENGINES:
-            tokens_how = f"int(max concurrency × max_model_len {need:,})"
-        elif hybrid:
-            smallest = min(pool.block_size, need) if pool.mamba_groups and mode == "none" else pool.block_size
-            tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {smallest}"
-        else:
-            tokens_how = f"{pool.num_blocks:,} blocks × {BLOCK_SIZE}"
-        if self.engine in UNIFIED_KV_ENGINES and any(g.window for g in groups):
-            tokens_how += " (sliding-window layers sized like full attention in this version)"
-        workers_note = ""
-        if b.activation_workers != b.activation:
-            workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
-                            "but every rank gets the smallest rank's blocks")
-        steps = (
-            Step("KV cache space", f"VLLM_CPU_KVCACHE_SPACE, {CPU_KVCACHE_SPACE // GiB} GiB when unset (RAM is not "
-                 "shared out by --gpu-memory-utilization on the CPU backend)", f"{CPU_KVCACHE_SPACE:,} B",
-                 "vllm/platforms/cpu.py check_and_update_config") if cpu_only else
-            Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
-                 "vllm/v1/worker/gpu_worker.py determine_available_memory"),
-            weights_step(model, weights, tp, pp, gpu, b.weights),
-            *_lora_steps(model, s, tp, pp),
-            *((Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below and "
-                    f"its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers sharded "
-                    f"over all {s.dp * tp} DP × TP ranks"
-                    + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
-                    + f": weights per GPU = dense / (TP × PP) + {_experts(model, weights):,} B of experts / "
-                    f"({s.dp} × TP × PP)",
-                    f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
-              if s.dp > 1 else ()),
-            Step("activation peak",
-                 f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
-                 f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
-                 f"{SAMPLER_BYTES_PER_LOGIT[self.engine]} B)" + (" on rank 0" if workers_note else ""),
-                 f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
-            Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
-            Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
-            Step("KV pool", "budget − weights − activation − non-torch" + (" − graphs" if b.graphs_in_budget else "")
-                 + workers_note, f"{max(0, b.pool_memory):,} B"),
-            *mamba_steps,
-            Step("KV blocks", blocks_how, f"{pool.num_blocks:,}", "vllm/v1/core/kv_cache_utils.py get_kv_cache_config"),
-            Step("KV tokens", tokens_how, f"{kv_tokens:,}", "kv_cache_utils.py _report_kv_cache_config"),
-            Step("max concurrency", f"{pool.num_blocks:,} blocks / {pool.blocks_per_request:,} blocks per request of "
-                 f"{need:,} tokens" + (f" ({pool.mamba_blocks_per_request} per mamba group)" if pool.mamba_groups
-                                       else " (sliding groups hold their window only)" if hybrid else ""),
-                 f"{pool.max_concurrency:.2f}x", "kv_cache_utils.py get_max_concurrency_for_kv_cache_config"),
-        )
-        overhead = b.non_torch + b.cuda_graphs
+        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only)
+        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
+                                  _explain_parallel(model, weights, s, tp, pp, n_gpu)),
+                 *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(
             DeviceMemory(g.name, g.kind, g.capacity, b.weights, kv_bytes,
-                         b.activation if i == 0 else b.activation_workers, overhead)
+                         b.activation if i == 0 else b.activation_workers, b.non_torch + b.cuda_graphs)
             for i, g in enumerate((gpus * n_gpu)[:n_gpu])
         )
         host = next((t for t in targets if t.kind == "cpu"), None)
@@ -751,14 +773,16 @@ class VLLM:
                            + (" as pinned CPU KV blocks (V0)" if swap else ": checked against RAM, not allocated (V1 "
                               "keeps no KV on the host)"), f"{swap:,} B",
                            "vllm/config/cache.py swap_space, verify_with_parallel_config"),)
-        return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, kv_cache_tokens=kv_tokens,
-                          max_concurrency=pool.max_concurrency, refusal=refusal, steps=steps,
+        rec = recurrent_state_bytes(model)
+        return Allocation(settings=s, devices=devices, kv_bytes_per_token=pool.bytes_per_token,
+                          kv_cache_tokens=pool.tokens, max_concurrency=pool.max_concurrency, refusal=refusal,
+                          steps=steps,
                           assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
                                        f"max_num_seqs {b.num_seqs}",
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
-                                         ["recurrent state per sequence: %d B (not in this engine's KV pool)" % rec]
+                                         [f"recurrent state per sequence: {rec} B (not in this engine's KV pool)"]
                                          if rec else [])))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -150,7 +150,7 @@ def breakeven_chart(own_fixed_per_year: float, own_per_hour: float, rent_per_hou
         out.append(f'<text x="{px(h):.1f}" y="{H - BOTTOM + 18}" text-anchor="{anchor}">{h} h</text>')
     out.append(f'<text x="{LEFT + pw / 2:.0f}" y="{H - 4}" text-anchor="middle" class="axis">hours used per day'
                '</text>')
-    for fn, color, name in ((own, COLORS[0], "own"), (rent, COLORS[1], "rent")):
+    for fn, color in ((own, COLORS[0]), (rent, COLORS[1])):
         pts = " ".join(f"{px(h):.1f},{py(fn(h)):.1f}" for h in hours)
         out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
     ly = _spread([py(own(24)) - 6, py(rent(24)) - 6], FONT + 2, TOP + FONT, H - BOTTOM - 4)

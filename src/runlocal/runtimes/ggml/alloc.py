@@ -1,5 +1,6 @@
 """ggml-alloc.c's graph allocator (gallocr) and its dynamic tensor allocator: where every intermediate tensor is
-placed in each backend's compute buffer, and so how big that buffer gets."""
+placed in each backend's compute buffer, and so how big that buffer gets. ``allocate`` mirrors
+ggml_gallocr_alloc_graph_impl step by step (over 80 lines, kept in its shape so it reads against its source)."""
 
 from __future__ import annotations
 

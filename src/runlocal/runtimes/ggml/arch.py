@@ -392,7 +392,7 @@ def _qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_
         v = g.view(qkv, (hd_v, n_head_kv, n_tokens), (row_size(qkv.type, hd_v), qkv.nb[1]), row_size(qkv.type, eq + ek))
         return q, k, v
     out = []
-    for name, heads, hd in (("q", n_head, hd_k), ("k", n_head_kv, hd_k), ("v", n_head_kv, hd_v)):
+    for name in ("q", "k", "v"):
         t = g.mul_mat(b.lw(il, f"attn_{name}.weight"), cur, name=f"{name.upper()}cur-{il}")  # type: ignore[arg-type]
         bias = b.lw(il, f"attn_{name}.bias")
         if bias is not None:

@@ -1,6 +1,7 @@
 """ggml-backend's scheduler on the CUDA build (ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph): which
 backend runs each node, op offload, the splits and the copies of their inputs; ggml-cuda's allocation sizes; and the
-compute buffers of each GPU and the host."""
+compute buffers of each GPU and the host. ``_sched_split`` mirrors ggml_backend_sched_split_graph pass by pass (over
+80 lines, kept in its shape so it reads against its source)."""
 
 from __future__ import annotations
 
@@ -313,10 +314,10 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             ids.append(get(src))
             out.append(copies[(id(src), sp.backend)][0])
             ids.append(sp.backend)
-        for n in sp.nodes:
-            out.append(n)
-            ids.append(bid[id(n)])
-            kept = deps.get(id(n), [])
+        for node in sp.nodes:
+            out.append(node)
+            ids.append(bid[id(node)])
+            kept = deps.get(id(node), [])
             for k in range(0, len(kept), MAX_SRC):
                 first_t = kept[k]
                 out.append(Tensor(f"{first_t.name} (view)", first_t.type, first_t.ne, first_t.nb, "NONE",
@@ -349,6 +350,11 @@ def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
 PIPELINE_COPIES = 4   # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES: the scheduler's copies under pipeline parallelism
 # common/common.h LLM_FFN_EXPS_REGEX: what --n-cpu-moe N keeps in host memory, for each of the first N layers
 FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+
+def _by_index(buffer_ids: list[int]) -> Callable[[int, Tensor], int]:
+    """The buffer of the i-th node (or leaf) of the split graph, as ggml_gallocr reads it."""
+    return lambda i, t: buffer_ids[i]
 
 
 def n_cpu_moe_overrides(n: int) -> tuple[tuple[str, int | None], ...]:
@@ -409,7 +415,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
 
         def layer_dev(il: int) -> int:
             d = where[il] if 0 <= il <= n_layer else None
-            return n_gpus if d is None else d      # type: ignore[return-value]
+            return n_gpus if d is None else d
         full = all(d is not None for d in layer_gpus)
     host = n_gpus
     if pipeline is None:
@@ -426,7 +432,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                                                        n_copies=n_copies)
         if n_splits is not None:
             n_splits.append(ns)
-        got = allocate(b.g, buffers, lambda i, t: ids[i], lambda i, t: leaf_ids[i], nodes=nodes, leafs=leafs)
+        got = allocate(b.g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
     out = {f"CUDA{k} compute": sizes[k] for k in range(n_gpus)}
     out["CUDA_Host compute"] = sizes[host]

@@ -18,7 +18,14 @@ from typing import Any
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType as T
 
-FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+def _checkout() -> Path:
+    """The source checkout this module runs from (the corpus builds on its tests/fixtures/configs)."""
+    here = Path(__file__).resolve()
+    return next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parents[3])
+
+
+FIXTURES = _checkout() / "tests" / "fixtures" / "configs"
 
 # ------------------------------------------------------------------------------------------------
 # raw GGUF
@@ -97,8 +104,12 @@ def nested_array(depth: int) -> bytes:
     return struct.pack("<I", T.ARRAY) + struct.pack("<IQ", T.ARRAY, 1) * (depth - 1) + struct.pack("<IQ", T.UINT8, 0)
 
 
-def gguf_cases() -> dict[str, Callable[[Path], Path]]:
-    c: dict[str, Callable[[Path], Path]] = {}
+Cases = dict[str, Callable[[Path], Path]]
+Put = Callable[..., None]
+
+
+def gguf_cases() -> Cases:
+    c: Cases = {}
 
     def put(name: str, data: bytes | Callable[[], bytes], fname: str | None = None) -> None:
         def write(folder: Path) -> Path:
@@ -107,8 +118,15 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
             return p
         c[name] = write
 
-    # hyperparameters: wrong type, sign, size, or missing
-    for key, cases in {
+    _gguf_hyperparameter_cases(put)
+    _gguf_structure_cases(put)
+    _gguf_sparse_cases(c)
+    return c
+
+
+def _gguf_hyperparameter_cases(put: Put) -> None:
+    """Hyperparameters of the wrong type, sign or size, or missing."""
+    bad_kv: dict[str, list[tuple[T | None, Any]]] = {      # (None, None): the key left out
         "block_count": [(T.UINT32, 0), (T.INT32, -1), (T.UINT64, 1 << 32), (T.UINT32, 10 ** 6), (T.STRING, "32"),
                         (T.BOOL, True), (T.FLOAT32, 32.0), (None, None)],
         "embedding_length": [(T.UINT32, 0), (T.UINT64, 1 << 40), (T.STRING, "256"), (T.INT32, -256), (None, None)],
@@ -127,7 +145,8 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
         "full_attention_interval": [(T.UINT32, 0)],
         "attention.kv_lora_rank": [(T.INT32, -512)],
         "ssm.state_size": [(T.INT32, -16)],
-    }.items():
+    }
+    for key, cases in bad_kv.items():
         for i, (vtype, value) in enumerate(cases):
             put(f"gguf-{key}-{i}", with_kv(key, vtype, value))
     put("gguf-experts-used-over-count", gguf_bytes(llama_kv() + [("llama.expert_count", T.UINT32, 8),
@@ -161,7 +180,9 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-no-vocab", gguf_bytes([e for e in llama_kv() if e[0] != "tokenizer.ggml.tokens"],
                                     [t for t in llama_tensors() if t[0] != "token_embd.weight"]))
 
-    # structure: lengths, counts and nesting that lie
+
+def _gguf_structure_cases(put: Put) -> None:
+    """Lengths, counts and nesting that lie."""
     base = llama_kv()
     put("gguf-nested-600", lambda: gguf_bytes([], [], n_kv=1) + _str("x") + nested_array(600))
     put("gguf-nested-3", lambda: gguf_bytes([], [], n_kv=1) + _str("x") + nested_array(3))
@@ -195,10 +216,13 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
     put("gguf-version-2^31", b"GGUF" + struct.pack("<IQQ", 1 << 31, 0, 0))
     put("gguf-value-type-99", gguf_bytes([], [], n_kv=1) + _str("k") + struct.pack("<I", 99))
     put("gguf-array-type-99", gguf_bytes([], [], n_kv=1) + _str("k") + struct.pack("<IIQ", T.ARRAY, 99, 1))
-    for i, (part, of) in enumerate([(1, 0), (0, 2), (3, 2), (1, 99999)]):
+    for part, of in [(1, 0), (0, 2), (3, 2), (1, 99999)]:
         name = f"x-{part:05d}-of-{of:05d}.gguf"
         put(f"gguf-split-{part}-of-{of}", with_kv("block_count", T.UINT32, 2), name)
 
+
+def _gguf_sparse_cases(c: Cases) -> None:
+    """Big claims inside sparse 1 GiB files (cheap to write, costly to believe)."""
     def sparse(folder: Path) -> Path:
         # 144 KB of real header in a 1 GiB sparse file whose strings claim 60 MiB each
         p = folder / "gguf-sparse-60MiB-strings.gguf"
@@ -218,7 +242,6 @@ def gguf_cases() -> dict[str, Callable[[Path], Path]]:
             f.truncate(1 << 30)
         return p
     c["gguf-sparse-16M-tokens"] = sparse_tokens
-    return c
 
 
 # ------------------------------------------------------------------------------------------------
@@ -250,7 +273,7 @@ def config_cases() -> dict[str, Callable[[Path], Path]]:
         return doc
 
     nan, inf = float("nan"), float("inf")
-    llama_bad = {
+    llama_bad: dict[str, list[Any]] = {
         "num_key_value_heads": [-8, 0, 3, 64, "8", True, 8.0, 1 << 40],
         "num_attention_heads": [0, -32, _DROP, 10 ** 30, "32", False],
         "hidden_size": [0, 1 << 40, "4096", True, 4096.5, -4096],
