@@ -66,6 +66,7 @@ from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
 from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .vllm_parallel import explain_parallel
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -607,35 +608,6 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_only:
     return None
 
 
-def _experts(model: ModelSpec, weights: WeightEstimate) -> int:
-    from .vllm_parallel import expert_bytes
-
-    return expert_bytes(model, weights)
-
-
-def _explain_parallel(model: ModelSpec, weights: WeightEstimate, s: Settings, tp: int, pp: int,
-                      n_gpu: int) -> tuple[Step, ...]:
-    """The --explain steps of LoRA slots and data parallelism (both inside the weights per GPU)."""
-    steps: tuple[Step, ...] = ()
-    if s.enable_lora:
-        from .vllm_lora import lora_slot_bytes, not_covered
-
-        left = not_covered(model)
-        steps += (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP "
-                       f"linear (in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
-                       f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
-                       "vllm/lora/layers/base_linear.py create_lora_weights"),)
-    if s.dp > 1:
-        steps += (Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below "
-                       f"and its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers "
-                       f"sharded over all {s.dp * tp} DP × TP ranks"
-                       + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
-                       + f": weights per GPU = dense / (TP × PP) + {_experts(model, weights):,} B of experts / "
-                       f"({s.dp} × TP × PP)",
-                       f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
-    return steps
-
-
 def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
                     engine: str, cpu_only: bool, parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
     """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
@@ -756,7 +728,7 @@ class VLLM:
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
         refusal = _refusal(b, pool, gpu, s.ctx, cpu_only)
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
-                                  _explain_parallel(model, weights, s, tp, pp, n_gpu)),
+                                  explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
         devices = tuple(

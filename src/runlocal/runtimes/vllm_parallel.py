@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
+from .base import Settings, Step
 
 
 def expert_bytes(model: ModelSpec, weights: WeightEstimate) -> int:
@@ -28,3 +29,26 @@ def weights_per_gpu(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int,
     """One GPU's weight bytes under DP replicas: dense parts per replica rank, MoE parts over all DP × TP ranks."""
     experts = expert_bytes(model, weights) if model.n_experts else 0
     return (weights.total - experts) // (tp * pp) + experts // (dp * tp * pp)
+
+
+def explain_parallel(model: ModelSpec, weights: WeightEstimate, s: Settings, tp: int, pp: int,
+                     n_gpu: int) -> tuple[Step, ...]:
+    """The --explain steps of LoRA slots and data parallelism (both inside the weights per GPU)."""
+    steps: tuple[Step, ...] = ()
+    if s.enable_lora:
+        from .vllm_lora import lora_slot_bytes, not_covered
+
+        left = not_covered(model)
+        steps += (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP "
+                       f"linear (in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
+                       f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
+                       "vllm/lora/layers/base_linear.py create_lora_weights"),)
+    if s.dp > 1:
+        steps += (Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below "
+                       f"and its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers "
+                       f"sharded over all {s.dp * tp} DP × TP ranks"
+                       + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
+                       + f": weights per GPU = dense / (TP × PP) + {expert_bytes(model, weights):,} B of experts / "
+                       f"({s.dp} × TP × PP)",
+                       f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
+    return steps
