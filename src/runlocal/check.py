@@ -97,11 +97,27 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
         plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
             spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
+        plan = _state_ram_need(plan, DEFAULT_RAM)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _state_ram_need(plan: Plan, assumed: int) -> Plan:
+    """A tight plan that holds weights in RAM the user never sized runs only with that RAM: say how much
+    (settle_assumed_ram states it where more RAM would change the verdict; here it would not, but less would)."""
+    from dataclasses import replace
+
+    if plan.conditions or plan.verdict != "tight":
+        return plan
+    need = max((d.total for d in plan.allocation.devices if d.kind == "cpu"), default=0)
+    if need < 2 << 30:
+        return plan
+    gib = -(-need // (1 << 30))
+    return replace(plan, conditions=(f"runs, tight, if RAM ≥ {gib} GiB: the plan holds that much in system memory "
+                                     f"(set --ram to your machine's size; {assumed >> 30} GiB was assumed, not read)",))
 
 
 def _planner(req: CheckRequest):

@@ -47,7 +47,7 @@ def device_groups(devices) -> list[tuple[object, int]]:
 VERDICT_MEANING = {
     "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
             "display, other programs and the runtime's spikes",
-    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said above) — "
+    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said below) — "
              "another program or a spike can tip it into out-of-memory",
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
@@ -55,9 +55,31 @@ VERDICT_MEANING = {
 CPU_ONLY_MEANING = {
     "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
             "system and other programs",
-    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said above) — "
+    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said below) — "
              "other programs can push it into swapping or the out-of-memory killer",
 }
+
+
+READING_SPEED = 5.0    # tokens/s: about 250 words a minute read silently (≈ 1.3 tokens a word), below it one waits
+
+
+def offload_phrase(plan: Plan) -> str | None:
+    """What a plan with weights in system memory beside a GPU is: it runs, from RAM, at that speed — said
+    plainly rather than left inside "tight"."""
+    a = plan.allocation
+    gpus = [d for d in a.devices if d.kind != "cpu"]
+    in_ram = sum(d.weights for d in a.devices if d.kind == "cpu")
+    if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
+        return None
+    share = in_ram / max(1, sum(d.weights for d in a.devices))
+    decode = plan.speed.get("decode_tokens_per_s")
+    pace = ""
+    if decode:
+        pace = f": {decode:,.1f} tokens/s decode" + (", slower than reading (about 5 tokens/s)"
+                                                       if decode < READING_SPEED else "")
+    read = ("held in RAM, each token reading its routed experts there" if plan.model.n_experts
+            else "read from RAM for every token")
+    return f"runs partly from system memory — {format_bytes(in_ram)} of the weights ({share:.0%}) {read}{pace}"
 
 
 def verdict_meaning(plan: Plan) -> str:
@@ -80,6 +102,9 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else
                                    f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
     console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
+    offload = offload_phrase(plan)
+    if offload:
+        console.print(Text(f"  {offload}", style="bold yellow"))
     for condition in getattr(plan, "conditions", ()):
         console.print(Text(f"  {condition}", style="bold yellow"))
     for st in plan.steps:
@@ -162,11 +187,33 @@ def limit_phrases(plan: Plan) -> list[str]:
     out = [f"KV {format_bytes(a.kv_bytes_per_token)}/token {per}"]
     if a.kv_cache_tokens is not None:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
-    out.append(f"max context {plan.max_context:,} per request (largest that fits)" if plan.max_context
-               else "max context: none fits")
-    if plan.max_concurrency is not None:
-        out.append(f"max concurrency {plan.max_concurrency:.1f} requests of {s.ctx:,} tokens")
+    if not plan.max_context:
+        out.append("max context: none fits")
+    elif a.compromise and s.fit:
+        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
+                   "it must to system memory)")
+    else:
+        out.append(f"max context {plan.max_context:,} per request (the largest that fits)")
+    concurrency = concurrency_phrase(plan)
+    if concurrency:
+        out.append(concurrency)
     return out
+
+
+def concurrency_phrase(plan: Plan) -> str | None:
+    """Requests at once as the runtime schedules them: llama-server's slots (--parallel), a pooled engine's
+    KV pool in requests of the full context (vLLM's own "Maximum concurrency"), capped by --max-num-seqs."""
+    s, conc = plan.settings, plan.max_concurrency
+    if conc is None or plan.verdict == "does_not_fit":
+        return None
+    if plan.planner is not None and getattr(plan.planner, "pools_kv", False) or plan.allocation.kv_cache_tokens:
+        held = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once"
+        return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
+                       if 1 < s.parallel < conc else "")
+    slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
+    serves = f"serves {slots} request{'s' if slots > 1 else ''} at once (--parallel {slots})"
+    more = int(conc)
+    return serves + (f"; up to --parallel {more} fits at this context" if more > slots else "")
 
 
 def speed_phrase(plan: Plan) -> str | None:
