@@ -351,6 +351,9 @@ def best(
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
     top: int = typer.Option(15, "--top", help="rows shown in the text table"),
+    best_quant_each: bool = typer.Option(False, "--best-quant-each",
+                                         help="plan each device at the best quant it holds whole (default: one "
+                                              "quant for all, the file people download)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Catalog devices (and 2×/4×/8× of one card) that run MODEL, ranked by decode tokens/s per dollar."""
@@ -362,7 +365,7 @@ def best(
 
     try:
         doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
-                       budget_usd=budget, used=used, quant=quant).to_dict()
+                       budget_usd=budget, used=used, quant=quant, best_quant_each=best_quant_each).to_dict()
     except RunlocalError as e:
         _fail(e)
         return

@@ -113,9 +113,8 @@ class _Fixer:
 
     def gpus_over(self, s: Settings, quant: str | None) -> bool:
         # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
-        if not hasattr(self.runtime, "floor"):
-            return False
-        return self.runtime.surely_over(self.model, self.weights(quant), s, self.targets, gpus_only=True)
+        over = getattr(self.runtime, "surely_over", None) if hasattr(self.runtime, "floor") else None
+        return bool(over and over(self.model, self.weights(quant), s, self.targets, gpus_only=True))
 
     def most_gpu_layers(self, s: Settings, quant: str | None = None) -> int | None:
         def gpus_fit(k: int) -> bool:

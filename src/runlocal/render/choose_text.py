@@ -11,10 +11,26 @@ def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+def _table(headers: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
+    """A table laid out by rich for the terminal's width (COLUMNS when piped; 80 by default): cells wrap at
+    word boundaries inside their column rather than the terminal wrapping whole lines."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    width = width or Console().width
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False)
+    console.print(table)
+    text = console.file.getvalue()                         # type: ignore[attr-defined]
+    return [line.rstrip() for line in text.splitlines()]
 
 
 def render_best(doc: dict[str, Any], top: int = 15) -> str:
@@ -55,7 +71,11 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ("bandwidth GB/s", lambda r: _num(r["bandwidth_gbs"], "{:,.0f}")),
         ("fp16 TFLOPS", lambda r: _num(r["fp16_tflops"])),
         ("TDP W", lambda r: _num(r["tdp_w"], "{:,.0f}")),
-        ("price USD", lambda r: _num(r["price_usd"], "{:,.0f}")
+        ("new (launch) USD", lambda r: _num(r.get("launch_price_usd"), "{:,.0f}")
+         + (f" ({r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd") else "")),
+        ("used USD", lambda r: _num(r.get("used_price_usd"), "{:,.0f}")
+         + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")),
+        ("price used here", lambda r: _num(r["price_usd"], "{:,.0f}")
          + (f" ({r['price_kind']})" if r.get("price_kind") else "")),
         ("largest catalog model", lambda r: (f"{r['largest_model']['alias']} {r['largest_model']['quant']} @ "
                                              f"{r['largest_model']['ctx']:,}") if r.get("largest_model") else "—"),
@@ -73,9 +93,12 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
     out = _table(["", *(r["spec"] for r in rows)], table)
+    for src in dict.fromkeys(r["used_price_source"] for r in rows if r.get("used_price_usd")
+                             and r.get("used_price_source")):
+        out.append(f"* used price: {src}")
     if any(r.get("best_quant") not in (None, r.get("quant")) for r in rows):
-        out.append("one quant for all: the best that every device fits, so the speeds compare the hardware "
-                   "(--best-quant-each: each device's own best)")
+        out.append("one quant for all (the file people download, or the best every device fits), so the speeds "
+                   "compare the hardware (--best-quant-each: each device's own best)")
     return "\n".join(out)
 
 
@@ -105,6 +128,10 @@ def render_cost(doc: dict[str, Any]) -> str:
     offer = rent.get("offer") or {}
     # no purchase price: the owning column says why in its first cell instead of a bare dash
     no_price = "— (no catalog price: --price USD)" if own.get("purchase_usd") is None else None
+    why = next((n.split("no price in the catalog: ", 1)[1].split(" (set --price)")[0] for n in doc["notes"]
+                if "no price in the catalog: " in n), None)
+    if no_price and why:
+        no_price = f"— ({why}; give yours with --price USD)"
     rows = [
         ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""),
          ""],
