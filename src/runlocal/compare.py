@@ -107,11 +107,10 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
 def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> None:
     """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
     (the smallest of each device's best); each row keeps its own best as ``best_quant``."""
+    from .choose import _download_quant
     from .hardware.targets import targets_from_options
     from .plan import make_plan
     from .runtimes import Settings, get_runtime
-
-    from .choose import _download_quant
 
     order = {str(q).upper(): i for i, q in enumerate(ladder)}
     whole = [r for r in rows if r.get("runs_whole")]
