@@ -463,6 +463,13 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
         bandwidth = bandwidth or DEFAULT_RAM_BANDWIDTH_GBS
         notes.append(f"CPU run: RAM bandwidth {bandwidth:g} GB/s assumed for speed (name a CPU system with --gpu,"
                      " e.g. 'ddr5-6400 2ch')")
+    assumed = [n for n in notes if n.startswith("RAM: assumed")]
+    if assumed:
+        notes = [n for n in notes if n not in assumed]
+        # no list turns on an unstated RAM size: with GPUs it does not enter; CPU-only, each row says what it needs
+        notes.append(HOST_RAM_NOTE if gpus else
+                     f"RAM: {assumed[0][len('RAM: assumed '):].split(' (')[0]} assumed, not read from a machine — "
+                     "a row runs if your RAM is at least its peak (set --ram to your size)")
     if len(side) > 1:
         notes.append(f"{len(side)} GPUs: their free memory is added up (a layer split)")
     if not gpus:

@@ -36,7 +36,7 @@ def _used_price(dev) -> dict[str, Any]:
     if not raw.get("used_price_usd"):
         return {"used_price_usd": None, "used_price_source": None}
     src = raw.get("used_price_source")
-    return {"used_price_usd": raw["used_price_usd"], "used_price_source": load_sources().get(src, src)}
+    return {"used_price_usd": raw["used_price_usd"], "used_price_source": load_sources().get(str(src), src)}
 
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,

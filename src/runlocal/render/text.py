@@ -211,7 +211,8 @@ def concurrency_phrase(plan: Plan) -> str | None:
         return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
                        if 1 < s.parallel < conc else "")
     slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
-    serves = f"serves {slots} request{'s' if slots > 1 else ''} at once (--parallel {slots})"
+    serves = (f"serves {slots} requests at once (--parallel {slots})" if slots > 1
+              else "serves one request at a time (--parallel 1)")
     more = int(conc)
     return serves + (f"; up to --parallel {more} fits at this context" if more > slots else "")
 
