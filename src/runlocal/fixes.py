@@ -158,6 +158,8 @@ class _Fixer:
         old = self.plan.speed.get("decode_tokens_per_s")
         if t.decode and old and self.plan.verdict != "does_not_fit" and abs(t.decode - old) >= 0.05 * old:
             parts.append(f"decode {old:,.1f} → {t.decode:,.1f} tokens/s")
+        elif t.decode and self.plan.verdict == "does_not_fit":
+            parts.append(f"then {t.decode:,.1f} tokens/s decode")
         return "; ".join(parts) + f" ({_peak(t.alloc)})"
 
     def fixes(self) -> list[Fix]:
@@ -193,10 +195,13 @@ def _context_and_concurrency(f: _Fixer) -> None:
             f.try_(f"Reduce context to {f.plan.max_context:,}", s.with_(ctx=f.plan.max_context),
                    f"context {ctx:,} → {f.plan.max_context:,} tokens", 1)
     elif ctx > 1:
-        # the longest context that fits with room to spare (under 90 %), else the longest that starts at all
-        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=ctx - 1,
+        # the longest context that fits with room to spare (under 90 %), else the longest that starts at all;
+        # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
+        trained = model.max_position_embeddings
+        hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
+        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi,
                                    ok=lambda a: _verdict(a) == "fits")
-                   or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=ctx - 1))
+                   or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
     if s.parallel > 1:
@@ -262,6 +267,17 @@ def _budget_and_layers(f: _Fixer) -> None:
                 f.try_(f"Raise {levers.budget} to {levers.budget_max}", new,
                        f"{levers.budget} {current} → {levers.budget_max}: KV pool {_kv_words(before)} → "
                        f"{_kv_words(after)}, less headroom for activations", 2)
+    # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
+    # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
+    if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
+            and f.has_cpu and f.has_gpu and not s.n_cpu_moe):
+        full = s.with_(n_gpu_layers=_layers_total(model))
+        kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
+        if kept is not None:
+            n = model.n_layers - kept
+            f.try_(f"Keep the experts of {n} of {model.n_layers} layers in RAM (--n-cpu-moe {n})",
+                   full.with_(n_cpu_moe=n), f"experts in RAM 0 → {n} of {model.n_layers} layers, the rest on the "
+                   "GPU: each token reads only its routed experts from RAM", 3)
     # partial offload: keep some layers on the CPU (not where the runtime already did: that is the plan)
     if levers.layer_offload and not f.all_on_gpu and f.has_cpu and f.has_gpu:
         ngl = f.most_gpu_layers(s)

@@ -72,6 +72,11 @@ def offload_phrase(plan: Plan) -> str | None:
     if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
         return None
     share = in_ram / max(1, sum(d.weights for d in a.devices))
+    s = plan.settings
+    moved = (a.compromise or s.n_cpu_moe or s.override_tensor
+             or (s.n_gpu_layers is not None and 0 <= s.n_gpu_layers <= plan.model.n_layers))
+    if not moved and share < 0.10:
+        return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
     decode = plan.speed.get("decode_tokens_per_s")
     pace = ""
     if decode:
@@ -189,7 +194,10 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
     if not plan.max_context:
         out.append("max context: none fits")
-    elif a.compromise and s.fit:
+    elif a.compromise and s.fit and "context shortened" in a.compromise:
+        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
+                   f"without -c, --fit chose {s.ctx:,})")
+    elif a.compromise and s.fit and any(d.kind != "cpu" for d in a.devices):
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:
@@ -211,10 +219,16 @@ def concurrency_phrase(plan: Plan) -> str | None:
         return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
                        if 1 < s.parallel < conc else "")
     slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
-    serves = (f"serves {slots} requests at once (--parallel {slots})" if slots > 1
-              else "serves one request at a time (--parallel 1)")
+    flag = PARALLEL_FLAG.get(plan.runtime, "batch size ")
+    serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
+              else f"serves one request at a time ({flag}1)")
     more = int(conc)
-    return serves + (f"; up to --parallel {more} fits at this context" if more > slots else "")
+    return serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
+
+
+# each runtime's own name for the requests it runs at once (what a user sets to change it)
+PARALLEL_FLAG = {"llama.cpp": "--parallel ", "ollama": "OLLAMA_NUM_PARALLEL=", "mlx": "--decode-concurrency ",
+                 "transformers": "batch size "}
 
 
 def speed_phrase(plan: Plan) -> str | None:
