@@ -983,10 +983,13 @@ class LlamaCpp:
             parts += ["--cache-type-k", s.cache_type_k]
         if s.cache_type_v != "f16":
             parts += ["--cache-type-v", s.cache_type_v]
+        from .flag_spelling import flash_attn_args, llamacpp_build, n_cpu_moe_args  # as the named build spells them
+
+        build = llamacpp_build(getattr(self, "version", None))
         if s.flash_attn != "auto":
-            parts += ["--flash-attn", s.flash_attn]
+            parts += flash_attn_args(s.flash_attn, build)
         if s.n_cpu_moe:
-            parts += ["--n-cpu-moe", str(s.n_cpu_moe)]
+            parts += n_cpu_moe_args(s.n_cpu_moe, build)
         if s.override_tensor:
             rules = ",".join(f"{p}={b}" for p, b in s.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
