@@ -143,7 +143,30 @@ def _inputs(req: CheckRequest, policy=None):
     settings = build_settings(req)
     spec = resolve_model(req.model, policy)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    notes += _short_gguf(spec)
     return spec, _default_tp(req, settings, targets, notes), targets, notes
+
+
+def _short_gguf(spec) -> list[str]:
+    """A local GGUF smaller than the tensors its header lists: planned from the header, and said (a header-only
+    file, or a download cut short that llama.cpp would refuse to load)."""
+    from pathlib import Path
+
+    source = str(spec.source)
+    if not source.lower().endswith(".gguf") or spec.file_bytes is None:
+        return []
+    try:
+        from .model.gguf import split_siblings
+        from .units import format_bytes
+
+        have = sum(part.stat().st_size for part in split_siblings(Path(source)))
+    except (OSError, ValueError):
+        return []
+    if have >= spec.file_bytes:
+        return []
+    return [f"{Path(source).name}: the file holds {format_bytes(have)} of the {format_bytes(spec.file_bytes)} of "
+            "tensors its header lists — an incomplete download? (planned from the header; llama.cpp would not "
+            "load it)"]
 
 
 def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):

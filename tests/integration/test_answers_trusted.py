@@ -184,3 +184,16 @@ def test_models_fits_states_its_ram_rather_than_assuming_it():
     assert any("no row depends on the host's RAM" in n for n in on_gpu["notes"])
     cpu = fits_here("none")
     assert any("assumed, not read" in n and "--ram" in n for n in cpu["notes"])
+
+
+# --- 6. rough edges ----------------------------------------------------------------------------------------
+
+def test_a_gguf_cut_after_its_header_asks_whether_the_download_is_incomplete(tmp_path):
+    # `runlocal check ./llama8b.gguf --gpu rtx-4090` on a file that stops after its header: planned, and said
+    from factories import write_llama_gguf
+
+    path = write_llama_gguf(tmp_path / "llama8b.gguf", n_layers=32, hidden=4096, heads=32, kv_heads=8, ff=14336,
+                            vocab=128256, tokens=1000)
+    _, notes = ask(f"runlocal check {path} --gpu rtx-4090 --ram 64G")
+    (note,) = [n for n in notes if "incomplete download?" in n]
+    assert note.startswith("llama8b.gguf: the file holds")
