@@ -106,19 +106,19 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + (f" · parallel {s.parallel}" if s.parallel > 1 else
                                    f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")))
-    console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
+    _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
     offload = offload_phrase(plan)
     if offload:
-        console.print(Text(f"  {offload}", style="bold yellow"))
+        _say(console, Text(f"{offload}", style="bold yellow"))
     for condition in getattr(plan, "conditions", ()):
-        console.print(Text(f"  {condition}", style="bold yellow"))
+        _say(console, Text(f"{condition}", style="bold yellow"))
     for st in plan.steps:
         if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
-            console.print(Text(f"  ⚠ {st.formula}", style="yellow"))
+            _say(console, Text(f"⚠ {st.formula}", style="yellow"))
     if a.refusal:
-        console.print(Text(f"  {a.refusal}", style="red"))
+        _say(console, Text(f"{a.refusal}", style="red"))
     if a.compromise:
-        console.print(Text(f"  {a.compromise}", style="yellow"))
+        _say(console, Text(f"{a.compromise}", style="yellow"))
 
     narrow = console.width < NARROW
     size = (lambda n: "" if n is None else f"{n / 2**30:.2f}") if narrow else format_bytes
@@ -130,13 +130,14 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     groups = device_groups(a.devices)
     for d, n in groups:
         free = d.capacity - d.total if d.capacity else None
-        table.add_row(d.name if n == 1 else f"{n} × {d.name}", size(d.weights),
+        name = _short_name(d.name) if narrow else d.name      # the full name is on its bar below
+        table.add_row(name if n == 1 else f"{n} × {name}", size(d.weights),
                       size(d.kv_cache), size(d.compute),
                       size(d.overhead), size(d.total), size(d.capacity or None),
                       Text(size(free), style="red" if free is not None and free < 0 else "green"))
     console.print(table)
     if any(n > 1 for _, n in groups):
-        console.print(Text("  (n × device: the figures are each device's, not their sum)", style="dim"))
+        _say(console, Text("(n × device: the figures are each device's, not their sum)", style="dim"))
     bars = Table.grid(padding=(0, 1))
     bars.add_column(ratio=1, min_width=10)          # the name wraps rather than being cut
     bars.add_column(no_wrap=True)
@@ -148,22 +149,22 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
 
-    console.print("  " + " · ".join(limit_phrases(plan)), highlight=False)
+    _say(console, Text(" · ".join(limit_phrases(plan))))
     speed = speed_phrase(plan)
     if speed:
-        console.print(f"  speed: {speed}", highlight=False)
+        _say(console, Text(f"speed: {speed}"))
     if plan.measured and plan.measured.get("max_context_ok"):
         m = plan.measured
         console.print(f"  measured here: ran at ctx {m['max_context_ok']:,}"
                       + (f" × {m['max_concurrency_ok']} concurrent requests" if m.get("max_concurrency_ok") else ""),
                       highlight=False)
-    console.print(f"  run: [bold]{plan.command}[/bold]", highlight=False)
+    console.print(Text.assemble("  run: ", (plan.command, "bold")), soft_wrap=True)
 
     if plan.fixes:
         console.print("\nFixes, least given up first:")
         for i, f in enumerate(plan.fixes, 1):
-            console.print(f"  {i}. {f.title} — {f.effect}", highlight=False)
-            console.print(f"     [dim]$[/dim] {f.command}", highlight=False)
+            _say(console, Text(f"{i}. {f.title} — {f.effect}"), indent=2, hang=3)
+            console.print(Text.assemble("     ", ("$", "dim"), f" {f.command}"), soft_wrap=True)
     if explain:
         console.print("\nHow these numbers were computed:")
         for st in plan.steps:
@@ -173,6 +174,26 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • assumption: {note}", highlight=False)
     for note in notes or []:
         console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+
+
+def _short_name(name: str) -> str:
+    """A device name without the vendor's brand words, for a narrow table: "NVIDIA GeForce RTX 4090" → "RTX 4090"."""
+    for brand in ("NVIDIA GeForce ", "NVIDIA ", "AMD Radeon ", "AMD Instinct ", "Intel Arc "):
+        if name.startswith(brand):
+            return name[len(brand):]
+    return name
+
+
+def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
+    """A paragraph indented by ``indent``, its wrapped lines by ``hang`` more (rich wraps it to the width)."""
+    from rich.padding import Padding
+
+    if hang:
+        lines = text.wrap(console, max(20, console.width - indent - hang))
+        for i, line in enumerate(lines):
+            console.print(Padding(line, (0, 0, 0, indent + (hang if i else 0)), expand=False))
+        return
+    console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
 def _kv_per_gpu(plan: Plan) -> bool:
