@@ -428,6 +428,9 @@ def cost(
         doc = run_cost(resolve_model(model), dev, count, ctx=parse_tokens(ctx) if ctx is not None else None,
                        runtime=runtime, quant=quant, hours_per_day=hours_per_day, kwh_price=kwh_price, years=years,
                        utilization=utilization, used=used, price_usd=price, rent_usd_per_hour=rent_price)
+        from .hardware.catalog import variant_notes
+
+        doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
     except RunlocalError as e:
         _fail(e)
         return

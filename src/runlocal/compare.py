@@ -66,7 +66,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         devs = parse_device_spec(name)
         dev, count = devs[0], len(devs)
         mixed = any(d.id != dev.id for d in devs)
-        targets, _ = targets_from_options(name, None, None)
+        targets, named = targets_from_options(name, None, None)
         gpu_side = [t for t in targets if t.kind != "cpu"] or targets
         capacity = sum(t.capacity for t in gpu_side)
         price = device_price(dev, used=used) if not mixed else None
@@ -82,6 +82,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             "price_kind": price.kind if price else None, "price_source": price.source if price else None,
             "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
         }
+        row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said
         if len(gpu_side) > 1:
             row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
         if spec is not None:

@@ -197,3 +197,18 @@ def test_a_gguf_cut_after_its_header_asks_whether_the_download_is_incomplete(tmp
     _, notes = ask(f"runlocal check {path} --gpu rtx-4090 --ram 64G")
     (note,) = [n for n in notes if "incomplete download?" in n]
     assert note.startswith("llama8b.gguf: the file holds")
+
+
+def test_a_loose_name_in_compare_and_cost_says_which_variant_it_took():
+    # `runlocal compare "macbook pro m3 max" 4090` and `runlocal cost llama-3.1-8b --gpu "m3 max"`
+    from runlocal.compare import compare_devices
+    from runlocal.render.choose_text import render_compare
+
+    text = render_compare(compare_devices(["macbook pro m3 max", "4090"]))
+    assert "'macbook pro m3 max' is taken as Apple M3 Max 36GB" in text and "--gpu m3-max-128gb" in text
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "runlocal.cli", "cost", "llama-3.1-8b", "--gpu", "m3 max"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "'m3 max' is taken as Apple M3 Max 36GB" in out

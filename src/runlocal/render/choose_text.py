@@ -93,6 +93,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
     out = _table(["", *(r["spec"] for r in rows)], table)
+    for note in dict.fromkeys(n for r in rows for n in r.get("variant_notes") or ()):
+        out.append(f"note: {note}")
     for src in dict.fromkeys(r["used_price_source"] for r in rows if r.get("used_price_usd")
                              and r.get("used_price_source")):
         out.append(f"* used price: {src}")
