@@ -212,3 +212,20 @@ def test_a_loose_name_in_compare_and_cost_says_which_variant_it_took():
     out = subprocess.run([sys.executable, "-m", "runlocal.cli", "cost", "llama-3.1-8b", "--gpu", "m3 max"],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     assert "'m3 max' is taken as Apple M3 Max 36GB" in out
+
+
+def test_weights_on_disk_are_not_called_fits_nor_given_a_ram_speed():
+    # `runlocal check llama-3.1-405b --runtime transformers --gpu rtx-4090 --ram 64G`: 812 GB of bf16 weights,
+    # most of them in accelerate's offload folder — it starts, reading ~700 GiB back from disk for every token
+    plan, _ = ask("runlocal check llama-3.1-405b --runtime transformers --gpu rtx-4090 --ram 64G")
+    assert plan.verdict == "tight" and "on disk" in plan.allocation.compromise
+    text = read("runlocal check llama-3.1-405b --runtime transformers --gpu rtx-4090 --ram 64G")
+    assert "runs from disk" in text and "speed: not predicted" in text and "s a token" in text
+
+
+def test_a_plan_no_setting_can_fix_says_so_and_what_it_needs():
+    # `runlocal check llama-3.1-70b --runtime mlx --gpu m3-max-36gb`: 37 GiB of 4-bit weights, 24 GiB for the GPU
+    plan, _ = ask("runlocal check llama-3.1-70b --runtime mlx --gpu m3-max-36gb")
+    assert plan.verdict == "does_not_fit" and not plan.fixes
+    text = read("runlocal check llama-3.1-70b --runtime mlx --gpu m3-max-36gb")
+    assert "No fix: no setting mlx offers makes it fit here" in text and "more unified memory" in text

@@ -60,6 +60,7 @@ CPU_ONLY_MEANING = {
 }
 
 
+NVME_BYTES_PER_S = 7e9   # a PCIe 4.0 x4 NVMe drive's sequential read (about 7 GB/s; 7.9 GB/s is the link's limit)
 READING_SPEED = 5.0    # tokens/s: about 250 words a minute read silently (≈ 1.3 tokens a word), below it one waits
 
 
@@ -71,6 +72,11 @@ def offload_phrase(plan: Plan) -> str | None:
     in_ram = sum(d.weights for d in a.devices if d.kind == "cpu")
     if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
         return None
+    on_disk = plan.weights.total - sum(d.weights for d in a.devices)
+    if on_disk > 0.01 * plan.weights.total:
+        return (f"runs from disk — {format_bytes(on_disk)} of the weights on disk and {format_bytes(in_ram)} in RAM, "
+                f"read back for every token: about {on_disk / NVME_BYTES_PER_S:,.0f} s a token (7 GB/s NVMe), "
+                "far slower than reading")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
     moved = (a.compromise or s.n_cpu_moe or s.override_tensor
@@ -160,6 +166,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
                       highlight=False)
     console.print(Text.assemble("  run: ", (plan.command, "bold")), soft_wrap=True)
 
+    if plan.verdict == "does_not_fit" and not plan.fixes:
+        _say(console, Text(no_fix_phrase(plan), style="bold"))
     if plan.fixes:
         console.print("\nFixes, least given up first:")
         for i, f in enumerate(plan.fixes, 1):
@@ -174,6 +182,16 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • assumption: {note}", highlight=False)
     for note in notes or []:
         console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+
+
+def no_fix_phrase(plan: Plan) -> str:
+    """Why no fix is listed: nothing this runtime lets one change makes it fit on this hardware; what it needs."""
+    over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
+    worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
+    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
+            if over else "")
+    more = (" — a machine with more unified memory" if worst.kind == "unified" else " — more or larger devices")
+    return f"No fix: no setting {plan.runtime} offers makes it fit here{need}{more}, or a smaller model."
 
 
 def _short_name(name: str) -> str:
@@ -257,6 +275,11 @@ def speed_phrase(plan: Plan) -> str | None:
     sp = plan.speed
     if plan.verdict == "does_not_fit":
         return None      # no speed for a setup that does not start
+    on_disk = plan.weights.total - sum(d.weights for d in plan.allocation.devices)
+    if on_disk > 0.01 * plan.weights.total:
+        # the speed model reads GPU and RAM bandwidth; weights on disk are read back per token at the drive's speed
+        return (f"not predicted — {format_bytes(on_disk)} of weights are read back from disk for every token: "
+                f"about {on_disk / NVME_BYTES_PER_S:,.0f} s a token from a {NVME_BYTES_PER_S / 1e9:g} GB/s NVMe drive")
     parts = []
     measured = plan.measured and sp.get("source") == "measured"
     if measured:      # what the stored runs measured, at their own contexts: no predicted labels beside it

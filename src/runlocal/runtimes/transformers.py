@@ -311,8 +311,12 @@ class Transformers:
         if bnb and used_devs != {"cpu"} and ("cpu" in used_devs or "disk" in used_devs):
             refusal = ("Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit "
                        "the quantized model (bitsandbytes; llm_int8_enable_fp32_cpu_offload=True keeps them in 32-bit)")
+        compromise = None
         if w.get("disk"):
             assumptions.append(f"{w['disk']:,} B of weights offloaded to disk: read back on every forward (very slow)")
+            # it runs, but only by reading weights back from disk: the verdict says so (tight), not "fits"
+            compromise = (f"accelerate's device_map put {w['disk'] / 2**30:,.1f} GiB of the weights on disk "
+                          "(offload_folder): read back on every forward pass")
 
         # --- KV cache (DynamicCache) -------------------------------------------------------
         if s.cache_type_k not in ("f16", "bf16", "f32") or s.cache_type_v not in ("f16", "bf16", "f32"):
@@ -419,6 +423,7 @@ class Transformers:
             devices.append(DeviceMemory(h_t.name, "cpu", h_t.capacity, cpu_w, kv_bytes.get("cpu", 0), cpu_compute, 0))
         return Allocation(settings=s, devices=tuple(devices), kv_bytes_per_token=per_token_total,
                           kv_cache_tokens=None, max_concurrency=None, refusal=refusal, steps=tuple(steps),
+                          compromise=compromise,
                           assumptions=(*assumptions, f"CUDA context {CUDA_CONTEXT // MiB} MiB + cuBLAS {CUBLAS_WORKSPACE // MiB} MiB per GPU (measured, H100)",
                                        "host RAM for the Python process and loading buffers not counted"))
 
