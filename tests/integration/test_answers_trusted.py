@@ -229,3 +229,26 @@ def test_a_plan_no_setting_can_fix_says_so_and_what_it_needs():
     assert plan.verdict == "does_not_fit" and not plan.fixes
     text = read("runlocal check llama-3.1-70b --runtime mlx --gpu m3-max-36gb")
     assert "No fix: no setting mlx offers makes it fit here" in text and "more unified memory" in text
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_best_compare_and_fits_read_at_80_columns_and_use_a_wide_terminal(monkeypatch, width):
+    # `runlocal best qwen3-30b-a3b`, `runlocal compare rtx-4090 rtx-3090 --model qwen3-30b-a3b`,
+    # `runlocal models --fits --gpu rtx-4090`, piped with COLUMNS=80 or 160: no line past the width except a
+    # command (one line to paste)
+    from runlocal.choose import best, fits_here
+    from runlocal.compare import compare_devices
+    from runlocal.model.resolve import resolve_model
+    from runlocal.render.choose_text import render_best, render_compare, render_fits
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    texts = [render_best(best(resolve_model("qwen3-30b-a3b")).to_dict()),
+             render_compare(compare_devices(["rtx-4090", "rtx-3090"], model="qwen3-30b-a3b")),
+             render_fits(fits_here("rtx-4090"))]
+    for text in texts:
+        lines = [line for line in text.splitlines() if not line.startswith("run the first: ")]
+        assert max(len(line) for line in lines) <= width, max(lines, key=len)
+    if width == 160:
+        compare = texts[1]      # each speed row names the context it assumes
+        assert "decode tok/s, 4,096 cached" in compare and "decode, short ctx" in compare
+        assert any(len(line) > 80 for line in texts[0].splitlines())     # the width is used, not a fixed layout

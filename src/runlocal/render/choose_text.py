@@ -7,6 +7,23 @@ from typing import Any
 from ..units import format_bytes
 
 
+def _wrapped(lines: list[str], width: int | None = None) -> str:
+    """Lines wider than the terminal wrapped with a hanging indent (rich laid the tables out to its width already);
+    a line carrying a command stays whole, so that a copy from the terminal pastes as one line."""
+    import textwrap
+
+    from rich.console import Console
+
+    width = width or Console().width
+    out: list[str] = []
+    for line in lines:
+        if len(line) > width and not line.startswith(("run the first: ", "runs it: ")):   # commands: one line
+            out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
@@ -61,7 +78,13 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
         # the budget is held against launch prices, for every card alike; say how to count cards bought used
         out.append("note: the budget is compared with launch prices; --used compares the used-market price where "
                    "the catalog has one (e.g. an RTX 3090)")
-    return "\n".join(out)
+    return _wrapped(out)
+
+
+def _decode_label(rows: list[dict[str, Any]]) -> str:
+    """The decode row names the KV cache it assumes (half the context), beside the short-context row."""
+    at = {r.get("decode_at_context") for r in rows if r.get("decode_at_context")}
+    return f"decode tok/s, {at.pop():,} cached" if len(at) == 1 else "decode tok/s, half ctx cached"
 
 
 def render_compare(rows: list[dict[str, Any]]) -> str:
@@ -87,7 +110,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
                 r.get("best_quant") not in (None, r.get("quant")) for r in rows) else []),
             ("verdict", lambda r: r.get("verdict") or "—"),
             ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
-            ("decode tok/s", lambda r: _num(r.get("decode_tokens_per_s"))),
+            (_decode_label(rows), lambda r: _num(r.get("decode_tokens_per_s"))),
+            ("decode, short ctx", lambda r: _num(r.get("decode_short_tokens_per_s"))),
             ("prefill tok/s", lambda r: _num(r.get("prefill_tokens_per_s"))),
             ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
         ]
@@ -101,7 +125,7 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
     if any(r.get("best_quant") not in (None, r.get("quant")) for r in rows):
         out.append("one quant for all (the file people download, or the best every device fits), so the speeds "
                    "compare the hardware (--best-quant-each: each device's own best)")
-    return "\n".join(out)
+    return _wrapped(out)
 
 
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
@@ -111,12 +135,13 @@ def render_fits(doc: dict[str, Any], top: int = 25) -> str:
              format_bytes(r["free_bytes"]), _num(r.get("decode_tokens_per_s"))] for r in doc["models"][:top]]
     if rows:
         out += _table(["#", "model", "quant", "weights", "peak", "free", "tok/s"], rows)
+        out.append(f"tok/s: predicted decode with {doc['ctx'] // 2:,} tokens cached (half the context), one request")
         if len(doc["models"]) > top:
             out.append(f"… {len(doc['models']) - top} more (--top N, or --json)")
     else:
         out.append("no catalog model fits at this context")
     out += [""] + [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(out)
+    return _wrapped(out)
 
 
 def render_cost(doc: dict[str, Any]) -> str:
@@ -153,4 +178,4 @@ def render_cost(doc: dict[str, Any]) -> str:
         out.append(f"rent price: {offer.get('provider')} {offer['usd_per_gpu_hour']:g} USD/GPU-h, {offer['url']}"
                    f" (price {offer.get('price_date') or 'undated'}, read {offer.get('read_on')})")
     out += [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(out)
+    return _wrapped(out)
