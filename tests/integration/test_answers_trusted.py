@@ -252,3 +252,10 @@ def test_best_compare_and_fits_read_at_80_columns_and_use_a_wide_terminal(monkey
         compare = texts[1]      # each speed row names the context it assumes
         assert "decode tok/s, 4,096 cached" in compare and "decode, short ctx" in compare
         assert any(len(line) > 80 for line in texts[0].splitlines())     # the width is used, not a fixed layout
+
+
+def test_ollama_moving_layers_to_ram_is_tight_as_llama_cpp_is():
+    # `runlocal check qwen3-30b-a3b --runtime ollama --gpu rtx-4060 --ram 32G`: 17 GiB of Q4_K_M on an 8 GiB card —
+    # Ollama runs it by putting experts in system memory; the same word as llama-server's --fit gets
+    plan, _ = ask("runlocal check qwen3-30b-a3b --runtime ollama --gpu rtx-4060 --ram 32G")
+    assert plan.verdict == "tight" and "in system memory" in plan.allocation.compromise
