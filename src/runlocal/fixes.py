@@ -57,6 +57,7 @@ class _Tried:
     verdict: str
     decode: float | None
     command: str
+    gains_context: bool = False    # it gives back context the runtime cut (the limit it targets), same verdict
 
 
 def _layers_total(model) -> int:
@@ -125,7 +126,7 @@ class _Fixer:
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
-             targets: list[Target] | None = None, command: str | None = None) -> None:
+             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False) -> None:
         """Re-plan with the change; keep it for judging only if the runtime starts with it."""
         targets = targets or self.targets
         if targets is self.targets and not self.runs(s, quant):
@@ -135,7 +136,7 @@ class _Fixer:
             return
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
         self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
-                                 command or self.runtime.command(self.model, s)))
+                                 command or self.runtime.command(self.model, s), gains_context))
 
     # -- judging ------------------------------------------------------------------------------------------
     def improves(self, t: _Tried) -> bool:
@@ -145,6 +146,8 @@ class _Fixer:
             return True
         if RANK[t.verdict] < RANK.get(before, 0):
             return False
+        if t.gains_context:
+            return True
         old = self.plan.speed.get("decode_tokens_per_s")
         return bool(self.plan.allocation.compromise and not t.alloc.compromise and t.decode and old
                     and t.decode >= FASTER * old)
@@ -154,7 +157,8 @@ class _Fixer:
         if t.verdict != self.plan.verdict:
             parts.append(f"verdict {WORD[self.plan.verdict]} → {WORD[t.verdict]}")
         elif t.verdict == "tight":
-            parts.append("still tight: above 90 % of the GPU")
+            parts.append("still tight: " + ("some weights stay in system memory" if t.alloc.compromise
+                                            else "above 90 % of the GPU"))
         old = self.plan.speed.get("decode_tokens_per_s")
         if t.decode and old and self.plan.verdict != "does_not_fit" and abs(t.decode - old) >= 0.05 * old:
             parts.append(f"decode {old:,.1f} → {t.decode:,.1f} tokens/s")
@@ -189,7 +193,13 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
 def _context_and_concurrency(f: _Fixer) -> None:
     s, model = f.base, f.model
     ctx = s.ctx or 0
-    if f.runtime.pools_kv and not f.all_on_gpu:
+    compromise = f.plan.allocation.compromise or ""
+    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context and f.plan.max_context > ctx:
+        # --fit cut the context to fit: the longest -c that starts, --fit moving more to system memory for it
+        longer = f.plan.settings.with_(ctx=f.plan.max_context, n_gpu_layers=None, n_cpu_moe=0)
+        f.try_(f"Ask for context {f.plan.max_context:,} (-c {f.plan.max_context})", longer,
+               f"context {ctx:,} → {f.plan.max_context:,} tokens, --fit moving more to system memory", 3,
+               gains_context=True)
         # a pooled engine: the plan's max context is already the longest max_model_len it starts with
         if f.plan.max_context and f.plan.max_context < ctx:
             f.try_(f"Reduce context to {f.plan.max_context:,}", s.with_(ctx=f.plan.max_context),

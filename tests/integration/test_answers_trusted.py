@@ -59,9 +59,11 @@ def test_each_fix_says_what_it_improves_before_to_after(question):
     assert len(commands) == len(set(commands)), "no two fixes print the same command"
     for f in plan.fixes:
         assert "→" in f.effect, f
-        # what it improves: the verdict, or (the runtime gave layers up) the decode speed, faster after
+        # what it improves: the verdict, or (the runtime gave something up) the decode speed or the context back
         speed = re.search(r"decode ([\d.,]+) → ([\d.,]+) tokens/s", f.effect)
-        assert "verdict" in f.effect or (speed and _num(speed[2]) > _num(speed[1])), f
+        context = re.search(r"context ([\d,]+) → ([\d,]+) tokens", f.effect)
+        assert ("verdict" in f.effect or (speed and _num(speed[2]) > _num(speed[1]))
+                or (context and _num(context[2]) > _num(context[1]))), f
         assert not re.search(r"(\d+) of \1 layers", f.title), f        # "Offload 36 of 36 layers"
         assert " a I" not in f.title and " a O" not in f.title           # "a IQ4_XS"
     costs = [f.cost for f in plan.fixes]
@@ -259,3 +261,11 @@ def test_ollama_moving_layers_to_ram_is_tight_as_llama_cpp_is():
     # Ollama runs it by putting experts in system memory; the same word as llama-server's --fit gets
     plan, _ = ask("runlocal check qwen3-30b-a3b --runtime ollama --gpu rtx-4060 --ram 32G")
     assert plan.verdict == "tight" and "in system memory" in plan.allocation.compromise
+
+
+def test_the_context_fit_cut_can_be_asked_back():
+    # gpt-oss-120b on a 4090 + 64 GB: --fit chose 4,096 tokens; the answer's max context says -c 76,032 starts,
+    # and a fix asks for it (more experts in RAM): the limit it targets, before → after
+    plan, _ = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G")
+    back = next(f for f in plan.fixes if f.title.startswith("Ask for context"))
+    assert f"-c {plan.max_context}" in back.command and f"context 4,096 → {plan.max_context:,} tokens" in back.effect
