@@ -269,3 +269,14 @@ def test_the_context_fit_cut_can_be_asked_back():
     plan, _ = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G")
     back = next(f for f in plan.fixes if f.title.startswith("Ask for context"))
     assert f"-c {plan.max_context}" in back.command and f"context 4,096 → {plan.max_context:,} tokens" in back.effect
+
+
+def test_a_cpu_only_machine_keeps_the_trained_context_as_llama_server_does():
+    # `runlocal check llama-3.1-8b --gpu none --ram 24G`: llama-server's --fit has no device with memory of its own to
+    # fit ("llama_params_fit_impl: no devices with dedicated memory found", src/llama.cpp), so -c 0 is the trained
+    # 131,072; nothing "gave something up", and no fix moves layers
+    plan, _ = ask("runlocal check llama-3.1-8b --gpu none --ram 24G")
+    assert plan.settings.ctx == 131072 and plan.allocation.compromise is None
+    assert not any("-ngl" in f.title or "layers" in f.title for f in plan.fixes)
+    text = read("runlocal check llama-3.1-8b --gpu none --ram 24G")
+    assert "GPU" not in text.split("run:")[0]
