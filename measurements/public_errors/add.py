@@ -17,7 +17,7 @@ URL = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)/(issues|pull|discussi
 
 def existing_ids():
     ids = set()
-    for p in HERE.glob("*.jsonl"):
+    for p in HERE.glob("**/*.jsonl"):
         for line in p.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 ids.add(json.loads(line)["id"])

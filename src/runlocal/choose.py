@@ -165,7 +165,7 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
-def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int) -> Settings:
+def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1) -> Settings:
     from .runtimes.llamacpp import NGL_ALL
 
     rt = get_runtime(runtime)
@@ -173,7 +173,10 @@ def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int) -> Setting
     # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
     # layers to RAM until anything runs, slowly
     ngl = NGL_ALL if rt.name == "llama.cpp" else None
-    return Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp, n_gpu_layers=ngl)
+    # users > 1: that many requests of ``ctx`` each at once (llama.cpp --parallel N sizes N slots of ctx;
+    # vLLM --max-num-seqs / SGLang --max-running-requests, the pool checked in plan_fit)
+    settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp, n_gpu_layers=ngl)
+    return settings.with_(parallel=users) if users > 1 else settings
 
 
 def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> int:
@@ -187,15 +190,17 @@ def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> 
 
 
 def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int, quant: str | None,
-             host_cache: dict | None = None) -> Fit:
+             host_cache: dict | None = None, users: int = 1) -> Fit:
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog)."""
     from .plan import quick_plan
 
     rt = get_runtime(runtime)
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
-    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus), targets, runtime=rt)
+    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users), targets, runtime=rt)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
+    if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
+        verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
     cpu_w = sum(d.weights for d in alloc.devices if d.kind == "cpu")
     # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
     offloaded = sum(d.weights for d in alloc.devices) < 0.99 * weights.total
@@ -226,11 +231,11 @@ def quant_ladder(runtime: str, quant: str | None = None,
 
 
 def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
-             quants: tuple[str | None, ...], host_cache: dict | None = None) -> Fit | None:
+             quants: tuple[str | None, ...], host_cache: dict | None = None, users: int = 1) -> Fit | None:
     """The first (highest-quality) format in ``quants`` that runs whole on the targets, or None."""
     for q in quants:
         try:
-            fit = plan_fit(model, targets, runtime=runtime, ctx=ctx, quant=q, host_cache=host_cache)
+            fit = plan_fit(model, targets, runtime=runtime, ctx=ctx, quant=q, host_cache=host_cache, users=users)
         except InputError:
             continue       # a format this model or runtime cannot take
         if fit.runs:
@@ -266,6 +271,7 @@ class BestResult:
     ctx: int
     budget_usd: float | None
     used: bool
+    users: int = 1
     ranked: list[dict[str, Any]] = field(default_factory=list)
     unpriced: list[dict[str, Any]] = field(default_factory=list)
     over_budget: int = 0
@@ -275,7 +281,7 @@ class BestResult:
         m = self.model
         return {"model": {"id": m.id, "params": m.params, "active_params": m.active_params, "repo_id": m.repo_id},
                 "runtime": self.runtime, "ctx": self.ctx, "budget_usd": self.budget_usd,
-                "price_basis": "used" if self.used else "launch",
+                "price_basis": "used" if self.used else "launch", "users": self.users,
                 "ranked": self.ranked, "unpriced": self.unpriced, "over_budget": self.over_budget,
                 "notes": self.notes}
 
@@ -298,6 +304,8 @@ def _row(dev, count: int, fit: Fit, price: Price) -> dict[str, Any]:
 def _settings_dict(s: Settings) -> dict[str, Any]:
     """The settings that matter for running it (the rest are the runtime's defaults)."""
     out = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
+    if s.parallel > 1:
+        out["parallel"] = s.parallel
     if s.n_gpu_layers is not None:
         out["n_gpu_layers"] = s.n_gpu_layers
     if s.gpu_memory_utilization is not None:
@@ -327,9 +335,10 @@ def _download_quant(model: ModelSpec, runtime: str) -> str | None:
 
 def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp", budget_usd: float | None = None,
          used: bool = False, quant: str | None = None, devices: list | None = None,
-         counts: tuple[int, ...] = MULTI_COUNTS, best_quant_each: bool = False) -> BestResult:
+         counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1, best_quant_each: bool = False) -> BestResult:
     """Every catalog device configuration that runs ``model`` whole at ``ctx``, ranked by decode tokens/s per
-    dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known."""
+    dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known;
+    ``users`` asks for that many requests of ``ctx`` served at once."""
     from .hardware.catalog import load_devices
 
     ctx = ctx or DEFAULT_CTX
@@ -337,6 +346,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     if budget_usd is not None and budget_usd <= 0:
         raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
+    if users < 1:
+        raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = get_runtime(runtime)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else _download_quant(model, rt.name)
@@ -345,7 +356,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         # download for this runtime, as `check` plans it without --quant
         quants = (common,)
     multi = splits_over_gpus(rt.name)
-    res = BestResult(model, rt.name, ctx, budget_usd, used)
+    res = BestResult(model, rt.name, ctx, budget_usd, used, users)
     if not multi:
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
     if quants == (None,):
@@ -361,10 +372,13 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     for dev in (devices if devices is not None else load_devices()):
         if not runtime_runs_on(rt.name, dev):
             continue
-        dev_counts = counts if (dev.kind == "gpu" and multi) else (1,)
+        # a laptop has one GPU: "2 × RTX 4090 Laptop" is no machine anyone sells
+        laptop = _raw_devices().get(dev.id, {}).get("form_factor") == "laptop"
+        dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
-            fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache)
+            fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache,
+                           users=users)
             if fit is None:
                 continue
             price = device_price(dev, used=used)
@@ -390,6 +404,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if budget_usd is not None:
         res.notes.append(f"budget: {res.over_budget} configuration(s) priced above {budget_usd:,.0f} USD left out;"
                          " devices without a catalog price left out")
+    if users > 1:
+        res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
     res.notes.append(HOST_RAM_NOTE)
     res.notes.append("price: purchase price of the GPU(s) only (no host system); speed: predicted decode tokens/s"
                      f" at half the context ({ctx // 2:,} tokens cached)")

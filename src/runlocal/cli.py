@@ -350,6 +350,7 @@ def best(
     budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
+    users: int = typer.Option(1, "--users", help="requests of --ctx served at once (the KV cache for all of them)"),
     top: int = typer.Option(15, "--top", help="rows shown in the text table"),
     best_quant_each: bool = typer.Option(False, "--best-quant-each",
                                          help="plan each device at the best quant it holds whole (default: one "
@@ -365,7 +366,8 @@ def best(
 
     try:
         doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
-                       budget_usd=budget, used=used, quant=quant, best_quant_each=best_quant_each).to_dict()
+                       budget_usd=budget, used=used, quant=quant, users=users,
+                       best_quant_each=best_quant_each).to_dict()
     except RunlocalError as e:
         _fail(e)
         return

@@ -1,16 +1,19 @@
 """Diagnosis by signals on real error texts from public threads, and fixes computed from a log's own figures.
 
 The public corpus (measurements/public_errors) is scored by benchmarks/diagnose_accuracy.py; these tests pin its
-shape (cited, split by id) and a few families the knowledge base had no message for, and check the llama.cpp
-context fix against a real llama.cpp log (tests/data/llamacpp_kv_fail_cpu.log: llama-cpp-python 0.3.36 asked for
-n_ctx 1048576 on a Llama-3-8B-shaped zero-weight GGUF on a 23 GiB machine; stderr kept, minus the per-tensor
-"create_tensor:" lines) and against real successful loads posted publicly (measurements/public_logs).
+shape (cited, a seeded held-out fifth of round 2, all of round 3 held out) and a few families the knowledge base
+had no message for, and check the llama.cpp context fix against a real llama.cpp log
+(tests/data/llamacpp_kv_fail_cpu.log: llama-cpp-python 0.3.36 asked for n_ctx 1048576 on a Llama-3-8B-shaped
+zero-weight GGUF on a 23 GiB machine; stderr kept, minus the per-tensor "create_tensor:" lines) and against real
+successful loads posted publicly (measurements/public_logs).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,15 +32,26 @@ def _record(record_id: str) -> dict:
     return next(r for r in corpus.load_records() if r["id"] == record_id)
 
 
-def test_public_corpus_is_cited_and_split_by_id():
+def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     records = corpus.load_records()
-    assert len(records) >= 140 and len({r["project"] for r in records}) >= 15
-    assert sum(not r["memory"] for r in records) >= 40          # look-alikes
+    assert len(records) >= 300 and len({r["project"] for r in records}) >= 15
+    assert sum(not r["memory"] for r in records) >= 80          # look-alikes
     tune, hold = corpus.split(records)
     assert len(tune) + len(hold) == len(records)
-    assert 0.12 < len(hold) / len(records) < 0.28
-    # the split depends on the id alone: the same id lands in the same part whatever else is in the corpus
-    assert all(corpus.held_out(r["id"]) for r in hold) and not any(corpus.held_out(r["id"]) for r in tune)
+    # round 2's seeded fifth (scored once, tuning since round 4) still re-draws the same from the recorded seed
+    split_script = ROOT / "measurements/public_errors/split_round2.py"
+    rc = subprocess.run([sys.executable, str(split_script), "--check"], capture_output=True, text=True)
+    assert rc.returncode == 0, rc.stdout + rc.stderr
+    round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
+    assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
+    # round 4 (collected after rounds 2 and 3 were scored) is held out whole, and nothing else is
+    assert {r["file"] for r in hold} == {"round4.jsonl"}
+    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 20
+
+
+def _ids(name: str) -> set[str]:
+    path = ROOT / "measurements/public_errors" / name
+    return {json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
 
 
 @pytest.mark.parametrize("record_id, expected", [
@@ -52,6 +66,20 @@ def test_public_corpus_is_cited_and_split_by_id():
     ("winget-pkgs-333428", "not_memory"),  # an installer's exit code
     ("llama.cpp-14097", "not_memory"),     # "failed to find a memory slot": KV cells, not device memory
     ("koboldcpp-612", "llamacpp_alloc_fail"),  # ggml pool OOM during prompt processing
+    ("ollama-1603", "not_memory"),         # "signal: illegal instruction": a CPU without AVX
+    ("koboldcpp-111", "not_memory"),       # WinError -1073741795 = NTSTATUS 0xC000001D, the same on Windows
+    # round 2 and 3 held-out misses, fixed by general signals once those rounds became tuning data
+    ("sglang-105", "not_memory"),          # SGLang's own "KV cache pool leak detected!": a bookkeeping bug
+    ("jan-4331", "not_memory"),            # "Model failed to start: Could not load engine …: … is not set yet!"
+    ("mlx-llm-22", "metal_oom"),           # libc++abi (macOS) abort on a buffer above the device maximum
+    ("deepspeed-2899", "cuda_oom_long_context"),  # the allocation failed inside softmax: activations
+    ("mistral.rs-216", "cuda_oom_long_context"),  # mistral.rs's engine step ("prompt - Model failed"), not ggml
+    ("tensorrt-llm-346", "cuda_oom_load"),  # TensorRT's "Error Code 2: OutOfMemory" while building the engine
+    ("mlx-engine-207", "metal_oom"),       # "requires 50986 MB … maximum recommended size of 49152 MB", then a crash
+    ("llama.cpp-1815", "metal_oom"),       # one Metal buffer above the device's maximum buffer size
+    ("mlx-vlm-270", "not_memory"),         # a Metal command buffer failed with Invalid Resource, not Out Of Memory
+    ("localgpt-438", "not_memory"),        # ggml's metadata arena, not RAM: "context's memory pool"
+    ("text-generation-inference-1354", "not_memory"),  # ends in a ValueError about shards, nothing about memory
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected

@@ -31,7 +31,10 @@ SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 PAGES = [
     "/", "/?" + urlencode({"model": "qwen3-30b-a3b", "runtime": "vllm", "gpu": "rtx-3090", "n": "2", "ctx": "32768"}),
     "/?" + urlencode({"model": "llama-3.1-70b", "gpu": "rtx-4060", "n": "1", "ctx": "131072"}),
-    "/best", "/guides", "/guides/16-vs-24-gb", "/guides/cuda-vs-rocm", "/compare", "/cost", "/errors",
+    "/best", "/best?" + urlencode({"model": "30B", "ctx": "32768", "users": "4", "runtime": "vllm"}),
+    "/best?" + urlencode({"model": "llama-3.1-8b", "form": "laptop"}), "/guides", "/guides/16-vs-24-gb",
+    "/guides/cuda-vs-rocm", "/guides/best-laptop", "/guides/best-mac", "/guides/best-used-gpu",
+    "/guides/best-budget-gpu", "/guides/best-gpu-for-ollama", "/compare", "/cost", "/errors",
     "/errors?q=kv+cache", "/errors/cuda-oom-load", "/errors/diagnose", "/models", "/models/llama-3.1-8b",
     "/hardware", "/hardware/rtx-4090", "/benchmarks", "/benchmarks/submit", "/methodology", "/glossary", "/api",
 ]
@@ -41,8 +44,11 @@ THIRD_PARTY = ["/docs", "/redoc"]       # Swagger UI and ReDoc: loaded offline, 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
+    import os
+
     from runlocal.api.app import create_app
 
+    os.environ["RUNLOCAL_SITE_WARM_GUIDES"] = "0"      # the guides visited here are computed on their visit
     app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
     with running_app(app) as url:
         yield url
@@ -70,6 +76,7 @@ class Watched:
         self.context.route("**/*", self._only_local)
         self.page = self.context.new_page()
         self.page.set_default_timeout(60_000)
+        self.page.set_default_navigation_timeout(240_000)   # a guide computed on its first visit (Ollama: ~50 s loaded)
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         self.page.on("pageerror", lambda e: self.problems.append(f"pageerror: {e}"))
         self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))
@@ -308,3 +315,39 @@ def test_diagnose_and_submit_forms(tabs):
     page.wait_for_selector(".error")
     assert "measured_at" in page.text_content(".error")
     tab.take()                                                   # the 422 answer is a console "error"
+
+
+def test_result_says_speed_source_assumptions_and_hides_the_steps(tabs, base_url):
+    """The answer to "how fast, and is that measured?": decode and prefill each say predicted, until a verified
+    measurement for this setup is stored; then decode says measured with the prediction beside it, and prefill
+    (not measured) still says predicted. The assumptions are listed, the --explain steps are behind a
+    disclosure that opens to as many steps as its summary says."""
+    import httpx
+
+    tab = tabs["desktop"]
+    page = tab.page
+    query = "/?" + urlencode({"model": "qwen2.5-7b", "gpu": "rtx-3090", "n": "1", "ctx": "16384"})
+    tab.open(query)
+    decode, prefill = page.locator("dt:text-is('Decode') + dd"), page.locator("dt:text-is('Prefill') + dd")
+    expect(decode).to_have_text(re.compile(r"^[\d,.]+ tok/s predicted$"))
+    expect(prefill).to_have_text(re.compile(r"^[\d,.]+ tok/s predicted$"))
+    predicted = decode.text_content().split(" tok/s")[0]
+    assert page.locator("ul.assumptions li").count() >= 1
+    assert "RAM: assumed" in page.text_content("ul.assumptions")
+    details = page.locator("details.explain")
+    assert details.get_attribute("open") is None
+    assert not page.locator("details.explain table").is_visible()
+    steps = int(re.search(r"\((\d+) steps", page.text_content("details.explain summary")).group(1))
+    page.click("details.explain summary")
+    expect(page.locator("details.explain tbody tr").first).to_be_visible()
+    assert page.locator("details.explain tbody tr").count() == steps > 3
+    # a verified measurement of this setup (the admin's token verifies on arrival)
+    r = httpx.post(base_url + "/api/v1/benchmarks", headers={"Authorization": "Bearer x"},
+                   json={"device": "rtx-3090", "runtime": "llama.cpp", "model": "qwen2.5-7b", "quant": "Q4_K_M",
+                         "decode_tokens_per_s": 97.5})
+    assert r.status_code in (200, 201), r.text
+    tab.open(query)
+    expect(decode).to_have_text(re.compile(rf"^97\.5 tok/s measured \(1 record; predicted {re.escape(predicted)}\)$"))
+    expect(prefill).to_have_text(re.compile(r"^[\d,.]+ tok/s predicted$"))
+    shot(page, "desktop-measured-speed")
+    assert not tab.take()

@@ -295,9 +295,11 @@ def test_match_across_families_is_ambiguous():
 
 
 def test_laptop_variant_is_not_mistaken_for_the_desktop_card():
-    # The 4090 Laptop GPU has 16 GB: matching it to the 24 GB desktop card would over-promise.
-    with pytest.raises(UnknownDeviceError):
-        find_device("NVIDIA GeForce RTX 4090 Laptop GPU")
+    # The 4090 Laptop GPU has 16 GB: matching it to the 24 GB desktop card would over-promise. nvidia-smi's
+    # name for it finds its own entry; the bare number still means the desktop card.
+    laptop = find_device("NVIDIA GeForce RTX 4090 Laptop GPU")
+    assert laptop.id == "rtx-4090-laptop" and laptop.memory_bytes == 16 * GiB
+    assert find_device("4090").id == "rtx-4090" and find_device("5090 laptop").memory_bytes == 24 * GiB
 
 
 @pytest.mark.parametrize("query", ["", "   ", "nvidia"])

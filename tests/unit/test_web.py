@@ -129,3 +129,91 @@ def test_compare_takes_a_vram_figure_beside_catalog_cards(client):
     result = result_of(r.text)
     assert "2 × NVIDIA GeForce RTX 3090" in result and "Custom GPU, 20G" in result
     assert result.count('class="badge') == 3
+
+
+def best_rows_of(html: str) -> list[tuple[str, str]]:
+    """(setup link, the row's text) of each ranked row of a /best page."""
+    body = result_of(html).split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    from html import unescape
+
+    return [(unescape(m.group(1)), re.sub(r"<[^>]+>", " ", m.group(0))) for m in
+            re.finditer(r'<tr>.*?<a href="(/\?[^"]+)">.*?</tr>', body, re.S)]
+
+
+def test_best_gpu_for_a_use_a_30b_at_32k_for_4_users(client):
+    """"A 30B at 32K for 4 users" on vLLM: a size is taken as the catalog model nearest it (said on the page),
+    and every setup ranked holds four 32K requests at once (checked with the full planner, not best's)."""
+    from urllib.parse import parse_qs
+
+    from runlocal.choose import device_targets
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model.resolve import resolve_model
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings
+
+    four = client.get("/best", params={"model": "30B", "ctx": "32768", "users": "4", "runtime": "vllm"})
+    one = client.get("/best", params={"model": "30B", "ctx": "32768", "runtime": "vllm"})
+    assert four.status_code == 200 and "nearest that size" in four.text and "for 4 users at once" in four.text
+    rows_four, rows_one = best_rows_of(four.text), best_rows_of(one.text)
+    assert rows_four and len(rows_four) <= len(rows_one)
+    for link, _ in rows_four[:3]:
+        q = {k: v[0] for k, v in parse_qs(link[2:]).items()}
+        assert q["parallel"] == "4" and q["ctx"] == "32768"
+        plan = make_plan(resolve_model(q["model"]),
+                         Settings(runtime="vllm", ctx=32768, quant=q["quant"], parallel=4, tp=int(q.get("tp", 1))),
+                         device_targets(find_device(q["gpu"]), int(q["n"])), with_fixes=False)
+        assert plan.verdict in ("fits", "tight") and plan.max_concurrency >= 4, (link, plan.max_concurrency)
+
+
+def test_best_refuses_a_user_count_that_is_not_a_number(client):
+    r = client.get("/best", params={"model": "llama-3.1-8b", "users": "many"})
+    assert r.status_code == 422 and "users" in r.text and 'id="best-title"' not in r.text
+
+
+def test_best_laptop_ranks_single_laptop_gpus_only(client):
+    r = client.get("/best", params={"model": "llama-3.1-8b", "ctx": "32768", "form": "laptop"})
+    assert r.status_code == 200
+    html = result_of(r.text)
+    names = re.findall(r'<a href="/\?[^"]+">([^<]+)</a>', html)
+    assert names and all(n.endswith("Laptop GPU") for n in names), names   # a laptop has one GPU: no "2 ×"
+    assert "NVIDIA GeForce RTX 4090 Laptop GPU" in names
+    guide = client.get("/guides/best-laptop")
+    assert guide.status_code == 200 and "RTX 5090 Laptop GPU" in guide.text and "2 × NVIDIA" not in guide.text
+
+
+@pytest.mark.slow
+def test_best_gpu_for_ollama_guide_ranks_the_pulled_file(client):
+    r = client.get("/guides/best-gpu-for-ollama")
+    assert r.status_code == 200
+    rows = re.findall(r'data-label="Weights">([^<]+)<', r.text)
+    assert len(rows) == 15 and set(rows) == {"Q4_K_M"}      # 3 models × 5 setups, the file `ollama pull` fetches
+
+
+@pytest.mark.parametrize("slug", ["best-laptop", "best-budget-gpu", "best-used-gpu"])
+def test_a_guides_full_ranking_link_is_the_same_ranking(client, slug):
+    """"Full ranking with filters" opens /best with the guide's filters (form factor, budget, used prices, the
+    Ollama file): its first setups are the guide's."""
+    from html import unescape
+
+    guide = client.get(f"/guides/{slug}").text
+    links = [unescape(u) for u in re.findall(r'<a href="(/best\?[^"]+)">Full ranking', guide)]
+    firsts = re.findall(r'<th scope="row" data-label="Setup"><a href="/hardware/[^"]+">([^<]+)</a>', guide)
+    assert links and firsts
+    top = re.findall(r'<th scope="row" data-label="Setup"><a href="/\?[^"]+">([^<]+)</a>', client.get(links[0]).text)
+    assert top[:3] == firsts[:3], (links[0], top[:3], firsts[:3])
+
+
+def test_cost_break_even_is_where_owning_meets_renting(client):
+    """"A $1,600 card at $0.30/kWh against $0.50 an hour: from how many hours a day is owning cheaper?" The
+    break-even on the page is where price/years + power × hours × 365 × rate equals rent × hours × 365,
+    solved here from the figures the page states, and the chart marks it."""
+    r = client.get("/cost", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "price": "1600", "rent": "0.5",
+                                    "kwh": "0.30", "years": "3"})
+    assert r.status_code == 200
+    result = result_of(r.text) if "data-result" in r.text else r.text
+    kw = float(re.search(r"electricity at ([\d.]+) kW", result).group(1))
+    shown = float(re.search(r"<dt>Break-even</dt><dd>([\d.]+) h/day", result).group(1))
+    expected = (1600 / 3) / (365 * (0.5 - kw * 0.30))
+    assert shown == pytest.approx(expected, abs=0.01)
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", result, re.S).group(0)
+    assert f"break-even {shown}" in svg or f"break-even {shown:g}" in svg

@@ -240,13 +240,15 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
                    runtime: RuntimeQuery = "llama.cpp",
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
-                   used: bool = False, quant: QuantQuery = None, best_quant_each: bool = False):
+                   used: bool = False, quant: QuantQuery = None,
+                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
+                   best_quant_each: bool = False):
         """The same object as `runlocal best --json`."""
         from ..choose import best as run_best
         from ..model.resolve import resolve_model
 
         return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
-                                               budget_usd=budget, used=used, quant=quant,
+                                               budget_usd=budget, used=used, quant=quant, users=users,
                                                best_quant_each=best_quant_each).to_dict())
 
     @app.get("/api/v1/models", response_model=list[ModelEntry])

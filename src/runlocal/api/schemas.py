@@ -239,6 +239,7 @@ class BestDoc(_Open):
     runtime: str | None = None
     ctx: int | None = None
     budget_usd: float | None = None
+    users: int = 1
     ranked: list[RankedDoc]
     unpriced: list[RankedDoc] = []
     over_budget: list[RankedDoc] | int | None = None

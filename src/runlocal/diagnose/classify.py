@@ -23,18 +23,20 @@ Precedence (how one answer is chosen when several entries match)
    as the illegal memory access.
 3. A generic CUDA out-of-memory error is then refined (:func:`refine_cuda_oom`):
 
+   * ``cuda_oom_long_context`` first when, outside a loading phase, the single failed request is
+     ≥ 25 % of the card (weights load tensor by tensor; only activations of a long sequence come in
+     blocks that large), whatever the cache holds;
    * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
      + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
      (≥ 1 GiB, or ≥ 10 % of a smaller card), or could have held the whole request by itself while
-     at least half of the request was free anyway (a sliver missing and memory idle in the cache is
-     layout; next to a card with nothing free, a small cache is just a full card);
+     at least half of the request was free anyway and free + cache are at least 5 % of the card (a
+     sliver missing and memory idle in the cache is layout; next to a card with nothing free, a small
+     cache is just a full card);
    * ``cuda_oom_load`` when the lines around it (40 before, 25 after) show a loading or start-up
      phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
      warm-up, CUDA-graph capture, ``torch.load``…;
    * ``cuda_oom_long_context`` when they show generation instead: ``generate``, attention,
-     ``past_key_value``, ``execute_model``, prefill, HTTP completion requests…, or when the single
-     failed request is ≥ 25 % of the card (weights load tensor by tensor; only activations of a
-     long sequence come in blocks that large);
+     ``past_key_value``, ``execute_model``, the engine's step loop, prefill, HTTP completion requests…;
    * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
 
    Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
@@ -65,6 +67,8 @@ from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
            "normalize_runtime"]
 
+# free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
+FULL_CARD = 0.05
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
@@ -91,11 +95,11 @@ _RUNTIME_TOKENS = {
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
     "llamafile": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
-    "bitsandbytes": "transformers",
+    "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
-_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "llama.cpp",
+_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
                   "transformers")
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 # runtimes whose CUDA errors come from ggml (LM Studio's GGUF engine is llama.cpp; its MLX engine prints no CUDA)
@@ -206,7 +210,12 @@ def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
     if not (req and free is not None and cached and free < req <= free + cached):
         return False
     threshold = min(GiB, 0.1 * total) if total else GiB
-    return cached >= threshold or (not strict and cached >= req and req - free <= req / 2)
+    if cached >= threshold:
+        return True
+    # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
+    # together are a sliver of the card (then it is full whatever the layout)
+    sliver = total is not None and total > 0 and free + cached < FULL_CARD * total
+    return not strict and not sliver and cached >= req and req - free <= req / 2
 
 
 def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None) -> str:
@@ -216,14 +225,14 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
         return "cuda_oom_load"
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
         return "cuda_oom_long_context"
+    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
+    if not loading and req and total and req >= 0.25 * total:
+        return "cuda_oom_long_context"  # one block that large is activations of a long input, whatever the cache
     if _fragmented(figures, strict=loading):
         return "fragmentation"
     if loading:
         return "cuda_oom_load"
     if running:
-        return "cuda_oom_long_context"
-    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
-    if req and total and req >= 0.25 * total:
         return "cuda_oom_long_context"
     return "cuda_oom_load"
 

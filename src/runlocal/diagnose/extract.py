@@ -196,12 +196,17 @@ _rule("requires approximately", r"requires approximately " + _SIZE + r" of memor
 def _ollama_sysmem(m, ex):
     ex.set("requested_bytes", size_to_bytes(m.group(1), m.group(2)))
     ex.set("free_bytes", size_to_bytes(m.group(3), m.group(4)))
+    # the same two figures under names that say they are system RAM (free_bytes is a GPU's elsewhere)
+    ex.set("ram_required_bytes", size_to_bytes(m.group(1), m.group(2)))
+    ex.set("ram_available_bytes", size_to_bytes(m.group(3), m.group(4)))
 
 
-@_rule('msg="system memory"', r'total="' + _SIZE + r'".*?free="' + _SIZE + r'"')
+@_rule('msg="system memory"', r'total="' + _SIZE + r'".*?free="' + _SIZE + r'"(?:.*?free_swap="' + _SIZE + r'")?')
 def _ollama_ram(m, ex):
     ex.set("ram_total_bytes", size_to_bytes(m.group(1), m.group(2)))
     ex.set("ram_free_bytes", size_to_bytes(m.group(3), m.group(4)))
+    if m.group(5):
+        ex.set("ram_free_swap_bytes", size_to_bytes(m.group(5), m.group(6)))
 
 
 @_rule('msg="inference compute"', r'name="([^"]+)".*?total="' + _SIZE + r'".*?available="' + _SIZE + r'"')
@@ -460,8 +465,30 @@ _rule((": nvidia", ": tesla", ": quadro", ": geforce", ": amd", ": radeon", ": i
 _rule("|   ", r"\|\s+\d+\s+(NVIDIA [^|]+?)\s+(?:On|Off)\s+\|")(_set("gpu_name"))
 _rule("general.name", r"general\.name\s+(?:str\s+)?=\s+(.+?)\s*$")(_set("model_name"))
 _rule("loading model from", r"loading model from '?([^'\s]+)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+_rule("loading model '", r"loading model '([^']+\.gguf)'")(  # llama-server's "srv load_model: loading model '…'"
+    lambda m, ex: ex.set("model", m.group(1), rank=2))
 _rule(".gguf", r"loaded meta data with .* from (\S+\.gguf)")(lambda m, ex: ex.set("model", m.group(1), rank=2))
 _rule("with model '", r"with model '([^']+)'")(lambda m, ex: ex.set("model", m.group(1), rank=2))
+
+
+# the runtime's own version, as the log prints it (diagnose picks that release's rules: runtimes/versions.py and
+# fixes.py's command syntax)
+_rule(("build = ", "build: ", "version: "), r"(?:\bbuild\s*[=:]\s*|\bversion:\s*)(\d{3,6}) \([0-9a-f]{6,}\)")(
+    _set("llamacpp_build", 1, int))   # llama.cpp: "main: build = 1233 (98311c4)", "version: 3184 (9c77ec1d)"
+_rule(("llm engine (v", "api server version", "vllm version"),
+      r"(?:LLM engine \(v|vLLM API server version |vllm version:? )(\d+\.\d+(?:\.\d+)?(?:\.?(?:post|rc|dev)\w*)?)")(
+    _set("vllm_version"))             # "Initializing a V1 LLM engine (v0.9.2) with config", "vLLM API server version 0.6.3"
+_rule("vllm", r"^\s*-?\s*vllm(?:==|\s{2,})(\d+\.\d+\.\d+[\w.+-]*)\s*$")(_set("vllm_version"))  # pip freeze / pip list
+_rule("(version ", r"Listening on \S+ \(version (\d+\.\d+\.\d+[\w.-]*)\)")(_set("ollama_version"))
+_rule("ollama version is", r"ollama version is (\d+\.\d+\.\d+[\w.-]*)")(_set("ollama_version"))
+_rule("tensorrt-llm version", r"TensorRT-LLM version: (\S+)")(_set("tensorrt_llm_version"))
+_rule("koboldcpp - version", r"KoboldCpp - Version (\d+\.\d+(?:\.\d+)?)")(_set("koboldcpp_version"))
+
+
+@_rule("server config env=", r"server config env=\\?\"map\[(.*)\]")
+def _ollama_env(m, ex):
+    """The OLLAMA_* variables this Ollama build reads (it prints every one it knows, set or not)."""
+    ex.set("ollama_env_vars", tuple(sorted(set(re.findall(r"\b(OLLAMA_[A-Z_]+):", m.group(1))))))
 
 
 # the kernel's OOM killer

@@ -6,6 +6,7 @@ and — when the log names a model runlocal can resolve offline and a GPU it kno
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -55,6 +56,77 @@ def _model_ref(ex: dict[str, Any]) -> str:
     return str(ex.get("model") or "MODEL")
 
 
+# -- the release the log comes from: its version picks the planner's rules (runtimes/versions.py) and the command
+# syntax that release accepts ------------------------------------------------------------------------------------
+# llama.cpp -fa: a bare flag until flash_attn_type (on|off|auto) arrived. b6327 has it (mybigday/llama.node#102, "sync
+# llama.cpp to b6327: deprecate flash_attn, introduce flash_attn_type (auto|on|off)", 2025-08-31; ggml-org/llama.cpp
+# PR #15746 adds 1/0/-1 aliases on 2025-09-02); b6057 (2025-08-01, the log in ggml-org/llama.cpp#15009) predates it.
+# Builds in between get the newer syntax.
+FA_VALUE_BUILDS = (6057, 6327)
+# Ollama reads OLLAMA_CONTEXT_LENGTH from v0.5.13 (ollama/ollama#9545 documents it; Aider-AI/aider#3485 "supports
+# since v0.5.13"). OLLAMA_KV_CACHE_TYPE (ollama/ollama#6279) is missing from the server config v0.4.0 prints
+# (ollama/ollama#7666) and present in v0.5.7's (ollama/ollama#9221). A log that prints its server config
+# ("server config env=map[...]", every OLLAMA_* variable that build reads) answers directly.
+OLLAMA_CONTEXT_ENV_FROM = (0, 5, 13)
+OLLAMA_KV_TYPE_FROM = (0, 5, 7)
+# vLLM: `vllm serve` from v0.5.2 (PR #5090; the docs switched to it once v0.5.2 was out, PR #6431); before, the module.
+VLLM_SERVE_FROM = (0, 5, 2)
+# vLLM's fp8 KV cache: "fp8_e5m2" from PR #2279 (merged late January 2024, v0.3.0); "fp8" as a choice beside it by
+# v0.4.0 (issue #3990, 2024-04-11, asks when to use fp8 and when fp8_e5m2). Before v0.3.0 there is none.
+VLLM_FP8_KV_FROM, VLLM_FP8_NAME_FROM = (0, 3, 0), (0, 4, 0)
+_VERSION_KEYS = {"llama.cpp": "llamacpp_build", "vllm": "vllm_version", "ollama": "ollama_version"}
+
+
+def log_release(ex: dict[str, Any], runtime: str | None):
+    """The runtime's release as the log prints it (a runtimes.versions.RuntimeVersion), or None."""
+    from ..errors import InputError
+    from ..runtimes.versions import parse_version
+
+    text = ex.get(_VERSION_KEYS.get(runtime or "", ""))
+    if text is None or runtime is None:
+        return None
+    try:
+        return parse_version(runtime, str(text))
+    except InputError:
+        return None
+
+
+def runtime_spec(runtime: str, ex: dict[str, Any]) -> str:
+    """'vllm==0.5.4' when the log prints vLLM's version (so the plan uses that release's rules), else the name."""
+    release = log_release(ex, runtime)
+    return f"{runtime}=={release.text}" if release is not None else runtime
+
+
+def _ollama_reads(ex: dict[str, Any], variable: str, first_release: tuple[int, ...]) -> bool:
+    """Whether the Ollama that wrote the log reads ``variable``: its printed server config, else its version
+    (unknown: the current release, which reads both)."""
+    env = ex.get("ollama_env_vars")
+    if env:
+        return variable in env
+    release = log_release(ex, "ollama")
+    return release is None or release.at_least(*first_release)
+
+
+def _fa_flag(ex: dict[str, Any]) -> str:
+    release = log_release(ex, "llama.cpp")
+    return "-fa" if release is not None and release.key[0] <= FA_VALUE_BUILDS[0] else "-fa on"
+
+
+def _vllm_fp8_name(ex: dict[str, Any]) -> str | None:
+    """The --kv-cache-dtype value for an fp8 cache in the logged vLLM release (None: that release has none)."""
+    release = log_release(ex, "vllm")
+    if release is None or release.at_least(*VLLM_FP8_NAME_FROM):
+        return "fp8"
+    return "fp8_e5m2" if release.at_least(*VLLM_FP8_KV_FROM) else None
+
+
+def _vllm_serve(ex: dict[str, Any]) -> str:
+    release = log_release(ex, "vllm")
+    if release is not None and not release.at_least(*VLLM_SERVE_FROM):
+        return f"python -m vllm.entrypoints.openai.api_server --model {_model_ref(ex)}"
+    return f"vllm serve {_model_ref(ex)}"
+
+
 def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """max_model_len above the KV pool: the pool's size is the largest context that starts."""
     tokens, mml = ex.get("kv_cache_tokens"), ex.get("max_model_len")
@@ -66,21 +138,40 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     if tokens:
         fit = _round_down(int(tokens), 256)
         fixes.append(_fix(f"Serve at most {fit:,} tokens per request",
-                          f"vllm serve {_model_ref(ex)} --max-model-len {fit}",
+                          f"{_vllm_serve(ex)} --max-model-len {fit}",
                           f"max_model_len {mml:,} → {fit:,} fits the {int(tokens):,}-token KV pool" if mml else
                           f"fits the {int(tokens):,}-token KV pool"))
         kv_dtype = str(ex.get("kv_cache_dtype") or "auto")
-        if not kv_dtype.startswith("fp8"):
+        fp8 = _vllm_fp8_name(ex)
+        if fp8 and not kv_dtype.startswith("fp8"):
             doubled = _round_down(2 * int(tokens), 256)
             fixes.append(_fix("Store the KV cache in fp8 (half the bytes per token)",
-                              f"vllm serve {_model_ref(ex)} --kv-cache-dtype fp8 --max-model-len {min(doubled, mml or doubled)}",
+                              f"{_vllm_serve(ex)} --kv-cache-dtype {fp8} --max-model-len {min(doubled, mml or doubled)}",
                               f"KV pool ≈ {2 * int(tokens):,} tokens; --max-model-len up to {doubled:,}"))
     util = ex.get("gpu_memory_utilization")
     if util and float(util) < 0.95:
         fixes.append(_fix("Give vLLM a larger share of the GPU",
-                          f"vllm serve {_model_ref(ex)} --gpu-memory-utilization 0.95",
+                          f"{_vllm_serve(ex)} --gpu-memory-utilization 0.95",
                           f"budget {float(util):.2f} → 0.95 of the GPU; the extra goes to the KV pool"))
     return fixes
+
+
+def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """vLLM refused to start because less was free than utilization × total (vllm/v1/worker/gpu_worker.py
+    init_device: "Free memory on device … on startup is less than desired GPU memory utilization"): the largest
+    utilization the free memory allows, from the log's own figures, or freeing the GPU when almost nothing is free."""
+    free, total, util = ex.get("free_bytes"), ex.get("total_bytes"), ex.get("gpu_memory_utilization")
+    if not (free and total):
+        return []
+    fits = math.floor(free / total * 100) / 100
+    held = f"{_b(total - free)} of the {_b(total)} GPU was in use before vLLM started; {_b(free)} was free"
+    if fits < 0.1:
+        return [_fix("Free the GPU first: other processes hold it",
+                     "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv", held)]
+    asked = f"; {float(util):.2f} × {_b(total)} = {_b(float(util) * total)} was asked for" if util else ""
+    return [_fix(f"Ask for at most {fits:.2f} of the GPU",
+                 f"{_vllm_serve(ex)} --gpu-memory-utilization {fits:.2f}",
+                 f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
 # llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653: "cannot fulfill
@@ -172,7 +263,8 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
     ctx = fit["ctx"]
     fixes = [_fix(f"Use a context of at most {ctx:,} tokens (the largest that fits)",
                   _context_command(model, ctx, runtime, ex), f"{cost}; {where}: {ctx:,} tokens fit")]
-    if str(ex.get("cache_type_k") or "f16") == "f16":
+    if str(ex.get("cache_type_k") or "f16") == "f16" and (
+            runtime != "ollama" or _ollama_reads(ex, "OLLAMA_KV_CACHE_TYPE", OLLAMA_KV_TYPE_FROM)):
         ctx8 = _ctx_that_fits(fit["budget"], per_token * Q8_0_PER_F16)
         fixes.append(_fix(f"Or quantize the KV cache to q8_0 and keep {ctx8:,} tokens",
                           _context_command(model, ctx8, runtime, ex, q8=True),
@@ -183,13 +275,16 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
 
 def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, Any], q8: bool = False) -> str:
     if runtime == "ollama":  # Ollama sizes the cache as num_ctx × parallel (server/sched.go)
-        parallel = int(ex.get("n_seq_max") or 1)
-        env = f"OLLAMA_CONTEXT_LENGTH={max(CTX_PAD, ctx // parallel)}"
+        num_ctx = max(CTX_PAD, ctx // int(ex.get("n_seq_max") or 1))
+        if not _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM):  # older: per model, in a Modelfile
+            return (f"printf 'FROM MODEL\\nPARAMETER num_ctx {num_ctx}\\n' > Modelfile && "
+                    f"ollama create MODEL-ctx{num_ctx} -f Modelfile")
+        env = f"OLLAMA_CONTEXT_LENGTH={num_ctx}"
         return env + (" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0" if q8 else "") + " ollama serve"
     cmd = f"llama-server -m {model} -c {ctx}"
     if ex.get("n_gpu_layers") is not None:
         cmd += f" -ngl {ex['n_gpu_layers']}"
-    return cmd + (" -fa on --cache-type-k q8_0 --cache-type-v q8_0" if q8 else "")
+    return cmd + (f" {_fa_flag(ex)} --cache-type-k q8_0 --cache-type-v q8_0" if q8 else "")
 
 
 def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
@@ -216,6 +311,30 @@ def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     if total:
         effect += f" on a {_b(total)} device"
     return [_fix("Free or save at least the missing memory", "nvidia-smi   # look for other processes first", effect)]
+
+
+def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """Ollama refused to load: its estimate for the model at these settings is above what it counts as available,
+    which is free RAM plus free swap (ollama/ollama llm/server.go since v0.3; ollama/ollama#8734 prints free
+    358.4 GiB and free_swap 7.8 GiB, then "available (366.2 GiB)"). The fix is sized by the log's own shortfall."""
+    need, have = ex.get("ram_required_bytes"), ex.get("ram_available_bytes")
+    if not (need and have) or int(need) <= int(have):
+        return []
+    short = int(need) - int(have)
+    free, swap = ex.get("ram_free_bytes"), ex.get("ram_free_swap_bytes")
+    made_of = ""
+    if free is not None and swap is not None and abs(int(free) + int(swap) - int(have)) <= 0.01 * int(have):
+        made_of = f" ({_b(free)} free RAM + {_b(swap)} free swap, as the log prints)"
+    counted = f"Ollama counts {_b(have)} as available{made_of}"
+    return [
+        _fix(f"Free at least {_b(short)} of RAM, then load again",
+             "ollama ps && ollama stop OTHER_MODEL   # then close memory-heavy programs",
+             f"the estimate for this model at these settings is {_b(need)} and {counted}: {_b(short)} short"),
+        _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
+             "ollama pull MODEL:SMALLER_TAG",
+             f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
+             f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
+    ]
 
 
 def resolvable_offline(model: str) -> bool:
@@ -271,10 +390,11 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     from ..errors import RunlocalError
 
     rt = runtime or ("vllm" if ex.get("max_model_len") or ex.get("kv_cache_tokens") else "llama.cpp")
+    spec = runtime_spec(rt, ex)  # the log's own release: its allocation rules and defaults
     ctx, parallel, unified = llamacpp_slots(ex)
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
-    req = CheckRequest(model=str(model), runtime=rt, gpu=None if total else gpu_name,
+    req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"),
                        gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=parallel, kv_unified=unified)
@@ -318,10 +438,14 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     planner's, minus any planner fix that only turns a knob the log's numbers already set (a measured
     KV pool beats an estimated one)."""
     fixes: list[dict[str, str]] = []
-    if category in ("vllm_no_kv_blocks", "vllm_gpu_util"):
+    if category == "vllm_no_kv_blocks":
         fixes += vllm_kv_fixes(extracted)
+    if category == "vllm_gpu_util":
+        fixes += vllm_utilization_fixes(extracted)
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
+    if category == "ollama_system_memory":
+        fixes += ollama_ram_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
@@ -345,6 +469,9 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
     doc = diagnosis.to_dict()
     extracted = doc.get("extracted", {})
     runtime = runtime or extracted.get("runtime")
+    release = log_release(extracted, runtime)
+    if release is not None:  # say whose rules the fixes follow
+        extracted["runtime_release"] = f"{runtime} {release.text} (as the log prints it)"
     computed = compute_fixes(doc["category"], extracted, runtime)
     model = str(extracted.get("model") or "")
     kb_fixes = []
@@ -356,8 +483,35 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
             if model.lower().endswith(".gguf"):
                 f = dict(f, command=_GGUF_WORD.sub(lambda _: model, f["command"]))
         kb_fixes.append(f)
-    doc["fixes"] = computed + kb_fixes
+    if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
+        kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
+    in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
+    doc["fixes"] = [f for f in in_release if f is not None]
     return doc
+
+
+_VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
+_UTILIZATION = re.compile(r"--gpu[-_]memory[-_]utilization[= ]([\d.]+)")
+
+
+def _asks_more_than_free(command: str, ex: dict[str, Any]) -> bool:
+    m = _UTILIZATION.search(command)
+    free, total = ex.get("free_bytes"), ex.get("total_bytes")
+    return bool(m and free and total and float(m.group(1)) * total > free)
+
+
+def _in_release_syntax(fix: dict[str, str], ex: dict[str, Any], runtime: str | None) -> dict[str, str] | None:
+    """The knowledge base writes commands for the current release; say them as the logged release takes them, and
+    drop those it cannot run (None)."""
+    release = log_release(ex, runtime) if runtime == "vllm" else None
+    if release is None:
+        return fix
+    if "--kv-cache-dtype" in fix["command"] and not release.at_least(*VLLM_FP8_KV_FROM):
+        return None
+    if "vllm serve" in fix["command"] and not release.at_least(*VLLM_SERVE_FROM):
+        command = _VLLM_SERVE.sub(r"python -m vllm.entrypoints.openai.api_server --model \1", fix["command"])
+        return dict(fix, command=command)
+    return fix
 
 
 _MODEL_WORD = re.compile(r"(?<![\w./-])MODEL(?![\w.-])")

@@ -31,37 +31,53 @@ _OOM = re.compile(
     r"out of memory|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
     r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
-    r"|out_?of_?(?:device|host)_?memory")  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
+    r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
+    r"|\boutofmemory\b|could not be allocated"  # TensorRT "Error Code 2: OutOfMemory", "… could not be allocated"
+    # one allocation above the device's largest buffer (Metal maxBufferLength, Vulkan maxMemoryAllocationSize)
+    r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
     r"|failed to create (?:llama_)?context")
 
 # -- allocator / device --------------------------------------------------------------------------
-_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal")
+_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+                    r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
+# macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
+# allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
+_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
-                   r"|\bvulkan\d|\bblk\.\d+\.")  # ggml's device names and GGUF tensor names
+                   r"|\bvulkan\d|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
 _NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
-                r"|found no nvidia driver"),
+                r"|found no nvidia driver|devices?\(s\)? is/are busy or unavailable|cudaerrordevicesunavailable"),
      "notmem-no-cuda-device"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
-    (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"),
-     "notmem-no-kernel-image"),
+    (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
+                r"|unable to load kernel"), "notmem-no-kernel-image"),
+    (re.compile(r"only supports \w+ gpus? or newer"), "notmem-unsupported-gpu-arch"),  # FlashAttention's arch check
     (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
-    (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"),
+    (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"
+                r"|invalid __global__ (?:read|write)|without access enabled"),  # compute-sanitizer's report
      "notmem-illegal-memory-access"),
+    # SIGILL: a build for newer CPUs (AVX/AVX2); Windows NTSTATUS 0xC000001D = WinError -1073741795
+    (re.compile(r"illegal instruction|\bsigill\b|0xc000001d|-1073741795"), "notmem-illegal-instruction"),
+    # MTLCommandBufferError other than Insufficient Memory (that one is the memory case)
+    (re.compile(r"command buffer execution failed: (?!insufficient memory)"
+                r"|kiogpucommandbuffercallbackerror(?!outofmemory)"), "notmem-metal-command-buffer"),
+    # ggml's metadata arena, sized by the code: a model/library mismatch, not RAM or VRAM
+    (re.compile(r"not enough space in the context's memory pool"), "notmem-ggml-context-pool"),
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
                 r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
     (re.compile(r"failed to find (?:a )?(?:free space in the kv cache|memory slot)|increase kv cache size"),
      "notmem-kv-slots"),
     (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
-                r"|runner terminated\"? error=\"exit status|crashed without additional information"
+                r"|runner terminated\\*\"?\s*error=\\*\"?exit status|crashed without additional information"
                 r"|\(exit code: -?\d+\)"), "notmem-runner-exit-status"),  # LM Studio prints "(Exit code: N)"
     (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
@@ -96,6 +112,38 @@ _OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offlo
                       r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
+# -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
+# is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
+_SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
+_NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
+                           + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity)\D{0,30}?" + _SIZE)
+_UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
+         "tb": 1e12, "tib": 1 << 40}
+
+# -- a program's last words that are not about memory: an exception, a failed assertion, a panic. Used only when
+# nothing else in the log matched (see notmem-other-error): a log that ends in such an error and says nothing of
+# memory did not run out of it.
+_TERMINAL_ERROR = re.compile(
+    r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
+    r"|\bfatal error\b"
+    # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
+    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
+_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load")
+_MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
+
+
+def needs_more_than_has(low: str) -> bool:
+    """Whether the line states a size needed above a size available (both with units)."""
+    if not any(w in low for w in ("requir", "need", "request", "asked")):
+        return False
+    m = _NEED_VS_HAVE.search(low)
+    if not m:
+        return False
+    need = float(m.group(1)) * _UNIT.get(m.group(2), 0)
+    have = float(m.group(3)) * _UNIT.get(m.group(4), 0)
+    return need > have > 0
+
+
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
 GATE_WORDS = frozenset({
     "memory", "oom", "allocat", "vram", "nil", "killed", "sigkill", "137", "-9", "device", "ptx", "kernel image",
@@ -103,7 +151,10 @@ GATE_WORDS = frozenset({
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
     "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library",
-    "cuda binary", "crashed",
+    "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer",
+    "memory pool", "requires", "required", "requested", "error", "exception", "ggml_assert", "assertion", "panic",
+    "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
+    "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -113,10 +164,17 @@ LOAD = re.compile(
     r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
     r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
     r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading weights|load_tensors"
-    r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device")
+    r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device"
+    # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
+    # "Engine building failed" / "Failed to deserialize cuda engine"
+    r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
+    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e")
 RUN = re.compile(
-    r"generate\(|\bgeneration\b|generat(?:or|ing)\b|execute_model|execution step|_model_forward|attention|\battn|sdpa"
-    r"|scaled_dot_product|past_key_value|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"generate\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
+    r"|_model_forward|attention|\battn|sdpa"
+    r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
+    r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
+    r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs")
 
 
@@ -143,7 +201,7 @@ def _not_memory_reason(low: str) -> str | None:
 
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
-    if _METAL.search(low):
+    if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"
     if _PINNED.search(low):
         return "pinned-host-oom"
@@ -176,14 +234,19 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
             return reason
     if _KILL_SIGNAL.search(low):
         return "process-killed"
+    if not oom and needs_more_than_has(low):
+        oom = True
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"
-    if _METAL.search(low) and re.search(r"command buffer \d+ failed with status 5", low):
+    if "command buffer" in low and _METAL.search(low) and re.search(r"command buffer \d+ failed with status 5", low):
         return "metal-oom"  # MTLCommandBufferStatusError; llama.cpp logs it when the GPU ran out (PR #6987)
     if _ENGINE_DEAD.search(low):
         return "vllm-engine-dead"
+    if (any(w in low for w in _TERMINAL_WORDS) and _TERMINAL_ERROR.search(low)
+            and not _MEMORY_WORDS.search(low)):
+        return "notmem-other-error"
     return None

@@ -102,7 +102,8 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
         out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" fill="{color}" class="halo">'
                    f'{escape(text)}</text>')
     if not marked_ctx:
-        out.append(f'<text x="{LEFT + 6}" y="{TOP + FONT + 4}" class="marker-label bad halo">no context fits</text>')
+        # at the foot of the plot: every line is above its device's capacity there, so nothing is drawn under it
+        out.append(f'<text x="{LEFT + 6}" y="{H - BOTTOM - 8}" class="marker-label bad halo">no context fits</text>')
     else:
         x = px(min(max(marked_ctx, min(xs)), max(xs)))
         beyond = "≥ " if marked_ctx > max(xs) else ""

@@ -96,8 +96,8 @@ def models_index(request: Request):
     return page("models.html", request, q=q, rows=rows)
 
 
-REFERENCE_DEVICES = ("rtx-4060", "rtx-3060-12gb", "rtx-4080", "rtx-4090", "rtx-5090", "rtx-6000-ada", "a100-80gb",
-                     "h100-sxm", "m4-max-128gb")
+REFERENCE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-laptop", "rtx-4080", "rtx-4090",
+                     "rtx-5090", "rtx-6000-ada", "a100-80gb", "h100-sxm", "m4-max-128gb")
 
 
 @lru_cache(maxsize=128)
@@ -146,12 +146,13 @@ async def model_page(request: Request, alias: str):
 @router.get("/hardware", response_class=HTMLResponse)
 def hardware_index(request: Request):
     from ..hardware.catalog import load_devices
+    from .pages import FORM_FACTORS, form_factor
 
     one, _ = params(request)
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
     rows = [d for d in load_devices() if (not q or q in d.id or q in d.name.lower())
-            and (not kind or d.kind == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows)
+            and (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
+    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS)
 
 
 @lru_cache(maxsize=256)

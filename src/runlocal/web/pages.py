@@ -8,6 +8,7 @@ written by hand.
 from __future__ import annotations
 
 import re
+import threading
 from functools import cache, lru_cache
 from typing import Any
 
@@ -20,10 +21,12 @@ from .site import _catalog_lists, _runtime_names, page, params
 
 router = APIRouter(include_in_schema=False)
 
-# catalog device kinds as people shop for them; the catalog lists no laptop GPUs (said on the page)
-FORM_FACTORS = {"gpu": "Desktop GPU", "apple": "Mac", "unified": "Mini PC / unified memory", "cpu": "CPU only"}
+# catalog device kinds as people shop for them (a laptop GPU is kind "gpu" with form_factor "laptop")
+FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "unified": "Mini PC / unified memory",
+                "cpu": "CPU only"}
 VENDORS = ("nvidia", "amd", "intel", "apple")
 TOP = 25
+MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
 
 
 def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
@@ -38,6 +41,45 @@ def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
     return value
 
 
+def form_factor(dev) -> str:
+    """The FORM_FACTORS key of a catalog device."""
+    from ..choose import _raw_devices
+
+    if dev.kind == "gpu" and _raw_devices().get(dev.id, {}).get("form_factor") == "laptop":
+        return "laptop"
+    return dev.kind
+
+
+_MODEL_SIZE = re.compile(r"^\s*(?:an?\s+)?(\d+(?:\.\d+)?)\s*b\s*(?:model)?\s*$", re.IGNORECASE)
+
+
+def model_for(text: str) -> tuple[str, str | None]:
+    """A model name as typed, or a size ("30B", "a 70b"): the catalog model nearest that parameter count,
+    with a line saying which one was taken."""
+    from ..model import catalog
+
+    m = _MODEL_SIZE.match(text)
+    if not m:
+        return text.strip(), None
+    want = float(m.group(1)) * 1e9
+    sized = [e for e in catalog.load_entries() if e.get("published_params")]
+    pick = min(sized, key=lambda e: abs(e["published_params"] - want))
+    return pick["alias"], (f"“{text.strip()}” ranked as {pick['alias']} ({pick['published_params'] / 1e9:.1f} B "
+                           f"parameters), the catalog model nearest that size")
+
+
+def _int(text: str | None, name: str, lo: int, hi: int) -> int | None:
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{name}: expected a whole number, got '{text}'") from None
+    if not lo <= value <= hi:
+        raise InputError(f"{name}: must be between {lo} and {hi}, got {value}")
+    return value
+
+
 def _ctx(text: str | None) -> int | None:
     from ..units import parse_tokens
 
@@ -48,51 +90,69 @@ def _ctx(text: str | None) -> int | None:
 
 @lru_cache(maxsize=128)
 def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, used: bool, quant: str | None,
-              vendor: str, form: str) -> dict[str, Any]:
+              vendor: str, form: str, users: int = 1) -> dict[str, Any]:
     """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks)."""
     from ..choose import best
     from ..hardware.catalog import load_devices
     from ..model.resolve import resolve_model
 
-    devices = [d for d in load_devices() if (not vendor or d.vendor == vendor) and (not form or d.kind == form)]
+    devices = [d for d in load_devices()
+               if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]
     res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
-               devices=devices)
+               devices=devices, users=users)
     return res.to_dict()
 
 
 @router.get("/best", response_class=HTMLResponse)
 async def best_page(request: Request):
     one, _ = params(request)
-    q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "budget", "used", "vendor", "form", "quant")}
+    q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "budget", "used", "vendor", "form", "quant",
+                                     "users")}
     q["model"] = q["model"] or "llama-3.1-8b"
     q["runtime"] = q["runtime"] or "llama.cpp"
-    result, error = None, None
+    result, error, sized = None, None, None
     try:
+        model, sized = model_for(q["model"])
         if q["vendor"] and q["vendor"] not in VENDORS:
             raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
-        result = await run_in_threadpool(best_rows, q["model"].strip(), _ctx(q["ctx"]), q["runtime"],
+        result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
-                                         q["vendor"], q["form"])
+                                         q["vendor"], q["form"], _int(q["users"], "users", 1, MAX_USERS) or 1)
     except RunlocalError as e:
         error = str(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
-                catalog=_catalog_lists(), runtimes=_runtime_names(), vendors=VENDORS, forms=FORM_FACTORS)
+                sized=sized, uses=USES, catalog=_catalog_lists(), runtimes=_runtime_names(), vendors=VENDORS,
+                forms=FORM_FACTORS)
+
+
+# uses people ask about, as links into the same page (the model field also takes a size, "30B")
+USES = (("A 30B at 32K for 4 users", {"model": "30B", "ctx": "32768", "users": "4", "runtime": "vllm"}),
+        ("A 70B for one user at 8K", {"model": "70B", "ctx": "8192"}),
+        ("An 8B on a laptop at 32K", {"model": "8B", "ctx": "32768", "form": "laptop"}),
+        ("A 14B under $800, used", {"model": "14B", "ctx": "8192", "budget": "800", "used": "1"}))
 
 
 # ------------------------------------------------------------------------------------------ guides
 
 REFERENCE_MODELS = (("llama-3.1-8b", 8192), ("qwen3-32b", 8192), ("llama-3.3-70b", 8192))
-# No "best GPU for Ollama" guide: ranking every device with the Ollama planner takes minutes (575 s cold on the
-# 2-core machine, against 26 s for llama.cpp); /best?runtime=ollama ranks on demand.
+# The Ollama guide ranks the file `ollama pull` downloads (the default tag's Q4_K_M, data/ollama_tags.json
+# default_quant): one plan per device and count. Walking best's whole quant ladder instead took 125 s for a 70B on
+# the 2-core machine, against 14 s for the one file.
+OLLAMA_PULLED_QUANT = "Q4_K_M"
 
 
 def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = False, vendor: str = "",
-            form: str = "", budget: float | None = None, n: int = 5) -> dict[str, Any]:
-    res = best_rows(model, ctx, runtime, budget, used, None, vendor, form)
-    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": res["ranked"][:n], "count": len(res["ranked"]),
-            "notes": res["notes"]}
+            form: str = "", budget: float | None = None, quant: str | None = None, n: int = 5) -> dict[str, Any]:
+    res = best_rows(model, ctx, runtime, budget, used, quant, vendor, form)
+    # devices without a price (laptop GPUs) are ranked by decode speed alone
+    by_speed = not res["ranked"] and bool(res["unpriced"])
+    rows = res["unpriced"] if by_speed else res["ranked"]
+    query = {"model": model, "ctx": ctx, "runtime": runtime, "quant": quant or "", "used": "1" if used else "",
+             "vendor": vendor, "form": form, "budget": f"{budget:g}" if budget else ""}
+    return {"model": model, "ctx": ctx, "runtime": runtime, "rows": rows[:n], "count": len(rows),
+            "notes": res["notes"], "by_speed": by_speed, "query": query}   # query: the same ranking on /best
 
 
 def _guide_best(**filters) -> list[dict[str, Any]]:
@@ -130,6 +190,14 @@ def _guide_cuda_rocm() -> dict[str, Any]:
 
 
 GUIDES: dict[str, tuple[str, str, Any]] = {
+    "best-laptop": ("Best laptop GPU for local LLMs",
+                    ("Laptop GPUs ranked by predicted decode speed (laptop GPUs have no price of their own), "
+                     "for three model sizes at 8K context; Macs are in the Mac guide."),
+                    lambda: _guide_best(form="laptop")),
+    "best-gpu-for-ollama": ("Best GPU for Ollama",
+                            ("GPUs and multi-GPU setups ranked by predicted decode speed per dollar with Ollama, for "
+                             "the file ollama pull downloads (Q4_K_M), for three model sizes at 8K context."),
+                            lambda: _guide_best(runtime="ollama", quant=OLLAMA_PULLED_QUANT)),
     "best-mac": ("Best Mac for local LLMs",
                  ("Apple silicon ranked by predicted decode speed per dollar with MLX, "
                   "for three model sizes at 8K context."),
@@ -153,8 +221,18 @@ GUIDES: dict[str, tuple[str, str, Any]] = {
 }
 
 
-@cache
+_GUIDE_LOCKS = {slug: threading.Lock() for slug in GUIDES}
+
+
 def guide_data(slug: str):
+    """A guide's figures, computed once: a visitor who comes while the start-up warm-up computes it waits for
+    that answer instead of computing it a second time."""
+    with _GUIDE_LOCKS[slug]:
+        return _computed_guide(slug)
+
+
+@cache
+def _computed_guide(slug: str):
     return GUIDES[slug][2]()
 
 

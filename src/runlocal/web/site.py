@@ -41,7 +41,7 @@ def templates():
     env.filters["count"] = lambda n: format_count(n) if number(n) else "—"
     env.filters["num"] = lambda n, d=0: f"{n:,.{d}f}" if number(n) else "—"
     env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
-    env.globals["qs"] = lambda q: urlencode(q, doseq=True)
+    env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
     env.filters["setup"] = device_summary
     return env
 
@@ -184,9 +184,17 @@ def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
 
 
 def _speed(plan) -> dict[str, Any]:
-    s = plan.speed
-    return {"decode": s.get("decode_tokens_per_s"), "prefill": s.get("prefill_tokens_per_s"),
-            "measured": s.get("source") == "measured", "records": (plan.measured or {}).get("records")}
+    """Decode and prefill, each said measured (the median of the stored records that match, with the
+    prediction beside it) or predicted: a record may carry one figure and not the other."""
+    s, m = plan.speed, plan.measured or {}
+    predicted = (m.get("predicted") or {}).get("speed") or s
+    out: dict[str, Any] = {"records": m.get("records")}
+    for name in ("decode", "prefill"):
+        key = f"{name}_tokens_per_s"
+        out[name] = s.get(key)
+        out[f"{name}_measured"] = bool(m.get(key))
+        out[f"{name}_predicted"] = predicted.get(key)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -222,13 +230,26 @@ def mount_site(app: FastAPI) -> None:
 
 async def _warm_up() -> None:
     """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
-    hardware pages and a guide read them, and the first fit takes seconds."""
+    hardware pages and a guide read them, and the first fit takes seconds. With RUNLOCAL_SITE_WARM_GUIDES=1 (a
+    public site) the guides too, cheapest first, so their first visitor does not wait: about a minute of CPU on
+    two cores (the Ollama guide most of it), off by default so that the benchmarks and tests that start
+    `runlocal serve` do not share their cores with it."""
+    import gc
+    import os
     import threading
 
     def warm():
         from ..sweep import catalog_lines
+        from .pages import GUIDES, guide_data
 
         catalog_lines("llama.cpp")
+        if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES") == "1":
+            for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
+                guide_data(slug)
+        # what the warm-up built (catalogs, memos, the guides) lives as long as the server: a full collection now
+        # and out of the collector's generations after, so no visitor's request pays a long gen-2 pass over it
+        gc.collect()
+        gc.freeze()
 
     threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
 

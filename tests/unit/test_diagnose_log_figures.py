@@ -1,0 +1,55 @@
+"""Fixes computed from the figures a pasted log states (tests start from the user's paste in the thread named)."""
+
+from __future__ import annotations
+
+import re
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.fixes import with_computed_fixes
+
+# vllm-project/vllm#25837: vLLM on a 4 GiB card whose desktop already holds some of it
+PASTE_25837 = """\
+(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718]   File "/home/vmejia/projects/loreal/loreal-dipi/.venv/\
+lib/python3.10/site-packages/vllm/v1/worker/gpu_worker.py", line 180, in init_device
+(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718]     raise ValueError(
+(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device (3.22/4.0 GiB) on \
+startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU memory utilization or reduce GPU \
+memory used by other processes."""
+
+
+def test_vllm_startup_refusal_gets_the_largest_share_that_was_free():
+    doc = with_computed_fixes(diagnose_text(PASTE_25837))
+    assert doc["category"] == "vllm_gpu_util"
+    first = doc["fixes"][0]
+    # 3.22 of 4.0 GiB free: vLLM starts when utilization x total <= free, so 0.80 is the largest two-digit share
+    assert first["command"] == "vllm serve MODEL --gpu-memory-utilization 0.80"
+    for fix in doc["fixes"]:   # and no fix asks for more than was free (the old advice raised it to 0.95)
+        m = re.search(r"--gpu-memory-utilization ([\d.]+)", fix["command"])
+        assert m is None or float(m.group(1)) * 4.0 <= 3.22
+
+
+# ollama/ollama#8734: deepseek-r1:671b on Ollama 0.5.7, refused before loading
+PASTE_8734 = """\
+[GIN] 2025/01/31 - 20:48:18 | 200 |     117.056µs |       127.0.0.1 | HEAD     "/"
+[GIN] 2025/01/31 - 20:48:18 | 200 |   17.354684ms |       127.0.0.1 | POST     "/api/show"
+time=2025-01-31T20:48:19.586Z level=INFO source=server.go:104 msg="system memory" total="1690.2 GiB" \
+free="358.4 GiB" free_swap="7.8 GiB"
+time=2025-01-31T20:48:19.587Z level=WARN source=server.go:136 msg="model request too large for system" \
+requested="391.0 GiB" available=393216983040 total="1690.2 GiB" free="358.4 GiB" swap="7.8 GiB"
+time=2025-01-31T20:48:19.587Z level=INFO source=sched.go:428 msg="NewLlamaServer failed" \
+model=/root/.ollama/models/blobs/sha256-9801e7fce27dbf3d0bfb468b7b21f1d132131a546dfc43e50518631b8b1800a9 \
+error="model requires more system memory (391.0 GiB) than is available (366.2 GiB)"
+[GIN] 2025/01/31 - 20:48:19 | 500 |  1.394289898s |       127.0.0.1 | POST     "/api/generate"
+Error: model requires more system memory (391.0 GiB) than is available (366.2 GiB)"""
+
+
+def test_ollama_system_memory_refusal_is_sized_by_the_logs_shortfall():
+    doc = with_computed_fixes(diagnose_text(PASTE_8734))
+    assert doc["category"] == "ollama_system_memory"
+    first, second = doc["fixes"][:2]
+    # 391.0 - 366.2 = 24.8 GiB short; Ollama's "available" is the 358.4 GiB free plus the 7.8 GiB of free swap
+    assert first["title"] == "Free at least 24.8 GiB of RAM, then load again"
+    assert "358 GiB free RAM + 7.8 GiB free swap" in first["effect"]
+    assert "ollama stop" in first["command"]
+    assert "shrink by 24.8 GiB (6% of the estimate)" in second["effect"]
+    assert "--ram 366G" in second["effect"]
