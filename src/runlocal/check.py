@@ -98,11 +98,25 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
             spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
         plan = _state_ram_need(plan, DEFAULT_RAM)
+    plan = _no_speed_from_disk(plan)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _no_speed_from_disk(plan: Plan) -> Plan:
+    """Weights left on disk (transformers' offload folder) are read back per token at the drive's speed, which the
+    speed model does not know: no GPU/RAM-bandwidth speed is given for such a plan, in the JSON as in the text."""
+    from dataclasses import replace
+
+    on_disk = plan.weights.total - sum(d.weights for d in plan.allocation.devices)
+    if on_disk <= 0.01 * plan.weights.total:
+        return plan
+    speed = {**plan.speed, "decode_tokens_per_s": None, "decode_short_tokens_per_s": None,
+             "weights_on_disk_bytes": on_disk}
+    return replace(plan, speed=speed)
 
 
 def _state_ram_need(plan: Plan, assumed: int) -> Plan:

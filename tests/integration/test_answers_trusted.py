@@ -221,6 +221,7 @@ def test_weights_on_disk_are_not_called_fits_nor_given_a_ram_speed():
     # most of them in accelerate's offload folder — it starts, reading ~700 GiB back from disk for every token
     plan, _ = ask("runlocal check llama-3.1-405b --runtime transformers --gpu rtx-4090 --ram 64G")
     assert plan.verdict == "tight" and "on disk" in plan.allocation.compromise
+    assert plan.to_dict()["speed"]["decode_tokens_per_s"] is None       # no RAM-bandwidth speed in the JSON either
     text = read("runlocal check llama-3.1-405b --runtime transformers --gpu rtx-4090 --ram 64G")
     assert "runs from disk" in text and "speed: not predicted" in text and "s a token" in text
 
