@@ -124,6 +124,8 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
         plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
             spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
+        plan = _state_ram_need(plan, DEFAULT_RAM)
+    plan = _no_speed_from_disk(plan)
     from .hardware.display_margin import settle_display
 
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
@@ -133,6 +135,34 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
         plan = apply_measurements(plan, local_records(plan))
     return plan, notes
+
+
+def _no_speed_from_disk(plan: Plan) -> Plan:
+    """Weights left on disk (transformers' offload folder) are read back per token at the drive's speed, which the
+    speed model does not know: no GPU/RAM-bandwidth speed is given for such a plan, in the JSON as in the text."""
+    from dataclasses import replace
+
+    on_disk = plan.weights.total - sum(d.weights for d in plan.allocation.devices)
+    if on_disk <= 0.01 * plan.weights.total:
+        return plan
+    speed = {**plan.speed, "decode_tokens_per_s": None, "decode_short_tokens_per_s": None,
+             "weights_on_disk_bytes": on_disk}
+    return replace(plan, speed=speed)
+
+
+def _state_ram_need(plan: Plan, assumed: int) -> Plan:
+    """A tight plan that holds weights in RAM the user never sized runs only with that RAM: say how much
+    (settle_assumed_ram states it where more RAM would change the verdict; here it would not, but less would)."""
+    from dataclasses import replace
+
+    if plan.conditions or plan.verdict != "tight":
+        return plan
+    need = max((d.total for d in plan.allocation.devices if d.kind == "cpu"), default=0)
+    if need < 2 << 30:
+        return plan
+    gib = -(-need // (1 << 30))
+    return replace(plan, conditions=(f"runs, tight, if RAM ≥ {gib} GiB: the plan holds that much in system memory "
+                                     f"(set --ram to your machine's size; {assumed >> 30} GiB was assumed, not read)",))
 
 
 def _planner(req: CheckRequest):
@@ -160,7 +190,30 @@ def _inputs(req: CheckRequest, policy=None):
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
+    notes += _short_gguf(spec)
     return spec, _default_tp(req, settings, targets, notes), targets, notes
+
+
+def _short_gguf(spec) -> list[str]:
+    """A local GGUF smaller than the tensors its header lists: planned from the header, and said (a header-only
+    file, or a download cut short that llama.cpp would refuse to load)."""
+    from pathlib import Path
+
+    source = str(spec.source)
+    if not source.lower().endswith(".gguf") or spec.file_bytes is None:
+        return []
+    try:
+        from .model.gguf import split_siblings
+        from .units import format_bytes
+
+        have = sum(part.stat().st_size for part in split_siblings(Path(source)))
+    except (OSError, ValueError):
+        return []
+    if have >= spec.file_bytes:
+        return []
+    return [f"{Path(source).name}: the file holds {format_bytes(have)} of the {format_bytes(spec.file_bytes)} of "
+            "tensors its header lists — an incomplete download? (planned from the header; llama.cpp would not "
+            "load it)"]
 
 
 def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):

@@ -94,7 +94,21 @@ def device_price(dev, *, used: bool = False) -> Price:
     note = "no used-market price in the catalog; launch price used" if used else None
     if dev.launch_price_usd:
         return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note)
-    return Price(None, None, None, "no price in the catalog")
+    return Price(None, None, None, f"no price in the catalog: {no_price_reason(dev)}")
+
+
+def no_price_reason(dev) -> str:
+    """Why a catalog device has no purchase price (cost's owning column says it instead of a blank)."""
+    family = str(getattr(dev, "family", "") or "")
+    if dev.kind == "cpu" or family.startswith("cpu-"):
+        return "a RAM configuration, not a product with one price"
+    if family.startswith(("m1", "m2", "m3", "m4", "m5")) or getattr(dev, "vendor", "") == "apple":
+        return "sold only inside a Mac, so the chip has no price of its own"
+    if family.startswith(("jetson", "strix-halo", "gh200")):
+        return "sold as a module or whole system, not as a card"
+    if family.startswith(("v100", "a100", "h100", "h200", "b200", "t4", "a10", "l4", "l40", "mi2", "mi3")):
+        return "a data-center part: NVIDIA and AMD publish no list price, it is sold by quote through OEMs"
+    return "no launch price found in the sources"
 
 
 # ------------------------------------------------------------------------------------------ planning
@@ -306,9 +320,22 @@ def score(decode_tokens_per_s: float | None, price_usd: float | None) -> float |
     return decode_tokens_per_s / price_usd * 1000
 
 
+# best / compare / models --fits hold a model whole on the GPU(s): no verdict turns on the host's RAM size
+HOST_RAM_NOTE = ("RAM: no row depends on the host's RAM size — each holds the whole model on its GPU(s); the host "
+                 "keeps only what the runtime always leaves there (llama.cpp: the token embeddings)")
+
+
+def _download_quant(model: ModelSpec, runtime: str) -> str | None:
+    """The weight format `check` plans without --quant (weights.with_default_quant), or None (as stored)."""
+    from .weights import with_default_quant
+
+    settings, _ = with_default_quant(model, Settings(runtime=runtime))
+    return settings.quant
+
+
 def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp", budget_usd: float | None = None,
          used: bool = False, quant: str | None = None, devices: list | None = None,
-         counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1) -> BestResult:
+         counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1, best_quant_each: bool = False) -> BestResult:
     """Every catalog device configuration that runs ``model`` whole at ``ctx``, ranked by decode tokens/s per
     dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known;
     ``users`` asks for that many requests of ``ctx`` served at once."""
@@ -323,14 +350,22 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = get_runtime(runtime)
     quants = quant_ladder(rt.name, quant, model)
+    common = None if (quant or best_quant_each) else _download_quant(model, rt.name)
+    if common is not None:
+        # one format on every device, so that the rows compare hardware, not formats (issue 20): the file people
+        # download for this runtime, as `check` plans it without --quant
+        quants = (common,)
     multi = splits_over_gpus(rt.name)
     res = BestResult(model, rt.name, ctx, budget_usd, used, users)
     if not multi:
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
     if quants == (None,):
         res.notes.append("weights: the file as it is (--quant to try another format)")
+    elif common is not None:
+        res.notes.append(f"weights: {common} on every device, the file people download for {rt.name} "
+                         "(--quant to pick another; --best-quant-each: each device at the best it holds whole)")
     elif not quant:
-        res.notes.append(f"weights: the best of {', '.join(q for q in quants if q)} that fits whole on the device(s)"
+        res.notes.append(f"weights: each device at the best of {', '.join(q for q in quants if q)} that fits whole on it"
                          " (--quant to fix one)")
     host_cache: dict = {}
     fallbacks = 0
@@ -371,6 +406,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
                          " devices without a catalog price left out")
     if users > 1:
         res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
+    res.notes.append(HOST_RAM_NOTE)
     res.notes.append("price: purchase price of the GPU(s) only (no host system); speed: predicted decode tokens/s"
                      f" at half the context ({ctx // 2:,} tokens cached)")
     return res
@@ -443,6 +479,13 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
         bandwidth = bandwidth or DEFAULT_RAM_BANDWIDTH_GBS
         notes.append(f"CPU run: RAM bandwidth {bandwidth:g} GB/s assumed for speed (name a CPU system with --gpu,"
                      " e.g. 'ddr5-6400 2ch')")
+    assumed = [n for n in notes if n.startswith("RAM: assumed")]
+    if assumed:
+        notes = [n for n in notes if n not in assumed]
+        # no list turns on an unstated RAM size: with GPUs it does not enter; CPU-only, each row says what it needs
+        notes.append(HOST_RAM_NOTE if gpus else
+                     f"RAM: {assumed[0][len('RAM: assumed '):].split(' (')[0]} assumed, not read from a machine — "
+                     "a row runs if your RAM is at least its peak (set --ram to your size)")
     if len(side) > 1:
         notes.append(f"{len(side)} GPUs: their free memory is added up (a layer split)")
     if not gpus:

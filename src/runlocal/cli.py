@@ -351,6 +351,9 @@ def best(
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
     users: int = typer.Option(1, "--users", help="requests of --ctx served at once (the KV cache for all of them)"),
     top: int = typer.Option(15, "--top", help="rows shown in the text table"),
+    best_quant_each: bool = typer.Option(False, "--best-quant-each",
+                                         help="plan each device at the best quant it holds whole (default: one "
+                                              "quant for all, the file people download)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Catalog devices (and 2×/4×/8× of one card) that run MODEL, ranked by decode tokens/s per dollar."""
@@ -362,7 +365,8 @@ def best(
 
     try:
         doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
-                       budget_usd=budget, used=used, quant=quant, users=users).to_dict()
+                       budget_usd=budget, used=used, quant=quant, users=users,
+                       best_quant_each=best_quant_each).to_dict()
     except RunlocalError as e:
         _fail(e)
         return
@@ -425,6 +429,9 @@ def cost(
         doc = run_cost(resolve_model(model), dev, count, ctx=parse_tokens(ctx) if ctx is not None else None,
                        runtime=runtime, quant=quant, hours_per_day=hours_per_day, kwh_price=kwh_price, years=years,
                        utilization=utilization, used=used, price_usd=price, rent_usd_per_hour=rent_price)
+        from .hardware.catalog import variant_notes
+
+        doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
     except RunlocalError as e:
         _fail(e)
         return

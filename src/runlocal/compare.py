@@ -27,6 +27,18 @@ def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, A
             "runtime": runtime}
 
 
+def _used_price(dev) -> dict[str, Any]:
+    """The catalog's used-market price for a device and its source (a dated page), or nothing."""
+    from .choose import _raw_devices
+    from .hardware.catalog import load_sources
+
+    raw = _raw_devices().get(dev.id, {})
+    if not raw.get("used_price_usd"):
+        return {"used_price_usd": None, "used_price_source": None}
+    src = raw.get("used_price_source")
+    return {"used_price_usd": raw["used_price_usd"], "used_price_source": load_sources().get(str(src), src)}
+
+
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
                     policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
@@ -54,7 +66,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         devs = parse_device_spec(name)
         dev, count = devs[0], len(devs)
         mixed = any(d.id != dev.id for d in devs)
-        targets, _ = targets_from_options(name, None, None)
+        targets, named = targets_from_options(name, None, None)
         gpu_side = [t for t in targets if t.kind != "cpu"] or targets
         capacity = sum(t.capacity for t in gpu_side)
         price = device_price(dev, used=used) if not mixed else None
@@ -65,10 +77,12 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             "spec": name if mixed else spec_string(dev.id, count), "id": dev.id, "name": dev.name, "count": count,
             "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
             "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
-            "launch_price_usd": dev.launch_price_usd, "price_usd": total_price,
+            "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
+            **_used_price(dev), "price_usd": total_price,
             "price_kind": price.kind if price else None, "price_source": price.source if price else None,
             "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
         }
+        row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said
         if len(gpu_side) > 1:
             row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
         if spec is not None:
@@ -94,23 +108,40 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
 def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> None:
     """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
     (the smallest of each device's best); each row keeps its own best as ``best_quant``."""
+    from .choose import _download_quant
     from .hardware.targets import targets_from_options
     from .plan import make_plan
     from .runtimes import Settings, get_runtime
 
     order = {str(q).upper(): i for i, q in enumerate(ladder)}
     whole = [r for r in rows if r.get("runs_whole")]
-    if len({r["quant"] for r in rows}) < 2 or not whole:
+    if not whole:
         return
-    common = max((r["quant"] for r in whole), key=lambda q: order.get(str(q).upper(), -1))
-    for r in rows:
-        r["best_quant"] = r["quant"]
-        if r["quant"] == common:
-            continue
+
+    def plan_at(r, q):
         targets, _ = targets_from_options(r["spec"], None, None)
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=common, tp=tp), targets, with_fixes=False)
+        return make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=q, tp=tp), targets, with_fixes=False)
+
+    # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
+    download = _download_quant(spec, rt)
+    planned = {}
+    if download is not None:
+        planned = {r["spec"]: plan_at(r, download) for r in rows}
+        if any(planned[r["spec"]].verdict == "does_not_fit" for r in whole):
+            planned = {}
+    if planned:
+        common = download
+    elif len({r["quant"] for r in rows}) < 2:
+        return
+    else:
+        common = max((r["quant"] for r in whole), key=lambda q: order.get(str(q).upper(), -1))
+    for r in rows:
+        r["best_quant"] = r["quant"]
+        if r["quant"] == common and not planned:
+            continue
+        plan = planned.get(r["spec"]) or plan_at(r, common)
         r |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context, **plan.speed,
               "command": plan.command}
         if r.get("price_usd") and r.get("decode_tokens_per_s") and plan.verdict != "does_not_fit":

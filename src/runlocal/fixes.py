@@ -1,27 +1,37 @@
-"""Changes that make a plan fit, each computed by re-planning, ranked by what the user gives up.
+"""Changes that make a plan better, each re-planned with the change applied and kept only if it improves
+the verdict or the limit it targets, ranked by what the user gives up.
 
 Only the levers the plan's runtime has are tried (runtimes.base.Levers): a GGUF quant or -ngl for
 llama.cpp and Ollama, gpu_memory_utilization for vLLM but mem_fraction_static for SGLang,
 bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 1 = less context or concurrency,
 2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on the CPU), 4 = hardware.
+
+Each fix's effect reads "before → after" on what it changes (the context, the KV pool's tokens, the
+weights, the GPU layers), then the verdict and, where layers move, the decode speed before → after.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .errors import InputError
-from .runtimes import Settings, Target, get_runtime
-from .runtimes.base import PARALLEL_AUTO, largest, levers_of
+from .runtimes import Allocation, Settings, Target, get_runtime
+from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
 from .search import longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
+from .verdict import speed as _speed
+from .verdict import verdict as _verdict
 from .weights import estimate, is_gguf_quant
 
 if TYPE_CHECKING:
     from .plan import Plan
+
+RANK = {"does_not_fit": 0, "tight": 1, "fits": 2}
+WORD = {"does_not_fit": "does not fit", "tight": "tight", "fits": "fits"}
+FASTER = 1.10           # a fix that only moves layers is kept when decode gets at least 10 % faster
 
 
 @dataclass(frozen=True)
@@ -35,19 +45,27 @@ class Fix:
         return {"title": self.title, "command": self.command, "effect": self.effect}
 
 
-def _most_gpu_layers(model, s: Settings, try_settings, quant: str | None = None, gpus_over=None) -> int | None:
-    def gpus_fit(k: int) -> bool:
-        new = s.with_(n_gpu_layers=k)
-        if gpus_over is not None and gpus_over(new, quant):
-            return False
-        return _gpus_fit(try_settings(new, quant)[0])
+@dataclass(frozen=True)
+class _Tried:
+    """A candidate change re-planned: its allocation, verdict and decode speed."""
 
-    ngl = largest(0, model.n_layers, gpus_fit)
-    return ngl if ngl is not None and _fits(try_settings(s.with_(n_gpu_layers=ngl), quant)[0]) else None
+    title: str
+    settings: Settings
+    change: str              # what it changes, before → after
+    cost: int
+    alloc: Allocation
+    verdict: str
+    decode: float | None
+    command: str
+    gains_context: bool = False    # it gives back context the runtime cut (the limit it targets), same verdict
 
 
-def _peak(plan_alloc) -> str:
-    gpu = next((d for d in plan_alloc.devices if d.kind != "cpu"), plan_alloc.devices[0])
+def _layers_total(model) -> int:
+    return model.n_layers + 1            # llama.cpp counts the output layer: -ngl n_layers+1 is all of them
+
+
+def _peak(alloc: Allocation) -> str:
+    gpu = next((d for d in alloc.devices if d.kind != "cpu"), alloc.devices[0])
     return f"{format_bytes(gpu.total)} of {format_bytes(gpu.capacity)} on {gpu.name}"
 
 
@@ -57,153 +75,285 @@ def _smaller_quants(ladder: tuple[str, ...], current: str) -> tuple[str, ...]:
     return ladder[upper.index(key) + 1:] if key in upper else ladder
 
 
-def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
-    """Each lever of the plan's runtime tried by re-planning with the planner that made the plan."""
-    model, s = plan.model, plan.settings
-    runtime = plan.planner or get_runtime(s.runtime)
-    levers = levers_of(runtime)
-    fixes: list[Fix] = []
-    max_context = plan.max_context
-    if plan.allocation.compromise and any(t.kind != "cpu" for t in targets):
-        # the runtime already made it run by moving layers to system memory (llama.cpp --fit): a fix is what
-        # puts every layer back on the GPU, so each is tried with all of them there (not on a CPU-only machine)
-        s = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=0)
-        max_context = longest_context(runtime, model, plan.weights, s, targets, hi=s.ctx or 256)
-
-    def try_settings(new: Settings, quant: str | None = None):
-        weights = estimate(model, quant) if quant else plan.weights
-        return runtime.allocate(model, weights, new, targets), weights
-
-    def gpus_over(new: Settings, quant: str | None = None) -> bool:
-        # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
-        surely_over = getattr(runtime, "surely_over", None)
-        if not hasattr(runtime, "floor") or surely_over is None:
-            return False
-        return surely_over(model, estimate(model, quant) if quant else plan.weights, new, targets,
-                           gpus_only=True)
-
-    def runs(new: Settings, weights=None) -> bool:
-        # verdict.fits of the re-plan, skipped where the runtime's lower bound already overflows (search.plan_fits)
-        return plan_fits(runtime, model, weights or plan.weights, new, targets)
-
-    def add(title: str, new: Settings, cost: int, effect_prefix: str = "") -> None:
-        if runs(new):
-            alloc, _ = try_settings(new)
-            fixes.append(Fix(title, runtime.command(model, new), f"{effect_prefix}fits: {_peak(alloc)}", cost))
-
-    # 1. shorter context
-    if max_context and max_context < (s.ctx or 0):
-        new = s.with_(ctx=max_context)
-        alloc, _ = try_settings(new)
-        fixes.append(Fix(f"Reduce context to {max_context:,}", runtime.command(model, new),
-                         f"context {s.ctx:,} → {max_context:,}; {_peak(alloc)}", 1))
-    # 2. fewer parallel sequences
-    if s.parallel > 1:
-        n = largest(1, s.parallel - 1, lambda k: plan_fits(runtime, model, plan.weights, s.with_(parallel=k), targets))
-        if n:
-            add(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n), 1,
-                effect_prefix=f"parallel {s.parallel} → {n}; ")
-    elif s.parallel == PARALLEL_AUTO:
-        # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
-        # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
-        from .runtimes.llamacpp import AUTO_SLOTS
-
-        add("Serve one request at a time (--parallel 1)", s.with_(parallel=1), 1,
-            effect_prefix=f"parallel auto ({AUTO_SLOTS} slots) → 1; ")
-    # 3. quantized KV cache (llama.cpp needs flash attention for a quantized V cache)
-    for kv in levers.kv_cache_types:
-        if s.cache_type_k == kv:
-            continue
-        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
-        if runs(new):
-            alloc, _ = try_settings(new)
-            fixes.append(Fix(f"Quantize the KV cache to {kv}", runtime.command(model, new),
-                             f"KV {format_bytes(sum(d.kv_cache for d in plan.allocation.devices))} → "
-                             f"{format_bytes(sum(d.kv_cache for d in alloc.devices))}; {_peak(alloc)}", 2))
-            break
-    # 4. smaller weights, in the formats this runtime loads
-    for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
-        try:
-            w = estimate(model, q)
-            smaller_runs = w.total < plan.weights.total and runs(s.with_(quant=q), w)
-        except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
-            continue
-        if smaller_runs:
-            alloc, _ = try_settings(s.with_(quant=q), q)
-            fixes.append(Fix(_quant_title(q), runtime.command(model, s.with_(quant=q)),
-                             f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}; {_peak(alloc)}", 2))
-            break
-    # 5. a higher memory budget for the KV pool
-    if levers.budget:
-        current = getattr(s, levers.budget, None) or 0.9
-        if current < levers.budget_max:
-            add(f"Raise {levers.budget} to {levers.budget_max}", s.with_(**{levers.budget: levers.budget_max}), 2,
-                effect_prefix=f"{levers.budget} {current} → {levers.budget_max}; ")
-    # 6. partial offload: keep some layers on the CPU
-    if levers.layer_offload and not plan.allocation.compromise and any(t.kind == "cpu" for t in targets) \
-            and any(t.kind != "cpu" for t in targets):
-        ngl = _most_gpu_layers(model, s, try_settings, gpus_over=gpus_over)
-        current_ngl = s.n_gpu_layers if s.n_gpu_layers is not None and s.n_gpu_layers >= 0 else model.n_layers + 1
-        if ngl is not None and ngl < current_ngl:
-            new = s.with_(n_gpu_layers=ngl)
-            alloc, _ = try_settings(new)
-            fixes.append(Fix(f"Offload {ngl} of {model.n_layers} layers to the GPU", runtime.command(model, new),
-                             f"{ngl} GPU layers: slower decode (CPU layers run at RAM bandwidth); {_peak(alloc)}", 3))
-    # 7. more GPUs, tensor parallel
-    if levers.tensor_parallel and targets[0].kind != "cpu":
-        for tp in (2, 4, 8):
-            if tp > s.tp:
-                more = [targets[0]] * tp + [t for t in targets if t.kind == "cpu"]
-                alloc = runtime.allocate(model, plan.weights, s.with_(tp=tp), more)
-                if _fits(alloc):
-                    tokens = f"{alloc.kv_cache_tokens:,} KV tokens" if alloc.kv_cache_tokens else "fits"
-                    fixes.append(Fix(f"Use {tp} GPUs with tensor parallelism", runtime.command(model, s.with_(tp=tp)),
-                                     f"{tokens} across {tp} × {targets[0].name}", 4))
-                    break
-    # 8. nothing above fits alone: a smaller quant together with a shorter context, or with CPU layers
-    if not any(f.cost <= 3 for f in fixes):
-        fixes += _combined(plan, targets, runtime, levers, try_settings, gpus_over)
-    return fixes
-
-
 def _quant_title(q: str) -> str:
     article = "an" if q[:1].upper() in "AEFHILMNORSX" else "a"     # as the letter is said: an IQ4_XS, a Q4_K_M
     return f"Use {article} {q} GGUF" if is_gguf_quant(q) else f"Quantize the weights to {q}"
 
 
-def _combined(plan: Plan, targets, runtime, levers, try_settings, gpus_over=None) -> list[Fix]:
-    model, s = plan.model, plan.settings
-    out: list[Fix] = []
-    granule, floor = 256, 2048
-    for q in _smaller_quants(levers.weight_quants, plan.weights.quant):
+def _gpu_layers(s: Settings, model) -> int:
+    total = _layers_total(model)
+    return total if s.n_gpu_layers is None or s.n_gpu_layers < 0 else min(s.n_gpu_layers, total)
+
+
+class _Fixer:
+    """The plan, its runtime and targets, and the candidates tried against it."""
+
+    def __init__(self, plan: Plan, targets: list[Target]):
+        self.plan, self.targets, self.model = plan, targets, plan.model
+        self.runtime = plan.planner or get_runtime(plan.settings.runtime)
+        self.levers = levers_of(self.runtime)
+        self.has_gpu = any(t.kind != "cpu" for t in targets)
+        self.has_cpu = any(t.kind == "cpu" for t in targets)
+        self.base = plan.settings
+        # the runtime already made it run by moving layers or experts to system memory (llama.cpp --fit): the
+        # fixes put every layer back on the GPU, so each is tried with all of them there
+        self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu
+        if self.all_on_gpu:
+            self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
+        self.tried: list[_Tried] = []
+
+    # -- re-planning ---------------------------------------------------------------------------------------
+    def weights(self, quant: str | None):
+        return estimate(self.model, quant) if quant else self.plan.weights
+
+    def allocate(self, s: Settings, quant: str | None = None, targets: list[Target] | None = None) -> Allocation:
+        return self.runtime.allocate(self.model, self.weights(quant), s, targets or self.targets)
+
+    def runs(self, s: Settings, quant: str | None = None) -> bool:
+        return plan_fits(self.runtime, self.model, self.weights(quant), s, self.targets)
+
+    def gpus_over(self, s: Settings, quant: str | None) -> bool:
+        # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
+        over = getattr(self.runtime, "surely_over", None) if hasattr(self.runtime, "floor") else None
+        return bool(over and over(self.model, self.weights(quant), s, self.targets, gpus_only=True))
+
+    def most_gpu_layers(self, s: Settings, quant: str | None = None) -> int | None:
+        def gpus_fit(k: int) -> bool:
+            new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
+            return not self.gpus_over(new, quant) and _gpus_fit(self.allocate(new, quant))
+
+        ngl = largest(0, self.model.n_layers, gpus_fit)
+        return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
+
+    def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
+             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False) -> None:
+        """Re-plan with the change; keep it for judging only if the runtime starts with it."""
+        targets = targets or self.targets
+        if targets is self.targets and not self.runs(s, quant):
+            return
+        alloc = self.allocate(s, quant, targets)
+        if not _fits(alloc):
+            return
+        decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
+        self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
+                                 command or self.runtime.command(self.model, s), gains_context))
+
+    # -- judging ------------------------------------------------------------------------------------------
+    def improves(self, t: _Tried) -> bool:
+        """Better verdict; or, where the runtime gave something up, decode at least 10 % faster."""
+        before = self.plan.verdict
+        if RANK[t.verdict] > RANK.get(before, 0):
+            return True
+        if RANK[t.verdict] < RANK.get(before, 0):
+            return False
+        if t.gains_context:
+            return True
+        old = self.plan.speed.get("decode_tokens_per_s")
+        return bool(self.plan.allocation.compromise and not t.alloc.compromise and t.decode and old
+                    and t.decode >= FASTER * old)
+
+    def effect(self, t: _Tried) -> str:
+        parts = [t.change]
+        if t.verdict != self.plan.verdict:
+            parts.append(f"verdict {WORD[self.plan.verdict]} → {WORD[t.verdict]}")
+        elif t.verdict == "tight":
+            parts.append("still tight: " + ("some weights stay in system memory" if t.alloc.compromise
+                                            else "above 90 % of the GPU"))
+        old = self.plan.speed.get("decode_tokens_per_s")
+        if t.decode and old and self.plan.verdict != "does_not_fit" and abs(t.decode - old) >= 0.05 * old:
+            parts.append(f"decode {old:,.1f} → {t.decode:,.1f} tokens/s")
+        elif t.decode and self.plan.verdict == "does_not_fit":
+            parts.append(f"then {t.decode:,.1f} tokens/s decode")
+        return "; ".join(parts) + f" ({_peak(t.alloc)})"
+
+    def fixes(self) -> list[Fix]:
+        seen: set[str] = set()
+        out: list[tuple[tuple, Fix]] = []
+        for t in self.tried:
+            if t.command in seen or not self.improves(t):
+                continue
+            seen.add(t.command)
+            key = (t.cost, -RANK[t.verdict], -(t.decode or 0))
+            out.append((key, Fix(t.title, t.command, self.effect(t), t.cost)))
+        return [f for _, f in sorted(out, key=lambda kf: kf[0])]
+
+
+def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
+    """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
+    f = _Fixer(plan, targets)
+    _context_and_concurrency(f)
+    _kv_and_weights(f)
+    _budget_and_layers(f)
+    _more_gpus(f)
+    if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
+        _combined(f)
+    return f.fixes()
+
+
+def _context_and_concurrency(f: _Fixer) -> None:
+    s, model = f.base, f.model
+    ctx = s.ctx or 0
+    compromise = f.plan.allocation.compromise or ""
+    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context and f.plan.max_context > ctx:
+        # --fit cut the context to fit: the longest -c that starts, --fit moving more to system memory for it
+        longer = f.plan.settings.with_(ctx=f.plan.max_context, n_gpu_layers=None, n_cpu_moe=0)
+        f.try_(f"Ask for context {f.plan.max_context:,} (-c {f.plan.max_context})", longer,
+               f"context {ctx:,} → {f.plan.max_context:,} tokens, --fit moving more to system memory", 3,
+               gains_context=True)
+        # a pooled engine: the plan's max context is already the longest max_model_len it starts with
+        if f.plan.max_context and f.plan.max_context < ctx:
+            f.try_(f"Reduce context to {f.plan.max_context:,}", s.with_(ctx=f.plan.max_context),
+                   f"context {ctx:,} → {f.plan.max_context:,} tokens", 1)
+    elif ctx > 1:
+        # the longest context that fits with room to spare (under 90 %), else the longest that starts at all;
+        # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
+        trained = model.max_position_embeddings
+        hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
+        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi,
+                                   ok=lambda a: _verdict(a) == "fits")
+                   or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
+        if shorter:
+            f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
+    if s.parallel > 1:
+        n = largest(1, s.parallel - 1, lambda k: f.runs(s.with_(parallel=k)))
+        if n:
+            f.try_(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n),
+                   f"parallel {s.parallel} → {n}", 1)
+    elif s.parallel == PARALLEL_AUTO:
+        # llama-server's default 4 slots share one cache of -c cells: one slot keeps the context and drops the
+        # other slots' sliding windows, logits and graph rows (runtimes/llamacpp.py slots)
+        from .runtimes.llamacpp import AUTO_SLOTS
+
+        new = s.with_(parallel=1)
+        if f.runs(new):
+            before, after = f.allocate(s), f.allocate(new)
+            gpu = [i for i, d in enumerate(after.devices) if d.kind != "cpu"] or [0]
+            i = max(gpu, key=lambda k: before.devices[k].total if k < len(before.devices) else 0)
+            if i < len(before.devices):
+                f.try_("Serve one request at a time (--parallel 1)", new,
+                       f"parallel auto ({AUTO_SLOTS} slots) → 1: {before.devices[i].name} "
+                       f"{format_bytes(before.devices[i].total)} → {format_bytes(after.devices[i].total)}", 1)
+
+
+def _kv_words(alloc: Allocation) -> str:
+    if alloc.kv_cache_tokens is not None:
+        return f"{alloc.kv_cache_tokens:,} tokens"
+    return format_bytes(sum(d.kv_cache for d in alloc.devices))
+
+
+def _kv_and_weights(f: _Fixer) -> None:
+    s = f.base
+    for kv in f.levers.kv_cache_types:
+        if s.cache_type_k == kv:
+            continue
+        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
+        if f.runs(new):
+            before, after = f.allocate(s), f.allocate(new)
+            # a pooled engine's KV pool keeps its bytes (the memory budget sets it): what changes is its tokens
+            what = "KV pool" if after.kv_cache_tokens is not None else "KV cache"
+            f.try_(f"Quantize the KV cache to {kv}", new, f"{what} {_kv_words(before)} → {_kv_words(after)}"
+                   + (" (half the bytes per token: twice the tokens)" if what == "KV pool" else ""), 2)
+            break
+    for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
         try:
-            _, w = try_settings(s.with_(quant=q), q)
+            w = estimate(f.model, q)
+            if w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q):
+                continue
+        except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
+            continue
+        f.try_(_quant_title(q), s.with_(quant=q),
+               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=q)
+        break
+
+
+def _budget_and_layers(f: _Fixer) -> None:
+    s, levers, model = f.base, f.levers, f.model
+    if levers.budget:
+        current = getattr(s, levers.budget, None) or 0.9
+        if current < levers.budget_max:
+            new = s.with_(**{levers.budget: levers.budget_max})
+            if f.runs(new):
+                before, after = f.allocate(s), f.allocate(new)
+                f.try_(f"Raise {levers.budget} to {levers.budget_max}", new,
+                       f"{levers.budget} {current} → {levers.budget_max}: KV pool {_kv_words(before)} → "
+                       f"{_kv_words(after)}, less headroom for activations", 2)
+    # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
+    # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
+    if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
+            and f.has_cpu and f.has_gpu and not s.n_cpu_moe):
+        full = s.with_(n_gpu_layers=_layers_total(model))
+        kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
+        if kept is not None:
+            n = model.n_layers - kept
+            f.try_(f"Keep the experts of {n} of {model.n_layers} layers in RAM (--n-cpu-moe {n})",
+                   full.with_(n_cpu_moe=n), f"experts in RAM 0 → {n} of {model.n_layers} layers, the rest on the "
+                   "GPU: each token reads only its routed experts from RAM", 3)
+    # partial offload: keep some layers on the CPU (not where the runtime already did: that is the plan)
+    if levers.layer_offload and not f.all_on_gpu and f.has_cpu and f.has_gpu:
+        ngl = f.most_gpu_layers(s)
+        current = _gpu_layers(s, model)
+        if ngl is not None and ngl < current:
+            f.try_(f"Keep {ngl} of {_layers_total(model)} layers on the GPU, the rest in RAM",
+                   s.with_(n_gpu_layers=ngl, n_cpu_moe=0),
+                   f"GPU layers {current} → {ngl} of {_layers_total(model)}: the others run at RAM bandwidth", 3)
+
+
+def _more_gpus(f: _Fixer) -> None:
+    """The same GPU, more of them: tensor parallel on a pooled engine (vLLM spans nodes with TP 8 × PP 2),
+    layers split by memory in llama.cpp."""
+    gpus = [t for t in f.targets if t.kind != "cpu"]
+    if not gpus or len({t.name for t in gpus}) != 1 or f.runtime.name in ("mlx", "ollama"):
+        return
+    s, gpu, cpu = f.base, gpus[0], [t for t in f.targets if t.kind == "cpu"]
+    have = len(gpus)
+    for n in (2, 4, 8, 16):
+        if n <= have or (n > GPUS_PER_NODE and f.runtime.name != "vllm"):
+            continue
+        new = s
+        if f.levers.tensor_parallel:
+            new = s.with_(tp=min(n, GPUS_PER_NODE), pp=max(1, n // GPUS_PER_NODE))
+        more = [gpu] * n + cpu
+        before = len(f.tried)
+        nodes = (f", {n // GPUS_PER_NODE} nodes: TP {GPUS_PER_NODE} × PP {n // GPUS_PER_NODE}"
+                 if n > GPUS_PER_NODE else "")
+        f.try_(f"Use {n} GPUs ({n} × {gpu.name}{nodes})", new, "", 4, targets=more)
+        if len(f.tried) > before:
+            t = f.tried[-1]
+            f.tried[-1] = replace(t, change=f"GPUs {have} → {n}" + (f": KV pool {_kv_words(t.alloc)}"
+                                                                    if t.alloc.kv_cache_tokens else ""))
+            return
+
+
+def _combined(f: _Fixer) -> None:
+    """Nothing above alone: a smaller quant together with a shorter context, or with CPU layers."""
+    s, model = f.base, f.model
+    granule, floor = 256, 2048
+    found = 0
+    for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
+        try:
+            w = estimate(model, q)
         except InputError:
             continue
-        if w.total >= plan.weights.total:
+        if w.total >= f.plan.weights.total:
             continue
-        if s.ctx and s.ctx > floor and not any(f.cost == 3 and "context" in f.effect for f in out):
-            ctx = longest_context(runtime, model, w, s.with_(quant=q), targets, lo=floor, hi=s.ctx - granule,
+        change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
+        if s.ctx and s.ctx > floor:
+            ctx = longest_context(f.runtime, model, w, s.with_(quant=q), f.targets, lo=floor, hi=s.ctx - granule,
                                   granule=granule)
             if ctx:
-                new = s.with_(quant=q, ctx=ctx)
-                a, _ = try_settings(new, q)
-                out.append(Fix(f"{_quant_title(q)} and reduce context to {ctx:,}", runtime.command(model, new),
-                               f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}, context "
-                               f"{s.ctx:,} → {ctx:,}; {_peak(a)}", 3))
-        if levers.layer_offload and not any("layers" in f.title for f in out) \
-                and any(t.kind == "cpu" for t in targets) and any(t.kind != "cpu" for t in targets):
-            ngl = _most_gpu_layers(model, s.with_(quant=q), try_settings, q, gpus_over)
-            if ngl:
-                new = s.with_(quant=q, n_gpu_layers=ngl)
-                a, _ = try_settings(new, q)
-                out.append(Fix(f"{_quant_title(q)} with {ngl} of {model.n_layers} layers on the GPU",
-                               runtime.command(model, new),
-                               f"weights {format_bytes(plan.weights.total)} → {format_bytes(w.total)}, the rest of the "
-                               f"layers on the CPU (slower decode); {_peak(a)}", 3))
-        if len(out) >= 2:
+                f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", s.with_(quant=q, ctx=ctx),
+                       f"{change}, context {s.ctx:,} → {ctx:,} tokens", 3, quant=q)
+                found += 1
+        if f.levers.layer_offload and f.has_cpu and f.has_gpu:
+            ngl = f.most_gpu_layers(s.with_(quant=q), q)
+            current = _gpu_layers(f.plan.settings, model)
+            if ngl and (not f.all_on_gpu or ngl > current):
+                f.try_(f"{_quant_title(q)} with {ngl} of {_layers_total(model)} layers on the GPU",
+                       s.with_(quant=q, n_gpu_layers=ngl, n_cpu_moe=0),
+                       f"{change}, GPU layers {current} → {ngl} of {_layers_total(model)}", 3, quant=q)
+                found += 1
+        if found >= 2:
             break
-    return out
 
 
 __all__ = ["Fix", "suggest_fixes"]

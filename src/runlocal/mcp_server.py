@@ -207,7 +207,8 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "Memory against context."),
         "best": _model("BestArgs", _with_help({
             "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str, "llama.cpp"),
-            "budget": (float | None, None), "used": (bool, False), "quant": (str | None, None)}, best_help), ""),
+            "budget": (float | None, None), "used": (bool, False), "quant": (str | None, None),
+            "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
             "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False),
@@ -284,7 +285,7 @@ def best_doc(a: dict[str, Any], policy=None):
     from .model.resolve import resolve_model
 
     return best(resolve_model(a["model"], policy), ctx=_ctx(a["ctx"]), runtime=a["runtime"], budget_usd=a["budget"],
-                used=a["used"], quant=a["quant"]).to_dict()
+                used=a["used"], quant=a["quant"], users=a["users"], best_quant_each=a["best_quant_each"]).to_dict()
 
 
 def compare_doc(a: dict[str, Any], policy=None):

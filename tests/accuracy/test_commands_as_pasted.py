@@ -44,6 +44,17 @@ OLLAMA_PARAMETERS = {"num_ctx", "num_gpu", "num_batch"}
 
 TAGS = json.loads(resources.files("runlocal.data").joinpath("ollama_tags.json").read_text())
 LIBRARY_NAMES = {e["library"] for e in TAGS["models"].values() if e["library"]}
+
+
+def _ollama_spelling(q: str) -> str:
+    return "fp16" if q == "F16" else "q" + q[1:]      # the library's tags: q4_K_M, q8_0, fp16
+
+
+# every full name the table says the library has (name:tag), written out from the table's own rule
+LIBRARY_TAGS = {f"{e['library']}:{t}" for e in TAGS["models"].values() if e["library"] and "tags" in e
+                for t in e["tags"].values()} | {
+    f"{e['library']}:{e['tag'].format(q=_ollama_spelling(q))}" for e in TAGS["models"].values()
+    if e["library"] and "tags" not in e for q in TAGS["quant_sets"][e["quants"]]}
 RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
 # variations a plan or a fix prints: the defaults, a quantized KV cache with several sequences, tensor parallel
 VARIANTS = [{"ctx": 8192}, {"ctx": 32768, "parallel": 2, "cache_type_k": "{kv}", "cache_type_v": "{kv}", "n_gpu_layers": 20},
@@ -90,6 +101,10 @@ def check_ollama(command: str, alias: str) -> None:
         if words[0] == "printf":
             lines = words[1].split("\\n")
             assert lines[0].startswith("FROM "), seg
+            base = lines[0].split()[1]
+            # a library tag, a Hub GGUF, a GGUF file the user has (imported), or a model created just before
+            assert (base.startswith("hf.co/") or (base.startswith("./") and base.endswith(".gguf"))
+                    or base in created or base in LIBRARY_TAGS), f"{base}: not a tag in the library table"
             for line in filter(None, lines[1:]):
                 name = line.split()[1]
                 assert line.startswith("PARAMETER ") and name in OLLAMA_PARAMETERS, line
@@ -114,6 +129,7 @@ def check_ollama(command: str, alias: str) -> None:
                 continue
             library, _, tag = name.partition(":")
             assert library in LIBRARY_NAMES, f"{name}: not an Ollama library model"
+            assert name in LIBRARY_TAGS, f"{name}: not a tag in the library table"
             assert name != f"{alias}:{tag}" and tag, name        # the runlocal alias is no library name
 
 
@@ -183,3 +199,39 @@ def test_mlx_repos_are_mlx_community_conversions_of_catalog_models():
             assert repo.startswith("mlx-community/"), repo
             if quant.startswith("mlx-"):
                 assert repo.endswith(quant.removeprefix("mlx-")), (alias, quant, repo)
+
+
+# llama-server's options by build (common/arg.cpp at each): a command for `--runtime llama.cpp==bNNNN` may use only
+# what that build parses. --n-cpu-moe: PR #15077, release b6089; --flash-attn VALUE: PR #15434 (b6343 has it; the
+# bare switch -fa before); --fit: PR #16653 (b6451 without it, b7437 with it: runtimes/versions.py FIT_BUILDS)
+def llama_server_flags(build: int | None) -> dict:
+    table = {k: v for k, v in LLAMA_SERVER.items() if k not in ("--n-cpu-moe", "--flash-attn", "--fit")}
+    if build is None or build >= 6089:
+        table["--n-cpu-moe"] = int
+    if build is None or build >= 6343:
+        table["--flash-attn"] = {"on", "off", "auto"}
+    else:
+        table["-fa"] = False
+    if build is None or build >= 7437:
+        table["--fit"] = {"on", "off"}
+    return table
+
+
+@pytest.mark.parametrize("version", ["b6000", "b6400", "b7500", None])
+def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
+    # `runlocal check MODEL --runtime llama.cpp==b6000 --flash-attn on --n-cpu-moe 4`: the command runs on b6000
+    rt = get_runtime("llama.cpp" if version is None else f"llama.cpp=={version}")
+    build = int(version[1:]) if version else None
+    table = llama_server_flags(build)
+    variants = [{"ctx": 8192, "flash_attn": "on"}, {"ctx": 16384, "flash_attn": "off", "n_cpu_moe": 4},
+                {"ctx": 4096, "fit": False, "n_gpu_layers": 10}]
+    for alias in aliases():
+        spec = lookup(alias)
+        for variant in variants:
+            settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp", **variant))
+            command = rt.command(spec, settings)
+            words = shlex.split(command.split("  # ")[0])
+            assert words[0] == "llama-server"
+            assert not _check_flags(words[1:], table, f"{alias} on {version}: {command}")
+            if variant.get("n_cpu_moe") and build is not None and build < 6089:
+                assert any(w.startswith("blk\\.(0|1|2|3)\\.ffn_(up|down|gate)_exps=CPU") for w in words), command

@@ -45,7 +45,7 @@ def test_b_13b_at_32k_the_kv_cache_alone_outgrows_the_card():
     assert sum(d.kv_cache for d in p.allocation.devices) == LLAMA2_13B_KV * 32768 == 25 * GiB
     assert p.verdict == "does_not_fit"
     kv_fix = next(f for f in p.fixes if "KV cache" in f.title)
-    assert "--cache-type-k q8_0" in kv_fix.command and "KV 25 GiB → 13.3 GiB" in kv_fix.effect
+    assert "--cache-type-k q8_0" in kv_fix.command and "KV cache 25 GiB → 13.3 GiB" in kv_fix.effect
     # the "tight at 32K" of the seed is what a q8_0 cache gives: 34 bytes per 32 values
     q8 = plan(model="llama-2-13b", quant="Q4_K_M", ctx=32768, kv_cache="q8_0", flash_attn="on")
     assert q8.allocation.kv_bytes_per_token == LLAMA2_13B_KV * 34 // 64

@@ -263,13 +263,15 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
                    runtime: RuntimeQuery = "llama.cpp",
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
                    used: bool = False, quant: QuantQuery = None,
-                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1):
+                   users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
+                   best_quant_each: bool = False):
         """The same object as `runlocal best --json`."""
         from ..choose import best as run_best
         from ..model.resolve import resolve_model
 
         return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
-                                               budget_usd=budget, used=used, quant=quant, users=users).to_dict())
+                                               budget_usd=budget, used=used, quant=quant, users=users,
+                                               best_quant_each=best_quant_each).to_dict())
 
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.classify import diagnose_text

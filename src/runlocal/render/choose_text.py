@@ -7,14 +7,47 @@ from typing import Any
 from ..units import format_bytes
 
 
+def _wrapped(lines: list[str], width: int | None = None) -> str:
+    """Lines wider than the terminal wrapped with a hanging indent (rich laid the tables out to its width already);
+    a line carrying a command stays whole, so that a copy from the terminal pastes as one line."""
+    import textwrap
+
+    from rich.console import Console
+
+    width = width or Console().width
+    out: list[str] = []
+    for line in lines:
+        if len(line) > width and not line.startswith(("run the first: ", "runs it: ")):   # commands: one line
+            out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+def _table(headers: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
+    """A table laid out by rich for the terminal's width (COLUMNS when piped; 80 by default): cells wrap at
+    word boundaries inside their column rather than the terminal wrapping whole lines."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    width = width or Console().width
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
+                      highlight=False, emoji=False)
+    console.print(table)
+    text = console.file.getvalue()                         # type: ignore[attr-defined]
+    return [line.rstrip() for line in text.splitlines()]
 
 
 def render_best(doc: dict[str, Any], top: int = 15) -> str:
@@ -45,7 +78,13 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
         # the budget is held against launch prices, for every card alike; say how to count cards bought used
         out.append("note: the budget is compared with launch prices; --used compares the used-market price where "
                    "the catalog has one (e.g. an RTX 3090)")
-    return "\n".join(out)
+    return _wrapped(out)
+
+
+def _decode_label(rows: list[dict[str, Any]]) -> str:
+    """The decode row names the KV cache it assumes (half the context), beside the short-context row."""
+    at = {r.get("decode_at_context") for r in rows if r.get("decode_at_context")}
+    return f"decode tok/s, {at.pop():,} cached" if len(at) == 1 else "decode tok/s, half ctx cached"
 
 
 def render_compare(rows: list[dict[str, Any]]) -> str:
@@ -55,7 +94,11 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ("bandwidth GB/s", lambda r: _num(r["bandwidth_gbs"], "{:,.0f}")),
         ("fp16 TFLOPS", lambda r: _num(r["fp16_tflops"])),
         ("TDP W", lambda r: _num(r["tdp_w"], "{:,.0f}")),
-        ("price USD", lambda r: _num(r["price_usd"], "{:,.0f}")
+        ("new (launch) USD", lambda r: _num(r.get("launch_price_usd"), "{:,.0f}")
+         + (f" ({r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd") else "")),
+        ("used USD", lambda r: _num(r.get("used_price_usd"), "{:,.0f}")
+         + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")),
+        ("price used here", lambda r: _num(r["price_usd"], "{:,.0f}")
          + (f" ({r['price_kind']})" if r.get("price_kind") else "")),
         ("largest catalog model", lambda r: (f"{r['largest_model']['alias']} {r['largest_model']['quant']} @ "
                                              f"{r['largest_model']['ctx']:,}") if r.get("largest_model") else "—"),
@@ -67,16 +110,22 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
                 r.get("best_quant") not in (None, r.get("quant")) for r in rows) else []),
             ("verdict", lambda r: r.get("verdict") or "—"),
             ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
-            ("decode tok/s", lambda r: _num(r.get("decode_tokens_per_s"))),
+            (_decode_label(rows), lambda r: _num(r.get("decode_tokens_per_s"))),
+            ("decode, short ctx", lambda r: _num(r.get("decode_short_tokens_per_s"))),
             ("prefill tok/s", lambda r: _num(r.get("prefill_tokens_per_s"))),
             ("tok/s per 1k USD", lambda r: _num(r.get("tokens_per_s_per_1000_usd"), "{:,.2f}")),
         ]
     table = [[label, *(fn(r) for r in rows)] for label, fn in fields]
     out = _table(["", *(r["spec"] for r in rows)], table)
+    for note in dict.fromkeys(n for r in rows for n in r.get("variant_notes") or ()):
+        out.append(f"note: {note}")
+    for src in dict.fromkeys(r["used_price_source"] for r in rows if r.get("used_price_usd")
+                             and r.get("used_price_source")):
+        out.append(f"* used price: {src}")
     if any(r.get("best_quant") not in (None, r.get("quant")) for r in rows):
-        out.append("one quant for all: the best that every device fits, so the speeds compare the hardware "
-                   "(--best-quant-each: each device's own best)")
-    return "\n".join(out)
+        out.append("one quant for all (the file people download, or the best every device fits), so the speeds "
+                   "compare the hardware (--best-quant-each: each device's own best)")
+    return _wrapped(out)
 
 
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
@@ -86,12 +135,13 @@ def render_fits(doc: dict[str, Any], top: int = 25) -> str:
              format_bytes(r["free_bytes"]), _num(r.get("decode_tokens_per_s"))] for r in doc["models"][:top]]
     if rows:
         out += _table(["#", "model", "quant", "weights", "peak", "free", "tok/s"], rows)
+        out.append(f"tok/s: predicted decode with {doc['ctx'] // 2:,} tokens cached (half the context), one request")
         if len(doc["models"]) > top:
             out.append(f"… {len(doc['models']) - top} more (--top N, or --json)")
     else:
         out.append("no catalog model fits at this context")
     out += [""] + [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(out)
+    return _wrapped(out)
 
 
 def render_cost(doc: dict[str, Any]) -> str:
@@ -105,6 +155,10 @@ def render_cost(doc: dict[str, Any]) -> str:
     offer = rent.get("offer") or {}
     # no purchase price: the owning column says why in its first cell instead of a bare dash
     no_price = "— (no catalog price: --price USD)" if own.get("purchase_usd") is None else None
+    why = next((n.split("no price in the catalog: ", 1)[1].split(" (set --price)")[0] for n in doc["notes"]
+                if "no price in the catalog: " in n), None)
+    if no_price and why:
+        no_price = f"— ({why}; give yours with --price USD)"
     rows = [
         ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""),
          ""],
@@ -124,4 +178,4 @@ def render_cost(doc: dict[str, Any]) -> str:
         out.append(f"rent price: {offer.get('provider')} {offer['usd_per_gpu_hour']:g} USD/GPU-h, {offer['url']}"
                    f" (price {offer.get('price_date') or 'undated'}, read {offer.get('read_on')})")
     out += [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(out)
+    return _wrapped(out)

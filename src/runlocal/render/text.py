@@ -49,7 +49,7 @@ def device_groups(devices: Iterable[DeviceMemory]) -> list[tuple[DeviceMemory, i
 VERDICT_MEANING = {
     "fits": "fits: starts and runs these settings with every GPU under 90 % full — the rest is room for the "
             "display, other programs and the runtime's spikes",
-    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said above) — "
+    "tight": "tight: starts, but a device is above 90 % full or the runtime gave something up (said below) — "
              "another program or a spike can tip it into out-of-memory",
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
@@ -57,9 +57,42 @@ VERDICT_MEANING = {
 CPU_ONLY_MEANING = {
     "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
             "system and other programs",
-    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said above) — "
+    "tight": "tight: starts, but uses over 90 % of the RAM or the runtime gave something up (said below) — "
              "other programs can push it into swapping or the out-of-memory killer",
 }
+
+
+NVME_BYTES_PER_S = 7e9   # a PCIe 4.0 x4 NVMe drive's sequential read (about 7 GB/s; 7.9 GB/s is the link's limit)
+READING_SPEED = 5.0    # tokens/s: about 250 words a minute read silently (≈ 1.3 tokens a word), below it one waits
+
+
+def offload_phrase(plan: Plan) -> str | None:
+    """What a plan with weights in system memory beside a GPU is: it runs, from RAM, at that speed — said
+    plainly rather than left inside "tight"."""
+    a = plan.allocation
+    gpus = [d for d in a.devices if d.kind != "cpu"]
+    in_ram = sum(d.weights for d in a.devices if d.kind == "cpu")
+    if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
+        return None
+    on_disk = plan.weights.total - sum(d.weights for d in a.devices)
+    if on_disk > 0.01 * plan.weights.total:
+        return (f"runs from disk — {format_bytes(on_disk)} of the weights on disk and {format_bytes(in_ram)} in RAM, "
+                f"read back for every token: about {on_disk / NVME_BYTES_PER_S:,.0f} s a token (7 GB/s NVMe), "
+                "far slower than reading")
+    share = in_ram / max(1, sum(d.weights for d in a.devices))
+    s = plan.settings
+    moved = (a.compromise or s.n_cpu_moe or s.override_tensor
+             or (s.n_gpu_layers is not None and 0 <= s.n_gpu_layers <= plan.model.n_layers))
+    if not moved and share < 0.10:
+        return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
+    decode = plan.speed.get("decode_tokens_per_s")
+    pace = ""
+    if decode:
+        pace = f": {decode:,.1f} tokens/s decode" + (", slower than reading (about 5 tokens/s)"
+                                                       if decode < READING_SPEED else "")
+    read = ("held in RAM, each token reading its routed experts there" if plan.model.n_experts
+            else "read from RAM for every token")
+    return f"runs partly from system memory — {format_bytes(in_ram)} of the weights ({share:.0%}) {read}{pace}"
 
 
 def verdict_meaning(plan: Plan) -> str:
@@ -82,16 +115,19 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
-    console.print(Text(f"  {verdict_meaning(plan)}", style="dim"))
+    _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
+    offload = offload_phrase(plan)
+    if offload:
+        _say(console, Text(f"{offload}", style="bold yellow"))
     for condition in getattr(plan, "conditions", ()):
-        console.print(Text(f"  {condition}", style="bold yellow"))
+        _say(console, Text(f"{condition}", style="bold yellow"))
     for st in plan.steps:
         if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
-            console.print(Text(f"  ⚠ {st.formula}", style="yellow"))
+            _say(console, Text(f"⚠ {st.formula}", style="yellow"))
     if a.refusal:
-        console.print(Text(f"  {a.refusal}", style="red"))
+        _say(console, Text(f"{a.refusal}", style="red"))
     if a.compromise:
-        console.print(Text(f"  {a.compromise}", style="yellow"))
+        _say(console, Text(f"{a.compromise}", style="yellow"))
 
     narrow = console.width < NARROW
     size = (lambda n: "" if n is None else f"{n / 2**30:.2f}") if narrow else format_bytes
@@ -103,13 +139,14 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     groups = device_groups(a.devices)
     for d, n in groups:
         free = d.capacity - d.total if d.capacity else None
-        table.add_row(d.name if n == 1 else f"{n} × {d.name}", size(d.weights),
+        name = _short_name(d.name) if narrow else d.name      # the full name is on its bar below
+        table.add_row(name if n == 1 else f"{n} × {name}", size(d.weights),
                       size(d.kv_cache), size(d.compute),
                       size(d.overhead), size(d.total), size(d.capacity or None),
                       Text(size(free), style="red" if free is not None and free < 0 else "green"))
     console.print(table)
     if any(n > 1 for _, n in groups):
-        console.print(Text("  (n × device: the figures are each device's, not their sum)", style="dim"))
+        _say(console, Text("(n × device: the figures are each device's, not their sum)", style="dim"))
     bars = Table.grid(padding=(0, 1))
     bars.add_column(ratio=1, min_width=10)          # the name wraps rather than being cut
     bars.add_column(no_wrap=True)
@@ -121,22 +158,24 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
 
-    console.print("  " + " · ".join(limit_phrases(plan)), highlight=False)
+    _say(console, Text(" · ".join(limit_phrases(plan))))
     speed = speed_phrase(plan)
     if speed:
-        console.print(f"  speed: {speed}", highlight=False)
+        _say(console, Text(f"speed: {speed}"))
     if plan.measured and plan.measured.get("max_context_ok"):
         ran = plan.measured
         console.print(f"  measured here: ran at ctx {ran['max_context_ok']:,}"
                       + (f" × {ran['max_concurrency_ok']} concurrent requests" if ran.get("max_concurrency_ok") else ""),
                       highlight=False)
-    console.print(f"  run: [bold]{plan.command}[/bold]", highlight=False)
+    console.print(Text.assemble("  run: ", (plan.command, "bold")), soft_wrap=True)
 
+    if plan.verdict == "does_not_fit" and not plan.fixes:
+        _say(console, Text(no_fix_phrase(plan), style="bold"))
     if plan.fixes:
         console.print("\nFixes, least given up first:")
         for i, f in enumerate(plan.fixes, 1):
-            console.print(f"  {i}. {f.title} — {f.effect}", highlight=False)
-            console.print(f"     [dim]$[/dim] {f.command}", highlight=False)
+            _say(console, Text(f"{i}. {f.title} — {f.effect}"), indent=2, hang=3)
+            console.print(Text.assemble("     ", ("$", "dim"), f" {f.command}"), soft_wrap=True)
     if explain:
         console.print("\nHow these numbers were computed:")
         for st in plan.steps:
@@ -146,6 +185,36 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
             console.print(f"  • assumption: {note}", highlight=False)
     for note in notes or []:
         console.print(f"  [dim]note: {note}[/dim]", highlight=False)
+
+
+def no_fix_phrase(plan: Plan) -> str:
+    """Why no fix is listed: nothing this runtime lets one change makes it fit on this hardware; what it needs."""
+    over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
+    worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
+    need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
+            if over else "")
+    more = (" — a machine with more unified memory" if worst.kind == "unified" else " — more or larger devices")
+    return f"No fix: no setting {plan.runtime} offers makes it fit here{need}{more}, or a smaller model."
+
+
+def _short_name(name: str) -> str:
+    """A device name without the vendor's brand words, for a narrow table: "NVIDIA GeForce RTX 4090" → "RTX 4090"."""
+    for brand in ("NVIDIA GeForce ", "NVIDIA ", "AMD Radeon ", "AMD Instinct ", "Intel Arc "):
+        if name.startswith(brand):
+            return name[len(brand):]
+    return name
+
+
+def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
+    """A paragraph indented by ``indent``, its wrapped lines by ``hang`` more (rich wraps it to the width)."""
+    from rich.padding import Padding
+
+    if hang:
+        lines = text.wrap(console, max(20, console.width - indent - hang))
+        for i, line in enumerate(lines):
+            console.print(Padding(line, (0, 0, 0, indent + (hang if i else 0)), expand=False))
+        return
+    console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
 def _kv_per_gpu(plan: Plan) -> bool:
@@ -165,11 +234,43 @@ def limit_phrases(plan: Plan) -> list[str]:
     out = [f"KV {format_bytes(a.kv_bytes_per_token)}/token {per}"]
     if a.kv_cache_tokens is not None:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
-    out.append(f"max context {plan.max_context:,} per request (largest that fits)" if plan.max_context
-               else "max context: none fits")
-    if plan.max_concurrency is not None:
-        out.append(f"max concurrency {plan.max_concurrency:.1f} requests of {s.ctx:,} tokens")
+    if not plan.max_context:
+        out.append("max context: none fits")
+    elif a.compromise and s.fit and "context shortened" in a.compromise:
+        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
+                   f"without -c, --fit chose {s.ctx:,})")
+    elif a.compromise and s.fit and any(d.kind != "cpu" for d in a.devices):
+        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
+                   "it must to system memory)")
+    else:
+        out.append(f"max context {plan.max_context:,} per request (the largest that fits)")
+    concurrency = concurrency_phrase(plan)
+    if concurrency:
+        out.append(concurrency)
     return out
+
+
+def concurrency_phrase(plan: Plan) -> str | None:
+    """Requests at once as the runtime schedules them: llama-server's slots (--parallel), a pooled engine's
+    KV pool in requests of the full context (vLLM's own "Maximum concurrency"), capped by --max-num-seqs."""
+    s, conc = plan.settings, plan.max_concurrency
+    if conc is None or plan.verdict == "does_not_fit":
+        return None
+    if plan.planner is not None and getattr(plan.planner, "pools_kv", False) or plan.allocation.kv_cache_tokens:
+        held = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once"
+        return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
+                       if 1 < s.parallel < conc else "")
+    slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
+    flag = PARALLEL_FLAG.get(plan.runtime, "batch size ")
+    serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
+              else f"serves one request at a time ({flag}1)")
+    more = int(conc)
+    return serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
+
+
+# each runtime's own name for the requests it runs at once (what a user sets to change it)
+PARALLEL_FLAG = {"llama.cpp": "--parallel ", "ollama": "OLLAMA_NUM_PARALLEL=", "mlx": "--decode-concurrency ",
+                 "transformers": "batch size "}
 
 
 def speed_phrase(plan: Plan) -> str | None:
@@ -177,6 +278,11 @@ def speed_phrase(plan: Plan) -> str | None:
     sp = plan.speed
     if plan.verdict == "does_not_fit":
         return None      # no speed for a setup that does not start
+    on_disk = plan.weights.total - sum(d.weights for d in plan.allocation.devices)
+    if on_disk > 0.01 * plan.weights.total:
+        # the speed model reads GPU and RAM bandwidth; weights on disk are read back per token at the drive's speed
+        return (f"not predicted — {format_bytes(on_disk)} of weights are read back from disk for every token: "
+                f"about {on_disk / NVME_BYTES_PER_S:,.0f} s a token from a {NVME_BYTES_PER_S / 1e9:g} GB/s NVMe drive")
     parts = []
     measured = plan.measured and sp.get("source") == "measured"
     if measured:      # what the stored runs measured, at their own contexts: no predicted labels beside it

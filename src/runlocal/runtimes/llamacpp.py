@@ -590,10 +590,12 @@ class LlamaCpp:
         FIT_MIN_CTX and the trained context on the summed use and rounding down to 256 × streams (one device:
         done); step 3–4 fit the layers when -ngl is unset (fit_layers)."""
         gpus = [t for t in targets if t.kind != "cpu"]
-        host = next((t for t in targets if t.kind == "cpu"), None)
         ctx_auto = settings.ctx is None
         ngl_auto = settings.n_gpu_layers is None or settings.n_gpu_layers == NGL_AUTO
-        devices = gpus or ([host] if host is not None and host.capacity > 0 else [])
+        # only devices with memory of their own are fitted: with none (a CPU-only run) fit.cpp returns at once,
+        # "llama_params_fit_impl: no devices with dedicated memory found" (src/llama.cpp, nd == 0), so -c 0 keeps
+        # the trained context
+        devices = gpus
         if not settings.fit or not (ctx_auto or ngl_auto) or not devices:
             return settings, []
         n_seq, unified, _ = slots(settings)
@@ -991,10 +993,13 @@ class LlamaCpp:
             parts += ["--cache-type-k", s.cache_type_k]
         if s.cache_type_v != "f16":
             parts += ["--cache-type-v", s.cache_type_v]
+        from .flag_spelling import flash_attn_args, llamacpp_build, n_cpu_moe_args  # as the named build spells them
+
+        build = llamacpp_build(getattr(self, "version", None))
         if s.flash_attn != "auto":
-            parts += ["--flash-attn", s.flash_attn]
+            parts += flash_attn_args(s.flash_attn, build)
         if s.n_cpu_moe:
-            parts += ["--n-cpu-moe", str(s.n_cpu_moe)]
+            parts += n_cpu_moe_args(s.n_cpu_moe, build)
         if s.override_tensor:
             rules = ",".join(f"{p}={b}" for p, b in s.override_tensor)
             parts += ["-ot", shlex.quote(rules)]

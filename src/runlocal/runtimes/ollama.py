@@ -297,6 +297,7 @@ class Ollama:
         ctx_total = s.ctx * s.parallel
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
+        compromise = None
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
@@ -317,9 +318,12 @@ class Ollama:
                               f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
                               "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
             if blocks < model.n_layers or ncmoe:
-                assumptions.append(f"Ollama offloads automatically: {model.n_layers - blocks} layers"
-                                   + (f" and the experts of {ncmoe} layers" if ncmoe else "")
-                                   + " run from system memory (slower)")
+                moved = (f"{model.n_layers - blocks} of {model.n_layers} layers" if blocks < model.n_layers else "")
+                moved += (" and " if moved and ncmoe else "") + (f"the experts of {ncmoe} layers" if ncmoe else "")
+                assumptions.append(f"Ollama offloads automatically: {moved} run from system memory (slower)")
+                # it runs because Ollama gave layers up to system memory: the verdict says so (tight), as for llama.cpp
+                compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
+                              "than all on the GPU (see speed and fixes)")
 
         # --- refusal: the CPU share against host RAM ----------------------------------------------
         cpu_dev = next((d for d in alloc.devices if d.kind == "cpu"), None)
@@ -331,7 +335,7 @@ class Ollama:
         s_out = asked.with_(batch=settings.batch, ubatch=settings.ubatch)
         return Allocation(
             settings=s_out, devices=alloc.devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
-            kv_cache_tokens=None, max_concurrency=None, refusal=refusal,
+            kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
             steps=tuple(steps) + alloc.steps,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",

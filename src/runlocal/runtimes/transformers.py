@@ -386,6 +386,15 @@ def _devices(gpus: list[Target], host: Target | None, place: _Placement, cache: 
     return devices
 
 
+def _compromise(place: _Placement) -> str | None:
+    """It runs, but only by reading weights back from disk: the verdict says so (tight), not "fits"."""
+    disk = place.weights.get("disk", 0)
+    if not disk:
+        return None
+    return (f"accelerate's device_map put {disk / 2**30:,.1f} GiB of the weights on disk (offload_folder): "
+            "read back on every forward pass")
+
+
 def _refusal(s: Settings, place: _Placement, bnb: bool) -> str | None:
     used = place.used
     if bnb and used != {"cpu"} and ("cpu" in used or "disk" in used):
@@ -554,7 +563,7 @@ class Transformers:
         steps += _explain(model, s, place, cache, prefill, prompt)
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
-                          refusal=_refusal(s, place, bnb), steps=tuple(steps),
+                          refusal=_refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
                           assumptions=_assumptions(model, s, place, cache, eager))
 
     # --- command ------------------------------------------------------------------------
