@@ -52,7 +52,6 @@ LONG_FUNCTIONS = {
     # being reworked by other helpers
     "src/runlocal/runtimes/llamacpp.py::LlamaCpp.buffers_now": "fast (#16): llamacpp.py split",
     "src/runlocal/runtimes/llamacpp.py::LlamaCpp.fit": "fast (#16): llamacpp.py split",
-    "src/runlocal/fixes.py::suggest_fixes": "trust (#20): fixes.py",
     "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
     "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
 }

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plan import Plan
-from ..runtimes.base import PARALLEL_AUTO, DeviceMemory
+from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
 
@@ -104,7 +104,8 @@ def verdict_meaning(plan: Plan) -> str:
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
 
 
-def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: list[str] | None = None) -> None:
+def _render_header(plan: Plan, console: Console) -> None:
+    """The verdict line, what it means, and the conditions, warnings, refusal and compromise under it."""
     m, s, a = plan.model, plan.settings, plan.allocation
     style, label = VERDICT_STYLE[plan.verdict]
     params = f"{format_count(m.params)} params" + (f", {format_count(m.active_params)} active" if m.n_experts else "")
@@ -129,6 +130,10 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     if a.compromise:
         _say(console, Text(f"{a.compromise}", style="yellow"))
 
+
+
+def _render_devices(a: Allocation, console: Console) -> None:
+    """Each device's memory as a table and a stacked bar."""
     narrow = console.width < NARROW
     size = (lambda n: "" if n is None else f"{n / 2**30:.2f}") if narrow else format_bytes
     table = Table(box=None, pad_edge=False, show_edge=False,
@@ -158,6 +163,11 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
 
+
+def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: list[str] | None = None) -> None:
+    _render_header(plan, console)
+    _render_devices(plan.allocation, console)
+
     _say(console, Text(" · ".join(limit_phrases(plan))))
     speed = speed_phrase(plan)
     if speed:
@@ -181,7 +191,7 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
         for st in plan.steps:
             src = f"  [dim]({st.source})[/dim]" if st.source else ""
             console.print(f"  • {st.label}: {st.formula} = [bold]{st.value}[/bold]{src}", highlight=False)
-        for note in a.assumptions:
+        for note in plan.allocation.assumptions:
             console.print(f"  • assumption: {note}", highlight=False)
     for note in notes or []:
         console.print(f"  [dim]note: {note}[/dim]", highlight=False)
