@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 4, collected after rounds 2 and 3 were scored and committed before any
-tuning or scoring on it; rounds 1-3 are tuning data, see runlocal.evidence.public_errors), each file also on its own,
+measurements/public_errors/held_out/: round 5, collected after round 4 was scored and committed before any
+tuning or scoring on it; rounds 1-4 are tuning data, see runlocal.evidence.public_errors), each file also on its own,
 per category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
@@ -22,12 +22,13 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Round 4's full first-run output: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 and 5's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
     ("round 3 (whole)", "2026-11-25", 41, 38, 41, 0, 19, "374/379"),
     ("round 4 (whole)", "2026-11-25", 62, 43, 54, 2, 32, "435/440"),
+    ("round 5 (whole)", "2026-11-25", 55, 50, 54, 0, 24, "496/502"),
 )
 
 

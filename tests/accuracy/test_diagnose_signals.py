@@ -44,9 +44,10 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert rc.returncode == 0, rc.stdout + rc.stderr
     round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
     assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
-    # round 4 (collected after rounds 2 and 3 were scored) is held out whole, and nothing else is
-    assert {r["file"] for r in hold} == {"round4.jsonl"}
-    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 20
+    # round 5 (collected after round 4 was scored) is held out whole, and nothing else is; no URL is in two rounds
+    assert {r["file"] for r in hold} == {"round5.jsonl"}
+    assert len(hold) >= 50 and sum(not r["memory"] for r in hold) >= 20
+    assert not {r["source"] for r in hold} & {r["source"] for r in tune}
 
 
 def _ids(name: str) -> set[str]:
@@ -80,6 +81,17 @@ def _ids(name: str) -> set[str]:
     ("mlx-vlm-270", "not_memory"),         # a Metal command buffer failed with Invalid Resource, not Out Of Memory
     ("localgpt-438", "not_memory"),        # ggml's metadata arena, not RAM: "context's memory pool"
     ("text-generation-inference-1354", "not_memory"),  # ends in a ValueError about shards, nothing about memory
+    # round 4 misses, fixed by general signals once round 4 became tuning data: what ran out, and where
+    ("comfyui-8065", "oom_killer"),        # Windows commit limit: "paging file is too small (os error 1455)"
+    ("deepspeed-7074", "oom_killer"),      # DefaultCPUAllocator (host RAM) beats the --disk-offload setting
+    ("sglang-2102", "not_memory"),         # FlashInfer's fixed workspace (AlignedAllocator), not the card
+    ("mlc-llm-860", "not_memory"),         # a compiled static region of 16777216 bytes, not the card
+    ("tinygrad-3608", "not_memory"),       # HSA_STATUS_ERROR_OUT_OF_RESOURCES: queues/signals, not memory
+    ("vllm-metal-585", "vllm_no_kv_blocks"),  # "not enough Metal memory for KV cache", kv_budget=-14.63GB
+    ("omlx-1998", "metal_oom"),            # "would require ~70.27 GB … metal_cap ceiling is 69.86 GB"
+    ("mistral.rs-44", "cuda_oom_long_context"),  # CUDA_ERROR_OUT_OF_MEMORY after "Serving on …": a request
+    ("uncensored-local-studio-19", "not_memory"),  # exit code 3221225781 = NTSTATUS 0xC0000135 (DLL not found)
+    ("vllm-6574", "not_memory"),           # ncclSystemError's "System call (e.g. socket, malloc) … failed"
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected

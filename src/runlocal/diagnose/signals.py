@@ -34,11 +34,21 @@ _OOM = re.compile(
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
     r"|\boutofmemory\b|could not be allocated"  # TensorRT "Error Code 2: OutOfMemory", "… could not be allocated"
     # one allocation above the device's largest buffer (Metal maxBufferLength, Vulkan maxMemoryAllocationSize)
-    r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size")
+    r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
+    r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
+    # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
+    r"|panic\(.{0,200}@iogpumemory")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
     r"|failed to create (?:llama_)?context")
+
+# -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
+# PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
+# ERROR_COMMITMENT_LIMIT (1455, "The paging file is too small", also raised while mapping a large DLL)
+_HOST_ALLOC = re.compile(
+    r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
+    r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小")
 
 # -- allocator / device --------------------------------------------------------------------------
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
@@ -83,8 +93,21 @@ _NOT_MEMORY = (
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
     (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
                 r"|cannot open shared object file|libcudart\S* not found|undefined symbol"), "notmem-binary-mismatch"),
-    (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"),
+    (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
+                # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
+                r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
      "notmem-connection"),
+    # a buffer whose size the code fixed in advance (FlashInfer's workspace, a TVM/MLC static region) overflowed
+    (re.compile(r"in alignedallocator|in region that is \d+ ?bytes|attempted to allocate \d+ at offset \d+"),
+     "notmem-fixed-arena"),
+    # ROCm: queues/signals/threads could not be created (hsa.h 0x1008), raised before any model memory is asked for
+    (re.compile(r"hsa_status_error_out_of_resources"), "notmem-rocm-resources"),
+    # Windows NTSTATUS crash codes as an exit code (0xC0000135 DLL not found = 3221225781 = -1073741515…), except
+    # 0xC0000017 STATUS_NO_MEMORY (3221225495 / -1073741801), which is a lack of memory
+    (re.compile(r"exit(?:ed)? with (?:code|status) (?!3221225495\b|-1073741801\b|0xc0000017\b)"
+                r"(?:3221\d{6}\b|-10737\d{5}\b|0xc0000\w{3}\b)"), "notmem-runner-exit-status"),
+    # ggml's CUDA error footer naming a function that is not an allocator: a kernel or sync call failed
+    (re.compile(r"current device: \d+, in function (?!\w*(?:alloc|pool))\w+"), "notmem-other-error"),
 )
 # exit statuses that are a lack of memory after all: SIGKILL (137) and Ollama's "signal: killed"
 _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
@@ -110,13 +133,16 @@ _ENGINE_DEAD = re.compile(
 # accelerate's own words for weights that did not fit on the GPU(s) or in RAM and were placed on disk
 _OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
                       r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
+# a paged-attention server's start-up sizing of its KV pool: "not enough … memory for KV cache", a negative budget
+_KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
 _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
 _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
-                           + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity)\D{0,30}?" + _SIZE)
+                           + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
+                           + _SIZE)
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40}
 
@@ -125,7 +151,8 @@ _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 2
 # memory did not run out of it.
 _TERMINAL_ERROR = re.compile(
     r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
-    r"|\bfatal error\b"
+    r"|\bfatal error\b|\bpanicked at\b"  # Rust: "thread 'main' panicked at src/main.rs:406:19"
+    r"|\berror=\\*\"(?!\s*\\*\")"  # a structured log's error="…" field (Ollama, Go slog)
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
     r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
 _TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load")
@@ -155,6 +182,8 @@ GATE_WORDS = frozenset({
     "memory pool", "requires", "required", "requested", "error", "exception", "ggml_assert", "assertion", "panic",
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
+    "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
+    "alignedallocator", "in region", "current device", "panicked", "iogpumemory",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -175,7 +204,9 @@ RUN = re.compile(
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
     r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
-    r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs")
+    r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
+    # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
+    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model")
 
 
 def phase_of_line(low: str) -> str | None:
@@ -222,6 +253,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
+    if _HOST_ALLOC.search(low):
+        return "host-ram-alloc"
     if _REFUSAL.search(low):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
     if _POOL_PHASE_OOM.search(low):
@@ -236,6 +269,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "process-killed"
     if not oom and needs_more_than_has(low):
         oom = True
+    if oom and _KV_BUDGET.search(low):
+        return "vllm-no-kv-blocks"
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
