@@ -42,11 +42,12 @@ class RowTimeout(Exception):
     pass
 
 
-def grid(sample: int | None) -> list[tuple[str, str, str | None, str]]:
+def grid(sample: int | None, runtimes: tuple[str, ...] = RUNTIMES, gpus: tuple[str, ...] = GPUS,
+         models: tuple[str, ...] = ()) -> list[tuple[str, str, str | None, str]]:
     from runlocal.model import catalog
 
-    rows = [(alias, rt, ctx, gpu) for alias in catalog.aliases() for rt in RUNTIMES for ctx in CONTEXTS
-            for gpu in GPUS]
+    rows = [(alias, rt, ctx, gpu) for alias in (models or catalog.aliases()) for rt in runtimes for ctx in CONTEXTS
+            for gpu in gpus]
     if sample:
         step = max(1, len(rows) // sample)
         rows = rows[::step][:sample]
@@ -189,9 +190,12 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds after which an in-process row is left out")
     ap.add_argument("--dump", type=Path, help="write each row's plan as JSON lines")
     ap.add_argument("--only", choices=("inproc", "cold", "choose", "curve"))
+    ap.add_argument("--runtime", action="append", choices=RUNTIMES, help="only these runtimes (repeatable)")
+    ap.add_argument("--gpu", action="append", help="only these GPUs of the grid (repeatable)")
+    ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
-    rows = grid(args.sample)
+    rows = grid(args.sample, tuple(args.runtime or RUNTIMES), tuple(args.gpu or GPUS), tuple(args.model or ()))
     print(f"grid: {len(rows)} rows (catalog models × {len(RUNTIMES)} runtimes × ctx default/4K/32K/trained × "
           f"{'/'.join(GPUS)})")
     if args.only in (None, "inproc"):
