@@ -128,9 +128,11 @@ def judge_plan(model: ModelSpec, settings: Settings, targets: list[Target], *,
 
 
 def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True,
-              runtime: Runtime | None = None) -> Plan:
+              runtime: Runtime | None = None, with_concurrency: bool = True) -> Plan:
     """The whole answer for one request. Pure: ``runtime`` is the planner with whatever server environment the
-    caller read (check.py reads Ollama's); without it, the runtime's defaults."""
+    caller read (check.py reads Ollama's); without it, the runtime's defaults. with_concurrency=False leaves out
+    the search for the most parallel requests of a llama.cpp-like runtime (max_concurrency None), for a caller
+    that does not show it (compare.py): up to nine more plans, each a --fit search."""
     _check_settings(settings)
     runtime = runtime or get_runtime(settings.runtime)
     settings, lead_steps = with_default_quant(model, settings)
@@ -157,8 +159,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_conc = alloc.max_concurrency
     else:
         max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit)
-        most = largest(1, 512, lambda n: plan_fits(runtime, model, weights, s.with_(parallel=n), targets))
-        max_conc = float(most) if most else None
+        max_conc = None
+        if with_concurrency:
+            most = largest(1, 512, lambda n: plan_fits(runtime, model, weights, s.with_(parallel=n), targets))
+            max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
                 + quick.speed_steps, speed=quick.speed, planner=runtime)

@@ -41,7 +41,6 @@ from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import MiB
-from .backends import rules_for
 from .base import (
     GGUF_LEVERS,
     PARALLEL_AUTO,
@@ -87,6 +86,7 @@ from .llamacpp_layout import (  # noqa: F401
     DeviceBuffers,
     Pools,
     _split,
+    backend_rules,
     buffer_device,
     context_sizes,
     layer_devices,
@@ -196,7 +196,7 @@ class LlamaCpp:
         s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
         if ngl_auto:
             s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
-        overhead = rules_for(self.backend, targets).gpu_context if gpus else 0
+        overhead = backend_rules(self.backend, targets).gpu_context if gpus else 0
 
         def use_of(bufs: list[DeviceBuffers]) -> list[int]:
             out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
@@ -367,7 +367,7 @@ class LlamaCpp:
             raise InputError(f"tensor-split: {len(s.tensor_split)} shares given for {len(gpus)} GPU(s)")
         shares = ([*s.tensor_split, *[0.0] * (len(gpus) - len(s.tensor_split))] if s.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
-        return Budget(s, c, self.flash_attention(s, targets), rules_for(self.backend, targets), n_seq, k, ngl,
+        return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
                       tuple(layer_devices(model.n_layers, ngl, shares)))
 
     @staticmethod

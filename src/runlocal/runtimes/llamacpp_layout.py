@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import InputError
 from ..kv import layer_kv, row_bytes
@@ -15,8 +16,8 @@ from ..memo import IdMemo
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from ..units import MiB, round_up
-from .backends import BackendRules
-from .base import PARALLEL_AUTO, Settings, Target
+from .backends import BackendRules, rules_for
+from .base import PARALLEL_AUTO, DeviceKind, Settings, Target
 
 CTX_PAD = 256
 MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
@@ -367,3 +368,16 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
             r = layer.recurrent
             at(b.where[il]).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
     return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
+
+
+def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:
+    """runtimes/backends.py rules_for, kept per backend and first GPU: it reads only the first GPU's name and kind,
+    and finding a loose GPU name in the device catalog costs more than a whole plan without a traced graph."""
+    gpu = next((t for t in targets if t.kind != "cpu"), None)
+    return _backend_rules(backend, gpu.name if gpu is not None else None, gpu.kind if gpu is not None else None)
+
+
+@lru_cache(maxsize=256)
+def _backend_rules(backend: str | None, gpu_name: str | None, gpu_kind: DeviceKind | None) -> BackendRules:
+    gpus = [Target(gpu_name, gpu_kind, 0)] if gpu_name is not None and gpu_kind is not None else []
+    return rules_for(backend, gpus)
