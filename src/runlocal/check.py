@@ -116,15 +116,18 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
     spec, settings, targets, notes = _inputs(req, policy)
     planner = _planner(req)
-    plan = make_plan(spec, settings, targets, runtime=planner)
     from .hardware.assumed_ram import ram_was_assumed, settle_assumed_ram
 
     if ram_was_assumed(notes):       # no verdict turns on a RAM size nobody stated
         from .hardware.targets import DEFAULT_RAM
+        from .plan import judge_plan
 
-        plan = settle_assumed_ram(plan, targets, lambda t, with_fixes=False: make_plan(
-            spec, settings, t, with_fixes=with_fixes, runtime=planner), DEFAULT_RAM)
+        plan = settle_assumed_ram(targets, lambda t, with_fixes=False: make_plan(
+            spec, settings, t, with_fixes=with_fixes, runtime=planner),
+            lambda t: judge_plan(spec, settings, t, runtime=planner), DEFAULT_RAM)
         plan = _state_ram_need(plan, DEFAULT_RAM)
+    else:
+        plan = make_plan(spec, settings, targets, runtime=planner)
     plan = _no_speed_from_disk(plan)
     from .hardware.display_margin import settle_display
 

@@ -94,7 +94,8 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
             n_gpus = sum(1 for t in targets if t.kind != "cpu")
             tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-            plan = make_plan(spec, Settings(runtime=rt, ctx=sweep_ctx, quant=q, tp=tp), targets, with_fixes=False)
+            plan = make_plan(spec, Settings(runtime=rt, ctx=sweep_ctx, quant=q, tp=tp), targets, with_fixes=False,
+                             with_concurrency=False)       # the rows do not show it
             row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "runs_whole": fit is not None,
                     "max_context": plan.max_context, **plan.speed, "command": plan.command}
             if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
@@ -122,7 +123,8 @@ def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> 
         targets, _ = targets_from_options(r["spec"], None, None)
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-        return make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=q, tp=tp), targets, with_fixes=False)
+        return make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=q, tp=tp), targets, with_fixes=False,
+                         with_concurrency=False)
 
     # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
     download = _download_quant(spec, rt)

@@ -110,14 +110,30 @@ def quick_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, r
     return QuickPlan(weights, alloc, verdict(alloc), tokens, steps)
 
 
-def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True,
-              runtime: Runtime | None = None) -> Plan:
-    """The whole answer for one request. Pure: ``runtime`` is the planner with whatever server environment the
-    caller read (check.py reads Ollama's); without it, the runtime's defaults."""
+def _check_settings(settings: Settings) -> None:
     if settings.ctx is not None and settings.ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {settings.ctx}")
     if settings.parallel <= 0 and settings.parallel != PARALLEL_AUTO:
         raise InputError(f"parallel: must be at least 1, got {settings.parallel}")
+
+
+def judge_plan(model: ModelSpec, settings: Settings, targets: list[Target], *,
+               runtime: Runtime | None = None) -> QuickPlan:
+    """The allocation and verdict make_plan would give, without its searches and fixes (the same quick_plan of
+    the same settings): what a question that turns on the verdict alone needs (hardware/assumed_ram.py)."""
+    _check_settings(settings)
+    runtime = runtime or get_runtime(settings.runtime)
+    settings, _ = with_default_quant(model, settings)
+    return quick_plan(model, settings, targets, runtime=runtime)
+
+
+def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, with_fixes: bool = True,
+              runtime: Runtime | None = None, with_concurrency: bool = True) -> Plan:
+    """The whole answer for one request. Pure: ``runtime`` is the planner with whatever server environment the
+    caller read (check.py reads Ollama's); without it, the runtime's defaults. with_concurrency=False leaves out
+    the search for the most parallel requests of a llama.cpp-like runtime (max_concurrency None), for a caller
+    that does not show it (compare.py): up to nine more plans, each a --fit search."""
+    _check_settings(settings)
     runtime = runtime or get_runtime(settings.runtime)
     settings, lead_steps = with_default_quant(model, settings)
     asked, rules = runtime_rules(runtime)
@@ -143,8 +159,10 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_conc = alloc.max_concurrency
     else:
         max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit)
-        most = largest(1, 512, lambda n: plan_fits(runtime, model, weights, s.with_(parallel=n), targets))
-        max_conc = float(most) if most else None
+        max_conc = None
+        if with_concurrency:
+            most = largest(1, 512, lambda n: plan_fits(runtime, model, weights, s.with_(parallel=n), targets))
+            max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
                 + quick.speed_steps, speed=quick.speed, planner=runtime)
@@ -179,4 +197,4 @@ def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
 
 
 __all__ = ["DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan", "estimate",
-           "is_gguf_quant", "make_plan", "memory_curve", "quick_plan", "with_default_quant"]
+           "is_gguf_quant", "judge_plan", "make_plan", "memory_curve", "quick_plan", "with_default_quant"]

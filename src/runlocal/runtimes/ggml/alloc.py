@@ -104,8 +104,15 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
             h = info[id(t)] = _Info()
         return h
 
+    sizes: dict[tuple[int, int], int] = {}
+
     def size_of(t: Tensor, buffer_id: int) -> int:
-        return buffers[buffer_id].alloc_size(t)
+        # the buffer type's get_alloc_size, asked once per tensor (sources do not change while allocating)
+        k = (id(t), buffer_id)
+        got = sizes.get(k)
+        if got is None:
+            got = sizes[k] = buffers[buffer_id].alloc_size(t)
+        return got
 
     def allocate_node(t: Tensor, buffer_id: int) -> None:
         h = hn(t)

@@ -1,13 +1,14 @@
 """ggml-backend's scheduler on the CUDA build (ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph): which
 backend runs each node, op offload, the splits and the copies of their inputs; ggml-cuda's allocation sizes; and the
-compute buffers of each GPU and the host. ``_sched_split`` mirrors ggml_backend_sched_split_graph pass by pass (over
-80 lines, kept in its shape so it reads against its source)."""
+compute buffers of each GPU and the host."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ...memo import IdMemo
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph
 from .graph import Graph
@@ -381,6 +382,34 @@ def _weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[s
     return dev
 
 
+class BuiltGraph:
+    """One reserved graph, built once and scheduled many times (--fit and the searches ask for the same graph with
+    other layer placements): _sched_split rewrites sources (the shared weights, the split inputs' copies) and flags
+    (pipeline copies) in place, so they are put back after each use, and one use at a time (the API plans on
+    several threads)."""
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.lock = threading.Lock()
+        self._src = [(t, t.src) for t in g.nodes]
+        self._flags = [(t, t.flags) for t in g.leafs]
+
+    def restore(self) -> None:
+        for t, src in self._src:
+            t.src = src
+        for t, flags in self._flags:
+            t.flags = flags
+
+
+_BUILT = IdMemo(8)
+
+
+def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> BuiltGraph:
+    """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones)."""
+    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs),
+                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+
+
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
                           n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
                           n_kv_swa: int | None = None, n_splits: list[int] | None = None,
@@ -426,13 +455,17 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
-        b = build_graph(model, p, nt, n_seqs, n_out)
-        nodes, ids, leafs, leaf_ids, ns = _sched_split(b.g, layer_dev, pin_norms=nt < 32 or full,
-                                                       n_backends=n_gpus + 1, weight_dev=weight_dev,
-                                                       n_copies=n_copies)
+        built = built_graph(model, p, nt, n_seqs, n_out)
+        with built.lock:
+            try:
+                nodes, ids, leafs, leaf_ids, ns = _sched_split(built.g, layer_dev, pin_norms=nt < 32 or full,
+                                                               n_backends=n_gpus + 1, weight_dev=weight_dev,
+                                                               n_copies=n_copies)
+                got = allocate(built.g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs)
+            finally:
+                built.restore()
         if n_splits is not None:
             n_splits.append(ns)
-        got = allocate(b.g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
     out = {f"CUDA{k} compute": sizes[k] for k in range(n_gpus)}
     out["CUDA_Host compute"] = sizes[host]

@@ -60,7 +60,13 @@ class Tensor:
         return self.view_src is not None
 
     def nbytes(self) -> int:
-        # ggml.c ggml_nbytes
+        # ggml.c ggml_nbytes; kept once computed (type, shape and strides never change after creation)
+        got = self.__dict__.get("_nbytes")
+        if got is None:
+            got = self.__dict__["_nbytes"] = self._nbytes_now()
+        return got
+
+    def _nbytes_now(self) -> int:
         blck, size = TYPES[self.type]
         if any(n <= 0 for n in self.ne):
             return 0

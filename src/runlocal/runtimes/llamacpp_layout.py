@@ -1,0 +1,383 @@
+"""llama.cpp's layout of one launch, before any compute buffer: its constants and defaults, the context sizes
+after its rounding, where each layer and each weight goes (-ngl, --tensor-split, -ot, --n-cpu-moe), and the
+per-device buffers it logs. Pure computation (no I/O); the rules are cited where applied, the module
+docstring of runtimes/llamacpp.py lists them."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..errors import InputError
+from ..kv import layer_kv, row_bytes
+from ..memo import IdMemo
+from ..model.spec import ModelSpec, split_in_gguf
+from ..quant.formats import WeightEstimate
+from ..units import MiB, round_up
+from .backends import BackendRules, rules_for
+from .base import PARALLEL_AUTO, DeviceKind, Settings, Target
+
+CTX_PAD = 256
+MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
+# common/common.h: n_ctx 0 = the model's trained context (then --fit may shorten it); 4096 when a model
+# does not say what it was trained on
+DEFAULT_CTX = 4096
+FIT_MARGIN = 1024 * MiB     # common/common.h fit_params_target: leave 1 GiB free on every device
+FIT_MIN_CTX = 4096          # common/common.h fit_params_min_ctx: --fit shortens the context no further
+# -ngl auto (the default: --fit decides) and -ngl all, as common/arg.cpp stores them
+NGL_AUTO, NGL_ALL = -1, -2
+# llama-server -np -1, its default (common/arg.cpp, LLAMA_EXAMPLE_SERVER): tools/server/server.cpp sets
+# n_parallel = 4 and kv_unified = true
+AUTO_SLOTS = 4
+DEFAULT_BATCH = 2048        # common/common.h: n_batch
+DEFAULT_UBATCH = 512        # common/common.h: n_ubatch
+# What a GPU pays beyond llama.cpp's logged buffers: the CUDA context and module load (523.6 MiB at
+# the first model load) + cuBLAS state after the first decode (66 MiB), measured with NVML on an H100,
+# driver 580, CUDA 13 (measurements/llamacpp/README.md). ROCm/Metal are assumed alike.
+GPU_CONTEXT_OVERHEAD = 590 * MiB
+
+
+# How the host's share of the weights is held (src/llama-model-loader.cpp load_all_data; llama-mmap.cpp).
+# Both count in full against RAM here: mapped pages can be dropped and re-read, but a model that only fits
+# that way reads its weights from disk on every token, and tensors the CPU backend repacks for its kernels
+# (ggml-cpu/repack.cpp: Q4_0, Q4_K, Q6_K, IQ4_NL, Q8_0 … on AVX2 / NEON) are copied to anonymous memory anyway.
+HOST_WEIGHTS_MMAP = ("weights memory-mapped from the file (CPU_Mapped, page cache; tensors the CPU backend repacks "
+                     "are copied to an anonymous CPU_REPACK buffer): the host's share counted as resident")
+HOST_WEIGHTS_LOADED = "--no-mmap: weights read into anonymous host memory (CPU buffer), counted as resident"
+
+
+pad = round_up     # GGML_PAD
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Which layers live where for a given -ngl."""
+
+    gpu_layers: frozenset[int]
+    output_on_gpu: bool
+
+
+def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
+    # src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0); a layer il ≥ i_gpu_start
+    # is offloaded, and the output layer counts as layer n_layer — so it is the first thing -ngl 1 offloads.
+    n = model.n_layers
+    start = max(n + 1 - n_gpu_layers, 0)
+    return _Split(frozenset(range(start, n)), n_gpu_layers >= 1)
+
+
+def _cuda_row_pad(cache_type: str, row: int) -> int:
+    """ggml-cuda over-allocates every quantized tensor whose rows are not a multiple of 512 elements
+    by the bytes of the missing part of one row (ggml-cuda.cu, ggml_backend_cuda_buffer_type_get_alloc_size:
+    MATRIX_ROW_PADDING), so kernels may read past the last row. One K (or V) tensor per layer."""
+    from ..kv import CACHE_TYPES
+
+    block, _ = CACHE_TYPES[cache_type]
+    if block == 1 or row % MATRIX_ROW_PADDING == 0:
+        return 0
+    return row_bytes(cache_type, MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING)
+
+
+def _overrides(model: ModelSpec, rules: tuple[tuple[str, str], ...], n_gpus: int) -> dict[tuple[int, int], int | None]:
+    """(tensor index, part) an -ot rule moves → its device (None = host). Patterns are matched against
+    the GGUF name with a search, the first matching rule wins (src/llama-model-loader.cpp: std::regex_search
+    over tensor_buft_overrides). A checkpoint tensor the converter splits has one part per GGUF tensor."""
+    if not rules:
+        return {}
+    compiled = []
+    for pattern, buft in rules:
+        dev = buffer_device(buft)
+        if dev is not None and dev >= n_gpus:
+            raise InputError(f"override-tensor: buffer type {buft} names GPU {dev}, but "
+                             f"{'no GPU is' if not n_gpus else f'only {n_gpus} GPU(s) are'} in the plan")
+        compiled.append((re.compile(pattern), dev))
+    from ..quant.gguf_mix import gguf_names
+
+    out: dict[tuple[int, int], int | None] = {}
+    for k, names in enumerate(gguf_names(model)):
+        for part, name in enumerate(names):
+            for rx, dev in compiled:
+                if rx.search(name):
+                    out[(k, part)] = dev
+                    break
+    return out
+
+
+
+def largest_cpu_matmul(model: ModelSpec, size_of) -> int:
+    """The biggest weight a GPU copies in to run a CPU-resident matmul (the LM head, or the token
+    embedding when it is tied). size_of gives a tensor's bytes (read from the file, or scaled from the
+    weight estimate for a model given by its config)."""
+    head = [size_of(t) for t in model.tensors if t.role == "lm_head"]
+    embed = [size_of(t) for t in model.tensors if t.role == "embed"]
+    return (head or embed or [0])[0]
+
+
+_GPU_BUFFER = re.compile(r"(CUDA|ROCm|Vulkan|SYCL|MTL|Metal|CANN|OpenCL)(\d*)")
+
+
+def buffer_device(buft: str) -> int | None:
+    """A llama.cpp buffer type name → None for the host (CPU), else the GPU's index (CUDA1 → 1)."""
+    if buft == "CPU":
+        return None
+    m = _GPU_BUFFER.fullmatch(buft)
+    if not m:
+        raise InputError(f"override-tensor: unknown buffer type '{buft}': "
+                         "expected CPU or a GPU's buffer name such as CUDA0, ROCm1, Vulkan0, Metal")
+    return int(m.group(2) or 0)
+
+
+def parse_tensor_overrides(values: list[str] | tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """llama.cpp's -ot / --override-tensor "<regex>=<buffer type>[,…]" (common/arg.cpp
+    parse_tensor_buffer_overrides; several flags add up, in order). Buffer types: CPU (the host) or a
+    GPU's buffer name, CUDA0, ROCm1, Vulkan0, Metal … (→ that GPU's index). llama.cpp matches with
+    std::regex_search (ECMAScript); Python's re agrees on the patterns people use (\\., |, (), .*, [0-9])."""
+    out: list[tuple[str, str]] = []
+    for value in values:
+        for item in value.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            pattern, eq, buft = item.partition("=")
+            if not eq or not pattern:
+                raise InputError(f"override-tensor: expected <tensor name pattern>=<buffer type>, got '{item}'")
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise InputError(f"override-tensor: '{pattern}' is not a valid regular expression ({e})") from None
+            buffer_device(buft)
+            out.append((pattern, buft))
+    return tuple(out)
+
+
+
+@dataclass
+class DeviceBuffers:
+    """What llama.cpp logs for one device: model, KV (attention layers), RS (recurrent state),
+    compute and output buffers, in bytes."""
+
+    name: str
+    kind: str
+    capacity: int
+    model: int = 0
+    kv: int = 0
+    rs: int = 0
+    compute: int = 0
+    output: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.model + self.kv + self.rs + self.compute + self.output
+
+
+@dataclass(frozen=True)
+class Context:
+    """llama.cpp's context sizes after its own rounding (src/llama-context.cpp, llama_context ctor)."""
+
+    n_ctx: int          # cells over all streams
+    n_ctx_seq: int      # cells one sequence can use
+    n_stream: int       # 1 with a unified cache, n_seq_max otherwise
+    n_seq: int
+    n_batch: int
+    n_ubatch: int
+
+
+def slots(s: Settings) -> tuple[int, bool, int]:
+    """(n_seq_max, unified, k) of llama-server for s.parallel, with -c = ctx × k. Not given (PARALLEL_AUTO, the
+    server's -np auto): 4 slots in one unified stream whose -c is the context asked for, any one request may use
+    all of it (k = 1); an explicit --parallel N: N sequences of ctx each (k = N), one stream with --kv-unified."""
+    if s.parallel == PARALLEL_AUTO:
+        return AUTO_SLOTS, True, 1
+    n = max(1, s.parallel)
+    return n, s.kv_unified, n
+
+
+def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool, total: int | None = None) -> Context:
+    """llama-server -c is the total over all slots (total; ctx × parallel when not given). Unified: one stream of
+    pad(n_ctx, 256) cells; otherwise each sequence gets its own stream of pad(n_ctx / n_seq, 256)
+    cells (src/llama-context.cpp: n_ctx_seq = n_ctx / n_seq_max, GGML_PAD to 256, n_ctx = n_ctx_seq × n_seq_max).
+    n_batch is capped at n_ctx and n_ubatch at n_batch (causal attention, same constructor)."""
+    total = ctx * n_seq if total is None else total
+    if kv_unified or n_seq == 1:
+        n_ctx = pad(total, CTX_PAD)
+        n_ctx_seq, streams = n_ctx, 1
+    else:
+        n_ctx_seq = pad(total // n_seq, CTX_PAD)
+        n_ctx, streams = n_ctx_seq * n_seq, n_seq
+    n_batch = min(n_ctx, batch)
+    return Context(n_ctx, n_ctx_seq, streams, n_seq, n_batch, min(n_batch, ubatch))
+
+
+def swa_cells(c: Context, n_swa: int, swa_full: bool) -> int:
+    """Cells per stream of a sliding-window layer (src/llama-kv-cache-iswa.cpp): the full n_ctx_seq
+    with --swa-full, else min(n_ctx_seq, pad(n_swa × n_seq_unified + n_ubatch, 256)) where a unified
+    stream holds the windows of all n_seq sequences."""
+    if swa_full:
+        return c.n_ctx_seq
+    seqs = c.n_seq if c.n_stream == 1 else 1
+    return min(c.n_ctx_seq, pad(n_swa * seqs + c.n_ubatch, CTX_PAD))
+
+
+def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list[int | None]:
+    """Device index of each repeating layer and (last entry) of the output layer; None = CPU.
+
+    src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0), act = min(ngl, n_layer + 1);
+    layer il (the output layer is il = n_layer) goes to the first GPU whose cumulative share of
+    --tensor-split (default: each device's free memory) exceeds (il - i_gpu_start) / act."""
+    if not shares:
+        return [None] * (n_layers + 1)
+    total = sum(shares) or 1.0
+    cum, run = [], 0.0
+    for x in shares:
+        run += x
+        cum.append(run / total)
+    start = max(n_layers + 1 - n_gpu_layers, 0)
+    act = min(n_gpu_layers, n_layers + 1)
+    out: list[int | None] = []
+    for il in range(n_layers + 1):
+        if il < start or il - start >= act:
+            out.append(None)
+        else:
+            out.append(min(bisect_right(cum, (il - start) / act), len(shares) - 1))
+    return out
+
+
+
+def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
+                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> tuple[dict[int | None, int], dict[int, int]]:
+    """Weight bytes per device index (None = host) and, per GPU, its layers' largest weight kept in host memory:
+    src/llama-model.cpp load_tensors (LlamaCpp.buffers). The same for every context, so kept per model."""
+    key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs)
+    return _PLACEMENTS.get(model, key, lambda: _place_weights_now(model, weights, where, n_cpu_moe, override_tensor,
+                                                                  n_devs))
+
+
+def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs):
+    out_dev = where[model.n_layers]
+    placed: dict[int | None, int] = {}
+    size_of = sizer(model, weights)
+
+    def add(dev, size):
+        placed[dev] = placed.get(dev, 0) + size
+
+    overrides = _overrides(model, override_tensor, n_devs)
+    host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
+    tied = not any(x.role == "lm_head" for x in model.tensors)
+    for k, t in enumerate(model.tensors):
+        if t.layer is not None and t.layer < model.n_layers:
+            d = where[t.layer]
+            if t.role.startswith("expert_") and t.layer < n_cpu_moe:
+                d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
+        elif t.role in ("lm_head", "norm"):
+            d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
+        else:
+            d = None               # the token embedding (input layer) always stays on the CPU
+        runs_on = where[t.layer] if t.layer is not None and t.layer < model.n_layers else None
+        n_parts = split_in_gguf(t)
+        for part in range(n_parts):
+            size = size_of(t) // n_parts
+            dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
+            add(dev, size)
+            if dev is None and runs_on is not None and len(t.shape) > 1:
+                host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
+        if t.role == "embed" and out_dev is not None and tied:
+            # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
+            # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
+            add(out_dev, size_of(t))
+    return placed, host_weights_of
+
+
+def sizer(model: ModelSpec, weights: WeightEstimate):
+    """A tensor's bytes: read from the file, or scaled from the weight estimate for a model given by its config."""
+    scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
+
+    def size_of(t) -> int:
+        return t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+    return size_of
+
+
+_PLACEMENTS = IdMemo(512)
+
+
+# --- one launch, before its compute buffers ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Budget:
+    """What one llama-server launch is before a byte is counted: the settings after the build's defaults, the
+    context after llama.cpp's rounding, flash attention, the backend's rules, the slots (n_seq_max, and -c = ctx ×
+    k) and the device of each layer (the last entry the output layer; None the host)."""
+
+    settings: Settings
+    context: Context
+    flash_attn: bool
+    backend: BackendRules
+    n_seq: int
+    k: int
+    ngl: int
+    where: tuple[int | None, ...]
+
+
+@dataclass
+class Pools:
+    """The buffers of each device (GPUs in order, then the host) with the weights, the KV cache and the recurrent
+    state placed, and what the explain step and the compute sizing read of them."""
+
+    devs: list[DeviceBuffers]
+    host: DeviceBuffers
+    host_weights_of: dict[int, int]   # GPU → its layers' largest weight kept in host memory
+    kv_per_token: int                 # KV bytes per token over the attention layers
+    n_swa_cells: int                  # cells per stream of the sliding-window layers (0: none)
+
+    @property
+    def all(self) -> list[DeviceBuffers]:
+        return [*self.devs, self.host]
+
+
+def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list[Target], host_t: Target) -> Pools:
+    """Weights per device (src/llama-model.cpp load_tensors), then each layer's KV cache and recurrent state with
+    the layer (offload_kqv, the default: src/llama-kv-cache.cpp, src/llama-memory-recurrent.cpp)."""
+    s, c = b.settings, b.context
+    devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
+    host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
+    at = lambda i: host if i is None else devs[i]   # noqa: E731
+    placed, host_weights_of = _place_weights(model, weights, b.where, s.n_cpu_moe, s.override_tensor, len(devs))
+    for dev_index, size in placed.items():
+        at(dev_index).model += size
+    if not model.tensors:
+        host.model = weights.total
+    n_swa_cells = 0
+    per_token = 0
+    for il, layer in enumerate(model.layers):
+        if layer.attention is not None:
+            a = layer.attention
+            # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
+            lk = layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla")
+            per_token += lk.bytes_per_token
+            cells = c.n_ctx_seq
+            if lk.window:
+                cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
+            dev = at(b.where[il] if s.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+            dev.kv += lk.bytes_per_token * cells * c.n_stream
+            if dev.kind == "gpu" and b.backend.ggml_cuda:
+                dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
+                if a.kind != "mla":
+                    dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
+        if layer.recurrent is not None:
+            # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
+            r = layer.recurrent
+            at(b.where[il] if s.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
+    return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
+
+
+def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:
+    """runtimes/backends.py rules_for, kept per backend and first GPU: it reads only the first GPU's name and kind,
+    and finding a loose GPU name in the device catalog costs more than a whole plan without a traced graph."""
+    gpu = next((t for t in targets if t.kind != "cpu"), None)
+    return _backend_rules(backend, gpu.name if gpu is not None else None, gpu.kind if gpu is not None else None)
+
+
+@lru_cache(maxsize=256)
+def _backend_rules(backend: str | None, gpu_name: str | None, gpu_kind: DeviceKind | None) -> BackendRules:
+    gpus = [Target(gpu_name, gpu_kind, 0)] if gpu_name is not None and gpu_kind is not None else []
+    return rules_for(backend, gpus)
