@@ -18,27 +18,10 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from runlocal.web.accuracy import BENCHMARKS, kept
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "runlocal" / "web" / "data" / "accuracy.json"
-
-# (title, script, first line kept (a prefix), last line kept (a prefix) or None for the end)
-BENCHMARKS = (
-    ("llama.cpp: predicted buffers against real llama.cpp contexts", "benchmarks/accuracy.py",
-     "== summary (for the README) ==", "refusals:"),
-    ("vLLM: predicted KV pool against public start-up logs", "benchmarks/accuracy_vllm.py", "median |error|", None),
-    ("transformers: predicted peak memory against H100 generate runs", "benchmarks/accuracy_transformers.py", None, None),
-    ("Speed model: decode and prefill against llama-bench records", "benchmarks/speed_accuracy.py", "device class",
-     None),
-)
-
-
-def kept(text: str, first: str | None, last: str | None, max_lines: int = 40) -> str:
-    lines = text.rstrip().splitlines()
-    start = next((i for i, line in enumerate(lines) if first and line.startswith(first)), None)
-    if start is None:
-        start = max(0, len(lines) - max_lines)
-    end = next((i for i in range(start, len(lines)) if last and lines[i].startswith(last)), len(lines) - 1)
-    return "\n".join(lines[start:end + 1][:max_lines])
 
 
 def run_all() -> list[dict[str, str]]:

@@ -125,7 +125,10 @@ def model_facts(alias: str) -> dict[str, Any]:
             plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=8192, use_measurements=False))
         except RunlocalError:
             continue
-        runs.append({"device": dev, "verdict": plan.verdict, "max_context": plan.max_context,
+        # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
+        partly = (f"{plan.settings.n_gpu_layers} of {spec.n_layers + 1} layers on the GPU"
+                  if plan.allocation.compromise and plan.settings.n_gpu_layers is not None else None)
+        runs.append({"device": dev, "verdict": plan.verdict, "max_context": plan.max_context, "partly": partly,
                      "quant": plan.weights.quant, "decode": plan.speed.get("decode_tokens_per_s")})
     kv = plan.allocation.kv_bytes_per_token if runs else None
     return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv}
@@ -156,15 +159,39 @@ def hardware_index(request: Request):
 
 
 @lru_cache(maxsize=256)
-def device_fits(device_id: str) -> dict[int, list[dict]]:
-    from ..choose import models_fitting
+def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
+    """The largest catalog models that run whole (-ngl 999) on the device at 8K and 32K. The sweep proposes
+    them, largest first with its best format each; the rows shown are then planned as `runlocal check` plans
+    them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
+    slow-down near capacity: up to 20 % above check's on an 8 GB card) and a page must say what check says."""
+    from ..choose import _settings, models_fitting
     from ..hardware.catalog import find_device
     from ..hardware.targets import targets_from_options
+    from ..model.catalog import lookup
+    from ..plan import quick_plan
 
     dev = find_device(device_id)
     targets, _ = targets_from_options(dev.id, None, None)
     capacity = sum(t.capacity for t in targets if t.kind != "cpu") or targets[0].capacity
-    return {ctx: models_fitting(capacity, ctx, bandwidth_gbs=dev.bandwidth_gbs)[:12] for ctx in (8192, 32768)}
+    n_gpus = sum(1 for t in targets if t.kind != "cpu")
+    fits: dict[int, list[dict]] = {}
+    for ctx in (8192, 32768):
+        rows = fits[ctx] = []
+        # the sweep ranks by Q8_0 bytes (a stand-in for size); the page says "largest" of the parameter count
+        proposals = sorted(models_fitting(capacity, ctx), key=lambda r: -lookup(r["alias"]).params)
+        for proposed in proposals:
+            try:
+                planned = quick_plan(lookup(proposed["alias"]), _settings("llama.cpp", ctx, proposed["quant"], n_gpus),
+                                     targets)
+            except RunlocalError:
+                continue
+            if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
+                busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
+                rows.append({"alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
+                             "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s")})
+            if len(rows) == shown:
+                break
+    return fits
 
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)
@@ -175,7 +202,7 @@ async def device_page(request: Request, device_id: str):
     if dev is None:
         return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
     fits = await run_in_threadpool(device_fits, dev.id)
-    bench = await api_get(request, "/api/v1/benchmarks", {"device": dev.id, "limit": 50}) or []
+    bench = same_device(await api_get(request, "/api/v1/benchmarks", {"limit": 1000}) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
                 bench=bench)
 
@@ -186,11 +213,22 @@ async def device_page(request: Request, device_id: str):
 async def benchmarks_index(request: Request):
     one, _ = params(request)
     q = {k: one.get(k, "").strip()[:200] for k in ("device", "model", "runtime")}
-    query = {k: v for k, v in q.items() if v and k != "runtime"} | {"limit": 500}
+    query = {k: v for k, v in q.items() if v and k == "model"} | {"limit": 1000 if q["device"] else 500}
     rows = await api_get(request, "/api/v1/benchmarks", query)
+    if rows is not None and q["device"]:
+        rows = same_device(rows, q["device"])
     if rows is not None and q["runtime"]:
         rows = [r for r in rows if r.get("runtime") == q["runtime"]]
     return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+def same_device(rows: list[dict], device: str) -> list[dict]:
+    """The rows measured on ``device`` under any of its names ("NVIDIA GeForce RTX 4090" as nvidia-smi prints
+    it is rtx-4090), compared through the hardware catalog as /check compares them (measured.py)."""
+    from ..measured import device_key
+
+    key = device_key(device)
+    return [r for r in rows if device_key(r.get("device") or "") == key]
 
 
 SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s",
