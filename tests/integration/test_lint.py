@@ -39,9 +39,7 @@ def test_mypy_is_clean():
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
 # Modules still over the limit, each with why (the lead removes an entry once its split is merged).
-LONG_MODULES = {
-    "src/runlocal/runtimes/llamacpp.py": "being split by helper fast (#16)",
-}
+LONG_MODULES: dict[str, str] = {}
 # Functions over the limit, each with why: cited mirrors of upstream code (their module docstrings say so), and
 # functions in files other helpers are reworking now (the lead removes an entry once their work is merged).
 LONG_FUNCTIONS = {
@@ -50,8 +48,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/runtimes/ggml/alloc.py::allocate": "mirror of ggml-alloc.c ggml_gallocr_alloc_graph_impl",
     "src/runlocal/runtimes/ggml/sched.py::_sched_split": "mirror of ggml-backend.cpp ggml_backend_sched_split_graph",
     # being reworked by other helpers
-    "src/runlocal/runtimes/llamacpp.py::LlamaCpp.buffers_now": "fast (#16): llamacpp.py split",
-    "src/runlocal/runtimes/llamacpp.py::LlamaCpp.fit": "fast (#16): llamacpp.py split",
     "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
     "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
 }

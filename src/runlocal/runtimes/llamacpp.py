@@ -455,7 +455,8 @@ class LlamaCpp:
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
             compromise=compromise,
-            assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}", f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
+            assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}",
+                         f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          HOST_WEIGHTS_MMAP if s.mmap else HOST_WEIGHTS_LOADED),
         )
 
