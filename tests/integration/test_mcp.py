@@ -381,3 +381,15 @@ def test_check_path_does_not_import_mcp(env):
             "\ntry: c.main()\nexcept SystemExit: pass\nassert 'mcp' not in sys.modules, 'mcp imported'")
     r = subprocess.run(check=False, args=[sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_check_takes_the_version_and_the_backend(env):
+    """The MCP `check` tool's arguments are the request contract: the same runtime and backend fields."""
+    async def work(client):
+        return (await client.call_tool("check", {"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==0.19.0"}),
+                await client.call_tool("check", {"model": "qwen3-8b", "gpu": "rtx-3090", "backend": "vulkan"}))
+
+    versioned, vulkan = stdio_session(env, work)
+    assert json.loads(text_of(versioned))["runtime_version"] == "0.19.0"
+    assert json.loads(text_of(vulkan)) == cli_json(env, "check", "qwen3-8b", "--gpu", "rtx-3090",
+                                                   "--backend", "vulkan")

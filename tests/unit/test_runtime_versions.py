@@ -108,30 +108,3 @@ def test_api_takes_the_same_field(tmp_path):
         assert ok.status_code == 200 and ok.json()["runtime_version"] == "0.19.0"
         bad = c.post("/api/v1/check", json={"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==nope"})
         assert bad.status_code == 422 and "runtime" in json.dumps(bad.json())
-
-
-
-def test_mcp_check_takes_the_version_and_the_backend(mcp_env):
-    """The MCP `check` tool's arguments are the request contract: the same runtime and backend fields."""
-    from test_mcp import cli_json, stdio_session, text_of
-
-    async def work(client):
-        return (await client.call_tool("check", {"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==0.19.0"}),
-                await client.call_tool("check", {"model": "qwen3-8b", "gpu": "rtx-3090", "backend": "vulkan"}))
-
-    versioned, vulkan = stdio_session(mcp_env, work)
-    assert json.loads(text_of(versioned))["runtime_version"] == "0.19.0"
-    assert json.loads(text_of(vulkan)) == cli_json(mcp_env, "check", "qwen3-8b", "--gpu", "rtx-3090",
-                                                   "--backend", "vulkan")
-
-
-@pytest.fixture
-def mcp_env(tmp_path):
-    pytest.importorskip("mcp")
-    from test_mcp import SRC
-
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": str(tmp_path), "PYTHONPATH": SRC, "COLUMNS": "120"}
-    for k in ("RUNLOCAL_DEBUG", "RUNLOCAL_DB_URL", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
-              "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_GPU_OVERHEAD"):
-        env.pop(k, None)
-    return env
