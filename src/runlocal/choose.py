@@ -79,6 +79,7 @@ class Price:
     kind: str | None            # "launch" | "used" | "given"
     source: str | None          # URL
     note: str | None = None
+    as_of: str | None = None    # launch: the launch year; used: the source's date, or "retrieved <date>" if it states none
 
 
 def device_price(dev, *, used: bool = False) -> Price:
@@ -90,10 +91,13 @@ def device_price(dev, *, used: bool = False) -> Price:
     raw = _raw_devices().get(dev.id, {})
     if used and raw.get("used_price_usd"):
         src = raw.get("used_price_source")
-        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src)
+        return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src,
+                     as_of=raw.get("used_price_as_of"))
     note = "no used-market price in the catalog; launch price used" if used else None
     if dev.launch_price_usd:
-        return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note)
+        year = getattr(dev, "launch_year", None)
+        return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note,
+                     as_of=str(year) if year else None)
     return Price(None, None, None, f"no price in the catalog: {no_price_reason(dev)}")
 
 
@@ -296,7 +300,7 @@ def _row(dev, count: int, fit: Fit, price: Price) -> dict[str, Any]:
             "peak_bytes": fit.peak_bytes, "capacity_bytes": fit.capacity_bytes,
             "decode_tokens_per_s": fit.decode_tokens_per_s, "prefill_tokens_per_s": fit.prefill_tokens_per_s,
             "price_usd": total, "unit_price_usd": price.usd, "price_kind": price.kind, "price_source": price.source,
-            "price_note": price.note,
+            "price_as_of": price.as_of, "price_note": price.note,
             "tokens_per_s_per_1000_usd": round(per_k, 3) if per_k is not None else None,
             "settings": _settings_dict(fit.settings), "command": fit.command}
 
@@ -582,7 +586,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
                         "kwh_price_usd": kwh_price, "kwh_price_source": None if kwh_price != DEFAULT_KWH_PRICE
                         else f"assumed; state averages: {KWH_PRICE_SOURCE}"},
         "own": {"purchase_usd": purchase, "unit_price_usd": price.usd, "price_kind": price.kind,
-                "price_source": price.source, "amortised_per_year_usd": r2(amortised),
+                "price_source": price.source, "price_as_of": price.as_of, "amortised_per_year_usd": r2(amortised),
                 "power_kw": kw, "kwh_per_year": r2(kwh_year), "electricity_per_year_usd": r2(power_year),
                 "per_year_usd": r2(own_year), "per_million_tokens_usd": per_mtok(own_year)},
         "rent": {"usd_per_hour": r2(rent_hour) if rent_hour is None else round(rent_hour, 4),

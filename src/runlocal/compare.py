@@ -34,9 +34,10 @@ def _used_price(dev) -> dict[str, Any]:
 
     raw = _raw_devices().get(dev.id, {})
     if not raw.get("used_price_usd"):
-        return {"used_price_usd": None, "used_price_source": None}
+        return {"used_price_usd": None, "used_price_source": None, "used_price_as_of": None}
     src = raw.get("used_price_source")
-    return {"used_price_usd": raw["used_price_usd"], "used_price_source": load_sources().get(str(src), src)}
+    return {"used_price_usd": raw["used_price_usd"], "used_price_source": load_sources().get(str(src), src),
+            "used_price_as_of": raw.get("used_price_as_of")}
 
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
@@ -80,6 +81,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
             **_used_price(dev), "price_usd": total_price,
             "price_kind": price.kind if price else None, "price_source": price.source if price else None,
+            "price_as_of": price.as_of if price else None,
             "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
         }
         row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said

@@ -235,3 +235,69 @@ def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
             assert not _check_flags(words[1:], table, f"{alias} on {version}: {command}")
             if variant.get("n_cpu_moe") and build is not None and build < 6089:
                 assert any(w.startswith("blk\\.(0|1|2|3)\\.ffn_(up|down|gate)_exps=CPU") for w in words), command
+
+
+# vLLM's options by release, read from vllm/engine/arg_utils.py (EngineArgs.add_cli_args) in public copies of
+# v0.1.0 (IrisMagicBox/vllm-v0.1.0), v0.1.4 (EmbeddedLLM/vllm-0.1.4-rocm), v0.6.1 (AmberLJC/vllm-0.6.1) and v0.8.4
+# (Farrrrland/vllm084); between those: fp8_e5m2 KV and multi-LoRA in v0.3.0 (PRs #2279, #1804), "fp8" KV by v0.4.0
+# (issue #3990), --quantization fp8 after v0.4.0 (PR #4118, April 2024) and in v0.4.2 (nm-vllm issue #232),
+# --distributed-executor-backend by v0.5.0 (issue #5944), --data-parallel-size by v0.8.3 (issue #18702). The server:
+# `python -m vllm.entrypoints.openai.api_server --model M` before v0.5.2, `vllm serve M` from it (PR #5090).
+def vllm_flags(release: tuple[int, ...]) -> dict:
+    table: dict = {"--gpu-memory-utilization": float, "--tensor-parallel-size": int, "--pipeline-parallel-size": int,
+                   "--max-num-seqs": int, "--max-num-batched-tokens": int}
+    if release < (0, 5, 0):
+        table["--worker-use-ray"] = False                 # v0.1.0 and v0.1.4 have only this switch
+    if release > (0, 1, 4):                               # between v0.1.4 and v0.5.0 the release is not pinned
+        table["--distributed-executor-backend"] = {"ray", "mp"}
+    if release >= (0, 1, 4):
+        table["--max-model-len"] = int
+        table["--quantization"] = {"awq", "squeezellm", "gptq"} if release <= (0, 4, 0) else None
+    if release >= (0, 3, 0):
+        table["--kv-cache-dtype"] = {"auto", "fp8_e5m2"} | ({"fp8", "fp8_e4m3"} if release >= (0, 4, 0) else set())
+        table |= {"--enable-lora": False, "--max-loras": int, "--max-lora-rank": int}
+    if release >= (0, 8, 3):
+        table["--data-parallel-size"] = int
+    if release >= (0, 8, 4):
+        table["--enable-expert-parallel"] = False
+    return table
+
+
+VLLM_RELEASES = ["0.1.0", "0.1.4", "0.3.3", "0.4.2", "0.5.1", "0.6.1", "0.8.4", None]
+# what runlocal prints for vLLM: context, memory share, fp8 KV with several sequences, online fp8, TP, PP, DP + EP,
+# LoRA, and a Ray cluster (TP beyond one node)
+VLLM_VARIANTS = [{"ctx": 8192, "gpu_memory_utilization": 0.8},
+                 {"ctx": 32768, "parallel": 4, "cache_type_k": "fp8", "cache_type_v": "fp8", "quant": "fp8"},
+                 {"ctx": 4096, "tp": 2, "pp": 2, "dp": 2, "expert_parallel": True},
+                 {"ctx": 4096, "enable_lora": True, "max_loras": 2, "max_lora_rank": 32},
+                 {"ctx": 4096, "tp": 16}]
+
+
+@pytest.mark.parametrize("version", VLLM_RELEASES)
+def test_vllm_commands_use_only_the_options_of_the_release_named(version):
+    # `runlocal check MODEL --runtime vllm==0.4.2 --kv-cache-dtype fp8 --tp 2 …`: the command runs on v0.4.2, and
+    # what v0.4.2 lacks is said, not printed as an option it would refuse
+    rt = get_runtime("vllm" if version is None else f"vllm=={version}")
+    current = get_runtime("vllm")
+    release = tuple(int(n) for n in version.split(".")) if version else (99,)
+    table = VLLM | vllm_flags(release) if version is None else vllm_flags(release)
+    for alias in aliases():
+        spec = lookup(alias)
+        for variant in VLLM_VARIANTS:
+            settings, _ = with_default_quant(spec, Settings(runtime="vllm", **variant))
+            command = rt.command(spec, settings)
+            where = f"{alias} on vLLM {version}: {command}"
+            words = shlex.split(_segments(command)[-1])
+            if release >= (0, 5, 2):
+                assert words[:2] == ["vllm", "serve"], where
+                assert _check_flags(words[2:], table, where) == [spec.repo_id], where
+            else:
+                assert words[:4] == ["python", "-m", "vllm.entrypoints.openai.api_server", "--model"], where
+                assert words[4] == spec.repo_id, where
+                assert not _check_flags(words[5:], table, where), where
+            # every option of the current release's command is either printed or named as missing
+            comment = command.split("  # ", 1)[1] if "  # " in command else ""
+            for word in shlex.split(_segments(current.command(spec, settings))[-1]):
+                if word.startswith("--") and word not in words:
+                    renamed = word == "--distributed-executor-backend" and "--worker-use-ray" in words
+                    assert renamed or word in comment, f"{where}: {word} neither printed nor named"

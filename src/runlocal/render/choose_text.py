@@ -56,13 +56,14 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
            f" ({doc['price_basis']} prices" + (f", budget {doc['budget_usd']:,.0f} USD" if doc["budget_usd"] else "")
            + ")", ""]
     rows = [[str(r["rank"]), r["spec"], r["quant"], _num(r["decode_tokens_per_s"]), _num(r["price_usd"], "{:,.0f}")
-             + ("*" if r["price_kind"] == "used" else ""), _num(r["tokens_per_s_per_1000_usd"], "{:,.2f}"),
+             + ("*" if r["price_kind"] == "used" else "") + (f" ({r['price_as_of']})" if r.get("price_as_of") else ""),
+             _num(r["tokens_per_s_per_1000_usd"], "{:,.2f}"),
              f"{format_bytes(r['peak_bytes'])}/{format_bytes(r['capacity_bytes'])}"]
             for r in doc["ranked"][:top]]
     if rows:
         out += _table(["#", "device", "quant", "tok/s", "USD", "tok/s per 1k USD", "peak/capacity"], rows)
         if any(r["price_kind"] == "used" for r in doc["ranked"][:top]):
-            out.append("* used-market price")
+            out.append("* used-market price (its date beside it); other prices: new, at launch (the year beside it)")
         if len(doc["ranked"]) > top:
             out.append(f"… {len(doc['ranked']) - top} more (--top N, or --json)")
         out += ["", f"run the first: {doc['ranked'][0]['command']}"]
@@ -97,7 +98,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ("new (launch) USD", lambda r: _num(r.get("launch_price_usd"), "{:,.0f}")
          + (f" ({r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd") else "")),
         ("used USD", lambda r: _num(r.get("used_price_usd"), "{:,.0f}")
-         + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")),
+         + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")
+         + (f" ({r['used_price_as_of']})" if r.get("used_price_usd") and r.get("used_price_as_of") else "")),
         ("price used here", lambda r: _num(r["price_usd"], "{:,.0f}")
          + (f" ({r['price_kind']})" if r.get("price_kind") else "")),
         ("largest catalog model", lambda r: (f"{r['largest_model']['alias']} {r['largest_model']['quant']} @ "
@@ -160,7 +162,9 @@ def render_cost(doc: dict[str, Any]) -> str:
     if no_price and why:
         no_price = f"— ({why}; give yours with --price USD)"
     rows = [
-        ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']})" if own.get("price_kind") else ""),
+        ["purchase", no_price or usd(own["purchase_usd"]) + (f" ({own['price_kind']}"
+                                                  + (f", {own['price_as_of']}" if own.get("price_as_of") else "")
+                                                  + ")" if own.get("price_kind") else ""),
          ""],
         ["per hour", "", usd(rent["usd_per_hour"]) + (f" ({offer.get('provider')})" if offer else "")],
         ["amortised / year", usd(own["amortised_per_year_usd"]), ""],

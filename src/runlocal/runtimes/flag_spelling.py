@@ -1,5 +1,6 @@
-"""How a llama-server build spells the options runlocal prints, so that a command runs as pasted on the build
-the user named (`--runtime llama.cpp==b6000`); unversioned means the current build.
+"""How a llama-server build or a vLLM release spells the options runlocal prints, so that a command runs as
+pasted on the build the user named (`--runtime llama.cpp==b6000`, `--runtime vllm==0.4.2`); unversioned means the
+current one, whose command is left as the planner wrote it.
 
 Each boundary is (the last build known to take the old spelling, the first known to take the new one); a build
 between the two gets the new spelling, as runtimes/versions.py does for the defaults.
@@ -45,4 +46,87 @@ def n_cpu_moe_args(n: int, build: int | None) -> list[str]:
     return ["--n-cpu-moe", str(n)]
 
 
-__all__ = ["flash_attn_args", "llamacpp_build", "n_cpu_moe_args"]
+# --- vLLM ------------------------------------------------------------------------------------------------------
+# Read from vllm/engine/arg_utils.py (EngineArgs.add_cli_args) in public copies of four releases: v0.1.0
+# (IrisMagicBox/vllm-v0.1.0), a v0.1.4 tree (EmbeddedLLM/vllm-0.1.4-rocm), v0.6.1 (AmberLJC/vllm-0.6.1) and v0.8.4
+# (Farrrrland/vllm084); boundaries between those from the PRs and issues cited. Every release since v0.1.0 parses
+# --gpu-memory-utilization, --tensor-parallel-size, --pipeline-parallel-size and --max-num-seqs (all four in v0.1.0).
+# `vllm serve MODEL` from v0.5.2 (PR #5090; the docs switched once v0.5.2 was out, PR #6431): the same rule as
+# diagnose/fixes.py VLLM_SERVE_FROM; before it the server is the module, the model given with --model.
+VLLM_SERVE_FROM = (0, 5, 2)
+# (last release known without, first known with) per option, or per option and value
+VLLM_OPTION_RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    # absent from v0.1.0's parser, present in v0.1.4's
+    "--max-model-len": ((0, 1, 0), (0, 1, 4)),
+    # fp8 KV: "fp8_e5m2" from PR #2279 (v0.3.0); "fp8" (= fp8_e4m3) beside it by v0.4.0 (issue #3990, 2024-04-11)
+    "--kv-cache-dtype": ((0, 2, 7), (0, 3, 0)),
+    "--kv-cache-dtype fp8": ((0, 3, 3), (0, 4, 0)),
+    "--kv-cache-dtype fp8_e4m3": ((0, 3, 3), (0, 4, 0)),
+    # multi-LoRA: PR #1804, released in v0.3.0 (issue #2600 of 2024-01-25 follows its merge; v0.2.7 is 2024-01-03)
+    "--enable-lora": ((0, 2, 7), (0, 3, 0)), "--max-loras": ((0, 2, 7), (0, 3, 0)),
+    "--max-lora-rank": ((0, 2, 7), (0, 3, 0)),
+    # online fp8 weights (quantization="fp8" on a 16-bit checkpoint): PR #4118, April 2024, after v0.4.0 (PR #4244 of
+    # 2024-04-21 builds on it); v0.4.2 loads fp8 (nm-vllm issue #232 reports a v0.4.2 fp8 bug)
+    "--quantization fp8": ((0, 4, 0), (0, 4, 2)),
+    # v0.1.4 has --worker-use-ray only; by v0.5.0 it is "the same as --distributed-executor-backend ray" (issue
+    # #5944, 2024-06-28); v0.6.1 still takes both
+    "--distributed-executor-backend": ((0, 1, 4), (0, 5, 0)),
+    # absent from v0.6.1's EngineArgs, present in v0.8.4's (issue #9206, 2024-10-09, proposes --data-parallel-size;
+    # issue #18702 runs it on v0.8.3)
+    "--data-parallel-size": ((0, 6, 1), (0, 8, 3)),
+    "--enable-expert-parallel": ((0, 6, 1), (0, 8, 4)),
+}
+VLLM_SWITCHES = {"--enable-lora", "--enable-expert-parallel", "--enforce-eager"}
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(str(n) for n in version)
+
+
+def _vllm_boundary(flag: str, value: str | None) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The option's (last release known without, first known with); a value's own row where it is later."""
+    rows = [r for r in (VLLM_OPTION_RELEASES.get(f"{flag} {value}"), VLLM_OPTION_RELEASES.get(flag)) if r]
+    return max(rows) if rows else None
+
+
+def _vllm_older_spelling(flag: str, value: str | None, release: tuple[int, ...]) -> list[str] | None:
+    """What a release before the option takes instead, or None: nothing (the option is left out)."""
+    if flag == "--distributed-executor-backend" and value == "ray":
+        return ["--worker-use-ray"]                 # v0.1.0's switch, deprecated but parsed through v0.6.1
+    if flag == "--kv-cache-dtype" and release > VLLM_OPTION_RELEASES["--kv-cache-dtype"][0]:
+        return [flag, "fp8_e5m2"]                   # v0.3.x: its only fp8 cache
+    return None
+
+
+def vllm_release_args(parts: list[str], release: tuple[int, ...] | None) -> tuple[list[str], list[str]]:
+    """``vllm serve MODEL …`` as the named release parses it: the module entry point before v0.5.2, an older
+    spelling where one exists, else the option left out and named in the second list ("--flag value (vX has it)").
+    ``release`` None: the current release, the words unchanged. A release between the two boundaries of an
+    option gets the newer spelling (as llama.cpp builds do above)."""
+    if release is None:
+        return parts, []
+    release = tuple(release) + (0,) * (3 - len(release))      # 0.5 is 0.5.0
+    assert parts[:2] == ["vllm", "serve"], parts
+    model, rest = parts[2], parts[3:]
+    kept: list[str] = []
+    left_out: list[str] = []
+    i = 0
+    while i < len(rest):
+        flag = rest[i]
+        value = None if flag in VLLM_SWITCHES or i + 1 >= len(rest) else rest[i + 1]
+        words = [flag] if value is None else [flag, value]
+        i += len(words)
+        boundary = _vllm_boundary(flag, value)
+        if boundary is not None and release <= boundary[0]:
+            older = _vllm_older_spelling(flag, value, release)
+            if older is None:
+                left_out.append(f"{' '.join(words)} (v{_dotted(boundary[1])} has it)")
+                continue
+            words = older
+        kept += words
+    head = (["vllm", "serve", model] if release >= VLLM_SERVE_FROM
+            else ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", model])
+    return head + kept, left_out
+
+
+__all__ = ["flash_attn_args", "llamacpp_build", "n_cpu_moe_args", "vllm_release_args"]

@@ -783,8 +783,17 @@ class VLLM:
         if s.tp * s.pp > GPUS_PER_NODE:
             # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
             parts += ["--distributed-executor-backend", "ray"]
+        line = self._for_release(parts)
+        if s.tp * s.pp > GPUS_PER_NODE:
             nodes = -(-s.tp * s.pp // GPUS_PER_NODE)
             others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"
-            return (f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: "
-                    + " ".join(parts))
-        return " ".join(parts)
+            return f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: " + line
+        return line
+
+    def _for_release(self, parts: list[str]) -> str:
+        """`--runtime vllm==X`: the line as that release parses it, what it lacks in a comment (flag_spelling.py)."""
+        from .flag_spelling import vllm_release_args
+        from .versions import parse_version
+        version = getattr(self, "version", None)     # set by runtimes._versioned for a named release
+        words, left_out = vllm_release_args(parts, parse_version("vllm", version).key if version else None)
+        return " ".join(words) + (f"  # not in vLLM {version}: {', '.join(left_out)}" if left_out else "")
