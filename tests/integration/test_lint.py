@@ -49,7 +49,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/runtimes/ggml/sched.py::_sched_split": "mirror of ggml-backend.cpp ggml_backend_sched_split_graph",
     # being reworked by other helpers
     "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
-    "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
 }
 
 
