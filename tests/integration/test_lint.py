@@ -47,9 +47,6 @@ LONG_FUNCTIONS = {
     "src/runlocal/quant/gguf_quantize.py::_Mix._impl": "mirror of llama.cpp llama_tensor_get_type_impl",
     "src/runlocal/runtimes/ggml/alloc.py::allocate": "mirror of ggml-alloc.c ggml_gallocr_alloc_graph_impl",
     "src/runlocal/runtimes/ggml/sched.py::_sched_split": "mirror of ggml-backend.cpp ggml_backend_sched_split_graph",
-    # being reworked by other helpers
-    "src/runlocal/hardware/speed.py::allocation_speed": "trust (#20): hardware/",
-    "src/runlocal/runtimes/mlx.py::MLX.allocate": "trust (#20): runtimes/mlx.py",
 }
 
 

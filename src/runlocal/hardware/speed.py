@@ -317,8 +317,116 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     source). Each token reads the weights it uses and the KV so far from the device holding them; devices in a
     layer split or offload add their times, a tensor-parallel group reads at once. Decode is given at half the
     context (the average over a generation that fills it), prefill for a 512-token prompt (llama-bench's pp512)."""
-    from ..kv import kv_bytes
+    plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
+    speed = speed_figures(plan)
+    return speed, speed_steps(plan, speed)
+
+
+@dataclass(frozen=True)
+class WeightReads:
+    """Which weight bytes a token reads on each device of an allocation."""
+    used: tuple[DeviceMemory, ...]      # devices holding weights or KV
+    total_weights: int
+    embed: float                        # input-embedding bytes not read whole (one row a token)
+    holder: DeviceMemory | None         # the device holding the input embedding
+
+    def matmul_bytes(self, d: DeviceMemory) -> float:
+        if d is not self.holder:
+            return float(d.weights)
+        rest = d.weights - self.embed
+        return rest if rest > 0.02 * self.total_weights else 0.0   # within the embedding estimate's error
+
+
+@dataclass(frozen=True)
+class GPUPlace:
+    """The first GPU of an allocation, as the speed model classes it."""
+    dev: Device | None
+    klass: str
+    backend: str
+
+
+@dataclass(frozen=True)
+class SpeedPlan:
+    """Everything the speed figures and their explain steps are made from."""
+    ctx: int
+    parts: tuple[Part, ...]
+    decode: float | None
+    decode_short: float | None
+    short_ctx: int
+    prompt: int
+    flops: float                        # prefill FLOPs per token
+    cpu_weights: float                  # weight bytes in RAM (cross PCIe per micro-batch in prefill)
+    first_gpu: GPUPlace | None
+    peak: float | None
+    eff: float | None
+    prefill: float | None
+
+
+def weight_reads(model: ModelSpec, alloc) -> WeightReads:
+    s = alloc.settings
+    used = tuple(d for d in alloc.devices if d.weights or d.kv_cache)
+    total_w = sum(d.weights for d in used) or 1
+    # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
+    # when a CPU part exists) and apply the read fraction of the other tensors to the rest
+    embed = total_w * embedding_share(model)
+    holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
+    # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
+    # is the embedding table itself, read whole every token
+    output_in_ram = s.n_gpu_layers is not None and s.n_gpu_layers <= model.n_layers
+    if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
+        embed = 0.0
+    return WeightReads(used, total_w, embed, holder)
+
+
+def _catalog_device(t) -> Device | None:
     from .catalog import find_device
+
+    if t is None:
+        return None
+    try:
+        return find_device(t.name.split(" #")[0])
+    except ValueError:
+        return None
+
+
+def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
+                 kv_read: float) -> tuple[list[Part], GPUPlace | None]:
+    """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
+    s = alloc.settings
+    frac = rest_read_fraction(model)
+    total_kv = sum(d.kv_cache for d in reads.used) or 1
+    gpu_targets = [t for t in targets if t.kind != "cpu"]
+    cpu_target = next((t for t in targets if t.kind == "cpu"), None)
+    ram_bw = cpu_target.bandwidth_gbs if cpu_target and cpu_target.bandwidth_gbs else default_ram_gbs
+    parts: list[Part] = []
+    gpu_parts: list[Part] = []
+    first_gpu: GPUPlace | None = None
+    gpu_idx = 0
+    for d in reads.used:
+        layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
+        kv = kv_read * d.kv_cache / total_kv
+        if d.kind == "cpu":
+            parts.append(Part(reads.matmul_bytes(d) * frac, kv, ram_bw, CPU, layers))
+            continue
+        t = next((t for t in gpu_targets if t.name == d.name), None)
+        if t is None and gpu_idx < len(gpu_targets):
+            t = gpu_targets[gpu_idx]
+        gpu_idx += 1
+        dev = _catalog_device(t)
+        klass = device_class(dev, t.kind if t else d.kind)
+        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
+        first_gpu = first_gpu or GPUPlace(dev, klass, backend)
+        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
+    if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
+        p0 = gpu_parts[0]
+        gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
+                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
+    return gpu_parts + parts, first_gpu
+
+
+def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
+    from ..kv import kv_bytes
 
     s = alloc.settings
     ctx = s.ctx or 0
@@ -326,61 +434,8 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
         kv_read = float(kv_bytes(model, ctx // 2, s.cache_type_k, s.cache_type_v))
     except (ValueError, KeyError):
         kv_read = float(alloc.kv_bytes_per_token * (ctx // 2))
-    # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
-    # when a CPU part exists) and apply the read fraction of the other tensors to the rest
-    used = [d for d in alloc.devices if d.weights or d.kv_cache]
-    total_w = sum(d.weights for d in used) or 1
-    embed = total_w * embedding_share(model)
-    frac = rest_read_fraction(model)
-    holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
-
-    # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
-    # is the embedding table itself, read whole every token
-    output_in_ram = s.n_gpu_layers is not None and s.n_gpu_layers <= model.n_layers
-    if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
-        embed = 0.0
-
-    def matmul_bytes(d: DeviceMemory) -> float:
-        if d is not holder:
-            return float(d.weights)
-        rest = d.weights - embed
-        return rest if rest > 0.02 * total_w else 0.0     # within the embedding estimate's error: nothing else there
-
-    total_kv = sum(d.kv_cache for d in used) or 1
-    gpu_targets = [t for t in targets if t.kind != "cpu"]
-    cpu_target = next((t for t in targets if t.kind == "cpu"), None)
-    ram_bw = cpu_target.bandwidth_gbs if cpu_target and cpu_target.bandwidth_gbs else default_ram_gbs
-
-    def catalog_device(t):
-        if t is None:
-            return None
-        try:
-            return find_device(t.name.split(" #")[0])
-        except ValueError:
-            return None
-
-    parts, gpu_parts, first_gpu, gpu_idx = [], [], None, 0
-    for d in used:
-        layers = model.n_layers * matmul_bytes(d) / max(1.0, total_w - embed)
-        kv = kv_read * d.kv_cache / total_kv
-        if d.kind == "cpu":
-            parts.append(Part(matmul_bytes(d) * frac, kv, ram_bw, CPU, layers))
-            continue
-        t = next((t for t in gpu_targets if t.name == d.name), None)
-        if t is None and gpu_idx < len(gpu_targets):
-            t = gpu_targets[gpu_idx]
-        gpu_idx += 1
-        dev = catalog_device(t)
-        klass = device_class(dev, t.kind if t else d.kind)
-        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
-        bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
-        first_gpu = first_gpu or (dev, klass, backend)
-        gpu_parts.append(Part(matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
-    if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
-        p0 = gpu_parts[0]
-        gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
-                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
-    parts = gpu_parts + parts
+    reads = weight_reads(model, alloc)
+    parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read)
     decode = decode_speed(parts)
     # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
     short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
@@ -390,38 +445,50 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
 
     prompt = 512
     flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
-    cpu_weights = sum(matmul_bytes(d) for d in used if d.kind == "cpu")
+    cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     peak = eff = None
     if first_gpu:
-        dev, klass, backend = first_gpu
-        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(constants(klass, backend), quant)
+        dev = first_gpu.dev
+        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(constants(first_gpu.klass,
+                                                                                      first_gpu.backend), quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
                                 pcie=dev.pcie if dev else None, tp=s.tp)
     else:
-        prefill = cpu_prefill_speed(flops) if used else None
-    speed = {"decode_tokens_per_s": round(decode, 1) if decode else None,
-             "prefill_tokens_per_s": round(prefill, 1) if prefill else None,
-             # what the figures assume: decode with the KV cache at half the context (the mean over a generation
-             # that fills it); the same at a short context, one request; prefill of a 512-token prompt
-             "decode_at_context": ctx // 2,
-             "decode_short_tokens_per_s": round(decode_short, 1) if decode_short else None,
-             "decode_short_context": short_ctx,
-             "prefill_prompt_tokens": prompt}
-    terms = " + ".join(
-        f"({p.weight_bytes / 1e9:.2f} GB + {p.fit.kv_factor:g}×{p.kv_bytes / 1e9:.2f} GB KV) ÷ "
-        f"({p.fit.decode_eff:g} × {p.bandwidth_gbs} GB/s{f' × {p.tp}×{TP_EFFICIENCY:g}' if p.tp > 1 else ''})"
-        f" + {p.n_layers:.0f} layers × {p.fit.layer_us + (2 * TP_ALLREDUCE_US if p.tp > 1 else 0):g} µs"
-        for p in parts if p.weight_bytes or p.kv_bytes)
-    n_used = sum(1 for p in parts if p.weight_bytes or p.kv_bytes)
+        prefill = cpu_prefill_speed(flops) if reads.used else None
+    return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
+                     peak, eff, prefill)
+
+
+def speed_figures(p: SpeedPlan) -> dict:
+    return {"decode_tokens_per_s": round(p.decode, 1) if p.decode else None,
+            "prefill_tokens_per_s": round(p.prefill, 1) if p.prefill else None,
+            # what the figures assume: decode with the KV cache at half the context (the mean over a generation
+            # that fills it); the same at a short context, one request; prefill of a 512-token prompt
+            "decode_at_context": p.ctx // 2,
+            "decode_short_tokens_per_s": round(p.decode_short, 1) if p.decode_short else None,
+            "decode_short_context": p.short_ctx,
+            "prefill_prompt_tokens": p.prompt}
+
+
+def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
+    """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures."""
+    shown = [q for q in p.parts if q.weight_bytes or q.kv_bytes]
     steps = []
-    if decode:
-        split = f" + {n_used - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if n_used > 1 else ""
-        steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {ctx // 2:,}",
+    if p.decode:
+        terms = " + ".join(
+            f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
+            f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
+            f" + {q.n_layers:.0f} layers × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
+            for q in shown)
+        split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
+        steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
                       f"{speed['decode_tokens_per_s']} tokens/s", "hardware/speed.py (fit: benchmarks/speed_accuracy.py)"))
-    if prefill:
-        how = (f"{eff:g} × {peak:g} {'int8 TOPS' if peak != (dev.fp16_tflops if dev else None) else 'fp16 TFLOPS'}"
-               if first_gpu else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
-        pcie = f" + {cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch" if first_gpu and cpu_weights else ""
-        steps.append(("prefill speed", f"{prompt}-token prompt: {flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
+    if p.prefill:
+        gpu = p.first_gpu
+        dev = gpu.dev if gpu else None
+        how = (f"{p.eff:g} × {p.peak:g} {'int8 TOPS' if p.peak != (dev.fp16_tflops if dev else None) else 'fp16 TFLOPS'}"
+               if gpu else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
+        pcie = f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch" if gpu and p.cpu_weights else ""
+        steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
-    return speed, steps
+    return steps

@@ -22,6 +22,7 @@ Modelled on ml-explore/mlx-lm 0.32.0 (commit d78bf58, Aug 2026) and ml-explore/m
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
@@ -93,6 +94,82 @@ def _pad(n: int, to: int) -> int:
     return -(-n // to) * to
 
 
+@dataclass(frozen=True)
+class KVCachePlan:
+    """What make_prompt_cache builds for one plan: its bytes, and what the explain step says of it."""
+    ctx: int                  # tokens per sequence
+    bits: int | None          # --kv-bits asked (None: the activation dtype)
+    quantize: bool            # the cache is quantized at this context
+    rotating: bool            # some layer holds a RotatingKVCache (sliding layers or --max-kv-size)
+    n_seq: int
+    chunk: int                # prefill chunk S
+    bytes: int
+    per_token: int            # 16-bit bytes per token over all attention layers
+    fp16_cells: int           # cells of the largest 16-bit layer cache
+    quant_cells: int          # cells of a quantized layer cache
+    refusal: str | None       # mlx-lm cannot build this cache
+
+
+@dataclass(frozen=True)
+class PrefillPlan:
+    """Bytes live while one prompt chunk is prefilled."""
+    chunk: int
+    hidden: int
+    intermediate: int
+    scores: int               # attention scores, 0 on the fused path
+    total: int                # activations + scores + last-token logits
+
+
+def _rotating_cells(ctx: int, max_size: int, chunk: int) -> int:
+    # a RotatingKVCache grows in KV_STEP steps up to max_size, then holds ≤ max_size + S − 1 after a chunk of S
+    return min(_pad(ctx, KV_STEP), max_size) if ctx <= max_size else max_size + chunk - 1
+
+
+def _unified_device(targets: list[Target]) -> tuple[Target, str | None]:
+    dev = next((t for t in targets if t.kind == "unified"), None)
+    if dev is not None:
+        return dev, None
+    return (next((t for t in targets if t.kind != "cpu"), targets[0] if targets else Target("GPU", "unified", 0)),
+            "MLX runs on Apple silicon (Metal, unified memory); no unified-memory device was given")
+
+
+def _kv_bits(s: Settings) -> tuple[int | None, str | None]:
+    """--kv-bits for the settings' cache types, or why mlx-lm has none for them."""
+    bits: int | None = None
+    try:
+        bits = kv_bits_of(s.cache_type_k)
+        if kv_bits_of(s.cache_type_v) != bits:
+            return bits, "mlx-lm quantizes K and V alike (--kv-bits); K and V types differ"
+    except ValueError as e:
+        return bits, f"--kv-bits: mlx-lm quantizes the KV cache to 2–8 bits, not '{e}'"
+    return bits, None
+
+
+def _kv_step(kv: KVCachePlan) -> Step:
+    if kv.quantize:
+        formula = (f"per row of d: d·{kv.bits}/8 + 2 × d/{DEFAULT_KV_GROUP} × 2 B (scale + bias), "
+                   f"{kv.quant_cells:,} cells (256-token steps) × {kv.n_seq} sequence(s)")
+    else:
+        formula = (f"{kv.per_token:,} B/token (16-bit) × {kv.fp16_cells:,} cells (steps of {KV_STEP}"
+                   + (f"; rotating caches hold ≤ max_size + {kv.chunk} − 1" if kv.rotating else "")
+                   + f") × {kv.n_seq} sequence(s)")
+    return Step("KV cache", formula, f"{kv.bytes:,} B", "mlx_lm/models/cache.py KVCache, RotatingKVCache, "
+                "QuantizedKVCache")
+
+
+def _prefill_step(p: PrefillPlan) -> Step:
+    return Step("prefill activations", f"chunk {p.chunk} × (2·{p.hidden} + 3·{p.intermediate}) × 2 B"
+                + (f" + attention scores {p.scores:,} B (unfused)" if p.scores else " (fused SDPA)")
+                + " + last-token logits", f"{p.total:,} B",
+                "mlx_lm/generate.py generate_step; mlx scaled_dot_product_attention.cpp")
+
+
+def _working_set_step(dev: Target) -> Step:
+    return Step("GPU working set", f"recommendedMaxWorkingSetSize of {(dev.total or 0) / GiB:.0f} GiB RAM"
+                if dev.total else "the unified device's GPU share", f"{dev.capacity:,} B",
+                "mlx_lm/generate.py wired_limit; raise with sudo sysctl iogpu.wired_limit_mb=N")
+
+
 class MLX:
     """``max_kv_size`` = --max-kv-size (mlx_lm.generate); ``quantized_kv_start`` = --quantized-kv-start."""
 
@@ -112,45 +189,32 @@ class MLX:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         s = self.defaults(model, settings, targets)
-        steps: list[Step] = []
-        assumptions: list[str] = [f"{MLX_REF}: prompt prefilled in chunks of {self.prefill_step_size}"]
-        refusal: str | None = None
-        dev = next((t for t in targets if t.kind == "unified"), None)
-        if dev is None:
-            refusal = "MLX runs on Apple silicon (Metal, unified memory); no unified-memory device was given"
-            dev = next((t for t in targets if t.kind != "cpu"), targets[0] if targets else Target("GPU", "unified", 0))
-
-        # --- KV cache type --------------------------------------------------------------------
-        bits: int | None = None
-        try:
-            bits = kv_bits_of(s.cache_type_k)
-            if kv_bits_of(s.cache_type_v) != bits:
-                refusal = refusal or "mlx-lm quantizes K and V alike (--kv-bits); K and V types differ"
-        except ValueError as e:
-            refusal = refusal or f"--kv-bits: mlx-lm quantizes the KV cache to 2–8 bits, not '{e}'"
-        group = DEFAULT_KV_GROUP
+        dev, refusal = _unified_device(targets)
+        bits, bits_refusal = _kv_bits(s)
         assert s.ctx is not None                # set by defaults()
-        T = s.ctx
-        n_seq = max(1, s.parallel)
-        S = min(self.prefill_step_size, T)
+        kv = self.kv_cache(model, s.ctx, max(1, s.parallel), bits)
+        prefill = self.prefill(model, kv)
+        refusal = refusal or bits_refusal or kv.refusal
+        steps = (_kv_step(kv), _prefill_step(prefill), _working_set_step(dev))
+        devices = (DeviceMemory(dev.name, dev.kind, dev.capacity, weights.total, kv.bytes, prefill.total, 0),)
+        return Allocation(settings=s, devices=devices, kv_bytes_per_token=kv.per_token, refusal=refusal,
+                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal))
+
+    def kv_cache(self, model: ModelSpec, ctx: int, n_seq: int, bits: int | None) -> KVCachePlan:
+        """The caches make_prompt_cache builds for ``n_seq`` sequences of ``ctx`` tokens, and their bytes."""
+        S = min(self.prefill_step_size, ctx)
         sliding = any(a.kind == "sliding" for a in model.attention_layers)
         own_cache = sliding      # models with sliding layers define make_cache (gemma3, gpt-oss, …)
         rotating_all = self.max_kv_size is not None and not own_cache
-        quantize = bits is not None and T >= self.quantized_kv_start
+        quantize = bits is not None and ctx >= self.quantized_kv_start
+        refusal = None
         if quantize and (rotating_all or sliding):
             # maybe_quantize_kv_cache calls to_quantized once the cache holds quantized_kv_start tokens
-            refusal = refusal or ("RotatingKVCache Quantization NYI: mlx-lm cannot quantize a rotating cache "
-                                  "(--max-kv-size or sliding-window layers) with --kv-bits")
+            refusal = ("RotatingKVCache Quantization NYI: mlx-lm cannot quantize a rotating cache "
+                       "(--max-kv-size or sliding-window layers) with --kv-bits")
             quantize = False
-        if bits is not None and not quantize and refusal is None:
-            assumptions.append(f"--kv-bits {bits}: the cache is quantized only from {self.quantized_kv_start:,} "
-                               f"tokens (--quantized-kv-start); {T:,} stays 16-bit")
-
-        # --- KV bytes --------------------------------------------------------------------------
-        kv = 0
-        per_token = 0
-        fp16_cells = quant_cells = 0
-        convert_at = min(T, -(-self.quantized_kv_start // S) * S)   # checked after each prefill chunk
+        kv = per_token = fp16_cells = quant_cells = 0
+        convert_at = min(ctx, -(-self.quantized_kv_start // S) * S)   # checked after each prefill chunk
         for a in model.attention_layers:
             if a.kind == "mla":
                 # mlx_lm/models/deepseek_v3.py caches the latent (kv_lora_rank) as keys, the rope key as values
@@ -160,14 +224,13 @@ class MLX:
             row16 = sum(n * d * 2 for n, d in rows)
             per_token += row16
             if a.kind == "sliding" and a.window:
-                cells = min(_pad(T, KV_STEP), a.window) if T <= a.window else a.window + S - 1
+                cells = _rotating_cells(ctx, a.window, S)
             elif rotating_all:
-                m = self.max_kv_size or 0
-                cells = min(_pad(T, KV_STEP), m) if T <= m else m + S - 1
+                cells = _rotating_cells(ctx, self.max_kv_size or 0, S)
             else:
-                cells = _pad(T, KV_STEP)
+                cells = _pad(ctx, KV_STEP)
             if quantize and bits:
-                rowq = sum(n * quantized_row_bytes(d, bits, group) for n, d in rows)
+                rowq = sum(n * quantized_row_bytes(d, bits, DEFAULT_KV_GROUP) for n, d in rows)
                 # to_quantized converts the whole cache at once: the 16-bit cache and its copy exist together
                 kv += max(rowq * cells, (row16 + rowq) * _pad(convert_at, KV_STEP)) * n_seq
                 quant_cells = cells
@@ -175,49 +238,40 @@ class MLX:
                 kv += row16 * cells * n_seq
                 fp16_cells = max(fp16_cells, cells)
         kv += sum((r.conv_elems + r.state_elems) * 2 for r in model.recurrent_layers) * n_seq
-        if quantize:
-            kv_formula = (f"per row of d: d·{bits}/8 + 2 × d/{group} × 2 B (scale + bias), {quant_cells:,} cells "
-                          f"(256-token steps) × {n_seq} sequence(s)")
-        else:
-            kv_formula = (f"{per_token:,} B/token (16-bit) × {fp16_cells:,} cells (steps of {KV_STEP}"
-                          + (f"; rotating caches hold ≤ max_size + {S} − 1" if (sliding or rotating_all) else "")
-                          + f") × {n_seq} sequence(s)")
-        steps.append(Step("KV cache", kv_formula, f"{kv:,} B", "mlx_lm/models/cache.py KVCache, RotatingKVCache, "
-                          "QuantizedKVCache"))
+        return KVCachePlan(ctx, bits, quantize, sliding or rotating_all, n_seq, S, kv, per_token, fp16_cells,
+                           quant_cells, refusal)
 
-        # --- prefill activations -------------------------------------------------------------------
+    def prefill(self, model: ModelSpec, kv: KVCachePlan) -> PrefillPlan:
+        """Activation bytes of one prefill chunk, the attention scores when the fused kernel is not used, and the
+        last-token logits."""
         h = model.hidden_size
         inter = model.intermediate_size or 4 * h
         head_dims = {a.k_dim for a in model.attention_layers if a.kind != "mla"}
-        fused = all(d in FUSED_HEAD_DIMS for d in head_dims) and not quantize
-        activation = n_seq * S * (2 * h + 3 * inter) * 2
+        fused = all(d in FUSED_HEAD_DIMS for d in head_dims) and not kv.quantize
+        activation = kv.n_seq * kv.chunk * (2 * h + 3 * inter) * 2
         scores = 0
         if not fused:
             # the unfused path (unsupported head dim, or quantized_scaled_dot_product_attention) materializes
             # scores and their softmax: heads × S × T in the activation dtype
-            scores = n_seq * model.n_heads * S * min(T, self.max_kv_size or T) * 2 * 2
-        logits = n_seq * model.vocab_size * (2 + 4)
-        compute = activation + scores + logits
-        steps.append(Step("prefill activations", f"chunk {S} × (2·{h} + 3·{inter}) × 2 B"
-                          + (f" + attention scores {scores:,} B (unfused)" if scores else " (fused SDPA)")
-                          + " + last-token logits", f"{compute:,} B",
-                          "mlx_lm/generate.py generate_step; mlx scaled_dot_product_attention.cpp"))
+            scores = kv.n_seq * model.n_heads * kv.chunk * min(kv.ctx, self.max_kv_size or kv.ctx) * 2 * 2
+        logits = kv.n_seq * model.vocab_size * (2 + 4)
+        return PrefillPlan(kv.chunk, h, inter, scores, activation + scores + logits)
 
-        # --- the device ------------------------------------------------------------------------------
+    def _assumptions(self, kv: KVCachePlan, weights: WeightEstimate, dev: Target,
+                     refusal: str | None) -> tuple[str, ...]:
+        out = [f"{MLX_REF}: prompt prefilled in chunks of {self.prefill_step_size}"]
+        if kv.bits is not None and not kv.quantize and refusal is None:
+            out.append(f"--kv-bits {kv.bits}: the cache is quantized only from {self.quantized_kv_start:,} "
+                       f"tokens (--quantized-kv-start); {kv.ctx:,} stays 16-bit")
         limit = dev.capacity
-        steps.append(Step("GPU working set", f"recommendedMaxWorkingSetSize of {(dev.total or 0) / GiB:.0f} GiB RAM"
-                          if dev.total else "the unified device's GPU share", f"{limit:,} B",
-                          "mlx_lm/generate.py wired_limit; raise with sudo sysctl iogpu.wired_limit_mb=N"))
         if weights.total > WIRED_WARN_SHARE * limit > 0:
-            assumptions.append(f"[WARNING] Generating with a model that requires {weights.total // MiB} MB which is close "
-                               f"to the maximum recommended size of {limit // MiB} MB: mlx-lm warns it can be slow")
-        if n_seq > 1:
-            assumptions.append(f"{n_seq} sequences: mlx_lm.server batches them (BatchKVCache); its prompt cache keeps "
-                               f"up to {SERVER_PROMPT_CACHE} more KV caches (--prompt-cache-size), not counted")
-        assumptions.append("over the working set MLX does not refuse: macOS pages or the GPU command buffer fails")
-        devices = (DeviceMemory(dev.name, dev.kind, dev.capacity, weights.total, kv, compute, 0),)
-        return Allocation(settings=s, devices=devices, kv_bytes_per_token=per_token, refusal=refusal,
-                          steps=tuple(steps), assumptions=tuple(assumptions))
+            out.append(f"[WARNING] Generating with a model that requires {weights.total // MiB} MB which is close "
+                       f"to the maximum recommended size of {limit // MiB} MB: mlx-lm warns it can be slow")
+        if kv.n_seq > 1:
+            out.append(f"{kv.n_seq} sequences: mlx_lm.server batches them (BatchKVCache); its prompt cache keeps "
+                       f"up to {SERVER_PROMPT_CACHE} more KV caches (--prompt-cache-size), not counted")
+        out.append("over the working set MLX does not refuse: macOS pages or the GPU command buffer fails")
+        return tuple(out)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         from .published import mlx_repo, serve_path
