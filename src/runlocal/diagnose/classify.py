@@ -59,6 +59,7 @@ import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import IO, Any
 
 from . import kb, signals
@@ -282,7 +283,7 @@ class Scanner:
                 rt = _RUNTIME_TOKENS[tok]
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         matches = self.index.match(line, low)
-        by_signal = kb.get(signals.line_entry(_advice_removed(low), self.runtime or self.detected_runtime()) or "")
+        by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")
         if by_signal is not None and all(e.id != by_signal.id for e in matches):
             matches.append(by_signal)
         if signals.engine_dead(low):
@@ -357,6 +358,22 @@ def _advice_removed(low: str) -> str:
     the advice's words are not read as the failure."""
     m = _ADVICE.search(low)
     return low[:m.start()] if m else low
+
+
+CACHED_LINE_MAX = 512       # lines up to this long have their entry kept (at most 4,096 of them: ~2 MB)
+
+
+@lru_cache(maxsize=4096)
+def _short_line_entry(low: str, runtime: str | None) -> str | None:
+    return signals.line_entry(_advice_removed(low), runtime)
+
+
+def _line_entry(low: str, runtime: str | None) -> str | None:
+    """signals.line_entry of the line without its advice. Logs repeat short lines (metrics, progress) by the
+    thousand, so a short line's entry is worked out once; both functions are pure."""
+    if len(low) <= CACHED_LINE_MAX:
+        return _short_line_entry(low, runtime)
+    return signals.line_entry(_advice_removed(low), runtime)
 
 
 def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:
