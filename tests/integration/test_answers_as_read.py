@@ -4,28 +4,16 @@ one meaning per word, output that reads at 80 columns."""
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 
 import pytest
+from asking import ask
 from rich.console import Console
 
-from runlocal.check import CheckRequest, check
 from runlocal.render.text import render_plan
 
 GB = 10**9
-
-
-def ask(command: str):
-    """`runlocal check …` as typed → (plan, notes), through the same request the CLI builds."""
-    words = shlex.split(command)
-    assert words[:2] == ["runlocal", "check"]
-    opts = {"model": words[2], "use_measurements": False}
-    it = iter(words[3:])
-    for flag in it:
-        opts[flag.lstrip("-").replace("-", "_")] = next(it)
-    return check(CheckRequest(**opts))
 
 
 def read(command: str, width: int = 120) -> str:

@@ -4,28 +4,16 @@ one meaning per figure, compare / best / cost that agree, tables laid out for th
 Expected values come from the question (what a user must be able to read off the answer), not from the code."""
 
 import re
-import shlex
 
 import pytest
+from asking import ask
 from rich.console import Console
 
-from runlocal.check import CheckRequest, check
 from runlocal.render.text import render_plan
 
 pytestmark = pytest.mark.slow     # each plans a catalog model with its fixes: seconds on the shared 2 cores
 
 ARROW = re.compile(r"([\d.,]+)\s*(?:GiB|MiB|tokens|tokens/s)?\s*→\s*([\d.,]+)")
-
-
-def ask(command: str):
-    words = shlex.split(command)
-    assert words[:2] == ["runlocal", "check"]
-    opts = {"model": words[2], "use_measurements": False}
-    it = iter(words[3:])
-    for flag in it:
-        key, value = flag.lstrip("-").replace("-", "_"), next(it)
-        opts[key] = int(value) if key in ("parallel", "tp", "pp") else value     # as typer types them
-    return check(CheckRequest(**opts))
 
 
 def read(command: str, width: int = 120) -> str:

@@ -5,20 +5,9 @@ leaving it less than llama.cpp's own 1 GiB fit margin is "tight", and says on wh
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from asking import check_json
 
 from runlocal.hardware.display_margin import DISPLAY_HEADROOM, settle_display
-
-
-def check_json(*args: str) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", *args, "--json"], capture_output=True,
-                       text=True, env=env, timeout=120)
-    assert r.returncode in (0, 1), r.stderr
-    return json.loads(r.stdout)
 
 
 def test_gtx_970_case_is_tight_and_says_why():

@@ -3,20 +3,13 @@ vLLM's LoRA adapters. Each test is a user's command as typed and the answer as r
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
+from asking import check_json
+
 GiB = 1 << 30
-
-
-def check_json(*args: str) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", *args, "--json"], capture_output=True,
-                       text=True, env=env, timeout=120)
-    assert r.returncode in (0, 1), r.stderr
-    return json.loads(r.stdout)
 
 
 def check_error(*args: str) -> str:
