@@ -112,7 +112,8 @@ class CheckForm:
         return out
 
 
-def _int(text: str, name: str, lo: int, hi: int) -> int:
+def whole_number(text: str, name: str, lo: int, hi: int) -> int:
+    """A form field that must be a whole number from lo to hi, or one line naming the field."""
     try:
         value = int(text)
     except ValueError:
@@ -139,7 +140,7 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     for i, gpu in enumerate(gpus):
         count_text = counts[i].strip() if i < len(counts) and counts[i].strip() else "1"
         if gpu.strip():
-            devices.append((gpu.strip(), _int(count_text, "n (device count)", 1, 64)))
+            devices.append((gpu.strip(), whole_number(count_text, "n (device count)", 1, 64)))
     form.devices = devices
     for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp"):
         setattr(form, key, (params.get(key) or "").strip()[:64])
@@ -189,9 +190,9 @@ def check_request(form: CheckForm):
         gpu=None if form.vram else form.gpu_spec(),      # a VRAM figure stands for the devices: one GPU of that size
         vram=form.vram or None, ram=form.ram or None, ctx=form.ctx or None, quant=form.quant or None,
         kv_cache=form.kv if form.kv != "f16" else None,
-        parallel=_int(form.parallel, "parallel", 1, 4096) if form.parallel else None,
-        n_gpu_layers=_int(form.ngl, "ngl", -2, 10000) if form.ngl else None,
-        tp=_int(form.tp, "tp", 1, 1024) if form.tp else None,
+        parallel=whole_number(form.parallel, "parallel", 1, 4096) if form.parallel else None,
+        n_gpu_layers=whole_number(form.ngl, "ngl", -2, 10000) if form.ngl else None,
+        tp=whole_number(form.tp, "tp", 1, 1024) if form.tp else None,
         gpu_memory_utilization=budget if opts.budget == "gpu_memory_utilization" else None,
         mem_fraction_static=budget if opts.budget == "mem_fraction_static" else None,
     )

@@ -17,6 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
+from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, page, params
 
 router = APIRouter(include_in_schema=False)
@@ -68,18 +69,6 @@ def model_for(text: str) -> tuple[str, str | None]:
                            f"parameters), the catalog model nearest that size")
 
 
-def _int(text: str | None, name: str, lo: int, hi: int) -> int | None:
-    if not text:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{name}: expected a whole number, got '{text}'") from None
-    if not lo <= value <= hi:
-        raise InputError(f"{name}: must be between {lo} and {hi}, got {value}")
-    return value
-
-
 def _ctx(text: str | None) -> int | None:
     from ..units import parse_tokens
 
@@ -117,9 +106,10 @@ async def best_page(request: Request):
             raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
+        users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
         result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
-                                         q["vendor"], q["form"], _int(q["users"], "users", 1, MAX_USERS) or 1)
+                                         q["vendor"], q["form"], users)
     except RunlocalError as e:
         error = str(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
