@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 5, collected after round 4 was scored and committed before any
-tuning or scoring on it; rounds 1-4 are tuning data, see runlocal.evidence.public_errors), each file also on its own,
+measurements/public_errors/held_out/: round 6, collected after round 5 was scored and committed before any
+tuning or scoring on it; rounds 1-5 are tuning data, see runlocal.evidence.public_errors), each file also on its own,
 per category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
