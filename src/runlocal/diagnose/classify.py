@@ -99,6 +99,8 @@ _RUNTIME_TOKENS = {
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
+# llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
+_LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
 _RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
                   "transformers")
@@ -279,8 +281,8 @@ class Scanner:
             return
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
-            for tok in _RUNTIME_RE.findall(low):
-                rt = _RUNTIME_TOKENS[tok]
+            for rt in [_RUNTIME_TOKENS[tok] for tok in _RUNTIME_RE.findall(low)] + [
+                    "llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         matches = self.index.match(line, low)
         by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")

@@ -71,6 +71,12 @@ _NOT_MEMORY = (
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
     (re.compile(r"only supports \w+ gpus? or newer"), "notmem-unsupported-gpu-arch"),  # FlashAttention's arch check
+    # the file names a model architecture this loader does not implement ("unknown model architecture: 'phi3'",
+    # ComfyUI-GGUF's "Unexpected architecture type in GGUF file")
+    (re.compile(r"(?:unknown|unexpected|unrecognized|unsupported) (?:model )?architecture\b(?! \w*(?:gpu|cuda))"),
+     "notmem-unsupported-model-arch"),
+    # the driver dropped the GPU (VK_ERROR_DEVICE_LOST, vulkan.hpp vk::DeviceLostError): a reset, not a full memory
+    (re.compile(r"devicelosterror|error_device_lost|\bdevice (?:was )?lost\b"), "notmem-device-lost"),
     (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
     (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"
                 r"|invalid __global__ (?:read|write)|without access enabled"),  # compute-sanitizer's report
@@ -115,7 +121,9 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 # -- how the process ended -----------------------------------------------------------------------
 _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
-    r"|node running low on memory|out of memory: kill")
+    r"|node running low on memory|out of memory: kill"
+    # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
+    r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
@@ -126,7 +134,10 @@ _REFUSAL = re.compile(
     r"|memory layout cannot be allocated|requires approximately .* of memory")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
-_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction, not a failure
+_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction
+# ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
+# token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
+_NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -152,10 +163,12 @@ _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 2
 _TERMINAL_ERROR = re.compile(
     r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
     r"|\bfatal error\b|\bpanicked at\b"  # Rust: "thread 'main' panicked at src/main.rs:406:19"
+    r"|terminate called after throwing|terminating due to uncaught exception"  # an uncaught C++ exception
     r"|\berror=\\*\"(?!\s*\\*\")"  # a structured log's error="…" field (Ollama, Go slog)
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
     r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
-_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load")
+_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
+                   "terminat")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
@@ -183,7 +196,8 @@ GATE_WORDS = frozenset({
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
     "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
-    "alignedallocator", "in region", "current device", "panicked", "iogpumemory",
+    "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
+    "device_lost", "device lost", "terminat", "earlyoom", "oomd",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -197,7 +211,7 @@ LOAD = re.compile(
     # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
     # "Engine building failed" / "Failed to deserialize cuda engine"
     r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
-    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e")
+    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load")
 RUN = re.compile(
     r"generate\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -206,7 +220,10 @@ RUN = re.compile(
     r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
     # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
-    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model")
+    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
+    # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
+    # node (a loader node is start-up, any other node is a graph run)
+    r"|output generated in\b|node type:\W*(?!\w*load)\w")
 
 
 def phase_of_line(low: str) -> str | None:
@@ -269,6 +286,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "process-killed"
     if not oom and needs_more_than_has(low):
         oom = True
+    if oom and _NAMED_POOL.search(low):
+        return "sglang-kv-pool-full"
     if oom and _KV_BUDGET.search(low):
         return "vllm-no-kv-blocks"
     if oom or _ALLOC_FAIL.search(low):
