@@ -2,8 +2,8 @@
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
 measurements/public_errors/held_out/: round 6, collected after round 5 was scored and committed before any
-tuning or scoring on it; rounds 1-5 are tuning data, see runlocal.evidence.public_errors), each file also on its own,
-per category and per family, and the number of look-alikes (texts whose
+tuning or scoring on it; rounds 1-5 are tuning data, see runlocal.evidence.public_errors), each file (round) also on
+its own, per runtime (as the thread states it), per category and per family, and the number of look-alikes (texts whose
 failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
@@ -70,7 +70,7 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
             print(f"  {f:22s} exact {_pct(sum(r['ok'] for r in part), len(part))}; memory / not memory "
                   f"{_pct(sum((r['got'] in MEMORY_CATEGORIES) == r['memory'] for r in part), len(part))}; "
                   f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}")
-    for key in ("label", "family"):
+    for key in ("runtime", "label", "family"):
         groups = collections.defaultdict(list)
         for r in rows:
             groups[r[key]].append(r["ok"])
