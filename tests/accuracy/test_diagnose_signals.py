@@ -11,6 +11,7 @@ successful loads posted publicly (measurements/public_logs).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -159,3 +160,53 @@ def test_largest_context_never_cuts_below_a_context_that_really_loaded():
             assert fit["ctx"] >= rec["settings"]["n_ctx"], rec["source_url"]
         checked += 1
     assert checked >= 3
+
+
+def _pasted(text: str) -> str:
+    """`runlocal diagnose` with the log pasted on standard input, as a fresh process: what the user reads."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "diagnose"], input=text, capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def _gib(text: str, pattern: str) -> float:
+    return float(re.search(pattern, text).group(1))
+
+
+def test_pasted_llamacpp_kv_failure_reads_the_trained_context_and_the_logs_file():
+    text = (ROOT / "tests/data/llamacpp_kv_fail_cpu.log").read_text(encoding="utf-8")
+    out = _pasted(text)
+    trained = int(re.search(r"n_ctx_train \((\d+)\)", text).group(1))
+    gguf = re.search(r"from (\S+\.gguf)", text).group(1)
+    assert f"llama-server -m {gguf} -c {trained}" in out
+
+
+def test_pasted_vllm_pool_refusal_reads_a_max_model_len_inside_the_logged_pool():
+    text = _record("product-catalog-generator-10")["text"]   # vLLM 0.2.7: max seq len 4096 > 3664 KV tokens
+    pool = int(re.search(r"stored in KV cache \((\d+)\)", text).group(1))
+    served = [int(n) for n in re.findall(r"--max-model-len (\d+)", _pasted(text))]
+    assert served and pool - 256 < served[0] <= pool
+
+
+def test_pasted_sglang_negative_pool_reads_a_fraction_that_leaves_the_pool_room():
+    """sgl-project/sglang#7691: the profiled token count is negative after the weights load; the fraction the user
+    reads must give the KV pool room by SGLang's own budget (free after weights − free before × (1 − fraction))."""
+    text = _record("sglang-7691")["text"]
+    after, used = _gib(text, r"avail mem=([\d.]+) GB, mem"), _gib(text, r"mem usage=([\d.]+) GB")
+    out = _pasted(text)
+    frac = float(re.search(r"--mem-fraction-static ([\d.]+)", out).group(1))
+    assert 1 - after / (after + used) < frac <= 0.95
+    assert after - (after + used) * (1 - frac) > 1            # GiB left for the KV pool at that fraction
+    assert re.search(r"the KV pool gets [\d.]+ GiB", out)
+
+
+def test_pasted_ollama_refusal_reads_the_logs_own_shortfall():
+    """ollama/ollama#8734's closing lines (Ollama 0.5.7): the fix is sized by the log's own two figures."""
+    text = ('time=2025-01-31T20:48:19.586Z level=INFO source=server.go:104 msg="system memory" total="1690.2 GiB" '
+            'free="358.4 GiB" free_swap="7.8 GiB"\n'
+            "Error: model requires more system memory (391.0 GiB) than is available (366.2 GiB)\n")
+    need = _gib(text, r"requires more system memory \(([\d.]+) GiB\)")
+    have = _gib(text, r"than is available \(([\d.]+) GiB\)")
+    assert f"Free at least {need - have:.1f} GiB of RAM" in _pasted(text)

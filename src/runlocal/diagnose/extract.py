@@ -374,6 +374,15 @@ _rule("context_len=", r"\bcontext_len=(\d+)")(_set("max_model_len", 1, int))
 _rule("max_running_requests=", r"max_running_requests=(\d+)")(_set("max_running_requests", 1, int))
 _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, "GiB"))  # SGLang: GiB labelled GB
 
+
+# SGLang's "Load weight end. … avail mem=X GB, mem usage=Y GB": free memory after the weights, and what they took
+# (model_runner.py load_model: mem usage = before_avail_memory − after_avail_memory), so X + Y is the memory free
+# before the weights, the pre_model_load_memory the KV budget is a fraction of (runtimes/sglang.py cites the source)
+@_rule("load weight end", r"avail mem=([\d.]+) ?GB, mem usage=([\d.]+) ?GB")
+def _sglang_weights(m, ex):
+    ex.set("sglang_free_after_weights_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("sglang_weights_bytes", size_to_bytes(m.group(2), "GiB"))
+
 # llama.cpp context parameters
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))
 _rule("n_ctx_train", r"\bn_ctx_train\s*[=(]\s*(\d+)")(_set("n_ctx_train", 1, int))

@@ -174,6 +174,40 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
+# SGLang: KV budget = free after the weights − (free before the weights) × (1 − mem_fraction_static)
+# (mem_cache/kv_cache_configurator.py _profile_available_bytes, see runtimes/sglang.py); a budget at or below zero is
+# "Loaded weights leave no GPU memory for the KV cache" / a negative profiled max_total_tokens. The fix keeps this
+# share above the smallest fraction that gives the pool any room, and never asks for more than SGLANG_MAX_FRACTION.
+SGLANG_FRACTION_STEP = 0.02
+SGLANG_MAX_FRACTION = 0.95
+
+
+def sglang_fraction_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """The smallest --mem-fraction-static that leaves the KV pool any room, from the log's own "Load weight end"
+    figures (free after the weights, and what they took), and the pool and the reserve at the value suggested."""
+    after, weights = ex.get("sglang_free_after_weights_bytes"), ex.get("sglang_weights_bytes")
+    if not (after and weights):
+        return []
+    before = int(after) + int(weights)
+    minimum = 1 - int(after) / before
+    figures = f"the weights took {_b(weights)} of the {_b(before)} free before loading, leaving {_b(after)}"
+    asked = ex.get("mem_fraction_static")
+    if asked is not None:
+        budget = int(after) - before * (1 - float(asked))
+        figures += f"; at {float(asked):g} the KV pool gets {_b(budget)}" if budget > 0 else (
+            f"; at {float(asked):g} the KV pool would get {_b(budget)} (nothing)")
+    frac = math.ceil((minimum + SGLANG_FRACTION_STEP) * 100) / 100
+    if frac > SGLANG_MAX_FRACTION:
+        return [_fix("The weights leave almost nothing on each GPU: spread them over more GPUs or quantize them", "",
+                     f"{figures}: the KV pool needs --mem-fraction-static above {minimum:.3f}, which leaves under "
+                     f"{1 - SGLANG_MAX_FRACTION:.0%} for activations and CUDA graphs")]
+    pool, reserve = int(after) - before * (1 - frac), before * (1 - frac)
+    return [_fix(f"Raise --mem-fraction-static to {frac:.2f} (above the {minimum:.3f} the weights need)",
+                 f"python -m sglang.launch_server --model-path {_model_ref(ex)} --mem-fraction-static {frac:.2f}",
+                 f"{figures}; at {frac:.2f} the KV pool gets {_b(pool)} and {_b(reserve)} stays outside it for "
+                 "activations and CUDA graphs")]
+
+
 # llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653: "cannot fulfill
 # margin of 1024 MiB"); the compute buffer is allocated after the KV cache and needs that room.
 FIT_MARGIN = GiB
@@ -446,6 +480,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
+    if category == "sglang_kv_overflow":
+        fixes += sglang_fraction_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
