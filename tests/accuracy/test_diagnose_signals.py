@@ -210,3 +210,18 @@ def test_pasted_ollama_refusal_reads_the_logs_own_shortfall():
     need = _gib(text, r"requires more system memory \(([\d.]+) GiB\)")
     have = _gib(text, r"than is available \(([\d.]+) GiB\)")
     assert f"Free at least {need - have:.1f} GiB of RAM" in _pasted(text)
+
+
+def test_pasted_vllm_engine_death_reads_a_share_that_leaves_the_failed_activation_room():
+    """vllm-project/vllm#13067: the engine died when a 1.27 GiB activation found 109.81 MiB free on a 79.33 GiB
+    GPU; the share the user reads keeps at least that shortfall outside vLLM's budget (0.90 when the log sets none)."""
+    text = _record("vllm-13067")["text"]
+    req, total = _gib(text, r"Tried to allocate ([\d.]+) GiB"), _gib(text, r"total capacity of ([\d.]+) GiB")
+    free = _gib(text, r"of which ([\d.]+) MiB is free") / 1024
+    util = float(re.search(r"--gpu-memory-utilization ([\d.]+)", _pasted(text)).group(1))
+    assert (0.90 - util) * total >= req - free and util >= 0.5
+
+
+def test_pasted_ollama_refusal_whose_figures_print_alike_still_names_what_to_free():
+    text = _record("continue-9649")["text"]     # "model requires more system memory (5.3 GiB) than is available (5.3 GiB)"
+    assert "Free at least" in _pasted(text)

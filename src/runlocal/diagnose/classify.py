@@ -85,7 +85,8 @@ GiB = 1 << 30
 # runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
 _RUNTIME_TOKENS = {
     "ollama": "ollama", "llama runner": "ollama", "lmstudio": "lmstudio", "lm studio": "lmstudio",
-    "vllm": "vllm", "enginecore": "vllm", "sglang": "sglang", "sgl_jax": "sglang",
+    "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
+    "sglang": "sglang", "sgl_jax": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",

@@ -174,6 +174,29 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
+def vllm_headroom_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """vLLM ran out while serving (an activation outside its budget, the engine then died): everything outside
+    gpu_memory_utilization × total is what activations and CUDA graphs get, so lowering the share by the log's own
+    shortfall (the failed request minus what was free, at least the request) leaves that room. The share the log
+    states, else vLLM's default (runtimes/vllm.py DEFAULT_UTILIZATION, vllm/config/cache.py)."""
+    from ..runtimes.vllm import DEFAULT_UTILIZATION
+
+    req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
+    if not (req and total):
+        return []
+    short = max(int(req) - int(free or 0), 0) or int(req)   # at least the request itself (a block that would not split)
+    util = float(ex.get("gpu_memory_utilization") or DEFAULT_UTILIZATION)
+    lower = math.floor((util - short / int(total)) * 100) / 100
+    if lower < 0.5:
+        return []
+    stated = "the log's" if ex.get("gpu_memory_utilization") else "the default"
+    return [_fix(f"Keep at least {_b(short)} more outside vLLM's budget: --gpu-memory-utilization {lower:.2f}",
+                 f"{_vllm_serve(ex)} --gpu-memory-utilization {lower:.2f}",
+                 f"a {_b(req)} activation failed with {_b(free or 0)} free on the {_b(total)} GPU; {stated} "
+                 f"{util:.2f} → {lower:.2f} keeps {_b((util - lower) * int(total))} more outside vLLM's budget "
+                 "(the KV pool shrinks by as much)")]
+
+
 # SGLang: KV budget = free after the weights − (free before the weights) × (1 − mem_fraction_static)
 # (mem_cache/kv_cache_configurator.py _profile_available_bytes, see runtimes/sglang.py); a budget at or below zero is
 # "Loaded weights leave no GPU memory for the KV cache" / a negative profiled max_total_tokens. The fix keeps this
@@ -352,9 +375,11 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     which is free RAM plus free swap (ollama/ollama llm/server.go since v0.3; ollama/ollama#8734 prints free
     358.4 GiB and free_swap 7.8 GiB, then "available (366.2 GiB)"). The fix is sized by the log's own shortfall."""
     need, have = ex.get("ram_required_bytes"), ex.get("ram_available_bytes")
-    if not (need and have) or int(need) <= int(have):
+    if not (need and have) or int(need) < int(have):
         return []
-    short = int(need) - int(have)
+    # Ollama refuses only when the estimate is above what is available; figures that print alike ("5.3 GiB … 5.3
+    # GiB") differ by less than the last printed digit, so that digit (0.1 GiB) is what to free
+    short = int(need) - int(have) or GiB // 10
     free, swap = ex.get("ram_free_bytes"), ex.get("ram_free_swap_bytes")
     made_of = ""
     if free is not None and swap is not None and abs(int(free) + int(swap) - int(have)) <= 0.01 * int(have):
@@ -482,6 +507,9 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += ollama_ram_fixes(extracted)
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
+    if category == "vllm_engine_dead" or (
+            category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
+        fixes += vllm_headroom_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
