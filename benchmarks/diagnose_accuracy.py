@@ -18,6 +18,7 @@ import sys
 import time
 
 from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.classify import normalize_runtime
 from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
@@ -50,6 +51,22 @@ def score(records: list[dict]) -> list[dict]:
     return rows
 
 
+SMALL_RUNTIME = 3   # runtimes with fewer texts than this are counted together
+
+
+def _runtime(r: dict) -> str:
+    return normalize_runtime(r["runtime"]) or "unstated"
+
+
+def _group(key: str, r: dict, rows: list[dict]) -> str:
+    """The row's group: its label or family, or its runtime as the thread states it (aliases merged, runtimes
+    with fewer than SMALL_RUNTIME texts as one "other runtimes" group)."""
+    if key != "runtime":
+        return r[key]
+    name = _runtime(r)
+    return name if sum(_runtime(x) == name for x in rows) >= SMALL_RUNTIME else "(other runtimes)"
+
+
 def _pct(ok: int, n: int) -> str:
     return f"{ok}/{n} = {100 * ok / n:.1f} %" if n else "0/0"
 
@@ -74,7 +91,7 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
     for key in ("runtime", "label", "family"):
         groups = collections.defaultdict(list)
         for r in rows:
-            groups[r[key]].append(r["ok"])
+            groups[_group(key, r, rows)].append(r["ok"])
         print(f"  per {key}:")
         for g, oks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             print(f"    {g:32s} {_pct(sum(oks), len(oks))}")
