@@ -45,10 +45,9 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert rc.returncode == 0, rc.stdout + rc.stderr
     round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
     assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
-    # round 6 (collected after round 5 was scored) is held out whole, and nothing else is; no URL is in two rounds
-    assert {r["file"] for r in hold} == {"round6.jsonl"}
-    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 25
-    assert not {r["source"] for r in hold} & {r["source"] for r in tune}
+    # round 6 was scored once and is tuning data; round 7 is being collected (nothing held out until it is committed)
+    assert "round6.jsonl" in {r["file"] for r in tune}
+    assert not hold
 
 
 def _ids(name: str) -> set[str]:
@@ -101,6 +100,16 @@ def _ids(name: str) -> set[str]:
     ("bitsandbytes-268", "cuda_oom_long_context"),  # text-generation-webui's "Output generated in …": a request
     ("comfyui-4934", "cuda_oom_long_context"),  # the ComfyUI error report names a node that is not a loader
     ("llama.cpp-4680", "llamacpp_alloc_fail"),  # "after b1697": a llama.cpp release tag names the runtime
+    # round 6 misses, fixed by general signals once round 6 became tuning data (session 7)
+    ("gpt4all-1268", "not_memory"),        # "crash … most likely due to out of memory": a guess, not a report
+    ("mlx-566", "not_memory"),             # "Unable to allocate 8446744063349813240 bytes": more than any machine
+    ("vllm-13882", "vllm_no_kv_blocks"),   # "reserved for KV Cache is -1.05GiB", "# cuda blocks: 0", no error line
+    ("inferencex-2128", "sglang_kv_overflow"),  # "leave no GPU memory for the KV cache under --mem-fraction-static"
+    ("gpt4all-1870", "llamacpp_alloc_fail"),  # "unhandled exception from ggml_vk_allocate": the allocator crashed
+    ("gpt4all-1541", "llamacpp_alloc_fail"),  # "Error allocating vulkan memory": ggml's Vulkan buffer
+    ("ktransformers-637", "oom_killer"),   # "Killed while loading weight" under the kernel's process table
+    ("mlx-63", "metal_oom"),               # malloc failing "on 8GB RAM Mac": unified memory
+    ("ramalama-988", "not_memory"),        # "tools param requires --jinja flag": a missing flag
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected
@@ -110,6 +119,21 @@ def test_advice_in_a_log_line_is_not_read_as_the_failure():
     line = ("INFO 08-19 07:51:12 model_runner.py:1028] CUDA graphs can take additional 1~3 GiB memory per GPU. "
             "If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.")
     assert diagnose_text(line).category == "unknown"
+
+
+@pytest.mark.parametrize("line, expected", [
+    # a size no machine has, in other units and wordings: a wrapped integer, whatever the library
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] . DefaultCPUAllocator: can't allocate memory: "
+     "you tried to allocate 18446744073709551608 bytes.", "not_memory"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 17179869184.00 GiB", "not_memory"),
+    # the same wordings with sizes a machine can lack stay memory
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] . DefaultCPUAllocator: can't allocate memory: "
+     "you tried to allocate 34359738368 bytes.", "oom_killer"),
+    # a crash whose only memory words are a guess: an error that names no lack of memory
+    ("ERROR: model crashed, probably out of memory?", "not_memory"),
+])
+def test_what_a_line_states_decides_not_its_words(line, expected):
+    assert diagnose_text(line).category == expected
 
 
 def test_kv_failure_fix_uses_the_logs_own_numbers_and_file():

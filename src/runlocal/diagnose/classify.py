@@ -86,7 +86,7 @@ GiB = 1 << 30
 _RUNTIME_TOKENS = {
     "ollama": "ollama", "llama runner": "ollama", "lmstudio": "lmstudio", "lm studio": "lmstudio",
     "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
-    "sglang": "sglang", "sgl_jax": "sglang",
+    "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",
@@ -95,7 +95,7 @@ _RUNTIME_TOKENS = {
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
     "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
-    "llamafile": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
+    "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
 }
@@ -112,6 +112,7 @@ _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|rese
 _ALIASES = {
     "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-cpp-python": "llama.cpp",
     "llama-server": "llama.cpp", "koboldcpp": "llama.cpp", "llamafile": "llama.cpp",
+    "gpt4all": "llama.cpp",  # GPT4All's backend is a llama.cpp fork (gpt4all-backend/llama.cpp-mainline)
     "hf": "transformers", "huggingface": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "torch": "pytorch", "lm studio": "lmstudio", "lm-studio": "lmstudio",
     "trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
@@ -287,7 +288,9 @@ class Scanner:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         matches = self.index.match(line, low)
         by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")
-        if by_signal is not None and all(e.id != by_signal.id for e in matches):
+        if by_signal is not None and by_signal.id in signals.LINE_VETO:
+            matches = [by_signal]  # the line's own figure rules out what its words suggest
+        elif by_signal is not None and all(e.id != by_signal.id for e in matches):
             matches.append(by_signal)
         if signals.engine_dead(low):
             self.engine_dead = True
@@ -357,10 +360,10 @@ _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc
 
 
 def _advice_removed(low: str) -> str:
-    """The line up to the advice a runtime appends ("If you are running out of memory, consider…"), so that
-    the advice's words are not read as the failure."""
-    m = _ADVICE.search(low)
-    return low[:m.start()] if m else low
+    """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
+    it hedges ("… most likely due to out of memory"), so that those words are not read as the failure."""
+    cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
+    return low[:min(cuts)] if cuts else low
 
 
 CACHED_LINE_MAX = 512       # lines up to this long have their entry kept (at most 4,096 of them: ~2 MB)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GATE_WORDS", "engine_dead", "line_entry", "phase_of_line"]
+__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
@@ -41,7 +41,11 @@ _OOM = re.compile(
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
-    r"|failed to create (?:llama_)?context")
+    r"|failed to create (?:llama_)?context"
+    r"|error allocating\b"  # GPT4All / ggml-vulkan: "Error allocating vulkan memory"
+    # a crash or exception that names an allocating function as where it came from ("unhandled exception from
+    # ggml_vk_allocate in llama_kv_cache_init"): the allocation is what failed
+    r"|(?:exception|crash\w*|abort\w*) (?:from|in|at) \w*(?:_allocate|_malloc|_alloc)\b")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -56,10 +60,13 @@ _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 # macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
 # allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
-_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b")
+_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b"
+                    # the user names the machine: every Mac with a GPU runtime allocates from unified memory
+                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
-                   r"|\bvulkan\d|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
+                   r"|\bvulkan\d|vulkan memory"
+                   r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
@@ -125,7 +132,8 @@ _KILL_KERNEL = re.compile(
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
 _KILL_SIGNAL = re.compile(
-    r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
+    r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
+    r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
 _REFUSAL = re.compile(
@@ -145,7 +153,26 @@ _ENGINE_DEAD = re.compile(
 _OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
                       r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 # a paged-attention server's start-up sizing of its KV pool: "not enough … memory for KV cache", a negative budget
-_KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d")
+_KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d"
+                        r"|\bno (?:\w+ )?memory (?:left )?for (?:the )?kv[ _-]?cache")  # SGLang: "leave no GPU memory for…"
+# a negative or empty KV budget stated in words, with no out-of-memory message: vLLM's profile line ("the rest of the
+# memory reserved for KV Cache is -1.05GiB", vllm/worker/worker.py) or its block count ("# cuda blocks: 0")
+_KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cuda|gpu) blocks:\s*0\b")
+# a size no machine has (2^60 bytes = 1 EiB and above): a negative or wrapped integer printed as a size (MLX's
+# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), not a lack of memory
+_HUGE = 1 << 60
+#: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
+LINE_VETO = frozenset({"notmem-size-overflow"})
+_LONG_NUMBER = re.compile(r"\d{7}")
+_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgt]i?b|bytes)\b")
+# a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
+# not know; the rest of the line is read without it (classify._advice_removed cuts it)
+HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
+                   r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
+                   r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
+# a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
+# template that fails to render): a configuration error, not memory
+_CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
@@ -197,7 +224,8 @@ GATE_WORDS = frozenset({
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
     "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
     "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
-    "device_lost", "device lost", "terminat", "earlyoom", "oomd",
+    "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
+    "requires --", "require --",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -262,6 +290,19 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     return "cuda-oom-load"
 
 
+def _size_overflow(low: str) -> bool:
+    """Whether the line states one size of 2^60 bytes or more (no machine has it: the size is a wrapped integer)."""
+    if not _LONG_NUMBER.search(low):  # 2^60 needs 19 digits in bytes, 10 in GB, 7 in TB
+        return False
+    for num, unit in _SIZE_STATED.findall(low):
+        try:
+            if float(num) * _UNIT.get(unit, 0) >= _HUGE:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def line_entry(low: str, runtime: str | None = None) -> str | None:
     """The knowledge-base entry one lower-cased line points to by its signals, or None.
 
@@ -270,6 +311,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
+    if _size_overflow(low):
+        return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low):
@@ -279,6 +322,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
     if not oom:
+        if _CONFIG.search(low):
+            return "notmem-config"
         reason = _not_memory_reason(low)
         if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
             return reason
@@ -288,8 +333,9 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         oom = True
     if oom and _NAMED_POOL.search(low):
         return "sglang-kv-pool-full"
-    if oom and _KV_BUDGET.search(low):
-        return "vllm-no-kv-blocks"
+    if (oom and _KV_BUDGET.search(low)) or _KV_NEGATIVE.search(low) or (
+            runtime == "sglang" and _KV_BUDGET.search(low)):
+        return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-no-kv-blocks"
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
