@@ -45,9 +45,13 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert rc.returncode == 0, rc.stdout + rc.stderr
     round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
     assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
-    # round 6 was scored once and is tuning data; round 7 is being collected (nothing held out until it is committed)
+    # round 7 (collected after round 6 was scored and became tuning data) is held out whole, and nothing else is;
+    # no URL is in two rounds
     assert "round6.jsonl" in {r["file"] for r in tune}
-    assert not hold
+    assert {r["file"] for r in hold} == {"round7.jsonl"}
+    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 25
+    assert len({r["project"] for r in hold}) >= 15
+    assert not {r["source"] for r in hold} & {r["source"] for r in tune}
 
 
 def _ids(name: str) -> set[str]:

@@ -14,8 +14,10 @@ looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on 
 tuning data since round 5. Round 5 (``round5.jsonl``, 55 texts from 43 projects, 24 look-alikes) was held out whole
 and scored once (90.9 %); it is tuning data since round 6. Round 6 (``round6.jsonl``, 66 texts from 34 projects,
 32 look-alikes) was held out whole and scored once (86.4 %); it is tuning data since round 7 (session 7), when its
-misses were fixed by general signals. Round 7 is collected into ``held_out/`` after that, committed before it is
-scored, and scored once. Every file under ``held_out/`` is held out; every other file is tuning.
+misses were fixed by general signals. Round 7 (``held_out/round7.jsonl``, 62 texts from 41 projects, 30
+look-alikes, collected 2026-11-25 after those fixes from public issue threads, deduplicated against every earlier URL,
+each labelled from the thread's resolution) was committed before it was scored. Every file under ``held_out/`` is
+held out; every other file is tuning.
 """
 
 from __future__ import annotations
