@@ -1,10 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 7, collected after round 6 was scored and its misses fixed, and
-committed before it was scored; rounds 1-6 are tuning data, see runlocal.evidence.public_errors), each file (round) also on
-its own, per runtime (as the thread states it), per category and per family, and the number of look-alikes (texts whose
-failure is not a lack of memory) that were called memory, plus memory texts called not-memory or unknown.
+measurements/public_errors/held_out/: round 7, collected after round 6 was scored and its misses fixed,
+committed before it was scored, and scored once; rounds 1-6 are tuning data, see runlocal.evidence.public_errors),
+each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
+number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
+called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
 ``--part tuning`` scores the tuning part alone (what to run while tuning: the held-out figures stay unseen).
@@ -23,7 +24,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4, 5 and 6's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 7's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -31,11 +32,12 @@ FIRST_RUNS = (
     ("round 4 (whole)", "2026-11-25", 62, 43, 54, 2, 32, "435/440"),
     ("round 5 (whole)", "2026-11-25", 55, 50, 54, 0, 24, "496/502"),
     ("round 6 (whole)", "2026-11-25", 66, 57, 60, 2, 32, "553/557"),
+    ("round 7 (whole)", "2026-11-25", 62, 45, 56, 5, 30, "619/623"),
 )
 
 
 def print_first_runs() -> None:
-    print("\n== held-out rounds, first scoring as recorded (each round moved to tuning after it was scored)")
+    print("\n== held-out rounds, first scoring as recorded (each round moves to tuning once it has been scored)")
     for name, day, n, exact, binary, called, lookalikes, tuning in FIRST_RUNS:
         print(f"  {name:24s} {day}  exact {_pct(exact, n)}; memory / not memory {_pct(binary, n)}; "
               f"look-alikes called memory {called} of {lookalikes}; tuning then {tuning}")
