@@ -253,3 +253,46 @@ def test_pasted_vllm_engine_death_reads_a_share_that_leaves_the_failed_activatio
 def test_pasted_ollama_refusal_whose_figures_print_alike_still_names_what_to_free():
     text = _record("continue-9649")["text"]     # "model requires more system memory (5.3 GiB) than is available (5.3 GiB)"
     assert "Free at least" in _pasted(text)
+
+
+def test_pasted_ollama_placement_says_whether_a_shorter_num_ctx_can_put_every_layer_on_the_gpus():
+    """ollama/ollama#9181, "How to offload all layers to GPU?": the maintainer's answer reads Ollama's own offload
+    line (pasted wrapped, as in the thread). The user reads whether num_ctx alone can do it, with the figures read off
+    the line: the estimate for all layers minus the KV cache is still above what the GPUs have."""
+    text = (
+        'time=2025-02-18T02:29:51.627Z level=INFO source=server.go:130 msg=offload library=cuda layers.requested=-1 '
+        'layers.model=81 \n  layers.offload=44 layers.split=11,11,11,11 memory.available="[22.0 GiB 22.0 GiB 22.0 GiB '
+        '22.0 GiB]" memory.gpu_overhead="0 B" \n  memory.required.full="127.4 GiB" memory.required.partial="87.1 GiB" '
+        'memory.required.kv="19.5 GiB" \n  memory.required.allocations="[21.8 GiB 21.8 GiB 21.8 GiB 21.8 GiB]" '
+        'memory.weights.total="87.3 GiB" \n  memory.weights.repeating="86.2 GiB" memory.weights.nonrepeating="1.0 GiB" '
+        'memory.graph.full="8.2 GiB" \n  memory.graph.partial="8.2 GiB"\n')
+    full, kv = _gib(text, r'required\.full="([\d.]+) GiB'), _gib(text, r'required\.kv="([\d.]+) GiB')
+    avail = sum(float(x) for x in re.findall(r"([\d.]+) GiB", re.search(r'available="\[([^\]]*)', text).group(1)))
+    layers = re.search(r"layers\.model=(\d+)", text).group(1)
+    out = _pasted(text)
+    assert f"cannot put all {layers} layers" in out
+    assert f"still {full - kv - avail:.1f} GiB too much" in out
+
+
+def test_pasted_ollama_placement_that_fits_asks_for_no_shorter_context():
+    """ollama/ollama#6552: Ollama's estimate (14.1 GiB) fits the 15.0 GiB available, so the failure there is not
+    one a shorter num_ctx explains."""
+    text = ('Aug 29 20:47:28 iMacPro ollama[52949]: time=2024-08-29T20:47:28.070+05:30 level=INFO source=memory.go:309 '
+            'msg="offload to rocm" layers.requested=-1 layers.model=57 layers.offload=57 layers.split="" '
+            'memory.available="[15.0 GiB]" memory.required.full="14.1 GiB" memory.required.partial="14.1 GiB" '
+            'memory.required.kv="1.8 GiB" memory.required.allocations="[14.1 GiB]" memory.weights.total="12.4 GiB"\n')
+    assert "num_ctx" not in _pasted(text)
+
+
+def test_pasted_ollama_placement_one_layer_short_reads_how_far_num_ctx_must_shrink():
+    """ollama/ollama#12000 (measurements/public_logs/ollama.jsonl): 48 of 49 layers placed, the estimate for all of
+    them a little above what the GPU has, and a KV cache larger than the gap. The user reads the share of the current
+    num_ctx that puts every layer on the GPU, (KV − (full − available)) / KV, each figure read off the line."""
+    rec = next(r for r in public_logs.load_ollama() if r["source_url"].endswith("/pull/12000"))
+    text = rec["excerpt"]
+    full, avail = _gib(text, r'required\.full="([\d.]+) GiB'), _gib(text, r'available="\[([\d.]+) GiB')
+    kv = _gib(text, r'required\.kv="([\d.]+) MiB') / 1024
+    assert 0 < full - avail < kv
+    out = _pasted(text)
+    assert f"Cut num_ctx to at most {(kv - (full - avail)) / kv:.0%} of its current value" in out
+    assert "all 49 layers" in out

@@ -216,6 +216,23 @@ def _ollama_gpu(m, ex):
     ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
 
 
+# Ollama's layer placement ("msg=offload ... layers.model=81 layers.offload=44 memory.available="[22.0 GiB ...]"
+# memory.required.full="127.4 GiB" memory.required.kv="19.5 GiB"", llm/memory.go EstimateGPULayers, v0.1.3x-0.11):
+# one rule per field, since users paste the line wrapped (ollama/ollama#9181)
+_rule("layers.model=", r"\blayers\.model=(\d+)")(_set("ollama_layers_model", 1, int))
+_rule("layers.offload=", r"\blayers\.offload=(\d+)")(_set("ollama_layers_offload", 1, int))
+_rule("memory.required.full=", r'memory\.required\.full="' + _SIZE + '"')(_set_size("ollama_required_full_bytes"))
+_rule("memory.required.kv=", r'memory\.required\.kv="' + _SIZE + '"')(_set_size("ollama_required_kv_bytes"))
+
+
+@_rule("memory.available=", r'memory\.available="\[([^\]]*)\]"')
+def _ollama_available(m, ex):
+    sizes = re.findall(_SIZE, m.group(1), re.I)
+    if sizes:
+        ex.set("ollama_gpu_available_bytes", sum(size_to_bytes(n, u) for n, u in sizes))
+        ex.set("ollama_gpu_count", len(sizes))
+
+
 # vLLM
 @_rule("free memory on device", r"Free memory on device(?: (\S+))? \(([\d.]+)/([\d.]+) GiB\)")
 def _vllm_free(m, ex):
@@ -328,6 +345,7 @@ _FLAGS = (
     ("max_num_seqs", r"--max[-_]num[-_]seqs[= ](\d+)", int),
     ("max_num_batched_tokens", r"--max[-_]num[-_]batched[-_]tokens[= ](\d+)", int),
     ("n_ctx", r"(?:--ctx-size|(?:^|\s)-c)[= ](\d+)", int),
+    ("n_seq_max", r"(?:--parallel|(?:^|\s)-np)[= ](\d+)", int),
     ("n_gpu_layers", r"(?:--n-gpu-layers|--gpu-layers|(?:^|\s)-ngl)[= ](\d+)", int),
     ("n_batch", r"(?:--batch-size|(?:^|\s)-b)[= ](\d+)", int),
     ("n_ubatch", r"(?:--ubatch-size|(?:^|\s)-ub)[= ](\d+)", int),

@@ -396,6 +396,44 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
+def ollama_offload_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """Ollama printed where it put the layers (llm/memory.go EstimateGPULayers, the "msg=offload" line) and its
+    estimate did not fit the GPUs: all layers need ``memory.required.full``, of which ``memory.required.kv`` is the
+    KV cache (num_ctx × parallel tokens, linear in num_ctx), against the summed ``memory.available``. A shorter
+    num_ctx puts every layer on the GPU only if the KV cache is larger than the shortfall; the num_ctx that does is
+    the current one scaled by what the cache may keep. The graph estimate also shrinks with num_ctx, so the figure is
+    on the safe side. ollama/ollama#9181 (a maintainer's reading of this very line: "reduce num_ctx")."""
+    full, kv, avail = (ex.get(k) for k in ("ollama_required_full_bytes", "ollama_required_kv_bytes",
+                                           "ollama_gpu_available_bytes"))
+    layers, placed = ex.get("ollama_layers_model"), ex.get("ollama_layers_offload")
+    if not (full and kv and avail) or int(full) <= int(avail):
+        return []
+    full, kv, avail = int(full), int(kv), int(avail)
+    short = full - avail
+    gpus = int(ex.get("ollama_gpu_count") or 1)
+    on = f"the {gpus} GPUs" if gpus > 1 else "the GPU"
+    now = f"; {placed} of {layers} layers are on {on} now" if layers and placed is not None else ""
+    all_layers = f"all {layers} layers" if layers else "every layer"
+    have = "have" if gpus > 1 else "has"
+    estimate = (f"Ollama's estimate for {all_layers} on {on} is {_b(full)}, of which the KV cache is {_b(kv)}, "
+                f"and {on} {have} {_b(avail)} available")
+    if kv <= short:
+        return [_fix(f"A shorter num_ctx alone cannot put {all_layers} on {on}",
+                     "ollama pull MODEL:SMALLER_TAG   # a smaller quantization, or accept the split",
+                     f"{estimate}: without any KV cache the rest, {_b(full - kv)}, is still {_b(short - kv)} too much"
+                     f"{now}; a shorter num_ctx still moves more layers onto {on}")]
+    keep = (kv - short) / kv
+    n_ctx = ex.get("n_ctx")
+    if not n_ctx:
+        return [_fix(f"Cut num_ctx to at most {keep:.0%} of its current value to put {all_layers} on {on}",
+                     "ollama show MODEL --parameters   # the num_ctx in use, then set a smaller one",
+                     f"{estimate}: the KV cache must shrink by {_b(short)}{now}")]
+    ctx = int(int(n_ctx) * keep) // CTX_PAD * CTX_PAD
+    return [_fix(f"Use num_ctx {max(ctx // int(ex.get('n_seq_max') or 1), CTX_PAD):,} to put {all_layers} on {on}",
+                 _context_command("MODEL", ctx, "ollama", ex),
+                 f"{estimate}: the KV cache of {int(n_ctx):,} tokens must shrink by {_b(short)}, to {keep:.0%}{now}")]
+
+
 def resolvable_offline(model: str) -> bool:
     """Whether ``model`` resolves without the network: a local file or folder, a catalog name or repo id,
     or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
@@ -507,6 +545,9 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += ollama_ram_fixes(extracted)
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
+    # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
+    if category != "not_memory":
+        fixes += ollama_offload_fixes(extracted)
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
         fixes += vllm_headroom_fixes(extracted)
