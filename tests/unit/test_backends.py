@@ -48,3 +48,20 @@ def test_backend_is_refused_where_there_is_none_to_choose():
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", runtime="vllm", backend="cuda"))
     with pytest.raises(InputError, match=r"^backend: expected cuda \| rocm"):
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", backend="opencl"))
+
+
+def test_vulkan_speed_comes_from_vulkan_measurements_with_prefill():
+    """`runlocal check llama-3-8b -q Q4_0 --gpu rtx-3090 --backend vulkan`: the speed line reads the Vulkan fit
+    (measurements/speed: llama-bench on Vulkan) and gives a prefill figure, as it does for CUDA. The llama-bench
+    result posted for this setup (ggml-org/llama.cpp#13506, RTX 3090 coopmat2): tg128 105.69, pp512 4569 t/s."""
+    vk = _plan(model="llama-3-8b", quant="Q4_0", ctx=4096, parallel=1, backend="vulkan")["speed"]
+    cu = _plan(model="llama-3-8b", quant="Q4_0", ctx=4096, parallel=1, backend="cuda")["speed"]
+    assert vk["prefill_tokens_per_s"] and cu["prefill_tokens_per_s"]
+    assert vk["decode_short_tokens_per_s"] != cu["decode_short_tokens_per_s"]
+    assert abs(vk["decode_short_tokens_per_s"] / 105.69 - 1) < 0.35
+    assert abs(vk["prefill_tokens_per_s"] / 4569.2 - 1) < 0.35
+
+
+def test_rocm_prefill_is_predicted():
+    d = _plan(model="llama-3.1-8b", gpu="rx-7900-xtx", quant="Q4_K_M", ctx=4096, parallel=1)
+    assert _step(d)["value"] == "rocm" and d["speed"]["prefill_tokens_per_s"]
