@@ -35,13 +35,16 @@ SAFETENSORS_LOADERS = ("vllm", "sglang", "transformers")
 # What the kernel counts (MemTotal) is below the RAM installed: 23.54 GiB on the 24 GiB machine measured here; the
 # condition is raised from TIGHT_SHARE (verdict.py) of the RAM given, the project's usual margin
 MEMTOTAL_SHARE = 0.90
+# no file on the Hugging Face Hub is larger ("Per file: 50GB max, 20GB recommended", huggingface/hub-docs
+# docs/hub/datasets-upload-guide-llm.md hub_limits, PR #2007): past that RAM size no repo's file can fail to map
+HUB_FILE_MAX = 50 * 10**9
 
 
 def settle_loading(plan, ram_known: bool):
     """``plan`` with what loading needs from the host RAM said, where the RAM is known (given or read): a loader that
     maps safetensors files needs each file no larger than RAM + swap; the shard sizes are not known here, so a
     checkpoint bigger than the RAM gets the condition (its shards are usually far smaller, 5 GB under transformers
-    4's default, but transformers 5 writes up to 50 GB and some repos ship one file)."""
+    4's default, but transformers 5 writes up to 50 GB and some repos ship one file; none on the Hub is larger)."""
     if not ram_known or plan.runtime not in SAFETENSORS_LOADERS or plan.verdict in ("does_not_fit", "unknown"):
         return plan
     host = next((d for d in plan.allocation.devices if d.kind == "cpu"), None)
@@ -54,7 +57,7 @@ def settle_loading(plan, ram_known: bool):
                 f"{host.capacity:,} B RAM", "hardware/host_load.py (vllm weight_utils.py safetensors_weights_iterator; "
                 "transformers modeling_utils.py safe_open backend=mmap; measurements/host_load)")
     plan = replace(plan, steps=(*plan.steps, step))
-    if plan.weights.total <= MEMTOTAL_SHARE * host.capacity:
+    if min(plan.weights.total, HUB_FILE_MAX) <= MEMTOTAL_SHARE * host.capacity:
         return plan
     cond = (f"fits if no .safetensors file of the checkpoint is larger than RAM + swap ({host.capacity / GiB:.0f} GiB "
             "+ swap): the loader maps each file whole and Linux refuses a larger mapping (\"unable to mmap … Cannot "
