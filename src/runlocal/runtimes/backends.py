@@ -21,9 +21,10 @@ What changes with the backend, in the bytes runlocal plans (each rule is the bac
   mainline build 5781, Llama-3.1-8B Q4_0, -c 16384 -ub 1024 -fa, f16 cache) logs 613.01 MiB where the CUDA-rule
   trace gives 517.00: the 96.01 MiB between them is exactly that build's f32 KQ mask and its f16 cast (16,384 ×
   1,024 × (4 + 2) B; the same build's host buffer shows the f32 mask too), a build difference, not a backend one
-  (tests/unit/test_backends.py). So the traced figure is kept for Vulkan; the issue's report of Vulkan buffers
-  2.7–3.3× below the CUDA figure (Qwen3-8B / Qwen3-30B-A3B on an RTX 3090) could not be reproduced from any
-  public log with its settings and is not modelled.
+  (tests/unit/test_backends.py). So the traced figure is kept for Vulkan. The issue's report of Vulkan buffers
+  2.7–3.3× below the traced figure (Qwen3-8B / Qwen3-30B-A3B on an RTX 3090) matches instead llama-server's output
+  cap since ggml-org/llama.cpp PR #23861 (2026-06): the prompt graph keeps n_parallel rows of logits, not n_ubatch
+  (Qwen3-8B traced 2.93× smaller, measurements/llamacpp_server_outputs) — on every backend; not modelled yet.
 
 Not given, the backend follows the GPU's vendor as llama.cpp's release builds do: NVIDIA → cuda, AMD → rocm,
 Apple → metal, Intel → sycl, other unified-memory chips → their catalog backend, no GPU → cpu.
