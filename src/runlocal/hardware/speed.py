@@ -415,8 +415,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_idx += 1
         dev = _catalog_device(t)
         klass = device_class(dev, t.kind if t else d.kind)
-        backend = (s.runtime if s.runtime in ("mlx", "vllm", "sglang")
-                   else ggml_backend or default_backend(dev, klass))
+        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
+            backend = ggml_backend
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
