@@ -416,9 +416,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         dev = _catalog_device(t)
         klass = device_class(dev, t.kind if t else d.kind)
         backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
-        bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
