@@ -130,9 +130,13 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = make_plan(spec, settings, targets, runtime=planner)
     plan = _no_speed_from_disk(plan)
     from .hardware.display_margin import settle_display
+    from .hardware.host_load import settle_loading
+    from .hardware.unified_memory import settle_shared
 
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
+    plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
+    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 

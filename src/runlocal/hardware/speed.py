@@ -394,6 +394,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
     s = alloc.settings
     frac = rest_read_fraction(model)
+    ggml_backend = planned_backend(alloc)
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -416,6 +417,8 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         klass = device_class(dev, t.kind if t else d.kind)
         backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
+        if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
+            backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
@@ -423,6 +426,13 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
     return gpu_parts + parts, first_gpu
+
+
+def planned_backend(alloc) -> str | None:
+    """The ggml backend a llama.cpp / Ollama allocation was planned for (its "backend" step, runtimes/backends.py:
+    --backend or the GPU vendor's), so --backend vulkan reads the Vulkan constants; None for other runtimes."""
+    step = next((st for st in alloc.steps if st.label == "backend"), None)
+    return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:

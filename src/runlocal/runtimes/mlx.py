@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..hardware.unified_memory import mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
@@ -196,9 +197,12 @@ class MLX:
         prefill = self.prefill(model, kv)
         refusal = refusal or bits_refusal or kv.refusal
         steps = (_kv_step(kv), _prefill_step(prefill), _working_set_step(dev))
-        devices = (DeviceMemory(dev.name, dev.kind, dev.capacity, weights.total, kv.bytes, prefill.total, 0),)
+        # past the working set MLX still allocates, up to its allocator's limit (hardware/unified_memory.py)
+        past = past_working_set(weights.total + kv.bytes + prefill.total, dev.capacity, dev.total)
+        cap = mlx_block_limit(dev.capacity, dev.total) if past else dev.capacity
+        devices = (DeviceMemory(dev.name, dev.kind, cap, weights.total, kv.bytes, prefill.total, 0),)
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=kv.per_token, refusal=refusal,
-                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal))
+                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal), compromise=past)
 
     def kv_cache(self, model: ModelSpec, ctx: int, n_seq: int, bits: int | None) -> KVCachePlan:
         """The caches make_prompt_cache builds for ``n_seq`` sequences of ``ctx`` tokens, and their bytes."""
