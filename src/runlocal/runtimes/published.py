@@ -117,7 +117,8 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
 
 # --- published quantized checkpoints for vLLM and SGLang (data/published_checkpoints.json) ---------------------
 # --quant as users spell it → the formats it may name, least loss first
-QUANT_FAMILIES = {"fp8": ("fp8-block", "fp8-channel", "fp8"), "fp8_e4m3": ("fp8-block", "fp8-channel", "fp8"),
+FP8_FORMATS = ("fp8-block", "fp8-channel", "fp8")
+QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_FORMATS, "fp8-channel": FP8_FORMATS,
                   "awq": ("awq",), "awq-int4": ("awq",), "awq-4bit": ("awq",), "gptq": ("gptq",),
                   "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq")}
 POOLED_RUNTIMES = ("vllm", "sglang")
@@ -147,6 +148,7 @@ def published_checkpoint(model: ModelSpec, quant: str | None) -> dict[str, Any] 
 MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0}
 
 
+@cache
 def gpu_compute_capability(gpu_name: str) -> str | None:
     """The catalog's compute capability of a GPU named as a plan's target ("NVIDIA H100 80GB HBM3 #0" too)."""
     from ..hardware.catalog import load_devices
