@@ -92,6 +92,14 @@ def _fp8_channel(t: TensorInfo) -> int:
     return t.numel + 4 * e * out
 
 
+def _w4a16(t: TensorInfo) -> int:
+    # compressed-tensors W4A16 (llm-compressor, RedHatAI "quantized.w4a16"): symmetric int4 packed into int32
+    # (weight_packed, numel/2 bytes), a 16-bit weight_scale per group of 128 inputs and output, no zero points, and
+    # a 2 × int64 weight_shape per tensor (compressed_tensors/compressors/quantized_compressors/pack_quantized.py)
+    e, out, inp = _in_out(t)
+    return e * (out * inp // 2 + -(-inp // 128) * out * 2 + 16)
+
+
 def _mxfp4(t: TensorInfo) -> int:
     # OCP MX FP4 (gpt-oss experts): blocks of 32 e2m1 values (16 bytes) + one e8m0 scale byte.
     return t.numel // 32 * 17
@@ -108,6 +116,7 @@ QUANT_FORMATS = {
     "fp8": ("fp8 e4m3 weights", _fp8, True),
     "fp8-block": ("fp8 e4m3 weights, a scale per 128×128 block", _fp8_block, True),
     "fp8-channel": ("fp8 e4m3 weights, a scale per output channel", _fp8_channel, True),
+    "w4a16": ("int4 weights, a 16-bit scale per 128 inputs (compressed-tensors)", _w4a16, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
 }
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",

@@ -120,7 +120,8 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
 FP8_FORMATS = ("fp8-block", "fp8-channel", "fp8")
 QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_FORMATS, "fp8-channel": FP8_FORMATS,
                   "awq": ("awq",), "awq-int4": ("awq",), "awq-4bit": ("awq",), "gptq": ("gptq",),
-                  "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq")}
+                  "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq", "w4a16"),
+                  "w4a16": ("w4a16",)}
 POOLED_RUNTIMES = ("vllm", "sglang")
 # formats made with calibration data (AutoAWQ, GPTQ / llm-compressor), which vLLM cannot produce at load
 CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4"}
