@@ -273,9 +273,15 @@ def _published_checkpoints(f: _Fixer) -> None:
     """vLLM / SGLang: the model's published quantized checkpoints (data/published_checkpoints.json), served as stored."""
     if f.runtime.name not in POOLED_RUNTIMES:
         return
+    # refused for the GPU's compute capability (FP8 on a V100): the stored 16-bit checkpoint, or another format
+    kernel = "compute capability" in (f.plan.allocation.refusal or "")
+    if kernel and f.plan.weights.quant != (stored := (f.model.file_quant or "bf16").lower()):
+        f.try_(f"Serve the checkpoint as stored ({stored}) {f.model.repo_id or f.model.id}", f.base.with_(quant=stored),
+               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(estimate(f.model, stored).total)}", 2,
+               quant=stored)
     for entry in published_checkpoints(f.model):
         w = estimate(f.model, entry["format"])
-        if w.total < f.plan.weights.total:
+        if w.total < f.plan.weights.total or kernel and entry["format"] != f.plan.weights.quant:
             f.try_(f"Serve the published {entry['label']} checkpoint {entry['repo']}", f.base.with_(quant=entry["format"]),
                    f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=entry["format"])
 

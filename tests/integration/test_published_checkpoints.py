@@ -107,6 +107,15 @@ def test_fp8_on_a_v100_is_refused_for_its_compute_capability():
     assert "compute capability ≥ 7.5" in text and "7.0" in text
 
 
+def test_fp8_refused_on_a_32gb_v100_offers_the_stored_checkpoint():
+    # 8B × 2 bytes ≈ 15 GiB fits a 32 GB card: the way out of the refusal is the BF16 repo itself
+    plan, _ = ask("runlocal check llama-3.1-8b --gpu v100-sxm2-32gb --runtime vllm --quant fp8 --ctx 8192")
+    assert plan.verdict == "does_not_fit"
+    stored = [f for f in plan.fixes if "as stored" in f.title]
+    assert stored and stored[0].command.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192")
+    assert "does not fit → fits" in stored[0].effect
+
+
 def test_fp8_on_an_rtx_3090_runs_weight_only_and_says_so():
     plan, _ = ask("runlocal check llama-3.1-8b --gpu rtx-3090 --runtime vllm --quant fp8 --ctx 8192")
     assert plan.verdict in ("fits", "tight")                   # compute capability 8.6: FP8 Marlin, W8A16

@@ -145,8 +145,9 @@ def published_checkpoint(model: ModelSpec, quant: str | None) -> dict[str, Any] 
 # Kernels' GPUs (vLLM docs "FP8 W8A8": FP8 compute on compute capability ≥ 8.9, weight-only W8A16 through FP8 Marlin
 # from 7.5 — https://docs.vllm.ai/en/stable/features/quantization/fp8/; vllm/model_executor/layers/quantization:
 # awq.py AWQConfig.get_min_capability 75, awq_marlin.py / gptq_marlin.py 80 (Marlin repacks the int4 weights in
-# place: the same bytes), gptq.py GPTQConfig.get_min_capability 60)
-MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0}
+# place: the same bytes), gptq.py GPTQConfig.get_min_capability 60, compressed_tensors/schemes/
+# compressed_tensors_wNa16.py CompressedTensorsWNA16.get_min_capability 80 "ampere and up")
+MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0, "w4a16": 8.0}
 
 
 @cache
