@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from asking import ask
+from asking import ask, check_json
 from rich.console import Console
 
 from runlocal.render.text import render_plan
@@ -55,6 +55,13 @@ def test_one_gpu_user_is_shown_the_published_checkpoints_not_only_more_gpus():
     # the fix comes before buying more GPUs (it gives up a little quality, not money)
     titles = [f.title for f in plan.fixes]
     assert titles.index(fix.title) < next(i for i, t in enumerate(titles) if t.startswith("Use ") and "GPUs" in t)
+
+
+def test_json_answer_states_the_default_among_its_assumptions():
+    doc = check_json("qwen3-30b-a3b", "--gpu", "rtx-4090", "--runtime", "vllm")
+    assert doc["command"].startswith("vllm serve Qwen/Qwen3-30B-A3B ")
+    assert any(a.startswith("planned as stored in Qwen/Qwen3-30B-A3B (bf16)") and "Qwen/Qwen3-30B-A3B-FP8" in a
+               for a in doc["assumptions"])
 
 
 def test_quant_fp8_plans_the_official_fp8_repo():
