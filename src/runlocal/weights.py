@@ -114,9 +114,10 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
             "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
             "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE),)
-    if q in CALIBRATED and not stored.startswith(q):
-        return settings, (Step(
-            "checkpoint", f"no published {CALIBRATED[q]} checkpoint of {model.id} is known here, and vLLM cannot "
-            f"make one at load ({q.upper()} needs calibration data): the command serves a folder you make first with "
-            "llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
+    made = next((f for f in family if f in CALIBRATED), None)      # int4 → awq, gptq-int4 → gptq
+    if made and not stored.startswith(made):
+        return settings.with_(quant=made), (Step(
+            "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and vLLM cannot "
+            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first "
+            "with llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
     return settings, ()

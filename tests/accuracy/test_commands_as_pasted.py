@@ -53,8 +53,9 @@ def served_model(spec, quant) -> set[str]:
     published = {e["repo"] for e in PUBLISHED["models"].get(spec.id, []) if e["format"] == quant}
     if published:
         return published
-    if quant in ("awq", "gptq") and not (spec.file_quant or "").startswith(quant):
-        return {f"./{spec.repo_id.split('/')[-1]}-{'AWQ' if quant == 'awq' else 'GPTQ-Int4'}"}
+    folder = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16"}     # what llm-compressor / AutoAWQ would write
+    if quant in folder and not (spec.file_quant or "").startswith(quant):
+        return {f"./{spec.repo_id.split('/')[-1]}-{folder[quant]}"}
     return {spec.repo_id}
 LIBRARY_NAMES = {e["library"] for e in TAGS["models"].values() if e["library"]}
 
@@ -333,7 +334,7 @@ def test_published_checkpoints_are_cited_repos_of_catalog_models():
 
 
 @pytest.mark.parametrize("runtime", ["vllm", "sglang"])
-@pytest.mark.parametrize("quant", ["fp8", "awq", "gptq"])
+@pytest.mark.parametrize("quant", ["fp8", "awq", "gptq", "int4", "gptq-int4", "w4a16"])
 def test_quant_flag_serves_what_was_planned(runtime, quant):
     # `runlocal check MODEL --runtime vllm --quant awq`: every catalog model's command loads the checkpoint whose
     # weights were planned — the published repo, vLLM's own --quantization fp8, or the folder the user is told to make

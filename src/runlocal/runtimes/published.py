@@ -124,7 +124,7 @@ QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_
                   "w4a16": ("w4a16",)}
 POOLED_RUNTIMES = ("vllm", "sglang")
 # formats made with calibration data (AutoAWQ, GPTQ / llm-compressor), which vLLM cannot produce at load
-CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4"}
+CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16"}
 
 
 def published_checkpoints(model: ModelSpec) -> list[dict[str, Any]]:
