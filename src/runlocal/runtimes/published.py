@@ -111,8 +111,10 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
     """vLLM's and SGLang's model argument and quantization flag: a published checkpoint is loaded as stored (its
     config.json names the method); fp8 with none published is quantized at load (--quantization fp8)."""
     path = serve_path(model, quant)
+    entry = published_checkpoint(model, quant) if quant else None
+    published = bool(entry and entry["format"] == quant and path == entry["repo"])
     online = (quant or "").lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8"
-    return [path] + (["--quantization", "fp8"] if online and path == (model.repo_id or model.id) else [])
+    return [path] + (["--quantization", "fp8"] if online and not published else [])
 
 
 # --- published quantized checkpoints for vLLM and SGLang (data/published_checkpoints.json) ---------------------
