@@ -79,7 +79,9 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     return settings.with_(quant=quant), (step,)
 
 
-FP8_ONLINE_SOURCE = "https://docs.vllm.ai/en/stable/features/quantization/fp8/"
+# online FP8 (--quantization fp8 on a 16-bit checkpoint), as each engine documents it
+FP8_ONLINE_SOURCE = {"vllm": "https://docs.vllm.ai/en/stable/features/quantization/fp8/",
+                     "sglang": "https://docs.sglang.io/docs/advanced_features/quantization.md"}
 
 
 def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
@@ -91,6 +93,8 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
 
     q = (settings.quant or "").lower()
     stored = (model.file_quant or "bf16").lower()
+    runtime = get_runtime(settings.runtime).name
+    engine = {"vllm": "vLLM", "sglang": "SGLang"}[runtime]
     if not q:
         others = published_checkpoints(model)
         if not others:
@@ -110,14 +114,14 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
     family = QUANT_FAMILIES.get(q, ())
     if family and family[0].startswith("fp8") and not stored.startswith("fp8"):
         return settings.with_(quant="fp8"), (Step(
-            "checkpoint", f"no published FP8 checkpoint of {model.id} is known here: vLLM quantizes the 16-bit "
+            "checkpoint", f"no published FP8 checkpoint of {model.id} is known here: {engine} quantizes the 16-bit "
             "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
             "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
-            "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE),)
+            "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE[runtime]),)
     made = next((f for f in family if f in CALIBRATED), None)      # int4 → awq, gptq-int4 → gptq
     if made and not stored.startswith(made):
         return settings.with_(quant=made), (Step(
-            "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and vLLM cannot "
+            "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and {engine} cannot "
             f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first "
             "with llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
     return settings, ()
