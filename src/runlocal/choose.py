@@ -169,6 +169,15 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
+def runtime_label(rt) -> tuple[str, str]:
+    """('vllm==0.19.0' or 'vllm', which release's rules the plans use) for best's and compare's header."""
+    from .runtimes import runtime_rules
+
+    asked, rules = runtime_rules(rt)
+    label = rt.name if asked == "current" else f"{rt.name}=={asked}"
+    return label, f"{label}: {rules}"
+
+
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1) -> Settings:
     from .runtimes.llamacpp import NGL_ALL
 
@@ -352,7 +361,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
-    rt = get_runtime(runtime)
+    rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
+    label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else _download_quant(model, rt.name)
     if common is not None:
@@ -360,7 +370,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         # download for this runtime, as `check` plans it without --quant
         quants = (common,)
     multi = splits_over_gpus(rt.name)
-    res = BestResult(model, rt.name, ctx, budget_usd, used, users)
+    res = BestResult(model, label, ctx, budget_usd, used, users)
+    res.notes.append(f"rules: {rules}")
     if not multi:
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
     if quants == (None,):
@@ -381,7 +392,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
-            fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache,
+            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quants, host_cache=host_cache,
                            users=users)
             if fit is None:
                 continue

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
+from .runtimes.published import POOLED_RUNTIMES, published_checkpoint, published_checkpoints
 from .search import longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
@@ -183,6 +184,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     f = _Fixer(plan, targets)
     _context_and_concurrency(f)
     _kv_and_weights(f)
+    _published_checkpoints(f)
     _budget_and_layers(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
@@ -257,13 +259,31 @@ def _kv_and_weights(f: _Fixer) -> None:
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
         try:
             w = estimate(f.model, q)
-            if w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q):
+            if (w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q)
+                    or f.runtime.pools_kv and published_checkpoint(f.model, q)):   # the published one is offered
                 continue
         except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
             continue
         f.try_(_quant_title(q), s.with_(quant=q),
                f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=q)
         break
+
+
+def _published_checkpoints(f: _Fixer) -> None:
+    """vLLM / SGLang: the model's published quantized checkpoints (data/published_checkpoints.json), served as stored."""
+    if f.runtime.name not in POOLED_RUNTIMES:
+        return
+    # refused for the GPU's compute capability (FP8 on a V100): the stored 16-bit checkpoint, or another format
+    kernel = "compute capability" in (f.plan.allocation.refusal or "")
+    if kernel and f.plan.weights.quant != (stored := (f.model.file_quant or "bf16").lower()):
+        f.try_(f"Serve the checkpoint as stored ({stored}) {f.model.repo_id or f.model.id}", f.base.with_(quant=stored),
+               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(estimate(f.model, stored).total)}", 2,
+               quant=stored)
+    for entry in published_checkpoints(f.model):
+        w = estimate(f.model, entry["format"])
+        if w.total < f.plan.weights.total or kernel and entry["format"] != f.plan.weights.quant:
+            f.try_(f"Serve the published {entry['label']} checkpoint {entry['repo']}", f.base.with_(quant=entry["format"]),
+                   f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=entry["format"])
 
 
 def _budget_and_layers(f: _Fixer) -> None:

@@ -83,7 +83,8 @@ class Plan:
             "fixes": [f.to_dict() for f in self.fixes],
             "explain": [{"label": st.label, "formula": st.formula, "value": st.value, "source": st.source}
                         for st in self.steps],
-            "assumptions": list(a.assumptions),
+            # which checkpoint vLLM / SGLang pull and why (weights.pooled_checkpoint), beside the engine's own
+            "assumptions": [st.formula for st in self.steps if st.label == "checkpoint"] + list(a.assumptions),
         }
 
 

@@ -125,6 +125,8 @@ def _render_header(plan: Plan, console: Console) -> None:
     for st in plan.steps:
         if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
             _say(console, Text(f"⚠ {st.formula}", style="yellow"))
+        elif st.label == "checkpoint":        # which checkpoint vLLM / SGLang pull, and the published alternatives
+            _say(console, Text(st.formula, style="dim"))
     if a.refusal:
         _say(console, Text(f"{a.refusal}", style="red"))
     if a.compromise:

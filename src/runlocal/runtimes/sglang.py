@@ -367,15 +367,15 @@ class SGLang:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path  # the user's ./folder kept, else the Hub repo
+        from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
 
-        parts = ["python", "-m", "sglang.launch_server", "--model-path", serve_path(model)]
+        path, *online_fp8 = serve_args(model, s.quant)
+        parts = ["python", "-m", "sglang.launch_server", "--model-path", path]
         if s.ctx:
             parts += ["--context-length", str(s.ctx)]
         if s.mem_fraction_static is not None:
             parts += ["--mem-fraction-static", f"{s.mem_fraction_static:g}"]
-        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
-            parts += ["--quantization", "fp8"]          # server_args.py: online fp8 of a 16-bit checkpoint
+        parts += online_fp8                             # server_args.py --quantization fp8: quantized at load
         kd = _kv_dtype(s.cache_type_k)
         if kd and kd[0] not in ("auto", "f16", "fp16", "float16", "bf16", "bfloat16"):
             parts += ["--kv-cache-dtype", kd[0]]

@@ -66,6 +66,7 @@ from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
 from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .published import kernel_check
 from .vllm_parallel import explain_parallel
 
 MiB = 1 << 20
@@ -726,7 +727,8 @@ class VLLM:
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
-        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only)
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
+        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only) or kernel_refusal
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
@@ -750,7 +752,7 @@ class VLLM:
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.max_concurrency, refusal=refusal,
                           steps=steps,
                           assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
-                                       f"max_num_seqs {b.num_seqs}",
+                                       f"max_num_seqs {b.num_seqs}", *([kernel_note] if kernel_note else []),
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
@@ -759,15 +761,14 @@ class VLLM:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path  # the user's ./folder kept, else the Hub repo
-
-        parts = ["vllm", "serve", serve_path(model), "--max-model-len", str(s.ctx)]
+        from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
+        path, *online_fp8 = serve_args(model, s.quant)
+        parts = ["vllm", "serve", path, "--max-model-len", str(s.ctx)]
         if s.gpu_memory_utilization and s.gpu_memory_utilization != DEFAULT_UTILIZATION:
             parts += ["--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"]
         if s.cache_type_k not in ("f16", "bf16"):
             parts += ["--kv-cache-dtype", s.cache_type_k]
-        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
-            parts += ["--quantization", "fp8"]          # online fp8 of a 16-bit checkpoint
+        parts += online_fp8                             # --quantization fp8: a 16-bit checkpoint quantized at load
         if s.tp > 1:
             parts += ["--tensor-parallel-size", str(s.tp)]
         if s.pp > 1:
