@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 7, collected after round 6 was scored and its misses fixed,
-committed before it was scored, and scored once; rounds 1-6 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 8, collected after round 7 was scored and its misses fixed,
+committed before it was scored, and scored once; rounds 1-7 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
