@@ -45,10 +45,10 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert rc.returncode == 0, rc.stdout + rc.stderr
     round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
     assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
-    # round 7 (collected after round 6 was scored and became tuning data) is held out whole, and nothing else is;
-    # no URL is in two rounds
-    assert "round6.jsonl" in {r["file"] for r in tune}
-    assert {r["file"] for r in hold} == {"round7.jsonl"}
+    # round 7 was scored once (72.6 %) and is tuning data since session 7's diagnose3; round 8 (collected after
+    # that, by neutral queries per project) is held out whole, and nothing else is; no URL is in two rounds
+    assert {"round6.jsonl", "round7.jsonl"} <= {r["file"] for r in tune}
+    assert {r["file"] for r in hold} == {"round8.jsonl"}
     assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 25
     assert len({r["project"] for r in hold}) >= 15
     assert not {r["source"] for r in hold} & {r["source"] for r in tune}
@@ -114,6 +114,19 @@ def _ids(name: str) -> set[str]:
     ("ktransformers-637", "oom_killer"),   # "Killed while loading weight" under the kernel's process table
     ("mlx-63", "metal_oom"),               # malloc failing "on 8GB RAM Mac": unified memory
     ("ramalama-988", "not_memory"),        # "tools param requires --jinja flag": a missing flag
+    # round 7 misses, fixed by structural signals once round 7 became tuning data (session 7, diagnose3)
+    ("h2ogpt-812", "not_memory"),          # a memory warning the program went on after (severity, position)
+    ("llama-cpp-python-618", "not_memory"),  # a memory warning that names a process limit (RLIMIT_MLOCK)
+    ("llama.cpp-15139", "not_memory"),     # a size no machine has explains the bad_alloc after it
+    ("langchain-chatchat-703", "not_memory"),  # a size in words ("more than 1EB") and "size calculation overflowed"
+    ("llama.cpp-3689", "not_memory"),      # a failed assertion about a buffer ggml sized itself
+    ("vmlx-5", "not_memory"),              # Metal's "failed assertion": an API misuse
+    ("surya-254", "metal_oom"),            # PyTorch's MPS allocator names the backend
+    ("dolly-79", "cuda_oom_long_context"),  # the phase named by a call: generate_text(
+    ("tensorrt-llm-352", "cuda_oom_load"),  # IBuilderConfig:: in the failing line: the engine is being built
+    ("koboldcpp-1535", "not_memory"),      # "failed to find KV cache slot": KV cells in another wording
+    ("sglang-5389", "not_memory"),         # a build that requires a missing header (cuda_fp8.h)
+    ("gpt4all-1639", "not_memory"),        # "GPU loading failed (out of vram?)": a failure whose cause is only guessed
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected

@@ -73,6 +73,7 @@ FULL_CARD = 0.05
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
+SURVIVED_WARNING_ID = "notmem-survived-warning"
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -266,6 +267,11 @@ class Scanner:
         self.loading = self.running = False
         self.line_phase: str | None = None
         self.engine_dead = False
+        # the last memory match on a warning line, held back: an error line after it makes it the cause; an
+        # ordinary line after it (the program went on) or a named resource limit makes it survived
+        self.warned: tuple[kb.Entry, int, str] | None = None
+        self.survived = False
+        self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.n = 0
         self._any_gate = _any_gate(self.index)
@@ -275,6 +281,8 @@ class Scanner:
             line = line[:MAX_LINE]
         self.n += 1
         low = line.lower()
+        if self.warned is not None and not self.survived and line.strip():
+            self.survived = signals.went_on_after_warning(low, self.n - self.warned[1])
         if self.after:
             self._context(low)
             self.after -= 1
@@ -294,8 +302,19 @@ class Scanner:
             matches.append(by_signal)
         if signals.engine_dead(low):
             self.engine_dead = True
+        if by_signal is not None and by_signal.id in signals.LINE_VETO and self.overflow is None:
+            self.overflow = (by_signal, self.n, line[:MATCHED_LINE_MAX])
+        severity = signals.severity_of_line(low)
+        if severity == "warning" and any(e.category in kb.MEMORY_CATEGORIES for e in matches):
+            memory = max((e for e in matches if e.category in kb.MEMORY_CATEGORIES), key=lambda e: e.priority)
+            self.warned, self.survived = (memory, self.n, line[:MATCHED_LINE_MAX]), signals.names_resource_limit(low)
+            matches = [e for e in matches if e.category not in kb.MEMORY_CATEGORIES]
         if matches:
             self._consider(matches, line, low)
+        if severity == "error" and self.warned is not None and self.warned[1] < self.n:
+            entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
+            self.warned = None
+            self._consider([entry], warned_line, warned_line.lower(), line_no=n)
 
     def _context(self, low: str) -> None:
         if signals.LOAD.search(low):
@@ -303,13 +322,13 @@ class Scanner:
         if signals.RUN.search(low):
             self.running = True
 
-    def _consider(self, matches: list[kb.Entry], line: str, low: str) -> None:
+    def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
             self.engine_dead = True
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
-        self.best = (top.priority, top, self.n, line[:MATCHED_LINE_MAX])
+        self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = False
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -317,6 +336,21 @@ class Scanner:
             for ctx in self.ring:  # the 40 lines up to and including this one
                 self._context(ctx)
             self.after = CONTEXT_AFTER
+
+    def _settle(self) -> None:
+        """Apply the log-wide signals: a memory warning that the program went on after (or that names a resource
+        limit) was survived, not the failure; one that ends the log is read as the failure, as before; a size no
+        machine has, stated anywhere, is the cause of the allocation failures around it."""
+        if self.warned is not None:
+            entry, n, line = self.warned
+            if self.survived:
+                entry = kb.get(SURVIVED_WARNING_ID) or entry
+            if self.best is None or entry.priority > self.best[0]:
+                self.best = (entry.priority, entry, n, line)
+                self.line_phase = signals.phase_of_line(line.lower())  # its own phase words ("step failed")
+        if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
+            entry, n, line = self.overflow
+            self.best = (entry.priority, entry, n, line)
 
     def detected_runtime(self) -> str | None:
         """The runtime the log comes from: Ollama if named at all (it embeds llama.cpp's lines), else the
@@ -335,6 +369,7 @@ class Scanner:
         if detected:
             figures.setdefault("runtime", detected)
         runtime = self.runtime or detected
+        self._settle()
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line"]
+__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
@@ -37,7 +37,7 @@ _OOM = re.compile(
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
     # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
-    r"|panic\(.{0,200}@iogpumemory")
+    r"|panic\b.{0,200}\biogpumemory")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
@@ -55,7 +55,7 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小")
 
 # -- allocator / device --------------------------------------------------------------------------
-_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 # macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
@@ -97,7 +97,8 @@ _NOT_MEMORY = (
     (re.compile(r"not enough space in the context's memory pool"), "notmem-ggml-context-pool"),
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
                 r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
-    (re.compile(r"failed to find (?:a )?(?:free space in the kv cache|memory slot)|increase kv cache size"),
+    (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
+                r"|increase kv cache size"),
      "notmem-kv-slots"),
     (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
                 r"|runner terminated\\*\"?\s*error=\\*\"?exit status|crashed without additional information"
@@ -105,7 +106,10 @@ _NOT_MEMORY = (
     (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
     (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
-                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"), "notmem-binary-mismatch"),
+                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"
+                # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
+                r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
+     "notmem-binary-mismatch"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
                 # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
                 r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
@@ -158,13 +162,18 @@ _KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_b
 # a negative or empty KV budget stated in words, with no out-of-memory message: vLLM's profile line ("the rest of the
 # memory reserved for KV Cache is -1.05GiB", vllm/worker/worker.py) or its block count ("# cuda blocks: 0")
 _KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cuda|gpu) blocks:\s*0\b")
-# a size no machine has (2^60 bytes = 1 EiB and above): a negative or wrapped integer printed as a size (MLX's
-# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), not a lack of memory
-_HUGE = 1 << 60
+# a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
+# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
+# ("Tried to allocate more than 1EB memory"), not a lack of memory
+_HUGE = 10 ** 18
+# ... or the program saying so: a size or index computation that overflowed ("Storage size calculation overflowed")
+_OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|numel|shape)\w*\W{1,3}(?:calculation\W{1,3})?"
+                             r"overflow(?:ed|s)?\b")
 #: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
 LINE_VETO = frozenset({"notmem-size-overflow"})
-_LONG_NUMBER = re.compile(r"\d{7}")
-_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgt]i?b|bytes)\b")
+_LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
+_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
+_BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
@@ -182,7 +191,7 @@ _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D
                            + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
-         "tb": 1e12, "tib": 1 << 40}
+         "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
 # -- a program's last words that are not about memory: an exception, a failed assertion, a panic. Used only when
 # nothing else in the log matched (see notmem-other-error): a log that ends in such an error and says nothing of
@@ -193,9 +202,20 @@ _TERMINAL_ERROR = re.compile(
     r"|terminate called after throwing|terminating due to uncaught exception"  # an uncaught C++ exception
     r"|\berror=\\*\"(?!\s*\\*\")"  # a structured log's error="…" field (Ollama, Go slog)
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
-    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
+    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S"
+    r"|\b(?:loading|load|initiali[sz]ation|start-?up) failed\b")  # a failure report whose cause was only guessed
 _TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
-                   "terminat")
+                   "terminat", " failed")
+# a failed assertion: the program checked its own invariant. Memory words in it are about a buffer the program sized
+# itself (ggml's "not enough space in the buffer", "largest block available"), a bug, unless it asserts that an
+# allocator call returned memory (then _ALLOC_FAIL / _OOM words are on the line)
+_ASSERTION = re.compile(r"ggml_assert|\bassert(?:ion)?\b.{0,120}\bfailed\b|\bfailed assertion\b")
+
+# -- severity: how the program itself rated the line. A warning is something it went on after; an error line
+# (an exception, an abort, a fatal message) is what stopped it
+_WARNING_MARK = re.compile(r"^\s*w\d{4} |\[w\]|\blevel=warn|\b\w*warning\b:|^\W*(?:\S+\s+){0,4}?\[?warn(?:ing)?\b")
+_ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceback|\babort|\bpanic|segmentation fault"
+                         r"|\bassert|\bkilled\b|terminat")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
@@ -225,7 +245,7 @@ GATE_WORDS = frozenset({
     "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
     "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
     "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
-    "requires --", "require --",
+    "requires --", "require --", "overflow", "slot", "abort", "fatal", "traceback", "warn", "[w]",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -239,9 +259,10 @@ LOAD = re.compile(
     # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
     # "Engine building failed" / "Failed to deserialize cuda engine"
     r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
-    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load")
+    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
+    r"|\w*builder\w*(?:config)?::")  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
 RUN = re.compile(
-    r"generate\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
+    r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
@@ -252,6 +273,35 @@ RUN = re.compile(
     # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
     # node (a loader node is start-up, any other node is a graph run)
     r"|output generated in\b|node type:\W*(?!\w*load)\w")
+
+
+def severity_of_line(low: str) -> str | None:
+    """"warning", "error" or None for one lower-cased line, by the program's own marker: a warning marker
+    (warning:, [W], W1125, level=WARN, UserWarning:) that comes before any error word makes the line a warning."""
+    warning = _WARNING_MARK.search(low[:160])
+    error = _ERROR_MARK.search(low)
+    if warning and (error is None or warning.start() <= error.start()):
+        return "warning"
+    return "error" if error else None
+
+
+_RESOURCE_LIMIT = re.compile(r"\brlimit_\w+|\bulimit -\w")
+_ADVICE_LINE = re.compile(r"^\W*(?:try|consider|please|use|set|hint|note)\b|\bif you\b")
+
+
+def names_resource_limit(low: str) -> bool:
+    """Whether the line names a per-process resource limit (RLIMIT_MLOCK, `ulimit -l`): an allocation refused
+    against a limit someone set, not against the memory the machine has."""
+    return bool(_RESOURCE_LIMIT.search(low))
+
+
+def went_on_after_warning(low: str, lines_after: int) -> bool:
+    """Whether a line printed ``lines_after`` lines after a memory warning shows the program going on past it: an
+    ordinary line (neither warning nor error, nor advice that belongs to the warning), or a resource limit named
+    just after it (llama.cpp's "Try increasing RLIMIT_MLOCK" under its mlock warning)."""
+    if lines_after <= 2 and names_resource_limit(low):
+        return True
+    return severity_of_line(low) is None and not _ADVICE_LINE.search(low)
 
 
 def phase_of_line(low: str) -> str | None:
@@ -291,9 +341,14 @@ def _memory_entry(low: str, runtime: str | None) -> str:
 
 
 def _size_overflow(low: str) -> bool:
-    """Whether the line states one size of 2^60 bytes or more (no machine has it: the size is a wrapped integer)."""
-    if not _LONG_NUMBER.search(low):  # 2^60 needs 19 digits in bytes, 10 in GB, 7 in TB
+    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer),
+    or says that a size computation overflowed."""
+    if _OVERFLOW_WORDS.search(low):
+        return True
+    if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
         return False
+    if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
+        return True
     for num, unit in _SIZE_STATED.findall(low):
         try:
             if float(num) * _UNIT.get(unit, 0) >= _HUGE:
@@ -327,6 +382,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         reason = _not_memory_reason(low)
         if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
             return reason
+        if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
+            return "notmem-other-error"
     if _KILL_SIGNAL.search(low):
         return "process-killed"
     if not oom and needs_more_than_has(low):
