@@ -82,7 +82,7 @@ def _quant_title(q: str) -> str:
 
 def _gpu_layers(s: Settings, model) -> int:
     total = _layers_total(model)
-    return total if s.n_gpu_layers is None or s.n_gpu_layers < 0 else min(s.n_gpu_layers, total)
+    return total if s.llamacpp.n_gpu_layers is None or s.llamacpp.n_gpu_layers < 0 else min(s.llamacpp.n_gpu_layers, total)
 
 
 class _Fixer:
@@ -246,7 +246,8 @@ def _kv_and_weights(f: _Fixer) -> None:
     for kv in f.levers.kv_cache_types:
         if s.cache_type_k == kv:
             continue
-        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
+        flash = s.llamacpp.flash_attn
+        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(new):
             before, after = f.allocate(s), f.allocate(new)
             # a pooled engine's KV pool keeps its bytes (the memory budget sets it): what changes is its tokens
@@ -269,7 +270,7 @@ def _kv_and_weights(f: _Fixer) -> None:
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
     if levers.budget:
-        current = getattr(s, levers.budget, None) or 0.9
+        current = s.option(levers.budget) or 0.9
         if current < levers.budget_max:
             new = s.with_(**{levers.budget: levers.budget_max})
             if f.runs(new):
@@ -280,7 +281,7 @@ def _budget_and_layers(f: _Fixer) -> None:
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
     if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
-            and f.has_cpu and f.has_gpu and not s.n_cpu_moe):
+            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:

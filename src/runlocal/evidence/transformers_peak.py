@@ -32,12 +32,13 @@ def predict(rec: dict) -> tuple[int, int]:
     from runlocal.model.hf_config import spec_from_config
     from runlocal.plan import estimate
     from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import TransformersOptions
     from runlocal.runtimes.transformers import Transformers
 
     spec = spec_from_config(rec["config"], id=rec["model"], source="measurements/transformers")
     weights = estimate(spec, "bf16")
     settings = Settings(runtime="transformers", ctx=rec["prompt_len"] + rec["new_tokens"], parallel=rec["batch"],
-                        quant="bf16", max_new_tokens=rec["new_tokens"])
+                        quant="bf16", transformers=TransformersOptions(max_new_tokens=rec["new_tokens"]))
     gpu = Target("NVIDIA H100 80GB HBM3", "gpu", rec["env"]["total_mib"] * MiB)
     alloc = Transformers(attn_implementation=rec["attn_implementation"]).allocate(
         spec, weights, settings, [gpu, Target("CPU", "cpu", 128 << 30)])

@@ -372,7 +372,7 @@ def weight_reads(model: ModelSpec, alloc) -> WeightReads:
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
     # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
     # is the embedding table itself, read whole every token
-    output_in_ram = s.n_gpu_layers is not None and s.n_gpu_layers <= model.n_layers
+    output_in_ram = s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers <= model.n_layers
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
     return WeightReads(used, total_w, embed, holder)

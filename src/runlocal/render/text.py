@@ -81,8 +81,8 @@ def offload_phrase(plan: Plan) -> str | None:
                 "far slower than reading")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
-    moved = (a.compromise or s.n_cpu_moe or s.override_tensor
-             or (s.n_gpu_layers is not None and 0 <= s.n_gpu_layers <= plan.model.n_layers))
+    moved = (a.compromise or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+             or (s.llamacpp.n_gpu_layers is not None and 0 <= s.llamacpp.n_gpu_layers <= plan.model.n_layers))
     if not moved and share < 0.10:
         return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
     decode = plan.speed.get("decode_tokens_per_s")
@@ -246,10 +246,10 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
     if not plan.max_context:
         out.append("max context: none fits")
-    elif a.compromise and s.fit and "context shortened" in a.compromise:
+    elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
                    f"without -c, --fit chose {s.ctx:,})")
-    elif a.compromise and s.fit and any(d.kind != "cpu" for d in a.devices):
+    elif a.compromise and s.llamacpp.fit and any(d.kind != "cpu" for d in a.devices):
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:

@@ -190,7 +190,7 @@ def slots(s: Settings) -> tuple[int, bool, int]:
     if s.parallel == PARALLEL_AUTO:
         return AUTO_SLOTS, True, 1
     n = max(1, s.parallel)
-    return n, s.kv_unified, n
+    return n, s.llamacpp.kv_unified, n
 
 
 def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool, total: int | None = None) -> Context:
@@ -341,7 +341,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
     devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
     host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
     at = lambda i: host if i is None else devs[i]   # noqa: E731
-    placed, host_weights_of = _place_weights(model, weights, b.where, s.n_cpu_moe, s.override_tensor, len(devs))
+    placed, host_weights_of = _place_weights(model, weights, b.where, s.llamacpp.n_cpu_moe, s.llamacpp.override_tensor, len(devs))
     for dev_index, size in placed.items():
         at(dev_index).model += size
     if not model.tensors:
@@ -356,8 +356,8 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
             per_token += lk.bytes_per_token
             cells = c.n_ctx_seq
             if lk.window:
-                cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
-            dev = at(b.where[il] if s.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+                cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
+            dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
             dev.kv += lk.bytes_per_token * cells * c.n_stream
             if dev.kind == "gpu" and b.backend.ggml_cuda:
                 dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
@@ -366,7 +366,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         if layer.recurrent is not None:
             # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
             r = layer.recurrent
-            at(b.where[il] if s.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
+            at(b.where[il] if s.llamacpp.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
     return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
 
 
