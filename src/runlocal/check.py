@@ -18,7 +18,6 @@ def build_settings(req: CheckRequest):
     from .kv import normalize_cache_type
     from .runtimes import Settings, engine, get_runtime
     from .runtimes.base import PARALLEL_AUTO
-    from .runtimes.versions import split_runtime
     from .units import parse_tokens
 
     validate_request(req)
@@ -46,7 +45,7 @@ def build_settings(req: CheckRequest):
     overrides = parse_tensor_overrides(req.override_tensor)   # the flags checked in the order they always were
     vllm = _vllm_options(req, runtime.name)
     return Settings(   # the release ('vllm==0.19.0') lives in the planner (check._planner); Settings name the engine
-        runtime=split_runtime(req.runtime)[0], ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
+        runtime=runtime.name, ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
         parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, tp=req.tp or 1, pp=req.pp,
         llamacpp=_llamacpp_options(req, overrides), vllm=vllm, sglang=_sglang_options(req),
         transformers=_transformers_options(req),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .errors import InputError
-from .runtimes import Allocation, Settings, Target, get_runtime
+from .runtimes import Allocation, Settings, Target, engine, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
 from .search import longest_context, plan_fits
 from .units import format_bytes
@@ -280,7 +280,7 @@ def _budget_and_layers(f: _Fixer) -> None:
                        f"{_kv_words(after)}, less headroom for activations", 2)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
-    if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
+    if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
             and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
@@ -303,12 +303,12 @@ def _more_gpus(f: _Fixer) -> None:
     """The same GPU, more of them: tensor parallel on a pooled engine (vLLM spans nodes with TP 8 × PP 2),
     layers split by memory in llama.cpp."""
     gpus = [t for t in f.targets if t.kind != "cpu"]
-    if not gpus or len({t.name for t in gpus}) != 1 or f.runtime.name in ("mlx", "ollama"):
+    if not gpus or len({t.name for t in gpus}) != 1 or not engine(f.runtime.name).more_gpus:
         return
     s, gpu, cpu = f.base, gpus[0], [t for t in f.targets if t.kind == "cpu"]
     have = len(gpus)
     for n in (2, 4, 8, 16):
-        if n <= have or (n > GPUS_PER_NODE and f.runtime.name != "vllm"):
+        if n <= have or (n > GPUS_PER_NODE and not engine(f.runtime.name).multi_node):
             continue
         new = s
         if f.levers.tensor_parallel:

@@ -18,20 +18,15 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from .errors import InputError
+from .runtimes.registry import ENGINES, find_engine
 
 # 2^31 tokens: beyond any model's trained context, and the bound units.parse_tokens already applies
 MAX_CTX = 1 << 31
 MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
 MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
-# What each engine accepts as its KV-cache type (after kv.normalize_cache_type's aliases), where runlocal must
-# refuse the rest before planning; the other engines plan any known type and explain their own refusal.
-#   llama.cpp: common/arg.cpp kv_cache_types (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)
-#   vLLM: vllm/config/cache.py CacheDType ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"; runlocal
-#         reads "auto" and fp16 as f16)
-RUNTIME_CACHE_TYPES: dict[str, tuple[str, ...]] = {
-    "llama.cpp": ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"),
-    "vllm": ("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"),
-}
+# What each engine accepts as its KV-cache type, where runlocal must refuse the rest before planning (the registry
+# entry's cache_types, cited there); the other engines plan any known type and explain their own refusal.
+RUNTIME_CACHE_TYPES: dict[str, tuple[str, ...]] = {e.name: e.cache_types for e in ENGINES if e.cache_types}
 
 
 @dataclass(frozen=True)
@@ -210,7 +205,8 @@ def parse_ngl(value: str | int | None) -> int | None:
 
 def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, field_name: str) -> None:
     """Refuse a KV-cache type the engine does not have (llama.cpp has no fp8 cache; vLLM no q4_0)."""
-    allowed = RUNTIME_CACHE_TYPES.get(runtime)
+    known = find_engine(runtime)
+    allowed = known.cache_types if known else None
     if allowed is None:
         return
     for value in (cache_type_k, cache_type_v):

@@ -82,3 +82,67 @@ def test_no_function_over_80_lines():
                              f"docstring and add it to LONG_FUNCTIONS: {unexplained}")
     stale = set(LONG_FUNCTIONS) - set(long)
     assert not stale, f"no longer over {MAX_FUNCTION_LINES} lines, drop from LONG_FUNCTIONS: {stale}"
+
+
+# --- engines: one registry entry each, no runtime names compared as strings outside runtimes/ ---------------------
+# Code outside runtimes/ asks the engine's registry entry (runtimes/registry.py: ``engine(name).ggml``) instead of
+# comparing runtime names. Files that still compare such strings, each with why: their strings are not a planner's
+# name but a label read from outside (a log's source, a live server's API, a measurement folder).
+RUNTIME_NAME_COMPARISONS = {
+    "src/runlocal/diagnose/classify.py": "a log's runtime is a label read from its text, LM Studio, TGI and mistral.rs "
+                                         "among them (engines runlocal does not plan)",
+    "src/runlocal/diagnose/signals.py": "the same log labels (LM Studio's guardrail beside Ollama's refusal)",
+    "src/runlocal/diagnose/fixes.py": "fixes quote the logged engine's own variables and syntax (OLLAMA_*, vllm serve)",
+    "src/runlocal/probe/client.py": "'ollama' is the HTTP API a live server speaks (/api/*), beside 'openai' (/v1/*)",
+    "src/runlocal/probe/report.py": "the same API names",
+    "src/runlocal/evidence/public_logs.py": "'llamacpp' names a measurement folder and its record schema",
+}
+
+
+def _runtime_names() -> set[str]:
+    from runlocal.runtimes.registry import BY_NAME
+
+    return set(BY_NAME)
+
+
+def _compared_names(node: ast.AST, names: set[str]) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value.lower()} & names
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(set(), *(_compared_names(e, names) for e in node.elts))
+    return set()
+
+
+def test_no_runtime_name_compared_as_a_string_outside_runtimes():
+    names, found = _runtime_names(), {}
+    for path in sorted((ROOT / "src" / "runlocal").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("src/runlocal/runtimes/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and any(_compared_names(x, names)
+                                                     for x in (node.left, *node.comparators)):
+                found.setdefault(rel, []).append(f"{node.lineno}: {ast.unparse(node)}")
+    unexplained = {k: v for k, v in found.items() if k not in RUNTIME_NAME_COMPARISONS}
+    assert not unexplained, ("ask the engine's registry entry (runtimes/registry.py) instead of comparing runtime "
+                             f"names, or add a fact to it: {unexplained}")
+    stale = set(RUNTIME_NAME_COMPARISONS) - set(found)
+    assert not stale, f"no longer compares runtime names, drop from RUNTIME_NAME_COMPARISONS: {stale}"
+
+
+def test_each_planner_reads_only_its_own_options():
+    """runtimes/<engine>*.py reads settings.<its options> only: llama.cpp's and Ollama's modules ``.llamacpp``,
+    vLLM's ``.vllm`` … (Settings holds every engine's options object; runtimes/options.py)."""
+    from runlocal.runtimes.options import OPTION_ATTRS
+    from runlocal.runtimes.registry import ENGINES
+
+    own = {e.planner.split(":")[0]: e.options for e in ENGINES}
+    wrong = []
+    for path in sorted((ROOT / "src" / "runlocal" / "runtimes").glob("*.py")):
+        module = next((m for m in sorted(own, key=len, reverse=True) if path.stem.startswith(m)), None)
+        if module is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in OPTION_ATTRS and node.attr != own[module]:
+                wrong.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert not wrong, f"a planner reads another engine's options: {wrong}"

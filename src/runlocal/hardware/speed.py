@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memo import per_model
+from ..runtimes.registry import engine
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -414,7 +415,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_idx += 1
         dev = _catalog_device(t)
         klass = device_class(dev, t.kind if t else d.kind)
-        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        backend = engine(s.runtime).speed_backend or default_backend(dev, klass)
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))

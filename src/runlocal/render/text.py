@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plan import Plan
+from ..runtimes import engine
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -271,16 +272,12 @@ def concurrency_phrase(plan: Plan) -> str | None:
         return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
                        if 1 < s.parallel < conc else "")
     slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
-    flag = PARALLEL_FLAG.get(plan.runtime, "batch size ")
+    flag = engine(plan.runtime).parallel_flag
     serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
               else f"serves one request at a time ({flag}1)")
     more = int(conc)
     return serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
 
-
-# each runtime's own name for the requests it runs at once (what a user sets to change it)
-PARALLEL_FLAG = {"llama.cpp": "--parallel ", "ollama": "OLLAMA_NUM_PARALLEL=", "mlx": "--decode-concurrency ",
-                 "transformers": "batch size "}
 
 
 def speed_phrase(plan: Plan) -> str | None:

@@ -27,6 +27,7 @@ class Engine:
     # llama-server's default --fit on moves layers to RAM until anything runs (common/fit.cpp), so "runs on this
     # device" pins every layer on the GPUs (choose.py)
     fit_offload: bool = False
+    gpu_layers_flag: bool = False       # -ngl on its command line (Ollama takes num_gpu in a Modelfile instead)
     cpu_moe: bool = False               # llama-server --n-cpu-moe: routed experts of the first N layers in RAM
     kv_offload_switch: bool = False     # llama-server --no-kv-offload / -nkvo (common/arg.cpp)
     server_environment: bool = False    # its server's environment sets what a request leaves unset (OLLAMA_*)
@@ -61,15 +62,15 @@ _LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q
 
 ENGINES: tuple[Engine, ...] = (
     Engine("llama.cpp", "llamacpp:LlamaCpp", ("llamacpp", "llama-cpp", "llama-server", "llama_cpp"), "llamacpp",
-           auto_parallel=True, ggml=True, fit_offload=True, cpu_moe=True, kv_offload_switch=True,
+           auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True, kv_offload_switch=True,
            cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel "),
     Engine("vllm", "vllm:VLLM", (), "vllm", lora=True, data_parallel=True, multi_node=True, kv_auto=True,
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
-           speed_backend="vllm", parallel_label="Max concurrent sequences"),
+           speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences"),
     Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, more_gpus=False,
            parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL"),
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, gpu_backends=("cuda", "rocm"),
-           speed_backend="sglang", parallel_label="Max running requests"),
+           speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests"),
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
            device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",
            parallel_label="Batch size"),
