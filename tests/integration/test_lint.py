@@ -5,6 +5,7 @@ ones named below with why."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,104 @@ def test_each_planner_reads_only_its_own_options():
             if isinstance(node, ast.Attribute) and node.attr in OPTION_ATTRS and node.attr != own[module]:
                 wrong.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
     assert not wrong, f"a planner reads another engine's options: {wrong}"
+
+
+# --- one direction of imports (ARCHITECTURE.md) ----------------------------------------------------------------------
+PACKAGE = ROOT / "src" / "runlocal"
+# the planning chain, lowest first: a module imports only its own rank or lower, function-local imports included
+PLANNING_RANKS = {"runtimes": 0, "verdict": 1, "weights": 1, "search": 1, "fixes": 2, "plan": 3,
+                  "check": 4, "choose": 4, "compare": 4, "sweep": 4, "diagnose": 4}
+# facts import nothing of the planning chain (hardware/ is not among them: targets and assumed_ram build and read
+# runtimes.Target and plans)
+FACTS = ("model", "quant", "kv", "units", "errors", "memo")
+# the edges: they read files, the network and the machine and render; no other module imports them
+EDGES = ("api", "web", "cli", "mcp_server", "probe", "testing")
+
+
+@functools.cache
+def _import_graph(lazy: bool) -> dict[str, set[str]]:
+    """Module (dotted, without 'runlocal.') → the package modules it imports: at module level only, or (lazy) in
+    functions too; never those under ``if TYPE_CHECKING``."""
+    mods = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        graph[name] = set()
+        for node in (ast.walk(tree) if lazy else tree.body):
+            if id(node) in typing_only or not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name.removeprefix("runlocal.") for a in node.names if a.name.startswith("runlocal")]
+            else:
+                base = (here[:len(here) - node.level + 1] if node.level else []) + (
+                    node.module.removeprefix("runlocal").lstrip(".").split(".") if node.module else [])
+                if not node.level and not (node.module or "").startswith("runlocal"):
+                    continue
+                stem = ".".join(p for p in base if p)
+                targets = [f"{stem}.{a.name}".strip(".") if f"{stem}.{a.name}".strip(".") in mods else stem
+                           for a in node.names]
+            graph[name] |= {t for t in targets if t in mods and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                comp.append(stack.pop())
+                if comp[-1] == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_no_import_cycle():
+    assert not _cycles(_import_graph(lazy=False)), "module-level import cycle"
+    # function-local imports too: only among the quant/ table generators (each `python -m` builder reads the
+    # others' output) and within an edge (the site's pages; the CLI starting the MCP server and back)
+    allowed = ("quant.gguf", "web.", "cli", "mcp_server")
+    lazy = [c for c in _cycles(_import_graph(lazy=True)) if not all(m.startswith(allowed) for m in c)]
+    assert not lazy, f"import cycle (function-local imports included): {lazy}"
+
+
+def test_imports_point_down():
+    graph = _import_graph(lazy=True)
+    up = [f"{m} → {t}" for m, ts in graph.items() for t in ts
+          if _top(m) in PLANNING_RANKS and _top(t) in PLANNING_RANKS
+          and PLANNING_RANKS[_top(t)] > PLANNING_RANKS[_top(m)]]
+    assert not up, f"the planning chain imports upward: {up}"
+    facts_up = [f"{m} → {t}" for m, ts in graph.items() for t in ts if _top(m) in FACTS and _top(t) in PLANNING_RANKS]
+    assert not facts_up, f"a facts module imports the planning chain: {facts_up}"
+    core_to_edge = [f"{m} → {t}" for m, ts in graph.items() for t in ts
+                    if _top(m) not in EDGES and _top(t) in EDGES]
+    assert not core_to_edge, f"a core module imports an edge (api/, web/, cli, MCP, probe): {core_to_edge}"
