@@ -57,13 +57,16 @@ class Settings:
     mlx: MLXOptions = MLXOptions()
 
     def __post_init__(self) -> None:
-        known = find_engine(self.runtime)
-        if self.parallel == PARALLEL_AUTO and not (known and known.auto_parallel):
-            object.__setattr__(self, "parallel", 1)
+        if self.parallel == PARALLEL_AUTO:
+            known = find_engine(self.runtime)
+            if not (known and known.auto_parallel):
+                object.__setattr__(self, "parallel", 1)
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with ``changes``: common fields by name, and any engine option by its field name (unique across
         the options types), which goes into the options object that declares it."""
+        if OPTION_OF_FIELD.keys().isdisjoint(changes):      # the searches' ctx / parallel: one replace
+            return replace(self, **changes)
         common = {k: v for k, v in changes.items() if k not in OPTION_OF_FIELD}
         by_attr: dict[str, dict[str, Any]] = {}
         for name in changes.keys() - common.keys():
