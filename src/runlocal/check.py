@@ -264,7 +264,8 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
     from .runtimes import engine
     from .runtimes.base import GPUS_PER_NODE
 
-    if (engine(runtime.name).multi_node and req.pp == 1 and len(gpus) > GPUS_PER_NODE and len(gpus) % GPUS_PER_NODE == 0):
+    if (engine(runtime.name).multi_node and req.pp == 1 and len(gpus) > GPUS_PER_NODE
+            and len(gpus) % GPUS_PER_NODE == 0):
         # vLLM's multi-node layout (docs, "Distributed inference and serving"): tensor parallel over the GPUs of a
         # node, pipeline parallel over the nodes, so that only the pipeline's activations cross the network
         pp = len(gpus) // GPUS_PER_NODE

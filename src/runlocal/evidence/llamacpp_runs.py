@@ -43,11 +43,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from runlocal.units import MiB
+
 from . import MEASUREMENTS
 from . import REPO as ROOT
 
 DATA = MEASUREMENTS / "llamacpp" / "data"
-MiB = 1 << 20
 CATALOG_ALIAS = {"phi-3-mini-4k": "phi-3-mini"}
 COMPONENTS = ("KV", "RS", "compute", "output", "model", "total")
 

@@ -26,12 +26,10 @@ import subprocess
 import sys
 
 from runlocal.runtimes.ollama import human_bytes2  # how Ollama prints sizes: the logged figures are compared as printed
+from runlocal.units import GiB, MiB
 
 from . import REPO as ROOT
 from . import public_logs as _load
-
-MiB = 1 << 20
-GiB = 1 << 30
 
 # (pattern over model_file / model_repo / general.name / model_family, catalog alias, note)
 MODEL_MAP = (

@@ -18,10 +18,11 @@ import json
 import statistics
 import sys
 
+from runlocal.units import MiB
+
 from . import MEASUREMENTS
 
 DATA = MEASUREMENTS / "transformers" / "data" / "cuda_peak.jsonl"
-MiB = 1 << 20
 # torch allocates cuBLAS's workspace through its caching allocator, so max_memory_allocated includes it
 # (~32 MiB here, measurements/transformers/README.md); the planner books it under overhead (cuBLAS).
 WORKSPACE_IN_ALLOCATOR = 32 * MiB

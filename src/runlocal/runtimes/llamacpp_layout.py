@@ -52,19 +52,19 @@ pad = round_up     # GGML_PAD
 
 
 @dataclass(frozen=True)
-class _Split:
+class _LayerSplit:
     """Which layers live where for a given -ngl."""
 
     gpu_layers: frozenset[int]
     output_on_gpu: bool
 
 
-def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
+def _split(model: ModelSpec, n_gpu_layers: int) -> _LayerSplit:
     # src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0); a layer il ≥ i_gpu_start
     # is offloaded, and the output layer counts as layer n_layer — so it is the first thing -ngl 1 offloads.
     n = model.n_layers
     start = max(n + 1 - n_gpu_layers, 0)
-    return _Split(frozenset(range(start, n)), n_gpu_layers >= 1)
+    return _LayerSplit(frozenset(range(start, n)), n_gpu_layers >= 1)
 
 
 def _cuda_row_pad(cache_type: str, row: int) -> int:

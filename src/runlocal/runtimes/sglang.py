@@ -27,10 +27,9 @@ from dataclasses import dataclass
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
+from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 
-MiB = 1 << 20
-GiB = 1 << 30
 SGLANG_REF = "sglang 0.5.23"
 # The CUDA context a torch process holds before pre_model_load_memory is measured, and the cuBLAS workspace it
 # adds later (out of the non-static slack): 621 and 118 MiB measured with nvidia-smi on an H100 (torch 2.11,

@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from ..kv import normalize_cache_type, recurrent_state_bytes
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate
+from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
-MiB = 1 << 20
-GiB = 1 << 30
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
 # Measured with nvidia-smi on an H100 (torch 2.11 + CUDA 13, measurements/transformers): 621 MiB once the first

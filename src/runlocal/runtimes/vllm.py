@@ -65,12 +65,10 @@ from math import lcm
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
-from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from ..units import GiB, MiB, round_up
+from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .vllm_parallel import explain_parallel
 
-MiB = 1 << 20
-GiB = 1 << 30
-GPUS_PER_NODE = 8          # an HGX/DGX node; beyond it vLLM's multi-node docs use Ray (TP in a node × PP across)
 DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
 BLOCK_SIZE = 16                      # vllm/config/cache.py: block_size on CUDA
 
@@ -489,10 +487,6 @@ class Budget:
         return min(self.kv_memory, self.kv_memory_workers)
 
 
-def _round_up(n: int, to: int) -> int:
-    return -(-n // to) * to
-
-
 # Blackwell data-centre parts (compute capability 10.x): FlashInfer's MXFP4 MoE backend. Every other
 # CUDA GPU runs gpt-oss's experts on Marlin, as both raw H100 logs show (issue #23278: 65.97 GiB loaded for
 # gpt-oss-120b, Marlin's padding gives 65.90; #27508's KV memory follows from it); RTX 50 (12.x) is outside
@@ -527,8 +521,8 @@ def mxfp4_expert_bytes(model: ModelSpec, tp: int, gpu_name: str) -> tuple[int, i
     stored = allocated = 0
     for t in gate_up:
         inter = t.numel // (e * h * 2)
-        i_pad = _round_up(-(-inter // tp), i_mult)
-        h_pad = _round_up(h, h_mult)
+        i_pad = round_up(-(-inter // tp), i_mult)
+        h_pad = round_up(h, h_mult)
         w13 = e * 2 * i_pad * (h_pad // 2 + h_pad // 32 + 2)
         w2 = e * h_pad * (i_pad // 2 + i_pad // 32 + 2)
         allocated += w13 + w2
