@@ -165,7 +165,7 @@ def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int
     from .runtimes.llamacpp import NGL_ALL
 
     rt = get_runtime(runtime)
-    tp = n_gpus if (n_gpus > 1 and getattr(rt, "pools_kv", False)) else 1
+    tp = n_gpus if (n_gpus > 1 and rt.pools_kv) else 1
     # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
     # layers to RAM until anything runs, slowly
     ngl = NGL_ALL if engine(rt.name).fit_offload else None

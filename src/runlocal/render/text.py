@@ -267,7 +267,7 @@ def concurrency_phrase(plan: Plan) -> str | None:
     s, conc = plan.settings, plan.max_concurrency
     if conc is None or plan.verdict == "does_not_fit":
         return None
-    if plan.planner is not None and getattr(plan.planner, "pools_kv", False) or plan.allocation.kv_cache_tokens:
+    if plan.planner is not None and plan.planner.pools_kv or plan.allocation.kv_cache_tokens:
         held = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once"
         return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
                        if 1 < s.parallel < conc else "")

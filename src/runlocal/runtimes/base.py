@@ -161,13 +161,14 @@ POOL_LEVERS = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="gp
 
 
 def levers_of(runtime: Runtime) -> Levers:
-    return getattr(runtime, "levers", None) or (POOL_LEVERS if runtime.pools_kv else Levers())
+    """What fixes may change for this planner (every planner declares its ``levers``)."""
+    return runtime.levers
 
 
 class Runtime(Protocol):
     name: str
     pools_kv: bool          # True when the runtime preallocates a KV pool from a memory budget (vLLM, SGLang)
-    levers: Levers          # optional: what fixes may change (levers_of gives a default)
+    levers: Levers          # what fixes may change (fixes.py re-plans with each)
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings: ...
 
