@@ -18,17 +18,11 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from .errors import InputError
-from .runtimes.registry import ENGINES, find_engine
 
 # 2^31 tokens: beyond any model's trained context, and the bound units.parse_tokens already applies
 MAX_CTX = 1 << 31
 MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
 MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
-# What each engine accepts as its KV-cache type, where runlocal must refuse the rest before planning (the registry
-# entry's cache_types, cited there); the other engines plan any known type and explain their own refusal.
-RUNTIME_CACHE_TYPES: dict[str, tuple[str, ...]] = {e.name: e.cache_types for e in ENGINES if e.cache_types}
-
-
 @dataclass(frozen=True)
 class Option:
     """How one request field is typed on the command line and bounded everywhere."""
@@ -205,6 +199,8 @@ def parse_ngl(value: str | int | None) -> int | None:
 
 def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, field_name: str) -> None:
     """Refuse a KV-cache type the engine does not have (llama.cpp has no fp8 cache; vLLM no q4_0)."""
+    from .runtimes.registry import find_engine  # the engine's entry says what it accepts (runtimes/registry.py)
+
     known = find_engine(runtime)
     allowed = known.cache_types if known else None
     if allowed is None:
