@@ -45,6 +45,8 @@ def test_option_names_are_unique_so_with_knows_where_a_change_goes():
 def test_every_engine_has_its_options_object():
     assert {e.options for e in ENGINES} == set(OPTION_ATTRS)
     assert {e.name for e in ENGINES if e.options == "llamacpp"} == {"llama.cpp", "ollama"}
+    for e in ENGINES:
+        assert isinstance(getattr(Settings(runtime=e.name), e.options), e.options_type)
 
 
 def test_sglang_gets_the_requests_flags_under_its_own_names():

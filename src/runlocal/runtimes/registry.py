@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .options import OPTION_ATTRS
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ class Engine:
     speed_backend: str | None = None    # hardware/speed.py's constants for it on any GPU (None: the GPU's ggml backend)
     parallel_flag: str = ""             # its own name for the requests it runs at once, as a user sets it
     parallel_label: str = "Parallel requests"   # the same, as the web form labels the field
+
+    @property
+    def options_type(self) -> type:
+        """The dataclass of its own options (runtimes/options.py), held in ``Settings.<options>``."""
+        return OPTION_ATTRS[self.options]
 
     def runs_on(self, kind: str, backends: tuple[str, ...] | frozenset[str] | None) -> bool:
         """Whether it runs on a device of this kind with these backends (choose.runtime_runs_on)."""
