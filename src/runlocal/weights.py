@@ -10,7 +10,7 @@ import re
 from .model.spec import ModelSpec
 from .quant import gguf_table
 from .quant.formats import WeightEstimate, estimate_weights
-from .runtimes import Settings, Step, get_runtime
+from .runtimes import Settings, Step, engine, get_runtime
 
 GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
 
@@ -63,10 +63,10 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     from .runtimes.published import default_quant, gguf_quant
 
     name = get_runtime(settings.runtime).name
-    if name in ("vllm", "sglang"):
+    if engine(name).hub_checkpoints:
         return pooled_checkpoint(model, settings)
     if settings.quant:
-        if name in ("llama.cpp", "ollama") and is_gguf_quant(gguf_quant(settings.quant)):
+        if engine(name).ggml and is_gguf_quant(gguf_quant(settings.quant)):
             return settings.with_(quant=gguf_quant(settings.quant)), ()
         return settings, ()
     if model.source.lower().endswith(".gguf"):

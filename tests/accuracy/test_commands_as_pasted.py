@@ -187,7 +187,7 @@ def test_every_catalog_command_uses_real_flags_and_tags(runtime):
         for variant in VARIANTS:
             variant = {k: v.format(kv=KV_NAMES.get(runtime, "q8_0")) if isinstance(v, str) else v
                        for k, v in variant.items()}
-            settings, _ = with_default_quant(spec, Settings(runtime=runtime, **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime=runtime).with_(**variant))
             if runtime not in ("llama.cpp", "ollama") and settings.quant == "Q8_0":
                 settings = settings.with_(quant=None)
             check_command(runtime, rt.command(spec, settings), spec, settings.quant)
@@ -243,7 +243,7 @@ def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
     for alias in aliases():
         spec = lookup(alias)
         for variant in variants:
-            settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp", **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp").with_(**variant))
             command = rt.command(spec, settings)
             words = shlex.split(command.split("  # ")[0])
             assert words[0] == "llama-server"
@@ -299,7 +299,7 @@ def test_vllm_commands_use_only_the_options_of_the_release_named(version):
     for alias in aliases():
         spec = lookup(alias)
         for variant in VLLM_VARIANTS:
-            settings, _ = with_default_quant(spec, Settings(runtime="vllm", **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime="vllm").with_(**variant))
             command = rt.command(spec, settings)
             where = f"{alias} on vLLM {version}: {command}"
             words = shlex.split(_segments(command)[-1])

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, Any
 
+from ..units import GiB
 from . import kb, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
@@ -81,7 +82,6 @@ CONTEXT_BEFORE = 40
 CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
-GiB = 1 << 30
 
 # runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
 _RUNTIME_TOKENS = {

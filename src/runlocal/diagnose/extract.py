@@ -40,8 +40,9 @@ def size_to_bytes(number: str | float, unit: str = "B") -> int:
     return int(round(value * factor))
 
 
-def parse_size(text: str) -> int:
-    """'2.00 GiB' / '512 MiB' / '1.5 GB' / '1234567 bytes' → integer bytes."""
+def parse_logged_size(text: str) -> int:
+    """A size as a log prints it, '2.00 GiB' / '512 MiB' / '1.5 GB' / '1234567 bytes' → integer bytes (a size a user
+    types, such as --vram 24G, is units.parse_size's)."""
     m = re.fullmatch(r"\s*" + _SIZE + r"\s*", text, re.I)
     if not m:
         raise ValueError(f"not a size: {text!r}")

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-GiB = 1 << 30
+from ..units import GiB
 
 
 def _b(n: Any) -> str:

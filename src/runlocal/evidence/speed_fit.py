@@ -60,12 +60,13 @@ def predict_via_plan(rec: dict) -> float | None:
     at the record's RAM bandwidth, with its -ngl / --n-cpu-moe, a short context (a chat turn)."""
     from runlocal.plan import make_plan
     from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import LlamaCppOptions
 
     dev, ram = find_device(rec["device"]), find_device(rec["ram_device"])
     targets = [Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes),
                Target("CPU RAM", "cpu", int(rec.get("ram_gib", 64) * 2**30), ram.bandwidth_gbs)]
-    settings = Settings(ctx=512, quant=rec["quant"], n_gpu_layers=rec.get("n_gpu_layers"),
-                        n_cpu_moe=rec.get("n_cpu_moe", 0))
+    settings = Settings(ctx=512, quant=rec["quant"], llamacpp=LlamaCppOptions(n_gpu_layers=rec.get("n_gpu_layers"),
+                                                                              n_cpu_moe=rec.get("n_cpu_moe", 0)))
     return make_plan(_model(rec["model"]), settings, targets, with_fixes=False).speed["decode_tokens_per_s"]
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memo import per_model
+from ..runtimes.registry import engine
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -372,7 +373,7 @@ def weight_reads(model: ModelSpec, alloc) -> WeightReads:
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
     # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
     # is the embedding table itself, read whole every token
-    output_in_ram = s.n_gpu_layers is not None and s.n_gpu_layers <= model.n_layers
+    output_in_ram = s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers <= model.n_layers
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
     return WeightReads(used, total_w, embed, holder)
@@ -415,7 +416,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_idx += 1
         dev = _catalog_device(t)
         klass = device_class(dev, t.kind if t else d.kind)
-        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        backend = engine(s.runtime).speed_backend or default_backend(dev, klass)
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..units import MiB
 from .base import Step, Target
 
-MiB = 1 << 20
 BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
 CUDA_CONTEXT = 590 * MiB            # = llamacpp.GPU_CONTEXT_OVERHEAD (measured on CUDA 13, H100)
 
