@@ -20,7 +20,7 @@ from .limits import _shown as shown
 # ModelOptFp8LinearMethod for FP8, ModelOptFp8PcPtLinearMethod for FP8_PER_CHANNEL_PER_TOKEN, the 128×128
 # block method for FP8_PB_WO; ModelOptNvFp4Config for NVFP4)
 ALGO_FORMATS = {"FP8": "modelopt-fp8", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-channel", "FP8_PB_WO": "fp8-block",
-                "NVFP4": "nvfp4"}
+                "NVFP4": "modelopt-nvfp4", "W4A16_NVFP4": "modelopt-nvfp4"}
 # kv_cache_quant_algo → vLLM's KV cache dtype when --kv-cache-dtype is auto (vllm/utils/torch_utils.py
 # resolve_kv_cache_dtype_string, get_kv_cache_quant_algo_string; vLLM issue #34752)
 KV_ALGOS = {"FP8": "fp8"}
@@ -62,8 +62,8 @@ def read_modelopt(doc: Any, where: str) -> ModelOptQuant:
         raise ModelFormatError(f"{what}: quant_algo is {shown(algo)} (expected one of {', '.join(ALGO_FORMATS)})")
     algo = algo.upper()
     if algo not in ALGO_FORMATS:
-        raise ModelFormatError(f"{what}: quant_algo '{algo[:40]}' is not a stored layout runlocal plans "
-                               f"(expected one of {', '.join(ALGO_FORMATS)})")
+        raise ModelFormatError(f"{what}: quant_algo '{algo[:40]}' is not a layout runlocal plans (expected one of "
+                               f"{', '.join(ALGO_FORMATS)}; vLLM's modelopt.py loads only those, MXFP8 and MIXED_PRECISION)")
     if kv is not None and not isinstance(kv, str):
         raise ModelFormatError(f"{what}: kv_cache_quant_algo is {shown(kv)} (expected a string such as 'FP8' or null)")
     if not (isinstance(exclude, list) and len(exclude) <= MAX_EXCLUDES

@@ -134,11 +134,11 @@ QUANT_FORMATS = {
     "w4a16": ("int4 weights, a 16-bit scale per 128 inputs (compressed-tensors)", _w4a16, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
     "modelopt-fp8": ("ModelOpt FP8: fp8 e4m3 weights, an f32 weight and input scale per tensor", _modelopt_fp8, True),
-    "nvfp4": ("ModelOpt NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4, True),
+    "modelopt-nvfp4": ("ModelOpt NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4, True),
 }
 # ModelOpt checkpoints quantize every Linear vLLM builds — lm_head and MoE routers included — unless
 # hf_quant_config.json's exclude_modules names it (modelopt.py ModelOptQuantConfigBase.get_quant_method)
-MODELOPT_FORMATS = frozenset({"modelopt-fp8", "nvfp4"})
+MODELOPT_FORMATS = frozenset({"modelopt-fp8", "modelopt-nvfp4"})
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",
            "llm.int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 
