@@ -22,12 +22,12 @@ from runlocal.weights import estimate
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 # meta-llama/Llama-3.1-70B-Instruct config.json (the same architecture NVIDIA quantized)
-H, I, LAYERS, HEADS, KV_HEADS, VOCAB = 8192, 28672, 80, 64, 8, 128256
+H, FFN, LAYERS, HEADS, KV_HEADS, VOCAB = 8192, 28672, 80, 64, 8, 128256
 HEAD_DIM = H // HEADS
 # NVIDIA's FP8 Llama-3.1 cards: "Only the weights and activations of the linear operators within transformers blocks
 # are quantized ... reducing the disk size and GPU memory requirements by approximately 50%" — so the linear weights
 # of the 80 blocks are 1 byte, embeddings, LM head and norms stay BF16 (2 bytes); scales are a few bytes per tensor.
-BLOCK_LINEAR = LAYERS * (H * H * 2 + 2 * H * KV_HEADS * HEAD_DIM + 3 * H * I)
+BLOCK_LINEAR = LAYERS * (H * H * 2 + 2 * H * KV_HEADS * HEAD_DIM + 3 * H * FFN)
 BF16_REST = 2 * (2 * VOCAB * H + (2 * LAYERS + 1) * H)
 PUBLISHED_FP8_BYTES = BLOCK_LINEAR + BF16_REST       # 72.65 GB; the BF16 repo is 141.1 GB
 
