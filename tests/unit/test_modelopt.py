@@ -171,3 +171,27 @@ def test_hostile_hf_quant_config_is_one_clear_line(tmp_path, quant, field):
     run = _cli("check", str(folder), "--runtime", "vllm", "--gpu", "h100")
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert field in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_vllm_auto_kv_dtype_follows_the_checkpoints_kv_cache_quant_algo(tmp_path):
+    # an NVFP4 export with FP8 KV scales: vLLM's --kv-cache-dtype auto becomes fp8, so a token's KV is half
+    quant = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                                                                 "exclude_modules": ["lm_head"]}}
+    entry = find_entry("llama-3.1-70b-fp8")
+    assert entry is not None
+    with_kv = _write_folder(tmp_path / "kv", entry["config"], quant)
+    without = _write_folder(tmp_path / "plain", entry["config"], {**quant, "quantization": {"quant_algo": "NVFP4"}})
+    plans = []
+    for folder in (with_kv, without):
+        run = _cli("check", str(folder), "--runtime", "vllm", "--gpu", "h100", "--ctx", "8192", "--json")
+        assert run.returncode in (0, 1), run.stderr
+        plans.append(json.loads(run.stdout))
+    # Llama 3.1 70B: 80 layers × 8 KV heads × 128 × (K + V) = 327,680 bytes a token at 16 bit
+    assert plans[1]["kv_bytes_per_token"] == 80 * 8 * 128 * 2 * 2
+    assert plans[0]["kv_bytes_per_token"] == 80 * 8 * 128 * 2 * 1
+    assert "--kv-cache-dtype fp8" in plans[0]["command"]
+    # NVFP4: 4 bits a weight + an fp8 scale per 16 (4.5 bits) in the blocks' Linears; embeddings, LM head and norms
+    # 16-bit — 42.7 GB = 39.8 GiB, as llm-compressor's NVFP4 Llama-3.1-70B with lm_head kept is published ("~40GB",
+    # huggingface.co/JongYeop/Llama-3.1-70B-Instruct-NVFP4-W4A4)
+    expected = BLOCK_LINEAR * 9 // 16 + BF16_REST
+    assert abs(plans[0]["model"]["weights_bytes"] - expected) < 1e-4 * expected
