@@ -122,6 +122,14 @@ def test_safetensors_headers_and_hf_quant_config_alone_agree(tmp_path, algo):
     assert estimate(resolve_model(str(config_only)), None).total == stored.total
 
 
+def test_hf_quant_config_without_producer_is_still_modelopt():
+    from runlocal.model.hf_config import spec_from_config
+
+    quant = {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "auto", "group_size": 16}}
+    spec = spec_from_config(TINY, id="tiny", quant_config=quant)
+    assert (spec.file_quant, spec.kv_cache_quant) == ("modelopt-nvfp4", None)
+
+
 def test_kv_cache_quant_algo_is_read():
     quant = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}
     from runlocal.model.hf_config import spec_from_config

@@ -40,8 +40,10 @@ def is_modelopt(doc: Any) -> bool:
         return False
     producer = doc.get("producer")
     method = doc.get("quant_method")
+    # ModelOpt's own file may come without "producer" (hand-made exports): its "quantization" object names it
     return ((isinstance(producer, dict) and producer.get("name") == "modelopt")
-            or (isinstance(method, str) and method.lower().startswith("modelopt")))
+            or (isinstance(method, str) and method.lower().startswith("modelopt"))
+            or (not method and isinstance(doc.get("quantization"), dict) and "quant_algo" in doc["quantization"]))
 
 
 def read_modelopt(doc: Any, where: str) -> ModelOptQuant:
