@@ -5,7 +5,10 @@ vLLM takes a separate ``hf_quant_config.json`` when config.json has no ``quantiz
 (vllm/transformers_utils/config.py get_config: "ModelOpt 0.29.0 and before saves the quantization config in a
 separate hf_quant_config.json") and parses it in vllm/model_executor/layers/quantization/modelopt.py
 (ModelOptQuantConfigBase.from_config: ``quantization.quant_algo``, ``kv_cache_quant_algo``, ``exclude_modules``;
-or the flat ``quant_algo`` / ``kv_cache_scheme`` / ``ignore`` form). Pure: no I/O.
+or the flat ``quant_algo`` / ``kv_cache_scheme`` / ``ignore`` form). SGLang does the same
+(python/sglang/srt/configs/model_config.py ModelConfig._parse_quant_hf_config: "modelopt … don't have corresponding
+field in hf config.json but has a standalone hf_quant_config.json", example nvidia/Llama-3.1-8B-Instruct-FP8).
+Pure: no I/O.
 """
 
 from __future__ import annotations
