@@ -9,7 +9,7 @@ import re
 
 from .model.spec import ModelSpec
 from .quant import gguf_table
-from .quant.formats import WeightEstimate, estimate_weights
+from .quant.formats import MODELOPT_FORMATS, WeightEstimate, estimate_weights
 from .runtimes import Settings, Step, get_runtime
 
 GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
@@ -71,6 +71,14 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
         return settings, ()
     if model.source.lower().endswith(".gguf"):
         return settings, ()
+    if name == "transformers" and model.file_quant in MODELOPT_FORMATS:
+        # transformers takes quantization from config.json's quantization_config only (quantizers/auto.py
+        # AutoQuantizationConfig.from_pretrained) and has no ModelOpt quantizer: a checkpoint whose quantization is in
+        # hf_quant_config.json loads as config.json's 16-bit dtype, its FP8/FP4 tensors upcast and the scales unused
+        return settings.with_(quant="bf16"), (Step(
+            "weight quant", f"{model.id} is an NVIDIA ModelOpt checkpoint ({model.file_quant}); transformers does not "
+            "read its hf_quant_config.json and loads it as 16-bit weights — vLLM or SGLang load it as stored",
+            "bf16", "transformers/quantizers/auto.py"),)
     chosen = default_quant(model, name)
     if chosen is None:
         return settings, ()

@@ -203,3 +203,12 @@ def test_vllm_auto_kv_dtype_follows_the_checkpoints_kv_cache_quant_algo(tmp_path
     # huggingface.co/JongYeop/Llama-3.1-70B-Instruct-NVFP4-W4A4)
     expected = BLOCK_LINEAR * 9 // 16 + BF16_REST
     assert abs(plans[0]["model"]["weights_bytes"] - expected) < 1e-4 * expected
+
+
+def test_transformers_loads_a_modelopt_checkpoint_as_16_bit():
+    # transformers reads no hf_quant_config.json: the same repo is the BF16 model's bytes there, and the plan says why
+    run = _cli("check", "llama-3.1-70b-fp8", "--runtime", "transformers", "--gpu", "h100", "--json")
+    assert run.returncode in (0, 1), run.stderr
+    plan = json.loads(run.stdout)
+    assert plan["model"]["weights_bytes"] > 1.9 * PUBLISHED_FP8_BYTES
+    assert any("hf_quant_config.json" in step["formula"] for step in plan["explain"])
