@@ -76,8 +76,9 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
         # AutoQuantizationConfig.from_pretrained) and has no ModelOpt quantizer: a checkpoint whose quantization is in
         # hf_quant_config.json loads as config.json's 16-bit dtype, its FP8/FP4 tensors upcast and the scales unused
         return settings.with_(quant="bf16"), (Step(
-            "weight quant", f"{model.id} is an NVIDIA ModelOpt checkpoint ({model.file_quant}); transformers does not "
-            "read its hf_quant_config.json and loads it as 16-bit weights — vLLM or SGLang load it as stored",
+            "weight quant", f"{model.id} is an NVIDIA ModelOpt checkpoint ({model.file_quant}); transformers has no "
+            "ModelOpt quantizer and does not read hf_quant_config.json, so it loads the weights as 16-bit (config.json's "
+            "dtype) — vLLM or SGLang load the checkpoint as stored",
             "bf16", "transformers/quantizers/auto.py"),)
     chosen = default_quant(model, name)
     if chosen is None:
