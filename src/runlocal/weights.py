@@ -9,7 +9,7 @@ import re
 
 from .model.spec import ModelSpec
 from .quant import gguf_table
-from .quant.formats import WeightEstimate, estimate_weights
+from .quant.formats import MODELOPT_FORMATS, WeightEstimate, estimate_weights
 from .runtimes import Settings, Step, engine, get_runtime
 
 GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
@@ -71,6 +71,15 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
         return settings, ()
     if model.source.lower().endswith(".gguf"):
         return settings, ()
+    if engine(name).quant_from_config_only and model.file_quant in MODELOPT_FORMATS:
+        # transformers takes quantization from config.json's quantization_config only (quantizers/auto.py
+        # AutoQuantizationConfig.from_pretrained) and has no ModelOpt quantizer: a checkpoint whose quantization is in
+        # hf_quant_config.json loads as config.json's 16-bit dtype, its FP8/FP4 tensors upcast and the scales unused
+        return settings.with_(quant="bf16"), (Step(
+            "weight quant", f"{model.id} is an NVIDIA ModelOpt checkpoint ({model.file_quant}); transformers has no "
+            "ModelOpt quantizer and does not read hf_quant_config.json, so it loads the weights as 16-bit (config.json's "
+            "dtype) — vLLM or SGLang load the checkpoint as stored",
+            "bf16", "transformers/quantizers/auto.py"),)
     chosen = default_quant(model, name)
     if chosen is None:
         return settings, ()

@@ -67,7 +67,7 @@ def _spec(alias: str) -> ModelSpec:
     entry = find_entry(alias)
     assert entry is not None
     return spec_from_config(entry["config"], id=entry["alias"], source=f"catalog:{entry['alias']}",
-                            repo_id=entry["repo_id"])
+                            repo_id=entry["repo_id"], quant_config=entry.get("hf_quant_config"))
 
 
 def sibling_spec(repo_id: str) -> ModelSpec | None:

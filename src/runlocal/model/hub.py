@@ -47,7 +47,9 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
         raise ModelNotFoundError(f"{repo_id}: repo has no config.json (a GGUF repo? pass hf://{repo_id}/<file>.gguf)") from None
     except HfHubHTTPError as e:
         raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
-    spec = spec_from_config(read_config(Path(config_path)), id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id)
+    config = read_config(Path(config_path))
+    quant_config = _hub_quant_config(repo_id, revision, token, policy) if "quantization_config" not in config else None
+    spec = spec_from_config(config, id=repo_id, source=f"hub:{repo_id}", repo_id=repo_id, quant_config=quant_config)
     try:
         meta = get_safetensors_metadata(repo_id, revision=revision, token=token)
     except Exception:  # offline, no safetensors, or an old repo with .bin files: the config alone suffices
@@ -59,6 +61,29 @@ def read_hub_model(repo_id: str, *, revision: str | None = None, policy: ReadPol
             start, end = info.data_offsets
             tensors.append(TensorInfo(name, tuple(info.shape), role, layer, info.dtype, end - start))
     return with_file_tensors(spec, tensors, spec.file_quant)
+
+
+def _hub_quant_config(repo_id: str, revision: str | None, token, policy: ReadPolicy) -> dict | None:
+    """The repo's hf_quant_config.json (NVIDIA ModelOpt), under the same size cap and JSON limits as config.json;
+    None when the repo has none."""
+    from pathlib import Path
+
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
+
+    from .local import read_json
+
+    try:
+        if policy.max_config_bytes is not None:
+            _check_config_size(repo_id, revision, token, policy.max_config_bytes, "hf_quant_config.json")
+        path = hf_hub_download(repo_id, "hf_quant_config.json", revision=revision, token=token)
+    except LocalEntryNotFoundError:     # offline with config.json cached but not this file: plan from config.json
+        return None
+    except EntryNotFoundError:
+        return None
+    except HfHubHTTPError as e:
+        raise RemoteError("model: Hub request failed" if policy.plain_errors else f"{repo_id}: Hub request failed: {e}") from None
+    return read_json(Path(path), "hf_quant_config.json")
 
 
 def _offline_sibling(repo_id: str) -> ModelSpec:
@@ -105,8 +130,8 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
-def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> None:
-    """A HEAD request for config.json's size before downloading it (a repo may hold a config of any size)."""
+def _check_config_size(repo_id: str, revision: str | None, token, cap: int, filename: str = "config.json") -> None:
+    """A HEAD request for a JSON file's size before downloading it (a repo may hold a config of any size)."""
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -115,10 +140,10 @@ def _check_config_size(repo_id: str, revision: str | None, token, cap: int) -> N
     )
 
     try:
-        meta = get_hf_file_metadata(hf_hub_url(repo_id, "config.json", revision=revision), token=token)
+        meta = get_hf_file_metadata(hf_hub_url(repo_id, filename, revision=revision), token=token)
     except (EntryNotFoundError, GatedRepoError, RepositoryNotFoundError):
         raise
     except Exception:   # offline or unreachable: hf_hub_download falls back to its cache, or says why it cannot
         return
     if meta.size is not None and meta.size > cap:
-        raise ModelFormatError(f"model: the repo's config.json is {meta.size:,} bytes; this server reads at most {cap:,}")
+        raise ModelFormatError(f"model: the repo's {filename} is {meta.size:,} bytes; this server reads at most {cap:,}")

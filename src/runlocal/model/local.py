@@ -42,6 +42,15 @@ def read_config(path: Path) -> dict:
     return read_json(path)
 
 
+def read_quant_config(folder: Path, config: dict) -> dict | None:
+    """hf_quant_config.json beside a config.json that has no quantization_config (NVIDIA ModelOpt ≤ 0.29 writes its
+    quantization there; vLLM reads it then: model/modelopt.py), under config.json's size cap."""
+    path = folder / "hf_quant_config.json"
+    if "quantization_config" in config or not path.is_file():
+        return None
+    return read_json(path, "hf_quant_config.json")
+
+
 def shard_names(folder: Path) -> list[str]:
     """The safetensors files of a model folder: from the index when there is one."""
     index = folder / "model.safetensors.index.json"
@@ -78,7 +87,8 @@ def read_model_dir(path: str | Path) -> ModelSpec:
     if not config_path.is_file():
         raise ModelNotFoundError(f"{p}: no config.json here")
     config = read_config(config_path)
-    spec = spec_from_config(config, id=folder.name or str(folder), source=str(config_path))
+    spec = spec_from_config(config, id=folder.name or str(folder), source=str(config_path),
+                            quant_config=read_quant_config(config_path.parent, config))
     tensors: list[TensorInfo] = []
     for name in shard_names(folder):
         tensors += safetensors.read_local(folder / name)[0]

@@ -120,6 +120,8 @@ class ModelSpec:
     source: str = ""                  # where the description came from (path, URL, repo id, catalog)
     repo_id: str | None = None        # the Hugging Face repo this model lives in, when known
     file_quant: str | None = None     # the quantization of the file read (GGUF ftype, "bf16", "awq" …)
+    quant_exclude: tuple[str, ...] = ()   # ModelOpt exclude_modules: modules the checkpoint keeps unquantized
+    kv_cache_quant: str | None = None     # ModelOpt kv_cache_quant_algo ("fp8"), what vLLM's auto KV dtype becomes
     published_params: int | None = None
     notes: tuple[str, ...] = field(default=())
 

@@ -100,6 +100,21 @@ def _w4a16(t: TensorInfo) -> int:
     return e * (out * inp // 2 + -(-inp // 128) * out * 2 + 16)
 
 
+def _modelopt_fp8(t: TensorInfo) -> int:
+    # NVIDIA ModelOpt FP8 (hf_quant_config.json quant_algo "FP8"): fp8 e4m3 weight + an f32 weight_scale and an f32
+    # input_scale per Linear (vllm/model_executor/layers/quantization/modelopt.py ModelOptFp8LinearMethod.create_weights:
+    # PerTensorScaleParameter weight_scale and input_scale)
+    return t.numel + 8
+
+
+def _nvfp4(t: TensorInfo) -> int:
+    # NVIDIA ModelOpt NVFP4 (quant_algo "NVFP4", group_size 16): two e2m1 values per uint8 byte, one fp8 e4m3
+    # weight_scale per 16 inputs, an f32 weight_scale_2 (global) and an f32 input_scale per Linear
+    # (vllm/model_executor/layers/quantization/modelopt.py ModelOptNvFp4LinearMethod.create_weights)
+    e, out, inp = _in_out(t)
+    return e * (out * inp // 2 + out * -(-inp // 16) + 8)
+
+
 def _mxfp4(t: TensorInfo) -> int:
     # OCP MX FP4 (gpt-oss experts): blocks of 32 e2m1 values (16 bytes) + one e8m0 scale byte.
     return t.numel // 32 * 17
@@ -118,13 +133,36 @@ QUANT_FORMATS = {
     "fp8-channel": ("fp8 e4m3 weights, a scale per output channel", _fp8_channel, True),
     "w4a16": ("int4 weights, a 16-bit scale per 128 inputs (compressed-tensors)", _w4a16, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
+    "modelopt-fp8": ("ModelOpt FP8: fp8 e4m3 weights, an f32 weight and input scale per tensor", _modelopt_fp8, True),
+    "modelopt-nvfp4": ("ModelOpt NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4, True),
 }
+# ModelOpt checkpoints quantize every Linear vLLM builds — lm_head and MoE routers included — unless
+# hf_quant_config.json's exclude_modules names it (modelopt.py ModelOptQuantConfigBase.get_quant_method)
+MODELOPT_FORMATS = frozenset({"modelopt-fp8", "modelopt-nvfp4"})
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",
            "llm.int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 
 
 def float_bytes(t: TensorInfo, width: int) -> int:
     return t.numel * width
+
+
+def excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    """A tensor of a module that hf_quant_config.json's exclude_modules keeps unquantized: an exact module name, a
+    substring of it, or an fnmatch wildcard, as vLLM matches them (modelopt.py ModelOptQuantConfigBase.is_layer_excluded)."""
+    from fnmatch import fnmatch
+
+    module = name.rsplit(".", 1)[0]
+    return any(p == module or p in module or fnmatch(module, p) for p in patterns)
+
+
+def _quantized(t: TensorInfo, q: str, model: ModelSpec, skip_router_and_head: bool) -> bool:
+    if q == "mxfp4":
+        return t.role.startswith("expert_")
+    if q in MODELOPT_FORMATS:
+        linear = _is_linear(t) or (t.role in ("lm_head", "router") and len(t.shape) >= 2)
+        return linear and not excluded(t.name, model.quant_exclude)
+    return _is_linear(t) and not (skip_router_and_head and t.role == "router")
 
 
 def estimate_weights(model: ModelSpec, quant: str, *, unquantized_width: int = 2) -> WeightEstimate:
@@ -139,11 +177,11 @@ def estimate_weights(model: ModelSpec, quant: str, *, unquantized_width: int = 2
     label, per_tensor, skip_router_and_head = QUANT_FORMATS[q]
     quantized = kept = 0
     for t in model.tensors:
-        if q == "mxfp4" and not t.role.startswith("expert_"):
-            kept += float_bytes(t, unquantized_width)
-        elif _is_linear(t) and not (skip_router_and_head and t.role == "router"):
+        if _quantized(t, q, model, skip_router_and_head):
             quantized += per_tensor(t)
         else:
             kept += float_bytes(t, unquantized_width)
+    rest = ("the modules exclude_modules names, embeddings and norms in 16 bit" if q in MODELOPT_FORMATS
+            else "embeddings, norms, LM head in 16 bit")
     return WeightEstimate(q, quantized + kept, {f"{q} linear": quantized, "16-bit other": kept},
-                          f"linear layers as {label}; embeddings, norms, LM head in 16 bit", label)
+                          f"linear layers as {label}; {rest}", label)

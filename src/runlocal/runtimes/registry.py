@@ -39,6 +39,9 @@ class Engine:
     multi_node: bool = False
     # serves a Hub checkpoint as stored, or a published quantized one (data/published_checkpoints.json)
     hub_checkpoints: bool = False
+    # takes quantization from config.json's quantization_config only (transformers quantizers/auto.py): an NVIDIA
+    # ModelOpt checkpoint (hf_quant_config.json) loads as 16-bit
+    quant_from_config_only: bool = False
     more_gpus: bool = True              # plans one model over several identical GPUs (fixes.py "more GPUs")
     kv_auto: bool = False               # its default KV-cache type is "auto", the model's dtype
     # KV-cache types it accepts, where runlocal refuses the rest before planning (None: any known type is planned
@@ -80,6 +83,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
            speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests"),
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
+           quant_from_config_only=True,
            device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",
            parallel_label="Batch size"),
     Engine("mlx", "mlx:MLX", ("mlx-lm", "mlx_lm"), "mlx", more_gpus=False, device_kinds=("apple",),

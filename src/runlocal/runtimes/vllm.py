@@ -693,6 +693,10 @@ class VLLM:
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
         default_tokens = serve_limits(gpus[0].capacity, gpus[0].name)[0] if gpus else SERVE_LIMITS_SMALL[0]
+        if model.kv_cache_quant and self.engine == "v1-cudagraph" and settings.cache_type_k == settings.cache_type_v == "f16":
+            # --kv-cache-dtype auto takes a ModelOpt checkpoint's kv_cache_quant_algo (vllm/utils/torch_utils.py
+            # resolve_kv_cache_dtype_string, issue #34752; modelled from v0.21 on, where it is certainly present)
+            settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,
             gpu_memory_utilization=settings.vllm.gpu_memory_utilization or DEFAULT_UTILIZATION,

@@ -101,6 +101,13 @@ _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[
 _LLAMA_LIKE = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "intermediate_size")
 
 
+def _modelopt(top: dict[str, Any], text: dict[str, Any], where: str):
+    from ..modelopt import is_modelopt, read_modelopt
+
+    qc = top.get("quantization_config") or text.get("quantization_config")
+    return read_modelopt(qc, where) if is_modelopt(qc) else None
+
+
 def _file_quant(top: dict[str, Any], text: dict[str, Any]) -> str | None:
     qc = top.get("quantization_config") or text.get("quantization_config")
     if isinstance(qc, dict) and qc.get("quant_method"):
@@ -121,19 +128,10 @@ def _tied(top: _Cfg, text: _Cfg, owner: str) -> bool:
     return text.flag("tie_word_embeddings")
 
 
-def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_id: str | None = None) -> ModelSpec:
-    """A config.json dict → ModelSpec with transformers 5's tensors and the per-layer cache layout.
 
-    Raises ModelFormatError for a non-dict config, a missing or malformed required field (named in
-    the message), or a model_type that is neither supported nor shaped like a Llama decoder.
-    """
-    where = source or id
-    if not isinstance(config, dict):
-        raise ModelFormatError(f"{where}: config.json must be a JSON object, got {type(config).__name__}")
-    mt = config.get("model_type") or ""
-    if not isinstance(mt, str) or len(mt) > 64:
-        raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
-    notes: list[str] = []
+def _family(config: dict[str, Any], mt: str, where: str, notes: list[str]):
+    """The config views (top level, text model), vision reader, tensor layout and layer builder for a model_type;
+    an unknown type shaped like a Llama decoder is read as one (noted)."""
     vision = None
     if mt in _MULTIMODAL:
         text_type, vision, layout = _MULTIMODAL[mt]
@@ -160,6 +158,29 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
             builder = _llama
             notes.append(f"model_type '{mt or '(none)'}' is not a known family: read as a Llama-like decoder "
                          "(q/k/v/o + gated MLP + RMSNorms); family-specific tensors may be missing")
+    return top, text, vision, layout, builder
+
+
+def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_id: str | None = None,
+                     quant_config: dict[str, Any] | None = None) -> ModelSpec:
+    """A config.json dict → ModelSpec with transformers 5's tensors and the per-layer cache layout.
+
+    ``quant_config`` is the repo's hf_quant_config.json (NVIDIA ModelOpt), taken as the quantization_config when
+    config.json has none, as vLLM does (model/modelopt.py).
+
+    Raises ModelFormatError for a non-dict config, a missing or malformed required field (named in
+    the message), or a model_type that is neither supported nor shaped like a Llama decoder.
+    """
+    where = source or id
+    if not isinstance(config, dict):
+        raise ModelFormatError(f"{where}: config.json must be a JSON object, got {type(config).__name__}")
+    if quant_config is not None and "quantization_config" not in config:
+        config = {**config, "quantization_config": quant_config}
+    mt = config.get("model_type") or ""
+    if not isinstance(mt, str) or len(mt) > 64:
+        raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
+    notes: list[str] = []
+    top, text, vision, layout, builder = _family(config, mt, where, notes)
     for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
         text.int(key)
     if builder not in (_mamba, _mamba2_family):
@@ -185,6 +206,10 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
                                             or text.get("n_routed_experts") or 0)
     if builder is _jamba or builder is _granitemoehybrid:
         n_exp = n_exp if any(ly.moe for ly in layers) else 0
+    modelopt = _modelopt(config, text.d, where)
+    if modelopt is not None:
+        notes.append(f"NVIDIA ModelOpt {modelopt.algo} checkpoint: planned as stored ({modelopt.format})"
+                     + (f"; {len(modelopt.exclude)} module pattern(s) kept unquantized" if modelopt.exclude else ""))
     archs = config.get("architectures")
     archs = [printable(archs[0], 200)] if isinstance(archs, list) and archs and isinstance(archs[0], str) else []
     return check_spec(ModelSpec(
@@ -194,4 +219,6 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
         intermediate_size=text.get("intermediate_size") if isinstance(text.get("intermediate_size"), int) else None,
         max_position_embeddings=text.get("max_position_embeddings"), tie_word_embeddings=tied,
         n_experts=n_exp, n_experts_active=int(text.get("num_experts_per_tok") or 0) if n_exp else 0,
-        source=source, repo_id=repo_id, file_quant=_file_quant(config, text.d), notes=tuple(notes)))
+        source=source, repo_id=repo_id, file_quant=modelopt.format if modelopt else _file_quant(config, text.d),
+        quant_exclude=modelopt.exclude if modelopt else (), kv_cache_quant=modelopt.kv_cache if modelopt else None,
+        notes=tuple(notes)))
