@@ -101,3 +101,132 @@ def test_kv_cell_exhaustion_in_any_wording_is_not_device_memory(line):
 
 def test_a_build_that_requires_a_missing_file_is_not_memory():
     assert diagnose_text("JIT compile failed: kernel requires cuda_bf16.h which is not installed").category == "not_memory"
+
+
+# -- round 8's families (the first neutrally sampled round), one test per signal, on generic lines ---------------
+
+@pytest.mark.parametrize("log", [
+    "Segmentation fault (core dumped)",
+    "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
+    "double free or corruption (!prev)\nAborted (core dumped)",
+    "server/signals.cpp:57 crashed SIGSEGV at 0 bt 75a2b3 4207ae",
+    "Exception 0xc0000005 0x8 0x7ff8 0x7ff8\nsignal arrived during external code execution",
+    "*** Process received signal ***\nSignal: Aborted (6)",
+])
+def test_a_crash_by_signal_is_a_crash_not_memory(log):
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry is not None and d.entry.id == "notmem-crash-signal"
+
+
+def test_a_crash_after_an_out_of_memory_message_is_that_out_of_memory():
+    log = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: "
+           "out of memory\nSegmentation fault")
+    assert diagnose_text(log).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("log", [
+    "llama.cpp: loading model from m.bin\nerror loading model: unexpectedly reached end of file",
+    "error loading model: unknown (magic, version) combination: 67676a74, 00000003; is this really a GGML file?",
+    '{"error":"unable to load model: /root/.ollama/models/blobs/sha256-0123abcd"}',
+    "open /models/x.gguf: no such file or directory",
+    "OSError: Error no file named pytorch_model.bin found in directory models/x.",
+])
+def test_a_missing_cut_or_foreign_model_file_is_named(log):
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry is not None and d.entry.id == "notmem-bad-model-file"
+
+
+def test_a_memory_error_raised_by_reading_a_length_from_the_file_is_a_bad_file():
+    log = ('  File "meta.py", line 79, in load_metadata\n    key = file.read(key_length)\n'
+           "          ^^^^^^^^^^^^^^^^^^^^^\nMemoryError")
+    assert diagnose_text(log).entry.id == "notmem-bad-model-file"
+
+
+def test_no_device_detected_is_not_memory():
+    log = "ggml_cuda_init: failed to initialize CUDA: (null)\ncuda: INFO: CUDA library loaded but no devices detected"
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_bare_assertion_error_with_no_allocation_is_not_memory():
+    log = '  File "llama.py", line 323, in __init__\n    assert self.model is not None\nAssertionError'
+    assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log, expected", [
+    ("Qwen-7B OOM on a 24 GB card", "cuda_oom_load"),
+    ("Failure to deploy the vision model due to OOM\n  File \"clip.py\", line 176, in forward", "cuda_oom_load"),
+    ("the server tried to alloca more memory than the GPU has", "cuda_oom_load"),
+    ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task()\n    trainer.fit()", "cuda_oom_long_context"),
+    ("systemd: ollama.service: oom-kill", "oom_killer"),
+])
+def test_an_out_of_memory_said_only_in_a_title_or_in_words_is_memory(log, expected):
+    assert diagnose_text(log).category == expected
+
+
+def test_a_null_buffer_assertion_is_a_failed_allocation_of_ram():
+    assert diagnose_text("GGML_ASSERT: ggml.c:4411: ctx->mem_buffer != NULL\nAborted").category == "oom_killer"
+    # an allocator's own message in the same log is read first
+    log = ("ggml_aligned_malloc: insufficient memory (attempted to allocate 18809.20 MB)\n"
+           "ggml.c:1532: GGML_ASSERT(ctx->mem_buffer != NULL) failed")
+    assert diagnose_text(log).category == "llamacpp_alloc_fail"
+
+
+def test_an_allocator_call_that_failed_is_an_allocation_whatever_error_string_follows():
+    log = "RuntimeError: cudaMallocManaged failed: an illegal memory access was encountered."
+    assert diagnose_text(log).category == "cuda_oom_load"
+    assert diagnose_text("RuntimeError: CUDA error: an illegal memory access was encountered").category == "not_memory"
+
+
+OOM_FIGURES = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 430.00 MiB (GPU 0; 10.76 GiB total "
+               "capacity; 8.44 GiB already allocated; 247.44 MiB free; 9.41 GiB reserved in total by PyTorch)")
+
+
+@pytest.mark.parametrize("before, after", [
+    ("[INFO] Epoch 1/40, iter 420/20642, loss: 2.751\n", ""),                    # training loop
+    ('  File "train_net.py", line 12, in <module>\n', ""),                         # a training script
+    ("", "\ntxt2img: 20 sampling steps"),                                          # image generation
+    ("", "\n3 0x7f tensorrt_llm::batch_manager::RuntimeBuffers::reshape()"),      # a serving engine's batches
+    ("", "\nTime taken: 9.1 sec."),                                                # a web UI's job summary
+])
+def test_phase_words_for_training_image_generation_and_serving(before, after):
+    assert diagnose_text(before + OOM_FIGURES + after).category == "cuda_oom_long_context"
+
+
+def test_ggmls_cuda_error_line_names_the_runtime_and_pytorchs_does_not():
+    assert diagnose_text("CUDA error: out of memory").category == "llamacpp_alloc_fail"
+    assert diagnose_text("RuntimeError: CUDA error: out of memory").category == "cuda_oom_load"
+
+
+def test_a_runtime_is_guessed_from_its_log_prefix():
+    alone = "CUDA out of memory"
+    assert diagnose_text(alone).category == "cuda_oom_load"
+    ollama = 'time=2025-01-01T00:00:00 level=INFO source=server.go:100 msg="starting runner"\n' + alone
+    assert diagnose_text(ollama).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("free, expected", [(2048, "not_memory"), (5, "sglang_kv_overflow")])
+def test_a_pool_out_of_memory_with_room_by_its_own_figures_is_not_memory(free, expected):
+    log = (f"RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\n"
+           f"Available tokens: {free}")
+    assert diagnose_text(log).category == expected
+
+
+def test_a_lock_warning_that_is_not_a_lack_of_memory_is_not_the_failure():
+    log = "warning: failed to VirtualLock 39347507200-byte buffer (after previously locking 0 bytes): Invalid access"
+    assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("function, expected", [
+    ("stream", "not_memory"),                           # creating a stream allocates no model memory
+    ("ggml_cuda_pool_malloc_vmm", "llamacpp_alloc_fail"),  # the pool's allocation did run out
+])
+def test_ggmls_error_footer_says_whether_an_out_of_memory_came_from_an_allocation(function, expected):
+    log = f"CUDA error: out of memory\n  current device: 0, in function {function} at ggml-cuda/common.cuh:100"
+    assert diagnose_text(log).category == expected
+
+
+def test_a_reference_count_underflow_is_a_crash_unless_memory_growth_is_stated():
+    assert diagnose_text('panic: "completeMemory() prepare count underflow"').category == "not_memory"
+    log = ('server causes a kernel panic (IOGPUMemory crash) after memory grew\n'
+           'panic(cpu 1): "completeMemory() prepare count underflow"')
+    assert diagnose_text(log).category == "metal_oom"

@@ -75,6 +75,21 @@ GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
 SURVIVED_WARNING_ID = "notmem-survived-warning"
+POOL_FULL_ID = "sglang-kv-pool-full"
+POOL_HAS_ROOM_ID = "notmem-pool-has-room"
+BAD_FILE_ID = "notmem-bad-model-file"
+# a scheduler's own figures next to its "out of memory": what was asked for and what it says was free (SGLang's
+# "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
+_POOL_ASKED = re.compile(r"allocate (\d+) tokens")
+_POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
+# Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
+# corrupt or foreign file), no machine has that much memory to give
+_READ_CALL = re.compile(r"\.read\(")
+# ggml's CUDA error footer ("current device: 0, in function stream at …") naming a function that allocates nothing,
+# right under an out-of-memory line: the code came from a call that needs no model memory
+_FOOTER = re.compile(r"current device: \d+, in function (\w+)")
+_ALLOCATING = re.compile(r"alloc|pool|buffer")
+OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -99,6 +114,13 @@ _RUNTIME_TOKENS = {
     "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
+    # a runtime not named, guessed from its log prefix, flags and file names: Ollama's Go slog lines
+    # ("time=… level=INFO source=server.go:…"), vLLM's engine modules, TensorRT-LLM's "[TensorRT-LLM]" prefix,
+    # llama.cpp's GPU-layers flag and its old GGML file names
+    "level=info source=": "ollama", "level=warn source=": "ollama", "level=error source=": "ollama",
+    "level=debug source=": "ollama", "llm_engine": "vllm", "[tensorrt-llm]": "tensorrt-llm",
+    "-ngl ": "llama.cpp", "--n-gpu-layers": "llama.cpp", "n_gpu_layers": "llama.cpp", "ggmlv3": "llama.cpp",
+    "ggml-model": "llama.cpp",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
@@ -234,7 +256,9 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     req, total = figures.get("requested_bytes"), figures.get("total_bytes")
     if not loading and req and total and req >= 0.25 * total:
         return "cuda_oom_long_context"  # one block that large is activations of a long input, whatever the cache
-    if _fragmented(figures, strict=loading):
+    # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
+    # is layout; the small-cache rule is for a log that names no phase
+    if _fragmented(figures, strict=loading or running):
         return "fragmentation"
     if loading:
         return "cuda_oom_load"
@@ -273,6 +297,7 @@ class Scanner:
         self.survived = False
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
+        self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
         self.n = 0
         self._any_gate = _any_gate(self.index)
 
@@ -309,6 +334,12 @@ class Scanner:
             memory = max((e for e in matches if e.category in kb.MEMORY_CATEGORIES), key=lambda e: e.priority)
             self.warned, self.survived = (memory, self.n, line[:MATCHED_LINE_MAX]), signals.names_resource_limit(low)
             matches = [e for e in matches if e.category not in kb.MEMORY_CATEGORIES]
+        footer = _FOOTER.search(low)
+        if footer and len(self.ring) >= 2 and "out of memory" in self.ring[-2] and not _ALLOCATING.search(footer.group(1)):
+            self.oom_not_from_alloc = self.n - 1
+        if low.strip() == "memoryerror" and any(_READ_CALL.search(prev) for prev in list(self.ring)[-4:-1]):
+            bad_file = kb.get(BAD_FILE_ID)
+            matches = [bad_file] if bad_file is not None else matches
         if matches:
             self._consider(matches, line, low)
         if severity == "error" and self.warned is not None and self.warned[1] < self.n:
@@ -351,6 +382,25 @@ class Scanner:
         if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
             entry, n, line = self.overflow
             self.best = (entry.priority, entry, n, line)
+        if (self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES
+                and self.oom_not_from_alloc is not None and "out of memory" in self.best[3].lower()):
+            disowned = kb.get(OOM_NOT_FROM_ALLOC_ID)
+            if disowned is not None:
+                self.best = (disowned.priority, disowned, self.best[2], self.best[3])
+        if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
+            room = kb.get(POOL_HAS_ROOM_ID)
+            if room is not None:
+                self.best = (room.priority, room, self.best[2], self.best[3])
+
+    def _pool_had_room(self) -> bool:
+        """Whether the lines kept around a scheduler's pool out-of-memory state more free tokens than it asked for."""
+        asked = free = None
+        for low in self.ring:
+            if asked is None and (m := _POOL_ASKED.search(low)):
+                asked = int(m.group(1))
+            if free is None and (m := _POOL_FREE.search(low)):
+                free = int(m.group(1))
+        return asked is not None and free is not None and free >= asked
 
     def detected_runtime(self) -> str | None:
         """The runtime the log comes from: Ollama if named at all (it embeds llama.cpp's lines), else the

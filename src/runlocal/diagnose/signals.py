@@ -37,7 +37,11 @@ _OOM = re.compile(
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
     # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
-    r"|panic\b.{0,200}\biogpumemory")
+    r"|panic\b.{0,200}\biogpumemory"
+    # a report that says only "OOM" (an issue title: "… OOM error (L20)", "12 GB OOM"), not the killer's oom-kill /
+    # oom_score words; PyTorch's exception named inside another's ("RayTaskError(OutOfMemoryError)")
+    r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
+    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
@@ -46,6 +50,19 @@ _ALLOC_FAIL = re.compile(
     # a crash or exception that names an allocating function as where it came from ("unhandled exception from
     # ggml_vk_allocate in llama_kv_cache_init"): the allocation is what failed
     r"|(?:exception|crash\w*|abort\w*) (?:from|in|at) \w*(?:_allocate|_malloc|_alloc)\b")
+
+# an allocator call that failed, whatever error string the driver attached to it (MLX's CUDA backend reports a
+# device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
+# what failed, and the string is a sticky error from before it
+_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
+# ggml's CUDA_CHECK prints "CUDA error: out of memory" at the start of its line (ggml-cuda.cu ggml_cuda_error);
+# PyTorch's own CUDA errors come as "RuntimeError: CUDA error: …" or "torch.cuda.OutOfMemoryError"
+_GGML_CUDA_ERROR = re.compile(r"^\W*cuda error:? (?:\d+ )?(?:at \S+ )?out of memory")
+_PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi", "tensorrt-llm", "mlx"})
+# an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
+# allocation returned nothing, so the memory it asked for was not there
+_NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
+_GPU_NAMED = re.compile(r"\bcuda|\bmetal|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -74,6 +91,26 @@ _NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
                 r"|found no nvidia driver|devices?\(s\)? is/are busy or unavailable|cudaerrordevicesunavailable"),
      "notmem-no-cuda-device"),
+    # llamafile / ggml: "CUDA library loaded but no devices detected", "failed to initialize CUDA: (null)"
+    (re.compile(r"no (?:\w+ )?devices? (?:were |was )?(?:detected|found)\b|failed to initiali[sz]e cuda\b"),
+     "notmem-no-cuda-device"),
+    # the model file: cut short, another format, a tensor of the wrong size, or not there (llama.cpp llama_file,
+    # ggml's magic check, transformers' "Error no file named …", Ollama's "unable to load model: <blob>")
+    (re.compile(r"unexpectedly reached end of file|unknown \(magic, version\)|is this really a gg\w* file"
+                r"|(?:invalid|bad|wrong) (?:gguf |file )?magic|not a valid gguf|has wrong size in model file"
+                r"|no such file or directory|\bdoes not exist\b|unable to load model: \S|\berror no file named\b"
+                r"|could not load llama model from path"), "notmem-bad-model-file"),
+    # a crash by signal or a heap check: SIGSEGV (signal 11, exit 139 = 128 + 11, Windows 0xC0000005), SIGABRT
+    # ("Aborted (core dumped)", IOT instruction, exit 134), glibc's heap checks ("double free or corruption")
+    (re.compile(r"segmentation fault|\bsigsegv\b|\bsignal 11\b|signal \(11\)|exit(?:ed)? (?:with )?(?:code|status)[ :=]*13[49]\b"
+                r"|exception 0xc0000005|access violation|double free|free\(\): invalid|corrupted (?:size|double-linked)"
+                r"|\baborted(?: \(core dumped\))?\s*$|signal: abort|\bsigabrt\b|signal: aborted \(6\)|iot instruction"
+                r"|\bcrash(?:es|ed)? with\b|\bcrashed sigsegv\b"
+                r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
+     "notmem-crash-signal"),
+    # llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock) for a reason that is
+    # not a lack of memory: the model still loads, unlocked
+    (re.compile(r"failed to (?:mlock|virtuallock)\b"), "notmem-survived-warning"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
@@ -203,7 +240,8 @@ _TERMINAL_ERROR = re.compile(
     r"|\berror=\\*\"(?!\s*\\*\")"  # a structured log's error="…" field (Ollama, Go slog)
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
     r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S"
-    r"|\b(?:loading|load|initiali[sz]ation|start-?up) failed\b")  # a failure report whose cause was only guessed
+    r"|\b(?:loading|load|initiali[sz]ation|start-?up) failed\b"  # a failure report whose cause was only guessed
+    r"|^\s*assertionerror\s*$")  # Python's bare AssertionError: an assert with no message
 _TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
                    "terminat", " failed")
 # a failed assertion: the program checked its own invariant. Memory words in it are about a buffer the program sized
@@ -246,6 +284,10 @@ GATE_WORDS = frozenset({
     "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
     "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
     "requires --", "require --", "overflow", "slot", "abort", "fatal", "traceback", "warn", "[w]",
+    "sigsegv", "signal 11", "signal (11)", "139", "134", "double free", "free()", "corrupted", "sigabrt",
+    "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
+    "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
+    "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -260,7 +302,8 @@ LOAD = re.compile(
     # "Engine building failed" / "Failed to deserialize cuda engine"
     r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
     r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
-    r"|\w*builder\w*(?:config)?::")  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
+    r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
+    r"|\bfail\w* to deploy")  # "failure to deploy … due to OOM": a start-up
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -272,7 +315,12 @@ RUN = re.compile(
     r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
     # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
     # node (a loader node is start-up, any other node is a graph run)
-    r"|output generated in\b|node type:\W*(?!\w*load)\w")
+    r"|output generated in\b|node type:\W*(?!\w*load)\w"
+    # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
+    # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
+    r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    r"|sampling steps|batch_manager|in-?flight"
+    r"|^\W*time taken:")  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
 
 
 def severity_of_line(low: str) -> str | None:
@@ -335,7 +383,8 @@ def _memory_entry(low: str, runtime: str | None) -> str:
         return "rocm-hip-oom"
     if _TORCH.search(low):
         return "cuda-oom-load"
-    if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio"):
+    if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio") or (
+            _GGML_CUDA_ERROR.search(low) and runtime not in _PYTHON_RUNTIMES):
         return "llamacpp-cuda-malloc"
     return "cuda-oom-load"
 
@@ -363,7 +412,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
-    oom = bool(_OOM.search(low))
+    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
     if _size_overflow(low):
@@ -382,6 +431,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         reason = _not_memory_reason(low)
         if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
             return reason
+        if _ASSERTION.search(low) and _NULL_BUFFER.search(low):
+            return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-null-buffer"
         if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
             return "notmem-other-error"
     if _KILL_SIGNAL.search(low):
