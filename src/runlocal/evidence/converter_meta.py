@@ -152,6 +152,8 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
                "{arch}.attention.scale": float(t.get("attention_multiplier") or 1.0)}
     if arch == "gpt-oss":      # conversion/gpt_oss.py: experts as wide as intermediate_size
         kv["{arch}.expert_feed_forward_length"] = t["intermediate_size"]
+    if arch in ("gptneox", "stablelm", "olmo", "falcon"):
+        kv |= _early_kv(arch, t)
     if arch == "deepseek2":
         kv |= _deepseek2_kv(t)
     if arch in ("qwen3next", "qwen35", "qwen35moe"):
@@ -170,6 +172,32 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
         kv |= _jamba_kv(t, n)
     if arch == "mamba":
         kv |= _mamba_kv(t)
+    return kv
+
+
+def _early_kv(arch: str, t: dict[str, Any]) -> dict[str, Any]:
+    """LayerNorm families: conversion/gpt_neox.py GPTNeoXModel (rope dims from rotary_pct, parallel residual),
+    conversion/stablelm.py StableLMModel (rope dims from partial_rotary_factor), conversion/olmo.py OlmoModel
+    (LayerNorm epsilon 1e-5, clip_qkv as clamp_kqv), conversion/falcon.py FalconModel (context 2048 "not in
+    config.json", FFN 4 × hidden, head_count_kv from num_kv_heads / n_head_kv, else 1)."""
+    h, heads = t["hidden_size"], t["num_attention_heads"]
+    eps = float(t.get("layer_norm_eps") or t.get("layer_norm_epsilon") or 1e-5)
+    kv: dict[str, Any] = {"{arch}.attention.layer_norm_epsilon": eps}
+    if arch == "gptneox":
+        kv |= {"{arch}.rope.dimension_count": int(float(t.get("rotary_pct", 0.25)) * (h // heads)),
+               "{arch}.use_parallel_residual": bool(t.get("use_parallel_residual", True))}
+    if arch == "stablelm":
+        factor = float(t.get("partial_rotary_factor") or t.get("rope_pct") or 0.25)
+        kv |= {"{arch}.rope.dimension_count": int(factor * (h // heads)),
+               "{arch}.use_parallel_residual": bool(t.get("use_parallel_residual", True))}
+    if arch == "olmo":
+        kv["{arch}.attention.layer_norm_epsilon"] = 1e-5
+        if t.get("clip_qkv") is not None:
+            kv["{arch}.attention.clamp_kqv"] = float(t["clip_qkv"])
+    if arch == "falcon":
+        kv |= {"{arch}.context_length": 2048, "{arch}.feed_forward_length": 4 * h,
+               "{arch}.attention.head_count_kv": int(t.get("num_kv_heads") or t.get("n_head_kv") or 1)
+               if t.get("new_decoder_architecture") else 1}
     return kv
 
 

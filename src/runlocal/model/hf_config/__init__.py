@@ -62,6 +62,7 @@ from .text import (
     _qwen3_next,
     _smollm3,
 )
+from .text_early import _falcon, _gpt_neox, _olmo, _stablelm
 from .vision import _gemma3_vision, _llama4_vision, _mllama_vision, _pixtral_vision, _qwen3_5_vision, _qwen25_vision
 
 # ------------------------------------------------------------------------------------------------
@@ -79,12 +80,15 @@ FAMILIES: dict[str, Builder] = {
     "llama4_text": _llama4_text, "mllama_text_model": _mllama_text,
     "jamba": _jamba, "falcon_h1": _falcon_h1, "granitemoe": _granitemoe, "granitemoehybrid": _granitemoehybrid,
     "mamba": _mamba, "mamba2": _mamba2_family,
+    "gpt_neox": _gpt_neox, "stablelm": _stablelm, "olmo": _olmo, "falcon": _falcon,
 }
 
 # Whole-model layout per family: (prefix of the text model, LM head name, where the tie flag lives).
 _CAUSAL = ("model.", "lm_head", "text")
 _LAYOUT: dict[str, tuple[str, str, str]] = {"mamba": ("backbone.", "lm_head", "text"),
-                                             "mamba2": ("backbone.", "lm_head", "text")}
+                                             "mamba2": ("backbone.", "lm_head", "text"),
+                                             "gpt_neox": ("gpt_neox.", "lm_head", "text"),
+                                             "falcon": ("transformer.", "lm_head", "text")}
 
 # Multimodal wrappers: text sub-config type, vision builder, (text prefix, LM head, tie flag owner).
 _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[str, str, str]]] = {
