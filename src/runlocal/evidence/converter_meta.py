@@ -49,6 +49,10 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
             n = n_old
     if arch == "llama4":
         n = max(n, 2 * t.get("interleave_moe_layer_step", 1))
+    if arch == "glm4moe":
+        n = t.get("first_k_dense_replace", 1) + 1            # the dense leading layers, then one MoE layer
+    if arch == "olmo2" and t.get("sliding_window"):
+        n = 4                                                 # OLMo 3: three sliding layers, then one full
     n = min(n, n_old)
     t["num_hidden_layers"] = n
     for key, value in list(t.items()):
@@ -98,6 +102,10 @@ def _base_kv(t: dict[str, Any], n_ctx: int) -> dict[str, Any]:
         kv["{arch}.expert_used_count"] = t["num_experts_per_tok"]
     if t.get("head_dim") is not None:
         kv["{arch}.attention.key_length"] = kv["{arch}.attention.value_length"] = t["head_dim"]
+    # the router's scoring function when the config names one (ExpertGatingFuncType: 1 softmax, 2 sigmoid);
+    # MiniMax M2 and GLM-4.5 read it as optional and abort building the MoE graph without it
+    if t.get("scoring_func") in ("softmax", "sigmoid"):
+        kv["{arch}.expert_gating_func"] = 2 if t["scoring_func"] == "sigmoid" else 1
     return kv
 
 
@@ -123,6 +131,11 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
         kv["{arch}.rope.dimension_count"] = _rope_dim(t)
     if arch in ("gemma2", "gemma3", "phi3", "cohere2", "gpt-oss") and t.get("sliding_window"):
         kv["{arch}.attention.sliding_window"] = int(t["sliding_window"])     # Gemma2/3Model, Phi3MiniModel …
+    if arch == "olmo2" and "sliding_window" in t:    # conversion/olmo.py Olmo2Model (OLMo 3): window + pattern
+        kv["{arch}.attention.sliding_window"] = int(t["sliding_window"])
+        kv["{arch}.attention.sliding_window_pattern"] = (
+            [x == "sliding_attention" for x in t["layer_types"]] if "layer_types" in t
+            else [(i + 1) % 4 != 0 for i in range(t["num_hidden_layers"])])
     if arch == "gemma2":        # conversion/gemma.py Gemma2Model
         kv |= {"{arch}.attn_logit_softcapping": float(t.get("attn_logit_softcapping") or 50.0),
                "{arch}.final_logit_softcapping": float(t.get("final_logit_softcapping") or 30.0)}
@@ -152,6 +165,16 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
                "{arch}.attention.scale": float(t.get("attention_multiplier") or 1.0)}
     if arch == "gpt-oss":      # conversion/gpt_oss.py: experts as wide as intermediate_size
         kv["{arch}.expert_feed_forward_length"] = t["intermediate_size"]
+    if arch == "glm4moe":      # conversion/glm.py Glm4MoeModel (the MTP block past num_hidden_layers left out here)
+        kv |= {"{arch}.rope.dimension_count": int(_head_dim(t) * float(
+                   (t.get("rope_parameters") or {}).get("partial_rotary_factor") or t.get("partial_rotary_factor") or 0.5)),
+               "{arch}.expert_shared_count": t.get("n_shared_experts", 1),
+               "{arch}.leading_dense_block_count": t.get("first_k_dense_replace", 1),
+               "{arch}.expert_gating_func": 2, "{arch}.expert_weights_scale": float(t.get("routed_scaling_factor", 1.0)),
+               "{arch}.expert_weights_norm": bool(t.get("norm_topk_prob", True))}
+    if arch == "minimax-m2":   # conversion/minimax.py MiniMaxM2Model: experts intermediate_size wide, rotary_dim
+        kv |= {"{arch}.expert_feed_forward_length": t["intermediate_size"],
+               "{arch}.rope.dimension_count": t.get("rotary_dim") or _rope_dim(t)}
     if arch in ("gptneox", "stablelm", "olmo", "falcon"):
         kv |= _early_kv(arch, t)
     if arch == "deepseek2":
@@ -281,6 +304,14 @@ def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any
     t = with_class_defaults(config)
     kv = _base_kv(t, n_ctx)
     kv.update(_arch_kv(arch, t, t["num_hidden_layers"]))
+    if arch in ("qwen3vl", "qwen3vlmoe"):
+        # conversion/qwen3vl.py Qwen3VLTextModel / Qwen3VLMoeTextModel: one DeepStack layer per vision index;
+        # the M-RoPE sections llama.cpp requires (src/llama-model.cpp reads rope.dimension_sections), padded to 4
+        vision = config.get("vision_config") or {}
+        rope = t.get("rope_scaling") or t.get("rope_parameters") or {}
+        kv["{arch}.n_deepstack_layers"] = len(vision.get("deepstack_visual_indexes", [8, 16, 24]))
+        sections = list(rope.get("mrope_section") or [24, 20, 20])
+        kv["{arch}.rope.dimension_sections"] = sections + [0] * (4 - len(sections))
     return kv
 
 

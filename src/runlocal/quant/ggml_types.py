@@ -167,6 +167,8 @@ class Arch:
     QWEN35 = "qwen35"
     QWEN35MOE = "qwen35moe"
     QWEN3MOE = "qwen3moe"
+    QWEN3VL = "qwen3vl"
+    QWEN3VLMOE = "qwen3vlmoe"
     QWEN3NEXT = "qwen3next"
     SEED_OSS = "seed_oss"
     SMOLLM3 = "smollm3"

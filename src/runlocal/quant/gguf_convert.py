@@ -24,7 +24,8 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "llama4": MODEL_ARCH.LLAMA4, "llama4_text": MODEL_ARCH.LLAMA4,
     "qwen2": MODEL_ARCH.QWEN2, "qwen2_moe": MODEL_ARCH.QWEN2MOE,
     "qwen2_vl": MODEL_ARCH.QWEN2VL, "qwen2_5_vl": MODEL_ARCH.QWEN2VL, "qwen3": MODEL_ARCH.QWEN3,
-    "qwen3_moe": MODEL_ARCH.QWEN3MOE, "qwen3_next": MODEL_ARCH.QWEN3NEXT,
+    "qwen3_moe": MODEL_ARCH.QWEN3MOE,
+    "qwen3_vl": MODEL_ARCH.QWEN3VL, "qwen3_vl_moe": MODEL_ARCH.QWEN3VLMOE, "qwen3_next": MODEL_ARCH.QWEN3NEXT,
     "qwen3_5": MODEL_ARCH.QWEN35, "qwen3_5_text": MODEL_ARCH.QWEN35, "qwen3_5_moe": MODEL_ARCH.QWEN35MOE,
     "qwen3_5_moe_text": MODEL_ARCH.QWEN35MOE, "gemma": MODEL_ARCH.GEMMA,
     "gemma2": MODEL_ARCH.GEMMA2, "gemma3": MODEL_ARCH.GEMMA3, "gemma3_text": MODEL_ARCH.GEMMA3,
@@ -32,7 +33,7 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "gpt_oss": MODEL_ARCH.GPT_OSS, "deepseek_v2": MODEL_ARCH.DEEPSEEK2, "deepseek_v3": MODEL_ARCH.DEEPSEEK2,
     "kimi_k2": MODEL_ARCH.DEEPSEEK2, "deepseek": MODEL_ARCH.DEEPSEEK, "granite": MODEL_ARCH.GRANITE,
     "granitemoe": MODEL_ARCH.GRANITE_MOE, "granitemoehybrid": MODEL_ARCH.GRANITE_HYBRID,
-    "olmo": MODEL_ARCH.OLMO, "olmo2": MODEL_ARCH.OLMO2, "olmoe": MODEL_ARCH.OLMOE,
+    "olmo": MODEL_ARCH.OLMO, "olmo2": MODEL_ARCH.OLMO2, "olmo3": MODEL_ARCH.OLMO2, "olmoe": MODEL_ARCH.OLMOE,
     "cohere": MODEL_ARCH.COMMAND_R, "cohere2": MODEL_ARCH.COHERE2, "smollm3": MODEL_ARCH.SMOLLM3,
     "glm4": MODEL_ARCH.GLM4, "glm4_moe": MODEL_ARCH.GLM4_MOE, "chatglm": MODEL_ARCH.CHATGLM,
     "falcon": MODEL_ARCH.FALCON, "falcon_h1": MODEL_ARCH.FALCON_H1, "mamba": MODEL_ARCH.MAMBA,
@@ -254,7 +255,7 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
         order.append((name, t))
 
     mla = _mla_dims(spec) if arch == MODEL_ARCH.DEEPSEEK2 else None
-    probs_bias = (arch == MODEL_ARCH.DEEPSEEK2 and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
+    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE) and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
                   and not any("e_score_correction" in t.name for t in spec.tensors))
     for name, item in order:
         if isinstance(item, str):
@@ -291,7 +292,9 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
 # lacks it, but the checkpoint stores it and the converter writes it as blk.N.exp_probs_b.bias
 # (F32, n_expert), which llama.cpp adds to the router's sigmoid scores before the top-k.
 # DeepSeek-V2 ("greedy" / "group_limited_greedy" top-k) has none.
-_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2"})
+# MiniMax M2 (use_routing_bias) and GLM-4.5 (Glm4MoeTopkRouter) keep the same buffer (conversion/minimax.py,
+# conversion/glm.py write it through the generic name map).
+_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2", "minimax_m2", "glm4_moe"})
 
 
 def _mla_dims(spec: ModelSpec) -> tuple[int, int, int] | None:
