@@ -255,7 +255,8 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
         order.append((name, t))
 
     mla = _mla_dims(spec) if arch == MODEL_ARCH.DEEPSEEK2 else None
-    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE) and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
+    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE)
+                  and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
                   and not any("e_score_correction" in t.name for t in spec.tensors))
     for name, item in order:
         if isinstance(item, str):

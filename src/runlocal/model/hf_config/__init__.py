@@ -82,7 +82,8 @@ Builder = Callable[[_Cfg, _Tensors, str], list[LayerSpec]]
 FAMILIES: dict[str, Builder] = {
     "llama": _llama, "granite": _llama, "smollm3": _smollm3, "mistral": _mistral, "mixtral": _mixtral,
     "qwen2": _qwen2, "qwen2_5_vl_text": _qwen2, "qwen3": _qwen3, "qwen2_moe": _qwen2_moe,
-    "qwen3_moe": _qwen3_moe, "qwen3_vl_text": _qwen3, "qwen3_vl_moe_text": _qwen3_moe, "qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5_moe,
+    "qwen3_moe": _qwen3_moe, "qwen3_vl_text": _qwen3, "qwen3_vl_moe_text": _qwen3_moe,
+    "qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5_moe,
     "gemma": _gemma, "gemma2": _gemma2, "gemma3_text": _gemma3,
     "phi": _phi, "phi3": _phi3, "cohere": _cohere, "cohere2": _cohere2, "olmo2": _olmo2, "glm4": _glm4,
     "gpt_oss": _gpt_oss, "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
