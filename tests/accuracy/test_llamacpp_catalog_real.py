@@ -72,8 +72,9 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
     spec, config, arch = shrunk_spec(alias)
     view = gguf_view(spec, "F16")
     assert view is not None
-    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch))), gguf.GGMLQuantizationType[t.dtype])
-               for t in view.tensors]
+    groups = int(config.get("n_groups") or 1)
+    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups))),
+                gguf.GGMLQuantizationType[t.dtype]) for t in view.tensors]
     n_ctx = context_for(spec)
     kv = converter_kv(config, arch, n_ctx)
     if mtp:
@@ -165,12 +166,14 @@ def test_mistral_7b_catalog_kv_at_32k_is_4_gib():
 
 def test_every_windowed_and_recurrent_architecture_is_covered(loaded):
     """The kinds point 6 names all occur among the models loaded: windows llama.cpp applies (gemma2/3, cohere2,
-    gpt-oss, llama4), windows it drops (Mistral on 'llama', Phi-3), MLA, Mamba, Mamba-2 and delta-net hybrids."""
+    gpt-oss, llama4, OLMo 3 on olmo2), windows it drops (Mistral on 'llama', Phi-3), MLA, Mamba, Mamba-2 (Nemotron-H
+    too) and delta-net hybrids."""
     logs = {a: log for a, (_, log, _) in loaded.items()}
     assert {gguf_arch(lookup(a)) for a, log in logs.items() if log.n_swa} >= {
-        "gemma2", "gemma3", "cohere2", "gpt-oss", "llama4"}
+        "gemma2", "gemma3", "cohere2", "gpt-oss", "llama4", "olmo2"}
     assert {gguf_arch(lookup(a)) for a, log in logs.items() if log.recurrent} >= {
-        "mamba", "jamba", "granitehybrid", "falcon-h1", "qwen3next", "qwen35", "qwen35moe"}
+        "mamba", "jamba", "granitehybrid", "falcon-h1", "qwen3next", "qwen35", "qwen35moe", "nemotron_h",
+        "nemotron_h_moe"}
 
 
 def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):

@@ -154,6 +154,8 @@ class Arch:
     MINIMAXM2 = "minimax-m2"
     MPT = "mpt"
     NEMOTRON = "nemotron"
+    NEMOTRON_H = "nemotron_h"
+    NEMOTRON_H_MOE = "nemotron_h_moe"
     OLMO = "olmo"
     OLMO2 = "olmo2"
     OLMOE = "olmoe"

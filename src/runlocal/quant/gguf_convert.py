@@ -45,12 +45,14 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "apertus": MODEL_ARCH.APERTUS, "arcee": MODEL_ARCH.ARCEE, "stablelm": MODEL_ARCH.STABLELM,
     "gpt2": MODEL_ARCH.GPT2, "gptj": MODEL_ARCH.GPTJ, "gpt_neox": MODEL_ARCH.GPTNEOX, "bloom": MODEL_ARCH.BLOOM,
     "mpt": MODEL_ARCH.MPT, "starcoder": MODEL_ARCH.STARCODER, "baichuan": MODEL_ARCH.BAICHUAN,
-    "minimax_m2": MODEL_ARCH.MINIMAXM2, "dots1": MODEL_ARCH.DOTS1,
+    "minimax_m2": MODEL_ARCH.MINIMAXM2, "dots1": MODEL_ARCH.DOTS1, "nemotron_h": MODEL_ARCH.NEMOTRON_H,
 }
 
 
 def gguf_arch(spec: ModelSpec) -> str | None:
     """The gguf architecture (general.architecture) the converter writes for this model (None when unknown)."""
+    if (spec.family or "").lower() == "nemotron_h" and spec.n_experts:
+        return MODEL_ARCH.NEMOTRON_H_MOE        # conversion/nemotron.py NemotronHModel: MoE params pick the MoE arch
     if (spec.family or "").lower() in _ARCH_BY_MODEL_TYPE:
         return _ARCH_BY_MODEL_TYPE[(spec.family or "").lower()]
     shipped = gguf_names_table.catalog_arch(spec)
@@ -159,6 +161,10 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
         else:
             suffix = ".weight"
     mapped = nmap.get_name(base) if nmap is not None else None
+    if mapped is None and nmap is not None and base.startswith("model.layers."):
+        # Nemotron-H: transformers names its layers model.layers.N.mixer.*, the checkpoint and gguf-py backbone.*
+        # (conversion/nemotron.py filter_tensors renames the one to the other)
+        mapped = nmap.get_name("backbone." + base[len("model."):])
     if mapped is None and name.endswith(".pre_ff_layernorm.weight") and layer is not None:
         # Falcon-H1: gguf-py maps the whole name "model.layers.{bid}.pre_ff_layernorm.weight" (FFN_PRE_NORM), so the
         # converter writes blk.N.ffn_norm with no suffix, the name src/models/falcon-h1.cpp asks for
@@ -255,7 +261,7 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
         order.append((name, t))
 
     mla = _mla_dims(spec) if arch == MODEL_ARCH.DEEPSEEK2 else None
-    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE)
+    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE, MODEL_ARCH.NEMOTRON_H_MOE)
                   and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
                   and not any("e_score_correction" in t.name for t in spec.tensors))
     for name, item in order:
@@ -293,9 +299,9 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
 # lacks it, but the checkpoint stores it and the converter writes it as blk.N.exp_probs_b.bias
 # (F32, n_expert), which llama.cpp adds to the router's sigmoid scores before the top-k.
 # DeepSeek-V2 ("greedy" / "group_limited_greedy" top-k) has none.
-# MiniMax M2 (use_routing_bias) and GLM-4.5 (Glm4MoeTopkRouter) keep the same buffer (conversion/minimax.py,
-# conversion/glm.py write it through the generic name map).
-_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2", "minimax_m2", "glm4_moe"})
+# MiniMax M2 (use_routing_bias), GLM-4.5 (Glm4MoeTopkRouter) and Nemotron-H MoE keep the same buffer
+# (conversion/minimax.py, glm.py write it through the generic name map; nemotron.py as mixer.gate.e_score_correction).
+_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2", "minimax_m2", "glm4_moe", "nemotron_h"})
 
 
 def _mla_dims(spec: ModelSpec) -> tuple[int, int, int] | None:

@@ -63,7 +63,7 @@ from .text import (
     _smollm3,
 )
 from .text_early import _falcon, _gpt_neox, _olmo, _stablelm
-from .text_recent import _glm4_moe, _minimax_m2, _olmo3
+from .text_recent import _glm4_moe, _minimax_m2, _nemotron_h, _olmo3
 from .vision import (
     _gemma3_vision,
     _llama4_vision,
@@ -91,7 +91,7 @@ FAMILIES: dict[str, Builder] = {
     "jamba": _jamba, "falcon_h1": _falcon_h1, "granitemoe": _granitemoe, "granitemoehybrid": _granitemoehybrid,
     "mamba": _mamba, "mamba2": _mamba2_family,
     "gpt_neox": _gpt_neox, "stablelm": _stablelm, "olmo": _olmo, "falcon": _falcon,
-    "minimax_m2": _minimax_m2, "glm4_moe": _glm4_moe, "olmo3": _olmo3,
+    "minimax_m2": _minimax_m2, "glm4_moe": _glm4_moe, "olmo3": _olmo3, "nemotron_h": _nemotron_h,
 }
 
 # Whole-model layout per family: (prefix of the text model, LM head name, where the tie flag lives).
@@ -200,7 +200,7 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     is_ssm = builder in (_mamba, _mamba2_family)
     n_exp = 0 if builder is _llama else int(text.get("num_local_experts") or text.get("num_experts")
                                             or text.get("n_routed_experts") or 0)
-    if builder is _jamba or builder is _granitemoehybrid:
+    if builder in (_jamba, _granitemoehybrid, _nemotron_h):
         n_exp = n_exp if any(ly.moe for ly in layers) else 0
     archs = config.get("architectures")
     archs = [printable(archs[0], 200)] if isinstance(archs, list) and archs and isinstance(archs[0], str) else []

@@ -1,12 +1,26 @@
-"""Builders for 2025-2026 text families: MiniMax M2 (M2.5, M2.7), GLM-4.5/4.6/4.7 (glm4_moe) and OLMo 3.
+"""Builders for 2025-2026 text families: MiniMax M2 (M2.5, M2.7), GLM-4.5/4.6/4.7 (glm4_moe), OLMo 3 and
+Nemotron-H (Mamba-2 / attention / MLP or MoE layers).
 Each mirrors transformers 5.24's models/<family>/modeling_*.py (the parameter names ``named_parameters()``
 reports) and returns the decoder layers' cache layout."""
 
 from __future__ import annotations
 
+from ...errors import ModelFormatError
 from ..spec import LayerSpec
 from .access import _Cfg
-from .blocks import _PRE_POST, _attention, _attn_spec, _decoder, _every, _experts, _kinds, _mlp, _stack, _Tensors
+from .blocks import (
+    _PRE_POST,
+    _attention,
+    _attn_spec,
+    _decoder,
+    _every,
+    _experts,
+    _kinds,
+    _mamba2,
+    _mlp,
+    _stack,
+    _Tensors,
+)
 
 
 def _minimax_m2(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
@@ -64,3 +78,49 @@ def _olmo3(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
     bias = c.flag("attention_bias")
     return _decoder(c, t, p, kinds=_kinds(c, _every("", 4)), attn={"qkv_bias": bias, "o_bias": bias, "qk_norm": "all"},
                     norms=("post_attention_layernorm", "post_feedforward_layernorm"))
+
+
+_NEMOTRON_H_KINDS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe", "linear_attention": "mamba",
+                     "mamba": "mamba", "full_attention": "attention", "attention": "attention", "mlp": "mlp",
+                     "moe": "moe"}
+
+
+def _nemotron_h(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+    # NemotronHBlock: one RMSNorm then one mixer per layer, of the kind hybrid_override_pattern (M Mamba-2,
+    # * attention, - MLP, E MoE) or layers_block_type names; MLP (up/down, relu2) and MoE layers keep no cache
+    pattern = c.get("hybrid_override_pattern") or c.get("layers_block_type") or []
+    kinds = [_NEMOTRON_H_KINDS.get(x, "") for x in pattern]
+    if len(kinds) != c.n_layers or "" in kinds:
+        raise ModelFormatError(f"{c.where}: hybrid_override_pattern / layers_block_type must give one of M * - E per "
+                               f"layer ({c.n_layers} layers)")
+    h, heads, hd = c.h, c.int("mamba_num_heads"), c.int("mamba_head_dim")
+    n_exp = c.get("n_routed_experts") or 0
+    c = _Cfg({**c.d, "head_dim": c.get("head_dim") or c.get("attention_head_dim")}, c.model_type, c.where)
+
+    def layer(i: int, q: str) -> LayerSpec:
+        t.norm(q + "norm", h, i)
+        m, att, rec = q + "mixer.", None, None
+        if kinds[i] == "mamba":
+            rec = _mamba2(t, m, i, h=h, d_inner=heads * hd, heads=heads, head_dim=hd, groups=c.int("n_groups"),
+                          d_state=c.int("ssm_state_size"), d_conv=c.int("conv_kernel"),
+                          conv_bias=c.flag("use_conv_bias", True), proj_bias=c.flag("mamba_proj_bias"),
+                          out_bias=c.flag("mamba_proj_bias"), gated_norm=True, chunk_size=c.get("chunk_size") or 0)
+        elif kinds[i] == "attention":
+            bias = c.flag("attention_bias")
+            _attention(t, c, m, i, qkv_bias=bias, o_bias=bias)
+            att = _attn_spec(c, "full")
+        elif kinds[i] == "mlp":
+            ff = c.int("intermediate_size")
+            t.linear(m + "up_proj", ff, h, "ffn_up", i, c.flag("mlp_bias"))
+            t.linear(m + "down_proj", h, ff, "ffn_down", i, c.flag("mlp_bias"))
+        else:
+            ff = c.int("moe_intermediate_size")
+            t.add(m + "gate.weight", (n_exp, h), "router", i)
+            t.add(m + "experts.up_proj", (n_exp, ff, h), "expert_up", i)
+            t.add(m + "experts.down_proj", (n_exp, h, ff), "expert_down", i)
+            shared = c.int("moe_shared_expert_intermediate_size")
+            t.linear(m + "shared_experts.up_proj", shared, h, "shared_up", i)
+            t.linear(m + "shared_experts.down_proj", h, shared, "shared_down", i)
+        return LayerSpec(att, rec, kinds[i] == "moe")
+
+    return _stack(c, t, p, layer, embed="embeddings", final="norm_f")
