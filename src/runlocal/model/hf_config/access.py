@@ -63,7 +63,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
                    "moe_intermediate_size": 7688, "moe_shared_expert_intermediate_size": 7688},
     "olmo3": {"tie_word_embeddings": False, "attention_bias": False, "sliding_window": 4096},
     "falcon": {"tie_word_embeddings": True, "multi_query": True, "parallel_attn": True, "bias": False,
-               "new_decoder_architecture": False, "alibi": False},
+               "new_decoder_architecture": False, "alibi": False, "max_position_embeddings": 2048},
     "gpt_oss": {"head_dim": 64, "sliding_window": 128, "attention_bias": True, "num_local_experts": 128,
                 "num_experts_per_tok": 4},
     "deepseek_v2": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
