@@ -15,6 +15,8 @@ All GGUFs are written once per session (sparse files: no disk) and loaded in one
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from runlocal.evidence.converter_meta import converter_kv, converter_shape, shrunk_config
@@ -92,13 +94,24 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> dict[str, tuple[ModelSpec, object, int]]:
+    """One GGUF per distinct shrunk config: catalog siblings that share a config (Thinking / Base / deduplicated
+    releases) share its file and its load, and are checked against the same log."""
     out = tmp_path_factory.mktemp("catalog-gguf")
-    return {a: write_gguf(a, out) for a in aliases() if not_convertible(a) is None}
+    by_config: dict[str, tuple[ModelSpec, object, int]] = {}
+    files = {}
+    for a in aliases():
+        if not_convertible(a) is not None:
+            continue
+        key = json.dumps(find_entry(a)["config"], sort_keys=True)
+        if key not in by_config:
+            by_config[key] = write_gguf(a, out)
+        files[a] = by_config[key]
+    return files
 
 
 @pytest.fixture(scope="session")
 def loaded(built) -> dict[str, tuple[ModelSpec, LoadLog, int]]:
-    logs = load_with_llamacpp([(path, n_ctx) for _, path, n_ctx in built.values()])
+    logs = load_with_llamacpp(list(dict.fromkeys((path, n_ctx) for _, path, n_ctx in built.values())))
     return {a: (spec, logs[str(path)], n_ctx) for a, (spec, path, n_ctx) in built.items()}
 
 
