@@ -68,7 +68,8 @@ def shrunk_spec(alias: str) -> tuple[ModelSpec, dict, str]:
 def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, object, int]:
     """The shrunk model's GGUF; ``mtp``: with the multi-token-prediction block the converter appends by default
     to Qwen3.5 (conversion/qwen.py _Qwen35MtpMixin: block_count + mtp_num_hidden_layers, nextn_predict_layers;
-    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm)."""
+    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm) and to
+    GLM-4.5 (conversion/glm.py Glm4MoeModel: the same nextn tensors after a MoE decoder layer)."""
     from runlocal.evidence.zero_gguf import write_zero_gguf
 
     spec, config, arch = shrunk_spec(alias)
@@ -199,6 +200,17 @@ def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):
     _, kv_bytes, rs_bytes = planned_buffers(spec, n_ctx)
     assert log.caches["full"][:2] == (n_ctx, 1)
     assert abs(kv_bytes - log.kv_bytes) <= 0.006 * MiB and abs(rs_bytes - log.rs_bytes) <= 0.012 * MiB
+
+
+def test_glm45_mtp_block_gets_no_kv_cache(tmp_path):
+    """GLM-4.5 GGUFs carry the MTP layer past num_hidden_layers (conversion/glm.py Glm4MoeModel: block_count +
+    num_nextn_predict_layers, nextn_predict_layers); llama.cpp loads them with n_layer 2 of n_layer_all 3 for the
+    shrunk GLM-4.5-Air and caches only the 2 decoder layers, as the planner (which leaves the MTP layer out) does."""
+    spec, path, n_ctx = write_gguf("glm-4.5-air", tmp_path, mtp=True)
+    log = load_with_llamacpp([(path, n_ctx)])[str(path)]
+    assert log.error is None and "n_layer_all           = 3" in log.text
+    _, kv_bytes, _ = planned_buffers(spec, n_ctx)
+    assert log.caches["full"][:2] == (n_ctx, 2) and kv_bytes == log.kv_bytes
 
 
 def test_swa_full_keeps_every_window_layer_at_the_whole_context(built, loaded):
