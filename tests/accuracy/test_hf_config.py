@@ -67,6 +67,16 @@ FIXTURE_SOURCES = {
                        "a public agent log (code index find_string); transformers' count plus the MTP layer equals "
                        "Qwen/Qwen3.5-35B-A3B's Hub total, 35,951,822,704, exactly",
     "smollm3-3b": "HuggingFaceTB/SmolLM3-3B (catalog copy)",
+    "pythia-1b": "EleutherAI/pythia-1b (catalog copy)",
+    "stablelm-3b-4e1t": "stabilityai/stablelm-3b-4e1t (catalog copy)",
+    "olmo-1b": "allenai/OLMo-1B-hf (catalog copy)",
+    "falcon-40b": "tiiuae/falcon-40b (catalog copy)",
+    "qwen3-vl-8b": "Qwen/Qwen3-VL-8B-Instruct (catalog copy)",
+    "qwen3-vl-30b-a3b": "Qwen/Qwen3-VL-30B-A3B-Instruct (catalog copy)",
+    "glm-4.5-air": "zai-org/GLM-4.5-Air (catalog copy)",
+    "minimax-m2.5": "MiniMaxAI/MiniMax-M2.5 (catalog copy)",
+    "olmo-3-7b": "allenai/Olmo-3-7B-Instruct (catalog copy)",
+    "nemotron-3-nano-30b-a3b": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (catalog copy)",
 }
 
 

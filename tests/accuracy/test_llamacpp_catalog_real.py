@@ -15,6 +15,8 @@ All GGUFs are written once per session (sparse files: no disk) and loaded in one
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from runlocal.evidence.converter_meta import converter_kv, converter_shape, shrunk_config
@@ -66,14 +68,16 @@ def shrunk_spec(alias: str) -> tuple[ModelSpec, dict, str]:
 def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, object, int]:
     """The shrunk model's GGUF; ``mtp``: with the multi-token-prediction block the converter appends by default
     to Qwen3.5 (conversion/qwen.py _Qwen35MtpMixin: block_count + mtp_num_hidden_layers, nextn_predict_layers;
-    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm)."""
+    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm) and to
+    GLM-4.5 (conversion/glm.py Glm4MoeModel: the same nextn tensors after a MoE decoder layer)."""
     from runlocal.evidence.zero_gguf import write_zero_gguf
 
     spec, config, arch = shrunk_spec(alias)
     view = gguf_view(spec, "F16")
     assert view is not None
-    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch))), gguf.GGMLQuantizationType[t.dtype])
-               for t in view.tensors]
+    groups = int(config.get("n_groups") or 1)
+    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups))),
+                gguf.GGMLQuantizationType[t.dtype]) for t in view.tensors]
     n_ctx = context_for(spec)
     kv = converter_kv(config, arch, n_ctx)
     if mtp:
@@ -91,13 +95,24 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> dict[str, tuple[ModelSpec, object, int]]:
+    """One GGUF per distinct shrunk config: catalog siblings that share a config (Thinking / Base / deduplicated
+    releases) share its file and its load, and are checked against the same log."""
     out = tmp_path_factory.mktemp("catalog-gguf")
-    return {a: write_gguf(a, out) for a in aliases() if not_convertible(a) is None}
+    by_config: dict[str, tuple[ModelSpec, object, int]] = {}
+    files = {}
+    for a in aliases():
+        if not_convertible(a) is not None:
+            continue
+        key = json.dumps(find_entry(a)["config"], sort_keys=True)
+        if key not in by_config:
+            by_config[key] = write_gguf(a, out)
+        files[a] = by_config[key]
+    return files
 
 
 @pytest.fixture(scope="session")
 def loaded(built) -> dict[str, tuple[ModelSpec, LoadLog, int]]:
-    logs = load_with_llamacpp([(path, n_ctx) for _, path, n_ctx in built.values()])
+    logs = load_with_llamacpp(list(dict.fromkeys((path, n_ctx) for _, path, n_ctx in built.values())))
     return {a: (spec, logs[str(path)], n_ctx) for a, (spec, path, n_ctx) in built.items()}
 
 
@@ -165,12 +180,14 @@ def test_mistral_7b_catalog_kv_at_32k_is_4_gib():
 
 def test_every_windowed_and_recurrent_architecture_is_covered(loaded):
     """The kinds point 6 names all occur among the models loaded: windows llama.cpp applies (gemma2/3, cohere2,
-    gpt-oss, llama4), windows it drops (Mistral on 'llama', Phi-3), MLA, Mamba, Mamba-2 and delta-net hybrids."""
+    gpt-oss, llama4, OLMo 3 on olmo2), windows it drops (Mistral on 'llama', Phi-3), MLA, Mamba, Mamba-2 (Nemotron-H
+    too) and delta-net hybrids."""
     logs = {a: log for a, (_, log, _) in loaded.items()}
     assert {gguf_arch(lookup(a)) for a, log in logs.items() if log.n_swa} >= {
-        "gemma2", "gemma3", "cohere2", "gpt-oss", "llama4"}
+        "gemma2", "gemma3", "cohere2", "gpt-oss", "llama4", "olmo2"}
     assert {gguf_arch(lookup(a)) for a, log in logs.items() if log.recurrent} >= {
-        "mamba", "jamba", "granitehybrid", "falcon-h1", "qwen3next", "qwen35", "qwen35moe"}
+        "mamba", "jamba", "granitehybrid", "falcon-h1", "qwen3next", "qwen35", "qwen35moe", "nemotron_h",
+        "nemotron_h_moe"}
 
 
 def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):
@@ -183,6 +200,17 @@ def test_qwen35_mtp_block_gets_no_kv_cache(tmp_path):
     _, kv_bytes, rs_bytes = planned_buffers(spec, n_ctx)
     assert log.caches["full"][:2] == (n_ctx, 1)
     assert abs(kv_bytes - log.kv_bytes) <= 0.006 * MiB and abs(rs_bytes - log.rs_bytes) <= 0.012 * MiB
+
+
+def test_glm45_mtp_block_gets_no_kv_cache(tmp_path):
+    """GLM-4.5 GGUFs carry the MTP layer past num_hidden_layers (conversion/glm.py Glm4MoeModel: block_count +
+    num_nextn_predict_layers, nextn_predict_layers); llama.cpp loads them with n_layer 2 of n_layer_all 3 for the
+    shrunk GLM-4.5-Air and caches only the 2 decoder layers, as the planner (which leaves the MTP layer out) does."""
+    spec, path, n_ctx = write_gguf("glm-4.5-air", tmp_path, mtp=True)
+    log = load_with_llamacpp([(path, n_ctx)])[str(path)]
+    assert log.error is None and "n_layer_all           = 3" in log.text
+    _, kv_bytes, _ = planned_buffers(spec, n_ctx)
+    assert log.caches["full"][:2] == (n_ctx, 2) and kv_bytes == log.kv_bytes
 
 
 def test_swa_full_keeps_every_window_layer_at_the_whole_context(built, loaded):

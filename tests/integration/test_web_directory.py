@@ -276,7 +276,7 @@ def test_device_page_lists_the_largest_models_that_fit_and_none_it_left_out(clie
     sizes = [params[a] for a in listed]
     assert sizes == sorted(sizes, reverse=True)
     bigger = [a for a in MODELS if a not in listed and sizes[-1] < params[a] < 4 * memory_bytes(DEVICES["rtx-4090"])
-              and MODELS[a]["config"].get("max_position_embeddings", 1 << 30) >= 8192]  # trained for 8K (yi-1.5: 4K)
+              and (lookup(a).max_position_embeddings or 1 << 30) >= 8192]  # trained for 8K (yi-1.5: 4K, Falcon: 2K)
     assert bigger
     for alias in bigger:
         try:

@@ -49,13 +49,20 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
             n = n_old
     if arch == "llama4":
         n = max(n, 2 * t.get("interleave_moe_layer_step", 1))
+    if arch == "glm4moe":
+        n = t.get("first_k_dense_replace", 1) + 1            # the dense leading layers, then one MoE layer
+    if arch == "olmo2" and t.get("sliding_window"):
+        n = 4                                                 # OLMo 3: three sliding layers, then one full
+    if arch in ("nemotron_h", "nemotron_h_moe") and isinstance(t.get("hybrid_override_pattern"), str):
+        n = t["hybrid_override_pattern"].index("*") + 2       # Mamba-2 and MLP/MoE layers, the first attention, one more
+        t["hybrid_override_pattern"] = t["hybrid_override_pattern"][:n]
     n = min(n, n_old)
     t["num_hidden_layers"] = n
     for key, value in list(t.items()):
         if isinstance(value, list) and len(value) == n_old:   # layer_types, no_rope_layers …: per-layer lists
             t[key] = value[:n]
     for key in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size",
-                "shared_intermediate_size", "intermediate_size_mlp"):
+                "shared_intermediate_size", "intermediate_size_mlp", "moe_shared_expert_intermediate_size"):
         # Mamba's intermediate_size is its d_inner; Phi-2's converter writes 4 × hidden whatever the config says
         if isinstance(t.get(key), int) and arch not in ("mamba", "phi2"):
             t[key] = SMALL_FF
@@ -98,6 +105,10 @@ def _base_kv(t: dict[str, Any], n_ctx: int) -> dict[str, Any]:
         kv["{arch}.expert_used_count"] = t["num_experts_per_tok"]
     if t.get("head_dim") is not None:
         kv["{arch}.attention.key_length"] = kv["{arch}.attention.value_length"] = t["head_dim"]
+    # the router's scoring function when the config names one (ExpertGatingFuncType: 1 softmax, 2 sigmoid);
+    # MiniMax M2 and GLM-4.5 read it as optional and abort building the MoE graph without it
+    if t.get("scoring_func") in ("softmax", "sigmoid"):
+        kv["{arch}.expert_gating_func"] = 2 if t["scoring_func"] == "sigmoid" else 1
     return kv
 
 
@@ -123,6 +134,11 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
         kv["{arch}.rope.dimension_count"] = _rope_dim(t)
     if arch in ("gemma2", "gemma3", "phi3", "cohere2", "gpt-oss") and t.get("sliding_window"):
         kv["{arch}.attention.sliding_window"] = int(t["sliding_window"])     # Gemma2/3Model, Phi3MiniModel …
+    if arch == "olmo2" and "sliding_window" in t:    # conversion/olmo.py Olmo2Model (OLMo 3): window + pattern
+        kv["{arch}.attention.sliding_window"] = int(t["sliding_window"])
+        kv["{arch}.attention.sliding_window_pattern"] = (
+            [x == "sliding_attention" for x in t["layer_types"]] if "layer_types" in t
+            else [(i + 1) % 4 != 0 for i in range(t["num_hidden_layers"])])
     if arch == "gemma2":        # conversion/gemma.py Gemma2Model
         kv |= {"{arch}.attn_logit_softcapping": float(t.get("attn_logit_softcapping") or 50.0),
                "{arch}.final_logit_softcapping": float(t.get("final_logit_softcapping") or 30.0)}
@@ -152,6 +168,18 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
                "{arch}.attention.scale": float(t.get("attention_multiplier") or 1.0)}
     if arch == "gpt-oss":      # conversion/gpt_oss.py: experts as wide as intermediate_size
         kv["{arch}.expert_feed_forward_length"] = t["intermediate_size"]
+    if arch == "glm4moe":      # conversion/glm.py Glm4MoeModel (the MTP block past num_hidden_layers left out here)
+        kv |= {"{arch}.rope.dimension_count": int(_head_dim(t) * float(
+                   (t.get("rope_parameters") or {}).get("partial_rotary_factor") or t.get("partial_rotary_factor") or 0.5)),
+               "{arch}.expert_shared_count": t.get("n_shared_experts", 1),
+               "{arch}.leading_dense_block_count": t.get("first_k_dense_replace", 1),
+               "{arch}.expert_gating_func": 2, "{arch}.expert_weights_scale": float(t.get("routed_scaling_factor", 1.0)),
+               "{arch}.expert_weights_norm": bool(t.get("norm_topk_prob", True))}
+    if arch == "minimax-m2":   # conversion/minimax.py MiniMaxM2Model: experts intermediate_size wide, rotary_dim
+        kv |= {"{arch}.expert_feed_forward_length": t["intermediate_size"],
+               "{arch}.rope.dimension_count": t.get("rotary_dim") or _rope_dim(t)}
+    if arch in ("gptneox", "stablelm", "olmo", "falcon"):
+        kv |= _early_kv(arch, t)
     if arch == "deepseek2":
         kv |= _deepseek2_kv(t)
     if arch in ("qwen3next", "qwen35", "qwen35moe"):
@@ -164,12 +192,75 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
             "{arch}.context_length", t["max_position_embeddings"])
         if t.get("shared_intermediate_size"):
             kv["{arch}.expert_shared_feed_forward_length"] = t["shared_intermediate_size"]
+    if arch in ("nemotron_h", "nemotron_h_moe"):
+        kv |= _nemotron_h_kv(t, arch == "nemotron_h_moe")
     if arch == "falcon-h1":
         kv |= _ssm_mamba2(t, int(t.get("mamba_d_ssm") or t["mamba_expand"] * t["hidden_size"]))
     if arch == "jamba":
         kv |= _jamba_kv(t, n)
     if arch == "mamba":
         kv |= _mamba_kv(t)
+    return kv
+
+
+def _early_kv(arch: str, t: dict[str, Any]) -> dict[str, Any]:
+    """LayerNorm families: conversion/gpt_neox.py GPTNeoXModel (rope dims from rotary_pct, parallel residual),
+    conversion/stablelm.py StableLMModel (rope dims from partial_rotary_factor), conversion/olmo.py OlmoModel
+    (LayerNorm epsilon 1e-5, clip_qkv as clamp_kqv), conversion/falcon.py FalconModel (context 2048 "not in
+    config.json", FFN 4 × hidden, head_count_kv from num_kv_heads / n_head_kv, else 1)."""
+    h, heads = t["hidden_size"], t["num_attention_heads"]
+    eps = float(t.get("layer_norm_eps") or t.get("layer_norm_epsilon") or 1e-5)
+    kv: dict[str, Any] = {"{arch}.attention.layer_norm_epsilon": eps}
+    if arch == "gptneox":
+        kv |= {"{arch}.rope.dimension_count": int(float(t.get("rotary_pct", 0.25)) * (h // heads)),
+               "{arch}.use_parallel_residual": bool(t.get("use_parallel_residual", True))}
+    if arch == "stablelm":
+        factor = float(t.get("partial_rotary_factor") or t.get("rope_pct") or 0.25)
+        kv |= {"{arch}.rope.dimension_count": int(factor * (h // heads)),
+               "{arch}.use_parallel_residual": bool(t.get("use_parallel_residual", True))}
+    if arch == "olmo":
+        kv["{arch}.attention.layer_norm_epsilon"] = 1e-5
+        if t.get("clip_qkv") is not None:
+            kv["{arch}.attention.clamp_kqv"] = float(t["clip_qkv"])
+    if arch == "falcon":
+        kv |= {"{arch}.context_length": 2048, "{arch}.feed_forward_length": 4 * h,
+               "{arch}.attention.head_count_kv": int(t.get("num_kv_heads") or t.get("n_head_kv") or 1)
+               if t.get("new_decoder_architecture") else 1}
+    return kv
+
+
+_NEMOTRON_KIND = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe", "linear_attention": "mamba",
+                  "full_attention": "attention"}
+
+
+def _nemotron_h_kv(t: dict[str, Any], moe: bool) -> dict[str, Any]:
+    """conversion/nemotron.py NemotronHModel (on GraniteHybridModel / Mamba2Model): the Mamba-2 sizes (inner size
+    mamba_num_heads × mamba_head_dim, the heads as time-step rank), head_count_kv per layer (0 off the attention
+    layers), feed_forward_length per layer (0 off the MLP / MoE layers), the attention head size, the MoE keys."""
+    kinds = [_NEMOTRON_KIND.get(x, x) for x in (t.get("hybrid_override_pattern") or t["layers_block_type"])]
+    ffn = "moe" if moe else "mlp"
+    kv: dict[str, Any] = {
+        "{arch}.ssm.conv_kernel": t.get("conv_kernel", 4), "{arch}.ssm.state_size": t["ssm_state_size"],
+        "{arch}.ssm.group_count": t["n_groups"], "{arch}.ssm.time_step_rank": t["mamba_num_heads"],
+        "{arch}.ssm.inner_size": t["mamba_num_heads"] * t["mamba_head_dim"],
+        "{arch}.attention.head_count_kv": [t["num_key_value_heads"] if k == "attention" else 0 for k in kinds],
+        "{arch}.feed_forward_length": [(t["moe_intermediate_size"] if moe else t["intermediate_size"])
+                                       if k == ffn else 0 for k in kinds],
+        "{arch}.attention.key_length": t.get("head_dim") or t["attention_head_dim"],
+        "{arch}.attention.value_length": t.get("head_dim") or t["attention_head_dim"],
+        "{arch}.rope.dimension_count": t.get("head_dim") or t["attention_head_dim"],
+        # conversion/base.py writes layer_norm_epsilon from the config's key of that name; llama.cpp requires it here
+        "{arch}.attention.layer_norm_epsilon": float(t.get("layer_norm_epsilon") or 1e-5),
+        "{arch}.attention.layer_norm_rms_epsilon": float(t.get("layer_norm_epsilon") or 1e-5),
+    }
+    if moe:
+        kv |= {"{arch}.expert_count": t["n_routed_experts"], "{arch}.expert_used_count": t["num_experts_per_tok"],
+               "{arch}.expert_feed_forward_length": t["moe_intermediate_size"],
+               "{arch}.expert_shared_feed_forward_length": t["moe_shared_expert_intermediate_size"],
+               "{arch}.expert_shared_count": t.get("n_shared_experts", 1),
+               "{arch}.expert_weights_norm": bool(t.get("norm_topk_prob", True)),
+               "{arch}.expert_weights_scale": float(t.get("routed_scaling_factor", 1.0)),
+               "{arch}.expert_group_count": t.get("n_group", 1)}
     return kv
 
 
@@ -253,15 +344,30 @@ def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any
     t = with_class_defaults(config)
     kv = _base_kv(t, n_ctx)
     kv.update(_arch_kv(arch, t, t["num_hidden_layers"]))
+    if arch == "nemotron_h":    # dense: NemotronHConfig's default n_routed_experts is no expert count in the file
+        for key in ("{arch}.expert_count", "{arch}.expert_used_count"):
+            kv.pop(key, None)
+    if arch in ("qwen3vl", "qwen3vlmoe"):
+        # conversion/qwen3vl.py Qwen3VLTextModel / Qwen3VLMoeTextModel: one DeepStack layer per vision index;
+        # the M-RoPE sections llama.cpp requires (src/llama-model.cpp reads rope.dimension_sections), padded to 4
+        vision = config.get("vision_config") or {}
+        rope = t.get("rope_scaling") or t.get("rope_parameters") or {}
+        kv["{arch}.n_deepstack_layers"] = len(vision.get("deepstack_visual_indexes", [8, 16, 24]))
+        sections = list(rope.get("mrope_section") or [24, 20, 20])
+        kv["{arch}.rope.dimension_sections"] = sections + [0] * (4 - len(sections))
     return kv
 
 
-def converter_shape(name: str, shape: tuple[int, ...], arch: str) -> tuple[int, ...]:
+def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 1) -> tuple[int, ...]:
     """A tensor's shape (PyTorch order) as the converter writes it, where modify_tensors reshapes without changing
     the bytes: conv1d kernels squeezed, (C, 1, K) → (C, K) (conversion/mamba.py, jamba.py, qwen.py, granite.py);
-    Mamba-2's A and D given a trailing 1, (H,) → (H, 1) (conversion/mamba.py Mamba2Model)."""
+    Mamba-2's A and D given a trailing 1, (H,) → (H, 1) (conversion/mamba.py Mamba2Model); Nemotron-H's gated norm
+    split per group, (d_inner,) → (groups, d_inner / groups)."""
     if ".ssm_conv1d.weight" in name and len(shape) == 3 and shape[1] == 1:
         return (shape[0], shape[2])
-    if arch in ("granitehybrid", "falcon-h1", "mamba2") and name.endswith((".ssm_a", ".ssm_d")) and len(shape) == 1:
+    if arch in ("granitehybrid", "falcon-h1", "mamba2", "nemotron_h", "nemotron_h_moe") and name.endswith(
+            (".ssm_a", ".ssm_d")) and len(shape) == 1:
         return (shape[0], 1)
+    if arch in ("nemotron_h", "nemotron_h_moe") and name.endswith(".ssm_norm.weight") and len(shape) == 1:
+        return (groups, shape[0] // groups)     # NemotronHModel.modify_tensors: the gated norm as (n_group, -1)
     return shape

@@ -24,7 +24,8 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "llama4": MODEL_ARCH.LLAMA4, "llama4_text": MODEL_ARCH.LLAMA4,
     "qwen2": MODEL_ARCH.QWEN2, "qwen2_moe": MODEL_ARCH.QWEN2MOE,
     "qwen2_vl": MODEL_ARCH.QWEN2VL, "qwen2_5_vl": MODEL_ARCH.QWEN2VL, "qwen3": MODEL_ARCH.QWEN3,
-    "qwen3_moe": MODEL_ARCH.QWEN3MOE, "qwen3_next": MODEL_ARCH.QWEN3NEXT,
+    "qwen3_moe": MODEL_ARCH.QWEN3MOE,
+    "qwen3_vl": MODEL_ARCH.QWEN3VL, "qwen3_vl_moe": MODEL_ARCH.QWEN3VLMOE, "qwen3_next": MODEL_ARCH.QWEN3NEXT,
     "qwen3_5": MODEL_ARCH.QWEN35, "qwen3_5_text": MODEL_ARCH.QWEN35, "qwen3_5_moe": MODEL_ARCH.QWEN35MOE,
     "qwen3_5_moe_text": MODEL_ARCH.QWEN35MOE, "gemma": MODEL_ARCH.GEMMA,
     "gemma2": MODEL_ARCH.GEMMA2, "gemma3": MODEL_ARCH.GEMMA3, "gemma3_text": MODEL_ARCH.GEMMA3,
@@ -32,7 +33,7 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "gpt_oss": MODEL_ARCH.GPT_OSS, "deepseek_v2": MODEL_ARCH.DEEPSEEK2, "deepseek_v3": MODEL_ARCH.DEEPSEEK2,
     "kimi_k2": MODEL_ARCH.DEEPSEEK2, "deepseek": MODEL_ARCH.DEEPSEEK, "granite": MODEL_ARCH.GRANITE,
     "granitemoe": MODEL_ARCH.GRANITE_MOE, "granitemoehybrid": MODEL_ARCH.GRANITE_HYBRID,
-    "olmo": MODEL_ARCH.OLMO, "olmo2": MODEL_ARCH.OLMO2, "olmoe": MODEL_ARCH.OLMOE,
+    "olmo": MODEL_ARCH.OLMO, "olmo2": MODEL_ARCH.OLMO2, "olmo3": MODEL_ARCH.OLMO2, "olmoe": MODEL_ARCH.OLMOE,
     "cohere": MODEL_ARCH.COMMAND_R, "cohere2": MODEL_ARCH.COHERE2, "smollm3": MODEL_ARCH.SMOLLM3,
     "glm4": MODEL_ARCH.GLM4, "glm4_moe": MODEL_ARCH.GLM4_MOE, "chatglm": MODEL_ARCH.CHATGLM,
     "falcon": MODEL_ARCH.FALCON, "falcon_h1": MODEL_ARCH.FALCON_H1, "mamba": MODEL_ARCH.MAMBA,
@@ -44,12 +45,14 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
     "apertus": MODEL_ARCH.APERTUS, "arcee": MODEL_ARCH.ARCEE, "stablelm": MODEL_ARCH.STABLELM,
     "gpt2": MODEL_ARCH.GPT2, "gptj": MODEL_ARCH.GPTJ, "gpt_neox": MODEL_ARCH.GPTNEOX, "bloom": MODEL_ARCH.BLOOM,
     "mpt": MODEL_ARCH.MPT, "starcoder": MODEL_ARCH.STARCODER, "baichuan": MODEL_ARCH.BAICHUAN,
-    "minimax_m2": MODEL_ARCH.MINIMAXM2, "dots1": MODEL_ARCH.DOTS1,
+    "minimax_m2": MODEL_ARCH.MINIMAXM2, "dots1": MODEL_ARCH.DOTS1, "nemotron_h": MODEL_ARCH.NEMOTRON_H,
 }
 
 
 def gguf_arch(spec: ModelSpec) -> str | None:
     """The gguf architecture (general.architecture) the converter writes for this model (None when unknown)."""
+    if (spec.family or "").lower() == "nemotron_h" and spec.n_experts:
+        return MODEL_ARCH.NEMOTRON_H_MOE        # conversion/nemotron.py NemotronHModel: MoE params pick the MoE arch
     if (spec.family or "").lower() in _ARCH_BY_MODEL_TYPE:
         return _ARCH_BY_MODEL_TYPE[(spec.family or "").lower()]
     shipped = gguf_names_table.catalog_arch(spec)
@@ -158,6 +161,10 @@ def _map_name(nmap, name: str, role: str, layer: int | None) -> str:
         else:
             suffix = ".weight"
     mapped = nmap.get_name(base) if nmap is not None else None
+    if mapped is None and nmap is not None and base.startswith("model.layers."):
+        # Nemotron-H: transformers names its layers model.layers.N.mixer.*, the checkpoint and gguf-py backbone.*
+        # (conversion/nemotron.py filter_tensors renames the one to the other)
+        mapped = nmap.get_name("backbone." + base[len("model."):])
     if mapped is None and name.endswith(".pre_ff_layernorm.weight") and layer is not None:
         # Falcon-H1: gguf-py maps the whole name "model.layers.{bid}.pre_ff_layernorm.weight" (FFN_PRE_NORM), so the
         # converter writes blk.N.ffn_norm with no suffix, the name src/models/falcon-h1.cpp asks for
@@ -204,6 +211,32 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
     return out
 
 
+def _in_checkpoint_order(spec: ModelSpec):
+    """The tensors the converter writes, in the checkpoint's order: ``(prefix, suffix)`` of an expert group (its
+    members in ``experts``, merged into one 3-D tensor as the converter does) or ``(name, tensor)`` of one tensor;
+    vision/audio towers, dropped roles and a tied lm_head left out."""
+    experts: dict[tuple[str, str], list[TensorInfo]] = {}
+    order: list[tuple[str, str] | tuple[str, TensorInfo]] = []
+    for t in spec.tensors:
+        if t.role in _DROP_ROLES or t.name.endswith(("rotary_emb.inv_freq", "_scales")):
+            continue
+        name = _normalize_hf_name(t.name)
+        if name.startswith(("vision_tower.", "multi_modal_projector.", "vision_model.", "visual.", "audio_tower.")):
+            continue
+        if t.role == "lm_head" and spec.tie_word_embeddings:
+            continue
+        m = _EXPERT_ID.match(name)
+        if m:
+            key = (m.group("pre"), m.group("post"))
+            if key not in experts:
+                experts[key] = []
+                order.append(key)
+            experts[key].append(t)
+            continue
+        order.append((name, t))
+    return experts, order
+
+
 def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo]:
     """The tensors as convert_hf_to_gguf.py would write them: GGUF names, shapes, storage types.
 
@@ -232,29 +265,11 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
         return out
 
     hidden = spec.hidden_size
-    experts: dict[tuple[str, str], list[TensorInfo]] = {}
-    # in the checkpoint's order: (prefix, suffix) of an expert group, or (name, tensor) of one tensor
-    order: list[tuple[str, str] | tuple[str, TensorInfo]] = []
-    for t in spec.tensors:
-        if t.role in _DROP_ROLES or t.name.endswith(("rotary_emb.inv_freq", "_scales")):
-            continue
-        name = _normalize_hf_name(t.name)
-        if name.startswith(("vision_tower.", "multi_modal_projector.", "vision_model.", "visual.", "audio_tower.")):
-            continue
-        if t.role == "lm_head" and spec.tie_word_embeddings:
-            continue
-        m = _EXPERT_ID.match(name)
-        if m:
-            key = (m.group("pre"), m.group("post"))
-            if key not in experts:
-                experts[key] = []
-                order.append(key)
-            experts[key].append(t)
-            continue
-        order.append((name, t))
+    experts, order = _in_checkpoint_order(spec)
 
     mla = _mla_dims(spec) if arch == MODEL_ARCH.DEEPSEEK2 else None
-    probs_bias = (arch == MODEL_ARCH.DEEPSEEK2 and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
+    probs_bias = (arch in (MODEL_ARCH.DEEPSEEK2, MODEL_ARCH.MINIMAXM2, MODEL_ARCH.GLM4_MOE, MODEL_ARCH.NEMOTRON_H_MOE)
+                  and (spec.family or "").lower() in _ROUTER_BIAS_FAMILIES
                   and not any("e_score_correction" in t.name for t in spec.tensors))
     for name, item in order:
         if isinstance(item, str):
@@ -291,7 +306,9 @@ def gguf_tensors(spec: ModelSpec, *, base_type: str = "BF16") -> list[TensorInfo
 # lacks it, but the checkpoint stores it and the converter writes it as blk.N.exp_probs_b.bias
 # (F32, n_expert), which llama.cpp adds to the router's sigmoid scores before the top-k.
 # DeepSeek-V2 ("greedy" / "group_limited_greedy" top-k) has none.
-_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2"})
+# MiniMax M2 (use_routing_bias), GLM-4.5 (Glm4MoeTopkRouter) and Nemotron-H MoE keep the same buffer
+# (conversion/minimax.py, glm.py write it through the generic name map; nemotron.py as mixer.gate.e_score_correction).
+_ROUTER_BIAS_FAMILIES = frozenset({"deepseek_v3", "kimi_k2", "minimax_m2", "glm4_moe", "nemotron_h"})
 
 
 def _mla_dims(spec: ModelSpec) -> tuple[int, int, int] | None:

@@ -62,7 +62,17 @@ from .text import (
     _qwen3_next,
     _smollm3,
 )
-from .vision import _gemma3_vision, _llama4_vision, _mllama_vision, _pixtral_vision, _qwen3_5_vision, _qwen25_vision
+from .text_early import _falcon, _gpt_neox, _olmo, _stablelm
+from .text_recent import _glm4_moe, _minimax_m2, _nemotron_h, _olmo3
+from .vision import (
+    _gemma3_vision,
+    _llama4_vision,
+    _mllama_vision,
+    _pixtral_vision,
+    _qwen3_5_vision,
+    _qwen3_vl_vision,
+    _qwen25_vision,
+)
 
 # ------------------------------------------------------------------------------------------------
 # the family table
@@ -72,19 +82,24 @@ Builder = Callable[[_Cfg, _Tensors, str], list[LayerSpec]]
 FAMILIES: dict[str, Builder] = {
     "llama": _llama, "granite": _llama, "smollm3": _smollm3, "mistral": _mistral, "mixtral": _mixtral,
     "qwen2": _qwen2, "qwen2_5_vl_text": _qwen2, "qwen3": _qwen3, "qwen2_moe": _qwen2_moe,
-    "qwen3_moe": _qwen3_moe, "qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5_moe,
+    "qwen3_moe": _qwen3_moe, "qwen3_vl_text": _qwen3, "qwen3_vl_moe_text": _qwen3_moe,
+    "qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5, "qwen3_5_moe_text": _qwen3_5_moe,
     "gemma": _gemma, "gemma2": _gemma2, "gemma3_text": _gemma3,
     "phi": _phi, "phi3": _phi3, "cohere": _cohere, "cohere2": _cohere2, "olmo2": _olmo2, "glm4": _glm4,
     "gpt_oss": _gpt_oss, "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
     "llama4_text": _llama4_text, "mllama_text_model": _mllama_text,
     "jamba": _jamba, "falcon_h1": _falcon_h1, "granitemoe": _granitemoe, "granitemoehybrid": _granitemoehybrid,
     "mamba": _mamba, "mamba2": _mamba2_family,
+    "gpt_neox": _gpt_neox, "stablelm": _stablelm, "olmo": _olmo, "falcon": _falcon,
+    "minimax_m2": _minimax_m2, "glm4_moe": _glm4_moe, "olmo3": _olmo3, "nemotron_h": _nemotron_h,
 }
 
 # Whole-model layout per family: (prefix of the text model, LM head name, where the tie flag lives).
 _CAUSAL = ("model.", "lm_head", "text")
 _LAYOUT: dict[str, tuple[str, str, str]] = {"mamba": ("backbone.", "lm_head", "text"),
-                                             "mamba2": ("backbone.", "lm_head", "text")}
+                                             "mamba2": ("backbone.", "lm_head", "text"),
+                                             "gpt_neox": ("gpt_neox.", "lm_head", "text"),
+                                             "falcon": ("transformer.", "lm_head", "text")}
 
 # Multimodal wrappers: text sub-config type, vision builder, (text prefix, LM head, tie flag owner).
 _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[str, str, str]]] = {
@@ -92,6 +107,8 @@ _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[
     "mistral3": ("mistral", _pixtral_vision, ("model.language_model.", "lm_head", "top")),
     "qwen2_5_vl": ("qwen2_5_vl_text", _qwen25_vision, ("model.language_model.", "lm_head", "top|text")),
     "qwen3_5": ("qwen3_5_text", _qwen3_5_vision, ("model.language_model.", "lm_head", "top")),
+    "qwen3_vl": ("qwen3_vl_text", _qwen3_vl_vision, ("model.language_model.", "lm_head", "top")),
+    "qwen3_vl_moe": ("qwen3_vl_moe_text", _qwen3_vl_vision, ("model.language_model.", "lm_head", "top")),
     "qwen3_5_moe": ("qwen3_5_moe_text", _qwen3_5_vision, ("model.language_model.", "lm_head", "top")),
     "llama4": ("llama4_text", _llama4_vision, ("language_model.model.", "language_model.lm_head", "text")),
     "mllama": ("mllama_text_model", _mllama_vision, ("model.language_model.", "lm_head", "top")),
@@ -204,7 +221,7 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     is_ssm = builder in (_mamba, _mamba2_family)
     n_exp = 0 if builder is _llama else int(text.get("num_local_experts") or text.get("num_experts")
                                             or text.get("n_routed_experts") or 0)
-    if builder is _jamba or builder is _granitemoehybrid:
+    if builder in (_jamba, _granitemoehybrid, _nemotron_h):
         n_exp = n_exp if any(ly.moe for ly in layers) else 0
     modelopt = _modelopt(config, text.d, where)
     if modelopt is not None:

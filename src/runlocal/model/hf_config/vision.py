@@ -91,6 +91,20 @@ def _qwen25_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
     t.linear(p + "merger.mlp.2", v.int("out_hidden_size"), merged, "projector", None, True)
 
 
+def _qwen3_vl_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
+    # Qwen3-VL (Qwen3VLVisionModel): Qwen3.5's ViT plus one DeepStack merger per deepstack_visual_indexes entry,
+    # each normalising the 2×2-merged features (use_postshuffle_norm) before its two linears
+    _qwen3_5_vision(top, text, t)
+    d = top.d.get("vision_config")
+    v = _Cfg(d if isinstance(d, dict) else {}, "qwen3_vl_vision", f"{top.where} vision_config")
+    merged = v.h * v.int("spatial_merge_size") ** 2
+    for j in range(len(v.get("deepstack_visual_indexes") or [])):
+        q = f"model.visual.deepstack_merger_list.{j}."
+        t.norm(q + "norm", merged, bias=True, role="projector")
+        t.linear(q + "linear_fc1", merged, merged, "projector", None, True)
+        t.linear(q + "linear_fc2", v.int("out_hidden_size"), merged, "projector", None, True)
+
+
 def _qwen3_5_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
     # Qwen3-VL's ViT without DeepStack mergers (Qwen3_5VisionModel): learned position table, LayerNorm blocks
     d = top.d.get("vision_config")
