@@ -44,7 +44,7 @@ def test_jetson_plans_on_cuda_in_unified_memory():
 
 def test_offline_unknown_model_says_offline(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "RUNLOCAL_HOME": str(tmp_path)}
-    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "zai-org/GLM-4.5-Air", "--gpu", "h100"],
+    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "zai-org/GLM-5", "--gpu", "h100"],
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2
     line = r.stderr.strip()
