@@ -344,9 +344,11 @@ def _combined(f: _Fixer) -> None:
                 f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", s.with_(quant=q, ctx=ctx),
                        f"{change}, context {s.ctx:,} → {ctx:,} tokens", 3, quant=q)
                 found += 1
-        if f.levers.layer_offload and f.has_cpu and f.has_gpu:
+        current = _gpu_layers(f.plan.settings, model)
+        # where the runtime's own fit already placed more layers than the search can return (it stops at
+        # n_layers), the search's answer could not be offered: it is not made
+        if f.levers.layer_offload and f.has_cpu and f.has_gpu and not (f.all_on_gpu and current >= model.n_layers):
             ngl = f.most_gpu_layers(s.with_(quant=q), q)
-            current = _gpu_layers(f.plan.settings, model)
             if ngl and (not f.all_on_gpu or ngl > current):
                 f.try_(f"{_quant_title(q)} with {ngl} of {_layers_total(model)} layers on the GPU",
                        s.with_(quant=q, n_gpu_layers=ngl, n_cpu_moe=0),
