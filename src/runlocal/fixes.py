@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
-from .search import longest_context, plan_fits
+from .search import fits_verdict, longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
@@ -209,8 +209,7 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
-        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi,
-                                   ok=lambda a: _verdict(a) == "fits")
+        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict)
                    or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)

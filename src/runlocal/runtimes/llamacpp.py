@@ -35,6 +35,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..boundary import largest_guided
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type
 from ..memo import IdMemo
@@ -49,7 +50,6 @@ from .base import (
     Settings,
     Step,
     Target,
-    largest,
 )
 from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's pieces, as tests and benchmarks import them)
     PREFIX_EXACT,
@@ -144,33 +144,38 @@ class LayerOutcomes:
         return known
 
 
-def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None) -> tuple[int, int]:
+def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> tuple[int, int]:
     """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
     memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
     experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
     when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
     layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
     (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
-    hopeless(ngl, n_cpu_moe), when given, says without planning that ok would fail (a bound: LlamaCpp.floor);
-    known(ngl, n_cpu_moe), when given, an answer implied by other launches' probes (LayerOutcomes.at)."""
+    hopeless(ngl, n_cpu_moe), when given, is the room a bound leaves (LlamaCpp.floor; below 0: ok would fail, no
+    plan needed); known(ngl, n_cpu_moe), an answer implied by other launches' probes (LayerOutcomes.at);
+    room(plan), the bytes the plan leaves under the margin, which guides the search (boundary.largest_guided)."""
     n = model.n_layers
 
-    def passes(ngl: int, ncmoe: int) -> bool:
+    def passes(ngl: int, ncmoe: int) -> tuple[bool, float | None]:
         implied = known(ngl, ncmoe) if known else None
         if implied is not None:
-            return implied
-        answer = not (hopeless and hopeless(ngl, ncmoe)) and ok(run(ngl, ncmoe))
-        return known(ngl, ncmoe, answer) if known else answer
+            return implied, None
+        bound = hopeless(ngl, ncmoe) if hopeless else None
+        if bound is not None and bound < 0:
+            answer, left = False, bound
+        else:
+            plan = run(ngl, ncmoe)
+            answer, left = ok(plan), (room(plan) if room else None)
+        return (known(ngl, ncmoe, answer) if known else answer), left
 
-    if passes(n + 1, 0):
+    if passes(n + 1, 0)[0]:
         return n + 1, 0
     if model.n_experts:
-        keep = largest(0, n, lambda k: passes(n + 1, n - k))
+        keep = largest_guided(0, n, lambda k: passes(n + 1, n - k))
         if keep is not None:
             return n + 1, n - keep
-        return largest(0, n + 1, lambda g: passes(g, n)) or 0, n
-    return largest(0, n + 1, lambda g: passes(g, 0)) or 0, 0
-
+        return largest_guided(0, n + 1, lambda g: passes(g, n)) or 0, n
+    return largest_guided(0, n + 1, lambda g: passes(g, 0)) or 0, 0
 
 
 _LAYER_OUTCOMES = IdMemo(512)
@@ -312,12 +317,13 @@ class LlamaCpp:
 
         # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
         # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
-        def hopeless(ngl: int, ncmoe: int) -> bool:
+        def hopeless(ngl: int, ncmoe: int) -> int:
             floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
-            return any(f > room for f, room in zip(floors[:len(gpus)], free))
+            return min(room - f for f, room in zip(floors[:len(gpus)], free))
 
         ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless,
-                                self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None)
+                                self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None,
+                                lambda us: min(f - u for u, f in zip(us, free)))
         s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.n_cpu_moe))
         blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
         return s, Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
