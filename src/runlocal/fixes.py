@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .boundary import largest_guided
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, get_runtime
-from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
-from .search import fits_verdict, longest_context, plan_fits
+from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
+from .search import fits_room, fits_verdict, longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
@@ -112,17 +113,25 @@ class _Fixer:
     def runs(self, s: Settings, quant: str | None = None) -> bool:
         return plan_fits(self.runtime, self.model, self.weights(quant), s, self.targets)
 
+    def runs_room(self, s: Settings, quant: str | None = None) -> tuple[bool, float | None]:
+        """runs() and the room the plan leaves, for a guided search (search.fits_room)."""
+        return fits_room(self.runtime, self.model, self.weights(quant), s, self.targets)
+
     def gpus_over(self, s: Settings, quant: str | None) -> bool:
         # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
         over = getattr(self.runtime, "surely_over", None) if hasattr(self.runtime, "floor") else None
         return bool(over and over(self.model, self.weights(quant), s, self.targets, gpus_only=True))
 
     def most_gpu_layers(self, s: Settings, quant: str | None = None) -> int | None:
-        def gpus_fit(k: int) -> bool:
+        def gpus_fit(k: int) -> tuple[bool, float | None]:
             new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
-            return not self.gpus_over(new, quant) and _gpus_fit(self.allocate(new, quant))
+            if self.gpus_over(new, quant):
+                return False, None
+            a = self.allocate(new, quant)
+            rooms = [d.capacity - d.total for d in a.devices if d.kind != "cpu" and d.capacity > 0]
+            return _gpus_fit(a), (min(rooms) if rooms and a.refusal is None else None)
 
-        ngl = largest(0, self.model.n_layers, gpus_fit)
+        ngl = largest_guided(0, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
@@ -214,7 +223,7 @@ def _context_and_concurrency(f: _Fixer) -> None:
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
     if s.parallel > 1:
-        n = largest(1, s.parallel - 1, lambda k: f.runs(s.with_(parallel=k)))
+        n = largest_guided(1, s.parallel - 1, lambda k: f.runs_room(s.with_(parallel=k)))
         if n:
             f.try_(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n),
                    f"parallel {s.parallel} → {n}", 1)
@@ -281,7 +290,7 @@ def _budget_and_layers(f: _Fixer) -> None:
     if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
             and f.has_cpu and f.has_gpu and not s.n_cpu_moe):
         full = s.with_(n_gpu_layers=_layers_total(model))
-        kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
+        kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
             n = model.n_layers - kept
             f.try_(f"Keep the experts of {n} of {model.n_layers} layers in RAM (--n-cpu-moe {n})",
