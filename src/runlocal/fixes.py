@@ -122,7 +122,10 @@ class _Fixer:
         over = getattr(self.runtime, "surely_over", None) if hasattr(self.runtime, "floor") else None
         return bool(over and over(self.model, self.weights(quant), s, self.targets, gpus_only=True))
 
-    def most_gpu_layers(self, s: Settings, quant: str | None = None) -> int | None:
+    def most_gpu_layers(self, s: Settings, quant: str | None = None, above: int | None = None) -> int | None:
+        """The most layers on the GPU(s) with the rest of the model as ``s`` has it, where the whole plan then runs;
+        with ``above``, None unless more than ``above`` layers fit (one plan at above + 1 says so: the GPUs' bytes
+        grow with their layers, the monotonicity the search itself bisects on)."""
         def gpus_fit(k: int) -> tuple[bool, float | None]:
             new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
             if self.gpus_over(new, quant):
@@ -131,6 +134,8 @@ class _Fixer:
             rooms = [d.capacity - d.total for d in a.devices if d.kind != "cpu" and d.capacity > 0]
             return _gpus_fit(a), (min(rooms) if rooms and a.refusal is None else None)
 
+        if above is not None and above + 1 <= self.model.n_layers and not gpus_fit(above + 1)[0]:
+            return None
         ngl = largest_guided(0, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
@@ -356,7 +361,7 @@ def _combined(f: _Fixer) -> None:
         # where the runtime's own fit already placed more layers than the search can return (it stops at
         # n_layers), the search's answer could not be offered: it is not made
         if f.levers.layer_offload and f.has_cpu and f.has_gpu and not (f.all_on_gpu and current >= model.n_layers):
-            ngl = f.most_gpu_layers(s.with_(quant=q), q)
+            ngl = f.most_gpu_layers(s.with_(quant=q), q, above=current if f.all_on_gpu else None)
             if ngl and (not f.all_on_gpu or ngl > current):
                 f.try_(f"{_quant_title(q)} with {ngl} of {_layers_total(model)} layers on the GPU",
                        s.with_(quant=q, n_gpu_layers=ngl, n_cpu_moe=0),
