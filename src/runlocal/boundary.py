@@ -13,8 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# a probe: (passes, room) — room > 0 bytes to spare, < 0 bytes over, None not known (e.g. implied, or refused)
-Probe = Callable[[int], tuple[bool, float | None]]
+# a probe: (passes, room) — room > 0 bytes to spare, < 0 bytes over, per device (by name) or one figure; None
+# not known (e.g. implied, or refused)
+Room = float | dict[str, float] | None
+Probe = Callable[[int], tuple[bool, Room]]
+
+
+def _crossing(a: int, b: int, room_a: Room, room_b: Room) -> int | None:
+    """Where the first device's room, straight between a (passing) and b (failing), reaches zero: the memory of a
+    plan is a sum of lines per device, and the device that runs out first decides (another may be fuller at a)."""
+    if room_a is None or room_b is None:
+        return None
+    ra = room_a if isinstance(room_a, dict) else {"": room_a}
+    rb = room_b if isinstance(room_b, dict) else {"": room_b}
+    points = [a + (b - a) * ra[k] / (ra[k] - rb[k]) for k in ra.keys() & rb.keys() if ra[k] >= 0 > rb[k]]
+    return int(min(points)) if points else None
 
 
 def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
@@ -32,11 +45,8 @@ def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
     a, b = lo, hi                  # probe(a) passes, probe(b) fails
     same_end, last_end = 0, ""
     while b - a > 1:
-        if (same_end < 2 and room_lo is not None and room_hi is not None and room_lo >= 0 > room_hi):
-            g = a + int((b - a) * room_lo / (room_lo - room_hi))
-            g = min(max(g, a + 1), b - 1)
-        else:
-            g = (a + b + 1) // 2
+        g = _crossing(a, b, room_lo, room_hi) if same_end < 2 else None
+        g = (a + b + 1) // 2 if g is None else min(max(g, a + 1), b - 1)
         ok, room = probe(g)
         end = "a" if ok else "b"
         same_end = same_end + 1 if end == last_end else 1
@@ -48,4 +58,4 @@ def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
     return a
 
 
-__all__ = ["Probe", "largest_guided"]
+__all__ = ["Probe", "Room", "largest_guided"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .boundary import largest_guided
+from .boundary import Room, largest_guided
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
@@ -113,7 +113,7 @@ class _Fixer:
     def runs(self, s: Settings, quant: str | None = None) -> bool:
         return plan_fits(self.runtime, self.model, self.weights(quant), s, self.targets)
 
-    def runs_room(self, s: Settings, quant: str | None = None) -> tuple[bool, float | None]:
+    def runs_room(self, s: Settings, quant: str | None = None) -> tuple[bool, Room]:
         """runs() and the room the plan leaves, for a guided search (search.fits_room)."""
         return fits_room(self.runtime, self.model, self.weights(quant), s, self.targets)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .boundary import largest_guided
+from .boundary import Room, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Target
@@ -30,7 +30,7 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     def passes(n: int) -> bool:
         return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
 
-    def probe(n: int) -> tuple[bool, float | None]:
+    def probe(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
             return fits_room(runtime, model, weights, at, targets)
@@ -50,21 +50,20 @@ def fits_verdict(a: Allocation) -> bool:
     return verdict(a) == "fits"
 
 
-def room(a: Allocation, *, tight: bool = False) -> float | None:
-    """Bytes to spare on the fullest device (negative: over), against the capacity, or with ``tight`` against the
-    share above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal, a pool that
-    cannot hold one request, a compromise the runtime made). Only guides a search: the verdicts decide."""
+def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
+    """Bytes to spare on each device (negative: over), against its capacity, or with ``tight`` against the share
+    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal, a pool that cannot
+    hold one request, a compromise the runtime made). Only guides a search: the verdicts decide."""
     if a.refusal is not None or (a.max_concurrency is not None and a.max_concurrency < 1):
         return None
     if tight and a.compromise:
         return None
-    rooms = [(TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
-             - d.total for d in a.devices if d.capacity > 0]
-    return min(rooms) if rooms else None
+    return {d.name: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
+            - d.total for d in a.devices if d.capacity > 0} or None
 
 
 def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-              targets: list[Target]) -> tuple[bool, float | None]:
+              targets: list[Target]) -> tuple[bool, Room]:
     """plan_fits and the room: the plan's (room()), or where the runtime's bound skips the plan, the room its
     lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's."""
     over = getattr(runtime, "surely_over", None)
@@ -72,10 +71,10 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
         floor = getattr(runtime, "floor", None)
         if floor is None:
             return False, None
-        caps = [t.capacity for t in targets if t.kind != "cpu"]
-        caps.append(next((t.capacity for t in targets if t.kind == "cpu"), 0))
-        rooms = [cap - f for f, cap in zip(floor(model, weights, settings, targets), caps) if cap > 0]
-        return False, (min(rooms) if rooms else None)
+        devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
+        rooms = {t.name: t.capacity - f for f, t in zip(floor(model, weights, settings, targets), devices)
+                 if t.capacity > 0}
+        return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
     return fits(a), room(a)
 
