@@ -47,7 +47,7 @@ def test_the_guided_search_ends_where_the_bisection_ends_whatever_the_room_says(
             return None
 
         probe, _ = _probe_counter(edge, room_of)
-        expected = largest(lo, hi, lambda n: n <= edge)
+        expected = largest(lo, hi, lambda n, e=edge: n <= e)
         assert largest_guided(lo, hi, probe) == expected, (lo, hi, edge, shape)
 
 
