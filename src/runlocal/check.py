@@ -13,20 +13,21 @@ __all__ = ["CheckRequest", "build_settings", "check", "curve"]
 
 
 def build_settings(req: CheckRequest):
-    """The request, validated against its one table of bounds, as the runtime's ``Settings``."""
+    """The request, validated against its one table of bounds, as the runtime's ``Settings``: the common fields and
+    each engine's own options object (runtimes/options.py), every one built here from the request's flags."""
     from .kv import normalize_cache_type
-    from .runtimes import Settings, get_runtime
+    from .runtimes import Settings, engine, get_runtime
     from .runtimes.base import PARALLEL_AUTO
-    from .runtimes.llamacpp import parse_tensor_overrides
     from .units import parse_tokens
 
     validate_request(req)
     runtime = get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
-    if runtime.name == "ollama":
+    known = engine(runtime.name)
+    if known.server_environment:
         req = _with_ollama_environment(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
-    if req.no_kv_offload and runtime.name != "llama.cpp":
+    if req.no_kv_offload and not known.kv_offload_switch:
         # llama-server's -nkvo (common/arg.cpp: params.no_kv_offload → cparams.offload_kqv = false); no other
         # engine runlocal plans has the switch
         raise InputError(f"no-kv-offload: a llama.cpp option (llama-server -nkvo); {runtime.name} has no such setting")
@@ -39,30 +40,61 @@ def build_settings(req: CheckRequest):
     cache_k = normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field=field_k)
     cache_v = normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field=field_v)
     check_cache_types(runtime.name, cache_k, cache_v, field_name=field_k)
-    from .runtimes.versions import split_runtime
+    from .runtimes.llamacpp import parse_tensor_overrides
 
+    overrides = parse_tensor_overrides(req.override_tensor)   # the flags checked in the order they always were
+    vllm = _vllm_options(req, runtime.name)
     return Settings(   # the release ('vllm==0.19.0') lives in the planner (check._planner); Settings name the engine
-        runtime=split_runtime(req.runtime)[0], ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
-        parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, batch=req.batch, ubatch=req.ubatch,
-        flash_attn=req.flash_attn,  # type: ignore[arg-type]
-        n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe,
-        override_tensor=parse_tensor_overrides(req.override_tensor),
-        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, fit=req.fit == "on",
-        kv_offload=not req.no_kv_offload, **_lora(req, runtime.name), **_data_parallel(req, runtime.name),
-        tensor_split=_tensor_split(req.tensor_split), gpu_memory_utilization=req.gpu_memory_utilization,
-        max_num_batched_tokens=req.max_num_batched_tokens, tp=req.tp or 1, pp=req.pp, enforce_eager=req.enforce_eager,
-        mem_fraction_static=req.mem_fraction_static, max_new_tokens=req.max_new_tokens,
-        attn_implementation=(req.attn_implementation or "").strip().lower() or None,
+        runtime=runtime.name, ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
+        parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, tp=req.tp or 1, pp=req.pp,
+        llamacpp=_llamacpp_options(req, overrides), vllm=vllm, sglang=_sglang_options(req),
+        transformers=_transformers_options(req),
     )
+
+
+def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...]):
+    """llama-server's flags (Ollama passes the same ones to the llama-server it starts)."""
+    from .runtimes.options import LlamaCppOptions
+
+    return LlamaCppOptions(
+        batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
+        n_gpu_layers=req.n_gpu_layers, n_cpu_moe=req.n_cpu_moe, override_tensor=overrides,
+        kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, kv_offload=not req.no_kv_offload,
+        fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
+
+
+def _vllm_options(req: CheckRequest, runtime: str):
+    from .runtimes.options import VLLMOptions
+
+    return VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
+                       max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
+                       **_lora(req, runtime), **_data_parallel(req, runtime))
+
+
+def _sglang_options(req: CheckRequest):
+    """SGLang's names for the request's flags: --chunked-prefill-size (the request's --max-num-batched-tokens) and
+    --disable-cuda-graph (--enforce-eager)."""
+    from .runtimes.options import SGLangOptions
+
+    return SGLangOptions(mem_fraction_static=req.mem_fraction_static, chunked_prefill_size=req.max_num_batched_tokens,
+                         disable_cuda_graph=req.enforce_eager)
+
+
+def _transformers_options(req: CheckRequest):
+    from .runtimes.options import TransformersOptions
+
+    return TransformersOptions(max_new_tokens=req.max_new_tokens,
+                               attn_implementation=(req.attn_implementation or "").strip().lower() or None)
 
 
 def _lora(req: CheckRequest, runtime: str) -> dict:
     """vLLM's LoRA settings; --max-loras or --max-lora-rank alone imply --enable-lora."""
+    from .runtimes import engine
     from .runtimes.vllm_lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, MAX_LORA_RANKS
 
     if not (req.enable_lora or req.max_loras or req.max_lora_rank):
         return {}
-    if runtime != "vllm":
+    if not engine(runtime).lora:
         raise InputError(f"enable-lora: runlocal plans LoRA slots for vLLM (--enable-lora); not for {runtime}")
     rank = req.max_lora_rank or DEFAULT_MAX_LORA_RANK
     if rank not in MAX_LORA_RANKS:
@@ -71,9 +103,11 @@ def _lora(req: CheckRequest, runtime: str) -> dict:
 
 
 def _data_parallel(req: CheckRequest, runtime: str) -> dict:
+    from .runtimes import engine
+
     if req.dp == 1 and not req.expert_parallel:
         return {}
-    if runtime != "vllm":
+    if not engine(runtime).data_parallel:
         raise InputError(f"data-parallel-size: runlocal plans data / expert parallel for vLLM; not for {runtime}")
     return {"dp": req.dp, "expert_parallel": req.expert_parallel}
 
@@ -130,9 +164,13 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = make_plan(spec, settings, targets, runtime=planner)
     plan = _no_speed_from_disk(plan)
     from .hardware.display_margin import settle_display
+    from .hardware.host_load import settle_loading
+    from .hardware.unified_memory import settle_shared
 
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
+    plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
+    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -172,11 +210,11 @@ def _planner(req: CheckRequest):
     """The runtime planner with the server environment it reads (Ollama's), read here once: planning is pure."""
     import os
 
-    from .runtimes import get_runtime
+    from .runtimes import engine, get_runtime
 
     planner = get_runtime(req.runtime, environ=os.environ)
     if req.backend is not None:
-        if planner.name not in ("llama.cpp", "ollama"):
+        if not engine(planner.name).ggml:
             raise InputError(f"backend: {planner.name} has no ggml backend to choose (llama.cpp and ollama take "
                              f"--backend), got '{req.backend}'")
         planner.backend = req.backend   # type: ignore[attr-defined]
@@ -227,9 +265,11 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
     runtime = get_runtime(req.runtime)
     if req.tp is not None or len(gpus) < 2 or not runtime.pools_kv:
         return settings
+    from .runtimes import engine
     from .runtimes.base import GPUS_PER_NODE
 
-    if (runtime.name == "vllm" and req.pp == 1 and len(gpus) > GPUS_PER_NODE and len(gpus) % GPUS_PER_NODE == 0):
+    if (engine(runtime.name).multi_node and req.pp == 1 and len(gpus) > GPUS_PER_NODE
+            and len(gpus) % GPUS_PER_NODE == 0):
         # vLLM's multi-node layout (docs, "Distributed inference and serving"): tensor parallel over the GPUs of a
         # node, pipeline parallel over the nodes, so that only the pipeline's activations cross the network
         pp = len(gpus) // GPUS_PER_NODE

@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import InputError
 from .model.spec import ModelSpec
-from .runtimes import Settings, Target, get_runtime
+from .runtimes import Settings, Target, engine, get_runtime
 
 DEFAULT_CTX = 8192
 MULTI_COUNTS = (1, 2, 4, 8)
@@ -120,15 +120,7 @@ def no_price_reason(dev) -> str:
 def runtime_runs_on(runtime: str, dev) -> bool:
     """Whether a runtime runs on a catalog device at all: MLX only on Apple silicon, vLLM and SGLang on
     CUDA/ROCm GPUs, Transformers on CUDA/ROCm/MPS and CPU, llama.cpp and Ollama everywhere."""
-    name = get_runtime(runtime).name.lower()
-    backends = set(dev.backends or ())
-    if name == "mlx":
-        return dev.kind == "apple"
-    if name in ("vllm", "sglang"):
-        return dev.kind in ("gpu", "unified") and bool(backends & {"cuda", "rocm"})
-    if name == "transformers":
-        return dev.kind in ("apple", "cpu") or bool(backends & {"cuda", "rocm"})
-    return True
+    return engine(get_runtime(runtime).name).runs_on(dev.kind, dev.backends)
 
 
 def device_targets(dev, count: int = 1) -> list[Target]:
@@ -169,17 +161,26 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
+def runtime_label(rt) -> tuple[str, str]:
+    """('vllm==0.19.0' or 'vllm', which release's rules the plans use) for best's and compare's header."""
+    from .runtimes import runtime_rules
+
+    asked, rules = runtime_rules(rt)
+    label = rt.name if asked == "current" else f"{rt.name}=={asked}"
+    return label, f"{label}: {rules}"
+
+
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1) -> Settings:
     from .runtimes.llamacpp import NGL_ALL
 
     rt = get_runtime(runtime)
-    tp = n_gpus if (n_gpus > 1 and getattr(rt, "pools_kv", False)) else 1
+    tp = n_gpus if (n_gpus > 1 and rt.pools_kv) else 1
     # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
     # layers to RAM until anything runs, slowly
-    ngl = NGL_ALL if rt.name == "llama.cpp" else None
+    ngl = NGL_ALL if engine(rt.name).fit_offload else None
     # users > 1: that many requests of ``ctx`` each at once (llama.cpp --parallel N sizes N slots of ctx;
     # vLLM --max-num-seqs / SGLang --max-running-requests, the pool checked in plan_fit)
-    settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp, n_gpu_layers=ngl)
+    settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp).with_(n_gpu_layers=ngl)
     return settings.with_(parallel=users) if users > 1 else settings
 
 
@@ -228,7 +229,7 @@ def quant_ladder(runtime: str, quant: str | None = None,
     if quant:
         return (quant,)
     name = get_runtime(runtime).name
-    if (model is not None and name in ("llama.cpp", "ollama") and model.file_bytes is not None
+    if (model is not None and engine(name).ggml and model.file_bytes is not None
             and str(model.source).lower().endswith(".gguf")):
         return (None,)
     return QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
@@ -310,10 +311,10 @@ def _settings_dict(s: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {"ctx": s.ctx, "quant": s.quant, "tp": s.tp}
     if s.parallel > 1:
         out["parallel"] = s.parallel
-    if s.n_gpu_layers is not None:
-        out["n_gpu_layers"] = s.n_gpu_layers
-    if s.gpu_memory_utilization is not None:
-        out["gpu_memory_utilization"] = s.gpu_memory_utilization
+    if s.llamacpp.n_gpu_layers is not None:
+        out["n_gpu_layers"] = s.llamacpp.n_gpu_layers
+    if s.vllm.gpu_memory_utilization is not None:
+        out["gpu_memory_utilization"] = s.vllm.gpu_memory_utilization
     return out
 
 
@@ -352,7 +353,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
-    rt = get_runtime(runtime)
+    rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
+    label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else _download_quant(model, rt.name)
     if common is not None:
@@ -360,7 +362,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         # download for this runtime, as `check` plans it without --quant
         quants = (common,)
     multi = splits_over_gpus(rt.name)
-    res = BestResult(model, rt.name, ctx, budget_usd, used, users)
+    res = BestResult(model, label, ctx, budget_usd, used, users)
+    res.notes.append(f"rules: {rules}")
     if not multi:
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
     if quants == (None,):
@@ -381,7 +384,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
-            fit = best_fit(model, targets, runtime=rt.name, ctx=ctx, quants=quants, host_cache=host_cache,
+            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quants, host_cache=host_cache,
                            users=users)
             if fit is None:
                 continue

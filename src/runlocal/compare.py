@@ -42,7 +42,7 @@ def _used_price(dev) -> dict[str, Any]:
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
                     policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
-    from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, spec_string
+    from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, runtime_label, spec_string
     from .hardware.catalog import parse_device_spec
     from .hardware.targets import targets_from_options
     from .runtimes import get_runtime
@@ -54,7 +54,9 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         raise InputError(f"devices: compare at most {MAX_COMPARE} devices at once")
     if ctx is not None and ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    rt = get_runtime(runtime).name
+    planner = get_runtime(runtime)      # 'vllm==0.19.0': that release's rules in every plan (runtimes/versions.py)
+    rt = planner.name
+    label, rules = runtime_label(planner)
     sweep_ctx = ctx or DEFAULT_CTX
     spec = None
     if model:
@@ -91,19 +93,20 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             from .runtimes import Settings
 
             ladder = quant_ladder(rt, quant, spec)
-            fit = best_fit(spec, targets, runtime=rt, ctx=sweep_ctx, quants=ladder)
+            fit = best_fit(spec, targets, runtime=runtime, ctx=sweep_ctx, quants=ladder)
             q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
             n_gpus = sum(1 for t in targets if t.kind != "cpu")
             tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
             plan = make_plan(spec, Settings(runtime=rt, ctx=sweep_ctx, quant=q, tp=tp), targets, with_fixes=False,
-                             with_concurrency=False)       # the rows do not show it
-            row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "runs_whole": fit is not None,
+                             with_concurrency=False, runtime=get_runtime(runtime))       # the rows do not show it
+            row |= {"runtime": label, "runtime_rules": rules,
+                    "quant": plan.weights.quant, "verdict": plan.verdict, "runs_whole": fit is not None,
                     "max_context": plan.max_context, **plan.speed, "command": plan.command}
             if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
                 row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
         rows.append(row)
     if spec is not None and not quant and not best_quant_each:
-        _same_quant(rows, spec, rt, sweep_ctx, quant_ladder(rt, None, spec))
+        _same_quant(rows, spec, runtime, sweep_ctx, quant_ladder(rt, None, spec))
     return rows
 
 
@@ -124,8 +127,8 @@ def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> 
         targets, _ = targets_from_options(r["spec"], None, None)
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-        return make_plan(spec, Settings(runtime=rt, ctx=ctx, quant=q, tp=tp), targets, with_fixes=False,
-                         with_concurrency=False)
+        return make_plan(spec, Settings(runtime=get_runtime(rt).name, ctx=ctx, quant=q, tp=tp), targets,
+                         with_fixes=False, with_concurrency=False, runtime=get_runtime(rt))
 
     # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
     download = _download_quant(spec, rt)

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from .boundary import Room, largest_guided
 from .errors import InputError
-from .runtimes import Allocation, Settings, Target, get_runtime
+from .runtimes import Allocation, Settings, Target, engine, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
+from .runtimes.published import POOLED_RUNTIMES, published_checkpoint, published_checkpoints
 from .search import fits_room, fits_verdict, longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
@@ -83,7 +84,7 @@ def _quant_title(q: str) -> str:
 
 def _gpu_layers(s: Settings, model) -> int:
     total = _layers_total(model)
-    return total if s.n_gpu_layers is None or s.n_gpu_layers < 0 else min(s.n_gpu_layers, total)
+    return total if s.llamacpp.n_gpu_layers is None or s.llamacpp.n_gpu_layers < 0 else min(s.llamacpp.n_gpu_layers, total)
 
 
 class _Fixer:
@@ -197,6 +198,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     f = _Fixer(plan, targets)
     _context_and_concurrency(f)
     _kv_and_weights(f)
+    _published_checkpoints(f)
     _budget_and_layers(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
@@ -259,7 +261,8 @@ def _kv_and_weights(f: _Fixer) -> None:
     for kv in f.levers.kv_cache_types:
         if s.cache_type_k == kv:
             continue
-        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if s.flash_attn == "off" else s.flash_attn)
+        flash = s.llamacpp.flash_attn
+        new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(new):
             before, after = f.allocate(s), f.allocate(new)
             # a pooled engine's KV pool keeps its bytes (the memory budget sets it): what changes is its tokens
@@ -270,7 +273,8 @@ def _kv_and_weights(f: _Fixer) -> None:
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
         try:
             w = estimate(f.model, q)
-            if w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q):
+            if (w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q)
+                    or f.runtime.pools_kv and published_checkpoint(f.model, q)):   # the published one is offered
                 continue
         except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
             continue
@@ -279,10 +283,27 @@ def _kv_and_weights(f: _Fixer) -> None:
         break
 
 
+def _published_checkpoints(f: _Fixer) -> None:
+    """vLLM / SGLang: the model's published quantized checkpoints (data/published_checkpoints.json), served as stored."""
+    if f.runtime.name not in POOLED_RUNTIMES:
+        return
+    # refused for the GPU's compute capability (FP8 on a V100): the stored 16-bit checkpoint, or another format
+    kernel = "compute capability" in (f.plan.allocation.refusal or "")
+    if kernel and f.plan.weights.quant != (stored := (f.model.file_quant or "bf16").lower()):
+        f.try_(f"Serve the checkpoint as stored ({stored}) {f.model.repo_id or f.model.id}", f.base.with_(quant=stored),
+               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(estimate(f.model, stored).total)}", 2,
+               quant=stored)
+    for entry in published_checkpoints(f.model):
+        w = estimate(f.model, entry["format"])
+        if w.total < f.plan.weights.total or kernel and entry["format"] != f.plan.weights.quant:
+            f.try_(f"Serve the published {entry['label']} checkpoint {entry['repo']}", f.base.with_(quant=entry["format"]),
+                   f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=entry["format"])
+
+
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
     if levers.budget:
-        current = getattr(s, levers.budget, None) or 0.9
+        current = s.option(levers.budget) or 0.9
         if current < levers.budget_max:
             new = s.with_(**{levers.budget: levers.budget_max})
             if f.runs(new):
@@ -292,8 +313,8 @@ def _budget_and_layers(f: _Fixer) -> None:
                        f"{_kv_words(after)}, less headroom for activations", 2)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
-    if (levers.layer_offload and model.n_experts and f.runtime.name == "llama.cpp" and not f.all_on_gpu
-            and f.has_cpu and f.has_gpu and not s.n_cpu_moe):
+    if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
+            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
@@ -315,12 +336,12 @@ def _more_gpus(f: _Fixer) -> None:
     """The same GPU, more of them: tensor parallel on a pooled engine (vLLM spans nodes with TP 8 × PP 2),
     layers split by memory in llama.cpp."""
     gpus = [t for t in f.targets if t.kind != "cpu"]
-    if not gpus or len({t.name for t in gpus}) != 1 or f.runtime.name in ("mlx", "ollama"):
+    if not gpus or len({t.name for t in gpus}) != 1 or not engine(f.runtime.name).more_gpus:
         return
     s, gpu, cpu = f.base, gpus[0], [t for t in f.targets if t.kind == "cpu"]
     have = len(gpus)
     for n in (2, 4, 8, 16):
-        if n <= have or (n > GPUS_PER_NODE and f.runtime.name != "vllm"):
+        if n <= have or (n > GPUS_PER_NODE and not engine(f.runtime.name).multi_node):
             continue
         new = s
         if f.levers.tensor_parallel:

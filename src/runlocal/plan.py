@@ -64,9 +64,10 @@ class Plan:
             "runtime_version": self.runtime_version[0],
             "runtime_rules": self.runtime_version[1],
             "settings": {"ctx": s.ctx, "quant": self.weights.quant, "cache_type_k": s.cache_type_k,
-                         "cache_type_v": s.cache_type_v, "parallel": s.parallel, "batch": s.batch, "ubatch": s.ubatch,
-                         "flash_attn": s.flash_attn, "n_gpu_layers": s.n_gpu_layers,
-                         "gpu_memory_utilization": s.gpu_memory_utilization, "tp": s.tp, "pp": s.pp},
+                         "cache_type_v": s.cache_type_v, "parallel": s.parallel,
+                         "batch": s.llamacpp.batch, "ubatch": s.llamacpp.ubatch,
+                         "flash_attn": s.llamacpp.flash_attn, "n_gpu_layers": s.llamacpp.n_gpu_layers,
+                         "gpu_memory_utilization": s.vllm.gpu_memory_utilization, "tp": s.tp, "pp": s.pp},
             "memory": {**self.memory_totals(), "devices": [
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
@@ -84,7 +85,8 @@ class Plan:
             "fixes": [f.to_dict() for f in self.fixes],
             "explain": [{"label": st.label, "formula": st.formula, "value": st.value, "source": st.source}
                         for st in self.steps],
-            "assumptions": list(a.assumptions),
+            # which checkpoint vLLM / SGLang pull and why (weights.pooled_checkpoint), beside the engine's own
+            "assumptions": [st.formula for st in self.steps if st.label == "checkpoint"] + list(a.assumptions),
         }
 
 

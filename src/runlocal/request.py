@@ -23,17 +23,6 @@ from .errors import InputError
 MAX_CTX = 1 << 31
 MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
 MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
-# What each engine accepts as its KV-cache type (after kv.normalize_cache_type's aliases), where runlocal must
-# refuse the rest before planning; the other engines plan any known type and explain their own refusal.
-#   llama.cpp: common/arg.cpp kv_cache_types (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)
-#   vLLM: vllm/config/cache.py CacheDType ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"; runlocal
-#         reads "auto" and fp16 as f16)
-RUNTIME_CACHE_TYPES: dict[str, tuple[str, ...]] = {
-    "llama.cpp": ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"),
-    "vllm": ("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"),
-}
-
-
 @dataclass(frozen=True)
 class Option:
     """How one request field is typed on the command line and bounded everywhere."""
@@ -210,7 +199,10 @@ def parse_ngl(value: str | int | None) -> int | None:
 
 def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, field_name: str) -> None:
     """Refuse a KV-cache type the engine does not have (llama.cpp has no fp8 cache; vLLM no q4_0)."""
-    allowed = RUNTIME_CACHE_TYPES.get(runtime)
+    from .runtimes.registry import find_engine  # the engine's entry says what it accepts (runtimes/registry.py)
+
+    known = find_engine(runtime)
+    allowed = known.cache_types if known else None
     if allowed is None:
         return
     for value in (cache_type_k, cache_type_v):

@@ -16,8 +16,9 @@ import numpy as np
 
 from .model.spec import ModelSpec
 from .runtimes import Settings, Target
+from .runtimes.base import GGUF_LADDER
 
-SWEEP_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "Q2_K")
+SWEEP_QUANTS = GGUF_LADDER          # the GGUF files a fix offers, best quality first
 SWEEP_CONTEXTS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 _PROBE_CTX = (65536, 131072)
 

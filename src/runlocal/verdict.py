@@ -6,6 +6,7 @@ judge through here, so a verdict means the same thing in `check`, `best` and `co
 
 from __future__ import annotations
 
+from .hardware.unified_memory import over_shared_share, with_shared_host
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Step, Target
@@ -19,7 +20,8 @@ def fits(a: Allocation) -> bool:
     # a KV pool that cannot hold one request of the asked context does not run it, even where the
     # server starts (SGLang rejects such a request; vLLM refuses to start, a refusal already)
     whole_request = a.max_concurrency is None or a.max_concurrency >= 1
-    return a.refusal is None and whole_request and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices)
+    devices = with_shared_host(a.devices)       # unified memory: the CPU side gets what the GPU side leaves
+    return a.refusal is None and whole_request and all(d.capacity <= 0 or d.total <= d.capacity for d in devices)
 
 
 def gpus_fit(a: Allocation) -> bool:
@@ -35,6 +37,8 @@ def verdict(a: Allocation) -> str:
     if not fits(a):
         return "does_not_fit"
     if any(d.total > TIGHT_SHARE * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
+        return "tight"
+    if over_shared_share(a.devices, TIGHT_SHARE):
         return "tight"
     if a.compromise:
         return "tight"

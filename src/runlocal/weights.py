@@ -10,7 +10,7 @@ import re
 from .model.spec import ModelSpec
 from .quant import gguf_table
 from .quant.formats import WeightEstimate, estimate_weights
-from .runtimes import Settings, Step, get_runtime
+from .runtimes import Settings, Step, engine, get_runtime
 
 GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
 
@@ -63,8 +63,10 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     from .runtimes.published import default_quant, gguf_quant
 
     name = get_runtime(settings.runtime).name
+    if engine(name).hub_checkpoints:
+        return pooled_checkpoint(model, settings)
     if settings.quant:
-        if name in ("llama.cpp", "ollama") and is_gguf_quant(gguf_quant(settings.quant)):
+        if engine(name).ggml and is_gguf_quant(gguf_quant(settings.quant)):
             return settings.with_(quant=gguf_quant(settings.quant)), ()
         return settings, ()
     if model.source.lower().endswith(".gguf"):
@@ -75,3 +77,51 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     quant, why = chosen
     step = Step("weight quant", f"not given: planned as {quant}, {why} (set --quant)", quant, "")
     return settings.with_(quant=quant), (step,)
+
+
+# online FP8 (--quantization fp8 on a 16-bit checkpoint), as each engine documents it
+FP8_ONLINE_SOURCE = {"vllm": "https://docs.vllm.ai/en/stable/features/quantization/fp8/",
+                     "sglang": "https://docs.sglang.io/docs/advanced_features/quantization.md"}
+
+
+def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
+    """vLLM and SGLang serve a checkpoint as stored, so without --quant the plan is the repo named (the catalog's
+    official one) — what `vllm serve REPO` pulls — and the published quantized checkpoints are said, and offered as
+    fixes. --quant fp8 / awq / gptq plans the published checkpoint of that format (data/published_checkpoints.json);
+    with none published, fp8 is vLLM's quantization at load and awq / gptq a folder the user makes first."""
+    from .runtimes.published import CALIBRATED, QUANT_FAMILIES, published_checkpoint, published_checkpoints
+
+    q = (settings.quant or "").lower()
+    stored = (model.file_quant or "bf16").lower()
+    runtime = get_runtime(settings.runtime).name
+    engine = {"vllm": "vLLM", "sglang": "SGLang"}[runtime]
+    if not q:
+        others = published_checkpoints(model)
+        if not others:
+            return settings, ()
+        listed = ", ".join(f"{e['repo']} ({e['label']})" for e in others)
+        return settings, (Step("checkpoint", f"planned as stored in {model.repo_id or model.id} ({stored}), the repo "
+                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq or "
+                               "gptq plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
+    entry = published_checkpoint(model, q)
+    if entry:
+        from .runtimes.published import _data
+
+        layout = _data("published_checkpoints.json")["formats"][entry["format"]]["layout"]
+        return settings.with_(quant=entry["format"]), (Step(
+            "checkpoint", f"--quant {settings.quant}: planned as the published {entry['label']} checkpoint "
+            f"{entry['repo']} ({layout}), loaded as stored", entry["repo"], entry["source"]),)
+    family = QUANT_FAMILIES.get(q, ())
+    if family and family[0].startswith("fp8") and not stored.startswith("fp8"):
+        return settings.with_(quant="fp8"), (Step(
+            "checkpoint", f"no published FP8 checkpoint of {model.id} is known here: {engine} quantizes the 16-bit "
+            "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
+            "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
+            "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE[runtime]),)
+    made = next((f for f in family if f in CALIBRATED), None)      # int4 → awq, gptq-int4 → gptq
+    if made and not stored.startswith(made):
+        return settings.with_(quant=made), (Step(
+            "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and {engine} cannot "
+            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first "
+            "with llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
+    return settings, ()

@@ -43,6 +43,20 @@ OLLAMA_ENV = {"OLLAMA_NUM_PARALLEL", "OLLAMA_FLASH_ATTENTION", "OLLAMA_KV_CACHE_
 OLLAMA_PARAMETERS = {"num_ctx", "num_gpu", "num_batch"}
 
 TAGS = json.loads(resources.files("runlocal.data").joinpath("ollama_tags.json").read_text())
+PUBLISHED = json.loads(resources.files("runlocal.data").joinpath("published_checkpoints.json").read_text())
+
+
+def served_model(spec, quant) -> set[str]:
+    """What a vLLM / SGLang command may load for this plan: the catalog's repo; for a quant that is a published
+    checkpoint's format, that checkpoint's repo from the table; for AWQ / GPTQ with none published, the folder the
+    plan tells the user to make (./<name>-AWQ)."""
+    published = {e["repo"] for e in PUBLISHED["models"].get(spec.id, []) if e["format"] == quant}
+    if published:
+        return published
+    folder = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16"}     # what llm-compressor / AutoAWQ would write
+    if quant in folder and not (spec.file_quant or "").startswith(quant):
+        return {f"./{spec.repo_id.split('/')[-1]}-{folder[quant]}"}
+    return {spec.repo_id}
 LIBRARY_NAMES = {e["library"] for e in TAGS["models"].values() if e["library"]}
 
 
@@ -133,7 +147,7 @@ def check_ollama(command: str, alias: str) -> None:
             assert name != f"{alias}:{tag}" and tag, name        # the runlocal alias is no library name
 
 
-def check_command(runtime: str, command: str, spec) -> None:
+def check_command(runtime: str, command: str, spec, quant: str | None = None) -> None:
     where = f"{spec.id} on {runtime}: {command}"
     if runtime == "llama.cpp":
         words = shlex.split(command.split("  # ")[0])
@@ -145,12 +159,13 @@ def check_command(runtime: str, command: str, spec) -> None:
     elif runtime == "vllm":
         words = shlex.split(_segments(command)[-1])
         assert words[:2] == ["vllm", "serve"], where
-        assert _check_flags(words[2:], VLLM, where) == [spec.repo_id], where
+        positional = _check_flags(words[2:], VLLM, where)
+        assert len(positional) == 1 and positional[0] in served_model(spec, quant), where
     elif runtime == "sglang":
         words = shlex.split(_segments(command)[-1])
         assert words[:3] == ["python", "-m", "sglang.launch_server"], where
         assert not _check_flags(words[3:], SGLANG, where)
-        assert words[words.index("--model-path") + 1] == spec.repo_id
+        assert words[words.index("--model-path") + 1] in served_model(spec, quant), where
     elif runtime == "transformers":
         compile(command.split("  #")[0], where, "exec")       # one line of Python that parses
         assert f'"{spec.repo_id}"' in command
@@ -172,10 +187,10 @@ def test_every_catalog_command_uses_real_flags_and_tags(runtime):
         for variant in VARIANTS:
             variant = {k: v.format(kv=KV_NAMES.get(runtime, "q8_0")) if isinstance(v, str) else v
                        for k, v in variant.items()}
-            settings, _ = with_default_quant(spec, Settings(runtime=runtime, **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime=runtime).with_(**variant))
             if runtime not in ("llama.cpp", "ollama") and settings.quant == "Q8_0":
                 settings = settings.with_(quant=None)
-            check_command(runtime, rt.command(spec, settings), spec)
+            check_command(runtime, rt.command(spec, settings), spec, settings.quant)
             built += 1
     assert built == len(aliases()) * len(VARIANTS)
 
@@ -228,7 +243,7 @@ def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
     for alias in aliases():
         spec = lookup(alias)
         for variant in variants:
-            settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp", **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp").with_(**variant))
             command = rt.command(spec, settings)
             words = shlex.split(command.split("  # ")[0])
             assert words[0] == "llama-server"
@@ -266,7 +281,7 @@ def vllm_flags(release: tuple[int, ...]) -> dict:
 VLLM_RELEASES = ["0.1.0", "0.1.4", "0.3.3", "0.4.2", "0.5.1", "0.6.1", "0.8.4", None]
 # what runlocal prints for vLLM: context, memory share, fp8 KV with several sequences, online fp8, TP, PP, DP + EP,
 # LoRA, and a Ray cluster (TP beyond one node)
-VLLM_VARIANTS = [{"ctx": 8192, "gpu_memory_utilization": 0.8},
+VLLM_VARIANTS = [{"ctx": 8192, "gpu_memory_utilization": 0.8}, {"ctx": 8192, "quant": "awq"}, {"ctx": 8192, "quant": "gptq"},
                  {"ctx": 32768, "parallel": 4, "cache_type_k": "fp8", "cache_type_v": "fp8", "quant": "fp8"},
                  {"ctx": 4096, "tp": 2, "pp": 2, "dp": 2, "expert_parallel": True},
                  {"ctx": 4096, "enable_lora": True, "max_loras": 2, "max_lora_rank": 32},
@@ -284,16 +299,17 @@ def test_vllm_commands_use_only_the_options_of_the_release_named(version):
     for alias in aliases():
         spec = lookup(alias)
         for variant in VLLM_VARIANTS:
-            settings, _ = with_default_quant(spec, Settings(runtime="vllm", **variant))
+            settings, _ = with_default_quant(spec, Settings(runtime="vllm").with_(**variant))
             command = rt.command(spec, settings)
             where = f"{alias} on vLLM {version}: {command}"
             words = shlex.split(_segments(command)[-1])
             if release >= (0, 5, 2):
                 assert words[:2] == ["vllm", "serve"], where
-                assert _check_flags(words[2:], table, where) == [spec.repo_id], where
+                positional = _check_flags(words[2:], table, where)
+                assert len(positional) == 1 and positional[0] in served_model(spec, settings.quant), where
             else:
                 assert words[:4] == ["python", "-m", "vllm.entrypoints.openai.api_server", "--model"], where
-                assert words[4] == spec.repo_id, where
+                assert words[4] in served_model(spec, settings.quant), where
                 assert not _check_flags(words[5:], table, where), where
             # every option of the current release's command is either printed or named as missing
             comment = command.split("  # ", 1)[1] if "  # " in command else ""
@@ -301,3 +317,33 @@ def test_vllm_commands_use_only_the_options_of_the_release_named(version):
                 if word.startswith("--") and word not in words:
                     renamed = word == "--distributed-executor-backend" and "--worker-use-ray" in words
                     assert renamed or word in comment, f"{where}: {word} neither printed nor named"
+
+
+def test_published_checkpoints_are_cited_repos_of_catalog_models():
+    # `runlocal check qwen3-30b-a3b --runtime vllm --quant fp8`: the repo printed comes from this table, each entry
+    # for a catalog model, in a format whose weights the planner computes, with one source
+    from runlocal.quant.formats import QUANT_FORMATS
+
+    assert set(PUBLISHED["models"]) <= set(aliases())
+    assert set(PUBLISHED["formats"]) <= set(QUANT_FORMATS)
+    for alias, entries in PUBLISHED["models"].items():
+        assert entries, alias
+        for e in entries:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+", e["repo"]) and e["repo"] != lookup(alias).repo_id, e
+            assert e["format"] in PUBLISHED["formats"] and e["source"].startswith("https://"), e
+
+
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+@pytest.mark.parametrize("quant", ["fp8", "awq", "gptq", "int4", "gptq-int4", "w4a16"])
+def test_quant_flag_serves_what_was_planned(runtime, quant):
+    # `runlocal check MODEL --runtime vllm --quant awq`: every catalog model's command loads the checkpoint whose
+    # weights were planned — the published repo, vLLM's own --quantization fp8, or the folder the user is told to make
+    rt = get_runtime(runtime)
+    for alias in aliases():
+        spec = lookup(alias)
+        settings, steps = with_default_quant(spec, Settings(runtime=runtime, ctx=8192, quant=quant))
+        command = rt.command(spec, settings)
+        check_command(runtime, command, spec, settings.quant)
+        online = "--quantization fp8" in command
+        assert online == (settings.quant == "fp8" and not (spec.file_quant or "").startswith("fp8")
+                          and not any(e["format"] == "fp8" for e in PUBLISHED["models"].get(alias, []))), command

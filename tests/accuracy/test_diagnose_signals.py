@@ -11,6 +11,7 @@ successful loads posted publicly (measurements/public_logs).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -44,9 +45,12 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     assert rc.returncode == 0, rc.stdout + rc.stderr
     round2 = [r for r in records if r["file"] in ("round2.jsonl", "round2_scored_held_out.jsonl")]
     assert len([r for r in round2 if r["file"] == "round2_scored_held_out.jsonl"]) == -(-len(round2) // 5)
-    # round 5 (collected after round 4 was scored) is held out whole, and nothing else is; no URL is in two rounds
-    assert {r["file"] for r in hold} == {"round5.jsonl"}
-    assert len(hold) >= 50 and sum(not r["memory"] for r in hold) >= 20
+    # round 7 was scored once (72.6 %) and is tuning data since session 7's diagnose3; round 8 (collected after
+    # that, by neutral queries per project) is held out whole, and nothing else is; no URL is in two rounds
+    assert {"round6.jsonl", "round7.jsonl"} <= {r["file"] for r in tune}
+    assert {r["file"] for r in hold} == {"round8.jsonl"}
+    assert len(hold) >= 60 and sum(not r["memory"] for r in hold) >= 25
+    assert len({r["project"] for r in hold}) >= 15
     assert not {r["source"] for r in hold} & {r["source"] for r in tune}
 
 
@@ -92,6 +96,37 @@ def _ids(name: str) -> set[str]:
     ("mistral.rs-44", "cuda_oom_long_context"),  # CUDA_ERROR_OUT_OF_MEMORY after "Serving on …": a request
     ("uncensored-local-studio-19", "not_memory"),  # exit code 3221225781 = NTSTATUS 0xC0000135 (DLL not found)
     ("vllm-6574", "not_memory"),           # ncclSystemError's "System call (e.g. socket, malloc) … failed"
+    # round 5 misses and round 1-4 leftovers, fixed by general signals once round 5 became tuning data
+    ("comfyui-gguf-230", "not_memory"),    # "Unexpected architecture type in GGUF file": an architecture, not a size
+    ("llama.cpp-13248", "not_memory"),     # an uncaught vk::DeviceLostError: the driver dropped the GPU
+    ("comfyui-15276", "oom_killer"),       # earlyoom, a user-space OOM killer, sent SIGTERM
+    ("sglang-10408", "sglang_kv_overflow"),  # alloc_req_slots / req_to_token_pool: the scheduler's pool, not the card
+    ("bitsandbytes-268", "cuda_oom_long_context"),  # text-generation-webui's "Output generated in …": a request
+    ("comfyui-4934", "cuda_oom_long_context"),  # the ComfyUI error report names a node that is not a loader
+    ("llama.cpp-4680", "llamacpp_alloc_fail"),  # "after b1697": a llama.cpp release tag names the runtime
+    # round 6 misses, fixed by general signals once round 6 became tuning data (session 7)
+    ("gpt4all-1268", "not_memory"),        # "crash … most likely due to out of memory": a guess, not a report
+    ("mlx-566", "not_memory"),             # "Unable to allocate 8446744063349813240 bytes": more than any machine
+    ("vllm-13882", "vllm_no_kv_blocks"),   # "reserved for KV Cache is -1.05GiB", "# cuda blocks: 0", no error line
+    ("inferencex-2128", "sglang_kv_overflow"),  # "leave no GPU memory for the KV cache under --mem-fraction-static"
+    ("gpt4all-1870", "llamacpp_alloc_fail"),  # "unhandled exception from ggml_vk_allocate": the allocator crashed
+    ("gpt4all-1541", "llamacpp_alloc_fail"),  # "Error allocating vulkan memory": ggml's Vulkan buffer
+    ("ktransformers-637", "oom_killer"),   # "Killed while loading weight" under the kernel's process table
+    ("mlx-63", "metal_oom"),               # malloc failing "on 8GB RAM Mac": unified memory
+    ("ramalama-988", "not_memory"),        # "tools param requires --jinja flag": a missing flag
+    # round 7 misses, fixed by structural signals once round 7 became tuning data (session 7, diagnose3)
+    ("h2ogpt-812", "not_memory"),          # a memory warning the program went on after (severity, position)
+    ("llama-cpp-python-618", "not_memory"),  # a memory warning that names a process limit (RLIMIT_MLOCK)
+    ("llama.cpp-15139", "not_memory"),     # a size no machine has explains the bad_alloc after it
+    ("langchain-chatchat-703", "not_memory"),  # a size in words ("more than 1EB") and "size calculation overflowed"
+    ("llama.cpp-3689", "not_memory"),      # a failed assertion about a buffer ggml sized itself
+    ("vmlx-5", "not_memory"),              # Metal's "failed assertion": an API misuse
+    ("surya-254", "metal_oom"),            # PyTorch's MPS allocator names the backend
+    ("dolly-79", "cuda_oom_long_context"),  # the phase named by a call: generate_text(
+    ("tensorrt-llm-352", "cuda_oom_load"),  # IBuilderConfig:: in the failing line: the engine is being built
+    ("koboldcpp-1535", "not_memory"),      # "failed to find KV cache slot": KV cells in another wording
+    ("sglang-5389", "not_memory"),         # a build that requires a missing header (cuda_fp8.h)
+    ("gpt4all-1639", "not_memory"),        # "GPU loading failed (out of vram?)": a failure whose cause is only guessed
 ])
 def test_families_the_knowledge_base_had_no_message_for(record_id, expected):
     assert diagnose_text(_record(record_id)["text"]).category == expected
@@ -101,6 +136,21 @@ def test_advice_in_a_log_line_is_not_read_as_the_failure():
     line = ("INFO 08-19 07:51:12 model_runner.py:1028] CUDA graphs can take additional 1~3 GiB memory per GPU. "
             "If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.")
     assert diagnose_text(line).category == "unknown"
+
+
+@pytest.mark.parametrize("line, expected", [
+    # a size no machine has, in other units and wordings: a wrapped integer, whatever the library
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] . DefaultCPUAllocator: can't allocate memory: "
+     "you tried to allocate 18446744073709551608 bytes.", "not_memory"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 17179869184.00 GiB", "not_memory"),
+    # the same wordings with sizes a machine can lack stay memory
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:114] . DefaultCPUAllocator: can't allocate memory: "
+     "you tried to allocate 34359738368 bytes.", "oom_killer"),
+    # a crash whose only memory words are a guess: an error that names no lack of memory
+    ("ERROR: model crashed, probably out of memory?", "not_memory"),
+])
+def test_what_a_line_states_decides_not_its_words(line, expected):
+    assert diagnose_text(line).category == expected
 
 
 def test_kv_failure_fix_uses_the_logs_own_numbers_and_file():
@@ -151,3 +201,111 @@ def test_largest_context_never_cuts_below_a_context_that_really_loaded():
             assert fit["ctx"] >= rec["settings"]["n_ctx"], rec["source_url"]
         checked += 1
     assert checked >= 3
+
+
+def _pasted(text: str) -> str:
+    """`runlocal diagnose` with the log pasted on standard input, as a fresh process: what the user reads."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "diagnose"], input=text, capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def _gib(text: str, pattern: str) -> float:
+    return float(re.search(pattern, text).group(1))
+
+
+def test_pasted_llamacpp_kv_failure_reads_the_trained_context_and_the_logs_file():
+    text = (ROOT / "tests/data/llamacpp_kv_fail_cpu.log").read_text(encoding="utf-8")
+    out = _pasted(text)
+    trained = int(re.search(r"n_ctx_train \((\d+)\)", text).group(1))
+    gguf = re.search(r"from (\S+\.gguf)", text).group(1)
+    assert f"llama-server -m {gguf} -c {trained}" in out
+
+
+def test_pasted_vllm_pool_refusal_reads_a_max_model_len_inside_the_logged_pool():
+    text = _record("product-catalog-generator-10")["text"]   # vLLM 0.2.7: max seq len 4096 > 3664 KV tokens
+    pool = int(re.search(r"stored in KV cache \((\d+)\)", text).group(1))
+    served = [int(n) for n in re.findall(r"--max-model-len (\d+)", _pasted(text))]
+    assert served and pool - 256 < served[0] <= pool
+
+
+def test_pasted_sglang_negative_pool_reads_a_fraction_that_leaves_the_pool_room():
+    """sgl-project/sglang#7691: the profiled token count is negative after the weights load; the fraction the user
+    reads must give the KV pool room by SGLang's own budget (free after weights − free before × (1 − fraction))."""
+    text = _record("sglang-7691")["text"]
+    after, used = _gib(text, r"avail mem=([\d.]+) GB, mem"), _gib(text, r"mem usage=([\d.]+) GB")
+    out = _pasted(text)
+    frac = float(re.search(r"--mem-fraction-static ([\d.]+)", out).group(1))
+    assert 1 - after / (after + used) < frac <= 0.95
+    assert after - (after + used) * (1 - frac) > 1            # GiB left for the KV pool at that fraction
+    assert re.search(r"the KV pool gets [\d.]+ GiB", out)
+
+
+def test_pasted_ollama_refusal_reads_the_logs_own_shortfall():
+    """ollama/ollama#8734's closing lines (Ollama 0.5.7): the fix is sized by the log's own two figures."""
+    text = ('time=2025-01-31T20:48:19.586Z level=INFO source=server.go:104 msg="system memory" total="1690.2 GiB" '
+            'free="358.4 GiB" free_swap="7.8 GiB"\n'
+            "Error: model requires more system memory (391.0 GiB) than is available (366.2 GiB)\n")
+    need = _gib(text, r"requires more system memory \(([\d.]+) GiB\)")
+    have = _gib(text, r"than is available \(([\d.]+) GiB\)")
+    assert f"Free at least {need - have:.1f} GiB of RAM" in _pasted(text)
+
+
+def test_pasted_vllm_engine_death_reads_a_share_that_leaves_the_failed_activation_room():
+    """vllm-project/vllm#13067: the engine died when a 1.27 GiB activation found 109.81 MiB free on a 79.33 GiB
+    GPU; the share the user reads keeps at least that shortfall outside vLLM's budget (0.90 when the log sets none)."""
+    text = _record("vllm-13067")["text"]
+    req, total = _gib(text, r"Tried to allocate ([\d.]+) GiB"), _gib(text, r"total capacity of ([\d.]+) GiB")
+    free = _gib(text, r"of which ([\d.]+) MiB is free") / 1024
+    util = float(re.search(r"--gpu-memory-utilization ([\d.]+)", _pasted(text)).group(1))
+    assert (0.90 - util) * total >= req - free and util >= 0.5
+
+
+def test_pasted_ollama_refusal_whose_figures_print_alike_still_names_what_to_free():
+    text = _record("continue-9649")["text"]     # "model requires more system memory (5.3 GiB) than is available (5.3 GiB)"
+    assert "Free at least" in _pasted(text)
+
+
+def test_pasted_ollama_placement_says_whether_a_shorter_num_ctx_can_put_every_layer_on_the_gpus():
+    """ollama/ollama#9181, "How to offload all layers to GPU?": the maintainer's answer reads Ollama's own offload
+    line (pasted wrapped, as in the thread). The user reads whether num_ctx alone can do it, with the figures read off
+    the line: the estimate for all layers minus the KV cache is still above what the GPUs have."""
+    text = (
+        'time=2025-02-18T02:29:51.627Z level=INFO source=server.go:130 msg=offload library=cuda layers.requested=-1 '
+        'layers.model=81 \n  layers.offload=44 layers.split=11,11,11,11 memory.available="[22.0 GiB 22.0 GiB 22.0 GiB '
+        '22.0 GiB]" memory.gpu_overhead="0 B" \n  memory.required.full="127.4 GiB" memory.required.partial="87.1 GiB" '
+        'memory.required.kv="19.5 GiB" \n  memory.required.allocations="[21.8 GiB 21.8 GiB 21.8 GiB 21.8 GiB]" '
+        'memory.weights.total="87.3 GiB" \n  memory.weights.repeating="86.2 GiB" memory.weights.nonrepeating="1.0 GiB" '
+        'memory.graph.full="8.2 GiB" \n  memory.graph.partial="8.2 GiB"\n')
+    full, kv = _gib(text, r'required\.full="([\d.]+) GiB'), _gib(text, r'required\.kv="([\d.]+) GiB')
+    avail = sum(float(x) for x in re.findall(r"([\d.]+) GiB", re.search(r'available="\[([^\]]*)', text).group(1)))
+    layers = re.search(r"layers\.model=(\d+)", text).group(1)
+    out = _pasted(text)
+    assert f"cannot put all {layers} layers" in out
+    assert f"still {full - kv - avail:.1f} GiB too much" in out
+
+
+def test_pasted_ollama_placement_that_fits_asks_for_no_shorter_context():
+    """ollama/ollama#6552: Ollama's estimate (14.1 GiB) fits the 15.0 GiB available, so the failure there is not
+    one a shorter num_ctx explains."""
+    text = ('Aug 29 20:47:28 iMacPro ollama[52949]: time=2024-08-29T20:47:28.070+05:30 level=INFO source=memory.go:309 '
+            'msg="offload to rocm" layers.requested=-1 layers.model=57 layers.offload=57 layers.split="" '
+            'memory.available="[15.0 GiB]" memory.required.full="14.1 GiB" memory.required.partial="14.1 GiB" '
+            'memory.required.kv="1.8 GiB" memory.required.allocations="[14.1 GiB]" memory.weights.total="12.4 GiB"\n')
+    assert "num_ctx" not in _pasted(text)
+
+
+def test_pasted_ollama_placement_one_layer_short_reads_how_far_num_ctx_must_shrink():
+    """ollama/ollama#12000 (measurements/public_logs/ollama.jsonl): 48 of 49 layers placed, the estimate for all of
+    them a little above what the GPU has, and a KV cache larger than the gap. The user reads the share of the current
+    num_ctx that puts every layer on the GPU, (KV − (full − available)) / KV, each figure read off the line."""
+    rec = next(r for r in public_logs.load_ollama() if r["source_url"].endswith("/pull/12000"))
+    text = rec["excerpt"]
+    full, avail = _gib(text, r'required\.full="([\d.]+) GiB'), _gib(text, r'available="\[([\d.]+) GiB')
+    kv = _gib(text, r'required\.kv="([\d.]+) MiB') / 1024
+    assert 0 < full - avail < kv
+    out = _pasted(text)
+    assert f"Cut num_ctx to at most {(kv - (full - avail)) / kv:.0%} of its current value" in out
+    assert "all 49 layers" in out

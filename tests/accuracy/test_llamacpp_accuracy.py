@@ -148,7 +148,7 @@ def test_flags_reach_the_command_line_and_check():
     from runlocal.model.catalog import lookup
 
     s = build_settings(CheckRequest(model="gemma-3-4b", kv_unified=True, swa_full=True, parallel=4))
-    assert s.kv_unified and s.swa_full
+    assert s.llamacpp.kv_unified and s.llamacpp.swa_full
     cmd = LlamaCpp().command(lookup("gemma-3-4b"), s)
     assert "--kv-unified" in cmd and "--swa-full" in cmd and "--parallel 4" in cmd
 

@@ -34,9 +34,9 @@ def specs(tmp_path_factory):
                          f"fa{int(r['flash_attn'])}-{r['type_k']}-seq{r['n_seq']}")
 def test_cpu_buffers(specs, rec):
     spec = specs[rec["model"]]
-    settings = Settings(ctx=rec["n_ctx"] // rec["n_seq"], parallel=rec["n_seq"], ubatch=rec["n_ubatch"],
-                        flash_attn="on" if rec["flash_attn"] else "off", cache_type_k=rec["type_k"],
-                        cache_type_v=rec["type_v"])
+    settings = Settings(ctx=rec["n_ctx"] // rec["n_seq"], parallel=rec["n_seq"], cache_type_k=rec["type_k"],
+                        cache_type_v=rec["type_v"]).with_(ubatch=rec["n_ubatch"],
+                                                          flash_attn="on" if rec["flash_attn"] else "off")
     alloc = LlamaCpp().allocate(spec, estimate(spec, None), settings, [Target("CPU", "cpu", 1 << 40)])
     cpu = alloc.devices[0]
     assert round(cpu.kv_cache / MiB, 2) == rec["kv_mib"]                     # KV: exact to the printed digit

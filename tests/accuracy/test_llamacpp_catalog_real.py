@@ -105,8 +105,8 @@ def planned_buffers(spec: ModelSpec, n_ctx: int, swa_full: bool = False, n_seq: 
                     unified: bool = False) -> tuple[ModelSpec, int, int]:
     """(the view llama.cpp loads, planned KV bytes, planned recurrent-state bytes) on the CPU for n_ctx cells in
     all over n_seq sequences (llama-server -c n_ctx -np n_seq)."""
-    settings = Settings(ctx=n_ctx // n_seq, parallel=n_seq, flash_attn="off", n_gpu_layers=0, fit=False,
-                        quant="F16", swa_full=swa_full, kv_unified=unified)
+    settings = Settings(ctx=n_ctx // n_seq, parallel=n_seq, quant="F16").with_(
+        flash_attn="off", n_gpu_layers=0, fit=False, swa_full=swa_full, kv_unified=unified)
     _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, "F16"), settings, [Target("CPU", "cpu", 64 << 30)])
     return as_llamacpp_loads(spec), sum(b.kv for b in bufs), sum(b.rs for b in bufs)
 
@@ -157,7 +157,7 @@ def test_mistral_7b_catalog_kv_at_32k_is_4_gib():
     """The full-size catalog model: 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 B × 32,768 cells = 4 GiB."""
     spec = lookup("mistral-7b-v0.1")
     alloc = LlamaCpp().allocate(spec, estimate(spec, "Q4_K_M"),
-                                Settings(ctx=32768, parallel=1, n_gpu_layers=0, fit=False),
+                                Settings(ctx=32768, parallel=1).with_(n_gpu_layers=0, fit=False),
                                 [Target("CPU", "cpu", 64 << 30)])
     assert alloc.devices[0].kv_cache == 32 * 8 * 128 * 2 * 2 * 32768 == 4 << 30
     assert any(s.label == "sliding window" for s in alloc.steps)

@@ -35,6 +35,18 @@ def test_awq_by_hand():
     assert estimate_weights(spec, "gptq").total == estimate_weights(spec, "awq").total + 256 * 4
 
 
+def test_published_checkpoint_layouts_by_hand():
+    # a 300 × 256 linear as the published vLLM checkpoints store it (data/published_checkpoints.json "formats")
+    spec = ModelSpec(id="x", architecture="X", family="x", hidden_size=H, n_layers=1, n_heads=1, vocab_size=1,
+                     layers=(), tensors=(TensorInfo("q", (300, 256), "attn_q", 0),))
+    # Qwen3-*-FP8: 1 byte a weight + an f32 weight_scale_inv per 128 × 128 block (3 × 2 blocks)
+    assert estimate_weights(spec, "fp8-block").total == 300 * 256 + 4 * 3 * 2
+    # RedHatAI -FP8-dynamic: 1 byte a weight + an f32 scale per output channel
+    assert estimate_weights(spec, "fp8-channel").total == 300 * 256 + 4 * 300
+    # RedHatAI quantized.w4a16: 4 bits a weight, a 16-bit scale per 128 inputs and output, a 2 × int64 shape
+    assert estimate_weights(spec, "w4a16").total == 300 * 256 // 2 + 2 * 300 * 2 + 16
+
+
 def test_float_widths():
     spec = tiny_llama_spec()
     assert estimate_weights(spec, "bf16").total == 2 * spec.params

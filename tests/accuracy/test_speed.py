@@ -31,7 +31,7 @@ def records(bench):
 
 def plan(model, gpu, ctx=4096, **settings):
     targets, _ = targets_from_options(gpu, None, "64G")
-    return make_plan(lookup(model), Settings(ctx=ctx, **settings), targets, with_fixes=False)
+    return make_plan(lookup(model), Settings(ctx=ctx).with_(**settings), targets, with_fixes=False)
 
 
 # --- the dataset -------------------------------------------------------------------------------------------

@@ -185,7 +185,7 @@ def test_planner_traces_n_cpu_moe_and_two_gpus():
     spec = catalog.lookup("qwen3-30b-a3b")
     w = estimate(spec, "Q4_K_M")
     lc = LlamaCpp()
-    base = Settings(ctx=8192, parallel=1, flash_attn="on", n_gpu_layers=-2)
+    base = Settings(ctx=8192, parallel=1).with_(flash_attn="on", n_gpu_layers=-2)
     one_gpu = [Target("GPU0", "gpu", 80 * GiB), Target("CPU", "cpu", 256 * GiB)]
     _, bufs, steps, _ = lc.buffers(spec, w, base.with_(n_cpu_moe=spec.n_layers), one_gpu)
     step = next(s for s in steps if s.label == "compute buffer")

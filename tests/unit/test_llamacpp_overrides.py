@@ -17,7 +17,7 @@ TARGETS = [Target("GPU0", "gpu", 80 * GiB), Target("GPU1", "gpu", 80 * GiB), Tar
 
 def bufs(alias: str, targets=TARGETS, **settings):
     spec = lookup(alias)
-    s = Settings(ctx=4096, quant="Q4_K_M", **settings)
+    s = Settings(ctx=4096, quant="Q4_K_M").with_(**settings)
     _, out, _, _ = LlamaCpp().buffers(spec, estimate(spec, "Q4_K_M"), s, targets)
     return {b.name: b for b in out}
 
@@ -157,7 +157,7 @@ def test_fit_shortens_an_unset_context_by_interpolation():
 def test_fit_leaves_a_set_context_and_moves_layers_instead():
     p = fitted("llama-3.1-70b", "rtx-4090", ctx=8192)
     assert p.settings.ctx == 8192
-    ngl = p.settings.n_gpu_layers
+    ngl = p.settings.llamacpp.n_gpu_layers
     assert 0 < ngl <= p.model.n_layers
     gpu = next(d for d in p.allocation.devices if d.kind == "gpu")
     assert gpu.total + (1 << 30) <= gpu.capacity
@@ -169,15 +169,15 @@ def test_fit_leaves_a_set_context_and_moves_layers_instead():
 
 def test_fit_keeps_every_layer_of_a_moe_and_moves_experts_first():
     p = fitted("qwen3-30b-a3b", "rtx-4060-ti-16gb", ctx="8k")
-    assert p.settings.n_gpu_layers == p.model.n_layers + 1 and 0 < p.settings.n_cpu_moe < p.model.n_layers
-    assert f"--n-cpu-moe {p.settings.n_cpu_moe}" in p.command and "experts" in p.allocation.compromise
+    assert p.settings.llamacpp.n_gpu_layers == p.model.n_layers + 1 and 0 < p.settings.llamacpp.n_cpu_moe < p.model.n_layers
+    assert f"--n-cpu-moe {p.settings.llamacpp.n_cpu_moe}" in p.command and "experts" in p.allocation.compromise
 
 
 def test_fit_off_and_ngl_all_are_the_users_word():
     off = fitted("llama-3.1-8b", "rtx-3060-12gb", fit="off")
     assert off.settings.ctx == 131072 and off.verdict == "does_not_fit" and "--fit off" in off.command
     pinned = fitted("llama-3.1-70b", "rtx-4090", ctx=8192, n_gpu_layers=-2)
-    assert pinned.settings.n_gpu_layers == pinned.model.n_layers + 1 and pinned.verdict == "does_not_fit"
+    assert pinned.settings.llamacpp.n_gpu_layers == pinned.model.n_layers + 1 and pinned.verdict == "does_not_fit"
 
 
 def test_tensor_split_sets_each_gpus_share_of_the_layers():

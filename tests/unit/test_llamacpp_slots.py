@@ -10,7 +10,7 @@ import pytest
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate, make_plan
 from runlocal.runtimes import Settings, Target, get_runtime
-from runlocal.runtimes.base import _AUTO_SLOT_RUNTIMES, PARALLEL_AUTO
+from runlocal.runtimes.base import PARALLEL_AUTO
 from runlocal.runtimes.llamacpp import LlamaCpp
 
 GiB = 1 << 30
@@ -54,10 +54,11 @@ def test_settings_default_is_auto_for_llamacpp_only():
     for name in ("vllm", "sglang", "ollama", "transformers", "mlx"):
         assert Settings(runtime=name).parallel == 1
         assert Settings().with_(runtime=name).parallel == 1
-    # every spelling get_runtime maps to llama.cpp keeps auto
-    from runlocal.runtimes import _NAMES
+    # every spelling get_runtime maps to llama.cpp keeps auto, and only those
+    from runlocal.runtimes import get_runtime, runtime_aliases
 
-    assert _AUTO_SLOT_RUNTIMES == {k for k, v in _NAMES.items() if v == "llamacpp"}
+    for name in runtime_aliases():
+        assert (Settings(runtime=name).parallel == PARALLEL_AUTO) == (get_runtime(name).name == "llama.cpp"), name
 
 
 def test_auto_is_four_slots_in_one_unified_stream(gemma, weights):
@@ -81,7 +82,7 @@ def test_auto_equals_four_unified_slots_of_a_quarter(gemma, weights):
     """-np auto -c C is -np 4 -kvu -c C: runlocal's explicit form of that is --parallel 4 --kv-unified --ctx C/4."""
     rt = LlamaCpp()
     auto = rt.allocate(gemma, weights, Settings(ctx=CTX), big_gpu())
-    explicit = rt.allocate(gemma, weights, Settings(ctx=CTX // 4, parallel=4, kv_unified=True), big_gpu())
+    explicit = rt.allocate(gemma, weights, Settings(ctx=CTX // 4, parallel=4).with_(kv_unified=True), big_gpu())
     assert auto.devices == explicit.devices
 
 
@@ -104,7 +105,7 @@ def test_explicit_parallel_n_keeps_n_streams(gemma, weights):
     rt = LlamaCpp(simulate_graph=False)
     c = rt.buffers(gemma, weights, Settings(ctx=CTX, parallel=2), big_gpu())[3]["context"]
     assert (c.n_seq, c.n_stream, c.n_ctx, c.n_ctx_seq) == (2, 2, 2 * CTX, CTX)
-    c = rt.buffers(gemma, weights, Settings(ctx=CTX, parallel=2, kv_unified=True), big_gpu())[3]["context"]
+    c = rt.buffers(gemma, weights, Settings(ctx=CTX, parallel=2).with_(kv_unified=True), big_gpu())[3]["context"]
     assert (c.n_seq, c.n_stream, c.n_ctx) == (2, 1, 2 * CTX)
 
 
@@ -132,7 +133,7 @@ def test_fit_uses_the_trained_context_once(gemma, weights):
     two = rt.allocate(gemma, weights, Settings(parallel=2), huge)
     assert two.settings.ctx == trained and f"-c {2 * trained}" in rt.command(gemma, two.settings)
     # a GPU too small for the trained context: --fit shortens -c, rounded down to 256 (one stream)
-    small = rt.allocate(gemma, weights, Settings(n_gpu_layers=-2), [Target("GPU0", "gpu", 24 * GiB),
+    small = rt.allocate(gemma, weights, Settings().with_(n_gpu_layers=-2), [Target("GPU0", "gpu", 24 * GiB),
                                                                       Target("CPU", "cpu", 64 * GiB)])
     assert 4096 <= small.settings.ctx < trained and small.settings.ctx % 256 == 0
 
@@ -147,7 +148,7 @@ def test_plan_searches_and_fix(gemma, weights):
     gpu_of = lambda p: p.allocation.devices[0].total   # noqa: E731
     cap = (gpu_of(auto) + gpu_of(one)) // 2
     targets = [Target("GPU0", "gpu", cap), Target("CPU", "cpu", 128 * GiB)]
-    plan = make_plan(gemma, Settings(ctx=CTX, quant="Q4_K_M", n_gpu_layers=-2), targets)
+    plan = make_plan(gemma, Settings(ctx=CTX, quant="Q4_K_M").with_(n_gpu_layers=-2), targets)
     assert plan.verdict == "does_not_fit"
     fix = next(f for f in plan.fixes if "--parallel 1" in f.command)
     assert fix.title == "Serve one request at a time (--parallel 1)"

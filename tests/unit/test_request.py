@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from runlocal.check import CheckRequest, build_settings
 from runlocal.errors import InputError
-from runlocal.request import RUNTIME_CACHE_TYPES, options
+from runlocal.request import options
 
 # (library field, API value, CLI flags): each value is out of the contract's bounds
 BAD = [
@@ -79,8 +79,10 @@ def test_choices_follow_their_sources():
     from runlocal.runtimes.transformers import ATTN_IMPLEMENTATIONS
 
     assert options()["attn_implementation"].choices == ATTN_IMPLEMENTATIONS
-    assert set(RUNTIME_CACHE_TYPES["llama.cpp"]) == set(LLAMA_CACHE_TYPES)
-    assert all(set(types) <= set(CACHE_TYPES) for types in RUNTIME_CACHE_TYPES.values())
+    from runlocal.runtimes import ENGINES, engine
+
+    assert set(engine("llama.cpp").cache_types or ()) == set(LLAMA_CACHE_TYPES)
+    assert all(set(e.cache_types) <= set(CACHE_TYPES) for e in ENGINES if e.cache_types)
 
 
 def test_valid_cache_types_still_plan():

@@ -23,7 +23,7 @@ MAC = Target("M3 Max", "unified", 48 * GiB, 400, 64 * GiB)
 
 
 def kv(model=LLAMA, mlx=None, **settings):
-    a = (mlx or MLX()).allocate(model, W, Settings(runtime="mlx", **settings), [MAC])
+    a = (mlx or MLX()).allocate(model, W, Settings(runtime="mlx").with_(**settings), [MAC])
     return a, a.devices[0].kv_cache
 
 
@@ -155,7 +155,7 @@ def test_wired_limit_warning():
     (MLX(), {"cache_type_k": "fp8", "cache_type_v": "fp8"}, [MAC], "--kv-bits"),                # not an MLX width
 ])
 def test_refusals(mlx, settings, targets, needle):
-    a = mlx.allocate(LLAMA, W, Settings(runtime="mlx", **settings), targets)
+    a = mlx.allocate(LLAMA, W, Settings(runtime="mlx").with_(**settings), targets)
     assert needle in (a.refusal or "")
 
 

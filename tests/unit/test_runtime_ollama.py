@@ -156,7 +156,7 @@ def test_fit_takes_the_largest_layer_count_that_leaves_the_margin(vram_gib):
     a = o.allocate(M, W, Settings(runtime="ollama", ctx=4096), [gpu(vram_gib), RAM])
     batch = 512
     def gpu_total(ngl):
-        s = Settings(runtime="llama.cpp", ctx=4096, batch=batch, ubatch=batch, n_gpu_layers=ngl)
+        s = Settings(runtime="llama.cpp", ctx=4096).with_(batch=batch, ubatch=batch, n_gpu_layers=ngl)
         return LlamaCpp().allocate(M, W, s, [gpu(vram_gib), RAM]).devices[0].total
     assert a.devices[0].total + FIT_MARGIN <= vram_gib * GiB
     ngl = next(n for n in range(M.n_layers + 2) if gpu_total(n) == a.devices[0].total)
@@ -178,10 +178,9 @@ def test_fit_moves_moe_experts_before_layers():
 
 def test_user_num_gpu_is_passed_through():
     # PARAMETER num_gpu 10: llama-server gets -ngl 10 (and -b/-ub 512 at 4k), --fit leaves it alone
-    a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096, n_gpu_layers=10), [gpu(80), RAM])
-    direct = LlamaCpp().allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, parallel=1, batch=512, ubatch=512,
-                                                     n_gpu_layers=10),
-                                 [gpu(80), RAM])
+    a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096).with_(n_gpu_layers=10), [gpu(80), RAM])
+    direct = LlamaCpp().allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, parallel=1).with_(
+        batch=512, ubatch=512, n_gpu_layers=10), [gpu(80), RAM])
     assert a.devices == direct.devices
     assert a.devices[0].total + FIT_MARGIN < 80 * GiB / 2     # far below what --fit would have chosen
 
@@ -192,7 +191,7 @@ def test_user_num_gpu_is_passed_through():
     (dict(cache_type_k="q4_0", cache_type_v="q4_0", flash_attn="off"), "needs flash attention"),
 ])
 def test_refusals_on_cache_type(settings, needle):
-    a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096, **settings), [gpu(80), RAM])
+    a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096).with_(**settings), [gpu(80), RAM])
     assert needle in (a.refusal or "")
 
 
@@ -206,7 +205,7 @@ def test_refusal_when_the_cpu_share_exceeds_ram():
 def test_settings_keep_auto_layers_and_batch():
     # n_gpu_layers and batch stay unset so a re-plan refits them (fixes re-plan with changed settings)
     a = Ollama().allocate(M, W, Settings(runtime="ollama"), [gpu(12), RAM])
-    assert a.settings.n_gpu_layers is None and a.settings.batch is None and a.settings.ctx == 4096
+    assert a.settings.llamacpp.n_gpu_layers is None and a.settings.llamacpp.batch is None and a.settings.ctx == 4096
 
 
 CATALOG_M = replace(M, source="catalog:llama-3.1-8b")   # its library tags: data/ollama_tags.json
@@ -220,11 +219,11 @@ DERIVED = "llama3.1-8b-instruct-q4_k_m-runlocal"
      "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve & "
      f"printf 'FROM {LIB}\\nPARAMETER num_ctx 16384\\n' > Modelfile && ollama create {DERIVED} -f Modelfile && "
      f"ollama run {DERIVED}"),
-    (Settings(runtime="ollama", ctx=4096, parallel=2, n_gpu_layers=20), {"gpu_overhead": 512 * MiB},
+    (Settings(runtime="ollama", ctx=4096, parallel=2).with_(n_gpu_layers=20), {"gpu_overhead": 512 * MiB},
      "OLLAMA_NUM_PARALLEL=2 OLLAMA_GPU_OVERHEAD=536870912 ollama serve & "
      f"printf 'FROM {LIB}\\nPARAMETER num_ctx 4096\\nPARAMETER num_gpu 20\\n' > Modelfile && "
      f"ollama create {DERIVED} -f Modelfile && ollama run {DERIVED}"),
-    (Settings(runtime="ollama", ctx=8192, flash_attn="off"), {},
+    (Settings(runtime="ollama", ctx=8192).with_(flash_attn="off"), {},
      f"OLLAMA_FLASH_ATTENTION=0 ollama serve & printf 'FROM {LIB}\\nPARAMETER num_ctx 8192\\n' > Modelfile && "
      f"ollama create {DERIVED} -f Modelfile && ollama run {DERIVED}"),
 ])

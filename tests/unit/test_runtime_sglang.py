@@ -70,12 +70,12 @@ def test_defaults_from_target_and_max_running_requests():
     # an 80 GiB GPU (81920 MiB); --max-running-requests 16 caps the decode graphs at 16:
     # 512 + 12288 + 128 + 32 + 464 = 13424 → (81920 − 13424) / 81920 = 0.8361
     s = SGLang().defaults(LLAMA8B, Settings(runtime="sglang", parallel=16), [gpu(80)])
-    assert (s.mem_fraction_static, s.max_num_batched_tokens, s.ctx) == (0.836, 8192, 131072)
+    assert (s.sglang.mem_fraction_static, s.sglang.chunked_prefill_size, s.ctx) == (0.836, 8192, 131072)
 
 
 def test_pool_tokens_from_budget():
     # tokens = ((free − CUDA context) × mem_fraction_static − weights) // bytes per token
-    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", mem_fraction_static=0.9), [gpu(80)])
+    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang").with_(mem_fraction_static=0.9), [gpu(80)])
     pre = 80 * GiB - 620 * MiB
     assert CUDA_CONTEXT == 620 * MiB      # measured on an H100: the context before SGLang measures free memory
     assert a.kv_cache_tokens == (int(pre * 0.9) - 16 * GiB) // 131072
@@ -87,8 +87,8 @@ def test_pool_tokens_from_budget():
 
 def test_fp8_cache_halves_the_cell():
     # --kv-cache-dtype fp8_e5m2: one byte per element
-    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", mem_fraction_static=0.9, cache_type_k="fp8_e5m2",
-                                                 cache_type_v="fp8_e5m2"), [gpu(80)])
+    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", cache_type_k="fp8_e5m2",
+                                                 cache_type_v="fp8_e5m2").with_(mem_fraction_static=0.9), [gpu(80)])
     assert a.kv_bytes_per_token == 65536
     assert a.kv_cache_tokens == (int((80 * GiB - 620 * MiB) * 0.9) - 16 * GiB) // 65536
 
@@ -97,7 +97,7 @@ def test_tensor_parallel_splits_heads_and_weights():
     # TP 2: 8 KV heads → 4 per GPU, weights halved; default fraction with TP 2 on 81920 MiB:
     # 512 + 12288 + 256 + 512 + 464 = 14032 → 0.829
     a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", tp=2), [gpu(80, "A"), gpu(80, "B")])
-    assert a.settings.mem_fraction_static == 0.829
+    assert a.settings.sglang.mem_fraction_static == 0.829
     assert a.kv_bytes_per_token == 32 * 4 * 256 * 2
     assert [d.weights for d in a.devices] == [8 * GiB, 8 * GiB]
     # SGLang measures the free memory after distributed init, which took 2.01 GB per rank at TP 8 (PR #11716's log)
@@ -122,7 +122,7 @@ def test_hybrid_swa_pool_ratio():
     # 5 sliding : 1 full; SWA layers get 0.8 × the full layers' tokens: cell = 4096 + 0.8 × 5 × 4096
     m = spec([LayerSpec(AttentionSpec("sliding", 4, 256, 256, 1024))] * 5 + [LayerSpec(AttentionSpec("full", 4, 256, 256))],
              hidden=2560, heads=8, ff=10240)
-    a = SGLang().allocate(m, WeightEstimate("bf16", 8 * GiB), Settings(runtime="sglang", mem_fraction_static=0.8),
+    a = SGLang().allocate(m, WeightEstimate("bf16", 8 * GiB), Settings(runtime="sglang").with_(mem_fraction_static=0.8),
                           [gpu(24)])
     rest = int((24 * GiB - 620 * MiB) * 0.8) - 8 * GiB
     tokens = int(rest // 20480.0)
@@ -133,7 +133,7 @@ def test_hybrid_swa_pool_ratio():
 def test_refusal_when_weights_fill_the_static_budget():
     # pre = 16 GiB, budget 0.5 × 16 = 8 GiB < 10 GiB of weights: SGLang's ValueError with 1 − 6/16 = 0.625
     a = SGLang().allocate(LLAMA8B, WeightEstimate("bf16", 10 * GiB),
-                          Settings(runtime="sglang", mem_fraction_static=0.5), [gpu(16 + 620 / 1024)])
+                          Settings(runtime="sglang").with_(mem_fraction_static=0.5), [gpu(16 + 620 / 1024)])
     assert a.refusal == ("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5. "
                          "Raise --mem-fraction-static above 0.625")
     assert a.kv_cache_tokens == 0
@@ -167,19 +167,19 @@ def test_no_gpu_is_refused():
 
 def test_req_to_token_pool_in_overhead():
     # (max_running_requests + 1) × (context + 4) × 4 bytes, next to the CUDA context
-    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", ctx=8192, parallel=64, mem_fraction_static=0.9),
+    a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang", ctx=8192, parallel=64).with_(mem_fraction_static=0.9),
                           [gpu(80)])
     assert a.devices[0].overhead == 620 * MiB + CUBLAS_WORKSPACE + 65 * 8196 * 4
 
 
 @pytest.mark.parametrize("settings, expected", [
-    (Settings(runtime="sglang", ctx=32768, mem_fraction_static=0.85),
+    (Settings(runtime="sglang", ctx=32768).with_(mem_fraction_static=0.85),
      "python -m sglang.launch_server --model-path org/model --context-length 32768 --mem-fraction-static 0.85"),
-    (Settings(runtime="sglang", ctx=8192, mem_fraction_static=0.8, cache_type_k="fp8_e4m3", cache_type_v="fp8_e4m3",
-              tp=2, parallel=32),
+    (Settings(runtime="sglang", ctx=8192, cache_type_k="fp8_e4m3", cache_type_v="fp8_e4m3",
+              tp=2, parallel=32).with_(mem_fraction_static=0.8),
      "python -m sglang.launch_server --model-path org/model --context-length 8192 --mem-fraction-static 0.8 "
      "--kv-cache-dtype fp8_e4m3 --tp-size 2 --max-running-requests 32"),
-    (Settings(runtime="sglang", ctx=4096, mem_fraction_static=0.9, cache_type_k="fp8", cache_type_v="fp8"),
+    (Settings(runtime="sglang", ctx=4096, cache_type_k="fp8", cache_type_v="fp8").with_(mem_fraction_static=0.9),
      "python -m sglang.launch_server --model-path org/model --context-length 4096 --mem-fraction-static 0.9 "
      "--kv-cache-dtype fp8_e4m3"),          # runlocal's "fp8" → SGLang's fp8_e4m3
 ])
@@ -190,5 +190,5 @@ def test_command(settings, expected):
 def test_defaulted_settings_round_trip_into_command():
     # the command carries the defaults SGLang would pick on this GPU
     a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang"), [gpu(24)])
-    assert a.settings.mem_fraction_static == 0.704
+    assert a.settings.sglang.mem_fraction_static == 0.704
     assert SGLang().command(LLAMA8B, a.settings).endswith("--context-length 131072 --mem-fraction-static 0.704")

@@ -241,7 +241,7 @@ def test_spec_without_tensors_is_one_block():
 def test_max_new_tokens_prefills_only_the_prompt(batch, prompt, new, padded, measured):
     # the same H100 runs planned with generate()'s own split: the prefill peak over the prompt, the cache to the end
     m = toy(layers=8, hidden=1024, heads=16, kv=4, head_dim=64, ff=4096, vocab=32000)
-    s = Settings(runtime="transformers", ctx=prompt + new, parallel=batch, max_new_tokens=new)
+    s = Settings(runtime="transformers", ctx=prompt + new, parallel=batch).with_(max_new_tokens=new)
     a = Transformers().allocate(m, estimate_weights(m, "bf16"), s, [gpu(80 * GiB), RAM])
     assert a.devices[0].kv_cache + a.devices[0].compute == pytest.approx(measured, rel=0.03)
     assert any(f"{prompt:,} prompt tokens, then {new:,} new" in x for x in a.assumptions)
@@ -263,7 +263,7 @@ def test_many_new_tokens_cost_no_more_than_the_prompt_peak():
     spec = spec_from_config(pair[0]["config"], id="llama-3.2-1b", source="test")
     w = estimate_weights(spec, "bf16")
     real = pair[0]["peak_above_weights"]
-    split = Transformers().allocate(spec, w, Settings(runtime="transformers", ctx=1024, max_new_tokens=512),
+    split = Transformers().allocate(spec, w, Settings(runtime="transformers", ctx=1024).with_(max_new_tokens=512),
                                     [gpu(80 * GiB), RAM]).devices[0]
     whole = Transformers().allocate(spec, w, Settings(runtime="transformers", ctx=1024), [gpu(80 * GiB), RAM]).devices[0]
     workspace = 32 * MiB        # cuBLAS's workspace inside torch's allocator (benchmarks/accuracy_transformers.py)
@@ -330,7 +330,7 @@ def test_eager_matches_h100_measurements(rec):
     from runlocal.model.hf_config import spec_from_config
     spec = spec_from_config(rec["config"], id=rec["model"], source="test")
     s = Settings(runtime="transformers", ctx=rec["prompt_len"] + rec["new_tokens"], parallel=rec["batch"],
-                 quant="bf16", max_new_tokens=rec["new_tokens"])
+                 quant="bf16").with_(max_new_tokens=rec["new_tokens"])
     d = Transformers(attn_implementation="eager").allocate(spec, estimate_weights(spec, "bf16"), s,
                                                            [gpu(80 * GiB), RAM]).devices[0]
     workspace = 32 * MiB        # cuBLAS's workspace inside torch's allocator (benchmarks/accuracy_transformers.py)

@@ -146,7 +146,7 @@ def test_v0_workers_profile_the_forward_only():
     m = lookup("deepseek-r1-distill-qwen-14b")
     w = estimate(m, None)
     gpu = Target("NVIDIA GeForce RTX 4090", "gpu", int(23.55 * GiB))
-    s = Settings(runtime="vllm", ctx=131072, tp=2, gpu_memory_utilization=0.98)
+    s = Settings(runtime="vllm", ctx=131072, tp=2).with_(gpu_memory_utilization=0.98)
     b = budget_split(m, w, s, gpu, "v0")
     forward = activation_bytes(m, 2048, 256, 2, "v0", sampler=False)
     assert b.activation_workers == forward < b.activation
@@ -164,7 +164,7 @@ def test_v0_tp_devices_share_rank0s_blocks():
     m = lookup("deepseek-r1-distill-qwen-14b")
     gpus = [Target("NVIDIA GeForce RTX 4090", "gpu", int(23.55 * GiB))] * 2
     # past 32K V0 prefills in chunks of 2048 tokens: the driver's sampler run is the larger peak
-    s = Settings(runtime="vllm", ctx=65536, tp=2, gpu_memory_utilization=0.98)
+    s = Settings(runtime="vllm", ctx=65536, tp=2).with_(gpu_memory_utilization=0.98)
     a = VLLM("v0").allocate(m, estimate(m, None), s, gpus)
     d0, d1 = a.devices
     assert d0.kv_cache == d1.kv_cache > 0 and d0.compute > d1.compute

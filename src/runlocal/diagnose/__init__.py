@@ -6,8 +6,8 @@ and the API) turns the figures into concrete commands.
 """
 
 from .classify import Diagnosis, diagnose_file, diagnose_lines, diagnose_text
-from .extract import Extractor, parse_size
+from .extract import Extractor, parse_logged_size
 from .kb import Entry, load_entries, search
 
 __all__ = ["Diagnosis", "Entry", "Extractor", "diagnose_file", "diagnose_lines", "diagnose_text",
-           "load_entries", "parse_size", "search"]
+           "load_entries", "parse_logged_size", "search"]

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, Any
 
+from ..units import GiB
 from . import kb, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
@@ -73,6 +74,7 @@ FULL_CARD = 0.05
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
+SURVIVED_WARNING_ID = "notmem-survived-warning"
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -80,12 +82,12 @@ CONTEXT_BEFORE = 40
 CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
-GiB = 1 << 30
 
 # runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
 _RUNTIME_TOKENS = {
     "ollama": "ollama", "llama runner": "ollama", "lmstudio": "lmstudio", "lm studio": "lmstudio",
-    "vllm": "vllm", "enginecore": "vllm", "sglang": "sglang", "sgl_jax": "sglang",
+    "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
+    "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",
@@ -94,11 +96,13 @@ _RUNTIME_TOKENS = {
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
     "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
-    "llamafile": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
+    "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
+# llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
+_LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
 _RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
                   "transformers")
@@ -109,6 +113,7 @@ _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|rese
 _ALIASES = {
     "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-cpp-python": "llama.cpp",
     "llama-server": "llama.cpp", "koboldcpp": "llama.cpp", "llamafile": "llama.cpp",
+    "gpt4all": "llama.cpp",  # GPT4All's backend is a llama.cpp fork (gpt4all-backend/llama.cpp-mainline)
     "hf": "transformers", "huggingface": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "torch": "pytorch", "lm studio": "lmstudio", "lm-studio": "lmstudio",
     "trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
@@ -262,6 +267,11 @@ class Scanner:
         self.loading = self.running = False
         self.line_phase: str | None = None
         self.engine_dead = False
+        # the last memory match on a warning line, held back: an error line after it makes it the cause; an
+        # ordinary line after it (the program went on) or a named resource limit makes it survived
+        self.warned: tuple[kb.Entry, int, str] | None = None
+        self.survived = False
+        self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.n = 0
         self._any_gate = _any_gate(self.index)
@@ -271,6 +281,8 @@ class Scanner:
             line = line[:MAX_LINE]
         self.n += 1
         low = line.lower()
+        if self.warned is not None and not self.survived and line.strip():
+            self.survived = signals.went_on_after_warning(low, self.n - self.warned[1])
         if self.after:
             self._context(low)
             self.after -= 1
@@ -279,17 +291,30 @@ class Scanner:
             return
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
-            for tok in _RUNTIME_RE.findall(low):
-                rt = _RUNTIME_TOKENS[tok]
+            for rt in [_RUNTIME_TOKENS[tok] for tok in _RUNTIME_RE.findall(low)] + [
+                    "llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         matches = self.index.match(line, low)
         by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")
-        if by_signal is not None and all(e.id != by_signal.id for e in matches):
+        if by_signal is not None and by_signal.id in signals.LINE_VETO:
+            matches = [by_signal]  # the line's own figure rules out what its words suggest
+        elif by_signal is not None and all(e.id != by_signal.id for e in matches):
             matches.append(by_signal)
         if signals.engine_dead(low):
             self.engine_dead = True
+        if by_signal is not None and by_signal.id in signals.LINE_VETO and self.overflow is None:
+            self.overflow = (by_signal, self.n, line[:MATCHED_LINE_MAX])
+        severity = signals.severity_of_line(low)
+        if severity == "warning" and any(e.category in kb.MEMORY_CATEGORIES for e in matches):
+            memory = max((e for e in matches if e.category in kb.MEMORY_CATEGORIES), key=lambda e: e.priority)
+            self.warned, self.survived = (memory, self.n, line[:MATCHED_LINE_MAX]), signals.names_resource_limit(low)
+            matches = [e for e in matches if e.category not in kb.MEMORY_CATEGORIES]
         if matches:
             self._consider(matches, line, low)
+        if severity == "error" and self.warned is not None and self.warned[1] < self.n:
+            entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
+            self.warned = None
+            self._consider([entry], warned_line, warned_line.lower(), line_no=n)
 
     def _context(self, low: str) -> None:
         if signals.LOAD.search(low):
@@ -297,13 +322,13 @@ class Scanner:
         if signals.RUN.search(low):
             self.running = True
 
-    def _consider(self, matches: list[kb.Entry], line: str, low: str) -> None:
+    def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
             self.engine_dead = True
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
-        self.best = (top.priority, top, self.n, line[:MATCHED_LINE_MAX])
+        self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = False
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -311,6 +336,21 @@ class Scanner:
             for ctx in self.ring:  # the 40 lines up to and including this one
                 self._context(ctx)
             self.after = CONTEXT_AFTER
+
+    def _settle(self) -> None:
+        """Apply the log-wide signals: a memory warning that the program went on after (or that names a resource
+        limit) was survived, not the failure; one that ends the log is read as the failure, as before; a size no
+        machine has, stated anywhere, is the cause of the allocation failures around it."""
+        if self.warned is not None:
+            entry, n, line = self.warned
+            if self.survived:
+                entry = kb.get(SURVIVED_WARNING_ID) or entry
+            if self.best is None or entry.priority > self.best[0]:
+                self.best = (entry.priority, entry, n, line)
+                self.line_phase = signals.phase_of_line(line.lower())  # its own phase words ("step failed")
+        if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
+            entry, n, line = self.overflow
+            self.best = (entry.priority, entry, n, line)
 
     def detected_runtime(self) -> str | None:
         """The runtime the log comes from: Ollama if named at all (it embeds llama.cpp's lines), else the
@@ -329,6 +369,7 @@ class Scanner:
         if detected:
             figures.setdefault("runtime", detected)
         runtime = self.runtime or detected
+        self._settle()
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -354,10 +395,10 @@ _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc
 
 
 def _advice_removed(low: str) -> str:
-    """The line up to the advice a runtime appends ("If you are running out of memory, consider…"), so that
-    the advice's words are not read as the failure."""
-    m = _ADVICE.search(low)
-    return low[:m.start()] if m else low
+    """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
+    it hedges ("… most likely due to out of memory"), so that those words are not read as the failure."""
+    cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
+    return low[:min(cuts)] if cuts else low
 
 
 CACHED_LINE_MAX = 512       # lines up to this long have their entry kept (at most 4,096 of them: ~2 MB)

@@ -40,8 +40,9 @@ def size_to_bytes(number: str | float, unit: str = "B") -> int:
     return int(round(value * factor))
 
 
-def parse_size(text: str) -> int:
-    """'2.00 GiB' / '512 MiB' / '1.5 GB' / '1234567 bytes' → integer bytes."""
+def parse_logged_size(text: str) -> int:
+    """A size as a log prints it, '2.00 GiB' / '512 MiB' / '1.5 GB' / '1234567 bytes' → integer bytes (a size a user
+    types, such as --vram 24G, is units.parse_size's)."""
     m = re.fullmatch(r"\s*" + _SIZE + r"\s*", text, re.I)
     if not m:
         raise ValueError(f"not a size: {text!r}")
@@ -216,6 +217,23 @@ def _ollama_gpu(m, ex):
     ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
 
 
+# Ollama's layer placement ("msg=offload ... layers.model=81 layers.offload=44 memory.available="[22.0 GiB ...]"
+# memory.required.full="127.4 GiB" memory.required.kv="19.5 GiB"", llm/memory.go EstimateGPULayers, v0.1.3x-0.11):
+# one rule per field, since users paste the line wrapped (ollama/ollama#9181)
+_rule("layers.model=", r"\blayers\.model=(\d+)")(_set("ollama_layers_model", 1, int))
+_rule("layers.offload=", r"\blayers\.offload=(\d+)")(_set("ollama_layers_offload", 1, int))
+_rule("memory.required.full=", r'memory\.required\.full="' + _SIZE + '"')(_set_size("ollama_required_full_bytes"))
+_rule("memory.required.kv=", r'memory\.required\.kv="' + _SIZE + '"')(_set_size("ollama_required_kv_bytes"))
+
+
+@_rule("memory.available=", r'memory\.available="\[([^\]]*)\]"')
+def _ollama_available(m, ex):
+    sizes = re.findall(_SIZE, m.group(1), re.I)
+    if sizes:
+        ex.set("ollama_gpu_available_bytes", sum(size_to_bytes(n, u) for n, u in sizes))
+        ex.set("ollama_gpu_count", len(sizes))
+
+
 # vLLM
 @_rule("free memory on device", r"Free memory on device(?: (\S+))? \(([\d.]+)/([\d.]+) GiB\)")
 def _vllm_free(m, ex):
@@ -328,6 +346,7 @@ _FLAGS = (
     ("max_num_seqs", r"--max[-_]num[-_]seqs[= ](\d+)", int),
     ("max_num_batched_tokens", r"--max[-_]num[-_]batched[-_]tokens[= ](\d+)", int),
     ("n_ctx", r"(?:--ctx-size|(?:^|\s)-c)[= ](\d+)", int),
+    ("n_seq_max", r"(?:--parallel|(?:^|\s)-np)[= ](\d+)", int),
     ("n_gpu_layers", r"(?:--n-gpu-layers|--gpu-layers|(?:^|\s)-ngl)[= ](\d+)", int),
     ("n_batch", r"(?:--batch-size|(?:^|\s)-b)[= ](\d+)", int),
     ("n_ubatch", r"(?:--ubatch-size|(?:^|\s)-ub)[= ](\d+)", int),
@@ -373,6 +392,15 @@ _rule("max_total_num_tokens=", r"max_total_num_tokens=(\d+)")(_set("kv_cache_tok
 _rule("context_len=", r"\bcontext_len=(\d+)")(_set("max_model_len", 1, int))
 _rule("max_running_requests=", r"max_running_requests=(\d+)")(_set("max_running_requests", 1, int))
 _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, "GiB"))  # SGLang: GiB labelled GB
+
+
+# SGLang's "Load weight end. … avail mem=X GB, mem usage=Y GB": free memory after the weights, and what they took
+# (model_runner.py load_model: mem usage = before_avail_memory − after_avail_memory), so X + Y is the memory free
+# before the weights, the pre_model_load_memory the KV budget is a fraction of (runtimes/sglang.py cites the source)
+@_rule("load weight end", r"avail mem=([\d.]+) ?GB, mem usage=([\d.]+) ?GB")
+def _sglang_weights(m, ex):
+    ex.set("sglang_free_after_weights_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("sglang_weights_bytes", size_to_bytes(m.group(2), "GiB"))
 
 # llama.cpp context parameters
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-GiB = 1 << 30
+from ..units import GiB
 
 
 def _b(n: Any) -> str:
@@ -174,6 +174,63 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
+def vllm_headroom_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """vLLM ran out while serving (an activation outside its budget, the engine then died): everything outside
+    gpu_memory_utilization × total is what activations and CUDA graphs get, so lowering the share by the log's own
+    shortfall (the failed request minus what was free, at least the request) leaves that room. The share the log
+    states, else vLLM's default (runtimes/vllm.py DEFAULT_UTILIZATION, vllm/config/cache.py)."""
+    from ..runtimes.vllm import DEFAULT_UTILIZATION
+
+    req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
+    if not (req and total):
+        return []
+    short = max(int(req) - int(free or 0), 0) or int(req)   # at least the request itself (a block that would not split)
+    util = float(ex.get("gpu_memory_utilization") or DEFAULT_UTILIZATION)
+    lower = math.floor((util - short / int(total)) * 100) / 100
+    if lower < 0.5:
+        return []
+    stated = "the log's" if ex.get("gpu_memory_utilization") else "the default"
+    return [_fix(f"Keep at least {_b(short)} more outside vLLM's budget: --gpu-memory-utilization {lower:.2f}",
+                 f"{_vllm_serve(ex)} --gpu-memory-utilization {lower:.2f}",
+                 f"a {_b(req)} activation failed with {_b(free or 0)} free on the {_b(total)} GPU; {stated} "
+                 f"{util:.2f} → {lower:.2f} keeps {_b((util - lower) * int(total))} more outside vLLM's budget "
+                 "(the KV pool shrinks by as much)")]
+
+
+# SGLang: KV budget = free after the weights − (free before the weights) × (1 − mem_fraction_static)
+# (mem_cache/kv_cache_configurator.py _profile_available_bytes, see runtimes/sglang.py); a budget at or below zero is
+# "Loaded weights leave no GPU memory for the KV cache" / a negative profiled max_total_tokens. The fix keeps this
+# share above the smallest fraction that gives the pool any room, and never asks for more than SGLANG_MAX_FRACTION.
+SGLANG_FRACTION_STEP = 0.02
+SGLANG_MAX_FRACTION = 0.95
+
+
+def sglang_fraction_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """The smallest --mem-fraction-static that leaves the KV pool any room, from the log's own "Load weight end"
+    figures (free after the weights, and what they took), and the pool and the reserve at the value suggested."""
+    after, weights = ex.get("sglang_free_after_weights_bytes"), ex.get("sglang_weights_bytes")
+    if not (after and weights):
+        return []
+    before = int(after) + int(weights)
+    minimum = 1 - int(after) / before
+    figures = f"the weights took {_b(weights)} of the {_b(before)} free before loading, leaving {_b(after)}"
+    asked = ex.get("mem_fraction_static")
+    if asked is not None:
+        budget = int(after) - before * (1 - float(asked))
+        figures += f"; at {float(asked):g} the KV pool gets {_b(budget)}" if budget > 0 else (
+            f"; at {float(asked):g} the KV pool would get {_b(budget)} (nothing)")
+    frac = math.ceil((minimum + SGLANG_FRACTION_STEP) * 100) / 100
+    if frac > SGLANG_MAX_FRACTION:
+        return [_fix("The weights leave almost nothing on each GPU: spread them over more GPUs or quantize them", "",
+                     f"{figures}: the KV pool needs --mem-fraction-static above {minimum:.3f}, which leaves under "
+                     f"{1 - SGLANG_MAX_FRACTION:.0%} for activations and CUDA graphs")]
+    pool, reserve = int(after) - before * (1 - frac), before * (1 - frac)
+    return [_fix(f"Raise --mem-fraction-static to {frac:.2f} (above the {minimum:.3f} the weights need)",
+                 f"python -m sglang.launch_server --model-path {_model_ref(ex)} --mem-fraction-static {frac:.2f}",
+                 f"{figures}; at {frac:.2f} the KV pool gets {_b(pool)} and {_b(reserve)} stays outside it for "
+                 "activations and CUDA graphs")]
+
+
 # llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653: "cannot fulfill
 # margin of 1024 MiB"); the compute buffer is allocated after the KV cache and needs that room.
 FIT_MARGIN = GiB
@@ -318,9 +375,11 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     which is free RAM plus free swap (ollama/ollama llm/server.go since v0.3; ollama/ollama#8734 prints free
     358.4 GiB and free_swap 7.8 GiB, then "available (366.2 GiB)"). The fix is sized by the log's own shortfall."""
     need, have = ex.get("ram_required_bytes"), ex.get("ram_available_bytes")
-    if not (need and have) or int(need) <= int(have):
+    if not (need and have) or int(need) < int(have):
         return []
-    short = int(need) - int(have)
+    # Ollama refuses only when the estimate is above what is available; figures that print alike ("5.3 GiB … 5.3
+    # GiB") differ by less than the last printed digit, so that digit (0.1 GiB) is what to free
+    short = int(need) - int(have) or GiB // 10
     free, swap = ex.get("ram_free_bytes"), ex.get("ram_free_swap_bytes")
     made_of = ""
     if free is not None and swap is not None and abs(int(free) + int(swap) - int(have)) <= 0.01 * int(have):
@@ -335,6 +394,44 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
              f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
              f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
     ]
+
+
+def ollama_offload_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """Ollama printed where it put the layers (llm/memory.go EstimateGPULayers, the "msg=offload" line) and its
+    estimate did not fit the GPUs: all layers need ``memory.required.full``, of which ``memory.required.kv`` is the
+    KV cache (num_ctx × parallel tokens, linear in num_ctx), against the summed ``memory.available``. A shorter
+    num_ctx puts every layer on the GPU only if the KV cache is larger than the shortfall; the num_ctx that does is
+    the current one scaled by what the cache may keep. The graph estimate also shrinks with num_ctx, so the figure is
+    on the safe side. ollama/ollama#9181 (a maintainer's reading of this very line: "reduce num_ctx")."""
+    full, kv, avail = (ex.get(k) for k in ("ollama_required_full_bytes", "ollama_required_kv_bytes",
+                                           "ollama_gpu_available_bytes"))
+    layers, placed = ex.get("ollama_layers_model"), ex.get("ollama_layers_offload")
+    if not (full and kv and avail) or int(full) <= int(avail):
+        return []
+    full, kv, avail = int(full), int(kv), int(avail)
+    short = full - avail
+    gpus = int(ex.get("ollama_gpu_count") or 1)
+    on = f"the {gpus} GPUs" if gpus > 1 else "the GPU"
+    now = f"; {placed} of {layers} layers are on {on} now" if layers and placed is not None else ""
+    all_layers = f"all {layers} layers" if layers else "every layer"
+    have = "have" if gpus > 1 else "has"
+    estimate = (f"Ollama's estimate for {all_layers} on {on} is {_b(full)}, of which the KV cache is {_b(kv)}, "
+                f"and {on} {have} {_b(avail)} available")
+    if kv <= short:
+        return [_fix(f"A shorter num_ctx alone cannot put {all_layers} on {on}",
+                     "ollama pull MODEL:SMALLER_TAG   # a smaller quantization, or accept the split",
+                     f"{estimate}: without any KV cache the rest, {_b(full - kv)}, is still {_b(short - kv)} too much"
+                     f"{now}; a shorter num_ctx still moves more layers onto {on}")]
+    keep = (kv - short) / kv
+    n_ctx = ex.get("n_ctx")
+    if not n_ctx:
+        return [_fix(f"Cut num_ctx to at most {keep:.0%} of its current value to put {all_layers} on {on}",
+                     "ollama show MODEL --parameters   # the num_ctx in use, then set a smaller one",
+                     f"{estimate}: the KV cache must shrink by {_b(short)}{now}")]
+    ctx = int(int(n_ctx) * keep) // CTX_PAD * CTX_PAD
+    return [_fix(f"Use num_ctx {max(ctx // int(ex.get('n_seq_max') or 1), CTX_PAD):,} to put {all_layers} on {on}",
+                 _context_command("MODEL", ctx, "ollama", ex),
+                 f"{estimate}: the KV cache of {int(n_ctx):,} tokens must shrink by {_b(short)}, to {keep:.0%}{now}")]
 
 
 def resolvable_offline(model: str) -> bool:
@@ -446,6 +543,14 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
+    if category == "sglang_kv_overflow":
+        fixes += sglang_fraction_fixes(extracted)
+    # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
+    if category != "not_memory":
+        fixes += ollama_offload_fixes(extracted)
+    if category == "vllm_engine_dead" or (
+            category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
+        fixes += vllm_headroom_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GATE_WORDS", "engine_dead", "line_entry", "phase_of_line"]
+__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
@@ -37,11 +37,15 @@ _OOM = re.compile(
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
     # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
-    r"|panic\(.{0,200}@iogpumemory")
+    r"|panic\b.{0,200}\biogpumemory")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
-    r"|failed to create (?:llama_)?context")
+    r"|failed to create (?:llama_)?context"
+    r"|error allocating\b"  # GPT4All / ggml-vulkan: "Error allocating vulkan memory"
+    # a crash or exception that names an allocating function as where it came from ("unhandled exception from
+    # ggml_vk_allocate in llama_kv_cache_init"): the allocation is what failed
+    r"|(?:exception|crash\w*|abort\w*) (?:from|in|at) \w*(?:_allocate|_malloc|_alloc)\b")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -51,15 +55,18 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小")
 
 # -- allocator / device --------------------------------------------------------------------------
-_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 # macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
 # allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
-_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b")
+_MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b"
+                    # the user names the machine: every Mac with a GPU runtime allocates from unified memory
+                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
-                   r"|\bvulkan\d|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
+                   r"|\bvulkan\d|vulkan memory"
+                   r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
@@ -71,6 +78,12 @@ _NOT_MEMORY = (
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
     (re.compile(r"only supports \w+ gpus? or newer"), "notmem-unsupported-gpu-arch"),  # FlashAttention's arch check
+    # the file names a model architecture this loader does not implement ("unknown model architecture: 'phi3'",
+    # ComfyUI-GGUF's "Unexpected architecture type in GGUF file")
+    (re.compile(r"(?:unknown|unexpected|unrecognized|unsupported) (?:model )?architecture\b(?! \w*(?:gpu|cuda))"),
+     "notmem-unsupported-model-arch"),
+    # the driver dropped the GPU (VK_ERROR_DEVICE_LOST, vulkan.hpp vk::DeviceLostError): a reset, not a full memory
+    (re.compile(r"devicelosterror|error_device_lost|\bdevice (?:was )?lost\b"), "notmem-device-lost"),
     (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
     (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"
                 r"|invalid __global__ (?:read|write)|without access enabled"),  # compute-sanitizer's report
@@ -84,7 +97,8 @@ _NOT_MEMORY = (
     (re.compile(r"not enough space in the context's memory pool"), "notmem-ggml-context-pool"),
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
                 r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
-    (re.compile(r"failed to find (?:a )?(?:free space in the kv cache|memory slot)|increase kv cache size"),
+    (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
+                r"|increase kv cache size"),
      "notmem-kv-slots"),
     (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
                 r"|runner terminated\\*\"?\s*error=\\*\"?exit status|crashed without additional information"
@@ -92,7 +106,10 @@ _NOT_MEMORY = (
     (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
     (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
-                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"), "notmem-binary-mismatch"),
+                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"
+                # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
+                r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
+     "notmem-binary-mismatch"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
                 # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
                 r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
@@ -115,9 +132,12 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 # -- how the process ended -----------------------------------------------------------------------
 _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
-    r"|node running low on memory|out of memory: kill")
+    r"|node running low on memory|out of memory: kill"
+    # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
+    r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
 _KILL_SIGNAL = re.compile(
-    r"^\s*killed\s*$|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
+    r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
+    r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
 _REFUSAL = re.compile(
@@ -126,7 +146,10 @@ _REFUSAL = re.compile(
     r"|memory layout cannot be allocated|requires approximately .* of memory")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
-_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction, not a failure
+_POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction
+# ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
+# token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
+_NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -134,7 +157,31 @@ _ENGINE_DEAD = re.compile(
 _OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
                       r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 # a paged-attention server's start-up sizing of its KV pool: "not enough … memory for KV cache", a negative budget
-_KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d")
+_KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d"
+                        r"|\bno (?:\w+ )?memory (?:left )?for (?:the )?kv[ _-]?cache")  # SGLang: "leave no GPU memory for…"
+# a negative or empty KV budget stated in words, with no out-of-memory message: vLLM's profile line ("the rest of the
+# memory reserved for KV Cache is -1.05GiB", vllm/worker/worker.py) or its block count ("# cuda blocks: 0")
+_KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cuda|gpu) blocks:\s*0\b")
+# a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
+# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
+# ("Tried to allocate more than 1EB memory"), not a lack of memory
+_HUGE = 10 ** 18
+# ... or the program saying so: a size or index computation that overflowed ("Storage size calculation overflowed")
+_OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|numel|shape)\w*\W{1,3}(?:calculation\W{1,3})?"
+                             r"overflow(?:ed|s)?\b")
+#: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
+LINE_VETO = frozenset({"notmem-size-overflow"})
+_LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
+_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
+_BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
+# a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
+# not know; the rest of the line is read without it (classify._advice_removed cuts it)
+HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
+                   r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
+                   r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
+# a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
+# template that fails to render): a configuration error, not memory
+_CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
@@ -144,7 +191,7 @@ _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D
                            + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
-         "tb": 1e12, "tib": 1 << 40}
+         "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
 # -- a program's last words that are not about memory: an exception, a failed assertion, a panic. Used only when
 # nothing else in the log matched (see notmem-other-error): a log that ends in such an error and says nothing of
@@ -152,10 +199,23 @@ _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 2
 _TERMINAL_ERROR = re.compile(
     r"(?:error|exception)(?:: |\()(?!\s*$)|ggml_assert\(|assertion .{0,80} failed|\bpanic: |segmentation fault"
     r"|\bfatal error\b|\bpanicked at\b"  # Rust: "thread 'main' panicked at src/main.rs:406:19"
+    r"|terminate called after throwing|terminating due to uncaught exception"  # an uncaught C++ exception
     r"|\berror=\\*\"(?!\s*\\*\")"  # a structured log's error="…" field (Ollama, Go slog)
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
-    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S")
-_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load")
+    r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S"
+    r"|\b(?:loading|load|initiali[sz]ation|start-?up) failed\b")  # a failure report whose cause was only guessed
+_TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
+                   "terminat", " failed")
+# a failed assertion: the program checked its own invariant. Memory words in it are about a buffer the program sized
+# itself (ggml's "not enough space in the buffer", "largest block available"), a bug, unless it asserts that an
+# allocator call returned memory (then _ALLOC_FAIL / _OOM words are on the line)
+_ASSERTION = re.compile(r"ggml_assert|\bassert(?:ion)?\b.{0,120}\bfailed\b|\bfailed assertion\b")
+
+# -- severity: how the program itself rated the line. A warning is something it went on after; an error line
+# (an exception, an abort, a fatal message) is what stopped it
+_WARNING_MARK = re.compile(r"^\s*w\d{4} |\[w\]|\blevel=warn|\b\w*warning\b:|^\W*(?:\S+\s+){0,4}?\[?warn(?:ing)?\b")
+_ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceback|\babort|\bpanic|segmentation fault"
+                         r"|\bassert|\bkilled\b|terminat")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
@@ -183,7 +243,9 @@ GATE_WORDS = frozenset({
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
     "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
-    "alignedallocator", "in region", "current device", "panicked", "iogpumemory",
+    "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
+    "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
+    "requires --", "require --", "overflow", "slot", "abort", "fatal", "traceback", "warn", "[w]",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -197,16 +259,49 @@ LOAD = re.compile(
     # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
     # "Engine building failed" / "Failed to deserialize cuda engine"
     r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
-    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e")
+    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
+    r"|\w*builder\w*(?:config)?::")  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
 RUN = re.compile(
-    r"generate\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
+    r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
     r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
     # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
-    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model")
+    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
+    # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
+    # node (a loader node is start-up, any other node is a graph run)
+    r"|output generated in\b|node type:\W*(?!\w*load)\w")
+
+
+def severity_of_line(low: str) -> str | None:
+    """"warning", "error" or None for one lower-cased line, by the program's own marker: a warning marker
+    (warning:, [W], W1125, level=WARN, UserWarning:) that comes before any error word makes the line a warning."""
+    warning = _WARNING_MARK.search(low[:160])
+    error = _ERROR_MARK.search(low)
+    if warning and (error is None or warning.start() <= error.start()):
+        return "warning"
+    return "error" if error else None
+
+
+_RESOURCE_LIMIT = re.compile(r"\brlimit_\w+|\bulimit -\w")
+_ADVICE_LINE = re.compile(r"^\W*(?:try|consider|please|use|set|hint|note)\b|\bif you\b")
+
+
+def names_resource_limit(low: str) -> bool:
+    """Whether the line names a per-process resource limit (RLIMIT_MLOCK, `ulimit -l`): an allocation refused
+    against a limit someone set, not against the memory the machine has."""
+    return bool(_RESOURCE_LIMIT.search(low))
+
+
+def went_on_after_warning(low: str, lines_after: int) -> bool:
+    """Whether a line printed ``lines_after`` lines after a memory warning shows the program going on past it: an
+    ordinary line (neither warning nor error, nor advice that belongs to the warning), or a resource limit named
+    just after it (llama.cpp's "Try increasing RLIMIT_MLOCK" under its mlock warning)."""
+    if lines_after <= 2 and names_resource_limit(low):
+        return True
+    return severity_of_line(low) is None and not _ADVICE_LINE.search(low)
 
 
 def phase_of_line(low: str) -> str | None:
@@ -245,6 +340,24 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     return "cuda-oom-load"
 
 
+def _size_overflow(low: str) -> bool:
+    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer),
+    or says that a size computation overflowed."""
+    if _OVERFLOW_WORDS.search(low):
+        return True
+    if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
+        return False
+    if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
+        return True
+    for num, unit in _SIZE_STATED.findall(low):
+        try:
+            if float(num) * _UNIT.get(unit, 0) >= _HUGE:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def line_entry(low: str, runtime: str | None = None) -> str | None:
     """The knowledge-base entry one lower-cased line points to by its signals, or None.
 
@@ -253,6 +366,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
+    if _size_overflow(low):
+        return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low):
@@ -262,15 +377,22 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
     if not oom:
+        if _CONFIG.search(low):
+            return "notmem-config"
         reason = _not_memory_reason(low)
         if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
             return reason
+        if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
+            return "notmem-other-error"
     if _KILL_SIGNAL.search(low):
         return "process-killed"
     if not oom and needs_more_than_has(low):
         oom = True
-    if oom and _KV_BUDGET.search(low):
-        return "vllm-no-kv-blocks"
+    if oom and _NAMED_POOL.search(low):
+        return "sglang-kv-pool-full"
+    if (oom and _KV_BUDGET.search(low)) or _KV_NEGATIVE.search(low) or (
+            runtime == "sglang" and _KV_BUDGET.search(low)):
+        return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-no-kv-blocks"
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"

@@ -15,7 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-MiB = 1 << 20
+from runlocal.units import MiB
+
 _MARK = "@@runlocal-load "
 
 # The C API through llama-cpp-python's bindings, so n_seq_max and kv_unified can be set (llama_cpp.Llama has no

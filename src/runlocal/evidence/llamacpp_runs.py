@@ -43,11 +43,12 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from runlocal.units import MiB
+
 from . import MEASUREMENTS
 from . import REPO as ROOT
 
 DATA = MEASUREMENTS / "llamacpp" / "data"
-MiB = 1 << 20
 CATALOG_ALIAS = {"phi-3-mini-4k": "phi-3-mini"}
 COMPONENTS = ("KV", "RS", "compute", "output", "model", "total")
 
@@ -83,13 +84,15 @@ def model_specs(names: set[tuple[str, str]], catalog: bool) -> dict:
 
 def settings_of(rec: dict):
     from runlocal.runtimes import Settings
+    from runlocal.runtimes.options import LlamaCppOptions
 
     n_seq = rec["n_seq_max"]
-    return Settings(ctx=rec["n_ctx_requested"] // n_seq, parallel=n_seq, batch=rec["n_batch"], ubatch=rec["n_ubatch"],
-                    flash_attn=rec["flash_attn"], cache_type_k=rec["type_k"], cache_type_v=rec["type_v"],
-                    kv_unified=bool(rec.get("kv_unified")), swa_full=bool(rec.get("swa_full")),
-                    # -1 in llama-cpp-python: all layers (no --fit there)
-                    n_gpu_layers=-2 if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0))
+    return Settings(ctx=rec["n_ctx_requested"] // n_seq, parallel=n_seq, cache_type_k=rec["type_k"],
+                    cache_type_v=rec["type_v"], llamacpp=LlamaCppOptions(
+                        batch=rec["n_batch"], ubatch=rec["n_ubatch"], flash_attn=rec["flash_attn"],
+                        kv_unified=bool(rec.get("kv_unified")), swa_full=bool(rec.get("swa_full")),
+                        # -1 in llama-cpp-python: all layers (no --fit there)
+                        n_gpu_layers=-2 if rec.get("n_gpu_layers", 0) < 0 else rec.get("n_gpu_layers", 0)))
 
 
 def targets_of(rec: dict):

@@ -26,12 +26,10 @@ import subprocess
 import sys
 
 from runlocal.runtimes.ollama import human_bytes2  # how Ollama prints sizes: the logged figures are compared as printed
+from runlocal.units import GiB, MiB
 
 from . import REPO as ROOT
 from . import public_logs as _load
-
-MiB = 1 << 20
-GiB = 1 << 30
 
 # (pattern over model_file / model_repo / general.name / model_family, catalog alias, note)
 MODEL_MAP = (
@@ -119,6 +117,7 @@ def plan_llamacpp(rec: dict, alias: str):
     from runlocal.plan import estimate
     from runlocal.runtimes import Settings, Target
     from runlocal.runtimes.llamacpp import LlamaCpp
+    from runlocal.runtimes.options import LlamaCppOptions
 
     st = rec["settings"]
     spec = lookup(alias)
@@ -130,10 +129,11 @@ def plan_llamacpp(rec: dict, alias: str):
     done, _ = _offload(rec)
     ngl = 0 if done == 0 else -2     # the logs show every layer offloaded: -ngl all
     fa = st.get("flash_attn")
-    s = Settings(ctx=st["n_ctx"] // n_seq, parallel=n_seq, batch=st.get("n_batch", 2048), ubatch=st.get("n_ubatch", 512),
-                 flash_attn="auto" if fa is None else ("on" if fa else "off"),
-                 cache_type_k=st.get("type_k", "f16"), cache_type_v=st.get("type_v", "f16"), n_gpu_layers=ngl,
-                 n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0)
+    s = Settings(ctx=st["n_ctx"] // n_seq, parallel=n_seq,
+                 cache_type_k=st.get("type_k", "f16"), cache_type_v=st.get("type_v", "f16"),
+                 llamacpp=LlamaCppOptions(batch=st.get("n_batch", 2048), ubatch=st.get("n_ubatch", 512),
+                                          flash_attn="auto" if fa is None else ("on" if fa else "off"), n_gpu_layers=ngl,
+                                          n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0))
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
     _, bufs, steps, info = LlamaCpp().buffers(spec, weights, s, targets)
     # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
@@ -454,6 +454,7 @@ def ollama_rows(records: list[dict] | None = None) -> list[dict]:
     from runlocal.plan import estimate
     from runlocal.runtimes import Settings, Target
     from runlocal.runtimes.ollama import Ollama
+    from runlocal.runtimes.options import LlamaCppOptions
 
     records = _load.load_ollama() if records is None else records
     out = []
@@ -492,7 +493,8 @@ def ollama_rows(records: list[dict] | None = None) -> list[dict]:
         # runlocal: Ollama's llama-server launch, -c num_ctx × parallel, -np parallel (per-sequence num_ctx)
         fa = st.get("flash_attention")
         s = Settings(runtime="ollama", ctx=ctx_total // par, parallel=par, cache_type_k=kv_type, cache_type_v=kv_type,
-                     batch=batch, ubatch=batch, flash_attn="on" if fa is True or kv_type != "f16" else "auto")
+                     llamacpp=LlamaCppOptions(batch=batch, ubatch=batch,
+                                              flash_attn="on" if fa is True or kv_type != "f16" else "auto"))
         alloc = Ollama().allocate(spec, estimate(spec, quant or "Q4_K_M"), s,
                                   [Target("GPU0", "gpu", 80 * GiB), Target("CPU", "cpu", 1 << 40)])
         row["runlocal_kv"] = sum(d.kv_cache for d in alloc.devices) / MiB

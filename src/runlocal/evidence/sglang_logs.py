@@ -31,6 +31,7 @@ from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 from runlocal.runtimes import get_runtime
 from runlocal.runtimes.base import Settings, Target
+from runlocal.runtimes.options import SGLangOptions
 from runlocal.runtimes.sglang import CUDA_CONTEXT, GiB, MiB, SGLang, default_mem_fraction_static  # noqa: F401
 
 from . import MEASUREMENTS
@@ -90,9 +91,8 @@ def settings_of(rec: dict, frac: float | None) -> Settings:
     kv = st.get("kv_cache_dtype") or "auto"
     kv = "f16" if kv.startswith("auto") else kv
     return Settings(runtime="sglang", ctx=st.get("context_length"), quant=p.get("quant"), cache_type_k=kv,
-                    cache_type_v=kv, tp=st.get("tp_size") or 1, mem_fraction_static=frac,
-                    max_num_batched_tokens=st.get("chunked_prefill_size"),
-                    parallel=st.get("max_running_requests") or 1)
+                    cache_type_v=kv, tp=st.get("tp_size") or 1, parallel=st.get("max_running_requests") or 1,
+                    sglang=SGLangOptions(mem_fraction_static=frac, chunked_prefill_size=st.get("chunked_prefill_size")))
 
 
 def _plan(model, weights, s: Settings, capacity: int, total: int | None, name: str):
@@ -128,7 +128,7 @@ def plan_record(rec: dict) -> dict | None:
         cap = int(p["gpu_total_gib"] * GiB)
         d = _plan(model, weights, s.with_(mem_fraction_static=None), cap, int(total_mib * MiB) if total_mib else None,
                   rec["gpu"])
-        out["default_fraction"] = d.settings.mem_fraction_static
+        out["default_fraction"] = d.settings.sglang.mem_fraction_static
     pre = pre_load_gib(rec)
     if pre is not None and frac is not None:
         cap = int(pre * GiB) + CUDA_CONTEXT

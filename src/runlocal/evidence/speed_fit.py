@@ -60,12 +60,13 @@ def predict_via_plan(rec: dict) -> float | None:
     at the record's RAM bandwidth, with its -ngl / --n-cpu-moe, a short context (a chat turn)."""
     from runlocal.plan import make_plan
     from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import LlamaCppOptions
 
     dev, ram = find_device(rec["device"]), find_device(rec["ram_device"])
     targets = [Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes),
                Target("CPU RAM", "cpu", int(rec.get("ram_gib", 64) * 2**30), ram.bandwidth_gbs)]
-    settings = Settings(ctx=512, quant=rec["quant"], n_gpu_layers=rec.get("n_gpu_layers"),
-                        n_cpu_moe=rec.get("n_cpu_moe", 0))
+    settings = Settings(ctx=512, quant=rec["quant"], llamacpp=LlamaCppOptions(n_gpu_layers=rec.get("n_gpu_layers"),
+                                                                              n_cpu_moe=rec.get("n_cpu_moe", 0)))
     return make_plan(_model(rec["model"]), settings, targets, with_fixes=False).speed["decode_tokens_per_s"]
 
 
@@ -232,7 +233,7 @@ def fit_attn_factor(rows: list[Row]) -> float:
     minimises the spread of log(measured × FLOPs) within each device/model/quant series."""
     series: dict[tuple, list[Row]] = defaultdict(list)
     for r in rows:
-        if r.kind == "pp" and r.n_devices == 1:
+        if r.kind == "pp" and r.n_devices == 1 and not backend_scoped(r):
             series[(r.rec["device"], r.rec["model"], r.rec["quant"], r.rec["source_url"])].append(r)
     series = {k: v for k, v in series.items() if len(v) > 1}
     best = (float("inf"), 1.0)
@@ -246,13 +247,21 @@ def fit_attn_factor(rows: list[Row]) -> float:
     return best[1]
 
 
+def backend_scoped(row: Row) -> bool:
+    """A record added to measure one backend (``"fit_scope": "backend"``, measurements/speed/README.md): it fits its
+    class/backend entry only, not the class, the all-device entry or the attention factor, so adding Vulkan, ROCm
+    or Metal records never moves a figure of another backend."""
+    return row.rec.get("fit_scope") == "backend"
+
+
 def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     """Constants for "*" (all devices), every class and every class/backend in ``rows``; the split overhead."""
     single = [r for r in rows if r.n_devices == 1]
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in single:
         groups[r.key].append(r)
-        groups[r.klass].append(r)
+        if not backend_scoped(r):
+            groups[r.klass].append(r)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -271,7 +280,7 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         # the decode constants are always fitted; only a prefill efficiency may be None
         return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
-    glob = one(single, None)
+    glob = one([r for r in single if not backend_scoped(r)], None)
     consts = {"*": glob}
     for key, rs in sorted(groups.items(), key=lambda kv: (kv[0].count("/"), kv[0])):
         parent = consts.get(key.split("/")[0], glob) if "/" in key else glob
@@ -339,7 +348,8 @@ def report(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> dict[str
     return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v)} for (k, kind), v in per.items()}
 
 
-def leave_one_device_out(rows: list[Row]) -> dict[str, dict[str, float]]:
+def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str, dict[str, float]]:
+    """Each device's records predicted from constants fitted without it, MdAPE per device class (or backend)."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
@@ -350,8 +360,66 @@ def leave_one_device_out(rows: list[Row]) -> dict[str, dict[str, float]]:
                 continue    # the only device of its class with such records: nothing to learn from
             p = predict_row(r, consts, split_ms)
             if p is not None:
-                per[(r.klass, r.kind)].append(abs(pct(p, r.measured)))
+                per[(r.backend if by_backend else r.klass, r.kind)].append(abs(pct(p, r.measured)))
+    if by_backend:
+        return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)}
+                for (k, kind), v in per.items()}
     return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v)} for (k, kind), v in per.items()}
+
+
+# --- per backend, and the held-out records --------------------------------------------------------------------
+
+HELD_OUT = DATA / "held_out"     # set aside before any fit: never fitted, scored on their own (README.md there)
+
+
+def load_held_out() -> list[dict]:
+    recs = []
+    for path in sorted(HELD_OUT.glob("*.jsonl")):
+        recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
+                 for line in path.read_text().splitlines() if line.strip()]
+    return recs
+
+
+def p90(values: list[float]) -> float:
+    """The 90th percentile (statistics.quantiles' default, exclusive method); the value itself for one."""
+    return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+
+
+def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = True,
+                   label: str = "") -> dict[str, dict[str, float]]:
+    """|error| per backend and kind (decode tg, prefill pp): n, median, p90; the rows printed unless quiet.
+    A row without a prediction (no peak figure in the catalog, a multi-GPU prefill) counts as missing."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    missing: dict[tuple[str, str], int] = defaultdict(int)
+    for r in rows:
+        p = predict_row(r, consts, split_ms)
+        if p is None:
+            missing[(r.backend, r.kind)] += 1
+            continue
+        per[(r.backend, r.kind)].append(abs(pct(p, r.measured)))
+        if not quiet:
+            rec = r.rec
+            print(f"  {label}{rec['device']:20} {r.backend:7} {rec['model']:16} {rec['quant']:7} {rec['test']:13} "
+                  f"{r.measured:9.1f} {p:9.1f} {pct(p, r.measured):+7.1%}  {rec['source_url']}")
+    out = {f"{b}/{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)} for (b, kind), v in per.items()}
+    for (b, kind), n in missing.items():
+        out.setdefault(f"{b}/{kind}", {"n": 0})["missing"] = n
+    return out
+
+
+def print_backend_table(title: str, stats: dict[str, dict[str, float]]) -> None:
+    print(f"\n{title}")
+    print(f"{'backend':8} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
+    order = ["cuda", "rocm", "vulkan", "metal", "sycl", "cpu"]
+    for b in sorted({k.split('/')[0] for k in stats}, key=lambda x: order.index(x) if x in order else 99):
+        cells = []
+        for kind in ("tg", "pp"):
+            st = stats.get(f"{b}/{kind}", {})
+            n = int(st.get("n", 0))
+            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
+            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
+                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
+        print(f"{b:8} {' '.join(cells)}")
 
 
 def by_source(rows: list[Row], consts, split_ms: float) -> None:
@@ -398,7 +466,22 @@ def main(argv: list[str]) -> int:
     print_table("Leave-one-device-out (each device predicted from constants fitted without it)",
                 leave_one_device_out(rows))
     report_holdout(quiet="--quiet" in argv)
+    report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     return 0
+
+
+def report_backends(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
+    """The per-backend error tables: the fitted records, leave-one-device-out, and the held-out records."""
+    print_backend_table("Per backend, fitted records: |error| median and p90 (decode tg, prefill pp)",
+                        backend_errors(rows, consts, split_ms))
+    print_backend_table("Per backend, leave-one-device-out", leave_one_device_out(rows, by_backend=True))
+    held = build_rows(load_held_out())
+    if not held:
+        return
+    if not quiet:
+        print(f"\nHeld-out records ({len(held)}, set aside before fitting, measurements/speed/held_out/):")
+    stats = backend_errors(held, consts, split_ms, quiet=quiet)
+    print_backend_table("Per backend, held-out records (never fitted)", stats)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@ import json
 import statistics
 import sys
 
+from runlocal.units import MiB
+
 from . import MEASUREMENTS
 
 DATA = MEASUREMENTS / "transformers" / "data" / "cuda_peak.jsonl"
-MiB = 1 << 20
 # torch allocates cuBLAS's workspace through its caching allocator, so max_memory_allocated includes it
 # (~32 MiB here, measurements/transformers/README.md); the planner books it under overhead (cuBLAS).
 WORKSPACE_IN_ALLOCATOR = 32 * MiB
@@ -32,12 +33,13 @@ def predict(rec: dict) -> tuple[int, int]:
     from runlocal.model.hf_config import spec_from_config
     from runlocal.plan import estimate
     from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import TransformersOptions
     from runlocal.runtimes.transformers import Transformers
 
     spec = spec_from_config(rec["config"], id=rec["model"], source="measurements/transformers")
     weights = estimate(spec, "bf16")
     settings = Settings(runtime="transformers", ctx=rec["prompt_len"] + rec["new_tokens"], parallel=rec["batch"],
-                        quant="bf16", max_new_tokens=rec["new_tokens"])
+                        quant="bf16", transformers=TransformersOptions(max_new_tokens=rec["new_tokens"]))
     gpu = Target("NVIDIA H100 80GB HBM3", "gpu", rec["env"]["total_mib"] * MiB)
     alloc = Transformers(attn_implementation=rec["attn_implementation"]).allocate(
         spec, weights, settings, [gpu, Target("CPU", "cpu", 128 << 30)])

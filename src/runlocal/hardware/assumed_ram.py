@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..runtimes import Target
+from ..units import GiB
 
-GiB = 1 << 30
 ASSUMED_RAM_NOTE = "RAM: assumed"          # the note hardware/targets.py writes when it assumes a size
 UNLIMITED = 1 << 50                          # 1 PiB: more RAM than any verdict can turn on
 RANK = {"does_not_fit": 0, "tight": 1, "fits": 2}

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import InputError, UnknownDeviceError
+from ..units import GiB
 
 __all__ = [
     "DEFAULT_UNIFIED_SHARE",
@@ -31,7 +32,6 @@ __all__ = [
     "parse_device_spec",
 ]
 
-GiB = 1024**3
 # GPU share of a unified-memory system's RAM when the catalog gives none (Apple's default above 36 GB).
 DEFAULT_UNIFIED_SHARE = 0.75
 # The most devices one spec may name ("64xh100" is fine, "7900 xtz" is not a count of 7900).

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-MiB = 1 << 20
+from ..units import MiB
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-MiB = 1 << 20
-GiB = 1 << 30
+from ..units import GiB, MiB
+
 DISPLAY_HEADROOM = 1024 * MiB       # common/common.h fit_params_target: 1 GiB left free per device
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memo import per_model
+from ..runtimes.registry import engine
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -372,7 +373,7 @@ def weight_reads(model: ModelSpec, alloc) -> WeightReads:
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
     # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
     # is the embedding table itself, read whole every token
-    output_in_ram = s.n_gpu_layers is not None and s.n_gpu_layers <= model.n_layers
+    output_in_ram = s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers <= model.n_layers
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
     return WeightReads(used, total_w, embed, holder)
@@ -394,6 +395,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
     s = alloc.settings
     frac = rest_read_fraction(model)
+    ggml_backend = planned_backend(alloc)
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -414,8 +416,10 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_idx += 1
         dev = _catalog_device(t)
         klass = device_class(dev, t.kind if t else d.kind)
-        backend = s.runtime if s.runtime in ("mlx", "vllm", "sglang") else default_backend(dev, klass)
+        backend = engine(s.runtime).speed_backend or default_backend(dev, klass)
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
+        if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
+            backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
@@ -423,6 +427,13 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
     return gpu_parts + parts, first_gpu
+
+
+def planned_backend(alloc) -> str | None:
+    """The ggml backend a llama.cpp / Ollama allocation was planned for (its "backend" step, runtimes/backends.py:
+    --backend or the GPU vendor's), so --backend vulkan reads the Vulkan constants; None for other runtimes."""
+    step = next((st for st in alloc.steps if st.label == "backend"), None)
+    return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import InputError
 from ..runtimes import Target
 from ..units import parse_size
+from .unified_memory import UNIFIED_HOST
 
 DEFAULT_RAM = 32 * 1024**3
 
@@ -63,10 +64,11 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
             targets.append(Target(dev.name, "unified" if unified else "gpu", cap, dev.bandwidth_gbs, dev.memory_bytes))
             if unified:
                 notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of {dev.memory_bytes / 2**30:.0f} GiB")
-                # What the CPU side holds (llama.cpp's token embedding, host buffers) lives in the rest of the RAM.
+                # What the CPU side holds (llama.cpp's token embedding, host buffers, CPU layers) lives in the RAM
+                # the GPU side leaves: planned against the whole RAM, judged against RAM − the GPU side's use
+                # (hardware/unified_memory.py, verdict.fits)
                 if host is None:
-                    host = Target("CPU RAM (unified)", "cpu", dev.memory_bytes - cap, dev.bandwidth_gbs,
-                                  dev.memory_bytes)
+                    host = Target(UNIFIED_HOST, "cpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
     if host is not None:
         return targets + [host], notes
     targets.append(Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM))

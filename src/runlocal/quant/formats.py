@@ -76,6 +76,30 @@ def _fp8(t: TensorInfo) -> int:
     return t.numel + 4
 
 
+def _fp8_block(t: TensorInfo) -> int:
+    # DeepSeek-style fine-grained FP8 (Qwen3-*-FP8, quantization_config weight_block_size [128, 128]): one byte per
+    # weight + one f32 weight_scale_inv per 128 × 128 block (transformers docs, quantization/finegrained_fp8;
+    # vllm/model_executor/layers/quantization/fp8.py Fp8LinearMethod.create_weights with block_quant)
+    e, out, inp = _in_out(t)
+    return t.numel + 4 * e * -(-out // 128) * -(-inp // 128)
+
+
+def _fp8_channel(t: TensorInfo) -> int:
+    # compressed-tensors FP8_DYNAMIC (llm-compressor, RedHatAI "-FP8-dynamic"): one byte per weight + one f32 scale
+    # per output channel (llm-compressor examples/quantization_w8a8_fp8: "static, per-channel quantization on the
+    # weights")
+    e, out, _ = _in_out(t)
+    return t.numel + 4 * e * out
+
+
+def _w4a16(t: TensorInfo) -> int:
+    # compressed-tensors W4A16 (llm-compressor, RedHatAI "quantized.w4a16"): symmetric int4 packed into int32
+    # (weight_packed, numel/2 bytes), a 16-bit weight_scale per group of 128 inputs and output, no zero points, and
+    # a 2 × int64 weight_shape per tensor (compressed_tensors/compressors/quantized_compressors/pack_quantized.py)
+    e, out, inp = _in_out(t)
+    return e * (out * inp // 2 + -(-inp // 128) * out * 2 + 16)
+
+
 def _mxfp4(t: TensorInfo) -> int:
     # OCP MX FP4 (gpt-oss experts): blocks of 32 e2m1 values (16 bytes) + one e8m0 scale byte.
     return t.numel // 32 * 17
@@ -90,6 +114,9 @@ QUANT_FORMATS = {
     "awq": ("AWQ int4, group 128", lambda t: _int4_grouped(t, 128, False), True),
     "gptq": ("GPTQ int4, group 128", lambda t: _int4_grouped(t, 128, True), True),
     "fp8": ("fp8 e4m3 weights", _fp8, True),
+    "fp8-block": ("fp8 e4m3 weights, a scale per 128×128 block", _fp8_block, True),
+    "fp8-channel": ("fp8 e4m3 weights, a scale per output channel", _fp8_channel, True),
+    "w4a16": ("int4 weights, a 16-bit scale per 128 inputs (compressed-tensors)", _w4a16, True),
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
 }
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",

@@ -121,6 +121,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
     out = _table(["", *(r["spec"] for r in rows)], table)
     for note in dict.fromkeys(n for r in rows for n in r.get("variant_notes") or ()):
         out.append(f"note: {note}")
+    for rules in dict.fromkeys(r["runtime_rules"] for r in rows if r.get("runtime_rules")):
+        out.append(f"rules: {rules}")      # which release's rules the plans used (--runtime vllm==0.19.0)
     for src in dict.fromkeys(r["used_price_source"] for r in rows if r.get("used_price_usd")
                              and r.get("used_price_source")):
         out.append(f"* used price: {src}")

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..plan import Plan
+from ..runtimes import engine
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -81,8 +82,8 @@ def offload_phrase(plan: Plan) -> str | None:
                 "far slower than reading")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
-    moved = (a.compromise or s.n_cpu_moe or s.override_tensor
-             or (s.n_gpu_layers is not None and 0 <= s.n_gpu_layers <= plan.model.n_layers))
+    moved = (a.compromise or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+             or (s.llamacpp.n_gpu_layers is not None and 0 <= s.llamacpp.n_gpu_layers <= plan.model.n_layers))
     if not moved and share < 0.10:
         return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
     decode = plan.speed.get("decode_tokens_per_s")
@@ -125,6 +126,8 @@ def _render_header(plan: Plan, console: Console) -> None:
     for st in plan.steps:
         if st.label == "trained context":     # a quality warning, shown whether or not --explain is given
             _say(console, Text(f"⚠ {st.formula}", style="yellow"))
+        elif st.label == "checkpoint":        # which checkpoint vLLM / SGLang pull, and the published alternatives
+            _say(console, Text(st.formula, style="dim"))
     if a.refusal:
         _say(console, Text(f"{a.refusal}", style="red"))
     if a.compromise:
@@ -246,10 +249,10 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
     if not plan.max_context:
         out.append("max context: none fits")
-    elif a.compromise and s.fit and "context shortened" in a.compromise:
+    elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
                    f"without -c, --fit chose {s.ctx:,})")
-    elif a.compromise and s.fit and any(d.kind != "cpu" for d in a.devices):
+    elif a.compromise and s.llamacpp.fit and any(d.kind != "cpu" for d in a.devices):
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:
@@ -266,21 +269,17 @@ def concurrency_phrase(plan: Plan) -> str | None:
     s, conc = plan.settings, plan.max_concurrency
     if conc is None or plan.verdict == "does_not_fit":
         return None
-    if plan.planner is not None and getattr(plan.planner, "pools_kv", False) or plan.allocation.kv_cache_tokens:
+    if plan.planner is not None and plan.planner.pools_kv or plan.allocation.kv_cache_tokens:
         held = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once"
         return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
                        if 1 < s.parallel < conc else "")
     slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
-    flag = PARALLEL_FLAG.get(plan.runtime, "batch size ")
+    flag = engine(plan.runtime).parallel_flag
     serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
               else f"serves one request at a time ({flag}1)")
     more = int(conc)
     return serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
 
-
-# each runtime's own name for the requests it runs at once (what a user sets to change it)
-PARALLEL_FLAG = {"llama.cpp": "--parallel ", "ollama": "OLLAMA_NUM_PARALLEL=", "mlx": "--decode-concurrency ",
-                 "transformers": "batch size "}
 
 
 def speed_phrase(plan: Plan) -> str | None:

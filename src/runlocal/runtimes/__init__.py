@@ -5,20 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import InputError
-from .base import RUNTIME_ALIASES, Allocation, DeviceMemory, Runtime, Settings, Step, Target
-
-_NAMES = RUNTIME_ALIASES
-_CLASSES = {"ollama": ("ollama", "Ollama"), "sglang": ("sglang", "SGLang"),
-            "transformers": ("transformers", "Transformers"), "mlx": ("mlx", "MLX")}
+from .base import Allocation, DeviceMemory, Runtime, Settings, Step, Target
+from .registry import BY_NAME, ENGINES, Engine, engine, find_engine
 
 
 def runtime_names() -> list[str]:
-    return ["llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx"]
+    return [e.name for e in ENGINES]
 
 
 def runtime_aliases() -> list[str]:
     """Every name ``get_runtime`` accepts (lower case): the six engines and their common spellings."""
-    return list(_NAMES)
+    return list(BY_NAME)
 
 
 def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
@@ -28,31 +25,24 @@ def get_runtime(name: str, environ: Mapping[str, str] | None = None) -> Runtime:
     from .versions import split_runtime
 
     base, version_text = split_runtime(name)    # 'vllm==0.19.0': that release's rules (runtimes/versions.py)
-    key = _NAMES.get(base.lower())
-    if key is None:
+    entry = find_engine(base)
+    if entry is None:
         raise InputError(f"runtime: unknown runtime '{name}' (expected one of {', '.join(runtime_names())}, "
                          "optionally ==VERSION)")
-    runtime = _planner(key, environ)
+    runtime = _planner(entry, environ)
     return _versioned(runtime, version_text) if version_text is not None else runtime
 
 
-def _planner(key: str, environ: Mapping[str, str] | None) -> Runtime:
-    if key == "llamacpp":
-        from .llamacpp import LlamaCpp
-
-        return LlamaCpp()
-    if key == "vllm":
-        from .vllm import VLLM
-
-        return VLLM()
-    if key == "ollama":
-        from .ollama import Ollama, from_environment
-
-        return Ollama(**from_environment(environ if environ is not None else {}))
+def _planner(entry: Engine, environ: Mapping[str, str] | None) -> Runtime:
     import importlib
 
-    module, cls = _CLASSES[key]
-    return getattr(importlib.import_module(f".{module}", __name__), cls)()
+    module, cls = entry.planner.split(":")
+    planner = getattr(importlib.import_module(f".{module}", __name__), cls)
+    if entry.server_environment:   # Ollama: OLLAMA_CONTEXT_LENGTH, OLLAMA_GPU_OVERHEAD … as the caller read them
+        from .ollama import from_environment
+
+        return planner(**from_environment(environ if environ is not None else {}))
+    return planner()
 
 
 def _versioned(runtime: Runtime, version_text: str) -> Runtime:
@@ -87,5 +77,5 @@ def runtime_rules(runtime: Runtime) -> tuple[str, str]:
     return "current", only
 
 
-__all__ = ["Allocation", "DeviceMemory", "Runtime", "Settings", "Step", "Target", "get_runtime", "runtime_aliases",
-           "runtime_names", "runtime_rules"]
+__all__ = ["ENGINES", "Allocation", "DeviceMemory", "Engine", "Runtime", "Settings", "Step", "Target", "engine",
+           "find_engine", "get_runtime", "runtime_aliases", "runtime_names", "runtime_rules"]

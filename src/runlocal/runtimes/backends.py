@@ -10,10 +10,21 @@ What changes with the backend, in the bytes runlocal plans (each rule is the bac
   ggml_backend_cuda_buffer_type_get_alloc_size) and the f16 copies of a quantized cache that its flash-attention
   kernels convert into (ggml-cuda/fattn-common.cuh); other backends allocate neither.
 - compute buffers: sized by tracing llama.cpp's graph with ggml-alloc and fitted to logs of the CPU and CUDA
-  backends (measurements/llamacpp). Other backends allocate their graphs with the same ggml-alloc but fuse and
-  split ops differently; public Vulkan logs show smaller buffers (issue 18: an RTX 3090 on Vulkan, Qwen3-8B and
-  Qwen3-30B-A3B, 2.7–3.3× below the CUDA-fitted figure), which are not modelled: the plan says the figure is
-  the CUDA/CPU one.
+  backends (measurements/llamacpp). What ggml-vulkan changes, from its source (ggml/src/ggml-vulkan/ggml-vulkan.cpp):
+  ggml_backend_vk_buffer_type_get_alloc_size is ggml_nbytes (no padded quantized rows, no f16 room on a
+  FLASH_ATTN_EXT result: both CUDA-only, left out above), alignment minStorageBufferOffsetAlignment (≤ CUDA's 128),
+  get_max_size the device's suballocation block, so ggml-alloc splits a large compute buffer into chunks; its
+  matmul staging buffers (prealloc_x / prealloc_y for dequantized or converted operands, prealloc_split_k) are
+  created by ggml_vk_preallocate_buffers outside ggml-alloc and are not in the logged "Vulkan0 compute buffer"
+  (not counted here either: sized per matmul at run time). ops the device does not support (supports_op) run on
+  the CPU and leave the Vulkan buffer. The one public Vulkan log with every setting stated (ik_llama.cpp#562,
+  mainline build 5781, Llama-3.1-8B Q4_0, -c 16384 -ub 1024 -fa, f16 cache) logs 613.01 MiB where the CUDA-rule
+  trace gives 517.00: the 96.01 MiB between them is exactly that build's f32 KQ mask and its f16 cast (16,384 ×
+  1,024 × (4 + 2) B; the same build's host buffer shows the f32 mask too), a build difference, not a backend one
+  (tests/unit/test_backends.py). So the traced figure is kept for Vulkan. The issue's report of Vulkan buffers
+  2.7–3.3× below the traced figure (Qwen3-8B / Qwen3-30B-A3B on an RTX 3090) matches instead llama-server's output
+  cap since ggml-org/llama.cpp PR #23861 (2026-06): the prompt graph keeps n_parallel rows of logits, not n_ubatch
+  (Qwen3-8B traced 2.93× smaller, measurements/llamacpp_server_outputs) — on every backend; not modelled yet.
 
 Not given, the backend follows the GPU's vendor as llama.cpp's release builds do: NVIDIA → cuda, AMD → rocm,
 Apple → metal, Intel → sycl, other unified-memory chips → their catalog backend, no GPU → cpu.
@@ -23,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..units import MiB
 from .base import Step, Target
 
-MiB = 1 << 20
 BACKENDS = ("cuda", "rocm", "vulkan", "metal", "sycl", "cpu")
 CUDA_CONTEXT = 590 * MiB            # = llamacpp.GPU_CONTEXT_OVERHEAD (measured on CUDA 13, H100)
 
@@ -48,7 +59,8 @@ class BackendRules:
             ctx = (f"no CUDA context or cuBLAS state; the {self.name} driver's own context is not measured and "
                    "not counted; no ggml-cuda row padding or flash-attention f16 copies")
         compute = ("compute buffers as fitted to CUDA/CPU logs" if self.name in ("cuda", "rocm", "cpu") else
-                   "compute buffers modelled on CUDA/CPU (public Vulkan logs show smaller ones; not modelled)")
+                   "compute buffers traced as on CUDA without its padding (ggml-alloc as for every backend); the "
+                   f"{self.name} backend's own matmul staging buffers are not counted")
         return Step("backend", f"{self.name} ({how}): {ctx}; {compute}", self.name,
                     "runtimes/backends.py; ggml/src/ggml-cuda (common.cuh, fattn-common.cuh)")
 

@@ -7,28 +7,19 @@ device, the KV capacity, and the formulas that produced them (shown by --explain
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
+from .options import OPTION_OF_FIELD, LlamaCppOptions, MLXOptions, SGLangOptions, TransformersOptions, VLLMOptions
+from .registry import find_engine
 
 DeviceKind = Literal["gpu", "cpu", "unified"]
 
-# --parallel not given. llama-server's own default is -np -1, "auto" (common/arg.cpp), which it turns into 4 slots
-# sharing one unified KV cache (tools/server/server.cpp; runtimes/llamacpp.py plans it); every other runtime reads
-# an unset --parallel as 1, its own default (Settings.__post_init__ stores 1 for them).
+# --parallel not given: llama-server's "auto" (registry.Engine.auto_parallel); the other engines store 1, their default
 PARALLEL_AUTO = -1
 # GPUs in one server node (HGX/DGX); more than this, vLLM and SGLang span nodes (their multi-node launch commands)
 GPUS_PER_NODE = 8
-# The names users type for each engine → its planner module (runtimes/__init__.py get_runtime)
-RUNTIME_ALIASES = {
-    "llama.cpp": "llamacpp", "llamacpp": "llamacpp", "llama-cpp": "llamacpp", "llama-server": "llamacpp",
-    "llama_cpp": "llamacpp",
-    "vllm": "vllm",
-    "ollama": "ollama", "sglang": "sglang", "transformers": "transformers", "hf": "transformers",
-    "huggingface": "transformers", "mlx": "mlx", "mlx-lm": "mlx", "mlx_lm": "mlx",
-}
-_AUTO_SLOT_RUNTIMES = frozenset(name for name, module in RUNTIME_ALIASES.items() if module == "llamacpp")
 
 
 @dataclass(frozen=True)
@@ -44,6 +35,10 @@ class Target:
 
 @dataclass(frozen=True)
 class Settings:
+    """What a plan is asked for: the fields every engine reads, and one options object per engine
+    (runtimes/options.py). A planner reads its own (``settings.llamacpp`` for llama.cpp and Ollama,
+    ``settings.vllm`` …); ``check.build_settings`` builds them all from the request."""
+
     runtime: str = "llama.cpp"
     ctx: int | None = None                      # per-request context; None → the runtime's default
     quant: str | None = None                    # None → as stored in the file / config dtype
@@ -51,39 +46,38 @@ class Settings:
     cache_type_v: str = "f16"
     parallel: int = PARALLEL_AUTO               # concurrent sequences (llama.cpp --parallel, vLLM --max-num-seqs);
                                                 # PARALLEL_AUTO: not given (llama-server's auto, 1 elsewhere)
-    batch: int | None = None
-    ubatch: int | None = None
-    flash_attn: Literal["on", "off", "auto"] = "auto"
-    n_gpu_layers: int | None = None             # None → all that the runtime offloads by default
-    n_cpu_moe: int = 0
-    # llama.cpp -ot / --override-tensor: (regex, buffer type: CPU, CUDA0 …) in order, the first match wins
-    override_tensor: tuple[tuple[str, str], ...] = ()
-    kv_unified: bool = False                    # llama.cpp --kv-unified: one KV stream shared by all sequences
-    swa_full: bool = False                      # llama.cpp --swa-full: sliding-window layers keep the full context
-    mmap: bool = True                           # llama.cpp: weights memory-mapped from the file (--no-mmap reads them)
-    kv_offload: bool = True                     # llama.cpp --no-kv-offload / -nkvo (False): KV and recurrent state in RAM
-    enable_lora: bool = False                   # vLLM --enable-lora: LoRA slots preallocated (runtimes/vllm_lora.py)
-    max_loras: int = 1                          # vLLM --max-loras
-    max_lora_rank: int = 16                     # vLLM --max-lora-rank
-    dp: int = 1                                 # vLLM --data-parallel-size: engine replicas (runtimes/vllm_parallel.py)
-    expert_parallel: bool = False               # vLLM --enable-expert-parallel: whole experts per rank
-    fit: bool = True                            # llama.cpp --fit on|off: fit an unset context and -ngl to free memory
-    tensor_split: tuple[float, ...] = ()        # llama.cpp -ts 3,1: the GPUs' shares of the layers (default: free memory)
-    gpu_memory_utilization: float | None = None
-    max_num_batched_tokens: int | None = None
+    # GPUs one engine instance spans: vLLM/SGLang --tensor-parallel-size / --pipeline-parallel-size (1 for the
+    # engines that split layers by memory instead); the speed model and the "more GPUs" fix read them for any engine
     tp: int = 1
     pp: int = 1
-    enforce_eager: bool = False
-    mem_fraction_static: float | None = None
-    max_new_tokens: int | None = None           # transformers generate(): the prompt is ctx − this (None: all of ctx)
-    attn_implementation: str | None = None      # transformers: "sdpa" (its default) or "eager"
+    llamacpp: LlamaCppOptions = LlamaCppOptions()           # llama.cpp and Ollama
+    vllm: VLLMOptions = VLLMOptions()
+    sglang: SGLangOptions = SGLangOptions()
+    transformers: TransformersOptions = TransformersOptions()
+    mlx: MLXOptions = MLXOptions()
 
     def __post_init__(self) -> None:
-        if self.parallel == PARALLEL_AUTO and self.runtime.strip().lower() not in _AUTO_SLOT_RUNTIMES:
-            object.__setattr__(self, "parallel", 1)
+        if self.parallel == PARALLEL_AUTO:
+            known = find_engine(self.runtime)
+            if not (known and known.auto_parallel):
+                object.__setattr__(self, "parallel", 1)
 
-    def with_(self, **changes) -> Settings:
-        return replace(self, **changes)
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with ``changes``: common fields by name, and any engine option by its field name (unique across
+        the options types), which goes into the options object that declares it."""
+        if OPTION_OF_FIELD.keys().isdisjoint(changes):      # the searches' ctx / parallel: one replace
+            return replace(self, **changes)
+        common = {k: v for k, v in changes.items() if k not in OPTION_OF_FIELD}
+        by_attr: dict[str, dict[str, Any]] = {}
+        for name in changes.keys() - common.keys():
+            by_attr.setdefault(OPTION_OF_FIELD[name], {})[name] = changes[name]
+        for attr, own in by_attr.items():
+            common[attr] = replace(getattr(self, attr), **own)
+        return replace(self, **common)
+
+    def option(self, name: str) -> Any:
+        """An engine option by its field name, from the options object that declares it (Levers.budget names one)."""
+        return getattr(getattr(self, OPTION_OF_FIELD[name]), name)
 
 
 @dataclass(frozen=True)
@@ -167,13 +161,14 @@ POOL_LEVERS = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="gp
 
 
 def levers_of(runtime: Runtime) -> Levers:
-    return getattr(runtime, "levers", None) or (POOL_LEVERS if runtime.pools_kv else Levers())
+    """What fixes may change for this planner (every planner declares its ``levers``)."""
+    return runtime.levers
 
 
 class Runtime(Protocol):
     name: str
     pools_kv: bool          # True when the runtime preallocates a KV pool from a memory budget (vLLM, SGLang)
-    levers: Levers          # optional: what fixes may change (levers_of gives a default)
+    levers: Levers          # what fixes may change (fixes.py re-plans with each)
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings: ...
 

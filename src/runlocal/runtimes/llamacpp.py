@@ -203,19 +203,19 @@ class LlamaCpp:
         """Settings as an older build reads them: no -np auto (one slot), no --fit."""
         if not self.np_auto and s.parallel == PARALLEL_AUTO:
             s = s.with_(parallel=1)
-        if not self.has_fit and s.fit:
+        if not self.has_fit and s.llamacpp.fit:
             s = s.with_(fit=False)
         return s
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         has_gpu = any(t.kind != "cpu" for t in targets)
-        ngl = settings.n_gpu_layers
+        ngl = settings.llamacpp.n_gpu_layers
         if ngl is None or ngl < 0:
             ngl = model.n_layers + 1 if has_gpu else 0
         return settings.with_(
             ctx=settings.ctx or self.auto_ctx(model, settings),
-            batch=settings.batch or DEFAULT_BATCH,
-            ubatch=min(settings.ubatch or DEFAULT_UBATCH, settings.batch or DEFAULT_BATCH),
+            batch=settings.llamacpp.batch or DEFAULT_BATCH,
+            ubatch=min(settings.llamacpp.ubatch or DEFAULT_UBATCH, settings.llamacpp.batch or DEFAULT_BATCH),
             n_gpu_layers=ngl if has_gpu else 0,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="cache-type-k"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="cache-type-v"),
@@ -240,12 +240,12 @@ class LlamaCpp:
         done); step 3–4 fit the layers when -ngl is unset (fit_layers)."""
         gpus = [t for t in targets if t.kind != "cpu"]
         ctx_auto = settings.ctx is None
-        ngl_auto = settings.n_gpu_layers is None or settings.n_gpu_layers == NGL_AUTO
+        ngl_auto = settings.llamacpp.n_gpu_layers is None or settings.llamacpp.n_gpu_layers == NGL_AUTO
         # only devices with memory of their own are fitted: with none (a CPU-only run) fit.cpp returns at once,
         # "llama_params_fit_impl: no devices with dedicated memory found" (src/llama.cpp, nd == 0), so -c 0 keeps
         # the trained context
         devices = gpus
-        if not settings.fit or not (ctx_auto or ngl_auto) or not devices:
+        if not settings.llamacpp.fit or not (ctx_auto or ngl_auto) or not devices:
             return settings, []
         n_seq, unified, _ = slots(settings)
         streams = 1 if unified else n_seq
@@ -281,7 +281,7 @@ class LlamaCpp:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
                 per_layer = sum(b.model for b in first_bufs if b.kind != "cpu") \
-                    // max(1, min(s.n_gpu_layers or 1, model.n_layers))
+                    // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
             if target > used_min:
                 n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
@@ -300,7 +300,7 @@ class LlamaCpp:
                 steps.append(Step("context (-c 0, --fit)", f"even {n_min:,} cells do not leave "
                                   f"{FIT_MARGIN // MiB} MiB free: the minimum", f"{s.ctx:,} per sequence",
                                   "llama.cpp common/fit.cpp common_params_fit_impl step 2"))
-        if not gpus or not ngl_auto or s.n_cpu_moe or s.override_tensor or s.tensor_split:
+        if not gpus or not ngl_auto or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor or s.llamacpp.tensor_split:
             # fit.cpp leaves the layers alone when -ngl, -ts or tensor overrides (-ot, --n-cpu-moe) are the user's
             return s, steps
         s, layers = self._fit_layers(model, weights, s, targets, free, used)
@@ -324,7 +324,7 @@ class LlamaCpp:
         ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless,
                                 self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None,
                                 lambda us: min(f - u for u, f in zip(us, free)))
-        s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.n_cpu_moe))
+        s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.llamacpp.n_cpu_moe))
         blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
         return s, Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
                        + ", ".join(g.name for g in gpus) + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
@@ -338,7 +338,7 @@ class LlamaCpp:
         shared stream and a context too short for a whole batch (the batch then shrinks with it) are kept apart."""
         assert s.ctx is not None
         slots_n = s.parallel if s.parallel >= 1 else 0
-        if s.ctx * max(1, slots_n) < (s.batch or DEFAULT_BATCH):
+        if s.ctx * max(1, slots_n) < (s.llamacpp.batch or DEFAULT_BATCH):
             return None
         launch = ("llama.cpp --fit", self._key(weights, s.with_(ctx=None, n_gpu_layers=None, n_cpu_moe=0,
                                                                  parallel=s.parallel if slots_n == 0 else 1), targets))
@@ -351,10 +351,10 @@ class LlamaCpp:
         trained = model.max_position_embeddings or DEFAULT_CTX
         if asked.ctx is None and (s.ctx or 0) < LlamaCpp.auto_ctx(model, asked):
             parts.append(f"the context shortened from the trained {trained:,} to {s.ctx:,}")
-        if has_gpu and asked.n_gpu_layers in (None, NGL_AUTO) and (s.n_gpu_layers or 0) <= model.n_layers:
-            parts.append(f"{model.n_layers + 1 - (s.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
-        if s.n_cpu_moe > asked.n_cpu_moe:
-            parts.append(f"the experts of {s.n_cpu_moe} layers in system memory")
+        if has_gpu and asked.llamacpp.n_gpu_layers in (None, NGL_AUTO) and (s.llamacpp.n_gpu_layers or 0) <= model.n_layers:
+            parts.append(f"{model.n_layers + 1 - (s.llamacpp.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
+        if s.llamacpp.n_cpu_moe > asked.llamacpp.n_cpu_moe:
+            parts.append(f"the experts of {s.llamacpp.n_cpu_moe} layers in system memory")
         if not parts:
             return None
         slower = any("system memory" in p for p in parts)
@@ -364,7 +364,7 @@ class LlamaCpp:
     def flash_attention(self, settings: Settings, targets: list[Target]) -> bool:
         # flash_attn auto turns it on where the backend supports it (CUDA, Metal, CPU all do for
         # common head sizes); "off" keeps it off (a quantized V cache is then refused, see refusal()).
-        return settings.flash_attn != "off"
+        return settings.llamacpp.flash_attn != "off"
 
     def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
         """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
@@ -404,8 +404,8 @@ class LlamaCpp:
                     targets: list[Target], *, gpus_only: bool = False) -> bool:
         """allocate() would overflow a device (a GPU, with gpus_only): known from floor() where --fit leaves these
         settings alone."""
-        fit_idle = not settings.fit or (settings.ctx is not None and settings.n_gpu_layers is not None
-                                        and settings.n_gpu_layers != NGL_AUTO)
+        fit_idle = not settings.llamacpp.fit or (settings.ctx is not None and settings.llamacpp.n_gpu_layers is not None
+                                        and settings.llamacpp.n_gpu_layers != NGL_AUTO)
         if not fit_idle:
             return False
         caps = [t.capacity for t in targets if t.kind != "cpu"]
@@ -430,14 +430,14 @@ class LlamaCpp:
     def budget(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Budget:
         """The launch before any byte is counted: defaults, context cells, slots, and each layer's device."""
         s = self.defaults(model, settings, targets)
-        assert s.ctx is not None and s.batch is not None and s.ubatch is not None   # defaults() sets them
+        assert s.ctx is not None and s.llamacpp.batch is not None and s.llamacpp.ubatch is not None   # defaults() sets them
         gpus = [t for t in targets if t.kind != "cpu"]
         n_seq, unified, k = slots(s)
-        c = context_sizes(s.ctx, n_seq, s.batch, s.ubatch, unified, total=s.ctx * k)
-        ngl = (s.n_gpu_layers or 0) if gpus else 0
-        if s.tensor_split and len(s.tensor_split) > len(gpus):
-            raise InputError(f"tensor-split: {len(s.tensor_split)} shares given for {len(gpus)} GPU(s)")
-        shares = ([*s.tensor_split, *[0.0] * (len(gpus) - len(s.tensor_split))] if s.tensor_split
+        c = context_sizes(s.ctx, n_seq, s.llamacpp.batch, s.llamacpp.ubatch, unified, total=s.ctx * k)
+        ngl = (s.llamacpp.n_gpu_layers or 0) if gpus else 0
+        if s.llamacpp.tensor_split and len(s.llamacpp.tensor_split) > len(gpus):
+            raise InputError(f"tensor-split: {len(s.llamacpp.tensor_split)} shares given for {len(gpus)} GPU(s)")
+        shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
                       tuple(layer_devices(model.n_layers, ngl, shares)))
@@ -470,7 +470,7 @@ class LlamaCpp:
                           + (f" (sliding-window layers: {swa:,} cells per stream)" if swa and swa != c.n_ctx_seq else "")
                           + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
                           "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
-        if not s.kv_offload:
+        if not s.llamacpp.kv_offload:
             steps.append(Step("--no-kv-offload", "every KV cache and recurrent state in system RAM; attention then runs "
                               "on the CPU, compute buffers planned as with the cache offloaded (an upper bound on the GPU)",
                               f"{kv_total:,} B in {p.host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer "
@@ -527,7 +527,7 @@ class LlamaCpp:
             compromise=compromise,
             assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}",
                          f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
-                         HOST_WEIGHTS_MMAP if s.mmap else HOST_WEIGHTS_LOADED),
+                         HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),
         )
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
@@ -539,8 +539,8 @@ class LlamaCpp:
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
-        if s.n_gpu_layers is not None:
-            parts += ["-ngl", str(s.n_gpu_layers)]
+        if s.llamacpp.n_gpu_layers is not None:
+            parts += ["-ngl", str(s.llamacpp.n_gpu_layers)]
         if s.cache_type_k != "f16":
             parts += ["--cache-type-k", s.cache_type_k]
         if s.cache_type_v != "f16":
@@ -548,23 +548,23 @@ class LlamaCpp:
         from .flag_spelling import flash_attn_args, llamacpp_build, n_cpu_moe_args  # as the named build spells them
 
         build = llamacpp_build(getattr(self, "version", None))
-        if s.flash_attn != "auto":
-            parts += flash_attn_args(s.flash_attn, build)
-        if s.n_cpu_moe:
-            parts += n_cpu_moe_args(s.n_cpu_moe, build)
-        if s.override_tensor:
-            rules = ",".join(f"{p}={b}" for p, b in s.override_tensor)
+        if s.llamacpp.flash_attn != "auto":
+            parts += flash_attn_args(s.llamacpp.flash_attn, build)
+        if s.llamacpp.n_cpu_moe:
+            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build)
+        if s.llamacpp.override_tensor:
+            rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
-        if s.kv_unified:
+        if s.llamacpp.kv_unified:
             parts += ["--kv-unified"]
-        if s.swa_full:
+        if s.llamacpp.swa_full:
             parts += ["--swa-full"]
-        if s.tensor_split:
-            parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.tensor_split)]
-        if not s.mmap:
+        if s.llamacpp.tensor_split:
+            parts += ["--tensor-split", ",".join(f"{x:g}" for x in s.llamacpp.tensor_split)]
+        if not s.llamacpp.mmap:
             parts += ["--no-mmap"]
-        if not s.kv_offload:
+        if not s.llamacpp.kv_offload:
             parts += ["--no-kv-offload"]
-        if not s.fit and self.has_fit:
+        if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)

@@ -237,7 +237,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
                  and all(d.kind == "gpu" for d in p.devs))
     # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
     # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
-    pipeline = len(p.devs) > 1 and b.ngl > model.n_layers and not s.override_tensor and not s.n_cpu_moe
+    pipeline = len(p.devs) > 1 and b.ngl > model.n_layers and not s.llamacpp.override_tensor and not s.llamacpp.n_cpu_moe
     note = None
     if simulated:
         assert graph_model is not None
@@ -295,8 +295,8 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
 
     s, c, devs = b.settings, b.context, p.devs
     full = not devs or b.ngl > model.n_layers
-    rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.override_tensor)
-             + ggml.n_cpu_moe_overrides(min(s.n_cpu_moe, model.n_layers)))
+    rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.llamacpp.override_tensor)
+             + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, model.n_layers)))
     kw = (c.n_ubatch, n_kv, b.flash_attn, b.n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
           normalize_cache_type(s.cache_type_v), p.n_swa_cells or None)
     if not devs or (len(devs) == 1 and not rules):

@@ -52,19 +52,19 @@ pad = round_up     # GGML_PAD
 
 
 @dataclass(frozen=True)
-class _Split:
+class _LayerSplit:
     """Which layers live where for a given -ngl."""
 
     gpu_layers: frozenset[int]
     output_on_gpu: bool
 
 
-def _split(model: ModelSpec, n_gpu_layers: int) -> _Split:
+def _split(model: ModelSpec, n_gpu_layers: int) -> _LayerSplit:
     # src/llama-model.cpp load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0); a layer il ≥ i_gpu_start
     # is offloaded, and the output layer counts as layer n_layer — so it is the first thing -ngl 1 offloads.
     n = model.n_layers
     start = max(n + 1 - n_gpu_layers, 0)
-    return _Split(frozenset(range(start, n)), n_gpu_layers >= 1)
+    return _LayerSplit(frozenset(range(start, n)), n_gpu_layers >= 1)
 
 
 def _cuda_row_pad(cache_type: str, row: int) -> int:
@@ -190,7 +190,7 @@ def slots(s: Settings) -> tuple[int, bool, int]:
     if s.parallel == PARALLEL_AUTO:
         return AUTO_SLOTS, True, 1
     n = max(1, s.parallel)
-    return n, s.kv_unified, n
+    return n, s.llamacpp.kv_unified, n
 
 
 def context_sizes(ctx: int, n_seq: int, batch: int, ubatch: int, kv_unified: bool, total: int | None = None) -> Context:
@@ -341,7 +341,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
     devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
     host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
     at = lambda i: host if i is None else devs[i]   # noqa: E731
-    placed, host_weights_of = _place_weights(model, weights, b.where, s.n_cpu_moe, s.override_tensor, len(devs))
+    placed, host_weights_of = _place_weights(model, weights, b.where, s.llamacpp.n_cpu_moe, s.llamacpp.override_tensor, len(devs))
     for dev_index, size in placed.items():
         at(dev_index).model += size
     if not model.tensors:
@@ -356,8 +356,8 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
             per_token += lk.bytes_per_token
             cells = c.n_ctx_seq
             if lk.window:
-                cells = n_swa_cells = swa_cells(c, lk.window, s.swa_full)
-            dev = at(b.where[il] if s.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+                cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
+            dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
             dev.kv += lk.bytes_per_token * cells * c.n_stream
             if dev.kind == "gpu" and b.backend.ggml_cuda:
                 dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
@@ -366,7 +366,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         if layer.recurrent is not None:
             # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
             r = layer.recurrent
-            at(b.where[il] if s.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
+            at(b.where[il] if s.llamacpp.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
     return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
 
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..hardware.unified_memory import mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
+from ..units import GiB, MiB, round_up
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
-MiB = 1 << 20
-GiB = 1 << 30
 MLX_REF = "mlx-lm 0.32.0 (d78bf58)"
 KV_STEP = 256                    # mlx_lm/models/cache.py KVCache.step
 DEFAULT_KV_GROUP = 64            # mlx_lm/generate.py --kv-group-size
@@ -90,10 +90,6 @@ def kv_bits_of(cache_type: str) -> int | None:
     raise ValueError(cache_type)
 
 
-def _pad(n: int, to: int) -> int:
-    return -(-n // to) * to
-
-
 @dataclass(frozen=True)
 class KVCachePlan:
     """What make_prompt_cache builds for one plan: its bytes, and what the explain step says of it."""
@@ -122,7 +118,7 @@ class PrefillPlan:
 
 def _rotating_cells(ctx: int, max_size: int, chunk: int) -> int:
     # a RotatingKVCache grows in KV_STEP steps up to max_size, then holds ≤ max_size + S − 1 after a chunk of S
-    return min(_pad(ctx, KV_STEP), max_size) if ctx <= max_size else max_size + chunk - 1
+    return min(round_up(ctx, KV_STEP), max_size) if ctx <= max_size else max_size + chunk - 1
 
 
 def _unified_device(targets: list[Target]) -> tuple[Target, str | None]:
@@ -196,9 +192,12 @@ class MLX:
         prefill = self.prefill(model, kv)
         refusal = refusal or bits_refusal or kv.refusal
         steps = (_kv_step(kv), _prefill_step(prefill), _working_set_step(dev))
-        devices = (DeviceMemory(dev.name, dev.kind, dev.capacity, weights.total, kv.bytes, prefill.total, 0),)
+        # past the working set MLX still allocates, up to its allocator's limit (hardware/unified_memory.py)
+        past = past_working_set(weights.total + kv.bytes + prefill.total, dev.capacity, dev.total)
+        cap = mlx_block_limit(dev.capacity, dev.total) if past else dev.capacity
+        devices = (DeviceMemory(dev.name, dev.kind, cap, weights.total, kv.bytes, prefill.total, 0),)
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=kv.per_token, refusal=refusal,
-                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal))
+                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal), compromise=past)
 
     def kv_cache(self, model: ModelSpec, ctx: int, n_seq: int, bits: int | None) -> KVCachePlan:
         """The caches make_prompt_cache builds for ``n_seq`` sequences of ``ctx`` tokens, and their bytes."""
@@ -228,11 +227,11 @@ class MLX:
             elif rotating_all:
                 cells = _rotating_cells(ctx, self.max_kv_size or 0, S)
             else:
-                cells = _pad(ctx, KV_STEP)
+                cells = round_up(ctx, KV_STEP)
             if quantize and bits:
                 rowq = sum(n * quantized_row_bytes(d, bits, DEFAULT_KV_GROUP) for n, d in rows)
                 # to_quantized converts the whole cache at once: the 16-bit cache and its copy exist together
-                kv += max(rowq * cells, (row16 + rowq) * _pad(convert_at, KV_STEP)) * n_seq
+                kv += max(rowq * cells, (row16 + rowq) * round_up(convert_at, KV_STEP)) * n_seq
                 quant_cells = cells
             else:
                 kv += row16 * cells * n_seq

@@ -37,6 +37,7 @@ from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
 from .llamacpp import FIT_MARGIN, LayerOutcomes, LlamaCpp, fit_layers
 from .llamacpp_swa import as_llamacpp_loads
+from .options import LlamaCppOptions
 
 OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"
 
@@ -188,8 +189,9 @@ class Ollama:
     # --- allocation ----------------------------------------------------------------------
     def _llama_settings(self, s: Settings, batch: int, ngl: int, n_cpu_moe: int, flash: str) -> Settings:
         return Settings(runtime="llama.cpp", ctx=s.ctx, parallel=s.parallel, cache_type_k=s.cache_type_k,
-                        cache_type_v=s.cache_type_v, batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
-                        n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe)
+                        cache_type_v=s.cache_type_v, llamacpp=LlamaCppOptions(
+                            batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
+                            n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe))
 
     def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
              targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
@@ -248,7 +250,7 @@ class Ollama:
         if bad:
             refusal = f"OLLAMA_KV_CACHE_TYPE={bad}: llama-server accepts {', '.join(LLAMA_CACHE_TYPES)}"
         quantized_v = s.cache_type_v not in ("f16", "bf16", "f32")
-        flash = s.flash_attn
+        flash = s.llamacpp.flash_attn
         if quantized_v and flash == "off":
             refusal = refusal or (f"OLLAMA_KV_CACHE_TYPE={s.cache_type_v} needs flash attention, but "
                                   "OLLAMA_FLASH_ATTENTION=0: llama-server refuses to create the context")
@@ -262,8 +264,8 @@ class Ollama:
         # --- batch ----------------------------------------------------------------------------------
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
-        if s.batch:
-            batch = s.batch
+        if s.llamacpp.batch:
+            batch = s.llamacpp.batch
             steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub", f"{batch}",
                               "llm/llama_server.go appendBatchArgs"))
         else:
@@ -309,8 +311,8 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        elif s.n_gpu_layers is not None and s.n_gpu_layers >= 0:
-            ngl, ncmoe = s.n_gpu_layers, s.n_cpu_moe
+        elif s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers >= 0:
+            ngl, ncmoe = s.llamacpp.n_gpu_layers, s.llamacpp.n_cpu_moe
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
             steps.append(Step("layers", "num_gpu set: passed as -ngl, --fit leaves it alone", f"-ngl {ngl}",
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
@@ -340,7 +342,7 @@ class Ollama:
             refusal = (f"model requires more system memory ({human_bytes2(cpu_dev.total)}) than is available "
                        f"({human_bytes2(host.capacity)})")
 
-        s_out = asked.with_(batch=settings.batch, ubatch=settings.ubatch)
+        s_out = asked.with_(batch=settings.llamacpp.batch, ubatch=settings.llamacpp.ubatch)
         return Allocation(
             settings=s_out, devices=alloc.devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
@@ -363,9 +365,9 @@ class Ollama:
         if s.parallel > 1:
             env.append(f"OLLAMA_NUM_PARALLEL={s.parallel}")
         quantized = s.cache_type_k != "f16" or s.cache_type_v != "f16"
-        if s.flash_attn == "on" or s.cache_type_v not in ("f16", "bf16", "f32"):
+        if s.llamacpp.flash_attn == "on" or s.cache_type_v not in ("f16", "bf16", "f32"):
             env.append("OLLAMA_FLASH_ATTENTION=1")     # a quantized V cache needs it (llama.cpp src/llama-context.cpp)
-        elif s.flash_attn == "off":
+        elif s.llamacpp.flash_attn == "off":
             env.append("OLLAMA_FLASH_ATTENTION=0")
         if quantized:
             env.append(f"OLLAMA_KV_CACHE_TYPE={s.cache_type_k}")
@@ -374,10 +376,10 @@ class Ollama:
         params = []
         if s.ctx:
             params.append(f"num_ctx {s.ctx}")
-        if s.n_gpu_layers is not None and s.n_gpu_layers >= 0:
-            params.append(f"num_gpu {s.n_gpu_layers}")
-        if s.batch:
-            params.append(f"num_batch {s.batch}")
+        if s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers >= 0:
+            params.append(f"num_gpu {s.llamacpp.n_gpu_layers}")
+        if s.llamacpp.batch:
+            params.append(f"num_batch {s.llamacpp.batch}")
         # a real library tag (qwen3:30b-a3b-q4_K_M), else hf.co/<repo>:<quant> or an import (runtimes/published.py)
         from .published import ollama_model
 

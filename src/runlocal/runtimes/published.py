@@ -93,10 +93,92 @@ def _local_dir(model: ModelSpec) -> str | None:
     return folder
 
 
-def serve_path(model: ModelSpec) -> str:
-    """What vLLM, SGLang, transformers and mlx-lm load: the user's own folder, else the Hub repo id."""
+def serve_path(model: ModelSpec, quant: str | None = None) -> str:
+    """What vLLM, SGLang, transformers and mlx-lm load: the user's own folder, else the Hub repo id — or, for a
+    quant that names a published checkpoint's format (data/published_checkpoints.json), that checkpoint's repo."""
     local = _local_dir(model) if not model.source.endswith(".gguf") else None
-    return shlex.quote(local) if local else (model.repo_id or model.id)
+    if local:
+        return shlex.quote(local)
+    published = published_checkpoint(model, quant) if quant else None
+    if published and published["format"] == quant:
+        return str(published["repo"])
+    if quant in CALIBRATED and (model.file_quant or "").split("-")[0] != quant:
+        return f"./{(model.repo_id or model.id).split('/')[-1]}-{CALIBRATED[quant]}"    # the folder the user makes
+    return model.repo_id or model.id
+
+
+def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
+    """vLLM's and SGLang's model argument and quantization flag: a published checkpoint is loaded as stored (its
+    config.json names the method); fp8 with none published is quantized at load (--quantization fp8)."""
+    path = serve_path(model, quant)
+    entry = published_checkpoint(model, quant) if quant else None
+    published = bool(entry and entry["format"] == quant and path == entry["repo"])
+    online = (quant or "").lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8"
+    return [path] + (["--quantization", "fp8"] if online and not published else [])
+
+
+# --- published quantized checkpoints for vLLM and SGLang (data/published_checkpoints.json) ---------------------
+# --quant as users spell it → the formats it may name, least loss first
+FP8_FORMATS = ("fp8-block", "fp8-channel", "fp8")
+QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_FORMATS, "fp8-channel": FP8_FORMATS,
+                  "awq": ("awq",), "awq-int4": ("awq",), "awq-4bit": ("awq",), "gptq": ("gptq",),
+                  "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq", "w4a16"),
+                  "w4a16": ("w4a16",)}
+POOLED_RUNTIMES = ("vllm", "sglang")
+# formats made with calibration data (AutoAWQ, GPTQ / llm-compressor), which vLLM cannot produce at load
+CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16"}
+
+
+def published_checkpoints(model: ModelSpec) -> list[dict[str, Any]]:
+    """The catalog model's published quantized checkpoints that vLLM and SGLang load as stored, each with its repo,
+    format (a quant/formats.py key), label and source; empty for a model not in the table."""
+    alias = catalog_alias(model)
+    doc = _data("published_checkpoints.json")
+    return [{**e, "label": doc["formats"][e["format"]]["label"]} for e in doc["models"].get(alias or "", [])]
+
+
+def published_checkpoint(model: ModelSpec, quant: str | None) -> dict[str, Any] | None:
+    """The published checkpoint a --quant names (fp8 → the FP8 repo, awq → the AWQ repo), or None."""
+    q = (quant or "").lower()
+    formats = QUANT_FAMILIES.get(q, (q,))
+    return next((e for f in formats for e in published_checkpoints(model) if e["format"] == f), None)
+
+
+# Kernels' GPUs (vLLM docs "FP8 W8A8": FP8 compute on compute capability ≥ 8.9, weight-only W8A16 through FP8 Marlin
+# from 7.5 — https://docs.vllm.ai/en/stable/features/quantization/fp8/; vllm/model_executor/layers/quantization:
+# awq.py AWQConfig.get_min_capability 75, awq_marlin.py / gptq_marlin.py 80 (Marlin repacks the int4 weights in
+# place: the same bytes), gptq.py GPTQConfig.get_min_capability 60, compressed_tensors/schemes/
+# compressed_tensors_wNa16.py CompressedTensorsWNA16.get_min_capability 80 "ampere and up")
+MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0, "w4a16": 8.0}
+
+
+@cache
+def gpu_compute_capability(gpu_name: str) -> str | None:
+    """The catalog's compute capability of a GPU named as a plan's target ("NVIDIA H100 80GB HBM3 #0" too)."""
+    from ..hardware.catalog import load_devices
+
+    name = re.sub(r" #\d+$", "", gpu_name)
+    return next((d.compute_capability for d in load_devices() if d.name == name), None)
+
+
+def kernel_check(quant: str | None, gpu_name: str) -> tuple[str | None, str | None]:
+    """(vLLM's refusal, a note) for weights in ``quant`` on this GPU (NVIDIA parts in the catalog; else none)."""
+    compute_capability = gpu_compute_capability(gpu_name) if quant else None
+    if not quant or not compute_capability:
+        return None, None
+    family = "fp8" if quant.lower().startswith("fp8") else quant.lower() if quant.lower() in MIN_CAPABILITY else None
+    if family is None:
+        return None, None
+    cc = float(compute_capability)
+    if cc < MIN_CAPABILITY[family]:
+        return (f"{family.upper()} weights ({quant}) need compute capability ≥ {MIN_CAPABILITY[family]} in vLLM; this GPU has "
+                f"{compute_capability}"), None
+    if family == "fp8" and cc < 8.9:
+        return None, (f"FP8 weights run weight-only (W8A16, FP8 Marlin) on compute capability {compute_capability}: "
+                      "FP8 compute needs ≥ 8.9 — the same bytes, slower prefill")
+    if family in ("awq", "gptq") and cc >= 8.0:
+        return None, f"{quant.upper()} repacked for the Marlin kernel at load (the same bytes)"
+    return None, None
 
 
 def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
@@ -167,8 +249,9 @@ def mlx_repo(model: ModelSpec, quant: str | None) -> str | None:
     return repos.get(key)
 
 
-__all__ = ["catalog_alias", "default_quant", "gguf_quant", "library_tags", "llama_server_model", "mlx_repo",
-           "ollama_model", "ollama_quant_suffix", "serve_path"]
+__all__ = ["catalog_alias", "default_quant", "gguf_quant", "kernel_check", "library_tags", "llama_server_model",
+           "mlx_repo", "ollama_model", "ollama_quant_suffix", "published_checkpoint", "published_checkpoints",
+           "serve_args", "serve_path"]
 
 
 def beyond_trained_context(model: ModelSpec, ctx: int, runtime: str) -> str | None:

@@ -27,10 +27,9 @@ from dataclasses import dataclass
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
+from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 
-MiB = 1 << 20
-GiB = 1 << 30
 SGLANG_REF = "sglang 0.5.23"
 # The CUDA context a torch process holds before pre_model_load_memory is measured, and the cuBLAS workspace it
 # adds later (out of the non-static slack): 621 and 118 MiB measured with nvidia-smi on an H100 (torch 2.11,
@@ -231,14 +230,14 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
                     intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
-                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla) * MiB) if not s.enforce_eager else 0)
+                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla) * MiB) if not s.sglang.disable_cuda_graph else 0)
 
 
 def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Settings, b: _Budget, pool: _Pool,
              out: _Outside) -> list[Step]:
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
-    if asked.mem_fraction_static is None:
+    if asked.sglang.mem_fraction_static is None:
         reserved = reserved_mem_mib(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla)
         graph_mib = graph_reserve_mib(b.decode_bs, b.chunked, b.mla)
         steps.append(Step("mem_fraction_static",
@@ -309,16 +308,16 @@ class SGLang:
         tp, pp = max(1, settings.tp), max(1, settings.pp)
         gpu_mem = self._gpu_mem_mib(gpus)
         mla = any(a.kind == "mla" for a in model.attention_layers)
-        chunked = settings.max_num_batched_tokens or (gpu_memory_defaults(gpu_mem, tp)[0] if gpu_mem else 4096)
+        chunked = settings.sglang.chunked_prefill_size or (gpu_memory_defaults(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
-        frac = settings.mem_fraction_static
+        frac = settings.sglang.mem_fraction_static
         if frac is None:
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
                                                 tp, pp, mla) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,   # --context-length: config.json by default
-            max_num_batched_tokens=chunked, mem_fraction_static=frac,
+            chunked_prefill_size=chunked, mem_fraction_static=frac,
             cache_type_k=k[0] if k else settings.cache_type_k, cache_type_v=k[0] if k else settings.cache_type_v,
         )
 
@@ -361,21 +360,21 @@ class SGLang:
         decode_bs = self._decode_max_bs(gpu_mem, tp, s.parallel if s.parallel > 1 else None)
         dist = DIST_INIT_TP if tp > 1 else DIST_INIT_PP if pp > 1 else 0
         return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
-                       chunked=s.max_num_batched_tokens or 0, decode_bs=decode_bs, tp=tp, pp=pp,
-                       frac=s.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
+                       chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
+                       frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
                        pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp))
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path  # the user's ./folder kept, else the Hub repo
+        from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
 
-        parts = ["python", "-m", "sglang.launch_server", "--model-path", serve_path(model)]
+        path, *online_fp8 = serve_args(model, s.quant)
+        parts = ["python", "-m", "sglang.launch_server", "--model-path", path]
         if s.ctx:
             parts += ["--context-length", str(s.ctx)]
-        if s.mem_fraction_static is not None:
-            parts += ["--mem-fraction-static", f"{s.mem_fraction_static:g}"]
-        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
-            parts += ["--quantization", "fp8"]          # server_args.py: online fp8 of a 16-bit checkpoint
+        if s.sglang.mem_fraction_static is not None:
+            parts += ["--mem-fraction-static", f"{s.sglang.mem_fraction_static:g}"]
+        parts += online_fp8                             # server_args.py --quantization fp8: quantized at load
         kd = _kv_dtype(s.cache_type_k)
         if kd and kd[0] not in ("auto", "f16", "fp16", "float16", "bf16", "bfloat16"):
             parts += ["--kv-cache-dtype", kd[0]]

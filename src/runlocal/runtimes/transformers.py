@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from ..kv import normalize_cache_type, recurrent_state_bytes
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate
+from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
-MiB = 1 << 20
-GiB = 1 << 30
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
 # Measured with nvidia-smi on an H100 (torch 2.11 + CUDA 13, measurements/transformers): 621 MiB once the first
@@ -463,8 +462,8 @@ def _assumptions(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache
     attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
                  if eager else "SDPA attention (is_causal, no L×L scores unless the batch is padded)")
     out = [f"{TF_REF} + {ACC_REF}: device_map=\"auto\", {attn_note}, batch of {s.parallel} sequence(s) prefilled at "
-           + (f"{s.ctx - s.max_new_tokens:,} prompt tokens, then {s.max_new_tokens:,} new"
-              if s.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
+           + (f"{s.ctx - s.transformers.max_new_tokens:,} prompt tokens, then {s.transformers.max_new_tokens:,} new"
+              if s.transformers.max_new_tokens else f"full length {s.ctx:,} (give --max-new-tokens to split it)")]
     if place.weights.get("disk"):
         out.append(f"{place.weights['disk']:,} B of weights offloaded to disk: read back on every forward (very slow)")
     if cache.recurrent:
@@ -498,7 +497,7 @@ class Transformers:
     # --- placement ----------------------------------------------------------------------
     def attn(self, s: Settings) -> str:
         """The attention implementation: the plan's setting (--attn-implementation), else this planner's."""
-        return s.attn_implementation or self.attn_implementation
+        return s.transformers.attn_implementation or self.attn_implementation
 
     def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None,
                     bnb: bool) -> tuple[dict[str, float], list[str], list[Step]]:
@@ -554,7 +553,7 @@ class Transformers:
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
-        prompt = max(1, s.ctx - (s.max_new_tokens or 0))
+        prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
         root = _tree(model, weights)
         mm, main, steps = self._max_memory(root, gpus, host, bnb)
         place = _place(root, mm, main, bool(gpus))
@@ -593,7 +592,8 @@ class Transformers:
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")
         return (f"from transformers import {', '.join(imports)}; "
                 f"model = AutoModelForCausalLM.from_pretrained({', '.join(args)}); "
-                + (f"model.generate(input_ids, max_new_tokens={s.max_new_tokens})" if s.max_new_tokens else
+                + (f"model.generate(input_ids, max_new_tokens={s.transformers.max_new_tokens})"
+                   if s.transformers.max_new_tokens else
                    f"model.generate(input_ids, max_length={s.ctx or DEFAULT_CTX})")
                 + (f"  # input_ids: a batch of {s.parallel} prompts" if s.parallel > 1 else ""))
 

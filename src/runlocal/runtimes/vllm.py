@@ -65,12 +65,11 @@ from math import lcm
 from ..kv import layer_kv, normalize_cache_type, recurrent_state_bytes
 from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
-from .base import POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from ..units import GiB, MiB, round_up
+from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .published import kernel_check
 from .vllm_parallel import explain_parallel
 
-MiB = 1 << 20
-GiB = 1 << 30
-GPUS_PER_NODE = 8          # an HGX/DGX node; beyond it vLLM's multi-node docs use Ray (TP in a node × PP across)
 DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
 BLOCK_SIZE = 16                      # vllm/config/cache.py: block_size on CUDA
 
@@ -489,10 +488,6 @@ class Budget:
         return min(self.kv_memory, self.kv_memory_workers)
 
 
-def _round_up(n: int, to: int) -> int:
-    return -(-n // to) * to
-
-
 # Blackwell data-centre parts (compute capability 10.x): FlashInfer's MXFP4 MoE backend. Every other
 # CUDA GPU runs gpt-oss's experts on Marlin, as both raw H100 logs show (issue #23278: 65.97 GiB loaded for
 # gpt-oss-120b, Marlin's padding gives 65.90; #27508's KV memory follows from it); RTX 50 (12.x) is outside
@@ -527,8 +522,8 @@ def mxfp4_expert_bytes(model: ModelSpec, tp: int, gpu_name: str) -> tuple[int, i
     stored = allocated = 0
     for t in gate_up:
         inter = t.numel // (e * h * 2)
-        i_pad = _round_up(-(-inter // tp), i_mult)
-        h_pad = _round_up(h, h_mult)
+        i_pad = round_up(-(-inter // tp), i_mult)
+        h_pad = round_up(h, h_mult)
         w13 = e * 2 * i_pad * (h_pad // 2 + h_pad // 32 + 2)
         w2 = e * h_pad * (i_pad // 2 + i_pad // 32 + 2)
         allocated += w13 + w2
@@ -546,29 +541,29 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     tp, pp = max(1, s.tp), max(1, s.pp)
-    util = s.gpu_memory_utilization or DEFAULT_UTILIZATION
+    util = s.vllm.gpu_memory_utilization or DEFAULT_UTILIZATION
     budget = int(gpu.capacity * util)
     w = weights.total // (tp * pp)
     mx = mxfp4_expert_bytes(model, tp, gpu.name) if weights.quant == "mxfp4" else None
     if mx:
         # the experts as vLLM pads them for its MXFP4 MoE kernel, the rest split over the ranks
         w = (weights.total - mx[0]) // (tp * pp) + mx[1] // pp
-    if s.dp > 1 and not mx:   # MoE layers shard over all DP × TP ranks (runtimes/vllm_parallel.py)
+    if s.vllm.dp > 1 and not mx:   # MoE layers shard over all DP × TP ranks (runtimes/vllm_parallel.py)
         from .vllm_parallel import weights_per_gpu
 
-        w = weights_per_gpu(model, weights, tp, pp, s.dp)
-    if s.enable_lora:       # LoRA slots are made in load_model: counted with the weights (runtimes/vllm_lora.py)
+        w = weights_per_gpu(model, weights, tp, pp, s.vllm.dp)
+    if s.vllm.enable_lora:       # LoRA slots are made in load_model: counted with the weights (runtimes/vllm_lora.py)
         from .vllm_lora import lora_slot_bytes
 
-        w += lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp)
+        w += lora_slot_bytes(model, s.vllm.max_loras, s.vllm.max_lora_rank, tp, pp)
     default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
     v0 = engine in ("v0.6", "v0")
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
     num_seqs = s.parallel if s.parallel > 1 else default_seqs
     ctx = s.ctx or model.max_position_embeddings or 4096
-    if s.max_num_batched_tokens:
-        tokens = s.max_num_batched_tokens
+    if s.vllm.max_num_batched_tokens:
+        tokens = s.vllm.max_num_batched_tokens
     elif v0 and ctx <= V0_CHUNKED_PREFILL_FROM:
         tokens = max(ctx, V0_MIN_BATCHED_TOKENS)
     else:
@@ -578,7 +573,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
-    graphs = 0 if s.enforce_eager else CUDA_GRAPH_BYTES
+    graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
     in_budget = engine == "v1-cudagraph"
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
@@ -700,8 +695,8 @@ class VLLM:
         default_tokens = serve_limits(gpus[0].capacity, gpus[0].name)[0] if gpus else SERVE_LIMITS_SMALL[0]
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,
-            gpu_memory_utilization=settings.gpu_memory_utilization or DEFAULT_UTILIZATION,
-            max_num_batched_tokens=settings.max_num_batched_tokens or default_tokens,
+            gpu_memory_utilization=settings.vllm.gpu_memory_utilization or DEFAULT_UTILIZATION,
+            max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="kv-cache-dtype"),
         )
@@ -722,11 +717,12 @@ class VLLM:
             b = replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
                         non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
         tp, pp = max(1, s.tp), max(1, s.pp)
-        n_gpu = min(len(gpus), tp * pp * max(1, s.dp)) or 1
+        n_gpu = min(len(gpus), tp * pp * max(1, s.vllm.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
-        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only)
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
+        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only) or kernel_refusal
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
@@ -750,7 +746,7 @@ class VLLM:
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.max_concurrency, refusal=refusal,
                           steps=steps,
                           assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
-                                       f"max_num_seqs {b.num_seqs}",
+                                       f"max_num_seqs {b.num_seqs}", *([kernel_note] if kernel_note else []),
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
                                           f"(mamba_cache_mode {mode})"] if pool.mamba_groups else
@@ -759,27 +755,26 @@ class VLLM:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .published import serve_path  # the user's ./folder kept, else the Hub repo
-
-        parts = ["vllm", "serve", serve_path(model), "--max-model-len", str(s.ctx)]
-        if s.gpu_memory_utilization and s.gpu_memory_utilization != DEFAULT_UTILIZATION:
-            parts += ["--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"]
+        from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
+        path, *online_fp8 = serve_args(model, s.quant)
+        parts = ["vllm", "serve", path, "--max-model-len", str(s.ctx)]
+        if s.vllm.gpu_memory_utilization and s.vllm.gpu_memory_utilization != DEFAULT_UTILIZATION:
+            parts += ["--gpu-memory-utilization", f"{s.vllm.gpu_memory_utilization:g}"]
         if s.cache_type_k not in ("f16", "bf16"):
             parts += ["--kv-cache-dtype", s.cache_type_k]
-        if s.quant and s.quant.lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8":
-            parts += ["--quantization", "fp8"]          # online fp8 of a 16-bit checkpoint
+        parts += online_fp8                             # --quantization fp8: a 16-bit checkpoint quantized at load
         if s.tp > 1:
             parts += ["--tensor-parallel-size", str(s.tp)]
         if s.pp > 1:
             parts += ["--pipeline-parallel-size", str(s.pp)]
         if s.parallel > 1:
             parts += ["--max-num-seqs", str(s.parallel)]
-        if s.dp > 1:
-            parts += ["--data-parallel-size", str(s.dp)]
-        if s.expert_parallel:
+        if s.vllm.dp > 1:
+            parts += ["--data-parallel-size", str(s.vllm.dp)]
+        if s.vllm.expert_parallel:
             parts += ["--enable-expert-parallel"]
-        if s.enable_lora:
-            parts += ["--enable-lora", "--max-loras", str(s.max_loras), "--max-lora-rank", str(s.max_lora_rank)]
+        if s.vllm.enable_lora:
+            parts += ["--enable-lora", "--max-loras", str(s.vllm.max_loras), "--max-lora-rank", str(s.vllm.max_lora_rank)]
         if s.tp * s.pp > GPUS_PER_NODE:
             # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
             parts += ["--distributed-executor-backend", "ray"]

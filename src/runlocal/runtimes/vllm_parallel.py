@@ -35,20 +35,20 @@ def explain_parallel(model: ModelSpec, weights: WeightEstimate, s: Settings, tp:
                      n_gpu: int) -> tuple[Step, ...]:
     """The --explain steps of LoRA slots and data parallelism (both inside the weights per GPU)."""
     steps: tuple[Step, ...] = ()
-    if s.enable_lora:
+    if s.vllm.enable_lora:
         from .vllm_lora import lora_slot_bytes, not_covered
 
         left = not_covered(model)
-        steps += (Step("LoRA slots", f"{s.max_loras} × rank {s.max_lora_rank} A/B stacks of every attention and MLP "
+        steps += (Step("LoRA slots", f"{s.vllm.max_loras} × rank {s.vllm.max_lora_rank} A/B stacks of every attention and MLP "
                        f"linear (in the weights per GPU above){'; not counted: ' + ', '.join(left) if left else ''}",
-                       f"{lora_slot_bytes(model, s.max_loras, s.max_lora_rank, tp, pp):,} B",
+                       f"{lora_slot_bytes(model, s.vllm.max_loras, s.vllm.max_lora_rank, tp, pp):,} B",
                        "vllm/lora/layers/base_linear.py create_lora_weights"),)
-    if s.dp > 1:
-        steps += (Step("data parallel", f"{s.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below "
-                       f"and its own requests (the deployment serves {s.dp} × the concurrency below); MoE layers "
-                       f"sharded over all {s.dp * tp} DP × TP ranks"
-                       + (", whole experts per rank (--enable-expert-parallel)" if s.expert_parallel else "")
+    if s.vllm.dp > 1:
+        steps += (Step("data parallel", f"{s.vllm.dp} engine replicas of TP {tp} × PP {pp}, each with the KV pool below "
+                       f"and its own requests (the deployment serves {s.vllm.dp} × the concurrency below); MoE layers "
+                       f"sharded over all {s.vllm.dp * tp} DP × TP ranks"
+                       + (", whole experts per rank (--enable-expert-parallel)" if s.vllm.expert_parallel else "")
                        + f": weights per GPU = dense / (TP × PP) + {expert_bytes(model, weights):,} B of experts / "
-                       f"({s.dp} × TP × PP)",
+                       f"({s.vllm.dp} × TP × PP)",
                        f"{n_gpu} GPUs", "vllm/model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.make"),)
     return steps

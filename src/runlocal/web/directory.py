@@ -126,8 +126,8 @@ def model_facts(alias: str) -> dict[str, Any]:
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
-        partly = (f"{plan.settings.n_gpu_layers} of {spec.n_layers + 1} layers on the GPU"
-                  if plan.allocation.compromise and plan.settings.n_gpu_layers is not None else None)
+        partly = (f"{plan.settings.llamacpp.n_gpu_layers} of {spec.n_layers + 1} layers on the GPU"
+                  if plan.allocation.compromise and plan.settings.llamacpp.n_gpu_layers is not None else None)
         runs.append({"device": dev, "verdict": plan.verdict, "max_context": plan.max_context, "partly": partly,
                      "quant": plan.weights.quant, "decode": plan.speed.get("decode_tokens_per_s")})
     kv = plan.allocation.kv_bytes_per_token if runs else None

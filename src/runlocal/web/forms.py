@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ..errors import InputError
+from ..runtimes.registry import engine
 
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_DEVICE = "rtx-4090"
@@ -45,7 +46,8 @@ def runtime_options(name: str) -> RuntimeOptions:
     levers = levers_of(rt)
     ladder = QUANT_LADDERS.get(rt.name, ())
     quants = tuple(dict.fromkeys((*ladder, *levers.weight_quants)))
-    gguf = rt.name in ("llama.cpp", "ollama")
+    known = engine(rt.name)
+    gguf = known.ggml
     if gguf:
         quants = levers.weight_quants        # the GGUF ladder, largest first
     # the first KV type is the runtime's default: f16 for ggml/MLX; vLLM/SGLang's "auto" (the model's dtype)
@@ -55,20 +57,18 @@ def runtime_options(name: str) -> RuntimeOptions:
     return RuntimeOptions(
         name=rt.name, quants=("", *quants), kv_types=kv_types,
         budget=budget[0] if budget else None, budget_flag=budget[1] if budget else "",
-        layer_offload=rt.name == "llama.cpp", tensor_parallel=bool(rt.pools_kv),
-        parallel_label={"vllm": "Max concurrent sequences", "sglang": "Max running requests",
-                        "transformers": "Batch size", "ollama": "OLLAMA_NUM_PARALLEL"}.get(rt.name, "Parallel requests"),
+        layer_offload=known.gpu_layers_flag, tensor_parallel=bool(rt.pools_kv), parallel_label=known.parallel_label,
     )
 
 
 def quant_label(runtime: str, quant: str) -> str:
     if quant:
         return quant
-    return "Q4_K_M (default download)" if runtime in ("llama.cpp", "ollama") else "as published"
+    return "Q4_K_M (default download)" if engine(runtime).ggml else "as published"
 
 
 def kv_label(runtime: str, kv: str) -> str:
-    if kv == "f16" and runtime in ("vllm", "sglang"):
+    if kv == "f16" and engine(runtime).kv_auto:
         return "auto (the model's dtype)"
     return kv
 

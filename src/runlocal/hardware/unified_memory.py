@@ -1,0 +1,99 @@
+"""Unified memory (Apple silicon, DGX Spark, Strix Halo): the GPU and the CPU draw on one RAM.
+
+What the runtimes really do on such a machine:
+
+- llama.cpp (ggml-metal): every Metal buffer is MTLResourceStorageModeShared (ggml/src/ggml-metal/ggml-metal-device.m,
+  ggml_metal_buffer_init / newBufferWithLength:options:), so it takes pages of the same RAM the CPU uses. The only
+  GPU-side limit is MTLDevice.recommendedMaxWorkingSetSize: ggml-metal reports it as the device's memory
+  (ggml-metal-device.m props.max_working_set_size; llama.cpp's CI log on a 16 GB M4 prints "using device Metal
+  (Apple M4) - 10922 MiB free" beside "recommendedMaxWorkingSetSize = 11453.25 MB", measurements/public_logs),
+  llama.cpp's --fit and -ngl placement count against it, and past it
+  ggml-metal only warns ("current allocated size is greater than the recommended max working set size",
+  ggml-org/llama.cpp#5206). Nothing caps the CPU side at RAM − working set: what the CPU holds (the token
+  embedding, --n-cpu-moe experts, -ngl's CPU layers, host buffers) comes out of the RAM the GPU side does
+  not use. The issue-18 miss: gpt-oss-20b, `llama-cli -hf ggml-org/gpt-oss-20b-GGUF --n-cpu-moe 12 -fa on
+  -c 32768 --jinja --no-mmap` on a 16 GB Mac mini M4 runs at ~26 tokens/s with "RAM 13.05 / 16 GB" in macmon
+  (ml-explore/mlx-lm#644; the command ggerganov posted for 16 GB Macs, ggml-org/llama.vscode#105), while the
+  CPU side was capped at 16 − 10.67 GiB and the plan was called "does not fit".
+  Rule: the GPU side ≤ the working set (its Target's capacity), the CPU side ≤ RAM − what the GPU side holds.
+  Above TIGHT_SHARE of the RAM together, macOS and other programs are left little: "tight".
+
+- MLX: its Metal allocator's limit is block_limit_ = min(1.5 × recommendedMaxWorkingSetSize, 0.95 × RAM)
+  (ml-explore/mlx mlx/backend/metal/allocator.cpp, MetalAllocator::MetalAllocator); an allocation is refused only
+  past it (malloc returns null → the wait-then-swap path), and mlx-lm's wired_limit only wires up to the working
+  set and warns above 90 % of it (mlx_lm/generate.py). So a model past the working set but under the block limit
+  runs, its pages not wired (macOS may compress or page them: slower) — the issue's Mixtral 8-bit on a 64 GB Mac.
+  See mlx_block_limit / past_working_set below (runtimes/mlx.py uses them).
+
+Pure computation (no I/O).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+UNIFIED_HOST = "CPU RAM (unified)"     # the host Target of a unified-memory machine (hardware/targets.py)
+MLX_BLOCK_SHARE_OF_WORKING_SET = 1.5   # mlx allocator.cpp: block_limit_ = min(1.5 × max_rec_size, 0.95 × memsize)
+MLX_BLOCK_SHARE_OF_RAM = 0.95
+# What macOS and the Python process need left of the RAM when MLX runs past the working set. Bounded by two posted
+# outcomes: gpt-oss-20b MXFP4-Q8 (mlx_lm "requires 11516 MB") on a 16 GB M4 swapped and failed with 3-5 GiB left
+# (ml-explore/mlx-lm#644); a Mixtral 8x7B 8-bit on a 64 GB Mac ran past the 48 GiB working set with ~15 GiB left
+# (issue 18's outcome set). 8 GiB is also what macOS keeps out of the working set on the smallest machine where it
+# gives the GPU 2/3 (24 GB → 16 GiB working set).
+OS_FLOOR = 8 << 30
+
+
+def shared_ram(devices) -> tuple[int, int] | None:
+    """(RAM, bytes the unified GPU side holds) when ``devices`` (DeviceMemory) are a unified machine's: a GPU of
+    kind "unified" and the host named UNIFIED_HOST, whose capacity is the whole RAM. None otherwise."""
+    host = next((d for d in devices if d.kind == "cpu" and d.name == UNIFIED_HOST), None)
+    gpu_side = [d for d in devices if d.kind == "unified"]
+    if host is None or not gpu_side:
+        return None
+    return host.capacity, sum(d.total for d in gpu_side)
+
+
+def with_shared_host(devices):
+    """``devices`` with the unified host's capacity set to what the GPU side leaves of the RAM (its capacity
+    when planned is the whole RAM): what verdict.fits judges and what the plan shows."""
+    ram = shared_ram(devices)
+    if ram is None:
+        return tuple(devices)
+    total, gpu_used = ram
+    return tuple(replace(d, capacity=max(1, total - gpu_used)) if d.kind == "cpu" and d.name == UNIFIED_HOST else d
+                 for d in devices)
+
+
+def over_shared_share(devices, share: float) -> bool:
+    """GPU side and CPU side together above ``share`` of a unified machine's RAM (little left for the OS)."""
+    ram = shared_ram(devices)
+    if ram is None:
+        return False
+    total, gpu_used = ram
+    host = sum(d.total for d in devices if d.kind == "cpu")
+    return gpu_used + host > share * total
+
+
+def mlx_block_limit(working_set: int, ram: int | None) -> int:
+    """MLX's Metal allocator limit (allocator.cpp): min(1.5 × working set, 0.95 × RAM)."""
+    limit = int(MLX_BLOCK_SHARE_OF_WORKING_SET * working_set)
+    return min(limit, int(MLX_BLOCK_SHARE_OF_RAM * ram)) if ram else limit
+
+
+def past_working_set(used: int, working_set: int, ram: int | None) -> str | None:
+    """The compromise of an MLX plan above the working set but within the allocator's limit and leaving macOS
+    OS_FLOOR of the RAM, or None (within the working set: nothing to say; past those: it does not run)."""
+    if used <= working_set or used > mlx_block_limit(working_set, ram) or not ram or ram - used < OS_FLOOR:
+        return None
+    return (f"past the GPU working set ({used / 2**30:.1f} of {working_set / 2**30:.1f} GiB): MLX allocates up to "
+            f"{mlx_block_limit(working_set, ram) / 2**30:.1f} GiB (1.5 × the working set, at most 0.95 × RAM) and "
+            "wires only the working set — it runs, macOS may page the rest (slower); "
+            "sudo sysctl iogpu.wired_limit_mb raises the working set")
+
+
+def settle_shared(plan):
+    """``plan`` shown with the unified host's capacity as judged (RAM − the GPU side's use), not the whole RAM
+    it was planned against."""
+    alloc = plan.allocation
+    devices = with_shared_host(alloc.devices)
+    return plan if devices == tuple(alloc.devices) else replace(plan, allocation=replace(alloc, devices=devices))

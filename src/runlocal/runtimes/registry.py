@@ -1,0 +1,103 @@
+"""The engines runlocal plans, one entry each: the names users type, the planner, its options and the facts about it
+that code outside runtimes/ asks (does it load GGUF files, does it span nodes, how does it spell --parallel …).
+
+Code outside runtimes/ asks ``engine(name).ggml`` rather than comparing runtime names as strings
+(tests/integration/test_lint.py keeps it so). A new engine is one entry here, a planner module, and an options
+type in options.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .options import OPTION_ATTRS
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str                           # as plans, commands and the JSON name it
+    planner: str                        # "module:Class" in runtimes/ (get_runtime imports it when asked)
+    aliases: tuple[str, ...]            # other names users type (matched in lower case)
+    options: str                        # the Settings attribute holding its own options (options.OPTION_ATTRS)
+    # --parallel not given: llama-server's own default is -np -1, "auto" (common/arg.cpp), 4 slots sharing one
+    # unified KV cache (tools/server/server.cpp); every other engine reads an unset --parallel as 1, its default
+    auto_parallel: bool = False
+    # loads GGUF files and runs on a ggml backend: GGUF quant names, --backend, a .gguf planned as it is
+    ggml: bool = False
+    # llama-server's default --fit on moves layers to RAM until anything runs (common/fit.cpp), so "runs on this
+    # device" pins every layer on the GPUs (choose.py)
+    fit_offload: bool = False
+    gpu_layers_flag: bool = False       # -ngl on its command line (Ollama takes num_gpu in a Modelfile instead)
+    cpu_moe: bool = False               # llama-server --n-cpu-moe: routed experts of the first N layers in RAM
+    kv_offload_switch: bool = False     # llama-server --no-kv-offload / -nkvo (common/arg.cpp)
+    server_environment: bool = False    # its server's environment sets what a request leaves unset (OLLAMA_*)
+    lora: bool = False                  # --enable-lora slots planned (runtimes/vllm_lora.py)
+    data_parallel: bool = False         # --data-parallel-size / --enable-expert-parallel planned (vllm_parallel.py)
+    # across nodes: tensor parallel within a node, pipeline parallel over the nodes (vLLM's docs, "Distributed
+    # inference and serving"); the others are planned on one node of up to base.GPUS_PER_NODE GPUs
+    multi_node: bool = False
+    # serves a Hub checkpoint as stored, or a published quantized one (data/published_checkpoints.json)
+    hub_checkpoints: bool = False
+    more_gpus: bool = True              # plans one model over several identical GPUs (fixes.py "more GPUs")
+    kv_auto: bool = False               # its default KV-cache type is "auto", the model's dtype
+    # KV-cache types it accepts, where runlocal refuses the rest before planning (None: any known type is planned
+    # and the engine's own refusal explained):
+    #   llama.cpp: common/arg.cpp kv_cache_types; vLLM: vllm/config/cache.py CacheDType ("auto" and fp16 read as f16)
+    cache_types: tuple[str, ...] | None = None
+    # the devices it runs on: these kinds whatever their backends, and GPUs (kind gpu or unified) with one of these
+    # backends; both empty: everywhere
+    device_kinds: tuple[str, ...] = ()
+    gpu_backends: tuple[str, ...] = ()
+    speed_backend: str | None = None    # hardware/speed.py's constants for it on any GPU (None: the GPU's ggml backend)
+    parallel_flag: str = ""             # its own name for the requests it runs at once, as a user sets it
+    parallel_label: str = "Parallel requests"   # the same, as the web form labels the field
+
+    @property
+    def options_type(self) -> type:
+        """The dataclass of its own options (runtimes/options.py), held in ``Settings.<options>``."""
+        return OPTION_ATTRS[self.options]
+
+    def runs_on(self, kind: str, backends: tuple[str, ...] | frozenset[str] | None) -> bool:
+        """Whether it runs on a device of this kind with these backends (choose.runtime_runs_on)."""
+        if not (self.device_kinds or self.gpu_backends):
+            return True
+        return kind in self.device_kinds or (kind in ("gpu", "unified") and bool(set(backends or ()) &
+                                                                                set(self.gpu_backends)))
+
+
+_LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+
+ENGINES: tuple[Engine, ...] = (
+    Engine("llama.cpp", "llamacpp:LlamaCpp", ("llamacpp", "llama-cpp", "llama-server", "llama_cpp"), "llamacpp",
+           auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True, kv_offload_switch=True,
+           cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel "),
+    Engine("vllm", "vllm:VLLM", (), "vllm", lora=True, hub_checkpoints=True, data_parallel=True, multi_node=True, kv_auto=True,
+           cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
+           speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences"),
+    Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, more_gpus=False,
+           parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL"),
+    Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
+           speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests"),
+    Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
+           device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",
+           parallel_label="Batch size"),
+    Engine("mlx", "mlx:MLX", ("mlx-lm", "mlx_lm"), "mlx", more_gpus=False, device_kinds=("apple",),
+           speed_backend="mlx", parallel_flag="--decode-concurrency "),
+)
+# every name users type (lower case) → its engine, in the order the aliases are listed
+BY_NAME: dict[str, Engine] = {n: e for e in ENGINES for n in (e.name, *e.aliases)}
+
+
+def find_engine(name: str) -> Engine | None:
+    """The engine a name (any alias, any case, without ==VERSION) means; None when it is none of them."""
+    return BY_NAME.get(name.strip().lower())
+
+
+def engine(name: str) -> Engine:
+    """The engine a runtime name means (a planner's ``name``, ``Settings.runtime``, or an alias users type)."""
+    found = find_engine(name)
+    if found is None:
+        raise InputError(f"runtime: unknown runtime '{name}' (expected one of "
+                         f"{', '.join(e.name for e in ENGINES)}, optionally ==VERSION)")
+    return found
