@@ -79,13 +79,16 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
         raise RowTimeout()
 
     signal.signal(signal.SIGALRM, alarm)
+    sims = _count_simulations()
     out, skipped, failed = [], [], []
     cpu_times: list[float] = []
+    sim_counts: list[int] = []
     sink = dump.open("w") if dump else None
     for row in rows:
         alias, rt, ctx, gpu = row
         req = CheckRequest(model=alias, runtime=rt, gpu=gpu, ctx=_ctx(alias, ctx), use_measurements=False)
         signal.setitimer(signal.ITIMER_REAL, timeout)
+        sims[0] = 0
         c0 = time.process_time()
         t0 = time.perf_counter()
         try:
@@ -106,9 +109,10 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
         if "timeout" not in result:
             out.append((dt, row))
             cpu_times.append(cpu)
+            sim_counts.append(sims[0])
         if sink:
             sink.write(json.dumps({"row": row, "seconds": round(dt, 4), "cpu_seconds": round(cpu, 4),
-                                   "plan": result}) + "\n")
+                                   "simulations": sims[0], "plan": result}) + "\n")
             sink.flush()
     if sink:
         sink.close()
@@ -116,6 +120,9 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
     print(_summary("in-process plan", times) + "   (target median ≤ 20, worst ≤ 100 ms)")
     # on a shared machine wall time counts the other processes' turns too; the process's own CPU time does not
     print(_summary("  same rows, CPU time", cpu_times))
+    if sim_counts:
+        print(f"  ggml graph simulations (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
+              f"worst row {max(sim_counts)}")
     if skipped:
         print(f"  {len(skipped)} rows over the {timeout:g} s limit, left out of the figures: "
               + ", ".join("/".join(str(x) for x in r) for r in skipped[:10]) + (" …" if len(skipped) > 10 else ""))
@@ -126,6 +133,23 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
         alias, rt, ctx, gpu = row
         print(f"    {t * 1000:9.1f} ms  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu}")
     return out
+
+
+def _count_simulations() -> list[int]:
+    """A counter of the distinct ggml compute simulations the planner runs (the cost a search's plans add up to),
+    kept in a one-element list the caller resets per row."""
+    from runlocal.runtimes import llamacpp_compute
+
+    count = [0]
+    now = getattr(llamacpp_compute, "simulate_now", None)
+    if now is None:          # the simulation's entry point moved: no count (the timings stand)
+        return count
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return now(*args, **kwargs)
+    llamacpp_compute.simulate_now = counted
+    return count
 
 
 def _run(cmd: list[str]) -> float:

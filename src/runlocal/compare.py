@@ -14,15 +14,14 @@ MAX_COMPARE = 16
 
 
 def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, Any] | None:
-    from .sweep import models_that_fit
+    from .sweep import largest_model_that_fits
 
     try:
-        rows = models_that_fit(capacity, ctx, runtime)
+        top = largest_model_that_fits(capacity, ctx, runtime)
     except Exception:  # a runtime the sweep cannot plan: leave the column empty rather than fail the table
         return None
-    if not rows:
+    if top is None:
         return None
-    top = rows[0]
     return {"alias": top["alias"], "quant": top["quant"], "ctx": ctx, "weights_bytes": top["weights_bytes"],
             "runtime": runtime}
 

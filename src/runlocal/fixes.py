@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .boundary import Room, largest_guided
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, engine, get_runtime
-from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
+from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
 from .runtimes.published import POOLED_RUNTIMES, published_checkpoint, published_checkpoints
-from .search import longest_context, plan_fits
+from .search import fits_room, fits_verdict, longest_context, plan_fits
 from .units import format_bytes
 from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
@@ -113,17 +114,30 @@ class _Fixer:
     def runs(self, s: Settings, quant: str | None = None) -> bool:
         return plan_fits(self.runtime, self.model, self.weights(quant), s, self.targets)
 
+    def runs_room(self, s: Settings, quant: str | None = None) -> tuple[bool, Room]:
+        """runs() and the room the plan leaves, for a guided search (search.fits_room)."""
+        return fits_room(self.runtime, self.model, self.weights(quant), s, self.targets)
+
     def gpus_over(self, s: Settings, quant: str | None) -> bool:
         # llama.cpp: a GPU's bytes without its compute buffer already overflow it (LlamaCpp.floor), so -ngl is lower
         over = getattr(self.runtime, "surely_over", None) if hasattr(self.runtime, "floor") else None
         return bool(over and over(self.model, self.weights(quant), s, self.targets, gpus_only=True))
 
-    def most_gpu_layers(self, s: Settings, quant: str | None = None) -> int | None:
-        def gpus_fit(k: int) -> bool:
+    def most_gpu_layers(self, s: Settings, quant: str | None = None, above: int | None = None) -> int | None:
+        """The most layers on the GPU(s) with the rest of the model as ``s`` has it, where the whole plan then runs;
+        with ``above``, None unless more than ``above`` layers fit (one plan at above + 1 says so: the GPUs' bytes
+        grow with their layers, the monotonicity the search itself bisects on)."""
+        def gpus_fit(k: int) -> tuple[bool, float | None]:
             new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
-            return not self.gpus_over(new, quant) and _gpus_fit(self.allocate(new, quant))
+            if self.gpus_over(new, quant):
+                return False, None
+            a = self.allocate(new, quant)
+            rooms = [d.capacity - d.total for d in a.devices if d.kind != "cpu" and d.capacity > 0]
+            return _gpus_fit(a), (min(rooms) if rooms and a.refusal is None else None)
 
-        ngl = largest(0, self.model.n_layers, gpus_fit)
+        if above is not None and above + 1 <= self.model.n_layers and not gpus_fit(above + 1)[0]:
+            return None
+        ngl = largest_guided(0, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
@@ -211,13 +225,12 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
-        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi,
-                                   ok=lambda a: _verdict(a) == "fits")
+        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict)
                    or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
     if s.parallel > 1:
-        n = largest(1, s.parallel - 1, lambda k: f.runs(s.with_(parallel=k)))
+        n = largest_guided(1, s.parallel - 1, lambda k: f.runs_room(s.with_(parallel=k)))
         if n:
             f.try_(f"Serve {n} parallel request{'s' if n > 1 else ''} instead of {s.parallel}", s.with_(parallel=n),
                    f"parallel {s.parallel} → {n}", 1)
@@ -303,7 +316,7 @@ def _budget_and_layers(f: _Fixer) -> None:
     if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
             and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
         full = s.with_(n_gpu_layers=_layers_total(model))
-        kept = largest(0, model.n_layers - 1, lambda j: f.runs(full.with_(n_cpu_moe=model.n_layers - j)))
+        kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
             n = model.n_layers - kept
             f.try_(f"Keep the experts of {n} of {model.n_layers} layers in RAM (--n-cpu-moe {n})",
@@ -365,9 +378,11 @@ def _combined(f: _Fixer) -> None:
                 f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", s.with_(quant=q, ctx=ctx),
                        f"{change}, context {s.ctx:,} → {ctx:,} tokens", 3, quant=q)
                 found += 1
-        if f.levers.layer_offload and f.has_cpu and f.has_gpu:
-            ngl = f.most_gpu_layers(s.with_(quant=q), q)
-            current = _gpu_layers(f.plan.settings, model)
+        current = _gpu_layers(f.plan.settings, model)
+        # where the runtime's own fit already placed more layers than the search can return (it stops at
+        # n_layers), the search's answer could not be offered: it is not made
+        if f.levers.layer_offload and f.has_cpu and f.has_gpu and not (f.all_on_gpu and current >= model.n_layers):
+            ngl = f.most_gpu_layers(s.with_(quant=q), q, above=current if f.all_on_gpu else None)
             if ngl and (not f.all_on_gpu or ngl > current):
                 f.try_(f"{_quant_title(q)} with {ngl} of {_layers_total(model)} layers on the GPU",
                        s.with_(quant=q, n_gpu_layers=ngl, n_cpu_moe=0),

@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .boundary import largest_guided
 from .errors import InputError
 from .fixes import Fix, suggest_fixes
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, runtime_rules
-from .runtimes.base import PARALLEL_AUTO, largest
-from .search import POOL_GRANULE, longest_context, plan_fits, starts_one_request
+from .runtimes.base import PARALLEL_AUTO
+from .search import POOL_GRANULE, fits_room, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
@@ -163,7 +164,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit)
         max_conc = None
         if with_concurrency:
-            most = largest(1, 512, lambda n: plan_fits(runtime, model, weights, s.with_(parallel=n), targets))
+            most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .boundary import Room, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Target
 from .runtimes.base import largest
-from .verdict import fits
+from .verdict import TIGHT_SHARE, fits, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
 POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per token
@@ -24,15 +25,58 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
                     ok: Callable[[Allocation], bool] = fits) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
-    ``ok``; None when even the shortest does not."""
+    ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans)."""
     def passes(n: int) -> bool:
+        return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+
+    def probe(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return plan_fits(runtime, model, weights, at, targets)
-        return ok(runtime.allocate(model, weights, at, targets))
+            return fits_room(runtime, model, weights, at, targets)
+        a = runtime.allocate(model, weights, at, targets)
+        return ok(a), room(a, tight=True)
 
-    units = largest(max(1, lo // granule), max(1, hi // granule), passes)
+    first, last = max(1, lo // granule), max(1, hi // granule)
+    if ok is fits or ok is fits_verdict:
+        units = largest_guided(first, last, probe)
+    else:
+        units = largest(first, last, passes)
     return units * granule if units else None
+
+
+def fits_verdict(a: Allocation) -> bool:
+    """The plan's verdict is "fits" (not tight): what a fix that shortens the context aims for first."""
+    return verdict(a) == "fits"
+
+
+def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
+    """Bytes to spare on each device (negative: over), against its capacity, or with ``tight`` against the share
+    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal, a pool that cannot
+    hold one request, a compromise the runtime made). Only guides a search: the verdicts decide."""
+    if a.refusal is not None or (a.max_concurrency is not None and a.max_concurrency < 1):
+        return None
+    if tight and a.compromise:
+        return None
+    return {d.name: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
+            - d.total for d in a.devices if d.capacity > 0} or None
+
+
+def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+              targets: list[Target]) -> tuple[bool, Room]:
+    """plan_fits and the room: the plan's (room()), or where the runtime's bound skips the plan, the room its
+    lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's."""
+    over = getattr(runtime, "surely_over", None)
+    if over is not None and over(model, weights, settings, targets):
+        floor = getattr(runtime, "floor", None)
+        if floor is None:
+            return False, None
+        devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
+        rooms = {t.name: t.capacity - f for f, t in zip(floor(model, weights, settings, targets), devices)
+                 if t.capacity > 0}
+        return False, rooms or None
+    a = runtime.allocate(model, weights, settings, targets)
+    return fits(a), room(a)
 
 
 def plan_fits(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,

@@ -67,7 +67,12 @@ def catalog_lines(runtime: str = "llama.cpp") -> tuple[tuple[str, ...], np.ndarr
     per process and runtime (whatever name the runtime is given by)."""
     from .runtimes import get_runtime
 
-    return _catalog_lines(get_runtime(runtime).name)
+    name = get_runtime(runtime).name
+    _built.add(name)
+    return _catalog_lines(name)
+
+
+_built: set[str] = set()         # runtimes whose whole catalog lines this process has built
 
 
 @lru_cache(maxsize=4)
@@ -87,6 +92,64 @@ def _catalog_lines(runtime: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarra
         w.append([ln.weights for ln in lines])
         lim.append(spec.max_position_embeddings or 131072)
     return tuple(aliases), np.array(a), np.array(b), np.array(w, dtype=np.int64), np.array(lim)
+
+
+@lru_cache(maxsize=4)
+def _by_size(runtime: str) -> tuple[tuple[int, str], ...]:
+    """(weights at the ladder's first quant, alias) of the catalog, the largest first, ties in catalog order: the
+    order models_that_fit lists them in."""
+    from .model import catalog
+    from .plan import estimate
+
+    sized = []
+    for entry in catalog.load_entries():
+        try:
+            sized.append((estimate(catalog.lookup(entry["alias"]), SWEEP_QUANTS[0]).total, entry["alias"]))
+        except Exception:  # left out of the sweep, as _catalog_lines leaves it out
+            continue
+    return tuple(sorted(sized, key=lambda wa: -wa[0]))
+
+
+@lru_cache(maxsize=1024)
+def _model_lines(alias: str, runtime: str) -> tuple[tuple[Line, ...], int] | None:
+    """One catalog model's lines over SWEEP_QUANTS and its context limit, as _catalog_lines builds them."""
+    from .model import catalog
+
+    try:
+        spec = catalog.lookup(alias)
+        return tuple(affine_memory(spec, q, runtime) for q in SWEEP_QUANTS), spec.max_position_embeddings or 131072
+    except Exception:
+        return None
+
+
+def largest_model_that_fits(capacity: int, ctx: int, runtime: str = "llama.cpp") -> dict | None:
+    """models_that_fit(capacity, ctx, runtime)[0] (None for none), without the whole catalog's lines: the models
+    are visited largest first and the lines made only for those visited (`compare` asks this per device; the
+    whole build costs seconds per process)."""
+    from .runtimes import get_runtime
+
+    runtime = get_runtime(runtime).name
+    if runtime in _built:
+        rows = models_that_fit(capacity, ctx, runtime)
+        return rows[0] if rows else None
+    best: tuple[int, int, dict] | None = None        # (weights, quant index, row)
+    for w0, alias in _by_size(runtime):
+        if best is not None and w0 < best[0]:
+            break                          # models of the same size as the one found may still hold a better quant
+        made = _model_lines(alias, runtime)
+        if made is None:
+            continue
+        lines, lim = made
+        if ctx > lim:
+            continue
+        for q, ln in enumerate(lines):
+            peak = ln.intercept + ln.slope * ctx            # the same float64 sum fits_matrix makes
+            if peak <= capacity:
+                if best is None or q < best[1]:
+                    best = (w0, q, {"alias": alias, "quant": SWEEP_QUANTS[q], "weights_bytes": int(ln.weights),
+                                    "peak_bytes": int(peak), "free_bytes": int(capacity - peak), "max_ctx": int(lim)})
+                break
+    return best[2] if best else None
 
 
 def fits_matrix(intercept: np.ndarray, slope: np.ndarray, contexts: np.ndarray, capacities: np.ndarray,

@@ -35,6 +35,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..boundary import largest_guided
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type
 from ..memo import IdMemo
@@ -49,7 +50,6 @@ from .base import (
     Settings,
     Step,
     Target,
-    largest,
 )
 from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's pieces, as tests and benchmarks import them)
     PREFIX_EXACT,
@@ -99,30 +99,86 @@ from .llamacpp_layout import (  # noqa: F401
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
 
-def fit_layers(model: ModelSpec, run, ok, hopeless=None) -> tuple[int, int]:
+class LayerOutcomes:
+    """What --fit's layer probes (does placement (-ngl, --n-cpu-moe) keep the margin on the GPU?) answered for one
+    launch at other contexts and slot counts, so that a probe whose answer is implied needs no graph simulation.
+
+    The GPU's bytes grow with the context and the slots (more cells, wider graph), with the layers on it and shrink
+    with the experts kept in RAM — the monotonicity each search already bisects on, one axis at a time. Two
+    placements are only compared within one class: -ngl 0 (the whole graph's compute buffer on the GPU, op offload)
+    apart from one layer or more, and no experts in RAM apart from some (their weights are then copied into the
+    compute buffer). A placement that passed at a point at least as heavy passes; one that failed at a point at
+    least as light fails."""
+
+    LIMIT = 256          # records kept per launch (a search makes a few dozen)
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
+
+    def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
+        cls = (ngl == 0, ncmoe == 0)
+        for c, p, g, m, passed in self.records:
+            if (g == 0, m == 0) != cls:
+                continue
+            if passed and ctx <= c and slots <= p and ngl <= g and ncmoe >= m:
+                return True
+            if not passed and ctx >= c and slots >= p and ngl >= g and ncmoe <= m:
+                return False
+        return None
+
+    def record(self, ctx: int, slots: int, ngl: int, ncmoe: int, passed: bool) -> None:
+        if len(self.records) < self.LIMIT:
+            self.records.append((ctx, slots, ngl, ncmoe, passed))
+
+    @staticmethod
+    def at(model: ModelSpec, launch: tuple, ctx: int, slots: int) -> Callable[[int, int], bool | None] | None:
+        """The store of ``launch`` (everything but the context, slots and placement, hashable) seen from
+        (ctx, slots): a ``known(ngl, ncmoe, passed=None)`` for fit_layers."""
+        store = _LAYER_OUTCOMES.get(model, launch, LayerOutcomes)
+
+        def known(ngl: int, ncmoe: int, passed: bool | None = None) -> bool | None:
+            if passed is None:
+                return store.implied(ctx, slots, ngl, ncmoe)
+            store.record(ctx, slots, ngl, ncmoe, passed)
+            return passed
+        return known
+
+
+def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> tuple[int, int]:
     """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
     memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
     experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
     when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
     layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
     (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
-    hopeless(ngl, n_cpu_moe), when given, says without planning that ok would fail (a bound: LlamaCpp.floor)."""
+    hopeless(ngl, n_cpu_moe), when given, is the room a bound leaves (LlamaCpp.floor; below 0: ok would fail, no
+    plan needed); known(ngl, n_cpu_moe), an answer implied by other launches' probes (LayerOutcomes.at);
+    room(plan), the bytes the plan leaves under the margin, which guides the search (boundary.largest_guided)."""
     n = model.n_layers
 
-    def passes(ngl: int, ncmoe: int) -> bool:
-        return not (hopeless and hopeless(ngl, ncmoe)) and ok(run(ngl, ncmoe))
+    def passes(ngl: int, ncmoe: int) -> tuple[bool, float | None]:
+        implied = known(ngl, ncmoe) if known else None
+        if implied is not None:
+            return implied, None
+        bound = hopeless(ngl, ncmoe) if hopeless else None
+        if bound is not None and bound < 0:
+            answer, left = False, bound
+        else:
+            plan = run(ngl, ncmoe)
+            answer, left = ok(plan), (room(plan) if room else None)
+        return (known(ngl, ncmoe, answer) if known else answer), left
 
-    if passes(n + 1, 0):
+    if passes(n + 1, 0)[0]:
         return n + 1, 0
     if model.n_experts:
-        keep = largest(0, n, lambda k: passes(n + 1, n - k))
+        keep = largest_guided(0, n, lambda k: passes(n + 1, n - k))
         if keep is not None:
             return n + 1, n - keep
-        return largest(0, n + 1, lambda g: passes(g, n)) or 0, n
-    return largest(0, n + 1, lambda g: passes(g, 0)) or 0, 0
+        return largest_guided(0, n + 1, lambda g: passes(g, n)) or 0, n
+    return largest_guided(0, n + 1, lambda g: passes(g, 0)) or 0, 0
 
 
-
+_LAYER_OUTCOMES = IdMemo(512)
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
@@ -261,11 +317,13 @@ class LlamaCpp:
 
         # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
         # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
-        def hopeless(ngl: int, ncmoe: int) -> bool:
+        def hopeless(ngl: int, ncmoe: int) -> int:
             floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
-            return any(f > room for f, room in zip(floors[:len(gpus)], free))
+            return min(room - f for f, room in zip(floors[:len(gpus)], free))
 
-        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless)
+        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless,
+                                self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None,
+                                lambda us: min(f - u for u, f in zip(us, free)))
         s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.llamacpp.n_cpu_moe))
         blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
         return s, Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
@@ -273,6 +331,18 @@ class LlamaCpp:
                        f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU"
                        + (f", --n-cpu-moe {ncmoe}" if ncmoe else ""),
                        "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4")
+
+    def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
+                        targets: list[Target]) -> Callable[[int, int], bool | None] | None:
+        """fit_layers' store of answers at other contexts and slot counts of this launch (LayerOutcomes); -np auto's
+        shared stream and a context too short for a whole batch (the batch then shrinks with it) are kept apart."""
+        assert s.ctx is not None
+        slots_n = s.parallel if s.parallel >= 1 else 0
+        if s.ctx * max(1, slots_n) < (s.llamacpp.batch or DEFAULT_BATCH):
+            return None
+        launch = ("llama.cpp --fit", self._key(weights, s.with_(ctx=None, n_gpu_layers=None, n_cpu_moe=0,
+                                                                 parallel=s.parallel if slots_n == 0 else 1), targets))
+        return LayerOutcomes.at(model, launch, s.ctx, slots_n)
 
     @staticmethod
     def _compromise(model: ModelSpec, asked: Settings, s: Settings, has_gpu: bool = True) -> str | None:

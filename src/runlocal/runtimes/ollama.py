@@ -35,7 +35,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
-from .llamacpp import FIT_MARGIN, LlamaCpp, fit_layers
+from .llamacpp import FIT_MARGIN, LayerOutcomes, LlamaCpp, fit_layers
 from .llamacpp_swa import as_llamacpp_loads
 from .options import LlamaCppOptions
 
@@ -206,12 +206,20 @@ class Ollama:
             # (CUDA context) is up: in runlocal's terms, the device total (with that context) + margin.
             return a.devices[0].total + FIT_MARGIN <= gpu.capacity
 
-        def hopeless(ngl: int, ncmoe: int) -> bool:
-            # the GPU's bytes without its compute buffer already leave no margin (LlamaCpp.floor)
+        def hopeless(ngl: int, ncmoe: int) -> int:
+            # the room the GPU's bytes without its compute buffer leave (LlamaCpp.floor): below 0, no margin
             floor = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
-            return floor[0] + FIT_MARGIN > gpu.capacity
+            return gpu.capacity - FIT_MARGIN - floor[0]
 
-        ngl, ncmoe = fit_layers(model, run, ok, hopeless)
+        # answers at other contexts and slot counts of this launch imply some (LayerOutcomes): the search over
+        # the context and the one over OLLAMA_NUM_PARALLEL ask --fit again at each point
+        launch = ("ollama --fit", gpu.capacity,
+                  self._llama._key(weights, self._llama_settings(s.with_(ctx=None, parallel=1), batch, 0, 0, flash),
+                                   targets))
+        assert s.ctx is not None
+        known = LayerOutcomes.at(model, launch, s.ctx, s.parallel) if s.ctx * s.parallel >= batch else None
+        ngl, ncmoe = fit_layers(model, run, ok, hopeless, known,
+                                lambda a: gpu.capacity - FIT_MARGIN - a.devices[0].total)
         return ngl, ncmoe, run(ngl, ncmoe)
 
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):

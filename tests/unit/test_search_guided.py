@@ -1,0 +1,98 @@
+"""The searches find the edge (the longest context, the most layers --fit offloads) from fewer plans, and the edge
+is the same one: the value that passes with the next one failing.
+
+Checked two ways: the guided search against the bisection on many monotone predicates whose "room" is straight,
+bent or absent; and on real plans, each edge confirmed from both sides by planning its neighbours directly.
+"""
+
+from __future__ import annotations
+
+import random
+
+from runlocal.boundary import largest_guided
+from runlocal.check import check
+from runlocal.request import CheckRequest
+from runlocal.runtimes.base import largest
+from runlocal.runtimes.llamacpp import FIT_MARGIN
+from runlocal.verdict import fits
+
+
+def _probe_counter(edge: int, room_of):
+    asked: list[int] = []
+
+    def probe(n: int) -> tuple[bool, float | None]:
+        asked.append(n)
+        return n <= edge, room_of(n)
+    return probe, asked
+
+
+def test_the_guided_search_ends_where_the_bisection_ends_whatever_the_room_says():
+    rng = random.Random(16)
+    for _ in range(3000):
+        lo = rng.randint(0, 5)
+        hi = lo + rng.randint(0, 600)
+        edge = rng.randint(lo - 2, hi + 2)
+        shape = rng.choice(["line", "bent", "none", "noise", "steps"])
+        slope = rng.uniform(0.1, 50.0)
+
+        def room_of(n, shape=shape, slope=slope, edge=edge):
+            if shape == "line":
+                return slope * (edge + 0.5 - n)
+            if shape == "bent":
+                return (edge + 0.5 - n) * (slope if n <= edge else slope * 40)
+            if shape == "noise":       # a room that points the wrong way: only the verdicts may decide
+                return rng.uniform(-1e9, 1e9)
+            if shape == "steps":
+                return float((edge - n) // 7) + (0.5 if n <= edge else -0.5)
+            return None
+
+        probe, _ = _probe_counter(edge, room_of)
+        expected = largest(lo, hi, lambda n, e=edge: n <= e)
+        assert largest_guided(lo, hi, probe) == expected, (lo, hi, edge, shape)
+
+
+def test_a_straight_room_finds_the_edge_in_a_handful_of_plans():
+    # the longest context of a plan whose memory grows linearly: 1,024 units, the bisection needs about 11 plans
+    for edge in (3, 47, 500, 1000):
+        probe, asked = _probe_counter(edge, lambda n, e=edge: 1_000_000.0 * (e + 0.5 - n))
+        assert largest_guided(1, 1024, probe) == edge
+        assert len(set(asked)) <= 4, asked
+
+
+def _ngl(plan) -> int:
+    step = next(s for s in plan.steps if s.label.startswith("layers ("))
+    return int(step.value.split(":")[0].removeprefix("-ngl "))
+
+
+def test_ollama_offloads_the_most_layers_that_keep_its_margin():
+    # `runlocal check llama-3.1-70b --runtime ollama --gpu rtx-3060`: a 70B on a 12 GB card, partly in RAM
+    req = CheckRequest(model="llama-3.1-70b", runtime="ollama", gpu="rtx-3060", ram="128G", use_measurements=False)
+    plan, _ = check(req)
+    ngl = _ngl(plan)
+    gpu = next(d for d in plan.allocation.devices if d.kind == "gpu")
+    assert 0 < ngl < plan.model.n_layers + 1
+    targets = _targets(req)
+    for k, keeps in ((ngl, True), (ngl + 1, False)):
+        alloc = plan.planner.allocate(plan.model, plan.weights, plan.settings.with_(n_gpu_layers=k), targets)
+        used = next(d for d in alloc.devices if d.kind == "gpu").total
+        assert (used + FIT_MARGIN <= gpu.capacity) is keeps, (k, used, gpu.capacity)
+
+
+def test_the_longest_context_is_an_edge_planned_from_both_sides():
+    # `runlocal check llama-3.1-swallow-70b --gpu rtx-4090 --ctx 32768`: --fit moves layers, max_context is the
+    # longest context that still runs with the placement it chose
+    req = CheckRequest(model="llama-3.1-swallow-70b", runtime="llama.cpp", gpu="rtx-4090", ctx="32768", ram="128G",
+                       use_measurements=False)
+    plan, _ = check(req)
+    edge = plan.max_context
+    assert edge and edge % 256 == 0
+    targets = _targets(req)
+    for ctx, runs in ((edge, True), (edge + 256, False)):
+        alloc = plan.planner.allocate(plan.model, plan.weights, plan.settings.with_(ctx=ctx), targets)
+        assert fits(alloc) is runs, ctx
+
+
+def _targets(req: CheckRequest):
+    from runlocal.check import _inputs
+
+    return _inputs(req)[2]
