@@ -50,7 +50,7 @@ KWH_PRICE_SOURCE = "https://www.eia.gov/electricity/monthly/epm_table_grapher.ph
 # ------------------------------------------------------------------------------------------ data
 
 @lru_cache(maxsize=1)
-def _raw_devices() -> dict[str, dict[str, Any]]:
+def device_records() -> dict[str, dict[str, Any]]:
     from importlib.resources import files
 
     raw = json.loads(files("runlocal.data").joinpath("devices.json").read_text(encoding="utf-8"))
@@ -88,7 +88,7 @@ def device_price(dev, *, used: bool = False) -> Price:
     from .hardware.catalog import load_sources
 
     sources = load_sources()
-    raw = _raw_devices().get(dev.id, {})
+    raw = device_records().get(dev.id, {})
     if used and raw.get("used_price_usd"):
         src = raw.get("used_price_source")
         return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src,
@@ -330,7 +330,7 @@ HOST_RAM_NOTE = ("RAM: no row depends on the host's RAM size — each holds the 
                  "keeps only what the runtime always leaves there (llama.cpp: the token embeddings)")
 
 
-def _download_quant(model: ModelSpec, runtime: str) -> str | None:
+def download_quant(model: ModelSpec, runtime: str) -> str | None:
     """The weight format `check` plans without --quant (weights.with_default_quant), or None (as stored)."""
     from .weights import with_default_quant
 
@@ -356,7 +356,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
     label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
-    common = None if (quant or best_quant_each) else _download_quant(model, rt.name)
+    common = None if (quant or best_quant_each) else download_quant(model, rt.name)
     if common is not None:
         # one format on every device, so that the rows compare hardware, not formats (issue 20): the file people
         # download for this runtime, as `check` plans it without --quant
@@ -380,7 +380,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         if not runtime_runs_on(rt.name, dev):
             continue
         # a laptop has one GPU: "2 × RTX 4090 Laptop" is no machine anyone sells
-        laptop = _raw_devices().get(dev.id, {}).get("form_factor") == "laptop"
+        laptop = device_records().get(dev.id, {}).get("form_factor") == "laptop"
         dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)

@@ -28,10 +28,10 @@ def _largest_catalog_model(capacity: int, ctx: int, runtime: str) -> dict[str, A
 
 def _used_price(dev) -> dict[str, Any]:
     """The catalog's used-market price for a device and its source (a dated page), or nothing."""
-    from .choose import _raw_devices
+    from .choose import device_records
     from .hardware.catalog import load_sources
 
-    raw = _raw_devices().get(dev.id, {})
+    raw = device_records().get(dev.id, {})
     if not raw.get("used_price_usd"):
         return {"used_price_usd": None, "used_price_source": None, "used_price_as_of": None}
     src = raw.get("used_price_source")
@@ -113,7 +113,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
 def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> None:
     """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
     (the smallest of each device's best); each row keeps its own best as ``best_quant``."""
-    from .choose import _download_quant
+    from .choose import download_quant
     from .hardware.targets import targets_from_options
     from .plan import make_plan
     from .runtimes import Settings, get_runtime
@@ -131,7 +131,7 @@ def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> 
                          with_fixes=False, with_concurrency=False, runtime=get_runtime(rt))
 
     # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
-    download = _download_quant(spec, rt)
+    download = download_quant(spec, rt)
     planned = {}
     if download is not None:
         planned = {r["spec"]: plan_at(r, download) for r in rows}

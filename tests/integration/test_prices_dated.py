@@ -45,9 +45,9 @@ def test_compare_text_shows_both_dates_on_the_price_lines():
 
 
 def test_every_used_price_in_the_catalog_carries_a_date():
-    from runlocal.choose import _raw_devices
+    from runlocal.choose import device_records
 
-    used = {k: d for k, d in _raw_devices().items() if d.get("used_price_usd")}
+    used = {k: d for k, d in device_records().items() if d.get("used_price_usd")}
     assert used, "the catalog should have at least one used-market price (the RTX 3090)"
     for dev_id, d in used.items():
         assert d.get("used_price_source"), dev_id

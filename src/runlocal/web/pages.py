@@ -44,9 +44,9 @@ def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
 
 def form_factor(dev) -> str:
     """The FORM_FACTORS key of a catalog device."""
-    from ..choose import _raw_devices
+    from ..choose import device_records
 
-    if dev.kind == "gpu" and _raw_devices().get(dev.id, {}).get("form_factor") == "laptop":
+    if dev.kind == "gpu" and device_records().get(dev.id, {}).get("form_factor") == "laptop":
         return "laptop"
     return dev.kind
 
