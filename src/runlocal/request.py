@@ -178,6 +178,8 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .units import parse_size
 
         parse_size(value, field=where)
+    elif opt.kind == "ngl":
+        parse_ngl(value)
     elif opt.kind == "runtime":
         from .runtimes import get_runtime
 

@@ -73,6 +73,15 @@ def test_sizes_and_contexts_as_people_type_them():
     assert s.ctx == 32768
 
 
+def test_gpu_layers_as_llama_cpp_spells_them_from_the_library():
+    """-ngl all / auto / a count, given to the Python API as the CLI takes them (was a TypeError deep in the planner)."""
+    assert build_settings(CheckRequest(model="x", n_gpu_layers="all")).llamacpp.n_gpu_layers == -2
+    assert build_settings(CheckRequest(model="x", n_gpu_layers="auto")).llamacpp.n_gpu_layers == -1
+    assert build_settings(CheckRequest(model="x", n_gpu_layers="20")).llamacpp.n_gpu_layers == 20
+    with pytest.raises(InputError, match=r"^ngl: expected a layer count, auto or all, got 'most'"):
+        build_settings(CheckRequest(model="x", n_gpu_layers="most"))
+
+
 def test_choices_follow_their_sources():
     from runlocal.kv import CACHE_TYPES
     from runlocal.runtimes.ollama import LLAMA_CACHE_TYPES
