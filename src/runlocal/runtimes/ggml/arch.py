@@ -33,8 +33,10 @@ class DecoderGraph:
     """Builds llama.cpp's graph for one ubatch: src/llama-graph.cpp (build_inp_embd, build_attn, build_ffn,
     build_moe_ffn, build_norm) and the architecture's builder in src/models/<arch>.cpp, in their op order."""
 
-    def __init__(self, model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> None:
+    def __init__(self, model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                 layers: tuple[int, ...] | None = None) -> None:
         self.m = model
+        self.layers = layers            # the layers built (None: all; periodic.py leaves out repeated ones)
         self.p = p
         self.g = Graph()
         self.n_tokens = n_tokens
@@ -45,6 +47,10 @@ class DecoderGraph:
         self.n_embd = model.hidden_size
         self.n_head = model.n_heads
         self.inputs: list[Tensor] = []
+        self._layer = -1
+
+    def layer_ids(self) -> Iterable[int]:
+        return range(self.m.n_layers) if self.layers is None else self.layers
 
     # --- weights and inputs ---------------------------------------------------------------------
     def w(self, name: str, layer: int | None = None) -> Tensor | None:
@@ -67,6 +73,9 @@ class DecoderGraph:
         return t
 
     def lw(self, il: int, name: str) -> Tensor | None:
+        if il != self._layer:       # a layer's first weight: mark where its nodes begin (periodic.py)
+            self._layer = il
+            self.g.mark_layer(il)
         return self.w(f"blk.{il}.{name}")
 
     def inp(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
@@ -413,7 +422,7 @@ def build_llama_like(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), il=il)
@@ -457,7 +466,7 @@ def build_gemma(b: DecoderGraph) -> None:
     inp = b.kv_inputs_iswa() if iswa else b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
         q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
@@ -493,7 +502,7 @@ def build_openai_moe(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs_iswa()
     out_ids = b.build_inp_out_ids()
-    for il in range(m.n_layers):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -526,7 +535,7 @@ def build_deepseek2(b: DecoderGraph) -> None:
     inp = b.kv_inputs(k_only=True)
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         n_tokens = inpL.ne[1]
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -669,7 +678,7 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         layer = m.layers[il]
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -719,8 +728,9 @@ def supported(model) -> bool:
             and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
 
 
-def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> DecoderGraph:
-    b = DecoderGraph(model, p, n_tokens, n_seqs, n_outputs)
+def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                layers: tuple[int, ...] | None = None) -> DecoderGraph:
+    b = DecoderGraph(model, p, n_tokens, n_seqs, n_outputs, layers)
     BUILDERS[model.family](b)
     return b
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...memo import IdMemo
+from . import periodic
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph
 from .graph import Graph
@@ -404,10 +405,68 @@ class BuiltGraph:
 _BUILT = IdMemo(8)
 
 
-def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> BuiltGraph:
+def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                layers: tuple[int, ...] | None = None) -> BuiltGraph:
     """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones)."""
-    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs),
-                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
+                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g))
+
+
+def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Tensor], int] | None) -> list[tuple]:
+    """What decides each layer's nodes and where the scheduler puts them (periodic.py): its spec, its weights'
+    names within the layer, types, shapes and devices, and its own device; the last layer is a kind of its own
+    (the builders pick the output rows there)."""
+    weights: list[list[tuple]] = [[] for _ in range(model.n_layers)]
+    for t in model.tensors:
+        if not t.name.startswith("blk."):
+            continue
+        _, il_s, rest = t.name.split(".", 2)
+        il = int(il_s)
+        if il >= model.n_layers:
+            continue
+        probe = Tensor(t.name, "f32", (1, 1, 1, 1), (4, 4, 4, 4), weight=True, layer=il)
+        dev = weight_dev(probe) if weight_dev is not None else layer_dev(il)
+        weights[il].append((rest, t.dtype, tuple(t.shape), dev))
+    n = model.n_layers
+    return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
+
+
+def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tuple[int, ...] | None,
+            cuts: list[tuple[int, int, int]], sched_args: dict, buffers: list[Buffer]) -> tuple[list[int], int]:
+    """One reserved graph scheduled and allocated: each buffer's size and the number of splits."""
+    built = built_graph(model, p, nt, n_seqs, n_out, layers)
+    g = built.g
+    at = [tuple(g.layer_start(il) for il in cut) for cut in cuts]
+    if any(t is None for cut in at for t in cut):
+        k = next(k for k, cut in enumerate(at) if None in cut)
+        raise periodic.NotRepeated("a cut layer built no node", k)
+    with built.lock:
+        try:
+            nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
+            got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
+                           cuts=at)  # type: ignore[arg-type]
+        finally:
+            built.restore()
+    return got, ns
+
+
+def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
+                    buffers: list[Buffer]) -> tuple[list[int], int]:
+    """_placed on the reduced graph (periodic.reduced_layers); a run whose cut does not check out is tried again
+    with one more period before the cut, twice, then the whole graph is built."""
+    extra: dict[int, int] = {}
+    while True:
+        layers, cuts = periodic.reduced_layers(kinds, extra) if kinds else ((), [])
+        try:
+            return _placed(model, p, nt, n_seqs, n_out, layers if cuts else None, cuts, sched_args, buffers)
+        except periodic.NotRepeated as e:
+            start = periodic.run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
+            if start < 0 or extra.get(start, 0) >= MORE_HEAD:
+                return _placed(model, p, nt, n_seqs, n_out, None, [], sched_args, buffers)
+            extra[start] = extra.get(start, 0) + 1
+
+
+MORE_HEAD = 2       # periods added to a run's head, one at a time, before it is built in full
 
 
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
@@ -454,16 +513,12 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
     sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    # periodic.py: the graph with repeated layers left out where the walk checks that they repeat
+    kinds = layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
-        built = built_graph(model, p, nt, n_seqs, n_out)
-        with built.lock:
-            try:
-                nodes, ids, leafs, leaf_ids, ns = _sched_split(built.g, layer_dev, pin_norms=nt < 32 or full,
-                                                               n_backends=n_gpus + 1, weight_dev=weight_dev,
-                                                               n_copies=n_copies)
-                got = allocate(built.g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs)
-            finally:
-                built.restore()
+        sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
+                          weight_dev=weight_dev, n_copies=n_copies)
+        got, ns = _placed_reduced(model, p, nt, n_seqs, n_out, kinds, sched_args, buffers)
         if n_splits is not None:
             n_splits.append(ns)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
