@@ -50,7 +50,8 @@ def reduced_layers(kinds: list, extra: dict[int, int] | None = None
     each layer on, the run of whole periods of p layers that leaves the most layers out (HEAD periods kept before
     the cut, TAIL after it) is cut; where none would, the layer is kept. ggml-alloc's state may repeat only every
     few periods (two equal layers placed in turn), so a period is at least MIN_PERIOD layers; ``extra`` adds head
-    periods to the run starting at a layer, for ggml-alloc's state to settle (after a cut did not check out).
+    periods to the run starting at a layer, for ggml-alloc's state to settle (after a cut did not check out), or
+    with -1 keeps a run from starting there.
     Each cut is (first layer of the last period before it, first layer after it, first layer of the second period
     after it)."""
     extra = extra or {}
@@ -61,7 +62,7 @@ def reduced_layers(kinds: list, extra: dict[int, int] | None = None
     while i < n:
         best: tuple[int, int] | None = None        # (layers left out, period)
         head = HEAD + extra.get(i, 0)
-        for p in range(1, MAX_PERIOD + 1):
+        for p in range(1, MAX_PERIOD + 1 if extra.get(i, 0) >= 0 else 1):
             j = i + p
             while j < n and kinds[j] == kinds[j - p]:
                 j += 1

@@ -453,20 +453,22 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
 def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
                     buffers: list[Buffer]) -> tuple[list[int], int]:
     """_placed on the reduced graph (periodic.reduced_layers); a run whose cut does not check out is tried again
-    with one more period before the cut, twice, then the whole graph is built."""
+    with one more period before the cut, twice, then left whole; after MAX_TRIES the whole graph is built."""
     extra: dict[int, int] = {}
-    while True:
+    for _ in range(MAX_TRIES):
         layers, cuts = periodic.reduced_layers(kinds, extra) if kinds else ((), [])
         try:
             return _placed(model, p, nt, n_seqs, n_out, layers if cuts else None, cuts, sched_args, buffers)
         except periodic.NotRepeated as e:
             start = periodic.run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
-            if start < 0 or extra.get(start, 0) >= MORE_HEAD:
-                return _placed(model, p, nt, n_seqs, n_out, None, [], sched_args, buffers)
-            extra[start] = extra.get(start, 0) + 1
+            if start < 0:
+                break
+            extra[start] = extra.get(start, 0) + 1 if extra.get(start, 0) < MORE_HEAD else -1
+    return _placed(model, p, nt, n_seqs, n_out, None, [], sched_args, buffers)
 
 
-MORE_HEAD = 2       # periods added to a run's head, one at a time, before it is built in full
+MORE_HEAD = 2       # periods added to a run's head, one at a time, before the run is not cut
+MAX_TRIES = 6       # reduced graphs tried before the whole one
 
 
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
@@ -513,8 +515,9 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
     sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
-    # periodic.py: the graph with repeated layers left out where the walk checks that they repeat
-    kinds = layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP else []
+    # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
+    # split counts are asked for: the layers left out would have had theirs)
+    kinds = layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
                           weight_dev=weight_dev, n_copies=n_copies)
