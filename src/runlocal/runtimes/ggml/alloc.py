@@ -4,7 +4,7 @@ ggml_gallocr_alloc_graph_impl step by step (over 80 lines, kept in its shape so 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...units import round_up
@@ -91,7 +91,7 @@ class Buffer:
 def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
              leaf_buffer: Callable[[int, Tensor], int] | None = None,
              nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None,
-             cuts: list[tuple[Tensor, Tensor, Tensor]] = ()) -> list[int]:
+             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = ()) -> list[int]:
     """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset).
     ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated)."""
     nodes = graph.nodes if nodes is None else nodes

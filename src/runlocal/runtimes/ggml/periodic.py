@@ -1,34 +1,44 @@
-"""Skipping repeated layers in ggml-alloc's walk (alloc.allocate), exactly: a layer on top of the mirror, not a model.
+"""Leaving repeated layers out of the simulated graph, exactly: a layer on top of the mirrors (arch builders, the
+scheduler, ggml-alloc), which stay as they read against llama.cpp's C.
 
-A decoder graph is one block of nodes repeated per layer. ggml-alloc's second pass (ggml_gallocr_alloc_graph_impl:
-allocate each node's sources and the node, then free the sources whose last consumer it was) is a deterministic
-process over the node list, so from two states that are the same up to renaming, two identical stretches of nodes
-do the same thing. At each layer boundary P_s (graph.layer_marks: where a layer's build began) the walk's state is
-recorded: every buffer's free blocks, and each pending tensor (created before P_s, not external, with children or
-views still to come) with its place and remaining counts. When
+A decoder graph is one block of nodes repeated per layer. Where a run of layers repeats a period of p layers (the
+same kind: spec, weights' names, types, shapes and devices, device; sched.layer_kinds), the graph is built with
+HEAD periods of the run, then TAIL periods, and the ones between left out (reduced_layers); the builders build the
+layers they are given, under their own indices. Why the buffers come out as the whole graph's:
 
-1. the free blocks at P_s equal those at P_{s-1} (as lists of offsets and sizes),
-2. a renaming phi takes the pending tensors at P_{s-1} one-to-one onto those at P_s: a tensor pending at both is
-   itself ("global": graph inputs, the host copies of them, a rope-factor weight); any other goes to the node one
-   segment later (pos + L, L = P_s - P_{s-1}), with the same allocated flag, buffer, offset, children and views
-   left, type, shape, strides, flags and allocation size, and a view's root renamed alike,
-3. the segment [P_s, P_s+L) is the segment [P_{s-1}, P_s) renamed: node by node the same op, type, shape,
-   strides, flags, buffer, allocation size, and sources that are the same external tensor kind, the same global
-   object, or the node the same distance back (within the segment or into the previous one),
-
-then walking segment s from the state at P_s repeats what segment s-1 did from the state at P_{s-1}: the same
-offsets, the same peak (already counted in max_size), and the state at P_{s+1} is the one at P_s renamed once more.
-So as long as the following segments are the same as well (3), the walk jumps over them, renaming the pending
-tensors to their copies m segments on and taking m segments' references off the global ones. A global's counts
-change the walk only once they reach 1 (in-place reuse) or 0 (a free), so the jump is taken only while each global
-keeps two children or two views after it. Segments holding graph-input nodes (allocated in the first pass, at offsets
-of their own) are never jumped. Nothing here changes what is computed: with SKIP off (tests) the walk visits every
-node, and tests/unit/test_ggml_periodic.py requires equal buffers both ways on several architectures and placements.
+- Building: a builder's layer body reads only that layer's spec and weights and the graph's shared inputs, so a
+  left-out layer would have been built as a renamed copy of the period before the cut.
+- Scheduling (ggml-backend.cpp ggml_backend_sched_split_graph): each pass decides a node from its own sources and
+  weights (pass 1), from the nearest decided node before or after it (pass 2's expansions; every layer has nodes
+  decided by their weights, so this reaches no further than the next layer), from its sources (3, 4) or, in the
+  split pass (5), from the split it is in and the copies made so far (a graph input's copy once, for all layers). The
+  period before the cut has periods of its kind on both sides, as the left-out ones had, so it is scheduled as they
+  would have been; the walk's check below compares it node by node with the period after the cut.
+- Allocating (ggml-alloc.c ggml_gallocr_alloc_graph_impl, its second pass: each node's sources, the node, then the
+  sources whose last consumer it was freed) is a deterministic process over the node list, so from two states the
+  same up to renaming, two equal stretches of nodes do the same thing. At a cut the walk checks (CutCheck, or the
+  whole graph is simulated):
+  1. the free blocks where the period before the cut begins equal those at the cut (offsets and sizes),
+  2. a renaming phi takes the tensors pending there (created before, not external, children or views to come) one
+     to one onto those pending at the cut: one pending at both is itself ("global": the graph inputs, their copies on
+     a GPU); any other goes to the node one period on, with the same allocated flag, buffer, offset, children and
+     views left, layout, flags and size, and a view's root renamed alike;
+  3. the period after the cut is the period before it renamed: node by node the same op, layout, flags, buffer and
+     size, and sources that are both external, the same global, or each the node a period after the other; no
+     graph-input node (those are placed in the first pass, each at an offset of its own).
+  Then every left-out period would have walked as the period before the cut did: the same offsets, the same peak
+  (already in max_size), and the same state renamed; the whole graph's walk reaches the cut's tail in the state the
+  reduced one does. A global's counts change the walk only when they reach 1 (in-place reuse) or 0 (a free), which
+  in the whole graph happens no sooner than in the reduced one, as long as each still has two children or two views
+  at the cut (checked too).
+The graph inputs' counts and the split counts differ from the whole graph's, so split counts (n_splits) are taken
+from the whole graph. With SKIP off every layer is built (the reference tests/unit/test_ggml_periodic.py compares
+with, on six architectures and seven placements).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .types import FLAG_INPUT, Tensor
@@ -106,7 +116,7 @@ class CutCheck:
     """ggml-alloc's walk over a reduced graph, watched at its cuts: ``at(i)`` is called by the walk at each
     watched position and raises NotRepeated where the state does not repeat (docstring, 1-3)."""
 
-    def __init__(self, nodes: list[Tensor], cuts: list[tuple[Tensor, Tensor, Tensor]], leafs: list[Tensor],
+    def __init__(self, nodes: list[Tensor], cuts: Sequence[tuple[Tensor, Tensor, Tensor]], leafs: list[Tensor],
                  info: dict[int, Any], allocs: list[Any], node_buffer: Callable[[int, Tensor], int],
                  size_of: Callable[[Tensor, int], int]) -> None:
         self.nodes = nodes

@@ -444,7 +444,7 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
         try:
             nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
             got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
-                           cuts=at)  # type: ignore[arg-type]
+                           cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
         finally:
             built.restore()
     return got, ns
