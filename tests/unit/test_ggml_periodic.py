@@ -74,8 +74,8 @@ def test_reduced_graph_gives_the_whole_graphs_buffers(alias, without_fa, cut, mo
 
 def _device_blind(monkeypatch):
     """Layer kinds without the weights' devices: a wrong partition into runs."""
-    kinds = sched.layer_kinds
-    monkeypatch.setattr(sched, "layer_kinds",
+    kinds = periodic.layer_kinds
+    monkeypatch.setattr(periodic, "layer_kinds",
                         lambda m, ld, wd: [(k[0], k[1], tuple(w[:3] for w in k[2]), k[3]) for k in kinds(m, ld, wd)])
 
 
@@ -103,8 +103,8 @@ def test_a_cut_that_does_not_repeat_is_refused(monkeypatch):
     model = _model("llama-3.1-8b")
     n = model.n_layers
     _device_blind(monkeypatch)
-    kinds = sched.layer_kinds
-    monkeypatch.setattr(sched, "layer_kinds", lambda m, ld, wd: [(k[0], 0, *k[2:]) for k in kinds(m, ld, wd)])
+    kinds = periodic.layer_kinds
+    monkeypatch.setattr(periodic, "layer_kinds", lambda m, ld, wd: [(k[0], 0, *k[2:]) for k in kinds(m, ld, wd)])
     refused = []
     placed = sched._placed
 
@@ -121,3 +121,14 @@ def test_a_cut_that_does_not_repeat_is_refused(monkeypatch):
     sched._BUILT.clear()
     assert got == ggml.simulate_compute_cuda(model, 512, 8192, True, n_gpu_layers=n // 2)
     assert refused
+
+
+@pytest.mark.parametrize("alias", ["deepseek-v2-lite", "qwen3-30b-a3b", "gemma-3-12b"])
+def test_cpu_only_reduced_graph_gives_the_whole_graphs_buffer(alias, monkeypatch):
+    """The CPU build (arch.reserve_sizes) leaves repeated layers out the same way."""
+    model = _model(alias)
+    for fa in (True, False):
+        monkeypatch.setattr(periodic, "SKIP", False)
+        whole = ggml.simulate_compute(model, 512, 8192, fa)
+        monkeypatch.setattr(periodic, "SKIP", True)
+        assert ggml.simulate_compute(model, 512, 8192, fa) == whole, (alias, fa)

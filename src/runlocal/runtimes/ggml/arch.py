@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from . import periodic
 from .alloc import Buffer, allocate
 from .graph import Graph
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
@@ -743,9 +744,18 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
     sizes = [0] * len(buffers)
     # graph_reserve rounds n_tokens up to a multiple of n_seqs; the outputs stay min(n_ubatch, n_outputs_max)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    # periodic.py: repeated layers left out where ggml-alloc's walk checks that they repeat (one device: the CPU)
+    kinds = periodic.layer_kinds(model, lambda il: 0, None) if periodic.SKIP else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
-        b = build_graph(model, p, nt, n_seqs, n_out)
-        for i, s in enumerate(allocate(b.g, buffers)):
+        def reserve(layers: tuple[int, ...] | None, cuts: list[tuple[int, int, int]], nt: int = nt,
+                    n_out: int = n_out) -> list[int]:
+            g = build_graph(model, p, nt, n_seqs, n_out, layers).g
+            at = [tuple(g.layer_start(il) for il in cut) for cut in cuts]
+            for k, cut in enumerate(at):
+                if None in cut:
+                    raise periodic.NotRepeated("a cut layer built no node", k)
+            return allocate(g, buffers, cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+        for i, s in enumerate(periodic.reduced(kinds, reserve)):
             sizes[i] = max(sizes[i], s)
     return sizes
 

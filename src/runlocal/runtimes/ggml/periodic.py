@@ -39,7 +39,7 @@ with, on six architectures and seven placements).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .types import FLAG_INPUT, Tensor
 
@@ -102,6 +102,48 @@ def run_start(cut: tuple[int, int, int], extra: dict[int, int]) -> int:
         if HEAD + extra.get(start, 0) == (a - start) // q + 1:
             return start
     return -1
+
+
+def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Tensor], int] | None) -> list[tuple]:
+    """What decides each layer's nodes and where the scheduler puts them (periodic.py): its spec, its weights'
+    names within the layer, types, shapes and devices, and its own device; the last layer is a kind of its own
+    (the builders pick the output rows there)."""
+    weights: list[list[tuple]] = [[] for _ in range(model.n_layers)]
+    for t in model.tensors:
+        if not t.name.startswith("blk."):
+            continue
+        _, il_s, rest = t.name.split(".", 2)
+        il = int(il_s)
+        if il >= model.n_layers:
+            continue
+        probe = Tensor(t.name, "f32", (1, 1, 1, 1), (4, 4, 4, 4), weight=True, layer=il)
+        dev = weight_dev(probe) if weight_dev is not None else layer_dev(il)
+        weights[il].append((rest, t.dtype, tuple(t.shape), dev))
+    n = model.n_layers
+    return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
+
+
+MORE_HEAD = 2       # periods added to a run's head, one at a time, before the run is not cut
+MAX_TRIES = 6       # reduced graphs tried before the whole one
+
+T = TypeVar("T")
+
+
+def reduced(kinds: list, simulate: Callable[[tuple[int, ...] | None, list[tuple[int, int, int]]], T]) -> T:
+    """simulate(layers, cuts) on the reduced graph (reduced_layers; layers None: all of them); a run whose cut does
+    not check out is tried again with one more period before the cut, twice, then left whole; after MAX_TRIES the
+    whole graph."""
+    extra: dict[int, int] = {}
+    for _ in range(MAX_TRIES if kinds else 0):
+        layers, cuts = reduced_layers(kinds, extra)
+        try:
+            return simulate(layers if cuts else None, cuts)
+        except NotRepeated as e:
+            start = run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
+            if start < 0:
+                break
+            extra[start] = extra.get(start, 0) + 1 if extra.get(start, 0) < MORE_HEAD else -1
+    return simulate(None, [])
 
 
 class NotRepeated(Exception):

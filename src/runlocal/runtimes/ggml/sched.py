@@ -412,25 +412,6 @@ def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: in
                       lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g))
 
 
-def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Tensor], int] | None) -> list[tuple]:
-    """What decides each layer's nodes and where the scheduler puts them (periodic.py): its spec, its weights'
-    names within the layer, types, shapes and devices, and its own device; the last layer is a kind of its own
-    (the builders pick the output rows there)."""
-    weights: list[list[tuple]] = [[] for _ in range(model.n_layers)]
-    for t in model.tensors:
-        if not t.name.startswith("blk."):
-            continue
-        _, il_s, rest = t.name.split(".", 2)
-        il = int(il_s)
-        if il >= model.n_layers:
-            continue
-        probe = Tensor(t.name, "f32", (1, 1, 1, 1), (4, 4, 4, 4), weight=True, layer=il)
-        dev = weight_dev(probe) if weight_dev is not None else layer_dev(il)
-        weights[il].append((rest, t.dtype, tuple(t.shape), dev))
-    n = model.n_layers
-    return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
-
-
 def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tuple[int, ...] | None,
             cuts: list[tuple[int, int, int]], sched_args: dict, buffers: list[Buffer]) -> tuple[list[int], int]:
     """One reserved graph scheduled and allocated: each buffer's size and the number of splits."""
@@ -452,23 +433,9 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
 
 def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
                     buffers: list[Buffer]) -> tuple[list[int], int]:
-    """_placed on the reduced graph (periodic.reduced_layers); a run whose cut does not check out is tried again
-    with one more period before the cut, twice, then left whole; after MAX_TRIES the whole graph is built."""
-    extra: dict[int, int] = {}
-    for _ in range(MAX_TRIES):
-        layers, cuts = periodic.reduced_layers(kinds, extra) if kinds else ((), [])
-        try:
-            return _placed(model, p, nt, n_seqs, n_out, layers if cuts else None, cuts, sched_args, buffers)
-        except periodic.NotRepeated as e:
-            start = periodic.run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
-            if start < 0:
-                break
-            extra[start] = extra.get(start, 0) + 1 if extra.get(start, 0) < MORE_HEAD else -1
-    return _placed(model, p, nt, n_seqs, n_out, None, [], sched_args, buffers)
-
-
-MORE_HEAD = 2       # periods added to a run's head, one at a time, before the run is not cut
-MAX_TRIES = 6       # reduced graphs tried before the whole one
+    """_placed on the graph periodic.reduced lets through."""
+    return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
+                                                                  buffers))
 
 
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
@@ -517,7 +484,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
     # split counts are asked for: the layers left out would have had theirs)
-    kinds = layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
+    kinds = periodic.layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
                           weight_dev=weight_dev, n_copies=n_copies)
