@@ -123,21 +123,24 @@ def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Te
     return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
 
 
-MORE_HEAD = 2       # periods added to a run's head, one at a time, before the run is not cut
-MAX_TRIES = 6       # reduced graphs tried before the whole one
+MORE_HEAD = 1       # periods added to a run's head before the run is not cut
+MAX_TRIES = 2       # reduced graphs tried before the whole one (a failed try costs a reduced simulation)
+MIN_LEFT_OUT = 8    # layers: a graph that would leave out fewer is simulated whole (not worth a failed try)
 
 T = TypeVar("T")
 
 
 def reduced(kinds: list, simulate: Callable[[tuple[int, ...] | None, list[tuple[int, int, int]]], T]) -> T:
     """simulate(layers, cuts) on the reduced graph (reduced_layers; layers None: all of them); a run whose cut does
-    not check out is tried again with one more period before the cut, twice, then left whole; after MAX_TRIES the
-    whole graph."""
+    not check out is tried again with one more period before the cut, then left whole; after MAX_TRIES, or where
+    fewer than MIN_LEFT_OUT layers would be left out, the whole graph."""
     extra: dict[int, int] = {}
     for _ in range(MAX_TRIES if kinds else 0):
         layers, cuts = reduced_layers(kinds, extra)
+        if not cuts or len(kinds) - len(layers) < MIN_LEFT_OUT:
+            break
         try:
-            return simulate(layers if cuts else None, cuts)
+            return simulate(layers, cuts)
         except NotRepeated as e:
             start = run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
             if start < 0:
