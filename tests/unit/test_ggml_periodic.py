@@ -36,7 +36,7 @@ def _placements(n: int) -> dict[str, dict]:
 # (alias, also without flash attention, has a run long enough to cut: Q4_K_M's q6_k layers every third and the
 # iSWA pattern make gpt-oss-20b's period 6 layers, too few of them; granite-4's mamba/attention pattern is irregular)
 CASES = [("llama-3.1-8b", True, True), ("qwen3-30b-a3b", True, True), ("gemma-3-12b", True, True),
-         ("gpt-oss-20b", False, False), ("deepseek-v2-lite", False, True), ("granite-4-h-tiny", False, False)]
+         ("gpt-oss-20b", False, False), ("deepseek-v3", False, True), ("granite-4-h-tiny", False, False)]
 
 
 def _simulate(model, skip: bool, monkeypatch, fa: bool = True, **kw) -> tuple[dict[str, int], int]:
@@ -123,7 +123,7 @@ def test_a_cut_that_does_not_repeat_is_refused(monkeypatch):
     assert refused
 
 
-@pytest.mark.parametrize("alias", ["deepseek-v2-lite", "qwen3-30b-a3b", "gemma-3-12b"])
+@pytest.mark.parametrize("alias", ["deepseek-v3", "qwen3-30b-a3b", "gemma-3-12b"])
 def test_cpu_only_reduced_graph_gives_the_whole_graphs_buffer(alias, monkeypatch):
     """The CPU build (arch.reserve_sizes) leaves repeated layers out the same way."""
     model = _model(alias)
