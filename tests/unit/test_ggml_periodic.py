@@ -14,6 +14,13 @@ from runlocal.runtimes.ggml import periodic, sched
 from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
 
 
+@pytest.fixture(autouse=True)
+def _cut_wherever_possible(monkeypatch):
+    """Exactness is what is tested here: leave layers out wherever a run allows, not only where it pays."""
+    monkeypatch.setattr(periodic, "MIN_LEFT_OUT", 1)
+    monkeypatch.setattr(periodic, "MIN_LEFT_OUT_SHARE", 0)
+
+
 def _model(alias: str):
     return gguf_view(as_llamacpp_loads(catalog.lookup(alias)), "Q4_K_M")
 

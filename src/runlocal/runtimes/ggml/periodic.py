@@ -59,9 +59,9 @@ def reduced_layers(kinds: list, extra: dict[int, int] | None = None
     spec, its weights' names, types, shapes and devices, its device; the last layer is a kind of its own). From
     each layer on, the run of whole periods of p layers that leaves the most layers out (HEAD periods kept before
     the cut, TAIL after it) is cut; where none would, the layer is kept. ggml-alloc's state may repeat only every
-    few periods (two equal layers placed in turn), so a period is at least MIN_PERIOD layers; ``extra`` adds head
-    periods to the run starting at a layer, for ggml-alloc's state to settle (after a cut did not check out), or
-    with -1 keeps a run from starting there.
+    few periods (two equal layers placed in turn), so a period is at least MIN_PERIOD layers; ``extra`` doubles the
+    period of the run starting at a layer that many times (after its cut did not check out: an odd period whose
+    layers ggml-alloc places in turn repeats only every two), or with -1 keeps a run from starting there.
     Each cut is (first layer of the last period before it, first layer after it, first layer of the second period
     after it)."""
     extra = extra or {}
@@ -71,12 +71,12 @@ def reduced_layers(kinds: list, extra: dict[int, int] | None = None
     i = 0
     while i < n:
         best: tuple[int, int] | None = None        # (layers left out, period)
-        head = HEAD + extra.get(i, 0)
+        head = HEAD
         for p in range(1, MAX_PERIOD + 1 if extra.get(i, 0) >= 0 else 1):
             j = i + p
             while j < n and kinds[j] == kinds[j - p]:
                 j += 1
-            q = -(-MIN_PERIOD // p) * p
+            q = -(-MIN_PERIOD // p) * p << extra.get(i, 0)
             periods = (min(j, n) - i) // q
             if periods > head + TAIL and (best is None or (periods - head - TAIL) * q > best[0]):
                 best = ((periods - head - TAIL) * q, q)
@@ -94,14 +94,10 @@ def reduced_layers(kinds: list, extra: dict[int, int] | None = None
     return tuple(kept), cuts
 
 
-def run_start(cut: tuple[int, int, int], extra: dict[int, int]) -> int:
+def run_start(cut: tuple[int, int, int]) -> int:
     """The first layer of the run a cut belongs to (the key of reduced_layers' ``extra``)."""
     a, c, e = cut
-    q = e - c
-    for start in range(a - (HEAD - 1) * q, -1, -q):
-        if HEAD + extra.get(start, 0) == (a - start) // q + 1:
-            return start
-    return -1
+    return a - (HEAD - 1) * (e - c)
 
 
 def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Tensor], int] | None) -> list[tuple]:
@@ -123,26 +119,28 @@ def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Te
     return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
 
 
-MORE_HEAD = 1       # periods added to a run's head before the run is not cut
+MORE_HEAD = 1       # doublings of a run's period before the run is not cut
 MAX_TRIES = 2       # reduced graphs tried before the whole one (a failed try costs a reduced simulation)
-MIN_LEFT_OUT = 8    # layers: a graph that would leave out fewer is simulated whole (not worth a failed try)
+# a graph that would leave out fewer layers (or a smaller share of them) is simulated whole: not worth a failed try,
+# nor building a reduced graph for each placement where the whole one is built once and scheduled again
+MIN_LEFT_OUT, MIN_LEFT_OUT_SHARE = 8, 0.5
 
 T = TypeVar("T")
 
 
 def reduced(kinds: list, simulate: Callable[[tuple[int, ...] | None, list[tuple[int, int, int]]], T]) -> T:
     """simulate(layers, cuts) on the reduced graph (reduced_layers; layers None: all of them); a run whose cut does
-    not check out is tried again with one more period before the cut, then left whole; after MAX_TRIES, or where
-    fewer than MIN_LEFT_OUT layers would be left out, the whole graph."""
+    not check out is tried again with its period doubled, then left whole; after MAX_TRIES, or where fewer than
+    MIN_LEFT_OUT layers or half the layers would be left out, the whole graph."""
     extra: dict[int, int] = {}
     for _ in range(MAX_TRIES if kinds else 0):
         layers, cuts = reduced_layers(kinds, extra)
-        if not cuts or len(kinds) - len(layers) < MIN_LEFT_OUT:
+        if not cuts or len(kinds) - len(layers) < max(MIN_LEFT_OUT, MIN_LEFT_OUT_SHARE * len(kinds)):
             break
         try:
             return simulate(layers, cuts)
         except NotRepeated as e:
-            start = run_start(cuts[e.cut], extra) if 0 <= e.cut < len(cuts) else -1
+            start = run_start(cuts[e.cut]) if 0 <= e.cut < len(cuts) else -1
             if start < 0:
                 break
             extra[start] = extra.get(start, 0) + 1 if extra.get(start, 0) < MORE_HEAD else -1

@@ -402,7 +402,7 @@ class BuiltGraph:
             t.flags = flags
 
 
-_BUILT = IdMemo(8)
+_BUILT = IdMemo(16)
 
 
 def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
@@ -433,7 +433,12 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
 
 def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
                     buffers: list[Buffer]) -> tuple[list[int], int]:
-    """_placed on the graph periodic.reduced lets through."""
+    """_placed on the graph periodic.reduced lets through, unless the whole graph of this shape is built already
+    (--fit and Ollama's fit schedule it for many placements: scheduling it again costs less than building a
+    reduced one for each placement)."""
+    hit = _BUILT._data.get((id(model), (p, nt, n_seqs, n_out, None)))     # (a look without building)
+    if hit is not None and hit[0] is model:
+        kinds = []
     return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
                                                                   buffers))
 
