@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ...memo import IdMemo
 from .types import FLAG_INPUT, Tensor
 
 SKIP = True      # False: ggml-alloc walks every node (the reference the tests compare against)
@@ -101,22 +102,37 @@ def run_start(cut: tuple[int, int, int]) -> int:
 
 
 def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Tensor], int] | None) -> list[tuple]:
-    """What decides each layer's nodes and where the scheduler puts them (periodic.py): its spec, its weights'
-    names within the layer, types, shapes and devices, and its own device; the last layer is a kind of its own
-    (the builders pick the output rows there)."""
-    weights: list[list[tuple]] = [[] for _ in range(model.n_layers)]
-    for t in model.tensors:
-        if not t.name.startswith("blk."):
-            continue
-        _, il_s, rest = t.name.split(".", 2)
-        il = int(il_s)
-        if il >= model.n_layers:
-            continue
-        probe = Tensor(t.name, "f32", (1, 1, 1, 1), (4, 4, 4, 4), weight=True, layer=il)
-        dev = weight_dev(probe) if weight_dev is not None else layer_dev(il)
-        weights[il].append((rest, t.dtype, tuple(t.shape), dev))
+    """What decides each layer's nodes and where the scheduler puts them: its spec, its weights' names within the
+    layer, types, shapes and devices, and its own device; the last layer is a kind of its own (the builders pick the
+    output rows there)."""
     n = model.n_layers
-    return [(model.layers[il], layer_dev(il), tuple(sorted(weights[il], key=repr)), il == n - 1) for il in range(n)]
+    kinds = []
+    for il, ws in enumerate(_layer_weights(model)):
+        devs = tuple(weight_dev(probe) for _, probe in ws) if weight_dev is not None else ()
+        kinds.append((model.layers[il], layer_dev(il), tuple(w for w, _ in ws), devs, il == n - 1))
+    return kinds
+
+
+_WEIGHTS = IdMemo(64)
+
+
+def _layer_weights(model) -> list[list[tuple[tuple, Tensor]]]:
+    """Each layer's weights (name within the layer, type, shape), with a tensor to ask their device by, once per
+    model object."""
+    def make() -> list[list[tuple[tuple, Tensor]]]:
+        out: list[list[tuple[tuple, Tensor]]] = [[] for _ in range(model.n_layers)]
+        for t in model.tensors:
+            if not t.name.startswith("blk."):
+                continue
+            _, il_s, rest = t.name.split(".", 2)
+            il = int(il_s)
+            if il < model.n_layers:
+                probe = Tensor(t.name, "f32", (1, 1, 1, 1), (4, 4, 4, 4), weight=True, layer=il)
+                out[il].append(((rest, t.dtype, tuple(t.shape)), probe))
+        for ws in out:
+            ws.sort(key=lambda w: repr(w[0]))
+        return out
+    return _WEIGHTS.get(model, None, make)
 
 
 MORE_HEAD = 1       # doublings of a run's period before the run is not cut
