@@ -4,11 +4,12 @@ ggml_gallocr_alloc_graph_impl step by step (over 80 lines, kept in its shape so 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...units import round_up
 from .graph import Graph
+from .periodic import CutCheck
 from .types import CPU_ALIGNMENT, FLAG_INPUT, FLAG_OUTPUT, INPLACE_OPS, Tensor
 
 # --- ggml-alloc.c: the dynamic allocator ------------------------------------------------------------
@@ -89,8 +90,10 @@ class Buffer:
 
 def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
              leaf_buffer: Callable[[int, Tensor], int] | None = None,
-             nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None) -> list[int]:
-    """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset)."""
+             nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None,
+             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = ()) -> list[int]:
+    """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset).
+    ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated)."""
     nodes = graph.nodes if nodes is None else nodes
     leafs = graph.leafs if leafs is None else leafs
     allocs = [DynAllocator(b.alignment) for b in buffers]
@@ -177,7 +180,13 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
             hn(s).n_children += 1
             if s.flags & FLAG_INPUT:
                 allocate_node(s, nb_of(i, node))
+    # the second pass; on a reduced graph, periodic.py checks at each cut that the walk's state repeats
+    check = CutCheck(nodes, cuts, leafs, info, allocs, nb_of, size_of) if cuts else None
+    watch = check.watch if check is not None else frozenset()
     for i, node in enumerate(nodes):
+        if i in watch:
+            assert check is not None
+            check.at(i)
         b = nb_of(i, node)
         for p in node.src:
             if p is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from . import periodic
 from .alloc import Buffer, allocate
 from .graph import Graph
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
@@ -33,8 +34,10 @@ class DecoderGraph:
     """Builds llama.cpp's graph for one ubatch: src/llama-graph.cpp (build_inp_embd, build_attn, build_ffn,
     build_moe_ffn, build_norm) and the architecture's builder in src/models/<arch>.cpp, in their op order."""
 
-    def __init__(self, model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> None:
+    def __init__(self, model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                 layers: tuple[int, ...] | None = None) -> None:
         self.m = model
+        self.layers = layers            # the layers built (None: all; periodic.py leaves out repeated ones)
         self.p = p
         self.g = Graph()
         self.n_tokens = n_tokens
@@ -45,6 +48,10 @@ class DecoderGraph:
         self.n_embd = model.hidden_size
         self.n_head = model.n_heads
         self.inputs: list[Tensor] = []
+        self._layer = -1
+
+    def layer_ids(self) -> Iterable[int]:
+        return range(self.m.n_layers) if self.layers is None else self.layers
 
     # --- weights and inputs ---------------------------------------------------------------------
     def w(self, name: str, layer: int | None = None) -> Tensor | None:
@@ -67,6 +74,9 @@ class DecoderGraph:
         return t
 
     def lw(self, il: int, name: str) -> Tensor | None:
+        if il != self._layer:       # a layer's first weight: mark where its nodes begin (periodic.py)
+            self._layer = il
+            self.g.mark_layer(il)
         return self.w(f"blk.{il}.{name}")
 
     def inp(self, type_: str, ne: Iterable[int], name: str) -> Tensor:
@@ -413,7 +423,7 @@ def build_llama_like(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), il=il)
@@ -457,7 +467,7 @@ def build_gemma(b: DecoderGraph) -> None:
     inp = b.kv_inputs_iswa() if iswa else b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
         q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
@@ -493,7 +503,7 @@ def build_openai_moe(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs_iswa()
     out_ids = b.build_inp_out_ids()
-    for il in range(m.n_layers):
+    for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -526,7 +536,7 @@ def build_deepseek2(b: DecoderGraph) -> None:
     inp = b.kv_inputs(k_only=True)
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         n_tokens = inpL.ne[1]
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -669,7 +679,7 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     n_layer = m.n_layers
-    for il in range(n_layer):
+    for il in b.layer_ids():
         layer = m.layers[il]
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -719,8 +729,9 @@ def supported(model) -> bool:
             and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
 
 
-def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> DecoderGraph:
-    b = DecoderGraph(model, p, n_tokens, n_seqs, n_outputs)
+def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                layers: tuple[int, ...] | None = None) -> DecoderGraph:
+    b = DecoderGraph(model, p, n_tokens, n_seqs, n_outputs, layers)
     BUILDERS[model.family](b)
     return b
 
@@ -733,9 +744,18 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
     sizes = [0] * len(buffers)
     # graph_reserve rounds n_tokens up to a multiple of n_seqs; the outputs stay min(n_ubatch, n_outputs_max)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    # periodic.py: repeated layers left out where ggml-alloc's walk checks that they repeat (one device: the CPU)
+    kinds = periodic.layer_kinds(model, lambda il: 0, None) if periodic.SKIP else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
-        b = build_graph(model, p, nt, n_seqs, n_out)
-        for i, s in enumerate(allocate(b.g, buffers)):
+        def reserve(layers: tuple[int, ...] | None, cuts: list[tuple[int, int, int]], nt: int = nt,
+                    n_out: int = n_out) -> list[int]:
+            g = build_graph(model, p, nt, n_seqs, n_out, layers).g
+            at = [tuple(g.layer_start(il) for il in cut) for cut in cuts]
+            for k, cut in enumerate(at):
+                if None in cut:
+                    raise periodic.NotRepeated("a cut layer built no node", k)
+            return allocate(g, buffers, cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+        for i, s in enumerate(periodic.reduced(kinds, reserve)):
             sizes[i] = max(sizes[i], s)
     return sizes
 

@@ -16,6 +16,17 @@ class Graph:
         self.leafs: list[Tensor] = []
         self._visited: set[int] = set()
         self._n = 0
+        # where each decoder layer's build began (len(nodes) then): the boundaries at which ggml-alloc's walk may
+        # find its state repeating (periodic.py)
+        self.layer_marks: dict[int, int] = {}
+
+    def mark_layer(self, il: int) -> None:
+        self.layer_marks.setdefault(il, len(self.nodes))
+
+    def layer_start(self, il: int) -> Tensor | None:
+        """The first node appended after layer il's mark."""
+        m = self.layer_marks.get(il)
+        return self.nodes[m] if m is not None and m < len(self.nodes) else None
 
     # --- graph ------------------------------------------------------------------------------
     def expand(self, t: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...memo import IdMemo
+from . import periodic
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph
 from .graph import Graph
@@ -401,13 +402,45 @@ class BuiltGraph:
             t.flags = flags
 
 
-_BUILT = IdMemo(8)
+_BUILT = IdMemo(16)
 
 
-def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int) -> BuiltGraph:
+def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
+                layers: tuple[int, ...] | None = None) -> BuiltGraph:
     """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones)."""
-    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs),
-                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
+                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g))
+
+
+def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tuple[int, ...] | None,
+            cuts: list[tuple[int, int, int]], sched_args: dict, buffers: list[Buffer]) -> tuple[list[int], int]:
+    """One reserved graph scheduled and allocated: each buffer's size and the number of splits."""
+    built = built_graph(model, p, nt, n_seqs, n_out, layers)
+    g = built.g
+    at = [tuple(g.layer_start(il) for il in cut) for cut in cuts]
+    if any(t is None for cut in at for t in cut):
+        k = next(k for k, cut in enumerate(at) if None in cut)
+        raise periodic.NotRepeated("a cut layer built no node", k)
+    with built.lock:
+        try:
+            nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
+            got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
+                           cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+        finally:
+            built.restore()
+    return got, ns
+
+
+def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
+                    buffers: list[Buffer]) -> tuple[list[int], int]:
+    """_placed on the graph periodic.reduced lets through, unless the whole graph of this shape is built already
+    (--fit and Ollama's fit schedule it for many placements: scheduling it again costs less than building a
+    reduced one for each placement)."""
+    hit = _BUILT._data.get((id(model), (p, nt, n_seqs, n_out, None)))     # (a look without building)
+    if hit is not None and hit[0] is model:
+        kinds = []
+    return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
+                                                                  buffers))
 
 
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
@@ -454,16 +487,13 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
     sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
+    # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
+    # split counts are asked for: the layers left out would have had theirs)
+    kinds = periodic.layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
     for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
-        built = built_graph(model, p, nt, n_seqs, n_out)
-        with built.lock:
-            try:
-                nodes, ids, leafs, leaf_ids, ns = _sched_split(built.g, layer_dev, pin_norms=nt < 32 or full,
-                                                               n_backends=n_gpus + 1, weight_dev=weight_dev,
-                                                               n_copies=n_copies)
-                got = allocate(built.g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs)
-            finally:
-                built.restore()
+        sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
+                          weight_dev=weight_dev, n_copies=n_copies)
+        got, ns = _placed_reduced(model, p, nt, n_seqs, n_out, kinds, sched_args, buffers)
         if n_splits is not None:
             n_splits.append(ns)
         sizes = [max(x, y) for x, y in zip(sizes, got)]
