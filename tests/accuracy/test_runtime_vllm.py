@@ -304,10 +304,14 @@ def test_command_for_fp8_pipeline_and_multi_node():
     def cmd(**kw):
         return check(CheckRequest(runtime="vllm", use_measurements=False, **kw))[0].command
 
-    # 16 H100s: TP 8 inside a node × PP 2 across two nodes, on Ray (vLLM's multi-node layout)
-    c = cmd(model="llama-3.1-405b", gpu="16xh100", tp=8, pp=2, quant="fp8")
+    # 16 H100s: TP 8 inside a node × PP 2 across two nodes, on Ray (vLLM's multi-node layout); Mixtral 8x22B has no
+    # published FP8 checkpoint in data/published_checkpoints.json, so fp8 is vLLM's own --quantization fp8 at load
+    c = cmd(model="mixtral-8x22b", gpu="16xh100", tp=8, pp=2, quant="fp8")
     assert "--tensor-parallel-size 8 --pipeline-parallel-size 2 --distributed-executor-backend ray" in c
     assert c.startswith("ray start --head") and "(node 2)" in c and "--quantization fp8" in c
+    # Llama 3.1 405B has one (RedHatAI's FP8): that repo is served as stored, with no --quantization
+    c = cmd(model="llama-3.1-405b", gpu="16xh100", tp=8, pp=2, quant="fp8")
+    assert "vllm serve RedHatAI/" in c and "-FP8" in c and "--quantization" not in c
     # a checkpoint already stored in fp8 needs no --quantization
     assert "--quantization" not in cmd(model="deepseek-v3", gpu="8xh200")
     assert "ray" not in cmd(model="llama-3.1-8b", gpu="2xh100")
