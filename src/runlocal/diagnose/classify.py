@@ -319,23 +319,23 @@ class Scanner:
             for rt in [_RUNTIME_TOKENS[tok] for tok in _RUNTIME_RE.findall(low)] + [
                     "llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
-        matches = self.index.match(line, low)
+        found, severity, dead, footer_fn = _facts_of_line(line, low)
+        matches = list(found)
         by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")
         if by_signal is not None and by_signal.id in signals.LINE_VETO:
             matches = [by_signal]  # the line's own figure rules out what its words suggest
         elif by_signal is not None and all(e.id != by_signal.id for e in matches):
             matches.append(by_signal)
-        if signals.engine_dead(low):
+        if dead:
             self.engine_dead = True
         if by_signal is not None and by_signal.id in signals.LINE_VETO and self.overflow is None:
             self.overflow = (by_signal, self.n, line[:MATCHED_LINE_MAX])
-        severity = signals.severity_of_line(low)
         if severity == "warning" and any(e.category in kb.MEMORY_CATEGORIES for e in matches):
             memory = max((e for e in matches if e.category in kb.MEMORY_CATEGORIES), key=lambda e: e.priority)
             self.warned, self.survived = (memory, self.n, line[:MATCHED_LINE_MAX]), signals.names_resource_limit(low)
             matches = [e for e in matches if e.category not in kb.MEMORY_CATEGORIES]
-        footer = _FOOTER.search(low)
-        if footer and len(self.ring) >= 2 and "out of memory" in self.ring[-2] and not _ALLOCATING.search(footer.group(1)):
+        if footer_fn is not None and len(self.ring) >= 2 and "out of memory" in self.ring[-2] \
+                and not _ALLOCATING.search(footer_fn):
             self.oom_not_from_alloc = self.n - 1
         if low.strip() == "memoryerror" and any(_READ_CALL.search(prev) for prev in list(self.ring)[-4:-1]):
             bad_file = kb.get(BAD_FILE_ID)
@@ -452,6 +452,25 @@ def _advice_removed(low: str) -> str:
 
 
 CACHED_LINE_MAX = 512       # lines up to this long have their entry kept (at most 4,096 of them: ~2 MB)
+
+
+def _line_facts(line: str, low: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
+    """What one line says on its own: the entries whose signatures match, its severity, whether it reports a dead
+    engine, and the function a ggml error footer names. Pure: the same line always gives the same facts."""
+    footer = _FOOTER.search(low)
+    return (tuple(_index().match(line, low)), signals.severity_of_line(low), signals.engine_dead(low),
+            footer.group(1) if footer else None)
+
+
+@lru_cache(maxsize=4096)
+def _short_line_facts(line: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
+    return _line_facts(line, line.lower())
+
+
+def _facts_of_line(line: str, low: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
+    """_line_facts, worked out once per distinct short line (logs repeat metrics and progress lines by the
+    thousand, as for _line_entry below)."""
+    return _short_line_facts(line) if len(line) <= CACHED_LINE_MAX else _line_facts(line, low)
 
 
 @lru_cache(maxsize=4096)
