@@ -37,6 +37,12 @@ class IdMemo:
                 self._data.popitem(last=False)
         return value
 
+    def has(self, obj: Any, key: Hashable) -> bool:
+        """Whether (obj, key) is cached now, without making it or changing its place in the order."""
+        with self._lock:
+            hit = self._data.get((id(obj), key))
+        return hit is not None and hit[0] is obj
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()

@@ -436,8 +436,7 @@ def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kin
     """_placed on the graph periodic.reduced lets through, unless the whole graph of this shape is built already
     (--fit and Ollama's fit schedule it for many placements: scheduling it again costs less than building a
     reduced one for each placement)."""
-    hit = _BUILT._data.get((id(model), (p, nt, n_seqs, n_out, None)))     # (a look without building)
-    if hit is not None and hit[0] is model:
+    if _BUILT.has(model, (p, nt, n_seqs, n_out, None)):
         kinds = []
     return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
                                                                   buffers))
