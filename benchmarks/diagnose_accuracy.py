@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 9, collected by the neutral rule of round 8 before round 8's misses
-were fixed, committed before it was scored, and scored once; rounds 1-8 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 10, collected by the neutral rule of rounds 8 and 9 before round 9's misses
+were tuned on, committed before it was scored, and scored once; rounds 1-9 are tuning data, see
+runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
