@@ -321,7 +321,7 @@ class Scanner:
         self.ring.append(low[:CONTEXT_LINE_MAX])
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
-        if self.best is None or self.best[1].id in NAMES_THE_ERROR_IDS:
+        if (self.best is None or self.best[1].id in NAMES_THE_ERROR_IDS) and signals.LAST_RESORT_GATE.search(low):
             if self.error_line is None and signals.states_error(low):
                 self.error_line = (self.n, line[:MATCHED_LINE_MAX])
             if not self.memory_said and signals.says_memory_ran_short(low):

@@ -286,6 +286,9 @@ _MEMORY_SAID = re.compile(
     r"|memory (?:limit|exhausted|pressure|full|leak)"
     r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
 _MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
+#: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
+LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
+                                       _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
 
 
 def states_error(low: str) -> bool:
