@@ -43,7 +43,11 @@ Precedence (how one answer is chosen when several entries match)
    is not PyTorch's own message) is a ggml
    allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
    ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
-4. Nothing matched: category ``unknown``.
+4. Nothing matched: if the log states an error (an exception, "cannot load", a crash, a failed check) and no line
+   anywhere says memory ran short (out of memory, a failed allocation, a kill, "not enough RAM", a size needed above
+   one available; a hedge or advice does not count), the answer is ``not_memory``, titled "Not a memory failure:"
+   and the error line (``notmem-application-error``); an error that names no memory in a log that does say memory
+   ran short elsewhere is not called ``not_memory`` for it. Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
