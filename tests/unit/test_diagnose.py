@@ -490,7 +490,8 @@ def _front_matter(path: Path) -> dict:
 
 
 REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning",  # reached by severity (classify)
-                                           "notmem-pool-has-room", "notmem-oom-not-from-allocation"}  # by figures
+                                           "notmem-pool-has-room", "notmem-oom-not-from-allocation",  # by figures
+                                           "notmem-application-error"}  # the answer of last resort (classify)
 
 
 def test_knowledge_base_entries_have_the_required_fields():

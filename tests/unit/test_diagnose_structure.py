@@ -230,3 +230,92 @@ def test_a_reference_count_underflow_is_a_crash_unless_memory_growth_is_stated()
     log = ('server causes a kernel panic (IOGPUMemory crash) after memory grew\n'
            'panic(cpu 1): "completeMemory() prepare count underflow"')
     assert diagnose_text(log).category == "metal_oom"
+
+
+# -- session 8 (round 9 became tuning data): the answer of last resort, OS memory kills, device and phase words ------
+
+@pytest.mark.parametrize("log, names", [
+    ("ERROR 11-27 08:34:57 engine.py:366] 'lm_head.weight'\nKeyError: 'lm_head.weight'", "'lm_head.weight'"),
+    ("Model unknown, cannot load\nLoading model: settings.cfg", "cannot load"),
+    ('Crash due to "The current task is not holding this lock"', "not holding this lock"),
+    ("Oops(ggml_compute_forward_add_f32, result): found -nan for i1 = 0", "found -nan"),
+])
+def test_an_application_error_that_names_no_memory_is_answered_not_memory_with_what_it_names(log, names):
+    d = diagnose_text(log)
+    assert d.category == "not_memory"
+    assert d.title.startswith("Not a memory failure: ") and names in d.title
+
+
+@pytest.mark.parametrize("log", [
+    "ERROR: model failed to load\nbug: Not enough RAM on every model",          # memory named in other words
+    "Error: failed to load model\nthe machine ran out of memory an hour later",
+    "Error 400: prompt requires ~28903MB GPU memory, only ~28745MB left",
+    "ERROR: cannot start\nrequested 30.0 GB but the budget is only 24.0 GB",  # the numbers say it did not fit
+])
+def test_an_error_in_a_log_that_says_memory_ran_short_is_never_called_not_memory_by_default(log):
+    assert diagnose_text(log).category not in ("not_memory",)
+
+
+def test_a_log_with_no_error_statement_stays_unknown():
+    assert diagnose_text("INFO: model loaded\nINFO: serving on port 8080").category == "unknown"
+
+
+def test_an_os_that_ends_an_app_for_its_memory_is_an_oom_kill():
+    line = 'The app "ChatApp" has been killed by the operating system because it is using too much memory.'
+    assert diagnose_text(line).category == "oom_killer"
+
+
+def test_macos_running_out_of_application_memory_is_unified_memory():
+    assert diagnose_text("Your system has run out of application memory.").category == "metal_oom"
+
+
+def test_a_need_above_a_cap_is_read_across_a_long_parenthesis():
+    line = ("request rejected by the memory guard: predicted peak would require ~27.90 GB (current 24.78 GB "
+            "+ KV 3.11 GB + transient 8.92 MB for the first chunk) but the safety cap is 27.00 GB")
+    assert diagnose_text(line).category in kb_memory_categories()
+
+
+def kb_memory_categories() -> frozenset[str]:
+    from runlocal.diagnose.kb import MEMORY_CATEGORIES
+    return MEMORY_CATEGORIES
+
+
+def test_an_mlx_server_that_runs_short_is_metal_unless_it_runs_on_cuda():
+    assert diagnose_text("omlx.scheduler ERROR: out of memory while loading").category == "metal_oom"
+    assert diagnose_text("mlx_lm: cudaMalloc failed: out of memory").category != "metal_oom"
+
+
+@pytest.mark.parametrize("prompt_line", ["<human>: Write a poem", "User: hello", ">>> why is the sky blue"])
+def test_a_chat_turn_before_an_out_of_memory_means_it_was_running(prompt_line):
+    log = f"{prompt_line}\nRuntimeError: CUDA out of memory."
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_starting_inference_before_an_out_of_memory_means_it_was_running():
+    log = "INFO Starting inference process...\ntorch.OutOfMemoryError: CUDA out of memory."
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_a_configured_prefill_chunk_size_is_not_a_prefill():
+    log = ("config.cc:646: max KV cache token capacity will be set to 2000, prefill chunk size will be set to 2000.\n"
+           "RuntimeError: CUDA out of memory.")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("[BUG] AMD - Out of Memory Errors", "rocm_oom"),
+    ("Radeon RX 7900 XTX: out of memory", "rocm_oom"),
+    ("AMD Ryzen 9 7950X host, RuntimeError: CUDA out of memory.", "cuda_oom_load"),   # an AMD CPU, an NVIDIA card
+    ("ggml_vulkan: Device memory allocation of size 1024 failed on AMD Radeon 780M", "llamacpp_alloc_fail"),
+])
+def test_an_amd_gpu_named_on_the_out_of_memory_line_is_rocm_outside_ggml(line, expected):
+    assert diagnose_text(line).category == expected
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("Error allocating memory ErrorOutOfDeviceMemory", "llamacpp_alloc_fail"),   # vulkan.hpp's name: ggml-vulkan
+    ("Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY",
+     "cuda_oom_load"),                                                          # the C API's: another program
+])
+def test_the_vulkan_binding_that_spells_the_error_names_the_allocator(line, expected):
+    assert diagnose_text(line).category == expected

@@ -43,7 +43,11 @@ Precedence (how one answer is chosen when several entries match)
    is not PyTorch's own message) is a ggml
    allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
    ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
-4. Nothing matched: category ``unknown``.
+4. Nothing matched: if the log states an error (an exception, "cannot load", a crash, a failed check) and no line
+   anywhere says memory ran short (out of memory, a failed allocation, a kill, "not enough RAM", a size needed above
+   one available; a hedge or advice does not count), the answer is ``not_memory``, titled "Not a memory failure:"
+   and the error line (``notmem-application-error``); an error that names no memory in a log that does say memory
+   ran short elsewhere is not called ``not_memory`` for it. Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
@@ -90,6 +94,10 @@ _READ_CALL = re.compile(r"\.read\(")
 _FOOTER = re.compile(r"current device: \d+, in function (\w+)")
 _ALLOCATING = re.compile(r"alloc|pool|buffer")
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
+APPLICATION_ERROR_ID = "notmem-application-error"
+# answers whose title is the error line itself: the error names what failed, and it is not memory
+NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID})
+APPLICATION_ERROR_TITLE_MAX = 160
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -105,7 +113,7 @@ _RUNTIME_TOKENS = {
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
-    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",
+    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx", "omlx": "mlx",  # oMLX, an MLX server
     "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
     "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
@@ -298,6 +306,9 @@ class Scanner:
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
+        # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
+        self.error_line: tuple[int, str] | None = None
+        self.memory_said = False
         self.n = 0
         self._any_gate = _any_gate(self.index)
 
@@ -312,6 +323,15 @@ class Scanner:
             self._context(low)
             self.after -= 1
         self.ring.append(low[:CONTEXT_LINE_MAX])
+        # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
+        # short; nothing else does, so this is watched only while nothing or only such an answer has matched
+        if (self.best is None or self.best[1].id in NAMES_THE_ERROR_IDS) and signals.LAST_RESORT_GATE.search(low):
+            if self.error_line is None and signals.states_error(low):
+                self.error_line = (self.n, line[:MATCHED_LINE_MAX])
+            if not self.memory_said and signals.says_memory_ran_short(low):
+                # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
+                # VRAM") is not a report that memory ran short
+                self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -420,6 +440,10 @@ class Scanner:
             figures.setdefault("runtime", detected)
         runtime = self.runtime or detected
         self._settle()
+        if self.best is not None and self.best[1].id in NAMES_THE_ERROR_IDS and self.memory_said:
+            self.best = None  # an error that names no memory, in a log that says elsewhere that memory ran short
+        elif self.best is None and self.error_line is not None and not self.memory_said:
+            return self._application_error(figures, runtime)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -436,9 +460,28 @@ class Scanner:
             else:
                 category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase)
                 entry = kb.get(PRIMARY[category]) or entry
-        return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+        title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
+        return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+    def _application_error(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
+        """Nothing matched, the log states an error and no line says memory ran short: not a memory failure, and
+        the answer names what the error names (its first error line)."""
+        entry = kb.get(APPLICATION_ERROR_ID)
+        assert entry is not None and self.error_line is not None, APPLICATION_ERROR_ID
+        line_no, line = self.error_line
+        return Diagnosis(category=entry.category, entry=entry, title=_names_the_error(line), cause=entry.cause,
+                         fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
+                         line_number=line_no, runtime=runtime)
+
+
+def _names_the_error(line: str) -> str:
+    """The answer for an error that names no memory: "Not a memory failure: " and the error line itself."""
+    said = " ".join(line.split())
+    if len(said) > APPLICATION_ERROR_TITLE_MAX:
+        said = said[:APPLICATION_ERROR_TITLE_MAX - 1] + "…"
+    return f"Not a memory failure: {said}"
 
 
 _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")

@@ -28,7 +28,8 @@ __all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "pha
 
 # -- lack of memory ------------------------------------------------------------------------------
 _OOM = re.compile(
-    r"out of memory|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
+    r"out of (?:(?:application|system|unified|gpu|device|host|video|process) )?memory"  # macOS: "application memory"
+    r"|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
     r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
@@ -75,14 +76,22 @@ _HOST_ALLOC = re.compile(
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
+# an AMD GPU named on the out-of-memory line itself (not its CPUs): outside ggml (whose Vulkan backend also runs on
+# AMD cards) the allocator is ROCm's
+_AMD_GPU = re.compile(r"\bamd\b(?!\W{1,3}(?:ryzen|epyc|threadripper|athlon|cpu))|\bradeon\b|\bgfx\d{3,4}\b")
 # macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
 # allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
 _MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b"
                     # the user names the machine: every Mac with a GPU runtime allocates from unified memory
-                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b")
+                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b"
+                    # macOS's own dialog when memory is exhausted: "Your system has run out of application memory"
+                    r"|\bapplication memory\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
                    r"|\bvulkan\d|vulkan memory"
+                   # vulkan.hpp's C++ names (vk::Result::eErrorOutOfDeviceMemory, vk::OutOfDeviceMemoryError), which
+                   # ggml-vulkan uses; other Vulkan programs (TVM/MLC) print the C API's VK_ERROR_OUT_OF_DEVICE_MEMORY
+                   r"|erroroutofdevicememory|outofdevicememoryerror"
                    r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
@@ -172,6 +181,9 @@ _KILL_KERNEL = re.compile(
     r"|node running low on memory|out of memory: kill"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
+# the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
+# because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
+_KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
@@ -225,7 +237,7 @@ _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
 _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
 _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
-                           + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
+                           + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
@@ -255,6 +267,38 @@ _WARNING_MARK = re.compile(r"^\s*w\d{4} |\[w\]|\blevel=warn|\b\w*warning\b:|^\W*
 _ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceback|\babort|\bpanic|segmentation fault"
                          r"|\bassert|\bkilled\b|terminat")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
+
+
+# -- the answer of last resort (classify: only when nothing at all matched): a log that states an error and says
+# nothing of memory anywhere is an application error that names something else ("KeyError: 'lm_head.weight'",
+# "cannot load", "not holding this lock", a NaN check). Any word of memory running short keeps it "unknown".
+_ERROR_STATEMENT = re.compile(
+    r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
+    r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
+    r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
+    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):")
+_ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
+                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit")
+_MEMORY_SAID = re.compile(
+    r"out of (?:\w+ )?memory|\boom\b|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
+    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
+    r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|memory (?:limit|exhausted|pressure|full|leak)"
+    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
+_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
+#: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
+LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
+                                       _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
+
+
+def states_error(low: str) -> bool:
+    """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
+    return any(w in low for w in _ERROR_HINTS) and bool(_ERROR_STATEMENT.search(low))
+
+
+def says_memory_ran_short(low: str) -> bool:
+    """Whether a lower-cased line says, in any words, that memory ran short (or was exceeded, or a process killed)."""
+    return (any(w in low for w in _MEMORY_HINTS) and bool(_MEMORY_SAID.search(low))) or needs_more_than_has(low)
 
 
 def needs_more_than_has(low: str) -> bool:
@@ -288,6 +332,7 @@ GATE_WORDS = frozenset({
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
+    "jetsam",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -309,7 +354,7 @@ RUN = re.compile(
     r"|_model_forward|attention|\battn|sdpa"
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
-    r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|prefill(?![ _-](?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
     # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
     r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
@@ -320,6 +365,9 @@ RUN = re.compile(
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
     r"|sampling steps|batch_manager|in-?flight"
+    # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
+    # the model is loaded and answering
+    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
     r"|^\W*time taken:")  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
 
 
@@ -386,6 +434,10 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio") or (
             _GGML_CUDA_ERROR.search(low) and runtime not in _PYTHON_RUNTIMES):
         return "llamacpp-cuda-malloc"
+    if _AMD_GPU.search(low):
+        return "rocm-hip-oom"
+    if runtime == "mlx" and "cuda" not in low:
+        return "metal-oom"  # MLX allocates from Metal (unified memory) unless it runs on its CUDA backend
     return "cuda-oom-load"
 
 
@@ -415,6 +467,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
+    if _KILL_OS.search(low):
+        return "os-killed-for-memory"
     if _size_overflow(low):
         return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
