@@ -248,6 +248,38 @@ def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     return None
 
 
+def _may_run_whole(model: ModelSpec, targets: list[Target], runtime: str, ctx: int,
+                   quants: tuple[str | None, ...], host_cache: dict) -> tuple[str | None, ...]:
+    """The formats of ``quants`` that the GPUs of ``targets`` could hold whole, in order: those ruled out could not
+    pass Fit.runs, so best_fit over the rest gives the same answer without planning them (most of `best`'s
+    configurations, for a large model).
+
+    Fit.runs needs every GPU's total within its capacity (verdict.fits), at least 99 % of the weights placed and at
+    most 1 % of them in RAM beyond what the runtime always keeps there (``base``, plan_fit's own figure): so the
+    GPUs hold at least 0.98 × weights − base bytes of weights, and a GPU's total is its weights plus non-negative
+    KV, compute and overhead. A planner's GPU capacity is the target's, or for MLX past the working set its
+    allocator's limit, at most the physical memory: the bound sums the larger of the two per GPU."""
+    from .plan import estimate
+
+    gpu_bytes = sum(max(t.capacity, t.total or 0) for t in targets if t.kind != "cpu")
+    if gpu_bytes == 0:
+        return quants                       # a CPU-only run: nothing to bound here
+    kept = []
+    for q in quants:
+        try:
+            weights = estimate(model, q).total
+            key = (get_runtime(runtime).name, q, ctx)
+            if key not in host_cache:
+                host_cache[key] = _host_share(model, runtime, q, ctx)
+            base = host_cache[key]
+        except Exception:  # a format the model or runtime cannot take: best_fit decides, as it did
+            kept.append(q)
+            continue
+        if gpu_bytes >= 0.98 * weights - base - (1 << 20):      # 1 MiB: float rounding in plan_fit's sums
+            kept.append(q)
+    return tuple(kept)
+
+
 @lru_cache(maxsize=8)
 def splits_over_gpus(runtime: str) -> bool:
     """Whether the runtime's planner places a model on more than one GPU (else multi-GPU rows are skipped):
@@ -384,8 +416,9 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
-            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quants, host_cache=host_cache,
-                           users=users)
+            can_run = _may_run_whole(model, targets, rt.name, ctx, quants, host_cache)
+            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=can_run, host_cache=host_cache,
+                           users=users) if can_run else None
             if fit is None:
                 continue
             price = device_price(dev, used=used)
