@@ -90,7 +90,7 @@ class _Plans:
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
                     policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
-    from .choose import DEFAULT_CTX, best_fit, quant_ladder, runtime_label
+    from .choose import DEFAULT_CTX, _may_run_whole, best_fit, quant_ladder, runtime_label
     from .runtimes import get_runtime
 
     names = [n.strip() for n in names if n and n.strip()]
@@ -110,13 +110,17 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
 
         spec = resolve_model(model, policy)     # policy: what a server may read (model/policy.py)
     plans = _Plans(spec, runtime, sweep_ctx) if spec is not None else None
+    host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
     rows: list[dict[str, Any]] = []
     shown: dict[int, tuple] = {}          # shown: row index → (targets, quant) of the plan whose max_context it shows
     for name in names:
         row, targets = _device_row(name, used, sweep_ctx)
         if plans is not None:
             ladder = quant_ladder(rt, quant, plans.spec)
-            fit = best_fit(plans.spec, targets, runtime=runtime, ctx=sweep_ctx, quants=ladder)
+            # formats the GPUs cannot hold whole are not planned (choose._may_run_whole: they would not run)
+            can_run = _may_run_whole(plans.spec, targets, rt, sweep_ctx, ladder, host_cache)
+            fit = best_fit(plans.spec, targets, runtime=runtime, ctx=sweep_ctx, quants=can_run,
+                           host_cache=host_cache) if can_run else None
             q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
             fields = plans.fields(targets, q)
             row |= {"runtime": label, "runtime_rules": rules, "quant": fields.pop("quant"),
