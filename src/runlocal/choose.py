@@ -455,9 +455,11 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
 # ------------------------------------------------------------------------------------------ models --fits
 
 def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,
-                   device=None, n_devices: int = 1, cpu: bool = False) -> list[dict[str, Any]]:
+                   device=None, n_devices: int = 1, cpu: bool = False,
+                   speed_rows: int | None = None) -> list[dict[str, Any]]:
     """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, largest
-    first, with a predicted decode speed where the device (or its bandwidth) is known."""
+    first, with a predicted decode speed where the device (or its bandwidth) is known — for the first
+    ``speed_rows`` rows only when given (a table that shows those: each speed builds the model's spec)."""
     from .sweep import models_that_fit
 
     if ctx <= 0:
@@ -468,7 +470,7 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
         from .hardware.speed import predict
         from .model import catalog
 
-        for r in rows:
+        for r in rows[:speed_rows]:
             try:
                 spec = catalog.lookup(r["alias"])
                 dev = device if device is not None else _bandwidth_device(bandwidth_gbs, kind)
@@ -489,10 +491,11 @@ def _bandwidth_device(bandwidth_gbs: float | None, kind: str = "gpu"):
 
 
 def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None = None, *, ctx: int | None = None,
-              runtime: str = "llama.cpp") -> dict[str, Any]:
+              runtime: str = "llama.cpp", speed_rows: int | None = None) -> dict[str, Any]:
     """`runlocal models --fits`: the machine (this one with ``gpu`` "auto", or a catalog spec, or --vram) →
     the catalog models that run on it at ``ctx``, largest first. GPUs' memory is added up (a layer split);
-    with no GPU the CPU's RAM is the capacity."""
+    with no GPU the CPU's RAM is the capacity. ``speed_rows``: predict the speed of only the first rows (the
+    text table's)."""
     from .hardware.catalog import find_device
     from .hardware.targets import targets_from_options
     from .plan import DEFAULT_RAM_BANDWIDTH_GBS
@@ -531,7 +534,7 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
     if not gpus:
         notes.append("no GPU: the sweep's GPU memory line is applied to RAM (weights + KV + compute buffers)")
     rows = models_fitting(capacity, ctx, runtime=runtime, bandwidth_gbs=None if device is not None else bandwidth,
-                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus)
+                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus, speed_rows=speed_rows)
     if device is None and bandwidth is None:
         notes.append("speed: no bandwidth known for this device; decode speed left out")
     return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],

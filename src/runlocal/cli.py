@@ -98,7 +98,8 @@ def models_cmd(
         from .units import parse_tokens
 
         try:
-            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None)
+            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None,
+                            speed_rows=None if as_json else top)          # the table shows the first `top` rows
         except RunlocalError as e:
             _fail(e)
             return
