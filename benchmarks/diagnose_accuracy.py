@@ -1,8 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 10, collected by the neutral rule of rounds 8 and 9 before round 9's misses
-were tuned on, committed before it was scored, and scored once; rounds 1-9 are tuning data, see
+measurements/public_errors/held_out/: round 11, collected by the neutral rule of rounds 8-10 before round 10's misses
+were tuned on, committed before it was scored, and scored once; rounds 1-10 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -38,7 +38,7 @@ FIRST_RUNS = (
     ("round 8 (whole)", "2026-11-25", 61, 30, 49, 2, 35, "679/685"),
     # round 9: the same neutral rule (held_out/round9_queries.md), collected before round 8's misses were fixed
     ("round 9 (whole)", "2026-11-25", 61, 40, 58, 0, 32, "736/746"),
-    # round 10: the same neutral rule (held_out/round10_queries.md), collected before round 9's misses were tuned on
+    # round 10: the same neutral rule (round10_queries.md), collected before round 9's misses were tuned on
     ("round 10 (whole)", "2026-11-25", 68, 56, 61, 2, 54, "793/807"),
 )
 
