@@ -491,7 +491,10 @@ def _front_matter(path: Path) -> dict:
 
 REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning",  # reached by severity (classify)
                                            "notmem-pool-has-room", "notmem-oom-not-from-allocation",  # by figures
-                                           "notmem-application-error"}  # the answer of last resort (classify)
+                                           "notmem-application-error",  # the answer of last resort (classify)
+                                           "notmem-killed-after-error",  # a bare kill after an error (classify)
+                                           "notmem-single-allocation-cap",  # by an out-of-memory's figures
+                                           "runtime-memory-refusal"}  # by a line's words (signals.line_entry)
 
 
 def test_knowledge_base_entries_have_the_required_fields():

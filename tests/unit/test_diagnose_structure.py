@@ -319,3 +319,103 @@ def test_an_amd_gpu_named_on_the_out_of_memory_line_is_rocm_outside_ggml(line, e
 ])
 def test_the_vulkan_binding_that_spells_the_error_names_the_allocator(line, expected):
     assert diagnose_text(line).category == expected
+
+
+# -- round 10's signals (session 8, diagnose6): each written as a user would paste it, not copied from a corpus text
+
+@pytest.mark.parametrize("log", [
+    "Failed to load model: About 6 GB of this model does not fit in GPU memory and would run from system RAM.\n"
+    "Only about 4 GB is available.",
+    "Error: the model does not fit in RAM (needs 40 GB)",
+    "Load refused: weights won't fit into the available VRAM",
+])
+def test_a_runtime_saying_the_model_does_not_fit_in_memory_is_its_memory_refusal(log):
+    d = diagnose_text(log)
+    assert d.category == "ollama_system_memory"
+    assert d.entry is not None and d.entry.id == "runtime-memory-refusal"
+
+
+def test_a_fit_refusal_in_ollamas_log_is_ollamas_own_check():
+    log = 'time=2025-01-01 level=INFO source=server.go:100 msg="x"\nError: model does not fit in system memory\n'
+    assert diagnose_text(log).entry.id == "ollama-system-memory"
+
+
+def test_a_fit_warning_the_runtime_went_on_after_is_not_the_failure():
+    log = "warning: model does not fit in VRAM, offloading 10 layers to the CPU\nload_tensors: offloaded 22/32 layers\n"
+    assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log, expected", [
+    ("我的显卡跑7B模型就OOM了，怎么办", "cuda_oom_load"),          # OOM written against Chinese text
+    ("训练的时候显存OOM\ntrainer.train()", "cuda_oom_long_context"),
+    ("7Bモデルでoomになりました", "cuda_oom_load"),                 # Japanese
+])
+def test_oom_written_against_cjk_text_is_an_out_of_memory(log, expected):
+    assert diagnose_text(log).category == expected
+
+
+@pytest.mark.parametrize("line", ["zoom图像处理失败", "room已满 error", "oom_score_adj=0 配置错误"])
+def test_words_that_only_contain_oom_are_not_an_out_of_memory(line):
+    assert diagnose_text(line).category not in ("cuda_oom_load", "cuda_oom_long_context", "llamacpp_alloc_fail")
+
+
+def test_transformers_missing_file_in_a_repo_is_the_model_file_not_memory():
+    log = ("OSError: someone/llama-7b-int4 does not appear to have a file named config.json. "
+           "Checkout 'https://huggingface.co/someone/llama-7b-int4/main' for available files.")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-bad-model-file"
+
+
+def test_vllm_sleep_mode_wake_up_out_of_memory_is_the_utilization_setting():
+    log = ('  File "/usr/lib/python3/site-packages/vllm/device_allocator/cumem.py", line 200, in wake_up\n'
+           "    create_and_map(handle)\n"
+           "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n")
+    assert diagnose_text(log).category == "vllm_gpu_util"
+
+
+def test_ggmls_cuda_driver_vmm_calls_are_not_vllms_sleep_mode():
+    log = ("CUDA error: out of memory\n  current device: 0, in function ggml_cuda_pool_vmm::alloc at ggml-cuda.cu:400\n"
+           "  cuMemCreate(&handle, reserve_size, &prop, 0)\n")
+    assert diagnose_text(log, runtime="llama.cpp").category == "llamacpp_alloc_fail"
+
+
+def test_a_bare_killed_right_after_an_error_that_names_no_memory_is_that_error():
+    log = ("[2024-12-13 01:47:34] Initialization failed. warmup error: Traceback (most recent call last):\n"
+           '  File "/srv/sglang/srt/server.py", line 600, in _wait_and_warmup\n'
+           "AssertionError: res=<Response [502]>, res.text=''\n"
+           "\n"
+           "Killed\n")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-killed-after-error"
+    assert "AssertionError" in d.title
+
+
+@pytest.mark.parametrize("log", [
+    "Loading checkpoint shards:  50%|█████     | 2/4\nKilled\n",                       # no error before the kill
+    "RuntimeError: worker failed\nout of memory while loading shard 3\nKilled\n",    # memory named elsewhere
+    "ValueError: bad config\n" + "INFO: loading layer\n" * 8 + "Killed\n",          # the error is long before
+])
+def test_a_bare_killed_with_no_error_just_before_or_with_memory_named_stays_a_kill(log):
+    assert diagnose_text(log).category != "not_memory"
+
+
+def test_an_out_of_memory_whose_figures_show_an_empty_device_is_a_single_allocation_limit():
+    log = ("RuntimeError: XPU out of memory. Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity; "
+           "0 bytes already allocated; 0 bytes reserved in total by PyTorch)")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-single-allocation-cap"
+
+
+@pytest.mark.parametrize("log", [
+    # nothing allocated by this process, but the card is full (another process holds it)
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; "
+    "0 bytes already allocated; 14.50 MiB free; 0 bytes reserved in total by PyTorch)",
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 46.00 MiB. GPU 0 has a total capacity of "
+    "5.62 GiB of which 55.50 MiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is "
+    "reserved by PyTorch but unallocated.",
+    # memory already allocated: a real full card
+    "RuntimeError: XPU out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.11 GiB total capacity; "
+    "13.90 GiB already allocated; 14.00 GiB reserved in total by PyTorch)",
+])
+def test_an_out_of_memory_on_a_full_card_stays_memory(log):
+    assert diagnose_text(log).category in ("cuda_oom_load", "cuda_oom_long_context", "fragmentation")

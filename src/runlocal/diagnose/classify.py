@@ -39,6 +39,9 @@ Precedence (how one answer is chosen when several entries match)
      ``past_key_value``, ``execute_model``, the engine's step loop, prefill, HTTP completion requests…;
    * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
 
+   Before all of these, an out-of-memory whose own figures show an empty device (nothing allocated or reserved,
+   the request below the capacity, no small free figure) is one allocation above the device's single-allocation
+   limit, not a full memory (``notmem-single-allocation-cap``: Intel XPU's 4 GiB cap).
    Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
    is not PyTorch's own message) is a ggml
    allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
@@ -47,7 +50,10 @@ Precedence (how one answer is chosen when several entries match)
    anywhere says memory ran short (out of memory, a failed allocation, a kill, "not enough RAM", a size needed above
    one available; a hedge or advice does not count), the answer is ``not_memory``, titled "Not a memory failure:"
    and the error line (``notmem-application-error``); an error that names no memory in a log that does say memory
-   ran short elsewhere is not called ``not_memory`` for it. Otherwise: category ``unknown``.
+   ran short elsewhere is not called ``not_memory`` for it. A shell's bare ``Killed`` (the best match being the
+   bare kill) that comes at most ``KILL_AFTER_ERROR_LINES`` lines after an error line, in a log that says nothing
+   else of memory, is the runtime ending its own processes after that error (``notmem-killed-after-error``, titled
+   with that error). Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
@@ -95,8 +101,15 @@ _FOOTER = re.compile(r"current device: \d+, in function (\w+)")
 _ALLOCATING = re.compile(r"alloc|pool|buffer")
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 APPLICATION_ERROR_ID = "notmem-application-error"
+KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
+BARE_KILL_ID = "process-killed"
+SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
 # answers whose title is the error line itself: the error names what failed, and it is not memory
-NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID})
+NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
+# answers while which the scanner still watches for error lines and for words of memory running short
+_WATCHING_IDS = NAMES_THE_ERROR_IDS | {BARE_KILL_ID}
+# a bare "Killed" this many lines or fewer after an error line (blank lines count) is read as following that error
+KILL_AFTER_ERROR_LINES = 5
 APPLICATION_ERROR_TITLE_MAX = 160
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
@@ -309,6 +322,10 @@ class Scanner:
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
+        # for a bare kill after an error: the last error line before it, and the first bare kill (which is not
+        # counted as memory said: whether it was a lack of memory is the question)
+        self.last_error_line: tuple[int, str] | None = None
+        self.kill_line: int | None = None
         self.n = 0
         self._any_gate = _any_gate(self.index)
 
@@ -325,13 +342,8 @@ class Scanner:
         self.ring.append(low[:CONTEXT_LINE_MAX])
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
-        if (self.best is None or self.best[1].id in NAMES_THE_ERROR_IDS) and signals.LAST_RESORT_GATE.search(low):
-            if self.error_line is None and signals.states_error(low):
-                self.error_line = (self.n, line[:MATCHED_LINE_MAX])
-            if not self.memory_said and signals.says_memory_ran_short(low):
-                # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
-                # VRAM") is not a report that memory ran short
-                self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
+        if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):
+            self._watch(line, low)
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -366,6 +378,22 @@ class Scanner:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
+
+    def _watch(self, line: str, low: str) -> None:
+        """Note the error lines and whether this line says memory ran short (for the answers that call an error
+        that names no memory "not memory")."""
+        bare_kill = signals.is_bare_kill(low)
+        if bare_kill and self.kill_line is None:
+            self.kill_line = self.n
+        if not bare_kill and signals.states_error(low):
+            if self.error_line is None:
+                self.error_line = (self.n, line[:MATCHED_LINE_MAX])
+            if self.kill_line is None and signals.severity_of_line(low) == "error":
+                self.last_error_line = (self.n, line[:MATCHED_LINE_MAX])
+        if not self.memory_said and not bare_kill and signals.says_memory_ran_short(low):
+            # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
+            # VRAM") is not a report that memory ran short
+            self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
         if signals.LOAD.search(low):
@@ -444,6 +472,8 @@ class Scanner:
             self.best = None  # an error that names no memory, in a log that says elsewhere that memory ran short
         elif self.best is None and self.error_line is not None and not self.memory_said:
             return self._application_error(figures, runtime)
+        elif self._killed_after_error():
+            return self._application_error(figures, runtime, KILLED_AFTER_ERROR_ID, self.last_error_line)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -452,7 +482,9 @@ class Scanner:
                       "with `runlocal errors WORDS`.",
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
-        if entry.id in GENERIC_OOM_IDS:
+        if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
+            entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
+        elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.engine_dead:
@@ -465,15 +497,39 @@ class Scanner:
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
 
-    def _application_error(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
-        """Nothing matched, the log states an error and no line says memory ran short: not a memory failure, and
-        the answer names what the error names (its first error line)."""
-        entry = kb.get(APPLICATION_ERROR_ID)
-        assert entry is not None and self.error_line is not None, APPLICATION_ERROR_ID
-        line_no, line = self.error_line
+    def _killed_after_error(self) -> bool:
+        """Whether the answer so far is a bare kill (SIGKILL, no OOM killer named) that came after an error line, in
+        a log where nothing else says memory ran short: a runtime ending its own processes after that error."""
+        return (self.best is not None and self.best[1].id == BARE_KILL_ID and not self.memory_said
+                and self.kill_line is not None and self.last_error_line is not None
+                and self.kill_line - self.last_error_line[0] <= KILL_AFTER_ERROR_LINES)
+
+    def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
+                           error_line: tuple[int, str] | None = None) -> Diagnosis:
+        """Not a memory failure, and the answer names what the error names: nothing matched, the log states an
+        error and no line says memory ran short (its first error line), or a bare kill followed an error (the
+        error before the kill)."""
+        entry = kb.get(entry_id)
+        error_line = error_line or self.error_line
+        assert entry is not None and error_line is not None, entry_id
+        line_no, line = error_line
         return Diagnosis(category=entry.category, entry=entry, title=_names_the_error(line), cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+
+def one_allocation_refused(figures: dict[str, Any]) -> bool:
+    """Whether a PyTorch-style out-of-memory's own figures say the memory was not full: nothing allocated and
+    nothing reserved by the process, the request below the device's capacity, and no stated free memory below
+    the request or half the card (Intel XPU's single-allocation cap: "Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity;
+    0 bytes already allocated; 0 bytes reserved …)")."""
+    req, total, free = figures.get("requested_bytes"), figures.get("total_bytes"), figures.get("free_bytes")
+    if not (req and total and req < total):
+        return False
+    if figures.get("allocated_bytes") != 0 or figures.get("reserved_bytes", 0) != 0:
+        return False
+    # a stated free figure that is small means another process holds the card: then it was full after all
+    return free is None or free >= max(req, total / 2)
 
 
 def _names_the_error(line: str) -> str:

@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line", "severity_of_line"]
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "is_bare_kill", "line_entry", "phase_of_line",
+           "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
+# Chinese, Japanese and Korean characters (kana, CJK ideographs, hangul, full-width forms): words written against
+# them have no space around them, and Python counts them as word characters (so \b finds no edge there)
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _OOM = re.compile(
     r"out of (?:(?:application|system|unified|gpu|device|host|video|process) )?memory"  # macOS: "application memory"
     r"|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
@@ -42,6 +46,8 @@ _OOM = re.compile(
     # a report that says only "OOM" (an issue title: "… OOM error (L20)", "12 GB OOM"), not the killer's oom-kill /
     # oom_score words; PyTorch's exception named inside another's ("RayTaskError(OutOfMemoryError)")
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
+    # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
+    r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
     r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
@@ -108,7 +114,9 @@ _NOT_MEMORY = (
     (re.compile(r"unexpectedly reached end of file|unknown \(magic, version\)|is this really a gg\w* file"
                 r"|(?:invalid|bad|wrong) (?:gguf |file )?magic|not a valid gguf|has wrong size in model file"
                 r"|no such file or directory|\bdoes not exist\b|unable to load model: \S|\berror no file named\b"
-                r"|could not load llama model from path"), "notmem-bad-model-file"),
+                r"|could not load llama model from path"
+                # transformers (utils/hub.py cached_file): the repo or folder has no such file
+                r"|does not appear to have (?:a )?files? named"), "notmem-bad-model-file"),
     # a crash by signal or a heap check: SIGSEGV (signal 11, exit 139 = 128 + 11, Windows 0xC0000005), SIGABRT
     # ("Aborted (core dumped)", IOT instruction, exit 134), glibc's heap checks ("double free or corruption")
     (re.compile(r"segmentation fault|\bsigsegv\b|\bsignal 11\b|signal \(11\)|exit(?:ed)? (?:with )?(?:code|status)[ :=]*13[49]\b"
@@ -193,12 +201,22 @@ _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
+# ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
+# run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
+# of an allocator; a warning that says so and goes on is held back like any warning (classify)
+_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
+                          r" (?:the )?(?:\w+ )?(?:memory|ram|vram)\b")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
 _POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
+# vLLM's sleep mode (vllm/device_allocator/cumem.py, CuMemAllocator): sleep() unmaps the weights and KV cache and
+# wake_up() maps them back; an out-of-memory there means something else (the trainer that shares the GPU in RL
+# frameworks) took the memory meanwhile, which is what --gpu-memory-utilization leaves room for. cuMemCreate /
+# cuMemSetAccess (CUDA's driver API, used by ggml's VMM pool) are other allocators and do not match.
+_VLLM_WAKE_UP = re.compile(r"cumem_allocator|device_allocator[/\\]cumem|\bcumem\.py\b|\bwake_up\b")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -280,8 +298,10 @@ _ERROR_STATEMENT = re.compile(
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
                 "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit")
 _MEMORY_SAID = re.compile(
-    r"out of (?:\w+ )?memory|\boom\b|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
-    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
+    r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
+    r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
+    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|\bfit (?:in|into|on) (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
     r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
     r"|memory (?:limit|exhausted|pressure|full|leak)"
     r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
@@ -289,6 +309,15 @@ _MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
 #: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
 LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
                                        _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
+
+
+_BARE_KILL = re.compile(r"^\s*killed\s*$")
+
+
+def is_bare_kill(low: str) -> bool:
+    """Whether a lower-cased line is the shell's bare ``Killed``: the process that was printing the log got SIGKILL,
+    and the line says nothing of why (a runtime's own "signal: killed" or an exit code 137 are other lines)."""
+    return bool(_BARE_KILL.match(low))
 
 
 def states_error(low: str) -> bool:
@@ -332,7 +361,7 @@ GATE_WORDS = frozenset({
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
-    "jetsam",
+    "jetsam", " fit in", " fit on", "wake_up", "appear to have",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -475,6 +504,9 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "host-ram-alloc"
     if _REFUSAL.search(low):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
+    if _FIT_REFUSAL.search(low):
+        return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
+                                                                                       "runtime-memory-refusal")
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
@@ -501,6 +533,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
+        if _VLLM_WAKE_UP.search(low):
+            return "vllm-gpu-memory-utilization"
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"
