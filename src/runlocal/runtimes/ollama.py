@@ -142,7 +142,9 @@ class Ollama:
     def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
-        self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
+        # the llama-server Ollama launches; its vendored llama.cpp is not pinned against PR #23861's output cap, so
+        # the prompt graph keeps n_ubatch rows of logits as before (runtimes/versions.py)
+        self._llama = LlamaCpp(simulate_graph=simulate_graph, output_cap=False)
 
     @property
     def backend(self) -> str | None:
