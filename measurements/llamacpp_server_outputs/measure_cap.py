@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -47,7 +48,9 @@ def contexts(L, cap, model, name: str) -> list[dict]:
                         "n_batch": 2048, "n_ubatch": n_ubatch, "n_seq_max": n_seq, "kv_unified": unified,
                         "flash_attn": fa, "type_k": "f16", "type_v": "f16", "n_outputs_max": n_outputs_max,
                         "ok": bool(ctx), "buffers": parsed["buffers"],
-                        "n_outputs_max_logged": parsed["cparams"].get("n_outputs_max")})
+                        "n_outputs_max_logged": parsed["cparams"].get("n_outputs_max"),
+                        "llama_cpp": {"llama_cpp_python": version("llama_cpp_python"),
+                                      "vendored_llama_cpp_commit": "0c1e57098"}})
             if ctx:
                 L.llama_free(ctx)
                 cap.take()
