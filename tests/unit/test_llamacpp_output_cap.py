@@ -84,3 +84,17 @@ def test_the_c_api_keeps_every_output_and_the_output_buffer_is_unchanged():
     # 512 − 2 rows of 151,936 f32 logits leave the prompt graph; the allocator reuses part of that room
     assert c_api[0].compute - server[0].compute > 100 * MiB
     assert c_api[-1].output == server[-1].output == 2 * spec.vocab_size * 4
+
+
+def test_ollama_current_release_runs_a_capped_llama_server_a_named_release_is_planned_without():
+    """Ollama builds llama-server from upstream llama.cpp (ollama/ollama#15122), b10864 since ollama/ollama#18317:
+    the current release has the cap. Which build an earlier release bundled is not mapped: planned without it."""
+    def gpu_compute(runtime: str) -> int:
+        out = CliRunner().invoke(app, ["check", "qwen3-8b", "--runtime", runtime, "--gpu", "rtx-3090", "-c", "8192",
+                                       "--json"])
+        plan = json.loads(out.output)
+        assert ("PR #23861" in plan["runtime_rules"]) and out.exit_code == 0
+        return plan["memory"]["devices"][0]["compute"]
+
+    assert get_runtime("ollama").output_cap and not get_runtime("ollama==0.31.0").output_cap  # type: ignore[attr-defined]
+    assert gpu_compute("ollama") < gpu_compute("ollama==0.31.0")

@@ -151,14 +151,13 @@ def test_full_offload_when_it_fits_with_margin():
 
 @pytest.mark.parametrize("vram_gib", [8, 12, 16])
 def test_fit_takes_the_largest_layer_count_that_leaves_the_margin(vram_gib):
-    # --fit: the chosen -ngl leaves ≥ 1024 MiB free, one more layer would not (checked against LlamaCpp directly,
-    # as Ollama launches it: without llama-server's output cap, runtimes/ollama.py)
+    # --fit: the chosen -ngl leaves ≥ 1024 MiB free, one more layer would not (checked against LlamaCpp directly)
     o = Ollama()
     a = o.allocate(M, W, Settings(runtime="ollama", ctx=4096), [gpu(vram_gib), RAM])
     batch = 512
     def gpu_total(ngl):
         s = Settings(runtime="llama.cpp", ctx=4096).with_(batch=batch, ubatch=batch, n_gpu_layers=ngl)
-        return LlamaCpp(output_cap=False).allocate(M, W, s, [gpu(vram_gib), RAM]).devices[0].total
+        return LlamaCpp().allocate(M, W, s, [gpu(vram_gib), RAM]).devices[0].total
     assert a.devices[0].total + FIT_MARGIN <= vram_gib * GiB
     ngl = next(n for n in range(M.n_layers + 2) if gpu_total(n) == a.devices[0].total)
     assert gpu_total(ngl + 1) + FIT_MARGIN > vram_gib * GiB
@@ -180,7 +179,7 @@ def test_fit_moves_moe_experts_before_layers():
 def test_user_num_gpu_is_passed_through():
     # PARAMETER num_gpu 10: llama-server gets -ngl 10 (and -b/-ub 512 at 4k), --fit leaves it alone
     a = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096).with_(n_gpu_layers=10), [gpu(80), RAM])
-    direct = LlamaCpp(output_cap=False).allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, parallel=1).with_(
+    direct = LlamaCpp().allocate(M, W, Settings(runtime="llama.cpp", ctx=4096, parallel=1).with_(
         batch=512, ubatch=512, n_gpu_layers=10), [gpu(80), RAM])
     assert a.devices == direct.devices
     assert a.devices[0].total + FIT_MARGIN < 80 * GiB / 2     # far below what --fit would have chosen

@@ -31,7 +31,10 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
-  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so.
+  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so. The llama-server Ollama
+  builds from upstream llama.cpp (ollama/ollama#15122) was bumped to b10630 on 2026-08-25 and b10864 on 2026-09-08
+  (ollama/ollama#18003, #18317), after PR #23861: the current release is planned with the output cap; which build
+  an earlier release bundled is not mapped here, so a named release is planned without it (the larger buffer).
 """
 
 from __future__ import annotations
@@ -141,12 +144,15 @@ def llamacpp_output_cap(version: RuntimeVersion | None) -> bool:
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
-        return "tiers", "the current release: num_ctx by VRAM tier, llama-server underneath"
+        return "tiers", ("the current release: num_ctx by VRAM tier, llama-server underneath (llama.cpp b10864: "
+                         "its output cap, PR #23861)")
     rule = OLLAMA_CTX_RULES[0][1]
     for first, r in OLLAMA_CTX_RULES:
         if version.key >= first:
             rule = r
-    text = f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
+    text = (f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
+            + "; n_ubatch rows of logits in the prompt graph (the llama.cpp build this release bundles is not "
+              "mapped against PR #23861's output cap)")
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
                  "(the v0.30+ layout)")
