@@ -433,7 +433,8 @@ class LlamaCpp:
     def n_outputs_max(self, b: Budget) -> int | None:
         """llama-server's cparams.n_outputs_max since PR #23861: tools/server/server-context.cpp
         server_n_outputs_max = max(1, min(n_batch, n_parallel × (1 + speculative n_max))); no draft model is planned
-        (n_max 0), so n_parallel. None: no cap (the C API's n_batch, builds before the PR)."""
+        (n_max 0), so n_parallel — -np auto is 4 by then (tools/server/server.cpp main resolves it before the model
+        loads). None: no cap (the C API's n_batch, builds before the PR)."""
         return max(1, min(b.context.n_batch, b.n_seq)) if self.output_cap else None
 
     def budget(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Budget:
