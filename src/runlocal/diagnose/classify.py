@@ -545,7 +545,10 @@ _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc
 
 def _advice_removed(low: str) -> str:
     """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
-    it hedges ("… most likely due to out of memory"), so that those words are not read as the failure."""
+    it hedges ("… most likely due to out of memory"), and without the name of anything the code did not find
+    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
+    if "attribute" in low or "import name" in low or "module named" in low:
+        low = signals.MISSING_NAME.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 
