@@ -474,3 +474,20 @@ def test_an_out_of_memory_once_the_tokens_reach_a_size_is_a_long_input():
            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB (GPU 0; 23.65 GiB total "
            "capacity; 20.10 GiB already allocated; 310.50 MiB free; 20.38 GiB reserved in total by PyTorch)\n")
     assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("source", [
+    "    except torch.cuda.OutOfMemoryError:",     # the exception the code catches
+    '    if "out of memory" in str(e):',             # a string the code compares
+])
+def test_a_tracebacks_source_line_that_catches_or_compares_is_not_the_failure(source):
+    log = ("Traceback (most recent call last):\n"
+           '  File "/srv/app/worker.py", line 88, in handle\n'
+           f"{source}\n"
+           '  File "/srv/app/worker.py", line 80, in handle\n'
+           "    out = model.generate(**batch)\n"
+           "KeyError: 'attention_mask'\n")
+    assert diagnose_text(log).category == "not_memory"
+    # the same words as the exception's own message are the failure
+    assert diagnose_text(log + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                         ).category in ("cuda_oom_load", "cuda_oom_long_context")
