@@ -43,6 +43,9 @@ FIRST_RUNS = (
     # round 11: the same neutral rule with new queries (round11_queries.md), collected before round 10's
     # misses were tuned on
     ("round 11 (whole)", "2026-11-25", 60, 53, 56, 2, 45, "856/875"),
+    # round 12: the same neutral rule with new queries (held_out/round12_queries.md), collected before round 11's
+    # misses were tuned on
+    ("round 12 (whole)", "2026-11-26", 67, 60, 67, 0, 56, "915/935"),
 )
 
 
