@@ -419,3 +419,75 @@ def test_an_out_of_memory_whose_figures_show_an_empty_device_is_a_single_allocat
 ])
 def test_an_out_of_memory_on_a_full_card_stays_memory(log):
     assert diagnose_text(log).category in ("cuda_oom_load", "cuda_oom_long_context", "fragmentation")
+
+
+# --- round 11's misses, fixed by general signals once round 12 was held out (session 8, diagnose7) -------------
+
+def test_a_kill_word_inside_a_function_name_is_not_a_kill():
+    # DeepSpeed's launcher calls its own sigkill_handler(signal.SIGTERM, …) whenever a child fails, whatever the cause
+    log = ("KeyError: 'input_ids'\n"
+           "Killing subprocess 4121\n"
+           "  File \"/usr/lib/python3.10/site-packages/deepspeed/launcher/launch.py\", line 170, in main\n"
+           "    sigkill_handler(signal.SIGTERM, None)  # not coming back\n"
+           "  File \"/usr/lib/python3.10/site-packages/deepspeed/launcher/launch.py\", line 148, in sigkill_handler\n"
+           "    raise subprocess.CalledProcessError(returncode=last_return_code, cmd=cmd)\n")
+    assert diagnose_text(log).category == "not_memory"
+    assert diagnose_text("worker 3 exited: received SIGKILL\n").category == "oom_killer"  # the word itself still is
+
+
+@pytest.mark.parametrize("line", [
+    "AttributeError: module 'torch.cuda' has no attribute 'OutOfMemoryError'",
+    "ImportError: cannot import name 'OutOfMemoryError' from 'torch.cuda' (/opt/venv/lib/torch/cuda/__init__.py)",
+])
+def test_an_exception_named_as_a_missing_attribute_is_not_that_exception(line):
+    assert diagnose_text(line + "\n").category == "not_memory"
+
+
+@pytest.mark.parametrize("line", [
+    "flag provided but not defined: -ngl",                                   # Go's flag package (an Ollama build)
+    "llama-bench: error: unrecognized arguments: --flash-attn-type auto",    # Python argparse
+    "error: unexpected argument '--max-batch-size' found",                    # Rust clap
+    "error: invalid value 'True' for '--trust-remote-code'",                  # clap, a value it does not take
+])
+def test_a_command_line_the_parser_refused_is_a_bad_argument(line):
+    d = diagnose_text(line + "\n")
+    assert d.category == "not_memory" and d.entry.id == "notmem-bad-argument"
+
+
+def test_windows_low_virtual_memory_event_is_ram_plus_page_file_running_out():
+    log = ("Windows successfully diagnosed a low virtual memory condition. The following programs consumed the most "
+           "virtual memory: ollama_llama_server.exe (8812) consumed 61203566592 bytes, chrome.exe (1204) consumed "
+           "2146435072 bytes.\n"
+           "Application popup: Windows - Out of Virtual Memory : Your system is low on virtual memory.\n")
+    assert diagnose_text(log).category == "oom_killer"
+
+
+def test_an_out_of_memory_inside_an_api_error_response_happened_while_serving():
+    log = ('curl: {"object":"error","message":"(CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 23.65 GiB '
+           'total capacity; 22.90 GiB already allocated; 41.19 MiB free; 23.01 GiB reserved in total by PyTorch))",'
+           '"code":50001}\n')
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_an_out_of_memory_once_the_tokens_reach_a_size_is_a_long_input():
+    log = ("fine with short prompts; once the tokens reach 12k:\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB (GPU 0; 23.65 GiB total "
+           "capacity; 20.10 GiB already allocated; 310.50 MiB free; 20.38 GiB reserved in total by PyTorch)\n")
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("source", [
+    "    except torch.cuda.OutOfMemoryError:",     # the exception the code catches
+    '    if "out of memory" in str(e):',             # a string the code compares
+])
+def test_a_tracebacks_source_line_that_catches_or_compares_is_not_the_failure(source):
+    log = ("Traceback (most recent call last):\n"
+           '  File "/srv/app/worker.py", line 88, in handle\n'
+           f"{source}\n"
+           '  File "/srv/app/worker.py", line 80, in handle\n'
+           "    out = model.generate(**batch)\n"
+           "KeyError: 'attention_mask'\n")
+    assert diagnose_text(log).category == "not_memory"
+    # the same words as the exception's own message are the failure
+    assert diagnose_text(log + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                         ).category in ("cuda_oom_load", "cuda_oom_long_context")

@@ -95,6 +95,12 @@ _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
 # corrupt or foreign file), no machine has that much memory to give
 _READ_CALL = re.compile(r"\.read\(")
+# a Python traceback's frame line ('  File "x.py", line 12, in f'); the line after it, indented deeper under the same
+# prefix, is the source line that ran. What it calls counts (vLLM's "raise_if_cache_size_invalid(…"); the exception
+# it catches and the strings it compares are not a message ("except torch.cuda.OutOfMemoryError:",
+# 'if "out of memory" in str(e):')
+_FRAME = re.compile(r'^(.*?)file "[^"]*", line \d+, in ')
+_NOT_RUN_IN_SOURCE = re.compile(r"\bexcept\b.*|(['\"]).*?\1")
 # ggml's CUDA error footer ("current device: 0, in function stream at …") naming a function that allocates nothing,
 # right under an out-of-memory line: the code came from a call that needs no model memory
 _FOOTER = re.compile(r"current device: \d+, in function (\w+)")
@@ -327,6 +333,7 @@ class Scanner:
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
         self.n = 0
+        self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -340,6 +347,10 @@ class Scanner:
             self._context(low)
             self.after -= 1
         self.ring.append(low[:CONTEXT_LINE_MAX])
+        if self.frame_prefix is not None and low.startswith(self.frame_prefix + "  "):
+            cut = len(self.frame_prefix)
+            line = low = low[:cut] + _NOT_RUN_IN_SOURCE.sub(" ", low[cut:])
+        self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):
@@ -545,7 +556,10 @@ _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc
 
 def _advice_removed(low: str) -> str:
     """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
-    it hedges ("… most likely due to out of memory"), so that those words are not read as the failure."""
+    it hedges ("… most likely due to out of memory"), and without the name of anything the code did not find
+    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
+    if "attribute" in low or "import name" in low or "module named" in low:
+        low = signals.MISSING_NAME.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

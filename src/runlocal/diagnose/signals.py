@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "is_bare_kill", "line_entry", "phase_of_line",
-           "severity_of_line"]
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "engine_dead", "is_bare_kill", "line_entry",
+           "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
 # Chinese, Japanese and Korean characters (kana, CJK ideographs, hangul, full-width forms): words written against
@@ -73,10 +73,14 @@ _GPU_NAMED = re.compile(r"\bcuda|\bmetal|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
-# ERROR_COMMITMENT_LIMIT (1455, "The paging file is too small", also raised while mapping a large DLL)
+# ERROR_COMMITMENT_LIMIT (1455, "The paging file is too small", also raised while mapping a large DLL), and the
+# resource-exhaustion detector's event (Event Viewer, source Resource-Exhaustion-Detector, event 2004)
 _HOST_ALLOC = re.compile(
     r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
-    r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小")
+    r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
+    # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
+    # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
 
 # -- allocator / device --------------------------------------------------------------------------
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
@@ -164,6 +168,11 @@ _NOT_MEMORY = (
                 # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
                 r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
      "notmem-binary-mismatch"),
+    # a command line the program's parser refused: Go's flag package ("flag provided but not defined: -ngl"),
+    # Python's argparse ("error: unrecognized arguments: …"), Rust's clap ("error: unexpected argument '--x' found",
+    # "error: invalid value 'True' for '--flag'"), click ("No such option: --x")
+    (re.compile(r"flag provided but not defined|unrecognized arguments?:|unexpected argument '"
+                r"|invalid value '[^']*' for '-|no such option:? -"), "notmem-bad-argument"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
                 # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
                 r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
@@ -192,10 +201,12 @@ _KILL_KERNEL = re.compile(
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
 # because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
 _KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
+# SIGKILL as a word, not inside a name: DeepSpeed's launcher calls its own sigkill_handler(signal.SIGTERM, None)
+# after any child fails (deepspeed/launcher/launch.py), which says nothing of how the child ended
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
-    r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
+    r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
@@ -250,6 +261,11 @@ HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably
 # template that fails to render): a configuration error, not memory
 _CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
+
+# a name the code looked up and did not find ("module 'torch.cuda' has no attribute 'OutOfMemoryError'", "cannot
+# import name 'OutOfMemoryError'"): a library too old to have that class, not the failure the class stands for;
+# classify reads the line without the name
+MISSING_NAME = re.compile(r"(?:has no attribute|cannot import name|no module named)\s+['\"`]?[\w.]+['\"`]?")
 
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
@@ -344,6 +360,7 @@ def needs_more_than_has(low: str) -> bool:
 
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
 GATE_WORDS = frozenset({
+    "flag provided", "unrecognized argument", "unexpected argument", "invalid value", "no such option",
     "memory", "oom", "allocat", "vram", "nil", "killed", "sigkill", "137", "-9", "device", "ptx", "kernel image",
     "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
@@ -397,7 +414,12 @@ RUN = re.compile(
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
     r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
-    r"|^\W*time taken:")  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
+    r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
+    # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
+    # came back as the answer to a request, so the model was loaded and serving
+    r"|\"object\\?\":\s*\\?\"error\\?\""
+    # an input that grew until the failure ("when the tokens reach 6k", "当token达到6k时"): the phase is the run
+    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d")
 
 
 def severity_of_line(low: str) -> str | None:
