@@ -5,12 +5,19 @@ Kinds (one marker each, registered in pyproject.toml): ``unit`` (in-process, no 
 ``integration`` (real processes, servers, databases) and ``browser`` (a real headless Chromium). A test file's
 kind is its folder (tests/unit/, tests/accuracy/, tests/integration/, tests/browser/).
 Accuracy, integration and browser tests are all ``slow``; so is any other test whose recorded duration
-(tests/durations.json, written by ``pytest --write-durations``) is over ``SLOW_S``.
+(tests/durations.json, written by ``pytest --write-durations``) is over ``SLOW_S``, and any test that needs a
+module- or session-scoped fixture whose own setup was recorded over ``SLOW_S``: that cost is paid by whichever test
+runs first, so marking only that one would pass it on to the next.
+Under a ``-m`` that deselects every slow test (``-m "not slow"``), the slow kinds' folders are not collected at all:
+importing them (and the schemathesis cases generated from the API's schema) cost more than the quick set's tests.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +42,42 @@ def duration_key(path: Path | str, nodeid: str) -> str:
     return f"{Path(path).name}::{nodeid.split('::', 1)[-1]}"
 
 
+def fixture_key(fixturedef: pytest.FixtureDef) -> str:
+    """Where a fixture is defined (file or conftest folder name) :: its name, marked as a fixture's key."""
+    return f"{Path(fixturedef.baseid).name or '<plugin>'}::{fixturedef.argname} (fixture setup)"
+
+
+def deselects_all(markexpr: str, present: set[str], absent: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether ``-m markexpr`` deselects every test that carries the marks ``present`` and not those ``absent``,
+    whatever other marks it has: each other name in the expression is tried both present and absent.
+    False (collect) for expressions with keyword arguments or over 8 other names."""
+    tokens = re.findall(r"[()]|[^\s()]+", markexpr)
+    if not tokens or any("=" in t for t in tokens):
+        return False
+    others = sorted({t for t in tokens if t not in ("(", ")", "and", "or", "not")} - present - absent)
+    if len(others) > 8:
+        return False
+    for choice in itertools.product((True, False), repeat=len(others)):
+        value = dict(zip(others, choice, strict=True)) | dict.fromkeys(present, True) | dict.fromkeys(absent, False)
+        expr = " ".join(str(value[t]) if t in value else t for t in tokens)
+        try:
+            if eval(expr, {"__builtins__": {}}):          # only True/False, and/or/not and parentheses
+                return False
+        except SyntaxError:
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A slow kind's folder is not collected when ``-m`` would deselect all it holds (its tests carry their kind
+    and ``slow``, never another kind's marker)."""
+    kind = collection_path.name
+    if (collection_path.parent == HERE and kind in SLOW_KINDS
+            and deselects_all(config.option.markexpr, {kind, "slow"}, set(KINDS) - {kind})):
+        return True
+    return None
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--write-durations", action="store_true",
                      help=f"record each test's setup + call time into {DURATIONS.name} (the slow marker reads it)")
@@ -45,8 +88,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         kind = kind_of(item.path)
         item.add_marker(getattr(pytest.mark, kind))
-        if kind in SLOW_KINDS or recorded.get(duration_key(item.path, item.nodeid), 0.0) > SLOW_S:
+        if (kind in SLOW_KINDS or recorded.get(duration_key(item.path, item.nodeid), 0.0) > SLOW_S
+                or shared_setup_s(item, recorded) > SLOW_S):
             item.add_marker(pytest.mark.slow)
+
+
+def shared_setup_s(item: pytest.Item, recorded: dict[str, float]) -> float:
+    """The longest recorded setup among the module- and session-scoped fixtures this test needs."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return max((recorded.get(fixture_key(fd), 0.0) for fds in defs.values() for fd in fds if fd.scope != "function"),
+               default=0.0)
 
 
 _DURATIONS: dict[str, float] = {}
@@ -56,6 +107,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when in ("setup", "call"):
         key = duration_key(report.fspath, report.nodeid)
         _DURATIONS[key] = _DURATIONS.get(key, 0.0) + report.duration
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    start = time.perf_counter()
+    try:
+        return (yield)
+    finally:
+        if fixturedef.scope != "function":
+            _DURATIONS[fixture_key(fixturedef)] = time.perf_counter() - start
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
