@@ -45,6 +45,23 @@ def duration_key(path: Path | str, nodeid: str) -> str:
     return f"{Path(path).name}::{nodeid.split('::', 1)[-1]}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _site_without_its_warm_up() -> Iterator[None]:
+    """An app started in-process (``with TestClient(create_app(...))``) runs the site's start-up, which fits the
+    whole catalog sweep in a background thread (4 s of CPU on 2 cores) for the pages a server's first visitors ask:
+    none of the in-process tests waits for it, and its CPU landed on whichever tests ran beside it. Here it does
+    nothing; a test that reads the sweep builds it when it asks, and `runlocal serve` as a process
+    (tests/integration, tests/browser) still warms up."""
+    from runlocal.web import site
+
+    async def no_warm_up() -> None:
+        return None
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site, "_warm_up", no_warm_up)
+        yield
+
+
 def fixture_key(fixturedef: pytest.FixtureDef) -> str:
     """Where a fixture is defined (file or conftest folder name) :: its name, marked as a fixture's key."""
     return f"{Path(fixturedef.baseid).name or '<plugin>'}::{fixturedef.argname} (fixture setup)"
