@@ -69,7 +69,7 @@ _PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi"
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
-_GPU_NAMED = re.compile(r"\bcuda|(?<![\w-])metal|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
+_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -85,7 +85,8 @@ _HOST_ALLOC = re.compile(
 # -- allocator / device --------------------------------------------------------------------------
 # "metal" as a word of its own, not inside a hyphenated or underscored name: Tenstorrent's SDK is "tt-metal"
 # (paths /tt-metal/tt_metal/…) and has nothing to do with Apple's Metal; ggml's own file names still count
-_METAL = re.compile(r"(?<![\w-])metal(?![\w-])|ggml[_-]metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
+_METAL = re.compile(r"metal(?<![\w-]metal)(?![\w-])|ggml[_-]metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+                    r"|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 # an AMD GPU named on the out-of-memory line itself (not its CPUs): outside ggml (whose Vulkan backend also runs on
@@ -322,13 +323,14 @@ _ERROR_STATEMENT = re.compile(
     r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
     r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
     r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
-    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
-    # a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt
-    # ("SyntaxError in trainer.py", "RuntimeErrror ipex_duplicate_import_error")
-    r"|\b[a-z][a-z0-9_]*(?:e[ro]{3,5}|exception)\b"  # "…Error", "…Errror", "…Erorr", "…Exception"
-    # Python's TypeError for a call that does not fit the function it calls (a library older or newer than the
-    # code calling it): "got an unexpected keyword argument 'load_in_4bit'", "missing 1 required positional argument"
-    r"|unexpected keyword argument|required positional argument|positional arguments? but \d+ (?:were|was) given")
+    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):")
+# a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
+# trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
+_EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
+# Python's TypeError for a call that does not fit the function it calls (a library older or newer than the code
+# calling it): "got an unexpected keyword argument 'load_in_4bit'", "missing 1 required positional argument"
+_CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argument"
+                          r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
                 "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
                 "eror")  # a misspelt "Error" ("ValueErorr")
@@ -357,7 +359,11 @@ def is_bare_kill(low: str) -> bool:
 
 def states_error(low: str) -> bool:
     """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
-    return any(w in low for w in _ERROR_HINTS) and bool(_ERROR_STATEMENT.search(low))
+    if not any(w in low for w in _ERROR_HINTS):
+        return False
+    return (bool(_ERROR_STATEMENT.search(low))
+            or (("rr" in low or "eror" in low) and bool(_EXCEPTION_SHAPE.search(low)))
+            or ("argument" in low and bool(_CALL_MISFIT.search(low))))
 
 
 def says_memory_ran_short(low: str) -> bool:
