@@ -40,7 +40,8 @@ with new queries (``round12_queries.md``) before round 11's misses were tuned on
 and scored once (89.6 %); session 8's helper diagnose8 moved it out of ``held_out/`` after collecting round 13: it
 is tuning data. Round 13 (``held_out/round13.jsonl``, 62 texts from 32 projects, 58 look-alikes) was collected by
 the same rule with new queries (``held_out/round13_queries.md``) before round 12's misses were tuned on,
-committed before it was scored, and scored once (95.2 %; ``scoring/round13_first_run.txt``). Every file under ``held_out/`` is held out; every other file is tuning.
+committed before it was scored, and scored once (95.2 %; ``scoring/round13_first_run.txt``). Every file under
+``held_out/`` is held out; every other file is tuning.
 """
 
 from __future__ import annotations
