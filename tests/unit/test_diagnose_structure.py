@@ -491,3 +491,59 @@ def test_a_tracebacks_source_line_that_catches_or_compares_is_not_the_failure(so
     # the same words as the exception's own message are the failure
     assert diagnose_text(log + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
                          ).category in ("cuda_oom_load", "cuda_oom_long_context")
+
+
+def test_sglang_retracting_requests_is_its_kv_pool_filling_not_a_device_out_of_memory():
+    # scheduler.py update_running_batch: check_decode_mem (the KV token pool's free size) failed, requests retracted
+    log = ("[2025-06-01 10:00:00 TP0] Decode batch. #running-req: 64, #token: 81000, token usage: 0.99\n"
+           "[2025-06-01 10:00:01 TP0] Decode out of memory happened. #retracted_reqs: 3, "
+           "#new_token_ratio: 0.3000 -> 0.5000\n")
+    d = diagnose_text(log)
+    assert d.category == "sglang_kv_overflow" and d.entry.id == "sglang-retraction"
+
+
+def test_a_path_or_namespace_that_only_contains_metal_is_not_apples_metal():
+    log = ("RuntimeError: TT_THROW @ /opt/tt-metal/tt_metal/impl/allocator/bank_manager.cpp:141: tt::exception\n"
+           "info:\n"
+           "Out of Memory: Not enough space to allocate 104857600 B DRAM buffer across 8 banks\n"
+           " --- tt::tt_metal::Allocator::allocate_buffer(tt::tt_metal::Buffer*)\n")
+    d = diagnose_text(log)
+    assert d.category not in ("metal_oom", "not_memory", "unknown") and d.runtime != "mlx"
+    # ggml's own Metal file names still name Apple's Metal
+    metal = diagnose_text("ggml-metal.m:1600: failed to allocate buffer, size = 8192.00 MiB\n")
+    assert metal.category == "metal_oom"
+
+
+@pytest.mark.parametrize("line", [
+    "Error: listen tcp 127.0.0.1:11434: bind: address already in use",
+    "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address (protocol/network "
+    "address/port) is normally permitted.",
+    "错误：listen tcp 127.0.0.1:11434: bind: 通常每个套接字地址(协议/网络地址/端口)只允许使用一次。",
+])
+def test_a_port_already_taken_is_not_memory(line):
+    d = diagnose_text(line + "\n")
+    assert d.category == "not_memory" and d.entry.id == "notmem-port-in-use"
+
+
+@pytest.mark.parametrize("line", [
+    "[import mylib] SyntaxError in trainer_utils.py",          # an exception named in a title, no colon
+    "RuntimeErrror duplicate_import_error",                    # ... misspelt as a user typed it
+    "ValueErorr raised while loading the tokenizer",
+])
+def test_an_exception_named_by_its_shape_is_an_application_error(line):
+    assert diagnose_text(line + "\n").category == "not_memory"
+
+
+@pytest.mark.parametrize("line", [
+    "__init__() got an unexpected keyword argument 'load_in_8bit'",
+    "generate() missing 1 required positional argument: 'input_ids'",
+    "forward() takes 2 positional arguments but 3 were given",
+])
+def test_a_call_that_does_not_fit_the_function_is_a_version_or_code_error(line):
+    assert diagnose_text(line + "\n").category == "not_memory"
+
+
+def test_an_out_of_memory_above_a_stated_context_length_is_a_long_input():
+    log = ("the server crashes for any context length > 16000 (short prompts are fine):\n"
+           "Out of Memory: Not enough space to allocate 268435456 B DRAM buffer across 12 banks\n")
+    assert diagnose_text(log).category == "cuda_oom_long_context"

@@ -132,7 +132,10 @@ _RUNTIME_TOKENS = {
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
-    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx", "omlx": "mlx",  # oMLX, an MLX server
+    "mlx_": "mlx", "mlx-": "mlx", "omlx": "mlx",  # oMLX, an MLX server
+    # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
+    # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
+    "[metal::": "mlx", ":metal::": "mlx", " metal::": "mlx",
     "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
     "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",

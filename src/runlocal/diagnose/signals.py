@@ -69,7 +69,7 @@ _PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi"
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
-_GPU_NAMED = re.compile(r"\bcuda|\bmetal|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
+_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -83,7 +83,10 @@ _HOST_ALLOC = re.compile(
     r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
 
 # -- allocator / device --------------------------------------------------------------------------
-_METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
+# "metal" as a word of its own, not inside a hyphenated or underscored name: Tenstorrent's SDK is "tt-metal"
+# (paths /tt-metal/tt_metal/…) and has nothing to do with Apple's Metal; ggml's own file names still count
+_METAL = re.compile(r"metal(?<![\w-]metal)(?![\w-])|ggml[_-]metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+                    r"|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
 # an AMD GPU named on the out-of-memory line itself (not its CPUs): outside ggml (whose Vulkan backend also runs on
@@ -173,6 +176,10 @@ _NOT_MEMORY = (
     # "error: invalid value 'True' for '--flag'"), click ("No such option: --x")
     (re.compile(r"flag provided but not defined|unrecognized arguments?:|unexpected argument '"
                 r"|invalid value '[^']*' for '-|no such option:? -"), "notmem-bad-argument"),
+    # the listening port is taken (EADDRINUSE, errno 98; Windows WSAEADDRINUSE 10048, whose message Windows prints in
+    # the system's language: "通常只允许每个套接字地址(协议/网络地址/端口)使用一次")
+    (re.compile(r"address already in use|eaddrinuse|only one usage of each socket address|每个套接字地址"),
+     "notmem-port-in-use"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
                 # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
                 r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
@@ -220,6 +227,12 @@ _FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't|ca
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
 _POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction
+# ... SGLang's retraction: before each decode step the scheduler checks that the KV token pool has room for one more
+# token per running request (ScheduleBatch.check_decode_mem: token_to_kv_pool_allocator.available_size()); when it
+# has not, it pushes requests back to the queue and logs "Decode out of memory happened. #retracted_reqs: N"
+# (python/sglang/srt/managers/scheduler.py update_running_batch). The KV pool filled, no device allocation failed,
+# and the server goes on (SGLang's hyperparameter-tuning guide: raise --schedule-conservativeness if frequent)
+_RETRACTION = re.compile(r"\b(?:prefill|decode) out of memory happened|#retracted_reqs\b")
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
@@ -311,8 +324,16 @@ _ERROR_STATEMENT = re.compile(
     r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
     r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
     r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):")
+# a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
+# trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
+_EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
+# Python's TypeError for a call that does not fit the function it calls (a library older or newer than the code
+# calling it): "got an unexpected keyword argument 'load_in_4bit'", "missing 1 required positional argument"
+_CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argument"
+                          r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
-                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit")
+                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
+                "eror")  # a misspelt "Error" ("ValueErorr")
 _MEMORY_SAID = re.compile(
     r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
     r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
@@ -338,7 +359,11 @@ def is_bare_kill(low: str) -> bool:
 
 def states_error(low: str) -> bool:
     """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
-    return any(w in low for w in _ERROR_HINTS) and bool(_ERROR_STATEMENT.search(low))
+    if not any(w in low for w in _ERROR_HINTS):
+        return False
+    return (bool(_ERROR_STATEMENT.search(low))
+            or (("rr" in low or "eror" in low) and bool(_EXCEPTION_SHAPE.search(low)))
+            or ("argument" in low and bool(_CALL_MISFIT.search(low))))
 
 
 def says_memory_ran_short(low: str) -> bool:
@@ -378,7 +403,8 @@ GATE_WORDS = frozenset({
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
-    "jetsam", " fit in", " fit on", "wake_up", "appear to have",
+    "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
+    "address already in use", "eaddrinuse", "socket address", "套接字地址",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -419,7 +445,10 @@ RUN = re.compile(
     # came back as the answer to a request, so the model was loaded and serving
     r"|\"object\\?\":\s*\\?\"error\\?\""
     # an input that grew until the failure ("when the tokens reach 6k", "当token达到6k时"): the phase is the run
-    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d")
+    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
+    # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
+    # the input grows while serving, the model had loaded
+    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d")
 
 
 def severity_of_line(low: str) -> str | None:
@@ -529,6 +558,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if _FIT_REFUSAL.search(low):
         return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
                                                                                        "runtime-memory-refusal")
+    if _RETRACTION.search(low):
+        return "sglang-retraction"
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
