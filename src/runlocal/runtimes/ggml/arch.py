@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from . import periodic
 from .alloc import Buffer, allocate
+from .gcpause import gc_paused
 from .graph import Graph
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
@@ -736,6 +737,7 @@ def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: in
     return b
 
 
+@gc_paused()
 def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
                   buffers: list[Buffer] | None = None) -> list[int]:
     """src/llama-context.cpp sched_reserve: the pp graph (n_ubatch tokens, all of them outputs), the tg graph
