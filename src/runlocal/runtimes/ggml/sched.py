@@ -8,7 +8,7 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
 from . import periodic
@@ -167,11 +167,15 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
     def get(t: Tensor | None) -> int:
         return -1 if t is None else bid.get(id(t), -1)
 
+    placed: dict[int, int] = {}
+
     def place(t: Tensor) -> int:
-        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's
-        if t.weight and weight_dev is not None:
-            return weight_dev(t)
-        return layer_dev(t.layer)  # type: ignore[arg-type]
+        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's (asked once per
+        # tensor: every pass asks again)
+        d = placed.get(id(t))
+        if d is None:
+            d = placed[id(t)] = weight_dev(t) if t.weight and weight_dev is not None else layer_dev(t.layer)  # type: ignore[arg-type]
+        return d
 
     def buf_dev(t: Tensor) -> int | None:
         root = t.view_src if t.view_src is not None else t
@@ -189,7 +193,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             return host
         if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
             for src in t.src:
-                if src is not None and is_weight(src):
+                if src is not None and src.weight and src.view_src is None:
                     d = place(src)
                     if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
                         # the first backend that wants it, CUDA0, offloads a big op on a host weight
@@ -510,13 +514,16 @@ _OUTCOMES = IdMemo(256)
 def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
                     buffers: list[Buffer]) -> tuple[list[int], int]:
     """_placed on the graph periodic.reduced lets through. What the walk's checks ended with (periods doubled, or
-    the whole graph) is remembered per shape and first reduced graph (its layers' shapes and cuts), so the next
-    placement with them does not try again what failed."""
+    the whole graph) is remembered per first reduced graph (its layers' shapes and cuts) and shape but for the
+    cells attended (a fit searches contexts too, and a cut that does not settle at one context seldom does at the
+    next), so the next placement does not try again what failed. Speed only: every cut is checked."""
     shapes = periodic.layer_shapes(model)
+    like = replace(p, n_kv=0, n_kv_swa=None)
 
     def remember(layers: tuple[int, ...], cuts: list[tuple[int, int, int]]) -> dict:
         at = {il: i for i, il in enumerate(layers)}
-        key = (p, nt, n_seqs, n_out, tuple(shapes[il] for il in layers), tuple(tuple(at[il] for il in c) for c in cuts))
+        key = (like, nt, n_seqs, n_out, tuple(shapes[il] for il in layers),
+               tuple(tuple(at[il] for il in c) for c in cuts))
         return _OUTCOMES.get(model, key, dict)
     return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
                                                                   buffers), remember)
