@@ -217,9 +217,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
     # is created once per buffer type, so the layers of one device share one tensor
     canon: dict[tuple[str, int], Tensor] = {}
     for node in nodes:
-        if any(src is not None and src.weight for src in node.src):
-            node.src = tuple(canon.setdefault((src.name, place(src)), src)
-                             if src is not None and src.weight else src for src in node.src)
+        for src in node.src:
+            if src is not None and src.weight:
+                node.src = tuple(canon.setdefault((src.name, place(src)), src)
+                                 if src is not None and src.weight else src for src in node.src)
+                break
     # pass 1: pre-allocated tensors, inputs, ops on weights (user assignments first: the pinned norms)
     for leaf in leafs:
         bid[id(leaf)] = from_cur(leaf)
@@ -253,7 +255,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
         if node.view_src is not None and bid[id(node)] == -1:
             bid[id(node)] = get(node.view_src)
         for src in node.src:
-            if src is not None and get(src) == -1:
+            if src is not None and bid.get(id(src), -1) == -1:
                 bid[id(src)] = get(src.view_src) if src.view_src is not None else bid[id(node)]
         if bid[id(node)] == -1:
             bid[id(node)] = 0
@@ -279,11 +281,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             splits.append(split)
             cur = b
         split.nodes.append(node)
-        new_src = list(node.src)
+        new_src: list[Tensor | None] | None = None      # (a new tuple only where a source is replaced)
         for j, src in enumerate(node.src):
             if src is None:
                 continue
-            if get(src) != cur and not buffer_supported(src, cur):
+            if bid.get(id(src), -1) != cur and not buffer_supported(src, cur):
                 key = (id(src), cur)
                 c = copies.get(key)
                 if c is None:
@@ -294,8 +296,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
                                 flags=flags) for k in range(n_copies)]
                     copies[key] = c
                     split.inputs.append(src)
+                if new_src is None:
+                    new_src = list(node.src)
                 new_src[j] = c[0]       # sched->cur_copy: 0 when reserving
-        node.src = tuple(new_src)
+        if new_src is not None:
+            node.src = tuple(new_src)
     # pass 6 (pipeline parallelism): n_copies of every graph input, the original as copy 0, all kept
     input_copies: list[tuple[Tensor, int]] = []
     if n_copies > 1:
