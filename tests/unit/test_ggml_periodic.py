@@ -139,3 +139,61 @@ def test_cpu_only_reduced_graph_gives_the_whole_graphs_buffer(alias, monkeypatch
         whole = ggml.simulate_compute(model, 512, 8192, fa)
         monkeypatch.setattr(periodic, "SKIP", True)
         assert ggml.simulate_compute(model, 512, 8192, fa) == whole, (alias, fa)
+
+
+def _ot(first: int) -> tuple[tuple[str, None], ...]:
+    """-ot keeping the experts of three layers from ``first`` in host memory."""
+    return tuple((f"blk\\.{i}\\.ffn_(up|down|gate)_exps", None) for i in range(first, first + 3))
+
+
+def _renamings(monkeypatch) -> list[dict]:
+    """Each renaming sched._placed makes: a reduced graph built for other layers scheduled for these."""
+    seen: list[dict] = []
+    for_layers = sched._for_layers
+
+    def spy(args, to):
+        seen.append(to)
+        return for_layers(args, to)
+    monkeypatch.setattr(sched, "_for_layers", spy)
+    return seen
+
+
+def test_a_reduced_graph_built_for_one_placement_serves_the_next(monkeypatch):
+    """A fit tries many placements of one graph shape: the reduced graph is built once per sequence of layer shapes
+    and scheduled for each placement with its layers renamed (sched._for_layers) — the device boundary moved, or an
+    -ot rule naming other layers. Each placement's buffers must be the whole graph's, asked in a row with the
+    built graphs kept."""
+    model = _model("qwen3-30b-a3b")
+    n = model.n_layers
+    asks = [dict(n_gpu_layers=k) for k in (n // 3, n // 2, 2 * n // 3)]
+    asks += [dict(layer_gpus=[0] * (n + 1), n_gpus=1, overrides=_ot(first)) for first in (12, 21, 30)]
+    whole = [_simulate(model, False, monkeypatch, **kw)[0] for kw in asks]
+    monkeypatch.setattr(periodic, "SKIP", True)
+    sched._BUILT.clear()
+    renamed = _renamings(monkeypatch)
+    got = [ggml.simulate_compute_cuda(model, 512, 8192, True, **kw) for kw in asks]
+    assert got == whole
+    assert len(renamed) >= 4 and any(set(to) != set(to.values()) for to in renamed)
+
+
+def test_a_renamed_graph_must_rename_its_weights_too(monkeypatch):
+    """What the renaming must carry: an -ot rule matches weights by name, so a graph built with the rule at blk.40–42
+    and scheduled for the rule at blk.52–54 must ask for the devices of blk.52–54's weights. Renaming the layers'
+    devices but not the weights' names leaves those experts on the GPU, and qwen3-235b's GPU buffer (their copies
+    into it are its peak) comes out far too small."""
+    model = _model("qwen3-235b-a22b-2507")
+    n = model.n_layers
+    kw = dict(layer_gpus=[0] * (n + 1), n_gpus=1)
+    whole, _ = _simulate(model, False, monkeypatch, overrides=_ot(52), **kw)
+    monkeypatch.setattr(periodic, "SKIP", True)
+    sched._BUILT.clear()
+    renamed = _renamings(monkeypatch)
+    ggml.simulate_compute_cuda(model, 512, 8192, True, overrides=_ot(40), **kw)
+    assert ggml.simulate_compute_cuda(model, 512, 8192, True, overrides=_ot(52), **kw) == whole
+    assert any(to.get(40) == 52 for to in renamed)
+    sched._BUILT.clear()
+    ggml.simulate_compute_cuda(model, 512, 8192, True, overrides=_ot(40), **kw)
+    for_layers = sched._for_layers
+    monkeypatch.setattr(sched, "_for_layers", lambda args, to: {**for_layers(args, to), "weight_dev": args["weight_dev"]})
+    wrong = ggml.simulate_compute_cuda(model, 512, 8192, True, overrides=_ot(52), **kw)
+    assert wrong["CUDA0 compute"] < 0.6 * whole["CUDA0 compute"]

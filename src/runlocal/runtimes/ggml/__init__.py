@@ -16,14 +16,17 @@ follows are named where they are modelled. Architectures: BUILDERS. Pure computa
 
 The package follows gguf-py's layout, one module per subsystem, each importing only the ones before it:
 types (tensors, block sizes) ← graph (ops, node order) ← periodic (repeated layers) ← alloc (ggml-alloc) ← arch (one builder per
-architecture, CPU-only reserve) ← sched (ggml-backend's scheduler and ggml-cuda sizes, CUDA compute buffers).
+architecture, CPU-only reserve) ← sched (ggml-backend's scheduler and ggml-cuda sizes, CUDA compute buffers); gcpause
+(the collector held off) is used by arch and sched.
 
 Functions that mirror one upstream function (alloc.allocate: ggml_gallocr_alloc_graph_impl; sched._sched_split:
 ggml_backend_sched_split_graph; the architecture builders: src/models/*.cpp) keep upstream's shape and length on
 purpose, so they can be read side by side with the C they follow; the project's ~80-line rule does not split them.
 Speed comes from around them: a reserved graph is built once per model and shape and scheduled again for each layer
 placement (sched.built_graph), sizes are asked once per tensor, and a run of repeated layers is built as a few
-periods only, where ggml-alloc's walk checks at the cut that its state repeats (periodic.py: the same buffers).
+periods only, where ggml-alloc's walk checks at the cut that its state repeats (periodic.py: the same buffers); a
+reduced graph serves every placement whose kept layers have the same shapes, renamed (periodic.layer_shapes), and
+CPython's cyclic collector waits while a graph is simulated (gcpause.py).
 """
 
 from .alloc import Buffer, DynAllocator, allocate

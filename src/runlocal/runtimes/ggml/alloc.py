@@ -70,13 +70,17 @@ class DynAllocator:
         blocks.insert(pos, [offset, size])
 
 
-@dataclass
 class _Info:
-    n_children: int = 0
-    n_views: int = 0
-    buffer_id: int = 0
-    offset: int = 0
-    allocated: bool = False
+    """ggml-alloc.c hash_node: a tensor's counts and place (a slotted class: one per tensor per walk)."""
+
+    __slots__ = ("n_children", "n_views", "buffer_id", "offset", "allocated")
+
+    def __init__(self) -> None:
+        self.n_children = 0
+        self.n_views = 0
+        self.buffer_id = 0
+        self.offset = 0
+        self.allocated = False
 
 
 @dataclass
@@ -107,11 +111,12 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
             h = info[id(t)] = _Info()
         return h
 
-    sizes: dict[tuple[int, int], int] = {}
+    sizes: dict[int, int] = {}
+    n_buffers = len(buffers)
 
     def size_of(t: Tensor, buffer_id: int) -> int:
         # the buffer type's get_alloc_size, asked once per tensor (sources do not change while allocating)
-        k = (id(t), buffer_id)
+        k = id(t) * n_buffers + buffer_id
         got = sizes.get(k)
         if got is None:
             got = sizes[k] = buffers[buffer_id].alloc_size(t)
@@ -119,7 +124,7 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
 
     def allocate_node(t: Tensor, buffer_id: int) -> None:
         h = hn(t)
-        if t.external or h.allocated or t.is_view:
+        if t.external or h.allocated or t.view_src is not None:
             return
         h.allocated = True
         if t.op in INPLACE_OPS:
@@ -183,22 +188,24 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
     # the second pass; on a reduced graph, periodic.py checks at each cut that the walk's state repeats
     check = CutCheck(nodes, cuts, leafs, info, allocs, nb_of, size_of) if cuts else None
     watch = check.watch if check is not None else frozenset()
+    # (every source has its record from the first pass; allocate_node is entered only where it would not return
+    # at once: a tensor of the graph's own, not a view, not yet allocated)
     for i, node in enumerate(nodes):
         if i in watch:
             assert check is not None
             check.at(i)
         b = nb_of(i, node)
         for p in node.src:
-            if p is not None:
+            if p is not None and not p.external and p.view_src is None and not info[id(p)].allocated:
                 allocate_node(p, b)
         allocate_node(node, b)
         for p in node.src:
             if p is None:
                 continue
-            ph = hn(p)
+            ph = info[id(p)]
             ph.n_children -= 1
             if ph.n_children == 0 and ph.n_views == 0:
-                if p.is_view:
+                if p.view_src is not None:
                     vs = p.view_src
                     assert vs is not None
                     vh = hn(vs)

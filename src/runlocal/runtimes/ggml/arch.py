@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from . import periodic
 from .alloc import Buffer, allocate
+from .gcpause import gc_paused
 from .graph import Graph
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
@@ -742,6 +743,7 @@ def pp_outputs(n_ubatch: int, n_outputs_max: int | None) -> int:
     return n_ubatch if n_outputs_max is None else max(1, min(n_ubatch, n_outputs_max))
 
 
+@gc_paused()
 def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
                   buffers: list[Buffer] | None = None, n_outputs_max: int | None = None) -> list[int]:
     """src/llama-context.cpp sched_reserve: the pp graph (n_ubatch tokens, all of them outputs), the tg graph

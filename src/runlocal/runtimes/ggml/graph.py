@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .types import FLAG_INPUT, Tensor, _ne4, _strides
+from .types import FLAG_INPUT, Tensor, _ne4, _strides, shared
 
 
 class Graph:
@@ -73,7 +73,7 @@ class Graph:
               name: str | None = None) -> Tensor:
         # ggml.c ggml_new_tensor_impl: a view of a view points at the root tensor
         root, base = (a.view_src, a.view_offs) if a.view_src is not None else (a, 0)
-        return Tensor(self._name(name), a.type, _ne4(ne), nb, op, (a,), view_src=root, view_offs=base + offs,
+        return Tensor(self._name(name), a.type, _ne4(ne), shared(nb), op, (a,), view_src=root, view_offs=base + offs,
                       external=a.external)
 
     def dup(self, a: Tensor, op: str, src: tuple[Tensor | None, ...], type_: str | None = None,

@@ -32,8 +32,15 @@ layers they are given, under their own indices. Why the buffers come out as the 
   in the whole graph happens no sooner than in the reduced one, as long as each still has two children or two views
   at the cut (checked too).
 The graph inputs' counts and the split counts differ from the whole graph's, so split counts (n_splits) are taken
-from the whole graph. With SKIP off every layer is built (the reference tests/unit/test_ggml_periodic.py compares
-with, on six architectures and seven placements).
+from the whole graph.
+A fit asks for many placements of one graph shape, whose reduced layers differ (the device boundaries move, an -ot
+rule names other layers) but mostly have the same shapes in the same order (layer_shapes: spec, weights' names,
+types and shapes, last or not). A builder reads a layer only through those, its weights' names and its index as a
+name, so the graph built for one list of layers is the other's with the layers renamed: sched._placed schedules it
+with each layer's device and each weight's device (by its renamed name: overrides match names) asked of the layer it
+stands for, and maps the cuts the same way; the walk checks the cuts as before.
+With SKIP off every layer is built (the reference tests/unit/test_ggml_periodic.py compares with, on six
+architectures and seven placements).
 """
 
 from __future__ import annotations
@@ -107,19 +114,33 @@ def layer_kinds(model, layer_dev: Callable[[int], int], weight_dev: Callable[[Te
     output rows there)."""
     n = model.n_layers
     kinds = []
-    for il, ws in enumerate(_layer_weights(model)):
-        devs = tuple(weight_dev(probe) for _, probe in ws) if weight_dev is not None else ()
-        kinds.append((model.layers[il], layer_dev(il), tuple(w for w, _ in ws), devs, il == n - 1))
+    for il, (names, probes) in enumerate(_layer_weights(model)):
+        devs = tuple(weight_dev(probe) for probe in probes) if weight_dev is not None else ()
+        kinds.append((model.layers[il], layer_dev(il), names, devs, il == n - 1))
     return kinds
 
 
+def layer_shapes(model) -> list[int]:
+    """Each layer's kind as far as the builders read it (layer_kinds without the devices: the spec, the weights'
+    names within the layer, types and shapes, whether it is the last), numbered in order of first appearance. Two
+    lists of layers with the same shapes build the same graph up to the layers' names: the graph built for one
+    stands for the other, its layer il for the other's layer at the same position (sched._placed)."""
+    def make() -> list[int]:
+        ids: dict[tuple, int] = {}
+        n = model.n_layers
+        return [ids.setdefault((model.layers[il], names, il == n - 1), len(ids))
+                for il, (names, _) in enumerate(_layer_weights(model))]
+    return _SHAPES.get(model, None, make)
+
+
 _WEIGHTS = IdMemo(64)
+_SHAPES = IdMemo(64)
 
 
-def _layer_weights(model) -> list[list[tuple[tuple, Tensor]]]:
-    """Each layer's weights (name within the layer, type, shape), with a tensor to ask their device by, once per
-    model object."""
-    def make() -> list[list[tuple[tuple, Tensor]]]:
+def _layer_weights(model) -> list[tuple[tuple[tuple, ...], list[Tensor]]]:
+    """Each layer's weights (name within the layer, type, shape), with a tensor to ask each one's device by, once
+    per model object."""
+    def make() -> list[tuple[tuple[tuple, ...], list[Tensor]]]:
         out: list[list[tuple[tuple, Tensor]]] = [[] for _ in range(model.n_layers)]
         for t in model.tensors:
             if not t.name.startswith("blk."):
@@ -131,35 +152,56 @@ def _layer_weights(model) -> list[list[tuple[tuple, Tensor]]]:
                 out[il].append(((rest, t.dtype, tuple(t.shape)), probe))
         for ws in out:
             ws.sort(key=lambda w: repr(w[0]))
-        return out
+        return [(tuple(w for w, _ in ws), [probe for _, probe in ws]) for ws in out]
     return _WEIGHTS.get(model, None, make)
 
 
 MORE_HEAD = 1       # doublings of a run's period before the run is not cut
 MAX_TRIES = 2       # reduced graphs tried before the whole one (a failed try costs a reduced simulation)
-# a graph that would leave out fewer layers (or a smaller share of them) is simulated whole: not worth a failed try,
-# nor building a reduced graph for each placement where the whole one is built once and scheduled again
-MIN_LEFT_OUT, MIN_LEFT_OUT_SHARE = 8, 0.5
+# a graph that would leave out fewer layers (or a smaller share of them) is simulated whole: not worth a failed try
+# (a reduced graph is built once per shape and sequence of layer shapes and serves every placement with them, so a
+# quarter pays: deepseek-v3 Q4_K_M's irregular first and last eighths leave ~24 of 61 layers out)
+MIN_LEFT_OUT, MIN_LEFT_OUT_SHARE = 8, 0.25
 
 T = TypeVar("T")
 
 
-def reduced(kinds: list, simulate: Callable[[tuple[int, ...] | None, list[tuple[int, int, int]]], T]) -> T:
+def reduced(kinds: list, simulate: Callable[[tuple[int, ...] | None, list[tuple[int, int, int]]], T],
+            remember: Callable[[tuple[int, ...], list[tuple[int, int, int]]], dict] | None = None) -> T:
     """simulate(layers, cuts) on the reduced graph (reduced_layers; layers None: all of them); a run whose cut does
     not check out is tried again with its period doubled, then left whole; after MAX_TRIES, or where fewer than
-    MIN_LEFT_OUT layers or half the layers would be left out, the whole graph."""
+    MIN_LEFT_OUT layers or a MIN_LEFT_OUT_SHARE of the layers would be left out, the whole graph.
+    ``remember(layers, cuts)``, given, returns a dict kept per graph shape and first reduced graph (the caller's
+    key): what an earlier placement with that key ended with (the periods doubled, or the whole graph), so a
+    placement after it starts there instead of paying the failed tries again. Speed only: whatever is tried, the
+    walk checks each cut."""
     extra: dict[int, int] = {}
+    box: dict | None = None
+    first: tuple[int, ...] = ()
     for _ in range(MAX_TRIES if kinds else 0):
         layers, cuts = reduced_layers(kinds, extra)
+        if box is None and remember is not None and cuts:
+            box, first = remember(layers, cuts), layers
+            if box.get("whole"):
+                break
+            if box.get("extra"):       # kept by position among the first reduced graph's layers (runs start there)
+                extra = {first[i]: n for i, n in box["extra"].items()}
+                layers, cuts = reduced_layers(kinds, extra)
         if not cuts or len(kinds) - len(layers) < max(MIN_LEFT_OUT, MIN_LEFT_OUT_SHARE * len(kinds)):
             break
         try:
-            return simulate(layers, cuts)
+            got = simulate(layers, cuts)
+            if box is not None:
+                at = {il: i for i, il in enumerate(first)}
+                box["extra"] = {at[il]: n for il, n in extra.items() if il in at}
+            return got
         except NotRepeated as e:
             start = run_start(cuts[e.cut]) if 0 <= e.cut < len(cuts) else -1
             if start < 0:
                 break
             extra[start] = extra.get(start, 0) + 1 if extra.get(start, 0) < MORE_HEAD else -1
+    if box is not None:
+        box["whole"] = True
     return simulate(None, [])
 
 
@@ -292,9 +334,9 @@ class CutCheck:
 
 def _layout(t: Tensor) -> tuple:
     """What the walk reads of a tensor besides its flags, sources and buffer; fixed once the tensor is made."""
-    got = t.__dict__.get("_layout")
+    got = t._layout
     if got is None:
-        got = t.__dict__["_layout"] = (t.op, t.type, t.ne, t.nb, t.external, t.view_src is not None, t.view_offs)
+        got = t._layout = (t.op, t.type, t.ne, t.nb, t.external, t.view_src is not None, t.view_offs)
     return got
 
 

@@ -4,14 +4,17 @@ compute buffers of each GPU and the host."""
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
+from .gcpause import gc_paused
 from .graph import Graph
 from .types import (
     CPU_ALIGNMENT,
@@ -164,11 +167,15 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
     def get(t: Tensor | None) -> int:
         return -1 if t is None else bid.get(id(t), -1)
 
+    placed: dict[int, int] = {}
+
     def place(t: Tensor) -> int:
-        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's
-        if t.weight and weight_dev is not None:
-            return weight_dev(t)
-        return layer_dev(t.layer)  # type: ignore[arg-type]
+        # the device of an external tensor's buffer: a weight's own (overrides), else its layer's (asked once per
+        # tensor: every pass asks again)
+        d = placed.get(id(t))
+        if d is None:
+            d = placed[id(t)] = weight_dev(t) if t.weight and weight_dev is not None else layer_dev(t.layer)  # type: ignore[arg-type]
+        return d
 
     def buf_dev(t: Tensor) -> int | None:
         root = t.view_src if t.view_src is not None else t
@@ -186,7 +193,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             return host
         if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
             for src in t.src:
-                if src is not None and is_weight(src):
+                if src is not None and src.weight and src.view_src is None:
                     d = place(src)
                     if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
                         # the first backend that wants it, CUDA0, offloads a big op on a host weight
@@ -210,9 +217,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
     # is created once per buffer type, so the layers of one device share one tensor
     canon: dict[tuple[str, int], Tensor] = {}
     for node in nodes:
-        if any(src is not None and src.weight for src in node.src):
-            node.src = tuple(canon.setdefault((src.name, place(src)), src)
-                             if src is not None and src.weight else src for src in node.src)
+        for src in node.src:
+            if src is not None and src.weight:
+                node.src = tuple(canon.setdefault((src.name, place(src)), src)
+                                 if src is not None and src.weight else src for src in node.src)
+                break
     # pass 1: pre-allocated tensors, inputs, ops on weights (user assignments first: the pinned norms)
     for leaf in leafs:
         bid[id(leaf)] = from_cur(leaf)
@@ -246,7 +255,7 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
         if node.view_src is not None and bid[id(node)] == -1:
             bid[id(node)] = get(node.view_src)
         for src in node.src:
-            if src is not None and get(src) == -1:
+            if src is not None and bid.get(id(src), -1) == -1:
                 bid[id(src)] = get(src.view_src) if src.view_src is not None else bid[id(node)]
         if bid[id(node)] == -1:
             bid[id(node)] = 0
@@ -272,11 +281,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             splits.append(split)
             cur = b
         split.nodes.append(node)
-        new_src = list(node.src)
+        new_src: list[Tensor | None] | None = None      # (a new tuple only where a source is replaced)
         for j, src in enumerate(node.src):
             if src is None:
                 continue
-            if get(src) != cur and not buffer_supported(src, cur):
+            if bid.get(id(src), -1) != cur and not buffer_supported(src, cur):
                 key = (id(src), cur)
                 c = copies.get(key)
                 if c is None:
@@ -287,8 +296,11 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
                                 flags=flags) for k in range(n_copies)]
                     copies[key] = c
                     split.inputs.append(src)
+                if new_src is None:
+                    new_src = list(node.src)
                 new_src[j] = c[0]       # sched->cur_copy: 0 when reserving
-        node.src = tuple(new_src)
+        if new_src is not None:
+            node.src = tuple(new_src)
     # pass 6 (pipeline parallelism): n_copies of every graph input, the original as copy 0, all kept
     input_copies: list[tuple[Tensor, int]] = []
     if n_copies > 1:
@@ -368,38 +380,63 @@ def _weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[s
                     ) -> Callable[[Tensor], int] | None:
     """src/llama-model-loader.cpp create_tensor: the first override whose pattern std::regex_search-es the
     tensor's name decides its buffer (None: a CPU buffer, on the host; k: GPU k), else its layer's device."""
-    import re
-
-    rules = [(re.compile(p), host if d is None else d) for p, d in overrides]
-    if not rules:
+    overrides = tuple(overrides)
+    if not overrides:
         return None
-    cache: dict[str, int | None] = {}
+    cache = _override_matches(overrides, host)
 
     def dev(t: Tensor) -> int:
-        if t.name not in cache:
-            cache[t.name] = next((d for rx, d in rules if rx.search(t.name)), None)
-        d = cache[t.name]
+        d = cache.get(t.name, -1)
+        if d == -1:
+            d = cache[t.name] = next((d for rx, d in _compiled(overrides, host) if rx.search(t.name)), None)
         return layer_dev(t.layer) if d is None else d  # type: ignore[arg-type]
     return dev
+
+
+@functools.lru_cache(maxsize=64)
+def _override_matches(overrides: tuple[tuple[str, int | None], ...], host: int) -> dict[str, int | None]:
+    """Which override each tensor name takes (its device; None: none matches), kept per list of overrides: the
+    searches plan one list for many placements, and a list from --n-cpu-moe has a rule per layer."""
+    return {}
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(overrides: tuple[tuple[str, int | None], ...], host: int) -> list[tuple[re.Pattern, int]]:
+    return [(re.compile(p), host if d is None else d) for p, d in overrides]
 
 
 class BuiltGraph:
     """One reserved graph, built once and scheduled many times (--fit and the searches ask for the same graph with
     other layer placements): _sched_split rewrites sources (the shared weights, the split inputs' copies) and flags
     (pipeline copies) in place, so they are put back after each use, and one use at a time (the API plans on
-    several threads)."""
+    several threads). ``layers``: the layers it was built with (None: all)."""
 
-    def __init__(self, g: Graph) -> None:
+    def __init__(self, g: Graph, layers: tuple[int, ...] | None = None) -> None:
         self.g = g
+        self.layers = layers
         self.lock = threading.Lock()
-        self._src = [(t, t.src) for t in g.nodes]
-        self._flags = [(t, t.flags) for t in g.leafs]
+        # (as parallel lists: a tuple per node would be one more object per node for the garbage collector)
+        self._srcs = [t.src for t in g.nodes]
+        self._flags = [t.flags for t in g.leafs]
+        self._refs: set[int | None] | None = None
 
     def restore(self) -> None:
-        for t, src in self._src:
+        for t, src in zip(self.g.nodes, self._srcs):
             t.src = src
-        for t, flags in self._flags:
+        for t, flags in zip(self.g.leafs, self._flags):
             t.flags = flags
+
+    def layers_read(self) -> set[int | None]:
+        """Every layer a tensor of the graph names: its ``layer`` (the device it is placed by), and the N of a
+        weight blk.N.*."""
+        if self._refs is None:
+            refs: set[int | None] = set()
+            for t in (*self.g.leafs, *self.g.nodes):
+                refs.add(t.layer)
+                if t.weight and t.name.startswith("blk."):
+                    refs.add(int(t.name.split(".", 2)[1]))
+            self._refs = refs
+        return self._refs
 
 
 _BUILT = IdMemo(16)
@@ -407,16 +444,61 @@ _BUILT = IdMemo(16)
 
 def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
                 layers: tuple[int, ...] | None = None) -> BuiltGraph:
-    """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones)."""
-    return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
-                      lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g))
+    """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones).
+    A reduced graph is kept per shape and sequence of layer shapes (periodic.layer_shapes): it may have been built
+    for other layers than ``layers`` (its ``layers`` says which), whose graph it is up to the layers' names."""
+    if layers is None:
+        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, None),
+                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+    shapes = periodic.layer_shapes(model)
+    key = (p, n_tokens, n_seqs, n_outputs, "shapes", tuple(shapes[il] for il in layers))
+    built = _BUILT.get(model, key, lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g,
+                                                      layers))
+    if built.layers != layers and not built.layers_read() <= {*(built.layers or ()), -1, model.n_layers, None}:
+        # a tensor names a layer the graph was not built with: not a renaming, so build these layers' own graph
+        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
+                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g, layers))
+    return built
+
+
+def _for_layers(sched_args: dict, to: dict[int, int]) -> dict:
+    """The scheduler's arguments for a graph built for other layers of the same shapes: the built graph's layer il
+    stands for layer to[il], its weight blk.il.x for blk.to[il].x (a tensor override matches names)."""
+    layer_dev: Callable[[int], int] = sched_args["layer_dev"]
+    weight_dev: Callable[[Tensor], int] | None = sched_args["weight_dev"]
+
+    def renamed_layer_dev(il: int) -> int:
+        return layer_dev(to.get(il, il))
+
+    renamed_weight_dev = None
+    if weight_dev is not None:
+        seen: dict[int, int] = {}
+        wdev = weight_dev
+
+        def renamed_weight_dev(t: Tensor) -> int:
+            d = seen.get(id(t))
+            if d is None:
+                name = t.name
+                if name.startswith("blk."):
+                    _, il, rest = name.split(".", 2)
+                    name = f"blk.{to[int(il)]}.{rest}"
+                d = seen[id(t)] = wdev(Tensor(name, t.type, t.ne, t.nb, weight=True,
+                                              layer=to.get(t.layer, t.layer)))  # type: ignore[arg-type]
+            return d
+    return {**sched_args, "layer_dev": renamed_layer_dev, "weight_dev": renamed_weight_dev}
 
 
 def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tuple[int, ...] | None,
             cuts: list[tuple[int, int, int]], sched_args: dict, buffers: list[Buffer]) -> tuple[list[int], int]:
-    """One reserved graph scheduled and allocated: each buffer's size and the number of splits."""
+    """One reserved graph scheduled and allocated: each buffer's size and the number of splits. A reduced graph
+    built for other layers of the same shapes is scheduled with its layers renamed to these (built_graph)."""
     built = built_graph(model, p, nt, n_seqs, n_out, layers)
     g = built.g
+    if layers is not None and built.layers != layers:
+        assert built.layers is not None
+        sched_args = _for_layers(sched_args, dict(zip(built.layers, layers)))
+        back = dict(zip(layers, built.layers))
+        cuts = [(back[a], back[c], back[e]) for a, c, e in cuts]
     at = [tuple(g.layer_start(il) for il in cut) for cut in cuts]
     if any(t is None for cut in at for t in cut):
         k = next(k for k, cut in enumerate(at) if None in cut)
@@ -431,17 +513,28 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
     return got, ns
 
 
+_OUTCOMES = IdMemo(256)
+
+
 def _placed_reduced(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, kinds: list, sched_args: dict,
                     buffers: list[Buffer]) -> tuple[list[int], int]:
-    """_placed on the graph periodic.reduced lets through, unless the whole graph of this shape is built already
-    (--fit and Ollama's fit schedule it for many placements: scheduling it again costs less than building a
-    reduced one for each placement)."""
-    if _BUILT.has(model, (p, nt, n_seqs, n_out, None)):
-        kinds = []
+    """_placed on the graph periodic.reduced lets through. What the walk's checks ended with (periods doubled, or
+    the whole graph) is remembered per first reduced graph (its layers' shapes and cuts) and shape but for the
+    cells attended (a fit searches contexts too, and a cut that does not settle at one context seldom does at the
+    next), so the next placement does not try again what failed. Speed only: every cut is checked."""
+    shapes = periodic.layer_shapes(model)
+    like = replace(p, n_kv=0, n_kv_swa=None)
+
+    def remember(layers: tuple[int, ...], cuts: list[tuple[int, int, int]]) -> dict:
+        at = {il: i for i, il in enumerate(layers)}
+        key = (like, nt, n_seqs, n_out, tuple(shapes[il] for il in layers),
+               tuple(tuple(at[il] for il in c) for c in cuts))
+        return _OUTCOMES.get(model, key, dict)
     return periodic.reduced(kinds, lambda layers, cuts: _placed(model, p, nt, n_seqs, n_out, layers, cuts, sched_args,
-                                                                  buffers))
+                                                                  buffers), remember)
 
 
+@gc_paused()
 def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_gpu_layers: int = -1,
                           n_seqs: int = 1, n_stream: int = 1, type_k: str = "f16", type_v: str = "f16",
                           n_kv_swa: int | None = None, n_splits: list[int] | None = None,

@@ -4,7 +4,7 @@ shapes, strides, views, flags (ggml/include/ggml.h, ggml/src/ggml.c)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...quant.ggml_types import QUANT_SIZES
 
@@ -59,11 +59,16 @@ class Tensor:
     def is_view(self) -> bool:
         return self.view_src is not None
 
+    # kept once computed (type, shape and strides never change after creation); read as attributes, so an
+    # instance's attributes stay inline (no dict object per tensor for the garbage collector to walk)
+    _nbytes: int | None = field(default=None, init=False, repr=False)
+    _layout: tuple | None = field(default=None, init=False, repr=False)     # periodic._layout
+
     def nbytes(self) -> int:
-        # ggml.c ggml_nbytes; kept once computed (type, shape and strides never change after creation)
-        got = self.__dict__.get("_nbytes")
+        # ggml.c ggml_nbytes
+        got = self._nbytes
         if got is None:
-            got = self.__dict__["_nbytes"] = self._nbytes_now()
+            got = self._nbytes = self._nbytes_now()
         return got
 
     def _nbytes_now(self) -> int:
@@ -84,15 +89,32 @@ class Tensor:
         return f"Tensor({self.name!r}, {self.op}, {self.type}, {list(self.ne)})"
 
 
+# Shapes and strides are shared: a graph has few distinct ones and every tensor of a cached graph outlives the
+# simulation, so one tuple per distinct value (instead of two per tensor) is less for the garbage collector to
+# walk each time it meets a newly built graph (gcpause.py).
+_TUPLES: dict[tuple, tuple] = {}
+MAX_TUPLES = 1 << 16
+
+
+def shared(t: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """The one stored tuple equal to t."""
+    got = _TUPLES.get(t)
+    if got is None:
+        if len(_TUPLES) >= MAX_TUPLES:
+            _TUPLES.clear()
+        got = _TUPLES[t] = t
+    return got
+
+
 def _strides(t: str, ne: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
     blck, size = TYPES[t]
     nb0 = size
     nb1 = nb0 * (ne[0] // blck)
     nb2 = nb1 * ne[1]
     nb3 = nb2 * ne[2]
-    return (nb0, nb1, nb2, nb3)
+    return shared((nb0, nb1, nb2, nb3))
 
 
 def _ne4(ne: Iterable[int]) -> tuple[int, int, int, int]:
     v = list(ne) + [1] * 4
-    return (v[0], v[1], v[2], v[3])
+    return shared((v[0], v[1], v[2], v[3]))
