@@ -58,4 +58,59 @@ def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
     return a
 
 
-__all__ = ["Probe", "Room", "largest_guided"]
+def largest_predicted(lo: int, hi: int, passes: Callable[[int], bool], predicted: Callable[[int], float], *,
+                      lo_passes: bool = False) -> int | None:
+    """Largest n in [lo, hi] with passes(n), assuming passing is monotone decreasing in n; None if lo fails (with
+    ``lo_passes``, lo is taken to pass unasked: for a caller whose answer is the same either way).
+    Each step probes the edge of ``predicted`` inside the bracket: a guess of the room n leaves (positive: passes),
+    cheap, assumed decreasing, and asked again after every probe (it may learn from them, e.g. the compute buffer of
+    the last plan simulated beside the exact bytes without it). Right, the edge takes two probes (n passing, n + 1
+    failing); a step that moves the same end twice in a row bisects next. Only the probes decide: the answer is
+    runtimes.base.largest's for a monotone ``passes`` whatever ``predicted`` says."""
+    if not lo_passes and not passes(lo):
+        return None
+    if lo >= hi:
+        return max(lo, hi)
+    if passes(hi):
+        return hi
+    a, b = lo, hi                  # passes(a) (or taken to), not passes(b)
+    same_end, last_end = 0, ""
+    while b - a > 1:
+        if same_end >= 2:
+            g = (a + b + 1) // 2
+        else:     # the predicted edge (expected to pass), or a + 1 where none above a is predicted to (to fail)
+            g = max(_predicted_edge(a, b, predicted), a + 1)
+        g = min(g, b - 1)
+        ok = passes(g)
+        end = "a" if ok else "b"
+        same_end = same_end + 1 if end == last_end else 1
+        last_end = end
+        if ok:
+            a = g
+        else:
+            b = g
+    return a
+
+
+def _predicted_edge(a: int, b: int, predicted: Callable[[int], float]) -> int:
+    """The largest n in [a, b − 1] whose predicted room is ≥ 0 (a when none is): interpolation on the room,
+    alternating with bisection so a bent room costs at most twice log2(b − a) guesses."""
+    p_lo, p_hi = predicted(a), predicted(b)
+    if p_lo < 0:
+        return a
+    if p_hi >= 0:
+        return b - 1
+    lo, hi, step = a, b, 0
+    while hi - lo > 1:
+        g = lo + int((hi - lo) * p_lo / (p_lo - p_hi)) if step % 2 == 0 else (lo + hi) // 2
+        g = min(max(g, lo + 1), hi - 1)
+        p = predicted(g)
+        if p >= 0:
+            lo, p_lo = g, p
+        else:
+            hi, p_hi = g, p
+        step += 1
+    return lo
+
+
+__all__ = ["Probe", "Room", "largest_guided", "largest_predicted"]
