@@ -287,12 +287,22 @@ class Ollama:
                     targets: list[Target]) -> bool:
         """allocate() would overflow a device, known without planning: what llama-server holds apart from compute
         buffers (weights, KV, outputs: the same sum wherever --fit puts the layers) is more than all the devices
-        together hold. A bound (LlamaCpp.floor with every layer on the host), so a search may skip the plan."""
+        together hold; or, where num_gpu fixes the layers (-ngl, --fit leaves them), more than one device holds.
+        A bound (LlamaCpp.floor: compute buffers are never negative), so a search may skip the plan."""
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        ngl = s.llamacpp.n_gpu_layers
+        if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
+            # allocate() plans these layers as given: each device's floor against its own capacity, GPUs in order
+            # then the host (a CPU share over the host's RAM is a refusal, over a GPU does not fit)
+            placed = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, s.llamacpp.n_cpu_moe, flash),
+                                       targets)
+            devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
+            if any(f > t.capacity for f, t in zip(placed, devices)):
+                return True
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return sum(floor) > sum(caps)
 
