@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .boundary import Room, largest_guided
+from .boundary import Room, largest_guided, largest_predicted
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, engine, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
@@ -126,18 +126,41 @@ class _Fixer:
     def most_gpu_layers(self, s: Settings, quant: str | None = None, above: int | None = None) -> int | None:
         """The most layers on the GPU(s) with the rest of the model as ``s`` has it, where the whole plan then runs;
         with ``above``, None unless more than ``above`` layers fit (one plan at above + 1 says so: the GPUs' bytes
-        grow with their layers, the monotonicity the search itself bisects on)."""
+        grow with their layers, the monotonicity the search itself bisects on, which then starts there).
+        Where the runtime has a floor (llama.cpp's bytes without compute buffers), the search probes where the
+        exact room without compute buffers, less the compute buffer of the last plan, reaches zero
+        (boundary.largest_predicted); else where the plans' rooms point (largest_guided). The answer is the same."""
+        gpus = [t for t in self.targets if t.kind != "cpu"]
+        floor = getattr(self.runtime, "floor", None)
+        last_compute: list[float] = []
+
+        def without_compute(k: int) -> float:
+            assert floor is not None
+            floors = floor(self.model, self.weights(quant), s.with_(n_gpu_layers=k, n_cpu_moe=0), self.targets)
+            return min((t.capacity - f for t, f in zip(gpus, floors) if t.capacity > 0), default=0.0)
+
         def gpus_fit(k: int) -> tuple[bool, float | None]:
             new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
             if self.gpus_over(new, quant):
                 return False, None
             a = self.allocate(new, quant)
             rooms = [d.capacity - d.total for d in a.devices if d.kind != "cpu" and d.capacity > 0]
-            return _gpus_fit(a), (min(rooms) if rooms and a.refusal is None else None)
+            room = min(rooms) if rooms and a.refusal is None else None
+            if floor is not None and rooms:
+                last_compute[:] = [without_compute(k) - min(rooms)]
+            return _gpus_fit(a), room
 
-        if above is not None and above + 1 <= self.model.n_layers and not gpus_fit(above + 1)[0]:
-            return None
-        ngl = largest_guided(0, self.model.n_layers, gpus_fit)
+        lo, lo_passes = 0, False
+        if above is not None and above + 1 <= self.model.n_layers:
+            if not gpus_fit(above + 1)[0]:
+                return None
+            lo, lo_passes = above + 1, True
+        if floor is not None and gpus:
+            ngl = largest_predicted(lo, self.model.n_layers, lambda k: gpus_fit(k)[0],
+                                    lambda k: without_compute(k) - (last_compute[0] if last_compute else 0.0),
+                                    lo_passes=lo_passes)
+        else:
+            ngl = largest_guided(lo, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
