@@ -30,18 +30,29 @@ def _crossing(a: int, b: int, room_a: Room, room_b: Room) -> int | None:
     return int(min(points)) if points else None
 
 
-def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
+def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> int | None:
     """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
     lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room; a step
-    that moves the same end twice in a row bisects next (the room's line can be far from straight)."""
-    ok_lo, room_lo = probe(lo)
-    if not ok_lo:
-        return None
+    that moves the same end twice in a row bisects next (the room's line can be far from straight).
+    ``first``, inside (lo, hi): probed before either end (a plan already made, often near the edge): where it
+    passes it is the bracket's lower end (lo is then not asked: it passes too), else its upper end."""
+    known_lo = known_hi = False
+    if first is not None and lo < first < hi:
+        ok_first, room_first = probe(first)
+        if ok_first:
+            lo, room_lo, known_lo = first, room_first, True
+        else:
+            hi, room_hi, known_hi = first, room_first, True
+    if not known_lo:
+        ok_lo, room_lo = probe(lo)
+        if not ok_lo:
+            return None
     if lo >= hi:
         return max(lo, hi)
-    ok_hi, room_hi = probe(hi)
-    if ok_hi:
-        return hi
+    if not known_hi:
+        ok_hi, room_hi = probe(hi)
+        if ok_hi:
+            return hi
     a, b = lo, hi                  # probe(a) passes, probe(b) fails
     same_end, last_end = 0, ""
     while b - a > 1:

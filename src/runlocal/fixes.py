@@ -169,6 +169,9 @@ class _Fixer:
         targets = targets or self.targets
         if targets is self.targets and not self.runs(s, quant):
             return
+        over = getattr(self.runtime, "surely_over", None)
+        if targets is not self.targets and over is not None and over(self.model, self.weights(quant), s, targets):
+            return        # other hardware (more GPUs): a lower bound of its bytes already overflows a device
         alloc = self.allocate(s, quant, targets)
         if not _fits(alloc):
             return

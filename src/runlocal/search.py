@@ -23,10 +23,11 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, first: int | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
-    room each plan leaves (boundary.largest_guided: the same answer from fewer plans)."""
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
+    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge."""
     def passes(n: int) -> bool:
         return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
 
@@ -37,11 +38,11 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
-    first, last = max(1, lo // granule), max(1, hi // granule)
     if ok is fits or ok is fits_verdict:
-        units = largest_guided(first, last, probe)
+        start = first // granule if first and first % granule == 0 else None
+        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, start)
     else:
-        units = largest(first, last, passes)
+        units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
 
 
