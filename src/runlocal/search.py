@@ -69,6 +69,9 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
     lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's."""
     over = getattr(runtime, "surely_over", None)
     if over is not None and over(model, weights, settings, targets):
+        guess = getattr(runtime, "room_when_over", None)     # Ollama: its own guess of where --fit leaves bytes
+        if guess is not None:
+            return False, guess(model, weights, settings, targets)
         floor = getattr(runtime, "floor", None)
         if floor is None:
             return False, None
