@@ -53,9 +53,12 @@ def fits_verdict(a: Allocation) -> bool:
 
 def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
     """Bytes to spare on each device (negative: over), against its capacity, or with ``tight`` against the share
-    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal, a pool that cannot
-    hold one request, a compromise the runtime made). Only guides a search: the verdicts decide."""
-    if a.refusal is not None or (a.max_concurrency is not None and a.max_concurrency < 1):
+    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal while every device
+    holds its share, a pool that cannot hold one request, a compromise the runtime made; a refusal with a device over,
+    such as Ollama's "more system memory than is available", keeps its rooms). Only guides a search: the verdicts
+    decide."""
+    over = any(d.capacity > 0 and d.total > d.capacity for d in a.devices)
+    if (a.refusal is not None and not over) or (a.max_concurrency is not None and a.max_concurrency < 1):
         return None
     if tight and a.compromise:
         return None
