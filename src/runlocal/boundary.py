@@ -30,10 +30,25 @@ def _crossing(a: int, b: int, room_a: Room, room_b: Room) -> int | None:
     return int(min(points)) if points else None
 
 
+def _secant(p: tuple[int, Room], q: tuple[int, Room]) -> int | None:
+    """Where the line through the last two probes' rooms reaches zero, on the device whose room falls and runs out
+    first: where memory bends (--fit moving layers to the host as the slots grow), the two latest plans lie closer
+    to the edge than the bracket's ends."""
+    (n1, room1), (n2, room2) = p, q
+    if room1 is None or room2 is None or n1 == n2:
+        return None
+    r1 = room1 if isinstance(room1, dict) else {"": room1}
+    r2 = room2 if isinstance(room2, dict) else {"": room2}
+    points = [n1 + (n2 - n1) * r1[k] / (r1[k] - r2[k]) for k in r1.keys() & r2.keys()
+              if r1[k] != r2[k] and (r2[k] - r1[k]) / (n2 - n1) < 0]
+    return int(min(points)) if points else None
+
+
 def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> int | None:
     """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
-    lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room; a step
-    that moves the same end twice in a row bisects next (the room's line can be far from straight).
+    lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room (the line
+    through the two latest probes, else through the bracket's ends); a step that moves the same end three times in a
+    row bisects next (the room's line can be far from straight).
     ``first``, inside (lo, hi): probed before either end (a plan already made, often near the edge): where it
     passes it is the bracket's lower end (lo is then not asked: it passes too), else its upper end."""
     known_lo = known_hi = False
@@ -55,10 +70,15 @@ def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> 
             return hi
     a, b = lo, hi                  # probe(a) passes, probe(b) fails
     same_end, last_end = 0, ""
+    latest: list[tuple[int, Room]] = []       # the probes inside the bracket, newest last
     while b - a > 1:
-        g = _crossing(a, b, room_lo, room_hi) if same_end < 2 else None
+        g = None
+        if same_end < 3:
+            g = _secant(latest[-2], latest[-1]) if len(latest) >= 2 else None
+            g = _crossing(a, b, room_lo, room_hi) if g is None else g
         g = (a + b + 1) // 2 if g is None else min(max(g, a + 1), b - 1)
         ok, room = probe(g)
+        latest.append((g, room))
         end = "a" if ok else "b"
         same_end = same_end + 1 if end == last_end else 1
         last_end = end
