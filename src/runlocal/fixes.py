@@ -150,15 +150,19 @@ class _Fixer:
                 last_compute[:] = [without_compute(k) - min(rooms)]
             return _gpus_fit(a), room
 
-        lo, lo_passes = 0, False
+        lo = 0
         if above is not None and above + 1 <= self.model.n_layers:
-            if not gpus_fit(above + 1)[0]:
+            lo = above + 1
+            if floor is None and not gpus_fit(lo)[0]:
                 return None
-            lo, lo_passes = above + 1, True
         if floor is not None and gpus:
+            # from above + 1 taken to pass: an edge found higher passes, so above + 1 does too (the GPUs' bytes grow
+            # with their layers); where the edge is above + 1 itself, its plan says whether it passes
             ngl = largest_predicted(lo, self.model.n_layers, lambda k: gpus_fit(k)[0],
                                     lambda k: without_compute(k) - (last_compute[0] if last_compute else 0.0),
-                                    lo_passes=lo_passes)
+                                    lo_passes=lo > 0)
+            if ngl == lo and lo > 0 and not gpus_fit(lo)[0]:
+                return None
         else:
             ngl = largest_guided(lo, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None

@@ -35,6 +35,9 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         at = settings.with_(ctx=n * granule)
         if ok is fits:
             return fits_room(runtime, model, weights, at, targets)
+        over = getattr(runtime, "surely_over", None)
+        if over is not None and over(model, weights, at, targets):
+            return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
