@@ -44,11 +44,27 @@ def _secant(p: tuple[int, Room], q: tuple[int, Room]) -> int | None:
     return int(min(points)) if points else None
 
 
+def _kept_half(old: Room, new: Room, over: Room) -> bool:
+    """On the device most over at the failing end, the new probe kept more than half the room of the end it
+    replaces: a line aimed at zero missed (the room moves in steps, --fit shifting layers)."""
+    if old is None or new is None or over is None:
+        return False
+    if isinstance(old, dict) and isinstance(new, dict) and isinstance(over, dict):
+        key = min(over, key=lambda k: over[k])
+        if key not in old or key not in new:
+            return False
+        return abs(new[key]) > abs(old[key]) / 2
+    if isinstance(old, dict) or isinstance(new, dict):
+        return False
+    return abs(new) > abs(old) / 2
+
+
 def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> int | None:
     """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
     lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room (the line
-    through the two latest probes, else through the bracket's ends); a step that moves the same end three times in a
-    row bisects next (the room's line can be far from straight).
+    through the two latest probes where it lands inside the bracket, else through the bracket's ends); the step
+    bisects where one end moved three times running or the last probe kept more than half the room of the end it
+    replaced (the room's line can be far from straight: it moves in steps where --fit shifts layers).
     ``first``, inside (lo, hi): probed before either end (a plan already made, often near the edge): where it
     passes it is the bracket's lower end (lo is then not asked: it passes too), else its upper end."""
     known_lo = known_hi = False
@@ -71,14 +87,18 @@ def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> 
     a, b = lo, hi                  # probe(a) passes, probe(b) fails
     same_end, last_end = 0, ""
     latest: list[tuple[int, Room]] = []       # the probes inside the bracket, newest last
+    bent = False
     while b - a > 1:
         g = None
-        if same_end < 3:
+        # bisect where one end moved three times running, or the last probe's room says the line is bent (it kept
+        # more than half the room of the end it replaced)
+        if same_end < 3 and not bent:
             g = _secant(latest[-2], latest[-1]) if len(latest) >= 2 else None
-            g = _crossing(a, b, room_lo, room_hi) if g is None else g
+            g = g if g is not None and a < g < b else _crossing(a, b, room_lo, room_hi)
         g = (a + b + 1) // 2 if g is None else min(max(g, a + 1), b - 1)
         ok, room = probe(g)
         latest.append((g, room))
+        bent = _kept_half(room_lo if ok else room_hi, room, room_hi)
         end = "a" if ok else "b"
         same_end = same_end + 1 if end == last_end else 1
         last_end = end
