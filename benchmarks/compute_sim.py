@@ -64,7 +64,9 @@ def logged_splits(rec: dict) -> list[int] | None:
 def formula(rec: dict, spec) -> dict[str, float]:
     from runlocal.plan import estimate
 
-    _, bufs, _, _ = LlamaCpp(simulate_graph=False).buffers(spec, estimate(spec, None), A.settings_of(rec), A.targets_of(rec))
+    # the records are llama-cpp-python's: the C API, every ubatch token an output (no llama-server cap)
+    _, bufs, _, _ = LlamaCpp(simulate_graph=False, output_cap=False).buffers(spec, estimate(spec, None),
+                                                                             A.settings_of(rec), A.targets_of(rec))
     out = {}
     for b in bufs:
         if b.kind == "cpu":

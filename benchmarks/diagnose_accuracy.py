@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 9, collected by the neutral rule of round 8 before round 8's misses
-were fixed, committed before it was scored, and scored once; rounds 1-8 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 12, collected by the neutral rule of rounds 8-11 before round 11's misses
+were tuned on, committed before it was scored, and scored once; rounds 1-11 are tuning data, see
+runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -24,7 +25,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 9's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 12's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -37,6 +38,14 @@ FIRST_RUNS = (
     ("round 8 (whole)", "2026-11-25", 61, 30, 49, 2, 35, "679/685"),
     # round 9: the same neutral rule (held_out/round9_queries.md), collected before round 8's misses were fixed
     ("round 9 (whole)", "2026-11-25", 61, 40, 58, 0, 32, "736/746"),
+    # round 10: the same neutral rule (round10_queries.md), collected before round 9's misses were tuned on
+    ("round 10 (whole)", "2026-11-25", 68, 56, 61, 2, 54, "793/807"),
+    # round 11: the same neutral rule with new queries (round11_queries.md), collected before round 10's
+    # misses were tuned on
+    ("round 11 (whole)", "2026-11-25", 60, 53, 56, 2, 45, "856/875"),
+    # round 12: the same neutral rule with new queries (held_out/round12_queries.md), collected before round 11's
+    # misses were tuned on
+    ("round 12 (whole)", "2026-11-26", 67, 60, 67, 0, 56, "915/935"),
 )
 
 

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from runlocal.sweep import SWEEP_CONTEXTS, SWEEP_QUANTS, catalog_lines, fits_matrix, models_that_fit
+from runlocal.sweep import SWEEP_CONTEXTS, SWEEP_QUANTS, _table, catalog_lines, fits_matrix, models_that_fit
 
 
 def main() -> None:
@@ -29,7 +29,9 @@ def main() -> None:
     for _ in range(reps):
         ok = fits_matrix(a, b, contexts, caps, lim)
     dt = (time.perf_counter() - t0) / reps
-    print(f"catalog lines built   {len(aliases)} models × {len(SWEEP_QUANTS)} quants in {build:.2f} s (once per process)")
+    source = "read from data/sweep_lines.json" if _table() is not None else "planned (no valid table)"
+    print(f"catalog lines         {len(aliases)} models × {len(SWEEP_QUANTS)} quants {source} in {build:.2f} s "
+          "(once per process)")
     print(f"sweep                 {n:,} configurations ({len(aliases)}×{len(SWEEP_QUANTS)}×{len(contexts)}×{len(caps)})"
           f" in {dt * 1000:.2f} ms")
     print(f"throughput            {n / dt:,.0f} configurations/s; {int(ok.sum()):,} fit")

@@ -5,12 +5,22 @@ Kinds (one marker each, registered in pyproject.toml): ``unit`` (in-process, no 
 ``integration`` (real processes, servers, databases) and ``browser`` (a real headless Chromium). A test file's
 kind is its folder (tests/unit/, tests/accuracy/, tests/integration/, tests/browser/).
 Accuracy, integration and browser tests are all ``slow``; so is any other test whose recorded duration
-(tests/durations.json, written by ``pytest --write-durations``) is over ``SLOW_S``.
+(tests/durations.json, written by ``pytest --write-durations``) is over ``SLOW_S``, and any test that needs a
+module- or session-scoped fixture whose own setup was recorded over ``SLOW_S``: that cost is paid by whichever test
+runs first, so marking only that one would pass it on to the next.
+Under a ``-m`` that deselects every slow test (``-m "not slow"``), the slow kinds' folders are not collected at all:
+importing them (and the schemathesis cases generated from the API's schema) cost more than the quick set's tests.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+import resource
+import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,9 +45,62 @@ def duration_key(path: Path | str, nodeid: str) -> str:
     return f"{Path(path).name}::{nodeid.split('::', 1)[-1]}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _site_without_its_warm_up() -> Iterator[None]:
+    """An app started in-process (``with TestClient(create_app(...))``) runs the site's start-up, which fits the
+    whole catalog sweep in a background thread (4 s of CPU on 2 cores) for the pages a server's first visitors ask:
+    none of the in-process tests waits for it, and its CPU landed on whichever tests ran beside it. Here it does
+    nothing; a test that reads the sweep builds it when it asks, and `runlocal serve` as a process
+    (tests/integration, tests/browser) still warms up."""
+    from runlocal.web import site
+
+    async def no_warm_up() -> None:
+        return None
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site, "_warm_up", no_warm_up)
+        yield
+
+
+def fixture_key(fixturedef: pytest.FixtureDef) -> str:
+    """Where a fixture is defined (file or conftest folder name) :: its name, marked as a fixture's key."""
+    return f"{Path(fixturedef.baseid).name or '<plugin>'}::{fixturedef.argname} (fixture setup)"
+
+
+def deselects_all(markexpr: str, present: set[str], absent: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether ``-m markexpr`` deselects every test that carries the marks ``present`` and not those ``absent``,
+    whatever other marks it has: each other name in the expression is tried both present and absent.
+    False (collect) for expressions with keyword arguments or over 8 other names."""
+    tokens = re.findall(r"[()]|[^\s()]+", markexpr)
+    if not tokens or any("=" in t for t in tokens):
+        return False
+    others = sorted({t for t in tokens if t not in ("(", ")", "and", "or", "not")} - present - absent)
+    if len(others) > 8:
+        return False
+    for choice in itertools.product((True, False), repeat=len(others)):
+        value = dict(zip(others, choice, strict=True)) | dict.fromkeys(present, True) | dict.fromkeys(absent, False)
+        expr = " ".join(str(value[t]) if t in value else t for t in tokens)
+        try:
+            if eval(expr, {"__builtins__": {}}):          # only True/False, and/or/not and parentheses
+                return False
+        except SyntaxError:
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A slow kind's folder is not collected when ``-m`` would deselect all it holds (its tests carry their kind
+    and ``slow``, never another kind's marker)."""
+    kind = collection_path.name
+    if (collection_path.parent == HERE and kind in SLOW_KINDS
+            and deselects_all(config.option.markexpr, {kind, "slow"}, set(KINDS) - {kind})):
+        return True
+    return None
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--write-durations", action="store_true",
-                     help=f"record each test's setup + call time into {DURATIONS.name} (the slow marker reads it)")
+                     help=f"record each test's setup + call seconds into {DURATIONS.name} (the slow marker reads it)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -45,17 +108,60 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         kind = kind_of(item.path)
         item.add_marker(getattr(pytest.mark, kind))
-        if kind in SLOW_KINDS or recorded.get(duration_key(item.path, item.nodeid), 0.0) > SLOW_S:
+        if (kind in SLOW_KINDS or recorded.get(duration_key(item.path, item.nodeid), 0.0) > SLOW_S
+                or shared_setup_s(item, recorded) > SLOW_S):
             item.add_marker(pytest.mark.slow)
+
+
+def shared_setup_s(item: pytest.Item, recorded: dict[str, float]) -> float:
+    """The longest recorded setup among the module- and session-scoped fixtures this test needs."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return max((recorded.get(fixture_key(fd), 0.0) for fds in defs.values() for fd in fds if fd.scope != "function"),
+               default=0.0)
 
 
 _DURATIONS: dict[str, float] = {}
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when in ("setup", "call"):
-        key = duration_key(report.fspath, report.nodeid)
-        _DURATIONS[key] = _DURATIONS.get(key, 0.0) + report.duration
+def _cpu_s() -> float:
+    """CPU seconds of this process (all threads) and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@contextmanager
+def _timed(key: str) -> Iterator[None]:
+    """Adds to ``_DURATIONS[key]`` the lesser of wall-clock and CPU seconds: the wall clock of a machine that other
+    work shares counts the time waiting for a core (three times the CPU time here, at a load of 6 on 2 cores),
+    the CPU time alone would miss waiting on a disk, a socket or children running side by side."""
+    wall, cpu = time.perf_counter(), _cpu_s()
+    try:
+        yield
+    finally:
+        _DURATIONS[key] = _DURATIONS.get(key, 0.0) + min(time.perf_counter() - wall, _cpu_s() - cpu)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    with _timed(duration_key(item.path, item.nodeid)):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    with _timed(duration_key(item.path, item.nodeid)):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> Generator[None, object, object]:
+    if fixturedef.scope == "function":            # paid by each test, inside its own setup
+        return (yield)
+    with _timed(fixture_key(fixturedef)):
+        return (yield)
+
+
+_NEWLY_SLOW: list[str] = []
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -64,3 +170,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     old = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
     merged = {**old, **{k: round(v, 3) for k, v in _DURATIONS.items()}}
     DURATIONS.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n", encoding="utf-8")
+    _NEWLY_SLOW.extend(k for k, v in merged.items() if v > SLOW_S and old.get(k, 0.0) <= SLOW_S)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """A cost shared by several tests (a cache, an import) lands on the first of them that runs: once that one
+    is slow, the next pays it. So the recording is repeated (``-m "not slow" --write-durations``) until no test
+    crosses the line."""
+    if _NEWLY_SLOW:
+        terminalreporter.write_line(f"{DURATIONS.name}: {len(_NEWLY_SLOW)} now over {SLOW_S} s (slow from the next "
+                                    "run; record again until none is): " + ", ".join(_NEWLY_SLOW))

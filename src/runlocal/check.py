@@ -4,6 +4,7 @@ both call this, so a flag means the same thing everywhere."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .errors import InputError
 from .plan import Plan
@@ -66,9 +67,10 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
 def _vllm_options(req: CheckRequest, runtime: str):
     from .runtimes.options import VLLMOptions
 
-    return VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
-                       max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
-                       **_lora(req, runtime), **_data_parallel(req, runtime))
+    options = VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
+                          max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
+                          **_lora(req, runtime), **_data_parallel(req, runtime))
+    return options if req.swap_space is None else replace(options, swap_space=req.swap_space)
 
 
 def _sglang_options(req: CheckRequest):

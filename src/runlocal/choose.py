@@ -248,6 +248,38 @@ def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     return None
 
 
+def _may_run_whole(model: ModelSpec, targets: list[Target], runtime: str, ctx: int,
+                   quants: tuple[str | None, ...], host_cache: dict) -> tuple[str | None, ...]:
+    """The formats of ``quants`` that the GPUs of ``targets`` could hold whole, in order: those ruled out could not
+    pass Fit.runs, so best_fit over the rest gives the same answer without planning them (most of `best`'s
+    configurations, for a large model).
+
+    Fit.runs needs every GPU's total within its capacity (verdict.fits), at least 99 % of the weights placed and at
+    most 1 % of them in RAM beyond what the runtime always keeps there (``base``, plan_fit's own figure): so the
+    GPUs hold at least 0.98 × weights − base bytes of weights, and a GPU's total is its weights plus non-negative
+    KV, compute and overhead. A planner's GPU capacity is the target's, or for MLX past the working set its
+    allocator's limit, at most the physical memory: the bound sums the larger of the two per GPU."""
+    from .plan import estimate
+
+    gpu_bytes = sum(max(t.capacity, t.total or 0) for t in targets if t.kind != "cpu")
+    if gpu_bytes == 0:
+        return quants                       # a CPU-only run: nothing to bound here
+    kept = []
+    for q in quants:
+        try:
+            weights = estimate(model, q).total
+            key = (get_runtime(runtime).name, q, ctx)
+            if key not in host_cache:
+                host_cache[key] = _host_share(model, runtime, q, ctx)
+            base = host_cache[key]
+        except Exception:  # a format the model or runtime cannot take: best_fit decides, as it did
+            kept.append(q)
+            continue
+        if gpu_bytes >= 0.98 * weights - base - (1 << 20):      # 1 MiB: float rounding in plan_fit's sums
+            kept.append(q)
+    return tuple(kept)
+
+
 @lru_cache(maxsize=8)
 def splits_over_gpus(runtime: str) -> bool:
     """Whether the runtime's planner places a model on more than one GPU (else multi-GPU rows are skipped):
@@ -384,8 +416,9 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         dev_counts = counts if (dev.kind == "gpu" and multi and not laptop) else (1,)
         for count in dev_counts:
             targets = device_targets(dev, count)
-            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quants, host_cache=host_cache,
-                           users=users)
+            can_run = _may_run_whole(model, targets, rt.name, ctx, quants, host_cache)
+            fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=can_run, host_cache=host_cache,
+                           users=users) if can_run else None
             if fit is None:
                 continue
             price = device_price(dev, used=used)
@@ -422,9 +455,11 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
 # ------------------------------------------------------------------------------------------ models --fits
 
 def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,
-                   device=None, n_devices: int = 1, cpu: bool = False) -> list[dict[str, Any]]:
+                   device=None, n_devices: int = 1, cpu: bool = False,
+                   speed_rows: int | None = None) -> list[dict[str, Any]]:
     """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, largest
-    first, with a predicted decode speed where the device (or its bandwidth) is known."""
+    first, with a predicted decode speed where the device (or its bandwidth) is known — for the first
+    ``speed_rows`` rows only when given (a table that shows those: each speed builds the model's spec)."""
     from .sweep import models_that_fit
 
     if ctx <= 0:
@@ -435,7 +470,7 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
         from .hardware.speed import predict
         from .model import catalog
 
-        for r in rows:
+        for r in rows[:speed_rows]:
             try:
                 spec = catalog.lookup(r["alias"])
                 dev = device if device is not None else _bandwidth_device(bandwidth_gbs, kind)
@@ -456,10 +491,11 @@ def _bandwidth_device(bandwidth_gbs: float | None, kind: str = "gpu"):
 
 
 def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None = None, *, ctx: int | None = None,
-              runtime: str = "llama.cpp") -> dict[str, Any]:
+              runtime: str = "llama.cpp", speed_rows: int | None = None) -> dict[str, Any]:
     """`runlocal models --fits`: the machine (this one with ``gpu`` "auto", or a catalog spec, or --vram) →
     the catalog models that run on it at ``ctx``, largest first. GPUs' memory is added up (a layer split);
-    with no GPU the CPU's RAM is the capacity."""
+    with no GPU the CPU's RAM is the capacity. ``speed_rows``: predict the speed of only the first rows (the
+    text table's)."""
     from .hardware.catalog import find_device
     from .hardware.targets import targets_from_options
     from .plan import DEFAULT_RAM_BANDWIDTH_GBS
@@ -498,7 +534,7 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
     if not gpus:
         notes.append("no GPU: the sweep's GPU memory line is applied to RAM (weights + KV + compute buffers)")
     rows = models_fitting(capacity, ctx, runtime=runtime, bandwidth_gbs=None if device is not None else bandwidth,
-                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus)
+                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus, speed_rows=speed_rows)
     if device is None and bandwidth is None:
         notes.append("speed: no bandwidth known for this device; decode speed left out")
     return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],

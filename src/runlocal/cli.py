@@ -30,26 +30,9 @@ RUNTIMES_HELP = "llama.cpp | ollama | vllm | sglang | transformers | mlx"   # th
 
 def check(model: str, explain: bool, as_json: bool, **options) -> None:
     """Will MODEL run on this hardware with these settings? Memory per device, verdict, limits, fixes."""
-    from .check import CheckRequest
-    from .check import check as run_check
-    from .errors import RunlocalError
-    from .request import parse_ngl
+    from .cli_check import run_check
 
-    try:
-        options["n_gpu_layers"] = parse_ngl(options.get("n_gpu_layers"))
-        options["override_tensor"] = tuple(options.get("override_tensor") or ())
-        if options.get("attn_implementation"):
-            options["attn_implementation"] = options["attn_implementation"].strip().lower()
-        plan, notes = run_check(CheckRequest(model=model, **options))
-    except RunlocalError as e:
-        _fail(e)
-        return
-    if as_json:
-        typer.echo(json.dumps(plan.to_dict(), indent=2))
-    else:
-        from .render.text import render_plan
-
-        render_plan(plan, _console(), explain=explain, notes=notes)
+    run_check(model, explain, as_json, **options)     # also run without Typer by the `runlocal` entry (cli_check.py)
 
 
 def _with_request_options(command):
@@ -115,7 +98,8 @@ def models_cmd(
         from .units import parse_tokens
 
         try:
-            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None)
+            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None,
+                            speed_rows=None if as_json else top)          # the table shows the first `top` rows
         except RunlocalError as e:
             _fail(e)
             return

@@ -6,9 +6,12 @@ Each name is a `--gpu` spec: a catalog name ("4090", "m3 max 64gb", "ddr5-6400 1
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .model.spec import ModelSpec
 
 MAX_COMPARE = 16
 
@@ -39,12 +42,55 @@ def _used_price(dev) -> dict[str, Any]:
             "used_price_as_of": raw.get("used_price_as_of")}
 
 
+class _Plans:
+    """The plans of one compare call, each made once per (device, settings): a row's own format, then the one format
+    every row is shown at, often the same. The verdict, speed and command come from the plan's first step alone
+    (plan.judge_plan: make_plan's quick_plan); the longest-context search runs only for a plan a row shows."""
+
+    def __init__(self, spec: ModelSpec, runtime: str, ctx: int):
+        from .runtimes import get_runtime
+
+        self.spec, self.runtime, self.ctx = spec, runtime, ctx
+        self.planner = get_runtime(runtime)
+        self._quick: dict = {}
+        self._full: dict = {}
+
+    def _key(self, targets, quant) -> tuple:
+        from .runtimes import Settings
+
+        n_gpus = sum(1 for t in targets if t.kind != "cpu")
+        tp = n_gpus if (n_gpus > 1 and self.planner.pools_kv) else 1
+        return tuple(targets), Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
+
+    def quick(self, targets, quant):
+        """make_plan's weights, allocation, verdict and speed for this device and format, without its searches."""
+        from .plan import judge_plan
+
+        key = self._key(targets, quant)
+        if key not in self._quick:
+            self._quick[key] = judge_plan(self.spec, key[1], list(key[0]), runtime=self.planner)
+        return self._quick[key]
+
+    def full(self, targets, quant):
+        from .plan import make_plan
+
+        key = self._key(targets, quant)
+        if key not in self._full:
+            self._full[key] = make_plan(self.spec, key[1], list(key[0]), with_fixes=False, with_concurrency=False,
+                                        runtime=self.planner)        # the rows do not show them
+        return self._full[key]
+
+    def fields(self, targets, quant) -> dict[str, Any]:
+        """A row's plan columns, max_context left to fill (None) until the row is known to show this plan."""
+        quick = self.quick(targets, quant)
+        return {"quant": quick.weights.quant, "verdict": quick.verdict, "max_context": None, **quick.speed,
+                "command": self.planner.command(self.spec, quick.allocation.settings)}
+
+
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
                     policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
-    from .choose import DEFAULT_CTX, best_fit, device_price, quant_ladder, runtime_label, spec_string
-    from .hardware.catalog import parse_device_spec
-    from .hardware.targets import targets_from_options
+    from .choose import DEFAULT_CTX, _may_run_whole, best_fit, quant_ladder, runtime_label
     from .runtimes import get_runtime
 
     names = [n.strip() for n in names if n and n.strip()]
@@ -63,92 +109,99 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         from .model.resolve import resolve_model
 
         spec = resolve_model(model, policy)     # policy: what a server may read (model/policy.py)
-    rows = []
+    plans = _Plans(spec, runtime, sweep_ctx) if spec is not None else None
+    host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
+    rows: list[dict[str, Any]] = []
+    shown: dict[int, tuple] = {}          # shown: row index → (targets, quant) of the plan whose max_context it shows
     for name in names:
-        devs = parse_device_spec(name)
-        dev, count = devs[0], len(devs)
-        mixed = any(d.id != dev.id for d in devs)
-        targets, named = targets_from_options(name, None, None)
-        gpu_side = [t for t in targets if t.kind != "cpu"] or targets
-        capacity = sum(t.capacity for t in gpu_side)
-        price = device_price(dev, used=used) if not mixed else None
-        total_price = (sum(device_price(d, used=used).usd or 0 for d in devs)
-                       if mixed and all(device_price(d, used=used).usd for d in devs)
-                       else (price.usd * count if price and price.usd is not None else None))
-        row: dict[str, Any] = {
-            "spec": name if mixed else spec_string(dev.id, count), "id": dev.id, "name": dev.name, "count": count,
-            "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
-            "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
-            "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
-            **_used_price(dev), "price_usd": total_price,
-            "price_kind": price.kind if price else None, "price_source": price.source if price else None,
-            "price_as_of": price.as_of if price else None,
-            "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
-        }
-        row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said
-        if len(gpu_side) > 1:
-            row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
-        if spec is not None:
-            from .plan import make_plan
-            from .runtimes import Settings
-
-            ladder = quant_ladder(rt, quant, spec)
-            fit = best_fit(spec, targets, runtime=runtime, ctx=sweep_ctx, quants=ladder)
+        row, targets = _device_row(name, used, sweep_ctx)
+        if plans is not None:
+            ladder = quant_ladder(rt, quant, plans.spec)
+            # formats the GPUs cannot hold whole are not planned (choose._may_run_whole: they would not run)
+            can_run = _may_run_whole(plans.spec, targets, rt, sweep_ctx, ladder, host_cache)
+            fit = best_fit(plans.spec, targets, runtime=runtime, ctx=sweep_ctx, quants=can_run,
+                           host_cache=host_cache) if can_run else None
             q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
-            n_gpus = sum(1 for t in targets if t.kind != "cpu")
-            tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-            plan = make_plan(spec, Settings(runtime=rt, ctx=sweep_ctx, quant=q, tp=tp), targets, with_fixes=False,
-                             with_concurrency=False, runtime=get_runtime(runtime))       # the rows do not show it
-            row |= {"runtime": label, "runtime_rules": rules,
-                    "quant": plan.weights.quant, "verdict": plan.verdict, "runs_whole": fit is not None,
-                    "max_context": plan.max_context, **plan.speed, "command": plan.command}
+            fields = plans.fields(targets, q)
+            row |= {"runtime": label, "runtime_rules": rules, "quant": fields.pop("quant"),
+                    "verdict": fields.pop("verdict"), "runs_whole": fit is not None, **fields}
             if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
                 row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
+            shown[len(rows)] = (targets, q)
         rows.append(row)
-    if spec is not None and not quant and not best_quant_each:
-        _same_quant(rows, spec, runtime, sweep_ctx, quant_ladder(rt, None, spec))
+    if plans is not None and not quant and not best_quant_each:
+        shown |= _same_quant(rows, plans, quant_ladder(rt, None, plans.spec))
+    for i, (targets, q) in shown.items():
+        rows[i]["max_context"] = plans.full(targets, q).max_context if plans is not None else None
     return rows
 
 
-def _same_quant(rows: list[dict[str, Any]], spec, rt: str, ctx: int, ladder) -> None:
+def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], list]:
+    """The hardware columns of a row (capacity, bandwidth, prices, the largest catalog model) and its targets."""
+    from .choose import device_price, spec_string
+    from .hardware.catalog import parse_device_spec
+    from .hardware.targets import targets_from_options
+
+    devs = parse_device_spec(name)
+    dev, count = devs[0], len(devs)
+    mixed = any(d.id != dev.id for d in devs)
+    targets, named = targets_from_options(name, None, None)
+    gpu_side = [t for t in targets if t.kind != "cpu"] or targets
+    capacity = sum(t.capacity for t in gpu_side)
+    price = device_price(dev, used=used) if not mixed else None
+    total_price = (sum(device_price(d, used=used).usd or 0 for d in devs)
+                   if mixed and all(device_price(d, used=used).usd for d in devs)
+                   else (price.usd * count if price and price.usd is not None else None))
+    row: dict[str, Any] = {
+        "spec": name if mixed else spec_string(dev.id, count), "id": dev.id, "name": dev.name, "count": count,
+        "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
+        "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
+        "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
+        **_used_price(dev), "price_usd": total_price,
+        "price_kind": price.kind if price else None, "price_source": price.source if price else None,
+        "price_as_of": price.as_of if price else None,
+        "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"),   # the sweep's GGUF ladder
+    }
+    row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said
+    if len(gpu_side) > 1:
+        row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
+    return row, targets
+
+
+def _same_quant(rows: list[dict[str, Any]], plans: _Plans, ladder) -> dict[int, tuple]:
     """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
-    (the smallest of each device's best); each row keeps its own best as ``best_quant``."""
+    (the smallest of each device's best); each row keeps its own best as ``best_quant``. Returns, for each row
+    now showing another plan, that plan's (targets, quant)."""
     from .choose import download_quant
     from .hardware.targets import targets_from_options
-    from .plan import make_plan
-    from .runtimes import Settings, get_runtime
 
     order = {str(q).upper(): i for i, q in enumerate(ladder)}
     whole = [r for r in rows if r.get("runs_whole")]
     if not whole:
-        return
+        return {}
 
-    def plan_at(r, q):
-        targets, _ = targets_from_options(r["spec"], None, None)
-        n_gpus = sum(1 for t in targets if t.kind != "cpu")
-        tp = n_gpus if (n_gpus > 1 and get_runtime(rt).pools_kv) else 1
-        return make_plan(spec, Settings(runtime=get_runtime(rt).name, ctx=ctx, quant=q, tp=tp), targets,
-                         with_fixes=False, with_concurrency=False, runtime=get_runtime(rt))
+    def targets_of(r):
+        return targets_from_options(r["spec"], None, None)[0]
 
     # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
-    download = download_quant(spec, rt)
-    planned = {}
-    if download is not None:
-        planned = {r["spec"]: plan_at(r, download) for r in rows}
-        if any(planned[r["spec"]].verdict == "does_not_fit" for r in whole):
-            planned = {}
+    download = download_quant(plans.spec, plans.runtime)
+    planned = download is not None and not any(
+        plans.quick(targets_of(r), download).verdict == "does_not_fit" for r in whole)
     if planned:
         common = download
     elif len({r["quant"] for r in rows}) < 2:
-        return
+        return {}
     else:
         common = max((r["quant"] for r in whole), key=lambda q: order.get(str(q).upper(), -1))
-    for r in rows:
+    shown = {}
+    for i, r in enumerate(rows):
         r["best_quant"] = r["quant"]
         if r["quant"] == common and not planned:
             continue
-        plan = planned.get(r["spec"]) or plan_at(r, common)
-        r |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context, **plan.speed,
-              "command": plan.command}
-        if r.get("price_usd") and r.get("decode_tokens_per_s") and plan.verdict != "does_not_fit":
+        targets = targets_of(r)
+        fields = plans.fields(targets, common)
+        r |= fields
+        shown[i] = (targets, common)
+        if r.get("price_usd") and r.get("decode_tokens_per_s") and fields["verdict"] != "does_not_fit":
             r["tokens_per_s_per_1000_usd"] = round(r["decode_tokens_per_s"] / r["price_usd"] * 1000, 3)
+    return shown

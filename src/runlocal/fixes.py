@@ -12,6 +12,7 @@ weights, the GPU layers), then the verdict and, where layers move, the decode sp
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -230,6 +231,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
+    _host_swap(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
         _combined(f)
@@ -360,6 +362,21 @@ def _budget_and_layers(f: _Fixer) -> None:
             f.try_(f"Keep {ngl} of {_layers_total(model)} layers on the GPU, the rest in RAM",
                    s.with_(n_gpu_layers=ngl, n_cpu_moe=0),
                    f"GPU layers {current} → {ngl} of {_layers_total(model)}: the others run at RAM bandwidth", 3)
+
+
+def _host_swap(f: _Fixer) -> None:
+    """vLLM refuses to start when its CPU swap space × TP is above 70 % of the host's RAM, and its error says to lower
+    --swap-space (vllm/config/cache.py verify_with_parallel_config): the largest whole GiB per GPU it accepts."""
+    name, s = f.levers.host_swap, f.base
+    if not name or f.runs(s):
+        return
+    current = s.option(name)
+    for gib in range(math.ceil(current) - 1, -1, -1):
+        lower = s.with_(**{name: float(gib)})
+        if f.runs(lower):
+            f.try_(f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})", lower,
+                   f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
+            return
 
 
 def _more_gpus(f: _Fixer) -> None:

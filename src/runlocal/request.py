@@ -102,6 +102,8 @@ class CheckRequest:
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
     pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
+    swap_space: float | None = _opt(None, "--swap-space", ge=0, le=4096,
+                                    help="vLLM: CPU swap space per GPU in GiB, default 4 (checked against the host's RAM)")
     dp: int = _opt(1, "--data-parallel-size", "-dp", ge=1, le=1024,
                    help="vLLM: engine replicas, each on TP × PP GPUs with its own KV cache (MoE layers shard over all)")
     expert_parallel: bool = _opt(False, "--enable-expert-parallel", "--ep",

@@ -5,18 +5,27 @@ context once it passes the sliding windows: total(ctx) = a + b·ctx. We take a a
 planner at two contexts (so the sweep agrees with `runlocal check`; llama.cpp's compute buffers from its
 fitted phases rather than the traced graph, for speed), then test every
 (ctx, device) pair at once with numpy broadcasting.
+
+The two planned totals per catalog model, quant and runtime are a pure function of the package's data, so they
+ship in ``data/sweep_lines.json`` (written by ``python -m runlocal.sweep``; tests/accuracy/test_sweep_table.py
+plans them again and requires equality): a process reads the lines instead of planning 302 × 7 pairs (seconds)
+for `compare`'s "largest model" column and `models --fits`. The table is used only while the catalog file it was
+built from is unchanged (its SHA-256 is in the header); otherwise the lines are planned as before.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .model.spec import ModelSpec
 from .runtimes import Settings, Target
 from .runtimes.base import GGUF_LADDER
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SWEEP_QUANTS = GGUF_LADDER          # the GGUF files a fix offers, best quality first
 SWEEP_CONTEXTS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
@@ -47,6 +56,11 @@ def _fitted(rt):
 
 
 def affine_memory(model: ModelSpec, quant: str, runtime: str = "llama.cpp") -> Line:
+    return _line(*_probe_totals(model, quant, runtime))
+
+
+def _probe_totals(model: ModelSpec, quant: str, runtime: str) -> tuple[int, int, int]:
+    """(GPU total at _PROBE_CTX[0], at _PROBE_CTX[1], weight bytes): what a line is made from."""
     from .plan import estimate
     from .runtimes import get_runtime
 
@@ -58,8 +72,93 @@ def affine_memory(model: ModelSpec, quant: str, runtime: str = "llama.cpp") -> L
     for ctx in _PROBE_CTX:
         alloc = rt.allocate(model, w, Settings(runtime=runtime, ctx=ctx, quant=quant), [big, host])
         totals.append(alloc.devices[0].total)
-    slope = (totals[1] - totals[0]) / (_PROBE_CTX[1] - _PROBE_CTX[0])
-    return Line(totals[0] - slope * _PROBE_CTX[0], slope, w.total)
+    return totals[0], totals[1], w.total
+
+
+def _line(total0: int, total1: int, weights: int) -> Line:
+    slope = (total1 - total0) / (_PROBE_CTX[1] - _PROBE_CTX[0])
+    return Line(total0 - slope * _PROBE_CTX[0], slope, weights)
+
+
+# ------------------------------------------------------------------------------------------ the shipped table
+
+TABLE = "sweep_lines.json"
+TABLE_RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
+
+
+def _catalog_digest() -> str:
+    import hashlib
+    from importlib import resources
+
+    return hashlib.sha256(resources.files("runlocal.data").joinpath("models.json").read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any] | None:
+    """The shipped table, or None where it is absent or was built from another catalog, quant ladder or pair of
+    probe contexts (then every line is planned)."""
+    from importlib import resources
+
+    path = resources.files("runlocal.data").joinpath(TABLE)
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if (doc["quants"] != list(SWEEP_QUANTS) or doc["probe_ctx"] != list(_PROBE_CTX)
+            or doc["catalog_sha256"] != _catalog_digest()):
+        return None
+    return doc
+
+
+@lru_cache(maxsize=8)
+def _table_lines(runtime: str) -> dict[str, tuple[tuple[Line, ...], int]] | None:
+    """alias → (its lines over SWEEP_QUANTS, its context limit), in catalog order, from the shipped table; None
+    when the table does not hold this runtime."""
+    doc = _table()
+    if doc is None or runtime not in doc["runtimes"]:
+        return None
+    models = {alias: (weights, lim) for alias, lim, weights in doc["models"]}
+    out = {}
+    for alias, totals in doc["runtimes"][runtime].items():
+        weights, lim = models[alias]
+        out[alias] = (tuple(_line(totals[2 * q], totals[2 * q + 1], weights[q]) for q in range(len(SWEEP_QUANTS))),
+                      lim)
+    return out
+
+
+def build_table() -> str:
+    """The table's text: the header, each catalog model's weights and context limit, then per runtime each model's
+    two probe totals per quant (a model the planners cannot express at some quant is left out, as the sweep leaves
+    it out). One model a line, so that a change shows as a diff of the lines it moved."""
+    from .model import catalog
+
+    models: dict[str, tuple[int, list[int]]] = {}
+    runtimes: dict[str, dict[str, list[int]]] = {}
+    for rt in TABLE_RUNTIMES:
+        runtimes[rt] = {}
+        for entry in catalog.load_entries():
+            alias = entry["alias"]
+            try:
+                spec = catalog.lookup(alias)
+                made = [_probe_totals(spec, q, rt) for q in SWEEP_QUANTS]
+            except Exception:  # left out of the sweep, as _catalog_lines leaves it out
+                continue
+            models.setdefault(alias, (spec.max_position_embeddings or 131072, [w for _, _, w in made]))
+            runtimes[rt][alias] = [t for t0, t1, _ in made for t in (t0, t1)]
+    order = [e["alias"] for e in catalog.load_entries() if e["alias"] in models]
+
+    def dump(obj: Any) -> str:
+        return json.dumps(obj, separators=(",", ":"))
+
+    head = {"generator": "python -m runlocal.sweep", "catalog_sha256": _catalog_digest(),
+            "quants": list(SWEEP_QUANTS), "probe_ctx": list(_PROBE_CTX)}
+    lines = ["{" + ",\n".join(f"{dump(k)}:{dump(v)}" for k, v in head.items()) + ","]
+    lines.append('"models":[\n' + ",\n".join(dump([a, *models[a]]) for a in order) + "\n],")
+    parts = []
+    for rt in TABLE_RUNTIMES:
+        rows = ",\n".join(f"{dump(a)}:{dump(runtimes[rt][a])}" for a in order if a in runtimes[rt])
+        parts.append(f"{dump(rt)}:{{\n{rows}\n}}")
+    lines.append('"runtimes":{\n' + ",\n".join(parts) + "\n}}")
+    return "\n".join(lines) + "\n"
 
 
 def catalog_lines(runtime: str = "llama.cpp") -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -77,21 +176,25 @@ _built: set[str] = set()         # runtimes whose whole catalog lines this proce
 
 @lru_cache(maxsize=4)
 def _catalog_lines(runtime: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    import numpy as np
+
     from .model import catalog
 
-    aliases, a, b, w, lim = [], [], [], [], []
-    for entry in catalog.load_entries():
-        try:
-            spec = catalog.lookup(entry["alias"])
-            lines = [affine_memory(spec, q, runtime) for q in SWEEP_QUANTS]
-        except Exception:  # a model the quant tables cannot express is left out of the sweep, not fatal
-            continue
-        aliases.append(entry["alias"])
-        a.append([ln.intercept for ln in lines])
-        b.append([ln.slope for ln in lines])
-        w.append([ln.weights for ln in lines])
-        lim.append(spec.max_position_embeddings or 131072)
-    return tuple(aliases), np.array(a), np.array(b), np.array(w, dtype=np.int64), np.array(lim)
+    table = _table_lines(runtime)
+    if table is None:
+        table = {}
+        for entry in catalog.load_entries():
+            try:
+                spec = catalog.lookup(entry["alias"])
+                table[entry["alias"]] = (tuple(affine_memory(spec, q, runtime) for q in SWEEP_QUANTS),
+                                         spec.max_position_embeddings or 131072)
+            except Exception:  # a model the quant tables cannot express is left out of the sweep, not fatal
+                continue
+    a = [[ln.intercept for ln in lines] for lines, _ in table.values()]
+    b = [[ln.slope for ln in lines] for lines, _ in table.values()]
+    w = [[ln.weights for ln in lines] for lines, _ in table.values()]
+    lim = [limit for _, limit in table.values()]
+    return tuple(table), np.array(a), np.array(b), np.array(w, dtype=np.int64), np.array(lim)
 
 
 @lru_cache(maxsize=4)
@@ -101,6 +204,9 @@ def _by_size(runtime: str) -> tuple[tuple[int, str], ...]:
     from .model import catalog
     from .plan import estimate
 
+    table = _table_lines(runtime)
+    if table is not None:
+        return tuple(sorted(((lines[0].weights, alias) for alias, (lines, _) in table.items()), key=lambda wa: -wa[0]))
     sized = []
     for entry in catalog.load_entries():
         try:
@@ -115,6 +221,9 @@ def _model_lines(alias: str, runtime: str) -> tuple[tuple[Line, ...], int] | Non
     """One catalog model's lines over SWEEP_QUANTS and its context limit, as _catalog_lines builds them."""
     from .model import catalog
 
+    table = _table_lines(runtime)
+    if table is not None:
+        return table.get(alias)
     try:
         spec = catalog.lookup(alias)
         return tuple(affine_memory(spec, q, runtime) for q in SWEEP_QUANTS), spec.max_position_embeddings or 131072
@@ -165,6 +274,8 @@ def fits_matrix(intercept: np.ndarray, slope: np.ndarray, contexts: np.ndarray, 
 def models_that_fit(capacity: int, ctx: int, runtime: str = "llama.cpp") -> list[dict]:
     """Catalog models that fit at ``ctx`` on a GPU of ``capacity`` bytes, each at the best quant that fits,
     the largest model first."""
+    import numpy as np
+
     aliases, a, b, w, lim = catalog_lines(runtime)
     ok = fits_matrix(a, b, np.array([ctx]), np.array([capacity]), lim)[:, :, 0, 0]      # [m, q]
     out: list[tuple[tuple[int, int], dict]] = []
@@ -179,3 +290,10 @@ def models_that_fit(capacity: int, ctx: int, runtime: str = "llama.cpp") -> list
     # the largest model first (its size at the first quant, a stand-in for the parameter count), then the better quant
     out.sort(key=lambda kr: kr[0])
     return [row for _, row in out]
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    out = Path(__file__).resolve().parent / "data" / TABLE
+    out.write_text(build_table(), encoding="utf-8")

@@ -121,6 +121,10 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             "checkpoint", f"--quant {settings.quant}: planned as the published {entry['label']} checkpoint "
             f"{entry['repo']} ({layout}), loaded as stored", entry["repo"], entry["source"]),)
     family = QUANT_FAMILIES.get(q, ())
+    if stored in family and stored != q:
+        # --quant fp8 on a checkpoint stored in an FP8 layout (DeepSeek-V3's per-128×128-block scales): served as
+        # stored, its config.json's quantization_config names the method
+        return settings.with_(quant=stored), ()
     if family and family[0].startswith("fp8") and not stored.startswith("fp8"):
         return settings.with_(quant="fp8"), (Step(
             "checkpoint", f"no published FP8 checkpoint of {model.id} is known here: {engine} quantizes the 16-bit "

@@ -296,7 +296,8 @@ def test_non_dict_config_is_a_format_error():
     ({"quant_method": "gptq", "bits": 4}, "gptq-4bit"),
     ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "bnb-4bit"),
     ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "bnb-8bit"),
-    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8"),
+    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, "fp8-block"),   # DeepSeek-V3, Qwen3-*-FP8
+    ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8"),          # one scale per tensor
     (None, "bf16"),
 ])
 def test_file_quant(qc, expected):

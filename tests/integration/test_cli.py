@@ -132,7 +132,8 @@ def test_pooled_runtimes_use_every_gpu_given_and_checkpoints_as_stored():
 
     d = doc("deepseek-v3", "--runtime", "sglang", "--gpu", "8xh200")
     assert d["settings"]["tp"] == 8 and [x["kind"] for x in d["memory"]["devices"]] == ["gpu"] * 8 + ["cpu"]
-    assert d["settings"]["quant"] == "fp8"               # DeepSeek-V3 ships fp8 weights (quantization_config)
+    # DeepSeek-V3 ships fp8 weights with a scale per 128 × 128 block (quantization_config weight_block_size)
+    assert d["settings"]["quant"] == "fp8-block"
     assert doc("deepseek-v3", "--runtime", "vllm", "--gpu", "8xh200", "--tp", "4", "--pp", "2")["settings"]["tp"] == 4
     assert doc("llama-3.1-8b", "--runtime", "vllm", "--gpu", "h100")["settings"]["tp"] == 1
     assert doc("gpt-oss-20b", "--runtime", "vllm", "--gpu", "h100")["settings"]["quant"] == "mxfp4"

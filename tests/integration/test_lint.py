@@ -158,7 +158,7 @@ PLANNING_RANKS = {"runtimes": 0, "verdict": 1, "weights": 1, "search": 1, "fixes
 # runtimes.Target and plans)
 FACTS = ("model", "quant", "kv", "units", "errors", "memo")
 # the edges: they read files, the network and the machine and render; no other module imports them
-EDGES = ("api", "web", "cli", "mcp_server", "probe", "testing")
+EDGES = ("api", "web", "cli", "cli_check", "__main__", "mcp_server", "probe", "testing")
 
 
 @functools.cache

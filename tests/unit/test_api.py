@@ -15,10 +15,12 @@ def gguf_path(tmp_path_factory):
     return str(write_llama_gguf(tmp_path_factory.mktemp("m") / "m.gguf", n_layers=4, hidden=512, heads=8, kv_heads=2))
 
 
-@pytest.fixture
-def client(tmp_path, gguf_path):
-    # the operator allows the folder of the test model (a server reads no local path otherwise)
-    app = create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="s3cret", cors_origins=[],
+@pytest.fixture(scope="module")
+def client(tmp_path_factory, gguf_path):
+    # the operator allows the folder of the test model (a server reads no local path otherwise); one app for the
+    # module's tests, which only read (no write is rate-limited or stored)
+    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="s3cret",
+                     cors_origins=[],
                      policy=ReadPolicy.server(local_dir=os.path.dirname(gguf_path)))
     with TestClient(app) as c:
         yield c

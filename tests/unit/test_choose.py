@@ -2,14 +2,12 @@
 and errors, /api/v1/best — and planning a CPU-only catalog entry as a CPU run."""
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from importlib import resources
 
 import numpy as np
 import pytest
+from asking import run_cli
 
 from runlocal import choose
 from runlocal.compare import compare_devices
@@ -46,10 +44,7 @@ def _data(name):
 
 
 def run(*args):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "120"}
-    env.pop("RUNLOCAL_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return run_cli(*args)
 
 
 # ---------------------------------------------------------------- best: consistency of the ranking

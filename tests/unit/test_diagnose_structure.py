@@ -230,3 +230,264 @@ def test_a_reference_count_underflow_is_a_crash_unless_memory_growth_is_stated()
     log = ('server causes a kernel panic (IOGPUMemory crash) after memory grew\n'
            'panic(cpu 1): "completeMemory() prepare count underflow"')
     assert diagnose_text(log).category == "metal_oom"
+
+
+# -- session 8 (round 9 became tuning data): the answer of last resort, OS memory kills, device and phase words ------
+
+@pytest.mark.parametrize("log, names", [
+    ("ERROR 11-27 08:34:57 engine.py:366] 'lm_head.weight'\nKeyError: 'lm_head.weight'", "'lm_head.weight'"),
+    ("Model unknown, cannot load\nLoading model: settings.cfg", "cannot load"),
+    ('Crash due to "The current task is not holding this lock"', "not holding this lock"),
+    ("Oops(ggml_compute_forward_add_f32, result): found -nan for i1 = 0", "found -nan"),
+])
+def test_an_application_error_that_names_no_memory_is_answered_not_memory_with_what_it_names(log, names):
+    d = diagnose_text(log)
+    assert d.category == "not_memory"
+    assert d.title.startswith("Not a memory failure: ") and names in d.title
+
+
+@pytest.mark.parametrize("log", [
+    "ERROR: model failed to load\nbug: Not enough RAM on every model",          # memory named in other words
+    "Error: failed to load model\nthe machine ran out of memory an hour later",
+    "Error 400: prompt requires ~28903MB GPU memory, only ~28745MB left",
+    "ERROR: cannot start\nrequested 30.0 GB but the budget is only 24.0 GB",  # the numbers say it did not fit
+])
+def test_an_error_in_a_log_that_says_memory_ran_short_is_never_called_not_memory_by_default(log):
+    assert diagnose_text(log).category not in ("not_memory",)
+
+
+def test_a_log_with_no_error_statement_stays_unknown():
+    assert diagnose_text("INFO: model loaded\nINFO: serving on port 8080").category == "unknown"
+
+
+def test_an_os_that_ends_an_app_for_its_memory_is_an_oom_kill():
+    line = 'The app "ChatApp" has been killed by the operating system because it is using too much memory.'
+    assert diagnose_text(line).category == "oom_killer"
+
+
+def test_macos_running_out_of_application_memory_is_unified_memory():
+    assert diagnose_text("Your system has run out of application memory.").category == "metal_oom"
+
+
+def test_a_need_above_a_cap_is_read_across_a_long_parenthesis():
+    line = ("request rejected by the memory guard: predicted peak would require ~27.90 GB (current 24.78 GB "
+            "+ KV 3.11 GB + transient 8.92 MB for the first chunk) but the safety cap is 27.00 GB")
+    assert diagnose_text(line).category in kb_memory_categories()
+
+
+def kb_memory_categories() -> frozenset[str]:
+    from runlocal.diagnose.kb import MEMORY_CATEGORIES
+    return MEMORY_CATEGORIES
+
+
+def test_an_mlx_server_that_runs_short_is_metal_unless_it_runs_on_cuda():
+    assert diagnose_text("omlx.scheduler ERROR: out of memory while loading").category == "metal_oom"
+    assert diagnose_text("mlx_lm: cudaMalloc failed: out of memory").category != "metal_oom"
+
+
+@pytest.mark.parametrize("prompt_line", ["<human>: Write a poem", "User: hello", ">>> why is the sky blue"])
+def test_a_chat_turn_before_an_out_of_memory_means_it_was_running(prompt_line):
+    log = f"{prompt_line}\nRuntimeError: CUDA out of memory."
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_starting_inference_before_an_out_of_memory_means_it_was_running():
+    log = "INFO Starting inference process...\ntorch.OutOfMemoryError: CUDA out of memory."
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_a_configured_prefill_chunk_size_is_not_a_prefill():
+    log = ("config.cc:646: max KV cache token capacity will be set to 2000, prefill chunk size will be set to 2000.\n"
+           "RuntimeError: CUDA out of memory.")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("[BUG] AMD - Out of Memory Errors", "rocm_oom"),
+    ("Radeon RX 7900 XTX: out of memory", "rocm_oom"),
+    ("AMD Ryzen 9 7950X host, RuntimeError: CUDA out of memory.", "cuda_oom_load"),   # an AMD CPU, an NVIDIA card
+    ("ggml_vulkan: Device memory allocation of size 1024 failed on AMD Radeon 780M", "llamacpp_alloc_fail"),
+])
+def test_an_amd_gpu_named_on_the_out_of_memory_line_is_rocm_outside_ggml(line, expected):
+    assert diagnose_text(line).category == expected
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("Error allocating memory ErrorOutOfDeviceMemory", "llamacpp_alloc_fail"),   # vulkan.hpp's name: ggml-vulkan
+    ("Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY",
+     "cuda_oom_load"),                                                          # the C API's: another program
+])
+def test_the_vulkan_binding_that_spells_the_error_names_the_allocator(line, expected):
+    assert diagnose_text(line).category == expected
+
+
+# -- round 10's signals (session 8, diagnose6): each written as a user would paste it, not copied from a corpus text
+
+@pytest.mark.parametrize("log", [
+    "Failed to load model: About 6 GB of this model does not fit in GPU memory and would run from system RAM.\n"
+    "Only about 4 GB is available.",
+    "Error: the model does not fit in RAM (needs 40 GB)",
+    "Load refused: weights won't fit into the available VRAM",
+])
+def test_a_runtime_saying_the_model_does_not_fit_in_memory_is_its_memory_refusal(log):
+    d = diagnose_text(log)
+    assert d.category == "ollama_system_memory"
+    assert d.entry is not None and d.entry.id == "runtime-memory-refusal"
+
+
+def test_a_fit_refusal_in_ollamas_log_is_ollamas_own_check():
+    log = 'time=2025-01-01 level=INFO source=server.go:100 msg="x"\nError: model does not fit in system memory\n'
+    assert diagnose_text(log).entry.id == "ollama-system-memory"
+
+
+def test_a_fit_warning_the_runtime_went_on_after_is_not_the_failure():
+    log = "warning: model does not fit in VRAM, offloading 10 layers to the CPU\nload_tensors: offloaded 22/32 layers\n"
+    assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log, expected", [
+    ("我的显卡跑7B模型就OOM了，怎么办", "cuda_oom_load"),          # OOM written against Chinese text
+    ("训练的时候显存OOM\ntrainer.train()", "cuda_oom_long_context"),
+    ("7Bモデルでoomになりました", "cuda_oom_load"),                 # Japanese
+])
+def test_oom_written_against_cjk_text_is_an_out_of_memory(log, expected):
+    assert diagnose_text(log).category == expected
+
+
+@pytest.mark.parametrize("line", ["zoom图像处理失败", "room已满 error", "oom_score_adj=0 配置错误"])
+def test_words_that_only_contain_oom_are_not_an_out_of_memory(line):
+    assert diagnose_text(line).category not in ("cuda_oom_load", "cuda_oom_long_context", "llamacpp_alloc_fail")
+
+
+def test_transformers_missing_file_in_a_repo_is_the_model_file_not_memory():
+    log = ("OSError: someone/llama-7b-int4 does not appear to have a file named config.json. "
+           "Checkout 'https://huggingface.co/someone/llama-7b-int4/main' for available files.")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-bad-model-file"
+
+
+def test_vllm_sleep_mode_wake_up_out_of_memory_is_the_utilization_setting():
+    log = ('  File "/usr/lib/python3/site-packages/vllm/device_allocator/cumem.py", line 200, in wake_up\n'
+           "    create_and_map(handle)\n"
+           "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n")
+    assert diagnose_text(log).category == "vllm_gpu_util"
+
+
+def test_ggmls_cuda_driver_vmm_calls_are_not_vllms_sleep_mode():
+    log = ("CUDA error: out of memory\n  current device: 0, in function ggml_cuda_pool_vmm::alloc at ggml-cuda.cu:400\n"
+           "  cuMemCreate(&handle, reserve_size, &prop, 0)\n")
+    assert diagnose_text(log, runtime="llama.cpp").category == "llamacpp_alloc_fail"
+
+
+def test_a_bare_killed_right_after_an_error_that_names_no_memory_is_that_error():
+    log = ("[2024-12-13 01:47:34] Initialization failed. warmup error: Traceback (most recent call last):\n"
+           '  File "/srv/sglang/srt/server.py", line 600, in _wait_and_warmup\n'
+           "AssertionError: res=<Response [502]>, res.text=''\n"
+           "\n"
+           "Killed\n")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-killed-after-error"
+    assert "AssertionError" in d.title
+
+
+@pytest.mark.parametrize("log", [
+    "Loading checkpoint shards:  50%|█████     | 2/4\nKilled\n",                       # no error before the kill
+    "RuntimeError: worker failed\nout of memory while loading shard 3\nKilled\n",    # memory named elsewhere
+    "ValueError: bad config\n" + "INFO: loading layer\n" * 8 + "Killed\n",          # the error is long before
+])
+def test_a_bare_killed_with_no_error_just_before_or_with_memory_named_stays_a_kill(log):
+    assert diagnose_text(log).category != "not_memory"
+
+
+def test_an_out_of_memory_whose_figures_show_an_empty_device_is_a_single_allocation_limit():
+    log = ("RuntimeError: XPU out of memory. Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity; "
+           "0 bytes already allocated; 0 bytes reserved in total by PyTorch)")
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-single-allocation-cap"
+
+
+@pytest.mark.parametrize("log", [
+    # nothing allocated by this process, but the card is full (another process holds it)
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; "
+    "0 bytes already allocated; 14.50 MiB free; 0 bytes reserved in total by PyTorch)",
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 46.00 MiB. GPU 0 has a total capacity of "
+    "5.62 GiB of which 55.50 MiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is "
+    "reserved by PyTorch but unallocated.",
+    # memory already allocated: a real full card
+    "RuntimeError: XPU out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.11 GiB total capacity; "
+    "13.90 GiB already allocated; 14.00 GiB reserved in total by PyTorch)",
+])
+def test_an_out_of_memory_on_a_full_card_stays_memory(log):
+    assert diagnose_text(log).category in ("cuda_oom_load", "cuda_oom_long_context", "fragmentation")
+
+
+# --- round 11's misses, fixed by general signals once round 12 was held out (session 8, diagnose7) -------------
+
+def test_a_kill_word_inside_a_function_name_is_not_a_kill():
+    # DeepSpeed's launcher calls its own sigkill_handler(signal.SIGTERM, …) whenever a child fails, whatever the cause
+    log = ("KeyError: 'input_ids'\n"
+           "Killing subprocess 4121\n"
+           "  File \"/usr/lib/python3.10/site-packages/deepspeed/launcher/launch.py\", line 170, in main\n"
+           "    sigkill_handler(signal.SIGTERM, None)  # not coming back\n"
+           "  File \"/usr/lib/python3.10/site-packages/deepspeed/launcher/launch.py\", line 148, in sigkill_handler\n"
+           "    raise subprocess.CalledProcessError(returncode=last_return_code, cmd=cmd)\n")
+    assert diagnose_text(log).category == "not_memory"
+    assert diagnose_text("worker 3 exited: received SIGKILL\n").category == "oom_killer"  # the word itself still is
+
+
+@pytest.mark.parametrize("line", [
+    "AttributeError: module 'torch.cuda' has no attribute 'OutOfMemoryError'",
+    "ImportError: cannot import name 'OutOfMemoryError' from 'torch.cuda' (/opt/venv/lib/torch/cuda/__init__.py)",
+])
+def test_an_exception_named_as_a_missing_attribute_is_not_that_exception(line):
+    assert diagnose_text(line + "\n").category == "not_memory"
+
+
+@pytest.mark.parametrize("line", [
+    "flag provided but not defined: -ngl",                                   # Go's flag package (an Ollama build)
+    "llama-bench: error: unrecognized arguments: --flash-attn-type auto",    # Python argparse
+    "error: unexpected argument '--max-batch-size' found",                    # Rust clap
+    "error: invalid value 'True' for '--trust-remote-code'",                  # clap, a value it does not take
+])
+def test_a_command_line_the_parser_refused_is_a_bad_argument(line):
+    d = diagnose_text(line + "\n")
+    assert d.category == "not_memory" and d.entry.id == "notmem-bad-argument"
+
+
+def test_windows_low_virtual_memory_event_is_ram_plus_page_file_running_out():
+    log = ("Windows successfully diagnosed a low virtual memory condition. The following programs consumed the most "
+           "virtual memory: ollama_llama_server.exe (8812) consumed 61203566592 bytes, chrome.exe (1204) consumed "
+           "2146435072 bytes.\n"
+           "Application popup: Windows - Out of Virtual Memory : Your system is low on virtual memory.\n")
+    assert diagnose_text(log).category == "oom_killer"
+
+
+def test_an_out_of_memory_inside_an_api_error_response_happened_while_serving():
+    log = ('curl: {"object":"error","message":"(CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 23.65 GiB '
+           'total capacity; 22.90 GiB already allocated; 41.19 MiB free; 23.01 GiB reserved in total by PyTorch))",'
+           '"code":50001}\n')
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_an_out_of_memory_once_the_tokens_reach_a_size_is_a_long_input():
+    log = ("fine with short prompts; once the tokens reach 12k:\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB (GPU 0; 23.65 GiB total "
+           "capacity; 20.10 GiB already allocated; 310.50 MiB free; 20.38 GiB reserved in total by PyTorch)\n")
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("source", [
+    "    except torch.cuda.OutOfMemoryError:",     # the exception the code catches
+    '    if "out of memory" in str(e):',             # a string the code compares
+])
+def test_a_tracebacks_source_line_that_catches_or_compares_is_not_the_failure(source):
+    log = ("Traceback (most recent call last):\n"
+           '  File "/srv/app/worker.py", line 88, in handle\n'
+           f"{source}\n"
+           '  File "/srv/app/worker.py", line 80, in handle\n'
+           "    out = model.generate(**batch)\n"
+           "KeyError: 'attention_mask'\n")
+    assert diagnose_text(log).category == "not_memory"
+    # the same words as the exception's own message are the failure
+    assert diagnose_text(log + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                         ).category in ("cuda_oom_load", "cuda_oom_long_context")

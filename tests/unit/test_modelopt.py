@@ -7,19 +7,16 @@ safetensors files written in the layout vLLM's modelopt.py loads — not from th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from asking import run_cli
 
 from runlocal.errors import ModelFormatError
 from runlocal.model.catalog import find_entry
 from runlocal.model.resolve import resolve_model
 from runlocal.weights import estimate
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 # meta-llama/Llama-3.1-70B-Instruct config.json (the same architecture NVIDIA quantized)
 H, FFN, LAYERS, HEADS, KV_HEADS, VOCAB = 8192, 28672, 80, 64, 8, 128256
@@ -33,10 +30,7 @@ PUBLISHED_FP8_BYTES = BLOCK_LINEAR + BF16_REST       # 72.65 GB; the BF16 repo i
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
-               HF_HUB_OFFLINE="1")
-    return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return run_cli(*args)
 
 
 def test_check_70b_fp8_on_h100_plans_the_fp8_checkpoint():

@@ -45,3 +45,18 @@ def test_v0_holds_the_swap_space_as_cpu_kv_blocks():
     assert v0.kind == "cpu" and v0.kv_cache == 2048 * 16 * 128 * 1024
     v1 = VLLM().allocate(model, weights, settings, targets).devices[-1]
     assert v1.kind == "cpu" and v1.kv_cache == 0
+
+
+def test_the_swap_refusal_is_fixed_by_the_swap_space_vllm_accepts():
+    # A 32B AWQ on 2 × 16 GB with 8 GB of RAM: 4 GiB × TP 2 = 8 GiB > 0.7 × 8 = 5.6 GiB, refused; vLLM's own error
+    # says to lower --swap-space. 2 GiB × 2 = 4 GiB passes, 3 GiB × 2 = 6 GiB does not: the fix is 2.
+    req = dict(model="qwen2.5-32b", runtime="vllm", gpu="2x4060ti-16gb", ram="8G", ctx=4096, quant="awq",
+               use_measurements=False)
+    plan = check(CheckRequest(**req))[0]
+    assert plan.verdict == "does_not_fit" and "Too large swap space" in plan.allocation.refusal
+    first = plan.fixes[0]
+    assert first.command.endswith("--swap-space 2") and "does not fit → fits" in first.effect
+    assert check(CheckRequest(**req, swap_space=3))[0].verdict == "does_not_fit"
+    after = check(CheckRequest(**req, swap_space=2))[0]
+    assert after.verdict != "does_not_fit" and after.command.endswith("--swap-space 2")
+    assert check(CheckRequest(**{**req, "ram": "64G"}))[0].command.count("--swap-space") == 0   # default 4: unsaid

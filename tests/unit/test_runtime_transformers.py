@@ -1,6 +1,7 @@
 """transformers planner: accelerate's device_map="auto" placement, bitsandbytes, DynamicCache, prefill peak."""
 
 import pytest
+from asking import run_cli
 
 from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec, TensorInfo
 from runlocal.quant.formats import WeightEstimate, estimate_weights
@@ -348,9 +349,6 @@ def test_eager_command_and_unknown_implementation():
 
 
 def test_attn_implementation_from_the_command_line_and_api():
-    import subprocess
-    import sys
-
     from fastapi.testclient import TestClient
 
     from runlocal.api.app import create_app
@@ -365,8 +363,7 @@ def test_attn_implementation_from_the_command_line_and_api():
     grown = eager.memory_totals()["compute"] - sdpa.memory_totals()["compute"]
     assert 0.97 * scores < grown < 1.05 * scores
     assert 'attn_implementation="eager"' in eager.command and "attn_implementation" not in sdpa.command
-    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "llama-3.1-8b", "--runtime", "transformers",
-                        "--attn-implementation", "flash"], capture_output=True, text=True)
+    r = run_cli("check", "llama-3.1-8b", "--runtime", "transformers", "--attn-implementation", "flash")
     assert r.returncode == 2 and "attn-implementation" in r.stderr and "Traceback" not in r.stderr
     client = TestClient(create_app(store_url="sqlite://"))
     body = {k: v for k, v in kw.items() if k != "use_measurements"}

@@ -4,18 +4,14 @@ request contract and the HTTP API; the plan says which rules it used; a bad vers
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from asking import run_cli
 
 from runlocal.check import check
 from runlocal.errors import InputError
 from runlocal.request import CheckRequest
 from runlocal.runtimes import get_runtime
-
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
 
 @pytest.mark.parametrize("version, engine", [
@@ -88,12 +84,10 @@ def test_bad_versions_name_the_runtime_field(runtime, words):
 
 
 def test_cli_takes_the_version_and_reports_it():
-    r = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--gpu", "h100", "--runtime",
-                        "vllm==0.19.0", "--json"], capture_output=True, text=True, env=ENV, timeout=300)
+    r = run_cli("check", "qwen3-8b", "--gpu", "h100", "--runtime", "vllm==0.19.0", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["runtime_version"] == "0.19.0"
-    bad = subprocess.run(check=False, args=[sys.executable, "-m", "runlocal.cli", "check", "qwen3-8b", "--runtime", "vllm==x.y"],
-                         capture_output=True, text=True, env=ENV, timeout=300)
+    bad = run_cli("check", "qwen3-8b", "--runtime", "vllm==x.y")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "runtime:" in bad.stderr
 
 

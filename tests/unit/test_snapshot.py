@@ -14,6 +14,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import asking
 import pytest
 
 from runlocal.errors import InputError, RunlocalError
@@ -280,7 +281,7 @@ def test_malicious_pickles_refused_without_running(tmp_path, name):
     assert not marker.exists()
     assert "evil_snapshot_mod" not in sys.modules
     # and through the CLI: one line, exit 2, no traceback, nothing run
-    r = run_cli("snapshot", str(p), env_extra={"PYTHONPATH": pythonpath} if pythonpath else None)
+    r = run_cli_in_a_process("snapshot", str(p), pythonpath=pythonpath)
     assert r.returncode == 2
     assert r.stderr.startswith("error: refusing to load") and r.stderr.count("\n") == 1
     assert "Traceback" not in r.stderr + r.stdout
@@ -351,8 +352,15 @@ def test_truncated_message(tmp_path, snap_path):
 # --- CLI and plot -------------------------------------------------------------------------------
 
 
-def run_cli(*args, env_extra=None):
-    env = {**os.environ, "COLUMNS": "120", **(env_extra or {})}
+def run_cli(*args):
+    return asking.run_cli(*args)
+
+
+def run_cli_in_a_process(*args, pythonpath=""):
+    """`runlocal ARGS` in a fresh process with ``pythonpath`` (a malicious pickle's module) importable: a payload
+    the reader wrongly ran could not touch the tests' process."""
+    env = {**os.environ, "COLUMNS": "120",
+           "PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")]))}
     env.pop("RUNLOCAL_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "runlocal.cli", *args], capture_output=True, text=True, env=env,
                           timeout=120)

@@ -3,19 +3,13 @@ vLLM's LoRA adapters. Each test is a user's command as typed and the answer as r
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from asking import check_json
+from asking import check_json, run_cli
 
 GiB = 1 << 30
 
 
 def check_error(*args: str) -> str:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    r = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", *args], capture_output=True, text=True,
-                       env=env, timeout=120)
+    r = run_cli("check", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     return r.stderr.strip()
 

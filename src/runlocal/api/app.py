@@ -247,16 +247,31 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     async def get_curve(query: Annotated[CheckBody, Query()]):
         return await pool.run(plan_curve, query)
 
+    # compare and best are pure functions of their query for this app's policy, as /check's plans are: each answer
+    # is made once (seconds for a large model) and kept; an error is raised, so never kept
+    @lru_cache(maxsize=256)
+    def compare_answer(devices: tuple[str, ...], model, ctx, runtime, quant, used):
+        from ..compare import compare_devices
+
+        return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used,
+                               policy=policy)
+
+    @lru_cache(maxsize=256)
+    def best_answer(model, ctx, runtime, budget, used, quant, users, best_quant_each):
+        from ..choose import best as run_best
+        from ..model.resolve import resolve_model
+
+        return run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime, budget_usd=budget, used=used,
+                        quant=quant, users=users, best_quant_each=best_quant_each).to_dict()
+
     @router.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
     async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
                       ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
                       used: bool = False):
         """Devices side by side (comma-separated), with MODEL's speed on each."""
-        from ..compare import compare_devices
-
-        return await pool.run(lambda: compare_devices([d for d in devices.split(",") if d.strip()], model=model,
-                                                      ctx=ctx, runtime=runtime, quant=quant, used=used,
-                                                      policy=policy))
+        names = tuple(d for d in devices.split(",") if d.strip())
+        args = (names, model, ctx, runtime, quant, used)
+        return await pool.run(compare_answer, *args, key=f"compare{args!r}")     # a retry joins the one running
 
     @router.get("/api/v1/best", response_model=BestDoc, **planned)
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
@@ -266,12 +281,8 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
                    users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
                    best_quant_each: bool = False):
         """The same object as `runlocal best --json`."""
-        from ..choose import best as run_best
-        from ..model.resolve import resolve_model
-
-        return await pool.run(lambda: run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime,
-                                               budget_usd=budget, used=used, quant=quant, users=users,
-                                               best_quant_each=best_quant_each).to_dict())
+        args = (model, ctx, runtime, budget, used, quant, users, best_quant_each)
+        return await pool.run(best_answer, *args, key=f"best{args!r}")
 
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.classify import diagnose_text

@@ -39,11 +39,21 @@ Precedence (how one answer is chosen when several entries match)
      ``past_key_value``, ``execute_model``, the engine's step loop, prefill, HTTP completion requests…;
    * otherwise ``cuda_oom_load`` (the message alone cannot tell; start-up is the common case).
 
+   Before all of these, an out-of-memory whose own figures show an empty device (nothing allocated or reserved,
+   the request below the capacity, no small free figure) is one allocation above the device's single-allocation
+   limit, not a full memory (``notmem-single-allocation-cap``: Intel XPU's 4 GiB cap).
    Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
    is not PyTorch's own message) is a ggml
    allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
    ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
-4. Nothing matched: category ``unknown``.
+4. Nothing matched: if the log states an error (an exception, "cannot load", a crash, a failed check) and no line
+   anywhere says memory ran short (out of memory, a failed allocation, a kill, "not enough RAM", a size needed above
+   one available; a hedge or advice does not count), the answer is ``not_memory``, titled "Not a memory failure:"
+   and the error line (``notmem-application-error``); an error that names no memory in a log that does say memory
+   ran short elsewhere is not called ``not_memory`` for it. A shell's bare ``Killed`` (the best match being the
+   bare kill) that comes at most ``KILL_AFTER_ERROR_LINES`` lines after an error line, in a log that says nothing
+   else of memory, is the runtime ending its own processes after that error (``notmem-killed-after-error``, titled
+   with that error). Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
@@ -85,11 +95,28 @@ _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
 # corrupt or foreign file), no machine has that much memory to give
 _READ_CALL = re.compile(r"\.read\(")
+# a Python traceback's frame line ('  File "x.py", line 12, in f'); the line after it, indented deeper under the same
+# prefix, is the source line that ran. What it calls counts (vLLM's "raise_if_cache_size_invalid(…"); the exception
+# it catches and the strings it compares are not a message ("except torch.cuda.OutOfMemoryError:",
+# 'if "out of memory" in str(e):')
+_FRAME = re.compile(r'^(.*?)file "[^"]*", line \d+, in ')
+_NOT_RUN_IN_SOURCE = re.compile(r"\bexcept\b.*|(['\"]).*?\1")
 # ggml's CUDA error footer ("current device: 0, in function stream at …") naming a function that allocates nothing,
 # right under an out-of-memory line: the code came from a call that needs no model memory
 _FOOTER = re.compile(r"current device: \d+, in function (\w+)")
 _ALLOCATING = re.compile(r"alloc|pool|buffer")
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
+APPLICATION_ERROR_ID = "notmem-application-error"
+KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
+BARE_KILL_ID = "process-killed"
+SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
+# answers whose title is the error line itself: the error names what failed, and it is not memory
+NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
+# answers while which the scanner still watches for error lines and for words of memory running short
+_WATCHING_IDS = NAMES_THE_ERROR_IDS | {BARE_KILL_ID}
+# a bare "Killed" this many lines or fewer after an error line (blank lines count) is read as following that error
+KILL_AFTER_ERROR_LINES = 5
+APPLICATION_ERROR_TITLE_MAX = 160
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -105,7 +132,7 @@ _RUNTIME_TOKENS = {
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
     "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
-    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx",
+    "mlx_": "mlx", "mlx-": "mlx", "metal::": "mlx", "omlx": "mlx",  # oMLX, an MLX server
     "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
     "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
@@ -298,7 +325,15 @@ class Scanner:
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
+        # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
+        self.error_line: tuple[int, str] | None = None
+        self.memory_said = False
+        # for a bare kill after an error: the last error line before it, and the first bare kill (which is not
+        # counted as memory said: whether it was a lack of memory is the question)
+        self.last_error_line: tuple[int, str] | None = None
+        self.kill_line: int | None = None
         self.n = 0
+        self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -312,6 +347,14 @@ class Scanner:
             self._context(low)
             self.after -= 1
         self.ring.append(low[:CONTEXT_LINE_MAX])
+        if self.frame_prefix is not None and low.startswith(self.frame_prefix + "  "):
+            cut = len(self.frame_prefix)
+            line = low = low[:cut] + _NOT_RUN_IN_SOURCE.sub(" ", low[cut:])
+        self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
+        # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
+        # short; nothing else does, so this is watched only while nothing or only such an answer has matched
+        if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):
+            self._watch(line, low)
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -346,6 +389,22 @@ class Scanner:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
+
+    def _watch(self, line: str, low: str) -> None:
+        """Note the error lines and whether this line says memory ran short (for the answers that call an error
+        that names no memory "not memory")."""
+        bare_kill = signals.is_bare_kill(low)
+        if bare_kill and self.kill_line is None:
+            self.kill_line = self.n
+        if not bare_kill and signals.states_error(low):
+            if self.error_line is None:
+                self.error_line = (self.n, line[:MATCHED_LINE_MAX])
+            if self.kill_line is None and signals.severity_of_line(low) == "error":
+                self.last_error_line = (self.n, line[:MATCHED_LINE_MAX])
+        if not self.memory_said and not bare_kill and signals.says_memory_ran_short(low):
+            # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
+            # VRAM") is not a report that memory ran short
+            self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
         if signals.LOAD.search(low):
@@ -420,6 +479,12 @@ class Scanner:
             figures.setdefault("runtime", detected)
         runtime = self.runtime or detected
         self._settle()
+        if self.best is not None and self.best[1].id in NAMES_THE_ERROR_IDS and self.memory_said:
+            self.best = None  # an error that names no memory, in a log that says elsewhere that memory ran short
+        elif self.best is None and self.error_line is not None and not self.memory_said:
+            return self._application_error(figures, runtime)
+        elif self._killed_after_error():
+            return self._application_error(figures, runtime, KILLED_AFTER_ERROR_ID, self.last_error_line)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -428,7 +493,9 @@ class Scanner:
                       "with `runlocal errors WORDS`.",
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
-        if entry.id in GENERIC_OOM_IDS:
+        if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
+            entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
+        elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.engine_dead:
@@ -436,9 +503,52 @@ class Scanner:
             else:
                 category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase)
                 entry = kb.get(PRIMARY[category]) or entry
-        return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+        title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
+        return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+    def _killed_after_error(self) -> bool:
+        """Whether the answer so far is a bare kill (SIGKILL, no OOM killer named) that came after an error line, in
+        a log where nothing else says memory ran short: a runtime ending its own processes after that error."""
+        return (self.best is not None and self.best[1].id == BARE_KILL_ID and not self.memory_said
+                and self.kill_line is not None and self.last_error_line is not None
+                and self.kill_line - self.last_error_line[0] <= KILL_AFTER_ERROR_LINES)
+
+    def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
+                           error_line: tuple[int, str] | None = None) -> Diagnosis:
+        """Not a memory failure, and the answer names what the error names: nothing matched, the log states an
+        error and no line says memory ran short (its first error line), or a bare kill followed an error (the
+        error before the kill)."""
+        entry = kb.get(entry_id)
+        error_line = error_line or self.error_line
+        assert entry is not None and error_line is not None, entry_id
+        line_no, line = error_line
+        return Diagnosis(category=entry.category, entry=entry, title=_names_the_error(line), cause=entry.cause,
+                         fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
+                         line_number=line_no, runtime=runtime)
+
+
+def one_allocation_refused(figures: dict[str, Any]) -> bool:
+    """Whether a PyTorch-style out-of-memory's own figures say the memory was not full: nothing allocated and
+    nothing reserved by the process, the request below the device's capacity, and no stated free memory below
+    the request or half the card (Intel XPU's single-allocation cap: "Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity;
+    0 bytes already allocated; 0 bytes reserved …)")."""
+    req, total, free = figures.get("requested_bytes"), figures.get("total_bytes"), figures.get("free_bytes")
+    if not (req and total and req < total):
+        return False
+    if figures.get("allocated_bytes") != 0 or figures.get("reserved_bytes", 0) != 0:
+        return False
+    # a stated free figure that is small means another process holds the card: then it was full after all
+    return free is None or free >= max(req, total / 2)
+
+
+def _names_the_error(line: str) -> str:
+    """The answer for an error that names no memory: "Not a memory failure: " and the error line itself."""
+    said = " ".join(line.split())
+    if len(said) > APPLICATION_ERROR_TITLE_MAX:
+        said = said[:APPLICATION_ERROR_TITLE_MAX - 1] + "…"
+    return f"Not a memory failure: {said}"
 
 
 _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
@@ -446,7 +556,10 @@ _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc
 
 def _advice_removed(low: str) -> str:
     """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
-    it hedges ("… most likely due to out of memory"), so that those words are not read as the failure."""
+    it hedges ("… most likely due to out of memory"), and without the name of anything the code did not find
+    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
+    if "attribute" in low or "import name" in low or "module named" in low:
+        low = signals.MISSING_NAME.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["GATE_WORDS", "HEDGE", "LINE_VETO", "engine_dead", "line_entry", "phase_of_line", "severity_of_line"]
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "engine_dead", "is_bare_kill", "line_entry",
+           "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
+# Chinese, Japanese and Korean characters (kana, CJK ideographs, hangul, full-width forms): words written against
+# them have no space around them, and Python counts them as word characters (so \b finds no edge there)
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 _OOM = re.compile(
-    r"out of memory|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
+    r"out of (?:(?:application|system|unified|gpu|device|host|video|process) )?memory"  # macOS: "application memory"
+    r"|insufficient (?:device |gpu |system )?(?:memory|vram|ram)|not enough (?:device |gpu )?"
     r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
@@ -41,6 +46,8 @@ _OOM = re.compile(
     # a report that says only "OOM" (an issue title: "… OOM error (L20)", "12 GB OOM"), not the killer's oom-kill /
     # oom_score words; PyTorch's exception named inside another's ("RayTaskError(OutOfMemoryError)")
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
+    # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
+    r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
     r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
@@ -66,23 +73,35 @@ _GPU_NAMED = re.compile(r"\bcuda|\bmetal|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
-# ERROR_COMMITMENT_LIMIT (1455, "The paging file is too small", also raised while mapping a large DLL)
+# ERROR_COMMITMENT_LIMIT (1455, "The paging file is too small", also raised while mapping a large DLL), and the
+# resource-exhaustion detector's event (Event Viewer, source Resource-Exhaustion-Detector, event 2004)
 _HOST_ALLOC = re.compile(
     r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
-    r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小")
+    r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
+    # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
+    # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
 
 # -- allocator / device --------------------------------------------------------------------------
 _METAL = re.compile(r"\bmetal\b|ggml_metal|\bmtl\w*|kiogpu|iogpu|\[metal|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
+# an AMD GPU named on the out-of-memory line itself (not its CPUs): outside ggml (whose Vulkan backend also runs on
+# AMD cards) the allocator is ROCm's
+_AMD_GPU = re.compile(r"\bamd\b(?!\W{1,3}(?:ryzen|epyc|threadripper|athlon|cpu))|\bradeon\b|\bgfx\d{3,4}\b")
 # macOS: libc++abi is Apple's C++ runtime (Linux prints libstdc++'s "terminate called after throwing"); a GPU
 # allocation that fails there is Metal's, whichever library (MLX, llama.cpp) aborted
 _MACOS = re.compile(r"libc\+\+abi|\.dylib\b|\bdarwin\b"
                     # the user names the machine: every Mac with a GPU runtime allocates from unified memory
-                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b")
+                    r"|\bmac(?:os| ?book(?: air| pro)?| mini| studio)?\b|apple silicon|\bm[1-5] (?:pro|max|ultra)\b"
+                    # macOS's own dialog when memory is exhausted: "Your system has run out of application memory"
+                    r"|\bapplication memory\b")
 _PINNED = re.compile(r"pinned (?:host )?memory|host_malloc|mallochost|cuda_host|pin_memory")
 _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcpp|llamafile|\bcublas\b.*\bvram\b"
                    r"|\bvulkan\d|vulkan memory"
+                   # vulkan.hpp's C++ names (vk::Result::eErrorOutOfDeviceMemory, vk::OutOfDeviceMemoryError), which
+                   # ggml-vulkan uses; other Vulkan programs (TVM/MLC) print the C API's VK_ERROR_OUT_OF_DEVICE_MEMORY
+                   r"|erroroutofdevicememory|outofdevicememoryerror"
                    r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
@@ -99,7 +118,9 @@ _NOT_MEMORY = (
     (re.compile(r"unexpectedly reached end of file|unknown \(magic, version\)|is this really a gg\w* file"
                 r"|(?:invalid|bad|wrong) (?:gguf |file )?magic|not a valid gguf|has wrong size in model file"
                 r"|no such file or directory|\bdoes not exist\b|unable to load model: \S|\berror no file named\b"
-                r"|could not load llama model from path"), "notmem-bad-model-file"),
+                r"|could not load llama model from path"
+                # transformers (utils/hub.py cached_file): the repo or folder has no such file
+                r"|does not appear to have (?:a )?files? named"), "notmem-bad-model-file"),
     # a crash by signal or a heap check: SIGSEGV (signal 11, exit 139 = 128 + 11, Windows 0xC0000005), SIGABRT
     # ("Aborted (core dumped)", IOT instruction, exit 134), glibc's heap checks ("double free or corruption")
     (re.compile(r"segmentation fault|\bsigsegv\b|\bsignal 11\b|signal \(11\)|exit(?:ed)? (?:with )?(?:code|status)[ :=]*13[49]\b"
@@ -147,6 +168,11 @@ _NOT_MEMORY = (
                 # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
                 r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
      "notmem-binary-mismatch"),
+    # a command line the program's parser refused: Go's flag package ("flag provided but not defined: -ngl"),
+    # Python's argparse ("error: unrecognized arguments: …"), Rust's clap ("error: unexpected argument '--x' found",
+    # "error: invalid value 'True' for '--flag'"), click ("No such option: --x")
+    (re.compile(r"flag provided but not defined|unrecognized arguments?:|unexpected argument '"
+                r"|invalid value '[^']*' for '-|no such option:? -"), "notmem-bad-argument"),
     (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
                 # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
                 r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
@@ -172,21 +198,36 @@ _KILL_KERNEL = re.compile(
     r"|node running low on memory|out of memory: kill"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
+# the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
+# because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
+_KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
+# SIGKILL as a word, not inside a name: DeepSpeed's launcher calls its own sigkill_handler(signal.SIGTERM, None)
+# after any child fails (deepspeed/launcher/launch.py), which says nothing of how the child ended
 _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
-    r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|sigkill|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
+    r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
+# ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
+# run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
+# of an allocator; a warning that says so and goes on is held back like any warning (classify)
+_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
+                          r" (?:the )?(?:\w+ )?(?:memory|ram|vram)\b")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
 _POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")  # "happened": a retraction
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
+# vLLM's sleep mode (vllm/device_allocator/cumem.py, CuMemAllocator): sleep() unmaps the weights and KV cache and
+# wake_up() maps them back; an out-of-memory there means something else (the trainer that shares the GPU in RL
+# frameworks) took the memory meanwhile, which is what --gpu-memory-utilization leaves room for. cuMemCreate /
+# cuMemSetAccess (CUDA's driver API, used by ggml's VMM pool) are other allocators and do not match.
+_VLLM_WAKE_UP = re.compile(r"cumem_allocator|device_allocator[/\\]cumem|\bcumem\.py\b|\bwake_up\b")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -221,11 +262,16 @@ HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably
 _CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
 _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache_memory")
 
+# a name the code looked up and did not find ("module 'torch.cuda' has no attribute 'OutOfMemoryError'", "cannot
+# import name 'OutOfMemoryError'"): a library too old to have that class, not the failure the class stands for;
+# classify reads the line without the name
+MISSING_NAME = re.compile(r"(?:has no attribute|cannot import name|no module named)\s+['\"`]?[\w.]+['\"`]?")
+
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
 _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
 _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
-                           + r".{0,80}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
+                           + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
@@ -257,6 +303,49 @@ _ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceb
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
+# -- the answer of last resort (classify: only when nothing at all matched): a log that states an error and says
+# nothing of memory anywhere is an application error that names something else ("KeyError: 'lm_head.weight'",
+# "cannot load", "not holding this lock", a NaN check). Any word of memory running short keeps it "unknown".
+_ERROR_STATEMENT = re.compile(
+    r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
+    r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
+    r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
+    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):")
+_ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
+                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit")
+_MEMORY_SAID = re.compile(
+    r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
+    r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
+    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|\bfit (?:in|into|on) (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
+    r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|memory (?:limit|exhausted|pressure|full|leak)"
+    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
+_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
+#: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
+LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
+                                       _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
+
+
+_BARE_KILL = re.compile(r"^\s*killed\s*$")
+
+
+def is_bare_kill(low: str) -> bool:
+    """Whether a lower-cased line is the shell's bare ``Killed``: the process that was printing the log got SIGKILL,
+    and the line says nothing of why (a runtime's own "signal: killed" or an exit code 137 are other lines)."""
+    return bool(_BARE_KILL.match(low))
+
+
+def states_error(low: str) -> bool:
+    """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
+    return any(w in low for w in _ERROR_HINTS) and bool(_ERROR_STATEMENT.search(low))
+
+
+def says_memory_ran_short(low: str) -> bool:
+    """Whether a lower-cased line says, in any words, that memory ran short (or was exceeded, or a process killed)."""
+    return (any(w in low for w in _MEMORY_HINTS) and bool(_MEMORY_SAID.search(low))) or needs_more_than_has(low)
+
+
 def needs_more_than_has(low: str) -> bool:
     """Whether the line states a size needed above a size available (both with units)."""
     if not any(w in low for w in ("requir", "need", "request", "asked")):
@@ -271,6 +360,7 @@ def needs_more_than_has(low: str) -> bool:
 
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
 GATE_WORDS = frozenset({
+    "flag provided", "unrecognized argument", "unexpected argument", "invalid value", "no such option",
     "memory", "oom", "allocat", "vram", "nil", "killed", "sigkill", "137", "-9", "device", "ptx", "kernel image",
     "driver", "illegal", "assert", "bounds", "operation not supported", "kv cache", "memory slot", "terminated",
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
@@ -288,6 +378,7 @@ GATE_WORDS = frozenset({
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
+    "jetsam", " fit in", " fit on", "wake_up", "appear to have",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -309,7 +400,7 @@ RUN = re.compile(
     r"|_model_forward|attention|\battn|sdpa"
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
-    r"|prefill(?![ _-]tokens)|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|prefill(?![ _-](?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
     # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
     r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
@@ -320,7 +411,15 @@ RUN = re.compile(
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
     r"|sampling steps|batch_manager|in-?flight"
-    r"|^\W*time taken:")  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
+    # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
+    # the model is loaded and answering
+    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
+    r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
+    # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
+    # came back as the answer to a request, so the model was loaded and serving
+    r"|\"object\\?\":\s*\\?\"error\\?\""
+    # an input that grew until the failure ("when the tokens reach 6k", "当token达到6k时"): the phase is the run
+    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d")
 
 
 def severity_of_line(low: str) -> str | None:
@@ -386,6 +485,10 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio") or (
             _GGML_CUDA_ERROR.search(low) and runtime not in _PYTHON_RUNTIMES):
         return "llamacpp-cuda-malloc"
+    if _AMD_GPU.search(low):
+        return "rocm-hip-oom"
+    if runtime == "mlx" and "cuda" not in low:
+        return "metal-oom"  # MLX allocates from Metal (unified memory) unless it runs on its CUDA backend
     return "cuda-oom-load"
 
 
@@ -415,12 +518,17 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low))
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
+    if _KILL_OS.search(low):
+        return "os-killed-for-memory"
     if _size_overflow(low):
         return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
+    if _FIT_REFUSAL.search(low):
+        return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
+                                                                                       "runtime-memory-refusal")
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
@@ -447,6 +555,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
+        if _VLLM_WAKE_UP.search(low):
+            return "vllm-gpu-memory-utilization"
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"

@@ -143,7 +143,7 @@ def evaluate(records: list[dict], specs: dict) -> tuple[list[dict], dict]:
     from runlocal.plan import estimate
     from runlocal.runtimes.llamacpp import LlamaCpp
 
-    rt = LlamaCpp()
+    rt = LlamaCpp(output_cap=False)     # llama-cpp-python: the C API's n_outputs_max = n_batch
     rows: list[dict] = []
     refusals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])   # [refused, predicted, wrongly predicted]
     for rec in records:

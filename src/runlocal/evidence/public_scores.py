@@ -135,7 +135,8 @@ def plan_llamacpp(rec: dict, alias: str):
                                           flash_attn="auto" if fa is None else ("on" if fa else "off"), n_gpu_layers=ngl,
                                           n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0))
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
-    _, bufs, steps, info = LlamaCpp().buffers(spec, weights, s, targets)
+    # every public log predates llama-server's output cap (PR #23861, June 2026): n_ubatch rows of logits
+    _, bufs, steps, info = LlamaCpp(output_cap=False).buffers(spec, weights, s, targets)
     # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
     info = {**info, "simulated": any(st.label == "compute buffer" and "ggml-alloc" in st.formula for st in steps)}
     return bufs, info

@@ -220,7 +220,7 @@ def _suggestions(q: str, idx: _Index) -> list[str]:
     return out[:5]
 
 
-def find_device(query: str) -> Device:
+def find_device(query: str, *, suggest: bool = True) -> Device:
     """The catalog device a loose name means.
 
     Matching, on names normalized by :func:`normalize_name` ("NVIDIA GeForce RTX-4090" → "rtx4090"):
@@ -262,7 +262,8 @@ def find_device(query: str) -> Device:
                 cands = [c for c in cands if _memory_matches(c[0], size)]
             if cands:
                 return _pick(query, rest, cands, idx)
-    raise UnknownDeviceError(query, _suggestions(rest or q, idx))
+    # suggest=False: a caller that only asks whether the name is one device skips difflib over every key
+    raise UnknownDeviceError(query, _suggestions(rest or q, idx) if suggest else [])
 
 
 def variant_note(query: str, device: Device) -> str | None:
@@ -284,7 +285,7 @@ def variant_notes(spec: str) -> list[str]:
     """variant_note for each device named in a --gpu spec ("2x m3 max, 4090"), each once."""
     out: list[str] = []
     try:
-        find_device(spec)
+        find_device(spec, suggest=False)
         items = [spec]                   # one name, "+" included: "ryzen ai max+ 395"
     except UnknownDeviceError:
         items = re.split(r"[,+]", spec)
@@ -313,8 +314,8 @@ def _parse_item(item: str) -> list[Device]:
     item = item.strip()
     if not item:
         raise InputError("gpu: empty device name in the list")
-    try:
-        return [find_device(item)]          # whole name first: "ryzen ai max+ 395", "rx 7900 xtx"
+    try:   # whole name first: "ryzen ai max+ 395", "rx 7900 xtx"; its suggestions (difflib) only if it is raised
+        return [find_device(item, suggest=False)]
     except UnknownDeviceError as err:
         first_error = err
     for pattern, count_group, name_group in ((_COUNT_PREFIX, 1, 2), (_COUNT_SUFFIX, 2, 1)):
@@ -336,6 +337,10 @@ def _parse_item(item: str) -> list[Device]:
                 return [d for p in parts for d in _parse_item(p)]
             except (UnknownDeviceError, InputError):
                 pass
+    try:
+        find_device(item)
+    except UnknownDeviceError as err:       # the same error, now with its suggestions
+        first_error = err
     raise first_error
 
 

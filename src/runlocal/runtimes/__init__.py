@@ -54,8 +54,10 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.engine, rules = versions.vllm_engine(version)   # type: ignore[attr-defined]
     elif runtime.name == "llama.cpp":
         runtime.np_auto, runtime.has_fit, rules = versions.llamacpp_rules(version)   # type: ignore[attr-defined]
+        runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
     else:
         runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
+        runtime.output_cap = False   # type: ignore[attr-defined]   # which llama.cpp build a release bundles: not mapped
     runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
     return runtime
 

@@ -24,7 +24,8 @@ What changes with the backend, in the bytes runlocal plans (each rule is the bac
   (tests/unit/test_backends.py). So the traced figure is kept for Vulkan. The issue's report of Vulkan buffers
   2.7–3.3× below the traced figure (Qwen3-8B / Qwen3-30B-A3B on an RTX 3090) matches instead llama-server's output
   cap since ggml-org/llama.cpp PR #23861 (2026-06): the prompt graph keeps n_parallel rows of logits, not n_ubatch
-  (Qwen3-8B traced 2.93× smaller, measurements/llamacpp_server_outputs) — on every backend; not modelled yet.
+  (Qwen3-8B traced 2.93× smaller, measurements/llamacpp_server_outputs) — on every backend, and planned so for
+  builds with that PR (runtimes/versions.py llamacpp_output_cap).
 
 Not given, the backend follows the GPU's vendor as llama.cpp's release builds do: NVIDIA → cuda, AMD → rocm,
 Apple → metal, Intel → sycl, other unified-memory chips → their catalog backend, no GPU → cpu.

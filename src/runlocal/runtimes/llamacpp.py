@@ -240,9 +240,11 @@ class LlamaCpp:
     pools_kv = False
     levers = GGUF_LEVERS
 
-    def __init__(self, simulate_graph: bool = True) -> None:
+    def __init__(self, simulate_graph: bool = True, output_cap: bool = True) -> None:
         # False: size every compute buffer with the fitted phase formula (benchmarks/compute_sim.py compares both)
         self.simulate_graph = simulate_graph
+        # False: the C API's outputs (n_outputs_max = n_batch), as llama-cpp-python and builds before PR #23861 run
+        self.output_cap = output_cap
 
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
@@ -428,7 +430,7 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, weights.quant, weights.total, weights.from_file, settings,
+        return (self.simulate_graph, self.backend, self.output_cap, weights.quant, weights.total, weights.from_file, settings,
                 tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -476,9 +478,17 @@ class LlamaCpp:
         if not with_compute:      # floor(): everything but the compute buffers
             p.host.output = model.vocab_size * 4 * b.n_seq
             return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
-        sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus))
+        sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
+                              self.n_outputs_max(b))
         steps = [b.backend.step(), *self.explain(model, b, p, sizing)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
+
+    def n_outputs_max(self, b: Budget) -> int | None:
+        """llama-server's cparams.n_outputs_max since PR #23861: tools/server/server-context.cpp
+        server_n_outputs_max = max(1, min(n_batch, n_parallel × (1 + speculative n_max))); no draft model is planned
+        (n_max 0), so n_parallel — -np auto is 4 by then (tools/server/server.cpp main resolves it before the model
+        loads). None: no cap (the C API's n_batch, builds before the PR)."""
+        return max(1, min(b.context.n_batch, b.n_seq)) if self.output_cap else None
 
     def budget(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Budget:
         """The launch before any byte is counted: defaults, context cells, slots, and each layer's device."""
@@ -533,14 +543,18 @@ class LlamaCpp:
         if sizing.pipeline is not None:
             steps.append(sizing.pipeline)
         sizes = ", ".join(f"{d.name} {d.compute:,} B" for d in p.all if d.compute)
+        outputs = (f", {min(c.n_ubatch, sizing.n_outputs_max)} rows of logits (llama-server's cap: n_parallel, "
+                   "PR #23861)"
+                   if sizing.n_outputs_max is not None else "")
         if sizing.simulated:
             steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
-                              f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}", sizes,
+                              f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}{outputs}", sizes,
                               "src/llama-context.cpp graph_reserve, ggml/src/ggml-alloc.c (runtimes/ggml_graph.py; "
                               "benchmarks/compute_sim.py checks it against measurements/llamacpp)"))
         else:
             steps.append(Step("compute buffer", ", ".join(f"{k} {v:,}" for k, v in sizing.phases.items())
-                              + f" B for n_ubatch {c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}",
+                              + f" B for n_ubatch {c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}"
+                              + outputs,
                               sizes, "src/llama-context.cpp graph_reserve; sizes fitted to llama.cpp's logged buffers, "
                               "measurements/llamacpp"))
         steps.append(Step("output buffer", f"n_vocab {model.vocab_size:,} × 4 B × {b.n_seq} seq", f"{p.host.output:,} B",

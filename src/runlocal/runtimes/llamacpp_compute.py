@@ -133,17 +133,19 @@ def graph_prefix_now(model: ModelSpec) -> ModelSpec:
 def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
                       n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                       layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
-                      overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
+                      overrides: tuple[tuple[str, int | None], ...] = (),
+                      n_outputs_max: int | None = None) -> tuple[tuple[int, ...], int]:
     """simulate_now, kept per model object and arguments: --fit, the searches and the fixes ask again."""
     args = (n_gpu_layers, n_ubatch, n_kv, flash_attn, n_seqs, n_stream, type_k, type_v, n_kv_swa, layer_gpus, n_gpus,
-            overrides)
+            overrides, n_outputs_max)
     return _SIMULATED.get(model, args, lambda: simulate_now(model, *args))
 
 
 def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv: int, flash_attn: bool,
                  n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                  layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
-                 overrides: tuple[tuple[str, int | None], ...] = ()) -> tuple[tuple[int, ...], int]:
+                 overrides: tuple[tuple[str, int | None], ...] = (),
+                 n_outputs_max: int | None = None) -> tuple[tuple[int, ...], int]:
     """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml/): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
@@ -151,7 +153,8 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
     for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
     from . import ggml
 
-    kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa)
+    kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa,
+                              n_outputs_max=n_outputs_max)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
     out = ggml.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
@@ -161,7 +164,7 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
 
 
 def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
-                   n_kv_swa: int | None = None, fa_copies: int = 0) -> dict[str, int]:
+                   n_kv_swa: int | None = None, fa_copies: int = 0, n_outputs: int | None = None) -> dict[str, int]:
     """Peak bytes of ggml's compute graph in its three heaviest phases; the buffer is their max.
 
     Fitted to llama.cpp's logged "compute buffer size" over architectures, contexts, ubatch sizes
@@ -172,12 +175,14 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
     through the layers. The FFN width is the routed experts' for MoE layers (ffn_width).
     Not modelled (benchmarks/accuracy.py shows the misses): tensors that the allocator leaves below
     the logits in MLA, Mamba-2 and MoE graphs, and the K/V copies of a partial offload's CPU layers.
+    ``n_outputs``: the prompt graph's rows of logits where the context caps them (llama-server since PR #23861;
+    None: every ubatch token).
     """
     f32 = 4
     mask = kq_masks(ubatch, n_kv, n_kv_swa, flash_attn)
     n_ff = ffn_width(model)
     kv_width = max((a.n_kv_heads * a.k_dim for a in model.attention_layers), default=model.hidden_size)
-    output = ubatch * f32 * (model.vocab_size + 2 * model.hidden_size)
+    output = f32 * ((n_outputs or ubatch) * model.vocab_size + ubatch * 2 * model.hidden_size)
     ffn = ubatch * f32 * (n_ff + 4 * model.hidden_size) + mask
     attention = 0 if flash_attn else (n_kv * ubatch * model.n_heads * f32
                                       + ubatch * f32 * (5 * model.hidden_size + 2 * kv_width) + mask)
@@ -209,12 +214,14 @@ class ComputeSizing:
     phases: dict[str, int]
     simulated: bool
     pipeline: Step | None
+    n_outputs_max: int | None = None      # llama-server's output cap where it applies
 
 
 def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, simulate_graph: bool,
-                 gpu_kinds: tuple[str, ...]) -> ComputeSizing:
+                 gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None) -> ComputeSizing:
     """Each device's compute buffer and the host's output buffer, set on ``p``'s devices: the fitted phases first
-    (kept where the graph is not simulated), then the traced graph where runtimes/ggml models it."""
+    (kept where the graph is not simulated), then the traced graph where runtimes/ggml models it.
+    ``n_outputs_max``: llama-server's output cap (LlamaCpp.n_outputs_max; None: the C API's n_batch)."""
     s, c, fa = b.settings, b.context, b.flash_attn
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
     # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
@@ -222,7 +229,9 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     copies = (fa_f16_copies(model, cells_all, (p.n_swa_cells * c.n_stream) if p.n_swa_cells else None,
                             s.cache_type_k, s.cache_type_v)
               if fa and b.backend.ggml_cuda and any(k == "gpu" for k in gpu_kinds) else 0)
-    phases = compute_phases(model, c.n_ubatch, n_kv, fa, p.n_swa_cells or None, copies)
+    # the prompt graph's rows of logits: min(n_ubatch, n_outputs_max) (runtimes/ggml/arch.py pp_outputs)
+    phases = compute_phases(model, c.n_ubatch, n_kv, fa, p.n_swa_cells or None, copies,
+                            None if n_outputs_max is None else max(1, min(c.n_ubatch, n_outputs_max)))
     _estimate_compute(model, weights, b, p, phases, n_kv)
     # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
     # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
@@ -241,7 +250,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     note = None
     if simulated:
         assert graph_model is not None
-        _simulate_compute(model, graph_model, b, p, n_kv)
+        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
                         f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
@@ -251,7 +260,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
         note = _pipeline_estimate(model, b, p, n_kv, ggml.PIPELINE_COPIES)
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
-    return ComputeSizing(n_kv, phases, simulated, note)
+    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max)
 
 
 def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],
@@ -289,7 +298,8 @@ def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: P
             d.compute = max(d.compute, p.host_weights_of[i] + phases["ffn"] - row)
 
 
-def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int) -> None:
+def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int,
+                      n_outputs_max: int | None) -> None:
     """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate."""
     from . import ggml
 
@@ -303,12 +313,13 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
         # (CPU only: every weight is in host memory whatever the overrides say)
         # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
         gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
-                                          (-1 if b.ngl > model.n_layers else b.ngl) if devs else None, *kw)
+                                          (-1 if b.ngl > model.n_layers else b.ngl) if devs else None, *kw,
+                                          n_outputs_max=n_outputs_max)
     else:
         # several GPUs or tensor overrides: the layer at each device boundary and the overridden tensors
         # matter, so the whole graph is traced with each layer's device
         gpu_c, host_c = simulated_compute(graph_model, None, *kw, layer_gpus=b.where, n_gpus=len(devs),
-                                          overrides=rules)
+                                          overrides=rules, n_outputs_max=n_outputs_max)
     for d, size in zip(devs, gpu_c):
         d.compute = size
     p.host.compute = host_c

@@ -142,7 +142,19 @@ class Ollama:
     def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
-        self._llama = LlamaCpp(simulate_graph=simulate_graph)   # the llama-server Ollama launches
+        # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
+        # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
+        # (runtimes/versions.py ollama_rules)
+        self._llama = LlamaCpp(simulate_graph=simulate_graph)
+
+    @property
+    def output_cap(self) -> bool:
+        """llama-server's output cap (PR #23861) in the llama-server Ollama launches."""
+        return self._llama.output_cap
+
+    @output_cap.setter
+    def output_cap(self, value: bool) -> None:
+        self._llama.output_cap = value
 
     @property
     def backend(self) -> str | None:

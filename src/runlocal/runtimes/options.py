@@ -40,6 +40,7 @@ class VLLMOptions:
     gpu_memory_utilization: float | None = None     # None: vLLM's 0.9
     max_num_batched_tokens: int | None = None       # None: the default for the GPU (vllm.py batch_defaults)
     enforce_eager: bool = False                     # no CUDA graphs captured
+    swap_space: float = 4.0                         # --swap-space: GiB of CPU swap per GPU (CacheConfig's 4)
     enable_lora: bool = False                       # --enable-lora: LoRA slots preallocated (runtimes/vllm_lora.py)
     max_loras: int = 1                              # --max-loras
     max_lora_rank: int = 16                         # --max-lora-rank

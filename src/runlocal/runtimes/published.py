@@ -113,7 +113,7 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
     path = serve_path(model, quant)
     entry = published_checkpoint(model, quant) if quant else None
     published = bool(entry and entry["format"] == quant and path == entry["repo"])
-    online = (quant or "").lower() in ("fp8", "fp8_e4m3") and (model.file_quant or "").lower() != "fp8"
+    online = (quant or "").lower() in ("fp8", "fp8_e4m3") and not (model.file_quant or "").lower().startswith("fp8")
     return [path] + (["--quantization", "fp8"] if online and not published else [])
 
 

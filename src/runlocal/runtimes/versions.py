@@ -21,10 +21,20 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    2025-09-13, xorbitsai/xllamacpp PR #81) predates the PR: one slot, its own stream.
   --fit            common/fit.cpp since PR #16653 (opened 2025-10-18, merged 2025-12: PR #18070);
                    b7437 runs llama-fit-params (issue #18097); b6451 predates it: no --fit, -ngl as given.
+  output rows     llama-server reserves the prompt graph with n_parallel × (1 + draft tokens) rows of logits,
+                   not n_ubatch, since PR #23861 ("llama: limit max outputs of llama_context", commit de6f727aa,
+                   2026-06-01; tools/server/server-context.cpp server_n_outputs_max, src/llama-context.cpp
+                   sched_reserve n_outputs_pp = min(n_tokens, n_outputs_max)). b9272 predates it (issue #23527,
+                   the report the PR closes, 2026-05-22); b9776 has it (issue #24967: the PR's
+                   GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) fires in that build). The C API keeps
+                   n_outputs_max = n_batch when not set (llama-cpp-python, runlocal's measured records).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
-  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so.
+  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so. The llama-server Ollama
+  builds from upstream llama.cpp (ollama/ollama#15122) was bumped to b10630 on 2026-08-25 and b10864 on 2026-09-08
+  (ollama/ollama#18003, #18317), after PR #23861: the current release is planned with the output cap; which build
+  an earlier release bundled is not mapped here, so a named release is planned without it (the larger buffer).
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ VLLM_CURRENT = "v1-cudagraph"
 # llama.cpp builds: (last build known without, first build known with) for each default that changed
 NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-09-13); issue #17300 (b7079)
 FIT_BUILDS = (6451, 7437)           # PR #16653; issue #18097 (b7437 runs llama-fit-params)
+OUTPUT_CAP_BUILDS = (9272, 9776)    # PR #23861; issue #23527 (b9272, without); issue #24967 (b9776, its assert)
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
@@ -106,30 +117,42 @@ def vllm_engine(version: RuntimeVersion | None) -> tuple[str, str]:
 def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
     """(-np auto by default, --fit exists, what the rules are) for a llama.cpp build."""
     if version is None:
-        return True, True, "the current build: -np auto (4 slots, unified KV), --fit on"
+        return True, True, ("the current build: -np auto (4 slots, unified KV), --fit on, llama-server's output cap "
+                            "(n_parallel rows of logits in the prompt graph; PR #23861)")
     build = version.key[0]
-    np_auto, fit = build > NP_AUTO_BUILDS[0], build > FIT_BUILDS[0]
+    np_auto, fit, cap = build > NP_AUTO_BUILDS[0], build > FIT_BUILDS[0], llamacpp_output_cap(version)
     parts = [("-np auto (4 slots, unified KV; PR #16736)" if np_auto else "-np 1 (before PR #16736)"),
-             ("--fit on (PR #16653)" if fit else "no --fit (before PR #16653): -c and -ngl as given")]
-    unsure = [what for what, (_, first), on in (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit))
-              if on and build < first]
+             ("--fit on (PR #16653)" if fit else "no --fit (before PR #16653): -c and -ngl as given"),
+             ("llama-server's output cap: n_parallel rows of logits in the prompt graph (PR #23861)" if cap
+              else "n_ubatch rows of logits in the prompt graph (before PR #23861)")]
+    rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap))
+    unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
     if unsure:
-        text += (f" — {' and '.join(unsure)} assumed: the build that brought "
-                 f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without, "
-                 f"b{NP_AUTO_BUILDS[1]} / b{FIT_BUILDS[1]} with)")
+        known = ", ".join(f"b{first} has {what}" for what, first in unsure)
+        text += (f" — {' and '.join(w for w, _ in unsure)} assumed: the build that brought "
+                 f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without -np auto and "
+                 f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap; {known})")
     return np_auto, fit, text
+
+
+def llamacpp_output_cap(version: RuntimeVersion | None) -> bool:
+    """Whether llama-server of this build reserves n_parallel × (1 + draft) output rows, not n_ubatch (PR #23861)."""
+    return version is None or version.key[0] > OUTPUT_CAP_BUILDS[0]
 
 
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
-        return "tiers", "the current release: num_ctx by VRAM tier, llama-server underneath"
+        return "tiers", ("the current release: num_ctx by VRAM tier, llama-server underneath (llama.cpp b10864: "
+                         "its output cap, PR #23861)")
     rule = OLLAMA_CTX_RULES[0][1]
     for first, r in OLLAMA_CTX_RULES:
         if version.key >= first:
             rule = r
-    text = f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
+    text = (f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
+            + "; n_ubatch rows of logits in the prompt graph (the llama.cpp build this release bundles is not "
+              "mapped against PR #23861's output cap)")
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
                  "(the v0.30+ layout)")

@@ -133,9 +133,9 @@ CPU_KVCACHE_SPACE = 4 << 30    # vllm/platforms/cpu.py: VLLM_CPU_KVCACHE_SPACE (
 SWAP_REFUSE_SHARE = 0.7
 
 
-def host_swap(engine: str, tp: int, host_total: int | None) -> tuple[int, str | None]:
+def host_swap(engine: str, tp: int, host_total: int | None, swap_gib: float = 4.0) -> tuple[int, str | None]:
     """(bytes of CPU KV swap this engine allocates, vLLM's refusal when the swap space is too large for the host)."""
-    usage = SWAP_SPACE * max(1, tp)
+    usage = int(swap_gib * GiB) * max(1, tp)       # CacheConfig.swap_space_bytes = swap_space × GiB_bytes
     refusal = None
     if host_total and usage > SWAP_REFUSE_SHARE * host_total:
         refusal = (f"Too large swap space. {usage / GiB:.2f} GiB out of the {host_total / GiB:.2f} GiB total CPU "
@@ -738,10 +738,10 @@ class VLLM:
         )
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is not None and gpus[0].kind != "cpu":
-            swap, swap_refusal = host_swap(self.engine, tp, host.total or host.capacity)
+            swap, swap_refusal = host_swap(self.engine, tp, host.total or host.capacity, s.vllm.swap_space)
             refusal = refusal or swap_refusal
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
-            steps += (Step("host swap space", f"--swap-space {SWAP_SPACE // GiB} GiB × TP {tp}"
+            steps += (Step("host swap space", f"--swap-space {s.vllm.swap_space:g} GiB × TP {tp}"
                            + (" as pinned CPU KV blocks (V0)" if swap else ": checked against RAM, not allocated (V1 "
                               "keeps no KV on the host)"), f"{swap:,} B",
                            "vllm/config/cache.py swap_space, verify_with_parallel_config"),)
@@ -777,6 +777,8 @@ class VLLM:
             parts += ["--data-parallel-size", str(s.vllm.dp)]
         if s.vllm.expert_parallel:
             parts += ["--enable-expert-parallel"]
+        if s.vllm.swap_space != SWAP_SPACE / GiB:
+            parts += ["--swap-space", f"{s.vllm.swap_space:g}"]
         if s.vllm.enable_lora:
             parts += ["--enable-lora", "--max-loras", str(s.vllm.max_loras), "--max-lora-rank", str(s.vllm.max_lora_rank)]
         if s.tp * s.pp > GPUS_PER_NODE:

@@ -131,6 +131,11 @@ def _file_quant(top: dict[str, Any], text: dict[str, Any]) -> str | None:
         method = str(qc["quant_method"]).lower()[:40]
         if method == "bitsandbytes":
             return "bnb-8bit" if qc.get("load_in_8bit") else "bnb-4bit"
+        if method == "fp8" and qc.get("weight_block_size") == [128, 128]:
+            # DeepSeek-V3 / Qwen3-*-FP8: fp8 e4m3 weights and an f32 weight_scale_inv per 128 × 128 block, stored in
+            # the checkpoint beside each weight (transformers integrations/finegrained_fp8.py FP8Linear;
+            # vllm fp8.py Fp8LinearMethod.create_weights, block_quant) — quant/formats.py "fp8-block"
+            return "fp8-block"
         bits = qc.get("bits") or qc.get("w_bit") or qc.get("nbits")
         return f"{method}-{bits}bit" if bits and method in ("awq", "gptq", "hqq", "aqlm", "eetq", "quanto") else method
     dtype = top.get("torch_dtype") or top.get("dtype") or text.get("torch_dtype") or text.get("dtype")

@@ -736,17 +736,24 @@ def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: in
     return b
 
 
+def pp_outputs(n_ubatch: int, n_outputs_max: int | None) -> int:
+    """The prompt graph's output rows: n_outputs_pp = min(n_tokens, cparams.n_outputs_max) (src/llama-context.cpp
+    since ggml-org/llama.cpp PR #23861; before it, and with the C API's default n_outputs_max = n_batch, n_ubatch)."""
+    return n_ubatch if n_outputs_max is None else max(1, min(n_ubatch, n_outputs_max))
+
+
 def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
-                  buffers: list[Buffer] | None = None) -> list[int]:
+                  buffers: list[Buffer] | None = None, n_outputs_max: int | None = None) -> list[int]:
     """src/llama-context.cpp sched_reserve: the pp graph (n_ubatch tokens, all of them outputs), the tg graph
-    (one token per sequence) and pp again; each buffer keeps its largest size (ggml-alloc.c only grows a buffer)."""
+    (one token per sequence) and pp again; each buffer keeps its largest size (ggml-alloc.c only grows a buffer).
+    ``n_outputs_max``: the context's cap on outputs (None: n_batch, the C API's default), pp_outputs."""
     buffers = buffers or [Buffer()]
     sizes = [0] * len(buffers)
     # graph_reserve rounds n_tokens up to a multiple of n_seqs; the outputs stay min(n_ubatch, n_outputs_max)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     # periodic.py: repeated layers left out where ggml-alloc's walk checks that they repeat (one device: the CPU)
     kinds = periodic.layer_kinds(model, lambda il: 0, None) if periodic.SKIP else []
-    for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
+    for nt, n_out in ((n_tokens, pp_outputs(n_ubatch, n_outputs_max)), (n_seqs, n_seqs)):
         def reserve(layers: tuple[int, ...] | None, cuts: list[tuple[int, int, int]], nt: int = nt,
                     n_out: int = n_out) -> list[int]:
             g = build_graph(model, p, nt, n_seqs, n_out, layers).g
@@ -761,10 +768,12 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
 
 
 def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
-                     type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None) -> int:
+                     type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None,
+                     n_outputs_max: int | None = None) -> int:
     """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
     context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams,
-    n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss)."""
+    n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss), n_outputs_max the context's output cap
+    (llama-server's since PR #23861; None: the C API's n_batch)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
                     n_kv_swa=n_kv_swa)
-    return reserve_sizes(model, p, n_ubatch, n_seqs)[0]
+    return reserve_sizes(model, p, n_ubatch, n_seqs, n_outputs_max=n_outputs_max)[0]

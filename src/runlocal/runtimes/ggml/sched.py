@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, _align, allocate
-from .arch import GraphParams, _is_quant, build_graph
+from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .graph import Graph
 from .types import (
     CPU_ALIGNMENT,
@@ -447,7 +447,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                           n_kv_swa: int | None = None, n_splits: list[int] | None = None,
                           layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
                           overrides: Iterable[tuple[str, int | None]] = (),
-                          pipeline: bool | None = None) -> dict[str, int]:
+                          pipeline: bool | None = None, n_outputs_max: int | None = None) -> dict[str, int]:
     """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
     offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
     layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
@@ -459,7 +459,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     for batches of 32 or more (to CUDA0, whichever GPU holds the layer), its splits with the copies of their
     inputs (weights in host memory, the KV cache of CPU layers, activations crossing devices) in the compute
     buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
-    counts (llama.cpp logs them)."""
+    counts (llama.cpp logs them). ``n_outputs_max``: the context's output cap (arch.pp_outputs; None: n_batch)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
                     n_kv_swa=n_kv_swa)
     n_layer = model.n_layers
@@ -489,7 +489,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
     # split counts are asked for: the layers left out would have had theirs)
     kinds = periodic.layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
-    for nt, n_out in ((n_tokens, n_ubatch), (n_seqs, n_seqs)):
+    for nt, n_out in ((n_tokens, pp_outputs(n_ubatch, n_outputs_max)), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
                           weight_dev=weight_dev, n_copies=n_copies)
         got, ns = _placed_reduced(model, p, nt, n_seqs, n_out, kinds, sched_args, buffers)
