@@ -30,24 +30,75 @@ def _crossing(a: int, b: int, room_a: Room, room_b: Room) -> int | None:
     return int(min(points)) if points else None
 
 
-def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
-    """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
-    lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room; a step
-    that moves the same end twice in a row bisects next (the room's line can be far from straight)."""
-    ok_lo, room_lo = probe(lo)
-    if not ok_lo:
+def _secant(p: tuple[int, Room], q: tuple[int, Room]) -> int | None:
+    """Where the line through the last two probes' rooms reaches zero, on the device whose room falls and runs out
+    first: where memory bends (--fit moving layers to the host as the slots grow), the two latest plans lie closer
+    to the edge than the bracket's ends."""
+    (n1, room1), (n2, room2) = p, q
+    if room1 is None or room2 is None or n1 == n2:
         return None
+    r1 = room1 if isinstance(room1, dict) else {"": room1}
+    r2 = room2 if isinstance(room2, dict) else {"": room2}
+    points = [n1 + (n2 - n1) * r1[k] / (r1[k] - r2[k]) for k in r1.keys() & r2.keys()
+              if r1[k] != r2[k] and (r2[k] - r1[k]) / (n2 - n1) < 0]
+    return int(min(points)) if points else None
+
+
+def _kept_half(old: Room, new: Room, over: Room) -> bool:
+    """On the device most over at the failing end, the new probe kept more than half the room of the end it
+    replaces: a line aimed at zero missed (the room moves in steps, --fit shifting layers)."""
+    if old is None or new is None or over is None:
+        return False
+    if isinstance(old, dict) and isinstance(new, dict) and isinstance(over, dict):
+        key = min(over, key=lambda k: over[k])
+        if key not in old or key not in new:
+            return False
+        return abs(new[key]) > abs(old[key]) / 2
+    if isinstance(old, dict) or isinstance(new, dict):
+        return False
+    return abs(new) > abs(old) / 2
+
+
+def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> int | None:
+    """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
+    lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room (the line
+    through the two latest probes where it lands inside the bracket, else through the bracket's ends); the step
+    bisects where one end moved three times running or the last probe kept more than half the room of the end it
+    replaced (the room's line can be far from straight: it moves in steps where --fit shifts layers).
+    ``first``, inside (lo, hi): probed before either end (a plan already made, often near the edge): where it
+    passes it is the bracket's lower end (lo is then not asked: it passes too), else its upper end."""
+    known_lo = known_hi = False
+    if first is not None and lo < first < hi:
+        ok_first, room_first = probe(first)
+        if ok_first:
+            lo, room_lo, known_lo = first, room_first, True
+        else:
+            hi, room_hi, known_hi = first, room_first, True
+    if not known_lo:
+        ok_lo, room_lo = probe(lo)
+        if not ok_lo:
+            return None
     if lo >= hi:
         return max(lo, hi)
-    ok_hi, room_hi = probe(hi)
-    if ok_hi:
-        return hi
+    if not known_hi:
+        ok_hi, room_hi = probe(hi)
+        if ok_hi:
+            return hi
     a, b = lo, hi                  # probe(a) passes, probe(b) fails
     same_end, last_end = 0, ""
+    latest: list[tuple[int, Room]] = []       # the probes inside the bracket, newest last
+    bent = False
     while b - a > 1:
-        g = _crossing(a, b, room_lo, room_hi) if same_end < 2 else None
+        g = None
+        # bisect where one end moved three times running, or the last probe's room says the line is bent (it kept
+        # more than half the room of the end it replaced)
+        if same_end < 3 and not bent:
+            g = _secant(latest[-2], latest[-1]) if len(latest) >= 2 else None
+            g = g if g is not None and a < g < b else _crossing(a, b, room_lo, room_hi)
         g = (a + b + 1) // 2 if g is None else min(max(g, a + 1), b - 1)
         ok, room = probe(g)
+        latest.append((g, room))
+        bent = _kept_half(room_lo if ok else room_hi, room, room_hi)
         end = "a" if ok else "b"
         same_end = same_end + 1 if end == last_end else 1
         last_end = end
@@ -58,4 +109,59 @@ def largest_guided(lo: int, hi: int, probe: Probe) -> int | None:
     return a
 
 
-__all__ = ["Probe", "Room", "largest_guided"]
+def largest_predicted(lo: int, hi: int, passes: Callable[[int], bool], predicted: Callable[[int], float], *,
+                      lo_passes: bool = False) -> int | None:
+    """Largest n in [lo, hi] with passes(n), assuming passing is monotone decreasing in n; None if lo fails (with
+    ``lo_passes``, lo is taken to pass unasked: for a caller whose answer is the same either way).
+    Each step probes the edge of ``predicted`` inside the bracket: a guess of the room n leaves (positive: passes),
+    cheap, assumed decreasing, and asked again after every probe (it may learn from them, e.g. the compute buffer of
+    the last plan simulated beside the exact bytes without it). Right, the edge takes two probes (n passing, n + 1
+    failing); a step that moves the same end twice in a row bisects next. Only the probes decide: the answer is
+    runtimes.base.largest's for a monotone ``passes`` whatever ``predicted`` says."""
+    if not lo_passes and not passes(lo):
+        return None
+    if lo >= hi:
+        return max(lo, hi)
+    if passes(hi):
+        return hi
+    a, b = lo, hi                  # passes(a) (or taken to), not passes(b)
+    same_end, last_end = 0, ""
+    while b - a > 1:
+        if same_end >= 2:
+            g = (a + b + 1) // 2
+        else:     # the predicted edge (expected to pass), or a + 1 where none above a is predicted to (to fail)
+            g = max(_predicted_edge(a, b, predicted), a + 1)
+        g = min(g, b - 1)
+        ok = passes(g)
+        end = "a" if ok else "b"
+        same_end = same_end + 1 if end == last_end else 1
+        last_end = end
+        if ok:
+            a = g
+        else:
+            b = g
+    return a
+
+
+def _predicted_edge(a: int, b: int, predicted: Callable[[int], float]) -> int:
+    """The largest n in [a, b − 1] whose predicted room is ≥ 0 (a when none is): interpolation on the room,
+    alternating with bisection so a bent room costs at most twice log2(b − a) guesses."""
+    p_lo, p_hi = predicted(a), predicted(b)
+    if p_lo < 0:
+        return a
+    if p_hi >= 0:
+        return b - 1
+    lo, hi, step = a, b, 0
+    while hi - lo > 1:
+        g = lo + int((hi - lo) * p_lo / (p_lo - p_hi)) if step % 2 == 0 else (lo + hi) // 2
+        g = min(max(g, lo + 1), hi - 1)
+        p = predicted(g)
+        if p >= 0:
+            lo, p_lo = g, p
+        else:
+            hi, p_hi = g, p
+        step += 1
+    return lo
+
+
+__all__ = ["Probe", "Room", "largest_guided", "largest_predicted"]

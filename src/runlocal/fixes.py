@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .boundary import Room, largest_guided
+from .boundary import Room, largest_guided, largest_predicted
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, engine, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
@@ -127,18 +127,45 @@ class _Fixer:
     def most_gpu_layers(self, s: Settings, quant: str | None = None, above: int | None = None) -> int | None:
         """The most layers on the GPU(s) with the rest of the model as ``s`` has it, where the whole plan then runs;
         with ``above``, None unless more than ``above`` layers fit (one plan at above + 1 says so: the GPUs' bytes
-        grow with their layers, the monotonicity the search itself bisects on)."""
+        grow with their layers, the monotonicity the search itself bisects on, which then starts there).
+        Where the runtime has a floor (llama.cpp's bytes without compute buffers), the search probes where the
+        exact room without compute buffers, less the compute buffer of the last plan, reaches zero
+        (boundary.largest_predicted); else where the plans' rooms point (largest_guided). The answer is the same."""
+        gpus = [t for t in self.targets if t.kind != "cpu"]
+        floor = getattr(self.runtime, "floor", None)
+        last_compute: list[float] = []
+
+        def without_compute(k: int) -> float:
+            assert floor is not None
+            floors = floor(self.model, self.weights(quant), s.with_(n_gpu_layers=k, n_cpu_moe=0), self.targets)
+            return min((t.capacity - f for t, f in zip(gpus, floors) if t.capacity > 0), default=0.0)
+
         def gpus_fit(k: int) -> tuple[bool, float | None]:
             new = s.with_(n_gpu_layers=k, n_cpu_moe=0)
             if self.gpus_over(new, quant):
                 return False, None
             a = self.allocate(new, quant)
             rooms = [d.capacity - d.total for d in a.devices if d.kind != "cpu" and d.capacity > 0]
-            return _gpus_fit(a), (min(rooms) if rooms and a.refusal is None else None)
+            room = min(rooms) if rooms and a.refusal is None else None
+            if floor is not None and rooms:
+                last_compute[:] = [without_compute(k) - min(rooms)]
+            return _gpus_fit(a), room
 
-        if above is not None and above + 1 <= self.model.n_layers and not gpus_fit(above + 1)[0]:
-            return None
-        ngl = largest_guided(0, self.model.n_layers, gpus_fit)
+        lo = 0
+        if above is not None and above + 1 <= self.model.n_layers:
+            lo = above + 1
+            if floor is None and not gpus_fit(lo)[0]:
+                return None
+        if floor is not None and gpus:
+            # from above + 1 taken to pass: an edge found higher passes, so above + 1 does too (the GPUs' bytes grow
+            # with their layers); where the edge is above + 1 itself, its plan says whether it passes
+            ngl = largest_predicted(lo, self.model.n_layers, lambda k: gpus_fit(k)[0],
+                                    lambda k: without_compute(k) - (last_compute[0] if last_compute else 0.0),
+                                    lo_passes=lo > 0)
+            if ngl == lo and lo > 0 and not gpus_fit(lo)[0]:
+                return None
+        else:
+            ngl = largest_guided(lo, self.model.n_layers, gpus_fit)
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
@@ -147,6 +174,9 @@ class _Fixer:
         targets = targets or self.targets
         if targets is self.targets and not self.runs(s, quant):
             return
+        over = getattr(self.runtime, "surely_over", None)
+        if targets is not self.targets and over is not None and over(self.model, self.weights(quant), s, targets):
+            return        # other hardware (more GPUs): a lower bound of its bytes already overflows a device
         alloc = self.allocate(s, quant, targets)
         if not _fits(alloc):
             return

@@ -161,7 +161,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit)
+        max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit, first=s.ctx)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))

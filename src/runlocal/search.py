@@ -23,10 +23,11 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, first: int | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
-    room each plan leaves (boundary.largest_guided: the same answer from fewer plans)."""
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
+    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge."""
     def passes(n: int) -> bool:
         return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
 
@@ -34,14 +35,17 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         at = settings.with_(ctx=n * granule)
         if ok is fits:
             return fits_room(runtime, model, weights, at, targets)
+        over = getattr(runtime, "surely_over", None)
+        if over is not None and over(model, weights, at, targets):
+            return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
-    first, last = max(1, lo // granule), max(1, hi // granule)
     if ok is fits or ok is fits_verdict:
-        units = largest_guided(first, last, probe)
+        start = first // granule if first and first % granule == 0 else None
+        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, start)
     else:
-        units = largest(first, last, passes)
+        units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
 
 
@@ -52,9 +56,12 @@ def fits_verdict(a: Allocation) -> bool:
 
 def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
     """Bytes to spare on each device (negative: over), against its capacity, or with ``tight`` against the share
-    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal, a pool that cannot
-    hold one request, a compromise the runtime made). Only guides a search: the verdicts decide."""
-    if a.refusal is not None or (a.max_concurrency is not None and a.max_concurrency < 1):
+    above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal while every device
+    holds its share, a pool that cannot hold one request, a compromise the runtime made; a refusal with a device over,
+    such as Ollama's "more system memory than is available", keeps its rooms). Only guides a search: the verdicts
+    decide."""
+    over = any(d.capacity > 0 and d.total > d.capacity for d in a.devices)
+    if (a.refusal is not None and not over) or (a.max_concurrency is not None and a.max_concurrency < 1):
         return None
     if tight and a.compromise:
         return None
@@ -68,6 +75,9 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
     lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's."""
     over = getattr(runtime, "surely_over", None)
     if over is not None and over(model, weights, settings, targets):
+        guess = getattr(runtime, "room_when_over", None)     # Ollama: its own guess of where --fit leaves bytes
+        if guess is not None:
+            return False, guess(model, weights, settings, targets)
         floor = getattr(runtime, "floor", None)
         if floor is None:
             return False, None

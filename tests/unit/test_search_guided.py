@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from runlocal.boundary import largest_guided
+from runlocal.boundary import largest_guided, largest_predicted
 from runlocal.check import check
 from runlocal.request import CheckRequest
 from runlocal.runtimes.base import largest
@@ -49,6 +49,10 @@ def test_the_guided_search_ends_where_the_bisection_ends_whatever_the_room_says(
         probe, _ = _probe_counter(edge, room_of)
         expected = largest(lo, hi, lambda n, e=edge: n <= e)
         assert largest_guided(lo, hi, probe) == expected, (lo, hi, edge, shape)
+        # a plan already made (the context asked for) probed first, anywhere in the range or outside it
+        first = rng.randint(lo - 3, hi + 3)
+        probe, _ = _probe_counter(edge, room_of)
+        assert largest_guided(lo, hi, probe, first) == expected, (lo, hi, edge, shape, first)
 
 
 def test_a_straight_room_finds_the_edge_in_a_handful_of_plans():
@@ -57,6 +61,43 @@ def test_a_straight_room_finds_the_edge_in_a_handful_of_plans():
         probe, asked = _probe_counter(edge, lambda n, e=edge: 1_000_000.0 * (e + 0.5 - n))
         assert largest_guided(1, 1024, probe) == edge
         assert len(set(asked)) <= 4, asked
+
+
+def test_the_predicted_search_ends_where_the_bisection_ends_whatever_the_prediction_says():
+    # --fit's layer searches probe where a predicted room (bytes without compute buffers, exact, less a guessed
+    # compute buffer) reaches zero; a wrong guess may cost plans, never the answer
+    rng = random.Random(1616)
+    for _ in range(3000):
+        lo = rng.randint(0, 3)
+        hi = lo + rng.randint(0, 130)
+        edge = rng.randint(lo - 2, hi + 2)
+        shape = rng.choice(["exact", "offset", "bent", "noise", "flat"])
+        slope, offset = rng.uniform(0.1, 50.0), rng.uniform(-300.0, 300.0)
+
+        def predicted(n, shape=shape, slope=slope, offset=offset, edge=edge):
+            if shape == "exact":
+                return slope * (edge + 0.5 - n)
+            if shape == "offset":        # the guessed compute buffer off by a constant
+                return slope * (edge + 0.5 - n) + offset
+            if shape == "bent":
+                return (edge + 0.5 - n) * (slope if n <= edge else slope * 40) + offset
+            if shape == "noise":         # a guess that points anywhere: only the verdicts may decide
+                return rng.uniform(-1e9, 1e9)
+            return 1.0
+
+        lo_passes = rng.random() < 0.3 and edge >= lo
+        asked: list[int] = []
+
+        def passes(n: int, edge=edge, asked=asked) -> bool:
+            asked.append(n)
+            return n <= edge
+
+        expected = largest(lo, hi, lambda n, e=edge: n <= e)
+        assert largest_predicted(lo, hi, passes, predicted, lo_passes=lo_passes) == expected, (lo, hi, edge, shape)
+        if lo_passes:
+            assert lo not in asked
+        if shape == "exact" and lo < edge < hi:
+            assert len(set(asked)) <= 4, (asked, edge)       # lo, hi, then the edge from both sides
 
 
 def _ngl(plan) -> int:

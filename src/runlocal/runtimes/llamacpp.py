@@ -35,7 +35,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..boundary import largest_guided
+from ..boundary import largest_guided, largest_predicted
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type
 from ..memo import IdMemo
@@ -114,6 +114,8 @@ class LayerOutcomes:
 
     def __init__(self) -> None:
         self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
+        # fit_layers' guide: the compute buffer last simulated per class of placements, at any context or slots
+        self.compute: dict[tuple[bool, bool, bool], int] = {}
 
     def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
         cls = (ngl == 0, ncmoe == 0)
@@ -131,17 +133,25 @@ class LayerOutcomes:
             self.records.append((ctx, slots, ngl, ncmoe, passed))
 
     @staticmethod
-    def at(model: ModelSpec, launch: tuple, ctx: int, slots: int) -> Callable[[int, int], bool | None] | None:
+    def at(model: ModelSpec, launch: tuple, ctx: int, slots: int) -> LaunchView:
         """The store of ``launch`` (everything but the context, slots and placement, hashable) seen from
-        (ctx, slots): a ``known(ngl, ncmoe, passed=None)`` for fit_layers."""
-        store = _LAYER_OUTCOMES.get(model, launch, LayerOutcomes)
+        (ctx, slots), for fit_layers."""
+        return LaunchView(_LAYER_OUTCOMES.get(model, launch, LayerOutcomes), ctx, slots)
 
-        def known(ngl: int, ncmoe: int, passed: bool | None = None) -> bool | None:
-            if passed is None:
-                return store.implied(ctx, slots, ngl, ncmoe)
-            store.record(ctx, slots, ngl, ncmoe, passed)
-            return passed
-        return known
+
+class LaunchView:
+    """One launch's LayerOutcomes seen from a context and slot count: what fit_layers asks and tells it."""
+
+    def __init__(self, store: LayerOutcomes, ctx: int, slots: int) -> None:
+        self.store, self.ctx, self.slots = store, ctx, slots
+        self.compute = store.compute
+
+    def implied(self, ngl: int, ncmoe: int) -> bool | None:
+        return self.store.implied(self.ctx, self.slots, ngl, ncmoe)
+
+    def record(self, ngl: int, ncmoe: int, passed: bool) -> bool:
+        self.store.record(self.ctx, self.slots, ngl, ncmoe, passed)
+        return passed
 
 
 def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> tuple[int, int]:
@@ -151,25 +161,66 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) 
     when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
     layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
     (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
-    hopeless(ngl, n_cpu_moe), when given, is the room a bound leaves (LlamaCpp.floor; below 0: ok would fail, no
-    plan needed); known(ngl, n_cpu_moe), an answer implied by other launches' probes (LayerOutcomes.at);
-    room(plan), the bytes the plan leaves under the margin, which guides the search (boundary.largest_guided)."""
+    hopeless(ngl, n_cpu_moe), when given, is the room the bytes without compute buffers leave (LlamaCpp.floor;
+    below 0: ok would fail, no plan needed); known, the launch's answers at other contexts and slot counts
+    (LayerOutcomes.at); room(plan), the bytes the plan leaves under the margin (with hopeless, the plan's compute
+    buffer is their difference).
+
+    The searches probe where the predicted room reaches zero (boundary.largest_predicted): the exact room without
+    compute buffers (hopeless, cheap) less the compute buffer of the last plan simulated in the same class of
+    placements (known.compute keeps them across this launch's contexts and slot counts). Within a class the compute
+    buffer barely moves with the placement, so the edge is usually planned once from each side. A guide only: the
+    verdicts decide, and the answer is the bisection's."""
+    n = model.n_layers
+    compute: dict = known.compute if known is not None else {}
+
+    def cls(ngl: int, ncmoe: int) -> tuple[bool, bool, bool]:
+        return ngl == 0, ngl > n, ncmoe == 0
+
+    def passes(ngl: int, ncmoe: int) -> bool:
+        implied = known.implied(ngl, ncmoe) if known else None
+        if implied is not None:
+            return implied
+        bound = hopeless(ngl, ncmoe) if hopeless else None
+        if bound is not None and bound < 0:
+            answer = False
+        else:
+            plan = run(ngl, ncmoe)
+            answer = ok(plan)
+            if bound is not None and room is not None:
+                compute[cls(ngl, ncmoe)] = bound - room(plan)
+        return known.record(ngl, ncmoe, answer) if known else answer
+
+    def predicted(ngl: int, ncmoe: int) -> float:
+        c = cls(ngl, ncmoe)
+        guess = compute.get(c, next(iter(compute.values()), 0))
+        return (hopeless(ngl, ncmoe) if hopeless else 0) - guess
+
+    if passes(n + 1, 0):
+        return n + 1, 0
+    if hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
+        return _fit_layers_guided(model, run, ok, known, room)
+    if model.n_experts:
+        keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k))
+        if keep is not None:
+            return n + 1, n - keep
+        # (-ngl 0 is taken to pass unasked: whether or not it does, the answer below is 0 when nothing above does)
+        return largest_predicted(0, n + 1, lambda g: passes(g, n), lambda g: predicted(g, n), lo_passes=True) or 0, n
+    return largest_predicted(0, n + 1, lambda g: passes(g, 0), lambda g: predicted(g, 0), lo_passes=True) or 0, 0
+
+
+def _fit_layers_guided(model: ModelSpec, run, ok, known=None, room=None) -> tuple[int, int]:
+    """fit_layers without a bound to predict from: each probe planned, the search guided by the room it leaves."""
     n = model.n_layers
 
     def passes(ngl: int, ncmoe: int) -> tuple[bool, float | None]:
-        implied = known(ngl, ncmoe) if known else None
+        implied = known.implied(ngl, ncmoe) if known else None
         if implied is not None:
             return implied, None
-        bound = hopeless(ngl, ncmoe) if hopeless else None
-        if bound is not None and bound < 0:
-            answer, left = False, bound
-        else:
-            plan = run(ngl, ncmoe)
-            answer, left = ok(plan), (room(plan) if room else None)
-        return (known(ngl, ncmoe, answer) if known else answer), left
+        plan = run(ngl, ncmoe)
+        answer, left = ok(plan), (room(plan) if room else None)
+        return (known.record(ngl, ncmoe, answer) if known else answer), left
 
-    if passes(n + 1, 0)[0]:
-        return n + 1, 0
     if model.n_experts:
         keep = largest_guided(0, n, lambda k: passes(n + 1, n - k))
         if keep is not None:
@@ -335,7 +386,7 @@ class LlamaCpp:
                        "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4")
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
-                        targets: list[Target]) -> Callable[[int, int], bool | None] | None:
+                        targets: list[Target]) -> LaunchView | None:
         """fit_layers' store of answers at other contexts and slot counts of this launch (LayerOutcomes); -np auto's
         shared stream and a context too short for a whole batch (the batch then shrinks with it) are kept apart."""
         assert s.ctx is not None
@@ -399,7 +450,9 @@ class LlamaCpp:
         floor alone overflows a device: its verdict could only be the same."""
         def now() -> list[int]:
             _, bufs, _, _ = self.buffers_now(model, weights, settings, targets, with_compute=False)
-            return [b.total + (GPU_CONTEXT_OVERHEAD if b.kind == "gpu" and b.total else 0) for b in bufs]
+            # the backend's GPU context, as allocate_now counts it (none for Vulkan, SYCL: backends.py)
+            overhead = backend_rules(self.backend, targets).gpu_context
+            return [b.total + (overhead if b.kind == "gpu" and b.total else 0) for b in bufs]
         return _FLOORS.get(model, self._key(weights, settings, targets), now)
 
     def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,

@@ -299,14 +299,45 @@ class Ollama:
                     targets: list[Target]) -> bool:
         """allocate() would overflow a device, known without planning: what llama-server holds apart from compute
         buffers (weights, KV, outputs: the same sum wherever --fit puts the layers) is more than all the devices
-        together hold. A bound (LlamaCpp.floor with every layer on the host), so a search may skip the plan."""
+        together hold; or, where num_gpu fixes the layers (-ngl, --fit leaves them), more than one device holds.
+        A bound (LlamaCpp.floor: compute buffers are never negative), so a search may skip the plan."""
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        ngl = s.llamacpp.n_gpu_layers
+        if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
+            # allocate() plans these layers as given: each device's floor against its own capacity, GPUs in order
+            # then the host (a CPU share over the host's RAM is a refusal, over a GPU does not fit)
+            placed = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, s.llamacpp.n_cpu_moe, flash),
+                                       targets)
+            devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
+            if any(f > t.capacity for f, t in zip(placed, devices)):
+                return True
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return sum(floor) > sum(caps)
+
+    def room_when_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                       targets: list[Target]) -> dict[str, float] | None:
+        """A guess of the room (bytes to spare per device, < 0 over) of a plan surely_over skipped, for a search's
+        next probe (search.fits_room): where num_gpu fixes the layers, each device's capacity less its bytes without
+        compute buffers; else --fit fills the first GPU to its margin and the host holds the rest, so the host's room
+        is what all devices hold less the margin and the bytes without compute buffers. Only guides: the verdicts
+        decide."""
+        model = as_llamacpp_loads(model)
+        s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
+        ngl = s.llamacpp.n_gpu_layers
+        if ngl is not None and ngl >= 0:
+            placed = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, s.llamacpp.n_cpu_moe, flash),
+                                       targets)
+            return {t.name: t.capacity - f for f, t in zip(placed, devices) if t.capacity > 0} or None
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        if host is None or not devices:
+            return None
+        floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
