@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 13, collected by the neutral rule of rounds 8-12 before round 12's misses
-were tuned on, committed before it was scored, and scored once; rounds 1-12 are tuning data, see
+measurements/public_errors/held_out/: round 14, collected by a memory-weighted rule (fixed memory queries per runtime,
+held_out/round14_queries.md) before round 13's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-13 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -46,7 +47,7 @@ FIRST_RUNS = (
     # round 12: the same neutral rule with new queries (round12_queries.md), collected before round 11's
     # misses were tuned on
     ("round 12 (whole)", "2026-11-26", 67, 60, 67, 0, 56, "915/935"),
-    # round 13: the same neutral rule with new queries (held_out/round13_queries.md), collected before round 12's
+    # round 13: the same neutral rule with new queries (round13_queries.md), collected before round 12's
     # misses were tuned on
     ("round 13 (whole)", "2026-11-26", 62, 59, 62, 0, 58, "981/1002"),
 )
