@@ -45,7 +45,8 @@ was scored, and scored once (95.2 %; ``scoring/round13_first_run.txt``); session
 repositories, 36 memory failures and 27 look-alikes) was collected by a memory-weighted rule written down before any
 query was run (fixed memory queries per runtime, results in the order returned; ``held_out/round14_queries.md``) so
 that the memory side is tested as hard as the look-alike side, before round 13's misses were tuned on, committed
-before it was scored, and scored once (76.2 %; ``scoring/round14_first_run.txt``). Every file under ``held_out/`` is held out; every other file is tuning.
+before it was scored, and scored once (76.2 %; ``scoring/round14_first_run.txt``). Every file under
+``held_out/`` is held out; every other file is tuning.
 """
 
 from __future__ import annotations
