@@ -350,7 +350,7 @@ _CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argu
                           r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
                 "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
-                "eror", "attribute", "module named")  # a misspelt "Error" ("ValueErorr")
+                "eror", "no attribute", "module named")  # a misspelt "Error" ("ValueErorr")
 _MEMORY_SAID = re.compile(
     r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
     r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
@@ -422,8 +422,7 @@ GATE_WORDS = frozenset({
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
-    "out of resource", "outofresources", "too many resources", "no such service", "no such container",
-    "no such image", "no such network", "no such volume",
+    "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
 })
 
 # -- phase markers -------------------------------------------------------------------------------
