@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 13, collected by the neutral rule of rounds 8-12 before round 12's misses
-were tuned on, committed before it was scored, and scored once; rounds 1-12 are tuning data, see
+measurements/public_errors/held_out/: round 14, collected by a memory-weighted rule (fixed memory queries per runtime,
+held_out/round14_queries.md) before round 13's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-13 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -46,17 +47,25 @@ FIRST_RUNS = (
     # round 12: the same neutral rule with new queries (round12_queries.md), collected before round 11's
     # misses were tuned on
     ("round 12 (whole)", "2026-11-26", 67, 60, 67, 0, 56, "915/935"),
-    # round 13: the same neutral rule with new queries (held_out/round13_queries.md), collected before round 12's
+    # round 13: the same neutral rule with new queries (round13_queries.md), collected before round 12's
     # misses were tuned on
     ("round 13 (whole)", "2026-11-26", 62, 59, 62, 0, 58, "981/1002"),
+    # round 14: a memory-weighted sample (held_out/round14_queries.md): fixed memory words per runtime ("out of
+    # memory", "OOM", "killed", "crash large model", "long context crash"), collected before round 13's misses were
+    # tuned on, so that the memory side is tested as hard as the look-alike side (36 of its 63 texts are memory)
+    ("round 14 (memory-weighted)", "2026-11-26", 63, 48, 57, 1, 27, "1043/1064"),
 )
+# rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
+FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36)}
 
 
 def print_first_runs() -> None:
     print("\n== held-out rounds, first scoring as recorded (each round moves to tuning once it has been scored)")
     for name, day, n, exact, binary, called, lookalikes, tuning in FIRST_RUNS:
-        print(f"  {name:24s} {day}  exact {_pct(exact, n)}; memory / not memory {_pct(binary, n)}; "
-              f"look-alikes called memory {called} of {lookalikes}; tuning then {tuning}")
+        missed = FIRST_RUN_MEMORY.get(name)
+        memory = f"; memory failures missed {missed[0]} of {missed[1]}" if missed else ""
+        print(f"  {name:26s} {day}  exact {_pct(exact, n)}; memory / not memory {_pct(binary, n)}; "
+              f"look-alikes called memory {called} of {lookalikes}{memory}; tuning then {tuning}")
 
 
 def score(records: list[dict]) -> list[dict]:

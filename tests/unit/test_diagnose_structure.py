@@ -547,3 +547,35 @@ def test_an_out_of_memory_above_a_stated_context_length_is_a_long_input():
     log = ("the server crashes for any context length > 16000 (short prompts are fine):\n"
            "Out of Memory: Not enough space to allocate 268435456 B DRAM buffer across 12 banks\n")
     assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("log", [
+    # Triton's compiler refusing a kernel whose tile needs more shared memory per block than the GPU has
+    "vllm serve ... on a Radeon card:\ntriton.runtime.errors.OutOfResources: out of resource: shared memory, "
+    "Required: 131072, Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n",
+    # ... the same check inside PyTorch's inductor, which raises it as an OutOfMemoryError
+    "torch._inductor.exc.InductorError: RuntimeError: No valid triton configs. OutOfMemoryError: out of resource: "
+    "triton_mm_7 Required: 229376 Hardware limit:166912 Reducing block sizes or `num_stages` may help.\n",
+    # CUDA's launch check: registers or threads per block over the limit
+    "RuntimeError: CUDA error: too many resources requested for launch\n",
+])
+def test_a_kernel_over_the_gpus_per_block_limit_is_not_memory_running_short(log):
+    d = diagnose_text(log)
+    assert d.category == "not_memory" and d.entry.id == "notmem-kernel-resource-limit"
+
+
+@pytest.mark.parametrize("line", [
+    "no such service: api-worker",                                # docker compose up api-worker
+    "Error response from daemon: No such container: ollama",      # docker exec -it ollama ...
+])
+def test_docker_naming_a_service_or_container_it_does_not_know_is_configuration(line):
+    d = diagnose_text(line + "\n")
+    assert d.category == "not_memory" and d.entry.id == "notmem-config"
+
+
+@pytest.mark.parametrize("line", [
+    "'LlamaTokenizer' has no attribute pad_token_id_for_chat",   # a title, no exception name, no quotes on the name
+    "No module named 'auto_gptq'",
+])
+def test_a_name_the_code_did_not_find_without_an_exception_name_is_an_application_error(line):
+    assert diagnose_text(line + "\n").category == "not_memory"

@@ -176,6 +176,10 @@ _NOT_MEMORY = (
     # "error: invalid value 'True' for '--flag'"), click ("No such option: --x")
     (re.compile(r"flag provided but not defined|unrecognized arguments?:|unexpected argument '"
                 r"|invalid value '[^']*' for '-|no such option:? -"), "notmem-bad-argument"),
+    # docker compose / the docker CLI naming a service, container, image, network or volume it does not know ("no such
+    # service: inference-text-client", "Error response from daemon: No such container: …"): the compose file or the
+    # command names something that is not defined or not created, a configuration error
+    (re.compile(r"\bno such (?:service|container|image|network|volume)\b"), "notmem-config"),
     # the listening port is taken (EADDRINUSE, errno 98; Windows WSAEADDRINUSE 10048, whose message Windows prints in
     # the system's language: "通常只允许每个套接字地址(协议/网络地址/端口)使用一次")
     (re.compile(r"address already in use|eaddrinuse|only one usage of each socket address|每个套接字地址"),
@@ -233,6 +237,16 @@ _POOL_PHASE_OOM = re.compile(r"\b(?:prefill|decode) out of memory(?! happened)")
 # (python/sglang/srt/managers/scheduler.py update_running_batch). The KV pool filled, no device allocation failed,
 # and the server goes on (SGLang's hyperparameter-tuning guide: raise --schedule-conservativeness if frequent)
 _RETRACTION = re.compile(r"\b(?:prefill|decode) out of memory happened|#retracted_reqs\b")
+# a GPU kernel whose launch configuration asks for more per-block resources than the hardware has: Triton's compiler
+# raises OutOfResources(self.metadata.shared, max_shared, "shared memory") when a kernel's tile needs more shared
+# memory per block than the GPU offers ("out of resource: shared memory, Required: 196608, Hardware limit: 65536.
+# Reducing block sizes or `num_stages` may help.", triton/compiler/compiler.py _init_handles); PyTorch's inductor
+# raises the same words under OutOfMemoryError (TORCH_CHECK_WITH(OutOfMemoryError, …, "out of resource: ", funcName,
+# " Required: ", …, " Hardware limit:", …)); CUDA's cudaErrorLaunchOutOfResources is "too many resources requested
+# for launch" (registers or threads per block). The size is fixed by the kernel's configuration, not by the model or
+# the free memory: nothing ran short, the kernel does not fit this GPU's per-block limit.
+_KERNEL_LIMIT = re.compile(r"out of resources?:\s*[\w ]+?,?\s*required:?\s*\d+,?\s*hardware limit:?\s*\d+"
+                           r"|\boutofresources\b|too many resources requested for launch|launchoutofresources")
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
@@ -323,7 +337,10 @@ _ERROR_STATEMENT = re.compile(
     r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
     r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
     r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
-    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):")
+    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
+    # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
+    # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
+    r"|\bhas no attribute\b|\bno module named\b")
 # a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
 # trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
 _EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
@@ -333,7 +350,7 @@ _CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argu
                           r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
                 "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
-                "eror")  # a misspelt "Error" ("ValueErorr")
+                "eror", "no attribute", "module named")  # a misspelt "Error" ("ValueErorr")
 _MEMORY_SAID = re.compile(
     r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
     r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
@@ -405,6 +422,7 @@ GATE_WORDS = frozenset({
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
+    "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -560,6 +578,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):
         return "sglang-retraction"
+    if _KERNEL_LIMIT.search(low):
+        return "notmem-kernel-resource-limit"
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
