@@ -155,11 +155,15 @@ def test_endless_line_and_flood_are_capped(mode, monkeypatch):
 
 
 def _probe_cli(args, env, **kw):
+    import signal
     import subprocess
     import sys
 
+    # Ctrl-C as a terminal sends it: a suite started in the background by a non-interactive shell ignores SIGINT,
+    # and a child would inherit that (bash: asynchronous commands get SIGINT ignored), so the child takes the default
     return subprocess.Popen([sys.executable, "-m", "runlocal.cli", "probe", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, **kw)
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
 
 
 def _cli_env(tmp_path):
