@@ -1,9 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 14, collected by a memory-weighted rule (fixed memory queries per runtime,
-held_out/round14_queries.md) before round 13's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-13 are tuning data, see
+measurements/public_errors/held_out/: round 15, collected by round 14's memory-weighted rule with new neutral memory
+words (held_out/round15_queries.md) before round 14's misses were tuned on, committed before it was scored, and scored
+once; rounds 1-14 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -50,7 +50,7 @@ FIRST_RUNS = (
     # round 13: the same neutral rule with new queries (round13_queries.md), collected before round 12's
     # misses were tuned on
     ("round 13 (whole)", "2026-11-26", 62, 59, 62, 0, 58, "981/1002"),
-    # round 14: a memory-weighted sample (held_out/round14_queries.md): fixed memory words per runtime ("out of
+    # round 14: a memory-weighted sample (round14_queries.md): fixed memory words per runtime ("out of
     # memory", "OOM", "killed", "crash large model", "long context crash"), collected before round 13's misses were
     # tuned on, so that the memory side is tested as hard as the look-alike side (36 of its 63 texts are memory)
     ("round 14 (memory-weighted)", "2026-11-26", 63, 48, 57, 1, 27, "1043/1064"),
