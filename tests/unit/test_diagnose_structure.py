@@ -579,3 +579,53 @@ def test_docker_naming_a_service_or_container_it_does_not_know_is_configuration(
 ])
 def test_a_name_the_code_did_not_find_without_an_exception_name_is_an_application_error(line):
     assert diagnose_text(line + "\n").category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    'model gets "Killed" while converting the weights\n',
+    "Every run of the server ends with 'Killed' after the first prompt.\n",
+    "qwen 14B OOM: Killed process\nnum_ctx 32k, 64 GB RAM\n",
+    "加载模型时Killed了，是内存不够吗\n",
+    "when RAM usage reached the max it immediately got killed and printed nothing else\n",
+])
+def test_killed_as_a_word_in_a_sentence_or_title_is_the_oom_killer(log):
+    # the shell's "Killed" quoted in prose, the kernel's "Killed process" with its pid cut off, next to CJK text,
+    # or said of the process: SIGKILL ended it, and nothing else in the paste explains the end
+    assert diagnose_text(log).category == "oom_killer"
+
+
+@pytest.mark.parametrize("log", [
+    "Qwen2 OOM with a 300k input request\nsending one request of about 300k input causes CUDA out of memory\n",
+    "python3 -m sglang.bench_serving --backend sglang --num-prompts 2000\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    "extending the model to 128K out of memory\ntorch.cuda.OutOfMemoryError: CUDA out of memory\n",
+])
+def test_an_input_size_or_a_serving_benchmark_names_the_run_phase(log):
+    # the model had loaded: requests were being served (a benchmark) or one request's input size is the threshold
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_the_tensorrt_llm_engine_builder_names_the_load_phase():
+    log = ("trtllm-build --checkpoint_dir ckpt --max_batch_size 8 --max_input_len 65536 --max_output_len 1024\n"
+           "[TRT] [E] 2: Internal error: plugin node transformer/layers/0/attention/PLUGIN_V2_GPTAttention_0 "
+           "requires 60000000000 bytes of scratch space, but only 40000000000 is available. out of memory\n")
+    # a long --max_input_len is what the engine is sized for; the failure is the build, not a request
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("log", [
+    "Model ran out of context size\nThis request needed 9,100 tokens, but the model's context window holds only 8,192.\n",
+    "llama.cpp:12001: The current context does not support K-shift\n",
+    "srv  send_error: error: the request exceeds the available context size, try increasing it\n",
+])
+def test_a_full_context_window_said_in_words_is_not_memory(log):
+    # the window is a setting (n_ctx): the request is longer than it, no allocation failed
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_kernel_without_enough_shared_memory_is_not_memory_running_short():
+    log = ("I tried 32k input on llama-13b\n"
+           " what():  [TensorRT-LLM][ERROR] Assertion failed: Sequence Length is too long for the MMHA kernel "
+           "(not enough shared memory). (decoderMaskedMultiheadAttentionLaunch.h:232)\n")
+    # a per-block limit of the GPU, fixed by the kernel; free VRAM does not change it
+    assert diagnose_text(log).category == "not_memory"

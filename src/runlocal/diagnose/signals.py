@@ -218,7 +218,12 @@ _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
-    r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b")  # -9: SIGKILL
+    r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b"  # -9: SIGKILL
+    # "Killed" as a word wherever it stands: quoted in a sentence or a title ('gets "Killed" during Compiling', 'ends
+    # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
+    # ("模型加载Killed了"), or said of the process ("it immediately be killed", "got killed")
+    r"|[\"'“‘`]killed[\"'”’`]|\bkilled process\b|(?<=[\u3040-\u30ff\u4e00-\u9fff])killed|killed(?=[\u3040-\u30ff\u4e00-\u9fff])"
+    r"|\b(?:be|been|being|gets?|got|was|is) killed\b")
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
@@ -246,7 +251,10 @@ _RETRACTION = re.compile(r"\b(?:prefill|decode) out of memory happened|#retracte
 # for launch" (registers or threads per block). The size is fixed by the kernel's configuration, not by the model or
 # the free memory: nothing ran short, the kernel does not fit this GPU's per-block limit.
 _KERNEL_LIMIT = re.compile(r"out of resources?:\s*[\w ]+?,?\s*required:?\s*\d+,?\s*hardware limit:?\s*\d+"
-                           r"|\boutofresources\b|too many resources requested for launch|launchoutofresources")
+                           r"|\boutofresources\b|too many resources requested for launch|launchoutofresources"
+                           # TensorRT-LLM's masked multi-head attention kernel: "Sequence Length is too long for the
+                           # MMHA kernel (not enough shared memory)" (decoderMaskedMultiheadAttentionLaunch.h)
+                           r"|not enough shared memory\b")
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
@@ -438,7 +446,8 @@ LOAD = re.compile(
     r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
     r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
     r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
-    r"|\bfail\w* to deploy")  # "failure to deploy … due to OOM": a start-up
+    r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
+    r"|trtllm-build\b|\bconvert_checkpoint\b")  # TensorRT-LLM building an engine / converting a checkpoint
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -454,6 +463,11 @@ RUN = re.compile(
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
+    # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
+    r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"
+    r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
+    r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
     r"|sampling steps|batch_manager|in-?flight"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering

@@ -41,11 +41,15 @@ and scored once (89.6 %); session 8's helper diagnose8 moved it out of ``held_ou
 is tuning data. Round 13 (``round13.jsonl``, 62 texts from 32 projects, 58 look-alikes) was collected by
 the same rule with new queries (``round13_queries.md``) before round 12's misses were tuned on, committed before it
 was scored, and scored once (95.2 %; ``scoring/round13_first_run.txt``); session 8's helper diagnose9 moved it out of
-``held_out/`` after collecting round 14: it is tuning data. Round 14 (``held_out/round14.jsonl``, 63 texts from 25
+``held_out/`` after collecting round 14: it is tuning data. Round 14 (``round14.jsonl``, 63 texts from 25
 repositories, 36 memory failures and 27 look-alikes) was collected by a memory-weighted rule written down before any
-query was run (fixed memory queries per runtime, results in the order returned; ``held_out/round14_queries.md``) so
+query was run (fixed memory queries per runtime, results in the order returned; ``round14_queries.md``) so
 that the memory side is tested as hard as the look-alike side, before round 13's misses were tuned on, committed
-before it was scored, and scored once (76.2 %; ``scoring/round14_first_run.txt``). Every file under
+before it was scored, and scored once (76.2 %; ``scoring/round14_first_run.txt``); session 8's helper diagnose10
+moved it out of ``held_out/`` after collecting round 15: it is tuning data. Round 15 (``held_out/round15.jsonl``,
+41 texts from 24 repositories, 30 memory failures and 11 look-alikes) was collected by round 14's rule with new
+neutral memory words fixed before any query was run (``held_out/round15_queries.md``), before round 14's misses
+were tuned on, and committed before it was scored. Every file under
 ``held_out/`` is held out; every other file is tuning.
 """
 
