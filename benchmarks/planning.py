@@ -6,7 +6,7 @@ Grid: every catalog model × the six runtimes × context (the runtime's default,
 `check(CheckRequest(...))` — the call behind `runlocal check` and /api/v1/check — timed in this process after
 the imports, rows run one after the other (as a server would answer them, caches warm from earlier rows), and
 without stored measurements (the planner alone). Then a sample of rows as cold processes
-(`python -m runlocal.cli check … --json`), beside `python3 -c pass` measured in the same run; then `compare` of
+(`python -m runlocal check … --json`, the `runlocal` entry point users run), beside `python3 -c pass` measured in the same run; then `compare` of
 5 devices and `best` for a 70B model, cold; then the page's memory curve, cold, for every catalog model.
 
 Targets (issue 16): in-process median ≤ 20 ms, worst ≤ 100 ms; cold check median ≤ 0.2 s, worst ≤ 0.6 s;
@@ -168,7 +168,7 @@ def cold(rows, n: int) -> None:
     _run([sys.executable, "-c", "pass"])
     for alias, rt, ctx, gpu in picked:
         base.append(_run([sys.executable, "-c", "pass"]))
-        cmd = [sys.executable, "-m", "runlocal.cli", "check", alias, "--runtime", rt, "--gpu", gpu, "--json"]
+        cmd = [sys.executable, "-m", "runlocal", "check", alias, "--runtime", rt, "--gpu", gpu, "--json"]
         c = _ctx(alias, ctx)
         if c:
             cmd += ["--ctx", c]
@@ -185,7 +185,7 @@ def cold(rows, n: int) -> None:
 
 
 def choose_cold() -> None:
-    cli = [sys.executable, "-m", "runlocal.cli"]
+    cli = [sys.executable, "-m", "runlocal"]
     compare = cli + ["compare", *COMPARE_DEVICES, "--model", BIG_MODEL, "--json"]
     best = cli + ["best", BIG_MODEL, "--json"]
     for label, cmd in (("compare 5 devices, 70B", compare), ("best, 70B", best)):
