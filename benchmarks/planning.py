@@ -6,8 +6,9 @@ Grid: every catalog model × the six runtimes × context (the runtime's default,
 `check(CheckRequest(...))` — the call behind `runlocal check` and /api/v1/check — timed in this process after
 the imports, rows run one after the other (as a server would answer them, caches warm from earlier rows), and
 without stored measurements (the planner alone). Then a sample of rows as cold processes
-(`python -m runlocal check … --json`, the `runlocal` entry point users run), beside `python3 -c pass` measured in the same run; then `compare` of
-5 devices and `best` for a 70B model, cold; then the page's memory curve, cold, for every catalog model.
+(`python -m runlocal check … --json`, the `runlocal` entry point users run), beside `python3 -c pass`
+measured in the same run; then `compare` of 5 devices and `best` for a 70B model, cold; then the page's memory
+curve, cold, for every catalog model.
 
 Targets (issue 16): in-process median ≤ 20 ms, worst ≤ 100 ms; cold check median ≤ 0.2 s, worst ≤ 0.6 s;
 compare/best ≤ 1 s cold; the curve ≤ 300 ms cold.
