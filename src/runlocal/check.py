@@ -86,7 +86,8 @@ def _transformers_options(req: CheckRequest):
     from .runtimes.options import TransformersOptions
 
     return TransformersOptions(max_new_tokens=req.max_new_tokens,
-                               attn_implementation=(req.attn_implementation or "").strip().lower() or None)
+                               attn_implementation=(req.attn_implementation or "").strip().lower() or None,
+                               device_map=req.device_map or "auto")
 
 
 def _lora(req: CheckRequest, runtime: str) -> dict:

@@ -122,6 +122,9 @@ class CheckRequest:
     # runtimes.transformers.ATTN_IMPLEMENTATIONS (a test keeps the two equal)
     attn_implementation: str | None = _opt(None, "--attn-implementation", choices=("sdpa", "eager"),
                                            help="transformers: sdpa (default) or eager")
+    device_map: str | None = _opt(None, "--device-map", choices=("auto", "cuda"),
+                                  help="transformers: auto (default: layers spill to RAM and disk) or cuda "
+                                       "(model.cuda(): every weight on the first GPU)")
     use_measurements: bool = True            # stored probe/benchmark results replace predictions (not an option)
     extra: dict = field(default_factory=dict)
 

@@ -500,9 +500,14 @@ class Transformers:
         return s.transformers.attn_implementation or self.attn_implementation
 
     def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None,
-                    bnb: bool) -> tuple[dict[str, float], list[str], list[Step]]:
+                    bnb: bool, device_map: str = "auto") -> tuple[dict[str, float], list[str], list[Step]]:
         steps: list[Step] = []
         unified = [g for g in gpus if g.kind == "unified"]
+        if device_map == "cuda" and gpus and not unified:
+            # from_pretrained(device_map="cuda") — like model.cuda() — is {"": "cuda"}: every module on the first GPU
+            # whatever its size, nothing on the CPU (modeling_utils.py: a device name as device_map)
+            return {"0": float("inf")}, ["0"], [Step("device_map", '"cuda": every module on GPU 0, none in RAM',
+                                                     "no limit", f"modeling_utils.py from_pretrained ({TF_REF})")]
         mm: dict[str, float] = {}
         if unified:
             # get_max_memory: on MPS "mps" gets the available RAM and there is no "cpu" entry
@@ -555,7 +560,7 @@ class Transformers:
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
         root = _tree(model, weights)
-        mm, main, steps = self._max_memory(root, gpus, host, bnb)
+        mm, main, steps = self._max_memory(root, gpus, host, bnb, s.transformers.device_map)
         place = _place(root, mm, main, bool(gpus))
         cache = _dynamic_cache(model, s, place, prompt)
         prefill = _prefill(model, q, s.ctx, prompt, cache, eager)
@@ -571,7 +576,7 @@ class Transformers:
         q = _quant_key(s.quant)
         from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
-        args = [f'"{serve_path(model).strip(chr(39))}"', 'device_map="auto"']
+        args = [f'"{serve_path(model).strip(chr(39))}"', f'device_map="{s.transformers.device_map}"']
         imports = ["AutoModelForCausalLM"]
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
             extra = ", bnb_4bit_use_double_quant=True" if q.endswith("-dq") else ""
