@@ -485,7 +485,7 @@ def _front_matter(path: Path) -> dict:
     return meta
 
 
-REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning",  # reached by severity (classify)
+REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stopped",  # reached by severity (classify)
                                            "notmem-pool-has-room", "notmem-oom-not-from-allocation",  # by figures
                                            "notmem-application-error",  # the answer of last resort (classify)
                                            "notmem-killed-after-error",  # a bare kill after an error (classify)

@@ -629,3 +629,18 @@ def test_a_kernel_without_enough_shared_memory_is_not_memory_running_short():
            "(not enough shared memory). (decoderMaskedMultiheadAttentionLaunch.h:232)\n")
     # a per-block limit of the GPU, fixed by the kernel; free VRAM does not change it
     assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    "slurmstepd: error: *** JOB 4211 ON gpu07 CANCELLED AT 2025-03-02T11:04:12 DUE TO TIME LIMIT *** Killed\n",
+    "loading model... then the server got killed when I pressed Ctrl-C\n",
+    "Process was killed by SIGTERM from the supervisor after the health check timed out\n",
+])
+def test_a_kill_whose_line_names_who_asked_for_it_is_not_the_oom_killer(log):
+    # the OOM killer sends SIGKILL and says so; Ctrl-C, SIGTERM and a scheduler's time limit are other causes
+    assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log", ["Killed\n", "the process got killed while loading the model, RAM full\n"])
+def test_a_kill_that_names_no_other_cause_is_still_read_as_the_oom_killer(log):
+    assert diagnose_text(log).category == "oom_killer"

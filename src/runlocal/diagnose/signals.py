@@ -224,6 +224,11 @@ _KILL_SIGNAL = re.compile(
     # ("模型加载Killed了"), or said of the process ("it immediately be killed", "got killed")
     r"|[\"'“‘`]killed[\"'”’`]|\bkilled process\b|(?<=[\u3040-\u30ff\u4e00-\u9fff])killed|killed(?=[\u3040-\u30ff\u4e00-\u9fff])"
     r"|\b(?:be|been|being|gets?|got|was|is) killed\b")
+# a kill whose own line names what asked for it — Ctrl-C, SIGTERM, a scheduler's time limit, a cancellation, a
+# health check — is that cause: the OOM killer sends SIGKILL and says so (signal(7); mm/oom_kill.c)
+_STOPPED = re.compile(
+    r"ctrl[- +]?c\b|\^c\b|keyboardinterrupt|\bsigint\b|\bsigterm\b|time ?limit|timed out|\btimeout\b|cancel"
+    r"|preempt|health ?check|by (?:the )?user\b|\bmanually\b")
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
@@ -609,7 +614,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
             return "notmem-other-error"
     if _KILL_SIGNAL.search(low):
-        return "process-killed"
+        return "notmem-stopped" if _STOPPED.search(low) and not _MEMORY_WORDS.search(low.replace("killed", "")) \
+            else "process-killed"
     if not oom and needs_more_than_has(low):
         oom = True
     if oom and _NAMED_POOL.search(low):
