@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .boundary import Room, largest_guided, largest_predicted
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, engine, get_runtime
-from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, levers_of
+from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
 from .runtimes.published import POOLED_RUNTIMES, published_checkpoint, published_checkpoints
 from .search import fits_room, fits_verdict, longest_context, plan_fits
 from .units import format_bytes
@@ -371,12 +371,11 @@ def _host_swap(f: _Fixer) -> None:
     if not name or f.runs(s):
         return
     current = s.option(name)
-    for gib in range(math.ceil(current) - 1, -1, -1):
-        lower = s.with_(**{name: float(gib)})
-        if f.runs(lower):
-            f.try_(f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})", lower,
-                   f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
-            return
+    below = math.ceil(current) - 1
+    gib = largest(0, below, lambda n: f.runs(s.with_(**{name: float(n)}))) if below >= 0 else None
+    if gib is not None:
+        f.try_(f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})", s.with_(**{name: float(gib)}),
+               f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
 
 
 def _more_gpus(f: _Fixer) -> None:

@@ -67,6 +67,7 @@ from ..model.spec import AttentionSpec, ModelSpec, RecurrentSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB, round_up
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .options import VLLMOptions
 from .published import kernel_check
 from .vllm_parallel import explain_parallel
 
@@ -124,11 +125,10 @@ CONCURRENCY_REPORT_ENGINES = ("v1-cudagraph",)
 DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 
 
-# CacheConfig.swap_space: 4 GiB of CPU swap per GPU (--swap-space). V0 allocates it as pinned CPU KV blocks ("# CPU
-# blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B = 4 GiB); the V1 engine keeps no
-# KV in host memory, but every version checks it against the host's RAM (config cache.py
-# verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
-SWAP_SPACE = 4 << 30
+# CacheConfig.swap_space: 4 GiB of CPU swap per GPU (--swap-space; VLLMOptions.swap_space). V0 allocates it as
+# pinned CPU KV blocks ("# CPU blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B =
+# 4 GiB); the V1 engine keeps no KV in host memory, but every version checks it against the host's RAM (config
+# cache.py verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
 CPU_KVCACHE_SPACE = 4 << 30    # vllm/platforms/cpu.py: VLLM_CPU_KVCACHE_SPACE (GiB), 4 when not set
 SWAP_REFUSE_SHARE = 0.7
 
@@ -777,7 +777,7 @@ class VLLM:
             parts += ["--data-parallel-size", str(s.vllm.dp)]
         if s.vllm.expert_parallel:
             parts += ["--enable-expert-parallel"]
-        if s.vllm.swap_space != SWAP_SPACE / GiB:
+        if s.vllm.swap_space != VLLMOptions.swap_space:       # vLLM's default is not spelled out
             parts += ["--swap-space", f"{s.vllm.swap_space:g}"]
         if s.vllm.enable_lora:
             parts += ["--enable-lora", "--max-loras", str(s.vllm.max_loras), "--max-lora-rank", str(s.vllm.max_lora_rank)]
