@@ -44,7 +44,7 @@ def test_ollama_takes_the_backend_too():
 
 
 def test_backend_is_refused_where_there_is_none_to_choose():
-    with pytest.raises(InputError, match=r"^backend: vllm has no ggml backend"):
+    with pytest.raises(InputError, match=r"^backend: an option of llama.cpp and ollama \(--backend\); vllm has no such setting$"):
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", runtime="vllm", backend="cuda"))
     with pytest.raises(InputError, match=r"^backend: expected cuda \| rocm"):
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", backend="opencl"))

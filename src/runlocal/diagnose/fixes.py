@@ -485,16 +485,20 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
         return []
     from ..check import CheckRequest, check
     from ..errors import RunlocalError
+    from ..runtimes.registry import find_engine
 
     rt = runtime or ("vllm" if ex.get("max_model_len") or ex.get("kv_cache_tokens") else "llama.cpp")
     spec = runtime_spec(rt, ex)  # the log's own release: its allocation rules and defaults
     ctx, parallel, unified = llamacpp_slots(ex)
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
+    known = find_engine(rt.split("==")[0])
+    stated = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
     req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
-                       cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"),
-                       gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=parallel, kv_unified=unified)
+                       cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
+                       # only the settings of the log's own engine (another engine's flag is refused)
+                       **{k: v for k, v in stated.items() if known and k in known.own_options})
     try:
         plan, _ = check(req)
     except (RunlocalError, ValueError):
