@@ -493,7 +493,7 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
     known = find_engine(rt.split("==")[0])
-    stated = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
+    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
     req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
