@@ -72,8 +72,8 @@ def test_decode_error_meets_the_target_per_class(bench):
 def test_committed_constants_are_the_fit_of_the_dataset(bench):
     # src/runlocal/data/speed_fit.json is the fit of measurements/speed, byte for byte: after changing either,
     # run `python benchmarks/speed_accuracy.py --write`
-    consts, split_ms, attn = bench.refit(bench.build_rows(bench.load_records()))
-    assert bench.fit_json(bench.fit_document(consts, split_ms, attn)) == S.FIT_PATH.read_text(encoding="utf-8")
+    consts, split_ms, attn, rates = bench.refit(bench.build_rows(bench.load_records()), bench.load_core_tuning())
+    assert bench.fit_json(bench.fit_document(consts, split_ms, attn, rates)) == S.FIT_PATH.read_text(encoding="utf-8")
     assert consts == S.FIT
     assert (split_ms, attn) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR)
 
