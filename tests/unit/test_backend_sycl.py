@@ -34,3 +34,21 @@ def test_the_plan_says_what_sycl_counts_and_what_it_does_not():
     # no CUDA context on an Intel card: the GPU overhead is what the driver needs, not counted
     gpu = next(d for d in plan["memory"]["devices"] if d["kind"] == "gpu")
     assert gpu["overhead"] == 0
+
+
+def test_the_posted_a770_gpt_oss_log_is_planned_as_logged():
+    # ggml-org/llama.cpp#17643 (build 7195): `llama-server -m gpt-oss-20b-MXFP4.gguf -fa 0 -ngl 999` on an Arc A770
+    # logged SYCL0 KV 96.00 + 24.00 MiB (4,096 full cells and 1,024 sliding-window cells, 4 sequences in one stream)
+    # and a 563.39 MiB SYCL0 compute buffer
+    from runlocal.evidence import public_logs, public_scores
+
+    rec = next(r for r in public_logs.load_sycl() if r["source_url"].endswith("/17643"))
+    assert rec["logged"]["kv_buffers"]["SYCL0"] == 96.0 + 24.0
+    row = public_scores.llamacpp_rows([rec])[0]
+    assert row["kv_reason"] is None and row["kv"] == (120.0, 120.0)
+    logged, planned = row["compute_gpu"]
+    assert logged == 563.39 and abs(planned / logged - 1) < 0.03
+    plan = check_json("gpt-oss-20b", "--gpu", "arc a770", "--backend", "sycl", "-c", "1024", "-np", "4",
+                      "--kv-unified", "-fa", "off", "--runtime", "llama.cpp==b7195")
+    gpu = next(d for d in plan["memory"]["devices"] if d["kind"] == "gpu")
+    assert gpu["kv_cache"] == 120 * 2**20
