@@ -86,9 +86,10 @@ def test_the_c_api_keeps_every_output_and_the_output_buffer_is_unchanged():
     assert c_api[-1].output == server[-1].output == 2 * spec.vocab_size * 4
 
 
-def test_ollama_current_release_runs_a_capped_llama_server_a_named_release_is_planned_without():
-    """Ollama builds llama-server from upstream llama.cpp (ollama/ollama#15122), b10864 since ollama/ollama#18317:
-    the current release has the cap. Which build an earlier release bundled is not mapped: planned without it."""
+def test_ollama_releases_get_the_cap_by_the_llama_cpp_build_they_bundle():
+    """Ollama builds llama-server from upstream llama.cpp at its LLAMA_CPP_VERSION since v0.30.0 (v0.31.0: b9840,
+    after PR #23861; data/ollama_llama_cpp.json): the cap, as the current release. v0.24.0 ran its own runner over a
+    llama.cpp vendored before the PR (2026-05-14): planned without it."""
     def gpu_compute(runtime: str) -> int:
         out = CliRunner().invoke(app, ["check", "qwen3-8b", "--runtime", runtime, "--gpu", "rtx-3090", "-c", "8192",
                                        "--json"])
@@ -96,5 +97,6 @@ def test_ollama_current_release_runs_a_capped_llama_server_a_named_release_is_pl
         assert ("PR #23861" in plan["runtime_rules"]) and out.exit_code == 0
         return plan["memory"]["devices"][0]["compute"]
 
-    assert get_runtime("ollama").output_cap and not get_runtime("ollama==0.31.0").output_cap  # type: ignore[attr-defined]
-    assert gpu_compute("ollama") < gpu_compute("ollama==0.31.0")
+    assert get_runtime("ollama").output_cap and get_runtime("ollama==0.31.0").output_cap  # type: ignore[attr-defined]
+    assert not get_runtime("ollama==0.24.0").output_cap  # type: ignore[attr-defined]
+    assert gpu_compute("ollama") == gpu_compute("ollama==0.31.0") < gpu_compute("ollama==0.24.0")

@@ -57,7 +57,7 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
     else:
         runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
-        runtime.output_cap = False   # type: ignore[attr-defined]   # which llama.cpp build a release bundles: not mapped
+        runtime.output_cap = versions.ollama_output_cap(version)   # type: ignore[attr-defined]   # by its build
     runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
     return runtime
 

@@ -6,9 +6,15 @@ What changes with the backend, in the bytes runlocal plans (each rule is the bac
   (runtimes/llamacpp.py GPU_CONTEXT_OVERHEAD, measurements/llamacpp/README.md). ROCm (HIP builds the same
   ggml-cuda code, with hipBLAS) keeps that figure. Vulkan, Metal and SYCL create no CUDA context and no cuBLAS
   handle; their drivers' own contexts are not measured, so nothing is counted for them and the plan says so.
-- ggml-cuda only (CUDA and HIP): a quantized KV row padded to MATRIX_ROW_PADDING (ggml-cuda/common.cuh,
-  ggml_backend_cuda_buffer_type_get_alloc_size) and the f16 copies of a quantized cache that its flash-attention
-  kernels convert into (ggml-cuda/fattn-common.cuh); other backends allocate neither.
+- a quantized KV row padded to MATRIX_ROW_PADDING: ggml-cuda (CUDA and HIP: common.cuh,
+  ggml_backend_cuda_buffer_type_get_alloc_size) and ggml-sycl, whose get_alloc_size is the same rule
+  (ggml/src/ggml-sycl/ggml-sycl.cpp ggml_backend_sycl_buffer_type_get_alloc_size: ggml_nbytes plus
+  ggml_row_size(type, MATRIX_ROW_PADDING - ne0 % MATRIX_ROW_PADDING) for a quantized tensor, MATRIX_ROW_PADDING 512
+  in ggml-sycl/presets.hpp); Vulkan and Metal pad nothing.
+- ggml-cuda only (CUDA and HIP): the f16 copies of a quantized cache that its flash-attention kernels convert into
+  (ggml-cuda/fattn-common.cuh). ggml-sycl reserved no flash-attention scratch in the compute buffer until PR #27629
+  (2026-08-24, "sycl: make --fit respect --fit-target better", mirroring CUDA's #23907); that scratch (f16 K/V and,
+  on its oneDNN path, a dense Q and an f16 output) is not modelled, and the plan says so.
 - compute buffers: sized by tracing llama.cpp's graph with ggml-alloc and fitted to logs of the CPU and CUDA
   backends (measurements/llamacpp). What ggml-vulkan changes, from its source (ggml/src/ggml-vulkan/ggml-vulkan.cpp):
   ggml_backend_vk_buffer_type_get_alloc_size is ggml_nbytes (no padded quantized rows, no f16 room on a
@@ -46,8 +52,9 @@ CUDA_CONTEXT = 590 * MiB            # = llamacpp.GPU_CONTEXT_OVERHEAD (measured 
 class BackendRules:
     name: str
     gpu_context: int                # bytes per GPU beyond the logged buffers
-    ggml_cuda: bool                 # CUDA/HIP kernels: padded quantized rows, f16 copies for flash attention
+    ggml_cuda: bool                 # CUDA/HIP kernels: f16 copies for flash attention
     detected: bool                  # True: chosen from the GPU's vendor, not given
+    pads_quant_rows: bool = False   # get_alloc_size pads a quantized row to MATRIX_ROW_PADDING (ggml-cuda, ggml-sycl)
 
     def step(self) -> Step:
         how = "from the GPU's vendor (--backend to choose)" if self.detected else "given"
@@ -56,6 +63,10 @@ class BackendRules:
                    + ("; HIP/hipBLAS assumed alike" if self.name == "rocm" else "") + ")")
         elif self.name == "cpu":
             ctx = "no GPU context"
+        elif self.name == "sycl":
+            ctx = ("no CUDA context or cuBLAS state; the SYCL/Level Zero driver's own context is not measured and not "
+                   "counted; quantized KV rows padded to 512 as ggml-sycl's get_alloc_size does (as ggml-cuda); its "
+                   "flash-attention scratch (reserved since PR #27629) not counted")
         else:
             ctx = (f"no CUDA context or cuBLAS state; the {self.name} driver's own context is not measured and "
                    "not counted; no ggml-cuda row padding or flash-attention f16 copies")
@@ -70,7 +81,8 @@ def rules_for(backend: str | None, targets: list[Target]) -> BackendRules:
     """The rules of ``backend``, or of the backend the targets' vendor implies when it is None."""
     name = backend or detect_backend(targets)
     cuda_like = name in ("cuda", "rocm")
-    return BackendRules(name, CUDA_CONTEXT if cuda_like else 0, cuda_like, backend is None)
+    return BackendRules(name, CUDA_CONTEXT if cuda_like else 0, cuda_like, backend is None,
+                        pads_quant_rows=cuda_like or name == "sycl")
 
 
 def detect_backend(targets: list[Target]) -> str:

@@ -359,7 +359,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
                 cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
             dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
             dev.kv += lk.bytes_per_token * cells * c.n_stream
-            if dev.kind == "gpu" and b.backend.ggml_cuda:
+            if dev.kind == "gpu" and b.backend.pads_quant_rows:      # ggml-cuda, ggml-sycl get_alloc_size
                 dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
                 if a.kind != "mla":
                     dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
