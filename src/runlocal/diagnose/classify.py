@@ -319,6 +319,7 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = False
+        self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
         self.line_phase: str | None = None
         self.engine_dead = False
         # the last memory match on a warning line, held back: an error line after it makes it the cause; an
@@ -410,6 +411,8 @@ class Scanner:
             self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
+        if self.woken is None:
+            self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
             self.loading = True
         if signals.RUN.search(low):
@@ -423,6 +426,7 @@ class Scanner:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = False
+        self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         if top.id in GENERIC_OOM_IDS:
@@ -501,6 +505,8 @@ class Scanner:
         elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
+            elif self.woken is not None:
+                entry = kb.get(self.woken) or entry
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:

@@ -41,6 +41,9 @@ _OOM = re.compile(
     # one allocation above the device's largest buffer (Metal maxBufferLength, Vulkan maxMemoryAllocationSize)
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
+    # "space" on a device, not in a buffer or a context pool the code sized (ggml's arena words are "in the buffer",
+    # "in the context's memory pool"): exllamav2's "Insufficient space in device allocation"
+    r"|(?:insufficient|not enough) (?:free )?space (?:in|on|for) (?:the )?(?:device|gpu|vram|cuda)\b"
     # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
     r"|panic\b.{0,200}\biogpumemory"
     # a report that says only "OOM" (an issue title: "… OOM error (L20)", "12 GB OOM"), not the killer's oom-kill /
@@ -77,6 +80,9 @@ _GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\b
 # resource-exhaustion detector's event (Event Viewer, source Resource-Exhaustion-Detector, event 2004)
 _HOST_ALLOC = re.compile(
     r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
+    # errno 12 (ENOMEM) as Python's OSError prints it ("OSError: [Errno 12] Cannot allocate memory", raised by fork(),
+    # mmap() or faulthandler.enable() in a scheduler's child process): the kernel refused host memory
+    r"|\[errno 12\]|\benomem\b"
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
@@ -223,7 +229,10 @@ _KILL_SIGNAL = re.compile(
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
     # ("模型加载Killed了"), or said of the process ("it immediately be killed", "got killed")
     r"|[\"'“‘`]killed[\"'”’`]|\bkilled process\b|(?<=[\u3040-\u30ff\u4e00-\u9fff])killed|killed(?=[\u3040-\u30ff\u4e00-\u9fff])"
-    r"|\b(?:be|been|being|gets?|got|was|is) killed\b")
+    r"|\b(?:be|been|being|gets?|getting|got|was|is) killed\b"
+    # ... or with the reason after it ("trtllm-build killed due to insufficient memory"): the process was ended from
+    # outside, which a full GPU never does (an allocator that fails raises an error in the process)
+    r"|\bkilled (?:due to|because of|because|for lack of)\b")
 # a kill whose own line names what asked for it — Ctrl-C, SIGTERM, a scheduler's time limit, a cancellation, a
 # health check — is that cause: the OOM killer sends SIGKILL and says so (signal(7); mm/oom_kill.c)
 _STOPPED = re.compile(
@@ -267,7 +276,25 @@ _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
 # wake_up() maps them back; an out-of-memory there means something else (the trainer that shares the GPU in RL
 # frameworks) took the memory meanwhile, which is what --gpu-memory-utilization leaves room for. cuMemCreate /
 # cuMemSetAccess (CUDA's driver API, used by ggml's VMM pool) are other allocators and do not match.
+# SGLang's counterpart for the same RL frameworks is resume_memory_occupation (release_memory_occupation puts it to
+# sleep; python/sglang/srt/entrypoints/engine.py): an out-of-memory while resuming is the same case (gpu-held-by-other-process).
 _VLLM_WAKE_UP = re.compile(r"cumem_allocator|device_allocator[/\\]cumem|\bcumem\.py\b|\bwake_up\b")
+_SGLANG_RESUME = re.compile(r"\bresume_memory_occupation\b")
+# the memory is held by another process on the same GPU, said in words: SGLang's start-up check ("The memory capacity is
+# unbalanced. Some GPUs may be occupied by other processes.", python/sglang/srt/utils.py get_available_gpu_memory's
+# caller: min free across ranks < 0.9 × this rank's) and the same words from other runtimes
+_OTHER_PROCESS = re.compile(r"(?:occupied|used|taken|held) by (?:an)?other process(?:es)?\b"
+                            r"|memory capacity is unbalanced")
+# TensorRT's builder skipping one optimisation tactic whose scratch space does not fit ("Tactic Device request: 66048MB
+# Available: 32510MB. Device memory is insufficient to use tactic.", "Skipping tactic 0 due to insufficient memory"):
+# a warning the builder goes on after, choosing another tactic; it is not what stops a build
+_TACTIC_SKIPPED = re.compile(r"insufficient to use tactic|skipping tactic\b")
+# a failed check that the memory used or allocated stays under a capacity, printed as its condition
+# ("GGML_ASSERT: llama.cpp:3107: vram_allocated_bytes < vram_capacity", PowerInfer's VRAM budget): the allocation
+# would have gone over what the device has; an assertion marker or a "file:line:" prefix says it is a check that failed
+_CAPACITY_CHECK = re.compile(r"\b\w*(?:alloc\w*|used|usage)\w*\s*(?:\+\s*\w+\s*)?<=?\s*\w*(?:capacity|limit|budget"
+                             r"|avail\w*|free|total)\w*")
+_CHECK_FAILED = re.compile(r"assert|\.\w{1,4}:\d+:\s")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -296,6 +323,8 @@ _BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes w
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
                    r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
+                   # the writer's own guess ("Note: my platform is orin 32G, I guess root cause is insufficient memory")
+                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)"
                    r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
 # a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
 # template that fails to render): a configuration error, not memory
@@ -313,6 +342,10 @@ _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
 _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
                            + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
+# ... or the same in bytes with the unit said once ("requires 56405524864 bytes of scratch space, but only 47590277120 is
+# available", TensorRT's builder): the second figure is in the first one's unit
+_NEED_VS_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?(\d+)\s*bytes\b.{0,80}?\bonly (\d+)"
+                           r"(?:\s*bytes)? (?:is |are |were )?(?:available|free|left)")
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
@@ -407,7 +440,8 @@ def needs_more_than_has(low: str) -> bool:
         return False
     m = _NEED_VS_HAVE.search(low)
     if not m:
-        return False
+        only = _NEED_VS_ONLY.search(low)
+        return only is not None and int(only.group(1)) > int(only.group(2)) > 0
     need = float(m.group(1)) * _UNIT.get(m.group(2), 0)
     have = float(m.group(3)) * _UNIT.get(m.group(4), 0)
     return need > have > 0
@@ -436,6 +470,7 @@ GATE_WORDS = frozenset({
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
+    "other process", "tactic", "enomem",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -452,7 +487,9 @@ LOAD = re.compile(
     r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
     r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
     r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
-    r"|trtllm-build\b|\bconvert_checkpoint\b")  # TensorRT-LLM building an engine / converting a checkpoint
+    r"|trtllm-build\b|\bconvert_checkpoint\b"
+    # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
+    r"|allocatepools\b")  # TensorRT-LLM building an engine / converting a checkpoint
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -474,6 +511,10 @@ RUN = re.compile(
     r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
     r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
     r"|sampling steps|batch_manager|in-?flight"
+    # memory that grows over requests (a leak, "climbs to ~11.9 GB over 3 requests") or a benchmark being run: the
+    # model had loaded and requests were served
+    r"|\bbenchmarking\b|\bleak(?:s|ed|ing)?\b|\bover \d+ (?:requests|calls|queries|prompts|turns|generations)\b"
+    r"|\bbetween (?:\w+ )?(?:calls|requests|queries|generations)\b"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
     r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
@@ -524,6 +565,16 @@ def phase_of_line(low: str) -> str | None:
         return "load"
     if RUN.search(low):
         return "run"
+    return None
+
+
+def woken_by(low: str) -> str | None:
+    """The entry for a runtime putting its memory back after sleeping (vLLM's wake_up, SGLang's
+    resume_memory_occupation), named on a line near an out-of-memory: what another process took meanwhile."""
+    if _VLLM_WAKE_UP.search(low):
+        return "vllm-gpu-memory-utilization"
+    if _SGLANG_RESUME.search(low):
+        return "gpu-held-by-other-process"
     return None
 
 
@@ -599,6 +650,12 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "sglang-retraction"
     if _KERNEL_LIMIT.search(low):
         return "notmem-kernel-resource-limit"
+    if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
+        return "notmem-survived-warning"
+    if _OTHER_PROCESS.search(low):
+        return "gpu-held-by-other-process"
+    if not oom and _CAPACITY_CHECK.search(low) and _CHECK_FAILED.search(low):
+        oom = True
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
@@ -628,6 +685,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
             return "llamacpp-context-failed"
         if _VLLM_WAKE_UP.search(low):
             return "vllm-gpu-memory-utilization"
+        if _SGLANG_RESUME.search(low):
+            return "gpu-held-by-other-process"
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"
