@@ -738,3 +738,30 @@ def test_bytes_needed_against_bytes_left_with_the_unit_said_once():
     log = ("[TRT] [E] 4: Internal error: plugin node GPTAttention_0 requires 56405524864 bytes of scratch space, "
            "but only 47590277120 is available. Try increasing the workspace size with IBuilderConfig::setMemoryPoolLimit().\n")
     assert diagnose_text(log).category == "cuda_oom_load"
+
+
+# -- pasted by hand as a user would, after the round-15 fixes (look-alikes and allocators that over-reached)
+
+def test_an_mlock_warning_in_any_words_is_survived():
+    log = "warning: not enough memory to mlock the model, continuing without it\n"
+    # a lock limit (RLIMIT_MEMLOCK); the model loads unlocked
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_the_c_librarys_malloc_failing_is_host_ram_not_a_gpu():
+    log = ("fatal: Out of memory, malloc failed (tried to allocate 1073741824 bytes)\n"
+           "while cloning the model repository with git-lfs\n")
+    assert diagnose_text(log).entry.id == "host-ram-alloc"
+
+
+def test_a_bare_cuda_error_with_pytorchs_tail_is_pytorchs_not_ggmls():
+    log = ("RuntimeError: CUDA error: out of memory\n"
+           "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+           "be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+def test_ggmls_own_bare_cuda_error_stays_ggmls():
+    log = ("llama_new_context_with_model: n_ctx = 32768\n"
+           "CUDA error: out of memory\n  current device: 0, in function ggml_backend_cuda_buffer_type_alloc_buffer\n")
+    assert diagnose_text(log).category == "llamacpp_alloc_fail"

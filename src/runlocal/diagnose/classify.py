@@ -151,6 +151,12 @@ _RUNTIME_TOKENS = {
     "level=debug source=": "ollama", "llm_engine": "vllm", "[tensorrt-llm]": "tensorrt-llm",
     "-ngl ": "llama.cpp", "--n-gpu-layers": "llama.cpp", "n_gpu_layers": "llama.cpp", "ggmlv3": "llama.cpp",
     "ggml-model": "llama.cpp",
+    # PyTorch's own tail under a CUDA error ("CUDA kernel errors might be asynchronously reported at some other API
+    # call", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", c10/cuda/CUDAException.cpp): a Python program
+    # on PyTorch printed the "CUDA error: out of memory" above it, not ggml's CUDA_CHECK (counted as transformers,
+    # the runtime that stands for plain PyTorch here)
+    "asynchronously reported": "transformers", "cuda_launch_blocking": "transformers",
+    "torch_use_cuda_dsa": "transformers",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
@@ -500,6 +506,9 @@ class Scanner:
                       "with `runlocal errors WORDS`.",
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
+        if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
+            # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
+            entry = kb.get("cuda-oom-load") or entry
         if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:

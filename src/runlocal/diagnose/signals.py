@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "engine_dead", "is_bare_kill", "line_entry",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "engine_dead", "is_bare_cuda_error",
+           "is_bare_kill", "line_entry", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -65,10 +66,13 @@ _ALLOC_FAIL = re.compile(
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
 _ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
+# the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
+# malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
+_C_MALLOC = re.compile(r"(?<![\w.:])malloc(?:\(\))? (?:failed|returned null)\b")
 # ggml's CUDA_CHECK prints "CUDA error: out of memory" at the start of its line (ggml-cuda.cu ggml_cuda_error);
 # PyTorch's own CUDA errors come as "RuntimeError: CUDA error: …" or "torch.cuda.OutOfMemoryError"
 _GGML_CUDA_ERROR = re.compile(r"^\W*cuda error:? (?:\d+ )?(?:at \S+ )?out of memory")
-_PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi", "tensorrt-llm", "mlx"})
+PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi", "tensorrt-llm", "mlx"})
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
@@ -114,6 +118,11 @@ _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcp
                    r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
+# llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock), whatever words it gives
+# ("failed to mlock … Cannot allocate memory", "not enough memory to mlock"): a lock limit (RLIMIT_MEMLOCK), and the
+# model still loads, unlocked
+_MLOCK = re.compile(r"failed to (?:mlock|virtuallock)\b|\b(?:to|could not|cannot|can't|unable to) (?:mlock|virtuallock)\b")
+
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
 _NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
@@ -138,9 +147,7 @@ _NOT_MEMORY = (
                 r"|\bcrash(?:es|ed)? with\b|\bcrashed sigsegv\b"
                 r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
      "notmem-crash-signal"),
-    # llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock) for a reason that is
-    # not a lack of memory: the model still loads, unlocked
-    (re.compile(r"failed to (?:mlock|virtuallock)\b"), "notmem-survived-warning"),
+    (_MLOCK, "notmem-survived-warning"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
@@ -470,7 +477,7 @@ GATE_WORDS = frozenset({
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
-    "other process", "tactic", "enomem",
+    "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -578,6 +585,12 @@ def woken_by(low: str) -> str | None:
     return None
 
 
+def is_bare_cuda_error(low: str) -> bool:
+    """Whether the line is a bare "CUDA error: out of memory" (ggml's CUDA_CHECK prints it so, and so does PyTorch
+    after "RuntimeError: "), naming no ggml function or file of its own."""
+    return bool(_GGML_CUDA_ERROR.search(low)) and not _GGML.search(low)
+
+
 def engine_dead(low: str) -> bool:
     return bool(_ENGINE_DEAD.search(low))
 
@@ -591,6 +604,8 @@ def _not_memory_reason(low: str) -> str | None:
 
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
+    if _C_MALLOC.search(low) and not _GPU_NAMED.search(low) and not _GGML.search(low):
+        return "host-ram-alloc"
     if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"
     if _PINNED.search(low):
@@ -600,7 +615,7 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     if _TORCH.search(low):
         return "cuda-oom-load"
     if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio") or (
-            _GGML_CUDA_ERROR.search(low) and runtime not in _PYTHON_RUNTIMES):
+            _GGML_CUDA_ERROR.search(low) and runtime not in PYTHON_RUNTIMES):
         return "llamacpp-cuda-malloc"
     if _AMD_GPU.search(low):
         return "rocm-hip-oom"
@@ -648,6 +663,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):
         return "sglang-retraction"
+    if _MLOCK.search(low):
+        return "notmem-survived-warning"  # whatever its words ("not enough memory to mlock"): the load goes on
     if _KERNEL_LIMIT.search(low):
         return "notmem-kernel-resource-limit"
     if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
