@@ -765,3 +765,17 @@ def test_ggmls_own_bare_cuda_error_stays_ggmls():
     log = ("llama_new_context_with_model: n_ctx = 32768\n"
            "CUDA error: out of memory\n  current device: 0, in function ggml_backend_cuda_buffer_type_alloc_buffer\n")
     assert diagnose_text(log).category == "llamacpp_alloc_fail"
+
+
+def test_a_request_id_that_ends_in_eb_is_no_exabyte():
+    # found by diagnosing a long synthetic vLLM serving log: hex request ids ("cmpl-524629eb") were read as sizes of
+    # an exabyte, so the size-overflow veto turned the CUDA out of memory at the end into "not memory"
+    log = ("DEBUG 05-01 10:31:24 scheduler.py:120] allocated 13 blocks for request cmpl-524629eb, memory usage fine\n"
+           "DEBUG 05-01 10:31:25 scheduler.py:120] allocated 9 blocks for request cmpl-c5d9a1eb, memory usage fine\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "79.15 GiB of which 1.02 GiB is free.\n")
+    assert diagnose_text(log).category in ("cuda_oom_load", "cuda_oom_long_context")
+
+
+def test_a_real_size_no_machine_has_is_still_an_overflow():
+    assert diagnose_text("RuntimeError: tried to allocate 2.5 EiB on device cuda:0").category == "not_memory"

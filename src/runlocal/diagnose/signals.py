@@ -324,7 +324,8 @@ _OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|nume
 #: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
 LINE_VETO = frozenset({"notmem-size-overflow"})
 _LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
-_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
+# a figure that starts a word: not the tail of a request id ("cmpl-c5d9a1eb", "cmpl-524629eb" are no exabytes)
+_SIZE_STATED = re.compile(r"(?<![\w.-])([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
 _BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
