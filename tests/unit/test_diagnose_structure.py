@@ -779,3 +779,17 @@ def test_a_request_id_that_ends_in_eb_is_no_exabyte():
 
 def test_a_real_size_no_machine_has_is_still_an_overflow():
     assert diagnose_text("RuntimeError: tried to allocate 2.5 EiB on device cuda:0").category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    "The worker was killed due to an unhandled exception in the scheduler\n",
+    "ERROR: error while attempting to bind on address ('0.0.0.0', 8000): port 8000 is occupied by another process\n",
+    "AssertionError: assert num_used_blocks <= num_total_blocks\n",
+])
+def test_new_signals_do_not_reach_past_memory(log):
+    # a kill whose stated reason is not memory, a port another process holds, an invariant on block counts
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_kill_whose_stated_reason_is_memory_stays_the_oom_killer():
+    assert diagnose_text("vllm worker killed due to OOM\n").category == "oom_killer"

@@ -244,6 +244,8 @@ _KILL_SIGNAL = re.compile(
 # health check — is that cause: the OOM killer sends SIGKILL and says so (signal(7); mm/oom_kill.c)
 _STOPPED = re.compile(
     r"ctrl[- +]?c\b|\^c\b|keyboardinterrupt|\bsigint\b|\bsigterm\b|time ?limit|timed out|\btimeout\b|cancel"
+    # ... or the reason written after the kill, when it is not memory ("killed due to an unhandled exception")
+    r"|\bkilled (?:due to|because(?: of)?)\b(?!.{0,60}(?:memor|\boom\b|\bram\b|vram|swap|resource))"
     r"|preempt|health ?check|by (?:the )?user\b|\bmanually\b")
 _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
@@ -292,6 +294,9 @@ _SGLANG_RESUME = re.compile(r"\bresume_memory_occupation\b")
 # caller: min free across ranks < 0.9 × this rank's) and the same words from other runtimes
 _OTHER_PROCESS = re.compile(r"(?:occupied|used|taken|held) by (?:an)?other process(?:es)?\b"
                             r"|memory capacity is unbalanced")
+# ... on a line about a GPU or its memory, not a port or a file that another process holds
+_HELD_WHAT = re.compile(r"memor|vram|\bgpus?\b|\bcuda\b|device")
+_NOT_MEMORY_HELD = re.compile(r"\bport\b|address|socket|\bfile\b|\block\b")
 # TensorRT's builder skipping one optimisation tactic whose scratch space does not fit ("Tactic Device request: 66048MB
 # Available: 32510MB. Device memory is insufficient to use tactic.", "Skipping tactic 0 due to insufficient memory"):
 # a warning the builder goes on after, choosing another tactic; it is not what stops a build
@@ -299,8 +304,7 @@ _TACTIC_SKIPPED = re.compile(r"insufficient to use tactic|skipping tactic\b")
 # a failed check that the memory used or allocated stays under a capacity, printed as its condition
 # ("GGML_ASSERT: llama.cpp:3107: vram_allocated_bytes < vram_capacity", PowerInfer's VRAM budget): the allocation
 # would have gone over what the device has; an assertion marker or a "file:line:" prefix says it is a check that failed
-_CAPACITY_CHECK = re.compile(r"\b\w*(?:alloc\w*|used|usage)\w*\s*(?:\+\s*\w+\s*)?<=?\s*\w*(?:capacity|limit|budget"
-                             r"|avail\w*|free|total)\w*")
+_CAPACITY_CHECK = re.compile(r"\b\w*alloc\w*\s*(?:\+\s*\w+\s*)?<=?\s*\w*(?:capacity|limit|budget|avail\w*|free)\w*")
 _CHECK_FAILED = re.compile(r"assert|\.\w{1,4}:\d+:\s")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
@@ -670,7 +674,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "notmem-kernel-resource-limit"
     if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
         return "notmem-survived-warning"
-    if _OTHER_PROCESS.search(low):
+    if _OTHER_PROCESS.search(low) and _HELD_WHAT.search(low) and not _NOT_MEMORY_HELD.search(low):
         return "gpu-held-by-other-process"
     if not oom and _CAPACITY_CHECK.search(low) and _CHECK_FAILED.search(low):
         oom = True
