@@ -793,3 +793,25 @@ def test_new_signals_do_not_reach_past_memory(log):
 
 def test_a_kill_whose_stated_reason_is_memory_stays_the_oom_killer():
     assert diagnose_text("vllm worker killed due to OOM\n").category == "oom_killer"
+
+
+@pytest.mark.parametrize("log", [
+    "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for an array with shape (60000, 15000) "
+    "and data type float32\n",
+    "llama_mmap: unable to mmap 40000000000 bytes: Cannot allocate memory\n",
+])
+def test_numpy_arrays_and_mmap_are_host_ram(log):
+    assert diagnose_text(log).entry.id == "host-ram-alloc"
+
+
+def test_a_container_over_its_memory_limit_is_the_oom_killer():
+    assert diagnose_text("pod restarted: RAM usage exceeded the container limit (8Gi)\n").category == "oom_killer"
+
+
+def test_a_runtime_saying_the_model_is_too_large_for_your_system_is_its_refusal():
+    log = "LM Studio: Failed to load the model. Error: Model is too large for your system (requires 40 GB, you have 32 GB)\n"
+    assert diagnose_text(log).entry.id == "lmstudio-guardrail"
+
+
+def test_needed_against_only_what_is_available_with_units():
+    assert diagnose_text("The model needs 45 GB but only 24 GB of VRAM is available\n").category == "cuda_oom_load"

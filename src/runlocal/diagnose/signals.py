@@ -68,7 +68,10 @@ _ALLOC_FAIL = re.compile(
 _ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
 # the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
 # malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
-_C_MALLOC = re.compile(r"(?<![\w.:])malloc(?:\(\))? (?:failed|returned null)\b")
+_C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
+# ... and mmap, the process's address space whoever calls it ("unable to mmap 40000000000 bytes: Cannot allocate memory",
+# llama.cpp's llama_mmap when the model file is mapped)
+_MMAP_FAILED = re.compile(r"\b(?:unable to|failed to|could not|cannot) mmap\b|\bmmap(?:\(\))? failed\b")
 # ggml's CUDA_CHECK prints "CUDA error: out of memory" at the start of its line (ggml-cuda.cu ggml_cuda_error);
 # PyTorch's own CUDA errors come as "RuntimeError: CUDA error: …" or "torch.cuda.OutOfMemoryError"
 _GGML_CUDA_ERROR = re.compile(r"^\W*cuda error:? (?:\d+ )?(?:at \S+ )?out of memory")
@@ -87,6 +90,9 @@ _HOST_ALLOC = re.compile(
     # errno 12 (ENOMEM) as Python's OSError prints it ("OSError: [Errno 12] Cannot allocate memory", raised by fork(),
     # mmap() or faulthandler.enable() in a scheduler's child process): the kernel refused host memory
     r"|\[errno 12\]|\benomem\b"
+    # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
+    # an array with shape (60000, 15000) and data type float32"): host memory, never a GPU's
+    r"|arraymemoryerror|for an array with shape"
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
@@ -220,6 +226,9 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill"
+    # a container's memory limit (cgroup): "RAM usage exceeded the container limit (8Gi)", "exceeded its memory limit"
+    r"|exceeded (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
@@ -248,7 +257,8 @@ _STOPPED = re.compile(
     r"|\bkilled (?:due to|because(?: of)?)\b(?!.{0,60}(?:memor|\boom\b|\bram\b|vram|swap|resource))"
     r"|preempt|health ?check|by (?:the )?user\b|\bmanually\b")
 _REFUSAL = re.compile(
-    r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
+    r"requires? more (?:system )?memory|too large for (?:this|the|your) (?:system|machine|computer|device)"
+    r"|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
@@ -358,6 +368,10 @@ _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D
 # available", TensorRT's builder): the second figure is in the first one's unit
 _NEED_VS_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?(\d+)\s*bytes\b.{0,80}?\bonly (\d+)"
                            r"(?:\s*bytes)? (?:is |are |were )?(?:available|free|left)")
+# ... or both with units, the second before the word that says it is what there is ("needs 45 GB but only 24 GB of
+# VRAM is available")
+_NEED_BUT_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?" + _SIZE + r".{0,60}?\bonly "
+                            + _SIZE + r"[\w ]{0,30}?\b(?:available|free|left)\b")
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
@@ -450,7 +464,7 @@ def needs_more_than_has(low: str) -> bool:
     """Whether the line states a size needed above a size available (both with units)."""
     if not any(w in low for w in ("requir", "need", "request", "asked")):
         return False
-    m = _NEED_VS_HAVE.search(low)
+    m = _NEED_VS_HAVE.search(low) or _NEED_BUT_ONLY.search(low)
     if not m:
         only = _NEED_VS_ONLY.search(low)
         return only is not None and int(only.group(1)) > int(only.group(2)) > 0
@@ -482,7 +496,8 @@ GATE_WORDS = frozenset({
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
-    "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking",
+    "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
+    "container limit", "pod limit", "cgroup limit",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -609,7 +624,7 @@ def _not_memory_reason(low: str) -> str | None:
 
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
-    if _C_MALLOC.search(low) and not _GPU_NAMED.search(low) and not _GGML.search(low):
+    if (_MMAP_FAILED.search(low) or (_C_MALLOC.search(low) and not _GGML.search(low))) and not _GPU_NAMED.search(low):
         return "host-ram-alloc"
     if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"
