@@ -815,3 +815,17 @@ def test_a_runtime_saying_the_model_is_too_large_for_your_system_is_its_refusal(
 
 def test_needed_against_only_what_is_available_with_units():
     assert diagnose_text("The model needs 45 GB but only 24 GB of VRAM is available\n").category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("log", [
+    "numa: failed to allocate 2 MB hugepage, falling back to regular pages\n",
+    "warning: failed to allocate 512 MiB of pinned memory, falling back to pageable memory\n",
+    "exit code 137: the container was stopped by docker stop after the grace period\n",
+])
+def test_an_allocation_the_program_falls_back_from_or_a_container_stopped_from_outside_is_not_memory(log):
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_gpu_that_does_not_have_enough_memory_for_the_model_is_the_runtimes_refusal():
+    log = "Your GPU does not have enough memory for this model. Try a smaller model.\n"
+    assert diagnose_text(log).entry.id == "runtime-memory-refusal"

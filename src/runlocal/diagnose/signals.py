@@ -253,6 +253,8 @@ _KILL_SIGNAL = re.compile(
 # health check — is that cause: the OOM killer sends SIGKILL and says so (signal(7); mm/oom_kill.c)
 _STOPPED = re.compile(
     r"ctrl[- +]?c\b|\^c\b|keyboardinterrupt|\bsigint\b|\bsigterm\b|time ?limit|timed out|\btimeout\b|cancel"
+    # a container stopped from outside: docker stop / kubectl delete send SIGTERM, then SIGKILL (137) after the grace
+    r"|docker (?:stop|kill|restart)\b|kubectl delete|grace period|\bstopped by\b"
     # ... or the reason written after the kill, when it is not memory ("killed due to an unhandled exception")
     r"|\bkilled (?:due to|because(?: of)?)\b(?!.{0,60}(?:memor|\boom\b|\bram\b|vram|swap|resource))"
     r"|preempt|health ?check|by (?:the )?user\b|\bmanually\b")
@@ -264,7 +266,8 @@ _REFUSAL = re.compile(
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
 # run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
 # of an allocator; a warning that says so and goes on is held back like any warning (classify)
-_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
+_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|did not|didn't) have enough (?:\w+ )?(?:memory|vram|ram)\b"
+                          r"|\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
                           r" (?:the )?(?:\w+ )?(?:memory|ram|vram)\b")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
@@ -311,6 +314,9 @@ _NOT_MEMORY_HELD = re.compile(r"\bport\b|address|socket|\bfile\b|\block\b")
 # Available: 32510MB. Device memory is insufficient to use tactic.", "Skipping tactic 0 due to insufficient memory"):
 # a warning the builder goes on after, choosing another tactic; it is not what stops a build
 _TACTIC_SKIPPED = re.compile(r"insufficient to use tactic|skipping tactic\b")
+# an allocation that failed on a line that says the program takes another way ("failed to allocate 2 MB hugepage,
+# falling back to regular pages", "… pinned memory, falling back to pageable memory"): it went on, this is not the end
+_FALLS_BACK = re.compile(r"\bfall(?:ing|s)? ?back\b|\bcontinuing (?:without|anyway|with)\b")
 # a failed check that the memory used or allocated stays under a capacity, printed as its condition
 # ("GGML_ASSERT: llama.cpp:3107: vram_allocated_bytes < vram_capacity", PowerInfer's VRAM budget): the allocation
 # would have gone over what the device has; an assertion marker or a "file:line:" prefix says it is a check that failed
@@ -717,6 +723,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if (oom and _KV_BUDGET.search(low)) or _KV_NEGATIVE.search(low) or (
             runtime == "sglang" and _KV_BUDGET.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-no-kv-blocks"
+    if (oom or _ALLOC_FAIL.search(low)) and _FALLS_BACK.search(low):
+        return "notmem-survived-warning"
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
