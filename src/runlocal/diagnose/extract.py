@@ -402,6 +402,17 @@ def _sglang_weights(m, ex):
     ex.set("sglang_free_after_weights_bytes", size_to_bytes(m.group(1), "GiB"))
     ex.set("sglang_weights_bytes", size_to_bytes(m.group(2), "GiB"))
 
+# SGLang's tensor-parallel balance check (python/sglang/srt/model_executor/model_runner.py init_torch_distributed) prints
+# the least free memory across the ranks and this rank's, in GiB (get_available_gpu_memory returns free / 2**30):
+# "min_per_gpu_memory=16.28, local_gpu_memory=46.81" (also pre_model_load_memory=…, and older releases'
+# min_available_device_memory=…, local_device_memory=…)
+@_rule("local_", r"(?:min_per_gpu_memory|pre_model_load_memory|min_available_device_memory)=([\d.]+),\s*"
+                 r"local_(?:gpu|device)_memory=([\d.]+)")
+def _sglang_balance(m, ex):
+    ex.set("sglang_min_free_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("sglang_local_free_bytes", size_to_bytes(m.group(2), "GiB"))
+
+
 # llama.cpp context parameters
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))
 _rule("n_ctx_train", r"\bn_ctx_train\s*[=(]\s*(\d+)")(_set("n_ctx_train", 1, int))

@@ -174,6 +174,20 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
+def sglang_balance_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """SGLang stopped because one rank had under 0.9 of this rank's free memory (model_runner.py
+    init_torch_distributed, figures in GiB): how much less the least free GPU had, from the log's own two figures —
+    what another process holds there, or the difference between two card sizes."""
+    low, local = ex.get("sglang_min_free_bytes"), ex.get("sglang_local_free_bytes")
+    if not (low and local and low < local):
+        return []
+    return [_fix(f"Free {_b(local - low)} on the least free GPU (or use GPUs of one size)",
+                 "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+                 f"the least free GPU had {_b(low)} free against {_b(local)} on this rank (SGLang stops below "
+                 f"0.9 × {_b(local)} = {_b(0.9 * local)}): {_b(local - low)} there is held by another process, or "
+                 "that card is smaller")]
+
+
 def vllm_headroom_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """vLLM ran out while serving (an activation outside its budget, the engine then died): everything outside
     gpu_memory_utilization × total is what activations and CUDA graphs get, so lowering the share by the log's own
@@ -542,7 +556,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "vllm_no_kv_blocks":
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
-        fixes += vllm_utilization_fixes(extracted)
+        fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category == "ollama_system_memory":
