@@ -718,6 +718,12 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 }
 
 
+# the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
+from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
+
+BUILDERS.update(_HYBRID_BUILDERS)
+
+
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
 # convert_hf_to_gguf writes it since 2025 (an older file's attn_kv_b, or a checkpoint viewed as GGUF, is not built)
 REQUIRED_TENSORS = {"deepseek2": "blk.0.attn_k_b.weight"}
