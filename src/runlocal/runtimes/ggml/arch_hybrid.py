@@ -12,7 +12,7 @@ llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
 - src/llama-graph.cpp: build_inp_mem_hybrid (the recurrent-state copy input, then the KV inputs), build_rs
   (arch._rs), build_attn, build_moe_ffn, build_ffn (arch.DecoderGraph);
 - ggml/src/ggml.c: ggml_gated_delta_net (one f32 result: the outputs, then the final states), ggml_ssm_conv,
-  ggml_l2_norm, ggml_concat.
+  ggml_concat.
 Checked against real llama.cpp logs: measurements/llamacpp_qwen35 (tests/accuracy/test_ggml_qwen35_real.py).
 Pure computation, no I/O.
 """
@@ -107,8 +107,10 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
     k = g.view(conv, (hk, n_k, nst, n_seqs), (row_size(conv.type, hk), nb1, nb1 * nst), hk * n_k * F32)
     v = g.view(conv, (hv, n_v, nst, n_seqs), (row_size(conv.type, hv), nb1, nb1 * nst),
                row_size(conv.type, 2 * hk * n_k))
-    q = g.dup(q, "L2_NORM", (q,))
-    k = g.dup(k, "L2_NORM", (k,))
+    # ggml_l2_norm as the vendored build's graph runs it (GGML_SCHED_DEBUG=2 lists the nodes): RMS_NORM, then a
+    # SCALE in place (q_conv_predelta / k_conv_predelta)
+    q = g.unary("SCALE", g.rms_norm(q))
+    k = g.unary("SCALE", g.rms_norm(k))
     if repeat_kq and n_k != n_v:
         # qwen3next.cpp: repeat interleave through a [hk, 1, n_k, ...] reshape
         rep = n_v // n_k
@@ -197,7 +199,7 @@ def _linear_attn_qwen3next(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> T
     return _gated_delta_net(b, rs, il, qkv, z, gate, beta, d, repeat_kq=True)
 
 
-def _full_attn(b: DecoderGraph, kv: dict, pos: Tensor, cur: Tensor, il: int) -> Tensor:
+def _full_attn(b: DecoderGraph, kv: dict, pos: Tensor, cur: Tensor, il: int, four_d: bool) -> Tensor:
     """build_layer_attn (qwen35.cpp, qwen35moe.cpp, qwen3next.cpp): one Q projection carrying query and gate
     (viewed apart), Q and K RMS-normed, RoPE (M-RoPE on Qwen3.5), attention over the KV cache, the output gated by
     sigmoid(gate) (its copy made contiguous after the attention: the first use that expands it)."""
@@ -208,6 +210,9 @@ def _full_attn(b: DecoderGraph, kv: dict, pos: Tensor, cur: Tensor, il: int) -> 
     k = g.mul_mat(b.lw(il, "attn_k.weight"), cur)  # type: ignore[arg-type]
     v = g.mul_mat(b.lw(il, "attn_v.weight"), cur)  # type: ignore[arg-type]
     es = F32
+    if four_d:
+        # qwen3next.cpp: Qcur_full reshaped to [2 × head, n_head, n_tokens, 1], query and gate 4-D views of it
+        q_full = g.reshape(q_full, hd * 2, n_head, n_tokens, 1)
     q = g.view(q_full, (hd, n_head, n_tokens), (es * hd * 2, es * hd * 2 * n_head), 0)
     gate = g.view(q_full, (hd, n_head, n_tokens), (es * hd * 2, es * hd * 2 * n_head), es * hd)
     q = b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il)
@@ -249,7 +254,7 @@ def _build(b: DecoderGraph, linear: Callable[[DecoderGraph, dict, Tensor, int], 
         if m.layers[il].attention is None:
             cur = linear(b, rs, cur, il)
         else:
-            cur = _full_attn(b, kv, pos, cur, il)
+            cur = _full_attn(b, kv, pos, cur, il, four_d=linear is _linear_attn_qwen3next)
         cur = g.add(cur, inpSA)
         ffn_residual = cur
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
