@@ -720,6 +720,7 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 
 # the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
+from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 
 BUILDERS.update(_HYBRID_BUILDERS)
 
@@ -733,7 +734,8 @@ def supported(model) -> bool:
     """The architecture has a builder and the tensors carry the GGUF names it reads."""
     names = {t.name for t in model.tensors}
     return (model.family in BUILDERS and "token_embd.weight" in names
-            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
+            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names
+            and (model.family not in _HYBRID_BUILDERS or _hybrid_buildable(model)))
 
 
 def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
