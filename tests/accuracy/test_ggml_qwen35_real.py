@@ -110,3 +110,27 @@ def test_real_llamacpp_at_settings_the_records_do_not_have(tmp_path):
             assert rec["ok"], rec["log"]
             size, nodes = simulated(spec, rec)
             assert (f"{size / MiB:.4f}", nodes) == (f"{rec['compute_mib']:.4f}", rec["graph_nodes"]), _id(rec)
+
+
+PUBLIC = {r["id"]: r for r in map(json.loads, (HERE / "public.jsonl").read_text().splitlines())}
+
+
+def test_public_partial_offload_log_state_and_cache():
+    """ggml-org/llama.cpp#20587: Qwen3.5-35B-A3B, -c 4096 -np 4 with a unified cache on a CUDA build. Its recurrent
+    state (4 cells over 30 delta-net layers, split between CPU and CUDA0) and its KV cache (10 attention layers) are
+    what runlocal plans; its compute buffers come from an older build's unfused delta net (public.jsonl says why
+    they are not scored)."""
+    from runlocal.model.catalog import lookup
+    from runlocal.plan import estimate
+    from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.llamacpp import LlamaCpp
+    from runlocal.runtimes.options import LlamaCppOptions
+
+    rec = PUBLIC["issue20587-qwen3.5-35b-a3b"]
+    spec = lookup(rec["model"])
+    n_seq = rec["settings"]["n_seq_max"]
+    s = Settings(ctx=rec["settings"]["n_ctx"] // n_seq, parallel=n_seq, quant="Q4_K_M",
+                 llamacpp=LlamaCppOptions(kv_unified=True, flash_attn="on", n_gpu_layers=0))
+    _, bufs, _, _ = LlamaCpp().buffers(spec, estimate(spec, "Q4_K_M"), s, [Target("CPU", "cpu", 1 << 40)])
+    assert f"{sum(b.rs for b in bufs) / MiB:.2f}" == f"{rec['logged']['RS']['total']:.2f}"
+    assert f"{sum(b.kv for b in bufs) / MiB:.2f}" == f"{rec['logged']['KV']['mib']:.2f}"
