@@ -41,15 +41,18 @@ def test_the_one_slot_server_saves_what_pr_23543_measured():
 def test_issue_23527_qwen36_before_and_after_the_cap():
     """Qwen3.6-35B-A3B, -c 150000 -ub 4096, experts on the CPU, RTX 3080. The build before the cap logged 3,976 MiB
     of CUDA0 compute; a build with the cap (and PR #23764's f16 mask, merged three days before it) 1,982 MiB.
-    qwen35moe's graph is not traced (runtimes/ggml BUILDERS), so the fitted phases size it: within 3 % before the
-    cap, 16 % low after it (the fitted FFN / flash-attention phases that bind once the logits are gone)."""
+    qwen35moe's graph is traced (runtimes/ggml/arch_hybrid.py, exact on 60 real CPU contexts): both plans come out
+    above the measured buffers, 13.6 % and 11.0 % (the fitted phases it replaced were 2 % low and 16 % low). The same
+    graph with every expert on the GPU plans 1,984.7 MiB after the cap: the excess is the expert-weight copies of
+    --n-cpu-moe in the scheduler model (the user's UD-Q4_K_XL file also has other expert types than the catalog's
+    Q4_K_M), not checked against a measured CUDA --n-cpu-moe run."""
     rec = RECORDS["issue23527-qwen3.6-35b-a3b"]
     n_layers = str(lookup(rec["model"]).n_layers)
     before = gpu_compute_mib(rec, "llama.cpp==b9272", "--n-cpu-moe", n_layers)
     now = gpu_compute_mib(rec, "llama.cpp", "--n-cpu-moe", n_layers)
-    assert before == pytest.approx(rec["measured"]["baseline"][0], rel=0.03)
-    assert now == pytest.approx(rec["measured"]["cap_and_pr23764"][0], rel=0.2)
-    assert now < rec["measured"]["cap_and_pr23764"][0] < before
+    assert rec["measured"]["baseline"][0] <= before <= 1.15 * rec["measured"]["baseline"][0]
+    assert rec["measured"]["cap_and_pr23764"][0] <= now <= 1.12 * rec["measured"]["cap_and_pr23764"][0]
+    assert now < before
 
 
 @pytest.mark.parametrize("build, capped, assumed", [

@@ -718,6 +718,13 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 }
 
 
+# the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
+from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
+from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
+
+BUILDERS.update(_HYBRID_BUILDERS)
+
+
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
 # convert_hf_to_gguf writes it since 2025 (an older file's attn_kv_b, or a checkpoint viewed as GGUF, is not built)
 REQUIRED_TENSORS = {"deepseek2": "blk.0.attn_k_b.weight"}
@@ -727,7 +734,8 @@ def supported(model) -> bool:
     """The architecture has a builder and the tensors carry the GGUF names it reads."""
     names = {t.name for t in model.tensors}
     return (model.family in BUILDERS and "token_embd.weight" in names
-            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
+            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names
+            and (model.family not in _HYBRID_BUILDERS or _hybrid_buildable(model)))
 
 
 def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
