@@ -195,6 +195,9 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             for src in t.src:
                 if src is not None and src.weight and src.view_src is None:
                     d = place(src)
+                    # offload needs a host buffer (ggml_backend_buffer_is_host): CPU-overridden weights are in
+                    # CUDA_Host / CPU_Mapped, not CPU_REPACK, while a GPU is present (llama-model.cpp
+                    # make_cpu_buft_list: GPU host before CPU extra; only --no-host repacks; measurements/llamacpp_cpumoe)
                     if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
                         # the first backend that wants it, CUDA0, offloads a big op on a host weight
                         # (ggml_backend_offload_op), whichever GPU holds the layer
