@@ -1,9 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 16, collected by round 14/15's memory-weighted rule with new neutral memory
-words (held_out/round16_queries.md) before round 15's misses were tuned on, committed before it was scored, and scored
-once; rounds 1-15 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 17, collected by a memory-weighted rule with the phrasings users write over
+projects not queried by name before (held_out/round17_queries.md) before round 16's misses were tuned on, committed
+before it was scored, and scored once; rounds 1-16 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -57,7 +57,7 @@ FIRST_RUNS = (
     # "VRAM crash"; round15_queries.md), collected before round 14's misses were tuned on
     ("round 15 (memory-weighted)", "2026-11-26", 41, 25, 35, 3, 11, "1104/1127"),
     # round 16: the same rule with new neutral memory words ("insufficient memory", "out of RAM", "GPU memory error";
-    # held_out/round16_queries.md), collected before round 15's misses were tuned on
+    # round16_queries.md), collected before round 15's misses were tuned on
     ("round 16 (memory-weighted)", "2026-11-26", 23, 17, 19, 0, 12, "1140/1168"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
