@@ -569,7 +569,8 @@ def _names_the_error(line: str) -> str:
     return f"Not a memory failure: {said}"
 
 
-_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
+_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b"
+                     r"|\b(?:to|help|helps) (?:try to )?prevent\b")  # "… for your GPU to try to prevent out-of-memory errors"
 
 
 def _advice_removed(low: str) -> str:

@@ -1,0 +1,83 @@
+"""Memory failures said in other words than a runtime's own message (a driver's error number, OpenCL's code name, a
+Python exception named in a sentence, free memory below a share in words, the phase in Chinese prose), and the
+look-alikes those words must not reach. Each test pastes what a user would and reads `runlocal diagnose`'s answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.diagnose import diagnose_text
+
+
+def test_cuda_driver_result_2_from_an_allocating_call_is_out_of_memory():
+    # torch_memory_saver (SGLang's weight/KV pool allocator) prints the driver API's CUresult as a number;
+    # 2 is CUDA_ERROR_OUT_OF_MEMORY (cuda.h)
+    log = ("Facing `[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp "
+           "func=cu_mem_create line=103` when serving a 32B model with TP=1")
+    d = diagnose_text(log)
+    assert d.category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("log", [
+    # result 1 is CUDA_ERROR_INVALID_VALUE: an argument, not memory
+    "[torch_memory_saver.cpp] CUresult error  result=1 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103",
+    # error 222 is CUDA_ERROR_UNSUPPORTED_PTX_VERSION (a toolchain newer than the driver), not 2
+    "CUDA error 222 at ggml-cuda.cu:1234: the provided PTX was compiled with an unsupported toolchain",
+])
+def test_other_cuda_numbers_are_not_memory(log):
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_opencl_mem_object_allocation_failure_is_out_of_memory():
+    # CL_MEM_OBJECT_ALLOCATION_FAILURE (-4): OpenCL could not allocate a buffer object (Khronos cl.h)
+    log = ("LLaMa MEM_OBJECT_ALLOCATION_FAILURE when start\n"
+           "loading 260 ram used: 12.08 GB:  80%|███▍ | 260/323\n"
+           "  File \"extra/utils.py\", line 125, in load_single_weight\n")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+def test_memoryerror_named_in_a_sentence_about_a_gpu_is_memory():
+    log = "The 5-bit model spills onto my second GPU and then fails to load with MemoryError."
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+def test_memoryerror_named_in_a_sentence_without_a_gpu_is_host_ram():
+    log = "Converting the checkpoint on my laptop dies with a MemoryError halfway through."
+    d = diagnose_text(log)
+    assert d.entry is not None and d.entry.id == "host-ram-alloc"
+
+
+@pytest.mark.parametrize("log", [
+    "nvidia-smi reports an uncorrectable ECC memory error on GPU 0, then the server crashes",
+    "RuntimeError: CUDA error: an illegal memory access was encountered (memory error in the kernel)",
+])
+def test_a_memory_fault_is_not_a_lack_of_memory(log):
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_free_memory_below_vllms_share_said_in_words_is_the_utilization():
+    log = ("Deployment with vLLM default parameters fails when available GPU memory is below 90%\n"
+           "ERROR [core.py:700] EngineCore failed to start.\n")
+    assert diagnose_text(log).category == "vllm_gpu_util"
+
+
+def test_a_long_prompt_in_chinese_prose_is_the_run_not_the_load():
+    # "requests return empty ... if the prompt is more complex the result is empty; the log shows CUDA OOM"
+    log = ("用lmdeploy部署模型后请求返回为空\n"
+           "如果prompt较为复杂，返回结果就是空值。\n"
+           "日志中显示 \"CUDA runtime error: out of memory\"\n")
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_a_longer_prompt_in_english_prose_is_the_run():
+    log = "Short questions work, but with longer prompts the server logs CUDA out of memory and returns nothing"
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_advice_to_prevent_out_of_memory_is_not_a_report_of_it():
+    # text-generation-webui's own start-up line, in a report that a flag does nothing
+    log = ("--gpu-memory Not working\n"
+           "Adding --gpu-memory 6 does not change how much GPU memory is being used.\n"
+           "Auto-assiging --gpu-memory 7 for your GPU to try to prevent out-of-memory errors.\n")
+    assert diagnose_text(log).category == "not_memory"
