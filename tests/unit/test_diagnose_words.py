@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from runlocal.diagnose import diagnose_text
+from runlocal.diagnose import diagnose_text, kb
 
 
 def test_cuda_driver_result_2_from_an_allocating_call_is_out_of_memory():
@@ -81,3 +81,20 @@ def test_advice_to_prevent_out_of_memory_is_not_a_report_of_it():
            "Adding --gpu-memory 6 does not change how much GPU memory is being used.\n"
            "Auto-assiging --gpu-memory 7 for your GPU to try to prevent out-of-memory errors.\n")
     assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    # pasted by hand while checking the new words for reach: negated, a fix's title, cffi's W^X refusal, the host
+    "I am not getting any memory error anymore after the update, but the model answers in Chinese.",
+    "Fixed MemoryError in tokenizer when vocab is large",
+    "MemoryError: Cannot allocate write+execute memory for ffi.callback(). You might be running on a system "
+    "that prevents this.",
+    "The system becomes unresponsive when available memory is below 5% and the app crashes",
+])
+def test_the_new_words_do_not_reach_look_alikes(log):
+    assert diagnose_text(log).category not in kb.MEMORY_CATEGORIES
+
+
+def test_a_purpose_clause_is_cut_to_its_sentence_not_the_line():
+    log = "I set --gpu-memory 10 to help prevent OOM but still get RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert diagnose_text(log).category == "cuda_oom_load"

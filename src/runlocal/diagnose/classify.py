@@ -569,8 +569,10 @@ def _names_the_error(line: str) -> str:
     return f"Not a memory failure: {said}"
 
 
-_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b"
-                     r"|\b(?:to|help|helps) (?:try to )?prevent\b")  # "… for your GPU to try to prevent out-of-memory errors"
+_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
+# a purpose clause ("… for your GPU to try to prevent out-of-memory errors"): removed up to the end of its sentence or
+# a "but" ("set it to help prevent OOM but still get CUDA out of memory" still reports one)
+_PREVENTING = re.compile(r"\b(?:to|help|helps) (?:try to )?prevent\b(?:(?!\bbut\b)[^.;!?])*")
 
 
 def _advice_removed(low: str) -> str:
@@ -579,6 +581,8 @@ def _advice_removed(low: str) -> str:
     ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
     if "attribute" in low or "import name" in low or "module named" in low:
         low = signals.MISSING_NAME.sub(" ", low)
+    if "prevent" in low:
+        low = _PREVENTING.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

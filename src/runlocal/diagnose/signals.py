@@ -87,7 +87,7 @@ _GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\b
 # CUDA's "out of memory" said only as its number: the driver API's CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY) or the
 # runtime's cudaError 2 (cudaErrorMemoryAllocation), both "2" in cuda.h / driver_types.h, on a line that names an
 # allocating call (torch_memory_saver's "CUresult error result=2 … func=cu_mem_create")
-_CUDA_CODE_2 = re.compile(r"\b(?:curesult|cudaerror\w*|cuda(?:_| )error)\D{0,25}?(?<![\w.])2(?![\w.])")
+_CUDA_CODE_2 = re.compile(r"\b(?:curesult|cudaerror(?:_t)?|cuda(?:_| )error)\b\D{0,25}?(?<![\w.])2(?![\w.])")
 _ALLOCATING_CALL = re.compile(r"\bcu_?mem_?(?:create|alloc|map)|\bcumem\w*|malloc|\balloc\w*")
 # Python's MemoryError (or "a memory error") named in a sentence ("fails to load with MemoryError", "I have a memory
 # error of 80 percent"), not a memory *fault* (ECC, a corrupt or illegal access: the hardware or the code, not size)
@@ -96,7 +96,12 @@ _MEMORY_ERROR_SAID = re.compile(r"(?<![\w.])memory ?error\b")
 # gpu_memory_utilization (0.9 by default) or SGLang's mem_fraction_static asks for that share of the whole card free
 _BELOW_SHARE = re.compile(r"(?:available|free) (?:gpu |device |cuda )?(?:memory|vram) (?:is |was )?"
                           r"(?:below|under|less than|lower than|<)\s*\d+(?:\.\d+)?\s*%")
-_MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|corrupt|\bbit ?flip|\bno memory ?error")
+# a memory error that is none: negated ("not getting any memory error anymore"), fixed (a commit title), or cffi's
+# "Cannot allocate write+execute memory for ffi.callback()" (the OS forbids W^X pages: SELinux, hardened kernels)
+_SHARE_OWNER = re.compile(r"vllm|sglang|utili[sz]ation|mem[_-]fraction")
+_MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|corrupt|\bbit ?flip"
+                           r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?error|\bfix(?:ed|es|ing)?\b"
+                           r"|write\s*\+\s*execute|ffi\.callback")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -699,7 +704,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     does not name)."""
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
-    if "%" in low and _BELOW_SHARE.search(low) and runtime not in ("llama.cpp", "ollama", "lmstudio"):
+    if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
         return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
