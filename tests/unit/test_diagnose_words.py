@@ -98,3 +98,29 @@ def test_the_new_words_do_not_reach_look_alikes(log):
 def test_a_purpose_clause_is_cut_to_its_sentence_not_the_line():
     log = "I set --gpu-memory 10 to help prevent OOM but still get RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert diagnose_text(log).category == "cuda_oom_load"
+
+
+TRT_BUILD = ("trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --max_num_tokens 128000 --max_batch_size 64\n"
+             "[TRT] [E] Error Code 2: OutOfMemory: requires 56405524864 bytes of scratch space, but only 47590277120 "
+             "is available. Try increasing the workspace size with IBuilderConfig::setMemoryPoolLimit()\n")
+
+
+def test_tensorrt_scratch_shortfall_is_sized_from_the_logs_own_numbers():
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    d = diagnose_text(TRT_BUILD)
+    assert d.category == "cuda_oom_load" and d.runtime == "tensorrt-llm"
+    first = with_computed_fixes(d)["fixes"][0]
+    # 47,590,277,120 / 56,405,524,864 = 0.8437 of the scratch fits: 128,000 × 0.8437 = 107,995 → 107,776 (÷ 256)
+    assert first["command"] == "trtllm-build ... --max_num_tokens 107776"
+    assert "8.21 GiB short" in first["effect"]
+
+
+def test_tensorrt_scratch_shortfall_without_the_command_scales_the_batch_or_says_the_figure():
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    only_batch = TRT_BUILD.replace("--max_num_tokens 128000 ", "")
+    assert with_computed_fixes(diagnose_text(only_batch))["fixes"][0]["command"] == \
+        "trtllm-build ... --max_batch_size 53"  # 64 × 0.8437 = 54.0 → 53 (floor of 53.99)
+    no_command = TRT_BUILD.split("\n", 1)[1]
+    assert "8.21 GiB short" in with_computed_fixes(diagnose_text(no_command))["fixes"][0]["effect"]

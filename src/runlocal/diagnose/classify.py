@@ -131,7 +131,7 @@ _RUNTIME_TOKENS = {
     "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
-    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "trtllm-build": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "omlx": "mlx",  # oMLX, an MLX server
     # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
     # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
