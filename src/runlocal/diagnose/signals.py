@@ -584,11 +584,11 @@ RUN = re.compile(
     # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
     # the input grows while serving, the model had loaded
     r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
-    # a prompt or an input said to be long or complex, in English or Chinese ("if the prompt is more complex",
-    # "prompt较为复杂", "输入一个长文本"), or a request answered (请求 "request", 推理时 "while inferring"): a run
+    # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
+    # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
     r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
     r"|prompt\s*(?:is |was )?(?:more |too |very )?(?:long|complex)\b|prompt.{0,3}(?:较为|比较|较|太|很)?(?:长|复杂)"
-    r"|长文本|长的(?:问题|输入|文本)|请求|推理(?:时|过程)")
+    r"|长的(?:问题|输入|文本)|请求")
 
 
 def severity_of_line(low: str) -> str | None:
