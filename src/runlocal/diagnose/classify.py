@@ -131,7 +131,7 @@ _RUNTIME_TOKENS = {
     "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
-    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "trtllm-build": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "omlx": "mlx",  # oMLX, an MLX server
     # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
     # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
@@ -570,6 +570,9 @@ def _names_the_error(line: str) -> str:
 
 
 _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
+# a purpose clause ("… for your GPU to try to prevent out-of-memory errors"): removed up to the end of its sentence or
+# a "but" ("set it to help prevent OOM but still get CUDA out of memory" still reports one)
+_PREVENTING = re.compile(r"\b(?:to|help|helps) (?:try to )?prevent\b(?:(?!\bbut\b)[^.;!?])*")
 
 
 def _advice_removed(low: str) -> str:
@@ -578,6 +581,8 @@ def _advice_removed(low: str) -> str:
     ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
     if "attribute" in low or "import name" in low or "module named" in low:
         low = signals.MISSING_NAME.sub(" ", low)
+    if "prevent" in low:
+        low = _PREVENTING.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

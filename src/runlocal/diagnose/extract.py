@@ -109,6 +109,19 @@ def _set(key: str, group: int = 1, conv: Callable[[str], Any] = str):
     return handler
 
 
+# TensorRT's builder: the engine's activation scratch at its largest shapes does not fit ("requires 56405524864 bytes
+# of scratch space, but only 47590277120 is available"; TensorRT's builder, as trtllm-build prints it), and the
+# trtllm-build limits that size it, when the command is pasted (--max_num_tokens, --max_batch_size)
+@_rule("scratch space", r"requires (\d+) bytes of scratch space,? but only (\d+)")
+def _trt_scratch(m, ex):
+    ex.set("scratch_required_bytes", int(m.group(1)))
+    ex.set("scratch_available_bytes", int(m.group(2)))
+
+
+_rule("max_num_tokens", r"--max_num_tokens[= ](\d+)")(_set("trt_max_num_tokens", conv=int))
+_rule("max_batch_size", r"--max_batch_size[= ](\d+)")(_set("trt_max_batch_size", conv=int))
+
+
 # PyTorch OOM (CUDA and ROCm), current wording
 _rule("tried to allocate", r"Tried to allocate " + _SIZE)(_set_size("requested_bytes"))
 

@@ -369,6 +369,29 @@ def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", effect)]
 
 
+def trt_scratch_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """TensorRT's builder needs more activation scratch than the GPU has free. That scratch is sized by the engine's
+    largest shapes, which trtllm-build bounds with --max_num_tokens (tokens in one forward pass) and --max_batch_size
+    (TensorRT-LLM docs, performance tuning guide, "max_batch_size and max_num_tokens": both bound the activation
+    memory of the built engine). The fix scales the limit the log's own command set by available / required."""
+    need, have = ex.get("scratch_required_bytes"), ex.get("scratch_available_bytes")
+    if not (need and have) or need <= have:
+        return []
+    ratio = have / need
+    effect = (f"the builder needs {_b(need)} of scratch and {_b(have)} is free ({_b(need - have)} short): "
+              f"the limits that size it must shrink to at most {ratio:.0%} of what they are")
+    tokens, batch = ex.get("trt_max_num_tokens"), ex.get("trt_max_batch_size")
+    if tokens:
+        smaller = max(256, _round_down(int(tokens * ratio), 256))
+        return [_fix("Build with fewer tokens per forward pass", f"trtllm-build ... --max_num_tokens {smaller}",
+                     effect + f" (--max_num_tokens {tokens} → {smaller})")]
+    if batch and batch > 1:
+        smaller = max(1, int(batch * ratio))
+        return [_fix("Build for a smaller batch", f"trtllm-build ... --max_batch_size {smaller}",
+                     effect + f" (--max_batch_size {batch} → {smaller})")]
+    return [_fix("Build for smaller shapes", "trtllm-build ... --max_num_tokens 8192 --max_batch_size 8", effect)]
+
+
 def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
     if not req:
@@ -578,7 +601,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "fragmentation":
         fixes += fragmentation_fixes(extracted)
     elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
-        fixes += requested_vs_free(extracted)
+        fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted)
     seen, out = set(), []
     for f in fixes:
         if f["command"] not in seen:

@@ -39,6 +39,9 @@ _OOM = re.compile(
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
     r"|\boutofmemory\b|could not be allocated"  # TensorRT "Error Code 2: OutOfMemory", "… could not be allocated"
+    # OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE (-4, "failure to allocate memory for buffer object", Khronos cl.h),
+    # as tinygrad's and other OpenCL backends print it
+    r"|mem_object_allocation_failure"
     # one allocation above the device's largest buffer (Metal maxBufferLength, Vulkan maxMemoryAllocationSize)
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
@@ -79,7 +82,26 @@ PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi",
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
-_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
+_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpus?\b"
+                        r"|\b[rg]tx ?\d{3,4}|geforce|radeon")  # a card named by its model ("RTX3060")
+# CUDA's "out of memory" said only as its number: the driver API's CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY) or the
+# runtime's cudaError 2 (cudaErrorMemoryAllocation), both "2" in cuda.h / driver_types.h, on a line that names an
+# allocating call (torch_memory_saver's "CUresult error result=2 … func=cu_mem_create")
+_CUDA_CODE_2 = re.compile(r"\b(?:curesult|cudaerror(?:_t)?|cuda(?:_| )error)\b\D{0,25}?(?<![\w.])2(?![\w.])")
+_ALLOCATING_CALL = re.compile(r"\bcu_?mem_?(?:create|alloc|map)|\bcumem\w*|malloc|\balloc\w*")
+# Python's MemoryError (or "a memory error") named in a sentence ("fails to load with MemoryError", "I have a memory
+# error of 80 percent"), not a memory *fault* (ECC, a corrupt or illegal access: the hardware or the code, not size)
+_MEMORY_ERROR_SAID = re.compile(r"(?<![\w.])memory ?error\b")
+# free memory said to be below a share of the card ("fails when available GPU memory is below 90%"): vLLM's
+# gpu_memory_utilization (0.9 by default) or SGLang's mem_fraction_static asks for that share of the whole card free
+_BELOW_SHARE = re.compile(r"(?:available|free) (?:gpu |device |cuda )?(?:memory|vram) (?:is |was )?"
+                          r"(?:below|under|less than|lower than|<)\s*\d+(?:\.\d+)?\s*%")
+# a memory error that is none: negated ("not getting any memory error anymore"), fixed (a commit title), or cffi's
+# "Cannot allocate write+execute memory for ffi.callback()" (the OS forbids W^X pages: SELinux, hardened kernels)
+_SHARE_OWNER = re.compile(r"vllm|sglang|utili[sz]ation|mem[_-]fraction")
+_MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|corrupt|\bbit ?flip"
+                           r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?error|\bfix(?:ed|es|ing)?\b"
+                           r"|write\s*\+\s*execute|ffi\.callback")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -418,7 +440,9 @@ _ERROR_STATEMENT = re.compile(
     r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
     # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
     # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
-    r"|\bhas no attribute\b|\bno module named\b")
+    r"|\bhas no attribute\b|\bno module named\b"
+    # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
+    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b")
 # a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
 # trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
 _EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
@@ -559,7 +583,12 @@ RUN = re.compile(
     r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
     # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
     # the input grows while serving, the model had loaded
-    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d")
+    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
+    # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
+    # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
+    r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
+    r"|prompt\s*(?:is |was )?(?:more |too |very )?(?:long|complex)\b|prompt.{0,3}(?:较为|比较|较|太|很)?(?:长|复杂)"
+    r"|长的(?:问题|输入|文本)|请求")
 
 
 def severity_of_line(low: str) -> str | None:
@@ -673,7 +702,12 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
-    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low))
+    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
+        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
+    if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
+        return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
+    if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
+        return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
     if _KILL_OS.search(low):

@@ -50,10 +50,15 @@ moved it out of ``held_out/`` after collecting round 15: it is tuning data. Roun
 41 texts from 24 repositories, 30 memory failures and 11 look-alikes) was collected by round 14's rule with new
 neutral memory words fixed before any query was run (``round15_queries.md``), before round 14's misses were tuned
 on, committed before it was scored, and scored once (61.0 %); session 9's helper diagnose11 moved it out of
-``held_out/`` after collecting round 16: it is tuning data. Round 16 (``held_out/round16.jsonl``, 23 texts from 19
+``held_out/`` after collecting round 16: it is tuning data. Round 16 (``round16.jsonl``, 23 texts from 19
 repositories, 11 memory failures and 12 look-alikes) was collected by the same rule with new words fixed before any
-query was run (``held_out/round16_queries.md``), before round 15's misses were tuned on, and committed before it was
-scored. Every file under
+query was run (``round16_queries.md``), before round 15's misses were tuned on, committed before it was scored, and
+scored once (73.9 %); session 9's helper diagnose12 moved it out of ``held_out/`` after collecting round 17: it is
+tuning data. Round 17 (``held_out/round17.jsonl``, 42 texts from 24 repositories, 37 memory failures and 5
+look-alikes) was collected by a memory-weighted rule with the phrasings users write ("ran out of VRAM", "CUDA OOM",
+other languages) over projects not queried by name before, written down before any query was run
+(``held_out/round17_queries.md``), before round 16's misses were tuned on, and committed before it was scored.
+Every file under
 ``held_out/`` is held out; every other file is tuning.
 """
 
