@@ -28,6 +28,13 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    the report the PR closes, 2026-05-22); b9776 has it (issue #24967: the PR's
                    GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) fires in that build). The C API keeps
                    n_outputs_max = n_batch when not set (llama-cpp-python, runlocal's measured records).
+  f16 KQ mask     the KQ mask graph inputs are reserved in f16 under flash attention since PR #23764 ("llama: use
+                   f16 mask for FA to save VRAM", commit 031ddb2e0, 2026-05-29; src/llama-graph.cpp
+                   build_attn_inp_kv_impl). Before it the input is f32 (in the host's compute buffer) and
+                   self_kq_mask_cnv = ggml_cast(…, GGML_TYPE_F16) adds its f16 copy on the GPU. b9410 is that
+                   commit ("b9410 (031ddb2e0)", a llama.cpp version string), so b9409 and older are without it;
+                   issue #23527's A/B at b9272 logs the CUDA_Host compute 2,408 MiB before, 1,236 with it
+                   (measurements/llamacpp_server_outputs).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
@@ -65,6 +72,7 @@ VLLM_CURRENT = "v1-cudagraph"
 NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-09-13); issue #17300 (b7079)
 FIT_BUILDS = (6451, 7437)           # PR #16653; issue #18097 (b7437 runs llama-fit-params)
 OUTPUT_CAP_BUILDS = (9272, 9776)    # PR #23861; issue #23527 (b9272, without); issue #24967 (b9776, its assert)
+KQ_MASK_F16_BUILDS = (9409, 9410)   # PR #23764: merged as 031ddb2e0, whose build is b9410
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
@@ -126,13 +134,15 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
     """(-np auto by default, --fit exists, what the rules are) for a llama.cpp build."""
     if version is None:
         return True, True, ("the current build: -np auto (4 slots, unified KV), --fit on, llama-server's output cap "
-                            "(n_parallel rows of logits in the prompt graph; PR #23861)")
+                            "(n_parallel rows of logits in the prompt graph; PR #23861), f16 KQ masks (PR #23764)")
     build = version.key[0]
     np_auto, fit, cap = build > NP_AUTO_BUILDS[0], build > FIT_BUILDS[0], llamacpp_output_cap(version)
     parts = [("-np auto (4 slots, unified KV; PR #16736)" if np_auto else "-np 1 (before PR #16736)"),
              ("--fit on (PR #16653)" if fit else "no --fit (before PR #16653): -c and -ngl as given"),
              ("llama-server's output cap: n_parallel rows of logits in the prompt graph (PR #23861)" if cap
-              else "n_ubatch rows of logits in the prompt graph (before PR #23861)")]
+              else "n_ubatch rows of logits in the prompt graph (before PR #23861)"),
+             ("f16 KQ masks under flash attention (PR #23764)" if llamacpp_kq_mask_f16(version)
+              else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)")]
     rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap))
     unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
@@ -142,6 +152,11 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
                  f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without -np auto and "
                  f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap; {known})")
     return np_auto, fit, text
+
+
+def llamacpp_kq_mask_f16(version: RuntimeVersion | None) -> bool:
+    """Whether this build reserves the KQ mask inputs in f16 under flash attention (PR #23764), not f32 + a cast."""
+    return version is None or version.key[0] > KQ_MASK_F16_BUILDS[0]
 
 
 def llamacpp_output_cap(version: RuntimeVersion | None) -> bool:
