@@ -72,3 +72,19 @@ def test_without_flash_attention_every_build_reserves_the_same_mask():
         else:
             # the host holds the f32 input: 16,384 cells × 512 tokens × 2 B more than the f16 one
             assert a[-1].compute - b[-1].compute == 16384 * 512 * 2
+
+
+def test_ollama_releases_get_the_mask_of_the_build_they_run():
+    """Ollama v0.30.0 builds llama-server at b9452 (after PR #23764): the f16 mask, as the current release. v0.24.0 ran
+    its own runner over llama.cpp ec98e2002 (April 2026): an f32 mask and its cast, so its host buffer is larger."""
+    assert get_runtime("ollama").kq_mask_f16 and get_runtime("ollama==0.30.0").kq_mask_f16  # type: ignore[attr-defined]
+    old = get_runtime("ollama==0.24.0")
+    assert not old.kq_mask_f16 and "PR #23764" in old.rules                          # type: ignore[attr-defined]
+
+    def host_compute(runtime: str) -> int:
+        out = CliRunner().invoke(app, ["check", "qwen3-8b", "--runtime", runtime, "--gpu", "rtx-3090", "-c", "8192",
+                                       "--json"])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)["memory"]["devices"][-1]["compute"]
+
+    assert host_compute("ollama==0.24.0") > host_compute("ollama==0.30.0") == host_compute("ollama")

@@ -45,8 +45,10 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   data/ollama_llama_cpp.json (measurements/ollama_builds/make_map.py over the ollama/ollama tags: v0.30.0 b9452 …
   v0.32.15 b10488), and llama-server's output cap applies by that build as for llama.cpp==bNNNN. Every earlier
   release ran the CGO runner over a vendored llama.cpp (Makefile.sync FETCH_HEAD; v0.24.0, 2026-05-14, the last)
-  and predates PR #23861 (2026-06-01): no cap. A release newer than the map builds at least its last build
-  (b10488, with the cap); the current one b10864 (ollama/ollama#18317).
+  and predates PR #23861 (2026-06-01): no cap; and PR #23764: f32 KQ masks cast to f16 (the Go engine casts its f32
+  mask too, ollama/ollama PR #11967), while every mapped llama-server build (b9452 on) has the f16 mask. A release
+  newer than the map builds at least its last build (b10488, with the cap); the current one b10864
+  (ollama/ollama#18317).
 """
 
 from __future__ import annotations
@@ -203,6 +205,16 @@ def ollama_output_cap(version: RuntimeVersion | None) -> bool:
     return build is not None and build > OUTPUT_CAP_BUILDS[0]
 
 
+def ollama_kq_mask_f16(version: RuntimeVersion | None) -> bool:
+    """Whether this Ollama release's llama-server reserves f16 KQ masks (llama.cpp PR #23764), by its build. Before
+    v0.30.0 both of Ollama's runners built an f32 mask and cast it to f16 for flash attention: the vendored llama.cpp
+    (ec98e2002, 2026-04) predates the PR, and the Go engine's kvcache casts its f32 mask (ollama/ollama PR #11967)."""
+    if version is None:
+        return True
+    build, _ = ollama_llama_cpp(version)
+    return build is not None and build > KQ_MASK_F16_BUILDS[0]
+
+
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
@@ -216,7 +228,9 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     cap = ollama_output_cap(version)
     text = (f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
             + f"; {how}: " + ("llama-server's output cap, n_parallel rows of logits in the prompt graph (PR #23861)"
-                              if cap else "n_ubatch rows of logits in the prompt graph (before PR #23861)"))
+                              if cap else "n_ubatch rows of logits in the prompt graph (before PR #23861)")
+            + ("" if ollama_kq_mask_f16(version) else ", f32 KQ masks cast to f16 under flash attention (before "
+               "llama.cpp PR #23764)"))
     if cap and build is not None and build < OUTPUT_CAP_BUILDS[1]:
         text += (f" — assumed: the build that brought the cap is not pinned (b{OUTPUT_CAP_BUILDS[0]} is without it, "
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")
