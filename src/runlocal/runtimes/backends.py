@@ -25,9 +25,12 @@ What changes with the backend, in the bytes runlocal plans (each rule is the bac
   (not counted here either: sized per matmul at run time). ops the device does not support (supports_op) run on
   the CPU and leave the Vulkan buffer. The one public Vulkan log with every setting stated (ik_llama.cpp#562,
   mainline build 5781, Llama-3.1-8B Q4_0, -c 16384 -ub 1024 -fa, f16 cache) logs 613.01 MiB where the CUDA-rule
-  trace gives 517.00: the 96.01 MiB between them is exactly that build's f32 KQ mask and its f16 cast (16,384 ×
-  1,024 × (4 + 2) B; the same build's host buffer shows the f32 mask too), a build difference, not a backend one
-  (tests/unit/test_backends.py). So the traced figure is kept for Vulkan. The issue's report of Vulkan buffers
+  trace gives 517.00. The 96.01 MiB between them equals that build's f32 KQ mask and its f16 cast (16,384 ×
+  1,024 × (4 + 2) B; its host buffer shows the f32 mask), but tracing that build's own graph (--runtime
+  llama.cpp==b5781: the f32 input and its cast, runtimes/versions.py, PR #23764) still gives 517.00: both are freed
+  before the logits peak, as issue #23527's A/B at b9272 shows on CUDA (3,976 MiB with either mask). The gap is
+  unexplained, not a backend rule (tests/unit/test_backends.py); the traced figure is kept for Vulkan. The issue's
+  report of Vulkan buffers
   2.7–3.3× below the traced figure (Qwen3-8B / Qwen3-30B-A3B on an RTX 3090) matches instead llama-server's output
   cap since ggml-org/llama.cpp PR #23861 (2026-06): the prompt graph keeps n_parallel rows of logits, not n_ubatch
   (Qwen3-8B traced 2.93× smaller, measurements/llamacpp_server_outputs) — on every backend, and planned so for

@@ -24,6 +24,7 @@ class GraphParams:
     type_k: str = "f16"
     type_v: str = "f16"
     n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
+    kq_mask_f32: bool = False    # builds before PR #23764 (b9410): an f32 mask input, ggml_cast to f16 for FA
 
 
 def _gguf_type(dtype: str | None) -> str:
@@ -136,8 +137,10 @@ class DecoderGraph:
         v_idxs = None if k_only else \
             self.inp("i64", (n_tokens if p.flash_attn else n_tokens * v_gqa_max,), f"attn_inp_v_idxs{suffix}")
         mask_stream = p.n_stream if p.n_stream > 1 else 1
-        mask = self.inp("f16" if p.flash_attn else "f32", (n_kv, n_tokens // mask_stream, 1, mask_stream),
-                        f"attn_inp_kq_mask{suffix}")
+        mask = self.inp("f16" if p.flash_attn and not p.kq_mask_f32 else "f32",
+                        (n_kv, n_tokens // mask_stream, 1, mask_stream), f"attn_inp_kq_mask{suffix}")
+        if p.flash_attn and p.kq_mask_f32:     # self_kq_mask_cnv = ggml_cast(ctx0, self_kq_mask, GGML_TYPE_F16)
+            mask = self.g.dup(mask, "CPY", (mask,), "f16")
         if k_only:
             # build_attn_inp_k_impl: no V indices, no rotation inputs
             return {"k_idxs": k_idxs, "mask": mask, "n_kv": n_kv}
@@ -779,11 +782,11 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
 
 def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
                      type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None,
-                     n_outputs_max: int | None = None) -> int:
+                     n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> int:
     """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
     context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams,
     n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss), n_outputs_max the context's output cap
-    (llama-server's since PR #23861; None: the C API's n_batch)."""
+    (llama-server's since PR #23861; None: the C API's n_batch), kq_mask_f32 a build before PR #23764."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
     return reserve_sizes(model, p, n_ubatch, n_seqs, n_outputs_max=n_outputs_max)[0]
