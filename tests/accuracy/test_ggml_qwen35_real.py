@@ -12,13 +12,13 @@ settings the records do not have.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from runlocal.evidence import qwen35_runs as measure_cpu
 from runlocal.model.gguf import read_gguf
 from runlocal.runtimes import ggml_graph as G
 from runlocal.runtimes.llamacpp import context_sizes
@@ -31,10 +31,6 @@ HERE = ROOT / "measurements" / "llamacpp_qwen35"
 RECORDS = [json.loads(line) for line in (HERE / "cpu.jsonl").read_text().splitlines() if line.strip()]
 MiB = 1 << 20
 
-_spec = importlib.util.spec_from_file_location("measure_qwen35_cpu", HERE / "measure_cpu.py")
-assert _spec is not None and _spec.loader is not None
-measure_cpu = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(measure_cpu)
 
 
 def _id(rec: dict) -> str:
