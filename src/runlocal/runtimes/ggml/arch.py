@@ -10,6 +10,7 @@ from . import periodic
 from .alloc import Buffer, allocate
 from .gcpause import gc_paused
 from .graph import Graph
+from .recurrent import build_rs
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
 # --- llama.cpp's decoder graphs ------------------------------------------------------------------------
@@ -587,22 +588,6 @@ def build_deepseek2(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
-def _rs(b: DecoderGraph, rs: dict, s: Tensor, state_size: int,
-        get_rows: Callable[[Tensor, Tensor], Tensor] | None = None) -> Tensor:
-    """llama-graph.cpp build_rs for the reserved (full) recurrent memory: rs_head 0, rs_z 0, n_rs = its size."""
-    g = b.g
-    n_seqs = b.n_seqs
-    states = g.reshape(s, state_size, s.ne[1])
-    zero = g.view(states, (state_size,), (), 0)
-    g.expand(g.scale_inplace(zero))
-    out = (get_rows or g.get_rows)(states, rs["main"])
-    g.expand(out)
-    extra = g.get_rows(states, rs["extra"])
-    n_rs = s.ne[1]
-    g.expand(g.cpy(extra, g.view(s, (state_size, n_rs - n_seqs), (s.nb[1],), n_seqs * s.nb[1])))
-    return out
-
-
 def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
     """src/models/mamba-base.cpp build_mamba2_layer (cparams.n_rs_seq 0: one state slot per sequence)."""
     g = b.g
@@ -624,7 +609,7 @@ def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
     mem = max(1, n_seqs)
     r_all = g.weight("f32", (n_embd_r, mem), f"cache_r_l{il}", il)
     s_all = g.weight("f32", (n_embd_s, mem), f"cache_s_l{il}", il)
-    conv = _rs(b, rs, r_all, n_embd_r)
+    conv = build_rs(b, rs, r_all, n_embd_r)
     conv = g.reshape(conv, d_conv - 1, conv_dim, n_seqs)
     zx = g.mul_mat(in_w, cur)
     zx = g.reshape(zx, d_in_proj, n_seq_tokens, n_seqs)
@@ -651,7 +636,7 @@ def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
         ssm = g.reshape(states, d_state, head_dim, n_head, mem)
         return g.ssm_scan(ssm, x, dt, A, B, C, ids)
 
-    y_ssm = _rs(b, rs, s_all, n_embd_s, ssm_rows)
+    y_ssm = build_rs(b, rs, s_all, n_embd_s, ssm_rows)
     D = d_state * d_inner
     yrow = row_size("f32", D)
     g.expand(g.cpy(g.view(y_ssm, (D, n_seqs, 1), (yrow, yrow * n_seqs), x.nelements() * f),

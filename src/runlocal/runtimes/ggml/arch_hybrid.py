@@ -10,7 +10,7 @@ llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
   build_delta_net_fused (cparams.fused_gdn_ar / fused_gdn_ch are set true in src/llama-context.cpp and, in this
   build, not probed: the CPU and CUDA backends run GGML_OP_GATED_DELTA_NET; cparams.n_rs_seq 0);
 - src/llama-graph.cpp: build_inp_mem_hybrid (the recurrent-state copy input, then the KV inputs), build_rs
-  (arch._rs), build_attn, build_moe_ffn, build_ffn (arch.DecoderGraph);
+  (recurrent.build_rs), build_attn, build_moe_ffn, build_ffn (arch.DecoderGraph);
 - ggml/src/ggml.c: ggml_gated_delta_net (one f32 result: the outputs, then the final states), ggml_ssm_conv,
   ggml_concat.
 Checked against real llama.cpp logs: measurements/llamacpp_qwen35 (tests/accuracy/test_ggml_qwen35_real.py).
@@ -20,9 +20,13 @@ Pure computation, no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .arch import DecoderGraph, _rs
+from .recurrent import build_rs
 from .types import FLAG_OUTPUT, Tensor, row_size
+
+if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
+    from .arch import DecoderGraph
 
 F32 = 4
 
@@ -68,7 +72,7 @@ def _conv_state(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, d: dict[s
     n_seqs = b.n_seqs
     mem = max(1, n_seqs)
     r_all = g.weight("f32", (d["n_embd_r"], mem), f"cache_r_l{il}", il)
-    conv_states = _rs(b, rs, r_all, d["n_embd_r"])
+    conv_states = build_rs(b, rs, r_all, d["n_embd_r"])
     conv_states = g.reshape(conv_states, d["d_conv"] - 1, d["channels"], n_seqs)
     qkv_t = g.transpose(qkv_mixed)
     conv_input = g.concat(conv_states, qkv_t, 0)
@@ -94,7 +98,7 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
     mem = max(1, n_seqs)
     conv_input = _conv_state(b, rs, il, qkv_mixed, d)
     s_all = g.weight("f32", (d["n_embd_s"], mem), f"cache_s_l{il}", il)
-    state = _rs(b, rs, s_all, d["n_embd_s"])
+    state = build_rs(b, rs, s_all, d["n_embd_s"])
     state = g.reshape(state, hv, hv, n_v, n_seqs)
     conv_w = b.lw(il, "ssm_conv1d.weight")
     assert conv_w is not None
