@@ -51,3 +51,54 @@ def plan_batch(plan) -> int:
     """The -b Ollama launched llama-server with (its assumption line)."""
     line = next(a for a in plan.assumptions if "llama-server launched with" in a)
     return int(line.split(" -b ")[1].split()[0])
+
+
+# --- Ollama with --fit placing the layers: the host's bytes along fit_layers' order, and the launches skipped ---
+
+FIT_CASES = [("qwen3-30b-a3b", "rtx-3060", ctx, ram) for ctx in (4096, 32768) for ram in ("6G", "9G", "12G")] + \
+            [("llama-3.1-70b", "rtx-3060", ctx, ram) for ctx in (4096, 16384) for ram in ("28G", "34G", "40G")] + \
+            [("gpt-oss-20b", "rtx-3060", 65536, ram) for ram in ("2G", "4G", "8G")]
+
+
+def _fit_setup(alias: str, gpu: str, ctx: int, ram: str):
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="ollama", gpu=gpu, ram=ram))
+    settings, _ = with_default_quant(spec, settings)
+    return as_llamacpp_loads(spec), settings.with_(ctx=ctx), targets, estimate(spec, settings.quant)
+
+
+@pytest.mark.parametrize("alias,ctx", [("qwen3-30b-a3b", 32768), ("llama-3.1-70b", 4096), ("gpt-oss-20b", 65536)])
+def test_each_step_of_the_fit_order_moves_bytes_from_the_gpu_to_the_host(alias, ctx):
+    """What Ollama.surely_over relies on: along FitProbes.order() (every placement --fit can answer, most on the GPU
+    first) the GPU's bytes without compute buffers never grow and the host's never shrink."""
+    from runlocal.runtimes.llamacpp import FitProbes
+
+    spec, settings, targets, weights = _fit_setup(alias, "rtx-3060", ctx, "64G")
+    ollama = Ollama()
+    s, flash, batch, _, _, _ = ollama._launch(spec, weights, settings, targets)
+    order = FitProbes(spec, None, None).order()
+    assert order[0] == (spec.n_layers + 1, 0) and order[-1][0] == 0 and len(set(order)) == len(order)
+    floors = [ollama._llama.floor(spec, weights, ollama._llama_settings(s, batch, g, m, flash), targets)
+              for g, m in order]
+    for (p, q), a, b in zip(zip(order, order[1:]), floors, floors[1:]):
+        assert b[0] <= a[0] and b[-1] >= a[-1], (alias, p, q, a, b)
+
+
+@pytest.mark.parametrize("alias,gpu,ctx,ram", FIT_CASES)
+def test_ollama_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias, gpu, ctx, ram):
+    """A launch surely_over skips while --fit is still searching would not fit: planned again from nothing (no
+    answers kept from the search that was cut short), its host holds more than the RAM; and the plan made after
+    surely_over asked is the plain one."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, weights = _fit_setup(alias, gpu, ctx, ram)
+    llamacpp._LAYER_OUTCOMES.clear()
+    over = Ollama().surely_over(spec, weights, settings, targets)
+    after = Ollama().allocate(spec, weights, settings, targets)
+    llamacpp._LAYER_OUTCOMES.clear()
+    plain = Ollama().allocate(spec, weights, settings, targets)
+    assert after == plain
+    if over:
+        assert not fits(plain) and plain.refusal and "system memory" in plain.refusal, (alias, ctx, ram)
+    if (alias, ctx, ram) in (("llama-3.1-70b", 16384, "34G"), ("qwen3-30b-a3b", 32768, "9G")):
+        # 40 / 12 GiB would hold it: the sum of the floors does not rule it out, --fit's first probes do
+        assert over

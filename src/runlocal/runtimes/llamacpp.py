@@ -116,6 +116,10 @@ class LayerOutcomes:
         self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
         # fit_layers' guide: the compute buffer last simulated per class of placements, at any context or slots
         self.compute: dict[tuple[bool, bool, bool], int] = {}
+        # fit_layers' answer per (ctx, slots), once a search has ended there (the probes it made are recorded above)
+        self.answers: dict[tuple[int, int], tuple[int, int]] = {}
+        # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be
+        self.cut_short: dict[tuple[int, int], tuple[int, int]] = {}
 
     def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
         cls = (ngl == 0, ncmoe == 0)
@@ -153,8 +157,98 @@ class LaunchView:
         self.store.record(self.ctx, self.slots, ngl, ncmoe, passed)
         return passed
 
+    @property
+    def answer(self) -> tuple[int, int] | None:
+        """fit_layers' answer here, where a search has ended here before."""
+        return self.store.answers.get((self.ctx, self.slots))
 
-def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> tuple[int, int]:
+    @answer.setter
+    def answer(self, value: tuple[int, int]) -> None:
+        self.store.answers[(self.ctx, self.slots)] = value
+
+    @property
+    def at_least(self) -> tuple[int, int] | None:
+        """The answer where known, else the placement most on the GPU it can be where a search was cut short."""
+        return self.answer or self.store.cut_short.get((self.ctx, self.slots))
+
+    def cut_short(self, placement: tuple[int, int]) -> None:
+        self.store.cut_short[(self.ctx, self.slots)] = placement
+
+
+class FitSettled(Exception):
+    """Raised by FitProbes.passes where its ``settled`` says every placement the search can still answer settles
+    the caller's question (Ollama.surely_over: each leaves the host over its RAM)."""
+
+
+class FitProbes:
+    """The probes of one --fit layer search (common/fit.cpp steps 3–4 on one GPU) and what they learned: whether
+    placement (-ngl, experts of how many layers in system memory) keeps the margin, from the launch's answers at
+    other contexts and slots (known), the bound (hopeless) or a plan (run, ok), recorded in known; and the compute
+    buffer of the last plan simulated per class of placements, the guide of fit_layers' predictions. Shared by
+    fit_layers and by a caller that asks about the same search before it runs (Ollama.surely_over): a probe asked
+    by either is answered the same way, so the search's answer does not depend on who asked first."""
+
+    def __init__(self, model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> None:
+        self.n = model.n_layers
+        self.moe = bool(model.n_experts)
+        self.run, self.ok, self.hopeless, self.known, self.room = run, ok, hopeless, known, room
+        self.compute: dict = known.compute if known is not None else {}
+        # settled(i): every placement from order()[i] on settles the caller's question; asked after each failing
+        # probe with i just past the furthest one failed so far (the searches keep one bracket: a placement that
+        # fails rules out itself and every one before it in the order, so the answer lies past it)
+        self.settled = None
+        self._index: dict[tuple[int, int], int] = {}
+        self.failed_upto = -1
+
+    def cls(self, ngl: int, ncmoe: int) -> tuple[bool, bool, bool]:
+        return ngl == 0, ngl > self.n, ncmoe == 0
+
+    def passes(self, ngl: int, ncmoe: int) -> bool:
+        implied = self.known.implied(ngl, ncmoe) if self.known else None
+        if implied is not None:
+            if not implied and self.settled is not None:
+                self._check_settled(ngl, ncmoe)
+            return implied
+        bound = self.hopeless(ngl, ncmoe) if self.hopeless else None
+        if bound is not None and bound < 0:
+            answer = False
+        else:
+            plan = self.run(ngl, ncmoe)
+            answer = self.ok(plan)
+            if bound is not None and self.room is not None:
+                self.compute[self.cls(ngl, ncmoe)] = bound - self.room(plan)
+        answer = self.known.record(ngl, ncmoe, answer) if self.known else answer
+        if not answer and self.settled is not None:
+            self._check_settled(ngl, ncmoe)
+        return answer
+
+    def _check_settled(self, ngl: int, ncmoe: int) -> None:
+        if not self._index:
+            self._index = {p: i for i, p in enumerate(self.order())}
+        i = self._index[(ngl, ncmoe)]
+        if i > self.failed_upto:
+            self.failed_upto = i
+            if i + 1 < len(self._index) and self.settled(i + 1):
+                raise FitSettled()
+
+    def predicted(self, ngl: int, ncmoe: int) -> float:
+        guess = self.compute.get(self.cls(ngl, ncmoe), next(iter(self.compute.values()), 0))
+        return (self.hopeless(ngl, ncmoe) if self.hopeless else 0) - guess
+
+    def order(self) -> list[tuple[int, int]]:
+        """Every placement fit_layers can answer, from the most on the GPU to the least: all layers; for a MoE
+        model the experts of 1, 2, … n layers in system memory, then the layers given back from the front with
+        every expert in system memory; for a dense model the layers given back. Each step only moves tensors from
+        the GPU to the host (so the GPU's bytes without compute buffers never grow along it and the host's never
+        shrink: tests/unit/test_plan_bounds.py). fit_layers answers a placement that passes, or the last one."""
+        n = self.n
+        if self.moe:
+            return [(n + 1, m) for m in range(n + 1)] + [(g, n) for g in range(n, -1, -1)]
+        return [(g, 0) for g in range(n + 1, -1, -1)]
+
+
+def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None,
+               probes: FitProbes | None = None) -> tuple[int, int]:
     """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
     memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
     experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
@@ -164,7 +258,7 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) 
     hopeless(ngl, n_cpu_moe), when given, is the room the bytes without compute buffers leave (LlamaCpp.floor;
     below 0: ok would fail, no plan needed); known, the launch's answers at other contexts and slot counts
     (LayerOutcomes.at); room(plan), the bytes the plan leaves under the margin (with hopeless, the plan's compute
-    buffer is their difference).
+    buffer is their difference). ``probes``: the same, already made (FitProbes), and perhaps asked already.
 
     The searches probe where the predicted room reaches zero (boundary.largest_predicted): the exact room without
     compute buffers (hopeless, cheap) less the compute buffer of the last plan simulated in the same class of
@@ -172,34 +266,12 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) 
     buffer barely moves with the placement, so the edge is usually planned once from each side. A guide only: the
     verdicts decide, and the answer is the bisection's."""
     n = model.n_layers
-    compute: dict = known.compute if known is not None else {}
-
-    def cls(ngl: int, ncmoe: int) -> tuple[bool, bool, bool]:
-        return ngl == 0, ngl > n, ncmoe == 0
-
-    def passes(ngl: int, ncmoe: int) -> bool:
-        implied = known.implied(ngl, ncmoe) if known else None
-        if implied is not None:
-            return implied
-        bound = hopeless(ngl, ncmoe) if hopeless else None
-        if bound is not None and bound < 0:
-            answer = False
-        else:
-            plan = run(ngl, ncmoe)
-            answer = ok(plan)
-            if bound is not None and room is not None:
-                compute[cls(ngl, ncmoe)] = bound - room(plan)
-        return known.record(ngl, ncmoe, answer) if known else answer
-
-    def predicted(ngl: int, ncmoe: int) -> float:
-        c = cls(ngl, ncmoe)
-        guess = compute.get(c, next(iter(compute.values()), 0))
-        return (hopeless(ngl, ncmoe) if hopeless else 0) - guess
-
+    p = probes or FitProbes(model, run, ok, hopeless, known, room)
+    passes, predicted = p.passes, p.predicted
     if passes(n + 1, 0):
         return n + 1, 0
-    if hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
-        return _fit_layers_guided(model, run, ok, known, room)
+    if p.hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
+        return _fit_layers_guided(model, p.run, p.ok, p.known, p.room)
     if model.n_experts:
         keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k))
         if keep is not None:
