@@ -86,7 +86,11 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
                  if t.capacity > 0}
         return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
-    return fits(a), room(a)
+    left = room(a)
+    kept_free = getattr(runtime, "kept_free", None)
+    if left is not None and kept_free is not None:     # Ollama: --fit's margin on the GPU it placed layers for
+        left = {name: r - kept_free(a).get(name, 0) for name, r in left.items()}
+    return fits(a), left
 
 
 def plan_fits(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,

@@ -118,8 +118,9 @@ class LayerOutcomes:
         self.compute: dict[tuple[bool, bool, bool], int] = {}
         # fit_layers' answer per (ctx, slots), once a search has ended there (the probes it made are recorded above)
         self.answers: dict[tuple[int, int], tuple[int, int]] = {}
-        # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be
-        self.cut_short: dict[tuple[int, int], tuple[int, int]] = {}
+        # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be,
+        # and a guess of the GPU's room under the margin at the placement before it (the furthest that failed)
+        self.cut_short: dict[tuple[int, int], tuple[tuple[int, int], float | None]] = {}
 
     def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
         cls = (ngl == 0, ncmoe == 0)
@@ -169,10 +170,16 @@ class LaunchView:
     @property
     def at_least(self) -> tuple[int, int] | None:
         """The answer where known, else the placement most on the GPU it can be where a search was cut short."""
-        return self.answer or self.store.cut_short.get((self.ctx, self.slots))
+        cut = self.store.cut_short.get((self.ctx, self.slots))
+        return self.answer or (cut[0] if cut else None)
 
-    def cut_short(self, placement: tuple[int, int]) -> None:
-        self.store.cut_short[(self.ctx, self.slots)] = placement
+    @property
+    def cut_short_room(self) -> float | None:
+        cut = self.store.cut_short.get((self.ctx, self.slots))
+        return cut[1] if cut else None
+
+    def cut_short(self, placement: tuple[int, int], room: float | None) -> None:
+        self.store.cut_short[(self.ctx, self.slots)] = (placement, room)
 
 
 class FitSettled(Exception):
@@ -196,7 +203,7 @@ class FitProbes:
         # settled(i): every placement from order()[i] on settles the caller's question; asked after each failing
         # probe with i just past the furthest one failed so far (the searches keep one bracket: a placement that
         # fails rules out itself and every one before it in the order, so the answer lies past it)
-        self.settled = None
+        self.settled: Callable[[int], bool] | None = None
         self._index: dict[tuple[int, int], int] = {}
         self.failed_upto = -1
 
@@ -228,7 +235,7 @@ class FitProbes:
         i = self._index[(ngl, ncmoe)]
         if i > self.failed_upto:
             self.failed_upto = i
-            if i + 1 < len(self._index) and self.settled(i + 1):
+            if i + 1 < len(self._index) and self.settled is not None and self.settled(i + 1):
                 raise FitSettled()
 
     def predicted(self, ngl: int, ncmoe: int) -> float:
@@ -305,6 +312,14 @@ _LAYER_OUTCOMES = IdMemo(512)
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
+_FITS = IdMemo(2048)
+
+
+def gpu_side(targets: list[Target]) -> tuple[Target, ...]:
+    """The targets with the host's size left out: a key for what --fit decides, which reads the GPUs only (the
+    GPUs' totals and floors; the host's buffers are counted but never compared), so the RAM sizes
+    settle_assumed_ram tries share one search."""
+    return tuple(replace(t, capacity=0, total=0) if t.kind == "cpu" else t for t in targets)
 
 
 class LlamaCpp:
@@ -466,7 +481,8 @@ class LlamaCpp:
         if s.ctx * max(1, slots_n) < (s.llamacpp.batch or DEFAULT_BATCH):
             return None
         launch = ("llama.cpp --fit", self._key(weights, s.with_(ctx=None, n_gpu_layers=None, n_cpu_moe=0,
-                                                                 parallel=s.parallel if slots_n == 0 else 1), targets))
+                                                                 parallel=s.parallel if slots_n == 0 else 1),
+                                               list(gpu_side(targets))))
         return LayerOutcomes.at(model, launch, s.ctx, slots_n)
 
     @staticmethod
@@ -644,7 +660,12 @@ class LlamaCpp:
     def allocate_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                      targets: list[Target]) -> Allocation:
         asked = settings
-        settings, fit_steps = self.fit(model, weights, settings, targets)
+        if any(t.kind != "cpu" for t in targets):     # --fit reads the GPUs only: kept for every host size
+            fitted, kept = _FITS.get(model, self._key(weights, settings, list(gpu_side(targets))),
+                                     lambda: (lambda r: (r[0], tuple(r[1])))(self.fit(model, weights, settings, targets)))
+            settings, fit_steps = fitted, list(kept)
+        else:
+            settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
         steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None

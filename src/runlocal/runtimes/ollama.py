@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
-from .llamacpp import FIT_MARGIN, FitProbes, FitSettled, LayerOutcomes, LlamaCpp, fit_layers
+from .llamacpp import FIT_MARGIN, FitProbes, FitSettled, LayerOutcomes, LlamaCpp, fit_layers, gpu_side
 from .llamacpp_swa import as_llamacpp_loads
 from .options import LlamaCppOptions
 
@@ -227,10 +226,9 @@ class Ollama:
         # the context and the one over OLLAMA_NUM_PARALLEL ask --fit again at each point, and the RAM sizes
         # settle_assumed_ram tries too: --fit reads the first GPU only (ok, hopeless), so the launch is keyed
         # without the host's size
-        gpu_side = [replace(t, capacity=0, total=0) if t.kind == "cpu" else t for t in targets]
         launch = ("ollama --fit", gpu.capacity,
                   self._llama._key(weights, self._llama_settings(s.with_(ctx=None, parallel=1), batch, 0, 0, flash),
-                                   gpu_side))
+                                   list(gpu_side(targets))))
         assert s.ctx is not None
         known = LayerOutcomes.at(model, launch, s.ctx, s.parallel) if s.ctx * s.parallel >= batch else None
         return FitProbes(model, run, ok, hopeless, known, lambda a: gpu.capacity - FIT_MARGIN - a.devices[0].total)
@@ -286,8 +284,12 @@ class Ollama:
         try:
             self._fit_answer(model, probes)
         except FitSettled:
-            if known is not None:      # room_when_over's guess: the host's room at the first placement left
-                known.cut_short(order[probes.failed_upto + 1])
+            if known is not None:      # for room_when_over's guess
+                past = order[probes.failed_upto + 1]
+                # the experts of one more layer moved to the host: a step there, while the GPU's room at the placement
+                # that failed moves smoothly with the context; whole layers moved: the other way round
+                gpu_room = probes.predicted(*order[probes.failed_upto]) if past[0] > model.n_layers else None
+                known.cut_short(past, gpu_room)
             return True
         finally:
             probes.settled = None
@@ -402,15 +404,32 @@ class Ollama:
         if host is None or not devices:
             return None
         known = self._fit_probes(model, weights, s, batch, flash, targets, devices[0]).known
-        placed_at_least = known.at_least if known is not None else None
-        if placed_at_least is not None:
-            # a --fit search answered here, or was cut short where every answer left leaves the host over: the host's
-            # room at the placement most on the GPU it can be (its bytes without compute buffers)
-            ngl, ncmoe = placed_at_least
+        if known is not None and known.answer is not None:
+            # --fit answered here (the host is over at its answer): the plan's own rooms
+            a = self.allocate(model, weights, settings, targets)
+            return {d.name: d.capacity - d.total - self.kept_free(a).get(d.name, 0) for d in a.devices if d.capacity > 0}
+        if known is not None and known.at_least is not None:
+            # --fit's search cut short where every answer left leaves the host over. Where the next step moves one
+            # layer's experts (a step of the host's bytes), the placement before it failing to keep the margin is
+            # what the context or the slots moved past: its room under the margin (as kept_free counts the GPU's
+            # room of the plans that fit) moves smoothly; where it moves whole layers, the host's room at the first
+            # placement left (its bytes without compute buffers) does
+            if known.cut_short_room is not None:
+                return {devices[0].name: known.cut_short_room}
+            ngl, ncmoe = known.at_least
             on_host = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)[-1]
             return {host.name: host.capacity - on_host}
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
+
+    @staticmethod
+    def kept_free(a: Allocation) -> dict[str, int]:
+        """Bytes a device of this plan keeps free by design (search.fits_room counts its room above them): --fit's
+        margin on the GPU it placed the layers for, where num_gpu is not set. The search for the longest context or
+        the most slots then steps on the room that decides where --fit moves the next layer to the host."""
+        ngl = a.settings.llamacpp.n_gpu_layers
+        gpu = next((d for d in a.devices if d.kind != "cpu"), None)
+        return {gpu.name: FIT_MARGIN} if gpu is not None and (ngl is None or ngl < 0) else {}
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
