@@ -280,9 +280,12 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None,
     if p.hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
         return _fit_layers_guided(model, p.run, p.ok, p.known, p.room)
     if model.n_experts:
-        keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k))
-        if keep is not None:
-            return n + 1, n - keep
+        # every expert in system memory (keep 0) is asked last, only where no layer's experts fit: a placement with
+        # more on the GPU that passes implies it passes (the same monotonicity the search bisects on)
+        keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k),
+                                 lo_passes=True)
+        if keep or passes(n + 1, n):
+            return n + 1, n - (keep or 0)
         # (-ngl 0 is taken to pass unasked: whether or not it does, the answer below is 0 when nothing above does)
         return largest_predicted(0, n + 1, lambda g: passes(g, n), lambda g: predicted(g, n), lo_passes=True) or 0, n
     return largest_predicted(0, n + 1, lambda g: passes(g, 0), lambda g: predicted(g, 0), lo_passes=True) or 0, 0
