@@ -120,7 +120,7 @@ class LayerOutcomes:
         self.answers: dict[tuple[int, int], tuple[int, int]] = {}
         # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be,
         # and a guess of the GPU's room under the margin at the placement before it (the furthest that failed)
-        self.cut_short: dict[tuple[int, int], tuple[tuple[int, int], float | None]] = {}
+        self.cut_short: dict[tuple[int, int], tuple[tuple[int, int], float | None, int]] = {}
 
     def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
         cls = (ngl == 0, ncmoe == 0)
@@ -174,12 +174,14 @@ class LaunchView:
         return self.answer or (cut[0] if cut else None)
 
     @property
-    def cut_short_room(self) -> float | None:
+    def cut_short_guess(self) -> tuple[float | None, int] | None:
+        """Where a search was cut short: (the GPU's room under the margin at the placement that failed last, or
+        None; the host's compute buffer in the last plan the search made)."""
         cut = self.store.cut_short.get((self.ctx, self.slots))
-        return cut[1] if cut else None
+        return (cut[1], cut[2]) if cut else None
 
-    def cut_short(self, placement: tuple[int, int], room: float | None) -> None:
-        self.store.cut_short[(self.ctx, self.slots)] = (placement, room)
+    def cut_short(self, placement: tuple[int, int], room: float | None, host_buffer: int) -> None:
+        self.store.cut_short[(self.ctx, self.slots)] = (placement, room, host_buffer)
 
 
 class FitSettled(Exception):
@@ -204,6 +206,7 @@ class FitProbes:
         # probe with i just past the furthest one failed so far (the searches keep one bracket: a placement that
         # fails rules out itself and every one before it in the order, so the answer lies past it)
         self.settled: Callable[[int], bool] | None = None
+        self.last_plan = None          # the last plan run (a guide for a caller that cut the search short)
         self._index: dict[tuple[int, int], int] = {}
         self.failed_upto = -1
 
@@ -220,7 +223,7 @@ class FitProbes:
         if bound is not None and bound < 0:
             answer = False
         else:
-            plan = self.run(ngl, ncmoe)
+            plan = self.last_plan = self.run(ngl, ncmoe)
             answer = self.ok(plan)
             if bound is not None and self.room is not None:
                 self.compute[self.cls(ngl, ncmoe)] = bound - self.room(plan)

@@ -289,7 +289,9 @@ class Ollama:
                 # the experts of one more layer moved to the host: a step there, while the GPU's room at the placement
                 # that failed moves smoothly with the context; whole layers moved: the other way round
                 gpu_room = probes.predicted(*order[probes.failed_upto]) if past[0] > model.n_layers else None
-                known.cut_short(past, gpu_room)
+                last = probes.last_plan
+                host_compute = last.devices[-1].compute if last is not None and last.devices[-1].kind == "cpu" else 0
+                known.cut_short(past, gpu_room, host_compute)
             return True
         finally:
             probes.settled = None
@@ -413,12 +415,14 @@ class Ollama:
             # layer's experts (a step of the host's bytes), the placement before it failing to keep the margin is
             # what the context or the slots moved past: its room under the margin (as kept_free counts the GPU's
             # room of the plans that fit) moves smoothly; where it moves whole layers, the host's room at the first
-            # placement left (its bytes without compute buffers) does
-            if known.cut_short_room is not None:
-                return {devices[0].name: known.cut_short_room}
+            # placement left (its bytes without compute buffers, and the host's compute buffer of the search's last
+            # plan) does
+            gpu_room, host_compute = known.cut_short_guess or (None, 0)
+            if gpu_room is not None:
+                return {devices[0].name: gpu_room}
             ngl, ncmoe = known.at_least
             on_host = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)[-1]
-            return {host.name: host.capacity - on_host}
+            return {host.name: host.capacity - on_host - host_compute}
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
 
