@@ -114,8 +114,8 @@ class LayerOutcomes:
 
     def __init__(self) -> None:
         self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
-        # fit_layers' guide: the compute buffer last simulated per class of placements, at any context or slots
-        self.compute: dict[tuple[bool, bool, bool], int] = {}
+        # fit_layers' guide: the compute buffer last simulated per class of placements, context and slots
+        self.compute: dict[tuple[tuple[bool, bool, bool], int, int], int] = {}
         # fit_layers' answer per (ctx, slots), once a search has ended there (the probes it made are recorded above)
         self.answers: dict[tuple[int, int], tuple[int, int]] = {}
         # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be,
@@ -202,6 +202,7 @@ class FitProbes:
         self.moe = bool(model.n_experts)
         self.run, self.ok, self.hopeless, self.known, self.room = run, ok, hopeless, known, room
         self.compute: dict = known.compute if known is not None else {}
+        self.point = (known.ctx, known.slots) if known is not None else (0, 0)
         # settled(i): every placement from order()[i] on settles the caller's question; asked after each failing
         # probe with i just past the furthest one failed so far (the searches keep one bracket: a placement that
         # fails rules out itself and every one before it in the order, so the answer lies past it)
@@ -226,7 +227,7 @@ class FitProbes:
             plan = self.last_plan = self.run(ngl, ncmoe)
             answer = self.ok(plan)
             if bound is not None and self.room is not None:
-                self.compute[self.cls(ngl, ncmoe)] = bound - self.room(plan)
+                self.compute[(self.cls(ngl, ncmoe), self.point[0], self.point[1])] = bound - self.room(plan)
         answer = self.known.record(ngl, ncmoe, answer) if self.known else answer
         if not answer and self.settled is not None:
             self._check_settled(ngl, ncmoe)
@@ -242,8 +243,18 @@ class FitProbes:
                 raise FitSettled()
 
     def predicted(self, ngl: int, ncmoe: int) -> float:
-        guess = self.compute.get(self.cls(ngl, ncmoe), next(iter(self.compute.values()), 0))
+        guess = self._compute_near(self.cls(ngl, ncmoe))
         return (self.hopeless(ngl, ncmoe) if self.hopeless else 0) - guess
+
+    def _compute_near(self, cls: tuple[bool, bool, bool]) -> float:
+        """The compute buffer last simulated in this class of placements at the nearest context and slots (the
+        buffer grows with them), else in any class; 0 before any plan. A guide only."""
+        if not self.compute:
+            return 0
+        ctx, slots = self.point
+        same = [k for k in self.compute if k[0] == cls] or list(self.compute)
+        near = min(same, key=lambda k: (k[2] != slots, abs(k[1] * max(k[2], 1) - ctx * max(slots, 1))))
+        return self.compute[near]
 
     def order(self) -> list[tuple[int, int]]:
         """Every placement fit_layers can answer, from the most on the GPU to the least: all layers; for a MoE
