@@ -11,6 +11,7 @@ import pytest
 
 from runlocal.check import _inputs
 from runlocal.request import CheckRequest
+from runlocal.runtimes.llamacpp import LlamaCpp
 from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
 from runlocal.runtimes.ollama import Ollama
 from runlocal.verdict import fits
@@ -102,3 +103,30 @@ def test_ollama_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias, g
     if (alias, ctx, ram) in (("llama-3.1-70b", 16384, "34G"), ("qwen3-30b-a3b", 32768, "9G")):
         # 40 / 12 GiB would hold it: the sum of the floors does not rule it out, --fit's first probes do
         assert over
+
+
+class _NoFloor(LlamaCpp):
+    """llama.cpp planned without its lower bound (each device's floor 0): every use --fit asks for is planned."""
+
+    def floor(self, model, weights, settings, targets):
+        return [0] * (len(targets) + 1)
+
+
+@pytest.mark.parametrize("alias,gpu", [("qwen3-30b-a3b", "rtx-3060"), ("llama-3.1-70b", "rtx-4090"),
+                                       ("gemma-3-27b", "rtx-3060"), ("llama-3.1-8b", "rtx-3060")])
+def test_llamacpp_fit_skips_only_uses_that_cannot_keep_the_margin(alias, gpu):
+    """`runlocal check MODEL --gpu GPU` (-c 0, --fit on one GPU): where the trained or the minimum context with every
+    layer is past the margin without compute buffers, --fit's context step plans neither; the launch it chooses
+    (context, layers, the steps that say why) is the one planned with every use made."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="llama.cpp", gpu=gpu, ram="64G"))
+    settings, _ = with_default_quant(spec, settings)
+    spec, weights = as_llamacpp_loads(spec), estimate(spec, settings.quant)
+    made = []
+    for planner in (LlamaCpp(), _NoFloor()):
+        for memo in (llamacpp._LAYER_OUTCOMES, llamacpp._FITS, llamacpp._ALLOCATIONS, llamacpp._BUFFERS,
+                     llamacpp._FLOORS):
+            memo.clear()
+        made.append(planner.fit(spec, weights, settings, targets))
+    assert made[0] == made[1]

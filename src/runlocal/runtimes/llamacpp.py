@@ -421,10 +421,17 @@ class LlamaCpp:
             return use_of(self.buffers(model, weights, st, targets)[1])
 
         free = [t.capacity - FIT_MARGIN for t in devices]
-        first_bufs = self.buffers(model, weights, s, targets)[1]
-        first = use_of(first_bufs)
+        one = len(devices) == 1
+
+        def floor_over(st: Settings) -> bool:
+            # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
+            return one and self.floor(model, weights, st, targets)[0] > free[0]
+
+        # planned only where it might fit or the interpolation below needs it (on one GPU)
+        first_bufs = None if floor_over(s) else self.buffers(model, weights, s, targets)[1]
+        first = use_of(first_bufs) if first_bufs is not None else None
         steps: list[Step] = []
-        if all(u <= f for u, f in zip(first, free)):
+        if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
                 steps.append(Step("context (-c 0, --fit)", f"the trained context {trained:,}"
                                   + (f" × {streams} streams" if streams > 1 else "") + " leaves "
@@ -433,14 +440,18 @@ class LlamaCpp:
             return s, steps
         if ctx_auto and n_max > n_min:
             lo = s.with_(ctx=self.auto_ctx(model, settings, n_min))
-            used_max, used_min, target = sum(first), sum(used(lo)), sum(free)
+            target = sum(free)
+            # even the minimum context past the margin without compute buffers: neither end's use is needed
+            used_min = None if floor_over(lo) else sum(used(lo))
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
+                assert first_bufs is not None
                 per_layer = sum(b.model for b in first_bufs if b.kind != "cpu") \
                     // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
-            if target > used_min:
+            if used_min is not None and target > used_min:
+                used_max = sum(first if first is not None else used(s))
                 n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
                 align = CTX_PAD * streams
                 n_ctx = max(n_ctx - n_ctx % align, n_min)
