@@ -410,26 +410,19 @@ class LlamaCpp:
         n_max, n_min = trained * streams, FIT_MIN_CTX * streams
         s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
         if ngl_auto:
-            s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
-        overhead = backend_rules(self.backend, targets).gpu_context if gpus else 0
-
-        def use_of(bufs: list[DeviceBuffers]) -> list[int]:
-            out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
-            return [u + overhead for u in out]
+            s = s.with_(n_gpu_layers=model.n_layers + 1)
+        overhead = backend_rules(self.backend, targets).gpu_context
 
         def used(st: Settings) -> list[int]:
-            return use_of(self.buffers(model, weights, st, targets)[1])
+            return [b.total + overhead for b in self.buffers(model, weights, st, targets)[1] if b.kind != "cpu"]
 
         free = [t.capacity - FIT_MARGIN for t in devices]
-        one = len(devices) == 1
 
         def floor_over(st: Settings) -> bool:
             # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
-            return one and self.floor(model, weights, st, targets)[0] > free[0]
+            return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
 
-        # planned only where it might fit or the interpolation below needs it (on one GPU)
-        first_bufs = None if floor_over(s) else self.buffers(model, weights, s, targets)[1]
-        first = use_of(first_bufs) if first_bufs is not None else None
+        first = None if floor_over(s) else used(s)     # planned where it may fit or the interpolation needs it
         steps: list[Step] = []
         if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
@@ -446,8 +439,7 @@ class LlamaCpp:
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
-                assert first_bufs is not None
-                per_layer = sum(b.model for b in first_bufs if b.kind != "cpu") \
+                per_layer = sum(b.model for b in self.buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
                     // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
             if used_min is not None and target > used_min:
