@@ -130,3 +130,30 @@ def test_llamacpp_fit_skips_only_uses_that_cannot_keep_the_margin(alias, gpu):
             memo.clear()
         made.append(planner.fit(spec, weights, settings, targets))
     assert made[0] == made[1]
+
+
+@pytest.mark.parametrize("alias,ctx,ram", [("qwen3-30b-a3b", 32768, ram) for ram in ("6G", "9G", "12G")]
+                         + [("llama-3.1-70b", 16384, ram) for ram in ("28G", "34G", "40G")])
+def test_llamacpp_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias, ctx, ram):
+    """llama-server -c N with --fit placing the layers (the fix "ask for the longest context"): a launch surely_over
+    skips while --fit searches holds more than the RAM on the host in its plain plan (caches cleared), and the plan
+    made after surely_over asked is the plain one."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="llama.cpp", gpu="rtx-3060", ram=ram))
+    settings, _ = with_default_quant(spec, settings)
+    settings, weights = settings.with_(ctx=ctx), estimate(spec, settings.quant)
+    memos = (llamacpp._LAYER_OUTCOMES, llamacpp._FITS, llamacpp._ALLOCATIONS, llamacpp._BUFFERS)
+    for memo in memos:
+        memo.clear()
+    over = LlamaCpp().surely_over(spec, weights, settings, targets)
+    after = LlamaCpp().allocate(spec, weights, settings, targets)
+    for memo in memos:
+        memo.clear()
+    plain = LlamaCpp().allocate(spec, weights, settings, targets)
+    assert after == plain
+    if over:
+        host = next(d for d in plain.devices if d.kind == "cpu")
+        assert not fits(plain) and host.total > host.capacity, (alias, ctx, ram)
+    if (alias, ram) in (("llama-3.1-70b", "34G"), ("qwen3-30b-a3b", "9G")):
+        assert over

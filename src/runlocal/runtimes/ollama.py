@@ -35,7 +35,15 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
-from .llamacpp import FIT_MARGIN, FitProbes, FitSettled, LayerOutcomes, LlamaCpp, fit_layers, gpu_side
+from .llamacpp import (
+    FIT_MARGIN,
+    FitProbes,
+    LayerOutcomes,
+    LlamaCpp,
+    fit_answer,
+    fit_overflows_host,
+    gpu_side,
+)
 from .llamacpp_swa import as_llamacpp_loads
 from .options import LlamaCppOptions
 
@@ -239,19 +247,8 @@ class Ollama:
         keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
         for MoE models first with the routed experts in system memory, then give whole layers back."""
         probes = self._fit_probes(model, weights, s, batch, flash, targets, gpu)
-        ngl, ncmoe = self._fit_answer(model, probes)
+        ngl, ncmoe = fit_answer(model, probes)
         return ngl, ncmoe, probes.run(ngl, ncmoe)
-
-    @staticmethod
-    def _fit_answer(model: ModelSpec, probes: FitProbes) -> tuple[int, int]:
-        """fit_layers' answer, searched once per launch, context and slots (kept in LayerOutcomes)."""
-        known = probes.known
-        answer = known.answer if known is not None else None
-        if answer is None:
-            answer = fit_layers(model, probes.run, probes.ok, probes=probes)
-            if known is not None:
-                known.answer = answer
-        return answer
 
     def _fit_overflows_host(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
                             targets: list[Target]) -> bool:
@@ -270,32 +267,22 @@ class Ollama:
         probes = self._fit_probes(model, weights, s, batch, flash, targets, gpus[0])
         order = probes.order()
 
-        def host_over(i: int) -> bool:
-            ngl, ncmoe = order[i]
+        def host_over(ngl: int, ncmoe: int) -> bool:
             return self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash),
                                      targets)[-1] > host.capacity
 
-        known = probes.known
-        if known is not None and known.at_least is not None:
-            return host_over(order.index(known.at_least))
-        if host_over(0):
-            return True
-        probes.settled = host_over
-        try:
-            self._fit_answer(model, probes)
-        except FitSettled:
-            if known is not None:      # for room_when_over's guess
-                past = order[probes.failed_upto + 1]
-                # the experts of one more layer moved to the host: a step there, while the GPU's room at the placement
-                # that failed moves smoothly with the context; whole layers moved: the other way round
-                gpu_room = probes.predicted(*order[probes.failed_upto]) if past[0] > model.n_layers else None
-                last = probes.last_plan
-                host_compute = last.devices[-1].compute if last is not None and last.devices[-1].kind == "cpu" else 0
-                known.cut_short(past, gpu_room, host_compute)
-            return True
-        finally:
-            probes.settled = None
-        return False
+        cut_short = probes.known is not None and probes.known.at_least is None
+        past = fit_overflows_host(model, probes, host_over)
+        if past is None:
+            return False
+        if cut_short and past > 0 and probes.known is not None and probes.known.answer is None:
+            # for room_when_over's guess: the experts of one more layer moved to the host make a step there, while
+            # the GPU's room at the placement that failed moves smoothly with the context; whole layers: the other way
+            gpu_room = probes.predicted(*order[past - 1]) if order[past][0] > model.n_layers else None
+            last = probes.last_plan
+            host_buffer = last.devices[-1].compute if last is not None and last.devices[-1].kind == "cpu" else 0
+            probes.known.cut_short(order[past], gpu_room, host_buffer)
+        return True
 
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
         """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
