@@ -34,15 +34,19 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     def probe(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return fits_room(runtime, model, weights, at, targets)
+            return fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None)
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
+    def asked_compute() -> dict[str, int]:
+        # the compute buffers of the plan made already at ``first``: a guide for the rooms of skipped plans
+        return {d.name: d.compute for d in runtime.allocate(model, weights, settings.with_(ctx=first), targets).devices}
+
+    start = first // granule if first and first % granule == 0 else None
     if ok is fits or ok is fits_verdict:
-        start = first // granule if first and first % granule == 0 else None
         units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, start)
     else:
         units = largest(max(1, lo // granule), max(1, hi // granule), passes)
@@ -70,9 +74,10 @@ def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
 
 
 def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-              targets: list[Target]) -> tuple[bool, Room]:
+              targets: list[Target], *, compute: Callable[[], dict[str, int]] | None = None) -> tuple[bool, Room]:
     """plan_fits and the room: the plan's (room()), or where the runtime's bound skips the plan, the room its
-    lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's."""
+    lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's — less ``compute()``, a guess of
+    each device's compute buffer (a plan made at another point), where given. Rooms only guide."""
     over = getattr(runtime, "surely_over", None)
     if over is not None and over(model, weights, settings, targets):
         guess = getattr(runtime, "room_when_over", None)     # Ollama: its own guess of where --fit leaves bytes
@@ -82,11 +87,16 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
         if floor is None:
             return False, None
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
-        rooms = {t.name: t.capacity - f for f, t in zip(floor(model, weights, settings, targets), devices)
-                 if t.capacity > 0}
+        guess = compute() if compute is not None else {}
+        rooms = {t.name: t.capacity - f - guess.get(t.name, 0)
+                 for f, t in zip(floor(model, weights, settings, targets), devices) if t.capacity > 0}
         return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
-    return fits(a), room(a)
+    left = room(a)
+    kept_free = getattr(runtime, "kept_free", None)
+    if left is not None and kept_free is not None:     # Ollama: --fit's margin on the GPU it placed layers for
+        left = {name: r - kept_free(a).get(name, 0) for name, r in left.items()}
+    return fits(a), left
 
 
 def plan_fits(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,

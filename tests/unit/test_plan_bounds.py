@@ -11,6 +11,7 @@ import pytest
 
 from runlocal.check import _inputs
 from runlocal.request import CheckRequest
+from runlocal.runtimes.llamacpp import LlamaCpp
 from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
 from runlocal.runtimes.ollama import Ollama
 from runlocal.verdict import fits
@@ -51,3 +52,108 @@ def plan_batch(plan) -> int:
     """The -b Ollama launched llama-server with (its assumption line)."""
     line = next(a for a in plan.assumptions if "llama-server launched with" in a)
     return int(line.split(" -b ")[1].split()[0])
+
+
+# --- Ollama with --fit placing the layers: the host's bytes along fit_layers' order, and the launches skipped ---
+
+FIT_CASES = [("qwen3-30b-a3b", "rtx-3060", ctx, ram) for ctx in (4096, 32768) for ram in ("6G", "9G", "12G")] + \
+            [("llama-3.1-70b", "rtx-3060", ctx, ram) for ctx in (4096, 16384) for ram in ("28G", "34G", "40G")] + \
+            [("gpt-oss-20b", "rtx-3060", 65536, ram) for ram in ("2G", "4G", "8G")]
+
+
+def _fit_setup(alias: str, gpu: str, ctx: int, ram: str):
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="ollama", gpu=gpu, ram=ram))
+    settings, _ = with_default_quant(spec, settings)
+    return as_llamacpp_loads(spec), settings.with_(ctx=ctx), targets, estimate(spec, settings.quant)
+
+
+@pytest.mark.parametrize("alias,ctx", [("qwen3-30b-a3b", 32768), ("llama-3.1-70b", 4096), ("gpt-oss-20b", 65536)])
+def test_each_step_of_the_fit_order_moves_bytes_from_the_gpu_to_the_host(alias, ctx):
+    """What Ollama.surely_over relies on: along FitProbes.order() (every placement --fit can answer, most on the GPU
+    first) the GPU's bytes without compute buffers never grow and the host's never shrink."""
+    from runlocal.runtimes.llamacpp import FitProbes
+
+    spec, settings, targets, weights = _fit_setup(alias, "rtx-3060", ctx, "64G")
+    ollama = Ollama()
+    s, flash, batch, _, _, _ = ollama._launch(spec, weights, settings, targets)
+    order = FitProbes(spec, None, None).order()
+    assert order[0] == (spec.n_layers + 1, 0) and order[-1][0] == 0 and len(set(order)) == len(order)
+    floors = [ollama._llama.floor(spec, weights, ollama._llama_settings(s, batch, g, m, flash), targets)
+              for g, m in order]
+    for (p, q), a, b in zip(zip(order, order[1:]), floors, floors[1:]):
+        assert b[0] <= a[0] and b[-1] >= a[-1], (alias, p, q, a, b)
+
+
+@pytest.mark.parametrize("alias,gpu,ctx,ram", FIT_CASES)
+def test_ollama_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias, gpu, ctx, ram):
+    """A launch surely_over skips while --fit is still searching would not fit: planned again from nothing (no
+    answers kept from the search that was cut short), its host holds more than the RAM; and the plan made after
+    surely_over asked is the plain one."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, weights = _fit_setup(alias, gpu, ctx, ram)
+    llamacpp._LAYER_OUTCOMES.clear()
+    over = Ollama().surely_over(spec, weights, settings, targets)
+    after = Ollama().allocate(spec, weights, settings, targets)
+    llamacpp._LAYER_OUTCOMES.clear()
+    plain = Ollama().allocate(spec, weights, settings, targets)
+    assert after == plain
+    if over:
+        assert not fits(plain) and plain.refusal and "system memory" in plain.refusal, (alias, ctx, ram)
+    if (alias, ctx, ram) in (("llama-3.1-70b", 16384, "34G"), ("qwen3-30b-a3b", 32768, "9G")):
+        # 40 / 12 GiB would hold it: the sum of the floors does not rule it out, --fit's first probes do
+        assert over
+
+
+class _NoFloor(LlamaCpp):
+    """llama.cpp planned without its lower bound (each device's floor 0): every use --fit asks for is planned."""
+
+    def floor(self, model, weights, settings, targets):
+        return [0] * (len(targets) + 1)
+
+
+@pytest.mark.parametrize("alias,gpu", [("qwen3-30b-a3b", "rtx-3060"), ("llama-3.1-70b", "rtx-4090"),
+                                       ("gemma-3-27b", "rtx-3060"), ("llama-3.1-8b", "rtx-3060")])
+def test_llamacpp_fit_skips_only_uses_that_cannot_keep_the_margin(alias, gpu):
+    """`runlocal check MODEL --gpu GPU` (-c 0, --fit on one GPU): where the trained or the minimum context with every
+    layer is past the margin without compute buffers, --fit's context step plans neither; the launch it chooses
+    (context, layers, the steps that say why) is the one planned with every use made."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="llama.cpp", gpu=gpu, ram="64G"))
+    settings, _ = with_default_quant(spec, settings)
+    spec, weights = as_llamacpp_loads(spec), estimate(spec, settings.quant)
+    made = []
+    for planner in (LlamaCpp(), _NoFloor()):
+        for memo in (llamacpp._LAYER_OUTCOMES, llamacpp._FITS, llamacpp._ALLOCATIONS, llamacpp._BUFFERS,
+                     llamacpp._FLOORS):
+            memo.clear()
+        made.append(planner.fit(spec, weights, settings, targets))
+    assert made[0] == made[1]
+
+
+@pytest.mark.parametrize("alias,ctx,ram", [("qwen3-30b-a3b", 32768, ram) for ram in ("6G", "9G", "12G")]
+                         + [("llama-3.1-70b", 16384, ram) for ram in ("28G", "34G", "40G")])
+def test_llamacpp_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias, ctx, ram):
+    """llama-server -c N with --fit placing the layers (the fix "ask for the longest context"): a launch surely_over
+    skips while --fit searches holds more than the RAM on the host in its plain plan (caches cleared), and the plan
+    made after surely_over asked is the plain one."""
+    from runlocal.runtimes import llamacpp
+
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="llama.cpp", gpu="rtx-3060", ram=ram))
+    settings, _ = with_default_quant(spec, settings)
+    settings, weights = settings.with_(ctx=ctx), estimate(spec, settings.quant)
+    memos = (llamacpp._LAYER_OUTCOMES, llamacpp._FITS, llamacpp._ALLOCATIONS, llamacpp._BUFFERS)
+    for memo in memos:
+        memo.clear()
+    over = LlamaCpp().surely_over(spec, weights, settings, targets)
+    after = LlamaCpp().allocate(spec, weights, settings, targets)
+    for memo in memos:
+        memo.clear()
+    plain = LlamaCpp().allocate(spec, weights, settings, targets)
+    assert after == plain
+    if over:
+        host = next(d for d in plain.devices if d.kind == "cpu")
+        assert not fits(plain) and host.total > host.capacity, (alias, ctx, ram)
+    if (alias, ram) in (("llama-3.1-70b", "34G"), ("qwen3-30b-a3b", "9G")):
+        assert over

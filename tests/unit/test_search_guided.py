@@ -137,3 +137,40 @@ def _targets(req: CheckRequest):
     from runlocal.check import _inputs
 
     return _inputs(req)[2]
+
+
+def test_fit_layers_answers_the_first_placement_that_keeps_the_margin_whatever_the_guide_says():
+    # --fit's layer search (fit_layers) on placements that keep the margin from some point of its order on (the
+    # GPU's bytes only fall along it): the answer is the first such placement, or the last of the order where none
+    # does; every expert in system memory is asked only where no layer's experts fit, and a wrong predicted compute
+    # buffer costs plans, never the answer
+    from types import SimpleNamespace
+
+    from runlocal.runtimes.llamacpp import FitProbes, fit_layers
+
+    rng = random.Random(1617)
+    for _ in range(2000):
+        n = rng.randint(1, 70)
+        model = SimpleNamespace(n_layers=n, n_experts=rng.choice([0, 8]))
+        order = FitProbes(model, None, None).order()
+        first = rng.randint(0, len(order) + 2)         # past the end: nothing keeps the margin
+        guess = rng.uniform(-5.0, 5.0)
+        index = {p: i for i, p in enumerate(order)}
+        asked: list[tuple[int, int]] = []
+
+        def run(ngl, ncmoe, asked=asked):
+            asked.append((ngl, ncmoe))
+            return (ngl, ncmoe)
+
+        def ok(p, first=first, index=index):
+            return index[p] >= first
+
+        def hopeless(ngl, ncmoe, first=first, index=index, guess=guess):
+            # the room without compute buffers: below 0 only where the plan fails too
+            return (index[(ngl, ncmoe)] - first + 0.5) * 3.0 + abs(guess)
+
+        answer = fit_layers(model, run, ok, hopeless, None, lambda p, g=guess: g)
+        expected = order[min(first, len(order) - 1)]
+        assert answer == expected, (n, model.n_experts, first, answer, expected)
+        if model.n_experts and first < n:      # some layer's experts fit: all of them out is never planned
+            assert (n + 1, n) not in asked, (n, first, asked)

@@ -35,7 +35,6 @@ import shlex
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..boundary import largest_guided, largest_predicted
 from ..errors import InputError
 from ..kv import layer_kv, normalize_cache_type
 from ..memo import IdMemo
@@ -66,6 +65,17 @@ from .llamacpp_compute import (  # noqa: F401  (re-exported: the planner's piece
     simulate_now,
     simulated_compute,
     size_compute,
+)
+from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests import them from here)
+    _LAYER_OUTCOMES,
+    FitProbes,
+    FitSettled,
+    LaunchView,
+    LayerOutcomes,
+    fit_answer,
+    fit_layers,
+    fit_overflows_host,
+    gpu_side,
 )
 from .llamacpp_layout import (  # noqa: F401
     AUTO_SLOTS,
@@ -98,141 +108,10 @@ from .llamacpp_layout import (  # noqa: F401
 )
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
-
-class LayerOutcomes:
-    """What --fit's layer probes (does placement (-ngl, --n-cpu-moe) keep the margin on the GPU?) answered for one
-    launch at other contexts and slot counts, so that a probe whose answer is implied needs no graph simulation.
-
-    The GPU's bytes grow with the context and the slots (more cells, wider graph), with the layers on it and shrink
-    with the experts kept in RAM — the monotonicity each search already bisects on, one axis at a time. Two
-    placements are only compared within one class: -ngl 0 (the whole graph's compute buffer on the GPU, op offload)
-    apart from one layer or more, and no experts in RAM apart from some (their weights are then copied into the
-    compute buffer). A placement that passed at a point at least as heavy passes; one that failed at a point at
-    least as light fails."""
-
-    LIMIT = 256          # records kept per launch (a search makes a few dozen)
-
-    def __init__(self) -> None:
-        self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
-        # fit_layers' guide: the compute buffer last simulated per class of placements, at any context or slots
-        self.compute: dict[tuple[bool, bool, bool], int] = {}
-
-    def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
-        cls = (ngl == 0, ncmoe == 0)
-        for c, p, g, m, passed in self.records:
-            if (g == 0, m == 0) != cls:
-                continue
-            if passed and ctx <= c and slots <= p and ngl <= g and ncmoe >= m:
-                return True
-            if not passed and ctx >= c and slots >= p and ngl >= g and ncmoe <= m:
-                return False
-        return None
-
-    def record(self, ctx: int, slots: int, ngl: int, ncmoe: int, passed: bool) -> None:
-        if len(self.records) < self.LIMIT:
-            self.records.append((ctx, slots, ngl, ncmoe, passed))
-
-    @staticmethod
-    def at(model: ModelSpec, launch: tuple, ctx: int, slots: int) -> LaunchView:
-        """The store of ``launch`` (everything but the context, slots and placement, hashable) seen from
-        (ctx, slots), for fit_layers."""
-        return LaunchView(_LAYER_OUTCOMES.get(model, launch, LayerOutcomes), ctx, slots)
-
-
-class LaunchView:
-    """One launch's LayerOutcomes seen from a context and slot count: what fit_layers asks and tells it."""
-
-    def __init__(self, store: LayerOutcomes, ctx: int, slots: int) -> None:
-        self.store, self.ctx, self.slots = store, ctx, slots
-        self.compute = store.compute
-
-    def implied(self, ngl: int, ncmoe: int) -> bool | None:
-        return self.store.implied(self.ctx, self.slots, ngl, ncmoe)
-
-    def record(self, ngl: int, ncmoe: int, passed: bool) -> bool:
-        self.store.record(self.ctx, self.slots, ngl, ncmoe, passed)
-        return passed
-
-
-def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> tuple[int, int]:
-    """common/fit.cpp common_params_fit_impl, steps 3–4 on one GPU: (-ngl, experts of how many layers in system
-    memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
-    experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
-    when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
-    layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
-    (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
-    hopeless(ngl, n_cpu_moe), when given, is the room the bytes without compute buffers leave (LlamaCpp.floor;
-    below 0: ok would fail, no plan needed); known, the launch's answers at other contexts and slot counts
-    (LayerOutcomes.at); room(plan), the bytes the plan leaves under the margin (with hopeless, the plan's compute
-    buffer is their difference).
-
-    The searches probe where the predicted room reaches zero (boundary.largest_predicted): the exact room without
-    compute buffers (hopeless, cheap) less the compute buffer of the last plan simulated in the same class of
-    placements (known.compute keeps them across this launch's contexts and slot counts). Within a class the compute
-    buffer barely moves with the placement, so the edge is usually planned once from each side. A guide only: the
-    verdicts decide, and the answer is the bisection's."""
-    n = model.n_layers
-    compute: dict = known.compute if known is not None else {}
-
-    def cls(ngl: int, ncmoe: int) -> tuple[bool, bool, bool]:
-        return ngl == 0, ngl > n, ncmoe == 0
-
-    def passes(ngl: int, ncmoe: int) -> bool:
-        implied = known.implied(ngl, ncmoe) if known else None
-        if implied is not None:
-            return implied
-        bound = hopeless(ngl, ncmoe) if hopeless else None
-        if bound is not None and bound < 0:
-            answer = False
-        else:
-            plan = run(ngl, ncmoe)
-            answer = ok(plan)
-            if bound is not None and room is not None:
-                compute[cls(ngl, ncmoe)] = bound - room(plan)
-        return known.record(ngl, ncmoe, answer) if known else answer
-
-    def predicted(ngl: int, ncmoe: int) -> float:
-        c = cls(ngl, ncmoe)
-        guess = compute.get(c, next(iter(compute.values()), 0))
-        return (hopeless(ngl, ncmoe) if hopeless else 0) - guess
-
-    if passes(n + 1, 0):
-        return n + 1, 0
-    if hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
-        return _fit_layers_guided(model, run, ok, known, room)
-    if model.n_experts:
-        keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k))
-        if keep is not None:
-            return n + 1, n - keep
-        # (-ngl 0 is taken to pass unasked: whether or not it does, the answer below is 0 when nothing above does)
-        return largest_predicted(0, n + 1, lambda g: passes(g, n), lambda g: predicted(g, n), lo_passes=True) or 0, n
-    return largest_predicted(0, n + 1, lambda g: passes(g, 0), lambda g: predicted(g, 0), lo_passes=True) or 0, 0
-
-
-def _fit_layers_guided(model: ModelSpec, run, ok, known=None, room=None) -> tuple[int, int]:
-    """fit_layers without a bound to predict from: each probe planned, the search guided by the room it leaves."""
-    n = model.n_layers
-
-    def passes(ngl: int, ncmoe: int) -> tuple[bool, float | None]:
-        implied = known.implied(ngl, ncmoe) if known else None
-        if implied is not None:
-            return implied, None
-        plan = run(ngl, ncmoe)
-        answer, left = ok(plan), (room(plan) if room else None)
-        return (known.record(ngl, ncmoe, answer) if known else answer), left
-
-    if model.n_experts:
-        keep = largest_guided(0, n, lambda k: passes(n + 1, n - k))
-        if keep is not None:
-            return n + 1, n - keep
-        return largest_guided(0, n + 1, lambda g: passes(g, n)) or 0, n
-    return largest_guided(0, n + 1, lambda g: passes(g, 0)) or 0, 0
-
-
-_LAYER_OUTCOMES = IdMemo(512)
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
+_FITS = IdMemo(2048)
 
 
 class LlamaCpp:
@@ -308,21 +187,19 @@ class LlamaCpp:
         n_max, n_min = trained * streams, FIT_MIN_CTX * streams
         s = settings.with_(ctx=settings.ctx or self.auto_ctx(model, settings, n_max))
         if ngl_auto:
-            s = s.with_(n_gpu_layers=model.n_layers + 1 if gpus else 0)
-        overhead = backend_rules(self.backend, targets).gpu_context if gpus else 0
-
-        def use_of(bufs: list[DeviceBuffers]) -> list[int]:
-            out = [b.total for b in bufs if b.kind != "cpu"] if gpus else [bufs[-1].total]
-            return [u + overhead for u in out]
-
+            s = s.with_(n_gpu_layers=model.n_layers + 1)
         def used(st: Settings) -> list[int]:
-            return use_of(self.buffers(model, weights, st, targets)[1])
+            return self._gpu_use(model, weights, st, targets)
 
         free = [t.capacity - FIT_MARGIN for t in devices]
-        first_bufs = self.buffers(model, weights, s, targets)[1]
-        first = use_of(first_bufs)
+
+        def floor_over(st: Settings) -> bool:
+            # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
+            return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
+
+        first = None if floor_over(s) else used(s)     # planned where it may fit or the interpolation needs it
         steps: list[Step] = []
-        if all(u <= f for u, f in zip(first, free)):
+        if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:
                 steps.append(Step("context (-c 0, --fit)", f"the trained context {trained:,}"
                                   + (f" × {streams} streams" if streams > 1 else "") + " leaves "
@@ -331,14 +208,17 @@ class LlamaCpp:
             return s, steps
         if ctx_auto and n_max > n_min:
             lo = s.with_(ctx=self.auto_ctx(model, settings, n_min))
-            used_max, used_min, target = sum(first), sum(used(lo)), sum(free)
+            target = sum(free)
+            # even the minimum context past the margin without compute buffers: neither end's use is needed
+            used_min = None if floor_over(lo) else sum(used(lo))
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
-                per_layer = sum(b.model for b in first_bufs if b.kind != "cpu") \
+                per_layer = sum(b.model for b in self.buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
                     // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
-            if target > used_min:
+            if used_min is not None and target > used_min:
+                used_max = sum(first if first is not None else used(s))
                 n_ctx = n_min + (n_max - n_min) * (target - used_min) // max(1, used_max - used_min)
                 align = CTX_PAD * streams
                 n_ctx = max(n_ctx - n_ctx % align, n_min)
@@ -366,6 +246,20 @@ class LlamaCpp:
         """--fit steps 3–4 (fit_layers): the most layers, and for MoE the fewest layers' experts in system memory,
         that leave every GPU its margin; used(settings) gives each GPU's use."""
         gpus = [t for t in targets if t.kind != "cpu"]
+        ngl, ncmoe = fit_answer(model, self._fit_probes(model, weights, s, targets, free, used))
+        s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.llamacpp.n_cpu_moe))
+        blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
+        return s, Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
+                       + ", ".join(g.name for g in gpus) + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
+                       f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU"
+                       + (f", --n-cpu-moe {ncmoe}" if ncmoe else ""),
+                       "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4")
+
+    def _fit_probes(self, model: ModelSpec, weights: WeightEstimate, s: Settings, targets: list[Target],
+                    free: list[int], used: Callable[[Settings], list[int]]) -> FitProbes:
+        """The probes of --fit's layer search from ``s`` (fit_layers): what _fit_layers searches with and
+        surely_over asks first."""
+        gpus = [t for t in targets if t.kind != "cpu"]
 
         def run(ngl: int, ncmoe: int) -> list[int]:
             return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))
@@ -376,16 +270,31 @@ class LlamaCpp:
             floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
             return min(room - f for f, room in zip(floors[:len(gpus)], free))
 
-        ngl, ncmoe = fit_layers(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless,
-                                self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None,
-                                lambda us: min(f - u for u, f in zip(us, free)))
-        s = s.with_(n_gpu_layers=ngl, n_cpu_moe=max(ncmoe, s.llamacpp.n_cpu_moe))
-        blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
-        return s, Step("layers (--fit)", f"largest offload that leaves {FIT_MARGIN // MiB} MiB free on "
-                       + ", ".join(g.name for g in gpus) + (f"; experts of {ncmoe} layers in system memory" if ncmoe else ""),
-                       f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU"
-                       + (f", --n-cpu-moe {ncmoe}" if ncmoe else ""),
-                       "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4")
+        return FitProbes(model, run, lambda us: all(u <= f for u, f in zip(us, free)), hopeless,
+                         self._layer_outcomes(model, weights, s, targets) if len(gpus) == 1 else None,
+                         lambda us: min(f - u for u, f in zip(us, free)))
+
+    def _gpu_use(self, model: ModelSpec, weights: WeightEstimate, st: Settings, targets: list[Target]) -> list[int]:
+        """Each GPU's use as --fit measures it: its buffers and the backend's context."""
+        overhead = backend_rules(self.backend, targets).gpu_context
+        return [b.total + overhead for b in self.buffers(model, weights, st, targets)[1] if b.kind != "cpu"]
+
+    def _fit_overflows_host(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                            targets: list[Target]) -> bool:
+        """--fit places the layers of a set context on one GPU (a fix asking for a longer context): whatever it
+        answers leaves the host over its RAM, known before the search ends (Ollama._fit_overflows_host says how)."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
+        ls = settings.llamacpp
+        if (len(gpus) != 1 or host is None or host.capacity <= 0 or settings.ctx is None or not ls.fit
+                or ls.n_gpu_layers not in (None, NGL_AUTO) or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
+            return False
+        s = settings.with_(n_gpu_layers=model.n_layers + 1)
+        probes = self._fit_probes(model, weights, s, targets, [gpus[0].capacity - FIT_MARGIN],
+                                  lambda st: self._gpu_use(model, weights, st, targets))
+        return fit_overflows_host(model, probes, lambda g, m: self.floor(
+            model, weights, s.with_(n_gpu_layers=g, n_cpu_moe=m), targets)[-1] > host.capacity) is not None
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:
@@ -396,7 +305,8 @@ class LlamaCpp:
         if s.ctx * max(1, slots_n) < (s.llamacpp.batch or DEFAULT_BATCH):
             return None
         launch = ("llama.cpp --fit", self._key(weights, s.with_(ctx=None, n_gpu_layers=None, n_cpu_moe=0,
-                                                                 parallel=s.parallel if slots_n == 0 else 1), targets))
+                                                                 parallel=s.parallel if slots_n == 0 else 1),
+                                               list(gpu_side(targets))))
         return LayerOutcomes.at(model, launch, s.ctx, slots_n)
 
     @staticmethod
@@ -464,7 +374,7 @@ class LlamaCpp:
         fit_idle = not settings.llamacpp.fit or (settings.ctx is not None and settings.llamacpp.n_gpu_layers is not None
                                         and settings.llamacpp.n_gpu_layers != NGL_AUTO)
         if not fit_idle:
-            return False
+            return not gpus_only and self._fit_overflows_host(model, weights, settings, targets)
         caps = [t.capacity for t in targets if t.kind != "cpu"]
         caps.append(0 if gpus_only else next((t.capacity for t in targets if t.kind == "cpu"), 0))
         return any(cap > 0 and f > cap for f, cap in zip(self.floor(model, weights, settings, targets), caps))
@@ -576,7 +486,12 @@ class LlamaCpp:
     def allocate_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                      targets: list[Target]) -> Allocation:
         asked = settings
-        settings, fit_steps = self.fit(model, weights, settings, targets)
+        if any(t.kind != "cpu" for t in targets):     # --fit reads the GPUs only: kept for every host size
+            fitted, kept = _FITS.get(model, self._key(weights, settings, list(gpu_side(targets))),
+                                     lambda: (lambda r: (r[0], tuple(r[1])))(self.fit(model, weights, settings, targets)))
+            settings, fit_steps = fitted, list(kept)
+        else:
+            settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
         steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None

@@ -35,7 +35,15 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
-from .llamacpp import FIT_MARGIN, LayerOutcomes, LlamaCpp, fit_layers
+from .llamacpp import (
+    FIT_MARGIN,
+    FitProbes,
+    LayerOutcomes,
+    LlamaCpp,
+    fit_answer,
+    fit_overflows_host,
+    gpu_side,
+)
 from .llamacpp_swa import as_llamacpp_loads
 from .options import LlamaCppOptions
 
@@ -214,11 +222,10 @@ class Ollama:
                             batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
                             n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe))
 
-    def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
-             targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
-        """llama.cpp common/fit.cpp common_params_fit_impl with a user-set context (Ollama passes -c):
-        keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
-        for MoE models first with the routed experts in system memory, then give whole layers back."""
+    def _fit_probes(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+                    targets: list[Target], gpu: Target) -> FitProbes:
+        """The probes of llama.cpp's --fit layer search for this launch (fit_layers): what _fit searches with and
+        surely_over asks first."""
         def run(ngl: int, ncmoe: int) -> Allocation:
             return self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
 
@@ -233,15 +240,58 @@ class Ollama:
             return gpu.capacity - FIT_MARGIN - floor[0]
 
         # answers at other contexts and slot counts of this launch imply some (LayerOutcomes): the search over
-        # the context and the one over OLLAMA_NUM_PARALLEL ask --fit again at each point
+        # the context and the one over OLLAMA_NUM_PARALLEL ask --fit again at each point, and the RAM sizes
+        # settle_assumed_ram tries too: --fit reads the first GPU only (ok, hopeless), so the launch is keyed
+        # without the host's size
         launch = ("ollama --fit", gpu.capacity,
                   self._llama._key(weights, self._llama_settings(s.with_(ctx=None, parallel=1), batch, 0, 0, flash),
-                                   targets))
+                                   list(gpu_side(targets))))
         assert s.ctx is not None
         known = LayerOutcomes.at(model, launch, s.ctx, s.parallel) if s.ctx * s.parallel >= batch else None
-        ngl, ncmoe = fit_layers(model, run, ok, hopeless, known,
-                                lambda a: gpu.capacity - FIT_MARGIN - a.devices[0].total)
-        return ngl, ncmoe, run(ngl, ncmoe)
+        return FitProbes(model, run, ok, hopeless, known, lambda a: gpu.capacity - FIT_MARGIN - a.devices[0].total)
+
+    def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+             targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
+        """llama.cpp common/fit.cpp common_params_fit_impl with a user-set context (Ollama passes -c):
+        keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
+        for MoE models first with the routed experts in system memory, then give whole layers back."""
+        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpu)
+        ngl, ncmoe = fit_answer(model, probes)
+        return ngl, ncmoe, probes.run(ngl, ncmoe)
+
+    def _fit_overflows_host(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+                            targets: list[Target]) -> bool:
+        """Where --fit places the layers: whatever it answers leaves the host over its RAM (Ollama's "more system
+        memory than is available", or llama-server failing to allocate), known before the search ends. Every step of
+        fit_layers' order moves tensors from the GPU to the host, so the host's bytes without compute buffers
+        (LlamaCpp.floor) never shrink along it; a failing probe puts the answer past it in the order (the search
+        keeps one bracket). So once the placement just past the furthest failing probe already holds more than the
+        RAM on the host without its compute buffer, so does the answer, and the rest of the search (plans at the
+        edge from both sides) is not needed. Only the probes fit_layers itself makes are made, and they are recorded
+        for it (tests/unit/test_plan_bounds.py plans each skipped launch)."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        if not gpus or host is None or host.capacity <= 0:
+            return False
+        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpus[0])
+        order = probes.order()
+
+        def host_over(ngl: int, ncmoe: int) -> bool:
+            return self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash),
+                                     targets)[-1] > host.capacity
+
+        cut_short = probes.known is not None and probes.known.at_least is None
+        past = fit_overflows_host(model, probes, host_over)
+        if past is None:
+            return False
+        if cut_short and past > 0 and probes.known is not None and probes.known.answer is None:
+            # for room_when_over's guess: the experts of one more layer moved to the host make a step there, while
+            # the GPU's room at the placement that failed moves smoothly with the context; whole layers: the other way
+            gpu_room = probes.predicted(*order[past - 1]) if order[past][0] > model.n_layers else None
+            last = probes.last_plan
+            host_buffer = last.devices[-1].compute if last is not None and last.devices[-1].kind == "cpu" else 0
+            probes.known.cut_short(order[past], gpu_room, host_buffer)
+        return True
 
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
         """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
@@ -308,13 +358,15 @@ class Ollama:
                     targets: list[Target]) -> bool:
         """allocate() would overflow a device, known without planning: what llama-server holds apart from compute
         buffers (weights, KV, outputs: the same sum wherever --fit puts the layers) is more than all the devices
-        together hold; or, where num_gpu fixes the layers (-ngl, --fit leaves them), more than one device holds.
-        A bound (LlamaCpp.floor: compute buffers are never negative), so a search may skip the plan."""
+        together hold; or, where num_gpu fixes the layers (-ngl, --fit leaves them), more than one device holds;
+        or, where --fit places them, whatever it answers leaves more on the host than its RAM (_fit_overflows_host:
+        the search's first probes, made for --fit anyway, may settle it). A bound (LlamaCpp.floor: compute buffers
+        are never negative), so a search may skip the plan."""
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
         model = as_llamacpp_loads(model)
-        s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
             # allocate() plans these layers as given: each device's floor against its own capacity, GPUs in order
@@ -325,7 +377,11 @@ class Ollama:
             if any(f > t.capacity for f, t in zip(placed, devices)):
                 return True
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        return sum(floor) > sum(caps)
+        if sum(floor) > sum(caps):
+            return True
+        if (ngl is None or ngl < 0) and refusal is None:
+            return self._fit_overflows_host(model, weights, s, batch, flash, targets)
+        return False
 
     def room_when_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                        targets: list[Target]) -> dict[str, float] | None:
@@ -345,8 +401,35 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is None or not devices:
             return None
+        known = self._fit_probes(model, weights, s, batch, flash, targets, devices[0]).known
+        if known is not None and known.answer is not None:
+            # --fit answered here (the host is over at its answer): the plan's own rooms
+            a = self.allocate(model, weights, settings, targets)
+            return {d.name: d.capacity - d.total - self.kept_free(a).get(d.name, 0) for d in a.devices if d.capacity > 0}
+        if known is not None and known.at_least is not None:
+            # --fit's search cut short where every answer left leaves the host over. Where the next step moves one
+            # layer's experts (a step of the host's bytes), the placement before it failing to keep the margin is
+            # what the context or the slots moved past: its room under the margin (as kept_free counts the GPU's
+            # room of the plans that fit) moves smoothly; where it moves whole layers, the host's room at the first
+            # placement left (its bytes without compute buffers, and the host's compute buffer of the search's last
+            # plan) does
+            gpu_room, host_compute = known.cut_short_guess or (None, 0)
+            if gpu_room is not None:
+                return {devices[0].name: gpu_room}
+            ngl, ncmoe = known.at_least
+            on_host = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)[-1]
+            return {host.name: host.capacity - on_host - host_compute}
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
         return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
+
+    @staticmethod
+    def kept_free(a: Allocation) -> dict[str, int]:
+        """Bytes a device of this plan keeps free by design (search.fits_room counts its room above them): --fit's
+        margin on the GPU it placed the layers for, where num_gpu is not set. The search for the longest context or
+        the most slots then steps on the room that decides where --fit moves the next layer to the host."""
+        ngl = a.settings.llamacpp.n_gpu_layers
+        gpu = next((d for d in a.devices if d.kind != "cpu"), None)
+        return {gpu.name: FIT_MARGIN} if gpu is not None and (ngl is None or ngl < 0) else {}
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
