@@ -157,9 +157,21 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                               n_outputs_max=n_outputs_max)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
-    out = ggml.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
-                                           layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
-                                           n_gpus=n_gpus, overrides=overrides, **kw)
+    from .ggml import affine
+
+    def cuda(cells: Any) -> dict[str, int]:
+        # a sliding-window cache as long as the context (a short one) is the same symbol
+        swa = cells if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
+        return ggml.simulate_compute_cuda(model, n_ubatch, cells, flash_attn, n_gpu_layers=n_gpu_layers or 0,
+                                          layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
+                                          n_gpus=n_gpus, overrides=overrides, **{**kw, "n_kv_swa": swa})
+
+    # the graphs and their schedule are built once per shape with n_kv as a symbol, the walk run per context
+    # (runtimes/ggml/affine.py); the key is every argument but n_kv
+    shape = (n_gpu_layers, n_ubatch, flash_attn, n_seqs, n_stream, type_k, type_v,
+             "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa, layer_gpus, n_gpus, overrides,
+             n_outputs_max)
+    out = affine.SHAPES.run(model, shape, n_kv, cuda) if CONTEXT_SHAPES else cuda(n_kv)
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
 
 
@@ -198,6 +210,7 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
 
 
 
+CONTEXT_SHAPES = True     # False: every context built and scheduled anew (the reference tests compare against)
 _PREFIXES = IdMemo(256)
 _WIDTHS = IdMemo(256)
 _SIMULATED = IdMemo(2048)

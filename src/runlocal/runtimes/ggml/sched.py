@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
-from . import periodic
+from . import affine, periodic
 from .alloc import Buffer, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
@@ -447,17 +447,19 @@ def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: in
     """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones).
     A reduced graph is kept per shape and sequence of layer shapes (periodic.layer_shapes): it may have been built
     for other layers than ``layers`` (its ``layers`` says which), whose graph it is up to the layers' names."""
+    # (a shape built with n_kv as a symbol keeps its own: each is valid where its comparisons hold, affine.py)
+    memo: IdMemo | affine.Shape = affine.shape() or _BUILT
     if layers is None:
-        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, None),
-                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+        return memo.get(model, (p, n_tokens, n_seqs, n_outputs, None),
+                        lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
     shapes = periodic.layer_shapes(model)
     key = (p, n_tokens, n_seqs, n_outputs, "shapes", tuple(shapes[il] for il in layers))
-    built = _BUILT.get(model, key, lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g,
-                                                      layers))
+    built = memo.get(model, key, lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g,
+                                                    layers))
     if built.layers != layers and not built.layers_read() <= {*(built.layers or ()), -1, model.n_layers, None}:
         # a tensor names a layer the graph was not built with: not a renaming, so build these layers' own graph
-        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
-                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g, layers))
+        return memo.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
+                        lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g, layers))
     return built
 
 
@@ -503,14 +505,45 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
     if any(t is None for cut in at for t in cut):
         k = next(k for k, cut in enumerate(at) if None in cut)
         raise periodic.NotRepeated("a cut layer built no node", k)
+    shape = affine.shape()
     with built.lock:
         try:
-            nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
-            got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
-                           cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+            if shape is None:
+                nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
+            else:
+                nodes, ids, leafs, leaf_ids, ns = _scheduled(shape, built, layers, sched_args)
+                buffers = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
+            with affine.at_point():
+                got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
+                               cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
         finally:
             built.restore()
     return got, ns
+
+
+def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
+    """A buffer type's size of a tensor at the context asked for (ggml-alloc's walk runs with plain ints)."""
+    return lambda t: affine.value(alloc_size(t))
+
+
+def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] | None, sched_args: dict
+               ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
+    """_sched_split of a graph built with n_kv as a symbol, once per shape: its nodes' rewritten sources and its
+    leafs' flags kept and put back for the next context (the split is the same at every n_kv of the shape's
+    interval; the layer and weight devices come from the shape's key, the renaming from ``layers``)."""
+    key = (id(built), layers, sched_args["pin_norms"], sched_args["n_backends"], sched_args["n_copies"])
+    got = shape.schedules.get(key)
+    g = built.g
+    if got is None:
+        split = _sched_split(g, **sched_args)
+        shape.schedules[key] = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
+        return split
+    split, srcs, flags = got
+    for t, src in zip(g.nodes, srcs):
+        t.src = src
+    for t, f in zip(g.leafs, flags):
+        t.flags = f
+    return split
 
 
 _OUTCOMES = IdMemo(256)

@@ -1,0 +1,315 @@
+"""One graph shape for every context: the reserved graphs built and scheduled once with the cells attended (n_kv) as
+a symbol, n_kv = r + STEP·m, and only ggml-alloc's walk run again per context.
+
+Why it is exact. For a fixed graph shape (model, placement, ubatch, flash attention, cache types, streams, output cap)
+n_kv enters the builders and the scheduler only as a number: shapes, strides and sizes are sums and products of it
+with constants (src/llama-graph.cpp: the KQ mask is [n_kv, n_tokens], the cache views span n_kv cells, KQ is
+[n_kv, n_tokens, n_head]), and every decision they take on it is a comparison of two such numbers. Built with n_kv as
+``Aff(r, STEP)`` (a + b·m) at the first context asked (x0), each comparison is answered as it is at x0 and narrows the
+interval [lo, hi] of m to where it is answered the same way (an affine difference changes sign once), so the graph
+and its schedule are, node for node, the ones a concrete build at r + STEP·m gives, for every m in [lo, hi]. A later
+context in that interval reuses them: ggml-alloc's walk runs again with each tensor's size and shape evaluated at its
+m (its best-fit choices, merges and max do change with n_kv — session 8 measured deepseek-v3 -ngl 50 falling 3,226.5
+→ 3,200.8 MiB from 6,144 to 6,400 cells — so the walk is never shared, only what comes before it). Where the arithmetic
+is not affine (a product of two symbols, a division or remainder whose divisor does not divide the slope, a symbol
+used as an int: range(), an index) NotAffine is raised and the context is simulated concretely. llama.cpp pads the
+KV cache to 256 cells (src/llama-context.cpp GGML_PAD(n_ctx_seq, 256)), so STEP = 256 keeps slopes multiples of the
+alignments and block sizes met (32, 128, 256): a ceil to an alignment stays affine within the residue class r.
+Pure computation; the interval is per thread (the API plans on several threads), each shape one query at a time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+STEP = 256           # llama.cpp's KV padding (src/llama-context.cpp, runtimes/llamacpp_layout.py CTX_PAD)
+TOP = 1 << 40        # cells: no interval reaches past this
+
+
+class NotAffine(Exception):
+    """The simulation did something with n_kv that is not affine (or not a comparison): simulate concretely."""
+
+
+class Domain:
+    """The point asked for (x0) and the interval of m where every comparison so far is answered as at x0."""
+
+    __slots__ = ("x0", "lo", "hi")
+
+    def __init__(self, x0: int, lo: int, hi: int) -> None:
+        self.x0, self.lo, self.hi = x0, lo, hi
+
+
+_state = threading.local()
+
+
+def domain() -> Domain | None:
+    """The interval comparisons of symbols narrow on this thread now, if any."""
+    return getattr(_state, "domain", None)
+
+
+def _sign(d: Aff | int) -> int:
+    """The sign of d at x0, narrowing the interval to where d keeps that sign (d(m) = a + b·m crosses 0 once)."""
+    if type(d) is int:
+        return (d > 0) - (d < 0)
+    dom = domain()
+    if dom is None:
+        raise NotAffine("a symbolic size compared outside a symbolic run")
+    a, b = d.a, d.b     # type: ignore[union-attr]
+    v = a + b * dom.x0
+    if v == 0:
+        dom.lo = dom.hi = dom.x0
+        return 0
+    if (v > 0) == (b > 0):       # the sign holds for m > -a/b
+        lo = (-a) // b + 1
+        if lo > dom.lo:
+            dom.lo = lo
+    else:                         # for m < -a/b
+        hi = -(a // b) - 1
+        if hi < dom.hi:
+            dom.hi = hi
+    return 1 if v > 0 else -1
+
+
+def _is_zero(d: Aff | int) -> bool:
+    """d == 0 at x0, narrowing only where it must: an affine d ≠ 0 whose root is not an integer is never 0."""
+    if type(d) is int:
+        return d == 0
+    dom = domain()
+    if dom is None:
+        raise NotAffine("a symbolic size compared outside a symbolic run")
+    a, b = d.a, d.b     # type: ignore[union-attr]
+    if a % b:
+        return False
+    return _sign(d) == 0
+
+
+def _mk(a: int, b: int) -> Aff | int:
+    return a if b == 0 else Aff(a, b)
+
+
+class Aff:
+    """a + b·m, b ≠ 0 (a constant is a plain int)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: int, b: int) -> None:
+        self.a, self.b = a, b
+
+    def at(self, m: int) -> int:
+        return self.a + self.b * m
+
+    def __repr__(self) -> str:
+        return f"Aff({self.a} + {self.b}·m)"
+
+    # --- arithmetic ------------------------------------------------------------------------------------
+    def __add__(self, o: Any) -> Aff | int:
+        if type(o) is int:
+            return Aff(self.a + o, self.b)
+        if type(o) is Aff:
+            return _mk(self.a + o.a, self.b + o.b)
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> Aff | int:
+        if type(o) is int:
+            return Aff(self.a - o, self.b)
+        if type(o) is Aff:
+            return _mk(self.a - o.a, self.b - o.b)
+        return NotImplemented
+
+    def __rsub__(self, o: Any) -> Aff | int:
+        if type(o) is int:
+            return Aff(o - self.a, -self.b)
+        return NotImplemented
+
+    def __neg__(self) -> Aff:
+        return Aff(-self.a, -self.b)
+
+    def __mul__(self, o: Any) -> Aff | int:
+        if type(o) is int:
+            return _mk(self.a * o, self.b * o)
+        if type(o) is Aff:
+            raise NotAffine("a product of two sizes that both grow with n_kv")
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: Any) -> Aff | int:
+        # floor((a + b·m) / o) = floor(a / o) + (b / o)·m exactly when o divides b
+        if type(o) is int and o != 0 and self.b % o == 0:
+            return _mk(self.a // o, self.b // o)
+        raise NotAffine(f"{self!r} // {o!r}")
+
+    def __rfloordiv__(self, o: Any) -> Aff | int:
+        raise NotAffine(f"{o!r} // {self!r}")
+
+    def __mod__(self, o: Any) -> int:
+        if type(o) is int and o != 0 and self.b % o == 0:
+            return self.a % o
+        raise NotAffine(f"{self!r} % {o!r}")
+
+    def __rmod__(self, o: Any) -> int:
+        raise NotAffine(f"{o!r} % {self!r}")
+
+    def _int(self) -> int:
+        raise NotAffine(f"{self!r} used as an int")
+
+    __index__ = __int__ = _int
+
+    def __float__(self) -> float:
+        raise NotAffine(f"{self!r} used as a float")
+
+    # --- comparisons: answered as at x0, the interval narrowed -------------------------------------------
+    def __lt__(self, o: Any) -> bool:
+        if type(o) is not int and type(o) is not Aff:
+            return NotImplemented
+        return _sign(self - o) < 0
+
+    def __le__(self, o: Any) -> bool:
+        if type(o) is not int and type(o) is not Aff:
+            return NotImplemented
+        return _sign(self - o) <= 0
+
+    def __gt__(self, o: Any) -> bool:
+        if type(o) is not int and type(o) is not Aff:
+            return NotImplemented
+        return _sign(self - o) > 0
+
+    def __ge__(self, o: Any) -> bool:
+        if type(o) is not int and type(o) is not Aff:
+            return NotImplemented
+        return _sign(self - o) >= 0
+
+    def __eq__(self, o: Any) -> bool:
+        if type(o) is Aff and o.a == self.a and o.b == self.b:
+            return True
+        if type(o) is not int and type(o) is not Aff:
+            return NotImplemented
+        if domain() is None:      # (a cache key met outside a run: structural; a constant is never an Aff)
+            return False
+        return _is_zero(self - o)
+
+    def __ne__(self, o: Any) -> bool:
+        eq = self.__eq__(o)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash((self.a, self.b, "aff"))
+
+    def __bool__(self) -> bool:
+        return _sign(self) != 0
+
+
+
+
+
+def value(v: Any) -> Any:
+    """v at the point asked for (a plain int as it is)."""
+    if type(v) is Aff:
+        dom = domain()
+        assert dom is not None
+        return v.at(dom.x0)
+    return v
+
+
+class Shape:
+    """One graph shape's graphs and schedules, built with n_kv = ``sym``; valid for m in [dom.lo, dom.hi]."""
+
+    def __init__(self, r: int, x0: int) -> None:
+        self.r = r
+        self.sym = Aff(r, STEP)
+        self.dom = Domain(x0, -((r - 1) // STEP), TOP // STEP)     # lo: the least m with r + STEP·m ≥ 1
+        self.built: dict = {}         # sched.built_graph's graphs, IdMemo's key
+        self.schedules: dict = {}     # sched._placed's splits
+        self.lock = threading.Lock()
+
+    def holds(self, m: int) -> bool:
+        return self.dom.lo <= m <= self.dom.hi
+
+    def get(self, obj: Any, key: Any, make: Callable[[], Any]) -> Any:
+        """IdMemo.get over this shape's graphs."""
+        k = (id(obj), key)
+        got = self.built.get(k)
+        if got is None:
+            got = self.built[k] = (obj, make())
+        return got[1]
+
+
+def shape() -> Shape | None:
+    """The shape being asked for on this thread (None: a concrete simulation)."""
+    return getattr(_state, "shape", None)
+
+
+class at_point:
+    """Comparisons answered at the point asked for and forgotten (the walk, which runs again at each context)."""
+
+    def __enter__(self) -> None:
+        dom = domain()
+        self.saved = dom
+        if dom is not None:
+            _state.domain = Domain(dom.x0, dom.lo, dom.hi)
+
+    def __exit__(self, *exc: object) -> None:
+        _state.domain = self.saved
+
+
+class Shapes:
+    """Per model and graph shape (the arguments but n_kv): the Shape objects made so far, or that the shape is not
+    affine. Two shapes of one key may overlap; each is exact on its interval."""
+
+    def __init__(self, size: int = 64) -> None:
+        from ...memo import IdMemo
+
+        self._memo = IdMemo(size)
+        self._lock = threading.Lock()
+
+    def run(self, model: Any, key: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
+        """simulate(n_kv) for the concrete n_kv, from the graphs and schedules of a Shape holding it (a new one
+        where none does; the concrete simulation where the shape is not affine)."""
+        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False})
+        if entry["not_affine"] or domain() is not None:
+            return simulate(n_kv)
+        r, m = n_kv % STEP, n_kv // STEP
+        with self._lock:
+            sh = next((s for s in entry["shapes"] if s.r == r and s.holds(m)), None)
+        new = sh is None or not sh.lock.acquire(blocking=False)
+        if new:
+            sh = Shape(r, m)
+            sh.lock.acquire()
+        assert sh is not None
+        try:
+            sh.dom.x0 = m
+            _state.domain, _state.shape = sh.dom, sh
+            try:
+                got = simulate(sh.sym)
+            finally:
+                _state.domain = _state.shape = None
+            if not _plain(got):
+                raise NotAffine("a result still holds a symbol")
+        except Exception:      # NotAffine, or an operation a symbol does not take: the concrete run decides
+            if new:
+                entry["not_affine"] = True
+            else:
+                with self._lock:
+                    entry["shapes"] = [s for s in entry["shapes"] if s is not sh]
+            return simulate(n_kv)
+        finally:
+            sh.lock.release()
+        if new:
+            with self._lock:
+                entry["shapes"].append(sh)
+                del entry["shapes"][:-4]
+        return got
+
+
+def _plain(v: Any) -> bool:
+    if isinstance(v, (tuple, list)):
+        return all(_plain(x) for x in v)
+    if isinstance(v, dict):
+        return all(_plain(x) for x in v.values())
+    return type(v) is not Aff
+
+
+SHAPES = Shapes()
