@@ -264,6 +264,7 @@ class Shapes:
 
         self._memo = IdMemo(size)
         self._lock = threading.Lock()
+        self.made = 0        # Shape objects made (a figure for tests and benchmarks)
 
     def run(self, model: Any, key: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
         """simulate(n_kv) for the concrete n_kv, from the graphs and schedules of a Shape holding it (a new one
@@ -278,6 +279,7 @@ class Shapes:
         if new:
             sh = Shape(r, m)
             sh.lock.acquire()
+            self.made += 1
         assert sh is not None
         try:
             sh.dom.x0 = m
