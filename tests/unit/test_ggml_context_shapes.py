@@ -42,7 +42,7 @@ def _tuple(v):
 def _compare(model, placements: dict[str, dict], n: int, seed: int, monkeypatch, fa: bool = True,
              type_k: str = "f16", type_v: str = "f16", swa: bool = False) -> int:
     """Each placement at n random contexts through the shapes and plainly; returns how many contexts were answered
-    by a shape built at another context (so the test shows the reuse it relies on happened)."""
+    by a shape built at another context or by a piece (so the test shows the reuse it relies on happened)."""
     rng = random.Random(seed)
     monkeypatch.setattr(affine, "SHAPES", affine.Shapes())
     asked = 0
@@ -61,12 +61,15 @@ def _compare(model, placements: dict[str, dict], n: int, seed: int, monkeypatch,
                                                   overrides=kw.get("overrides", ()))
             assert fast == plain, (label, n_kv)
     assert affine.SHAPES.made, "no context was answered through a shape"
+    print(f"{asked} contexts: {affine.SHAPES.made} shapes, {affine.SHAPES.symbolic} symbolic walks, "
+          f"{affine.SHAPES.from_pieces} answered by a piece")
     return asked - affine.SHAPES.made
 
 
 def test_a_dense_model_at_random_contexts_is_sized_as_each_context_alone(monkeypatch):
     assert _compare(_model("llama-3.1-8b"), {"all layers on the GPU": dict(n_gpu_layers=-1)}, 10, 1,
                     monkeypatch) >= 5
+    assert affine.SHAPES.symbolic and affine.SHAPES.from_pieces, "no piece was made and used"
 
 
 @pytest.mark.slow

@@ -84,6 +84,79 @@ def _is_zero(d: Aff | int) -> bool:
     return _sign(d) == 0
 
 
+INF = 1 << 80
+
+
+def _where(d: Aff | int, strict: bool) -> tuple[int, int]:
+    """The interval of m where d(m) > 0 (strict) or d(m) ≥ 0, as (lo, hi); empty where lo > hi."""
+    if type(d) is int:
+        return (-INF, INF) if (d > 0 or (d == 0 and not strict)) else (INF, -INF)
+    a, b = d.a, d.b     # type: ignore[union-attr]
+    if b > 0:
+        return ((-a) // b + 1 if strict else -(a // b)), INF
+    return -INF, (-(a // b) - 1 if strict else (-a) // b)
+
+
+def _below(d: Aff | int) -> tuple[int, int]:
+    """Where d(m) < 0: the complement of d ≥ 0 (a half-line's complement is a half-line)."""
+    lo, hi = _where(d, False)
+    if lo > hi:
+        return -INF, INF
+    if lo == -INF and hi == INF:
+        return INF, -INF
+    return (-INF, lo - 1) if lo != -INF else (hi + 1, INF)
+
+
+def _either(x0: int, one: tuple[int, int], other: tuple[int, int]) -> tuple[int, int]:
+    """The stretch of one ∪ other around x0 (x0 lies in one of them)."""
+    (a, b), (c, d) = one, other
+    ins = [iv for iv in (one, other) if iv[0] <= x0 <= iv[1]]
+    assert ins, "x0 outside both"
+    if a <= b and c <= d and a <= d + 1 and c <= b + 1:
+        return min(a, c), max(b, d)
+    return ins[0]
+
+
+def _narrow(iv: tuple[int, int]) -> None:
+    dom = domain()
+    assert dom is not None
+    if iv[0] > dom.lo:
+        dom.lo = iv[0]
+    if iv[1] < dom.hi:
+        dom.hi = iv[1]
+
+
+def best_fit(sizes: list, size: Aff | int) -> int:
+    """ggml-alloc.c ggml_dyn_tallocr_alloc's choice among the free blocks but the last (``sizes``): the smallest
+    that fits, the later one on ties, -1 where none fits. The interval is narrowed to where the same block is
+    chosen, which is weaker than every block's fits-or-not staying the same: a block that is not chosen only has
+    to stay either too small or no better."""
+    dom = domain()
+    assert dom is not None
+    x0 = dom.x0
+
+    def at(v: Aff | int) -> int:
+        return v if type(v) is int else v.at(x0)  # type: ignore[union-attr]
+
+    s0 = at(size)
+    best, best0 = -1, None
+    for i, bs in enumerate(sizes):
+        b0 = at(bs)
+        if b0 >= s0 and (best0 is None or b0 <= best0):
+            best, best0 = i, b0
+    if best < 0:
+        for bs in sizes:
+            _narrow(_below(bs - size))                  # still too small
+        return -1
+    chosen = sizes[best]
+    _narrow(_where(chosen - size, False))               # still fits
+    for i, bs in enumerate(sizes):
+        if i != best:
+            # too small, or no better (an earlier block loses ties, a later one must be strictly larger)
+            _narrow(_either(x0, _below(bs - size), _where(bs - chosen, i > best)))
+    return best
+
+
 def _mk(a: int, b: int) -> Aff | int:
     return a if b == 0 else Aff(a, b)
 
@@ -214,8 +287,20 @@ def value(v: Any) -> Any:
     return v
 
 
+def evaluate(v: Any, m: int) -> Any:
+    """A result with symbols in it (ints, Affs, in tuples, lists and dicts) at m."""
+    if type(v) is Aff:
+        return v.at(m)
+    if isinstance(v, (tuple, list)):
+        return type(v)(evaluate(x, m) for x in v)
+    if isinstance(v, dict):
+        return {k: evaluate(x, m) for k, x in v.items()}
+    return v
+
+
 class Shape:
-    """One graph shape's graphs and schedules, built with n_kv = ``sym``; valid for m in [dom.lo, dom.hi]."""
+    """One graph shape's graphs and schedules, built with n_kv = ``sym``: valid for m in [dom.lo, dom.hi], which
+    the builds and schedules narrow (``dom`` is the domain they run under, whatever the query's)."""
 
     def __init__(self, r: int, x0: int) -> None:
         self.r = r
@@ -223,18 +308,49 @@ class Shape:
         self.dom = Domain(x0, -((r - 1) // STEP), TOP // STEP)     # lo: the least m with r + STEP·m ≥ 1
         self.built: dict = {}         # sched.built_graph's graphs, IdMemo's key
         self.schedules: dict = {}     # sched._placed's splits
+        self.asked: list[int] = []    # the m of each query
+        self.symbolic_walk = False    # this query's walk keeps the sizes as symbols (a piece, below)
         self.lock = threading.Lock()
 
     def holds(self, m: int) -> bool:
         return self.dom.lo <= m <= self.dom.hi
 
     def get(self, obj: Any, key: Any, make: Callable[[], Any]) -> Any:
-        """IdMemo.get over this shape's graphs."""
+        """IdMemo.get over this shape's graphs (built under the shape's domain)."""
         k = (id(obj), key)
         got = self.built.get(k)
         if got is None:
-            got = self.built[k] = (obj, make())
+            with self.structure():
+                got = self.built[k] = (obj, make())
         return got[1]
+
+    def structure(self) -> _Under:
+        """Comparisons made while building or scheduling narrow the shape's own interval."""
+        return _Under(self.dom)
+
+
+class _Under:
+    """Run a block under another domain (the previous one back after it)."""
+
+    def __init__(self, dom: Domain | None) -> None:
+        self.dom = dom
+
+    def __enter__(self) -> None:
+        self.saved = domain()
+        _state.domain = self.dom
+
+    def __exit__(self, *exc: object) -> None:
+        _state.domain = self.saved
+
+
+class Keep:
+    """No change of domain (the walk's comparisons narrow the query's)."""
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        pass
 
 
 def shape() -> Shape | None:
@@ -242,38 +358,46 @@ def shape() -> Shape | None:
     return getattr(_state, "shape", None)
 
 
-class at_point:
-    """Comparisons answered at the point asked for and forgotten (the walk, which runs again at each context)."""
+def walking() -> bool:
+    """Whether ggml-alloc's walk now runs with symbolic sizes (its best fit narrows the query's interval)."""
+    sh = shape()
+    return sh is not None and sh.symbolic_walk
 
-    def __enter__(self) -> None:
-        dom = domain()
-        self.saved = dom
-        if dom is not None:
-            _state.domain = Domain(dom.x0, dom.lo, dom.hi)
 
-    def __exit__(self, *exc: object) -> None:
-        _state.domain = self.saved
+def at_point() -> _Under:
+    """Comparisons answered at the point asked for and forgotten (a walk with plain sizes)."""
+    dom = domain()
+    return _Under(None if dom is None else Domain(dom.x0, dom.lo, dom.hi))
+
+
+NEAR = 0.25      # a query within this share of an earlier one of its shape walks symbolically (a search closing in)
 
 
 class Shapes:
-    """Per model and graph shape (the arguments but n_kv): the Shape objects made so far, or that the shape is not
-    affine. Two shapes of one key may overlap; each is exact on its interval."""
+    """Per model and graph shape (the arguments but n_kv): the Shape objects made so far, the pieces (a walk's result
+    as affine functions of m, exact on an interval: no walk for a context inside one), or that the shape is not
+    affine. Shapes of one key may overlap, and pieces; each is exact where it claims."""
 
     def __init__(self, size: int = 64) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)
         self._lock = threading.Lock()
-        self.made = 0        # Shape objects made (a figure for tests and benchmarks)
+        # figures for tests and benchmarks: Shape objects made, walks run symbolically, contexts answered by a piece
+        self.made = self.symbolic = self.from_pieces = 0
 
     def run(self, model: Any, key: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
-        """simulate(n_kv) for the concrete n_kv, from the graphs and schedules of a Shape holding it (a new one
-        where none does; the concrete simulation where the shape is not affine)."""
-        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False})
+        """simulate(n_kv) for the concrete n_kv: from a piece holding it, else from the graphs and schedules of a
+        Shape holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
+        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "pieces": [], "not_affine": False})
         if entry["not_affine"] or domain() is not None:
             return simulate(n_kv)
         r, m = n_kv % STEP, n_kv // STEP
         with self._lock:
+            for pr, lo, hi, result in entry["pieces"]:
+                if pr == r and lo <= m <= hi:
+                    self.from_pieces += 1
+                    return evaluate(result, m)
             sh = next((s for s in entry["shapes"] if s.r == r and s.holds(m)), None)
         new = sh is None or not sh.lock.acquire(blocking=False)
         if new:
@@ -282,14 +406,7 @@ class Shapes:
             self.made += 1
         assert sh is not None
         try:
-            sh.dom.x0 = m
-            _state.domain, _state.shape = sh.dom, sh
-            try:
-                got = simulate(sh.sym)
-            finally:
-                _state.domain = _state.shape = None
-            if not _plain(got):
-                raise NotAffine("a result still holds a symbol")
+            got, piece = self._query(sh, m, simulate)
         except Exception:      # NotAffine, or an operation a symbol does not take: the concrete run decides
             if new:
                 entry["not_affine"] = True
@@ -299,11 +416,34 @@ class Shapes:
             return simulate(n_kv)
         finally:
             sh.lock.release()
-        if new:
-            with self._lock:
+        with self._lock:
+            if new:
                 entry["shapes"].append(sh)
                 del entry["shapes"][:-4]
+            if piece is not None:
+                entry["pieces"].append(piece)
+                del entry["pieces"][:-32]
         return got
+
+    def _query(self, sh: Shape, m: int, simulate: Callable[[Aff | int], Any]) -> tuple[Any, tuple | None]:
+        """One context through a shape: (the result at m, the piece it leaves or None)."""
+        sh.symbolic_walk = any(abs(m - a) <= NEAR * max(m, a) for a in sh.asked)
+        sh.asked.append(m)
+        sh.dom.x0 = m
+        query = Domain(m, sh.dom.lo, sh.dom.hi)
+        _state.domain, _state.shape = query, sh
+        try:
+            result = simulate(sh.sym)
+        finally:
+            _state.domain = _state.shape = None
+        if not sh.symbolic_walk:
+            if not _plain(result):
+                raise NotAffine("a result still holds a symbol")
+            return result, None
+        self.symbolic += 1
+        lo, hi = max(query.lo, sh.dom.lo), min(query.hi, sh.dom.hi)
+        assert lo <= m <= hi
+        return evaluate(result, m), (sh.r, lo, hi, result)
 
 
 def _plain(v: Any) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...units import round_up
+from . import affine
 from .graph import Graph
 from .periodic import CutCheck
 from .types import CPU_ALIGNMENT, FLAG_INPUT, FLAG_OUTPUT, INPLACE_OPS, Tensor
@@ -70,6 +71,26 @@ class DynAllocator:
         blocks.insert(pos, [offset, size])
 
 
+class SymbolicAllocator(DynAllocator):
+    """DynAllocator for a symbolic run (affine.py): the best fit chosen as at the point asked for, the interval
+    narrowed to where the same block is chosen (not to where every block's fit stays the same)."""
+
+    def alloc(self, size: int) -> int:
+        size = _align(size, self.alignment)
+        blocks = self.blocks
+        best = affine.best_fit([b[1] for b in blocks[:-1]], size)
+        if best < 0:
+            best = len(blocks) - 1
+        block = blocks[best]
+        offset = block[0]
+        block[0] += size
+        block[1] -= size
+        if block[1] == 0:
+            del blocks[best]
+        self.max_size = max(self.max_size, offset + size)
+        return offset
+
+
 class _Info:
     """ggml-alloc.c hash_node: a tensor's counts and place (a slotted class: one per tensor per walk)."""
 
@@ -100,7 +121,9 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
     ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated)."""
     nodes = graph.nodes if nodes is None else nodes
     leafs = graph.leafs if leafs is None else leafs
-    allocs = [DynAllocator(b.alignment) for b in buffers]
+    # (a walk with sizes that are symbols, affine.py: the best fit narrows the symbol's interval)
+    allocator = SymbolicAllocator if affine.walking() else DynAllocator
+    allocs = [allocator(b.alignment) for b in buffers]
     info: dict[int, _Info] = {}
     nb_of = node_buffer or (lambda i, t: 0)
     lb_of = leaf_buffer or (lambda i, t: 0)

@@ -512,8 +512,11 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
                 nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
             else:
                 nodes, ids, leafs, leaf_ids, ns = _scheduled(shape, built, layers, sched_args)
-                buffers = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
-            with affine.at_point():
+                if not shape.symbolic_walk:
+                    buffers = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
+            # (a walk with plain sizes answers its comparisons at the point and forgets them; a symbolic walk
+            # narrows the query's interval: affine.py)
+            with affine.at_point() if shape is None or not shape.symbolic_walk else affine.Keep():
                 got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
                                cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
         finally:
@@ -535,7 +538,8 @@ def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] |
     got = shape.schedules.get(key)
     g = built.g
     if got is None:
-        split = _sched_split(g, **sched_args)
+        with shape.structure():
+            split = _sched_split(g, **sched_args)
         shape.schedules[key] = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
         return split
     split, srcs, flags = got
