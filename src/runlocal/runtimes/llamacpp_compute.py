@@ -166,12 +166,12 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                                           layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
                                           n_gpus=n_gpus, overrides=overrides, **{**kw, "n_kv_swa": swa})
 
-    # the graphs and their schedule are built once per shape with n_kv as a symbol, the walk run per context
-    # (runtimes/ggml/affine.py); the key is every argument but n_kv
-    shape = (n_gpu_layers, n_ubatch, flash_attn, n_seqs, n_stream, type_k, type_v,
-             "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa, layer_gpus, n_gpus, overrides,
-             n_outputs_max)
-    out = affine.SHAPES.run(model, shape, n_kv, cuda) if CONTEXT_SHAPES else cuda(n_kv)
+    # the graphs are built once per shape with n_kv as a symbol, and scheduled once per placement; the walk runs per
+    # context, or not at all inside a piece (runtimes/ggml/affine.py). The shape: what the graphs are built from
+    shape = (n_ubatch, flash_attn, n_seqs, n_stream, type_k, type_v,
+             "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa, n_outputs_max)
+    placement = (n_gpu_layers, layer_gpus, n_gpus, overrides)
+    out = affine.SHAPES.run(model, shape, placement, n_kv, cuda) if CONTEXT_SHAPES else cuda(n_kv)
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
 
 

@@ -308,8 +308,9 @@ class Shape:
         self.dom = Domain(x0, -((r - 1) // STEP), TOP // STEP)     # lo: the least m with r + STEP·m ≥ 1
         self.built: dict = {}         # sched.built_graph's graphs, IdMemo's key
         self.schedules: dict = {}     # sched._placed's splits
-        self.asked: list[int] = []    # the m of each query
+        self.schedules_kept = 32      # (the latest ones)
         self.symbolic_walk = False    # this query's walk keeps the sizes as symbols (a piece, below)
+        self.placement: Any = None    # this query's placement (the key of its schedules)
         self.lock = threading.Lock()
 
     def holds(self, m: int) -> bool:
@@ -374,11 +375,15 @@ NEAR = 0.25      # a query within this share of an earlier one of its shape walk
 
 
 class Shapes:
-    """Per model and graph shape (the arguments but n_kv): the Shape objects made so far, the pieces (a walk's result
-    as affine functions of m, exact on an interval: no walk for a context inside one), or that the shape is not
-    affine. Shapes of one key may overlap, and pieces; each is exact where it claims."""
+    """Per model and graph shape (the arguments that decide the graphs: all but n_kv and the placement): the Shape
+    objects made so far (shared by every placement, as sched.built_graph shares a graph), and per placement the
+    pieces (a walk's result as affine functions of m, exact on an interval: no walk for a context inside one) and the
+    contexts asked; or that the shape is not affine. Shapes of one key may overlap, and pieces; each is exact where
+    it claims."""
 
-    def __init__(self, size: int = 64) -> None:
+    MAX_SHAPES, MAX_PLACEMENTS, MAX_PIECES = 4, 64, 32
+
+    def __init__(self, size: int = 32) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)
@@ -386,18 +391,24 @@ class Shapes:
         # figures for tests and benchmarks: Shape objects made, walks run symbolically, contexts answered by a piece
         self.made = self.symbolic = self.from_pieces = 0
 
-    def run(self, model: Any, key: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
+    def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
         """simulate(n_kv) for the concrete n_kv: from a piece holding it, else from the graphs and schedules of a
         Shape holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
-        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "pieces": [], "not_affine": False})
+        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "placements": {}, "not_affine": False})
         if entry["not_affine"] or domain() is not None:
             return simulate(n_kv)
         r, m = n_kv % STEP, n_kv // STEP
         with self._lock:
-            for pr, lo, hi, result in entry["pieces"]:
+            per = entry["placements"].pop(placement, None) or {"pieces": [], "asked": []}
+            entry["placements"][placement] = per         # (the latest last)
+            while len(entry["placements"]) > self.MAX_PLACEMENTS:
+                del entry["placements"][next(iter(entry["placements"]))]
+            for pr, lo, hi, result in per["pieces"]:
                 if pr == r and lo <= m <= hi:
                     self.from_pieces += 1
                     return evaluate(result, m)
+            near = any(abs(m - a) <= NEAR * max(m, a) for a in per["asked"])
+            per["asked"] = [*per["asked"][-7:], m]
             sh = next((s for s in entry["shapes"] if s.r == r and s.holds(m)), None)
         new = sh is None or not sh.lock.acquire(blocking=False)
         if new:
@@ -406,29 +417,27 @@ class Shapes:
             self.made += 1
         assert sh is not None
         try:
-            got, piece = self._query(sh, m, simulate)
+            got, piece = self._query(sh, m, placement, near, simulate)
         except Exception:      # NotAffine, or an operation a symbol does not take: the concrete run decides
-            if new:
-                entry["not_affine"] = True
-            else:
-                with self._lock:
+            with self._lock:
+                if new:
+                    entry["not_affine"] = True
+                else:
                     entry["shapes"] = [s for s in entry["shapes"] if s is not sh]
             return simulate(n_kv)
         finally:
             sh.lock.release()
         with self._lock:
             if new:
-                entry["shapes"].append(sh)
-                del entry["shapes"][:-4]
+                entry["shapes"] = [*entry["shapes"][1 - self.MAX_SHAPES:], sh]
             if piece is not None:
-                entry["pieces"].append(piece)
-                del entry["pieces"][:-32]
+                per["pieces"] = [*per["pieces"][1 - self.MAX_PIECES:], piece]
         return got
 
-    def _query(self, sh: Shape, m: int, simulate: Callable[[Aff | int], Any]) -> tuple[Any, tuple | None]:
+    def _query(self, sh: Shape, m: int, placement: Any, symbolic_walk: bool, simulate: Callable[[Aff | int], Any]
+               ) -> tuple[Any, tuple | None]:
         """One context through a shape: (the result at m, the piece it leaves or None)."""
-        sh.symbolic_walk = any(abs(m - a) <= NEAR * max(m, a) for a in sh.asked)
-        sh.asked.append(m)
+        sh.symbolic_walk, sh.placement = symbolic_walk, placement
         sh.dom.x0 = m
         query = Domain(m, sh.dom.lo, sh.dom.hi)
         _state.domain, _state.shape = query, sh
@@ -436,7 +445,7 @@ class Shapes:
             result = simulate(sh.sym)
         finally:
             _state.domain = _state.shape = None
-        if not sh.symbolic_walk:
+        if not symbolic_walk:
             if not _plain(result):
                 raise NotAffine("a result still holds a symbol")
             return result, None

@@ -531,17 +531,22 @@ def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
 
 def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] | None, sched_args: dict
                ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
-    """_sched_split of a graph built with n_kv as a symbol, once per shape: its nodes' rewritten sources and its
-    leafs' flags kept and put back for the next context (the split is the same at every n_kv of the shape's
-    interval; the layer and weight devices come from the shape's key, the renaming from ``layers``)."""
-    key = (id(built), layers, sched_args["pin_norms"], sched_args["n_backends"], sched_args["n_copies"])
-    got = shape.schedules.get(key)
+    """_sched_split of a graph built with n_kv as a symbol, once per shape and placement: its nodes' rewritten
+    sources and its leafs' flags kept and put back for the next context (the split is the same at every n_kv of the
+    shape's interval; the layer and weight devices come from the placement, the renaming from ``layers``)."""
+    key = (shape.placement, id(built), layers, sched_args["pin_norms"], sched_args["n_backends"],
+           sched_args["n_copies"])
+    got = shape.schedules.pop(key, None)
     g = built.g
     if got is None:
         with shape.structure():
             split = _sched_split(g, **sched_args)
-        shape.schedules[key] = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
+        got = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
+        shape.schedules[key] = got
+        while len(shape.schedules) > shape.schedules_kept:
+            del shape.schedules[next(iter(shape.schedules))]
         return split
+    shape.schedules[key] = got        # (the latest last)
     split, srcs, flags = got
     for t, src in zip(g.nodes, srcs):
         t.src = src
