@@ -61,15 +61,15 @@ def _compare(model, placements: dict[str, dict], n: int, seed: int, monkeypatch,
                                                   overrides=kw.get("overrides", ()))
             assert fast == plain, (label, n_kv)
     assert affine.SHAPES.made, "no context was answered through a shape"
-    print(f"{asked} contexts: {affine.SHAPES.made} shapes, {affine.SHAPES.symbolic} symbolic walks, "
-          f"{affine.SHAPES.from_pieces} answered by a piece")
+    print(f"{asked} contexts: {affine.SHAPES.made} shapes, {affine.SHAPES.stats.symbolic} symbolic walks, "
+          f"{affine.SHAPES.stats.from_pieces} answered by a piece")
     return asked - affine.SHAPES.made
 
 
 def test_a_dense_model_at_random_contexts_is_sized_as_each_context_alone(monkeypatch):
     assert _compare(_model("llama-3.1-8b"), {"all layers on the GPU": dict(n_gpu_layers=-1)}, 10, 1,
                     monkeypatch) >= 5
-    assert affine.SHAPES.symbolic and affine.SHAPES.from_pieces, "no piece was made and used"
+    assert affine.SHAPES.stats.symbolic and affine.SHAPES.stats.from_pieces, "no piece was made and used"
 
 
 @pytest.mark.slow

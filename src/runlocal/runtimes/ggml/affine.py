@@ -161,6 +161,14 @@ def _mk(a: int, b: int) -> Aff | int:
     return a if b == 0 else Aff(a, b)
 
 
+make = _mk      # a + b·m (a plain int where b is 0)
+
+
+def coefficients(v: Aff | int) -> tuple[int, int]:
+    """(a, b) of a + b·m."""
+    return (v, 0) if type(v) is int else (v.a, v.b)  # type: ignore[union-attr]
+
+
 class Aff:
     """a + b·m, b ≠ 0 (a constant is a plain int)."""
 
@@ -300,7 +308,10 @@ def evaluate(v: Any, m: int) -> Any:
 
 class Shape:
     """One graph shape's graphs and schedules, built with n_kv = ``sym``: valid for m in [dom.lo, dom.hi], which
-    the builds and schedules narrow (``dom`` is the domain they run under, whatever the query's)."""
+    the builds and schedules narrow (``dom`` is the domain they run under, whatever the query's); and per walk (a
+    graph as scheduled for a placement, with its cuts) the pieces its symbolic walks left."""
+
+    SCHEDULES, WALKS, PIECES = 32, 64, 16       # kept (the latest ones)
 
     def __init__(self, r: int, x0: int) -> None:
         self.r = r
@@ -308,10 +319,11 @@ class Shape:
         self.dom = Domain(x0, -((r - 1) // STEP), TOP // STEP)     # lo: the least m with r + STEP·m ≥ 1
         self.built: dict = {}         # sched.built_graph's graphs, IdMemo's key
         self.schedules: dict = {}     # sched._placed's splits
-        self.schedules_kept = 32      # (the latest ones)
-        self.symbolic_walk = False    # this query's walk keeps the sizes as symbols (a piece, below)
+        self.walks: dict = {}         # walk key → {"asked": [m …], "pieces": [(lo, hi, result) …], "wide": bool}
+        self.programs: dict = {}      # walk key → alloc.Program (walks without cuts)
         self.placement: Any = None    # this query's placement (the key of its schedules)
         self.lock = threading.Lock()
+        self.stats = Stats()
 
     def holds(self, m: int) -> bool:
         return self.dom.lo <= m <= self.dom.hi
@@ -329,6 +341,44 @@ class Shape:
         """Comparisons made while building or scheduling narrow the shape's own interval."""
         return _Under(self.dom)
 
+    def walk(self, key: Any, run: Callable[[bool], Any]) -> Any:
+        """A walk's result at the point asked for: from a piece holding it, else run(symbolic) — symbolic (sizes
+        as symbols, the result a piece exact where the walk's comparisons hold) where a piece is likely to serve
+        again: near a context this walk was asked before (a search closing in), or its last piece spanned a
+        factor of two (a walk whose choices n_kv barely moves: the one-token graph); else with plain sizes. The
+        first walk is plain (a single context pays nothing), the second symbolic (to learn how wide)."""
+        m = self.dom.x0
+        w = self.walks.pop(key, None) or {"asked": [], "pieces": [], "wide": None}
+        self.walks[key] = w
+        while len(self.walks) > self.WALKS:
+            del self.walks[next(iter(self.walks))]
+        for lo, hi, result in w["pieces"]:
+            if lo <= m <= hi:
+                self.stats.from_pieces += 1
+                return evaluate(result, m)
+        symbolic = bool(w["asked"]) and (w["wide"] is not False
+                                         or any(abs(m - a) <= NEAR * max(m, a) for a in w["asked"]))
+        w["asked"] = [*w["asked"][-7:], m]
+        if not symbolic:
+            self.stats.walks += 1
+            return run(False)
+        query = Domain(m, self.dom.lo, self.dom.hi)
+        with _Under(query):
+            result = run(True)
+        lo, hi = max(query.lo, self.dom.lo), min(query.hi, self.dom.hi)
+        assert lo <= m <= hi
+        w["pieces"] = [*w["pieces"][1 - self.PIECES:], (lo, hi, result)]
+        w["wide"] = hi + 1 >= 2 * max(lo, 1)
+        self.stats.symbolic += 1
+        return evaluate(result, m)
+
+
+class Stats:
+    """Figures for tests and benchmarks: walks with plain sizes, symbolic walks, walks answered by a piece."""
+
+    def __init__(self) -> None:
+        self.walks = self.symbolic = self.from_pieces = 0
+
 
 class _Under:
     """Run a block under another domain (the previous one back after it)."""
@@ -344,16 +394,6 @@ class _Under:
         _state.domain = self.saved
 
 
-class Keep:
-    """No change of domain (the walk's comparisons narrow the query's)."""
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
 def shape() -> Shape | None:
     """The shape being asked for on this thread (None: a concrete simulation)."""
     return getattr(_state, "shape", None)
@@ -361,8 +401,17 @@ def shape() -> Shape | None:
 
 def walking() -> bool:
     """Whether ggml-alloc's walk now runs with symbolic sizes (its best fit narrows the query's interval)."""
-    sh = shape()
-    return sh is not None and sh.symbolic_walk
+    return getattr(_state, "walking", False)
+
+
+class symbolic_walk:
+    """A walk with symbolic sizes (alloc.allocate picks the allocator that narrows by the block chosen)."""
+
+    def __enter__(self) -> None:
+        _state.walking = True
+
+    def __exit__(self, *exc: object) -> None:
+        _state.walking = False
 
 
 def at_point() -> _Under:
@@ -376,48 +425,45 @@ NEAR = 0.25      # a query within this share of an earlier one of its shape walk
 
 class Shapes:
     """Per model and graph shape (the arguments that decide the graphs: all but n_kv and the placement): the Shape
-    objects made so far (shared by every placement, as sched.built_graph shares a graph), and per placement the
-    pieces (a walk's result as affine functions of m, exact on an interval: no walk for a context inside one) and the
-    contexts asked; or that the shape is not affine. Shapes of one key may overlap, and pieces; each is exact where
-    it claims."""
+    objects made so far (shared by every placement, as sched.built_graph shares a graph), or that the shape is not
+    affine. Shapes of one key may overlap; each is exact where it claims."""
 
-    MAX_SHAPES, MAX_PLACEMENTS, MAX_PIECES = 4, 64, 32
+    MAX_SHAPES = 4
 
     def __init__(self, size: int = 32) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)
         self._lock = threading.Lock()
-        # figures for tests and benchmarks: Shape objects made, walks run symbolically, contexts answered by a piece
-        self.made = self.symbolic = self.from_pieces = 0
+        self.made = 0          # Shape objects made
+        self.stats = Stats()   # (the walks of every shape made)
 
     def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
-        """simulate(n_kv) for the concrete n_kv: from a piece holding it, else from the graphs and schedules of a
-        Shape holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
-        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "placements": {}, "not_affine": False})
+        """simulate(n_kv) for the concrete n_kv, with the graphs and schedules (and the walks' pieces) of a Shape
+        holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
+        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False})
         if entry["not_affine"] or domain() is not None:
             return simulate(n_kv)
         r, m = n_kv % STEP, n_kv // STEP
         with self._lock:
-            per = entry["placements"].pop(placement, None) or {"pieces": [], "asked": []}
-            entry["placements"][placement] = per         # (the latest last)
-            while len(entry["placements"]) > self.MAX_PLACEMENTS:
-                del entry["placements"][next(iter(entry["placements"]))]
-            for pr, lo, hi, result in per["pieces"]:
-                if pr == r and lo <= m <= hi:
-                    self.from_pieces += 1
-                    return evaluate(result, m)
-            near = any(abs(m - a) <= NEAR * max(m, a) for a in per["asked"])
-            per["asked"] = [*per["asked"][-7:], m]
             sh = next((s for s in entry["shapes"] if s.r == r and s.holds(m)), None)
         new = sh is None or not sh.lock.acquire(blocking=False)
         if new:
             sh = Shape(r, m)
+            sh.stats = self.stats
             sh.lock.acquire()
             self.made += 1
         assert sh is not None
         try:
-            got, piece = self._query(sh, m, placement, near, simulate)
+            sh.placement = placement
+            sh.dom.x0 = m
+            _state.domain, _state.shape = Domain(m, sh.dom.lo, sh.dom.hi), sh
+            try:
+                got = simulate(sh.sym)
+            finally:
+                _state.domain = _state.shape = None
+            if not _plain(got):
+                raise NotAffine("a result still holds a symbol")
         except Exception:      # NotAffine, or an operation a symbol does not take: the concrete run decides
             with self._lock:
                 if new:
@@ -427,32 +473,10 @@ class Shapes:
             return simulate(n_kv)
         finally:
             sh.lock.release()
-        with self._lock:
-            if new:
+        if new:
+            with self._lock:
                 entry["shapes"] = [*entry["shapes"][1 - self.MAX_SHAPES:], sh]
-            if piece is not None:
-                per["pieces"] = [*per["pieces"][1 - self.MAX_PIECES:], piece]
         return got
-
-    def _query(self, sh: Shape, m: int, placement: Any, symbolic_walk: bool, simulate: Callable[[Aff | int], Any]
-               ) -> tuple[Any, tuple | None]:
-        """One context through a shape: (the result at m, the piece it leaves or None)."""
-        sh.symbolic_walk, sh.placement = symbolic_walk, placement
-        sh.dom.x0 = m
-        query = Domain(m, sh.dom.lo, sh.dom.hi)
-        _state.domain, _state.shape = query, sh
-        try:
-            result = simulate(sh.sym)
-        finally:
-            _state.domain = _state.shape = None
-        if not symbolic_walk:
-            if not _plain(result):
-                raise NotAffine("a result still holds a symbol")
-            return result, None
-        self.symbolic += 1
-        lo, hi = max(query.lo, sh.dom.lo), min(query.hi, sh.dom.hi)
-        assert lo <= m <= hi
-        return evaluate(result, m), (sh.r, lo, hi, result)
 
 
 def _plain(v: Any) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
 from . import affine, periodic
-from .alloc import Buffer, _align, allocate
+from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
 from .graph import Graph
@@ -510,18 +510,53 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
         try:
             if shape is None:
                 nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
-            else:
-                nodes, ids, leafs, leaf_ids, ns = _scheduled(shape, built, layers, sched_args)
-                if not shape.symbolic_walk:
-                    buffers = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
-            # (a walk with plain sizes answers its comparisons at the point and forgets them; a symbolic walk
-            # narrows the query's interval: affine.py)
-            with affine.at_point() if shape is None or not shape.symbolic_walk else affine.Keep():
                 got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
                                cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+                return got, ns
+            key, (nodes, ids, leafs, leaf_ids, ns) = _scheduled(shape, built, layers, sched_args)
+            wkey = (key, tuple(cuts))
+            point = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
+
+            def walk(symbolic: bool) -> list:
+                # the walk recorded once per shape (at the point asked for) and replayed at other contexts: with
+                # plain sizes, or with symbolic ones whose comparisons narrow the interval of its piece (affine.py)
+                prog = shape.programs.get(wkey)
+                if prog is None:
+                    prog, got = _program(shape, g, buffers, point, ids, leaf_ids, nodes, leafs, at)
+                    shape.programs[wkey] = prog
+                    while len(shape.programs) > shape.SCHEDULES:
+                        del shape.programs[next(iter(shape.programs))]
+                    if not symbolic:
+                        return got
+                if not symbolic:
+                    with affine.at_point():
+                        return prog.replay(shape.dom.x0)
+                with affine.symbolic_walk():
+                    return prog.replay(shape.sym, SymbolicAllocator)
+            return shape.walk(wkey, walk), ns
         finally:
             built.restore()
-    return got, ns
+
+
+def _program(shape: affine.Shape, g: Graph, buffers: list[Buffer], point: list[Buffer], ids: list[int],
+             leaf_ids: list[int], nodes: list[Tensor], leafs: list[Tensor], at: list
+             ) -> tuple[Program, list[int]]:
+    """A walk at the point asked for, recorded as a Program to replay at the shape's other contexts: the comparisons
+    of layouts it makes (in-place reuse, the cut checks' renaming) narrow the shape's interval, as the build's do;
+    its sizes, offsets and free blocks are plain ints at the point."""
+    trace: list = []
+
+    def size(t: Tensor, b: int) -> tuple[int, int]:
+        return affine.coefficients(buffers[b].alloc_size(t))
+
+    def size_later(t: Tensor, b: int) -> tuple[int, int]:
+        # (the replays' cut checks ask theirs later: whatever alloc_size compares is still the shape's to narrow)
+        with shape.structure():
+            return size(t, b)
+    with shape.structure():
+        got = allocate(g, point, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs, cuts=at,
+                       trace=trace)
+        return Program(trace, [b.alignment for b in buffers], size, size_later), got
 
 
 def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
@@ -530,10 +565,11 @@ def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
 
 
 def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] | None, sched_args: dict
-               ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
+               ) -> tuple[tuple, tuple[list[Tensor], list[int], list[Tensor], list[int], int]]:
     """_sched_split of a graph built with n_kv as a symbol, once per shape and placement: its nodes' rewritten
     sources and its leafs' flags kept and put back for the next context (the split is the same at every n_kv of the
-    shape's interval; the layer and weight devices come from the placement, the renaming from ``layers``)."""
+    shape's interval; the layer and weight devices come from the placement, the renaming from ``layers``).
+    Returns (its key, the split)."""
     key = (shape.placement, id(built), layers, sched_args["pin_norms"], sched_args["n_backends"],
            sched_args["n_copies"])
     got = shape.schedules.pop(key, None)
@@ -543,16 +579,16 @@ def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] |
             split = _sched_split(g, **sched_args)
         got = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
         shape.schedules[key] = got
-        while len(shape.schedules) > shape.schedules_kept:
+        while len(shape.schedules) > shape.SCHEDULES:
             del shape.schedules[next(iter(shape.schedules))]
-        return split
+        return key, split
     shape.schedules[key] = got        # (the latest last)
     split, srcs, flags = got
     for t, src in zip(g.nodes, srcs):
         t.src = src
     for t, f in zip(g.leafs, flags):
         t.flags = f
-    return split
+    return key, split
 
 
 _OUTCOMES = IdMemo(256)
