@@ -61,6 +61,7 @@ def _compare(model, placements: dict[str, dict], n: int, seed: int, monkeypatch,
                                                   overrides=kw.get("overrides", ()))
             assert fast == plain, (label, n_kv)
     assert affine.SHAPES.made, "no context was answered through a shape"
+    assert not affine.SHAPES.fallbacks, affine.SHAPES.fallbacks
     print(f"{asked} contexts: {affine.SHAPES.made} shapes, {affine.SHAPES.stats.symbolic} symbolic walks, "
           f"{affine.SHAPES.stats.from_pieces} answered by a piece")
     return asked - affine.SHAPES.made

@@ -328,6 +328,14 @@ class Shape:
     def holds(self, m: int) -> bool:
         return self.dom.lo <= m <= self.dom.hi
 
+    def per_placement(self, what: str, make: Callable[[], Any]) -> Any:
+        """make() once per placement (what a placement decides whatever the context: the layers' kinds)."""
+        k = (what, self.placement)
+        got = self.schedules.get(k)
+        if got is None:
+            got = self.schedules[k] = make()
+        return got
+
     def get(self, obj: Any, key: Any, make: Callable[[], Any]) -> Any:
         """IdMemo.get over this shape's graphs (built under the shape's domain)."""
         k = (id(obj), key)
@@ -428,15 +436,16 @@ class Shapes:
     objects made so far (shared by every placement, as sched.built_graph shares a graph), or that the shape is not
     affine. Shapes of one key may overlap; each is exact where it claims."""
 
-    MAX_SHAPES = 4
+    MAX_SHAPES = 4     # per key; a Shape keeps its graphs (as sched._BUILT did, 16 in all), its schedules and walks
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 16) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)
         self._lock = threading.Lock()
         self.made = 0          # Shape objects made
         self.stats = Stats()   # (the walks of every shape made)
+        self.fallbacks: list[str] = []       # why a context was simulated concretely (the latest few)
 
     def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
         """simulate(n_kv) for the concrete n_kv, with the graphs and schedules (and the walks' pieces) of a Shape
@@ -464,8 +473,9 @@ class Shapes:
                 _state.domain = _state.shape = None
             if not _plain(got):
                 raise NotAffine("a result still holds a symbol")
-        except Exception:      # NotAffine, or an operation a symbol does not take: the concrete run decides
+        except Exception as e:      # NotAffine, or an operation a symbol does not take: the concrete run decides
             with self._lock:
+                self.fallbacks = [*self.fallbacks[-7:], repr(e)]
                 if new:
                     entry["not_affine"] = True
                 else:

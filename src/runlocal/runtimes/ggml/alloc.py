@@ -106,22 +106,28 @@ class Program:
     kept; their offsets, the free blocks and the sizes compared are the replay's (periodic.ReplayCheck).
     ``ops``: (ALLOC, slot, buffer, size) | (INPLACE, slot, slot of the tensor whose place it takes) |
     (EXTRA, slot of the parent, parent's size, result's size) | (FREE, slot, size) | (WATCH, node position);
-    sizes as (a, b): a + b·m."""
+    sizes as indices into size_list, each (a, b): a + b·m, asked at the first replay (a walk asked at one context
+    only pays nothing for them)."""
 
-    def __init__(self, trace: list, alignments: list[int], size_now: Callable[[Tensor, int], tuple[int, int]],
-                 size_later: Callable[[Tensor, int], tuple[int, int]]) -> None:
+    def __init__(self, trace: list, alignments: list[int], size_of: Callable[[Tensor, int], tuple[int, int]]
+                 ) -> None:
         slots: dict[int, int] = {}
         self.sizes: dict[tuple[int, int], tuple[int, int]] = {}      # (id(tensor), buffer) → (a, b)
 
         def slot(t: Tensor) -> int:
             return slots.setdefault(id(t), len(slots))
 
-        def size(t: Tensor, b: int) -> tuple[int, int]:
+        index: dict[tuple[int, int], int] = {}
+        self.sized: list[tuple[Tensor, int]] = []      # the ops' sizes: each (tensor, buffer) once
+        self.size_list: list[tuple[int, int]] | None = None     # their (a, b), asked at the first replay
+
+        def size(t: Tensor, b: int) -> int:
             k = (id(t), b)
-            ab = self.sizes.get(k)
-            if ab is None:
-                ab = self.sizes[k] = size_now(t, b)
-            return ab
+            i = index.get(k)
+            if i is None:
+                i = index[k] = len(self.sized)
+                self.sized.append((t, b))
+            return i
         ops: list[tuple] = []
         self.check: CutCheck | None = None
         for ev in trace:
@@ -146,7 +152,7 @@ class Program:
         self.ops = ops
         self.n_slots = len(slots)
         self.alignments = alignments
-        self.size_later = size_later      # the cut checks' sizes, asked once (into self.sizes)
+        self.size_later = size_of     # the sizes, as (a, b), asked once each (the cut checks' into self.sizes)
 
     def replay(self, m: Any, allocator: type[DynAllocator] | None = None) -> list[int]:
         """Each buffer's max size at m (an int, or a symbol with ``allocator`` SymbolicAllocator)."""
@@ -157,6 +163,9 @@ class Program:
 
         def at(ab: tuple[int, int]) -> Any:
             return affine.make(ab[0], ab[1]) if symbolic else ab[0] + ab[1] * m
+        if self.size_list is None:
+            self.size_list = [self.size_later(t, b) for t, b in self.sized]
+        sz = [affine.make(a, b) for a, b in self.size_list] if symbolic else [a + b * m for a, b in self.size_list]
         check = None
         if self.check is not None:
             def size_of(t: Tensor, b: int) -> Any:
@@ -168,25 +177,25 @@ class Program:
             check = ReplayCheck(self.check, self.pending, off, allocs, size_of)
         for op in self.ops:
             kind = op[0]
-            if kind == WATCH:
-                assert check is not None
-                check.at(op[1])
+            if kind == FREE:
+                s = op[1]
+                allocs[buf[s]].free(off[s], sz[op[2]])
             elif kind == ALLOC:
                 s, b = op[1], op[2]
                 buf[s] = b
-                off[s] = allocs[b].alloc(at(op[3]))
+                off[s] = allocs[b].alloc(sz[op[3]])
             elif kind == INPLACE:
                 s, p = op[1], op[2]
                 buf[s], off[s] = buf[p], off[p]
             elif kind == EXTRA:
                 p = op[1]
                 dyn = allocs[buf[p]]
-                psize, nsize = _align(at(op[2]), dyn.alignment), _align(at(op[3]), dyn.alignment)
+                psize, nsize = _align(sz[op[2]], dyn.alignment), _align(sz[op[3]], dyn.alignment)
                 if psize > nsize:
                     dyn.free(off[p] + nsize, psize - nsize)
             else:
-                s = op[1]
-                allocs[buf[s]].free(off[s], at(op[2]))
+                assert check is not None
+                check.at(op[1])
         return [a.max_size for a in allocs]
 
 

@@ -547,16 +547,13 @@ def _program(shape: affine.Shape, g: Graph, buffers: list[Buffer], point: list[B
     trace: list = []
 
     def size(t: Tensor, b: int) -> tuple[int, int]:
-        return affine.coefficients(buffers[b].alloc_size(t))
-
-    def size_later(t: Tensor, b: int) -> tuple[int, int]:
-        # (the replays' cut checks ask theirs later: whatever alloc_size compares is still the shape's to narrow)
+        # (asked by the replays: whatever alloc_size compares is the shape's to narrow)
         with shape.structure():
-            return size(t, b)
+            return affine.coefficients(buffers[b].alloc_size(t))
     with shape.structure():
         got = allocate(g, point, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs, cuts=at,
                        trace=trace)
-        return Program(trace, [b.alignment for b in buffers], size, size_later), got
+    return Program(trace, [b.alignment for b in buffers], size), got
 
 
 def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
@@ -659,7 +656,13 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
     # split counts are asked for: the layers left out would have had theirs)
-    kinds = periodic.layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
+    shape = affine.shape()
+    if not periodic.SKIP or n_splits is not None:
+        kinds = []
+    elif shape is not None:      # (the same for each context of a placement)
+        kinds = shape.per_placement("kinds", lambda: periodic.layer_kinds(model, layer_dev, weight_dev))
+    else:
+        kinds = periodic.layer_kinds(model, layer_dev, weight_dev)
     for nt, n_out in ((n_tokens, pp_outputs(n_ubatch, n_outputs_max)), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
                           weight_dev=weight_dev, n_copies=n_copies)
