@@ -353,8 +353,8 @@ class Shape:
         """A walk's result at the point asked for: from a piece holding it, else run(symbolic) — symbolic (sizes
         as symbols, the result a piece exact where the walk's comparisons hold) where a piece is likely to serve
         again: near a context this walk was asked before (a search closing in), or its last piece spanned a
-        factor of two (a walk whose choices n_kv barely moves: the one-token graph); else with plain sizes. The
-        first walk is plain (a single context pays nothing), the second symbolic (to learn how wide)."""
+        factor of two (a walk whose choices n_kv barely moves: often the one-token graph's); else with plain sizes
+        (a symbolic replay costs about two plain ones)."""
         m = self.dom.x0
         w = self.walks.pop(key, None) or {"asked": [], "pieces": [], "wide": None}
         self.walks[key] = w
@@ -364,8 +364,7 @@ class Shape:
             if lo <= m <= hi:
                 self.stats.from_pieces += 1
                 return evaluate(result, m)
-        symbolic = bool(w["asked"]) and (w["wide"] is not False
-                                         or any(abs(m - a) <= NEAR * max(m, a) for a in w["asked"]))
+        symbolic = bool(w["wide"]) or any(abs(m - a) <= NEAR * max(m, a) for a in w["asked"])
         w["asked"] = [*w["asked"][-7:], m]
         if not symbolic:
             self.stats.walks += 1

@@ -111,15 +111,23 @@ class Program:
 
     def __init__(self, trace: list, alignments: list[int], size_of: Callable[[Tensor, int], tuple[int, int]]
                  ) -> None:
-        slots: dict[int, int] = {}
+        self.trace: list | None = trace       # compiled into ops at the first replay (most walks are asked once)
+        self.alignments = alignments
+        self.size_later = size_of     # the sizes, as (a, b), asked once each (the cut checks' into self.sizes)
         self.sizes: dict[tuple[int, int], tuple[int, int]] = {}      # (id(tensor), buffer) → (a, b)
+        self.ops: list[tuple] = []
+        self.check: CutCheck | None = None
+        self.pending: dict[int, list[tuple]] = {}
+        self.sized: list[tuple[Tensor, int]] = []      # the ops' sizes: each (tensor, buffer) once
+        self.size_list: list[tuple[int, int]] = []     # their (a, b)
+        self.n_slots = 0
+
+    def _compile(self, trace: list) -> None:
+        slots: dict[int, int] = {}
+        index: dict[tuple[int, int], int] = {}
 
         def slot(t: Tensor) -> int:
             return slots.setdefault(id(t), len(slots))
-
-        index: dict[tuple[int, int], int] = {}
-        self.sized: list[tuple[Tensor, int]] = []      # the ops' sizes: each (tensor, buffer) once
-        self.size_list: list[tuple[int, int]] | None = None     # their (a, b), asked at the first replay
 
         def size(t: Tensor, b: int) -> int:
             k = (id(t), b)
@@ -128,8 +136,7 @@ class Program:
                 i = index[k] = len(self.sized)
                 self.sized.append((t, b))
             return i
-        ops: list[tuple] = []
-        self.check: CutCheck | None = None
+        ops = self.ops
         for ev in trace:
             kind, t = ev[0], ev[1]
             if kind == CUTS:
@@ -145,17 +152,18 @@ class Program:
             else:
                 ops.append((FREE, slot(t), size(t, ev[2])))
         # at each watched position, the pending tensors with their slots (CutCheck's snapshot but the offsets)
-        self.pending: dict[int, list[tuple]] = {}
         if self.check is not None:
             for i, (snap, _) in self.check.seen.items():
                 self.pending[i] = [(t, slot(t), allocated, b, nc, nv) for t, allocated, b, _, nc, nv in snap.values()]
-        self.ops = ops
+            self.check.info = {}        # (the recorded walk's records: not needed again)
         self.n_slots = len(slots)
-        self.alignments = alignments
-        self.size_later = size_of     # the sizes, as (a, b), asked once each (the cut checks' into self.sizes)
+        self.size_list = [self.size_later(t, b) for t, b in self.sized]
 
     def replay(self, m: Any, allocator: type[DynAllocator] | None = None) -> list[int]:
         """Each buffer's max size at m (an int, or a symbol with ``allocator`` SymbolicAllocator)."""
+        if self.trace is not None:
+            self._compile(self.trace)
+            self.trace = None
         allocs = [(allocator or DynAllocator)(a) for a in self.alignments]
         off = [0] * self.n_slots
         buf = [0] * self.n_slots
@@ -163,8 +171,6 @@ class Program:
 
         def at(ab: tuple[int, int]) -> Any:
             return affine.make(ab[0], ab[1]) if symbolic else ab[0] + ab[1] * m
-        if self.size_list is None:
-            self.size_list = [self.size_later(t, b) for t, b in self.sized]
         sz = [affine.make(a, b) for a, b in self.size_list] if symbolic else [a + b * m for a, b in self.size_list]
         check = None
         if self.check is not None:
