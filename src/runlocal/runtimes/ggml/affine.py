@@ -311,7 +311,7 @@ class Shape:
     the builds and schedules narrow (``dom`` is the domain they run under, whatever the query's); and per walk (a
     graph as scheduled for a placement, with its cuts) the pieces its symbolic walks left."""
 
-    SCHEDULES, WALKS, PIECES = 32, 64, 16       # kept (the latest ones)
+    SCHEDULES, WALKS, PIECES = 8, 64, 16       # kept (the latest ones; schedules and programs hold objects)
 
     def __init__(self, r: int, x0: int) -> None:
         self.r = r
@@ -401,6 +401,11 @@ class _Under:
         _state.domain = self.saved
 
 
+def under(dom: Domain) -> _Under:
+    """Comparisons made in the block narrow ``dom``."""
+    return _Under(dom)
+
+
 def shape() -> Shape | None:
     """The shape being asked for on this thread (None: a concrete simulation)."""
     return getattr(_state, "shape", None)
@@ -435,9 +440,9 @@ class Shapes:
     objects made so far (shared by every placement, as sched.built_graph shares a graph), or that the shape is not
     affine. Shapes of one key may overlap; each is exact where it claims."""
 
-    MAX_SHAPES = 4     # per key; a Shape keeps its graphs (as sched._BUILT did, 16 in all), its schedules and walks
+    MAX_SHAPES = 2     # per key; a Shape keeps its graphs (as sched._BUILT did, 16 in all), its schedules and walks
 
-    def __init__(self, size: int = 16) -> None:
+    def __init__(self, size: int = 8) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
 from . import affine, periodic
-from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
+from .alloc import Buffer, Program, Recorder, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
 from .graph import Graph
@@ -544,11 +544,14 @@ def _program(shape: affine.Shape, g: Graph, buffers: list[Buffer], point: list[B
     """A walk at the point asked for, recorded as a Program to replay at the shape's other contexts: the comparisons
     of layouts it makes (in-place reuse, the cut checks' renaming) narrow the shape's interval, as the build's do;
     its sizes, offsets and free blocks are plain ints at the point."""
-    trace: list = []
+    trace = Recorder()
+
+    dom = shape.dom     # (not the shape itself: a Program kept by its shape must not refer back to it, or the
+    #                     shape, dropped from the cache, would wait for a full collection to be freed)
 
     def size(t: Tensor, b: int) -> tuple[int, int]:
         # (asked by the replays: whatever alloc_size compares is the shape's to narrow)
-        with shape.structure():
+        with affine.under(dom):
             return affine.coefficients(buffers[b].alloc_size(t))
     with shape.structure():
         got = allocate(g, point, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs, cuts=at,
