@@ -311,7 +311,7 @@ class Shape:
     the builds and schedules narrow (``dom`` is the domain they run under, whatever the query's); and per walk (a
     graph as scheduled for a placement, with its cuts) the pieces its symbolic walks left."""
 
-    SCHEDULES, WALKS, PIECES = 8, 64, 16       # kept (the latest ones; schedules and programs hold objects)
+    SCHEDULES, WALKS, PIECES = 32, 64, 16       # kept (the latest ones)
 
     def __init__(self, r: int, x0: int) -> None:
         self.r = r
@@ -440,9 +440,9 @@ class Shapes:
     objects made so far (shared by every placement, as sched.built_graph shares a graph), or that the shape is not
     affine. Shapes of one key may overlap; each is exact where it claims."""
 
-    MAX_SHAPES = 2     # per key; a Shape keeps its graphs (as sched._BUILT did, 16 in all), its schedules and walks
+    MAX_SHAPES = 4     # per key; a Shape keeps its graphs, its schedules and its walks
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 16) -> None:
         from ...memo import IdMemo
 
         self._memo = IdMemo(size)
@@ -454,9 +454,12 @@ class Shapes:
     def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
         """simulate(n_kv) for the concrete n_kv, with the graphs and schedules (and the walks' pieces) of a Shape
         holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
-        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False})
-        if entry["not_affine"] or domain() is not None:
+        entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False, "first": n_kv})
+        if entry["not_affine"] or domain() is not None or entry["first"] == n_kv:
+            # (a shape asked at one context only is simulated as before: building it with a symbol would cost
+            # a little more, for nothing)
             return simulate(n_kv)
+        entry["first"] = None
         r, m = n_kv % STEP, n_kv // STEP
         with self._lock:
             sh = next((s for s in entry["shapes"] if s.r == r and s.holds(m)), None)

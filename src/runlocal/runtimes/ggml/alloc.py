@@ -96,46 +96,6 @@ class SymbolicAllocator(DynAllocator):
 ALLOC, INPLACE, EXTRA, FREE, CUTS, WATCH = range(6)
 
 
-class Recorder:
-    """allocate's ``trace``: each event encoded as it comes, as a tuple of ints (tensors by slot, sizes by index),
-    which CPython's collector stops tracking; the tensors whose sizes the ops use kept in one list."""
-
-    def __init__(self) -> None:
-        self.ops: list[tuple] = []
-        self.slots: dict[int, int] = {}
-        self.index: dict[tuple[int, int], int] = {}
-        self.sized_t: list[Tensor] = []
-        self.sized_b: list[int] = []
-        self.check: CutCheck | None = None
-
-    def slot(self, t: Tensor) -> int:
-        return self.slots.setdefault(id(t), len(self.slots))
-
-    def size(self, t: Tensor, b: int) -> int:
-        k = (id(t), b)
-        i = self.index.get(k)
-        if i is None:
-            i = self.index[k] = len(self.sized_t)
-            self.sized_t.append(t)
-            self.sized_b.append(b)
-        return i
-
-    def append(self, ev: tuple) -> None:
-        kind, t = ev[0], ev[1]
-        if kind == FREE:
-            self.ops.append((FREE, self.slot(t), self.size(t, ev[2])))
-        elif kind == ALLOC:
-            self.ops.append((ALLOC, self.slot(t), ev[2], self.size(t, ev[2])))
-        elif kind == INPLACE:
-            self.ops.append((INPLACE, self.slot(t), self.slot(ev[2])))
-        elif kind == EXTRA:
-            self.ops.append((EXTRA, self.slot(t), self.size(t, ev[3]), self.size(ev[2], ev[4])))
-        elif kind == WATCH:
-            self.ops.append((WATCH, t))
-        else:
-            self.check = t
-
-
 class Program:
     """A walk's calls on the dynamic allocators, replayable at another context (affine.py: a graph shape built with
     n_kv as a symbol). Which tensor is placed, reused in place, trimmed or freed, and in which buffer, follows from the
@@ -149,33 +109,60 @@ class Program:
     sizes as indices into size_list, each (a, b): a + b·m, asked at the first replay (a walk asked at one context
     only pays nothing for them)."""
 
-    def __init__(self, trace: Recorder, alignments: list[int], size_of: Callable[[Tensor, int], tuple[int, int]]
+    def __init__(self, trace: list, alignments: list[int], size_of: Callable[[Tensor, int], tuple[int, int]]
                  ) -> None:
-        self.trace: Recorder | None = trace       # finished at the first replay (most walks are asked once)
+        self.trace: list | None = trace       # compiled into ops at the first replay (most walks are asked once)
         self.alignments = alignments
         self.size_later = size_of     # the sizes, as (a, b), asked once each (the cut checks' into self.sizes)
         self.sizes: dict[tuple[int, int], tuple[int, int]] = {}      # (id(tensor), buffer) → (a, b)
-        self.ops: list[tuple] = trace.ops
+        self.ops: list[tuple] = []
         self.check: CutCheck | None = None
         self.pending: dict[int, list[tuple]] = {}
-        self.size_list: list[tuple[int, int]] = []     # the ops' sizes, (a, b)
+        self.sized: list[tuple[Tensor, int]] = []      # the ops' sizes: each (tensor, buffer) once
+        self.size_list: list[tuple[int, int]] = []     # their (a, b)
         self.n_slots = 0
 
-    def _finish(self, trace: Recorder) -> None:
+    def _compile(self, trace: list) -> None:
+        slots: dict[int, int] = {}
+        index: dict[tuple[int, int], int] = {}
+
+        def slot(t: Tensor) -> int:
+            return slots.setdefault(id(t), len(slots))
+
+        def size(t: Tensor, b: int) -> int:
+            k = (id(t), b)
+            i = index.get(k)
+            if i is None:
+                i = index[k] = len(self.sized)
+                self.sized.append((t, b))
+            return i
+        ops = self.ops
+        for ev in trace:
+            kind, t = ev[0], ev[1]
+            if kind == CUTS:
+                self.check = ev[1]
+            elif kind == WATCH:
+                ops.append((WATCH, ev[1]))
+            elif kind == ALLOC:
+                ops.append((ALLOC, slot(t), ev[2], size(t, ev[2])))
+            elif kind == INPLACE:
+                ops.append((INPLACE, slot(t), slot(ev[2])))
+            elif kind == EXTRA:
+                ops.append((EXTRA, slot(t), size(t, ev[3]), size(ev[2], ev[4])))
+            else:
+                ops.append((FREE, slot(t), size(t, ev[2])))
         # at each watched position, the pending tensors with their slots (CutCheck's snapshot but the offsets)
-        self.check = trace.check
         if self.check is not None:
             for i, (snap, _) in self.check.seen.items():
-                self.pending[i] = [(t, trace.slot(t), allocated, b, nc, nv)
-                                   for t, allocated, b, _, nc, nv in snap.values()]
-            self.check.info, self.check.seen = {}, {}      # (the recorded walk's records: not needed again)
-        self.n_slots = len(trace.slots)
-        self.size_list = [self.size_later(t, b) for t, b in zip(trace.sized_t, trace.sized_b)]
+                self.pending[i] = [(t, slot(t), allocated, b, nc, nv) for t, allocated, b, _, nc, nv in snap.values()]
+            self.check.info = {}        # (the recorded walk's records: not needed again)
+        self.n_slots = len(slots)
+        self.size_list = [self.size_later(t, b) for t, b in self.sized]
 
     def replay(self, m: Any, allocator: type[DynAllocator] | None = None) -> list[int]:
         """Each buffer's max size at m (an int, or a symbol with ``allocator`` SymbolicAllocator)."""
         if self.trace is not None:
-            self._finish(self.trace)
+            self._compile(self.trace)
             self.trace = None
         allocs = [(allocator or DynAllocator)(a) for a in self.alignments]
         off = [0] * self.n_slots
@@ -243,7 +230,7 @@ class Buffer:
 def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
              leaf_buffer: Callable[[int, Tensor], int] | None = None,
              nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None,
-             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = (), trace: Recorder | None = None) -> list[int]:
+             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = (), trace: list | None = None) -> list[int]:
     """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset).
     ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated).
     ``trace``, given, receives what the walk did to the dynamic allocators, in order (Program)."""

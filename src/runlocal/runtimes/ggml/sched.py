@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
 from . import affine, periodic
-from .alloc import Buffer, Program, Recorder, SymbolicAllocator, _align, allocate
+from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
 from .graph import Graph
@@ -544,7 +544,7 @@ def _program(shape: affine.Shape, g: Graph, buffers: list[Buffer], point: list[B
     """A walk at the point asked for, recorded as a Program to replay at the shape's other contexts: the comparisons
     of layouts it makes (in-place reuse, the cut checks' renaming) narrow the shape's interval, as the build's do;
     its sizes, offsets and free blocks are plain ints at the point."""
-    trace = Recorder()
+    trace: list = []
 
     dom = shape.dom     # (not the shape itself: a Program kept by its shape must not refer back to it, or the
     #                     shape, dropped from the cache, would wait for a full collection to be freed)
