@@ -1,21 +1,25 @@
 """One graph shape for every context: the reserved graphs built and scheduled once with the cells attended (n_kv) as
-a symbol, n_kv = r + STEP·m, and only ggml-alloc's walk run again per context.
+a symbol, n_kv = r + STEP·m; ggml-alloc's walk recorded and replayed per context, or answered by an exact piece.
 
-Why it is exact. For a fixed graph shape (model, placement, ubatch, flash attention, cache types, streams, output cap)
-n_kv enters the builders and the scheduler only as a number: shapes, strides and sizes are sums and products of it
-with constants (src/llama-graph.cpp: the KQ mask is [n_kv, n_tokens], the cache views span n_kv cells, KQ is
-[n_kv, n_tokens, n_head]), and every decision they take on it is a comparison of two such numbers. Built with n_kv as
-``Aff(r, STEP)`` (a + b·m) at the first context asked (x0), each comparison is answered as it is at x0 and narrows the
-interval [lo, hi] of m to where it is answered the same way (an affine difference changes sign once), so the graph
-and its schedule are, node for node, the ones a concrete build at r + STEP·m gives, for every m in [lo, hi]. A later
-context in that interval reuses them: ggml-alloc's walk runs again with each tensor's size and shape evaluated at its
-m (its best-fit choices, merges and max do change with n_kv — session 8 measured deepseek-v3 -ngl 50 falling 3,226.5
-→ 3,200.8 MiB from 6,144 to 6,400 cells — so the walk is never shared, only what comes before it). Where the arithmetic
-is not affine (a product of two symbols, a division or remainder whose divisor does not divide the slope, a symbol
-used as an int: range(), an index) NotAffine is raised and the context is simulated concretely. llama.cpp pads the
-KV cache to 256 cells (src/llama-context.cpp GGML_PAD(n_ctx_seq, 256)), so STEP = 256 keeps slopes multiples of the
-alignments and block sizes met (32, 128, 256): a ceil to an alignment stays affine within the residue class r.
-Pure computation; the interval is per thread (the API plans on several threads), each shape one query at a time."""
+Why it is exact. For a fixed graph shape (model, ubatch, flash attention, cache types, streams, output cap; the
+placement is scheduled per shape) n_kv enters the builders and the scheduler only as a number: shapes, strides and
+sizes are sums and products of it with constants (src/llama-graph.cpp: the KQ mask is [n_kv, n_tokens], the cache
+views span n_kv cells, KQ is [n_kv, n_tokens, n_head]), and every decision they take on it is a comparison of two
+such numbers. Built with n_kv as ``Aff(r, STEP)`` (a + b·m) at a context asked (x0), each comparison is answered as
+it is at x0 and narrows the interval [lo, hi] of m to where it is answered the same way (an affine difference changes
+sign once), so the graph and its schedule are, node for node, the ones a concrete build at r + STEP·m gives, for
+every m in [lo, hi]. A later context in that interval reuses them. ggml-alloc's walk is recorded (alloc.Program: its
+calls on the allocator, which are structural) and replayed with each context's sizes: its best-fit choices, merges
+and max do change with n_kv — session 8 measured deepseek-v3 -ngl 50 falling 3,226.5 → 3,200.8 MiB from 6,144 to
+6,400 cells — so the walk's outcome is never assumed. Where a piece is likely to serve (a search closing in, or a walk
+whose last piece was wide), the replay runs with symbolic sizes: best fit narrows to where the same block is chosen
+(best_fit), and the result is an affine formula exact on its interval (Shape.walk). Where the arithmetic is not
+affine (a product of two symbols, a division or remainder whose divisor does not divide the slope, a symbol used as
+an int: range(), an index) NotAffine is raised and the context is simulated concretely. llama.cpp pads the KV cache
+to 256 cells (src/llama-context.cpp GGML_PAD(n_ctx_seq, 256)), so STEP = 256 keeps slopes multiples of the alignments
+and block sizes met (32, 128, 256): a ceil to an alignment stays affine within the residue class r. A shape asked at
+one context only is simulated as before (Shapes.run). Pure computation; the interval is per thread (the API plans on
+several threads), each shape one query at a time."""
 
 from __future__ import annotations
 
