@@ -4,6 +4,7 @@ holds. Pure computation (no I/O)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -171,7 +172,8 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
     shape = (n_ubatch, flash_attn, n_seqs, n_stream, type_k, type_v,
              "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa, n_outputs_max)
     placement = (n_gpu_layers, layer_gpus, n_gpus, overrides)
-    out = affine.SHAPES.run(model, shape, placement, n_kv, cuda) if CONTEXT_SHAPES else cuda(n_kv)
+    out = (affine.SHAPES.run(model, shape, placement, n_kv, cuda, getattr(_hint, "many", False)) if CONTEXT_SHAPES
+           else cuda(n_kv))
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
 
 
@@ -211,6 +213,20 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
 
 
 CONTEXT_SHAPES = True     # False: every context built and scheduled anew (the reference tests compare against)
+_hint = threading.local()
+
+
+class many_contexts:
+    """Plans about to be made at many contexts of one launch (the page's memory curve): each graph shape is built
+    with the context as a symbol from the first of them (runtimes/ggml/affine.py; else from the second)."""
+
+    def __enter__(self) -> None:
+        self.saved = getattr(_hint, "many", False)
+        _hint.many = True
+
+    def __exit__(self, *exc: object) -> None:
+        _hint.many = self.saved
+
 _PREFIXES = IdMemo(256)
 _WIDTHS = IdMemo(256)
 _SIMULATED = IdMemo(2048)

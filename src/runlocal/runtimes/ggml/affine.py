@@ -455,11 +455,13 @@ class Shapes:
         self.stats = Stats()   # (the walks of every shape made)
         self.fallbacks: list[str] = []       # why a context was simulated concretely (the latest few)
 
-    def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any]) -> Any:
+    def run(self, model: Any, key: Any, placement: Any, n_kv: int, simulate: Callable[[Aff | int], Any],
+            from_first: bool = False) -> Any:
         """simulate(n_kv) for the concrete n_kv, with the graphs and schedules (and the walks' pieces) of a Shape
-        holding it (a new one where none does), else (the shape is not affine) the concrete simulation."""
+        holding it (a new one where none does), else (the shape is not affine) the concrete simulation.
+        ``from_first``: the caller will ask other contexts (the page's curve): make the shape at the first one."""
         entry: dict = self._memo.get(model, key, lambda: {"shapes": [], "not_affine": False, "first": n_kv})
-        if entry["not_affine"] or domain() is not None or entry["first"] == n_kv:
+        if entry["not_affine"] or domain() is not None or (entry["first"] == n_kv and not from_first):
             # (a shape asked at one context only is simulated as before: building it with a symbol would cost
             # a little more, for nothing)
             return simulate(n_kv)
