@@ -1,10 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 15, collected by round 14's memory-weighted rule with new neutral memory
-words (held_out/round15_queries.md) before round 14's misses were tuned on, committed before it was scored, and scored
-once; rounds 1-14 are tuning data, see
-runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 17, collected by a memory-weighted rule with the phrasings users write over
+projects not queried by name before (held_out/round17_queries.md) before round 16's misses were tuned on, committed
+before it was scored, and scored once; rounds 1-16 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -26,7 +25,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 15's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 17's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -55,11 +54,19 @@ FIRST_RUNS = (
     # tuned on, so that the memory side is tested as hard as the look-alike side (36 of its 63 texts are memory)
     ("round 14 (memory-weighted)", "2026-11-26", 63, 48, 57, 1, 27, "1043/1064"),
     # round 15: round 14's rule with new neutral memory words ("not enough memory", "memory allocation failed",
-    # "VRAM crash"; held_out/round15_queries.md), collected before round 14's misses were tuned on
+    # "VRAM crash"; round15_queries.md), collected before round 14's misses were tuned on
     ("round 15 (memory-weighted)", "2026-11-26", 41, 25, 35, 3, 11, "1104/1127"),
+    # round 16: the same rule with new neutral memory words ("insufficient memory", "out of RAM", "GPU memory error";
+    # round16_queries.md), collected before round 15's misses were tuned on
+    ("round 16 (memory-weighted)", "2026-11-26", 23, 17, 19, 0, 12, "1140/1168"),
+    # round 17: memory-weighted with the phrasings users write ("ran out of VRAM", "CUDA OOM", Chinese, Japanese,
+    # German) over projects not queried by name before (held_out/round17_queries.md), collected before round 16's
+    # misses were tuned on
+    ("round 17 (users' words)", "2026-11-26", 42, 21, 35, 2, 5, "1163/1191"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
-FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30)}
+FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
+                    "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37)}
 
 
 def print_first_runs() -> None:

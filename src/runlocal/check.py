@@ -28,10 +28,7 @@ def build_settings(req: CheckRequest):
         req = _with_ollama_environment(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
-    if req.no_kv_offload and not known.kv_offload_switch:
-        # llama-server's -nkvo (common/arg.cpp: params.no_kv_offload → cparams.offload_kqv = false); no other
-        # engine runlocal plans has the switch
-        raise InputError(f"no-kv-offload: a llama.cpp option (llama-server -nkvo); {runtime.name} has no such setting")
+    _refuse_other_engines_options(req, known)
     if req.parallel == 0:
         raise InputError("parallel: must be at least 1 (or -1, the runtime's auto), got 0")
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
@@ -44,13 +41,31 @@ def build_settings(req: CheckRequest):
     from .runtimes.llamacpp import parse_tensor_overrides
 
     overrides = parse_tensor_overrides(req.override_tensor)   # the flags checked in the order they always were
-    vllm = _vllm_options(req, runtime.name)
+    vllm = _vllm_options(req)
     return Settings(   # the release ('vllm==0.19.0') lives in the planner (check._planner); Settings name the engine
         runtime=runtime.name, ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
         parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, tp=req.tp or 1, pp=req.pp,
         llamacpp=_llamacpp_options(req, overrides), vllm=vllm, sglang=_sglang_options(req),
         transformers=_transformers_options(req),
     )
+
+
+def _refuse_other_engines_options(req: CheckRequest, known) -> None:
+    """An engine's own flag given for another engine is refused, naming the engines that take it: a user who types
+    `--swap-space 8 --runtime ollama` would otherwise read an answer that silently left it out."""
+    from dataclasses import fields
+
+    from .request import options
+    from .runtimes.registry import ENGINES
+
+    defaults = {f.name: f.default for f in fields(CheckRequest)}
+    for name, opt in options().items():
+        takers = [e.name for e in ENGINES if name in e.own_options]
+        value = getattr(req, name)
+        if not takers or known.name in takers or value == defaults[name] or (name == "tp" and value == 1):
+            continue
+        raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); {known.name} has no such "
+                         "setting")
 
 
 def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...]):
@@ -64,12 +79,12 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
         fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
 
 
-def _vllm_options(req: CheckRequest, runtime: str):
+def _vllm_options(req: CheckRequest):
     from .runtimes.options import VLLMOptions
 
     options = VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
                           max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
-                          **_lora(req, runtime), **_data_parallel(req, runtime))
+                          **_lora(req), **_data_parallel(req))
     return options if req.swap_space is None else replace(options, swap_space=req.swap_space)
 
 
@@ -90,28 +105,22 @@ def _transformers_options(req: CheckRequest):
                                device_map=req.device_map or "auto")
 
 
-def _lora(req: CheckRequest, runtime: str) -> dict:
+def _lora(req: CheckRequest) -> dict:
     """vLLM's LoRA settings; --max-loras or --max-lora-rank alone imply --enable-lora."""
-    from .runtimes import engine
     from .runtimes.vllm_lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, MAX_LORA_RANKS
 
     if not (req.enable_lora or req.max_loras or req.max_lora_rank):
         return {}
-    if not engine(runtime).lora:
-        raise InputError(f"enable-lora: runlocal plans LoRA slots for vLLM (--enable-lora); not for {runtime}")
     rank = req.max_lora_rank or DEFAULT_MAX_LORA_RANK
     if rank not in MAX_LORA_RANKS:
         raise InputError(f"max-lora-rank: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}, got {rank}")
     return {"enable_lora": True, "max_loras": req.max_loras or DEFAULT_MAX_LORAS, "max_lora_rank": rank}
 
 
-def _data_parallel(req: CheckRequest, runtime: str) -> dict:
-    from .runtimes import engine
+def _data_parallel(req: CheckRequest) -> dict:
 
     if req.dp == 1 and not req.expert_parallel:
         return {}
-    if not engine(runtime).data_parallel:
-        raise InputError(f"data-parallel-size: runlocal plans data / expert parallel for vLLM; not for {runtime}")
     return {"dp": req.dp, "expert_parallel": req.expert_parallel}
 
 
@@ -213,13 +222,10 @@ def _planner(req: CheckRequest):
     """The runtime planner with the server environment it reads (Ollama's), read here once: planning is pure."""
     import os
 
-    from .runtimes import engine, get_runtime
+    from .runtimes import get_runtime
 
     planner = get_runtime(req.runtime, environ=os.environ)
-    if req.backend is not None:
-        if not engine(planner.name).ggml:
-            raise InputError(f"backend: {planner.name} has no ggml backend to choose (llama.cpp and ollama take "
-                             f"--backend), got '{req.backend}'")
+    if req.backend is not None:     # only a ggml engine gets here with one (build_settings refuses the others)
         planner.backend = req.backend   # type: ignore[attr-defined]
     return planner
 

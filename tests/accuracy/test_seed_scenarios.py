@@ -9,6 +9,7 @@ examples") gives the corrected figures.
 from __future__ import annotations
 
 from runlocal.check import CheckRequest, check
+from runlocal.runtimes import engine
 
 GiB = 2**30
 
@@ -17,7 +18,8 @@ def plan(**kw):
     kw.setdefault("gpu", "rtx-4090")
     # the seeds reason about a model held whole in VRAM: -ngl all (llama-server's default --fit would instead
     # keep layers in RAM and run it slower, tests/test_cli.py)
-    kw.setdefault("n_gpu_layers", -2)
+    if "n_gpu_layers" in engine(kw.get("runtime", "llama.cpp")).own_options:   # vLLM has no -ngl: refused
+        kw.setdefault("n_gpu_layers", -2)
     return check(CheckRequest(use_measurements=False, **kw))[0]
 
 

@@ -44,7 +44,7 @@ def test_ollama_takes_the_backend_too():
 
 
 def test_backend_is_refused_where_there_is_none_to_choose():
-    with pytest.raises(InputError, match=r"^backend: vllm has no ggml backend"):
+    with pytest.raises(InputError, match=r"^backend: an option of llama.cpp and ollama \(--backend\); vllm has no such setting$"):
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", runtime="vllm", backend="cuda"))
     with pytest.raises(InputError, match=r"^backend: expected cuda \| rocm"):
         check(CheckRequest(model="qwen3-8b", gpu="rtx-3090", backend="opencl"))
@@ -69,10 +69,11 @@ def test_rocm_prefill_is_predicted():
 
 def test_the_public_vulkan_log_matches_once_its_builds_mask_is_counted():
     """ik_llama.cpp#562 (mainline build 5781 on Vulkan): Llama-3.1-8B Q4_0, -c 16384 -b 2048 -ub 1024 -fa, one
-    sequence, f16 cache, all 33 layers offloaded, logs "Vulkan0 compute buffer size = 613.01 MiB". That build
-    still built the KQ mask in f32 and cast it to f16 for flash attention; its f32 copy and the cast add
-    n_ctx × n_ubatch × (4 + 2) bytes to what the current graph traces — the rest is the same on Vulkan. (Planned
-    as that build: before llama-server's output cap, PR #23861, every ubatch token an output.)"""
+    sequence, f16 cache, all 33 layers offloaded, logs "Vulkan0 compute buffer size = 613.01 MiB". Planned as that
+    build (before llama-server's output cap, PR #23861, and before PR #23764: the f32 KQ mask and its f16 cast are
+    in the traced graph) the GPU buffer is 517.00 MiB, as on CUDA: the trace frees the mask's copies before the
+    logits peak. The 96.01 MiB the log has more equals n_ctx × n_ubatch × (4 + 2) bytes, the mask and its cast —
+    a coincidence the trace does not reproduce (open; runtimes/backends.py)."""
     d = _plan(model="llama-3.1-8b", quant="Q4_0", ctx=16384, batch=2048, ubatch=1024, flash_attn="on", parallel=1,
               n_gpu_layers=99, backend="vulkan", runtime="llama.cpp==b5781")
     gpu = next(x for x in d["memory"]["devices"] if x["kind"] == "gpu")

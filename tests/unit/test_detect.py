@@ -94,6 +94,7 @@ def test_apple_working_set_from_sysctl(no_gpus, monkeypatch, ram_gb, wired_mb, e
 
 def test_apple_target_is_unified(no_gpus, monkeypatch):
     answers = {"machdep.cpu.brand_string": "Apple M3 Max", "hw.memsize": str(64 * GiB), "iogpu.wired_limit_mb": "0"}
+    import psutil  # noqa: F401  -- psutil picks its OS module when first imported: before sys.platform is faked
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(detect, "_run", lambda cmd, timeout=5.0: answers.get(cmd[-1]))
     targets, _ = targets_from_options("auto", None, None)

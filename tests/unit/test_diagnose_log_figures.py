@@ -53,3 +53,16 @@ def test_ollama_system_memory_refusal_is_sized_by_the_logs_shortfall():
     assert "ollama stop" in first["command"]
     assert "shrink by 24.8 GiB (6% of the estimate)" in second["effect"]
     assert "--ram 366G" in second["effect"]
+
+
+def test_sglang_unbalanced_capacity_reads_how_much_the_least_free_gpu_lacks():
+    # SGLang at TP 2, one card shared with a notebook: its balance check prints both ranks' free memory (GiB)
+    paste = ("[2025-03-20 10:02:11 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+             "RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+             "min_per_gpu_memory=16.28, local_gpu_memory=46.81, local_gpu_memory * 0.9=42.129\n")
+    doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["category"] == "vllm_gpu_util"
+    first = doc["fixes"][0]
+    # 46.81 - 16.28 = 30.53 GiB less free on the other card: what someone else holds there (or a smaller card)
+    assert first["title"].startswith("Free 30.5 GiB on the least free GPU")
+    assert "42.1 GiB" in first["effect"]

@@ -644,3 +644,188 @@ def test_a_kill_whose_line_names_who_asked_for_it_is_not_the_oom_killer(log):
 @pytest.mark.parametrize("log", ["Killed\n", "the process got killed while loading the model, RAM full\n"])
 def test_a_kill_that_names_no_other_cause_is_still_read_as_the_oom_killer(log):
     assert diagnose_text(log).category == "oom_killer"
+
+
+# -- session 9 (diagnose11): round 15's misses, once round 16 was held out, as a user would paste them
+
+@pytest.mark.parametrize("log", [
+    "trtllm-build of a 14B on a Jetson Orin: killed due to insufficient memory\n",
+    "while building the engine the process keeps getting killed automatically, no error printed\n",
+])
+def test_a_process_killed_with_the_reason_after_it_is_the_oom_killer(log):
+    # a GPU allocator that fails raises an error inside the process; being killed from outside is the OOM killer
+    assert diagnose_text(log).category == "oom_killer"
+
+
+def test_a_tensorrt_builder_skipping_tactics_is_not_the_failure():
+    log = ("[TRT] [W] Tactic Device request: 4096MB Available: 2048MB. Device memory is insufficient to use tactic.\n"
+           "[TRT] [W] UNSUPPORTED_STATESkipping tactic 3 due to insufficient memory on requested size of 4096\n"
+           "[TRT] [I] Engine generation completed in 95.2 seconds.\n")
+    # the builder chose another tactic and finished
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_tactic_warnings_then_a_killed_build_is_the_oom_killer():
+    log = ("[TRT] [W] Tactic Device request: 66048MB Available: 32510MB. Device memory is insufficient to use tactic.\n"
+           "and then the build process is getting killed\n")
+    assert diagnose_text(log).category == "oom_killer"
+
+
+def test_enomem_from_python_is_host_ram():
+    log = ("Process Process-3:\nTraceback (most recent call last):\n"
+           '  File "/usr/lib/python3.10/multiprocessing/process.py", line 314, in _bootstrap\n'
+           "OSError: [Errno 12] Cannot allocate memory\n")
+    # errno 12 is the kernel refusing the process more (host) memory, not a GPU allocation
+    assert diagnose_text(log).category == "oom_killer"
+
+
+@pytest.mark.parametrize("log", [
+    "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.\n",
+    "RuntimeError: CUDA out of memory on GPU 1, which is used by another process (a Jupyter kernel)\n",
+])
+def test_memory_held_by_another_process_said_in_words(log):
+    assert diagnose_text(log).category == "vllm_gpu_util"
+
+
+def test_an_out_of_memory_while_sglang_resumes_its_memory_is_another_process_holding_it():
+    log = ("calling engine.resume_memory_occupation() after the actor update\n"
+           "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create\n")
+    d = diagnose_text(log)
+    assert d.category == "vllm_gpu_util" and d.entry.id == "gpu-held-by-other-process"
+
+
+def test_insufficient_space_on_the_device_is_memory():
+    assert diagnose_text("AssertionError: Insufficient space in device allocation\n").category == "cuda_oom_load"
+
+
+def test_not_enough_space_in_a_buffer_the_code_sized_stays_not_memory():
+    log = 'GGML_ASSERT: ggml-alloc.c:139: !"not enough space in the buffer"\n'
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_failed_check_that_allocated_memory_stays_under_the_capacity_is_memory():
+    log = "llama.cpp: loading model\nGGML_ASSERT: llama.cpp:3107: vram_allocated_bytes < vram_capacity\n"
+    assert diagnose_text(log).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("log", [
+    "gets CUDA error when benchmarking the model, not when chatting\ncudaErrorMemoryAllocation = 2\n",
+    "[Bug] VRAM leak in the vision API\nVRAM climbs over 3 requests, then CUDA error: out of memory\n",
+])
+def test_a_leak_or_a_benchmark_names_the_run_phase(log):
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_tensorrt_llm_allocating_its_kv_pools_is_start_up():
+    log = ("[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of memory\n"
+           "3  0x7f tensorrt_llm::batch_manager::kv_cache_manager::KVCacheManager::allocatePools(bool) + 61\n")
+    # the batch manager is named, but allocatePools runs once, when the executor starts
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+def test_the_writers_guess_about_memory_is_not_a_report_of_it():
+    log = ("[TRT] [E] 10: Could not find any implementation for node {ForeignNode[layers/0/ln_2]}.\n"
+           "my platform is a Jetson, I guess the root cause is insufficient memory?\n")
+    assert diagnose_text(log).category not in ("cuda_oom_load", "cuda_oom_long_context", "llamacpp_alloc_fail")
+
+
+def test_agreeing_is_not_a_guess():
+    log = "Is this because it needs more RAM?\nI think so. When it reached 24G it got killed and printed an error\n"
+    assert diagnose_text(log).category == "oom_killer"
+
+
+def test_bytes_needed_against_bytes_left_with_the_unit_said_once():
+    log = ("[TRT] [E] 4: Internal error: plugin node GPTAttention_0 requires 56405524864 bytes of scratch space, "
+           "but only 47590277120 is available. Try increasing the workspace size with IBuilderConfig::setMemoryPoolLimit().\n")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+# -- pasted by hand as a user would, after the round-15 fixes (look-alikes and allocators that over-reached)
+
+def test_an_mlock_warning_in_any_words_is_survived():
+    log = "warning: not enough memory to mlock the model, continuing without it\n"
+    # a lock limit (RLIMIT_MEMLOCK); the model loads unlocked
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_the_c_librarys_malloc_failing_is_host_ram_not_a_gpu():
+    log = ("fatal: Out of memory, malloc failed (tried to allocate 1073741824 bytes)\n"
+           "while cloning the model repository with git-lfs\n")
+    assert diagnose_text(log).entry.id == "host-ram-alloc"
+
+
+def test_a_bare_cuda_error_with_pytorchs_tail_is_pytorchs_not_ggmls():
+    log = ("RuntimeError: CUDA error: out of memory\n"
+           "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+           "be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+    assert diagnose_text(log).category == "cuda_oom_load"
+
+
+def test_ggmls_own_bare_cuda_error_stays_ggmls():
+    log = ("llama_new_context_with_model: n_ctx = 32768\n"
+           "CUDA error: out of memory\n  current device: 0, in function ggml_backend_cuda_buffer_type_alloc_buffer\n")
+    assert diagnose_text(log).category == "llamacpp_alloc_fail"
+
+
+def test_a_request_id_that_ends_in_eb_is_no_exabyte():
+    # found by diagnosing a long synthetic vLLM serving log: hex request ids ("cmpl-524629eb") were read as sizes of
+    # an exabyte, so the size-overflow veto turned the CUDA out of memory at the end into "not memory"
+    log = ("DEBUG 05-01 10:31:24 scheduler.py:120] allocated 13 blocks for request cmpl-524629eb, memory usage fine\n"
+           "DEBUG 05-01 10:31:25 scheduler.py:120] allocated 9 blocks for request cmpl-c5d9a1eb, memory usage fine\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "79.15 GiB of which 1.02 GiB is free.\n")
+    assert diagnose_text(log).category in ("cuda_oom_load", "cuda_oom_long_context")
+
+
+def test_a_real_size_no_machine_has_is_still_an_overflow():
+    assert diagnose_text("RuntimeError: tried to allocate 2.5 EiB on device cuda:0").category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    "The worker was killed due to an unhandled exception in the scheduler\n",
+    "ERROR: error while attempting to bind on address ('0.0.0.0', 8000): port 8000 is occupied by another process\n",
+    "AssertionError: assert num_used_blocks <= num_total_blocks\n",
+])
+def test_new_signals_do_not_reach_past_memory(log):
+    # a kill whose stated reason is not memory, a port another process holds, an invariant on block counts
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_kill_whose_stated_reason_is_memory_stays_the_oom_killer():
+    assert diagnose_text("vllm worker killed due to OOM\n").category == "oom_killer"
+
+
+@pytest.mark.parametrize("log", [
+    "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for an array with shape (60000, 15000) "
+    "and data type float32\n",
+    "llama_mmap: unable to mmap 40000000000 bytes: Cannot allocate memory\n",
+])
+def test_numpy_arrays_and_mmap_are_host_ram(log):
+    assert diagnose_text(log).entry.id == "host-ram-alloc"
+
+
+def test_a_container_over_its_memory_limit_is_the_oom_killer():
+    assert diagnose_text("pod restarted: RAM usage exceeded the container limit (8Gi)\n").category == "oom_killer"
+
+
+def test_a_runtime_saying_the_model_is_too_large_for_your_system_is_its_refusal():
+    log = "LM Studio: Failed to load the model. Error: Model is too large for your system (requires 40 GB, you have 32 GB)\n"
+    assert diagnose_text(log).entry.id == "lmstudio-guardrail"
+
+
+def test_needed_against_only_what_is_available_with_units():
+    assert diagnose_text("The model needs 45 GB but only 24 GB of VRAM is available\n").category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("log", [
+    "numa: failed to allocate 2 MB hugepage, falling back to regular pages\n",
+    "warning: failed to allocate 512 MiB of pinned memory, falling back to pageable memory\n",
+    "exit code 137: the container was stopped by docker stop after the grace period\n",
+])
+def test_an_allocation_the_program_falls_back_from_or_a_container_stopped_from_outside_is_not_memory(log):
+    assert diagnose_text(log).category == "not_memory"
+
+
+def test_a_gpu_that_does_not_have_enough_memory_for_the_model_is_the_runtimes_refusal():
+    log = "Your GPU does not have enough memory for this model. Try a smaller model.\n"
+    assert diagnose_text(log).entry.id == "runtime-memory-refusal"

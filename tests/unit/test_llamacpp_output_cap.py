@@ -41,15 +41,18 @@ def test_the_one_slot_server_saves_what_pr_23543_measured():
 def test_issue_23527_qwen36_before_and_after_the_cap():
     """Qwen3.6-35B-A3B, -c 150000 -ub 4096, experts on the CPU, RTX 3080. The build before the cap logged 3,976 MiB
     of CUDA0 compute; a build with the cap (and PR #23764's f16 mask, merged three days before it) 1,982 MiB.
-    qwen35moe's graph is not traced (runtimes/ggml BUILDERS), so the fitted phases size it: within 3 % before the
-    cap, 16 % low after it (the fitted FFN / flash-attention phases that bind once the logits are gone)."""
+    qwen35moe's graph is traced (runtimes/ggml/arch_hybrid.py, exact on 60 real CPU contexts): both plans come out
+    above the measured buffers, 13.6 % and 11.0 % (the fitted phases it replaced were 2 % low and 16 % low). The same
+    graph with every expert on the GPU plans 1,984.7 MiB after the cap: the excess is the expert-weight copies of
+    --n-cpu-moe in the scheduler model (the user's UD-Q4_K_XL file also has other expert types than the catalog's
+    Q4_K_M), not checked against a measured CUDA --n-cpu-moe run."""
     rec = RECORDS["issue23527-qwen3.6-35b-a3b"]
     n_layers = str(lookup(rec["model"]).n_layers)
     before = gpu_compute_mib(rec, "llama.cpp==b9272", "--n-cpu-moe", n_layers)
     now = gpu_compute_mib(rec, "llama.cpp", "--n-cpu-moe", n_layers)
-    assert before == pytest.approx(rec["measured"]["baseline"][0], rel=0.03)
-    assert now == pytest.approx(rec["measured"]["cap_and_pr23764"][0], rel=0.2)
-    assert now < rec["measured"]["cap_and_pr23764"][0] < before
+    assert rec["measured"]["baseline"][0] <= before <= 1.15 * rec["measured"]["baseline"][0]
+    assert rec["measured"]["cap_and_pr23764"][0] <= now <= 1.12 * rec["measured"]["cap_and_pr23764"][0]
+    assert now < before
 
 
 @pytest.mark.parametrize("build, capped, assumed", [
@@ -86,9 +89,10 @@ def test_the_c_api_keeps_every_output_and_the_output_buffer_is_unchanged():
     assert c_api[-1].output == server[-1].output == 2 * spec.vocab_size * 4
 
 
-def test_ollama_current_release_runs_a_capped_llama_server_a_named_release_is_planned_without():
-    """Ollama builds llama-server from upstream llama.cpp (ollama/ollama#15122), b10864 since ollama/ollama#18317:
-    the current release has the cap. Which build an earlier release bundled is not mapped: planned without it."""
+def test_ollama_releases_get_the_cap_by_the_llama_cpp_build_they_bundle():
+    """Ollama builds llama-server from upstream llama.cpp at its LLAMA_CPP_VERSION since v0.30.0 (v0.31.0: b9840,
+    after PR #23861; data/ollama_llama_cpp.json): the cap, as the current release. v0.24.0 ran its own runner over a
+    llama.cpp vendored before the PR (2026-05-14): planned without it."""
     def gpu_compute(runtime: str) -> int:
         out = CliRunner().invoke(app, ["check", "qwen3-8b", "--runtime", runtime, "--gpu", "rtx-3090", "-c", "8192",
                                        "--json"])
@@ -96,5 +100,6 @@ def test_ollama_current_release_runs_a_capped_llama_server_a_named_release_is_pl
         assert ("PR #23861" in plan["runtime_rules"]) and out.exit_code == 0
         return plan["memory"]["devices"][0]["compute"]
 
-    assert get_runtime("ollama").output_cap and not get_runtime("ollama==0.31.0").output_cap  # type: ignore[attr-defined]
-    assert gpu_compute("ollama") < gpu_compute("ollama==0.31.0")
+    assert get_runtime("ollama").output_cap and get_runtime("ollama==0.31.0").output_cap  # type: ignore[attr-defined]
+    assert not get_runtime("ollama==0.24.0").output_cap  # type: ignore[attr-defined]
+    assert gpu_compute("ollama") == gpu_compute("ollama==0.31.0") < gpu_compute("ollama==0.24.0")

@@ -34,7 +34,7 @@ def test_no_kv_offload_keeps_the_kv_cache_in_system_ram():
 
 def test_no_kv_offload_is_refused_for_an_engine_without_it():
     err = check_error("qwen3-8b", "--gpu", "rtx-4090", "--runtime", "vllm", "--no-kv-offload")
-    assert err == "error: no-kv-offload: a llama.cpp option (llama-server -nkvo); vllm has no such setting"
+    assert err == "error: no-kv-offload: an option of llama.cpp (--no-kv-offload); vllm has no such setting"
 
 
 def test_vllm_lora_slots_come_out_of_the_kv_pool():
@@ -88,4 +88,4 @@ def test_data_parallel_with_expert_parallel_shards_only_the_experts():
 
 def test_data_parallel_is_refused_for_an_engine_runlocal_does_not_plan_it_for():
     err = check_error("qwen3-30b-a3b", "--gpu", "4xrtx-4090", "-dp", "2")
-    assert err == "error: data-parallel-size: runlocal plans data / expert parallel for vLLM; not for llama.cpp"
+    assert err == "error: data-parallel-size: an option of vllm (--data-parallel-size); llama.cpp has no such setting"

@@ -131,7 +131,7 @@ _RUNTIME_TOKENS = {
     "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
     "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
     "text-generation-launcher": "tgi", "text_generation_server": "tgi",
-    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "trtllm-build": "tensorrt-llm",
     "mlx_": "mlx", "mlx-": "mlx", "omlx": "mlx",  # oMLX, an MLX server
     # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
     # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
@@ -151,6 +151,12 @@ _RUNTIME_TOKENS = {
     "level=debug source=": "ollama", "llm_engine": "vllm", "[tensorrt-llm]": "tensorrt-llm",
     "-ngl ": "llama.cpp", "--n-gpu-layers": "llama.cpp", "n_gpu_layers": "llama.cpp", "ggmlv3": "llama.cpp",
     "ggml-model": "llama.cpp",
+    # PyTorch's own tail under a CUDA error ("CUDA kernel errors might be asynchronously reported at some other API
+    # call", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", c10/cuda/CUDAException.cpp): a Python program
+    # on PyTorch printed the "CUDA error: out of memory" above it, not ggml's CUDA_CHECK (counted as transformers,
+    # the runtime that stands for plain PyTorch here)
+    "asynchronously reported": "transformers", "cuda_launch_blocking": "transformers",
+    "torch_use_cuda_dsa": "transformers",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
@@ -319,6 +325,7 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = False
+        self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
         self.line_phase: str | None = None
         self.engine_dead = False
         # the last memory match on a warning line, held back: an error line after it makes it the cause; an
@@ -410,6 +417,8 @@ class Scanner:
             self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
+        if self.woken is None:
+            self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
             self.loading = True
         if signals.RUN.search(low):
@@ -423,6 +432,7 @@ class Scanner:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = False
+        self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         if top.id in GENERIC_OOM_IDS:
@@ -496,11 +506,16 @@ class Scanner:
                       "with `runlocal errors WORDS`.",
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
+        if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
+            # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
+            entry = kb.get("cuda-oom-load") or entry
         if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
+            elif self.woken is not None:
+                entry = kb.get(self.woken) or entry
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:
@@ -555,6 +570,9 @@ def _names_the_error(line: str) -> str:
 
 
 _ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
+# a purpose clause ("… for your GPU to try to prevent out-of-memory errors"): removed up to the end of its sentence or
+# a "but" ("set it to help prevent OOM but still get CUDA out of memory" still reports one)
+_PREVENTING = re.compile(r"\b(?:to|help|helps) (?:try to )?prevent\b(?:(?!\bbut\b)[^.;!?])*")
 
 
 def _advice_removed(low: str) -> str:
@@ -563,6 +581,8 @@ def _advice_removed(low: str) -> str:
     ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
     if "attribute" in low or "import name" in low or "module named" in low:
         low = signals.MISSING_NAME.sub(" ", low)
+    if "prevent" in low:
+        low = _PREVENTING.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

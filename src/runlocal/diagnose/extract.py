@@ -109,6 +109,19 @@ def _set(key: str, group: int = 1, conv: Callable[[str], Any] = str):
     return handler
 
 
+# TensorRT's builder: the engine's activation scratch at its largest shapes does not fit ("requires 56405524864 bytes
+# of scratch space, but only 47590277120 is available"; TensorRT's builder, as trtllm-build prints it), and the
+# trtllm-build limits that size it, when the command is pasted (--max_num_tokens, --max_batch_size)
+@_rule("scratch space", r"requires (\d+) bytes of scratch space,? but only (\d+)")
+def _trt_scratch(m, ex):
+    ex.set("scratch_required_bytes", int(m.group(1)))
+    ex.set("scratch_available_bytes", int(m.group(2)))
+
+
+_rule("max_num_tokens", r"--max_num_tokens[= ](\d+)")(_set("trt_max_num_tokens", conv=int))
+_rule("max_batch_size", r"--max_batch_size[= ](\d+)")(_set("trt_max_batch_size", conv=int))
+
+
 # PyTorch OOM (CUDA and ROCm), current wording
 _rule("tried to allocate", r"Tried to allocate " + _SIZE)(_set_size("requested_bytes"))
 
@@ -401,6 +414,17 @@ _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, 
 def _sglang_weights(m, ex):
     ex.set("sglang_free_after_weights_bytes", size_to_bytes(m.group(1), "GiB"))
     ex.set("sglang_weights_bytes", size_to_bytes(m.group(2), "GiB"))
+
+# SGLang's tensor-parallel balance check (python/sglang/srt/model_executor/model_runner.py init_torch_distributed) prints
+# the least free memory across the ranks and this rank's, in GiB (get_available_gpu_memory returns free / 2**30):
+# "min_per_gpu_memory=16.28, local_gpu_memory=46.81" (also pre_model_load_memory=…, and older releases'
+# min_available_device_memory=…, local_device_memory=…)
+@_rule("local_", r"(?:min_per_gpu_memory|pre_model_load_memory|min_available_device_memory)=([\d.]+),\s*"
+                 r"local_(?:gpu|device)_memory=([\d.]+)")
+def _sglang_balance(m, ex):
+    ex.set("sglang_min_free_bytes", size_to_bytes(m.group(1), "GiB"))
+    ex.set("sglang_local_free_bytes", size_to_bytes(m.group(2), "GiB"))
+
 
 # llama.cpp context parameters
 _rule("n_ctx", r"\bn_ctx\s*=\s*(\d+)")(_set("n_ctx", 1, int))

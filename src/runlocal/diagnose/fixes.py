@@ -174,6 +174,20 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
 
 
+def sglang_balance_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """SGLang stopped because one rank had under 0.9 of this rank's free memory (model_runner.py
+    init_torch_distributed, figures in GiB): how much less the least free GPU had, from the log's own two figures —
+    what another process holds there, or the difference between two card sizes."""
+    low, local = ex.get("sglang_min_free_bytes"), ex.get("sglang_local_free_bytes")
+    if not (low and local and low < local):
+        return []
+    return [_fix(f"Free {_b(local - low)} on the least free GPU (or use GPUs of one size)",
+                 "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+                 f"the least free GPU had {_b(low)} free against {_b(local)} on this rank (SGLang stops below "
+                 f"0.9 × {_b(local)} = {_b(0.9 * local)}): {_b(local - low)} there is held by another process, or "
+                 "that card is smaller")]
+
+
 def vllm_headroom_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """vLLM ran out while serving (an activation outside its budget, the engine then died): everything outside
     gpu_memory_utilization × total is what activations and CUDA graphs get, so lowering the share by the log's own
@@ -355,6 +369,29 @@ def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", effect)]
 
 
+def trt_scratch_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
+    """TensorRT's builder needs more activation scratch than the GPU has free. That scratch is sized by the engine's
+    largest shapes, which trtllm-build bounds with --max_num_tokens (tokens in one forward pass) and --max_batch_size
+    (TensorRT-LLM docs, performance tuning guide, "max_batch_size and max_num_tokens": both bound the activation
+    memory of the built engine). The fix scales the limit the log's own command set by available / required."""
+    need, have = ex.get("scratch_required_bytes"), ex.get("scratch_available_bytes")
+    if not (need and have) or need <= have:
+        return []
+    ratio = have / need
+    effect = (f"the builder needs {_b(need)} of scratch and {_b(have)} is free ({_b(need - have)} short): "
+              f"the limits that size it must shrink to at most {ratio:.0%} of what they are")
+    tokens, batch = ex.get("trt_max_num_tokens"), ex.get("trt_max_batch_size")
+    if tokens:
+        smaller = max(256, _round_down(int(tokens * ratio), 256))
+        return [_fix("Build with fewer tokens per forward pass", f"trtllm-build ... --max_num_tokens {smaller}",
+                     effect + f" (--max_num_tokens {tokens} → {smaller})")]
+    if batch and batch > 1:
+        smaller = max(1, int(batch * ratio))
+        return [_fix("Build for a smaller batch", f"trtllm-build ... --max_batch_size {smaller}",
+                     effect + f" (--max_batch_size {batch} → {smaller})")]
+    return [_fix("Build for smaller shapes", "trtllm-build ... --max_num_tokens 8192 --max_batch_size 8", effect)]
+
+
 def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
     if not req:
@@ -485,16 +522,20 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
         return []
     from ..check import CheckRequest, check
     from ..errors import RunlocalError
+    from ..runtimes.registry import find_engine
 
     rt = runtime or ("vllm" if ex.get("max_model_len") or ex.get("kv_cache_tokens") else "llama.cpp")
     spec = runtime_spec(rt, ex)  # the log's own release: its allocation rules and defaults
     ctx, parallel, unified = llamacpp_slots(ex)
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
+    known = find_engine(rt.split("==")[0])
+    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
     req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
                        vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
-                       cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"),
-                       gpu_memory_utilization=ex.get("gpu_memory_utilization"), parallel=parallel, kv_unified=unified)
+                       cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
+                       # only the settings of the log's own engine (another engine's flag is refused)
+                       **{k: v for k, v in stated.items() if known and k in known.own_options})
     try:
         plan, _ = check(req)
     except (RunlocalError, ValueError):
@@ -538,7 +579,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "vllm_no_kv_blocks":
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
-        fixes += vllm_utilization_fixes(extracted)
+        fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category == "ollama_system_memory":
@@ -560,7 +601,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "fragmentation":
         fixes += fragmentation_fixes(extracted)
     elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
-        fixes += requested_vs_free(extracted)
+        fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted)
     seen, out = set(), []
     for f in fixes:
         if f["command"] not in seen:

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "engine_dead", "is_bare_kill", "line_entry",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "engine_dead", "is_bare_cuda_error",
+           "is_bare_kill", "line_entry", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -38,9 +39,15 @@ _OOM = re.compile(
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
     r"|\boutofmemory\b|could not be allocated"  # TensorRT "Error Code 2: OutOfMemory", "… could not be allocated"
+    # OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE (-4, "failure to allocate memory for buffer object", Khronos cl.h),
+    # as tinygrad's and other OpenCL backends print it
+    r"|mem_object_allocation_failure"
     # one allocation above the device's largest buffer (Metal maxBufferLength, Vulkan maxMemoryAllocationSize)
     r"|(?:larger|greater) than (?:the )?(?:buffer )?maximum|maximum allowed buffer size"
     r"|not enough \w+ memory"  # any device's word: "not enough Metal memory", "not enough XPU memory"
+    # "space" on a device, not in a buffer or a context pool the code sized (ggml's arena words are "in the buffer",
+    # "in the context's memory pool"): exllamav2's "Insufficient space in device allocation"
+    r"|(?:insufficient|not enough) (?:free )?space (?:in|on|for) (?:the )?(?:device|gpu|vram|cuda)\b"
     # macOS kernel panic inside the GPU driver's memory manager (IOGPUMemory.cpp) under unified-memory pressure
     r"|panic\b.{0,200}\biogpumemory"
     # a report that says only "OOM" (an issue title: "… OOM error (L20)", "12 GB OOM"), not the killer's oom-kill /
@@ -62,14 +69,39 @@ _ALLOC_FAIL = re.compile(
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
 _ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
+# the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
+# malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
+_C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
+# ... and mmap, the process's address space whoever calls it ("unable to mmap 40000000000 bytes: Cannot allocate memory",
+# llama.cpp's llama_mmap when the model file is mapped)
+_MMAP_FAILED = re.compile(r"\b(?:unable to|failed to|could not|cannot) mmap\b|\bmmap(?:\(\))? failed\b")
 # ggml's CUDA_CHECK prints "CUDA error: out of memory" at the start of its line (ggml-cuda.cu ggml_cuda_error);
 # PyTorch's own CUDA errors come as "RuntimeError: CUDA error: …" or "torch.cuda.OutOfMemoryError"
 _GGML_CUDA_ERROR = re.compile(r"^\W*cuda error:? (?:\d+ )?(?:at \S+ )?out of memory")
-_PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi", "tensorrt-llm", "mlx"})
+PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi", "tensorrt-llm", "mlx"})
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
-_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpu\b")
+_GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpus?\b"
+                        r"|\b[rg]tx ?\d{3,4}|geforce|radeon")  # a card named by its model ("RTX3060")
+# CUDA's "out of memory" said only as its number: the driver API's CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY) or the
+# runtime's cudaError 2 (cudaErrorMemoryAllocation), both "2" in cuda.h / driver_types.h, on a line that names an
+# allocating call (torch_memory_saver's "CUresult error result=2 … func=cu_mem_create")
+_CUDA_CODE_2 = re.compile(r"\b(?:curesult|cudaerror(?:_t)?|cuda(?:_| )error)\b\D{0,25}?(?<![\w.])2(?![\w.])")
+_ALLOCATING_CALL = re.compile(r"\bcu_?mem_?(?:create|alloc|map)|\bcumem\w*|malloc|\balloc\w*")
+# Python's MemoryError (or "a memory error") named in a sentence ("fails to load with MemoryError", "I have a memory
+# error of 80 percent"), not a memory *fault* (ECC, a corrupt or illegal access: the hardware or the code, not size)
+_MEMORY_ERROR_SAID = re.compile(r"(?<![\w.])memory ?error\b")
+# free memory said to be below a share of the card ("fails when available GPU memory is below 90%"): vLLM's
+# gpu_memory_utilization (0.9 by default) or SGLang's mem_fraction_static asks for that share of the whole card free
+_BELOW_SHARE = re.compile(r"(?:available|free) (?:gpu |device |cuda )?(?:memory|vram) (?:is |was )?"
+                          r"(?:below|under|less than|lower than|<)\s*\d+(?:\.\d+)?\s*%")
+# a memory error that is none: negated ("not getting any memory error anymore"), fixed (a commit title), or cffi's
+# "Cannot allocate write+execute memory for ffi.callback()" (the OS forbids W^X pages: SELinux, hardened kernels)
+_SHARE_OWNER = re.compile(r"vllm|sglang|utili[sz]ation|mem[_-]fraction")
+_MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|corrupt|\bbit ?flip"
+                           r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?error|\bfix(?:ed|es|ing)?\b"
+                           r"|write\s*\+\s*execute|ffi\.callback")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -77,6 +109,12 @@ _GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\b
 # resource-exhaustion detector's event (Event Viewer, source Resource-Exhaustion-Detector, event 2004)
 _HOST_ALLOC = re.compile(
     r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
+    # errno 12 (ENOMEM) as Python's OSError prints it ("OSError: [Errno 12] Cannot allocate memory", raised by fork(),
+    # mmap() or faulthandler.enable() in a scheduler's child process): the kernel refused host memory
+    r"|\[errno 12\]|\benomem\b"
+    # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
+    # an array with shape (60000, 15000) and data type float32"): host memory, never a GPU's
+    r"|arraymemoryerror|for an array with shape"
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
@@ -108,6 +146,11 @@ _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcp
                    r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
+# llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock), whatever words it gives
+# ("failed to mlock … Cannot allocate memory", "not enough memory to mlock"): a lock limit (RLIMIT_MEMLOCK), and the
+# model still loads, unlocked
+_MLOCK = re.compile(r"failed to (?:mlock|virtuallock)\b|\b(?:to|could not|cannot|can't|unable to) (?:mlock|virtuallock)\b")
+
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
 _NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
@@ -132,9 +175,7 @@ _NOT_MEMORY = (
                 r"|\bcrash(?:es|ed)? with\b|\bcrashed sigsegv\b"
                 r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
      "notmem-crash-signal"),
-    # llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock) for a reason that is
-    # not a lack of memory: the model still loads, unlocked
-    (re.compile(r"failed to (?:mlock|virtuallock)\b"), "notmem-survived-warning"),
+    (_MLOCK, "notmem-survived-warning"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
@@ -207,6 +248,9 @@ _EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
 _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill"
+    # a container's memory limit (cgroup): "RAM usage exceeded the container limit (8Gi)", "exceeded its memory limit"
+    r"|exceeded (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
@@ -223,20 +267,29 @@ _KILL_SIGNAL = re.compile(
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
     # ("模型加载Killed了"), or said of the process ("it immediately be killed", "got killed")
     r"|[\"'“‘`]killed[\"'”’`]|\bkilled process\b|(?<=[\u3040-\u30ff\u4e00-\u9fff])killed|killed(?=[\u3040-\u30ff\u4e00-\u9fff])"
-    r"|\b(?:be|been|being|gets?|got|was|is) killed\b")
+    r"|\b(?:be|been|being|gets?|getting|got|was|is) killed\b"
+    # ... or with the reason after it ("trtllm-build killed due to insufficient memory"): the process was ended from
+    # outside, which a full GPU never does (an allocator that fails raises an error in the process)
+    r"|\bkilled (?:due to|because of|because|for lack of)\b")
 # a kill whose own line names what asked for it — Ctrl-C, SIGTERM, a scheduler's time limit, a cancellation, a
 # health check — is that cause: the OOM killer sends SIGKILL and says so (signal(7); mm/oom_kill.c)
 _STOPPED = re.compile(
     r"ctrl[- +]?c\b|\^c\b|keyboardinterrupt|\bsigint\b|\bsigterm\b|time ?limit|timed out|\btimeout\b|cancel"
+    # a container stopped from outside: docker stop / kubectl delete send SIGTERM, then SIGKILL (137) after the grace
+    r"|docker (?:stop|kill|restart)\b|kubectl delete|grace period|\bstopped by\b"
+    # ... or the reason written after the kill, when it is not memory ("killed due to an unhandled exception")
+    r"|\bkilled (?:due to|because(?: of)?)\b(?!.{0,60}(?:memor|\boom\b|\bram\b|vram|swap|resource))"
     r"|preempt|health ?check|by (?:the )?user\b|\bmanually\b")
 _REFUSAL = re.compile(
-    r"requires? more (?:system )?memory|too large for (?:this|the) system|request too large for system"
+    r"requires? more (?:system )?memory|too large for (?:this|the|your) (?:system|machine|computer|device)"
+    r"|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
 # run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
 # of an allocator; a warning that says so and goes on is held back like any warning (classify)
-_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
+_FIT_REFUSAL = re.compile(r"\b(?:does not|doesn't|do not|don't|did not|didn't) have enough (?:\w+ )?(?:memory|vram|ram)\b"
+                          r"|\b(?:does not|doesn't|do not|don't|will not|won't|cannot|can't|would not) fit (?:in|into|on)"
                           r" (?:the )?(?:\w+ )?(?:memory|ram|vram)\b")
 # a scheduler naming its own phase as out of memory: SGLang's token pool ("Prefill out of memory", "Decode out of
 # memory", python/sglang/srt/managers/schedule_batch.py), not a device allocator
@@ -267,7 +320,30 @@ _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
 # wake_up() maps them back; an out-of-memory there means something else (the trainer that shares the GPU in RL
 # frameworks) took the memory meanwhile, which is what --gpu-memory-utilization leaves room for. cuMemCreate /
 # cuMemSetAccess (CUDA's driver API, used by ggml's VMM pool) are other allocators and do not match.
+# SGLang's counterpart for the same RL frameworks is resume_memory_occupation (release_memory_occupation puts it to
+# sleep; python/sglang/srt/entrypoints/engine.py): an out-of-memory while resuming is the same case (gpu-held-by-other-process).
 _VLLM_WAKE_UP = re.compile(r"cumem_allocator|device_allocator[/\\]cumem|\bcumem\.py\b|\bwake_up\b")
+_SGLANG_RESUME = re.compile(r"\bresume_memory_occupation\b")
+# the memory is held by another process on the same GPU, said in words: SGLang's start-up check ("The memory capacity is
+# unbalanced. Some GPUs may be occupied by other processes.", python/sglang/srt/utils.py get_available_gpu_memory's
+# caller: min free across ranks < 0.9 × this rank's) and the same words from other runtimes
+_OTHER_PROCESS = re.compile(r"(?:occupied|used|taken|held) by (?:an)?other process(?:es)?\b"
+                            r"|memory capacity is unbalanced")
+# ... on a line about a GPU or its memory, not a port or a file that another process holds
+_HELD_WHAT = re.compile(r"memor|vram|\bgpus?\b|\bcuda\b|device")
+_NOT_MEMORY_HELD = re.compile(r"\bport\b|address|socket|\bfile\b|\block\b")
+# TensorRT's builder skipping one optimisation tactic whose scratch space does not fit ("Tactic Device request: 66048MB
+# Available: 32510MB. Device memory is insufficient to use tactic.", "Skipping tactic 0 due to insufficient memory"):
+# a warning the builder goes on after, choosing another tactic; it is not what stops a build
+_TACTIC_SKIPPED = re.compile(r"insufficient to use tactic|skipping tactic\b")
+# an allocation that failed on a line that says the program takes another way ("failed to allocate 2 MB hugepage,
+# falling back to regular pages", "… pinned memory, falling back to pageable memory"): it went on, this is not the end
+_FALLS_BACK = re.compile(r"\bfall(?:ing|s)? ?back\b|\bcontinuing (?:without|anyway|with)\b")
+# a failed check that the memory used or allocated stays under a capacity, printed as its condition
+# ("GGML_ASSERT: llama.cpp:3107: vram_allocated_bytes < vram_capacity", PowerInfer's VRAM budget): the allocation
+# would have gone over what the device has; an assertion marker or a "file:line:" prefix says it is a check that failed
+_CAPACITY_CHECK = re.compile(r"\b\w*alloc\w*\s*(?:\+\s*\w+\s*)?<=?\s*\w*(?:capacity|limit|budget|avail\w*|free)\w*")
+_CHECK_FAILED = re.compile(r"assert|\.\w{1,4}:\d+:\s")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
@@ -290,12 +366,15 @@ _OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|nume
 #: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
 LINE_VETO = frozenset({"notmem-size-overflow"})
 _LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
-_SIZE_STATED = re.compile(r"([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
+# a figure that starts a word: not the tail of a request id ("cmpl-c5d9a1eb", "cmpl-524629eb" are no exabytes)
+_SIZE_STATED = re.compile(r"(?<![\w.-])([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
 _BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
                    r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
+                   # the writer's own guess ("Note: my platform is orin 32G, I guess root cause is insufficient memory")
+                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)"
                    r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
 # a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
 # template that fails to render): a configuration error, not memory
@@ -313,6 +392,14 @@ _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
 _NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
                            + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
                            + _SIZE)
+# ... or the same in bytes with the unit said once ("requires 56405524864 bytes of scratch space, but only 47590277120 is
+# available", TensorRT's builder): the second figure is in the first one's unit
+_NEED_VS_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?(\d+)\s*bytes\b.{0,80}?\bonly (\d+)"
+                           r"(?:\s*bytes)? (?:is |are |were )?(?:available|free|left)")
+# ... or both with units, the second before the word that says it is what there is ("needs 45 GB but only 24 GB of
+# VRAM is available")
+_NEED_BUT_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?" + _SIZE + r".{0,60}?\bonly "
+                            + _SIZE + r"[\w ]{0,30}?\b(?:available|free|left)\b")
 _UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
          "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
@@ -353,7 +440,9 @@ _ERROR_STATEMENT = re.compile(
     r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
     # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
     # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
-    r"|\bhas no attribute\b|\bno module named\b")
+    r"|\bhas no attribute\b|\bno module named\b"
+    # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
+    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b")
 # a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
 # trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
 _EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
@@ -405,9 +494,10 @@ def needs_more_than_has(low: str) -> bool:
     """Whether the line states a size needed above a size available (both with units)."""
     if not any(w in low for w in ("requir", "need", "request", "asked")):
         return False
-    m = _NEED_VS_HAVE.search(low)
+    m = _NEED_VS_HAVE.search(low) or _NEED_BUT_ONLY.search(low)
     if not m:
-        return False
+        only = _NEED_VS_ONLY.search(low)
+        return only is not None and int(only.group(1)) > int(only.group(2)) > 0
     need = float(m.group(1)) * _UNIT.get(m.group(2), 0)
     have = float(m.group(3)) * _UNIT.get(m.group(4), 0)
     return need > have > 0
@@ -436,6 +526,8 @@ GATE_WORDS = frozenset({
     "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
+    "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
+    "container limit", "pod limit", "cgroup limit",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -452,7 +544,9 @@ LOAD = re.compile(
     r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
     r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
     r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
-    r"|trtllm-build\b|\bconvert_checkpoint\b")  # TensorRT-LLM building an engine / converting a checkpoint
+    r"|trtllm-build\b|\bconvert_checkpoint\b"
+    # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
+    r"|allocatepools\b")  # TensorRT-LLM building an engine / converting a checkpoint
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -474,6 +568,10 @@ RUN = re.compile(
     r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
     r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
     r"|sampling steps|batch_manager|in-?flight"
+    # memory that grows over requests (a leak, "climbs to ~11.9 GB over 3 requests") or a benchmark being run: the
+    # model had loaded and requests were served
+    r"|\bbenchmarking\b|\bleak(?:s|ed|ing)?\b|\bover \d+ (?:requests|calls|queries|prompts|turns|generations)\b"
+    r"|\bbetween (?:\w+ )?(?:calls|requests|queries|generations)\b"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
     r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
@@ -485,7 +583,12 @@ RUN = re.compile(
     r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
     # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
     # the input grows while serving, the model had loaded
-    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d")
+    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
+    # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
+    # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
+    r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
+    r"|prompt\s*(?:is |was )?(?:more |too |very )?(?:long|complex)\b|prompt.{0,3}(?:较为|比较|较|太|很)?(?:长|复杂)"
+    r"|长的(?:问题|输入|文本)|请求")
 
 
 def severity_of_line(low: str) -> str | None:
@@ -527,6 +630,22 @@ def phase_of_line(low: str) -> str | None:
     return None
 
 
+def woken_by(low: str) -> str | None:
+    """The entry for a runtime putting its memory back after sleeping (vLLM's wake_up, SGLang's
+    resume_memory_occupation), named on a line near an out-of-memory: what another process took meanwhile."""
+    if _VLLM_WAKE_UP.search(low):
+        return "vllm-gpu-memory-utilization"
+    if _SGLANG_RESUME.search(low):
+        return "gpu-held-by-other-process"
+    return None
+
+
+def is_bare_cuda_error(low: str) -> bool:
+    """Whether the line is a bare "CUDA error: out of memory" (ggml's CUDA_CHECK prints it so, and so does PyTorch
+    after "RuntimeError: "), naming no ggml function or file of its own."""
+    return bool(_GGML_CUDA_ERROR.search(low)) and not _GGML.search(low)
+
+
 def engine_dead(low: str) -> bool:
     return bool(_ENGINE_DEAD.search(low))
 
@@ -540,6 +659,8 @@ def _not_memory_reason(low: str) -> str | None:
 
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
+    if (_MMAP_FAILED.search(low) or (_C_MALLOC.search(low) and not _GGML.search(low))) and not _GPU_NAMED.search(low):
+        return "host-ram-alloc"
     if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"
     if _PINNED.search(low):
@@ -549,7 +670,7 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     if _TORCH.search(low):
         return "cuda-oom-load"
     if _GGML.search(low) or runtime in ("llama.cpp", "ollama", "lmstudio") or (
-            _GGML_CUDA_ERROR.search(low) and runtime not in _PYTHON_RUNTIMES):
+            _GGML_CUDA_ERROR.search(low) and runtime not in PYTHON_RUNTIMES):
         return "llamacpp-cuda-malloc"
     if _AMD_GPU.search(low):
         return "rocm-hip-oom"
@@ -581,7 +702,12 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
-    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low))
+    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
+        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
+    if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
+        return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
+    if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
+        return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
     if _KILL_KERNEL.search(low):
         return "linux-oom-killer"
     if _KILL_OS.search(low):
@@ -597,8 +723,16 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):
         return "sglang-retraction"
+    if _MLOCK.search(low):
+        return "notmem-survived-warning"  # whatever its words ("not enough memory to mlock"): the load goes on
     if _KERNEL_LIMIT.search(low):
         return "notmem-kernel-resource-limit"
+    if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
+        return "notmem-survived-warning"
+    if _OTHER_PROCESS.search(low) and _HELD_WHAT.search(low) and not _NOT_MEMORY_HELD.search(low):
+        return "gpu-held-by-other-process"
+    if not oom and _CAPACITY_CHECK.search(low) and _CHECK_FAILED.search(low):
+        oom = True
     if _POOL_PHASE_OOM.search(low):
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
@@ -623,11 +757,15 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     if (oom and _KV_BUDGET.search(low)) or _KV_NEGATIVE.search(low) or (
             runtime == "sglang" and _KV_BUDGET.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-no-kv-blocks"
+    if (oom or _ALLOC_FAIL.search(low)) and _FALLS_BACK.search(low):
+        return "notmem-survived-warning"
     if oom or _ALLOC_FAIL.search(low):
         if "failed to create" in low and not oom:
             return "llamacpp-context-failed"
         if _VLLM_WAKE_UP.search(low):
             return "vllm-gpu-memory-utilization"
+        if _SGLANG_RESUME.search(low):
+            return "gpu-held-by-other-process"
         return _memory_entry(low, runtime)
     if _VLLM_KV_SIZING.search(low):
         return "vllm-no-kv-blocks"

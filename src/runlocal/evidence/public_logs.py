@@ -19,7 +19,7 @@ PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "www.reddit.c
 
 LLAMACPP_REQUIRED = ("source_url", "backend", "gpu", "model_file", "arch", "settings", "logged", "excerpt")
 OLLAMA_REQUIRED = ("source_url", "ollama_version", "gpu", "model", "settings", "logged", "excerpt")
-BACKENDS = {"cuda", "metal", "rocm", "vulkan"}
+BACKENDS = {"cuda", "metal", "rocm", "vulkan", "sycl"}
 
 
 class RecordError(ValueError):
@@ -101,6 +101,12 @@ def load_jsonl(path: Path, required: tuple[str, ...]) -> list[dict]:
 
 def load_llamacpp() -> list[dict]:
     return _load("llamacpp.jsonl", "llamacpp")
+
+
+def load_sycl() -> list[dict]:
+    """llama.cpp's SYCL backend (Intel GPUs): kept apart from llamacpp.jsonl, scored per backend by
+    benchmarks/backend_logs.py (measurements/public_logs/README.md)."""
+    return _load("sycl.jsonl", "llamacpp")
 
 
 def load_ollama() -> list[dict]:

@@ -45,8 +45,9 @@ MODEL_MAP = (
     (r"DeepSeek-R1", "deepseek-r1", ""),
     (r"gemma-3-27b", "gemma-3-27b", ""),
     (r"gpt-oss-20b", "gpt-oss-20b", ""),
+    (r"Llama-3\.2-3B", "llama-3.2-3b", ""),
 )
-GPU_BUF = re.compile(r"^(CUDA\d+|Vulkan\d+|ROCm\d+|Metal|MTL\d+)")
+GPU_BUF = re.compile(r"^(CUDA\d+|Vulkan\d+|ROCm\d+|SYCL\d+|Metal|MTL\d+)")
 
 
 def _text(rec: dict) -> str:
@@ -133,10 +134,14 @@ def plan_llamacpp(rec: dict, alias: str):
                  cache_type_k=st.get("type_k", "f16"), cache_type_v=st.get("type_v", "f16"),
                  llamacpp=LlamaCppOptions(batch=st.get("n_batch", 2048), ubatch=st.get("n_ubatch", 512),
                                           flash_attn="auto" if fa is None else ("on" if fa else "off"), n_gpu_layers=ngl,
-                                          n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0))
+                                          n_cpu_moe=spec.n_layers if _tensor_override(rec) and spec.n_experts else 0,
+                                          kv_unified=bool(st.get("kv_unified", False))))
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
     # every public log predates llama-server's output cap (PR #23861, June 2026): n_ubatch rows of logits
-    _, bufs, steps, info = LlamaCpp(output_cap=False).buffers(spec, weights, s, targets)
+    planner = LlamaCpp(output_cap=False)
+    if rec["backend"] == "sycl":    # ggml-sycl's own rules (runtimes/backends.py); the other logs keep the CUDA rules
+        planner.backend = "sycl"
+    _, bufs, steps, info = planner.buffers(spec, weights, s, targets)
     # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
     info = {**info, "simulated": any(st.label == "compute buffer" and "ggml-alloc" in st.formula for st in steps)}
     return bufs, info

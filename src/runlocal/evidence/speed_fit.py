@@ -123,7 +123,9 @@ class Row:
     kv_read: float = 0.0      # decode: KV bytes read per token
     mm_flops: float = 0.0     # prefill: matmul FLOPs per token
     attn_flops: float = 0.0   # prefill: attention FLOPs per token (average over the prompt)
-    peak: float | None = None  # prefill: the peak TFLOPS/TOPS it is measured against
+    peak: float | None = None  # prefill: the datasheet peak TFLOPS/TOPS it is measured against
+    cores: int | None = None   # Apple M3+ (no datasheet peak): the GPU cores its peak is cores × a fitted rate of
+    gen: str | None = None     # … this chip generation ("m3")
 
     @property
     def key(self) -> str:
@@ -145,7 +147,9 @@ def build_rows(recs: list[dict]) -> list[Row]:
         else:
             row.mm_flops = 2 * S.active_matmul_params(model)
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
-            row.peak = S.prefill_peak(dev, r["quant"])
+            row.peak = S.published_peak(dev, r["quant"])
+        if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
+            row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
         rows.append(row)
     return rows
 
@@ -169,8 +173,16 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             S.SPLIT_OVERHEAD_MS = saved
     if row.n_devices > 1:      # pipelined prefill over a layer split is not modelled
         return None
-    return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row.peak,
+    return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
                            eff=S.prefill_eff(fit, row.quant))
+
+
+def row_peak(row: Row) -> float | None:
+    """The datasheet peak, or for Apple M3+ the record's GPU cores × its generation's rate (S.APPLE_CORE_TFLOPS)."""
+    if row.peak is not None:
+        return row.peak
+    rate = S.APPLE_CORE_TFLOPS.get(row.gen or "")
+    return row.cores * rate if rate and row.cores else None
 
 
 # --- fitting ------------------------------------------------------------------------------------------------------
@@ -215,6 +227,21 @@ def fit_prefill(rows: list[Row], floats: bool) -> float | None:
     ratios = [r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12) for r in rows
               if r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats]
     return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
+
+
+def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float]:
+    """Apple M3+ (no datasheet peak): per generation, the per-core rate r (TFLOPS per GPU core) that makes
+    eff × cores × r explain the single-device prefill rows of ``rows``: the median (in log) of
+    measured × FLOPs per token / (eff × cores), eff being the Apple class's fitted prefill efficiency for the
+    record's weights (fitted on datasheet-peak chips only, so M1/M2 anchor the units)."""
+    ratios: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        if r.kind == "pp" and r.n_devices == 1 and r.peak is None and r.gen and r.cores:
+            eff = S.prefill_eff(fit_for(r, consts), r.quant)
+            if eff:
+                ratios[r.gen].append(math.log(r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops)
+                                              / (eff * r.cores * 1e12)))
+    return {g: round(math.exp(statistics.median(v)), 4) for g, v in sorted(ratios.items())}
 
 
 def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
@@ -288,13 +315,15 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     return consts, fit_split_ms(rows, consts)
 
 
-def refit(rows: list[Row]) -> tuple[dict[str, S.Fit], float, float]:
+def refit(rows: list[Row], core_tuning: list[Row] | None = None) -> tuple[dict[str, S.Fit], float, float, dict[str, float]]:
     """Everything speed.py holds as fitted: FIT (minus entries equal to their fallback), SPLIT_OVERHEAD_MS,
-    ATTN_FACTOR (fitted first: the prefill efficiencies depend on it)."""
+    ATTN_FACTOR (fitted first: the prefill efficiencies depend on it), APPLE_CORE_TFLOPS (from ``rows`` and the
+    Apple tuning records, after the class efficiencies)."""
     saved = S.ATTN_FACTOR
     try:
         S.ATTN_FACTOR = attn = fit_attn_factor(rows)
         consts, split_ms = fit_all(rows)
+        rates = fit_core_rates(rows + (core_tuning or []), consts)
     finally:
         S.ATTN_FACTOR = saved
     kept = {}
@@ -302,14 +331,14 @@ def refit(rows: list[Row]) -> tuple[dict[str, S.Fit], float, float]:
         parent = consts.get(k.split("/")[0]) if "/" in k else consts.get("*") if k != "*" else None
         if v != parent:     # an entry equal to its fallback adds nothing
             kept[k] = v
-    return kept, split_ms, attn
+    return kept, split_ms, attn, rates
 
 
-def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float) -> dict:
+def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float, rates: dict[str, float]) -> dict:
     """What ``src/runlocal/data/speed_fit.json`` holds: the fitted constants, in the order refit makes them."""
     return {"_source": S.FIT_SOURCE,
             "fit": {k: {f.name: getattr(v, f.name) for f in fields(v)} for k, v in consts.items()},
-            "split_overhead_ms": split_ms, "attn_factor": attn}
+            "split_overhead_ms": split_ms, "attn_factor": attn, "apple_core_tflops": rates}
 
 
 def fit_json(doc: dict) -> str:
@@ -317,7 +346,8 @@ def fit_json(doc: dict) -> str:
     fit = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["fit"].items())
     return (f'{{\n  "_source": {json.dumps(doc["_source"])},\n  "fit": {{\n{fit}\n  }},\n'
             f'  "split_overhead_ms": {json.dumps(doc["split_overhead_ms"])},\n'
-            f'  "attn_factor": {json.dumps(doc["attn_factor"])}\n}}\n')
+            f'  "attn_factor": {json.dumps(doc["attn_factor"])},\n'
+            f'  "apple_core_tflops": {json.dumps(doc["apple_core_tflops"])}\n}}\n')
 
 
 def write_fit(text: str) -> None:
@@ -351,16 +381,21 @@ def report(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> dict[str
 def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str, dict[str, float]]:
     """Each device's records predicted from constants fitted without it, MdAPE per device class (or backend)."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    tuning = load_core_tuning()
+    saved = S.APPLE_CORE_TFLOPS
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
         test = [r for r in rows if r.rec["device"] == dev_id]
         consts, split_ms = fit_all(train)
+        # an Apple M3+ chip's per-core rate refitted without it too (none left for its generation: no prediction)
+        S.APPLE_CORE_TFLOPS = fit_core_rates(train + [r for r in tuning if r.rec["device"] != dev_id], consts)
         for r in test:
             if not any(t.klass == r.klass and t.kind == r.kind for t in train):
                 continue    # the only device of its class with such records: nothing to learn from
             p = predict_row(r, consts, split_ms)
             if p is not None:
                 per[(r.backend if by_backend else r.klass, r.kind)].append(abs(pct(p, r.measured)))
+    S.APPLE_CORE_TFLOPS = saved
     if by_backend:
         return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)}
                 for (k, kind), v in per.items()}
@@ -370,6 +405,15 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
 # --- per backend, and the held-out records --------------------------------------------------------------------
 
 HELD_OUT = DATA / "held_out"     # set aside before any fit: never fitted, scored on their own (README.md there)
+CORE_TUNING = DATA / "apple_cores"   # Apple M3+ tuning records: fit the per-core prefill rates and nothing else
+
+
+def load_core_tuning() -> list[Row]:
+    recs = []
+    for path in sorted(CORE_TUNING.glob("*.jsonl")):
+        recs += [{**json.loads(line), "_file": f"apple_cores/{path.name}"}
+                 for line in path.read_text().splitlines() if line.strip()]
+    return build_rows(recs)
 
 
 def load_held_out() -> list[dict]:
@@ -451,9 +495,9 @@ def main(argv: list[str]) -> int:
     print(f"{len(recs)} records, {len(devices)} devices, "
           f"{len({r.klass for r in rows})} device classes, from {len({r.rec['source_url'] for r in rows})} sources")
     if "--fit" in argv or "--write" in argv:
-        consts, split_ms, attn = refit(rows)
-        S.ATTN_FACTOR = attn
-        text = fit_json(fit_document(consts, split_ms, attn))
+        consts, split_ms, attn, rates = refit(rows, load_core_tuning())
+        S.ATTN_FACTOR, S.APPLE_CORE_TFLOPS = attn, rates
+        text = fit_json(fit_document(consts, split_ms, attn, rates))
         print(f"\n{text}", end="")
         if "--write" in argv:
             write_fit(text)
@@ -467,7 +511,36 @@ def main(argv: list[str]) -> int:
                 leave_one_device_out(rows))
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
+    report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
     return 0
+
+
+def report_apple_cores(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
+    """Apple M3 and later (no published TFLOPS): the fitted per-core rates against M1/M2's published per-core
+    figures, and the error on the tuning part and, apart, on the held-out part."""
+    m12: dict[str, list[float]] = defaultdict(list)
+    for d, c in _m12_cores():
+        if d.fp16_tflops:
+            m12[d.family.split("-")[0]].append(d.fp16_tflops / c)
+    print("\nApple M3 and later: prefill peak = GPU cores × a per-core rate fitted on the tuning part "
+          "(TFLOPS/core; M1/M2 published: " + ", ".join(f"{g.upper()} {min(v):.3f}–{max(v):.3f}"
+                                                       for g, v in sorted(m12.items())) + ")")
+    print("  " + ", ".join(f"{g.upper()} {v:g}" for g, v in sorted(S.APPLE_CORE_TFLOPS.items())))
+    tuning = [r for r in rows + load_core_tuning() if r.gen and r.cores and r.klass == "apple"]
+    held = [r for r in build_rows(load_held_out()) if r.gen and r.cores]
+    for title, part in (("fitted records and tuning part (in-sample)", tuning), ("held-out part (never fitted)", held)):
+        if not quiet:
+            print(f"\n  {title}:")
+        stats = backend_errors(part, consts, split_ms, quiet=quiet, label="  ")
+        devs = sorted({f"{r.rec['device']} ({r.cores}c)" for r in part})
+        print_backend_table(f"  Apple M3+, {title}: {len(part)} records, {', '.join(devs)}", stats)
+
+
+def _m12_cores() -> list[tuple[Device, int]]:
+    """M1/M2 catalog entries with the full-GPU-bin core count their published fp16 figure is for."""
+    full_bin = {"m1": 8, "m1-pro": 16, "m1-max": 32, "m1-ultra": 64, "m2": 10, "m2-pro": 19, "m2-max": 38, "m2-ultra": 76}
+    from runlocal.hardware.catalog import load_devices
+    return [(d, full_bin[d.family]) for d in load_devices() if d.family in full_bin]
 
 
 def report_backends(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:

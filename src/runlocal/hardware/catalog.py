@@ -71,6 +71,7 @@ class Device:
     notes: str | None = None
     cuda_total_bytes: int | None = None        # what cudaMemGetInfo reports as total (less than marketed)
     cuda_total_source: str | None = None
+    gpu_cores: int | None = None               # Apple M3+: published GPU core count (no clock/TFLOPS is published)
 
     @property
     def memory_gib(self) -> float:
@@ -115,7 +116,7 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         source=d.get("source", ""), bus_width_bits=d.get("bus_width_bits"), memory_mts=d.get("memory_mts"),
         memory_channels=d.get("memory_channels"), notes=d.get("notes"),
         cuda_total_bytes=int(d["cuda_total_gib"] * GiB) if d.get("cuda_total_gib") else None,
-        cuda_total_source=d.get("cuda_total_source"),
+        cuda_total_source=d.get("cuda_total_source"), gpu_cores=d.get("gpu_cores"),
     )
 
 

@@ -65,6 +65,12 @@ _FITTED = json.loads(FIT_PATH.read_text(encoding="utf-8"))
 FIT: dict[str, Fit] = {k: Fit(**v) for k, v in _FITTED["fit"].items()}
 SPLIT_OVERHEAD_MS: float = _FITTED["split_overhead_ms"]
 ATTN_FACTOR: float = _FITTED["attn_factor"]
+# Apple M3 and later: Apple publishes GPU core counts but no clock or TFLOPS, so prefill is measured against
+# gpu_cores × a per-core rate per chip generation ("m3", "m4", "m5"), fitted (benchmarks/speed_accuracy.py) to the
+# TUNING part of the measured llama-bench runs (measurements/speed/apple_cores/ and the M3 Max rows of
+# xiongjiedai_llama3.jsonl) in the same units as the M1/M2 fp16 figures (cores × 128 lanes × 2 FLOP × clock), so the
+# Apple class's prefill efficiencies apply unchanged. Held-out chips are scored apart (measurements/speed/held_out/).
+APPLE_CORE_TFLOPS: dict[str, float] = dict(_FITTED.get("apple_core_tflops", {}))
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
@@ -133,12 +139,34 @@ def is_float_quant(quant: str | None) -> bool:
     return (quant or "BF16").upper() in FLOAT_QUANTS
 
 
-def prefill_peak(dev: Device, quant: str | None) -> float | None:
-    """Peak TFLOPS/TOPS prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA,
+def published_peak(dev: Device, quant: str | None) -> float | None:
+    """The datasheet peak prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA,
     dense fp16 TFLOPS otherwise (None when the catalog has no figure)."""
     if not is_float_quant(quant) and device_class(dev).startswith("nvidia") and dev.int8_tops:
         return dev.int8_tops
     return dev.fp16_tflops
+
+
+def apple_generation(dev: Device) -> str | None:
+    """"m3" for an M3 / M3 Pro / M3 Max / M3 Ultra entry (the catalog family's first part); None off Apple."""
+    if device_class(dev) != "apple":
+        return None
+    m = re.match(r"(m\d+)\b", dev.family or dev.id)
+    return m.group(1) if m else None
+
+
+def core_peak(dev: Device, cores: int | None = None) -> float | None:
+    """An Apple M3+ chip's fp16-equivalent peak: its GPU cores × its generation's fitted per-core rate."""
+    gen = apple_generation(dev)
+    rate = APPLE_CORE_TFLOPS.get(gen or "")
+    cores = cores or dev.gpu_cores
+    return cores * rate if rate and cores else None
+
+
+def prefill_peak(dev: Device, quant: str | None) -> float | None:
+    """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure, or for Apple M3 and later (no published
+    figure) GPU cores × the generation's measured per-core rate; None when neither is known."""
+    return published_peak(dev, quant) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -497,9 +525,18 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {p.peak:g} {'int8 TOPS' if p.peak != (dev.fp16_tflops if dev else None) else 'fp16 TFLOPS'}"
-               if gpu else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
+        how = (f"{p.eff:g} × {_peak_words(dev, p.peak)}" if gpu
+               else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         pcie = f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch" if gpu and p.cpu_weights else ""
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     return steps
+
+
+def _peak_words(dev: Device | None, peak: float | None) -> str:
+    """How the prefill peak reads in --explain: the datasheet figure, or an Apple M3+ chip's cores × fitted rate."""
+    if dev is not None and dev.fp16_tflops is None and dev.gpu_cores and peak:
+        gen = apple_generation(dev)
+        return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
+                f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
+    return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"

@@ -427,6 +427,32 @@ def _head_layout(hp: dict[str, Any], n_layers: int, arch: str, where: str) -> tu
     return heads, kv_heads
 
 
+# Gated delta-net hybrids: every head count is written for all layers, and which layers are recurrent follows
+# {arch}.full_attention_interval (default 4): layer il is linear attention unless (il + 1) % interval == 0
+# (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp load_arch_hparams). The MTP block Qwen3.5's converter
+# appends ({arch}.nextn_predict_layers) is loaded but not run and gets no cache: n_layer = block_count − nextn.
+_DELTA_NET = ("qwen3next", "qwen35", "qwen35moe")
+
+
+def _delta_net_layers(md: dict[str, Any], hp: dict[str, Any], arch: str, layers: list[LayerSpec], where: str
+                      ) -> tuple[int, list[LayerSpec]]:
+    nextn = md.get(f"{arch}.nextn_predict_layers")
+    n_main = len(layers) - (check_int(nextn, f"{arch}.nextn_predict_layers", Bound(0, len(layers) - 1,
+                                                                                   "fewer than block_count"), where)
+                            if nextn is not None else 0)
+    interval = hp.get("full_attention_interval", 4)
+    d_inner, d_state, d_conv = hp.get("ssm.inner_size"), hp.get("ssm.state_size"), hp.get("ssm.conv_kernel")
+    n_group = hp.get("ssm.group_count", 0)
+    if not (d_inner and d_state and d_conv and n_group):
+        raise fail(where, f"{arch}.ssm.inner_size / state_size / conv_kernel / group_count", None,
+                   "the gated delta-net sizes (positive integers)")
+    channels = d_inner + 2 * n_group * d_state
+    # llama_hparams::n_embd_r / n_embd_s: (d_conv − 1) × channels conv values, d_state × d_inner state values
+    rec = RecurrentSpec((d_conv - 1) * channels, d_state * d_inner, "gated_deltanet", channels, ssm_dtype="float32")
+    out = [LayerSpec(None, rec, la.moe) if (il + 1) % interval else la for il, la in enumerate(layers[:n_main])]
+    return n_main, out
+
+
 def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
     md = header.metadata
     arch = md.get("general.architecture")
@@ -475,6 +501,8 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
             # llama.cpp hparams.n_embd_r()/n_embd_s(): conv and SSM state per sequence
             recurrent = RecurrentSpec((d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv else 0, d_state * d_inner)
         layers.append(LayerSpec(attention, recurrent, moe=bool(n_experts)))
+    if arch in _DELTA_NET:
+        n_layers, layers = _delta_net_layers(md, hp, arch, layers, source)
 
     tokens = md.get(_VOCAB_KEY)
     vocab = tokens.length if isinstance(tokens, ArrayInfo) else len(tokens) if isinstance(tokens, list) else 0

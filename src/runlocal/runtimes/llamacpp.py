@@ -249,6 +249,8 @@ class LlamaCpp:
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
     has_fit = True
+    # False: a build before PR #23764 (b9410), whose KQ masks are f32 inputs cast to f16 for flash attention
+    kq_mask_f16 = True
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -430,8 +432,8 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, self.output_cap, weights.quant, weights.total, weights.from_file, settings,
-                tuple(targets))
+        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, weights.quant, weights.total,
+                weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
@@ -479,7 +481,7 @@ class LlamaCpp:
             p.host.output = model.vocab_size * 4 * b.n_seq
             return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
-                              self.n_outputs_max(b))
+                              self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16)
         steps = [b.backend.step(), *self.explain(model, b, p, sizing)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
 
@@ -546,6 +548,8 @@ class LlamaCpp:
         outputs = (f", {min(c.n_ubatch, sizing.n_outputs_max)} rows of logits (llama-server's cap: n_parallel, "
                    "PR #23861)"
                    if sizing.n_outputs_max is not None else "")
+        if fa and sizing.kq_mask_f32:
+            outputs += ", f32 KQ mask inputs cast to f16 (a build before PR #23764)"
         if sizing.simulated:
             steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
                               f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}{outputs}", sizes,

@@ -135,10 +135,10 @@ def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int,
                       n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                       layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                       overrides: tuple[tuple[str, int | None], ...] = (),
-                      n_outputs_max: int | None = None) -> tuple[tuple[int, ...], int]:
+                      n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> tuple[tuple[int, ...], int]:
     """simulate_now, kept per model object and arguments: --fit, the searches and the fixes ask again."""
     args = (n_gpu_layers, n_ubatch, n_kv, flash_attn, n_seqs, n_stream, type_k, type_v, n_kv_swa, layer_gpus, n_gpus,
-            overrides, n_outputs_max)
+            overrides, n_outputs_max, kq_mask_f32)
     return _SIMULATED.get(model, args, lambda: simulate_now(model, *args))
 
 
@@ -146,16 +146,17 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                  n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                  layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                  overrides: tuple[tuple[str, int | None], ...] = (),
-                 n_outputs_max: int | None = None) -> tuple[tuple[int, ...], int]:
+                 n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> tuple[tuple[int, ...], int]:
     """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml/): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
     LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
-    for a CPU-only run (n_gpu_layers None). Cached: --fit and the solvers plan many times."""
+    for a CPU-only run (n_gpu_layers None); kq_mask_f32 for a build before PR #23764. Cached: --fit and the solvers
+    plan many times."""
     from . import ggml
 
     kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa,
-                              n_outputs_max=n_outputs_max)
+                              n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
     from .ggml import affine
@@ -244,13 +245,16 @@ class ComputeSizing:
     simulated: bool
     pipeline: Step | None
     n_outputs_max: int | None = None      # llama-server's output cap where it applies
+    kq_mask_f32: bool = False             # a build before PR #23764: f32 mask inputs
 
 
 def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, simulate_graph: bool,
-                 gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None) -> ComputeSizing:
+                 gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None,
+                 kq_mask_f32: bool = False) -> ComputeSizing:
     """Each device's compute buffer and the host's output buffer, set on ``p``'s devices: the fitted phases first
     (kept where the graph is not simulated), then the traced graph where runtimes/ggml models it.
-    ``n_outputs_max``: llama-server's output cap (LlamaCpp.n_outputs_max; None: the C API's n_batch)."""
+    ``n_outputs_max``: llama-server's output cap (LlamaCpp.n_outputs_max; None: the C API's n_batch).
+    ``kq_mask_f32``: a build before PR #23764, whose KQ mask inputs are f32 (cast to f16 under flash attention)."""
     s, c, fa = b.settings, b.context, b.flash_attn
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
     # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
@@ -261,7 +265,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     # the prompt graph's rows of logits: min(n_ubatch, n_outputs_max) (runtimes/ggml/arch.py pp_outputs)
     phases = compute_phases(model, c.n_ubatch, n_kv, fa, p.n_swa_cells or None, copies,
                             None if n_outputs_max is None else max(1, min(c.n_ubatch, n_outputs_max)))
-    _estimate_compute(model, weights, b, p, phases, n_kv)
+    _estimate_compute(model, weights, b, p, phases, n_kv, kq_mask_f32)
     # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
     # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
     # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
@@ -279,7 +283,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     note = None
     if simulated:
         assert graph_model is not None
-        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max)
+        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
                         f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
@@ -289,14 +293,15 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
         note = _pipeline_estimate(model, b, p, n_kv, ggml.PIPELINE_COPIES)
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
-    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max)
+    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32)
 
 
 def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],
-                      n_kv: int) -> None:
+                      n_kv: int, kq_mask_f32: bool = False) -> None:
     """The fitted estimate of each compute buffer (measurements/llamacpp), used where the graph is not simulated."""
     c, fa, devs, host = b.context, b.flash_attn, p.devs, p.host
-    masks = kq_masks(c.n_ubatch, n_kv, p.n_swa_cells or None, fa)
+    # the host holds the mask inputs: f32 in builds before PR #23764 whatever flash attention does
+    masks = kq_masks(c.n_ubatch, n_kv, p.n_swa_cells or None, fa and not kq_mask_f32)
     row = model.hidden_size * c.n_ubatch * 4          # one f32 activation row set of the ubatch
     out_dev = b.where[model.n_layers]
     if not devs:
@@ -328,7 +333,7 @@ def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: P
 
 
 def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int,
-                      n_outputs_max: int | None) -> None:
+                      n_outputs_max: int | None, kq_mask_f32: bool = False) -> None:
     """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate."""
     from . import ggml
 
@@ -343,12 +348,12 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
         # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
         gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
                                           (-1 if b.ngl > model.n_layers else b.ngl) if devs else None, *kw,
-                                          n_outputs_max=n_outputs_max)
+                                          n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
     else:
         # several GPUs or tensor overrides: the layer at each device boundary and the overridden tensors
         # matter, so the whole graph is traced with each layer's device
         gpu_c, host_c = simulated_compute(graph_model, None, *kw, layer_gpus=b.where, n_gpus=len(devs),
-                                          overrides=rules, n_outputs_max=n_outputs_max)
+                                          overrides=rules, n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
     for d, size in zip(devs, gpu_c):
         d.compute = size
     p.host.compute = host_c

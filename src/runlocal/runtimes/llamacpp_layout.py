@@ -43,8 +43,11 @@ GPU_CONTEXT_OVERHEAD = 590 * MiB
 # Both count in full against RAM here: mapped pages can be dropped and re-read, but a model that only fits
 # that way reads its weights from disk on every token, and tensors the CPU backend repacks for its kernels
 # (ggml-cpu/repack.cpp: Q4_0, Q4_K, Q6_K, IQ4_NL, Q8_0 … on AVX2 / NEON) are copied to anonymous memory anyway.
-HOST_WEIGHTS_MMAP = ("weights memory-mapped from the file (CPU_Mapped, page cache; tensors the CPU backend repacks "
-                     "are copied to an anonymous CPU_REPACK buffer): the host's share counted as resident")
+# src/llama-model.cpp make_cpu_buft_list orders GPU host buffers before the CPU's extra (repack) types, so with a GPU
+# nothing is repacked (measurements/llamacpp_cpumoe)
+HOST_WEIGHTS_MMAP = ("weights memory-mapped from the file (CPU_Mapped, page cache; on a CPU-only run, tensors the CPU "
+                     "backend repacks are copied to an anonymous CPU_REPACK buffer): the host's share counted as "
+                     "resident")
 HOST_WEIGHTS_LOADED = "--no-mmap: weights read into anonymous host memory (CPU buffer), counted as resident"
 
 
@@ -359,7 +362,7 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
                 cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
             dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
             dev.kv += lk.bytes_per_token * cells * c.n_stream
-            if dev.kind == "gpu" and b.backend.ggml_cuda:
+            if dev.kind == "gpu" and b.backend.pads_quant_rows:      # ggml-cuda, ggml-sycl get_alloc_size
                 dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
                 if a.kind != "mla":
                     dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)

@@ -157,6 +157,15 @@ class Ollama:
         self._llama.output_cap = value
 
     @property
+    def kq_mask_f16(self) -> bool:
+        """f16 KQ mask inputs (llama.cpp PR #23764) in the llama-server Ollama launches; False: f32 and a cast."""
+        return self._llama.kq_mask_f16
+
+    @kq_mask_f16.setter
+    def kq_mask_f16(self, value: bool) -> None:
+        self._llama.kq_mask_f16 = value
+
+    @property
     def backend(self) -> str | None:
         """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
         return self._llama.backend

@@ -30,10 +30,7 @@ class Engine:
     fit_offload: bool = False
     gpu_layers_flag: bool = False       # -ngl on its command line (Ollama takes num_gpu in a Modelfile instead)
     cpu_moe: bool = False               # llama-server --n-cpu-moe: routed experts of the first N layers in RAM
-    kv_offload_switch: bool = False     # llama-server --no-kv-offload / -nkvo (common/arg.cpp)
     server_environment: bool = False    # its server's environment sets what a request leaves unset (OLLAMA_*)
-    lora: bool = False                  # --enable-lora slots planned (runtimes/vllm_lora.py)
-    data_parallel: bool = False         # --data-parallel-size / --enable-expert-parallel planned (vllm_parallel.py)
     # across nodes: tensor parallel within a node, pipeline parallel over the nodes (vLLM's docs, "Distributed
     # inference and serving"); the others are planned on one node of up to base.GPUS_PER_NODE GPUs
     multi_node: bool = False
@@ -55,6 +52,10 @@ class Engine:
     speed_backend: str | None = None    # hardware/speed.py's constants for it on any GPU (None: the GPU's ggml backend)
     parallel_flag: str = ""             # its own name for the requests it runs at once, as a user sets it
     parallel_label: str = "Parallel requests"   # the same, as the web form labels the field
+    # the request's engine-specific fields (request.CheckRequest) its planner reads; one of them set for an engine
+    # that does not list it is refused (check.build_settings), never silently ignored. Fields no engine lists
+    # (model, ctx, quant, KV types, parallel …) are common to all.
+    own_options: tuple[str, ...] = ()
 
     @property
     def options_type(self) -> type:
@@ -69,23 +70,35 @@ class Engine:
                                                                                 set(self.gpu_backends)))
 
 
+# llama-server's flags (common/arg.cpp)
+_LLAMA_OPTIONS = ("backend", "batch", "ubatch", "flash_attn", "n_gpu_layers", "n_cpu_moe", "override_tensor",
+                  "kv_unified", "swa_full", "no_mmap", "no_kv_offload", "fit", "tensor_split")
+# what a user can set for Ollama's runner (docs/modelfile.md: num_gpu, num_batch — both -b and -ub —, use_mmap;
+# docs/faq.md: OLLAMA_FLASH_ATTENTION); the backend is the GPU's
+_OLLAMA_OPTIONS = ("backend", "batch", "flash_attn", "n_gpu_layers", "no_mmap")
+_SERVER_OPTIONS = ("max_num_batched_tokens", "tp", "pp", "enforce_eager")   # vLLM's names, SGLang's read the same
+_VLLM_OPTIONS = (*_SERVER_OPTIONS, "gpu_memory_utilization", "swap_space", "dp", "expert_parallel", "enable_lora",
+                 "max_loras", "max_lora_rank")
+
 _LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 ENGINES: tuple[Engine, ...] = (
     Engine("llama.cpp", "llamacpp:LlamaCpp", ("llamacpp", "llama-cpp", "llama-server", "llama_cpp"), "llamacpp",
-           auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True, kv_offload_switch=True,
-           cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel "),
-    Engine("vllm", "vllm:VLLM", (), "vllm", lora=True, hub_checkpoints=True, data_parallel=True, multi_node=True, kv_auto=True,
+           auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True,
+           cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel ", own_options=_LLAMA_OPTIONS),
+    Engine("vllm", "vllm:VLLM", (), "vllm", hub_checkpoints=True, multi_node=True, kv_auto=True,
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
-           speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences"),
+           speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences",
+           own_options=_VLLM_OPTIONS),
     Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, more_gpus=False,
-           parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL"),
+           parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL", own_options=_OLLAMA_OPTIONS),
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
-           speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests"),
+           speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests",
+           own_options=(*_SERVER_OPTIONS, "mem_fraction_static")),
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
            quant_from_config_only=True,
            device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",
-           parallel_label="Batch size"),
+           parallel_label="Batch size", own_options=("max_new_tokens", "attn_implementation", "device_map")),
     Engine("mlx", "mlx:MLX", ("mlx-lm", "mlx_lm"), "mlx", more_gpus=False, device_kinds=("apple",),
            speed_backend="mlx", parallel_flag="--decode-concurrency "),
 )

@@ -28,19 +28,35 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    the report the PR closes, 2026-05-22); b9776 has it (issue #24967: the PR's
                    GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) fires in that build). The C API keeps
                    n_outputs_max = n_batch when not set (llama-cpp-python, runlocal's measured records).
+  f16 KQ mask     the KQ mask graph inputs are reserved in f16 under flash attention since PR #23764 ("llama: use
+                   f16 mask for FA to save VRAM", commit 031ddb2e0, 2026-05-29; src/llama-graph.cpp
+                   build_attn_inp_kv_impl). Before it the input is f32 (in the host's compute buffer) and
+                   self_kq_mask_cnv = ggml_cast(…, GGML_TYPE_F16) adds its f16 copy on the GPU. b9410 is that
+                   commit ("b9410 (031ddb2e0)", a llama.cpp version string), so b9409 and older are without it;
+                   issue #23527's A/B at b9272 logs the CUDA_Host compute 2,408 MiB before, 1,236 with it
+                   (measurements/llamacpp_server_outputs).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
-  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so. The llama-server Ollama
-  builds from upstream llama.cpp (ollama/ollama#15122) was bumped to b10630 on 2026-08-25 and b10864 on 2026-09-08
-  (ollama/ollama#18003, #18317), after PR #23861: the current release is planned with the output cap; which build
-  an earlier release bundled is not mapped here, so a named release is planned without it (the larger buffer).
+  (commit 9db4bda) — the bytes are still planned as llama-server's, and the plan says so. From v0.30.0 Ollama
+  builds llama-server from upstream llama.cpp at the build its LLAMA_CPP_VERSION file names (cmake/local.cmake:
+  ExternalProject_Add GIT_TAG; its llama/compat patches touch the model loader, one model's tables and mtmd, never
+  src/llama-context.cpp or tools/server/server-context.cpp) and starts it with -np: each release's build is in
+  data/ollama_llama_cpp.json (measurements/ollama_builds/make_map.py over the ollama/ollama tags: v0.30.0 b9452 …
+  v0.32.15 b10488), and llama-server's output cap applies by that build as for llama.cpp==bNNNN. Every earlier
+  release ran the CGO runner over a vendored llama.cpp (Makefile.sync FETCH_HEAD; v0.24.0, 2026-05-14, the last)
+  and predates PR #23861 (2026-06-01): no cap; and PR #23764: f32 KQ masks cast to f16 (the Go engine casts its f32
+  mask too, ollama/ollama PR #11967), while every mapped llama-server build (b9452 on) has the f16 mask. A release
+  newer than the map builds at least its last build (b10488, with the cap); the current one b10864
+  (ollama/ollama#18317).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import InputError
 
@@ -58,12 +74,14 @@ VLLM_CURRENT = "v1-cudagraph"
 NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-09-13); issue #17300 (b7079)
 FIT_BUILDS = (6451, 7437)           # PR #16653; issue #18097 (b7437 runs llama-fit-params)
 OUTPUT_CAP_BUILDS = (9272, 9776)    # PR #23861; issue #23527 (b9272, without); issue #24967 (b9776, its assert)
+KQ_MASK_F16_BUILDS = (9409, 9410)   # PR #23764: merged as 031ddb2e0, whose build is b9410
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0,), "2048"), ((0, 6, 7), "4096"), ((0, 15, 5), "tiers"),
 )
 OLLAMA_LLAMA_SERVER_FROM = (0, 30, 0)   # commit 9db4bda, "use llama-server exclusively for GGML models"
+OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's llama.cpp (make_map.py)
 
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
@@ -118,13 +136,15 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
     """(-np auto by default, --fit exists, what the rules are) for a llama.cpp build."""
     if version is None:
         return True, True, ("the current build: -np auto (4 slots, unified KV), --fit on, llama-server's output cap "
-                            "(n_parallel rows of logits in the prompt graph; PR #23861)")
+                            "(n_parallel rows of logits in the prompt graph; PR #23861), f16 KQ masks (PR #23764)")
     build = version.key[0]
     np_auto, fit, cap = build > NP_AUTO_BUILDS[0], build > FIT_BUILDS[0], llamacpp_output_cap(version)
     parts = [("-np auto (4 slots, unified KV; PR #16736)" if np_auto else "-np 1 (before PR #16736)"),
              ("--fit on (PR #16653)" if fit else "no --fit (before PR #16653): -c and -ngl as given"),
              ("llama-server's output cap: n_parallel rows of logits in the prompt graph (PR #23861)" if cap
-              else "n_ubatch rows of logits in the prompt graph (before PR #23861)")]
+              else "n_ubatch rows of logits in the prompt graph (before PR #23861)"),
+             ("f16 KQ masks under flash attention (PR #23764)" if llamacpp_kq_mask_f16(version)
+              else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)")]
     rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap))
     unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
@@ -136,9 +156,63 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
     return np_auto, fit, text
 
 
+def llamacpp_kq_mask_f16(version: RuntimeVersion | None) -> bool:
+    """Whether this build reserves the KQ mask inputs in f16 under flash attention (PR #23764), not f32 + a cast."""
+    return version is None or version.key[0] > KQ_MASK_F16_BUILDS[0]
+
+
 def llamacpp_output_cap(version: RuntimeVersion | None) -> bool:
     """Whether llama-server of this build reserves n_parallel × (1 + draft) output rows, not n_ubatch (PR #23861)."""
     return version is None or version.key[0] > OUTPUT_CAP_BUILDS[0]
+
+
+@lru_cache(maxsize=1)
+def _ollama_releases() -> tuple[tuple[tuple[int, ...], str, dict], ...]:
+    """(version key, version text, record) of every mapped Ollama release, oldest first."""
+    from importlib.resources import files
+
+    doc = json.loads(files("runlocal.data").joinpath(OLLAMA_BUILDS_PATH).read_text(encoding="utf-8"))
+    rows = [(tuple(int(x) for x in v.split(".")), v, r) for v, r in doc["releases"].items()]
+    return tuple(sorted(rows))
+
+
+def ollama_llama_cpp(version: RuntimeVersion) -> tuple[int | None, str]:
+    """(llama.cpp build the release's llama-server is built from, or None before v0.30.0's llama-server; what the
+    map says and where it read it). A release between mapped ones takes the one before it (a build only moves
+    forward); one newer than the map, the map's last build."""
+    if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        known = next((r for key, _, r in _ollama_releases() if key == version.key[:3]), None)
+        vendored = (f"vendored llama.cpp {known['llama_cpp'][:9]} ({known['source']})" if known else
+                    "a vendored llama.cpp (not in the map)")
+        return None, f"its own runner over {vendored}, released before PR #23861 (2026-06-01)"
+    served = [(key, v, r) for key, v, r in _ollama_releases() if r["runs"] == "llama-server"]
+    before = [row for row in served if row[0] <= version.key[:3]]
+    key, v, r = before[-1] if before else served[0]
+    build = int(r["llama_cpp"][1:])
+    if key == version.key[:3]:
+        return build, f"llama-server at llama.cpp {r['llama_cpp']} ({r['source']})"
+    if key == served[-1][0]:
+        return build, (f"llama-server at llama.cpp {r['llama_cpp']} or later (newer than the mapped releases; "
+                       f"v{v}: {r['source']})")
+    return build, f"llama-server at llama.cpp {r['llama_cpp']} (not a mapped release; v{v} before it: {r['source']})"
+
+
+def ollama_output_cap(version: RuntimeVersion | None) -> bool:
+    """Whether this Ollama release's llama-server reserves n_parallel rows of logits (PR #23861), by its build."""
+    if version is None:
+        return True
+    build, _ = ollama_llama_cpp(version)
+    return build is not None and build > OUTPUT_CAP_BUILDS[0]
+
+
+def ollama_kq_mask_f16(version: RuntimeVersion | None) -> bool:
+    """Whether this Ollama release's llama-server reserves f16 KQ masks (llama.cpp PR #23764), by its build. Before
+    v0.30.0 both of Ollama's runners built an f32 mask and cast it to f16 for flash attention: the vendored llama.cpp
+    (ec98e2002, 2026-04) predates the PR, and the Go engine's kvcache casts its f32 mask (ollama/ollama PR #11967)."""
+    if version is None:
+        return True
+    build, _ = ollama_llama_cpp(version)
+    return build is not None and build > KQ_MASK_F16_BUILDS[0]
 
 
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
@@ -150,9 +224,16 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     for first, r in OLLAMA_CTX_RULES:
         if version.key >= first:
             rule = r
+    build, how = ollama_llama_cpp(version)
+    cap = ollama_output_cap(version)
     text = (f"Ollama {version.text}: default num_ctx " + ("by VRAM tier (v0.15.5+)" if rule == "tiers" else rule)
-            + "; n_ubatch rows of logits in the prompt graph (the llama.cpp build this release bundles is not "
-              "mapped against PR #23861's output cap)")
+            + f"; {how}: " + ("llama-server's output cap, n_parallel rows of logits in the prompt graph (PR #23861)"
+                              if cap else "n_ubatch rows of logits in the prompt graph (before PR #23861)")
+            + ("" if ollama_kq_mask_f16(version) else ", f32 KQ masks cast to f16 under flash attention (before "
+               "llama.cpp PR #23764)"))
+    if cap and build is not None and build < OUTPUT_CAP_BUILDS[1]:
+        text += (f" — assumed: the build that brought the cap is not pinned (b{OUTPUT_CAP_BUILDS[0]} is without it, "
+                 f"b{OUTPUT_CAP_BUILDS[1]} has it)")
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
                  "(the v0.30+ layout)")

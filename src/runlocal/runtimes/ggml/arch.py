@@ -10,6 +10,7 @@ from . import periodic
 from .alloc import Buffer, allocate
 from .gcpause import gc_paused
 from .graph import Graph
+from .recurrent import build_rs
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
 # --- llama.cpp's decoder graphs ------------------------------------------------------------------------
@@ -24,6 +25,7 @@ class GraphParams:
     type_k: str = "f16"
     type_v: str = "f16"
     n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
+    kq_mask_f32: bool = False    # builds before PR #23764 (b9410): an f32 mask input, ggml_cast to f16 for FA
 
 
 def _gguf_type(dtype: str | None) -> str:
@@ -136,8 +138,10 @@ class DecoderGraph:
         v_idxs = None if k_only else \
             self.inp("i64", (n_tokens if p.flash_attn else n_tokens * v_gqa_max,), f"attn_inp_v_idxs{suffix}")
         mask_stream = p.n_stream if p.n_stream > 1 else 1
-        mask = self.inp("f16" if p.flash_attn else "f32", (n_kv, n_tokens // mask_stream, 1, mask_stream),
-                        f"attn_inp_kq_mask{suffix}")
+        mask = self.inp("f16" if p.flash_attn and not p.kq_mask_f32 else "f32",
+                        (n_kv, n_tokens // mask_stream, 1, mask_stream), f"attn_inp_kq_mask{suffix}")
+        if p.flash_attn and p.kq_mask_f32:     # self_kq_mask_cnv = ggml_cast(ctx0, self_kq_mask, GGML_TYPE_F16)
+            mask = self.g.dup(mask, "CPY", (mask,), "f16")
         if k_only:
             # build_attn_inp_k_impl: no V indices, no rotation inputs
             return {"k_idxs": k_idxs, "mask": mask, "n_kv": n_kv}
@@ -584,22 +588,6 @@ def build_deepseek2(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
-def _rs(b: DecoderGraph, rs: dict, s: Tensor, state_size: int,
-        get_rows: Callable[[Tensor, Tensor], Tensor] | None = None) -> Tensor:
-    """llama-graph.cpp build_rs for the reserved (full) recurrent memory: rs_head 0, rs_z 0, n_rs = its size."""
-    g = b.g
-    n_seqs = b.n_seqs
-    states = g.reshape(s, state_size, s.ne[1])
-    zero = g.view(states, (state_size,), (), 0)
-    g.expand(g.scale_inplace(zero))
-    out = (get_rows or g.get_rows)(states, rs["main"])
-    g.expand(out)
-    extra = g.get_rows(states, rs["extra"])
-    n_rs = s.ne[1]
-    g.expand(g.cpy(extra, g.view(s, (state_size, n_rs - n_seqs), (s.nb[1],), n_seqs * s.nb[1])))
-    return out
-
-
 def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
     """src/models/mamba-base.cpp build_mamba2_layer (cparams.n_rs_seq 0: one state slot per sequence)."""
     g = b.g
@@ -621,7 +609,7 @@ def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
     mem = max(1, n_seqs)
     r_all = g.weight("f32", (n_embd_r, mem), f"cache_r_l{il}", il)
     s_all = g.weight("f32", (n_embd_s, mem), f"cache_s_l{il}", il)
-    conv = _rs(b, rs, r_all, n_embd_r)
+    conv = build_rs(b, rs, r_all, n_embd_r)
     conv = g.reshape(conv, d_conv - 1, conv_dim, n_seqs)
     zx = g.mul_mat(in_w, cur)
     zx = g.reshape(zx, d_in_proj, n_seq_tokens, n_seqs)
@@ -648,7 +636,7 @@ def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
         ssm = g.reshape(states, d_state, head_dim, n_head, mem)
         return g.ssm_scan(ssm, x, dt, A, B, C, ids)
 
-    y_ssm = _rs(b, rs, s_all, n_embd_s, ssm_rows)
+    y_ssm = build_rs(b, rs, s_all, n_embd_s, ssm_rows)
     D = d_state * d_inner
     yrow = row_size("f32", D)
     g.expand(g.cpy(g.view(y_ssm, (D, n_seqs, 1), (yrow, yrow * n_seqs), x.nelements() * f),
@@ -718,6 +706,13 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 }
 
 
+# the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
+from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
+from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
+
+BUILDERS.update(_HYBRID_BUILDERS)
+
+
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
 # convert_hf_to_gguf writes it since 2025 (an older file's attn_kv_b, or a checkpoint viewed as GGUF, is not built)
 REQUIRED_TENSORS = {"deepseek2": "blk.0.attn_k_b.weight"}
@@ -727,7 +722,8 @@ def supported(model) -> bool:
     """The architecture has a builder and the tensors carry the GGUF names it reads."""
     names = {t.name for t in model.tensors}
     return (model.family in BUILDERS and "token_embd.weight" in names
-            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names)
+            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names
+            and (model.family not in _HYBRID_BUILDERS or _hybrid_buildable(model)))
 
 
 def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,
@@ -771,11 +767,11 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
 
 def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
                      type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None,
-                     n_outputs_max: int | None = None) -> int:
+                     n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> int:
     """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
     context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams,
     n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss), n_outputs_max the context's output cap
-    (llama-server's since PR #23861; None: the C API's n_batch)."""
+    (llama-server's since PR #23861; None: the C API's n_batch), kq_mask_f32 a build before PR #23764."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
     return reserve_sizes(model, p, n_ubatch, n_seqs, n_outputs_max=n_outputs_max)[0]

@@ -195,6 +195,9 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             for src in t.src:
                 if src is not None and src.weight and src.view_src is None:
                     d = place(src)
+                    # offload needs a host buffer (ggml_backend_buffer_is_host): CPU-overridden weights are in
+                    # CUDA_Host / CPU_Mapped, not CPU_REPACK, while a GPU is present (llama-model.cpp
+                    # make_cpu_buft_list: GPU host before CPU extra; only --no-host repacks; measurements/llamacpp_cpumoe)
                     if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
                         # the first backend that wants it, CUDA0, offloads a big op on a host weight
                         # (ggml_backend_offload_op), whichever GPU holds the layer
@@ -618,7 +621,8 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                           n_kv_swa: int | None = None, n_splits: list[int] | None = None,
                           layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
                           overrides: Iterable[tuple[str, int | None]] = (),
-                          pipeline: bool | None = None, n_outputs_max: int | None = None) -> dict[str, int]:
+                          pipeline: bool | None = None, n_outputs_max: int | None = None,
+                          kq_mask_f32: bool = False) -> dict[str, int]:
     """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
     offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
     layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
@@ -630,9 +634,10 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     for batches of 32 or more (to CUDA0, whichever GPU holds the layer), its splits with the copies of their
     inputs (weights in host memory, the KV cache of CPU layers, activations crossing devices) in the compute
     buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
-    counts (llama.cpp logs them). ``n_outputs_max``: the context's output cap (arch.pp_outputs; None: n_batch)."""
+    counts (llama.cpp logs them). ``n_outputs_max``: the context's output cap (arch.pp_outputs; None: n_batch).
+    ``kq_mask_f32``: a build before PR #23764 (f32 KQ mask inputs, cast to f16 under flash attention)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
     n_layer = model.n_layers
     overrides = tuple(overrides)
     if layer_gpus is None:
