@@ -73,6 +73,21 @@ def test_a_dense_model_at_random_contexts_is_sized_as_each_context_alone(monkeyp
     assert affine.SHAPES.stats.symbolic and affine.SHAPES.stats.from_pieces, "no piece was made and used"
 
 
+def test_every_argument_but_the_context_keeps_its_own_shapes(monkeypatch):
+    """A build's KQ mask rule (kq_mask_f32: f32 mask cast to f16 before PR #23764) asked in turn with the default at
+    the same contexts: each answer is its own plain simulation's (the shape's key holds every argument but n_kv)."""
+    m = _model("llama-3.1-8b")
+    monkeypatch.setattr(affine, "SHAPES", affine.Shapes())
+    for n_kv in (4096, 8192, 4096, 12288, 8192, 12288):
+        for f32 in (False, True):
+            args = (m, -1, 512, n_kv, True, 1, 1, "f16", "f16", None)
+            monkeypatch.setattr(llamacpp_compute, "CONTEXT_SHAPES", True)
+            fast = llamacpp_compute.simulate_now(*args, kq_mask_f32=f32)
+            monkeypatch.setattr(llamacpp_compute, "CONTEXT_SHAPES", False)
+            assert fast == llamacpp_compute.simulate_now(*args, kq_mask_f32=f32), (n_kv, f32)
+    assert affine.SHAPES.made >= 2 and not affine.SHAPES.fallbacks
+
+
 @pytest.mark.slow
 def test_a_dense_model_placed_and_cached_otherwise_at_random_contexts(monkeypatch):
     m = _model("llama-3.1-8b")

@@ -169,9 +169,10 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                                           n_gpus=n_gpus, overrides=overrides, **{**kw, "n_kv_swa": swa})
 
     # the graphs are built once per shape with n_kv as a symbol, and scheduled once per placement; the walk runs per
-    # context, or not at all inside a piece (runtimes/ggml/affine.py). The shape: what the graphs are built from
-    shape = (n_ubatch, flash_attn, n_seqs, n_stream, type_k, type_v,
-             "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa, n_outputs_max)
+    # context, or not at all inside a piece (runtimes/ggml/affine.py). The shape: every argument the graphs are built
+    # from (all of kw, so an argument added there is in it) but n_kv
+    swa_mode = "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
+    shape = (n_ubatch, flash_attn, tuple(sorted({**kw, "n_kv_swa": swa_mode}.items())))
     placement = (n_gpu_layers, layer_gpus, n_gpus, overrides)
     out = (affine.SHAPES.run(model, shape, placement, n_kv, cuda, getattr(_hint, "many", False)) if CONTEXT_SHAPES
            else cuda(n_kv))
