@@ -1,7 +1,7 @@
 """A graph shape built once for every context (runtimes/ggml/affine.py: n_kv an affine symbol while the graph is
 built and scheduled, ggml-alloc's walk run per context) must size every compute buffer exactly as building the graph
 at that context does: many random contexts, asked in a random order, on each architecture the simulation builds and
-several placements, against the plain simulation. And the symbol's interval must be sound: every comparison answered
+several placements (the delta-net hybrids too), against the plain simulation. And the symbol's interval must be sound: every comparison answered
 at the point asked for is answered the same way everywhere in the interval left."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_a_dense_model_placed_and_cached_otherwise_at_random_contexts(monkeypatc
 
 @pytest.mark.slow
 @pytest.mark.parametrize("alias", ["qwen3-30b-a3b", "gemma-3-12b", "deepseek-v2-lite", "granite-4-h-tiny",
-                                   "gpt-oss-20b"])
+                                   "gpt-oss-20b", "qwen3-next-80b-a3b", "qwen3.6-35b-a3b"])
 def test_each_architecture_at_random_contexts_is_sized_as_each_context_alone(alias, monkeypatch):
     m = _model(alias)
     n = m.n_layers
