@@ -1,8 +1,9 @@
 """A graph shape built once for every context (runtimes/ggml/affine.py: n_kv an affine symbol while the graph is
-built and scheduled, ggml-alloc's walk run per context) must size every compute buffer exactly as building the graph
-at that context does: many random contexts, asked in a random order, on each architecture the simulation builds and
-several placements (the delta-net hybrids too), against the plain simulation. And the symbol's interval must be sound: every comparison answered
-at the point asked for is answered the same way everywhere in the interval left."""
+built and scheduled, ggml-alloc's walk recorded and replayed per context) must size every compute buffer exactly as
+building the graph at that context does: many random contexts, asked in a random order, on each architecture the
+simulation builds and several placements (the delta-net hybrids too), against the plain simulation. And the
+symbol's interval must be sound: every comparison answered at the point asked for is answered the same way
+everywhere in the interval left."""
 
 from __future__ import annotations
 
