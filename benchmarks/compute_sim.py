@@ -51,6 +51,24 @@ def simulated(rec: dict, spec) -> dict[str, float] | None:
     return res
 
 
+def through_shapes(rec: dict, spec, sim: dict) -> bool:
+    """The record's CUDA buffers asked again through runtimes/ggml/affine.py (graphs built once per shape with n_kv
+    as a symbol, walks per context or none inside a piece), as the planner asks: the same bytes as ``sim``?"""
+    from runlocal.runtimes.llamacpp_compute import simulate_now
+
+    n_seq = rec["n_seq_max"]
+    c = context_sizes(rec["n_ctx_requested"] // n_seq, n_seq, rec["n_batch"], rec["n_ubatch"], bool(rec.get("kv_unified")))
+    fa = rec.get("flash_attn_effective", rec["flash_attn"] != "off")
+    if isinstance(fa, str):
+        fa = fa in ("on", "enabled", "true", "1")
+    n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
+    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
+    n_kv_swa = swa_cells(c, windows[0], bool(rec.get("swa_full"))) if windows else None
+    gpu, host = simulate_now(spec, rec.get("n_gpu_layers", 0), c.n_ubatch, n_kv, bool(fa), n_seq, c.n_stream,
+                             rec["type_k"], rec["type_v"], n_kv_swa)
+    return abs(gpu[0] / MiB - sim["CUDA0 compute"]) + abs(host / MiB - sim["CUDA_Host compute"]) == 0
+
+
 def logged_splits(rec: dict) -> list[int] | None:
     """The pp / tg split counts of sched_reserve's "graph: nodes = …, splits = …" line."""
     for line in rec.get("raw_log", []):
@@ -89,6 +107,9 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="all", choices=("cpu", "cuda", "all"))
     ap.add_argument("--model", default=None)
     ap.add_argument("--worst", type=int, default=0, help="print the N worst simulated records")
+    ap.add_argument("--context-shapes", action="store_true",
+                    help="also ask each CUDA record through the context shapes (runtimes/ggml/affine.py), as the "
+                         "planner does, and count those that come out byte for byte as the plain simulation")
     a = ap.parse_args(argv)
     files = {"cpu": [A.DATA / "cpu.jsonl"], "cuda": [A.DATA / "cuda.jsonl"]}
     paths = files["cpu"] + files["cuda"] if a.backend == "all" else files[a.backend]
@@ -98,11 +119,15 @@ def main(argv=None) -> int:
     fit_errs: dict[tuple, list] = defaultdict(list)
     worst = []
     split_miss = []
+    shaped = [0, 0]
     for rec in recs:
         spec = specs[(rec["model"], rec["weight_type"])]
         sim = simulated(rec, spec)
         if sim is None:
             continue
+        if a.context_shapes and rec["backend"] == "cuda":
+            shaped[0] += through_shapes(rec, spec, sim)
+            shaped[1] += 1
         fit = formula(rec, spec)
         offload = rec.get("n_gpu_layers_setting", "0")
         if "splits" in sim:
@@ -126,6 +151,12 @@ def main(argv=None) -> int:
     print(f"scheduler splits (pp / tg) as logged: {n_cuda - len(split_miss)} of {n_cuda} CUDA records")
     for key, got, want in split_miss[:a.worst or 5]:
         print(f"  splits sim {got} logged {want}  {key}")
+    if a.context_shapes:
+        from runlocal.runtimes.ggml.affine import SHAPES
+
+        print(f"through the context shapes: {shaped[0]} of {shaped[1]} CUDA records byte for byte as the plain "
+              f"simulation ({SHAPES.made} shapes built, {SHAPES.stats.symbolic} symbolic walks, {SHAPES.stats.from_pieces} "
+              "walks answered by a piece)")
     if a.worst:
         for pct, p, w, key, buf in sorted(worst, reverse=True)[:a.worst]:
             print(f"{pct:7.2f}% sim {p:9.2f} logged {w:9.2f}  {buf:<18} {key}")

@@ -192,10 +192,13 @@ def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
     settings = settings.with_(fit=False)
     weights = estimate(model, settings.quant)
     points = []
-    for ctx in contexts:
-        alloc = runtime.allocate(model, weights, settings.with_(ctx=ctx), targets)
-        dev = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else 0)
-        points.append({"ctx": ctx, "total": dev.total, "kv_cache": dev.kv_cache})
+    from .runtimes.llamacpp_compute import many_contexts  # (llama.cpp's graphs built once for every context)
+
+    with many_contexts():
+        for ctx in contexts:
+            alloc = runtime.allocate(model, weights, settings.with_(ctx=ctx), targets)
+            dev = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else 0)
+            points.append({"ctx": ctx, "total": dev.total, "kv_cache": dev.kv_cache})
     return points
 
 

@@ -4,6 +4,7 @@ holds. Pure computation (no I/O)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -158,9 +159,23 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                               n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
-    out = ggml.simulate_compute_cuda(model, n_ubatch, n_kv, flash_attn, n_gpu_layers=n_gpu_layers or 0,
-                                           layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
-                                           n_gpus=n_gpus, overrides=overrides, **kw)
+    from .ggml import affine
+
+    def cuda(cells: Any) -> dict[str, int]:
+        # a sliding-window cache as long as the context (a short one) is the same symbol
+        swa = cells if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
+        return ggml.simulate_compute_cuda(model, n_ubatch, cells, flash_attn, n_gpu_layers=n_gpu_layers or 0,
+                                          layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
+                                          n_gpus=n_gpus, overrides=overrides, **{**kw, "n_kv_swa": swa})
+
+    # the graphs are built once per shape with n_kv as a symbol, and scheduled once per placement; the walk runs per
+    # context, or not at all inside a piece (runtimes/ggml/affine.py). The shape: every argument the graphs are built
+    # from (all of kw, so an argument added there is in it) but n_kv
+    swa_mode = "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
+    shape = (n_ubatch, flash_attn, tuple(sorted({**kw, "n_kv_swa": swa_mode}.items())))
+    placement = (n_gpu_layers, layer_gpus, n_gpus, overrides)
+    out = (affine.SHAPES.run(model, shape, placement, n_kv, cuda, getattr(_hint, "many", False)) if CONTEXT_SHAPES
+           else cuda(n_kv))
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
 
 
@@ -198,6 +213,21 @@ def compute_phases(model: ModelSpec, ubatch: int, n_kv: int, flash_attn: bool,
     return phases
 
 
+
+CONTEXT_SHAPES = True     # False: every context built and scheduled anew (the reference tests compare against)
+_hint = threading.local()
+
+
+class many_contexts:
+    """Plans about to be made at many contexts of one launch (the page's memory curve): each graph shape is built
+    with the context as a symbol from the first of them (runtimes/ggml/affine.py; else from the second)."""
+
+    def __enter__(self) -> None:
+        self.saved = getattr(_hint, "many", False)
+        _hint.many = True
+
+    def __exit__(self, *exc: object) -> None:
+        _hint.many = self.saved
 
 _PREFIXES = IdMemo(256)
 _WIDTHS = IdMemo(256)

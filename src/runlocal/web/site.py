@@ -107,9 +107,12 @@ def device_curves(plan, targets) -> list:
     top = max(plan.model.max_position_embeddings or 131072, plan.settings.ctx or 0, plan.max_context or 0)
     contexts = sorted({c for c in CURVE_POINTS if c <= top} | {c for c in (plan.settings.ctx,) if c})
     rows: list[list[int]] = []
-    for ctx in contexts:
-        alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
-        rows.append([d.total for d in alloc.devices])
+    from ..runtimes.llamacpp_compute import many_contexts  # (llama.cpp's graphs built once for every context)
+
+    with many_contexts():
+        for ctx in contexts:
+            alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
+            rows.append([d.total for d in alloc.devices])
     devices = plan.allocation.devices
     has_gpu = any(d.kind != "cpu" for d in devices)
     series, seen = [], set()

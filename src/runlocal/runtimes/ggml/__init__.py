@@ -26,7 +26,10 @@ Speed comes from around them: a reserved graph is built once per model and shape
 placement (sched.built_graph), sizes are asked once per tensor, and a run of repeated layers is built as a few
 periods only, where ggml-alloc's walk checks at the cut that its state repeats (periodic.py: the same buffers); a
 reduced graph serves every placement whose kept layers have the same shapes, renamed (periodic.layer_shapes), and
-CPython's cyclic collector waits while a graph is simulated (gcpause.py).
+CPython's cyclic collector waits while a graph is simulated (gcpause.py). Across contexts (affine.py, asked by
+runtimes/llamacpp_compute.py): a graph shape asked at a second context is built and scheduled once with n_kv as an
+affine symbol (each comparison narrows the interval where it holds), ggml-alloc's walk recorded (alloc.Program) and
+replayed at each context, or answered by an exact affine piece where a search closes in.
 """
 
 from .alloc import Buffer, DynAllocator, allocate

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...units import round_up
+from . import affine
 from .graph import Graph
-from .periodic import CutCheck
+from .periodic import CutCheck, ReplayCheck
 from .types import CPU_ALIGNMENT, FLAG_INPUT, FLAG_OUTPUT, INPLACE_OPS, Tensor
 
 # --- ggml-alloc.c: the dynamic allocator ------------------------------------------------------------
@@ -70,6 +72,139 @@ class DynAllocator:
         blocks.insert(pos, [offset, size])
 
 
+class SymbolicAllocator(DynAllocator):
+    """DynAllocator for a symbolic run (affine.py): the best fit chosen as at the point asked for, the interval
+    narrowed to where the same block is chosen (not to where every block's fit stays the same)."""
+
+    def alloc(self, size: int) -> int:
+        size = _align(size, self.alignment)
+        blocks = self.blocks
+        best = affine.best_fit([b[1] for b in blocks[:-1]], size)
+        if best < 0:
+            best = len(blocks) - 1
+        block = blocks[best]
+        offset = block[0]
+        block[0] += size
+        block[1] -= size
+        if block[1] == 0:
+            del blocks[best]
+        self.max_size = max(self.max_size, offset + size)
+        return offset
+
+
+# what a walk did to the dynamic allocators, and where it checked its cuts (allocate's trace)
+ALLOC, INPLACE, EXTRA, FREE, CUTS, WATCH = range(6)
+
+
+class Program:
+    """A walk's calls on the dynamic allocators, replayable at another context (affine.py: a graph shape built with
+    n_kv as a symbol). Which tensor is placed, reused in place, trimmed or freed, and in which buffer, follows from the
+    graph's structure alone (its nodes, sources, views, flags, layouts, op kinds; allocate reads sizes only in the
+    allocator calls and in ggml_gallocr_free_extra_space's comparison, both replayed here), so the same calls with
+    the sizes at another n_kv are that context's walk. A reduced graph's cut checks (periodic.py) are made again at
+    each context: which tensors are pending at a cut, their counts and buffers, and the renaming are structural and
+    kept; their offsets, the free blocks and the sizes compared are the replay's (periodic.ReplayCheck).
+    ``ops``: (ALLOC, slot, buffer, size) | (INPLACE, slot, slot of the tensor whose place it takes) |
+    (EXTRA, slot of the parent, parent's size, result's size) | (FREE, slot, size) | (WATCH, node position);
+    sizes as indices into size_list, each (a, b): a + b·m, asked at the first replay (a walk asked at one context
+    only pays nothing for them)."""
+
+    def __init__(self, trace: list, alignments: list[int], size_of: Callable[[Tensor, int], tuple[int, int]]
+                 ) -> None:
+        self.trace: list | None = trace       # compiled into ops at the first replay (most walks are asked once)
+        self.alignments = alignments
+        self.size_later = size_of     # the sizes, as (a, b), asked once each (the cut checks' into self.sizes)
+        self.sizes: dict[tuple[int, int], tuple[int, int]] = {}      # (id(tensor), buffer) → (a, b)
+        self.ops: list[tuple] = []
+        self.check: CutCheck | None = None
+        self.pending: dict[int, list[tuple]] = {}
+        self.sized: list[tuple[Tensor, int]] = []      # the ops' sizes: each (tensor, buffer) once
+        self.size_list: list[tuple[int, int]] = []     # their (a, b)
+        self.n_slots = 0
+
+    def _compile(self, trace: list) -> None:
+        slots: dict[int, int] = {}
+        index: dict[tuple[int, int], int] = {}
+
+        def slot(t: Tensor) -> int:
+            return slots.setdefault(id(t), len(slots))
+
+        def size(t: Tensor, b: int) -> int:
+            k = (id(t), b)
+            i = index.get(k)
+            if i is None:
+                i = index[k] = len(self.sized)
+                self.sized.append((t, b))
+            return i
+        ops = self.ops
+        for ev in trace:
+            kind, t = ev[0], ev[1]
+            if kind == CUTS:
+                self.check = ev[1]
+            elif kind == WATCH:
+                ops.append((WATCH, ev[1]))
+            elif kind == ALLOC:
+                ops.append((ALLOC, slot(t), ev[2], size(t, ev[2])))
+            elif kind == INPLACE:
+                ops.append((INPLACE, slot(t), slot(ev[2])))
+            elif kind == EXTRA:
+                ops.append((EXTRA, slot(t), size(t, ev[3]), size(ev[2], ev[4])))
+            else:
+                ops.append((FREE, slot(t), size(t, ev[2])))
+        # at each watched position, the pending tensors with their slots (CutCheck's snapshot but the offsets)
+        if self.check is not None:
+            for i, (snap, _) in self.check.seen.items():
+                self.pending[i] = [(t, slot(t), allocated, b, nc, nv) for t, allocated, b, _, nc, nv in snap.values()]
+            self.check.info = {}        # (the recorded walk's records: not needed again)
+        self.n_slots = len(slots)
+        self.size_list = [self.size_later(t, b) for t, b in self.sized]
+
+    def replay(self, m: Any, allocator: type[DynAllocator] | None = None) -> list[int]:
+        """Each buffer's max size at m (an int, or a symbol with ``allocator`` SymbolicAllocator)."""
+        if self.trace is not None:
+            self._compile(self.trace)
+            self.trace = None
+        allocs = [(allocator or DynAllocator)(a) for a in self.alignments]
+        off = [0] * self.n_slots
+        buf = [0] * self.n_slots
+        symbolic = not isinstance(m, int)
+
+        def at(ab: tuple[int, int]) -> Any:
+            return affine.make(ab[0], ab[1]) if symbolic else ab[0] + ab[1] * m
+        sz = [affine.make(a, b) for a, b in self.size_list] if symbolic else [a + b * m for a, b in self.size_list]
+        check = None
+        if self.check is not None:
+            def size_of(t: Tensor, b: int) -> Any:
+                k = (id(t), b)
+                ab = self.sizes.get(k)
+                if ab is None:
+                    ab = self.sizes[k] = self.size_later(t, b)
+                return at(ab)
+            check = ReplayCheck(self.check, self.pending, off, allocs, size_of)
+        for op in self.ops:
+            kind = op[0]
+            if kind == FREE:
+                s = op[1]
+                allocs[buf[s]].free(off[s], sz[op[2]])
+            elif kind == ALLOC:
+                s, b = op[1], op[2]
+                buf[s] = b
+                off[s] = allocs[b].alloc(sz[op[3]])
+            elif kind == INPLACE:
+                s, p = op[1], op[2]
+                buf[s], off[s] = buf[p], off[p]
+            elif kind == EXTRA:
+                p = op[1]
+                dyn = allocs[buf[p]]
+                psize, nsize = _align(sz[op[2]], dyn.alignment), _align(sz[op[3]], dyn.alignment)
+                if psize > nsize:
+                    dyn.free(off[p] + nsize, psize - nsize)
+            else:
+                assert check is not None
+                check.at(op[1])
+        return [a.max_size for a in allocs]
+
+
 class _Info:
     """ggml-alloc.c hash_node: a tensor's counts and place (a slotted class: one per tensor per walk)."""
 
@@ -95,12 +230,15 @@ class Buffer:
 def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Tensor], int] | None = None,
              leaf_buffer: Callable[[int, Tensor], int] | None = None,
              nodes: list[Tensor] | None = None, leafs: list[Tensor] | None = None,
-             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = ()) -> list[int]:
+             cuts: Sequence[tuple[Tensor, Tensor, Tensor]] = (), trace: list | None = None) -> list[int]:
     """ggml-alloc.c ggml_gallocr_alloc_graph_impl: the size each buffer needs for this graph (max offset).
-    ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated)."""
+    ``cuts``: where a reduced graph left out repeated layers (periodic.py), checked on the way (NotRepeated).
+    ``trace``, given, receives what the walk did to the dynamic allocators, in order (Program)."""
     nodes = graph.nodes if nodes is None else nodes
     leafs = graph.leafs if leafs is None else leafs
-    allocs = [DynAllocator(b.alignment) for b in buffers]
+    # (a walk with sizes that are symbols, affine.py: the best fit narrows the symbol's interval)
+    allocator = SymbolicAllocator if affine.walking() else DynAllocator
+    allocs = [allocator(b.alignment) for b in buffers]
     info: dict[int, _Info] = {}
     nb_of = node_buffer or (lambda i, t: 0)
     lb_of = leaf_buffer or (lambda i, t: 0)
@@ -145,21 +283,29 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
                             h.buffer_id, h.offset = ph.buffer_id, ph.offset
                             ph.allocated = False
                             vh.allocated = False
+                            if trace is not None:
+                                trace.append((INPLACE, t, p))
                             _free_extra(t, vs, vh)
                             return
                     else:
                         h.buffer_id, h.offset = ph.buffer_id, ph.offset
                         ph.allocated = False
+                        if trace is not None:
+                            trace.append((INPLACE, t, p))
                         _free_extra(t, p, ph)
                         return
         h.buffer_id = buffer_id
         h.offset = allocs[buffer_id].alloc(size_of(t, buffer_id))
+        if trace is not None:
+            trace.append((ALLOC, t, buffer_id))
 
     def _free_extra(t: Tensor, parent: Tensor, ph: _Info) -> None:
         # ggml_gallocr_free_extra_space: a smaller in-place result gives back the parent's tail
         a = allocs[ph.buffer_id].alignment
         psize = _align(size_of(parent, ph.buffer_id), a)
         nsize = _align(size_of(t, hn(t).buffer_id), a)
+        if trace is not None:
+            trace.append((EXTRA, parent, t, ph.buffer_id, hn(t).buffer_id))
         if psize > nsize:
             allocs[ph.buffer_id].free(ph.offset + nsize, psize - nsize)
 
@@ -168,6 +314,8 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
             return
         h = hn(t)
         allocs[h.buffer_id].free(h.offset, size_of(t, h.buffer_id))
+        if trace is not None:
+            trace.append((FREE, t, h.buffer_id))
         h.allocated = False
 
     # a view's placement is its root's: gallocr reads hash values of view roots, which share our ids
@@ -188,12 +336,16 @@ def allocate(graph: Graph, buffers: list[Buffer], node_buffer: Callable[[int, Te
     # the second pass; on a reduced graph, periodic.py checks at each cut that the walk's state repeats
     check = CutCheck(nodes, cuts, leafs, info, allocs, nb_of, size_of) if cuts else None
     watch = check.watch if check is not None else frozenset()
+    if trace is not None and check is not None:
+        trace.append((CUTS, check))
     # (every source has its record from the first pass; allocate_node is entered only where it would not return
     # at once: a tensor of the graph's own, not a view, not yet allocated)
     for i, node in enumerate(nodes):
         if i in watch:
             assert check is not None
             check.at(i)
+            if trace is not None:
+                trace.append((WATCH, i))
         b = nb_of(i, node)
         for p in node.src:
             if p is not None and not p.external and p.view_src is None and not info[id(p)].allocated:

@@ -332,6 +332,26 @@ class CutCheck:
         return per, glob
 
 
+class ReplayCheck(CutCheck):
+    """A recorded walk's cut checks made again in its replay at another context (alloc.Program): the pending
+    tensors at each watched position, their allocated flags, buffers and counts as recorded (structural: the walk's
+    calls do not depend on sizes), their offsets and the free blocks from the replay, the sizes compared at its n_kv.
+    The checks then compare what CutCheck compares and raise NotRepeated where it would."""
+
+    def __init__(self, recorded: CutCheck, pending: dict[int, list[tuple]], offsets: list, allocs: list[Any],
+                 size_of: Callable[[Tensor, int], Any]) -> None:
+        self.nodes, self.pos, self.cuts, self.watch = recorded.nodes, recorded.pos, recorded.cuts, recorded.watch
+        self.nb_of = recorded.nb_of
+        self.allocs, self.size_of = allocs, size_of
+        self.pending, self.offsets = pending, offsets
+        self.seen = {}
+
+    def _snapshot(self, i: int) -> tuple[_Snapshot, tuple]:
+        snap: _Snapshot = {id(t): (t, allocated, b, self.offsets[slot], nc, nv)
+                           for t, slot, allocated, b, nc, nv in self.pending[i]}
+        return snap, tuple(tuple(tuple(b) for b in a.blocks) for a in self.allocs)
+
+
 def _layout(t: Tensor) -> tuple:
     """What the walk reads of a tensor besides its flags, sources and buffer; fixed once the tensor is made."""
     got = t._layout

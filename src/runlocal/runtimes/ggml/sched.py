@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
-from . import periodic
-from .alloc import Buffer, _align, allocate
+from . import affine, periodic
+from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
 from .graph import Graph
@@ -450,17 +450,19 @@ def built_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: in
     """build_graph(...).g, kept per model object and shape (a few: the passes of one search ask for the same ones).
     A reduced graph is kept per shape and sequence of layer shapes (periodic.layer_shapes): it may have been built
     for other layers than ``layers`` (its ``layers`` says which), whose graph it is up to the layers' names."""
+    # (a shape built with n_kv as a symbol keeps its own: each is valid where its comparisons hold, affine.py)
+    memo: IdMemo | affine.Shape = affine.shape() or _BUILT
     if layers is None:
-        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, None),
-                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
+        return memo.get(model, (p, n_tokens, n_seqs, n_outputs, None),
+                        lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs).g))
     shapes = periodic.layer_shapes(model)
     key = (p, n_tokens, n_seqs, n_outputs, "shapes", tuple(shapes[il] for il in layers))
-    built = _BUILT.get(model, key, lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g,
-                                                      layers))
+    built = memo.get(model, key, lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g,
+                                                    layers))
     if built.layers != layers and not built.layers_read() <= {*(built.layers or ()), -1, model.n_layers, None}:
         # a tensor names a layer the graph was not built with: not a renaming, so build these layers' own graph
-        return _BUILT.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
-                          lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g, layers))
+        return memo.get(model, (p, n_tokens, n_seqs, n_outputs, layers),
+                        lambda: BuiltGraph(build_graph(model, p, n_tokens, n_seqs, n_outputs, layers).g, layers))
     return built
 
 
@@ -506,14 +508,90 @@ def _placed(model, p: GraphParams, nt: int, n_seqs: int, n_out: int, layers: tup
     if any(t is None for cut in at for t in cut):
         k = next(k for k, cut in enumerate(at) if None in cut)
         raise periodic.NotRepeated("a cut layer built no node", k)
+    shape = affine.shape()
     with built.lock:
         try:
-            nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
-            got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
-                           cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+            if shape is None:
+                nodes, ids, leafs, leaf_ids, ns = _sched_split(g, **sched_args)
+                got = allocate(g, buffers, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs,
+                               cuts=at)  # type: ignore[arg-type]   # (no None left: checked above)
+                return got, ns
+            key, (nodes, ids, leafs, leaf_ids, ns) = _scheduled(shape, built, layers, sched_args)
+            wkey = (key, tuple(cuts))
+            point = [Buffer(b.alignment, _at_point(b.alloc_size)) for b in buffers]
+
+            def walk(symbolic: bool) -> list:
+                # the walk recorded once per shape (at the point asked for) and replayed at other contexts: with
+                # plain sizes, or with symbolic ones whose comparisons narrow the interval of its piece (affine.py)
+                prog = shape.programs.get(wkey)
+                if prog is None:
+                    prog, got = _program(shape, g, buffers, point, ids, leaf_ids, nodes, leafs, at)
+                    shape.programs[wkey] = prog
+                    while len(shape.programs) > shape.SCHEDULES:
+                        del shape.programs[next(iter(shape.programs))]
+                    if not symbolic:
+                        return got
+                if not symbolic:
+                    with affine.at_point():
+                        return prog.replay(shape.dom.x0)
+                with affine.symbolic_walk():
+                    return prog.replay(shape.sym, SymbolicAllocator)
+            return shape.walk(wkey, walk), ns
         finally:
             built.restore()
-    return got, ns
+
+
+def _program(shape: affine.Shape, g: Graph, buffers: list[Buffer], point: list[Buffer], ids: list[int],
+             leaf_ids: list[int], nodes: list[Tensor], leafs: list[Tensor], at: list
+             ) -> tuple[Program, list[int]]:
+    """A walk at the point asked for, recorded as a Program to replay at the shape's other contexts: the comparisons
+    of layouts it makes (in-place reuse, the cut checks' renaming) narrow the shape's interval, as the build's do;
+    its sizes, offsets and free blocks are plain ints at the point."""
+    trace: list = []
+
+    dom = shape.dom     # (not the shape itself: a Program kept by its shape must not refer back to it, or the
+    #                     shape, dropped from the cache, would wait for a full collection to be freed)
+
+    def size(t: Tensor, b: int) -> tuple[int, int]:
+        # (asked by the replays: whatever alloc_size compares is the shape's to narrow)
+        with affine.under(dom):
+            return affine.coefficients(buffers[b].alloc_size(t))
+    with shape.structure():
+        got = allocate(g, point, _by_index(ids), _by_index(leaf_ids), nodes=nodes, leafs=leafs, cuts=at,
+                       trace=trace)
+    return Program(trace, [b.alignment for b in buffers], size), got
+
+
+def _at_point(alloc_size: Callable[[Tensor], int]) -> Callable[[Tensor], int]:
+    """A buffer type's size of a tensor at the context asked for (ggml-alloc's walk runs with plain ints)."""
+    return lambda t: affine.value(alloc_size(t))
+
+
+def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] | None, sched_args: dict
+               ) -> tuple[tuple, tuple[list[Tensor], list[int], list[Tensor], list[int], int]]:
+    """_sched_split of a graph built with n_kv as a symbol, once per shape and placement: its nodes' rewritten
+    sources and its leafs' flags kept and put back for the next context (the split is the same at every n_kv of the
+    shape's interval; the layer and weight devices come from the placement, the renaming from ``layers``).
+    Returns (its key, the split)."""
+    key = (shape.placement, id(built), layers, sched_args["pin_norms"], sched_args["n_backends"],
+           sched_args["n_copies"])
+    got = shape.schedules.pop(key, None)
+    g = built.g
+    if got is None:
+        with shape.structure():
+            split = _sched_split(g, **sched_args)
+        got = (split, [t.src for t in g.nodes], [t.flags for t in g.leafs])
+        shape.schedules[key] = got
+        while len(shape.schedules) > shape.SCHEDULES:
+            del shape.schedules[next(iter(shape.schedules))]
+        return key, split
+    shape.schedules[key] = got        # (the latest last)
+    split, srcs, flags = got
+    for t, src in zip(g.nodes, srcs):
+        t.src = src
+    for t, f in zip(g.leafs, flags):
+        t.flags = f
+    return key, split
 
 
 _OUTCOMES = IdMemo(256)
@@ -586,7 +664,13 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
     # periodic.py: the graph with repeated layers left out where the walk checks that they repeat (not when the
     # split counts are asked for: the layers left out would have had theirs)
-    kinds = periodic.layer_kinds(model, layer_dev, weight_dev) if periodic.SKIP and n_splits is None else []
+    shape = affine.shape()
+    if not periodic.SKIP or n_splits is not None:
+        kinds = []
+    elif shape is not None:      # (the same for each context of a placement)
+        kinds = shape.per_placement("kinds", lambda: periodic.layer_kinds(model, layer_dev, weight_dev))
+    else:
+        kinds = periodic.layer_kinds(model, layer_dev, weight_dev)
     for nt, n_out in ((n_tokens, pp_outputs(n_ubatch, n_outputs_max)), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
                           weight_dev=weight_dev, n_copies=n_copies)

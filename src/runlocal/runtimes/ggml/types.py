@@ -68,7 +68,9 @@ class Tensor:
         # ggml.c ggml_nbytes
         got = self._nbytes
         if got is None:
-            got = self._nbytes = self._nbytes_now()
+            got = self._nbytes_now()
+            if type(got) is int:      # (a size with the context as a symbol, affine.py, is asked in each walk:
+                self._nbytes = got    # the walk's comparisons belong to that walk)
         return got
 
     def _nbytes_now(self) -> int:
