@@ -67,7 +67,7 @@ def test_rocm_prefill_is_predicted():
     assert _step(d)["value"] == "rocm" and d["speed"]["prefill_tokens_per_s"]
 
 
-def test_the_public_vulkan_log_matches_once_its_builds_mask_is_counted():
+def test_the_public_vulkan_log_is_the_trace_plus_a_mask_sized_gap_left_open():
     """ik_llama.cpp#562 (mainline build 5781 on Vulkan): Llama-3.1-8B Q4_0, -c 16384 -b 2048 -ub 1024 -fa, one
     sequence, f16 cache, all 33 layers offloaded, logs "Vulkan0 compute buffer size = 613.01 MiB". Planned as that
     build (before llama-server's output cap, PR #23861, and before PR #23764: the f32 KQ mask and its f16 cast are
