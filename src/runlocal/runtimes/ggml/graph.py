@@ -177,7 +177,9 @@ class Graph:
         return t
 
     def ssm_conv(self, sx: Tensor, c: Tensor, name: str | None = None) -> Tensor:
-        return self.new("f32", (c.ne[1], sx.ne[0] - c.ne[0] + 1, sx.ne[2]), "SSM_CONV", (sx, c), name)
+        # ggml.c ggml_ssm_conv: (channels = c->ne[1], n_t, n_s); a checkpoint's (C, 1, K) kernel view has its channels
+        # in ne[2]: all but the kernel size either way
+        return self.new("f32", (c.nelements() // c.ne[0], sx.ne[0] - c.ne[0] + 1, sx.ne[2]), "SSM_CONV", (sx, c), name)
 
     def ssm_scan(self, s: Tensor, x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, ids: Tensor,
                  K: int = 1, name: str | None = None) -> Tensor:

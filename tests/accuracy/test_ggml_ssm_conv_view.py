@@ -1,0 +1,30 @@
+"""A Mamba-2 layer's conv kernel as a checkpoint has it, (C, 1, K), and as its GGUF has it, (C, K): llama.cpp reads
+the channels as the GGUF kernel's ne[1] (ggml.c ggml_ssm_conv; src/models/graph-context-mamba.cpp build_mamba2_layer
+conv_dim). A user asking "what compute buffer will llama.cpp reserve for granite-4.0-h-tiny at 4K / 64K on my 4090?"
+gets the same answer from the catalog (config.json) as from the converter's GGUF of the same model, whose path the
+real llama.cpp loads confirm (measurements/llamacpp). Before, the catalog's view read its channels as 1 and planned
+GPU compute 12 MiB low (49.41 against 61.41 MiB at 4K)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+from runlocal.evidence import qwen35_runs
+
+pytest.importorskip("gguf", reason="gguf-py is not installed")
+
+
+def compute_by_device(model: str, ctx: int) -> list[tuple[str, int]]:
+    plan, _ = check(CheckRequest(model=model, quant=None if model.endswith(".gguf") else "F16", gpu="rtx-4090",
+                                 ctx=ctx, n_gpu_layers=-2, use_measurements=False))
+    return [(d.kind, d.compute) for d in plan.allocation.devices]
+
+
+@pytest.mark.parametrize("alias", ["granite-4.0-h-tiny", "nemotron-3-nano-30b-a3b", "falcon-h1-0.5b"])
+def test_catalog_and_gguf_plan_the_same_compute_buffers(alias, tmp_path: Path):
+    gguf = str(qwen35_runs.write_gguf(alias, tmp_path, False))       # a sparse file: no disk
+    for ctx in (4096, 65536):
+        assert compute_by_device(alias, ctx) == compute_by_device(gguf, ctx)
