@@ -28,10 +28,8 @@ def is_context(rec: dict) -> bool:
     return rec.get("stage") not in ("skipped", "model_load") and bool(rec.get("ok"))
 
 
-def simulated(rec: dict, spec) -> dict[str, float] | None:
-    """Simulated compute buffers in MiB, keyed like the record's `buffers`; None where not modelled."""
-    if not G.supported(spec):
-        return None
+def _inputs(rec: dict, spec):
+    """The record's settings as the simulation takes them: (context sizes, flash attention, n_kv, n_kv_swa)."""
     n_seq = rec["n_seq_max"]
     c = context_sizes(rec["n_ctx_requested"] // n_seq, n_seq, rec["n_batch"], rec["n_ubatch"], bool(rec.get("kv_unified")))
     fa = rec.get("flash_attn_effective", rec["flash_attn"] != "off")
@@ -40,11 +38,20 @@ def simulated(rec: dict, spec) -> dict[str, float] | None:
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
     windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
     n_kv_swa = swa_cells(c, windows[0], bool(rec.get("swa_full"))) if windows else None
+    return c, bool(fa), n_kv, n_kv_swa
+
+
+def simulated(rec: dict, spec) -> dict[str, float] | None:
+    """Simulated compute buffers in MiB, keyed like the record's `buffers`; None where not modelled."""
+    if not G.supported(spec):
+        return None
+    n_seq = rec["n_seq_max"]
+    c, fa, n_kv, n_kv_swa = _inputs(rec, spec)
     kw = dict(n_seqs=n_seq, n_stream=c.n_stream, type_k=rec["type_k"], type_v=rec["type_v"], n_kv_swa=n_kv_swa)
     if rec["backend"] == "cpu":
-        return {"CPU compute": G.simulate_compute(spec, c.n_ubatch, n_kv, bool(fa), **kw) / MiB}
+        return {"CPU compute": G.simulate_compute(spec, c.n_ubatch, n_kv, fa, **kw) / MiB}
     splits: list[int] = []
-    out = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, bool(fa), n_gpu_layers=rec.get("n_gpu_layers", 0),
+    out = G.simulate_compute_cuda(spec, c.n_ubatch, n_kv, fa, n_gpu_layers=rec.get("n_gpu_layers", 0),
                                   n_splits=splits, **kw)
     res = {k: v / MiB for k, v in out.items()}
     res["splits"] = splits      # type: ignore[assignment]
@@ -56,15 +63,8 @@ def through_shapes(rec: dict, spec, sim: dict) -> bool:
     as a symbol, walks per context or none inside a piece), as the planner asks: the same bytes as ``sim``?"""
     from runlocal.runtimes.llamacpp_compute import simulate_now
 
-    n_seq = rec["n_seq_max"]
-    c = context_sizes(rec["n_ctx_requested"] // n_seq, n_seq, rec["n_batch"], rec["n_ubatch"], bool(rec.get("kv_unified")))
-    fa = rec.get("flash_attn_effective", rec["flash_attn"] != "off")
-    if isinstance(fa, str):
-        fa = fa in ("on", "enabled", "true", "1")
-    n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
-    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window]
-    n_kv_swa = swa_cells(c, windows[0], bool(rec.get("swa_full"))) if windows else None
-    gpu, host = simulate_now(spec, rec.get("n_gpu_layers", 0), c.n_ubatch, n_kv, bool(fa), n_seq, c.n_stream,
+    c, fa, n_kv, n_kv_swa = _inputs(rec, spec)
+    gpu, host = simulate_now(spec, rec.get("n_gpu_layers", 0), c.n_ubatch, n_kv, fa, rec["n_seq_max"], c.n_stream,
                              rec["type_k"], rec["type_v"], n_kv_swa)
     return abs(gpu[0] / MiB - sim["CUDA0 compute"]) + abs(host / MiB - sim["CUDA_Host compute"]) == 0
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from . import periodic
 from .alloc import Buffer, allocate
 from .gcpause import gc_paused
-from .graph import Graph
+from .graph import Graph, conv_channels
 from .recurrent import build_rs
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
@@ -596,10 +596,7 @@ def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
     conv_w = b.lw(il, "ssm_conv1d.weight")
     in_w = b.lw(il, "ssm_in.weight")
     assert conv_w is not None and in_w is not None
-    # ggml reads the kernel as (K, C) (a GGUF's ssm_conv1d); a checkpoint's (C, 1, K) view is (K, 1, C): C is all
-    # but the kernel size either way
-    d_conv = conv_w.ne[0]
-    conv_dim = conv_w.nelements() // d_conv
+    d_conv, conv_dim = conv_w.ne[0], conv_channels(conv_w)
     n_head = b.lw(il, "ssm_dt.bias").ne[0]  # type: ignore[union-attr]
     d_inner = b.lw(il, "ssm_out.weight").ne[0]  # type: ignore[union-attr]
     head_dim = d_inner // n_head

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .graph import conv_channels
 from .recurrent import build_rs
 from .types import FLAG_OUTPUT, Tensor, row_size
 
@@ -59,7 +60,7 @@ def _delta_net_dims(b: DecoderGraph, il: int) -> dict[str, int]:
     conv = b.lw(il, "ssm_conv1d.weight")
     assert conv is not None
     d_conv = conv.ne[0]
-    channels = conv.nelements() // d_conv
+    channels = conv_channels(conv)
     return {"n_v": n_v, "d_inner": d_inner, "d_state": d_state, "hv": d_inner // n_v, "d_conv": d_conv,
             "channels": channels, "n_k": (channels - d_inner) // (2 * d_state),
             "n_embd_r": rec.conv_elems, "n_embd_s": rec.state_elems}

@@ -7,6 +7,12 @@ from collections.abc import Iterable
 from .types import FLAG_INPUT, Tensor, _ne4, _strides, shared
 
 
+def conv_channels(kernel: Tensor) -> int:
+    """A recurrent layer's conv kernel channels: ggml reads them as ne[1] of the GGUF's (K, C) kernel; a checkpoint's
+    (C, 1, K) view has them in ne[2] — all but the kernel size either way."""
+    return kernel.nelements() // kernel.ne[0]
+
+
 class Graph:
     """A ggml_cgraph being built: ggml's ops as methods, and build_forward_expand's depth-first node order
     (ggml.c ggml_visit_parents_graph: sources first, left to right; op NONE → leaf, else node)."""
@@ -177,9 +183,8 @@ class Graph:
         return t
 
     def ssm_conv(self, sx: Tensor, c: Tensor, name: str | None = None) -> Tensor:
-        # ggml.c ggml_ssm_conv: (channels = c->ne[1], n_t, n_s); a checkpoint's (C, 1, K) kernel view has its channels
-        # in ne[2]: all but the kernel size either way
-        return self.new("f32", (c.nelements() // c.ne[0], sx.ne[0] - c.ne[0] + 1, sx.ne[2]), "SSM_CONV", (sx, c), name)
+        # ggml.c ggml_ssm_conv: (channels = c->ne[1], n_t, n_s)
+        return self.new("f32", (conv_channels(c), sx.ne[0] - c.ne[0] + 1, sx.ne[2]), "SSM_CONV", (sx, c), name)
 
     def ssm_scan(self, s: Tensor, x: Tensor, dt: Tensor, A: Tensor, B: Tensor, C: Tensor, ids: Tensor,
                  K: int = 1, name: str | None = None) -> Tensor:
