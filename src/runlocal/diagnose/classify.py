@@ -282,11 +282,20 @@ def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
     return not strict and not sliver and cached >= req and req - free <= req / 2
 
 
-def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None) -> str:
+def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
+                    loaded: bool = False, async_allocator: bool = False) -> str:
     """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc).
-    ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node)."""
+    ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node);
+    ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
+    ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``."""
+    if async_allocator:
+        # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
+        # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure
+        return "fragmentation"
     if line_phase == "load":
         return "cuda_oom_load"
+    if loaded and running:
+        loading = False
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
         return "cuda_oom_long_context"
     req, total = figures.get("requested_bytes"), figures.get("total_bytes")
@@ -324,7 +333,7 @@ class Scanner:
         self.ring: deque[str] = deque(maxlen=CONTEXT_BEFORE)
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
-        self.loading = self.running = False
+        self.loading = self.running = self.loaded = self.async_allocator = False
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
         self.line_phase: str | None = None
         self.engine_dead = False
@@ -423,6 +432,10 @@ class Scanner:
             self.loading = True
         if signals.RUN.search(low):
             self.running = True
+        if signals.LOADED.search(low):
+            self.loaded = True
+        if "backend:cudamallocasync" in low.replace(" ", ""):  # PyTorch's setting, not a runtime's own cudaMallocAsync
+            self.async_allocator = True
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
@@ -431,7 +444,7 @@ class Scanner:
         if self.best is not None and top.priority <= self.best[0]:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
-        self.loading = self.running = False
+        self.loading = self.running = self.loaded = self.async_allocator = False
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -519,7 +532,8 @@ class Scanner:
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:
-                category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase)
+                category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase, self.loaded,
+                                           self.async_allocator)
                 entry = kb.get(PRIMARY[category]) or entry
         title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,

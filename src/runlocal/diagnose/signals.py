@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from .phase import LOAD, LOADED, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
+
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "engine_dead", "is_bare_cuda_error",
            "is_bare_kill", "line_entry", "woken_by",
            "phase_of_line", "severity_of_line"]
@@ -122,8 +124,9 @@ _HOST_ALLOC = re.compile(
 
 # -- allocator / device --------------------------------------------------------------------------
 # "metal" as a word of its own, not inside a hyphenated or underscored name: Tenstorrent's SDK is "tt-metal"
-# (paths /tt-metal/tt_metal/…) and has nothing to do with Apple's Metal; ggml's own file names still count
-_METAL = re.compile(r"metal(?<![\w-]metal)(?![\w-])|ggml[_-]metal|\bmtl\w*|kiogpu|iogpu|\[metal"
+# (paths /tt-metal/tt_metal/…) and has nothing to do with Apple's Metal; ggml's own file names still count. Metal's
+# API types are "MTL" and a name (MTLBuffer, MTLCommandBuffer); "MTL" alone is Intel's Meteor Lake ("MTL iGPU")
+_METAL = re.compile(r"metal(?<![\w-]metal)(?![\w-])|ggml[_-]metal|\bmtl[a-z]\w*|kiogpu|iogpu|\[metal"
                     r"|\bmps\b"  # PyTorch's MPS allocator
                     r"|maximum recommended size|recommendedmaxworkingset")  # MLX's warning against Metal's working set
 _HIP = re.compile(r"\bhip\b|hipmalloc|\brocm\d*\b")
@@ -531,64 +534,8 @@ GATE_WORDS = frozenset({
 })
 
 # -- phase markers -------------------------------------------------------------------------------
-LOAD = re.compile(
-    r"from_pretrained|load_state_dict|_load_pretrained_model|load_checkpoint|checkpoint shards|load_weights"
-    r"|load_model|get_model\(|initialize_model|model_loader|modelloader|init_device|profile_run|_dummy_run"
-    r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
-    r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
-    r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading weights|load_tensors"
-    r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device"
-    # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
-    # "Engine building failed" / "Failed to deserialize cuda engine"
-    r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
-    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
-    r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
-    r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
-    r"|trtllm-build\b|\bconvert_checkpoint\b"
-    # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
-    r"|allocatepools\b")  # TensorRT-LLM building an engine / converting a checkpoint
-RUN = re.compile(
-    r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
-    r"|_model_forward|attention|\battn|sdpa"
-    r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
-    r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
-    r"|prefill(?![ _-](?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
-    r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
-    # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
-    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
-    # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
-    # node (a loader node is start-up, any other node is a graph run)
-    r"|output generated in\b|node type:\W*(?!\w*load)\w"
-    # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
-    # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
-    r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
-    # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
-    # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
-    r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"
-    r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
-    r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
-    r"|sampling steps|batch_manager|in-?flight"
-    # memory that grows over requests (a leak, "climbs to ~11.9 GB over 3 requests") or a benchmark being run: the
-    # model had loaded and requests were served
-    r"|\bbenchmarking\b|\bleak(?:s|ed|ing)?\b|\bover \d+ (?:requests|calls|queries|prompts|turns|generations)\b"
-    r"|\bbetween (?:\w+ )?(?:calls|requests|queries|generations)\b"
-    # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
-    # the model is loaded and answering
-    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
-    r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
-    # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
-    # came back as the answer to a request, so the model was loaded and serving
-    r"|\"object\\?\":\s*\\?\"error\\?\""
-    # an input that grew until the failure ("when the tokens reach 6k", "当token达到6k时"): the phase is the run
-    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
-    # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
-    # the input grows while serving, the model had loaded
-    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
-    # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
-    # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
-    r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
-    r"|prompt\s*(?:is |was )?(?:more |too |very )?(?:long|complex)\b|prompt.{0,3}(?:较为|比较|较|太|很)?(?:长|复杂)"
-    r"|长的(?:问题|输入|文本)|请求")
+# (in .phase: LOAD, RUN, LOADED and phase_of_line, the words that tell start-up from a run; imported above)
+
 
 
 def severity_of_line(low: str) -> str | None:
@@ -618,16 +565,6 @@ def went_on_after_warning(low: str, lines_after: int) -> bool:
     if lines_after <= 2 and names_resource_limit(low):
         return True
     return severity_of_line(low) is None and not _ADVICE_LINE.search(low)
-
-
-def phase_of_line(low: str) -> str | None:
-    """"load", "run" or None for one lower-cased line; a load marker wins on a line that has both
-    (vLLM's "warming up sampler" is start-up)."""
-    if LOAD.search(low):
-        return "load"
-    if RUN.search(low):
-        return "run"
-    return None
 
 
 def woken_by(low: str) -> str | None:

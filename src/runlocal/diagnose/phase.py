@@ -1,0 +1,101 @@
+"""The phase words: which lines show a model loading or starting up (LOAD), which show it running requests, a
+generation, a training loop (RUN), and which say the load or build was over (LOADED). Read by the scanner around a
+generic out-of-memory (classify.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
+signals.py (session 10) to keep both modules under ~800 lines; signals re-exports these names."""
+
+from __future__ import annotations
+
+import re
+
+LOAD = re.compile(
+    r"from_pretrained|load_state_dict|_load_pretrained_model|load_checkpoint|checkpoint shards|load_weights"
+    r"|load_model|get_model\(|initialize_model|model_loader|modelloader|init_device|profile_run|_dummy_run"
+    r"|_dummy_sampler_run|warming up|warmup|warm up|profiling|determine_num_available_blocks|determine_available_memory"
+    r"|initialize_kv_cache|initialize_cache|capture_model|capturing cuda ?graph|cuda ?graph capture|capture cuda graph"
+    r"|torch\.load|set_module_tensor_to_device|dispatch_model|load_single_module|loading weights|load_tensors"
+    r"|\.to\(device|model\.to\(|model\.cuda\(|t\.cuda\(|\.load\(\)|exllamav\d+_hf\.py|_loader\b|weighs_to_device"
+    # start-up said in words: "failed to initialize executor", "Engine core initialization failed", TensorRT's
+    # "Engine building failed" / "Failed to deserialize cuda engine"
+    r"|failed to initiali[sz]e|initiali[sz]ation failed|creation failed|could not be created|engine build"
+    r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
+    r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
+    r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
+    r"|trtllm-build\b|\bconvert_checkpoint\b"
+    # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
+    r"|allocatepools\b"  # TensorRT-LLM building an engine / converting a checkpoint
+    # the failure said to come while the model loads, in prose ("CUDA OOM when loading large models", "在load模型时",
+    # "加载模型时"); "加载完" ("finished loading") is the opposite and is read by LOADED
+    r"|\b(?:when|while|during) loading\b|load\s*模型|加载(?!完|好|成功)"
+    # a pipeline or a deployment being built (transformers' pipeline(...), DeepSpeed-MII's mii.deploy(...))
+    r"|\bpipeline\(|creat\w* (?:a |the )?pipeline|\bdeploy\(")
+RUN = re.compile(
+    r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
+    r"|_model_forward|attention|\battn|sdpa"
+    r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
+    r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
+    r"|prefill(?![ _-](?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
+    # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
+    r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
+    # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
+    # node (a loader node is start-up, any other node is a graph run)
+    r"|output generated in\b|node type:\W*(?!\w*load)\w"
+    # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
+    # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
+    r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
+    # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
+    r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"
+    r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
+    r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
+    r"|sampling steps|batch_manager|in-?flight"
+    # memory that grows over requests (a leak, "climbs to ~11.9 GB over 3 requests") or a benchmark being run: the
+    # model had loaded and requests were served
+    r"|\bbenchmarking\b|\bleak(?:s|ed|ing)?\b|\bover \d+ (?:requests|calls|queries|prompts|turns|generations)\b"
+    r"|\bbetween (?:\w+ )?(?:calls|requests|queries|generations)\b"
+    # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
+    # the model is loaded and answering
+    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
+    r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
+    # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
+    # came back as the answer to a request, so the model was loaded and serving
+    r"|\"object\\?\":\s*\\?\"error\\?\""
+    # an input that grew until the failure ("when the tokens reach 6k", "当token达到6k时"): the phase is the run
+    r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
+    # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
+    # the input grows while serving, the model had loaded
+    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
+    # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
+    # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
+    r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
+    r"|prompt\s*(?:is |was )?(?:more |too |very )?(?:long|complex)\b|prompt.{0,3}(?:较为|比较|较|太|很)?(?:长|复杂)"
+    r"|长的(?:问题|输入|文本)|请求"
+    # inference named as what was running ("Error during inference", 推理时 / 推理的时候 / 推理报… "while inferring")
+    r"|\b(?:during|while|in) inferenc\w*|推理(?:时|的时候|过程|中|报)"
+    # a long text or too many tokens sent (长文本 "long text", "token 太多" "too many tokens"), a needle-in-a-haystack
+    # test, an image uploaded or sent with the prompt (上传图片 "upload a picture"): requests to a loaded model
+    r"|长(?:文本|输入|上下文)|tokens?\s*太多|太多\s*的?\s*tokens?|too many tokens|\bneed(?:le|el)[\s_-]?(?:test|in|haystack)"
+    r"|上传(?:图片|图像)|\bupload\w* (?:an? |the )?(?:image|picture|photo)"
+    r"|\b(?:send|sent|submit\w*) (?:an? |the )?(?:image|picture|photo)"
+    # an input size written with a hyphen ("15k-tokens.txt"), lmdeploy's per-request line (input_tokens=2408) and
+    # its TP worker loop (_tp_model_loop)
+    r"|\b\d+(?:\.\d+)?k[-_]tokens?\b|\binput_tokens=\d|\bhistory_tokens=\d|model_loop\b"
+    # memory that grows while serving ("显存一直缓慢增长直到oom", "memory keeps growing until"), 持续运行 "running on"
+    r"|(?:显存|内存|memory|vram)[^\n.。]{0,12}?(?:一直|持续|逐渐|缓慢|keeps?|kept|steadily|slowly|continuously)"
+    r"[^\n.。]{0,8}?(?:增长|增加|上升|grow|increas|ris)|持续运行")
+# the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
+# a failure after it, with run words around it, is the run even where the log also shows the load or the build
+LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)")
+
+
+def phase_of_line(low: str) -> str | None:
+    """"load", "run" or None for one lower-cased line; a load marker wins on a line that has both
+    (vLLM's "warming up sampler" is start-up), unless the line says the load was over ("after it finished loading,
+    an image was uploaded")."""
+    if LOADED.search(low) and RUN.search(low):
+        return "run"
+    if LOAD.search(low):
+        return "load"
+    if RUN.search(low):
+        return "run"
+    return None

@@ -1,0 +1,101 @@
+"""The phase of an out-of-memory read from what the user says the program was doing (session 10, round 17's misses):
+loading said in prose ("when loading", 加载模型时, a pipeline being built, mii.deploy) is the load; inference, a long
+text, too many tokens, an image uploaded, memory growing while serving, lmdeploy's request line are the run; a load or
+build said to be over lets the run words win; PyTorch's cudaMallocAsync backend is the allocator's layout; "MTL" alone
+is Intel's Meteor Lake, not Apple's Metal. Each test pastes what a user would and reads `runlocal diagnose`'s answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.diagnose import diagnose_text
+
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacity of "
+       "23.55 GiB of which 27.69 MiB is free. Including non-PyTorch memory, this process has 23.50 GiB memory in use.")
+
+
+@pytest.mark.parametrize("said", [
+    "I get CUDA OOM errors when loading larger models like bloom-7b1 (8 GPUs, 23 GB each).",
+    "用 4 张 A100 做推理，在load模型时总是在 80% 左右报 oom",          # "in load model, at about 80 %, OOM"
+    "加载模型时报错：",                                                     # "error while loading the model:"
+    "I tried to create a pipeline with the library and it gives me this error:",
+    "mii.deploy(task='text-generation', model='facebook/opt-6.7b', mii_config={'tensor_parallel': 8})",
+])
+def test_loading_said_in_prose_is_the_load(said):
+    assert diagnose_text(f"{said}\n{OOM}").category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("said", [
+    "Error during inference: CUDA out of memory.",
+    "推理时报错",                                   # "error while inferring"
+    "输入一个长文本之后 0 卡显存突然飙升，然后 OOM",      # "after sending a long text GPU 0 spikes, then OOM"
+    "token 太多 OOM 了应该怎么解决？",                 # "too many tokens, OOM, what to do?"
+    "Running the needle test at 100k gives:",
+    "UI 上传图片，输入提示词，提交后报错",              # "uploaded a picture, typed the prompt, submitted, error"
+    "After I upload an image the server crashes with",
+    "显存一直缓慢增长直到 oom",                        # "GPU memory keeps slowly growing until OOM"
+    "GPU memory keeps growing until the server dies:",
+    "lmdeploy - INFO - session_id=1, history_tokens=0, input_tokens=2408, max_new_tokens=2048",
+])
+def test_the_run_said_in_prose_is_a_long_input(said):
+    assert diagnose_text(f"{said}\n{OOM}").category == "cuda_oom_long_context"
+
+
+def test_a_build_said_to_be_over_lets_the_run_win():
+    log = ("trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --max_num_tokens 128000 --gather_context_logits\n"
+           "python3 run.py --engine_dir ./engine --max_output_len 1 --input_file 15k-tokens.txt\n"
+           "The engine can be built but went OOM\n" + OOM)
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+    # the build alone, with no word of it being over, stays the build
+    build_only = "trtllm-build --checkpoint_dir ./ckpt --output_dir ./engine --max_num_tokens 128000\n" + OOM
+    assert diagnose_text(build_only).category == "cuda_oom_load"
+
+
+def test_finished_loading_then_an_image_is_the_run_even_with_load_words_around():
+    log = ("两张显卡各 16G，device_map 改成 auto 后可以双卡加载了。单加载完模型后，UI 上传图片，提交后又报显存不足\n" + OOM)
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+
+
+def test_gpu_memory_insufficient_in_chinese_is_a_gpu_out_of_memory():
+    # 显存不足 "GPU memory insufficient", as a title, over a generate() traceback
+    log = ("Demo 推理报显存不足\nUser: 请描述图片内容\nException in thread Thread-7 (generate):\n"
+           "  File \"transformers/generation/utils.py\", line 2015, in generate\n")
+    assert diagnose_text(log).category == "cuda_oom_long_context"
+    assert diagnose_text("加载模型时显存不足").category == "cuda_oom_load"
+
+
+def test_pytorch_cuda_malloc_async_backend_is_the_allocator_layout():
+    log = ('[BUG] "backend:cudaMallocAsync" cause OOM\n'
+           "torch.OutOfMemoryError: Allocation on device on 2x4090. Because this code in main.py\n"
+           '`os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"`\n')
+    assert diagnose_text(log).category == "fragmentation"
+
+
+def test_a_runtimes_own_cuda_malloc_async_call_is_not_pytorchs_backend():
+    # TensorRT-LLM allocates with cudaMallocAsync itself; its OOM is an ordinary one (here while loading the engine)
+    log = ("UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] CUDA "
+           "runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory")
+    assert diagnose_text(log).category != "fragmentation"
+
+
+def test_mtl_alone_is_intels_meteor_lake_not_apples_metal():
+    log = ("llama3-8b gets OOM on MTL iGPU WSL docker vllm\n"
+           "python -m ipex_llm.vllm.xpu.entrypoints.openai.api_server --device xpu --gpu-memory-utilization 0.9\n"
+           "INFO model_convert.py:257] Loading model weights took 4.7184 GB\n"
+           "RuntimeError: XPU out of memory. Tried to allocate 1.02 GiB\n")
+    assert diagnose_text(log).category != "metal_oom"
+    # Metal's own API type names still say Metal
+    metal = ("ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+             "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\nMTLCommandBuffer failed")
+    assert diagnose_text(metal).category == "metal_oom"
+
+
+@pytest.mark.parametrize("log", [
+    # the new words must not turn look-alikes into memory: no memory ran short in these
+    "Error during inference: RuntimeError: CUDA error: device-side assert triggered",
+    "When loading the model: ValueError: Tokenizer class LLaMATokenizer does not exist or is not currently imported.",
+    "加载模型时报错：OSError: Can't load tokenizer",
+])
+def test_phase_words_alone_do_not_make_memory(log):
+    assert diagnose_text(log).category == "not_memory"
