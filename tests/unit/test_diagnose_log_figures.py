@@ -66,3 +66,29 @@ def test_sglang_unbalanced_capacity_reads_how_much_the_least_free_gpu_lacks():
     # 46.81 - 16.28 = 30.53 GiB less free on the other card: what someone else holds there (or a smaller card)
     assert first["title"].startswith("Free 30.5 GiB on the least free GPU")
     assert "42.1 GiB" in first["effect"]
+
+
+def test_cuda_malloc_async_set_in_the_log_is_the_setting_to_undo():
+    # theroyallab/tabbyAPI#381: the server sets PyTorch's allocator backend itself
+    paste = ('[BUG] "backend:cudaMallocAsync" cause OOM\n'
+             "torch.OutOfMemoryError: Allocation on device on 2x4090. Because this code in main.py\n"
+             '`os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"`\n')
+    doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["category"] == "fragmentation"
+    first = doc["fixes"][0]
+    assert "unset PYTORCH_CUDA_ALLOC_CONF" in first["command"]
+    assert "backend:cudaMallocAsync" in first["effect"]
+
+
+def test_expandable_segments_already_on_is_not_suggested_again():
+    paste = ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+             "23.55 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.44 GiB memory in "
+             "use. Of the allocated memory 17.20 GiB is allocated by PyTorch, and 4.80 GiB is reserved by PyTorch but "
+             "unallocated.")
+    doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["category"] == "fragmentation"
+    first = doc["fixes"][0]
+    assert first["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    assert "already on" in first["effect"]
+    assert all(f["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" for f in doc["fixes"])

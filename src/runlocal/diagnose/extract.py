@@ -543,6 +543,12 @@ def _ollama_env(m, ex):
     ex.set("ollama_env_vars", tuple(sorted(set(re.findall(r"\b(OLLAMA_[A-Z_]+):", m.group(1))))))
 
 
+# PyTorch's allocator settings as the user set them (export PYTORCH_CUDA_ALLOC_CONF=…, os.environ["…"] = "…"): the
+# fragmentation fix must not repeat a setting already made, and names the one to undo (backend:cudaMallocAsync)
+_rule("pytorch_cuda_alloc_conf", r"PYTORCH_CUDA_ALLOC_CONF[\"']?\]?\s*=\s*[\"']?([\w:.,=-]+)")(
+    _set("torch_alloc_conf"))
+
+
 # the kernel's OOM killer
 @_rule("killed process", r"Killed process (\d+) \(([^)]+)\)")
 def _dmesg(m, ex):

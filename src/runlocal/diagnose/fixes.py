@@ -359,10 +359,24 @@ def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, An
 
 
 def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
-    """The request would have fitted in what PyTorch holds unused: say so with the numbers."""
+    """The request would have fitted in what PyTorch holds unused: say so with the numbers. When the log sets
+    PyTorch's allocator itself (PYTORCH_CUDA_ALLOC_CONF), the fix names that setting: backend:cudaMallocAsync is
+    undone (CUDA's stream-ordered pools replace PyTorch's caching allocator, whose expandable segments then do not
+    apply: PyTorch docs, "CUDA memory management", backend option), and expandable segments already on are not
+    suggested again."""
+    conf = str(ex.get("torch_alloc_conf") or "")
+    if "backend:cudamallocasync" in conf.lower():
+        return [_fix("Go back to PyTorch's own caching allocator",
+                     "unset PYTORCH_CUDA_ALLOC_CONF   # or remove backend:cudaMallocAsync where the program sets it",
+                     f"the log sets PYTORCH_CUDA_ALLOC_CONF={conf}: allocations come from CUDA's stream-ordered "
+                     "pools, and the out-of-memory came from that allocator, not from the memory in use")]
     req, free, cached = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("reserved_unallocated_bytes")
     if not (req and cached):
         return []
+    if "expandable_segments:true" in conf.lower():
+        return [_fix("Free the cache PyTorch holds before the large allocation", "torch.cuda.empty_cache()",
+                     f"expandable segments are already on (PYTORCH_CUDA_ALLOC_CONF={conf}), yet {_b(cached)} sat "
+                     f"reserved but unused when the {_b(req)} request failed with {_b(free or 0)} free")]
     effect = (f"the {_b(req)} request failed with {_b(free or 0)} free while {_b(cached)} sat reserved but "
               "unused in PyTorch's cache; growable segments let it be reused")
     return [_fix("Let the allocator grow segments instead of splitting fixed ones",
@@ -631,12 +645,21 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
         kb_fixes.append(f)
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
+    conf = str(extracted.get("torch_alloc_conf") or "").lower()
+    if conf:  # a PyTorch allocator setting the log already made is no fix
+        kb_fixes = [f for f in kb_fixes if not _alloc_conf_already_set(f["command"], conf)]
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
     doc["fixes"] = [f for f in in_release if f is not None]
     return doc
 
 
 _VLLM_SERVE = re.compile(r"\bvllm serve (\S+)")
+_ALLOC_CONF_SET = re.compile(r"PYTORCH_CUDA_ALLOC_CONF=([\w:.]+)")
+
+
+def _alloc_conf_already_set(command: str, conf: str) -> bool:
+    m = _ALLOC_CONF_SET.search(command)
+    return bool(m and m.group(1).lower() in conf)
 _UTILIZATION = re.compile(r"--gpu[-_]memory[-_]utilization[= ]([\d.]+)")
 
 
