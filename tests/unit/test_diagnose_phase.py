@@ -99,3 +99,24 @@ def test_mtl_alone_is_intels_meteor_lake_not_apples_metal():
 ])
 def test_phase_words_alone_do_not_make_memory(log):
     assert diagnose_text(log).category == "not_memory"
+
+
+@pytest.mark.parametrize("log", [
+    # 显存不足 asked, guessed or said to be solved is no report of it
+    "运行报错 RuntimeError: CUDA error: device-side assert triggered\n是不是显存不足？",   # "is it VRAM shortage?"
+    "显存不足的问题已经解决了，现在报 ValueError: Tokenizer class LLaMATokenizer does not exist",  # "…was solved"
+    "请问 7B 模型推理需要多少显存？会不会显存不足",                                     # "will it run short?"
+])
+def test_gpu_memory_insufficient_asked_or_solved_is_not_a_report(log):
+    assert diagnose_text(log).category not in ("cuda_oom_load", "cuda_oom_long_context")
+
+
+@pytest.mark.parametrize("log", [
+    "After I upload an image: TypeError: forward() got an unexpected keyword argument 'pixel_values'",
+    "The engine can be built but running it gives: CUDA error: an illegal memory access was encountered",
+    "memory keeps growing over time, then the server returns 500: KeyError: 'choices'",
+    "pipe = pipeline('text-generation', model='foo/bar')\n"
+    "OSError: foo/bar is not a local folder and is not a valid model identifier",
+])
+def test_run_and_load_words_do_not_make_look_alikes_memory(log):
+    assert diagnose_text(log).category == "not_memory"
