@@ -124,3 +124,14 @@ def test_tensorrt_scratch_shortfall_without_the_command_scales_the_batch_or_says
         "trtllm-build ... --max_batch_size 53"  # 64 × 0.8437 = 54.0 → 53 (floor of 53.99)
     no_command = TRT_BUILD.split("\n", 1)[1]
     assert "8.21 GiB short" in with_computed_fixes(diagnose_text(no_command))["fixes"][0]["effect"]
+
+
+def test_a_memory_allocation_error_said_in_prose_is_memory():
+    # koboldcpp#2330: 4 GB of RAM, the loader fails "with something like a memory allocation error"
+    log = ("koboldcpp-1.114.1 crashes when loading the model, displaying something like a memory allocation error in "
+           "the console. RAM: 4 GB DDR4.")
+    assert diagnose_text(log).category in kb.MEMORY_CATEGORIES
+    # negated or fixed, it is no report
+    assert diagnose_text("no memory allocation error anymore after the update, but now: ValueError: unknown "
+                         "architecture").category == "not_memory"
+    assert diagnose_text("Fixed memory allocation error in the allocator (#123)").category not in kb.MEMORY_CATEGORIES

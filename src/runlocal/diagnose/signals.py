@@ -93,7 +93,9 @@ _CUDA_CODE_2 = re.compile(r"\b(?:curesult|cudaerror(?:_t)?|cuda(?:_| )error)\b\D
 _ALLOCATING_CALL = re.compile(r"\bcu_?mem_?(?:create|alloc|map)|\bcumem\w*|malloc|\balloc\w*")
 # Python's MemoryError (or "a memory error") named in a sentence ("fails to load with MemoryError", "I have a memory
 # error of 80 percent"), not a memory *fault* (ECC, a corrupt or illegal access: the hardware or the code, not size)
-_MEMORY_ERROR_SAID = re.compile(r"(?<![\w.])memory ?error\b")
+# ... also "a memory allocation error" said in prose (koboldcpp#2330: "displaying something like a memory allocation
+# error in the console")
+_MEMORY_ERROR_SAID = re.compile(r"(?<![\w.])memory ?(?:allocation )?error\b")
 # free memory said to be below a share of the card ("fails when available GPU memory is below 90%"): vLLM's
 # gpu_memory_utilization (0.9 by default) or SGLang's mem_fraction_static asks for that share of the whole card free
 _BELOW_SHARE = re.compile(r"(?:available|free) (?:gpu |device |cuda )?(?:memory|vram) (?:is |was )?"
@@ -102,7 +104,8 @@ _BELOW_SHARE = re.compile(r"(?:available|free) (?:gpu |device |cuda )?(?:memory|
 # "Cannot allocate write+execute memory for ffi.callback()" (the OS forbids W^X pages: SELinux, hardened kernels)
 _SHARE_OWNER = re.compile(r"vllm|sglang|utili[sz]ation|mem[_-]fraction")
 _MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|corrupt|\bbit ?flip"
-                           r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?error|\bfix(?:ed|es|ing)?\b"
+                           r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?(?:allocation )?error"
+                           r"|\bfix(?:ed|es|ing)?\b"
                            r"|write\s*\+\s*execute|ffi\.callback")
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
