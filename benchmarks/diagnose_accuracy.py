@@ -1,9 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 17, collected by a memory-weighted rule with the phrasings users write over
-projects not queried by name before (held_out/round17_queries.md) before round 16's misses were tuned on, committed
-before it was scored, and scored once; rounds 1-16 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 18, collected by a rule that asks for memory failures by the phase users
+describe and for "out of memory" / "CUDA error" of projects not queried by name before (held_out/round18_queries.md)
+before round 17's misses were tuned on, committed before it was scored, and scored once; rounds 1-17 are tuning data,
+see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.

@@ -92,3 +92,13 @@ def test_expandable_segments_already_on_is_not_suggested_again():
     assert first["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
     assert "already on" in first["effect"]
     assert all(f["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" for f in doc["fixes"])
+
+
+def test_pytorchs_own_advice_is_not_a_setting_the_user_made():
+    # PyTorch's message suggests expandable segments; the user did not set them, so that stays the fix
+    paste = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+             "23.55 GiB of which 1.10 GiB is free. Of the allocated memory 17.20 GiB is allocated by PyTorch, and "
+             "4.80 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+    doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"

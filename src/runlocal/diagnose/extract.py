@@ -545,8 +545,11 @@ def _ollama_env(m, ex):
 
 # PyTorch's allocator settings as the user set them (export PYTORCH_CUDA_ALLOC_CONF=…, os.environ["…"] = "…"): the
 # fragmentation fix must not repeat a setting already made, and names the one to undo (backend:cudaMallocAsync)
-_rule("pytorch_cuda_alloc_conf", r"PYTORCH_CUDA_ALLOC_CONF[\"']?\]?\s*=\s*[\"']?([\w:.,=-]+)")(
-    _set("torch_alloc_conf"))
+# — not PyTorch's own advice in its message ("… try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+@_rule("pytorch_cuda_alloc_conf", r"PYTORCH_CUDA_ALLOC_CONF[\"']?\]?\s*=\s*[\"']?([\w:.,=-]+)")
+def _alloc_conf(m, ex):
+    if not re.search(r"\b(?:try|consider) setting\b", m.string[:m.start()], re.I):
+        ex.set("torch_alloc_conf", m.group(1))
 
 
 # the kernel's OOM killer
