@@ -122,13 +122,42 @@ def default_backend(dev: Device | None, klass: str) -> str:
     return DEFAULT_BACKEND.get(klass, "cuda")
 
 
-def constants(klass: str, backend: str | None = None) -> Fit:
-    """The fitted constants for a class and backend, falling back to the class, then to all devices.
-    Runtimes other than llama.cpp (no measurement in the dataset) take RUNTIME_PRIOR's decode constants and
-    the class's prefill efficiencies."""
+# llama.cpp's SYCL backend decodes differently per Intel GPU architecture and per matmul-vector path, so its fit
+# has variants "intel/sycl:<arch>[-dmmv]". Arc A-series = Xe-HPG (Alchemist: 16 XVEs and 16 1024-bit XMX engines a
+# core), Arc B-series = Xe2-HPG (Battlemage: 8 wider XVEs and 8 2048-bit XMX engines a core; Intel's Xe2 launch
+# material, 2024-12). Path: ggml-sycl sends a one-token Q4_0/Q4_K/Q6_K product to dequantize_mul_mat_vec (DMMV)
+# unless the reorder optimisation picks its reordered MMVQ kernel (ggml_sycl_mul_mat: DMMV first,
+# ggml_sycl_supports_reorder_mmvq; PRs #12858, #13109, #13885); the reorder is on by default since PR #13973
+# (2025-06), off with GGML_SYCL_DISABLE_OPT=1 — a plan uses the default, records name theirs ("sycl_reorder").
+INTEL_ARCH = (("arc-pro-b", "xe2"), ("arc-b", "xe2"), ("arc-a", "xe-hpg"))
+
+
+def intel_arch(dev: Device | None) -> str | None:
+    """"xe-hpg" for an Arc A-series entry, "xe2" for an Arc B-series one (by catalog family); None otherwise."""
+    if dev is None or device_class(dev) != "intel":
+        return None
+    family = dev.family or dev.id
+    return next((arch for prefix, arch in INTEL_ARCH if family.startswith(prefix)), None)
+
+
+def backend_variant(dev: Device | None, backend: str | None, *, decode: bool = True,
+                    reorder: bool = True) -> str | None:
+    """The fit variant a device runs on a backend: SYCL on Intel → its architecture, "-dmmv" for a decode with
+    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); None elsewhere."""
+    arch = intel_arch(dev) if backend == "sycl" else None
+    if arch is None:
+        return None
+    return f"{arch}-dmmv" if decode and not reorder else arch
+
+
+def constants(klass: str, backend: str | None = None, variant: str | None = None) -> Fit:
+    """The fitted constants for a class, backend and variant, falling back to the class and backend, the class,
+    then to all devices. Runtimes other than llama.cpp (no measurement in the dataset) take RUNTIME_PRIOR's decode
+    constants and the class's prefill efficiencies."""
     if klass == "cpu":
         return CPU
-    fit = FIT.get(f"{klass}/{backend}") or FIT.get(klass) or FIT.get("*") or PRIOR
+    fit = ((FIT.get(f"{klass}/{backend}:{variant}") if variant else None) or FIT.get(f"{klass}/{backend}")
+           or FIT.get(klass) or FIT.get("*") or PRIOR)
     prior = RUNTIME_PRIOR.get(backend or "")
     if prior and f"{klass}/{backend}" not in FIT:
         return Fit(prior.decode_eff, prior.layer_us, prior.kv_factor, fit.prefill_eff_quant, fit.prefill_eff_float)
@@ -324,7 +353,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
-    fit = constants(klass, backend)
+    fit = constants(klass, backend, backend_variant(dev, backend))
     w = weight_bytes * read_fraction(model)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     if split == "tensor" and n_devices > 1:
@@ -449,7 +478,8 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
-        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
+        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw,
+                              constants(klass, backend, backend_variant(dev, backend)), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
@@ -488,8 +518,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     peak = eff = None
     if first_gpu:
         dev = first_gpu.dev
-        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(constants(first_gpu.klass,
-                                                                                      first_gpu.backend), quant)
+        fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
+        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
                                 pcie=dev.pcie if dev else None, tp=s.tp)
     else:
