@@ -203,3 +203,15 @@ def test_check_json_has_speed_for_a_gpu_plan():
     speed = json.loads(r.stdout)["speed"]
     assert 60 < speed["decode_tokens_per_s"] < 250
     assert speed["prefill_tokens_per_s"] > 1000
+
+
+def test_apple_m3_and_later_read_more_of_their_bandwidth_than_m1_m2():
+    # the fitted M3 Max / M3 Ultra / M4 records were predicted ~7 % slow with the M1/M2-dominated Apple constants:
+    # their own variant ("apple/metal:m3+") fits their share of bandwidth, so an M3 Max decodes faster than an
+    # M2 Max with the same 400 GB/s
+    assert S.backend_variant(find_device("m4-pro-24gb"), "metal") == "m3+"
+    assert S.backend_variant(find_device("m2-max-64gb"), "metal") is None
+    assert S.FIT["apple/metal:m3+"].decode_eff > S.FIT["apple"].decode_eff
+    m2, m3 = (plan("llama-3.1-8b", gpu, quant="Q4_K_M").speed["decode_short_tokens_per_s"]
+              for gpu in ("m2-max-64gb", "m3-max-64gb"))
+    assert m3 > m2

@@ -335,10 +335,10 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         tg = [r for r in rs if r.kind == "tg"]
         keep = "d" if key.endswith("-dmmv") else "cd"
         dec = fit_decode(tg, parent, keep) if tg else (parent.decode_eff, parent.layer_us, parent.kv_factor)
-        pq = [r for r in rs if r.kind == "pp" and not S.is_float_quant(r.quant)]
-        pf = [r for r in rs if r.kind == "pp" and S.is_float_quant(r.quant)]
-        vals = [*dec, fit_prefill(pq, False) if len(pq) >= 2 else parent.prefill_eff_quant,
-                fit_prefill(pf, True) if len(pf) >= 2 else parent.prefill_eff_float]
+        pq = [r for r in rs if r.kind == "pp" and r.peak and not S.is_float_quant(r.quant)]
+        pf = [r for r in rs if r.kind == "pp" and r.peak and S.is_float_quant(r.quant)]
+        vals = [*dec, (fit_prefill(pq, False) if len(pq) >= 2 else None) or parent.prefill_eff_quant,
+                (fit_prefill(pf, True) if len(pf) >= 2 else None) or parent.prefill_eff_float]
         return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
     glob = one([r for r in single if not backend_scoped(r)], None)
