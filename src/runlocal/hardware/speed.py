@@ -557,7 +557,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
-                      f"{speed['decode_tokens_per_s']} tokens/s", "hardware/speed.py (fit: benchmarks/speed_accuracy.py)"))
+                      f"{speed['decode_tokens_per_s']} tokens/s",
+                      f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py)"))
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
@@ -567,6 +568,13 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     return steps
+
+
+def _fit_key_words(gpu: GPUPlace | None) -> str:
+    """" intel/sycl:xe-hpg" when the first GPU's constants are a variant's (an architecture or kernel path)."""
+    variant = backend_variant(gpu.dev, gpu.backend) if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}:{variant}" if gpu and variant else None
+    return f" {key}" if key in FIT else ""
 
 
 def _peak_words(dev: Device | None, peak: float | None) -> str:
