@@ -17,7 +17,8 @@ far, at a fitted share of the device's peak — its int8 tensor TOPS for integer
 NVIDIA (llama.cpp's MMQ kernels multiply in int8), its dense fp16 TFLOPS otherwise. Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU).
 
-The constants are fitted per device class and backend (``FIT``) to the public measurements in
+The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
+(``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
 ``measurements/speed/*.jsonl`` (each record cites its source) by ``benchmarks/speed_accuracy.py --fit``,
 which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
 error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
