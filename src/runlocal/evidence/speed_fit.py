@@ -126,10 +126,20 @@ class Row:
     peak: float | None = None  # prefill: the datasheet peak TFLOPS/TOPS it is measured against
     cores: int | None = None   # Apple M3+ (no datasheet peak): the GPU cores its peak is cores × a fitted rate of
     gen: str | None = None     # … this chip generation ("m3")
+    variant: str | None = None  # SYCL on Intel: "<arch>[-dmmv]" (speed.backend_variant)
+
+    @property
+    def base_key(self) -> str:
+        return f"{self.klass}/{self.backend}"
 
     @property
     def key(self) -> str:
-        return f"{self.klass}/{self.backend}"
+        return f"{self.base_key}:{self.variant}" if self.variant else self.base_key
+
+    @property
+    def default_path(self) -> bool:
+        """The kernel path a plan assumes (speed.backend_variant's default): not a decode with the SYCL reorder off."""
+        return not (self.variant or "").endswith("-dmmv")
 
 
 def build_rows(recs: list[dict]) -> list[Row]:
@@ -140,7 +150,8 @@ def build_rows(recs: list[dict]) -> list[Row]:
         kind, n, depth = parse_test(r["test"])
         wbytes = r["model_gib"] * 2**30 if r.get("model_gib") else _weights(r["model"], r["quant"])
         row = Row(r, dev, S.device_class(dev), r["backend"], kind, r["tokens_per_s"], r.get("n_devices", 1),
-                  r["quant"], model.n_layers)
+                  r["quant"], model.n_layers,
+                  variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)))
         if kind == "tg":
             row.w_read = wbytes * S.read_fraction(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
@@ -157,7 +168,15 @@ def build_rows(recs: list[dict]) -> list[Row]:
 # --- prediction: the formulas of runlocal.hardware.speed with explicit constants ------------------------------
 
 def fit_for(row: Row, consts: dict[str, S.Fit]) -> S.Fit:
-    return consts.get(row.key) or consts.get(row.klass) or consts.get("*") or S.PRIOR
+    return (consts.get(row.key) or consts.get(row.base_key) or consts.get(row.klass) or consts.get("*")
+            or S.PRIOR)
+
+
+def parent_key(key: str) -> str:
+    """What a fit entry falls back to: "intel/sycl:xe2" → "intel/sycl" → "intel" → "*"."""
+    if ":" in key:
+        return key.split(":")[0]
+    return key.split("/")[0] if "/" in key else "*"
 
 
 def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | None:
@@ -187,11 +206,11 @@ def row_peak(row: Row) -> float | None:
 
 # --- fitting ------------------------------------------------------------------------------------------------------
 
-def fit_decode(rows: list[Row], fallback: S.Fit | None) -> tuple[float, float, float]:
+def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple[float, float, float]:
     """(eff, per-layer µs, KV factor) minimising Σ(predicted/measured seconds − 1)² over single-device rows,
     t = a·W/BW + c·layers + d·KV/BW (a = 1/eff, d = KV factor/eff). A coefficient the rows cannot pin down
     (one model size → no per-layer cost; one context → no KV slope) or that comes out negative is taken
-    from ``fallback`` (the all-device fit) and the rest refitted."""
+    from ``fallback`` (the all-device fit) and the rest refitted; so is every coefficient named in ``keep``."""
     import numpy as np
 
     bw = np.array([r.device.bandwidth_gbs * 1e9 for r in rows])
@@ -200,7 +219,7 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None) -> tuple[float, float, f
             "d": np.array([r.kv_read for r in rows]) / bw}
     fb = {"a": 1 / fallback.decode_eff, "c": fallback.layer_us / 1e6,
           "d": fallback.kv_factor / fallback.decode_eff} if fallback else {}
-    fixed: dict[str, float] = {}
+    fixed: dict[str, float] = {k: fb[k] for k in keep}
     if fallback:
         if len({(r.rec["model"], r.rec["quant"]) for r in rows}) < 2:
             fixed["c"] = fb["c"]
@@ -287,6 +306,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in single:
         groups[r.key].append(r)
+        if r.variant and r.default_path:    # a variant's rows on the default path also fit its backend entry
+            groups[r.base_key].append(r)
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
@@ -307,11 +328,26 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         # the decode constants are always fitted; only a prefill efficiency may be None
         return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
+    def variant(rs: list[Row], key: str, parent: S.Fit) -> S.Fit:
+        """A variant has one or two devices by nature, so it fits little: an architecture ("intel/sycl:xe2") only
+        its share of bandwidth, a kernel path ("…-dmmv") that and its per-layer cost (fit_decode, the rest from
+        the backend entry); a prefill efficiency from two rows or more."""
+        tg = [r for r in rs if r.kind == "tg"]
+        keep = "d" if key.endswith("-dmmv") else "cd"
+        dec = fit_decode(tg, parent, keep) if tg else (parent.decode_eff, parent.layer_us, parent.kv_factor)
+        pq = [r for r in rs if r.kind == "pp" and r.peak and not S.is_float_quant(r.quant)]
+        pf = [r for r in rs if r.kind == "pp" and r.peak and S.is_float_quant(r.quant)]
+        vals = [*dec, (fit_prefill(pq, False) if len(pq) >= 2 else None) or parent.prefill_eff_quant,
+                (fit_prefill(pf, True) if len(pf) >= 2 else None) or parent.prefill_eff_float]
+        return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
+
     glob = one([r for r in single if not backend_scoped(r)], None)
     consts = {"*": glob}
-    for key, rs in sorted(groups.items(), key=lambda kv: (kv[0].count("/"), kv[0])):
-        parent = consts.get(key.split("/")[0], glob) if "/" in key else glob
-        consts[key] = one(rs, parent)
+    for key, rs in sorted(groups.items(), key=lambda kv: (kv[0].count("/") + kv[0].count(":"), kv[0])):
+        parent = consts.get(parent_key(key), glob)
+        if ":" in key:
+            parent = consts.get(parent_key(key)) or consts.get(parent_key(parent_key(key)), glob)
+        consts[key] = variant(rs, key, parent) if ":" in key else one(rs, parent)
     return consts, fit_split_ms(rows, consts)
 
 
@@ -328,7 +364,9 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None) -> tuple[dict[s
         S.ATTN_FACTOR = saved
     kept = {}
     for k, v in consts.items():
-        parent = consts.get(k.split("/")[0]) if "/" in k else consts.get("*") if k != "*" else None
+        parent = None
+        if k != "*":
+            parent = consts.get(parent_key(k)) or consts.get(parent_key(parent_key(k)))
         if v != parent:     # an entry equal to its fallback adds nothing
             kept[k] = v
     return kept, split_ms, attn, rates

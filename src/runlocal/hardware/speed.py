@@ -17,7 +17,8 @@ far, at a fitted share of the device's peak — its int8 tensor TOPS for integer
 NVIDIA (llama.cpp's MMQ kernels multiply in int8), its dense fp16 TFLOPS otherwise. Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU).
 
-The constants are fitted per device class and backend (``FIT``) to the public measurements in
+The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
+(``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
 ``measurements/speed/*.jsonl`` (each record cites its source) by ``benchmarks/speed_accuracy.py --fit``,
 which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
 error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
@@ -122,13 +123,48 @@ def default_backend(dev: Device | None, klass: str) -> str:
     return DEFAULT_BACKEND.get(klass, "cuda")
 
 
-def constants(klass: str, backend: str | None = None) -> Fit:
-    """The fitted constants for a class and backend, falling back to the class, then to all devices.
-    Runtimes other than llama.cpp (no measurement in the dataset) take RUNTIME_PRIOR's decode constants and
-    the class's prefill efficiencies."""
+# Apple M3 and later ("apple/metal:m3+") read a larger share of their bandwidth in decode than the M1/M2 chips that
+# dominate the Apple fit: on the fitted records the M3 Max / M3 Ultra / M4 rows were predicted 7 % slow (median of
+# 16), the M1/M2 rows 3 % fast (the M3 GPU's dynamic caching, WWDC 2023 / Apple M3 launch, 2023-10).
+# llama.cpp's SYCL backend decodes differently per Intel GPU architecture and per matmul-vector path, so its fit
+# has variants "intel/sycl:<arch>[-dmmv]". Arc A-series = Xe-HPG (Alchemist: 16 XVEs and 16 1024-bit XMX engines a
+# core), Arc B-series = Xe2-HPG (Battlemage: 8 wider XVEs and 8 2048-bit XMX engines a core; Intel's Xe2 launch
+# material, 2024-12). Path: ggml-sycl sends a one-token Q4_0/Q4_K/Q6_K product to dequantize_mul_mat_vec (DMMV)
+# unless the reorder optimisation picks its reordered MMVQ kernel (ggml_sycl_mul_mat: DMMV first,
+# ggml_sycl_supports_reorder_mmvq; PRs #12858, #13109, #13885); the reorder is on by default since PR #13973
+# (2025-06), off with GGML_SYCL_DISABLE_OPT=1 — a plan uses the default, records name theirs ("sycl_reorder").
+INTEL_ARCH = (("arc-pro-b", "xe2"), ("arc-b", "xe2"), ("arc-a", "xe-hpg"))
+
+
+def intel_arch(dev: Device | None) -> str | None:
+    """"xe-hpg" for an Arc A-series entry, "xe2" for an Arc B-series one (by catalog family); None otherwise."""
+    if dev is None or device_class(dev) != "intel":
+        return None
+    family = dev.family or dev.id
+    return next((arch for prefix, arch in INTEL_ARCH if family.startswith(prefix)), None)
+
+
+def backend_variant(dev: Device | None, backend: str | None, *, decode: bool = True,
+                    reorder: bool = True) -> str | None:
+    """The fit variant a device runs on a backend: SYCL on Intel → its architecture, "-dmmv" for a decode with
+    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); Metal on Apple M3 and later → "m3+"; None
+    elsewhere."""
+    if backend == "metal" and dev is not None and apple_generation(dev):
+        return "m3+" if int((apple_generation(dev) or "m0")[1:]) >= 3 else None
+    arch = intel_arch(dev) if backend == "sycl" else None
+    if arch is None:
+        return None
+    return f"{arch}-dmmv" if decode and not reorder else arch
+
+
+def constants(klass: str, backend: str | None = None, variant: str | None = None) -> Fit:
+    """The fitted constants for a class, backend and variant, falling back to the class and backend, the class,
+    then to all devices. Runtimes other than llama.cpp (no measurement in the dataset) take RUNTIME_PRIOR's decode
+    constants and the class's prefill efficiencies."""
     if klass == "cpu":
         return CPU
-    fit = FIT.get(f"{klass}/{backend}") or FIT.get(klass) or FIT.get("*") or PRIOR
+    fit = ((FIT.get(f"{klass}/{backend}:{variant}") if variant else None) or FIT.get(f"{klass}/{backend}")
+           or FIT.get(klass) or FIT.get("*") or PRIOR)
     prior = RUNTIME_PRIOR.get(backend or "")
     if prior and f"{klass}/{backend}" not in FIT:
         return Fit(prior.decode_eff, prior.layer_us, prior.kv_factor, fit.prefill_eff_quant, fit.prefill_eff_float)
@@ -324,7 +360,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
-    fit = constants(klass, backend)
+    fit = constants(klass, backend, backend_variant(dev, backend))
     w = weight_bytes * read_fraction(model)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     if split == "tensor" and n_devices > 1:
@@ -449,7 +485,8 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend)
-        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw, constants(klass, backend), layers))
+        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw,
+                              constants(klass, backend, backend_variant(dev, backend)), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
@@ -488,8 +525,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     peak = eff = None
     if first_gpu:
         dev = first_gpu.dev
-        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(constants(first_gpu.klass,
-                                                                                      first_gpu.backend), quant)
+        fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
+        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
                                 pcie=dev.pcie if dev else None, tp=s.tp)
     else:
@@ -521,7 +558,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
-                      f"{speed['decode_tokens_per_s']} tokens/s", "hardware/speed.py (fit: benchmarks/speed_accuracy.py)"))
+                      f"{speed['decode_tokens_per_s']} tokens/s",
+                      f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py)"))
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
@@ -531,6 +569,13 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     return steps
+
+
+def _fit_key_words(gpu: GPUPlace | None) -> str:
+    """" intel/sycl:xe-hpg" when the first GPU's constants are a variant's (an architecture or kernel path)."""
+    variant = backend_variant(gpu.dev, gpu.backend) if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}:{variant}" if gpu and variant else None
+    return f" {key}" if key in FIT else ""
 
 
 def _peak_words(dev: Device | None, peak: float | None) -> str:
