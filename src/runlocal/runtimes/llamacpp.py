@@ -106,6 +106,7 @@ from .llamacpp_layout import (  # noqa: F401
     slots,
     swa_cells,
 )
+from .llamacpp_nohost import no_host_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
 _BUFFERS = IdMemo(2048)
@@ -450,6 +451,8 @@ class LlamaCpp:
                               "on the CPU, compute buffers planned as with the cache offloaded (an upper bound on the GPU)",
                               f"{kv_total:,} B in {p.host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer "
                               "type), src/llama-context.cpp graph_get_cb"))
+        if s.llamacpp.no_host:
+            steps.append(no_host_step(model, b, p, sizing.no_host_repack if sizing is not None else None))
         if sizing is None:
             return steps
         if sizing.pipeline is not None:
@@ -551,6 +554,8 @@ class LlamaCpp:
             parts += ["--no-mmap"]
         if not s.llamacpp.kv_offload:
             parts += ["--no-kv-offload"]
+        if s.llamacpp.no_host:
+            parts += ["--no-host"]
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)
