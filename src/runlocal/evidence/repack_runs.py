@@ -43,14 +43,16 @@ def tensors_of(qtype: str) -> tuple[list, dict]:
     from runlocal.quant.gguf_mix import gguf_arch, gguf_view
 
     alias = "qwen3-30b-a3b"
-    arch = gguf_arch(lookup(alias))
-    config = shrunk_config(find_entry(alias)["config"], arch) | {"vocab_size": 260}
+    arch, entry = gguf_arch(lookup(alias)), find_entry(alias)
+    assert arch is not None and entry is not None
+    config = shrunk_config(entry["config"], arch) | {"vocab_size": 260}
     view = gguf_view(spec_from_config(config, id=alias, source="measure_repack"), "F16")
+    assert view is not None
     block = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[qtype]][0]
     out = []
     for t in view.tensors:
         ne = list(reversed(converter_shape(t.name, t.shape, arch)))
-        dtype = t.dtype
+        dtype = t.dtype or "F32"
         if len(ne) >= 2 and "norm" not in t.name and "gate_inp" not in t.name and ne[0] % block == 0:
             dtype = qtype
         out.append((t.name, ne, gguf.GGMLQuantizationType[dtype]))
