@@ -131,6 +131,8 @@ class LlamaCpp:
     has_fit = True
     # False: a build before PR #23764 (b9410), whose KQ masks are f32 inputs cast to f16 for flash attention
     kq_mask_f16 = True
+    # a build before b8301: qwen3next / qwen35 delta nets unfused ("unfused", "chunked": runtimes/versions.py llamacpp_gdn)
+    gdn = "fused"
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -343,7 +345,7 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, weights.quant, weights.total,
+        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, weights.quant, weights.total,
                 weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -392,7 +394,7 @@ class LlamaCpp:
             p.host.output = model.vocab_size * 4 * b.n_seq
             return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
-                              self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16)
+                              self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         steps = [b.backend.step(), *self.explain(model, b, p, sizing)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
 
@@ -463,6 +465,9 @@ class LlamaCpp:
                    if sizing.n_outputs_max is not None else "")
         if fa and sizing.kq_mask_f32:
             outputs += ", f32 KQ mask inputs cast to f16 (a build before PR #23764)"
+        if sizing.gdn != "fused" and sizing.simulated:
+            outputs += (", the unfused chunked delta net of a build before b8301" + (" (and the unfused one-token graph, "
+                        "before b8233)" if sizing.gdn == "unfused" else ""))
         if sizing.simulated:
             steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
                               f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}{outputs}", sizes,

@@ -136,10 +136,10 @@ def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int,
                       layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                       overrides: tuple[tuple[str, int | None], ...] = (),
                       n_outputs_max: int | None = None, kq_mask_f32: bool = False,
-                      no_host: bool = False) -> tuple[tuple[int, ...], int]:
+                      no_host: bool = False, gdn: str = "fused") -> tuple[tuple[int, ...], int]:
     """simulate_now, kept per model object and arguments: --fit, the searches and the fixes ask again."""
     args = (n_gpu_layers, n_ubatch, n_kv, flash_attn, n_seqs, n_stream, type_k, type_v, n_kv_swa, layer_gpus, n_gpus,
-            overrides, n_outputs_max, kq_mask_f32, no_host)
+            overrides, n_outputs_max, kq_mask_f32, no_host, gdn)
     return _SIMULATED.get(model, args, lambda: simulate_now(model, *args))
 
 
@@ -148,18 +148,18 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                  layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                  overrides: tuple[tuple[str, int | None], ...] = (),
                  n_outputs_max: int | None = None, kq_mask_f32: bool = False,
-                 no_host: bool = False) -> tuple[tuple[int, ...], int]:
+                 no_host: bool = False, gdn: str = "fused") -> tuple[tuple[int, ...], int]:
     """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml/): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
     LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
     for a CPU-only run (n_gpu_layers None); kq_mask_f32 for a build before PR #23764; no_host for llama-server
-    --no-host (the CPU keeps the weights it repacks and runs their matmuls: ggml/repack.py). Cached: --fit and the
-    solvers plan many times."""
+    --no-host (the CPU keeps the weights it repacks and runs their matmuls: ggml/repack.py); gdn for a build before
+    b8301 (unfused delta nets: ggml/delta_net_unfused.py). Cached: --fit and the solvers plan many times."""
     from . import ggml
 
     kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa,
-                              n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
+                              n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32, gdn=gdn)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
     from .ggml import affine
@@ -252,15 +252,20 @@ class ComputeSizing:
     n_outputs_max: int | None = None      # llama-server's output cap where it applies
     kq_mask_f32: bool = False             # a build before PR #23764: f32 mask inputs
     no_host_repack: int | None = None     # --no-host: bytes of the host-held weights in CPU_REPACK
+    gdn: str = "fused"                    # a build before b8301: unfused delta nets (versions.llamacpp_gdn)
+
+
+GDN_FAMILIES = ("qwen3next", "qwen35", "qwen35moe")     # llama.cpp archs of the delta-net builders (arch_hybrid)
 
 
 def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, simulate_graph: bool,
                  gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None,
-                 kq_mask_f32: bool = False) -> ComputeSizing:
+                 kq_mask_f32: bool = False, gdn: str = "fused") -> ComputeSizing:
     """Each device's compute buffer and the host's output buffer, set on ``p``'s devices: the fitted phases first
     (kept where the graph is not simulated), then the traced graph where runtimes/ggml models it.
     ``n_outputs_max``: llama-server's output cap (LlamaCpp.n_outputs_max; None: the C API's n_batch).
-    ``kq_mask_f32``: a build before PR #23764, whose KQ mask inputs are f32 (cast to f16 under flash attention)."""
+    ``kq_mask_f32``: a build before PR #23764, whose KQ mask inputs are f32 (cast to f16 under flash attention);
+    ``gdn``: the delta-net graph of a build before b8301."""
     s, c, fa = b.settings, b.context, b.flash_attn
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
     # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
@@ -283,13 +288,15 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if simulate_graph else None)
     simulated = (simulate_graph and graph_model is not None and ggml.supported(graph_model)
                  and all(d.kind == "gpu" for d in p.devs))
+    if graph_model is None or graph_model.family not in GDN_FAMILIES:
+        gdn = "fused"           # (no delta net: the same graph, and the same simulation cache entries)
     # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
     # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
     pipeline = len(p.devs) > 1 and b.ngl > model.n_layers and not s.llamacpp.override_tensor and not s.llamacpp.n_cpu_moe
     note = None
     if simulated:
         assert graph_model is not None
-        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32)
+        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32, gdn)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
                         f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
@@ -305,7 +312,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
 
         view = graph_model if graph_model is not None else gguf_view(model, weights.quant)
         repack = repacked_on_host(view, b) if view is not None else None
-    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, repack)
+    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, repack, gdn)
 
 
 def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],
@@ -345,7 +352,7 @@ def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: P
 
 
 def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int,
-                      n_outputs_max: int | None, kq_mask_f32: bool = False) -> None:
+                      n_outputs_max: int | None, kq_mask_f32: bool = False, gdn: str = "fused") -> None:
     """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate."""
     from . import ggml
 
@@ -361,13 +368,13 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
         gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
                                           (-1 if b.ngl > model.n_layers else b.ngl) if devs else None, *kw,
                                           n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32,
-                                          no_host=s.llamacpp.no_host and bool(devs) and not full)
+                                          no_host=s.llamacpp.no_host and bool(devs) and not full, gdn=gdn)
     else:
         # several GPUs or tensor overrides: the layer at each device boundary and the overridden tensors
         # matter, so the whole graph is traced with each layer's device
         gpu_c, host_c = simulated_compute(graph_model, None, *kw, layer_gpus=b.where, n_gpus=len(devs),
                                           overrides=rules, n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32,
-                                          no_host=s.llamacpp.no_host)
+                                          no_host=s.llamacpp.no_host, gdn=gdn)
     for d, size in zip(devs, gpu_c):
         d.compute = size
     p.host.compute = host_c

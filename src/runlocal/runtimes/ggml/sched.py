@@ -626,7 +626,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                           layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
                           overrides: Iterable[tuple[str, int | None]] = (),
                           pipeline: bool | None = None, n_outputs_max: int | None = None,
-                          kq_mask_f32: bool = False, no_host: bool = False) -> dict[str, int]:
+                          kq_mask_f32: bool = False, no_host: bool = False, gdn: str = "fused") -> dict[str, int]:
     """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
     offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
     layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
@@ -640,9 +640,10 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
     counts (llama.cpp logs them). ``n_outputs_max``: the context's output cap (arch.pp_outputs; None: n_batch).
     ``kq_mask_f32``: a build before PR #23764 (f32 KQ mask inputs, cast to f16 under flash attention).
-    ``no_host``: llama-server --no-host, whose CPU weights the CPU repacks stay on the CPU (repack.py)."""
+    ``no_host``: llama-server --no-host, whose CPU weights the CPU repacks stay on the CPU (repack.py); ``gdn``: an
+    older build's delta-net graph (GraphParams.gdn)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32, gdn=gdn)
     n_layer = model.n_layers
     overrides = tuple(overrides)
     if layer_gpus is None:
