@@ -59,17 +59,18 @@ def test_each_chunk_adds_its_loop_and_one_token_keeps_the_fused_op_from_b8233(al
 def test_a_named_older_build_plans_with_its_graph_and_says_so():
     """`runlocal check qwen3.5-35b-a3b --runtime llama.cpp==b8250 …` (#20587's settings, -ngl 20: the 14 delta-net
     layers whose state the log puts on CUDA0): the host's compute buffer is the log's 28.39 MiB, the rules and the
-    compute step name the unfused delta net; b8301 and the current build do not. (CUDA0's 553.01 MiB is not scored:
-    the file's quant is not in the log, and the GPU's buffer holds the op-offloaded copy of its expert tensors.)"""
+    compute step name the unfused prompt delta net. (CUDA0's 553.01 MiB is not scored:
+    the file's quant is not in the log, and the GPU's buffer holds the op-offloaded copy of its expert tensors.) A
+    build without the fused-op device check plans the fused graph."""
     args = ("qwen3.5-35b-a3b", "--gpu", "rtx-4090", "-c", "1024", "-np", "4", "--kv-unified", "--ngl", "20",
             "-q", "Q4_K_M", "-fa", "on")
     old = check_json(*args, "--runtime", "llama.cpp==b8250")
     logged = PUBLIC["issue20587-qwen3.5-35b-a3b"]["logged"]
     assert f"{old['memory']['devices'][1]['compute'] / MiB:.2f}" == f"{logged['CUDA_Host compute']:.2f}"
-    assert "delta nets unfused" in old["runtime_rules"]
+    assert "prompt delta nets unfused" in old["runtime_rules"]
     step = next(s for s in old["explain"] if s["label"] == "compute buffer")
-    assert "unfused chunked delta net" in step["formula"]
-    for newer in ("llama.cpp==b8301", "llama.cpp"):
+    assert "unfused chunked prompt delta net" in step["formula"]
+    for newer in ("llama.cpp==b10460", "llama.cpp"):
         plan = check_json(*args, "--runtime", newer)
         assert "unfused" not in plan["runtime_rules"]
         assert "unfused" not in next(s for s in plan["explain"] if s["label"] == "compute buffer")["formula"]
@@ -80,3 +81,24 @@ def test_other_architectures_are_planned_alike_by_old_and_new_delta_net_rules():
     a = check_json("llama-3.1-8b", "--gpu", "rtx-4090", "-c", "8192", "--runtime", "llama.cpp==b8250")
     b = check_json("llama-3.1-8b", "--gpu", "rtx-4090", "-c", "8192", "--runtime", "llama.cpp==b8301")
     assert a["memory"] == b["memory"]
+
+
+def _compute_step(*args: str) -> str:
+    plan = check_json("qwen3.5-35b-a3b", "--gpu", "rtx-4090", "-q", "Q4_K_M", "-fa", "on", *args)
+    return next(s["formula"] for s in plan["explain"] if s["label"] == "compute buffer")
+
+
+def test_from_b8301_the_fused_op_is_kept_only_where_its_device_check_passes():
+    """b8301 to b10459 reserve a 16-token-per-sequence graph with the fused op and keep it only if every fused node runs
+    on its layer's device. With delta-net layers on the CPU and 4 slots (64 tokens), the CPU layers' prompt matmuls are
+    op-offloaded and the scheduler puts their fused nodes on CUDA0: the check fails ("layer 0 is assigned to device
+    CPU but the fused Gated Delta Net tensor is assigned to device CUDA0", ggml-org/llama.cpp#24712 at b10459), the
+    prompt graph is the unfused one. One slot (16 tokens, not offloaded), every layer on the GPU, or the modelled build
+    (no check, PR #27877): fused."""
+    partial = ("-c", "1024", "-np", "4", "--kv-unified", "--ngl", "20")
+    assert "unfused chunked prompt delta net" in _compute_step(*partial, "--runtime", "llama.cpp==b8334")
+    assert "delta net" not in _compute_step("-c", "4096", "-np", "1", "--ngl", "20", "--runtime", "llama.cpp==b8334")
+    assert "delta net" not in _compute_step("-c", "1024", "-np", "4", "--kv-unified", "--ngl", "all",
+                                            "--runtime", "llama.cpp==b8334")
+    assert "delta net" not in _compute_step(*partial, "--runtime", "llama.cpp==b10460")
+    assert "delta net" not in _compute_step(*partial)

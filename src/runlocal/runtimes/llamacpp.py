@@ -115,6 +115,15 @@ _FLOORS = IdMemo(4096)
 _FITS = IdMemo(2048)
 
 
+# what an older build's delta nets are in the compute step (runtimes/versions.py llamacpp_gdn, ggml/gdn_probe.py)
+GDN_WORDS = {"unfused": "the unfused delta nets (chunked prompt, one-token) of an older build (before b8233, or its "
+                        "fused-op device check failed: a delta-net layer on the CPU)",
+             "chunked": "the unfused chunked prompt delta net of an older build (before b8301, or its fused-op device "
+                        "check failed: a delta-net layer on the CPU, op-offloaded prompt batches)",
+             "ar-unfused": "the unfused one-token delta net of an older build (its fused-op device check failed)",
+             "probed": "fused delta nets (their device check passes)"}
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -466,8 +475,7 @@ class LlamaCpp:
         if fa and sizing.kq_mask_f32:
             outputs += ", f32 KQ mask inputs cast to f16 (a build before PR #23764)"
         if sizing.gdn != "fused" and sizing.simulated:
-            outputs += (", the unfused chunked delta net of a build before b8301" + (" (and the unfused one-token graph, "
-                        "before b8233)" if sizing.gdn == "unfused" else ""))
+            outputs += ", " + GDN_WORDS.get(sizing.gdn, sizing.gdn)
         if sizing.simulated:
             steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
                               f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}{outputs}", sizes,

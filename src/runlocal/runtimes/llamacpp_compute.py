@@ -296,7 +296,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     note = None
     if simulated:
         assert graph_model is not None
-        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32, gdn)
+        gdn = _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32, gdn)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
                         f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
@@ -352,8 +352,9 @@ def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: P
 
 
 def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int,
-                      n_outputs_max: int | None, kq_mask_f32: bool = False, gdn: str = "fused") -> None:
-    """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate."""
+                      n_outputs_max: int | None, kq_mask_f32: bool = False, gdn: str = "fused") -> str:
+    """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate; returns the delta-net graphs
+    traced (an older build's mode resolved by its device check for this placement: ggml/gdn_probe.py)."""
     from . import ggml
 
     s, c, devs = b.settings, b.context, p.devs
@@ -362,6 +363,15 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
              + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, model.n_layers)))
     kw = (c.n_ubatch, n_kv, b.flash_attn, b.n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
           normalize_cache_type(s.cache_type_v), p.n_swa_cells or None)
+    if gdn in ("chunked", "probed"):
+        from .ggml import gdn_probe
+        from .ggml.arch import GraphParams
+
+        on_host = not devs or any(w is None for w in b.where) or bool(rules)
+        probe = GraphParams(n_kv=n_kv, flash_attn=b.flash_attn, n_stream=c.n_stream, type_k=kw[5], type_v=kw[6],
+                            n_kv_swa=kw[7], kq_mask_f32=kq_mask_f32)
+        gdn = gdn_probe.resolve(gdn, graph_model, probe, b.n_seq, b.where if devs and on_host else None, len(devs),
+                                rules)
     if not devs or (len(devs) == 1 and not rules):
         # (CPU only: every weight is in host memory whatever the overrides say)
         # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
@@ -378,6 +388,7 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
     for d, size in zip(devs, gpu_c):
         d.compute = size
     p.host.compute = host_c
+    return gdn
 
 
 def _pipeline_estimate(model: ModelSpec, b: Budget, p: Pools, n_kv: int, n_copies: int) -> Step:

@@ -40,9 +40,12 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    read in the llama.cpp ollama/ollama vendored at each build: b8099 (e4d75b8c5) builds the
                    autoregressive and the chunked graphs; b8233 (577db53ef) sets cparams.fused_gdn_ar (one token per
                    sequence fused, "fused_gdn_ch = false; // TODO: implement"), as b8250 (e22e88d5d) still does; b8301
-                   (97962bd03) fuses the chunked graph too (fused_gdn_ch with auto_fgdn: where the backend runs the op,
-                   CPU and CUDA since PR #19504). The unfused graphs' node counts equal ggml-org/llama.cpp#20587's log
-                   (6,699 at 512 tokens, 4,389 at one: runtimes/ggml/delta_net_unfused.py).
+                   (97962bd03) fuses the chunked graph too. From b8233 each fused path is kept only if a reserved
+                   graph puts every fused node on its layer's device (auto_fgdn; runtimes/ggml/gdn_probe.py): with
+                   delta-net layers on the CPU and op-offloaded prompt batches it fails (issue #24712 at b10459); PR
+                   #27877 (2026-08-28) dropped the check, and the modelled 0c1e57098 (b11312) has none. The unfused
+                   graphs' node counts equal ggml-org/llama.cpp#20587's log (6,699 at 512 tokens, 4,389 at one:
+                   runtimes/ggml/delta_net_unfused.py).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
@@ -85,6 +88,7 @@ OUTPUT_CAP_BUILDS = (9272, 9776)    # PR #23861; issue #23527 (b9272, without); 
 KQ_MASK_F16_BUILDS = (9409, 9410)   # PR #23764: merged as 031ddb2e0, whose build is b9410
 GDN_AR_BUILDS = (8099, 8233)        # fused one-token delta net: ollama e4d75b8c5 (b8099, without), 577db53ef (b8233)
 GDN_CHUNK_BUILDS = (8250, 8301)     # fused prompt delta net: ollama e22e88d5d (b8250, without), 97962bd03 (b8301)
+GDN_PROBE_BUILDS = (10459, 11312)   # the fused-GDN device check: issue #24712 (b10459, with), 0c1e57098 (b11312, none)
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
@@ -156,28 +160,34 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
              ("f16 KQ masks under flash attention (PR #23764)" if llamacpp_kq_mask_f16(version)
               else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)")]
     gdn = llamacpp_gdn(version)
-    if gdn != "fused":
-        parts.append("qwen3next/qwen35 delta nets unfused" + (" (prompt graph; one token fused)" if gdn == "chunked"
-                                                               else "") + " (before b8301)")
+    parts.append({"unfused": "qwen3next/qwen35 delta nets unfused (before b8233)",
+                  "chunked": "qwen3next/qwen35 prompt delta nets unfused, one token fused where its device check passes "
+                             "(b8233–b8250)",
+                  "probed": "qwen3next/qwen35 delta nets fused where the device check passes (b8301 to PR #27877)",
+                  "fused": "qwen3next/qwen35 delta nets fused"}[gdn])
     rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap),
-             ("the fused delta net", GDN_CHUNK_BUILDS, gdn == "fused"))
+             ("the fused prompt delta net", GDN_CHUNK_BUILDS, gdn in ("probed", "fused")),
+             ("the unchecked fused delta net", GDN_PROBE_BUILDS, gdn == "fused"))
     unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
     if unsure:
         known = ", ".join(f"b{first} has {what}" for what, first in unsure)
         text += (f" — {' and '.join(w for w, _ in unsure)} assumed: the build that brought "
                  f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without -np auto and "
-                 f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap, b{GDN_CHUNK_BUILDS[0]} without the fused delta "
-                 f"net; {known})")
+                 f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap, b{GDN_CHUNK_BUILDS[0]} without the fused prompt "
+                 f"delta net, b{GDN_PROBE_BUILDS[0]} with its device check; {known})")
     return np_auto, fit, text
 
 
 def llamacpp_gdn(version: RuntimeVersion | None) -> str:
-    """The gated delta net a build's qwen3next / qwen35 graphs use: "fused" (GGML_OP_GATED_DELTA_NET for the prompt and
-    one token), "chunked" (the unfused chunked prompt graph, one token fused: b8233–b8250) or "unfused" (both unfused:
-    b8099 and older); builds between the known ones take the newer rule."""
-    if version is None or version.key[0] > GDN_CHUNK_BUILDS[0]:
+    """The gated delta nets a build's qwen3next / qwen35 graphs use: "unfused" (b8099 and older), "chunked" (the unfused
+    chunked prompt graph; one token fused where the device check passes: b8233–b8250), "probed" (both fused where the
+    check passes: b8301 to b10459 at least; ggml/gdn_probe.py) or "fused" (always: the modelled build, PR #27877);
+    builds between the known ones take the newer rule."""
+    if version is None or version.key[0] > GDN_PROBE_BUILDS[0]:
         return "fused"
+    if version.key[0] > GDN_CHUNK_BUILDS[0]:
+        return "probed"
     return "chunked" if version.key[0] > GDN_AR_BUILDS[0] else "unfused"
 
 

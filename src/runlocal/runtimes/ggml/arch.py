@@ -26,7 +26,7 @@ class GraphParams:
     type_v: str = "f16"
     n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
     kq_mask_f32: bool = False    # builds before PR #23764 (b9410): an f32 mask input, ggml_cast to f16 for FA
-    gdn: str = "fused"           # the delta-net graph of an older build: "unfused" / "chunked" (delta_net_unfused.py)
+    gdn: str = "fused"           # an older build's delta nets: "unfused", "chunked", "ar-unfused" (delta_net_unfused.py)
 
 
 def _gguf_type(dtype: str | None) -> str:

@@ -134,9 +134,9 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
                             (g.reshape(q, hk, 1, n_k, nst * n_seqs),)), hk, n_v, nst, n_seqs)
         k = g.reshape(g.new("f32", (hk, rep, n_k, nst * n_seqs), "REPEAT",
                             (g.reshape(k, hk, 1, n_k, nst * n_seqs),)), hk, n_v, nst, n_seqs)
-    if old and nst > 1:
+    if nst > 1 and b.p.gdn in ("unfused", "chunked"):
         out, new_state = delta_net_unfused.chunking(b, q, k, v, gate, beta, state)
-    elif b.p.gdn == "unfused":
+    elif nst == 1 and b.p.gdn in ("unfused", "ar-unfused"):
         out, new_state = delta_net_unfused.autoregressive(b, q, k, v, gate, beta, state)
     else:
         out, new_state = _fused(g, q, k, v, gate, beta, state, hv, n_v, nst, n_seqs)
