@@ -250,6 +250,15 @@ def ollama_kq_mask_f16(version: RuntimeVersion | None) -> bool:
     return build is not None and build > KQ_MASK_F16_BUILDS[0]
 
 
+def ollama_gdn(version: RuntimeVersion | None) -> str:
+    """The delta nets of this Ollama release's llama-server, by its build (llamacpp_gdn); releases before v0.30.0 ran
+    Ollama's own runners, whose graphs runlocal plans as the modelled build's (fused)."""
+    if version is None:
+        return "fused"
+    build, _ = ollama_llama_cpp(version)
+    return "fused" if build is None else llamacpp_gdn(RuntimeVersion(f"b{build}", (build,)))
+
+
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
@@ -265,7 +274,9 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
             + f"; {how}: " + ("llama-server's output cap, n_parallel rows of logits in the prompt graph (PR #23861)"
                               if cap else "n_ubatch rows of logits in the prompt graph (before PR #23861)")
             + ("" if ollama_kq_mask_f16(version) else ", f32 KQ masks cast to f16 under flash attention (before "
-               "llama.cpp PR #23764)"))
+               "llama.cpp PR #23764)")
+            + (", qwen3next/qwen35 fused delta nets kept only where their device check passes (before PR #27877)"
+               if ollama_gdn(version) == "probed" else ""))
     if cap and build is not None and build < OUTPUT_CAP_BUILDS[1]:
         text += (f" — assumed: the build that brought the cap is not pinned (b{OUTPUT_CAP_BUILDS[0]} is without it, "
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")
