@@ -76,7 +76,7 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
         batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
         n_gpu_layers=parse_ngl(req.n_gpu_layers), n_cpu_moe=req.n_cpu_moe, override_tensor=overrides,
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, kv_offload=not req.no_kv_offload,
-        fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
+        no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
 
 
 def _vllm_options(req: CheckRequest):

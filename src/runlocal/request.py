@@ -91,6 +91,9 @@ class CheckRequest:
     no_mmap: bool = _opt(False, "--no-mmap", help="llama.cpp: read the weights into RAM instead of mapping the file")
     no_kv_offload: bool = _opt(False, "--no-kv-offload", "-nkvo",
                                help="llama.cpp: keep the KV cache (and recurrent state) in system RAM, not on the GPU")
+    no_host: bool = _opt(False, "--no-host",
+                         help="llama.cpp: CPU-held weights the CPU repacks (Q4_0, Q4_K, IQ4_NL, MXFP4 on AVX2) stay "
+                              "in its CPU_REPACK buffer, their matmuls on the CPU, instead of the GPU's host buffer")
     fit: str = _opt("on", "--fit", "-fit", choices=("on", "off"),
                     help="llama.cpp: on (default) fits an unset -c / -ngl to free memory")
     tensor_split: str | None = _opt(None, "--tensor-split", "-ts", max_length=200,

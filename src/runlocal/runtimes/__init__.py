@@ -56,10 +56,12 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.np_auto, runtime.has_fit, rules = versions.llamacpp_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
         runtime.kq_mask_f16 = versions.llamacpp_kq_mask_f16(version)   # type: ignore[attr-defined]
+        runtime.gdn = versions.llamacpp_gdn(version)   # type: ignore[attr-defined]
     else:
         runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.ollama_output_cap(version)   # type: ignore[attr-defined]   # by its build
         runtime.kq_mask_f16 = versions.ollama_kq_mask_f16(version)   # type: ignore[attr-defined]   # likewise
+        runtime.gdn = versions.ollama_gdn(version)   # type: ignore[attr-defined]   # likewise
     runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
     return runtime
 

@@ -106,12 +106,22 @@ from .llamacpp_layout import (  # noqa: F401
     slots,
     swa_cells,
 )
+from .llamacpp_nohost import no_host_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
 _FITS = IdMemo(2048)
+
+
+# what an older build's delta nets are in the compute step (runtimes/versions.py llamacpp_gdn, ggml/gdn_probe.py)
+GDN_WORDS = {"unfused": "the unfused delta nets (chunked prompt, one-token) of an older build (before b8233, or its "
+                        "fused-op device check failed: a delta-net layer on the CPU)",
+             "chunked": "the unfused chunked prompt delta net of an older build (before b8301, or its fused-op device "
+                        "check failed: a delta-net layer on the CPU, op-offloaded prompt batches)",
+             "ar-unfused": "the unfused one-token delta net of an older build (its fused-op device check failed)",
+             "probed": "fused delta nets (their device check passes)"}
 
 
 class LlamaCpp:
@@ -130,6 +140,8 @@ class LlamaCpp:
     has_fit = True
     # False: a build before PR #23764 (b9410), whose KQ masks are f32 inputs cast to f16 for flash attention
     kq_mask_f16 = True
+    # a build before b8301: qwen3next / qwen35 delta nets unfused ("unfused", "chunked": runtimes/versions.py llamacpp_gdn)
+    gdn = "fused"
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -342,7 +354,7 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, weights.quant, weights.total,
+        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, weights.quant, weights.total,
                 weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -391,7 +403,7 @@ class LlamaCpp:
             p.host.output = model.vocab_size * 4 * b.n_seq
             return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
-                              self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16)
+                              self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         steps = [b.backend.step(), *self.explain(model, b, p, sizing)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
 
@@ -450,6 +462,8 @@ class LlamaCpp:
                               "on the CPU, compute buffers planned as with the cache offloaded (an upper bound on the GPU)",
                               f"{kv_total:,} B in {p.host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer "
                               "type), src/llama-context.cpp graph_get_cb"))
+        if s.llamacpp.no_host:
+            steps.append(no_host_step(model, b, p, sizing.no_host_repack if sizing is not None else None))
         if sizing is None:
             return steps
         if sizing.pipeline is not None:
@@ -460,6 +474,8 @@ class LlamaCpp:
                    if sizing.n_outputs_max is not None else "")
         if fa and sizing.kq_mask_f32:
             outputs += ", f32 KQ mask inputs cast to f16 (a build before PR #23764)"
+        if sizing.gdn != "fused" and sizing.simulated:
+            outputs += ", " + GDN_WORDS.get(sizing.gdn, sizing.gdn)
         if sizing.simulated:
             steps.append(Step("compute buffer", f"ggml-alloc placement of the reserved {model.family} graph for n_ubatch "
                               f"{c.n_ubatch}, n_kv {sizing.n_kv:,}, flash attention {'on' if fa else 'off'}{outputs}", sizes,
@@ -551,6 +567,8 @@ class LlamaCpp:
             parts += ["--no-mmap"]
         if not s.llamacpp.kv_offload:
             parts += ["--no-kv-offload"]
+        if s.llamacpp.no_host:
+            parts += ["--no-host"]
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
         return " ".join(parts)

@@ -135,10 +135,11 @@ def simulated_compute(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int,
                       n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                       layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                       overrides: tuple[tuple[str, int | None], ...] = (),
-                      n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> tuple[tuple[int, ...], int]:
+                      n_outputs_max: int | None = None, kq_mask_f32: bool = False,
+                      no_host: bool = False, gdn: str = "fused") -> tuple[tuple[int, ...], int]:
     """simulate_now, kept per model object and arguments: --fit, the searches and the fixes ask again."""
     args = (n_gpu_layers, n_ubatch, n_kv, flash_attn, n_seqs, n_stream, type_k, type_v, n_kv_swa, layer_gpus, n_gpus,
-            overrides, n_outputs_max, kq_mask_f32)
+            overrides, n_outputs_max, kq_mask_f32, no_host, gdn)
     return _SIMULATED.get(model, args, lambda: simulate_now(model, *args))
 
 
@@ -146,17 +147,19 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
                  n_seqs: int, n_stream: int, type_k: str, type_v: str, n_kv_swa: int | None,
                  layer_gpus: tuple[int | None, ...] | None = None, n_gpus: int = 1,
                  overrides: tuple[tuple[str, int | None], ...] = (),
-                 n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> tuple[tuple[int, ...], int]:
+                 n_outputs_max: int | None = None, kq_mask_f32: bool = False,
+                 no_host: bool = False, gdn: str = "fused") -> tuple[tuple[int, ...], int]:
     """((each GPU's), host) compute buffer bytes from the ggml-alloc simulation (runtimes/ggml/): the CUDA
     build with n_gpu_layers of the n_layer + 1 slots on one GPU (0: none, the GPU still runs the big matmuls), or
     the layers spread over n_gpus GPUs as ``layer_gpus`` says (src/llama-model.cpp: the ``where`` of
     LlamaCpp.buffers), with tensor overrides (regex, device; None the host) in llama.cpp's order; or ((), CPU)
-    for a CPU-only run (n_gpu_layers None); kq_mask_f32 for a build before PR #23764. Cached: --fit and the solvers
-    plan many times."""
+    for a CPU-only run (n_gpu_layers None); kq_mask_f32 for a build before PR #23764; no_host for llama-server
+    --no-host (the CPU keeps the weights it repacks and runs their matmuls: ggml/repack.py); gdn for a build before
+    b8301 (unfused delta nets: ggml/delta_net_unfused.py). Cached: --fit and the solvers plan many times."""
     from . import ggml
 
     kw: dict[str, Any] = dict(n_seqs=n_seqs, n_stream=n_stream, type_k=type_k, type_v=type_v, n_kv_swa=n_kv_swa,
-                              n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
+                              n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32, gdn=gdn)
     if n_gpu_layers is None and layer_gpus is None:
         return (), ggml.simulate_compute(model, n_ubatch, n_kv, flash_attn, **kw)
     from .ggml import affine
@@ -166,14 +169,15 @@ def simulate_now(model: ModelSpec, n_gpu_layers: int | None, n_ubatch: int, n_kv
         swa = cells if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
         return ggml.simulate_compute_cuda(model, n_ubatch, cells, flash_attn, n_gpu_layers=n_gpu_layers or 0,
                                           layer_gpus=list(layer_gpus) if layer_gpus is not None else None,
-                                          n_gpus=n_gpus, overrides=overrides, **{**kw, "n_kv_swa": swa})
+                                          n_gpus=n_gpus, overrides=overrides, no_host=no_host,
+                                          **{**kw, "n_kv_swa": swa})
 
     # the graphs are built once per shape with n_kv as a symbol, and scheduled once per placement; the walk runs per
     # context, or not at all inside a piece (runtimes/ggml/affine.py). The shape: every argument the graphs are built
     # from (all of kw, so an argument added there is in it) but n_kv
     swa_mode = "same" if n_kv_swa is not None and n_kv_swa == n_kv else n_kv_swa
     shape = (n_ubatch, flash_attn, tuple(sorted({**kw, "n_kv_swa": swa_mode}.items())))
-    placement = (n_gpu_layers, layer_gpus, n_gpus, overrides)
+    placement = (n_gpu_layers, layer_gpus, n_gpus, overrides, no_host)
     out = (affine.SHAPES.run(model, shape, placement, n_kv, cuda, getattr(_hint, "many", False)) if CONTEXT_SHAPES
            else cuda(n_kv))
     return tuple(out[f"CUDA{k} compute"] for k in range(n_gpus)), out["CUDA_Host compute"]
@@ -247,15 +251,21 @@ class ComputeSizing:
     pipeline: Step | None
     n_outputs_max: int | None = None      # llama-server's output cap where it applies
     kq_mask_f32: bool = False             # a build before PR #23764: f32 mask inputs
+    no_host_repack: int | None = None     # --no-host: bytes of the host-held weights in CPU_REPACK
+    gdn: str = "fused"                    # a build before b8301: unfused delta nets (versions.llamacpp_gdn)
+
+
+GDN_FAMILIES = ("qwen3next", "qwen35", "qwen35moe")     # llama.cpp archs of the delta-net builders (arch_hybrid)
 
 
 def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, simulate_graph: bool,
                  gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None,
-                 kq_mask_f32: bool = False) -> ComputeSizing:
+                 kq_mask_f32: bool = False, gdn: str = "fused") -> ComputeSizing:
     """Each device's compute buffer and the host's output buffer, set on ``p``'s devices: the fitted phases first
     (kept where the graph is not simulated), then the traced graph where runtimes/ggml models it.
     ``n_outputs_max``: llama-server's output cap (LlamaCpp.n_outputs_max; None: the C API's n_batch).
-    ``kq_mask_f32``: a build before PR #23764, whose KQ mask inputs are f32 (cast to f16 under flash attention)."""
+    ``kq_mask_f32``: a build before PR #23764, whose KQ mask inputs are f32 (cast to f16 under flash attention);
+    ``gdn``: the delta-net graph of a build before b8301."""
     s, c, fa = b.settings, b.context, b.flash_attn
     n_kv = c.n_ctx_seq if c.n_stream > 1 else c.n_ctx
     # ggml-cuda (NVIDIA, and AMD through HIP) sizes a flash-attention result with f16 copies of a quantized cache
@@ -278,13 +288,15 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if simulate_graph else None)
     simulated = (simulate_graph and graph_model is not None and ggml.supported(graph_model)
                  and all(d.kind == "gpu" for d in p.devs))
+    if graph_model is None or graph_model.family not in GDN_FAMILIES:
+        gdn = "fused"           # (no delta net: the same graph, and the same simulation cache entries)
     # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
     # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
     pipeline = len(p.devs) > 1 and b.ngl > model.n_layers and not s.llamacpp.override_tensor and not s.llamacpp.n_cpu_moe
     note = None
     if simulated:
         assert graph_model is not None
-        _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32)
+        gdn = _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32, gdn)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
                         f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
@@ -294,7 +306,13 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
         note = _pipeline_estimate(model, b, p, n_kv, ggml.PIPELINE_COPIES)
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
-    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32)
+    repack = None
+    if s.llamacpp.no_host and p.devs:
+        from .llamacpp_nohost import repacked_on_host
+
+        view = graph_model if graph_model is not None else gguf_view(model, weights.quant)
+        repack = repacked_on_host(view, b) if view is not None else None
+    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, repack, gdn)
 
 
 def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],
@@ -334,8 +352,9 @@ def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: P
 
 
 def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Pools, n_kv: int,
-                      n_outputs_max: int | None, kq_mask_f32: bool = False) -> None:
-    """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate."""
+                      n_outputs_max: int | None, kq_mask_f32: bool = False, gdn: str = "fused") -> str:
+    """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate; returns the delta-net graphs
+    traced (an older build's mode resolved by its device check for this placement: ggml/gdn_probe.py)."""
     from . import ggml
 
     s, c, devs = b.settings, b.context, p.devs
@@ -344,20 +363,32 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
              + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, model.n_layers)))
     kw = (c.n_ubatch, n_kv, b.flash_attn, b.n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
           normalize_cache_type(s.cache_type_v), p.n_swa_cells or None)
+    if gdn in ("chunked", "probed"):
+        from .ggml import gdn_probe
+        from .ggml.arch import GraphParams
+
+        on_host = not devs or any(w is None for w in b.where) or bool(rules)
+        probe = GraphParams(n_kv=n_kv, flash_attn=b.flash_attn, n_stream=c.n_stream, type_k=kw[5], type_v=kw[6],
+                            n_kv_swa=kw[7], kq_mask_f32=kq_mask_f32)
+        gdn = gdn_probe.resolve(gdn, graph_model, probe, b.n_seq, b.where if devs and on_host else None, len(devs),
+                                rules)
     if not devs or (len(devs) == 1 and not rules):
         # (CPU only: every weight is in host memory whatever the overrides say)
         # partial offload: which layers sit on the GPU depends on every layer, so the whole graph is traced
         gpu_c, host_c = simulated_compute(graph_prefix(graph_model) if full else graph_model,
                                           (-1 if b.ngl > model.n_layers else b.ngl) if devs else None, *kw,
-                                          n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
+                                          n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32,
+                                          no_host=s.llamacpp.no_host and bool(devs) and not full, gdn=gdn)
     else:
         # several GPUs or tensor overrides: the layer at each device boundary and the overridden tensors
         # matter, so the whole graph is traced with each layer's device
         gpu_c, host_c = simulated_compute(graph_model, None, *kw, layer_gpus=b.where, n_gpus=len(devs),
-                                          overrides=rules, n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32)
+                                          overrides=rules, n_outputs_max=n_outputs_max, kq_mask_f32=kq_mask_f32,
+                                          no_host=s.llamacpp.no_host, gdn=gdn)
     for d, size in zip(devs, gpu_c):
         d.compute = size
     p.host.compute = host_c
+    return gdn
 
 
 def _pipeline_estimate(model: ModelSpec, b: Budget, p: Pools, n_kv: int, n_copies: int) -> Step:

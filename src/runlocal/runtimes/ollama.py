@@ -174,6 +174,15 @@ class Ollama:
         self._llama.kq_mask_f16 = value
 
     @property
+    def gdn(self) -> str:
+        """The delta nets of the llama-server Ollama launches (runtimes/versions.py llamacpp_gdn, by its build)."""
+        return self._llama.gdn
+
+    @gdn.setter
+    def gdn(self, value: str) -> None:
+        self._llama.gdn = value
+
+    @property
     def backend(self) -> str | None:
         """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
         return self._llama.backend

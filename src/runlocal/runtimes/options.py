@@ -29,6 +29,7 @@ class LlamaCppOptions:
     swa_full: bool = False                      # --swa-full: sliding-window layers keep the full context
     mmap: bool = True                           # weights memory-mapped from the file (--no-mmap reads them)
     kv_offload: bool = True                     # --no-kv-offload / -nkvo (False): KV and recurrent state in RAM
+    no_host: bool = False                       # --no-host: CPU weights the CPU repacks stay on it (ggml/repack.py)
     fit: bool = True                            # --fit on|off: fit an unset context and -ngl to free memory
     tensor_split: tuple[float, ...] = ()        # -ts 3,1: the GPUs' shares of the layers (default: free memory)
 

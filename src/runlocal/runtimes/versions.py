@@ -35,6 +35,17 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    commit ("b9410 (031ddb2e0)", a llama.cpp version string), so b9409 and older are without it;
                    issue #23527's A/B at b9272 logs the CUDA_Host compute 2,408 MiB before, 1,236 with it
                    (measurements/llamacpp_server_outputs).
+  delta net       qwen3next / qwen35 / qwen35moe: the fused GGML_OP_GATED_DELTA_NET (added by PR #19504, 2026-02-11,
+                   not yet in the graph) replaced the unfused graphs of src/models/delta-net-base.cpp in two steps,
+                   read in the llama.cpp ollama/ollama vendored at each build: b8099 (e4d75b8c5) builds the
+                   autoregressive and the chunked graphs; b8233 (577db53ef) sets cparams.fused_gdn_ar (one token per
+                   sequence fused, "fused_gdn_ch = false; // TODO: implement"), as b8250 (e22e88d5d) still does; b8301
+                   (97962bd03) fuses the chunked graph too. From b8233 each fused path is kept only if a reserved
+                   graph puts every fused node on its layer's device (auto_fgdn; runtimes/ggml/gdn_probe.py): with
+                   delta-net layers on the CPU and op-offloaded prompt batches it fails (issue #24712 at b10459); PR
+                   #27877 (2026-08-28) dropped the check, and the modelled 0c1e57098 (b11312) has none. The unfused
+                   graphs' node counts equal ggml-org/llama.cpp#20587's log (6,699 at 512 tokens, 4,389 at one:
+                   runtimes/ggml/delta_net_unfused.py).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
@@ -75,6 +86,9 @@ NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-0
 FIT_BUILDS = (6451, 7437)           # PR #16653; issue #18097 (b7437 runs llama-fit-params)
 OUTPUT_CAP_BUILDS = (9272, 9776)    # PR #23861; issue #23527 (b9272, without); issue #24967 (b9776, its assert)
 KQ_MASK_F16_BUILDS = (9409, 9410)   # PR #23764: merged as 031ddb2e0, whose build is b9410
+GDN_AR_BUILDS = (8099, 8233)        # fused one-token delta net: ollama e4d75b8c5 (b8099, without), 577db53ef (b8233)
+GDN_CHUNK_BUILDS = (8250, 8301)     # fused prompt delta net: ollama e22e88d5d (b8250, without), 97962bd03 (b8301)
+GDN_PROBE_BUILDS = (10459, 11312)   # the fused-GDN device check: issue #24712 (b10459, with), 0c1e57098 (b11312, none)
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
@@ -145,15 +159,36 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
               else "n_ubatch rows of logits in the prompt graph (before PR #23861)"),
              ("f16 KQ masks under flash attention (PR #23764)" if llamacpp_kq_mask_f16(version)
               else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)")]
-    rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap))
+    gdn = llamacpp_gdn(version)
+    parts.append({"unfused": "qwen3next/qwen35 delta nets unfused (before b8233)",
+                  "chunked": "qwen3next/qwen35 prompt delta nets unfused, one token fused where its device check passes "
+                             "(b8233–b8250)",
+                  "probed": "qwen3next/qwen35 delta nets fused where the device check passes (b8301 to PR #27877)",
+                  "fused": "qwen3next/qwen35 delta nets fused"}[gdn])
+    rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap),
+             ("the fused prompt delta net", GDN_CHUNK_BUILDS, gdn in ("probed", "fused")),
+             ("the unchecked fused delta net", GDN_PROBE_BUILDS, gdn == "fused"))
     unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
     if unsure:
         known = ", ".join(f"b{first} has {what}" for what, first in unsure)
         text += (f" — {' and '.join(w for w, _ in unsure)} assumed: the build that brought "
                  f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without -np auto and "
-                 f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap; {known})")
+                 f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap, b{GDN_CHUNK_BUILDS[0]} without the fused prompt "
+                 f"delta net, b{GDN_PROBE_BUILDS[0]} with its device check; {known})")
     return np_auto, fit, text
+
+
+def llamacpp_gdn(version: RuntimeVersion | None) -> str:
+    """The gated delta nets a build's qwen3next / qwen35 graphs use: "unfused" (b8099 and older), "chunked" (the unfused
+    chunked prompt graph; one token fused where the device check passes: b8233–b8250), "probed" (both fused where the
+    check passes: b8301 to b10459 at least; ggml/gdn_probe.py) or "fused" (always: the modelled build, PR #27877);
+    builds between the known ones take the newer rule."""
+    if version is None or version.key[0] > GDN_PROBE_BUILDS[0]:
+        return "fused"
+    if version.key[0] > GDN_CHUNK_BUILDS[0]:
+        return "probed"
+    return "chunked" if version.key[0] > GDN_AR_BUILDS[0] else "unfused"
 
 
 def llamacpp_kq_mask_f16(version: RuntimeVersion | None) -> bool:
@@ -215,6 +250,15 @@ def ollama_kq_mask_f16(version: RuntimeVersion | None) -> bool:
     return build is not None and build > KQ_MASK_F16_BUILDS[0]
 
 
+def ollama_gdn(version: RuntimeVersion | None) -> str:
+    """The delta nets of this Ollama release's llama-server, by its build (llamacpp_gdn); releases before v0.30.0 ran
+    Ollama's own runners, whose graphs runlocal plans as the modelled build's (fused)."""
+    if version is None:
+        return "fused"
+    build, _ = ollama_llama_cpp(version)
+    return "fused" if build is None else llamacpp_gdn(RuntimeVersion(f"b{build}", (build,)))
+
+
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
@@ -230,7 +274,9 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
             + f"; {how}: " + ("llama-server's output cap, n_parallel rows of logits in the prompt graph (PR #23861)"
                               if cap else "n_ubatch rows of logits in the prompt graph (before PR #23861)")
             + ("" if ollama_kq_mask_f16(version) else ", f32 KQ masks cast to f16 under flash attention (before "
-               "llama.cpp PR #23764)"))
+               "llama.cpp PR #23764)")
+            + (", qwen3next/qwen35 fused delta nets kept only where their device check passes (before PR #27877)"
+               if ollama_gdn(version) == "probed" else ""))
     if cap and build is not None and build < OUTPUT_CAP_BUILDS[1]:
         text += (f" — assumed: the build that brought the cap is not pinned (b{OUTPUT_CAP_BUILDS[0]} is without it, "
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")

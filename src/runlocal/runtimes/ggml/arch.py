@@ -26,6 +26,7 @@ class GraphParams:
     type_v: str = "f16"
     n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
     kq_mask_f32: bool = False    # builds before PR #23764 (b9410): an f32 mask input, ggml_cast to f16 for FA
+    gdn: str = "fused"           # an older build's delta nets: "unfused", "chunked", "ar-unfused" (delta_net_unfused.py)
 
 
 def _gguf_type(dtype: str | None) -> str:
@@ -767,11 +768,12 @@ def reserve_sizes(model, p: GraphParams, n_ubatch: int, n_seqs: int = 1,
 
 def simulate_compute(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, n_seqs: int = 1, n_stream: int = 1,
                      type_k: str = "f16", type_v: str = "f16", n_kv_swa: int | None = None,
-                     n_outputs_max: int | None = None, kq_mask_f32: bool = False) -> int:
+                     n_outputs_max: int | None = None, kq_mask_f32: bool = False, gdn: str = "fused") -> int:
     """Bytes of llama.cpp's CPU compute buffer ("CPU compute buffer size") for a context: n_ubatch after the
     context's own capping, n_kv the cells one stream holds, n_seqs = n_seq_max, n_stream the KV streams,
     n_kv_swa the cells of the sliding-window cache (gemma2/3, gpt-oss), n_outputs_max the context's output cap
-    (llama-server's since PR #23861; None: the C API's n_batch), kq_mask_f32 a build before PR #23764."""
+    (llama-server's since PR #23861; None: the C API's n_batch), kq_mask_f32 a build before PR #23764, gdn an older
+    build's delta-net graph (GraphParams.gdn)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32, gdn=gdn)
     return reserve_sizes(model, p, n_ubatch, n_seqs, n_outputs_max=n_outputs_max)[0]

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import delta_net_unfused
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import FLAG_OUTPUT, Tensor, row_size
@@ -114,8 +115,18 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
                row_size(conv.type, 2 * hk * n_k))
     # ggml_l2_norm as the vendored build's graph runs it (GGML_SCHED_DEBUG=2 lists the nodes): RMS_NORM, then a
     # SCALE in place (q_conv_predelta / k_conv_predelta)
-    q = g.unary("SCALE", g.rms_norm(q))
-    k = g.unary("SCALE", g.rms_norm(k))
+    old = b.p.gdn != "fused"
+    if old:
+        # ggml_l2_norm at b8250: one L2_NORM op each (a new tensor), and the explicit repeat of Q and K to the value
+        # heads that the unfused graphs need (qwen35.cpp / qwen35moe.cpp build_layer_attn_linear)
+        q = g.dup(q, "L2_NORM", (q,))
+        k = g.dup(k, "L2_NORM", (k,))
+        if not repeat_kq and n_k != n_v:
+            q = g.new(q.type, (hk, n_v, nst, n_seqs), "REPEAT", (q,))
+            k = g.new(k.type, (hk, n_v, nst, n_seqs), "REPEAT", (k,))
+    else:
+        q = g.unary("SCALE", g.rms_norm(q))
+        k = g.unary("SCALE", g.rms_norm(k))
     if repeat_kq and n_k != n_v:
         # qwen3next.cpp: repeat interleave through a [hk, 1, n_k, ...] reshape
         rep = n_v // n_k
@@ -123,14 +134,12 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
                             (g.reshape(q, hk, 1, n_k, nst * n_seqs),)), hk, n_v, nst, n_seqs)
         k = g.reshape(g.new("f32", (hk, rep, n_k, nst * n_seqs), "REPEAT",
                             (g.reshape(k, hk, 1, n_k, nst * n_seqs),)), hk, n_v, nst, n_seqs)
-    # build_delta_net_fused: ggml_gated_delta_net(q, k, v, g, beta, s, K = 1) → [S_v × H, n_tokens × n_seqs +
-    # S_v × n_seqs]: the outputs, then the new states
-    res = g.new("f32", (hv * n_v, nst * n_seqs + hv * n_seqs), "GATED_DELTA_NET", (q, k, v, gate, beta, state))
-    out = g.view(res, (hv, n_v, nst, n_seqs), (row_size(res.type, hv), row_size(res.type, hv * n_v),
-                                                row_size(res.type, hv * n_v * nst)), 0)
-    new_state = g.view(res, (hv, hv, n_v, n_seqs), (row_size(res.type, hv), row_size(res.type, hv * hv),
-                                                     row_size(res.type, hv * hv * n_v)),
-                       row_size(res.type, hv * n_v * nst * n_seqs))
+    if nst > 1 and b.p.gdn in ("unfused", "chunked"):
+        out, new_state = delta_net_unfused.chunking(b, q, k, v, gate, beta, state)
+    elif nst == 1 and b.p.gdn in ("unfused", "ar-unfused"):
+        out, new_state = delta_net_unfused.autoregressive(b, q, k, v, gate, beta, state)
+    else:
+        out, new_state = _fused(g, q, k, v, gate, beta, state, hv, n_v, nst, n_seqs)
     # build_recurrent_attn (n_rs_seq 0): the new state copied into the cache at kv_head 0
     g.expand(g.cpy(new_state, g.view(s_all, (d["n_embd_s"], n_seqs), (s_all.nb[1],), 0)))
     z4 = g.reshape(z, hv, n_v, nst, n_seqs)
@@ -140,6 +149,19 @@ def _gated_delta_net(b: DecoderGraph, rs: dict, il: int, qkv_mixed: Tensor, z: T
     cur = g.reshape(cur, hv * n_v, nst, n_seqs)
     cur = g.mul_mat(b.lw(il, "ssm_out.weight"), cur)  # type: ignore[arg-type]
     return g.reshape(cur, b.n_embd, nst * n_seqs)
+
+
+def _fused(g, q: Tensor, k: Tensor, v: Tensor, gate: Tensor, beta: Tensor, state: Tensor, hv: int, n_v: int,
+           nst: int, n_seqs: int) -> tuple[Tensor, Tensor]:
+    """build_delta_net_fused: ggml_gated_delta_net(q, k, v, g, beta, s, K = 1) → [S_v × H, n_tokens × n_seqs +
+    S_v × n_seqs]: the outputs, then the new states (views of the one result)."""
+    res = g.new("f32", (hv * n_v, nst * n_seqs + hv * n_seqs), "GATED_DELTA_NET", (q, k, v, gate, beta, state))
+    out = g.view(res, (hv, n_v, nst, n_seqs), (row_size(res.type, hv), row_size(res.type, hv * n_v),
+                                                row_size(res.type, hv * n_v * nst)), 0)
+    new_state = g.view(res, (hv, hv, n_v, n_seqs), (row_size(res.type, hv), row_size(res.type, hv * hv),
+                                                     row_size(res.type, hv * hv * n_v)),
+                       row_size(res.type, hv * n_v * nst * n_seqs))
+    return out, new_state
 
 
 def _linear_attn_qwen35(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
@@ -155,7 +177,8 @@ def _linear_attn_qwen35(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tens
     beta = g.mul_mat(b.lw(il, "ssm_beta.weight"), cur)  # type: ignore[arg-type]
     beta = g.unary("UNARY", g.reshape(beta, 1, d["n_v"], nst, n_seqs))
     alpha = g.mul_mat(b.lw(il, "ssm_alpha.weight"), cur)  # type: ignore[arg-type]
-    alpha = g.reshape(alpha, d["n_v"], nst, n_seqs)
+    # ggml_cont_3d at b8250, a reshape in the modelled build
+    alpha = g.cont(alpha, d["n_v"], nst, n_seqs) if b.p.gdn != "fused" else g.reshape(alpha, d["n_v"], nst, n_seqs)
     gate = g.unary("UNARY", g.add(alpha, b.lw(il, "ssm_dt.bias")))   # type: ignore[arg-type]  # softplus
     gate = g.mul(gate, b.lw(il, "ssm_a"))  # type: ignore[arg-type]
     gate = g.reshape(gate, 1, d["n_v"], nst, n_seqs)
@@ -252,6 +275,7 @@ def _build(b: DecoderGraph, linear: Callable[[DecoderGraph, dict, Tensor, int], 
     every row; the final norm is a graph output (res->t_h_nextn) and the output rows are picked after it."""
     g, m = b.g, b.m
     inpL, rs, kv, pos, out_ids = _inputs(b, n_pos_per_embd)
+    old_tail = b.p.gdn != "fused"
     for il in b.layer_ids():
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -260,11 +284,18 @@ def _build(b: DecoderGraph, linear: Callable[[DecoderGraph, dict, Tensor, int], 
             cur = linear(b, rs, cur, il)
         else:
             cur = _full_attn(b, kv, pos, cur, il, four_d=linear is _linear_attn_qwen3next)
+        if old_tail and il == m.n_layers - 1:
+            # b8250 (and the modelled build's graph before its MTP head): the output rows are picked in the last layer
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
         cur = g.add(cur, inpSA)
         ffn_residual = cur
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         cur = _ffn(b, cur, il)
         inpL = g.add(cur, ffn_residual)
+    if old_tail:
+        b.output(inpL)
+        return
     cur = b.norm(inpL, b.w("output_norm.weight"))
     cur.flags |= FLAG_OUTPUT                    # res->t_h_nextn
     cur = g.get_rows(cur, out_ids)

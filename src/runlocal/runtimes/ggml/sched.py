@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
-from . import affine, periodic
+from . import affine, periodic, repack
 from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
 from .gcpause import gc_paused
@@ -150,7 +150,8 @@ class _Split:
 
 
 def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, n_backends: int = 2,
-                 weight_dev: Callable[[Tensor], int] | None = None, n_copies: int = 1
+                 weight_dev: Callable[[Tensor], int] | None = None, n_copies: int = 1,
+                 host_buffer: Callable[[Tensor], bool] | None = None
                  ) -> tuple[list[Tensor], list[int], list[Tensor], list[int], int]:
     """ggml-backend.cpp ggml_backend_sched_split_graph over n_backends - 1 CUDA GPUs (ids 0 …, in device order)
     and the CPU (the last id, computing in CUDA_Host memory), with op offload on. Both kinds are taken to support
@@ -158,7 +159,8 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
     every host buffer. ``layer_dev`` maps a layer to the device holding its weights and caches; ``weight_dev``,
     when given, a model weight to the device of its buffer (tensor overrides: -ot, --n-cpu-moe); ``pin_norms``:
     llama-context.cpp graph_get_cb pins each layer's "norm" to that device (fewer than 32 tokens or full
-    offload); ``n_copies``: GGML_SCHED_MAX_COPIES under pipeline parallelism, else 1. Returns graph_copy's nodes
+    offload); ``n_copies``: GGML_SCHED_MAX_COPIES under pipeline parallelism, else 1; ``host_buffer``, when given,
+    whether a weight on the CPU is in a host buffer (--no-host: not when repacked, repack.py). Returns graph_copy's nodes
     with their backend ids, its leafs with theirs and the number of splits."""
     nodes, leafs = g.nodes, g.leafs
     host = n_backends - 1
@@ -198,7 +200,9 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
                     # offload needs a host buffer (ggml_backend_buffer_is_host): CPU-overridden weights are in
                     # CUDA_Host / CPU_Mapped, not CPU_REPACK, while a GPU is present (llama-model.cpp
                     # make_cpu_buft_list: GPU host before CPU extra; only --no-host repacks; measurements/llamacpp_cpumoe)
-                    if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH:
+                    # — with --no-host a repacked weight is in CPU_REPACK, which is not a host buffer: no offload
+                    if d == host and _op_batch_size(t) >= OP_OFFLOAD_MIN_BATCH and (host_buffer is None
+                                                                                     or host_buffer(src)):
                         # the first backend that wants it, CUDA0, offloads a big op on a host weight
                         # (ggml_backend_offload_op), whichever GPU holds the layer
                         return 0
@@ -574,7 +578,7 @@ def _scheduled(shape: affine.Shape, built: BuiltGraph, layers: tuple[int, ...] |
     shape's interval; the layer and weight devices come from the placement, the renaming from ``layers``).
     Returns (its key, the split)."""
     key = (shape.placement, id(built), layers, sched_args["pin_norms"], sched_args["n_backends"],
-           sched_args["n_copies"])
+           sched_args["n_copies"], sched_args.get("host_buffer") is not None)
     got = shape.schedules.pop(key, None)
     g = built.g
     if got is None:
@@ -622,7 +626,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
                           layer_gpus: list[int | None] | None = None, n_gpus: int | None = None,
                           overrides: Iterable[tuple[str, int | None]] = (),
                           pipeline: bool | None = None, n_outputs_max: int | None = None,
-                          kq_mask_f32: bool = False) -> dict[str, int]:
+                          kq_mask_f32: bool = False, no_host: bool = False, gdn: str = "fused") -> dict[str, int]:
     """Bytes of each "CUDAk compute" and of "CUDA_Host compute". One GPU: n_gpu_layers of the n_layer + 1 layers
     offloaded (< 0: all; 0: none, the GPU still runs the big batches' matrix products). Several GPUs (--split-mode
     layer): ``layer_gpus`` gives the GPU of each layer 0 … n_layer (the last the output layer; None: the host),
@@ -635,9 +639,11 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
     inputs (weights in host memory, the KV cache of CPU layers, activations crossing devices) in the compute
     buffers, and ggml-alloc over the buffers. ``n_splits``, when given, receives the pp and tg graphs' split
     counts (llama.cpp logs them). ``n_outputs_max``: the context's output cap (arch.pp_outputs; None: n_batch).
-    ``kq_mask_f32``: a build before PR #23764 (f32 KQ mask inputs, cast to f16 under flash attention)."""
+    ``kq_mask_f32``: a build before PR #23764 (f32 KQ mask inputs, cast to f16 under flash attention).
+    ``no_host``: llama-server --no-host, whose CPU weights the CPU repacks stay on the CPU (repack.py); ``gdn``: an
+    older build's delta-net graph (GraphParams.gdn)."""
     p = GraphParams(n_kv=n_kv, flash_attn=flash_attn, n_stream=n_stream, type_k=type_k, type_v=type_v,
-                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32)
+                    n_kv_swa=n_kv_swa, kq_mask_f32=kq_mask_f32, gdn=gdn)
     n_layer = model.n_layers
     overrides = tuple(overrides)
     if layer_gpus is None:
@@ -659,6 +665,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
         pipeline = n_gpus > 1 and full and not overrides
     n_copies = PIPELINE_COPIES if pipeline else 1
     weight_dev = _weight_devices(layer_dev, overrides, host)
+    host_buffer = repack.host_buffer() if no_host else None
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
     sizes = [0] * (n_gpus + 1)
     n_tokens = -(-n_ubatch // n_seqs) * n_seqs
@@ -673,7 +680,7 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
         kinds = periodic.layer_kinds(model, layer_dev, weight_dev)
     for nt, n_out in ((n_tokens, pp_outputs(n_ubatch, n_outputs_max)), (n_seqs, n_seqs)):
         sched_args = dict(layer_dev=layer_dev, pin_norms=nt < 32 or full, n_backends=n_gpus + 1,
-                          weight_dev=weight_dev, n_copies=n_copies)
+                          weight_dev=weight_dev, n_copies=n_copies, host_buffer=host_buffer)
         got, ns = _placed_reduced(model, p, nt, n_seqs, n_out, kinds, sched_args, buffers)
         if n_splits is not None:
             n_splits.append(ns)

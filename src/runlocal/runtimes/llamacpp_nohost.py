@@ -1,0 +1,63 @@
+"""llama-server --no-host: which CPU-held weights the CPU repacks, and the step that says so (runtimes/ggml/repack.py
+has the rule and its sources). Pure computation (no I/O)."""
+
+from __future__ import annotations
+
+from ..model.spec import ModelSpec
+from .base import Step
+from .llamacpp_layout import Budget, Pools, buffer_device
+
+
+def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
+    """Bytes of the host-held weights in CPU_REPACK for a --no-host launch: a weight is held on
+    the host when its layer is (-ngl) or a tensor override (-ot …=CPU, --n-cpu-moe) sends it there, as
+    src/llama-model-loader.cpp create_tensor decides; the CPU repacks it per ggml/repack.py on the assumed CPU."""
+    from . import ggml
+    from .ggml.repack import repacked
+    from .ggml.sched import _weight_devices
+    from .ggml.types import Tensor, row_size
+
+    s, n = b.settings, graph_model.n_layers
+    rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.llamacpp.override_tensor)
+             + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, n)))
+    host = -2                                              # (any id no GPU has)
+
+    def layer_dev(il: int) -> int:
+        d = b.where[il] if 0 <= il <= n else None
+        return host if d is None else d
+    weight_dev = _weight_devices(layer_dev, rules, host) or (lambda t: layer_dev(t.layer))  # type: ignore[arg-type]
+    packed = 0
+    for info in graph_model.tensors:
+        layer = (int(info.name.split(".")[1]) if info.name.startswith("blk.")
+                 else -1 if info.name == "token_embd.weight" else n)
+        ne = (*reversed(info.shape), 1, 1, 1, 1)[:4]
+        t = Tensor(info.name, (info.dtype or "f32").lower(), ne, (0, 0, 0, 0), weight=True,  # type: ignore[arg-type]
+                   layer=layer)
+        if weight_dev(t) != host:
+            continue
+        if t.type in ggml.TYPES and repacked(t):
+            packed += row_size(t.type, ne[0]) * ne[1] * ne[2] * ne[3]
+    return packed
+
+
+def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: int | None) -> Step:
+    """What --no-host changes in this plan: the host's weights the CPU repacks (their bytes, the CPU assumed) stay in
+    CPU_REPACK, their matmuls on the CPU (no op offload, no copy in a GPU's compute buffer); the rest as without it."""
+    from .ggml.repack import ASSUMED_CPU, CPU_WORDS, REPACKED
+
+    types = ", ".join(t.upper() for t in REPACKED[ASSUMED_CPU])
+    if not p.devs:
+        what, value = "a CPU-only run: the CPU's repack buffer is first in its list anyway; nothing changes", "no change"
+    elif packed is None:
+        what, value = f"CPU-held weights of {types} stay in CPU_REPACK (not sized without the compute step)", "—"
+    else:
+        what = (f"of the weights held on the host, the CPU repacks {types} matrices ({ASSUMED_CPU}, assumed: "
+                f"{CPU_WORDS[ASSUMED_CPU]}; AVX-512 adds Q2_K, ARM also Q5_K, Q6_K, Q8_0): those stay in "
+                "CPU_REPACK with their matmuls on the CPU — no op offload, no copy of them in a GPU's compute buffer "
+                "(in the traced compute buffers); the others stay host memory, offloaded as without --no-host. Under "
+                "mmap the logged CPU_Mapped range still spans the repacked tensors (clean page cache): host weights "
+                "are counted once")
+        value = f"{packed:,} B in CPU_REPACK"
+    return Step("--no-host", what, value, "src/llama-model.cpp make_cpu_buft_list (no_host: no GPU host buffer type), "
+                "ggml/src/ggml-cpu/repack.cpp ggml_repack_get_optimal_repack_type, ggml-backend.cpp "
+                "ggml_backend_sched_backend_id_from_cur; measurements/llamacpp_nohost")
