@@ -370,6 +370,8 @@ class Scanner:
             cut = len(self.frame_prefix)
             line = low = low[:cut] + _NOT_RUN_IN_SOURCE.sub(" ", low[cut:])
         self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
+        if (kept := signals.negated_oom_removed(line, low)) is not line:
+            line, low = kept, kept.lower()  # "so it is not OOM problem": the user ruled it out
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):

@@ -26,8 +26,8 @@ import re
 
 from .phase import LOAD, LOADED, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "engine_dead", "is_bare_cuda_error",
-           "is_bare_kill", "line_entry", "woken_by",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
+           "is_bare_cuda_error", "is_bare_kill", "line_entry", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -107,6 +107,24 @@ _MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|cor
                            r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?(?:allocation )?error"
                            r"|\bfix(?:ed|es|ing)?\b"
                            r"|write\s*\+\s*execute|ffi\.callback")
+
+# an out-of-memory said not to be one ("The memory uses about 40G, so it is not OOM problem", "isn't an out of memory
+# error", 不是显存不足): the user ruled it out; the words are removed from the line before any signal reads it. Up to two
+# words may stand between the negation and the OOM ("not really an OOM"); "without" is left out ("cannot run it
+# without OOM" reports one)
+_NEGATED_OOM = re.compile(
+    r"(?i)\b(?:not|isn'?t|wasn'?t|aren'?t|no|never|nor)\b(?:\s+(?!only\b|just\b)[\w']+){0,2}?\s+(?:an?\s+)?"
+    r"(?:oom|out[ -]of[ -](?:\w+ )?memory)\b(?:[ -](?:problems?|issues?|errors?|cases?))?"
+    r"|(?:不是|并非|并不是|没有)\s*(?:oom|显存不足|内存不足|爆显存|显存溢出|内存溢出)")
+
+
+def negated_oom_removed(line: str, low: str) -> str:
+    """The line without an out-of-memory it says is not one (the same object if it says none)."""
+    if "oom" not in low and "out of" not in low and "out-of" not in low and "显存" not in low and "内存" not in low:
+        return line
+    kept = _NEGATED_OOM.sub(" ", line)
+    return line if kept == line else kept
+
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -202,7 +220,9 @@ _NOT_MEMORY = (
     (re.compile(r"command buffer execution failed: (?!insufficient memory)"
                 r"|kiogpucommandbuffercallbackerror(?!outofmemory)"), "notmem-metal-command-buffer"),
     # ggml's metadata arena, sized by the code: a model/library mismatch, not RAM or VRAM
-    (re.compile(r"not enough space in the context's memory pool"), "notmem-ggml-context-pool"),
+    # ... and its scratch pool (chatglm.cpp, older ggml: "not enough space in the scratch memory pool (needed
+    # 1357824000, available 1342177280)"), a fixed size the program chose for its intermediate tensors
+    (re.compile(r"not enough space in the (?:context's |scratch )memory pool"), "notmem-ggml-context-pool"),
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
                 r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
     (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
@@ -448,7 +468,10 @@ _ERROR_STATEMENT = re.compile(
     # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
     r"|\bhas no attribute\b|\bno module named\b"
     # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
-    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b")
+    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b"
+    # the same said in Chinese: 报错 "reports an error", 出错 "goes wrong", 错误(码) "error (code)", 失败 "failed",
+    # 异常 "exception"
+    r"|报错|出错|错误|失败|异常")
 # a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
 # trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
 _EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
@@ -458,7 +481,8 @@ _CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argu
                           r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
                 "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
-                "eror", "no attribute", "module named")  # a misspelt "Error" ("ValueErorr")
+                "eror", "no attribute", "module named",  # a misspelt "Error" ("ValueErorr")
+                "报错", "出错", "错误", "失败", "异常")
 _MEMORY_SAID = re.compile(
     r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
     r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
@@ -466,8 +490,10 @@ _MEMORY_SAID = re.compile(
     r"|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
     r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
     r"|memory (?:limit|exhausted|pressure|full|leak)"
-    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
-_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
+    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b"  # a size needed in memory
+    # Chinese: GPU memory (显存) or memory (内存) insufficient, not enough, overflowing, blown
+    r"|(?:显存|内存)(?:不足|不够|溢出|爆)|爆(?:显存|内存)")
+_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed", "显存", "内存")
 #: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
 LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
                                        _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
@@ -533,7 +559,7 @@ GATE_WORDS = frozenset({
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
     "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
-    "container limit", "pod limit", "cgroup limit",
+    "container limit", "pod limit", "cgroup limit", "cublas",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -588,6 +614,20 @@ def is_bare_cuda_error(low: str) -> bool:
 
 def engine_dead(low: str) -> bool:
     return bool(_ENGINE_DEAD.search(low))
+
+
+# a cuBLAS call's status said as a number, in a log or in prose ("cublasSgemmStridedBatched … status 15",
+# "返回的status错误码为15"): cublasStatus_t in cublas_api.h — 3 is CUBLAS_STATUS_ALLOC_FAILED (memory); the others
+# (1 not initialized, 7 invalid value, 8 arch mismatch, 13 execution failed, 14 internal error, 15 not supported …)
+# are a library, build or argument failure
+_CUBLAS_STATUS = re.compile(r"cublas\w*[^\n]{0,80}?status[^\d\n]{0,12}?(\d{1,2})(?!\d)")
+CUBLAS_STATUS_ALLOC_FAILED = 3
+
+
+def cublas_status(low: str) -> int | None:
+    """The cuBLAS status number a line states, or None."""
+    m = _CUBLAS_STATUS.search(low) if "cublas" in low else None
+    return int(m.group(1)) if m else None
 
 
 def _not_memory_reason(low: str) -> str | None:
@@ -677,6 +717,9 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
+    status = cublas_status(low)
+    if status is not None and status != CUBLAS_STATUS_ALLOC_FAILED and not oom:
+        return "notmem-other-error"
     if not oom:
         if _CONFIG.search(low):
             return "notmem-config"
