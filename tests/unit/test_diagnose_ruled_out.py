@@ -68,3 +68,31 @@ def test_an_error_said_in_chinese_with_memory_enough_is_not_memory():
 def test_an_error_said_in_chinese_with_memory_short_stays_memory_or_unknown():
     said = "加载模型报错，显存不够用"   # "loading the model errors, VRAM not enough"
     assert diagnose_text(said).category != "not_memory"
+
+
+# -- the host's memory, not the card's: the process killed for it --------------------------------------------------
+
+@pytest.mark.parametrize("said", [
+    # text-generation-webui#1799: the prose mentions CUDA, but the failure posted is the container killed on the CPU path
+    "Error code 137 when loading RWKV-4-RAVEN model\nwith GPU (24gb) I get out of memory errors from cuda)\n"
+    "with CPU (64GB ram)  container exits with error code 137",
+    # RWKV-Runner#185: "OOM, the program was killed automatically … loading the 7B the system OOMs"
+    "OOM异常，自动kill程序了\n显卡是6G，加载7B模型的时候，系统会OOM，CPU直接跑满",
+    "While loading the 70B the system ran out of memory and everything froze",
+])
+def test_the_host_killed_or_out_of_memory_is_the_oom_killer(said):
+    assert diagnose_text(said).category == "oom_killer"
+
+
+@pytest.mark.parametrize("said, category", [
+    # the user killed it after a CUDA OOM: still the card
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nOOM, so I killed the server and "
+     "restarted it", "cuda_oom_load"),
+    # a container stopped from outside: 137 after docker stop is not a lack of memory
+    ("docker stop llm: container exited with code 137", "not_memory"),
+    # a system named next to a CUDA OOM is a description of the machine
+    ("Operating system: Ubuntu 22.04, 64 GB RAM\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+     "20.00 MiB", "cuda_oom_load"),
+])
+def test_kill_and_system_words_that_are_not_the_host_running_out(said, category):
+    assert diagnose_text(said).category == category

@@ -279,6 +279,21 @@ _KILL_KERNEL = re.compile(
     r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
+# an out-of-memory said together with the program being killed for it, in a user's words ("OOM异常，自动kill程序了"
+# "OOM, the program was killed automatically", "OOM and got killed"): the kernel's OOM killer, not an allocator's error
+# (an allocator that fails raises in the process; only the killer kills it). "OOM, so I killed the server" is not:
+# the kill must be automatic or passive
+_OOM_THEN_KILLED = re.compile(
+    r"(?<![a-z])oom(?![a-z])[^.!?。\n]{0,16}?(?:自动|被|got |gets |was |been |auto(?:matically)?[- ]?)(?:kill|杀)")
+# SIGKILL's exit status (137 = 128 + 9) on a line that names the host's memory or a container ("with CPU (64GB ram)
+# container exits with error code 137"): the kernel's or the container's cgroup OOM killer sent it (docker inspect
+# shows OOMKilled); a stop from outside (docker stop, a timeout) is read by _STOPPED first
+_HOST_KILL_137 = re.compile(r"(?:exit\w*|error|return\w*) (?:with )?(?:error )?(?:code|status)[ :=]*137\b")
+_HOST_NAMED = re.compile(r"\bram\b|\bcpu\b|system memory|host memory|\bcontainer\b|\bpod\b|内存")
+# the system said to run out of memory ("加载7B模型的时候，系统会OOM" "the system OOMs while loading", "the system ran
+# out of memory"): the computer's RAM, whatever else the line names
+_SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would |went |goes |is |was |then )?\s*"
+                         r"(?:oom(?![a-z])|out of memory|ran out of memory|runs out of memory|内存不足)")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
 # because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
 _KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
@@ -288,6 +303,7 @@ _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
+    r"|\berror code 137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b"  # -9: SIGKILL
     # "Killed" as a word wherever it stands: quoted in a sentence or a title ('gets "Killed" during Compiling', 'ends
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
@@ -688,7 +704,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
         return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
-    if _KILL_KERNEL.search(low):
+    if _KILL_KERNEL.search(low) or _OOM_THEN_KILLED.search(low) or _SYSTEM_OOM.search(low) or (
+            _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)):
         return "linux-oom-killer"
     if _KILL_OS.search(low):
         return "os-killed-for-memory"
