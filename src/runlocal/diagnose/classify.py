@@ -81,6 +81,8 @@ __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "ite
 
 # free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
 FULL_CARD = 0.05
+# in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
+RUN_BLOCKS_AFTER_LAYOUT = 2
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
@@ -265,13 +267,20 @@ def _index() -> _Index:
     return _INDEX
 
 
-def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
+def _fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
     """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
     (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
-    failing tensor after tensor whatever the cache holds)."""
+    failing tensor after tensor whatever the cache holds; ``run``: the log says requests or a generation ran, and
+    nothing says it was loading)."""
     req, free = figures.get("requested_bytes"), figures.get("free_bytes")
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
     if not (req and free is not None and cached and free < req <= free + cached):
+        return False
+    if run and free + cached < RUN_BLOCKS_AFTER_LAYOUT * req:
+        # PyTorch's message says: "If reserved but unallocated memory is large try setting … expandable_segments"
+        # (c10/cuda/CUDACachingAllocator.cpp; it has already freed its empty cached segments and retried). In a run the
+        # blocks come one after another and grow with the input: where free + the unused cache cannot hold two blocks
+        # of the size refused, a perfect layout would pass this one and fail the next, so the input is the cause
         return False
     threshold = min(GiB, 0.1 * total) if total else GiB
     if cached >= threshold:
@@ -299,11 +308,15 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
         return "cuda_oom_long_context"
     req, total = figures.get("requested_bytes"), figures.get("total_bytes")
-    if not loading and req and total and req >= 0.25 * total:
-        return "cuda_oom_long_context"  # one block that large is activations of a long input, whatever the cache
+    if (not loading or line_phase == "run") and req and total and req >= 0.25 * total:
+        # one block that large is activations of a long input, whatever the cache (a weight comes tensor by tensor);
+        # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
+        # "out of memory while processing a long text", under a script that loads then generates). A profile run's
+        # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
+        return "cuda_oom_long_context"
     # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
     # is layout; the small-cache rule is for a log that names no phase
-    if _fragmented(figures, strict=loading or running):
+    if _fragmented(figures, strict=loading or running, run=running and not loading):
         return "fragmentation"
     if loading:
         return "cuda_oom_load"
