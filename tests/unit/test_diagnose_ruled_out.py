@@ -96,3 +96,30 @@ def test_the_host_killed_or_out_of_memory_is_the_oom_killer(said):
 ])
 def test_kill_and_system_words_that_are_not_the_host_running_out(said, category):
     assert diagnose_text(said).category == category
+
+
+# -- round 17's leftovers: a runtime's refusal and a model said not to fit, in their own words ---------------------
+
+@pytest.mark.parametrize("said", [
+    # exo's dashboard; its planner raises "No cycles found with sufficient memory" (master/placement.py)
+    "click send after typing message.....\"no placement for model \" shows up",
+    "ValueError: No cycles found with sufficient memory",
+])
+def test_exo_refusing_a_placement_is_the_runtime_refusing_for_memory(said):
+    assert diagnose_text(said).category == "ollama_system_memory"
+
+
+def test_localai_failing_where_the_model_does_not_fit_in_vram_is_llamacpp_allocation():
+    # LocalAI#5257: the backend's error is an RPC cancel; the user says what it was
+    said = ("ERR [llama-cpp] Failed loading model, trying with fallback 'llama-cpp-fallback', error: failed to load model "
+            "with internal loader: could not load model: rpc error: code = Canceled desc = \n"
+            "when is not able to fully load a model in the GPU VRAM, the first one was erroring out")
+    assert diagnose_text(said).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("said", [
+    "failed to load model into the GPU: CUDA error: no kernel image is available for execution on the device",
+    "ERR [llama-cpp] could not load model: rpc error: code = Unavailable desc = connection refused",
+])
+def test_a_failed_load_that_names_no_vram_shortfall_is_not_memory(said):
+    assert diagnose_text(said).category == "not_memory"

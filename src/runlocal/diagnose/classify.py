@@ -144,6 +144,7 @@ _RUNTIME_TOKENS = {
     "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
     "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
+    "[llama-cpp]": "llama.cpp", "llama-cpp-fallback": "llama.cpp",  # LocalAI's llama.cpp backends, as its log names them
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
     # a runtime not named, guessed from its log prefix, flags and file names: Ollama's Go slog lines

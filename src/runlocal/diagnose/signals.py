@@ -57,7 +57,10 @@ _OOM = re.compile(
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
     # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
     r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
-    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
+    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)"
+    # a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM")
+    r"|(?:not able|unable|fails?|failed|failing) to (?:fully )?(?:load|fit) (?:an? |the )?(?:\w+ )?models? (?:in|into|on)"
+    r" (?:the )?(?:gpu'?s? )?(?:vram|gpu memory)\b")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
@@ -326,7 +329,11 @@ _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the|your) (?:system|machine|computer|device)"
     r"|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
-    r"|memory layout cannot be allocated|requires approximately .* of memory")
+    r"|memory layout cannot be allocated|requires approximately .* of memory"
+    # exo's planner when no ring of nodes has the model's size free ("No cycles found with sufficient memory",
+    # master/placement.py get_instance_placements after filter_cycles_by_memory); its dashboard says "no placement
+    # for model"
+    r"|no cycles found with sufficient memory|no placement (?:found )?for (?:the |this )?model")
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
 # run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
 # of an allocator; a warning that says so and goes on is held back like any warning (classify)
@@ -575,7 +582,7 @@ GATE_WORDS = frozenset({
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
     "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
-    "container limit", "pod limit", "cgroup limit", "cublas",
+    "container limit", "pod limit", "cgroup limit", "cublas", "placement",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
