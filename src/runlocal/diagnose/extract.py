@@ -555,24 +555,26 @@ def _alloc_conf(m, ex):
 # the length of the input the user says failed, in tokens: "a 30k-token input", "13,647 input tokens", "prompt length
 # exceeds 1020", lmdeploy's request line "input_tokens=2408", Chinese "长度大约为30k" ("the length is about 30k") — read
 # only for a long input's fix (fixes.long_input_fixes); a count of generated tokens is not it
-_INPUT_TOKENS = (
-    r"(?<![\w.=])(\d[\d,]*(?:\.\d+)?)\s?(k)?[\s-]?(?:input |prompt |context )tokens?\b"
-    r"|(?<![\w.=])(\d[\d,]*(?:\.\d+)?)\s?(k)?-tokens? (?:input|prompt|text|document|context)\b"
-    r"|\b(?:input|prompt|context) of (\d[\d,]*(?:\.\d+)?)\s?(k)? tokens\b"
-    r"|\binput_tokens=(\d+)()"
-    r"|\b(?:prompt|input) (?:length|len)s? (?:of |exceeds |is |=\s?|>\s?)(\d[\d,]*)(k)?"
-    r"|length of (?:the )?(?:prompt|input) exceeds (\d[\d,]*)(k)?"
-    r"|长度\D{0,6}?(\d+(?:\.\d+)?)\s?(k)?")
+_N = r"(\d[\d,]*(?:\.\d+)?)\s?(k)?"
+_INPUT_TOKENS = (  # (triggers, pattern): each pattern's first group is the number, its second a "k"
+    (("input token", "prompt token", "context token"), r"(?<![\w.=])" + _N + r"[\s-]?(?:input|prompt|context) tokens?\b"),
+    (("-token",), r"(?<![\w.=])" + _N + r"-tokens? (?:input|prompt|text|document|context)\b"),
+    (("input of", "prompt of", "context of"), r"\b(?:input|prompt|context) of " + _N + r" tokens\b"),
+    (("input_tokens=",), r"\binput_tokens=(\d+)()"),
+    (("prompt length", "input length", "prompt len", "input len"),
+     r"\b(?:prompt|input) (?:length|len)s? (?:of |exceeds |is |=\s?|>\s?)(\d[\d,]*)(k)?"),
+    (("length of",), r"length of (?:the )?(?:prompt|input) exceeds (\d[\d,]*)(k)?"),
+    (("长度",), r"长度\D{0,6}?(\d+(?:\.\d+)?)\s?(k)?"),
+)
 
 
-@_rule(("token", "length", "len", "长度"), _INPUT_TOKENS)
 def _input_tokens(m, ex):
-    groups = m.groups()
-    for i in range(0, len(groups), 2):
-        if groups[i]:
-            n = float(groups[i].replace(",", ""))
-            ex.set("input_tokens", int(n * 1000) if (groups[i + 1] or "").lower() == "k" else int(n))
-            return
+    n = float(m.group(1).replace(",", ""))
+    ex.set("input_tokens", int(n * 1000) if (m.group(2) or "").lower() == "k" else int(n))
+
+
+for _triggers, _pattern in _INPUT_TOKENS:
+    _rule(_triggers, _pattern)(_input_tokens)
 
 
 # the kernel's OOM killer

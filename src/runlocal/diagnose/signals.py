@@ -57,9 +57,11 @@ _OOM = re.compile(
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
     # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
     r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
-    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)"
-    # a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM")
-    r"|(?:not able|unable|fails?|failed|failing) to (?:fully )?(?:load|fit) (?:an? |the )?(?:\w+ )?models? (?:in|into|on)"
+    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
+# a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM"); read only
+# on a line that names VRAM or GPU memory
+_NOT_LOADED_IN_VRAM = re.compile(
+    r"(?:not able|unable|fails?|failed|failing) to (?:fully )?(?:load|fit) (?:an? |the )?(?:\w+ )?models? (?:in|into|on)"
     r" (?:the )?(?:gpu'?s? )?(?:vram|gpu memory)\b")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
@@ -329,11 +331,10 @@ _REFUSAL = re.compile(
     r"requires? more (?:system )?memory|too large for (?:this|the|your) (?:system|machine|computer|device)"
     r"|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
-    r"|memory layout cannot be allocated|requires approximately .* of memory"
-    # exo's planner when no ring of nodes has the model's size free ("No cycles found with sufficient memory",
-    # master/placement.py get_instance_placements after filter_cycles_by_memory); its dashboard says "no placement
-    # for model"
-    r"|no cycles found with sufficient memory|no placement (?:found )?for (?:the |this )?model")
+    r"|memory layout cannot be allocated|requires approximately .* of memory")
+# exo's planner when no ring of nodes has the model's size free ("No cycles found with sufficient memory",
+# master/placement.py get_instance_placements after filter_cycles_by_memory); its dashboard says "no placement for model"
+_PLACEMENT_REFUSAL = re.compile(r"no cycles found with sufficient memory|no placement (?:found )?for (?:the |this )?model")
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
 # run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
 # of an allocator; a warning that says so and goes on is held back like any warning (classify)
@@ -682,6 +683,14 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     return "cuda-oom-load"
 
 
+def _host_ran_out(low: str) -> bool:
+    """An OOM said with an automatic kill, the system said to run out, or SIGKILL's 137 on a line naming the host (each
+    regex behind a substring it needs: these run on every line that passes the gate)."""
+    return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
+                or (("system" in low or "系统" in low) and _SYSTEM_OOM.search(low))
+                or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)))
+
+
 def _size_overflow(low: str) -> bool:
     """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer),
     or says that a size computation overflowed."""
@@ -706,13 +715,13 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
+        ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
         return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
-    if _KILL_KERNEL.search(low) or _OOM_THEN_KILLED.search(low) or _SYSTEM_OOM.search(low) or (
-            _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)):
+    if _KILL_KERNEL.search(low) or _host_ran_out(low):
         return "linux-oom-killer"
     if _KILL_OS.search(low):
         return "os-killed-for-memory"
@@ -720,7 +729,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
-    if _REFUSAL.search(low):
+    if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
     if _FIT_REFUSAL.search(low):
         return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
