@@ -67,11 +67,15 @@ FIRST_RUNS = (
     # not queried by name before (round18_queries.md), collected before round 17's misses were tuned on; the
     # phase words returned little, so it came out look-alike-heavy (14 memory failures, 28 look-alikes)
     ("round 18 (phase words)", "2026-11-26", 42, 31, 41, 1, 28, "1197/1233"),
+    # round 19: memory-weighted, "<project> out of memory inference" over 20 projects with no record in the corpus
+    # (model families' repositories, quantizers, smaller engines; held_out/round19_queries.md), collected before round
+    # 18's misses were tuned on; 35 memory failures, 4 look-alikes
+    ("round 19 (new projects)", "2026-11-26", 39, 22, 32, 3, 4, "1241/1275"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
-                    "round 18 (phase words)": (0, 14)}
+                    "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35)}
 
 
 def print_first_runs() -> None:
