@@ -73,7 +73,7 @@ from functools import lru_cache
 from typing import IO, Any
 
 from ..units import GiB
-from . import kb, signals
+from . import kb, last_resort, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
@@ -388,7 +388,7 @@ class Scanner:
             line, low = kept, kept.lower()  # "so it is not OOM problem": the user ruled it out
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
-        if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):
+        if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
             self._watch(line, low)
         if not self._any_gate.search(low):
             return
@@ -428,18 +428,18 @@ class Scanner:
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
         that names no memory "not memory")."""
-        bare_kill = signals.is_bare_kill(low)
+        bare_kill = last_resort.is_bare_kill(low)
         if bare_kill and self.kill_line is None:
             self.kill_line = self.n
-        if not bare_kill and signals.states_error(low):
+        if not bare_kill and last_resort.states_error(low):
             if self.error_line is None:
                 self.error_line = (self.n, line[:MATCHED_LINE_MAX])
             if self.kill_line is None and signals.severity_of_line(low) == "error":
                 self.last_error_line = (self.n, line[:MATCHED_LINE_MAX])
-        if not self.memory_said and not bare_kill and signals.says_memory_ran_short(low):
+        if not self.memory_said and not bare_kill and last_resort.says_memory_ran_short(low):
             # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
             # VRAM") is not a report that memory ran short
-            self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
+            self.memory_said = last_resort.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
         if self.woken is None:
