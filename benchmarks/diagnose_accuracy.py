@@ -1,10 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 18, collected by a rule that asks for memory failures by the phase users
-describe and for "out of memory" / "CUDA error" of projects not queried by name before (held_out/round18_queries.md)
-before round 17's misses were tuned on, committed before it was scored, and scored once; rounds 1-17 are tuning data,
-see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 19, a memory-weighted sample of "<project> out of memory inference" over 20
+projects with no record in the corpus (held_out/round19_queries.md), collected before round 18's misses were tuned on,
+committed before it was scored, and scored once; rounds 1-18 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -26,7 +25,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 18's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 19's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -65,14 +64,18 @@ FIRST_RUNS = (
     # misses were tuned on
     ("round 17 (users' words)", "2026-11-26", 42, 21, 35, 2, 5, "1163/1191"),
     # round 18: memory failures asked for by the phase users describe, and "out of memory" / "CUDA error" of projects
-    # not queried by name before (held_out/round18_queries.md), collected before round 17's misses were tuned on; the
+    # not queried by name before (round18_queries.md), collected before round 17's misses were tuned on; the
     # phase words returned little, so it came out look-alike-heavy (14 memory failures, 28 look-alikes)
     ("round 18 (phase words)", "2026-11-26", 42, 31, 41, 1, 28, "1197/1233"),
+    # round 19: memory-weighted, "<project> out of memory inference" over 20 projects with no record in the corpus
+    # (model families' repositories, quantizers, smaller engines; held_out/round19_queries.md), collected before round
+    # 18's misses were tuned on; 35 memory failures, 4 look-alikes
+    ("round 19 (new projects)", "2026-11-26", 39, 22, 32, 3, 4, "1241/1275"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
-                    "round 18 (phase words)": (0, 14)}
+                    "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35)}
 
 
 def print_first_runs() -> None:

@@ -102,3 +102,38 @@ def test_pytorchs_own_advice_is_not_a_setting_the_user_made():
              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
     doc = with_computed_fixes(diagnose_text(paste))
     assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+
+
+# -- a long input's fix from the log's own figures (session 10): the input length the user states and the block
+# PyTorch refused give the input that fits in what was free
+
+def test_a_long_input_oom_with_its_length_gets_the_input_that_fits():
+    # ChatGLM3#1294: a ~30k-token text, 20.18 GiB refused with 11.25 GiB free
+    log = ("chatglm3-6b-32k处理长文本时，out of memory\n"
+           "print(len(ids)) #长度大约为30k\n"
+           "generated_ids = model.generate(input_ids=input_ids, max_new_tokens=16, do_sample=False)\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.18 GiB (GPU 0; 79.35 GiB total "
+           "capacity; 46.59 GiB already allocated; 11.25 GiB free; 66.82 GiB reserved in total by PyTorch)")
+    doc = with_computed_fixes(diagnose_text(log))
+    assert doc["category"] == "cuda_oom_long_context"
+    first = doc["fixes"][0]
+    # 30,000 × 11.25 / 20.18 = 16,724 → 16,720 (rounded down to 16): the block grows at least linearly
+    assert first["title"] == "Cut the input to 16,720 tokens"
+    assert "max_length=16720" in first["command"]
+
+
+def test_lightllm_gets_its_own_input_cap():
+    log = ("We deploy llama30b with lightllm; a 6k-token prompt fails\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of "
+           "79.15 GiB of which 1.00 GiB is free.")
+    doc = with_computed_fixes(diagnose_text(log, runtime="lightllm"), "lightllm")   # --runtime lightllm
+    assert doc["category"] == "cuda_oom_long_context"
+    assert "--max_req_input_len 1488" in doc["fixes"][0]["command"]   # 6,000 × 1 / 4 = 1,500 → 1,488
+
+
+def test_generated_token_counts_are_not_the_input():
+    log = ("Output generated in 6.34 seconds (12 tokens/s, 100 tokens, context 2048)\n"
+           "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "23.65 GiB of which 1.00 GiB is free.")
+    doc = with_computed_fixes(diagnose_text(log))
+    assert not any(f["title"].startswith("Cut the input") for f in doc["fixes"])

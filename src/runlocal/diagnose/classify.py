@@ -73,7 +73,7 @@ from functools import lru_cache
 from typing import IO, Any
 
 from ..units import GiB
-from . import kb, signals
+from . import kb, last_resort, signals
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
@@ -81,6 +81,8 @@ __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "ite
 
 # free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
 FULL_CARD = 0.05
+# in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
+RUN_BLOCKS_AFTER_LAYOUT = 2
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
@@ -142,6 +144,7 @@ _RUNTIME_TOKENS = {
     "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
     "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
     "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
+    "[llama-cpp]": "llama.cpp", "llama-cpp-fallback": "llama.cpp",  # LocalAI's llama.cpp backends, as its log names them
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
     # a runtime not named, guessed from its log prefix, flags and file names: Ollama's Go slog lines
@@ -265,13 +268,20 @@ def _index() -> _Index:
     return _INDEX
 
 
-def _fragmented(figures: dict[str, Any], strict: bool) -> bool:
+def _fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
     """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
     (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
-    failing tensor after tensor whatever the cache holds)."""
+    failing tensor after tensor whatever the cache holds; ``run``: the log says requests or a generation ran, and
+    nothing says it was loading)."""
     req, free = figures.get("requested_bytes"), figures.get("free_bytes")
     total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
     if not (req and free is not None and cached and free < req <= free + cached):
+        return False
+    if run and free + cached < RUN_BLOCKS_AFTER_LAYOUT * req:
+        # PyTorch's message says: "If reserved but unallocated memory is large try setting … expandable_segments"
+        # (c10/cuda/CUDACachingAllocator.cpp; it has already freed its empty cached segments and retried). In a run the
+        # blocks come one after another and grow with the input: where free + the unused cache cannot hold two blocks
+        # of the size refused, a perfect layout would pass this one and fail the next, so the input is the cause
         return False
     threshold = min(GiB, 0.1 * total) if total else GiB
     if cached >= threshold:
@@ -299,11 +309,15 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
         return "cuda_oom_long_context"
     req, total = figures.get("requested_bytes"), figures.get("total_bytes")
-    if not loading and req and total and req >= 0.25 * total:
-        return "cuda_oom_long_context"  # one block that large is activations of a long input, whatever the cache
+    if (not loading or line_phase == "run") and req and total and req >= 0.25 * total:
+        # one block that large is activations of a long input, whatever the cache (a weight comes tensor by tensor);
+        # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
+        # "out of memory while processing a long text", under a script that loads then generates). A profile run's
+        # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
+        return "cuda_oom_long_context"
     # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
     # is layout; the small-cache rule is for a log that names no phase
-    if _fragmented(figures, strict=loading or running):
+    if _fragmented(figures, strict=loading or running, run=running and not loading):
         return "fragmentation"
     if loading:
         return "cuda_oom_load"
@@ -370,9 +384,11 @@ class Scanner:
             cut = len(self.frame_prefix)
             line = low = low[:cut] + _NOT_RUN_IN_SOURCE.sub(" ", low[cut:])
         self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
+        if (kept := signals.negated_oom_removed(line, low)) is not line:
+            line, low = kept, kept.lower()  # "so it is not OOM problem": the user ruled it out
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
-        if (self.best is None or self.best[1].id in _WATCHING_IDS) and signals.LAST_RESORT_GATE.search(low):
+        if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
             self._watch(line, low)
         if not self._any_gate.search(low):
             return
@@ -412,18 +428,18 @@ class Scanner:
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
         that names no memory "not memory")."""
-        bare_kill = signals.is_bare_kill(low)
+        bare_kill = last_resort.is_bare_kill(low)
         if bare_kill and self.kill_line is None:
             self.kill_line = self.n
-        if not bare_kill and signals.states_error(low):
+        if not bare_kill and last_resort.states_error(low):
             if self.error_line is None:
                 self.error_line = (self.n, line[:MATCHED_LINE_MAX])
             if self.kill_line is None and signals.severity_of_line(low) == "error":
                 self.last_error_line = (self.n, line[:MATCHED_LINE_MAX])
-        if not self.memory_said and not bare_kill and signals.says_memory_ran_short(low):
+        if not self.memory_said and not bare_kill and last_resort.says_memory_ran_short(low):
             # a guess or a piece of advice ("most likely due to out of memory", "if you're running out of
             # VRAM") is not a report that memory ran short
-            self.memory_said = signals.says_memory_ran_short(_advice_removed(low))
+            self.memory_said = last_resort.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
         if self.woken is None:

@@ -552,6 +552,31 @@ def _alloc_conf(m, ex):
         ex.set("torch_alloc_conf", m.group(1))
 
 
+# the length of the input the user says failed, in tokens: "a 30k-token input", "13,647 input tokens", "prompt length
+# exceeds 1020", lmdeploy's request line "input_tokens=2408", Chinese "长度大约为30k" ("the length is about 30k") — read
+# only for a long input's fix (fixes.long_input_fixes); a count of generated tokens is not it
+_N = r"(\d[\d,]*(?:\.\d+)?)\s?(k)?"
+_INPUT_TOKENS = (  # (triggers, pattern): each pattern's first group is the number, its second a "k"
+    (("input token", "prompt token", "context token"), r"(?<![\w.=])" + _N + r"[\s-]?(?:input|prompt|context) tokens?\b"),
+    (("-token",), r"(?<![\w.=])" + _N + r"-tokens? (?:input|prompt|text|document|context)\b"),
+    (("input of", "prompt of", "context of"), r"\b(?:input|prompt|context) of " + _N + r" tokens\b"),
+    (("input_tokens=",), r"\binput_tokens=(\d+)()"),
+    (("prompt length", "input length", "prompt len", "input len"),
+     r"\b(?:prompt|input) (?:length|len)s? (?:of |exceeds |is |=\s?|>\s?)(\d[\d,]*)(k)?"),
+    (("length of",), r"length of (?:the )?(?:prompt|input) exceeds (\d[\d,]*)(k)?"),
+    (("长度",), r"长度\D{0,6}?(\d+(?:\.\d+)?)\s?(k)?"),
+)
+
+
+def _input_tokens(m, ex):
+    n = float(m.group(1).replace(",", ""))
+    ex.set("input_tokens", int(n * 1000) if (m.group(2) or "").lower() == "k" else int(n))
+
+
+for _triggers, _pattern in _INPUT_TOKENS:
+    _rule(_triggers, _pattern)(_input_tokens)
+
+
 # the kernel's OOM killer
 @_rule("killed process", r"Killed process (\d+) \(([^)]+)\)")
 def _dmesg(m, ex):

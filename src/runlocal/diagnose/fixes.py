@@ -421,6 +421,37 @@ def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     return [_fix("Free or save at least the missing memory", "nvidia-smi   # look for other processes first", effect)]
 
 
+# how each runtime caps the input it accepts, for long_input_fixes (flags as each documents them: LightLLM's api_server
+# --max_req_input_len, lmdeploy's --session-len, SGLang's --context-length, llama.cpp's -c); a plain transformers or
+# PyTorch program truncates at the tokenizer
+_INPUT_CAP = {
+    "lightllm": "python -m lightllm.server.api_server --model_dir MODEL --max_req_input_len {n}",
+    "lmdeploy": "lmdeploy serve api_server MODEL --session-len {n}",
+    "sglang": "python -m sglang.launch_server --model-path MODEL --context-length {n}",
+}
+_TRUNCATE = 'inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length={n})'
+LONG_INPUT_ROUND = 16   # tokens: the shorter input is rounded down to this
+
+
+def long_input_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]]:
+    """A long input's out-of-memory where the log states the input's length and the block it refused: the input that
+    fits. The refused block (activations, logits, attention scores) grows at least in step with the input — attention
+    scores without a fused kernel grow with its square — so at input × free / requested tokens it fits in what was
+    free: the conservative (linear) figure. Nothing when the log lacks one of the three figures or nothing was free."""
+    n, req, free = ex.get("input_tokens"), ex.get("requested_bytes"), ex.get("free_bytes")
+    if not (n and req and free) or free >= req:
+        return []
+    fits = int(n * free / req) // LONG_INPUT_ROUND * LONG_INPUT_ROUND
+    if fits < LONG_INPUT_ROUND:
+        return []
+    command = _INPUT_CAP.get(runtime or "", _TRUNCATE).format(n=fits)
+    square = int(n * (free / req) ** 0.5)
+    return [_fix(f"Cut the input to {fits:,} tokens", command,
+                 f"the refused block of {_b(req)} grows at least in step with the input: at {int(n):,} × "
+                 f"{_b(free)} free / {_b(req)} = {fits:,} tokens it fits in what was free (if it is attention scores, "
+                 f"which grow with the square of the input, up to {square:,})")]
+
+
 def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """Ollama refused to load: its estimate for the model at these settings is above what it counts as available,
     which is free RAM plus free swap (ollama/ollama llm/server.go since v0.3; ollama/ollama#8734 prints free
@@ -615,6 +646,8 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "fragmentation":
         fixes += fragmentation_fixes(extracted)
     elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
+        if category == "cuda_oom_long_context":
+            fixes += long_input_fixes(extracted, runtime or extracted.get("runtime"))
         fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted)
     seen, out = set(), []
     for f in fixes:

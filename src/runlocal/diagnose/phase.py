@@ -25,7 +25,10 @@ LOAD = re.compile(
     r"|allocatepools\b"  # TensorRT-LLM building an engine / converting a checkpoint
     # the failure said to come while the model loads, in prose ("CUDA OOM when loading large models", "在load模型时",
     # "加载模型时"); "加载完" ("finished loading") is the opposite and is read by LOADED
-    r"|\b(?:when|while|during) loading\b|load\s*模型|加载(?!完|好|成功)"
+    r"|\b(?:when|while|during) loading\b|load\s*模型"
+    # 加载 "load", but not 加载完 "finished loading" (LOADED), nor loading data for the application (a knowledge base,
+    # documents, a dataset: "加载11kb的知识库" is a RAG app reading files, not the model's weights)
+    r"|加载(?!完|好|成功)(?![^，。,\n]{0,10}?(?:知识库|文档|数据集))"
     # a pipeline or a deployment being built (transformers' pipeline(...), DeepSpeed-MII's mii.deploy(...))
     r"|\bpipeline\(|creat\w* (?:a |the )?pipeline|\bdeploy\(")
 RUN = re.compile(
@@ -64,7 +67,18 @@ RUN = re.compile(
     r"|(?<![a-z])tokens?\s*(?:reach(?:es|ed)?|exceed(?:s|ed)?|达到|超过)\s*\d"
     # ... or a context length named as the threshold of the failure ("will crash for any context length > 29000"):
     # the input grows while serving, the model had loaded
-    r"|context (?:length|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past|longer than)\s*~?\d"
+    r"|(?:context|prompt|input|sequence|seq)[ _](?:length|len|size|window)s?\s*(?:>=?|above|over|exceed\w*|beyond|past"
+    r"|longer than|goes? (?:above|over|past))\s*~?\d"
+    r"|\blength of (?:the |a |my )?(?:prompt|input|context)s? (?:exceed\w*|is (?:over|above|longer than)|goes? over)\s*~?\d"
+    # questions or requests counted before the failure ("after about 3 questions", "大约3个问题后", "asked 5 questions"),
+    # or one query run against a server that started ("当跑一条短query时" "when running one short query"): requests
+    r"|\bafter (?:about |around |~)?\d+ (?:questions|prompts|requests|messages|turns|queries|calls)\b"
+    r"|\d+\s*个?\s*(?:问题|请求|对话)\s*(?:后|之后|以后)|(?:询问|提问|问了?)\s*(?:\d+|几|一)?\s*个?问题"
+    r"|(?:跑|运行|发送?|\brun(?:ning)?|\bsend(?:ing)?|\bsent)\s*(?:一条|一个|an? |one )?\s*(?:短|长|short |long )?"
+    r"(?:query|queries|请求|prompt)"
+    # a web server that came up (Uvicorn's "Uvicorn running on http://…") and a Triton attention kernel's forward
+    # (_fwd_kernel, LightLLM's router loop_for_fwd): the model had loaded and a request ran
+    r"|uvicorn running on|running on https?://|\b_?fwd_kernel\b|loop_for_fwd"
     # a prompt or a question said to be long or complex, in English or Chinese ("if the prompt is more complex",
     # "prompt较为复杂", "比较长的问题"), or a request answered (请求 "request"): a run
     r"|\b(?:long|longer|complex|large|larger|bigger) (?:prompts?|questions?|inputs?|requests?|texts?)\b"
@@ -85,7 +99,9 @@ RUN = re.compile(
     r"[^\n.。]{0,8}?(?:增长|增加|上升|grow|increas|ris)|持续运行")
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build
-LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)")
+LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
+                    # the server said to start fine ("能正常启动" "starts normally", "started successfully")
+                    r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b")
 
 
 def phase_of_line(low: str) -> str | None:

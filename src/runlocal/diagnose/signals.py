@@ -26,8 +26,8 @@ import re
 
 from .phase import LOAD, LOADED, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "engine_dead", "is_bare_cuda_error",
-           "is_bare_kill", "line_entry", "woken_by",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
+           "is_bare_cuda_error", "line_entry", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -58,6 +58,11 @@ _OOM = re.compile(
     # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
     r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
     r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
+# a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM"); read only
+# on a line that names VRAM or GPU memory
+_NOT_LOADED_IN_VRAM = re.compile(
+    r"(?:not able|unable|fails?|failed|failing) to (?:fully )?(?:load|fit) (?:an? |the )?(?:\w+ )?models? (?:in|into|on)"
+    r" (?:the )?(?:gpu'?s? )?(?:vram|gpu memory)\b")
 _ALLOC_FAIL = re.compile(
     r"failed to allocate|unable to allocate|could not allocate|alloc(?:ation)? failed|malloc failed|buffer is nil"
     r"|allocation of size \d+ failed"
@@ -107,6 +112,24 @@ _MEMORY_FAULT = re.compile(r"\becc\b|uncorrect|illegal|access|segment|parity|cor
                            r"|\b(?:no|not|never|without|any)\b(?:\W+\w+){0,3}?\W+memory ?(?:allocation )?error"
                            r"|\bfix(?:ed|es|ing)?\b"
                            r"|write\s*\+\s*execute|ffi\.callback")
+
+# an out-of-memory said not to be one ("The memory uses about 40G, so it is not OOM problem", "isn't an out of memory
+# error", 不是显存不足): the user ruled it out; the words are removed from the line before any signal reads it. Up to two
+# words may stand between the negation and the OOM ("not really an OOM"); "without" is left out ("cannot run it
+# without OOM" reports one)
+_NEGATED_OOM = re.compile(
+    r"(?i)\b(?:not|isn'?t|wasn'?t|aren'?t|no|never|nor)\b(?:\s+(?!only\b|just\b)[\w']+){0,2}?\s+(?:an?\s+)?"
+    r"(?:oom|out[ -]of[ -](?:\w+ )?memory)\b(?:[ -](?:problems?|issues?|errors?|cases?))?"
+    r"|(?:不是|并非|并不是|没有)\s*(?:oom|显存不足|内存不足|爆显存|显存溢出|内存溢出)")
+
+
+def negated_oom_removed(line: str, low: str) -> str:
+    """The line without an out-of-memory it says is not one (the same object if it says none)."""
+    if "oom" not in low and "out of" not in low and "out-of" not in low and "显存" not in low and "内存" not in low:
+        return line
+    kept = _NEGATED_OOM.sub(" ", line)
+    return line if kept == line else kept
+
 
 # -- host RAM: what ran out is the computer's own memory (or Windows' commit limit = RAM + page file) -------
 # PyTorch's CPU allocator (c10/core/impl/alloc_cpu.cpp), ENOMEM (errno 12), the C++ runtime, LLVM, and Windows
@@ -202,7 +225,9 @@ _NOT_MEMORY = (
     (re.compile(r"command buffer execution failed: (?!insufficient memory)"
                 r"|kiogpucommandbuffercallbackerror(?!outofmemory)"), "notmem-metal-command-buffer"),
     # ggml's metadata arena, sized by the code: a model/library mismatch, not RAM or VRAM
-    (re.compile(r"not enough space in the context's memory pool"), "notmem-ggml-context-pool"),
+    # ... and its scratch pool (chatglm.cpp, older ggml: "not enough space in the scratch memory pool (needed
+    # 1357824000, available 1342177280)"), a fixed size the program chose for its intermediate tensors
+    (re.compile(r"not enough space in the (?:context's |scratch )memory pool"), "notmem-ggml-context-pool"),
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
                 r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
     (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
@@ -259,6 +284,21 @@ _KILL_KERNEL = re.compile(
     r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
+# an out-of-memory said together with the program being killed for it, in a user's words ("OOM异常，自动kill程序了"
+# "OOM, the program was killed automatically", "OOM and got killed"): the kernel's OOM killer, not an allocator's error
+# (an allocator that fails raises in the process; only the killer kills it). "OOM, so I killed the server" is not:
+# the kill must be automatic or passive
+_OOM_THEN_KILLED = re.compile(
+    r"(?<![a-z])oom(?![a-z])[^.!?。\n]{0,16}?(?:自动|被|got |gets |was |been |auto(?:matically)?[- ]?)(?:kill|杀)")
+# SIGKILL's exit status (137 = 128 + 9) on a line that names the host's memory or a container ("with CPU (64GB ram)
+# container exits with error code 137"): the kernel's or the container's cgroup OOM killer sent it (docker inspect
+# shows OOMKilled); a stop from outside (docker stop, a timeout) is read by _STOPPED first
+_HOST_KILL_137 = re.compile(r"(?:exit\w*|error|return\w*) (?:with )?(?:error )?(?:code|status)[ :=]*137\b")
+_HOST_NAMED = re.compile(r"\bram\b|\bcpu\b|system memory|host memory|\bcontainer\b|\bpod\b|内存")
+# the system said to run out of memory ("加载7B模型的时候，系统会OOM" "the system OOMs while loading", "the system ran
+# out of memory"): the computer's RAM, whatever else the line names
+_SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would |went |goes |is |was |then )?\s*"
+                         r"(?:oom(?![a-z])|out of memory|ran out of memory|runs out of memory|内存不足)")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
 # because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
 _KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
@@ -268,6 +308,7 @@ _KILL_SIGNAL = re.compile(
     r"^\s*killed\s*$|^\s*killed (?:while|during|when|after|at|in)\b"  # "Killed while loading weight"
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
+    r"|\berror code 137\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b"  # -9: SIGKILL
     # "Killed" as a word wherever it stands: quoted in a sentence or a title ('gets "Killed" during Compiling', 'ends
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
@@ -291,6 +332,9 @@ _REFUSAL = re.compile(
     r"|request too large for system"
     r"|not enough (?:system )?(?:resources|memory|ram) to (?:load|run)|insufficient system resources"
     r"|memory layout cannot be allocated|requires approximately .* of memory")
+# exo's planner when no ring of nodes has the model's size free ("No cycles found with sufficient memory",
+# master/placement.py get_instance_placements after filter_cycles_by_memory); its dashboard says "no placement for model"
+_PLACEMENT_REFUSAL = re.compile(r"no cycles found with sufficient memory|no placement (?:found )?for (?:the |this )?model")
 # ... or saying the model does not fit in a memory ("About 10 GB of this model does not fit in GPU memory and would
 # run from system RAM", Unsloth Studio's check before it loads): the runtime's own sizing refused, nothing was asked
 # of an allocator; a warning that says so and goes on is held back like any warning (classify)
@@ -436,66 +480,6 @@ _ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceb
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
 
 
-# -- the answer of last resort (classify: only when nothing at all matched): a log that states an error and says
-# nothing of memory anywhere is an application error that names something else ("KeyError: 'lm_head.weight'",
-# "cannot load", "not holding this lock", a NaN check). Any word of memory running short keeps it "unknown".
-_ERROR_STATEMENT = re.compile(
-    r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
-    r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
-    r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
-    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
-    # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
-    # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
-    r"|\bhas no attribute\b|\bno module named\b"
-    # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
-    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b")
-# a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
-# trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
-_EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
-# Python's TypeError for a call that does not fit the function it calls (a library older or newer than the code
-# calling it): "got an unexpected keyword argument 'load_in_4bit'", "missing 1 required positional argument"
-_CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argument"
-                          r"|positional arguments? but \d+ (?:were|was) given")
-_ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
-                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
-                "eror", "no attribute", "module named")  # a misspelt "Error" ("ValueErorr")
-_MEMORY_SAID = re.compile(
-    r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
-    r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
-    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|\bfit (?:in|into|on) (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
-    r"|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
-    r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
-    r"|memory (?:limit|exhausted|pressure|full|leak)"
-    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b")  # a size needed in memory
-_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed")
-#: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
-LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
-                                       _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
-
-
-_BARE_KILL = re.compile(r"^\s*killed\s*$")
-
-
-def is_bare_kill(low: str) -> bool:
-    """Whether a lower-cased line is the shell's bare ``Killed``: the process that was printing the log got SIGKILL,
-    and the line says nothing of why (a runtime's own "signal: killed" or an exit code 137 are other lines)."""
-    return bool(_BARE_KILL.match(low))
-
-
-def states_error(low: str) -> bool:
-    """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
-    if not any(w in low for w in _ERROR_HINTS):
-        return False
-    return (bool(_ERROR_STATEMENT.search(low))
-            or (("rr" in low or "eror" in low) and bool(_EXCEPTION_SHAPE.search(low)))
-            or ("argument" in low and bool(_CALL_MISFIT.search(low))))
-
-
-def says_memory_ran_short(low: str) -> bool:
-    """Whether a lower-cased line says, in any words, that memory ran short (or was exceeded, or a process killed)."""
-    return (any(w in low for w in _MEMORY_HINTS) and bool(_MEMORY_SAID.search(low))) or needs_more_than_has(low)
-
-
 def needs_more_than_has(low: str) -> bool:
     """Whether the line states a size needed above a size available (both with units)."""
     if not any(w in low for w in ("requir", "need", "request", "asked")):
@@ -533,7 +517,7 @@ GATE_WORDS = frozenset({
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
     "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
-    "container limit", "pod limit", "cgroup limit",
+    "container limit", "pod limit", "cgroup limit", "cublas", "placement",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -590,6 +574,20 @@ def engine_dead(low: str) -> bool:
     return bool(_ENGINE_DEAD.search(low))
 
 
+# a cuBLAS call's status said as a number, in a log or in prose ("cublasSgemmStridedBatched … status 15",
+# "返回的status错误码为15"): cublasStatus_t in cublas_api.h — 3 is CUBLAS_STATUS_ALLOC_FAILED (memory); the others
+# (1 not initialized, 7 invalid value, 8 arch mismatch, 13 execution failed, 14 internal error, 15 not supported …)
+# are a library, build or argument failure
+_CUBLAS_STATUS = re.compile(r"cublas\w*[^\n]{0,80}?status[^\d\n]{0,12}?(\d{1,2})(?!\d)")
+CUBLAS_STATUS_ALLOC_FAILED = 3
+
+
+def cublas_status(low: str) -> int | None:
+    """The cuBLAS status number a line states, or None."""
+    m = _CUBLAS_STATUS.search(low) if "cublas" in low else None
+    return int(m.group(1)) if m else None
+
+
 def _not_memory_reason(low: str) -> str | None:
     for rx, entry_id in _NOT_MEMORY:
         if rx.search(low):
@@ -619,6 +617,14 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     return "cuda-oom-load"
 
 
+def _host_ran_out(low: str) -> bool:
+    """An OOM said with an automatic kill, the system said to run out, or SIGKILL's 137 on a line naming the host (each
+    regex behind a substring it needs: these run on every line that passes the gate)."""
+    return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
+                or (("system" in low or "系统" in low) and _SYSTEM_OOM.search(low))
+                or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)))
+
+
 def _size_overflow(low: str) -> bool:
     """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer),
     or says that a size computation overflowed."""
@@ -637,18 +643,37 @@ def _size_overflow(low: str) -> bool:
     return False
 
 
+def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
+    """For a line that states no lack of memory: the entry its other words name (a cuBLAS status other than
+    ALLOC_FAILED, a configuration, a known reason that is not memory, a failed assertion), or None."""
+    status = cublas_status(low)
+    if status is not None and status != CUBLAS_STATUS_ALLOC_FAILED:
+        return "notmem-other-error"
+    if _CONFIG.search(low):
+        return "notmem-config"
+    reason = _not_memory_reason(low)
+    if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
+        return reason
+    if _ASSERTION.search(low) and _NULL_BUFFER.search(low):
+        return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-null-buffer"
+    if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
+        return "notmem-other-error"
+    return None
+
+
 def line_entry(low: str, runtime: str | None = None) -> str | None:
     """The knowledge-base entry one lower-cased line points to by its signals, or None.
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
+        ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
         return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
-    if _KILL_KERNEL.search(low):
+    if _KILL_KERNEL.search(low) or _host_ran_out(low):
         return "linux-oom-killer"
     if _KILL_OS.search(low):
         return "os-killed-for-memory"
@@ -656,7 +681,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
-    if _REFUSAL.search(low):
+    if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
     if _FIT_REFUSAL.search(low):
         return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
@@ -677,16 +702,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "sglang-kv-pool-full"
     if _OFFLOAD.search(low):
         return "accelerate-dispatched-cpu-disk"
-    if not oom:
-        if _CONFIG.search(low):
-            return "notmem-config"
-        reason = _not_memory_reason(low)
-        if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
-            return reason
-        if _ASSERTION.search(low) and _NULL_BUFFER.search(low):
-            return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-null-buffer"
-        if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):
-            return "notmem-other-error"
+    if not oom and (reason := _no_lack_of_memory_named(low, runtime)) is not None:
+        return reason
     if _KILL_SIGNAL.search(low):
         return "notmem-stopped" if _STOPPED.search(low) and not _MEMORY_WORDS.search(low.replace("killed", "")) \
             else "process-killed"

@@ -1,0 +1,77 @@
+"""The answer of last resort: whether a line states an error and whether it says memory ran short, read by the
+scanner (classify) only while nothing, or only an answer that names the error, has matched. A log that states an
+error and says nothing of memory anywhere is an application error that names something else; any word of memory
+running short keeps it "unknown". Split from signals.py (session 10) to keep both modules under ~800 lines."""
+
+from __future__ import annotations
+
+import re
+
+from .signals import needs_more_than_has
+
+__all__ = ["LAST_RESORT_GATE", "is_bare_kill", "says_memory_ran_short", "states_error"]
+
+# -- the answer of last resort (classify: only when nothing at all matched): a log that states an error and says
+# nothing of memory anywhere is an application error that names something else ("KeyError: 'lm_head.weight'",
+# "cannot load", "not holding this lock", a NaN check). Any word of memory running short keeps it "unknown".
+_ERROR_STATEMENT = re.compile(
+    r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
+    r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
+    r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
+    r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
+    # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
+    # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
+    r"|\bhas no attribute\b|\bno module named\b"
+    # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
+    r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b"
+    # the same said in Chinese: 报错 "reports an error", 出错 "goes wrong", 错误(码) "error (code)", 失败 "failed",
+    # 异常 "exception"
+    r"|报错|出错|错误|失败|异常")
+# a Python exception named by its shape wherever it stands, in a title or a sentence, even misspelt ("SyntaxError in
+# trainer.py", "RuntimeErrror ipex_duplicate_import_error", "ValueErorr"): a name that ends in an "error"-like word
+_EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
+# Python's TypeError for a call that does not fit the function it calls (a library older or newer than the code
+# calling it): "got an unexpected keyword argument 'load_in_4bit'", "missing 1 required positional argument"
+_CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argument"
+                          r"|positional arguments? but \d+ (?:were|was) given")
+_ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
+                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
+                "eror", "no attribute", "module named",  # a misspelt "Error" ("ValueErorr")
+                "报错", "出错", "错误", "失败", "异常")
+_MEMORY_SAID = re.compile(
+    r"out of (?:\w+ )?memory|(?<![a-z0-9_])oom(?![a-z0-9_])"  # "OOM" against any non-ASCII text too
+    r"|(?:not enough|insufficient|low on|too much|too little|lack of|run(?:ning)? out of"
+    r"|ran out of) (?:\w+ )?(?:memory|ram|vram)\b|\bfit (?:in|into|on) (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|(?:cannot|can't|unable to|failed to|could not|couldn't) allocate"
+    r"|\balloc\w* (?:failed|error)|memoryerror|bad_alloc|\bkilled\b|exceed\w* (?:the )?(?:\w+ )?(?:memory|ram|vram)\b"
+    r"|memory (?:limit|exhausted|pressure|full|leak)"
+    r"|requires? ~?[\d.]+\s*[kmgt]i?b (?:of )?(?:\w+ )?(?:memory|ram|vram)\b"  # a size needed in memory
+    # Chinese: GPU memory (显存) or memory (内存) insufficient, not enough, overflowing, blown
+    r"|(?:显存|内存)(?:不足|不够|溢出|爆)|爆(?:显存|内存)")
+_MEMORY_HINTS = ("memor", "oom", "ram", "alloc", "killed", "显存", "内存")
+#: one cheap test for "might this line matter to the answer of last resort" (most log lines hold none of these)
+LAST_RESORT_GATE = re.compile("|".join(re.escape(w) for w in
+                                       _ERROR_HINTS + _MEMORY_HINTS + ("requir", "need", "request", "asked")))
+
+
+_BARE_KILL = re.compile(r"^\s*killed\s*$")
+
+
+def is_bare_kill(low: str) -> bool:
+    """Whether a lower-cased line is the shell's bare ``Killed``: the process that was printing the log got SIGKILL,
+    and the line says nothing of why (a runtime's own "signal: killed" or an exit code 137 are other lines)."""
+    return bool(_BARE_KILL.match(low))
+
+
+def states_error(low: str) -> bool:
+    """Whether a lower-cased line states that something failed (an error, an exception, a crash, "cannot …")."""
+    if not any(w in low for w in _ERROR_HINTS):
+        return False
+    return (bool(_ERROR_STATEMENT.search(low))
+            or (("rr" in low or "eror" in low) and bool(_EXCEPTION_SHAPE.search(low)))
+            or ("argument" in low and bool(_CALL_MISFIT.search(low))))
+
+
+def says_memory_ran_short(low: str) -> bool:
+    """Whether a lower-cased line says, in any words, that memory ran short (or was exceeded, or a process killed)."""
+    return (any(w in low for w in _MEMORY_HINTS) and bool(_MEMORY_SAID.search(low))) or needs_more_than_has(low)
