@@ -64,10 +64,15 @@ collected by a rule that asks for memory failures by the phase users describe an
 of projects no earlier round queried by name, written down before any query was run (``round18_queries.md``),
 before round 17's misses were tuned on, committed before it was scored, and scored once (73.8 %); session 10's helper
 diagnose14 moved it out of ``held_out/`` after collecting round 19: it is tuning data. Round 19
-(``held_out/round19.jsonl``, 39 texts from 28 repositories, 35 memory failures and 4 look-alikes) was collected by a
+(``round19.jsonl``, 39 texts from 28 repositories, 35 memory failures and 4 look-alikes) was collected by a
 memory-weighted rule ("<project> out of memory inference" for 20 projects with no record in the corpus: model
 families' own repositories, quantizers, smaller engines), written down before any query was run
-(``held_out/round19_queries.md``), before round 18's misses were tuned on, and committed before it was scored.
+(``round19_queries.md``), before round 18's misses were tuned on, committed before it was scored, and scored once
+(56.4 %); session 10's helper diagnose15 moved it out of ``held_out/`` after collecting round 21: it is tuning data.
+Round 20 (``held_out/round20.jsonl``, 24 texts from 17 repositories, 6 memory failures and 18 look-alikes) was
+collected ahead by diagnose14 ("<project> CUDA error" then "<project> out of memory" for 12 projects with no record
+in the corpus), written down before any query was run (``held_out/round20_queries.md``), before round 19's misses
+were tuned on, and committed before it was scored. Round 21 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
