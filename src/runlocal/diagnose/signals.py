@@ -40,7 +40,9 @@ _OOM = re.compile(
     r"(?:memory|vram)|cannot allocate memory|memory allocation fail|cuda_error_out_of_memory|cudaerrormemoryallocation"
     r"|hiperroroutofmemory|allocation on device|would exceed allowed memory|exceeds? (?:the )?available (?:gpu )?memory"
     r"|out_?of_?(?:device|host)_?memory"  # Vulkan VK_ERROR_OUT_OF_DEVICE_MEMORY / vk::…ErrorOutOfDeviceMemory
-    r"|\boutofmemory\b|could not be allocated"  # TensorRT "Error Code 2: OutOfMemory", "… could not be allocated"
+    # TensorRT "Error Code 2: OutOfMemory", also written against Chinese text ("也会OutOfMemory。", where \b finds no
+    # edge); "… could not be allocated"
+    r"|(?<![a-z0-9_])outofmemory(?![a-z0-9_])|could not be allocated"
     # OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE (-4, "failure to allocate memory for buffer object", Khronos cl.h),
     # as tinygrad's and other OpenCL backends print it
     r"|mem_object_allocation_failure"

@@ -1,0 +1,57 @@
+"""Round 19's misses (session 10, tuning since diagnose15), fixed by what the words mean rather than by the threads'
+strings: the Chinese words for memory running out (内存 the computer's RAM, 显存 the card's), "OutOfMemory" written
+against Chinese text, and the rules added after them. Each test pastes what a user would and reads `runlocal
+diagnose`'s answer; beside each rule, its look-alikes pasted by hand (a question, a guess, a problem said solved, the
+card named, the card's own error in the same paste).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.kb import MEMORY_CATEGORIES
+
+
+@pytest.mark.parametrize("said", [
+    "20核cpu，32G内存，用cpu推理，加载Baichuan-7B-Chat的模型内存溢出",        # "memory overflowed" loading on a CPU
+    "run_gptq.py 对合并后的模型进行GPTQ4量化，直接把内存耗尽了",                 # "memory exhausted" quantizing
+    "加载模型报错，内存不足",
+    "转换模型时爆内存了",
+])
+def test_ram_said_short_in_chinese_is_the_hosts_memory(said):
+    assert diagnose_text(said).category == "oom_killer"
+
+
+@pytest.mark.parametrize("said, expected", [
+    ("加载模型时显存溢出", "cuda_oom_load"),                 # 显存 is the card's memory
+    ("推理时很容易因为第一张卡显存溢出报错", "cuda_oom_long_context"),  # ... while inferring: the run
+    ("GPU内存不足，模型加载失败", "cuda_oom_load"),            # 内存 said of the card just named
+    ("显卡内存耗尽了", "cuda_oom_load"),
+])
+def test_the_cards_memory_said_short_in_chinese_is_the_cards(said, expected):
+    assert diagnose_text(said).category == expected
+
+
+def test_outofmemory_written_against_chinese_text_is_read():
+    said = "[Bug] 多卡部署InternVL-Chat-V1-5时，在显存足够的情况下也会OutOfMemory。"
+    assert diagnose_text(said).category in MEMORY_CATEGORIES
+
+
+def test_the_cards_own_error_wins_over_ram_said_loosely():
+    # users write 内存溢出 of the card too; the paste's CUDA message says which memory it was (Qwen3#174)
+    said = ("qwen1.5-7b-chat模型内存溢出\n当token达到6k时，出现内存溢出\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.14 GiB (GPU 1; 23.65 GiB total "
+            "capacity; 10.10 GiB already allocated; 276.50 MiB free; 10.58 GiB reserved in total by PyTorch)")
+    assert diagnose_text(said).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("said", [
+    "是不是内存不足？",              # a question
+    "内存溢出吗",
+    "可能是内存不足导致的",           # a guess
+    "内存不足的问题已经解决了",        # solved
+    "32G内存，64G显存，配置够用",      # a machine described, nothing ran short
+])
+def test_ram_words_that_report_no_shortage_are_not_memory(said):
+    assert diagnose_text(said).category not in MEMORY_CATEGORIES
