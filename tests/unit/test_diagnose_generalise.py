@@ -55,3 +55,46 @@ def test_the_cards_own_error_wins_over_ram_said_loosely():
 ])
 def test_ram_words_that_report_no_shortage_are_not_memory(said):
     assert diagnose_text(said).category not in MEMORY_CATEGORIES
+
+
+TORCH_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.66 GiB. GPU 0 has a total capacity "
+             "of 79.25 GiB of which 1.57 GiB is free.")
+
+
+@pytest.mark.parametrize("said", [
+    "CUDA out of memory at inference time with decoder_explain",
+    "[Bug]: OOM During QDQ Inference with Over 20 GB Free Memory\n" + TORCH_OOM,
+    "InternVL3-78B long video inference error: cuda out of memory",
+    "Loading checkpoint shards: 100%|██████| 3/3\nLoading LLAMA Done\nInitialization Finished\n\nThen, I encountered "
+    "an error :\n" + TORCH_OOM,
+    "data = json.load(f)\noutputs = model.generate(**inputs)\n" + TORCH_OOM,
+])
+def test_the_run_said_in_other_words_is_the_run(said):
+    assert diagnose_text(said).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("said", [
+    # vLLM's offline engine being built: LLM(...) loads and profiles; the folder's name is no llama.cpp log
+    'llm = LLM(model="/root/Thot/llama_model_weights/quantized/Q4/Phind-CodeLlama-34B-v2-AWQ", quantization=\'awq\')\n'
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.75 GiB. GPU 0 has a total capacty of "
+    "23.65 GiB of which 5.10 GiB is free.",
+    # the model script's own loader, named on the traceback's line
+    "torch.cuda.OutOfMemoryError: CUDA out of memory\nTraceback (most recent call last):\n"
+    '  File "/home/u/llama/inference.py", line 48, in run\n'
+    "    generator = load(ckpt_dir, tokenizer_path, local_rank, world_size, max_seq_len, max_batch_size)\n"
+    '  File "/home/u/llama/inference.py", line 32, in load\n    model = Transformer(model_args)',
+    # the weights said loaded, then a load step after it (the KV cache) and the failure: still start-up
+    "Loading checkpoint shards: 100%\nModel loaded successfully\nInitializing KV cache (initialize_kv_cache)\n"
+    + TORCH_OOM,
+    "inference server failed to start: CUDA out of memory while loading the model",
+])
+def test_the_load_said_in_other_words_is_the_load(said):
+    assert diagnose_text(said).category == "cuda_oom_load"
+
+
+def test_a_folder_named_like_a_llamacpp_function_does_not_make_a_pytorch_oom_ggmls():
+    said = ("python run.py --model /data/llama_model_files/7b\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert diagnose_text(said).category in ("cuda_oom_load", "cuda_oom_long_context")
+    assert diagnose_text("llama_model_load: error loading model: unable to allocate CUDA0 buffer").category \
+        == "llamacpp_alloc_fail"

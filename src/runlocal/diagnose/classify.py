@@ -164,6 +164,20 @@ _RUNTIME_TOKENS = {
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
 _LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
+# a name inside a file path: the word around it (letters, digits, _ . -) touches a slash ("/root/llama_model_weights/
+# Q4/…" is the user's folder, not llama.cpp's llama_model_* functions, vLLM#2199)
+_PATH_WORD = re.compile(r"[\w.-]*")
+
+
+def _in_path(low: str, start: int, end: int) -> bool:
+    """Whether the text at low[start:end] is part of a path component (its word touches a / or \\)."""
+    left = start
+    while left > 0 and (low[left - 1].isalnum() or low[left - 1] in "_.-"):
+        left -= 1
+    right = end + len(_PATH_WORD.match(low, end).group(0))  # type: ignore[union-attr]
+    return (left > 0 and low[left - 1] in "/\\") or (right < len(low) and low[right] in "/\\")
+
+
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
 _RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
                   "transformers")
@@ -348,6 +362,8 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = self.loaded = self.async_allocator = False
+        self.load_over_before = False  # the load said to be over after the last load line before the failing one
+        self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
         self.line_phase: str | None = None
         self.engine_dead = False
@@ -394,7 +410,8 @@ class Scanner:
             return
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
-            for rt in [_RUNTIME_TOKENS[tok] for tok in _RUNTIME_RE.findall(low)] + [
+            for rt in [_RUNTIME_TOKENS[m.group(0)] for m in _RUNTIME_RE.finditer(low)
+                       if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))] + [
                     "llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         found, severity, dead, footer_fn = _facts_of_line(line, low)
@@ -464,9 +481,21 @@ class Scanner:
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
+        self.load_over_before = self.load_after_loaded = False
         if top.id in GENERIC_OOM_IDS:
-            for ctx in self.ring:  # the 40 lines up to and including this one
+            last_load = last_loaded = -1
+            for i, ctx in enumerate(self.ring):  # the 40 lines up to and including this one
                 self._context(ctx)
+                if signals.LOADED.search(ctx):
+                    last_loaded = i
+                elif signals.LOAD.search(ctx):
+                    last_load = i
+            # the program said its load was over ("Initialization Finished") after its last load line and before
+            # this one: what failed came after the load (MiniGPT4-video#44), unless this line names the load itself
+            self.load_over_before = last_load < last_loaded < len(self.ring) - 1
+            # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
+            # is allocated): start-up went on, and the over-said load does not make the failure the run
+            self.load_after_loaded = last_load > last_loaded >= 0
             self.after = CONTEXT_AFTER
 
     def _settle(self) -> None:
@@ -548,7 +577,9 @@ class Scanner:
             elif self.engine_dead:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:
-                category = refine_cuda_oom(figures, self.loading, self.running, self.line_phase, self.loaded,
+                after_load = self.load_over_before and self.line_phase != "load"
+                category = refine_cuda_oom(figures, self.loading, self.running or after_load, self.line_phase,
+                                           (self.loaded or after_load) and not self.load_after_loaded,
                                            self.async_allocator)
                 entry = kb.get(PRIMARY[category]) or entry
         title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title

@@ -30,7 +30,10 @@ LOAD = re.compile(
     # documents, a dataset: "加载11kb的知识库" is a RAG app reading files, not the model's weights)
     r"|加载(?!完|好|成功)(?![^，。,\n]{0,10}?(?:知识库|文档|数据集))"
     # a pipeline or a deployment being built (transformers' pipeline(...), DeepSpeed-MII's mii.deploy(...))
-    r"|\bpipeline\(|creat\w* (?:a |the )?pipeline|\bdeploy\(")
+    r"|\bpipeline\(|creat\w* (?:a |the )?pipeline|\bdeploy\("
+    # vLLM's offline engine being built (``LLM(model=…)`` loads the weights and profiles), and a bare ``load(…)`` call
+    # (the model script's own loader: pyllama's ``generator = load(ckpt_dir, …)``), not ``json.load(`` / ``x.load(``
+    r"|\bllm\(model\s*=|(?<![\w.])load\(")
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -86,6 +89,9 @@ RUN = re.compile(
     r"|长的(?:问题|输入|文本)|请求"
     # inference named as what was running ("Error during inference", 推理时 / 推理的时候 / 推理报… "while inferring")
     r"|\b(?:during|while|in) inferenc\w*|推理(?:时|的时候|过程|中|报)"
+    # ... also with a word or two between ("at inference time", "OOM during QDQ inference") and the kind of input
+    # inferred on ("long video inference", "image inference"): requests to a loaded model
+    r"|\b(?:at|during|while|on) (?:[\w-]+ ){0,2}inferenc\w*|\b(?:video|image|vision|multimodal|long|batch) inferenc\w*"
     # a long text or too many tokens sent (长文本 "long text", "token 太多" "too many tokens"), a needle-in-a-haystack
     # test, an image uploaded or sent with the prompt (上传图片 "upload a picture"): requests to a loaded model
     r"|长(?:文本|输入|上下文)|tokens?\s*太多|太多\s*的?\s*tokens?|too many tokens|\bneed(?:le|el)[\s_-]?(?:test|in|haystack)"
@@ -101,7 +107,9 @@ RUN = re.compile(
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build
 LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
                     # the server said to start fine ("能正常启动" "starts normally", "started successfully")
-                    r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b")
+                    r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b"
+                    # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
+                    r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b")
 
 
 def phase_of_line(low: str) -> str | None:
