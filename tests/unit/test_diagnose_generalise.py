@@ -98,3 +98,27 @@ def test_a_folder_named_like_a_llamacpp_function_does_not_make_a_pytorch_oom_ggm
     assert diagnose_text(said).category in ("cuda_oom_load", "cuda_oom_long_context")
     assert diagnose_text("llama_model_load: error loading model: unable to allocate CUDA0 buffer").category \
         == "llamacpp_alloc_fail"
+
+
+def test_one_host_block_of_terabytes_is_a_size_computed_wrong():
+    # PaddleNLP#7231: a small information-extraction model on a CPU asks for one 3.8 TiB block
+    said = ("[Question]: MemoryError: (ResourceExhausted) Fail to alloc memory of 4131529007104 size, error code is 12.\n"
+            "ie = Taskflow('information_extraction', schema=['组织', '人名'])")
+    assert diagnose_text(said).category == "not_memory"
+
+
+@pytest.mark.parametrize("said", [
+    # the same allocator's words with a size a machine has: the host's RAM ran out
+    "(ResourceExhausted) Fail to alloc memory of 2147483648 size, error code is 12.",
+    "RuntimeError: [enforce fail at alloc_cpu.cpp:114] . DefaultCPUAllocator: can't allocate memory: you tried to "
+    "allocate 68719476736 bytes. Error code 12 (Cannot allocate memory)",
+])
+def test_a_host_block_a_machine_has_is_the_hosts_memory(said):
+    assert diagnose_text(said).category == "oom_killer"
+
+
+def test_a_gpu_block_of_hundreds_of_gib_for_a_long_input_stays_a_lack_of_memory():
+    # eager attention over a 200k-token input does ask for that much at once: the input is the cause
+    said = ("summarising a 200k-token document\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+            "1200.00 GiB. GPU 0 has a total capacity of 79.25 GiB of which 60.10 GiB is free.")
+    assert diagnose_text(said).category in MEMORY_CATEGORIES

@@ -142,6 +142,8 @@ _HOST_ALLOC = re.compile(
     # errno 12 (ENOMEM) as Python's OSError prints it ("OSError: [Errno 12] Cannot allocate memory", raised by fork(),
     # mmap() or faulthandler.enable() in a scheduler's child process): the kernel refused host memory
     r"|\[errno 12\]|\benomem\b"
+    # PaddlePaddle's CPU allocator ("(ResourceExhausted) Fail to alloc memory of 2147483648 size, error code is 12")
+    r"|fail(?:ed)? to alloc\w*\b.{0,80}error code(?: is)? 12\b"
     # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
     # an array with shape (60000, 15000) and data type float32"): host memory, never a GPU's
     r"|arraymemoryerror|for an array with shape"
@@ -421,6 +423,14 @@ _LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
 # a figure that starts a word: not the tail of a request id ("cmpl-c5d9a1eb", "cmpl-524629eb" are no exabytes)
 _SIZE_STATED = re.compile(r"(?<![\w.-])([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
 _BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
+# one block of host memory of a tebibyte or more, in bytes ("Fail to alloc memory of 4131529007104 size, error code is
+# 12", PaddleNLP#7231 and #8208 for a small extraction model on a CPU): no workstation has it, and RAM is handed out
+# tensor by tensor, so a single request that size is a size computed wrong (a shape from bad input, a wrapped int),
+# not a model too big. Only on the host: a GPU's attention over a long input does ask for hundreds of GiB at once
+_HOST_BLOCK = re.compile(r"\balloc\w*\s+(?:memory\s+)?(?:of\s+)?(?:size\s+)?(\d{13,})\b")
+_HOST_BLOCK_NAMED = re.compile(r"error code(?: is)? 12\b|\[?errno\W{0,2}12\b|\benomem\b|\bcpu|defaultcpuallocator"
+                               r"|\bhost\b|cannot allocate memory")
+_TIB = 1 << 40
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
@@ -628,13 +638,15 @@ def _host_ran_out(low: str) -> bool:
 
 
 def _size_overflow(low: str) -> bool:
-    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer),
-    or says that a size computation overflowed."""
+    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
+    block of host memory of a tebibyte or more, or says that a size computation overflowed."""
     if _OVERFLOW_WORDS.search(low):
         return True
     if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
         return False
     if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
+        return True
+    if (m := _HOST_BLOCK.search(low)) and int(m.group(1)) >= _TIB and _HOST_BLOCK_NAMED.search(low):
         return True
     for num, unit in _SIZE_STATED.findall(low):
         try:
@@ -671,6 +683,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
         ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
+    if _size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
+        return "notmem-size-overflow"
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
@@ -679,8 +693,6 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _KILL_OS.search(low):
         return "os-killed-for-memory"
-    if _size_overflow(low):
-        return "notmem-size-overflow"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
