@@ -122,3 +122,28 @@ def test_a_gpu_block_of_hundreds_of_gib_for_a_long_input_stays_a_lack_of_memory(
     said = ("summarising a 200k-token document\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
             "1200.00 GiB. GPU 0 has a total capacity of 79.25 GiB of which 60.10 GiB is free.")
     assert diagnose_text(said).category in MEMORY_CATEGORIES
+
+
+def test_an_oom_said_of_the_host_in_words_is_the_hosts():
+    said = ("OOM during save_pretrained of compressed model\nThe OOM was for CPU RAM. GPU RAM usage was normal, the model "
+            "takes up less than half of the GPU.")
+    assert diagnose_text(said).category == "oom_killer"
+    assert diagnose_text("the OOM is not on the host, it is CUDA out of memory on GPU 0").category == "cuda_oom_load"
+
+
+def test_an_oom_guessed_from_exit_137_while_memory_use_is_low_is_a_kill_from_outside():
+    said = ("bug: Unexpected OOM in ChatGLM 6B\nThe server will return 137 exit code after a request to the server. "
+            "But the memory and the GPU memory usage is low (12/24GB GPU, 3GB/32GB memory)")
+    assert diagnose_text(said).category == "not_memory"
+
+
+@pytest.mark.parametrize("said", [
+    # the program's own out-of-memory message outranks the writer's figures
+    "Unexpected OOM\nGPU memory usage is low\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 30 GiB",
+    # Docker's own word for the cgroup killer
+    "container exits with code 137 (OOMKilled)\nmemory use is low",
+    # memory said high: the 137 is the killer's
+    "OOM in the container, exit code 137\nmemory usage was high, 31/32GB",
+])
+def test_exit_137_with_the_programs_own_oom_or_memory_high_stays_memory(said):
+    assert diagnose_text(said).category in MEMORY_CATEGORIES

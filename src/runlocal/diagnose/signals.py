@@ -302,7 +302,11 @@ _HOST_NAMED = re.compile(r"\bram\b|\bcpu\b|system memory|host memory|\bcontainer
 # the system said to run out of memory ("加载7B模型的时候，系统会OOM" "the system OOMs while loading", "the system ran
 # out of memory"): the computer's RAM, whatever else the line names
 _SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would |went |goes |is |was |then )?\s*"
-                         r"(?:oom(?![a-z])|out of memory|ran out of memory|runs out of memory|内存不足)")
+                         r"(?:oom(?![a-z])|out of memory|ran out of memory|runs out of memory|内存不足)"
+                         # ... or the out-of-memory said to be the host's ("The OOM was for CPU RAM",
+                         # llm-compressor#1183; "out of memory on the host", "OOM in system RAM")
+                         r"|(?:(?<![a-z])oom(?![a-z])|out of memory)\s*(?:was |is |happen\w* )?(?:for|of|in|on) (?:the )?"
+                         r"(?:cpu|host|system)(?: ?(?:ram|memory))?\b")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
 # because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
 _KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
@@ -633,7 +637,7 @@ def _host_ran_out(low: str) -> bool:
     """An OOM said with an automatic kill, the system said to run out, or SIGKILL's 137 on a line naming the host (each
     regex behind a substring it needs: these run on every line that passes the gate)."""
     return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
-                or (("system" in low or "系统" in low) and _SYSTEM_OOM.search(low))
+                or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
                 or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)))
 
 
