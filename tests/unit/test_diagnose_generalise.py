@@ -147,3 +147,21 @@ def test_an_oom_guessed_from_exit_137_while_memory_use_is_low_is_a_kill_from_out
 ])
 def test_exit_137_with_the_programs_own_oom_or_memory_high_stays_memory(said):
     assert diagnose_text(said).category in MEMORY_CATEGORIES
+
+
+def test_a_finished_shard_bar_then_a_generation_is_the_run():
+    said = ("CUDA out of memory : I am using Colab T4 GPU\n!python generate.py\n"
+            "Loading checkpoint shards: 100% 33/33 [01:13<00:00,  2.22s/it]\n\nInstruction: Tell me about alpacas.\n"
+            "UserWarning: `do_sample` is set to `False`. However, `temperature` is set -- this flag is only used in "
+            "sample-based generation modes.")
+    assert diagnose_text(said).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("said", [
+    # the shards read, then moved to the card: still the load
+    "Loading checkpoint shards: 100%|██████| 2/2\nTraceback (most recent call last):\n"
+    '  File "run.py", line 9, in <module>\n    model = model.to("cuda")\n' + TORCH_OOM,
+    "Loading checkpoint shards: 100%|██████| 2/2\n  File \"accelerate/big_modeling.py\", in dispatch_model\n" + TORCH_OOM,
+])
+def test_a_finished_shard_bar_then_a_load_step_is_the_load(said):
+    assert diagnose_text(said).category == "cuda_oom_load"

@@ -109,7 +109,9 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     # the server said to start fine ("能正常启动" "starts normally", "started successfully")
                     r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b"
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
-                    r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b")
+                    r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
+                    # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
+                    r"|checkpoint shards:\s*100%")
 
 
 def phase_of_line(low: str) -> str | None:
