@@ -418,17 +418,20 @@ class Scanner:
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
             self._watch(line, low)
-        if ("low" in low or "normal" in low or "fine" in low or " ok" in low) and _MEMORY_USE_LOW.search(low):
-            self.memory_use_low = True
-        if "137" in low and _EXIT_137.search(low):
-            self.exit_137 = True
+        if self.n <= _RUNTIME_SCAN_ALL:  # the writer's prose, in a paste (not deep in a long serving log)
+            if ("low" in low or "normal" in low or "fine" in low or " ok" in low) and _MEMORY_USE_LOW.search(low):
+                self.memory_use_low = True
+            if "137" in low and _EXIT_137.search(low):
+                self.exit_137 = True
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
-            for rt in [_RUNTIME_TOKENS[m.group(0)] for m in _RUNTIME_RE.finditer(low)
-                       if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))] + [
-                    "llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
+            tokens = _RUNTIME_RE.findall(low)
+            if any(tok.startswith("llama_") for tok in tokens):  # llama.cpp's function names, unless in a path
+                tokens = [m.group(0) for m in _RUNTIME_RE.finditer(low)
+                          if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))]
+            for rt in [_RUNTIME_TOKENS[tok] for tok in tokens] + ["llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         found, severity, dead, footer_fn = _facts_of_line(line, low)
         matches = list(found)
