@@ -165,3 +165,15 @@ def test_a_finished_shard_bar_then_a_generation_is_the_run():
 ])
 def test_a_finished_shard_bar_then_a_load_step_is_the_load(said):
     assert diagnose_text(said).category == "cuda_oom_load"
+
+
+@pytest.mark.parametrize("said, expected_memory", [
+    ("Memory (system RAM) usage grows very fast (about 30mb/sec) continuously until it saturates the host and hangs.",
+     True),
+    ("RAM usage keeps increasing until the machine freezes", True),
+    ("the RAM usage is stable, it does not grow until it hangs", False),   # said not to grow
+    ("RAM use never increases until OOM", False),
+])
+def test_ram_said_to_grow_until_the_host_gives_out_is_the_hosts(said, expected_memory):
+    got = diagnose_text(said).category
+    assert (got == "oom_killer") if expected_memory else got not in MEMORY_CATEGORIES
