@@ -177,3 +177,7 @@ def test_a_finished_shard_bar_then_a_load_step_is_the_load(said):
 def test_ram_said_to_grow_until_the_host_gives_out_is_the_hosts(said, expected_memory):
     got = diagnose_text(said).category
     assert (got == "oom_killer") if expected_memory else got not in MEMORY_CATEGORIES
+
+
+def test_the_cards_ram_said_to_grow_is_not_the_hosts():
+    assert diagnose_text("GPU RAM usage grows until it OOMs").category != "oom_killer"
