@@ -178,15 +178,6 @@ def _in_path(low: str, start: int, end: int) -> bool:
     return (left > 0 and low[left - 1] in "/\\") or (right < len(low) and low[right] in "/\\")
 
 
-# the paste says memory use was low ("the memory and the GPU memory usage is low (12/24GB GPU, 3GB/32GB memory)") and
-# the process ended with SIGKILL's 137: an "OOM" said only as that word in the writer's prose is their guess, which
-# their own figures contradict; something outside killed it (modelz-llm#69: a health check timed out)
-_MEMORY_USE_LOW = re.compile(r"(?:memory|ram|vram)\b[^.\n]{0,40}?\b(?:usage|use|used|utili[sz]ation)\b[^.\n]{0,12}?"
-                             r"\b(?:is|was|are|were|stays?|stayed|remains?|remained)\s+(?:very |quite |still )?"
-                             r"(?:low|normal|fine|ok)\b")
-_EXIT_137 = re.compile(r"\b137\b[^.\n]{0,20}\b(?:exit|code|status)|\b(?:exit|code|status)\w*[^.\n]{0,20}\b137\b")
-# what a program prints when it runs out (a message, not a user's word for it)
-_PROGRAM_OOM = re.compile(r"out of memory|outofmemory|tried to allocate|alloc|memoryerror|killed process|oom[-_ ]?kill")
 STOPPED_ID = "notmem-stopped"
 
 # runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
@@ -392,7 +383,7 @@ class Scanner:
         # counted as memory said: whether it was a lack of memory is the question)
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
-        self.memory_use_low = self.exit_137 = False  # see _MEMORY_USE_LOW
+        self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
         self.n = 0
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self._any_gate = _any_gate(self.index)
@@ -419,9 +410,10 @@ class Scanner:
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
             self._watch(line, low)
         if self.n <= _RUNTIME_SCAN_ALL:  # the writer's prose, in a paste (not deep in a long serving log)
-            if ("low" in low or "normal" in low or "fine" in low or " ok" in low) and _MEMORY_USE_LOW.search(low):
+            if (("low" in low or "normal" in low or "fine" in low or " ok" in low)
+                    and last_resort.MEMORY_USE_LOW.search(low)):
                 self.memory_use_low = True
-            if "137" in low and _EXIT_137.search(low):
+            if "137" in low and last_resort.EXIT_137.search(low):
                 self.exit_137 = True
         if not self._any_gate.search(low):
             return
@@ -584,7 +576,7 @@ class Scanner:
                 fixes=(), extracted=figures, runtime=runtime)
         _, entry, line_no, line = self.best
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
-                and not _PROGRAM_OOM.search(line.lower())):
+                and not last_resort.PROGRAM_OOM.search(line.lower())):
             entry = kb.get(STOPPED_ID) or entry
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
             # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)

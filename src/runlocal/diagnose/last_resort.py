@@ -1,7 +1,9 @@
 """The answer of last resort: whether a line states an error and whether it says memory ran short, read by the
 scanner (classify) only while nothing, or only an answer that names the error, has matched. A log that states an
 error and says nothing of memory anywhere is an application error that names something else; any word of memory
-running short keeps it "unknown". Split from signals.py (session 10) to keep both modules under ~800 lines."""
+running short keeps it "unknown". Split from signals.py (session 10) to keep both modules under ~800 lines. Also the
+writer's words that contradict an "OOM" they guessed (memory use said low, exit code 137), read by the scanner's
+finish."""
 
 from __future__ import annotations
 
@@ -75,3 +77,14 @@ def states_error(low: str) -> bool:
 def says_memory_ran_short(low: str) -> bool:
     """Whether a lower-cased line says, in any words, that memory ran short (or was exceeded, or a process killed)."""
     return (any(w in low for w in _MEMORY_HINTS) and bool(_MEMORY_SAID.search(low))) or needs_more_than_has(low)
+
+
+# the paste says memory use was low ("the memory and the GPU memory usage is low (12/24GB GPU, 3GB/32GB memory)") and
+# the process ended with SIGKILL's 137: an "OOM" said only as that word in the writer's prose is their guess, which
+# their own figures contradict; something outside killed it (modelz-llm#69: a health check timed out)
+MEMORY_USE_LOW = re.compile(r"(?:memory|ram|vram)\b[^.\n]{0,40}?\b(?:usage|use|used|utili[sz]ation)\b[^.\n]{0,12}?"
+                            r"\b(?:is|was|are|were|stays?|stayed|remains?|remained)\s+(?:very |quite |still )?"
+                            r"(?:low|normal|fine|ok)\b")
+EXIT_137 = re.compile(r"\b137\b[^.\n]{0,20}\b(?:exit|code|status)|\b(?:exit|code|status)\w*[^.\n]{0,20}\b137\b")
+# what a program prints when it runs out (a message, not a user's word for it)
+PROGRAM_OOM = re.compile(r"out of memory|outofmemory|tried to allocate|alloc|memoryerror|killed process|oom[-_ ]?kill")
