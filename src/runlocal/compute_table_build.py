@@ -17,6 +17,7 @@ once the simulation's code changes (runtimes/compute_table.py: the code digest),
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import subprocess
 import sys
@@ -107,7 +108,8 @@ def build_one(alias: str, out_dir: Path) -> str:
     n = sum(len(v) for v in found.values())
     if n:
         out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(alias, found), encoding="utf-8")
+        # mtime 0: the same simulations write the same bytes (with the same zlib)
+        path.write_bytes(gzip.compress(render(alias, found).encode("utf-8"), compresslevel=9, mtime=0))
     elif path.exists():
         path.unlink()
     return f"{alias}: {n} simulations, {failed} questions refused, {time.process_time() - t0:.1f} CPU s"
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
 
     aliases = a.model or catalog.aliases()
     if not a.model and a.out.is_dir():       # the whole catalog: no file of a model that left it stays
-        for old in a.out.glob("*.json"):
+        for old in a.out.glob("*.json*"):
             old.unlink()
     def one(alias: str) -> None:
         subprocess.run([sys.executable, "-m", "runlocal.compute_table_build", "--one", alias, "--out", str(a.out)],

@@ -8,8 +8,9 @@ entry is keyed by three things, and answers only where all three equal the quest
   the simulation was asked about, a GGUF view or graph_prefix's shortened one), once per model object;
 - the arguments: simulated_compute's own, as JSON.
 A stale file (another code digest), another spec or other arguments are a miss: the simulation runs as before. So
-the table can make a plan faster, never different. One small JSON file per catalog model
-(data/compute_table/<id>.json), read only when that model's simulation is first asked, written by
+the table can make a plan faster, never different. One small gzip'd JSON file per
+catalog model (data/compute_table/<id>.json.gz: an Ollama plan's arguments list every layer's device and override,
+so the text repeats itself ~100×), read only when that model's simulation is first asked, written by
 ``python -m runlocal.compute_table_build`` (which settings it covers: that module's docstring).
 ``RUNLOCAL_COMPUTE_TABLE=0`` (or ``USE = False``) turns the lookup off: benchmarks/planning.py prints both.
 """
@@ -20,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -90,7 +92,11 @@ def args_from_key(key: str) -> tuple:
 
 
 def file_name(model_id: str) -> str | None:
-    return f"{model_id}.json" if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", model_id) else None
+    return f"{model_id}.json.gz" if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", model_id) else None
+
+
+def read_text(path: Path) -> str:
+    return zlib.decompress(path.read_bytes(), wbits=31).decode("utf-8")     # gzip's format
 
 
 @lru_cache(maxsize=64)
@@ -101,7 +107,7 @@ def _file(model_id: str) -> dict[str, dict[str, list]] | None:
     path = TABLE_DIR / name if name else None
     if path is None or not path.is_file():
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = json.loads(read_text(path))
     if doc.get("format") != FORMAT or doc.get("code") != code_digest():
         return None
     models: dict[str, dict[str, list]] = doc["models"]
