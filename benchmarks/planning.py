@@ -261,17 +261,21 @@ def curve_cold(sample: int | None) -> None:
     aliases = catalog.aliases()
     if sample:
         aliases = aliases[::max(1, len(aliases) // max(1, sample // 10))]
-    code = ("import sys,time; t=time.perf_counter(); from runlocal.check import CheckRequest, curve; "
-            "curve(CheckRequest(model=sys.argv[1], gpu='rtx-4090')); print(time.perf_counter()-t)")
-    times = []
+    code = ("import sys,time; t=time.perf_counter(); c=time.process_time(); "
+            "from runlocal.check import CheckRequest, curve; "
+            "curve(CheckRequest(model=sys.argv[1], gpu='rtx-4090')); print(time.perf_counter()-t, time.process_time()-c)")
+    times, cpu = [], []
     for alias in aliases:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
         r = subprocess.run([sys.executable, "-c", code, alias], capture_output=True, text=True, env=env)
         try:
-            times.append((float(r.stdout.strip().splitlines()[-1]), alias))
+            wall, own = r.stdout.strip().splitlines()[-1].split()
+            times.append((float(wall), alias))
+            cpu.append(float(own))
         except (ValueError, IndexError):
             print(f"  curve {alias}: failed: {r.stderr.strip().splitlines()[-1:]}")
     print(_summary("page curve (cold, in call)", [t for t, _ in times]) + "   (target ≤ 300 ms)")
+    print(_summary("  same, CPU time", cpu))
     for t, alias in sorted(times, key=lambda x: x[0], reverse=True)[:5]:
         print(f"    {t * 1000:9.1f} ms  {alias}")
 
