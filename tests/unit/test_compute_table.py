@@ -122,8 +122,8 @@ def test_a_file_from_other_code_is_a_miss(tmp_path, monkeypatch):
 
 
 def test_the_code_digest_covers_the_simulations_imports():
-    """Every runlocal module a simulation imports (at import and while it runs, CPU and CUDA, one context and a
-    curve's many) is among the files the code digest reads."""
+    """Every runlocal module a simulation imports (at import and while it runs: CPU, one GPU, two GPUs, a tensor
+    override, one context and a curve's many) is among the files the code digest reads."""
     code = textwrap.dedent("""
         import json, sys
         import runlocal.runtimes.llamacpp_compute as lc, runlocal.runtimes.ggml
@@ -135,6 +135,11 @@ def test_the_code_digest_covers_the_simulations_imports():
         for spec in specs:
             lc.simulate_now(spec, None, 512, 4096, True, 1, 1, "f16", "f16", None)
             lc.simulate_now(spec, 5, 512, 4096, True, 1, 1, "q8_0", "q8_0", None)
+            # two GPUs (pipeline parallelism), and a tensor override to the host
+            where = tuple([0] * (spec.n_layers // 2) + [1] * (spec.n_layers - spec.n_layers // 2 + 1))
+            lc.simulate_now(spec, None, 512, 4096, True, 1, 1, "f16", "f16", None, where, 2)
+            lc.simulate_now(spec, None, 512, 4096, False, 1, 1, "f16", "f16", None, (0,) * (spec.n_layers + 1), 1,
+                            (("blk\\.1\\.ffn_.*", None),))
             with lc.many_contexts():
                 for n_kv in (4096, 8192, 16384):
                     lc.simulate_now(spec, -1, 512, n_kv, True, 4, 1, "f16", "f16", n_kv)
