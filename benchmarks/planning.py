@@ -314,7 +314,7 @@ def main() -> None:
     if args.only in (None, "curve"):
         curve_cold(args.sample)
     if args.only in (None, "offtable"):
-        off_table(args.timeout, None)
+        off_table(args.timeout, args.dump if args.only == "offtable" else None)
 
 
 if __name__ == "__main__":

@@ -172,3 +172,16 @@ def test_a_rebuilt_file_equals_the_shipped_one(tmp_path):
 @pytest.mark.parametrize("alias", ("gemma-3-1b", "granite-4.0-h-tiny", "deepseek-v2-lite", "qwen3-30b-a3b"))
 def test_deeper_models_rebuild_the_same(alias, tmp_path):
     assert _rebuilt(alias, tmp_path) == compute_table.read_text(compute_table.TABLE_DIR / f"{alias}.json.gz")
+
+
+@pytest.mark.parametrize("argv", (["gemma-3-27b", "--runtime", "ollama", "--gpu", "rtx-3060", "--ctx", "32768"],
+                                  ["qwen3-30b-a3b", "--gpu", "rtx-4080"]))
+def test_a_users_check_reads_the_same_with_the_table_off(argv):
+    """`runlocal check … --json` as typed, on a row the table holds and on a GPU it was not built for (partly
+    answered): the same answer with RUNLOCAL_COMPUTE_TABLE=0."""
+    def answer(table: str) -> dict:
+        out = subprocess.run([sys.executable, "-m", "runlocal", "check", *argv, "--json"], capture_output=True,
+                             text=True, check=True, env={**ENV, "RUNLOCAL_COMPUTE_TABLE": table, "HF_HUB_OFFLINE": "1"})
+        return json.loads(out.stdout)
+    on = answer("1")
+    assert on["verdict"] and on == answer("0")
