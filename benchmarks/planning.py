@@ -25,7 +25,7 @@ questions its generator asked (llama.cpp and Ollama × these contexts × RTX 409
 default check, the page's curve): a hit is a stored result, not a faster planner. So the header says whether the
 table is on, every in-process figure counts the simulations still run and the table's hits, `--table off` times the
 planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and `--only offtable` times rows the
-generator never asked (an RTX 4080, an A100 80 GB, --ubatch 1024).
+generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ GPUS = ("rtx-4090", "rtx-3060")
 # rows the compute table's generator did not ask (runlocal.compute_table_build: other GPUs, another ubatch)
 OFF_TABLE_MODELS = ("llama-3.1-8b", "gemma-3-27b", "qwen3-30b-a3b", "llama-3.3-70b", "gpt-oss-120b", "deepseek-v3",
                     "kimi-k2", "granite-4.0-h-tiny", "qwen3.5-27b", "qwen3-next-80b-a3b")
-OFF_TABLE = (("rtx-4080", {}), ("a100", {}), ("rtx-4090", {"ubatch": 1024}))
+# (a card with a covered card's memory plans the same simulations — their arguments name no GPU: an RTX 4080 16 GB
+# or an RTX 3070 8 GB is answered from the table as an RTX 4060 Ti 16 GB or an RTX 4060 is; so 10 GB and 80 GB)
+OFF_TABLE = (("rtx-3080", {}), ("a100", {}), ("rtx-4090", {"ubatch": 1024}))
 COMPARE_DEVICES = ("rtx-4090", "rtx-3090", "rtx-3060", "h100", "m3 max 64gb")
 BIG_MODEL = "llama-3.1-70b"
 
@@ -211,7 +213,7 @@ def off_table(timeout: float, dump: Path | None) -> None:
     rows = [(alias, rt, ctx, gpu, extra) for alias in OFF_TABLE_MODELS for rt in ("llama.cpp", "ollama")
             for ctx in (None, "32768") for gpu, extra in OFF_TABLE]
     print(f"off the table: {len(rows)} rows ({', '.join(OFF_TABLE_MODELS)} × llama.cpp/Ollama × default/32K × "
-          "RTX 4080 16 GB / A100 80 GB / RTX 4090 with --ubatch 1024)")
+          "RTX 3080 10 GB / A100 80 GB / RTX 4090 with --ubatch 1024)")
     in_process(rows, timeout, dump, "off-table plan")
 
 
