@@ -105,7 +105,7 @@ def test_any_other_argument_or_spec_misses():
         assert lookup(other_spec, args) is None
 
 
-def test_a_file_from_other_code_is_a_miss(tmp_path, monkeypatch):
+def test_a_file_from_other_code_or_damaged_is_a_miss(tmp_path, monkeypatch):
     spec, args, _ = _entries("gemma-3-1b", 1)[0]
     doc = _doc("gemma-3-1b")
     monkeypatch.setattr(compute_table, "TABLE_DIR", tmp_path)
@@ -114,6 +114,11 @@ def test_a_file_from_other_code_is_a_miss(tmp_path, monkeypatch):
         compute_table._file.cache_clear()
         compute_table._ENTRIES.clear()
         assert (lookup(spec, args) is not None) == hit
+    for damaged in (b"not gzip", gzip.compress(b"{not json"), gzip.compress(b"[1, 2]")):
+        (tmp_path / "gemma-3-1b.json.gz").write_bytes(damaged)
+        compute_table._file.cache_clear()
+        compute_table._ENTRIES.clear()
+        assert lookup(spec, args) is None, damaged
     monkeypatch.setenv("RUNLOCAL_COMPUTE_TABLE", "0")
     compute_table._ENTRIES.clear()
     assert lookup(spec, args) is None

@@ -107,10 +107,13 @@ def _file(model_id: str) -> dict[str, dict[str, list]] | None:
     path = TABLE_DIR / name if name else None
     if path is None or not path.is_file():
         return None
-    doc = json.loads(read_text(path))
-    if doc.get("format") != FORMAT or doc.get("code") != code_digest():
+    try:
+        doc = json.loads(read_text(path))
+        if doc.get("format") != FORMAT or doc.get("code") != code_digest():
+            return None
+        models: dict[str, dict[str, list]] = doc["models"]
+    except (OSError, zlib.error, ValueError, KeyError, AttributeError):     # a damaged file: simulate
         return None
-    models: dict[str, dict[str, list]] = doc["models"]
     return models
 
 
