@@ -4,12 +4,15 @@
     python -m runlocal.compute_table_build --model gemma-3-1b --out /tmp/t   # some models, elsewhere
 
 What it covers, per catalog model (QUESTIONS): `runlocal check` on llama.cpp and on Ollama, at the runtime's default
-context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (12 GB), an RTX 4060 (8 GB) and an
-RTX 4060 Ti 16 GB, without stored measurements (benchmarks/planning.py's grid, on two more cards); the API's and
-the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); and the page's memory curve on an
-RTX 4090 (check.curve). Each model is planned in a fresh process with the table off, every call of
-llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its answer), so a model's file is the
-same whether it is built alone or with the catalog (tests/unit/test_compute_table.py rebuilds one and compares).
+context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (12 GB), an RTX 4060 (8 GB), an RTX
+4060 Ti 16 GB and an RTX 3090 (24 GB; its searches probe other contexts than a 4090's), without stored measurements
+(benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
+and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); and the page's memory curve on an
+RTX 4090 (check.curve). The simulations' arguments name no GPU, so another card with the same memory mostly plans
+the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in a fresh process
+with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
+answer), so a model's file is the same whether it is built alone or with the catalog
+(tests/unit/test_compute_table.py rebuilds one and compares).
 Any other question (another GPU, --ubatch, a quant, a cache type …) simulates as before, and so does every question
 once the simulation's code changes (runtimes/compute_table.py: the code digest), until this is run again.
 """
@@ -30,7 +33,7 @@ from .runtimes import compute_table
 
 RUNTIMES = ("llama.cpp", "ollama")
 CONTEXTS = (None, "4096", "32768", "trained")
-GPUS = ("rtx-4090", "rtx-3060", "rtx-4060", "rtx-4060-ti-16gb")
+GPUS = ("rtx-4090", "rtx-3060", "rtx-4060", "rtx-4060-ti-16gb", "rtx-3090")
 CURVE_GPU = "rtx-4090"
 
 
@@ -46,6 +49,8 @@ def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
                 c = trained if ctx == "trained" else ctx
                 out.append(("check", {"model": alias, "runtime": rt, "gpu": gpu, "ctx": c,
                                       "use_measurements": False}))
+    # a machine without a GPU (the simulations do not depend on its RAM; the searches around them may)
+    out += [("check", {"model": alias, "runtime": rt, "gpu": "none", "use_measurements": False}) for rt in RUNTIMES]
     out.append(("curve", {"model": alias, "gpu": CURVE_GPU}))
     return out
 
