@@ -21,11 +21,11 @@ compare/best ≤ 1 s cold; the curve ≤ 300 ms cold.
   python benchmarks/planning.py --table off …        # the same without the shipped compute table
 
 The shipped compute table (runtimes/compute_table.py, data/compute_table/) answers the ggml simulations of the
-questions its generator asked (llama.cpp and Ollama × these contexts × RTX 4090/3060/4060/4060 Ti 16 GB, the API's
-default check, the page's curve): a hit is a stored result, not a faster planner. So the header says whether the
-table is on, every in-process figure counts the simulations still run and the table's hits, `--table off` times the
-planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and `--only offtable` times rows the
-generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
+questions its generator asked (llama.cpp and Ollama × these contexts × RTX 4090/3090/3060/4060/4060 Ti 16 GB, --gpu
+none at the default context, the API's default check, the page's curve): a hit is a stored result, not a faster
+planner. So the header says whether the table is on, every in-process figure counts the simulations still run and
+the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and
+`--only offtable` times rows the generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
 """
 
 from __future__ import annotations

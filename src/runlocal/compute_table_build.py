@@ -3,7 +3,7 @@
     python -m runlocal.compute_table_build                 # every catalog model (one process per model)
     python -m runlocal.compute_table_build --model gemma-3-1b --out /tmp/t   # some models, elsewhere
 
-What it covers, per catalog model (QUESTIONS): `runlocal check` on llama.cpp and on Ollama, at the runtime's default
+What it covers, per catalog model (questions()): `runlocal check` on llama.cpp and on Ollama, at the runtime's default
 context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (12 GB), an RTX 4060 (8 GB), an RTX
 4060 Ti 16 GB and an RTX 3090 (24 GB; its searches probe other contexts than a 4090's), without stored measurements
 (benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
