@@ -16,7 +16,16 @@ compare/best ≤ 1 s cold; the curve ≤ 300 ms cold.
   python benchmarks/planning.py                      # the whole grid (slow before the speed-up)
   python benchmarks/planning.py --sample 40          # every ~Nth row, a quick subset
   python benchmarks/planning.py --dump plans.jsonl   # also write each row's plan (JSON) to compare two trees
-  python benchmarks/planning.py --only inproc|cold|choose|curve
+  python benchmarks/planning.py --only inproc|cold|choose|curve|offtable
+  python benchmarks/planning.py --full               # the whole grid in process only, with the rows over 100 ms
+  python benchmarks/planning.py --table off …        # the same without the shipped compute table
+
+The shipped compute table (runtimes/compute_table.py, data/compute_table/) answers the ggml simulations of the
+questions its generator asked (llama.cpp and Ollama × these contexts × RTX 4090/3090/3060/4060/4060 Ti 16 GB, --gpu
+none at the default context, the API's default check, the page's curve): a hit is a stored result, not a faster
+planner. So the header says whether the table is on, every in-process figure counts the simulations still run and
+the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and
+`--only offtable` times rows the generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
 """
 
 from __future__ import annotations
@@ -35,6 +44,12 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
 CONTEXTS = (None, "4096", "32768", "trained")
 GPUS = ("rtx-4090", "rtx-3060")
+# rows the compute table's generator did not ask (runlocal.compute_table_build: other GPUs, another ubatch)
+OFF_TABLE_MODELS = ("llama-3.1-8b", "gemma-3-27b", "qwen3-30b-a3b", "llama-3.3-70b", "gpt-oss-120b", "deepseek-v3",
+                    "kimi-k2", "granite-4.0-h-tiny", "qwen3.5-27b", "qwen3-next-80b-a3b")
+# (a card with a covered card's memory plans the same simulations — their arguments name no GPU: an RTX 4080 16 GB
+# or an RTX 3070 8 GB is answered from the table as an RTX 4060 Ti 16 GB or an RTX 4060 is; so 10 GB and 80 GB)
+OFF_TABLE = (("rtx-3080", {}), ("a100", {}), ("rtx-4090", {"ubatch": 1024}))
 COMPARE_DEVICES = ("rtx-4090", "rtx-3090", "rtx-3060", "h100", "m3 max 64gb")
 BIG_MODEL = "llama-3.1-70b"
 
@@ -68,11 +83,12 @@ def _summary(label: str, times: list[float], unit: float = 1000.0, suffix: str =
         return f"{label:<28} no rows"
     q = sorted(times)
     p99 = q[min(len(q) - 1, int(0.99 * len(q)))]
-    return (f"{label:<28} n {len(q):>5}   median {statistics.median(q) * unit:8.1f} {suffix}   "
-            f"p99 {p99 * unit:8.1f}   worst {q[-1] * unit:8.1f}")
+    d = 2 if suffix == "s" else 1
+    return (f"{label:<28} n {len(q):>5}   median {statistics.median(q) * unit:8.{d}f} {suffix}   "
+            f"p99 {p99 * unit:8.{d}f}   worst {q[-1] * unit:8.{d}f}")
 
 
-def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tuple]]:
+def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan") -> list[tuple[float, tuple]]:
     from runlocal.check import CheckRequest, check
     from runlocal.errors import InputError
 
@@ -81,15 +97,19 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
 
     signal.signal(signal.SIGALRM, alarm)
     sims = _count_simulations()
+    hits = _count_table_hits()
     out, skipped, failed = [], [], []
     cpu_times: list[float] = []
     sim_counts: list[int] = []
+    hit_counts: list[int] = []
     sink = dump.open("w") if dump else None
     for row in rows:
-        alias, rt, ctx, gpu = row
-        req = CheckRequest(model=alias, runtime=rt, gpu=gpu, ctx=_ctx(alias, ctx), use_measurements=False)
+        alias, rt, ctx, gpu, *extra = row
+        req = CheckRequest(model=alias, runtime=rt, gpu=gpu, ctx=_ctx(alias, ctx), use_measurements=False,
+                           **(extra[0] if extra else {}))
         signal.setitimer(signal.ITIMER_REAL, timeout)
         sims[0] = 0
+        hits[0] = 0
         c0 = time.process_time()
         t0 = time.perf_counter()
         try:
@@ -111,28 +131,31 @@ def in_process(rows, timeout: float, dump: Path | None) -> list[tuple[float, tup
             out.append((dt, row))
             cpu_times.append(cpu)
             sim_counts.append(sims[0])
+            hit_counts.append(hits[0])
         if sink:
             sink.write(json.dumps({"row": row, "seconds": round(dt, 4), "cpu_seconds": round(cpu, 4),
-                                   "simulations": sims[0], "plan": result}) + "\n")
+                                   "simulations": sims[0], "table_hits": hits[0], "plan": result}) + "\n")
             sink.flush()
     if sink:
         sink.close()
     times = [t for t, _ in out]
-    print(_summary("in-process plan", times) + "   (target median ≤ 20, worst ≤ 100 ms)")
+    print(_summary(label, times) + "   (target median ≤ 20, worst ≤ 100 ms)")
     # on a shared machine wall time counts the other processes' turns too; the process's own CPU time does not
-    print(_summary("  same rows, CPU time", cpu_times))
+    print(_summary("  same rows, CPU time", cpu_times)
+          + f"   over 100 ms: {sum(t > 0.1 for t in cpu_times)} CPU ({sum(t > 0.1 for t in times)} wall)")
     if sim_counts:
-        print(f"  ggml graph simulations (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
-              f"worst row {max(sim_counts)}")
+        print(f"  ggml graph simulations run (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
+              f"worst row {max(sim_counts)}; answered by the compute table: {sum(hit_counts):,}")
     if skipped:
         print(f"  {len(skipped)} rows over the {timeout:g} s limit, left out of the figures: "
               + ", ".join("/".join(str(x) for x in r) for r in skipped[:10]) + (" …" if len(skipped) > 10 else ""))
     for row, err in failed:
         print(f"  error: {'/'.join(str(x) for x in row)}: {err}")
     print("  worst ten:")
-    for t, row in sorted(out, reverse=True)[:10]:
-        alias, rt, ctx, gpu = row
-        print(f"    {t * 1000:9.1f} ms  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu}")
+    for t, row in sorted(out, key=lambda x: x[0], reverse=True)[:10]:
+        alias, rt, ctx, gpu, *extra = row
+        more = " ".join(f"--{k} {v}" for k, v in (extra[0] if extra else {}).items())
+        print(f"    {t * 1000:9.1f} ms  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu} {more}".rstrip())
     return out
 
 
@@ -153,6 +176,47 @@ def _count_simulations() -> list[int]:
     return count
 
 
+def _count_table_hits() -> list[int]:
+    """A counter of the simulations the shipped compute table answered (runtimes/compute_table.py)."""
+    count = [0]
+    try:
+        from runlocal.runtimes import compute_table
+    except ImportError:      # a tree without the table
+        return count
+    lookup = compute_table.lookup
+
+    def counted(*args, **kwargs):
+        hit = lookup(*args, **kwargs)
+        count[0] += hit is not None
+        return hit
+    compute_table.lookup = counted
+    return count
+
+
+def table_state() -> str:
+    """One line: whether the shipped compute table answers, and how much of it this code can use."""
+    try:
+        from runlocal.runtimes import compute_table
+    except ImportError:
+        return "compute table: none in this tree"
+    if not compute_table.enabled():
+        return "compute table: OFF (RUNLOCAL_COMPUTE_TABLE=0): every simulation runs"
+    files = sorted(compute_table.TABLE_DIR.glob("*.json.gz"))
+    digest = compute_table.code_digest()
+    current = sum(json.loads(compute_table.read_text(f))["code"] == digest for f in files)
+    return (f"compute table: ON, {current} of {len(files)} model files made by this code (a hit is a stored "
+            "simulation; --table off for the planner alone)")
+
+
+def off_table(timeout: float, dump: Path | None) -> None:
+    """Rows the compute table's generator never asked: the planner's own speed, table on."""
+    rows = [(alias, rt, ctx, gpu, extra) for alias in OFF_TABLE_MODELS for rt in ("llama.cpp", "ollama")
+            for ctx in (None, "32768") for gpu, extra in OFF_TABLE]
+    print(f"off the table: {len(rows)} rows ({', '.join(OFF_TABLE_MODELS)} × llama.cpp/Ollama × default/32K × "
+          "RTX 3080 10 GB / A100 80 GB / RTX 4090 with --ubatch 1024)")
+    in_process(rows, timeout, dump, "off-table plan")
+
+
 def _run(cmd: list[str]) -> float:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(
         [str(ROOT / "src"), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])}
@@ -162,7 +226,9 @@ def _run(cmd: list[str]) -> float:
 
 
 def cold(rows, n: int) -> None:
+    # an odd step: the grid's last axis is the GPU, so an even step would pick RTX 4090 rows only
     step = max(1, len(rows) // n)
+    step -= 1 if step > 1 and step % 2 == 0 else 0
     picked = rows[::step][:n]
     base, times = [], []
     named = []
@@ -181,7 +247,7 @@ def cold(rows, n: int) -> None:
     print(f"  python3 -c pass, same run: median {py:.3f} s → check median {statistics.median(times) / py:.1f}×, "
           f"worst {max(times) / py:.1f}× of it")
     print("  worst ten:")
-    for t, (alias, rt, ctx, gpu) in sorted(named, reverse=True)[:10]:
+    for t, (alias, rt, ctx, gpu) in sorted(named, key=lambda x: x[0], reverse=True)[:10]:
         print(f"    {t:7.2f} s  {alias:<24} {rt:<13} ctx {ctx or 'default':<8} {gpu}")
 
 
@@ -200,18 +266,22 @@ def curve_cold(sample: int | None) -> None:
     aliases = catalog.aliases()
     if sample:
         aliases = aliases[::max(1, len(aliases) // max(1, sample // 10))]
-    code = ("import sys,time; t=time.perf_counter(); from runlocal.check import CheckRequest, curve; "
-            "curve(CheckRequest(model=sys.argv[1], gpu='rtx-4090')); print(time.perf_counter()-t)")
-    times = []
+    code = ("import sys,time; t=time.perf_counter(); c=time.process_time(); "
+            "from runlocal.check import CheckRequest, curve; "
+            "curve(CheckRequest(model=sys.argv[1], gpu='rtx-4090')); print(time.perf_counter()-t, time.process_time()-c)")
+    times, cpu = [], []
     for alias in aliases:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
         r = subprocess.run([sys.executable, "-c", code, alias], capture_output=True, text=True, env=env)
         try:
-            times.append((float(r.stdout.strip().splitlines()[-1]), alias))
+            wall, own = r.stdout.strip().splitlines()[-1].split()
+            times.append((float(wall), alias))
+            cpu.append(float(own))
         except (ValueError, IndexError):
             print(f"  curve {alias}: failed: {r.stderr.strip().splitlines()[-1:]}")
     print(_summary("page curve (cold, in call)", [t for t, _ in times]) + "   (target ≤ 300 ms)")
-    for t, alias in sorted(times, reverse=True)[:5]:
+    print(_summary("  same, CPU time", cpu))
+    for t, alias in sorted(times, key=lambda x: x[0], reverse=True)[:5]:
         print(f"    {t * 1000:9.1f} ms  {alias}")
 
 
@@ -221,14 +291,22 @@ def main() -> None:
     ap.add_argument("--cold", type=int, default=40, help="rows run as fresh processes (default 40)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds after which an in-process row is left out")
     ap.add_argument("--dump", type=Path, help="write each row's plan as JSON lines")
-    ap.add_argument("--only", choices=("inproc", "cold", "choose", "curve"))
+    ap.add_argument("--only", choices=("inproc", "cold", "choose", "curve", "offtable"))
+    ap.add_argument("--full", action="store_true", help="the whole grid, in process only")
+    ap.add_argument("--table", choices=("on", "off"), default="on",
+                    help="the shipped compute table (off: RUNLOCAL_COMPUTE_TABLE=0, here and in cold processes)")
     ap.add_argument("--runtime", action="append", choices=RUNTIMES, help="only these runtimes (repeatable)")
     ap.add_argument("--gpu", action="append", help="only these GPUs of the grid (repeatable)")
     ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
     args = ap.parse_args()
+    if args.table == "off":
+        os.environ["RUNLOCAL_COMPUTE_TABLE"] = "0"
+    if args.full:
+        args.sample, args.only = None, "inproc"
     rows = grid(args.sample, tuple(args.runtime or RUNTIMES), tuple(args.gpu or GPUS), tuple(args.model or ()))
     print(f"grid: {len(rows)} rows (catalog models × {len(RUNTIMES)} runtimes × ctx default/4K/32K/trained × "
           f"{'/'.join(GPUS)})")
+    print(table_state())
     if args.only in (None, "inproc"):
         in_process(rows, args.timeout, args.dump)
     if args.only in (None, "cold"):
@@ -237,6 +315,8 @@ def main() -> None:
         choose_cold()
     if args.only in (None, "curve"):
         curve_cold(args.sample)
+    if args.only in (None, "offtable"):
+        off_table(args.timeout, args.dump if args.only == "offtable" else None)
 
 
 if __name__ == "__main__":

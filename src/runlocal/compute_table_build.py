@@ -1,0 +1,148 @@
+"""Writes data/compute_table/: every ggml compute-buffer simulation the usual questions about a catalog model ask.
+
+    python -m runlocal.compute_table_build                 # every catalog model (one process per model)
+    python -m runlocal.compute_table_build --model gemma-3-1b --out /tmp/t   # some models, elsewhere
+
+What it covers, per catalog model (questions()): `runlocal check` on llama.cpp and on Ollama, at the runtime's default
+context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (12 GB), an RTX 4060 (8 GB), an RTX
+4060 Ti 16 GB and an RTX 3090 (24 GB; its searches probe other contexts than a 4090's), without stored measurements
+(benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
+and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); and the page's memory curve on an
+RTX 4090 (check.curve). The simulations' arguments name no GPU, so another card with the same memory mostly plans
+the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in a fresh process
+with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
+answer), so a model's file is the same whether it is built alone or with the catalog
+(tests/unit/test_compute_table.py rebuilds one and compares).
+Any other question (another GPU, --ubatch, a quant, a cache type …) simulates as before, and so does every question
+once the simulation's code changes (runtimes/compute_table.py: the code digest), until this is run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .runtimes import compute_table
+
+RUNTIMES = ("llama.cpp", "ollama")
+CONTEXTS = (None, "4096", "32768", "trained")
+GPUS = ("rtx-4090", "rtx-3060", "rtx-4060", "rtx-4060-ti-16gb", "rtx-3090")
+CURVE_GPU = "rtx-4090"
+
+
+def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
+    """("check" | "curve", CheckRequest fields) in the order they are asked."""
+    from .model import catalog
+
+    trained = str(catalog.lookup(alias).max_position_embeddings or 4096)
+    out: list[tuple[str, dict[str, Any]]] = [("check", {"model": alias, "gpu": CURVE_GPU})]
+    for gpu in GPUS:
+        for rt in RUNTIMES:
+            for ctx in CONTEXTS:
+                c = trained if ctx == "trained" else ctx
+                out.append(("check", {"model": alias, "runtime": rt, "gpu": gpu, "ctx": c,
+                                      "use_measurements": False}))
+    # a machine without a GPU (the simulations do not depend on its RAM; the searches around them may)
+    out += [("check", {"model": alias, "runtime": rt, "gpu": "none", "use_measurements": False}) for rt in RUNTIMES]
+    out.append(("curve", {"model": alias, "gpu": CURVE_GPU}))
+    return out
+
+
+def record(alias: str) -> tuple[dict[str, dict[str, list]], int]:
+    """Ask ``alias``'s questions in this process with the table off: (model digest → {args key → answer}, the
+    questions that failed)."""
+    from .check import CheckRequest, check, curve
+    from .runtimes import llamacpp_compute
+
+    compute_table.USE = False
+    found: dict[str, dict[str, list]] = {}
+    simulate = llamacpp_compute.simulate_now
+
+    def recorded(model: Any, *args: Any) -> tuple[tuple[int, ...], int]:
+        out = simulate(model, *args)
+        key = compute_table.args_key(args)
+        if getattr(model, "id", None) == alias and key is not None:
+            entry = [list(out[0]), out[1]]
+            old = found.setdefault(compute_table.model_digest(model), {}).setdefault(key, entry)
+            assert old == entry, f"{alias}: two answers for one simulation {key}"
+        return out
+
+    llamacpp_compute.simulate_now = recorded      # type: ignore[assignment]
+    failed = 0
+    try:
+        for kind, fields in questions(alias):
+            try:
+                (check if kind == "check" else curve)(CheckRequest(**fields))
+            except Exception:     # a refused question (InputError) or a planner bug: what it simulated is kept
+                failed += 1
+    finally:
+        llamacpp_compute.simulate_now = simulate
+    return found, failed
+
+
+def render(alias: str, found: dict[str, dict[str, list]]) -> str:
+    """The file's text: a header, then one line per simulation, sorted (a rebuild compares byte for byte)."""
+    lines = ["{" + f'"format": {compute_table.FORMAT}, "code": "{compute_table.code_digest()}", '
+             f'"id": {json.dumps(alias)}, "built_by": "python -m runlocal.compute_table_build",', '"models": {']
+    for i, digest in enumerate(sorted(found)):
+        entries = found[digest]
+        lines.append(f'"{digest}": {{')
+        keys = sorted(entries)
+        lines += [f"{json.dumps(k)}: {json.dumps(entries[k], separators=(',', ':'))}" + ("," if j < len(keys) - 1
+                                                                                         else "")
+                  for j, k in enumerate(keys)]
+        lines.append("}" + ("," if i < len(found) - 1 else ""))
+    lines.append("}}")
+    return "\n".join(lines) + "\n"
+
+
+def build_one(alias: str, out_dir: Path) -> str:
+    """Record ``alias`` in this process and write its file (none where nothing was simulated)."""
+    t0 = time.process_time()
+    found, failed = record(alias)
+    name = compute_table.file_name(alias)
+    assert name is not None, alias
+    path = out_dir / name
+    n = sum(len(v) for v in found.values())
+    if n:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        # mtime 0: the same simulations write the same bytes (with the same zlib)
+        path.write_bytes(gzip.compress(render(alias, found).encode("utf-8"), compresslevel=9, mtime=0))
+    elif path.exists():
+        path.unlink()
+    return f"{alias}: {n} simulations, {failed} questions refused, {time.process_time() - t0:.1f} CPU s"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
+    ap.add_argument("--out", type=Path, default=compute_table.TABLE_DIR)
+    ap.add_argument("--jobs", type=int, default=1, help="models built at once (one process each)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)       # the per-model child process
+    a = ap.parse_args(argv)
+    if a.one:
+        print(build_one(a.one, a.out), flush=True)
+        return
+    from .model import catalog
+
+    aliases = a.model or catalog.aliases()
+    if not a.model and a.out.is_dir():       # the whole catalog: no file of a model that left it stays
+        for old in a.out.glob("*.json*"):
+            old.unlink()
+    def one(alias: str) -> None:
+        subprocess.run([sys.executable, "-m", "runlocal.compute_table_build", "--one", alias, "--out", str(a.out)],
+                       check=True)
+
+    with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        list(pool.map(one, aliases))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Shipped ggml compute-buffer simulations for catalog models: a lookup before simulating, exact by construction.
+
+`llamacpp_compute.simulated_compute` asks `lookup` before it runs the ggml-alloc simulation (runtimes/ggml/). An
+entry is keyed by three things, and answers only where all three equal the question's:
+- the code: a SHA-256 over the source of every module the simulation's result depends on (CODE_MODULES and every
+  file of runtimes/ggml/; tests/unit/test_compute_table.py proves the list covers the simulation's import closure);
+- the model: a SHA-256 of the ModelSpec's repr (every field, every tensor's name, shape, type and size: the spec
+  the simulation was asked about, a GGUF view or graph_prefix's shortened one), once per model object;
+- the arguments: simulated_compute's own, as JSON.
+A stale file (another code digest), another spec or other arguments are a miss: the simulation runs as before. So
+the table can make a plan faster, never different. One small gzip'd JSON file per
+catalog model (data/compute_table/<id>.json.gz: an Ollama plan's arguments list every layer's device and override,
+so the text repeats itself ~100×), read only when that model's simulation is first asked, written by
+``python -m runlocal.compute_table_build`` (which settings it covers: that module's docstring).
+``RUNLOCAL_COMPUTE_TABLE=0`` (or ``USE = False``) turns the lookup off: benchmarks/planning.py prints both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import zlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..memo import IdMemo
+
+FORMAT = 1
+# the modules a simulation's result depends on beside runtimes/ggml/ (all of whose files are digested): the
+# simulation's entry and everything importing it brings in (tests/unit/test_compute_table.py checks the closure)
+CODE_MODULES = (
+    "runlocal", "runlocal.errors", "runlocal.kv", "runlocal.memo", "runlocal.model", "runlocal.model.spec",
+    "runlocal.quant", "runlocal.quant.formats", "runlocal.quant.ggml_types", "runlocal.runtimes",
+    "runlocal.runtimes.backends", "runlocal.runtimes.base", "runlocal.runtimes.llamacpp_compute",
+    "runlocal.runtimes.llamacpp_layout", "runlocal.runtimes.options", "runlocal.runtimes.registry", "runlocal.units",
+)
+PACKAGE = Path(__file__).resolve().parents[1]
+TABLE_DIR = PACKAGE / "data" / "compute_table"
+USE = True
+
+Result = tuple[tuple[int, ...], int]
+
+
+def enabled() -> bool:
+    return USE and os.environ.get("RUNLOCAL_COMPUTE_TABLE", "1") != "0"
+
+
+def module_path(name: str) -> Path:
+    rel = Path(*name.split(".")[1:])
+    return PACKAGE / rel / "__init__.py" if (PACKAGE / rel).is_dir() else PACKAGE / rel.with_suffix(".py")
+
+
+def code_files() -> list[Path]:
+    ggml = sorted((PACKAGE / "runtimes" / "ggml").glob("*.py"))
+    return [module_path(m) for m in CODE_MODULES] + ggml
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str | None:
+    """SHA-256 over the simulation's source files (their paths and bytes); None where one cannot be read."""
+    h = hashlib.sha256(f"compute table {FORMAT}\n".encode())
+    try:
+        for path in code_files():
+            h.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def model_digest(model: Any) -> str:
+    """SHA-256 of the spec's repr, once per model object (~1.5 ms for a 1,100-tensor MoE)."""
+    return _DIGESTS.get(model, None, lambda: hashlib.sha256(repr(model).encode()).hexdigest())
+
+
+def args_key(args: tuple) -> str | None:
+    """simulated_compute's arguments as compact JSON (tuples as lists); None for a value JSON cannot hold."""
+    try:
+        return json.dumps(args, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+
+
+def args_from_key(key: str) -> tuple:
+    """args_key inverted: layer_gpus and overrides back to tuples (the test re-simulates stored entries)."""
+    a = json.loads(key)
+    a[9] = tuple(a[9]) if a[9] is not None else None
+    a[11] = tuple(tuple(o) for o in a[11])
+    return tuple(a)
+
+
+def file_name(model_id: str) -> str | None:
+    return f"{model_id}.json.gz" if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", model_id) else None
+
+
+def read_text(path: Path) -> str:
+    return zlib.decompress(path.read_bytes(), wbits=31).decode("utf-8")     # gzip's format
+
+
+@lru_cache(maxsize=64)
+def _file(model_id: str) -> dict[str, dict[str, list]] | None:
+    """model digest → {args key → [[gpu bytes…], host bytes]} of one catalog model's file, where it exists and was
+    made by this code."""
+    name = file_name(model_id)
+    path = TABLE_DIR / name if name else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        doc = json.loads(read_text(path))
+        if doc.get("format") != FORMAT or doc.get("code") != code_digest():
+            return None
+        models: dict[str, dict[str, list]] = doc["models"]
+    except (OSError, zlib.error, ValueError, KeyError, AttributeError):     # a damaged file: simulate
+        return None
+    return models
+
+
+def _entries(model: Any) -> dict[str, list] | None:
+    def find() -> dict[str, list] | None:
+        models = _file(getattr(model, "id", ""))
+        return None if models is None else models.get(model_digest(model))
+    return _ENTRIES.get(model, None, find)
+
+
+def lookup(model: Any, args: tuple) -> Result | None:
+    """The stored simulation of (model, args), or None (simulate)."""
+    if not enabled():
+        return None
+    entries = _entries(model)
+    if not entries:
+        return None
+    key = args_key(args)
+    hit = entries.get(key) if key is not None else None
+    if hit is None:
+        return None
+    return tuple(hit[0]), hit[1]
+
+
+_DIGESTS = IdMemo(256)
+_ENTRIES = IdMemo(256)
