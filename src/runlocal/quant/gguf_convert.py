@@ -51,14 +51,24 @@ _ARCH_BY_MODEL_TYPE: dict[str, str] = {
 
 def gguf_arch(spec: ModelSpec) -> str | None:
     """The gguf architecture (general.architecture) the converter writes for this model (None when unknown)."""
-    if (spec.family or "").lower() == "nemotron_h" and spec.n_experts:
-        return MODEL_ARCH.NEMOTRON_H_MOE        # conversion/nemotron.py NemotronHModel: MoE params pick the MoE arch
+    if _is_nemotron_h_moe(spec):
+        return MODEL_ARCH.NEMOTRON_H_MOE
     if (spec.family or "").lower() in _ARCH_BY_MODEL_TYPE:
         return _ARCH_BY_MODEL_TYPE[(spec.family or "").lower()]
     shipped = gguf_names_table.catalog_arch(spec)
     if shipped is not None:
         return shipped or None
     return arch_of_family(spec.family)
+
+
+def _is_nemotron_h_moe(spec: ModelSpec) -> bool:
+    # conversion/nemotron.py NemotronHModel: MoE params pick the MoE arch
+    return (spec.family or "").lower() == "nemotron_h" and bool(spec.n_experts)
+
+
+def converter_arch(spec: ModelSpec) -> str | None:
+    """gguf_arch without the shipped names table (what builds that table)."""
+    return MODEL_ARCH.NEMOTRON_H_MOE if _is_nemotron_h_moe(spec) else arch_of_family(spec.family)
 
 
 def arch_of_family(family: str | None) -> str | None:

@@ -107,7 +107,7 @@ def build() -> dict[str, Any]:
     real_map, name_map = gguf_convert._gguf_name_map, gguf_convert._name_map
     for alias in catalog.aliases():
         spec = catalog.lookup(alias)
-        arch = gguf_convert.arch_of_family(spec.family)
+        arch = gguf_convert.converter_arch(spec)
         models[alias] = {"params": spec.params, "tensors": len(spec.tensors), "arch": arch}
         if arch is None or not spec.tensors:
             continue
