@@ -1,6 +1,6 @@
 """The phase words: which lines show a model loading or starting up (LOAD), which show it running requests, a
 generation, a training loop (RUN), and which say the load or build was over (LOADED). Read by the scanner around a
-generic out-of-memory (classify.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
+generic out-of-memory (cuda_oom.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
 signals.py (session 10) to keep both modules under ~800 lines; signals re-exports these names."""
 
 from __future__ import annotations
