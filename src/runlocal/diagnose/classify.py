@@ -107,6 +107,8 @@ OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 APPLICATION_ERROR_ID = "notmem-application-error"
 KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
 BARE_KILL_ID = "process-killed"
+PINNED_ID = "pinned-host-oom"
+PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
 # answers whose title is the error line itself: the error names what failed, and it is not memory
 NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
@@ -324,6 +326,8 @@ class Scanner:
         self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
         self.n = 0
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
+        self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
+        self.pinned_oom = False  # a generic out-of-memory came right after it
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -353,6 +357,8 @@ class Scanner:
                 self.memory_use_low = True
             if "137" in low and last_resort.EXIT_137.search(low):
                 self.exit_137 = True
+        if "pin" in low and signals.PINNED_CALL.search(low):
+            self.pinned_at = self.n
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -385,6 +391,9 @@ class Scanner:
             bad_file = kb.get(BAD_FILE_ID)
             matches = [bad_file] if bad_file is not None else matches
         if matches:
+            if self.pinned_at and self.n - self.pinned_at <= PINNED_CALL_LINES \
+                    and any(e.id in GENERIC_OOM_IDS or e.id == GGML_OOM_ID for e in matches):
+                self.pinned_oom = True
             self._consider(matches, line, low)
         if severity == "error" and self.warned is not None and self.warned[1] < self.n:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
@@ -408,6 +417,8 @@ class Scanner:
             self.memory_said = last_resort.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
+        if signals.PACKAGE_LINE.match(low):
+            return  # an environment listing's line ("vllm-flash-attn 2.6.1"): what is installed, not a phase
         if self.woken is None:
             self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
@@ -519,7 +530,9 @@ class Scanner:
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
             # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
             entry = kb.get("cuda-oom-load") or entry
-        if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
+        if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
+            entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
+        elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):

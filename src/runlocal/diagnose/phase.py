@@ -114,6 +114,12 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     r"|checkpoint shards:\s*100%")
 
 
+# a line of an environment listing, a package and its version and nothing else ("vllm-flash-attn 2.6.1", "torch==2.1.0",
+# pip list / pip freeze / a report's versions, VITA#33): it names what is installed, not what the program was doing,
+# so its words ("attn", "generation") are no phase
+PACKAGE_LINE = re.compile(r"^\W{0,4}[a-z][\w.-]*(?:\s+|\s*[=:]=?\s*|\s*[:：]\s*v?)v?\d+(?:\.\w+)+[\w.+-]*\W{0,2}$")
+
+
 def phase_of_line(low: str) -> str | None:
     """"load", "run" or None for one lower-cased line; a load marker wins on a line that has both
     (vLLM's "warming up sampler" is start-up), unless the line says the load was over ("after it finished loading,
