@@ -77,3 +77,31 @@ def test_attention_in_a_traceback_is_still_the_run():
     said = ('  File "modeling_llama.py", line 310, in forward\n    attn_output = self.o_proj(attn_output)\n'
             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert diagnose_text(said).category == "cuda_oom_long_context"
+
+
+LLAMAFILE_CPU_BUFFER = ("llama_new_context_with_model:        CPU  output buffer size =     0.14 MiB\n"
+                        "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 84940832\n"
+                        "ggml_gallocr_reserve_n: failed to allocate CPU buffer of size 84940800\n"
+                        "llama_new_context_with_model: failed to allocate compute buffers")
+
+
+def test_a_small_host_block_refused_with_far_more_ram_said_free_is_not_memory():
+    said = ("CPU memory alloc on Windows sometimes fails\n"
+            "llamafile crashes, this is the log I have more then 12GByte of free ram\n" + LLAMAFILE_CPU_BUFFER)
+    got = diagnose_text(said)
+    assert got.category == "not_memory" and got.entry is not None and got.entry.id == "notmem-small-host-allocation"
+
+
+@pytest.mark.parametrize("said", [
+    # the same log without the writer's figure: the host's allocation failure, as before
+    LLAMAFILE_CPU_BUFFER,
+    # free RAM said, but the refused block is most of it (8 GiB of 12 GB): a lack of RAM
+    "I have 12 GB of free RAM\nggml_gallocr_reserve_n: failed to allocate CPU buffer of size 8589934592",
+    # free memory said of the card, not the host
+    "I have 16 GB of free memory on the GPU\n" + LLAMAFILE_CPU_BUFFER,
+    # free RAM said, but the refused block is the card's
+    "I have 64 GB of free RAM\nggml_backend_cuda_buffer_type_alloc_buffer: allocating 84.00 MiB on device 0: "
+    "cudaMalloc failed: out of memory",
+])
+def test_free_ram_said_beside_a_block_it_could_not_hold_or_the_cards_stays_memory(said):
+    assert diagnose_text(said).category in MEMORY_CATEGORIES

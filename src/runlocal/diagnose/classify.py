@@ -108,6 +108,8 @@ APPLICATION_ERROR_ID = "notmem-application-error"
 KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
 BARE_KILL_ID = "process-killed"
 PINNED_ID = "pinned-host-oom"
+SMALL_HOST_ALLOCATION_ID = "notmem-small-host-allocation"
+FREE_RAM_TIMES_REQUEST = 20  # free RAM said to be this many times a refused host block: the block was no lack of RAM
 PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
 # answers whose title is the error line itself: the error names what failed, and it is not memory
@@ -324,6 +326,7 @@ class Scanner:
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
         self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
+        self.free_ram_said: float | None = None  # free RAM stated in the writer's prose (last_resort.free_ram_said)
         self.n = 0
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
@@ -357,6 +360,8 @@ class Scanner:
                 self.memory_use_low = True
             if "137" in low and last_resort.EXIT_137.search(low):
                 self.exit_137 = True
+            if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
+                self.free_ram_said = max(said, self.free_ram_said or 0.0)
         if "pin" in low and signals.PINNED_CALL.search(low):
             self.pinned_at = self.n
         if not self._any_gate.search(low):
@@ -527,6 +532,10 @@ class Scanner:
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
             entry = kb.get(STOPPED_ID) or entry
+        req = figures.get("requested_bytes")
+        if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
+                and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
+            entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
             # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
             entry = kb.get("cuda-oom-load") or entry
