@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 20, a look-alike-weighted sample of "<project> CUDA error" and
-"<project> out of memory" over 12 projects with no record in the corpus (held_out/round20_queries.md), collected before
-round 19's misses were tuned on, committed before it was scored, and scored once; rounds 1-19 are tuning data, see
-runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 21, a memory-weighted sample of "<project> CUDA out of memory" and
+"<project> out of memory" over 20 projects with no record in the corpus (held_out/round21_queries.md), collected before
+round 20 was scored and before round 19's or round 20's misses were tuned on, committed before it was scored, and
+scored once; rounds 1-20 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -26,7 +26,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 20's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 21's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -76,12 +76,16 @@ FIRST_RUNS = (
     # record in the corpus (held_out/round20_queries.md), collected ahead by diagnose14 before round 19's misses were
     # tuned on; 6 memory failures, 18 look-alikes
     ("round 20 (CUDA errors)", "2026-11-26", 24, 20, 24, 0, 18, "1277/1314"),
+    # round 21: memory-weighted, "<project> CUDA out of memory" / "<project> out of memory" over 20 projects with no
+    # record in the corpus (held_out/round21_queries.md), collected ahead by diagnose15 before round 20 was scored and
+    # before round 19's or 20's misses were tuned on; 38 memory failures, 7 look-alikes
+    ("round 21 (CUDA OOM words)", "2026-11-26", 45, 29, 41, 0, 7, "1302/1338"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
-                    "round 20 (CUDA errors)": (0, 6)}
+                    "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38)}
 
 
 def print_first_runs() -> None:

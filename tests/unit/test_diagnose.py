@@ -490,6 +490,7 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-application-error",  # the answer of last resort (classify)
                                            "notmem-killed-after-error",  # a bare kill after an error (classify)
                                            "notmem-single-allocation-cap",  # by an out-of-memory's figures
+                                           "notmem-small-host-allocation",  # by a host block against the RAM said free
                                            "runtime-memory-refusal"}  # by a line's words (signals.line_entry)
 
 

@@ -72,17 +72,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, Any
 
-from ..units import GiB
 from . import kb, last_resort, signals
+from .cuda_oom import one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
            "normalize_runtime"]
 
-# free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
-FULL_CARD = 0.05
-# in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
-RUN_BLOCKS_AFTER_LAYOUT = 2
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
@@ -111,6 +107,10 @@ OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 APPLICATION_ERROR_ID = "notmem-application-error"
 KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
 BARE_KILL_ID = "process-killed"
+PINNED_ID = "pinned-host-oom"
+SMALL_HOST_ALLOCATION_ID = "notmem-small-host-allocation"
+FREE_RAM_TIMES_REQUEST = 20  # free RAM said to be this many times a refused host block: the block was no lack of RAM
+PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
 # answers whose title is the error line itself: the error names what failed, and it is not memory
 NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
@@ -284,64 +284,6 @@ def _index() -> _Index:
     return _INDEX
 
 
-def _fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
-    """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
-    (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
-    failing tensor after tensor whatever the cache holds; ``run``: the log says requests or a generation ran, and
-    nothing says it was loading)."""
-    req, free = figures.get("requested_bytes"), figures.get("free_bytes")
-    total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
-    if not (req and free is not None and cached and free < req <= free + cached):
-        return False
-    if run and free + cached < RUN_BLOCKS_AFTER_LAYOUT * req:
-        # PyTorch's message says: "If reserved but unallocated memory is large try setting … expandable_segments"
-        # (c10/cuda/CUDACachingAllocator.cpp; it has already freed its empty cached segments and retried). In a run the
-        # blocks come one after another and grow with the input: where free + the unused cache cannot hold two blocks
-        # of the size refused, a perfect layout would pass this one and fail the next, so the input is the cause
-        return False
-    threshold = min(GiB, 0.1 * total) if total else GiB
-    if cached >= threshold:
-        return True
-    # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
-    # together are a sliver of the card (then it is full whatever the layout)
-    sliver = total is not None and total > 0 and free + cached < FULL_CARD * total
-    return not strict and not sliver and cached >= req and req - free <= req / 2
-
-
-def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
-                    loaded: bool = False, async_allocator: bool = False) -> str:
-    """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc).
-    ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node);
-    ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
-    ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``."""
-    if async_allocator:
-        # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
-        # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure
-        return "fragmentation"
-    if line_phase == "load":
-        return "cuda_oom_load"
-    if loaded and running:
-        loading = False
-    if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
-        return "cuda_oom_long_context"
-    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
-    if (not loading or line_phase == "run") and req and total and req >= 0.25 * total:
-        # one block that large is activations of a long input, whatever the cache (a weight comes tensor by tensor);
-        # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
-        # "out of memory while processing a long text", under a script that loads then generates). A profile run's
-        # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
-        return "cuda_oom_long_context"
-    # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
-    # is layout; the small-cache rule is for a log that names no phase
-    if _fragmented(figures, strict=loading or running, run=running and not loading):
-        return "fragmentation"
-    if loading:
-        return "cuda_oom_load"
-    if running:
-        return "cuda_oom_long_context"
-    return "cuda_oom_load"
-
-
 _GATE: re.Pattern[str] | None = None
 
 
@@ -384,8 +326,11 @@ class Scanner:
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
         self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
+        self.free_ram_said: float | None = None  # free RAM stated in the writer's prose (last_resort.free_ram_said)
         self.n = 0
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
+        self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
+        self.pinned_oom = False  # a generic out-of-memory came right after it
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -415,6 +360,10 @@ class Scanner:
                 self.memory_use_low = True
             if "137" in low and last_resort.EXIT_137.search(low):
                 self.exit_137 = True
+            if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
+                self.free_ram_said = max(said, self.free_ram_said or 0.0)
+        if "pin" in low and signals.PINNED_CALL.search(low):
+            self.pinned_at = self.n
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -447,6 +396,9 @@ class Scanner:
             bad_file = kb.get(BAD_FILE_ID)
             matches = [bad_file] if bad_file is not None else matches
         if matches:
+            if self.pinned_at and self.n - self.pinned_at <= PINNED_CALL_LINES \
+                    and any(e.id in GENERIC_OOM_IDS or e.id == GGML_OOM_ID for e in matches):
+                self.pinned_oom = True
             self._consider(matches, line, low)
         if severity == "error" and self.warned is not None and self.warned[1] < self.n:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
@@ -470,6 +422,8 @@ class Scanner:
             self.memory_said = last_resort.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
+        if signals.PACKAGE_LINE.match(low):
+            return  # an environment listing's line ("vllm-flash-attn 2.6.1"): what is installed, not a phase
         if self.woken is None:
             self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
@@ -578,10 +532,16 @@ class Scanner:
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
             entry = kb.get(STOPPED_ID) or entry
+        req = figures.get("requested_bytes")
+        if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
+                and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
+            entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
             # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
             entry = kb.get("cuda-oom-load") or entry
-        if entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
+        if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
+            entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
+        elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
             if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
@@ -620,20 +580,6 @@ class Scanner:
         return Diagnosis(category=entry.category, entry=entry, title=_names_the_error(line), cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
-
-
-def one_allocation_refused(figures: dict[str, Any]) -> bool:
-    """Whether a PyTorch-style out-of-memory's own figures say the memory was not full: nothing allocated and
-    nothing reserved by the process, the request below the device's capacity, and no stated free memory below
-    the request or half the card (Intel XPU's single-allocation cap: "Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity;
-    0 bytes already allocated; 0 bytes reserved …)")."""
-    req, total, free = figures.get("requested_bytes"), figures.get("total_bytes"), figures.get("free_bytes")
-    if not (req and total and req < total):
-        return False
-    if figures.get("allocated_bytes") != 0 or figures.get("reserved_bytes", 0) != 0:
-        return False
-    # a stated free figure that is small means another process holds the card: then it was full after all
-    return free is None or free >= max(req, total / 2)
 
 
 def _names_the_error(line: str) -> str:

@@ -11,7 +11,7 @@ import re
 
 from .signals import needs_more_than_has
 
-__all__ = ["LAST_RESORT_GATE", "is_bare_kill", "says_memory_ran_short", "states_error"]
+__all__ = ["LAST_RESORT_GATE", "free_ram_said", "is_bare_kill", "says_memory_ran_short", "states_error"]
 
 # -- the answer of last resort (classify: only when nothing at all matched): a log that states an error and says
 # nothing of memory anywhere is an application error that names something else ("KeyError: 'lm_head.weight'",
@@ -88,3 +88,22 @@ MEMORY_USE_LOW = re.compile(r"(?:memory|ram|vram)\b[^.\n]{0,40}?\b(?:usage|use|u
 EXIT_137 = re.compile(r"\b137\b[^.\n]{0,20}\b(?:exit|code|status)|\b(?:exit|code|status)\w*[^.\n]{0,20}\b137\b")
 # what a program prints when it runs out (a message, not a user's word for it)
 PROGRAM_OOM = re.compile(r"out of memory|outofmemory|tried to allocate|alloc|memoryerror|killed process|oom[-_ ]?kill")
+
+# free RAM the writer states in prose ("I have more then 12GByte of free ram", "16 GB RAM free", "free memory: 30 GB"):
+# read against the size a host allocation refused (classify: a block that is a small fraction of it is no lack of memory)
+_FREE_RAM = re.compile(r"(\d+(?:\.\d+)?)\s*(gb|gib|g|mb|mib)\w*\s+(?:of\s+)?(?:free\s+(?:system\s+)?(?:ram|memory)\b"
+                       r"|(?:system\s+)?ram\s+(?:is\s+)?free\b)"
+                       r"|\bfree\s+(?:system\s+)?(?:ram|memory)\s*[:=]\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|mb|mib)\b")
+_CARD_NAMED = re.compile(r"\bgpu|\bvram\b|\bcuda|\bcard\b|显存")
+_UNIT_BYTES = {"gb": 1e9, "gib": 2**30, "g": 2**30, "mb": 1e6, "mib": 2**20}
+
+
+def free_ram_said(low: str) -> float | None:
+    """The free RAM one lower-cased line of prose states, in bytes, or None (None on a line that names a card: "16 GB
+    of free memory on the GPU" is the card's)."""
+    m = _FREE_RAM.search(low)
+    if m is None or _CARD_NAMED.search(low):
+        return None
+    num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return float(num) * _UNIT_BYTES[unit]
+

@@ -1,6 +1,6 @@
 """The phase words: which lines show a model loading or starting up (LOAD), which show it running requests, a
 generation, a training loop (RUN), and which say the load or build was over (LOADED). Read by the scanner around a
-generic out-of-memory (classify.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
+generic out-of-memory (cuda_oom.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
 signals.py (session 10) to keep both modules under ~800 lines; signals re-exports these names."""
 
 from __future__ import annotations
@@ -112,6 +112,12 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
                     r"|checkpoint shards:\s*100%")
+
+
+# a line of an environment listing, a package and its version and nothing else ("vllm-flash-attn 2.6.1", "torch==2.1.0",
+# pip list / pip freeze / a report's versions, VITA#33): it names what is installed, not what the program was doing,
+# so its words ("attn", "generation") are no phase
+PACKAGE_LINE = re.compile(r"^\W{0,4}[a-z][\w.-]*(?:\s+|\s*[=:]=?\s*|\s*[:：]\s*v?)v?\d+(?:\.\w+)+[\w.+-]*\W{0,2}$")
 
 
 def phase_of_line(low: str) -> str | None:

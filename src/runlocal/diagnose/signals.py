@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .phase import LOAD, LOADED, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
+from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
            "is_bare_cuda_error", "line_entry", "negated_oom_removed", "woken_by",
@@ -307,6 +307,17 @@ _SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would
                          # llm-compressor#1183; "out of memory on the host", "OOM in system RAM")
                          r"|(?:(?<![a-z])oom(?![a-z])|out of memory)\s*(?:was |is |happen\w* )?(?:for|of|in|on) (?:the )?"
                          r"(?:cpu|host|system)(?: ?(?:ram|memory))?\b")
+# an out-of-memory said of a machine named by its RAM ("apply_delta out of memory, is there a way to apply on a 64GB
+# machine", FastChat#1332): a computer's size is its RAM (a card is named as one), so the host ran short; not when the
+# line names a card or CUDA ("CUDA out of memory on a 64GB machine" is the card's)
+_MACHINE_OOM = re.compile(r"(?:(?<![a-z])oom(?![a-z])|out of memory)[^.!?\n]{0,80}?\b(?:on|with|in|for) "
+                          r"(?:an? |my |the |this |our )?\d+ ?gb(?: of)?(?: ram| memory)? "
+                          r"(?:machine|server|host|computer|pc|desktop|laptop|workstation)\b")
+# a pinned (page-locked) host allocation being made: PyTorch's ``.pin_memory(`` / ``pin_memory(data, device)`` in a
+# traceback frame, CUDA's cudaHostAlloc / cudaMallocHost. A CUDA out-of-memory raised by it is the host's page-locked
+# memory running short (capped far below RAM under Windows and WSL), not the card (mixtral-offloading#18: "VRAM usage
+# never goes above 6.5gb" while ``pin_memory(self.device)`` raised "CUDA error: out of memory")
+PINNED_CALL = re.compile(r"\bpin_memory\(|cudahostalloc|cudamallochost")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
 # because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
 _KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
@@ -634,11 +645,12 @@ def _memory_entry(low: str, runtime: str | None) -> str:
 
 
 def _host_ran_out(low: str) -> bool:
-    """An OOM said with an automatic kill, the system said to run out, or SIGKILL's 137 on a line naming the host (each
-    regex behind a substring it needs: these run on every line that passes the gate)."""
+    """An OOM said with an automatic kill, the system (or a machine named by its RAM) said to run out, or SIGKILL's 137
+    on a line naming the host (each regex behind a substring it needs: these run on every line that passes the gate)."""
     return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
                 or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
-                or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low)))
+                or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low))
+                or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low)))
 
 
 def _size_overflow(low: str) -> bool:

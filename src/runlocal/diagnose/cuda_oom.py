@@ -1,0 +1,90 @@
+"""A generic CUDA (or HIP, XPU) out-of-memory split by its own figures and the phase around it: fragmentation (the
+request would have fitted in free + PyTorch's unused cache, and that cache is large), the load, or a long input at
+run time; and a single allocation refused while the card was empty (a per-allocation cap, not a full card). Read by
+the scanner (classify) once a generic out-of-memory has matched. Split from classify.py (session 10, diagnose16) to
+keep it under ~800 lines; the rules are unchanged, and classify re-exports ``refine_cuda_oom``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..units import GiB
+
+__all__ = ["FULL_CARD", "RUN_BLOCKS_AFTER_LAYOUT", "fragmented", "one_allocation_refused", "refine_cuda_oom"]
+
+# free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
+FULL_CARD = 0.05
+# in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
+RUN_BLOCKS_AFTER_LAYOUT = 2
+
+
+def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
+    """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
+    (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
+    failing tensor after tensor whatever the cache holds; ``run``: the log says requests or a generation ran, and
+    nothing says it was loading)."""
+    req, free = figures.get("requested_bytes"), figures.get("free_bytes")
+    total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
+    if not (req and free is not None and cached and free < req <= free + cached):
+        return False
+    if run and free + cached < RUN_BLOCKS_AFTER_LAYOUT * req:
+        # PyTorch's message says: "If reserved but unallocated memory is large try setting … expandable_segments"
+        # (c10/cuda/CUDACachingAllocator.cpp; it has already freed its empty cached segments and retried). In a run the
+        # blocks come one after another and grow with the input: where free + the unused cache cannot hold two blocks
+        # of the size refused, a perfect layout would pass this one and fail the next, so the input is the cause
+        return False
+    threshold = min(GiB, 0.1 * total) if total else GiB
+    if cached >= threshold:
+        return True
+    # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
+    # together are a sliver of the card (then it is full whatever the layout)
+    sliver = total is not None and total > 0 and free + cached < FULL_CARD * total
+    return not strict and not sliver and cached >= req and req - free <= req / 2
+
+
+def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
+                    loaded: bool = False, async_allocator: bool = False) -> str:
+    """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc).
+    ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node);
+    ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
+    ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``."""
+    if async_allocator:
+        # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
+        # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure
+        return "fragmentation"
+    if line_phase == "load":
+        return "cuda_oom_load"
+    if loaded and running:
+        loading = False
+    if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
+        return "cuda_oom_long_context"
+    req, total = figures.get("requested_bytes"), figures.get("total_bytes")
+    if (not loading or line_phase == "run") and req and total and req >= 0.25 * total:
+        # one block that large is activations of a long input, whatever the cache (a weight comes tensor by tensor);
+        # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
+        # "out of memory while processing a long text", under a script that loads then generates). A profile run's
+        # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
+        return "cuda_oom_long_context"
+    # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
+    # is layout; the small-cache rule is for a log that names no phase
+    if fragmented(figures, strict=loading or running, run=running and not loading):
+        return "fragmentation"
+    if loading:
+        return "cuda_oom_load"
+    if running:
+        return "cuda_oom_long_context"
+    return "cuda_oom_load"
+
+
+def one_allocation_refused(figures: dict[str, Any]) -> bool:
+    """Whether a PyTorch-style out-of-memory's own figures say the memory was not full: nothing allocated and
+    nothing reserved by the process, the request below the device's capacity, and no stated free memory below
+    the request or half the card (Intel XPU's single-allocation cap: "Tried to allocate 4.00 GiB (GPU 0; 15.11 GiB total capacity;
+    0 bytes already allocated; 0 bytes reserved …)")."""
+    req, total, free = figures.get("requested_bytes"), figures.get("total_bytes"), figures.get("free_bytes")
+    if not (req and total and req < total):
+        return False
+    if figures.get("allocated_bytes") != 0 or figures.get("reserved_bytes", 0) != 0:
+        return False
+    # a stated free figure that is small means another process holds the card: then it was full after all
+    return free is None or free >= max(req, total / 2)
