@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -113,8 +114,11 @@ def build_one(alias: str, out_dir: Path) -> str:
     n = sum(len(v) for v in found.values())
     if n:
         out_dir.mkdir(parents=True, exist_ok=True)
-        # mtime 0: the same simulations write the same bytes (with the same zlib)
-        path.write_bytes(gzip.compress(render(alias, found).encode("utf-8"), compresslevel=9, mtime=0))
+        # mtime 0: the same simulations write the same bytes (with the same zlib); written beside and renamed, so an
+        # interrupted build leaves the old file or the new one, never half of one
+        part = path.with_name(path.name + ".part")
+        part.write_bytes(gzip.compress(render(alias, found).encode("utf-8"), compresslevel=9, mtime=0))
+        os.replace(part, path)
     elif path.exists():
         path.unlink()
     return f"{alias}: {n} simulations, {failed} questions refused, {time.process_time() - t0:.1f} CPU s"
@@ -133,15 +137,18 @@ def main(argv: list[str] | None = None) -> None:
     from .model import catalog
 
     aliases = a.model or catalog.aliases()
-    if not a.model and a.out.is_dir():       # the whole catalog: no file of a model that left it stays
-        for old in a.out.glob("*.json*"):
-            old.unlink()
+
     def one(alias: str) -> None:
         subprocess.run([sys.executable, "-m", "runlocal.compute_table_build", "--one", alias, "--out", str(a.out)],
                        check=True)
 
     with ThreadPoolExecutor(max(1, a.jobs)) as pool:
         list(pool.map(one, aliases))
+    if not a.model:       # the whole catalog rebuilt: a file of a model that left the catalog goes, once all are written
+        keep = {compute_table.file_name(alias) for alias in aliases}
+        for old in a.out.glob("*.json.gz"):
+            if old.name not in keep:
+                old.unlink()
 
 
 if __name__ == "__main__":
