@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 21, a memory-weighted sample of "<project> CUDA out of memory" and
-"<project> out of memory" over 20 projects with no record in the corpus (held_out/round21_queries.md), collected before
-round 20 was scored and before round 19's or round 20's misses were tuned on, committed before it was scored, and
-scored once; rounds 1-20 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 22, a memory-weighted sample of phones and edge runtimes,
+Chinese-language model repositories, AMD/Vulkan and layer-streaming runtimes (held_out/round22_queries.md), collected
+before round 21 was scored and before round 20's or round 21's misses were tuned on, committed before it was scored,
+and scored once; rounds 1-21 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
