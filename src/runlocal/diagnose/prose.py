@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words"]
+__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words"]
 
 # a device's out-of-memory in words other than a program's: hyphenated ("CUDA out-of-memory when running plain LLaVA
 # inference", LLaVA#1917; "I had encountered CUDA out-of-memory", LLaVA-NeXT#431) or called an overflow of its memory
@@ -29,6 +29,7 @@ GPU_USED_UP = re.compile(r"\b(?:gpus?|cards?|devices?)\b(?: (?:that|which))? (?:
                          r" (?:already )?(?:consumed|occupied|used up|fully used|taken)\b")
 # "Memory Error" said in words (a title: "LLaVA-NeXT-Video 7B with stride=1 Memory Error"), not Python's MemoryError
 # exception written as one word: it names no memory, so another line that does (a CUDA out-of-memory) says which
+USED_UP_WORDS = ("consumed", "occupied", "used up", "fully used", "taken")  # GPU_USED_UP needs one (a cheap gate)
 _MEMORY_ERROR_WORDS = re.compile(r"(?<![\w.])memory (?:allocation )?error\b")
 _PYTHON_MEMORY_ERROR = re.compile(r"(?<![\w.])memoryerror\b")
 

@@ -729,7 +729,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "notmem-kernel-resource-limit"
     if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
         return "notmem-survived-warning"
-    if ((_OTHER_PROCESS.search(low) or prose.GPU_USED_UP.search(low)) and _HELD_WHAT.search(low)
+    if ((_OTHER_PROCESS.search(low) or (any(w in low for w in prose.USED_UP_WORDS) and prose.GPU_USED_UP.search(low)))
+            and _HELD_WHAT.search(low)
             and not _NOT_MEMORY_HELD.search(low)):
         return "gpu-held-by-other-process"
     if not oom and _CAPACITY_CHECK.search(low) and _CHECK_FAILED.search(low):
