@@ -83,14 +83,14 @@ FIRST_RUNS = (
     # round 22: memory-weighted, phones and edge runtimes, Chinese-language model repositories, AMD/Vulkan and
     # layer-streaming runtimes (held_out/round22_queries.md), collected ahead by diagnose16 before round 21 was scored
     # and before round 20's or 21's misses were tuned on; 26 memory failures, 2 look-alikes
-    ("round 22 (phones, edge, CJK)", "2026-11-26", 28, 23, 27, 0, 2, "1347/1383"),
+    ("round 22 (phones, edge)", "2026-11-26", 28, 23, 27, 0, 2, "1347/1383"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
-                    "round 22 (phones, edge, CJK)": (1, 26)}
+                    "round 22 (phones, edge)": (1, 26)}
 
 
 def print_first_runs() -> None:
