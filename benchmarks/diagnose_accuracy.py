@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 21, a memory-weighted sample of "<project> CUDA out of memory" and
-"<project> out of memory" over 20 projects with no record in the corpus (held_out/round21_queries.md), collected before
-round 20 was scored and before round 19's or round 20's misses were tuned on, committed before it was scored, and
-scored once; rounds 1-20 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 22, a memory-weighted sample of phones and edge runtimes,
+Chinese-language model repositories, AMD/Vulkan and layer-streaming runtimes (held_out/round22_queries.md), collected
+before round 21 was scored and before round 20's or round 21's misses were tuned on, committed before it was scored,
+and scored once; rounds 1-21 are tuning data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -80,12 +80,17 @@ FIRST_RUNS = (
     # record in the corpus (held_out/round21_queries.md), collected ahead by diagnose15 before round 20 was scored and
     # before round 19's or 20's misses were tuned on; 38 memory failures, 7 look-alikes
     ("round 21 (CUDA OOM words)", "2026-11-26", 45, 29, 41, 0, 7, "1302/1338"),
+    # round 22: memory-weighted, phones and edge runtimes, Chinese-language model repositories, AMD/Vulkan and
+    # layer-streaming runtimes (held_out/round22_queries.md), collected ahead by diagnose16 before round 21 was scored
+    # and before round 20's or 21's misses were tuned on; 26 memory failures, 2 look-alikes
+    ("round 22 (phones, edge)", "2026-11-26", 28, 23, 27, 0, 2, "1347/1383"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
-                    "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38)}
+                    "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
+                    "round 22 (phones, edge)": (1, 26)}
 
 
 def print_first_runs() -> None:

@@ -162,6 +162,9 @@ _RUNTIME_TOKENS = {
     "torch_use_cuda_dsa": "transformers",
 }
 _RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
+# the runtimes' own names (a word, not a prefix of function names): counted only where no letter or digit comes right
+# before them
+_NAMES = frozenset({"ollama", "vllm", "sglang", "lmstudio", "koboldcpp", "llamafile", "gpt4all", "mistralrs"})
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
 _LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
 # a name inside a file path: the word around it (letters, digits, _ . -) touches a slash ("/root/llama_model_weights/
@@ -369,9 +372,12 @@ class Scanner:
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             tokens = _RUNTIME_RE.findall(low)
-            if any(tok.startswith("llama_") for tok in tokens):  # llama.cpp's function names, unless in a path
+            if any(tok.startswith("llama_") or tok in _NAMES for tok in tokens):
+                # llama.cpp's function names, unless in a path; a runtime's name inside a longer word is another name
+                # ("VideoLLaMA2" holds "ollama": DAMO's video model, not Ollama)
                 tokens = [m.group(0) for m in _RUNTIME_RE.finditer(low)
-                          if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))]
+                          if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))
+                          and not (m.group(0) in _NAMES and m.start() and low[m.start() - 1].isalnum())]
             for rt in [_RUNTIME_TOKENS[tok] for tok in tokens] + ["llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         found, severity, dead, footer_fn = _facts_of_line(line, low)

@@ -34,6 +34,12 @@ LOAD = re.compile(
     # vLLM's offline engine being built (``LLM(model=…)`` loads the weights and profiles), and a bare ``load(…)`` call
     # (the model script's own loader: pyllama's ``generator = load(ckpt_dir, …)``), not ``json.load(`` / ``x.load(``
     r"|\bllm\(model\s*=|(?<![\w.])load\(")
+# an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
+# with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
+# these words are both the run and the load said to be over (LOADED)
+GROWN_WORDS = (r"(?:seq_len|sequence length|input length|context length|prompt length|input size)`?\s*"
+               r"(?:gets?|grows?|becomes?|is)\s+(?:larger|longer|bigger)"
+               r"|(?:seq_len|sequence length|input length|context length|prompt length)s?\s+(?:is |are |was |were )?increas")
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -102,7 +108,27 @@ RUN = re.compile(
     r"|\b\d+(?:\.\d+)?k[-_]tokens?\b|\binput_tokens=\d|\bhistory_tokens=\d|model_loop\b"
     # memory that grows while serving ("显存一直缓慢增长直到oom", "memory keeps growing until"), 持续运行 "running on"
     r"|(?:显存|内存|memory|vram)[^\n.。]{0,12}?(?:一直|持续|逐渐|缓慢|keeps?|kept|steadily|slowly|continuously)"
-    r"[^\n.。]{0,8}?(?:增长|增加|上升|grow|increas|ris)|持续运行")
+    r"[^\n.。]{0,8}?(?:增长|增加|上升|grow|increas|ris)|持续运行"
+    # -- the run said in prose (round 21's misses, session 10, diagnose17) --
+    # an evaluation running ("CUDA out of memory when evaluating MMBench", "the evals run on 8 nodes", lm-eval's
+    # "Running loglikelihood requests"): a loaded model answering a benchmark's items
+    r"|\b(?:when|while|during) (?:the )?evaluat\w*|\bevals? (?:run|ran)\b|\brunning \w+ requests\b"
+    # questions put one after another ("as more questions are presented"; 提交/发送第一个问题后 "after submitting the
+    # first question"), the n-th item of a run reached ("at the 500th image"), a progress bar over questions or images
+    r"|\bas more (?:questions|prompts|requests|turns|messages|inputs)\b"
+    r"|(?:提交|发送|输入|问)了?\s*第?\s*[一二三四五六七八九十\d]+\s*个?\s*(?:问题|请求)\s*(?:后|之后|以后|时)"
+    r"|\bat the \d+(?:st|nd|rd|th) (?:image|question|sample|prompt|request|item|example|video|batch)\b"
+    r"|\bprocessing (?:questions|prompts|samples|requests|images|videos)\b"
+    # a file or a text processed by the model (用baichuan处理一个10kb左右的文件 "processing a 10 kB file with baichuan")
+    r"|处理[^，。,\n]{0,12}?(?:文件|文档|文本)"
+    # a reply being streamed ("An error occurred during streaming"), an input fed to the model ("the number of frames I
+    # feed into it"), a video or image inferred ("inference a 20s video"), inference tried ("When trying to inference")
+    r"|\b(?:during|while|when) streaming\b|\bstreaming (?:response|reply|output|chat)"
+    r"|\b(?:frames|images|tokens|inputs?|prompts?)\s+(?:i|we|you)\s+(?:feed|fed|pass|send|give)\b"
+    r"|\binferenc?e?\w* (?:on |for |with )?(?:an? |the |my )?(?:\d+\s?s(?:ec\w*)? |long |short )?(?:videos?|images?)\b"
+    r"|\b(?:try|trying|tried|attempt\w*) to inferenc\w*"
+    # ... or an input that grew until the failure (GROWN, below)
+    r"|" + GROWN_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build
 LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
@@ -111,7 +137,7 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
-                    r"|checkpoint shards:\s*100%")
+                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS)
 
 
 # a line of an environment listing, a package and its version and nothing else ("vllm-flash-attn 2.6.1", "torch==2.1.0",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from . import prose
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
@@ -535,7 +536,7 @@ GATE_WORDS = frozenset({
     "require", "ceiling", "paging file", "1455", "页面文件", "defaultcpuallocator", "bad_alloc", "hsa_status",
     "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
     "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
-    "requires --", "require --", "overflow", "slot", "abort", "fatal", "traceback", "warn", "[w]",
+    "requires --", "require --", "overflow", "consumed", "occupied", "slot", "abort", "fatal", "traceback", "warn", "[w]",
     "sigsegv", "signal 11", "signal (11)", "139", "134", "double free", "free()", "corrupted", "sigabrt",
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
@@ -698,16 +699,20 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     does not name)."""
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
         ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
-        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low)))
+        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
+        ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low)))
     if _size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
         return "notmem-size-overflow"
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
-        return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-alloc"
+        if _GPU_NAMED.search(low):
+            return _memory_entry(low, runtime)
+        # "Memory Error" in words names no memory: the host's, unless another line says which (prose.py)
+        return "host-ram-said-short" if prose.memory_error_in_words(low) else "host-ram-alloc"
     if _KILL_KERNEL.search(low) or _host_ran_out(low):
         return "linux-oom-killer"
-    if _KILL_OS.search(low):
+    if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"
     if _HOST_ALLOC.search(low):
         return "host-ram-alloc"
@@ -724,7 +729,9 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "notmem-kernel-resource-limit"
     if _TACTIC_SKIPPED.search(low) and not _KILL_SIGNAL.search(low):
         return "notmem-survived-warning"
-    if _OTHER_PROCESS.search(low) and _HELD_WHAT.search(low) and not _NOT_MEMORY_HELD.search(low):
+    if ((_OTHER_PROCESS.search(low) or (any(w in low for w in prose.USED_UP_WORDS) and prose.GPU_USED_UP.search(low)))
+            and _HELD_WHAT.search(low)
+            and not _NOT_MEMORY_HELD.search(low)):
         return "gpu-held-by-other-process"
     if not oom and _CAPACITY_CHECK.search(low) and _CHECK_FAILED.search(low):
         oom = True

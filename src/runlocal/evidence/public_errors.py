@@ -73,11 +73,16 @@ Round 20 (``round20.jsonl``, 24 texts from 17 repositories, 6 memory failures an
 collected ahead by diagnose14 ("<project> CUDA error" then "<project> out of memory" for 12 projects with no record
 in the corpus), written down before any query was run (``round20_queries.md``), before round 19's misses
 were tuned on, committed before it was scored, and scored once (83.3 %); session 10's helper diagnose16 moved it out
-of ``held_out/`` after collecting round 22: it is tuning data. Round 21 (``held_out/round21.jsonl``, 45 texts from 32
+of ``held_out/`` after collecting round 22: it is tuning data. Round 21 (``round21.jsonl``, 45 texts from 32
 repositories, 38 memory failures and 7 look-alikes) was collected ahead by diagnose15 ("<project> CUDA out of memory"
 / "<project> out of memory" for 20 projects with no record in the corpus), written down before any query was run
-(``held_out/round21_queries.md``), before round 20 was scored and before round 19's or 20's misses were tuned on, and
-committed before it was scored. Round 22 waits in ``next/``, which this loader does not read.
+(``round21_queries.md``), before round 20 was scored and before round 19's or 20's misses were tuned on, committed
+before it was scored, and scored once (64.4 %); session 10's helper diagnose17 moved it out of ``held_out/`` after
+collecting round 23: it is tuning data. Round 22 (``held_out/round22.jsonl``, 28 texts from 24 repositories, 26 memory
+failures and 2 look-alikes) was collected ahead by diagnose16 (phones and edge runtimes, Chinese-language model
+repositories, AMD/Vulkan, layer-streaming runtimes), written down before any query was run
+(``held_out/round22_queries.md``), before round 21 was scored and before round 20's or 21's misses were tuned on, and
+committed before it was scored. Round 23 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

@@ -1,0 +1,44 @@
+"""Lack-of-memory signals said in a writer's prose rather than printed by a program: a device's out-of-memory written
+with hyphens or as an "overflow", a kill by the operating system named without the word memory, a card said to be
+used up by something else, and "a memory error" said in words that name no memory. Read by signals.line_entry.
+Split from signals.py (session 10, diagnose17) to keep it under ~800 lines; written from round 21's misses, each with
+look-alikes in tests/unit/test_diagnose_round21.py."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words"]
+
+# a device's out-of-memory in words other than a program's: hyphenated ("CUDA out-of-memory when running plain LLaVA
+# inference", LLaVA#1917; "I had encountered CUDA out-of-memory", LLaVA-NeXT#431) or called an overflow of its memory
+# ("I ran into a CUDA memory overflow error", mPLUG-Owl#22; Chinese writers' 显存溢出 translated). Only with the
+# device named: "out-of-memory killer" and "buffer overflow" / "integer overflow" are other things
+DEVICE_OOM_SAID = re.compile(r"\b(?:cuda|gpu|vram|hip|xpu|device)[ -]out-of-memory\b"
+                             r"|\b(?:cuda|gpu|vram|video|device) memory overflow\b")
+# the operating system named as what ended the program ("killed by os when running mac m3max and 128G", grok-1#277):
+# the kernel ends a process for its memory (Linux's OOM killer, macOS/iOS jetsam); not when the line names another
+# reason (a watchdog, a time or CPU limit, a signal the user sent, heat)
+KILLED_BY_OS = re.compile(r"\bkilled by (?:the )?(?:os|macos|linux|kernel|operating system)\b")
+_OTHER_KILL_REASON = re.compile(r"watchdog|time ?out|time limit|\bcpu\b|thermal|\bheat|\buser\b|ctrl|sigterm|sigint"
+                                r"|\bsignal \d|crash")
+# a card said to be used up already by someone else, in prose ("I had misspelled CUDA_VISIBLE_DEVICES and it was
+# still running on a GPU that was consumed already", sglang#465): another job holds its memory. "busy" is left out:
+# CUDA's "device(s) is/are busy or unavailable" is exclusive compute mode, not memory
+GPU_USED_UP = re.compile(r"\b(?:gpus?|cards?|devices?)\b(?: (?:that|which))? (?:was|were|is|are|had been|has been)"
+                         r" (?:already )?(?:consumed|occupied|used up|fully used|taken)\b")
+# "Memory Error" said in words (a title: "LLaVA-NeXT-Video 7B with stride=1 Memory Error"), not Python's MemoryError
+# exception written as one word: it names no memory, so another line that does (a CUDA out-of-memory) says which
+USED_UP_WORDS = ("consumed", "occupied", "used up", "fully used", "taken")  # GPU_USED_UP needs one (a cheap gate)
+_MEMORY_ERROR_WORDS = re.compile(r"(?<![\w.])memory (?:allocation )?error\b")
+_PYTHON_MEMORY_ERROR = re.compile(r"(?<![\w.])memoryerror\b")
+
+
+def killed_by_os(low: str) -> bool:
+    """Whether a lower-cased line says the operating system killed the program, and names no other reason."""
+    return bool(KILLED_BY_OS.search(low)) and not _OTHER_KILL_REASON.search(low)
+
+
+def memory_error_in_words(low: str) -> bool:
+    """Whether the line says "memory error" in words and not Python's MemoryError (a weaker host-RAM reading)."""
+    return bool(_MEMORY_ERROR_WORDS.search(low)) and not _PYTHON_MEMORY_ERROR.search(low)
