@@ -1,10 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 22, a memory-weighted sample of phones and edge runtimes,
-Chinese-language model repositories, AMD/Vulkan and layer-streaming runtimes (held_out/round22_queries.md), collected
-before round 21 was scored and before round 20's or round 21's misses were tuned on, committed before it was scored,
-and scored once; rounds 1-21 are tuning data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 23, a look-alike-weighted sample (illegal memory access, device-side
+asserts, no kernel image, NCCL, segfaults, disk full, corrupt model files, cuBLAS statuses, and 9 memory failures in
+thin phrasings; held_out/round23_queries.md), collected before round 22 was scored and before round 21's or round 22's
+misses were tuned on, committed before it was scored, and scored once; rounds 1-22 are tuning data, see
+runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.

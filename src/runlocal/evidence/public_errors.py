@@ -78,11 +78,16 @@ repositories, 38 memory failures and 7 look-alikes) was collected ahead by diagn
 / "<project> out of memory" for 20 projects with no record in the corpus), written down before any query was run
 (``round21_queries.md``), before round 20 was scored and before round 19's or 20's misses were tuned on, committed
 before it was scored, and scored once (64.4 %); session 10's helper diagnose17 moved it out of ``held_out/`` after
-collecting round 23: it is tuning data. Round 22 (``held_out/round22.jsonl``, 28 texts from 24 repositories, 26 memory
+collecting round 23: it is tuning data. Round 22 (``round22.jsonl``, 28 texts from 24 repositories, 26 memory
 failures and 2 look-alikes) was collected ahead by diagnose16 (phones and edge runtimes, Chinese-language model
-repositories, AMD/Vulkan, layer-streaming runtimes), written down before any query was run
-(``held_out/round22_queries.md``), before round 21 was scored and before round 20's or 21's misses were tuned on, and
-committed before it was scored. Round 23 waits in ``next/``, which this loader does not read.
+repositories, AMD/Vulkan, layer-streaming runtimes), written down before any query was run (``round22_queries.md``),
+before round 21 was scored and before round 20's or 21's misses were tuned on, committed before it was scored, and
+scored once (82.1 %); session 10's helper diagnose18 moved it out of ``held_out/`` after collecting round 24: it is
+tuning data. Round 23 (``held_out/round23.jsonl``, 36 texts from 30 repositories, 9 memory failures and 27
+look-alikes) was collected ahead by diagnose17 (look-alike-weighted: illegal memory access, device-side asserts, no
+kernel image, NCCL, segfaults, disk full and quotas, corrupt model files, cuBLAS statuses), written down before any
+query was run (``held_out/round23_queries.md``), before round 22 was scored and before round 21's or 22's misses were
+tuned on, and committed before it was scored. Round 24 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
