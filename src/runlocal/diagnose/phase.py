@@ -83,6 +83,12 @@ RUN = re.compile(
     # or one query run against a server that started ("当跑一条短query时" "when running one short query"): requests
     r"|\bafter (?:about |around |~)?\d+ (?:questions|prompts|requests|messages|turns|queries|calls)\b"
     r"|\d+\s*个?\s*(?:问题|请求|对话)\s*(?:后|之后|以后)|(?:询问|提问|问了?)\s*(?:\d+|几|一)?\s*个?问题"
+    # a served model called a number of times before the failure ("访问了大概100次" "called about 100 times", "每50-100次就会
+    # 遇到" "every 50-100 calls it hits this"; chinese-llama-alpaca-2#532, round 22): requests to a loaded model. Only with
+    # a verb of calling a server (访问 visit, 调用 call, 请求 request): "重试3次" (retried) or "运行了3次" (ran the script
+    # 3 times) are reruns, not requests
+    r"|(?:访问|调用|请求)了?\s*(?:大概|大约|约|将近|差不多)?\s*\d+\s*多?\s*次"
+    r"|每\s*(?:大概|大约|约)?\s*\d+(?:\s*[-~～到至]\s*\d+)?\s*次(?:访问|调用|请求)?\s*(?:就|都|会)"
     r"|(?:跑|运行|发送?|\brun(?:ning)?|\bsend(?:ing)?|\bsent)\s*(?:一条|一个|an? |one )?\s*(?:短|长|short |long )?"
     r"(?:query|queries|请求|prompt)"
     # a web server that came up (Uvicorn's "Uvicorn running on http://…") and a Triton attention kernel's forward
