@@ -27,7 +27,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 21's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 23's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -85,13 +85,18 @@ FIRST_RUNS = (
     # layer-streaming runtimes (held_out/round22_queries.md), collected ahead by diagnose16 before round 21 was scored
     # and before round 20's or 21's misses were tuned on; 26 memory failures, 2 look-alikes
     ("round 22 (phones, edge)", "2026-11-26", 28, 23, 27, 0, 2, "1347/1383"),
+    # round 23: look-alike-weighted (illegal memory access, device-side asserts, no kernel image, NCCL, segfaults, disk
+    # full and quotas, file descriptors, corrupt model files, cuBLAS statuses; held_out/round23_queries.md), collected
+    # ahead by diagnose17 before round 22 was scored and before round 21's or 22's misses were tuned on; 9 memory
+    # failures, 27 look-alikes
+    ("round 23 (look-alikes)", "2026-11-26", 36, 33, 34, 2, 27, "1375/1411"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
-                    "round 22 (phones, edge)": (1, 26)}
+                    "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9)}
 
 
 def print_first_runs() -> None:
