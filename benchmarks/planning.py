@@ -31,6 +31,7 @@ the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import signal
@@ -88,9 +89,48 @@ def _summary(label: str, times: list[float], unit: float = 1000.0, suffix: str =
             f"p99 {p99 * unit:8.{d}f}   worst {q[-1] * unit:8.{d}f}")
 
 
-def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan") -> list[tuple[float, tuple]]:
+class _CollectorClock:
+    """CPython's cyclic collector, timed through gc.callbacks: each row's seconds spent in it and its full
+    (generation-2) collections, so a row slowed by a pass over the whole heap is told from a slow plan."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._t0 = 0.0
+        gc.callbacks.append(self._on)
+
+    def _on(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._t0
+            self.full += info["generation"] == 2
+
+    def take(self) -> tuple[float, int]:
+        seconds, full = self.seconds, self.full
+        self.seconds, self.full = 0.0, 0
+        return seconds, full
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan",
+               gc_mode: str = "default") -> list[tuple[float, tuple]]:
+    from runlocal import gcfreeze
     from runlocal.check import CheckRequest, check
     from runlocal.errors import InputError
+
+    if gc_mode != "default":
+        # as the API server does (runlocal.gcfreeze): "start" freezes what the imports and the catalog built;
+        # "each" also freezes after every row, as the server does after every plan, and sweeps as it does
+        gcfreeze.freeze_long_lived()
+    sweeps: list[float] = []     # CPU seconds of each sweep (a full collection, between rows)
+    clock = _CollectorClock()
+    gc_times: list[float] = []
+    gc_full: list[int] = []
 
     def alarm(*_):
         raise RowTimeout()
@@ -110,6 +150,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
         signal.setitimer(signal.ITIMER_REAL, timeout)
         sims[0] = 0
         hits[0] = 0
+        clock.take()
         c0 = time.process_time()
         t0 = time.perf_counter()
         try:
@@ -127,14 +168,23 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
             signal.setitimer(signal.ITIMER_REAL, 0)
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
+        in_gc, full = clock.take()
+        if gc_mode == "each":   # between rows, as the server between plans: outside the row's own time
+            gcfreeze.freeze_after_plan()
+            s0 = time.process_time()
+            if gcfreeze.sweep_if_grown():
+                sweeps.append(time.process_time() - s0)
         if "timeout" not in result:
             out.append((dt, row))
             cpu_times.append(cpu)
+            gc_times.append(in_gc)
+            gc_full.append(full)
             sim_counts.append(sims[0])
             hit_counts.append(hits[0])
         if sink:
             sink.write(json.dumps({"row": row, "seconds": round(dt, 4), "cpu_seconds": round(cpu, 4),
-                                   "simulations": sims[0], "table_hits": hits[0], "plan": result}) + "\n")
+                                   "simulations": sims[0], "table_hits": hits[0], "gc_seconds": round(in_gc, 4),
+                                   "gc_full": full, "plan": result}) + "\n")
             sink.flush()
     if sink:
         sink.close()
@@ -143,6 +193,16 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
     # on a shared machine wall time counts the other processes' turns too; the process's own CPU time does not
     print(_summary("  same rows, CPU time", cpu_times)
           + f"   over 100 ms: {sum(t > 0.1 for t in cpu_times)} CPU ({sum(t > 0.1 for t in times)} wall)")
+    if gc_times:
+        slow = [i for i, t in enumerate(cpu_times) if t > 0.1]
+        mode = {"default": "", "start": " (frozen after start-up)",
+                "each": f" (frozen after start-up and after each row; {len(sweeps)} sweeps between rows, "
+                        f"{sum(sweeps):.2f} s, worst {max(sweeps, default=0) * 1000:.0f} ms)"}[gc_mode]
+        print(f"  in the cyclic collector{mode}: "
+              f"{sum(gc_times):.1f} s CPU in all, {sum(gc_full)} full collections, worst row {max(gc_times) * 1000:.0f} ms; "
+              f"rows over 100 ms with a full collection: {sum(gc_full[i] > 0 for i in slow)} of {len(slow)}, "
+              f"over 100 ms less their collector time: {sum(cpu_times[i] - gc_times[i] > 0.1 for i in slow)}; "
+              f"objects tracked at the end {len(gc.get_objects()):,}, RSS {_rss_mib():.0f} MiB")
     if sim_counts:
         print(f"  ggml graph simulations run (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
               f"worst row {max(sim_counts)}; answered by the compute table: {sum(hit_counts):,}")
@@ -298,6 +358,9 @@ def main() -> None:
     ap.add_argument("--runtime", action="append", choices=RUNTIMES, help="only these runtimes (repeatable)")
     ap.add_argument("--gpu", action="append", help="only these GPUs of the grid (repeatable)")
     ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
+    ap.add_argument("--gc", choices=("default", "start", "each"), default="default",
+                    help="the cyclic collector: start = gc.freeze() after start-up; each = also after every row, "
+                         "as the API server does after every plan (runlocal.gcfreeze)")
     args = ap.parse_args()
     if args.table == "off":
         os.environ["RUNLOCAL_COMPUTE_TABLE"] = "0"
@@ -308,7 +371,7 @@ def main() -> None:
           f"{'/'.join(GPUS)})")
     print(table_state())
     if args.only in (None, "inproc"):
-        in_process(rows, args.timeout, args.dump)
+        in_process(rows, args.timeout, args.dump, gc_mode=args.gc)
     if args.only in (None, "cold"):
         cold(rows, args.cold)
     if args.only in (None, "choose"):
