@@ -172,7 +172,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
         if gc_mode == "each":   # between rows, as the server between plans: outside the row's own time
             gcfreeze.freeze_after_plan()
             s0 = time.process_time()
-            if gcfreeze.sweep_if_grown():
+            if gcfreeze.sweep_if_due():
                 sweeps.append(time.process_time() - s0)
         if "timeout" not in result:
             out.append((dt, row))

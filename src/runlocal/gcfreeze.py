@@ -10,10 +10,12 @@ the grid with the collector off, then `gc.collect()` after each: 0 unreachable o
 So a long-lived process moves what is alive after each plan into the permanent generation (`gc.freeze()`: O(1),
 a list splice), which collections skip: the objects a plan kept are never traversed again, and the ones it let
 go are still freed at once by reference counting. What freezing could lose is a reference cycle that was already
-garbage at the freeze (the server's own code, not the planner's, may make some), so `sweep_if_grown` unfreezes
-and collects once whenever the frozen set has doubled since the last sweep — a logarithmic number of full
-collections over the process's life, bounding what could be held — and the server calls it only with no plan
-in flight. A short process (`runlocal check`) never calls either: it exits before a full collection matters.
+garbage at the freeze (the server's own code, not the planner's, may make some), so `sweep_if_due` unfreezes
+and collects once the plans since the last sweep outnumber those before it (after plans 1,000, 2,000, 4,000 …)
+— a logarithmic number of full collections over the process's life, and a cycle frozen by mistake is held for
+at most as many plans again — and the server calls it only with no plan in flight. (Counting plans, not the
+frozen objects: gc.get_freeze_count() walks the whole permanent generation, some 5 ms at 500,000 objects.)
+A short process (`runlocal check`) never calls either: it exits before a full collection matters.
 """
 
 from __future__ import annotations
@@ -22,33 +24,35 @@ import gc
 import threading
 
 _lock = threading.Lock()
-_swept_at = 0       # objects frozen right after the last sweep
+_plans = 0          # plans frozen after since start-up
+_sweep_at = 1_000   # the plan count at which the next sweep is due
 
 
 def freeze_long_lived() -> int:
     """At start-up: collect, then freeze what is left (imports, catalogs). The number of objects frozen."""
-    global _swept_at
     with _lock:
         gc.collect()
         gc.freeze()
-        _swept_at = gc.get_freeze_count()
-        return _swept_at
+        return gc.get_freeze_count()
 
 
 def freeze_after_plan() -> None:
     """After a plan: what it kept leaves the collector's generations (what it dropped is already freed)."""
-    gc.freeze()
-
-
-def sweep_if_grown(growth: float = 2.0) -> bool:
-    """Unfreeze, collect and freeze again when the frozen set has grown ``growth``-fold since the last sweep,
-    so a cycle frozen by mistake is freed within a bounded growth. Whether it swept."""
-    global _swept_at
+    global _plans
     with _lock:
-        if gc.get_freeze_count() < growth * max(_swept_at, 50_000):
+        gc.freeze()
+        _plans += 1
+
+
+def sweep_if_due() -> bool:
+    """Unfreeze, collect and freeze again once the plans since the last sweep outnumber those before it, so a
+    cycle frozen by mistake is freed. Whether it swept."""
+    global _sweep_at
+    with _lock:
+        if _plans < _sweep_at:
             return False
         gc.unfreeze()
         gc.collect()
         gc.freeze()
-        _swept_at = gc.get_freeze_count()
+        _sweep_at = 2 * _plans
         return True

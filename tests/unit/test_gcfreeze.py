@@ -39,8 +39,10 @@ class _Node:
     pass
 
 
-def test_a_cycle_frozen_by_mistake_is_freed_when_the_frozen_set_has_doubled():
+def test_a_cycle_frozen_by_mistake_is_freed_by_the_next_sweep():
     gcfreeze.freeze_long_lived()
+    while gcfreeze.sweep_if_due() is False:     # to just after a sweep
+        gcfreeze.freeze_after_plan()
     a, b = _Node(), _Node()
     a.other, b.other = b, a
     gone = weakref.ref(a)
@@ -48,10 +50,8 @@ def test_a_cycle_frozen_by_mistake_is_freed_when_the_frozen_set_has_doubled():
     gcfreeze.freeze_after_plan()          # the cycle is garbage, and frozen with the rest
     gc.collect()
     assert gone() is not None             # collections skip the permanent generation
-    assert not gcfreeze.sweep_if_grown()  # not grown yet
-    kept = [[i] for i in range(max(50_000, gc.get_freeze_count()) * 2)]   # what later plans keep
-    gcfreeze.freeze_after_plan()
-    assert gcfreeze.sweep_if_grown()
+    assert not gcfreeze.sweep_if_due()    # one plan since the sweep: not due
+    while not gcfreeze.sweep_if_due():    # as many plans again as before it
+        gcfreeze.freeze_after_plan()
     assert gone() is None
-    assert kept[-1]
     gc.unfreeze()

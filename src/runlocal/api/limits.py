@@ -85,7 +85,7 @@ class PlanningPool:
                 self._running -= 1
                 idle = self._running == 0
             if idle:       # a full collection, rarely (the frozen set doubled), and never beside a plan
-                gcfreeze.sweep_if_grown()
+                gcfreeze.sweep_if_due()
             self._slots.release()
 
     def shutdown(self) -> None:
