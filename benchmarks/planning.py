@@ -26,6 +26,11 @@ none at the default context, the API's default check, the page's curve): a hit i
 planner. So the header says whether the table is on, every in-process figure counts the simulations still run and
 the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and
 `--only offtable` times rows the generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
+
+In process, the rows run as the API server plans (runlocal.gcfreeze): what each row kept is frozen out of CPython's
+cyclic collector after it, and a full collection (a sweep) runs between rows after 1,000, 2,000, 4,000 … rows.
+Each row's time in the collector is printed (gc.callbacks); `--gc python` runs with CPython's defaults instead, where
+a full collection walks every memo and spec kept so far inside whichever row sets it off.
 """
 
 from __future__ import annotations
@@ -118,14 +123,14 @@ def _rss_mib() -> float:
 
 
 def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan",
-               gc_mode: str = "default") -> list[tuple[float, tuple]]:
+               gc_mode: str = "python") -> list[tuple[float, tuple]]:
     from runlocal import gcfreeze
     from runlocal.check import CheckRequest, check
     from runlocal.errors import InputError
 
-    if gc_mode != "default":
+    if gc_mode != "python":
         # as the API server does (runlocal.gcfreeze): "start" freezes what the imports and the catalog built;
-        # "each" also freezes after every row, as the server does after every plan, and sweeps as it does
+        # "server" also freezes after every row, as the server does after every plan, and sweeps as it does
         gcfreeze.freeze_long_lived()
     sweeps: list[float] = []     # CPU seconds of each sweep (a full collection, between rows)
     clock = _CollectorClock()
@@ -169,7 +174,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
         in_gc, full = clock.take()
-        if gc_mode == "each":   # between rows, as the server between plans: outside the row's own time
+        if gc_mode == "server":   # between rows, as the server between plans: outside the row's own time
             gcfreeze.freeze_after_plan()
             s0 = time.process_time()
             if gcfreeze.sweep_if_due():
@@ -195,8 +200,8 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
           + f"   over 100 ms: {sum(t > 0.1 for t in cpu_times)} CPU ({sum(t > 0.1 for t in times)} wall)")
     if gc_times:
         slow = [i for i, t in enumerate(cpu_times) if t > 0.1]
-        mode = {"default": "", "start": " (frozen after start-up)",
-                "each": f" (frozen after start-up and after each row; {len(sweeps)} sweeps between rows, "
+        mode = {"python": " (CPython's defaults)", "start": " (frozen after start-up)",
+                "server": f" (frozen after start-up and after each row; {len(sweeps)} sweeps between rows, "
                         f"{sum(sweeps):.2f} s, worst {max(sweeps, default=0) * 1000:.0f} ms)"}[gc_mode]
         print(f"  in the cyclic collector{mode}: "
               f"{sum(gc_times):.1f} s CPU in all, {sum(gc_full)} full collections, worst row {max(gc_times) * 1000:.0f} ms; "
@@ -268,13 +273,13 @@ def table_state() -> str:
             "simulation; --table off for the planner alone)")
 
 
-def off_table(timeout: float, dump: Path | None) -> None:
+def off_table(timeout: float, dump: Path | None, gc_mode: str = "python") -> None:
     """Rows the compute table's generator never asked: the planner's own speed, table on."""
     rows = [(alias, rt, ctx, gpu, extra) for alias in OFF_TABLE_MODELS for rt in ("llama.cpp", "ollama")
             for ctx in (None, "32768") for gpu, extra in OFF_TABLE]
     print(f"off the table: {len(rows)} rows ({', '.join(OFF_TABLE_MODELS)} × llama.cpp/Ollama × default/32K × "
           "RTX 3080 10 GB / A100 80 GB / RTX 4090 with --ubatch 1024)")
-    in_process(rows, timeout, dump, "off-table plan")
+    in_process(rows, timeout, dump, "off-table plan", gc_mode)
 
 
 def _run(cmd: list[str]) -> float:
@@ -358,9 +363,10 @@ def main() -> None:
     ap.add_argument("--runtime", action="append", choices=RUNTIMES, help="only these runtimes (repeatable)")
     ap.add_argument("--gpu", action="append", help="only these GPUs of the grid (repeatable)")
     ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
-    ap.add_argument("--gc", choices=("default", "start", "each"), default="default",
-                    help="the cyclic collector: start = gc.freeze() after start-up; each = also after every row, "
-                         "as the API server does after every plan (runlocal.gcfreeze)")
+    ap.add_argument("--gc", choices=("server", "start", "python"), default="server",
+                    help="the cyclic collector: server (default) = frozen after start-up and after every row, swept "
+                         "between rows, as the API server does around its plans (runlocal.gcfreeze); start = frozen "
+                         "after start-up only; python = CPython's defaults")
     args = ap.parse_args()
     if args.table == "off":
         os.environ["RUNLOCAL_COMPUTE_TABLE"] = "0"
@@ -379,7 +385,7 @@ def main() -> None:
     if args.only in (None, "curve"):
         curve_cold(args.sample)
     if args.only in (None, "offtable"):
-        off_table(args.timeout, args.dump if args.only == "offtable" else None)
+        off_table(args.timeout, args.dump if args.only == "offtable" else None, args.gc)
 
 
 if __name__ == "__main__":
