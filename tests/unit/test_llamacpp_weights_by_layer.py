@@ -23,7 +23,8 @@ def test_per_layer_sums_place_every_byte_as_the_tensor_walk(monkeypatch, model, 
     real = layout._place_weights_now
     monkeypatch.setattr(layout, "_place_weights_now", lambda *a: asked.append(a) or real(*a))
     layout._PLACEMENTS.clear()
-    check(CheckRequest(model=model, runtime="llama.cpp", gpu=gpu, use_measurements=False))
+    # a context no other test asks, so no memo above the placement answers first
+    check(CheckRequest(model=model, runtime="llama.cpp", gpu=gpu, ctx="13000", use_measurements=False))
     assert asked
     rng = random.Random(0)
     for spec, weights, where, n_cpu_moe, _, _ in asked:

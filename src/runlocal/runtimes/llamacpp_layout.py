@@ -428,27 +428,56 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
     if not model.tensors:
         host.model = weights.total
     n_swa_cells = 0
-    per_token = 0
+    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v)
+    pads = b.backend.pads_quant_rows
+    for il, bytes_per_token, window, row_pad in caches.attention:
+        cells = c.n_ctx_seq
+        if window:
+            cells = n_swa_cells = swa_cells(c, window, s.llamacpp.swa_full)
+        dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+        dev.kv += bytes_per_token * cells * c.n_stream
+        if dev.kind == "gpu" and pads:      # ggml-cuda, ggml-sycl get_alloc_size
+            dev.kv += row_pad
+    for il, state_bytes in caches.recurrent:
+        # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
+        at(b.where[il] if s.llamacpp.kv_offload else None).rs += state_bytes * b.n_seq
+    return Pools(devs, host, host_weights_of, caches.per_token, n_swa_cells)
+
+
+@dataclass(frozen=True)
+class _LayerCaches:
+    """Each attention layer's KV bytes per token, window and CUDA row padding (K and V), and each recurrent
+    layer's state bytes per sequence, for one model and cache types: the same for every layout and context."""
+
+    attention: tuple[tuple[int, int, int | None, int], ...]   # (layer, bytes per token, window, row pad)
+    recurrent: tuple[tuple[int, int], ...]                     # (layer, conv + ssm state bytes)
+    per_token: int                                             # KV bytes per token over the attention layers
+
+
+def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+    return _CACHES.get(model, (cache_type_k, cache_type_v), lambda: _caches_by_layer_now(model, cache_type_k,
+                                                                                           cache_type_v))
+
+
+def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+    attention, recurrent, per_token = [], [], 0
     for il, layer in enumerate(model.layers):
         if layer.attention is not None:
             a = layer.attention
             # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
-            lk = layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla")
+            lk = layer_kv(a, cache_type_k, cache_type_v, store_v=a.kind != "mla")
             per_token += lk.bytes_per_token
-            cells = c.n_ctx_seq
-            if lk.window:
-                cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
-            dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
-            dev.kv += lk.bytes_per_token * cells * c.n_stream
-            if dev.kind == "gpu" and b.backend.pads_quant_rows:      # ggml-cuda, ggml-sycl get_alloc_size
-                dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
-                if a.kind != "mla":
-                    dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
+            row_pad = _cuda_row_pad(cache_type_k, a.n_kv_heads * a.k_dim)
+            if a.kind != "mla":
+                row_pad += _cuda_row_pad(cache_type_v, a.n_kv_heads * a.v_dim)
+            attention.append((il, lk.bytes_per_token, lk.window, row_pad))
         if layer.recurrent is not None:
-            # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
             r = layer.recurrent
-            at(b.where[il] if s.llamacpp.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
-    return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
+            recurrent.append((il, (r.conv_elems + r.state_elems) * 4))
+    return _LayerCaches(tuple(attention), tuple(recurrent), per_token)
+
+
+_CACHES = IdMemo(256)
 
 
 def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:
