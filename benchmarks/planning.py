@@ -94,14 +94,23 @@ def _summary(label: str, times: list[float], unit: float = 1000.0, suffix: str =
             f"p99 {p99 * unit:8.{d}f}   worst {q[-1] * unit:8.{d}f}")
 
 
-class _CollectorClock:
-    """CPython's cyclic collector, timed through gc.callbacks: each row's seconds spent in it and its full
-    (generation-2) collections, so a row slowed by a pass over the whole heap is told from a slow plan."""
+class _Collector:
+    """CPython's cyclic collector around the rows, timed through gc.callbacks: each row's seconds in it and its
+    full (generation-2) collections, so a row slowed by a pass over the whole heap is told from a slow plan.
+    Mode "server" freezes after start-up and after each row and sweeps between rows, as the API's planning pool
+    does around its plans (runlocal.gcfreeze); "start" freezes after start-up only; "python" leaves CPython's
+    defaults."""
 
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.full = 0
-        self._t0 = 0.0
+    def __init__(self, mode: str) -> None:
+        from runlocal import gcfreeze
+
+        self.mode, self._gcfreeze = mode, gcfreeze
+        if mode != "python":
+            gcfreeze.freeze_long_lived()
+        self.seconds, self.full, self._t0 = 0.0, 0, 0.0
+        self.row_seconds: list[float] = []
+        self.row_full: list[int] = []
+        self.sweeps: list[float] = []      # CPU seconds of each sweep (a full collection, between rows)
         gc.callbacks.append(self._on)
 
     def _on(self, phase: str, info: dict) -> None:
@@ -111,10 +120,33 @@ class _CollectorClock:
             self.seconds += time.process_time() - self._t0
             self.full += info["generation"] == 2
 
-    def take(self) -> tuple[float, int]:
-        seconds, full = self.seconds, self.full
+    def start_row(self) -> None:
         self.seconds, self.full = 0.0, 0
+
+    def end_row(self, kept: bool) -> tuple[float, int]:
+        """The row's collector seconds and full collections; then, between rows, what the server does."""
+        seconds, full = self.seconds, self.full
+        if kept:
+            self.row_seconds.append(seconds)
+            self.row_full.append(full)
+        if self.mode == "server":
+            self._gcfreeze.freeze_after_plan()
+            s0 = time.process_time()
+            if self._gcfreeze.sweep_if_due():
+                self.sweeps.append(time.process_time() - s0)
         return seconds, full
+
+    def line(self, cpu_times: list[float]) -> str:
+        slow = [i for i, t in enumerate(cpu_times) if t > 0.1]
+        secs, full, sw = self.row_seconds, self.row_full, self.sweeps
+        mode = {"python": " (CPython's defaults)", "start": " (frozen after start-up)",
+                "server": f" (frozen after start-up and after each row; {len(sw)} sweeps between rows, "
+                          f"{sum(sw):.2f} s, worst {max(sw, default=0) * 1000:.0f} ms)"}[self.mode]
+        return (f"  in the cyclic collector{mode}: "
+                f"{sum(secs):.1f} s CPU in all, {sum(full)} full collections, worst row {max(secs) * 1000:.0f} ms; "
+                f"rows over 100 ms with a full collection: {sum(full[i] > 0 for i in slow)} of {len(slow)}, "
+                f"over 100 ms less their collector time: {sum(cpu_times[i] - secs[i] > 0.1 for i in slow)}; "
+                f"objects tracked at the end {len(gc.get_objects()):,}, RSS {_rss_mib():.0f} MiB")
 
 
 def _rss_mib() -> float:
@@ -124,18 +156,10 @@ def _rss_mib() -> float:
 
 def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan",
                gc_mode: str = "python") -> list[tuple[float, tuple]]:
-    from runlocal import gcfreeze
     from runlocal.check import CheckRequest, check
     from runlocal.errors import InputError
 
-    if gc_mode != "python":
-        # as the API server does (runlocal.gcfreeze): "start" freezes what the imports and the catalog built;
-        # "server" also freezes after every row, as the server does after every plan, and sweeps as it does
-        gcfreeze.freeze_long_lived()
-    sweeps: list[float] = []     # CPU seconds of each sweep (a full collection, between rows)
-    clock = _CollectorClock()
-    gc_times: list[float] = []
-    gc_full: list[int] = []
+    collector = _Collector(gc_mode)
 
     def alarm(*_):
         raise RowTimeout()
@@ -155,7 +179,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
         signal.setitimer(signal.ITIMER_REAL, timeout)
         sims[0] = 0
         hits[0] = 0
-        clock.take()
+        collector.start_row()
         c0 = time.process_time()
         t0 = time.perf_counter()
         try:
@@ -173,17 +197,10 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
             signal.setitimer(signal.ITIMER_REAL, 0)
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
-        in_gc, full = clock.take()
-        if gc_mode == "server":   # between rows, as the server between plans: outside the row's own time
-            gcfreeze.freeze_after_plan()
-            s0 = time.process_time()
-            if gcfreeze.sweep_if_due():
-                sweeps.append(time.process_time() - s0)
+        in_gc, full = collector.end_row("timeout" not in result)
         if "timeout" not in result:
             out.append((dt, row))
             cpu_times.append(cpu)
-            gc_times.append(in_gc)
-            gc_full.append(full)
             sim_counts.append(sims[0])
             hit_counts.append(hits[0])
         if sink:
@@ -198,16 +215,8 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
     # on a shared machine wall time counts the other processes' turns too; the process's own CPU time does not
     print(_summary("  same rows, CPU time", cpu_times)
           + f"   over 100 ms: {sum(t > 0.1 for t in cpu_times)} CPU ({sum(t > 0.1 for t in times)} wall)")
-    if gc_times:
-        slow = [i for i, t in enumerate(cpu_times) if t > 0.1]
-        mode = {"python": " (CPython's defaults)", "start": " (frozen after start-up)",
-                "server": f" (frozen after start-up and after each row; {len(sweeps)} sweeps between rows, "
-                        f"{sum(sweeps):.2f} s, worst {max(sweeps, default=0) * 1000:.0f} ms)"}[gc_mode]
-        print(f"  in the cyclic collector{mode}: "
-              f"{sum(gc_times):.1f} s CPU in all, {sum(gc_full)} full collections, worst row {max(gc_times) * 1000:.0f} ms; "
-              f"rows over 100 ms with a full collection: {sum(gc_full[i] > 0 for i in slow)} of {len(slow)}, "
-              f"over 100 ms less their collector time: {sum(cpu_times[i] - gc_times[i] > 0.1 for i in slow)}; "
-              f"objects tracked at the end {len(gc.get_objects()):,}, RSS {_rss_mib():.0f} MiB")
+    if cpu_times:
+        print(collector.line(cpu_times))
     if sim_counts:
         print(f"  ggml graph simulations run (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
               f"worst row {max(sim_counts)}; answered by the compute table: {sum(hit_counts):,}")
