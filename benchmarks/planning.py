@@ -26,11 +26,17 @@ none at the default context, the API's default check, the page's curve): a hit i
 planner. So the header says whether the table is on, every in-process figure counts the simulations still run and
 the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=0, also in the cold processes), and
 `--only offtable` times rows the generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
+
+In process, the rows run as the API server plans (runlocal.gcfreeze): what each row kept is frozen out of CPython's
+cyclic collector after it, and a full collection (a sweep) runs between rows after 1,000, 2,000, 4,000 … rows.
+Each row's time in the collector is printed (gc.callbacks); `--gc python` runs with CPython's defaults instead, where
+a full collection walks every memo and spec kept so far inside whichever row sets it off.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import signal
@@ -88,9 +94,72 @@ def _summary(label: str, times: list[float], unit: float = 1000.0, suffix: str =
             f"p99 {p99 * unit:8.{d}f}   worst {q[-1] * unit:8.{d}f}")
 
 
-def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan") -> list[tuple[float, tuple]]:
+class _Collector:
+    """CPython's cyclic collector around the rows, timed through gc.callbacks: each row's seconds in it and its
+    full (generation-2) collections, so a row slowed by a pass over the whole heap is told from a slow plan.
+    Mode "server" freezes after start-up and after each row and sweeps between rows, as the API's planning pool
+    does around its plans (runlocal.gcfreeze); "start" freezes after start-up only; "python" leaves CPython's
+    defaults."""
+
+    def __init__(self, mode: str) -> None:
+        from runlocal import gcfreeze
+
+        self.mode, self._gcfreeze = mode, gcfreeze
+        if mode != "python":
+            gcfreeze.freeze_long_lived()
+        self.seconds, self.full, self._t0 = 0.0, 0, 0.0
+        self.row_seconds: list[float] = []
+        self.row_full: list[int] = []
+        self.sweeps: list[float] = []      # CPU seconds of each sweep (a full collection, between rows)
+        gc.callbacks.append(self._on)
+
+    def _on(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._t0
+            self.full += info["generation"] == 2
+
+    def start_row(self) -> None:
+        self.seconds, self.full = 0.0, 0
+
+    def end_row(self, kept: bool) -> tuple[float, int]:
+        """The row's collector seconds and full collections; then, between rows, what the server does."""
+        seconds, full = self.seconds, self.full
+        if kept:
+            self.row_seconds.append(seconds)
+            self.row_full.append(full)
+        if self.mode == "server":
+            self._gcfreeze.freeze_after_plan()
+            s0 = time.process_time()
+            if self._gcfreeze.sweep_if_due():
+                self.sweeps.append(time.process_time() - s0)
+        return seconds, full
+
+    def line(self, cpu_times: list[float]) -> str:
+        slow = [i for i, t in enumerate(cpu_times) if t > 0.1]
+        secs, full, sw = self.row_seconds, self.row_full, self.sweeps
+        mode = {"python": " (CPython's defaults)", "start": " (frozen after start-up)",
+                "server": f" (frozen after start-up and after each row; {len(sw)} sweeps between rows, "
+                          f"{sum(sw):.2f} s, worst {max(sw, default=0) * 1000:.0f} ms)"}[self.mode]
+        return (f"  in the cyclic collector{mode}: "
+                f"{sum(secs):.1f} s CPU in all, {sum(full)} full collections, worst row {max(secs) * 1000:.0f} ms; "
+                f"rows over 100 ms with a full collection: {sum(full[i] > 0 for i in slow)} of {len(slow)}, "
+                f"over 100 ms less their collector time: {sum(cpu_times[i] - secs[i] > 0.1 for i in slow)}; "
+                f"objects tracked at the end {len(gc.get_objects()):,}, RSS {_rss_mib():.0f} MiB")
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process plan",
+               gc_mode: str = "python") -> list[tuple[float, tuple]]:
     from runlocal.check import CheckRequest, check
     from runlocal.errors import InputError
+
+    collector = _Collector(gc_mode)
 
     def alarm(*_):
         raise RowTimeout()
@@ -110,6 +179,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
         signal.setitimer(signal.ITIMER_REAL, timeout)
         sims[0] = 0
         hits[0] = 0
+        collector.start_row()
         c0 = time.process_time()
         t0 = time.perf_counter()
         try:
@@ -127,6 +197,7 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
             signal.setitimer(signal.ITIMER_REAL, 0)
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
+        in_gc, full = collector.end_row("timeout" not in result)
         if "timeout" not in result:
             out.append((dt, row))
             cpu_times.append(cpu)
@@ -134,7 +205,8 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
             hit_counts.append(hits[0])
         if sink:
             sink.write(json.dumps({"row": row, "seconds": round(dt, 4), "cpu_seconds": round(cpu, 4),
-                                   "simulations": sims[0], "table_hits": hits[0], "plan": result}) + "\n")
+                                   "simulations": sims[0], "table_hits": hits[0], "gc_seconds": round(in_gc, 4),
+                                   "gc_full": full, "plan": result}) + "\n")
             sink.flush()
     if sink:
         sink.close()
@@ -143,6 +215,8 @@ def in_process(rows, timeout: float, dump: Path | None, label: str = "in-process
     # on a shared machine wall time counts the other processes' turns too; the process's own CPU time does not
     print(_summary("  same rows, CPU time", cpu_times)
           + f"   over 100 ms: {sum(t > 0.1 for t in cpu_times)} CPU ({sum(t > 0.1 for t in times)} wall)")
+    if cpu_times:
+        print(collector.line(cpu_times))
     if sim_counts:
         print(f"  ggml graph simulations run (distinct, each a compute buffer placed): {sum(sim_counts):,} in all, "
               f"worst row {max(sim_counts)}; answered by the compute table: {sum(hit_counts):,}")
@@ -208,13 +282,13 @@ def table_state() -> str:
             "simulation; --table off for the planner alone)")
 
 
-def off_table(timeout: float, dump: Path | None) -> None:
+def off_table(timeout: float, dump: Path | None, gc_mode: str = "python") -> None:
     """Rows the compute table's generator never asked: the planner's own speed, table on."""
     rows = [(alias, rt, ctx, gpu, extra) for alias in OFF_TABLE_MODELS for rt in ("llama.cpp", "ollama")
             for ctx in (None, "32768") for gpu, extra in OFF_TABLE]
     print(f"off the table: {len(rows)} rows ({', '.join(OFF_TABLE_MODELS)} × llama.cpp/Ollama × default/32K × "
           "RTX 3080 10 GB / A100 80 GB / RTX 4090 with --ubatch 1024)")
-    in_process(rows, timeout, dump, "off-table plan")
+    in_process(rows, timeout, dump, "off-table plan", gc_mode)
 
 
 def _run(cmd: list[str]) -> float:
@@ -298,6 +372,10 @@ def main() -> None:
     ap.add_argument("--runtime", action="append", choices=RUNTIMES, help="only these runtimes (repeatable)")
     ap.add_argument("--gpu", action="append", help="only these GPUs of the grid (repeatable)")
     ap.add_argument("--model", action="append", help="only these catalog models (repeatable)")
+    ap.add_argument("--gc", choices=("server", "start", "python"), default="server",
+                    help="the cyclic collector: server (default) = frozen after start-up and after every row, swept "
+                         "between rows, as the API server does around its plans (runlocal.gcfreeze); start = frozen "
+                         "after start-up only; python = CPython's defaults")
     args = ap.parse_args()
     if args.table == "off":
         os.environ["RUNLOCAL_COMPUTE_TABLE"] = "0"
@@ -308,7 +386,7 @@ def main() -> None:
           f"{'/'.join(GPUS)})")
     print(table_state())
     if args.only in (None, "inproc"):
-        in_process(rows, args.timeout, args.dump)
+        in_process(rows, args.timeout, args.dump, gc_mode=args.gc)
     if args.only in (None, "cold"):
         cold(rows, args.cold)
     if args.only in (None, "choose"):
@@ -316,7 +394,7 @@ def main() -> None:
     if args.only in (None, "curve"):
         curve_cold(args.sample)
     if args.only in (None, "offtable"):
-        off_table(args.timeout, args.dump if args.only == "offtable" else None)
+        off_table(args.timeout, args.dump if args.only == "offtable" else None, args.gc)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
   planner busy for ``queue_wait_s``, or whose plan outlives ``deadline_s``, is answered 503 with Retry-After
   while the event loop keeps serving everything else. A plan that outlives its deadline keeps its thread until
   it ends (Python threads cannot be killed), so at most ``workers`` such plans run at once; its result is
-  cached, so the client's retry is answered at once.
+  cached, so the client's retry is answered at once. What a plan kept (memo entries, specs) is frozen out of
+  the cyclic collector after it, and a sweep runs only while no plan is in flight (runlocal.gcfreeze).
 * Write endpoints are rate-limited per client address with a token bucket. Hand-rolled (twenty lines) rather
   than slowapi/limits or pyrate-limiter: one in-process bucket per address is all a single-process server
   needs, and neither library would be a runtime dependency worth its weight here.
@@ -20,6 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from .. import gcfreeze
 
 
 class Busy(Exception):
@@ -36,6 +39,8 @@ class PlanningPool:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runlocal-plan")
         self._slots = threading.BoundedSemaphore(workers)
         self._inflight: dict[str, asyncio.Future] = {}      # key → the computation under way (event-loop side)
+        self._running = 0                                   # plans on the planner threads now
+        self._running_lock = threading.Lock()
 
     async def run(self, fn: Callable[..., Any], *args: Any, key: str | None = None) -> Any:
         """``fn(*args)`` on a planner thread, or 503 (Busy). Requests with the same ``key`` share one computation:
@@ -70,9 +75,17 @@ class PlanningPool:
         return True
 
     def _release_after(self, fn: Callable[..., Any], args: tuple) -> Any:
+        with self._running_lock:
+            self._running += 1
         try:
             return fn(*args)
         finally:
+            gcfreeze.freeze_after_plan()
+            with self._running_lock:
+                self._running -= 1
+                idle = self._running == 0
+            if idle:       # a full collection, rarely (the frozen set doubled), and never beside a plan
+                gcfreeze.sweep_if_due()
             self._slots.release()
 
     def shutdown(self) -> None:

@@ -257,6 +257,83 @@ def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int |
 
 
 def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs):
+    if not override_tensor:
+        return _place_by_layer(_weights_by_layer(model, weights), where, n_cpu_moe)
+    return _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs)
+
+
+@dataclass(frozen=True)
+class _LayerWeights:
+    """A model's weight bytes grouped by what decides their device when no -ot rule applies (the rules of
+    _place_each_tensor): per layer, all its bytes, its experts' bytes (--n-cpu-moe) and its largest expert
+    matrix part (-1: none); the output layer's bytes; the rest (the host's); and the tied embedding's copy.
+    Computed once per model and weight estimate, so each of --fit's layouts is a walk over layers, not tensors.
+    Tuples of ints: the cyclic collector untracks them."""
+
+    total: tuple[int, ...]
+    experts: tuple[int, ...]
+    expert_matrix_max: tuple[int, ...]
+    output: int
+    host: int
+    embed_copy: int
+
+
+def _weights_by_layer(model: ModelSpec, weights: WeightEstimate) -> _LayerWeights:
+    return _BY_LAYER.get(model, (weights.quant, weights.total, weights.from_file),
+                         lambda: _weights_by_layer_now(model, weights))
+
+
+def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWeights:
+    n = model.n_layers
+    size_of = sizer(model, weights)
+    total, experts, expert_max = [0] * n, [0] * n, [-1] * n
+    output = host = embed_copy = 0
+    tied = not any(x.role == "lm_head" for x in model.tensors)
+    for t in model.tensors:
+        n_parts = split_in_gguf(t)
+        part = size_of(t) // n_parts
+        size = part * n_parts
+        if t.layer is not None and t.layer < n:
+            total[t.layer] += size
+            if t.role.startswith("expert_"):
+                experts[t.layer] += size
+                if len(t.shape) > 1:
+                    expert_max[t.layer] = max(expert_max[t.layer], part)
+        elif t.role in ("lm_head", "norm"):
+            output += size
+        else:
+            host += size
+        if t.role == "embed" and tied:
+            embed_copy += size_of(t)
+    return _LayerWeights(tuple(total), tuple(experts), tuple(expert_max), output, host, embed_copy)
+
+
+def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int):
+    """_place_each_tensor's sums without -ot rules, from the per-layer sums (integers: the same totals)."""
+    placed: dict[int | None, int] = {}
+    host_weights_of: dict[int, int] = {}
+
+    def add(dev, size):
+        if size:
+            placed[dev] = placed.get(dev, 0) + size
+
+    for il, d in enumerate(where[:-1]):
+        if il < n_cpu_moe:      # --n-cpu-moe N: the experts of the first N layers stay on the CPU
+            add(None, w.experts[il])
+            add(d, w.total[il] - w.experts[il])
+            if d is not None and w.expert_matrix_max[il] >= 0:
+                host_weights_of[d] = max(host_weights_of.get(d, 0), w.expert_matrix_max[il])
+        else:
+            add(d, w.total[il])
+    out_dev = where[-1]
+    add(out_dev, w.output)
+    add(None, w.host)
+    if out_dev is not None:
+        add(out_dev, w.embed_copy)
+    return placed, host_weights_of
+
+
+def _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs):
     out_dev = where[model.n_layers]
     placed: dict[int | None, int] = {}
     size_of = sizer(model, weights)
@@ -301,6 +378,7 @@ def sizer(model: ModelSpec, weights: WeightEstimate):
 
 
 _PLACEMENTS = IdMemo(512)
+_BY_LAYER = IdMemo(256)
 
 
 # --- one launch, before its compute buffers ------------------------------------------------------------------
@@ -350,27 +428,56 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
     if not model.tensors:
         host.model = weights.total
     n_swa_cells = 0
-    per_token = 0
+    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v)
+    pads = b.backend.pads_quant_rows
+    for il, bytes_per_token, window, row_pad in caches.attention:
+        cells = c.n_ctx_seq
+        if window:
+            cells = n_swa_cells = swa_cells(c, window, s.llamacpp.swa_full)
+        dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+        dev.kv += bytes_per_token * cells * c.n_stream
+        if dev.kind == "gpu" and pads:      # ggml-cuda, ggml-sycl get_alloc_size
+            dev.kv += row_pad
+    for il, state_bytes in caches.recurrent:
+        # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
+        at(b.where[il] if s.llamacpp.kv_offload else None).rs += state_bytes * b.n_seq
+    return Pools(devs, host, host_weights_of, caches.per_token, n_swa_cells)
+
+
+@dataclass(frozen=True)
+class _LayerCaches:
+    """Each attention layer's KV bytes per token, window and CUDA row padding (K and V), and each recurrent
+    layer's state bytes per sequence, for one model and cache types: the same for every layout and context."""
+
+    attention: tuple[tuple[int, int, int | None, int], ...]   # (layer, bytes per token, window, row pad)
+    recurrent: tuple[tuple[int, int], ...]                     # (layer, conv + ssm state bytes)
+    per_token: int                                             # KV bytes per token over the attention layers
+
+
+def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+    return _CACHES.get(model, (cache_type_k, cache_type_v), lambda: _caches_by_layer_now(model, cache_type_k,
+                                                                                           cache_type_v))
+
+
+def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+    attention, recurrent, per_token = [], [], 0
     for il, layer in enumerate(model.layers):
         if layer.attention is not None:
             a = layer.attention
             # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
-            lk = layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla")
+            lk = layer_kv(a, cache_type_k, cache_type_v, store_v=a.kind != "mla")
             per_token += lk.bytes_per_token
-            cells = c.n_ctx_seq
-            if lk.window:
-                cells = n_swa_cells = swa_cells(c, lk.window, s.llamacpp.swa_full)
-            dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
-            dev.kv += lk.bytes_per_token * cells * c.n_stream
-            if dev.kind == "gpu" and b.backend.pads_quant_rows:      # ggml-cuda, ggml-sycl get_alloc_size
-                dev.kv += _cuda_row_pad(s.cache_type_k, a.n_kv_heads * a.k_dim)
-                if a.kind != "mla":
-                    dev.kv += _cuda_row_pad(s.cache_type_v, a.n_kv_heads * a.v_dim)
+            row_pad = _cuda_row_pad(cache_type_k, a.n_kv_heads * a.k_dim)
+            if a.kind != "mla":
+                row_pad += _cuda_row_pad(cache_type_v, a.n_kv_heads * a.v_dim)
+            attention.append((il, lk.bytes_per_token, lk.window, row_pad))
         if layer.recurrent is not None:
-            # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
             r = layer.recurrent
-            at(b.where[il] if s.llamacpp.kv_offload else None).rs += (r.conv_elems + r.state_elems) * 4 * b.n_seq
-    return Pools(devs, host, host_weights_of, per_token, n_swa_cells)
+            recurrent.append((il, (r.conv_elems + r.state_elems) * 4))
+    return _LayerCaches(tuple(attention), tuple(recurrent), per_token)
+
+
+_CACHES = IdMemo(256)
 
 
 def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:
