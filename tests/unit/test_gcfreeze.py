@@ -51,7 +51,22 @@ def test_a_cycle_frozen_by_mistake_is_freed_by_the_next_sweep():
     gc.collect()
     assert gone() is not None             # collections skip the permanent generation
     assert not gcfreeze.sweep_if_due()    # one plan since the sweep: not due
-    while not gcfreeze.sweep_if_due():    # as many plans again as before it
+    while not gcfreeze.sweep_if_due():    # SWEEP_EVERY plans later
         gcfreeze.freeze_after_plan()
     assert gone() is None
+    gc.unfreeze()
+
+
+def test_sweeps_come_at_a_fixed_period_so_frozen_garbage_stays_bounded():
+    gcfreeze.freeze_long_lived()
+    while gcfreeze.sweep_if_due() is False:
+        gcfreeze.freeze_after_plan()
+    gaps = []
+    for _ in range(3):
+        n = 0
+        while not gcfreeze.sweep_if_due():
+            gcfreeze.freeze_after_plan()
+            n += 1
+        gaps.append(n)
+    assert gaps == [gcfreeze.SWEEP_EVERY] * 3     # not a doubling schedule
     gc.unfreeze()
