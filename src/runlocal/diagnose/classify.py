@@ -89,6 +89,7 @@ BAD_FILE_ID = "notmem-bad-model-file"
 HOST_RAM_ID = "host-ram-alloc"
 CRASH_ID = "notmem-crash-signal"
 SGLANG_FRACTION_ID = "sglang-mem-fraction-static"
+_FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG needs beside "free"
 # a scheduler's own figures next to its "out of memory": what was asked for and what it says was free (SGLang's
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
@@ -357,8 +358,8 @@ class Scanner:
         self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
         if (kept := signals.negated_oom_removed(line, low)) is not line:
             line, low = kept, kept.lower()  # "so it is not OOM problem": the user ruled it out
-        if not self.freeing_bug and ("free" in low or "heap" in low):
-            self.freeing_bug = bool(prose.FREEING_BUG.search(low))
+        if not self.freeing_bug and (("free" in low and any(w in low for w in _FREEING_WORDS)) or "heap c" in low):
+            self.freeing_bug = bool(prose.FREEING_BUG.search(low))  # substrings first: a serving log says "free" a lot
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
