@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 23, a look-alike-weighted sample (illegal memory access, device-side
-asserts, no kernel image, NCCL, segfaults, disk full, corrupt model files, cuBLAS statuses, and 9 memory failures in
-thin phrasings; held_out/round23_queries.md), collected before round 22 was scored and before round 21's or round 22's
-misses were tuned on, committed before it was scored, and scored once; rounds 1-22 are tuning data, see
+measurements/public_errors/held_out/: round 24, a memory-weighted sample (quantizers' and VLMs' CUDA OOMs, numpy's
+and mmap's host refusals, conversion and shard loading killed, Jetson, WebGPU, vLLM's max_model_len over the KV cache,
+Metal, and 6 look-alikes; held_out/round24_queries.md), collected before round 23 was scored and before round 22's or
+round 23's misses were tuned on, committed before it was scored, and scored once; rounds 1-23 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -90,13 +90,19 @@ FIRST_RUNS = (
     # ahead by diagnose17 before round 22 was scored and before round 21's or 22's misses were tuned on; 9 memory
     # failures, 27 look-alikes
     ("round 23 (look-alikes)", "2026-11-26", 36, 33, 34, 2, 27, "1375/1411"),
+    # round 24: memory-weighted (quantizers' and VLMs' CUDA OOMs, numpy's and mmap's host refusals, conversion and
+    # shard loading killed, Jetson, WebGPU, vLLM's max_model_len over the KV cache, Metal;
+    # held_out/round24_queries.md), collected ahead by diagnose18 before round 23 was scored and before round 22's or
+    # 23's misses were tuned on; 25 memory failures, 6 look-alikes; scored once by diagnose19
+    ("round 24 (memory-weighted)", "2026-11-26", 31, 24, 28, 1, 6, "1411/1447"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
                     "round 16 (memory-weighted)": (4, 11), "round 17 (users' words)": (5, 37),
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
-                    "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9)}
+                    "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
+                    "round 24 (memory-weighted)": (2, 25)}
 
 
 def print_first_runs() -> None:

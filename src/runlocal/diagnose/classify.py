@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, Any
 
-from . import kb, last_resort, signals
+from . import kb, last_resort, prose, signals
 from .cuda_oom import one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
 
@@ -86,6 +86,10 @@ SURVIVED_WARNING_ID = "notmem-survived-warning"
 POOL_FULL_ID = "sglang-kv-pool-full"
 POOL_HAS_ROOM_ID = "notmem-pool-has-room"
 BAD_FILE_ID = "notmem-bad-model-file"
+HOST_RAM_ID = "host-ram-alloc"
+CRASH_ID = "notmem-crash-signal"
+SGLANG_FRACTION_ID = "sglang-mem-fraction-static"
+_FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG needs beside "free"
 # a scheduler's own figures next to its "out of memory": what was asked for and what it says was free (SGLang's
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
@@ -321,6 +325,7 @@ class Scanner:
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
+        self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -353,6 +358,8 @@ class Scanner:
         self.frame_prefix = m.group(1) if 'file "' in low and (m := _FRAME.match(low)) else None
         if (kept := signals.negated_oom_removed(line, low)) is not line:
             line, low = kept, kept.lower()  # "so it is not OOM problem": the user ruled it out
+        if not self.freeing_bug and (("free" in low and any(w in low for w in _FREEING_WORDS)) or "heap c" in low):
+            self.freeing_bug = bool(prose.FREEING_BUG.search(low))  # substrings first: a serving log says "free" a lot
         # the answers that call an error "not memory" for naming none need to know whether any line says memory ran
         # short; nothing else does, so this is watched only while nothing or only such an answer has matched
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
@@ -488,10 +495,28 @@ class Scanner:
             disowned = kb.get(OOM_NOT_FROM_ALLOC_ID)
             if disowned is not None:
                 self.best = (disowned.priority, disowned, self.best[2], self.best[3])
+        self._settle_said_elsewhere()
         if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
+
+    def _settle_said_elsewhere(self) -> None:
+        """Round 23's misses (session 10, diagnose19): what another line of the log says about the chosen one. C++'s
+        std::bad_alloc in a log that says memory was freed wrongly is that bug's symptom, not RAM running out; a bare
+        "Not enough memory" chosen before the log named its runtime is, in an SGLang log, SGLang's KV-pool sizing."""
+        if self.best is None:
+            return
+        low = self.best[3].lower()
+        if self.best[1].id == HOST_RAM_ID and self.freeing_bug and "bad_alloc" in low:
+            crash = kb.get(CRASH_ID)
+            if crash is not None:
+                self.best = (crash.priority, crash, self.best[2], self.best[3])
+        elif (self.best[1].id in GENERIC_OOM_IDS and self.detected_runtime() == "sglang"
+                and prose.BARE_NOT_ENOUGH_MEMORY.search(low)):
+            pool = kb.get(SGLANG_FRACTION_ID)
+            if pool is not None:
+                self.best = (pool.priority, pool, self.best[2], self.best[3])
 
     def _pool_had_room(self) -> bool:
         """Whether the lines kept around a scheduler's pool out-of-memory state more free tokens than it asked for."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words"]
+__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words",
+           "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY"]
 
 # a device's out-of-memory in words other than a program's: hyphenated ("CUDA out-of-memory when running plain LLaVA
 # inference", LLaVA#1917; "I had encountered CUDA out-of-memory", LLaVA-NeXT#431) or called an overflow of its memory
@@ -42,3 +43,16 @@ def killed_by_os(low: str) -> bool:
 def memory_error_in_words(low: str) -> bool:
     """Whether the line says "memory error" in words and not Python's MemoryError (a weaker host-RAM reading)."""
     return bool(_MEMORY_ERROR_WORDS.search(low)) and not _PYTHON_MEMORY_ERROR.search(low)
+
+
+# a bug in freeing memory said in a log or a thread: glibc's heap checks, a sanitizer's report, or a workaround that
+# removes calls to a free function ("As a workaround, you can remove the calls to `ggml_allocr_free`", llama.cpp#4928,
+# round 23's miss). Beside C++'s std::bad_alloc it says the allocator's books were corrupted, not that RAM ran out
+# (session 10, diagnose19); not when denied ("not a double free", "no use-after-free")
+FREEING_BUG = re.compile(r"(?<!not a )(?<!no )(?:double[ -]free|freed twice|use[ -]after[ -]free|heap corruption"
+                         r"|remov\w* (?:the |all )?calls? to `?\w*(?:free|release|dealloc)\w*)")
+# "Not enough memory" with no device, host or figure named: SGLang's own words when the KV pool cannot be sized at
+# scheduler start-up (model_runner.py, "RuntimeError: Not enough memory. Please try to increase
+# --mem-fraction-static."), as a user repeats it in a title (sglang#4895, round 23's miss). PyTorch says "out of memory"
+BARE_NOT_ENOUGH_MEMORY = re.compile(r"\bnot enough memory\b(?![^\n]{0,60}\b(?:cuda|gpu|vram|device|ram|host|system|"
+                                    r"cpu|disk|swap|to (?:load|allocate)|for (?:the )?(?:model|weights))\b)")

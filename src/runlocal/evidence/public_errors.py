@@ -83,11 +83,16 @@ failures and 2 look-alikes) was collected ahead by diagnose16 (phones and edge r
 repositories, AMD/Vulkan, layer-streaming runtimes), written down before any query was run (``round22_queries.md``),
 before round 21 was scored and before round 20's or 21's misses were tuned on, committed before it was scored, and
 scored once (82.1 %); session 10's helper diagnose18 moved it out of ``held_out/`` after collecting round 24: it is
-tuning data. Round 23 (``held_out/round23.jsonl``, 36 texts from 30 repositories, 9 memory failures and 27
+tuning data. Round 23 (``round23.jsonl``, 36 texts from 30 repositories, 9 memory failures and 27
 look-alikes) was collected ahead by diagnose17 (look-alike-weighted: illegal memory access, device-side asserts, no
 kernel image, NCCL, segfaults, disk full and quotas, corrupt model files, cuBLAS statuses), written down before any
-query was run (``held_out/round23_queries.md``), before round 22 was scored and before round 21's or 22's misses were
-tuned on, and committed before it was scored. Round 24 waits in ``next/``, which this loader does not read.
+query was run (``round23_queries.md``), before round 22 was scored and before round 21's or 22's misses were
+tuned on, committed before it was scored, and scored once (91.7 %); session 10's helper diagnose19 moved it out of
+``held_out/`` after collecting round 25: it is tuning data. Round 24 (``held_out/round24.jsonl``, 31 texts from 20
+repositories, 25 memory failures and 6 look-alikes) was collected ahead by diagnose18 (memory-weighted), written down
+before any query was run (``held_out/round24_queries.md``), before round 23 was scored and before round 22's or 23's
+misses were tuned on, and committed before it was scored. Round 25 waits in ``next/``, which this loader does not
+read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
