@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 24, a memory-weighted sample (quantizers' and VLMs' CUDA OOMs, numpy's
-and mmap's host refusals, conversion and shard loading killed, Jetson, WebGPU, vLLM's max_model_len over the KV cache,
-Metal, and 6 look-alikes; held_out/round24_queries.md), collected before round 23 was scored and before round 22's or
-round 23's misses were tuned on, committed before it was scored, and scored once; rounds 1-23 are tuning data, see
+measurements/public_errors/held_out/: round 25, a balanced sample (HIP OOM, torch's CPU allocator, Rust's failed
+allocations, cuBLAS ALLOC_FAILED, DeepSpeed ZeRO-3, LoRA fine-tunes, std::bad_alloc, speech models, TensorFlow, and 16
+look-alikes; held_out/round25_queries.md), collected before round 24 was scored and before round 23's or round 24's
+misses were tuned on, committed before it was scored, and scored once; rounds 1-24 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
