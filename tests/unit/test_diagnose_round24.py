@@ -1,0 +1,42 @@
+"""Round 24's misses, fixed by general signals (session 10, diagnose20): each rule with a paste a user would write and
+the look-alikes pasted beside it. Round 24 is tuning data since round 26 was collected."""
+
+from __future__ import annotations
+
+from runlocal.diagnose import diagnose_text
+
+
+def test_out_of_memory_after_many_calls_to_a_served_model_is_the_run():
+    # the user's own words: the model loaded, served for a while, then ran out
+    pasted = ("Initially, the GPU memory usage starts at just a few gigabytes. However, after running hundreds of "
+              "calls, the memory consumption gradually increases to over 40GB, eventually resulting in an OOM "
+              "(Out of Memory) error.")
+    assert diagnose_text(pasted).category == "cuda_oom_long_context"
+    chinese = "启动 qwen-7b 模型时占用显存 13G，但是调用服务后，就显存溢出了 CUDA out of memory"
+    assert diagnose_text(chinese).category == "cuda_oom_long_context"
+
+
+def test_out_of_memory_while_starting_the_server_is_still_the_load():
+    # look-alike: no call was made; the server ran out while loading the weights
+    pasted = ("Loading checkpoint shards: 40%|████      | 2/5\n"
+              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity "
+              "of 23.65 GiB of which 1.10 GiB is free.")
+    assert diagnose_text(pasted).category == "cuda_oom_load"
+    # "after 3 retries" counts attempts, not calls served
+    assert diagnose_text("after 3 retries: CUDA out of memory while loading the model").category == "cuda_oom_load"
+
+
+def test_a_prefill_chunk_setting_echoed_at_start_up_is_not_the_run():
+    # WebLLM prints its settings, then the device refuses the allocation for the KV cache: the load
+    pasted = ("llm_chat.ts:150 Using prefillChunkSize:  1024\n"
+              "llm_chat.ts:180 Using maxWindowLength:  4096\n"
+              "llm_chat.ts:202 Using Paged KVCache\n"
+              "vkAllocateMemory failed with VK_ERROR_OUT_OF_DEVICE_MEMORY")
+    assert diagnose_text(pasted).category == "cuda_oom_load"
+
+
+def test_out_of_device_memory_during_prefill_is_still_the_run():
+    # look-alike: the same refusal while a prompt's prefill runs
+    pasted = ("INFO: prefill 2048 tokens of request 7\n"
+              "vkAllocateMemory failed with VK_ERROR_OUT_OF_DEVICE_MEMORY")
+    assert diagnose_text(pasted).category == "cuda_oom_long_context"
