@@ -40,3 +40,19 @@ def test_out_of_device_memory_during_prefill_is_still_the_run():
     pasted = ("INFO: prefill 2048 tokens of request 7\n"
               "vkAllocateMemory failed with VK_ERROR_OUT_OF_DEVICE_MEMORY")
     assert diagnose_text(pasted).category == "cuda_oom_long_context"
+
+
+def test_ggml_asserting_a_bare_pointer_after_allocating_it_is_ggml_s_allocation_failure():
+    # ctransformers' bundled llama.cpp asserts the buffer it just allocated ("GGML_ASSERT(data)")
+    pasted = (r"Unclear error: GGML_ASSERT: D:\a\ctransformers\ctransformers\models\ggml/llama.cpp:453: data" "\n"
+              "I get this error sometimes when loading a model.")
+    assert diagnose_text(pasted).category == "llamacpp_alloc_fail"
+    assert diagnose_text("GGML_ASSERT(data) failed").category == "llamacpp_alloc_fail"
+
+
+def test_ggml_asserting_a_size_or_a_shape_is_still_a_bug():
+    # look-alikes: an assertion about a size or a shape, or a bare "false", is not an allocation that returned nothing
+    for line in ("GGML_ASSERT: ggml.c:4411: ggml_nelements(a) == ne0*ne1",
+                 "GGML_ASSERT: ggml.c:9349: data_size",
+                 "GGML_ASSERT: /src/ggml.c:123: false"):
+        assert diagnose_text(line).category == "not_memory", line
