@@ -94,7 +94,8 @@ PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi",
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
 # ggml asserting a bare pointer right after allocating it (ctransformers' llama.cpp:453 "GGML_ASSERT: …: data"): the
 # allocation returned nothing (round 24's ctransformers#189; session 10, diagnose20)
-_BARE_POINTER_ASSERT = re.compile(r"ggml_assert[:(]\s*(?:\S+:\d+:\s*)?(?:\w+(?:->|\.))?(?:data|addr|buf|buffer|ptr)\)?(?: failed)?\s*$")
+_BARE_POINTER_ASSERT = re.compile(r"ggml_assert[:(]\s*(?:\S+:\d+:\s*)?(?:\w+(?:->|\.))?"
+                                  r"(?:data|addr|buf|buffer|ptr)\)?(?: failed)?\s*$")
 _GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpus?\b"
                         r"|\b[rg]tx ?\d{3,4}|geforce|radeon")  # a card named by its model ("RTX3060")
 # CUDA's "out of memory" said only as its number: the driver API's CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY) or the
