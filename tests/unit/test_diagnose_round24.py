@@ -56,3 +56,18 @@ def test_ggml_asserting_a_size_or_a_shape_is_still_a_bug():
                  "GGML_ASSERT: ggml.c:9349: data_size",
                  "GGML_ASSERT: /src/ggml.c:123: false"):
         assert diagnose_text(line).category == "not_memory", line
+
+
+def test_a_title_saying_cuda_malloc_fails_over_a_log_with_no_failure_line_is_the_allocation():
+    # Ollama's issue title says what failed; the log pasted under it stops before the failure
+    pasted = ("CUDA malloc fails on newly supported models in 0.1.32 (dual-GPU setup with 72GB VRAM and 128GB RAM)\n"
+              "llm_load_tensors: offloading 39 repeating layers to GPU\n"
+              "llm_load_tensors: offloaded 39/41 layers to GPU\n"
+              "llm_load_tensors:        CPU buffer size = 70752.49 MiB\n"
+              "llm_load_tensors:      CUDA0 buffer size = 45460.59 MiB")
+    assert diagnose_text(pasted).category == "llamacpp_alloc_fail"
+
+
+def test_asking_whether_cuda_malloc_fails_is_not_a_report_that_it_did():
+    # look-alike: a question, with no failure in the log
+    assert diagnose_text("Does CUDA malloc fail when VRAM is full?").category == "not_memory"

@@ -78,7 +78,8 @@ _ALLOC_FAIL = re.compile(
 # an allocator call that failed, whatever error string the driver attached to it (MLX's CUDA backend reports a
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
-_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
+# ... also as a title says it ("CUDA malloc fails on newly supported models": round 24's ollama#3711, diagnose20)
+_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b")
 # the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
 # malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
 _C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
