@@ -225,7 +225,9 @@ def _pasted(text: str) -> str:
 
 
 def _gib(text: str, pattern: str) -> float:
-    return float(re.search(pattern, text).group(1))
+    found = re.search(pattern, text)
+    assert found is not None, pattern
+    return float(found.group(1))
 
 
 def test_pasted_llamacpp_kv_failure_reads_the_trained_context_and_the_logs_file():
