@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 24, a memory-weighted sample (quantizers' and VLMs' CUDA OOMs, numpy's
-and mmap's host refusals, conversion and shard loading killed, Jetson, WebGPU, vLLM's max_model_len over the KV cache,
-Metal, and 6 look-alikes; held_out/round24_queries.md), collected before round 23 was scored and before round 22's or
-round 23's misses were tuned on, committed before it was scored, and scored once; rounds 1-23 are tuning data, see
+measurements/public_errors/held_out/: round 25, a balanced sample (HIP OOM, torch's CPU allocator, Rust's failed
+allocations, cuBLAS ALLOC_FAILED, DeepSpeed ZeRO-3, LoRA fine-tunes, std::bad_alloc, speech models, TensorFlow, and 16
+look-alikes; held_out/round25_queries.md), collected before round 24 was scored and before round 23's or round 24's
+misses were tuned on, committed before it was scored, and scored once; rounds 1-24 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -95,6 +95,12 @@ FIRST_RUNS = (
     # held_out/round24_queries.md), collected ahead by diagnose18 before round 23 was scored and before round 22's or
     # 23's misses were tuned on; 25 memory failures, 6 look-alikes; scored once by diagnose19
     ("round 24 (memory-weighted)", "2026-11-26", 31, 24, 28, 1, 6, "1411/1447"),
+    # round 25: balanced (HIP OOM, torch's CPU allocator, Rust's failed allocations, cuBLAS ALLOC_FAILED, DeepSpeed
+    # ZeRO-3, LoRA fine-tunes, std::bad_alloc, speech models, TensorFlow; misaligned addresses, launch timeouts, bus
+    # errors, full disks, cuBLAS statuses, segfaults as look-alikes; held_out/round25_queries.md), collected ahead by
+    # diagnose19 before round 24 was scored and before round 23's or 24's misses were tuned on; 20 memory failures,
+    # 16 look-alikes; scored once by diagnose20
+    ("round 25 (balanced)", "2026-11-26", 36, 21, 31, 2, 16, "1440/1478"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -102,7 +108,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
-                    "round 24 (memory-weighted)": (2, 25)}
+                    "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20)}
 
 
 def print_first_runs() -> None:

@@ -45,7 +45,7 @@ RUN = re.compile(
     r"|_model_forward|attention|\battn|sdpa"
     r"|scaled_dot_product|past_key_value|softmax|\bbaddbmm|\bmatmul|backward\(|autograd|training_step|train_step"
     r"|mistralrs_core::engine"  # mistral.rs's step loop, like vLLM's engine_step
-    r"|prefill(?![ _-](?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
+    r"|prefill(?![ _-]?(?:tokens|chunk))|\bdecode\b|sample_tokens|\bk?sampler\w*|logits|/completions"
     r"|/generate|received request|in forward|processing prompt|prompt processing|compute_logprobs"
     # the server is up (a model that loaded and serves), or a training loop (spaCy/trainer saving its best model)
     r"|serving on\b|listening on\b|model loaded\b|\bepoch\b|saving (?:the )?(?:final )?best model"
@@ -65,6 +65,10 @@ RUN = re.compile(
     # model had loaded and requests were served
     r"|\bbenchmarking\b|\bleak(?:s|ed|ing)?\b|\bover \d+ (?:requests|calls|queries|prompts|turns|generations)\b"
     r"|\bbetween (?:\w+ )?(?:calls|requests|queries|generations)\b"
+    # ... or after many calls to a served model ("after running hundreds of calls", "调用服务后": after calling the
+    # service; round 24's infinity#517 and xinference#516, session 10 diagnose20)
+    r"|\bafter (?:running |sending |making )?(?:hundreds|thousands|dozens|many|several|\d+) (?:of )?"
+    r"(?:api )?(?:calls|requests|queries|prompts|generations)\b|调用(?:服务|接口|模型)后"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
     r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"

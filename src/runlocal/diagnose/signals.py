@@ -78,7 +78,8 @@ _ALLOC_FAIL = re.compile(
 # an allocator call that failed, whatever error string the driver attached to it (MLX's CUDA backend reports a
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
-_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w*malloc\w*(?:\([^)]*\))? failed\b")
+# ... also as a title says it ("CUDA malloc fails on newly supported models": round 24's ollama#3711, diagnose20)
+_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b")
 # the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
 # malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
 _C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
@@ -92,6 +93,10 @@ PYTHON_RUNTIMES = frozenset({"transformers", "pytorch", "vllm", "sglang", "tgi",
 # an assertion that a buffer pointer is not NULL (ggml's GGML_ASSERT(ctx->mem_buffer != NULL) after malloc): the
 # allocation returned nothing, so the memory it asked for was not there
 _NULL_BUFFER = re.compile(r"\b\w*(?:buf|buffer|mem|data|ptr|alloc)\w*\s*!=\s*(?:null|nullptr)\b")
+# ggml asserting a bare pointer right after allocating it (ctransformers' llama.cpp:453 "GGML_ASSERT: …: data"): the
+# allocation returned nothing (round 24's ctransformers#189; session 10, diagnose20)
+_BARE_POINTER_ASSERT = re.compile(r"ggml_assert[:(]\s*(?:\S+:\d+:\s*)?(?:\w+(?:->|\.))?"
+                                  r"(?:data|addr|buf|buffer|ptr)\)?(?: failed)?\s*$")
 _GPU_NAMED = re.compile(r"\bcuda|metal(?<![\w-]metal)|\bvulkan|\bhip\b|\brocm|\bvram\b|\bgpus?\b"
                         r"|\b[rg]tx ?\d{3,4}|geforce|radeon")  # a card named by its model ("RTX3060")
 # CUDA's "out of memory" said only as its number: the driver API's CUresult 2 (CUDA_ERROR_OUT_OF_MEMORY) or the
@@ -685,6 +690,8 @@ def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
     reason = _not_memory_reason(low)
     if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
         return reason
+    if _BARE_POINTER_ASSERT.search(low):
+        return "llamacpp-weights-alloc"
     if _ASSERTION.search(low) and _NULL_BUFFER.search(low):
         return _memory_entry(low, runtime) if _GPU_NAMED.search(low) else "host-ram-null-buffer"
     if _ASSERTION.search(low) and not _ALLOC_FAIL.search(low):

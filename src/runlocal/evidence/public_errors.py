@@ -88,11 +88,15 @@ look-alikes) was collected ahead by diagnose17 (look-alike-weighted: illegal mem
 kernel image, NCCL, segfaults, disk full and quotas, corrupt model files, cuBLAS statuses), written down before any
 query was run (``round23_queries.md``), before round 22 was scored and before round 21's or 22's misses were
 tuned on, committed before it was scored, and scored once (91.7 %); session 10's helper diagnose19 moved it out of
-``held_out/`` after collecting round 25: it is tuning data. Round 24 (``held_out/round24.jsonl``, 31 texts from 20
+``held_out/`` after collecting round 25: it is tuning data. Round 24 (``round24.jsonl``, 31 texts from 20
 repositories, 25 memory failures and 6 look-alikes) was collected ahead by diagnose18 (memory-weighted), written down
-before any query was run (``held_out/round24_queries.md``), before round 23 was scored and before round 22's or 23's
-misses were tuned on, and committed before it was scored. Round 25 waits in ``next/``, which this loader does not
-read.
+before any query was run (``round24_queries.md``), before round 23 was scored and before round 22's or 23's
+misses were tuned on, committed before it was scored, and scored once (77.4 %); session 10's helper diagnose20 moved
+it out of ``held_out/`` after collecting round 26: it is tuning data. Round 25 (``held_out/round25.jsonl``, 36 texts
+from 35 repositories, 20 memory failures and 16 look-alikes) was collected ahead by diagnose19 (balanced), written
+down before any query was run (``held_out/round25_queries.md``), before round 24 was scored and before round 23's or
+24's misses were tuned on, and committed before it was scored. Round 26 waits in ``next/``, which this loader does
+not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
