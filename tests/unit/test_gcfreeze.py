@@ -39,7 +39,14 @@ class _Node:
     pass
 
 
-def test_a_cycle_frozen_by_mistake_is_freed_by_the_next_sweep():
+@pytest.fixture
+def short_period(monkeypatch):
+    """Sweeps every 5 plans: each sweep is a full collection, 2,000 of them would make the test slow."""
+    monkeypatch.setattr(gcfreeze, "SWEEP_EVERY", 5)
+    monkeypatch.setattr(gcfreeze, "_sweep_at", gcfreeze._plans + 5)
+
+
+def test_a_cycle_frozen_by_mistake_is_freed_by_the_next_sweep(short_period):
     gcfreeze.freeze_long_lived()
     while gcfreeze.sweep_if_due() is False:     # to just after a sweep
         gcfreeze.freeze_after_plan()
@@ -57,7 +64,7 @@ def test_a_cycle_frozen_by_mistake_is_freed_by_the_next_sweep():
     gc.unfreeze()
 
 
-def test_sweeps_come_at_a_fixed_period_so_frozen_garbage_stays_bounded():
+def test_sweeps_come_at_a_fixed_period_so_frozen_garbage_stays_bounded(short_period):
     gcfreeze.freeze_long_lived()
     while gcfreeze.sweep_if_due() is False:
         gcfreeze.freeze_after_plan()
