@@ -28,7 +28,7 @@ the table's hits, `--table off` times the planner alone (RUNLOCAL_COMPUTE_TABLE=
 `--only offtable` times rows the generator never asked (an RTX 3080 10 GB, an A100 80 GB, --ubatch 1024).
 
 In process, the rows run as the API server plans (runlocal.gcfreeze): what each row kept is frozen out of CPython's
-cyclic collector after it, and a full collection (a sweep) runs between rows after 1,000, 2,000, 4,000 … rows.
+cyclic collector after it, and a full collection (a sweep) runs between rows every 2,000 rows (runlocal.gcfreeze.SWEEP_EVERY).
 Each row's time in the collector is printed (gc.callbacks); `--gc python` runs with CPython's defaults instead, where
 a full collection walks every memo and spec kept so far inside whichever row sets it off.
 """
