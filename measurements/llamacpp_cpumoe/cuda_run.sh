@@ -1,0 +1,65 @@
+#!/bin/bash
+# The GPU machine's side of measurements/llamacpp_cpumoe/cuda_cpumoe.py: llama.cpp 0c1e57098 with CUDA (the libraries
+# of measurements/llamacpp/cuda_run.sh: unpacked from .llamacpp-libs when carried, else built here and, with
+# PACK_LIBS=1, returned as $OUT/libs.tar.xz.NN), the zero-weight GGUFs written here, then every mode.
+# From the repository root, with .llamacpp-src/ (the llama-cpp-python 0.3.36 sdist's vendor/llama.cpp and llama_cpp/)
+# and .whl/gguf-0.19.0-py3-none-any.whl carried:   OUT=/tmp/out BUDGET=480 bash measurements/llamacpp_cpumoe/cuda_run.sh
+T0=$(date +%s)
+OUTD=${OUT:-/tmp/out}
+mkdir -p "$OUTD"
+exec > >(tee -a "$OUTD/run.log") 2>&1
+export PYTHONUNBUFFERED=1
+nvidia-smi; nproc; free -g | head -2; nvcc --version | tail -1
+lscpu | grep -E "Model name"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD/src
+B=/tmp/lcb
+if [ ! -f $B/bin/libggml-cuda.so ] && ls .llamacpp-libs/libs.tar.xz.* >/dev/null 2>&1; then
+  cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp
+fi
+# the GGUFs meanwhile (CPU, sparse files)
+python3 measurements/llamacpp_cpumoe/cuda_cpumoe.py --write-only --gguf-dir /tmp/gguf_cpumoe > /tmp/write.log 2>&1 &
+WP=$!
+if [ ! -f $B/bin/libggml-cuda.so ]; then
+  NVCC=$(readlink -f "$(which nvcc)"); CROOT=$(dirname "$(dirname "$NVCC")"); CMX=()
+  if ! ls "$CROOT"/lib64/libcublas.so* "$CROOT"/targets/*/lib/libcublas.so* >/dev/null 2>&1; then
+    LIBCB=$(find /usr /opt -name 'libcublas.so*' 2>/dev/null | grep -v stub | head -1)
+    LIBCBLT=$(find /usr /opt -name 'libcublasLt.so*' 2>/dev/null | grep -v stub | head -1)
+    INC=$(find /usr /opt -name cublas_v2.h 2>/dev/null | head -1)
+    echo "cublas: $LIBCB $LIBCBLT $INC"
+    mkdir -p /tmp/cb/lib
+    ln -sf "$LIBCB" /tmp/cb/lib/libcublas.so; ln -sf "$LIBCBLT" /tmp/cb/lib/libcublasLt.so
+    CMX=(-DCUDA_cublas_LIBRARY=/tmp/cb/lib/libcublas.so -DCUDA_cublasLt_LIBRARY=/tmp/cb/lib/libcublasLt.so
+         "-DCMAKE_CUDA_FLAGS=-I$(dirname "$INC")" "-DCMAKE_CXX_FLAGS=-I$(dirname "$INC")")
+  fi
+  cmake -S .llamacpp-src/llama.cpp -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+    -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" \
+    -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_NUMBER=11312 -DLLAMA_BUILD_COMMIT=0c1e5709 "${CMX[@]}" > /tmp/cmake.log 2>&1 || { tail -40 /tmp/cmake.log; exit 2; }
+  TB=$(date +%s)
+  ninja -C $B -j $(( $(nproc) + 2 )) llama > /tmp/ninja.log 2>&1 || { tail -60 /tmp/ninja.log; exit 3; }
+  echo "BUILD_SECONDS $(( $(date +%s) - TB ))"
+  if [ "${PACK_LIBS:-0}" = 1 ]; then
+    tar -C /tmp -cf - lcb/bin | xz -T0 -1 > /tmp/libs.tar.xz && split -b 15M -d /tmp/libs.tar.xz "$OUTD/libs.tar.xz."
+    ls -la "$OUTD"
+  fi
+fi
+ls $B/bin
+for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
+  p=$(find /usr /opt -name "$d" 2>/dev/null | head -1); [ -n "$p" ] && export LD_LIBRARY_PATH=$(dirname "$p"):$LD_LIBRARY_PATH
+done
+ldd $B/bin/libggml-cuda.so | grep -E "cublas|cudart|not found"
+wait $WP; cat /tmp/write.log
+# two libstdc++ copies crash at the first model load without this (measurements/llamacpp/README.md)
+LIBSTDCXX=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
+LEFT=$(( ${BUDGET:-480} - ($(date +%s) - T0) ))
+echo "measure: ${LEFT}s left"
+LD_PRELOAD=$LIBSTDCXX LLAMA_CPP_PKG=$PWD/.llamacpp-src/llama_cpp LLAMA_CPP_LIB_PATH=$B/bin \
+  timeout $(( LEFT - 10 )) python3 -X faulthandler measurements/llamacpp_cpumoe/cuda_cpumoe.py --gguf-dir /tmp/gguf_cpumoe \
+  --out "$OUTD/cpumoe.jsonl" --deadline $(( LEFT - 90 )) --child-timeout 150 ${MEASURE_ARGS}
+echo "measure rc=$?"
+tar -C /tmp -cJf "$OUTD/logs.tar.xz" cpumoe_logs 2>/dev/null; ls -la "$OUTD"
+nvidia-smi --query-gpu=name,memory.used --format=csv
+echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"
