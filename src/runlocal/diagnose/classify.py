@@ -95,6 +95,8 @@ _FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG 
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
 _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
+_FIGURE_OR_DEVICE = re.compile(r"\d|cuda|gpu|vram|device|metal|hip|alloc|buffer|torch|tensor")
+_BYTES_REFUSED = re.compile(r"(\d{7,}) bytes")  # a host allocation's size in bytes (Rust's "memory allocation of N bytes")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
 # corrupt or foreign file), no machine has that much memory to give
 _READ_CALL = re.compile(r"\.read\(")
@@ -252,6 +254,8 @@ class Scanner:
         self.runtimes_seen: dict[str, int] = {}
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
+        self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
+        self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -298,6 +302,11 @@ class Scanner:
                 self.exit_137 = True
             if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
                 self.free_ram_said = max(said, self.free_ram_said or 0.0)
+            if self.size_doubted is None:
+                self.size_doubted = prose.size_questioned(low)
+        if self.disk_full is None and ("space" in low or "os error" in low or "enospc" in low) \
+                and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
+            self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
         if "pin" in low and signals.PINNED_CALL.search(low):
             self.pinned_at = self.n
         if not self._any_gate.search(low):
@@ -393,6 +402,8 @@ class Scanner:
             # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
             # is allocated): start-up went on, and the over-said load does not make the failure the run
             self.load_after_loaded = last_load > last_loaded >= 0
+            if self.line_phase == "run" and signals.LOAD.search(low):
+                self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
             self.after = CONTEXT_AFTER
 
     def _settle(self) -> None:
@@ -427,7 +438,7 @@ class Scanner:
         if self.best is None:
             return
         low = self.best[3].lower()
-        if self.best[1].id == HOST_RAM_ID and self.freeing_bug and "bad_alloc" in low:
+        if self.best[1].id == HOST_RAM_ID and ((self.freeing_bug and "bad_alloc" in low) or self._size_doubted(low)):
             crash = kb.get(CRASH_ID)
             if crash is not None:
                 self.best = (crash.priority, crash, self.best[2], self.best[3])
@@ -436,6 +447,12 @@ class Scanner:
             pool = kb.get(SGLANG_FRACTION_ID)
             if pool is not None:
                 self.best = (pool.priority, pool, self.best[2], self.best[3])
+
+    def _size_doubted(self, low: str) -> bool:
+        """Whether the writer asked if one really needs about the size that this host allocation line says was
+        refused (within a quarter either way: "130gb" for 137421126912 bytes)."""
+        asked = [int(n) for n in _BYTES_REFUSED.findall(low)]
+        return self.size_doubted is not None and any(0.8 <= n / self.size_doubted <= 1.25 for n in asked)
 
     def _pool_had_room(self) -> bool:
         """Whether the lines kept around a scheduler's pool out-of-memory state more free tokens than it asked for."""
@@ -465,6 +482,8 @@ class Scanner:
             return self._application_error(figures, runtime)
         elif self._killed_after_error():
             return self._application_error(figures, runtime, KILLED_AFTER_ERROR_ID, self.last_error_line)
+        elif self._disk_full_first():
+            return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.disk_full)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -511,6 +530,16 @@ class Scanner:
         return (self.best is not None and self.best[1].id == BARE_KILL_ID and not self.memory_said
                 and self.kill_line is not None and self.last_error_line is not None
                 and self.kill_line - self.last_error_line[0] <= KILL_AFTER_ERROR_LINES)
+
+    def _disk_full_first(self) -> bool:
+        """Whether the disk was said to be full before the memory failure chosen, and that failure is a bare "out of
+        memory" (no size, no device, no allocator on its line): the full disk is what failed (vibe#1168: "There is not
+        enough space on the disk. (os error 112)", then a helper's "fatal error: out of memory"; on Windows the commit
+        limit is RAM plus a page file on that disk), not the memory."""
+        if self.disk_full is None or self.best is None or self.best[1].category not in kb.MEMORY_CATEGORIES:
+            return False
+        low = self.best[3].lower()
+        return self.disk_full[0] < self.best[2] and "out of memory" in low and not _FIGURE_OR_DEVICE.search(low)
 
     def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
                            error_line: tuple[int, str] | None = None) -> Diagnosis:

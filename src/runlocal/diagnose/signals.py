@@ -157,7 +157,13 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
-    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory"
+    # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
+    # allocation of {size} bytes failed" and aborts (library/std/src/alloc.rs, default_alloc_error_hook); a Rust
+    # program's GPU memory comes through its driver bindings instead (cudarc's DriverError(CUDA_ERROR_OUT_OF_MEMORY))
+    r"|\bmemory allocation of \d+ bytes failed"
+    # C++'s std::bad_alloc as Microsoft's runtime words its what() ("RuntimeError: bad allocation", a Windows build)
+    r"|\bbad allocation\b")
 
 # -- allocator / device --------------------------------------------------------------------------
 # "metal" as a word of its own, not inside a hyphenated or underscored name: Tenstorrent's SDK is "tt-metal"
