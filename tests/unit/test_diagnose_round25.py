@@ -136,3 +136,26 @@ def test_a_full_shared_memory_or_a_sized_oom_after_a_full_disk_stays_memory():
              "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total "
              "capacity; 21.10 GiB already allocated; 1.10 GiB free)")
     assert diagnose_text(sized).category in ("cuda_oom_load", "cuda_oom_long_context", "fragmentation")
+
+
+def test_a_runtime_s_refusal_that_a_new_version_brought_is_not_memory():
+    # the writer names the version as what changed; the refusal shows no allocation (rounds 9 and 17, tuned on with
+    # round 25 by diagnose21)
+    pasted = ("[Regression v0.0.101] Cannot load model — 'Not enough free memory to load model'\n"
+              "> Since version 0.0.101, I can no longer load my model. I get the error message: \"Failed to load model "
+              ": Not enough free memory to load model...\"")
+    assert diagnose_text(pasted).category == "not_memory"
+    assert diagnose_text('bug: error message "Not enough RAM" on every local model (current beta — but not '
+                         "current stable)").category == "not_memory"
+
+
+def test_a_device_allocation_failure_after_an_upgrade_stays_memory():
+    # look-alike: a regression that really uses more memory, and the device's own allocation failing
+    pasted = ("Misc. bug: Regression from #20595 - llama-server loads two separate processes per GPU - consuming more "
+              "VRAM\n"
+              "[49787] /app/ggml/src/ggml-cuda/ggml-cuda.cu:97: CUDA error\n"
+              "[49787] CUDA error: out of memory\n"
+              "[49787]   current device: 0, in function alloc at /app/ggml/src/ggml-cuda/ggml-cuda.cu:509")
+    assert diagnose_text(pasted).category == "llamacpp_alloc_fail"
+    # and a refusal with no version named stays memory
+    assert diagnose_text("Failed to load model : Not enough free memory to load model").category != "not_memory"

@@ -256,6 +256,7 @@ class Scanner:
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
         self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
+        self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -304,6 +305,8 @@ class Scanner:
                 self.free_ram_said = max(said, self.free_ram_said or 0.0)
             if self.size_doubted is None:
                 self.size_doubted = prose.size_questioned(low)
+            if self.regression is None and prose.VERSION_REGRESSION.search(low):
+                self.regression = (self.n, line[:MATCHED_LINE_MAX])
         if self.disk_full is None and ("space" in low or "os error" in low or "enospc" in low) \
                 and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
             self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
@@ -484,6 +487,8 @@ class Scanner:
             return self._application_error(figures, runtime, KILLED_AFTER_ERROR_ID, self.last_error_line)
         elif self._disk_full_first():
             return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.disk_full)
+        elif self._refusal_regressed():
+            return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.regression)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -540,6 +545,16 @@ class Scanner:
             return False
         low = self.best[3].lower()
         return self.disk_full[0] < self.best[2] and "out of memory" in low and not _FIGURE_OR_DEVICE.search(low)
+
+    def _refusal_regressed(self) -> bool:
+        """Whether the writer names a runtime version as what changed, and the log's lack of memory is only a refusal
+        that shows no allocation (none matched, or a memory answer whose line names no allocator, size or kill):
+        the runtime's check regressed (prose.VERSION_REGRESSION)."""
+        if self.regression is None:
+            return False
+        if self.best is None:
+            return self.memory_said
+        return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
 
     def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
                            error_line: tuple[int, str] | None = None) -> Diagnosis:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 __all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words",
-           "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY", "DISK_FULL", "size_questioned"]
+           "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY", "DISK_FULL", "size_questioned", "VERSION_REGRESSION",
+           "ALLOCATION_SHOWN"]
 
 # a device's out-of-memory in words other than a program's: hyphenated ("CUDA out-of-memory when running plain LLaVA
 # inference", LLaVA#1917; "I had encountered CUDA out-of-memory", LLaVA-NeXT#431) or called an overflow of its memory
@@ -77,3 +78,16 @@ def size_questioned(low: str) -> float | None:
     """The size in bytes that a line asks whether one really needs, or None."""
     m = _SIZE_QUESTION.search(low) if "?" in low else None
     return float(m.group(1)) * _POWER[m.group(2)] if m else None
+
+
+# a version named as what changed ("[Regression v0.0.101] Cannot load model", "since version 0.0.101 I can no longer
+# load my model", "downgrading to 0.3.26 fixes this", "(current beta — but not current stable)", "models that were
+# loading fine before"): the same machine and model, only the runtime's version differs. Beside a runtime's own refusal
+# that shows no allocation (a check's "Not enough free memory to load model", "Not enough RAM"), the check is what
+# regressed, not the memory (ogam#495, lmstudio-bug-tracker#1021, jan#4583; round 17 and 9 texts, tuned on by
+# diagnose21). A device's own allocation failure after an upgrade stays memory (ALLOCATION_SHOWN): a new version may
+# really use more (llama.cpp#21692's extra 700 MB per GPU)
+VERSION_REGRESSION = re.compile(r"\bregression\b|\bsince (?:version |v)\d|\bdowngrad\w*\b[^.\n]{0,40}\b(?:fix|solv|work)"
+                                r"|\b(?:beta|nightly|canary)\b[^.\n]{0,30}\bbut not\b[^.\n]{0,20}\bstable\b"
+                                r"|\b(?:were|was) (?:loading|working|running) fine before\b|\bno longer (?:load|start|run)")
+ALLOCATION_SHOWN = re.compile(r"alloc|cuda error|outofmemoryerror|tried to|buffer|killed|\d(?:\.\d+)?\s*[kmgt]i?b\b")
