@@ -27,7 +27,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 23's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 26's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -101,6 +101,12 @@ FIRST_RUNS = (
     # diagnose19 before round 24 was scored and before round 23's or 24's misses were tuned on; 20 memory failures,
     # 16 look-alikes; scored once by diagnose20
     ("round 25 (balanced)", "2026-11-26", 36, 21, 31, 2, 16, "1440/1478"),
+    # round 26: memory-weighted (TensorRT-LLM engine builds, ONNX Runtime's BFC arena, DirectML, bitsandbytes, MPS,
+    # Intel XPU, numpy's array refusals, embedding servers, fine-tunes; ONNX Runtime's exabyte-sized requests,
+    # DirectML's "The parameter is incorrect", illegal memory access, TensorRT-LLM plugin asserts, a bad GPU index as
+    # look-alikes; held_out/round26_queries.md), collected ahead by diagnose20 before round 25 was scored and before
+    # round 24's or 25's misses were tuned on; 19 memory failures, 9 look-alikes; scored once by diagnose21
+    ("round 26 (memory-weighted)", "2026-11-26", 28, 19, 28, 0, 9, "1475/1514"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -108,7 +114,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
-                    "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20)}
+                    "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
+                    "round 26 (memory-weighted)": (0, 19)}
 
 
 def print_first_runs() -> None:

@@ -99,8 +99,8 @@ down before any query was run (``round25_queries.md``), before round 24 was scor
 moved it out of ``held_out/`` after collecting round 27: it is tuning data. Round 26 (``held_out/round26.jsonl``, 28
 texts from 19 repositories, 19 memory failures and 9 look-alikes) was collected ahead by diagnose20
 (memory-weighted), written down before any query was run (``held_out/round26_queries.md``), before round 25 was
-scored and before round 24's or 25's misses were tuned on, and committed before it was scored. Round 27 waits in
-``next/``, which this loader does not read.
+scored and before round 24's or 25's misses were tuned on, committed before it was scored, and scored once (67.9 %)
+by diagnose21 after round 25's misses were tuned on. Round 27 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
