@@ -307,7 +307,8 @@ class Scanner:
                 self.size_doubted = prose.size_questioned(low)
             if self.regression is None and prose.VERSION_REGRESSION.search(low):
                 self.regression = (self.n, line[:MATCHED_LINE_MAX])
-        if self.disk_full is None and ("space" in low or "os error" in low or "enospc" in low) \
+        if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
+                                       or "enospc" in low) \
                 and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
             self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
         if "pin" in low and signals.PINNED_CALL.search(low):
