@@ -157,11 +157,13 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
-    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory"
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
+# (read only on a line that says "allocation": every line of a serving log that passes the gate reaches _HOST_ALLOC)
+_HOST_ALLOCATION_WORDS = re.compile(
     # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
     # allocation of {size} bytes failed" and aborts (library/std/src/alloc.rs, default_alloc_error_hook); a Rust
     # program's GPU memory comes through its driver bindings instead (cudarc's DriverError(CUDA_ERROR_OUT_OF_MEMORY))
-    r"|\bmemory allocation of \d+ bytes failed"
+    r"\bmemory allocation of \d+ bytes failed"
     # C++'s std::bad_alloc as Microsoft's runtime words its what() ("RuntimeError: bad allocation", a Windows build)
     r"|\bbad allocation\b")
 
@@ -659,7 +661,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"
-    if _HOST_ALLOC.search(low):
+    if _HOST_ALLOC.search(low) or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)):
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
