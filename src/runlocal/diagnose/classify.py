@@ -53,7 +53,10 @@ Precedence (how one answer is chosen when several entries match)
    ran short elsewhere is not called ``not_memory`` for it. A shell's bare ``Killed`` (the best match being the
    bare kill) that comes at most ``KILL_AFTER_ERROR_LINES`` lines after an error line, in a log that says nothing
    else of memory, is the runtime ending its own processes after that error (``notmem-killed-after-error``, titled
-   with that error). Otherwise: category ``unknown``.
+   with that error). A full disk said before a bare "out of memory" (no size, device or allocator on its line) is the
+   disk, and a refusal that shows no allocation in a log whose writer names a version as what changed is the
+   runtime's check regressing: both are answered as application errors naming that line (round 25's misses, session
+   11). Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
