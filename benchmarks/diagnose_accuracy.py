@@ -1,10 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 25, a balanced sample (HIP OOM, torch's CPU allocator, Rust's failed
-allocations, cuBLAS ALLOC_FAILED, DeepSpeed ZeRO-3, LoRA fine-tunes, std::bad_alloc, speech models, TensorFlow, and 16
-look-alikes; held_out/round25_queries.md), collected before round 24 was scored and before round 23's or round 24's
-misses were tuned on, committed before it was scored, and scored once; rounds 1-24 are tuning data, see
+measurements/public_errors/held_out/: round 26, a memory-weighted sample (TensorRT-LLM engine builds, ONNX Runtime's
+BFC arena, DirectML, bitsandbytes, MPS, Intel XPU, numpy's array refusals, embedding servers, fine-tunes, and 9
+look-alikes; held_out/round26_queries.md), collected before round 25 was scored and before round 24's or round 25's
+misses were tuned on, committed before it was scored, and scored once; rounds 1-25 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -27,7 +27,7 @@ from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
 # The first (and only counted) scoring of each held-out round, as printed when it was run; the live figures above
-# move as diagnosis is tuned, these do not. Rounds 4 to 23's full first-run outputs: measurements/public_errors/scoring/.
+# move as diagnosis is tuned, these do not. Rounds 4 to 26's full first-run outputs: measurements/public_errors/scoring/.
 # (round, date, texts, exact, memory/not-memory right, look-alikes called memory, look-alikes, tuning exact then)
 FIRST_RUNS = (
     ("round 2 (seeded fifth)", "2026-11-25", 20, 18, 20, 0, 9, "374/379"),
@@ -101,6 +101,12 @@ FIRST_RUNS = (
     # diagnose19 before round 24 was scored and before round 23's or 24's misses were tuned on; 20 memory failures,
     # 16 look-alikes; scored once by diagnose20
     ("round 25 (balanced)", "2026-11-26", 36, 21, 31, 2, 16, "1440/1478"),
+    # round 26: memory-weighted (TensorRT-LLM engine builds, ONNX Runtime's BFC arena, DirectML, bitsandbytes, MPS,
+    # Intel XPU, numpy's array refusals, embedding servers, fine-tunes; ONNX Runtime's exabyte-sized requests,
+    # DirectML's "The parameter is incorrect", illegal memory access, TensorRT-LLM plugin asserts, a bad GPU index as
+    # look-alikes; held_out/round26_queries.md), collected ahead by diagnose20 before round 25 was scored and before
+    # round 24's or 25's misses were tuned on; 19 memory failures, 9 look-alikes; scored once by diagnose21
+    ("round 26 (memory-weighted)", "2026-11-26", 28, 19, 28, 0, 9, "1475/1514"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -108,7 +114,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 18 (phase words)": (0, 14), "round 19 (new projects)": (4, 35),
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
-                    "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20)}
+                    "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
+                    "round 26 (memory-weighted)": (0, 19)}
 
 
 def print_first_runs() -> None:

@@ -53,7 +53,10 @@ Precedence (how one answer is chosen when several entries match)
    ran short elsewhere is not called ``not_memory`` for it. A shell's bare ``Killed`` (the best match being the
    bare kill) that comes at most ``KILL_AFTER_ERROR_LINES`` lines after an error line, in a log that says nothing
    else of memory, is the runtime ending its own processes after that error (``notmem-killed-after-error``, titled
-   with that error). Otherwise: category ``unknown``.
+   with that error). A full disk said before a bare "out of memory" (no size, device or allocator on its line) is the
+   disk, and a refusal that shows no allocation in a log whose writer names a version as what changed is the
+   runtime's check regressing: both are answered as application errors naming that line (round 25's misses, session
+   11). Otherwise: category ``unknown``.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
@@ -72,9 +75,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import IO, Any
 
-from . import kb, last_resort, prose, signals
+from . import kb, last_resort, prose, runtimes, signals
 from .cuda_oom import one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
+from .runtimes import GGML_RUNTIMES, normalize_runtime
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
            "normalize_runtime"]
@@ -94,6 +98,8 @@ _FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG 
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
 _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
+_FIGURE_OR_DEVICE = re.compile(r"\d|cuda|gpu|vram|device|metal|hip|alloc|buffer|torch|tensor")
+_BYTES_REFUSED = re.compile(r"(\d{7,}) bytes")  # a host allocation's size in bytes (Rust's "memory allocation of N bytes")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
 # corrupt or foreign file), no machine has that much memory to give
 _READ_CALL = re.compile(r"\.read\(")
@@ -131,85 +137,10 @@ CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
 
-# runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
-_RUNTIME_TOKENS = {
-    "ollama": "ollama", "llama runner": "ollama", "lmstudio": "lmstudio", "lm studio": "lmstudio",
-    "vllm": "vllm", "enginecore": "vllm", "mqllmengine": "vllm", "async_llm_engine": "vllm",
-    "sglang": "sglang", "sgl_jax": "sglang", "mem-fraction-static": "sglang", "mem_fraction_static": "sglang",
-    "text-generation-launcher": "tgi", "text_generation_server": "tgi",
-    "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "trtllm-build": "tensorrt-llm",
-    "mlx_": "mlx", "mlx-": "mlx", "omlx": "mlx",  # oMLX, an MLX server
-    # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
-    # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
-    "[metal::": "mlx", ":metal::": "mlx", " metal::": "mlx",
-    "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
-    "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
-    "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
-    "llm_load": "llama.cpp", "load_tensors": "llama.cpp", ".gguf": "llama.cpp", "llama-server": "llama.cpp",
-    "llama-cli": "llama.cpp", "llama.cpp": "llama.cpp", "llama_cpp": "llama.cpp", "koboldcpp": "llama.cpp",
-    "llamafile": "llama.cpp", "gpt4all": "llama.cpp", "blk.": "llama.cpp",  # GGUF tensor names
-    "[llama-cpp]": "llama.cpp", "llama-cpp-fallback": "llama.cpp",  # LocalAI's llama.cpp backends, as its log names them
-    "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
-    "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
-    # a runtime not named, guessed from its log prefix, flags and file names: Ollama's Go slog lines
-    # ("time=… level=INFO source=server.go:…"), vLLM's engine modules, TensorRT-LLM's "[TensorRT-LLM]" prefix,
-    # llama.cpp's GPU-layers flag and its old GGML file names
-    "level=info source=": "ollama", "level=warn source=": "ollama", "level=error source=": "ollama",
-    "level=debug source=": "ollama", "llm_engine": "vllm", "[tensorrt-llm]": "tensorrt-llm",
-    "-ngl ": "llama.cpp", "--n-gpu-layers": "llama.cpp", "n_gpu_layers": "llama.cpp", "ggmlv3": "llama.cpp",
-    "ggml-model": "llama.cpp",
-    # PyTorch's own tail under a CUDA error ("CUDA kernel errors might be asynchronously reported at some other API
-    # call", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", c10/cuda/CUDAException.cpp): a Python program
-    # on PyTorch printed the "CUDA error: out of memory" above it, not ggml's CUDA_CHECK (counted as transformers,
-    # the runtime that stands for plain PyTorch here)
-    "asynchronously reported": "transformers", "cuda_launch_blocking": "transformers",
-    "torch_use_cuda_dsa": "transformers",
-}
-_RUNTIME_RE = re.compile(trie_regex(_RUNTIME_TOKENS))
-# the runtimes' own names (a word, not a prefix of function names): counted only where no letter or digit comes right
-# before them
-_NAMES = frozenset({"ollama", "vllm", "sglang", "lmstudio", "koboldcpp", "llamafile", "gpt4all", "mistralrs"})
-# llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
-_LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
-# a name inside a file path: the word around it (letters, digits, _ . -) touches a slash ("/root/llama_model_weights/
-# Q4/…" is the user's folder, not llama.cpp's llama_model_* functions, vLLM#2199)
-_PATH_WORD = re.compile(r"[\w.-]*")
-
-
-def _in_path(low: str, start: int, end: int) -> bool:
-    """Whether the text at low[start:end] is part of a path component (its word touches a / or \\)."""
-    left = start
-    while left > 0 and (low[left - 1].isalnum() or low[left - 1] in "_.-"):
-        left -= 1
-    right = end + len(_PATH_WORD.match(low, end).group(0))  # type: ignore[union-attr]
-    return (left > 0 and low[left - 1] in "/\\") or (right < len(low) and low[right] in "/\\")
-
-
 STOPPED_ID = "notmem-stopped"
 
-# runtimes that embed another's log lines come first (Ollama prints llama.cpp's, vLLM imports transformers)
-_RUNTIME_ORDER = ("ollama", "vllm", "sglang", "tgi", "tensorrt-llm", "lmstudio", "mlx", "mistral.rs", "llama.cpp",
-                  "transformers")
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
-# runtimes whose CUDA errors come from ggml (LM Studio's GGUF engine is llama.cpp; its MLX engine prints no CUDA)
-_GGML_RUNTIMES = frozenset({"llama.cpp", "ollama", "lmstudio"})
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
-_ALIASES = {
-    "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama_cpp": "llama.cpp", "llama-cpp-python": "llama.cpp",
-    "llama-server": "llama.cpp", "koboldcpp": "llama.cpp", "llamafile": "llama.cpp",
-    "gpt4all": "llama.cpp",  # GPT4All's backend is a llama.cpp fork (gpt4all-backend/llama.cpp-mainline)
-    "hf": "transformers", "huggingface": "transformers", "accelerate": "transformers",
-    "bitsandbytes": "transformers", "torch": "pytorch", "lm studio": "lmstudio", "lm-studio": "lmstudio",
-    "trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm",
-    "text-generation-inference": "tgi", "mlx-lm": "mlx", "mlx_lm": "mlx",
-}
-
-
-def normalize_runtime(runtime: str | None) -> str | None:
-    if not runtime:
-        return None
-    r = runtime.strip().lower()
-    return _ALIASES.get(r, r)
 
 
 @dataclass(frozen=True)
@@ -298,7 +229,7 @@ def _any_gate(index: _Index) -> re.Pattern[str]:
     """One regex over every word that can make a line matter (built once per process: it is large)."""
     global _GATE
     if _GATE is None:
-        _GATE = re.compile(trie_regex(index.anchors | TRIGGERS | set(_RUNTIME_TOKENS) | signals.GATE_WORDS))
+        _GATE = re.compile(trie_regex(index.anchors | TRIGGERS | set(runtimes.RUNTIME_TOKENS) | signals.GATE_WORDS))
     return _GATE
 
 
@@ -326,6 +257,9 @@ class Scanner:
         self.runtimes_seen: dict[str, int] = {}
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
+        self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
+        self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
+        self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -372,20 +306,21 @@ class Scanner:
                 self.exit_137 = True
             if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
                 self.free_ram_said = max(said, self.free_ram_said or 0.0)
+            if self.size_doubted is None:
+                self.size_doubted = prose.size_questioned(low)
+            if self.regression is None and prose.VERSION_REGRESSION.search(low):
+                self.regression = (self.n, line[:MATCHED_LINE_MAX])
+        if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
+                                       or "enospc" in low) \
+                and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
+            self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
         if "pin" in low and signals.PINNED_CALL.search(low):
             self.pinned_at = self.n
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
-            tokens = _RUNTIME_RE.findall(low)
-            if any(tok.startswith("llama_") or tok in _NAMES for tok in tokens):
-                # llama.cpp's function names, unless in a path; a runtime's name inside a longer word is another name
-                # ("VideoLLaMA2" holds "ollama": DAMO's video model, not Ollama)
-                tokens = [m.group(0) for m in _RUNTIME_RE.finditer(low)
-                          if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))
-                          and not (m.group(0) in _NAMES and m.start() and low[m.start() - 1].isalnum())]
-            for rt in [_RUNTIME_TOKENS[tok] for tok in tokens] + ["llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]:
+            for rt in runtimes.named_in(low):
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
         found, severity, dead, footer_fn = _facts_of_line(line, low)
         matches = list(found)
@@ -474,6 +409,8 @@ class Scanner:
             # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
             # is allocated): start-up went on, and the over-said load does not make the failure the run
             self.load_after_loaded = last_load > last_loaded >= 0
+            if self.line_phase == "run" and signals.LOAD.search(low):
+                self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
             self.after = CONTEXT_AFTER
 
     def _settle(self) -> None:
@@ -508,7 +445,7 @@ class Scanner:
         if self.best is None:
             return
         low = self.best[3].lower()
-        if self.best[1].id == HOST_RAM_ID and self.freeing_bug and "bad_alloc" in low:
+        if self.best[1].id == HOST_RAM_ID and ((self.freeing_bug and "bad_alloc" in low) or self._size_doubted(low)):
             crash = kb.get(CRASH_ID)
             if crash is not None:
                 self.best = (crash.priority, crash, self.best[2], self.best[3])
@@ -517,6 +454,12 @@ class Scanner:
             pool = kb.get(SGLANG_FRACTION_ID)
             if pool is not None:
                 self.best = (pool.priority, pool, self.best[2], self.best[3])
+
+    def _size_doubted(self, low: str) -> bool:
+        """Whether the writer asked if one really needs about the size that this host allocation line says was
+        refused (within a quarter either way: "130gb" for 137421126912 bytes)."""
+        asked = [int(n) for n in _BYTES_REFUSED.findall(low)]
+        return self.size_doubted is not None and any(0.8 <= n / self.size_doubted <= 1.25 for n in asked)
 
     def _pool_had_room(self) -> bool:
         """Whether the lines kept around a scheduler's pool out-of-memory state more free tokens than it asked for."""
@@ -531,13 +474,7 @@ class Scanner:
     def detected_runtime(self) -> str | None:
         """The runtime the log comes from: Ollama if named at all (it embeds llama.cpp's lines), else the
         most-named one, where names of transformers count half (every Python runtime imports it)."""
-        seen = self.runtimes_seen
-        if not seen:
-            return None
-        if "ollama" in seen:
-            return "ollama"
-        weight = {r: c * (0.5 if r == "transformers" else 1.0) for r, c in seen.items()}
-        return max(weight, key=lambda r: (weight[r], -_RUNTIME_ORDER.index(r)))
+        return runtimes.most_named(self.runtimes_seen)
 
     def finish(self) -> Diagnosis:
         figures = self.extractor.result()
@@ -552,6 +489,10 @@ class Scanner:
             return self._application_error(figures, runtime)
         elif self._killed_after_error():
             return self._application_error(figures, runtime, KILLED_AFTER_ERROR_ID, self.last_error_line)
+        elif self._disk_full_first():
+            return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.disk_full)
+        elif self._refusal_regressed():
+            return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.regression)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -575,7 +516,7 @@ class Scanner:
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
-            if runtime in _GGML_RUNTIMES and not _TORCH_OOM.search(line):
+            if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.woken is not None:
                 entry = kb.get(self.woken) or entry
@@ -598,6 +539,26 @@ class Scanner:
         return (self.best is not None and self.best[1].id == BARE_KILL_ID and not self.memory_said
                 and self.kill_line is not None and self.last_error_line is not None
                 and self.kill_line - self.last_error_line[0] <= KILL_AFTER_ERROR_LINES)
+
+    def _disk_full_first(self) -> bool:
+        """Whether the disk was said to be full before the memory failure chosen, and that failure is a bare "out of
+        memory" (no size, no device, no allocator on its line): the full disk is what failed (vibe#1168: "There is not
+        enough space on the disk. (os error 112)", then a helper's "fatal error: out of memory"; on Windows the commit
+        limit is RAM plus a page file on that disk), not the memory."""
+        if self.disk_full is None or self.best is None or self.best[1].category not in kb.MEMORY_CATEGORIES:
+            return False
+        low = self.best[3].lower()
+        return self.disk_full[0] < self.best[2] and "out of memory" in low and not _FIGURE_OR_DEVICE.search(low)
+
+    def _refusal_regressed(self) -> bool:
+        """Whether the writer names a runtime version as what changed, and the log's lack of memory is only a refusal
+        that shows no allocation (none matched, or a memory answer whose line names no allocator, size or kill):
+        the runtime's check regressed (prose.VERSION_REGRESSION)."""
+        if self.regression is None:
+            return False
+        if self.best is None:
+            return self.memory_said
+        return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
 
     def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
                            error_line: tuple[int, str] | None = None) -> Diagnosis:

@@ -137,6 +137,21 @@ RUN = re.compile(
     r"|\b(?:frames|images|tokens|inputs?|prompts?)\s+(?:i|we|you)\s+(?:feed|fed|pass|send|give)\b"
     r"|\binferenc?e?\w* (?:on |for |with )?(?:an? |the |my )?(?:\d+\s?s(?:ec\w*)? |long |short )?(?:videos?|images?)\b"
     r"|\b(?:try|trying|tried|attempt\w*) to inferenc\w*"
+    # -- the run said by the allocator or the stack (round 25's misses, session 11, diagnose21) --
+    # TensorFlow's "OOM when allocating tensor with shape[…]": OpKernelContext::allocate_tensor
+    # (tensorflow/core/framework/op_kernel.cc) refusing an op kernel's output or scratch tensor within a step
+    # (params_->step_id): a graph being computed, whatever the op; cuBLAS's CUBLAS_STATUS_ALLOC_FAILED (cublas_api.h,
+    # status 3): the library allocates its workspace inside a GEMM call, when a model computes
+    r"|oom when allocating tensor|cublas_status_alloc_failed"
+    # a traceback's frame inside the model's generate / inference call ('line 334, in generate',
+    # 'self.s3gen.inference(', 'flow_inference('): the failure came from computing, not from loading weights; not
+    # an engine being set up for inference (DeepSpeed's init_inference( loads and shards the weights)
+    r"|\bin (?:generate|infer|inference|(?!init_)\w+_inference)\s*$|\.(?!init_)\w*inference\("
+    # training a model: a fine-tune (the verb or the noun, "finetuning_lora.py"; not "fine-tuned", a finished
+    # checkpoint that may be loading) and DeepSpeed's ZeRO stages (the Zero Redundancy Optimizer partitions optimizer
+    # states, gradients and weights across a training job: "zero3", "ZeRO-2", "zero_stage 3")
+    r"|\bfine[-_ ]?tun(?:e|es|ing)\b(?![-_ ]?d\b)|(?<![a-z])finetun(?:e|es|ing)(?![a-z]*ed\b)"
+    r"|(?<![a-z])zero[-_]?(?:stage[-_ ]?)?[23](?!\d)"
     # ... or an input that grew until the failure (GROWN, below)
     r"|" + GROWN_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
@@ -156,14 +171,35 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
 PACKAGE_LINE = re.compile(r"^\W{0,4}[a-z][\w.-]*(?:\s+|\s*[=:]=?\s*|\s*[:：]\s*v?)v?\d+(?:\.\w+)+[\w.+-]*\W{0,2}$")
 
 
+# where a sentence's clauses part (commas, semicolons, full stops, in English and Chinese), and the words that say
+# memory ran out, to find the clause a line's out-of-memory is said in
+_CLAUSE_END = re.compile(r"[，;；。!！？]|[,.?](?:\s|$)")  # not a comma inside a figure ("shape[50000,4096]")
+_OOM_SAID = re.compile(r"out of memory|outofmemory|(?<![a-z])oom(?![a-z])|显存不足|内存不足|爆显存|显存溢出|内存溢出")
+
+
+def _phase_of_oom_clause(low: str) -> str | None:
+    """On a line with both load and run words: the phase of the clause that says memory ran out, when only one
+    phase is said there ("我在使用deepspeed zero3加载13B模型，在推理时依然会报…OutOfMemoryError": loaded in the first
+    clause, out of memory "at inference time" in the second). None when no clause says it, or it says both."""
+    start = 0
+    for end in [m.start() for m in _CLAUSE_END.finditer(low)] + [len(low)]:
+        clause = low[start:end]
+        start = end + 1
+        if not _OOM_SAID.search(clause):
+            continue
+        load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
+        return None if load == run else ("load" if load else "run")
+    return None
+
+
 def phase_of_line(low: str) -> str | None:
     """"load", "run" or None for one lower-cased line; a load marker wins on a line that has both
     (vLLM's "warming up sampler" is start-up), unless the line says the load was over ("after it finished loading,
-    an image was uploaded")."""
+    an image was uploaded") or the clause that says memory ran out names only the run."""
     if LOADED.search(low) and RUN.search(low):
         return "run"
     if LOAD.search(low):
-        return "load"
+        return _phase_of_oom_clause(low) or "load" if RUN.search(low) else "load"
     if RUN.search(low):
         return "run"
     return None

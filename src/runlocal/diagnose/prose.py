@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 __all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words",
-           "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY"]
+           "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY", "DISK_FULL", "size_questioned", "VERSION_REGRESSION",
+           "ALLOCATION_SHOWN"]
 
 # a device's out-of-memory in words other than a program's: hyphenated ("CUDA out-of-memory when running plain LLaVA
 # inference", LLaVA#1917; "I had encountered CUDA out-of-memory", LLaVA-NeXT#431) or called an overflow of its memory
@@ -56,3 +57,37 @@ FREEING_BUG = re.compile(r"(?<!not a )(?<!no )(?:double[ -]free|freed twice|use[
 # --mem-fraction-static."), as a user repeats it in a title (sglang#4895, round 23's miss). PyTorch says "out of memory"
 BARE_NOT_ENOUGH_MEMORY = re.compile(r"\bnot enough memory\b(?![^\n]{0,60}\b(?:cuda|gpu|vram|device|ram|host|system|"
                                     r"cpu|disk|swap|to (?:load|allocate)|for (?:the )?(?:model|weights))\b)")
+
+# -- round 25's misses (session 11, diagnose21) --
+# a full disk said by the operating system: POSIX's ENOSPC ("No space left on device", os error 28), Windows'
+# ERROR_DISK_FULL ("There is not enough space on the disk.", os error 112). Not a memory-backed filesystem (/dev/shm,
+# tmpfs: "No space left on device" there is shared memory running out, and stays a lack of memory)
+DISK_FULL = re.compile(r"no space left on device|not enough space on the disk|\bos error (?:28|112)\b|\benospc\b")
+DISK_IS_MEMORY = re.compile(r"/dev/shm|\bshm\b|shared memory|tmpfs")
+# the writer asking whether the size the program asked for is really needed ("Or does one need to have 130gb free for
+# allocation?", radius2#12 under Rust's "memory allocation of 137421126912 bytes failed"; the maintainer: it should never
+# need that much): the writer doubts the figure, and a request the program should not have made is a bug, not a
+# machine short of memory. Read only as a question, and only beside a refused request of about that size
+_SIZE_QUESTION = re.compile(r"\b(?:does|do|would|should|must|will)\s+(?:one|i|it|we|you|this|that)\s+(?:really\s+)?"
+                            r"(?:need|require)\s+(?:to\s+have\s+)?(?:~|about\s+|around\s+)?(\d+(?:\.\d+)?)\s*([kmgt])i?b\b"
+                            r"[^?\n]{0,60}\?")
+_POWER = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def size_questioned(low: str) -> float | None:
+    """The size in bytes that a line asks whether one really needs, or None."""
+    m = _SIZE_QUESTION.search(low) if "?" in low else None
+    return float(m.group(1)) * _POWER[m.group(2)] if m else None
+
+
+# a version named as what changed ("[Regression v0.0.101] Cannot load model", "since version 0.0.101 I can no longer
+# load my model", "downgrading to 0.3.26 fixes this", "(current beta — but not current stable)", "models that were
+# loading fine before"): the same machine and model, only the runtime's version differs. Beside a runtime's own refusal
+# that shows no allocation (a check's "Not enough free memory to load model", "Not enough RAM"), the check is what
+# regressed, not the memory (ogam#495, lmstudio-bug-tracker#1021, jan#4583; round 17 and 9 texts, tuned on by
+# diagnose21). A device's own allocation failure after an upgrade stays memory (ALLOCATION_SHOWN): a new version may
+# really use more (llama.cpp#21692's extra 700 MB per GPU)
+VERSION_REGRESSION = re.compile(r"\bregression\b|\bsince (?:version |v)\d|\bdowngrad\w*\b[^.\n]{0,40}\b(?:fix|solv|work)"
+                                r"|\b(?:beta|nightly|canary)\b[^.\n]{0,30}\bbut not\b[^.\n]{0,20}\bstable\b"
+                                r"|\b(?:were|was) (?:loading|working|running) fine before\b|\bno longer (?:load|start|run)")
+ALLOCATION_SHOWN = re.compile(r"alloc|cuda error|outofmemoryerror|tried to|buffer|killed|\d(?:\.\d+)?\s*[kmgt]i?b\b")

@@ -26,6 +26,7 @@ import re
 
 from . import prose
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
+from .sizes import needs_more_than_has, size_overflow
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
            "is_bare_cuda_error", "line_entry", "negated_oom_removed", "woken_by",
@@ -157,6 +158,14 @@ _HOST_ALLOC = re.compile(
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
     r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
+# (read only on a line that says "allocation": every line of a serving log that passes the gate reaches _HOST_ALLOC)
+_HOST_ALLOCATION_WORDS = re.compile(
+    # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
+    # allocation of {size} bytes failed" and aborts (library/std/src/alloc.rs, default_alloc_error_hook); a Rust
+    # program's GPU memory comes through its driver bindings instead (cudarc's DriverError(CUDA_ERROR_OUT_OF_MEMORY))
+    r"\bmemory allocation of \d+ bytes failed"
+    # C++'s std::bad_alloc as Microsoft's runtime words its what() ("RuntimeError: bad allocation", a Windows build)
+    r"|\bbad allocation\b")
 
 # -- allocator / device --------------------------------------------------------------------------
 # "metal" as a word of its own, not inside a hyphenated or underscored name: Tenstorrent's SDK is "tt-metal"
@@ -431,27 +440,8 @@ _KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_b
 # a negative or empty KV budget stated in words, with no out-of-memory message: vLLM's profile line ("the rest of the
 # memory reserved for KV Cache is -1.05GiB", vllm/worker/worker.py) or its block count ("# cuda blocks: 0")
 _KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cuda|gpu) blocks:\s*0\b")
-# a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
-# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
-# ("Tried to allocate more than 1EB memory"), not a lack of memory
-_HUGE = 10 ** 18
-# ... or the program saying so: a size or index computation that overflowed ("Storage size calculation overflowed")
-_OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|numel|shape)\w*\W{1,3}(?:calculation\W{1,3})?"
-                             r"overflow(?:ed|s)?\b")
 #: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
 LINE_VETO = frozenset({"notmem-size-overflow"})
-_LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
-# a figure that starts a word: not the tail of a request id ("cmpl-c5d9a1eb", "cmpl-524629eb" are no exabytes)
-_SIZE_STATED = re.compile(r"(?<![\w.-])([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
-_BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
-# one block of host memory of a tebibyte or more, in bytes ("Fail to alloc memory of 4131529007104 size, error code is
-# 12", PaddleNLP#7231 and #8208 for a small extraction model on a CPU): no workstation has it, and RAM is handed out
-# tensor by tensor, so a single request that size is a size computed wrong (a shape from bad input, a wrapped int),
-# not a model too big. Only on the host: a GPU's attention over a long input does ask for hundreds of GiB at once
-_HOST_BLOCK = re.compile(r"\balloc\w*\s+(?:memory\s+)?(?:of\s+)?(?:size\s+)?(\d{13,})\b")
-_HOST_BLOCK_NAMED = re.compile(r"error code(?: is)? 12\b|\[?errno\W{0,2}12\b|\benomem\b|\bcpu|defaultcpuallocator"
-                               r"|\bhost\b|cannot allocate memory")
-_TIB = 1 << 40
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
@@ -468,23 +458,6 @@ _VLLM_KV_SIZING = re.compile(r"raise_if_cache_size_invalid|check_enough_kv_cache
 # import name 'OutOfMemoryError'"): a library too old to have that class, not the failure the class stands for;
 # classify reads the line without the name
 MISSING_NAME = re.compile(r"(?:has no attribute|cannot import name|no module named)\s+['\"`]?[\w.]+['\"`]?")
-
-# -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
-# is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
-_SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
-_NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
-                           + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
-                           + _SIZE)
-# ... or the same in bytes with the unit said once ("requires 56405524864 bytes of scratch space, but only 47590277120 is
-# available", TensorRT's builder): the second figure is in the first one's unit
-_NEED_VS_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?(\d+)\s*bytes\b.{0,80}?\bonly (\d+)"
-                           r"(?:\s*bytes)? (?:is |are |were )?(?:available|free|left)")
-# ... or both with units, the second before the word that says it is what there is ("needs 45 GB but only 24 GB of
-# VRAM is available")
-_NEED_BUT_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?" + _SIZE + r".{0,60}?\bonly "
-                            + _SIZE + r"[\w ]{0,30}?\b(?:available|free|left)\b")
-_UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
-         "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
 
 # -- a program's last words that are not about memory: an exception, a failed assertion, a panic. Used only when
 # nothing else in the log matched (see notmem-other-error): a log that ends in such an error and says nothing of
@@ -511,19 +484,6 @@ _WARNING_MARK = re.compile(r"^\s*w\d{4} |\[w\]|\blevel=warn|\b\w*warning\b:|^\W*
 _ERROR_MARK = re.compile(r"error\b|\[e\]|\bfatal\b|\bcritical\b|exception|traceback|\babort|\bpanic|segmentation fault"
                          r"|\bassert|\bkilled\b|terminat")
 _MEMORY_WORDS = re.compile(r"memor|alloc|\boom\b|vram|\bram\b|buffer|\bkilled\b")
-
-
-def needs_more_than_has(low: str) -> bool:
-    """Whether the line states a size needed above a size available (both with units)."""
-    if not any(w in low for w in ("requir", "need", "request", "asked")):
-        return False
-    m = _NEED_VS_HAVE.search(low) or _NEED_BUT_ONLY.search(low)
-    if not m:
-        only = _NEED_VS_ONLY.search(low)
-        return only is not None and int(only.group(1)) > int(only.group(2)) > 0
-    need = float(m.group(1)) * _UNIT.get(m.group(2), 0)
-    have = float(m.group(3)) * _UNIT.get(m.group(4), 0)
-    return need > have > 0
 
 
 #: words that must occur in a line for any signal to fire (the scanner's cheap gate)
@@ -659,26 +619,6 @@ def _host_ran_out(low: str) -> bool:
                 or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low)))
 
 
-def _size_overflow(low: str) -> bool:
-    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
-    block of host memory of a tebibyte or more, or says that a size computation overflowed."""
-    if _OVERFLOW_WORDS.search(low):
-        return True
-    if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
-        return False
-    if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
-        return True
-    if (m := _HOST_BLOCK.search(low)) and int(m.group(1)) >= _TIB and _HOST_BLOCK_NAMED.search(low):
-        return True
-    for num, unit in _SIZE_STATED.findall(low):
-        try:
-            if float(num) * _UNIT.get(unit, 0) >= _HUGE:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
     """For a line that states no lack of memory: the entry its other words name (a cuBLAS status other than
     ALLOC_FAILED, a configuration, a known reason that is not memory, a failed assertion), or None."""
@@ -708,7 +648,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
         ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low)))
-    if _size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
+    if size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
         return "notmem-size-overflow"
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
@@ -721,7 +661,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"
-    if _HOST_ALLOC.search(low):
+    if _HOST_ALLOC.search(low) or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)):
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"

@@ -1,0 +1,80 @@
+"""The sizes a log line states, read as evidence: a size no machine has (a wrapped or garbage integer, not a lack of
+memory), and a size needed stated above a size available (the log's own figures say it did not fit). Split from
+signals.py (session 11, diagnose21) to keep it under ~800 lines; the rules are unchanged, and signals imports both
+functions from here."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["UNIT", "needs_more_than_has", "size_overflow"]
+
+# a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
+# "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
+# ("Tried to allocate more than 1EB memory"), not a lack of memory
+_HUGE = 10 ** 18
+# ... or the program saying so: a size or index computation that overflowed ("Storage size calculation overflowed")
+_OVERFLOW_WORDS = re.compile(r"\b(?:size|storage|index|integer|int(?:32|64)|numel|shape)\w*\W{1,3}(?:calculation\W{1,3})?"
+                             r"overflow(?:ed|s)?\b")
+_LONG_NUMBER = re.compile(r"\d{7}|\d\s*[pe]i?b\b")
+# a figure that starts a word: not the tail of a request id ("cmpl-c5d9a1eb", "cmpl-524629eb" are no exabytes)
+_SIZE_STATED = re.compile(r"(?<![\w.-])([\d.]+)\s*([kmgtpe]i?b|bytes)\b")
+_BARE_SIZE = re.compile(r"\bsize(?: of| =|:)? (\d{19,})\b")  # a size in bytes without the unit
+# one block of host memory of a tebibyte or more, in bytes ("Fail to alloc memory of 4131529007104 size, error code is
+# 12", PaddleNLP#7231 and #8208 for a small extraction model on a CPU): no workstation has it, and RAM is handed out
+# tensor by tensor, so a single request that size is a size computed wrong (a shape from bad input, a wrapped int),
+# not a model too big. Only on the host: a GPU's attention over a long input does ask for hundreds of GiB at once
+_HOST_BLOCK = re.compile(r"\balloc\w*\s+(?:memory\s+)?(?:of\s+)?(?:size\s+)?(\d{13,})\b")
+_HOST_BLOCK_NAMED = re.compile(r"error code(?: is)? 12\b|\[?errno\W{0,2}12\b|\benomem\b|\bcpu|defaultcpuallocator"
+                               r"|\bhost\b|cannot allocate memory")
+_TIB = 1 << 40
+# -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
+# is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
+_SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
+_NEED_VS_HAVE = re.compile(r"(?:requires?|needs?|required|requested|asked for)\D{0,30}?" + _SIZE
+                           + r".{0,120}?(?:available|maximum|max|limit|recommended|free|capacity|ceiling|cap\b|budget)\D{0,30}?"
+                           + _SIZE)
+# ... or the same in bytes with the unit said once ("requires 56405524864 bytes of scratch space, but only 47590277120 is
+# available", TensorRT's builder): the second figure is in the first one's unit
+_NEED_VS_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?(\d+)\s*bytes\b.{0,80}?\bonly (\d+)"
+                           r"(?:\s*bytes)? (?:is |are |were )?(?:available|free|left)")
+# ... or both with units, the second before the word that says it is what there is ("needs 45 GB but only 24 GB of
+# VRAM is available")
+_NEED_BUT_ONLY = re.compile(r"(?:requires?|needs?|required|requested)\D{0,30}?" + _SIZE + r".{0,60}?\bonly "
+                            + _SIZE + r"[\w ]{0,30}?\b(?:available|free|left)\b")
+UNIT = {"b": 1, "bytes": 1, "kb": 1e3, "kib": 1 << 10, "mb": 1e6, "mib": 1 << 20, "gb": 1e9, "gib": 1 << 30,
+         "tb": 1e12, "tib": 1 << 40, "pb": 1e15, "pib": 1 << 50, "eb": 1e18, "eib": 1 << 60}
+
+
+
+def needs_more_than_has(low: str) -> bool:
+    """Whether the line states a size needed above a size available (both with units)."""
+    if not any(w in low for w in ("requir", "need", "request", "asked")):
+        return False
+    m = _NEED_VS_HAVE.search(low) or _NEED_BUT_ONLY.search(low)
+    if not m:
+        only = _NEED_VS_ONLY.search(low)
+        return only is not None and int(only.group(1)) > int(only.group(2)) > 0
+    need = float(m.group(1)) * UNIT.get(m.group(2), 0)
+    have = float(m.group(3)) * UNIT.get(m.group(4), 0)
+    return need > have > 0
+
+
+def size_overflow(low: str) -> bool:
+    """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
+    block of host memory of a tebibyte or more, or says that a size computation overflowed."""
+    if _OVERFLOW_WORDS.search(low):
+        return True
+    if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
+        return False
+    if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
+        return True
+    if (m := _HOST_BLOCK.search(low)) and int(m.group(1)) >= _TIB and _HOST_BLOCK_NAMED.search(low):
+        return True
+    for num, unit in _SIZE_STATED.findall(low):
+        try:
+            if float(num) * UNIT.get(unit, 0) >= _HUGE:
+                return True
+        except ValueError:
+            continue
+    return False
