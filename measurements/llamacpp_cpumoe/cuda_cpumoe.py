@@ -34,8 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "llamacpp"))
 
-# (catalog alias, quant of the catalog's GGUF view): #23527's model first
-MODELS = (("qwen3.6-35b-a3b", "Q4_K_M"), ("qwen3-30b-a3b", "Q4_K_M"), ("gpt-oss-20b", "MXFP4"))
+from runlocal.evidence.cpumoe_runs import MODELS, write_models  # noqa: E402  (the files, shared with the test)
+
 # mode: which layers' experts go to the CPU buffer type, and no_host
 MODES = {"cpumoe": ("all", False), "nohost": ("all", True), "gpu": (None, False), "ncpumoe_half": ("half", False)}
 # n_ctx : n_batch : n_ubatch : flash attention : n_seq_max : kv_unified : K type : V type
@@ -44,45 +44,6 @@ JOBS = ("150000:4096:4096:1:1:1:q8_0:q8_0",        # issue #23527's command (-c 
         "8192:4096:4096:1:1:0:f16:f16", "65536:2048:512:1:4:0:f16:f16")
 SPEED_JOB = "4096:512:512:1:1:0:f16:f16"
 EXPS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"   # common/common.h LLM_FFN_EXPS_REGEX
-
-
-def write_models(gguf_dir: Path, wanted: list[str]) -> dict[str, dict]:
-    import gguf
-    import numpy as np
-
-    from runlocal.evidence.converter_meta import converter_kv, converter_shape
-    from runlocal.evidence.zero_gguf import write_zero_gguf
-    from runlocal.model.catalog import find_entry, lookup
-    from runlocal.model.hf_config import spec_from_config
-    from runlocal.quant.gguf_mix import gguf_arch, gguf_view
-
-    gguf_dir.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for alias, quant in MODELS:
-        if alias not in wanted:
-            continue
-        arch, entry = gguf_arch(lookup(alias)), find_entry(alias)
-        assert arch is not None and entry is not None, alias
-        spec = spec_from_config(entry["config"], id=alias, source=f"cuda_cpumoe:{alias}")
-        view = gguf_view(spec, quant)
-        assert view is not None, (alias, quant)
-        tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch))),
-                    gguf.GGMLQuantizationType[t.dtype or "F16"]) for t in view.tensors]
-        path = gguf_dir / f"{alias}.{quant}.gguf"
-        write_zero_gguf(path, arch, converter_kv(entry["config"], arch, 262144), tensors)
-        rng = np.random.default_rng(0)
-        reader = gguf.GGUFReader(path)
-        picked = [t for t in reader.tensors if t.name == "token_embd.weight" or "norm" in t.name
-                  or "ffn_gate_inp" in t.name]
-        with open(path, "r+b") as f:
-            for t in picked:
-                f.seek(int(t.data_offset))
-                f.write(rng.integers(0, 0x3C, size=int(t.n_bytes), dtype=np.uint8).tobytes())
-        out[alias] = {"path": str(path), "quant": quant, "arch": arch, "n_layer": spec.n_layers,
-                      "file_bytes": path.stat().st_size, "random_tensors": len(picked)}
-        print(f"wrote {path} ({path.stat().st_size / 2**30:.2f} GiB, arch {arch}, {len(picked)} random tensors)",
-              flush=True)
-    return out
 
 
 # --- the child: one model in one mode, every job; llama.cpp logs to stderr between @@ markers ---------------------
@@ -129,6 +90,7 @@ def child(path: str, n_layer: int, mode: str, jobs: list[str], speed_job: str | 
         cp.kv_unified, cp.flash_attn_type = uni == "1", int(fa)
         cp.type_k, cp.type_v = ({"f16": 1, "q8_0": 8}[x] for x in (tk, tv))
         cp.n_threads = cp.n_threads_batch = threads
+        cp.swa_full = True          # the C API's default (src/llama-context.cpp llama_context_default_params), said here
         print("@@ctx " + job, file=sys.stderr, flush=True)
         ctx = L.llama_init_from_model(model, cp)
         print(f"@@nvml ctx {nv.used_mib()}", file=sys.stderr, flush=True)
@@ -250,7 +212,7 @@ def main(argv=None) -> int:
                     rc = -9
                 base = {"model": alias, "quant": f["quant"], "arch": f["arch"], "n_layer": f["n_layer"], "mode": mode,
                         "cpu_moe_layers": {"all": f["n_layer"], "half": f["n_layer"] // 2, None: 0}[MODES[mode][0]],
-                        "no_host": MODES[mode][1], "threads": a.threads, "returncode": rc,
+                        "no_host": MODES[mode][1], "swa_full": True, "n_gpu_layers": 999, "threads": a.threads, "returncode": rc,
                         "llama_cpp": "0c1e57098 (llama-cpp-python 0.3.36 vendored, b11312), CUDA, sm_90",
                         "weights": "zero; token_embd, norms and routers random bytes 0x00..0x3B"}
                 recs = parse_run(text, base)

@@ -295,9 +295,9 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
         size = part * n_parts
         if t.layer is not None and t.layer < n:
             total[t.layer] += size
-            if t.role.startswith("expert_"):
+            if moved_by_cpu_moe(t):
                 experts[t.layer] += size
-                if len(t.shape) > 1:
+                if t.role.startswith("expert_") and len(t.shape) > 1:
                     expert_max[t.layer] = max(expert_max[t.layer], part)
         elif t.role in ("lm_head", "norm"):
             output += size
@@ -306,6 +306,14 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
         if t.role == "embed" and tied:
             embed_copy += size_of(t)
     return _LayerWeights(tuple(total), tuple(experts), tuple(expert_max), output, host, embed_copy)
+
+
+def moved_by_cpu_moe(t) -> bool:
+    """Whether --n-cpu-moe / --cpu-moe sends this tensor to the CPU: llama.cpp overrides by name with
+    common/common.h LLM_FFN_EXPS_REGEX ("\\.ffn_(up|down|gate|gate_up)_(ch|)exps"), which matches the experts' biases
+    (gpt-oss: ffn_*_exps.bias; in a checkpoint's names experts.*_bias) as well as their matrices — measured on CUDA,
+    gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0 (measurements/llamacpp_cpumoe/cuda_h200.jsonl)."""
+    return t.role.startswith("expert_") or (t.role == "bias" and ("_exps." in t.name or ".experts." in t.name))
 
 
 def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int):
@@ -347,7 +355,7 @@ def _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs
     for k, t in enumerate(model.tensors):
         if t.layer is not None and t.layer < model.n_layers:
             d = where[t.layer]
-            if t.role.startswith("expert_") and t.layer < n_cpu_moe:
+            if moved_by_cpu_moe(t) and t.layer < n_cpu_moe:
                 d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
         elif t.role in ("lm_head", "norm"):
             d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
