@@ -87,6 +87,13 @@ UBATCH = 512                         # llama.cpp default micro-batch: CPU-reside
 PCIE_GBS_PER_LANE = {"3.0": 0.985, "4.0": 1.969, "5.0": 3.938}
 PCIE_EFFICIENCY = 0.8
 DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
+# llama.cpp / Ollama with mmap (the default) keep host weights in the plain CPU buffer (CPU_Mapped: pageable memory,
+# src/llama-model.cpp "avoid using a host buffer when using mmap"), so the per-batch copy of an offloaded op's weight
+# is a pageable host-to-device copy, staged by the driver, not a pinned one at the link's rate (--no-mmap: CUDA_Host,
+# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16) moved 19.5 / 17.6 / 10.2 GB of experts in
+# 1.95 / 2.09 / 1.13 s beyond the all-GPU time — 10.0, 8.4 and 9.0 GB/s (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b:
+# measurements/llamacpp_cpumoe/cuda_h200.jsonl); the mean, on that one machine. These runs fitted it: no held-out part.
+PAGEABLE_H2D_GBS = 9.1
 
 DEFAULT_BACKEND = {"nvidia-gddr": "cuda", "nvidia-hbm": "cuda", "amd": "rocm", "apple": "metal",
                    "intel": "sycl", "soc": "vulkan", "cpu": "cpu"}
@@ -327,16 +334,22 @@ def decode_speed(parts: list[Part]) -> float | None:
     return 1.0 / s if s else None
 
 
+def host_link_gbs(pcie: str | None, pageable: bool) -> float:
+    """The rate host weights cross to the GPU at: the link's, or a pageable copy's (PAGEABLE_H2D_GBS) when lower."""
+    return min(pcie_gbs(pcie), PAGEABLE_H2D_GBS) if pageable else pcie_gbs(pcie)
+
+
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
-                  cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1) -> float | None:
-    """Prompt tokens/s: FLOPs per token at ``eff`` × ``peak_tflops``; weights in RAM add one PCIe copy per
-    UBATCH tokens."""
+                  cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1,
+                  pageable: bool = False) -> float | None:
+    """Prompt tokens/s: FLOPs per token at ``eff`` × ``peak_tflops``; weights in RAM add one copy to the GPU per
+    UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights)."""
     if not peak_tflops or not eff:
         return None
     speedup = tp * TP_EFFICIENCY if tp > 1 else 1.0
     t = flops_per_token / (eff * peak_tflops * 1e12 * speedup)
     if cpu_weight_bytes:
-        t += cpu_weight_bytes / (pcie_gbs(pcie) * 1e9 * UBATCH)
+        t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * UBATCH)
     return 1.0 / t if t > 0 else None
 
 
@@ -425,6 +438,7 @@ class SpeedPlan:
     peak: float | None
     eff: float | None
     prefill: float | None
+    pageable: bool = False              # host weights mmap'd: copied at PAGEABLE_H2D_GBS
 
 
 def weight_reads(model: ModelSpec, alloc) -> WeightReads:
@@ -494,6 +508,11 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     return gpu_parts + parts, first_gpu
 
 
+def mmapped_host_weights(alloc) -> bool:
+    """llama.cpp / Ollama with mmap on (the default): host weights are pageable (CPU_Mapped), see PAGEABLE_H2D_GBS."""
+    return planned_backend(alloc) is not None and alloc.settings.llamacpp.mmap
+
+
 def planned_backend(alloc) -> str | None:
     """The ggml backend a llama.cpp / Ollama allocation was planned for (its "backend" step, runtimes/backends.py:
     --backend or the GPU vendor's), so --backend vulkan reads the Vulkan constants; None for other runtimes."""
@@ -528,11 +547,11 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
-                                pcie=dev.pcie if dev else None, tp=s.tp)
+                                pcie=dev.pcie if dev else None, tp=s.tp, pageable=mmapped_host_weights(alloc))
     else:
         prefill = cpu_prefill_speed(flops) if reads.used else None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill)
+                     peak, eff, prefill, mmapped_host_weights(alloc))
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -565,7 +584,10 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         dev = gpu.dev if gpu else None
         how = (f"{p.eff:g} × {_peak_words(dev, p.peak)}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
-        pcie = f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch" if gpu and p.cpu_weights else ""
+        link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
+                f"{' (pageable: mmap, measured)' if p.pageable else ''}")
+        pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch{link}"
+                if gpu and p.cpu_weights else "")
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     return steps
