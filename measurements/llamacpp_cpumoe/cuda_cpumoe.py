@@ -37,7 +37,12 @@ sys.path.insert(0, str(HERE.parent / "llamacpp"))
 from runlocal.evidence.cpumoe_runs import MODELS, write_models  # noqa: E402  (the files, shared with the test)
 
 # mode: which layers' experts go to the CPU buffer type, and no_host
-MODES = {"cpumoe": ("all", False), "nohost": ("all", True), "gpu": (None, False), "ncpumoe_half": ("half", False)}
+# mode: (the layers whose experts go to the CPU buffer type, no_host, use_mmap, n_gpu_layers: None = all);
+# run 1 measured the first four, run 2 the rest (--no-mmap, pinned; a dense model half offloaded by -ngl)
+MODES = {"cpumoe": ("all", False, True, None), "nohost": ("all", True, True, None), "gpu": (None, False, True, None),
+         "ncpumoe_half": ("half", False, True, None), "cpumoe_nommap": ("all", False, False, None),
+         "ngl_half": (None, False, True, "half"), "ngl_half_nommap": (None, False, False, "half")}
+SPEED_MODES = ("cpumoe", "nohost", "gpu", "cpumoe_nommap", "ngl_half", "ngl_half_nommap")
 # n_ctx : n_batch : n_ubatch : flash attention : n_seq_max : kv_unified : K type : V type
 JOBS = ("150000:4096:4096:1:1:1:q8_0:q8_0",        # issue #23527's command (-c 150000 -b/-ub 4096 -fa on q8_0 --kv-unified)
         "4096:2048:512:1:1:0:f16:f16", "32768:2048:2048:1:1:0:q8_0:q8_0", "16384:2048:1024:0:1:0:f16:f16",
@@ -48,7 +53,8 @@ EXPS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"   # common/common.h LLM_FFN_EXP
 
 # --- the child: one model in one mode, every job; llama.cpp logs to stderr between @@ markers ---------------------
 
-def child(path: str, n_layer: int, mode: str, jobs: list[str], speed_job: str | None, threads: int) -> None:
+def child(path: str, n_layer: int, mode: str, jobs: list[str], speed_job: str | None, threads: int,
+          n_tg: int = 24) -> None:
     import ctypes
 
     from measure import Nvml, import_llama
@@ -63,10 +69,11 @@ def child(path: str, n_layer: int, mode: str, jobs: list[str], speed_job: str | 
     class Override(ctypes.Structure):
         _fields_ = [("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p)]
 
-    layers, no_host = MODES[mode]
+    layers, no_host, mmap, ngl = MODES[mode]
     mp = L.llama_model_default_params()
-    mp.n_gpu_layers = 999
+    mp.n_gpu_layers = 999 if ngl is None else n_layer // 2
     mp.no_host = no_host
+    mp.load_mode = -1 if mmap else 0     # LLAMA_LOAD_MODE_AUTO (mmap where the devices support it) / _NONE: --no-mmap
     keep = []
     if layers:
         cpu = ctypes.CDLL(os.path.join(os.environ["LLAMA_CPP_LIB_PATH"], "libggml-cpu.so"))
@@ -95,7 +102,7 @@ def child(path: str, n_layer: int, mode: str, jobs: list[str], speed_job: str | 
         ctx = L.llama_init_from_model(model, cp)
         print(f"@@nvml ctx {nv.used_mib()}", file=sys.stderr, flush=True)
         if ctx and flag:
-            print("@@speed " + json.dumps(time_speed(L, ctx, int(n_ub))), file=sys.stderr, flush=True)
+            print("@@speed " + json.dumps(time_speed(L, ctx, int(n_ub), n_tg)), file=sys.stderr, flush=True)
         if ctx:
             L.llama_free(ctx)      # ~llama_context prints each compute buffer to 4 decimals
         print("@@end " + ("ok" if ctx else "failed"), file=sys.stderr, flush=True)
@@ -180,10 +187,11 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", default=",".join(JOBS))
     ap.add_argument("--speed-job", default=SPEED_JOB, help="the context timed (its n_ubatch is the prefill batch)")
     ap.add_argument("--child-timeout", type=float, default=300)
+    ap.add_argument("--tg", type=int, default=24, help="single tokens timed after the prompt batch")
     a = ap.parse_args(argv)
     if a.child:
         child(a.child[0], int(a.child[1]), a.child[2], a.jobs.split(","), a.speed_job if a.child[3] == "1" else None,
-              a.threads)
+              a.threads, a.tg)
         return 0
     t0 = time.time()
     files = write_models(Path(a.gguf_dir), a.models.split(","))
@@ -199,11 +207,12 @@ def main(argv=None) -> int:
                     print(f"deadline: {alias} {mode} not run", flush=True)
                     continue
                 f = files[alias]
-                speed = mode in ("cpumoe", "nohost", "gpu")
+                speed = mode in SPEED_MODES
                 jobs = a.jobs.split(",") if mode != "gpu" else a.jobs.split(",")[:2]
                 t = time.time()
                 cmd = [sys.executable, __file__, "--child", f["path"], str(f["n_layer"]), mode, "1" if speed else "0",
-                       "--jobs", ",".join(jobs), "--threads", str(a.threads), "--speed-job", a.speed_job]
+                       "--jobs", ",".join(jobs), "--threads", str(a.threads), "--speed-job", a.speed_job,
+                       "--tg", str(a.tg)]
                 try:
                     r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.child_timeout)
                     text, rc = r.stdout + r.stderr, r.returncode
@@ -212,7 +221,9 @@ def main(argv=None) -> int:
                     rc = -9
                 base = {"model": alias, "quant": f["quant"], "arch": f["arch"], "n_layer": f["n_layer"], "mode": mode,
                         "cpu_moe_layers": {"all": f["n_layer"], "half": f["n_layer"] // 2, None: 0}[MODES[mode][0]],
-                        "no_host": MODES[mode][1], "swa_full": True, "n_gpu_layers": 999, "threads": a.threads, "returncode": rc,
+                        "no_host": MODES[mode][1], "use_mmap": MODES[mode][2], "swa_full": True,
+                        "n_gpu_layers": 999 if MODES[mode][3] is None else f["n_layer"] // 2, "threads": a.threads,
+                        "returncode": rc,
                         "llama_cpp": "0c1e57098 (llama-cpp-python 0.3.36 vendored, b11312), CUDA, sm_90",
                         "weights": "zero; token_embd, norms and routers random bytes 0x00..0x3B"}
                 recs = parse_run(text, base)

@@ -4,6 +4,11 @@
 # PACK_LIBS=1, returned as $OUT/libs.tar.xz.NN), the zero-weight GGUFs written here, then every mode.
 # From the repository root, with .llamacpp-src/ (the llama-cpp-python 0.3.36 sdist's vendor/llama.cpp and llama_cpp/)
 # and .whl/gguf-0.19.0-py3-none-any.whl carried:   OUT=/tmp/out BUDGET=480 bash measurements/llamacpp_cpumoe/cuda_run.sh
+# Run 2 (the libraries of run 1 carried in .llamacpp-libs; MODELS and MEASURE_ARGS pick the models and modes):
+#   MODELS=qwen3.6-35b-a3b,qwen3-30b-a3b,gpt-oss-20b MEASURE_ARGS="--modes cpumoe_nommap --jobs 4096:2048:512:1:1:0:f16:f16" \
+#     BUDGET=200 bash measurements/llamacpp_cpumoe/cuda_run.sh
+#   MODELS=llama-3.1-8b,qwen3-32b MEASURE_ARGS="--modes ngl_half,ngl_half_nommap --jobs 4096:2048:512:1:1:0:f16:f16,32768:2048:2048:1:1:0:q8_0:q8_0" \
+#     BUDGET=150 bash measurements/llamacpp_cpumoe/cuda_run.sh
 T0=$(date +%s)
 OUTD=${OUT:-/tmp/out}
 mkdir -p "$OUTD"
@@ -18,7 +23,8 @@ if [ ! -f $B/bin/libggml-cuda.so ] && ls .llamacpp-libs/libs.tar.xz.* >/dev/null
   cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp
 fi
 # the GGUFs meanwhile (CPU, sparse files)
-python3 measurements/llamacpp_cpumoe/cuda_cpumoe.py --write-only --gguf-dir /tmp/gguf_cpumoe > /tmp/write.log 2>&1 &
+M=${MODELS:-qwen3.6-35b-a3b,qwen3-30b-a3b,gpt-oss-20b}
+python3 measurements/llamacpp_cpumoe/cuda_cpumoe.py --write-only --gguf-dir /tmp/gguf_cpumoe --models $M > /tmp/write.log 2>&1 &
 WP=$!
 if [ ! -f $B/bin/libggml-cuda.so ]; then
   NVCC=$(readlink -f "$(which nvcc)"); CROOT=$(dirname "$(dirname "$NVCC")"); CMX=()
@@ -58,7 +64,7 @@ LEFT=$(( ${BUDGET:-480} - ($(date +%s) - T0) ))
 echo "measure: ${LEFT}s left"
 LD_PRELOAD=$LIBSTDCXX LLAMA_CPP_PKG=$PWD/.llamacpp-src/llama_cpp LLAMA_CPP_LIB_PATH=$B/bin \
   timeout $(( LEFT - 10 )) python3 -X faulthandler measurements/llamacpp_cpumoe/cuda_cpumoe.py --gguf-dir /tmp/gguf_cpumoe \
-  --out "$OUTD/cpumoe.jsonl" --deadline $(( LEFT - 90 )) --child-timeout 150 ${MEASURE_ARGS}
+  --out "$OUTD/cpumoe.jsonl" --deadline $(( LEFT - 90 )) --child-timeout 150 --models $M ${MEASURE_ARGS}
 echo "measure rc=$?"
 tar -C /tmp -cJf "$OUTD/logs.tar.xz" cpumoe_logs 2>/dev/null; ls -la "$OUTD"
 nvidia-smi --query-gpu=name,memory.used --format=csv

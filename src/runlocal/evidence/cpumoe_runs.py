@@ -7,10 +7,12 @@ Imports gguf and numpy (and runlocal's pure catalog modules), so the bare GPU ma
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-# (catalog alias, quant of the catalog's GGUF view): issue #23527's model first
+# (catalog alias, quant of the catalog's GGUF view): issue #23527's model first; the dense ones for run 2's -ngl half
 MODELS = (("qwen3.6-35b-a3b", "Q4_K_M"), ("qwen3-30b-a3b", "Q4_K_M"), ("gpt-oss-20b", "MXFP4"))
+DENSE = (("llama-3.1-8b", "Q4_K_M"), ("qwen3-32b", "Q4_K_M"))
 
 
 def write_models(gguf_dir: Path, wanted: list[str], randomize: bool = True) -> dict[str, dict]:
@@ -28,7 +30,7 @@ def write_models(gguf_dir: Path, wanted: list[str], randomize: bool = True) -> d
 
     gguf_dir.mkdir(parents=True, exist_ok=True)
     out = {}
-    for alias, quant in MODELS:
+    for alias, quant in MODELS + DENSE:
         if alias not in wanted:
             continue
         arch, entry = gguf_arch(lookup(alias)), find_entry(alias)
@@ -51,5 +53,5 @@ def write_models(gguf_dir: Path, wanted: list[str], randomize: bool = True) -> d
         out[alias] = {"path": str(path), "quant": quant, "arch": arch, "n_layer": spec.n_layers,
                       "file_bytes": path.stat().st_size, "random_tensors": len(picked)}
         print(f"wrote {path} ({path.stat().st_size / 2**30:.2f} GiB, arch {arch}, {len(picked)} random tensors)",
-              flush=True)
+              file=sys.stderr, flush=True)
     return out
