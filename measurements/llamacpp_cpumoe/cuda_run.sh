@@ -64,7 +64,7 @@ LEFT=$(( ${BUDGET:-480} - ($(date +%s) - T0) ))
 echo "measure: ${LEFT}s left"
 LD_PRELOAD=$LIBSTDCXX LLAMA_CPP_PKG=$PWD/.llamacpp-src/llama_cpp LLAMA_CPP_LIB_PATH=$B/bin \
   timeout $(( LEFT - 10 )) python3 -X faulthandler measurements/llamacpp_cpumoe/cuda_cpumoe.py --gguf-dir /tmp/gguf_cpumoe \
-  --out "$OUTD/cpumoe.jsonl" --deadline $(( LEFT - 90 )) --child-timeout 150 --models $M ${MEASURE_ARGS}
+  --out "$OUTD/cpumoe.jsonl" --deadline $(( LEFT - ${MARGIN:-90} )) --child-timeout 150 --models $M ${MEASURE_ARGS}
 echo "measure rc=$?"
 tar -C /tmp -cJf "$OUTD/logs.tar.xz" cpumoe_logs 2>/dev/null; ls -la "$OUTD"
 nvidia-smi --query-gpu=name,memory.used --format=csv
