@@ -1,10 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 26, a memory-weighted sample (TensorRT-LLM engine builds, ONNX Runtime's
-BFC arena, DirectML, bitsandbytes, MPS, Intel XPU, numpy's array refusals, embedding servers, fine-tunes, and 9
-look-alikes; held_out/round26_queries.md), collected before round 25 was scored and before round 24's or round 25's
-misses were tuned on, committed before it was scored, and scored once; rounds 1-25 are tuning data, see
+measurements/public_errors/held_out/: round 27, a balanced sample (MindSpore and PaddlePaddle device pools, errno 12
+from the host, OOMs during evaluation and batched generation, TensorFlow and PyTorch inference OOMs, and 19
+look-alikes: ECC errors, Xid 79, prompts over the context window, tensors on two devices, CUDA not initialised;
+held_out/round27_queries.md), collected before round 26 was scored and before round 25's or round 26's misses were
+tuned on, committed before it was scored, and scored once; rounds 1-26 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
