@@ -152,6 +152,20 @@ RUN = re.compile(
     # states, gradients and weights across a training job: "zero3", "ZeRO-2", "zero_stage 3")
     r"|\bfine[-_ ]?tun(?:e|es|ing)\b(?![-_ ]?d\b)|(?<![a-z])finetun(?:e|es|ing)(?![a-z]*ed\b)"
     r"|(?<![a-z])zero[-_]?(?:stage[-_ ]?)?[23](?!\d)"
+    # -- what asked for the memory, in the allocator's own report (round 26's misses, session 11, diagnose22) --
+    # ONNX Runtime's executor running a graph node ("Non-zero status code returned while running Mul node",
+    # onnxruntime/core/framework/sequential_executor.cc): the arena was asked by a node being computed; a session that
+    # fails while it is created says so instead ("Failed to create InferenceSession", initializers). TensorFlow's BFC
+    # allocator's own refusal ("Allocator (DmlAllocator) ran out of memory trying to allocate 5.49MiB",
+    # tensorflow/core/common_runtime/bfc_allocator.cc): the refusal op_kernel.cc then raises as "OOM when allocating
+    # tensor", an op's tensor inside a step (above)
+    r"|while running \w+ node\b|ran out of memory trying to allocate"
+    # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
+    # out-of-memory line): a batch of requests was being computed by a model that had loaded
+    r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"
+    # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
+    # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
+    r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
     # ... or an input that grew until the failure (GROWN, below)
     r"|" + GROWN_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
@@ -163,6 +177,21 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
                     r"|checkpoint shards:\s*100%|" + GROWN_WORDS)
+
+
+# a progress bar (tqdm's "Steps: 0% 0/1000 [00:02<?, ?it/s]", "Processing Questions:  32%|██▋ | 557/1748 [3:55:14<…"):
+# a counter of items done. What it counts is its label: a counter of steps, questions, requests … is the run under
+# way; one of files, shards, weights or a download is the load (start-up), as its label's load words say
+PROGRESS_BAR = re.compile(r"^\W{0,4}(?P<label>[^|\n]{0,60}?)\s*:?\s*\d{1,3}%\s*(?:completed\s*)?\|?[^\n]{0,80}?\b\d+/\d+\s*\[")
+_LOAD_COUNTED = re.compile(r"\b(?:files?|shards?|weights?|tensors?|layers?|download\w*|fetch\w*)\b|\.safetensors|\.bin\b")
+
+
+def progress_phase(low: str) -> str | None:
+    """"run" or "load" for a progress bar's line by what its label counts; None when the line is no progress bar."""
+    if "%" not in low or "/" not in low or not (m := PROGRESS_BAR.search(low)):
+        return None
+    label = m.group("label")
+    return "load" if LOAD.search(label) or _LOAD_COUNTED.search(label) else "run"
 
 
 # a line of an environment listing, a package and its version and nothing else ("vllm-flash-attn 2.6.1", "torch==2.1.0",
