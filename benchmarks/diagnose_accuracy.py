@@ -108,6 +108,12 @@ FIRST_RUNS = (
     # look-alikes; held_out/round26_queries.md), collected ahead by diagnose20 before round 25 was scored and before
     # round 24's or 25's misses were tuned on; 19 memory failures, 9 look-alikes; scored once by diagnose21
     ("round 26 (memory-weighted)", "2026-11-26", 28, 19, 28, 0, 9, "1475/1514"),
+    # round 27: balanced (MindSpore and PaddlePaddle device pools, errno 12 from fork/Pool, OOMs during evaluation and
+    # batched generation, TensorFlow and PyTorch inference OOMs; ECC errors, Xid 79, prompts over the context window,
+    # tensors on two devices, CUDA not initialised, PaddlePaddle's and MindSpore's errors that are not memory as
+    # look-alikes; held_out/round27_queries.md), collected ahead by diagnose21 before round 26 was scored and before
+    # round 25's or 26's misses were tuned on; 17 memory failures, 19 look-alikes; scored once by diagnose22
+    ("round 27 (balanced)", "2026-11-26", 36, 27, 32, 0, 19, "1501/1542"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -116,7 +122,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 20 (CUDA errors)": (0, 6), "round 21 (CUDA OOM words)": (4, 38),
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
-                    "round 26 (memory-weighted)": (0, 19)}
+                    "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17)}
 
 
 def print_first_runs() -> None:
