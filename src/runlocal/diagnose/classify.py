@@ -78,6 +78,7 @@ from typing import IO, Any
 from . import kb, last_resort, prose, runtimes, signals
 from .cuda_oom import one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
+from .phase import progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
@@ -380,6 +381,10 @@ class Scanner:
             self.running = True
         if signals.LOADED.search(low):
             self.loaded = True
+        if (counted := progress_phase(low)) == "run":  # a progress bar: the phase of what its label counts
+            self.running = True
+        elif counted == "load":
+            self.loading = True
         if "backend:cudamallocasync" in low.replace(" ", ""):  # PyTorch's setting, not a runtime's own cudaMallocAsync
             self.async_allocator = True
 

@@ -73,9 +73,10 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
         return "cuda_oom_load"
     if running:
         return "cuda_oom_long_context"
-    # no phase word at all: the load, by evidence. Of the tuning set's generic CUDA out-of-memory texts that reach here
-    # with no phase word (rounds 1-21, counted by diagnose17 after round 21's run-in-prose words were added), the
-    # threads put 95 at the load and 12 at the run (5 more runs are caught above by a block of a quarter of the card)
+    # no evidence at all (phase.py's rule, step 5): the load, by the threads. Of the tuning set's generic CUDA
+    # out-of-memory texts that reach here with no evidence (rounds 1-26, counted by diagnose22 after round 26's
+    # signals), the threads put 111 at the load and 10 at the run (7 more runs are caught above by a block of a quarter
+    # of the card); rounds 1-21 counted by diagnose17: 95 and 12
     return "cuda_oom_load"
 
 

@@ -126,11 +126,14 @@ _rule("max_batch_size", r"--max_batch_size[= ](\d+)")(_set("trt_max_batch_size",
 _rule("tried to allocate", r"Tried to allocate " + _SIZE)(_set_size("requested_bytes"))
 
 
-@_rule("capac", r"GPU (\d+) has a total capac\w* of " + _SIZE + r" of which " + _SIZE + r" (?:is )?free")
+# (the free figure may be missing: a paste cut after the capacity, "XPU out of memory. Tried to allocate 64.00 GiB. GPU 0
+# has a total capacity of 64.00 GiB", torch-xpu-ops#1170)
+@_rule("capac", r"GPU (\d+) has a total capac\w* of " + _SIZE + r"(?: of which " + _SIZE + r" (?:is )?free)?")
 def _torch_capacity(m, ex):
     ex.set("device", f"GPU {m.group(1)}")
     ex.set("total_bytes", size_to_bytes(m.group(2), m.group(3)))
-    ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
+    if m.group(4):
+        ex.set("free_bytes", size_to_bytes(m.group(4), m.group(5)))
 
 
 _rule("reserved by pytorch but unallocated",

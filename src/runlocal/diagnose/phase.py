@@ -1,7 +1,23 @@
-"""The phase words: which lines show a model loading or starting up (LOAD), which show it running requests, a
-generation, a training loop (RUN), and which say the load or build was over (LOADED). Read by the scanner around a
-generic out-of-memory (cuda_oom.refine_cuda_oom) and on the failing line itself (phase_of_line). Split from
-signals.py (session 10) to keep both modules under ~800 lines; signals re-exports these names."""
+"""The phase of a failure: whether memory ran out while the model was loading or starting up (the load) or while it
+was running — a training step, an evaluation, a generation, a served request (the run).
+
+The rule (one rule, session 11, diagnose22, from every phase miss of rounds 7-26): the phase is what asked for the
+memory, read from the evidence nearest to the failure, in this order —
+  1. the failing line itself (its own load or run words, the clause that says memory ran out: ``phase_of_line``);
+  2. the allocator's report of who asked: a graph node or op being computed (ONNX Runtime's "while running Mul node",
+     TensorFlow's op kernel and BFC refusals, cuBLAS's workspace inside a GEMM) is the run; a loader, a builder or a
+     pool sized at start-up (from_pretrained, load_state_dict, trtllm-build, allocatePools) is the load (RUN, LOAD);
+  3. the program's lifecycle around it, in the lines kept before and after: load lines, a line saying the load was
+     over (LOADED), the frames of a traceback (forward, backward, generate, an inference call), a progress counter
+     read by what its label counts (steps and items are the run, files and shards the load: ``progress_phase``), a
+     served request or a server's batch handler, usage said to have grown to a figure since start-up;
+  4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
+     (cuda_oom.refine_cuda_oom);
+  5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
+     generic out-of-memory errors with none of the evidence above, rounds 1-26: 111 at the load, 10 at the run).
+Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind. Read by
+the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
+modules under ~800 lines; signals re-exports these names."""
 
 from __future__ import annotations
 
@@ -152,6 +168,20 @@ RUN = re.compile(
     # states, gradients and weights across a training job: "zero3", "ZeRO-2", "zero_stage 3")
     r"|\bfine[-_ ]?tun(?:e|es|ing)\b(?![-_ ]?d\b)|(?<![a-z])finetun(?:e|es|ing)(?![a-z]*ed\b)"
     r"|(?<![a-z])zero[-_]?(?:stage[-_ ]?)?[23](?!\d)"
+    # -- what asked for the memory, in the allocator's own report (round 26's misses, session 11, diagnose22) --
+    # ONNX Runtime's executor running a graph node ("Non-zero status code returned while running Mul node",
+    # onnxruntime/core/framework/sequential_executor.cc): the arena was asked by a node being computed; a session that
+    # fails while it is created says so instead ("Failed to create InferenceSession", initializers). TensorFlow's BFC
+    # allocator's own refusal ("Allocator (DmlAllocator) ran out of memory trying to allocate 5.49MiB",
+    # tensorflow/core/common_runtime/bfc_allocator.cc): the refusal op_kernel.cc then raises as "OOM when allocating
+    # tensor", an op's tensor inside a step (above)
+    r"|while running \w+ node\b|ran out of memory trying to allocate"
+    # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
+    # out-of-memory line): a batch of requests was being computed by a model that had loaded
+    r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"
+    # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
+    # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
+    r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
     # ... or an input that grew until the failure (GROWN, below)
     r"|" + GROWN_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
@@ -163,6 +193,21 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
                     r"|checkpoint shards:\s*100%|" + GROWN_WORDS)
+
+
+# a progress bar (tqdm's "Steps: 0% 0/1000 [00:02<?, ?it/s]", "Processing Questions:  32%|██▋ | 557/1748 [3:55:14<…"):
+# a counter of items done. What it counts is its label: a counter of steps, questions, requests … is the run under
+# way; one of files, shards, weights or a download is the load (start-up), as its label's load words say
+PROGRESS_BAR = re.compile(r"^\W{0,4}(?P<label>[^|\n]{0,60}?)\s*:?\s*\d{1,3}%\s*(?:completed\s*)?\|?[^\n]{0,80}?\b\d+/\d+\s*\[")
+_LOAD_COUNTED = re.compile(r"\b(?:files?|shards?|weights?|tensors?|layers?|download\w*|fetch\w*)\b|\.safetensors|\.bin\b")
+
+
+def progress_phase(low: str) -> str | None:
+    """"run" or "load" for a progress bar's line by what its label counts; None when the line is no progress bar."""
+    if "%" not in low or "/" not in low or not (m := PROGRESS_BAR.search(low)):
+        return None
+    label = m.group("label")
+    return "load" if LOAD.search(label) or _LOAD_COUNTED.search(label) else "run"
 
 
 # a line of an environment listing, a package and its version and nothing else ("vllm-flash-attn 2.6.1", "torch==2.1.0",

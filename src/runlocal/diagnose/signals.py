@@ -154,6 +154,9 @@ _HOST_ALLOC = re.compile(
     # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
     # an array with shape (60000, 15000) and data type float32"): host memory, never a GPU's
     r"|arraymemoryerror|for an array with shape"
+    # ... and its older spelling, without the size (NumPy before 1.17: "MemoryError: Unable to allocate array with
+    # shape (11490542,) and data type float64", numpy/core/src/multiarray/ctors.c), the same refusal of host RAM
+    r"|unable to allocate array with shape"
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Twenty-six collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Twenty-seven collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -96,11 +96,15 @@ it out of ``held_out/`` after collecting round 26: it is tuning data. Round 25 (
 from 35 repositories, 20 memory failures and 16 look-alikes) was collected ahead by diagnose19 (balanced), written
 down before any query was run (``round25_queries.md``), before round 24 was scored and before round 23's or
 24's misses were tuned on, committed before it was scored, and scored once (58.3 %); session 11's helper diagnose21
-moved it out of ``held_out/`` after collecting round 27: it is tuning data. Round 26 (``held_out/round26.jsonl``, 28
+moved it out of ``held_out/`` after collecting round 27: it is tuning data. Round 26 (``round26.jsonl``, 28
 texts from 19 repositories, 19 memory failures and 9 look-alikes) was collected ahead by diagnose20
-(memory-weighted), written down before any query was run (``held_out/round26_queries.md``), before round 25 was
-scored and before round 24's or 25's misses were tuned on, committed before it was scored, and scored once (67.9 %)
-by diagnose21 after round 25's misses were tuned on. Round 27 waits in ``next/``, which this loader does not read.
+(memory-weighted), written down before any query was run (``round26_queries.md``), before round 25 was
+scored and before round 24's or 25's misses were tuned on, committed before it was scored, and scored once (67.9 %);
+session 11's helper diagnose22 moved it out of ``held_out/`` after collecting round 28: it is tuning data. Round 27
+(``held_out/round27.jsonl``, 36 texts from 30 repositories, 17 memory failures and 19 look-alikes) was collected
+ahead by diagnose21 (balanced), written down before any query was run (``held_out/round27_queries.md``), before
+round 26 was scored and before round 25's or 26's misses were tuned on, and committed before it was scored. Round 28
+waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
