@@ -11,7 +11,7 @@ import json
 import pytest
 
 from runlocal.evidence import MEASUREMENTS
-from runlocal.evidence.cpumoe_runs import MODELS, write_models
+from runlocal.evidence.cpumoe_runs import DENSE, MODELS, write_models
 from runlocal.model.gguf import read_gguf
 from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target
@@ -19,12 +19,15 @@ from runlocal.runtimes.llamacpp import LlamaCpp
 from runlocal.runtimes.options import LlamaCppOptions
 
 MiB = 1 << 20
-RECORDS = [json.loads(line) for line in (MEASUREMENTS / "llamacpp_cpumoe" / "cuda_h200.jsonl").read_text().splitlines()]
+HERE = MEASUREMENTS / "llamacpp_cpumoe"
+RUN1 = [json.loads(line) for line in (HERE / "cuda_h200.jsonl").read_text().splitlines()]
+RUN2 = [json.loads(line) for line in (HERE / "cuda_h200_run2.jsonl").read_text().splitlines()]
+RECORDS = RUN1 + RUN2
 
 
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
-    files = write_models(tmp_path_factory.mktemp("cpumoe"), [m for m, _ in MODELS], randomize=False)
+    files = write_models(tmp_path_factory.mktemp("cpumoe"), [m for m, _ in MODELS + DENSE], randomize=False)
     return {alias: read_gguf(f["path"]) for alias, f in files.items()}
 
 
@@ -33,8 +36,10 @@ def planned(spec, rec: dict):
     s = Settings(ctx=rec["n_ctx_requested"] // rec["n_seq_max"], parallel=rec["n_seq_max"],
                  cache_type_k=rec["type_k"], cache_type_v=rec["type_v"],
                  llamacpp=LlamaCppOptions(batch=rec["n_batch"], ubatch=rec["n_ubatch"], flash_attn=rec["flash_attn"],
-                                          kv_unified=rec["kv_unified"], swa_full=rec["swa_full"], n_gpu_layers=-2,
-                                          n_cpu_moe=rec["cpu_moe_layers"], no_host=rec["no_host"]))
+                                          kv_unified=rec["kv_unified"], swa_full=rec["swa_full"],
+                                          n_gpu_layers=-2 if rec["n_gpu_layers"] == 999 else rec["n_gpu_layers"],
+                                          n_cpu_moe=rec["cpu_moe_layers"], no_host=rec["no_host"],
+                                          mmap=rec.get("use_mmap", True)))
     targets = [Target("CUDA0", "gpu", 140 << 30), Target("CPU", "cpu", 1 << 40)]
     _, bufs, _, _ = LlamaCpp(output_cap=False).buffers(spec, estimate(spec, None), s, targets)
     return bufs[0], bufs[1]
@@ -42,7 +47,7 @@ def planned(spec, rec: dict):
 
 def test_the_run_covers_what_the_question_needs():
     """Every model in every mode, issue #23527's command among the contexts, every context created."""
-    seen = {(r["model"], r["mode"]) for r in RECORDS}
+    seen = {(r["model"], r["mode"]) for r in RUN1}
     assert seen == {(m, mode) for m, _ in MODELS for mode in ("cpumoe", "nohost", "ncpumoe_half", "gpu")}
     assert all(r["ok"] for r in RECORDS)
     assert any(r["job"].startswith("150000:4096:4096") and r["model"] == "qwen3.6-35b-a3b" and r["mode"] == "cpumoe"
@@ -111,3 +116,27 @@ def test_cpu_moe_prefill_pays_a_pageable_copy_of_the_experts(specs, tmp_path_fac
         assert abs(predicted / measured - 1) < 0.15, (alias, predicted, measured)
         pinned = json.loads(CliRunner().invoke(app, [*args, "--no-mmap"]).output)["speed"]["prefill_tokens_per_s"]
         assert pinned > 2 * predicted
+
+
+def test_run_two_prompt_speed_against_the_predictions_made_before_it():
+    """Run 2 is the held-out check of the host-copy rates run 1 fitted: its predictions were committed before it ran
+    (predictions_run2.json). Found: experts pinned by --no-mmap cross at the link's rate as predicted (within 15 %);
+    a dense model half offloaded by -ngl runs its prompt 30–83 % slower than predicted, pageable or pinned, about
+    0.06–0.1 s a batch more than the copy and the GPU's work — not in the speed model (likely the CPU layers'
+    attention: their KV stays on the host, and op offload moves only ops on weights; not yet shown).
+    The test holds those figures to the committed predictions so that a change to either side is seen."""
+    predictions = json.loads((HERE / "predictions_run2.json").read_text())
+    assert predictions["written_before_run"]
+    errors = {}
+    for p in predictions["predictions"]:
+        rec = next((r for r in RUN2 if r["model"] == p["model"] and r["mode"] == p["mode"] and r["speed"]), None)
+        if rec is None:
+            continue                     # gpt-oss-20b's --no-mmap run did not start before the run's deadline
+        measured = sum(rec["speed"]["pp_tokens_per_s"]) / len(rec["speed"]["pp_tokens_per_s"])
+        errors[(p["model"], p["mode"])] = p["prefill_tokens_per_s"] / measured - 1
+    assert len(errors) == 6
+    for (model, mode), err in errors.items():
+        if mode == "cpumoe_nommap":
+            assert abs(err) < 0.15, (model, err)
+        else:
+            assert 0.2 < err < 1.0, (model, mode, err)     # the known miss: predicted too fast
