@@ -183,6 +183,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     origins = cors_origins if cors_origins is not None else config.cors_origins()
     policy = policy if policy is not None else ReadPolicy.server()
     pool = PlanningPool(workers=plan_workers, deadline_s=plan_deadline_s, queue_wait_s=plan_queue_wait_s)
+    app.state.planning_pool = pool      # the site's pages plan through it too (bounded; the collector frozen after)
     writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
     install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 

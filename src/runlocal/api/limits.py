@@ -84,7 +84,7 @@ class PlanningPool:
             with self._running_lock:
                 self._running -= 1
                 idle = self._running == 0
-            if idle:       # a full collection, rarely (the frozen set doubled), and never beside a plan
+            if idle:       # a full collection every SWEEP_EVERY plans, never beside a plan
                 gcfreeze.sweep_if_due()
             self._slots.release()
 

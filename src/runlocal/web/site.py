@@ -162,7 +162,8 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        plan, notes, series = await run_in_threadpool(_planned, req)
+        pool = getattr(request.app.state, "planning_pool", None)    # the API's pool (api/limits.py) when mounted there
+        plan, notes, series = await (pool.run(_planned, req) if pool is not None else run_in_threadpool(_planned, req))
         plan = await _with_store(request, plan)
     except RunlocalError as e:
         error = str(e)
