@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 27, a balanced sample (MindSpore and PaddlePaddle device pools, errno 12
-from the host, OOMs during evaluation and batched generation, TensorFlow and PyTorch inference OOMs, and 19
-look-alikes: ECC errors, Xid 79, prompts over the context window, tensors on two devices, CUDA not initialised;
-held_out/round27_queries.md), collected before round 26 was scored and before round 25's or round 26's misses were
-tuned on, committed before it was scored, and scored once; rounds 1-26 are tuning data, see
-runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 28, a memory-weighted sample toward the run (fine-tunes and trainers:
+nanoGPT, ColossalAI, fairseq, diffusers, trlx, kohya; Whisper front-ends, JAX/XLA, Triton Inference Server, a hosted
+inference API, embedding; and 11 look-alikes: NCCL watchdog timeouts, API quota RESOURCE_EXHAUSTED, cuDNN execution
+failures, device-side asserts; held_out/round28_queries.md), collected before round 27 was scored and before round
+26's or round 27's misses were tuned on, committed before it was scored, and scored once; rounds 1-27 are tuning
+data, see runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
