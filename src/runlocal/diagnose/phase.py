@@ -87,7 +87,7 @@ RUN = re.compile(
     r"(?:api )?(?:calls|requests|queries|prompts|generations)\b|调用(?:服务|接口|模型)后"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
-    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
+    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|\brun(?:s|ning)? (?:an? |the )?inferenc"
     r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
     # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
     # came back as the answer to a request, so the model was loaded and serving
@@ -179,6 +179,15 @@ RUN = re.compile(
     # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
     # out-of-memory line): a batch of requests was being computed by a model that had loaded
     r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"
+    # -- what asked, in the allocator's report (round 27's misses, session 11, diagnose23) --
+    # a kernel's output or workspace being allocated for a graph node ("Malloc for kernel output failed, … node:
+    # Default/Cast-op446": MindSpore allocating an op's output as it launches it), like TensorFlow's op kernel above: a
+    # graph being computed
+    r"|\bkernel (?:output|workspace)\b|\bnode:\s*\S*-op\d+"
+    # a batch of inputs put through a chain or a model's call in a traceback's frame (LangChain's ``chain.batch(``
+    # / ``.invoke(``, a classifier's ``.predict(``): inputs being computed by a model that had loaded
+    r"|\.a?(?:batch|invoke|predict)\("
+    r"|\b(?:using|with|use|set|setting) (?:a |the )?batch[ _]size (?:of |=\s*|to |as )?\d"
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
@@ -222,19 +231,26 @@ _CLAUSE_END = re.compile(r"[，;；。!！？]|[,.?](?:\s|$)")  # not a comma in
 _OOM_SAID = re.compile(r"out of memory|outofmemory|(?<![a-z])oom(?![a-z])|显存不足|内存不足|爆显存|显存溢出|内存溢出")
 
 
-def _phase_of_oom_clause(low: str) -> str | None:
-    """On a line with both load and run words: the phase of the clause that says memory ran out, when only one
-    phase is said there ("我在使用deepspeed zero3加载13B模型，在推理时依然会报…OutOfMemoryError": loaded in the first
-    clause, out of memory "at inference time" in the second). None when no clause says it, or it says both."""
+def oom_clause(low: str) -> str | None:
+    """The first clause of a line that says memory ran out, or None when none says it."""
     start = 0
     for end in [m.start() for m in _CLAUSE_END.finditer(low)] + [len(low)]:
         clause = low[start:end]
         start = end + 1
-        if not _OOM_SAID.search(clause):
-            continue
-        load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
-        return None if load == run else ("load" if load else "run")
+        if _OOM_SAID.search(clause):
+            return clause
     return None
+
+
+def _phase_of_oom_clause(low: str) -> str | None:
+    """On a line with both load and run words: the phase of the clause that says memory ran out, when only one
+    phase is said there ("我在使用deepspeed zero3加载13B模型，在推理时依然会报…OutOfMemoryError": loaded in the first
+    clause, out of memory "at inference time" in the second). None when no clause says it, or it says both."""
+    clause = oom_clause(low)
+    if clause is None:
+        return None
+    load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
+    return None if load == run else ("load" if load else "run")
 
 
 def phase_of_line(low: str) -> str | None:
