@@ -3,7 +3,7 @@ data since round 29 was collected) and the look-alikes pasted beside it. The sig
 refusal (what is in use plus the block asked is more than the pool's total; a failed allocation said with "memory
 isn't enough"), whatever the accelerator; memory said short on a card named as the place; and the phase by
 phase.py's rule — what asked for the memory (a kernel's output for a graph node, a batch of inputs through a chain,
-inference run, a batch size stated), read from the nearest evidence. Plus the window a request exceeds (not memory)
+inference run), read from the nearest evidence. Plus the window a request exceeds (not memory)
 and the runtime the writer says ran out of memory where they compare two (docs/diagnosis.md)."""
 
 from __future__ import annotations
@@ -120,20 +120,6 @@ def test_inference_run_on_a_small_card_is_the_input_not_the_layout():
 def test_the_same_figures_with_no_phase_stay_fragmentation():
     # look-alike for the phase: the message alone (a 614 MiB unused cache, over a tenth of the small card)
     assert diagnose_text(_SMALL_CARD).category == "fragmentation"
-
-
-def test_a_batch_size_stated_with_the_failure_is_the_run():
-    # PIXOR#31: TensorFlow training; "Even when I am using batch size of 1, still cuda out of memory error is coming"
-    pasted = ("failed to allocate 17.79G (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n"
-              "Even when I am using batch size of 1, still cuda out of memory error is coming.")
-    assert diagnose_text(pasted).category == "cuda_oom_long_context"
-
-
-def test_a_batch_size_beside_a_loading_line_stays_the_load():
-    # look-alike for the phase: the batch size set, and the failure said to come while the model loads
-    pasted = ("I set batch size to 1 and it still fails when loading the model:\n"
-              "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 MiB")
-    assert diagnose_text(pasted).category == "cuda_oom_load"
 
 
 def test_requested_tokens_over_the_context_window_are_not_memory():

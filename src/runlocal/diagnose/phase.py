@@ -184,10 +184,11 @@ RUN = re.compile(
     # Default/Cast-op446": MindSpore allocating an op's output as it launches it), like TensorFlow's op kernel above: a
     # graph being computed
     r"|\bkernel (?:output|workspace)\b|\bnode:\s*\S*-op\d+"
-    # a batch of inputs put through a chain or a model's call in a traceback's frame (LangChain's ``chain.batch(``
-    # / ``.invoke(``, a classifier's ``.predict(``): inputs being computed by a model that had loaded
-    r"|\.a?(?:batch|invoke|predict)\("
-    r"|\b(?:using|with|use|set|setting) (?:a |the )?batch[ _]size (?:of |=\s*|to |as )?\d"
+    # a batch of inputs put through a chain or a model in a traceback's frame (LangChain's ``chain.batch(``, Keras'
+    # ``model.predict(``): inputs being computed by a model that had loaded. Not ``.invoke(``: a client's first call
+    # may be what makes a server load the model. Not a batch size said in prose either: "even when I am using batch
+    # size of 1" (PIXOR#31, the run) and "even if I change the batch size to 2" (llama#455, the load) say the same
+    r"|\.a?(?:batch|predict)\("
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
