@@ -5,17 +5,21 @@ The rule (one rule, session 11, diagnose22, from every phase miss of rounds 7-26
 memory, read from the evidence nearest to the failure, in this order —
   1. the failing line itself (its own load or run words, the clause that says memory ran out: ``phase_of_line``);
   2. the allocator's report of who asked: a graph node or op being computed (ONNX Runtime's "while running Mul node",
-     TensorFlow's op kernel and BFC refusals, cuBLAS's workspace inside a GEMM) is the run; a loader, a builder or a
+     TensorFlow's op kernel and BFC refusals, cuBLAS's workspace inside a GEMM, MindSpore's kernel output for a graph
+     node) is the run; a loader, a builder or a
      pool sized at start-up (from_pretrained, load_state_dict, trtllm-build, allocatePools) is the load (RUN, LOAD);
   3. the program's lifecycle around it, in the lines kept before and after: load lines, a line saying the load was
-     over (LOADED), the frames of a traceback (forward, backward, generate, an inference call), a progress counter
+     over (LOADED), the frames of a traceback (forward, backward, generate, an inference call, a batch of inputs
+     through a chain or a model: ``chain.batch(``, ``model.predict(``), a progress counter
      read by what its label counts (steps and items are the run, files and shards the load: ``progress_phase``), a
      served request or a server's batch handler, usage said to have grown to a figure since start-up;
   4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
      (cuda_oom.refine_cuda_oom);
   5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
      generic out-of-memory errors with none of the evidence above, rounds 1-26: 111 at the load, 10 at the run).
-Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind. Read by
+Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind (round
+27's, diagnose23: a kernel's output, a batch call, "run inference"). A batch size said in prose is no evidence: the
+threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
 
