@@ -256,6 +256,7 @@ class Scanner:
         self.survived = False
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
+        self.failed_runtime: str | None = None  # the one runtime named where the writer says memory ran out
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
         self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
@@ -323,6 +324,8 @@ class Scanner:
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
+        if self.failed_runtime is None and self.n <= _RUNTIME_SCAN_ALL and ("oom" in low or "out of memory" in low):
+            self.failed_runtime = runtimes.runtime_of_oom_clause(low)
         found, severity, dead, footer_fn = _facts_of_line(line, low)
         matches = list(found)
         by_signal = kb.get(_line_entry(low, self.runtime or self.detected_runtime()) or "")
@@ -521,6 +524,9 @@ class Scanner:
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
+            failed = None if self.runtime else self.failed_runtime
+            if runtime in GGML_RUNTIMES and failed is not None and failed not in GGML_RUNTIMES:
+                runtime = failed  # the clause that says memory ran out names another runtime: that one failed
             if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line):
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.woken is not None:

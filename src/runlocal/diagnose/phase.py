@@ -5,17 +5,21 @@ The rule (one rule, session 11, diagnose22, from every phase miss of rounds 7-26
 memory, read from the evidence nearest to the failure, in this order —
   1. the failing line itself (its own load or run words, the clause that says memory ran out: ``phase_of_line``);
   2. the allocator's report of who asked: a graph node or op being computed (ONNX Runtime's "while running Mul node",
-     TensorFlow's op kernel and BFC refusals, cuBLAS's workspace inside a GEMM) is the run; a loader, a builder or a
+     TensorFlow's op kernel and BFC refusals, cuBLAS's workspace inside a GEMM, MindSpore's kernel output for a graph
+     node) is the run; a loader, a builder or a
      pool sized at start-up (from_pretrained, load_state_dict, trtllm-build, allocatePools) is the load (RUN, LOAD);
   3. the program's lifecycle around it, in the lines kept before and after: load lines, a line saying the load was
-     over (LOADED), the frames of a traceback (forward, backward, generate, an inference call), a progress counter
+     over (LOADED), the frames of a traceback (forward, backward, generate, an inference call, a batch of inputs
+     through a chain or a model: ``chain.batch(``, ``model.predict(``), a progress counter
      read by what its label counts (steps and items are the run, files and shards the load: ``progress_phase``), a
      served request or a server's batch handler, usage said to have grown to a figure since start-up;
   4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
      (cuda_oom.refine_cuda_oom);
   5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
      generic out-of-memory errors with none of the evidence above, rounds 1-26: 111 at the load, 10 at the run).
-Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind. Read by
+Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind (round
+27's, diagnose23: a kernel's output, a batch call, "run inference"). A batch size said in prose is no evidence: the
+threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
 
@@ -87,7 +91,7 @@ RUN = re.compile(
     r"(?:api )?(?:calls|requests|queries|prompts|generations)\b|调用(?:服务|接口|模型)后"
     # a chat turn typed at a CLI ("<human>: …", "User: …", Ollama's ">>> …") and an evaluator that starts inferring:
     # the model is loaded and answering
-    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|running inference"
+    r"|^\W{0,2}<?(?:human|user)>?:\s*\S|^>>> \S|start\w* inferenc|\binferencing\b|\brun(?:s|ning)? (?:an? |the )?inferenc"
     r"|^\W*time taken:"  # a web UI's summary after a generation job ("Time taken: 9.1 sec.")
     # an API's error object (OpenAI-compatible servers answer a failed request with "object": "error"): the failure
     # came back as the answer to a request, so the model was loaded and serving
@@ -179,6 +183,16 @@ RUN = re.compile(
     # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
     # out-of-memory line): a batch of requests was being computed by a model that had loaded
     r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"
+    # -- what asked, in the allocator's report (round 27's misses, session 11, diagnose23) --
+    # a kernel's output or workspace being allocated for a graph node ("Malloc for kernel output failed, … node:
+    # Default/Cast-op446": MindSpore allocating an op's output as it launches it), like TensorFlow's op kernel above: a
+    # graph being computed
+    r"|\bkernel (?:output|workspace)\b|\bnode:\s*\S*-op\d+"
+    # a batch of inputs put through a chain or a model in a traceback's frame (LangChain's ``chain.batch(``, Keras'
+    # ``model.predict(``): inputs being computed by a model that had loaded. Not ``.invoke(``: a client's first call
+    # may be what makes a server load the model. Not a batch size said in prose either: "even when I am using batch
+    # size of 1" (PIXOR#31, the run) and "even if I change the batch size to 2" (llama#455, the load) say the same
+    r"|\.a?(?:batch|predict)\("
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
@@ -222,19 +236,26 @@ _CLAUSE_END = re.compile(r"[，;；。!！？]|[,.?](?:\s|$)")  # not a comma in
 _OOM_SAID = re.compile(r"out of memory|outofmemory|(?<![a-z])oom(?![a-z])|显存不足|内存不足|爆显存|显存溢出|内存溢出")
 
 
-def _phase_of_oom_clause(low: str) -> str | None:
-    """On a line with both load and run words: the phase of the clause that says memory ran out, when only one
-    phase is said there ("我在使用deepspeed zero3加载13B模型，在推理时依然会报…OutOfMemoryError": loaded in the first
-    clause, out of memory "at inference time" in the second). None when no clause says it, or it says both."""
+def oom_clause(low: str) -> str | None:
+    """The first clause of a line that says memory ran out, or None when none says it."""
     start = 0
     for end in [m.start() for m in _CLAUSE_END.finditer(low)] + [len(low)]:
         clause = low[start:end]
         start = end + 1
-        if not _OOM_SAID.search(clause):
-            continue
-        load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
-        return None if load == run else ("load" if load else "run")
+        if _OOM_SAID.search(clause):
+            return clause
     return None
+
+
+def _phase_of_oom_clause(low: str) -> str | None:
+    """On a line with both load and run words: the phase of the clause that says memory ran out, when only one
+    phase is said there ("我在使用deepspeed zero3加载13B模型，在推理时依然会报…OutOfMemoryError": loaded in the first
+    clause, out of memory "at inference time" in the second). None when no clause says it, or it says both."""
+    clause = oom_clause(low)
+    if clause is None:
+        return None
+    load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
+    return None if load == run else ("load" if load else "run")
 
 
 def phase_of_line(low: str) -> str | None:

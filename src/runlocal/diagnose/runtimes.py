@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 
 from .extract import trie_regex
+from .phase import oom_clause
 
-__all__ = ["GGML_RUNTIMES", "RUNTIME_ORDER", "RUNTIME_TOKENS", "most_named", "named_in", "normalize_runtime"]
+__all__ = ["GGML_RUNTIMES", "RUNTIME_ORDER", "RUNTIME_TOKENS", "most_named", "named_in", "normalize_runtime",
+           "runtime_of_oom_clause"]
 
 # runtime detection: tokens that name a runtime, and which runtime wins when a log shows several
 RUNTIME_TOKENS = {
@@ -109,3 +111,13 @@ def most_named(seen: dict[str, int]) -> str | None:
         return "ollama"
     weight = {r: c * (0.5 if r == "transformers" else 1.0) for r, c in seen.items()}
     return max(weight, key=lambda r: (weight[r], -RUNTIME_ORDER.index(r)))
+
+
+def runtime_of_oom_clause(low: str) -> str | None:
+    """The one runtime named in the clause of a line that says memory ran out, None when it names none or several.
+    A writer comparing runtimes names the one that failed where they say it failed ("Ollama can easily handle 180K
+    tokens of context, transformers still crashes due to OOM", transformers#45229): that runtime, not the one the
+    log names most, ran out of memory (round 27's tuning, session 11, diagnose23)."""
+    clause = oom_clause(low)
+    named = set(named_in(clause)) if clause is not None else set()
+    return named.pop() if len(named) == 1 else None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from . import prose
+from . import prose, runtimes
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 from .sizes import needs_more_than_has, size_overflow
 
@@ -592,7 +592,11 @@ def _not_memory_reason(low: str) -> str | None:
 
 
 def _memory_entry(low: str, runtime: str | None) -> str:
-    """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime)."""
+    """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime, unless the
+    clause that says memory ran out names another runtime: runtimes.runtime_of_oom_clause)."""
+    failed = runtimes.runtime_of_oom_clause(low)
+    if failed is not None and failed not in runtimes.GGML_RUNTIMES:
+        runtime = failed
     if (_MMAP_FAILED.search(low) or (_C_MALLOC.search(low) and not _GGML.search(low))) and not _GPU_NAMED.search(low):
         return "host-ram-alloc"
     if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Twenty-seven collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Twenty-eight collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -101,10 +101,14 @@ texts from 19 repositories, 19 memory failures and 9 look-alikes) was collected 
 (memory-weighted), written down before any query was run (``round26_queries.md``), before round 25 was
 scored and before round 24's or 25's misses were tuned on, committed before it was scored, and scored once (67.9 %);
 session 11's helper diagnose22 moved it out of ``held_out/`` after collecting round 28: it is tuning data. Round 27
-(``held_out/round27.jsonl``, 36 texts from 30 repositories, 17 memory failures and 19 look-alikes) was collected
-ahead by diagnose21 (balanced), written down before any query was run (``held_out/round27_queries.md``), before
-round 26 was scored and before round 25's or 26's misses were tuned on, and committed before it was scored. Round 28
-waits in ``next/``, which this loader does not read.
+(``round27.jsonl``, 36 texts from 30 repositories, 17 memory failures and 19 look-alikes) was collected
+ahead by diagnose21 (balanced), written down before any query was run (``round27_queries.md``), before
+round 26 was scored and before round 25's or 26's misses were tuned on, committed before it was scored, and scored
+once (75.0 %); session 11's helper diagnose23 moved it out of ``held_out/`` after collecting round 29: it is tuning
+data. Round 28 (``held_out/round28.jsonl``, 31 texts from 26 repositories, 20 memory failures and 11 look-alikes)
+was collected ahead by diagnose22 (memory-weighted toward the run), written down before any query was run
+(``held_out/round28_queries.md``), before round 27 was scored and before round 26's or 27's misses were tuned on,
+and committed before it was scored. Round 29 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
