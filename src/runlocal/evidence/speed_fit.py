@@ -454,9 +454,13 @@ def load_core_tuning() -> list[Row]:
     return build_rows(recs)
 
 
-def load_held_out() -> list[dict]:
+def load_held_out(round_name: str | None = None) -> list[dict]:
+    """Round 1's held-out records (every held_out/*.jsonl but the later rounds' files), or one later round's
+    (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
+        if (path.stem != round_name) if round_name else path.stem.startswith("round"):
+            continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
     return recs
