@@ -119,6 +119,22 @@ def test_held_out_offload_records_through_the_cli_path(bench):
     assert abs(bench.predict_via_plan(moe) / moe["tokens_per_s"] - 1) < 0.15
 
 
+
+def test_held_out_round2_is_never_fitted_and_scored_apart(bench):
+    # measurements/speed/held_out/round2.jsonl: collected by the rule committed first (round2_queries.md), scored once
+    # (round2_first_run.txt); it must stay out of the fit, the Apple per-core tuning and round 1's held-out tables
+    round2 = bench.load_held_out("round2")
+    assert len(round2) >= 20 and {r["backend"] for r in round2} == {"sycl", "metal"}
+    assert all(r["source_url"].startswith("https://github.com/") for r in round2)
+    key = lambda r: (r["source_url"], r["device"], r["model"], r["quant"], r["test"], r["tokens_per_s"])  # noqa: E731
+    seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)}
+    seen |= {key(r.rec) for r in bench.load_core_tuning()} | {key(r) for r in bench.load_held_out()}
+    assert not {key(r) for r in round2} & seen
+    rows = bench.build_rows(round2)     # every record resolves to a catalog device and model
+    assert {r.key for r in rows} >= {"intel/sycl:xe-hpg-dmmv", "intel/sycl:xe2", "apple/metal:m3+"}
+    assert (ROOT / "measurements/speed/held_out/round2_queries.md").is_file()
+    assert (ROOT / "measurements/speed/held_out/round2_first_run.txt").is_file()
+
 # --- the formula's shape -----------------------------------------------------------------------------------
 
 def test_more_bandwidth_is_faster():

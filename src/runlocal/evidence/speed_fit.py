@@ -454,9 +454,13 @@ def load_core_tuning() -> list[Row]:
     return build_rows(recs)
 
 
-def load_held_out() -> list[dict]:
+def load_held_out(round_name: str | None = None) -> list[dict]:
+    """Round 1's held-out records (every held_out/*.jsonl but the later rounds' files), or one later round's
+    (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
+        if (path.stem != round_name) if round_name else path.stem.startswith("round"):
+            continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
     return recs
@@ -550,6 +554,7 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
+    report_held_out_round("round2", consts, split_ms, quiet="--quiet" in argv)
     return 0
 
 
@@ -593,6 +598,54 @@ def report_backends(rows: list[Row], consts, split_ms: float, *, quiet: bool) ->
         print(f"\nHeld-out records ({len(held)}, set aside before fitting, measurements/speed/held_out/):")
     stats = backend_errors(held, consts, split_ms, quiet=quiet)
     print_backend_table("Per backend, held-out records (never fitted)", stats)
+
+
+def group_errors(rows: list[Row], consts, split_ms: float, group) -> dict[str, dict[str, float]]:
+    """|error| per ``group(row)`` and kind (decode tg, prefill pp): n, median, p90; rows with no prediction count as
+    missing (backend_errors, grouped by any key)."""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    missing: dict[tuple[str, str], int] = defaultdict(int)
+    for r in rows:
+        p = predict_row(r, consts, split_ms)
+        if p is None:
+            missing[(group(r), r.kind)] += 1
+        else:
+            per[(group(r), r.kind)].append(abs(pct(p, r.measured)))
+    out = {f"{g}|{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)} for (g, kind), v in per.items()}
+    for (g, kind), n in missing.items():
+        out.setdefault(f"{g}|{kind}", {"n": 0})["missing"] = n
+    return out
+
+
+def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]) -> None:
+    print(f"\n{title}")
+    print(f"{label:40} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
+    for g in sorted({k.split("|")[0] for k in stats}):
+        cells = []
+        for kind in ("tg", "pp"):
+            st = stats.get(f"{g}|{kind}", {})
+            n = int(st.get("n", 0))
+            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
+            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
+                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
+        print(f"{g:40} {' '.join(cells)}")
+
+
+def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) -> None:
+    """A later held-out round (held_out/<name>.jsonl, collected by the rule committed first in <name>_queries.md,
+    never fitted): every record, then |error| per class/backend/variant (the fit entry a record is predicted from: its
+    own kernel path), per backend and per source. Scored once when collected; the first run's output is kept in
+    held_out/<name>_first_run.txt."""
+    rows = build_rows(load_held_out(name))
+    if not rows:
+        return
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{name}_queries.md, "
+          "never fitted):")
+    backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
+    print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
+    print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))
+    print_group_table(f"  {name}, per source", "source",
+                      group_errors(rows, consts, split_ms, lambda r: "/".join(r.rec["source_url"].split("/")[3:7])))
 
 
 if __name__ == "__main__":
