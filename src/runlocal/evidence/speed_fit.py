@@ -232,9 +232,11 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
         A = np.stack([cols[k] / t for k in free], axis=1)
         sol, *_ = np.linalg.lstsq(A, target / t, rcond=None)
         coef = dict(zip(free, sol))
-        neg = [k for k in free if coef[k] < 0 and k != "a"]
+        neg = [k for k in free if coef[k] < 0]
         if not neg:
             break
+        if neg[0] == "a" and "a" not in fb:      # a bandwidth share below zero, and no fit to fall back on
+            raise ValueError("decode fit: the weight-read coefficient came out negative and no fallback fit is given")
         fixed[neg[0]] = fb.get(neg[0], 0.0)
     coef.update(fixed)
     a = coef["a"]
