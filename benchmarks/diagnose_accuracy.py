@@ -120,6 +120,12 @@ FIRST_RUNS = (
     # held_out/round28_queries.md), collected ahead by diagnose22 before round 27 was scored and before round 26's or
     # 27's misses were tuned on; 20 memory failures, 11 look-alikes; scored once by diagnose23
     ("round 28 (run-weighted)", "2026-11-26", 31, 20, 29, 0, 11, "1537/1578"),
+    # round 29: balanced, the runtimes local-LLM users run (text-generation-webui and image web UIs, ExLlamaV2, vLLM,
+    # llama-server under GPUStack, Ollama, transformers; no kernel image, illegal memory access, unsupported model
+    # types, GGML "invalid magic" files, NCCL "unhandled cuda error" as look-alikes; held_out/round29_queries.md),
+    # collected ahead by diagnose23 before round 28 was scored and before round 27's or 28's misses were tuned on;
+    # 10 memory failures, 11 look-alikes; scored once by diagnose24
+    ("round 29 (balanced)", "2026-11-26", 21, 18, 21, 0, 11, "1563/1609"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -129,7 +135,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
-                    "round 28 (run-weighted)": (2, 20)}
+                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10)}
 
 
 def print_first_runs() -> None:
