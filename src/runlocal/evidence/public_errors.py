@@ -112,7 +112,8 @@ before it was scored, and scored once (64.5 %); diagnose24 moved it out of ``hel
 it is tuning data. Round 29 (``held_out/round29.jsonl``, 21 texts from 15 repositories, 10 memory failures and 11
 look-alikes) was collected ahead by diagnose23 (balanced, the runtimes local-LLM users run), written down before any
 query was run (``held_out/round29_queries.md``), before round 28 was scored and before round 27's or 28's misses
-were tuned on, and committed before it was scored. Round 30 waits in ``next/``, which this loader does not read.
+were tuned on, committed before it was scored, and scored once by diagnose24 after round 28's misses were tuned on
+(85.7 %). Round 30 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
