@@ -318,7 +318,7 @@ _CGROUP_REPORT = re.compile(r"(?<![+\w])memory: usage (\d+)kb, limit (\d+)kb")
 
 def cgroup_at_limit(low: str) -> bool:
     """Whether the line is a memory cgroup's OOM report with its usage at (or over) its limit."""
-    m = _CGROUP_REPORT.search(low) if "usage" in low else None
+    m = _CGROUP_REPORT.search(low) if "kb, limit" in low else None  # substring first: serving logs say "usage" a lot
     return m is not None and int(m.group(1)) >= int(m.group(2)) > 0
 
 
