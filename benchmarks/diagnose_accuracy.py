@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 28, a memory-weighted sample toward the run (fine-tunes and trainers:
-nanoGPT, ColossalAI, fairseq, diffusers, trlx, kohya; Whisper front-ends, JAX/XLA, Triton Inference Server, a hosted
-inference API, embedding; and 11 look-alikes: NCCL watchdog timeouts, API quota RESOURCE_EXHAUSTED, cuDNN execution
-failures, device-side asserts; held_out/round28_queries.md), collected before round 27 was scored and before round
-26's or round 27's misses were tuned on, committed before it was scored, and scored once; rounds 1-27 are tuning
-data, see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: round 29, a balanced sample from the runtimes local-LLM users run
+(text-generation-webui and image web UIs, ExLlamaV2, vLLM, llama-server under GPUStack, Ollama, transformers; and 11
+look-alikes: no kernel image, illegal memory access, unsupported model types, GGML "invalid magic" files, NCCL
+"unhandled cuda error"; held_out/round29_queries.md), collected before round 28 was scored and before round 27's or
+round 28's misses were tuned on, committed before it was scored, and scored once; rounds 1-28 are tuning data, see
+runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
 called not-memory or unknown.
@@ -120,6 +120,12 @@ FIRST_RUNS = (
     # held_out/round28_queries.md), collected ahead by diagnose22 before round 27 was scored and before round 26's or
     # 27's misses were tuned on; 20 memory failures, 11 look-alikes; scored once by diagnose23
     ("round 28 (run-weighted)", "2026-11-26", 31, 20, 29, 0, 11, "1537/1578"),
+    # round 29: balanced, the runtimes local-LLM users run (text-generation-webui and image web UIs, ExLlamaV2, vLLM,
+    # llama-server under GPUStack, Ollama, transformers; no kernel image, illegal memory access, unsupported model
+    # types, GGML "invalid magic" files, NCCL "unhandled cuda error" as look-alikes; held_out/round29_queries.md),
+    # collected ahead by diagnose23 before round 28 was scored and before round 27's or 28's misses were tuned on;
+    # 10 memory failures, 11 look-alikes; scored once by diagnose24
+    ("round 29 (balanced)", "2026-11-26", 21, 18, 21, 0, 11, "1563/1609"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -129,7 +135,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
-                    "round 28 (run-weighted)": (2, 20)}
+                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10)}
 
 
 def print_first_runs() -> None:

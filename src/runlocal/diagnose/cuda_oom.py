@@ -74,9 +74,10 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     if running:
         return "cuda_oom_long_context"
     # no evidence at all (phase.py's rule, step 5): the load, by the threads. Of the tuning set's generic CUDA
-    # out-of-memory texts that reach here with no evidence (rounds 1-26, counted by diagnose22 after round 26's
-    # signals), the threads put 111 at the load and 10 at the run (7 more runs are caught above by a block of a quarter
-    # of the card); rounds 1-21 counted by diagnose17: 95 and 12
+    # out-of-memory texts that reach here with no evidence (rounds 1-28, recounted by diagnose24 after round 28's
+    # signals), the threads put 110 at the load and 15 at the run (8 more runs are caught above by a block of a quarter
+    # of the card; 5 more reach here labelled something else); rounds 1-26 counted by diagnose22: 111 and 10; rounds
+    # 1-21 by diagnose17: 95 and 12
     return "cuda_oom_load"
 
 

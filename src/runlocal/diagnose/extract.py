@@ -150,8 +150,9 @@ def _other_processes(m, ex):
     ex.set("other_processes_bytes", total)
 
 
-# PyTorch OOM, pre-2.1 wording: (GPU 0; 23.54 GiB total capacity; 11.75 GiB already allocated; ...)
-@_rule("total capacity;", r"\(GPU (\d+); " + _SIZE + r" total capacity")
+# PyTorch OOM, pre-2.1 wording: (GPU 0; 23.54 GiB total capacity; 11.75 GiB already allocated; ...); the paste may
+# stop at the capacity ("Tried to allocate 15.91 GiB (GPU 0; 15.90 GiB total capacity", SBERT-WK#3): it is still stated
+@_rule("total capacity", r"\(GPU (\d+); " + _SIZE + r" total capacity")
 def _torch_old(m, ex):
     line = m.string
     ex.set("device", f"GPU {m.group(1)}")

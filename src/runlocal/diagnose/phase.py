@@ -16,9 +16,12 @@ memory, read from the evidence nearest to the failure, in this order —
   4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
      (cuda_oom.refine_cuda_oom);
   5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
-     generic out-of-memory errors with none of the evidence above, rounds 1-26: 111 at the load, 10 at the run).
+     generic out-of-memory errors with none of the evidence above, rounds 1-28: 110 at the load, 15 at the run;
+     rounds 1-26: 111 and 10).
 Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind (round
-27's, diagnose23: a kernel's output, a batch call, "run inference"). A batch size said in prose is no evidence: the
+27's, diagnose23: a kernel's output, a batch call, "run inference"; round 28's, diagnose24: XLA's buffer assignment of
+an executing program, a replica's execution, an inference call failing, a program said to have run for a while,
+accelerate's ``prepare_model``). A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
@@ -53,7 +56,11 @@ LOAD = re.compile(
     r"|\bpipeline\(|creat\w* (?:a |the )?pipeline|\bdeploy\("
     # vLLM's offline engine being built (``LLM(model=…)`` loads the weights and profiles), and a bare ``load(…)`` call
     # (the model script's own loader: pyllama's ``generator = load(ckpt_dir, …)``), not ``json.load(`` / ``x.load(``
-    r"|\bllm\(model\s*=|(?<![\w.])load\(")
+    r"|\bllm\(model\s*=|(?<![\w.])load\("
+    # accelerate's Accelerator.prepare_model in a traceback's frame: it places the model on its device (model.to(
+    # device), accelerate/accelerator.py) before the first step, so a failure inside it is the load even in a trainer
+    # (kohya_ss#369, round 28)
+    r"|\bprepare_model\b")
 # an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
 # with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
 # these words are both the run and the load said to be over (LOADED)
@@ -193,6 +200,16 @@ RUN = re.compile(
     # may be what makes a server load the model. Not a batch size said in prose either: "even when I am using batch
     # size of 1" (PIXOR#31, the run) and "even if I change the batch size to 2" (llama#455, the load) say the same
     r"|\.a?(?:batch|predict)\("
+    # -- what asked, in the allocator's report (round 28's misses, session 11, diagnose24) --
+    # XLA executing a compiled program: its buffer assignment dumped when the executable's buffers do not fit
+    # ("BufferAssignment OOM Debugging. … preallocated temp allocation", xla/service/gpu/gpu_executable.cc), or a
+    # replica's execution said to fail (JAX's older "Execution of replica 0 failed: Resource exhausted", local_client.cc):
+    # a computation running, not arrays being placed
+    r"|bufferassignment oom debugging|preallocated temp allocation|execution of replica \d+ failed"
+    # an inference call said to fail (a hosted API's "There was an inference error: CUDA out of memory"), and a program
+    # said to have run for a while before the failure ("after sometime of running", whisperX#315): the load was over
+    r"|\binference error\b|\bafter (?:some ?time|a while|a few (?:minutes|hours)|\d+ (?:minutes|hours|mins?|h))"
+    r"(?: of)? running\b|\brunning for (?:a while|some ?time|(?:a few|\d+) (?:minutes|hours))\b"
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"

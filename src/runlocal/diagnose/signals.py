@@ -45,6 +45,9 @@ _OOM = re.compile(
     # TensorRT "Error Code 2: OutOfMemory", also written against Chinese text ("也会OutOfMemory。", where \b finds no
     # edge); "… could not be allocated"
     r"|(?<![a-z0-9_])outofmemory(?![a-z0-9_])|could not be allocated"
+    # XLA's allocator refusal with its "Out" left on the line before (a paste wrapped inside "Resource exhausted: Out
+    # of memory while trying to allocate 5520758552 bytes", jax#788): the refusal's own words and size
+    r"|^\W*of memory while trying to allocate \d+"
     # OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE (-4, "failure to allocate memory for buffer object", Khronos cl.h),
     # as tinygrad's and other OpenCL backends print it
     r"|mem_object_allocation_failure"
@@ -306,6 +309,19 @@ _KILL_KERNEL = re.compile(
     r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
+# the kernel's report of a memory cgroup at its limit (mm/memcontrol.c, mem_cgroup_print_oom_meminfo: "memory: usage
+# 131072kB, limit 131072kB, failcnt 15691"), printed by the OOM killer for a container or pod; usage at the limit is
+# the cgroup's OOM (triton-inference-server#4154, round 28). "memory+swap" and "kmem" lines of the same report state
+# other counters, often unlimited
+_CGROUP_REPORT = re.compile(r"(?<![+\w])memory: usage (\d+)kb, limit (\d+)kb")
+
+
+def cgroup_at_limit(low: str) -> bool:
+    """Whether the line is a memory cgroup's OOM report with its usage at (or over) its limit."""
+    m = _CGROUP_REPORT.search(low) if "kb, limit" in low else None  # substring first: serving logs say "usage" a lot
+    return m is not None and int(m.group(1)) >= int(m.group(2)) > 0
+
+
 # an out-of-memory said together with the program being killed for it, in a user's words ("OOM异常，自动kill程序了"
 # "OOM, the program was killed automatically", "OOM and got killed"): the kernel's OOM killer, not an allocator's error
 # (an allocator that fails raises in the process; only the killer kills it). "OOM, so I killed the server" is not:
@@ -664,7 +680,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
             return _memory_entry(low, runtime)
         # "Memory Error" in words names no memory: the host's, unless another line says which (prose.py)
         return "host-ram-said-short" if prose.memory_error_in_words(low) else "host-ram-alloc"
-    if _KILL_KERNEL.search(low) or _host_ran_out(low):
+    if _KILL_KERNEL.search(low) or _host_ran_out(low) or cgroup_at_limit(low):
         return "linux-oom-killer"
     if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"

@@ -60,13 +60,18 @@ def needs_more_than_has(low: str) -> bool:
     return need > have > 0
 
 
+# a line of the kernel's memory cgroup report ("memory+swap: usage 0kB, limit 9007199254740988kB, failcnt 0",
+# mm/memcontrol.c): its huge limit is the counter's "no limit" (PAGE_COUNTER_MAX pages), not a size anything asked for
+_CGROUP_COUNTER = re.compile(r"(?:memory|memory\+swap|swap|kmem|kmem\.tcp): usage \d+kb, limit \d+kb")
+
+
 def size_overflow(low: str) -> bool:
     """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
     block of host memory of a tebibyte or more, or says that a size computation overflowed."""
     if _OVERFLOW_WORDS.search(low):
         return True
-    if not _LONG_NUMBER.search(low):  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
-        return False
+    if not _LONG_NUMBER.search(low) or ("limit" in low and _CGROUP_COUNTER.search(low)):
+        return False  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
     if any(int(n) >= _HUGE for n in _BARE_SIZE.findall(low)):
         return True
     if (m := _HOST_BLOCK.search(low)) and int(m.group(1)) >= _TIB and _HOST_BLOCK_NAMED.search(low):

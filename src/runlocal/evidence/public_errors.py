@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Twenty-eight collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Twenty-nine collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -105,10 +105,15 @@ session 11's helper diagnose22 moved it out of ``held_out/`` after collecting ro
 ahead by diagnose21 (balanced), written down before any query was run (``round27_queries.md``), before
 round 26 was scored and before round 25's or 26's misses were tuned on, committed before it was scored, and scored
 once (75.0 %); session 11's helper diagnose23 moved it out of ``held_out/`` after collecting round 29: it is tuning
-data. Round 28 (``held_out/round28.jsonl``, 31 texts from 26 repositories, 20 memory failures and 11 look-alikes)
+data. Round 28 (``round28.jsonl``, 31 texts from 26 repositories, 20 memory failures and 11 look-alikes)
 was collected ahead by diagnose22 (memory-weighted toward the run), written down before any query was run
-(``held_out/round28_queries.md``), before round 27 was scored and before round 26's or 27's misses were tuned on,
-and committed before it was scored. Round 29 waits in ``next/``, which this loader does not read.
+(``round28_queries.md``), before round 27 was scored and before round 26's or 27's misses were tuned on, committed
+before it was scored, and scored once (64.5 %); diagnose24 moved it out of ``held_out/`` after collecting round 30:
+it is tuning data. Round 29 (``held_out/round29.jsonl``, 21 texts from 15 repositories, 10 memory failures and 11
+look-alikes) was collected ahead by diagnose23 (balanced, the runtimes local-LLM users run), written down before any
+query was run (``held_out/round29_queries.md``), before round 28 was scored and before round 27's or 28's misses
+were tuned on, committed before it was scored, and scored once by diagnose24 after round 28's misses were tuned on
+(85.7 %). Round 30 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
