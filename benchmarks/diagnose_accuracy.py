@@ -1,11 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 29, a balanced sample from the runtimes local-LLM users run
-(text-generation-webui and image web UIs, ExLlamaV2, vLLM, llama-server under GPUStack, Ollama, transformers; and 11
-look-alikes: no kernel image, illegal memory access, unsupported model types, GGML "invalid magic" files, NCCL
-"unhandled cuda error"; held_out/round29_queries.md), collected before round 28 was scored and before round 27's or
-round 28's misses were tuned on, committed before it was scored, and scored once; rounds 1-28 are tuning data, see
+measurements/public_errors/held_out/: round 30, a balanced sample of error families and projects new to the corpus
+(PyTorch DataLoader workers killed for host RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU
+arena, ComfyUI nodes, PyTorch Lightning, OpenVINO; and 17 look-alikes: /dev/shm Bus errors, full disks, "CUDA driver
+version is insufficient", CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators, illegal instructions;
+held_out/round30_queries.md), collected before round 29 was scored and before round 28's or round 29's misses were
+tuned on, committed before it was scored, and scored once; rounds 1-29 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
