@@ -127,6 +127,13 @@ FIRST_RUNS = (
     # collected ahead by diagnose23 before round 28 was scored and before round 27's or 28's misses were tuned on;
     # 10 memory failures, 11 look-alikes; scored once by diagnose24
     ("round 29 (balanced)", "2026-11-26", 21, 18, 21, 0, 11, "1563/1609"),
+    # round 30: balanced, error families and projects new to the corpus (PyTorch DataLoader workers killed for host
+    # RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU arena, ComfyUI, PyTorch Lightning, OpenVINO;
+    # /dev/shm Bus errors, full disks, driver too old, CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators,
+    # illegal instructions as look-alikes; held_out/round30_queries.md), collected ahead by diagnose24 before round 29
+    # was scored and before round 28's or 29's misses were tuned on; 18 memory failures, 17 look-alikes; scored once
+    # by diagnose25
+    ("round 30 (new families)", "2026-11-26", 35, 27, 31, 3, 17, "1584/1630"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -136,7 +143,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
-                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10)}
+                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
+                    "round 30 (new families)": (1, 18)}
 
 
 def print_first_runs() -> None:
