@@ -1,11 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 29, a balanced sample from the runtimes local-LLM users run
-(text-generation-webui and image web UIs, ExLlamaV2, vLLM, llama-server under GPUStack, Ollama, transformers; and 11
-look-alikes: no kernel image, illegal memory access, unsupported model types, GGML "invalid magic" files, NCCL
-"unhandled cuda error"; held_out/round29_queries.md), collected before round 28 was scored and before round 27's or
-round 28's misses were tuned on, committed before it was scored, and scored once; rounds 1-28 are tuning data, see
+measurements/public_errors/held_out/: round 30, a balanced sample of error families and projects new to the corpus
+(PyTorch DataLoader workers killed for host RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU
+arena, ComfyUI nodes, PyTorch Lightning, OpenVINO; and 17 look-alikes: /dev/shm Bus errors, full disks, "CUDA driver
+version is insufficient", CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators, illegal instructions;
+held_out/round30_queries.md), collected before round 29 was scored and before round 28's or round 29's misses were
+tuned on, committed before it was scored, and scored once; rounds 1-29 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -126,6 +127,13 @@ FIRST_RUNS = (
     # collected ahead by diagnose23 before round 28 was scored and before round 27's or 28's misses were tuned on;
     # 10 memory failures, 11 look-alikes; scored once by diagnose24
     ("round 29 (balanced)", "2026-11-26", 21, 18, 21, 0, 11, "1563/1609"),
+    # round 30: balanced, error families and projects new to the corpus (PyTorch DataLoader workers killed for host
+    # RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU arena, ComfyUI, PyTorch Lightning, OpenVINO;
+    # /dev/shm Bus errors, full disks, driver too old, CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators,
+    # illegal instructions as look-alikes; held_out/round30_queries.md), collected ahead by diagnose24 before round 29
+    # was scored and before round 28's or 29's misses were tuned on; 18 memory failures, 17 look-alikes; scored once
+    # by diagnose25
+    ("round 30 (new families)", "2026-11-26", 35, 27, 31, 3, 17, "1584/1630"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -135,7 +143,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 22 (phones, edge)": (1, 26), "round 23 (look-alikes)": (0, 9),
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
-                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10)}
+                    "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
+                    "round 30 (new families)": (1, 18)}
 
 
 def print_first_runs() -> None:

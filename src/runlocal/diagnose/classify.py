@@ -44,7 +44,8 @@ Precedence (how one answer is chosen when several entries match)
    limit, not a full memory (``notmem-single-allocation-cap``: Intel XPU's 4 GiB cap).
    Two runtime rules come first: in a llama.cpp/Ollama/LM Studio log a generic CUDA OOM (one that
    is not PyTorch's own message) is a ggml
-   allocation failure (``llamacpp_alloc_fail``), and in a log where vLLM also reported
+   allocation failure (``llamacpp_alloc_fail``) — unless the model was said to have loaded and a run came after it
+   (a request received, a generation): then it is refined by its phase like any other — and in a log where vLLM also reported
    ``EngineDeadError`` the OOM killed a serving engine (``vllm_engine_dead``).
 4. Nothing matched: if the log states an error (an exception, "cannot load", a crash, a failed check) and no line
    anywhere says memory ran short (out of memory, a failed allocation, a kill, "not enough RAM", a size needed above
@@ -403,7 +404,7 @@ class Scanner:
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         self.load_over_before = self.load_after_loaded = False
-        if top.id in GENERIC_OOM_IDS:
+        if top.id in GENERIC_OOM_IDS or top.id == GGML_OOM_ID:  # ggml's too: a run after its load (below)
             last_load = last_loaded = -1
             for i, ctx in enumerate(self.ring):  # the 40 lines up to and including this one
                 self._context(ctx)
@@ -519,6 +520,8 @@ class Scanner:
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
             # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
             entry = kb.get("cuda-oom-load") or entry
+        if entry.id == GGML_OOM_ID and self._ran_after_load():
+            entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
@@ -527,7 +530,7 @@ class Scanner:
             failed = None if self.runtime else self.failed_runtime
             if runtime in GGML_RUNTIMES and failed is not None and failed not in GGML_RUNTIMES:
                 runtime = failed  # the clause that says memory ran out names another runtime: that one failed
-            if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line):
+            if runtime in GGML_RUNTIMES and not _TORCH_OOM.search(line) and not self._ran_after_load():
                 entry = kb.get(GGML_OOM_ID) or entry
             elif self.woken is not None:
                 entry = kb.get(self.woken) or entry
@@ -543,6 +546,13 @@ class Scanner:
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+    def _ran_after_load(self) -> bool:
+        """Whether the model was said to have loaded ("The models load fine") and a run (a request, a generation)
+        was said around the out-of-memory, with no load after that and none on its line: then the run asked for the
+        memory, even in a ggml log where an out-of-memory is otherwise its allocation failure while it places the
+        weights (llama.cpp#13085, round 29, session 11)."""
+        return self.loaded and self.running and not self.load_after_loaded and self.line_phase != "load"
 
     def _killed_after_error(self) -> bool:
         """Whether the answer so far is a bare kill (SIGKILL, no OOM killer named) that came after an error line, in

@@ -21,7 +21,8 @@ memory, read from the evidence nearest to the failure, in this order —
 Words are not the rule: each pattern below is one form of evidence 1-3, and a new form is added to its kind (round
 27's, diagnose23: a kernel's output, a batch call, "run inference"; round 28's, diagnose24: XLA's buffer assignment of
 an executing program, a replica's execution, an inference call failing, a program said to have run for a while,
-accelerate's ``prepare_model``). A batch size said in prose is no evidence: the
+accelerate's ``prepare_model``; round 29's, diagnose25: a web UI's run button clicked, an image the user tried to make,
+a request said to be received, the models said to load fine). A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
@@ -210,6 +211,16 @@ RUN = re.compile(
     # said to have run for a while before the failure ("after sometime of running", whisperX#315): the load was over
     r"|\binference error\b|\bafter (?:some ?time|a while|a few (?:minutes|hours)|\d+ (?:minutes|hours|mins?|h))"
     r"(?: of)? running\b|\brunning for (?:a while|some ?time|(?:a few|\d+) (?:minutes|hours))\b"
+    # -- the run said by the user (round 29's misses, session 11, diagnose25) --
+    # a web UI's run button pressed ('I click "Generate"', sygil-webui#1493): a job started on a model the UI had
+    # loaded at start-up; a button that loads ("Load model") is not one of these
+    r"|\bclick(?:s|ed|ing)?\s+(?:on\s+)?(?:the\s+)?[\"“'\[(]?(?:generate|submit|run|send|interrogate|upscale)\b"
+    # an image, picture or video the user tried to make, whatever the verb or its spelling ("try and genatre an image",
+    # stable-diffusion-webui#3527): the output of a run; not a verb that loads or fetches, nor an image *model*
+    r"|\b(?:try|trying|tried|attempt\w*)\s+(?:and|to)\s+(?!(?:re|up|down|off)?load)[a-z]+\s+(?:an?|the|some|one|my)\s+"
+    r"(?:new\s+)?(?:image|picture|photo|video)s?\b(?!\s+(?:model|checkpoint))"
+    # a request said to be received (llama.cpp#13085's "When the first request is received"), like "received request"
+    r"|\brequests? (?:is |was |were |are )?received\b"
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
@@ -220,6 +231,8 @@ RUN = re.compile(
 LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
                     # the server said to start fine ("能正常启动" "starts normally", "started successfully")
                     r"|(?:能|可以)?正常启动|启动成功|\bstart(?:s|ed)? (?:up )?(?:fine|normally|successfully|ok)\b"
+                    # ... or the model said to load fine ("The models load fine", llama.cpp#13085)
+                    r"|\bloads? (?:fine|ok|normally|successfully)\b|\bloaded (?:fine|ok|normally)\b"
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Twenty-nine collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Thirty collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -109,11 +109,15 @@ data. Round 28 (``round28.jsonl``, 31 texts from 26 repositories, 20 memory fail
 was collected ahead by diagnose22 (memory-weighted toward the run), written down before any query was run
 (``round28_queries.md``), before round 27 was scored and before round 26's or 27's misses were tuned on, committed
 before it was scored, and scored once (64.5 %); diagnose24 moved it out of ``held_out/`` after collecting round 30:
-it is tuning data. Round 29 (``held_out/round29.jsonl``, 21 texts from 15 repositories, 10 memory failures and 11
+it is tuning data. Round 29 (``round29.jsonl``, 21 texts from 15 repositories, 10 memory failures and 11
 look-alikes) was collected ahead by diagnose23 (balanced, the runtimes local-LLM users run), written down before any
-query was run (``held_out/round29_queries.md``), before round 28 was scored and before round 27's or 28's misses
-were tuned on, committed before it was scored, and scored once by diagnose24 after round 28's misses were tuned on
-(85.7 %). Round 30 waits in ``next/``, which this loader does not read.
+query was run (``round29_queries.md``), before round 28 was scored and before round 27's or 28's misses were tuned
+on, committed before it was scored, and scored once by diagnose24 after round 28's misses were tuned on (85.7 %);
+diagnose25 moved it out of ``held_out/`` after collecting round 31: it is tuning data. Round 30
+(``held_out/round30.jsonl``, 35 texts from 31 repositories, 18 memory failures and 17 look-alikes) was collected
+ahead by diagnose24 (balanced, error families and projects new to the corpus), written down before any query was
+run (``held_out/round30_queries.md``), before round 29 was scored and before round 28's or 29's misses were tuned
+on, and committed before it was scored. Round 31 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
