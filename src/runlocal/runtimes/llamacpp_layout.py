@@ -248,8 +248,12 @@ def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list
 
 
 
+# weight bytes per device (None: the host), and per GPU the largest weight it copies in from the host
+_Placed = tuple[dict[int | None, int], dict[int, int]]
+
+
 def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
-                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> tuple[dict[int | None, int], dict[int, int]]:
+                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
     """Weight bytes per device index (None = host) and, per GPU, its layers' largest weight kept in host memory:
     src/llama-model.cpp load_tensors (LlamaCpp.buffers). The same for every context, so kept per model."""
     key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs)
@@ -346,7 +350,7 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
                          tuple(g[1] for g in groups.values()), embed_copy)
 
 
-def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int):
+def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int) -> _Placed:
     """_place_each_tensor's sums without -ot rules, from the per-layer sums (integers: the same totals)."""
     placed: dict[int | None, int] = {}
     host_weights_of: dict[int, int] = {}
@@ -359,12 +363,13 @@ def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: 
     return placed, host_weights_of
 
 
-def _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs):
+def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
+                       override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
     n = model.n_layers
     placed: dict[int | None, int] = {}
     size_of = sizer(model, weights)
 
-    def add(dev, size):
+    def add(dev: int | None, size: int) -> None:
         placed[dev] = placed.get(dev, 0) + size
 
     overrides = _overrides(model, override_tensor, n_devs)
