@@ -60,14 +60,14 @@ def test_an_override_moves_one_weight_off_its_layers_gpu():
     # layer 0 is on the GPU; without an override the GPU holds x's copy and y, with -ot exps=CPU also w's copy
     on_gpu, _ = _run(_matmul_graph(64), 2, lambda il: 0 if il >= 0 else HOST1)
     assert on_gpu == [16384 + 32768, 16384]
-    wd = G._weight_devices(lambda il: 0 if il >= 0 else HOST1, [("exps", None)], HOST1)
+    wd = G.weight_devices(lambda il: 0 if il >= 0 else HOST1, [("exps", None)], HOST1)
     moved, _ = _run(_matmul_graph(64), 2, lambda il: 0 if il >= 0 else HOST1, weight_dev=wd)
     assert moved == [32768 + 16384 + 32768, 16384]
 
 
 def test_op_offload_goes_to_cuda0_whichever_gpu_holds_the_layer():
     # two GPUs, the layer on GPU 1, its weight in host memory: the first backend that offloads it is CUDA0
-    wd = G._weight_devices(lambda il: 1 if il >= 0 else 2, [("exps", None)], 2)
+    wd = G.weight_devices(lambda il: 1 if il >= 0 else 2, [("exps", None)], 2)
     sizes, _ = _run(_matmul_graph(64), 3, lambda il: 1 if il >= 0 else 2, weight_dev=wd)
     assert sizes == [32768 + 16384 + 32768, 0, 16384]
 

@@ -84,11 +84,18 @@ def args_key(args: tuple) -> str | None:
 
 
 def args_from_key(key: str) -> tuple:
-    """args_key inverted: layer_gpus and overrides back to tuples (the test re-simulates stored entries)."""
-    a = json.loads(key)
-    a[9] = tuple(a[9]) if a[9] is not None else None
-    a[11] = tuple(tuple(o) for o in a[11])
-    return tuple(a)
+    """args_key inverted: layer_gpus and overrides back to tuples (the test re-simulates stored entries). The key
+    lists simulated_compute's arguments after the model in its parameters' order; they are named from there."""
+    from inspect import signature
+
+    from .llamacpp_compute import simulated_compute
+
+    names = list(signature(simulated_compute).parameters)[1:]
+    args = dict(zip(names, json.loads(key), strict=True))
+    if args["layer_gpus"] is not None:
+        args["layer_gpus"] = tuple(args["layer_gpus"])
+    args["overrides"] = tuple(tuple(o) for o in args["overrides"])
+    return tuple(args.values())
 
 
 def file_name(model_id: str) -> str | None:

@@ -27,4 +27,4 @@ from .ggml import (  # noqa: F401
     supported,
     type_size,
 )
-from .ggml.sched import _layer_devices, _sched_split, _weight_devices  # noqa: F401
+from .ggml.sched import _layer_devices, _sched_split, weight_devices  # noqa: F401

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -247,8 +248,12 @@ def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list
 
 
 
+# weight bytes per device (None: the host), and per GPU the largest weight it copies in from the host
+_Placed = tuple[dict[int | None, int], dict[int, int]]
+
+
 def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
-                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> tuple[dict[int | None, int], dict[int, int]]:
+                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
     """Weight bytes per device index (None = host) and, per GPU, its layers' largest weight kept in host memory:
     src/llama-model.cpp load_tensors (LlamaCpp.buffers). The same for every context, so kept per model."""
     key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs)
@@ -262,19 +267,62 @@ def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs
     return _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs)
 
 
+# src/llama-model.cpp load_tensors, the rules both walks below apply (the one over tensors with -ot rules, the one
+# over per-layer sums without): a weight's layer, its buffer, and the host-kept weights a GPU copies in.
+
+def _weight_layer(t, n_layer: int) -> int:
+    """The layer whose device holds a checkpoint tensor: a repeating layer's own; the output layer (n_layer: the LM
+    head, the final norm), which counts as layer n_layer; else the input layer (-1: the token embedding)."""
+    if t.layer is not None and t.layer < n_layer:
+        return t.layer
+    return n_layer if t.role in ("lm_head", "norm") else -1
+
+
+def moved_by_cpu_moe(t) -> bool:
+    """Whether --n-cpu-moe / --cpu-moe sends this tensor to the CPU: llama.cpp overrides by name with
+    common/common.h LLM_FFN_EXPS_REGEX ("\\.ffn_(up|down|gate|gate_up)_(ch|)exps"), which matches the experts' biases
+    (gpt-oss: ffn_*_exps.bias; in a checkpoint's names experts.*_bias) as well as their matrices — measured on CUDA,
+    gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0 (measurements/llamacpp_cpumoe/cuda_h200.jsonl)."""
+    return t.role.startswith("expert_") or (t.role == "bias" and ("_exps." in t.name or ".experts." in t.name))
+
+
+def _weight_buffers(keys: Sequence[tuple[int, bool]], where: tuple[int | None, ...], n_cpu_moe: int
+                    ) -> list[int | None]:
+    """The device of each weight (None: the host) before any -ot rule, from its layer (_weight_layer) and whether
+    --n-cpu-moe moves it (moved_by_cpu_moe): the input layer always stays on the CPU, --n-cpu-moe N keeps the
+    experts of the first N layers on the CPU, else its layer's. (One list per layout: a call per weight would cost
+    the per-layer walk half again.)"""
+    return [None if il < 0 or (experts and il < n_cpu_moe) else where[il] for il, experts in keys]
+
+
+def _keep_host_weight(host_weights_of: dict[int, int], where: tuple[int | None, ...], il: int, n_layer: int,
+                      dev: int | None, size: int) -> None:
+    """A matrix held on the host (dev None) of a repeating layer that runs on a GPU: that GPU copies it in to run
+    its matmul, so each GPU's largest such weight is kept (llamacpp_compute reads it)."""
+    runs_on = where[il] if 0 <= il < n_layer else None
+    if dev is None and runs_on is not None:
+        host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
+
+
+def _add_tied_copy(placed: dict[int | None, int], where: tuple[int | None, ...], n_layer: int, size: int) -> None:
+    """Tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time (TENSOR_DUPLICATED)
+    into the output layer's GPU buffer (src/llama-model.cpp load_tensors); none when that layer is on the host."""
+    out_dev = where[n_layer]
+    if out_dev is not None and size:
+        placed[out_dev] = placed.get(out_dev, 0) + size
+
+
 @dataclass(frozen=True)
 class _LayerWeights:
-    """A model's weight bytes grouped by what decides their device when no -ot rule applies (the rules of
-    _place_each_tensor): per layer, all its bytes, its experts' bytes (--n-cpu-moe) and its largest expert
-    matrix part (-1: none); the output layer's bytes; the rest (the host's); and the tied embedding's copy.
-    Computed once per model and weight estimate, so each of --fit's layouts is a walk over layers, not tensors.
-    Tuples of ints: the cyclic collector untracks them."""
+    """A model's weight bytes grouped by what decides their buffer when no -ot rule applies: per (layer, whether
+    --n-cpu-moe moves them) of _weight_layer and moved_by_cpu_moe, their bytes and their largest matrix part (-1:
+    none); and the tied embedding's copy. Computed once per model and weight estimate, so each of --fit's layouts is
+    a walk over groups, not tensors. Tuples of ints: the cyclic collector untracks them."""
 
-    total: tuple[int, ...]
-    experts: tuple[int, ...]
-    expert_matrix_max: tuple[int, ...]
-    output: int
-    host: int
+    n_layer: int
+    keys: tuple[tuple[int, bool], ...]
+    sizes: tuple[int, ...]
+    largest: tuple[int, ...]
     embed_copy: int
 
 
@@ -286,93 +334,60 @@ def _weights_by_layer(model: ModelSpec, weights: WeightEstimate) -> _LayerWeight
 def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWeights:
     n = model.n_layers
     size_of = sizer(model, weights)
-    total, experts, expert_max = [0] * n, [0] * n, [-1] * n
-    output = host = embed_copy = 0
+    groups: dict[tuple[int, bool], list[int]] = {}
+    embed_copy = 0
     tied = not any(x.role == "lm_head" for x in model.tensors)
     for t in model.tensors:
         n_parts = split_in_gguf(t)
         part = size_of(t) // n_parts
-        size = part * n_parts
-        if t.layer is not None and t.layer < n:
-            total[t.layer] += size
-            if moved_by_cpu_moe(t):
-                experts[t.layer] += size
-                if t.role.startswith("expert_") and len(t.shape) > 1:
-                    expert_max[t.layer] = max(expert_max[t.layer], part)
-        elif t.role in ("lm_head", "norm"):
-            output += size
-        else:
-            host += size
+        group = groups.setdefault((_weight_layer(t, n), moved_by_cpu_moe(t)), [0, -1])
+        group[0] += part * n_parts
+        if len(t.shape) > 1:
+            group[1] = max(group[1], part)
         if t.role == "embed" and tied:
             embed_copy += size_of(t)
-    return _LayerWeights(tuple(total), tuple(experts), tuple(expert_max), output, host, embed_copy)
+    return _LayerWeights(n, tuple(groups), tuple(g[0] for g in groups.values()),
+                         tuple(g[1] for g in groups.values()), embed_copy)
 
 
-def moved_by_cpu_moe(t) -> bool:
-    """Whether --n-cpu-moe / --cpu-moe sends this tensor to the CPU: llama.cpp overrides by name with
-    common/common.h LLM_FFN_EXPS_REGEX ("\\.ffn_(up|down|gate|gate_up)_(ch|)exps"), which matches the experts' biases
-    (gpt-oss: ffn_*_exps.bias; in a checkpoint's names experts.*_bias) as well as their matrices — measured on CUDA,
-    gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0 (measurements/llamacpp_cpumoe/cuda_h200.jsonl)."""
-    return t.role.startswith("expert_") or (t.role == "bias" and ("_exps." in t.name or ".experts." in t.name))
-
-
-def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int):
+def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int) -> _Placed:
     """_place_each_tensor's sums without -ot rules, from the per-layer sums (integers: the same totals)."""
     placed: dict[int | None, int] = {}
     host_weights_of: dict[int, int] = {}
-
-    def add(dev, size):
+    for (il, _), dev, size, largest in zip(w.keys, _weight_buffers(w.keys, where, n_cpu_moe), w.sizes, w.largest):
         if size:
             placed[dev] = placed.get(dev, 0) + size
-
-    for il, d in enumerate(where[:-1]):
-        if il < n_cpu_moe:      # --n-cpu-moe N: the experts of the first N layers stay on the CPU
-            add(None, w.experts[il])
-            add(d, w.total[il] - w.experts[il])
-            if d is not None and w.expert_matrix_max[il] >= 0:
-                host_weights_of[d] = max(host_weights_of.get(d, 0), w.expert_matrix_max[il])
-        else:
-            add(d, w.total[il])
-    out_dev = where[-1]
-    add(out_dev, w.output)
-    add(None, w.host)
-    if out_dev is not None:
-        add(out_dev, w.embed_copy)
+        if dev is None and largest >= 0:       # (a host-held matrix: the rule's test first, as most are not)
+            _keep_host_weight(host_weights_of, where, il, w.n_layer, dev, largest)
+    _add_tied_copy(placed, where, w.n_layer, w.embed_copy)
     return placed, host_weights_of
 
 
-def _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs):
-    out_dev = where[model.n_layers]
+def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
+                       override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
+    n = model.n_layers
     placed: dict[int | None, int] = {}
     size_of = sizer(model, weights)
 
-    def add(dev, size):
+    def add(dev: int | None, size: int) -> None:
         placed[dev] = placed.get(dev, 0) + size
 
     overrides = _overrides(model, override_tensor, n_devs)
     host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
     tied = not any(x.role == "lm_head" for x in model.tensors)
-    for k, t in enumerate(model.tensors):
-        if t.layer is not None and t.layer < model.n_layers:
-            d = where[t.layer]
-            if moved_by_cpu_moe(t) and t.layer < n_cpu_moe:
-                d = None           # --n-cpu-moe N: the experts of the first N layers stay on the CPU
-        elif t.role in ("lm_head", "norm"):
-            d = out_dev            # the output layer (LM head, final norm) counts as layer n_layer
-        else:
-            d = None               # the token embedding (input layer) always stays on the CPU
-        runs_on = where[t.layer] if t.layer is not None and t.layer < model.n_layers else None
+    embed_copy = 0
+    keys = [(_weight_layer(t, n), moved_by_cpu_moe(t)) for t in model.tensors]
+    for k, (t, (il, _), d) in enumerate(zip(model.tensors, keys, _weight_buffers(keys, where, n_cpu_moe))):
         n_parts = split_in_gguf(t)
         for part in range(n_parts):
             size = size_of(t) // n_parts
             dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
             add(dev, size)
-            if dev is None and runs_on is not None and len(t.shape) > 1:
-                host_weights_of[runs_on] = max(host_weights_of.get(runs_on, 0), size)
-        if t.role == "embed" and out_dev is not None and tied:
-            # tied embeddings: the output layer reads token_embd, which llama.cpp loads a second time
-            # (TENSOR_DUPLICATED) into the output layer's GPU buffer (src/llama-model.cpp load_tensors)
-            add(out_dev, size_of(t))
+            if len(t.shape) > 1:
+                _keep_host_weight(host_weights_of, where, il, n, dev, size)
+        if t.role == "embed" and tied:
+            embed_copy += size_of(t)
+    _add_tied_copy(placed, where, n, embed_copy)
     return placed, host_weights_of
 
 

@@ -13,23 +13,20 @@ def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
     the host when its layer is (-ngl) or a tensor override (-ot …=CPU, --n-cpu-moe) sends it there, as
     src/llama-model-loader.cpp create_tensor decides; the CPU repacks it per ggml/repack.py on the assumed CPU."""
     from . import ggml
+    from .ggml.arch import weight_layer
     from .ggml.repack import repacked
-    from .ggml.sched import _weight_devices
+    from .ggml.sched import placement_devices, weight_devices
     from .ggml.types import Tensor, row_size
 
     s, n = b.settings, graph_model.n_layers
     rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.llamacpp.override_tensor)
              + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, n)))
     host = -2                                              # (any id no GPU has)
-
-    def layer_dev(il: int) -> int:
-        d = b.where[il] if 0 <= il <= n else None
-        return host if d is None else d
-    weight_dev = _weight_devices(layer_dev, rules, host) or (lambda t: layer_dev(t.layer))  # type: ignore[arg-type]
+    layer_dev = placement_devices(b.where, n, host)
+    weight_dev = weight_devices(layer_dev, rules, host) or (lambda t: layer_dev(t.layer))  # type: ignore[arg-type]
     packed = 0
     for info in graph_model.tensors:
-        layer = (int(info.name.split(".")[1]) if info.name.startswith("blk.")
-                 else -1 if info.name == "token_embd.weight" else n)
+        layer = weight_layer(info.name, n)
         ne = (*reversed(info.shape), 1, 1, 1, 1)[:4]
         t = Tensor(info.name, (info.dtype or "f32").lower(), ne, (0, 0, 0, 0), weight=True,  # type: ignore[arg-type]
                    layer=layer)

@@ -34,6 +34,14 @@ def _gguf_type(dtype: str | None) -> str:
     return t if t in TYPES else "q4_0"
 
 
+def weight_layer(name: str, n_layer: int) -> int:
+    """The layer whose device holds the weight of that GGUF name (src/llama-model.cpp load_tensors): blk.N.* layer
+    N, token_embd the input layer (-1: the CPU), the rest the output layer (n_layer)."""
+    if name.startswith("blk."):
+        return int(name.split(".")[1])
+    return -1 if name == "token_embd.weight" else n_layer
+
+
 class DecoderGraph:
     """Builds llama.cpp's graph for one ubatch: src/llama-graph.cpp (build_inp_embd, build_attn, build_ffn,
     build_moe_ffn, build_norm) and the architecture's builder in src/models/<arch>.cpp, in their op order."""
@@ -59,9 +67,8 @@ class DecoderGraph:
 
     # --- weights and inputs ---------------------------------------------------------------------
     def w(self, name: str, layer: int | None = None) -> Tensor | None:
-        """The model weight of that GGUF name. Its device follows src/llama-model.cpp load_tensors: blk.N.* on
-        layer N's, token_embd on the input layer's (the CPU), the rest on the output layer's. ``layer`` asks for
-        a TENSOR_DUPLICATED copy on another layer's device (per-layer rope_freqs, a tied output head)."""
+        """The model weight of that GGUF name, on its layer's device (weight_layer). ``layer`` asks for a
+        TENSOR_DUPLICATED copy on another layer's device (per-layer rope_freqs, a tied output head)."""
         key = name if layer is None else f"{name}@{layer}"
         t = self._weights.get(key)
         if t is None:
@@ -69,10 +76,7 @@ class DecoderGraph:
             if info is None:
                 return None
             if layer is None:
-                if name.startswith("blk."):
-                    layer = int(name.split(".")[1])
-                else:
-                    layer = -1 if name == "token_embd.weight" else self.m.n_layers
+                layer = weight_layer(name, self.m.n_layers)
             t = self.g.weight(_gguf_type(info.dtype), tuple(reversed(info.shape)), name, layer, is_weight=True)
             self._weights[key] = t
         return t

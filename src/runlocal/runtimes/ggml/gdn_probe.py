@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .arch import GraphParams, build_graph
-from .sched import _sched_split, _weight_devices
+from .sched import _sched_split, placement_devices, weight_devices
 
 
 def fused_gdn_lands(model, p: GraphParams, n_tokens: int, n_seqs: int, where: Sequence[int | None], n_gpus: int,
@@ -22,15 +22,11 @@ def fused_gdn_lands(model, p: GraphParams, n_tokens: int, n_seqs: int, where: Se
     """Whether every fused delta-net node of the reserved graph (n_tokens over n_seqs sequences, one output each) is
     scheduled on its layer's device; ``where``: each layer's GPU (None: the host), the output layer last."""
     host = n_gpus
-    n_layer = model.n_layers
-
-    def layer_dev(il: int) -> int:
-        d = where[il] if 0 <= il <= n_layer else None
-        return host if d is None else d
+    layer_dev = placement_devices(where, model.n_layers, host)
     g = build_graph(model, replace(p, gdn="fused"), n_tokens, n_seqs, n_seqs).g
     full = all(d is not None for d in where)
     nodes, ids, *_ = _sched_split(g, layer_dev, n_tokens < 32 or full, n_backends=n_gpus + 1,
-                                  weight_dev=_weight_devices(layer_dev, overrides, host))
+                                  weight_dev=weight_devices(layer_dev, overrides, host))
     delta = [il for il, la in enumerate(model.layers) if la.attention is None]
     placed = [b for t, b in zip(nodes, ids) if t.op == "GATED_DELTA_NET"]
     return all(layer_dev(il) == b for il, b in zip(delta, placed))

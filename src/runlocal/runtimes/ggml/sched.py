@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
@@ -368,6 +368,18 @@ def _layer_devices(n_layer: int, n_gpu_layers: int) -> Callable[[int], int]:
     return dev
 
 
+def placement_devices(where: Sequence[int | None], n_layer: int, host: int) -> Callable[[int], int]:
+    """Each layer's device in a placement over several devices: ``where`` gives the GPU of layers 0 … n_layer (the
+    last the output layer; None: the host), as src/llama-model.cpp load_tensors spreads them (LlamaCpp.buffers);
+    the input layer (-1, the token embeddings) and a None go to ``host``, the caller's id for the CPU backend."""
+    where = tuple(where)
+
+    def dev(il: int) -> int:
+        d = where[il] if 0 <= il <= n_layer else None
+        return host if d is None else d
+    return dev
+
+
 PIPELINE_COPIES = 4   # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES: the scheduler's copies under pipeline parallelism
 # common/common.h LLM_FFN_EXPS_REGEX: what --n-cpu-moe N keeps in host memory, for each of the first N layers
 FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
@@ -383,7 +395,7 @@ def n_cpu_moe_overrides(n: int) -> tuple[tuple[str, int | None], ...]:
     return tuple((f"blk\\.{i}{FFN_EXPS_REGEX}", None) for i in range(n))
 
 
-def _weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[str, int | None]], host: int
+def weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[str, int | None]], host: int
                     ) -> Callable[[Tensor], int] | None:
     """src/llama-model-loader.cpp create_tensor: the first override whose pattern std::regex_search-es the
     tensor's name decides its buffer (None: a CPU buffer, on the host; k: GPU k), else its layer's device."""
@@ -654,17 +666,13 @@ def simulate_compute_cuda(model, n_ubatch: int, n_kv: int, flash_attn: bool, *, 
         if len(layer_gpus) != n_layer + 1:
             raise ValueError(f"layer_gpus: {len(layer_gpus)} entries for {n_layer} layers + the output layer")
         n_gpus = n_gpus or max((d for d in layer_gpus if d is not None), default=0) + 1
-        where = list(layer_gpus)
-
-        def layer_dev(il: int) -> int:
-            d = where[il] if 0 <= il <= n_layer else None
-            return n_gpus if d is None else d
+        layer_dev = placement_devices(layer_gpus, n_layer, n_gpus)
         full = all(d is not None for d in layer_gpus)
     host = n_gpus
     if pipeline is None:
         pipeline = n_gpus > 1 and full and not overrides
     n_copies = PIPELINE_COPIES if pipeline else 1
-    weight_dev = _weight_devices(layer_dev, overrides, host)
+    weight_dev = weight_devices(layer_dev, overrides, host)
     host_buffer = repack.host_buffer() if no_host else None
     buffers = [Buffer(CUDA_ALIGNMENT, cuda_alloc_size) for _ in range(n_gpus)] + [Buffer(CPU_ALIGNMENT)]
     sizes = [0] * (n_gpus + 1)
