@@ -27,11 +27,12 @@ def test_per_layer_sums_place_every_byte_as_the_tensor_walk(monkeypatch, model, 
     check(CheckRequest(model=model, runtime="llama.cpp", gpu=gpu, ctx="13000", use_measurements=False))
     assert asked
     rng = random.Random(0)
-    for spec, weights, where, n_cpu_moe, _, _ in asked:
+    for spec, weights, where, n_cpu_moe, _, _, _ in asked:
         n = spec.n_layers
         layouts = [where, (None,) * (n + 1), (0,) * (n + 1), tuple(rng.choice((None, 0, 1)) for _ in range(n + 1))]
         for wh in layouts:
             for moe in {n_cpu_moe, 0, 1, n // 2, n + 3}:
-                by_tensor, host_kept = layout._place_each_tensor(spec, weights, wh, moe, (), 2)
-                by_layer = layout._place_by_layer(layout._weights_by_layer(spec, weights), wh, moe)
-                assert by_layer == ({d: b for d, b in by_tensor.items() if b}, host_kept)
+                for pad_rows in (False, True):      # a GPU buffer that pads quantized rows (CUDA, SYCL) or not
+                    by_tensor, host_kept = layout._place_each_tensor(spec, weights, wh, moe, (), 2, pad_rows)
+                    by_layer = layout._place_by_layer(layout._weights_by_layer(spec, weights), wh, moe, pad_rows)
+                    assert by_layer == ({d: b for d, b in by_tensor.items() if b}, host_kept)

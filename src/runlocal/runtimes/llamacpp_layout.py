@@ -83,6 +83,29 @@ def _cuda_row_pad(cache_type: str, row: int) -> int:
     return row_bytes(cache_type, MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING)
 
 
+GPU_TENSOR_ALIGNMENT = 128     # ggml-cuda / ggml-sycl get_alignment: each tensor of a GPU buffer starts at 128 B
+
+
+def _weight_row_pad(t, from_file: bool) -> int:
+    """The bytes a weight takes in a GPU buffer beyond its data, per GGUF part: ggml-cuda / ggml-sycl pad a quantized
+    weight whose rows (ne[0], the innermost dimension) are not a multiple of MATRIX_ROW_PADDING by one padded row's
+    bytes (get_alloc_size, as for the KV cache above), and ggml-alloc rounds each tensor up to the buffer's alignment
+    (ggml_backend_alloc_ctx_tensors_from_buft). Only for weights read from a file, whose types and sizes are known:
+    gpt-oss's 2,880-wide matrices, Qwen3-30B-A3B's 768-wide expert rows (measurements/llamacpp/data/cuda.jsonl,
+    measurements/llamacpp_cpumoe)."""
+    from .ggml.types import TYPES
+
+    if not from_file or t.nbytes is None or not t.shape:
+        return 0
+    part = t.nbytes // split_in_gguf(t)
+    dtype = (t.dtype or "").lower()
+    row, pad = t.shape[-1], 0
+    if dtype in TYPES and TYPES[dtype][0] > 1 and row % MATRIX_ROW_PADDING:
+        blck, size = TYPES[dtype]
+        pad = size * (MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING) // blck
+    return round_up(part + pad, GPU_TENSOR_ALIGNMENT) - part
+
+
 def _overrides(model: ModelSpec, rules: tuple[tuple[str, str], ...], n_gpus: int) -> dict[tuple[int, int], int | None]:
     """(tensor index, part) an -ot rule moves → its device (None = host). Patterns are matched against
     the GGUF name with a search, the first matching rule wins (src/llama-model-loader.cpp: std::regex_search
@@ -253,18 +276,19 @@ _Placed = tuple[dict[int | None, int], dict[int, int]]
 
 
 def _place_weights(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
-                   override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
+                   override_tensor: tuple[tuple[str, str], ...], n_devs: int, pad_rows: bool = False) -> _Placed:
     """Weight bytes per device index (None = host) and, per GPU, its layers' largest weight kept in host memory:
-    src/llama-model.cpp load_tensors (LlamaCpp.buffers). The same for every context, so kept per model."""
-    key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs)
+    src/llama-model.cpp load_tensors (LlamaCpp.buffers); pad_rows: the GPUs' buffers pad quantized rows
+    (_weight_row_pad). The same for every context, so kept per model."""
+    key = (weights.quant, weights.total, weights.from_file, where, n_cpu_moe, override_tensor, n_devs, pad_rows)
     return _PLACEMENTS.get(model, key, lambda: _place_weights_now(model, weights, where, n_cpu_moe, override_tensor,
-                                                                  n_devs))
+                                                                  n_devs, pad_rows))
 
 
-def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs):
+def _place_weights_now(model, weights, where, n_cpu_moe, override_tensor, n_devs, pad_rows):
     if not override_tensor:
-        return _place_by_layer(_weights_by_layer(model, weights), where, n_cpu_moe)
-    return _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs)
+        return _place_by_layer(_weights_by_layer(model, weights), where, n_cpu_moe, pad_rows)
+    return _place_each_tensor(model, weights, where, n_cpu_moe, override_tensor, n_devs, pad_rows)
 
 
 # src/llama-model.cpp load_tensors, the rules both walks below apply (the one over tensors with -ot rules, the one
@@ -324,6 +348,8 @@ class _LayerWeights:
     sizes: tuple[int, ...]
     largest: tuple[int, ...]
     embed_copy: int
+    pads: tuple[int, ...] = ()      # per group, its weights' row padding in a GPU buffer (_weight_row_pad)
+    embed_copy_pad: int = 0
 
 
 def _weights_by_layer(model: ModelSpec, weights: WeightEstimate) -> _LayerWeights:
@@ -335,36 +361,44 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
     n = model.n_layers
     size_of = sizer(model, weights)
     groups: dict[tuple[int, bool], list[int]] = {}
-    embed_copy = 0
+    embed_copy = embed_copy_pad = 0
     tied = not any(x.role == "lm_head" for x in model.tensors)
     for t in model.tensors:
         n_parts = split_in_gguf(t)
         part = size_of(t) // n_parts
-        group = groups.setdefault((_weight_layer(t, n), moved_by_cpu_moe(t)), [0, -1])
+        group = groups.setdefault((_weight_layer(t, n), moved_by_cpu_moe(t)), [0, -1, 0])
         group[0] += part * n_parts
+        group[2] += _weight_row_pad(t, weights.from_file) * n_parts
         if len(t.shape) > 1:
             group[1] = max(group[1], part)
         if t.role == "embed" and tied:
             embed_copy += size_of(t)
+            embed_copy_pad += _weight_row_pad(t, weights.from_file)
     return _LayerWeights(n, tuple(groups), tuple(g[0] for g in groups.values()),
-                         tuple(g[1] for g in groups.values()), embed_copy)
+                         tuple(g[1] for g in groups.values()), embed_copy, tuple(g[2] for g in groups.values()),
+                         embed_copy_pad)
 
 
-def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int) -> _Placed:
+def _place_by_layer(w: _LayerWeights, where: tuple[int | None, ...], n_cpu_moe: int, pad_rows: bool = False
+                    ) -> _Placed:
     """_place_each_tensor's sums without -ot rules, from the per-layer sums (integers: the same totals)."""
     placed: dict[int | None, int] = {}
     host_weights_of: dict[int, int] = {}
-    for (il, _), dev, size, largest in zip(w.keys, _weight_buffers(w.keys, where, n_cpu_moe), w.sizes, w.largest):
+    pads = w.pads if pad_rows else (0,) * len(w.keys)
+    for (il, _), dev, size, largest, pad in zip(w.keys, _weight_buffers(w.keys, where, n_cpu_moe), w.sizes,
+                                                w.largest, pads):
+        if dev is not None:
+            size += pad
         if size:
             placed[dev] = placed.get(dev, 0) + size
         if dev is None and largest >= 0:       # (a host-held matrix: the rule's test first, as most are not)
             _keep_host_weight(host_weights_of, where, il, w.n_layer, dev, largest)
-    _add_tied_copy(placed, where, w.n_layer, w.embed_copy)
+    _add_tied_copy(placed, where, w.n_layer, w.embed_copy + (w.embed_copy_pad if pad_rows else 0))
     return placed, host_weights_of
 
 
 def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[int | None, ...], n_cpu_moe: int,
-                       override_tensor: tuple[tuple[str, str], ...], n_devs: int) -> _Placed:
+                       override_tensor: tuple[tuple[str, str], ...], n_devs: int, pad_rows: bool = False) -> _Placed:
     n = model.n_layers
     placed: dict[int | None, int] = {}
     size_of = sizer(model, weights)
@@ -379,14 +413,15 @@ def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[i
     keys = [(_weight_layer(t, n), moved_by_cpu_moe(t)) for t in model.tensors]
     for k, (t, (il, _), d) in enumerate(zip(model.tensors, keys, _weight_buffers(keys, where, n_cpu_moe))):
         n_parts = split_in_gguf(t)
+        pad = _weight_row_pad(t, weights.from_file) if pad_rows else 0
         for part in range(n_parts):
             size = size_of(t) // n_parts
             dev = overrides.get((k, part), d)   # -ot: the first matching pattern's buffer
-            add(dev, size)
+            add(dev, size + (pad if dev is not None else 0))
             if len(t.shape) > 1:
                 _keep_host_weight(host_weights_of, where, il, n, dev, size)
         if t.role == "embed" and tied:
-            embed_copy += size_of(t)
+            embed_copy += size_of(t) + pad
     _add_tied_copy(placed, where, n, embed_copy)
     return placed, host_weights_of
 
@@ -445,7 +480,8 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
     devs = [DeviceBuffers(g.name, g.kind, g.capacity) for g in gpus]
     host = DeviceBuffers(host_t.name, "cpu", host_t.capacity)
     at = lambda i: host if i is None else devs[i]   # noqa: E731
-    placed, host_weights_of = _place_weights(model, weights, b.where, s.llamacpp.n_cpu_moe, s.llamacpp.override_tensor, len(devs))
+    placed, host_weights_of = _place_weights(model, weights, b.where, s.llamacpp.n_cpu_moe, s.llamacpp.override_tensor,
+                                             len(devs), b.backend.pads_quant_rows)
     for dev_index, size in placed.items():
         at(dev_index).model += size
     if not model.tensors:
