@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 30, a balanced sample of error families and projects new to the corpus
-(PyTorch DataLoader workers killed for host RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU
-arena, ComfyUI nodes, PyTorch Lightning, OpenVINO; and 17 look-alikes: /dev/shm Bus errors, full disks, "CUDA driver
-version is insufficient", CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators, illegal instructions;
-held_out/round30_queries.md), collected before round 29 was scored and before round 28's or round 29's misses were
-tuned on, committed before it was scored, and scored once; rounds 1-29 are tuning data, see
+measurements/public_errors/held_out/: round 31, a balanced sample of runtimes and error families new to the corpus
+(Intel XPU inference, JAX/XLA runs, PaddlePaddle, CTranslate2 / faster-whisper, diffusers pipelines; and 14
+look-alikes: cuBLAS NOT_SUPPORTED / INVALID_VALUE, device asserts, state-dict size mismatches, NCCL watchdog
+timeouts, "Found no NVIDIA driver", TensorRT's ONNX parser; held_out/round31_queries.md), collected before round 30
+was scored and before round 29's or round 30's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-30 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
