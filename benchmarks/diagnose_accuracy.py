@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 30, a balanced sample of error families and projects new to the corpus
-(PyTorch DataLoader workers killed for host RAM, Kubernetes memory eviction, Keras model.fit, ONNX Runtime's CPU
-arena, ComfyUI nodes, PyTorch Lightning, OpenVINO; and 17 look-alikes: /dev/shm Bus errors, full disks, "CUDA driver
-version is insufficient", CUDNN_STATUS_NOT_SUPPORTED, unregistered ONNX operators, illegal instructions;
-held_out/round30_queries.md), collected before round 29 was scored and before round 28's or round 29's misses were
-tuned on, committed before it was scored, and scored once; rounds 1-29 are tuning data, see
+measurements/public_errors/held_out/: round 31, a balanced sample of runtimes and error families new to the corpus
+(Intel XPU inference, JAX/XLA runs, PaddlePaddle, CTranslate2 / faster-whisper, diffusers pipelines; and 14
+look-alikes: cuBLAS NOT_SUPPORTED / INVALID_VALUE, device asserts, state-dict size mismatches, NCCL watchdog
+timeouts, "Found no NVIDIA driver", TensorRT's ONNX parser; held_out/round31_queries.md), collected before round 30
+was scored and before round 29's or round 30's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-30 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -134,6 +134,13 @@ FIRST_RUNS = (
     # was scored and before round 28's or 29's misses were tuned on; 18 memory failures, 17 look-alikes; scored once
     # by diagnose25
     ("round 30 (new families)", "2026-11-26", 35, 27, 31, 3, 17, "1584/1630"),
+    # round 31: balanced, runtimes and error families new to the corpus (Intel XPU inference, JAX/XLA runs,
+    # PaddlePaddle's GPU OOM and host-RAM cudaStream failure, CTranslate2 / faster-whisper, diffusers pipelines; cuBLAS
+    # NOT_SUPPORTED / INVALID_VALUE, device asserts, state-dict size mismatches, NCCL watchdog timeouts, "Found no
+    # NVIDIA driver", TensorRT's ONNX parser as look-alikes; held_out/round31_queries.md), collected ahead by
+    # diagnose25 before round 30 was scored and before round 29's or 30's misses were tuned on; 11 memory failures,
+    # 14 look-alikes; scored once by diagnose26
+    ("round 31 (new runtimes)", "2026-11-26", 25, 20, 25, 0, 14, "1617/1665"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -144,7 +151,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
-                    "round 30 (new families)": (1, 18)}
+                    "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11)}
 
 
 def print_first_runs() -> None:

@@ -491,6 +491,7 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-killed-after-error",  # a bare kill after an error (classify)
                                            "notmem-single-allocation-cap",  # by an out-of-memory's figures
                                            "notmem-small-host-allocation",  # by a host block against the RAM said free
+                                           "notmem-shared-memory-mount",  # a Bus-error kill beside /dev/shm (classify)
                                            "runtime-memory-refusal"}  # by a line's words (signals.line_entry)
 
 

@@ -126,12 +126,16 @@ def test_a_full_disk_before_a_bare_out_of_memory_is_the_disk():
     assert diagnose_text(pasted).category == "not_memory"
 
 
-def test_a_full_shared_memory_or_a_sized_oom_after_a_full_disk_stays_memory():
-    # look-alikes: /dev/shm is memory; an out-of-memory with its own figures is not the disk's
+def test_a_full_shared_memory_is_its_mount_and_a_sized_oom_after_a_full_disk_stays_memory():
+    # look-alikes: /dev/shm is no disk; an out-of-memory with its own figures is not the disk's. Session 11's diagnose26
+    # reversed this test's first reading (that a full /dev/shm is a lack of memory): round 30's three threads
+    # (STCN#132, pytorch#5040, mmsegmentation#1356) settle a DataLoader worker's Bus error beside a full /dev/shm as
+    # the container's mount size (--shm-size), not memory — the answer is that mount, still not the full disk
     shm = ("RuntimeError: unable to write to file </torch_1234_5678>: No space left on device (28)\n"
            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
            "(shm).\nRuntimeError: DataLoader worker (pid 77) is killed by signal: Bus error. out of memory in /dev/shm")
-    assert diagnose_text(shm).category != "not_memory"
+    got = diagnose_text(shm)
+    assert got.entry is not None and got.entry.id == "notmem-shared-memory-mount"
     sized = ("OSError: [Errno 28] No space left on device: '/tmp/cache'\n"
              "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total "
              "capacity; 21.10 GiB already allocated; 1.10 GiB free)")

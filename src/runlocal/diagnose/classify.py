@@ -140,6 +140,7 @@ CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
 
 STOPPED_ID = "notmem-stopped"
+SHM_MOUNT_ID = "notmem-shared-memory-mount"
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
@@ -261,6 +262,7 @@ class Scanner:
         self.oom_not_from_alloc: int | None = None  # the line number of an out-of-memory line that footer disowns
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
         self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
+        self.shm_said = False  # a line names the shared-memory mount as what ran short (prose.SHM_SAID)
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
@@ -319,6 +321,8 @@ class Scanner:
             self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
         if "pin" in low and signals.PINNED_CALL.search(low):
             self.pinned_at = self.n
+        if not self.shm_said and ("shm" in low or "shared memory" in low):
+            self.shm_said = bool(prose.SHM_SAID.search(low))
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -513,6 +517,8 @@ class Scanner:
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
             entry = kb.get(STOPPED_ID) or entry
+        if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
+            entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
         req = figures.get("requested_bytes")
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):

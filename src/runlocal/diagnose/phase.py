@@ -22,7 +22,8 @@ Words are not the rule: each pattern below is one form of evidence 1-3, and a ne
 27's, diagnose23: a kernel's output, a batch call, "run inference"; round 28's, diagnose24: XLA's buffer assignment of
 an executing program, a replica's execution, an inference call failing, a program said to have run for a while,
 accelerate's ``prepare_model``; round 29's, diagnose25: a web UI's run button clicked, an image the user tried to make,
-a request said to be received, the models said to load fine). A batch size said in prose is no evidence: the
+a request said to be received, the models said to load fine; round 30's, diagnose26: a cuDNN call, a workflow said
+to be executing). A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
@@ -221,6 +222,15 @@ RUN = re.compile(
     r"(?:new\s+)?(?:image|picture|photo|video)s?\b(?!\s+(?:model|checkpoint))"
     # a request said to be received (llama.cpp#13085's "When the first request is received"), like "received request"
     r"|\brequests? (?:is |was |were |are )?received\b"
+    # -- what asked (round 30's misses, session 11, diagnose26) --
+    # a cuDNN call that failed (cudnn_status_*, "cuDNN error: …"): cuDNN is called only to compute a layer (a
+    # convolution or an RNN, forward or backward), never to place weights, so memory asked for around it was a step's
+    # (mmaction2#493); a ComfyUI workflow, a graph or a prompt said to be executing ("errors during execution",
+    # ComfyUI#6856): the graph runs on models a loader node had placed. Not "during the execution of TVM" (TVM's
+    # banner over any of its errors, a load's too: mlc-llm#38): "of" names a library, not a graph
+    r"|\bcudnn_status_\w+|\bcudnn error\b"
+    r"|\b(?:during|while|in) (?:the )?(?:workflow |graph |prompt )?execution\b(?! of)"
+    r"|\bexecut(?:e|es|ed|ing) (?:the |a |my |this )?(?:workflow|prompt|graph)\b"
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"

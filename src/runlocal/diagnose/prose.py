@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words",
+__all__ = ["DEVICE_OOM_SAID", "SHM_SAID", "device_memory_said_full",
+           "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "killed_by_os", "memory_error_in_words",
            "FREEING_BUG", "BARE_NOT_ENOUGH_MEMORY", "DISK_FULL", "size_questioned", "VERSION_REGRESSION",
            "ALLOCATION_SHOWN"]
 
@@ -18,6 +19,18 @@ __all__ = ["DEVICE_OOM_SAID", "GPU_USED_UP", "USED_UP_WORDS", "KILLED_BY_OS", "k
 # device named: "out-of-memory killer" and "buffer overflow" / "integer overflow" are other things
 DEVICE_OOM_SAID = re.compile(r"\b(?:cuda|gpu|vram|hip|xpu|device)[ -]out-of-memory\b"
                              r"|\b(?:cuda|gpu|vram|video|device) memory overflow\b")
+# ... or said to have filled up, as the writer's finding ("It turns out my gpu memory was getting full", mmaction2#493
+# under a cuDNN error, round 30, session 11, diagnose26): the card ran out. Not a question or a condition ("Does CUDA
+# malloc fail when VRAM is full?", round 24's look-alike): those say nothing happened
+_DEVICE_MEMORY_FULL = re.compile(r"\b(?:(?:cuda|gpu|video|device) memory|vram)\s+(?:was|is|were|got|gets|became|becomes)"
+                                 r"\s+(?:getting\s+|completely\s+|totally\s+)?full\b(?![^.!\n]{0,80}\?)")
+_CONDITION_BEFORE = re.compile(r"\b(?:when|whenever|if|whether|until|once|before|unless)\b[^.,;!?\n]{0,30}$")
+
+
+def device_memory_said_full(low: str) -> bool:
+    """Whether a lower-cased line states, as a finding, that a card's memory filled up (not asks or supposes it)."""
+    m = _DEVICE_MEMORY_FULL.search(low)
+    return m is not None and not _CONDITION_BEFORE.search(low[:m.start()])
 # the operating system named as what ended the program ("killed by os when running mac m3max and 128G", grok-1#277):
 # the kernel ends a process for its memory (Linux's OOM killer, macOS/iOS jetsam); not when the line names another
 # reason (a watchdog, a time or CPU limit, a signal the user sent, heat)
@@ -64,6 +77,14 @@ BARE_NOT_ENOUGH_MEMORY = re.compile(r"\bnot enough memory\b(?![^\n]{0,60}\b(?:cu
 # tmpfs: "No space left on device" there is shared memory running out, and stays a lack of memory)
 DISK_FULL = re.compile(r"no space left on device|not enough space on the disk|\bos error (?:28|112)\b|\benospc\b")
 DISK_IS_MEMORY = re.compile(r"/dev/shm|\bshm\b|shared memory|tmpfs")
+# the shared-memory mount named as what ran short, beside a worker killed by a Bus error (SIGBUS): PyTorch's own hint
+# ("dataloader's workers are out of shared memory. Please try to raise your shared memory limit", "insufficient shared
+# memory (shm)", torch/utils/data/_utils/signal_handling.py), the mount itself (df's "/dev/shm" line) or its setting
+# (--shm-size). A container sizes /dev/shm on its own (Docker: 64 MB), so the mount, not the RAM, ran out: round 30's
+# STCN#132, pytorch#5040, mmsegmentation#1356 (session 11, diagnose26). A GPU kernel's "shared memory" is another
+# thing (signals._KERNEL_LIMIT) and names no mount
+SHM_SAID = re.compile(r"out of shared memory|insufficient shared memory|shared memory limit|/dev/shm|\bshm\b"
+                      r"|shm[-_]size")
 # the writer asking whether the size the program asked for is really needed ("Or does one need to have 130gb free for
 # allocation?", radius2#12 under Rust's "memory allocation of 137421126912 bytes failed"; the maintainer: it should never
 # need that much): the writer doubts the figure, and a request the program should not have made is a bug, not a

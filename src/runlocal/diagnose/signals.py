@@ -160,6 +160,11 @@ _HOST_ALLOC = re.compile(
     # ... and its older spelling, without the size (NumPy before 1.17: "MemoryError: Unable to allocate array with
     # shape (11490542,) and data type float64", numpy/core/src/multiarray/ctors.c), the same refusal of host RAM
     r"|unable to allocate array with shape"
+    # ONNX Runtime's arena refusing a node whose name carries the NCHWc layout ("running Conv node. Name:'347_nchwc'"):
+    # the NCHWc transformer rewrites nodes for the CPU execution provider only (onnxruntime/core/optimizer/
+    # nchwc_transformer.cc, MLAS's blocked layout), so the arena that refused is the CPU's: host RAM
+    # (chineseocr_lite#355, round 30, session 11, diagnose26)
+    r"|_nchwc\b.{0,300}\bbfc_?arena"
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
@@ -670,7 +675,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
         ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
-        ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low)))
+        ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
+        " full" in low and prose.device_memory_said_full(low))
     if size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
         return "notmem-size-overflow"
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Thirty collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Thirty-one collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -114,10 +114,15 @@ look-alikes) was collected ahead by diagnose23 (balanced, the runtimes local-LLM
 query was run (``round29_queries.md``), before round 28 was scored and before round 27's or 28's misses were tuned
 on, committed before it was scored, and scored once by diagnose24 after round 28's misses were tuned on (85.7 %);
 diagnose25 moved it out of ``held_out/`` after collecting round 31: it is tuning data. Round 30
-(``held_out/round30.jsonl``, 35 texts from 31 repositories, 18 memory failures and 17 look-alikes) was collected
+(``round30.jsonl``, 35 texts from 31 repositories, 18 memory failures and 17 look-alikes) was collected
 ahead by diagnose24 (balanced, error families and projects new to the corpus), written down before any query was
-run (``held_out/round30_queries.md``), before round 29 was scored and before round 28's or 29's misses were tuned
-on, and committed before it was scored. Round 31 waits in ``next/``, which this loader does not read.
+run (``round30_queries.md``), before round 29 was scored and before round 28's or 29's misses were tuned
+on, committed before it was scored, and scored once by diagnose25 (77.1 %); diagnose26 moved it out of ``held_out/``
+after collecting round 32: it is tuning data. Round 31 (``held_out/round31.jsonl``, 25 texts from 22 repositories,
+11 memory failures and 14 look-alikes) was collected ahead by diagnose25 (balanced, runtimes and error families new
+to the corpus), written down before any query was run (``held_out/round31_queries.md``), before round 30 was scored
+and before round 29's or 30's misses were tuned on, and committed before it was scored. Round 32 waits in ``next/``,
+which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
