@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 31, a balanced sample of runtimes and error families new to the corpus
-(Intel XPU inference, JAX/XLA runs, PaddlePaddle, CTranslate2 / faster-whisper, diffusers pipelines; and 14
-look-alikes: cuBLAS NOT_SUPPORTED / INVALID_VALUE, device asserts, state-dict size mismatches, NCCL watchdog
-timeouts, "Found no NVIDIA driver", TensorRT's ONNX parser; held_out/round31_queries.md), collected before round 30
-was scored and before round 29's or round 30's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-30 are tuning data, see
+measurements/public_errors/held_out/: round 32, a balanced sample of error families and projects new to the corpus
+(Ray's memory monitor, MMDetection training, sentence-transformers embedding runs, Windows' paging file as workers
+import torch; and 8 look-alikes: MPS's per-array size limits, DataLoader's "received 0 items of ancdata", tensors on
+two devices, "misaligned address"; held_out/round32_queries.md), collected before round 31 was scored and before
+round 30's or round 31's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-31 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
