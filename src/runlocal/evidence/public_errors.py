@@ -123,7 +123,7 @@ after collecting round 32: it is tuning data. Round 31 (``round31.jsonl``, 25 te
 to the corpus), written down before any query was run (``round31_queries.md``), before round 30 was scored
 and before round 29's or 30's misses were tuned on, committed before it was scored, and scored once by diagnose26
 (80.0 %); diagnose27 moved it out of ``held_out/`` after collecting round 33: it is tuning data. Round 32
-(``held_out/round32.jsonl``, 16 texts from 14 repositories, 8 memory failures and 8 look-alikes) was collected ahead
+(``held_out/round32.jsonl``, 16 texts from 11 repositories, 8 memory failures and 8 look-alikes) was collected ahead
 by diagnose26 (balanced, error families and projects new to the corpus), written down before any query was run
 (``held_out/round32_queries.md``), before round 30 joined tuning and before round 31 was scored, and committed
 before it was scored. Round 33 waits in ``next/``, which this loader does not read.
