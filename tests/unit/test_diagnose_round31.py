@@ -90,3 +90,24 @@ def test_paddle_s_card_refusing_a_tensor_and_its_driver_error_are_not_host_ram()
     driver = ("PaddleCheckError: CUDA error(35), CUDA driver version is insufficient for CUDA runtime version at "
               "[/paddle/paddle/fluid/platform/device_context.cc:219]")
     assert diagnose_text(driver).category == "not_memory"
+
+
+# -- /dev/shm full, said as ENOSPC (the tension diagnose26 left in docs/diagnosis.md) --------------------------------
+
+def test_no_space_left_on_dev_shm_is_the_shared_memory_mount_like_its_bus_error():
+    # a DataLoader writing a shared tensor into a full /dev/shm: the container's mount size (--shm-size), as a Bus
+    # error beside /dev/shm already reads (round 30) — no disk is full and the host's RAM did not run out
+    got = diagnose_text("OSError: [Errno 28] No space left on device: '/dev/shm/torch_4123_2958173'")
+    assert got.entry is not None and got.entry.id == "notmem-shared-memory-mount"
+    assert any("shm-size" in f["command"] for f in got.fixes)
+
+
+def test_no_space_left_on_a_real_disk_or_beside_a_cuda_oom_is_not_the_mount():
+    # look-alikes: ENOSPC on /tmp names no mount of shared memory; a sized CUDA out-of-memory after a shm line stays
+    # the card's
+    disk = diagnose_text("OSError: [Errno 28] No space left on device: '/tmp/cache/model.bin'")
+    assert disk.entry is not None and disk.entry.id != "notmem-shared-memory-mount"
+    card = ("OSError: [Errno 28] No space left on device: '/dev/shm/x'\n"
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total "
+            "capacity; 21.10 GiB already allocated; 1.10 GiB free)")
+    assert diagnose_text(card).category in MEMORY
