@@ -141,6 +141,12 @@ FIRST_RUNS = (
     # diagnose25 before round 30 was scored and before round 29's or 30's misses were tuned on; 11 memory failures,
     # 14 look-alikes; scored once by diagnose26
     ("round 31 (new runtimes)", "2026-11-26", 25, 20, 25, 0, 14, "1617/1665"),
+    # round 32: balanced, error families and projects new to the corpus (Ray's memory monitor, MMDetection training,
+    # sentence-transformers embedding runs, Windows' paging file as workers import torch; MPS's per-array size limits,
+    # DataLoader's "received 0 items of ancdata", tensors on two devices, "misaligned address" as look-alikes;
+    # held_out/round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
+    # 31's misses were tuned on; 8 memory failures, 8 look-alikes; scored once by diagnose27
+    ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -151,7 +157,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
-                    "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11)}
+                    "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
+                    "round 32 (new families)": (0, 8)}
 
 
 def print_first_runs() -> None:
