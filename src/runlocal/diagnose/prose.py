@@ -74,7 +74,9 @@ BARE_NOT_ENOUGH_MEMORY = re.compile(r"\bnot enough memory\b(?![^\n]{0,60}\b(?:cu
 # -- round 25's misses (session 11, diagnose21) --
 # a full disk said by the operating system: POSIX's ENOSPC ("No space left on device", os error 28), Windows'
 # ERROR_DISK_FULL ("There is not enough space on the disk.", os error 112). Not a memory-backed filesystem (/dev/shm,
-# tmpfs: "No space left on device" there is shared memory running out, and stays a lack of memory)
+# tmpfs): "No space left on device" there is no disk; where SHM_SAID names the shared-memory mount it is that mount's
+# size, answered as a Bus error beside it is (classify's SHM_MOUNT_ID; session 11's diagnose27 settled the tension
+# diagnose26 left)
 DISK_FULL = re.compile(r"no space left on device|not enough space on the disk|\bos error (?:28|112)\b|\benospc\b")
 DISK_IS_MEMORY = re.compile(r"/dev/shm|\bshm\b|shared memory|tmpfs")
 # the shared-memory mount named as what ran short, beside a worker killed by a Bus error (SIGBUS): PyTorch's own hint

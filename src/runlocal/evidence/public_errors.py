@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Thirty-one collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Thirty-two collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -118,11 +118,15 @@ diagnose25 moved it out of ``held_out/`` after collecting round 31: it is tuning
 ahead by diagnose24 (balanced, error families and projects new to the corpus), written down before any query was
 run (``round30_queries.md``), before round 29 was scored and before round 28's or 29's misses were tuned
 on, committed before it was scored, and scored once by diagnose25 (77.1 %); diagnose26 moved it out of ``held_out/``
-after collecting round 32: it is tuning data. Round 31 (``held_out/round31.jsonl``, 25 texts from 22 repositories,
+after collecting round 32: it is tuning data. Round 31 (``round31.jsonl``, 25 texts from 22 repositories,
 11 memory failures and 14 look-alikes) was collected ahead by diagnose25 (balanced, runtimes and error families new
-to the corpus), written down before any query was run (``held_out/round31_queries.md``), before round 30 was scored
-and before round 29's or 30's misses were tuned on, and committed before it was scored. Round 32 waits in ``next/``,
-which this loader does not read.
+to the corpus), written down before any query was run (``round31_queries.md``), before round 30 was scored
+and before round 29's or 30's misses were tuned on, committed before it was scored, and scored once by diagnose26
+(80.0 %); diagnose27 moved it out of ``held_out/`` after collecting round 33: it is tuning data. Round 32
+(``held_out/round32.jsonl``, 16 texts from 11 repositories, 8 memory failures and 8 look-alikes) was collected ahead
+by diagnose26 (balanced, error families and projects new to the corpus), written down before any query was run
+(``held_out/round32_queries.md``), before round 30 joined tuning and before round 31 was scored, and committed
+before it was scored. Round 33 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
