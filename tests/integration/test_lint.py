@@ -93,6 +93,7 @@ RUNTIME_NAME_COMPARISONS = {
     "src/runlocal/diagnose/classify.py": "a log's runtime is a label read from its text, LM Studio, TGI and mistral.rs "
                                          "among them (engines runlocal does not plan)",
     "src/runlocal/diagnose/signals.py": "the same log labels (LM Studio's guardrail beside Ollama's refusal)",
+    "src/runlocal/diagnose/runtimes.py": "classify.py's naming of a log's runtime, moved to its own module (diagnose21)",
     "src/runlocal/diagnose/fixes.py": "fixes quote the logged engine's own variables and syntax (OLLAMA_*, vllm serve)",
     "src/runlocal/probe/client.py": "'ollama' is the HTTP API a live server speaks (/api/*), beside 'openai' (/v1/*)",
     "src/runlocal/probe/report.py": "the same API names",

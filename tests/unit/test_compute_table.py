@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from inspect import signature
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,8 @@ def _specs(alias: str) -> dict:
 def _entries(alias: str, n: int, seed: int = 0) -> list[tuple[object, tuple, list]]:
     """n stored (spec, args, answer) of ``alias``'s file, drawn at random."""
     specs = _specs(alias)
-    rows = [(specs[d], args_from_key(k), v) for d, entries in _doc(alias)["models"].items() if d in specs
+    names = list(signature(llamacpp_compute.simulated_compute).parameters)[1:]
+    rows = [(specs[d], args_from_key(k, names), v) for d, entries in _doc(alias)["models"].items() if d in specs
             for k, v in entries.items()]
     assert len(rows) >= n, f"{alias}: {len(rows)} entries whose spec the test can rebuild"
     return random.Random(seed).sample(rows, n)

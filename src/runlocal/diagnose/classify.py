@@ -305,17 +305,7 @@ class Scanner:
         if (self.best is None or self.best[1].id in _WATCHING_IDS) and last_resort.LAST_RESORT_GATE.search(low):
             self._watch(line, low)
         if self.n <= _RUNTIME_SCAN_ALL:  # the writer's prose, in a paste (not deep in a long serving log)
-            if (("low" in low or "normal" in low or "fine" in low or " ok" in low)
-                    and last_resort.MEMORY_USE_LOW.search(low)):
-                self.memory_use_low = True
-            if "137" in low and last_resort.EXIT_137.search(low):
-                self.exit_137 = True
-            if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
-                self.free_ram_said = max(said, self.free_ram_said or 0.0)
-            if self.size_doubted is None:
-                self.size_doubted = prose.size_questioned(low)
-            if self.regression is None and prose.VERSION_REGRESSION.search(low):
-                self.regression = (self.n, line[:MATCHED_LINE_MAX])
+            self._prose(line, low)
         if self.disk_full is None and ("no space" in low or "space on the disk" in low or "os error" in low
                                        or "enospc" in low) \
                 and prose.DISK_FULL.search(low) and not prose.DISK_IS_MEMORY.search(low):
@@ -364,6 +354,21 @@ class Scanner:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
+
+    def _prose(self, line: str, low: str) -> None:
+        """What the writer's prose says near the top of a paste: memory use called low, exit code 137, free RAM
+        stated, a size doubted, a version named as the change."""
+        if (("low" in low or "normal" in low or "fine" in low or " ok" in low)
+                and last_resort.MEMORY_USE_LOW.search(low)):
+            self.memory_use_low = True
+        if "137" in low and last_resort.EXIT_137.search(low):
+            self.exit_137 = True
+        if "free" in low and (said := last_resort.free_ram_said(low)) is not None:
+            self.free_ram_said = max(said, self.free_ram_said or 0.0)
+        if self.size_doubted is None:
+            self.size_doubted = prose.size_questioned(low)
+        if self.regression is None and prose.VERSION_REGRESSION.search(low):
+            self.regression = (self.n, line[:MATCHED_LINE_MAX])
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error

@@ -83,14 +83,10 @@ def args_key(args: tuple) -> str | None:
         return None
 
 
-def args_from_key(key: str) -> tuple:
+def args_from_key(key: str, names: list[str]) -> tuple:
     """args_key inverted: layer_gpus and overrides back to tuples (the test re-simulates stored entries). The key
-    lists simulated_compute's arguments after the model in its parameters' order; they are named from there."""
-    from inspect import signature
-
-    from .llamacpp_compute import simulated_compute
-
-    names = list(signature(simulated_compute).parameters)[1:]
+    lists simulated_compute's arguments after the model in its parameters' order: ``names`` are those parameters
+    (the caller reads them from llamacpp_compute.simulated_compute, which imports this module)."""
     args = dict(zip(names, json.loads(key), strict=True))
     if args["layer_gpus"] is not None:
         args["layer_gpus"] = tuple(args["layer_gpus"])
