@@ -541,17 +541,18 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     prompt = 512
     flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
+    pageable = mmapped_host_weights(alloc)
     peak = eff = None
     if first_gpu:
         dev = first_gpu.dev
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
-                                pcie=dev.pcie if dev else None, tp=s.tp, pageable=mmapped_host_weights(alloc))
+                                pcie=dev.pcie if dev else None, tp=s.tp, pageable=pageable)
     else:
         prefill = cpu_prefill_speed(flops) if reads.used else None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, mmapped_host_weights(alloc))
+                     peak, eff, prefill, pageable)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
