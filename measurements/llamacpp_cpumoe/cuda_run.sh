@@ -26,31 +26,9 @@ fi
 M=${MODELS:-qwen3.6-35b-a3b,qwen3-30b-a3b,gpt-oss-20b}
 python3 measurements/llamacpp_cpumoe/cuda_cpumoe.py --write-only --gguf-dir /tmp/gguf_cpumoe --models $M > /tmp/write.log 2>&1 &
 WP=$!
+source measurements/llamacpp/build_libs.sh
 if [ ! -f $B/bin/libggml-cuda.so ]; then
-  NVCC=$(readlink -f "$(which nvcc)"); CROOT=$(dirname "$(dirname "$NVCC")"); CMX=()
-  if ! ls "$CROOT"/lib64/libcublas.so* "$CROOT"/targets/*/lib/libcublas.so* >/dev/null 2>&1; then
-    LIBCB=$(find /usr /opt -name 'libcublas.so*' 2>/dev/null | grep -v stub | head -1)
-    LIBCBLT=$(find /usr /opt -name 'libcublasLt.so*' 2>/dev/null | grep -v stub | head -1)
-    INC=$(find /usr /opt -name cublas_v2.h 2>/dev/null | head -1)
-    echo "cublas: $LIBCB $LIBCBLT $INC"
-    mkdir -p /tmp/cb/lib
-    ln -sf "$LIBCB" /tmp/cb/lib/libcublas.so; ln -sf "$LIBCBLT" /tmp/cb/lib/libcublasLt.so
-    CMX=(-DCUDA_cublas_LIBRARY=/tmp/cb/lib/libcublas.so -DCUDA_cublasLt_LIBRARY=/tmp/cb/lib/libcublasLt.so
-         "-DCMAKE_CUDA_FLAGS=-I$(dirname "$INC")" "-DCMAKE_CXX_FLAGS=-I$(dirname "$INC")")
-  fi
-  cmake -S .llamacpp-src/llama.cpp -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
-    -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" \
-    -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-    -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_BUILD_NUMBER=11312 -DLLAMA_BUILD_COMMIT=0c1e5709 "${CMX[@]}" > /tmp/cmake.log 2>&1 || { tail -40 /tmp/cmake.log; exit 2; }
-  TB=$(date +%s)
-  ninja -C $B -j $(( $(nproc) + 2 )) llama > /tmp/ninja.log 2>&1 || { tail -60 /tmp/ninja.log; exit 3; }
-  echo "BUILD_SECONDS $(( $(date +%s) - TB ))"
-  if [ "${PACK_LIBS:-0}" = 1 ]; then
-    tar -C /tmp -cf - lcb/bin | xz -T0 -1 > /tmp/libs.tar.xz && split -b 15M -d /tmp/libs.tar.xz "$OUTD/libs.tar.xz."
-    ls -la "$OUTD"
-  fi
+  build_libs $B || exit $?
 fi
 ls $B/bin
 for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
