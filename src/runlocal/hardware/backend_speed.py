@@ -19,8 +19,8 @@ amount the source does not reduce to one formula with constants the public recor
   as outliers): one card, three models, three different shortfalls — no constant to fit.
 
 A plan on these backends therefore prints no prefill figure for a MoE model and its --explain says why, rather than a
-number 3–9× too high. CUDA, ROCm and Metal keep the dense formula (their MMQ / mul_mm_id paths are closer to dense; the
-CUDA records at 3× are listed as outliers in measurements/speed/h100_llamacpp_own.jsonl: not fixed here).
+number 3–9× too high. CUDA, ROCm and Metal keep the dense formula: not assessed here (the H100 CUDA MoE records, ~3× below
+it, are outliers in measurements/speed/h100_llamacpp_own.jsonl).
 """
 
 from __future__ import annotations
