@@ -231,3 +231,52 @@ def test_apple_m3_and_later_read_more_of_their_bandwidth_than_m1_m2():
     m2, m3 = (plan("llama-3.1-8b", gpu, quant="Q4_K_M").speed["decode_short_tokens_per_s"]
               for gpu in ("m2-max-64gb", "m3-max-64gb"))
     assert m3 > m2
+
+
+def test_held_out_round3_is_never_fitted_and_scored_apart(bench):
+    # measurements/speed/held_out/round3.jsonl: collected by round3_queries.md (committed before any query), committed
+    # unscored before session 12's SYCL and MoE-prefill work, scored once after it (round3_first_run.txt)
+    round3 = bench.load_held_out("round3")
+    assert len(round3) >= 40 and {r["backend"] for r in round3} == {"sycl", "metal", "vulkan"}
+    key = lambda r: (r["source_url"], r["device"], r["model"], r["quant"], r["test"], r["tokens_per_s"])  # noqa: E731
+    seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)}
+    seen |= {key(r.rec) for r in bench.load_core_tuning()} | {key(r) for r in bench.load_held_out()}
+    seen |= {key(r) for r in bench.load_held_out("round2")}
+    assert not {key(r) for r in round3} & seen
+    # at most 8 records a source thread (the rule's cap), and every SYCL record is on the default (reordered) path
+    per_source: dict[str, int] = {}
+    for r in round3:
+        per_source[r["source_url"]] = per_source.get(r["source_url"], 0) + 1
+    assert max(per_source.values()) <= 8
+    assert all(r["sycl_reorder"] for r in round3 if r["backend"] == "sycl")
+    assert {r.key for r in bench.build_rows(round3)} >= {"intel/sycl:xe-hpg", "intel/sycl:xe2", "apple/metal:m3+"}
+    assert (ROOT / "measurements/speed/held_out/round3_queries.md").is_file()
+
+
+def test_moe_prefill_on_sycl_is_not_printed_as_a_dense_figure():
+    # "How fast does my Arc Pro B60 read a prompt for Qwen3-30B-A3B?" — llama.cpp's SYCL backend runs a prompt's
+    # expert matmuls one expert at a time after a host sync (ggml_sycl_mul_mat_id); the one public run was 9.2×
+    # slower than the dense formula (#22413), so the plan prints no prefill figure and says why
+    plan = check_json("qwen3-30b-a3b", "--gpu", "arc pro b60", "--ctx", "8192")
+    assert plan["speed"]["prefill_tokens_per_s"] is None
+    assert plan["speed"]["decode_tokens_per_s"] > 0
+    step = next(s for s in plan["explain"] if s["label"] == "prefill speed")
+    assert "mixture of experts on sycl" in step["formula"] and "#22413" in step["formula"]
+    # a dense model on the same card keeps its prefill figure
+    assert check_json("llama-3.1-8b", "--gpu", "arc pro b60", "--ctx", "8192")["speed"]["prefill_tokens_per_s"] > 0
+
+
+def test_moe_prefill_on_vulkan_is_not_modelled_but_cuda_keeps_its_figure():
+    vulkan = check_json("gpt-oss-20b", "--gpu", "rtx 4090", "--backend", "vulkan", "--ctx", "8192")
+    assert vulkan["speed"]["prefill_tokens_per_s"] is None
+    assert any(s["label"] == "prefill speed" and "#15546" in s["formula"] for s in vulkan["explain"])
+    assert check_json("gpt-oss-20b", "--gpu", "rtx 4090", "--ctx", "8192")["speed"]["prefill_tokens_per_s"] > 0
+
+
+def test_the_b60_moe_record_is_counted_as_not_predicted(bench):
+    # the round-2 record that read +821 % is now a row without a prediction ("+1 none" in the tables), not an error
+    b60 = [r for r in bench.build_rows(bench.load_held_out("round2")) if r.rec["device"] == "arc-pro-b60"]
+    pp = next(r for r in b60 if r.kind == "pp")
+    tg = next(r for r in b60 if r.kind == "tg")
+    assert bench.predict_row(pp, S.FIT, S.SPLIT_OVERHEAD_MS) is None
+    assert bench.predict_row(tg, S.FIT, S.SPLIT_OVERHEAD_MS) > 0      # its decode is still predicted

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from runlocal.hardware import speed as S
+from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
@@ -127,6 +128,7 @@ class Row:
     cores: int | None = None   # Apple M3+ (no datasheet peak): the GPU cores its peak is cores × a fitted rate of
     gen: str | None = None     # … this chip generation ("m3")
     variant: str | None = None  # SYCL on Intel: "<arch>[-dmmv]" (speed.backend_variant)
+    n_experts: int = 0          # a mixture of experts: its prefill is not predicted on some backends (backend_speed)
 
     @property
     def base_key(self) -> str:
@@ -151,7 +153,8 @@ def build_rows(recs: list[dict]) -> list[Row]:
         wbytes = r["model_gib"] * 2**30 if r.get("model_gib") else _weights(r["model"], r["quant"])
         row = Row(r, dev, S.device_class(dev), r["backend"], kind, r["tokens_per_s"], r.get("n_devices", 1),
                   r["quant"], model.n_layers,
-                  variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)))
+                  variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)),
+                  n_experts=model.n_experts)
         if kind == "tg":
             row.w_read = wbytes * S.read_fraction(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
@@ -190,10 +193,15 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             return S.decode_speed(parts)
         finally:
             S.SPLIT_OVERHEAD_MS = saved
-    if row.n_devices > 1:      # pipelined prefill over a layer split is not modelled
+    if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
     return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
                            eff=S.prefill_eff(fit, row.quant))
+
+
+def unmodelled_prefill(row: Row) -> bool:
+    """A prefill row runlocal does not predict: a mixture of experts on SYCL or Vulkan (hardware/backend_speed.py)."""
+    return row.kind == "pp" and moe_prefill_gap(row.n_experts, row.backend) is not None
 
 
 def row_peak(row: Row) -> float | None:
@@ -246,7 +254,7 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 def fit_prefill(rows: list[Row], floats: bool) -> float | None:
     """Median (in log) of measured / (peak / FLOPs per token) over single-device rows of one weight kind."""
     ratios = [r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12) for r in rows
-              if r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats]
+              if r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats and not unmodelled_prefill(r)]
     return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
 
 
@@ -556,7 +564,8 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    report_held_out_round("round2", consts, split_ms, quiet="--quiet" in argv)
+    for name in ("round2", "round3"):
+        report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
 
 

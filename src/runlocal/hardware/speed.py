@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from ..memo import per_model
 from ..runtimes.registry import engine
+from .backend_speed import moe_prefill_gap
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -138,8 +139,11 @@ def default_backend(dev: Device | None, klass: str) -> str:
 # core), Arc B-series = Xe2-HPG (Battlemage: 8 wider XVEs and 8 2048-bit XMX engines a core; Intel's Xe2 launch
 # material, 2024-12). Path: ggml-sycl sends a one-token Q4_0/Q4_K/Q6_K product to dequantize_mul_mat_vec (DMMV)
 # unless the reorder optimisation picks its reordered MMVQ kernel (ggml_sycl_mul_mat: DMMV first,
-# ggml_sycl_supports_reorder_mmvq; PRs #12858, #13109, #13885); the reorder is on by default since PR #13973
-# (2025-06), off with GGML_SYCL_DISABLE_OPT=1 — a plan uses the default, records name theirs ("sycl_reorder").
+# ggml_sycl_supports_reorder_mmvq; PRs #12858, #13109, #13885); the reorder is on by default since PR #14504
+# (2025-07: PR #13973 meant to turn it on but a boolean bug kept it off), off with GGML_SYCL_DISABLE_OPT=1 — a plan
+# uses the default, records name theirs ("sycl_reorder"). The default changed with builds before that (the Q4_0
+# reorder came with PR #12035, was turned off by default by #12560 and again by #13254); those PRs' builds are not
+# pinned, so --runtime llama.cpp==bNNNN does not switch the path (measurements/speed/README.md, "SYCL by build").
 INTEL_ARCH = (("arc-pro-b", "xe2"), ("arc-b", "xe2"), ("arc-a", "xe-hpg"))
 
 
@@ -383,7 +387,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
                  for _ in range(n_devices)]
     decode = decode_speed(parts)
     prefill = None
-    if prompt:
+    if prompt and not moe_prefill_gap(model.n_experts, backend):
         flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1)
@@ -439,6 +443,7 @@ class SpeedPlan:
     eff: float | None
     prefill: float | None
     pageable: bool = False              # host weights mmap'd: copied at PAGEABLE_H2D_GBS
+    prefill_note: str | None = None     # why no prefill is predicted (hardware/backend_speed.py)
 
 
 def weight_reads(model: ModelSpec, alloc) -> WeightReads:
@@ -549,10 +554,13 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
                                 pcie=dev.pcie if dev else None, tp=s.tp, pageable=pageable)
+        note = moe_prefill_gap(model.n_experts, first_gpu.backend)
+        if note:
+            prefill = None
     else:
-        prefill = cpu_prefill_speed(flops) if reads.used else None
+        prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable)
+                     peak, eff, prefill, pageable, note)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -591,6 +599,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                 if gpu and p.cpu_weights else "")
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
+    elif p.prefill_note:
+        steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
     return steps
 
 
