@@ -116,13 +116,16 @@ def load_backends_round2() -> list[dict]:
 
 
 def held_out_sources(records: list[dict]) -> set[str]:
-    """The held-out sources by round 2's rule: the second source of each backend in the file's (collection) order."""
+    """The held-out sources by round 2's rules (round_backends_queries.md), in the file's (collection) order: batch 2a,
+    the second source of each backend; batch 2b, every second new source (2nd, 4th, ...) whatever its backend."""
     per_backend: dict[str, list[str]] = {}
+    batch_2b: list[str] = []
     for rec in records:
-        sources = per_backend.setdefault(rec["backend"], [])
+        sources = batch_2b if rec.get("batch") == "2b" else per_backend.setdefault(rec["backend"], [])
         if rec["source_url"] not in sources:
             sources.append(rec["source_url"])
-    return {sources[1] for sources in per_backend.values() if len(sources) > 1}
+    held = {sources[1] for sources in per_backend.values() if len(sources) > 1}
+    return held | set(batch_2b[1::2])
 
 
 def load_ollama() -> list[dict]:
