@@ -19,7 +19,7 @@ PUBLIC_HOSTS = {"github.com", "gist.github.com", "huggingface.co", "www.reddit.c
 
 LLAMACPP_REQUIRED = ("source_url", "backend", "gpu", "model_file", "arch", "settings", "logged", "excerpt")
 OLLAMA_REQUIRED = ("source_url", "ollama_version", "gpu", "model", "settings", "logged", "excerpt")
-BACKENDS = {"cuda", "metal", "rocm", "vulkan", "sycl"}
+BACKENDS = {"cuda", "metal", "rocm", "vulkan", "sycl", "cpu"}
 
 
 class RecordError(ValueError):
@@ -107,6 +107,25 @@ def load_sycl() -> list[dict]:
     """llama.cpp's SYCL backend (Intel GPUs): kept apart from llamacpp.jsonl, scored per backend by
     benchmarks/backend_logs.py (measurements/public_logs/README.md)."""
     return _load("sycl.jsonl", "llamacpp")
+
+
+def load_backends_round2() -> list[dict]:
+    """Round 2 of the per-backend logs (Vulkan, Metal, ROCm, CPU; measurements/public_logs/round_backends_queries.md):
+    scored by benchmarks/backend_logs.py, tuning and held-out parts apart; not read by benchmarks/accuracy.py."""
+    return _load("backends_round2.jsonl", "llamacpp")
+
+
+def held_out_sources(records: list[dict]) -> set[str]:
+    """The held-out sources by round 2's rules (round_backends_queries.md), in the file's (collection) order: batch 2a,
+    the second source of each backend; batch 2b, every second new source (2nd, 4th, ...) whatever its backend."""
+    per_backend: dict[str, list[str]] = {}
+    batch_2b: list[str] = []
+    for rec in records:
+        sources = batch_2b if rec.get("batch") == "2b" else per_backend.setdefault(rec["backend"], [])
+        if rec["source_url"] not in sources:
+            sources.append(rec["source_url"])
+    held = {sources[1] for sources in per_backend.values() if len(sources) > 1}
+    return held | set(batch_2b[1::2])
 
 
 def load_ollama() -> list[dict]:

@@ -57,6 +57,9 @@ def _text(rec: dict) -> str:
 
 
 def catalog_alias(rec: dict) -> tuple[str | None, str]:
+    named = (rec.get("planner") or {}).get("catalog")
+    if named:       # the record names its catalog entry (backends_round2.jsonl): no pattern needed
+        return named, "model inferred by the record" if rec.get("model_file_inferred") else ""
     t = _text(rec)
     for pat, alias, note in MODEL_MAP:
         if re.search(pat, t, re.I):
@@ -139,8 +142,10 @@ def plan_llamacpp(rec: dict, alias: str):
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
     # every public log predates llama-server's output cap (PR #23861, June 2026): n_ubatch rows of logits
     planner = LlamaCpp(output_cap=False)
-    if rec["backend"] == "sycl":    # ggml-sycl's own rules (runtimes/backends.py); the other logs keep the CUDA rules
-        planner.backend = "sycl"
+    if rec["backend"] == "sycl" or "planner" in rec:
+        # ggml-sycl's rules, and each round-2 record's own backend (runtimes/backends.py); llamacpp.jsonl keeps the
+        # CUDA rules it was scored with
+        planner.backend = rec["backend"]
     _, bufs, steps, info = planner.buffers(spec, weights, s, targets)
     # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
     info = {**info, "simulated": any(st.label == "compute buffer" and "ggml-alloc" in st.formula for st in steps)}
@@ -217,6 +222,21 @@ def old_host_compute(rec: dict, spec) -> float | None:
     return (spec.hidden_size * ub * 4 + st["n_ctx"] * ub * 4) / MiB
 
 
+def _old_cpu_only_inputs(rec: dict, spec, pair: tuple[float, float]) -> str | None:
+    """Why a CPU-only build's compute buffer is not scored (None: it is). Builds that sized their graph inputs by the
+    older rule (old_host_compute: one f32 row set of token embeddings, where the modelled commit's host holds two,
+    runtimes/llamacpp_compute.host_compute) reserve one n_embd × n_ubatch × 4 B row set fewer in the one CPU buffer
+    of a CPU-only run; the same logs' GPU siblings (ggml-org/ci, b4657 on Metal) show it in their host buffer."""
+    st = rec["settings"]
+    row = spec.hidden_size * min(st["n_ubatch"], st["n_ctx"]) * 4 / MiB
+    if abs(pair[1] - row - pair[0]) > 0.02:
+        return None
+    build = re.sub(r"^build:\s*", "", rec.get("llama_cpp_build", "?"))[:40]
+    return (f"build {build} held one f32 row set of token embeddings fewer than the modelled commit "
+            f"(n_embd×n_ubatch×4 B = {row:.2f} MiB; the older input rule, as its host buffers show on GPU builds): "
+            f"{pair[1] - row:.2f} MiB, as logged")
+
+
 def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
     from runlocal.model.catalog import lookup
 
@@ -258,6 +278,12 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
         if planned is not None and cb:
             gpu_log = sum(v for k, v in cb.items() if GPU_BUF.match(k) and "_Host" not in k)
             host_log = sum(v for k, v in cb.items() if "_Host" in k)
+            if rec["backend"] == "metal" and not host_log:
+                # ggml-metal's buffers are host memory: the host's share of the graph is logged as "CPU compute"
+                host_log = cb.get("CPU", 0.0)
+            if rec["backend"] == "cpu":
+                # CPU-only build: the one "CPU compute" buffer is the device's graph (scored in the GPU column)
+                row["compute_gpu"] = (cb.get("CPU", 0.0), sum(b.compute for b in planned) / MiB) if cb.get("CPU") else None
             if gpu_log:
                 row["compute_gpu"] = (gpu_log, sum(b.compute for b in planned if b.kind != "cpu") / MiB)
             if host_log:
@@ -274,6 +300,8 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
                 row["host_reason"] = (f"build {build} sized its graph inputs by an older "
                                       f"rule (n_embd×n_ubatch×4 + n_ctx×n_ubatch×4 B, f32 mask) = {old_rule:.2f} MiB, "
                                       f"as logged")
+        if rec["backend"] == "cpu" and row["compute_gpu"] and row["compute_reason"] is None:
+            row["compute_reason"] = _old_cpu_only_inputs(rec, spec, row["compute_gpu"])
         row["override"] = _tensor_override(rec) or _offload(rec)[0] == 0
         row["ot"] = _tensor_override(rec)
         cpu_graph = cb.get("CPU")

@@ -1,0 +1,60 @@
+"""Round 2 of the per-backend public logs (measurements/public_logs/backends_round2.jsonl): the records, the held-out
+rule written before scoring (round_backends_queries.md), and what the tuning part shows per backend."""
+
+import re
+
+from asking import check_json
+
+from runlocal.evidence import public_logs, public_scores
+
+ROUND2 = public_logs.load_backends_round2()
+HELD = public_logs.held_out_sources(ROUND2)
+
+
+def test_every_figure_is_in_its_excerpt():
+    for rec in ROUND2:
+        printed = {float(x) for x in re.findall(r"\d+\.\d\d", rec["excerpt"])}
+        for path, value in public_logs._mib_values(rec["logged"]):
+            assert value in printed, (rec["source_url"], path, value)
+
+
+def test_the_held_out_part_is_the_rules_and_at_least_a_fifth():
+    # the rule (second source of each backend, in collection order) agrees with what was written at collection
+    assert {r["source_url"] for r in ROUND2 if r["held_out"]} == HELD
+    assert sum(r["held_out"] for r in ROUND2) * 5 >= len(ROUND2)
+
+
+def test_round2_is_not_read_by_accuracy_py():
+    # accuracy.py scores llamacpp.jsonl alone: its printed figures do not move with round 2
+    assert not {r["source_url"] for r in public_logs.load_llamacpp()} & {r["source_url"] for r in ROUND2}
+
+
+def test_the_t4_vulkan_ci_log_is_planned_as_logged():
+    # ggml-org/ci, ggml-6-x86-vulkan-t4 at b4446: `llama-cli -m pythia/2.8B q4_0 -ngl 99 -c 0` (n_ctx 2048, n_ubatch
+    # 512, no flash attention) logged Vulkan0 KV 640.00 MiB and a 162.00 MiB Vulkan0 compute buffer
+    plan = check_json("pythia-2.8b", "--gpu", "rtx-4090", "--backend", "vulkan", "-c", "2048", "-fa", "off")
+    gpu = next(d for d in plan["memory"]["devices"] if d["kind"] == "gpu")
+    assert gpu["kv_cache"] == 640 * 2**20
+    assert abs(gpu["compute"] - 162.00 * 2**20) < 0.01 * 2**20
+
+
+def test_the_rocm_q8_cache_log_is_planned_as_logged():
+    # ggml-org/llama.cpp#11337: a Qwen2.5-32B-class model on an RX 7900 XTX, kv_size 32768, q8_0 K and V (so flash
+    # attention on), logged ROCm0 KV 4352.00 MiB and ROCm0 compute 307.00 MiB
+    rec = next(r for r in ROUND2 if r["source_url"].endswith("/11337"))
+    row = public_scores.llamacpp_rows([rec])[0]
+    assert row["kv_reason"] is None and row["kv"] == (4352.0, 4352.0)
+    assert row["compute_reason"] is None
+    logged, planned = row["compute_gpu"]
+    assert logged == 307.0 and abs(planned - logged) < 0.01
+
+
+def test_a_cpu_only_build_of_the_older_input_rule_is_shown_not_scored():
+    # ggml-org/ci x86 CPU at b4594: CPU compute 102.25 MiB at n_ubatch 512. The modelled commit's graph holds one more
+    # f32 row set of token embeddings (2048 x 512 x 4 B = 4 MiB), as the same era's Metal log shows in its host buffer
+    rec = next(r for r in ROUND2 if "ggml-2-x86-cpu" in r["source_url"] and r["settings"]["n_ctx"] == 2048)
+    row = public_scores.llamacpp_rows([rec])[0]
+    assert row["kv"] == (384.0, 384.0) and row["kv_reason"] is None
+    logged, planned = row["compute_gpu"]
+    assert logged == 102.25 and abs(planned - logged - 4.0) < 0.01
+    assert "row set" in row["compute_reason"]
