@@ -40,7 +40,6 @@ from ..runtimes.registry import engine
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
     from ..runtimes.base import DeviceMemory
-    from ..runtimes.llamacpp_nohost import Repacked
     from .catalog import Device
 
 
@@ -538,13 +537,12 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
-def repacked_on_host(alloc) -> Repacked | None:
-    """What a llama.cpp --no-host plan keeps in the CPU's repack buffer (its "--no-host" step carries it:
-    runtimes/llamacpp_nohost.py); None without --no-host, on a CPU-only run, or when it was not sized."""
-    from ..runtimes.llamacpp_nohost import NoHostStep
-
-    step = next((st for st in alloc.steps if isinstance(st, NoHostStep)), None)
-    return step.repacked if step is not None else None
+def repacked_on_host(alloc):
+    """What a llama.cpp --no-host plan keeps in the CPU's repack buffer, a runtimes/llamacpp_nohost.Repacked (bytes,
+    cpu_matmul_params) that its "--no-host" step carries (NoHostStep; read by name: runtimes/ imports this module);
+    None without --no-host, on a CPU-only run, or when it was not sized."""
+    step = next((st for st in alloc.steps if st.label == "--no-host"), None)
+    return getattr(step, "repacked", None)
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
