@@ -15,7 +15,8 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
 NVIDIA (llama.cpp's MMQ kernels multiply in int8), its dense fp16 TFLOPS otherwise. Weights in RAM
-cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU).
+cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
+CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
 
 The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
 (``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
@@ -104,8 +105,9 @@ PAGEABLE_H2D_GBS = 9.1
 # Xeon; the model was not recorded), llama.cpp 0c1e57098 built for AVX2 (measurements/llamacpp/build_libs.sh) — 318 and
 # 317 GFLOPS beyond the plan's other terms (measurements/llamacpp_cpumoe/cuda_h200.jsonl): one machine's figure, no
 # held-out part. The third run (gpt-oss-20b, MXFP4 repacked as mxfp4_8x8_q8_0) ran at 156 GFLOPS:
-# not modelled (tests/accuracy/test_llamacpp_cpumoe_cuda.py holds the miss). For scale, runlocal's CPU-only prior is
-# CPU_CORES × CPU_FLOPS_PER_CORE = 800 GFLOPS.
+# not modelled (tests/accuracy/test_llamacpp_cpumoe_cuda.py holds the miss). Dense layers' repacked matmuls (-ngl
+# partial with --no-host) take the same rate, unmeasured. For scale, runlocal's CPU-only prior is CPU_CORES ×
+# CPU_FLOPS_PER_CORE = 800 GFLOPS.
 HOST_REPACKED_GEMM_GFLOPS = 317.0
 
 DEFAULT_BACKEND = {"nvidia-gddr": "cuda", "nvidia-hbm": "cuda", "amd": "rocm", "apple": "metal",
