@@ -624,7 +624,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                 if gpu and p.cpu_weights else "")
         gpu_flops = p.flops - p.host_flops
         host = (f" + {p.host_flops / 1e9:.1f} GFLOP/token on the CPU (--no-host: matmuls on repacked weights, not "
-                f"offloaded) ÷ {HOST_REPACKED_GEMM_GFLOPS:g} GFLOPS (one host's measured rate)" if p.host_flops else "")
+                f"offloaded) ÷ {HOST_REPACKED_GEMM_GFLOPS:g} GFLOPS (the host CPU's rate, fitted on one machine: "
+                "16 threads, AVX2 build)" if p.host_flops else "")
         steps.append(("prefill speed", f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}{host}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     return steps
