@@ -17,6 +17,7 @@ from runlocal.plan import estimate
 from runlocal.runtimes import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp
 from runlocal.runtimes.options import LlamaCppOptions
+from runlocal.verdict import DEFAULT_RAM_BANDWIDTH_GBS
 
 MiB = 1 << 20
 HERE = MEASUREMENTS / "llamacpp_cpumoe"
@@ -124,8 +125,10 @@ def test_run_two_prompt_speed_against_the_predictions_made_before_it():
     """Run 2 is the held-out check of the host-copy rates run 1 fitted: its predictions were committed before it ran
     (predictions_run2.json). Found: experts pinned by --no-mmap cross at the link's rate as predicted (within 15 %);
     a dense model half offloaded by -ngl runs its prompt 30–83 % slower than predicted, pageable or pinned, about
-    0.06–0.1 s a batch more than the copy and the GPU's work — not in the speed model (likely the CPU layers'
-    attention: their KV stays on the host, and op offload moves only ops on weights; not yet shown).
+    0.06–0.35 s a batch more than the copy and the GPU's work — not the CPU layers' attention, which runs on the GPU
+    (test_partial_offload_leaves_only_the_kv_stores_on_the_cpu); mostly the fit's GPU term, 1.7× fast against the
+    same build's own all-GPU H100 runs, then whole dense tensors copied at ~7 GB/s pageable
+    (measurements/llamacpp_cpumoe/README.md: the decomposition, not modelled).
     The test holds those figures to the committed predictions so that a change to either side is seen."""
     predictions = json.loads((HERE / "predictions_run2.json").read_text())
     assert predictions["written_before_run"]
@@ -142,3 +145,77 @@ def test_run_two_prompt_speed_against_the_predictions_made_before_it():
             assert abs(err) < 0.15, (model, err)
         else:
             assert 0.2 < err < 1.0, (model, mode, err)     # the known miss: predicted too fast
+
+
+def _measured_pp(rec: dict) -> float:
+    return sum(rec["speed"]["pp_tokens_per_s"]) / len(rec["speed"]["pp_tokens_per_s"])
+
+
+def _host_ops(spec, n_ubatch: int, n_gpu_layers: int, n_cpu_moe: int = 0, no_host: bool = False):
+    """The nodes ggml-backend's scheduler runs on the CPU in a prompt batch (runtimes/ggml/sched.py, whose compute
+    buffers equal every logged one above), as (op, FLOPs or bytes) pairs."""
+    from runlocal.runtimes.ggml import repack, sched
+    from runlocal.runtimes.ggml.arch import GraphParams, build_graph
+    from runlocal.runtimes.ggml.types import VIEW_OPS
+
+    g = build_graph(spec, GraphParams(n_kv=n_ubatch, flash_attn=True), n_ubatch, 1, 1).g
+    layer_dev = sched._layer_devices(spec.n_layers, n_gpu_layers)
+    nodes, ids, *_ = sched._sched_split(g, layer_dev, False, n_backends=2,
+                                        weight_dev=sched.weight_devices(layer_dev, sched.n_cpu_moe_overrides(n_cpu_moe),
+                                                                        sched.HOST),
+                                        host_buffer=repack.host_buffer() if no_host else None)
+    return [n for n, b in zip(nodes, ids) if b == sched.HOST and n.op not in VIEW_OPS and n.op != "NONE"]
+
+
+def test_no_host_prefill_runs_the_repacked_experts_on_the_cpu(files, specs):
+    """`runlocal check --n-cpu-moe N --no-host` on the measured files: the repacked experts' matmuls stay on the CPU
+    (CPU_REPACK is not a host buffer, so the scheduler never offloads them), and the plan counts exactly the FLOPs of
+    the expert products the scheduler leaves there. Measured pp512 on the H200: 160 / 96 / 33 tokens/s. The CPU's rate
+    (hardware/speed.py HOST_REPACKED_GEMM_GFLOPS, 317 GFLOPS) was fitted on the two Q4_K_M runs — one rate serves both
+    models within 0.2 %, but that is the tuning error, not a held-out one; gpt-oss's MXFP4 experts ran at about half
+    that rate per FLOP (156 GFLOPS; not modelled: predicted 66 against 33 — before this term the plan said 440, 13×
+    too fast). The --explain step names the CPU's term."""
+    from typer.testing import CliRunner
+
+    from runlocal.cli import app
+
+    errors = {}
+    for alias, _ in MODELS:
+        f = files[alias]
+        rec = next(r for r in RECORDS if r["model"] == alias and r["mode"] == "nohost" and r["speed"])
+        args = ["check", f["path"], "--gpu", "h200", "--ctx", "4096", "--batch", "512", "--ubatch", "512",
+                "--flash-attn", "on", "--n-cpu-moe", str(f["n_layer"]), "--no-host"]
+        out = CliRunner().invoke(app, [*args, "--json"])
+        assert out.exit_code == 0, out.output
+        errors[alias] = json.loads(out.output)["speed"]["prefill_tokens_per_s"] / _measured_pp(rec) - 1
+        # the CPU's share: the FLOPs of the MUL_MAT_IDs the scheduler leaves on the host, per prompt token
+        n_ub = 512
+        ops = _host_ops(specs[alias], n_ub, -1, n_cpu_moe=f["n_layer"], no_host=True)
+        expert_flops = sum(2 * n.src[0].ne[0] * n.ne[0] * n.ne[1] * n.ne[2] for n in ops if n.op == "MUL_MAT_ID")
+        assert {n.op for n in ops} <= {"MUL_MAT_ID", "GLU", "GET_ROWS"}
+        explained = CliRunner().invoke(app, [*args, "--explain"]).output.replace("\n", " ")
+        per_token = f"{expert_flops / n_ub / 1e9:.1f} GFLOP/token on the CPU (--no-host"
+        assert per_token in " ".join(explained.split()), (alias, per_token)
+    assert abs(errors["qwen3.6-35b-a3b"]) < 0.05 and abs(errors["qwen3-30b-a3b"]) < 0.05, errors
+    assert 0.5 < errors["gpt-oss-20b"] < 1.5, errors      # the MXFP4 miss, held so that a change is seen
+
+
+def test_partial_offload_leaves_only_the_kv_stores_on_the_cpu(specs):
+    """Why a dense model half offloaded by -ngl is slower than planned is not CPU-side attention: with a prompt batch
+    (≥ 32 tokens) the scheduler offloads every op on a host weight (ggml-cuda offload_op), FLASH_ATTN_EXT is left out of
+    pass 1 (ggml_backend_sched_backend_id_from_cur: 'skip FLASH_ATTN_EXT') and the GPU's expansion upward from the
+    offloaded output projection takes it, so the CPU layers' attention runs on the GPU with their K and V copied in.
+    What stays on the CPU is each CPU layer's two KV stores (SET_ROWS into the host cache) and the token embedding's
+    GET_ROWS: 0.1–0.2 GB read and written a batch, a few milliseconds at a desktop's RAM speed (runlocal's default,
+    dual-channel DDR5), against the 0.06–0.35 s a batch measured beyond the plan. (Had
+    the CPU layers' attention run on the CPU, the host compute buffer would be 32.01 / 50.01 MiB, not the logged
+    20.01 / 24.01: measurements/llamacpp_cpumoe/cpu_side_ops.py.)"""
+    for alias, ngl in (("llama-3.1-8b", 16), ("qwen3-32b", 32)):
+        spec = specs[alias]
+        ops = _host_ops(spec, 512, ngl)
+        cpu_layers = spec.n_layers + 1 - ngl
+        assert sorted({n.op for n in ops}) == ["GET_ROWS", "SET_ROWS"], alias
+        assert sum(n.op == "SET_ROWS" for n in ops) == 2 * cpu_layers
+        # f32 rows read, f16 rows written
+        kv_store_bytes = sum(n.src[0].nbytes() + n.src[0].nelements() * 2 for n in ops if n.op == "SET_ROWS")
+        assert kv_store_bytes / (DEFAULT_RAM_BANDWIDTH_GBS * 1e9) < 0.005, (alias, kv_store_bytes)

@@ -15,7 +15,8 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
 NVIDIA (llama.cpp's MMQ kernels multiply in int8), its dense fp16 TFLOPS otherwise. Weights in RAM
-cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU).
+cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
+CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
 
 The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
 (``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
@@ -95,6 +96,20 @@ DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
 # 1.95 / 2.09 / 1.13 s beyond the all-GPU time — 10.0, 8.4 and 9.0 GB/s (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b:
 # measurements/llamacpp_cpumoe/cuda_h200.jsonl); the mean, on that one machine. These runs fitted it: no held-out part.
 PAGEABLE_H2D_GBS = 9.1
+# What a prompt batch leaves on the CPU with a GPU present: the matmuls on weights in the CPU's repack buffer
+# (llama-server --no-host: src/llama-model.cpp make_cpu_buft_list puts a host weight the CPU repacks in CPU_REPACK, which
+# is not a host buffer, so ggml-backend.cpp ggml_backend_sched_backend_id_from_cur never offloads its op; runtimes/
+# llamacpp_nohost.py says which weights, ggml/repack.py why). The GPU waits for them (the scheduler runs its splits one
+# after another: ggml_backend_sched_compute_splits), so their time adds. Their rate: the host CPU's achieved rate on
+# repacked 4-bit expert matmuls (MUL_MAT_ID, q4_K_8x8_q8_K on an AVX2 build), FITTED on two of the three measured
+# --no-host runs — Qwen3.6-35B-A3B and Qwen3-30B-A3B Q4_K_M on the H200's host: 16 threads on its 16 vCPUs (an Intel
+# Xeon; the model was not recorded), llama.cpp 0c1e57098 built for AVX2 (measurements/llamacpp/build_libs.sh) — 318 and
+# 317 GFLOPS beyond the plan's other terms (measurements/llamacpp_cpumoe/cuda_h200.jsonl): one machine's figure, no
+# held-out part. The third run (gpt-oss-20b, MXFP4 repacked as mxfp4_8x8_q8_0) ran at 156 GFLOPS:
+# not modelled (tests/accuracy/test_llamacpp_cpumoe_cuda.py holds the miss). Dense layers' repacked matmuls (-ngl
+# partial with --no-host) take the same rate, unmeasured. For scale, runlocal's CPU-only prior is CPU_CORES ×
+# CPU_FLOPS_PER_CORE = 800 GFLOPS.
+HOST_REPACKED_GEMM_GFLOPS = 317.0
 
 DEFAULT_BACKEND = {"nvidia-gddr": "cuda", "nvidia-hbm": "cuda", "amd": "rocm", "apple": "metal",
                    "intel": "sycl", "soc": "vulkan", "cpu": "cpu"}
@@ -345,15 +360,18 @@ def host_link_gbs(pcie: str | None, pageable: bool) -> float:
 
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
                   cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1,
-                  pageable: bool = False) -> float | None:
-    """Prompt tokens/s: FLOPs per token at ``eff`` × ``peak_tflops``; weights in RAM add one copy to the GPU per
-    UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights)."""
+                  pageable: bool = False, host_flops_per_token: float = 0.0) -> float | None:
+    """Prompt tokens/s: the GPU's FLOPs per token at ``eff`` × ``peak_tflops``; weights in RAM add one copy to the
+    GPU per UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights); the
+    matmuls left on the CPU (``host_flops_per_token``: --no-host's repacked weights) add their time at
+    HOST_REPACKED_GEMM_GFLOPS."""
     if not peak_tflops or not eff:
         return None
     speedup = tp * TP_EFFICIENCY if tp > 1 else 1.0
     t = flops_per_token / (eff * peak_tflops * 1e12 * speedup)
     if cpu_weight_bytes:
         t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * UBATCH)
+    t += host_flops_per_token / (HOST_REPACKED_GEMM_GFLOPS * 1e9)
     return 1.0 / t if t > 0 else None
 
 
@@ -444,6 +462,7 @@ class SpeedPlan:
     prefill: float | None
     pageable: bool = False              # host weights mmap'd: copied at PAGEABLE_H2D_GBS
     prefill_note: str | None = None     # why no prefill is predicted (hardware/backend_speed.py)
+    host_flops: float = 0.0             # prefill FLOPs per token left on the CPU (--no-host's repacked weights)
 
 
 def weight_reads(model: ModelSpec, alloc) -> WeightReads:
@@ -525,6 +544,14 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
+def repacked_on_host(alloc):
+    """What a llama.cpp --no-host plan keeps in the CPU's repack buffer, a runtimes/llamacpp_nohost.Repacked (bytes,
+    cpu_matmul_params) that its "--no-host" step carries (NoHostStep; read by name: runtimes/ imports this module);
+    None without --no-host, on a CPU-only run, or when it was not sized."""
+    step = next((st for st in alloc.steps if st.label == "--no-host"), None)
+    return getattr(step, "repacked", None)
+
+
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
     from ..kv import kv_bytes
 
@@ -548,19 +575,25 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
+    host_flops = 0.0
     if first_gpu:
+        repack = repacked_on_host(alloc)
+        if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
+            cpu_weights = max(0.0, cpu_weights - repack.bytes)
+            host_flops = min(2.0 * repack.cpu_matmul_params, flops)
         dev = first_gpu.dev
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
-        prefill = prefill_speed(flops_per_token=flops, peak_tflops=peak, eff=eff, cpu_weight_bytes=cpu_weights,
-                                pcie=dev.pcie if dev else None, tp=s.tp, pageable=pageable)
+        prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
+                                cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
+                                pageable=pageable, host_flops_per_token=host_flops)
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note)
+                     peak, eff, prefill, pageable, note, host_flops)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -597,7 +630,11 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
         pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch{link}"
                 if gpu and p.cpu_weights else "")
-        steps.append(("prefill speed", f"{p.prompt}-token prompt: {p.flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}",
+        gpu_flops = p.flops - p.host_flops
+        host = (f" + {p.host_flops / 1e9:.1f} GFLOP/token on the CPU (--no-host: matmuls on repacked weights, not "
+                f"offloaded) ÷ {HOST_REPACKED_GEMM_GFLOPS:g} GFLOPS (the host CPU's rate, fitted on one machine: "
+                "16 threads, AVX2 build)" if p.host_flops else "")
+        steps.append(("prefill speed", f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}{host}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))

@@ -106,7 +106,7 @@ from .llamacpp_layout import (  # noqa: F401
     slots,
     swa_cells,
 )
-from .llamacpp_nohost import no_host_step
+from .llamacpp_nohost import Repacked, host_repack, no_host_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
 
 _BUFFERS = IdMemo(2048)
@@ -404,7 +404,8 @@ class LlamaCpp:
             return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
-        steps = [b.backend.step(), *self.explain(model, b, p, sizing)]
+        repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
+        steps = [b.backend.step(), *self.explain(model, b, p, sizing, repack)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
 
     def n_outputs_max(self, b: Budget) -> int | None:
@@ -430,8 +431,10 @@ class LlamaCpp:
                       tuple(layer_devices(model.n_layers, ngl, shares)))
 
     @staticmethod
-    def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None) -> list[Step]:
-        """The steps that say how each buffer was sized (without the compute ones when ``sizing`` is None)."""
+    def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
+                repack: Repacked | None = None) -> list[Step]:
+        """The steps that say how each buffer was sized (without the compute ones when ``sizing`` is None);
+        ``repack``: --no-host's weights in CPU_REPACK (llamacpp_nohost.host_repack), which the speed model reads."""
         s, c, fa = b.settings, b.context, b.flash_attn
         steps: list[Step] = []
         if s.parallel == PARALLEL_AUTO:
@@ -463,7 +466,7 @@ class LlamaCpp:
                               f"{kv_total:,} B in {p.host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer "
                               "type), src/llama-context.cpp graph_get_cb"))
         if s.llamacpp.no_host:
-            steps.append(no_host_step(model, b, p, sizing.no_host_repack if sizing is not None else None))
+            steps.append(no_host_step(model, b, p, repack))
         if sizing is None:
             return steps
         if sizing.pipeline is not None:

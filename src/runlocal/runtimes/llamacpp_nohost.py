@@ -3,15 +3,53 @@ has the rule and its sources). Pure computation (no I/O)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..model.spec import ModelSpec
+from ..quant.formats import WeightEstimate
 from .base import Step
 from .llamacpp_layout import Budget, Pools, buffer_device
 
 
+@dataclass(frozen=True)
+class Repacked:
+    """The host-held weights a --no-host launch keeps in CPU_REPACK: their bytes, and the weights whose products a
+    prompt token runs on the CPU (a stack of experts counts n_expert_used of its experts: MUL_MAT_ID)."""
+
+    bytes: int
+    cpu_matmul_params: float
+
+
+@dataclass(frozen=True)
+class NoHostStep(Step):
+    """The --no-host step, carrying what the speed model reads of it (hardware/speed.py speed_plan): the repacked
+    bytes (they never cross to the GPU) and the weights multiplied on the CPU per prompt token."""
+
+    repacked: Repacked | None = None
+
+
+def host_repack(model: ModelSpec, weights: WeightEstimate, b: Budget) -> Repacked | None:
+    """repacked_host_weights of the launch's GGUF (the file itself, or the catalog model's view of its quant, as
+    llamacpp_compute.size_compute reads it); None when the quant has no GGUF view."""
+    from ..quant.gguf_mix import gguf_view
+
+    view = model if weights.from_file else gguf_view(model, weights.quant)
+    return repacked_host_weights(view, b) if view is not None else None
+
+
 def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
-    """Bytes of the host-held weights in CPU_REPACK for a --no-host launch: a weight is held on
-    the host when its layer is (-ngl) or a tensor override (-ot …=CPU, --n-cpu-moe) sends it there, as
-    src/llama-model-loader.cpp create_tensor decides; the CPU repacks it per ggml/repack.py on the assumed CPU."""
+    """Bytes of the host-held weights in CPU_REPACK for a --no-host launch (repacked_host_weights)."""
+    return repacked_host_weights(graph_model, b).bytes
+
+
+def repacked_host_weights(graph_model: ModelSpec, b: Budget) -> Repacked:
+    """The host-held weights in CPU_REPACK for a --no-host launch: a weight is held on the host when its layer is
+    (-ngl) or a tensor override (-ot …=CPU, --n-cpu-moe) sends it there, as src/llama-model-loader.cpp create_tensor
+    decides; the CPU repacks it per ggml/repack.py on the assumed CPU. Their matmuls stay on the CPU in a prompt
+    batch (ggml-backend.cpp ggml_backend_sched_backend_id_from_cur offloads an op only when its weight's buffer is a
+    host buffer; CPU_REPACK is not): a 2-D weight multiplies every token, a 3-D stack of experts (MUL_MAT_ID) the
+    n_expert_used experts each token routes to. The output layer's weights are left out of the products: llama.cpp
+    multiplies only the rows it outputs (ggml_get_rows by inp_out_ids, one row a prompt for llama-server)."""
     from . import ggml
     from .ggml.arch import weight_layer
     from .ggml.repack import repacked
@@ -24,7 +62,7 @@ def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
     host = -2                                              # (any id no GPU has)
     layer_dev = placement_devices(b.where, n, host)
     weight_dev = weight_devices(layer_dev, rules, host) or (lambda t: layer_dev(t.layer))  # type: ignore[arg-type]
-    packed = 0
+    packed, params = 0, 0.0
     for info in graph_model.tensors:
         layer = weight_layer(info.name, n)
         ne = (*reversed(info.shape), 1, 1, 1, 1)[:4]
@@ -34,10 +72,13 @@ def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
             continue
         if t.type in ggml.TYPES and repacked(t):
             packed += row_size(t.type, ne[0]) * ne[1] * ne[2] * ne[3]
-    return packed
+            if 0 <= layer < n:
+                used = min(graph_model.n_experts_active or ne[2], ne[2])
+                params += ne[0] * ne[1] * used
+    return Repacked(packed, params)
 
 
-def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: int | None) -> Step:
+def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: Repacked | None) -> Step:
     """What --no-host changes in this plan: the host's weights the CPU repacks (their bytes, the CPU assumed) stay in
     CPU_REPACK, their matmuls on the CPU (no op offload, no copy in a GPU's compute buffer); the rest as without it."""
     from .ggml.repack import ASSUMED_CPU, CPU_WORDS, REPACKED
@@ -54,7 +95,7 @@ def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: int | None) -> S
                 "(in the traced compute buffers); the others stay host memory, offloaded as without --no-host. Under "
                 "mmap the logged CPU_Mapped range still spans the repacked tensors (clean page cache): host weights "
                 "are counted once")
-        value = f"{packed:,} B in CPU_REPACK"
-    return Step("--no-host", what, value, "src/llama-model.cpp make_cpu_buft_list (no_host: no GPU host buffer type), "
+        value = f"{packed.bytes:,} B in CPU_REPACK"
+    return NoHostStep("--no-host", what, value, "src/llama-model.cpp make_cpu_buft_list (no_host: no GPU host buffer type), "
                 "ggml/src/ggml-cpu/repack.cpp ggml_repack_get_optimal_repack_type, ggml-backend.cpp "
-                "ggml_backend_sched_backend_id_from_cur; measurements/llamacpp_nohost")
+                "ggml_backend_sched_backend_id_from_cur; measurements/llamacpp_nohost", repacked=packed if p.devs else None)
