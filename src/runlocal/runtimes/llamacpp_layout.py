@@ -298,12 +298,26 @@ def _weight_layer(t, n_layer: int) -> int:
     return n_layer if t.role in ("lm_head", "norm") else -1
 
 
-def moved_by_cpu_moe(t) -> bool:
-    """Whether --n-cpu-moe / --cpu-moe sends this tensor to the CPU: llama.cpp overrides by name with
-    common/common.h LLM_FFN_EXPS_REGEX ("\\.ffn_(up|down|gate|gate_up)_(ch|)exps"), which matches the experts' biases
-    (gpt-oss: ffn_*_exps.bias; in a checkpoint's names experts.*_bias) as well as their matrices — measured on CUDA,
-    gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0 (measurements/llamacpp_cpumoe/cuda_h200.jsonl)."""
-    return t.role.startswith("expert_") or (t.role == "bias" and ("_exps." in t.name or ".experts." in t.name))
+def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
+    """Whether --cpu-moe / --n-cpu-moe sends a tensor (its GGUF tensors' names) to the CPU. llama.cpp adds CPU buffer
+    overrides, which src/llama-model-loader.cpp matches with std::regex_search against each GGUF tensor's name as it
+    does -ot's (_overrides): --cpu-moe LLM_FFN_EXPS_REGEX "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", --n-cpu-moe N
+    "blk\\.i" + that regex for each i < N (ggml-org/llama.cpp common/common.h llm_ffn_exps_cpu_override,
+    llm_add_n_cpu_ffn_overrides, common/arg.cpp; runtimes/ggml/sched.py FFN_EXPS_REGEX). The block number is the
+    tensor's layer (_weight_buffers compares it with N). The regex takes the experts' biases too (gpt-oss:
+    ffn_*_exps.bias) — measured on CUDA, gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0
+    (measurements/llamacpp_cpumoe/cuda_h200.jsonl) — and not the shared experts (ffn_*_shexp)."""
+    from .ggml.sched import FFN_EXPS_REGEX
+
+    return any(re.search(FFN_EXPS_REGEX, name) for name in gguf_names)
+
+
+def _moved_by_cpu_moe_each(model: ModelSpec) -> tuple[bool, ...]:
+    """moved_by_cpu_moe of each of model.tensors, under the names the GGUF gives them (quant.gguf_mix.gguf_names: a
+    checkpoint's are mapped as convert_hf_to_gguf.py writes them); kept per model."""
+    from ..quant.gguf_mix import gguf_names
+
+    return _CPU_MOE.get(model, None, lambda: tuple(moved_by_cpu_moe(names) for names in gguf_names(model)))
 
 
 def _weight_buffers(keys: Sequence[tuple[int, bool]], where: tuple[int | None, ...], n_cpu_moe: int
@@ -359,10 +373,10 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
     groups: dict[tuple[int, bool], list[int]] = {}
     embed_copy = embed_copy_pad = 0
     tied = not any(x.role == "lm_head" for x in model.tensors)
-    for t in model.tensors:
+    for t, moved in zip(model.tensors, _moved_by_cpu_moe_each(model)):
         n_parts = split_in_gguf(t)
         part = size_of(t) // n_parts
-        group = groups.setdefault((_weight_layer(t, n), moved_by_cpu_moe(t)), [0, -1, 0])
+        group = groups.setdefault((_weight_layer(t, n), moved), [0, -1, 0])
         group[0] += part * n_parts
         group[2] += _weight_row_pad(t, weights.from_file) * n_parts
         if len(t.shape) > 1:
@@ -406,7 +420,7 @@ def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[i
     host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
     tied = not any(x.role == "lm_head" for x in model.tensors)
     embed_copy = 0
-    keys = [(_weight_layer(t, n), moved_by_cpu_moe(t)) for t in model.tensors]
+    keys = [(_weight_layer(t, n), moved) for t, moved in zip(model.tensors, _moved_by_cpu_moe_each(model))]
     for k, (t, (il, _), d) in enumerate(zip(model.tensors, keys, _weight_buffers(keys, where, n_cpu_moe))):
         n_parts = split_in_gguf(t)
         pad = _weight_row_pad(t, weights.from_file) if pad_rows else 0
@@ -433,6 +447,7 @@ def sizer(model: ModelSpec, weights: WeightEstimate):
 
 _PLACEMENTS = IdMemo(512)
 _BY_LAYER = IdMemo(256)
+_CPU_MOE = IdMemo(256)
 
 
 # --- one launch, before its compute buffers ------------------------------------------------------------------
