@@ -161,7 +161,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        max_ctx = longest_context(runtime, model, weights, s, targets, hi=limit, first=s.ctx)
+        # the largest -c that starts when given, as it would be given: the layers --fit placed for the context asked
+        # (-ngl, --n-cpu-moe the user left unset) are placed again at each context tried, as llama-server does; the
+        # user's own -ngl / --n-cpu-moe are kept. (With --fit's layout frozen at the context asked, the answer
+        # depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K with 128 GiB RAM.)
+        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe)
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))

@@ -41,6 +41,20 @@ def test_exps_to_cpu_is_n_cpu_moe_over_every_layer():
     assert ot["CPU"].model > 10 * (ot["GPU0"].model + ot["GPU1"].model)
 
 
+def test_cpu_moe_is_llama_cpps_own_override_on_a_checkpoint_with_expert_biases():
+    # llama-server --cpu-moe is -ot "\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU" (common/common.h LLM_FFN_EXPS_REGEX,
+    # llm_ffn_exps_cpu_override). gpt-oss's checkpoint fuses the experts' gate and up biases
+    # (experts.gate_up_proj_bias); convert_hf_to_gguf.py writes them as ffn_gate_exps.bias and ffn_up_exps.bias, which
+    # that pattern matches: the user's -ot and --n-cpu-moe over every layer leave the same bytes on each device
+    spec = lookup("gpt-oss-20b")
+    names = dict(zip((t.name for t in spec.tensors), gguf_names(spec)))
+    assert names["model.layers.3.mlp.experts.gate_up_proj_bias"] == ("blk.3.ffn_gate_exps.bias",
+                                                                     "blk.3.ffn_up_exps.bias")
+    ot = bufs("gpt-oss-20b", override_tensor=parse_tensor_overrides([r"\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU"]))
+    ncmoe = bufs("gpt-oss-20b", n_cpu_moe=spec.n_layers)
+    assert {name: b.model for name, b in ot.items()} == {name: b.model for name, b in ncmoe.items()}
+
+
 def test_first_matching_rule_wins_and_a_pattern_can_pick_a_gpu():
     cpu_only = bufs("qwen3-30b-a3b", override_tensor=(("exps", "CPU"),))
     # layer 0's experts to GPU1 (by the layer split it belongs to GPU0), then every other expert to the CPU

@@ -120,17 +120,37 @@ def test_ollama_offloads_the_most_layers_that_keep_its_margin():
 
 
 def test_the_longest_context_is_an_edge_planned_from_both_sides():
-    # `runlocal check llama-3.1-swallow-70b --gpu rtx-4090 --ctx 32768`: --fit moves layers, max_context is the
-    # longest context that still runs with the placement it chose
-    req = CheckRequest(model="llama-3.1-swallow-70b", runtime="llama.cpp", gpu="rtx-4090", ctx="32768", ram="128G",
+    # `runlocal check llama-3.1-swallow-70b --gpu rtx-4090 --ctx 32768 --ram 48G`: --fit moves layers, max_context is
+    # the longest -c that still runs given alone (llama-server's --fit placing the layers again for it), confirmed by
+    # planning it and 256 tokens more as the user would ask (-c, no -ngl)
+    req = CheckRequest(model="llama-3.1-swallow-70b", runtime="llama.cpp", gpu="rtx-4090", ctx="32768", ram="48G",
                        use_measurements=False)
     plan, _ = check(req)
     edge = plan.max_context
-    assert edge and edge % 256 == 0
+    assert edge and edge % 256 == 0 and edge < plan.model.max_position_embeddings
     targets = _targets(req)
     for ctx, runs in ((edge, True), (edge + 256, False)):
-        alloc = plan.planner.allocate(plan.model, plan.weights, plan.settings.with_(ctx=ctx), targets)
+        asked = plan.settings.with_(ctx=ctx, n_gpu_layers=None, n_cpu_moe=0)
+        alloc = plan.planner.allocate(plan.model, plan.weights, asked, targets)
         assert fits(alloc) is runs, ctx
+
+
+def test_the_longest_context_is_the_same_whatever_context_was_asked():
+    # `runlocal check gpt-oss-120b --gpu rtx-4090 --ram 41G`, without --ctx and with: --fit puts a 25th, then a 26th
+    # layer's experts in system memory as the context grows, and llama-server does that again for each -c, so the
+    # longest -c that starts is one figure (the placement --fit chose for the context asked, kept for every context
+    # tried, gave 76,544 without --ctx and 122,112 with --ctx 64000 at 128 GiB of RAM) — and the edge: asked for with
+    # -c alone, it runs there and not 256 tokens above (the host then holds a 26th layer's experts, over 41 GiB)
+    def checked(ctx: int | None):
+        return check(CheckRequest(model="gpt-oss-120b", runtime="llama.cpp", gpu="rtx-4090", ram="41G",
+                                  ctx=None if ctx is None else str(ctx), use_measurements=False))[0]
+
+    edges = {ctx: checked(ctx).max_context for ctx in (None, 4096, 65536)}
+    edge = edges[None]
+    assert edge and edge % 256 == 0 and set(edges.values()) == {edge}, edges
+    assert 65536 < edge < 131072
+    assert checked(edge).verdict != "does_not_fit"
+    assert checked(edge + 256).verdict == "does_not_fit"
 
 
 def _targets(req: CheckRequest):

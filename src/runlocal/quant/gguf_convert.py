@@ -197,15 +197,19 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
     An expert stored per expert in the checkpoint gets the name of the merged 3-D tensor it goes
     into (blk.N.ffn_up_exps.weight); transformers' fused experts.gate_up_proj becomes two tensors,
     ffn_gate_exps and ffn_up_exps, as convert_hf_to_gguf.py splits it, and MLA's kv_b_proj attn_k_b and
-    attn_v_b. A llama.cpp --override-tensor
-    pattern then matches them as it matches the file's tensors."""
-    arch = gguf_arch(spec)
-    nmap = _name_map(spec, arch) if arch is not None else None
+    attn_v_b, and gpt-oss's fused experts.gate_up_proj_bias ffn_gate_exps.bias and ffn_up_exps.bias (as gguf_tensors
+    writes them). A llama.cpp --override-tensor pattern, or --n-cpu-moe's, then matches them as it matches the file's
+    tensors. (The name map is asked for only when a name is not a GGUF one already: for a spec read from a GGUF it
+    would import gguf-py.)"""
+    nmap, mapped = None, False
     out: list[tuple[str, ...]] = []
     for t in spec.tensors:
         if GGUF_NAME.match(t.name):
             out.append((t.name,))
             continue
+        if not mapped:
+            arch = gguf_arch(spec)
+            nmap, mapped = (_name_map(spec, arch) if arch is not None else None), True
         if t.role == "expert_gate_up" and t.layer is not None:
             out.append((f"blk.{t.layer}.ffn_gate_exps.weight", f"blk.{t.layer}.ffn_up_exps.weight"))
             continue
@@ -217,6 +221,12 @@ def gguf_names(spec: ModelSpec) -> list[tuple[str, ...]]:
         m = _EXPERT_ID.match(name)
         if m:
             name = f"{m.group('pre')}.{m.group('post')}"
+        stem, gate_up = name.removesuffix("_bias").removesuffix(".bias").rpartition(".")[::2]
+        if t.role == "bias" and gate_up == "gate_up_proj" and ".experts" in stem:
+            # gpt-oss's fused expert bias: written as the gate and up halves (_emit_hf)
+            out.append((_map_name(nmap, f"{stem}.gate_proj.bias", "expert_gate", t.layer),
+                        _map_name(nmap, f"{stem}.up_proj.bias", "expert_up", t.layer)))
+            continue
         out.append((_map_name(nmap, name, t.role, t.layer),))
     return out
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import InputError
-from ..kv import layer_kv, row_bytes
+from ..kv import layer_kv
 from ..memo import IdMemo
 from ..model.spec import ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
+from ..quant.ggml_types import QUANT_SIZES, GGMLType
 from ..units import MiB, round_up
 from .backends import BackendRules, rules_for
 from .base import PARALLEL_AUTO, DeviceKind, Settings, Target
@@ -71,39 +72,34 @@ def _split(model: ModelSpec, n_gpu_layers: int) -> _LayerSplit:
     return _LayerSplit(frozenset(range(start, n)), n_gpu_layers >= 1)
 
 
-def _cuda_row_pad(cache_type: str, row: int) -> int:
-    """ggml-cuda over-allocates every quantized tensor whose rows are not a multiple of 512 elements
-    by the bytes of the missing part of one row (ggml-cuda.cu, ggml_backend_cuda_buffer_type_get_alloc_size:
-    MATRIX_ROW_PADDING), so kernels may read past the last row. One K (or V) tensor per layer."""
-    from ..kv import CACHE_TYPES
-
-    block, _ = CACHE_TYPES[cache_type]
-    if block == 1 or row % MATRIX_ROW_PADDING == 0:
+def matrix_row_pad(type_name: str, row: int) -> int:
+    """The bytes ggml-cuda / ggml-sycl allocate beyond a tensor whose rows (ne[0]) hold `row` elements of type
+    `type_name`: a quantized type's tensor whose rows are not a multiple of MATRIX_ROW_PADDING gets the bytes of the
+    missing part of one row, so kernels may read past the last row (ggml-cuda.cu
+    ggml_backend_cuda_buffer_type_get_alloc_size: ggml_row_size(type, MATRIX_ROW_PADDING - ne0 % MATRIX_ROW_PADDING)
+    when ggml_is_quantized). Block sizes from ggml's one table (quant/ggml_types.py); 0 for a type that is not
+    quantized (one element a block) or that ggml does not have (vLLM's fp8 cache types). Both the GPU weights
+    (_weight_row_pad) and each layer's K and V tensors (_caches_by_layer_now) are padded so."""
+    ggml_type = GGMLType.__members__.get(type_name.upper())
+    if ggml_type is None or row % MATRIX_ROW_PADDING == 0:
         return 0
-    return row_bytes(cache_type, MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING)
+    block, size = QUANT_SIZES[ggml_type]
+    return 0 if block == 1 else size * (MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING) // block
 
 
 GPU_TENSOR_ALIGNMENT = 128     # ggml-cuda / ggml-sycl get_alignment: each tensor of a GPU buffer starts at 128 B
 
 
 def _weight_row_pad(t, from_file: bool) -> int:
-    """The bytes a weight takes in a GPU buffer beyond its data, per GGUF part: ggml-cuda / ggml-sycl pad a quantized
-    weight whose rows (ne[0], the innermost dimension) are not a multiple of MATRIX_ROW_PADDING by one padded row's
-    bytes (get_alloc_size, as for the KV cache above), and ggml-alloc rounds each tensor up to the buffer's alignment
-    (ggml_backend_alloc_ctx_tensors_from_buft). Only for weights read from a file, whose types and sizes are known:
-    gpt-oss's 2,880-wide matrices, Qwen3-30B-A3B's 768-wide expert rows (measurements/llamacpp/data/cuda.jsonl,
+    """The bytes a weight takes in a GPU buffer beyond its data, per GGUF part: the row padding of a quantized weight
+    (matrix_row_pad, on its rows' ne[0], the innermost dimension), and ggml-alloc rounds each tensor up to the buffer's
+    alignment (ggml_backend_alloc_ctx_tensors_from_buft). Only for weights read from a file, whose types and sizes are
+    known: gpt-oss's 2,880-wide matrices, Qwen3-30B-A3B's 768-wide expert rows (measurements/llamacpp/data/cuda.jsonl,
     measurements/llamacpp_cpumoe)."""
-    from .ggml.types import TYPES
-
     if not from_file or t.nbytes is None or not t.shape:
         return 0
     part = t.nbytes // split_in_gguf(t)
-    dtype = (t.dtype or "").lower()
-    row, pad = t.shape[-1], 0
-    if dtype in TYPES and TYPES[dtype][0] > 1 and row % MATRIX_ROW_PADDING:
-        blck, size = TYPES[dtype]
-        pad = size * (MATRIX_ROW_PADDING - row % MATRIX_ROW_PADDING) // blck
-    return round_up(part + pad, GPU_TENSOR_ALIGNMENT) - part
+    return round_up(part + matrix_row_pad(t.dtype or "", t.shape[-1]), GPU_TENSOR_ALIGNMENT) - part
 
 
 def _overrides(model: ModelSpec, rules: tuple[tuple[str, str], ...], n_gpus: int) -> dict[tuple[int, int], int | None]:
@@ -302,12 +298,26 @@ def _weight_layer(t, n_layer: int) -> int:
     return n_layer if t.role in ("lm_head", "norm") else -1
 
 
-def moved_by_cpu_moe(t) -> bool:
-    """Whether --n-cpu-moe / --cpu-moe sends this tensor to the CPU: llama.cpp overrides by name with
-    common/common.h LLM_FFN_EXPS_REGEX ("\\.ffn_(up|down|gate|gate_up)_(ch|)exps"), which matches the experts' biases
-    (gpt-oss: ffn_*_exps.bias; in a checkpoint's names experts.*_bias) as well as their matrices — measured on CUDA,
-    gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0 (measurements/llamacpp_cpumoe/cuda_h200.jsonl)."""
-    return t.role.startswith("expert_") or (t.role == "bias" and ("_exps." in t.name or ".experts." in t.name))
+def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
+    """Whether --cpu-moe / --n-cpu-moe sends a tensor (its GGUF tensors' names) to the CPU. llama.cpp adds CPU buffer
+    overrides, which src/llama-model-loader.cpp matches with std::regex_search against each GGUF tensor's name as it
+    does -ot's (_overrides): --cpu-moe LLM_FFN_EXPS_REGEX "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", --n-cpu-moe N
+    "blk\\.i" + that regex for each i < N (ggml-org/llama.cpp common/common.h llm_ffn_exps_cpu_override,
+    llm_add_n_cpu_ffn_overrides, common/arg.cpp; runtimes/ggml/sched.py FFN_EXPS_REGEX). The block number is the
+    tensor's layer (_weight_buffers compares it with N). The regex takes the experts' biases too (gpt-oss:
+    ffn_*_exps.bias) — measured on CUDA, gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0
+    (measurements/llamacpp_cpumoe/cuda_h200.jsonl) — and not the shared experts (ffn_*_shexp)."""
+    from .ggml.sched import FFN_EXPS_REGEX
+
+    return any(re.search(FFN_EXPS_REGEX, name) for name in gguf_names)
+
+
+def _moved_by_cpu_moe_each(model: ModelSpec) -> tuple[bool, ...]:
+    """moved_by_cpu_moe of each of model.tensors, under the names the GGUF gives them (quant.gguf_mix.gguf_names: a
+    checkpoint's are mapped as convert_hf_to_gguf.py writes them); kept per model."""
+    from ..quant.gguf_mix import gguf_names
+
+    return _CPU_MOE.get(model, None, lambda: tuple(moved_by_cpu_moe(names) for names in gguf_names(model)))
 
 
 def _weight_buffers(keys: Sequence[tuple[int, bool]], where: tuple[int | None, ...], n_cpu_moe: int
@@ -363,10 +373,10 @@ def _weights_by_layer_now(model: ModelSpec, weights: WeightEstimate) -> _LayerWe
     groups: dict[tuple[int, bool], list[int]] = {}
     embed_copy = embed_copy_pad = 0
     tied = not any(x.role == "lm_head" for x in model.tensors)
-    for t in model.tensors:
+    for t, moved in zip(model.tensors, _moved_by_cpu_moe_each(model)):
         n_parts = split_in_gguf(t)
         part = size_of(t) // n_parts
-        group = groups.setdefault((_weight_layer(t, n), moved_by_cpu_moe(t)), [0, -1, 0])
+        group = groups.setdefault((_weight_layer(t, n), moved), [0, -1, 0])
         group[0] += part * n_parts
         group[2] += _weight_row_pad(t, weights.from_file) * n_parts
         if len(t.shape) > 1:
@@ -410,7 +420,7 @@ def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[i
     host_weights_of: dict[int, int] = {}   # GPU → its layers' largest weight kept in host memory
     tied = not any(x.role == "lm_head" for x in model.tensors)
     embed_copy = 0
-    keys = [(_weight_layer(t, n), moved_by_cpu_moe(t)) for t in model.tensors]
+    keys = [(_weight_layer(t, n), moved) for t, moved in zip(model.tensors, _moved_by_cpu_moe_each(model))]
     for k, (t, (il, _), d) in enumerate(zip(model.tensors, keys, _weight_buffers(keys, where, n_cpu_moe))):
         n_parts = split_in_gguf(t)
         pad = _weight_row_pad(t, weights.from_file) if pad_rows else 0
@@ -437,6 +447,7 @@ def sizer(model: ModelSpec, weights: WeightEstimate):
 
 _PLACEMENTS = IdMemo(512)
 _BY_LAYER = IdMemo(256)
+_CPU_MOE = IdMemo(256)
 
 
 # --- one launch, before its compute buffers ------------------------------------------------------------------
@@ -526,9 +537,9 @@ def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str)
             # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
             lk = layer_kv(a, cache_type_k, cache_type_v, store_v=a.kind != "mla")
             per_token += lk.bytes_per_token
-            row_pad = _cuda_row_pad(cache_type_k, a.n_kv_heads * a.k_dim)
+            row_pad = matrix_row_pad(cache_type_k, a.n_kv_heads * a.k_dim)
             if a.kind != "mla":
-                row_pad += _cuda_row_pad(cache_type_v, a.n_kv_heads * a.v_dim)
+                row_pad += matrix_row_pad(cache_type_v, a.n_kv_heads * a.v_dim)
             attention.append((il, lk.bytes_per_token, lk.window, row_pad))
         if layer.recurrent is not None:
             r = layer.recurrent
