@@ -260,7 +260,6 @@ class ComputeSizing:
     pipeline: Step | None
     n_outputs_max: int | None = None      # llama-server's output cap where it applies
     kq_mask_f32: bool = False             # a build before PR #23764: f32 mask inputs
-    no_host_repack: int | None = None     # --no-host: bytes of the host-held weights in CPU_REPACK
     gdn: str = "fused"                    # a build before b8301: unfused delta nets (versions.llamacpp_gdn)
 
 
@@ -315,13 +314,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
         note = _pipeline_estimate(model, b, p, n_kv, ggml.PIPELINE_COPIES)
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
-    repack = None
-    if s.llamacpp.no_host and p.devs:
-        from .llamacpp_nohost import repacked_on_host
-
-        view = graph_model if graph_model is not None else gguf_view(model, weights.quant)
-        repack = repacked_on_host(view, b) if view is not None else None
-    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, repack, gdn)
+    return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, gdn)
 
 
 def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],

@@ -37,11 +37,6 @@ def host_repack(model: ModelSpec, weights: WeightEstimate, b: Budget) -> Repacke
     return repacked_host_weights(view, b) if view is not None else None
 
 
-def repacked_on_host(graph_model: ModelSpec, b: Budget) -> int:
-    """Bytes of the host-held weights in CPU_REPACK for a --no-host launch (repacked_host_weights)."""
-    return repacked_host_weights(graph_model, b).bytes
-
-
 def repacked_host_weights(graph_model: ModelSpec, b: Budget) -> Repacked:
     """The host-held weights in CPU_REPACK for a --no-host launch: a weight is held on the host when its layer is
     (-ngl) or a tensor override (-ot …=CPU, --n-cpu-moe) sends it there, as src/llama-model-loader.cpp create_tensor
