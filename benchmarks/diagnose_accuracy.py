@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 32, a balanced sample of error families and projects new to the corpus
-(Ray's memory monitor, MMDetection training, sentence-transformers embedding runs, Windows' paging file as workers
-import torch; and 8 look-alikes: MPS's per-array size limits, DataLoader's "received 0 items of ancdata", tensors on
-two devices, "misaligned address"; held_out/round32_queries.md), collected before round 31 was scored and before
-round 30's or round 31's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-31 are tuning data, see
+measurements/public_errors/held_out/: round 33, a balanced sample of error families and projects new to the corpus
+(OpenCL device allocations, stable-diffusion.cpp's ggml pool, OpenVINO's GPU and CPU plugins, a WhisperX GUI, Keras
+training; and 10 look-alikes: cuDNN not initialised by a bad install, xformers' "No operator found", flash-attn's
+undefined symbols, "no kernel image"; held_out/round33_queries.md), collected before round 32 was scored and before
+round 31's or round 32's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-32 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -144,7 +144,7 @@ FIRST_RUNS = (
     # round 32: balanced, error families and projects new to the corpus (Ray's memory monitor, MMDetection training,
     # sentence-transformers embedding runs, Windows' paging file as workers import torch; MPS's per-array size limits,
     # DataLoader's "received 0 items of ancdata", tensors on two devices, "misaligned address" as look-alikes;
-    # held_out/round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
+    # round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
     # 31's misses were tuned on; 8 memory failures, 8 look-alikes; scored once by diagnose27
     ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
 )
