@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from . import kb, last_resort, prose, runtimes, signals
-from .cuda_oom import one_allocation_refused, refine_cuda_oom
+from .cuda_oom import named_encoder_weights, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .phase import progress_phase
@@ -196,6 +196,7 @@ class Scanner:
         self.shm_full: tuple[int, str] | None = None  # "No space left on device" on that mount (its line)
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
+        self.weights_at_most: float | None = None  # the named model's largest weights (cuda_oom.named_encoder_weights)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -287,7 +288,7 @@ class Scanner:
 
     def _prose(self, line: str, low: str) -> None:
         """What the writer's prose says near the top of a paste: memory use called low, exit code 137, free RAM
-        stated, a size doubted, a version named as the change."""
+        stated, a size doubted, a version named as the change, a BERT-family model named."""
         if (("low" in low or "normal" in low or "fine" in low or " ok" in low)
                 and last_resort.MEMORY_USE_LOW.search(low)):
             self.memory_use_low = True
@@ -299,6 +300,8 @@ class Scanner:
             self.size_doubted = prose.size_questioned(low)
         if self.regression is None and prose.VERSION_REGRESSION.search(low):
             self.regression = (self.n, line[:MATCHED_LINE_MAX])
+        if self.weights_at_most is None:
+            self.weights_at_most = named_encoder_weights(low)
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -492,7 +495,7 @@ class Scanner:
                 after_load = self.load_over_before and self.line_phase != "load"
                 category = refine_cuda_oom(figures, self.loading, self.running or after_load, self.line_phase,
                                            (self.loaded or after_load) and not self.load_after_loaded,
-                                           self.async_allocator)
+                                           self.async_allocator, self.weights_at_most)
                 entry = kb.get(PRIMARY[category]) or entry
         title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,

@@ -352,6 +352,14 @@ _SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would
 _MACHINE_OOM = re.compile(r"(?:(?<![a-z])oom(?![a-z])|out of memory)[^.!?\n]{0,80}?\b(?:on|with|in|for) "
                           r"(?:an? |my |the |this |our )?\d+ ?gb(?: of)?(?: ram| memory)? "
                           r"(?:machine|server|host|computer|pc|desktop|laptop|workstation)\b")
+# a kill whose own line gives a lack of memory as its reason ("2 Workers (tasks / actors) killed due to memory pressure
+# (OOM)", Ray's raylet, src/ray/raylet/node_manager.cc; "killed because the node is low on memory"): only a monitor of
+# the machine's memory kills for it — the kernel's OOM killer, Ray's memory monitor (it reads the node's RAM use against
+# memory_usage_threshold, ray-core/scheduling/ray-oom-prevention), earlyoom — while a device allocator that fails
+# raises in the process. So it is the host's RAM, unless the line names a GPU (WMPO#3, round 32, session 12)
+_KILLED_FOR_MEMORY = re.compile(r"\bkilled\b[^.;\n]{0,20}?\b(?:due to|because(?: of)?|for|after)\b[^.;\n]{0,30}?"
+                                r"(?:memory pressure|\blow (?:on )?memory|(?:insufficient|not enough|lack of|out of) "
+                                r"(?:\w+ )?(?:memory|ram)\b|(?<![a-z])oom(?![a-z_-]))")
 # a pinned (page-locked) host allocation being made: PyTorch's ``.pin_memory(`` / ``pin_memory(data, device)`` in a
 # traceback frame, CUDA's cudaHostAlloc / cudaMallocHost. A CUDA out-of-memory raised by it is the host's page-locked
 # memory running short (capped far below RAM under Windows and WSL), not the card (mixtral-offloading#18: "VRAM usage
@@ -639,12 +647,14 @@ def _memory_entry(low: str, runtime: str | None) -> str:
 
 
 def _host_ran_out(low: str) -> bool:
-    """An OOM said with an automatic kill, the system (or a machine named by its RAM) said to run out, or SIGKILL's 137
-    on a line naming the host (each regex behind a substring it needs: these run on every line that passes the gate)."""
+    """An OOM said with an automatic kill, the system (or a machine named by its RAM) said to run out, SIGKILL's 137
+    on a line naming the host, or a kill whose reason is a lack of memory (no GPU named) (each regex behind a
+    substring it needs: these run on every line that passes the gate)."""
     return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
                 or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
                 or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low))
-                or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low)))
+                or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low))
+                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
