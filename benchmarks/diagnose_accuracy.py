@@ -147,6 +147,12 @@ FIRST_RUNS = (
     # round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
     # 31's misses were tuned on; 8 memory failures, 8 look-alikes; scored once by diagnose27
     ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
+    # round 33: balanced, error families and projects new to the corpus (OpenCL device allocations, stable-diffusion.cpp's
+    # ggml pool, OpenVINO's GPU and CPU plugins, a WhisperX GUI, Keras training; cuDNN not initialised, xformers' "No
+    # operator found", flash-attn's undefined symbols, "no kernel image" as look-alikes; held_out/round33_queries.md),
+    # collected ahead by diagnose27 before round 32 was scored and before round 31's or 32's misses were tuned on;
+    # 8 memory failures, 10 look-alikes; scored once by diagnose28
+    ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -158,7 +164,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
-                    "round 32 (new families)": (0, 8)}
+                    "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8)}
 
 
 def print_first_runs() -> None:
