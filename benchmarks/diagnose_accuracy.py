@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 33, a balanced sample of error families and projects new to the corpus
-(OpenCL device allocations, stable-diffusion.cpp's ggml pool, OpenVINO's GPU and CPU plugins, a WhisperX GUI, Keras
-training; and 10 look-alikes: cuDNN not initialised by a bad install, xformers' "No operator found", flash-attn's
-undefined symbols, "no kernel image"; held_out/round33_queries.md), collected before round 32 was scored and before
-round 31's or round 32's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-32 are tuning data, see
+measurements/public_errors/held_out/: round 34, a balanced sample of error families and projects new to the corpus
+(DirectML, YOLO training, faiss's GPU allocator, AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net
+segmentation; and 12 look-alikes: Triton's per-block shared-memory limit, "invalid device ordinal", safetensors'
+"HeaderTooLarge", ptxas "uses too much shared data"; held_out/round34_queries.md), collected before round 33 was
+scored and before round 32's or round 33's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-33 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -149,7 +149,7 @@ FIRST_RUNS = (
     ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
     # round 33: balanced, error families and projects new to the corpus (OpenCL device allocations, stable-diffusion.cpp's
     # ggml pool, OpenVINO's GPU and CPU plugins, a WhisperX GUI, Keras training; cuDNN not initialised, xformers' "No
-    # operator found", flash-attn's undefined symbols, "no kernel image" as look-alikes; held_out/round33_queries.md),
+    # operator found", flash-attn's undefined symbols, "no kernel image" as look-alikes; round33_queries.md),
     # collected ahead by diagnose27 before round 32 was scored and before round 31's or 32's misses were tuned on;
     # 8 memory failures, 10 look-alikes; scored once by diagnose28
     ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
