@@ -77,7 +77,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import kb, last_resort, prose, runtimes, signals
+from . import allocators, kb, last_resort, prose, runtimes, signals
 from .cuda_oom import named_encoder_weights, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -177,6 +177,7 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = self.loaded = self.async_allocator = False
+        self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.load_over_before = False  # the load said to be over after the last load line before the failing one
         self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
@@ -336,6 +337,10 @@ class Scanner:
             self.loading = True
         if "backend:cudamallocasync" in low.replace(" ", ""):  # PyTorch's setting, not a runtime's own cudaMallocAsync
             self.async_allocator = True
+        if "cpu" in low and allocators.CPU_ALLOCATOR.search(low):
+            self.cpu_allocator = True
+        if "cl" in low and allocators.OPENCL.search(low):
+            self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
@@ -344,7 +349,7 @@ class Scanner:
         if self.best is not None and top.priority <= self.best[0]:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
-        self.loading = self.running = self.loaded = self.async_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -479,6 +484,8 @@ class Scanner:
             entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
+        elif entry.id in GENERIC_OOM_IDS and self.cpu_allocator and not signals.names_gpu(line.lower()):
+            entry = kb.get(HOST_RAM_ID) or entry  # a CPU plugin's allocator refused it: the host's RAM
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:

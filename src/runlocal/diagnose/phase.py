@@ -191,8 +191,9 @@ RUN = re.compile(
     # fails while it is created says so instead ("Failed to create InferenceSession", initializers). TensorFlow's BFC
     # allocator's own refusal ("Allocator (DmlAllocator) ran out of memory trying to allocate 5.49MiB",
     # tensorflow/core/common_runtime/bfc_allocator.cc): the refusal op_kernel.cc then raises as "OOM when allocating
-    # tensor", an op's tensor inside a step (above)
-    r"|while running \w+ node\b|ran out of memory trying to allocate"
+    # tensor", an op's tensor inside a step (above). A node's name may carry hyphens and dots (ONNX Runtime's OpenVINO
+    # execution provider runs "OpenVINO-EP-subgraph_2" as one node: immich#13674, round 33)
+    r"|while running [\w.-]+ node\b|ran out of memory trying to allocate"
     # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
     # out-of-memory line): a batch of requests was being computed by a model that had loaded
     r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"

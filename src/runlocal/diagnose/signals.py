@@ -29,7 +29,7 @@ from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401 
 from .sizes import needs_more_than_has, size_overflow
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
-           "is_bare_cuda_error", "line_entry", "negated_oom_removed", "woken_by",
+           "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -64,7 +64,11 @@ _OOM = re.compile(
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
     # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
     r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
-    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
+    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)"
+    # OpenVINO's GPU plugin (clDNN / intel_gpu) when a device buffer cannot be created: CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    # CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY or CL_INVALID_BUFFER_SIZE from the allocation are all thrown as "out of
+    # GPU resources" (clDNN memory_pool.cpp, allocate_memory; immich#13674, round 33)
+    r"|out of (?:gpu|device) resources")
 # a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM"); read only
 # on a line that names VRAM or GPU memory
 _NOT_LOADED_IN_VRAM = re.compile(
@@ -587,6 +591,11 @@ def woken_by(low: str) -> str | None:
     if _SGLANG_RESUME.search(low):
         return "gpu-held-by-other-process"
     return None
+
+
+def names_gpu(low: str) -> bool:
+    """Whether the line names a GPU (CUDA, Metal, Vulkan, HIP/ROCm, VRAM, a card by its model)."""
+    return bool(_GPU_NAMED.search(low))
 
 
 def is_bare_cuda_error(low: str) -> bool:
