@@ -153,6 +153,12 @@ FIRST_RUNS = (
     # collected ahead by diagnose27 before round 32 was scored and before round 31's or 32's misses were tuned on;
     # 8 memory failures, 10 look-alikes; scored once by diagnose28
     ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
+    # round 34: balanced, error families and projects new to the corpus (DirectML, YOLO training, faiss's GPU allocator,
+    # AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net; Triton's shared-memory limit, "invalid device ordinal",
+    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; held_out/round34_queries.md),
+    # collected ahead by diagnose28 before round 33 was scored and before round 32's or 33's misses were tuned on;
+    # 11 memory failures, 12 look-alikes; scored once by diagnose28 after round 33's misses were tuned on
+    ("round 34 (new families)", "2026-11-26", 23, 16, 19, 0, 12, "1672/1724"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -164,7 +170,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
-                    "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8)}
+                    "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
+                    "round 34 (new families)": (4, 11)}
 
 
 def print_first_runs() -> None:
