@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 32, a balanced sample of error families and projects new to the corpus
-(Ray's memory monitor, MMDetection training, sentence-transformers embedding runs, Windows' paging file as workers
-import torch; and 8 look-alikes: MPS's per-array size limits, DataLoader's "received 0 items of ancdata", tensors on
-two devices, "misaligned address"; held_out/round32_queries.md), collected before round 31 was scored and before
-round 30's or round 31's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-31 are tuning data, see
+measurements/public_errors/held_out/: round 34, a balanced sample of error families and projects new to the corpus
+(DirectML, YOLO training, faiss's GPU allocator, AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net
+segmentation; and 12 look-alikes: Triton's per-block shared-memory limit, "invalid device ordinal", safetensors'
+"HeaderTooLarge", ptxas "uses too much shared data"; held_out/round34_queries.md), collected before round 33 was
+scored and before round 32's or round 33's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-33 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -144,9 +144,21 @@ FIRST_RUNS = (
     # round 32: balanced, error families and projects new to the corpus (Ray's memory monitor, MMDetection training,
     # sentence-transformers embedding runs, Windows' paging file as workers import torch; MPS's per-array size limits,
     # DataLoader's "received 0 items of ancdata", tensors on two devices, "misaligned address" as look-alikes;
-    # held_out/round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
+    # round32_queries.md), collected ahead by diagnose26 before round 31 was scored and before round 30's or
     # 31's misses were tuned on; 8 memory failures, 8 look-alikes; scored once by diagnose27
     ("round 32 (new families)", "2026-11-26", 16, 13, 16, 0, 8, "1641/1690"),
+    # round 33: balanced, error families and projects new to the corpus (OpenCL device allocations, stable-diffusion.cpp's
+    # ggml pool, OpenVINO's GPU and CPU plugins, a WhisperX GUI, Keras training; cuDNN not initialised, xformers' "No
+    # operator found", flash-attn's undefined symbols, "no kernel image" as look-alikes; round33_queries.md),
+    # collected ahead by diagnose27 before round 32 was scored and before round 31's or 32's misses were tuned on;
+    # 8 memory failures, 10 look-alikes; scored once by diagnose28
+    ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
+    # round 34: balanced, error families and projects new to the corpus (DirectML, YOLO training, faiss's GPU allocator,
+    # AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net; Triton's shared-memory limit, "invalid device ordinal",
+    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; held_out/round34_queries.md),
+    # collected ahead by diagnose28 before round 33 was scored and before round 32's or 33's misses were tuned on;
+    # 11 memory failures, 12 look-alikes; scored once by diagnose28 after round 33's misses were tuned on
+    ("round 34 (new families)", "2026-11-26", 23, 16, 19, 0, 12, "1672/1724"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -158,7 +170,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 26 (memory-weighted)": (0, 19), "round 27 (balanced)": (4, 17),
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
-                    "round 32 (new families)": (0, 8)}
+                    "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
+                    "round 34 (new families)": (4, 11)}
 
 
 def print_first_runs() -> None:

@@ -834,10 +834,10 @@ def test_a_gpu_that_does_not_have_enough_memory_for_the_model_is_the_runtimes_re
 def test_every_signature_has_a_literal_the_line_must_hold():
     # a signature with no required literal (a top-level "a|b|c") is tried on every line of every log, and makes the
     # index try all the others too: a 12 MB serving log got ~2 % slower from one such signature (session 10)
-    from runlocal.diagnose import classify, kb
-    anchorless = [(e.id, src) for e, src, _ in kb.iter_signatures() if not classify._anchor(src).strip()]
+    from runlocal.diagnose import kb, line_match
+    anchorless = [(e.id, src) for e, src, _ in kb.iter_signatures() if not line_match._anchor(src).strip()]
     assert anchorless == []
-    assert classify._index().always is False
+    assert line_match._index().always is False
 
 
 def test_a_descriptor_limit_is_still_read_in_each_phrasing():

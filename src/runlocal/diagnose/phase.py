@@ -15,7 +15,8 @@ memory, read from the evidence nearest to the failure, in this order —
      served request or a server's batch handler, usage said to have grown to a figure since start-up;
   4. the numbers: one refused block of a quarter of the card or more is activations of an input, not a weight tensor
      (cuda_oom.refine_cuda_oom), and one array refused larger than any model's largest weight array, where the card's
-     size is not said (XLA's refusals: cuda_oom.MAX_WEIGHT_ARRAY);
+     size is not said (XLA's refusals: cuda_oom.MAX_WEIGHT_ARRAY), and more allocated than twice the largest weights of
+     a BERT-family encoder the paste names (cuda_oom.named_encoder_weights, round 32's, diagnose28);
   5. no evidence at all: the load, because that is what the threads say for most such texts (of the tuning set's
      generic out-of-memory errors with none of the evidence above, rounds 1-28: 110 at the load, 15 at the run;
      rounds 1-26: 111 and 10).
@@ -190,8 +191,9 @@ RUN = re.compile(
     # fails while it is created says so instead ("Failed to create InferenceSession", initializers). TensorFlow's BFC
     # allocator's own refusal ("Allocator (DmlAllocator) ran out of memory trying to allocate 5.49MiB",
     # tensorflow/core/common_runtime/bfc_allocator.cc): the refusal op_kernel.cc then raises as "OOM when allocating
-    # tensor", an op's tensor inside a step (above)
-    r"|while running \w+ node\b|ran out of memory trying to allocate"
+    # tensor", an op's tensor inside a step (above). A node's name may carry hyphens and dots (ONNX Runtime's OpenVINO
+    # execution provider runs "OpenVINO-EP-subgraph_2" as one node: immich#13674, round 33)
+    r"|while running [\w.-]+ node\b|ran out of memory trying to allocate"
     # -- a served request: the emitter is a server's batch handler (infinity_emb's "batch_handler.py:574" on the
     # out-of-memory line): a batch of requests was being computed by a model that had loaded
     r"|\bbatch_handler\b|\b(?:handle|process|run)_batch\b"

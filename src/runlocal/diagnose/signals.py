@@ -29,7 +29,7 @@ from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401 
 from .sizes import needs_more_than_has, size_overflow
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
-           "is_bare_cuda_error", "line_entry", "negated_oom_removed", "woken_by",
+           "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -64,7 +64,11 @@ _OOM = re.compile(
     r"|(?:^|\s)oom(?:\s+error\b|\s*$|[\s.,:;!)](?![-_ ]?(?:kill|score|reaper|adj)))|outofmemoryerror"
     # ... or written against Chinese, Japanese or Korean text, which puts no space around it ("反而OOM了")
     r"|(?<=[" + CJK + r"])oom(?![a-z0-9_])|(?<![a-z0-9_])oom(?=[" + CJK + r"])"
-    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)")
+    r"|more memory than (?:the |what )?(?:\w+ )?(?:has|is available|available)"
+    # OpenVINO's GPU plugin (clDNN / intel_gpu) when a device buffer cannot be created: CL_MEM_OBJECT_ALLOCATION_FAILURE,
+    # CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY or CL_INVALID_BUFFER_SIZE from the allocation are all thrown as "out of
+    # GPU resources" (clDNN memory_pool.cpp, allocate_memory; immich#13674, round 33)
+    r"|out of (?:gpu|device) resources")
 # a model said not to fit where it was loaded ("when it is not able to fully load a model in the GPU VRAM"); read only
 # on a line that names VRAM or GPU memory
 _NOT_LOADED_IN_VRAM = re.compile(
@@ -352,6 +356,14 @@ _SYSTEM_OOM = re.compile(r"(?:系统|\bsystem\b)\s*(?:会|就|直接|will |would
 _MACHINE_OOM = re.compile(r"(?:(?<![a-z])oom(?![a-z])|out of memory)[^.!?\n]{0,80}?\b(?:on|with|in|for) "
                           r"(?:an? |my |the |this |our )?\d+ ?gb(?: of)?(?: ram| memory)? "
                           r"(?:machine|server|host|computer|pc|desktop|laptop|workstation)\b")
+# a kill whose own line gives a lack of memory as its reason ("2 Workers (tasks / actors) killed due to memory pressure
+# (OOM)", Ray's raylet, src/ray/raylet/node_manager.cc; "killed because the node is low on memory"): only a monitor of
+# the machine's memory kills for it — the kernel's OOM killer, Ray's memory monitor (it reads the node's RAM use against
+# memory_usage_threshold, ray-core/scheduling/ray-oom-prevention), earlyoom — while a device allocator that fails
+# raises in the process. So it is the host's RAM, unless the line names a GPU (WMPO#3, round 32, session 12)
+_KILLED_FOR_MEMORY = re.compile(r"\bkilled\b[^.;\n]{0,20}?\b(?:due to|because(?: of)?|for|after)\b[^.;\n]{0,30}?"
+                                r"(?:memory pressure|\blow (?:on )?memory|(?:insufficient|not enough|lack of|out of) "
+                                r"(?:\w+ )?(?:memory|ram)\b|(?<![a-z])oom(?![a-z_-]))")
 # a pinned (page-locked) host allocation being made: PyTorch's ``.pin_memory(`` / ``pin_memory(data, device)`` in a
 # traceback frame, CUDA's cudaHostAlloc / cudaMallocHost. A CUDA out-of-memory raised by it is the host's page-locked
 # memory running short (capped far below RAM under Windows and WSL), not the card (mixtral-offloading#18: "VRAM usage
@@ -581,6 +593,11 @@ def woken_by(low: str) -> str | None:
     return None
 
 
+def names_gpu(low: str) -> bool:
+    """Whether the line names a GPU (CUDA, Metal, Vulkan, HIP/ROCm, VRAM, a card by its model)."""
+    return bool(_GPU_NAMED.search(low))
+
+
 def is_bare_cuda_error(low: str) -> bool:
     """Whether the line is a bare "CUDA error: out of memory" (ggml's CUDA_CHECK prints it so, and so does PyTorch
     after "RuntimeError: "), naming no ggml function or file of its own."""
@@ -639,12 +656,14 @@ def _memory_entry(low: str, runtime: str | None) -> str:
 
 
 def _host_ran_out(low: str) -> bool:
-    """An OOM said with an automatic kill, the system (or a machine named by its RAM) said to run out, or SIGKILL's 137
-    on a line naming the host (each regex behind a substring it needs: these run on every line that passes the gate)."""
+    """An OOM said with an automatic kill, the system (or a machine named by its RAM) said to run out, SIGKILL's 137
+    on a line naming the host, or a kill whose reason is a lack of memory (no GPU named) (each regex behind a
+    substring it needs: these run on every line that passes the gate)."""
     return bool((("kill" in low or "杀" in low) and "oom" in low and _OOM_THEN_KILLED.search(low))
                 or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
                 or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low))
-                or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low)))
+                or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low))
+                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:

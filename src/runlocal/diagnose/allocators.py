@@ -1,0 +1,23 @@
+"""Which allocator the code around an out-of-memory names, when the failing line names none: a CPU plugin's own
+allocator (then the memory that ran out is the host's), or an OpenCL runtime (then the failure came with a command
+that runs). Read by the scanner (classify) on the lines kept around a generic out-of-memory, like the phase words.
+Written from round 33's misses (session 12, diagnose28), each with look-alikes in tests/unit/test_diagnose_round33.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CPU_ALLOCATOR", "OPENCL"]
+
+# the source that raised the refusal is a CPU plugin's memory code: OpenVINO's CPU plugin ("Exception from
+# src/plugins/intel_cpu/src/cpu_memory.cpp:248: Failed to allocate 14495514624 bytes of memory",
+# openvino-ai-plugins-gimp#207), a CPU allocator named as a class or file. A GPU plugin's path (intel_gpu) is not it
+CPU_ALLOCATOR = re.compile(r"[/\\]intel_cpu[/\\]|\bcpu_memory\.(?:cpp|cc|c|h)\b|\bcpu_?allocator\b")
+# an OpenCL runtime or its status names: OpenCL allocates a buffer's device memory lazily, when a command that uses it
+# is enqueued or runs — the specification lists CL_MEM_OBJECT_ALLOCATION_FAILURE among clEnqueueNDRangeKernel's and
+# clEnqueueWriteBuffer's errors ("failure to allocate memory for data store associated with … buffer objects specified
+# as arguments to kernel", OpenCL 1.2 §5.8, §5.2.2) and pocl migrates buffers to the device when a command is about to
+# run (pocl_create_migration_commands). So an OpenCL allocation failure with no load said around it came with a kernel
+# or transfer being run (pocl#1155, clij#19)
+OPENCL = re.compile(r"\bopencl\b|\bpocl\b|\bcl_mem_object_allocation_failure\b|\bclenqueue\w*|\bclearcl\b")
