@@ -103,6 +103,14 @@ def test_seventy_b_half_in_ram_on_a_4090_is_called_what_it_is():
     assert "runs, tight, if RAM ≥" in text and "set --ram" in text      # 32 GiB was assumed: its need is stated
 
 
+def test_a_context_cut_alone_is_not_called_running_from_system_memory():
+    # qwen3-4b on a 4090: --fit only shortens the trained 262K context, every layer stays on the GPU; what stays in
+    # RAM is the input embedding llama.cpp always keeps there (one row read a token) — no offload to warn about
+    text = read("runlocal check qwen3-4b-2507 --gpu rtx-4090")
+    assert "context shortened" in text and "-ngl 37" in text
+    assert "runs partly from system memory" not in text
+
+
 def test_concurrency_is_what_the_runtime_schedules():
     text = read("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 8k --parallel 1")
     assert "serves one request at a time (--parallel 1)" in text

@@ -82,8 +82,11 @@ def offload_phrase(plan: Plan) -> str | None:
                 "far slower than reading")
     share = in_ram / max(1, sum(d.weights for d in a.devices))
     s = plan.settings
-    moved = (a.compromise or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
-             or (s.llamacpp.n_gpu_layers is not None and 0 <= s.llamacpp.n_gpu_layers <= plan.model.n_layers))
+    ngl = s.llamacpp.n_gpu_layers
+    # a compromise that left every layer on the GPU (--fit cutting only the context) moved no weights
+    all_layers_on_gpu = ngl is not None and ngl > plan.model.n_layers and not s.llamacpp.n_cpu_moe
+    moved = ((a.compromise and not all_layers_on_gpu) or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+             or (ngl is not None and 0 <= ngl <= plan.model.n_layers))
     if not moved and share < 0.10:
         return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
     decode = plan.speed.get("decode_tokens_per_s")
