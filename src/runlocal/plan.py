@@ -161,11 +161,15 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        # the largest -c that starts when given, as it would be given: the layers --fit placed for the context asked
-        # (-ngl, --n-cpu-moe the user left unset) are placed again at each context tried, as llama-server does; the
-        # user's own -ngl / --n-cpu-moe are kept. (With --fit's layout frozen at the context asked, the answer
-        # depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K with 128 GiB RAM.)
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe)
+        # Where --fit gave something up, the largest -c that starts when given, as it would be given: the layers --fit
+        # placed for the context asked (-ngl, --n-cpu-moe the user left unset) are placed again at each context tried,
+        # as llama-server does; the user's own -ngl / --n-cpu-moe are kept. (With --fit's layout frozen at the context
+        # asked, the answer depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K
+        # with 128 GiB RAM.) Where it gave nothing up, the largest that fits as planned, every layer on the GPU: what
+        # "fits" means, rather than a context reached by moving layers to RAM (qwen3-4b on a 4090: 262,144 with 17 of
+        # 37 layers in RAM) — the fixes offer that longer context with its cost.
+        relaunch = s if alloc.compromise is None else s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers,
+                                                              n_cpu_moe=settings.llamacpp.n_cpu_moe)
         max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx)
         max_conc = None
         if with_concurrency:

@@ -153,6 +153,23 @@ def test_the_longest_context_is_the_same_whatever_context_was_asked():
     assert checked(edge + 256).verdict == "does_not_fit"
 
 
+def test_where_fit_gave_nothing_up_the_longest_context_keeps_every_layer_on_the_gpu():
+    # `runlocal check qwen3-4b-2507 --gpu rtx-4090 --ctx 32768`: every layer on the GPU, nothing given up. "The largest
+    # that fits" is a context that still runs that way — not the trained 262,144, which llama-server reaches only by
+    # moving layers to system memory (the fixes offer that, with its cost). Asked for with every layer pinned on the
+    # GPU, the edge starts and 256 tokens more do not.
+    def checked(ctx: int, ngl: int | None = None):
+        return check(CheckRequest(model="qwen3-4b-2507", runtime="llama.cpp", gpu="rtx-4090", ctx=str(ctx), n_gpu_layers=ngl,
+                                  use_measurements=False))[0]
+
+    plan = checked(32768)
+    assert plan.allocation.compromise is None
+    edge = plan.max_context
+    assert edge and 32768 < edge < 262144
+    assert checked(edge, ngl=-2).verdict != "does_not_fit"
+    assert checked(edge + 256, ngl=-2).verdict == "does_not_fit"
+
+
 def _targets(req: CheckRequest):
     from runlocal.check import _inputs
 
