@@ -161,7 +161,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         else:
             row.mm_flops = 2 * S.active_matmul_params(model)
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
-            row.peak = S.published_peak(dev, r["quant"])
+            row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
             row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
         rows.append(row)

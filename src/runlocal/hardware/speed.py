@@ -209,6 +209,39 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     return dev.fp16_tflops
 
 
+# The share of the datasheet int8 rate llama.cpp's kernels can reach, per NVIDIA architecture (compute capability
+# major). llama.cpp's CUDA backend multiplies integer-quantized weights with its MMQ kernels (the default on Turing
+# and later since PR #8075, 2024-06: mmq.cu ggml_cuda_should_use_mmq), whose tensor-core products are the warp-level
+# PTX instruction mma.sync on every architecture (ggml-cuda/mma.cuh: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32;
+# no wgmma anywhere in build 0c1e57098). Ampere, Ada and consumer Blackwell have nothing faster: mma.sync is their
+# datasheet rate. Hopper (9.x: H100, H200, GH200, H800, H20) reaches its datasheet tensor rate only with the warpgroup
+# instruction wgmma; instruction microbenchmarks measure mma.sync there at 494 of 757 dense FP16 TFLOPS on an H800
+# PCIe, 65 %, against ~96 % for wgmma (Luo et al., "Dissecting the NVIDIA Hopper Architecture through
+# Microbenchmarking and Multiple Level Analysis", arXiv:2501.12084; as quoted by waynehacking8/blackwell-tensorcore-
+# kernels README @c289bde, whose own H100 SXM run has cuBLAS's wgmma kernel at 762 TFLOPS). The int8 form is taken at
+# the same share (the same instruction class; the paper's int8 figure was not read). A cited constant, not fitted.
+# Not applied: F16/BF16 weights (cuBLAS, which runs wgmma kernels on Hopper), datacenter Blackwell (10.x: tcgen05;
+# no measurement of mma.sync there), other backends and runtimes (vLLM/SGLang kernels are their own).
+MMA_SYNC_SHARE = {"9": 0.65}
+MMA_SYNC_SOURCE = "arXiv:2501.12084"
+
+
+def mma_sync_share(dev: Device | None, quant: str | None, backend: str | None = "cuda") -> float:
+    """The share of ``dev``'s datasheet int8 peak llama.cpp's CUDA MMQ kernels reach (MMA_SYNC_SHARE); 1.0 for float
+    weights, other backends and architectures with no faster tensor instruction."""
+    if dev is None or backend != "cuda" or is_float_quant(quant) or not dev.compute_capability:
+        return 1.0
+    if not device_class(dev).startswith("nvidia"):
+        return 1.0
+    return MMA_SYNC_SHARE.get(dev.compute_capability.split(".")[0], 1.0)
+
+
+def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture."""
+    peak = published_peak(dev, quant)
+    return peak * mma_sync_share(dev, quant, backend) if peak else None
+
+
 def apple_generation(dev: Device) -> str | None:
     """"m3" for an M3 / M3 Pro / M3 Max / M3 Ultra entry (the catalog family's first part); None off Apple."""
     if device_class(dev) != "apple":
@@ -225,10 +258,11 @@ def core_peak(dev: Device, cores: int | None = None) -> float | None:
     return cores * rate if rate and cores else None
 
 
-def prefill_peak(dev: Device, quant: str | None) -> float | None:
-    """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure, or for Apple M3 and later (no published
-    figure) GPU cores × the generation's measured per-core rate; None when neither is known."""
-    return published_peak(dev, quant) or core_peak(dev)
+def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+    """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure at the share llama.cpp's kernels reach
+    (reachable_peak), or for Apple M3 and later (no published figure) GPU cores × the generation's measured per-core
+    rate; None when neither is known."""
+    return reachable_peak(dev, quant, backend) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -407,7 +441,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     prefill = None
     if prompt and not moe_prefill_gap(model.n_experts, backend):
         flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2)
-        prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant),
+        prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1)
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
@@ -583,7 +617,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             host_flops = min(2.0 * repack.cpu_matmul_params, flops)
         dev = first_gpu.dev
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
-        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
+        peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops)
@@ -654,4 +688,8 @@ def _peak_words(dev: Device | None, peak: float | None) -> str:
         gen = apple_generation(dev)
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
+    share = MMA_SYNC_SHARE.get((dev.compute_capability or "").split(".")[0]) if dev is not None else None
+    if dev is not None and share and dev.int8_tops and peak == dev.int8_tops * share:
+        return (f"{dev.int8_tops:g} int8 TOPS × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} "
+                f"of the datasheet on Hopper: {MMA_SYNC_SOURCE})")
     return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"
