@@ -1,5 +1,7 @@
 """Prompt speed on Hopper: llama.cpp's MMQ kernels issue mma.sync, which reaches about 65 % of a Hopper GPU's
-datasheet tensor rate (only wgmma reaches all of it; hardware/speed.py MMA_SYNC_SHARE, arXiv:2501.12084). The measured
+datasheet tensor rate (only wgmma reaches all of it; hardware/speed.py MMA_SYNC_SHARE, arXiv:2501.12084), and every
+layer costs a prompt token a fixed time besides its FLOPs (Fit.prefill_layer_us), so small models read slower than
+their FLOPs say. The measured
 runs are this project's own H100 SXM llama.cpp runs (measurements/speed/h100_llamacpp_own.jsonl, same build as the
 H200 runs) — records the prefill efficiency is fitted on, so these are in-sample figures, not held-out ones."""
 
@@ -31,7 +33,19 @@ def test_h100_prompt_speed_of_an_8b_q4_0_is_near_the_measured_run():
     # int8 peak alone made it 18,926 (+73 %)
     plan = check_json("llama-3.1-8b", "--gpu", "h100", "--quant", "Q4_0", "--ctx", "4096")
     predicted = plan["speed"]["prefill_tokens_per_s"]
-    assert abs(predicted / measured("llama-3.1-8b") - 1) < 0.2, predicted
+    assert abs(predicted / measured("llama-3.1-8b") - 1) < 0.1, predicted
+
+
+def test_small_models_pay_the_fixed_cost_of_their_layers():
+    # Qwen3-4B and Phi-3-mini have about half an 8B's FLOPs but 32–36 layers: measured 1.4–1.6× the 8B's prompt speed,
+    # not 2× (the datasheet-and-FLOPs model said +121 % and +118 %). (Gemma-3-4B, also measured, is left out: the plan
+    # counts 0.2 GB of its CPU-side token embedding as host weights copied each batch — Q6_K bytes against an
+    # element-count share, speed.weight_reads — which is not this rule's business.)
+    for model in ("qwen3-4b", "phi-3-mini-4k"):
+        plan = check_json(model, "--gpu", "h100", "--quant", "Q4_0", "--ctx", "4096")
+        assert abs(plan["speed"]["prefill_tokens_per_s"] / measured(model) - 1) < 0.1, model
+    words = explain("qwen3-4b", "--gpu", "h100", "--quant", "Q4_0", "--ctx", "4096")
+    assert "+ 36 layers ×" in words and "µs (fixed per layer per token, fitted)" in words
 
 
 def test_explain_names_the_mma_sync_share_on_hopper_only():
