@@ -275,15 +275,24 @@ def fit_prefill(rows: list[Row], floats: bool, layer_us: float = 0.0) -> float |
     return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
 
 
+SHORT_PROMPT = 512                  # the prompts fit_prefill_layer_us is fitted on: pp512 or shorter, no depth
 PREFILL_LAYER_US_GRID = [x / 20 for x in range(201)]     # 0 … 10 µs a layer per token
+
+
+def short_prompt(r: Row) -> bool:
+    """A prefill row of at most SHORT_PROMPT tokens after an empty cache."""
+    _, n, depth = parse_test(r.rec["test"])
+    return n <= SHORT_PROMPT and depth == 0
 
 
 def fit_prefill_layer_us(rows: list[Row], fallback: float) -> float:
     """The fixed cost per layer per prompt token (Fit.prefill_layer_us) that, with the integer-quantized rows'
     efficiency refitted at each value (fit_prefill), minimises Σ log²(predicted / measured) over those rows; a
-    grid from 0 (no cost below zero). Rows that cannot pin it — one model, or models whose layers per matmul FLOP
-    differ by less than a quarter — take ``fallback`` (the parent entry's)."""
-    pq = prefill_rows(rows, False)
+    grid from 0 (no cost below zero). Only short prompts at no depth (pp512 and shorter) fit it: across models of
+    unlike size they measure it, where the prompt-length sweeps would trade it against ATTN_FACTOR's attention
+    slope (fitted without it). Rows that cannot pin it — one model, or models whose layers per matmul FLOP differ by
+    less than a quarter — take ``fallback`` (the parent entry's)."""
+    pq = [r for r in prefill_rows(rows, False) if short_prompt(r)]
     share = [r.n_layers / r.mm_flops for r in pq]
     if len({r.rec["model"] for r in pq}) < 2 or max(share) < 1.25 * min(share):
         return fallback
