@@ -55,8 +55,8 @@ class Fit:
     prefill_eff_float: float | None = None   # … for f16/bf16/f32 weights
     # prefill: fixed cost per layer per prompt token, µs — time that does not scale with the layer's FLOPs, so small
     # models pay relatively more: the non-matmul kernels (norms, RoPE, activation quantization for MMQ, KV stores,
-    # attention at a short depth) and the matmuls' own fixed costs. Fitted per class where its rows hold models of
-    # unlike size (benchmarks/speed_accuracy.py: fit_prefill_layer_us); which of those parts it is was not measured.
+    # attention at a short depth) and the matmuls' own fixed costs. Fitted per class on pp512 rows of models of
+    # unlike size (evidence/speed_fit.py fit_prefill_layer_us); which of those parts it is was not measured.
     prefill_layer_us: float = 0.0
 
 
