@@ -161,7 +161,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         else:
             row.mm_flops = 2 * S.active_matmul_params(model)
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
-            row.peak = S.published_peak(dev, r["quant"])
+            row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
             row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
         rows.append(row)
@@ -196,7 +196,7 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
     return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
-                           eff=S.prefill_eff(fit, row.quant))
+                           eff=S.prefill_eff(fit, row.quant), n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
 
 
 def unmodelled_prefill(row: Row) -> bool:
@@ -251,11 +251,62 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
     return 1 / a, coef["c"] * 1e6, coef["d"] / a
 
 
-def fit_prefill(rows: list[Row], floats: bool) -> float | None:
-    """Median (in log) of measured / (peak / FLOPs per token) over single-device rows of one weight kind."""
-    ratios = [r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12) for r in rows
-              if r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats and not unmodelled_prefill(r)]
+def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
+    """The single-device prefill rows of one weight kind a prefill constant is fitted on."""
+    return [r for r in rows if r.kind == "pp" and r.peak and r.n_devices == 1 and S.is_float_quant(r.quant) == floats
+            and not unmodelled_prefill(r)]
+
+
+def peak_seconds(r: Row) -> float:
+    """Seconds a prompt token's FLOPs take at the row's peak (a prefill_rows row: it has one)."""
+    assert r.peak is not None
+    return (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12)
+
+
+def fit_prefill(rows: list[Row], floats: bool, layer_us: float = 0.0) -> float | None:
+    """Median (in log) of (seconds a token's FLOPs take at the peak) / (its measured seconds less the fixed cost of
+    its layers, ``layer_us`` each) over single-device rows of one weight kind; rows the fixed cost alone explains
+    are left out."""
+    ratios = []
+    for r in prefill_rows(rows, floats):
+        left = 1.0 / r.measured - r.n_layers * layer_us / 1e6
+        if left > 0:
+            ratios.append(peak_seconds(r) / left)
     return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
+
+
+SHORT_PROMPT = 512                  # the prompts fit_prefill_layer_us is fitted on: pp512 or shorter, no depth
+PREFILL_LAYER_US_GRID = [x / 20 for x in range(201)]     # 0 … 10 µs a layer per token
+
+
+def short_prompt(r: Row) -> bool:
+    """A prefill row of at most SHORT_PROMPT tokens after an empty cache."""
+    _, n, depth = parse_test(r.rec["test"])
+    return n <= SHORT_PROMPT and depth == 0
+
+
+def fit_prefill_layer_us(rows: list[Row], fallback: float) -> float:
+    """The fixed cost per layer per prompt token (Fit.prefill_layer_us) that, with the integer-quantized rows'
+    efficiency refitted at each value (fit_prefill), minimises Σ log²(predicted / measured) over those rows; a
+    grid from 0 (no cost below zero). Only short prompts at no depth (pp512 and shorter) fit it: across models of
+    unlike size they measure it, where the prompt-length sweeps would trade it against ATTN_FACTOR's attention
+    slope (fitted without it). Rows that cannot pin it — one model, or models whose layers per matmul FLOP differ by
+    less than a quarter — take ``fallback`` (the parent entry's)."""
+    pq = [r for r in prefill_rows(rows, False) if short_prompt(r)]
+    share = [r.n_layers / r.mm_flops for r in pq]
+    if len({r.rec["model"] for r in pq}) < 2 or max(share) < 1.25 * min(share):
+        return fallback
+    best = (float("inf"), fallback)
+    for c in PREFILL_LAYER_US_GRID:
+        eff = fit_prefill(pq, False, c)
+        if eff is None:
+            continue
+        err = 0.0
+        for r in pq:
+            t = peak_seconds(r) / eff + r.n_layers * c / 1e6
+            err += math.log(t * r.measured) ** 2
+        best = min(best, (err, c))
+    return best[1]
 
 
 def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float]:
@@ -267,8 +318,9 @@ def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float
     for r in rows:
         if r.kind == "pp" and r.n_devices == 1 and r.peak is None and r.gen and r.cores:
             eff = S.prefill_eff(fit_for(r, consts), r.quant)
-            if eff:
-                ratios[r.gen].append(math.log(r.measured * (r.mm_flops + S.ATTN_FACTOR * r.attn_flops)
+            left = 1.0 / r.measured - r.n_layers * fit_for(r, consts).prefill_layer_us / 1e6
+            if eff and left > 0:
+                ratios[r.gen].append(math.log((r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / left
                                               / (eff * r.cores * 1e12)))
     return {g: round(math.exp(statistics.median(v)), 4) for g, v in sorted(ratios.items())}
 
@@ -333,22 +385,27 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
             dec = fit_decode(tg, fallback)
         pq = [r for r in pp if not S.is_float_quant(r.quant)]
         pf = [r for r in pp if S.is_float_quant(r.quant)]
-        vals = [*dec, fit_prefill(pq, False) if not fallback or len(pq) >= 2 else fallback.prefill_eff_quant,
-                fit_prefill(pf, True) if not fallback or len(pf) >= 2 else fallback.prefill_eff_float]
+        # the fixed cost per layer first (it changes what the FLOPs are left to explain), then the efficiencies at it;
+        # a class's own (its memory system and kernels), none for all devices at once ("*": peaks of unlike kinds)
+        c = (fit_prefill_layer_us(pq, fallback.prefill_layer_us) if len(pq) >= 2 else fallback.prefill_layer_us) \
+            if fallback else 0.0
+        vals = [*dec, fit_prefill(pq, False, c) if not fallback or len(pq) >= 2 else fallback.prefill_eff_quant,
+                fit_prefill(pf, True, c) if not fallback or len(pf) >= 2 else fallback.prefill_eff_float, c]
         # the decode constants are always fitted; only a prefill efficiency may be None
         return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
     def variant(rs: list[Row], key: str, parent: S.Fit) -> S.Fit:
         """A variant has one or two devices by nature, so it fits little: an architecture ("intel/sycl:xe2") only
         its share of bandwidth, a kernel path ("…-dmmv") that and its per-layer cost (fit_decode, the rest from
-        the backend entry); a prefill efficiency from two rows or more."""
+        the backend entry); a prefill efficiency from two rows or more, at the backend entry's fixed cost per layer."""
         tg = [r for r in rs if r.kind == "tg"]
         keep = "d" if key.endswith("-dmmv") else "cd"
         dec = fit_decode(tg, parent, keep) if tg else (parent.decode_eff, parent.layer_us, parent.kv_factor)
         pq = [r for r in rs if r.kind == "pp" and r.peak and not S.is_float_quant(r.quant)]
         pf = [r for r in rs if r.kind == "pp" and r.peak and S.is_float_quant(r.quant)]
-        vals = [*dec, (fit_prefill(pq, False) if len(pq) >= 2 else None) or parent.prefill_eff_quant,
-                (fit_prefill(pf, True) if len(pf) >= 2 else None) or parent.prefill_eff_float]
+        c = parent.prefill_layer_us
+        vals = [*dec, (fit_prefill(pq, False, c) if len(pq) >= 2 else None) or parent.prefill_eff_quant,
+                (fit_prefill(pf, True, c) if len(pf) >= 2 else None) or parent.prefill_eff_float, c]
         return S.Fit(*(None if v is None else round(float(v), 3) for v in vals))  # type: ignore[arg-type]
 
     glob = one([r for r in single if not backend_scoped(r)], None)

@@ -14,7 +14,8 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
-NVIDIA (llama.cpp's MMQ kernels multiply in int8), its dense fp16 TFLOPS otherwise. Weights in RAM
+NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, MMA_SYNC_SHARE),
+its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
 CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
 
@@ -52,6 +53,11 @@ class Fit:
     kv_factor: float                # a KV byte costs this many weight bytes (attention reads it less efficiently)
     prefill_eff_quant: float | None = None   # achieved share of the peak for integer-quantized weights
     prefill_eff_float: float | None = None   # … for f16/bf16/f32 weights
+    # prefill: fixed cost per layer per prompt token, µs — time that does not scale with the layer's FLOPs, so small
+    # models pay relatively more: the non-matmul kernels (norms, RoPE, activation quantization for MMQ, KV stores,
+    # attention at a short depth) and the matmuls' own fixed costs. Fitted per class on pp512 rows of models of
+    # unlike size (evidence/speed_fit.py fit_prefill_layer_us); which of those parts it is was not measured.
+    prefill_layer_us: float = 0.0
 
 
 # --- fitted constants ----------------------------------------------------------------------------------
@@ -193,7 +199,8 @@ def constants(klass: str, backend: str | None = None, variant: str | None = None
            or FIT.get(klass) or FIT.get("*") or PRIOR)
     prior = RUNTIME_PRIOR.get(backend or "")
     if prior and f"{klass}/{backend}" not in FIT:
-        return Fit(prior.decode_eff, prior.layer_us, prior.kv_factor, fit.prefill_eff_quant, fit.prefill_eff_float)
+        return Fit(prior.decode_eff, prior.layer_us, prior.kv_factor, fit.prefill_eff_quant, fit.prefill_eff_float,
+                   fit.prefill_layer_us)
     return fit
 
 
@@ -207,6 +214,39 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     if not is_float_quant(quant) and device_class(dev).startswith("nvidia") and dev.int8_tops:
         return dev.int8_tops
     return dev.fp16_tflops
+
+
+# The share of the datasheet int8 rate llama.cpp's kernels can reach, per NVIDIA architecture (compute capability
+# major). llama.cpp's CUDA backend multiplies integer-quantized weights with its MMQ kernels (the default on Turing
+# and later since PR #8075, 2024-06: mmq.cu ggml_cuda_should_use_mmq), whose tensor-core products are the warp-level
+# PTX instruction mma.sync on every architecture (ggml-cuda/mma.cuh: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32;
+# no wgmma anywhere in build 0c1e57098). Ampere, Ada and consumer Blackwell have nothing faster: mma.sync is their
+# datasheet rate. Hopper (9.x: H100, H200, GH200, H800, H20) reaches its datasheet tensor rate only with the warpgroup
+# instruction wgmma; instruction microbenchmarks measure mma.sync there at 494 of 757 dense FP16 TFLOPS on an H800
+# PCIe, 65 %, against ~96 % for wgmma (Luo et al., "Dissecting the NVIDIA Hopper Architecture through
+# Microbenchmarking and Multiple Level Analysis", arXiv:2501.12084; as quoted by waynehacking8/blackwell-tensorcore-
+# kernels README @c289bde, whose own H100 SXM run has cuBLAS's wgmma kernel at 762 TFLOPS). The int8 form is taken at
+# the same share (the same instruction class; the paper's int8 figure was not read). A cited constant, not fitted.
+# Not applied: F16/BF16 weights (cuBLAS, which runs wgmma kernels on Hopper), datacenter Blackwell (10.x: tcgen05;
+# no measurement of mma.sync there), other backends and runtimes (vLLM/SGLang kernels are their own).
+MMA_SYNC_SHARE = {"9": 0.65}
+MMA_SYNC_SOURCE = "arXiv:2501.12084"
+
+
+def mma_sync_share(dev: Device | None, quant: str | None, backend: str | None = "cuda") -> float:
+    """The share of ``dev``'s datasheet int8 peak llama.cpp's CUDA MMQ kernels reach (MMA_SYNC_SHARE); 1.0 for float
+    weights, other backends and architectures with no faster tensor instruction."""
+    if dev is None or backend != "cuda" or is_float_quant(quant) or not dev.compute_capability:
+        return 1.0
+    if not device_class(dev).startswith("nvidia"):
+        return 1.0
+    return MMA_SYNC_SHARE.get(dev.compute_capability.split(".")[0], 1.0)
+
+
+def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture."""
+    peak = published_peak(dev, quant)
+    return peak * mma_sync_share(dev, quant, backend) if peak else None
 
 
 def apple_generation(dev: Device) -> str | None:
@@ -225,10 +265,11 @@ def core_peak(dev: Device, cores: int | None = None) -> float | None:
     return cores * rate if rate and cores else None
 
 
-def prefill_peak(dev: Device, quant: str | None) -> float | None:
-    """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure, or for Apple M3 and later (no published
-    figure) GPU cores × the generation's measured per-core rate; None when neither is known."""
-    return published_peak(dev, quant) or core_peak(dev)
+def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+    """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure at the share llama.cpp's kernels reach
+    (reachable_peak), or for Apple M3 and later (no published figure) GPU cores × the generation's measured per-core
+    rate; None when neither is known."""
+    return reachable_peak(dev, quant, backend) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -360,15 +401,17 @@ def host_link_gbs(pcie: str | None, pageable: bool) -> float:
 
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
                   cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1,
-                  pageable: bool = False, host_flops_per_token: float = 0.0) -> float | None:
-    """Prompt tokens/s: the GPU's FLOPs per token at ``eff`` × ``peak_tflops``; weights in RAM add one copy to the
+                  pageable: bool = False, host_flops_per_token: float = 0.0,
+                  n_layers: float = 0.0, layer_us: float = 0.0) -> float | None:
+    """Prompt tokens/s: the GPU's FLOPs per token at ``eff`` × ``peak_tflops`` plus ``layer_us`` per layer (the fixed
+    cost a prompt token pays in each of ``n_layers`` layers: Fit.prefill_layer_us); weights in RAM add one copy to the
     GPU per UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights); the
     matmuls left on the CPU (``host_flops_per_token``: --no-host's repacked weights) add their time at
     HOST_REPACKED_GEMM_GFLOPS."""
     if not peak_tflops or not eff:
         return None
     speedup = tp * TP_EFFICIENCY if tp > 1 else 1.0
-    t = flops_per_token / (eff * peak_tflops * 1e12 * speedup)
+    t = flops_per_token / (eff * peak_tflops * 1e12 * speedup) + n_layers * layer_us / 1e6
     if cpu_weight_bytes:
         t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * UBATCH)
     t += host_flops_per_token / (HOST_REPACKED_GEMM_GFLOPS * 1e9)
@@ -407,8 +450,9 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     prefill = None
     if prompt and not moe_prefill_gap(model.n_experts, backend):
         flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2)
-        prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant),
-                                eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1)
+        prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
+                                eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
+                                n_layers=model.n_layers, layer_us=fit.prefill_layer_us)
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
 
@@ -463,6 +507,8 @@ class SpeedPlan:
     pageable: bool = False              # host weights mmap'd: copied at PAGEABLE_H2D_GBS
     prefill_note: str | None = None     # why no prefill is predicted (hardware/backend_speed.py)
     host_flops: float = 0.0             # prefill FLOPs per token left on the CPU (--no-host's repacked weights)
+    n_layers: int = 0                   # layers a prompt token passes through …
+    layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
 
 
 def weight_reads(model: ModelSpec, alloc) -> WeightReads:
@@ -575,7 +621,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
-    host_flops = 0.0
+    host_flops = layer_us = 0.0
     if first_gpu:
         repack = repacked_on_host(alloc)
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
@@ -583,17 +629,19 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             host_flops = min(2.0 * repack.cpu_matmul_params, flops)
         dev = first_gpu.dev
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
-        peak, eff = (prefill_peak(dev, quant) if dev else None), prefill_eff(fit, quant)
+        peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
+        layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
-                                pageable=pageable, host_flops_per_token=host_flops)
+                                pageable=pageable, host_flops_per_token=host_flops,
+                                n_layers=model.n_layers, layer_us=layer_us)
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -634,7 +682,10 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         host = (f" + {p.host_flops / 1e9:.1f} GFLOP/token on the CPU (--no-host: matmuls on repacked weights, not "
                 f"offloaded) ÷ {HOST_REPACKED_GEMM_GFLOPS:g} GFLOPS (the host CPU's rate, fitted on one machine: "
                 "16 threads, AVX2 build)" if p.host_flops else "")
-        steps.append(("prefill speed", f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token ÷ ({how}){pcie}{host}",
+        fixed = (f" + {p.n_layers} layers × {p.layer_us:g} µs (fixed per layer per token, fitted)"
+                 if gpu and p.layer_us else "")
+        steps.append(("prefill speed",
+                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token ÷ ({how}){fixed}{pcie}{host}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
@@ -654,4 +705,8 @@ def _peak_words(dev: Device | None, peak: float | None) -> str:
         gen = apple_generation(dev)
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
+    share = MMA_SYNC_SHARE.get((dev.compute_capability or "").split(".")[0]) if dev is not None else None
+    if dev is not None and share and dev.int8_tops and peak == dev.int8_tops * share:
+        return (f"{dev.int8_tops:g} int8 TOPS × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} "
+                f"of the datasheet on Hopper: {MMA_SYNC_SOURCE})")
     return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"
