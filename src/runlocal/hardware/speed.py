@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..memo import per_model
+from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import moe_prefill_gap
 
@@ -315,12 +315,35 @@ def read_fraction(model: ModelSpec) -> float:
     return read / total
 
 
-@per_model
-def embedding_share(model: ModelSpec) -> float:
+def embedding_share(model: ModelSpec, quant: str | None = None) -> float:
     """Share of the weights in the input embedding table. A token reads one row of it; llama.cpp keeps it in
-    RAM, and a tied output head is a second copy on the GPU."""
-    total = sum(t.numel for t in model.tensors)
-    return sum(t.numel for t in model.tensors if t.role == "embed") / total if total else 0.0
+    RAM, and a tied output head is a second copy on the GPU. By bytes where ``quant`` is a GGUF type: llama-quantize
+    gives the embedding its own type (a tied one takes the output's, Q6_K under Q4_0 — src/llama-quant.cpp), so its
+    share of the bytes is not its share of the elements (gemma-3-4b Q4_0: 23.4 % against 17.3 %)."""
+    return _EMBED_SHARE.get(model, quant, lambda: _embedding_share(model, quant))
+
+
+_EMBED_SHARE = IdMemo(256)
+
+
+def _embedding_share(model: ModelSpec, quant: str | None) -> float:
+    view = _gguf_typed(model, quant)
+    tensors = view.tensors if view is not None else model.tensors
+    size = (lambda t: t.nbytes or 0) if view is not None else (lambda t: t.numel)
+    total = sum(size(t) for t in tensors)
+    return sum(size(t) for t in tensors if t.role == "embed") / total if total else 0.0
+
+
+def _gguf_typed(model: ModelSpec, quant: str | None) -> ModelSpec | None:
+    """The model with each tensor's stored bytes: as read from a file, or as llama-quantize types it under ``quant``;
+    None where neither is known (a checkpoint under vLLM's fp8, AWQ, MLX's 4bit …: gguf_view answers None)."""
+    if model.tensors and all(t.nbytes for t in model.tensors):
+        return model
+    if not quant:
+        return None
+    from ..quant.gguf_mix import gguf_view
+
+    return gguf_view(model, quant)
 
 
 @per_model
@@ -511,13 +534,13 @@ class SpeedPlan:
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
 
 
-def weight_reads(model: ModelSpec, alloc) -> WeightReads:
+def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
     s = alloc.settings
     used = tuple(d for d in alloc.devices if d.weights or d.kv_cache)
     total_w = sum(d.weights for d in used) or 1
     # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
     # when a CPU part exists) and apply the read fraction of the other tensors to the rest
-    embed = total_w * embedding_share(model)
+    embed = total_w * embedding_share(model, quant)
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
     # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
     # is the embedding table itself, read whole every token
@@ -607,7 +630,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         kv_read = float(kv_bytes(model, ctx // 2, s.cache_type_k, s.cache_type_v))
     except (ValueError, KeyError):
         kv_read = float(alloc.kv_bytes_per_token * (ctx // 2))
-    reads = weight_reads(model, alloc)
+    reads = weight_reads(model, alloc, quant)
     parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read)
     decode = decode_speed(parts)
     # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
