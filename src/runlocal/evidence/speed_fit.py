@@ -159,7 +159,9 @@ def build_rows(recs: list[dict]) -> list[Row]:
             row.w_read = wbytes * S.read_fraction(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
-            row.mm_flops = 2 * S.active_matmul_params(model)
+            # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
+            ubatch = min(n, int(r.get("n_ubatch") or S.UBATCH))
+            row.mm_flops = S.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
