@@ -623,7 +623,7 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3"):
+    for name in ("round2", "round3", "round4"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
 
@@ -701,6 +701,10 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
         print(f"{g:40} {' '.join(cells)}")
 
 
+# a round's collection rule, where it is not <round>_queries.md (round 4: MoE prompt speed on CUDA)
+ROUND_RULES = {"round4": "moe_cuda_queries.md"}
+
+
 def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) -> None:
     """A later held-out round (held_out/<name>.jsonl, collected by the rule committed first in <name>_queries.md,
     never fitted): every record, then |error| per class/backend/variant (the fit entry a record is predicted from: its
@@ -709,8 +713,8 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     rows = build_rows(load_held_out(name))
     if not rows:
         return
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{name}_queries.md, "
-          "never fitted):")
+    rule = ROUND_RULES.get(name, f"{name}_queries.md")
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))
