@@ -50,6 +50,7 @@ experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 MOE_PREFILL_UNMODELLED = {
     "sycl": ("ggml-sycl runs a prompt's expert matmuls (MUL_MAT_ID) as one dequantize-and-GEMM per expert after a host "
@@ -79,6 +80,7 @@ def mmq_tile_width(ncols: int) -> int:
     return min(MMQ_TILE_WIDTHS, key=lambda j: (math.ceil(ncols / j), j))
 
 
+@lru_cache(maxsize=256)
 def expected_tiles(ubatch: int, share: float, width: int) -> float:
     """E[ceil(t / width)] for t ~ Binomial(ubatch, share): the column tiles one expert runs (an empty expert runs none)."""
     if share >= 1.0:
