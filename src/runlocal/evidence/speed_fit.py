@@ -159,7 +159,9 @@ def build_rows(recs: list[dict]) -> list[Row]:
             row.w_read = wbytes * S.read_fraction(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
-            row.mm_flops = 2 * S.active_matmul_params(model)
+            # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
+            ubatch = min(n, int(r.get("n_ubatch") or S.UBATCH))
+            row.mm_flops = S.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
@@ -621,7 +623,7 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3"):
+    for name in ("round2", "round3", "round4"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
 
@@ -699,6 +701,10 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
         print(f"{g:40} {' '.join(cells)}")
 
 
+# a round's collection rule, where it is not <round>_queries.md (round 4: MoE prompt speed on CUDA)
+ROUND_RULES = {"round4": "moe_cuda_queries.md"}
+
+
 def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) -> None:
     """A later held-out round (held_out/<name>.jsonl, collected by the rule committed first in <name>_queries.md,
     never fitted): every record, then |error| per class/backend/variant (the fit entry a record is predicted from: its
@@ -707,8 +713,8 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     rows = build_rows(load_held_out(name))
     if not rows:
         return
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{name}_queries.md, "
-          "never fitted):")
+    rule = ROUND_RULES.get(name, f"{name}_queries.md")
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))

@@ -19,11 +19,38 @@ amount the source does not reduce to one formula with constants the public recor
   as outliers): one card, three models, three different shortfalls — no constant to fit.
 
 A plan on these backends therefore prints no prefill figure for a MoE model and its --explain says why, rather than a
-number 3–9× too high. CUDA, ROCm and Metal keep the dense formula: not assessed here (the H100 CUDA MoE records, ~3× below
-it, are outliers in measurements/speed/h100_llamacpp_own.jsonl).
+number 3–9× too high.
+
+MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read from
+ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
+
+- mmq.cu ggml_cuda_mul_mat_q, the ``ids`` branch: ggml_cuda_launch_mm_ids_helper sorts the batch's (token, expert) slots
+  by expert and writes ``expert_bounds``; one MMQ launch covers every expert (the grid's z dimension is ne02, the
+  experts). ``ncols_opt`` — what the tile width is chosen against — is ne12, the whole micro-batch, except on RDNA3/RDNA4
+  ("Each expert only sees ne12*n_expert_used/ne02 tokens on average. On RDNA3 and RDNA4 it is faster to pick the tile
+  size against this value instead of ne12").
+- mmq.cuh mul_mat_q_switch_J: the tile width J is the one of 8, 16, … 128 the config offers that needs the fewest
+  column tiles for ``ncols_opt`` — 128 for a 512-token micro-batch (mmq-config-ampere.cuh / -blackwell.cuh: I = 128 rows,
+  J up to 128, stream-k, for every integer type; Turing to Blackwell).
+- mmq.cuh mul_mat_q: for expert ``zt`` a column tile ``jt`` with ``jt*J >= col_diff`` (past that expert's tokens) is
+  skipped; any other tile runs whole — the weight tile is loaded and the J-column product computed whatever the number
+  of real columns in it. So an expert with t tokens costs ceil(t / J) full tiles, where a dense matmul's tiles are full.
+
+An expert matmul therefore costs its FLOPs × J·E[ceil(t/J)] / E[t], at the dense rate, t ~ Binomial(micro-batch,
+n_used / n_experts) tokens per expert (uniform routing assumed). Qwen3-30B-A3B at 512 tokens: t ≈ 32 → 4×; gpt-oss-20b:
+t ≈ 64 → 2×. No constant is fitted. What the rule leaves out: the ids helper and the (token, expert) activation
+quantization (memory-bound kernels, one per matmul), stream-k's share of skipped tiles, routing that is not uniform.
+An open NVIDIA PR that sizes J by the mean tokens per expert (ggml-org/llama.cpp#26977) measured only +3.5 to +11 % at
+a 512 micro-batch on an RTX 3090 (Qwen3-30B-A3B): a narrower tile costs nearly as much as a padded one, as this rule
+assumes (the weight tile's load and dequantization, not the product, sets a tile's time).
+Not applied: ROCm (RDNA3/4 choose J by tokens per expert; CDNA/RDNA2 configs differ — not assessed), Metal, float
+experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels).
 """
 
 from __future__ import annotations
+
+import math
+from functools import lru_cache
 
 MOE_PREFILL_UNMODELLED = {
     "sycl": ("ggml-sycl runs a prompt's expert matmuls (MUL_MAT_ID) as one dequantize-and-GEMM per expert after a host "
@@ -41,3 +68,36 @@ def moe_prefill_gap(n_experts: int, backend: str | None) -> str | None:
         return None
     why = MOE_PREFILL_UNMODELLED.get(backend or "")
     return f"not modelled for a mixture of experts on {backend}: {why}" if why else None
+
+
+# mmq.cuh mul_mat_q_switch_J walks J = 8, 16, … 128 in steps of 8 and keeps the first J with the fewest column tiles; the
+# Ampere/Blackwell configs (mmq-config-ampere.cuh, the non-fallback cases) offer these widths for every integer type.
+MMQ_TILE_WIDTHS = (8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128)
+
+
+def mmq_tile_width(ncols: int) -> int:
+    """The MMQ tile width J ggml-cuda picks for ``ncols`` columns (mul_mat_q_switch_J): fewest tiles, narrowest first."""
+    return min(MMQ_TILE_WIDTHS, key=lambda j: (math.ceil(ncols / j), j))
+
+
+@lru_cache(maxsize=256)
+def expected_tiles(ubatch: int, share: float, width: int) -> float:
+    """E[ceil(t / width)] for t ~ Binomial(ubatch, share): the column tiles one expert runs (an empty expert runs none)."""
+    if share >= 1.0:
+        return float(math.ceil(ubatch / width))
+    log_p, log_q = math.log(share), math.log1p(-share)
+    pmf = [math.exp(math.lgamma(ubatch + 1) - math.lgamma(t + 1) - math.lgamma(ubatch - t + 1) + t * log_p
+                    + (ubatch - t) * log_q) for t in range(ubatch + 1)]
+    return sum(p * math.ceil(t / width) for t, p in enumerate(pmf))
+
+
+def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | None, vendor: str | None,
+                       quantized: bool) -> float:
+    """How many times its FLOPs a routed expert matmul of a ``ubatch``-token micro-batch costs at the dense rate: on
+    CUDA (NVIDIA, integer-quantized experts — MMQ) J·E[ceil(t/J)] / E[t], t the tokens routed to one expert (the module
+    docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts)."""
+    if not n_experts or not n_used or backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
+        return 1.0
+    share = min(1.0, n_used / n_experts)
+    width = mmq_tile_width(ubatch)
+    return max(1.0, width * expected_tiles(ubatch, share, width) / (ubatch * share))

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap
+from .backend_speed import expert_tile_factor, moe_prefill_gap
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -370,6 +370,24 @@ def active_matmul_params(model: ModelSpec) -> int:
     return int(sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2))
 
 
+def prefill_matmul_flops(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
+                         ubatch: int = UBATCH) -> float:
+    """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile factor
+    (backend_speed.expert_tile_factor: on CUDA an expert's MMQ tiles run whole for the few tokens routed to it)."""
+    factor = expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
+                                dev.vendor if dev is not None else None, not is_float_quant(quant))
+    active = active_matmul_params(model)
+    if factor == 1.0:
+        return 2.0 * active
+    return 2.0 * (active + (factor - 1.0) * routed_expert_params(model))
+
+
+@per_model
+def routed_expert_params(model: ModelSpec) -> float:
+    """Routed-expert weights multiplied per token (n_active / n_experts of the expert stacks): MUL_MAT_ID's share."""
+    return sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2 and t.role.startswith("expert_"))
+
+
 def attention_flops_per_token(model: ModelSpec, ctx: float) -> float:
     """QKᵀ and AV against ``ctx`` cached tokens: 4 × heads × head width × ctx per attention layer
     (a sliding layer sees at most its window)."""
@@ -472,7 +490,8 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     decode = decode_speed(parts)
     prefill = None
     if prompt and not moe_prefill_gap(model.n_experts, backend):
-        flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2)
+        flops = (prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH))
+                 + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2))
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
                                 n_layers=model.n_layers, layer_us=fit.prefill_layer_us)
@@ -532,6 +551,7 @@ class SpeedPlan:
     host_flops: float = 0.0             # prefill FLOPs per token left on the CPU (--no-host's repacked weights)
     n_layers: int = 0                   # layers a prompt token passes through …
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
+    expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
@@ -640,17 +660,21 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                       tp=p.tp) for p in parts])
 
     prompt = 512
-    flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
+    dense_flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
+    flops = dense_flops
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
     host_flops = layer_us = 0.0
     if first_gpu:
+        dev = first_gpu.dev
+        # on the GPU an expert matmul costs its padded tiles (prefill_matmul_flops); the CPU's share below does not
+        flops = dense_flops + prefill_matmul_flops(model, dev, quant, first_gpu.backend) - 2 * active_matmul_params(model)
         repack = repacked_on_host(alloc)
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
             cpu_weights = max(0.0, cpu_weights - repack.bytes)
-            host_flops = min(2.0 * repack.cpu_matmul_params, flops)
-        dev = first_gpu.dev
+            host_flops = min(2.0 * repack.cpu_matmul_params, dense_flops)
+            flops -= (flops - dense_flops) * host_flops / max(1.0, 2.0 * routed_expert_params(model))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
@@ -663,8 +687,12 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
+    factor = 1.0
+    if first_gpu:
+        factor = expert_tile_factor(model.n_experts, model.n_experts_active, UBATCH, first_gpu.backend,
+                                    first_gpu.dev.vendor if first_gpu.dev else None, not is_float_quant(quant))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -707,8 +735,10 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                 "16 threads, AVX2 build)" if p.host_flops else "")
         fixed = (f" + {p.n_layers} layers × {p.layer_us:g} µs (fixed per layer per token, fitted)"
                  if gpu and p.layer_us else "")
+        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
+                 f"tokens routed to it)" if p.expert_factor > 1.0 else "")
         steps.append(("prefill speed",
-                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token ÷ ({how}){fixed}{pcie}{host}",
+                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
