@@ -100,7 +100,8 @@ def decompose(files: dict, runs: list[dict]) -> None:
         h100 = json.loads(CliRunner().invoke(app, ["check", proxy, "--gpu", "h100-sxm", "--quant", "Q4_0", "--json"])
                           .output)["speed"]["prefill_tokens_per_s"]
         t = 512 / (sum(rec["speed"]["pp_tokens_per_s"]) / len(rec["speed"]["pp_tokens_per_s"]))
-        gpu = 512 * p.flops / (p.eff * p.peak * 1e12)
+        # the plan's GPU term: FLOPs at the fitted rate and the fixed per-layer cost (speed.prefill_speed)
+        gpu = 512 * (p.flops / (p.eff * p.peak * 1e12) + p.n_layers * p.layer_us * 1e-6)
         rate = sp.host_link_gbs("5.0 x16", p.pageable)
         copy = p.cpu_weights / (rate * 1e9)
         ratio = h100 / own[proxy]

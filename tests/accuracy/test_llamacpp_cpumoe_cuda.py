@@ -126,8 +126,9 @@ def test_run_two_prompt_speed_against_the_predictions_made_before_it():
     (predictions_run2.json). Found: experts pinned by --no-mmap cross at the link's rate as predicted (within 15 %);
     a dense model half offloaded by -ngl runs its prompt 30–83 % slower than predicted, pageable or pinned, about
     0.06–0.35 s a batch more than the copy and the GPU's work — not the CPU layers' attention, which runs on the GPU
-    (test_partial_offload_leaves_only_the_kv_stores_on_the_cpu); mostly the fit's GPU term, 1.7× fast against the
-    same build's own all-GPU H100 runs, then whole dense tensors copied at ~7 GB/s pageable
+    (test_partial_offload_leaves_only_the_kv_stores_on_the_cpu); mostly the fit's GPU term, then 1.7× fast against the
+    same build's own all-GPU H100 runs (session 12's Hopper rules took that out: test_hopper_gpu_term.py), then whole
+    dense tensors copied at ~7 GB/s pageable
     (measurements/llamacpp_cpumoe/README.md: the decomposition, not modelled).
     The test holds those figures to the committed predictions so that a change to either side is seen."""
     predictions = json.loads((HERE / "predictions_run2.json").read_text())

@@ -90,3 +90,26 @@ def test_only_cuda_moe_prompts_carry_the_tile_factor():
         assert "MMQ tiles" not in _explain("qwen3-30b-a3b", "--gpu", gpu, "--quant", "Q4_K_M")
     dense = _explain("llama-3.1-8b", "--gpu", "h100", "--quant", "Q4_0")
     assert "MMQ tiles" not in dense
+
+
+def test_the_tiles_are_llama_cpps_own_and_turing_or_later():
+    """MMQ's expert tiles are a llama.cpp / Ollama plan's: transformers and vLLM on the same H100 multiply a MoE prompt
+    with their own kernels and carry none (they borrow llama.cpp's dense achieved rate, and --explain says so); nor does
+    a V100, which ggml-cuda sends through cuBLAS for a 512-token batch (mmq.cu ggml_cuda_should_use_mmq: MMQ for large
+    batches only where turing_mma_available)."""
+    for runtime, quant in (("transformers", "awq"), ("vllm", "awq")):
+        words = _explain("qwen3-30b-a3b", "--gpu", "h100", "--runtime", runtime, "--quant", quant)
+        assert "MMQ tiles" not in words and "borrowed: no prefill measurement of this runtime" in words, runtime
+    assert "MMQ tiles" not in _explain("qwen3-30b-a3b", "--gpu", "v100-sxm2-32gb", "--quant", "Q4_0")
+    assert "MMQ tiles" in _explain("qwen3-30b-a3b", "--gpu", "rtx-2080", "--quant", "Q4_0")      # Turing: 7.5
+
+
+def test_the_tiles_follow_the_micro_batch_asked():
+    """-ub 128: the prompt crosses in micro-batches of 128, each expert gets a quarter of the tokens a 512 batch gives it
+    and still runs a whole 128-wide tile (mul_mat_q_switch_J keeps the fewest tiles) — the factor grows, and --explain
+    names the batch the host weights cross for."""
+    at_512 = _check("qwen3-30b-a3b", "--gpu", "h100", "--quant", "Q4_0")["speed"]["prefill_tokens_per_s"]
+    at_128 = _check("qwen3-30b-a3b", "--gpu", "h100", "--quant", "Q4_0", "--ubatch", "128")["speed"]
+    assert at_128["prefill_tokens_per_s"] < at_512
+    words = _explain("qwen3-30b-a3b", "--gpu", "rtx-4090", "--quant", "Q4_0", "--ubatch", "128", "--n-cpu-moe", "48")
+    assert "per 128-token batch" in words

@@ -72,3 +72,18 @@ def test_the_share_cuts_hopper_prompt_speed_but_not_decode():
     # the same die: the same prompt speed; decode differs by the H200's faster HBM3e
     assert plan["speed"]["prefill_tokens_per_s"] == h200["speed"]["prefill_tokens_per_s"]
     assert h200["speed"]["decode_tokens_per_s"] > plan["speed"]["decode_tokens_per_s"]
+
+
+def test_a_checkpoint_read_from_safetensors_gets_the_quants_embedding_share_too():
+    # gemma-3-4b read from its safetensors carries the checkpoint's BF16 bytes, not the Q4_0 file's: its embedding's
+    # share of the bytes is the one llama-quantize's types give (Q6_K table), as for the catalog's description
+    from dataclasses import replace
+
+    from runlocal.hardware.speed import embedding_share
+    from runlocal.model.resolve import resolve_model
+
+    catalog = resolve_model("gemma-3-4b")
+    from_safetensors = replace(catalog, tensors=tuple(replace(t, dtype="BF16", nbytes=2 * t.numel)
+                                                      for t in catalog.tensors))
+    assert embedding_share(from_safetensors, "Q4_0") == embedding_share(catalog, "Q4_0")
+    assert embedding_share(catalog, "Q4_0") > embedding_share(catalog, None)     # Q6_K against 4.5-bit rows

@@ -74,3 +74,17 @@ def test_the_api_takes_no_host_as_the_cli_does():
         r = client.post("/api/v1/check", json=body)
     assert r.status_code == 200, r.text
     assert r.json()["command"].endswith("--no-host")
+
+
+def test_the_cpus_expert_products_are_counted_apart_from_its_other_weights():
+    # `--no-host -ngl 25` on Qwen3-30B-A3B: blocks 0–23 stay on the host (-ngl k puts the last k − 1 blocks on the GPU),
+    # so the CPU multiplies their attention and their routed experts; the speed model takes the expert tiles' padding
+    # off the GPU in proportion to the experts alone — 24 layers × gate/up/down (2,048 × 768) × 8 experts a token
+    from runlocal.check import CheckRequest, check
+
+    plan = check(CheckRequest(model="qwen3-30b-a3b", gpu="rtx-4090", quant="Q4_0", n_gpu_layers=25, no_host=True,
+                              ctx="4096", use_measurements=False))[0]
+    (step,) = [s for s in plan.allocation.steps if s.label == "--no-host"]
+    repacked = step.repacked
+    assert repacked.cpu_expert_params == 24 * 3 * 2048 * 768 * 8
+    assert repacked.cpu_matmul_params > repacked.cpu_expert_params      # attention's products too

@@ -92,12 +92,28 @@ def expected_tiles(ubatch: int, share: float, width: int) -> float:
 
 
 def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | None, vendor: str | None,
-                       quantized: bool) -> float:
+                       quantized: bool, compute_capability: str | None = None) -> float:
     """How many times its FLOPs a routed expert matmul of a ``ubatch``-token micro-batch costs at the dense rate: on
     CUDA (NVIDIA, integer-quantized experts — MMQ) J·E[ceil(t/J)] / E[t], t the tokens routed to one expert (the module
-    docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts)."""
+    docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts, and NVIDIA
+    cards before Turing: mmq.cu ggml_cuda_should_use_mmq takes MMQ for a large batch only where turing_mma_available,
+    compute capability 7.5 and later — a V100 multiplies a 512-token batch through cuBLAS)."""
     if not n_experts or not n_used or backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
+        return 1.0
+    if not _turing_or_later(compute_capability):
         return 1.0
     share = min(1.0, n_used / n_experts)
     width = mmq_tile_width(ubatch)
     return max(1.0, width * expected_tiles(ubatch, share, width) / (ubatch * share))
+
+
+def _turing_or_later(compute_capability: str | None) -> bool:
+    """Compute capability ≥ 7.5 (ggml-cuda's turing_mma_available); unknown counts as later (the catalog names a
+    compute capability for every NVIDIA card it holds)."""
+    if not compute_capability:
+        return True
+    major, _, minor = compute_capability.partition(".")
+    try:
+        return (int(major), int(minor or 0)) >= (7, 5)
+    except ValueError:
+        return True

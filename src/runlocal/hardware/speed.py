@@ -337,7 +337,11 @@ def _embedding_share(model: ModelSpec, quant: str | None) -> float:
 def _gguf_typed(model: ModelSpec, quant: str | None) -> ModelSpec | None:
     """The model with each tensor's stored bytes: as read from a file, or as llama-quantize types it under ``quant``;
     None where neither is known (a checkpoint under vLLM's fp8, AWQ, MLX's 4bit …: gguf_view answers None)."""
-    if model.tensors and all(t.nbytes for t in model.tensors):
+    from ..model.spec import GGUF_NAME
+    # a spec read from a GGUF (its tensors GGUF-named) has its stored bytes; one read from safetensors or the Hub has
+    # the checkpoint's (BF16), not the quant's
+    if (model.tensors and all(t.nbytes for t in model.tensors)
+            and any(GGUF_NAME.match(t.name) for t in model.tensors)):
         return model
     if not quant:
         return None
@@ -375,7 +379,8 @@ def prefill_matmul_flops(model: ModelSpec, dev: Device | None, quant: str | None
     """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile factor
     (backend_speed.expert_tile_factor: on CUDA an expert's MMQ tiles run whole for the few tokens routed to it)."""
     factor = expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
-                                dev.vendor if dev is not None else None, not is_float_quant(quant))
+                                dev.vendor if dev is not None else None, not is_float_quant(quant),
+                                dev.compute_capability if dev is not None else None)
     active = active_matmul_params(model)
     if factor == 1.0:
         return 2.0 * active
@@ -443,7 +448,7 @@ def host_link_gbs(pcie: str | None, pageable: bool) -> float:
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
                   cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1,
                   pageable: bool = False, host_flops_per_token: float = 0.0,
-                  n_layers: float = 0.0, layer_us: float = 0.0) -> float | None:
+                  n_layers: float = 0.0, layer_us: float = 0.0, ubatch: int = UBATCH) -> float | None:
     """Prompt tokens/s: the GPU's FLOPs per token at ``eff`` × ``peak_tflops`` plus ``layer_us`` per layer (the fixed
     cost a prompt token pays in each of ``n_layers`` layers: Fit.prefill_layer_us); weights in RAM add one copy to the
     GPU per UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights); the
@@ -454,7 +459,7 @@ def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: flo
     speedup = tp * TP_EFFICIENCY if tp > 1 else 1.0
     t = flops_per_token / (eff * peak_tflops * 1e12 * speedup) + n_layers * layer_us / 1e6
     if cpu_weight_bytes:
-        t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * UBATCH)
+        t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * ubatch)
     t += host_flops_per_token / (HOST_REPACKED_GEMM_GFLOPS * 1e9)
     return 1.0 / t if t > 0 else None
 
@@ -529,6 +534,7 @@ class GPUPlace:
     dev: Device | None
     klass: str
     backend: str
+    ggml: bool = False      # a llama.cpp / Ollama plan: ggml's kernels (MMQ tiles, mma.sync, per-layer cost) apply
 
 
 @dataclass(frozen=True)
@@ -552,6 +558,7 @@ class SpeedPlan:
     n_layers: int = 0                   # layers a prompt token passes through …
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
     expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
+    ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
@@ -611,7 +618,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         bw = (t.bandwidth_gbs if t else None) or (dev.bandwidth_gbs if dev else None)
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
-        first_gpu = first_gpu or GPUPlace(dev, klass, backend)
+        first_gpu = first_gpu or GPUPlace(dev, klass, backend, ggml_backend is not None)
         gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw,
                               constants(klass, backend, backend_variant(dev, backend)), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
@@ -666,22 +673,29 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
     host_flops = layer_us = 0.0
+    # MMQ's expert tiles are llama.cpp's own (a llama.cpp / Ollama plan only). The rest of the prefill model — the
+    # peak at the share llama.cpp's kernels reach, the fitted efficiency and per-layer cost, all fitted together on
+    # llama-bench rows — is what a runtime with no prefill measurements of its own (transformers, vLLM, SGLang)
+    # borrows: llama.cpp's achieved dense rate on the card
+    kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
+    ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (prefill_matmul_flops); the CPU's share below does not
-        flops = dense_flops + prefill_matmul_flops(model, dev, quant, first_gpu.backend) - 2 * active_matmul_params(model)
+        flops = dense_flops + prefill_matmul_flops(model, dev, quant, kernels, ubatch) - 2 * active_matmul_params(model)
         repack = repacked_on_host(alloc)
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
             cpu_weights = max(0.0, cpu_weights - repack.bytes)
             host_flops = min(2.0 * repack.cpu_matmul_params, dense_flops)
-            flops -= (flops - dense_flops) * host_flops / max(1.0, 2.0 * routed_expert_params(model))
+            # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
+            flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops,
-                                n_layers=model.n_layers, layer_us=layer_us)
+                                n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch)
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
@@ -689,10 +703,11 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     factor = 1.0
     if first_gpu:
-        factor = expert_tile_factor(model.n_experts, model.n_experts_active, UBATCH, first_gpu.backend,
-                                    first_gpu.dev.vendor if first_gpu.dev else None, not is_float_quant(quant))
+        factor = expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, kernels,
+                                    first_gpu.dev.vendor if first_gpu.dev else None, not is_float_quant(quant),
+                                    first_gpu.dev.compute_capability if first_gpu.dev else None)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -727,7 +742,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
-        pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {UBATCH}-token batch{link}"
+        pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {p.ubatch}-token batch{link}"
                 if gpu and p.cpu_weights else "")
         gpu_flops = p.flops - p.host_flops
         host = (f" + {p.host_flops / 1e9:.1f} GFLOP/token on the CPU (--no-host: matmuls on repacked weights, not "
@@ -737,8 +752,11 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
+                    if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
-                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}",
+                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
+                      f"{borrowed}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))

@@ -18,6 +18,7 @@ class Repacked:
 
     bytes: int
     cpu_matmul_params: float
+    cpu_expert_params: float = 0.0      # the routed experts' share of cpu_matmul_params (MUL_MAT_ID)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def repacked_host_weights(graph_model: ModelSpec, b: Budget) -> Repacked:
     host = -2                                              # (any id no GPU has)
     layer_dev = placement_devices(b.where, n, host)
     weight_dev = weight_devices(layer_dev, rules, host) or (lambda t: layer_dev(t.layer))  # type: ignore[arg-type]
-    packed, params = 0, 0.0
+    packed, params, experts = 0, 0.0, 0.0
     for info in graph_model.tensors:
         layer = weight_layer(info.name, n)
         ne = (*reversed(info.shape), 1, 1, 1, 1)[:4]
@@ -70,7 +71,9 @@ def repacked_host_weights(graph_model: ModelSpec, b: Budget) -> Repacked:
             if 0 <= layer < n:
                 used = min(graph_model.n_experts_active or ne[2], ne[2])
                 params += ne[0] * ne[1] * used
-    return Repacked(packed, params)
+                if ne[2] > 1:
+                    experts += ne[0] * ne[1] * used
+    return Repacked(packed, params, experts)
 
 
 def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: Repacked | None) -> Step:
