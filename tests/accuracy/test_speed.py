@@ -269,6 +269,7 @@ def test_moe_prefill_on_sycl_is_not_printed_as_a_dense_figure():
 def test_moe_prefill_on_vulkan_is_not_modelled_but_cuda_keeps_its_figure():
     vulkan = check_json("gpt-oss-20b", "--gpu", "rtx 4090", "--backend", "vulkan", "--ctx", "8192")
     assert vulkan["speed"]["prefill_tokens_per_s"] is None
+    assert "mixture of experts on vulkan" in vulkan["speed"]["prefill_not_predicted"]     # the JSON says why, too
     assert any(s["label"] == "prefill speed" and "#15546" in s["formula"] for s in vulkan["explain"])
     assert check_json("gpt-oss-20b", "--gpu", "rtx 4090", "--ctx", "8192")["speed"]["prefill_tokens_per_s"] > 0
 

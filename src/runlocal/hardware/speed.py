@@ -718,7 +718,9 @@ def speed_figures(p: SpeedPlan) -> dict:
             "decode_at_context": p.ctx // 2,
             "decode_short_tokens_per_s": round(p.decode_short, 1) if p.decode_short else None,
             "decode_short_context": p.short_ctx,
-            "prefill_prompt_tokens": p.prompt}
+            "prefill_prompt_tokens": p.prompt,
+            # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
+            **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
 
 def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
