@@ -69,6 +69,19 @@ def test_the_same_figures_with_a_13b_llm_named_stay_the_load():
     assert diagnose_text(ROBERTA_OOM + "\nI used a llama-2-13b model").category == "cuda_oom_load"
 
 
+def test_an_encoder_beside_a_larger_model_caps_nothing():
+    # a RAG setup: embeddings from MiniLM, answers from a 13B — the 22.91 GiB PyTorch holds can be the 13B's weights
+    # loading; the encoder's 2.24 GB bound speaks only where no model is named by its billions (review, session 12)
+    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 0 has a total capacity of "
+           "23.69 GiB of which 180.00 MiB is free. Of the allocated memory 22.91 GiB is allocated by PyTorch, and "
+           "120.00 MiB is reserved by PyTorch but unallocated.")
+    rag = ("I build embeddings with sentence-transformers/all-MiniLM-L6-v2 and answer with "
+           "meta-llama/Llama-2-13b-chat-hf on my 3090.\n" + oom)
+    assert diagnose_text(rag).category == "cuda_oom_load"
+    encoder_only = "I build embeddings with sentence-transformers/all-MiniLM-L6-v2 on my 3090.\n" + oom
+    assert diagnose_text(encoder_only).category == "cuda_oom_long_context"
+
+
 def test_a_roberta_said_to_be_loading_stays_the_load():
     # look-alike: a load said around it decides first (phase rule, evidence 1-3 before the numbers)
     pasted = "model = AutoModel.from_pretrained(\"roberta-large\").to(device)\n" + ROBERTA_OOM

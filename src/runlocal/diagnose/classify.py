@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from . import allocators, kb, last_resort, prose, runtimes, signals
-from .cuda_oom import named_encoder_weights, one_allocation_refused, refine_cuda_oom
+from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .phase import progress_phase
@@ -198,6 +198,7 @@ class Scanner:
         self.size_doubted: float | None = None  # a size the writer asks whether one really needs (prose.size_questioned)
         self.regression: tuple[int, str] | None = None  # the first line naming a version as what changed (prose)
         self.weights_at_most: float | None = None  # the named model's largest weights (cuda_oom.named_encoder_weights)
+        self.billions_named = False                # a model named by its size in billions: the encoder caps nothing
         # for the answer of last resort: the first line that states an error, and whether any line says memory ran short
         self.error_line: tuple[int, str] | None = None
         self.memory_said = False
@@ -303,6 +304,7 @@ class Scanner:
             self.regression = (self.n, line[:MATCHED_LINE_MAX])
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
+        self.billions_named = self.billions_named or names_billions(low)
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -502,7 +504,8 @@ class Scanner:
                 after_load = self.load_over_before and self.line_phase != "load"
                 category = refine_cuda_oom(figures, self.loading, self.running or after_load, self.line_phase,
                                            (self.loaded or after_load) and not self.load_after_loaded,
-                                           self.async_allocator, self.weights_at_most)
+                                           self.async_allocator,
+                                           None if self.billions_named else self.weights_at_most)
                 entry = kb.get(PRIMARY[category]) or entry
         title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,

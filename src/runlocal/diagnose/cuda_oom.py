@@ -12,7 +12,7 @@ from typing import Any
 from ..units import GiB
 
 __all__ = ["ENCODER_MAX_WEIGHTS", "FULL_CARD", "MAX_WEIGHT_ARRAY", "RUN_BLOCKS_AFTER_LAYOUT", "WEIGHTS_TIMES_ALLOCATED",
-           "fragmented", "named_encoder_weights", "one_allocation_refused", "refine_cuda_oom"]
+           "fragmented", "named_encoder_weights", "names_billions", "one_allocation_refused", "refine_cuda_oom"]
 
 # free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
 FULL_CARD = 0.05
@@ -35,10 +35,20 @@ ENCODER_MAX_WEIGHTS = 560e6 * 4
 WEIGHTS_TIMES_ALLOCATED = 2
 
 
+# a model named by its size in billions ("Llama-2-13b-chat-hf", "qwen2.5 7B", "1.5b"): a paste that names one beside an
+# encoder (a RAG setup: embeddings from MiniLM, answers from a 13B) may be loading that one, so the encoder caps nothing
+_BILLIONS_NAMED = re.compile(r"\b\d+(?:\.\d+)?b\b")
+
+
 def named_encoder_weights(low: str) -> float | None:
     """The largest fp32 weights of a BERT-family encoder the line names, or None."""
     return ENCODER_MAX_WEIGHTS if ("bert" in low or "electra" in low or "mpnet" in low or "minilm" in low) \
         and _ENCODER_NAMED.search(low) else None
+
+
+def names_billions(low: str) -> bool:
+    """Whether the line names a model by a size in billions of parameters."""
+    return "b" in low and _BILLIONS_NAMED.search(low) is not None
 
 
 def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
