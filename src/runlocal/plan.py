@@ -161,16 +161,22 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        # Where --fit gave something up, the largest -c that starts when given, as it would be given: the layers --fit
-        # placed for the context asked (-ngl, --n-cpu-moe the user left unset) are placed again at each context tried,
-        # as llama-server does; the user's own -ngl / --n-cpu-moe are kept. (With --fit's layout frozen at the context
-        # asked, the answer depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K
-        # with 128 GiB RAM.) Where it gave nothing up, the largest that fits as planned, every layer on the GPU: what
-        # "fits" means, rather than a context reached by moving layers to RAM (qwen3-4b on a 4090: 262,144 with 17 of
-        # 37 layers in RAM) — the fixes offer that longer context with its cost.
-        relaunch = s if alloc.compromise is None else s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers,
-                                                              n_cpu_moe=settings.llamacpp.n_cpu_moe)
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx)
+        # llama-server --fit placed the layers for the context asked (-ngl, --n-cpu-moe the user left unset). Where it
+        # moved some off the GPU, the answer is the largest -c that starts when given, as it would be given: --fit
+        # places the layers again at each context tried, as llama-server does (with its layout frozen at the context
+        # asked, the answer depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K with
+        # 128 GiB RAM). Where it moved nothing (every layer on the GPU, the context perhaps cut), the answer is the
+        # largest -c at which --fit still moves nothing — every layer on the GPU and its 1 GiB left free on each:
+        # the same with or without --ctx (qwen3-4b on a 4090: not the trained 262,144, which --fit reaches only by
+        # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost).
+        chosen_ngl = s.llamacpp.n_gpu_layers
+        placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
+        moved = chosen_ngl is not None and placed and (chosen_ngl <= model.n_layers
+                                                       or bool(s.llamacpp.n_cpu_moe and not settings.llamacpp.n_cpu_moe))
+        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
+            if moved else s
+        margin = getattr(runtime, "fit_margin", 0) if placed and not moved and s.llamacpp.fit else 0
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx, gpu_margin=margin)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))

@@ -23,18 +23,26 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits, first: int | None = None) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, first: int | None = None, gpu_margin: int = 0) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
     room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
-    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge."""
+    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge.
+    ``gpu_margin`` (with verdict.fits): bytes each GPU must also keep free — llama-server --fit's margin, where the
+    answer is the longest -c at which --fit would move nothing off the GPU."""
+    gpus = {t.name for t in targets if t.kind != "cpu"}
+
     def passes(n: int) -> bool:
         return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
 
     def probe(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None)
+            passed, left = fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None)
+            if gpu_margin and isinstance(left, dict):
+                left = {name: r - gpu_margin if name in gpus else r for name, r in left.items()}
+                passed = passed and all(r >= 0 for name, r in left.items() if name in gpus)
+            return passed, left
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight

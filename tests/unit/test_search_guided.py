@@ -154,20 +154,22 @@ def test_the_longest_context_is_the_same_whatever_context_was_asked():
 
 
 def test_where_fit_gave_nothing_up_the_longest_context_keeps_every_layer_on_the_gpu():
-    # `runlocal check qwen3-4b-2507 --gpu rtx-4090 --ctx 32768`: every layer on the GPU, nothing given up. "The largest
-    # that fits" is a context that still runs that way — not the trained 262,144, which llama-server reaches only by
-    # moving layers to system memory (the fixes offer that, with its cost). Asked for with every layer pinned on the
-    # GPU, the edge starts and 256 tokens more do not.
-    def checked(ctx: int, ngl: int | None = None):
-        return check(CheckRequest(model="qwen3-4b-2507", runtime="llama.cpp", gpu="rtx-4090", ctx=str(ctx), n_gpu_layers=ngl,
-                                  use_measurements=False))[0]
+    # `runlocal check qwen3-4b-2507 --gpu rtx-4090`, with and without --ctx: every layer on the GPU (without -c --fit
+    # cuts the trained 262,144). The longest context is the longest -c at which llama-server's --fit still moves
+    # nothing off the GPU — not the trained 262,144, which it reaches only by moving layers to system memory (the
+    # fixes offer that, with its cost) — and one figure whatever --ctx was: asked for with -c alone, the edge keeps
+    # every layer on the GPU and 256 tokens more do not (review, session 12: 262,144 / 152,064 / 152,064 before)
+    def checked(ctx: int | None):
+        return check(CheckRequest(model="qwen3-4b-2507", runtime="llama.cpp", gpu="rtx-4090",
+                                  ctx=None if ctx is None else str(ctx), use_measurements=False))[0]
 
-    plan = checked(32768)
-    assert plan.allocation.compromise is None
-    edge = plan.max_context
-    assert edge and 32768 < edge < 262144
-    assert checked(edge, ngl=-2).verdict != "does_not_fit"
-    assert checked(edge + 256, ngl=-2).verdict == "does_not_fit"
+    edges = {ctx: checked(ctx).max_context for ctx in (None, 32768, 131072)}
+    edge = edges[None]
+    assert edge and set(edges.values()) == {edge} and 32768 < edge < 262144, edges
+    at_edge, above = checked(edge), checked(edge + 256)
+    n_layers = at_edge.model.n_layers
+    assert at_edge.settings.llamacpp.n_gpu_layers > n_layers and at_edge.allocation.compromise is None
+    assert above.settings.llamacpp.n_gpu_layers <= n_layers        # --fit moves a layer to system memory
 
 
 def _targets(req: CheckRequest):

@@ -67,6 +67,13 @@ NVME_BYTES_PER_S = 7e9   # a PCIe 4.0 x4 NVMe drive's sequential read (about 7 G
 READING_SPEED = 5.0    # tokens/s: about 250 words a minute read silently (≈ 1.3 tokens a word), below it one waits
 
 
+def _all_layers_on_gpu(plan: Plan) -> bool:
+    """A llama.cpp plan whose -ngl (the user's or --fit's) puts every layer and the output on the GPU, no experts
+    held back."""
+    ngl = plan.settings.llamacpp.n_gpu_layers
+    return ngl is not None and ngl > plan.model.n_layers and not plan.settings.llamacpp.n_cpu_moe
+
+
 def offload_phrase(plan: Plan) -> str | None:
     """What a plan with weights in system memory beside a GPU is: it runs, from RAM, at that speed — said
     plainly rather than left inside "tight"."""
@@ -84,8 +91,7 @@ def offload_phrase(plan: Plan) -> str | None:
     s = plan.settings
     ngl = s.llamacpp.n_gpu_layers
     # a compromise that left every layer on the GPU (--fit cutting only the context) moved no weights
-    all_layers_on_gpu = ngl is not None and ngl > plan.model.n_layers and not s.llamacpp.n_cpu_moe
-    moved = ((a.compromise and not all_layers_on_gpu) or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+    moved = ((a.compromise and not _all_layers_on_gpu(plan)) or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
              or (ngl is not None and 0 <= ngl <= plan.model.n_layers))
     if not moved and share < 0.10:
         return None      # what the runtime always keeps on the host (llama.cpp's token embeddings), not an offload
@@ -252,6 +258,9 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
     if not plan.max_context:
         out.append("max context: none fits")
+    elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise and _all_layers_on_gpu(plan):
+        out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every layer "
+                   f"on the GPU; without -c, it chose {s.ctx:,})")
     elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
                    f"without -c, --fit chose {s.ctx:,})")

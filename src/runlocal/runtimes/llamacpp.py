@@ -135,6 +135,8 @@ class LlamaCpp:
         # False: the C API's outputs (n_outputs_max = n_batch), as llama-cpp-python and builds before PR #23861 run
         self.output_cap = output_cap
 
+    # what --fit leaves free on each device (plan.make_plan's longest context where --fit moved nothing)
+    fit_margin = FIT_MARGIN
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
     has_fit = True
