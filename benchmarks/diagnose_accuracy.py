@@ -1,12 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 34, a balanced sample of error families and projects new to the corpus
-(DirectML, YOLO training, faiss's GPU allocator, AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net
-segmentation; and 12 look-alikes: Triton's per-block shared-memory limit, "invalid device ordinal", safetensors'
-"HeaderTooLarge", ptxas "uses too much shared data"; held_out/round34_queries.md), collected before round 33 was
-scored and before round 32's or round 33's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-33 are tuning data, see
+measurements/public_errors/held_out/: round 35, collected ahead: error families and projects new to the corpus
+(the JVM's "Java heap space" in training, loading and prediction, Ascend NPUs' "NPU out of memory", TPU HBM; and 13
+look-alikes: an NPU asked for "more than 1EB" by corrupted values, PostgreSQL's "out of shared memory" lock table,
+"vm.max_map_count is too low", FlashAttention's architecture checks, ROCm's "Memory access fault", a WebGPU shader,
+DeepSpeed's CPU Adam; held_out/round35_queries.md), collected before round 34 was scored and before round 33's or
+round 34's misses were tuned on, committed before it was scored, and scored once;
+rounds 1-34 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -155,7 +156,7 @@ FIRST_RUNS = (
     ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
     # round 34: balanced, error families and projects new to the corpus (DirectML, YOLO training, faiss's GPU allocator,
     # AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net; Triton's shared-memory limit, "invalid device ordinal",
-    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; held_out/round34_queries.md),
+    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; round34_queries.md),
     # collected ahead by diagnose28 before round 33 was scored and before round 32's or 33's misses were tuned on;
     # 11 memory failures, 12 look-alikes; scored once by diagnose28 after round 33's misses were tuned on
     ("round 34 (new families)", "2026-11-26", 23, 16, 19, 0, 12, "1672/1724"),
