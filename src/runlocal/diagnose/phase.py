@@ -138,6 +138,9 @@ RUN = re.compile(
     r"|长的(?:问题|输入|文本)|请求"
     # inference named as what was running ("Error during inference", 推理时 / 推理的时候 / 推理报… "while inferring")
     r"|\b(?:during|while|in) inferenc\w*|推理(?:时|的时候|过程|中|报)"
+    # ... or a prediction on an input said to have failed ("Could not predict test_cdf7a.", ColabFold's batch loop;
+    # "Prediction on device was unsuccessful"): the model was computing on that input (ColabFold#186, round 34)
+    r"|\b(?:could not|couldn't|cannot|failed to|unable to) predict\b|\bprediction (?:on \w+ )?(?:failed|was unsuccessful)"
     # ... also with a word or two between ("at inference time", "OOM during QDQ inference") and the kind of input
     # inferred on ("long video inference", "image inference"): requests to a loaded model
     r"|\b(?:at|during|while|on) (?:[\w-]+ ){0,2}inferenc\w*|\b(?:video|image|vision|multimodal|long|batch) inferenc\w*"

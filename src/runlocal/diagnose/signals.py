@@ -29,8 +29,8 @@ from .not_memory import EXIT_IS_KILL, MLOCK, not_memory_reason
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 from .sizes import needs_more_than_has, size_overflow
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
-           "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "QUESTION_HEDGE",
+           "cublas_status", "engine_dead", "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -88,7 +88,11 @@ _ALLOC_FAIL = re.compile(
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
 # ... also as a title says it ("CUDA malloc fails on newly supported models": round 24's ollama#3711, diagnose20)
-_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b")
+# ... or with the verb first, as faiss's GPU allocator words it ("Failed to cudaMalloc 16000000000 bytes",
+# faiss/gpu/utils/MemorySpace.cpp; "could not cudaMalloc 4000000 bytes!", its older StackDeviceMemory): the call that
+# failed is the device's allocator, the same failure (faiss#648, #108, round 34, session 12, diagnose29)
+_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b"
+                                    r"|\b(?:failed to|could not|unable to|cannot|can't) (?:cuda|hip)\w*malloc\w*\b")
 # the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
 # malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
 _C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
@@ -384,8 +388,11 @@ LINE_VETO = frozenset({"notmem-size-overflow"})
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
                    r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
                    # the writer's own guess ("Note: my platform is orin 32G, I guess root cause is insufficient memory")
-                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)"
-                   r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
+                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)")
+# a lack of memory asked as a question ("(out of vram?)", ColabFold's "Could not predict X. Not Enough GPU memory?
+# RESOURCE_EXHAUSTED: …"): the question is a guess and is removed, but only up to its question mark — what follows
+# is a new sentence, and may be the program's own refusal (ColabFold#186, round 34, session 12, diagnose29)
+QUESTION_HEDGE = re.compile(r"\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")
 # a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
 # template that fails to render): a configuration error, not memory
 _CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
