@@ -160,6 +160,13 @@ FIRST_RUNS = (
     # collected ahead by diagnose28 before round 33 was scored and before round 32's or 33's misses were tuned on;
     # 11 memory failures, 12 look-alikes; scored once by diagnose28 after round 33's misses were tuned on
     ("round 34 (new families)", "2026-11-26", 23, 16, 19, 0, 12, "1672/1724"),
+    # round 35: error families and projects new to the corpus, weighted toward look-alikes (the JVM's "Java heap space",
+    # Ascend NPUs, TPU HBM; PostgreSQL's "out of shared memory", "vm.max_map_count is too low", FlashAttention's
+    # architecture checks, ROCm's "Memory access fault", a WebGPU shader, DeepSpeed's CPU Adam as look-alikes;
+    # held_out/round35_queries.md), collected ahead by diagnose28 before round 34 was scored and before round 33's or
+    # 34's misses were tuned on; 8 memory failures, 13 look-alikes; scored once by diagnose29 after round 34's misses
+    # were tuned on
+    ("round 35 (new families)", "2026-11-26", 21, 6, 21, 0, 13, "1693/1747"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -172,7 +179,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
-                    "round 34 (new families)": (4, 11)}
+                    "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8)}
 
 
 def print_first_runs() -> None:
