@@ -1,13 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 35, collected ahead: error families and projects new to the corpus
-(the JVM's "Java heap space" in training, loading and prediction, Ascend NPUs' "NPU out of memory", TPU HBM; and 13
-look-alikes: an NPU asked for "more than 1EB" by corrupted values, PostgreSQL's "out of shared memory" lock table,
-"vm.max_map_count is too low", FlashAttention's architecture checks, ROCm's "Memory access fault", a WebGPU shader,
-DeepSpeed's CPU Adam; held_out/round35_queries.md), collected before round 34 was scored and before round 33's or
-round 34's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-34 are tuning data, see
+measurements/public_errors/held_out/: round 36, collected ahead: error families and projects new to the corpus
+(R's "cannot allocate vector", Dask's memory budget, YARN's container kill, XGBoost and CuPy on a GPU, a C++ compiler
+killed while building; and 7 look-alikes: cuFFT's internal error, pickle's 4 GiB limit, a recursion limit;
+held_out/round36_queries.md), collected before round 35 was scored and before round 34's or round 35's misses were
+tuned on, committed before it is scored, and to be scored once;
+rounds 1-35 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -163,7 +162,7 @@ FIRST_RUNS = (
     # round 35: error families and projects new to the corpus, weighted toward look-alikes (the JVM's "Java heap space",
     # Ascend NPUs, TPU HBM; PostgreSQL's "out of shared memory", "vm.max_map_count is too low", FlashAttention's
     # architecture checks, ROCm's "Memory access fault", a WebGPU shader, DeepSpeed's CPU Adam as look-alikes;
-    # held_out/round35_queries.md), collected ahead by diagnose28 before round 34 was scored and before round 33's or
+    # round35_queries.md), collected ahead by diagnose28 before round 34 was scored and before round 33's or
     # 34's misses were tuned on; 8 memory failures, 13 look-alikes; scored once by diagnose29 after round 34's misses
     # were tuned on
     ("round 35 (new families)", "2026-11-26", 21, 6, 21, 0, 13, "1693/1747"),
