@@ -53,7 +53,11 @@ NOT_MEMORY = (
     # the driver dropped the GPU (VK_ERROR_DEVICE_LOST, vulkan.hpp vk::DeviceLostError): a reset, not a full memory
     (re.compile(r"devicelosterror|error_device_lost|\bdevice (?:was )?lost\b"), "notmem-device-lost"),
     (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
+    # ... and ROCm's report of a GPU page fault ("Memory access fault by GPU node-1 (Agent handle: …) on address …
+    # Reason: Page not present or supervisor privilege", ROCR-Runtime): an access to an address not mapped, the
+    # same kind of failure (legacy-rocm-build#5777, round 35)
     (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"
+                r"|memory access fault by gpu"
                 r"|invalid __global__ (?:read|write)|without access enabled"),  # compute-sanitizer's report
      "notmem-illegal-memory-access"),
     # SIGILL: a build for newer CPUs (AVX/AVX2); Windows NTSTATUS 0xC000001D = WinError -1073741795
@@ -77,6 +81,9 @@ NOT_MEMORY = (
                 r"|terminating context: 0x8"), "notmem-installer-exit-code"),
     (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
                 r"|cannot open shared object file|libcudart\S* not found|undefined symbol"
+                # an extension's build said not to match what is installed (DeepSpeed's "cpu_adam cuda is missing or
+                # is incompatible with installed torch, only cpu ops can be compiled!", chemnlp#323, round 35)
+                r"|\bis (?:missing or (?:is )?)?incompatible with (?:the )?installed\b"
                 # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
                 r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
      "notmem-binary-mismatch"),

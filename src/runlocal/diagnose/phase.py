@@ -216,6 +216,10 @@ RUN = re.compile(
     # replica's execution said to fail (JAX's older "Execution of replica 0 failed: Resource exhausted", local_client.cc):
     # a computation running, not arrays being placed
     r"|bufferassignment oom debugging|preallocated temp allocation|execution of replica \d+ failed"
+    # ... or XLA's check that a compiled program fits a memory space ("Ran out of memory in memory space hbm. Used
+    # 8.38G of 8.00G hbm", its "Total hbm usage" split into program and arguments): the program's temporaries are an
+    # executing step's, the model's weights being its arguments (tensorflow/tpu#385, flowpm#27, ColabFold#62, round 35)
+    r"|ran out of memory in memory space \w+|total \w+ usage >="
     # an inference call said to fail (a hosted API's "There was an inference error: CUDA out of memory"), and a program
     # said to have run for a while before the failure ("after sometime of running", whisperX#315): the load was over
     r"|\binference error\b|\bafter (?:some ?time|a while|a few (?:minutes|hours)|\d+ (?:minutes|hours|mins?|h))"

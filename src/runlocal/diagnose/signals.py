@@ -177,7 +177,11 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
-    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory"
+    # the JVM's heap, capped by -Xmx inside the machine's RAM ("java.lang.OutOfMemoryError: Java heap space", "GC
+    # overhead limit exceeded"): a Java program's objects live in host memory, never on a card (ocular#10, PathLSTM#20,
+    # mlr#1009: round 35, session 12, diagnose29)
+    r"|java heap space|gc overhead limit exceeded")
 # (read only on a line that says "allocation": every line of a serving log that passes the gate reaches _HOST_ALLOC)
 _HOST_ALLOCATION_WORDS = re.compile(
     # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
