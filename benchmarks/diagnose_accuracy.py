@@ -166,6 +166,12 @@ FIRST_RUNS = (
     # 34's misses were tuned on; 8 memory failures, 13 look-alikes; scored once by diagnose29 after round 34's misses
     # were tuned on
     ("round 35 (new families)", "2026-11-26", 21, 6, 21, 0, 13, "1693/1747"),
+    # round 36: error families and projects new to the corpus, balanced (R's "cannot allocate vector", Dask's memory
+    # budget, YARN's container kill, XGBoost and CuPy on a GPU, a C++ compiler killed while building; cuFFT's internal
+    # error, pickle's 4 GiB limit, a recursion limit as look-alikes; held_out/round36_queries.md), collected ahead by
+    # diagnose29 before round 35 was scored and before round 34's or 35's misses were tuned on; 15 memory failures,
+    # 7 look-alikes; scored once by diagnose30 after round 35's misses were tuned on
+    ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -178,7 +184,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
-                    "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8)}
+                    "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
+                    "round 36 (new families)": (10, 15)}
 
 
 def print_first_runs() -> None:
