@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 36, collected ahead: error families and projects new to the corpus
-(R's "cannot allocate vector", Dask's memory budget, YARN's container kill, XGBoost and CuPy on a GPU, a C++ compiler
-killed while building; and 7 look-alikes: cuFFT's internal error, pickle's 4 GiB limit, a recursion limit;
-held_out/round36_queries.md), collected before round 35 was scored and before round 34's or round 35's misses were
-tuned on, committed before it is scored, and to be scored once;
-rounds 1-35 are tuning data, see
+measurements/public_errors/held_out/: round 37, collected ahead: error families and projects new to the corpus
+(CUDA.jl / CuArrays, MXNet's pooled storage, NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's
+circuit breakers; and 9 look-alikes: "Too many open files", nvcc's "Unsupported gpu architecture",
+"CUBLAS_STATUS_NOT_SUPPORTED"; held_out/round37_queries.md), collected before round 35's misses were tuned on and
+before round 36 was scored, committed before it is scored, and to be scored once;
+rounds 1-36 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -168,7 +168,7 @@ FIRST_RUNS = (
     ("round 35 (new families)", "2026-11-26", 21, 6, 21, 0, 13, "1693/1747"),
     # round 36: error families and projects new to the corpus, balanced (R's "cannot allocate vector", Dask's memory
     # budget, YARN's container kill, XGBoost and CuPy on a GPU, a C++ compiler killed while building; cuFFT's internal
-    # error, pickle's 4 GiB limit, a recursion limit as look-alikes; held_out/round36_queries.md), collected ahead by
+    # error, pickle's 4 GiB limit, a recursion limit as look-alikes; round36_queries.md), collected ahead by
     # diagnose29 before round 35 was scored and before round 34's or 35's misses were tuned on; 15 memory failures,
     # 7 look-alikes; scored once by diagnose30 after round 35's misses were tuned on
     ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
