@@ -88,6 +88,9 @@ RUN = re.compile(
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    # gradient boosting's training: XGBoost's tree updaters (src/tree/updater_*.cc, plugin/updater_gpu; "gpu_hist")
+    # build each tree of a boosting round ("boosting round 0") — the run (xgboost#2019, #8484: round 36, diagnose30)
+    r"|\bupdater_\w|\bgpu_hist\b|\bboosting round\b"
     # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
     # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
     r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"

@@ -27,7 +27,7 @@ import re
 from . import prose, runtimes
 from .not_memory import EXIT_IS_KILL, MLOCK, not_memory_reason
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
-from .sizes import needs_more_than_has, size_overflow
+from .sizes import needs_more_than_has, process_at_memory_limit, size_overflow
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "QUESTION_HEDGE",
            "cublas_status", "engine_dead", "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
@@ -181,7 +181,15 @@ _HOST_ALLOC = re.compile(
     # the JVM's heap, capped by -Xmx inside the machine's RAM ("java.lang.OutOfMemoryError: Java heap space", "GC
     # overhead limit exceeded"): a Java program's objects live in host memory, never on a card (ocular#10, PathLSTM#20,
     # mlr#1009: round 35, session 12, diagnose29)
-    r"|java heap space|gc overhead limit exceeded")
+    r"|java heap space|gc overhead limit exceeded"
+    # R's allocator refusing a vector ("Error: cannot allocate vector of size 401.6 MB", src/main/memory.c,
+    # allocVector): R's objects live in the session's heap in host RAM; also as users misspell it ("can not allocate
+    # vector") (infinityFlow#5, SAM#45, CelliD#7: round 36, session 12, diagnose30)
+    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b")
+# thrust's bad_alloc (XGBoost's and RAPIDS' device vectors) carries the device's error in its message ("std::bad_alloc:
+# cudaErrorMemoryAllocation: out of memory", thrust/system/detail/bad_alloc.h): the exception's type is C++'s, the
+# allocation that failed the card's (xgboost#8484, round 36, session 12, diagnose30)
+_DEVICE_BAD_ALLOC = re.compile(r"bad_alloc\W{1,3}(?:cuda|hip)error\w*")
 # (read only on a line that says "allocation": every line of a serving log that passes the gate reaches _HOST_ALLOC)
 _HOST_ALLOCATION_WORDS = re.compile(
     # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
@@ -223,7 +231,13 @@ _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill"
     # a container's memory limit (cgroup): "RAM usage exceeded the container limit (8Gi)", "exceeded its memory limit"
-    r"|exceeded (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    r"|exceed(?:ed|ing) (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    # ... a cluster manager's: YARN's NodeManager kills a container whose process tree passes its allocation
+    # ("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used",
+    # ContainersMonitorImpl), Dask's nanny restarts a worker past its budget ("Worker exceeded 95% memory budget.
+    # Restarting", distributed/nanny.py: memory_terminate_fraction 0.95): both act on the host's memory of a
+    # process, as the kernel's killer does (TensorFlowOnSpark#134, #426, jetstream#336, distributed#2130: round 36)
+    r"|exceeded \d+% memory budget"
     r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
@@ -288,6 +302,10 @@ _KILL_SIGNAL = re.compile(
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|\berror code 137\b"
+    # GCC's driver when a compiler pass died of SIGKILL ("c++: fatal error: Killed signal terminated program
+    # cc1plus", gcc.c: "%s signal terminated program %s" with strsignal(SIGKILL)): the kernel ended the compiler,
+    # which a parallel build's memory does (SparseOcc#16, lc0#1395: round 36, session 12, diagnose30)
+    r"|\bkilled signal terminated program\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b"  # -9: SIGKILL
     # "Killed" as a word wherever it stands: quoted in a sentence or a title ('gets "Killed" during Compiling', 'ends
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
@@ -568,7 +586,14 @@ def _host_ran_out(low: str) -> bool:
                 or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
                 or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low))
                 or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low))
-                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low)))
+                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low))
+                or process_at_memory_limit(low))
+
+
+def _host_allocator_refused(low: str) -> bool:
+    """A host allocator's refusal on the line (not thrust's bad_alloc that carries a device's error)."""
+    return bool((_HOST_ALLOC.search(low) and not ("bad_alloc" in low and _DEVICE_BAD_ALLOC.search(low)))
+                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
@@ -614,7 +639,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"
-    if _HOST_ALLOC.search(low) or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)):
+    if _host_allocator_refused(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
