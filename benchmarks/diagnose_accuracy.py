@@ -5,7 +5,8 @@ measurements/public_errors/held_out/: round 37, collected ahead: error families 
 (CUDA.jl / CuArrays, MXNet's pooled storage, NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's
 circuit breakers; and 9 look-alikes: "Too many open files", nvcc's "Unsupported gpu architecture",
 "CUBLAS_STATUS_NOT_SUPPORTED"; held_out/round37_queries.md), collected before round 35's misses were tuned on and
-before round 36 was scored, committed before it is scored, and to be scored once;
+before round 36 was scored, committed before it was scored, and scored once (by diagnose30, after round 36's misses
+were tuned on: FIRST_RUNS);
 rounds 1-36 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -172,6 +173,12 @@ FIRST_RUNS = (
     # diagnose29 before round 35 was scored and before round 34's or 35's misses were tuned on; 15 memory failures,
     # 7 look-alikes; scored once by diagnose30 after round 35's misses were tuned on
     ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
+    # round 37: error families and projects new to the corpus, balanced (CUDA.jl / CuArrays, MXNet's pooled storage,
+    # NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's circuit breakers; "Too many open files",
+    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; held_out/round37_queries.md),
+    # collected ahead by diagnose29 before round 35's misses were tuned on and before round 36 was scored; 13 memory
+    # failures, 9 look-alikes; scored once by diagnose30 after round 36's misses were tuned on
+    ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -185,7 +192,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
-                    "round 36 (new families)": (10, 15)}
+                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13)}
 
 
 def print_first_runs() -> None:
