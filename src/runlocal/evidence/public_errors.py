@@ -147,7 +147,8 @@ before it was scored, and scored once by diagnose30 (40.9 %); diagnose30 moved i
 collecting round 38: it is tuning data. Round 37 (``held_out/round37.jsonl``, 22 texts from 21 repositories, 13
 memory failures and 9 look-alikes) was collected ahead by diagnose29 (error families and projects new to the corpus),
 written down before any query was run (``held_out/round37_queries.md``), before round 35 joined tuning and before
-round 36 was scored, and committed before it is scored. Round 38 waits in ``next/``, which this loader does not read.
+round 36 was scored, committed before it was scored, and scored once by diagnose30 (54.5 %); it stays under
+``held_out/`` until round 39 is collected. Round 38 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
