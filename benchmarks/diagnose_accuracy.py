@@ -1,12 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 34, a balanced sample of error families and projects new to the corpus
-(DirectML, YOLO training, faiss's GPU allocator, AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net
-segmentation; and 12 look-alikes: Triton's per-block shared-memory limit, "invalid device ordinal", safetensors'
-"HeaderTooLarge", ptxas "uses too much shared data"; held_out/round34_queries.md), collected before round 33 was
-scored and before round 32's or round 33's misses were tuned on, committed before it was scored, and scored once;
-rounds 1-33 are tuning data, see
+measurements/public_errors/held_out/: round 37, collected ahead: error families and projects new to the corpus
+(CUDA.jl / CuArrays, MXNet's pooled storage, NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's
+circuit breakers; and 9 look-alikes: "Too many open files", nvcc's "Unsupported gpu architecture",
+"CUBLAS_STATUS_NOT_SUPPORTED"; held_out/round37_queries.md), collected before round 35's misses were tuned on and
+before round 36 was scored, committed before it was scored, and scored once (by diagnose30, after round 36's misses
+were tuned on: FIRST_RUNS);
+rounds 1-36 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -155,10 +156,29 @@ FIRST_RUNS = (
     ("round 33 (new families)", "2026-11-26", 18, 11, 15, 0, 10, "1657/1706"),
     # round 34: balanced, error families and projects new to the corpus (DirectML, YOLO training, faiss's GPU allocator,
     # AlphaFold / ColabFold's XLA refusals, cellpose and nnU-Net; Triton's shared-memory limit, "invalid device ordinal",
-    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; held_out/round34_queries.md),
+    # safetensors' "HeaderTooLarge", ptxas "uses too much shared data" as look-alikes; round34_queries.md),
     # collected ahead by diagnose28 before round 33 was scored and before round 32's or 33's misses were tuned on;
     # 11 memory failures, 12 look-alikes; scored once by diagnose28 after round 33's misses were tuned on
     ("round 34 (new families)", "2026-11-26", 23, 16, 19, 0, 12, "1672/1724"),
+    # round 35: error families and projects new to the corpus, weighted toward look-alikes (the JVM's "Java heap space",
+    # Ascend NPUs, TPU HBM; PostgreSQL's "out of shared memory", "vm.max_map_count is too low", FlashAttention's
+    # architecture checks, ROCm's "Memory access fault", a WebGPU shader, DeepSpeed's CPU Adam as look-alikes;
+    # round35_queries.md), collected ahead by diagnose28 before round 34 was scored and before round 33's or
+    # 34's misses were tuned on; 8 memory failures, 13 look-alikes; scored once by diagnose29 after round 34's misses
+    # were tuned on
+    ("round 35 (new families)", "2026-11-26", 21, 6, 21, 0, 13, "1693/1747"),
+    # round 36: error families and projects new to the corpus, balanced (R's "cannot allocate vector", Dask's memory
+    # budget, YARN's container kill, XGBoost and CuPy on a GPU, a C++ compiler killed while building; cuFFT's internal
+    # error, pickle's 4 GiB limit, a recursion limit as look-alikes; round36_queries.md), collected ahead by
+    # diagnose29 before round 35 was scored and before round 34's or 35's misses were tuned on; 15 memory failures,
+    # 7 look-alikes; scored once by diagnose30 after round 35's misses were tuned on
+    ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
+    # round 37: error families and projects new to the corpus, balanced (CUDA.jl / CuArrays, MXNet's pooled storage,
+    # NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's circuit breakers; "Too many open files",
+    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; held_out/round37_queries.md),
+    # collected ahead by diagnose29 before round 35's misses were tuned on and before round 36 was scored; 13 memory
+    # failures, 9 look-alikes; scored once by diagnose30 after round 36's misses were tuned on
+    ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -171,7 +191,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 28 (run-weighted)": (2, 20), "round 29 (balanced)": (0, 10),
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
-                    "round 34 (new families)": (4, 11)}
+                    "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
+                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13)}
 
 
 def print_first_runs() -> None:

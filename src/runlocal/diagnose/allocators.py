@@ -1,14 +1,16 @@
 """Which allocator the code around an out-of-memory names, when the failing line names none: a CPU plugin's own
 allocator (then the memory that ran out is the host's), or an OpenCL runtime (then the failure came with a command
 that runs). Read by the scanner (classify) on the lines kept around a generic out-of-memory, like the phase words.
-Written from round 33's misses (session 12, diagnose28), each with look-alikes in tests/unit/test_diagnose_round33.py.
+Written from round 33's misses (session 12, diagnose28), each with look-alikes in tests/unit/test_diagnose_round33.py;
+a library whose device memory holds data, not weights (faiss), and a layer applied to an activation, from round 34's
+(diagnose29, tests/unit/test_diagnose_round34.py).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["CPU_ALLOCATOR", "OPENCL"]
+__all__ = ["CPU_ALLOCATOR", "DATA_ALLOCATOR", "LAYER_ON_ACTIVATION", "OPENCL"]
 
 # the source that raised the refusal is a CPU plugin's memory code: OpenVINO's CPU plugin ("Exception from
 # src/plugins/intel_cpu/src/cpu_memory.cpp:248: Failed to allocate 14495514624 bytes of memory",
@@ -21,3 +23,13 @@ CPU_ALLOCATOR = re.compile(r"[/\\]intel_cpu[/\\]|\bcpu_memory\.(?:cpp|cc|c|h)\b|
 # run (pocl_create_migration_commands). So an OpenCL allocation failure with no load said around it came with a kernel
 # or transfer being run (pocl#1155, clij#19)
 OPENCL = re.compile(r"\bopencl\b|\bpocl\b|\bcl_mem_object_allocation_failure\b|\bclenqueue\w*|\bclearcl\b")
+# a GPU library whose device memory holds data and scratch space, never a model's weights: faiss's GPU resources
+# (faiss::gpu, StandardGpuResources::allocMemory, allocMemorySpace in faiss/gpu/utils/MemorySpace.cpp, "Faiss
+# assertion"), which allocate an index's vectors and a search's or k-means' temporary memory as those run — and
+# faiss's k-means announcing its work ("Clustering 39000000 points in 384D to 1000000 clusters", faiss/Clustering.cpp).
+# So its refusals come while an index adds, searches or trains (faiss#648, #108, #2020: round 34)
+DATA_ALLOCATOR = re.compile(r"\bfaiss\b|\bgpuresources\w*|\ballocmemoryspace\b|\bclustering \d+ points\b")
+# a statement that applies a model's layer to an activation ("x, _ = self.lstm1(x)", "h = self.conv2(h)"): the forward
+# pass, computing on an input — quoted as the failing line in prose as well as in a traceback (DirectML#355: "on the
+# line x, _ = self.lstm1(x)"). Not a layer being built ("self.lstm1 = nn.LSTM(…)") nor a model moved ("self.to(x)")
+LAYER_ON_ACTIVATION = re.compile(r"=\s*self\.(?!to\b|cuda\b|load\w*\b)\w+\((?:x|h|hidden\w*|inputs?|feat\w*|out)\)")

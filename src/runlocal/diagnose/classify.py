@@ -343,6 +343,8 @@ class Scanner:
             self.cpu_allocator = True
         if "cl" in low and allocators.OPENCL.search(low):
             self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
+        if allocators.DATA_ALLOCATOR.search(low) or ("self." in low and allocators.LAYER_ON_ACTIVATION.search(low)):
+            self.running = True  # faiss holds data, not weights; a layer applied to an activation is the forward pass
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):

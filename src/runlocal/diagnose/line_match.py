@@ -98,11 +98,14 @@ _PREVENTING = re.compile(r"\b(?:to|help|helps) (?:try to )?prevent\b(?:(?!\bbut\
 def _advice_removed(low: str) -> str:
     """The line up to the advice a runtime appends ("If you are running out of memory, consider…") or the guess
     it hedges ("… most likely due to out of memory"), and without the name of anything the code did not find
-    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure."""
+    ("has no attribute 'OutOfMemoryError'"), so that those words are not read as the failure. A lack of memory asked as
+    a question is removed by itself: the line goes on after its question mark (signals.QUESTION_HEDGE)."""
     if "attribute" in low or "import name" in low or "module named" in low:
         low = signals.MISSING_NAME.sub(" ", low)
     if "prevent" in low:
         low = _PREVENTING.sub(" ", low)
+    if "?" in low:
+        low = signals.QUESTION_HEDGE.sub(" ", low)
     cuts = [m.start() for m in (_ADVICE.search(low), signals.HEDGE.search(low)) if m]
     return low[:min(cuts)] if cuts else low
 

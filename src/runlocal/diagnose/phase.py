@@ -88,6 +88,9 @@ RUN = re.compile(
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    # gradient boosting's training: XGBoost's tree updaters (src/tree/updater_*.cc, plugin/updater_gpu; "gpu_hist")
+    # build each tree of a boosting round ("boosting round 0") — the run (xgboost#2019, #8484: round 36, diagnose30)
+    r"|\bupdater_\w|\bgpu_hist\b|\bboosting round\b"
     # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
     # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
     r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"
@@ -138,6 +141,9 @@ RUN = re.compile(
     r"|长的(?:问题|输入|文本)|请求"
     # inference named as what was running ("Error during inference", 推理时 / 推理的时候 / 推理报… "while inferring")
     r"|\b(?:during|while|in) inferenc\w*|推理(?:时|的时候|过程|中|报)"
+    # ... or a prediction on an input said to have failed ("Could not predict test_cdf7a.", ColabFold's batch loop;
+    # "Prediction on device was unsuccessful"): the model was computing on that input (ColabFold#186, round 34)
+    r"|\b(?:could not|couldn't|cannot|failed to|unable to) predict\b|\bprediction (?:on \w+ )?(?:failed|was unsuccessful)"
     # ... also with a word or two between ("at inference time", "OOM during QDQ inference") and the kind of input
     # inferred on ("long video inference", "image inference"): requests to a loaded model
     r"|\b(?:at|during|while|on) (?:[\w-]+ ){0,2}inferenc\w*|\b(?:video|image|vision|multimodal|long|batch) inferenc\w*"
@@ -213,6 +219,10 @@ RUN = re.compile(
     # replica's execution said to fail (JAX's older "Execution of replica 0 failed: Resource exhausted", local_client.cc):
     # a computation running, not arrays being placed
     r"|bufferassignment oom debugging|preallocated temp allocation|execution of replica \d+ failed"
+    # ... or XLA's check that a compiled program fits a memory space ("Ran out of memory in memory space hbm. Used
+    # 8.38G of 8.00G hbm", its "Total hbm usage" split into program and arguments): the program's temporaries are an
+    # executing step's, the model's weights being its arguments (tensorflow/tpu#385, flowpm#27, ColabFold#62, round 35)
+    r"|ran out of memory in memory space \w+|total \w+ usage >="
     # an inference call said to fail (a hosted API's "There was an inference error: CUDA out of memory"), and a program
     # said to have run for a while before the failure ("after sometime of running", whisperX#315): the load was over
     r"|\binference error\b|\bafter (?:some ?time|a while|a few (?:minutes|hours)|\d+ (?:minutes|hours|mins?|h))"

@@ -25,11 +25,12 @@ from __future__ import annotations
 import re
 
 from . import prose, runtimes
+from .not_memory import EXIT_IS_KILL, MLOCK, not_memory_reason
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
-from .sizes import needs_more_than_has, size_overflow
+from .sizes import needs_more_than_has, process_at_memory_limit, size_overflow
 
-__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "cublas_status", "engine_dead",
-           "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
+__all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "QUESTION_HEDGE",
+           "cublas_status", "engine_dead", "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
            "phase_of_line", "severity_of_line"]
 
 # -- lack of memory ------------------------------------------------------------------------------
@@ -87,7 +88,11 @@ _ALLOC_FAIL = re.compile(
 # device that is full as "cudaMallocManaged failed: an illegal memory access was encountered"): the allocation is
 # what failed, and the string is a sticky error from before it
 # ... also as a title says it ("CUDA malloc fails on newly supported models": round 24's ollama#3711, diagnose20)
-_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b")
+# ... or with the verb first, as faiss's GPU allocator words it ("Failed to cudaMalloc 16000000000 bytes",
+# faiss/gpu/utils/MemorySpace.cpp; "could not cudaMalloc 4000000 bytes!", its older StackDeviceMemory): the call that
+# failed is the device's allocator, the same failure (faiss#648, #108, round 34, session 12, diagnose29)
+_ALLOCATOR_CALL_FAILED = re.compile(r"\b(?:cuda|hip)\w* ?malloc\w*(?:\([^)]*\))? fail(?:s|ed)\b"
+                                    r"|\b(?:failed to|could not|unable to|cannot|can't) (?:cuda|hip)\w*malloc\w*\b")
 # the C library's malloc, not a device allocator's (cudaMalloc, hipMalloc, ggml_…_malloc): "fatal: Out of memory,
 # malloc failed (tried to allocate 1073741824 bytes)" (git's xmalloc) is the computer's RAM
 _C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed|returned null)\b")
@@ -172,7 +177,19 @@ _HOST_ALLOC = re.compile(
     r"|llvm error: out of memory|paging file is too small|(?:os ?error|winerror) 1455\b|页面文件太小"
     # Windows' resource-exhaustion event and its popup ("Windows successfully diagnosed a low virtual memory
     # condition", "Windows - Out of Virtual Memory"): the commit limit (RAM + page file) was reached
-    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory")
+    r"|low virtual memory condition|out of virtual memory|(?:low|running low) on virtual memory"
+    # the JVM's heap, capped by -Xmx inside the machine's RAM ("java.lang.OutOfMemoryError: Java heap space", "GC
+    # overhead limit exceeded"): a Java program's objects live in host memory, never on a card (ocular#10, PathLSTM#20,
+    # mlr#1009: round 35, session 12, diagnose29)
+    r"|java heap space|gc overhead limit exceeded"
+    # R's allocator refusing a vector ("Error: cannot allocate vector of size 401.6 MB", src/main/memory.c,
+    # allocVector): R's objects live in the session's heap in host RAM; also as users misspell it ("can not allocate
+    # vector") (infinityFlow#5, SAM#45, CelliD#7: round 36, session 12, diagnose30)
+    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b")
+# thrust's bad_alloc (XGBoost's and RAPIDS' device vectors) carries the device's error in its message ("std::bad_alloc:
+# cudaErrorMemoryAllocation: out of memory", thrust/system/detail/bad_alloc.h): the exception's type is C++'s, the
+# allocation that failed the card's (xgboost#8484, round 36, session 12, diagnose30)
+_DEVICE_BAD_ALLOC = re.compile(r"bad_alloc\W{1,3}(?:cuda|hip)error\w*")
 # (read only on a line that says "allocation": every line of a serving log that passes the gate reaches _HOST_ALLOC)
 _HOST_ALLOCATION_WORDS = re.compile(
     # Rust's global allocator refusing a request: the standard library's default alloc error hook prints "memory
@@ -209,112 +226,18 @@ _GGML = re.compile(r"ggml|llama_|\bllm_load|load_tensors|\.gguf|gallocr|koboldcp
                    r"|\bblk\.\d+\.|\bsycl\d*\b|level_zero")  # ggml's device names and GGUF tensor names
 _TORCH = re.compile(r"tried to allocate|outofmemoryerror|reserved by pytorch|total capacity")
 
-# llama.cpp's warning that it could not lock the model in RAM (mlock / Windows VirtualLock), whatever words it gives
-# ("failed to mlock … Cannot allocate memory", "not enough memory to mlock"): a lock limit (RLIMIT_MEMLOCK), and the
-# model still loads, unlocked
-_MLOCK = re.compile(r"failed to (?:mlock|virtuallock)\b|\b(?:to|could not|cannot|can't|unable to) (?:mlock|virtuallock)\b")
-
-# -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
-_NOT_MEMORY = (
-    (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
-                r"|found no nvidia driver|devices?\(s\)? is/are busy or unavailable|cudaerrordevicesunavailable"),
-     "notmem-no-cuda-device"),
-    # llamafile / ggml: "CUDA library loaded but no devices detected", "failed to initialize CUDA: (null)"
-    (re.compile(r"no (?:\w+ )?devices? (?:were |was )?(?:detected|found)\b|failed to initiali[sz]e cuda\b"),
-     "notmem-no-cuda-device"),
-    # the model file: cut short, another format, a tensor of the wrong size, or not there (llama.cpp llama_file,
-    # ggml's magic check, transformers' "Error no file named …", Ollama's "unable to load model: <blob>")
-    (re.compile(r"unexpectedly reached end of file|unknown \(magic, version\)|is this really a gg\w* file"
-                r"|(?:invalid|bad|wrong) (?:gguf |file )?magic|not a valid gguf|has wrong size in model file"
-                r"|no such file or directory|\bdoes not exist\b|unable to load model: \S|\berror no file named\b"
-                r"|could not load llama model from path"
-                # transformers (utils/hub.py cached_file): the repo or folder has no such file
-                r"|does not appear to have (?:a )?files? named"), "notmem-bad-model-file"),
-    # a crash by signal or a heap check: SIGSEGV (signal 11, exit 139 = 128 + 11, Windows 0xC0000005), SIGABRT
-    # ("Aborted (core dumped)", IOT instruction, exit 134), glibc's heap checks ("double free or corruption")
-    (re.compile(r"segmentation fault|\bsigsegv\b|\bsignal 11\b|signal \(11\)|exit(?:ed)? (?:with )?(?:code|status)[ :=]*13[49]\b"
-                r"|exception 0xc0000005|access violation|double free|free\(\): invalid|corrupted (?:size|double-linked)"
-                r"|\baborted(?: \(core dumped\))?\s*$|signal: abort|\bsigabrt\b|signal: aborted \(6\)|iot instruction"
-                r"|\bcrash(?:es|ed)? with\b|\bcrashed sigsegv\b"
-                r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
-     "notmem-crash-signal"),
-    (_MLOCK, "notmem-survived-warning"),
-    (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
-    (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
-                r"|unable to load kernel"), "notmem-no-kernel-image"),
-    (re.compile(r"only supports \w+ gpus? or newer"), "notmem-unsupported-gpu-arch"),  # FlashAttention's arch check
-    # the file names a model architecture this loader does not implement ("unknown model architecture: 'phi3'",
-    # ComfyUI-GGUF's "Unexpected architecture type in GGUF file")
-    (re.compile(r"(?:unknown|unexpected|unrecognized|unsupported) (?:model )?architecture\b(?! \w*(?:gpu|cuda))"),
-     "notmem-unsupported-model-arch"),
-    # the driver dropped the GPU (VK_ERROR_DEVICE_LOST, vulkan.hpp vk::DeviceLostError): a reset, not a full memory
-    (re.compile(r"devicelosterror|error_device_lost|\bdevice (?:was )?lost\b"), "notmem-device-lost"),
-    (re.compile(r"driver version is insufficient|cudaerrorinsufficientdriver"), "notmem-driver-insufficient"),
-    (re.compile(r"illegal memory access|cudaerrorillegaladdress|device-side assert|index out of bounds"
-                r"|invalid __global__ (?:read|write)|without access enabled"),  # compute-sanitizer's report
-     "notmem-illegal-memory-access"),
-    # SIGILL: a build for newer CPUs (AVX/AVX2); Windows NTSTATUS 0xC000001D = WinError -1073741795
-    (re.compile(r"illegal instruction|\bsigill\b|0xc000001d|-1073741795"), "notmem-illegal-instruction"),
-    # MTLCommandBufferError other than Insufficient Memory (that one is the memory case)
-    (re.compile(r"command buffer execution failed: (?!insufficient memory)"
-                r"|kiogpucommandbuffercallbackerror(?!outofmemory)"), "notmem-metal-command-buffer"),
-    # ggml's metadata arena, sized by the code: a model/library mismatch, not RAM or VRAM
-    # ... and its scratch pool (chatglm.cpp, older ggml: "not enough space in the scratch memory pool (needed
-    # 1357824000, available 1342177280)"), a fixed size the program chose for its intermediate tensors
-    (re.compile(r"not enough space in the (?:context's |scratch )memory pool"), "notmem-ggml-context-pool"),
-    (re.compile(r"os call failed or operation not supported|operation not supported on this os"
-                r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
-    (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
-                r"|increase kv cache size"),
-     "notmem-kv-slots"),
-    (re.compile(r"(?:runner|process|server) (?:process )?(?:has )?terminated:? (?:with )?exit (?:status|code)"
-                r"|runner terminated\\*\"?\s*error=\\*\"?exit status|crashed without additional information"
-                r"|\(exit code: -?\d+\)"), "notmem-runner-exit-status"),  # LM Studio prints "(Exit code: N)"
-    (re.compile(r"installation failed with exit code|installer (?:failed|exited)|update failed with exit code"
-                r"|terminating context: 0x8"), "notmem-installer-exit-code"),
-    (re.compile(r"cuda setup failed|could not (?:find|load) \S+ (?:\S+ )?(?:cuda binary|native library)"
-                r"|cannot open shared object file|libcudart\S* not found|undefined symbol"
-                # a build that needs a file that is not there (a header, a library): "JIT requires cuda_fp8.h"
-                r"|(?:requires?|missing|cannot find|not found:?)\W{0,3}[\w/.-]*\w\.(?:h|hpp|cuh|so|dll|dylib)\b"),
-     "notmem-binary-mismatch"),
-    # a command line the program's parser refused: Go's flag package ("flag provided but not defined: -ngl"),
-    # Python's argparse ("error: unrecognized arguments: …"), Rust's clap ("error: unexpected argument '--x' found",
-    # "error: invalid value 'True' for '--flag'"), click ("No such option: --x")
-    (re.compile(r"flag provided but not defined|unrecognized arguments?:|unexpected argument '"
-                r"|invalid value '[^']*' for '-|no such option:? -"), "notmem-bad-argument"),
-    # docker compose / the docker CLI naming a service, container, image, network or volume it does not know ("no such
-    # service: inference-text-client", "Error response from daemon: No such container: …"): the compose file or the
-    # command names something that is not defined or not created, a configuration error
-    (re.compile(r"\bno such (?:service|container|image|network|volume)\b"), "notmem-config"),
-    # the listening port is taken (EADDRINUSE, errno 98; Windows WSAEADDRINUSE 10048, whose message Windows prints in
-    # the system's language: "通常只允许每个套接字地址(协议/网络地址/端口)使用一次")
-    (re.compile(r"address already in use|eaddrinuse|only one usage of each socket address|每个套接字地址"),
-     "notmem-port-in-use"),
-    (re.compile(r"connection (?:closed|reset|refused)|connectionreseterror|nccl.*(?:timeout|unhandled system error)"
-                # ncclSystemError's own string (nccl.h ncclGetErrorString): a socket / system call failed
-                r"|system call \(e\.g\. socket, malloc\) or external library call failed|ncclsystemerror"),
-     "notmem-connection"),
-    # a buffer whose size the code fixed in advance (FlashInfer's workspace, a TVM/MLC static region) overflowed
-    (re.compile(r"in alignedallocator|in region that is \d+ ?bytes|attempted to allocate \d+ at offset \d+"),
-     "notmem-fixed-arena"),
-    # ROCm: queues/signals/threads could not be created (hsa.h 0x1008), raised before any model memory is asked for
-    (re.compile(r"hsa_status_error_out_of_resources"), "notmem-rocm-resources"),
-    # Windows NTSTATUS crash codes as an exit code (0xC0000135 DLL not found = 3221225781 = -1073741515…), except
-    # 0xC0000017 STATUS_NO_MEMORY (3221225495 / -1073741801), which is a lack of memory
-    (re.compile(r"exit(?:ed)? with (?:code|status) (?!3221225495\b|-1073741801\b|0xc0000017\b)"
-                r"(?:3221\d{6}\b|-10737\d{5}\b|0xc0000\w{3}\b)"), "notmem-runner-exit-status"),
-    # ggml's CUDA error footer naming a function that is not an allocator: a kernel or sync call failed
-    (re.compile(r"current device: \d+, in function (?!\w*(?:alloc|pool))\w+"), "notmem-other-error"),
-)
-# exit statuses that are a lack of memory after all: SIGKILL (137) and Ollama's "signal: killed"
-_EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")
-
 # -- how the process ended -----------------------------------------------------------------------
 _KILL_KERNEL = re.compile(
     r"killed process \d+|oom[-_ ]kill|oom_reaper|memory cgroup out of memory|oomkilled"
     r"|node running low on memory|out of memory: kill"
     # a container's memory limit (cgroup): "RAM usage exceeded the container limit (8Gi)", "exceeded its memory limit"
-    r"|exceeded (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    r"|exceed(?:ed|ing) (?:the |its )?(?:container(?:'s)? |pod(?:'s)? |cgroup )?memory limit"
+    # ... a cluster manager's: YARN's NodeManager kills a container whose process tree passes its allocation
+    # ("Container killed by YARN for exceeding memory limits. 7.2 GB of 4.2 GB virtual memory used",
+    # ContainersMonitorImpl), Dask's nanny restarts a worker past its budget ("Worker exceeded 95% memory budget.
+    # Restarting", distributed/nanny.py: memory_terminate_fraction 0.95): both act on the host's memory of a
+    # process, as the kernel's killer does (TensorFlowOnSpark#134, #426, jetstream#336, distributed#2130: round 36)
+    r"|exceeded \d+% memory budget"
     r"|exceeded the (?:container|pod|cgroup)(?:'s)? limit"
     # user-space OOM killers that act before the kernel does (earlyoom, systemd-oomd)
     r"|\bearlyoom\b.{0,60}\b(?:sigterm|sigkill|low memory)|systemd-oomd|\boomd\b.{0,40}\bkill")
@@ -379,6 +302,10 @@ _KILL_SIGNAL = re.compile(
     r"|\bkilled\s*$|zsh: killed|\bkilled: 9\b|^\s*(?:\[\d+\]\s+)?\d+\s+killed\s|\]\s+\d+\s+killed\s"
     r"|\s\d+ killed\s+\S|line \d+:\s*\d+\s+killed\b|signal: killed|\bsigkill\b|exit(?:ed)? (?:with )?(?:code|status)[ :=]*137\b"
     r"|\berror code 137\b"
+    # GCC's driver when a compiler pass died of SIGKILL ("c++: fatal error: Killed signal terminated program
+    # cc1plus", gcc.c: "%s signal terminated program %s" with strsignal(SIGKILL)): the kernel ended the compiler,
+    # which a parallel build's memory does (SparseOcc#16, lc0#1395: round 36, session 12, diagnose30)
+    r"|\bkilled signal terminated program\b"
     r"|exitcode\s*:\s*(?:-9|137)\b|\(exit code 137\)|(?:died|exit code|status)\s*[:=(]?\s*-9\b"  # -9: SIGKILL
     # "Killed" as a word wherever it stands: quoted in a sentence or a title ('gets "Killed" during Compiling', 'ends
     # with "Killed" every time'), the kernel's "Killed process" with its pid cut off, next to CJK text
@@ -483,8 +410,11 @@ LINE_VETO = frozenset({"notmem-size-overflow"})
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
                    r"|out of)\b|\bmight (?:be|have)\b|\byou should\b"
                    # the writer's own guess ("Note: my platform is orin 32G, I guess root cause is insufficient memory")
-                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)"
-                   r"|\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")  # "(out of vram?)"
+                   r"|\bi (?:guess|think|suspect|believe|assume|wonder)\b(?!,? so\b)")
+# a lack of memory asked as a question ("(out of vram?)", ColabFold's "Could not predict X. Not Enough GPU memory?
+# RESOURCE_EXHAUSTED: …"): the question is a guess and is removed, but only up to its question mark — what follows
+# is a new sentence, and may be the program's own refusal (ColabFold#186, round 34, session 12, diagnose29)
+QUESTION_HEDGE = re.compile(r"\b(?:out of|not enough|insufficient|low on) (?:\w+ )?(?:memory|vram|ram)\s*\?")
 # a feature that needs a setting the run did not give (llama-server's "tools param requires --jinja flag", a chat
 # template that fails to render): a configuration error, not memory
 _CONFIG = re.compile(r"requires? (?:the )?--[\w-]+(?: flag| option| argument)\b|\bjinja\b|chat[ _]template")
@@ -622,13 +552,6 @@ def cublas_status(low: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _not_memory_reason(low: str) -> str | None:
-    for rx, entry_id in _NOT_MEMORY:
-        if rx.search(low):
-            return entry_id
-    return None
-
-
 def _memory_entry(low: str, runtime: str | None) -> str:
     """The entry for a lack-of-memory line, by the device and allocator it names (then the log's runtime, unless the
     clause that says memory ran out names another runtime: runtimes.runtime_of_oom_clause)."""
@@ -663,7 +586,14 @@ def _host_ran_out(low: str) -> bool:
                 or (("system" in low or "系统" in low or "cpu" in low or "host" in low) and _SYSTEM_OOM.search(low))
                 or ("137" in low and _HOST_KILL_137.search(low) and _HOST_NAMED.search(low) and not _STOPPED.search(low))
                 or ("gb" in low and _MACHINE_OOM.search(low) and not _GPU_NAMED.search(low))
-                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low)))
+                or ("killed" in low and _KILLED_FOR_MEMORY.search(low) and not _GPU_NAMED.search(low))
+                or process_at_memory_limit(low))
+
+
+def _host_allocator_refused(low: str) -> bool:
+    """A host allocator's refusal on the line (not thrust's bad_alloc that carries a device's error)."""
+    return bool((_HOST_ALLOC.search(low) and not ("bad_alloc" in low and _DEVICE_BAD_ALLOC.search(low)))
+                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
@@ -674,8 +604,8 @@ def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
         return "notmem-other-error"
     if _CONFIG.search(low):
         return "notmem-config"
-    reason = _not_memory_reason(low)
-    if reason and not (reason == "notmem-runner-exit-status" and _EXIT_IS_KILL.search(low)):
+    reason = not_memory_reason(low)
+    if reason and not (reason == "notmem-runner-exit-status" and EXIT_IS_KILL.search(low)):
         return reason
     if _BARE_POINTER_ASSERT.search(low):
         return "llamacpp-weights-alloc"
@@ -691,7 +621,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
-    oom = bool(_OOM.search(low)) or bool(_ALLOCATOR_CALL_FAILED.search(low)) or (
+    oom = bool(_OOM.search(low)) or ("malloc" in low and bool(_ALLOCATOR_CALL_FAILED.search(low))) or (
         ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
         ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
@@ -709,7 +639,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "linux-oom-killer"
     if _KILL_OS.search(low) or ("killed by" in low and prose.killed_by_os(low)):
         return "os-killed-for-memory"
-    if _HOST_ALLOC.search(low) or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)):
+    if _host_allocator_refused(low):
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
@@ -718,7 +648,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):
         return "sglang-retraction"
-    if _MLOCK.search(low):
+    if MLOCK.search(low):
         return "notmem-survived-warning"  # whatever its words ("not enough memory to mlock"): the load goes on
     if _KERNEL_LIMIT.search(low):
         return "notmem-kernel-resource-limit"

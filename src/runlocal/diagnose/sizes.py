@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT", "needs_more_than_has", "size_overflow"]
+__all__ = ["UNIT", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
 
 # a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
 # "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
@@ -58,6 +58,24 @@ def needs_more_than_has(low: str) -> bool:
     need = float(m.group(1)) * UNIT.get(m.group(2), 0)
     have = float(m.group(3)) * UNIT.get(m.group(4), 0)
     return need > have > 0
+
+
+# a process's memory stated beside the limit it runs under ("Process memory: 3.70 GB -- Worker memory limit: 4.00 GB",
+# Dask's worker, distributed/worker_memory.py): past 80 % of it Dask's worker pauses (distributed.yaml,
+# worker.memory.pause: 0.80) and at 95 % its nanny ends the worker (terminate: 0.95) — the host's memory of that
+# process has run short (ert#2831, round 36, session 12, diagnose30)
+_PROCESS_VS_LIMIT = re.compile(r"\b(?:process|resident|rss) memory:?\s*" + _SIZE + r".{0,40}?\bmemory limit:?\s*" + _SIZE)
+AT_LIMIT = 0.80
+
+
+def process_at_memory_limit(low: str) -> bool:
+    """Whether the line states a process's memory at 80 % or more of the memory limit it runs under."""
+    m = _PROCESS_VS_LIMIT.search(low) if "memory limit" in low else None
+    if m is None:
+        return False
+    used = float(m.group(1)) * UNIT.get(m.group(2), 0)
+    limit = float(m.group(3)) * UNIT.get(m.group(4), 0)
+    return limit > 0 and used >= AT_LIMIT * limit
 
 
 # a line of the kernel's memory cgroup report ("memory+swap: usage 0kB, limit 9007199254740988kB, failcnt 0",

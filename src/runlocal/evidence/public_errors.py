@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Thirty-four collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Thirty-eight collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -131,11 +131,24 @@ it is tuning data. Round 33 (``round33.jsonl``, 18 texts from 15 repositories, 8
 look-alikes) was collected ahead by diagnose27 (balanced, error families and projects new to the corpus), written
 down before any query was run (``round33_queries.md``), before round 31 joined tuning and before round 32
 was scored, committed before it was scored, and scored once by diagnose28 (61.1 %); diagnose28 moved it out of
-``held_out/`` after collecting round 35: it is tuning data. Round 34 (``held_out/round34.jsonl``, 23 texts from 20
+``held_out/`` after collecting round 35: it is tuning data. Round 34 (``round34.jsonl``, 23 texts from 20
 repositories, 11 memory failures and 12 look-alikes) was collected ahead by diagnose28 (balanced, error families and
-projects new to the corpus), written down before any query was run (``held_out/round34_queries.md``), before round 32
-joined tuning and before round 33 was scored, and committed before it was scored. Round 35 waits in ``next/``, which
-this loader does not read.
+projects new to the corpus), written down before any query was run (``round34_queries.md``), before round 32
+joined tuning and before round 33 was scored, committed before it was scored, and scored once by diagnose28 (69.6 %);
+diagnose29 moved it out of ``held_out/`` after collecting round 36: it is tuning data. Round 35
+(``round35.jsonl``, 21 texts from 21 repositories, 8 memory failures and 13 look-alikes) was collected ahead by
+diagnose28 (error families and projects new to the corpus, weighted toward look-alikes), written down before any query
+was run (``round35_queries.md``), before round 33 joined tuning and before round 34 was scored, committed before it
+was scored, and scored once by diagnose29 (28.6 %); diagnose29 moved it out of ``held_out/`` after collecting round
+37: it is tuning data. Round 36 (``round36.jsonl``, 22 texts from 19 repositories, 15 memory failures and 7
+look-alikes) was collected ahead by diagnose29 (error families and projects new to the corpus), written down before
+any query was run (``round36_queries.md``), before round 34 joined tuning and before round 35 was scored, committed
+before it was scored, and scored once by diagnose30 (40.9 %); diagnose30 moved it out of ``held_out/`` after
+collecting round 38: it is tuning data. Round 37 (``held_out/round37.jsonl``, 22 texts from 21 repositories, 13
+memory failures and 9 look-alikes) was collected ahead by diagnose29 (error families and projects new to the corpus),
+written down before any query was run (``held_out/round37_queries.md``), before round 35 joined tuning and before
+round 36 was scored, committed before it was scored, and scored once by diagnose30 (54.5 %); it stays under
+``held_out/`` until round 39 is collected. Round 38 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
