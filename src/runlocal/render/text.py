@@ -319,7 +319,7 @@ def speed_phrase(plan: Plan) -> str | None:
         parts.append(f"{sp['prefill_tokens_per_s']:,.1f} tokens/s prefill"
                      + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else ""))
     elif sp.get("prefill_not_predicted"):
-        why = sp["prefill_not_predicted"].split(":")[0]           # "not modelled for … on vulkan"
+        why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")
     if not parts:
         return None
