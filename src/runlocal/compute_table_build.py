@@ -7,10 +7,11 @@ What it covers, per catalog model (questions()): `runlocal check` on llama.cpp a
 context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (12 GB), an RTX 4060 (8 GB), an RTX
 4060 Ti 16 GB and an RTX 3090 (24 GB; its searches probe other contexts than a 4090's), without stored measurements
 (benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
-and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); and the page's memory curve on an
-RTX 4090 (check.curve). The simulations' arguments name no GPU, so another card with the same memory mostly plans
-the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in a fresh process
-with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
+and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); the page's memory curve on an
+RTX 4090 (check.curve); and `runlocal compare` of those five cards for the model (its 8,192-token context and its
+assumed RAM plan other contexts than check's). The simulations' arguments name no GPU, so another card with the same
+memory mostly plans the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in
+a fresh process with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
 answer), so a model's file is the same whether it is built alone or with the catalog
 (tests/unit/test_compute_table.py rebuilds one and compares).
 Any other question (another GPU, --ubatch, a quant, a cache type …) simulates as before, and so does every question
@@ -39,7 +40,7 @@ CURVE_GPU = "rtx-4090"
 
 
 def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
-    """("check" | "curve", CheckRequest fields) in the order they are asked."""
+    """("check" | "curve" | "compare", CheckRequest fields) in the order they are asked."""
     from .model import catalog
 
     trained = str(catalog.lookup(alias).max_position_embeddings or 4096)
@@ -53,6 +54,8 @@ def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
     # a machine without a GPU (the simulations do not depend on its RAM; the searches around them may)
     out += [("check", {"model": alias, "runtime": rt, "gpu": "none", "use_measurements": False}) for rt in RUNTIMES]
     out.append(("curve", {"model": alias, "gpu": CURVE_GPU}))
+    # `runlocal compare --model …` over these cards (its default context, its own assumed RAM: compare.compare_devices)
+    out.append(("compare", {"model": alias, "gpu": ",".join(GPUS)}))
     return out
 
 
@@ -60,7 +63,14 @@ def record(alias: str) -> tuple[dict[str, dict[str, list]], int]:
     """Ask ``alias``'s questions in this process with the table off: (model digest → {args key → answer}, the
     questions that failed)."""
     from .check import CheckRequest, check, curve
+    from .compare import compare_devices
     from .runtimes import llamacpp_compute
+
+    def ask(kind: str, fields: dict[str, Any]) -> None:
+        if kind == "compare":
+            compare_devices(fields["gpu"].split(","), model=fields["model"])
+        else:
+            (check if kind == "check" else curve)(CheckRequest(**fields))
 
     compute_table.USE = False
     found: dict[str, dict[str, list]] = {}
@@ -80,7 +90,7 @@ def record(alias: str) -> tuple[dict[str, dict[str, list]], int]:
     try:
         for kind, fields in questions(alias):
             try:
-                (check if kind == "check" else curve)(CheckRequest(**fields))
+                ask(kind, fields)
             except Exception:     # a refused question (InputError) or a planner bug: what it simulated is kept
                 failed += 1
     finally:
