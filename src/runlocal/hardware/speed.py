@@ -374,17 +374,25 @@ def active_matmul_params(model: ModelSpec) -> int:
     return int(sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2))
 
 
+def expert_factor(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
+                  ubatch: int = UBATCH) -> float:
+    """backend_speed.expert_tile_factor for this model on this device: on CUDA an expert's MMQ tiles run whole for the
+    few tokens routed to it (1.0 for a dense model and elsewhere)."""
+    return expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
+                              dev.vendor if dev is not None else None, not is_float_quant(quant),
+                              dev.compute_capability if dev is not None else None)
+
+
 def prefill_matmul_flops(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
                          ubatch: int = UBATCH) -> float:
-    """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile factor
-    (backend_speed.expert_tile_factor: on CUDA an expert's MMQ tiles run whole for the few tokens routed to it)."""
-    factor = expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
-                                dev.vendor if dev is not None else None, not is_float_quant(quant),
-                                dev.compute_capability if dev is not None else None)
-    active = active_matmul_params(model)
-    if factor == 1.0:
-        return 2.0 * active
-    return 2.0 * (active + (factor - 1.0) * routed_expert_params(model))
+    """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile
+    factor (expert_factor)."""
+    return 2.0 * active_matmul_params(model) + _padding_flops(model, expert_factor(model, dev, quant, backend, ubatch))
+
+
+def _padding_flops(model: ModelSpec, factor: float) -> float:
+    """The FLOPs a prompt token's routed experts add beyond their own at ``factor`` (their tiles' padding)."""
+    return 0.0 if factor == 1.0 else 2.0 * (factor - 1.0) * routed_expert_params(model)
 
 
 @per_model
@@ -679,10 +687,12 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     # borrows: llama.cpp's achieved dense rate on the card
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
+    factor = 1.0
     if first_gpu:
         dev = first_gpu.dev
-        # on the GPU an expert matmul costs its padded tiles (prefill_matmul_flops); the CPU's share below does not
-        flops = dense_flops + prefill_matmul_flops(model, dev, quant, kernels, ubatch) - 2 * active_matmul_params(model)
+        # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
+        factor = expert_factor(model, dev, quant, kernels, ubatch)
+        flops = dense_flops + _padding_flops(model, factor)
         repack = repacked_on_host(alloc)
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
             cpu_weights = max(0.0, cpu_weights - repack.bytes)
@@ -701,11 +711,6 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
-    factor = 1.0
-    if first_gpu:
-        factor = expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, kernels,
-                                    first_gpu.dev.vendor if first_gpu.dev else None, not is_float_quant(quant),
-                                    first_gpu.dev.compute_capability if first_gpu.dev else None)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch)
 
