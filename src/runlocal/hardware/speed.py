@@ -567,6 +567,7 @@ class SpeedPlan:
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
     expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
+    peak_share: float = 1.0             # the share of the datasheet peak in ``peak`` (mma_sync_share: Hopper's MMQ)
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
@@ -680,6 +681,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
+    share = 1.0
     host_flops = layer_us = 0.0
     # MMQ's expert tiles are llama.cpp's own (a llama.cpp / Ollama plan only). The rest of the prefill model — the
     # peak at the share llama.cpp's kernels reach, the fitted efficiency and per-layer cost, all fitted together on
@@ -701,6 +703,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
         peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
+        share = mma_sync_share(dev, quant, first_gpu.backend)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
@@ -712,7 +715,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, share)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -745,7 +748,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(dev, p.peak)}" if gpu
+        how = (f"{p.eff:g} × {_peak_words(dev, p.peak, p.peak_share)}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
@@ -777,14 +780,14 @@ def _fit_key_words(gpu: GPUPlace | None) -> str:
     return f" {key}" if key in FIT else ""
 
 
-def _peak_words(dev: Device | None, peak: float | None) -> str:
-    """How the prefill peak reads in --explain: the datasheet figure, or an Apple M3+ chip's cores × fitted rate."""
+def _peak_words(dev: Device | None, peak: float | None, share: float = 1.0) -> str:
+    """How the prefill peak reads in --explain: the datasheet figure (× ``share``, SpeedPlan.peak_share, where
+    llama.cpp's kernels reach only part of it), or an Apple M3+ chip's cores × fitted rate."""
     if dev is not None and dev.fp16_tflops is None and dev.gpu_cores and peak:
         gen = apple_generation(dev)
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
-    share = MMA_SYNC_SHARE.get((dev.compute_capability or "").split(".")[0]) if dev is not None else None
-    if dev is not None and share and dev.int8_tops and peak == dev.int8_tops * share:
+    if dev is not None and share < 1.0 and dev.int8_tops:      # reachable_peak: the int8 datasheet × the share
         return (f"{dev.int8_tops:g} int8 TOPS × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} "
                 f"of the datasheet on Hopper: {MMA_SYNC_SOURCE})")
     return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"
