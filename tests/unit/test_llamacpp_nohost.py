@@ -84,7 +84,7 @@ def test_the_cpus_expert_products_are_counted_apart_from_its_other_weights():
 
     plan = check(CheckRequest(model="qwen3-30b-a3b", gpu="rtx-4090", quant="Q4_0", n_gpu_layers=25, no_host=True,
                               ctx="4096", use_measurements=False))[0]
-    (step,) = [s for s in plan.allocation.steps if s.label == "--no-host"]
-    repacked = step.repacked
+    repacked = plan.allocation.host_repacked
+    assert repacked is not None
     assert repacked.cpu_expert_params == 24 * 3 * 2048 * 768 * 8
     assert repacked.cpu_matmul_params > repacked.cpu_expert_params      # attention's products too

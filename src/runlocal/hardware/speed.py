@@ -649,14 +649,6 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
-def repacked_on_host(alloc):
-    """What a llama.cpp --no-host plan keeps in the CPU's repack buffer, a runtimes/llamacpp_nohost.Repacked (bytes,
-    cpu_matmul_params) that its "--no-host" step carries (NoHostStep; read by name: runtimes/ imports this module);
-    None without --no-host, on a CPU-only run, or when it was not sized."""
-    step = next((st for st in alloc.steps if st.label == "--no-host"), None)
-    return getattr(step, "repacked", None)
-
-
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
     from ..kv import kv_bytes
 
@@ -695,7 +687,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
         factor = expert_factor(model, dev, quant, kernels, ubatch)
         flops = dense_flops + _padding_flops(model, factor)
-        repack = repacked_on_host(alloc)
+        repack = alloc.host_repacked
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
             cpu_weights = max(0.0, cpu_weights - repack.bytes)
             host_flops = min(2.0 * repack.cpu_matmul_params, dense_flops)

@@ -7,12 +7,15 @@ device, the KV capacity, and the formulas that produced them (shown by --explain
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .options import OPTION_OF_FIELD, LlamaCppOptions, MLXOptions, SGLangOptions, TransformersOptions, VLLMOptions
 from .registry import find_engine
+
+if TYPE_CHECKING:
+    from .llamacpp_nohost import Repacked
 
 DeviceKind = Literal["gpu", "cpu", "unified"]
 
@@ -118,6 +121,9 @@ class Allocation:
     # the runtime itself cut what was left unset to make it fit (llama.cpp --fit: layers or experts moved to
     # system memory, a shorter context): it runs, at a cost the plan says; the verdict is then "tight"
     compromise: str | None = None
+    # llama.cpp / Ollama --no-host beside a GPU: the host weights the CPU repacks (kept in CPU_REPACK, their matmuls
+    # on the CPU), which the speed model reads (hardware/speed.py speed_plan); None otherwise or when not sized
+    host_repacked: Repacked | None = None
 
 
 def largest(lo: int, hi: int, ok) -> int | None:

@@ -408,7 +408,8 @@ class LlamaCpp:
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
         steps = [b.backend.step(), *self.explain(model, b, p, sizing, repack)]
-        return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context}
+        return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context,
+                                          "repack": repack}
 
     def n_outputs_max(self, b: Budget) -> int | None:
         """llama-server's cparams.n_outputs_max since PR #23861: tools/server/server-context.cpp
@@ -436,7 +437,8 @@ class LlamaCpp:
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
                 repack: Repacked | None = None) -> list[Step]:
         """The steps that say how each buffer was sized (without the compute ones when ``sizing`` is None);
-        ``repack``: --no-host's weights in CPU_REPACK (llamacpp_nohost.host_repack), which the speed model reads."""
+        ``repack``: --no-host's weights in CPU_REPACK (llamacpp_nohost.host_repack; the plan's
+        Allocation.host_repacked, which the speed model reads)."""
         s, c, fa = b.settings, b.context, b.flash_attn
         steps: list[Step] = []
         if s.parallel == PARALLEL_AUTO:
@@ -531,7 +533,7 @@ class LlamaCpp:
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
-            compromise=compromise,
+            compromise=compromise, host_repacked=info.get("repack"),
             assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}",
                          f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),

@@ -21,14 +21,6 @@ class Repacked:
     cpu_expert_params: float = 0.0      # the routed experts' share of cpu_matmul_params (MUL_MAT_ID)
 
 
-@dataclass(frozen=True)
-class NoHostStep(Step):
-    """The --no-host step, carrying what the speed model reads of it (hardware/speed.py speed_plan): the repacked
-    bytes (they never cross to the GPU) and the weights multiplied on the CPU per prompt token."""
-
-    repacked: Repacked | None = None
-
-
 def host_repack(model: ModelSpec, weights: WeightEstimate, b: Budget) -> Repacked | None:
     """repacked_host_weights of the launch's GGUF (the file itself, or the catalog model's view of its quant, as
     llamacpp_compute.size_compute reads it); None when the quant has no GGUF view."""
@@ -94,6 +86,6 @@ def no_host_step(model: ModelSpec, b: Budget, p: Pools, packed: Repacked | None)
                 "mmap the logged CPU_Mapped range still spans the repacked tensors (clean page cache): host weights "
                 "are counted once")
         value = f"{packed.bytes:,} B in CPU_REPACK"
-    return NoHostStep("--no-host", what, value, "src/llama-model.cpp make_cpu_buft_list (no_host: no GPU host buffer type), "
+    return Step("--no-host", what, value, "src/llama-model.cpp make_cpu_buft_list (no_host: no GPU host buffer type), "
                 "ggml/src/ggml-cpu/repack.cpp ggml_repack_get_optimal_repack_type, ggml-backend.cpp "
-                "ggml_backend_sched_backend_id_from_cur; measurements/llamacpp_nohost", repacked=packed if p.devs else None)
+                "ggml_backend_sched_backend_id_from_cur; measurements/llamacpp_nohost")

@@ -490,7 +490,7 @@ class Ollama:
         return Allocation(
             settings=s_out, devices=alloc.devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
-            steps=tuple(steps) + alloc.steps,
+            steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
                          f"GPU layers by llama-server --fit (margin {FIT_MARGIN // MiB} MiB); first GPU only",
