@@ -171,8 +171,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost).
         chosen_ngl = s.llamacpp.n_gpu_layers
         placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
-        moved = chosen_ngl is not None and placed and (chosen_ngl <= model.n_layers
-                                                       or bool(s.llamacpp.n_cpu_moe and not settings.llamacpp.n_cpu_moe))
+        fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
+        moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
             if moved else s
         margin = getattr(runtime, "fit_margin", 0) if placed and not moved and s.llamacpp.fit else 0
@@ -187,6 +187,13 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
+
+
+def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int) -> bool:
+    """llama.cpp's -ngl rule: -ngl k puts every repeating layer and the output layer on the GPU when k > n_layer
+    (src/llama-model.cpp load_tensors), and no --n-cpu-moe holds experts back on the CPU. make_plan asks it of --fit's
+    choice, render/text.py of the plan's settings."""
+    return n_gpu_layers is not None and n_gpu_layers > model.n_layers and not n_cpu_moe
 
 
 def _weight_steps(model: ModelSpec, w: WeightEstimate) -> tuple[Step, ...]:

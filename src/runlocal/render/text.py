@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..plan import Plan
+from ..plan import Plan, all_layers_on_gpu
 from ..runtimes import engine
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
@@ -70,8 +70,8 @@ READING_SPEED = 5.0    # tokens/s: about 250 words a minute read silently (≈ 1
 def _all_layers_on_gpu(plan: Plan) -> bool:
     """A llama.cpp plan whose -ngl (the user's or --fit's) puts every layer and the output on the GPU, no experts
     held back."""
-    ngl = plan.settings.llamacpp.n_gpu_layers
-    return ngl is not None and ngl > plan.model.n_layers and not plan.settings.llamacpp.n_cpu_moe
+    s = plan.settings.llamacpp
+    return all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
 
 
 def offload_phrase(plan: Plan) -> str | None:
