@@ -3,6 +3,7 @@ rule written before scoring (round_backends_queries.md), and what the tuning par
 
 import re
 
+import pytest
 from asking import check_json
 
 from runlocal.evidence import public_logs, public_scores
@@ -22,6 +23,14 @@ def test_the_held_out_part_is_the_rules_and_at_least_a_fifth():
     # the rule (second source of each backend, in collection order) agrees with what was written at collection
     assert {r["source_url"] for r in ROUND2 if r["held_out"]} == HELD
     assert sum(r["held_out"] for r in ROUND2) * 5 >= len(ROUND2)
+
+
+def test_every_round2_record_says_its_round():
+    # the round, not the presence of another field, is what plans a record with its own backend's rules
+    assert {r["round"] for r in ROUND2} == {2}
+    assert not any("round" in r for r in public_logs.load_llamacpp())
+    with pytest.raises(public_logs.RecordError, match="round must be a whole number"):
+        public_logs.validate({**ROUND2[0], "round": "2"}, "llamacpp")
 
 
 def test_round2_is_not_read_by_accuracy_py():

@@ -62,6 +62,9 @@ def validate(rec: dict, kind: str) -> None:
         raise RecordError("settings/logged must be objects")
     if not rec["logged"]:
         raise RecordError("logged is empty")
+    if not isinstance(rec.get("round", 1), int) or isinstance(rec.get("round"), bool):
+        raise RecordError(f"round must be a whole number (the collection round: 2 for backends_round2.jsonl), "
+                          f"got {rec['round']!r}")
     if not isinstance(rec["excerpt"], str) or not rec["excerpt"].strip():
         raise RecordError("excerpt empty")
     for p, v in _mib_values(rec["logged"]):

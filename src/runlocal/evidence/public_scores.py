@@ -142,9 +142,9 @@ def plan_llamacpp(rec: dict, alias: str):
     targets = [Target(n, "gpu", 80 * GiB) for n in gpu_names(rec)] + [Target("CPU", "cpu", 1 << 40)]
     # every public log predates llama-server's output cap (PR #23861, June 2026): n_ubatch rows of logits
     planner = LlamaCpp(output_cap=False)
-    if rec["backend"] == "sycl" or "planner" in rec:
-        # ggml-sycl's rules, and each round-2 record's own backend (runtimes/backends.py); llamacpp.jsonl keeps the
-        # CUDA rules it was scored with
+    if rec["backend"] == "sycl" or rec.get("round", 1) >= 2:
+        # ggml-sycl's rules, and each round-2 record's own backend (runtimes/backends.py; the record's "round");
+        # llamacpp.jsonl (round 1, no "round" field) keeps the CUDA rules it was scored with
         planner.backend = rec["backend"]
     _, bufs, steps, info = planner.buffers(spec, weights, s, targets)
     # whether the compute buffers come from the ggml-alloc simulation (runtimes/ggml_graph.py) or the fitted phases
