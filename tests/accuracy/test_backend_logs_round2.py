@@ -67,3 +67,15 @@ def test_a_cpu_only_build_of_the_older_input_rule_is_shown_not_scored():
     logged, planned = row["compute_gpu"]
     assert logged == 102.25 and abs(planned - logged - 4.0) < 0.01
     assert "row set" in row["compute_reason"]
+
+
+def test_the_older_input_rule_excuses_only_a_build_of_its_era():
+    # the same b4594 CPU log claimed by a build after the newest one logged with the older rule (b5781), or by a build
+    # the record names only by month (no number to check), is scored: the 4 MiB gap is then a miss, not an era difference
+    rec = next(r for r in ROUND2 if "ggml-2-x86-cpu" in r["source_url"] and r["settings"]["n_ctx"] == 2048)
+    for build in ("build: 7195 (47a268ea5)", "mainline, Dec 2025"):
+        row = public_scores.llamacpp_rows([{**rec, "llama_cpp_build": build}])[0]
+        assert row["compute_reason"] is None, build
+        logged, planned = row["compute_gpu"]
+        assert logged == 102.25 and abs(planned - logged - 4.0) < 0.01
+    assert public_scores.build_number({"llama_cpp_build": "version: 5384 (4696d567)"}) == 5384

@@ -222,16 +222,38 @@ def old_host_compute(rec: dict, spec) -> float | None:
     return (spec.hidden_size * ub * 4 + st["n_ctx"] * ub * 4) / MiB
 
 
+# The newest build whose logged host compute buffer follows the older input rule (old_host_compute): b5781 (ba3ef86c5,
+# llamacpp.jsonl's Vulkan log). The modelled commit (b11312) follows the newer rule; no public log in between dates the
+# change, so a later build, or one a record names only by month, is not taken to follow the older rule.
+OLDER_INPUT_RULE_LAST_BUILD = 5781
+
+
+def build_label(rec: dict) -> str:
+    """The record's llama.cpp build as logged, without a leading "build:" ("4594 (ffd0821c)")."""
+    return re.sub(r"^build:\s*", "", str(rec.get("llama_cpp_build", "?")))
+
+
+def build_number(rec: dict) -> int | None:
+    """The build number a record's version line gives ("build: 4594 (ffd0821c)", "version: 5384 (4696d567)");
+    None where the record dates its build only by month or names none."""
+    m = re.search(r"\b(\d+) \([0-9a-f]{7,}\)", str(rec.get("llama_cpp_build", "")))
+    return int(m.group(1)) if m else None
+
+
 def _old_cpu_only_inputs(rec: dict, spec, pair: tuple[float, float]) -> str | None:
     """Why a CPU-only build's compute buffer is not scored (None: it is). Builds that sized their graph inputs by the
     older rule (old_host_compute: one f32 row set of token embeddings, where the modelled commit's host holds two,
     runtimes/llamacpp_compute.host_compute) reserve one n_embd × n_ubatch × 4 B row set fewer in the one CPU buffer
-    of a CPU-only run; the same logs' GPU siblings (ggml-org/ci, b4657 on Metal) show it in their host buffer."""
+    of a CPU-only run; the same logs' GPU siblings (ggml-org/ci, b4657 on Metal) show it in their host buffer. Only
+    a record whose build number is of that rule's era (OLDER_INPUT_RULE_LAST_BUILD or older) is exempted so."""
+    number = build_number(rec)
+    if number is None or number > OLDER_INPUT_RULE_LAST_BUILD:
+        return None
     st = rec["settings"]
     row = spec.hidden_size * min(st["n_ubatch"], st["n_ctx"]) * 4 / MiB
     if abs(pair[1] - row - pair[0]) > 0.02:
         return None
-    build = re.sub(r"^build:\s*", "", rec.get("llama_cpp_build", "?"))[:40]
+    build = build_label(rec)[:40]
     return (f"build {build} held one f32 row set of token embeddings fewer than the modelled commit "
             f"(n_embd×n_ubatch×4 B = {row:.2f} MiB; the older input rule, as its host buffers show on GPU builds): "
             f"{pair[1] - row:.2f} MiB, as logged")
@@ -248,7 +270,7 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
                "gpus": len(gpu_names(rec)), "alias": None, "note": "", "kv": None, "compute_gpu": None,
                "compute_host": None, "kv_reason": None, "compute_reason": None,
                "host_reason": None, "override": False, "compute_devices": None,
-               "build": re.sub(r"^build:\s*", "", str(rec.get("llama_cpp_build", "?")))}
+               "build": build_label(rec)}
         alias, note = catalog_alias(rec)
         row["alias"], row["note"] = alias, note
         if alias is None:
@@ -296,7 +318,7 @@ def llamacpp_rows(records: list[dict] | None = None) -> list[dict]:
         if row["compute_host"] and not _is_fork(rec) and "total" not in " ".join(cb):
             old_rule = old_host_compute(rec, spec)
             if old_rule is not None and abs(old_rule - row["compute_host"][0]) <= 0.02:
-                build = re.sub(r"^build:\s*", "", rec.get("llama_cpp_build", "?"))[:40]
+                build = build_label(rec)[:40]
                 row["host_reason"] = (f"build {build} sized its graph inputs by an older "
                                       f"rule (n_embd×n_ubatch×4 + n_ctx×n_ubatch×4 B, f32 mask) = {old_rule:.2f} MiB, "
                                       f"as logged")
