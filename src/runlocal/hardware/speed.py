@@ -39,6 +39,13 @@ from typing import TYPE_CHECKING
 from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
+from .nvidia_peak import (
+    MMA_SYNC_SOURCE,
+    clock_share,
+    factor_words,
+    fp16_accumulate_factor,
+    mma_sync_share,
+)
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -80,6 +87,9 @@ ATTN_FACTOR: float = _FITTED["attn_factor"]
 # xiongjiedai_llama3.jsonl) in the same units as the M1/M2 fp16 figures (cores × 128 lanes × 2 FLOP × clock), so the
 # Apple class's prefill efficiencies apply unchanged. Held-out chips are scored apart (measurements/speed/held_out/).
 APPLE_CORE_TFLOPS: dict[str, float] = dict(_FITTED.get("apple_core_tflops", {}))
+# NVIDIA: watts per datasheet INT8 TOPS an architecture (compute capability) needs to hold its boost clock under a
+# dense tensor load, fitted per architecture by benchmarks/speed_accuracy.py (hardware/nvidia_peak.py says why).
+POWER_KNEE_W_PER_TOPS: dict[str, float] = dict(_FITTED.get("power_knee_w_per_tops", {}))
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
@@ -216,37 +226,15 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     return dev.fp16_tflops
 
 
-# The share of the datasheet int8 rate llama.cpp's kernels can reach, per NVIDIA architecture (compute capability
-# major). llama.cpp's CUDA backend multiplies integer-quantized weights with its MMQ kernels (the default on Turing
-# and later since PR #8075, 2024-06: mmq.cu ggml_cuda_should_use_mmq), whose tensor-core products are the warp-level
-# PTX instruction mma.sync on every architecture (ggml-cuda/mma.cuh: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32;
-# no wgmma anywhere in build 0c1e57098). Ampere, Ada and consumer Blackwell have nothing faster: mma.sync is their
-# datasheet rate. Hopper (9.x: H100, H200, GH200, H800, H20) reaches its datasheet tensor rate only with the warpgroup
-# instruction wgmma; instruction microbenchmarks measure mma.sync there at 494 of 757 dense FP16 TFLOPS on an H800
-# PCIe, 65 %, against ~96 % for wgmma (Luo et al., "Dissecting the NVIDIA Hopper Architecture through
-# Microbenchmarking and Multiple Level Analysis", arXiv:2501.12084; as quoted by waynehacking8/blackwell-tensorcore-
-# kernels README @c289bde, whose own H100 SXM run has cuBLAS's wgmma kernel at 762 TFLOPS). The int8 form is taken at
-# the same share (the same instruction class; the paper's int8 figure was not read). A cited constant, not fitted.
-# Not applied: F16/BF16 weights (cuBLAS, which runs wgmma kernels on Hopper), datacenter Blackwell (10.x: tcgen05;
-# no measurement of mma.sync there), other backends and runtimes (vLLM/SGLang kernels are their own).
-MMA_SYNC_SHARE = {"9": 0.65}
-MMA_SYNC_SOURCE = "arXiv:2501.12084"
-
-
-def mma_sync_share(dev: Device | None, quant: str | None, backend: str | None = "cuda") -> float:
-    """The share of ``dev``'s datasheet int8 peak llama.cpp's CUDA MMQ kernels reach (MMA_SYNC_SHARE); 1.0 for float
-    weights, other backends and architectures with no faster tensor instruction."""
-    if dev is None or backend != "cuda" or is_float_quant(quant) or not dev.compute_capability:
-        return 1.0
-    if not device_class(dev).startswith("nvidia"):
-        return 1.0
-    return MMA_SYNC_SHARE.get(dev.compute_capability.split(".")[0], 1.0)
-
-
-def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
-    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture."""
+def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
+    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture, × the
+    FP16-accumulate rate's gain for F16 weights under ggml-cuda (``ggml``: a llama.cpp / Ollama plan), × the share of its
+    boost clock a power-limited card holds (hardware/nvidia_peak.py)."""
     peak = published_peak(dev, quant)
-    return peak * mma_sync_share(dev, quant, backend) if peak else None
+    if not peak:
+        return None
+    f16 = fp16_accumulate_factor(dev, quant, backend) if ggml else 1.0
+    return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * clock_share(dev, POWER_KNEE_W_PER_TOPS)
 
 
 def apple_generation(dev: Device) -> str | None:
@@ -265,11 +253,11 @@ def core_peak(dev: Device, cores: int | None = None) -> float | None:
     return cores * rate if rate and cores else None
 
 
-def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
     """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure at the share llama.cpp's kernels reach
     (reachable_peak), or for Apple M3 and later (no published figure) GPU cores × the generation's measured per-core
     rate; None when neither is known."""
-    return reachable_peak(dev, quant, backend) or core_peak(dev)
+    return reachable_peak(dev, quant, backend, ggml) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -567,6 +555,7 @@ class SpeedPlan:
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
     expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
+    quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
@@ -700,7 +689,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
-        peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
+        peak, eff = (prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else None), prefill_eff(fit, quant)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
@@ -712,7 +701,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, quant)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -745,7 +734,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(dev, p.peak)}" if gpu
+        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
@@ -777,14 +766,22 @@ def _fit_key_words(gpu: GPUPlace | None) -> str:
     return f" {key}" if key in FIT else ""
 
 
-def _peak_words(dev: Device | None, peak: float | None) -> str:
-    """How the prefill peak reads in --explain: the datasheet figure, or an Apple M3+ chip's cores × fitted rate."""
-    if dev is not None and dev.fp16_tflops is None and dev.gpu_cores and peak:
+def _peak_words(p: SpeedPlan) -> str:
+    """How the prefill peak reads in --explain: the datasheet figure and the shares applied to it (Hopper's mma.sync,
+    the F16 path and a power-limited clock: reachable_peak), or an Apple M3+ chip's cores × fitted rate."""
+    gpu = p.first_gpu
+    dev = gpu.dev if gpu else None
+    if dev is None:
+        return f"{p.peak:g} peak"
+    if dev.fp16_tflops is None and dev.gpu_cores and p.peak:
         gen = apple_generation(dev)
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
-    share = MMA_SYNC_SHARE.get((dev.compute_capability or "").split(".")[0]) if dev is not None else None
-    if dev is not None and share and dev.int8_tops and peak == dev.int8_tops * share:
-        return (f"{dev.int8_tops:g} int8 TOPS × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} "
-                f"of the datasheet on Hopper: {MMA_SYNC_SOURCE})")
-    return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"
+    base = published_peak(dev, p.quant)
+    words = f"{base:g} {'int8 TOPS' if base == dev.int8_tops and not is_float_quant(p.quant) else 'fp16 TFLOPS'}"
+    share = mma_sync_share(dev, is_float_quant(p.quant), gpu.backend if gpu else None)
+    if share < 1.0:
+        words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
+                  f"{MMA_SYNC_SOURCE})")
+    return words + "".join(factor_words(dev, p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml),
+                                        POWER_KNEE_W_PER_TOPS))
