@@ -108,10 +108,16 @@ DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
 # llama.cpp / Ollama with mmap (the default) keep host weights in the plain CPU buffer (CPU_Mapped: pageable memory,
 # src/llama-model.cpp "avoid using a host buffer when using mmap"), so the per-batch copy of an offloaded op's weight
 # is a pageable host-to-device copy, staged by the driver, not a pinned one at the link's rate (--no-mmap: CUDA_Host,
-# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16) moved 19.5 / 17.6 / 10.2 GB of experts in
-# 1.95 / 2.09 / 1.13 s beyond the all-GPU time — 10.0, 8.4 and 9.0 GB/s (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b:
-# measurements/llamacpp_cpumoe/cuda_h200.jsonl); the mean, on that one machine. These runs fitted it: no held-out part.
-PAGEABLE_H2D_GBS = 9.1
+# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16), 1.95 / 2.09 / 1.13 s a batch beyond the
+# all-GPU time (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b: measurements/llamacpp_cpumoe/cuda_h200.jsonl). The
+# scheduler copies only the experts the batch routes tokens to (ggml-backend.cpp ggml_backend_sched_compute_splits,
+# "copy only the experts that are used"); those runs' random routers used 67 / 86 / 80 % of them, recomputed from the
+# files (measurements/llamacpp_cpumoe/used_experts.py): 13.0 / 15.1 / 8.1 GB, so 6.7, 7.2 and 7.2 GB/s — the mean, on
+# that one machine (session 12 divided the whole 19.5 / 17.6 / 10.2 GB and had 9.1). The same runs with --no-mmap
+# moved the used bytes at 49.5 / 53.6 GB/s, the link's rate below (PCIe 5.0 x16 × PCIE_EFFICIENCY = 50.4). A plan
+# takes every routed expert as copied: with a trained router a 512-token batch uses them all (1 − (1 − k/E)^512 ≥ 0.98
+# for every catalog MoE); a smaller --ubatch would copy fewer — not modelled.
+PAGEABLE_H2D_GBS = 7.0
 # What a prompt batch leaves on the CPU with a GPU present: the matmuls on weights in the CPU's repack buffer
 # (llama-server --no-host: src/llama-model.cpp make_cpu_buft_list puts a host weight the CPU repacks in CPU_REPACK, which
 # is not a host buffer, so ggml-backend.cpp ggml_backend_sched_backend_id_from_cur never offloads its op; runtimes/
