@@ -42,7 +42,12 @@ def test_ngl_half_prompt_speed_with_the_hopper_gpu_term(files):
             now = json.loads(out.output)["speed"]["prefill_tokens_per_s"] / measured(model, mode) - 1
             before = next(p for p in COMMITTED if (p["model"], p["mode"]) == (model, mode))["prefill_tokens_per_s"] \
                 / measured(model, mode) - 1
-            # closer than the committed plan (+30..83 %), still too fast: what is left is the host weights' copies and
-            # the CPU layers' round trips (measurements/llamacpp_cpumoe/README.md), not modelled
+            if mode == "ngl_half":
+                # mmap'd dense layers copied at PAGEABLE_H2D_GBS = 7.0 GB/s (session 13: the MoE runs' used experts
+                # only, used_experts.py) — these dense runs were not fitted and land within 5 % (+2.6 / −2.2 %)
+                assert abs(now) < 0.05, (model, mode, now, before)
+                continue
+            # pinned: closer than the committed plan (+30..83 %), still too fast: what is left is the CPU layers'
+            # round trips (measurements/llamacpp_cpumoe/README.md), not modelled
             assert 0.1 < now < before, (model, mode, now, before)
             assert now < 0.45, (model, mode, now)

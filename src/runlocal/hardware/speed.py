@@ -39,6 +39,13 @@ from typing import TYPE_CHECKING
 from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
+from .nvidia_peak import (
+    MMA_SYNC_SOURCE,
+    clock_share,
+    factor_words,
+    fp16_accumulate_factor,
+    mma_sync_share,
+)
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -80,6 +87,9 @@ ATTN_FACTOR: float = _FITTED["attn_factor"]
 # xiongjiedai_llama3.jsonl) in the same units as the M1/M2 fp16 figures (cores × 128 lanes × 2 FLOP × clock), so the
 # Apple class's prefill efficiencies apply unchanged. Held-out chips are scored apart (measurements/speed/held_out/).
 APPLE_CORE_TFLOPS: dict[str, float] = dict(_FITTED.get("apple_core_tflops", {}))
+# NVIDIA: watts per datasheet INT8 TOPS an architecture (compute capability) needs to hold its boost clock under a
+# dense tensor load, fitted per architecture by benchmarks/speed_accuracy.py (hardware/nvidia_peak.py says why).
+POWER_KNEE_W_PER_TOPS: dict[str, float] = dict(_FITTED.get("power_knee_w_per_tops", {}))
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
@@ -98,10 +108,16 @@ DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
 # llama.cpp / Ollama with mmap (the default) keep host weights in the plain CPU buffer (CPU_Mapped: pageable memory,
 # src/llama-model.cpp "avoid using a host buffer when using mmap"), so the per-batch copy of an offloaded op's weight
 # is a pageable host-to-device copy, staged by the driver, not a pinned one at the link's rate (--no-mmap: CUDA_Host,
-# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16) moved 19.5 / 17.6 / 10.2 GB of experts in
-# 1.95 / 2.09 / 1.13 s beyond the all-GPU time — 10.0, 8.4 and 9.0 GB/s (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b:
-# measurements/llamacpp_cpumoe/cuda_h200.jsonl); the mean, on that one machine. These runs fitted it: no held-out part.
-PAGEABLE_H2D_GBS = 9.1
+# pinned). Measured: --cpu-moe prefill (pp512) on an H200 (PCIe 5.0 x16), 1.95 / 2.09 / 1.13 s a batch beyond the
+# all-GPU time (Qwen3.6-35B-A3B, Qwen3-30B-A3B, gpt-oss-20b: measurements/llamacpp_cpumoe/cuda_h200.jsonl). The
+# scheduler copies only the experts the batch routes tokens to (ggml-backend.cpp ggml_backend_sched_compute_splits,
+# "copy only the experts that are used"); those runs' random routers used 67 / 86 / 80 % of them, recomputed from the
+# files (measurements/llamacpp_cpumoe/used_experts.py): 13.0 / 15.1 / 8.1 GB, so 6.7, 7.2 and 7.2 GB/s — the mean, on
+# that one machine (session 12 divided the whole 19.5 / 17.6 / 10.2 GB and had 9.1). The same runs with --no-mmap
+# moved the used bytes at 49.5 / 53.6 GB/s, the link's rate below (PCIe 5.0 x16 × PCIE_EFFICIENCY = 50.4). A plan
+# takes every routed expert as copied: with a trained router a 512-token batch uses them all (1 − (1 − k/E)^512 ≥ 0.98
+# for every catalog MoE); a smaller --ubatch would copy fewer — not modelled.
+PAGEABLE_H2D_GBS = 7.0
 # What a prompt batch leaves on the CPU with a GPU present: the matmuls on weights in the CPU's repack buffer
 # (llama-server --no-host: src/llama-model.cpp make_cpu_buft_list puts a host weight the CPU repacks in CPU_REPACK, which
 # is not a host buffer, so ggml-backend.cpp ggml_backend_sched_backend_id_from_cur never offloads its op; runtimes/
@@ -216,37 +232,15 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     return dev.fp16_tflops
 
 
-# The share of the datasheet int8 rate llama.cpp's kernels can reach, per NVIDIA architecture (compute capability
-# major). llama.cpp's CUDA backend multiplies integer-quantized weights with its MMQ kernels (the default on Turing
-# and later since PR #8075, 2024-06: mmq.cu ggml_cuda_should_use_mmq), whose tensor-core products are the warp-level
-# PTX instruction mma.sync on every architecture (ggml-cuda/mma.cuh: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32;
-# no wgmma anywhere in build 0c1e57098). Ampere, Ada and consumer Blackwell have nothing faster: mma.sync is their
-# datasheet rate. Hopper (9.x: H100, H200, GH200, H800, H20) reaches its datasheet tensor rate only with the warpgroup
-# instruction wgmma; instruction microbenchmarks measure mma.sync there at 494 of 757 dense FP16 TFLOPS on an H800
-# PCIe, 65 %, against ~96 % for wgmma (Luo et al., "Dissecting the NVIDIA Hopper Architecture through
-# Microbenchmarking and Multiple Level Analysis", arXiv:2501.12084; as quoted by waynehacking8/blackwell-tensorcore-
-# kernels README @c289bde, whose own H100 SXM run has cuBLAS's wgmma kernel at 762 TFLOPS). The int8 form is taken at
-# the same share (the same instruction class; the paper's int8 figure was not read). A cited constant, not fitted.
-# Not applied: F16/BF16 weights (cuBLAS, which runs wgmma kernels on Hopper), datacenter Blackwell (10.x: tcgen05;
-# no measurement of mma.sync there), other backends and runtimes (vLLM/SGLang kernels are their own).
-MMA_SYNC_SHARE = {"9": 0.65}
-MMA_SYNC_SOURCE = "arXiv:2501.12084"
-
-
-def mma_sync_share(dev: Device | None, quant: str | None, backend: str | None = "cuda") -> float:
-    """The share of ``dev``'s datasheet int8 peak llama.cpp's CUDA MMQ kernels reach (MMA_SYNC_SHARE); 1.0 for float
-    weights, other backends and architectures with no faster tensor instruction."""
-    if dev is None or backend != "cuda" or is_float_quant(quant) or not dev.compute_capability:
-        return 1.0
-    if not device_class(dev).startswith("nvidia"):
-        return 1.0
-    return MMA_SYNC_SHARE.get(dev.compute_capability.split(".")[0], 1.0)
-
-
-def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
-    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture."""
+def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
+    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture, × the
+    FP16-accumulate rate's gain for F16 weights under ggml-cuda (``ggml``: a llama.cpp / Ollama plan), × the share of its
+    boost clock a power-limited card holds (hardware/nvidia_peak.py)."""
     peak = published_peak(dev, quant)
-    return peak * mma_sync_share(dev, quant, backend) if peak else None
+    if not peak:
+        return None
+    f16 = fp16_accumulate_factor(dev, quant, backend) if ggml else 1.0
+    return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * clock_share(dev, POWER_KNEE_W_PER_TOPS)
 
 
 def apple_generation(dev: Device) -> str | None:
@@ -265,11 +259,11 @@ def core_peak(dev: Device, cores: int | None = None) -> float | None:
     return cores * rate if rate and cores else None
 
 
-def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda") -> float | None:
+def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
     """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure at the share llama.cpp's kernels reach
     (reachable_peak), or for Apple M3 and later (no published figure) GPU cores × the generation's measured per-core
     rate; None when neither is known."""
-    return reachable_peak(dev, quant, backend) or core_peak(dev)
+    return reachable_peak(dev, quant, backend, ggml) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -568,6 +562,7 @@ class SpeedPlan:
     expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
     peak_share: float = 1.0             # the share of the datasheet peak in ``peak`` (mma_sync_share: Hopper's MMQ)
+    quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
@@ -694,8 +689,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
-        peak, eff = (prefill_peak(dev, quant, first_gpu.backend) if dev else None), prefill_eff(fit, quant)
-        share = mma_sync_share(dev, quant, first_gpu.backend)
+        peak, eff = (prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else None), prefill_eff(fit, quant)
+        share = mma_sync_share(dev, is_float_quant(quant), first_gpu.backend)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
@@ -707,7 +702,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, share)
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, share,
+                     quant)
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -740,7 +736,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(dev, p.peak, p.peak_share)}" if gpu
+        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
@@ -772,14 +768,22 @@ def _fit_key_words(gpu: GPUPlace | None) -> str:
     return f" {key}" if key in FIT else ""
 
 
-def _peak_words(dev: Device | None, peak: float | None, share: float = 1.0) -> str:
-    """How the prefill peak reads in --explain: the datasheet figure (× ``share``, SpeedPlan.peak_share, where
-    llama.cpp's kernels reach only part of it), or an Apple M3+ chip's cores × fitted rate."""
-    if dev is not None and dev.fp16_tflops is None and dev.gpu_cores and peak:
+def _peak_words(p: SpeedPlan) -> str:
+    """How the prefill peak reads in --explain: the datasheet figure and the shares applied to it (Hopper's mma.sync,
+    the F16 path and a power-limited clock: reachable_peak), or an Apple M3+ chip's cores × fitted rate."""
+    gpu = p.first_gpu
+    dev = gpu.dev if gpu else None
+    if dev is None:
+        return f"{p.peak:g} peak"
+    if dev.fp16_tflops is None and dev.gpu_cores and p.peak:
         gen = apple_generation(dev)
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
-    if dev is not None and share < 1.0 and dev.int8_tops:      # reachable_peak: the int8 datasheet × the share
-        return (f"{dev.int8_tops:g} int8 TOPS × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} "
-                f"of the datasheet on Hopper: {MMA_SYNC_SOURCE})")
-    return f"{peak:g} {'fp16 TFLOPS' if dev is not None and peak == dev.fp16_tflops else 'int8 TOPS'}"
+    base = published_peak(dev, p.quant)
+    words = f"{base:g} {'int8 TOPS' if base == dev.int8_tops and not is_float_quant(p.quant) else 'fp16 TFLOPS'}"
+    share = p.peak_share
+    if share < 1.0:
+        words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
+                  f"{MMA_SYNC_SOURCE})")
+    return words + "".join(factor_words(dev, p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml),
+                                        POWER_KNEE_W_PER_TOPS))

@@ -1,0 +1,109 @@
+"""Corrections to an NVIDIA card's datasheet tensor peak that prefill is measured against (hardware/speed.py): the
+F16 path, a power-limited clock, and (below) Hopper's mma.sync share, moved here from hardware/speed.py.
+
+**F16 weights under llama.cpp's CUDA backend run at the FP16-accumulate rate.** ggml-cuda multiplies an F16 weight
+(and, in builds before MMQ became the default for large batches — PR #8075, 2024-06 — every quantized weight after
+dequantizing it to F16) with cublasGemmEx at compute type CUBLAS_COMPUTE_16F, F16 in and F16 out
+(ggml-cuda.cu ggml_cuda_op_mul_mat_cublas; only CDNA and RDNA4 take CUBLAS_COMPUTE_32F). The catalog's fp16 figure is
+the FP32-accumulate rate (data/devices.json "tensor_figures"), which GeForce cards run at half their FP16-accumulate
+rate and workstation/datacenter parts at the full rate (NVIDIA's Turing, GA102 and Ada whitepapers list both: RTX 4090
+165.2 TFLOPS with FP32 accumulate, 330.3 with FP16 accumulate). The FP16-accumulate dense rate is half the dense INT8
+rate on every tensor-core generation since Turing (same whitepapers; A100 312/624, H100 756/1513, L40S 362/733), so it
+is taken as max(fp16, int8 / 2) — no list of GeForce names needed: a card whose int8 figure is 4× its fp16 one is a
+half-rate part. llama.cpp's own thread shows the difference: CUBLAS_COMPUTE_32F was faster on an A6000 and a V100 and
+slower on an RTX 3090 (PR #3816, 2023-10). BF16 and F32 weights take CUBLAS_COMPUTE_32F (the catalog figure).
+
+**Power-limited clocks.** A datasheet peak is SMs × boost clock × the per-SM rate. Under a dense tensor load a card
+holds its boost clock only if its board power allows it; workstation and datacenter parts put many SMs behind a low
+power limit (RTX 6000 Ada: 142 SMs, 300 W; RTX 4090: 128 SMs, 450 W), so their clock falls. Below the knee the
+power-capped card sits at the bottom of its voltage/frequency curve, where power is close to proportional to the clock,
+so the sustained share of the peak is min(1, (board power / peak int8 TOPS) / knee), the knee being the watts per
+datasheet TOPS an architecture needs to hold its boost clock: one constant per architecture (compute capability),
+fitted on the seen prefill records of that architecture's cards of unlike power per TOPS
+(evidence/speed_fit.py fit_power_knees; none where the records cannot pin it: a single card, HBM parts). The shape is
+the one a public llama-bench power sweep shows (an RTX PRO 6000 Blackwell Workstation, build 233d773d0: pp512 of a 7B
+Q4_0 16,634 / 16,496 / 16,060 / 15,225 / 14,119 / 12,802 tokens/s at 600 / 500 / 450 / 400 / 350 / 300 W — flat above a
+knee, falling below it — while tg128 stayed at 279 down to 400 W: decode is memory-bound and is not corrected); that
+file's repository is not named by the corpus index, so it is evidence for the shape only, not a fitted figure.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # pragma: no cover
+    from .catalog import Device
+
+F16_NAMES = {"F16", "FP16", "FLOAT16"}
+
+
+def _nvidia(dev: Device) -> bool:
+    return (dev.vendor or "").lower() == "nvidia"
+
+
+# The share of the datasheet int8 rate llama.cpp's kernels can reach, per NVIDIA architecture (compute capability
+# major). llama.cpp's CUDA backend multiplies integer-quantized weights with its MMQ kernels (the default on Turing
+# and later since PR #8075, 2024-06: mmq.cu ggml_cuda_should_use_mmq), whose tensor-core products are the warp-level
+# PTX instruction mma.sync on every architecture (ggml-cuda/mma.cuh: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32;
+# no wgmma anywhere in build 0c1e57098). Ampere, Ada and consumer Blackwell have nothing faster: mma.sync is their
+# datasheet rate. Hopper (9.x: H100, H200, GH200, H800, H20) reaches its datasheet tensor rate only with the warpgroup
+# instruction wgmma; instruction microbenchmarks measure mma.sync there at 494 of 757 dense FP16 TFLOPS on an H800
+# PCIe, 65 %, against ~96 % for wgmma (Luo et al., "Dissecting the NVIDIA Hopper Architecture through
+# Microbenchmarking and Multiple Level Analysis", arXiv:2501.12084; as quoted by waynehacking8/blackwell-tensorcore-
+# kernels README @c289bde, whose own H100 SXM run has cuBLAS's wgmma kernel at 762 TFLOPS). The int8 form is taken at
+# the same share (the same instruction class; the paper's int8 figure was not read). A cited constant, not fitted.
+# Not applied: F16/BF16 weights (cuBLAS, which runs wgmma kernels on Hopper), datacenter Blackwell (10.x: tcgen05;
+# no measurement of mma.sync there), other backends and runtimes (vLLM/SGLang kernels are their own).
+MMA_SYNC_SHARE = {"9": 0.65}
+MMA_SYNC_SOURCE = "arXiv:2501.12084"
+
+
+def mma_sync_share(dev: Device | None, float_weights: bool, backend: str | None = "cuda") -> float:
+    """The share of ``dev``'s datasheet int8 peak llama.cpp's CUDA MMQ kernels reach (MMA_SYNC_SHARE); 1.0 for float
+    weights, other backends and architectures with no faster tensor instruction."""
+    if dev is None or backend != "cuda" or float_weights or not dev.compute_capability or not _nvidia(dev):
+        return 1.0
+    return MMA_SYNC_SHARE.get(dev.compute_capability.split(".")[0], 1.0)
+
+
+def fp16_accumulate_factor(dev: Device, quant: str | None, backend: str | None) -> float:
+    """How many times the catalog's fp16 figure llama.cpp's cuBLAS F16 path can reach: int8 / (2 × fp16) on an NVIDIA
+    card under the CUDA backend with F16 weights (2.0 on GeForce, 1.0 on workstation/datacenter parts), else 1.0."""
+    if backend != "cuda" or (quant or "").upper() not in F16_NAMES or not _nvidia(dev):
+        return 1.0
+    if not dev.fp16_tflops or not dev.int8_tops:
+        return 1.0
+    ratio = dev.int8_tops / 2 / dev.fp16_tflops
+    return ratio if ratio > 1.1 else 1.0      # full-rate parts: their figures' rounding, not a second rate
+
+
+def watts_per_tops(dev: Device) -> float | None:
+    """Board power per datasheet dense INT8 TOPS (the INT8 rate is not halved on GeForce, so it compares SKUs)."""
+    if not _nvidia(dev) or not dev.tdp_w or not dev.int8_tops:
+        return None
+    return dev.tdp_w / dev.int8_tops
+
+
+def clock_share(dev: Device, knees: dict[str, float]) -> float:
+    """The share of its boost clock ``dev`` holds under a dense tensor load: min(1, W per TOPS / its architecture's
+    knee); 1.0 where no knee is fitted for its compute capability or the catalog lacks its power or INT8 figure."""
+    knee = knees.get(dev.compute_capability or "")
+    ratio = watts_per_tops(dev)
+    if not knee or ratio is None:
+        return 1.0
+    return min(1.0, ratio / knee)
+
+
+def factor_words(dev: Device, quant: str | None, backend: str | None, ggml: bool, knees: dict[str, float]) -> list[str]:
+    """The --explain words of the two corrections that apply to ``dev`` (fp16_accumulate_factor, clock_share)."""
+    words = []
+    f16 = fp16_accumulate_factor(dev, quant, backend) if ggml else 1.0
+    if f16 > 1.0:
+        words.append(f" × {f16:.3g} (F16 weights: cuBLAS accumulates in FP16, which this card runs at {f16:.3g}× its "
+                     "FP32-accumulate figure)")
+    share = clock_share(dev, knees)
+    if share < 1.0:
+        words.append(f" × {share:.2f} (power-limited clock: {dev.tdp_w:g} W for {dev.int8_tops:g} int8 TOPS, below the "
+                     f"{knees[dev.compute_capability or '']:g} W per TOPS this architecture needs at its boost clock, "
+                     "fitted)")
+    return words
