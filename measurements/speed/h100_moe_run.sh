@@ -12,9 +12,10 @@ T0=$(date +%s)
 OUTD=${OUT:-/tmp/out}
 S=${S:-measurements/speed}
 MOE_MODELS=${MOE_MODELS:-"qwen3-30b-a3b gpt-oss-20b deepseek-v2-lite"}
-CONFIGS="128:128 512:128 512:512 2048:2048"
+CONFIGS=${CONFIGS:-"128:128 512:128 512:512 2048:2048"}
 GZ=${GZ:-/tmp/gguf}              # the zero-weight GGUFs (written if missing: sparse, no disk)
 GS=${GS:-/tmp/gguf_spread}       # the spread-routing copies (each deleted after its run)
+# CONFIGS="P:U ..." other configurations; OLD_METHOD=1 also measures each file as run 1 did (h100_bench.py's default).
 # CPU dry run with tiny GGUFs already in $GZ: LCB=<dir with bin/ -> the pip wheel's llama_cpp/lib> EXTRA="--cpu --threads 2"
 mkdir -p "$OUTD"
 exec > >(tee -a "$OUTD/run.log") 2>&1
@@ -48,6 +49,14 @@ for m in $MOE_MODELS; do
   MK=--make bench $GZ zero moe_ubatch_zero.jsonl $m $CONFIGS
   python3 $S/make_spread_gguf.py $GZ/$m.q4_0.gguf $GS/$m.q4_0.gguf || continue
   MK= bench $GS spread moe_ubatch_spread.jsonl $m $CONFIGS
+  if [ -n "$OLD_METHOD" ]; then   # run 1's method on both files: pp512 after a warm-up, then 256 single-token decodes per rep
+    for d in "$GZ zero" "$GS spread"; do set -- $d
+      LD_PRELOAD=$LIBSTDCXX LLAMA_CPP_LIB_PATH=$B/bin timeout ${BENCH_TIMEOUT:-120} python3 -X faulthandler \
+        $S/h100_bench.py --llama-cpp-pkg .llamacpp-src/llama_cpp --gguf-dir $1 --quiet-log $EXTRA --weights-data $2 \
+        --models $m --out "$OUTD/moe_oldmethod.jsonl"
+      echo "old method $m $2 rc=$?"
+    done
+  fi
   rm -f $GS/$m.q4_0.gguf
   echo "ELAPSED $(( $(date +%s) - T0 ))"
 done

@@ -19,7 +19,8 @@ import subprocess
 import sys
 
 MODELS = ["qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite", "llama-3.1-8b"]
-CONFIGS = [(128, 128), (512, 128), (512, 512), (2048, 2048)]   # (prompt = n_batch, n_ubatch)
+CONFIGS = [(128, 128), (512, 128), (512, 512), (2048, 2048)]   # (prompt = n_batch, n_ubatch): run 3
+CONFIGS_RUN4 = [(256, 256), (1024, 1024), (2048, 512)]           # added before run 4 (the same held-out rule)
 QUANT, GPU, BACKEND = "Q4_0", "h100", "cuda"
 
 
@@ -49,7 +50,7 @@ def rule_prefill(model_name: str, prompt: int, ubatch: int) -> tuple[float, floa
 
 def main() -> int:
     for m in MODELS:
-        for prompt, ub in CONFIGS:
+        for prompt, ub in CONFIGS + CONFIGS_RUN4:
             rule, factor = rule_prefill(m, prompt, ub)
             cli = cli_prefill(m, prompt, ub) if prompt >= 512 else None
             if prompt == 512:
