@@ -31,15 +31,17 @@ def cli_prefill(model: str, batch: int, ubatch: int) -> float:
     return float(json.loads(out.stdout)["speed"]["prefill_tokens_per_s"])
 
 
-def rule_prefill(model_name: str, prompt: int, ubatch: int) -> tuple[float, float]:
-    """(tokens/s, expert tile factor) of speed_plan's all-GPU prefill formula at this prompt and micro-batch."""
+def rule_prefill(model_name: str, prompt: int, ubatch: int, factor: float | None = None) -> tuple[float, float]:
+    """(tokens/s, expert tile factor) of speed_plan's all-GPU prefill formula at this prompt and micro-batch; ``factor``
+    replaces the tile factor (1.0: the formula without the tiles' padding, h100_moe_compare.py)."""
     from runlocal.hardware import speed as sp
     from runlocal.hardware.catalog import find_device
     from runlocal.model.resolve import resolve_model
     model, dev = resolve_model(model_name), find_device(GPU)
     klass = sp.device_class(dev)
     fit = sp.constants(klass, BACKEND, sp.backend_variant(dev, BACKEND))
-    factor = sp.expert_factor(model, dev, QUANT, BACKEND, min(prompt, ubatch))
+    if factor is None:
+        factor = sp.expert_factor(model, dev, QUANT, BACKEND, min(prompt, ubatch))
     flops = (2 * sp.active_matmul_params(model) + sp.ATTN_FACTOR * sp.attention_flops_per_token(model, prompt / 2)
              + sp._padding_flops(model, factor))
     tps = sp.prefill_speed(flops_per_token=flops, peak_tflops=sp.prefill_peak(dev, QUANT, BACKEND),
