@@ -45,6 +45,15 @@ def router_inputs(reader, ids: np.ndarray) -> tuple[np.ndarray, float]:
 
 def routed_counts(path: str, prompt: int, ubatch: int) -> dict:
     """Per MoE layer and micro-batch, tokens per expert; plus the model's shape."""
+    r = router_topk(path, prompt)
+    r["layers"] = [{"layer": il, "counts": [np.bincount(top[s:s + ubatch].ravel(), minlength=r["n_experts"]).tolist()
+                                            for s in range(0, prompt, ubatch)]}
+                   for il, top in r.pop("topk").items()]
+    return r
+
+
+def router_topk(path: str, prompt: int) -> dict:
+    """The experts each prompt token is routed to, per MoE layer ({layer: (prompt, n_used) array}), and the shape."""
     from gguf import GGUFReader
     reader = GGUFReader(path)
     arch = bytes(reader.fields["general.architecture"].parts[-1]).decode()
@@ -56,7 +65,7 @@ def routed_counts(path: str, prompt: int, ubatch: int) -> dict:
     x = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
     by_name = {t.name: t for t in reader.tensors}
     layers = sorted(int(m.group(1)) for n in by_name if (m := re.match(r"blk\.(\d+)\.ffn_gate_inp\.weight$", n)))
-    out = []
+    out = {}
     for il in layers:
         norm = by_name.get(f"blk.{il}.ffn_norm.weight") or by_name[f"blk.{il}.post_attention_norm.weight"]
         w = np.asarray(by_name[f"blk.{il}.ffn_gate_inp.weight"].data, dtype=np.float64)   # (n_experts, n_embd)
@@ -66,11 +75,8 @@ def routed_counts(path: str, prompt: int, ubatch: int) -> dict:
             logits = logits + np.asarray(bias.data, dtype=np.float64)
         if not logits.any():
             raise SystemExit(f"{path}: layer {il}'s router logits are all zero (a zero file): routing is by ties")
-        top = np.argpartition(-logits, n_used - 1, axis=1)[:, :n_used]
-        per_batch = [np.bincount(top[s:s + ubatch].ravel(), minlength=n_experts).tolist()
-                     for s in range(0, prompt, ubatch)]
-        out.append({"layer": il, "counts": per_batch})
-    return {"arch": arch, "n_vocab": n_vocab, "n_experts": n_experts, "n_used": n_used, "layers": out}
+        out[il] = np.argpartition(-logits, n_used - 1, axis=1)[:, :n_used]
+    return {"arch": arch, "n_vocab": n_vocab, "n_experts": n_experts, "n_used": n_used, "topk": out}
 
 
 def tile_factor(counts: list[int], width: int) -> float:
