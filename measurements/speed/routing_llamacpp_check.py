@@ -4,10 +4,13 @@ llama-cpp-python wheel) and read, with the scheduler's eval callback, every laye
 experts llama.cpp's build_moe_ffn selected per token, llama-graph.cpp); compare with the experts routing_counts.py
 computes in numpy from the file's bytes.
 
-Meant for tiny GGUFs of the real architectures (the same graph as the full models, small widths) — a CPU run of the
-full files would need their weights in RAM. Prints, per file, the share of tokens whose expert set agrees, per layer.
+On the CPU it is meant for tiny GGUFs of the real architectures (the same graph as the full models, small widths) — a
+CPU run of the full files would need their weights in RAM; with --gpu (every layer on the GPU, the libraries of
+LLAMA_CPP_LIB_PATH) it reads the full files' routing as CUDA computes it, each tensor copied back with
+ggml_backend_tensor_get. Prints, per file, the share of tokens whose expert set agrees, per layer.
 
 Usage: PYTHONPATH=src python measurements/speed/routing_llamacpp_check.py FILE.gguf ... [--prompt 512 --ubatch 128]
+       [--gpu --llama-cpp-pkg .llamacpp-src/llama_cpp]
 """
 from __future__ import annotations
 
@@ -31,9 +34,27 @@ class GgmlTensor(ctypes.Structure):
                 ("view_offs", ctypes.c_size_t), ("data", ctypes.c_void_p), ("name", ctypes.c_char * 64)]
 
 
-def llamacpp_topk(path: str, prompt: int, ubatch: int, n_used: int) -> dict[int, np.ndarray]:
-    """{layer: (prompt, n_used) experts} as llama.cpp selected them (CPU, all micro-batches of the prompt)."""
-    import llama_cpp as L
+def _ggml_base(L) -> ctypes.CDLL:
+    """libggml-base of the loaded llama.cpp (LLAMA_CPP_LIB_PATH, else the package's lib/), for ggml_backend_tensor_get."""
+    import os
+    lib_dir = Path(os.environ.get("LLAMA_CPP_LIB_PATH") or Path(L.__file__).parent / "lib")
+    base = ctypes.CDLL(str(lib_dir / "libggml-base.so"))
+    base.ggml_backend_tensor_get.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t]
+    base.ggml_backend_tensor_get.restype = None
+    return base
+
+
+def llamacpp_topk(path: str, prompt: int, ubatch: int, n_used: int, gpu: bool = False,
+                  pkg: str | None = None) -> dict[int, np.ndarray]:
+    """{layer: (prompt, n_used) experts} as llama.cpp selected them (all micro-batches of the prompt), on the CPU or,
+    with ``gpu``, with every layer on the GPU."""
+    if pkg:
+        sys.path.insert(0, str(HERE.parent / "llamacpp"))
+        from measure import import_llama  # measurements/llamacpp/measure.py: the sdist package
+        L = import_llama(pkg)
+    else:
+        import llama_cpp as L
+    base = _ggml_base(L)
     seen: dict[int, list[np.ndarray]] = {}
 
     def on_tensor(t_ptr, ask, _ud):
@@ -43,15 +64,16 @@ def llamacpp_topk(path: str, prompt: int, ubatch: int, n_used: int) -> dict[int,
             return bool(m)
         if m and t.data and t.ne[1] > 0:
             k, n = t.ne[0], t.ne[1]
-            rows = [np.ctypeslib.as_array(ctypes.cast(t.data + j * t.nb[1], ctypes.POINTER(ctypes.c_int32)), (k,))
-                    .copy() for j in range(n)]
-            seen.setdefault(int(m.group(1)), []).append(np.stack(rows))
+            rows = np.empty((n, k), dtype=np.int32)
+            for j in range(n):       # a view (the top k of argsort's rows): one row at a time, from any backend
+                base.ggml_backend_tensor_get(t_ptr, rows[j].ctypes.data, j * t.nb[1], k * 4)
+            seen.setdefault(int(m.group(1)), []).append(rows)
         return True
 
     cb = L.ggml_backend_sched_eval_callback(on_tensor)
     L.llama_backend_init()
     mp = L.llama_model_default_params()
-    mp.n_gpu_layers = 0
+    mp.n_gpu_layers = 999 if gpu else 0
     model = L.llama_model_load_from_file(path.encode(), mp)
     if not model:
         raise SystemExit(f"{path}: llama.cpp could not load it")
@@ -75,13 +97,15 @@ def main(argv=None) -> int:
     ap.add_argument("gguf", nargs="+")
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--ubatch", type=int, default=128)
+    ap.add_argument("--gpu", action="store_true", help="every layer on the GPU (LLAMA_CPP_LIB_PATH's libraries)")
+    ap.add_argument("--llama-cpp-pkg", default=None, help="bare llama_cpp package dir (sdist); default: installed")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from routing_counts import router_topk
     worst = 1.0
     for path in a.gguf:
         ours = router_topk(path, a.prompt)
-        theirs = llamacpp_topk(path, a.prompt, a.ubatch, ours["n_used"])
+        theirs = llamacpp_topk(path, a.prompt, a.ubatch, ours["n_used"], a.gpu, a.llama_cpp_pkg)
         shares = []
         for il, top in ours["topk"].items():
             got = theirs.get(il)
@@ -98,7 +122,8 @@ def main(argv=None) -> int:
             shares.append(float(same))
         worst = min(worst, min(shares))
         print(f"{Path(path).name}: {len(shares)} MoE layers, {a.prompt} tokens at ubatch {a.ubatch}: expert sets equal "
-              f"for {min(shares):.2%}-{max(shares):.2%} of tokens per layer (numpy from the file vs llama.cpp)")
+              f"for {min(shares):.2%}-{max(shares):.2%} of tokens per layer (numpy from the file vs llama.cpp"
+              f"{' on the GPU' if a.gpu else ''})", flush=True)
     return 0 if worst > 0.99 else 1
 
 
