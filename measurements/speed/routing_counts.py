@@ -15,6 +15,10 @@ of ``ubatch`` tokens. Per layer and micro-batch, the tile factor is J·Σ_e ceil
 width for the micro-batch: hardware/backend_speed.py mmq_tile_width), i.e. the MMQ column tiles the experts run over
 the tiles the same tokens would fill; the expectation is runlocal's expert_tile_factor (t binomial, uniform routing).
 
+--ftz-softmax: select as CUDA did in run 5 for the softmax-gated architectures (qwen3moe, deepseek2): on float32
+probabilities whose values under 2**-126 are flushed to zero, ties (at zero) to the lowest expert index. With these
+files' router scale (logits of standard deviation ~45) the k-th probability of a few % of tokens underflows on the GPU.
+
 Usage: PYTHONPATH=src python measurements/speed/routing_counts.py FILE.gguf [--configs 128:128 512:128 512:512 2048:2048]
 """
 from __future__ import annotations
@@ -43,16 +47,16 @@ def router_inputs(reader, ids: np.ndarray) -> tuple[np.ndarray, float]:
     return dequantize(rows, emb.tensor_type).astype(np.float64), eps
 
 
-def routed_counts(path: str, prompt: int, ubatch: int) -> dict:
+def routed_counts(path: str, prompt: int, ubatch: int, ftz_softmax: bool = False) -> dict:
     """Per MoE layer and micro-batch, tokens per expert; plus the model's shape."""
-    r = router_topk(path, prompt)
+    r = router_topk(path, prompt, ftz_softmax)
     r["layers"] = [{"layer": il, "counts": [np.bincount(top[s:s + ubatch].ravel(), minlength=r["n_experts"]).tolist()
                                             for s in range(0, prompt, ubatch)]}
                    for il, top in r.pop("topk").items()]
     return r
 
 
-def router_topk(path: str, prompt: int) -> dict:
+def router_topk(path: str, prompt: int, ftz_softmax: bool = False) -> dict:
     """The experts each prompt token is routed to, per MoE layer ({layer: (prompt, n_used) array}), and the shape."""
     from gguf import GGUFReader
     reader = GGUFReader(path)
@@ -75,7 +79,12 @@ def router_topk(path: str, prompt: int) -> dict:
             logits = logits + np.asarray(bias.data, dtype=np.float64)
         if not logits.any():
             raise SystemExit(f"{path}: layer {il}'s router logits are all zero (a zero file): routing is by ties")
-        out[il] = np.argpartition(-logits, n_used - 1, axis=1)[:, :n_used]
+        if ftz_softmax and arch in ("qwen3moe", "deepseek2"):
+            probs = np.exp((logits - logits.max(axis=1, keepdims=True)).astype(np.float32))
+            probs[probs < np.finfo(np.float32).tiny] = 0.0          # flush to zero: no subnormals
+            out[il] = np.argsort(-probs, axis=1, kind="stable")[:, :n_used]
+        else:
+            out[il] = np.argpartition(-logits, n_used - 1, axis=1)[:, :n_used]
     return {"arch": arch, "n_vocab": n_vocab, "n_experts": n_experts, "n_used": n_used, "topk": out}
 
 
@@ -83,9 +92,9 @@ def tile_factor(counts: list[int], width: int) -> float:
     return width * sum(math.ceil(t / width) for t in counts) / sum(counts)
 
 
-def summarize(path: str, prompt: int, ubatch: int) -> dict:
+def summarize(path: str, prompt: int, ubatch: int, ftz_softmax: bool = False) -> dict:
     from runlocal.hardware.backend_speed import expert_tile_factor, mmq_tile_width
-    r = routed_counts(path, prompt, ubatch)
+    r = routed_counts(path, prompt, ubatch, ftz_softmax)
     width = mmq_tile_width(ubatch)
     factors = [tile_factor(c, width) for lay in r["layers"] for c in lay["counts"]]
     active = [sum(1 for t in c if t) for lay in r["layers"] for c in lay["counts"]]
@@ -108,11 +117,12 @@ def main(argv=None) -> int:
     ap.add_argument("--configs", nargs="*", default=["128:128", "512:128", "512:512", "2048:2048"],
                     help="PROMPT:UBATCH pairs (the bench's configurations)")
     ap.add_argument("--json", action="store_true", help="one JSON object per file and configuration")
+    ap.add_argument("--ftz-softmax", action="store_true", help="select as run 5's GPU did (see the docstring)")
     a = ap.parse_args(argv)
     for path in a.gguf:
         for cfg in a.configs:
             prompt, ubatch = (int(v) for v in cfg.split(":"))
-            s = summarize(path, prompt, ubatch)
+            s = summarize(path, prompt, ubatch, a.ftz_softmax)
             if a.json:
                 print(json.dumps(s))
             else:
