@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     t0 = time.time()
 
-    from measure import import_llama  # measurements/llamacpp/measure.py
+    from measure import import_llama  # type: ignore[import-not-found]  # measurements/llamacpp/measure.py
     L = import_llama(a.llama_cpp_pkg)
 
     if a.quiet_log:

@@ -54,7 +54,7 @@ def old_method() -> None:
 
 def main() -> int:
     sys.path.insert(0, str(HERE))
-    from moe_predictions import rule_prefill
+    from moe_predictions import rule_prefill  # type: ignore[import-not-found]
     preds = {(r["model"], r["n_batch"], r["n_ubatch"]): r
              for r in map(json.loads, (H / "moe_ubatch_predictions.jsonl").read_text().splitlines())}
     tiles = {(r["file"].split(".")[0], r["prompt"], r["ubatch"]): r["tile_factor_real_mean"]

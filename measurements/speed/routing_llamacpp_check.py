@@ -50,7 +50,7 @@ def llamacpp_topk(path: str, prompt: int, ubatch: int, n_used: int, gpu: bool = 
     with ``gpu``, with every layer on the GPU."""
     if pkg:
         sys.path.insert(0, str(HERE.parent / "llamacpp"))
-        from measure import import_llama  # measurements/llamacpp/measure.py: the sdist package
+        from measure import import_llama  # type: ignore[import-not-found]  # measurements/llamacpp/measure.py: the sdist package
         L = import_llama(pkg)
     else:
         import llama_cpp as L
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     ap.add_argument("--llama-cpp-pkg", default=None, help="bare llama_cpp package dir (sdist); default: installed")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
-    from routing_counts import router_topk
+    from routing_counts import router_topk  # type: ignore[import-not-found]
     worst = 1.0
     for path in a.gguf:
         ours = router_topk(path, a.prompt)
