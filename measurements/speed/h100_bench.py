@@ -29,6 +29,10 @@ Usage (the GPU run: see measurements/speed/README-h100.md):
     python3 measurements/speed/h100_bench.py --llama-cpp-pkg .llamacpp-src/llama_cpp \\
       --gguf-dir /tmp/gguf --out measurements/speed/h100_llamacpp_own.jsonl
   # CPU smoke test with the pip wheel:  --cpu --models qwen3-4b --pp 32 --tg 4 --reps 1
+
+--pp-configs P:U ... (the MoE micro-batch run, h100/moe_ubatch_*.jsonl) measures, per model load, a P-token prompt
+with n_batch = P and n_ubatch = U for each pair, one context each (warm-up batch, then --reps timed batches), instead
+of the single --pp configuration; with --tg 0 no decode is timed.
 """
 from __future__ import annotations
 
@@ -80,13 +84,16 @@ def main(argv=None) -> int:
     ap.add_argument("--make", action="store_true", help="write missing GGUFs with make_zero_gguf.py")
     ap.add_argument("--deadline", type=float, default=0, help="skip models started after this many seconds")
     ap.add_argument("--device", default="h100-sxm", help="runlocal catalog id of the GPU (record field)")
-    ap.add_argument("--weights-data", default="zero", choices=("zero", "random"),
-                    help="what the GGUFs' data is (record field): zero (make_zero_gguf.py) or random (make_random_gguf.py)")
+    ap.add_argument("--weights-data", default="zero", choices=("zero", "random", "spread"),
+                    help="what the GGUFs' data is (record field): zero (make_zero_gguf.py), random (make_random_gguf.py) "
+                         "or spread (make_spread_gguf.py: random embeddings and signed random routers)")
+    ap.add_argument("--pp-configs", nargs="*", default=None, metavar="P:U",
+                    help="prompt-only configurations: a P-token prompt at n_batch P, n_ubatch U (see the docstring)")
     ap.add_argument("--quiet-log", action="store_true", help="silence llama.cpp's log")
     a = ap.parse_args(argv)
     t0 = time.time()
 
-    from measure import import_llama  # measurements/llamacpp/measure.py
+    from measure import import_llama  # type: ignore[import-not-found]  # measurements/llamacpp/measure.py
     L = import_llama(a.llama_cpp_pkg)
 
     if a.quiet_log:
@@ -136,6 +143,18 @@ def main(argv=None) -> int:
         size_b = int(L.llama_model_size(model))
         n_params = int(L.llama_model_n_params(model))
         n_vocab = L.llama_vocab_n_tokens(L.llama_model_get_vocab(model))
+
+        if a.pp_configs:
+            info = {"model": mkey, "arch": meta.get("arch"), "desc": desc, "size_b": size_b, "n_params": n_params,
+                    "file_bytes": meta.get("file_bytes"), "load_s": load_s, "gpu": gpu, "cpu_model": cpu_model,
+                    "sysinfo": sysinfo}
+            recs = prompt_configs(L, model, n_vocab, a, info)
+            L.llama_model_free(model)
+            with open(out, "a") as fo:
+                for r in recs:
+                    fo.write(json.dumps(r) + "\n")
+            n_ok += bool(recs)
+            continue
 
         cp = L.llama_context_default_params()
         cp.n_ctx = a.n_ctx
@@ -239,6 +258,57 @@ def main(argv=None) -> int:
         print("gpu after:", nvidia_smi("name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw"), flush=True)
     print(f"done: {n_ok}/{len(a.models)} models in {time.time() - t0:.0f}s -> {out}", flush=True)
     return 0 if n_ok else 1
+
+
+def prompt_configs(L, model, n_vocab: int, a, info: dict) -> list[dict]:
+    """--pp-configs: for each P:U, a context with n_batch P and n_ubatch U, one warm-up batch of the P-token prompt,
+    then a.reps timed batches from an empty cache; one record per configuration (the same fields as main's)."""
+    recs = []
+    for cfg in a.pp_configs:
+        n_prompt, n_ub = (int(v) for v in cfg.split(":"))
+        cp = L.llama_context_default_params()
+        cp.n_ctx, cp.n_batch, cp.n_ubatch, cp.n_seq_max = a.n_ctx, n_prompt, n_ub, 1
+        cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        if a.threads:
+            cp.n_threads = cp.n_threads_batch = a.threads
+        ctx = L.llama_init_from_model(model, cp)
+        if not ctx:
+            print(f"CONTEXT FAILED {info['model']} {cfg}", flush=True)
+            continue
+        mem = L.llama_get_memory(ctx)
+        prompt = (L.llama_token * n_prompt)(*[(i * 7919 + 1) % n_vocab for i in range(n_prompt)])
+        times = []
+        try:
+            for _rep in range(a.reps + 1):                # the first is the warm-up
+                L.llama_memory_clear(mem, True)
+                t = time.perf_counter()
+                rc = L.llama_decode(ctx, L.llama_batch_get_one(prompt, n_prompt))
+                L.llama_synchronize(ctx)
+                if rc != 0:
+                    raise RuntimeError(f"llama_decode returned {rc}")
+                times.append(time.perf_counter() - t)
+        except RuntimeError as e:
+            print(f"DECODE FAILED {info['model']} {cfg}: {e}", flush=True)
+            L.llama_free(ctx)
+            continue
+        n_ctx = L.llama_n_ctx(ctx)
+        L.llama_free(ctx)
+        tps = [n_prompt / s for s in times[1:]]
+        recs.append({
+            "device": "cpu" if a.cpu else a.device, "n_devices": 1, "backend": "cpu" if a.cpu else "cuda",
+            "runtime": "llama.cpp", "model": info["model"], "quant": "Q4_0", "test": f"pp{n_prompt}",
+            "tokens_per_s": round(statistics.median(tps), 2), "runs_tokens_per_s": [round(x, 2) for x in tps],
+            "depth": 0, "model_gib": round(info["size_b"] / 2**30, 3), "weights_data": a.weights_data,
+            "source_url": SOURCE, "source": SOURCE, "reproduce": REPRODUCE, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "arch": info["arch"], "model_desc": info["desc"], "model_size_bytes": info["size_b"],
+            "gguf_file_bytes": info["file_bytes"], "n_params": info["n_params"], "n_ctx": n_ctx,
+            "n_batch": n_prompt, "n_ubatch": n_ub, "flash_attn": True, "type_k": "f16", "type_v": "f16",
+            "n_gpu_layers": 0 if a.cpu else 999, "gpu": info["gpu"], "cpu_model": info["cpu_model"],
+            "llama_cpp_commit": COMMIT, "system_info": info["sysinfo"], "reps": a.reps,
+            "model_load_s": round(info["load_s"], 2), "warmup_batch_s": round(times[0], 4)})
+        print(f"RESULT {info['model']:16s} {a.weights_data:6s} pp{n_prompt:<5d} ub{n_ub:<5d} "
+              f"{recs[-1]['tokens_per_s']:9.1f} t/s  runs {[round(x) for x in tps]}", flush=True)
+    return recs
 
 
 _LOG_CB = None

@@ -4,9 +4,11 @@ with random bytes, to check that zero weights run at the speed of real ones.
 
 Every data byte is drawn uniformly from 0x00..0x3B, so any float read from the data is finite and
 small: an fp16 (Q4_0 / Q8_0 / Q6_K block scale) has |x| < 1, an f32 (norms) |x| < 2**-8, an E8M0
-(MXFP4) scale < 2**-67.  Activations stay finite, and an MoE router gets varied logits, so a batch's
-tokens are spread over the experts as with a real model (with all-zero weights they all go to the
-same top-k experts).  A 64 MiB random block is repeated to fill the file (fast to write).
+(MXFP4) scale < 2**-67.  Activations stay finite and an MoE router gets varied logits, but every router
+weight is positive (and half of every Q4_0 block's values negative), so the routing is not that of a
+real model: its speed (+3 % against zero where a spreading router runs -41 %) says it stayed
+concentrated (README-h100.md, runs 3-5; make_spread_gguf.py spreads it).
+A 64 MiB random block is repeated to fill the file (fast to write).
 
 Usage: python make_random_gguf.py SRC.gguf DST.gguf
 """
