@@ -11,7 +11,9 @@
 T0=$(date +%s)
 OUTD=${OUT:-/tmp/out}
 S=${S:-measurements/speed}
-MOE_MODELS=${MOE_MODELS:-"qwen3-30b-a3b gpt-oss-20b deepseek-v2-lite"}
+MOE_MODELS=${MOE_MODELS-"qwen3-30b-a3b gpt-oss-20b deepseek-v2-lite"}
+# DENSE_MODELS: the dense (zero-weight) models measured first at CONFIGS (run 6: the dense micro-batch dependence)
+DENSE_MODELS=${DENSE_MODELS:-llama-3.1-8b}
 CONFIGS=${CONFIGS:-"128:128 512:128 512:512 2048:2048"}
 GZ=${GZ:-/tmp/gguf}              # the zero-weight GGUFs (written if missing: sparse, no disk)
 GS=${GS:-/tmp/gguf_spread}       # the spread-routing copies (each deleted after its run)
@@ -44,7 +46,7 @@ bench() {  # bench GGUF_DIR WEIGHTS_DATA OUTFILE MODEL CONFIGS...
     --weights-data $data --models $m --pp-configs "$@" --tg 0 --reps 5 --out "$OUTD/$out"
   echo "bench $m $data rc=$?"
 }
-MK=--make bench $GZ zero moe_ubatch_zero.jsonl llama-3.1-8b $CONFIGS
+for m in $DENSE_MODELS; do MK=--make bench $GZ zero moe_ubatch_zero.jsonl $m $CONFIGS; done
 for m in $MOE_MODELS; do
   MK=--make bench $GZ zero moe_ubatch_zero.jsonl $m $CONFIGS
   python3 $S/make_spread_gguf.py $GZ/$m.q4_0.gguf $GS/$m.q4_0.gguf || continue
