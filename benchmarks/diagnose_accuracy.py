@@ -1,13 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 37, collected ahead: error families and projects new to the corpus
-(CUDA.jl / CuArrays, MXNet's pooled storage, NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's
-circuit breakers; and 9 look-alikes: "Too many open files", nvcc's "Unsupported gpu architecture",
-"CUBLAS_STATUS_NOT_SUPPORTED"; held_out/round37_queries.md), collected before round 35's misses were tuned on and
-before round 36 was scored, committed before it was scored, and scored once (by diagnose30, after round 36's misses
-were tuned on: FIRST_RUNS);
-rounds 1-36 are tuning data, see
+measurements/public_errors/held_out/: round 38, collected ahead: error families and projects new to the corpus
+(Go's runtime, .NET's OutOfMemoryException, PHP's memory_limit, MATLAB's arrays; and 14 look-alikes: glibc's version
+errors, a JavaScript call-stack limit, a full disk, a disk quota; held_out/round38_queries.md), collected before
+round 36's misses were tuned on and before round 37 was scored, committed before it is scored, and to be scored once;
+rounds 1-37 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -175,7 +173,7 @@ FIRST_RUNS = (
     ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
     # round 37: error families and projects new to the corpus, balanced (CUDA.jl / CuArrays, MXNet's pooled storage,
     # NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's circuit breakers; "Too many open files",
-    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; held_out/round37_queries.md),
+    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; round37_queries.md),
     # collected ahead by diagnose29 before round 35's misses were tuned on and before round 36 was scored; 13 memory
     # failures, 9 look-alikes; scored once by diagnose30 after round 36's misses were tuned on
     ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
