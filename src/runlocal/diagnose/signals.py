@@ -185,7 +185,19 @@ _HOST_ALLOC = re.compile(
     # R's allocator refusing a vector ("Error: cannot allocate vector of size 401.6 MB", src/main/memory.c,
     # allocVector): R's objects live in the session's heap in host RAM; also as users misspell it ("can not allocate
     # vector") (infinityFlow#5, SAM#45, CelliD#7: round 36, session 12, diagnose30)
-    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b")
+    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b"
+    # a JavaScript engine's heap: V8 ends the process when its heap cannot grow ("FATAL ERROR: CALL_AND_RETRY_LAST
+    # Allocation failed - JavaScript heap out of memory", "Reached heap limit Allocation failed - …", v8/src/heap,
+    # node::OOMErrorHandler): a script's objects and ArrayBuffers live in the engine's heap in host RAM, as the JVM's do
+    # (nsfwjs#886: round 37, session 13, diagnose31)
+    r"|\bjavascript heap out of memory\b|\breached heap limit\b"
+    # a memory circuit breaker refusing a request before the heap it guards runs out (Elasticsearch / OpenSearch:
+    # "CircuitBreakingException: [parent] Data too large, data for [<transport_request>] would be [32207069102/29.9gb],
+    # which is larger than the limit of [32194822144/29.9gb]", ChildMemoryCircuitBreaker / HierarchyCircuitBreakerService:
+    # each breaker's limit is a share of the JVM heap, inside host RAM) (elasticsearch#36987, #23258, helm-charts#356:
+    # round 37, session 13, diagnose31). Not a request refused for its size alone (HTTP 413, Kafka's
+    # RecordTooLargeException) nor an open circuit breaker of a resilience library: those name no memory
+    r"|circuit_?breaking_?exception\W.{0,80}?\bdata too large\b")
 # thrust's bad_alloc (XGBoost's and RAPIDS' device vectors) carries the device's error in its message ("std::bad_alloc:
 # cudaErrorMemoryAllocation: out of memory", thrust/system/detail/bad_alloc.h): the exception's type is C++'s, the
 # allocation that failed the card's (xgboost#8484, round 36, session 12, diagnose30)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
+__all__ = ["UNIT", "device_memory_full", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
 
 # a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
 # "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
@@ -76,6 +76,30 @@ def process_at_memory_limit(low: str) -> bool:
     used = float(m.group(1)) * UNIT.get(m.group(2), 0)
     limit = float(m.group(3)) * UNIT.get(m.group(4), 0)
     return limit > 0 and used >= AT_LIMIT * limit
+
+
+# a card's memory use stated as a share of its capacity, as a percentage and/or as used of total ("Effective GPU memory
+# usage: 99.55% (11.688 GiB/11.741 GiB)", CUDA.jl's memory status, src/memory.jl): at 98 % or more nothing is left to
+# give, so a failed allocation the program said it would retry after freeing memory was not survived (CUDA.jl#2197:
+# round 37, session 13, diagnose31). Not a KV cache's or a pool's usage ("GPU KV cache usage: 99.8%", vLLM's
+# scheduler): a pool sized at start-up is meant to fill
+_DEVICE_USAGE = re.compile(r"\b(?:gpu|device|cuda|vram|video)\b(?:(?!cache|pool|kv)[\w ]){0,12}?memory usage:?\s*"
+                           r"(?:([\d.]+)\s*%)?\s*(?:\(\s*" + _SIZE + r"\s*/\s*" + _SIZE + r"\s*\))?")
+DEVICE_FULL = 0.98
+
+
+def device_memory_full(low: str) -> bool:
+    """Whether the line states a card's memory use at 98 % or more of its capacity (a percentage or used / total)."""
+    m = _DEVICE_USAGE.search(low) if "memory usage" in low else None
+    if m is None:
+        return False
+    if m.group(1) is not None:
+        return float(m.group(1)) >= 100 * DEVICE_FULL
+    if m.group(2) is None:
+        return False
+    used = float(m.group(2)) * UNIT.get(m.group(3), 0)
+    total = float(m.group(4)) * UNIT.get(m.group(5), 0)
+    return total > 0 and used >= DEVICE_FULL * total
 
 
 # a line of the kernel's memory cgroup report ("memory+swap: usage 0kB, limit 9007199254740988kB, failcnt 0",
