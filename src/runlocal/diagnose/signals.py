@@ -185,12 +185,15 @@ _HOST_ALLOC = re.compile(
     # R's allocator refusing a vector ("Error: cannot allocate vector of size 401.6 MB", src/main/memory.c,
     # allocVector): R's objects live in the session's heap in host RAM; also as users misspell it ("can not allocate
     # vector") (infinityFlow#5, SAM#45, CelliD#7: round 36, session 12, diagnose30)
-    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b"
+    r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b")
+# (read only on a line that says "heap" or "too large", like _HOST_ALLOCATION_WORDS below: kept out of _HOST_ALLOC,
+# which every gated line of a serving log reaches)
+_HEAP_GUARDED = re.compile(
     # a JavaScript engine's heap: V8 ends the process when its heap cannot grow ("FATAL ERROR: CALL_AND_RETRY_LAST
     # Allocation failed - JavaScript heap out of memory", "Reached heap limit Allocation failed - …", v8/src/heap,
     # node::OOMErrorHandler): a script's objects and ArrayBuffers live in the engine's heap in host RAM, as the JVM's do
     # (nsfwjs#886: round 37, session 13, diagnose31)
-    r"|\bjavascript heap out of memory\b|\breached heap limit\b"
+    r"\bjavascript heap out of memory\b|\breached heap limit\b"
     # a memory circuit breaker refusing a request before the heap it guards runs out (Elasticsearch / OpenSearch:
     # "CircuitBreakingException: [parent] Data too large, data for [<transport_request>] would be [32207069102/29.9gb],
     # which is larger than the limit of [32194822144/29.9gb]", ChildMemoryCircuitBreaker / HierarchyCircuitBreakerService:
@@ -605,7 +608,8 @@ def _host_ran_out(low: str) -> bool:
 def _host_allocator_refused(low: str) -> bool:
     """A host allocator's refusal on the line (not thrust's bad_alloc that carries a device's error)."""
     return bool((_HOST_ALLOC.search(low) and not ("bad_alloc" in low and _DEVICE_BAD_ALLOC.search(low)))
-                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)))
+                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low))
+                or (("heap" in low or "too large" in low) and _HEAP_GUARDED.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
