@@ -4,7 +4,8 @@ Prints accuracy on the tuning part and on the held-out part separately (held out
 measurements/public_errors/held_out/: round 38, collected ahead: error families and projects new to the corpus
 (Go's runtime, .NET's OutOfMemoryException, PHP's memory_limit, MATLAB's arrays; and 14 look-alikes: glibc's version
 errors, a JavaScript call-stack limit, a full disk, a disk quota; held_out/round38_queries.md), collected before
-round 36's misses were tuned on and before round 37 was scored, committed before it is scored, and to be scored once;
+round 36's misses were tuned on and before round 37 was scored, committed before it was scored, and scored once (by
+diagnose31, after round 37's misses were tuned on: FIRST_RUNS);
 rounds 1-37 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -177,6 +178,12 @@ FIRST_RUNS = (
     # collected ahead by diagnose29 before round 35's misses were tuned on and before round 36 was scored; 13 memory
     # failures, 9 look-alikes; scored once by diagnose30 after round 36's misses were tuned on
     ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
+    # round 38: error families and projects new to the corpus (Go's runtime, .NET's OutOfMemoryException, PHP's
+    # memory_limit, MATLAB's arrays, Android's Java heap; glibc's version errors, a JavaScript call-stack limit, a full
+    # disk and a disk quota as look-alikes; held_out/round38_queries.md), collected ahead by diagnose30 before round 36
+    # joined tuning and before round 37 was scored; 10 memory failures, 14 look-alikes; scored once by diagnose31 after
+    # round 37's misses were tuned on
+    ("round 38 (new families)", "2026-11-26", 24, 15, 18, 0, 14, "1754/1812"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -190,7 +197,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
-                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13)}
+                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
+                    "round 38 (new families)": (6, 10)}
 
 
 def print_first_runs() -> None:

@@ -151,8 +151,8 @@ round 36 was scored, committed before it was scored, and scored once by diagnose
 out of ``held_out/`` after collecting round 39: it is tuning data. Round 38 (``held_out/round38.jsonl``, 24 texts
 from 24 repositories, 10 memory failures and 14 look-alikes) was collected ahead by diagnose30 (error families and
 projects new to the corpus), written down before any query was run (``held_out/round38_queries.md``), before round
-36 joined tuning and before round 37 was scored, committed before it is scored, and to be scored once; it stays
-under ``held_out/`` until round 40 is collected. Round 39 waits in ``next/``, which this loader does not read.
+36 joined tuning and before round 37 was scored, committed before it was scored, and scored once by diagnose31
+(62.5 %); it stays under ``held_out/`` until round 40 is collected. Round 39 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
