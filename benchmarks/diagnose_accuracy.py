@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 38, collected ahead: error families and projects new to the corpus
-(Go's runtime, .NET's OutOfMemoryException, PHP's memory_limit, MATLAB's arrays; and 14 look-alikes: glibc's version
-errors, a JavaScript call-stack limit, a full disk, a disk quota; held_out/round38_queries.md), collected before
-round 36's misses were tuned on and before round 37 was scored, committed before it was scored, and scored once (by
-diagnose31, after round 37's misses were tuned on: FIRST_RUNS);
-rounds 1-37 are tuning data, see
+measurements/public_errors/held_out/: round 39, collected ahead from the issue's LLM runtimes and their wrappers
+(MLX's Metal refusals, TensorRT-LLM's backend, Ollama's compute buffers, TGI's warmup; and 12 look-alikes: unknown
+architectures, SIGILL, "no kernel image", bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch;
+held_out/round39_queries.md), collected before round 37's misses were tuned on and before round 38 was scored,
+committed before it is scored, and to be scored once;
+rounds 1-38 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -180,7 +180,7 @@ FIRST_RUNS = (
     ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
     # round 38: error families and projects new to the corpus (Go's runtime, .NET's OutOfMemoryException, PHP's
     # memory_limit, MATLAB's arrays, Android's Java heap; glibc's version errors, a JavaScript call-stack limit, a full
-    # disk and a disk quota as look-alikes; held_out/round38_queries.md), collected ahead by diagnose30 before round 36
+    # disk and a disk quota as look-alikes; round38_queries.md), collected ahead by diagnose30 before round 36
     # joined tuning and before round 37 was scored; 10 memory failures, 14 look-alikes; scored once by diagnose31 after
     # round 37's misses were tuned on
     ("round 38 (new families)", "2026-11-26", 24, 15, 18, 0, 14, "1754/1812"),
