@@ -28,6 +28,11 @@ _HOST_BLOCK = re.compile(r"\balloc\w*\s+(?:memory\s+)?(?:of\s+)?(?:size\s+)?(\d{
 _HOST_BLOCK_NAMED = re.compile(r"error code(?: is)? 12\b|\[?errno\W{0,2}12\b|\benomem\b|\bcpu|defaultcpuallocator"
                                r"|\bhost\b|cannot allocate memory")
 _TIB = 1 << 40
+# ... the same for an array MATLAB refuses by its maximum array size preference ("Requested 274877907008x174
+# (178176.0GB) array exceeds maximum array size preference", asets-matlab-maxflow#2: a MEX binding's garbled sizes):
+# MATLAB's arrays live in host RAM, so one of a tebibyte or more is a size computed wrong; a real data set's array
+# below it (Suite2P#172's 131.3 GB) is the machine's RAM run short (round 38, session 13, diagnose31)
+_MATLAB_ARRAY = re.compile(r"\(([\d.]+)\s*([kmgtpe]i?b)\) array exceeds maximum array size preference")
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
 _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
@@ -111,6 +116,9 @@ def size_overflow(low: str) -> bool:
     """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
     block of host memory of a tebibyte or more, or says that a size computation overflowed."""
     if _OVERFLOW_WORDS.search(low):
+        return True
+    if "size preference" in low and (m := _MATLAB_ARRAY.search(low)) \
+            and float(m.group(1)) * UNIT.get(m.group(2), 0) >= _TIB:
         return True
     if not _LONG_NUMBER.search(low) or ("limit" in low and _CGROUP_COUNTER.search(low)):
         return False  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
