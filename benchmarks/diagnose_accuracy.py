@@ -5,7 +5,7 @@ measurements/public_errors/held_out/: round 39, collected ahead from the issue's
 (MLX's Metal refusals, TensorRT-LLM's backend, Ollama's compute buffers, TGI's warmup; and 12 look-alikes: unknown
 architectures, SIGILL, "no kernel image", bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch;
 held_out/round39_queries.md), collected before round 37's misses were tuned on and before round 38 was scored,
-committed before it is scored, and to be scored once;
+committed before it was scored, and scored once (by diagnose31, after round 38's misses were tuned on: FIRST_RUNS);
 rounds 1-38 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -184,6 +184,12 @@ FIRST_RUNS = (
     # joined tuning and before round 37 was scored; 10 memory failures, 14 look-alikes; scored once by diagnose31 after
     # round 37's misses were tuned on
     ("round 38 (new families)", "2026-11-26", 24, 15, 18, 0, 14, "1754/1812"),
+    # round 39: the issue's LLM runtimes and their wrappers (MLX's Metal command buffer and resource limit, Triton's
+    # TensorRT-LLM backend, Ollama's compute buffers, TGI's warmup; unknown architectures, SIGILL, "no kernel image",
+    # bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch and a plugin assertion as look-alikes;
+    # held_out/round39_queries.md), collected ahead by diagnose31 before round 37 joined tuning and before round 38
+    # was scored; 7 memory failures, 12 look-alikes; scored once by diagnose31 after round 38's misses were tuned on
+    ("round 39 (LLM runtimes)", "2026-11-26", 19, 18, 18, 0, 12, "1778/1836"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -198,7 +204,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
-                    "round 38 (new families)": (6, 10)}
+                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7)}
 
 
 def print_first_runs() -> None:
