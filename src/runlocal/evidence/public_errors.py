@@ -156,8 +156,8 @@ projects new to the corpus), written down before any query was run (``round38_qu
 (``held_out/round39.jsonl``, 19 texts from 15 repositories, 7 memory failures and 12 look-alikes) was collected ahead
 by diagnose31 (the issue's LLM runtimes and their wrappers), written down before any query was run
 (``held_out/round39_queries.md``), before round 37 joined tuning and before round 38 was scored, committed before it
-was scored, and scored once by diagnose31 (94.7 %); it stays under ``held_out/`` until round 41 is collected. Round 40 waits in ``next/``,
-which this loader does not read.
+was scored, and scored once by diagnose31 (94.7 %); it stays under ``held_out/`` until round 41 is collected. Round
+40 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
