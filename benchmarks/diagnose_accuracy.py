@@ -1,13 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 37, collected ahead: error families and projects new to the corpus
-(CUDA.jl / CuArrays, MXNet's pooled storage, NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's
-circuit breakers; and 9 look-alikes: "Too many open files", nvcc's "Unsupported gpu architecture",
-"CUBLAS_STATUS_NOT_SUPPORTED"; held_out/round37_queries.md), collected before round 35's misses were tuned on and
-before round 36 was scored, committed before it was scored, and scored once (by diagnose30, after round 36's misses
-were tuned on: FIRST_RUNS);
-rounds 1-36 are tuning data, see
+measurements/public_errors/held_out/: round 39, collected ahead from the issue's LLM runtimes and their wrappers
+(MLX's Metal refusals, TensorRT-LLM's backend, Ollama's compute buffers, TGI's warmup; and 12 look-alikes: unknown
+architectures, SIGILL, "no kernel image", bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch;
+held_out/round39_queries.md), collected before round 37's misses were tuned on and before round 38 was scored,
+committed before it was scored, and scored once (by diagnose31, after round 38's misses were tuned on: FIRST_RUNS);
+rounds 1-38 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -175,10 +174,22 @@ FIRST_RUNS = (
     ("round 36 (new families)", "2026-11-26", 22, 9, 12, 0, 7, "1712/1768"),
     # round 37: error families and projects new to the corpus, balanced (CUDA.jl / CuArrays, MXNet's pooled storage,
     # NumPy's array allocation, a JavaScript engine's heap, Elasticsearch's circuit breakers; "Too many open files",
-    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; held_out/round37_queries.md),
+    # nvcc's "Unsupported gpu architecture", "CUBLAS_STATUS_NOT_SUPPORTED" as look-alikes; round37_queries.md),
     # collected ahead by diagnose29 before round 35's misses were tuned on and before round 36 was scored; 13 memory
     # failures, 9 look-alikes; scored once by diagnose30 after round 36's misses were tuned on
     ("round 37 (new families)", "2026-11-26", 22, 12, 18, 0, 9, "1733/1790"),
+    # round 38: error families and projects new to the corpus (Go's runtime, .NET's OutOfMemoryException, PHP's
+    # memory_limit, MATLAB's arrays, Android's Java heap; glibc's version errors, a JavaScript call-stack limit, a full
+    # disk and a disk quota as look-alikes; round38_queries.md), collected ahead by diagnose30 before round 36
+    # joined tuning and before round 37 was scored; 10 memory failures, 14 look-alikes; scored once by diagnose31 after
+    # round 37's misses were tuned on
+    ("round 38 (new families)", "2026-11-26", 24, 15, 18, 0, 14, "1754/1812"),
+    # round 39: the issue's LLM runtimes and their wrappers (MLX's Metal command buffer and resource limit, Triton's
+    # TensorRT-LLM backend, Ollama's compute buffers, TGI's warmup; unknown architectures, SIGILL, "no kernel image",
+    # bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch and a plugin assertion as look-alikes;
+    # held_out/round39_queries.md), collected ahead by diagnose31 before round 37 joined tuning and before round 38
+    # was scored; 7 memory failures, 12 look-alikes; scored once by diagnose31 after round 38's misses were tuned on
+    ("round 39 (LLM runtimes)", "2026-11-26", 19, 18, 18, 0, 12, "1778/1836"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -192,7 +203,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 30 (new families)": (1, 18), "round 31 (new runtimes)": (0, 11),
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
-                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13)}
+                    "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
+                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7)}
 
 
 def print_first_runs() -> None:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CPU_ALLOCATOR", "DATA_ALLOCATOR", "LAYER_ON_ACTIVATION", "OPENCL"]
+__all__ = ["CPU_ALLOCATOR", "DATA_ALLOCATOR", "JS_CODE", "JS_ON_GPU", "LAYER_ON_ACTIVATION", "OPENCL"]
 
 # the source that raised the refusal is a CPU plugin's memory code: OpenVINO's CPU plugin ("Exception from
 # src/plugins/intel_cpu/src/cpu_memory.cpp:248: Failed to allocate 14495514624 bytes of memory",
 # openvino-ai-plugins-gimp#207), a CPU allocator named as a class or file. A GPU plugin's path (intel_gpu) is not it
 CPU_ALLOCATOR = re.compile(r"[/\\]intel_cpu[/\\]|\bcpu_memory\.(?:cpp|cc|c|h)\b|\bcpu_?allocator\b")
+# ... or JavaScript code: a frame in a package of node_modules or a script's "file.js:328:30", V8's own frames
+# ("v8::internal::Heap", node::OOMErrorHandler): what asked for memory was a script, whose objects and ArrayBuffers the
+# JavaScript engine keeps in its heap in host RAM (TensorFlow.js' "Error: Out of memory" concatenating a model's
+# weight files, tfjs#2637: round 37, session 13, diagnose31). Not where the frame names a GPU backend (tfjs-backend-
+# webgl, webgpu, tfjs-node-gpu): those allocate the card's memory (the caller checks, as signals.names_gpu does)
+JS_CODE = re.compile(r"node_modules[/\\]|\.m?js:\d+(?::\d+)?\b|\bv8::|\bnode::oomerrorhandler\b")
+JS_ON_GPU = re.compile(r"gpu|webgl|\bgl\b|cuda|metal")
 # an OpenCL runtime or its status names: OpenCL allocates a buffer's device memory lazily, when a command that uses it
 # is enqueued or runs — the specification lists CL_MEM_OBJECT_ALLOCATION_FAILURE among clEnqueueNDRangeKernel's and
 # clEnqueueWriteBuffer's errors ("failure to allocate memory for data store associated with … buffer objects specified

@@ -83,6 +83,7 @@ from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .phase import progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
+from .sizes import device_memory_full
 
 __all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
            "normalize_runtime"]
@@ -91,6 +92,7 @@ GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
 GGML_OOM_ID = "llamacpp-cuda-malloc"
 SURVIVED_WARNING_ID = "notmem-survived-warning"
+DEVICE_FULL_LINES = 10  # a statement of the card's memory full this near a memory warning speaks of it
 POOL_FULL_ID = "sglang-kv-pool-full"
 POOL_HAS_ROOM_ID = "notmem-pool-has-room"
 BAD_FILE_ID = "notmem-bad-model-file"
@@ -178,6 +180,8 @@ class Scanner:
         self.after = 0
         self.loading = self.running = self.loaded = self.async_allocator = False
         self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
+        self.js_code = False  # ... or JavaScript code (allocators.JS_CODE): the engine's heap, when no runtime is named
+        self.js_on_gpu = False  # ... or a script's GPU backend (allocators.JS_ON_GPU), which outweighs a script's frame
         self.load_over_before = False  # the load said to be over after the last load line before the failing one
         self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
@@ -187,6 +191,8 @@ class Scanner:
         # ordinary line after it (the program went on) or a named resource limit makes it survived
         self.warned: tuple[kb.Entry, int, str] | None = None
         self.survived = False
+        self.warned_ring: tuple[str, ...] = ()  # the lines kept up to that warning: its phase, if it turns out the cause
+        self.device_full_at: int | None = None  # the last line stating the card's memory full (sizes.device_memory_full)
         self.overflow: tuple[kb.Entry, int, str] | None = None  # a size no machine has, stated anywhere in the log
         self.runtimes_seen: dict[str, int] = {}
         self.failed_runtime: str | None = None  # the one runtime named where the writer says memory ran out
@@ -249,6 +255,8 @@ class Scanner:
             self.pinned_at = self.n
         if not self.shm_said and ("shm" in low or "shared memory" in low):
             self.shm_said = bool(prose.SHM_SAID.search(low))
+        if "usage" in low and device_memory_full(low):
+            self.device_full_at = self.n
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
@@ -271,6 +279,7 @@ class Scanner:
         if severity == "warning" and any(e.category in kb.MEMORY_CATEGORIES for e in matches):
             memory = max((e for e in matches if e.category in kb.MEMORY_CATEGORIES), key=lambda e: e.priority)
             self.warned, self.survived = (memory, self.n, line[:MATCHED_LINE_MAX]), signals.names_resource_limit(low)
+            self.warned_ring = tuple(self.ring)
             matches = [e for e in matches if e.category not in kb.MEMORY_CATEGORIES]
         if footer_fn is not None and len(self.ring) >= 2 and "out of memory" in self.ring[-2] \
                 and not _ALLOCATING.search(footer_fn):
@@ -341,6 +350,11 @@ class Scanner:
             self.async_allocator = True
         if "cpu" in low and allocators.CPU_ALLOCATOR.search(low):
             self.cpu_allocator = True
+        if ("js" in low or "v8" in low or "node" in low) and allocators.JS_CODE.search(low):
+            if allocators.JS_ON_GPU.search(low):
+                self.js_on_gpu = True  # a script's GPU backend asked: the card's memory, whatever other frames say
+            else:
+                self.js_code = True  # a script asked: the JavaScript engine's heap, in host RAM
         if "cl" in low and allocators.OPENCL.search(low):
             self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
         if allocators.DATA_ALLOCATOR.search(low) or ("self." in low and allocators.LAYER_ON_ACTIVATION.search(low)):
@@ -354,6 +368,7 @@ class Scanner:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
+        self.js_code = self.js_on_gpu = False
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -382,11 +397,18 @@ class Scanner:
         machine has, stated anywhere, is the cause of the allocation failures around it."""
         if self.warned is not None:
             entry, n, line = self.warned
-            if self.survived:
+            # a failed allocation the program went on after is survived, unless the card is said full beside it:
+            # then nothing was freed for the retry to use (sizes.device_memory_full)
+            full = self.device_full_at is not None and abs(self.device_full_at - n) <= DEVICE_FULL_LINES
+            if self.survived and not full:
                 entry = kb.get(SURVIVED_WARNING_ID) or entry
             if self.best is None or entry.priority > self.best[0]:
                 self.best = (entry.priority, entry, n, line)
                 self.line_phase = signals.phase_of_line(line.lower())  # its own phase words ("step failed")
+                if entry.id in GENERIC_OOM_IDS:  # its phase from the lines up to it, as for any generic out-of-memory
+                    self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
+                    for ctx in self.warned_ring:
+                        self._context(ctx)
         if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
             entry, n, line = self.overflow
             self.best = (entry.priority, entry, n, line)
@@ -488,7 +510,8 @@ class Scanner:
             entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
-        elif entry.id in GENERIC_OOM_IDS and self.cpu_allocator and not signals.names_gpu(line.lower()):
+        elif entry.id in GENERIC_OOM_IDS and (self.cpu_allocator or self._script_asked(runtime)) \
+                and not signals.names_gpu(line.lower()):
             entry = kb.get(HOST_RAM_ID) or entry  # a CPU plugin's allocator refused it: the host's RAM
         elif entry.id in GENERIC_OOM_IDS and one_allocation_refused(figures):
             entry = kb.get(SINGLE_ALLOCATION_CAP_ID) or entry
@@ -513,6 +536,12 @@ class Scanner:
         return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
                          fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
+
+    def _script_asked(self, runtime: str | None) -> bool:
+        """Whether JavaScript code asked for the memory (allocators.JS_CODE) and nothing says a card's backend or a
+        native runtime did: an app's script frames around a native runtime's refusal (LM Studio's llmworker.js over
+        llama.cpp's "unable to allocate") speak of the app, not of what allocated."""
+        return self.js_code and not self.js_on_gpu and runtime is None
 
     def _ran_after_load(self) -> bool:
         """Whether the model was said to have loaded ("The models load fine") and a run (a request, a generation)

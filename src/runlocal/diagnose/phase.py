@@ -88,6 +88,10 @@ RUN = re.compile(
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
+    # ... said in Chinese: 在训练 "while training" (在训练RetinaFace时: insightface#1240, round 37, diagnose31), 训练时 /
+    # 训练中 / 训练过程 "during training". Not 训练 alone: a question about what training needs ("训练和推理大概需要多少
+    # 显存？") or a trained model (训练好的, 预训练) says nothing ran
+    r"|在训练|训练(?:时|中|过程|的时候|期间)"
     # gradient boosting's training: XGBoost's tree updaters (src/tree/updater_*.cc, plugin/updater_gpu; "gpu_hist")
     # build each tree of a boosting round ("boosting round 0") — the run (xgboost#2019, #8484: round 36, diagnose30)
     r"|\bupdater_\w|\bgpu_hist\b|\bboosting round\b"
@@ -182,6 +186,13 @@ RUN = re.compile(
     # (params_->step_id): a graph being computed, whatever the op; cuBLAS's CUBLAS_STATUS_ALLOC_FAILED (cublas_api.h,
     # status 3): the library allocates its workspace inside a GEMM call, when a model computes
     r"|oom when allocating tensor|cublas_status_alloc_failed"
+    # ... and the same for the other compute libraries' own allocations: a GEMM as a frame of the failing stack
+    # (CuArrays' "[10] gemm at …/blas/wrap.jl:903" allocating its output: Rayuela.jl#40, a Python frame "in gemm", a
+    # call "gemm!("), cuFFT allocating a transform's work area ("CUFFTError(code 2, cuFFT failed to allocate GPU or CPU
+    # memory)", CUFFT_ALLOC_FAILED: ThreeDeconv.jl#2). A library that only computes never places weights (round 37,
+    # session 13, diagnose31). Not GEMM named otherwise: a runtime choosing its GEMM algorithms at start-up
+    # ("gemm_config.in is not found; using default GEMM algo", lmdeploy), a build option ("--use_gemm_plugin")
+    r"|\bgemm!?\s+at\b|\bin gemm!?\s*$|\bgemm!?\(|\bcufft"
     # a traceback's frame inside the model's generate / inference call ('line 334, in generate',
     # 'self.s3gen.inference(', 'flow_inference('): the failure came from computing, not from loading weights; not
     # an engine being set up for inference (DeepSpeed's init_inference( loads and shards the weights)

@@ -186,6 +186,43 @@ _HOST_ALLOC = re.compile(
     # allocVector): R's objects live in the session's heap in host RAM; also as users misspell it ("can not allocate
     # vector") (infinityFlow#5, SAM#45, CelliD#7: round 36, session 12, diagnose30)
     r"|\bcan(?:not|'t| not) allocate (?:a )?vector of size\b")
+# a host runtime's own refusal, read only on a line that carries one of _HOST_RUNTIME_WORDS (like _HOST_ALLOCATION_WORDS
+# below: kept out of _HOST_ALLOC, which every gated line of a serving log reaches)
+_HOST_RUNTIME_WORDS = ("heap", "too large", "runtime:", "outofmemoryexception", "exhausted", "until oom",
+                       "size preference")
+_HOST_RUNTIME_REFUSAL = re.compile(
+    # a JavaScript engine's heap: V8 ends the process when its heap cannot grow ("FATAL ERROR: CALL_AND_RETRY_LAST
+    # Allocation failed - JavaScript heap out of memory", "Reached heap limit Allocation failed - …", v8/src/heap,
+    # node::OOMErrorHandler): a script's objects and ArrayBuffers live in the engine's heap in host RAM, as the JVM's do
+    # (nsfwjs#886: round 37, session 13, diagnose31)
+    r"\bjavascript heap out of memory\b|\breached heap limit\b"
+    # a memory circuit breaker refusing a request before the heap it guards runs out (Elasticsearch / OpenSearch:
+    # "CircuitBreakingException: [parent] Data too large, data for [<transport_request>] would be [32207069102/29.9gb],
+    # which is larger than the limit of [32194822144/29.9gb]", ChildMemoryCircuitBreaker / HierarchyCircuitBreakerService:
+    # each breaker's limit is a share of the JVM heap, inside host RAM) (elasticsearch#36987, #23258, helm-charts#356:
+    # round 37, session 13, diagnose31). Not a request refused for its size alone (HTTP 413, Kafka's
+    # RecordTooLargeException) nor an open circuit breaker of a resilience library: those name no memory
+    r"|circuit_?breaking_?exception\W.{0,80}?\bdata too large\b"
+    # -- host runtimes' own refusals (round 38's misses, session 13, diagnose31) --
+    # Go's runtime failing to map more heap ("fatal error: runtime: out of memory", runtime.throw from sysMap /
+    # mheap.grow, runtime/mem_linux.go): a Go program's heap is host memory (kunpeng#57, tls-observatory#377); not
+    # a CUDA runtime's error ("CUDA runtime error: out of memory" has no colon after "runtime")
+    r"|(?:^|fatal error:\s*)runtime: out of memory\b"
+    # Android's runtime (ART) refusing a Java allocation ("java.lang.OutOfMemoryError: Failed to allocate a 361332168
+    # byte allocation with 8388608 free bytes and 164MB until OOM", art/runtime/gc/heap.cc ThrowOutOfMemoryError): the
+    # app's Java heap, capped by its growth limit inside the phone's RAM (onnxruntime-inference-examples#183)
+    r"|\bbyte allocation with \d+ free bytes\b.{0,40}\buntil oom\b"
+    # .NET's CLR refusing the managed heap ("System.OutOfMemoryException: Exception of type
+    # 'System.OutOfMemoryException' was thrown", a Dictionary resizing): host memory (machinelearning-modelbuilder#665,
+    # Product-Recommendations#18)
+    r"|\bsystem\.outofmemoryexception\b"
+    # PHP's memory_limit ("Allowed memory size of 134217728 bytes exhausted (tried to allocate 81513688 bytes)",
+    # Zend/zend_alloc.c): a script's share of host memory, set in php.ini (faved#4, tmi-cluster#20, PA1815#10)
+    r"|\ballowed memory size of \d+ bytes exhausted\b"
+    # MATLAB refusing an array larger than its preference, which defaults to the machine's RAM ("Requested
+    # 1024x1024x16800 (131.3GB) array exceeds maximum array size preference", Suite2P#172); an impossible size in the
+    # same words (a wrapped integer) is caught first by its figure (sizes.size_overflow)
+    r"|\barray exceeds maximum array size preference\b")
 # thrust's bad_alloc (XGBoost's and RAPIDS' device vectors) carries the device's error in its message ("std::bad_alloc:
 # cudaErrorMemoryAllocation: out of memory", thrust/system/detail/bad_alloc.h): the exception's type is C++'s, the
 # allocation that failed the card's (xgboost#8484, round 36, session 12, diagnose30)
@@ -593,7 +630,8 @@ def _host_ran_out(low: str) -> bool:
 def _host_allocator_refused(low: str) -> bool:
     """A host allocator's refusal on the line (not thrust's bad_alloc that carries a device's error)."""
     return bool((_HOST_ALLOC.search(low) and not ("bad_alloc" in low and _DEVICE_BAD_ALLOC.search(low)))
-                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low)))
+                or ("allocation" in low and _HOST_ALLOCATION_WORDS.search(low))
+                or (any(w in low for w in _HOST_RUNTIME_WORDS) and _HOST_RUNTIME_REFUSAL.search(low)))
 
 
 def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
+__all__ = ["UNIT", "device_memory_full", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
 
 # a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
 # "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
@@ -28,6 +28,11 @@ _HOST_BLOCK = re.compile(r"\balloc\w*\s+(?:memory\s+)?(?:of\s+)?(?:size\s+)?(\d{
 _HOST_BLOCK_NAMED = re.compile(r"error code(?: is)? 12\b|\[?errno\W{0,2}12\b|\benomem\b|\bcpu|defaultcpuallocator"
                                r"|\bhost\b|cannot allocate memory")
 _TIB = 1 << 40
+# ... the same for an array MATLAB refuses by its maximum array size preference ("Requested 274877907008x174
+# (178176.0GB) array exceeds maximum array size preference", asets-matlab-maxflow#2: a MEX binding's garbled sizes):
+# MATLAB's arrays live in host RAM, so one of a tebibyte or more is a size computed wrong; a real data set's array
+# below it (Suite2P#172's 131.3 GB) is the machine's RAM run short (round 38, session 13, diagnose31)
+_MATLAB_ARRAY = re.compile(r"\(([\d.]+)\s*([kmgtpe]i?b)\) array exceeds maximum array size preference")
 # -- the numbers: a line that states what was needed and what there was, the first larger ("requires 50986 MB which
 # is close to the maximum recommended size of 49152 MB"): the log's own figures say it did not fit
 _SIZE = r"([\d.]+)\s*([kmgt]i?b|bytes)\b"
@@ -78,6 +83,30 @@ def process_at_memory_limit(low: str) -> bool:
     return limit > 0 and used >= AT_LIMIT * limit
 
 
+# a card's memory use stated as a share of its capacity, as a percentage and/or as used of total ("Effective GPU memory
+# usage: 99.55% (11.688 GiB/11.741 GiB)", CUDA.jl's memory status, src/memory.jl): at 98 % or more nothing is left to
+# give, so a failed allocation the program said it would retry after freeing memory was not survived (CUDA.jl#2197:
+# round 37, session 13, diagnose31). Not a KV cache's or a pool's usage ("GPU KV cache usage: 99.8%", vLLM's
+# scheduler): a pool sized at start-up is meant to fill
+_DEVICE_USAGE = re.compile(r"\b(?:gpu|device|cuda|vram|video)\b(?:(?!cache|pool|kv)[\w ]){0,12}?memory usage:?\s*"
+                           r"(?:([\d.]+)\s*%)?\s*(?:\(\s*" + _SIZE + r"\s*/\s*" + _SIZE + r"\s*\))?")
+DEVICE_FULL = 0.98
+
+
+def device_memory_full(low: str) -> bool:
+    """Whether the line states a card's memory use at 98 % or more of its capacity (a percentage or used / total)."""
+    m = _DEVICE_USAGE.search(low) if "memory usage" in low else None
+    if m is None:
+        return False
+    if m.group(1) is not None:
+        return float(m.group(1)) >= 100 * DEVICE_FULL
+    if m.group(2) is None:
+        return False
+    used = float(m.group(2)) * UNIT.get(m.group(3), 0)
+    total = float(m.group(4)) * UNIT.get(m.group(5), 0)
+    return total > 0 and used >= DEVICE_FULL * total
+
+
 # a line of the kernel's memory cgroup report ("memory+swap: usage 0kB, limit 9007199254740988kB, failcnt 0",
 # mm/memcontrol.c): its huge limit is the counter's "no limit" (PAGE_COUNTER_MAX pages), not a size anything asked for
 _CGROUP_COUNTER = re.compile(r"(?:memory|memory\+swap|swap|kmem|kmem\.tcp): usage \d+kb, limit \d+kb")
@@ -87,6 +116,9 @@ def size_overflow(low: str) -> bool:
     """Whether the line states one size of an exabyte or more (no machine has it: the size is a wrapped integer), one
     block of host memory of a tebibyte or more, or says that a size computation overflowed."""
     if _OVERFLOW_WORDS.search(low):
+        return True
+    if "size preference" in low and (m := _MATLAB_ARRAY.search(low)) \
+            and float(m.group(1)) * UNIT.get(m.group(2), 0) >= _TIB:
         return True
     if not _LONG_NUMBER.search(low) or ("limit" in low and _CGROUP_COUNTER.search(low)):
         return False  # 10^18 needs 19 digits in bytes, 10 in GB, 7 in TB
