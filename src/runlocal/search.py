@@ -88,12 +88,13 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
     each device's compute buffer (a plan made at another point), where given. Rooms only guide."""
     over = getattr(runtime, "surely_over", None)
     if over is not None and over(model, weights, settings, targets):
-        guess = getattr(runtime, "room_when_over", None)     # Ollama: its own guess of where --fit leaves bytes
-        if guess is not None:
-            return False, guess(model, weights, settings, targets)
+        # the runtime's own guess of where --fit leaves bytes (Ollama; llama.cpp where the host is over whatever --fit
+        # answers), else the floor's
+        guess = getattr(runtime, "room_when_over", None)
+        rooms = guess(model, weights, settings, targets) if guess is not None else None
         floor = getattr(runtime, "floor", None)
-        if floor is None:
-            return False, None
+        if rooms is not None or floor is None:
+            return False, rooms
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         guess = compute() if compute is not None else {}
         rooms = {t.name: t.capacity - f - guess.get(t.name, 0)

@@ -113,6 +113,7 @@ _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
 _FITS = IdMemo(2048)
+_HOST_OVER = IdMemo(2048)     # _fit_overflows_host's rooms where it found the host surely over
 
 
 # what an older build's delta nets are in the compute step (runtimes/versions.py llamacpp_gdn, ggml/gdn_probe.py)
@@ -297,18 +298,42 @@ class LlamaCpp:
                             targets: list[Target]) -> bool:
         """--fit places the layers of a set context on one GPU (a fix asking for a longer context): whatever it
         answers leaves the host over its RAM, known before the search ends (Ollama._fit_overflows_host says how)."""
+        key = self._key(weights, settings, targets)
+        if _HOST_OVER.has(model, key):
+            return True
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
-        model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
+        loads, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
         ls = settings.llamacpp
         if (len(gpus) != 1 or host is None or host.capacity <= 0 or settings.ctx is None or not ls.fit
                 or ls.n_gpu_layers not in (None, NGL_AUTO) or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
             return False
-        s = settings.with_(n_gpu_layers=model.n_layers + 1)
-        probes = self._fit_probes(model, weights, s, targets, [gpus[0].capacity - FIT_MARGIN],
-                                  lambda st: self._gpu_use(model, weights, st, targets))
-        return fit_overflows_host(model, probes, lambda g, m: self.floor(
-            model, weights, s.with_(n_gpu_layers=g, n_cpu_moe=m), targets)[-1] > host.capacity) is not None
+        s = settings.with_(n_gpu_layers=loads.n_layers + 1)
+        probes = self._fit_probes(loads, weights, s, targets, [gpus[0].capacity - FIT_MARGIN],
+                                  lambda st: self._gpu_use(loads, weights, st, targets))
+
+        def on_host(ngl: int, ncmoe: int) -> int:
+            return self.floor(loads, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)[-1]
+
+        past = fit_overflows_host(loads, probes, lambda g, m: on_host(g, m) > host.capacity)
+        if past is None:
+            return False
+        # kept for room_when_over: the host's room at the first placement left (its bytes without compute buffers).
+        # Only a "surely over" is kept: a search that ended without settling it may settle it later from its answer
+        _HOST_OVER.get(model, key, lambda: {host.name: host.capacity - on_host(*probes.order()[past])})
+        return True
+
+    def room_when_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                       targets: list[Target]) -> dict[str, float] | None:
+        """A guess of the room of a plan surely_over skipped because whatever --fit answers leaves the host over its
+        RAM (_fit_overflows_host): the host's room at the placement most on the GPU that --fit can still answer, less
+        nothing for its compute buffer (below zero, and growing with the context as --fit moves layers to the host,
+        where the floor with every layer on the GPU that search.fits_room would guess from puts the host's room near
+        its whole RAM and the GPU hundreds of GB over). None otherwise: fits_room guesses from floor(). Only guides a
+        search: the verdicts decide."""
+        if not _HOST_OVER.has(model, self._key(weights, settings, targets)):
+            return None
+        return _HOST_OVER.get(model, self._key(weights, settings, targets), dict)
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:
