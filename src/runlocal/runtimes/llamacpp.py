@@ -136,8 +136,6 @@ class LlamaCpp:
         # False: the C API's outputs (n_outputs_max = n_batch), as llama-cpp-python and builds before PR #23861 run
         self.output_cap = output_cap
 
-    # what --fit leaves free on each device (plan.make_plan's longest context where --fit moved nothing)
-    fit_margin = FIT_MARGIN
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
     has_fit = True
@@ -322,6 +320,17 @@ class LlamaCpp:
         # Only a "surely over" is kept: a search that ended without settling it may settle it later from its answer
         _HOST_OVER.get(model, key, lambda: {host.name: host.capacity - on_host(*probes.order()[past])})
         return True
+
+    @staticmethod
+    def kept_free(settings: Settings, targets: list[Target], *, held: bool = False) -> dict[str, int]:
+        """Bytes each device keeps free by design (search.fits_room takes them off its room; Ollama.kept_free is the
+        same hook): where the layers are ``held`` where --fit placed them all on the GPUs (plan.make_plan's longest
+        context where --fit moved nothing), --fit's margin on every GPU, which must stay free — past it, --fit would
+        move layers to the host. Nothing otherwise: where --fit places the layers at each context tried, the host's
+        room decides (room_when_over)."""
+        if not held or not settings.llamacpp.fit:
+            return {}
+        return {t.name: FIT_MARGIN for t in targets if t.kind != "cpu"}
 
     def room_when_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                        targets: list[Target]) -> dict[str, float] | None:
