@@ -168,21 +168,18 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         # 128 GiB RAM). Where it moved nothing (every layer on the GPU, the context perhaps cut), the answer is the
         # largest -c at which --fit still moves nothing — every layer on the GPU and its 1 GiB left free on each:
         # the same with or without --ctx (qwen3-4b on a 4090: not the trained 262,144, which --fit reaches only by
-        # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost). The most parallel
-        # requests (-np) are found the same way: where --fit moved layers, the most -np that starts with --fit placing
-        # them again; where it moved none, the most at which it still moves none.
+        # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost).
         chosen_ngl = s.llamacpp.n_gpu_layers
         placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
         moved = chosen_ngl is not None and placed and (chosen_ngl <= model.n_layers
                                                        or bool(s.llamacpp.n_cpu_moe and not settings.llamacpp.n_cpu_moe))
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
             if moved else s
-        held = placed and not moved and s.llamacpp.fit
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx, margin_held=held)
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx,
+                                  margin_held=placed and not moved and s.llamacpp.fit)
         max_conc = None
         if with_concurrency:
-            most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, relaunch.with_(parallel=n),
-                                                              targets, margin_held=held))
+            most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
