@@ -116,6 +116,10 @@ _FITS = IdMemo(2048)
 _HOST_OVER = IdMemo(2048)     # _fit_overflows_host's rooms where it found the host surely over
 
 
+def _not_kept() -> dict[str, float]:
+    raise KeyError("not kept")     # IdMemo.get stores nothing when make() raises
+
+
 # what an older build's delta nets are in the compute step (runtimes/versions.py llamacpp_gdn, ggml/gdn_probe.py)
 GDN_WORDS = {"unfused": "the unfused delta nets (chunked prompt, one-token) of an older build (before b8233, or its "
                         "fused-op device check failed: a delta-net layer on the CPU)",
@@ -340,9 +344,10 @@ class LlamaCpp:
         where the floor with every layer on the GPU that search.fits_room would guess from puts the host's room near
         its whole RAM and the GPU hundreds of GB over). None otherwise: fits_room guesses from floor(). Only guides a
         search: the verdicts decide."""
-        if not _HOST_OVER.has(model, self._key(weights, settings, targets)):
+        try:    # (looked up without storing anything: a stored entry means "surely over" to _fit_overflows_host)
+            return _HOST_OVER.get(model, self._key(weights, settings, targets), _not_kept)
+        except KeyError:
             return None
-        return _HOST_OVER.get(model, self._key(weights, settings, targets), dict)
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:
