@@ -175,8 +175,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
             if moved else s
-        margin = getattr(runtime, "fit_margin", 0) if placed and not moved and s.llamacpp.fit else 0
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx, gpu_margin=margin)
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx,
+                                  margin_held=placed and not moved and s.llamacpp.fit)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))

@@ -23,14 +23,14 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits, first: int | None = None, gpu_margin: int = 0) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, first: int | None = None,
+                    margin_held: bool = False) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
     room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
     whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge.
-    ``gpu_margin`` (with verdict.fits): bytes each GPU must also keep free — llama-server --fit's margin, where the
-    answer is the longest -c at which --fit would move nothing off the GPU."""
-    gpus = {t.name for t in targets if t.kind != "cpu"}
+    ``margin_held`` (with verdict.fits): the runtime's kept_free must also stay free (fits_room) — llama-server --fit's
+    margin, where the answer is the longest -c at which --fit would move nothing off the GPU."""
 
     def passes(n: int) -> bool:
         return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
@@ -38,11 +38,8 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     def probe(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            passed, left = fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None)
-            if gpu_margin and isinstance(left, dict):
-                left = {name: r - gpu_margin if name in gpus else r for name, r in left.items()}
-                passed = passed and all(r >= 0 for name, r in left.items() if name in gpus)
-            return passed, left
+            return fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None,
+                             margin_held=margin_held)
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
@@ -82,29 +79,37 @@ def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
 
 
 def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-              targets: list[Target], *, compute: Callable[[], dict[str, int]] | None = None) -> tuple[bool, Room]:
+              targets: list[Target], *, compute: Callable[[], dict[str, int]] | None = None,
+              margin_held: bool = False) -> tuple[bool, Room]:
     """plan_fits and the room: the plan's (room()), or where the runtime's bound skips the plan, the room its
     lower bound of the memory leaves (LlamaCpp.floor), which is at least the plan's — less ``compute()``, a guess of
-    each device's compute buffer (a plan made at another point), where given. Rooms only guide."""
+    each device's compute buffer (a plan made at another point), where given. Rooms only guide.
+    The bytes the runtime keeps free on a device by design (its kept_free: --fit's margin) are taken off its room;
+    with ``margin_held`` they must also stay free for the plan to pass (the layers held where --fit placed them:
+    past that, --fit would move some)."""
+    kept_free = getattr(runtime, "kept_free", None)
+    kept = kept_free(settings, targets, held=margin_held) if kept_free is not None else {}
     over = getattr(runtime, "surely_over", None)
     if over is not None and over(model, weights, settings, targets):
-        guess = getattr(runtime, "room_when_over", None)     # Ollama: its own guess of where --fit leaves bytes
-        if guess is not None:
-            return False, guess(model, weights, settings, targets)
+        # the runtime's own guess of where --fit leaves bytes, its margin counted (Ollama; llama.cpp where the host
+        # is over whatever --fit answers), else the floor's
+        guess = getattr(runtime, "room_when_over", None)
+        rooms = guess(model, weights, settings, targets) if guess is not None else None
         floor = getattr(runtime, "floor", None)
-        if floor is None:
-            return False, None
+        if rooms is not None or floor is None:
+            return False, rooms
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         guess = compute() if compute is not None else {}
-        rooms = {t.name: t.capacity - f - guess.get(t.name, 0)
+        rooms = {t.name: t.capacity - f - guess.get(t.name, 0) - kept.get(t.name, 0)
                  for f, t in zip(floor(model, weights, settings, targets), devices) if t.capacity > 0}
         return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
     left = room(a)
-    kept_free = getattr(runtime, "kept_free", None)
-    if left is not None and kept_free is not None:     # Ollama: --fit's margin on the GPU it placed layers for
-        left = {name: r - kept_free(a).get(name, 0) for name, r in left.items()}
-    return fits(a), left
+    passed = fits(a)
+    if left is not None and kept:
+        left = {name: r - kept.get(name, 0) for name, r in left.items()}
+        passed = passed and not (margin_held and any(left[name] < 0 for name in kept if name in left))
+    return passed, left
 
 
 def plan_fits(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,

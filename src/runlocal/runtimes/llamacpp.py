@@ -113,6 +113,11 @@ _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
 _FLOORS = IdMemo(4096)
 _FITS = IdMemo(2048)
+_HOST_OVER = IdMemo(2048)     # _fit_overflows_host's rooms where it found the host surely over
+
+
+def _not_kept() -> dict[str, float]:
+    raise KeyError("not kept")     # IdMemo.get stores nothing when make() raises
 
 
 # what an older build's delta nets are in the compute step (runtimes/versions.py llamacpp_gdn, ggml/gdn_probe.py)
@@ -135,8 +140,6 @@ class LlamaCpp:
         # False: the C API's outputs (n_outputs_max = n_batch), as llama-cpp-python and builds before PR #23861 run
         self.output_cap = output_cap
 
-    # what --fit leaves free on each device (plan.make_plan's longest context where --fit moved nothing)
-    fit_margin = FIT_MARGIN
     # the build's defaults (runtimes/versions.py llamacpp_rules): -np auto (PR #16736) and --fit (PR #16653)
     np_auto = True
     has_fit = True
@@ -297,18 +300,54 @@ class LlamaCpp:
                             targets: list[Target]) -> bool:
         """--fit places the layers of a set context on one GPU (a fix asking for a longer context): whatever it
         answers leaves the host over its RAM, known before the search ends (Ollama._fit_overflows_host says how)."""
+        key = self._key(weights, settings, targets)
+        if _HOST_OVER.has(model, key):
+            return True
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
-        model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
+        loads, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
         ls = settings.llamacpp
         if (len(gpus) != 1 or host is None or host.capacity <= 0 or settings.ctx is None or not ls.fit
                 or ls.n_gpu_layers not in (None, NGL_AUTO) or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
             return False
-        s = settings.with_(n_gpu_layers=model.n_layers + 1)
-        probes = self._fit_probes(model, weights, s, targets, [gpus[0].capacity - FIT_MARGIN],
-                                  lambda st: self._gpu_use(model, weights, st, targets))
-        return fit_overflows_host(model, probes, lambda g, m: self.floor(
-            model, weights, s.with_(n_gpu_layers=g, n_cpu_moe=m), targets)[-1] > host.capacity) is not None
+        s = settings.with_(n_gpu_layers=loads.n_layers + 1)
+        probes = self._fit_probes(loads, weights, s, targets, [gpus[0].capacity - FIT_MARGIN],
+                                  lambda st: self._gpu_use(loads, weights, st, targets))
+
+        def on_host(ngl: int, ncmoe: int) -> int:
+            return self.floor(loads, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)[-1]
+
+        past = fit_overflows_host(loads, probes, lambda g, m: on_host(g, m) > host.capacity)
+        if past is None:
+            return False
+        # kept for room_when_over: the host's room at the first placement left (its bytes without compute buffers).
+        # Only a "surely over" is kept: a search that ended without settling it may settle it later from its answer
+        _HOST_OVER.get(model, key, lambda: {host.name: host.capacity - on_host(*probes.order()[past])})
+        return True
+
+    @staticmethod
+    def kept_free(settings: Settings, targets: list[Target], *, held: bool = False) -> dict[str, int]:
+        """Bytes each device keeps free by design (search.fits_room takes them off its room; Ollama.kept_free is the
+        same hook): where the layers are ``held`` where --fit placed them all on the GPUs (plan.make_plan's longest
+        context where --fit moved nothing), --fit's margin on every GPU, which must stay free — past it, --fit would
+        move layers to the host. Nothing otherwise: where --fit places the layers at each context tried, the host's
+        room decides (room_when_over)."""
+        if not held or not settings.llamacpp.fit:
+            return {}
+        return {t.name: FIT_MARGIN for t in targets if t.kind != "cpu"}
+
+    def room_when_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                       targets: list[Target]) -> dict[str, float] | None:
+        """A guess of the room of a plan surely_over skipped because whatever --fit answers leaves the host over its
+        RAM (_fit_overflows_host): the host's room at the placement most on the GPU that --fit can still answer, less
+        nothing for its compute buffer (below zero, and growing with the context as --fit moves layers to the host,
+        where the floor with every layer on the GPU that search.fits_room would guess from puts the host's room near
+        its whole RAM and the GPU hundreds of GB over). None otherwise: fits_room guesses from floor(). Only guides a
+        search: the verdicts decide."""
+        try:    # (looked up without storing anything: a stored entry means "surely over" to _fit_overflows_host)
+            return _HOST_OVER.get(model, self._key(weights, settings, targets), _not_kept)
+        except KeyError:
+            return None
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .base import Step
 from .llamacpp_layout import Budget, Pools, buffer_device
+
+_REPACKED = IdMemo(1024)
 
 
 @dataclass(frozen=True)
@@ -23,11 +26,17 @@ class Repacked:
 
 def host_repack(model: ModelSpec, weights: WeightEstimate, b: Budget) -> Repacked | None:
     """repacked_host_weights of the launch's GGUF (the file itself, or the catalog model's view of its quant, as
-    llamacpp_compute.size_compute reads it); None when the quant has no GGUF view."""
+    llamacpp_compute.size_compute reads it); None when the quant has no GGUF view. Kept per model, weights and
+    placement: they do not depend on the context, which a search changes at every plan (a walk over every tensor)."""
     from ..quant.gguf_mix import gguf_view
 
-    view = model if weights.from_file else gguf_view(model, weights.quant)
-    return repacked_host_weights(view, b) if view is not None else None
+    def now() -> Repacked | None:
+        view = model if weights.from_file else gguf_view(model, weights.quant)
+        return repacked_host_weights(view, b) if view is not None else None
+
+    ls = b.settings.llamacpp
+    return _REPACKED.get(model, (weights.quant, weights.total, weights.from_file, b.where, ls.override_tensor,
+                                 ls.n_cpu_moe), now)
 
 
 def repacked_host_weights(graph_model: ModelSpec, b: Budget) -> Repacked:

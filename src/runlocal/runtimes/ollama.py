@@ -414,7 +414,8 @@ class Ollama:
         if known is not None and known.answer is not None:
             # --fit answered here (the host is over at its answer): the plan's own rooms
             a = self.allocate(model, weights, settings, targets)
-            return {d.name: d.capacity - d.total - self.kept_free(a).get(d.name, 0) for d in a.devices if d.capacity > 0}
+            kept = self.kept_free(settings, targets)
+            return {d.name: d.capacity - d.total - kept.get(d.name, 0) for d in a.devices if d.capacity > 0}
         if known is not None and known.at_least is not None:
             # --fit's search cut short where every answer left leaves the host over. Where the next step moves one
             # layer's experts (a step of the host's bytes), the placement before it failing to keep the margin is
@@ -432,12 +433,14 @@ class Ollama:
         return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
 
     @staticmethod
-    def kept_free(a: Allocation) -> dict[str, int]:
-        """Bytes a device of this plan keeps free by design (search.fits_room counts its room above them): --fit's
-        margin on the GPU it placed the layers for, where num_gpu is not set. The search for the longest context or
-        the most slots then steps on the room that decides where --fit moves the next layer to the host."""
-        ngl = a.settings.llamacpp.n_gpu_layers
-        gpu = next((d for d in a.devices if d.kind != "cpu"), None)
+    def kept_free(settings: Settings, targets: list[Target], *, held: bool = False) -> dict[str, int]:
+        """Bytes a device of a launch with these settings keeps free by design (search.fits_room takes them off its
+        room; LlamaCpp.kept_free is the same hook): --fit's margin on the GPU it places the layers for, where num_gpu
+        is not set. The search for the longest context or the most slots then steps on the room that decides where
+        --fit moves the next layer to the host. (``held``: a search that holds the layers where --fit placed them;
+        Ollama's searches never do — num_gpu unset, --fit places them at each point.)"""
+        ngl = settings.llamacpp.n_gpu_layers
+        gpu = next((t for t in targets if t.kind != "cpu"), None)
         return {gpu.name: FIT_MARGIN} if gpu is not None and (ngl is None or ngl < 0) else {}
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
