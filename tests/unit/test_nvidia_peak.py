@@ -37,7 +37,7 @@ def test_f16_weights_on_a_geforce_card_take_the_fp16_accumulate_rate():
     """An F16 GGUF on an RTX 4090: cuBLAS with FP16 accumulation, twice the catalog's FP32-accumulate figure; the
     workstation RTX A6000 already runs its figure at the full rate, and BF16 weights take FP32 accumulation."""
     text = _explain("llama-3-8b", "--gpu", "rtx-4090", "--quant", "F16")
-    assert "× 2 (F16 weights: cuBLAS accumulates in FP16" in text
+    assert "× 2 (llama.cpp's F16 path: cuBLAS accumulates in FP16" in text
     assert "cuBLAS accumulates" not in _explain("llama-3-8b", "--gpu", "rtx-a6000", "--quant", "F16")
     g4090, a6000, h100 = find_device("rtx-4090"), find_device("rtx-a6000"), find_device("h100")
     assert fp16_accumulate_factor(g4090, "F16", "cuda") == g4090.int8_tops / 2 / g4090.fp16_tflops

@@ -94,12 +94,13 @@ def clock_share(dev: Device, knees: dict[str, float]) -> float:
     return min(1.0, ratio / knee)
 
 
-def factor_words(dev: Device, quant: str | None, backend: str | None, ggml: bool, knees: dict[str, float]) -> list[str]:
-    """The --explain words of the two corrections that apply to ``dev`` (fp16_accumulate_factor, clock_share)."""
+def factor_words(dev: Device, quant: str | None, backend: str | None, knees: dict[str, float]) -> list[str]:
+    """The --explain words of the two corrections that apply to ``dev`` (fp16_accumulate_factor, clock_share) for weights
+    of type ``quant`` on ``backend`` (the path speed.borrowed_f16_path says a plan's peak follows)."""
     words = []
-    f16 = fp16_accumulate_factor(dev, quant, backend) if ggml else 1.0
+    f16 = fp16_accumulate_factor(dev, quant, backend)
     if f16 > 1.0:
-        words.append(f" × {f16:.3g} (F16 weights: cuBLAS accumulates in FP16, which this card runs at {f16:.3g}× its "
+        words.append(f" × {f16:.3g} (llama.cpp's F16 path: cuBLAS accumulates in FP16, which this card runs at {f16:.3g}× its "
                      "FP32-accumulate figure)")
     share = clock_share(dev, knees)
     if share < 1.0:

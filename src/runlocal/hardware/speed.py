@@ -232,6 +232,15 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     return dev.fp16_tflops
 
 
+def borrowed_f16_path(quant: str | None, backend: str | None, ggml: bool) -> tuple[str | None, str | None]:
+    """The (weights' type, backend) whose llama.cpp path sets the prompt peak. A vLLM / SGLang / transformers plan
+    (``ggml`` False) borrows llama.cpp's dense achieved rate — no prompt record of theirs to fit on — and for float
+    weights that rate was fitted on llama.cpp's CUDA F16 rows (the FP16-accumulate path): it borrows that path whole, so
+    its figure stays llama.cpp's F16 one on the same card (session 13's F16 rule moved only llama.cpp's own BF16, which
+    ggml-cuda runs at FP32 accumulate). Integer-quantized weights and ggml plans keep their own."""
+    return ("F16", "cuda") if not ggml and is_float_quant(quant) else (quant, backend)
+
+
 def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
     """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture, × the
     FP16-accumulate rate's gain for F16 weights under ggml-cuda (``ggml``: a llama.cpp / Ollama plan), × the share of its
@@ -239,7 +248,7 @@ def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda",
     peak = published_peak(dev, quant)
     if not peak:
         return None
-    f16 = fp16_accumulate_factor(dev, quant, backend) if ggml else 1.0
+    f16 = fp16_accumulate_factor(dev, *borrowed_f16_path(quant, backend, ggml))
     return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * clock_share(dev, POWER_KNEE_W_PER_TOPS)
 
 
@@ -785,5 +794,5 @@ def _peak_words(p: SpeedPlan) -> str:
     if share < 1.0:
         words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
                   f"{MMA_SYNC_SOURCE})")
-    return words + "".join(factor_words(dev, p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml),
-                                        POWER_KNEE_W_PER_TOPS))
+    quant, backend = borrowed_f16_path(p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml))
+    return words + "".join(factor_words(dev, quant, backend, POWER_KNEE_W_PER_TOPS))
