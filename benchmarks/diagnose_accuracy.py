@@ -6,7 +6,7 @@ wordings (vLLM V1's free memory below its utilization budget, llama-bench's and 
 0xc0000409 on a 4 GB card; and 11 look-alikes: llama-fit-params' projected deficit, vLLM's unsupported architectures
 from broken installs, GGUF tensor count / shape mismatches, an unknown vision projector, transformers' unrecognised
 architectures; held_out/round40_queries.md), collected before round 38 joined tuning and before round 39 was scored,
-committed before it is scored, and to be scored once;
+committed before it was scored, and scored once (by diagnose32, after round 39's miss was tuned on: FIRST_RUNS);
 rounds 1-39 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -191,6 +191,13 @@ FIRST_RUNS = (
     # round39_queries.md), collected ahead by diagnose31 before round 37 joined tuning and before round 38
     # was scored; 7 memory failures, 12 look-alikes; scored once by diagnose31 after round 38's misses were tuned on
     ("round 39 (LLM runtimes)", "2026-11-26", 19, 18, 18, 0, 12, "1778/1836"),
+    # round 40: the issue's LLM runtimes, newer versions' wordings (vLLM V1's free memory below its utilization
+    # budget, llama-bench's and --fit's llama.cpp refusals, Ollama's 0xc0000409 on a 4 GB card; llama-fit-params'
+    # projected deficit, vLLM's unsupported architectures from broken installs, GGUF tensor count / shape mismatches,
+    # an unknown vision projector, transformers' unrecognised architectures as look-alikes;
+    # held_out/round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
+    # was scored; 4 memory failures, 11 look-alikes; scored once by diagnose32 after round 39's miss was tuned on
+    ("round 40 (LLM runtimes)", "2026-11-26", 15, 13, 13, 0, 11, "1797/1855"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -205,7 +212,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
-                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7)}
+                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
+                    "round 40 (LLM runtimes)": (2, 4)}
 
 
 def print_first_runs() -> None:

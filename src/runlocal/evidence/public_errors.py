@@ -160,8 +160,8 @@ was scored, and scored once by diagnose31 (94.7 %); diagnose32 moved it out of `
 41: it is tuning data. Round 40 (``held_out/round40.jsonl``, 15 texts from 7 repositories, 4 memory failures and 11
 look-alikes) was collected ahead by diagnose31 (the issue's LLM runtimes, newer versions' wordings), written down
 before any query was run (``held_out/round40_queries.md``), before round 38 joined tuning and before round 39 was
-scored, committed before it is scored, and to be scored once; it stays under ``held_out/`` until round 42 is
-collected. Round 41 waits in ``next/``, which this loader does not read.
+scored, committed before it was scored, and scored once by diagnose32 (86.7 %); it stays under ``held_out/`` until
+round 42 is collected. Round 41 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
