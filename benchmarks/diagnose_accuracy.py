@@ -1,12 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 39, collected ahead from the issue's LLM runtimes and their wrappers
-(MLX's Metal refusals, TensorRT-LLM's backend, Ollama's compute buffers, TGI's warmup; and 12 look-alikes: unknown
-architectures, SIGILL, "no kernel image", bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch;
-held_out/round39_queries.md), collected before round 37's misses were tuned on and before round 38 was scored,
-committed before it was scored, and scored once (by diagnose31, after round 38's misses were tuned on: FIRST_RUNS);
-rounds 1-38 are tuning data, see
+measurements/public_errors/held_out/: round 40, collected ahead from the issue's LLM runtimes, newer versions'
+wordings (vLLM V1's free memory below its utilization budget, llama-bench's and --fit's llama.cpp refusals, Ollama's
+0xc0000409 on a 4 GB card; and 11 look-alikes: llama-fit-params' projected deficit, vLLM's unsupported architectures
+from broken installs, GGUF tensor count / shape mismatches, an unknown vision projector, transformers' unrecognised
+architectures; held_out/round40_queries.md), collected before round 38 joined tuning and before round 39 was scored,
+committed before it was scored, and scored once (by diagnose32, after round 39's miss was tuned on: FIRST_RUNS);
+rounds 1-39 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -187,9 +188,16 @@ FIRST_RUNS = (
     # round 39: the issue's LLM runtimes and their wrappers (MLX's Metal command buffer and resource limit, Triton's
     # TensorRT-LLM backend, Ollama's compute buffers, TGI's warmup; unknown architectures, SIGILL, "no kernel image",
     # bitsandbytes' CUDA setup, TensorRT-LLM's version mismatch and a plugin assertion as look-alikes;
-    # held_out/round39_queries.md), collected ahead by diagnose31 before round 37 joined tuning and before round 38
+    # round39_queries.md), collected ahead by diagnose31 before round 37 joined tuning and before round 38
     # was scored; 7 memory failures, 12 look-alikes; scored once by diagnose31 after round 38's misses were tuned on
     ("round 39 (LLM runtimes)", "2026-11-26", 19, 18, 18, 0, 12, "1778/1836"),
+    # round 40: the issue's LLM runtimes, newer versions' wordings (vLLM V1's free memory below its utilization
+    # budget, llama-bench's and --fit's llama.cpp refusals, Ollama's 0xc0000409 on a 4 GB card; llama-fit-params'
+    # projected deficit, vLLM's unsupported architectures from broken installs, GGUF tensor count / shape mismatches,
+    # an unknown vision projector, transformers' unrecognised architectures as look-alikes;
+    # held_out/round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
+    # was scored; 4 memory failures, 11 look-alikes; scored once by diagnose32 after round 39's miss was tuned on
+    ("round 40 (LLM runtimes)", "2026-11-26", 15, 13, 13, 0, 11, "1797/1855"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -204,7 +212,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 32 (new families)": (0, 8), "round 33 (new families)": (3, 8),
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
-                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7)}
+                    "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
+                    "round 40 (LLM runtimes)": (2, 4)}
 
 
 def print_first_runs() -> None:
