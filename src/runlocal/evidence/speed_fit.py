@@ -33,6 +33,7 @@ from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
 from . import MEASUREMENTS
+from .speed_fit_knees import apply_knees, fit_power_knees
 
 DATA = MEASUREMENTS / "speed"
 DECODE_TARGET = 0.15
@@ -328,9 +329,6 @@ def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float
     return {g: round(math.exp(statistics.median(v)), 4) for g, v in sorted(ratios.items())}
 
 
-KNEE_GRID = [x / 100 for x in range(20, 201)]      # 0.20 … 2.00 W per datasheet INT8 TOPS
-
-
 def knee_rows(rows: list[Row]) -> dict[str, list[Row]]:
     """Per compute capability, the rows a power knee is fitted on: single-device CUDA prompt rows of short prompts
     (pp512 and shorter, no depth) on GDDR NVIDIA cards (HBM parts are left out: their records come from unlike builds
@@ -342,53 +340,6 @@ def knee_rows(rows: list[Row]) -> dict[str, list[Row]]:
                 and watts_per_tops(r.device) and r.device.compute_capability):
             out[r.device.compute_capability].append(r)
     return out
-
-
-def fit_power_knees(rows: list[Row]) -> dict[str, float]:
-    """Per NVIDIA architecture (compute capability), the watts per datasheet TOPS below which a card's prompt rate falls
-    in proportion (hardware/nvidia_peak.py clock_share): the knee that minimises the spread of log(measured × FLOPs per
-    token / (peak × share)) within each weight kind over that architecture's knee_rows — scale-free, so it does not
-    depend on the efficiencies fitted after it. Only where the rows hold two cards or more whose watts per TOPS differ
-    by a tenth or more, and only a knee that throttles some card of them (else none)."""
-    saved = S.POWER_KNEE_W_PER_TOPS
-    S.POWER_KNEE_W_PER_TOPS = {}
-    try:
-        base = {id(r): S.reachable_peak(r.device, r.quant, r.backend) or 0.0 for r in rows}
-    finally:
-        S.POWER_KNEE_W_PER_TOPS = saved
-    knees = {}
-    for cc, rs in sorted(knee_rows(rows).items()):
-        ratios = {r.rec["device"]: watts_per_tops(r.device) or 0.0 for r in rs}
-        if len(ratios) < 2 or max(ratios.values()) < 1.1 * min(ratios.values()):
-            continue
-        logs = [(S.is_float_quant(r.quant), math.log(r.measured * peak_flops(r) / base[id(r)]), ratios[r.rec["device"]])
-                for r in rs]
-        best = min((knee_spread(logs, k), k) for k in KNEE_GRID)[1]
-        if best > min(ratios.values()):
-            knees[cc] = best
-    return knees
-
-
-def knee_spread(logs: list[tuple[bool, float, float]], knee: float) -> float:
-    """Σ over weight kinds of the squared spread of (log rate at the peak − log clock share at ``knee``)."""
-    err = 0.0
-    for kind in (False, True):
-        xs = [x - math.log(min(1.0, w / knee)) for f, x, w in logs if f == kind]
-        err += sum((x - statistics.mean(xs)) ** 2 for x in xs) if xs else 0.0
-    return err
-
-
-def peak_flops(r: Row) -> float:
-    """A prompt row's FLOPs per token (matmuls at their tile cost, attention at ATTN_FACTOR)."""
-    return r.mm_flops + S.ATTN_FACTOR * r.attn_flops
-
-
-def apply_knees(knees: dict[str, float], rows: list[Row]) -> None:
-    """Make ``knees`` speed.py's and re-take every prompt row's peak with them (Row.peak holds the reachable peak)."""
-    S.POWER_KNEE_W_PER_TOPS = dict(knees)
-    for r in rows:
-        if r.kind == "pp" and r.peak is not None:
-            r.peak = S.reachable_peak(r.device, r.quant, r.backend)
 
 
 def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
@@ -493,7 +444,7 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None
     saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS
     try:
         S.ATTN_FACTOR = attn = fit_attn_factor(rows)
-        knees = fit_power_knees(rows)
+        knees = fit_power_knees(knee_rows(rows))
         apply_knees(knees, rows + (core_tuning or []))
         consts, split_ms = fit_all(rows)
         rates = fit_core_rates(rows + (core_tuning or []), consts)
@@ -564,7 +515,7 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
         test = [r for r in rows if r.rec["device"] == dev_id]
-        apply_knees(fit_power_knees(train), rows)     # an architecture's power knee refitted without the device too
+        apply_knees(fit_power_knees(knee_rows(train)), rows)     # an architecture's power knee refitted without the device too
         consts, split_ms = fit_all(train)
         # an Apple M3+ chip's per-core rate refitted without it too (none left for its generation: no prediction)
         S.APPLE_CORE_TFLOPS = fit_core_rates(train + [r for r in tuning if r.rec["device"] != dev_id], consts)

@@ -20,7 +20,7 @@ power-capped card sits at the bottom of its voltage/frequency curve, where power
 so the sustained share of the peak is min(1, (board power / peak int8 TOPS) / knee), the knee being the watts per
 datasheet TOPS an architecture needs to hold its boost clock: one constant per architecture (compute capability),
 fitted on the seen prefill records of that architecture's cards of unlike power per TOPS
-(evidence/speed_fit.py fit_power_knees; none where the records cannot pin it: a single card, HBM parts). The shape is
+(evidence/speed_fit_knees.py fit_power_knees; none where the records cannot pin it: a single card, HBM parts). The shape is
 the one a public llama-bench power sweep shows (an RTX PRO 6000 Blackwell Workstation, build 233d773d0: pp512 of a 7B
 Q4_0 16,634 / 16,496 / 16,060 / 15,225 / 14,119 / 12,802 tokens/s at 600 / 500 / 450 / 400 / 350 / 300 W — flat above a
 knee, falling below it — while tg128 stayed at 279 down to 400 W: decode is memory-bound and is not corrected); that
