@@ -22,12 +22,12 @@ def fit_power_knees(by_arch: dict[str, list[Row]]) -> dict[str, float]:
     token / (peak × share)) within each weight kind over that architecture's rows (``by_arch``: speed_fit.knee_rows)
     — scale-free, so it does not depend on the efficiencies fitted after it. Only where the rows hold two cards or more
     whose watts per TOPS differ by a tenth or more, and only a knee that throttles some card of them (else none)."""
-    saved = S.POWER_KNEE_W_PER_TOPS
-    S.POWER_KNEE_W_PER_TOPS = {}
+    saved = S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
+    S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = {}, {}
     try:
         base = {id(r): S.reachable_peak(r.device, r.quant, r.backend) or 0.0 for rs in by_arch.values() for r in rs}
     finally:
-        S.POWER_KNEE_W_PER_TOPS = saved
+        S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = saved
     knees = {}
     for cc, rs in sorted(by_arch.items()):
         ratios = {r.rec["device"]: watts_per_tops(r.device) or 0.0 for r in rs}
@@ -55,9 +55,16 @@ def peak_flops(r: Row) -> float:
     return r.mm_flops + S.ATTN_FACTOR * r.attn_flops
 
 
-def apply_knees(knees: dict[str, float], rows: list[Row]) -> None:
-    """Make ``knees`` speed.py's and re-take every prompt row's peak with them (Row.peak holds the reachable peak)."""
-    S.POWER_KNEE_W_PER_TOPS = dict(knees)
+def knee_floors(by_arch: dict[str, list[Row]], knees: dict[str, float]) -> dict[str, float]:
+    """Per architecture with a knee, the lowest watts per TOPS among the rows it was fitted on (rounded down, so no
+    fitted card is moved by it): clock_share holds a card below it at the share there rather than extrapolate."""
+    return {cc: math.floor(1000 * min(watts_per_tops(r.device) or 0.0 for r in by_arch[cc])) / 1000 for cc in knees}
+
+
+def apply_knees(knees: dict[str, float], rows: list[Row], floors: dict[str, float] | None = None) -> None:
+    """Make ``knees`` (and their ``floors``) speed.py's and re-take every prompt row's peak with them (Row.peak holds the
+    reachable peak)."""
+    S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = dict(knees), dict(floors or {})
     for r in rows:
         if r.kind == "pp" and r.peak is not None:
             r.peak = S.reachable_peak(r.device, r.quant, r.backend)
