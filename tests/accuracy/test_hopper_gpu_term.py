@@ -1,5 +1,5 @@
 """The H200 runs of session 11 (measurements/llamacpp_cpumoe/cuda_h200_run2.jsonl) against prefill's GPU term after
-the Hopper rules (hardware/speed.py MMA_SYNC_SHARE: llama.cpp's MMQ issues mma.sync, ~65 % of Hopper's datasheet;
+the Hopper rules (hardware/nvidia_peak.py MMA_SYNC_SHARE: llama.cpp's MMQ issues mma.sync, ~65 % of Hopper's datasheet;
 Fit.prefill_layer_us: a fixed cost per layer per token). A dense model half offloaded by -ngl was 30–83 % slower
 than planned (the committed predictions_run2.json); session 11 traced most of that to the GPU term, 1.7× fast
 against the same build's own all-GPU H100 runs. These runs were seen before the rules were written (they motivated

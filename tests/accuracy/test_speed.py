@@ -103,10 +103,13 @@ def test_b580_prefill_is_predicted_from_its_derived_xmx_peak():
 def test_committed_constants_are_the_fit_of_the_dataset(bench):
     # src/runlocal/data/speed_fit.json is the fit of measurements/speed, byte for byte: after changing either,
     # run `python benchmarks/speed_accuracy.py --write`
-    consts, split_ms, attn, rates, knees = bench.refit(bench.build_rows(bench.load_records()), bench.load_core_tuning())
-    assert bench.fit_json(bench.fit_document(consts, split_ms, attn, rates, knees)) == S.FIT_PATH.read_text(encoding="utf-8")
+    consts, split_ms, attn, rates, knees, floors = bench.refit(bench.build_rows(bench.load_records()),
+                                                               bench.load_core_tuning())
+    text = bench.fit_json(bench.fit_document(consts, split_ms, attn, rates, knees, floors))
+    assert text == S.FIT_PATH.read_text(encoding="utf-8")
     assert consts == S.FIT
-    assert (split_ms, attn, knees) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS)
+    assert (split_ms, attn, knees, floors) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS,
+                                               S.POWER_KNEE_FLOOR)
 
 
 def test_held_out_offload_records_through_the_cli_path(bench):

@@ -294,6 +294,20 @@ def test_match_across_families_is_ambiguous():
     assert {"rtx-4060", "rtx-4070"} <= set(exc.value.suggestions)
 
 
+@pytest.mark.parametrize("name, ada", [("rtx 5000", "rtx-5000-ada"), ("rtx 4000", "rtx-4000-ada"),
+                                       ("RTX-4000", "rtx-4000-ada"), ("6000", "rtx-6000-ada")])
+def test_a_workstation_number_without_its_generation_is_ambiguous(name, ada):
+    """An owner of the Turing Quadro RTX 5000 (16 GB, 2018) types `--gpu "rtx 5000"`; the catalog's only RTX 5000 is
+    the 32 GB Ada card, so planning on it would promise twice the memory. The CLI refuses in one line naming the
+    candidates, and the name with its generation word still resolves."""
+    out = subprocess.run([sys.executable, "-m", "runlocal.cli", "check", "llama-3-8b", "--gpu", name],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines() + out.stdout.strip().splitlines()
+    assert len(lines) == 1 and ada in lines[0] and "Traceback" not in out.stderr
+    assert find_device(f"{name} ada").id == ada and find_device(ada).id == ada
+
+
 def test_laptop_variant_is_not_mistaken_for_the_desktop_card():
     # The 4090 Laptop GPU has 16 GB: matching it to the 24 GB desktop card would over-promise. nvidia-smi's
     # name for it finds its own entry; the bare number still means the desktop card.

@@ -1,5 +1,5 @@
 """Prompt speed on Hopper: llama.cpp's MMQ kernels issue mma.sync, which reaches about 65 % of a Hopper GPU's
-datasheet tensor rate (only wgmma reaches all of it; hardware/speed.py MMA_SYNC_SHARE, arXiv:2501.12084), and every
+datasheet tensor rate (only wgmma reaches all of it; hardware/nvidia_peak.py MMA_SYNC_SHARE, arXiv:2501.12084), and every
 layer costs a prompt token a fixed time besides its FLOPs (Fit.prefill_layer_us), so small models read slower than
 their FLOPs say. The measured
 runs are this project's own H100 SXM llama.cpp runs (measurements/speed/h100_llamacpp_own.jsonl, same build as the

@@ -3,6 +3,7 @@ types: `runlocal check … --explain` names the corrections, and the figures mov
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from runlocal.cli import app
@@ -40,7 +41,10 @@ def test_f16_weights_on_a_geforce_card_take_the_fp16_accumulate_rate():
     assert "× 2 (llama.cpp's F16 path: cuBLAS accumulates in FP16" in text
     assert "cuBLAS accumulates" not in _explain("llama-3-8b", "--gpu", "rtx-a6000", "--quant", "F16")
     g4090, a6000, h100 = find_device("rtx-4090"), find_device("rtx-a6000"), find_device("h100")
-    assert fp16_accumulate_factor(g4090, "F16", "cuda") == g4090.int8_tops / 2 / g4090.fp16_tflops
+    # NVIDIA's Ada whitepaper lists the RTX 4090 at 330.3 FP16 tensor TFLOPS with FP16 accumulate, 165.2 with FP32
+    assert fp16_accumulate_factor(g4090, "F16", "cuda") == pytest.approx(330.3 / 165.2, rel=0.01)
+    for full_rate in ("l4", "t4"):      # datacenter parts list one figure for both accumulations
+        assert fp16_accumulate_factor(find_device(full_rate), "F16", "cuda") == 1.0
     assert fp16_accumulate_factor(g4090, "BF16", "cuda") == 1.0
     assert fp16_accumulate_factor(g4090, "F16", "vulkan") == 1.0
     assert fp16_accumulate_factor(a6000, "F16", "cuda") == 1.0
@@ -59,3 +63,19 @@ def test_the_clock_share_follows_board_power_per_tops_within_an_architecture():
     assert clock_share(find_device("a100-pcie-80gb"), knees) == 1.0
     text = _explain("llama-3-8b", "--gpu", "rtx-3090", "--quant", "Q4_K_M")
     assert "power-limited clock" not in text
+
+
+def test_a_card_below_the_fitted_power_range_is_not_extrapolated():
+    """The Ada knee is fitted on cards of 0.41–0.89 W per int8 TOPS; an L4 (72 W for 242.5 TOPS, 0.30) lies below all of
+    them and has no record, so --explain says so and its prompt is not slowed past the lowest fitted card's share: the
+    RTX 6000 Ada (300 W for 728.5 TOPS, the lowest fitted) and the L4 are held at the same share of their peaks."""
+    text = _explain("llama-3.1-8b", "--gpu", "l4")
+    assert "fitted: this architecture's prompt rate falls with W per TOPS below 0.8" in text
+    assert "0.30 is extrapolated beyond the fitted range" in text
+    fitted = _explain("llama-3.1-8b", "--gpu", "rtx-6000-ada")
+    assert "power-limited clock: 300 W for 728.5 int8 TOPS" in fitted and "extrapolated" not in fitted
+    l4, ada6000 = find_device("l4"), find_device("rtx-6000-ada")
+    knees, floors = S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
+    assert clock_share(l4, knees, floors) == pytest.approx(clock_share(ada6000, knees, floors), rel=0.005)   # floor rounded down
+    assert clock_share(l4, knees, floors) > clock_share(l4, knees)      # the unclamped line would go on falling
+    assert clock_share(ada6000, knees, floors) == clock_share(ada6000, knees)

@@ -33,6 +33,7 @@ from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
 from . import MEASUREMENTS
+from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
 DECODE_TARGET = 0.15
@@ -328,9 +329,6 @@ def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float
     return {g: round(math.exp(statistics.median(v)), 4) for g, v in sorted(ratios.items())}
 
 
-KNEE_GRID = [x / 100 for x in range(20, 201)]      # 0.20 … 2.00 W per datasheet INT8 TOPS
-
-
 def knee_rows(rows: list[Row]) -> dict[str, list[Row]]:
     """Per compute capability, the rows a power knee is fitted on: single-device CUDA prompt rows of short prompts
     (pp512 and shorter, no depth) on GDDR NVIDIA cards (HBM parts are left out: their records come from unlike builds
@@ -342,53 +340,6 @@ def knee_rows(rows: list[Row]) -> dict[str, list[Row]]:
                 and watts_per_tops(r.device) and r.device.compute_capability):
             out[r.device.compute_capability].append(r)
     return out
-
-
-def fit_power_knees(rows: list[Row]) -> dict[str, float]:
-    """Per NVIDIA architecture (compute capability), the watts per datasheet TOPS below which a card's prompt rate falls
-    in proportion (hardware/nvidia_peak.py clock_share): the knee that minimises the spread of log(measured × FLOPs per
-    token / (peak × share)) within each weight kind over that architecture's knee_rows — scale-free, so it does not
-    depend on the efficiencies fitted after it. Only where the rows hold two cards or more whose watts per TOPS differ
-    by a tenth or more, and only a knee that throttles some card of them (else none)."""
-    saved = S.POWER_KNEE_W_PER_TOPS
-    S.POWER_KNEE_W_PER_TOPS = {}
-    try:
-        base = {id(r): S.reachable_peak(r.device, r.quant, r.backend) or 0.0 for r in rows}
-    finally:
-        S.POWER_KNEE_W_PER_TOPS = saved
-    knees = {}
-    for cc, rs in sorted(knee_rows(rows).items()):
-        ratios = {r.rec["device"]: watts_per_tops(r.device) or 0.0 for r in rs}
-        if len(ratios) < 2 or max(ratios.values()) < 1.1 * min(ratios.values()):
-            continue
-        logs = [(S.is_float_quant(r.quant), math.log(r.measured * peak_flops(r) / base[id(r)]), ratios[r.rec["device"]])
-                for r in rs]
-        best = min((knee_spread(logs, k), k) for k in KNEE_GRID)[1]
-        if best > min(ratios.values()):
-            knees[cc] = best
-    return knees
-
-
-def knee_spread(logs: list[tuple[bool, float, float]], knee: float) -> float:
-    """Σ over weight kinds of the squared spread of (log rate at the peak − log clock share at ``knee``)."""
-    err = 0.0
-    for kind in (False, True):
-        xs = [x - math.log(min(1.0, w / knee)) for f, x, w in logs if f == kind]
-        err += sum((x - statistics.mean(xs)) ** 2 for x in xs) if xs else 0.0
-    return err
-
-
-def peak_flops(r: Row) -> float:
-    """A prompt row's FLOPs per token (matmuls at their tile cost, attention at ATTN_FACTOR)."""
-    return r.mm_flops + S.ATTN_FACTOR * r.attn_flops
-
-
-def apply_knees(knees: dict[str, float], rows: list[Row]) -> None:
-    """Make ``knees`` speed.py's and re-take every prompt row's peak with them (Row.peak holds the reachable peak)."""
-    S.POWER_KNEE_W_PER_TOPS = dict(knees)
-    for r in rows:
-        if r.kind == "pp" and r.peak is not None:
-            r.peak = S.reachable_peak(r.device, r.quant, r.backend)
 
 
 def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
@@ -485,20 +436,22 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
 
 
 def refit(rows: list[Row], core_tuning: list[Row] | None = None
-          ) -> tuple[dict[str, S.Fit], float, float, dict[str, float], dict[str, float]]:
+          ) -> tuple[dict[str, S.Fit], float, float, dict[str, float], dict[str, float], dict[str, float]]:
     """Everything speed.py holds as fitted: FIT (minus entries equal to their fallback), SPLIT_OVERHEAD_MS,
     ATTN_FACTOR (fitted first: the prefill efficiencies depend on it), APPLE_CORE_TFLOPS (from ``rows`` and the
-    Apple tuning records, after the class efficiencies), POWER_KNEE_W_PER_TOPS (after ATTN_FACTOR, before the
-    efficiencies; the rows' peaks are left taken with it)."""
-    saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS
+    Apple tuning records, after the class efficiencies), POWER_KNEE_W_PER_TOPS and POWER_KNEE_FLOOR (after
+    ATTN_FACTOR, before the efficiencies; the rows' peaks are left taken with them)."""
+    saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
     try:
         S.ATTN_FACTOR = attn = fit_attn_factor(rows)
-        knees = fit_power_knees(rows)
-        apply_knees(knees, rows + (core_tuning or []))
+        by_arch = knee_rows(rows)
+        knees = fit_power_knees(by_arch)
+        floors = knee_floors(by_arch, knees)
+        apply_knees(knees, rows + (core_tuning or []), floors)
         consts, split_ms = fit_all(rows)
         rates = fit_core_rates(rows + (core_tuning or []), consts)
     finally:
-        S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS = saved
+        S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = saved
     kept = {}
     for k, v in consts.items():
         parent = None
@@ -506,16 +459,16 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None
             parent = consts.get(parent_key(k)) or consts.get(parent_key(parent_key(k)))
         if v != parent:     # an entry equal to its fallback adds nothing
             kept[k] = v
-    return kept, split_ms, attn, rates, knees
+    return kept, split_ms, attn, rates, knees, floors
 
 
 def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float, rates: dict[str, float],
-                 knees: dict[str, float]) -> dict:
+                 knees: dict[str, float], floors: dict[str, float]) -> dict:
     """What ``src/runlocal/data/speed_fit.json`` holds: the fitted constants, in the order refit makes them."""
     return {"_source": S.FIT_SOURCE,
             "fit": {k: {f.name: getattr(v, f.name) for f in fields(v)} for k, v in consts.items()},
             "split_overhead_ms": split_ms, "attn_factor": attn, "apple_core_tflops": rates,
-            "power_knee_w_per_tops": knees}
+            "power_knee_w_per_tops": knees, "power_knee_lowest_fitted_w_per_tops": floors}
 
 
 def fit_json(doc: dict) -> str:
@@ -525,7 +478,8 @@ def fit_json(doc: dict) -> str:
             f'  "split_overhead_ms": {json.dumps(doc["split_overhead_ms"])},\n'
             f'  "attn_factor": {json.dumps(doc["attn_factor"])},\n'
             f'  "apple_core_tflops": {json.dumps(doc["apple_core_tflops"])},\n'
-            f'  "power_knee_w_per_tops": {json.dumps(doc["power_knee_w_per_tops"])}\n}}\n')
+            f'  "power_knee_w_per_tops": {json.dumps(doc["power_knee_w_per_tops"])},\n'
+            f'  "power_knee_lowest_fitted_w_per_tops": {json.dumps(doc["power_knee_lowest_fitted_w_per_tops"])}\n}}\n')
 
 
 def write_fit(text: str) -> None:
@@ -560,11 +514,13 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
     """Each device's records predicted from constants fitted without it, MdAPE per device class (or backend)."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     tuning = load_core_tuning()
-    saved, knees = S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS
+    saved, knees, floors = S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
         test = [r for r in rows if r.rec["device"] == dev_id]
-        apply_knees(fit_power_knees(train), rows)     # an architecture's power knee refitted without the device too
+        by_arch = knee_rows(train)      # an architecture's power knee (and its floor) refitted without the device too
+        train_knees = fit_power_knees(by_arch)
+        apply_knees(train_knees, rows, knee_floors(by_arch, train_knees))
         consts, split_ms = fit_all(train)
         # an Apple M3+ chip's per-core rate refitted without it too (none left for its generation: no prediction)
         S.APPLE_CORE_TFLOPS = fit_core_rates(train + [r for r in tuning if r.rec["device"] != dev_id], consts)
@@ -575,7 +531,7 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
             if p is not None:
                 per[(r.backend if by_backend else r.klass, r.kind)].append(abs(pct(p, r.measured)))
     S.APPLE_CORE_TFLOPS = saved
-    apply_knees(knees, rows)
+    apply_knees(knees, rows, floors)
     if by_backend:
         return {f"{k}/{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)}
                 for (k, kind), v in per.items()}
@@ -679,9 +635,9 @@ def main(argv: list[str]) -> int:
     print(f"{len(recs)} records, {len(devices)} devices, "
           f"{len({r.klass for r in rows})} device classes, from {len({r.rec['source_url'] for r in rows})} sources")
     if "--fit" in argv or "--write" in argv:
-        consts, split_ms, attn, rates, knees = refit(rows, load_core_tuning())
-        S.ATTN_FACTOR, S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS = attn, rates, knees
-        text = fit_json(fit_document(consts, split_ms, attn, rates, knees))
+        consts, split_ms, attn, rates, knees, floors = refit(rows, load_core_tuning())
+        S.ATTN_FACTOR, S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = attn, rates, knees, floors
+        text = fit_json(fit_document(consts, split_ms, attn, rates, knees, floors))
         print(f"\n{text}", end="")
         if "--write" in argv:
             write_fit(text)

@@ -210,6 +210,17 @@ def _pick(query: str, q: str, cands: list[tuple[Device, str]], idx: _Index) -> D
     return min(cands, key=lambda c: (c[1] != q, len(c[1]), idx.order[c[0].id]))[0]
 
 
+# NVIDIA reuses a workstation card's number across generations: the Quadro RTX 4000 / 5000 / 6000 (Turing, 2018, 8 /
+# 16 / 24 GB) and the RTX 4000 / 5000 / 6000 Ada (2023, 20 / 32 / 48 GB), the RTX PRO 6000 Blackwell (2025). A name that
+# stops where the matched key goes on with the generation word ("rtx 5000" → "rtx5000ada") does not say which card.
+_GENERATION_WORD = re.compile(r"ada|blackwell")
+
+
+def _lacks_generation(q: str, cands: list[tuple[Device, str]]) -> bool:
+    """Whether a prefix/substring match only reached its keys by leaving out their generation word."""
+    return any(k != q and _GENERATION_WORD.match(k, k.find(q) + len(q)) for _, k in cands)
+
+
 def _suggestions(q: str, idx: _Index) -> list[str]:
     if not q:
         return []
@@ -237,7 +248,8 @@ def find_device(query: str, *, suggest: bool = True) -> Device:
     A100 SXM 80GB, "4060 ti" → the 8 GB card, "strix halo" → 128 GB) and each bare Apple chip name to its
     base (smallest) memory configuration ("m2 max" → M2 Max 32GB: the conservative choice when
     predicting a fit) — then the shortest matching key, then catalog order. Matches that span families
-    ("40" → 4060 / 4070 / …) are ambiguous.
+    ("40" → 4060 / 4070 / …) are ambiguous, and so is a name that leaves out the generation word its match
+    goes on with ("rtx 5000" → RTX 5000 Ada, or the Turing Quadro RTX 5000 the catalog lacks: _GENERATION_WORD).
 
     Raises UnknownDeviceError (a ValueError) carrying ``query`` and up to five ``suggestions``: the
     closest names by difflib for an unknown name, the candidates for an ambiguous one.
@@ -261,6 +273,9 @@ def find_device(query: str, *, suggest: bool = True) -> Device:
         for cands in _tiers(rest, idx):
             if size is not None:
                 cands = [c for c in cands if _memory_matches(c[0], size)]
+            if cands and size is None and _lacks_generation(rest, cands):
+                named = [d.id for d, _ in sorted(cands, key=lambda c: idx.order[c[0].id])]
+                raise UnknownDeviceError(query, list(dict.fromkeys(named + _suggestions(rest, idx)))[:5])
             if cands:
                 return _pick(query, rest, cands, idx)
     # suggest=False: a caller that only asks whether the name is one device skips difflib over every key

@@ -17,10 +17,15 @@ slower on an RTX 3090 (PR #3816, 2023-10). BF16 and F32 weights take CUBLAS_COMP
 holds its boost clock only if its board power allows it; workstation and datacenter parts put many SMs behind a low
 power limit (RTX 6000 Ada: 142 SMs, 300 W; RTX 4090: 128 SMs, 450 W), so their clock falls. Below the knee the
 power-capped card sits at the bottom of its voltage/frequency curve, where power is close to proportional to the clock,
-so the sustained share of the peak is min(1, (board power / peak int8 TOPS) / knee), the knee being the watts per
-datasheet TOPS an architecture needs to hold its boost clock: one constant per architecture (compute capability),
-fitted on the seen prefill records of that architecture's cards of unlike power per TOPS
-(evidence/speed_fit.py fit_power_knees; none where the records cannot pin it: a single card, HBM parts). The shape is
+so the share of the peak is taken as min(1, (board power / peak int8 TOPS) / knee), the knee being the watts per
+datasheet TOPS below which an architecture's measured prompt rate falls: one constant per architecture (compute
+capability), fitted on the seen prefill records of that architecture's cards of unlike power per TOPS
+(evidence/speed_fit_knees.py fit_power_knees; none where the records cannot pin it: a single card, HBM parts). A card
+below the lowest W per TOPS a knee was fitted on (data/speed_fit.json "power_knee_lowest_fitted_w_per_tops": an L4,
+an A10) is held at the share there, not extrapolated: the sweep below falls less than in proportion (300 W of 600
+kept ×0.77 of the rate), so the line would over-penalise exactly the cards no record covers. The L40's datasheet
+int8 (362 TOPS, half its AD102 sibling L40S's 733) makes its W per TOPS 0.83 and its share 1.0 where the RTX 6000
+Ada (same die, 300 W) gets 0.51: the halved figure stands in for the throttle, with no L40 record. The shape is
 the one a public llama-bench power sweep shows (an RTX PRO 6000 Blackwell Workstation, build 233d773d0: pp512 of a 7B
 Q4_0 16,634 / 16,496 / 16,060 / 15,225 / 14,119 / 12,802 tokens/s at 600 / 500 / 450 / 400 / 350 / 300 W — flat above a
 knee, falling below it — while tg128 stayed at 279 down to 400 W: decode is memory-bound and is not corrected); that
@@ -84,17 +89,21 @@ def watts_per_tops(dev: Device) -> float | None:
     return dev.tdp_w / dev.int8_tops
 
 
-def clock_share(dev: Device, knees: dict[str, float]) -> float:
+def clock_share(dev: Device, knees: dict[str, float], floors: dict[str, float] | None = None) -> float:
     """The share of its boost clock ``dev`` holds under a dense tensor load: min(1, W per TOPS / its architecture's
-    knee); 1.0 where no knee is fitted for its compute capability or the catalog lacks its power or INT8 figure."""
-    knee = knees.get(dev.compute_capability or "")
+    knee), the W per TOPS held at ``floors`` (the lowest its architecture's knee was fitted on: below it the linear
+    shape is an extrapolation the RTX PRO 6000 sweep above says over-penalises); 1.0 where no knee is fitted for its
+    compute capability or the catalog lacks its power or INT8 figure."""
+    cc = dev.compute_capability or ""
+    knee = knees.get(cc)
     ratio = watts_per_tops(dev)
     if not knee or ratio is None:
         return 1.0
-    return min(1.0, ratio / knee)
+    return min(1.0, max(ratio, (floors or {}).get(cc, 0.0)) / knee)
 
 
-def factor_words(dev: Device, quant: str | None, backend: str | None, knees: dict[str, float]) -> list[str]:
+def factor_words(dev: Device, quant: str | None, backend: str | None, knees: dict[str, float],
+                 floors: dict[str, float] | None = None) -> list[str]:
     """The --explain words of the two corrections that apply to ``dev`` (fp16_accumulate_factor, clock_share) for weights
     of type ``quant`` on ``backend`` (the path speed.borrowed_f16_path says a plan's peak follows)."""
     words = []
@@ -102,9 +111,13 @@ def factor_words(dev: Device, quant: str | None, backend: str | None, knees: dic
     if f16 > 1.0:
         words.append(f" × {f16:.3g} (llama.cpp's F16 path: cuBLAS accumulates in FP16, which this card runs at {f16:.3g}× its "
                      "FP32-accumulate figure)")
-    share = clock_share(dev, knees)
+    share = clock_share(dev, knees, floors)
     if share < 1.0:
-        words.append(f" × {share:.2f} (power-limited clock: {dev.tdp_w:g} W for {dev.int8_tops:g} int8 TOPS, below the "
-                     f"{knees[dev.compute_capability or '']:g} W per TOPS this architecture needs at its boost clock, "
-                     "fitted)")
+        cc = dev.compute_capability or ""
+        ratio = watts_per_tops(dev) or 0.0
+        floor = (floors or {}).get(cc, 0.0)
+        beyond = (f"; {ratio:.2f} is extrapolated beyond the fitted range: the share at its lowest, {floor:g}, is used"
+                  if ratio < floor else "")
+        words.append(f" × {share:.2f} (power-limited clock: {dev.tdp_w:g} W for {dev.int8_tops:g} int8 TOPS = {ratio:.2f} W "
+                     f"per TOPS; fitted: this architecture's prompt rate falls with W per TOPS below {knees[cc]:g}{beyond})")
     return words

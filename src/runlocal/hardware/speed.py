@@ -14,7 +14,7 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
-NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, MMA_SYNC_SHARE),
+NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
 its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
 CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
@@ -87,9 +87,10 @@ ATTN_FACTOR: float = _FITTED["attn_factor"]
 # xiongjiedai_llama3.jsonl) in the same units as the M1/M2 fp16 figures (cores × 128 lanes × 2 FLOP × clock), so the
 # Apple class's prefill efficiencies apply unchanged. Held-out chips are scored apart (measurements/speed/held_out/).
 APPLE_CORE_TFLOPS: dict[str, float] = dict(_FITTED.get("apple_core_tflops", {}))
-# NVIDIA: watts per datasheet INT8 TOPS an architecture (compute capability) needs to hold its boost clock under a
-# dense tensor load, fitted per architecture by benchmarks/speed_accuracy.py (hardware/nvidia_peak.py says why).
+# NVIDIA, per architecture (compute capability): the watts per datasheet INT8 TOPS below which its prompt rate is fitted to
+# fall (benchmarks/speed_accuracy.py; hardware/nvidia_peak.py says why), and the lowest W per TOPS that fit saw (floor).
 POWER_KNEE_W_PER_TOPS: dict[str, float] = dict(_FITTED.get("power_knee_w_per_tops", {}))
+POWER_KNEE_FLOOR: dict[str, float] = dict(_FITTED.get("power_knee_lowest_fitted_w_per_tops", {}))
 
 # Priors: not fitted (no public measurement in the dataset covers them); stated so the formula stays traceable.
 PRIOR = Fit(0.70, 100.0, 2.8, 0.2, 0.4)   # a GPU class with no measurement
@@ -249,7 +250,8 @@ def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda",
     if not peak:
         return None
     f16 = fp16_accumulate_factor(dev, *borrowed_f16_path(quant, backend, ggml))
-    return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * clock_share(dev, POWER_KNEE_W_PER_TOPS)
+    share = clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
+    return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * share
 
 
 def apple_generation(dev: Device) -> str | None:
@@ -795,4 +797,4 @@ def _peak_words(p: SpeedPlan) -> str:
         words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
                   f"{MMA_SYNC_SOURCE})")
     quant, backend = borrowed_f16_path(p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml))
-    return words + "".join(factor_words(dev, quant, backend, POWER_KNEE_W_PER_TOPS))
+    return words + "".join(factor_words(dev, quant, backend, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR))
