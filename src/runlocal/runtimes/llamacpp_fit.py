@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from ..memo import IdMemo
 from ..model.spec import ModelSpec
@@ -117,6 +118,16 @@ class FitProbes:
             self._check_settled(ngl, ncmoe)
         return got
 
+    def passes(self, ngl: int, ncmoe: int) -> bool:
+        """Whether the placement keeps the margin, where its room is not needed: a bytes-without-compute-buffers
+        bound below 0 (hopeless) fails it unplanned — the plan would fail too, so the answer is unchanged."""
+        got = self._probed.get((ngl, ncmoe))
+        if got is None and self.hopeless is not None and self.hopeless(ngl, ncmoe) < 0:
+            if self.settled is not None:
+                self._check_settled(ngl, ncmoe)
+            return False
+        return self.probe(ngl, ncmoe)[0]
+
     def _check_settled(self, ngl: int, ncmoe: int) -> None:
         if not self._index:
             self._index = {p: i for i, p in enumerate(self.order())}
@@ -172,41 +183,51 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None,
     tests/unit/test_fit_history.py)."""
     n = model.n_layers
     p = probes or FitProbes(model, run, ok, hopeless, known, room)
-    full = p.probe(n + 1, 0)                       # step 1: every layer, every expert on the GPU
-    if full[0]:
+    if p.passes(n + 1, 0):                         # step 1: every layer, every expert on the GPU
         return n + 1, 0
+
+    def room_of(ngl: int, ncmoe: int) -> Callable[[], float]:     # planned where a step reads it
+        return partial(_room_at, p, (ngl, ncmoe))
+
     if model.n_experts:
         # step 3's high end for MoE: every layer dense-only (all experts in system memory); if it fits, step 4
         # converts dense-only layers back to full ones between it (low) and every layer full (high, failed)
-        dense = p.probe(n + 1, n)
-        if dense[0]:
-            keep = false_position(0, n, dense[1], full[1], lambda k: p.probe(n + 1, n - k))
+        if p.passes(n + 1, n):
+            keep = false_position(0, n, room_of(n + 1, n), room_of(n + 1, 0), lambda k: (n + 1, n - k), p)
             return n + 1, n - keep
-        ngl = false_position(0, n + 1, p.probe(0, n)[1], dense[1], lambda g: p.probe(g, n))
-        return ngl, n
-    return false_position(0, n + 1, p.probe(0, 0)[1], full[1], lambda g: p.probe(g, 0)), 0
+        return false_position(0, n + 1, room_of(0, n), room_of(n + 1, n), lambda g: (g, n), p), n
+    return false_position(0, n + 1, room_of(0, 0), room_of(n + 1, 0), lambda g: (g, 0), p), 0
 
 
-def false_position(lo: int, hi: int, room_lo: float, room_hi: float,
-                   probe: Callable[[int], tuple[bool, float]]) -> int:
+def false_position(lo: int, hi: int, room_lo: Callable[[], float], room_hi: Callable[[], float],
+                   placement: Callable[[int], tuple[int, int]], p: FitProbes) -> int:
     """common/fit.cpp's layer loop (steps 3 and 4 alike): lo is taken to fit (fit.cpp's low end: its memory is
     measured, never compared), hi does not; the room is target − mem. Returns the low end once the bracket is one
     wide. C's unsigned step: int64 delta × (target − mem) / headroom truncated, then clamped to [1, delta − 1];
-    a headroom ≤ 0 ("mem_high == mem on an already-full device") steps delta − 1."""
+    a headroom ≤ 0 ("mem_high == mem on an already-full device") steps delta − 1. The rooms are planned only where
+    a step reads them: with delta 2 the step is 1 whatever they are, and that last probe needs only its verdict."""
     while hi - lo > 1:
         delta = hi - lo
-        headroom = room_lo - room_hi               # mem_high − mem
-        if headroom > 0 and room_lo >= 0:
-            step = delta * int(room_lo) // int(headroom)
-        else:                                      # (a negative quotient wraps in uint32_t: clamped to delta − 1)
-            step = delta - 1
-        g = lo + min(max(step, 1), delta - 1)
-        passed, room = probe(g)
-        if passed:
-            lo, room_lo = g, room
+        if delta == 2:
+            step = 1
         else:
-            hi, room_hi = g, room
+            r_lo = room_lo()
+            headroom = r_lo - room_hi()                # mem_high − mem
+            if headroom > 0 and r_lo >= 0:
+                step = delta * int(r_lo) // int(headroom)
+            else:                                      # (a negative quotient wraps in uint32_t: clamped to delta − 1)
+                step = delta - 1
+        g = lo + min(max(step, 1), delta - 1)
+        at = placement(g)
+        if p.passes(*at):
+            lo, room_lo = g, partial(_room_at, p, at)
+        else:
+            hi, room_hi = g, partial(_room_at, p, at)
     return lo
+
+
+def _room_at(p: FitProbes, at: tuple[int, int]) -> float:
+    return p.probe(*at)[1]
 
 
 def fit_answer(model: ModelSpec, probes: FitProbes) -> tuple[int, int]:
