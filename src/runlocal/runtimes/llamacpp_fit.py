@@ -173,7 +173,7 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None,
     the bytes it leaves under the margin (llama.cpp's targets[id] − mem[id]).
     (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
 
-    The probes are fit.cpp's own (ggml-org/llama.cpp common/fit.cpp, "optimize the number of layers per device
+    The probes are fit.cpp's own (ggml-org/llama.cpp common/fit.cpp at 08033df, "optimize the number of layers per device
     using the method of false position" and step 4's loop): each search starts from a bracket whose two ends are
     planned, steps by delta × (target − mem_low) / (mem_high − mem_low) clamped to [1, delta − 1], and keeps the end
     the probe replaces. For a hybrid model the GPU's use is not monotone in the layers (the compute buffer follows
