@@ -178,11 +178,11 @@ def _targets(req: CheckRequest):
     return _inputs(req)[2]
 
 
-def test_fit_layers_answers_the_first_placement_that_keeps_the_margin_whatever_the_guide_says():
+def test_fit_layers_answers_the_first_placement_that_keeps_the_margin_whatever_the_rooms_say():
     # --fit's layer search (fit_layers) on placements that keep the margin from some point of its order on (the
     # GPU's bytes only fall along it): the answer is the first such placement, or the last of the order where none
-    # does; every expert in system memory is asked only where no layer's experts fit, and a wrong predicted compute
-    # buffer costs plans, never the answer
+    # does. fit.cpp's false-position steps follow the rooms the plans leave: rooms that point the wrong way cost
+    # plans, never the answer (for a GPU use monotone along the order); each placement is planned once
     from types import SimpleNamespace
 
     from runlocal.runtimes.llamacpp import FitProbes, fit_layers
@@ -211,5 +211,4 @@ def test_fit_layers_answers_the_first_placement_that_keeps_the_margin_whatever_t
         answer = fit_layers(model, run, ok, hopeless, None, lambda p, g=guess: g)
         expected = order[min(first, len(order) - 1)]
         assert answer == expected, (n, model.n_experts, first, answer, expected)
-        if model.n_experts and first < n:      # some layer's experts fit: all of them out is never planned
-            assert (n + 1, n) not in asked, (n, first, asked)
+        assert len(asked) == len(set(asked)), (n, first, asked)

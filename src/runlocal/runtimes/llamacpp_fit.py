@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
-from ..boundary import largest_guided, largest_predicted
 from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from .base import Target
@@ -17,42 +17,20 @@ _LAYER_OUTCOMES = IdMemo(512)
 
 
 class LayerOutcomes:
-    """What --fit's layer probes (does placement (-ngl, --n-cpu-moe) keep the margin on the GPU?) answered for one
-    launch at other contexts and slot counts, so that a probe whose answer is implied needs no graph simulation.
-
-    The GPU's bytes grow with the context and the slots (more cells, wider graph), with the layers on it and shrink
-    with the experts kept in RAM — the monotonicity each search already bisects on, one axis at a time. Two
-    placements are only compared within one class: -ngl 0 (the whole graph's compute buffer on the GPU, op offload)
-    apart from one layer or more, and no experts in RAM apart from some (their weights are then copied into the
-    compute buffer). A placement that passed at a point at least as heavy passes; one that failed at a point at
-    least as light fails."""
-
-    LIMIT = 256          # records kept per launch (a search makes a few dozen)
+    """What --fit's layer search answered for one launch, per context and slot count (each answer is the one search
+    at that point would give: fit_layers' probes never read another point), where a search was cut short, and the
+    compute buffers its plans held (a guess for Ollama's room_when_over, never a probe's choice). Earlier versions
+    also implied a probe's verdict from placements tried at other points, assuming the GPU's use monotone in the
+    placement: for a hybrid model it is not, so --fit's answer depended on which points had been asked before."""
 
     def __init__(self) -> None:
-        self.records: list[tuple[int, int, int, int, bool]] = []   # (ctx, slots, ngl, n_cpu_moe, passed)
         # fit_layers' guide: the compute buffer last simulated per class of placements, context and slots
         self.compute: dict[tuple[tuple[bool, bool, bool], int, int], int] = {}
-        # fit_layers' answer per (ctx, slots), once a search has ended there (the probes it made are recorded above)
+        # fit_layers' answer per (ctx, slots), once a search has ended there
         self.answers: dict[tuple[int, int], tuple[int, int]] = {}
         # where a search was cut short (Ollama.surely_over): the placement most on the GPU the answer can still be,
         # and a guess of the GPU's room under the margin at the placement before it (the furthest that failed)
         self.cut_short: dict[tuple[int, int], tuple[tuple[int, int], float | None, int]] = {}
-
-    def implied(self, ctx: int, slots: int, ngl: int, ncmoe: int) -> bool | None:
-        cls = (ngl == 0, ncmoe == 0)
-        for c, p, g, m, passed in self.records:
-            if (g == 0, m == 0) != cls:
-                continue
-            if passed and ctx <= c and slots <= p and ngl <= g and ncmoe >= m:
-                return True
-            if not passed and ctx >= c and slots >= p and ngl >= g and ncmoe <= m:
-                return False
-        return None
-
-    def record(self, ctx: int, slots: int, ngl: int, ncmoe: int, passed: bool) -> None:
-        if len(self.records) < self.LIMIT:
-            self.records.append((ctx, slots, ngl, ncmoe, passed))
 
     @staticmethod
     def at(model: ModelSpec, launch: tuple, ctx: int, slots: int) -> LaunchView:
@@ -67,13 +45,6 @@ class LaunchView:
     def __init__(self, store: LayerOutcomes, ctx: int, slots: int) -> None:
         self.store, self.ctx, self.slots = store, ctx, slots
         self.compute = store.compute
-
-    def implied(self, ngl: int, ncmoe: int) -> bool | None:
-        return self.store.implied(self.ctx, self.slots, ngl, ncmoe)
-
-    def record(self, ngl: int, ncmoe: int, passed: bool) -> bool:
-        self.store.record(self.ctx, self.slots, ngl, ncmoe, passed)
-        return passed
 
     @property
     def answer(self) -> tuple[int, int] | None:
@@ -102,17 +73,17 @@ class LaunchView:
 
 
 class FitSettled(Exception):
-    """Raised by FitProbes.passes where its ``settled`` says every placement the search can still answer settles
+    """Raised by FitProbes.probe where its ``settled`` says every placement the search can still answer settles
     the caller's question (Ollama.surely_over: each leaves the host over its RAM)."""
 
 
 class FitProbes:
-    """The probes of one --fit layer search (common/fit.cpp steps 3–4 on one GPU) and what they learned: whether
-    placement (-ngl, experts of how many layers in system memory) keeps the margin, from the launch's answers at
-    other contexts and slots (known), the bound (hopeless) or a plan (run, ok), recorded in known; and the compute
-    buffer of the last plan simulated per class of placements, the guide of fit_layers' predictions. Shared by
-    fit_layers and by a caller that asks about the same search before it runs (Ollama.surely_over): a probe asked
-    by either is answered the same way, so the search's answer does not depend on who asked first."""
+    """The probes of one --fit layer search (common/fit.cpp steps 3–4 on one GPU): whether placement (-ngl, experts
+    of how many layers in system memory) keeps the margin and the room it leaves, each from a plan (run, ok, room)
+    made once; the compute buffer of each plan (bound − room, with hopeless the bytes without compute buffers) is
+    kept for predicted, a guess for callers that cut the search short. Shared by fit_layers and by a caller that
+    asks about the same search before it runs (Ollama.surely_over): fit_layers' probe order depends on this
+    point alone, so the answer does not depend on who asked first, or what."""
 
     def __init__(self, model: ModelSpec, run, ok, hopeless=None, known=None, room=None) -> None:
         self.n = model.n_layers
@@ -126,29 +97,36 @@ class FitProbes:
         self.settled: Callable[[int], bool] | None = None
         self.last_plan = None          # the last plan run (a guide for a caller that cut the search short)
         self._index: dict[tuple[int, int], int] = {}
+        self._probed: dict[tuple[int, int], tuple[bool, float]] = {}
         self.failed_upto = -1
 
     def cls(self, ngl: int, ncmoe: int) -> tuple[bool, bool, bool]:
         return ngl == 0, ngl > self.n, ncmoe == 0
 
-    def passes(self, ngl: int, ncmoe: int) -> bool:
-        implied = self.known.implied(ngl, ncmoe) if self.known else None
-        if implied is not None:
-            if not implied and self.settled is not None:
-                self._check_settled(ngl, ncmoe)
-            return implied
-        bound = self.hopeless(ngl, ncmoe) if self.hopeless else None
-        if bound is not None and bound < 0:
-            answer = False
-        else:
+    def probe(self, ngl: int, ncmoe: int) -> tuple[bool, float]:
+        """fit.cpp's get_memory_for_layers at this placement: (keeps the margin, room under it), planned once per
+        search. Never taken from other contexts or slots: fit_layers' next probe depends on the room."""
+        got = self._probed.get((ngl, ncmoe))
+        if got is None:
             plan = self.last_plan = self.run(ngl, ncmoe)
-            answer = self.ok(plan)
-            if bound is not None and self.room is not None:
-                self.compute[(self.cls(ngl, ncmoe), self.point[0], self.point[1])] = bound - self.room(plan)
-        answer = self.known.record(ngl, ncmoe, answer) if self.known else answer
-        if not answer and self.settled is not None:
+            passed = bool(self.ok(plan))
+            room = self.room(plan) if self.room is not None else (0 if passed else -1)
+            if self.hopeless is not None and self.room is not None:    # the guide of predicted (a guess only)
+                self.compute[(self.cls(ngl, ncmoe), self.point[0], self.point[1])] = self.hopeless(ngl, ncmoe) - room
+            got = self._probed[(ngl, ncmoe)] = (passed, room)
+        if not got[0] and self.settled is not None:
             self._check_settled(ngl, ncmoe)
-        return answer
+        return got
+
+    def passes(self, ngl: int, ncmoe: int) -> bool:
+        """Whether the placement keeps the margin, where its room is not needed: a bytes-without-compute-buffers
+        bound below 0 (hopeless) fails it unplanned — the plan would fail too, so the answer is unchanged."""
+        got = self._probed.get((ngl, ncmoe))
+        if got is None and self.hopeless is not None and self.hopeless(ngl, ncmoe) < 0:
+            if self.settled is not None:
+                self._check_settled(ngl, ncmoe)
+            return False
+        return self.probe(ngl, ncmoe)[0]
 
     def _check_settled(self, ngl: int, ncmoe: int) -> None:
         if not self._index:
@@ -191,55 +169,65 @@ def fit_layers(model: ModelSpec, run, ok, hopeless=None, known=None, room=None,
     memory). All layers if the device keeps its margin; else, for a MoE model, every layer on the GPU with the
     experts of as few layers as possible in system memory (dense-only layers converted back to full ones), and
     when even all experts out is too much, the dense-only layers filled back to front; for a dense model the
-    layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept.
+    layers filled back to front. run(ngl, n_cpu_moe) plans it, ok(plan) says whether the margin is kept, room(plan)
+    the bytes it leaves under the margin (llama.cpp's targets[id] − mem[id]).
     (Not modelled: the finer overflow of part of one more layer's FFN, LAYER_FRACTION_ATTN/UP/GATE.)
-    hopeless(ngl, n_cpu_moe), when given, is the room the bytes without compute buffers leave (LlamaCpp.floor;
-    below 0: ok would fail, no plan needed); known, the launch's answers at other contexts and slot counts
-    (LayerOutcomes.at); room(plan), the bytes the plan leaves under the margin (with hopeless, the plan's compute
-    buffer is their difference). ``probes``: the same, already made (FitProbes), and perhaps asked already.
 
-    The searches probe where the predicted room reaches zero (boundary.largest_predicted): the exact room without
-    compute buffers (hopeless, cheap) less the compute buffer of the last plan simulated in the same class of
-    placements (known.compute keeps them across this launch's contexts and slot counts). Within a class the compute
-    buffer barely moves with the placement, so the edge is usually planned once from each side. A guide only: the
-    verdicts decide, and the answer is the bisection's."""
+    The probes are fit.cpp's own (ggml-org/llama.cpp common/fit.cpp at 08033df, "optimize the number of layers per device
+    using the method of false position" and step 4's loop): each search starts from a bracket whose two ends are
+    planned, steps by delta × (target − mem_low) / (mem_high − mem_low) clamped to [1, delta − 1], and keeps the end
+    the probe replaces. For a hybrid model the GPU's use is not monotone in the layers (the compute buffer follows
+    which recurrent / attention layers are on it), so another probe order can end elsewhere: the order here is a
+    function of this launch, context and slots alone, whatever was asked before in the process (the answers,
+    guides and verdicts learned at other points are never used to choose a probe;
+    tests/unit/test_fit_history.py)."""
     n = model.n_layers
     p = probes or FitProbes(model, run, ok, hopeless, known, room)
-    passes, predicted = p.passes, p.predicted
-    if passes(n + 1, 0):
+    if p.passes(n + 1, 0):                         # step 1: every layer, every expert on the GPU
         return n + 1, 0
-    if p.hopeless is None:        # no cheap bound to predict with: the search guided by the plans' rooms
-        return _fit_layers_guided(model, p.run, p.ok, p.known, p.room)
-    if model.n_experts:
-        # every expert in system memory (keep 0) is asked last, only where no layer's experts fit: a placement with
-        # more on the GPU that passes implies it passes (the same monotonicity the search bisects on)
-        keep = largest_predicted(0, n, lambda k: passes(n + 1, n - k), lambda k: predicted(n + 1, n - k),
-                                 lo_passes=True)
-        if keep or passes(n + 1, n):
-            return n + 1, n - (keep or 0)
-        # (-ngl 0 is taken to pass unasked: whether or not it does, the answer below is 0 when nothing above does)
-        return largest_predicted(0, n + 1, lambda g: passes(g, n), lambda g: predicted(g, n), lo_passes=True) or 0, n
-    return largest_predicted(0, n + 1, lambda g: passes(g, 0), lambda g: predicted(g, 0), lo_passes=True) or 0, 0
 
-
-def _fit_layers_guided(model: ModelSpec, run, ok, known=None, room=None) -> tuple[int, int]:
-    """fit_layers without a bound to predict from: each probe planned, the search guided by the room it leaves."""
-    n = model.n_layers
-
-    def passes(ngl: int, ncmoe: int) -> tuple[bool, float | None]:
-        implied = known.implied(ngl, ncmoe) if known else None
-        if implied is not None:
-            return implied, None
-        plan = run(ngl, ncmoe)
-        answer, left = ok(plan), (room(plan) if room else None)
-        return (known.record(ngl, ncmoe, answer) if known else answer), left
+    def room_of(ngl: int, ncmoe: int) -> Callable[[], float]:     # planned where a step reads it
+        return partial(_room_at, p, (ngl, ncmoe))
 
     if model.n_experts:
-        keep = largest_guided(0, n, lambda k: passes(n + 1, n - k))
-        if keep is not None:
+        # step 3's high end for MoE: every layer dense-only (all experts in system memory); if it fits, step 4
+        # converts dense-only layers back to full ones between it (low) and every layer full (high, failed)
+        if p.passes(n + 1, n):
+            keep = false_position(0, n, room_of(n + 1, n), room_of(n + 1, 0), lambda k: (n + 1, n - k), p)
             return n + 1, n - keep
-        return largest_guided(0, n + 1, lambda g: passes(g, n)) or 0, n
-    return largest_guided(0, n + 1, lambda g: passes(g, 0)) or 0, 0
+        return false_position(0, n + 1, room_of(0, n), room_of(n + 1, n), lambda g: (g, n), p), n
+    return false_position(0, n + 1, room_of(0, 0), room_of(n + 1, 0), lambda g: (g, 0), p), 0
+
+
+def false_position(lo: int, hi: int, room_lo: Callable[[], float], room_hi: Callable[[], float],
+                   placement: Callable[[int], tuple[int, int]], p: FitProbes) -> int:
+    """common/fit.cpp's layer loop (steps 3 and 4 alike): lo is taken to fit (fit.cpp's low end: its memory is
+    measured, never compared), hi does not; the room is target − mem. Returns the low end once the bracket is one
+    wide. C's unsigned step: int64 delta × (target − mem) / headroom truncated, then clamped to [1, delta − 1];
+    a headroom ≤ 0 ("mem_high == mem on an already-full device") steps delta − 1. The rooms are planned only where
+    a step reads them: with delta 2 the step is 1 whatever they are, and that last probe needs only its verdict."""
+    while hi - lo > 1:
+        delta = hi - lo
+        if delta == 2:
+            step = 1
+        else:
+            r_lo = room_lo()
+            headroom = r_lo - room_hi()                # mem_high − mem
+            if headroom > 0 and r_lo >= 0:
+                step = delta * int(r_lo) // int(headroom)
+            else:                                      # (a negative quotient wraps in uint32_t: clamped to delta − 1)
+                step = delta - 1
+        g = lo + min(max(step, 1), delta - 1)
+        at = placement(g)
+        if p.passes(*at):
+            lo, room_lo = g, partial(_room_at, p, at)
+        else:
+            hi, room_hi = g, partial(_room_at, p, at)
+    return lo
+
+
+def _room_at(p: FitProbes, at: tuple[int, int]) -> float:
+    return p.probe(*at)[1]
 
 
 def fit_answer(model: ModelSpec, probes: FitProbes) -> tuple[int, int]:
