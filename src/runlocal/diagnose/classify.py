@@ -182,6 +182,8 @@ class Scanner:
         self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.js_code = False  # ... or JavaScript code (allocators.JS_CODE): the engine's heap, when no runtime is named
         self.js_on_gpu = False  # ... or a script's GPU backend (allocators.JS_ON_GPU), which outweighs a script's frame
+        self.js_error = False  # the chosen line is JavaScript's own out-of-memory (allocators.JS_ERROR)
+        self.js_frames = False  # ... and the lines after it, so far, are its stack frames (allocators.JS_FRAME)
         self.load_over_before = False  # the load said to be over after the last load line before the failing one
         self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
@@ -350,15 +352,24 @@ class Scanner:
             self.async_allocator = True
         if "cpu" in low and allocators.CPU_ALLOCATOR.search(low):
             self.cpu_allocator = True
-        if ("js" in low or "v8" in low or "node" in low) and allocators.JS_CODE.search(low):
-            if allocators.JS_ON_GPU.search(low):
-                self.js_on_gpu = True  # a script's GPU backend asked: the card's memory, whatever other frames say
-            else:
-                self.js_code = True  # a script asked: the JavaScript engine's heap, in host RAM
+        if self.js_error:
+            self._script_context(low)
         if "cl" in low and allocators.OPENCL.search(low):
             self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
         if allocators.DATA_ALLOCATOR.search(low) or ("self." in low and allocators.LAYER_ON_ACTIVATION.search(low)):
             self.running = True  # faiss holds data, not weights; a layer applied to an activation is the forward pass
+
+    def _script_context(self, low: str) -> None:
+        """Around JavaScript's own out-of-memory: its frames, read only while they follow it line by line, say a
+        script asked (the engine's heap, host RAM); a GPU, a device or a GPU / LLM binding named on any line of the
+        window says the card's memory did (allocators.JS_ON_GPU)."""
+        if allocators.JS_ON_GPU.search(low) or signals.names_gpu(low):
+            self.js_on_gpu = True  # a script's GPU backend asked: the card's memory, whatever other frames say
+        if self.js_frames and allocators.JS_FRAME.match(low):
+            if allocators.JS_CODE.search(low):
+                self.js_code = True  # a script asked: the JavaScript engine's heap, in host RAM
+        else:
+            self.js_frames = False  # the frames ended: what follows is another program's output
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
@@ -368,7 +379,8 @@ class Scanner:
             return
         self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
-        self.js_code = self.js_on_gpu = False
+        self.js_code = self.js_on_gpu = self.js_frames = False
+        self.js_error = bool(allocators.JS_ERROR.search(low))
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
@@ -389,6 +401,7 @@ class Scanner:
             self.load_after_loaded = last_load > last_loaded >= 0
             if self.line_phase == "run" and signals.LOAD.search(low):
                 self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
+            self.js_frames = self.js_error  # a script's frames are read from the next line on (_script_context)
             self.after = CONTEXT_AFTER
 
     def _settle(self) -> None:

@@ -1,0 +1,79 @@
+"""Review 13's misfires of session 13's diagnosis signals (/work/wt/_notes/review13.md findings 2, 3, 6, 7), each
+tested with the reviewer's paste as a user would send it and with the paste the signal was written for beside it."""
+
+from __future__ import annotations
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.kb import MEMORY_CATEGORIES
+
+# -- a script's frames say host RAM only as JavaScript's own out-of-memory's frames, with no GPU named around --------
+
+
+def test_comfyui_browser_error_above_pytorchs_device_refusal_stays_the_cards():
+    # a ComfyUI user pastes the browser console (an unrelated TypeError, frames in app.js) above the server's log
+    pasted = ("Prompt executed in 0.01 seconds\n"
+              "TypeError: Cannot read properties of undefined (reading 'widgets')\n"
+              "    at app.js:1547:33\n"
+              "    at Array.forEach (<anonymous>)\n"
+              "    at ComfyApp.graphToPrompt (http://127.0.0.1:8188/scripts/app.js:1540:22)\n"
+              "Error occurred when executing KSampler:\n\n"
+              "Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+              "Currently allocated     : 7.21 GiB\n"
+              "Requested               : 1.00 GiB\n"
+              "Device limit            : 8.00 GiB\n")
+    category = diagnose_text(pasted).category
+    assert category in MEMORY_CATEGORIES and category != "oom_killer"
+
+
+def test_webllm_out_of_memory_on_webgpu_named_the_line_above_is_the_cards():
+    # WebLLM runs only on WebGPU: the card is named on the line before the script's error
+    pasted = ("Loading Llama-3.2-3B-Instruct-q4f16_1-MLC with WebLLM on WebGPU (Chrome 126, RTX 3050 4GB)\n"
+              "Error: Out of memory\n"
+              "    at Object.alloc (https://esm.run/@mlc-ai/web-llm/lib/index.js:2:88123)\n"
+              "    at async MLCEngine.reload (https://esm.run/@mlc-ai/web-llm/lib/index.js:2:91002)\n")
+    category = diagnose_text(pasted).category
+    assert category in MEMORY_CATEGORIES and category != "oom_killer"
+
+
+def test_webllm_frames_alone_say_the_card():
+    # the same error without the line naming the card: web-llm allocates WebGPU buffers, never the JS heap
+    pasted = ("Error: Out of memory\n"
+              "    at Object.alloc (https://esm.run/@mlc-ai/web-llm/lib/index.js:2:88123)\n"
+              "    at async MLCEngine.reload (https://esm.run/@mlc-ai/web-llm/lib/index.js:2:91002)\n")
+    category = diagnose_text(pasted).category
+    assert category in MEMORY_CATEGORIES and category != "oom_killer"
+
+
+def test_node_llama_cpp_out_of_memory_creating_a_context_is_the_cards():
+    # node-llama-cpp's frames: the binding over llama.cpp, whose context (KV cache) allocation failed
+    pasted = ("Error: Out of memory\n"
+              "    at LlamaContext._create (file:///home/u/bot/node_modules/node-llama-cpp/dist/evaluator/"
+              "LlamaContext/LlamaContext.js:688:19)\n"
+              "    at async LlamaModel.createContext (file:///home/u/bot/node_modules/node-llama-cpp/dist/evaluator/"
+              "LlamaModel/LlamaModel.js:402:16)\n")
+    category = diagnose_text(pasted).category
+    assert category in MEMORY_CATEGORIES and category != "oom_killer"
+
+
+def test_script_frames_before_a_bare_out_of_memory_do_not_make_it_the_scripts():
+    # frames that come before the failing line belong to another error
+    pasted = ("TypeError: x is undefined\n"
+              "    at render (/app/node_modules/ui/dist/index.js:10:5)\n"
+              "Error: Out of memory\n")
+    assert diagnose_text(pasted).category != "oom_killer"
+
+
+def test_tensorflow_js_weight_concatenation_in_react_native_stays_host_ram():
+    # tfjs#2637 (the paste the signal was written for): a script's frames follow the error, no GPU named
+    pasted = ("[Unhandled promise rejection: Error: Out of memory]\n"
+              "- node_modules\\@tensorflow\\tfjs-core\\dist\\io\\io_utils.js:328:30 in concatenateArrayBuffers\n"
+              "- node_modules\\@tensorflow\\tfjs-core\\dist\\io\\http.js:234:95 in <unknown>")
+    assert diagnose_text(pasted).category == "oom_killer"
+
+
+def test_v8_javascript_heap_out_of_memory_stays_host_ram_with_a_gpu_named():
+    # V8's own refusal names its heap: host RAM even in a log that names the card
+    pasted = ("Using device: NVIDIA GeForce RTX 4090\n"
+              "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
+              " 1: 0xb86ecf node::OOMErrorHandler(char const*, v8::OOMDetails const&) [node]")
+    assert diagnose_text(pasted).category == "oom_killer"
