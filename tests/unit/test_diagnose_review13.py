@@ -77,3 +77,24 @@ def test_v8_javascript_heap_out_of_memory_stays_host_ram_with_a_gpu_named():
               "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n"
               " 1: 0xb86ecf node::OOMErrorHandler(char const*, v8::OOMDetails const&) [node]")
     assert diagnose_text(pasted).category == "oom_killer"
+
+
+# -- cuFFT's start-up banner is no run -------------------------------------------------------------------------------
+
+
+def test_tensorflows_cufft_registration_banner_above_a_torch_oom_does_not_make_it_the_run():
+    # TensorFlow >= 2.14 prints these at import (transformers imports it beside torch); the failure says no phase
+    pasted = ("2024-05-02 09:12:01.101 E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:607] Unable to "
+              "register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been "
+              "registered\n"
+              "2024-05-02 09:12:01.102 E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:1515] Unable to "
+              "register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been "
+              "registered\n"
+              "Traceback (most recent call last):\n"
+              '  File "/home/u/app.py", line 20, in <module>\n'
+              "    main()\n"
+              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 172.00 MiB. GPU 0 has a total capacity "
+              "of 11.72 GiB of which 98.56 MiB is free. Including non-PyTorch memory, this process has 11.61 GiB "
+              "memory in use.\n")
+    assert diagnose_text(pasted).category == "cuda_oom_load"
+
