@@ -98,3 +98,39 @@ def test_tensorflows_cufft_registration_banner_above_a_torch_oom_does_not_make_i
               "memory in use.\n")
     assert diagnose_text(pasted).category == "cuda_oom_load"
 
+
+
+# -- .NET's OutOfMemoryException with DirectML / a card named is the card's E_OUTOFMEMORY -----------------------------
+
+
+def test_dotnet_out_of_memory_loading_an_onnx_model_on_directml_is_the_cards():
+    # ONNX Runtime GenAI on the DirectML execution provider: D3D12's E_OUTOFMEMORY surfaces as .NET's exception
+    pasted = ("LearningModelDevice: DirectXHighPerformance (NVIDIA GeForce RTX 3060 Laptop GPU, 6 GB)\n"
+              "Loading phi-3-mini-4k-instruct (fp16 ONNX, 7.6 GB) with the DirectML execution provider\n"
+              "Unhandled exception. System.OutOfMemoryException: Not enough memory resources are available to "
+              "complete this operation. (0x8007000E (E_OUTOFMEMORY))\n"
+              "   at Microsoft.ML.OnnxRuntimeGenAI.Model..ctor(String modelPath)\n"
+              "   at ChatApp.Program.Main(String[] args) in C:\\src\\ChatApp\\Program.cs:line 14\n")
+    assert diagnose_text(pasted).category == "cuda_oom_load"
+
+
+def test_dotnet_out_of_memory_with_no_card_named_stays_host_ram():
+    # the same exception from a service with no GPU in its log: the CLR's managed heap
+    pasted = ("info: Ingest[0] Reading 1.2 million rows into a DataTable\n"
+              "Unhandled exception. System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' "
+              "was thrown.\n"
+              "   at System.Collections.Generic.Dictionary`2.Resize()\n")
+    assert diagnose_text(pasted).category == "oom_killer"
+
+
+def test_go_runtime_out_of_memory_in_ollamas_log_stays_host_ram():
+    # Ollama's Go runtime dying names the card on an earlier line; Go's heap is host memory
+    pasted = ('time=2024-11-02T10:01:12.220Z level=INFO source=ggml.go:89 msg="ggml_cuda_init: found 1 CUDA devices" '
+              'Device 0="NVIDIA GeForce RTX 4090, compute capability 8.9"\n'
+              "fatal error: runtime: out of memory\n"
+              "runtime stack:\n"
+              "runtime.throw({0x5596c3d2e2f1?, 0x0?})\n"
+              "\truntime/panic.go:1023 +0x5c\n"
+              "runtime.sysMap(0xc400000000, 0x400000000, 0x5596c4a8e4d8?)\n"
+              "\truntime/mem_linux.go:187 +0x11b\n")
+    assert diagnose_text(pasted).category == "oom_killer"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CPU_ALLOCATOR", "DATA_ALLOCATOR", "JS_CODE", "JS_ERROR", "JS_FRAME", "JS_ON_GPU", "LAYER_ON_ACTIVATION",
-           "OPENCL"]
+__all__ = ["CLR_OOM", "CPU_ALLOCATOR", "DATA_ALLOCATOR", "DIRECTX_GPU", "JS_CODE", "JS_ERROR", "JS_FRAME", "JS_ON_GPU",
+           "LAYER_ON_ACTIVATION", "OPENCL"]
 
 # the source that raised the refusal is a CPU plugin's memory code: OpenVINO's CPU plugin ("Exception from
 # src/plugins/intel_cpu/src/cpu_memory.cpp:248: Failed to allocate 14495514624 bytes of memory",
@@ -36,6 +36,13 @@ JS_FRAME = re.compile(r"^\s*(?:at|-)\s")
 # llama.cpp; "Allocation on device 0", "Device limit")
 JS_ON_GPU = re.compile(r"gpu|webgl|\bgl\b|cuda|metal|web-?llm|\bmlc\b|mlc-ai|node-llama-cpp|llama\.cpp"
                        r"|onnxruntime-web|\bjsep\b|\bdevice\s*(?:\d|limit)")
+# .NET's System.OutOfMemoryException (read as the CLR's managed heap, host RAM: signals._HOST_RUNTIME_REFUSAL) is also
+# what .NET makes of a native HRESULT E_OUTOFMEMORY (0x8007000E, "Not enough memory resources are available to complete
+# this operation"), which Direct3D 12 and DirectML return when the card's memory cannot hold a resource
+# (ID3D12Device::CreateCommittedResource): with DirectML, Direct3D / DirectX or a GPU named in the window, the card's
+# memory ran out (an ONNX Runtime GenAI model on the DirectML execution provider: review13 finding 6)
+CLR_OOM = re.compile(r"\bsystem\.outofmemoryexception\b")
+DIRECTX_GPU = re.compile(r"directml|\bdml\b|\bd3d1[12]|directx|\bdxgi\b|learningmodeldevice")
 # an OpenCL runtime or its status names: OpenCL allocates a buffer's device memory lazily, when a command that uses it
 # is enqueued or runs — the specification lists CL_MEM_OBJECT_ALLOCATION_FAILURE among clEnqueueNDRangeKernel's and
 # clEnqueueWriteBuffer's errors ("failure to allocate memory for data store associated with … buffer objects specified

@@ -377,7 +377,10 @@ class Scanner:
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
-        self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
+        priority = top.priority
+        if top.id == HOST_RAM_ID and "outofmemoryexception" in low and self._directx_named(low):
+            top = kb.get("cuda-oom-load") or top  # the card's E_OUTOFMEMORY, as .NET names it (allocators.CLR_OOM)
+        self.best = (priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
         self.js_code = self.js_on_gpu = self.js_frames = False
         self.js_error = bool(allocators.JS_ERROR.search(low))
@@ -403,6 +406,12 @@ class Scanner:
                 self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
             self.js_frames = self.js_error  # a script's frames are read from the next line on (_script_context)
             self.after = CONTEXT_AFTER
+
+    def _directx_named(self, low: str) -> bool:
+        """Whether this .NET out-of-memory line comes with DirectML, Direct3D or a GPU named on it or on the lines
+        kept before it: then it is the card's E_OUTOFMEMORY, not the CLR's managed heap (allocators.CLR_OOM)."""
+        return bool(allocators.CLR_OOM.search(low)) and any(
+            allocators.DIRECTX_GPU.search(ctx) or signals.names_gpu(ctx) for ctx in (*self.ring, low))
 
     def _settle(self) -> None:
         """Apply the log-wide signals: a memory warning that the program went on after (or that names a resource
