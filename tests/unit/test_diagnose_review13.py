@@ -134,3 +134,18 @@ def test_go_runtime_out_of_memory_in_ollamas_log_stays_host_ram():
               "runtime.sysMap(0xc400000000, 0x400000000, 0x5596c4a8e4d8?)\n"
               "\truntime/mem_linux.go:187 +0x11b\n")
     assert diagnose_text(pasted).category == "oom_killer"
+
+
+# -- a warning found to be the failure reads its own lines, as any chosen line does ----------------------------------
+
+
+def test_wake_up_far_above_a_final_oom_warning_does_not_name_the_warnings_cause():
+    # a vLLM log: a sleep-mode wake-up and a fragmentation note early on, 45 quiet lines, then the log ends on an
+    # out-of-memory warning while loading: the wake-up is outside the warning's 40 lines and says nothing of it
+    pasted = ("INFO 05-01 10:00:00 gpu_worker.py:98] Waking up: wake_up(tags=['weights']) via cumem_allocator\n"
+              "Of the allocated memory 20.1 GiB is allocated by PyTorch, and 3.2 GiB is reserved by PyTorch but "
+              "unallocated.\n"
+              + "".join(f"INFO 05-01 10:00:{i:02d} engine.py:300] Avg prompt throughput: 0.0 tokens/s\n"
+                        for i in range(45))
+              + "WARNING 05-01 10:01:00 model_runner.py:1200] CUDA out of memory while loading the model weights\n")
+    assert diagnose_text(pasted).category == "cuda_oom_load"

@@ -381,6 +381,13 @@ class Scanner:
         if top.id == HOST_RAM_ID and "outofmemoryexception" in low and self._directx_named(low):
             top = kb.get("cuda-oom-load") or top  # the card's E_OUTOFMEMORY, as .NET names it (allocators.CLR_OOM)
         self.best = (priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
+        self._phase_from(self.ring, low, top.id in GENERIC_OOM_IDS or top.id == GGML_OOM_ID)
+
+    def _phase_from(self, lines: Iterable[str], low: str, generic: bool) -> None:
+        """Forget what the lines around an earlier choice said, and read the phase, allocator and wake-up of the
+        chosen line `low` from `lines` (the 40 kept up to and including it): for a line `_consider` takes and for a
+        warning that `_settle` finds was the failure (review13 finding 7: one reset for both). Only a generic or
+        ggml out-of-memory reads its lines; ggml's too, for a run after its load (_ran_after_load)."""
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
         self.js_code = self.js_on_gpu = self.js_frames = False
         self.js_error = bool(allocators.JS_ERROR.search(low))
@@ -388,24 +395,26 @@ class Scanner:
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         self.load_over_before = self.load_after_loaded = False
-        if top.id in GENERIC_OOM_IDS or top.id == GGML_OOM_ID:  # ggml's too: a run after its load (below)
-            last_load = last_loaded = -1
-            for i, ctx in enumerate(self.ring):  # the 40 lines up to and including this one
-                self._context(ctx)
-                if signals.LOADED.search(ctx):
-                    last_loaded = i
-                elif signals.LOAD.search(ctx):
-                    last_load = i
-            # the program said its load was over ("Initialization Finished") after its last load line and before
-            # this one: what failed came after the load (MiniGPT4-video#44), unless this line names the load itself
-            self.load_over_before = last_load < last_loaded < len(self.ring) - 1
-            # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
-            # is allocated): start-up went on, and the over-said load does not make the failure the run
-            self.load_after_loaded = last_load > last_loaded >= 0
-            if self.line_phase == "run" and signals.LOAD.search(low):
-                self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
-            self.js_frames = self.js_error  # a script's frames are read from the next line on (_script_context)
-            self.after = CONTEXT_AFTER
+        if not generic:
+            return
+        kept = tuple(lines)
+        last_load = last_loaded = -1
+        for i, ctx in enumerate(kept):
+            self._context(ctx)
+            if signals.LOADED.search(ctx):
+                last_loaded = i
+            elif signals.LOAD.search(ctx):
+                last_load = i
+        # the program said its load was over ("Initialization Finished") after its last load line and before
+        # this one: what failed came after the load (MiniGPT4-video#44), unless this line names the load itself
+        self.load_over_before = last_load < last_loaded < len(kept) - 1
+        # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
+        # is allocated): start-up went on, and the over-said load does not make the failure the run
+        self.load_after_loaded = last_load > last_loaded >= 0
+        if self.line_phase == "run" and signals.LOAD.search(low):
+            self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
+        self.js_frames = self.js_error  # a script's frames are read from the next line on (_script_context)
+        self.after = CONTEXT_AFTER
 
     def _directx_named(self, low: str) -> bool:
         """Whether this .NET out-of-memory line comes with DirectML, Direct3D or a GPU named on it or on the lines
@@ -426,11 +435,8 @@ class Scanner:
                 entry = kb.get(SURVIVED_WARNING_ID) or entry
             if self.best is None or entry.priority > self.best[0]:
                 self.best = (entry.priority, entry, n, line)
-                self.line_phase = signals.phase_of_line(line.lower())  # its own phase words ("step failed")
-                if entry.id in GENERIC_OOM_IDS:  # its phase from the lines up to it, as for any generic out-of-memory
-                    self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
-                    for ctx in self.warned_ring:
-                        self._context(ctx)
+                # its phase from its own words ("step failed") and the lines up to it, as for any chosen line
+                self._phase_from(self.warned_ring, line.lower(), entry.id in GENERIC_OOM_IDS or entry.id == GGML_OOM_ID)
         if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
             entry, n, line = self.overflow
             self.best = (entry.priority, entry, n, line)
