@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CPU_ALLOCATOR", "DATA_ALLOCATOR", "JS_CODE", "JS_ON_GPU", "LAYER_ON_ACTIVATION", "OPENCL"]
+__all__ = ["CLR_OOM", "CPU_ALLOCATOR", "DATA_ALLOCATOR", "DIRECTX_GPU", "JS_CODE", "JS_ERROR", "JS_FRAME", "JS_ON_GPU",
+           "LAYER_ON_ACTIVATION", "OPENCL"]
 
 # the source that raised the refusal is a CPU plugin's memory code: OpenVINO's CPU plugin ("Exception from
 # src/plugins/intel_cpu/src/cpu_memory.cpp:248: Failed to allocate 14495514624 bytes of memory",
@@ -20,9 +21,28 @@ CPU_ALLOCATOR = re.compile(r"[/\\]intel_cpu[/\\]|\bcpu_memory\.(?:cpp|cc|c|h)\b|
 # ("v8::internal::Heap", node::OOMErrorHandler): what asked for memory was a script, whose objects and ArrayBuffers the
 # JavaScript engine keeps in its heap in host RAM (TensorFlow.js' "Error: Out of memory" concatenating a model's
 # weight files, tfjs#2637: round 37, session 13, diagnose31). Not where the frame names a GPU backend (tfjs-backend-
-# webgl, webgpu, tfjs-node-gpu): those allocate the card's memory (the caller checks, as signals.names_gpu does)
+# webgl, webgpu, tfjs-node-gpu): those allocate the card's memory (the caller checks, as signals.names_gpu does).
+# Counted only as frames of JavaScript's own error (JS_ERROR) following it line by line (JS_FRAME): a browser console's
+# unrelated TypeError pasted above a server's CUDA refusal (ComfyUI) says nothing of what allocated (review13 finding 2)
 JS_CODE = re.compile(r"node_modules[/\\]|\.m?js:\d+(?::\d+)?\b|\bv8::|\bnode::oomerrorhandler\b")
-JS_ON_GPU = re.compile(r"gpu|webgl|\bgl\b|cuda|metal")
+# JavaScript's own error form of an out-of-memory, as Node, a browser console or React Native print it ("Error: Out
+# of memory", "Uncaught (in promise) Error: Out of memory", "[Unhandled promise rejection: Error: Out of memory]")
+JS_ERROR = re.compile(r"^\W*(?:unhandled promise rejection:\s*)?(?:uncaught\s+(?:\(in promise\)\s+)?)?"
+                      r"(?:range)?error:\s*out of memory\b")
+# a stack frame as V8 prints it ("    at f (file.js:1:2)") or React Native's red box ("- node_modules\\…js:328:30 in f")
+JS_FRAME = re.compile(r"^\s*(?:at|-)\s")
+# a GPU backend, a device or a GPU / LLM binding named in a frame or anywhere around a script's out-of-memory: then the
+# card's memory ran out, whatever the frames are (WebGPU: WebLLM / MLC, onnxruntime-web's JSEP; node-llama-cpp over
+# llama.cpp; "Allocation on device 0", "Device limit")
+JS_ON_GPU = re.compile(r"gpu|webgl|\bgl\b|cuda|metal|web-?llm|\bmlc\b|mlc-ai|node-llama-cpp|llama\.cpp"
+                       r"|onnxruntime-web|\bjsep\b|\bdevice\s*(?:\d|limit)")
+# .NET's System.OutOfMemoryException (read as the CLR's managed heap, host RAM: signals._HOST_RUNTIME_REFUSAL) is also
+# what .NET makes of a native HRESULT E_OUTOFMEMORY (0x8007000E, "Not enough memory resources are available to complete
+# this operation"), which Direct3D 12 and DirectML return when the card's memory cannot hold a resource
+# (ID3D12Device::CreateCommittedResource): with DirectML, Direct3D / DirectX or a GPU named in the window, the card's
+# memory ran out (an ONNX Runtime GenAI model on the DirectML execution provider: review13 finding 6)
+CLR_OOM = re.compile(r"\bsystem\.outofmemoryexception\b")
+DIRECTX_GPU = re.compile(r"directml|\bdml\b|\bd3d1[12]|directx|\bdxgi\b|learningmodeldevice")
 # an OpenCL runtime or its status names: OpenCL allocates a buffer's device memory lazily, when a command that uses it
 # is enqueued or runs — the specification lists CL_MEM_OBJECT_ALLOCATION_FAILURE among clEnqueueNDRangeKernel's and
 # clEnqueueWriteBuffer's errors ("failure to allocate memory for data store associated with … buffer objects specified

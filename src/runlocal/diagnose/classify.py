@@ -182,6 +182,8 @@ class Scanner:
         self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.js_code = False  # ... or JavaScript code (allocators.JS_CODE): the engine's heap, when no runtime is named
         self.js_on_gpu = False  # ... or a script's GPU backend (allocators.JS_ON_GPU), which outweighs a script's frame
+        self.js_error = False  # the chosen line is JavaScript's own out-of-memory (allocators.JS_ERROR)
+        self.js_frames = False  # ... and the lines after it, so far, are its stack frames (allocators.JS_FRAME)
         self.load_over_before = False  # the load said to be over after the last load line before the failing one
         self.load_after_loaded = False  # a load line after the one that said the load was over
         self.woken: str | None = None  # a wake-up from sleep mode named around a generic out-of-memory (its entry)
@@ -350,15 +352,24 @@ class Scanner:
             self.async_allocator = True
         if "cpu" in low and allocators.CPU_ALLOCATOR.search(low):
             self.cpu_allocator = True
-        if ("js" in low or "v8" in low or "node" in low) and allocators.JS_CODE.search(low):
-            if allocators.JS_ON_GPU.search(low):
-                self.js_on_gpu = True  # a script's GPU backend asked: the card's memory, whatever other frames say
-            else:
-                self.js_code = True  # a script asked: the JavaScript engine's heap, in host RAM
+        if self.js_error:
+            self._script_context(low)
         if "cl" in low and allocators.OPENCL.search(low):
             self.running = True  # OpenCL allocates a buffer when a command that uses it runs (allocators.OPENCL)
         if allocators.DATA_ALLOCATOR.search(low) or ("self." in low and allocators.LAYER_ON_ACTIVATION.search(low)):
             self.running = True  # faiss holds data, not weights; a layer applied to an activation is the forward pass
+
+    def _script_context(self, low: str) -> None:
+        """Around JavaScript's own out-of-memory: its frames, read only while they follow it line by line, say a
+        script asked (the engine's heap, host RAM); a GPU, a device or a GPU / LLM binding named on any line of the
+        window says the card's memory did (allocators.JS_ON_GPU)."""
+        if allocators.JS_ON_GPU.search(low) or signals.names_gpu(low):
+            self.js_on_gpu = True  # a script's GPU backend asked: the card's memory, whatever other frames say
+        if self.js_frames and allocators.JS_FRAME.match(low):
+            if allocators.JS_CODE.search(low):
+                self.js_code = True  # a script asked: the JavaScript engine's heap, in host RAM
+        else:
+            self.js_frames = False  # the frames ended: what follows is another program's output
 
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
@@ -366,30 +377,50 @@ class Scanner:
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
-        self.best = (top.priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
+        priority = top.priority
+        if top.id == HOST_RAM_ID and "outofmemoryexception" in low and self._directx_named(low):
+            top = kb.get("cuda-oom-load") or top  # the card's E_OUTOFMEMORY, as .NET names it (allocators.CLR_OOM)
+        self.best = (priority, top, line_no or self.n, line[:MATCHED_LINE_MAX])
+        self._phase_from(self.ring, low, top.id in GENERIC_OOM_IDS or top.id == GGML_OOM_ID)
+
+    def _phase_from(self, lines: Iterable[str], low: str, generic: bool) -> None:
+        """Forget what the lines around an earlier choice said, and read the phase, allocator and wake-up of the
+        chosen line `low` from `lines` (the 40 kept up to and including it): for a line `_consider` takes and for a
+        warning that `_settle` finds was the failure (review13 finding 7: one reset for both). Only a generic or
+        ggml out-of-memory reads its lines; ggml's too, for a run after its load (_ran_after_load)."""
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
-        self.js_code = self.js_on_gpu = False
+        self.js_code = self.js_on_gpu = self.js_frames = False
+        self.js_error = bool(allocators.JS_ERROR.search(low))
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         self.load_over_before = self.load_after_loaded = False
-        if top.id in GENERIC_OOM_IDS or top.id == GGML_OOM_ID:  # ggml's too: a run after its load (below)
-            last_load = last_loaded = -1
-            for i, ctx in enumerate(self.ring):  # the 40 lines up to and including this one
-                self._context(ctx)
-                if signals.LOADED.search(ctx):
-                    last_loaded = i
-                elif signals.LOAD.search(ctx):
-                    last_load = i
-            # the program said its load was over ("Initialization Finished") after its last load line and before
-            # this one: what failed came after the load (MiniGPT4-video#44), unless this line names the load itself
-            self.load_over_before = last_load < last_loaded < len(self.ring) - 1
-            # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
-            # is allocated): start-up went on, and the over-said load does not make the failure the run
-            self.load_after_loaded = last_load > last_loaded >= 0
-            if self.line_phase == "run" and signals.LOAD.search(low):
-                self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
-            self.after = CONTEXT_AFTER
+        if not generic:
+            return
+        kept = tuple(lines)
+        last_load = last_loaded = -1
+        for i, ctx in enumerate(kept):
+            self._context(ctx)
+            if signals.LOADED.search(ctx):
+                last_loaded = i
+            elif signals.LOAD.search(ctx):
+                last_load = i
+        # the program said its load was over ("Initialization Finished") after its last load line and before
+        # this one: what failed came after the load (MiniGPT4-video#44), unless this line names the load itself
+        self.load_over_before = last_load < last_loaded < len(kept) - 1
+        # ... or a load line came after the one saying the load was over (the weights loaded, then the KV cache
+        # is allocated): start-up went on, and the over-said load does not make the failure the run
+        self.load_after_loaded = last_load > last_loaded >= 0
+        if self.line_phase == "run" and signals.LOAD.search(low):
+            self.loaded = True  # the load in one clause, the out-of-memory with the run in another (phase.py)
+        self.js_frames = self.js_error  # a script's frames are read from the next line on (_script_context)
+        self.after = CONTEXT_AFTER
+
+    def _directx_named(self, low: str) -> bool:
+        """Whether this .NET out-of-memory line comes with DirectML, Direct3D or a GPU named on it or on the lines
+        kept before it: then it is the card's E_OUTOFMEMORY, not the CLR's managed heap (allocators.CLR_OOM)."""
+        return bool(allocators.CLR_OOM.search(low)) and any(
+            allocators.DIRECTX_GPU.search(ctx) or signals.names_gpu(ctx) for ctx in (*self.ring, low))
 
     def _settle(self) -> None:
         """Apply the log-wide signals: a memory warning that the program went on after (or that names a resource
@@ -404,11 +435,8 @@ class Scanner:
                 entry = kb.get(SURVIVED_WARNING_ID) or entry
             if self.best is None or entry.priority > self.best[0]:
                 self.best = (entry.priority, entry, n, line)
-                self.line_phase = signals.phase_of_line(line.lower())  # its own phase words ("step failed")
-                if entry.id in GENERIC_OOM_IDS:  # its phase from the lines up to it, as for any generic out-of-memory
-                    self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
-                    for ctx in self.warned_ring:
-                        self._context(ctx)
+                # its phase from its own words ("step failed") and the lines up to it, as for any chosen line
+                self._phase_from(self.warned_ring, line.lower(), entry.id in GENERIC_OOM_IDS or entry.id == GGML_OOM_ID)
         if self.overflow is not None and self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES:
             entry, n, line = self.overflow
             self.best = (entry.priority, entry, n, line)
