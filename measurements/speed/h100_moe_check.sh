@@ -17,17 +17,7 @@ mkdir -p "$OUTD"
 exec > >(tee -a "$OUTD/run.log") 2>&1
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.max.sm,power.limit --format=csv
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target ${SITE:=/tmp/site} .whl/*.whl || exit 1
-export PYTHONPATH=$SITE:$PWD/src
-B=${LCB:-/tmp/lcb}
-if [ ! -d $B/bin ]; then
-  cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp || exit 2
-  [ -d /tmp/lcb2/bin ] && B=/tmp/lcb2
-fi
-for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
-  p=$(find /usr /opt -name "$d" 2>/dev/null | head -1); [ -n "$p" ] && export LD_LIBRARY_PATH=$(dirname "$p"):$LD_LIBRARY_PATH
-done
-LIBSTDCXX=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
+source measurements/speed/cuda_env.sh   # gguf-py, the llama.cpp libraries in $B, $LIBSTDCXX
 export LD_PRELOAD=$LIBSTDCXX LLAMA_CPP_LIB_PATH=$B/bin
 PKG=$PWD/.llamacpp-src/llama_cpp
 python3 -m runlocal.evidence.zero_gguf --out-dir $GZ qwen3-30b-a3b gpt-oss-20b deepseek-v2-lite llama-3.1-8b | cut -c1-60

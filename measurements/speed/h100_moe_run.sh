@@ -24,18 +24,8 @@ exec > >(tee -a "$OUTD/run.log") 2>&1
 export PYTHONUNBUFFERED=1
 nvidia-smi > "$OUTD/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.max.sm,power.limit --format=csv
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target ${SITE:=/tmp/site} .whl/*.whl || exit 1
-export PYTHONPATH=$SITE:$PWD/src   # gguf; runlocal.evidence.zero_gguf
-B=${LCB:-/tmp/lcb}     # LCB: another libraries folder (the CPU dry run: the pip wheel's)
-if [ ! -d $B/bin ]; then
-  cat .llamacpp-libs/libs.tar.xz.* | xz -d | tar -x -C /tmp || exit 2
-  [ -d /tmp/lcb2/bin ] && B=/tmp/lcb2
-fi
-for d in $(ldd $B/bin/libggml-cuda.so | awk '/not found/{print $1}'); do
-  p=$(find /usr /opt -name "$d" 2>/dev/null | head -1); [ -n "$p" ] && export LD_LIBRARY_PATH=$(dirname "$p"):$LD_LIBRARY_PATH
-done
+source measurements/speed/cuda_env.sh   # gguf-py, the llama.cpp libraries in $B, $LIBSTDCXX
 ldd $B/bin/libggml-cuda.so | grep -E "cublas|cudart|not found"
-LIBSTDCXX=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,utilization.gpu,temperature.gpu,memory.used --format=csv \
   -lms 250 > "$OUTD/smi_trace.csv" 2>&1 &
 SMI=$!
