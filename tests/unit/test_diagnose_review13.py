@@ -99,6 +99,19 @@ def test_tensorflows_cufft_registration_banner_above_a_torch_oom_does_not_make_i
     assert diagnose_text(pasted).category == "cuda_oom_load"
 
 
+def test_pytorch_cufft_alloc_failed_in_a_training_step_is_the_cards_memory():
+    # torch.fft raises cuFFT's own status when its plan cannot be allocated (cufft.h CUFFT_ALLOC_FAILED = 2)
+    pasted = ("Traceback (most recent call last):\n"
+              '  File "train.py", line 88, in <module>\n'
+              "    spec = torch.fft.rfft(x, dim=-1)\n"
+              "RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED\n")
+    category = diagnose_text(pasted).category
+    assert category in MEMORY_CATEGORIES and category != "oom_killer"
+    # another cuFFT status is not memory
+    other = pasted.replace("CUFFT_ALLOC_FAILED", "CUFFT_INTERNAL_ERROR")
+    assert diagnose_text(other).category not in MEMORY_CATEGORIES
+
+
 
 # -- .NET's OutOfMemoryException with DirectML / a card named is the card's E_OUTOFMEMORY -----------------------------
 
