@@ -1,5 +1,5 @@
 """vLLM / SGLang / transformers have no prompt-speed records of their own: their prompt rate borrows llama.cpp's dense
-achieved rate on the same card (hardware/speed.py borrowed_f16_path). For float weights that is llama.cpp's F16 path,
+achieved rate on the same card (hardware/nvidia_peak.py borrowed_f16_path). For float weights that is llama.cpp's F16 path,
 so session 13's FP16-accumulate rule (GeForce cards run it at twice their FP32-accumulate figure) must not halve their
 figure; it moves llama.cpp's own BF16 only, which ggml-cuda multiplies at FP32 accumulate (review13, finding 1)."""
 from __future__ import annotations

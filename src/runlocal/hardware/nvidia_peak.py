@@ -34,12 +34,22 @@ file's repository is not named by the corpus index, so it is evidence for the sh
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # pragma: no cover
     from .catalog import Device
 
 F16_NAMES = {"F16", "FP16", "FLOAT16"}
+
+
+@dataclass(frozen=True)
+class PeakShares:
+    """The corrections a plan applied to its datasheet peak (mma_sync_share, fp16_accumulate_factor, clock_share), kept
+    so --explain words the figures the peak was made of instead of working them out again."""
+    mma_sync: float = 1.0
+    f16: float = 1.0
+    clock: float = 1.0
 
 
 def _nvidia(dev: Device) -> bool:
@@ -82,6 +92,16 @@ def fp16_accumulate_factor(dev: Device, quant: str | None, backend: str | None) 
     return ratio if ratio > 1.1 else 1.0      # full-rate parts: their figures' rounding, not a second rate
 
 
+def borrowed_f16_path(quant: str | None, backend: str | None, ggml: bool,
+                      float_weights: bool) -> tuple[str | None, str | None]:
+    """The (weights' type, backend) whose llama.cpp path sets the prompt peak. A vLLM / SGLang / transformers plan
+    (``ggml`` False) borrows llama.cpp's dense achieved rate — no prompt record of theirs to fit on — and for float
+    weights that rate was fitted on llama.cpp's CUDA F16 rows (the FP16-accumulate path): it borrows that path whole, so
+    its figure stays llama.cpp's F16 one on the same card (session 13's F16 rule moved only llama.cpp's own BF16, which
+    ggml-cuda runs at FP32 accumulate). Integer-quantized weights (``float_weights`` False) and ggml plans keep their own."""
+    return ("F16", "cuda") if not ggml and float_weights else (quant, backend)
+
+
 def watts_per_tops(dev: Device) -> float | None:
     """Board power per datasheet dense INT8 TOPS (the INT8 rate is not halved on GeForce, so it compares SKUs)."""
     if not _nvidia(dev) or not dev.tdp_w or not dev.int8_tops:
@@ -102,22 +122,21 @@ def clock_share(dev: Device, knees: dict[str, float], floors: dict[str, float] |
     return min(1.0, max(ratio, (floors or {}).get(cc, 0.0)) / knee)
 
 
-def factor_words(dev: Device, quant: str | None, backend: str | None, knees: dict[str, float],
+def factor_words(dev: Device, shares: PeakShares, knees: dict[str, float],
                  floors: dict[str, float] | None = None) -> list[str]:
-    """The --explain words of the two corrections that apply to ``dev`` (fp16_accumulate_factor, clock_share) for weights
-    of type ``quant`` on ``backend`` (the path speed.borrowed_f16_path says a plan's peak follows)."""
+    """The --explain words of the F16 path's factor and the clock share in ``shares`` (fp16_accumulate_factor,
+    clock_share) as they apply to ``dev``."""
     words = []
-    f16 = fp16_accumulate_factor(dev, quant, backend)
-    if f16 > 1.0:
-        words.append(f" × {f16:.3g} (llama.cpp's F16 path: cuBLAS accumulates in FP16, which this card runs at {f16:.3g}× its "
-                     "FP32-accumulate figure)")
-    share = clock_share(dev, knees, floors)
-    if share < 1.0:
+    if shares.f16 > 1.0:
+        words.append(f" × {shares.f16:.3g} (llama.cpp's F16 path: cuBLAS accumulates in FP16, which this card runs at "
+                     f"{shares.f16:.3g}× its FP32-accumulate figure)")
+    if shares.clock < 1.0:
         cc = dev.compute_capability or ""
         ratio = watts_per_tops(dev) or 0.0
         floor = (floors or {}).get(cc, 0.0)
         beyond = (f"; {ratio:.2f} is extrapolated beyond the fitted range: the share at its lowest, {floor:g}, is used"
                   if ratio < floor else "")
-        words.append(f" × {share:.2f} (power-limited clock: {dev.tdp_w:g} W for {dev.int8_tops:g} int8 TOPS = {ratio:.2f} W "
-                     f"per TOPS; fitted: this architecture's prompt rate falls with W per TOPS below {knees[cc]:g}{beyond})")
+        words.append(f" × {shares.clock:.2f} (power-limited clock: {dev.tdp_w:g} W for {dev.int8_tops:g} int8 TOPS = "
+                     f"{ratio:.2f} W per TOPS; fitted: this architecture's prompt rate falls with W per TOPS below "
+                     f"{knees[cc]:g}{beyond})")
     return words

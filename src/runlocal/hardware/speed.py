@@ -41,6 +41,8 @@ from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
 from .nvidia_peak import (
     MMA_SYNC_SOURCE,
+    PeakShares,
+    borrowed_f16_path,
     clock_share,
     factor_words,
     fp16_accumulate_factor,
@@ -233,25 +235,22 @@ def published_peak(dev: Device, quant: str | None) -> float | None:
     return dev.fp16_tflops
 
 
-def borrowed_f16_path(quant: str | None, backend: str | None, ggml: bool) -> tuple[str | None, str | None]:
-    """The (weights' type, backend) whose llama.cpp path sets the prompt peak. A vLLM / SGLang / transformers plan
-    (``ggml`` False) borrows llama.cpp's dense achieved rate — no prompt record of theirs to fit on — and for float
-    weights that rate was fitted on llama.cpp's CUDA F16 rows (the FP16-accumulate path): it borrows that path whole, so
-    its figure stays llama.cpp's F16 one on the same card (session 13's F16 rule moved only llama.cpp's own BF16, which
-    ggml-cuda runs at FP32 accumulate). Integer-quantized weights and ggml plans keep their own."""
-    return ("F16", "cuda") if not ggml and is_float_quant(quant) else (quant, backend)
+def peak_shares(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> PeakShares:
+    """The shares of the datasheet peak (published_peak) a plan reaches (``ggml``: a llama.cpp / Ollama plan; the rest
+    borrow llama.cpp's F16 path): hardware/nvidia_peak.py's mma.sync share, F16-path factor and clock share."""
+    return PeakShares(mma_sync_share(dev, is_float_quant(quant), backend),
+                      fp16_accumulate_factor(dev, *borrowed_f16_path(quant, backend, ggml, is_float_quant(quant))),
+                      clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR))
 
 
-def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
-    """The datasheet peak (published_peak) × the share of it llama.cpp's kernels can issue on this architecture, × the
-    FP16-accumulate rate's gain for F16 weights under ggml-cuda (``ggml``: a llama.cpp / Ollama plan), × the share of its
-    boost clock a power-limited card holds (hardware/nvidia_peak.py)."""
+def reachable_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True,
+                   shares: PeakShares | None = None) -> float | None:
+    """The datasheet peak (published_peak) × its shares (peak_shares, unless given)."""
     peak = published_peak(dev, quant)
     if not peak:
         return None
-    f16 = fp16_accumulate_factor(dev, *borrowed_f16_path(quant, backend, ggml))
-    share = clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
-    return peak * mma_sync_share(dev, is_float_quant(quant), backend) * f16 * share
+    s = shares or peak_shares(dev, quant, backend, ggml)
+    return peak * s.mma_sync * s.f16 * s.clock
 
 
 def apple_generation(dev: Device) -> str | None:
@@ -270,11 +269,12 @@ def core_peak(dev: Device, cores: int | None = None) -> float | None:
     return cores * rate if rate and cores else None
 
 
-def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True) -> float | None:
+def prefill_peak(dev: Device, quant: str | None, backend: str | None = "cuda", ggml: bool = True,
+                 shares: PeakShares | None = None) -> float | None:
     """Peak TFLOPS/TOPS prefill is measured against: the datasheet figure at the share llama.cpp's kernels reach
     (reachable_peak), or for Apple M3 and later (no published figure) GPU cores × the generation's measured per-core
     rate; None when neither is known."""
-    return reachable_peak(dev, quant, backend, ggml) or core_peak(dev)
+    return reachable_peak(dev, quant, backend, ggml, shares) or core_peak(dev)
 
 
 def prefill_eff(fit: Fit, quant: str | None) -> float | None:
@@ -572,7 +572,7 @@ class SpeedPlan:
     layer_us: float = 0.0               # … at this fixed cost each (Fit.prefill_layer_us)
     expert_factor: float = 1.0          # routed experts' FLOPs × this (backend_speed.expert_tile_factor)
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
-    peak_share: float = 1.0             # the share of the datasheet peak in ``peak`` (mma_sync_share: Hopper's MMQ)
+    peak_shares: PeakShares = PeakShares()  # the shares of the datasheet peak in ``peak`` (peak_shares)
     quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
 
 
@@ -679,7 +679,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
     peak = eff = None
-    share = 1.0
+    shares = PeakShares()
     host_flops = layer_us = 0.0
     # MMQ's expert tiles are llama.cpp's own (a llama.cpp / Ollama plan only). The rest of the prefill model — the
     # peak at the share llama.cpp's kernels reach, the fitted efficiency and per-layer cost, all fitted together on
@@ -700,8 +700,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
-        peak, eff = (prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else None), prefill_eff(fit, quant)
-        share = mma_sync_share(dev, is_float_quant(quant), first_gpu.backend)
+        shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
+        peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
+        eff = prefill_eff(fit, quant)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
@@ -713,7 +714,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
-                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, share,
+                     peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant)
 
 
@@ -792,9 +793,8 @@ def _peak_words(p: SpeedPlan) -> str:
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
     base = published_peak(dev, p.quant)
     words = f"{base:g} {'int8 TOPS' if base == dev.int8_tops and not is_float_quant(p.quant) else 'fp16 TFLOPS'}"
-    share = p.peak_share
+    share = p.peak_shares.mma_sync
     if share < 1.0:
         words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
                   f"{MMA_SYNC_SOURCE})")
-    quant, backend = borrowed_f16_path(p.quant, gpu.backend if gpu else None, bool(gpu and gpu.ggml))
-    return words + "".join(factor_words(dev, quant, backend, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR))
+    return words + "".join(factor_words(dev, p.peak_shares, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR))
