@@ -49,7 +49,7 @@ def speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation,
           targets: list[Target]) -> tuple[dict[str, float | None], tuple[Step, ...]]:
     """Decode and prefill tokens/s for this allocation (hardware/speed.py: bytes read per token over each
     device's fitted bandwidth share, FLOPs per token over its fitted compute share), with the steps that say how."""
-    from .hardware.speed import allocation_speed
+    from .hardware.speed_explain import allocation_speed
 
     result, steps = allocation_speed(model, weights.quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
     return result, tuple(Step(*st) for st in steps)

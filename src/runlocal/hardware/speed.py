@@ -40,11 +40,9 @@ from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
 from .nvidia_peak import (
-    MMA_SYNC_SOURCE,
     PeakShares,
     borrowed_f16_path,
     clock_share,
-    factor_words,
     fp16_accumulate_factor,
     mma_sync_share,
 )
@@ -516,16 +514,6 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
 
-def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float):
-    """Decode and prefill tokens/s for a runtime's allocation, and its --explain steps (label, formula, value,
-    source). Each token reads the weights it uses and the KV so far from the device holding them; devices in a
-    layer split or offload add their times, a tensor-parallel group reads at once. Decode is given at half the
-    context (the average over a generation that fills it), prefill for a 512-token prompt (llama-bench's pp512)."""
-    plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
-    speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed)
-
-
 @dataclass(frozen=True)
 class WeightReads:
     """Which weight bytes a token reads on each device of an allocation."""
@@ -716,85 +704,3 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant)
-
-
-def speed_figures(p: SpeedPlan) -> dict:
-    return {"decode_tokens_per_s": round(p.decode, 1) if p.decode else None,
-            "prefill_tokens_per_s": round(p.prefill, 1) if p.prefill else None,
-            # what the figures assume: decode with the KV cache at half the context (the mean over a generation
-            # that fills it); the same at a short context, one request; prefill of a 512-token prompt
-            "decode_at_context": p.ctx // 2,
-            "decode_short_tokens_per_s": round(p.decode_short, 1) if p.decode_short else None,
-            "decode_short_context": p.short_ctx,
-            "prefill_prompt_tokens": p.prompt,
-            # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
-            **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
-
-
-def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
-    """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures."""
-    shown = [q for q in p.parts if q.weight_bytes or q.kv_bytes]
-    steps = []
-    if p.decode:
-        terms = " + ".join(
-            f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
-            f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
-            f" + {q.n_layers:.0f} layers × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
-            for q in shown)
-        split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
-        steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
-                      f"{speed['decode_tokens_per_s']} tokens/s",
-                      f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py)"))
-    if p.prefill:
-        gpu = p.first_gpu
-        dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
-               else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
-        link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
-                f"{' (pageable: mmap, measured)' if p.pageable else ''}")
-        pcie = (f" + {p.cpu_weights / 1e9:.1f} GB over PCIe per {p.ubatch}-token batch{link}"
-                if gpu and p.cpu_weights else "")
-        gpu_flops = p.flops - p.host_flops
-        host = (f" + {p.host_flops / 1e9:.1f} GFLOP/token on the CPU (--no-host: matmuls on repacked weights, not "
-                f"offloaded) ÷ {HOST_REPACKED_GEMM_GFLOPS:g} GFLOPS (the host CPU's rate, fitted on one machine: "
-                "16 threads, AVX2 build)" if p.host_flops else "")
-        fixed = (f" + {p.n_layers} layers × {p.layer_us:g} µs (fixed per layer per token, fitted)"
-                 if gpu and p.layer_us else "")
-        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
-                 f"tokens routed to it)" if p.expert_factor > 1.0 else "")
-        borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
-                    if gpu and not gpu.ggml else "")
-        steps.append(("prefill speed",
-                      f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{borrowed}",
-                      f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
-    elif p.prefill_note:
-        steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
-    return steps
-
-
-def _fit_key_words(gpu: GPUPlace | None) -> str:
-    """" intel/sycl:xe-hpg" when the first GPU's constants are a variant's (an architecture or kernel path)."""
-    variant = backend_variant(gpu.dev, gpu.backend) if gpu else None
-    key = f"{gpu.klass}/{gpu.backend}:{variant}" if gpu and variant else None
-    return f" {key}" if key in FIT else ""
-
-
-def _peak_words(p: SpeedPlan) -> str:
-    """How the prefill peak reads in --explain: the datasheet figure and the shares applied to it (Hopper's mma.sync,
-    the F16 path and a power-limited clock: reachable_peak), or an Apple M3+ chip's cores × fitted rate."""
-    gpu = p.first_gpu
-    dev = gpu.dev if gpu else None
-    if dev is None:
-        return f"{p.peak:g} peak"
-    if dev.fp16_tflops is None and dev.gpu_cores and p.peak:
-        gen = apple_generation(dev)
-        return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
-                f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
-    base = published_peak(dev, p.quant)
-    words = f"{base:g} {'int8 TOPS' if base == dev.int8_tops and not is_float_quant(p.quant) else 'fp16 TFLOPS'}"
-    share = p.peak_shares.mma_sync
-    if share < 1.0:
-        words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
-                  f"{MMA_SYNC_SOURCE})")
-    return words + "".join(factor_words(dev, p.peak_shares, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR))
