@@ -34,6 +34,9 @@ def build_settings(req: CheckRequest):
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
     if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
         raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
+    prompt_tokens = parse_tokens(req.prompt_tokens, field="prompt-tokens")
+    if ctx is not None and prompt_tokens > ctx:
+        raise InputError(f"prompt-tokens: the prompt must fit the context ({ctx:,} tokens), got {prompt_tokens:,}")
     field_k, field_v = ("kv-cache", "kv-cache") if req.kv_cache else ("cache-type-k", "cache-type-v")
     cache_k = normalize_cache_type(req.cache_type_k or req.kv_cache or "f16", field=field_k)
     cache_v = normalize_cache_type(req.cache_type_v or req.kv_cache or "f16", field=field_v)
@@ -46,7 +49,7 @@ def build_settings(req: CheckRequest):
         runtime=runtime.name, ctx=ctx, quant=req.quant, cache_type_k=cache_k, cache_type_v=cache_v,
         parallel=PARALLEL_AUTO if req.parallel is None else req.parallel, tp=req.tp or 1, pp=req.pp,
         llamacpp=_llamacpp_options(req, overrides), vllm=vllm, sglang=_sglang_options(req),
-        transformers=_transformers_options(req),
+        transformers=_transformers_options(req), prompt_tokens=prompt_tokens,
     )
 
 

@@ -155,6 +155,8 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
         speed["decode_tokens_per_s"] = round(decode, 1)
     if prefill:
         speed["prefill_tokens_per_s"] = round(prefill, 1)
+        # a stored run's prefill was measured at its own prompt, not this one's: no time to first token is derived from it
+        speed["time_to_first_token_s"] = None
     speed["source"] = "measured" if (decode or prefill) else speed.get("source", "model")
     max_ctx = max(plan.max_context or 0, ctx_ok or 0) or None
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None

@@ -67,7 +67,8 @@ class Plan:
                          "cache_type_v": s.cache_type_v, "parallel": s.parallel,
                          "batch": s.llamacpp.batch, "ubatch": s.llamacpp.ubatch,
                          "flash_attn": s.llamacpp.flash_attn, "n_gpu_layers": s.llamacpp.n_gpu_layers,
-                         "gpu_memory_utilization": s.vllm.gpu_memory_utilization, "tp": s.tp, "pp": s.pp},
+                         "gpu_memory_utilization": s.vllm.gpu_memory_utilization, "tp": s.tp, "pp": s.pp,
+                         "prompt_tokens": s.prompt_tokens},
             "memory": {**self.memory_totals(), "devices": [
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},

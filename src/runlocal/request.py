@@ -23,6 +23,10 @@ from .errors import InputError
 MAX_CTX = 1 << 31
 MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
 MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
+DEFAULT_PROMPT_TOKENS = 512     # llama-bench's pp512
+# 2^24 tokens: ten times the longest trained context in the catalog (Llama 4 Scout's 10M); a prompt also has to fit
+# the context asked for (check.build_settings)
+MAX_PROMPT_TOKENS = 1 << 24
 @dataclass(frozen=True)
 class Option:
     """How one request field is typed on the command line and bounded everywhere."""
@@ -67,6 +71,12 @@ class CheckRequest:
                                 "otherwise the answer says how much RAM it needs)")
     ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", ge=1, le=MAX_CTX, max_length=MAX_SHORT,
                                  kind="tokens", help="context per request (8192, 32k)")
+    # the prompt the speed figures price: prefill over it (its attention at mean depth N/2) and the time to its first
+    # token; 512 is llama-bench's pp512, the figure every plan priced before the field existed
+    prompt_tokens: int | str = _opt(DEFAULT_PROMPT_TOKENS, "--prompt-tokens", ge=1, le=MAX_PROMPT_TOKENS,
+                                    max_length=MAX_SHORT, kind="tokens",
+                                    help="prompt length the prefill speed and time to first token are for "
+                                         "(default 512: llama-bench's pp512; 8192, 32k)")
     quant: str | None = _opt(None, "--quant", "-q", max_length=MAX_SHORT, help="Q4_K_M, Q8_0, bf16, nf4, awq, fp8 …")
     kv_cache: str | None = _opt(None, "--kv-cache", "--kv-cache-dtype", max_length=20, help="K and V cache type")
     cache_type_k: str | None = _opt(None, "--cache-type-k", "-ctk", max_length=20)
@@ -166,9 +176,14 @@ def check_value(opt: Option, value: Any) -> None:
 def _check_bounds(where: str, opt: Option, value: float) -> None:
     if opt.ge is not None and value < opt.ge or opt.le is not None and value > opt.le \
             or opt.gt is not None and value <= opt.gt:
-        low = f"> {opt.gt:g}" if opt.gt is not None else f"≥ {opt.ge:g}" if opt.ge is not None else ""
-        high = f"≤ {opt.le:g}" if opt.le is not None else ""
-        raise InputError(f"{where}: must be {' and '.join(p for p in (low, high) if p)}, got {value:g}")
+        low = f"> {_number(opt.gt)}" if opt.gt is not None else f"≥ {_number(opt.ge)}" if opt.ge is not None else ""
+        high = f"≤ {_number(opt.le)}" if opt.le is not None else ""
+        raise InputError(f"{where}: must be {' and '.join(p for p in (low, high) if p)}, got {_number(value)}")
+
+
+def _number(x: float) -> str:
+    """A bound or value as typed: whole numbers in full (16,777,216, not 1.67772e+07), others as %g."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) >= 1e5 else f"{x:g}"
 
 
 def _check_text(where: str, opt: Option, value: str) -> None:
@@ -181,7 +196,7 @@ def _check_text(where: str, opt: Option, value: str) -> None:
     if opt.kind == "tokens":
         from .units import parse_tokens
 
-        parse_tokens(value, field=where)
+        _check_bounds(where, opt, parse_tokens(value, field=where))
     elif opt.kind == "size":
         from .units import parse_size
 

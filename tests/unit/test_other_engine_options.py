@@ -22,9 +22,10 @@ SAMPLE = {
     "expert_parallel": True, "enable_lora": True, "max_loras": 2, "max_lora_rank": 32, "mem_fraction_static": 0.8,
     "max_new_tokens": 256, "attn_implementation": "eager", "device_map": "cuda",
 }
-# what every engine reads: the model, the hardware, the context, the weights' and the KV cache's types, the requests
+# what every engine reads: the model, the hardware, the context, the weights' and the KV cache's types, the requests,
+# the prompt the speed figures are for
 COMMON = {"model", "runtime", "gpu", "vram", "ram", "ctx", "quant", "kv_cache", "cache_type_k", "cache_type_v",
-          "parallel"}
+          "parallel", "prompt_tokens"}
 
 
 def test_every_option_is_common_or_some_engines_own():

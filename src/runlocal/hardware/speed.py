@@ -563,6 +563,20 @@ class SpeedPlan:
     peak_shares: PeakShares = PeakShares()  # the shares of the datasheet peak in ``peak`` (peak_shares)
     quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
 
+    @property
+    def ttft_s(self) -> float | None:
+        """Seconds to the first token of a ``prompt``-token prompt from an empty cache: the prompt at the prefill rate
+        (its last micro-batch's logits give the first token, llama-server's time to first token); None unpredicted."""
+        return time_to_first_token(self.prompt, self.prefill)
+
+
+def time_to_first_token(prompt_tokens: int, prefill_tokens_per_s: float | None) -> float | None:
+    return prompt_tokens / prefill_tokens_per_s if prefill_tokens_per_s else None
+
+
+def prompt_over_context(prompt: int, ctx: int) -> str:
+    return f"not predicted: a {prompt:,}-token prompt does not fit the {ctx:,}-token context"
+
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
     s = alloc.settings
@@ -661,7 +675,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     decode_short = decode_speed([Part(p.weight_bytes, p.kv_bytes * short_scale, p.bandwidth_gbs, p.fit, p.n_layers,
                                       tp=p.tp) for p in parts])
 
-    prompt = 512
+    prompt = s.prompt_tokens      # --prompt-tokens (512, llama-bench's pp512, unless asked): its attention at mean depth N/2
     dense_flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
     flops = dense_flops
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
@@ -701,6 +715,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
+    if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
+        prefill, note = None, prompt_over_context(prompt, ctx)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant)

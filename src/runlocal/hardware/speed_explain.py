@@ -37,7 +37,8 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     """Decode and prefill tokens/s for a runtime's allocation, and its --explain steps (label, formula, value,
     source). Each token reads the weights it uses and the KV so far from the device holding them; devices in a
     layer split or offload add their times, a tensor-parallel group reads at once. Decode is given at half the
-    context (the average over a generation that fills it), prefill for a 512-token prompt (llama-bench's pp512)."""
+    context (the average over a generation that fills it), prefill for the request's prompt (--prompt-tokens, 512
+    by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
     return speed, speed_steps(plan, speed)
@@ -47,11 +48,13 @@ def speed_figures(p: SpeedPlan) -> dict:
     return {"decode_tokens_per_s": round(p.decode, 1) if p.decode else None,
             "prefill_tokens_per_s": round(p.prefill, 1) if p.prefill else None,
             # what the figures assume: decode with the KV cache at half the context (the mean over a generation
-            # that fills it); the same at a short context, one request; prefill of a 512-token prompt
+            # that fills it); the same at a short context, one request; prefill of the request's prompt
             "decode_at_context": p.ctx // 2,
             "decode_short_tokens_per_s": round(p.decode_short, 1) if p.decode_short else None,
             "decode_short_context": p.short_ctx,
             "prefill_prompt_tokens": p.prompt,
+            # the prompt at the prefill rate (SpeedPlan.ttft_s); None where prefill is not predicted
+            "time_to_first_token_s": round(p.ttft_s, 3) if p.ttft_s else None,
             # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
@@ -95,7 +98,20 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
+    steps.append(ttft_step(p))
     return steps
+
+
+def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
+    """The time to the first token of the plan's prompt, or why there is none."""
+    if not p.ttft_s:
+        return ("time to first token", f"{p.prompt:,}-token prompt: no prefill speed predicted", "not predicted",
+                "hardware/speed.py")
+    return ("time to first token",
+            f"{p.prompt:,} prompt tokens ÷ {p.prefill:,.1f} tokens/s prefill (the prefill FLOPs above price each "
+            f"token's attention over the prompt before it: mean depth {p.prompt / 2:,.0f}; the last micro-batch's "
+            "logits give the first token)",
+            f"{p.ttft_s:,.3g} s", "hardware/speed.py SpeedPlan.ttft_s")
 
 
 def _fit_key_words(gpu: GPUPlace | None) -> str:

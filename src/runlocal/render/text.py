@@ -294,6 +294,13 @@ def concurrency_phrase(plan: Plan) -> str | None:
 
 
 
+def _seconds(t: float) -> str:
+    """A time to first token as read: 0.42 s, 3.8 s, 95 s, 3 min 20 s."""
+    if t >= 120:
+        return f"{int(t // 60)} min {t % 60:.0f} s"
+    return f"{t:.2g} s" if t < 10 else f"{t:.0f} s"
+
+
 def speed_phrase(plan: Plan) -> str | None:
     """Speeds with the context they assume, and the short-context single-request figure scoreboards quote."""
     sp = plan.speed
@@ -318,6 +325,8 @@ def speed_phrase(plan: Plan) -> str | None:
     if sp.get("prefill_tokens_per_s"):
         parts.append(f"{sp['prefill_tokens_per_s']:,.1f} tokens/s prefill"
                      + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else ""))
+        if sp.get("time_to_first_token_s"):
+            parts.append(f"first token after {_seconds(sp['time_to_first_token_s'])}")
     elif sp.get("prefill_not_predicted"):
         why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")

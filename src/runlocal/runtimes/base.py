@@ -58,6 +58,9 @@ class Settings:
     sglang: SGLangOptions = SGLangOptions()
     transformers: TransformersOptions = TransformersOptions()
     mlx: MLXOptions = MLXOptions()
+    # the prompt the speed figures are for (request.py --prompt-tokens): prefill over it, the time to its first token;
+    # no memory figure reads it (llama.cpp reserves for the context, not the prompt)
+    prompt_tokens: int = 512
 
     def __post_init__(self) -> None:
         if self.parallel == PARALLEL_AUTO:
