@@ -652,7 +652,7 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "round7"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
 
@@ -749,6 +749,17 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))
     print_group_table(f"  {name}, per source", "source",
                       group_errors(rows, consts, split_ms, lambda r: "/".join(r.rec["source_url"].split("/")[3:7])))
+    if name in DEPTH_ROUNDS:      # decode and prefill apart at no depth and with tokens already in the cache
+        print_group_table(f"  {name}, by depth", "depth", group_errors(rows, consts, split_ms, depth_group))
+
+
+# rounds collected to test speed at depth (llama-bench -d): scored also by depth
+DEPTH_ROUNDS = ("round7",)
+
+
+def depth_group(row: Row) -> str:
+    """"depth 0" or "depth > 0" (the KV cache already holds tokens when the test starts: llama-bench's @dD)."""
+    return "depth 0" if parse_test(row.rec["test"])[2] == 0 else "depth > 0"
 
 
 if __name__ == "__main__":
