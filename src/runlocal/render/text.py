@@ -325,8 +325,9 @@ def speed_phrase(plan: Plan) -> str | None:
     if sp.get("prefill_tokens_per_s"):
         parts.append(f"{sp['prefill_tokens_per_s']:,.1f} tokens/s prefill"
                      + (f" ({sp['prefill_prompt_tokens']:,}-token prompt)" if sp.get("prefill_prompt_tokens") else ""))
-        if sp.get("time_to_first_token_s"):
-            parts.append(f"first token after {_seconds(sp['time_to_first_token_s'])}")
+        ttft = sp.get("time_to_first_token_s")
+        if ttft:
+            parts.append(f"first token after {_seconds(ttft)}")
     elif sp.get("prefill_not_predicted"):
         why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")
