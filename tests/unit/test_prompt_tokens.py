@@ -105,3 +105,21 @@ def test_cli_text_states_the_first_token_and_refuses_bad_input():
     bad = run_cli("check", "llama-3.1-8b", "--gpu", "rtx-4090", "--prompt-tokens", "0")
     assert bad.returncode == 2 and "prompt-tokens: must be a positive number of tokens" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_http_api_and_site_form_take_the_prompt(tmp_path):
+    """The HTTP API's check and the site's check form come from the same request contract."""
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+    r = client.post("/api/v1/check", json={"model": "llama-3.1-8b", "gpu": "rtx-4090", "prompt_tokens": "8k"})
+    assert r.status_code == 200, r.text
+    speed = r.json()["speed"]
+    assert speed["prefill_prompt_tokens"] == 8192
+    assert speed["time_to_first_token_s"] == pytest.approx(8192 / speed["prefill_tokens_per_s"], abs=0.001)
+    bad = client.post("/api/v1/check", json={"model": "llama-3.1-8b", "gpu": "rtx-4090", "prompt_tokens": 0})
+    assert bad.status_code == 422 and "prompt_tokens" in bad.text
+    page = client.get("/", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "n": "1", "prompt": "8192"})
+    assert page.status_code == 200 and "8,192-token prompt" in page.text

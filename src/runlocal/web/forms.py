@@ -90,6 +90,7 @@ class CheckForm:
     ngl: str = ""
     budget: str = ""
     tp: str = ""
+    prompt: str = ""        # --prompt-tokens: the prompt the prefill figure and the time to first token are for
     dropped: list[str] = field(default_factory=list)
 
     @property
@@ -104,7 +105,7 @@ class CheckForm:
         """The query string that reproduces this state (with ``changes``), for links."""
         out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime,
                                            "gpu": [d for d, _ in self.devices], "n": [str(n) for _, n in self.devices]}
-        for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp"):
+        for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
             value = getattr(self, key)
             if value and not (key == "kv" and value == "f16"):
                 out[key] = value
@@ -142,7 +143,7 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
         if gpu.strip():
             devices.append((gpu.strip(), whole_number(count_text, "n (device count)", 1, 64)))
     form.devices = devices
-    for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp"):
+    for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
         setattr(form, key, (params.get(key) or "").strip()[:64])
     form.kv = form.kv or "f16"
     _drop_what_the_runtime_lacks(form)
@@ -193,6 +194,7 @@ def check_request(form: CheckForm):
         parallel=whole_number(form.parallel, "parallel", 1, 4096) if form.parallel else None,
         n_gpu_layers=whole_number(form.ngl, "ngl", -2, 10000) if form.ngl else None,
         tp=whole_number(form.tp, "tp", 1, 1024) if form.tp else None,
+        **({"prompt_tokens": form.prompt} if form.prompt else {}),
         gpu_memory_utilization=budget if opts.budget == "gpu_memory_utilization" else None,
         mem_fraction_static=budget if opts.budget == "mem_fraction_static" else None,
     )
