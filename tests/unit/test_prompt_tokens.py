@@ -123,3 +123,13 @@ def test_http_api_and_site_form_take_the_prompt(tmp_path):
     assert bad.status_code == 422 and "prompt_tokens" in bad.text
     page = client.get("/", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", "n": "1", "prompt": "8192"})
     assert page.status_code == 200 and "8,192-token prompt" in page.text
+
+
+def test_prompt_longer_than_the_context_fit_chose_has_no_prefill():
+    """Without --ctx, llama-server --fit may settle on a context shorter than the prompt (gpt-oss-120b on one RTX 4090
+    with 64 GiB: 4,096 tokens); that context cannot take the prompt, so no prefill and no first-token time."""
+    plan, _ = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G --prompt-tokens 8192")
+    assert plan.settings.ctx is not None and plan.settings.ctx < 8192
+    assert plan.speed["prefill_tokens_per_s"] is None and plan.speed["time_to_first_token_s"] is None
+    assert plan.speed["prefill_not_predicted"] == (f"not predicted: the 8,192-token prompt does not fit the "
+                                                   f"{plan.settings.ctx:,}-token context")

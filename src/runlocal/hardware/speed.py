@@ -575,7 +575,7 @@ def time_to_first_token(prompt_tokens: int, prefill_tokens_per_s: float | None) 
 
 
 def prompt_over_context(prompt: int, ctx: int) -> str:
-    return f"not predicted: a {prompt:,}-token prompt does not fit the {ctx:,}-token context"
+    return f"not predicted: the {prompt:,}-token prompt does not fit the {ctx:,}-token context"
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:

@@ -97,7 +97,9 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                       f"{borrowed}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
-        steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
+        over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
+        steps.append(("prefill speed", p.prefill_note, "not predicted",
+                      "hardware/speed.py" if over else "hardware/backend_speed.py"))
     steps.append(ttft_step(p))
     return steps
 

@@ -174,6 +174,7 @@ def _drop_what_the_runtime_lacks(form: CheckForm) -> None:
 def check_request(form: CheckForm):
     """The CheckRequest the CLI would build from the same choices."""
     from ..check import CheckRequest
+    from ..request import DEFAULT_PROMPT_TOKENS
 
     if not form.model:
         raise InputError("model: name a catalog model (e.g. llama-3.1-8b) or a Hugging Face repo id")
@@ -194,7 +195,7 @@ def check_request(form: CheckForm):
         parallel=whole_number(form.parallel, "parallel", 1, 4096) if form.parallel else None,
         n_gpu_layers=whole_number(form.ngl, "ngl", -2, 10000) if form.ngl else None,
         tp=whole_number(form.tp, "tp", 1, 1024) if form.tp else None,
-        **({"prompt_tokens": form.prompt} if form.prompt else {}),
+        prompt_tokens=form.prompt or DEFAULT_PROMPT_TOKENS,
         gpu_memory_utilization=budget if opts.budget == "gpu_memory_utilization" else None,
         mem_fraction_static=budget if opts.budget == "mem_fraction_static" else None,
     )
