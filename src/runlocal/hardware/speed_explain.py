@@ -73,7 +73,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
+        tp = max((q.tp for q in p.parts), default=1)    # tensor parallel: every rank computes 1/tp of each layer
+        how = (f"{p.eff:g} × {_peak_words(p)}{f' × {tp}×{TP_EFFICIENCY:g}' if tp > 1 else ''}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
