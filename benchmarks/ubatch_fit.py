@@ -8,6 +8,7 @@ error = (predicted(U) / predicted(512)) / (measured(U) / measured(512)) - 1; the
 over the rows at U != 512 (a grid of 0 to 80 µs in 1 µs steps). Prints the grid's optimum, then every row at it.
 
     python benchmarks/ubatch_fit.py
+    python benchmarks/ubatch_fit.py --score round8    # a held-out round's ratios, term on and off, no fitting
 """
 
 import json
@@ -25,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1] / "measurements" / "speed"
 TUNING = [ROOT / "h100" / "dense_ubatch_run6.jsonl", ROOT / "held_out" / "round6.jsonl"]
 
 
-def sweeps() -> dict[tuple, list]:
+def sweeps(paths: list[Path] = TUNING) -> dict[tuple, list]:
     groups: dict[tuple, list] = defaultdict(list)
-    for path in TUNING:
+    for path in paths:
         recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         for row in F.build_rows(recs):
             column = re.search(r"column '([^']*)'", row.rec.get("note", ""))
@@ -55,7 +56,23 @@ def ratio_errors(groups: dict[tuple, list], launch_us: float, on: bool = True) -
     return out
 
 
+def score(name: str) -> int:
+    """A held-out round's sweeps relative to their 512 rows, with the committed constant and without the term."""
+    groups = sweeps([ROOT / "held_out" / f"{name}.jsonl"])
+    on, off = ratio_errors(groups, UB.STREAM_K_LAUNCH_US), ratio_errors(groups, 0.0, on=False)
+    print(f"{name}: {len(groups)} sweeps with a 512 row, {len(on)} rows at other micro-batches (ratio to the 512 row)")
+    for label, errs in (("term on", on), ("term off", off)):
+        print(f"  {label}: median |ratio error| {statistics.median(abs(e) for *_, e in errs):.1%}" if errs else
+              f"  {label}: no rows")
+    for (key, r, e_on), (_, _, e_off) in zip(on, off, strict=True):
+        print(f"  {key[1]:<10} {key[2]:<14} {key[3]:<7} ub {r.ubatch:>5}  on {e_on:+7.1%}  off {e_off:+7.1%}  "
+              f"{key[4][:26]:<26} {key[0][-26:]}")
+    return 0
+
+
 def main() -> int:
+    if "--score" in sys.argv:
+        return score(sys.argv[sys.argv.index("--score") + 1])
     groups = sweeps()
     n_rows = sum(len(v) - 1 for v in groups.values())
     print(f"{len(groups)} tuning sweeps with a 512 row, {n_rows} rows at other micro-batches")
