@@ -28,6 +28,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
+from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -88,15 +89,30 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        micro = _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{borrowed}",
+                      f"{micro}{borrowed}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
     return steps
+
+
+def _ubatch_words(p: SpeedPlan) -> str:
+    """The micro-batch term in the prefill formula (hardware/ubatch_speed.py): each micro-batch's MMQ launches that
+    run stream-k (a fixed cost each) or tiled (idle SMs in the last wave), per token, against a 512 micro-batch's."""
+    t = p.ubatch_term
+    if t is None:
+        return ""
+    here, ref = t.at_ubatch, t.at_reference
+    return (f" + micro-batch {t.ubatch} on {t.sm_count} SMs: {here.stream_k} stream-k MMQ launches × "
+            f"{STREAM_K_LAUNCH_US:g} µs (+ {here.idle_flops / 1e9:.1f} GFLOP of idle SMs) ÷ {t.ubatch} tokens − "
+            f"the same at 512 ({ref.stream_k} launches, {ref.idle_flops / 1e9:.1f} GFLOP idle) ÷ 512 = "
+            f"{t.seconds_per_token * 1e6:+.1f} µs/token (llama.cpp mmq.cuh launch_mul_mat_q; the launch cost fitted: "
+            "benchmarks/ubatch_fit.py)")
 
 
 def _fit_key_words(gpu: GPUPlace | None) -> str:
