@@ -284,3 +284,36 @@ def test_the_b60_moe_record_is_counted_as_not_predicted(bench):
     tg = next(r for r in b60 if r.kind == "tg")
     assert bench.predict_row(pp, S.FIT, S.SPLIT_OVERHEAD_MS) is None
     assert bench.predict_row(tg, S.FIT, S.SPLIT_OVERHEAD_MS) > 0      # its decode is still predicted
+
+
+def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart(bench):
+    # measurements/speed/held_out/round8.jsonl: collected by round8_queries.md (committed before any query), committed
+    # unscored before hardware/ubatch_speed.py existed, scored once with the term off and on (round8_first_run.txt).
+    # The term's constant is fitted by benchmarks/ubatch_fit.py on the own H100 curve and round 6 only.
+    import importlib.util
+
+    round8 = bench.load_held_out("round8")
+    assert len(round8) >= 20 and {r["backend"] for r in round8} == {"cuda"}
+    assert {r["device"] for r in round8} <= {"rtx-4090", "rtx-3090"}   # GeForce cards, as the rule asks
+    assert all(r["source_url"].startswith("https://github.com/") and r["n_ubatch"] >= 128 for r in round8)
+    key = lambda r: (r["source_url"], r["device"], r["model"], r["quant"], r["test"], r["tokens_per_s"])  # noqa: E731
+    seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)} | {
+        key(r) for name in ("round2", "round3", "round4", "round5", "round6") for r in bench.load_held_out(name)}
+    assert not {key(r) for r in round8} & seen
+    spec = importlib.util.spec_from_file_location("ubatch_fit", ROOT / "benchmarks/ubatch_fit.py")
+    assert spec and spec.loader
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    assert all("round8" not in p.name for p in fit.TUNING)
+    # the committed launch cost is the tuning grid's optimum, and it beats no term there (13.7 % → 3.2 %)
+    import statistics
+
+    from runlocal.hardware import ubatch_speed as UB
+
+    groups = fit.sweeps()
+    med = lambda us, on=True: statistics.median(abs(e) for *_, e in fit.ratio_errors(groups, us, on))  # noqa: E731
+    assert min(range(81), key=lambda us: (med(float(us)), us)) == UB.STREAM_K_LAUNCH_US
+    assert med(UB.STREAM_K_LAUNCH_US) < 0.5 * med(0.0, on=False)
+    first = (ROOT / "measurements/speed/held_out/round8_first_run.txt").read_text()
+    assert "micro-batch term off" in first and "micro-batch term on" in first
+    assert (ROOT / "measurements/speed/held_out/round8_queries.md").is_file()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from runlocal.hardware import speed as S
+from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import watts_per_tops
@@ -131,6 +132,7 @@ class Row:
     gen: str | None = None     # … this chip generation ("m3")
     variant: str | None = None  # SYCL on Intel: "<arch>[-dmmv]" (speed.backend_variant)
     n_experts: int = 0          # a mixture of experts: its prefill is not predicted on some backends (backend_speed)
+    ubatch: int = S.UBATCH      # prefill: the micro-batch it ran at (hardware/ubatch_speed.py)
 
     @property
     def base_key(self) -> str:
@@ -164,6 +166,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
             ubatch = min(n, int(r.get("n_ubatch") or S.UBATCH))
             row.mm_flops = S.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
+            row.ubatch = ubatch
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
@@ -199,8 +202,13 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             S.SPLIT_OVERHEAD_MS = saved
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
-    return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
-                           eff=S.prefill_eff(fit, row.quant), n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
+    peak, eff = row_peak(row), S.prefill_eff(fit, row.quant)
+    speed = S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=peak, eff=eff,
+                            n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
+    dev = row.device    # the micro-batch term, where it is applied (ubatch_speed.APPLIED) or scored with it on
+    term = UB.plan_term(_model(row.rec["model"]), dev, not S.is_float_quant(row.quant), row.backend, True, row.ubatch,
+                        (peak or 0.0) * (eff or 0.0) * 1e12)
+    return UB.with_term(speed, term)
 
 
 def unmodelled_prefill(row: Row) -> bool:
@@ -652,8 +660,10 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6", "round7"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
+    with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
+        report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
     return 0
 
 
@@ -743,7 +753,8 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     if not rows:
         return
     rule = ROUND_RULES.get(name, f"{name}_queries.md")
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted):")
+    term = f"; micro-batch term {'on' if UB.active() else 'off'}" if name in ("round6", "round8") else ""
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted{term}):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))

@@ -46,6 +46,7 @@ from .nvidia_peak import (
     fp16_accumulate_factor,
     mma_sync_share,
 )
+from .ubatch_speed import UbatchTerm, plan_term, with_term
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -562,6 +563,7 @@ class SpeedPlan:
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
     peak_shares: PeakShares = PeakShares()  # the shares of the datasheet peak in ``peak`` (peak_shares)
     quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
+    ubatch_term: UbatchTerm | None = None  # the micro-batch's MMQ launches vs 512's (hardware/ubatch_speed.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -690,6 +692,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor = 1.0
+    ub_term = None
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
@@ -710,6 +713,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops,
                                 n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch)
+        ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
+                            (peak or 0.0) * (eff or 0.0) * 1e12)
+        prefill = with_term(prefill, ub_term)
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
@@ -719,4 +725,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = None, prompt_over_context(prompt, ctx)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant)
+                     quant, ub_term)

@@ -28,6 +28,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
+from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -76,7 +77,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
+        tp = max((q.tp for q in p.parts), default=1)    # tensor parallel: every rank computes 1/tp of each layer
+        how = (f"{p.eff:g} × {_peak_words(p)}{f' × {tp}×{TP_EFFICIENCY:g}' if tp > 1 else ''}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
@@ -90,11 +92,12 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        micro = _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{borrowed}",
+                      f"{micro}{borrowed}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
     elif p.prefill_note:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
@@ -114,6 +117,20 @@ def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
             f"token's attention over the prompt before it: mean depth {p.prompt / 2:,.0f}; the last micro-batch's "
             "logits give the first token)",
             f"{p.ttft_s:,.3g} s", "hardware/speed.py SpeedPlan.ttft_s")
+
+
+def _ubatch_words(p: SpeedPlan) -> str:
+    """The micro-batch term in the prefill formula (hardware/ubatch_speed.py): each micro-batch's MMQ launches that
+    run stream-k (a fixed cost each) or tiled (idle SMs in the last wave), per token, against a 512 micro-batch's."""
+    t = p.ubatch_term
+    if t is None:
+        return ""
+    here, ref = t.at_ubatch, t.at_reference
+    return (f" + micro-batch {t.ubatch} on {t.sm_count} SMs: {here.stream_k} stream-k MMQ launches × "
+            f"{STREAM_K_LAUNCH_US:g} µs (+ {here.idle_flops / 1e9:.1f} GFLOP of idle SMs) ÷ {t.ubatch} tokens − "
+            f"the same at 512 ({ref.stream_k} launches, {ref.idle_flops / 1e9:.1f} GFLOP idle) ÷ 512 = "
+            f"{t.seconds_per_token * 1e6:+.1f} µs/token (llama.cpp mmq.cuh launch_mul_mat_q; the launch cost fitted: "
+            "benchmarks/ubatch_fit.py)")
 
 
 def _fit_key_words(gpu: GPUPlace | None) -> str:
