@@ -46,5 +46,5 @@ def state_traffic_words(model: ModelSpec, traffic: float) -> str:
     per_layer = {(r.state_elems, r.conv_elems) for r in layers}
     elems = (f"{layers[0].state_elems:,} state + {layers[0].conv_elems:,} conv elements"
              if len(per_layer) == 1 else "their state and conv elements")
-    return (f"recurrent state: {len(layers)} layers × ({elems}) × 4 B f32 × {STATE_PASSES} (read + write) = "
-            f"{traffic / 1e6:.1f} MB/token, streamed with the weights (hardware/recurrent_speed.py)")
+    return (f"{len(layers)} layers × ({elems}) × 4 B f32 × {STATE_PASSES} (read + write) = "
+            f"{traffic / 1e6:.1f} MB/token, in the decode GB above: streamed like the weights (hardware/recurrent_speed.py)")
