@@ -29,6 +29,7 @@ from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import watts_per_tops
+from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -54,6 +55,8 @@ def load_records(include_outliers: bool = False, holdout: bool | None = False) -
             if line.strip():
                 r = json.loads(line)
                 r["_file"] = path.name
+                if r.get("fit_scope") == "recurrent":   # fits the recurrent-layer terms only (speed_fit_hybrid.py)
+                    continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)
     return recs
@@ -160,7 +163,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
                   variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)),
                   n_experts=model.n_experts)
         if kind == "tg":
-            row.w_read = wbytes * S.read_fraction(model)
+            row.w_read = wbytes * S.read_fraction(model) + recurrent_state_traffic(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
@@ -565,7 +568,7 @@ def load_held_out(round_name: str | None = None) -> list[dict]:
     (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
-        if (path.stem != round_name) if round_name else path.stem.startswith("round"):
+        if (path.stem != round_name) if round_name else path.stem.startswith(("round", "hybrid")):
             continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
@@ -636,7 +639,7 @@ def print_table(title: str, stats: dict[str, dict[str, float]]) -> None:
         print(f"{klass:22} {tg['n'] if tg else 0:>8} {tg_s:>12} {pp['n'] if pp else 0:>9} {pp_s:>13}{ok}")
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], reports: tuple = ()) -> int:
     recs = load_records()
     rows = build_rows(recs)
     devices = {r.rec["device"] for r in rows}
@@ -664,6 +667,8 @@ def main(argv: list[str]) -> int:
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
+    for extra in reports:   # reports kept in their own modules (benchmarks/speed_accuracy.py: the hybrid rows)
+        extra(consts, split_ms, quiet="--quiet" in argv)
     return 0
 
 

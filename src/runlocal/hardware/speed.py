@@ -46,6 +46,7 @@ from .nvidia_peak import (
     fp16_accumulate_factor,
     mma_sync_share,
 )
+from .recurrent_speed import recurrent_state_traffic, state_traffic_words
 from .ubatch_speed import UbatchTerm, plan_term, with_term
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -497,7 +498,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
-    w = weight_bytes * read_fraction(model)
+    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model)   # a recurrent layer's state, read + written
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     if split == "tensor" and n_devices > 1:
         parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices)]
@@ -564,6 +565,8 @@ class SpeedPlan:
     peak_shares: PeakShares = PeakShares()  # the shares of the datasheet peak in ``peak`` (peak_shares)
     quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
     ubatch_term: UbatchTerm | None = None  # the micro-batch's MMQ launches vs 512's (hardware/ubatch_speed.py)
+    state_traffic: float = 0.0          # decode: bytes a token moves through recurrent layers' states (recurrent_speed.py)
+    state_words: str = ""               # … in words, for --explain
 
     @property
     def ttft_s(self) -> float | None:
@@ -612,6 +615,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
     s = alloc.settings
     frac = rest_read_fraction(model)
+    state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
     ggml_backend = planned_backend(alloc)
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
@@ -624,8 +628,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     for d in reads.used:
         layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
         kv = kv_read * d.kv_cache / total_kv
+        own = reads.matmul_bytes(d) * frac + state * layers / model.n_layers
         if d.kind == "cpu":
-            parts.append(Part(reads.matmul_bytes(d) * frac, kv, ram_bw, CPU, layers))
+            parts.append(Part(own, kv, ram_bw, CPU, layers))
             continue
         t = next((t for t in gpu_targets if t.name == d.name), None)
         if t is None and gpu_idx < len(gpu_targets):
@@ -638,7 +643,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend, ggml_backend is not None)
-        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw,
+        gpu_parts.append(Part(own, kv, bw,
                               constants(klass, backend, backend_variant(dev, backend)), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
@@ -723,6 +728,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
+    state = recurrent_state_traffic(model)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term)
+                     quant, ub_term, state, state_traffic_words(model, state))

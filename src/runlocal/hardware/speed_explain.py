@@ -74,6 +74,9 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
                       f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py)"))
+        if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
+            steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
+                          "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
