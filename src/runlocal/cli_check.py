@@ -59,7 +59,10 @@ def command_options() -> list[tuple[str, tuple[str, ...], str, Any]]:
             continue
         annotation = str(f.type)
         default = None if f.default is MISSING or "tuple" in annotation else f.default
-        out.append((f.name, tuple(opt.flags), command_kind(annotation, opt.kind), default))
+        kind = command_kind(annotation, opt.kind)
+        if kind == "str" and default is not None:   # Typer hands a text option's default over as text (512 → "512")
+            default = str(default)
+        out.append((f.name, tuple(opt.flags), kind, default))
     out += [("explain", ("--explain",), "switch", False), ("as_json", ("--json",), "switch", False)]
     return out
 

@@ -17,8 +17,8 @@ def _prefill_step(tp: int):
 
 
 def _worked(formula: str) -> float:
-    # "141.9 GFLOP/token ÷ (0.177 × 624 int8 TOPS[ × 2×0.85]) + 80 layers × 0.8 µs …"
-    m = re.search(r"([\d.]+) GFLOP/token ÷ \(([\d.]+) × ([\d.]+) int8 TOPS(?: × (\d+)×([\d.]+))?\) "
+    # "141.9 GFLOP/token ÷ (0.363 × 312 fp16 TFLOPS[ × 2×0.85]) + 80 layers × 0.8 µs …"
+    m = re.search(r"([\d.]+) GFLOP/token ÷ \(([\d.]+) × ([\d.]+) (?:int8 TOPS|fp16 TFLOPS)(?: × (\d+)×([\d.]+))?\) "
                   r"\+ (\d+) layers × ([\d.]+) µs", formula)
     assert m, formula
     gflop, eff, tops, tp, tp_eff, layers, us = m.groups()

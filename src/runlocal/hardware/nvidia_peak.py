@@ -102,6 +102,23 @@ def borrowed_f16_path(quant: str | None, backend: str | None, ggml: bool,
     return ("F16", "cuda") if not ggml and float_weights else (quant, backend)
 
 
+# Weight-only formats whose prompt matmuls multiply 16-bit activations on the FP16/BF16 tensor cores outside ggml:
+# vLLM's AWQ / GPTQ / compressed-tensors W4A16 kernels (csrc/quantization/awq gemm_kernels.cu, the Marlin kernels:
+# mma.sync m16n8k16 on f16 / bf16 operands after dequantizing the 4-bit weights in registers) and bitsandbytes' 4-bit
+# layers (Linear4bit: dequantize_4bit, then a matmul in the compute dtype, for batches over one token). Their ceiling is
+# the fp16 tensor rate, not the int8 one llama.cpp's MMQ reaches for its integer types.
+A16_WEIGHT_ONLY = frozenset({"nf4", "fp4", "nf4-dq", "fp4-dq", "awq", "gptq", "w4a16"})
+
+
+def prompt_matmul_type(quant: str | None, ggml: bool) -> str | None:
+    """The weights' type as a prompt's matmuls see it: "F16" for a weight-only 4-bit format outside ggml (above), so its
+    peak, efficiency and F16 path are the float ones; the weights' own type otherwise (ggml's MMQ multiplies its integer
+    types in int8, W8A8 formats run on the int8 / fp8 tensor cores)."""
+    if not ggml and (quant or "").lower() in A16_WEIGHT_ONLY:
+        return "F16"
+    return quant
+
+
 def watts_per_tops(dev: Device) -> float | None:
     """Board power per datasheet dense INT8 TOPS (the INT8 rate is not halved on GeForce, so it compares SKUs)."""
     if not _nvidia(dev) or not dev.tdp_w or not dev.int8_tops:

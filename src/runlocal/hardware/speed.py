@@ -45,6 +45,7 @@ from .nvidia_peak import (
     clock_share,
     fp16_accumulate_factor,
     mma_sync_share,
+    prompt_matmul_type,
 )
 from .recurrent_speed import recurrent_state_traffic, state_traffic_words
 from .ubatch_speed import UbatchTerm, plan_term, with_term
@@ -710,6 +711,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
+        quant = prompt_matmul_type(quant, first_gpu.ggml)   # vLLM's AWQ multiplies in fp16, not int8
         shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
         eff = prefill_eff(fit, quant)
