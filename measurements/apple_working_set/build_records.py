@@ -1,6 +1,8 @@
 """Builds apple_working_set.jsonl from the reports quoted below: bytes = value x unit, share = bytes / RAM,
 held_out by the README's SHA-1 rule. Run: python3 measurements/apple_working_set/build_records.py"""
-import hashlib, json
+import hashlib
+import json
+
 GiB = 2**30
 UNIT = {"MB": 1e6, "MiB": 2**20, "GiB": 2**30, "GB": 1e9, "bytes": 1}
 ERA_MIB = "ggml-metal of mid/late 2023 printed recommendedMaxWorkingSetSize / 1024.0 / 1024.0 under the label 'MB' (fprintf/GGML_METAL_LOG_INFO in ggml-metal.m of that time)"
