@@ -77,7 +77,8 @@ def test_amd_through_amdsmi(no_gpus, monkeypatch):
 
 @pytest.mark.parametrize("ram_gb, wired_mb, expected_limit", [
     (64, "0", 48 * GiB),            # default: 3/4 of RAM above 36 GB
-    (16, "0", 16 * GiB * 2 // 3),   # 2/3 up to 36 GB
+    (16, "0", 16 * GiB * 2 // 3),   # 2/3 below 36 GB
+    (36, "0", 27 * GiB),            # 3/4 from 36 GB: M4 Max 36 GB on macOS 15.7.7 logs 28991.03 MB = 27 GiB
     (64, "57344", 56 * GiB),        # sudo sysctl iogpu.wired_limit_mb=57344
 ])
 def test_apple_working_set_from_sysctl(no_gpus, monkeypatch, ram_gb, wired_mb, expected_limit):

@@ -170,16 +170,18 @@ def test_devices_serialize_to_json():
 # ---------------------------------------------------------------- unified memory
 
 def test_apple_share_follows_working_set_rule():
-    # macOS lets Metal use 2/3 of RAM up to 36 GB and 3/4 above (recommendedMaxWorkingSetSize).
+    # macOS (before 26) lets Metal use 2/3 of RAM below 36 GB and 3/4 from 36 GB (recommendedMaxWorkingSetSize,
+    # measurements/apple_working_set/); macOS 26 gives more, so these are floors there.
     assert APPLE
     for d in APPLE:
-        expected = 2 / 3 if d.memory_bytes <= 36 * GiB else 3 / 4
+        expected = 2 / 3 if d.memory_bytes < 36 * GiB else 3 / 4
         assert d.gpu_memory_share == pytest.approx(expected), d.id
 
 
 @pytest.mark.parametrize("query, observed_mib", [
     ("m1 pro 16gb", 10922.67),   # llama-cpp-python#687: recommendedMaxWorkingSetSize = 10922.67 MB
     ("m2 max 32gb", 21845.34),   # ollama#434 on an M2 Max 32 GB
+    ("m4 max 36gb", 27648.00),   # ltsaprounis/ai-chess-coach: M4 Max 36 GB, macOS 15.7.7, 28991.03 MB = 27648 MiB
     ("m2 max 64gb", 49152.00),   # llama.cpp#1870 on a 64 GB machine
     ("m2 max 96gb", 73728.00),   # llama.cpp#3213 on an M2 Max 96 GB
 ])

@@ -30,8 +30,9 @@ def kv(model=LLAMA, mlx=None, **settings):
 @pytest.mark.parametrize("ram_gib, logged_mib", [
     (16, 10922.67),     # 2/3 of 16 GB, as ggml_metal_init logs it (llama-cpp-python#687)
     (32, 21845.33),     # 2/3 of 32 GB (ollama#434 logs 21845.34)
+    (36, 27648.00),     # 3/4 of 36 GB: an M4 Max 36 GB on macOS 15.7.7 logs 28991.03 MB = 27648 MiB
     (64, 49152.00),     # 3/4 of 64 GB (llama.cpp#1870)
-    (128, 98304.00),    # 3/4 above 36 GB
+    (128, 98304.00),    # 3/4 from 36 GB (the pre-macOS-26 floor; macOS 26 logs 107.52 GiB, ds4#893)
 ])
 def test_recommended_working_set(ram_gib, logged_mib):
     assert recommended_working_set(ram_gib * GiB) / MiB == pytest.approx(logged_mib, abs=0.01)
@@ -198,5 +199,7 @@ def test_rotating_cache_below_quantized_kv_start_is_fine():
 
 
 def test_working_set_boundary_at_36_gib():
-    # the 2/3 share holds up to 36 GB machines (24 GiB of 36), 3/4 above (36 of 48)
-    assert recommended_working_set(36 * GiB) == 24 * GiB and recommended_working_set(48 * GiB) == 36 * GiB
+    # 2/3 below 36 GB (32 GB: 21845.34 MiB, ollama#434), 3/4 from 36 GB: 27 GiB of 36 (an M4 Max 36 GB on
+    # macOS 15.7.7, ltsaprounis/ai-chess-coach docs/spike-reports/local-llm-provider.md: "27,648 MiB available")
+    assert recommended_working_set(32 * GiB) == 32 * GiB * 2 // 3
+    assert recommended_working_set(36 * GiB) == 27 * GiB and recommended_working_set(48 * GiB) == 36 * GiB

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..units import MiB
+from .unified_memory import apple_default_working_set
 
 
 @dataclass(frozen=True)
@@ -126,9 +127,9 @@ def detect_amd() -> tuple[list[DetectedGPU], str | None]:
 
 
 def apple_working_set(ram_bytes: int) -> int:
-    """Metal's recommendedMaxWorkingSetSize by default: 2/3 of RAM up to 36 GB, 3/4 above
-    (devices.json notes.gpu_memory_share, with the reports it cites)."""
-    return ram_bytes * 2 // 3 if ram_bytes <= 36 * 1024**3 else ram_bytes * 3 // 4
+    """Metal's recommendedMaxWorkingSetSize by default (unified_memory.apple_default_working_set: 2/3 of RAM below
+    36 GB, 3/4 from 36 GB; more on macOS 26, measurements/apple_working_set/)."""
+    return apple_default_working_set(ram_bytes)
 
 
 def detect_apple(ram_available: int) -> tuple[list[DetectedGPU], str | None]:

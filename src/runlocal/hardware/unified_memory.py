@@ -32,6 +32,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..units import GiB
+
+# Metal's default MTLDevice.recommendedMaxWorkingSetSize by RAM size, from public logs that state the RAM
+# (measurements/apple_working_set/): 2/3 of RAM at 16 and 32 GB, 3/4 from 36 GB (an M4 Max 36 GB on macOS 15.7.7
+# prints 28991.03 MB = 27 GiB) to 96 GB, on macOS before 26. macOS 26 and later report more (0.78 at 36-48 GB,
+# 0.81 at 64 GB, 0.84 at 128 GB), so on those these shares are a floor.
+APPLE_THREE_QUARTERS_FROM = 36 * GiB
+
+
+def apple_default_working_set(ram_bytes: int) -> int:
+    """macOS's default GPU working set (what iogpu.wired_limit_mb=0 means) for a Mac with ``ram_bytes`` of RAM."""
+    return ram_bytes * 2 // 3 if ram_bytes < APPLE_THREE_QUARTERS_FROM else ram_bytes * 3 // 4
+
+
 UNIFIED_HOST = "CPU RAM (unified)"     # the host Target of a unified-memory machine (hardware/targets.py)
 MLX_BLOCK_SHARE_OF_WORKING_SET = 1.5   # mlx allocator.cpp: block_limit_ = min(1.5 × max_rec_size, 0.95 × memsize)
 MLX_BLOCK_SHARE_OF_RAM = 0.95

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..hardware.unified_memory import mlx_block_limit, past_working_set
+from ..hardware.unified_memory import apple_default_working_set, mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
 from ..units import GiB, MiB, round_up
@@ -48,12 +48,12 @@ FUSED_HEAD_DIMS = frozenset({64, 72, 80, 96, 128, 192, 256})
 def recommended_working_set(ram_bytes: int) -> int:
     """macOS's default MTLDevice.recommendedMaxWorkingSetSize (what iogpu.wired_limit_mb=0 means).
 
-    Apple does not document it; logged values: 2/3 of RAM at 16 GB (10922.67 MB, abetlen/llama-cpp-python#687)
-    and 32 GB (21845.34 MB, ollama/ollama#434, ggml-org/llama.cpp#2011); 3/4 at 64 GB (49152 MiB,
-    ggml-org/llama.cpp#1870) and on larger machines (gpustack/gpustack#1375). macOS 26 reports more on
-    128 GB (107.52 GiB, antirez/ds4#893), not modelled here. ``sudo sysctl iogpu.wired_limit_mb=N``
-    raises it (mlx-lm README, "Large Models")."""
-    return ram_bytes * 2 // 3 if ram_bytes <= 36 * GiB else ram_bytes * 3 // 4
+    Apple does not document it; the logged values (measurements/apple_working_set/) give 2/3 of RAM at 16 GB
+    (abetlen/llama-cpp-python#687) and 32 GB (ollama/ollama#434, ggml-org/llama.cpp#2011), 3/4 from 36 GB (an M4
+    Max 36 GB on macOS 15.7.7, ltsaprounis/ai-chess-coach) through 64 GB (ggml-org/llama.cpp#1870) and 96 GB
+    (ggml-org/llama.cpp#3213). macOS 26 reports more (0.84 of 128 GB, antirez/ds4#893), not modelled here: this is
+    the floor. ``sudo sysctl iogpu.wired_limit_mb=N`` raises it (mlx-lm README, "Large Models")."""
+    return apple_default_working_set(ram_bytes)
 
 
 def quantized_row_bytes(dim: int, bits: int, group_size: int = DEFAULT_KV_GROUP, scale_bytes: int = 2) -> int:
