@@ -227,3 +227,15 @@ def test_a_runtime_given_by_the_user_is_no_guess():
 def test_json_carries_the_note():
     r = run_cli("diagnose", "-", "--json", stdin=NCCL_OOM)
     assert r.returncode == 0 and "names no runtime" in json.loads(r.stdout)["runtime_note"]
+
+
+def test_api_refuses_a_blank_text_and_returns_the_note(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+    r = client.post("/api/v1/diagnose", json={"text": " \n\t\n"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "text"]
+    r = client.post("/api/v1/diagnose", json={"text": ILLEGAL_ACCESS})
+    assert r.status_code == 200 and r.json()["runtime_note"].startswith("transformers is a guess")
