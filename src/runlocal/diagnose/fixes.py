@@ -746,7 +746,8 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
         kb_fixes = [f for f in kb_fixes if not _alloc_conf_already_set(f["command"], conf)]
     if guessed:  # say whose each runtime's command is, and that the runtime is not named
         first = runtime_note.mark_guessed(kb_fixes, diagnosis.entry, runtime)
-        doc["runtime_note"] = runtime_note.note(runtime, first)
+        if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
+            doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
     doc["fixes"] = [f for f in in_release if f is not None]
     return doc

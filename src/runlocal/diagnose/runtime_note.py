@@ -41,9 +41,7 @@ def note(detected: str | None, first: str | None) -> str:
     if detected == "transformers":
         return ("transformers is a guess: the text names no runtime, only PyTorch's CUDA error tail "
                 f"(\"CUDA_LAUNCH_BLOCKING\", errors \"asynchronously reported\"), which any PyTorch program prints; {retry}")
-    if first:
-        return f"the text names no runtime: commands written for one runtime are {_display(first)}'s; {retry}"
-    return f"the text names no runtime; {retry}"
+    return f"the text names no runtime: commands written for one runtime are {_display(first or '?')}'s; {retry}"
 
 
 def _command_key(sol: kb.Solution, runtime: str | None) -> str | None:
