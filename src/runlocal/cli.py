@@ -140,7 +140,6 @@ def diagnose(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Name the failure in a pasted error or a whole log, and compute the fix from its numbers."""
-    from .diagnose.classify import diagnose_file
     from .diagnose.fixes import with_computed_fixes
     from .errors import InputError, RunlocalError
 
@@ -148,7 +147,7 @@ def diagnose(
         if file == "-":
             if sys.stdin.isatty():
                 raise InputError("file: paste a log on standard input, or give a file path")
-            result = diagnose_file(getattr(sys.stdin, "buffer", sys.stdin), runtime=runtime)  # bytes: any encoding
+            result = _diagnose_stream(getattr(sys.stdin, "buffer", sys.stdin), runtime, "standard input")  # bytes
         else:
             from pathlib import Path
 
@@ -158,7 +157,7 @@ def diagnose(
                 raise InputError(f"file: '{file}' is a folder; give a log file")
             try:
                 with open(file, "rb") as f:
-                    result = diagnose_file(f, runtime=runtime)
+                    result = _diagnose_stream(f, runtime, f"'{file}'")
             except OSError as e:
                 raise InputError(f"file: cannot read '{file}': {e.strerror or e}") from None
     except RunlocalError as e:
@@ -171,18 +170,41 @@ def diagnose(
     typer.echo(f"{doc['title']}  [{doc['category']}]")
     if doc.get("cause"):
         typer.echo(f"\n{doc['cause']}")
-    figures = {k: v for k, v in doc.get("extracted", {}).items() if v not in (None, "", [])}
+    figures = {k: v for k, v in doc.get("extracted", {}).items() if v not in (None, "", [])
+               and not (k == "runtime" and doc.get("runtime_note"))}  # a guessed runtime is not read from the log
     if figures:
         from .units import format_bytes
 
         typer.echo("\nFrom the log: " + ", ".join(
             f"{k}={format_bytes(v) if k.endswith('_bytes') and isinstance(v, int) else v}" for k, v in figures.items()))
+    if doc.get("runtime_note"):
+        typer.echo(f"\nRuntime: {doc['runtime_note']}")
     if doc["fixes"]:
         typer.echo("\nFixes:")
         for i, f in enumerate(doc["fixes"], 1):
             typer.echo(f"  {i}. {f['title']}" + (f" — {f['effect']}" if f.get("effect") else ""))
             if f.get("command"):
                 typer.echo(f"     $ {f['command']}")
+
+
+def _diagnose_stream(stream, runtime: str | None, where: str):
+    """Diagnose a log read from ``stream`` in chunks; an input with no text (nothing, or only blank lines) is refused
+    rather than answered with "none of the known failures matched"."""
+    from .diagnose.classify import diagnose_lines, iter_lines
+    from .errors import InputError
+
+    seen_text = False
+
+    def lines():
+        nonlocal seen_text
+        for line in iter_lines(stream):
+            seen_text = seen_text or bool(line.strip())
+            yield line
+
+    result = diagnose_lines(lines(), runtime)
+    if not seen_text:
+        raise InputError(f"file: {where} is empty; paste the error message or the log lines around it")
+    return result
 
 
 @app.command("errors")

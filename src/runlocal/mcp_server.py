@@ -309,6 +309,8 @@ def diagnose_doc(a: dict[str, Any]):
     from .diagnose.classify import diagnose_text
     from .diagnose.fixes import with_computed_fixes
 
+    if not a["text"].strip():
+        raise InputError("text: the text is empty; paste the error message or the log lines around it")
     return with_computed_fixes(diagnose_text(a["text"], runtime=a["runtime"]), a["runtime"])
 
 

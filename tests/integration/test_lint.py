@@ -95,6 +95,8 @@ RUNTIME_NAME_COMPARISONS = {
     "src/runlocal/diagnose/signals.py": "the same log labels (LM Studio's guardrail beside Ollama's refusal)",
     "src/runlocal/diagnose/runtimes.py": "classify.py's naming of a log's runtime, moved to its own module (diagnose21)",
     "src/runlocal/diagnose/fixes.py": "fixes quote the logged engine's own variables and syntax (OLLAMA_*, vllm serve)",
+    "src/runlocal/diagnose/runtime_note.py": "the same log labels: 'transformers' read only from PyTorch's error tail "
+                                             "is a guess (review14 finding 9)",
     "src/runlocal/probe/client.py": "'ollama' is the HTTP API a live server speaks (/api/*), beside 'openai' (/v1/*)",
     "src/runlocal/probe/report.py": "the same API names",
     "src/runlocal/evidence/public_logs.py": "'llamacpp' names a measurement folder and its record schema",

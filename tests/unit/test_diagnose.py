@@ -96,7 +96,10 @@ def test_every_category_is_exercised_by_the_corpus():
 # --- (b) the --json contract through the real CLI ------------------------------------------------
 
 def _check_contract(doc: dict) -> None:
-    assert set(doc) == {"category", "title", "cause", "fixes", "extracted"}
+    # runtime_note only where the text names no runtime (or only PyTorch's error tail): review14 finding 9
+    assert {"category", "title", "cause", "fixes", "extracted"} <= set(doc) <= {
+        "category", "title", "cause", "fixes", "extracted", "runtime_note"}
+    assert isinstance(doc.get("runtime_note", ""), str)
     assert doc["category"] in set(CATEGORIES) | {"unknown"}
     assert isinstance(doc["title"], str) and doc["title"]
     assert isinstance(doc["cause"], str) and doc["cause"]
@@ -469,10 +472,14 @@ def test_binary_garbage_is_unknown_not_a_crash(tmp_path):
     assert json.loads(r.stdout)["category"] == "unknown"
 
 
-def test_empty_input_is_unknown():
+def test_empty_input_is_unknown_to_the_library_and_refused_by_the_cli():
     assert diagnose_text("").category == "unknown"
-    r = run_cli("diagnose", "-", "--json", stdin="")
-    assert r.returncode == 0 and json.loads(r.stdout)["category"] == "unknown"
+    # review14 finding 9b: an empty paste is bad input (a one-line error, exit 2), not "none of the failures matched"
+    for text in ("", "\n  \n"):
+        r = run_cli("diagnose", "-", "--json", stdin=text)
+        assert r.returncode == 2 and not r.stdout, (r.returncode, r.stdout)
+        err = r.stderr.decode()
+        assert "empty" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 # --- (g) the knowledge base and `runlocal errors` ---------------------------------------------------
@@ -546,7 +553,11 @@ def test_kb_has_the_look_alikes_the_issue_names():
     ("driver too old", "notmem-driver-insufficient"),
     ("unknown model architecture", "notmem-unsupported-model-arch"),
     ("Model loading was stopped due to insufficient system resources", "lmstudio-guardrail"),
-    ("[malloc_or_wait] Unable to allocate 134217728 bytes", "mlx-metal-malloc"),
+    # Metal returned no buffer: the GPU's working set, not one buffer's limit (mlx allocator.cpp; review14 finding 7)
+    ("[malloc_or_wait] Unable to allocate 134217728 bytes", "metal-oom"),
+    ("[metal::malloc] Resource limit (499000) exceeded.", "mlx-metal-resource-limit"),
+    ("[metal::malloc] Attempting to allocate 137438953472 bytes which is greater than the maximum allowed buffer "
+     "size of 77309411328 bytes.", "mlx-metal-malloc"),
 ])
 def test_errors_search_finds_the_right_entry(query, expected):
     assert kb.search(query)[0].id == expected

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import config
 from ..model.policy import ReadPolicy
@@ -52,6 +52,13 @@ class DiagnoseBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str = Field(min_length=1, max_length=MAX_BODY)
     runtime: str | None = Field(None, max_length=40)
+
+    @field_validator("text")
+    @classmethod
+    def _has_text(cls, text: str) -> str:
+        if not text.strip():  # blank lines only: nothing to diagnose (as the CLI and the web form say)
+            raise ValueError("the text is empty; paste the error message or the log lines around it")
+        return text
 
 
 class BodyCap:

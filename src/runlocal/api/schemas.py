@@ -281,3 +281,4 @@ class DiagnosisDoc(_Open):
     cause: str | None = None
     extracted: dict[str, Any] = {}
     fixes: list[Any] = []
+    runtime_note: str | None = None   # set when the text names no runtime: whose commands the fixes give

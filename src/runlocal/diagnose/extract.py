@@ -200,6 +200,34 @@ _rule(("for kv cache", "kv_cache_init() failed"), r"failed to allocate buffer fo
     lambda m, ex: ex.set("kv_alloc_failed", True))
 
 
+# Vulkan (ggml-vulkan.cpp): the allocation that failed ("ggml_vulkan: Device memory allocation of size N failed."), and
+# whether it failed on the driver's per-allocation cap ("Requested buffer size exceeds device memory allocation limit",
+# "... device buffer size limit" since PR #16354) rather than on the card's memory. A pinned host buffer over the same
+# limit is a warning ggml survives (it falls back to host memory), so that line does not count.
+_rule("device memory allocation of size", r"Device memory allocation of size (\d+) failed")(
+    _set("vk_failed_allocation_bytes", 1, int))
+
+
+@_rule("requested buffer size exceeds", r"Requested buffer size exceeds device (memory allocation|buffer size) limit")
+def _vk_cap(m, ex):
+    if "pinned" not in m.string.lower():  # the Vulkan limit the build checks, by its wording
+        ex.set("vk_allocation_cap_exceeded", "maxBufferSize" if m.group(1).lower() == "buffer size"
+               else "maxMemoryAllocationSize")
+
+
+# which llama.cpp buffer a failed allocation was, by the line that reports it: the compute graph's (llama-context.cpp
+# "failed to allocate compute pp buffers" / "compute buffers") or the weights' (llama-model.cpp load_tensors "unable
+# to allocate <buft> buffer")
+_rule("failed to allocate compute", r"failed to allocate compute")(lambda m, ex: ex.set("compute_alloc_failed", True))
+_rule("unable to allocate", r"unable to allocate \S+ buffer")(lambda m, ex: ex.set("weights_alloc_failed", True))
+
+
+# transformers named by its own words (runtimes.RUNTIME_TOKENS' tokens for it other than PyTorch's CUDA error tail,
+# which any PyTorch program prints): without them, a runtime detected as transformers is a guess (runtime_note.py)
+_rule(("transformers", "from_pretrained", "accelerate", "bitsandbytes"),
+      r"transformers|from_pretrained|accelerate|bitsandbytes")(lambda m, ex: ex.set("transformers_named", True))
+
+
 # Metal / MLX
 @_rule("attempting to allocate", r"Attempting to allocate (\d+) bytes which is greater than the maximum "
                                  r"allowed buffer size of (\d+) bytes")

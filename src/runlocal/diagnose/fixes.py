@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
+from . import device_fixes, runtime_note
+from .kb import MEMORY_CATEGORIES
 
 
 def _b(n: Any) -> str:
@@ -313,7 +315,7 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
     model, device = _gguf(ex), ex.get("device")
     kv = _kv_per_token(ex, device)
     if kv is None:
-        return []
+        return _context_share_fixes(ex, runtime)
     per_token, n_ctx, kv_bytes = kv
     cost = (f"the KV cache costs {_b(per_token)} per token here ({n_ctx:,} tokens asked for {_b(kv_bytes)}"
             f"{' on ' + device if device else ''})")
@@ -342,6 +344,60 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
                           f"q8_0 stores the cache in {Q8_0_PER_F16:.0%} of the f16 bytes: {ctx8:,} tokens fit in the "
                           f"same {_b(fit['budget'])}"))
     return fixes
+
+
+def _context_share_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]]:
+    """The KV cache failed in a log that does not print n_ctx ("llama_context: n_ctx = …"): the share of the context
+    that fits, from the failed KV allocation, the free memory and the weights on that device (the same budget as
+    :func:`largest_context`); the context in tokens stays the reader's, since the log does not say it."""
+    device, free, weights = _device_figures(ex)
+    kv = ex.get("requested_bytes") or ex.get("kv_buffer_bytes")
+    unknown = "the log does not state n_ctx (\"llama_context: n_ctx = …\")"
+    if not kv:
+        return []
+    if not free:
+        return [_fix("Use a smaller context: the KV cache grows with it", _share_command(runtime, None, ex),
+                     f"the KV cache asked for {_b(kv)}; {unknown} nor how much memory was free, so the share of "
+                     "the context that fits is yours to size")]
+    budget = free - weights - FIT_MARGIN
+    where = (f"{_b(free)} free on {device or 'the device'} − {_b(weights)} of weights − {_b(FIT_MARGIN)} for the "
+             f"compute buffer leaves {_b(max(budget, 0))}")
+    share = math.floor(budget / int(kv) * 100) / 100
+    if share <= 0:
+        return [_fix("The weights leave no room for a KV cache on this device", "",
+                     f"the KV cache asked for {_b(kv)}; {where}: offload fewer layers (-ngl) or use a smaller "
+                     "quantization")]
+    if share >= 1:
+        return []  # the figures say it fitted: what else held the memory is not in the log
+    fixes = [_fix(f"Use at most {share:.0%} of the context that failed (the log does not state n_ctx)",
+                  _share_command(runtime, share, ex),
+                  f"the KV cache of {_b(kv)} did not fit; {where} = {share:.0%} of it; the context in tokens is "
+                  f"yours to scale, since {unknown}")]
+    if str(ex.get("cache_type_k") or "f16") == "f16" and (
+            runtime != "ollama" or _ollama_reads(ex, "OLLAMA_KV_CACHE_TYPE", OLLAMA_KV_TYPE_FROM)):
+        share8 = min(math.floor(budget / (int(kv) * Q8_0_PER_F16) * 100) / 100, 1.0)
+        fixes.append(_fix(f"Or quantize the KV cache to q8_0 and keep {share8:.0%} of the context",
+                          _share_command(runtime, share8, ex, q8=True),
+                          f"q8_0 stores the cache in {Q8_0_PER_F16:.0%} of the f16 bytes: {share8:.0%} of the "
+                          f"context fits in the same {_b(budget)}"))
+    return fixes
+
+
+def _share_command(runtime: str | None, share: float | None, ex: dict[str, Any], q8: bool = False) -> str:
+    """A context command whose size is a share of the one that failed (N, with the bound in a comment; ``share``
+    None: only that it is smaller)."""
+    def bound(knob: str) -> str:
+        return f"   # N ≤ {share:.2f} × the {knob} that failed" if share is not None else \
+            f"   # N below the {knob} that failed"
+
+    if runtime == "ollama":
+        if not _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM):  # older: per model, in a Modelfile
+            return ("printf 'FROM MODEL\\nPARAMETER num_ctx N\\n' > Modelfile && "
+                    "ollama create MODEL-smaller -f Modelfile" + bound("num_ctx"))
+        env = "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 " if q8 else ""
+        return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound('num_ctx')}"
+    q8_flags = f" {_fa_flag(ex)} --cache-type-k q8_0 --cache-type-v q8_0" if q8 else ""
+    return f"llama-server -m {_gguf(ex)} -c N{q8_flags}{bound('-c')}"
 
 
 def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, Any], q8: bool = False) -> str:
@@ -406,7 +462,7 @@ def trt_scratch_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     return [_fix("Build for smaller shapes", "trtllm-build ... --max_num_tokens 8192 --max_batch_size 8", effect)]
 
 
-def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
+def requested_vs_free(ex: dict[str, Any], category: str = "cuda_oom_load") -> list[dict[str, str]]:
     req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
     if not req:
         return []
@@ -418,7 +474,7 @@ def requested_vs_free(ex: dict[str, Any]) -> list[dict[str, str]]:
     effect = f"the allocation of {_b(req)} needs {_b(short)} more than was free"
     if total:
         effect += f" on a {_b(total)} device"
-    return [_fix("Free or save at least the missing memory", "nvidia-smi   # look for other processes first", effect)]
+    return [_fix("Free or save at least the missing memory", device_fixes.processes_command(category, ex), effect)]
 
 
 # how each runtime caps the input it accepts, for long_input_fixes (flags as each documents them: LightLLM's api_server
@@ -625,6 +681,9 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
         fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
+    cap = device_fixes.vulkan_cap_fixes(extracted, runtime) if category in MEMORY_CATEGORIES else []
+    if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
+        return cap
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
     if category == "ollama_system_memory":
@@ -648,7 +707,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     elif category in ("cuda_oom_load", "cuda_oom_long_context", "rocm_oom") and not fixes:
         if category == "cuda_oom_long_context":
             fixes += long_input_fixes(extracted, runtime or extracted.get("runtime"))
-        fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted)
+        fixes += trt_scratch_fixes(extracted) or requested_vs_free(extracted, category)
     seen, out = set(), []
     for f in fixes:
         if f["command"] not in seen:
@@ -661,7 +720,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
     """The diagnosis as JSON, its computed fixes (with numbers) first, then the KB's own."""
     doc = diagnosis.to_dict()
     extracted = doc.get("extracted", {})
-    runtime = runtime or extracted.get("runtime")
+    guessed, runtime = runtime_note.guessed_runtime(extracted, runtime)
     release = log_release(extracted, runtime)
     if release is not None:  # say whose rules the fixes follow
         extracted["runtime_release"] = f"{runtime} {release.text} (as the log prints it)"
@@ -676,11 +735,19 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
             if model.lower().endswith(".gguf"):
                 f = dict(f, command=_GGUF_WORD.sub(lambda _: model, f["command"]))
         kb_fixes.append(f)
+    if extracted.get("vk_allocation_cap_exceeded") and computed:  # one buffer over a driver's cap, not a full card
+        cap_flags = frozenset().union(*(_flags(f["command"]) for f in computed))
+        kb_fixes = [f for f in kb_fixes
+                    if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags)]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
     conf = str(extracted.get("torch_alloc_conf") or "").lower()
     if conf:  # a PyTorch allocator setting the log already made is no fix
         kb_fixes = [f for f in kb_fixes if not _alloc_conf_already_set(f["command"], conf)]
+    if guessed:  # say whose each runtime's command is, and that the runtime is not named
+        first = runtime_note.mark_guessed(kb_fixes, diagnosis.entry, runtime)
+        if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
+            doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
     doc["fixes"] = [f for f in in_release if f is not None]
     return doc

@@ -24,6 +24,10 @@ RUNTIME_TOKENS = {
     # MLX's Metal namespace ("[metal::malloc]", "mlx::core::metal::…"), not one whose name only ends in "metal::"
     # (Tenstorrent's tt::tt_metal::, which is not Apple's Metal)
     "[metal::": "mlx", ":metal::": "mlx", " metal::": "mlx",
+    # MLX's own error words without the namespace: a failed command buffer ("[METAL] Command buffer execution failed:",
+    # mlx/backend/metal/device.cpp; llama.cpp's Metal backend says "command buffer N failed with status N") and its
+    # allocator's refusal ("[malloc] Unable to allocate", "[malloc_or_wait]" before 2025; mlx/backend/metal/allocator.cpp)
+    "[metal] command buffer execution failed": "mlx", "[malloc] unable to allocate": "mlx", "[malloc_or_wait]": "mlx",
     "llama_model": "llama.cpp", "llama_new_context": "llama.cpp", "llama_init": "llama.cpp",
     "llama_context": "llama.cpp", "llama_kv_cache": "llama.cpp", "llama_decode": "llama.cpp",
     "llama_perf": "llama.cpp", "llama_graph": "llama.cpp", "llama_load": "llama.cpp", "ggml_": "llama.cpp",
