@@ -552,12 +552,16 @@ def load_core_tuning() -> list[Row]:
     return build_rows(recs)
 
 
+# later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
+LATER_ROUNDS = ("newbuilds",)
+
+
 def load_held_out(round_name: str | None = None) -> list[dict]:
     """Round 1's held-out records (every held_out/*.jsonl but the later rounds' files), or one later round's
     (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
-        if (path.stem != round_name) if round_name else path.stem.startswith("round"):
+        if (path.stem != round_name) if round_name else (path.stem.startswith("round") or path.stem in LATER_ROUNDS):
             continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
