@@ -32,7 +32,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
+from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
 from . import MEASUREMENTS
+from .speed_fit_era import current_build, era_consts, fit_decode_fa, superseded
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
@@ -199,6 +201,7 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             S.SPLIT_OVERHEAD_MS = saved
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
+    fit = prefill_entry(row.base_key, row.device.compute_capability, consts) or fit     # hardware/build_era.py
     return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
                            eff=S.prefill_eff(fit, row.quant), n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
 
@@ -347,7 +350,7 @@ def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
     extra = []
     for r in rows:
         if r.kind == "tg" and r.n_devices > 1:
-            p = predict_row(r, consts, 0.0)
+            p = predict_row(r, era_consts(r, consts), 0.0)
             assert p is not None        # a decode row always has a prediction
             extra.append((1 / r.measured - 1 / p) * 1e3 / (r.n_devices - 1))
     return round(statistics.median(extra), 3) if extra else S.SPLIT_OVERHEAD_MS
@@ -390,6 +393,12 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
+    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
+        current = [r for r in groups.get(key, []) if current_build(r)]
+        if current:
+            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
+            groups[key] = current
+
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
 
@@ -398,6 +407,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         pp = [r for r in rs if r.kind == "pp"]
         if fallback and not enough(tg):
             dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
+        elif tg and all(current_build(r) for r in tg) and fallback:
+            dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)
         pq = [r for r in pp if not S.is_float_quant(r.quant)]
@@ -517,7 +528,7 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
     saved, knees, floors = S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
-        test = [r for r in rows if r.rec["device"] == dev_id]
+        test = [r for r in rows if r.rec["device"] == dev_id and not superseded(r)]     # history: report_history
         by_arch = knee_rows(train)      # an architecture's power knee (and its floor) refitted without the device too
         train_knees = fit_power_knees(by_arch)
         apply_knees(train_knees, rows, knee_floors(by_arch, train_knees))
@@ -648,17 +659,34 @@ def main(argv: list[str]) -> int:
             print(f"written to {S.FIT_PATH}")
     else:
         consts, split_ms = S.FIT, S.SPLIT_OVERHEAD_MS
-    stats = report(rows, consts, split_ms, quiet="--quiet" in argv)
+    planned = [r for r in rows if not superseded(r)]     # the records of the builds a plan describes
+    stats = report(planned, consts, split_ms, quiet="--quiet" in argv)
     print_table(f"Median absolute % error (MdAPE) with the fitted constants; target: decode <= {DECODE_TARGET:.0%}", stats)
-    by_source(rows, consts, split_ms)
+    by_source(planned, consts, split_ms)
     print_table("Leave-one-device-out (each device predicted from constants fitted without it)",
                 leave_one_device_out(rows))
+    report_history(rows, consts, split_ms, quiet="--quiet" in argv)
     report_holdout(quiet="--quiet" in argv)
-    report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
+    report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
     for name in ("round2", "round3", "round4", "round5", "round6"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
+
+
+def report_history(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
+    """Older builds' records of the entries fitted on current builds only (hardware/build_era.py): scored apart, with
+    the current builds' constants a plan uses (how far those builds lie from today's figures) and with their own era's
+    (the class entry they still fit)."""
+    old = [r for r in rows if superseded(r)]
+    if not old:
+        return
+    for title, fit in (("the current-build constants a plan uses", consts),
+                       (f"their own era's constants (the {HISTORY_SUFFIX} entries)", era_consts(old[0], consts))):
+        if not quiet:
+            print(f"\nHistory ({len(old)} records of 2024 builds, not fitted for the default), with {title}:")
+        print_group_table(f"History, with {title}", "fit entry",
+                          group_errors(old, fit, split_ms, lambda r: r.base_key))
 
 
 def report_apple_cores(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
