@@ -669,7 +669,7 @@ def main(argv: list[str]) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "newbuilds"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     return 0
 
