@@ -74,7 +74,8 @@ def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...])
 
     return LlamaCppOptions(
         batch=req.batch, ubatch=req.ubatch, flash_attn=req.flash_attn,  # type: ignore[arg-type]
-        n_gpu_layers=parse_ngl(req.n_gpu_layers), n_cpu_moe=req.n_cpu_moe, override_tensor=overrides,
+        n_gpu_layers=parse_ngl(req.n_gpu_layers), n_cpu_moe=req.n_cpu_moe, cpu_moe=req.cpu_moe,
+        override_tensor=overrides,
         kv_unified=req.kv_unified, swa_full=req.swa_full, mmap=not req.no_mmap, kv_offload=not req.no_kv_offload,
         no_host=req.no_host, fit=req.fit == "on", tensor_split=_tensor_split(req.tensor_split))
 
@@ -237,6 +238,8 @@ def _inputs(req: CheckRequest, policy=None):
 
     settings = build_settings(req)
     spec = resolve_model(req.model, policy)
+    if settings.llamacpp.cpu_moe:   # --cpu-moe's regex matches the experts of every layer: --n-cpu-moe <n_layers>'s
+        settings = settings.with_(n_cpu_moe=max(settings.llamacpp.n_cpu_moe, spec.n_layers))
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]

@@ -82,7 +82,10 @@ class CheckRequest:
     # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all
     n_gpu_layers: int | None = _opt(None, "--ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=10000, kind="ngl",
                                     help="layers on the GPU: N, auto (llama-server --fit decides; default) or all")
-    n_cpu_moe: int = _opt(0, "--n-cpu-moe", ge=0, le=10000, help="keep the experts of the first N layers on the CPU")
+    n_cpu_moe: int = _opt(0, "--n-cpu-moe", "-ncmoe", ge=0, le=10000,
+                          help="llama.cpp: keep the experts of the first N layers on the CPU")
+    # common/arg.cpp {"-cmoe", "--cpu-moe"} (PR #14992): every layer's routed experts on the CPU
+    cpu_moe: bool = _opt(False, "--cpu-moe", "-cmoe", help="llama.cpp: keep every layer's experts on the CPU")
     # llama.cpp -ot "<regex>=<buffer type>,…" (each value may list several)
     override_tensor: tuple[str, ...] = _opt((), "--override-tensor", "-ot", max_length=32, item_max_length=500,
                                             help="llama.cpp: '<regex>=<CPU|CUDA0…>,…' (repeatable)")

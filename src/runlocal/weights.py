@@ -65,6 +65,9 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     name = get_runtime(settings.runtime).name
     if engine(name).hub_checkpoints:
         return pooled_checkpoint(model, settings)
+    own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
+    if settings.quant and own_format:
+        settings = settings.with_(quant=own_format(settings.quant))
     if settings.quant:
         if engine(name).ggml and is_gguf_quant(gguf_quant(settings.quant)):
             return settings.with_(quant=gguf_quant(settings.quant)), ()

@@ -29,6 +29,8 @@ TAKEN = [
     "check llama-3.1-8b --gpu h100 --runtime sglang --mem-fraction-static 0.8 --tp 1 --pp 1 --ep -dp 1",
     "check llama-3.1-8b --gpu h100 --runtime vllm==0.19.0 --enable-lora --max-loras 2 --max-lora-rank 16 --enforce-eager",
     "check llama-3.1-8b --gpu rtx-4090 --ctx 4096 --ctx 8192 --max-new-tokens 100 --backend vulkan -r ollama",
+    "check qwen3-30b-a3b --gpu rtx-3060 -cmoe -ncmoe 10",
+    "check qwen3-30b-a3b --gpu rtx-3060 --cpu-moe --json",
 ]
 
 LEFT = [

@@ -15,7 +15,7 @@ from runlocal.runtimes.registry import ENGINES
 
 # a value other than the default for every engine-specific field (each valid for the engines that take it)
 SAMPLE = {
-    "backend": "vulkan", "batch": 1024, "ubatch": 256, "flash_attn": "off", "n_gpu_layers": 20, "n_cpu_moe": 4,
+    "backend": "vulkan", "batch": 1024, "ubatch": 256, "flash_attn": "off", "n_gpu_layers": 20, "n_cpu_moe": 4, "cpu_moe": True,
     "override_tensor": ("blk\\.1\\.ffn_.*=CPU",), "kv_unified": True, "swa_full": True, "no_mmap": True,
     "no_kv_offload": True, "no_host": True, "fit": "off", "tensor_split": "3,1", "gpu_memory_utilization": 0.8,
     "max_num_batched_tokens": 4096, "tp": 2, "pp": 2, "enforce_eager": True, "swap_space": 8.0, "dp": 2,

@@ -25,9 +25,11 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from runlocal.hardware import speed as S
+from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import watts_per_tops
+from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -55,6 +57,8 @@ def load_records(include_outliers: bool = False, holdout: bool | None = False) -
             if line.strip():
                 r = json.loads(line)
                 r["_file"] = path.name
+                if r.get("fit_scope") == "recurrent":   # fits the recurrent-layer terms only (speed_fit_hybrid.py)
+                    continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)
     return recs
@@ -133,6 +137,7 @@ class Row:
     gen: str | None = None     # … this chip generation ("m3")
     variant: str | None = None  # SYCL on Intel: "<arch>[-dmmv]" (speed.backend_variant)
     n_experts: int = 0          # a mixture of experts: its prefill is not predicted on some backends (backend_speed)
+    ubatch: int = S.UBATCH      # prefill: the micro-batch it ran at (hardware/ubatch_speed.py)
 
     @property
     def base_key(self) -> str:
@@ -160,12 +165,13 @@ def build_rows(recs: list[dict]) -> list[Row]:
                   variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)),
                   n_experts=model.n_experts)
         if kind == "tg":
-            row.w_read = wbytes * S.read_fraction(model)
+            row.w_read = wbytes * S.read_fraction(model) + recurrent_state_traffic(model)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
             ubatch = min(n, int(r.get("n_ubatch") or S.UBATCH))
             row.mm_flops = S.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
+            row.ubatch = ubatch
             row.attn_flops = S.attention_flops_per_token(model, depth + n / 2)
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
@@ -189,6 +195,7 @@ def parent_key(key: str) -> str:
 
 
 def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | None:
+    consts = era_consts(row, consts)    # an older build's record: its own era's entry (speed_fit_era.py)
     fit = fit_for(row, consts)
     if row.kind == "tg":
         n = row.n_devices      # llama.cpp layer split: each device reads 1/n of the bytes in turn
@@ -202,8 +209,13 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
     fit = prefill_entry(row.base_key, row.device.compute_capability, consts) or fit     # hardware/build_era.py
-    return S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=row_peak(row),
-                           eff=S.prefill_eff(fit, row.quant), n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
+    peak, eff = row_peak(row), S.prefill_eff(fit, row.quant)
+    speed = S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=peak, eff=eff,
+                            n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
+    dev = row.device    # the micro-batch term, where it is applied (ubatch_speed.APPLIED) or scored with it on
+    term = UB.plan_term(_model(row.rec["model"]), dev, not S.is_float_quant(row.quant), row.backend, True, row.ubatch,
+                        (peak or 0.0) * (eff or 0.0) * 1e12)
+    return UB.with_term(speed, term)
 
 
 def unmodelled_prefill(row: Row) -> bool:
@@ -350,7 +362,7 @@ def fit_split_ms(rows: list[Row], consts: dict[str, S.Fit]) -> float:
     extra = []
     for r in rows:
         if r.kind == "tg" and r.n_devices > 1:
-            p = predict_row(r, era_consts(r, consts), 0.0)
+            p = predict_row(r, consts, 0.0)
             assert p is not None        # a decode row always has a prediction
             extra.append((1 / r.measured - 1 / p) * 1e3 / (r.n_devices - 1))
     return round(statistics.median(extra), 3) if extra else S.SPLIT_OVERHEAD_MS
@@ -572,7 +584,8 @@ def load_held_out(round_name: str | None = None) -> list[dict]:
     (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
-        if (path.stem != round_name) if round_name else (path.stem.startswith("round") or path.stem in LATER_ROUNDS):
+        if (path.stem != round_name) if round_name else (path.stem.startswith(("round", "hybrid"))
+                                                          or path.stem in LATER_ROUNDS):
             continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
@@ -643,7 +656,7 @@ def print_table(title: str, stats: dict[str, dict[str, float]]) -> None:
         print(f"{klass:22} {tg['n'] if tg else 0:>8} {tg_s:>12} {pp['n'] if pp else 0:>9} {pp_s:>13}{ok}")
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], reports: tuple = ()) -> int:
     recs = load_records()
     rows = build_rows(recs)
     devices = {r.rec["device"] for r in rows}
@@ -665,28 +678,16 @@ def main(argv: list[str]) -> int:
     by_source(planned, consts, split_ms)
     print_table("Leave-one-device-out (each device predicted from constants fitted without it)",
                 leave_one_device_out(rows))
-    report_history(rows, consts, split_ms, quiet="--quiet" in argv)
     report_holdout(quiet="--quiet" in argv)
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6", "newbuilds"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "round8", "newbuilds"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
+    with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
+        report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
+    for extra in reports:   # reports kept in their own modules (benchmarks/speed_accuracy.py: the hybrid rows)
+        extra(consts, split_ms, quiet="--quiet" in argv)
     return 0
-
-
-def report_history(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
-    """Older builds' records of the entries fitted on current builds only (hardware/build_era.py): scored apart, with
-    the current builds' constants a plan uses (how far those builds lie from today's figures) and with their own era's
-    (the class entry they still fit)."""
-    old = [r for r in rows if superseded(r)]
-    if not old:
-        return
-    for title, fit in (("the current-build constants a plan uses", consts),
-                       (f"their own era's constants (the {HISTORY_SUFFIX} entries)", era_consts(old[0], consts))):
-        if not quiet:
-            print(f"\nHistory ({len(old)} records of 2024 builds, not fitted for the default), with {title}:")
-        print_group_table(f"History, with {title}", "fit entry",
-                          group_errors(old, fit, split_ms, lambda r: r.base_key))
 
 
 def report_apple_cores(rows: list[Row], consts, split_ms: float, *, quiet: bool) -> None:
@@ -775,7 +776,8 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     if not rows:
         return
     rule = ROUND_RULES.get(name, f"{name}_queries.md")
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted):")
+    term = f"; micro-batch term {'on' if UB.active() else 'off'}" if name in ("round6", "round8") else ""
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted{term}):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))

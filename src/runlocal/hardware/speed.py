@@ -49,6 +49,8 @@ from .nvidia_peak import (
     fp16_accumulate_factor,
     mma_sync_share,
 )
+from .recurrent_speed import recurrent_state_traffic, state_traffic_words
+from .ubatch_speed import UbatchTerm, plan_term, with_term
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -499,7 +501,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
-    w = weight_bytes * read_fraction(model)
+    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model)   # a recurrent layer's state, read + written
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
     if split == "tensor" and n_devices > 1:
         parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices)]
@@ -565,6 +567,9 @@ class SpeedPlan:
     ubatch: int = UBATCH                # the micro-batch host weights cross the link for, and the tiles are cut for
     peak_shares: PeakShares = PeakShares()  # the shares of the datasheet peak in ``peak`` (peak_shares)
     quant: str | None = None            # the weights' type (which datasheet peak, the F16 path: hardware/nvidia_peak.py)
+    ubatch_term: UbatchTerm | None = None  # the micro-batch's MMQ launches vs 512's (hardware/ubatch_speed.py)
+    state_traffic: float = 0.0          # decode: bytes a token moves through recurrent layers' states (recurrent_speed.py)
+    state_words: str = ""               # … in words, for --explain
     score_bytes: float = 0.0            # of the KV read: flash attention off, the F32 scores' passes (build_era.py)
 
 
@@ -600,6 +605,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
     s = alloc.settings
     frac = rest_read_fraction(model)
+    state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
     ggml_backend = planned_backend(alloc)
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
@@ -612,8 +618,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     for d in reads.used:
         layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
         kv = kv_read * d.kv_cache / total_kv
+        own = reads.matmul_bytes(d) * frac + state * layers / model.n_layers
         if d.kind == "cpu":
-            parts.append(Part(reads.matmul_bytes(d) * frac, kv, ram_bw, CPU, layers))
+            parts.append(Part(own, kv, ram_bw, CPU, layers))
             continue
         t = next((t for t in gpu_targets if t.name == d.name), None)
         if t is None and gpu_idx < len(gpu_targets):
@@ -626,7 +633,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend, ggml_backend is not None)
-        gpu_parts.append(Part(reads.matmul_bytes(d) * frac, kv, bw,
+        gpu_parts.append(Part(own, kv, bw,
                               constants(klass, backend, backend_variant(dev, backend)), layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
@@ -683,6 +690,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor = 1.0
+    ub_term = None
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
@@ -706,11 +714,15 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops,
                                 n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch)
+        ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
+                            (peak or 0.0) * (eff or 0.0) * 1e12)
+        prefill = with_term(prefill, ub_term)
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
+    state = recurrent_state_traffic(model)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, scores)
+                     quant, ub_term, state, state_traffic_words(model, state), scores)

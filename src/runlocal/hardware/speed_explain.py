@@ -29,6 +29,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
+from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -74,10 +75,14 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                       f"{speed['decode_tokens_per_s']} tokens/s",
                       f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py"
                       f"{_era_words(p.first_gpu)})"))
+        if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
+            steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
+                          "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
-        how = (f"{p.eff:g} × {_peak_words(p)}" if gpu
+        tp = max((q.tp for q in p.parts), default=1)    # tensor parallel: every rank computes 1/tp of each layer
+        how = (f"{p.eff:g} × {_peak_words(p)}{f' × {tp}×{TP_EFFICIENCY:g}' if tp > 1 else ''}" if gpu
                else f"{CPU_CORES} cores × {CPU_FLOPS_PER_CORE / 1e9:g} GFLOPS")
         link = (f" at {host_link_gbs(dev.pcie if dev else None, p.pageable):.1f} GB/s"
                 f"{' (pageable: mmap, measured)' if p.pageable else ''}")
@@ -91,11 +96,12 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        micro = _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{borrowed}",
+                      f"{micro}{borrowed}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", f"hardware/speed.py{_prefill_era_words(gpu)}"))
     elif p.prefill_note:
         steps.append(("prefill speed", p.prefill_note, "not predicted", "hardware/backend_speed.py"))
@@ -120,6 +126,20 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
                 f"compute capability {cc}; today's builds are likely faster)")
     return f" (fitted on {era_words(key)})"
+
+
+def _ubatch_words(p: SpeedPlan) -> str:
+    """The micro-batch term in the prefill formula (hardware/ubatch_speed.py): each micro-batch's MMQ launches that
+    run stream-k (a fixed cost each) or tiled (idle SMs in the last wave), per token, against a 512 micro-batch's."""
+    t = p.ubatch_term
+    if t is None:
+        return ""
+    here, ref = t.at_ubatch, t.at_reference
+    return (f" + micro-batch {t.ubatch} on {t.sm_count} SMs: {here.stream_k} stream-k MMQ launches × "
+            f"{STREAM_K_LAUNCH_US:g} µs (+ {here.idle_flops / 1e9:.1f} GFLOP of idle SMs) ÷ {t.ubatch} tokens − "
+            f"the same at 512 ({ref.stream_k} launches, {ref.idle_flops / 1e9:.1f} GFLOP idle) ÷ 512 = "
+            f"{t.seconds_per_token * 1e6:+.1f} µs/token (llama.cpp mmq.cuh launch_mul_mat_q; the launch cost fitted: "
+            "benchmarks/ubatch_fit.py)")
 
 
 def _fit_key_words(gpu: GPUPlace | None) -> str:

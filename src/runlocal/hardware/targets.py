@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import InputError
 from ..runtimes import Target
 from ..units import parse_size
+from .catalog import DEFAULT_UNIFIED_SHARE
 from .unified_memory import UNIFIED_HOST
 
 DEFAULT_RAM = 32 * 1024**3
@@ -63,7 +64,13 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                              f"(marketed {dev.memory_gib:g} GiB; {dev.cuda_total_source})")
             targets.append(Target(dev.name, "unified" if unified else "gpu", cap, dev.bandwidth_gbs, dev.memory_bytes))
             if unified:
-                notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of {dev.memory_bytes / 2**30:.0f} GiB")
+                # a measured share (share_source: a runtime's log of the working set) is the device's; without one it
+                # is runlocal's assumption (catalog.DEFAULT_UNIFIED_SHARE), and the note says so
+                whose = ("" if dev.gpu_memory_share is not None else
+                         f" (runlocal's assumed {DEFAULT_UNIFIED_SHARE:.0%}, not the device's limit: none is measured "
+                         "for it)")
+                notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of "
+                             f"{dev.memory_bytes / 2**30:.0f} GiB{whose}")
                 # What the CPU side holds (llama.cpp's token embedding, host buffers, CPU layers) lives in the RAM
                 # the GPU side leaves: planned against the whole RAM, judged against RAM − the GPU side's use
                 # (hardware/unified_memory.py, verdict.fits)

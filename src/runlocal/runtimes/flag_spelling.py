@@ -38,8 +38,12 @@ def flash_attn_args(value: str, build: int | None) -> list[str]:
     return ["--flash-attn", value]
 
 
-def n_cpu_moe_args(n: int, build: int | None) -> list[str]:
-    """--n-cpu-moe N; before it, the -ot override it stands for: the experts of layers 0 … N-1 on the CPU."""
+def n_cpu_moe_args(n: int, build: int | None, *, every_layer: bool = False) -> list[str]:
+    """--n-cpu-moe N; before it, the -ot override it stands for: the experts of layers 0 … N-1 on the CPU.
+    ``every_layer`` (the user's --cpu-moe, N the layer count): --cpu-moe (PR #14992, before PR #15077, so every build
+    with --n-cpu-moe has it); before those builds its own override, the experts of every layer."""
+    if every_layer:
+        return ["-ot", f"'{_EXPS}=CPU'"] if _older(build, N_CPU_MOE_BUILDS) else ["--cpu-moe"]
     if _older(build, N_CPU_MOE_BUILDS):
         layers = "|".join(str(i) for i in range(n))
         return ["-ot", f"'blk\\.({layers}){_EXPS}=CPU'"]

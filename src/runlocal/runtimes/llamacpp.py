@@ -598,8 +598,15 @@ class LlamaCpp:
         build = llamacpp_build(getattr(self, "version", None))
         if s.llamacpp.flash_attn != "auto":
             parts += flash_attn_args(s.llamacpp.flash_attn, build)
+        # the plan's batch sizes where they are not llama-server's own defaults (common/common.h), so the command
+        # pasted runs the compute buffers planned
+        if (s.llamacpp.batch or DEFAULT_BATCH) != DEFAULT_BATCH:
+            parts += ["-b", str(s.llamacpp.batch)]
+        if (s.llamacpp.ubatch or DEFAULT_UBATCH) != DEFAULT_UBATCH:
+            parts += ["-ub", str(s.llamacpp.ubatch)]
         if s.llamacpp.n_cpu_moe:
-            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build)
+            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
+                                    every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
         if s.llamacpp.override_tensor:
             rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]

@@ -213,9 +213,13 @@ def false_position(lo: int, hi: int, room_lo: Callable[[], float], room_hi: Call
         else:
             r_lo = room_lo()
             headroom = r_lo - room_hi()                # mem_high − mem
-            if headroom > 0 and r_lo >= 0:
-                step = delta * int(r_lo) // int(headroom)
-            else:                                      # (a negative quotient wraps in uint32_t: clamped to delta − 1)
+            if headroom > 0:
+                # C's int64 division truncates toward zero: a room below zero by less than one step's share gives 0
+                # (clamped up to 1); a quotient ≤ −1 wraps in uint32_t to ~2^32 (clamped down to delta − 1)
+                scaled, h = delta * int(r_lo), int(headroom)
+                quotient = scaled // h if scaled >= 0 else -(-scaled // h)
+                step = quotient if quotient >= 0 else delta - 1
+            else:
                 step = delta - 1
         g = lo + min(max(step, 1), delta - 1)
         at = placement(g)

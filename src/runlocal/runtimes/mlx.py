@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import InputError
 from ..hardware.unified_memory import mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
@@ -31,6 +32,7 @@ from ..units import GiB, MiB, round_up
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MLX_REF = "mlx-lm 0.32.0 (d78bf58)"
+MLX_FLOATS = ("bf16", "bfloat16", "fp16", "f16", "float16", "fp32", "f32", "float32")
 KV_STEP = 256                    # mlx_lm/models/cache.py KVCache.step
 DEFAULT_KV_GROUP = 64            # mlx_lm/generate.py --kv-group-size
 DEFAULT_QUANTIZED_KV_START = 5000   # mlx_lm/generate.py DEFAULT_QUANTIZED_KV_START
@@ -181,6 +183,20 @@ class MLX:
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         return settings.with_(ctx=settings.ctx or DEFAULT_CTX)
+
+    @staticmethod
+    def weight_format(quant: str) -> str:
+        """--quant as mlx-lm reads it: "4bit" / "8bit" (how mlx-community names its conversions) are MLX's own affine
+        N-bit (mlx_lm.convert -q --q-bits N), not bitsandbytes'; a GGUF type or a bitsandbytes / GPU-kernel format is
+        refused, since mlx-lm loads neither (it would otherwise be planned and the 16-bit repo printed)."""
+        q = quant.strip().lower()
+        bits = re.fullmatch(r"(?:mlx-|q)?([2-8])-?bits?", q)
+        if bits:
+            return f"mlx-{bits.group(1)}bit"
+        if q in MLX_FLOATS or q == "mxfp4":
+            return quant
+        raise InputError(f"quant: mlx-lm runs MLX's own 2-8-bit quantization (mlx-4bit, mlx-8bit: mlx_lm.convert -q "
+                         f"--q-bits N) or 16/32-bit weights (bf16, fp16), not '{quant}'")
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:

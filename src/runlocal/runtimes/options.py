@@ -23,6 +23,9 @@ class LlamaCppOptions:
     flash_attn: Literal["on", "off", "auto"] = "auto"
     n_gpu_layers: int | None = None             # -ngl; None → all that the runtime offloads by default
     n_cpu_moe: int = 0                          # --n-cpu-moe N: the experts of the first N layers on the CPU
+    # --cpu-moe: every layer's experts on the CPU — planned as --n-cpu-moe <all layers> (the same tensors: check._inputs
+    # sets n_cpu_moe once the model is known); kept so the command says --cpu-moe as the user did
+    cpu_moe: bool = False
     # -ot / --override-tensor: (regex, buffer type: CPU, CUDA0 …) in order, the first match wins
     override_tensor: tuple[tuple[str, str], ...] = ()
     kv_unified: bool = False                    # --kv-unified: one KV stream shared by all sequences
