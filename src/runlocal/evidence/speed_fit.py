@@ -419,7 +419,7 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         pp = [r for r in rs if r.kind == "pp"]
         if fallback and not enough(tg):
             dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
-        elif tg and all(current_build(r) for r in tg) and fallback:
+        elif tg and all(r.base_key in CURRENT_BUILD_ENTRIES and current_build(r) for r in tg) and fallback:
             dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)

@@ -17,9 +17,10 @@ if TYPE_CHECKING:   # pragma: no cover
 
 
 def current_build(row: Row) -> bool:
-    """A record of a 2025-2026 llama.cpp build (``"build_era": "current"``, measurements/speed/cuda_2025.jsonl): the
-    entries of hardware/build_era.CURRENT_BUILD_ENTRIES are fitted on these alone."""
-    return row.rec.get("build_era") == "current"
+    """A record of a 2025-2026 llama.cpp build: marked ``"build_era": "current"`` (measurements/speed/cuda_2025.jsonl)
+    or dated 2025 or later. The entries of hardware/build_era.CURRENT_BUILD_ENTRIES are fitted on such records of
+    the current-build tuning files alone (fit_all) and predict them; an undated record counts as an older build's."""
+    return row.rec.get("build_era") == "current" or str(row.rec.get("date") or "") >= "2025"
 
 
 def superseded(row: Row) -> bool:
