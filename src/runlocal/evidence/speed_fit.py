@@ -34,7 +34,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
+from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
 from . import MEASUREMENTS
+from .speed_fit_era import current_build, era_consts, fit_decode_fa, superseded
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
@@ -193,6 +195,7 @@ def parent_key(key: str) -> str:
 
 
 def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | None:
+    consts = era_consts(row, consts)    # an older build's record: its own era's entry (speed_fit_era.py)
     fit = fit_for(row, consts)
     if row.kind == "tg":
         n = row.n_devices      # llama.cpp layer split: each device reads 1/n of the bytes in turn
@@ -205,6 +208,7 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             S.SPLIT_OVERHEAD_MS = saved
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
+    fit = prefill_entry(row.base_key, row.device.compute_capability, consts) or fit     # hardware/build_era.py
     peak, eff = row_peak(row), S.prefill_eff(fit, row.quant)
     speed = S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=peak, eff=eff,
                             n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
@@ -401,6 +405,12 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
+    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
+        current = [r for r in groups.get(key, []) if current_build(r)]
+        if current:
+            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
+            groups[key] = current
+
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
 
@@ -409,6 +419,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         pp = [r for r in rs if r.kind == "pp"]
         if fallback and not enough(tg):
             dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
+        elif tg and all(r.base_key in CURRENT_BUILD_ENTRIES and current_build(r) for r in tg) and fallback:
+            dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)
         pq = [r for r in pp if not S.is_float_quant(r.quant)]
@@ -528,7 +540,7 @@ def leave_one_device_out(rows: list[Row], by_backend: bool = False) -> dict[str,
     saved, knees, floors = S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
     for dev_id in sorted({r.rec["device"] for r in rows}):
         train = [r for r in rows if r.rec["device"] != dev_id]
-        test = [r for r in rows if r.rec["device"] == dev_id]
+        test = [r for r in rows if r.rec["device"] == dev_id and not superseded(r)]     # history: report_history
         by_arch = knee_rows(train)      # an architecture's power knee (and its floor) refitted without the device too
         train_knees = fit_power_knees(by_arch)
         apply_knees(train_knees, rows, knee_floors(by_arch, train_knees))
@@ -563,12 +575,17 @@ def load_core_tuning() -> list[Row]:
     return build_rows(recs)
 
 
+# later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
+LATER_ROUNDS = ("newbuilds",)
+
+
 def load_held_out(round_name: str | None = None) -> list[dict]:
     """Round 1's held-out records (every held_out/*.jsonl but the later rounds' files), or one later round's
     (``round_name`` = "round2" → held_out/round2.jsonl, collected by the rule in held_out/round2_queries.md)."""
     recs = []
     for path in sorted(HELD_OUT.glob("*.jsonl")):
-        if (path.stem != round_name) if round_name else path.stem.startswith(("round", "hybrid")):
+        if (path.stem != round_name) if round_name else (path.stem.startswith(("round", "hybrid"))
+                                                          or path.stem in LATER_ROUNDS):
             continue
         recs += [{**json.loads(line), "_file": f"held_out/{path.name}"}
                  for line in path.read_text().splitlines() if line.strip()]
@@ -655,15 +672,16 @@ def main(argv: list[str], reports: tuple = ()) -> int:
             print(f"written to {S.FIT_PATH}")
     else:
         consts, split_ms = S.FIT, S.SPLIT_OVERHEAD_MS
-    stats = report(rows, consts, split_ms, quiet="--quiet" in argv)
+    planned = [r for r in rows if not superseded(r)]     # the records of the builds a plan describes
+    stats = report(planned, consts, split_ms, quiet="--quiet" in argv)
     print_table(f"Median absolute % error (MdAPE) with the fitted constants; target: decode <= {DECODE_TARGET:.0%}", stats)
-    by_source(rows, consts, split_ms)
+    by_source(planned, consts, split_ms)
     print_table("Leave-one-device-out (each device predicted from constants fitted without it)",
                 leave_one_device_out(rows))
     report_holdout(quiet="--quiet" in argv)
-    report_backends(rows, consts, split_ms, quiet="--quiet" in argv)
+    report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "newbuilds"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)

@@ -25,7 +25,9 @@ The constants are fitted per device class and backend, and per variant where a b
 which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
 error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
 graphs, flash attention off by default): their per-layer cost and KV factor are the upper end for today's builds,
-which run small models and long contexts faster. vLLM/SGLang and CPU constants are stated priors, not fits.
+which run small models and long contexts faster. The CUDA entry for GDDR cards is fitted on 2025-2026 builds alone,
+with the KV factor derived for flash attention (hardware/build_era.py). vLLM/SGLang and CPU constants are stated
+priors, not fits.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING
 from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
+from .build_era import prefill_entry, score_bytes
 from .nvidia_peak import (
     PeakShares,
     borrowed_f16_path,
@@ -568,6 +571,7 @@ class SpeedPlan:
     ubatch_term: UbatchTerm | None = None  # the micro-batch's MMQ launches vs 512's (hardware/ubatch_speed.py)
     state_traffic: float = 0.0          # decode: bytes a token moves through recurrent layers' states (recurrent_speed.py)
     state_words: str = ""               # … in words, for --explain
+    score_bytes: float = 0.0            # of the KV read: flash attention off, the F32 scores' passes (build_era.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -674,6 +678,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         kv_read = float(kv_bytes(model, ctx // 2, s.cache_type_k, s.cache_type_v))
     except (ValueError, KeyError):
         kv_read = float(alloc.kv_bytes_per_token * (ctx // 2))
+    # flash attention off (-fa off): the graph also writes and reads the scores (hardware/build_era.py)
+    scores = score_bytes(model, ctx // 2) if s.llamacpp.flash_attn == "off" else 0.0
+    kv_read += scores
     reads = weight_reads(model, alloc, quant)
     parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read)
     decode = decode_speed(parts)
@@ -711,6 +718,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
             # the padding goes with the experts the CPU multiplies, not with its attention or dense weights
             flops -= (flops - dense_flops) * min(1.0, repack.cpu_expert_params / max(1.0, routed_expert_params(model)))
         fit = constants(first_gpu.klass, first_gpu.backend, backend_variant(dev, first_gpu.backend))
+        # an architecture the current builds' prompt rate was not fitted on keeps the 2024 builds' (build_era.py)
+        fit = prefill_entry(f"{first_gpu.klass}/{first_gpu.backend}", dev.compute_capability if dev else None,
+                            FIT) or fit
         quant = prompt_matmul_type(quant, first_gpu.ggml)   # vLLM's AWQ multiplies in fp16, not int8
         shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
@@ -733,4 +743,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     state = recurrent_state_traffic(model)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state))
+                     quant, ub_term, state, state_traffic_words(model, state), scores)

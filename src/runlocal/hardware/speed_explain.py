@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .build_era import HISTORY_SUFFIX, era_words, prefill_entry
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -71,9 +72,12 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
             f" + {q.n_layers:.0f} layers × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
-        steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}",
+        scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 attention scores' four passes)"
+                  if p.score_bytes else "")
+        steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}{scores}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
-                      f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py)"))
+                      f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py"
+                      f"{_era_words(p.first_gpu)})"))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
                           "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
@@ -101,7 +105,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
                       f"{micro}{borrowed}",
-                      f"{speed['prefill_tokens_per_s']} tokens/s", "hardware/speed.py"))
+                      f"{speed['prefill_tokens_per_s']} tokens/s", f"hardware/speed.py{_prefill_era_words(gpu)}"))
     elif p.prefill_note:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
         steps.append(("prefill speed", p.prefill_note, "not predicted",
@@ -120,6 +124,26 @@ def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
             f"token's attention over the prompt before it: mean depth {p.prompt / 2:,.0f}; the last micro-batch's "
             "logits give the first token)",
             f"{p.ttft_s:,.3g} s", "hardware/speed.py SpeedPlan.ttft_s")
+
+
+def _era_words(gpu: GPUPlace | None) -> str:
+    """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
+    builds alone (hardware/build_era.py), so the figure says which builds it describes."""
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else None
+    words = era_words(key) if key in FIT else ""
+    return f"; fitted on {words}, KV read once a token (flash attention)" if words else ""
+
+
+def _prefill_era_words(gpu: GPUPlace | None) -> str:
+    """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
+    if not gpu or not era_words(key) or key not in FIT:
+        return ""
+    cc = gpu.dev.compute_capability if gpu.dev else None
+    if prefill_entry(key, cc, FIT) is not None:
+        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
+                f"compute capability {cc}; today's builds are likely faster)")
+    return f" (fitted on {era_words(key)})"
 
 
 def _ubatch_words(p: SpeedPlan) -> str:

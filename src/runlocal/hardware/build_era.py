@@ -1,0 +1,69 @@
+"""Which llama.cpp builds a fitted speed entry describes, and the KV bytes a decoded token reads with and without
+flash attention.
+
+Build era. runlocal plans for the current llama.cpp release unless a version is named. The CUDA entry for GDDR
+NVIDIA cards (``nvidia-gddr/cuda``) is fitted only on records of 2025-2026 builds (``build_era: "current"`` in
+measurements/speed/cuda_2025.jsonl): llama.cpp b6341-era builds (2025-08, PR #15631 / #15715) to 2026 (PR #24127), on
+CUDA. Between the 2024 records (XiongjieDai's 2024-05 tables, PR #4766's 2024-01 rows) and these, int8 MMQ became the
+default for every quant (PRs #7676, #7860, #8075), stream-k MMQ (#8018), CUDA graphs and fused kernels (#15631,
+#16715) landed; the 2024 rows are kept as history (scored apart by benchmarks/speed_accuracy.py, not fitted for the
+default plan). The speed path does not take ``--runtime llama.cpp==bNNNN``, so an older build's constants cannot be
+selected by a plan yet.
+
+KV read per decoded token. With flash attention (llama.cpp's default ``-fa auto`` turns it on for CUDA, Metal and the
+CPU) the vector kernel (ggml-cuda fattn-vec) reads each cached K and V row once per layer and keeps the scores on chip:
+the KV bytes read are the cache's bytes, at the rate weights are read (KV factor 1, no constant fitted). Without it,
+llama.cpp's graph (src/llama-graph.cpp build_attn_mha: ``kq = ggml_mul_mat(k, q)`` in F32, ``ggml_soft_max_ext``,
+``kqv = ggml_mul_mat(v, kq)``) also writes the n_head × n_kv F32 scores, the softmax reads and writes them, and the
+KQV product reads them: four passes of 4 bytes per query head per cached token per layer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # pragma: no cover
+    from collections.abc import Mapping
+
+    from ..model.spec import ModelSpec
+    from .speed import Fit
+
+# the fit entries fitted on current builds only, and the words --explain gives for them
+CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)"}
+# an entry's constants fitted on the older builds' records, kept beside it ("nvidia-gddr/cuda@2024"): what those records
+# are scored with apart, and what a plan naming such a build would take once the speed path reads the build
+HISTORY_SUFFIX = "@2024"
+# The prompt rate: the current builds' efficiency is taken only for the architectures (compute capability) whose prompt
+# rows fitted it — cuda_2025.jsonl has the RTX 4090's (Ada, 8.9). Other architectures keep the 2024 builds' figure
+# (the @2024 entry): int8 MMQ did not speed every architecture alike (Ampere's MMQ reaches a lower share of its int8
+# peak than Ada's), and no current-build prompt row of Ampere or Blackwell was found (measurements/speed/held_out/
+# newbuilds_queries.md).
+CURRENT_PREFILL_ARCHS = {"nvidia-gddr/cuda": ("8.9",)}
+FA_KV_FACTOR = 1.0          # flash attention: a KV byte is read once, like a weight byte (above)
+SCORE_PASSES = 4            # no flash attention: KQ written, softmax read + write, KQV read
+SCORE_BYTES = 4             # F32 scores
+
+
+def score_bytes(model: ModelSpec, n_kv: int) -> float:
+    """Bytes of attention scores one decoded token moves without flash attention, over ``n_kv`` cached tokens:
+    SCORE_PASSES × SCORE_BYTES per query head per cached token in every attention layer (a sliding layer: its window)."""
+    cached = sum(min(n_kv, att.window) if att.window else n_kv for att in model.attention_layers)
+    return float(SCORE_PASSES * SCORE_BYTES * model.n_heads * cached)
+
+
+def prefill_entry(fit_key: str, compute_capability: str | None, fits: Mapping[str, Fit]) -> Fit | None:
+    """The entry whose prompt-rate constants apply instead of ``fit_key``'s: its 2024 builds' entry where the current
+    builds' prompt efficiency was not fitted on this architecture (CURRENT_PREFILL_ARCHS); None to keep ``fit_key``'s."""
+    archs = CURRENT_PREFILL_ARCHS.get(fit_key)
+    if archs is None or compute_capability in archs:
+        return None
+    return fits.get(fit_key + HISTORY_SUFFIX)
+
+
+def era_words(fit_key: str | None) -> str:
+    """--explain's note on which builds a fit entry describes ("" for an entry fitted on every record)."""
+    return CURRENT_BUILD_ENTRIES.get(fit_key or "", "")
+
+
+__all__ = ["CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "FA_KV_FACTOR", "HISTORY_SUFFIX", "era_words", "prefill_entry",
+           "score_bytes"]

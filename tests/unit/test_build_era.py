@@ -1,0 +1,76 @@
+"""hardware/build_era.py: the flash-attention KV read, the scores' bytes without it, and which builds a fit entry
+describes — checked against hand computations and the tuning records, not the code's own output."""
+
+import json
+from pathlib import Path
+
+from runlocal.hardware import speed as S
+from runlocal.hardware.build_era import (
+    CURRENT_BUILD_ENTRIES,
+    CURRENT_PREFILL_ARCHS,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    prefill_entry,
+    score_bytes,
+)
+from runlocal.hardware.catalog import find_device
+from runlocal.model.catalog import lookup
+
+ROOT = Path(__file__).resolve().parents[2]
+TUNING = ROOT / "measurements" / "speed" / "cuda_2025.jsonl"
+
+
+def test_score_bytes_llama_3_1_8b_by_hand():
+    # Llama 3.1 8B: 32 layers, 32 query heads (config.json num_attention_heads). Without flash attention each cached
+    # token costs 4 passes × 4 bytes (F32) × 32 heads per layer: 512 B a layer, 16,384 B over 32 layers.
+    assert score_bytes(lookup("llama-3.1-8b"), 1000) == 1000 * 32 * 32 * 4 * 4
+
+
+def test_flash_attention_reads_kv_once():
+    # fattn-vec reads each K and V row once: the KV factor is 1 for the entry fitted on current builds
+    assert FA_KV_FACTOR == 1.0
+    assert S.FIT["nvidia-gddr/cuda"].kv_factor == FA_KV_FACTOR
+
+
+def test_fa_off_is_slower_at_long_context():
+    # -fa off adds the scores' traffic: llama-3.1-8b at 32K cached tokens reads 0.54 GB more a token
+    # (32,768 × 16,384 B = 0.537 GB, by hand), so decode is slower than with -fa on
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import LlamaCppOptions
+
+    dev = find_device("rtx-4090")
+    gpu = Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
+    speeds = {}
+    for fa in ("on", "off"):
+        s = Settings(ctx=65536, quant="Q4_0", llamacpp=LlamaCppOptions(flash_attn=fa))
+        speeds[fa] = make_plan(lookup("llama-3.1-8b"), s, [gpu], with_fixes=False).speed["decode_tokens_per_s"]
+    assert speeds["off"] < speeds["on"]
+
+
+def test_current_prefill_archs_are_the_tuning_records_archs():
+    # the architectures whose current-build prompt rate is taken are exactly those cuda_2025.jsonl has prompt rows of
+    recs = [json.loads(line) for line in TUNING.read_text().splitlines() if line.strip()]
+    archs = {find_device(r["device"]).compute_capability for r in recs if r["test"].startswith("pp")}
+    assert archs == set(CURRENT_PREFILL_ARCHS["nvidia-gddr/cuda"])
+    assert all(r["build_era"] == "current" and r["fit_scope"] == "backend" for r in recs)
+
+
+def test_other_architectures_keep_the_2024_prompt_rate():
+    key = "nvidia-gddr/cuda"
+    assert key in CURRENT_BUILD_ENTRIES
+    assert prefill_entry(key, "8.9", S.FIT) is None                  # RTX 4090: the current builds' rows
+    assert prefill_entry(key, "8.6", S.FIT) == S.FIT[key + HISTORY_SUFFIX]   # RTX 3090: none, 2024's
+    assert prefill_entry("nvidia-hbm/cuda", "9.0", S.FIT) is None     # entries not split by era: unchanged
+
+
+def test_rtx_4090_pp512_against_a_current_build_record():
+    # PR #24127 (2026): RTX 4090 llama 8B Q4_K_S pp512 at micro-batch 512 = 12,394 t/s (master column); the 2024-fit
+    # model gave 6,976 (−44 %). The refit must land within 10 %.
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings, Target
+
+    dev = find_device("rtx-4090")
+    gpu = Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
+    plan = make_plan(lookup("llama-3.1-8b"), Settings(ctx=4096, quant="Q4_K_S"), [gpu], with_fixes=False)
+    assert abs(plan.speed["prefill_tokens_per_s"] / 12394.0 - 1) < 0.10
