@@ -74,3 +74,15 @@ def test_rtx_4090_pp512_against_a_current_build_record():
     gpu = Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
     plan = make_plan(lookup("llama-3.1-8b"), Settings(ctx=4096, quant="Q4_K_S"), [gpu], with_fixes=False)
     assert abs(plan.speed["prefill_tokens_per_s"] / 12394.0 - 1) < 0.10
+
+
+def test_blackwell_takes_the_current_builds_prompt_rate_no_2024_build_ran_it():
+    # CUDA 12.8 (January 2025) is the first toolkit for compute capability 10.x / 12.x: the 2024 builds' efficiency
+    # (the @2024 entry) cannot describe a Blackwell card, so it keeps the current entry; Ampere (8.6) has 2024 rows
+    from runlocal.hardware.build_era import prefill_entry
+    from runlocal.hardware.speed import FIT
+
+    assert prefill_entry("nvidia-gddr/cuda", "12.0", FIT) is None
+    assert prefill_entry("nvidia-gddr/cuda", "10.0", FIT) is None
+    assert prefill_entry("nvidia-gddr/cuda", "8.6", FIT) is FIT["nvidia-gddr/cuda@2024"]
+    assert prefill_entry("nvidia-gddr/cuda", "8.9", FIT) is None

@@ -34,7 +34,8 @@ CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025
 # are scored with apart, and what a plan naming such a build would take once the speed path reads the build
 HISTORY_SUFFIX = "@2024"
 # The prompt rate: the current builds' efficiency is taken only for the architectures (compute capability) whose prompt
-# rows fitted it — cuda_2025.jsonl has the RTX 4090's (Ada, 8.9). Other architectures keep the 2024 builds' figure
+# rows fitted it — cuda_2025.jsonl has the RTX 4090's (Ada, 8.9) — and those no 2024 build ran (Blackwell, below).
+# Older architectures keep the 2024 builds' figure
 # (the @2024 entry): int8 MMQ did not speed every architecture alike (Ampere's MMQ reaches a lower share of its int8
 # peak than Ada's), and no current-build prompt row of Ampere or Blackwell was found (measurements/speed/held_out/
 # newbuilds_queries.md).
@@ -55,9 +56,19 @@ def prefill_entry(fit_key: str, compute_capability: str | None, fits: Mapping[st
     """The entry whose prompt-rate constants apply instead of ``fit_key``'s: its 2024 builds' entry where the current
     builds' prompt efficiency was not fitted on this architecture (CURRENT_PREFILL_ARCHS); None to keep ``fit_key``'s."""
     archs = CURRENT_PREFILL_ARCHS.get(fit_key)
-    if archs is None or compute_capability in archs:
+    if archs is None or compute_capability in archs or _newer_than_2024_builds(compute_capability):
         return None
     return fits.get(fit_key + HISTORY_SUFFIX)
+
+
+def _newer_than_2024_builds(compute_capability: str | None) -> bool:
+    """Blackwell (compute capability 10.x / 12.x) first compiles with CUDA 12.8 (January 2025): no 2024 build ran one,
+    so the 2024 builds' prompt rate cannot describe it, and it takes the current builds' (fitted on Ada, its nearest
+    kind)."""
+    try:
+        return compute_capability is not None and float(compute_capability) >= 10.0
+    except ValueError:
+        return False
 
 
 def era_words(fit_key: str | None) -> str:

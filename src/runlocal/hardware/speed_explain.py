@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import CURRENT_PREFILL_ARCHS, HISTORY_SUFFIX, era_words, prefill_entry
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -143,6 +143,10 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
     if prefill_entry(key, cc, FIT) is not None:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
                 f"compute capability {cc}; today's builds are likely faster)")
+    if cc not in CURRENT_PREFILL_ARCHS.get(key, ()):
+        fitted = ", ".join(CURRENT_PREFILL_ARCHS.get(key, ()))
+        return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
+                "architecture no 2024 build ran)")
     return f" (fitted on {era_words(key)})"
 
 
@@ -150,7 +154,7 @@ def _ubatch_words(p: SpeedPlan) -> str:
     """The micro-batch term in the prefill formula (hardware/ubatch_speed.py): each micro-batch's MMQ launches that
     run stream-k (a fixed cost each) or tiled (idle SMs in the last wave), per token, against a 512 micro-batch's."""
     t = p.ubatch_term
-    if t is None:
+    if t is None or t.ubatch == 512:     # the micro-batch the fit was measured at: no term
         return ""
     here, ref = t.at_ubatch, t.at_reference
     return (f" + micro-batch {t.ubatch} on {t.sm_count} SMs: {here.stream_k} stream-k MMQ launches × "
