@@ -1,13 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 40, collected ahead from the issue's LLM runtimes, newer versions'
-wordings (vLLM V1's free memory below its utilization budget, llama-bench's and --fit's llama.cpp refusals, Ollama's
-0xc0000409 on a 4 GB card; and 11 look-alikes: llama-fit-params' projected deficit, vLLM's unsupported architectures
-from broken installs, GGUF tensor count / shape mismatches, an unknown vision projector, transformers' unrecognised
-architectures; held_out/round40_queries.md), collected before round 38 joined tuning and before round 39 was scored,
-committed before it was scored, and scored once (by diagnose32, after round 39's miss was tuned on: FIRST_RUNS);
-rounds 1-39 are tuning data, see
+measurements/public_errors/held_out/: round 41, collected ahead from the issue's LLM runtimes, weighted toward
+memory (Ollama's CUDA and host buffers, a 45 GB cudaMalloc refusal, vLLM V1's warm-up, "No available memory for the
+cache blocks", vMLX's Metal buffer limit, llama-batched-bench ignoring -fit, CUDA-graph capture; and 9 look-alikes:
+SGLang's device-side assert past the context, unknown architectures, undefined symbols, a missing output.weight,
+unreadable tokenizer merges; held_out/round41_queries.md), collected before round 39 joined tuning and before round
+40 was scored, committed before it is scored, and to be scored once;
+rounds 1-40 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -195,7 +195,7 @@ FIRST_RUNS = (
     # budget, llama-bench's and --fit's llama.cpp refusals, Ollama's 0xc0000409 on a 4 GB card; llama-fit-params'
     # projected deficit, vLLM's unsupported architectures from broken installs, GGUF tensor count / shape mismatches,
     # an unknown vision projector, transformers' unrecognised architectures as look-alikes;
-    # held_out/round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
+    # round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
     # was scored; 4 memory failures, 11 look-alikes; scored once by diagnose32 after round 39's miss was tuned on
     ("round 40 (LLM runtimes)", "2026-11-26", 15, 13, 13, 0, 11, "1797/1855"),
 )
