@@ -77,7 +77,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import allocators, kb, last_resort, prose, runtimes, signals
+from . import allocators, kb, last_resort, llamacpp_fit, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -144,6 +144,9 @@ MATCHED_LINE_MAX = 500
 
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
+FIT_ABORTED_ID = "llamacpp-fit-aborted"
+RUNNER_EXIT_ID = "notmem-runner-exit-status"
+RUNNER_OOM_ID = "ollama-runner-cuda-oom"
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
@@ -220,6 +223,10 @@ class Scanner:
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
         self.pinned_oom = False  # a generic out-of-memory came right after it
+        self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_fit.py)
+        self.cuda_message = False  # a CUDA error with its message (small_card.py)
+        self.vram_gib: float | None = None  # the card's memory as the writer states it
+        self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -262,6 +269,10 @@ class Scanner:
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
+        if "fit params" in low or "projected to use" in low:
+            self._fit(line, low)
+        if not self.cuda_message and "cuda error" in low:
+            self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
@@ -299,6 +310,17 @@ class Scanner:
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
 
+    def _fit(self, line: str, low: str) -> None:
+        """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
+        short of memory (llamacpp_fit.py); the give-up is logged as a warning, so it is taken here, not held back."""
+        over = llamacpp_fit.projection_over_free(low)
+        if over is not None:
+            self.fit_over = over
+        elif llamacpp_fit.fit_succeeded(low):
+            self.fit_over = False
+        elif self.fit_over and llamacpp_fit.fit_aborted(low) and (entry := kb.get(FIT_ABORTED_ID)) is not None:
+            self._consider([entry], line, low)
+
     def _prose(self, line: str, low: str) -> None:
         """What the writer's prose says near the top of a paste: memory use called low, exit code 137, free RAM
         stated, a size doubted, a version named as the change, a BERT-family model named."""
@@ -316,6 +338,10 @@ class Scanner:
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
         self.billions_named = self.billions_named or names_billions(low)
+        if self.vram_gib is None:
+            self.vram_gib = small_card.vram_said_gib(low)
+        if named := small_card.billions_named(low):
+            self.fewest_billions = min(named + [self.fewest_billions or named[0]])
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -446,10 +472,20 @@ class Scanner:
             if disowned is not None:
                 self.best = (disowned.priority, disowned, self.best[2], self.best[3])
         self._settle_said_elsewhere()
+        self._settle_small_card()
         if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
+
+    def _settle_small_card(self) -> None:
+        """A runner's exit on ggml's bare "CUDA error" abort, with no CUDA message pasted, on a card the writer says is
+        below the smallest model they name: the card's memory (small_card.py)."""
+        if (self.best is not None and self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message
+                and small_card.cuda_abort_ends_exit(self.best[3].lower())
+                and small_card.card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
+                and (oom := kb.get(RUNNER_OOM_ID)) is not None):
+            self.best = (oom.priority, oom, self.best[2], self.best[3])
 
     def _settle_said_elsewhere(self) -> None:
         """Round 23's misses (session 10, diagnose19): what another line of the log says about the chosen one. C++'s
