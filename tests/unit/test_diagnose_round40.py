@@ -4,7 +4,7 @@ the other lines are llama.cpp's and ggml's own messages, in the words their sour
 ggml-cuda.cu), with the figures worked out in the comments.
 
 1. llama.cpp's --fit gave up (a tensor override set by --cpu-moe) after projecting more memory than was free, and the
-   load went on: memory, though the paste stops before the allocation's own error (llamacpp_fit.py). The projection
+   load went on: memory, though the paste stops before the allocation's own error (llamacpp_common.py). The projection
    alone, a fit that succeeds, or a give-up after a projection within the free memory stay look-alikes.
 2. Ollama's runner exited on ggml's bare "CUDA error" abort (the message cut) on a card the writer says is smaller
    than the model they name: the card's memory (small_card.py). The same exit on a card that holds the model, with the

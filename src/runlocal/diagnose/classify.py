@@ -57,7 +57,9 @@ Precedence (how one answer is chosen when several entries match)
    with that error). A full disk said before a bare "out of memory" (no size, device or allocator on its line) is the
    disk, and a refusal that shows no allocation in a log whose writer names a version as what changed is the
    runtime's check regressing: both are answered as application errors naming that line (round 25's misses, session
-   11). Otherwise: category ``unknown``.
+   11). A paste that states no error and no lack of memory but carries llama.cpp's warning that its build has no GPU
+   backend is answered with that warning (``notmem-cpu-only-build``, llamacpp_common.py). Otherwise: category
+   ``unknown``.
 
 Matching one line against the knowledge base and the signals (the index, the gate, the per-line cache) is in
 :mod:`.line_match`.
@@ -77,7 +79,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import allocators, kb, last_resort, llamacpp_fit, prose, runtimes, signals, small_card
+from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -145,6 +147,7 @@ MATCHED_LINE_MAX = 500
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
+NO_GPU_BUILD_ID = "notmem-cpu-only-build"
 RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
 
@@ -223,8 +226,9 @@ class Scanner:
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
         self.pinned_oom = False  # a generic out-of-memory came right after it
-        self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_fit.py)
+        self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
+        self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
         self.vram_gib: float | None = None  # the card's memory as the writer states it
         self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
         self._any_gate = _any_gate(self.index)
@@ -271,6 +275,8 @@ class Scanner:
         self.extractor.feed(line, low)
         if "fit params" in low or "projected to use" in low:
             self._fit(line, low)
+        if self.no_gpu_build is None and "compiled with gpu" in low and llamacpp_common.no_gpu_build(low):
+            self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
         if not self.cuda_message and "cuda error" in low:
             self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
@@ -312,13 +318,13 @@ class Scanner:
 
     def _fit(self, line: str, low: str) -> None:
         """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
-        short of memory (llamacpp_fit.py); the give-up is logged as a warning, so it is taken here, not held back."""
-        over = llamacpp_fit.projection_over_free(low)
+        short of memory (llamacpp_common.py); the give-up is logged as a warning, so it is taken here, not held back."""
+        over = llamacpp_common.projection_over_free(low)
         if over is not None:
             self.fit_over = over
-        elif llamacpp_fit.fit_succeeded(low):
+        elif llamacpp_common.fit_succeeded(low):
             self.fit_over = False
-        elif self.fit_over and llamacpp_fit.fit_aborted(low) and (entry := kb.get(FIT_ABORTED_ID)) is not None:
+        elif self.fit_over and llamacpp_common.fit_aborted(low) and (entry := kb.get(FIT_ABORTED_ID)) is not None:
             self._consider([entry], line, low)
 
     def _prose(self, line: str, low: str) -> None:
@@ -550,6 +556,9 @@ class Scanner:
             return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.disk_full)
         elif self._refusal_regressed():
             return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.regression)
+        elif self.best is None and self.no_gpu_build is not None and not self.memory_said:
+            # no failure stated, and llama.cpp says its build has no GPU backend: why the GPU goes unused
+            return self._application_error(figures, runtime, NO_GPU_BUILD_ID, self.no_gpu_build)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",

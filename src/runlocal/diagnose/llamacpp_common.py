@@ -1,5 +1,8 @@
-"""llama.cpp's parameter fitting (``--fit``, on by default since late 2025; llama-fit-params prints its result):
-whether a log shows the fit giving up on a model its own projection says does not fit.
+"""Two warnings of llama.cpp's common library (common/), which every llama.cpp tool and server links, read for what
+they say about a failure.
+
+1. The parameter fitting (``--fit``, on by default since late 2025; llama-fit-params prints its result): whether a
+log shows the fit giving up on a model its own projection says does not fit.
 
 common/fit.cpp first projects the memory the load would use with the given parameters
 ("projected to use P MiB of device memory vs. F MiB of free device memory", a total over the devices when there are
@@ -16,6 +19,11 @@ goes on with the parameters as given. So:
 * a fit that succeeds ("successfully fit params"), or the projection alone (llama-fit-params before it reduces
   anything), names no failure: a look-alike;
 * "encountered an error while trying to fit params" is another exception (a model that does not load): not this.
+
+2. A build without a GPU backend: common/arg.cpp warns "not compiled with GPU offload support, --gpu-layers option
+will be ignored" (older builds: "--n-gpu-layers option") when -ngl is given to a CPU-only build, and the model then
+runs on the CPU — llama.cpp's own CI logs print it on healthy CPU runs. It is no failure by itself, so it answers only
+a paste that states no error and no lack of memory (the user asking why the GPU is not used): not memory, the build.
 """
 
 from __future__ import annotations
@@ -42,3 +50,11 @@ def fit_aborted(low: str) -> bool:
 
 def fit_succeeded(low: str) -> bool:
     return _SUCCEEDED in low
+
+
+_NO_GPU_BUILD = "not compiled with gpu offload support"
+
+
+def no_gpu_build(low: str) -> bool:
+    """Whether the line is llama.cpp's warning that the build has no GPU backend (its -ngl is ignored)."""
+    return _NO_GPU_BUILD in low
