@@ -150,6 +150,8 @@ FIT_ABORTED_ID = "llamacpp-fit-aborted"
 NO_GPU_BUILD_ID = "notmem-cpu-only-build"
 RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
+HOST_RAM_SAID_ID = "host-ram-said-short"
+WEIGHTS_ALLOC_ID = "llamacpp-weights-alloc"
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
@@ -572,6 +574,11 @@ class Scanner:
             entry = kb.get(STOPPED_ID) or entry
         if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
             entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
+        if entry.id == HOST_RAM_SAID_ID and runtime in GGML_RUNTIMES and self.line_phase == "load" \
+                and prose.memory_error_in_words(line.lower()):
+            # an allocation error a ggml runtime showed while loading, as its user words it: the weights'
+            # buffer (ggml allocates the whole model at once), not the kernel killing the process
+            entry = kb.get(WEIGHTS_ALLOC_ID) or entry
         req = figures.get("requested_bytes")
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
