@@ -275,12 +275,8 @@ class Scanner:
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
-        if "fit params" in low or "projected to use" in low:
-            self._fit(line, low)
-        if self.no_gpu_build is None and "compiled with gpu" in low and llamacpp_common.no_gpu_build(low):
-            self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
-        if not self.cuda_message and "cuda error" in low:
-            self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
+        if "fit params" in low or "projected to use" in low or "compiled with gpu" in low or "cuda error" in low:
+            self._ggml_words(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
@@ -317,6 +313,15 @@ class Scanner:
             entry, n, warned_line = self.warned  # an error after the warning: the warning was its cause
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
+
+    def _ggml_words(self, line: str, low: str) -> None:
+        """llama.cpp's common warnings (llamacpp_common.py) and whether a CUDA error came with its message."""
+        if "fit params" in low or "projected to use" in low:
+            self._fit(line, low)
+        if self.no_gpu_build is None and "compiled with gpu" in low and llamacpp_common.no_gpu_build(low):
+            self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
+        if not self.cuda_message and "cuda error" in low:
+            self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
 
     def _fit(self, line: str, low: str) -> None:
         """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
@@ -486,6 +491,14 @@ class Scanner:
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
 
+    def _ggml_weights_said(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
+        """An allocation error a ggml runtime showed while loading, as its user words it: the weights' buffer (ggml
+        allocates each buffer whole), not the kernel killing the process."""
+        if entry.id == HOST_RAM_SAID_ID and runtime in GGML_RUNTIMES and self.line_phase == "load" \
+                and prose.memory_error_in_words(line.lower()):
+            return kb.get(WEIGHTS_ALLOC_ID) or entry
+        return entry
+
     def _settle_small_card(self) -> None:
         """A runner's exit on ggml's bare "CUDA error" abort, with no CUDA message pasted, on a card the writer says is
         below the smallest model they name: the card's memory (small_card.py)."""
@@ -574,11 +587,7 @@ class Scanner:
             entry = kb.get(STOPPED_ID) or entry
         if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
             entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
-        if entry.id == HOST_RAM_SAID_ID and runtime in GGML_RUNTIMES and self.line_phase == "load" \
-                and prose.memory_error_in_words(line.lower()):
-            # an allocation error a ggml runtime showed while loading, as its user words it: the weights'
-            # buffer (ggml allocates the whole model at once), not the kernel killing the process
-            entry = kb.get(WEIGHTS_ALLOC_ID) or entry
+        entry = self._ggml_weights_said(entry, line, runtime)
         req = figures.get("requested_bytes")
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
