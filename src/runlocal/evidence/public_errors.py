@@ -164,9 +164,9 @@ scored, committed before it was scored, and scored once by diagnose32 (86.7 %); 
 ``held_out/`` once collect42 had committed round 42: it is tuning data. Round 41 (``held_out/round41.jsonl``, 17 texts
 from 9 repositories, 8 memory failures and 9 look-alikes) was collected ahead by diagnose32 (the issue's LLM
 runtimes, weighted toward memory), written down before any query was run (``held_out/round41_queries.md``), before
-round 39 joined tuning and before round 40 was scored, committed before it is scored, and to be scored once; it stays
-under ``held_out/`` until round 43 is collected. Round 42 waits in ``next/`` (collect42's branch), which this loader
-does not read.
+round 39 joined tuning and before round 40 was scored, committed before it was scored, and scored once by
+diagnose41 (94.1 %); it stays under ``held_out/`` until round 43 is collected. Round 42 waits in ``next/``
+(collect42's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
