@@ -1,13 +1,14 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 40, collected ahead from the issue's LLM runtimes, newer versions'
-wordings (vLLM V1's free memory below its utilization budget, llama-bench's and --fit's llama.cpp refusals, Ollama's
-0xc0000409 on a 4 GB card; and 11 look-alikes: llama-fit-params' projected deficit, vLLM's unsupported architectures
-from broken installs, GGUF tensor count / shape mismatches, an unknown vision projector, transformers' unrecognised
-architectures; held_out/round40_queries.md), collected before round 38 joined tuning and before round 39 was scored,
-committed before it was scored, and scored once (by diagnose32, after round 39's miss was tuned on: FIRST_RUNS);
-rounds 1-39 are tuning data, see
+measurements/public_errors/held_out/: round 41, collected ahead from the issue's LLM runtimes, weighted toward
+memory (Ollama's CUDA and host buffers, a 45 GB cudaMalloc refusal, vLLM V1's warm-up, "No available memory for the
+cache blocks", vMLX's Metal buffer limit, llama-batched-bench ignoring -fit, CUDA-graph capture; and 9 look-alikes:
+SGLang's device-side assert past the context, unknown architectures, undefined symbols, a missing output.weight,
+unreadable tokenizer merges; held_out/round41_queries.md), collected before round 39 joined tuning and before round
+40 was scored, committed before it was scored, and scored once (by diagnose41, after round 40's misses were tuned
+on: FIRST_RUNS);
+rounds 1-40 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -195,9 +196,16 @@ FIRST_RUNS = (
     # budget, llama-bench's and --fit's llama.cpp refusals, Ollama's 0xc0000409 on a 4 GB card; llama-fit-params'
     # projected deficit, vLLM's unsupported architectures from broken installs, GGUF tensor count / shape mismatches,
     # an unknown vision projector, transformers' unrecognised architectures as look-alikes;
-    # held_out/round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
+    # round40_queries.md), collected ahead by diagnose31 before round 38 joined tuning and before round 39
     # was scored; 4 memory failures, 11 look-alikes; scored once by diagnose32 after round 39's miss was tuned on
     ("round 40 (LLM runtimes)", "2026-11-26", 15, 13, 13, 0, 11, "1797/1855"),
+    # round 41: the issue's LLM runtimes, weighted toward memory (Ollama's CUDA and host buffers, a 45 GB cudaMalloc
+    # refusal, vLLM V1's warm-up and CUDA-graph capture, "No available memory for the cache blocks", vMLX's Metal
+    # buffer limit, llama-batched-bench ignoring -fit; SGLang's device-side assert past the context, unknown
+    # architectures, undefined symbols, a missing output.weight, unreadable tokenizer merges as look-alikes;
+    # held_out/round41_queries.md), collected ahead by diagnose32 before round 39 joined tuning and before round 40
+    # was scored; 8 memory failures, 9 look-alikes; scored once by diagnose41 after round 40's misses were tuned on
+    ("round 41 (LLM runtimes)", "2026-11-26", 17, 16, 16, 0, 9, "1814/1870"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -213,7 +221,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
-                    "round 40 (LLM runtimes)": (2, 4)}
+                    "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8)}
 
 
 def print_first_runs() -> None:

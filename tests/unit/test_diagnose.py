@@ -499,7 +499,9 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-single-allocation-cap",  # by an out-of-memory's figures
                                            "notmem-small-host-allocation",  # by a host block against the RAM said free
                                            "notmem-shared-memory-mount",  # a Bus-error kill beside /dev/shm (classify)
-                                           "runtime-memory-refusal"}  # by a line's words (signals.line_entry)
+                                           "runtime-memory-refusal",  # by a line's words (signals.line_entry)
+                                           "llamacpp-fit-aborted",  # --fit's give-up after its projection (classify)
+                                           "notmem-cpu-only-build"}  # a CPU-only build's warning, nothing else (classify)
 
 
 def test_knowledge_base_entries_have_the_required_fields():

@@ -57,7 +57,9 @@ Precedence (how one answer is chosen when several entries match)
    with that error). A full disk said before a bare "out of memory" (no size, device or allocator on its line) is the
    disk, and a refusal that shows no allocation in a log whose writer names a version as what changed is the
    runtime's check regressing: both are answered as application errors naming that line (round 25's misses, session
-   11). Otherwise: category ``unknown``.
+   11). A paste that states no error and no lack of memory but carries llama.cpp's warning that its build has no GPU
+   backend is answered with that warning (``notmem-cpu-only-build``, llamacpp_common.py). Otherwise: category
+   ``unknown``.
 
 Matching one line against the knowledge base and the signals (the index, the gate, the per-line cache) is in
 :mod:`.line_match`.
@@ -77,7 +79,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import allocators, kb, last_resort, prose, runtimes, signals
+from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -144,6 +146,12 @@ MATCHED_LINE_MAX = 500
 
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
+FIT_ABORTED_ID = "llamacpp-fit-aborted"
+NO_GPU_BUILD_ID = "notmem-cpu-only-build"
+RUNNER_EXIT_ID = "notmem-runner-exit-status"
+RUNNER_OOM_ID = "ollama-runner-cuda-oom"
+HOST_RAM_SAID_ID = "host-ram-said-short"
+WEIGHTS_ALLOC_ID = "llamacpp-weights-alloc"
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
@@ -220,6 +228,11 @@ class Scanner:
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
         self.pinned_oom = False  # a generic out-of-memory came right after it
+        self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
+        self.cuda_message = False  # a CUDA error with its message (small_card.py)
+        self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
+        self.vram_gib: float | None = None  # the card's memory as the writer states it
+        self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -262,6 +275,8 @@ class Scanner:
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
+        if "fit params" in low or "projected to use" in low or "compiled with gpu" in low or "cuda error" in low:
+            self._ggml_words(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
                 self.runtimes_seen[rt] = self.runtimes_seen.get(rt, 0) + 1
@@ -299,6 +314,26 @@ class Scanner:
             self.warned = None
             self._consider([entry], warned_line, warned_line.lower(), line_no=n)
 
+    def _ggml_words(self, line: str, low: str) -> None:
+        """llama.cpp's common warnings (llamacpp_common.py) and whether a CUDA error came with its message."""
+        if "fit params" in low or "projected to use" in low:
+            self._fit(line, low)
+        if self.no_gpu_build is None and "compiled with gpu" in low and llamacpp_common.no_gpu_build(low):
+            self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
+        if not self.cuda_message and "cuda error" in low:
+            self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
+
+    def _fit(self, line: str, low: str) -> None:
+        """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
+        short of memory (llamacpp_common.py); the give-up is logged as a warning, so it is taken here, not held back."""
+        over = llamacpp_common.projection_over_free(low)
+        if over is not None:
+            self.fit_over = over
+        elif llamacpp_common.fit_succeeded(low):
+            self.fit_over = False
+        elif self.fit_over and llamacpp_common.fit_aborted(low) and (entry := kb.get(FIT_ABORTED_ID)) is not None:
+            self._consider([entry], line, low)
+
     def _prose(self, line: str, low: str) -> None:
         """What the writer's prose says near the top of a paste: memory use called low, exit code 137, free RAM
         stated, a size doubted, a version named as the change, a BERT-family model named."""
@@ -316,6 +351,10 @@ class Scanner:
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
         self.billions_named = self.billions_named or names_billions(low)
+        if self.vram_gib is None:
+            self.vram_gib = small_card.vram_said_gib(low)
+        if named := small_card.billions_named(low):
+            self.fewest_billions = min(named + [self.fewest_billions or named[0]])
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -446,10 +485,28 @@ class Scanner:
             if disowned is not None:
                 self.best = (disowned.priority, disowned, self.best[2], self.best[3])
         self._settle_said_elsewhere()
+        self._settle_small_card()
         if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
+
+    def _ggml_weights_said(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
+        """An allocation error a ggml runtime showed while loading, as its user words it: the weights' buffer (ggml
+        allocates each buffer whole), not the kernel killing the process."""
+        if entry.id == HOST_RAM_SAID_ID and runtime in GGML_RUNTIMES and self.line_phase == "load" \
+                and prose.memory_error_in_words(line.lower()):
+            return kb.get(WEIGHTS_ALLOC_ID) or entry
+        return entry
+
+    def _settle_small_card(self) -> None:
+        """A runner's exit on ggml's bare "CUDA error" abort, with no CUDA message pasted, on a card the writer says is
+        below the smallest model they name: the card's memory (small_card.py)."""
+        if (self.best is not None and self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message
+                and small_card.cuda_abort_ends_exit(self.best[3].lower())
+                and small_card.card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
+                and (oom := kb.get(RUNNER_OOM_ID)) is not None):
+            self.best = (oom.priority, oom, self.best[2], self.best[3])
 
     def _settle_said_elsewhere(self) -> None:
         """Round 23's misses (session 10, diagnose19): what another line of the log says about the chosen one. C++'s
@@ -514,6 +571,9 @@ class Scanner:
             return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.disk_full)
         elif self._refusal_regressed():
             return self._application_error(figures, runtime, APPLICATION_ERROR_ID, self.regression)
+        elif self.best is None and self.no_gpu_build is not None and not self.memory_said:
+            # no failure stated, and llama.cpp says its build has no GPU backend: why the GPU goes unused
+            return self._application_error(figures, runtime, NO_GPU_BUILD_ID, self.no_gpu_build)
         if self.best is None:
             return Diagnosis(
                 category="unknown", entry=None, title="No known failure found in this log",
@@ -527,6 +587,7 @@ class Scanner:
             entry = kb.get(STOPPED_ID) or entry
         if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
             entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
+        entry = self._ggml_weights_said(entry, line, runtime)
         req = figures.get("requested_bytes")
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Forty-one collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Forty-two collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -157,11 +157,16 @@ projects new to the corpus), written down before any query was run (``round38_qu
 by diagnose31 (the issue's LLM runtimes and their wrappers), written down before any query was run
 (``round39_queries.md``), before round 37 joined tuning and before round 38 was scored, committed before it
 was scored, and scored once by diagnose31 (94.7 %); diagnose32 moved it out of ``held_out/`` after collecting round
-41: it is tuning data. Round 40 (``held_out/round40.jsonl``, 15 texts from 7 repositories, 4 memory failures and 11
+41: it is tuning data. Round 40 (``round40.jsonl``, 15 texts from 7 repositories, 4 memory failures and 11
 look-alikes) was collected ahead by diagnose31 (the issue's LLM runtimes, newer versions' wordings), written down
-before any query was run (``held_out/round40_queries.md``), before round 38 joined tuning and before round 39 was
-scored, committed before it was scored, and scored once by diagnose32 (86.7 %); it stays under ``held_out/`` until
-round 42 is collected. Round 41 waits in ``next/``, which this loader does not read.
+before any query was run (``round40_queries.md``), before round 38 joined tuning and before round 39 was
+scored, committed before it was scored, and scored once by diagnose32 (86.7 %); diagnose41 moved it out of
+``held_out/`` once collect42 had committed round 42: it is tuning data. Round 41 (``held_out/round41.jsonl``, 17 texts
+from 9 repositories, 8 memory failures and 9 look-alikes) was collected ahead by diagnose32 (the issue's LLM
+runtimes, weighted toward memory), written down before any query was run (``held_out/round41_queries.md``), before
+round 39 joined tuning and before round 40 was scored, committed before it was scored, and scored once by
+diagnose41 (94.1 %); it stays under ``held_out/`` until round 43 is collected. Round 42 waits in ``next/``
+(collect42's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
