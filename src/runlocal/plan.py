@@ -15,9 +15,9 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
-from .search import POOL_GRANULE, fits_room, longest_context, starts_one_request
+from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
 
 
@@ -175,8 +175,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
             if moved else s
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx,
-                                  margin_held=placed and not moved and s.llamacpp.fit)
+        held = placed and not moved and s.llamacpp.fit
+        tried: list[tuple[int, bool]] = []
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, margin_held=held, tried=tried)
+        lead_steps += (context_search_step(
+            tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
+            asked=s.ctx, asked_passes=fits(alloc)),)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))

@@ -2,8 +2,10 @@
 smaller quant with a shorter context) and the page use.
 
 A context of n × granule tokens is planned by the runtime and judged (verdict.fits by default); the answer is
-the largest n whose plan passes, found by runtimes.base.largest (the upper end first, then a bisection: the
-plan's memory only grows with the context).
+the largest n whose plan passes, found by boundary.largest_guided (the upper end first, then the lower, then
+interpolation on the room each plan leaves) or runtimes.base.largest (a bisection). The plan's memory grows with the
+context; where --fit re-places layers at each context, passing need not be monotone (longest_context says what the
+answer is then).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from .boundary import Room, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
-from .runtimes import Allocation, Runtime, Settings, Target
+from .runtimes import Allocation, Runtime, Settings, Step, Target
 from .runtimes.base import largest
 from .verdict import TIGHT_SHARE, fits, verdict
 
@@ -23,39 +25,84 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits, first: int | None = None,
-                    margin_held: bool = False) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, margin_held: bool = False,
+                    tried: list[tuple[int, bool]] | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
-    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
-    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge.
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), ``hi`` probed first (most
+    plans end there).
     ``margin_held`` (with verdict.fits): the runtime's kept_free must also stay free (fits_room) — llama-server --fit's
-    margin, where the answer is the longest -c at which --fit would move nothing off the GPU."""
+    margin, where the answer is the longest -c at which --fit would move nothing off the GPU. ``tried``: where given,
+    each context planned and whether it passed, in order (for --explain: context_search_step).
+
+    What "longest" means where passing is not monotone in the context: a hybrid model under --fit (its GPU use is
+    not monotone in -ngl, so --fit's placement, and with it whether the host holds the rest, jumps from one -c to
+    the next: qwen3.5-397b-a17b on an RTX 3060 with 220 GiB starts at -c 83,968, not at 84,224, again at 84,480).
+    The answer is a context that starts with one cache step more failing, every context the search planned below
+    it starting and every one above failing; the search's probes depend on the range, the settings other than the
+    context and the plans' answers alone — never on the context asked (nor on anything asked before: plans and
+    --fit's answers are functions of their point) — so every -c states the same figure. Not promised: that every
+    shorter -c starts, nor that no longer one does; settling either takes a plan at every cache step (a --fit search
+    each, hundreds of plans), where the search makes a handful. (Searching from the context asked, as before, stated
+    the end of whichever run of starting contexts held it: 83,968 at -c 4,096, 100,352 at -c 32,768.)"""
 
     def passes(n: int) -> bool:
-        return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+        passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+        if tried is not None:
+            tried.append((n * granule, passed))
+        return passed
 
     def probe(n: int) -> tuple[bool, Room]:
+        got = planned(n)
+        if tried is not None:
+            tried.append((n * granule, got[0]))
+        return got
+
+    def planned(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None,
-                             margin_held=margin_held)
+            return fits_room(runtime, model, weights, at, targets, compute=shortest_compute, margin_held=margin_held)
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
-    def asked_compute() -> dict[str, int]:
-        # the compute buffers of the plan made already at ``first``: a guide for the rooms of skipped plans
-        return {d.name: d.compute for d in runtime.allocate(model, weights, settings.with_(ctx=first), targets).devices}
+    def shortest_compute() -> dict[str, int]:
+        # the compute buffers of the plan at the range's shortest context (planned anyway where the top fails): a
+        # guide for the rooms of skipped plans, the same whatever context was asked
+        at = settings.with_(ctx=max(1, lo // granule) * granule)
+        return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
 
-    start = first // granule if first and first % granule == 0 else None
     if ok is fits or ok is fits_verdict:
-        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, start)
+        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, top_first=True)
     else:
         units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
+
+
+def context_search_step(tried: list[tuple[int, bool]], longest: int | None, passing: str, failing: str, *,
+                        asked: int | None = None, asked_passes: bool | None = None) -> Step:
+    """--explain's account of longest_context: the contexts planned in order, what passing means (``passing``,
+    ``failing``: "starts", "does not start"), the answer and its neighbour; and where the context asked (its plan
+    made already) passed above the answer or failed below it, that passing is not monotone in -c there (the answer
+    does not move for it)."""
+    planned = ", ".join(f"{c:,} {'yes' if ok else 'no'}" for c, ok in tried)
+    if longest is None:
+        found = f"none: {tried[-1][0]:,} {failing}" if tried else "none"
+    else:
+        above = min((c for c, ok in tried if c > longest and not ok), default=None)
+        found = f"{longest:,} {passing}" + (f", {above:,} {failing}" if above is not None else " (the range's top)")
+    words = (f"the longest -c that {passing}, searched from the range's top and bottom, never from the context asked "
+             f"(the same figure for every -c): planned {planned} → {found}")
+    if asked is not None and asked_passes is not None and longest is not None and (
+            (asked_passes and asked > longest) or (not asked_passes and asked < longest)):
+        words += (f"; -c {asked:,} (asked) {passing if asked_passes else failing}, {'above' if asked > longest else 'below'}"
+                  f" it: here that is not monotone in -c (--fit's placement jumps with the context where the model's "
+                  "GPU use is not monotone in -ngl, as for a hybrid model), so the figure is the edge the search's "
+                  "plans bracket — not a promise that every shorter -c starts, nor that no longer one does")
+    return Step("max context", words, f"{longest:,}" if longest else "none",
+                "search.py longest_context, boundary.py largest_guided")
 
 
 def fits_verdict(a: Allocation) -> bool:

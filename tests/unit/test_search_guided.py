@@ -49,10 +49,11 @@ def test_the_guided_search_ends_where_the_bisection_ends_whatever_the_room_says(
         probe, _ = _probe_counter(edge, room_of)
         expected = largest(lo, hi, lambda n, e=edge: n <= e)
         assert largest_guided(lo, hi, probe) == expected, (lo, hi, edge, shape)
-        # a plan already made (the context asked for) probed first, anywhere in the range or outside it
-        first = rng.randint(lo - 3, hi + 3)
-        probe, _ = _probe_counter(edge, room_of)
-        assert largest_guided(lo, hi, probe, first) == expected, (lo, hi, edge, shape, first)
+        # the top probed first (the longest context): the same edge, and where the top passes, one probe
+        probe, asked = _probe_counter(edge, room_of)
+        assert largest_guided(lo, hi, probe, top_first=True) == expected, (lo, hi, edge, shape)
+        if edge >= hi > lo:
+            assert asked == [hi]
 
 
 def test_a_straight_room_finds_the_edge_in_a_handful_of_plans():
