@@ -146,7 +146,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     s = alloc.settings
     trained = model.max_position_embeddings
     # the search reaches at least the context asked for: running past the trained context is allowed
-    # (llama.cpp warns), it is a quality question, said in a step
+    # (llama.cpp warns), it is a quality question, said in a step (llama.cpp-like: past the trained context only
+    # where the trained context starts, so the figure up to it is the same for every -c)
     limit = max(trained or 131072, s.ctx or 0)
     if trained and s.ctx and s.ctx > trained:
         from .runtimes.published import beyond_trained_context
@@ -177,7 +178,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             if moved else s
         held = placed and not moved and s.llamacpp.fit
         tried: list[tuple[int, bool]] = []
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, margin_held=held, tried=tried)
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
+                                  margin_held=held, tried=tried)
         lead_steps += (context_search_step(
             tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
             asked=s.ctx, asked_passes=fits(alloc)),)

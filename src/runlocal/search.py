@@ -25,12 +25,13 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits, margin_held: bool = False,
+                    ok: Callable[[Allocation], bool] = fits, margin_held: bool = False, beyond: int | None = None,
                     tried: list[tuple[int, bool]] | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
     room each plan leaves (boundary.largest_guided: the same answer from fewer plans), ``hi`` probed first (most
-    plans end there).
+    plans end there). ``beyond``: a context past ``hi`` that was asked for (past the trained context): only where
+    ``hi`` passes does the search go on up to it, so the figure up to ``hi`` is the same whatever was asked.
     ``margin_held`` (with verdict.fits): the runtime's kept_free must also stay free (fits_room) — llama-server --fit's
     margin, where the answer is the longest -c at which --fit would move nothing off the GPU. ``tried``: where given,
     each context planned and whether it passed, in order (for --explain: context_search_step).
@@ -52,11 +53,14 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
             tried.append((n * granule, passed))
         return passed
 
+    answered: dict[int, tuple[bool, Room]] = {}
+
     def probe(n: int) -> tuple[bool, Room]:
-        got = planned(n)
-        if tried is not None:
-            tried.append((n * granule, got[0]))
-        return got
+        if n not in answered:
+            answered[n] = planned(n)
+            if tried is not None:
+                tried.append((n * granule, answered[n][0]))
+        return answered[n]
 
     def planned(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
@@ -75,7 +79,10 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
 
     if ok is fits or ok is fits_verdict:
-        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, top_first=True)
+        top = max(1, hi // granule)
+        units = largest_guided(max(1, lo // granule), top, probe, top_first=True)
+        if units == top and beyond is not None and beyond // granule > top:
+            units = largest_guided(top, beyond // granule, probe, top_first=True)
     else:
         units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
