@@ -59,26 +59,36 @@ def _kept_half(old: Room, new: Room, over: Room) -> bool:
     return abs(new) > abs(old) / 2
 
 
-def largest_guided(lo: int, hi: int, probe: Probe, *, top_first: bool = False) -> int | None:
+def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None, *,
+                   top_first: bool = False) -> int | None:
     """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
     lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room (the line
     through the two latest probes where it lands inside the bracket, else through the bracket's ends); the step
     bisects where one end moved three times running or the last probe kept more than half the room of the end it
     replaced (the room's line can be far from straight: it moves in steps where --fit shifts layers).
-    ``top_first``: hi before lo, and where hi passes it is the answer unasked about lo (the longest context: most
-    plans start at the range's top, and one that does is the largest that starts whatever lies below it).
-    The probes depend on lo, hi and the probes' answers alone: where passing is not monotone, the answer is still
-    an n that passes with n + 1 failing (or hi), every n probed below it passing and every one above failing —
-    the same n for every caller with the same range and probe."""
-    known_hi = False
+    ``first``, inside (lo, hi): probed before either end (a point often near the edge): where it passes it is the
+    bracket's lower end (lo is then not asked: it passes too), else its upper end.
+    ``top_first``: hi before anything else, and where hi passes it is the answer, nothing below asked (the longest
+    context: many plans start at the range's top, and one that does is the largest that starts).
+    The probes depend on lo, hi, first and the probes' answers alone: where passing is not monotone, the answer is
+    still an n that passes with n + 1 failing (or hi), every n probed below it passing and every one above failing —
+    the same n for every caller with the same range, first and probe."""
+    known_lo = known_hi = False
     if top_first and lo < hi:
         ok_hi, room_hi = probe(hi)
         if ok_hi:
             return hi
         known_hi = True
-    ok_lo, room_lo = probe(lo)
-    if not ok_lo:
-        return None
+    if first is not None and lo < first < hi:
+        ok_first, room_first = probe(first)
+        if ok_first:
+            lo, room_lo, known_lo = first, room_first, True
+        else:
+            hi, room_hi, known_hi = first, room_first, True
+    if not known_lo:
+        ok_lo, room_lo = probe(lo)
+        if not ok_lo:
+            return None
     if lo >= hi:
         return max(lo, hi)
     if not known_hi:

@@ -21,6 +21,11 @@ from .verdict import TIGHT_SHARE, fits, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
 POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per token
+# the one context the search tries between the range's ends before either (boundary.largest_guided's first), the
+# same whatever was asked: 4,096, the shortest context llama-server's --fit shortens to (common/common.h
+# fit_params_min_ctx) and Ollama's default num_ctx below 23 GiB of VRAM, so the plan the user asked for is often this
+# one, made already; and a lower end of the bracket far nearer most edges than 256 tokens
+PIVOT_CTX = 4096
 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -29,23 +34,28 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
                     tried: list[tuple[int, bool]] | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
-    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), ``hi`` probed first (most
-    plans end there). ``beyond``: a context past ``hi`` that was asked for (past the trained context): only where
-    ``hi`` passes does the search go on up to it, so the figure up to ``hi`` is the same whatever was asked.
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans): ``hi`` probed first (many
+    plans end there), then PIVOT_CTX, then ``lo`` where the pivot fails. ``beyond``: a context past ``hi`` that
+    was asked for (past the trained context): only where ``hi`` passes does the search go on up to it, so the figure
+    up to ``hi`` is the same whatever was asked.
     ``margin_held`` (with verdict.fits): the runtime's kept_free must also stay free (fits_room) — llama-server --fit's
     margin, where the answer is the longest -c at which --fit would move nothing off the GPU. ``tried``: where given,
     each context planned and whether it passed, in order (for --explain: context_search_step).
 
     What "longest" means where passing is not monotone in the context: a hybrid model under --fit (its GPU use is
     not monotone in -ngl, so --fit's placement, and with it whether the host holds the rest, jumps from one -c to
-    the next: qwen3.5-397b-a17b on an RTX 3060 with 220 GiB starts at -c 83,968, not at 84,224, again at 84,480).
-    The answer is a context that starts with one cache step more failing, every context the search planned below
-    it starting and every one above failing; the search's probes depend on the range, the settings other than the
-    context and the plans' answers alone — never on the context asked (nor on anything asked before: plans and
-    --fit's answers are functions of their point) — so every -c states the same figure. Not promised: that every
-    shorter -c starts, nor that no longer one does; settling either takes a plan at every cache step (a --fit search
-    each, hundreds of plans), where the search makes a handful. (Searching from the context asked, as before, stated
-    the end of whichever run of starting contexts held it: 83,968 at -c 4,096, 100,352 at -c 32,768.)"""
+    the next: qwen3.5-397b-a17b on an RTX 3060 with 220 GiB starts at every -c up to 83,968, not at 84,224, again at
+    84,480, and in runs up to 115,712 — a plan at every cache step). The answer is an edge: it starts, one cache step
+    more does not, every context the search planned below it started and every one above failed; and the probes
+    are fixed points (the top, PIVOT_CTX) and what the plans answered — never the context asked, nor anything asked
+    before (plans and --fit's answers are functions of their point) — so every -c states the same figure (83,968
+    there). Why this and not another reading: the end of the run holding the context asked (what searching from it
+    gave: 83,968 at -c 4,096, 100,352 at -c 32,768) moves with -c; the largest that starts, reached from the top,
+    promises that no longer -c starts but nothing below it (115,712 there, with 84,224 failing), and settling it, or
+    that every shorter -c starts, takes a plan at every cache step (a --fit search each: hundreds of plans, seconds,
+    where the search makes about ten). An edge from fixed points is one figure a user can ask for and see start,
+    and the first cache step past it fails; --explain (context_search_step) lists the plans and says so where the
+    context asked lies on the other side of it."""
 
     def passes(n: int) -> bool:
         passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
@@ -65,22 +75,22 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     def planned(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return fits_room(runtime, model, weights, at, targets, compute=shortest_compute, margin_held=margin_held)
+            return fits_room(runtime, model, weights, at, targets, compute=pivot_compute, margin_held=margin_held)
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
-    def shortest_compute() -> dict[str, int]:
-        # the compute buffers of the plan at the range's shortest context (planned anyway where the top fails): a
+    def pivot_compute() -> dict[str, int]:
+        # the compute buffers of the plan at PIVOT_CTX (planned anyway where the top fails, often made already): a
         # guide for the rooms of skipped plans, the same whatever context was asked
-        at = settings.with_(ctx=max(1, lo // granule) * granule)
+        at = settings.with_(ctx=min(PIVOT_CTX, max(1, hi // granule) * granule))
         return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
 
     if ok is fits or ok is fits_verdict:
         top = max(1, hi // granule)
-        units = largest_guided(max(1, lo // granule), top, probe, top_first=True)
+        units = largest_guided(max(1, lo // granule), top, probe, PIVOT_CTX // granule, top_first=True)
         if units == top and beyond is not None and beyond // granule > top:
             units = largest_guided(top, beyond // granule, probe, top_first=True)
     else:
@@ -100,8 +110,8 @@ def context_search_step(tried: list[tuple[int, bool]], longest: int | None, pass
     else:
         above = min((c for c, ok in tried if c > longest and not ok), default=None)
         found = f"{longest:,} {passing}" + (f", {above:,} {failing}" if above is not None else " (the range's top)")
-    words = (f"the longest -c that {passing}, searched from the range's top and bottom, never from the context asked "
-             f"(the same figure for every -c): planned {planned} → {found}")
+    words = (f"the longest -c that {passing}, searched from fixed points (the range's top, {PIVOT_CTX:,}, then the "
+             f"bracket), never from the context asked (the same figure for every -c): planned {planned} → {found}")
     if asked is not None and asked_passes is not None and longest is not None and (
             (asked_passes and asked > longest) or (not asked_passes and asked < longest)):
         words += (f"; -c {asked:,} (asked) {passing if asked_passes else failing}, {'above' if asked > longest else 'below'}"

@@ -5,8 +5,9 @@ is what runs out, for a hybrid model whose --fit placement jumps with -c.
 qwen3.5-397b-a17b on an RTX 3060 with 220 GiB: its GPU use is not monotone in -ngl (delta-net and attention layers),
 so --fit's false-position search lands on different -ngl at nearby contexts and whether the host holds the rest is
 not monotone in -c: -c 83,968 starts, 84,224 does not, 84,480 does, and so on up to 115,712 (a plan at every cache
-step, benchmarks/max_context_by_ctx.py). The search used to start at the context asked and stated the end of the
-run of starting contexts that held it: 83,968 for -c 4,096, 100,352 for -c 32,768, 84,480 for -c 262,144.
+step). The search used to start at the context asked and stated the end of the run of starting contexts that held
+it: 83,968 for -c 4,096, 100,352 for -c 32,768, 84,480 for -c 262,144 (benchmarks/max_context_by_ctx.py); it now
+starts from fixed points, and states one figure.
 
 Each -c is asked in its own fresh process (as test_fit_history does): an answer that leaned on plans made for an
 earlier request would pass in one process and fail across processes.
