@@ -154,6 +154,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
 
         lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
                             f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
+    search_steps: tuple[Step, ...] = ()
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
@@ -180,7 +181,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         tried: list[tuple[int, bool]] = []
         max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
                                   margin_held=held, tried=tried)
-        lead_steps += (context_search_step(
+        search_steps = (context_search_step(
             tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
             asked=s.ctx, asked_passes=fits(alloc)),)
         max_conc = None
@@ -189,7 +190,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
-                + quick.speed_steps, speed=quick.speed, planner=runtime)
+                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
