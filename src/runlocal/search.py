@@ -111,7 +111,7 @@ def context_search_step(tried: list[tuple[int, bool]], longest: int | None, pass
         above = min((c for c, ok in tried if c > longest and not ok), default=None)
         found = f"{longest:,} {passing}" + (f", {above:,} {failing}" if above is not None else " (the range's top)")
     words = (f"the longest -c that {passing}, searched from fixed points (the range's top, {PIVOT_CTX:,}, then the "
-             f"bracket), never from the context asked (the same figure for every -c): planned {planned} → {found}")
+             f"bracket), never from the context asked: planned {planned} → {found}")
     if asked is not None and asked_passes is not None and longest is not None and (
             (asked_passes and asked > longest) or (not asked_passes and asked < longest)):
         words += (f"; -c {asked:,} (asked) {passing if asked_passes else failing}, {'above' if asked > longest else 'below'}"
