@@ -59,15 +59,26 @@ def _kept_half(old: Room, new: Room, over: Room) -> bool:
     return abs(new) > abs(old) / 2
 
 
-def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None) -> int | None:
+def largest_guided(lo: int, hi: int, probe: Probe, first: int | None = None, *,
+                   top_first: bool = False) -> int | None:
     """Largest n in [lo, hi] with probe(n) passing, assuming passing is monotone decreasing in n; None if lo fails.
     lo first, then hi (most searches end there), then the bracket shrinks by interpolation on the room (the line
     through the two latest probes where it lands inside the bracket, else through the bracket's ends); the step
     bisects where one end moved three times running or the last probe kept more than half the room of the end it
     replaced (the room's line can be far from straight: it moves in steps where --fit shifts layers).
-    ``first``, inside (lo, hi): probed before either end (a plan already made, often near the edge): where it
-    passes it is the bracket's lower end (lo is then not asked: it passes too), else its upper end."""
+    ``first``, inside (lo, hi): probed before either end (a point often near the edge): where it passes it is the
+    bracket's lower end (lo is then not asked: it passes too), else its upper end.
+    ``top_first``: hi before anything else, and where hi passes it is the answer, nothing below asked (the longest
+    context: many plans start at the range's top, and one that does is the largest that starts).
+    The probes depend on lo, hi, first and the probes' answers alone: where passing is not monotone, the answer is
+    still an n that passes with n + 1 failing (or hi), every n probed below it passing and every one above failing —
+    the same n for every caller with the same range, first and probe."""
     known_lo = known_hi = False
+    if top_first and lo < hi:
+        ok_hi, room_hi = probe(hi)
+        if ok_hi:
+            return hi
+        known_hi = True
     if first is not None and lo < first < hi:
         ok_first, room_first = probe(first)
         if ok_first:

@@ -15,9 +15,9 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
-from .search import POOL_GRANULE, fits_room, longest_context, starts_one_request
+from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
 
 
@@ -147,13 +147,15 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     s = alloc.settings
     trained = model.max_position_embeddings
     # the search reaches at least the context asked for: running past the trained context is allowed
-    # (llama.cpp warns), it is a quality question, said in a step
+    # (llama.cpp warns), it is a quality question, said in a step (llama.cpp-like: past the trained context only
+    # where the trained context starts, so the figure up to it is the same for every -c)
     limit = max(trained or 131072, s.ctx or 0)
     if trained and s.ctx and s.ctx > trained:
         from .runtimes.published import beyond_trained_context
 
         lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
                             f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
+    search_steps: tuple[Step, ...] = ()
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
@@ -176,15 +178,20 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
             if moved else s
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=limit, first=s.ctx,
-                                  margin_held=placed and not moved and s.llamacpp.fit)
+        held = placed and not moved and s.llamacpp.fit
+        tried: list[tuple[int, bool]] = []
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
+                                  margin_held=held, tried=tried)
+        search_steps = (context_search_step(
+            tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
+            asked=s.ctx, asked_passes=fits(alloc)),)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
-                + quick.speed_steps, speed=quick.speed, planner=runtime)
+                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan

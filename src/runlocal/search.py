@@ -2,8 +2,10 @@
 smaller quant with a shorter context) and the page use.
 
 A context of n × granule tokens is planned by the runtime and judged (verdict.fits by default); the answer is
-the largest n whose plan passes, found by runtimes.base.largest (the upper end first, then a bisection: the
-plan's memory only grows with the context).
+the largest n whose plan passes, found by boundary.largest_guided (the upper end first, then the lower, then
+interpolation on the room each plan leaves) or runtimes.base.largest (a bisection). The plan's memory grows with the
+context; where --fit re-places layers at each context, passing need not be monotone (longest_context says what the
+answer is then).
 """
 
 from __future__ import annotations
@@ -13,49 +15,111 @@ from collections.abc import Callable
 from .boundary import Room, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
-from .runtimes import Allocation, Runtime, Settings, Target
+from .runtimes import Allocation, Runtime, Settings, Step, Target
 from .runtimes.base import largest
 from .verdict import TIGHT_SHARE, fits, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
 POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per token
+# the one context the search tries between the range's ends before either (boundary.largest_guided's first), the
+# same whatever was asked: 4,096, the shortest context llama-server's --fit shortens to (common/common.h
+# fit_params_min_ctx) and Ollama's default num_ctx below 23 GiB of VRAM, so the plan the user asked for is often this
+# one, made already; and a lower end of the bracket far nearer most edges than 256 tokens
+PIVOT_CTX = 4096
 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
-                    ok: Callable[[Allocation], bool] = fits, first: int | None = None,
-                    margin_held: bool = False) -> int | None:
+                    ok: Callable[[Allocation], bool] = fits, margin_held: bool = False, beyond: int | None = None,
+                    tried: list[tuple[int, bool]] | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
-    room each plan leaves (boundary.largest_guided: the same answer from fewer plans), and ``first``, a context
-    whose plan is made already (the one asked for), is probed first: it splits the range, often near the edge.
+    room each plan leaves (boundary.largest_guided: the same answer from fewer plans): ``hi`` probed first (many
+    plans end there), then PIVOT_CTX, then ``lo`` where the pivot fails. ``beyond``: a context past ``hi`` that
+    was asked for (past the trained context): only where ``hi`` passes does the search go on up to it, so the figure
+    up to ``hi`` is the same whatever was asked.
     ``margin_held`` (with verdict.fits): the runtime's kept_free must also stay free (fits_room) — llama-server --fit's
-    margin, where the answer is the longest -c at which --fit would move nothing off the GPU."""
+    margin, where the answer is the longest -c at which --fit would move nothing off the GPU. ``tried``: where given,
+    each context planned and whether it passed, in order (for --explain: context_search_step).
+
+    What "longest" means where passing is not monotone in the context: a hybrid model under --fit (its GPU use is
+    not monotone in -ngl, so --fit's placement, and with it whether the host holds the rest, jumps from one -c to
+    the next: qwen3.5-397b-a17b on an RTX 3060 with 220 GiB starts at every -c up to 83,968, not at 84,224, again at
+    84,480, and in runs up to 115,712 — a plan at every cache step). The answer is an edge: it starts, one cache step
+    more does not, every context the search planned below it started and every one above failed; and the probes
+    are fixed points (the top, PIVOT_CTX) and what the plans answered — never the context asked, nor anything asked
+    before (plans and --fit's answers are functions of their point) — so every -c states the same figure (83,968
+    there). Why this and not another reading: the end of the run holding the context asked (what searching from it
+    gave: 83,968 at -c 4,096, 100,352 at -c 32,768) moves with -c; the largest that starts, reached from the top,
+    promises that no longer -c starts but nothing below it (115,712 there, with 84,224 failing), and settling it, or
+    that every shorter -c starts, takes a plan at every cache step (a --fit search each: hundreds of plans, seconds,
+    where the search makes about ten). An edge from fixed points is one figure a user can ask for and see start,
+    and the first cache step past it fails; --explain (context_search_step) lists the plans and says so where the
+    context asked lies on the other side of it."""
 
     def passes(n: int) -> bool:
-        return ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+        passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
+        if tried is not None:
+            tried.append((n * granule, passed))
+        return passed
+
+    answered: dict[int, tuple[bool, Room]] = {}
 
     def probe(n: int) -> tuple[bool, Room]:
+        if n not in answered:
+            answered[n] = planned(n)
+            if tried is not None:
+                tried.append((n * granule, answered[n][0]))
+        return answered[n]
+
+    def planned(n: int) -> tuple[bool, Room]:
         at = settings.with_(ctx=n * granule)
         if ok is fits:
-            return fits_room(runtime, model, weights, at, targets, compute=asked_compute if start else None,
-                             margin_held=margin_held)
+            return fits_room(runtime, model, weights, at, targets, compute=pivot_compute, margin_held=margin_held)
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
         return ok(a), room(a, tight=True)
 
-    def asked_compute() -> dict[str, int]:
-        # the compute buffers of the plan made already at ``first``: a guide for the rooms of skipped plans
-        return {d.name: d.compute for d in runtime.allocate(model, weights, settings.with_(ctx=first), targets).devices}
+    def pivot_compute() -> dict[str, int]:
+        # the compute buffers of the plan at PIVOT_CTX (planned anyway where the top fails, often made already): a
+        # guide for the rooms of skipped plans, the same whatever context was asked
+        at = settings.with_(ctx=min(PIVOT_CTX, max(1, hi // granule) * granule))
+        return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
 
-    start = first // granule if first and first % granule == 0 else None
     if ok is fits or ok is fits_verdict:
-        units = largest_guided(max(1, lo // granule), max(1, hi // granule), probe, start)
+        top = max(1, hi // granule)
+        units = largest_guided(max(1, lo // granule), top, probe, PIVOT_CTX // granule, top_first=True)
+        if units == top and beyond is not None and beyond // granule > top:
+            units = largest_guided(top, beyond // granule, probe, top_first=True)
     else:
         units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
+
+
+def context_search_step(tried: list[tuple[int, bool]], longest: int | None, passing: str, failing: str, *,
+                        asked: int | None = None, asked_passes: bool | None = None) -> Step:
+    """--explain's account of longest_context: the contexts planned in order, what passing means (``passing``,
+    ``failing``: "starts", "does not start"), the answer and its neighbour; and where the context asked (its plan
+    made already) passed above the answer or failed below it, that passing is not monotone in -c there (the answer
+    does not move for it)."""
+    planned = ", ".join(f"{c:,} {'yes' if ok else 'no'}" for c, ok in tried)
+    if longest is None:
+        found = f"none: {tried[-1][0]:,} {failing}" if tried else "none"
+    else:
+        above = min((c for c, ok in tried if c > longest and not ok), default=None)
+        found = f"{longest:,} {passing}" + (f", {above:,} {failing}" if above is not None else " (the range's top)")
+    words = (f"the longest -c that {passing}, searched from fixed points (the range's top, {PIVOT_CTX:,}, then the "
+             f"bracket), never from the context asked: planned {planned} → {found}")
+    if asked is not None and asked_passes is not None and longest is not None and (
+            (asked_passes and asked > longest) or (not asked_passes and asked < longest)):
+        words += (f"; -c {asked:,} (asked) {passing if asked_passes else failing}, {'above' if asked > longest else 'below'}"
+                  f" it: here that is not monotone in -c (--fit's placement jumps with the context where the model's "
+                  "GPU use is not monotone in -ngl, as for a hybrid model), so the figure is the edge the search's "
+                  "plans bracket — not a promise that every shorter -c starts, nor that no longer one does")
+    return Step("max context", words, f"{longest:,}" if longest else "none",
+                "search.py longest_context, boundary.py largest_guided")
 
 
 def fits_verdict(a: Allocation) -> bool:

@@ -49,10 +49,36 @@ def test_the_guided_search_ends_where_the_bisection_ends_whatever_the_room_says(
         probe, _ = _probe_counter(edge, room_of)
         expected = largest(lo, hi, lambda n, e=edge: n <= e)
         assert largest_guided(lo, hi, probe) == expected, (lo, hi, edge, shape)
-        # a plan already made (the context asked for) probed first, anywhere in the range or outside it
+        # a fixed point probed first (the longest context's pivot), anywhere in the range or outside it; and with the
+        # top before it: the same edge, and where the top passes, one probe
         first = rng.randint(lo - 3, hi + 3)
         probe, _ = _probe_counter(edge, room_of)
         assert largest_guided(lo, hi, probe, first) == expected, (lo, hi, edge, shape, first)
+        probe, asked = _probe_counter(edge, room_of)
+        assert largest_guided(lo, hi, probe, first, top_first=True) == expected, (lo, hi, edge, shape, first)
+        if edge >= hi > lo:
+            assert asked == [hi]
+
+
+def test_where_passing_is_not_monotone_the_answer_is_still_an_edge_the_probes_bracket():
+    # a hybrid model under --fit: whether a context starts jumps with -c (runs of passing contexts with gaps). The
+    # answer passes, the next one fails (or it is the top), every probe below it passed and every one above failed
+    rng = random.Random(1605)
+    for _ in range(2000):
+        lo, hi = 1, rng.randint(2, 1024)
+        cuts = sorted(rng.sample(range(lo, hi + 2), rng.randint(1, min(9, hi + 1))))
+        def passing(n, cuts=cuts):            # passes before the first cut, then alternates at each cut
+            return sum(c <= n for c in cuts) % 2 == 0
+        asked: list[tuple[int, bool]] = []
+        def probe(n, passing=passing, asked=asked):
+            asked.append((n, passing(n)))
+            return passing(n), rng.uniform(-1e9, 1e9) if rng.random() < 0.5 else None
+        got = largest_guided(lo, hi, probe, rng.randint(lo, hi), top_first=rng.random() < 0.5)
+        if got is None:
+            assert not passing(lo)
+            continue
+        assert passing(got) and (got == hi or not passing(got + 1)), (cuts, got)
+        assert all(ok for n, ok in asked if n < got) and all(not ok for n, ok in asked if n > got), (cuts, asked)
 
 
 def test_a_straight_room_finds_the_edge_in_a_handful_of_plans():
