@@ -41,3 +41,37 @@ def test_gguf_view_of_a_spec_differing_in_one_tensor() -> None:
     assert bytes_of[after] == 129280 * 4096 * 2
     # an equal spec that is another object shares the view (the caches keyed by the view's identity are shared)
     assert gguf_view(copy.copy(spec), "F16") is before
+
+
+def test_weight_estimate_is_per_spec_and_quant() -> None:
+    from runlocal.weights import estimate
+
+    spec = catalog.lookup("llama-3.1-8b")
+    # llama-quantize Q8_0 of Llama 3.1 8B: the 65 norm vectors (2 per layer × 32 + the final one, 4,096 wide) stay
+    # F32, every other weight is Q8_0, 34 bytes per 32
+    norms = 65 * 4096
+    n_params = sum(t.numel for t in spec.tensors)
+    q8 = estimate(spec, "Q8_0")
+    assert q8.total == (n_params - norms) // 32 * Q8_0_BYTES_PER_32 + norms * 4
+    bf16 = estimate(spec, "bf16")                    # the same object under another quant: its own answer
+    assert bf16.total == (n_params - norms) * 2 + norms * 4      # (a GGUF BF16 keeps the norms F32 too)
+    # a spec differing only in the embedding's rows: 1,024 rows × 4,096 × 2 bytes more
+    embed = spec.tensors[0]
+    other = replace(spec, tensors=(replace(embed, shape=(embed.shape[0] + 1024, 4096)), *spec.tensors[1:]))
+    assert estimate(other, "bf16").total - bf16.total == 1024 * 4096 * 2
+    # each call gets its own by_kind: a caller changing it changes no later answer
+    q8.by_kind.clear()
+    assert sum(estimate(spec, "Q8_0").by_kind.values()) == q8.total
+
+
+def test_graph_support_is_per_spec() -> None:
+    from runlocal.runtimes import ggml
+
+    view = gguf_view(catalog.lookup("deepseek-v3"), "Q4_K_M")
+    assert view is not None and ggml.supported(view)
+    # the same view but for one name: without blk.0.attn_k_b (a file converted before wkv_b was split in two,
+    # ggml-org/llama.cpp convert_hf_to_gguf.py DeepseekV2Model) llama.cpp's MLA graph is not the one simulated
+    renamed = tuple(replace(t, name="blk.0.attn_kv_b.weight") if t.name == "blk.0.attn_k_b.weight" else t
+                    for t in view.tensors)
+    assert not ggml.supported(replace(view, tensors=renamed))
+    assert ggml.supported(view)                      # asked again: unchanged

@@ -435,14 +435,14 @@ class LlamaCpp:
     def buffers_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """buffers() made: the launch (budget), the weights, KV and recurrent state per device (pools), the compute
-        and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes."""
+        and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes, no steps."""
         b = self.budget(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         p = place_pools(model, weights, b, gpus, host_t)
-        if not with_compute:      # floor(): everything but the compute buffers
+        if not with_compute:      # floor(): everything but the compute buffers (floor reads no steps)
             p.host.output = model.vocab_size * 4 * b.n_seq
-            return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
+            return b.settings, p.all, [], {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
