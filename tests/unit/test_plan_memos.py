@@ -75,3 +75,33 @@ def test_graph_support_is_per_spec() -> None:
                     for t in view.tensors)
     assert not ggml.supported(replace(view, tensors=renamed))
     assert ggml.supported(view)                      # asked again: unchanged
+
+
+def test_kv_per_device_is_per_layout_offload_and_cache_type() -> None:
+    """place_pools' KV per device, summed once per (model, cache types, layout): three launches of one model that
+    differ only in -ngl, -nkvo or the cache type, each against the bytes worked out by hand."""
+    from runlocal.plan import estimate
+    from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.llamacpp import LlamaCpp
+
+    model = catalog.lookup("llama-3.1-8b")         # 32 layers, 8 KV heads of 128: a 1,024-wide K row and V row
+    weights = estimate(model, "Q4_K_M")
+    targets = [Target("GPU0", "gpu", 80 << 30), Target("CPU", "cpu", 128 << 30)]
+    ctx = 4096                                     # one unified stream of 4,096 cells (-np auto: 4 slots share it)
+    f16_layer = ctx * (1024 + 1024) * 2            # K and V rows, 2 bytes an element, per layer
+
+    def kv(**llamacpp) -> tuple[int, int]:
+        s = Settings(ctx=ctx).with_(**llamacpp)
+        _, bufs, _, _ = LlamaCpp().buffers(model, weights, s, targets)
+        return bufs[0].kv, bufs[-1].kv
+
+    assert kv(n_gpu_layers=33) == (32 * f16_layer, 0)
+    # -ngl 17: llama.cpp's i_gpu_start = 33 − 17 = 16, so layers 16…31 (16 of them) are on the GPU
+    assert kv(n_gpu_layers=17) == (16 * f16_layer, 16 * f16_layer)
+    assert kv(n_gpu_layers=33, kv_offload=False) == (0, 32 * f16_layer)       # -nkvo: every cache on the host
+    # q8_0 K and V: 34 bytes per 32 elements (ggml's block_q8_0)
+    q8_layer = ctx * (1024 + 1024) // 32 * Q8_0_BYTES_PER_32
+    s = Settings(ctx=ctx, cache_type_k="q8_0", cache_type_v="q8_0").with_(n_gpu_layers=33)
+    _, bufs, _, _ = LlamaCpp().buffers(model, weights, s, targets)
+    assert (bufs[0].kv, bufs[-1].kv) == (32 * q8_layer, 0)
+    assert kv(n_gpu_layers=17) == (16 * f16_layer, 16 * f16_layer)           # asked again: unchanged

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import InputError
-from ..kv import layer_kv, normalize_cache_type
+from ..kv import normalize_cache_type
 from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
@@ -99,7 +99,9 @@ from .llamacpp_layout import (  # noqa: F401
     backend_rules,
     buffer_device,
     context_sizes,
+    kv_per_token,
     layer_devices,
+    layer_devices_kept,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -470,7 +472,7 @@ class LlamaCpp:
         shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
-                      tuple(layer_devices(model.n_layers, ngl, shares)))
+                      layer_devices_kept(model.n_layers, ngl, tuple(shares)))
 
     @staticmethod
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
@@ -567,8 +569,7 @@ class LlamaCpp:
             else:
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.kind == "gpu" and b.total else 0))
-        per_token = sum(layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla").bytes_per_token
-                        for a in model.attention_layers)
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
