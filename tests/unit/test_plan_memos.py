@@ -105,3 +105,21 @@ def test_kv_per_device_is_per_layout_offload_and_cache_type() -> None:
     _, bufs, _, _ = LlamaCpp().buffers(model, weights, s, targets)
     assert (bufs[0].kv, bufs[-1].kv) == (32 * q8_layer, 0)
     assert kv(n_gpu_layers=17) == (16 * f16_layer, 16 * f16_layer)           # asked again: unchanged
+
+
+def test_transformers_tensor_sizes_are_per_weights() -> None:
+    """transformers' per-tensor bytes, kept per model object and the weights' format, total and source: weights
+    differing only in their format or only in their total each get their own sizes."""
+    from runlocal.quant.formats import WeightEstimate
+    from runlocal.runtimes.transformers import _tensor_sizes
+
+    spec = catalog.lookup("llama-3.1-8b")
+    n = sum(t.numel for t in spec.tensors)
+    embed = spec.tensors[0].numel                   # 128,256 × 4,096
+    bf16 = _tensor_sizes(spec, WeightEstimate("bf16", n * 2))
+    f32 = _tensor_sizes(spec, WeightEstimate("f32", n * 4))
+    assert (bf16[0][0], f32[0][0]) == (embed * 2, embed * 4)                 # 2 and 4 bytes a weight
+    # the same format with a total twice the tensors' own: every tensor scaled to keep the plan's total
+    doubled = _tensor_sizes(spec, WeightEstimate("bf16", n * 4))
+    assert doubled[0][0] == embed * 4 and sum(doubled[0]) == n * 4
+    assert _tensor_sizes(spec, WeightEstimate("bf16", n * 2))[0][0] == embed * 2     # asked again: unchanged
