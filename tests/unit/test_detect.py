@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import types
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -47,6 +48,7 @@ def no_gpus(monkeypatch):
 def test_nvidia_free_now_and_other_processes(no_gpus, monkeypatch):
     gpu = {"name": "NVIDIA GeForce RTX 4090", "total": 24 * GiB, "free": 20 * GiB, "procs": [3 * GiB, GiB // 2]}
     monkeypatch.setitem(sys.modules, "pynvml", fake_nvml([gpu]))
+    monkeypatch.setattr(detect, "_nvml_library_missing", lambda: False)     # the driver's library loads
     info = detect.detect_system()
     (g,) = info.gpus
     assert (g.name, g.total, g.free, g.used_by_others, g.backend) == (gpu["name"], 24 * GiB, 20 * GiB,
@@ -108,3 +110,53 @@ def test_nothing_found_says_why_and_plans_for_the_cpu(no_gpus):
     assert "NVML unavailable" in info.notes[0] and "rocm-smi" in info.notes[0]
     targets, _ = targets_from_options("auto", None, None)
     assert [t.kind for t in targets] == ["cpu"]
+
+
+def test_a_missing_nvml_library_reads_as_the_bindings_say():
+    """Where libnvidia-ml cannot be loaded, detect_nvidia answers without importing nvidia-ml-py: what the bindings'
+    own nvmlInit raises there (asked of the real module, where installed)."""
+    pynvml = pytest.importorskip("pynvml")
+    try:
+        pynvml.nvmlInit()
+    except Exception as e:       # NVMLError_LibraryNotFound, DriverNotLoaded, …
+        real = f"NVML unavailable ({e.__class__.__name__})"
+    else:
+        pynvml.nvmlShutdown()
+        real = None
+    if detect._nvml_library_missing():
+        assert detect.detect_nvidia() == ([], real)
+    else:                        # a machine with the library: the bindings decide, as before
+        assert real != "NVML unavailable (NVMLError_LibraryNotFound)"
+
+
+# /proc/meminfo as a Linux 6.x kernel writes it (proc(5)), the lines psutil's virtual_memory reads
+MEMINFO = """MemTotal:       24684084 kB
+MemFree:        20550784 kB
+{available}Buffers:           25400 kB
+Cached:           976148 kB
+SwapCached:            0 kB
+Active:           555580 kB
+Inactive:        3294040 kB
+Active(file):     553936 kB
+Inactive(file):   438528 kB
+Shmem:              8872 kB
+SReclaimable:      99300 kB
+Slab:             162968 kB
+"""
+
+
+@pytest.mark.parametrize("available", ["MemAvailable:   21299332 kB\n",      # the kernel's estimate: read as is
+                                       "MemAvailable:          0 kB\n",      # psutil issue 1915: psutil estimates
+                                       "MemAvailable:   99999999 kB\n",      # past MemTotal (LXC): psutil's MemFree
+                                       ""])                                   # before Linux 3.14: psutil estimates
+def test_ram_is_what_psutil_reads(available, tmp_path, monkeypatch):
+    psutil = pytest.importorskip("psutil")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("psutil reads /proc/meminfo on Linux only")
+    (tmp_path / "meminfo").write_text(MEMINFO.format(available=available))
+    monkeypatch.setattr(psutil, "PROCFS_PATH", str(tmp_path))           # psutil reads the same file
+    monkeypatch.setattr(detect, "MEMINFO", str(tmp_path / "meminfo"))
+    with warnings.catch_warnings():        # (psutil warns of the fields the sample leaves out, set to 0)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        vm = psutil.virtual_memory()
+    assert detect.system_ram() == (vm.total, vm.available)

@@ -2,15 +2,16 @@
 
 NVIDIA through NVML (nvidia-ml-py), AMD through amdsmi or else `rocm-smi --json`, Apple silicon
 through `sysctl` (chip, RAM, iogpu.wired_limit_mb) and Metal's default working-set rule, RAM
-through psutil. Each probe never raises: it returns what it found and, if nothing, why.
-The outermost boundaries (the NVML / amdsmi modules, `_run` for commands) are what tests replace.
+through psutil (on Linux the two /proc/meminfo lines it reads, where they are plain: system_ram).
+Each probe never raises: it returns what it found and, if nothing, why.
+The outermost boundaries (the NVML / amdsmi modules, `_nvml_library_missing`, `_run` for commands) are what tests
+replace. What a machine without a given vendor's tools does not need is imported only where it is used (nvidia-ml-py,
+subprocess, psutil): `runlocal check` without --gpu detects on every run (benchmarks/planning.py, cold processes).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -39,8 +40,12 @@ class SystemInfo:
 
 def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
     """stdout of a command, or None when it is missing or fails."""
+    import shutil
+
     if shutil.which(cmd[0]) is None:
         return None
+    import subprocess
+
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
@@ -48,8 +53,30 @@ def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
     return r.stdout if r.returncode == 0 else None
 
 
+def _nvml_library_missing() -> bool:
+    """Whether nvidia-ml-py's nvmlInit would fail to load NVML: off Windows it loads ``libnvidia-ml.so.1`` with
+    ctypes.CDLL and raises NVMLError_LibraryNotFound on OSError (pynvml.py _LoadNvmlLibrary, nvidia-ml-py 13.615).
+    Tried first, the same way, so a machine without NVIDIA's driver skips importing the bindings (~10 ms CPU: ~8,000
+    lines of ctypes structures). On Windows the bindings' own search (System32, Program Files) decides."""
+    if sys.platform[:3] == "win":
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return True
+    return False
+
+
 def detect_nvidia() -> tuple[list[DetectedGPU], str | None]:
     """NVIDIA GPUs via nvidia-ml-py; (gpus, why none) — never raises."""
+    from importlib.util import find_spec
+
+    if "pynvml" not in sys.modules and find_spec("pynvml") is None:
+        return [], "nvidia-ml-py not installed"
+    if _nvml_library_missing():
+        return [], "NVML unavailable (NVMLError_LibraryNotFound)"      # what nvmlInit raises then
     try:
         import pynvml
     except ImportError:
@@ -149,16 +176,47 @@ def detect_apple(ram_available: int) -> tuple[list[DetectedGPU], str | None]:
                         unified=True)], None
 
 
-def detect_system() -> SystemInfo:
+MEMINFO = "/proc/meminfo"
+
+
+def system_ram() -> tuple[int, int]:
+    """(total, available) bytes of system RAM: psutil.virtual_memory()'s total and available. On Linux psutil reads
+    both from /proc/meminfo (MemTotal; MemAvailable, the kernel's estimate since 3.14: psutil/_pslinux.py
+    virtual_memory, psutil 7.2), read here the same way where both are there and 0 < MemAvailable ≤ MemTotal, which
+    spares importing psutil (~12 ms CPU of a cold `check`); psutil's own rules everywhere else (MemAvailable
+    missing or 0, past MemTotal in a container, other systems)."""
+    if sys.platform.startswith("linux"):
+        read = _meminfo_ram()
+        if read is not None:
+            return read
     import psutil
 
     vm = psutil.virtual_memory()
+    return int(vm.total), int(vm.available)
+
+
+def _meminfo_ram() -> tuple[int, int] | None:
+    mems: dict[bytes, int] = {}
+    try:
+        with open(MEMINFO, "rb") as f:
+            for line in f:
+                fields = line.split()
+                if fields and fields[0] in (b"MemTotal:", b"MemAvailable:"):
+                    mems[fields[0]] = int(fields[1]) * 1024        # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    total, available = mems.get(b"MemTotal:", 0), mems.get(b"MemAvailable:", 0)
+    return (total, available) if 0 < available <= total else None
+
+
+def detect_system() -> SystemInfo:
+    ram_total, ram_available = system_ram()
     gpus: list[DetectedGPU] = []
     whys = []
-    for probe in (detect_nvidia, detect_amd, lambda: detect_apple(int(vm.available))):
+    for probe in (detect_nvidia, detect_amd, lambda: detect_apple(ram_available)):
         found, why = probe()
         gpus += found
         if why and not found:
             whys.append(why)
     notes = () if gpus else (f"no GPU detected ({'; '.join(whys)}): planning for the CPU",)
-    return SystemInfo(int(vm.total), int(vm.available), tuple(gpus), notes)
+    return SystemInfo(ram_total, ram_available, tuple(gpus), notes)

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..errors import InputError
-from ..kv import layer_kv, normalize_cache_type
+from ..kv import normalize_cache_type
 from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
@@ -99,7 +99,9 @@ from .llamacpp_layout import (  # noqa: F401
     backend_rules,
     buffer_device,
     context_sizes,
+    kv_per_token,
     layer_devices,
+    layer_devices_kept,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -435,14 +437,14 @@ class LlamaCpp:
     def buffers_now(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """buffers() made: the launch (budget), the weights, KV and recurrent state per device (pools), the compute
-        and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes."""
+        and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes, no steps."""
         b = self.budget(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         p = place_pools(model, weights, b, gpus, host_t)
-        if not with_compute:      # floor(): everything but the compute buffers
+        if not with_compute:      # floor(): everything but the compute buffers (floor reads no steps)
             p.host.output = model.vocab_size * 4 * b.n_seq
-            return b.settings, p.all, self.explain(model, b, p, None), {"fa": b.flash_attn, "context": b.context}
+            return b.settings, p.all, [], {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
@@ -470,7 +472,7 @@ class LlamaCpp:
         shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
-                      tuple(layer_devices(model.n_layers, ngl, shares)))
+                      layer_devices_kept(model.n_layers, ngl, tuple(shares)))
 
     @staticmethod
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
@@ -567,8 +569,7 @@ class LlamaCpp:
             else:
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.kind == "gpu" and b.total else 0))
-        per_token = sum(layer_kv(a, s.cache_type_k, s.cache_type_v, store_v=a.kind != "mla").bytes_per_token
-                        for a in model.attention_layers)
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),

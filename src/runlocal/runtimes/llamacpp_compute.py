@@ -35,15 +35,22 @@ def kv_store_indices(model: ModelSpec, ubatch: int, flash_attn: bool) -> int:
     build_input_v_idxs): one per token for K, and for V one per token with flash attention but one per
     element (n_embd_v_gqa × n_tokens) without it, where V is stored transposed. Models with sliding-window
     layers have two caches (SWA and non-SWA); MLA stores no V."""
-    widths: dict[str, int] = {}
-    for a in model.attention_layers:
-        key = "swa" if a.kind == "sliding" else "full"
-        v = 0 if a.kind == "mla" else a.n_kv_heads * a.v_dim
-        widths[key] = max(widths.get(key, 0), v)
     total = 0
-    for v in widths.values():
+    for v in _v_widths(model):
         total += ubatch * 8 + ubatch * 8 * (1 if flash_attn or v == 0 else v)
     return total
+
+
+def _v_widths(model: ModelSpec) -> tuple[int, ...]:
+    """The widest V row (n_embd_v_gqa) of each KV cache (SWA, non-SWA), kept per model: every plan asks."""
+    def now() -> tuple[int, ...]:
+        widths: dict[str, int] = {}
+        for a in model.attention_layers:
+            key = "swa" if a.kind == "sliding" else "full"
+            v = 0 if a.kind == "mla" else a.n_kv_heads * a.v_dim
+            widths[key] = max(widths.get(key, 0), v)
+        return tuple(widths.values())
+    return _V_WIDTHS.get(model, None, now)
 
 
 
@@ -244,6 +251,7 @@ class many_contexts:
 
 _PREFIXES = IdMemo(256)
 _WIDTHS = IdMemo(256)
+_V_WIDTHS = IdMemo(256)
 _SIMULATED = IdMemo(2048)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -267,6 +267,12 @@ def layer_devices(n_layers: int, n_gpu_layers: int, shares: list[float]) -> list
 
 
 
+@lru_cache(maxsize=1024)
+def layer_devices_kept(n_layers: int, n_gpu_layers: int, shares: tuple[float, ...]) -> tuple[int | None, ...]:
+    """layer_devices, kept: every plan of a search lays out its launch again, with a handful of -ngl and splits."""
+    return tuple(layer_devices(n_layers, n_gpu_layers, list(shares)))
+
+
 # weight bytes per device (None: the host), and per GPU the largest weight it copies in from the host
 _Placed = tuple[dict[int | None, int], dict[int, int]]
 
@@ -307,9 +313,17 @@ def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
     tensor's layer (_weight_buffers compares it with N). The regex takes the experts' biases too (gpt-oss:
     ffn_*_exps.bias) — measured on CUDA, gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0
     (measurements/llamacpp_cpumoe/cuda_h200.jsonl) — and not the shared experts (ffn_*_shexp)."""
+    search = _ffn_exps_search()
+    return any(search(name) for name in gguf_names)
+
+
+@lru_cache(maxsize=1)
+def _ffn_exps_search() -> Callable[[str], re.Match[str] | None]:
+    """FFN_EXPS_REGEX compiled once (re.search(pattern, name) looks its pattern up on each call: ~1.5 ms of a
+    1,000-tensor MoE's first plan)."""
     from .ggml.sched import FFN_EXPS_REGEX
 
-    return any(re.search(FFN_EXPS_REGEX, name) for name in gguf_names)
+    return re.compile(FFN_EXPS_REGEX).search
 
 
 def _moved_by_cpu_moe_each(model: ModelSpec) -> tuple[bool, ...]:
@@ -497,20 +511,19 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         at(dev_index).model += size
     if not model.tensors:
         host.model = weights.total
-    n_swa_cells = 0
     caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v)
+    groups = _caches_by_device(model, s.cache_type_k, s.cache_type_v, b.where if s.llamacpp.kv_offload else None)
     pads = b.backend.pads_quant_rows
-    for il, bytes_per_token, window, row_pad in caches.attention:
-        cells = c.n_ctx_seq
-        if window:
-            cells = n_swa_cells = swa_cells(c, window, s.llamacpp.swa_full)
-        dev = at(b.where[il] if s.llamacpp.kv_offload else None)     # -nkvo: every cache on the host (offload_kqv)
+    for (i, window), (bytes_per_token, row_pad) in groups.attention.items():
+        cells = swa_cells(c, window, s.llamacpp.swa_full) if window else c.n_ctx_seq
+        dev = at(i)
         dev.kv += bytes_per_token * cells * c.n_stream
         if dev.kind == "gpu" and pads:      # ggml-cuda, ggml-sycl get_alloc_size
             dev.kv += row_pad
-    for il, state_bytes in caches.recurrent:
+    for i, state_bytes in groups.recurrent.items():
         # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
-        at(b.where[il] if s.llamacpp.kv_offload else None).rs += state_bytes * b.n_seq
+        at(i).rs += state_bytes * b.n_seq
+    n_swa_cells = swa_cells(c, groups.last_window, s.llamacpp.swa_full) if groups.last_window else 0
     return Pools(devs, host, host_weights_of, caches.per_token, n_swa_cells)
 
 
@@ -522,6 +535,11 @@ class _LayerCaches:
     attention: tuple[tuple[int, int, int | None, int], ...]   # (layer, bytes per token, window, row pad)
     recurrent: tuple[tuple[int, int], ...]                     # (layer, conv + ssm state bytes)
     per_token: int                                             # KV bytes per token over the attention layers
+
+
+def kv_per_token(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> int:
+    """KV bytes per token over the attention layers (MLA: K alone), kept per model and cache types."""
+    return _caches_by_layer(model, cache_type_k, cache_type_v).per_token
 
 
 def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
@@ -547,7 +565,40 @@ def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str)
     return _LayerCaches(tuple(attention), tuple(recurrent), per_token)
 
 
+@dataclass(frozen=True)
+class _DeviceCaches:
+    """_LayerCaches summed per device (None: the host) for one layout: each attention layer's KV goes to its layer's
+    device (offload_kqv) and counts ``cells`` of its own (the context, or its window's), so per (device, window) the
+    bytes per token and the row padding add up; the recurrent states per device. Integers: place_pools' totals are
+    the per-layer walk's, without walking ~100 layers for each of --fit's and the searches' plans."""
+
+    attention: dict[tuple[int | None, int | None], tuple[int, int]]   # (device, window) → (bytes per token, pad)
+    recurrent: dict[int | None, int]                                   # device → conv + ssm state bytes
+    last_window: int | None       # the last sliding layer's window: the SWA cache's cells follow it (n_swa_cells)
+
+
+def _caches_by_device(model: ModelSpec, cache_type_k: str, cache_type_v: str,
+                      where: tuple[int | None, ...] | None) -> _DeviceCaches:
+    """Per (model, cache types, layout); ``where`` None: -nkvo, every cache on the host."""
+    def now() -> _DeviceCaches:
+        caches = _caches_by_layer(model, cache_type_k, cache_type_v)
+        attention: dict[tuple[int | None, int | None], tuple[int, int]] = {}
+        last_window = None
+        for il, bytes_per_token, window, row_pad in caches.attention:
+            key = (where[il] if where is not None else None, window or None)
+            per_token, pad = attention.get(key, (0, 0))
+            attention[key] = (per_token + bytes_per_token, pad + row_pad)
+            last_window = window or last_window
+        recurrent: dict[int | None, int] = {}
+        for il, state_bytes in caches.recurrent:
+            dev = where[il] if where is not None else None
+            recurrent[dev] = recurrent.get(dev, 0) + state_bytes
+        return _DeviceCaches(attention, recurrent, last_window)
+    return _BY_DEVICE.get(model, (cache_type_k, cache_type_v, where), now)
+
+
 _CACHES = IdMemo(256)
+_BY_DEVICE = IdMemo(1024)
 
 
 def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:
