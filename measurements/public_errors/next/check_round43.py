@@ -1,0 +1,112 @@
+"""Check next/round43.jsonl (and next/round43_pages.jsonl, its off-GitHub texts) before the round is moved anywhere.
+
+The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
+(``_check``: the fields, the GitHub URL, a non-empty text, ``memory`` agreeing with ``label``) to round43.jsonl, the
+label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of round43_queries.md against every other
+*.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
+the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
+With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
+Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/next/check_round43.py [thread]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from runlocal.diagnose.kb import CATEGORIES
+from runlocal.evidence.public_errors import _check
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent
+ROUND = HERE / "round43.jsonl"
+PAGES = HERE / "round43_pages.jsonl"
+THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
+# renamed repositories: one project for the duplicate test (the corpus spells them as the values)
+ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",
+           "jmorganca/ollama": "ollama/ollama", "turboderp/exllamav2": "turboderp-org/exllamav2",
+           "turboderp/exllamav3": "turboderp-org/exllamav3", "go-skynet/localai": "mudler/localai"}
+
+
+def thread_key(url: str) -> str:
+    m = THREAD.search(url)
+    if not m:
+        return url.strip().lower().rstrip("/")
+    repo = m.group(1).lower()
+    return f"{ALIASES.get(repo, repo)}#{m.group(2)}"
+
+
+def norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def corpus(skip: set[Path]) -> tuple[dict[str, str], list[str]]:
+    keys, texts = {}, []
+    for path in sorted(CORPUS.rglob("*.jsonl")):
+        if path in skip:
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                keys[thread_key(rec["source"])] = f"{path.relative_to(CORPUS)}:{rec['id']}"
+                texts.append(norm(rec["text"]))
+    return keys, texts
+
+
+def longest_line(text: str) -> str:
+    return max((norm(x) for x in text.splitlines()), key=len, default="")
+
+
+def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[str, str], ids: set[str]) -> int:
+    bad = 0
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        where = f"{path.name}:{n} {rec.get('id')}"
+        try:
+            if path == ROUND:
+                _check(rec, where)
+            elif rec["memory"] != (rec["label"] != "not_memory"):
+                raise ValueError(f"{where}: memory flag disagrees with label {rec['label']}")
+            if rec["label"] not in CATEGORIES:
+                raise ValueError(f"{where}: label {rec['label']!r} is not one of kb.CATEGORIES")
+            if rec["id"] in ids:
+                raise ValueError(f"{where}: duplicate id")
+            ids.add(rec["id"])
+            key = thread_key(rec["source"])
+            if key in keys or key in seen:
+                raise ValueError(f"{where}: thread {key} already at {keys.get(key) or seen[key]}")
+            seen[key] = where
+            top = longest_line(rec["text"])
+            if len(top) >= 40 and any(top in t for t in texts):
+                raise ValueError(f"{where}: longest line already in a corpus text: {top[:80]!r}")
+        except ValueError as err:
+            print(err)
+            bad += 1
+    return bad
+
+
+def main(argv: list[str]) -> int:
+    keys, texts = corpus({ROUND, PAGES})
+    if argv:
+        for arg in argv:
+            key = thread_key(arg if "/" in arg and "#" not in arg else "https://github.com/"
+                             + arg.replace("#", "/issues/"))
+            print(key, "->", keys.get(key, "not in the corpus"))
+        return 0
+    ids = set()
+    for path in sorted(CORPUS.rglob("*.jsonl")):
+        if path not in (ROUND, PAGES):
+            ids |= {json.loads(x)["id"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()}
+    seen: dict[str, str] = {}
+    bad = sum(check_file(p, keys, texts, seen, ids) for p in (ROUND, PAGES) if p.exists())
+    count = sum(1 for p in (ROUND, PAGES) if p.exists() for x in p.read_text().splitlines() if x.strip())
+    print(f"{count} records checked against {len(keys)} corpus threads, {bad} problems")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
