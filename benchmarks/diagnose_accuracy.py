@@ -1,14 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 41, collected ahead from the issue's LLM runtimes, weighted toward
-memory (Ollama's CUDA and host buffers, a 45 GB cudaMalloc refusal, vLLM V1's warm-up, "No available memory for the
-cache blocks", vMLX's Metal buffer limit, llama-batched-bench ignoring -fit, CUDA-graph capture; and 9 look-alikes:
-SGLang's device-side assert past the context, unknown architectures, undefined symbols, a missing output.weight,
-unreadable tokenizer merges; held_out/round41_queries.md), collected before round 39 joined tuning and before round
-40 was scored, committed before it was scored, and scored once (by diagnose41, after round 40's misses were tuned
-on: FIRST_RUNS);
-rounds 1-40 are tuning data, see
+measurements/public_errors/held_out/: round 42, collected ahead by collect42 from the issue's LLM runtimes, weighted
+toward memory, sources widened to later comments, forks and clients (24 memory failures and 19 look-alikes from 22
+repositories; held_out/round42_queries.md; its one off-GitHub page stays in next/, as the loader admits GitHub URLs
+only), collected before round 40 joined tuning and before round 41 was scored, committed before it is scored, and to
+be scored once;
+rounds 1-41 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -203,7 +201,7 @@ FIRST_RUNS = (
     # refusal, vLLM V1's warm-up and CUDA-graph capture, "No available memory for the cache blocks", vMLX's Metal
     # buffer limit, llama-batched-bench ignoring -fit; SGLang's device-side assert past the context, unknown
     # architectures, undefined symbols, a missing output.weight, unreadable tokenizer merges as look-alikes;
-    # held_out/round41_queries.md), collected ahead by diagnose32 before round 39 joined tuning and before round 40
+    # round41_queries.md), collected ahead by diagnose32 before round 39 joined tuning and before round 40
     # was scored; 8 memory failures, 9 look-alikes; scored once by diagnose41 after round 40's misses were tuned on
     ("round 41 (LLM runtimes)", "2026-11-26", 17, 16, 16, 0, 9, "1814/1870"),
 )
