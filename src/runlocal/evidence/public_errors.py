@@ -169,10 +169,10 @@ diagnose41 (94.1 %); diagnose42 moved it out of ``held_out/`` once collect43 had
 data. Round 42 (``held_out/round42.jsonl``, 43 texts from 22 repositories, 24 memory failures and 19 look-alikes)
 was collected ahead by collect42 (the issue's LLM runtimes, weighted toward memory, sources widened to later
 comments, forks and clients), written down before any query was run (``held_out/round42_queries.md``), before round
-40 joined tuning and before round 41 was scored, committed before it is scored, and to be scored once; it stays
-under ``held_out/`` until round 44 is collected. Its one off-GitHub text (``next/round42_pages.jsonl``) stays in
-``next/``, as this loader admits GitHub URLs only. Round 43 waits in ``next/`` (collect43's branch), which this
-loader does not read.
+40 joined tuning and before round 41 was scored, committed before it was scored, and scored once by diagnose42
+(86.0 %); it stays under ``held_out/`` until round 44 is collected. Its one off-GitHub text
+(``next/round42_pages.jsonl``) stays in ``next/``, as this loader admits GitHub URLs only. Round 43 waits in
+``next/`` (collect43's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
