@@ -1,14 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 41, collected ahead from the issue's LLM runtimes, weighted toward
-memory (Ollama's CUDA and host buffers, a 45 GB cudaMalloc refusal, vLLM V1's warm-up, "No available memory for the
-cache blocks", vMLX's Metal buffer limit, llama-batched-bench ignoring -fit, CUDA-graph capture; and 9 look-alikes:
-SGLang's device-side assert past the context, unknown architectures, undefined symbols, a missing output.weight,
-unreadable tokenizer merges; held_out/round41_queries.md), collected before round 39 joined tuning and before round
-40 was scored, committed before it was scored, and scored once (by diagnose41, after round 40's misses were tuned
-on: FIRST_RUNS);
-rounds 1-40 are tuning data, see
+measurements/public_errors/held_out/: round 42, collected ahead by collect42 from the issue's LLM runtimes, weighted
+toward memory, sources widened to later comments, forks and clients (24 memory failures and 19 look-alikes from 22
+repositories; held_out/round42_queries.md; its one off-GitHub page stays in next/, as the loader admits GitHub URLs
+only), collected before round 40 joined tuning and before round 41 was scored, committed before it was scored, and
+scored once (by diagnose42, after round 41's miss was tuned on: FIRST_RUNS);
+rounds 1-41 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -203,9 +201,17 @@ FIRST_RUNS = (
     # refusal, vLLM V1's warm-up and CUDA-graph capture, "No available memory for the cache blocks", vMLX's Metal
     # buffer limit, llama-batched-bench ignoring -fit; SGLang's device-side assert past the context, unknown
     # architectures, undefined symbols, a missing output.weight, unreadable tokenizer merges as look-alikes;
-    # held_out/round41_queries.md), collected ahead by diagnose32 before round 39 joined tuning and before round 40
+    # round41_queries.md), collected ahead by diagnose32 before round 39 joined tuning and before round 40
     # was scored; 8 memory failures, 9 look-alikes; scored once by diagnose41 after round 40's misses were tuned on
     ("round 41 (LLM runtimes)", "2026-11-26", 17, 16, 16, 0, 9, "1814/1870"),
+    # round 42: the issue's LLM runtimes, weighted toward memory, sources widened to later comments, forks and clients
+    # (vLLM's start-up and profile OOMs, llama.cpp's --fit missing the projector, the MTP draft's compute buffer,
+    # CUDA-graph OOMs while serving, Ollama's ROCm and engine buffers, MLX servers' limits, TensorRT-LLM's
+    # cudaMallocAsync; SGLang's illegal accesses, a TPU kernel's vmem, a recovered compute-buffer refusal, CUDA's
+    # start-up "out of memory" status, an IOGPUMemory kernel panic, unknown architectures as look-alikes;
+    # held_out/round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
+    # scored; 24 memory failures, 19 look-alikes; scored once by diagnose42 after round 41's miss was tuned on
+    ("round 42 (LLM runtimes)", "2026-11-26", 43, 37, 39, 4, 19, "1831/1887"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -221,7 +227,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 34 (new families)": (4, 11), "round 35 (new families)": (0, 8),
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
-                    "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8)}
+                    "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
+                    "round 42 (LLM runtimes)": (0, 24)}
 
 
 def print_first_runs() -> None:
