@@ -34,14 +34,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
 from .backend_speed import expert_tile_factor, moe_prefill_gap
-from .build_era import prefill_entry, score_bytes
+from .build_era import FA_KV_FACTOR, prefill_entry, score_bytes
 from .nvidia_peak import (
     PeakShares,
     borrowed_f16_path,
@@ -616,8 +616,11 @@ def _catalog_device(t) -> Device | None:
 
 
 def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
-                 kv_read: float) -> tuple[list[Part], GPUPlace | None]:
-    """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU."""
+                 kv_read: float, scores: float = 0.0) -> tuple[list[Part], GPUPlace | None]:
+    """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU.
+    ``scores``: the F32 attention scores' bytes a token moves with flash attention off (build_era.score_bytes), counted
+    only on a device whose KV factor is the flash-attention one (a factor fitted on older builds, which ran without
+    flash attention, holds them already)."""
     s = alloc.settings
     frac = rest_read_fraction(model)
     state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
@@ -648,13 +651,25 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         if ggml_backend:        # llama.cpp / Ollama: the backend planned (--backend or the vendor's)
             backend = ggml_backend
         first_gpu = first_gpu or GPUPlace(dev, klass, backend, ggml_backend is not None)
-        gpu_parts.append(Part(own, kv, bw,
-                              constants(klass, backend, backend_variant(dev, backend)), layers))
+        fit = flash_attention_fit(constants(klass, backend, backend_variant(dev, backend)), backend,
+                                  ggml_backend is not None, s.llamacpp.flash_attn)
+        share = scores * d.kv_cache / total_kv if fit.kv_factor == FA_KV_FACTOR else 0.0
+        gpu_parts.append(Part(own, kv + share, bw, fit, layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
     return gpu_parts + parts, first_gpu
+
+
+def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: str) -> Fit:
+    """A llama.cpp / Ollama CUDA plan with flash attention on (-fa auto turns it on for CUDA in current builds) reads a
+    cached K and V row once per layer (build_era.py: KV factor 1, derived, not fitted) — also on a card whose entry's
+    factor was fitted on older builds without flash attention (the HBM cards: 4.2), which would price a long context's
+    decode slower than on a GDDR card of half the bandwidth. Other backends keep their fitted factors."""
+    if ggml and backend == "cuda" and flash_attn != "off" and fit.kv_factor != FA_KV_FACTOR:
+        return replace(fit, kv_factor=FA_KV_FACTOR)
+    return fit
 
 
 def mmapped_host_weights(alloc) -> bool:
@@ -680,9 +695,10 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         kv_read = float(alloc.kv_bytes_per_token * (ctx // 2))
     # flash attention off (-fa off): the graph also writes and reads the scores (hardware/build_era.py)
     scores = score_bytes(model, ctx // 2) if s.llamacpp.flash_attn == "off" else 0.0
-    kv_read += scores
     reads = weight_reads(model, alloc, quant)
-    parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read)
+    parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores)
+    if not any(p.fit is not CPU and p.fit.kv_factor == FA_KV_FACTOR for p in parts):  # a fitted factor holds them
+        scores = 0.0
     decode = decode_speed(parts)
     # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
     short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT

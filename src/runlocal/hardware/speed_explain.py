@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, era_words, prefill_entry
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -77,7 +77,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}{scores}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
                       f"hardware/speed.py (fit{_fit_key_words(p.first_gpu)}: benchmarks/speed_accuracy.py"
-                      f"{_era_words(p.first_gpu)})"))
+                      f"{_era_words(p.first_gpu, p.parts)})"))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
                           "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
@@ -126,12 +126,18 @@ def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
             f"{p.ttft_s:,.3g} s", "hardware/speed.py SpeedPlan.ttft_s")
 
 
-def _era_words(gpu: GPUPlace | None) -> str:
+def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
-    builds alone (hardware/build_era.py), so the figure says which builds it describes."""
+    builds alone (hardware/build_era.py), so the figure says which builds it describes; where only the KV read is
+    flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else None
     words = era_words(key) if key in FIT else ""
-    return f"; fitted on {words}, KV read once a token (flash attention)" if words else ""
+    if words:
+        return f"; fitted on {words}, KV read once a token (flash attention)"
+    if gpu and parts and parts[0].fit.kv_factor == FA_KV_FACTOR and parts[0].kv_bytes:
+        return ("; KV read once a token (flash attention, derived: build_era.py) — the rest of this entry fitted on "
+                "older builds")
+    return ""
 
 
 def _prefill_era_words(gpu: GPUPlace | None) -> str:
