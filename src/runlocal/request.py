@@ -160,7 +160,9 @@ def validate_request(req: CheckRequest) -> None:
 
 def check_value(opt: Option, value: Any) -> None:
     where = opt.name
-    if isinstance(value, bool):
+    if isinstance(value, bool):     # a switch; a count or size given as true/false (JSON) is not one
+        if opt.kind or opt.ge is not None or opt.gt is not None or opt.le is not None:
+            raise InputError(f"{where}: expected a number, got {str(value).lower()}")
         return
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{where}: must be a finite number, got {value}")

@@ -27,7 +27,7 @@ def test_4bit_is_the_mlx_community_conversion():
     assert 15e9 < four.weights.total < 19e9
 
 
-@pytest.mark.parametrize("quant", ["nf4", "Q4_K_M", "awq", "int8"])
+@pytest.mark.parametrize("quant", ["nf4", "Q4_K_M", "awq", "int8", "7bit"])
 def test_formats_mlx_lm_cannot_load_are_refused_naming_the_field(quant):
     with pytest.raises(InputError, match=rf"^quant: mlx-lm runs MLX's own .* not '{quant}'$"):
         _plan(quant)

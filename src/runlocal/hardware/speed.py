@@ -572,6 +572,7 @@ class SpeedPlan:
     state_traffic: float = 0.0          # decode: bytes a token moves through recurrent layers' states (recurrent_speed.py)
     state_words: str = ""               # … in words, for --explain
     score_bytes: float = 0.0            # of the KV read: flash attention off, the F32 scores' passes (build_era.py)
+    read_bound: bool = False            # prefill held to the weights' read per micro-batch (weight_read_floor)
 
     @property
     def ttft_s(self) -> float | None:
@@ -662,6 +663,19 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     return gpu_parts + parts, first_gpu
 
 
+def weight_read_floor(prefill: float | None, prompt: int, ubatch: int, gpu_parts: list[Part]) -> float | None:
+    """The prompt rate no faster than the weights can be read: each micro-batch of ``ubatch`` tokens reads every GPU
+    weight once (a batch of ≤ 8 tokens even runs the decode kernel: ggml-cuda mmvq.cuh MMVQ_MAX_BATCH_SIZE), so ``prompt``
+    tokens take at least ceil(prompt / ubatch) weight reads, each a decode step's without the KV. Binds only for a
+    prompt of a few tokens, where the compute-bound rate alone would beat decoding."""
+    if not prefill or not gpu_parts or prompt <= 0:
+        return prefill
+    read = decode_seconds([Part(q.weight_bytes, 0.0, q.bandwidth_gbs, q.fit, q.n_layers, tp=q.tp) for q in gpu_parts])
+    if not read:
+        return prefill
+    return min(prefill, prompt / (-(-prompt // max(1, ubatch)) * read))
+
+
 def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: str) -> Fit:
     """A llama.cpp / Ollama CUDA plan with flash attention on (-fa auto turns it on for CUDA in current builds) reads a
     cached K and V row once per layer (build_era.py: KV factor 1, derived, not fitted) — also on a card whose entry's
@@ -722,6 +736,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor = 1.0
     ub_term = None
+    read_bound = False
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
@@ -749,6 +764,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
         prefill = with_term(prefill, ub_term)
+        floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
+        read_bound = floored is not None and prefill is not None and floored < prefill
+        prefill = floored
         note = moe_prefill_gap(model.n_experts, first_gpu.backend)
         if note:
             prefill = None
@@ -759,4 +777,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     state = recurrent_state_traffic(model)
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state), scores)
+                     quant, ub_term, state, state_traffic_words(model, state), scores, read_bound)

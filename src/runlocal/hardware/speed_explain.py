@@ -56,7 +56,7 @@ def speed_figures(p: SpeedPlan) -> dict:
             "decode_short_context": p.short_ctx,
             "prefill_prompt_tokens": p.prompt,
             # the prompt at the prefill rate (SpeedPlan.ttft_s); None where prefill is not predicted
-            "time_to_first_token_s": round(p.ttft_s, 3) if p.ttft_s else None,
+            "time_to_first_token_s": float(f"{p.ttft_s:.4g}") if p.ttft_s else None,   # a 1-token prompt: 1e-4 s
             # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
@@ -104,7 +104,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{micro}{borrowed}",
+                      f"{micro}{borrowed}{_read_bound_words(p)}",
                       f"{speed['prefill_tokens_per_s']} tokens/s", f"hardware/speed.py{_prefill_era_words(gpu)}"))
     elif p.prefill_note:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
@@ -114,13 +114,23 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     return steps
 
 
+def _read_bound_words(p: SpeedPlan) -> str:
+    """Where a prompt of a few tokens is held to reading the weights once a micro-batch (speed.weight_read_floor)."""
+    if not p.read_bound:
+        return ""
+    reads = -(-p.prompt // max(1, p.ubatch))
+    return (f"; held to {reads} read{'s' if reads != 1 else ''} of the GPU's weights (one a micro-batch of "
+            f"≤ {p.ubatch} tokens: a prompt this short runs at about decode speed)")
+
+
 def ttft_step(p: SpeedPlan) -> tuple[str, str, str, str]:
     """The time to the first token of the plan's prompt, or why there is none."""
     if not p.ttft_s:
         return ("time to first token", f"{p.prompt:,}-token prompt: no prefill speed predicted", "not predicted",
                 "hardware/speed.py")
     return ("time to first token",
-            f"{p.prompt:,} prompt tokens ÷ {p.prefill:,.1f} tokens/s prefill (the prefill FLOPs above price each "
+            f"{p.prompt:,} prompt token{'s' if p.prompt != 1 else ''} ÷ {p.prefill:,.1f} tokens/s prefill"
+            f" (the prefill FLOPs above price each "
             f"token's attention over the prompt before it: mean depth {p.prompt / 2:,.0f}; the last micro-batch's "
             "logits give the first token)",
             f"{p.ttft_s:,.3g} s", "hardware/speed.py SpeedPlan.ttft_s")

@@ -161,10 +161,15 @@ def scored(on: bool) -> Iterator[None]:
         _forced = saved
 
 
+MMVQ_MAX_BATCH_SIZE = 8    # ggml-cuda/mmvq.cuh: up to 8 columns go to mul_mat_vec_q
+
+
 def plan_term(model, dev, quantized: bool, backend: str | None, ggml: bool, ubatch: int,
               flops_per_s: float) -> UbatchTerm | None:
     """The term for a llama.cpp plan (``ggml``) on ``dev`` at ``ubatch``; None where it is off or out of scope."""
     if not active() or not ggml or dev is None or not flops_per_s:
+        return None
+    if ubatch <= MMVQ_MAX_BATCH_SIZE:   # ggml-cuda mmvq.cuh: batches this small run the decode kernel, not MMQ
         return None
     if not applies(backend, dev.vendor, quantized, dev.compute_capability, dev.sm_count):
         return None

@@ -605,12 +605,15 @@ class LlamaCpp:
             parts += ["-b", str(s.llamacpp.batch)]
         if (s.llamacpp.ubatch or DEFAULT_UBATCH) != DEFAULT_UBATCH:
             parts += ["-ub", str(s.llamacpp.ubatch)]
-        if s.llamacpp.n_cpu_moe:
-            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
-                                    every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
+        # -ot before --cpu-moe / --n-cpu-moe: llama.cpp appends each to one list in command-line order and the first
+        # match wins (PR #15077: "If you use --override-tensor before these options, your overrides will take
+        # priority"), as the plan orders them (ggml/sched.py weight_devices)
         if s.llamacpp.override_tensor:
             rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
+        if s.llamacpp.n_cpu_moe:
+            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
+                                    every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
         if s.llamacpp.kv_unified:
             parts += ["--kv-unified"]
         if s.llamacpp.swa_full:

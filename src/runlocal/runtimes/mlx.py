@@ -190,12 +190,12 @@ class MLX:
         N-bit (mlx_lm.convert -q --q-bits N), not bitsandbytes'; a GGUF type or a bitsandbytes / GPU-kernel format is
         refused, since mlx-lm loads neither (it would otherwise be planned and the 16-bit repo printed)."""
         q = quant.strip().lower()
-        bits = re.fullmatch(r"(?:mlx-|q)?([2-8])-?bits?", q)
+        bits = re.fullmatch(r"(?:mlx-|q)?([2-68])-?bits?", q)    # mx.quantize's affine mode: 2, 3, 4, 5, 6 or 8 bits
         if bits:
             return f"mlx-{bits.group(1)}bit"
         if q in MLX_FLOATS or q == "mxfp4":
             return quant
-        raise InputError(f"quant: mlx-lm runs MLX's own 2-8-bit quantization (mlx-4bit, mlx-8bit: mlx_lm.convert -q "
+        raise InputError(f"quant: mlx-lm runs MLX's own 2-6- or 8-bit quantization (mlx-4bit, mlx-8bit: mlx_lm.convert -q "
                          f"--q-bits N) or 16/32-bit weights (bf16, fp16), not '{quant}'")
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
