@@ -290,7 +290,6 @@ def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart
     # measurements/speed/held_out/round8.jsonl: collected by round8_queries.md (committed before any query), committed
     # unscored before hardware/ubatch_speed.py existed, scored once with the term off and on (round8_first_run.txt).
     # The term's constant is fitted by benchmarks/ubatch_fit.py on the own H100 curve and round 6 only.
-    import importlib.util
 
     round8 = bench.load_held_out("round8")
     assert len(round8) >= 20 and {r["backend"] for r in round8} == {"cuda"}
@@ -300,10 +299,8 @@ def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart
     seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)} | {
         key(r) for name in ("round2", "round3", "round4", "round5", "round6") for r in bench.load_held_out(name)}
     assert not {key(r) for r in round8} & seen
-    spec = importlib.util.spec_from_file_location("ubatch_fit", ROOT / "benchmarks/ubatch_fit.py")
-    assert spec and spec.loader
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    from runlocal.evidence import ubatch_fit as fit
+
     assert all("round8" not in p.name for p in fit.TUNING)
     # the committed launch cost is the tuning grid's optimum, and it beats no term there (13.7 % → 3.2 %)
     import statistics
