@@ -1,12 +1,14 @@
-"""Check next/round43.jsonl (and next/round43_pages.jsonl, its off-GitHub texts) before the round is moved anywhere.
+"""Check a collected round — next/roundN.jsonl, or held_out/roundN.jsonl once it has moved (and next/roundN_pages.jsonl,
+its off-GitHub texts) — against the corpus.
 
 The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
-(``_check``: the fields, the GitHub URL, a non-empty text, ``memory`` agreeing with ``label``) to round43.jsonl, the
-label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of round43_queries.md against every other
+(``_check``: the fields, the GitHub URL, a non-empty text, ``memory`` agreeing with ``label``) to the round's file, the
+label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
-Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/next/check_round43.py [thread]``.
+Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py).
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ from pathlib import Path
 from runlocal.diagnose.kb import CATEGORIES
 from runlocal.evidence.public_errors import _check
 
-HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent
-ROUND = HERE / "round43.jsonl"
-PAGES = HERE / "round43_pages.jsonl"
+CORPUS = Path(__file__).resolve().parent
+HERE = CORPUS / "next"
+ROUND = PAGES = HERE / "round.jsonl"     # set by main() from the round's number
+
+
+def _round_files(n: str) -> tuple[Path, Path]:
+    """The round's file where it is (next/ until it is moved, held_out/ then) and its off-GitHub page file."""
+    here = HERE / f"round{n}.jsonl"
+    return (here if here.exists() else CORPUS / "held_out" / f"round{n}.jsonl"), HERE / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 # renamed repositories: one project for the duplicate test (the corpus spells them as the values)
 ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",
@@ -90,6 +97,12 @@ def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[st
 
 
 def main(argv: list[str]) -> int:
+    global ROUND, PAGES
+    if not argv or not argv[0].isdigit():
+        print("usage: check_round.py N [thread …]", file=sys.stderr)
+        return 2
+    ROUND, PAGES = _round_files(argv[0])
+    argv = argv[1:]
     keys, texts = corpus({ROUND, PAGES})
     if argv:
         for arg in argv:
