@@ -243,10 +243,13 @@ def _inputs(req: CheckRequest, policy=None):
     spec = resolve_model(req.model, policy)
     if settings.llamacpp.cpu_moe:   # --cpu-moe's regex matches the experts of every layer: --n-cpu-moe <n_layers>'s
         settings = settings.with_(n_cpu_moe=max(settings.llamacpp.n_cpu_moe, spec.n_layers))
+    moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
+    extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
+                    "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec)
+    notes += _short_gguf(spec) + extra_notes
     return spec, _default_tp(req, settings, targets, notes), targets, notes
 
 

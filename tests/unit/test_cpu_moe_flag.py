@@ -49,3 +49,10 @@ def test_batch_sizes_reach_the_command_only_when_not_llama_servers_defaults():
     big = _plan(ctx="8192", batch=4096, ubatch=4096).command
     assert " -b 4096 " in big + " " and " -ub 4096" in big
     assert " -ub 1024" in _plan(ctx="8192", ubatch=1024).command
+
+
+def test_cpu_moe_on_a_dense_model_says_it_moves_nothing():
+    _, notes = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-3060", cpu_moe=True))
+    assert any(n.startswith("--cpu-moe: llama-3.1-8b has no routed experts") for n in notes)
+    _, notes = check(CheckRequest(model=MOE, gpu="rtx-3060", cpu_moe=True))
+    assert not any("no routed experts" in n for n in notes)
