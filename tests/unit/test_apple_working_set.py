@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from runlocal.hardware.catalog import load_devices, load_sources
-from runlocal.hardware.detect import apple_working_set
-from runlocal.runtimes.mlx import recommended_working_set
+from runlocal.hardware.unified_memory import apple_default_working_set
 
 GiB = 1024**3
 UNIT_BYTES = {"MB": 10**6, "MiB": 2**20, "GiB": 2**30, "GB": 10**9}
@@ -56,8 +55,8 @@ def test_catalog_share_equals_the_pre_macos26_measurement(ram_gb):
     for device in APPLE_BY_RAM[ram_gb]:
         for share in measured:
             assert device.gpu_memory_share == pytest.approx(share, abs=1e-3), (device.id, share)
-        assert device.gpu_usable_bytes == apple_working_set(device.memory_bytes) == \
-            recommended_working_set(device.memory_bytes), device.id
+        # detection and MLX both read this one rule (unified_memory.apple_default_working_set)
+        assert device.gpu_usable_bytes == apple_default_working_set(device.memory_bytes), device.id
 
 
 @pytest.mark.parametrize("record", [r for r in RECORDS if r["unit_certain"]],

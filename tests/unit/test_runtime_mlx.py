@@ -2,10 +2,11 @@
 
 import pytest
 
+from runlocal.hardware.unified_memory import apple_default_working_set as recommended_working_set
 from runlocal.model.spec import AttentionSpec, LayerSpec, ModelSpec, TensorInfo
 from runlocal.quant.formats import WeightEstimate
 from runlocal.runtimes.base import Settings, Target
-from runlocal.runtimes.mlx import MLX, kv_bits_of, mlx_weight_bytes, quantized_row_bytes, recommended_working_set
+from runlocal.runtimes.mlx import MLX, kv_bits_of, mlx_weight_bytes, quantized_row_bytes
 
 MiB, GiB = 1 << 20, 1 << 30
 

@@ -153,12 +153,6 @@ def detect_amd() -> tuple[list[DetectedGPU], str | None]:
     return gpus, None if gpus else f"{why}; rocm-smi listed no card"
 
 
-def apple_working_set(ram_bytes: int) -> int:
-    """Metal's recommendedMaxWorkingSetSize by default (unified_memory.apple_default_working_set: 2/3 of RAM below
-    36 GB, 3/4 from 36 GB; more on macOS 26, measurements/apple_working_set/)."""
-    return apple_default_working_set(ram_bytes)
-
-
 def detect_apple(ram_available: int) -> tuple[list[DetectedGPU], str | None]:
     """Apple silicon via sysctl: the chip, its RAM, and the GPU's wired limit (iogpu.wired_limit_mb
     when set, else the default working set); free now = that limit bounded by the RAM available."""
@@ -170,7 +164,7 @@ def detect_apple(ram_available: int) -> tuple[list[DetectedGPU], str | None]:
         return [], "sysctl shows no Apple silicon"
     ram = int(mem)
     wired = (_run(["sysctl", "-n", "iogpu.wired_limit_mb"]) or "0").strip()
-    limit = int(wired) * MiB if wired.isdigit() and int(wired) > 0 else apple_working_set(ram)
+    limit = int(wired) * MiB if wired.isdigit() and int(wired) > 0 else apple_default_working_set(ram)
     name = f"{chip} {ram // 1024**3}GB"
     return [DetectedGPU(0, name, limit, min(limit, ram_available), ram - ram_available, backend="metal",
                         unified=True)], None

@@ -42,7 +42,14 @@ APPLE_THREE_QUARTERS_FROM = 36 * GiB
 
 
 def apple_default_working_set(ram_bytes: int) -> int:
-    """macOS's default GPU working set (what iogpu.wired_limit_mb=0 means) for a Mac with ``ram_bytes`` of RAM."""
+    """macOS's default MTLDevice.recommendedMaxWorkingSetSize (what iogpu.wired_limit_mb=0 means) for a Mac with
+    ``ram_bytes`` of RAM — hardware/detect.py's estimate where sysctl gives no wired limit, and MLX's default.
+
+    Apple does not document it; the logged values (measurements/apple_working_set/) give 2/3 of RAM at 16 GB
+    (abetlen/llama-cpp-python#687) and 32 GB (ollama/ollama#434, ggml-org/llama.cpp#2011), 3/4 from 36 GB (an M4
+    Max 36 GB on macOS 15.7.7, ltsaprounis/ai-chess-coach) through 64 GB (ggml-org/llama.cpp#1870) and 96 GB
+    (ggml-org/llama.cpp#3213). macOS 26 reports more (0.84 of 128 GB, antirez/ds4#893), not modelled here: this is
+    the floor. ``sudo sysctl iogpu.wired_limit_mb=N`` raises it (mlx-lm README, "Large Models")."""
     return ram_bytes * 2 // 3 if ram_bytes < APPLE_THREE_QUARTERS_FROM else ram_bytes * 3 // 4
 
 

@@ -16,7 +16,7 @@ Modelled on ml-explore/mlx-lm 0.32.0 (commit d78bf58, Aug 2026) and ml-explore/m
 - mlx (python/src/ops.cpp quantize): affine quantization keeps a scale and a bias per group of 64 in
   the input dtype, i.e. bits + 32/64 bits per weight (4.5 for 4-bit).
 - unified Targets carry the GPU's share of RAM already (macOS recommendedMaxWorkingSetSize);
-  recommended_working_set() below is that default, for catalogs that only know the RAM size.
+  hardware/unified_memory.apple_default_working_set is that default, for catalogs that only know the RAM size.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..hardware.unified_memory import apple_default_working_set, mlx_block_limit, past_working_set
+from ..hardware.unified_memory import mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
 from ..units import GiB, MiB, round_up
@@ -43,17 +43,6 @@ WIRED_WARN_SHARE = 0.9           # generate.py wired_limit: warns when model byt
 SERVER_PROMPT_CACHE = 10         # mlx_lm/server.py --prompt-cache-size
 # mlx scaled_dot_product_attention.cpp: head dims the fused full-attention kernel takes (query length > 8)
 FUSED_HEAD_DIMS = frozenset({64, 72, 80, 96, 128, 192, 256})
-
-
-def recommended_working_set(ram_bytes: int) -> int:
-    """macOS's default MTLDevice.recommendedMaxWorkingSetSize (what iogpu.wired_limit_mb=0 means).
-
-    Apple does not document it; the logged values (measurements/apple_working_set/) give 2/3 of RAM at 16 GB
-    (abetlen/llama-cpp-python#687) and 32 GB (ollama/ollama#434, ggml-org/llama.cpp#2011), 3/4 from 36 GB (an M4
-    Max 36 GB on macOS 15.7.7, ltsaprounis/ai-chess-coach) through 64 GB (ggml-org/llama.cpp#1870) and 96 GB
-    (ggml-org/llama.cpp#3213). macOS 26 reports more (0.84 of 128 GB, antirez/ds4#893), not modelled here: this is
-    the floor. ``sudo sysctl iogpu.wired_limit_mb=N`` raises it (mlx-lm README, "Large Models")."""
-    return apple_default_working_set(ram_bytes)
 
 
 def quantized_row_bytes(dim: int, bits: int, group_size: int = DEFAULT_KV_GROUP, scale_bytes: int = 2) -> int:
@@ -322,4 +311,4 @@ class MLX:
         return line
 
 
-__all__ = ["MLX", "kv_bits_of", "mlx_weight_bytes", "quantized_row_bytes", "recommended_working_set"]
+__all__ = ["MLX", "kv_bits_of", "mlx_weight_bytes", "quantized_row_bytes"]
