@@ -202,7 +202,6 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .units import parse_tokens
 
         _check_bounds(where, opt, parse_tokens(value, field=where))
-        _whole_tokens(where, value)
     elif opt.kind == "size":
         from .units import parse_size
 
@@ -213,19 +212,6 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .runtimes import get_runtime
 
         get_runtime(value)
-
-
-def _whole_tokens(where: str, value: str) -> None:
-    """A token count is whole: '1.5k' is 1,536 tokens, '512.7' is none (parse_tokens would take 512)."""
-    text = value.strip().lower().replace("_", "").replace(",", "")
-    mult = {"k": 1024, "m": 1024 * 1024}.get(text[-1:], 1)
-    number = text[:-1] if mult > 1 else text
-    try:
-        exact = float(number) * mult
-    except ValueError:
-        return
-    if exact != int(exact):
-        raise InputError(f"{where}: '{value}' is not a whole number of tokens (expected e.g. 8192 or 32k)")
 
 
 def parse_ngl(value: str | int | None) -> int | None:

@@ -48,9 +48,12 @@ def parse_tokens(text: str | int, *, field: str = "ctx") -> int:
     elif s.endswith("m"):
         mult, s = 1024 * 1024, s[:-1]
     try:
-        value = int(float(s) * mult)
-    except ValueError:
+        exact = float(s) * mult
+        value = int(exact)
+    except (ValueError, OverflowError):
         raise InputError(f"{field}: '{text}' is not a token count (expected e.g. 8192 or 32k)") from None
+    if exact != value:      # '1.5k' is 1,536 tokens; '512.7' is none
+        raise InputError(f"{field}: '{text}' is not a whole number of tokens (expected e.g. 8192 or 32k)")
     if value <= 0:
         raise InputError(f"{field}: must be a positive number of tokens, got '{text}'")
     if value > 1 << 31:

@@ -49,7 +49,9 @@ def test_override_tensor_is_printed_before_cpu_moe():
 @pytest.mark.parametrize("field, value, words", [("prompt_tokens", True, "expected a number"),
                                                  ("parallel", False, "expected a number"),
                                                  ("prompt_tokens", "512.7", "not a whole number of tokens"),
-                                                 ("ctx", "4096.5", "not a whole number of tokens")])
+                                                 ("ctx", "4096.5", "not a whole number of tokens"),
+                                                 ("ctx", "inf", "not a token count"),
+                                                 ("prompt_tokens", "1e400", "not a token count")])
 def test_counts_refuse_switches_and_fractions(field, value, words):
     with pytest.raises(InputError, match=words):
         req = CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", **{field: value})
