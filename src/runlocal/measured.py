@@ -92,7 +92,7 @@ def _model_names(plan: Plan) -> set[str]:
 
 def _plan_ceiling(plan: Plan, record: dict[str, Any]) -> float | None:
     """decode_ceiling for the plan's weights on the record's device, times the plan's devices of that kind."""
-    from .hardware.speed import read_fraction
+    from .hardware.token_work import read_fraction
 
     key = device_key(record.get("device") or "")
     count = sum(1 for d in plan.allocation.devices if d.kind != "cpu" and device_key(d.name) == key) or 1

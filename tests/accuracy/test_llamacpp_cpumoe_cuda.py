@@ -107,10 +107,11 @@ def with_used_experts(predicted: float, alias: str, pageable: bool, copied: floa
     uses them all), the runs' random routers used 67–86 % of them (used_experts.json, recomputed from the files), and
     ggml-backend copies only those (hardware/speed.py PAGEABLE_H2D_GBS says where)."""
     from runlocal.hardware import speed as S
+    from runlocal.hardware import token_work as TW
 
     copied = USED[alias]["expert_bytes"] if copied is None else copied
     unused = copied * (1 - USED[alias]["used_share"])
-    return 1 / (1 / predicted - unused / (S.host_link_gbs("5.0 x16", pageable) * 1e9 * S.UBATCH))
+    return 1 / (1 / predicted - unused / (S.host_link_gbs("5.0 x16", pageable) * 1e9 * TW.UBATCH))
 
 
 def test_cpu_moe_prefill_pays_a_pageable_copy_of_the_experts(files):

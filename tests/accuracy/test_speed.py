@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from asking import check_json
 
-from runlocal.evidence import speed_fit
+from runlocal.evidence import speed_fit, speed_report
 from runlocal.hardware import speed as S
+from runlocal.hardware import token_work as TW
 from runlocal.hardware.catalog import find_device
 from runlocal.hardware.targets import targets_from_options
 from runlocal.model.catalog import lookup
@@ -63,7 +64,7 @@ def test_dataset_covers_devices_and_classes(records):
 
 def test_decode_error_meets_the_target_per_class(bench):
     rows = bench.build_rows(bench.load_records())
-    stats = bench.report(rows, S.FIT, S.SPLIT_OVERHEAD_MS, quiet=True)
+    stats = speed_report.report(rows, S.FIT, S.SPLIT_OVERHEAD_MS, quiet=True)
     decode = {k: v for k, v in stats.items() if k.endswith("/tg")}
     assert decode
     # The Intel class meets it in sample only: its SYCL variants (an architecture, a kernel path) are fitted from one
@@ -157,9 +158,9 @@ def test_longer_context_is_slower_decode():
 
 def test_moe_reads_only_the_active_experts():
     moe = lookup("qwen3-30b-a3b")
-    assert 0.08 < S.read_fraction(moe) < 0.15            # ~3B of ~30B
-    assert S.read_fraction(lookup("qwen3-32b")) > 0.95
-    assert abs(S.active_matmul_params(lookup("gpt-oss-20b")) / 1e9 - 3.6) < 0.2   # OpenAI: 3.6B active
+    assert 0.08 < TW.read_fraction(moe) < 0.15            # ~3B of ~30B
+    assert TW.read_fraction(lookup("qwen3-32b")) > 0.95
+    assert abs(TW.active_matmul_params(lookup("gpt-oss-20b")) / 1e9 - 3.6) < 0.2   # OpenAI: 3.6B active
     a3b = plan("qwen3-30b-a3b", "h100-sxm", quant="Q4_K_M").speed["decode_tokens_per_s"]
     dense = plan("qwen3-32b", "h100-sxm", quant="Q4_K_M").speed["decode_tokens_per_s"]
     assert a3b > 2.5 * dense
@@ -327,7 +328,7 @@ def _hybrid_errors(bench, held_out: bool) -> dict[str, list[float]]:
         if p is None:
             errs["none"].append(row.measured)
         else:
-            errs[row.kind].append(abs(bench.pct(p, row.measured)))
+            errs[row.kind].append(abs(speed_report.pct(p, row.measured)))
     return errs
 
 

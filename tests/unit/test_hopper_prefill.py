@@ -79,7 +79,7 @@ def test_a_checkpoint_read_from_safetensors_gets_the_quants_embedding_share_too(
     # share of the bytes is the one llama-quantize's types give (Q6_K table), as for the catalog's description
     from dataclasses import replace
 
-    from runlocal.hardware.speed import embedding_share
+    from runlocal.hardware.token_work import embedding_share
     from runlocal.model.resolve import resolve_model
 
     catalog = resolve_model("gemma-3-4b")

@@ -1,6 +1,7 @@
 """The recurrent layers' state traffic in decode (hardware/recurrent_speed.py), computed by hand for one catalog hybrid."""
 
 from runlocal.hardware import speed as S
+from runlocal.hardware import token_work as TW
 from runlocal.hardware.catalog import find_device
 from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.model.catalog import lookup
@@ -32,7 +33,7 @@ def test_decode_time_grows_by_the_state_bytes_at_the_weights_rate():
     weights = float(estimate(model, "Q4_K_M").total)
     fit = S.constants(S.device_class(dev), "cuda")
     t = 1 / S.predict(model, weights, dev, quant="Q4_K_M").decode_tokens_per_s
-    without = (weights * S.read_fraction(model)) / (fit.decode_eff * dev.bandwidth_gbs * 1e9) \
+    without = (weights * TW.read_fraction(model)) / (fit.decode_eff * dev.bandwidth_gbs * 1e9) \
         + model.n_layers * fit.layer_us / 1e6
     state_s = 158_072_832 / (fit.decode_eff * dev.bandwidth_gbs * 1e9)
     assert abs(t - (without + state_s)) < 1e-9

@@ -160,7 +160,7 @@ def _plausibility_error(body: BenchmarkBody) -> HTTPException | None:
     """422 naming the field when the figures cannot come from this device and model (catalog models and
     devices only: nothing is fetched to check a submission)."""
     from ..errors import RunlocalError
-    from ..hardware.speed import read_fraction
+    from ..hardware.token_work import read_fraction
     from ..measured import (
         MIN_BITS_PER_WEIGHT,
         decode_ceiling,

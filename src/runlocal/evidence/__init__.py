@@ -12,7 +12,8 @@ Modules, one per body of evidence:
 - ``public_scores``: runlocal against the public llama.cpp and Ollama logs; ``vllm_logs``, ``sglang_logs``:
   the vLLM and SGLang planners against public start-up logs; ``transformers_peak``: the transformers planner
   against measured CUDA peaks.
-- ``speed_fit``: the speed model's dataset, its fit (``src/runlocal/data/speed_fit.json``) and its error.
+- ``speed_fit``: the speed model's dataset and its fit (``src/runlocal/data/speed_fit.json``); ``speed_report``:
+  its error tables.
 
 The records live in the checkout's ``measurements/`` folder (about 7 MB, not shipped in the wheel);
 ``RUNLOCAL_MEASUREMENTS`` points elsewhere. This module imports nothing but the standard library.

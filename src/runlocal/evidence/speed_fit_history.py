@@ -1,11 +1,12 @@
 """The older builds' records of the speed-fit entries fitted on current builds alone (hardware/build_era.py),
-scored apart: a report benchmarks/speed_accuracy.py passes to runlocal.evidence.speed_fit.main."""
+scored apart: a report benchmarks/speed_accuracy.py passes to runlocal.evidence.speed_report.main."""
 
 from __future__ import annotations
 
 from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX
-from .speed_fit import build_rows, group_errors, load_records, print_group_table
+from .speed_fit import build_rows, load_records
 from .speed_fit_era import superseded
+from .speed_report import group_errors, print_group_table
 
 
 def report_history(consts, split_ms: float, *, quiet: bool) -> None:

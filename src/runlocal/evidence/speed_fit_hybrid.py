@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 
-from .speed_fit import DATA, HELD_OUT, backend_errors, build_rows, group_errors, print_group_table
+from .speed_fit import DATA, HELD_OUT, build_rows
+from .speed_report import backend_errors, group_errors, print_group_table
 
 TUNING_FILE = DATA / "hybrid_2026.jsonl"
 HELD_OUT_FILE = HELD_OUT / "hybrid.jsonl"

@@ -8,6 +8,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from runlocal.hardware import speed as S
+from runlocal.hardware import token_work as TW
 from runlocal.hardware.nvidia_peak import watts_per_tops
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -33,7 +34,7 @@ def fit_power_knees(by_arch: dict[str, list[Row]]) -> dict[str, float]:
         ratios = {r.rec["device"]: watts_per_tops(r.device) or 0.0 for r in rs}
         if len(ratios) < 2 or max(ratios.values()) < 1.1 * min(ratios.values()):
             continue
-        logs = [(S.is_float_quant(r.quant), math.log(r.measured * peak_flops(r) / base[id(r)]), ratios[r.rec["device"]])
+        logs = [(TW.is_float_quant(r.quant), math.log(r.measured * peak_flops(r) / base[id(r)]), ratios[r.rec["device"]])
                 for r in rs]
         best = min((knee_spread(logs, k), k) for k in KNEE_GRID)[1]
         if best > min(ratios.values()):

@@ -38,9 +38,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..memo import IdMemo, per_model
 from ..runtimes.registry import engine
-from .backend_speed import expert_tile_factor, moe_prefill_gap
+from .backend_speed import moe_prefill_gap
 from .build_era import FA_KV_FACTOR, prefill_entry, score_bytes
 from .nvidia_peak import (
     PeakShares,
@@ -51,6 +50,19 @@ from .nvidia_peak import (
     prompt_matmul_type,
 )
 from .recurrent_speed import recurrent_state_traffic, state_traffic_words
+from .token_work import (
+    UBATCH,
+    active_matmul_params,
+    attention_flops_per_token,
+    embedding_share,
+    expert_factor,
+    is_float_quant,
+    padding_flops,
+    prefill_matmul_flops,
+    read_fraction,
+    rest_read_fraction,
+    routed_expert_params,
+)
 from .ubatch_speed import UbatchTerm, plan_term, with_term
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -108,7 +120,6 @@ CPU_CORES = 8
 TP_EFFICIENCY = 0.85                 # share of the ideal tp× speed-up tensor-parallel reads keep
 TP_ALLREDUCE_US = 20.0               # one all-reduce of a token's activations; tensor parallel needs two a layer
 SHORT_CONTEXT = 512                  # the short-context decode figure: KV of a 512-token prompt (llama-bench pp512/tg128)
-UBATCH = 512                         # llama.cpp default micro-batch: CPU-resident weights cross PCIe once per ubatch
 PCIE_GBS_PER_LANE = {"3.0": 0.985, "4.0": 1.969, "5.0": 3.938}
 PCIE_EFFICIENCY = 0.8
 DEFAULT_PCIE_GBS = 16 * PCIE_GBS_PER_LANE["4.0"] * PCIE_EFFICIENCY
@@ -142,7 +153,6 @@ HOST_REPACKED_GEMM_GFLOPS = 317.0
 
 DEFAULT_BACKEND = {"nvidia-gddr": "cuda", "nvidia-hbm": "cuda", "amd": "rocm", "apple": "metal",
                    "intel": "sycl", "soc": "vulkan", "cpu": "cpu"}
-FLOAT_QUANTS = {"F32", "F16", "BF16", "FP16", "FP32", "FLOAT16", "BFLOAT16", "FLOAT32"}
 
 
 # --- device classes ------------------------------------------------------------------------------------
@@ -227,10 +237,6 @@ def constants(klass: str, backend: str | None = None, variant: str | None = None
     return fit
 
 
-def is_float_quant(quant: str | None) -> bool:
-    return (quant or "BF16").upper() in FLOAT_QUANTS
-
-
 def published_peak(dev: Device, quant: str | None) -> float | None:
     """The datasheet peak prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA,
     dense fp16 TFLOPS otherwise (None when the catalog has no figure)."""
@@ -292,132 +298,6 @@ def pcie_gbs(pcie: str | None) -> float:
     if not m or m.group(1) not in PCIE_GBS_PER_LANE:
         return DEFAULT_PCIE_GBS
     return PCIE_GBS_PER_LANE[m.group(1)] * int(m.group(2)) * PCIE_EFFICIENCY
-
-
-# --- what a token touches --------------------------------------------------------------------------------
-
-_SKIP_ROLES = {"vision", "projector", "audio", "pos_embed"}
-
-
-def _share(model: ModelSpec, t) -> float:
-    role = t.role
-    if role in _SKIP_ROLES:
-        return 0.0
-    if role == "embed":
-        return 1.0 if model.tie_word_embeddings else 0.0
-    if role.startswith("expert_") and model.n_experts:
-        return (model.n_experts_active or model.n_experts) / model.n_experts
-    return 1.0
-
-
-@per_model
-def read_fraction(model: ModelSpec) -> float:
-    """Share of the weight bytes one decoded token reads: routed experts count n_active/n_experts, the input
-    embedding one row (all of it when tied to the output head), vision/audio towers nothing. Tensor element
-    counts stand in for bytes (the quant mix is close to uniform over the large matrices)."""
-    total = read = 0.0
-    for t in model.tensors:
-        total += t.numel
-        read += t.numel * _share(model, t)
-    if not total:
-        return model.active_params / model.params if model.params else 1.0
-    return read / total
-
-
-def embedding_share(model: ModelSpec, quant: str | None = None) -> float:
-    """Share of the weights in the input embedding table. A token reads one row of it; llama.cpp keeps it in
-    RAM, and a tied output head is a second copy on the GPU. By bytes where ``quant`` is a GGUF type: llama-quantize
-    gives the embedding its own type (a tied one takes the output's, Q6_K under Q4_0 — src/llama-quant.cpp), so its
-    share of the bytes is not its share of the elements (gemma-3-4b Q4_0: 23.4 % against 17.3 %)."""
-    return _EMBED_SHARE.get(model, quant, lambda: _embedding_share(model, quant))
-
-
-_EMBED_SHARE = IdMemo(256)
-
-
-def _embedding_share(model: ModelSpec, quant: str | None) -> float:
-    view = _gguf_typed(model, quant)
-    tensors = view.tensors if view is not None else model.tensors
-    size = (lambda t: t.nbytes or 0) if view is not None else (lambda t: t.numel)
-    total = sum(size(t) for t in tensors)
-    return sum(size(t) for t in tensors if t.role == "embed") / total if total else 0.0
-
-
-def _gguf_typed(model: ModelSpec, quant: str | None) -> ModelSpec | None:
-    """The model with each tensor's stored bytes: as read from a file, or as llama-quantize types it under ``quant``;
-    None where neither is known (a checkpoint under vLLM's fp8, AWQ, MLX's 4bit …: gguf_view answers None)."""
-    from ..model.spec import GGUF_NAME
-    # a spec read from a GGUF (its tensors GGUF-named) has its stored bytes; one read from safetensors or the Hub has
-    # the checkpoint's (BF16), not the quant's
-    if (model.tensors and all(t.nbytes for t in model.tensors)
-            and any(GGUF_NAME.match(t.name) for t in model.tensors)):
-        return model
-    if not quant:
-        return None
-    from ..quant.gguf_mix import gguf_view
-
-    return gguf_view(model, quant)
-
-
-@per_model
-def rest_read_fraction(model: ModelSpec) -> float:
-    """read_fraction over everything but the input embedding: the share of a device's non-embedding weights
-    one token reads (a tied output head counts as the embedding-sized matrix it multiplies by)."""
-    rest = read = 0.0
-    for t in model.tensors:
-        if t.role == "embed":
-            read += t.numel if model.tie_word_embeddings else 0.0
-            continue
-        rest += t.numel
-        read += t.numel * _share(model, t)
-    if not rest:
-        return read_fraction(model)
-    return min(1.0, read / rest)
-
-
-@per_model
-def active_matmul_params(model: ModelSpec) -> int:
-    """Weights multiplied per token (2 FLOPs each): the matrices read_fraction counts."""
-    if not model.tensors:
-        return model.active_params
-    return int(sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2))
-
-
-def expert_factor(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
-                  ubatch: int = UBATCH) -> float:
-    """backend_speed.expert_tile_factor for this model on this device: on CUDA an expert's MMQ tiles run whole for the
-    few tokens routed to it (1.0 for a dense model and elsewhere)."""
-    return expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
-                              dev.vendor if dev is not None else None, not is_float_quant(quant),
-                              dev.compute_capability if dev is not None else None)
-
-
-def prefill_matmul_flops(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
-                         ubatch: int = UBATCH) -> float:
-    """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile
-    factor (expert_factor)."""
-    return 2.0 * active_matmul_params(model) + _padding_flops(model, expert_factor(model, dev, quant, backend, ubatch))
-
-
-def _padding_flops(model: ModelSpec, factor: float) -> float:
-    """The FLOPs a prompt token's routed experts add beyond their own at ``factor`` (their tiles' padding)."""
-    return 0.0 if factor == 1.0 else 2.0 * (factor - 1.0) * routed_expert_params(model)
-
-
-@per_model
-def routed_expert_params(model: ModelSpec) -> float:
-    """Routed-expert weights multiplied per token (n_active / n_experts of the expert stacks): MUL_MAT_ID's share."""
-    return sum(t.numel * _share(model, t) for t in model.tensors if len(t.shape) >= 2 and t.role.startswith("expert_"))
-
-
-def attention_flops_per_token(model: ModelSpec, ctx: float) -> float:
-    """QKᵀ and AV against ``ctx`` cached tokens: 4 × heads × head width × ctx per attention layer
-    (a sliding layer sees at most its window)."""
-    total = 0.0
-    for att in model.attention_layers:
-        n = min(ctx, att.window) if att.window else ctx
-        total += 4 * model.n_heads * att.k_dim * n
-    return total
 
 
 # --- the model ---------------------------------------------------------------------------------------------
@@ -741,7 +621,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
         factor = expert_factor(model, dev, quant, kernels, ubatch)
-        flops = dense_flops + _padding_flops(model, factor)
+        flops = dense_flops + padding_flops(model, factor)
         repack = alloc.host_repacked
         if repack is not None:      # --no-host: repacked weights stay on the CPU, neither copied nor multiplied there
             cpu_weights = max(0.0, cpu_weights - repack.bytes)

@@ -25,10 +25,10 @@ from .speed import (
     apple_generation,
     backend_variant,
     host_link_gbs,
-    is_float_quant,
     published_peak,
     speed_plan,
 )
+from .token_work import is_float_quant
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
