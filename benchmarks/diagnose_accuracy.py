@@ -1,12 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 42, collected ahead by collect42 from the issue's LLM runtimes, weighted
-toward memory, sources widened to later comments, forks and clients (24 memory failures and 19 look-alikes from 22
-repositories; held_out/round42_queries.md; its one off-GitHub page stays in next/, as the loader admits GitHub URLs
-only), collected before round 40 joined tuning and before round 41 was scored, committed before it was scored, and
-scored once (by diagnose42, after round 41's miss was tuned on: FIRST_RUNS);
-rounds 1-41 are tuning data, see
+measurements/public_errors/held_out/: round 43, collected ahead by collect43 from the issue's LLM runtimes, weighted
+toward memory, aimed at less-collected runtimes, forks and client apps (19 memory failures and 13 look-alikes from 17
+repositories; held_out/round43_queries.md), collected before round 41 joined tuning and before round 42 was scored,
+committed before it is scored, and to be scored once;
+rounds 1-42 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -209,7 +208,7 @@ FIRST_RUNS = (
     # CUDA-graph OOMs while serving, Ollama's ROCm and engine buffers, MLX servers' limits, TensorRT-LLM's
     # cudaMallocAsync; SGLang's illegal accesses, a TPU kernel's vmem, a recovered compute-buffer refusal, CUDA's
     # start-up "out of memory" status, an IOGPUMemory kernel panic, unknown architectures as look-alikes;
-    # held_out/round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
+    # round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
     # scored; 24 memory failures, 19 look-alikes; scored once by diagnose42 after round 41's miss was tuned on
     ("round 42 (LLM runtimes)", "2026-11-26", 43, 37, 39, 4, 19, "1831/1887"),
 )
