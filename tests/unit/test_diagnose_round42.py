@@ -13,7 +13,47 @@ from __future__ import annotations
 import pytest
 
 from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.diagnose.phase import phase_of_line
+
+# -- 2. XLA's memory space: a TPU core's on-chip scratch (vmem) is not the device's memory (hbm) ---------------------
+# https://github.com/sgl-project/sglang-jax/issues/408 (the title and the error line)
+SGLANG_JAX_408 = (
+    "large num_slices_per_block may cause update kv cache kernel OOM\n"
+    '  File "/home/gcpuser/sky_workdir/sglang-jax/python/sgl_jax/srt/mem_cache/memory_pool.py", line 777, in '
+    "update_fused_kv_cache_vectorized\n"
+    "    kv_cache = kv_cache_update(\n"
+    "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while allocating on stack "
+    "for %kv_cache_update.1 = bf16[710080,64,128]{2,1,0:T(8,128)(2,1)} custom-call(%select_n.2, %copy-done.1, "
+    '%copy-done, %copy.5), custom_call_target="tpu_custom_call"\n')
+
+
+def test_a_kernel_out_of_vmem_is_its_block_setting_not_memory_whatever_the_title_says():
+    d = diagnose_text(SGLANG_JAX_408)
+    assert d.category == "not_memory"
+    assert d.entry is not None and d.entry.id == "notmem-kernel-scratch"
+
+
+def test_xlas_documented_scoped_vmem_refusal_is_not_memory():
+    # openxla/xla docs/errors/error_1001.md, its error log example (E1001, "HBM and Vmem OOM", compile time)
+    text = ("XlaRuntimeError: RESOURCE_EXHAUSTED: Allocation (size=134217728) would exceed memory (size=67108864) :: "
+            "#allocation25 [shape = 'u8[134217728]{0}', space=vmem, size = 0x8000000, tag = 'scoped memory for "
+            "ragged_latency_optimized_all_gather_lhs_contracting_gated_matmul_kernel.2'] :: "
+            "ragged_latency_optimized_all_gather_lhs_contracting_gated_matmul_kernel.2")
+    assert diagnose_text(text).category == "not_memory"
+
+
+@pytest.mark.parametrize("text", [
+    # openxla/xla docs/errors/error_1000.md (E1000, the program needs more HBM than the TPU has)
+    "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G "
+    "hbm. Exceeded hbm capacity by 17.34G.",
+    # https://github.com/tensorflow/tpu/issues/385 (round 35)
+    "Status code: Resource exhausted [9x]\n  Compilation failure: Ran out of memory in memory space hbm. Used 8.38G of "
+    "8.00G hbm. Exceeded hbm capacity by 385.25M.",
+])
+def test_the_same_words_with_hbm_are_the_device_running_out(text):
+    assert diagnose_text(text).category in MEMORY_CATEGORIES
+
 
 # -- 3. vLLM's limit on multimodal items per prompt sizes its start-up profile run --------------------------------
 # https://github.com/vllm-project/vllm/issues/22173 (the title and two lines of the workers' traceback)
