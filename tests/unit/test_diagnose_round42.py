@@ -16,6 +16,49 @@ from runlocal.diagnose import diagnose_text
 from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.diagnose.phase import phase_of_line
 
+# -- 1. llama.cpp's compute buffers retried without pipeline parallelism ------------------------------------------
+# https://github.com/ggml-org/llama.cpp/pull/26297 (a comment, August 2026): llama-server on three cards, --fit off
+PR_26297_REFUSAL = (
+    "1.06.520.077 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed:"
+    " out of memory\n"
+    "1.06.520.084 E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512\n"
+    "1.06.520.086 E graph_reserve: failed to allocate compute buffers\n"
+    "1.06.520.107 W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n")
+PR_26297_WENT_ON = "1.07.304.130 I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 50176, kv_unified = 'false'\n"
+
+
+def test_a_compute_buffer_refused_then_retried_without_pipeline_parallelism_and_the_load_going_on_is_not_memory():
+    d = diagnose_text(PR_26297_REFUSAL + PR_26297_WENT_ON)
+    assert d.category == "not_memory"
+    assert d.entry is not None and d.entry.id == "notmem-pipeline-retry"
+    assert d.matched_line is not None and "retrying without pipeline parallelism" in d.matched_line
+
+
+@pytest.mark.parametrize("tail", ["", "\n\n"])
+def test_a_paste_that_stops_at_the_retry_says_nothing_of_its_outcome_and_stays_memory(tail):
+    assert diagnose_text(PR_26297_REFUSAL + tail).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("after", [
+    # src/llama-context.cpp (sched_reserve): the retry's own graph_reserve fails, and it throws
+    "1.07.100.000 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 25874.36 MiB on device 1: cudaMalloc "
+    "failed: out of memory\n1.07.100.001 E graph_reserve: failed to allocate compute buffers\n",
+    "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers\n",
+    # ... or the token-generation graph reserved after it does ("failed to allocate compute tg buffers")
+    "llama_init_from_model: failed to initialize the context: failed to allocate compute tg buffers\n",
+])
+def test_the_retry_refused_too_is_memory(after):
+    assert diagnose_text(PR_26297_REFUSAL + after + PR_26297_WENT_ON).category == "llamacpp_alloc_fail"
+
+
+def test_a_refusal_after_a_retry_that_had_worked_is_memory():
+    # the retry went on, then the run asked for more: the later refusal is the failure, not the recovered one
+    text = PR_26297_REFUSAL + PR_26297_WENT_ON + (
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory\n")
+    assert diagnose_text(text).category in MEMORY_CATEGORIES
+
+
 # -- 2. XLA's memory space: a TPU core's on-chip scratch (vmem) is not the device's memory (hbm) ---------------------
 # https://github.com/sgl-project/sglang-jax/issues/408 (the title and the error line)
 SGLANG_JAX_408 = (

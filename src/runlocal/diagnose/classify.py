@@ -147,6 +147,7 @@ MATCHED_LINE_MAX = 500
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
+PIPELINE_RETRY_ID = "notmem-pipeline-retry"
 NO_GPU_BUILD_ID = "notmem-cpu-only-build"
 RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
@@ -231,6 +232,7 @@ class Scanner:
         self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
         self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
+        self.pp_retry = llamacpp_common.PipelineRetry()  # libllama's compute-buffer retry, and what came after it
         self.vram_gib: float | None = None  # the card's memory as the writer states it
         self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
         self._any_gate = _any_gate(self.index)
@@ -275,7 +277,7 @@ class Scanner:
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
-        if "fit params" in low or "projected to use" in low or "compiled with gpu" in low or "cuda error" in low:
+        if any(w in low for w in llamacpp_common.GATE_WORDS):
             self._ggml_words(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
@@ -322,6 +324,8 @@ class Scanner:
             self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
         if not self.cuda_message and "cuda error" in low:
             self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
+        if llamacpp_common.pipeline_retry(low):
+            self.pp_retry.seen(self.n, line[:MATCHED_LINE_MAX])
 
     def _fit(self, line: str, low: str) -> None:
         """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
@@ -413,6 +417,8 @@ class Scanner:
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
             self.engine_dead = True
+        if any(e.category in kb.MEMORY_CATEGORIES for e in matches):
+            self.pp_retry.memory_said(line_no or self.n)
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
@@ -486,6 +492,7 @@ class Scanner:
                 self.best = (disowned.priority, disowned, self.best[2], self.best[3])
         self._settle_said_elsewhere()
         self._settle_small_card()
+        self._settle_pipeline_retry()
         if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
@@ -507,6 +514,14 @@ class Scanner:
                 and small_card.card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
                 and (oom := kb.get(RUNNER_OOM_ID)) is not None):
             self.best = (oom.priority, oom, self.best[2], self.best[3])
+
+    def _settle_pipeline_retry(self) -> None:
+        """A memory failure said before libllama's compute-buffer retry without pipeline parallelism, in a log going on
+        after the retry with no memory said short again, was recovered from (llamacpp_common.py, 3.)."""
+        if (self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES
+                and (retry := self.pp_retry.recovered(self.best[2], self.n, self.ring)) is not None
+                and (entry := kb.get(PIPELINE_RETRY_ID)) is not None):
+            self.best = (entry.priority, entry, *retry)
 
     def _settle_said_elsewhere(self) -> None:
         """Round 23's misses (session 10, diagnose19): what another line of the log says about the chosen one. C++'s
