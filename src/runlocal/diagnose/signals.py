@@ -451,6 +451,15 @@ _KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cu
 #: entries a line's own figures (a size no machine has) or its memory space (a TPU core's scratch, not the device's
 #: memory) prove, which replace whatever the same line's words matched in the knowledge base
 LINE_VETO = frozenset({"notmem-size-overflow", "notmem-kernel-scratch"})
+
+
+def line_veto(low: str) -> str | None:
+    """The LINE_VETO entry the line proves, whatever its words (a MemoryError, an out-of-memory), or None."""
+    if size_overflow(low):  # a size no machine has
+        return "notmem-size-overflow"
+    if "mem" in low and _ON_CHIP_SCRATCH.search(low):  # a TPU kernel's on-chip scratch, not the device's memory
+        return "notmem-kernel-scratch"
+    return None
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
@@ -673,10 +682,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
         ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
         " full" in low and prose.device_memory_said_full(low))
-    if size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
-        return "notmem-size-overflow"
-    if "mem" in low and _ON_CHIP_SCRATCH.search(low):
-        return "notmem-kernel-scratch"  # the memory space is a kernel's on-chip scratch, whatever the words say
+    if (veto := line_veto(low)) is not None:  # the line's figure or memory space rules its words out (LINE_VETO)
+        return veto
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
