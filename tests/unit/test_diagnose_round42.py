@@ -15,6 +15,8 @@ import pytest
 from runlocal.diagnose import diagnose_text
 from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.diagnose.phase import phase_of_line
+from runlocal.diagnose.small_card import WriterFigures
+from runlocal.hardware.unified_memory import apple_default_working_set
 
 # -- 1. llama.cpp's compute buffers retried without pipeline parallelism ------------------------------------------
 # https://github.com/ggml-org/llama.cpp/pull/26297 (a comment, August 2026): llama-server on three cards, --fit off
@@ -147,3 +149,52 @@ def test_the_same_error_without_a_duration_stays_ggmls_allocation():
 
 def test_running_a_number_of_something_else_is_no_duration():
     assert phase_of_line("after running 3 tests the build passed") is None
+
+
+# -- 5. macOS's IOGPUMemory panic: the writer's figures decide -------------------------------------------------------
+PANIC = ('panic(cpu 7 caller 0xfffffe004418be28): "completeMemory() prepare count underflow" @IOGPUMemory.cpp:550\n'
+         "Debugger message: panic\n")
+
+
+def test_the_driver_panic_on_a_mac_that_holds_the_model_is_not_memory():
+    # https://github.com/jundot/omlx/issues/862: a 9B model at 6 bits on a 16 GB Mac mini. Weights 9e9 × (6 + 0.5) / 8
+    # = 7.31e9 bytes; the default working set of 16 GiB is 2/3 of it, 11.45e9 bytes: held with room
+    assert 9e9 * 6.5 / 8 == 7.3125e9 and apple_default_working_set(16 << 30) == 11453246122
+    d = diagnose_text("mac mini m4 ,16g , run MLX-Qwopus3.5-9B-v3-6bit\n" + PANIC)
+    assert d.category == "not_memory"
+    assert d.entry is not None and d.entry.id == "notmem-gpu-driver-panic"
+
+
+def test_the_driver_panic_with_a_model_inside_a_large_macs_working_set_is_not_memory():
+    # https://github.com/ml-explore/mlx/issues/3346 (a reference count underflow in IOGPU.kext, the reporter's words):
+    # a 122B model at 4 bits, 122e9 × 4.5 / 8 = 68.6e9 bytes, on a 96 GB M3 Ultra, 3/4 of 96 GiB = 77.3e9 bytes
+    assert 122e9 * 4.5 / 8 < apple_default_working_set(96 << 30)
+    text = ("Hardware: Mac Studio, Apple M3 Ultra, 96 GB Unified Memory\n"
+            "Model: Qwen3.5-122B-A10B-Vision-MLX-Mixed-4bit (~50GB VRAM)\n" + PANIC)
+    assert diagnose_text(text).category == "not_memory"
+
+
+def test_the_driver_panic_with_a_model_above_the_working_set_stays_memory():
+    # https://github.com/exo-explore/exo/issues/1972 ("Core 93% wired" before the panic): an 80B model at 4 bits,
+    # 80e9 × 4.5 / 8 = 45.0e9 bytes, on a 48 GB Mac mini M4 Pro, 3/4 of 48 GiB = 38.7e9 bytes: over
+    assert 80e9 * 4.5 / 8 > apple_default_working_set(48 << 30)
+    text = ("A Mac mini M4 Pro with 48 GB unified memory, on an earlier macOS, hard-panicked\n"
+            "Loaded model: mlx-community/Qwen3-Coder-Next-4bit (80B-A3B-MoE, 4-bit, ~45.6 GB on disk)\n" + PANIC)
+    assert diagnose_text(text).category == "metal_oom"
+
+
+@pytest.mark.parametrize("said", [
+    "",  # https://github.com/jundot/omlx/issues/1372 (round 4): the panic alone
+    "mac mini m4 ,16g , run MLX-Qwopus3.5-9B\n",  # no bits
+    "run MLX-Qwopus3.5-9B-v3-6bit\n",  # no Mac memory
+])
+def test_the_driver_panic_without_all_three_figures_stays_memory(said):
+    assert diagnose_text(said + PANIC).category == "metal_oom"
+
+
+def test_the_writers_figures_are_read_from_their_words():
+    said = WriterFigures()
+    for line in ("mac mini m4 ,16g , run mlx-qwopus3.5-9b-v3-6bit", "debugger message: panic"):
+        said.read(line)
+    assert (said.mac_ram_gib, said.fewest_billions, said.bits) == (16.0, 9.0, 6.0)
+    assert said.mac_holds_model()

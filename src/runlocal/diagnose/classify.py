@@ -148,6 +148,7 @@ STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
 PIPELINE_RETRY_ID = "notmem-pipeline-retry"
+DRIVER_PANIC_ID = "notmem-gpu-driver-panic"
 NO_GPU_BUILD_ID = "notmem-cpu-only-build"
 RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
@@ -233,8 +234,7 @@ class Scanner:
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
         self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
         self.pp_retry = llamacpp_common.PipelineRetry()  # libllama's compute-buffer retry, and what came after it
-        self.vram_gib: float | None = None  # the card's memory as the writer states it
-        self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
+        self.said = small_card.WriterFigures()  # the card's or Mac's memory, the model's billions and bits, as stated
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -355,10 +355,7 @@ class Scanner:
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
         self.billions_named = self.billions_named or names_billions(low)
-        if self.vram_gib is None:
-            self.vram_gib = small_card.vram_said_gib(low)
-        if named := small_card.billions_named(low):
-            self.fewest_billions = min(named + [self.fewest_billions or named[0]])
+        self.said.read(low)
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -507,13 +504,17 @@ class Scanner:
         return entry
 
     def _settle_small_card(self) -> None:
-        """A runner's exit on ggml's bare "CUDA error" abort, with no CUDA message pasted, on a card the writer says is
-        below the smallest model they name: the card's memory (small_card.py)."""
-        if (self.best is not None and self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message
-                and small_card.cuda_abort_ends_exit(self.best[3].lower())
-                and small_card.card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
-                and (oom := kb.get(RUNNER_OOM_ID)) is not None):
+        """The writer's figures (small_card.py): ggml's bare "CUDA error" abort ending a runner's exit, on a card below the
+        model named, is the card's memory; macOS's GPU-driver bookkeeping panic, on a Mac that holds it, is not memory."""
+        if self.best is None:
+            return
+        low = self.best[3].lower()
+        if (self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message and small_card.cuda_abort_ends_exit(low)
+                and self.said.card_below_model() and (oom := kb.get(RUNNER_OOM_ID)) is not None):
             self.best = (oom.priority, oom, self.best[2], self.best[3])
+        elif (self.best[1].category in kb.MEMORY_CATEGORIES and small_card.refcount_panic(low)
+              and self.said.mac_holds_model() and (panic := kb.get(DRIVER_PANIC_ID)) is not None):
+            self.best = (panic.priority, panic, self.best[2], self.best[3])
 
     def _settle_pipeline_retry(self) -> None:
         """A memory failure said before libllama's compute-buffer retry without pipeline parallelism, in a log going on
