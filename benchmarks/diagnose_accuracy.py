@@ -4,7 +4,7 @@ Prints accuracy on the tuning part and on the held-out part separately (held out
 measurements/public_errors/held_out/: round 43, collected ahead by collect43 from the issue's LLM runtimes, weighted
 toward memory, aimed at less-collected runtimes, forks and client apps (19 memory failures and 13 look-alikes from 17
 repositories; held_out/round43_queries.md), collected before round 41 joined tuning and before round 42 was scored,
-committed before it is scored, and to be scored once;
+committed before it was scored, and scored once (by diagnose43, after round 42's misses were tuned on: FIRST_RUNS);
 rounds 1-42 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -211,6 +211,16 @@ FIRST_RUNS = (
     # round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
     # scored; 24 memory failures, 19 look-alikes; scored once by diagnose42 after round 41's miss was tuned on
     ("round 42 (LLM runtimes)", "2026-11-26", 43, 37, 39, 4, 19, "1831/1887"),
+    # round 43: the issue's LLM runtimes, weighted toward memory, aimed at the runtimes round 42 got nothing from, at
+    # forks, recipe repositories and client apps, almost only in the issues corpus with later comments (vLLM V1's KV
+    # cache under uneven pipeline parallelism, start-up and CUDA-graph-capture OOMs, Marlin repacking, HIP OOMs, Ollama's
+    # projector and ROCm compute buffers and two ggml OOMs in a request, LocalAI's ~80 GB request, LLamaSharp's Vulkan
+    # OOM, TGI's warm-up, a TensorRT-LLM build, vMLX's Metal OOM; illegal memory accesses and instructions, unknown
+    # architectures, an old ggml file, bitsandbytes' CUDA set-up, no kernel image, a Metal encoder assertion as
+    # look-alikes; held_out/round43_queries.md, four amendments each committed before its queries), collected ahead by
+    # collect43 before round 41 joined tuning and before round 42 was scored; 19 memory failures, 13 look-alikes;
+    # scored once by diagnose43 after round 42's misses were tuned on
+    ("round 43 (LLM runtimes)", "2026-11-26", 32, 30, 32, 0, 13, "1873/1930"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -227,7 +237,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
-                    "round 42 (LLM runtimes)": (0, 24)}
+                    "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19)}
 
 
 def print_first_runs() -> None:

@@ -175,8 +175,8 @@ off-GitHub text (``next/round42_pages.jsonl``) stays in ``next/``, as this loade
 (``held_out/round43.jsonl``, 32 texts from 17 repositories, 19 memory failures and 13 look-alikes) was collected
 ahead by collect43 (the issue's LLM runtimes, memory-weighted, aimed at less-collected runtimes, forks and client
 apps), written down before any query was run (``held_out/round43_queries.md``), before round 41 joined tuning and
-before round 42 was scored, committed before it is scored, and to be scored once; it stays under ``held_out/`` until
-round 45 is collected. Round 44 waits in ``next/`` (collect44's branch), which this loader does not read.
+before round 42 was scored, committed before it was scored, and scored once by diagnose43 (93.8 %); it stays under
+``held_out/`` until round 45 is collected. Round 44 waits in ``next/`` (collect44's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
