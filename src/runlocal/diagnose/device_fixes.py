@@ -51,10 +51,11 @@ DEFAULT_UBATCH = 512   # llama.cpp's default -ub (common/common.h n_ubatch); Oll
 _OLLAMA_MODELFILE = "printf 'FROM MODEL\\nPARAMETER {param} {value}\\n' > Modelfile && ollama create MODEL-{tag} -f Modelfile"
 
 
-def vulkan_cap_fixes(ex: dict[str, Any], runtime: str | None = None) -> list[dict[str, str]]:
+def vulkan_cap_fixes(ex: dict[str, Any], ollama: bool = False) -> list[dict[str, str]]:
     """One Vulkan allocation above the driver's per-allocation cap: what to shrink depends on which buffer it was
     (the compute buffer: the micro-batch; the KV cache: the context; the weights: the layers on that GPU), and a
-    build older than the splitting PRs gains from an update. The cap is not in the log: vulkaninfo prints it."""
+    build older than the splitting PRs gains from an update. The cap is not in the log: vulkaninfo prints it.
+    ``ollama``: the log is Ollama's, so each knob is its option (fixes.py tells)."""
     limit = ex.get("vk_allocation_cap_exceeded")
     size = ex.get("vk_failed_allocation_bytes") or ex.get("requested_bytes")
     if not limit or not size:
@@ -71,7 +72,6 @@ def vulkan_cap_fixes(ex: dict[str, Any], runtime: str | None = None) -> list[dic
                         "2 or 4 GiB; ggml-vulkan.cpp ggml_vk_create_buffer), a cap on one allocation whatever the card "
                         "holds; raising GGML_VK_FORCE_MAX_ALLOCATION_SIZE past the driver's cap fails later instead "
                         "(llama.cpp#13024)"}]
-    ollama = runtime == "ollama"
     fixes += _which_buffer(ex, size_s, splits, ollama)
     if not splits:
         since = ("weights and KV cache in ≤ 1 GiB blocks since PR #11551 (2025-02), compute buffers in chunks since "

@@ -687,7 +687,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
         fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
-    cap = device_fixes.vulkan_cap_fixes(extracted, runtime) if category in MEMORY_CATEGORIES else []
+    cap = device_fixes.vulkan_cap_fixes(extracted, runtime == "ollama") if category in MEMORY_CATEGORIES else []
     if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
         return cap
     if category == "llamacpp_alloc_fail":
