@@ -98,3 +98,13 @@ def test_no_room_for_the_kv_cache_names_num_gpu_on_ollama():
     effect = answer(NO_ROOM, runtime="ollama")["fixes"][0]["effect"]
     assert "offload fewer layers (num_gpu)" in effect and "-ngl" not in effect, effect
     assert "offload fewer layers (-ngl)" in answer(NO_ROOM)["fixes"][0]["effect"]
+
+
+def test_a_long_input_on_ollama_is_cut_with_num_ctx_not_a_tokenizer_line():
+    from runlocal.diagnose.fixes import long_input_fixes
+
+    # 32,768 tokens asked for a 4 GiB block with 1 GiB free: 32,768 × 1/4 = 8,192 tokens fit (a multiple of 16)
+    ex = {"input_tokens": 32768, "requested_bytes": 4 << 30, "free_bytes": 1 << 30}
+    command = long_input_fixes(ex, "ollama")[0]["command"]
+    assert "PARAMETER num_ctx 8192" in command and "ollama create" in command, command
+    assert "tokenizer" not in command

@@ -490,6 +490,8 @@ _INPUT_CAP = {
     "lightllm": "python -m lightllm.server.api_server --model_dir MODEL --max_req_input_len {n}",
     "lmdeploy": "lmdeploy serve api_server MODEL --session-len {n}",
     "sglang": "python -m sglang.launch_server --model-path MODEL --context-length {n}",
+    # Ollama: num_ctx (× parallel is llama-server's -c, llm/llama_server.go), per model in a Modelfile
+    "ollama": "printf 'FROM MODEL\\nPARAMETER num_ctx {n}\\n' > Modelfile && ollama create MODEL-ctx{n} -f Modelfile",
 }
 _TRUNCATE = 'inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length={n})'
 LONG_INPUT_ROUND = 16   # tokens: the shorter input is rounded down to this
