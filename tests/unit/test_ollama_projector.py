@@ -35,8 +35,18 @@ def _step(plan, name: str):
 
 
 def test_the_projector_is_the_size_ollama_logs_for_gemma3_12b():
+    # by hand, from gemma-3-12b-it's config.json: SigLIP vision tower (27 layers, hidden 1152, MLP 4304, 14×14
+    # patches of an 896-pixel image = 4,096 positions) and the projector (1152 → 3840, one norm); Ollama's converter
+    # keeps tensors of two or more dimensions in F16 and 1-D ones (biases, norms) in F32
+    h, ff, layers = 1152, 4304, 27
+    matrices = (h * 3 * 14 * 14 + 4096 * h                     # patch embedding (conv), position embedding
+                + layers * (4 * h * h + 2 * ff * h)             # q, k, v, o; fc1, fc2
+                + h * 3840)                                     # mm_input_projection
+    vectors = (h + layers * (4 * h + ff + h + 4 * h)            # patch bias; q/k/v/o, fc1, fc2 biases; 2 layer norms
+               + 2 * h + h)                                     # post layer norm; mm_soft_emb_norm
+    assert matrices + vectors == 421_290_864                    # the vision/audio tower `check` prints
     size = projector_bytes(lookup("gemma-3-12b"))
-    assert size == 843_383_232                                  # 804.3 MiB
+    assert size == matrices * 2 + vectors * 4 == 843_383_232   # 804.3 MiB
     for logged_mib in (795.9, 806.2):
         assert abs(size / MiB - logged_mib) / logged_mib < 0.02, (size / MiB, logged_mib)
 
