@@ -143,19 +143,25 @@ def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = Tr
     return out
 
 
+def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
+    """One table row's decode and prefill cells (n, median, p90, and rows with no prediction) for the stats keyed
+    ``prefix + kind``."""
+    cells = []
+    for kind in ("tg", "pp"):
+        st = stats.get(f"{prefix}{kind}", {})
+        n = int(st.get("n", 0))
+        miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
+        cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
+                     + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
+    return " ".join(cells)
+
+
 def print_backend_table(title: str, stats: dict[str, dict[str, float]]) -> None:
     print(f"\n{title}")
     print(f"{'backend':8} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
     order = ["cuda", "rocm", "vulkan", "metal", "sycl", "cpu"]
     for b in sorted({k.split('/')[0] for k in stats}, key=lambda x: order.index(x) if x in order else 99):
-        cells = []
-        for kind in ("tg", "pp"):
-            st = stats.get(f"{b}/{kind}", {})
-            n = int(st.get("n", 0))
-            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
-            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
-                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
-        print(f"{b:8} {' '.join(cells)}")
+        print(f"{b:8} {error_cells(stats, b + '/')}")
 
 
 def by_source(rows: list[Row], consts, split_ms: float) -> None:
@@ -277,14 +283,7 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
     print(f"\n{title}")
     print(f"{label:40} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
     for g in sorted({k.split("|")[0] for k in stats}):
-        cells = []
-        for kind in ("tg", "pp"):
-            st = stats.get(f"{g}|{kind}", {})
-            n = int(st.get("n", 0))
-            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
-            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
-                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
-        print(f"{g:40} {' '.join(cells)}")
+        print(f"{g:40} {error_cells(stats, g + '|')}")
 
 
 # a round's collection rule, where it is not <round>_queries.md (round 4: MoE prompt speed on CUDA)
