@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from runlocal.hardware import fa_prefill as FA
@@ -14,9 +15,28 @@ from runlocal.hardware.nvidia_peak import clock_share
 from .speed_fit_era import current_build
 
 if TYPE_CHECKING:   # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .speed_fit import Row
+
+
+_priced = True      # term_off(): a held-out round scored as before the term too (benchmarks/speed_accuracy.py)
+
+
+@contextmanager
+def term_off() -> Iterator[None]:
+    """Score rows inside the block as before the term: every row's attention at ATTN_FACTOR (plans are untouched)."""
+    global _priced
+    saved, _priced = _priced, False
+    try:
+        yield
+    finally:
+        _priced = saved
+
+
+def term_on() -> bool:
+    """Whether rows are priced with the term now (not inside term_off)."""
+    return _priced
 
 
 def fa_priced(row: Row) -> bool:
@@ -24,7 +44,7 @@ def fa_priced(row: Row) -> bool:
     record with ``"fa": 1`` on CUDA, an NVIDIA card of compute capability 7.0+), of a 2025-2026 build (the kernel
     landed in PR #11583, early 2025; before it the WMMA kernel ran, which the term is not derived from): the term prices
     it, not ATTN_FACTOR."""
-    return (row.kind == "pp" and row.fa and row.n_devices == 1 and current_build(row)
+    return (_priced and row.kind == "pp" and row.fa and row.n_devices == 1 and current_build(row)
             and FA.applies(row.device, row.backend, True, True))
 
 

@@ -40,6 +40,8 @@ from .speed_fit import (
     write_fit,
 )
 from .speed_fit_era import superseded
+from .speed_fit_fa import term_off
+from .speed_fit_fa import term_on as FA_TERM_ON
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 
@@ -211,6 +213,8 @@ def main(argv: list[str], reports: tuple = ()) -> int:
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
+    with term_off():        # round 9 tests the flash-attention term (hardware/fa_prefill.py): scored without it too
+        report_held_out_round("round9", consts, split_ms, quiet="--quiet" in argv)
     for extra in reports:   # reports kept in their own modules (benchmarks/speed_accuracy.py: the hybrid rows)
         extra(consts, split_ms, quiet="--quiet" in argv)
     return 0
@@ -303,6 +307,7 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
         return
     rule = ROUND_RULES.get(name, f"{name}_queries.md")
     term = f"; micro-batch term {'on' if UB.active() else 'off'}" if name in ("round6", "round8") else ""
+    term += f"; flash-attention term {'on' if FA_TERM_ON() else 'off'}" if name == "round9" else ""
     fitted = TUNING_SINCE.get(name, "never fitted")
     print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, {fitted}{term}):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
