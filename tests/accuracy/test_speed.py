@@ -317,6 +317,27 @@ def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart
     assert (ROOT / "measurements/speed/held_out/round8_queries.md").is_file()
 
 
+def test_held_out_round9_is_never_fitted_and_the_flash_attention_term_is_only_tuned_apart(bench):
+    # measurements/speed/held_out/round9.jsonl: collected by round9_queries.md (committed before any query), committed
+    # unscored before hardware/fa_prefill.py existed, scored once with the term on and off (round9_first_run.txt). The
+    # term's one share is fitted on round 7's CUDA rows at depth only (speed_fit.FA_TUNING_ROUNDS).
+    round9 = bench.load_held_out("round9")
+    assert len(round9) >= 20 and {r["backend"] for r in round9} == {"cuda"}
+    assert all(r["fa"] == 1 and r["date"] >= "2025" and r.get("n_ubatch", 512) >= 128 for r in round9)
+    assert len({r["source_url"] for r in round9 if "@d" in r["test"]}) >= 3
+    assert all(r["source_url"].startswith("https://github.com/") for r in round9)
+    key = lambda r: (r["source_url"], r["device"], r["model"], r["quant"], r["test"], r["tokens_per_s"])  # noqa: E731
+    seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)} | {
+        key(r) for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8")
+        for r in bench.load_held_out(name)}
+    assert not {key(r) for r in round9} & seen
+    assert "round9" not in bench.FA_TUNING_ROUNDS
+    assert not any("round9" in r.rec["_file"] for r in bench.load_fa_tuning())
+    first = (ROOT / "measurements/speed/held_out/round9_first_run.txt").read_text()
+    assert "flash-attention term on" in first and "flash-attention term off" in first
+    assert (ROOT / "measurements/speed/held_out/round9_queries.md").is_file()
+
+
 # --- hybrid (recurrent) models: measurements/speed/hybrid_2026.jsonl and held_out/hybrid.jsonl -----------------------
 
 def _hybrid_errors(bench, held_out: bool) -> dict[str, list[float]]:
