@@ -17,7 +17,9 @@ far, at a fitted share of the device's peak — its int8 tensor TOPS for integer
 NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
 its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
-CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
+CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs
+count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them as its CUDA FlashAttention kernel (flash attention
+on, an NVIDIA card of compute capability 7.0+): there they take that kernel's own time (fa_prefill.py).
 
 The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
 (``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
