@@ -70,8 +70,8 @@ def _path(row) -> str:
     return f"{kind}/{row.rec['gdn_path']}" if row.rec.get("gdn_path") else kind
 
 
-PARTS = ((False, "tuning part, measurements/speed/hybrid_2026.jsonl + held_out/hybrid.jsonl (round 1)",
-          "held_out/hybrid_queries.md"),
+PARTS = ((False, "tuning part, measurements/speed/hybrid_2026.jsonl + held_out/hybrid.jsonl (round 1) + the H100's "
+          "own granite runs", "held_out/hybrid_queries.md"),
          (True, "held-out part, measurements/speed/held_out/hybrid2.jsonl, never fitted", "held_out/hybrid2_queries.md"))
 
 

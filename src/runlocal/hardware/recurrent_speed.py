@@ -56,7 +56,9 @@ the same factor 1.5 against it as against their fp16 peaks:
 Their median (of two: their mean), 1.55, is SCAN_BYTES_PER_ELEM; other timings in the corpus are older kernels (PR
 #18630's 'before', PR #13291's chart) or name no shape (PR #18505). A prompt token then takes Σ state elements ×
 SCAN_BYTES_PER_ELEM ÷ bandwidth more. Builds with the unfused chunked prompt graph (before b8301) run other kernels;
-they are given the same rate (not measured).
+they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
+prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
+where the token-sequential rate is an upper bound on the scan's time.
 Pure computation, no I/O.
 """
 
