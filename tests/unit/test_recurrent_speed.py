@@ -95,3 +95,20 @@ def test_a_cpu_part_pays_no_gpu_kernel_latency():
     by_hand = (weights * TW.read_fraction(model) + RS.recurrent_state_traffic(model, backend="cpu")) / rate \
         + model.n_layers * S.CPU.layer_us / 1e6
     assert t == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_another_runtime_moves_the_state_once_each_way_and_pays_no_ggml_kernels():
+    # vLLM's kernels are not llama.cpp's graph: the state's read and write (2 passes of state and window) and no extra
+    # kernels; falcon-h1-7b: 44 Mamba-2 layers of 786,432 state + 10,752 window elements → 280.6 MB a token
+    from asking import check_json
+
+    model = lookup("falcon-h1-7b")
+    assert RS.recurrent_state_traffic(model, backend=None) == 4 * 44 * 2 * (786_432 + 10_752) == 280_608_768
+    steps = check_json("falcon-h1-7b", "--gpu", "rtx-a5000", "--runtime", "vllm", "--ctx", "4096")["explain"]
+    assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == "280.6 MB/token"
+    assert not any(s["label"] == "decode: recurrent kernels" for s in steps)
+    # llama.cpp on the same card: 4 passes of the state, 7 of the window, and the kernels
+    steps = check_json("falcon-h1-7b", "--gpu", "rtx-a5000", "--ctx", "4096")["explain"]
+    assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == \
+        f"{4 * 44 * (4 * 786_432 + 7 * 10_752) / 1e6:.1f} MB/token"
+    assert any(s["label"] == "decode: recurrent kernels" for s in steps)

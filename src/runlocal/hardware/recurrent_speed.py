@@ -76,6 +76,7 @@ GDN_FUSED_STATE_PASSES = 6      # gather 2 + fused op 2 + cache copy 2
 GDN_CACHE_FUSED_STATE_PASSES = 4   # CUDA / HIP, SYCL: the cache copy fused into the op
 GDN_UNFUSED_STATE_PASSES = 18   # gather 2 + the autoregressive graph's 14 + cache copy 2
 CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window's copy back 2
+KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
 CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
 PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
 # extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
@@ -110,7 +111,10 @@ SCAN_BYTES_PER_ELEM = round(statistics.median(scan_bytes_per_elem(t) for t in SC
 
 def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None) -> int:
     """State-sized reads + writes a decoded token makes in one recurrent layer of ``kind`` (see the module docstring);
-    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph)."""
+    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph). No ggml
+    ``backend`` (a runtime other than llama.cpp, whose graph is not counted): the kernel's own read and write."""
+    if backend is None:
+        return KERNEL_STATE_PASSES
     if kind != "gated_deltanet":
         return MAMBA_STATE_PASSES
     if gdn_path == "unfused":
@@ -120,8 +124,10 @@ def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: st
 
 def recurrent_state_traffic(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH,
                             backend: str | None = None) -> float:
-    """Bytes one decoded token moves through the recurrent layers' f32 states and conv windows; 0 without them."""
-    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend) * r.state_elems + CONV_PASSES * r.conv_elems)
+    """Bytes one decoded token moves through the recurrent layers' f32 states and conv windows on a ggml ``backend``
+    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write); 0 without them."""
+    conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
+    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend) * r.state_elems + conv * r.conv_elems)
                      for r in model.recurrent_layers))
 
 
@@ -168,32 +174,36 @@ def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None =
         return ""
     r = layers[0]
     uniform = len({(x.state_elems, x.conv_elems, x.kind) for x in layers}) == 1
-    elems = (f"({state_passes(r.kind, gdn_path, backend)} passes × {r.state_elems:,} state + {CONV_PASSES} × "
+    conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
+    elems = (f"({state_passes(r.kind, gdn_path, backend)} passes × {r.state_elems:,} state + {conv} × "
              f"{r.conv_elems:,} conv elements)" if uniform else "(their state and conv elements × their passes)")
+    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path) makes over the state"
+             if backend is not None else "the kernel's own read and write (a runtime other than llama.cpp)")
     return (f"{len(layers)} layers × {elems} × {F32_BYTES} B f32 = {traffic / 1e6:.1f} MB/token, in the decode GB "
-            f"above: the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path) makes over the state "
-            "(hardware/recurrent_speed.py)")
+            f"above: {whose} (hardware/recurrent_speed.py)")
 
 
-def kernel_words(model: ModelSpec, layer_us: float, gdn_path: str | None = PLANNED_GDN_PATH) -> str:
-    """The --explain words for the recurrent layers' extra kernels."""
+def kernel_words(model: ModelSpec, gpu_extra_layers: float, gdn_path: str | None = PLANNED_GDN_PATH) -> str:
+    """The --explain words for the recurrent layers' extra kernels (``gpu_extra_layers``: the GPU parts' share)."""
     n, k = len(model.recurrent_layers), extra_kernels(model, gdn_path)
-    extra = extra_layers(model, gdn_path)
-    return (f"{n} recurrent layers × {k} kernels more than an attention layer × {KERNEL_SCALE:g} × {layer_us:g} µs ÷ "
-            f"{KERNELS_PER_LAYER} = {extra * layer_us / 1e3:.2f} ms/token, in the decode time above (kernels counted "
-            "in llama.cpp's graph; the scale fitted on the hybrid tuning rows: hardware/recurrent_speed.py)")
+    share = gpu_extra_layers / extra_layers(model, gdn_path) if extra_layers(model, gdn_path) else 0.0
+    on_gpu = "" if share > 0.999 else f", {share:.0%} of them on the GPU"
+    return (f"{n} recurrent layers × {k} kernels more than an attention layer × {KERNEL_SCALE:g} ÷ {KERNELS_PER_LAYER}"
+            f"{on_gpu} = {gpu_extra_layers:.1f} layers' fixed cost, in the decode time above (kernels counted in "
+            "llama.cpp's graph; the scale fitted on the hybrid tuning rows: hardware/recurrent_speed.py)")
 
 
-def explain_notes(model: ModelSpec, layer_us: float | None, bandwidth_gbs: float | None,
+def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gbs: float | None,
                   scan_counted: bool) -> tuple[tuple[str, str, str], ...]:
-    """The --explain steps (label, formula, value) of the kernels and scan terms a plan counted: the kernels where a GPU
-    part carries them (``layer_us``: its Fit.layer_us), the scan where the prompt rate included it."""
+    """The --explain steps (label, formula, value) of the kernels and scan terms a plan counted: the kernels the GPU
+    parts carry (``gpu_extra``: their extra layers and those × their Fit.layer_us, µs), the scan where the prompt rate
+    included it."""
     if not model.recurrent_layers:
         return ()
     notes = []
-    if layer_us:
-        extra = extra_layers(model) * layer_us / 1e3
-        notes.append(("decode: recurrent kernels", kernel_words(model, layer_us), f"{extra:.2f} ms/token"))
+    layers, us = gpu_extra
+    if layers:
+        notes.append(("decode: recurrent kernels", kernel_words(model, layers), f"{us / 1e3:.2f} ms/token"))
     if scan_counted and bandwidth_gbs:
         notes.append(("prefill: recurrent scan", scan_words(model, bandwidth_gbs),
                       f"{scan_seconds(model, bandwidth_gbs) * 1e6:.1f} µs/token"))

@@ -519,7 +519,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     ggml_backend = planned_backend(alloc)
     # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
     state = recurrent_state_traffic(model, backend=ggml_backend)
-    rec_share = extra_layers(model) / model.n_layers
+    rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -596,9 +596,9 @@ def planned_backend(alloc) -> str | None:
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
-    layer_us = next((q.fit.layer_us for q in parts if q.extra_layers), None)
+    gpu_extra = (sum(q.extra_layers for q in parts), sum(q.extra_layers * q.fit.layer_us for q in parts))
     bandwidth = first_gpu.dev.bandwidth_gbs if first_gpu and first_gpu.dev else None
-    return explain_notes(model, layer_us, bandwidth, prefill_counted)
+    return explain_notes(model, gpu_extra, bandwidth, prefill_counted)
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
@@ -676,7 +676,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model, backend=(ggml_gpu := first_gpu.backend if first_gpu else None))
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)))   # as device_parts moved it
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
