@@ -73,7 +73,11 @@ def test_vulkan_cap_on_the_compute_buffer_halves_ollamas_num_batch():
     # the log's n_ubatch 512 is Ollama's num_batch (-ub num_batch): half is 256
     assert "PARAMETER num_batch 256" in commands(doc)[1], commands(doc)
     assert "ollama create" in commands(doc)[1]
-    assert any(c.startswith("ollama -v") for c in commands(doc))  # the old wording: a build before the splitting PRs
+    # the old wording (a build before the splitting PRs): the fix is to update Ollama, the way docs/linux.mdx
+    # "Updating" says ("Update Ollama by running the install script again"); `ollama -v` only says which one runs
+    update = next(f for f in doc["fixes"] if f["title"].startswith("Update Ollama"))
+    assert update["command"].startswith("curl -fsSL https://ollama.com/install.sh | sh"), update
+    assert "`ollama -v` shows" in update["command"] and not any(c.startswith("ollama -v") for c in commands(doc))
 
 
 def test_vulkan_cap_on_the_kv_cache_halves_num_ctx_of_one_sequence():
@@ -108,3 +112,68 @@ def test_a_long_input_on_ollama_is_cut_with_num_ctx_not_a_tokenizer_line():
     command = long_input_fixes(ex, "ollama")[0]["command"]
     assert "PARAMETER num_ctx 8192" in command and "ollama create" in command, command
     assert "tokenizer" not in command
+
+
+# -- one knob, one fix: the knowledge base's Ollama lines for a knob the log's numbers already set give way ------
+# Ollama's source says which option is which flag (module docstring): num_batch is -ub, num_ctx and
+# OLLAMA_CONTEXT_LENGTH are -c (one sequence's, × OLLAMA_NUM_PARALLEL), num_gpu is -ngl.
+def knobs_set(doc: dict) -> list[str]:
+    """Each fix's knob, in Ollama's words as a reader sees them (one fix may set several)."""
+    import re
+
+    words = re.compile(r"num_batch|num_ctx|OLLAMA_CONTEXT_LENGTH|num_gpu|OLLAMA_FLASH_ATTENTION")
+    same = {"OLLAMA_CONTEXT_LENGTH": "num_ctx"}
+    return [k for c in commands(doc) for k in {same.get(w, w) for w in words.findall(c)}]
+
+
+def test_the_computed_num_batch_replaces_the_knowledge_bases_options_line():
+    doc = answer(VULKAN_COMPUTE)
+    # before: 'PARAMETER num_batch 256' (computed) and '"options": {"num_batch": 256}' (the KB's) both printed
+    assert knobs_set(doc).count("num_batch") == 1, commands(doc)
+    assert not any('"num_batch"' in c for c in commands(doc))
+    # the KB's "Use a smaller context" says OLLAMA_CONTEXT_LENGTH=8192, and the log's n_ctx is 8192 on one
+    # sequence: not smaller, so not a fix
+    assert "num_ctx" not in knobs_set(doc), commands(doc)
+
+
+def test_the_computed_num_ctx_replaces_the_knowledge_bases_context_length_line():
+    doc = answer(VULKAN_KV)
+    # before: 'PARAMETER num_ctx 4096' then 'OLLAMA_CONTEXT_LENGTH=N ollama serve'
+    assert knobs_set(doc).count("num_ctx") == 1, commands(doc)
+    # the KV cache's own other knobs stay: a q8_0 cache is 34/64 of f16 (ggml type traits), one sequence of two
+    # is half the cells
+    assert any("OLLAMA_KV_CACHE_TYPE=q8_0" in c for c in commands(doc))
+    assert any(c.startswith("OLLAMA_NUM_PARALLEL=1") for c in commands(doc))
+
+
+def test_flash_attention_alone_leaves_a_kv_cache_as_large_so_it_is_no_fix_for_a_kv_cap():
+    from runlocal.diagnose.device_fixes import reads_cap_as_capacity
+    from runlocal.diagnose.fixes import _flags
+
+    fa = "OLLAMA_FLASH_ATTENTION=1 ollama serve"
+    # the KV cache's bytes are n_ctx × layers × (K + V) per cell whatever the attention kernel: FA does not shrink it
+    assert reads_cap_as_capacity(fa, _flags(fa), frozenset(), {"kv_alloc_failed": True})
+    # the compute buffer without FA holds the KQ scores (n_kv × n_ubatch × heads), which FA does not materialize
+    assert not reads_cap_as_capacity(fa, _flags(fa), frozenset(), {"compute_alloc_failed": True})
+
+
+def test_ollama_spellings_read_as_the_llama_server_flags_they_set():
+    from runlocal.diagnose.fixes import _flags
+
+    assert _flags("printf 'FROM MODEL\\nPARAMETER num_batch 256\\n' > Modelfile && "
+                  "ollama create MODEL-batch256 -f Modelfile") == {"-ub"}   # -f Modelfile is no knob
+    assert _flags('"options": {"num_batch": 256}') == {"-ub"}
+    assert _flags("OLLAMA_CONTEXT_LENGTH=8192 ollama serve") == _flags("PARAMETER num_ctx 4096") == {"-c"}
+    assert _flags('/set parameter num_gpu 20   # or "options": {"num_gpu": 20}') == {"-ngl"}
+    # a line that also turns a knob no computed fix sets is never taken for one that only sets -c
+    assert _flags("OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NUM_PARALLEL=1 ollama serve") == {"-c", "-np"}
+    assert _flags("llama-server -m MODEL.gguf -ub 256") == {"-m", "-ub"}
+
+
+def test_check_and_diagnose_write_the_modelfile_the_same_way():
+    from runlocal.diagnose.ollama_fixes import modelfile
+
+    # docs/modelfile.mdx: "FROM <model name>" and "PARAMETER <parameter> <parametervalue>", then
+    # `ollama create <name> -f <Modelfile>`; test_runtime_ollama.py::test_command checks check's line the same way
+    assert modelfile("num_gpu", 46, "gpu46") == (
+        "printf 'FROM MODEL\\nPARAMETER num_gpu 46\\n' > Modelfile && ollama create MODEL-gpu46 -f Modelfile")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import ollama_fixes
+
 # The tool that lists what holds a GPU, by vendor. NVIDIA: nvidia-smi. AMD: rocm-smi --showpids (ROCm SMI's
 # "--showpids", its man page in rocm-smi 5.x) or amd-smi, which replaces it (AMD SMI CLI docs: "intended to replace
 # and deprecate the existing rocm_smi CLI tool"; its "process" command lists the processes on a GPU).
@@ -44,11 +46,8 @@ def processes_command(category: str, ex: dict[str, Any]) -> str:
 VK_LIMIT_COMMAND = 'vulkaninfo | grep -iE "maxMemoryAllocationSize|maxBufferSize"   # the cap, per GPU'
 DEFAULT_UBATCH = 512   # llama.cpp's default -ub (common/common.h n_ubatch); Ollama's num_batch too (api/types.go)
 # An Ollama log's fixes are Ollama's settings, never llama-server flags: per-model options as PARAMETER lines of a
-# Modelfile (docs/modelfile.mdx; num_batch and num_gpu are api/types.go Runner options, which a Modelfile and the
-# API's "options" both set). num_batch is the micro-batch: v0.30+ passes it as llama-server's -b and -ub
-# (llm/llama_server.go appendBatchArgs), earlier runners set n_ubatch = num_batch (llama/llama.go NewContextParams);
-# num_gpu is -ngl; num_ctx × OLLAMA_NUM_PARALLEL is the -c / n_ctx the log prints (server/sched.go).
-_OLLAMA_MODELFILE = "printf 'FROM MODEL\\nPARAMETER {param} {value}\\n' > Modelfile && ollama create MODEL-{tag} -f Modelfile"
+# Modelfile (ollama_fixes.modelfile; num_batch is -ub, num_gpu -ngl, num_ctx × OLLAMA_NUM_PARALLEL the -c / n_ctx
+# the log prints: ollama_fixes' docstring cites where).
 
 
 def vulkan_cap_fixes(ex: dict[str, Any], ollama: bool = False) -> list[dict[str, str]]:
@@ -76,9 +75,9 @@ def vulkan_cap_fixes(ex: dict[str, Any], ollama: bool = False) -> list[dict[str,
     if not splits:
         since = ("weights and KV cache in ≤ 1 GiB blocks since PR #11551 (2025-02), compute buffers in chunks since "
                  "PR #15815 (2025-09)")
-        fixes.append({"title": f"Use a newer {'Ollama' if ollama else 'llama.cpp build'}: "
-                               f"{'the llama.cpp it runs' if ollama else 'it'} splits its buffers below the limit",
-                      "command": f"{'ollama -v' if ollama else 'llama-server --version'}   # {since}",
+        fixes.append(ollama_fixes.update_fix(f"llama.cpp splits {since}") if ollama else
+                     {"title": "Use a newer llama.cpp build: it splits its buffers below the limit",
+                      "command": f"llama-server --version   # {since}",
                       "effect": "builds since then place each buffer in pieces under the cap, so only a single "
                                 "tensor larger than the cap can still fail"})
     return fixes
@@ -88,13 +87,44 @@ def vulkan_cap_fixes(ex: dict[str, Any], ollama: bool = False) -> list[dict[str,
 # smaller file): beside a per-allocation cap they mislead, so they give way to the cap's own fixes
 _CAPACITY_KNOBS = frozenset({"-ngl", "--n-gpu-layers", "--tensor-split", "-ts", "--split-mode", "-sm"})
 _CAPACITY_WORDS = ("Q4_K_M", "num_gpu", "SMALLER_TAG", "--gpu ")
+# the knobs that shrink each buffer (fixes._flags' names; an Ollama option or variable reads as the flag it sets):
+# the compute buffer holds one micro-batch's activations and, without flash attention, its KQ scores over n_ctx
+# cells (-ub, -b, -fa, -c, -np: -c is n_ctx, and Ollama's n_ctx is num_ctx × OLLAMA_NUM_PARALLEL); the KV cache
+# grows with n_ctx and its type's bytes; a weights buffer only with fewer layers or bits (the capacity knobs above)
+_SHRINKS = {
+    "compute": frozenset({"-ub", "--ubatch-size", "-b", "--batch-size", "-fa", "--flash-attn", "-c", "--ctx-size",
+                          "-np", "--parallel"}),
+    "kv": frozenset({"-c", "--ctx-size", "-np", "--parallel", "--cache-type-k", "--cache-type-v", "-ctk", "-ctv"}),
+    "weights": frozenset(),
+}
+# a context a command sets: Ollama's num_ctx (one sequence's: n_ctx / n_seq_max), or llama-server's -c (n_ctx)
+_CONTEXT_VALUE = re.compile(r"(?:OLLAMA_CONTEXT_LENGTH=|num_ctx\W+)(\d+)|(?<!\S)(?:-c|--ctx-size)[ =](\d+)")
 
 
-def reads_cap_as_capacity(command: str, flags: frozenset[str], cap_flags: frozenset[str]) -> bool:
+def failed_buffer(ex: dict[str, Any]) -> str | None:
+    """Which buffer went over the cap, as the line after it says: 'compute', 'kv', 'weights' or None."""
+    return next((b for b, key in (("compute", "compute_alloc_failed"), ("kv", "kv_alloc_failed"),
+                                  ("weights", "weights_alloc_failed")) if ex.get(key)), None)
+
+
+def reads_cap_as_capacity(command: str, flags: frozenset[str], cap_flags: frozenset[str],
+                          ex: dict[str, Any] | None = None) -> bool:
     """Whether a knowledge-base fix is for a full card (or turns a knob the cap's fixes already set, ``cap_flags``
-    less -m) rather than for one buffer over a per-allocation cap."""
-    return bool(flags & _CAPACITY_KNOBS or any(w in command for w in _CAPACITY_WORDS)
-                or flags & (cap_flags - {"-m"}))
+    less -m) rather than for one buffer over a per-allocation cap; with the log's figures ``ex``, also one whose
+    every knob leaves the buffer that failed as large (OLLAMA_MAX_LOADED_MODELS, flash attention for a KV cache), or
+    whose context is not below the one that failed."""
+    if flags & _CAPACITY_KNOBS or any(w in command for w in _CAPACITY_WORDS) or flags & (cap_flags - {"-m"}):
+        return True
+    buffer = failed_buffer(ex or {})
+    if buffer is None or not flags:
+        return False
+    if not flags & _SHRINKS[buffer]:
+        return True
+    ctx, n_ctx = _CONTEXT_VALUE.search(command), (ex or {}).get("n_ctx")
+    if not (ctx and n_ctx):
+        return False
+    per_seq = ctx.group(1) is not None
+    return int(ctx.group(1) or ctx.group(2)) >= int(n_ctx) // (int((ex or {}).get("n_seq_max") or 1) if per_seq else 1)
 
 
 def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = False) -> list[dict[str, str]]:
@@ -108,7 +138,7 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
         half = max(ub // 2, 1)
         knob = f"num_batch {half}" if ollama else f"-ub {half}"
         return [{"title": f"Halve the micro-batch: {knob}",
-                 "command": _OLLAMA_MODELFILE.format(param="num_batch", value=half, tag=f"batch{half}") if ollama
+                 "command": ollama_fixes.modelfile("num_batch", half, f"batch{half}") if ollama
                  else f"llama-server -m {gguf} -ub {half}",
                  "effect": f"the {size_s} buffer is {'one tensor of ' if splits else ''}the compute buffer, whose "
                            f"activations grow with the tokens of one micro-batch ({ub}"
@@ -122,7 +152,7 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
         said = f"n_ctx {int(n_ctx):,} as the log states" if n_ctx else "the log does not state n_ctx"
         unknown = "" if n_ctx else f"   # N: half the {'num_ctx' if ollama else '-c'} that failed"
         return [{"title": "Halve the context: the KV cache is one allocation in this build",
-                 "command": (_OLLAMA_MODELFILE.format(param="num_ctx", value=ctx_half, tag="smaller") if ollama
+                 "command": (ollama_fixes.modelfile("num_ctx", ctx_half, "smaller") if ollama
                              else f"llama-server -m {gguf} -c {ctx_half}") + unknown,
                  "effect": f"the {size_s} buffer is the KV cache, which grows with the context ({said}); it must "
                            "come under the limit vulkaninfo prints"}]
@@ -137,7 +167,7 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
         now = f"{int(layers)}" if layers else "the layers now on it"
         bound = f"   # N ≤ {now} × the limit ÷ {size_s}"
         return [{"title": "If this build puts that GPU's weights in one buffer: keep fewer layers on it",
-                 "command": (_OLLAMA_MODELFILE.format(param="num_gpu", value="N", tag="fewer-layers") if ollama
+                 "command": (ollama_fixes.modelfile("num_gpu", "N", "fewer-layers") if ollama
                              else f"llama-server -m {gguf} -ngl N") + bound,
                  "effect": f"the {size_s} buffer holds weights; a build that allocates a GPU's weights as one buffer "
                            "shrinks it with each layer kept on the CPU, while one tensor over the limit needs a "

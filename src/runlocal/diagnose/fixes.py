@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, runtime_note
+from . import device_fixes, ollama_fixes, runtime_note
 from .kb import MEMORY_CATEGORIES
 
 
@@ -35,11 +35,19 @@ def _round_down(n: int, to: int = 256) -> int:
     return n // 16 * 16 if n >= 16 else n
 
 
+def _knob(runtime: str | None, flag: str) -> str:
+    """llama-server's flag, or the Ollama option that sets it."""
+    return ollama_fixes.knob(flag) if runtime == "ollama" else flag
+
+
 _FLAG = re.compile(r"(?<!\S)(--?[A-Za-z][\w-]*)")
 
 
 def _flags(command: str) -> frozenset[str]:
-    """The option names a command sets ("--max-model-len", "-ngl"…), underscores read as dashes."""
+    """The option names a command sets ("--max-model-len", "-ngl"…), underscores read as dashes; an Ollama command's
+    options and variables as the llama-server flags they set (num_batch: -ub, num_ctx: -c, …; ollama_fixes)."""
+    if ollama_fixes.is_ollama_command(command):
+        return ollama_fixes.knob_flags(command)
     return frozenset(f.replace("_", "-") for f in _FLAG.findall(command or ""))
 
 
@@ -383,12 +391,6 @@ def _context_share_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[s
     return fixes
 
 
-def _knob(runtime: str | None, flag: str) -> str:
-    """llama-server's flag, or the Ollama option that sets it (llm/llama_server.go startLlamaServer passes
-    num_ctx × parallel as -c and num_gpu as -ngl)."""
-    return {"-c": "num_ctx", "-ngl": "num_gpu"}[flag] if runtime == "ollama" else flag
-
-
 def _share_command(runtime: str | None, share: float | None, ex: dict[str, Any], q8: bool = False) -> str:
     """A context command whose size is a share of the one that failed (N, with the bound in a comment; ``share``
     None: only that it is smaller)."""
@@ -396,12 +398,9 @@ def _share_command(runtime: str | None, share: float | None, ex: dict[str, Any],
         return f"   # N ≤ {share:.2f} × the {knob} that failed" if share is not None else \
             f"   # N below the {knob} that failed"
 
-    if runtime == "ollama":
-        if not _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM):  # older: per model, in a Modelfile
-            return ("printf 'FROM MODEL\\nPARAMETER num_ctx N\\n' > Modelfile && "
-                    "ollama create MODEL-smaller -f Modelfile" + bound("num_ctx"))
-        env = "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 " if q8 else ""
-        return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound('num_ctx')}"
+    if runtime == "ollama":  # older releases: per model, in a Modelfile
+        return ollama_fixes.share_command(bound("num_ctx"), _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH",
+                                                                           OLLAMA_CONTEXT_ENV_FROM), q8)
     q8_flags = f" {_fa_flag(ex)} --cache-type-k q8_0 --cache-type-v q8_0" if q8 else ""
     return f"llama-server -m {_gguf(ex)} -c N{q8_flags}{bound('-c')}"
 
@@ -409,11 +408,8 @@ def _share_command(runtime: str | None, share: float | None, ex: dict[str, Any],
 def _context_command(model: str, ctx: int, runtime: str | None, ex: dict[str, Any], q8: bool = False) -> str:
     if runtime == "ollama":  # Ollama sizes the cache as num_ctx × parallel (server/sched.go)
         num_ctx = max(CTX_PAD, ctx // int(ex.get("n_seq_max") or 1))
-        if not _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM):  # older: per model, in a Modelfile
-            return (f"printf 'FROM MODEL\\nPARAMETER num_ctx {num_ctx}\\n' > Modelfile && "
-                    f"ollama create MODEL-ctx{num_ctx} -f Modelfile")
-        env = f"OLLAMA_CONTEXT_LENGTH={num_ctx}"
-        return env + (" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0" if q8 else "") + " ollama serve"
+        return ollama_fixes.context_command(num_ctx, _ollama_reads(ex, "OLLAMA_CONTEXT_LENGTH",
+                                                                   OLLAMA_CONTEXT_ENV_FROM), q8)
     cmd = f"llama-server -m {model} -c {ctx}"
     if ex.get("n_gpu_layers") is not None:
         cmd += f" -ngl {ex['n_gpu_layers']}"
@@ -490,9 +486,7 @@ _INPUT_CAP = {
     "lightllm": "python -m lightllm.server.api_server --model_dir MODEL --max_req_input_len {n}",
     "lmdeploy": "lmdeploy serve api_server MODEL --session-len {n}",
     "sglang": "python -m sglang.launch_server --model-path MODEL --context-length {n}",
-    # Ollama: num_ctx (× parallel is llama-server's -c, llm/llama_server.go), per model in a Modelfile
-    "ollama": "printf 'FROM MODEL\\nPARAMETER num_ctx {n}\\n' > Modelfile && ollama create MODEL-ctx{n} -f Modelfile",
-}
+}   # Ollama: num_ctx (× parallel is llama-server's -c, llm/llama_server.go), per model in a Modelfile
 _TRUNCATE = 'inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length={n})'
 LONG_INPUT_ROUND = 16   # tokens: the shorter input is rounded down to this
 
@@ -508,7 +502,8 @@ def long_input_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, 
     fits = int(n * free / req) // LONG_INPUT_ROUND * LONG_INPUT_ROUND
     if fits < LONG_INPUT_ROUND:
         return []
-    command = _INPUT_CAP.get(runtime or "", _TRUNCATE).format(n=fits)
+    command = ollama_fixes.modelfile("num_ctx", fits, f"ctx{fits}") if runtime == "ollama" else \
+        _INPUT_CAP.get(runtime or "", _TRUNCATE).format(n=fits)
     square = int(n * (free / req) ** 0.5)
     return [_fix(f"Cut the input to {fits:,} tokens", command,
                  f"the refused block of {_b(req)} grows at least in step with the input: at {int(n):,} × "
@@ -746,7 +741,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
     if extracted.get("vk_allocation_cap_exceeded") and computed:  # one buffer over a driver's cap, not a full card
         cap_flags = frozenset().union(*(_flags(f["command"]) for f in computed))
         kb_fixes = [f for f in kb_fixes
-                    if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags)]
+                    if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
     conf = str(extracted.get("torch_alloc_conf") or "").lower()

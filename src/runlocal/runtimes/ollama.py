@@ -598,27 +598,33 @@ class Ollama:
             env.append(f"OLLAMA_KV_CACHE_TYPE={s.cache_type_k}")
         if self.gpu_overhead:
             env.append(f"OLLAMA_GPU_OVERHEAD={self.gpu_overhead}")
-        params = []
+        params: list[tuple[str, object]] = []
         if s.ctx:
-            params.append(f"num_ctx {s.ctx}")
+            params.append(("num_ctx", s.ctx))
         if s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers >= 0:
-            params.append(f"num_gpu {s.llamacpp.n_gpu_layers}")
+            params.append(("num_gpu", s.llamacpp.n_gpu_layers))
         if s.llamacpp.batch:
-            params.append(f"num_batch {s.llamacpp.batch}")
+            params.append(("num_batch", s.llamacpp.batch))
         # a real library tag (qwen3:30b-a3b-q4_K_M), else hf.co/<repo>:<quant> or an import (runtimes/published.py)
         from .published import ollama_model
 
         setup, name, note = ollama_model(model, s.quant)
         steps = [setup] if setup else []
         if params:
-            # per-model options as PARAMETER lines of a Modelfile built FROM the model (docs/modelfile.md), so the
-            # line runs as pasted, also against an `ollama serve` already running
             derived = re.sub(r"[^a-z0-9._-]+", "-", name.split("/")[-1].lower()) + "-runlocal"
-            lines = "\\n".join([f"FROM {name}"] + [f"PARAMETER {p}" for p in params])
-            steps.append(f"printf '{lines}\\n' > Modelfile && ollama create {derived} -f Modelfile")
+            steps.append(modelfile_command(name, params, derived))
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
         return line + (f"  # {note}" if note else "")
+
+
+def modelfile_command(base: str, params: list[tuple[str, object]], derived: str) -> str:
+    """The shell line that sets per-model options: a Modelfile FROM ``base`` with a PARAMETER line per option
+    (docs/modelfile.mdx: ``PARAMETER <parameter> <parametervalue>``), created as ``derived`` (`ollama create NAME -f
+    Modelfile`), so the line runs as pasted, also against an `ollama serve` already running. `runlocal check`'s
+    commands and `runlocal diagnose`'s fixes both use it."""
+    lines = "\\n".join([f"FROM {base}"] + [f"PARAMETER {name} {value}" for name, value in params])
+    return f"printf '{lines}\\n' > Modelfile && ollama create {derived} -f Modelfile"
 
 
 def human_bytes2(n: float) -> str:
@@ -629,4 +635,4 @@ def human_bytes2(n: float) -> str:
     return f"{int(n)} B"
 
 
-__all__ = ["Ollama", "automatic_batch", "default_num_ctx", "predicted_vram"]
+__all__ = ["Ollama", "automatic_batch", "default_num_ctx", "modelfile_command", "predicted_vram"]

@@ -1,0 +1,93 @@
+"""Ollama's spellings of the knobs a fix turns, for an Ollama log: the Modelfile and environment commands that set
+them, and which llama-server flag each one is, so that a fix computed from the log's numbers replaces the knowledge
+base's line for the same knob whichever spelling either uses (fixes.py ``_flags`` / ``_superseded``).
+
+Which option is which flag is Ollama's own source (ollama/ollama fb30760, v0.33.0-rc2, llm/llama_server.go):
+startLlamaServer passes ``-c num_ctx × parallel`` and ``-ngl num_gpu``; appendBatchArgs passes num_batch as ``-b``
+and ``-ub`` (before v0.30 its runner set n_ubatch = num_batch, llama/llama.go NewContextParams);
+OLLAMA_CONTEXT_LENGTH is the default num_ctx (server/routes.go), OLLAMA_NUM_PARALLEL the -np, OLLAMA_FLASH_ATTENTION
+--flash-attn and OLLAMA_KV_CACHE_TYPE both --cache-type-k and -v (envconfig/config.go, llm/llama_server.go).
+
+Pure computation over strings; imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import re
+
+# each Ollama spelling → the llama-server flags it sets (the names fixes._flags gives those flags)
+_OPTION_FLAGS = {
+    "num_batch": ("-ub",), "num_ctx": ("-c",), "num_gpu": ("-ngl",),
+}
+_ENV_FLAGS = {
+    "OLLAMA_CONTEXT_LENGTH": ("-c",), "OLLAMA_NUM_PARALLEL": ("-np",), "OLLAMA_FLASH_ATTENTION": ("-fa",),
+    "OLLAMA_KV_CACHE_TYPE": ("--cache-type-k", "--cache-type-v"),
+}
+# a Modelfile PARAMETER line, `/set parameter` in `ollama run`, or the API's "options": {"name": value}
+_OPTION = re.compile(r"(?:PARAMETER|/set parameter)\s+(\w+)|\"(\w+)\"\s*:\s*[\d\"-]", re.I)
+_ENV = re.compile(r"\b(OLLAMA_[A-Z_]+)=")
+_OLLAMA_COMMAND = re.compile(r"\bollama\b|\bPARAMETER\b|/set parameter|\"options\"|\bOLLAMA_[A-Z_]+=")
+
+
+def is_ollama_command(command: str) -> bool:
+    """Whether ``command`` is one of Ollama's (a Modelfile, an `ollama` line, an option or OLLAMA_* variable)."""
+    return bool(_OLLAMA_COMMAND.search(command or ""))
+
+
+def knob_flags(command: str) -> frozenset[str]:
+    """The llama-server flags an Ollama command sets through its options and variables (num_batch → -ub, num_ctx and
+    OLLAMA_CONTEXT_LENGTH → -c, num_gpu → -ngl, …); any other OLLAMA_* variable stands for itself, so a line that also
+    sets one is never taken for a line that sets only the flags. `ollama create … -f Modelfile`'s -f is no knob."""
+    flags: set[str] = set()
+    for m in _OPTION.finditer(command or ""):
+        name = (m.group(1) or m.group(2)).lower()
+        flags.update(_OPTION_FLAGS.get(name, (name,)))
+    for var in _ENV.findall(command or ""):
+        flags.update(_ENV_FLAGS.get(var, (var,)))
+    return frozenset(flags)
+
+
+def modelfile(param: str, value: object, tag: str) -> str:
+    """The line that sets one per-model option: a Modelfile FROM the model with its PARAMETER, created as a new name
+    (runtimes/ollama.py modelfile_command, the one used by `runlocal check`'s commands too)."""
+    from ..runtimes.ollama import modelfile_command
+
+    return modelfile_command("MODEL", [(param, value)], f"MODEL-{tag}")
+
+
+def knob(flag: str) -> str:
+    """The Ollama option that sets llama-server's ``flag`` (llm/llama_server.go startLlamaServer passes
+    num_ctx × parallel as -c and num_gpu as -ngl)."""
+    return {"-c": "num_ctx", "-ngl": "num_gpu"}[flag]
+
+
+def context_command(num_ctx: int, reads_env: bool, q8: bool = False) -> str:
+    """The command that sets num_ctx: OLLAMA_CONTEXT_LENGTH for every model where the release reads it (v0.5.13+),
+    else the model's Modelfile (``reads_env`` False)."""
+    if not reads_env:
+        return modelfile("num_ctx", num_ctx, f"ctx{num_ctx}")
+    env = f"OLLAMA_CONTEXT_LENGTH={num_ctx}"
+    return env + (" OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0" if q8 else "") + " ollama serve"
+
+
+def share_command(bound: str, reads_env: bool, q8: bool = False) -> str:
+    """A num_ctx of N, a share of the one that failed (``bound``: the comment that says which share)."""
+    if not reads_env:
+        return modelfile("num_ctx", "N", "smaller") + bound
+    env = "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 " if q8 else ""
+    return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound}"
+
+
+# docs/linux.mdx "Updating": "Update Ollama by running the install script again"; the macOS and Windows apps update
+# themselves (or a new download from ollama.com/download)
+UPDATE_COMMAND = ("curl -fsSL https://ollama.com/install.sh | sh   # Linux; macOS/Windows: the app's update or "
+                  "ollama.com/download. `ollama -v` shows the version you run")
+
+
+def update_fix(since: str) -> dict[str, str]:
+    """Update Ollama: a release whose llama.cpp splits its buffers below the per-allocation limit (``since``: the
+    pull requests that brought the splitting)."""
+    return {"title": "Update Ollama: a newer llama.cpp inside it splits its buffers below the limit",
+            "command": UPDATE_COMMAND,
+            "effect": f"{since}; builds since then place each buffer in pieces under the cap, so only a single "
+                      "tensor larger than the cap can still fail"}
