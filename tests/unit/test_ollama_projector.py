@@ -90,3 +90,68 @@ def test_ollamas_offload_rule():
 def test_a_model_without_a_tower_has_no_projector():
     assert projector_bytes(lookup("llama-3.1-8b")) == 0
     assert not any(s.label == "multimodal projector" for s in _plan("llama-3.1-8b").allocation.steps)
+
+
+# -- by release (review15 finding 6): the fit target is v0.31.2's, the offload check v0.30.0's ---------------------
+# ollama/ollama history (the mirror's git log -S): mmprojFitTargetMiB arrives in a6293eb ("llm: allow iGPU mmproj
+# offload with fit padding", #16996, 2026-07-07), whose first tag is v0.31.2 (v0.31.1 is without it);
+# shouldDisableMMProjOffload arrives with llama-server itself in 9db4bda (v0.30.0). Before, llm/server.go v0.12.11 –
+# v0.29: "The vision projector is always loaded on the first GPU if available"; llm/memory.go (v0.12.0):
+# "Projectors loaded into GPU0 only", gpuAllocations[gpuZeroID] += gpuZeroOverhead (the projector weights).
+def test_each_release_has_its_own_projector_rule():
+    from runlocal.runtimes.versions import ollama_projector_rule, parse_version
+
+    def rule(v: str) -> str:
+        return ollama_projector_rule(parse_version("ollama", v))
+
+    assert rule("0.12.0") == rule("0.29.0") == "first-gpu"
+    assert rule("0.30.0") == rule("0.31.1") == "offload-check"
+    assert rule("0.31.2") == rule("0.33.0") == "fit-target"
+    assert ollama_projector_rule(None) == "fit-target"   # the modelled release, v0.33.0-rc2
+
+
+def _versioned(version: str, **kw):
+    plan, _ = check(CheckRequest(model="gemma-3-12b", runtime=f"ollama=={version}", gpu="rtx-4090", **kw))
+    return plan
+
+
+def test_before_the_fit_target_fit_keeps_its_own_1024_mib():
+    # v0.31.1: the projector still goes on the GPU (shouldDisableMMProjOffload says nothing against it on a 24 GiB
+    # card), but --fit keeps llama.cpp's 1024 MiB; v0.31.2: ⌈(843,383,232 + 1,073,741,824) / 1,048,576⌉ = 1829 MiB
+    old, new = _versioned("0.31.1"), _versioned("0.31.2")
+    assert "+ 1024 MiB margin" in _step(old, "layers (llama-server --fit)").formula
+    assert "+ 1829 MiB margin" in _step(new, "layers (llama-server --fit)").formula
+    assert "LLAMA_ARG_FIT_TARGET" not in _step(old, "multimodal projector").formula
+    assert "LLAMA_ARG_FIT_TARGET" in _step(new, "multimodal projector").formula
+
+
+def test_before_llama_server_the_projector_is_on_the_first_gpu_with_no_margin_and_no_offload_check():
+    plan = _versioned("0.12.0")
+    text = " ".join(f"{s.label} {s.formula}" for s in plan.allocation.steps)
+    assert "LLAMA_ARG_FIT_TARGET" not in text and "1829" not in text
+    assert "+ 1024 MiB margin" in _step(plan, "layers (llama-server --fit)").formula
+    assert "the first GPU, no margin for it" in _step(plan, "multimodal projector").formula
+    # llm/memory.go adds gpuZeroOverhead to GPU 0 whatever num_gpu is: no "partial-text-offload" before v0.30
+    partial = _versioned("0.12.0", n_gpu_layers=20)
+    gpu = partial.allocation.devices[0]
+    assert gpu.kind == "gpu" and gpu.overhead >= 843_383_232
+    assert "partial-text-offload" not in _step(partial, "multimodal projector").formula
+
+
+def test_the_projector_is_resolved_once_per_allocation(monkeypatch):
+    # review15: _fit_margin re-resolved the library tag and re-summed the tower four times per allocation
+    from runlocal.runtimes import published
+
+    calls = []
+    real = published.ollama_model
+    monkeypatch.setattr(published, "ollama_model", lambda *a, **k: calls.append(1) or real(*a, **k))
+    from runlocal.quant.formats import estimate_weights
+    from runlocal.runtimes.base import Settings
+    from runlocal.runtimes.ollama import Ollama
+
+    model = lookup("gemma-3-12b")
+    weights = estimate_weights(model, "bf16")   # any weights: the count is what is checked
+    a = Ollama().allocate(model, weights, Settings(runtime="ollama", ctx=4096),
+                          [Target("GPU0", "gpu", 80 * GiB), Target("CPU", "cpu", 64 * GiB)])
+    assert any(s.label == "multimodal projector" for s in a.steps)   # the projector was planned …
+    assert len(calls) == 1                                           # … from one look-up (before: 4)

@@ -25,14 +25,16 @@ Rules, each cited where it is applied:
   check in v0.13–v0.29 (llm/server.go verifyLayout); v0.30+ lets llama-server fail instead.
 - a multimodal projector goes on the first GPU unless num_gpu is 0 or below the model's layers or a
   GPU has less than the projector + 1 GiB, and then --fit keeps that much free instead of 1 GiB
-  (llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB).
+  (llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB). That is v0.31.2+; v0.30.0
+  – v0.31.1 make the same check but --fit keeps its own 1024 MiB, and earlier releases put it on the first GPU
+  whenever there is one (runtimes/versions.py ollama_projector_rule).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
@@ -91,6 +93,33 @@ def projector_on_gpu(num_gpu: int | None, n_layers: int, gpus: list[Target], pro
     if any(0 < t.capacity < projector + MMPROJ_HEADROOM for t in gpus):
         return False, "limited-vram"
     return True, ""
+
+
+@dataclass(frozen=True)
+class Projector:
+    """Where one launch's multimodal projector goes (Ollama.projector): its bytes (0: none), on the first GPU or not,
+    Ollama's reason when not, the margin --fit keeps free for it, and the release's rule (versions.py)."""
+
+    size: int
+    on_gpu: bool
+    why: str
+    margin: int
+    rule: str
+
+
+# each rule's words for the projector step: (where, on the GPU; the source)
+PROJECTOR_WORDS = {
+    "fit-target": ("on {gpu}, the first GPU (--fit kept it free: LLAMA_ARG_FIT_TARGET = projector + 1 GiB)",
+                   f"llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB "
+                   f"({OLLAMA_REF}); llama.cpp tools/mtmd/clip.cpp clip_ctx"),
+    "offload-check": ("on {gpu}, the first GPU (loaded after --fit placed the layers with its 1024 MiB margin: "
+                      "no fit target for it before v0.31.2)",
+                      "llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload (ollama/ollama v0.30.0, "
+                      "9db4bda); LLAMA_ARG_FIT_TARGET from v0.31.2 (a6293eb, ollama/ollama#16996)"),
+    "first-gpu": ("on {gpu}, the first GPU, no margin for it",
+                  "llm/server.go \"The vision projector is always loaded on the first GPU if available\" (v0.12.11–v0.29); "
+                  "earlier llm/memory.go \"Projectors loaded into GPU0 only\""),
+}
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
@@ -258,37 +287,45 @@ class Ollama:
                             batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
                             n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe))
 
-    @staticmethod
-    def projector(model: ModelSpec, s: Settings, targets: list[Target]) -> tuple[int, bool, str]:
-        """(the projector's bytes, whether it goes on the first GPU, Ollama's reason when not). A library model with a
+    def projector_rule(self) -> str:
+        """Where this release puts a projector (runtimes/versions.py ollama_projector_rule): 'fit-target' (v0.31.2+),
+        'offload-check' (v0.30.0–v0.31.1), 'first-gpu' (before v0.30.0)."""
+        from .versions import ollama_projector_rule, parse_version
+
+        asked = getattr(self, "version", None)   # set by runtimes._versioned for ollama==X
+        return ollama_projector_rule(parse_version("ollama", asked) if asked else None)
+
+    def projector(self, model: ModelSpec, s: Settings, targets: list[Target]) -> Projector:
+        """The projector's bytes, whether it goes on the first GPU, Ollama's reason when not, and --fit's margin. A
+        library model with a
         vision / audio tower has its projector (a projector layer, or v. tensors in the file Ollama points --mmproj
         at: llm/llama_server.go NewLlamaServerRunner); a Hub GGUF or an imported file is planned without one (the
         GGUF holds the text model; convert_hf_to_gguf.py writes the tower to a separate --mmproj file; whether an
         hf.co pull also brings a repo's mmproj file is not checked here)."""
+        none = Projector(0, False, "", FIT_MARGIN, self.projector_rule())
         if not any(t.role in PROJECTOR_ROLES for t in model.tensors):
-            return 0, False, ""
+            return none
         from .published import ollama_model
 
         setup, name, _ = ollama_model(model, s.quant)
         if setup or name.startswith("hf.co/"):
-            return 0, False, ""
+            return none
         size = projector_bytes(model)
         gpus = [t for t in targets if t.kind != "cpu"]
+        if none.rule == "first-gpu":   # before v0.30: on the first GPU whenever there is one
+            return replace(none, size=size, on_gpu=bool(gpus), why="" if gpus else "cpu-only")
         on_gpu, why = projector_on_gpu(s.llamacpp.n_gpu_layers, model.n_layers, gpus, size)
-        return size, on_gpu, why
-
-    def _fit_margin(self, model: ModelSpec, s: Settings, targets: list[Target]) -> int:
-        """--fit's margin per device: llama.cpp's 1024 MiB, or, with the projector on the GPU, LLAMA_ARG_FIT_TARGET =
-        ⌈(projector + 1 GiB) / MiB⌉ MiB, which Ollama sets in its place (llm/llama_server.go mmprojFitTargetMiB,
-        extraEnvsForStart: "a stopgap until fit accounts for mmproj memory directly")."""
-        size, on_gpu, _ = self.projector(model, s, targets)
-        return -(-(size + MMPROJ_HEADROOM) // MiB) * MiB if on_gpu else FIT_MARGIN
+        # --fit's margin: llama.cpp's 1024 MiB, or from v0.31.2, with the projector on the GPU, LLAMA_ARG_FIT_TARGET =
+        # ⌈(projector + 1 GiB) / MiB⌉ MiB, which Ollama sets in its place (llm/llama_server.go mmprojFitTargetMiB,
+        # extraEnvsForStart: "a stopgap until fit accounts for mmproj memory directly")
+        padded = on_gpu and none.rule == "fit-target"
+        return replace(none, size=size, on_gpu=on_gpu, why=why,
+                       margin=-(-(size + MMPROJ_HEADROOM) // MiB) * MiB if padded else FIT_MARGIN)
 
     def _fit_probes(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
-                    targets: list[Target], gpu: Target) -> FitProbes:
+                    targets: list[Target], gpu: Target, margin: int) -> FitProbes:
         """The probes of llama.cpp's --fit layer search for this launch (fit_layers): what _fit searches with and
-        surely_over asks first."""
-        margin = self._fit_margin(model, s, targets)
+        surely_over asks first. ``margin``: what --fit keeps free (Projector.margin)."""
         def run(ngl: int, ncmoe: int) -> Allocation:
             return self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
 
@@ -314,11 +351,11 @@ class Ollama:
         return FitProbes(model, run, ok, hopeless, known, lambda a: gpu.capacity - margin - a.devices[0].total)
 
     def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
-             targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
+             targets: list[Target], gpu: Target, margin: int) -> tuple[int, int, Allocation]:
         """llama.cpp common/fit.cpp common_params_fit_impl with a user-set context (Ollama passes -c):
         keep every layer if the device keeps FIT_MARGIN free; otherwise fill layers back to front —
         for MoE models first with the routed experts in system memory, then give whole layers back."""
-        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpu)
+        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpu, margin)
         ngl, ncmoe = fit_answer(model, probes)
         return ngl, ncmoe, probes.run(ngl, ncmoe)
 
@@ -336,7 +373,8 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         if not gpus or host is None or host.capacity <= 0:
             return False
-        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpus[0])
+        probes = self._fit_probes(model, weights, s, batch, flash, targets, gpus[0],
+                                  self.projector(model, s, targets).margin)
         order = probes.order()
 
         def host_over(ngl: int, ncmoe: int) -> bool:
@@ -464,7 +502,8 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is None or not devices:
             return None
-        known = self._fit_probes(model, weights, s, batch, flash, targets, devices[0]).known
+        margin = self.projector(model, s, targets).margin
+        known = self._fit_probes(model, weights, s, batch, flash, targets, devices[0], margin).known
         if known is not None and known.answer is not None:
             # --fit answered here (the host is over at its answer): the plan's own rooms
             a = self.allocate(model, weights, settings, targets)
@@ -484,7 +523,7 @@ class Ollama:
             on_host = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)[-1]
             return {host.name: host.capacity - on_host - host_compute}
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        return {host.name: sum(t.capacity for t in devices) - self._fit_margin(model, s, targets) - sum(floor)}
+        return {host.name: sum(t.capacity for t in devices) - margin - sum(floor)}
 
     @staticmethod
     def kept_free(settings: Settings, targets: list[Target], *, held: bool = False) -> dict[str, int]:
@@ -506,6 +545,7 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
+        projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
         compromise = None
@@ -518,8 +558,8 @@ class Ollama:
             steps.append(Step("layers", "num_gpu set: passed as -ngl, --fit leaves it alone", f"-ngl {ngl}",
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
         else:
-            ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0])
-            gpu_dev, margin = alloc.devices[0], self._fit_margin(model, s, targets)
+            ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], projector.margin)
+            gpu_dev, margin = alloc.devices[0], projector.margin
             # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
             blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
             steps.append(Step("layers (llama-server --fit)",
@@ -536,8 +576,9 @@ class Ollama:
                 compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
                               "than all on the GPU (see speed and fixes)")
 
-        devices, projector_step = self._place_projector(model, s, targets, alloc.devices)
+        devices, projector_step = self._place_projector(model, projector, alloc.devices)
         steps += [projector_step] if projector_step else []
+        layers_assumption = f"GPU layers by llama-server --fit (margin {projector.margin // MiB} MiB); first GPU only"
 
         # --- refusal: the CPU share against host RAM ----------------------------------------------
         cpu_dev = next((d for d in devices if d.kind == "cpu"), None)
@@ -553,32 +594,32 @@ class Ollama:
             steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
-                         f"GPU layers by llama-server --fit (margin {self._fit_margin(model, s, targets) // MiB} MiB); "
-                         "first GPU only",
+                         layers_assumption,
                          "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
                          "the refusal message is Ollama v0.13–v0.29's (llm/server.go verifyLayout); "
                          "v0.30+ lets llama-server fail to allocate instead",
                          *assumptions, *alloc.assumptions),
         )
 
-    def _place_projector(self, model: ModelSpec, s: Settings, targets: list[Target],
+    @staticmethod
+    def _place_projector(model: ModelSpec, projector: Projector,
                          devices: tuple[DeviceMemory, ...]) -> tuple[tuple[DeviceMemory, ...], Step | None]:
         """The projector's bytes on the device llama-server loads it to: the first GPU (tools/mtmd/clip.cpp clip_ctx:
         ggml_backend_init_by_type(GPU), the first GPU device), or system memory where Ollama passes
         --no-mmproj-offload. Counted under overhead: it is read for an image or audio input, not per text token (the
         speed model reads the weights column). Its own compute buffer is not sized: Ollama's 1 GiB headroom is
         for it."""
-        size, on_gpu, why = self.projector(model, s, targets)
+        size, on_gpu, why = projector.size, projector.on_gpu, projector.why
         at = next((i for i, d in enumerate(devices) if (d.kind != "cpu") == on_gpu), None)
         if not size or at is None:
             return devices, None
         dev = devices[at]
         n = sum(1 for t in model.tensors if t.role in PROJECTOR_ROLES)
-        where = (f"on {dev.name}, the first GPU (--fit kept it free: LLAMA_ARG_FIT_TARGET = projector + 1 GiB)"
-                 if on_gpu else f"in system memory (--no-mmproj-offload: {why})")
+        where, source = PROJECTOR_WORDS[projector.rule]
+        where = where.format(gpu=dev.name) if on_gpu else (f"in system memory ({why})" if projector.rule == "first-gpu"
+                                                           else f"in system memory (--no-mmproj-offload: {why})")
         step = Step("multimodal projector", f"{n:,} vision/audio tensors, F16 (1-D: F32), {where}; under overhead",
-                    f"{size:,} B", "llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, "
-                    f"mmprojMemoryRequirement ({OLLAMA_REF}); llama.cpp tools/mtmd/clip.cpp clip_ctx")
+                    f"{size:,} B", source)
         return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------

@@ -95,6 +95,13 @@ OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0,), "2048"), ((0, 6, 7), "4096"), ((0, 15, 5), "tiers"),
 )
 OLLAMA_LLAMA_SERVER_FROM = (0, 30, 0)   # commit 9db4bda, "use llama-server exclusively for GGML models"
+# a multimodal projector's place (runtimes/ollama.py Ollama.projector): v0.30.0 (9db4bda) brought llm/llama_server.go's
+# shouldDisableMMProjOffload (--no-mmproj-offload for num_gpu 0, num_gpu below the layers, a GPU under projector +
+# 1 GiB); a6293eb (ollama/ollama#16996, 2026-07-07; first tag v0.31.2, v0.31.1 is without it) added mmprojFitTargetMiB,
+# LLAMA_ARG_FIT_TARGET = projector + 1 GiB. Before v0.30 llm/server.go (v0.12.11–v0.29: "The vision projector is always
+# loaded on the first GPU if available") and llm/memory.go before it ("Projectors loaded into GPU0 only") put it on
+# the first GPU with no margin of its own.
+OLLAMA_MMPROJ_FIT_TARGET_FROM = (0, 31, 2)
 OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's llama.cpp (make_map.py)
 
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
@@ -259,6 +266,15 @@ def ollama_gdn(version: RuntimeVersion | None) -> str:
     return "fused" if build is None else llamacpp_gdn(RuntimeVersion(f"b{build}", (build,)))
 
 
+def ollama_projector_rule(version: RuntimeVersion | None) -> str:
+    """Where this Ollama release puts a multimodal projector: 'fit-target' (v0.31.2+: the first GPU unless
+    shouldDisableMMProjOffload says not, --fit keeping projector + 1 GiB free), 'offload-check' (v0.30.0–v0.31.1: the
+    same check, --fit's own 1024 MiB), 'first-gpu' (before v0.30.0: the first GPU whenever there is one)."""
+    if version is None or version.at_least(*OLLAMA_MMPROJ_FIT_TARGET_FROM):
+        return "fit-target"
+    return "offload-check" if version.at_least(*OLLAMA_LLAMA_SERVER_FROM) else "first-gpu"
+
+
 def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
     """(default num_ctx rule: '2048' | '4096' | 'tiers', what the rules are) for an Ollama release."""
     if version is None:
@@ -282,5 +298,7 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
-                 "(the v0.30+ layout)")
+                 "(the v0.30+ layout); a multimodal projector on the first GPU, with no margin of its own")
+    elif not version.at_least(*OLLAMA_MMPROJ_FIT_TARGET_FROM):
+        text += "; a multimodal projector loaded after --fit, which keeps its own 1024 MiB (no fit target before v0.31.2)"
     return rule, text
