@@ -129,8 +129,11 @@ def test_before_llama_server_the_projector_is_on_the_first_gpu_with_no_margin_an
     plan = _versioned("0.12.0")
     text = " ".join(f"{s.label} {s.formula}" for s in plan.allocation.steps)
     assert "LLAMA_ARG_FIT_TARGET" not in text and "1829" not in text
-    assert "+ 1024 MiB margin" in _step(plan, "layers (llama-server --fit)").formula
-    assert "the first GPU, no margin for it" in _step(plan, "multimodal projector").formula
+    # the projector's 843,383,232 B = 804 MiB come off the free space before the layers (llm/server.go "so just
+    # subtract it from free space"); the 1024 MiB is --fit's, the stand-in for the old runner's own estimate
+    assert "+ 1024 MiB margin + 804 MiB projector, taken from the free space first" in _step(
+        plan, "layers (llama-server --fit)").formula
+    assert "the first GPU, taken from its free space" in _step(plan, "multimodal projector").formula
     # llm/memory.go adds gpuZeroOverhead to GPU 0 whatever num_gpu is: no "partial-text-offload" before v0.30
     partial = _versioned("0.12.0", n_gpu_layers=20)
     gpu = partial.allocation.devices[0]

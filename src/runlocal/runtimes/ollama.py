@@ -116,7 +116,7 @@ PROJECTOR_WORDS = {
                       "no fit target for it before v0.31.2)",
                       "llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload (ollama/ollama v0.30.0, "
                       "9db4bda); LLAMA_ARG_FIT_TARGET from v0.31.2 (a6293eb, ollama/ollama#16996)"),
-    "first-gpu": ("on {gpu}, the first GPU, no margin for it",
+    "first-gpu": ("on {gpu}, the first GPU, taken from its free space before the layers (no headroom of its own)",
                   "llm/server.go \"The vision projector is always loaded on the first GPU if available\" (v0.12.11–v0.29); "
                   "earlier llm/memory.go \"Projectors loaded into GPU0 only\""),
 }
@@ -312,8 +312,11 @@ class Ollama:
             return none
         size = projector_bytes(model)
         gpus = [t for t in targets if t.kind != "cpu"]
-        if none.rule == "first-gpu":   # before v0.30: on the first GPU whenever there is one
-            return replace(none, size=size, on_gpu=bool(gpus), why="" if gpus else "cpu-only")
+        if none.rule == "first-gpu":   # before v0.30: on the first GPU whenever there is one, taken from its free
+            # space before the layers are placed (llm/server.go: "so just subtract it from free space"; llm/memory.go
+            # gpuZeroOverhead), with no headroom of its own: --fit's stand-in margin plus the projector
+            return replace(none, size=size, on_gpu=bool(gpus), why="" if gpus else "cpu-only",
+                           margin=FIT_MARGIN + size if gpus else FIT_MARGIN)
         on_gpu, why = projector_on_gpu(s.llamacpp.n_gpu_layers, model.n_layers, gpus, size)
         # --fit's margin: llama.cpp's 1024 MiB, or from v0.31.2, with the projector on the GPU, LLAMA_ARG_FIT_TARGET =
         # ⌈(projector + 1 GiB) / MiB⌉ MiB, which Ollama sets in its place (llm/llama_server.go mmprojFitTargetMiB,
@@ -546,6 +549,9 @@ class Ollama:
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
+        margin = (f"{projector.margin // MiB} MiB margin" if projector.rule != "first-gpu" or not projector.on_gpu
+                  else f"{FIT_MARGIN // MiB} MiB margin + {projector.size / MiB:.0f} MiB projector, taken from the "
+                       "free space first (llm/server.go)")
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
         compromise = None
@@ -559,11 +565,11 @@ class Ollama:
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
         else:
             ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], projector.margin)
-            gpu_dev, margin = alloc.devices[0], projector.margin
+            gpu_dev = alloc.devices[0]
             # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
             blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
             steps.append(Step("layers (llama-server --fit)",
-                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin // MiB} MiB margin "
+                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin} "
                               f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
                               + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
                               f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
@@ -578,7 +584,7 @@ class Ollama:
 
         devices, projector_step = self._place_projector(model, projector, alloc.devices)
         steps += [projector_step] if projector_step else []
-        layers_assumption = f"GPU layers by llama-server --fit (margin {projector.margin // MiB} MiB); first GPU only"
+        layers_assumption = f"GPU layers by llama-server --fit ({margin}); first GPU only"
 
         # --- refusal: the CPU share against host RAM ----------------------------------------------
         cpu_dev = next((d for d in devices if d.kind == "cpu"), None)

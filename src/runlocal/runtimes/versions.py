@@ -298,7 +298,8 @@ def ollama_rules(version: RuntimeVersion | None) -> tuple[str, str]:
                  f"b{OUTPUT_CAP_BUILDS[1]} has it)")
     if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
         text += ("; before v0.30.0 Ollama ran its own runner, whose buffers are planned here as llama-server's "
-                 "(the v0.30+ layout); a multimodal projector on the first GPU, with no margin of its own")
+                 "(the v0.30+ layout); a multimodal projector taken from the first GPU's free space, with no headroom of "
+                 "its own")
     elif not version.at_least(*OLLAMA_MMPROJ_FIT_TARGET_FROM):
         text += "; a multimodal projector loaded after --fit, which keeps its own 1024 MiB (no fit target before v0.31.2)"
     return rule, text
