@@ -183,6 +183,13 @@ def test_user_num_gpu_is_passed_through():
         batch=512, ubatch=512, n_gpu_layers=10), [gpu(80), RAM])
     assert a.devices == direct.devices
     assert a.devices[0].total + FIT_MARGIN < 80 * GiB / 2     # far below what --fit would have chosen
+    # and the assumptions say so: the layers are num_gpu's, not --fit's (before: "GPU layers by llama-server --fit
+    # (margin 1024 MiB)"), as llama.cpp common/fit.cpp leaves -ngl alone when the user set it
+    said = " ".join(a.assumptions)
+    assert "num_gpu 10, passed as -ngl" in said and "--fit (margin" not in said, said
+    # num_gpu -1 is Ollama's automatic value (api/types.go): --fit places the layers then
+    auto = Ollama().allocate(M, W, Settings(runtime="ollama", ctx=4096).with_(n_gpu_layers=-1), [gpu(80), RAM])
+    assert "GPU layers by llama-server --fit (1024 MiB margin)" in " ".join(auto.assumptions)
 
 
 @pytest.mark.parametrize("settings, needle", [

@@ -122,6 +122,11 @@ PROJECTOR_WORDS = {
 }
 
 
+def ngl_free(s: Settings) -> bool:
+    """Whether num_gpu is left to Ollama (unset or -1), so llama-server's --fit places the layers."""
+    return s.llamacpp.n_gpu_layers is None or s.llamacpp.n_gpu_layers < 0
+
+
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
     """The `ollama serve` environment a planner needs beyond Settings, read like envconfig/config.go:
     OLLAMA_CONTEXT_LENGTH (tokens) and OLLAMA_GPU_OVERHEAD (bytes); unset or unreadable → the default."""
@@ -584,7 +589,10 @@ class Ollama:
 
         devices, projector_step = self._place_projector(model, projector, alloc.devices)
         steps += [projector_step] if projector_step else []
-        layers_assumption = f"GPU layers by llama-server --fit ({margin}); first GPU only"
+        layers_assumption = (f"GPU layers by llama-server --fit ({margin}); first GPU only"
+                             if gpus and ngl_free(s) else
+                             f"GPU layers: num_gpu {s.llamacpp.n_gpu_layers}, passed as -ngl (--fit leaves them)"
+                             if gpus else "no GPU: every layer in system memory")
 
         # --- refusal: the CPU share against host RAM ----------------------------------------------
         cpu_dev = next((d for d in devices if d.kind == "cpu"), None)
