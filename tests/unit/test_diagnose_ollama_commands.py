@@ -177,3 +177,51 @@ def test_check_and_diagnose_write_the_modelfile_the_same_way():
     # `ollama create <name> -f <Modelfile>`; test_runtime_ollama.py::test_command checks check's line the same way
     assert modelfile("num_gpu", 46, "gpu46") == (
         "printf 'FROM MODEL\\nPARAMETER num_gpu 46\\n' > Modelfile && ollama create MODEL-gpu46 -f Modelfile")
+
+
+# -- a compute buffer that failed with every layer on the GPU: the layers to move, from the log's own figures -----
+# Built from real Ollama log lines (measurements/public_errors/round39.jsonl ollama-3683, ollama/ollama#3683: the
+# llm_load_tensors / llama_kv_cache_init / ggml_gallocr_reserve_n lines of Ollama's runner) with review15's figures:
+# 49/49 layers, 6,697 MiB (6.54 GiB) of weights and 4,096 MiB of KV cache on CUDA0, a 1,495 MiB (1.46 GiB) compute
+# buffer refused, 11.5 GiB available by Ollama's own discovery line, and Ollama's terminal error.
+COMPUTE_49 = """\
+time=2025-03-01T10:00:00.000Z level=INFO source=types.go:130 msg="inference compute" id=GPU-1 library=cuda \
+variant=v12 compute=8.9 driver=12.4 name="NVIDIA GeForce RTX 4070 Ti SUPER" total="16.0 GiB" available="11.5 GiB"
+llm_load_tensors: offloading 48 repeating layers to GPU
+llm_load_tensors: offloading non-repeating layers to GPU
+llm_load_tensors: offloaded 49/49 layers to GPU
+llm_load_tensors:        CPU buffer size =   787.50 MiB
+llm_load_tensors:      CUDA0 buffer size =  6697.00 MiB
+llama_new_context_with_model: n_ctx      = 8192
+llama_kv_cache_init:      CUDA0 KV buffer size =  4096.00 MiB
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1495.00 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1567621120
+llama_new_context_with_model: failed to allocate compute buffers
+Error: llama runner process has terminated: cudaMalloc failed: out of memory
+"""
+
+
+def test_a_compute_buffer_short_by_x_moves_x_over_bytes_per_layer_layers_not_29():
+    doc = answer(COMPUTE_49)
+    no_llamacpp_command(doc)
+    # by hand, in MiB: weights + KV + compute = 6697 + 4096 + 1495 = 12288 on CUDA0. Ollama's "available" is
+    # measured before the runner starts, and Ollama reserves 457 MiB of each CUDA GPU for the runner's own context
+    # (discover/gpu.go cudaMinimumMemory), so 11.5 × 1024 − 457 = 11319 can be used: short 12288 − 11319 = 969.
+    # One layer holds (6697 + 4096) / 49 = 220.27 of weights and KV; 969 / 220.27 = 4.4 → 5 layers move:
+    # num_gpu 49 − 5 = 44 (the knowledge base's placeholder said 20, i.e. 29 layers off)
+    assert commands(doc)[0].startswith("printf 'FROM MODEL\\nPARAMETER num_gpu 44\\n' > Modelfile"), commands(doc)
+    assert "969 MiB more" in doc["fixes"][0]["effect"] and "220 MiB" in doc["fixes"][0]["effect"]
+    # the KB's "/set parameter num_gpu 20" sets the same knob, so the computed line replaces it
+    assert not any("num_gpu 20" in c for c in commands(doc)), commands(doc)
+
+
+def test_llama_cpps_own_free_figure_needs_no_reserve_and_gives_ngl_without_ollama():
+    # llama.cpp's "using device CUDA0 (…) - N MiB free" (review14's 1.txt) is measured by the runner itself, after
+    # its context exists: 6697 + 4096 + 1495 − 11776 = 512 MiB short; 512 / 220.27 = 2.3 → 3 layers: -ngl 46
+    text = COMPUTE_49.split("\n", 1)[1].replace(
+        "llm_load_tensors: offloading 48", "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce "
+        "RTX 4070 Ti SUPER) - 11776 MiB free\nllm_load_tensors: offloading 48").replace(
+        "Error: llama runner process has terminated: cudaMalloc failed: out of memory\n", "")
+    doc = answer(text, runtime="llama.cpp")
+    assert "llama-server -m MODEL.gguf -ngl 46" in commands(doc), commands(doc)
+    assert "512 MiB more" in doc["fixes"][0]["effect"]

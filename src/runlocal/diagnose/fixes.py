@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, ollama_fixes, runtime_note
+from . import device_fixes, layer_fixes, ollama_fixes, runtime_note
 from .kb import MEMORY_CATEGORIES
 
 
@@ -689,6 +689,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         return cap
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
+        fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
     if category == "sglang_kv_overflow":
