@@ -196,5 +196,21 @@ def test_the_writers_figures_are_read_from_their_words():
     said = WriterFigures()
     for line in ("mac mini m4 ,16g , run mlx-qwopus3.5-9b-v3-6bit", "debugger message: panic"):
         said.read(line)
-    assert (said.mac_ram_gib, said.fewest_billions, said.bits) == (16.0, 9.0, 6.0)
+    assert (said.mac_ram_gib, said.fewest_billions, said.most_billions, said.bits) == (16.0, 9.0, 9.0, 6.0)
     assert said.mac_holds_model()
+
+
+def test_the_driver_panic_with_a_draft_model_beside_a_large_one_stays_memory():
+    # review15: a 0.5B draft model named beside a 32B must not make the Mac "hold the model": 32e9 × 4.5 / 8 = 18.0e9
+    # bytes against a 16 GB Mac's 11.45e9-byte working set
+    assert 32e9 * 4.5 / 8 > apple_default_working_set(16 << 30)
+    text = ("Mac mini M4 16GB, mlx_lm.server with Qwen2.5-32B-Instruct-4bit and draft model "
+            "Qwen2.5-0.5B-Instruct-4bit\n" + PANIC)
+    assert diagnose_text(text).category == "metal_oom"
+
+
+def test_the_driver_panic_with_weights_filling_the_working_set_stays_memory():
+    # review15: a 14B at 6 bits on 16 GB is 14e9 × 6.5 / 8 = 11.375e9 bytes, 99 % of the 11.45e9-byte working set —
+    # no room for its KV cache: above the 90 % a plan calls "fits", so the panic is not taken as the driver's alone
+    assert 0.9 * apple_default_working_set(16 << 30) < 14e9 * 6.5 / 8 <= apple_default_working_set(16 << 30)
+    assert diagnose_text("mac mini m4 ,16g , run MLX-Qwen3-14B-6bit\n" + PANIC).category == "metal_oom"
