@@ -87,3 +87,50 @@ def test_blackwell_takes_the_current_builds_prompt_rate_no_2024_build_ran_it():
     assert prefill_entry("nvidia-gddr/cuda", "10.0", FIT) is None
     assert prefill_entry("nvidia-gddr/cuda", "8.6", FIT) is FIT["nvidia-gddr/cuda@2024"]
     assert prefill_entry("nvidia-gddr/cuda", "8.9", FIT) is None
+
+
+# --- Metal and Vulkan on current builds (session 15, measurements/speed/held_out/backends2_queries.md) -------------
+
+def test_vulkan_reads_the_kv_once_and_metal_fits_it_within_its_kernels_bounds():
+    # ggml-vulkan flash_attn_base.glsl init_indices: one workgroup per GQA group of query heads, split_k gives each its own
+    # range of the cache: a cached K / V row is read once per layer — the derived factor, on every Vulkan entry
+    for key in ("nvidia-gddr/vulkan", "amd/vulkan", "soc/vulkan"):
+        assert key in CURRENT_BUILD_ENTRIES and S.FIT[key].kv_factor == FA_KV_FACTOR
+    # ggml-metal.metal kernel_flash_attn_ext_vec: one threadgroup per query head, each reading its KV head's rows, so a
+    # KV head is read between once (every repeat served by the GPU's cache) and n_head / n_kv_head times. The current
+    # builds' Metal rows at depth are Qwen3-0.6B (config.json: 16 attention heads, 8 KV heads): the fitted factor lies
+    # within [1, 16 / 8]
+    q = lookup("qwen3-0.6b")
+    assert q.n_heads == 16 and {a.n_kv_heads for a in q.attention_layers} == {8}
+    assert 1.0 <= S.FIT["apple/metal"].kv_factor <= 16 / 8
+    # the 2024 builds (no flash attention: the scores written, softmaxed and read again) fitted far more: history
+    assert S.FIT["apple/metal@2024"].kv_factor > 16 / 8
+
+
+def test_vulkan_plan_reads_the_kv_once_on_a_class_fitted_on_rocm():
+    # rx-7900-xtx on Vulkan: its entry inherits the AMD class's share of bandwidth (ROCm rows), but with flash attention
+    # on (-fa auto) the KV costs one read. Llama 3.1 8B's cache by hand: 32 layers × 2 (K, V) × 8 KV heads × 128 × 2 B
+    # = 131,072 B a token; at --ctx 65536 the mean read is 32,768 tokens, the short figure 512: the two decode times
+    # differ by (32,768 − 512) × 131,072 B / (share × 960 GB/s)
+    from runlocal.check import check
+    from runlocal.request import CheckRequest
+
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rx-7900-xtx", backend="vulkan", ctx=65536, quant="Q4_0",
+                                 parallel=1))
+    sp = plan.to_dict()["speed"]
+    assert find_device("rx-7900-xtx").bandwidth_gbs == 960.0
+    extra = (32768 - 512) * 131072 / (S.FIT["amd/vulkan"].decode_eff * 960e9)
+    assert abs((1 / sp["decode_tokens_per_s"] - 1 / sp["decode_short_tokens_per_s"]) / extra - 1) < 0.01
+
+
+def test_metal_2024_decode_rows_are_history_its_prompt_rows_are_not():
+    # Metal's decode is fitted on 2025-2026 builds alone (the 2024 rows fit apple/metal@2024); its prompt constants are
+    # not split by era (CURRENT_PREFILL_ENTRIES: CUDA only), so every prompt row still fits and scores the entry
+    from runlocal.evidence.speed_fit import build_rows, load_records
+    from runlocal.evidence.speed_fit_era import superseded
+
+    metal = [r for r in build_rows(load_records()) if r.backend == "metal"]
+    old = [r for r in metal if str(r.rec.get("date")) < "2025" and r.rec.get("build_era") != "current"]
+    assert len([r for r in old if r.kind == "tg"]) >= 40 and all(superseded(r) for r in old if r.kind == "tg")
+    assert not any(superseded(r) for r in metal if r.kind == "pp")
+    assert not any(superseded(r) for r in metal if r.rec.get("build_era") == "current")

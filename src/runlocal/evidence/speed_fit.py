@@ -31,9 +31,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
+from ..hardware.build_era import FA_KV_FACTOR, prefill_entry
 from . import MEASUREMENTS
-from .speed_fit_era import current_build, era_consts, fit_decode_fa
+from .speed_fit_era import era_consts, fa_read, fit_decode_fa, split_eras
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
@@ -382,11 +382,7 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
-    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
-        current = [r for r in groups.get(key, []) if current_build(r)]
-        if current:
-            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
-            groups[key] = current
+    split_eras(groups)      # fitted on current builds only: the older builds' rows are history there (speed_fit_era.py)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -394,9 +390,10 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     def one(rs: list[Row], fallback: S.Fit | None) -> S.Fit:
         tg = [r for r in rs if r.kind == "tg"]
         pp = [r for r in rs if r.kind == "pp"]
+        fa = bool(tg) and all(fa_read(r) for r in tg)     # the KV factor derived, not fitted (speed_fit_era.py)
         if fallback and not enough(tg):
-            dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
-        elif tg and all(r.base_key in CURRENT_BUILD_ENTRIES and current_build(r) for r in tg) and fallback:
+            dec = (fallback.decode_eff, fallback.layer_us, FA_KV_FACTOR if fa else fallback.kv_factor)
+        elif fa and fallback:
             dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX
 from .speed_fit import build_rows, load_records
-from .speed_fit_era import superseded
+from .speed_fit_era import history_key, superseded
 from .speed_report import group_errors, print_group_table
 
 
@@ -17,7 +17,8 @@ def report_history(consts, split_ms: float, *, quiet: bool) -> None:
     if not old:
         return
     # predict_row takes an older build's record's own era's entry: to score them with today's, that entry is today's
-    today = {**consts, **{k + HISTORY_SUFFIX: consts[k] for k in CURRENT_BUILD_ENTRIES if k in consts}}
+    today = {**consts, **{history_key(k): v for k, v in consts.items()
+                          if k.split(":")[0] in CURRENT_BUILD_ENTRIES and HISTORY_SUFFIX not in k}}
     for title, fit in (("the current builds' entry for every record (Ampere's prompt rate included)", today),
                        (f"their own era's constants (the {HISTORY_SUFFIX} entries)", consts)):
         if not quiet:

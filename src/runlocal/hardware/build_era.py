@@ -16,6 +16,22 @@ the KV bytes read are the cache's bytes, at the rate weights are read (KV factor
 llama.cpp's graph (src/llama-graph.cpp build_attn_mha: ``kq = ggml_mul_mat(k, q)`` in F32, ``ggml_soft_max_ext``,
 ``kqv = ggml_mul_mat(v, kq)``) also writes the n_head × n_kv F32 scores, the softmax reads and writes them, and the
 KQV product reads them: four passes of 4 bytes per query head per cached token per layer.
+
+Metal and Vulkan (session 15, measurements/speed/held_out/backends2_queries.md). The Vulkan and Metal entries are fitted
+on 2025-2026 builds alone too (backends_2026.jsonl and the 2025+ records); Metal's 2024 records (XiongjieDai's 2024-05
+tables, PRs #2917, #3084, #10238) fit ``apple/metal@2024``, its decode history; no Vulkan record the fit reads is older
+than 2025, so Vulkan has none. The KV read with flash attention:
+- Vulkan (ggml-vulkan vulkan-shaders/flash_attn_base.glsl ``init_indices``: "when using grouped query attention, each
+  workgroup does gqa_ratio consecutive values of iq2", and split_k gives each workgroup its own range of the cache,
+  ``start_j`` … ``end_j``; flash_attn.comp loads each K / V tile once for all of the group's query rows): a cached K and V
+  row is read once per layer, as on CUDA — factor 1, derived (FA_DERIVED_BACKENDS).
+- Metal (ggml-metal.metal ``kernel_flash_attn_ext_vec``, the decode kernel for batches below 20 tokens,
+  ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_use_vec``): one threadgroup per query head (``iq2 = tgpig[1]``),
+  each reading its KV head's rows (``ikv2 = iq2/(ne02/ne_12_2)``), so a KV head's rows are read once per query head that
+  shares it; how many of those repeats the GPU's caches absorb the source cannot say (between 1 and n_head/n_kv_head
+  reads of the cache's bytes), so Metal's factor stays fitted, on the current builds' rows.
+Prompt constants are refitted by build era only where CURRENT_PREFILL_ENTRIES says so (CUDA): the current builds' Metal
+and Vulkan prompt rows are one or two chips, so those entries keep the prompt constants every era's records fit.
 """
 
 from __future__ import annotations
@@ -29,7 +45,17 @@ if TYPE_CHECKING:   # pragma: no cover
     from .speed import Fit
 
 # the fit entries fitted on current builds only, and the words --explain gives for them
-CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)"}
+CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)",
+                         "apple/metal": "llama.cpp 2025-2026 builds on Metal",
+                         "nvidia-gddr/vulkan": "llama.cpp 2025-2026 builds on Vulkan",
+                         # too few records of their own (6, from 2 devices): their class's bandwidth share and
+                         # per-layer cost, with the Vulkan KV read
+                         "amd/vulkan": "llama.cpp 2025-2026 builds on Vulkan (its class's bandwidth share)",
+                         "soc/vulkan": "llama.cpp 2025-2026 builds on Vulkan (its class's bandwidth share)"}
+# the current-build entries whose prompt constants are fitted on current builds alone (the rest: on every era's records)
+CURRENT_PREFILL_ENTRIES = ("nvidia-gddr/cuda",)
+# the backends whose flash-attention kernel reads a cached K and V row once per layer (above): KV factor derived
+FA_DERIVED_BACKENDS = ("cuda", "vulkan")
 # an entry's constants fitted on the older builds' records, kept beside it ("nvidia-gddr/cuda@2024"): what those records
 # are scored with apart, and what a plan naming such a build would take once the speed path reads the build
 HISTORY_SUFFIX = "@2024"
@@ -71,10 +97,16 @@ def _newer_than_2024_builds(compute_capability: str | None) -> bool:
         return False
 
 
+def fa_derived(fit_key: str) -> bool:
+    """Whether an entry ("class/backend[:variant]") reads the KV with a flash-attention kernel whose read is derived
+    (FA_DERIVED_BACKENDS), not fitted."""
+    return fit_key.split(":")[0].split("/")[-1] in FA_DERIVED_BACKENDS
+
+
 def era_words(fit_key: str | None) -> str:
     """--explain's note on which builds a fit entry describes ("" for an entry fitted on every record)."""
     return CURRENT_BUILD_ENTRIES.get(fit_key or "", "")
 
 
-__all__ = ["CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "FA_KV_FACTOR", "HISTORY_SUFFIX", "era_words", "prefill_entry",
-           "score_bytes"]
+__all__ = ["CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "CURRENT_PREFILL_ENTRIES", "FA_DERIVED_BACKENDS", "FA_KV_FACTOR",
+           "HISTORY_SUFFIX", "era_words", "fa_derived", "prefill_entry", "score_bytes"]

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import (
+    CURRENT_PREFILL_ARCHS,
+    CURRENT_PREFILL_ENTRIES,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    era_words,
+    prefill_entry,
+)
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -140,10 +147,12 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
     builds alone (hardware/build_era.py), so the figure says which builds it describes; where only the KV read is
     flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
-    key = f"{gpu.klass}/{gpu.backend}" if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     words = era_words(key) if key in FIT else ""
-    if words:
+    if words and FIT[key].kv_factor == FA_KV_FACTOR:
         return f"; fitted on {words}, KV read once a token (flash attention)"
+    if words:
+        return f"; fitted on {words}"
     if gpu and parts and parts[0].fit.kv_factor == FA_KV_FACTOR and parts[0].kv_bytes:
         return ("; KV read once a token (flash attention, derived: build_era.py) — the rest of this entry fitted on "
                 "older builds")
@@ -153,8 +162,8 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
 def _prefill_era_words(gpu: GPUPlace | None) -> str:
     """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
-    if not gpu or not era_words(key) or key not in FIT:
-        return ""
+    if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
+        return ""       # Metal, Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
     if prefill_entry(key, cc, FIT) is not None:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
