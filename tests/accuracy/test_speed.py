@@ -104,13 +104,13 @@ def test_b580_prefill_is_predicted_from_its_derived_xmx_peak():
 def test_committed_constants_are_the_fit_of_the_dataset(bench):
     # src/runlocal/data/speed_fit.json is the fit of measurements/speed, byte for byte: after changing either,
     # run `python benchmarks/speed_accuracy.py --write`
-    consts, split_ms, attn, rates, knees, floors = bench.refit(bench.build_rows(bench.load_records()),
-                                                               bench.load_core_tuning())
-    text = bench.fit_json(bench.fit_document(consts, split_ms, attn, rates, knees, floors))
+    consts, split_ms, attn, rates, knees, floors, fa_eff = bench.refit(bench.build_rows(bench.load_records()),
+                                                                       bench.load_core_tuning(), bench.load_fa_tuning())
+    text = bench.fit_json(bench.fit_document(consts, split_ms, attn, rates, knees, floors, fa_eff))
     assert text == S.FIT_PATH.read_text(encoding="utf-8")
     assert consts == S.FIT
-    assert (split_ms, attn, knees, floors) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS,
-                                               S.POWER_KNEE_FLOOR)
+    assert (split_ms, attn, knees, floors, fa_eff) == (S.SPLIT_OVERHEAD_MS, S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS,
+                                                       S.POWER_KNEE_FLOOR, S.FA_MMA_EFF)
 
 
 def test_held_out_offload_records_through_the_cli_path(bench):
@@ -305,7 +305,7 @@ def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart
     from runlocal.evidence import ubatch_fit as fit
 
     assert all("round8" not in p.name for p in fit.TUNING)
-    # the committed launch cost is the tuning grid's optimum, and it beats no term there (13.7 % → 3.2 %)
+    # the committed launch cost is the tuning grid's optimum, and it beats no term there (11.1 % → 4.1 %)
     import statistics
 
     from runlocal.hardware import ubatch_speed as UB
@@ -317,6 +317,27 @@ def test_held_out_round8_is_never_fitted_and_the_ubatch_term_is_only_tuned_apart
     first = (ROOT / "measurements/speed/held_out/round8_first_run.txt").read_text()
     assert "micro-batch term off" in first and "micro-batch term on" in first
     assert (ROOT / "measurements/speed/held_out/round8_queries.md").is_file()
+
+
+def test_held_out_round9_is_never_fitted_and_the_flash_attention_term_is_only_tuned_apart(bench):
+    # measurements/speed/held_out/round9.jsonl: collected by round9_queries.md (committed before any query), committed
+    # unscored before hardware/fa_prefill.py existed, scored once with the term on and off (round9_first_run.txt). The
+    # term's one share is fitted on round 7's CUDA rows at depth only (speed_fit.FA_TUNING_ROUNDS).
+    round9 = bench.load_held_out("round9")
+    assert len(round9) >= 20 and {r["backend"] for r in round9} == {"cuda"}
+    assert all(r["fa"] == 1 and r["date"] >= "2025" and r.get("n_ubatch", 512) >= 128 for r in round9)
+    assert len({r["source_url"] for r in round9 if "@d" in r["test"]}) >= 3
+    assert all(r["source_url"].startswith("https://github.com/") for r in round9)
+    key = lambda r: (r["source_url"], r["device"], r["model"], r["quant"], r["test"], r["tokens_per_s"])  # noqa: E731
+    seen = {key(r) for r in bench.load_records(include_outliers=True, holdout=None)} | {
+        key(r) for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8")
+        for r in bench.load_held_out(name)}
+    assert not {key(r) for r in round9} & seen
+    assert "round9" not in bench.FA_TUNING_ROUNDS
+    assert not any("round9" in r.rec["_file"] for r in bench.load_fa_tuning())
+    first = (ROOT / "measurements/speed/held_out/round9_first_run.txt").read_text()
+    assert "flash-attention term on" in first and "flash-attention term off" in first
+    assert (ROOT / "measurements/speed/held_out/round9_queries.md").is_file()
 
 
 # --- hybrid (recurrent) models: measurements/speed/hybrid_2026.jsonl and held_out/hybrid.jsonl -----------------------

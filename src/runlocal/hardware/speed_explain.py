@@ -15,6 +15,7 @@ from .build_era import (
     era_words,
     prefill_entry,
 )
+from .fa_prefill import SOURCE as FA_SOURCE
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -106,7 +107,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
-        micro = _ubatch_words(p)
+        micro = _fa_words(p) + _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
@@ -173,6 +174,18 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
                 "architecture no 2024 build ran)")
     return f" (fitted on {era_words(key)})"
+
+
+def _fa_words(p: SpeedPlan) -> str:
+    """The prompt's attention where llama.cpp runs it as the CUDA MMA FlashAttention kernel (hardware/fa_prefill.py):
+    its two products' FLOPs at the tensor rates they accumulate at, over the kernel's fitted share of them."""
+    fa = p.fa_attention
+    if fa is None:
+        return ""
+    return (f" + attention (flash attention, CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
+            f"{fa.kq_tflops:.1f} TFLOPS f16 with F32 accumulate + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
+            f"{fa.vkq_tflops:.1f} TFLOPS with F16 accumulate) ÷ {fa.eff:g} (the kernel's share, fitted) = "
+            f"{fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py)")
 
 
 def _ubatch_words(p: SpeedPlan) -> str:
