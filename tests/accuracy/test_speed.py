@@ -225,18 +225,17 @@ def test_check_json_has_speed_for_a_gpu_plan():
     assert speed["prefill_tokens_per_s"] > 1000
 
 
-def test_apple_m3_and_later_read_more_of_their_bandwidth_than_m1_m2_on_2024_builds():
-    # the fitted 2024-build M3 Max records were predicted ~7 % slow with the M1/M2-dominated Apple constants: their own
-    # variant fits their share of bandwidth — kept with the 2024 builds' Metal entry (apple/metal@2024:m3+, history)
+def test_apple_m3_and_later_read_more_of_their_bandwidth_than_m1_m2():
+    # the fitted M3 Max / M3 Ultra / M4 records were predicted ~7 % slow with the M1/M2-dominated Apple constants:
+    # their own variant ("apple/metal:m3+") fits their share of bandwidth, so an M3 Max decodes faster than an
+    # M2 Max with the same 400 GB/s. (A current-build Metal refit, which fitted the variant level with M1 / M2 at
+    # 0.740 against 0.743, failed held-out backends2 and is not applied: build_era.py, test_build_era.py)
     assert S.backend_variant(find_device("m4-pro-24gb"), "metal") == "m3+"
     assert S.backend_variant(find_device("m2-max-64gb"), "metal") is None
-    assert S.FIT["apple/metal@2024:m3+"].decode_eff > S.FIT["apple/metal@2024"].decode_eff
-    # current builds (2025-2026, session 15): the variant is fitted on geerlingguy/ai-benchmarks #42 (M3 Ultra) and #2
-    # (M4); those rows show no higher share than the M1 / M2 Ultra ones (within 5 %), and the plan reproduces the M3
-    # Ultra's published tg128 of Llama 3.2 3B Q4_K_M, 154.6 t/s, within 10 % (in sample: a tuning row)
-    assert abs(S.FIT["apple/metal:m3+"].decode_eff / S.FIT["apple/metal"].decode_eff - 1) < 0.05
-    m3u = plan("llama-3.2-3b", "m3-ultra-512gb", quant="Q4_K_M").speed["decode_short_tokens_per_s"]
-    assert abs(m3u / 154.6 - 1) < 0.10
+    assert S.FIT["apple/metal:m3+"].decode_eff > S.FIT["apple"].decode_eff
+    m2, m3 = (plan("llama-3.1-8b", gpu, quant="Q4_K_M").speed["decode_short_tokens_per_s"]
+              for gpu in ("m2-max-64gb", "m3-max-64gb"))
+    assert m3 > m2
 
 
 def test_held_out_round3_is_never_fitted_and_scored_apart(bench):
@@ -395,7 +394,8 @@ def test_explain_shows_the_recurrent_state_a_token_moves():
 def test_held_out_backends2_is_never_fitted_and_split_by_its_rule(bench):
     # measurements/speed/held_out/backends2.jsonl (session 15): current-build Metal / Vulkan records collected by
     # backends2_queries.md (committed before any query), split from the tuning part (backends_2026.jsonl) by thread,
-    # committed unscored before the Metal / Vulkan refit, scored once after it (backends2_first_run.txt)
+    # committed unscored before the Metal / Vulkan refit, scored once after it (backends2_first_run.txt: Vulkan applied,
+    # Metal failed and not applied — its tuning rows fit_scope "scored_apart", test_build_era.py)
     held = bench.load_held_out("backends2")
     tuning = [json.loads(line) for line in (ROOT / "measurements/speed/backends_2026.jsonl").read_text().splitlines()
               if line.strip()]

@@ -46,16 +46,23 @@ MIN_DEVICES = 2
 MIN_RECORDS = 6
 
 
-def load_records(include_outliers: bool = False, holdout: bool | None = False) -> list[dict]:
+# fit scopes whose records no entry of this fit reads: "recurrent" fits the recurrent-layer terms only
+# (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
+# speed_fit_history.report_scored_apart)
+UNFITTED_SCOPES = ("recurrent", "scored_apart")
+
+
+def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
     """Records of measurements/speed; ``holdout``: False → the fitted ones, True → the held-out ones
-    (partial offload, never fitted), None → all."""
+    (partial offload, never fitted), None → all; ``scope``: one of UNFITTED_SCOPES → only that scope's records
+    (otherwise they are left out)."""
     recs = []
     for path in sorted(DATA.glob("*.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 r["_file"] = path.name
-                if r.get("fit_scope") == "recurrent":   # fits the recurrent-layer terms only (speed_fit_hybrid.py)
+                if not (r.get("fit_scope") == scope if scope else r.get("fit_scope") not in UNFITTED_SCOPES):
                     continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)

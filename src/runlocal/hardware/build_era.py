@@ -17,21 +17,25 @@ llama.cpp's graph (src/llama-graph.cpp build_attn_mha: ``kq = ggml_mul_mat(k, q)
 ``kqv = ggml_mul_mat(v, kq)``) also writes the n_head × n_kv F32 scores, the softmax reads and writes them, and the
 KQV product reads them: four passes of 4 bytes per query head per cached token per layer.
 
-Metal and Vulkan (session 15, measurements/speed/held_out/backends2_queries.md). The Vulkan and Metal entries are fitted
-on 2025-2026 builds alone too (backends_2026.jsonl and the 2025+ records); Metal's 2024 records (XiongjieDai's 2024-05
-tables, PRs #2917, #3084, #10238) fit ``apple/metal@2024``, its decode history; no Vulkan record the fit reads is older
-than 2025, so Vulkan has none. The KV read with flash attention:
-- Vulkan (ggml-vulkan vulkan-shaders/flash_attn_base.glsl ``init_indices``: "when using grouped query attention, each
-  workgroup does gqa_ratio consecutive values of iq2", and split_k gives each workgroup its own range of the cache,
-  ``start_j`` … ``end_j``; flash_attn.comp loads each K / V tile once for all of the group's query rows): a cached K and V
-  row is read once per layer, as on CUDA — factor 1, derived (FA_DERIVED_BACKENDS).
-- Metal (ggml-metal.metal ``kernel_flash_attn_ext_vec``, the decode kernel for batches below 20 tokens,
-  ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_use_vec``): one threadgroup per query head (``iq2 = tgpig[1]``),
-  each reading its KV head's rows (``ikv2 = iq2/(ne02/ne_12_2)``), so a KV head's rows are read once per query head that
-  shares it; how many of those repeats the GPU's caches absorb the source cannot say (between 1 and n_head/n_kv_head
-  reads of the cache's bytes), so Metal's factor stays fitted, on the current builds' rows.
-Prompt constants are refitted by build era only where CURRENT_PREFILL_ENTRIES says so (CUDA): the current builds' Metal
-and Vulkan prompt rows are one or two chips, so those entries keep the prompt constants every era's records fit.
+Vulkan (session 15, measurements/speed/held_out/backends2_queries.md). The Vulkan entries are fitted on 2025-2026
+builds alone too (backends_2026.jsonl and the 2025+ records); no Vulkan record the fit reads is older than 2025, so
+Vulkan has no history entry. The KV read with flash attention (ggml-vulkan vulkan-shaders/flash_attn_base.glsl
+``init_indices``: "when using grouped query attention, each workgroup does gqa_ratio consecutive values of iq2", and
+split_k gives each workgroup its own range of the cache, ``start_j`` … ``end_j``; flash_attn.comp loads each K / V tile
+once for all of the group's query rows): a cached K and V row is read once per layer, as on CUDA — factor 1, derived
+(FA_DERIVED_BACKENDS). Vulkan's prompt constants are fitted on every era's records (CURRENT_PREFILL_ENTRIES: CUDA only).
+
+Metal is not split by era. A refit on current builds was tried in session 15 (``apple/metal`` fitted on
+backends_2026.jsonl's Metal rows, kv_factor 6.329 → 1.169, the 2024 rows as ``apple/metal@2024``) and failed its held-out
+round: backends2's Metal decode rows, median |error| 27.5 % before → 59.5 % after (held_out/backends2_first_run.txt;
+DeepSeek-V2-Lite on an M2 Ultra +45 % at no depth to +276 % at 32K). ggml-metal.metal's ``kernel_flash_attn_ext_vec``
+(the decode kernel below 20 tokens, ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_use_vec``) runs one threadgroup
+per query head (``iq2 = tgpig[1]``), each reading its KV head's rows (``ikv2 = iq2/(ne02/ne_12_2)``): a KV head's rows
+are read up to n_head / n_kv_head times, and the one factor fitted on one model's head ratio (Qwen3-0.6B, 16 / 8, on
+one M2 Ultra) did not carry to others (gemma-3-1b 4, DeepSeek-V2-Lite's MLA 16), nor did the share of bandwidth fitted
+with it (DeepSeek-V2-Lite +45 % at no depth). So the refit is not applied: Metal plans take the ``apple`` entry every
+Metal record of every era fits, and backends_2026.jsonl's Metal rows are kept as evidence with ``fit_scope:
+"scored_apart"`` (they fit no entry; evidence/speed_fit_history.report_scored_apart scores them).
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ if TYPE_CHECKING:   # pragma: no cover
 
 # the fit entries fitted on current builds only, and the words --explain gives for them
 CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)",
-                         "apple/metal": "llama.cpp 2025-2026 builds on Metal",
                          "nvidia-gddr/vulkan": "llama.cpp 2025-2026 builds on Vulkan",
                          # too few records of their own (6, from 2 devices): their class's bandwidth share and
                          # per-layer cost, with the Vulkan KV read

@@ -150,10 +150,8 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     words = era_words(key) if key in FIT else ""
-    if words and FIT[key].kv_factor == FA_KV_FACTOR:
-        return f"; fitted on {words}, KV read once a token (flash attention)"
     if words:
-        return f"; fitted on {words}"
+        return f"; fitted on {words}, KV read once a token (flash attention)"
     if gpu and parts and parts[0].fit.kv_factor == FA_KV_FACTOR and parts[0].kv_bytes:
         return ("; KV read once a token (flash attention, derived: build_era.py) — the rest of this entry fitted on "
                 "older builds")
@@ -164,7 +162,7 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
     """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
-        return ""       # Metal, Vulkan: prompt constants fitted on every era's records (build_era.py)
+        return ""       # Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
     if prefill_entry(key, cc, FIT) is not None:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
