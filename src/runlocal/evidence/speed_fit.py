@@ -20,13 +20,13 @@ from collections import defaultdict
 from dataclasses import dataclass, fields
 from functools import cache
 
+from runlocal.hardware import recurrent_speed as RS
 from runlocal.hardware import speed as S
 from runlocal.hardware import token_work as TW
 from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import watts_per_tops
-from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -126,6 +126,8 @@ class Row:
     fa: bool = False            # flash attention on: "fa": 1 as published (llama-bench's default was off until b9437)
     #                             or "flash_attn": true (the own runs, measurements/speed/h100_bench.py)
     attn_products: tuple[float, float] = (0.0, 0.0)   # prefill: its Q·Kᵀ and softmax·V FLOPs (flash-attention term)
+    extra_layers: float = 0.0   # decode: the recurrent layers' extra kernels as layers (hardware/recurrent_speed.py)
+    scan_s: float = 0.0         # prefill: seconds a prompt token's recurrent scan takes (hardware/recurrent_speed.py)
 
     @property
     def base_key(self) -> str:
@@ -153,7 +155,11 @@ def build_rows(recs: list[dict]) -> list[Row]:
                   variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)),
                   n_experts=model.n_experts)
         if kind == "tg":
-            row.w_read = wbytes * TW.read_fraction(model) + recurrent_state_traffic(model)
+            # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
+            row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
+                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"])
+            row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
+                                if r["backend"] != "cpu" else 0.0)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
@@ -164,6 +170,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
             row.attn_products = TW.attention_product_flops(model, depth + n / 2)
             row.fa = r.get("fa") == 1 or r.get("flash_attn") is True
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
+            row.scan_s = RS.scan_seconds(model, dev.bandwidth_gbs)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
             row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
         rows.append(row)
@@ -189,8 +196,8 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
     fit = fit_for(row, consts)
     if row.kind == "tg":
         n = row.n_devices      # llama.cpp layer split: each device reads 1/n of the bytes in turn
-        parts = [S.Part(row.w_read / n, row.kv_read / n, row.device.bandwidth_gbs, fit, row.n_layers / n)
-                 for _ in range(n)]
+        parts = [S.Part(row.w_read / n, row.kv_read / n, row.device.bandwidth_gbs, fit, row.n_layers / n,
+                        extra_layers=row.extra_layers / n) for _ in range(n)]
         saved, S.SPLIT_OVERHEAD_MS = S.SPLIT_OVERHEAD_MS, split_ms
         try:
             return S.decode_speed(parts)
@@ -215,7 +222,7 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
     dev = row.device    # the micro-batch term, where it is applied (ubatch_speed.APPLIED) or scored with it on
     term = UB.plan_term(record_model(row.rec["model"]), dev, not TW.is_float_quant(row.quant), row.backend, True, row.ubatch,
                         (peak or 0.0) * (eff or 0.0) * 1e12)
-    return UB.with_term(speed, term)
+    return RS.with_scan(UB.with_term(speed, term), row.scan_s)
 
 
 def unmodelled_prefill(row: Row) -> bool:
@@ -242,7 +249,8 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 
     bw = np.array([r.device.bandwidth_gbs * 1e9 for r in rows])
     t = np.array([1.0 / r.measured for r in rows])
-    cols = {"a": np.array([r.w_read for r in rows]) / bw, "c": np.array([float(r.n_layers) for r in rows]),
+    # a recurrent layer's extra kernels count as layers of fixed cost (hardware/recurrent_speed.py extra_layers)
+    cols = {"a": np.array([r.w_read for r in rows]) / bw, "c": np.array([r.n_layers + r.extra_layers for r in rows]),
             "d": np.array([r.kv_read for r in rows]) / bw}
     fb = {"a": 1 / fallback.decode_eff, "c": fallback.layer_us / 1e6,
           "d": fallback.kv_factor / fallback.decode_eff} if fallback else {}

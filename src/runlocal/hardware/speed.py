@@ -54,7 +54,14 @@ from .nvidia_peak import (
     mma_sync_share,
     prompt_matmul_type,
 )
-from .recurrent_speed import recurrent_state_traffic, state_traffic_words
+from .recurrent_speed import (
+    explain_notes,
+    extra_layers,
+    recurrent_state_traffic,
+    scan_seconds,
+    state_traffic_words,
+    with_scan,
+)
 from .token_work import (
     UBATCH,
     active_matmul_params,
@@ -320,6 +327,7 @@ class Part:
     fit: Fit
     n_layers: float = 0.0          # layers this device runs per token
     tp: int = 1                    # devices sharing each layer (tensor parallel)
+    extra_layers: float = 0.0      # on a GPU, the recurrent layers' extra kernels as layers' fixed cost (recurrent_speed.py)
 
 
 def decode_seconds(parts: list[Part]) -> float | None:
@@ -332,7 +340,7 @@ def decode_seconds(parts: list[Part]) -> float | None:
         speedup = p.tp * TP_EFFICIENCY if p.tp > 1 else 1.0
         f = p.fit
         t += (p.weight_bytes + f.kv_factor * p.kv_bytes) / (f.decode_eff * p.bandwidth_gbs * 1e9 * speedup)
-        t += p.n_layers * f.layer_us / 1e6
+        t += (p.n_layers + p.extra_layers) * f.layer_us / 1e6
         if p.tp > 1:
             t += p.n_layers * 2 * TP_ALLREDUCE_US / 1e6
     if not used:
@@ -393,13 +401,15 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
-    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model)   # a recurrent layer's state, read + written
+    # a recurrent layer's state, moved as llama.cpp's current graph does on this backend (recurrent_speed.py)
+    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model, backend=backend)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
+    rec = extra_layers(model) if klass != "cpu" else 0.0     # the recurrent layers' extra kernels, on a GPU
     if split == "tensor" and n_devices > 1:
-        parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices)]
+        parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices, extra_layers=rec)]
     else:
-        parts = [Part(w / n_devices, kv / n_devices, dev.bandwidth_gbs, fit, model.n_layers / n_devices)
-                 for _ in range(n_devices)]
+        parts = [Part(w / n_devices, kv / n_devices, dev.bandwidth_gbs, fit, model.n_layers / n_devices,
+                      extra_layers=rec / n_devices) for _ in range(n_devices)]
     decode = decode_speed(parts)
     prefill = None
     if prompt and not moe_prefill_gap(model.n_experts, backend):
@@ -410,6 +420,7 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
                                 n_layers=model.n_layers, layer_us=fit.prefill_layer_us,
                                 attn_seconds=fa.seconds_per_token if fa else 0.0)
+        prefill = with_scan(prefill, scan_seconds(model, dev.bandwidth_gbs))    # the recurrent layers' token scan
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
 
@@ -467,6 +478,7 @@ class SpeedPlan:
     score_bytes: float = 0.0            # of the KV read: flash attention off, the F32 scores' passes (build_era.py)
     read_bound: bool = False            # prefill held to the weights' read per micro-batch (weight_read_floor)
     fa_attention: FaAttention | None = None  # the attention priced as the CUDA FlashAttention kernel (fa_prefill.py)
+    recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -518,8 +530,10 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     older builds, which ran without flash attention, holds them already), each device its share of the KV."""
     s = alloc.settings
     frac = rest_read_fraction(model)
-    state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
     ggml_backend = planned_backend(alloc)
+    # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
+    state = recurrent_state_traffic(model, backend=ggml_backend)
+    rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -551,11 +565,12 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
                                   ggml_backend is not None, s.llamacpp.flash_attn)
         share = scores * d.kv_cache / total_kv if fit.kv_factor == FA_KV_FACTOR else 0.0
         counted += share
-        gpu_parts.append(Part(own, kv + share, bw, fit, layers))
+        gpu_parts.append(Part(own, kv + share, bw, fit, layers, extra_layers=layers * rec_share))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
-                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
+                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp,
+                          extra_layers=sum(p.extra_layers for p in gpu_parts))]
     return gpu_parts + parts, first_gpu, counted
 
 
@@ -577,8 +592,7 @@ def short_decode(parts: list[Part], ctx: int) -> tuple[int, float | None]:
     (that context, its decode speed)."""
     short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
     short_scale = short_ctx / (ctx // 2) if ctx // 2 else 0.0
-    return short_ctx, decode_speed([Part(p.weight_bytes, p.kv_bytes * short_scale, p.bandwidth_gbs, p.fit, p.n_layers,
-                                         tp=p.tp) for p in parts])
+    return short_ctx, decode_speed([replace(p, kv_bytes=p.kv_bytes * short_scale) for p in parts])
 
 
 def prompt_attention(model: ModelSpec, gpu: GPUPlace | None, flash_attn: str,
@@ -617,6 +631,14 @@ def planned_backend(alloc) -> str | None:
     --backend or the GPU vendor's), so --backend vulkan reads the Vulkan constants; None for other runtimes."""
     step = next((st for st in alloc.steps if st.label == "backend"), None)
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
+
+
+def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
+    """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
+    bandwidth, counted when a GPU prompt rate was)."""
+    gpu_extra = (sum(q.extra_layers for q in parts), sum(q.extra_layers * q.fit.layer_us for q in parts))
+    bandwidth = first_gpu.dev.bandwidth_gbs if first_gpu and first_gpu.dev else None
+    return explain_notes(model, gpu_extra, bandwidth, prefill_counted)
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
@@ -680,7 +702,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 attn_seconds=fa.seconds_per_token if fa else 0.0)
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
-        prefill = with_term(prefill, ub_term)
+        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, dev.bandwidth_gbs if dev else None))  # SSM
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
@@ -691,7 +713,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model)
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)))   # as device_parts moved it
+    notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state), scores, read_bound, fa)
+                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu), scores, read_bound, fa,
+                     notes)

@@ -69,6 +69,13 @@ def speed_figures(p: SpeedPlan) -> dict:
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
 
+def _layers_words(q) -> str:
+    """A part's layers of fixed cost: its layers, and the recurrent layers' extra kernels counted as layers."""
+    if not q.extra_layers:
+        return f"{q.n_layers:.0f} layers"
+    return f"({q.n_layers:.0f} + {q.extra_layers:.1f} for the recurrent kernels) layers"
+
+
 def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures."""
     shown = [q for q in p.parts if q.weight_bytes or q.kv_bytes]
@@ -77,7 +84,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         terms = " + ".join(
             f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
             f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
-            f" + {q.n_layers:.0f} layers × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
+            f" + {_layers_words(q)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
         scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 attention scores' four passes)"
@@ -88,7 +95,11 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                       f"{_era_words(p.first_gpu, p.parts)})"))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
-                          "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
+                          "llama.cpp's recurrent graphs (delta-net-base.cpp, graph-context-mamba.cpp): the passes "
+                          "counted in hardware/recurrent_speed.py"))
+    # the recurrent layers' extra kernels (decode) and token-by-token scan (prefill), where the figures include them
+    steps += [(label, words, value, "hardware/recurrent_speed.py") for label, words, value in p.recurrent_notes
+              if (p.decode if label.startswith("decode") else p.prefill)]
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
