@@ -39,7 +39,7 @@ def superseded(row: Row) -> bool:
 def era_consts(row: Row, consts: dict[str, S.Fit]) -> dict[str, S.Fit]:
     """The constants of the row's build era: an older build's row of an entry fitted on current builds only is
     predicted from the entry its own era's records fitted (``<key>@2024``), not from the current builds' entry nor
-    from its variant (``apple/metal:m3+``, fitted on current builds only: split_eras)."""
+    from its variant (``<entry>:<variant>``, fitted on current builds only: split_eras)."""
     if not superseded(row):
         return consts
     own = consts.get(row.base_key + HISTORY_SUFFIX) or consts[row.klass]
@@ -47,8 +47,9 @@ def era_consts(row: Row, consts: dict[str, S.Fit]) -> dict[str, S.Fit]:
 
 
 def history_key(key: str) -> str:
-    """The older builds' entry of a fit entry: "apple/metal" → "apple/metal@2024", "apple/metal:m3+" →
-    "apple/metal@2024:m3+" (its parent, in speed_fit.parent_key's order, is the older builds' backend entry)."""
+    """The older builds' entry of a fit entry: "nvidia-gddr/cuda" → "nvidia-gddr/cuda@2024", a variant
+    "<entry>:<v>" → "<entry>@2024:<v>" (its parent, in speed_fit.parent_key's order, is the older builds' backend
+    entry)."""
     base, _, variant = key.partition(":")
     return base + HISTORY_SUFFIX + (f":{variant}" if variant else "")
 
