@@ -31,9 +31,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
+from ..hardware.build_era import FA_KV_FACTOR, prefill_entry
 from . import MEASUREMENTS
-from .speed_fit_era import current_build, era_consts, fit_decode_fa
+from .speed_fit_era import era_consts, fa_read, fit_decode_fa, split_eras
 from .speed_fit_fa import FA_EFF_START, at_depth, attn_at_factor, fa_priced, fa_seconds, fa_term, fit_fa_eff
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
@@ -46,16 +46,23 @@ MIN_DEVICES = 2
 MIN_RECORDS = 6
 
 
-def load_records(include_outliers: bool = False, holdout: bool | None = False) -> list[dict]:
+# fit scopes whose records no entry of this fit reads: "recurrent" fits the recurrent-layer terms only
+# (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
+# speed_fit_history.report_scored_apart)
+UNFITTED_SCOPES = ("recurrent", "scored_apart")
+
+
+def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
     """Records of measurements/speed; ``holdout``: False → the fitted ones, True → the held-out ones
-    (partial offload, never fitted), None → all."""
+    (partial offload, never fitted), None → all; ``scope``: one of UNFITTED_SCOPES → only that scope's records
+    (otherwise they are left out)."""
     recs = []
     for path in sorted(DATA.glob("*.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 r["_file"] = path.name
-                if r.get("fit_scope") == "recurrent":   # fits the recurrent-layer terms only (speed_fit_hybrid.py)
+                if not (r.get("fit_scope") == scope if scope else r.get("fit_scope") not in UNFITTED_SCOPES):
                     continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)
@@ -406,11 +413,7 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
-    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
-        current = [r for r in groups.get(key, []) if current_build(r)]
-        if current:
-            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
-            groups[key] = current
+    split_eras(groups)      # fitted on current builds only: the older builds' rows are history there (speed_fit_era.py)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -418,9 +421,10 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     def one(rs: list[Row], fallback: S.Fit | None) -> S.Fit:
         tg = [r for r in rs if r.kind == "tg"]
         pp = [r for r in rs if r.kind == "pp"]
+        fa = bool(tg) and all(fa_read(r) for r in tg)     # the KV factor derived, not fitted (speed_fit_era.py)
         if fallback and not enough(tg):
-            dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
-        elif tg and all(r.base_key in CURRENT_BUILD_ENTRIES and current_build(r) for r in tg) and fallback:
+            dec = (fallback.decode_eff, fallback.layer_us, FA_KV_FACTOR if fa else fallback.kv_factor)
+        elif fa and fallback:
             dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)
@@ -547,7 +551,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds",)
+LATER_ROUNDS = ("newbuilds", "backends2")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

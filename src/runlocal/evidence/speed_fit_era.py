@@ -8,7 +8,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..hardware import speed as S
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, FA_KV_FACTOR, HISTORY_SUFFIX
+from ..hardware.build_era import (
+    CURRENT_BUILD_ENTRIES,
+    CURRENT_PREFILL_ENTRIES,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    fa_derived,
+)
 
 if TYPE_CHECKING:   # pragma: no cover
     from collections.abc import Callable
@@ -24,16 +30,49 @@ def current_build(row: Row) -> bool:
 
 
 def superseded(row: Row) -> bool:
-    """An older build's record of an entry fitted on current builds only: history, scored apart (report_history)."""
-    return row.base_key in CURRENT_BUILD_ENTRIES and not current_build(row)
+    """An older build's record of an entry fitted on current builds only: history, scored apart (report_history). A
+    prompt row only where the entry's prompt constants are split by era too (build_era.CURRENT_PREFILL_ENTRIES)."""
+    return (row.base_key in CURRENT_BUILD_ENTRIES and not current_build(row)
+            and (row.kind == "tg" or row.base_key in CURRENT_PREFILL_ENTRIES))
 
 
 def era_consts(row: Row, consts: dict[str, S.Fit]) -> dict[str, S.Fit]:
     """The constants of the row's build era: an older build's row of an entry fitted on current builds only is
-    predicted from the entry its own era's records fitted (``<key>@2024``), not from the current builds' entry."""
+    predicted from the entry its own era's records fitted (``<key>@2024``), not from the current builds' entry nor
+    from its variant (``<entry>:<variant>``, fitted on current builds only: split_eras)."""
     if not superseded(row):
         return consts
-    return {**consts, row.base_key: consts.get(row.base_key + HISTORY_SUFFIX) or consts[row.klass]}
+    own = consts.get(row.base_key + HISTORY_SUFFIX) or consts[row.klass]
+    return {**consts, row.base_key: own, row.key: consts.get(history_key(row.key)) or own}
+
+
+def history_key(key: str) -> str:
+    """The older builds' entry of a fit entry: "nvidia-gddr/cuda" → "nvidia-gddr/cuda@2024", a variant
+    "<entry>:<v>" → "<entry>@2024:<v>" (its parent, in speed_fit.parent_key's order, is the older builds' backend
+    entry)."""
+    base, _, variant = key.partition(":")
+    return base + HISTORY_SUFFIX + (f":{variant}" if variant else "")
+
+
+def split_eras(groups: dict[str, list[Row]]) -> None:
+    """The rows each entry of build_era.CURRENT_BUILD_ENTRIES (and its variants) is fitted on, in place: its current
+    builds' rows (current_build) where it has any; its older builds' rows fit its history entry (history_key). An entry
+    outside CURRENT_PREFILL_ENTRIES keeps every era's prompt rows: its prompt constants are not split by era."""
+    for key in list(groups):
+        base = key.split(":")[0]
+        if base not in CURRENT_BUILD_ENTRIES:
+            continue
+        rows = groups[key]
+        if not any(current_build(r) for r in rows):
+            continue
+        groups[history_key(key)] = [r for r in rows if not current_build(r)]
+        groups[key] = [r for r in rows if current_build(r) or (r.kind == "pp" and base not in CURRENT_PREFILL_ENTRIES)]
+
+
+def fa_read(row: Row) -> bool:
+    """A current build's record of an entry whose flash-attention KV read is derived (build_era.fa_derived): its KV
+    factor is FA_KV_FACTOR, not fitted."""
+    return row.base_key in CURRENT_BUILD_ENTRIES and current_build(row) and fa_derived(row.base_key)
 
 
 def fit_decode_fa(rows: list[Row], fallback: S.Fit, fit_decode: Callable[..., tuple[float, float, float]]

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import (
+    CURRENT_PREFILL_ARCHS,
+    CURRENT_PREFILL_ENTRIES,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    era_words,
+    prefill_entry,
+)
 from .fa_prefill import SOURCE as FA_SOURCE
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
@@ -152,7 +159,7 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
     builds alone (hardware/build_era.py), so the figure says which builds it describes; where only the KV read is
     flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
-    key = f"{gpu.klass}/{gpu.backend}" if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     words = era_words(key) if key in FIT else ""
     if words:
         return f"; fitted on {words}, KV read once a token (flash attention)"
@@ -165,8 +172,8 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
 def _prefill_era_words(gpu: GPUPlace | None) -> str:
     """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
-    if not gpu or not era_words(key) or key not in FIT:
-        return ""
+    if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
+        return ""       # Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
     if prefill_entry(key, cc, FIT) is not None:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
