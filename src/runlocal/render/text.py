@@ -80,7 +80,7 @@ def offload_phrase(plan: Plan) -> str | None:
     plainly rather than left inside "tight"."""
     a = plan.allocation
     gpus = [d for d in a.devices if d.kind != "cpu"]
-    in_ram = sum(d.weights for d in a.devices if d.kind == "cpu")
+    in_ram = float(sum(d.weights for d in a.devices if d.kind == "cpu"))
     if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
         return None
     on_disk = plan.weights.total - sum(d.weights for d in a.devices)
