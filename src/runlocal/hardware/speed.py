@@ -596,16 +596,19 @@ def short_decode(parts: list[Part], ctx: int) -> tuple[int, float | None]:
 
 
 def prompt_attention(model: ModelSpec, gpu: GPUPlace | None, flash_attn: str,
-                     ctx: float) -> tuple[float, FaAttention | None]:
+                     ctx: float, runtime: str = "llama.cpp") -> tuple[float, FaAttention | None]:
     """A prompt token's attention over ``ctx`` cached tokens: (its FLOPs at ATTN_FACTOR, to add to the matmuls', and
     None), or (0.0 and its FlashAttention kernel term) where llama.cpp runs it as the CUDA MMA kernel (fa_prefill.py);
     a runtime with no prompt record of its own borrows llama.cpp's CUDA path (nvidia_peak.borrowed_f16_path), this
     term with it."""
     dev = gpu.dev if gpu else None
     backend = (gpu.backend if gpu.ggml else "cuda") if gpu else None
-    if dev is not None and fa_mma_applies(dev, backend, True, flash_attn != "off"):
+    # llama.cpp's -fa is not another runtime's: vLLM and SGLang run FlashAttention kernels by default
+    on = flash_attn != "off" or (gpu is not None and not gpu.ggml)
+    if dev is not None and fa_mma_applies(dev, backend, True, on):
         clock = clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
-        return 0.0, fa_attention(model, dev, ctx, clock, FA_MMA_EFF)
+        term = fa_attention(model, dev, ctx, clock, FA_MMA_EFF)
+        return 0.0, (term if gpu is None or gpu.ggml else replace(term, borrowed_by=runtime))
     return ATTN_FACTOR * attention_flops_per_token(model, ctx), None
 
 
@@ -658,7 +661,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     short_ctx, decode_short = short_decode(parts, ctx)
 
     prompt = s.prompt_tokens      # --prompt-tokens (512, llama-bench's pp512, unless asked): its attention at mean depth N/2
-    attn, fa = prompt_attention(model, first_gpu, s.llamacpp.flash_attn, prompt / 2)
+    attn, fa = prompt_attention(model, first_gpu, s.llamacpp.flash_attn, prompt / 2, s.runtime)
     dense_flops = 2 * active_matmul_params(model) + attn
     flops = dense_flops
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")

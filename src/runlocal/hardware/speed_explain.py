@@ -191,10 +191,17 @@ def _fa_words(p: SpeedPlan) -> str:
     fa = p.fa_attention
     if fa is None:
         return ""
-    return (f" + attention (flash attention, CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
-            f"{fa.kq_tflops:.1f} TFLOPS f16 with F32 accumulate + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
-            f"{fa.vkq_tflops:.1f} TFLOPS with F16 accumulate) ÷ {fa.eff:g} (the kernel's share, fitted) = "
-            f"{fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py)")
+    rate = f"{fa.peak_tflops:g} TFLOPS f16" + (f" × {fa.mma_share:g} (mma.sync's share on Hopper)"
+                                                if fa.mma_share < 1.0 else "") \
+        + (f" × {fa.clock:.3g} (power-limited clock)" if fa.clock < 1.0 else "")
+    f16 = (f"{fa.kq_tflops:.1f} × {fa.f16_factor:.3g} (FP16 accumulate runs at {fa.f16_factor:.3g}× on this card) = "
+           if fa.f16_factor != 1.0 else "")
+    borrowed = (f"; borrowed for {fa.borrowed_by}, which has no prompt record at depth: its FlashAttention kernels "
+                "are not llama.cpp's" if fa.borrowed_by else "")
+    return (f" + attention (flash attention, llama.cpp's CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
+            f"({rate} = {fa.kq_tflops:.1f}, F32 accumulate) + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
+            f"({f16}{fa.vkq_tflops:.1f}, F16 accumulate)) ÷ {fa.eff:g} (the kernel's share, "
+            f"fitted) = {fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py{borrowed})")
 
 
 def _ubatch_words(p: SpeedPlan) -> str:
