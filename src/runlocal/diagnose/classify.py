@@ -83,7 +83,7 @@ from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, sig
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .phase import progress_phase
+from .phase import SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
 
@@ -381,7 +381,7 @@ class Scanner:
             self.loading = True
         if signals.RUN.search(low):
             self.running = True
-        if signals.LOADED.search(low):
+        if signals.LOADED.search(low) and not (self.after and SERVING.search(low)):  # a log line: before it only
             self.loaded = True
         if (counted := progress_phase(low)) == "run":  # a progress bar: the phase of what its label counts
             self.running = True
