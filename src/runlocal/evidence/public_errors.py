@@ -181,8 +181,8 @@ it out of ``held_out/`` once collect45 had committed round 45: it is tuning data
 LLM runtimes; half memory failures in rare phases — serving for hours, long prefill, CUDA-graph capture, draft and MTP
 models, multimodal — and half hard look-alikes), written down before any query was run
 (``held_out/round44_queries.md``), its first part committed before round 42 joined tuning and the whole before round
-43 was scored, committed before it is scored, and to be scored once; it stays under ``held_out/`` until round 46 is
-collected. Round 45 waits in ``next/`` (collect45's branch), which this loader does not read.
+43 was scored, committed before it was scored, and scored once by diagnose44 (77.8 %); it stays under ``held_out/``
+until round 46 is collected. Round 45 waits in ``next/`` (collect45's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
