@@ -609,8 +609,7 @@ class Scanner:
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
             entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
-            # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
-            entry = kb.get("cuda-oom-load") or entry
+            entry = kb.get("cuda-oom-load") or entry  # read as ggml's, but the log is PyTorch's (its CUDA error tail)
         if entry.id == GGML_OOM_ID and self.at_start:  # CUDA's status before its device list (llamacpp_common, 4.)
             entry = kb.get(llamacpp_common.CUDA_INIT_ID) or entry
         elif entry.id == GGML_OOM_ID and self._ran_after_load():
