@@ -354,11 +354,13 @@ def test_hybrid_decode_errors_stay_where_the_state_term_left_them(bench):
     tuning, held = _hybrid_errors(bench, False), _hybrid_errors(bench, True)
     assert len(tuning["tg"]) == 8 and statistics.median(tuning["tg"]) < 0.46
     assert len(held["tg"]) == 3 and statistics.median(held["tg"]) < 0.74
-    # prompt rows: the RTX A5000's Falcon-H1 is predicted +30.8 %. The Radeon 8060S has an fp16 peak since session 15
-    # (59.4 TFLOPS, data/devices.json), so its ROCm Qwen3-Next rows are predicted too — 1,707 t/s against 618 / 612
-    # measured (tuning) and 535 / 354 (held out): 2.8-3.4x too fast, the gated delta net's prompt scan being unmodelled;
-    # Vulkan declines a mixture of experts, so the other six are "none" — too thin to fit a scan constant
-    assert len(tuning["pp"]) == 3 and min(tuning["pp"]) < 0.35
+    # prompt rows: the RTX A5000's Falcon-H1 is predicted +70.7 % (+30.8 % until session 15 gave Ampere its current-build
+    # prompt rate, 0.226 → 0.304: the Mamba-2 scan is unmodelled, so a faster transformer rate reads it faster too). The
+    # Radeon 8060S has an fp16 peak since session 15 (59.4 TFLOPS, data/devices.json), so its ROCm Qwen3-Next rows are
+    # predicted too — 1,707 t/s against 618 / 612 measured (tuning) and 535 / 354 (held out): 2.8-3.4x too fast, the
+    # gated delta net's prompt scan being unmodelled; Vulkan declines a mixture of experts, so the other six are "none"
+    # — too thin to fit a scan constant
+    assert len(tuning["pp"]) == 3 and min(tuning["pp"]) < 0.75
     assert sorted(tuning["pp"])[1] > 1.5 and len(held["pp"]) == 2 and min(held["pp"]) > 1.5
     assert len(tuning["none"]) == 3 and len(held["none"]) == 3
 

@@ -31,9 +31,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
+from ..hardware.build_era import CURRENT_BUILD_ENTRIES, prefill_entry
 from . import MEASUREMENTS
-from .speed_fit_era import current_build, era_consts, fit_decode_fa
+from .speed_fit_era import arch_prefill_entries, current_build, era_consts, fit_decode_fa, split_eras
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
@@ -248,9 +248,10 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 
 
 def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
-    """The single-device prefill rows of one weight kind a prefill constant is fitted on."""
+    """The single-device prefill rows of one weight kind a prefill constant is fitted on: not those run with
+    ``-fa 0`` (a plan's llama.cpp default, ``-fa auto`` since PR #15434, runs flash attention; they are scored)."""
     return [r for r in rows if r.kind == "pp" and r.peak and r.n_devices == 1 and TW.is_float_quant(r.quant) == floats
-            and not unmodelled_prefill(r)]
+            and not unmodelled_prefill(r) and r.rec.get("fa") != 0]
 
 
 def peak_seconds(r: Row) -> float:
@@ -382,11 +383,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
-    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
-        current = [r for r in groups.get(key, []) if current_build(r)]
-        if current:
-            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
-            groups[key] = current
+    # fitted on current builds only: the older builds' rows are history there, other architectures' prompt rows their own
+    arch_rows = split_eras(groups)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -432,6 +430,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if ":" in key:
             parent = consts.get(parent_key(key)) or consts.get(parent_key(parent_key(key)), glob)
         consts[key] = variant(rs, key, parent) if ":" in key else one(rs, parent)
+    consts.update(arch_prefill_entries(arch_rows, consts, lambda rs, c: fit_prefill(rs, False, c)
+                                       if len(prefill_rows(rs, False)) >= 2 else None))
     return consts, fit_split_ms(rows, consts)
 
 

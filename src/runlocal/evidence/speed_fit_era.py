@@ -1,14 +1,22 @@
 """Build eras in the speed fit: the entries fitted on current llama.cpp builds alone (hardware/build_era.py), the
-older builds' records kept beside them as history, and the decode fit with flash attention's derived KV factor.
-Used by runlocal.evidence.speed_fit."""
+older builds' records kept beside them as history, the current builds' prompt rate per architecture, and the decode fit
+with flash attention's derived KV factor. Used by runlocal.evidence.speed_fit."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..hardware import speed as S
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, FA_KV_FACTOR, HISTORY_SUFFIX
+from ..hardware.build_era import (
+    ARCH_SUFFIX,
+    CURRENT_BUILD_ENTRIES,
+    CURRENT_PREFILL_ARCHS,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    arch_key,
+)
 
 if TYPE_CHECKING:   # pragma: no cover
     from collections.abc import Callable
@@ -30,10 +38,43 @@ def superseded(row: Row) -> bool:
 
 def era_consts(row: Row, consts: dict[str, S.Fit]) -> dict[str, S.Fit]:
     """The constants of the row's build era: an older build's row of an entry fitted on current builds only is
-    predicted from the entry its own era's records fitted (``<key>@2024``), not from the current builds' entry."""
+    predicted from the entry its own era's records fitted (``<key>@2024``), not from the current builds' entry nor
+    their per-architecture prompt entries (``<key>@cc…``)."""
     if not superseded(row):
         return consts
-    return {**consts, row.base_key: consts.get(row.base_key + HISTORY_SUFFIX) or consts[row.klass]}
+    own = {k: v for k, v in consts.items() if not k.startswith(row.base_key + ARCH_SUFFIX)}
+    return {**own, row.base_key: consts.get(row.base_key + HISTORY_SUFFIX) or consts[row.klass]}
+
+
+def split_eras(groups: dict[str, list[Row]]) -> dict[str, list[Row]]:
+    """Regroup the entries fitted on current builds only (in place): their older builds' rows become the history entry
+    (``<key>@2024``), and their prompt rows of architectures other than CURRENT_PREFILL_ARCHS leave the entry for one of
+    their architecture's own (hardware/build_era.py). Returns those per-architecture prompt rows by entry key."""
+    arch_rows: dict[str, list[Row]] = defaultdict(list)
+    for key in CURRENT_BUILD_ENTRIES:
+        current = [r for r in groups.get(key, []) if current_build(r)]
+        if not current:
+            continue
+        groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
+        archs = CURRENT_PREFILL_ARCHS.get(key, ())
+        groups[key] = [r for r in current if r.kind != "pp" or r.device.compute_capability in archs]
+        for r in current:
+            if r.kind == "pp" and r.device.compute_capability not in archs and r.device.compute_capability:
+                arch_rows[arch_key(key, r.device.compute_capability)].append(r)
+    return arch_rows
+
+
+def arch_prefill_entries(arch_rows: dict[str, list[Row]], consts: dict[str, S.Fit],
+                         quant_eff: Callable[[list[Row], float], float | None]) -> dict[str, S.Fit]:
+    """Per architecture, the entry's constants with the prompt efficiency its rows fit (``quant_eff``: speed_fit's
+    fit_prefill on integer quants at the entry's per-layer cost, None under two rows); none where the rows cannot."""
+    out = {}
+    for key, rows in sorted(arch_rows.items()):
+        entry = consts.get(key.split(ARCH_SUFFIX)[0])
+        eff = quant_eff(rows, entry.prefill_layer_us) if entry else None
+        if entry and eff is not None:
+            out[key] = replace(entry, prefill_eff_quant=round(float(eff), 3))
+    return out
 
 
 def fit_decode_fa(rows: list[Row], fallback: S.Fit, fit_decode: Callable[..., tuple[float, float, float]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, arch_key, era_words, prefill_entry
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -156,6 +156,9 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
     if not gpu or not era_words(key) or key not in FIT:
         return ""
     cc = gpu.dev.compute_capability if gpu.dev else None
+    if cc and arch_key(key, cc) in FIT:
+        return (f" (efficiency of compute capability {cc}'s own current-build prompt records, {arch_key(key, cc)}; "
+                f"the rest {era_words(key)})")
     if prefill_entry(key, cc, FIT) is not None:
         return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
                 f"compute capability {cc}; today's builds are likely faster)")
