@@ -160,8 +160,8 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
         return (f" (efficiency of compute capability {cc}'s own current-build prompt records, {arch_key(key, cc)}; "
                 f"the rest {era_words(key)})")
     if prefill_entry(key, cc, FIT) is not None:
-        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
-                f"compute capability {cc}; today's builds are likely faster)")
+        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: fewer than two current-build prompt "
+                f"records of compute capability {cc} with flash attention)")
     if cc not in CURRENT_PREFILL_ARCHS.get(key, ()):
         fitted = ", ".join(CURRENT_PREFILL_ARCHS.get(key, ()))
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
