@@ -1,12 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 42, collected ahead by collect42 from the issue's LLM runtimes, weighted
-toward memory, sources widened to later comments, forks and clients (24 memory failures and 19 look-alikes from 22
-repositories; held_out/round42_queries.md; its one off-GitHub page stays in next/, as the loader admits GitHub URLs
-only), collected before round 40 joined tuning and before round 41 was scored, committed before it was scored, and
-scored once (by diagnose42, after round 41's miss was tuned on: FIRST_RUNS);
-rounds 1-41 are tuning data, see
+measurements/public_errors/held_out/: round 43, collected ahead by collect43 from the issue's LLM runtimes, weighted
+toward memory, aimed at less-collected runtimes, forks and client apps (19 memory failures and 13 look-alikes from 17
+repositories; held_out/round43_queries.md), collected before round 41 joined tuning and before round 42 was scored,
+committed before it was scored, and scored once (by diagnose43, after round 42's misses were tuned on: FIRST_RUNS);
+rounds 1-42 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -209,9 +208,19 @@ FIRST_RUNS = (
     # CUDA-graph OOMs while serving, Ollama's ROCm and engine buffers, MLX servers' limits, TensorRT-LLM's
     # cudaMallocAsync; SGLang's illegal accesses, a TPU kernel's vmem, a recovered compute-buffer refusal, CUDA's
     # start-up "out of memory" status, an IOGPUMemory kernel panic, unknown architectures as look-alikes;
-    # held_out/round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
+    # round42_queries.md), collected ahead by collect42 before round 40 joined tuning and before round 41 was
     # scored; 24 memory failures, 19 look-alikes; scored once by diagnose42 after round 41's miss was tuned on
     ("round 42 (LLM runtimes)", "2026-11-26", 43, 37, 39, 4, 19, "1831/1887"),
+    # round 43: the issue's LLM runtimes, weighted toward memory, aimed at the runtimes round 42 got nothing from, at
+    # forks, recipe repositories and client apps, almost only in the issues corpus with later comments (vLLM V1's KV
+    # cache under uneven pipeline parallelism, start-up and CUDA-graph-capture OOMs, Marlin repacking, HIP OOMs, Ollama's
+    # projector and ROCm compute buffers and two ggml OOMs in a request, LocalAI's ~80 GB request, LLamaSharp's Vulkan
+    # OOM, TGI's warm-up, a TensorRT-LLM build, vMLX's Metal OOM; illegal memory accesses and instructions, unknown
+    # architectures, an old ggml file, bitsandbytes' CUDA set-up, no kernel image, a Metal encoder assertion as
+    # look-alikes; held_out/round43_queries.md, four amendments each committed before its queries), collected ahead by
+    # collect43 before round 41 joined tuning and before round 42 was scored; 19 memory failures, 13 look-alikes;
+    # scored once by diagnose43 after round 42's misses were tuned on
+    ("round 43 (LLM runtimes)", "2026-11-26", 32, 30, 32, 0, 13, "1873/1930"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -228,7 +237,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
-                    "round 42 (LLM runtimes)": (0, 24)}
+                    "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19)}
 
 
 def print_first_runs() -> None:

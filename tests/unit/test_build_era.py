@@ -50,6 +50,27 @@ def test_fa_off_is_slower_at_long_context():
     assert speeds["off"] < speeds["on"]
 
 
+def test_fa_off_scores_counted_where_the_kv_is_read_on_the_gpu():
+    # the score bytes a plan reports are the ones its devices counted: all of them with the KV on the GPU
+    # (llama-3.1-8b at 64K: 32,768 cached tokens × 16,384 B, by hand as above), none with --no-kv-offload (the KV
+    # and its scores are the CPU's, whose constant is not the flash-attention one)
+    from runlocal.hardware.speed import speed_plan
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings, Target
+    from runlocal.runtimes.options import LlamaCppOptions
+
+    dev = find_device("rtx-4090")
+    gpu = Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
+    model = lookup("llama-3.1-8b")
+    counted = {}
+    for offload in (True, False):
+        s = Settings(ctx=65536, quant="Q4_0", llamacpp=LlamaCppOptions(flash_attn="off", kv_offload=offload))
+        plan = make_plan(model, s, [gpu], with_fixes=False)
+        counted[offload] = speed_plan(model, "Q4_0", plan.allocation, [gpu], 50.0).score_bytes
+    assert counted[True] == 32768 * 32 * 32 * 4 * 4
+    assert counted[False] == 0.0
+
+
 def _fa_on_integer_prompt_rows_by_arch() -> dict[str, int]:
     """Counted from the tuning file itself: current-build prompt rows of integer quants not run with -fa 0, on GDDR
     cards (the H100 SXM rows fit the HBM class's entries)."""

@@ -501,7 +501,9 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-shared-memory-mount",  # a Bus-error kill beside /dev/shm (classify)
                                            "runtime-memory-refusal",  # by a line's words (signals.line_entry)
                                            "llamacpp-fit-aborted",  # --fit's give-up after its projection (classify)
-                                           "notmem-cpu-only-build"}  # a CPU-only build's warning, nothing else (classify)
+                                           "notmem-cpu-only-build",  # a CPU-only build's warning, nothing else (classify)
+                                           "notmem-pipeline-retry",  # a refusal before libllama's retry (classify)
+                                           "notmem-gpu-driver-panic"}  # by the writer's figures (small_card.py)
 
 
 def test_knowledge_base_entries_have_the_required_fields():

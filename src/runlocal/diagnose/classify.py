@@ -147,6 +147,8 @@ MATCHED_LINE_MAX = 500
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
+PIPELINE_RETRY_ID = "notmem-pipeline-retry"
+DRIVER_PANIC_ID = "notmem-gpu-driver-panic"
 NO_GPU_BUILD_ID = "notmem-cpu-only-build"
 RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
@@ -231,8 +233,8 @@ class Scanner:
         self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
         self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
-        self.vram_gib: float | None = None  # the card's memory as the writer states it
-        self.fewest_billions: float | None = None  # the smallest model the writer names, in billions
+        self.pp_retry = llamacpp_common.PipelineRetry()  # libllama's compute-buffer retry, and what came after it
+        self.said = small_card.WriterFigures()  # the card's or Mac's memory, the model's billions and bits, as stated
         self._any_gate = _any_gate(self.index)
 
     def feed(self, line: str) -> None:
@@ -275,7 +277,7 @@ class Scanner:
         if not self._any_gate.search(low):
             return
         self.extractor.feed(line, low)
-        if "fit params" in low or "projected to use" in low or "compiled with gpu" in low or "cuda error" in low:
+        if any(w in low for w in llamacpp_common.GATE_WORDS):
             self._ggml_words(line, low)
         if self.n <= _RUNTIME_SCAN_ALL or self.index.gate.search(low):
             for rt in runtimes.named_in(low):
@@ -322,6 +324,8 @@ class Scanner:
             self.no_gpu_build = (self.n, line[:MATCHED_LINE_MAX])
         if not self.cuda_message and "cuda error" in low:
             self.cuda_message = small_card.CUDA_MESSAGE.search(low) is not None
+        if llamacpp_common.pipeline_retry(low):
+            self.pp_retry.seen(self.n, line[:MATCHED_LINE_MAX])
 
     def _fit(self, line: str, low: str) -> None:
         """llama.cpp's --fit: a projection above the free memory, then the fit giving up, is a load that goes on
@@ -351,10 +355,7 @@ class Scanner:
         if self.weights_at_most is None:
             self.weights_at_most = named_encoder_weights(low)
         self.billions_named = self.billions_named or names_billions(low)
-        if self.vram_gib is None:
-            self.vram_gib = small_card.vram_said_gib(low)
-        if named := small_card.billions_named(low):
-            self.fewest_billions = min(named + [self.fewest_billions or named[0]])
+        self.said.read(low)
 
     def _watch(self, line: str, low: str) -> None:
         """Note the error lines and whether this line says memory ran short (for the answers that call an error
@@ -413,6 +414,8 @@ class Scanner:
     def _consider(self, matches: list[kb.Entry], line: str, low: str, line_no: int | None = None) -> None:
         if any(e.id == ENGINE_DEAD_ID for e in matches):
             self.engine_dead = True
+        if any(e.category in kb.MEMORY_CATEGORIES for e in matches):
+            self.pp_retry.memory_said(line_no or self.n)
         top = max(matches, key=lambda e: e.priority)
         if self.best is not None and top.priority <= self.best[0]:
             return
@@ -486,6 +489,7 @@ class Scanner:
                 self.best = (disowned.priority, disowned, self.best[2], self.best[3])
         self._settle_said_elsewhere()
         self._settle_small_card()
+        self._settle_pipeline_retry()
         if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
@@ -500,13 +504,25 @@ class Scanner:
         return entry
 
     def _settle_small_card(self) -> None:
-        """A runner's exit on ggml's bare "CUDA error" abort, with no CUDA message pasted, on a card the writer says is
-        below the smallest model they name: the card's memory (small_card.py)."""
-        if (self.best is not None and self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message
-                and small_card.cuda_abort_ends_exit(self.best[3].lower())
-                and small_card.card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
-                and (oom := kb.get(RUNNER_OOM_ID)) is not None):
+        """The writer's figures (small_card.py): ggml's bare "CUDA error" abort ending a runner's exit, on a card below the
+        model named, is the card's memory; macOS's GPU-driver bookkeeping panic, on a Mac that holds it, is not memory."""
+        if self.best is None:
+            return
+        low = self.best[3].lower()
+        if (self.best[1].id == RUNNER_EXIT_ID and not self.cuda_message and small_card.cuda_abort_ends_exit(low)
+                and self.said.card_below_model() and (oom := kb.get(RUNNER_OOM_ID)) is not None):
             self.best = (oom.priority, oom, self.best[2], self.best[3])
+        elif (self.best[1].category in kb.MEMORY_CATEGORIES and small_card.refcount_panic(low)
+              and self.said.mac_holds_model() and (panic := kb.get(DRIVER_PANIC_ID)) is not None):
+            self.best = (panic.priority, panic, self.best[2], self.best[3])
+
+    def _settle_pipeline_retry(self) -> None:
+        """A memory failure said before libllama's compute-buffer retry without pipeline parallelism, in a log going on
+        after the retry with no memory said short again, was recovered from (llamacpp_common.py, 3.)."""
+        if (self.best is not None and self.best[1].category in kb.MEMORY_CATEGORIES
+                and (retry := self.pp_retry.recovered(self.best[2], self.n, self.ring)) is not None
+                and (entry := kb.get(PIPELINE_RETRY_ID)) is not None):
+            self.best = (entry.priority, entry, *retry)
 
     def _settle_said_elsewhere(self) -> None:
         """Round 23's misses (session 10, diagnose19): what another line of the log says about the chosen one. C++'s

@@ -24,11 +24,23 @@ goes on with the parameters as given. So:
 will be ignored" (older builds: "--n-gpu-layers option") when -ngl is given to a CPU-only build, and the model then
 runs on the CPU — llama.cpp's own CI logs print it on healthy CPU runs. It is no failure by itself, so it answers only
 a paste that states no error and no lack of memory (the user asking why the GPU is not used): not memory, the build.
+
+3. Not common/ but libllama, which it links: the compute buffers retried without pipeline parallelism. With several
+devices, src/llama-context.cpp (sched_reserve) reserves the compute buffers with pipeline parallelism (several copies);
+when that graph_reserve fails it logs "compute buffer allocation failed, retrying without pipeline parallelism" as a
+warning, rebuilds the scheduler with one copy and reserves again, and throws "failed to allocate compute pp buffers"
+only if that fails too. So a refused compute buffer before the retry line, with the log going on after it and no
+refusal after it, was recovered from (llama.cpp PR#26297's comment, round 42): not the failure. A log that stops at the
+retry line says nothing of the outcome.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+# the words of the lines the scanner reads for these (classify.Scanner._ggml_words; "cuda error" for small_card.py)
+GATE_WORDS = ("fit params", "projected to use", "compiled with gpu", "cuda error", "pipeline parallelism")
 
 # the projection's own line (common_params_fit_impl / llama_params_fit_impl), both spellings of the free side
 _PROJECTED = re.compile(r"projected to use (\d+) mib of device memory vs\. (?:a total of )?(\d+) mib of free")
@@ -58,3 +70,35 @@ _NO_GPU_BUILD = "not compiled with gpu offload support"
 def no_gpu_build(low: str) -> bool:
     """Whether the line is llama.cpp's warning that the build has no GPU backend (its -ngl is ignored)."""
     return _NO_GPU_BUILD in low
+
+
+_PIPELINE_RETRY = "retrying without pipeline parallelism"
+
+
+def pipeline_retry(low: str) -> bool:
+    """Whether the line is libllama's retry of its compute buffers without pipeline parallelism."""
+    return _PIPELINE_RETRY in low
+
+
+class PipelineRetry:
+    """The retry line's place in a log (its number and text), and whether memory was said short after it."""
+
+    def __init__(self) -> None:
+        self.at: tuple[int, str] | None = None
+        self.failed = False
+
+    def seen(self, n: int, line: str) -> None:
+        self.at, self.failed = (n, line), False
+
+    def memory_said(self, n: int) -> None:
+        if self.at is not None and n > self.at[0]:
+            self.failed = True  # the retry without pipeline parallelism was refused too
+
+    def recovered(self, failure_at: int, lines: int, kept: Sequence[str]) -> tuple[int, str] | None:
+        """The retry line when a memory failure at line ``failure_at`` came before it and the log (``lines`` long, its
+        last lines ``kept``) went on after it with no memory said short again; None otherwise."""
+        if self.at is None or self.failed or failure_at > self.at[0]:
+            return None
+        after = lines - self.at[0]  # lines printed after the retry; more than are kept: it went on
+        went_on = after >= len(kept) or any(line.strip() for line in list(kept)[len(kept) - after:])
+        return self.at if after > 0 and went_on else None

@@ -66,13 +66,22 @@ LOAD = re.compile(
     # accelerate's Accelerator.prepare_model in a traceback's frame: it places the model on its device (model.to(
     # device), accelerate/accelerator.py) before the first step, so a failure inside it is the load even in a trainer
     # (kohya_ss#369, round 28)
-    r"|\bprepare_model\b")
+    r"|\bprepare_model\b"
+    # vLLM's limit on multimodal items per prompt: its start-up profile run is sized by it (the dummy inputs carry that
+    # many images and videos: vllm/multimodal/profiling.py; docs/configuration/conserving_memory.md, "Multi-modal input
+    # limits": fewer items per prompt reduce the memory footprint), so an out-of-memory said with it came at start-up
+    # (vllm#22173, round 42), whatever frame it came through (the profile run goes through execute_model too)
+    r"|\blimit[_-]mm[_-]per[_-]prompt\b")
 # an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
 # with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
 # these words are both the run and the load said to be over (LOADED)
 GROWN_WORDS = (r"(?:seq_len|sequence length|input length|context length|prompt length|input size)`?\s*"
                r"(?:gets?|grows?|becomes?|is)\s+(?:larger|longer|bigger)"
                r"|(?:seq_len|sequence length|input length|context length|prompt length)s?\s+(?:is |are |was |were )?increas")
+# a program said to have run for minutes or hours before the failure, the verb first ("crashes with `CUDA error: out of
+# memory` … after running ~30 min to ~3 h of varied unique prompts", llama.cpp#22638, round 42): it had loaded and was
+# serving, so these words are both the run and the load said to be over (LOADED), like GROWN_WORDS
+RAN_FOR_WORDS = r"\bafter running (?:for )?(?:about |around |over |~)?\d+(?:\.\d+)?\s?(?:min(?:ute)?s?|h(?:ours?|rs?)?)\b"
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -272,7 +281,7 @@ RUN = re.compile(
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
     # ... or an input that grew until the failure (GROWN, below)
-    r"|" + GROWN_WORDS)
+    r"|" + GROWN_WORDS + "|" + RAN_FOR_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build
 LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
@@ -283,7 +292,7 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
-                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS)
+                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS + "|" + RAN_FOR_WORDS)
 
 
 # a progress bar (tqdm's "Steps: 0% 0/1000 [00:02<?, ?it/s]", "Processing Questions:  32%|██▋ | 557/1748 [3:55:14<…"):

@@ -397,6 +397,14 @@ _KERNEL_LIMIT = re.compile(r"out of resources?:\s*[\w ]+?,?\s*required:?\s*\d+,?
                            # TensorRT-LLM's masked multi-head attention kernel: "Sequence Length is too long for the
                            # MMHA kernel (not enough shared memory)" (decoderMaskedMultiheadAttentionLaunch.h)
                            r"|not enough shared memory\b")
+# XLA's on-chip memories of a TPU core (vmem, its vector memory; smem, its scalar memory), which a kernel's blocks use as
+# scratch under a scoped limit per kernel: "Ran out of memory in memory space vmem while allocating on stack for
+# %kv_cache_update…" (sglang-jax#408, round 42), XLA's error E1001 (CompileTimeScopedVmemOom: "Scoped allocation
+# with size 19.85M and limit 16.00M exceeded scoped vmem limit"; its documented example "Allocation (size=134217728)
+# would exceed memory (size=67108864) :: #allocation25 [… space=vmem, … tag = 'scoped memory for …']", openxla/xla
+# docs/errors/error_1001.md). A kernel's block setting, not the device's memory, which XLA names "memory space hbm"
+# (E1000, docs/errors/error_1000.md) and which stays memory
+_ON_CHIP_SCRATCH = re.compile(r"memory space [vs]mem\b|\bspace\s*=\s*[vs]mem\b|scopedvmemoom|scoped vmem limit")
 # ... or a line that names the scheduler's token/request pool it could not allocate from (SGLang's req_to_token_pool,
 # token_to_kv_pool, alloc_req_slots in python/sglang/srt/mem_cache): the pool is full, not the device
 _NAMED_POOL = re.compile(r"\b\w*(?:token|req)\w*_pool\b|\balloc_req_slots\b")
@@ -440,8 +448,18 @@ _KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_b
 # a negative or empty KV budget stated in words, with no out-of-memory message: vLLM's profile line ("the rest of the
 # memory reserved for KV Cache is -1.05GiB", vllm/worker/worker.py) or its block count ("# cuda blocks: 0")
 _KV_NEGATIVE = re.compile(r"reserved for (?:the )?kv[ _-]?cache is -\d|#\s*(?:cuda|gpu) blocks:\s*0\b")
-#: entries a line's own figures prove, which replace whatever the same line's words matched in the knowledge base
-LINE_VETO = frozenset({"notmem-size-overflow"})
+#: entries a line's own figures (a size no machine has) or its memory space (a TPU core's scratch, not the device's
+#: memory) prove, which replace whatever the same line's words matched in the knowledge base
+LINE_VETO = frozenset({"notmem-size-overflow", "notmem-kernel-scratch"})
+
+
+def line_veto(low: str) -> str | None:
+    """The LINE_VETO entry the line proves, whatever its words (a MemoryError, an out-of-memory), or None."""
+    if size_overflow(low):  # a size no machine has
+        return "notmem-size-overflow"
+    if "mem" in low and _ON_CHIP_SCRATCH.search(low):  # a TPU kernel's on-chip scratch, not the device's memory
+        return "notmem-kernel-scratch"
+    return None
 # a guess that memory may be the cause ("resulted in crash … most likely due to out of memory"): the program does
 # not know; the rest of the line is read without it (classify._advice_removed cuts it)
 HEDGE = re.compile(r"\b(?:most likely|probably|possibly|perhaps|maybe|presumably) (?:due to|caused by|because of|an?|the"
@@ -664,8 +682,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
         ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
         " full" in low and prose.device_memory_said_full(low))
-    if size_overflow(low):  # the line's own figure rules the size out, whatever its words (a MemoryError too)
-        return "notmem-size-overflow"
+    if (veto := line_veto(low)) is not None:  # the line's figure or memory space rules its words out (LINE_VETO)
+        return veto
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):

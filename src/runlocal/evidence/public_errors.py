@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Forty-three collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Forty-four collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -166,13 +166,17 @@ from 9 repositories, 8 memory failures and 9 look-alikes) was collected ahead by
 runtimes, weighted toward memory), written down before any query was run (``round41_queries.md``), before
 round 39 joined tuning and before round 40 was scored, committed before it was scored, and scored once by
 diagnose41 (94.1 %); diagnose42 moved it out of ``held_out/`` once collect43 had committed round 43: it is tuning
-data. Round 42 (``held_out/round42.jsonl``, 43 texts from 22 repositories, 24 memory failures and 19 look-alikes)
+data. Round 42 (``round42.jsonl``, 43 texts from 22 repositories, 24 memory failures and 19 look-alikes)
 was collected ahead by collect42 (the issue's LLM runtimes, weighted toward memory, sources widened to later
-comments, forks and clients), written down before any query was run (``held_out/round42_queries.md``), before round
+comments, forks and clients), written down before any query was run (``round42_queries.md``), before round
 40 joined tuning and before round 41 was scored, committed before it was scored, and scored once by diagnose42
-(86.0 %); it stays under ``held_out/`` until round 44 is collected. Its one off-GitHub text
-(``next/round42_pages.jsonl``) stays in ``next/``, as this loader admits GitHub URLs only. Round 43 waits in
-``next/`` (collect43's branch), which this loader does not read.
+(86.0 %); diagnose43 moved it out of ``held_out/`` once collect44 had committed round 44: it is tuning data. Its one
+off-GitHub text (``next/round42_pages.jsonl``) stays in ``next/``, as this loader admits GitHub URLs only. Round 43
+(``held_out/round43.jsonl``, 32 texts from 17 repositories, 19 memory failures and 13 look-alikes) was collected
+ahead by collect43 (the issue's LLM runtimes, memory-weighted, aimed at less-collected runtimes, forks and client
+apps), written down before any query was run (``held_out/round43_queries.md``), before round 41 joined tuning and
+before round 42 was scored, committed before it was scored, and scored once by diagnose43 (93.8 %); it stays under
+``held_out/`` until round 45 is collected. Round 44 waits in ``next/`` (collect44's branch), which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

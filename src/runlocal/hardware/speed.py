@@ -497,11 +497,11 @@ def _catalog_device(t) -> Device | None:
 
 
 def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
-                 kv_read: float, scores: float = 0.0) -> tuple[list[Part], GPUPlace | None]:
-    """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU.
-    ``scores``: the F32 attention scores' bytes a token moves with flash attention off (build_era.score_bytes), counted
-    only on a device whose KV factor is the flash-attention one (a factor fitted on older builds, which ran without
-    flash attention, holds them already)."""
+                 kv_read: float, scores: float = 0.0) -> tuple[list[Part], GPUPlace | None, float]:
+    """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU; the score
+    bytes counted. ``scores``: the F32 attention scores' bytes a token moves with flash attention off
+    (build_era.score_bytes), counted only on a device whose KV factor is the flash-attention one (a factor fitted on
+    older builds, which ran without flash attention, holds them already), each device its share of the KV."""
     s = alloc.settings
     frac = rest_read_fraction(model)
     state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
@@ -514,6 +514,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     gpu_parts: list[Part] = []
     first_gpu: GPUPlace | None = None
     gpu_idx = 0
+    counted = 0.0
     for d in reads.used:
         layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
         kv = kv_read * d.kv_cache / total_kv
@@ -535,12 +536,13 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         fit = flash_attention_fit(constants(klass, backend, backend_variant(dev, backend)), backend,
                                   ggml_backend is not None, s.llamacpp.flash_attn)
         share = scores * d.kv_cache / total_kv if fit.kv_factor == FA_KV_FACTOR else 0.0
+        counted += share
         gpu_parts.append(Part(own, kv + share, bw, fit, layers))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
                           p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
-    return gpu_parts + parts, first_gpu
+    return gpu_parts + parts, first_gpu, counted
 
 
 def weight_read_floor(prefill: float | None, prompt: int, ubatch: int, gpu_parts: list[Part]) -> float | None:
@@ -590,9 +592,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     # flash attention off (-fa off): the graph also writes and reads the scores (hardware/build_era.py)
     scores = score_bytes(model, ctx // 2) if s.llamacpp.flash_attn == "off" else 0.0
     reads = weight_reads(model, alloc, quant)
-    parts, first_gpu = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores)
-    if not any(p.fit is not CPU and p.fit.kv_factor == FA_KV_FACTOR for p in parts):  # a fitted factor holds them
-        scores = 0.0
+    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores)
     decode = decode_speed(parts)
     # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
     short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
