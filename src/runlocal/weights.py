@@ -45,6 +45,13 @@ def estimate_now(model: ModelSpec, quant: str | None) -> WeightEstimate:
         known = ("fp32", "f32", "float32", "fp16", "f16", "float16", "bf16", "bfloat16", *QUANT_FORMATS, *ALIASES)
         # a checkpoint stored quantized (DeepSeek-V3's fp8, gpt-oss's mxfp4, an AWQ repo) is served as stored
         quant = dtype if dtype in known else "bf16"
+    if quant.lower() == "mlx-mxfp4":   # mlx_lm.convert -q --q-mode mxfp4 (group 32, 4 bits)
+        from .runtimes.mlx import mlx_weight_bytes
+
+        total = mlx_weight_bytes(model, mode="mxfp4")
+        return WeightEstimate("mlx-mxfp4", total, {"mlx-mxfp4": total},
+                              "linear and embedding weights as MXFP4: 4-bit e2m1 + one 8-bit e8m0 scale per 32; the rest "
+                              "16-bit", "mlx_lm/utils.py quantize_model, mlx/ops.cpp fp_quantize")
     mlx = re.fullmatch(r"mlx-([2-8])bit", quant.lower())
     if mlx:   # mlx_lm.convert -q --q-bits N (affine, group 64)
         from .runtimes.mlx import mlx_weight_bytes
@@ -80,7 +87,7 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
         return pooled_checkpoint(model, settings)
     own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
     if settings.quant and own_format:
-        settings = settings.with_(quant=own_format(settings.quant))
+        settings = settings.with_(quant=own_format(settings.quant, model))
     if settings.quant:
         if engine(name).ggml and is_gguf_quant(gguf_quant(settings.quant)):
             return settings.with_(quant=gguf_quant(settings.quant)), ()

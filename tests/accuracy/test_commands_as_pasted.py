@@ -36,7 +36,8 @@ SGLANG = {"--model-path": None, "--context-length": int, "--mem-fraction-static"
 MLX = {"mlx_lm.generate": {"--model": None, "--prompt": None, "--max-tokens": int, "--max-kv-size": int,
                            "--kv-bits": int, "--kv-group-size": int, "--quantized-kv-start": int},
        "mlx_lm.server": {"--model": None, "--decode-concurrency": int},
-       "mlx_lm.convert": {"--hf-path": None, "-q": False, "--q-bits": int, "--mlx-path": None}}
+       "mlx_lm.convert": {"--hf-path": None, "-q": False, "--q-bits": int, "--mlx-path": None,
+                          "--q-mode": {"affine", "mxfp4", "nvfp4", "mxfp8"}}}
 # ollama/ollama envconfig/config.go (what `ollama serve` reads) and docs/modelfile.md (PARAMETER names)
 OLLAMA_ENV = {"OLLAMA_NUM_PARALLEL", "OLLAMA_FLASH_ATTENTION", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_GPU_OVERHEAD",
               "OLLAMA_CONTEXT_LENGTH"}
@@ -194,6 +195,18 @@ def test_every_catalog_command_uses_real_flags_and_tags(runtime):
             check_command(runtime, rt.command(spec, settings), spec, settings.quant)
             built += 1
     assert built == len(aliases()) * len(VARIANTS)
+
+
+def test_every_catalog_mxfp4_command_on_mlx_uses_real_flags():
+    # a published MXFP4 conversion (gpt-oss) is run as it is; every other model is converted first with
+    # mlx_lm.convert -q --q-mode mxfp4 (mlx_lm/convert.py's --q-mode choices)
+    rt = get_runtime("mlx")
+    for alias in aliases():
+        spec = lookup(alias)
+        settings, _ = with_default_quant(spec, Settings(runtime="mlx").with_(quant="mxfp4"))
+        command = rt.command(spec, settings)
+        check_command("mlx", command, spec, settings.quant)
+        assert ("--q-mode mxfp4" in command) == (settings.quant == "mlx-mxfp4"), command
 
 
 def test_every_catalog_model_has_an_ollama_answer():

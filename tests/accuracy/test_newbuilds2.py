@@ -38,8 +38,10 @@ def test_held_out_part_is_never_fitted():
 
 
 def test_the_committed_fit_still_gives_the_first_runs_figures():
-    # scored once (e5e7f35) and no constant changed after it: the medians the first run recorded (read from the file,
-    # not from the code) are what the committed fit gives; a later refit that moves them must say so here
+    # scored once (e5e7f35) and no cudagen constant changed after it: the medians the first run recorded (read from the
+    # file, not from the code) are what the committed fit gives, within what a later refit moved them by, said here —
+    # merging main's flash-attention prompt term (depthfa) refitted the prompt rates (Ada 0.43 → 0.426, Ampere 0.304 →
+    # 0.297, Blackwell 0.378 → 0.371) and the FA-on rows' attention: prefill 11.9 → 11.7 %, decode 6.0 % unchanged
     import re
 
     first = (ROOT / "measurements/speed/held_out/newbuilds2_first_run.txt").read_text()
@@ -48,4 +50,5 @@ def test_the_committed_fit_still_gives_the_first_runs_figures():
     rows = build_rows(load_held_out("newbuilds2"))
     for kind in ("tg", "pp"):
         errors = [abs(predict_row(r, S.FIT, S.SPLIT_OVERHEAD_MS) / r.measured - 1) for r in rows if r.kind == kind]
-        assert round(100 * statistics.median(errors), 1) == recorded[kind], kind
+        moved = {"tg": 0.0, "pp": -0.2}[kind]     # the merge above
+        assert round(100 * statistics.median(errors), 1) == round(recorded[kind] + moved, 1), kind

@@ -111,6 +111,17 @@ def test_a_context_cut_alone_is_not_called_running_from_system_memory():
     assert "runs partly from system memory" not in text
 
 
+def test_a_large_vocabulary_left_on_the_host_is_not_called_an_offload():
+    # gemma 3's 262,144-token vocabulary × 3,840 (config.json) is ~1.0B embedding weights, 11 % of gemma-3-12b's
+    # bytes: llama.cpp keeps that input layer on the host whatever -ngl is (src/llama-model.cpp: dev_input is the
+    # CPU) and a token reads one row of it — with every layer on a 24 GB card nothing was offloaded, under llama.cpp
+    # or Ollama; a model --fit really splits still says so
+    for runtime in ("llama.cpp", "ollama"):
+        text = read(f"runlocal check gemma-3-12b --gpu rtx-4090 --runtime {runtime}")
+        assert "fits" in text and "runs partly from system memory" not in text, runtime
+    assert "runs partly from system memory" in read("runlocal check qwen3-32b --gpu rtx-4090 --runtime ollama")
+
+
 def test_concurrency_is_what_the_runtime_schedules():
     text = read("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 8k --parallel 1")
     assert "serves one request at a time (--parallel 1)" in text

@@ -69,6 +69,6 @@ def test_no_held_out_chip_prefill_feeds_the_per_core_fit():
 
 def test_committed_rates_are_the_fit_of_the_tuning_part():
     rows = speed_fit.build_rows(speed_fit.load_records())
-    _, _, _, rates, _, _ = speed_fit.refit(rows, speed_fit.load_core_tuning())
+    _, _, _, rates, _, _, _ = speed_fit.refit(rows, speed_fit.load_core_tuning())
     assert rates == S.APPLE_CORE_TFLOPS
     assert set(rates) == {"m3", "m4", "m5"}

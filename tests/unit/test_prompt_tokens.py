@@ -62,19 +62,28 @@ def test_ttft_is_the_prompt_at_the_prefill_rate():
 
 def test_longer_prompt_pays_attention_at_mean_depth_by_hand():
     """From 512 to 8,192 prompt tokens the seconds per prompt token grow by the attention over the extra mean depth
-    only: 4 FLOPs × heads × head width × layers × (4,096 − 256) tokens, weighted by the fitted attention factor, at
-    the plan's rate (efficiency × reachable peak). Everything else a prompt token costs is the same."""
-    short, _ = ask("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 16384")
-    long, _ = ask("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 16384 --prompt-tokens 8192")
-    p512, p8192 = short.speed["prefill_tokens_per_s"], long.speed["prefill_tokens_per_s"]
+    only: 4 FLOPs × heads × head width × layers × (4,096 − 256) tokens. With flash attention off (-fa off) it is
+    weighted by the fitted attention factor at the plan's rate (efficiency × reachable peak); with it on (llama.cpp's
+    default on CUDA) it runs through the MMA FlashAttention kernel (hardware/fa_prefill.py): half the FLOPs (Q·Kᵀ) at
+    the RTX 4090's f16 rate with F32 accumulate, 165.2 TFLOPS, half (softmax·V) at its F16-accumulate rate, INT8 / 2 =
+    330.3 TFLOPS, both at the card's clock share, over the kernel's fitted share FA_MMA_EFF. Everything else a prompt
+    token costs is the same."""
     attention_flops = 4 * LLAMA31_HEADS * LLAMA31_HEAD_DIM * LLAMA31_LAYERS * (8192 / 2 - 512 / 2)
     assert attention_flops == 2_013_265_920                 # 524,288 FLOPs per cached token × 3,840 tokens
-    prefill_step = next(st for st in long.steps if st.label == "prefill speed").formula
-    # "… ÷ (0.226 × 660.6 int8 TOPS × 0.85 (…" : the rate the step states
-    rate_words = prefill_step.split("÷ (")[1].split(" (")[0]
-    eff, peak, share = (float(w) for w in rate_words.replace("int8 TOPS", "").split("×"))
-    extra_s = S.ATTN_FACTOR * attention_flops / (eff * peak * share * 1e12)
-    assert 1 / p8192 - 1 / p512 == pytest.approx(extra_s, rel=0.01)    # the figures are rounded to 0.1 tokens/s
+    for flash in ("off", "auto"):
+        short, _ = ask(f"runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 16384 --flash-attn {flash}")
+        long, _ = ask(f"runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 16384 --prompt-tokens 8192 --flash-attn {flash}")
+        p512, p8192 = short.speed["prefill_tokens_per_s"], long.speed["prefill_tokens_per_s"]
+        prefill_step = next(st for st in long.steps if st.label == "prefill speed").formula
+        # "… ÷ (0.226 × 660.6 int8 TOPS × 0.85 (…" : the rate the step states
+        rate_words = prefill_step.split("÷ (")[1].split(" (")[0]
+        eff, peak, share = (float(w) for w in rate_words.replace("int8 TOPS", "").split("×"))
+        if flash == "off":
+            extra_s = S.ATTN_FACTOR * attention_flops / (eff * peak * share * 1e12)
+        else:
+            extra_s = (attention_flops / 2 / (165.2e12 * share) + attention_flops / 2 / (660.6e12 / 2 * share)) \
+                / S.FA_MMA_EFF
+        assert 1 / p8192 - 1 / p512 == pytest.approx(extra_s, rel=0.01)    # the figures are rounded to 0.1 tokens/s
     # and the time to the first token is the prompt at that rate
     assert long.speed["time_to_first_token_s"] == pytest.approx(8192 / p8192, abs=0.001)
     assert short.speed["time_to_first_token_s"] == pytest.approx(512 / p512, abs=0.001)

@@ -1,39 +1,114 @@
-"""The recurrent layers' state traffic in decode (hardware/recurrent_speed.py), computed by hand for one catalog hybrid."""
+"""The recurrent layers' decode and prefill terms (hardware/recurrent_speed.py), computed by hand for catalog hybrids."""
 
+import pytest
+
+from runlocal.hardware import recurrent_speed as RS
 from runlocal.hardware import speed as S
 from runlocal.hardware import token_work as TW
 from runlocal.hardware.catalog import find_device
-from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
+# Qwen/Qwen3-Next-80B-A3B-Instruct config.json: 48 layers, full_attention_interval 4 → 36 gated delta-net layers;
+# linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128 → the delta-rule state of a layer
+# is 32 × 128 × 128 = 524,288 f32; the conv window is (linear_conv_kernel_dim 4 − 1) × the conv channels
+# (q and k: 16 key heads × 128 each, v: 32 × 128) = 3 × (2048 + 2048 + 4096) = 24,576 f32.
+LAYERS, STATE, CONV = 36, 32 * 128 * 128, 3 * (16 * 128 * 2 + 32 * 128)
 
-def test_qwen3_next_state_traffic_by_hand():
-    # Qwen/Qwen3-Next-80B-A3B-Instruct config.json: 48 layers, full_attention_interval 4 → 36 gated delta-net layers;
-    # linear_num_value_heads 32, linear_key_head_dim 128, linear_value_head_dim 128 → the delta-rule state of a layer
-    # is 32 × 128 × 128 = 524,288 f32; the conv state is (linear_conv_kernel_dim 4 − 1) × the conv channels
-    # (q and k: 16 key heads × 128 each, v: 32 × 128) = 3 × (2048 + 2048 + 4096) = 24,576 f32.
-    # A token reads and writes both (gated_delta_net.cu, the ssm_conv cache store): 2 × 4 B each.
-    layers, state, conv = 36, 32 * 128 * 128, 3 * (16 * 128 * 2 + 32 * 128)
-    by_hand = 2 * 4 * layers * (state + conv)
-    assert by_hand == 158_072_832
+
+def test_qwen3_next_state_traffic_by_hand_per_graph():
+    # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan / Metal = gather 2 + op 2 + cache copy 2;
+    # CUDA fuses the copy into the op = 4; the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
+    # + repeat 1 + mul 2 + add 3 + mul 2 + sum_rows 1 + copy 2 = 18. The conv window: gather 2 + concat 2 + ssm_conv 1
+    # + copy back 2 = 7. Bytes: 4 a float.
     model = lookup("qwen3-next-80b-a3b")
-    assert len(model.recurrent_layers) == layers
-    assert recurrent_state_traffic(model) == by_hand
+    assert len(model.recurrent_layers) == LAYERS
+    for backend, path, passes in (("vulkan", "fused", 6), ("metal", "fused", 6), ("cuda", "fused", 4),
+                                  ("rocm", "fused", 4), ("vulkan", "unfused", 2 + 2 + 2 + 1 + 1 + 2 + 3 + 2 + 1 + 2)):
+        by_hand = 4 * LAYERS * (passes * STATE + 7 * CONV)
+        assert RS.recurrent_state_traffic(model, path, backend) == by_hand, (backend, path)
+    assert RS.recurrent_state_traffic(model, "fused", "vulkan") == 4 * 36 * (6 * 524_288 + 7 * 24_576) == 477_757_440
 
 
-def test_a_transformer_moves_no_state():
-    assert recurrent_state_traffic(lookup("llama-3.1-8b")) == 0.0
+def test_mamba2_moves_its_state_four_times():
+    # ssm_scan reads the state through its row ids and writes the new one (2), the graph's cpy stores it (2);
+    # granite-4.0-h-tiny: 36 Mamba-2 layers, d_state 128 × d_inner 3072 (48 heads × 64) = 393,216 state elements,
+    # conv window 3 × (3072 + 2 × 1 group × 128) = 9,984
+    model = lookup("granite-4.0-h-tiny")
+    assert {(r.state_elems, r.conv_elems) for r in model.recurrent_layers} == {(128 * 3072, 3 * (3072 + 256))}
+    assert RS.recurrent_state_traffic(model, None, "cuda") == 4 * 36 * (4 * 393_216 + 7 * 9_984)
 
 
-def test_decode_time_grows_by_the_state_bytes_at_the_weights_rate():
-    # predict(): a token's time is (weight bytes + state bytes + kv_factor × KV) ÷ (decode_eff × bandwidth) + layers
-    # × layer_us; with the KV left out (ctx 0) the state adds exactly its bytes at the weights' rate
+def test_a_transformer_has_no_recurrent_terms():
+    model = lookup("llama-3.1-8b")
+    assert RS.recurrent_state_traffic(model) == 0.0
+    assert RS.extra_layers(model) == 0.0
+    assert RS.scan_seconds(model, 1000.0) == 0.0
+
+
+def test_extra_kernels_as_layers_by_hand():
+    # qwen3next: a fused delta-net layer launches 74 kernels where an attention layer of the model launches 51 (23 more),
+    # 33 more unfused; a llama layer launches 19; KERNEL_SCALE prices an extra kernel at that share of a layer's cost
+    model = lookup("qwen3-next-80b-a3b")
+    assert RS.extra_kernels(model) == 74 - 51
+    assert RS.extra_kernels(model, "unfused") == 84 - 51
+    assert RS.extra_kernels(model, "chunked") == 23        # b8100–b8250 fuse the one-token graph
+    assert RS.extra_layers(model) == pytest.approx(36 * 23 * RS.KERNEL_SCALE / 19)
+    # an architecture the graph mirror lacks takes the Mamba-2 stand-in (granitehybrid's 17)
+    assert RS.extra_kernels(lookup("nemotron-3-nano-30b-a3b")) == 17
+
+
+def test_scan_rate_by_hand_from_the_op_timings():
+    # PR #22587: GATED_DELTA_NET 524,288 state elements, 512 tokens, 279.6 µs on an RTX 5090 (1,792 GB/s);
+    # PR #18630: SSM_SCAN 128 × 64 × 48 = 393,216, 512 tokens, 495.45 µs on an RTX 4070 (504 GB/s)
+    a = 279.6e-6 / 512 / 524_288 * 1792e9      # 1.8665 "bytes" per element per token
+    b = 495.45e-6 / 512 / 393_216 * 504e9      # 1.2403
+    assert round(a, 4) == 1.8665 and round(b, 4) == 1.2403
+    assert RS.SCAN_BYTES_PER_ELEM == round((a + b) / 2, 2) == 1.55
+    # qwen3next on an RTX PRO 6000 (1,792 GB/s): 36 × 524,288 × 1.55 B ÷ 1,792 GB/s = 16.33 µs a prompt token
+    assert RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) == pytest.approx(36 * 524_288 * 1.55 / 1792e9)
+    assert round(RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) * 1e6, 2) == 16.33
+    # 1000 tokens/s with 16.32 µs more a token: 1 / (1 ms + 16.32 µs) = 983.9
+    assert round(RS.with_scan(1000.0, 16.32e-6), 1) == 983.9
+
+
+def test_decode_time_adds_the_state_bytes_and_the_extra_kernels():
+    # predict(): a token's time is (weight bytes + state bytes + kv_factor × KV) ÷ (decode_eff × bandwidth)
+    # + (layers + the recurrent kernels' layers) × layer_us; with the KV left out (ctx 0) each term adds by hand
     model, dev = lookup("qwen3-next-80b-a3b"), find_device("h200")
     weights = float(estimate(model, "Q4_K_M").total)
     fit = S.constants(S.device_class(dev), "cuda")
     t = 1 / S.predict(model, weights, dev, quant="Q4_K_M").decode_tokens_per_s
-    without = (weights * TW.read_fraction(model)) / (fit.decode_eff * dev.bandwidth_gbs * 1e9) \
-        + model.n_layers * fit.layer_us / 1e6
-    state_s = 158_072_832 / (fit.decode_eff * dev.bandwidth_gbs * 1e9)
-    assert abs(t - (without + state_s)) < 1e-9
+    rate = fit.decode_eff * dev.bandwidth_gbs * 1e9
+    without = weights * TW.read_fraction(model) / rate + model.n_layers * fit.layer_us / 1e6
+    state_s = 4 * LAYERS * (4 * STATE + 7 * CONV) / rate                      # CUDA: the cache copy fused
+    kernels_s = 36 * 23 * RS.KERNEL_SCALE / 19 * fit.layer_us / 1e6
+    assert t == pytest.approx(without + state_s + kernels_s, rel=1e-12)
+
+
+def test_a_cpu_part_pays_no_gpu_kernel_latency():
+    model = lookup("qwen3-next-80b-a3b")
+    cpu = find_device("cpu-ddr5-4800-12ch")
+    weights = float(estimate(model, "Q4_K_M").total)
+    t = 1 / S.predict(model, weights, cpu, quant="Q4_K_M").decode_tokens_per_s
+    rate = S.CPU.decode_eff * cpu.bandwidth_gbs * 1e9
+    by_hand = (weights * TW.read_fraction(model) + RS.recurrent_state_traffic(model, backend="cpu")) / rate \
+        + model.n_layers * S.CPU.layer_us / 1e6
+    assert t == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_another_runtime_moves_the_state_once_each_way_and_pays_no_ggml_kernels():
+    # vLLM's kernels are not llama.cpp's graph: the state's read and write (2 passes of state and window) and no extra
+    # kernels; falcon-h1-7b: 44 Mamba-2 layers of 786,432 state + 10,752 window elements → 280.6 MB a token
+    from asking import check_json
+
+    model = lookup("falcon-h1-7b")
+    assert RS.recurrent_state_traffic(model, backend=None) == 4 * 44 * 2 * (786_432 + 10_752) == 280_608_768
+    steps = check_json("falcon-h1-7b", "--gpu", "rtx-a5000", "--runtime", "vllm", "--ctx", "4096")["explain"]
+    assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == "280.6 MB/token"
+    assert not any(s["label"] == "decode: recurrent kernels" for s in steps)
+    # llama.cpp on the same card: 4 passes of the state, 7 of the window, and the kernels
+    steps = check_json("falcon-h1-7b", "--gpu", "rtx-a5000", "--ctx", "4096")["explain"]
+    assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == \
+        f"{4 * 44 * (4 * 786_432 + 7 * 10_752) / 1e6:.1f} MB/token"
+    assert any(s["label"] == "decode: recurrent kernels" for s in steps)

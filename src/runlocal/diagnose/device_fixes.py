@@ -42,13 +42,20 @@ def processes_command(category: str, ex: dict[str, Any]) -> str:
 # A pinned host buffer over the same limit ("Failed to allocate pinned memory (…)") is only a warning: ggml falls back
 # to plain host memory, so it is not read as the cap here (extract.py).
 VK_LIMIT_COMMAND = 'vulkaninfo | grep -iE "maxMemoryAllocationSize|maxBufferSize"   # the cap, per GPU'
-DEFAULT_UBATCH = 512   # llama.cpp's default -ub (common/common.h n_ubatch)
+DEFAULT_UBATCH = 512   # llama.cpp's default -ub (common/common.h n_ubatch); Ollama's num_batch too (api/types.go)
+# An Ollama log's fixes are Ollama's settings, never llama-server flags: per-model options as PARAMETER lines of a
+# Modelfile (docs/modelfile.mdx; num_batch and num_gpu are api/types.go Runner options, which a Modelfile and the
+# API's "options" both set). num_batch is the micro-batch: v0.30+ passes it as llama-server's -b and -ub
+# (llm/llama_server.go appendBatchArgs), earlier runners set n_ubatch = num_batch (llama/llama.go NewContextParams);
+# num_gpu is -ngl; num_ctx × OLLAMA_NUM_PARALLEL is the -c / n_ctx the log prints (server/sched.go).
+_OLLAMA_MODELFILE = "printf 'FROM MODEL\\nPARAMETER {param} {value}\\n' > Modelfile && ollama create MODEL-{tag} -f Modelfile"
 
 
-def vulkan_cap_fixes(ex: dict[str, Any], runtime: str | None = None) -> list[dict[str, str]]:
+def vulkan_cap_fixes(ex: dict[str, Any], ollama: bool = False) -> list[dict[str, str]]:
     """One Vulkan allocation above the driver's per-allocation cap: what to shrink depends on which buffer it was
     (the compute buffer: the micro-batch; the KV cache: the context; the weights: the layers on that GPU), and a
-    build older than the splitting PRs gains from an update. The cap is not in the log: vulkaninfo prints it."""
+    build older than the splitting PRs gains from an update. The cap is not in the log: vulkaninfo prints it.
+    ``ollama``: the log is Ollama's, so each knob is its option (fixes.py tells)."""
     limit = ex.get("vk_allocation_cap_exceeded")
     size = ex.get("vk_failed_allocation_bytes") or ex.get("requested_bytes")
     if not limit or not size:
@@ -65,11 +72,13 @@ def vulkan_cap_fixes(ex: dict[str, Any], runtime: str | None = None) -> list[dic
                         "2 or 4 GiB; ggml-vulkan.cpp ggml_vk_create_buffer), a cap on one allocation whatever the card "
                         "holds; raising GGML_VK_FORCE_MAX_ALLOCATION_SIZE past the driver's cap fails later instead "
                         "(llama.cpp#13024)"}]
-    fixes += _which_buffer(ex, size_s, splits)
+    fixes += _which_buffer(ex, size_s, splits, ollama)
     if not splits:
-        fixes.append({"title": "Use a newer llama.cpp build: it splits its buffers below the limit",
-                      "command": "llama-server --version   # weights and KV cache in ≤ 1 GiB blocks since PR #11551 "
-                                 "(2025-02), compute buffers in chunks since PR #15815 (2025-09)",
+        since = ("weights and KV cache in ≤ 1 GiB blocks since PR #11551 (2025-02), compute buffers in chunks since "
+                 "PR #15815 (2025-09)")
+        fixes.append({"title": f"Use a newer {'Ollama' if ollama else 'llama.cpp build'}: "
+                               f"{'the llama.cpp it runs' if ollama else 'it'} splits its buffers below the limit",
+                      "command": f"{'ollama -v' if ollama else 'llama-server --version'}   # {since}",
                       "effect": "builds since then place each buffer in pieces under the cap, so only a single "
                                 "tensor larger than the cap can still fail"})
     return fixes
@@ -88,38 +97,48 @@ def reads_cap_as_capacity(command: str, flags: frozenset[str], cap_flags: frozen
                 or flags & (cap_flags - {"-m"}))
 
 
-def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool) -> list[dict[str, str]]:
+def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = False) -> list[dict[str, str]]:
     """The knob that shrinks the buffer that failed, named by the line after it (``splits``: the build already
-    splits its buffers, so the one that failed is a single tensor)."""
+    splits its buffers, so the one that failed is a single tensor; ``ollama``: the log is Ollama's, so the knob is
+    its option, set in a Modelfile)."""
     model = str(ex.get("model") or "")
     gguf = model if model.lower().endswith(".gguf") else "MODEL.gguf"
     if ex.get("compute_alloc_failed"):
         ub = int(ex.get("n_ubatch") or DEFAULT_UBATCH)
         half = max(ub // 2, 1)
-        return [{"title": f"Halve the micro-batch: -ub {half}",
-                 "command": f"llama-server -m {gguf} -ub {half}",
+        knob = f"num_batch {half}" if ollama else f"-ub {half}"
+        return [{"title": f"Halve the micro-batch: {knob}",
+                 "command": _OLLAMA_MODELFILE.format(param="num_batch", value=half, tag=f"batch{half}") if ollama
+                 else f"llama-server -m {gguf} -ub {half}",
                  "effect": f"the {size_s} buffer is {'one tensor of ' if splits else ''}the compute buffer, whose "
                            f"activations grow with the tokens of one micro-batch ({ub}"
-                           f"{' as the log states' if ex.get('n_ubatch') else ', the default'}); halve again until it "
+                           f"{' as the log states' if ex.get('n_ubatch') else ', the default'}"
+                           f"{'; Ollama passes num_batch as -ub' if ollama else ''}); halve again until it "
                            "is under the limit"}]
     if ex.get("kv_alloc_failed"):
         n_ctx = ex.get("n_ctx")
-        ctx_half = f"{int(n_ctx) // 2}" if n_ctx else "N"
+        # Ollama's n_ctx is num_ctx × its parallel sequences: the num_ctx to set is half of one sequence's
+        ctx_half = f"{int(n_ctx) // (int(ex.get('n_seq_max') or 1) if ollama else 1) // 2}" if n_ctx else "N"
         said = f"n_ctx {int(n_ctx):,} as the log states" if n_ctx else "the log does not state n_ctx"
+        unknown = "" if n_ctx else f"   # N: half the {'num_ctx' if ollama else '-c'} that failed"
         return [{"title": "Halve the context: the KV cache is one allocation in this build",
-                 "command": f"llama-server -m {gguf} -c {ctx_half}" + ("" if n_ctx else "   # N: half the -c that failed"),
+                 "command": (_OLLAMA_MODELFILE.format(param="num_ctx", value=ctx_half, tag="smaller") if ollama
+                             else f"llama-server -m {gguf} -c {ctx_half}") + unknown,
                  "effect": f"the {size_s} buffer is the KV cache, which grows with the context ({said}); it must "
                            "come under the limit vulkaninfo prints"}]
     if ex.get("weights_alloc_failed") and splits:
         return [{"title": "Use a smaller quantization: one weight tensor is over the limit",
-                 "command": f"llama-server -m {gguf.replace('.gguf', '-Q4_K_M.gguf')}   # a smaller file of the model",
+                 "command": "ollama pull MODEL:SMALLER_TAG   # a smaller quantization of the model" if ollama
+                 else f"llama-server -m {gguf.replace('.gguf', '-Q4_K_M.gguf')}   # a smaller file of the model",
                  "effect": f"this build places weights in blocks under the limit, so the {size_s} allocation is a "
                            "single tensor (an embedding or output matrix), which only fewer bits per weight shrink"}]
     if ex.get("weights_alloc_failed"):
         layers = ex.get("layers_offloaded") or ex.get("n_gpu_layers")
         now = f"{int(layers)}" if layers else "the layers now on it"
+        bound = f"   # N ≤ {now} × the limit ÷ {size_s}"
         return [{"title": "If this build puts that GPU's weights in one buffer: keep fewer layers on it",
-                 "command": f"llama-server -m {gguf} -ngl N   # N ≤ {now} × the limit ÷ {size_s}",
+                 "command": (_OLLAMA_MODELFILE.format(param="num_gpu", value="N", tag="fewer-layers") if ollama
+                             else f"llama-server -m {gguf} -ngl N") + bound,
                  "effect": f"the {size_s} buffer holds weights; a build that allocates a GPU's weights as one buffer "
                            "shrinks it with each layer kept on the CPU, while one tensor over the limit needs a "
                            "smaller quantization"}]

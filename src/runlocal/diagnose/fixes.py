@@ -327,12 +327,12 @@ def llamacpp_context_fixes(ex: dict[str, Any], runtime: str | None = None) -> li
                          runtime, ex), f"{cost}; the model was trained for {int(train):,} tokens, whose KV cache "
                          f"takes {_b(per_token * int(train))} (the log does not say how much memory was free)")]
         return [_fix("Shrink the context: the KV cache grows with it", "",
-                     f"{cost}; the log does not say how much memory was free, so size -c to what you have")]
+                     f"{cost}; the log does not say how much memory was free, so size {_knob(runtime, '-c')} to what you have")]
     where = (f"{_b(fit['free'])} free on {device or 'the device'} − {_b(fit['weights'])} of weights − "
              f"{_b(FIT_MARGIN)} for the compute buffer leaves {_b(max(fit['budget'], 0))}")
     if fit["ctx"] < CTX_PAD:
         return [_fix("The weights leave no room for a KV cache on this device", "",
-                     f"{cost}; {where}: offload fewer layers (-ngl) or use a smaller quantization")]
+                     f"{cost}; {where}: offload fewer layers ({_knob(runtime, '-ngl')}) or use a smaller quantization")]
     ctx = fit["ctx"]
     fixes = [_fix(f"Use a context of at most {ctx:,} tokens (the largest that fits)",
                   _context_command(model, ctx, runtime, ex), f"{cost}; {where}: {ctx:,} tokens fit")]
@@ -365,8 +365,8 @@ def _context_share_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[s
     share = math.floor(budget / int(kv) * 100) / 100
     if share <= 0:
         return [_fix("The weights leave no room for a KV cache on this device", "",
-                     f"the KV cache asked for {_b(kv)}; {where}: offload fewer layers (-ngl) or use a smaller "
-                     "quantization")]
+                     f"the KV cache asked for {_b(kv)}; {where}: offload fewer layers ({_knob(runtime, '-ngl')}) or use a "
+                     "smaller quantization")]
     if share >= 1:
         return []  # the figures say it fitted: what else held the memory is not in the log
     fixes = [_fix(f"Use at most {share:.0%} of the context that failed (the log does not state n_ctx)",
@@ -381,6 +381,12 @@ def _context_share_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[s
                           f"q8_0 stores the cache in {Q8_0_PER_F16:.0%} of the f16 bytes: {share8:.0%} of the "
                           f"context fits in the same {_b(budget)}"))
     return fixes
+
+
+def _knob(runtime: str | None, flag: str) -> str:
+    """llama-server's flag, or the Ollama option that sets it (llm/llama_server.go startLlamaServer passes
+    num_ctx × parallel as -c and num_gpu as -ngl)."""
+    return {"-c": "num_ctx", "-ngl": "num_gpu"}[flag] if runtime == "ollama" else flag
 
 
 def _share_command(runtime: str | None, share: float | None, ex: dict[str, Any], q8: bool = False) -> str:
@@ -484,6 +490,8 @@ _INPUT_CAP = {
     "lightllm": "python -m lightllm.server.api_server --model_dir MODEL --max_req_input_len {n}",
     "lmdeploy": "lmdeploy serve api_server MODEL --session-len {n}",
     "sglang": "python -m sglang.launch_server --model-path MODEL --context-length {n}",
+    # Ollama: num_ctx (× parallel is llama-server's -c, llm/llama_server.go), per model in a Modelfile
+    "ollama": "printf 'FROM MODEL\\nPARAMETER num_ctx {n}\\n' > Modelfile && ollama create MODEL-ctx{n} -f Modelfile",
 }
 _TRUNCATE = 'inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length={n})'
 LONG_INPUT_ROUND = 16   # tokens: the shorter input is rounded down to this
@@ -681,7 +689,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
         fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
-    cap = device_fixes.vulkan_cap_fixes(extracted, runtime) if category in MEMORY_CATEGORIES else []
+    cap = device_fixes.vulkan_cap_fixes(extracted, runtime == "ollama") if category in MEMORY_CATEGORIES else []
     if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
         return cap
     if category == "llamacpp_alloc_fail":

@@ -20,13 +20,13 @@ from collections import defaultdict
 from dataclasses import dataclass, fields
 from functools import cache
 
+from runlocal.hardware import recurrent_speed as RS
 from runlocal.hardware import speed as S
 from runlocal.hardware import token_work as TW
 from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import watts_per_tops
-from runlocal.hardware.recurrent_speed import recurrent_state_traffic
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -34,6 +34,7 @@ from runlocal.plan import estimate
 from ..hardware.build_era import CURRENT_BUILD_ENTRIES, prefill_entry
 from . import MEASUREMENTS
 from .speed_fit_era import arch_prefill_entries, current_build, era_consts, fit_decode_fa, split_eras
+from .speed_fit_fa import FA_EFF_START, at_depth, attn_at_factor, fa_priced, fa_seconds, fa_term, fit_fa_eff
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 DATA = MEASUREMENTS / "speed"
@@ -115,6 +116,11 @@ class Row:
     variant: str | None = None  # SYCL on Intel: "<arch>[-dmmv]" (speed.backend_variant)
     n_experts: int = 0          # a mixture of experts: its prefill is not predicted on some backends (backend_speed)
     ubatch: int = TW.UBATCH      # prefill: the micro-batch it ran at (hardware/ubatch_speed.py)
+    fa: bool = False            # flash attention on: "fa": 1 as published (llama-bench's default was off until b9437)
+    #                             or "flash_attn": true (the own runs, measurements/speed/h100_bench.py)
+    attn_products: tuple[float, float] = (0.0, 0.0)   # prefill: its Q·Kᵀ and softmax·V FLOPs (flash-attention term)
+    extra_layers: float = 0.0   # decode: the recurrent layers' extra kernels as layers (hardware/recurrent_speed.py)
+    scan_s: float = 0.0         # prefill: seconds a prompt token's recurrent scan takes (hardware/recurrent_speed.py)
 
     @property
     def base_key(self) -> str:
@@ -142,7 +148,11 @@ def build_rows(recs: list[dict]) -> list[Row]:
                   variant=S.backend_variant(dev, r["backend"], decode=kind == "tg", reorder=r.get("sycl_reorder", True)),
                   n_experts=model.n_experts)
         if kind == "tg":
-            row.w_read = wbytes * TW.read_fraction(model) + recurrent_state_traffic(model)
+            # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
+            row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
+                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"])
+            row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
+                                if r["backend"] != "cpu" else 0.0)
             row.kv_read = kv_bytes(model, depth + n // 2)
         else:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
@@ -150,7 +160,10 @@ def build_rows(recs: list[dict]) -> list[Row]:
             row.mm_flops = TW.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
             row.ubatch = ubatch
             row.attn_flops = TW.attention_flops_per_token(model, depth + n / 2)
+            row.attn_products = TW.attention_product_flops(model, depth + n / 2)
+            row.fa = r.get("fa") == 1 or r.get("flash_attn") is True
             row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
+            row.scan_s = RS.scan_seconds(model, dev.bandwidth_gbs)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
             row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
         rows.append(row)
@@ -176,8 +189,8 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
     fit = fit_for(row, consts)
     if row.kind == "tg":
         n = row.n_devices      # llama.cpp layer split: each device reads 1/n of the bytes in turn
-        parts = [S.Part(row.w_read / n, row.kv_read / n, row.device.bandwidth_gbs, fit, row.n_layers / n)
-                 for _ in range(n)]
+        parts = [S.Part(row.w_read / n, row.kv_read / n, row.device.bandwidth_gbs, fit, row.n_layers / n,
+                        extra_layers=row.extra_layers / n) for _ in range(n)]
         saved, S.SPLIT_OVERHEAD_MS = S.SPLIT_OVERHEAD_MS, split_ms
         try:
             return S.decode_speed(parts)
@@ -185,14 +198,24 @@ def predict_row(row: Row, consts: dict[str, S.Fit], split_ms: float) -> float | 
             S.SPLIT_OVERHEAD_MS = saved
     if row.n_devices > 1 or unmodelled_prefill(row):    # pipelined prefill over a layer split is not modelled either
         return None
+    fa = fa_term(row, S.FA_MMA_EFF)     # flash attention on CUDA: the MMA kernel's term (hardware/fa_prefill.py)
+    return prefill_row(row, consts, fa.seconds_per_token if fa else None)
+
+
+def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) -> float | None:
+    """A prefill row's prediction with its attention at ATTN_FACTOR (``attn_seconds`` None) or priced apart at
+    ``attn_seconds`` a token (the flash-attention term; 0.0: the rest of the token's time alone)."""
+    consts = era_consts(row, consts)
+    fit = fit_for(row, consts)
     fit = prefill_entry(row.base_key, row.device.compute_capability, consts) or fit     # hardware/build_era.py
     peak, eff = row_peak(row), S.prefill_eff(fit, row.quant)
-    speed = S.prefill_speed(flops_per_token=row.mm_flops + S.ATTN_FACTOR * row.attn_flops, peak_tflops=peak, eff=eff,
-                            n_layers=row.n_layers, layer_us=fit.prefill_layer_us)
+    attn = attn_at_factor(row) if attn_seconds is None else 0.0
+    speed = S.prefill_speed(flops_per_token=row.mm_flops + attn, peak_tflops=peak, eff=eff,
+                            n_layers=row.n_layers, layer_us=fit.prefill_layer_us, attn_seconds=attn_seconds or 0.0)
     dev = row.device    # the micro-batch term, where it is applied (ubatch_speed.APPLIED) or scored with it on
     term = UB.plan_term(record_model(row.rec["model"]), dev, not TW.is_float_quant(row.quant), row.backend, True, row.ubatch,
                         (peak or 0.0) * (eff or 0.0) * 1e12)
-    return UB.with_term(speed, term)
+    return RS.with_scan(UB.with_term(speed, term), row.scan_s)
 
 
 def unmodelled_prefill(row: Row) -> bool:
@@ -219,7 +242,8 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 
     bw = np.array([r.device.bandwidth_gbs * 1e9 for r in rows])
     t = np.array([1.0 / r.measured for r in rows])
-    cols = {"a": np.array([r.w_read for r in rows]) / bw, "c": np.array([float(r.n_layers) for r in rows]),
+    # a recurrent layer's extra kernels count as layers of fixed cost (hardware/recurrent_speed.py extra_layers)
+    cols = {"a": np.array([r.w_read for r in rows]) / bw, "c": np.array([r.n_layers + r.extra_layers for r in rows]),
             "d": np.array([r.kv_read for r in rows]) / bw}
     fb = {"a": 1 / fallback.decode_eff, "c": fallback.layer_us / 1e6,
           "d": fallback.kv_factor / fallback.decode_eff} if fallback else {}
@@ -257,7 +281,7 @@ def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
 def peak_seconds(r: Row) -> float:
     """Seconds a prompt token's FLOPs take at the row's peak (a prefill_rows row: it has one)."""
     assert r.peak is not None
-    return (r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / (r.peak * 1e12)
+    return (r.mm_flops + attn_at_factor(r)) / (r.peak * 1e12)
 
 
 def fit_prefill(rows: list[Row], floats: bool, layer_us: float = 0.0) -> float | None:
@@ -266,7 +290,7 @@ def fit_prefill(rows: list[Row], floats: bool, layer_us: float = 0.0) -> float |
     are left out."""
     ratios = []
     for r in prefill_rows(rows, floats):
-        left = 1.0 / r.measured - r.n_layers * layer_us / 1e6
+        left = 1.0 / r.measured - r.n_layers * layer_us / 1e6 - fa_seconds(r)
         if left > 0:
             ratios.append(peak_seconds(r) / left)
     return math.exp(statistics.median(math.log(x) for x in ratios)) if ratios else None
@@ -300,7 +324,7 @@ def fit_prefill_layer_us(rows: list[Row], fallback: float) -> float:
             continue
         err = 0.0
         for r in pq:
-            t = peak_seconds(r) / eff + r.n_layers * c / 1e6
+            t = peak_seconds(r) / eff + r.n_layers * c / 1e6 + fa_seconds(r)
             err += math.log(t * r.measured) ** 2
         best = min(best, (err, c))
     return best[1]
@@ -317,7 +341,7 @@ def fit_core_rates(rows: list[Row], consts: dict[str, S.Fit]) -> dict[str, float
             eff = S.prefill_eff(fit_for(r, consts), r.quant)
             left = 1.0 / r.measured - r.n_layers * fit_for(r, consts).prefill_layer_us / 1e6
             if eff and left > 0:
-                ratios[r.gen].append(math.log((r.mm_flops + S.ATTN_FACTOR * r.attn_flops) / left
+                ratios[r.gen].append(math.log((r.mm_flops + attn_at_factor(r)) / left
                                               / (eff * r.cores * 1e12)))
     return {g: round(math.exp(statistics.median(v)), 4) for g, v in sorted(ratios.items())}
 
@@ -350,8 +374,8 @@ def fit_attn_factor(rows: list[Row]) -> float:
     """The weight of attention FLOPs against matmul FLOPs that best explains the prompt-length sweeps:
     minimises the spread of log(measured × FLOPs) within each device/model/quant series."""
     series: dict[tuple, list[Row]] = defaultdict(list)
-    for r in rows:
-        if r.kind == "pp" and r.n_devices == 1 and not backend_scoped(r):
+    for r in rows:      # a flash-attention row's attention is the term's (speed_fit_fa.py), not this factor's
+        if r.kind == "pp" and r.n_devices == 1 and not backend_scoped(r) and not fa_priced(r):
             series[(r.rec["device"], r.rec["model"], r.rec["quant"], r.rec["source_url"])].append(r)
     series = {k: v for k, v in series.items() if len(v) > 1}
     best = (float("inf"), 1.0)
@@ -435,23 +459,34 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     return consts, fit_split_ms(rows, consts)
 
 
-def refit(rows: list[Row], core_tuning: list[Row] | None = None
-          ) -> tuple[dict[str, S.Fit], float, float, dict[str, float], dict[str, float], dict[str, float]]:
+def refit(rows: list[Row], core_tuning: list[Row] | None = None, fa_tuning: list[Row] | None = None
+          ) -> tuple[dict[str, S.Fit], float, float, dict[str, float], dict[str, float], dict[str, float], float]:
     """Everything speed.py holds as fitted: FIT (minus entries equal to their fallback), SPLIT_OVERHEAD_MS,
     ATTN_FACTOR (fitted first: the prefill efficiencies depend on it), APPLE_CORE_TFLOPS (from ``rows`` and the
     Apple tuning records, after the class efficiencies), POWER_KNEE_W_PER_TOPS and POWER_KNEE_FLOOR (after
-    ATTN_FACTOR, before the efficiencies; the rows' peaks are left taken with them)."""
-    saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR
+    ATTN_FACTOR, before the efficiencies; the rows' peaks are left taken with them), FA_MMA_EFF (last: the rest of a
+    flash-attention row's time is the other constants'). Flash-attention rows at depth (speed_fit_fa.fa_priced, with
+    ``fa_tuning``'s) fit FA_MMA_EFF alone; those at no depth, where the attention is a sliver of the time, fit the rest
+    with their attention at the term (so the two are fitted in turn, from FA_EFF_START, until FA_MMA_EFF repeats)."""
+    fa_rows = [r for r in rows + (fa_tuning or []) if fa_priced(r) and at_depth(r)]
+    rows = [r for r in rows if not (fa_priced(r) and at_depth(r))]
+    saved = S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR, S.FA_MMA_EFF
     try:
-        S.ATTN_FACTOR = attn = fit_attn_factor(rows)
-        by_arch = knee_rows(rows)
-        knees = fit_power_knees(by_arch)
-        floors = knee_floors(by_arch, knees)
-        apply_knees(knees, rows + (core_tuning or []), floors)
-        consts, split_ms = fit_all(rows)
-        rates = fit_core_rates(rows + (core_tuning or []), consts)
+        S.FA_MMA_EFF = fa_eff = FA_EFF_START
+        for _ in range(5):
+            S.ATTN_FACTOR = attn = fit_attn_factor(rows)
+            by_arch = knee_rows(rows)
+            knees = fit_power_knees(by_arch)
+            floors = knee_floors(by_arch, knees)
+            apply_knees(knees, rows + (core_tuning or []) + fa_rows, floors)
+            consts, split_ms = fit_all(rows)
+            rates = fit_core_rates(rows + (core_tuning or []), consts)
+            S.FA_MMA_EFF, fa_eff = fit_fa_eff(fa_rows, consts, prefill_row, fa_eff), S.FA_MMA_EFF
+            if S.FA_MMA_EFF == fa_eff:
+                break
+        fa_eff = S.FA_MMA_EFF
     finally:
-        S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = saved
+        S.ATTN_FACTOR, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR, S.FA_MMA_EFF = saved
     kept = {}
     for k, v in consts.items():
         parent = None
@@ -459,16 +494,16 @@ def refit(rows: list[Row], core_tuning: list[Row] | None = None
             parent = consts.get(parent_key(k)) or consts.get(parent_key(parent_key(k)))
         if v != parent:     # an entry equal to its fallback adds nothing
             kept[k] = v
-    return kept, split_ms, attn, rates, knees, floors
+    return kept, split_ms, attn, rates, knees, floors, fa_eff
 
 
 def fit_document(consts: dict[str, S.Fit], split_ms: float, attn: float, rates: dict[str, float],
-                 knees: dict[str, float], floors: dict[str, float]) -> dict:
+                 knees: dict[str, float], floors: dict[str, float], fa_eff: float) -> dict:
     """What ``src/runlocal/data/speed_fit.json`` holds: the fitted constants, in the order refit makes them."""
     return {"_source": S.FIT_SOURCE,
             "fit": {k: {f.name: getattr(v, f.name) for f in fields(v)} for k, v in consts.items()},
             "split_overhead_ms": split_ms, "attn_factor": attn, "apple_core_tflops": rates,
-            "power_knee_w_per_tops": knees, "power_knee_lowest_fitted_w_per_tops": floors}
+            "power_knee_w_per_tops": knees, "power_knee_lowest_fitted_w_per_tops": floors, "fa_mma_eff": fa_eff}
 
 
 def fit_json(doc: dict) -> str:
@@ -479,7 +514,8 @@ def fit_json(doc: dict) -> str:
             f'  "attn_factor": {json.dumps(doc["attn_factor"])},\n'
             f'  "apple_core_tflops": {json.dumps(doc["apple_core_tflops"])},\n'
             f'  "power_knee_w_per_tops": {json.dumps(doc["power_knee_w_per_tops"])},\n'
-            f'  "power_knee_lowest_fitted_w_per_tops": {json.dumps(doc["power_knee_lowest_fitted_w_per_tops"])}\n}}\n')
+            f'  "power_knee_lowest_fitted_w_per_tops": {json.dumps(doc["power_knee_lowest_fitted_w_per_tops"])},\n'
+            f'  "fa_mma_eff": {json.dumps(doc["fa_mma_eff"])}\n}}\n')
 
 
 def write_fit(text: str) -> None:
@@ -490,6 +526,16 @@ def write_fit(text: str) -> None:
 
 HELD_OUT = DATA / "held_out"     # set aside before any fit: never fitted, scored on their own (README.md there)
 CORE_TUNING = DATA / "apple_cores"   # Apple M3+ tuning records: fit the per-core prefill rates and nothing else
+
+
+# held-out rounds scored once and tuning since, whose flash-attention rows fit FA_MMA_EFF (speed_fit_fa.py): round 7
+# (prompt and decode at depth; scored in session 14, its first run in held_out/round7_first_run.txt)
+FA_TUNING_ROUNDS = ("round7",)
+
+
+def load_fa_tuning() -> list[Row]:
+    """The flash-attention tuning rows: the FA_TUNING_ROUNDS' records whose attention the term prices."""
+    return [r for name in FA_TUNING_ROUNDS for r in build_rows(load_held_out(name)) if fa_priced(r)]
 
 
 def load_core_tuning() -> list[Row]:

@@ -11,6 +11,8 @@ from runlocal.hardware import speed as S
 from runlocal.hardware import token_work as TW
 from runlocal.hardware.nvidia_peak import watts_per_tops
 
+from .speed_fit_fa import attn_at_factor
+
 if TYPE_CHECKING:   # pragma: no cover
     from .speed_fit import Row
 
@@ -52,8 +54,9 @@ def knee_spread(logs: list[tuple[bool, float, float]], knee: float) -> float:
 
 
 def peak_flops(r: Row) -> float:
-    """A prompt row's FLOPs per token (matmuls at their tile cost, attention at ATTN_FACTOR)."""
-    return r.mm_flops + S.ATTN_FACTOR * r.attn_flops
+    """A prompt row's FLOPs per token (matmuls at their tile cost, attention at ATTN_FACTOR; a flash-attention row's
+    attention, a sliver of a short prompt's time, is the term's and left out: speed_fit_fa.attn_at_factor)."""
+    return r.mm_flops + attn_at_factor(r)
 
 
 def knee_floors(by_arch: dict[str, list[Row]], knees: dict[str, float]) -> dict[str, float]:

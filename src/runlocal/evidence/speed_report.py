@@ -29,6 +29,7 @@ from .speed_fit import (
     fit_json,
     knee_rows,
     load_core_tuning,
+    load_fa_tuning,
     load_held_out,
     load_records,
     parse_test,
@@ -39,6 +40,8 @@ from .speed_fit import (
     write_fit,
 )
 from .speed_fit_era import superseded
+from .speed_fit_fa import term_off
+from .speed_fit_fa import term_on as FA_TERM_ON
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
 
@@ -143,19 +146,25 @@ def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = Tr
     return out
 
 
+def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
+    """One table row's decode and prefill cells (n, median, p90, and rows with no prediction) for the stats keyed
+    ``prefix + kind``."""
+    cells = []
+    for kind in ("tg", "pp"):
+        st = stats.get(f"{prefix}{kind}", {})
+        n = int(st.get("n", 0))
+        miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
+        cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
+                     + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
+    return " ".join(cells)
+
+
 def print_backend_table(title: str, stats: dict[str, dict[str, float]]) -> None:
     print(f"\n{title}")
     print(f"{'backend':8} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
     order = ["cuda", "rocm", "vulkan", "metal", "sycl", "cpu"]
     for b in sorted({k.split('/')[0] for k in stats}, key=lambda x: order.index(x) if x in order else 99):
-        cells = []
-        for kind in ("tg", "pp"):
-            st = stats.get(f"{b}/{kind}", {})
-            n = int(st.get("n", 0))
-            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
-            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
-                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
-        print(f"{b:8} {' '.join(cells)}")
+        print(f"{b:8} {error_cells(stats, b + '/')}")
 
 
 def by_source(rows: list[Row], consts, split_ms: float) -> None:
@@ -187,9 +196,10 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     print(f"{len(recs)} records, {len(devices)} devices, "
           f"{len({r.klass for r in rows})} device classes, from {len({r.rec['source_url'] for r in rows})} sources")
     if "--fit" in argv or "--write" in argv:
-        consts, split_ms, attn, rates, knees, floors = refit(rows, load_core_tuning())
+        consts, split_ms, attn, rates, knees, floors, fa_eff = refit(rows, load_core_tuning(), load_fa_tuning())
         S.ATTN_FACTOR, S.APPLE_CORE_TFLOPS, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR = attn, rates, knees, floors
-        text = fit_json(fit_document(consts, split_ms, attn, rates, knees, floors))
+        S.FA_MMA_EFF = fa_eff
+        text = fit_json(fit_document(consts, split_ms, attn, rates, knees, floors, fa_eff))
         print(f"\n{text}", end="")
         if "--write" in argv:
             write_fit(text)
@@ -205,10 +215,13 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     report_holdout(quiet="--quiet" in argv)
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
-    for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "newbuilds", "newbuilds2"):
+    for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "newbuilds",
+                 "newbuilds2"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
+    with term_off():        # round 9 tests the flash-attention term (hardware/fa_prefill.py): scored without it too
+        report_held_out_round("round9", consts, split_ms, quiet="--quiet" in argv)
     for extra in reports:   # reports kept in their own modules (benchmarks/speed_accuracy.py: the hybrid rows)
         extra(consts, split_ms, quiet="--quiet" in argv)
     return 0
@@ -277,14 +290,7 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
     print(f"\n{title}")
     print(f"{label:40} {'decode n':>8} {'median':>7} {'p90':>7} {'prefill n':>9} {'median':>7} {'p90':>7}")
     for g in sorted({k.split("|")[0] for k in stats}):
-        cells = []
-        for kind in ("tg", "pp"):
-            st = stats.get(f"{g}|{kind}", {})
-            n = int(st.get("n", 0))
-            miss = f" (+{int(st['missing'])} none)" if st.get("missing") else ""
-            cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
-                         + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
-        print(f"{g:40} {' '.join(cells)}")
+        print(f"{g:40} {error_cells(stats, g + '|')}")
 
 
 # a round's collection rule, where it is not <round>_queries.md (round 4: MoE prompt speed on CUDA)
@@ -301,7 +307,9 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
         return
     rule = ROUND_RULES.get(name, f"{name}_queries.md")
     term = f"; micro-batch term {'on' if UB.active() else 'off'}" if name in ("round6", "round8") else ""
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, never fitted{term}):")
+    term += f"; flash-attention term {'on' if FA_TERM_ON() else 'off'}" if name == "round9" else ""
+    fitted = TUNING_SINCE.get(name, "never fitted")
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, {fitted}{term}):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))
@@ -309,10 +317,14 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
                       group_errors(rows, consts, split_ms, lambda r: "/".join(r.rec["source_url"].split("/")[3:7])))
     if name in DEPTH_ROUNDS:      # decode and prefill apart at no depth and with tokens already in the cache
         print_group_table(f"  {name}, by depth", "depth", group_errors(rows, consts, split_ms, depth_group))
+        print_group_table(f"  {name}, by depth and flash attention", "depth, fa",
+                          group_errors(rows, consts, split_ms, lambda r: f"{depth_group(r)}, fa {r.rec.get('fa', '-')}"))
 
 
-# rounds collected to test speed at depth (llama-bench -d): scored also by depth
-DEPTH_ROUNDS = ("round7",)
+# rounds collected to test speed at depth (llama-bench -d): scored also by depth, and by depth and flash attention
+DEPTH_ROUNDS = ("round7", "round9")
+# held-out rounds scored once and tuning data since: what of them a fit reads (speed_fit.FA_TUNING_ROUNDS)
+TUNING_SINCE = {"round7": "scored once in session 14; its CUDA flash-attention rows fit FA_MMA_EFF since session 15"}
 
 
 def depth_group(row: Row) -> str:

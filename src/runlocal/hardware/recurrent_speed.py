@@ -1,50 +1,219 @@
-"""What a generated token costs in a model's recurrent layers beyond their weights: the state they read and write.
+"""What a token costs in a model's recurrent layers beyond their weights (Mamba, Mamba-2, the gated delta net of
+Qwen3-Next / Qwen3.5): the state the graph moves, a fixed time per layer, and in a prompt the scan over its tokens.
 
-An attention layer reads its KV cache; a recurrent layer (Mamba, Mamba-2, the gated delta net of Qwen3-Next /
-Qwen3.5) reads its whole constant-size state and writes it back, every token. In llama.cpp, per recurrent layer and
-decoded token:
+**State passes (decode, derived).** A recurrent layer keeps a constant f32 state per sequence (llama.cpp's recurrent
+memory, src/llama-model.cpp create_memory: r and s types GGML_TYPE_F32; ``kv.recurrent_state_bytes``). How many times
+a decoded token moves it depends on the graph llama.cpp builds (src/models/delta-net-base.cpp,
+graph-context-mamba.cpp), counted here as state-sized reads plus writes:
 
-- the SSM / delta-rule state, f32: ggml-cuda gated_delta_net.cu (gated_delta_net_cuda: each warp loads its column of
-  ``curr_state`` into registers, ``s_shard[r] = curr_state[i]``, updates it over the tokens and stores it,
-  ``state[col * S_v + i] = s_shard[r]``) and ssm-scan.cu (ssm_scan_f32_group for Mamba-2, ssm_scan_f32 for Mamba-1:
-  ``state[j] = s0_warp[…]`` … ``s_warp[…] = state[j]``) — H × S_k × S_v (delta net) or d_inner × d_state (Mamba)
-  elements read once and written once;
-- the convolution state, f32: ssm_conv takes the (d_conv − 1) × channels previous columns concatenated with the token's
-  (src/models/*: ggml_concat of conv_states and the input, then ggml_ssm_conv) and the last d_conv − 1 columns are
-  stored back into the cache (ggml_cpy into conv_states_all) — read once, written once.
+- Mamba / Mamba-2: ggml_ssm_scan reads the layer's state through the row ids itself (build_rs's get_ssm_rows: "avoiding
+  to make unnecessary copies of the states") and writes the new state into its output (ssm-scan.cu): 2; the graph then
+  stores it into the cache, ``ggml_cpy(y_ssm state view → ssm_states_all)``: a read and a write, 2 — 4 in all.
+- gated delta net, fused op (GGML_OP_GATED_DELTA_NET, builds from b8233 one token / b8301 prompts): build_rs gathers the
+  state rows (ggml_get_rows: read + write, 2); gated_delta_net.cu loads the state into registers
+  (``s_shard[r] = curr_state[i]``) and stores the new one (``state[col * S_v + i] = s_shard[r]``), 2; build_recurrent_attn
+  copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP and SYCL, which
+  fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion, ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
+  open at the snapshot read).
+- gated delta net, unfused (builds before the fused op, or a backend without it): build_delta_net_autoregressive runs
+  the rule as state-sized element-wise ops — mul(s, exp g) 2, mul(s, k) 2, sum_rows 1, repeat(k, s) 1, mul(k, dᵀ) 2,
+  add(s, kd) 3, mul(s, q) 2, sum_rows 1 = 14 — plus the gather 2 and the cache copy 2: 18. (Builds before PR #19375,
+  2026-02, ran a longer graph: 18 is their least.)
 
-Both are kept in f32 by llama.cpp's recurrent memory (src/llama-model.cpp create_memory: r and s types GGML_TYPE_F32),
-which is ``kv.recurrent_state_bytes`` per sequence. So a token moves 2 × that many bytes; they are streamed like the
-weights, at the decode share of bandwidth, and no constant is fitted. Not counted: the graph's own copies of the state
-(build_rs gathers the layer's rows with ggml_get_rows before the op and ggml_cpy stores the op's output after it; the
-CUDA and SYCL backends fuse that store into the delta-net op, ggml_cuda_try_gdn_cache_fusion) — they differ by build
-and backend, so this is the least a token moves. Pure computation, no I/O.
+The conv state (ssm_conv's (d_conv − 1) × channels window, a twentieth of the delta-net state) is gathered by build_rs
+(2), concatenated with the token (ggml_concat: read + write, 2), read by ggml_ssm_conv (1) and its last columns copied
+back (ggml_cpy, 2): CONV_PASSES = 7. The bytes are streamed like the weights, at the decode share of bandwidth; no
+constant is fitted for them.
+
+**Kernels per recurrent layer (decode, one fitted constant).** Beyond its bytes a recurrent layer launches more small
+kernels than an attention layer (the conv window's gather / concat / ssm_conv / copy back, the gates' sigmoid / softplus,
+the state gather and store, the gated norm, and on the unfused path the delta rule's element-wise ops), each waiting on
+the one before. Counted in runlocal's op-for-op mirror of llama.cpp's one-token graph (runtimes/ggml/arch.py,
+arch_hybrid.py; its qwen35moe graph has 4,388 nodes where the log of llama.cpp issue #20587 prints 4,389 "with bs=1"): the
+mean kernels (nodes that are not views) of a recurrent layer less those of an attention layer of the same model, both
+over the inner layers (EXTRA_KERNELS; tests/accuracy/test_recurrent_kernels.py recounts them). A llama layer is
+KERNELS_PER_LAYER = 19 kernels in the same mirror, and the speed fit's per-layer cost (Fit.layer_us) is what such a layer
+costs beyond its bytes, so an extra kernel costs KERNEL_SCALE × layer_us ÷ 19: a recurrent layer adds
+EXTRA_KERNELS × KERNEL_SCALE ÷ 19 layers' fixed cost. KERNEL_SCALE is the one constant, fitted by
+evidence/speed_fit_hybrid.fit_kernel_scale on the tuning rows (measurements/speed/hybrid_2026.jsonl and
+held_out/hybrid.jsonl, round 1's held-out part, scored once in hybrid_first_run.txt): the median over decode rows of
+(measured − predicted seconds) ÷ (the extra kernels' seconds at scale 1). Architectures the mirror lacks (falcon-h1's
+parallel layers, nemotron_h, mamba, jamba) take granitehybrid's Mamba-2 count, a stand-in.
+
+**The prompt's scan (prefill, derived from op timings).** gated_delta_net.cu and ssm-scan.cu walk a prompt's tokens one
+after another (``for (int t = 0; t < n_tokens; t++)`` with the state held in registers; "TODO: Add chunked kernel for
+even faster pre-fill", issue #22967), so each prompt token costs every recurrent layer a state update whose time is not
+the matmuls'. Public test-backend-ops timings at 512 tokens give it per state element per token; times the card's
+bandwidth that is SCAN_BYTES_PER_ELEM "bytes". The scan is not bandwidth-bound; bandwidth is only its yardstick, the one
+figure every catalog device has (the Radeon 8060S and Apple M3+ have no fp16 peak), and the two timings below differ by
+the same factor 1.5 against it as against their fp16 peaks:
+
+- GATED_DELTA_NET, RTX 5090 (1,792 GB/s), CUDA master, S_v 128, 32 value heads (524,288 elements), L = 512: 279.6 µs
+  (PR #22587's kernel table, master column) → 0.546 µs/token → 1.87;
+- SSM_SCAN, RTX 4070 (504 GB/s), Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216), 512 tokens:
+  495.45 µs → 0.968 µs/token → 1.24.
+
+Their median (of two: their mean), 1.55, is SCAN_BYTES_PER_ELEM; other timings in the corpus are older kernels (PR
+#18630's 'before', PR #13291's chart) or name no shape (PR #18505). A prompt token then takes Σ state elements ×
+SCAN_BYTES_PER_ELEM ÷ bandwidth more. Builds with the unfused chunked prompt graph (before b8301) run other kernels;
+they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
+prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
+where the token-sequential rate is an upper bound on the scan's time.
+Pure computation, no I/O.
 """
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING
-
-from ..kv import recurrent_state_bytes
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
 
-STATE_PASSES = 2    # the state is read once and written once per token (the kernels above)
+F32_BYTES = 4
+MAMBA_STATE_PASSES = 4          # ssm_scan's read + write, the cache store's read + write
+GDN_FUSED_STATE_PASSES = 6      # gather 2 + fused op 2 + cache copy 2
+GDN_CACHE_FUSED_STATE_PASSES = 4   # CUDA / HIP, SYCL: the cache copy fused into the op
+GDN_UNFUSED_STATE_PASSES = 18   # gather 2 + the autoregressive graph's 14 + cache copy 2
+CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window's copy back 2
+KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
+CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
+PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
+# extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
+EXTRA_KERNELS = {
+    ("qwen3_next", "fused"): 23, ("qwen3_next", "unfused"): 33,
+    ("qwen3_5_moe", "fused"): 15, ("qwen3_5_moe", "unfused"): 28,
+    ("qwen3_5", "fused"): 12, ("qwen3_5", "unfused"): 25,
+    ("granitemoehybrid", "fused"): 17,
+}
+GGUF_FAMILY = {"qwen3next": "qwen3_next", "qwen35moe": "qwen3_5_moe", "qwen35": "qwen3_5",
+               "granitehybrid": "granitemoehybrid"}
+STAND_IN = {"gated_deltanet": "qwen3_5_moe", "mamba2": "granitemoehybrid", "mamba": "granitemoehybrid"}
+KERNELS_PER_LAYER = 19          # a llama-3.1-8b layer's kernels in the same mirror
+# fitted by evidence/speed_fit_hybrid.fit_kernel_scale (python benchmarks/speed_accuracy.py prints the refit;
+# tests/accuracy/test_recurrent_kernels.py checks it): an extra kernel's cost in units of layer_us ÷ KERNELS_PER_LAYER
+KERNEL_SCALE = 0.66
+SCAN_TIMINGS = (                # (op, card, bandwidth GB/s, state elements, µs for 512 tokens, source)
+    ("GATED_DELTA_NET", "RTX 5090", 1792.0, 524_288, 279.6, "llama.cpp PR #22587, master column"),
+    ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
+)
+SCAN_TOKENS = 512
 
 
-def recurrent_state_traffic(model: ModelSpec) -> float:
-    """Bytes one decoded token moves through the recurrent layers' f32 states (read + write); 0 without them."""
-    return float(STATE_PASSES * recurrent_state_bytes(model))
+def scan_bytes_per_elem(timing: tuple) -> float:
+    """One op timing's seconds per state element per prompt token × its card's bandwidth (bytes)."""
+    _, _, gbs, elems, us, _ = timing
+    return us * 1e-6 / SCAN_TOKENS / elems * gbs * 1e9
 
 
-def state_traffic_words(model: ModelSpec, traffic: float) -> str:
-    """The --explain words for the term: layers, elements per layer, bytes."""
+SCAN_BYTES_PER_ELEM = round(statistics.median(scan_bytes_per_elem(t) for t in SCAN_TIMINGS), 2)
+
+
+def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None) -> int:
+    """State-sized reads + writes a decoded token makes in one recurrent layer of ``kind`` (see the module docstring);
+    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph). No ggml
+    ``backend`` (a runtime other than llama.cpp, whose graph is not counted): the kernel's own read and write."""
+    if backend is None:
+        return KERNEL_STATE_PASSES
+    if kind != "gated_deltanet":
+        return MAMBA_STATE_PASSES
+    if gdn_path == "unfused":
+        return GDN_UNFUSED_STATE_PASSES
+    return GDN_CACHE_FUSED_STATE_PASSES if backend in CACHE_FUSION_BACKENDS else GDN_FUSED_STATE_PASSES
+
+
+def recurrent_state_traffic(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH,
+                            backend: str | None = None) -> float:
+    """Bytes one decoded token moves through the recurrent layers' f32 states and conv windows on a ggml ``backend``
+    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write); 0 without them."""
+    conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
+    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend) * r.state_elems + conv * r.conv_elems)
+                     for r in model.recurrent_layers))
+
+
+def extra_kernels(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH) -> int:
+    """Kernels one recurrent layer of ``model`` launches per decoded token beyond an attention layer (EXTRA_KERNELS;
+    the one-token graph of "chunked" builds is the fused one)."""
+    if not model.recurrent_layers:
+        return 0
+    family = GGUF_FAMILY.get(model.family, model.family)
+    path = "unfused" if gdn_path == "unfused" and model.recurrent_layers[0].kind == "gated_deltanet" else "fused"
+    if (family, "fused") not in EXTRA_KERNELS:
+        family = STAND_IN.get(model.recurrent_layers[0].kind, "granitemoehybrid")
+    return EXTRA_KERNELS.get((family, path), EXTRA_KERNELS[(family, "fused")])
+
+
+def extra_layers(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH, scale: float | None = None) -> float:
+    """The recurrent layers' extra kernels as layers of fixed cost (× Fit.layer_us): recurrent layers × EXTRA_KERNELS
+    × KERNEL_SCALE ÷ KERNELS_PER_LAYER."""
+    k = KERNEL_SCALE if scale is None else scale
+    return len(model.recurrent_layers) * extra_kernels(model, gdn_path) * k / KERNELS_PER_LAYER
+
+
+def scan_seconds(model: ModelSpec, bandwidth_gbs: float | None) -> float:
+    """Seconds a prompt token's token-by-token state update takes over all recurrent layers on a card of
+    ``bandwidth_gbs`` (SCAN_BYTES_PER_ELEM per state element); 0 without recurrent layers or a bandwidth."""
+    if not bandwidth_gbs:
+        return 0.0
+    elems = sum(r.state_elems for r in model.recurrent_layers)
+    return elems * SCAN_BYTES_PER_ELEM / (bandwidth_gbs * 1e9)
+
+
+def with_scan(prefill_tokens_per_s: float | None, scan_s: float) -> float | None:
+    """A prompt rate with the scan's seconds per token added."""
+    if not prefill_tokens_per_s or not scan_s:
+        return prefill_tokens_per_s
+    return 1.0 / (1.0 / prefill_tokens_per_s + scan_s)
+
+
+def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None = PLANNED_GDN_PATH,
+                        backend: str | None = None) -> str:
+    """The --explain words for the state bytes: layers, elements per layer, passes, bytes."""
     layers = model.recurrent_layers
     if not layers or not traffic:
         return ""
-    per_layer = {(r.state_elems, r.conv_elems) for r in layers}
-    elems = (f"{layers[0].state_elems:,} state + {layers[0].conv_elems:,} conv elements"
-             if len(per_layer) == 1 else "their state and conv elements")
-    return (f"{len(layers)} layers × ({elems}) × 4 B f32 × {STATE_PASSES} (read + write) = "
-            f"{traffic / 1e6:.1f} MB/token, in the decode GB above: streamed like the weights (hardware/recurrent_speed.py)")
+    r = layers[0]
+    uniform = len({(x.state_elems, x.conv_elems, x.kind) for x in layers}) == 1
+    conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
+    elems = (f"({state_passes(r.kind, gdn_path, backend)} passes × {r.state_elems:,} state + {conv} × "
+             f"{r.conv_elems:,} conv elements)" if uniform else "(their state and conv elements × their passes)")
+    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path) makes over the state"
+             if backend is not None else "the kernel's own read and write (a runtime other than llama.cpp)")
+    return (f"{len(layers)} layers × {elems} × {F32_BYTES} B f32 = {traffic / 1e6:.1f} MB/token, in the decode GB "
+            f"above: {whose} (hardware/recurrent_speed.py)")
+
+
+def kernel_words(model: ModelSpec, gpu_extra_layers: float, gdn_path: str | None = PLANNED_GDN_PATH) -> str:
+    """The --explain words for the recurrent layers' extra kernels (``gpu_extra_layers``: the GPU parts' share)."""
+    n, k = len(model.recurrent_layers), extra_kernels(model, gdn_path)
+    share = gpu_extra_layers / extra_layers(model, gdn_path) if extra_layers(model, gdn_path) else 0.0
+    on_gpu = "" if share > 0.999 else f", {share:.0%} of them on the GPU"
+    return (f"{n} recurrent layers × {k} kernels more than an attention layer × {KERNEL_SCALE:g} ÷ {KERNELS_PER_LAYER}"
+            f"{on_gpu} = {gpu_extra_layers:.1f} layers' fixed cost, in the decode time above (kernels counted in "
+            "llama.cpp's graph; the scale fitted on the hybrid tuning rows: hardware/recurrent_speed.py)")
+
+
+def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gbs: float | None,
+                  scan_counted: bool) -> tuple[tuple[str, str, str], ...]:
+    """The --explain steps (label, formula, value) of the kernels and scan terms a plan counted: the kernels the GPU
+    parts carry (``gpu_extra``: their extra layers and those × their Fit.layer_us, µs), the scan where the prompt rate
+    included it."""
+    if not model.recurrent_layers:
+        return ()
+    notes = []
+    layers, us = gpu_extra
+    if layers:
+        notes.append(("decode: recurrent kernels", kernel_words(model, layers), f"{us / 1e3:.2f} ms/token"))
+    if scan_counted and bandwidth_gbs:
+        notes.append(("prefill: recurrent scan", scan_words(model, bandwidth_gbs),
+                      f"{scan_seconds(model, bandwidth_gbs) * 1e6:.1f} µs/token"))
+    return tuple(notes)
+
+
+def scan_words(model: ModelSpec, bandwidth_gbs: float | None) -> str:
+    """The --explain words for the prompt's scan term."""
+    elems = sum(r.state_elems for r in model.recurrent_layers)
+    s = scan_seconds(model, bandwidth_gbs)
+    return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × {SCAN_BYTES_PER_ELEM:g} B ÷ "
+            f"{bandwidth_gbs:g} GB/s = {s * 1e6:.1f} µs per prompt token, in the prefill time above (the token-by-"
+            "token scan; rate from public op timings: hardware/recurrent_speed.py)")

@@ -17,7 +17,9 @@ far, at a fitted share of the device's peak — its int8 tensor TOPS for integer
 NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
 its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
-CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS.
+CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs
+count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them as its CUDA FlashAttention kernel (flash attention
+on, an NVIDIA card of compute capability 7.0+): there they take that kernel's own time (fa_prefill.py).
 
 The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
 (``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
@@ -41,6 +43,8 @@ from typing import TYPE_CHECKING
 from ..runtimes.registry import engine
 from .backend_speed import moe_prefill_gap
 from .build_era import FA_KV_FACTOR, prefill_entry, score_bytes
+from .fa_prefill import FaAttention, fa_attention
+from .fa_prefill import applies as fa_mma_applies
 from .nvidia_peak import (
     PeakShares,
     borrowed_f16_path,
@@ -49,7 +53,14 @@ from .nvidia_peak import (
     mma_sync_share,
     prompt_matmul_type,
 )
-from .recurrent_speed import recurrent_state_traffic, state_traffic_words
+from .recurrent_speed import (
+    explain_notes,
+    extra_layers,
+    recurrent_state_traffic,
+    scan_seconds,
+    state_traffic_words,
+    with_scan,
+)
 from .token_work import (
     UBATCH,
     active_matmul_params,
@@ -99,6 +110,9 @@ _FITTED = json.loads(FIT_PATH.read_text(encoding="utf-8"))
 FIT: dict[str, Fit] = {k: Fit(**v) for k, v in _FITTED["fit"].items()}
 SPLIT_OVERHEAD_MS: float = _FITTED["split_overhead_ms"]
 ATTN_FACTOR: float = _FITTED["attn_factor"]
+# flash attention on CUDA: the share of the f16 tensor rates llama.cpp's MMA FlashAttention kernel reaches in a prompt
+# batch (hardware/fa_prefill.py; fitted by evidence/speed_fit.py fit_fa_eff on the tuning rows at depth)
+FA_MMA_EFF: float = _FITTED["fa_mma_eff"]
 # Apple M3 and later: Apple publishes GPU core counts but no clock or TFLOPS, so prefill is measured against
 # gpu_cores × a per-core rate per chip generation ("m3", "m4", "m5"), fitted (benchmarks/speed_accuracy.py) to the
 # TUNING part of the measured llama-bench runs (measurements/speed/apple_cores/ and the M3 Max rows of
@@ -312,6 +326,7 @@ class Part:
     fit: Fit
     n_layers: float = 0.0          # layers this device runs per token
     tp: int = 1                    # devices sharing each layer (tensor parallel)
+    extra_layers: float = 0.0      # on a GPU, the recurrent layers' extra kernels as layers' fixed cost (recurrent_speed.py)
 
 
 def decode_seconds(parts: list[Part]) -> float | None:
@@ -324,7 +339,7 @@ def decode_seconds(parts: list[Part]) -> float | None:
         speedup = p.tp * TP_EFFICIENCY if p.tp > 1 else 1.0
         f = p.fit
         t += (p.weight_bytes + f.kv_factor * p.kv_bytes) / (f.decode_eff * p.bandwidth_gbs * 1e9 * speedup)
-        t += p.n_layers * f.layer_us / 1e6
+        t += (p.n_layers + p.extra_layers) * f.layer_us / 1e6
         if p.tp > 1:
             t += p.n_layers * 2 * TP_ALLREDUCE_US / 1e6
     if not used:
@@ -345,16 +360,18 @@ def host_link_gbs(pcie: str | None, pageable: bool) -> float:
 def prefill_speed(*, flops_per_token: float, peak_tflops: float | None, eff: float | None,
                   cpu_weight_bytes: float = 0.0, pcie: str | None = None, tp: int = 1,
                   pageable: bool = False, host_flops_per_token: float = 0.0,
-                  n_layers: float = 0.0, layer_us: float = 0.0, ubatch: int = UBATCH) -> float | None:
+                  n_layers: float = 0.0, layer_us: float = 0.0, ubatch: int = UBATCH,
+                  attn_seconds: float = 0.0) -> float | None:
     """Prompt tokens/s: the GPU's FLOPs per token at ``eff`` × ``peak_tflops`` plus ``layer_us`` per layer (the fixed
-    cost a prompt token pays in each of ``n_layers`` layers: Fit.prefill_layer_us); weights in RAM add one copy to the
+    cost a prompt token pays in each of ``n_layers`` layers: Fit.prefill_layer_us) plus ``attn_seconds`` (the attention
+    priced apart: fa_prefill.py's flash-attention kernel, outside ``flops_per_token``); weights in RAM add one copy to the
     GPU per UBATCH tokens, at the link's rate or a pageable copy's (``pageable``: llama.cpp's mmap'd weights); the
     matmuls left on the CPU (``host_flops_per_token``: --no-host's repacked weights) add their time at
     HOST_REPACKED_GEMM_GFLOPS."""
     if not peak_tflops or not eff:
         return None
     speedup = tp * TP_EFFICIENCY if tp > 1 else 1.0
-    t = flops_per_token / (eff * peak_tflops * 1e12 * speedup) + n_layers * layer_us / 1e6
+    t = (flops_per_token / (eff * peak_tflops * 1e12) + attn_seconds) / speedup + n_layers * layer_us / 1e6
     if cpu_weight_bytes:
         t += cpu_weight_bytes / (host_link_gbs(pcie, pageable) * 1e9 * ubatch)
     t += host_flops_per_token / (HOST_REPACKED_GEMM_GFLOPS * 1e9)
@@ -374,29 +391,35 @@ class SpeedEstimate:
 
 def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | None = None,
             backend: str | None = None, ctx: float = 0.0, prompt: int = 0, prompt_depth: int = 0,
-            n_devices: int = 1, split: str = "layer", cache_type: str = "f16") -> SpeedEstimate:
+            n_devices: int = 1, split: str = "layer", cache_type: str = "f16", flash_attn: bool = True) -> SpeedEstimate:
     """Decode with ``ctx`` tokens cached and prefill of a ``prompt``-token prompt after ``prompt_depth``
-    cached tokens, all weights on ``n_devices`` copies of ``dev`` split by layer or by tensor."""
+    cached tokens, all weights on ``n_devices`` copies of ``dev`` split by layer or by tensor; llama.cpp's kernels,
+    flash attention as ``flash_attn`` (its default, -fa auto, turns it on for CUDA)."""
     from ..kv import kv_bytes
 
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
-    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model)   # a recurrent layer's state, read + written
+    # a recurrent layer's state, moved as llama.cpp's current graph does on this backend (recurrent_speed.py)
+    w = weight_bytes * read_fraction(model) + recurrent_state_traffic(model, backend=backend)
     kv = kv_bytes(model, int(ctx), cache_type, cache_type)
+    rec = extra_layers(model) if klass != "cpu" else 0.0     # the recurrent layers' extra kernels, on a GPU
     if split == "tensor" and n_devices > 1:
-        parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices)]
+        parts = [Part(w, kv, dev.bandwidth_gbs, fit, model.n_layers, tp=n_devices, extra_layers=rec)]
     else:
-        parts = [Part(w / n_devices, kv / n_devices, dev.bandwidth_gbs, fit, model.n_layers / n_devices)
-                 for _ in range(n_devices)]
+        parts = [Part(w / n_devices, kv / n_devices, dev.bandwidth_gbs, fit, model.n_layers / n_devices,
+                      extra_layers=rec / n_devices) for _ in range(n_devices)]
     decode = decode_speed(parts)
     prefill = None
     if prompt and not moe_prefill_gap(model.n_experts, backend):
-        flops = (prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH))
-                 + ATTN_FACTOR * attention_flops_per_token(model, prompt_depth + prompt / 2))
+        attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
+                                    prompt_depth + prompt / 2)
+        flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
-                                n_layers=model.n_layers, layer_us=fit.prefill_layer_us)
+                                n_layers=model.n_layers, layer_us=fit.prefill_layer_us,
+                                attn_seconds=fa.seconds_per_token if fa else 0.0)
+        prefill = with_scan(prefill, scan_seconds(model, dev.bandwidth_gbs))    # the recurrent layers' token scan
     return SpeedEstimate(decode, prefill, f"{klass}/{backend}: {fit}")
 
 
@@ -453,6 +476,8 @@ class SpeedPlan:
     state_words: str = ""               # … in words, for --explain
     score_bytes: float = 0.0            # of the KV read: flash attention off, the F32 scores' passes (build_era.py)
     read_bound: bool = False            # prefill held to the weights' read per micro-batch (weight_read_floor)
+    fa_attention: FaAttention | None = None  # the attention priced as the CUDA FlashAttention kernel (fa_prefill.py)
+    recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -504,8 +529,10 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     older builds, which ran without flash attention, holds them already), each device its share of the KV."""
     s = alloc.settings
     frac = rest_read_fraction(model)
-    state = recurrent_state_traffic(model)     # moved by the device holding each recurrent layer (recurrent_speed.py)
     ggml_backend = planned_backend(alloc)
+    # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
+    state = recurrent_state_traffic(model, backend=ggml_backend)
+    rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -537,11 +564,12 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
                                   ggml_backend is not None, s.llamacpp.flash_attn)
         share = scores * d.kv_cache / total_kv if fit.kv_factor == FA_KV_FACTOR else 0.0
         counted += share
-        gpu_parts.append(Part(own, kv + share, bw, fit, layers))
+        gpu_parts.append(Part(own, kv + share, bw, fit, layers, extra_layers=layers * rec_share))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
-                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp)]
+                          p0.bandwidth_gbs, p0.fit, model.n_layers, tp=s.tp,
+                          extra_layers=sum(p.extra_layers for p in gpu_parts))]
     return gpu_parts + parts, first_gpu, counted
 
 
@@ -556,6 +584,28 @@ def weight_read_floor(prefill: float | None, prompt: int, ubatch: int, gpu_parts
     if not read:
         return prefill
     return min(prefill, prompt / (-(-prompt // max(1, ubatch)) * read))
+
+
+def short_decode(parts: list[Part], ctx: int) -> tuple[int, float | None]:
+    """The scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens:
+    (that context, its decode speed)."""
+    short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
+    short_scale = short_ctx / (ctx // 2) if ctx // 2 else 0.0
+    return short_ctx, decode_speed([replace(p, kv_bytes=p.kv_bytes * short_scale) for p in parts])
+
+
+def prompt_attention(model: ModelSpec, gpu: GPUPlace | None, flash_attn: str,
+                     ctx: float) -> tuple[float, FaAttention | None]:
+    """A prompt token's attention over ``ctx`` cached tokens: (its FLOPs at ATTN_FACTOR, to add to the matmuls', and
+    None), or (0.0 and its FlashAttention kernel term) where llama.cpp runs it as the CUDA MMA kernel (fa_prefill.py);
+    a runtime with no prompt record of its own borrows llama.cpp's CUDA path (nvidia_peak.borrowed_f16_path), this
+    term with it."""
+    dev = gpu.dev if gpu else None
+    backend = (gpu.backend if gpu.ggml else "cuda") if gpu else None
+    if dev is not None and fa_mma_applies(dev, backend, True, flash_attn != "off"):
+        clock = clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
+        return 0.0, fa_attention(model, dev, ctx, clock, FA_MMA_EFF)
+    return ATTN_FACTOR * attention_flops_per_token(model, ctx), None
 
 
 def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: str) -> Fit:
@@ -580,6 +630,14 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
+def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
+    """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
+    bandwidth, counted when a GPU prompt rate was)."""
+    gpu_extra = (sum(q.extra_layers for q in parts), sum(q.extra_layers * q.fit.layer_us for q in parts))
+    bandwidth = first_gpu.dev.bandwidth_gbs if first_gpu and first_gpu.dev else None
+    return explain_notes(model, gpu_extra, bandwidth, prefill_counted)
+
+
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
     from ..kv import kv_bytes
 
@@ -594,14 +652,11 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     reads = weight_reads(model, alloc, quant)
     parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores)
     decode = decode_speed(parts)
-    # the scoreboard figure: one request, a short prompt (llama-bench's tg128 after pp512), KV read ≈ 512 tokens
-    short_ctx = min(ctx // 2, SHORT_CONTEXT) if ctx else SHORT_CONTEXT
-    short_scale = short_ctx / (ctx // 2) if ctx // 2 else 0.0
-    decode_short = decode_speed([Part(p.weight_bytes, p.kv_bytes * short_scale, p.bandwidth_gbs, p.fit, p.n_layers,
-                                      tp=p.tp) for p in parts])
+    short_ctx, decode_short = short_decode(parts, ctx)
 
     prompt = s.prompt_tokens      # --prompt-tokens (512, llama-bench's pp512, unless asked): its attention at mean depth N/2
-    dense_flops = 2 * active_matmul_params(model) + ATTN_FACTOR * attention_flops_per_token(model, prompt / 2)
+    attn, fa = prompt_attention(model, first_gpu, s.llamacpp.flash_attn, prompt / 2)
+    dense_flops = 2 * active_matmul_params(model) + attn
     flops = dense_flops
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")
     pageable = mmapped_host_weights(alloc)
@@ -640,10 +695,11 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops,
-                                n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch)
+                                n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch,
+                                attn_seconds=fa.seconds_per_token if fa else 0.0)
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
-        prefill = with_term(prefill, ub_term)
+        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, dev.bandwidth_gbs if dev else None))  # SSM
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
@@ -654,7 +710,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model)
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)))   # as device_parts moved it
+    notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state), scores, read_bound)
+                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu), scores, read_bound, fa,
+                     notes)

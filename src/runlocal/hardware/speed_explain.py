@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, arch_key, era_words, prefill_entry
+from .fa_prefill import SOURCE as FA_SOURCE
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -61,6 +62,13 @@ def speed_figures(p: SpeedPlan) -> dict:
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
 
+def _layers_words(q) -> str:
+    """A part's layers of fixed cost: its layers, and the recurrent layers' extra kernels counted as layers."""
+    if not q.extra_layers:
+        return f"{q.n_layers:.0f} layers"
+    return f"({q.n_layers:.0f} + {q.extra_layers:.1f} for the recurrent kernels) layers"
+
+
 def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
     """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures."""
     shown = [q for q in p.parts if q.weight_bytes or q.kv_bytes]
@@ -69,7 +77,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         terms = " + ".join(
             f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
             f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
-            f" + {q.n_layers:.0f} layers × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
+            f" + {_layers_words(q)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
         scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 attention scores' four passes)"
@@ -80,7 +88,11 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                       f"{_era_words(p.first_gpu, p.parts)})"))
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
-                          "ggml-cuda gated_delta_net.cu / ssm-scan.cu: the state read once, written once"))
+                          "llama.cpp's recurrent graphs (delta-net-base.cpp, graph-context-mamba.cpp): the passes "
+                          "counted in hardware/recurrent_speed.py"))
+    # the recurrent layers' extra kernels (decode) and token-by-token scan (prefill), where the figures include them
+    steps += [(label, words, value, "hardware/recurrent_speed.py") for label, words, value in p.recurrent_notes
+              if (p.decode if label.startswith("decode") else p.prefill)]
     if p.prefill:
         gpu = p.first_gpu
         dev = gpu.dev if gpu else None
@@ -99,7 +111,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                  if gpu and p.layer_us else "")
         tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
                  f"tokens routed to it)" if p.expert_factor > 1.0 else "")
-        micro = _ubatch_words(p)
+        micro = _fa_words(p) + _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
@@ -167,6 +179,18 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
                 "architecture no 2024 build ran)")
     return f" (fitted on {era_words(key)})"
+
+
+def _fa_words(p: SpeedPlan) -> str:
+    """The prompt's attention where llama.cpp runs it as the CUDA MMA FlashAttention kernel (hardware/fa_prefill.py):
+    its two products' FLOPs at the tensor rates they accumulate at, over the kernel's fitted share of them."""
+    fa = p.fa_attention
+    if fa is None:
+        return ""
+    return (f" + attention (flash attention, CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
+            f"{fa.kq_tflops:.1f} TFLOPS f16 with F32 accumulate + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
+            f"{fa.vkq_tflops:.1f} TFLOPS with F16 accumulate) ÷ {fa.eff:g} (the kernel's share, fitted) = "
+            f"{fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py)")
 
 
 def _ubatch_words(p: SpeedPlan) -> str:

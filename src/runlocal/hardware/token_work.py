@@ -147,3 +147,16 @@ def attention_flops_per_token(model: ModelSpec, ctx: float) -> float:
         n = min(ctx, att.window) if att.window else ctx
         total += 4 * model.n_heads * att.k_dim * n
     return total
+
+
+def attention_product_flops(model: ModelSpec, ctx: float) -> tuple[float, float]:
+    """The two products of attention against ``ctx`` cached tokens, apart: (Q·Kᵀ, softmax·V) FLOPs per token,
+    2 × heads × K width × ctx and 2 × heads × V width × ctx per attention layer (a sliding layer: its window). Apart
+    because llama.cpp's CUDA FlashAttention kernel accumulates them at different precisions (hardware/fa_prefill.py);
+    for a model whose K and V widths match they sum to attention_flops_per_token."""
+    kq = vkq = 0.0
+    for att in model.attention_layers:
+        n = min(ctx, att.window) if att.window else ctx
+        kq += 2 * model.n_heads * att.k_dim * n
+        vkq += 2 * model.n_heads * att.v_dim * n
+    return kq, vkq

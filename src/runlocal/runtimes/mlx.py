@@ -41,6 +41,8 @@ ROTATING_KEEP = 4                # make_prompt_cache: RotatingKVCache(max_size=m
 DEFAULT_CTX = 4096               # mlx-lm has no context default (--max-tokens 100); runlocal plans 4096 tokens
 WIRED_WARN_SHARE = 0.9           # generate.py wired_limit: warns when model bytes > 0.9 × max recommended size
 SERVER_PROMPT_CACHE = 10         # mlx_lm/server.py --prompt-cache-size
+MXFP4_BITS, MXFP4_GROUP = 4, 32   # mlx_lm/utils.py quantize_model defaults_for_mode: "mxfp4": (32, 4)
+MLX_MXFP4 = "mlx-mxfp4"          # mlx_lm.convert -q --q-mode mxfp4 of a model with no MXFP4 conversion published
 # mlx scaled_dot_product_attention.cpp: head dims the fused full-attention kernel takes (query length > 8)
 FUSED_HEAD_DIMS = frozenset({64, 72, 80, 96, 128, 192, 256})
 
@@ -51,17 +53,23 @@ def quantized_row_bytes(dim: int, bits: int, group_size: int = DEFAULT_KV_GROUP,
     return -(-dim // el_per_int) * 4 + 2 * (dim // group_size) * scale_bytes
 
 
-def mlx_weight_bytes(model: ModelSpec, bits: int = 4, group_size: int = 64) -> int:
+def mlx_weight_bytes(model: ModelSpec, bits: int = 4, group_size: int = 64, mode: str = "affine") -> int:
     """Weights after ``mlx_lm.convert -q`` (affine, defaults 64/4, mlx_lm/utils.py quantize_model): every
     Linear and Embedding whose input width divides by the group size is quantized (nn.quantize's
     class_predicate), norms and other parameters stay 16-bit. Model-specific quant_predicates that keep
-    e.g. MoE routers at 8 bits are not applied."""
+    e.g. MoE routers at 8 bits are not applied. ``mode="mxfp4"`` (``--q-mode mxfp4``: quantize_model's
+    defaults_for_mode gives group 32, 4 bits): mlx/ops.cpp fp_quantize packs 4-bit e2m1 values in uint32 and keeps
+    one uint8 (e8m0) scale per 32 and no bias."""
+    if mode == "mxfp4":
+        bits, group_size = MXFP4_BITS, MXFP4_GROUP
     total = 0
     for t in model.tensors:
-        if _quantizable(t, group_size):
-            total += t.numel * bits // 8 + 2 * (t.numel // group_size) * 2
-        else:
+        if not _quantizable(t, group_size):
             total += t.numel * 2
+        elif mode == "mxfp4":
+            total += t.numel * bits // 8 + t.numel // group_size
+        else:
+            total += t.numel * bits // 8 + 2 * (t.numel // group_size) * 2
     return total
 
 
@@ -174,18 +182,25 @@ class MLX:
         return settings.with_(ctx=settings.ctx or DEFAULT_CTX)
 
     @staticmethod
-    def weight_format(quant: str) -> str:
+    def weight_format(quant: str, model: ModelSpec | None = None) -> str:
         """--quant as mlx-lm reads it: "4bit" / "8bit" (how mlx-community names its conversions) are MLX's own affine
         N-bit (mlx_lm.convert -q --q-bits N), not bitsandbytes'; a GGUF type or a bitsandbytes / GPU-kernel format is
-        refused, since mlx-lm loads neither (it would otherwise be planned and the 16-bit repo printed)."""
+        refused, since mlx-lm loads neither (it would otherwise be planned and the 16-bit repo printed). "mxfp4" is the
+        published MXFP4 conversion or checkpoint where ``model`` has one (gpt-oss), else mlx-lm's own MXFP4 mode
+        (mlx-mxfp4: ``mlx_lm.convert -q --q-mode mxfp4``), so the plan counts the weights the command makes."""
         q = quant.strip().lower()
         bits = re.fullmatch(r"(?:mlx-|q)?([2-68])-?bits?", q)    # mx.quantize's affine mode: 2, 3, 4, 5, 6 or 8 bits
         if bits:
             return f"mlx-{bits.group(1)}bit"
-        if q in MLX_FLOATS or q == "mxfp4":
+        if q == "mxfp4" and model is not None:
+            from .published import mlx_repo
+
+            stored = (model.file_quant or "").lower() == "mxfp4"
+            return quant if stored or mlx_repo(model, "mxfp4") else MLX_MXFP4
+        if q in MLX_FLOATS or q in ("mxfp4", MLX_MXFP4):
             return quant
         raise InputError(f"quant: mlx-lm runs MLX's own 2-6- or 8-bit quantization (mlx-4bit, mlx-8bit: mlx_lm.convert -q "
-                         f"--q-bits N) or 16/32-bit weights (bf16, fp16), not '{quant}'")
+                         f"--q-bits N), MXFP4 (mxfp4: -q --q-mode mxfp4) or 16/32-bit weights (bf16, fp16), not '{quant}'")
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
@@ -283,10 +298,13 @@ class MLX:
         s = settings
         repo = mlx_repo(model, s.quant) or serve_path(model)    # a published mlx-community conversion first
         convert = ""
-        q = re.fullmatch(r"mlx-([2-8])bit", (s.quant or "").lower())
+        q = re.fullmatch(r"mlx-([2-8]bit|mxfp4)", (s.quant or "").lower())
         if q and not repo.startswith("mlx-community/"):
-            out = f"./{repo.rstrip('/').split('/')[-1]}-{q.group(1)}bit"
-            convert = f"mlx_lm.convert --hf-path {repo} -q --q-bits {q.group(1)} --mlx-path {out} && "
+            # no published conversion in this format: the one mlx_lm.convert makes (mlx_lm/convert.py --q-bits,
+            # --q-mode choices affine / mxfp4 / nvfp4 / mxfp8)
+            out = f"./{repo.rstrip('/').split('/')[-1]}-{q.group(1)}"
+            how = "--q-mode mxfp4" if q.group(1) == "mxfp4" else f"--q-bits {q.group(1)[0]}"
+            convert = f"mlx_lm.convert --hf-path {repo} -q {how} --mlx-path {out} && "
             repo = out
         try:
             bits = kv_bits_of(s.cache_type_k)

@@ -23,18 +23,22 @@ Rules, each cited where it is applied:
 - batch: chosen from the context and predicted VRAM (server/sched.go automaticGenerationBatch).
 - refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own
   check in v0.13–v0.29 (llm/server.go verifyLayout); v0.30+ lets llama-server fail instead.
+- a multimodal projector goes on the first GPU unless num_gpu is 0 or below the model's layers or a
+  GPU has less than the projector + 1 GiB, and then --fit keeps that much free instead of 1 GiB
+  (llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 
 from ..kv import normalize_cache_type
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
-from .base import GGUF_LEVERS, Allocation, Settings, Step, Target
+from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .llamacpp import (
     FIT_MARGIN,
     FitProbes,
@@ -64,6 +68,29 @@ LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5
 BATCH_DEFAULT, BATCH_CONSTRAINED, BATCH_MEDIUM, BATCH_LARGE = 512, 256, 1024, 2048
 SURCHARGE = {BATCH_LARGE: 2 * GiB, BATCH_MEDIUM: 768 * MiB}
 HEADROOM_PERCENT = {BATCH_LARGE: 60, BATCH_MEDIUM: 75}
+# llm/llama_server.go mmprojOffloadHeadroom: "leaves 1 GiB for backend buffers beyond projector weights"
+MMPROJ_HEADROOM = 1 << 30
+PROJECTOR_ROLES = ("vision", "projector", "audio")
+
+
+def projector_bytes(model: ModelSpec) -> int:
+    """The projector's bytes as Ollama counts them (llm/llama_server.go mmprojMemoryRequirement: the sum of its tensor
+    sizes, the v. / mm. / a. tensors where the model file holds them): each tensor's size as read from a file, else at
+    the types Ollama's converter writes them (convert/reader.go tensorBase.Kind: F32 for a 1-D tensor, F16 above)."""
+    return sum(t.nbytes if t.nbytes is not None else t.numel * (4 if len(t.shape) < 2 else 2)
+               for t in model.tensors if t.role in PROJECTOR_ROLES)
+
+
+def projector_on_gpu(num_gpu: int | None, n_layers: int, gpus: list[Target], projector: int) -> tuple[bool, str]:
+    """llm/llama_server.go shouldDisableMMProjOffload: (whether llama-server keeps the projector on the GPU, Ollama's
+    reason when it passes --no-mmproj-offload). num_gpu None or < 0 is Ollama's automatic -1."""
+    if not gpus or num_gpu == 0:
+        return False, "cpu-only"
+    if num_gpu is not None and 0 < num_gpu < n_layers + 1:     # modelLayers = BlockCount() + 1
+        return False, "partial-text-offload"
+    if any(0 < t.capacity < projector + MMPROJ_HEADROOM for t in gpus):
+        return False, "limited-vram"
+    return True, ""
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
@@ -231,33 +258,60 @@ class Ollama:
                             batch=batch, ubatch=batch, flash_attn=flash,  # type: ignore[arg-type]
                             n_gpu_layers=ngl, n_cpu_moe=n_cpu_moe))
 
+    @staticmethod
+    def projector(model: ModelSpec, s: Settings, targets: list[Target]) -> tuple[int, bool, str]:
+        """(the projector's bytes, whether it goes on the first GPU, Ollama's reason when not). A library model with a
+        vision / audio tower has its projector (a projector layer, or v. tensors in the file Ollama points --mmproj
+        at: llm/llama_server.go NewLlamaServerRunner); a Hub GGUF or an imported file is planned without one (the
+        GGUF holds the text model; convert_hf_to_gguf.py writes the tower to a separate --mmproj file; whether an
+        hf.co pull also brings a repo's mmproj file is not checked here)."""
+        if not any(t.role in PROJECTOR_ROLES for t in model.tensors):
+            return 0, False, ""
+        from .published import ollama_model
+
+        setup, name, _ = ollama_model(model, s.quant)
+        if setup or name.startswith("hf.co/"):
+            return 0, False, ""
+        size = projector_bytes(model)
+        gpus = [t for t in targets if t.kind != "cpu"]
+        on_gpu, why = projector_on_gpu(s.llamacpp.n_gpu_layers, model.n_layers, gpus, size)
+        return size, on_gpu, why
+
+    def _fit_margin(self, model: ModelSpec, s: Settings, targets: list[Target]) -> int:
+        """--fit's margin per device: llama.cpp's 1024 MiB, or, with the projector on the GPU, LLAMA_ARG_FIT_TARGET =
+        ⌈(projector + 1 GiB) / MiB⌉ MiB, which Ollama sets in its place (llm/llama_server.go mmprojFitTargetMiB,
+        extraEnvsForStart: "a stopgap until fit accounts for mmproj memory directly")."""
+        size, on_gpu, _ = self.projector(model, s, targets)
+        return -(-(size + MMPROJ_HEADROOM) // MiB) * MiB if on_gpu else FIT_MARGIN
+
     def _fit_probes(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
                     targets: list[Target], gpu: Target) -> FitProbes:
         """The probes of llama.cpp's --fit layer search for this launch (fit_layers): what _fit searches with and
         surely_over asks first."""
+        margin = self._fit_margin(model, s, targets)
         def run(ngl: int, ncmoe: int) -> Allocation:
             return self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
 
         def ok(a: Allocation) -> bool:
             # fit compares model+context+compute with the free memory it measures after the backend
             # (CUDA context) is up: in runlocal's terms, the device total (with that context) + margin.
-            return a.devices[0].total + FIT_MARGIN <= gpu.capacity
+            return a.devices[0].total + margin <= gpu.capacity
 
         def hopeless(ngl: int, ncmoe: int) -> int:
             # the room the GPU's bytes without its compute buffer leave (LlamaCpp.floor): below 0, no margin
             floor = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
-            return gpu.capacity - FIT_MARGIN - floor[0]
+            return gpu.capacity - margin - floor[0]
 
         # answers at other contexts and slot counts of this launch imply some (LayerOutcomes): the search over
         # the context and the one over OLLAMA_NUM_PARALLEL ask --fit again at each point, and the RAM sizes
         # settle_assumed_ram tries too: --fit reads the first GPU only (ok, hopeless), so the launch is keyed
         # without the host's size
-        launch = ("ollama --fit", gpu.capacity,
+        launch = ("ollama --fit", gpu.capacity, margin,
                   self._llama._key(weights, self._llama_settings(s.with_(ctx=None, parallel=1), batch, 0, 0, flash),
                                    list(gpu_side(targets))))
         assert s.ctx is not None
         known = LayerOutcomes.at(model, launch, s.ctx, s.parallel) if s.ctx * s.parallel >= batch else None
-        return FitProbes(model, run, ok, hopeless, known, lambda a: gpu.capacity - FIT_MARGIN - a.devices[0].total)
+        return FitProbes(model, run, ok, hopeless, known, lambda a: gpu.capacity - margin - a.devices[0].total)
 
     def _fit(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
              targets: list[Target], gpu: Target) -> tuple[int, int, Allocation]:
@@ -430,7 +484,7 @@ class Ollama:
             on_host = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)[-1]
             return {host.name: host.capacity - on_host - host_compute}
         floor = self._llama.floor(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        return {host.name: sum(t.capacity for t in devices) - FIT_MARGIN - sum(floor)}
+        return {host.name: sum(t.capacity for t in devices) - self._fit_margin(model, s, targets) - sum(floor)}
 
     @staticmethod
     def kept_free(settings: Settings, targets: list[Target], *, held: bool = False) -> dict[str, int]:
@@ -465,11 +519,11 @@ class Ollama:
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
         else:
             ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0])
-            gpu_dev = alloc.devices[0]
+            gpu_dev, margin = alloc.devices[0], self._fit_margin(model, s, targets)
             # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
             blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
             steps.append(Step("layers (llama-server --fit)",
-                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {FIT_MARGIN // MiB} MiB margin "
+                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin // MiB} MiB margin "
                               f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
                               + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
                               f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
@@ -482,8 +536,11 @@ class Ollama:
                 compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
                               "than all on the GPU (see speed and fixes)")
 
+        devices, projector_step = self._place_projector(model, s, targets, alloc.devices)
+        steps += [projector_step] if projector_step else []
+
         # --- refusal: the CPU share against host RAM ----------------------------------------------
-        cpu_dev = next((d for d in alloc.devices if d.kind == "cpu"), None)
+        cpu_dev = next((d for d in devices if d.kind == "cpu"), None)
         if refusal is None and cpu_dev is not None and host is not None and host.capacity > 0 \
                 and cpu_dev.total > host.capacity:
             refusal = (f"model requires more system memory ({human_bytes2(cpu_dev.total)}) than is available "
@@ -491,17 +548,38 @@ class Ollama:
 
         s_out = asked.with_(batch=settings.llamacpp.batch, ubatch=settings.llamacpp.ubatch)
         return Allocation(
-            settings=s_out, devices=alloc.devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
+            settings=s_out, devices=devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
             steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
-                         f"GPU layers by llama-server --fit (margin {FIT_MARGIN // MiB} MiB); first GPU only",
+                         f"GPU layers by llama-server --fit (margin {self._fit_margin(model, s, targets) // MiB} MiB); "
+                         "first GPU only",
                          "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
                          "the refusal message is Ollama v0.13–v0.29's (llm/server.go verifyLayout); "
                          "v0.30+ lets llama-server fail to allocate instead",
                          *assumptions, *alloc.assumptions),
         )
+
+    def _place_projector(self, model: ModelSpec, s: Settings, targets: list[Target],
+                         devices: tuple[DeviceMemory, ...]) -> tuple[tuple[DeviceMemory, ...], Step | None]:
+        """The projector's bytes on the device llama-server loads it to: the first GPU (tools/mtmd/clip.cpp clip_ctx:
+        ggml_backend_init_by_type(GPU), the first GPU device), or system memory where Ollama passes
+        --no-mmproj-offload. Counted under overhead: it is read for an image or audio input, not per text token (the
+        speed model reads the weights column). Its own compute buffer is not sized: Ollama's 1 GiB headroom is
+        for it."""
+        size, on_gpu, why = self.projector(model, s, targets)
+        at = next((i for i, d in enumerate(devices) if (d.kind != "cpu") == on_gpu), None)
+        if not size or at is None:
+            return devices, None
+        dev = devices[at]
+        n = sum(1 for t in model.tensors if t.role in PROJECTOR_ROLES)
+        where = (f"on {dev.name}, the first GPU (--fit kept it free: LLAMA_ARG_FIT_TARGET = projector + 1 GiB)"
+                 if on_gpu else f"in system memory (--no-mmproj-offload: {why})")
+        step = Step("multimodal projector", f"{n:,} vision/audio tensors, F16 (1-D: F32), {where}; under overhead",
+                    f"{size:,} B", "llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, "
+                    f"mmprojMemoryRequirement ({OLLAMA_REF}); llama.cpp tools/mtmd/clip.cpp clip_ctx")
+        return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:
