@@ -83,7 +83,7 @@ from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, sig
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .phase import progress_phase
+from .phase import SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
 
@@ -143,7 +143,6 @@ CONTEXT_BEFORE = 40
 CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
-
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
@@ -188,7 +187,7 @@ class Scanner:
         self.ring: deque[str] = deque(maxlen=CONTEXT_BEFORE)
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
-        self.loading = self.running = self.loaded = self.async_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.at_start = False
         self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.js_code = False  # ... or JavaScript code (allocators.JS_CODE): the engine's heap, when no runtime is named
         self.js_on_gpu = False  # ... or a script's GPU backend (allocators.JS_ON_GPU), which outweighs a script's frame
@@ -382,7 +381,7 @@ class Scanner:
             self.loading = True
         if signals.RUN.search(low):
             self.running = True
-        if signals.LOADED.search(low):
+        if signals.LOADED.search(low) and not (self.after and SERVING.search(low)):  # a log line: before it only
             self.loaded = True
         if (counted := progress_phase(low)) == "run":  # a progress bar: the phase of what its label counts
             self.running = True
@@ -430,7 +429,7 @@ class Scanner:
         chosen line `low` from `lines` (the 40 kept up to and including it): for a line `_consider` takes and for a
         warning that `_settle` finds was the failure (review13 finding 7: one reset for both). Only a generic or
         ggml out-of-memory reads its lines; ggml's too, for a run after its load (_ran_after_load)."""
-        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = self.at_start = False
         self.js_code = self.js_on_gpu = self.js_frames = False
         self.js_error = bool(allocators.JS_ERROR.search(low))
         self.woken = None
@@ -440,6 +439,7 @@ class Scanner:
         if not generic:
             return
         kept = tuple(lines)
+        self.at_start = llamacpp_common.cuda_status_at_start(kept)  # CUDA's start, not memory (4.)
         last_load = last_loaded = -1
         for i, ctx in enumerate(kept):
             self._context(ctx)
@@ -609,9 +609,10 @@ class Scanner:
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
             entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
-            # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
-            entry = kb.get("cuda-oom-load") or entry
-        if entry.id == GGML_OOM_ID and self._ran_after_load():
+            entry = kb.get("cuda-oom-load") or entry  # read as ggml's, but the log is PyTorch's (its CUDA error tail)
+        if entry.id == GGML_OOM_ID and self.at_start:  # CUDA's status before its device list (llamacpp_common, 4.)
+            entry = kb.get(llamacpp_common.CUDA_INIT_ID) or entry
+        elif entry.id == GGML_OOM_ID and self._ran_after_load():
             entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)

@@ -1,12 +1,13 @@
-"""The older builds' records of the speed-fit entries fitted on current builds alone (hardware/build_era.py),
-scored apart: a report benchmarks/speed_accuracy.py passes to runlocal.evidence.speed_report.main."""
+"""Records scored apart from the fit: the older builds' records of the speed-fit entries fitted on current builds alone
+(hardware/build_era.py), and the records of a refit that failed its held-out round (``fit_scope: "scored_apart"``):
+reports benchmarks/speed_accuracy.py passes to runlocal.evidence.speed_report.main."""
 
 from __future__ import annotations
 
 from ..hardware.build_era import HISTORY_SUFFIX
 from .speed_fit import build_rows, load_records
 from .speed_fit_era import superseded
-from .speed_report import group_errors, print_group_table
+from .speed_report import backend_errors, group_errors, print_group_table
 
 
 def report_history(consts, split_ms: float, *, quiet: bool) -> None:
@@ -25,3 +26,17 @@ def report_history(consts, split_ms: float, *, quiet: bool) -> None:
             print(f"\nHistory ({len(old)} records of 2024 builds, not fitted for the default), with {title}:")
         print_group_table(f"History, with {title}", "fit entry",
                           group_errors(rows, consts, split_ms, lambda r: r.base_key))
+
+
+def report_scored_apart(consts, split_ms: float, *, quiet: bool) -> None:
+    """Records kept as evidence that fit no entry (``fit_scope: "scored_apart"``; speed_fit.load_records leaves them
+    out): backends_2026.jsonl's Metal rows, whose refit failed held-out backends2 (hardware/build_era.py). Scored with
+    the constants a plan uses, every record then |error| per fit entry."""
+    rows = build_rows(load_records(scope="scored_apart"))
+    if not rows:
+        return
+    if not quiet:
+        print(f"\nScored apart ({len(rows)} records that fit no entry: a refit on them failed its held-out round):")
+        backend_errors(rows, consts, split_ms, quiet=False)     # every record, predicted and measured
+    print_group_table("Scored apart, with the constants a plan uses", "fit entry",
+                      group_errors(rows, consts, split_ms, lambda r: r.key))

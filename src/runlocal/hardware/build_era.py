@@ -24,6 +24,26 @@ the KV bytes read are the cache's bytes, at the rate weights are read (KV factor
 llama.cpp's graph (src/llama-graph.cpp build_attn_mha: ``kq = ggml_mul_mat(k, q)`` in F32, ``ggml_soft_max_ext``,
 ``kqv = ggml_mul_mat(v, kq)``) also writes the n_head × n_kv F32 scores, the softmax reads and writes them, and the
 KQV product reads them: four passes of 4 bytes per query head per cached token per layer.
+
+Vulkan (session 15, measurements/speed/held_out/backends2_queries.md). The Vulkan entries are fitted on 2025-2026
+builds alone too (backends_2026.jsonl and the 2025+ records); no Vulkan record the fit reads is older than 2025, so
+Vulkan has no history entry. The KV read with flash attention (ggml-vulkan vulkan-shaders/flash_attn_base.glsl
+``init_indices``: "when using grouped query attention, each workgroup does gqa_ratio consecutive values of iq2", and
+split_k gives each workgroup its own range of the cache, ``start_j`` … ``end_j``; flash_attn.comp loads each K / V tile
+once for all of the group's query rows): a cached K and V row is read once per layer, as on CUDA — factor 1, derived
+(FA_DERIVED_BACKENDS). Vulkan's prompt constants are fitted on every era's records (CURRENT_PREFILL_ENTRIES: CUDA only).
+
+Metal is not split by era. A refit on current builds was tried in session 15 (``apple/metal`` fitted on
+backends_2026.jsonl's Metal rows, kv_factor 6.329 → 1.169, the 2024 rows as ``apple/metal@2024``) and failed its held-out
+round: backends2's Metal decode rows, median |error| 27.5 % before → 59.5 % after (held_out/backends2_first_run.txt;
+DeepSeek-V2-Lite on an M2 Ultra +45 % at no depth to +276 % at 32K). ggml-metal.metal's ``kernel_flash_attn_ext_vec``
+(the decode kernel below 20 tokens, ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_use_vec``) runs one threadgroup
+per query head (``iq2 = tgpig[1]``), each reading its KV head's rows (``ikv2 = iq2/(ne02/ne_12_2)``): a KV head's rows
+are read up to n_head / n_kv_head times, and the one factor fitted on one model's head ratio (Qwen3-0.6B, 16 / 8, on
+one M2 Ultra) did not carry to others (gemma-3-1b 4, DeepSeek-V2-Lite's MLA 16), nor did the share of bandwidth fitted
+with it (DeepSeek-V2-Lite +45 % at no depth). So the refit is not applied: Metal plans take the ``apple`` entry every
+Metal record of every era fits, and backends_2026.jsonl's Metal rows are kept as evidence with ``fit_scope:
+"scored_apart"`` (they fit no entry; evidence/speed_fit_history.report_scored_apart scores them).
 """
 
 from __future__ import annotations
@@ -37,7 +57,16 @@ if TYPE_CHECKING:   # pragma: no cover
     from .speed import Fit
 
 # the fit entries fitted on current builds only, and the words --explain gives for them
-CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)"}
+CURRENT_BUILD_ENTRIES = {"nvidia-gddr/cuda": "llama.cpp b6341-era+ on CUDA (2025-08 … 2026 builds)",
+                         "nvidia-gddr/vulkan": "llama.cpp 2025-2026 builds on Vulkan",
+                         # too few records of their own (6, from 2 devices): their class's bandwidth share and
+                         # per-layer cost, with the Vulkan KV read
+                         "amd/vulkan": "llama.cpp 2025-2026 builds on Vulkan (its class's bandwidth share)",
+                         "soc/vulkan": "llama.cpp 2025-2026 builds on Vulkan (its class's bandwidth share)"}
+# the current-build entries whose prompt constants are fitted on current builds alone (the rest: on every era's records)
+CURRENT_PREFILL_ENTRIES = ("nvidia-gddr/cuda",)
+# the backends whose flash-attention kernel reads a cached K and V row once per layer (above): KV factor derived
+FA_DERIVED_BACKENDS = ("cuda", "vulkan")
 # an entry's constants fitted on the older builds' records, kept beside it ("nvidia-gddr/cuda@2024"): what those records
 # are scored with apart, and what a plan naming such a build would take once the speed path reads the build
 HISTORY_SUFFIX = "@2024"
@@ -90,10 +119,16 @@ def _newer_than_2024_builds(compute_capability: str | None) -> bool:
         return False
 
 
+def fa_derived(fit_key: str) -> bool:
+    """Whether an entry ("class/backend[:variant]") reads the KV with a flash-attention kernel whose read is derived
+    (FA_DERIVED_BACKENDS), not fitted."""
+    return fit_key.split(":")[0].split("/")[-1] in FA_DERIVED_BACKENDS
+
+
 def era_words(fit_key: str | None) -> str:
     """--explain's note on which builds a fit entry describes ("" for an entry fitted on every record)."""
     return CURRENT_BUILD_ENTRIES.get(fit_key or "", "")
 
 
-__all__ = ["ARCH_SUFFIX", "CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "FA_KV_FACTOR", "HISTORY_SUFFIX", "arch_key",
-           "era_words", "prefill_entry", "score_bytes"]
+__all__ = ["ARCH_SUFFIX", "CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "CURRENT_PREFILL_ENTRIES", "FA_DERIVED_BACKENDS",
+           "FA_KV_FACTOR", "HISTORY_SUFFIX", "arch_key", "era_words", "fa_derived", "prefill_entry", "score_bytes"]

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, arch_key, era_words, prefill_entry
+from .build_era import (
+    CURRENT_PREFILL_ARCHS,
+    CURRENT_PREFILL_ENTRIES,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    arch_key,
+    era_words,
+    prefill_entry,
+)
 from .fa_prefill import SOURCE as FA_SOURCE
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
@@ -152,7 +160,7 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
     builds alone (hardware/build_era.py), so the figure says which builds it describes; where only the KV read is
     flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
-    key = f"{gpu.klass}/{gpu.backend}" if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     words = era_words(key) if key in FIT else ""
     if words:
         return f"; fitted on {words}, KV read once a token (flash attention)"
@@ -165,8 +173,8 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
 def _prefill_era_words(gpu: GPUPlace | None) -> str:
     """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
-    if not gpu or not era_words(key) or key not in FIT:
-        return ""
+    if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
+        return ""       # Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
     if cc and arch_key(key, cc) in FIT:
         return (f" (efficiency of compute capability {cc}'s own current-build prompt records, {arch_key(key, cc)}; "
@@ -187,10 +195,17 @@ def _fa_words(p: SpeedPlan) -> str:
     fa = p.fa_attention
     if fa is None:
         return ""
-    return (f" + attention (flash attention, CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
-            f"{fa.kq_tflops:.1f} TFLOPS f16 with F32 accumulate + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
-            f"{fa.vkq_tflops:.1f} TFLOPS with F16 accumulate) ÷ {fa.eff:g} (the kernel's share, fitted) = "
-            f"{fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py)")
+    rate = f"{fa.peak_tflops:g} TFLOPS f16" + (f" × {fa.mma_share:g} (mma.sync's share on Hopper)"
+                                                if fa.mma_share < 1.0 else "") \
+        + (f" × {fa.clock:.3g} (power-limited clock)" if fa.clock < 1.0 else "")
+    f16 = (f"{fa.kq_tflops:.1f} × {fa.f16_factor:.3g} (FP16 accumulate runs at {fa.f16_factor:.3g}× on this card) = "
+           if fa.f16_factor != 1.0 else "")
+    borrowed = (f"; borrowed for {fa.borrowed_by}, which has no prompt record at depth: its FlashAttention kernels "
+                "are not llama.cpp's" if fa.borrowed_by else "")
+    return (f" + attention (flash attention, llama.cpp's CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
+            f"({rate} = {fa.kq_tflops:.1f}, F32 accumulate) + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
+            f"({f16}{fa.vkq_tflops:.1f}, F16 accumulate)) ÷ {fa.eff:g} (the kernel's share, "
+            f"fitted) = {fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py{borrowed})")
 
 
 def _ubatch_words(p: SpeedPlan) -> str:
