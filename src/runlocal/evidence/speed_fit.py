@@ -33,7 +33,7 @@ from runlocal.plan import estimate
 
 from ..hardware.build_era import FA_KV_FACTOR, prefill_entry
 from . import MEASUREMENTS
-from .speed_fit_era import era_consts, fa_read, fit_decode_fa, split_eras
+from .speed_fit_era import arch_prefill_entries, era_consts, fa_read, fit_decode_fa, split_eras
 from .speed_fit_fa import FA_EFF_START, at_depth, attn_at_factor, fa_priced, fa_seconds, fa_term, fit_fa_eff
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
@@ -279,9 +279,12 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 
 
 def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
-    """The single-device prefill rows of one weight kind a prefill constant is fitted on."""
+    """The single-device prefill rows of one weight kind a prefill constant is fitted on: not CUDA's run with ``-fa 0``
+    (a plan's llama.cpp default, ``-fa auto`` since PR #15434, runs flash attention; they are scored). Vulkan's prompt
+    constants keep their one ``-fa 0`` row (backends_2026.jsonl's RTX 3090): they were fitted and held-out-checked
+    (backends2) with it, and are fitted on every era's records, most of which do not say the setting."""
     return [r for r in rows if r.kind == "pp" and r.peak and r.n_devices == 1 and TW.is_float_quant(r.quant) == floats
-            and not unmodelled_prefill(r)]
+            and not unmodelled_prefill(r) and not (r.rec.get("fa") == 0 and r.backend == "cuda")]
 
 
 def peak_seconds(r: Row) -> float:
@@ -413,7 +416,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
-    split_eras(groups)      # fitted on current builds only: the older builds' rows are history there (speed_fit_era.py)
+    # fitted on current builds only: the older builds' rows are history there, other architectures' prompt rows their own
+    arch_rows = split_eras(groups)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -460,6 +464,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if ":" in key:
             parent = consts.get(parent_key(key)) or consts.get(parent_key(parent_key(key)), glob)
         consts[key] = variant(rs, key, parent) if ":" in key else one(rs, parent)
+    consts.update(arch_prefill_entries(arch_rows, consts, lambda rs, c: fit_prefill(rs, False, c)
+                                       if len(prefill_rows(rs, False)) >= 2 else None))
     return consts, fit_split_ms(rows, consts)
 
 
@@ -551,7 +557,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds", "backends2")
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "backends2")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

@@ -4,9 +4,9 @@ reports benchmarks/speed_accuracy.py passes to runlocal.evidence.speed_report.ma
 
 from __future__ import annotations
 
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX
+from ..hardware.build_era import HISTORY_SUFFIX
 from .speed_fit import build_rows, load_records
-from .speed_fit_era import history_key, superseded
+from .speed_fit_era import superseded
 from .speed_report import backend_errors, group_errors, print_group_table
 
 
@@ -17,15 +17,15 @@ def report_history(consts, split_ms: float, *, quiet: bool) -> None:
     old = [r for r in build_rows(load_records()) if superseded(r)]
     if not old:
         return
-    # predict_row takes an older build's record's own era's entry: to score them with today's, that entry is today's
-    today = {**consts, **{history_key(k): v for k, v in consts.items()
-                          if k.split(":")[0] in CURRENT_BUILD_ENTRIES and HISTORY_SUFFIX not in k}}
-    for title, fit in (("the current builds' entry for every record (Ampere's prompt rate included)", today),
-                       (f"their own era's constants (the {HISTORY_SUFFIX} entries)", consts)):
+    # predict_row takes an older build's record's own era's entry: to score them with today's — the current entry and
+    # each architecture's current prompt rate — the same records are predicted as if of a current build
+    as_today = build_rows([{**r.rec, "build_era": "current"} for r in old])
+    for title, rows in (("the current builds' entries for every record (each architecture's prompt rate)", as_today),
+                        (f"their own era's constants (the {HISTORY_SUFFIX} entries)", old)):
         if not quiet:
             print(f"\nHistory ({len(old)} records of 2024 builds, not fitted for the default), with {title}:")
         print_group_table(f"History, with {title}", "fit entry",
-                          group_errors(old, fit, split_ms, lambda r: r.base_key))
+                          group_errors(rows, consts, split_ms, lambda r: r.base_key))
 
 
 def report_scored_apart(consts, split_ms: float, *, quiet: bool) -> None:

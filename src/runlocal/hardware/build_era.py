@@ -10,6 +10,14 @@ default for every quant (PRs #7676, #7860, #8075), stream-k MMQ (#8018), CUDA gr
 default plan). The speed path does not take ``--runtime llama.cpp==bNNNN``, so an older build's constants cannot be
 selected by a plan yet.
 
+Prompt rate by architecture. int8 MMQ does not reach the same share of the int8 peak on every architecture, so the
+current builds' prompt efficiency is fitted per compute capability where the current-build tuning records carry it:
+the entry's own (``nvidia-gddr/cuda``) on the architectures of CURRENT_PREFILL_ARCHS, and an entry of its own
+(``nvidia-gddr/cuda@cc8.6``: the entry's constants with the prompt efficiency of that architecture's rows) for any other
+with two prompt rows or more of integer quants run with flash attention (measurements/speed/held_out/
+newbuilds2_queries.md: the llama.cpp CUDA scoreboard, discussion #15013). An architecture with neither keeps the 2024
+builds' rate (``@2024``), unless no 2024 build ran it (Blackwell: the entry's own).
+
 KV read per decoded token. With flash attention (llama.cpp's default ``-fa auto`` turns it on for CUDA, Metal and the
 CPU) the vector kernel (ggml-cuda fattn-vec) reads each cached K and V row once per layer and keeps the scores on chip:
 the KV bytes read are the cache's bytes, at the rate weights are read (KV factor 1, no constant fitted). Without it,
@@ -62,13 +70,13 @@ FA_DERIVED_BACKENDS = ("cuda", "vulkan")
 # an entry's constants fitted on the older builds' records, kept beside it ("nvidia-gddr/cuda@2024"): what those records
 # are scored with apart, and what a plan naming such a build would take once the speed path reads the build
 HISTORY_SUFFIX = "@2024"
-# The prompt rate: the current builds' efficiency is taken only for the architectures (compute capability) whose prompt
-# rows fitted it — cuda_2025.jsonl has the RTX 4090's (Ada, 8.9) — and those no 2024 build ran (Blackwell, below).
-# Older architectures keep the 2024 builds' figure
-# (the @2024 entry): int8 MMQ did not speed every architecture alike (Ampere's MMQ reaches a lower share of its int8
-# peak than Ada's), and no current-build prompt row of Ampere or Blackwell was found (measurements/speed/held_out/
-# newbuilds_queries.md).
+# The prompt rate: the entry's own current-build efficiency is fitted on, and taken for, these architectures (compute
+# capability) — cuda_2025.jsonl's Ada rows (RTX 4090, 4070 Ti SUPER, 4080) — and those no 2024 build ran (Blackwell,
+# below) unless an architecture entry of their own exists (ARCH_SUFFIX); other architectures take their own entry or
+# the 2024 builds' figure (the @2024 entry): int8 MMQ did not speed every architecture alike.
 CURRENT_PREFILL_ARCHS = {"nvidia-gddr/cuda": ("8.9",)}
+# "<entry>@cc<compute capability>": the entry with the prompt efficiency of one architecture's current-build rows
+ARCH_SUFFIX = "@cc"
 FA_KV_FACTOR = 1.0          # flash attention: a KV byte is read once, like a weight byte (above)
 SCORE_PASSES = 4            # no flash attention: KQ written, softmax read + write, KQV read
 SCORE_BYTES = 4             # F32 scores
@@ -81,11 +89,22 @@ def score_bytes(model: ModelSpec, n_kv: int) -> float:
     return float(SCORE_PASSES * SCORE_BYTES * model.n_heads * cached)
 
 
+def arch_key(fit_key: str, compute_capability: str) -> str:
+    """The key of ``fit_key``'s entry for one architecture's prompt rate: "nvidia-gddr/cuda@cc8.6"."""
+    return f"{fit_key}{ARCH_SUFFIX}{compute_capability}"
+
+
 def prefill_entry(fit_key: str, compute_capability: str | None, fits: Mapping[str, Fit]) -> Fit | None:
-    """The entry whose prompt-rate constants apply instead of ``fit_key``'s: its 2024 builds' entry where the current
-    builds' prompt efficiency was not fitted on this architecture (CURRENT_PREFILL_ARCHS); None to keep ``fit_key``'s."""
+    """The entry whose prompt-rate constants apply instead of ``fit_key``'s: the architecture's own entry where its
+    current-build rows fitted one (ARCH_SUFFIX), else its 2024 builds' entry where the current builds' prompt efficiency
+    was not fitted on this architecture (CURRENT_PREFILL_ARCHS); None to keep ``fit_key``'s."""
     archs = CURRENT_PREFILL_ARCHS.get(fit_key)
-    if archs is None or compute_capability in archs or _newer_than_2024_builds(compute_capability):
+    if archs is None:
+        return None
+    own = fits.get(arch_key(fit_key, compute_capability)) if compute_capability else None
+    if own is not None:
+        return own
+    if compute_capability in archs or _newer_than_2024_builds(compute_capability):
         return None
     return fits.get(fit_key + HISTORY_SUFFIX)
 
@@ -111,5 +130,5 @@ def era_words(fit_key: str | None) -> str:
     return CURRENT_BUILD_ENTRIES.get(fit_key or "", "")
 
 
-__all__ = ["CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "CURRENT_PREFILL_ENTRIES", "FA_DERIVED_BACKENDS", "FA_KV_FACTOR",
-           "HISTORY_SUFFIX", "era_words", "fa_derived", "prefill_entry", "score_bytes"]
+__all__ = ["ARCH_SUFFIX", "CURRENT_BUILD_ENTRIES", "CURRENT_PREFILL_ARCHS", "CURRENT_PREFILL_ENTRIES", "FA_DERIVED_BACKENDS",
+           "FA_KV_FACTOR", "HISTORY_SUFFIX", "arch_key", "era_words", "fa_derived", "prefill_entry", "score_bytes"]

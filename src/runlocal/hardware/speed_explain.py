@@ -12,6 +12,7 @@ from .build_era import (
     CURRENT_PREFILL_ENTRIES,
     FA_KV_FACTOR,
     HISTORY_SUFFIX,
+    arch_key,
     era_words,
     prefill_entry,
 )
@@ -175,9 +176,12 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
     if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
         return ""       # Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
+    if cc and arch_key(key, cc) in FIT:
+        return (f" (efficiency of compute capability {cc}'s own current-build prompt records, {arch_key(key, cc)}; "
+                f"the rest {era_words(key)})")
     if prefill_entry(key, cc, FIT) is not None:
-        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
-                f"compute capability {cc}; today's builds are likely faster)")
+        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: fewer than two current-build prompt "
+                f"records of compute capability {cc} with flash attention)")
     if cc not in CURRENT_PREFILL_ARCHS.get(key, ()):
         fitted = ", ".join(CURRENT_PREFILL_ARCHS.get(key, ()))
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
