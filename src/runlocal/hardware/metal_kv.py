@@ -57,6 +57,7 @@ class LayerGroup:
     """Attention layers of one shape: query heads per KV head, how many, the KV bytes they hold, the bytes read."""
 
     group: float
+    window: int | None      # a sliding layer's window (its cached tokens' cap)
     layers: int
     kv_bytes: float
     read_bytes: float
@@ -74,7 +75,7 @@ def metal_kv_groups(model: ModelSpec, tokens: int, absorbed: float = ABSORBED,
         slot[0] += 1
         slot[1] += held
         slot[2] += held * reads_per_row(model.n_heads, att, absorbed)
-    return [LayerGroup(g, int(n), kv, rd) for (g, _), (n, kv, rd) in acc.items()]
+    return [LayerGroup(g, w, int(n), kv, rd) for (g, w), (n, kv, rd) in acc.items()]
 
 
 def metal_kv_read(model: ModelSpec, tokens: int, absorbed: float = ABSORBED,
@@ -88,8 +89,8 @@ def explain_words(model: ModelSpec, tokens: int, plan_factor: float, absorbed: f
     groups = metal_kv_groups(model, tokens, absorbed)
     kv = sum(g.kv_bytes for g in groups)
     read = sum(g.read_bytes for g in groups)
-    parts = " + ".join(f"{g.layers} layers {g.kv_bytes / 1e9:.3f} GB × (1 + ({g.group:g} − 1) × (1 − {absorbed:g}))"
-                       for g in groups)
+    parts = " + ".join(f"{g.layers} {'sliding (window ' + format(g.window, ',') + ') ' if g.window else ''}layers "
+                       f"{g.kv_bytes / 1e9:.3f} GB × (1 + ({g.group:g} − 1) × (1 − {absorbed:g}))" for g in groups)
     formula = (f"KV at ctx {tokens:,}: {parts} = {read / 1e9:.3f} GB read a token (g = {model.n_heads} query heads ÷ "
                f"the layer's KV heads; {absorbed:g} = share of re-reads the GPU cache serves, fitted); the figure above "
                f"prices {plan_factor:g} × {kv / 1e9:.3f} GB (the apple entry's fitted factor) — term not applied: its "
