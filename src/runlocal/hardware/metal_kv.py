@@ -11,7 +11,9 @@ grid ``((ne01 + nqptg - 1)/nqptg, ne02, ne03*nwg)`` threadgroups (ggml-metal-ops
 one column of threadgroups per **query** head (``ne02`` = n_head; ``iq2 = tgpig[1]`` in the kernel). Each threadgroup
 points at its KV head, ``ikv2 = iq2/(args.ne02/args.ne_12_2)``, and walks that head's K and V rows: its ``nsg``
 simdgroups and the ``nwg`` (32) workgroups split the *cache* between them (``for (int ic0 = iwg*NSG + sgitg; ;
-ic0 += NWG*NSG)``; ``nsg`` doubles to 4 while ``2*nwg*nsg*nkpsg < ne11``), never the query heads. So every one of
+ic0 += NWG*NSG)``; ``nsg`` doubles to 4 while ``2*nwg*nsg*ncpsg < ne11``), never the query heads: the op says
+``const int nhptg = 1; // heads per threadgroup`` (ggml-org/llama.cpp ggml/src/ggml-metal/ggml-metal-ops.cpp at
+000cfab8, the vec branch after ``fa_vec_pick``). So every one of
 the g = n_head / n_kv_head query heads that share a KV head reads that head's rows from memory again, unless the GPU's
 cache still holds them from a sibling threadgroup. (CUDA's and Vulkan's vec kernels give one block all g query heads
 of a KV head and read a row once: build_era.py, FA_DERIVED_BACKENDS.) The per-device (Q, NE) tuning (PR #25750,
