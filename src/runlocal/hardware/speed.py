@@ -618,7 +618,7 @@ def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: s
     a device whose entry's factor was fitted on older builds without flash attention (the HBM cards: 4.2), or that
     inherits its class's (AMD and Strix Halo on Vulkan: the ROCm-fitted 3.2), which would price a long context's decode
     slower than the kernel reads. Metal keeps its fitted factor (its FA kernel reads a KV head once per query head that
-    shares it: build_era.py)."""
+    shares it: build_era.py; the read derived from it, hardware/metal_kv.py, is not applied)."""
     if ggml and backend in FA_DERIVED_BACKENDS and flash_attn != "off" and fit.kv_factor != FA_KV_FACTOR:
         return replace(fit, kv_factor=FA_KV_FACTOR)
     return fit

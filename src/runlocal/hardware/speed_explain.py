@@ -17,6 +17,9 @@ from .build_era import (
     prefill_entry,
 )
 from .fa_prefill import SOURCE as FA_SOURCE
+from .metal_kv import APPLIED as METAL_KV_APPLIED
+from .metal_kv import SOURCE as METAL_KV_SOURCE
+from .metal_kv import explain_words as metal_kv_words
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -52,7 +55,21 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed)
+    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc)
+
+
+def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
+    """A llama.cpp / Ollama plan on Metal with flash attention on: the KV read ggml-metal's FA vec kernel makes
+    (hardware/metal_kv.py: a KV head's rows read once per query head sharing it, less what the GPU cache serves),
+    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out round had no records)."""
+    gpu = p.first_gpu
+    part = next((q for q in p.parts if q.kv_bytes), None)
+    if (METAL_KV_APPLIED or not p.decode or gpu is None or not gpu.ggml or gpu.backend != "metal" or part is None
+            or alloc.settings.llamacpp.flash_attn == "off"):
+        return []
+    formula, value = metal_kv_words(model, p.ctx // 2, part.fit.kv_factor)
+    return [("decode: Metal FA-vec KV read (not applied)", formula, value,
+             f"hardware/metal_kv.py ({METAL_KV_SOURCE}; ABSORBED: evidence/speed_fit_metalkv.py)")]
 
 
 def speed_figures(p: SpeedPlan) -> dict:
