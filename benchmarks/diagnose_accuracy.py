@@ -1,11 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 43, collected ahead by collect43 from the issue's LLM runtimes, weighted
-toward memory, aimed at less-collected runtimes, forks and client apps (19 memory failures and 13 look-alikes from 17
-repositories; held_out/round43_queries.md), collected before round 41 joined tuning and before round 42 was scored,
-committed before it was scored, and scored once (by diagnose43, after round 42's misses were tuned on: FIRST_RUNS);
-rounds 1-42 are tuning data, see
+measurements/public_errors/held_out/: round 44, collected ahead by collect44 from the issue's LLM runtimes, half
+memory failures in rare phases and half hard look-alikes (18 memory failures and 18 look-alikes from 16 repositories;
+held_out/round44_queries.md), its first part committed before round 42 joined tuning and the whole before round 43 was
+scored, committed before it was scored, and scored once (by diagnose44, after round 43's misses were tuned on:
+FIRST_RUNS, 77.8 %);
+rounds 1-43 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -217,10 +218,21 @@ FIRST_RUNS = (
     # projector and ROCm compute buffers and two ggml OOMs in a request, LocalAI's ~80 GB request, LLamaSharp's Vulkan
     # OOM, TGI's warm-up, a TensorRT-LLM build, vMLX's Metal OOM; illegal memory accesses and instructions, unknown
     # architectures, an old ggml file, bitsandbytes' CUDA set-up, no kernel image, a Metal encoder assertion as
-    # look-alikes; held_out/round43_queries.md, four amendments each committed before its queries), collected ahead by
+    # look-alikes; round43_queries.md, four amendments each committed before its queries), collected ahead by
     # collect43 before round 41 joined tuning and before round 42 was scored; 19 memory failures, 13 look-alikes;
     # scored once by diagnose43 after round 42's misses were tuned on
     ("round 43 (LLM runtimes)", "2026-11-26", 32, 30, 32, 0, 13, "1873/1930"),
+    # round 44: the issue's LLM runtimes and their platform plug-ins, forks and clients, half memory failures aimed at
+    # rare phases (serving over time, long prefill, CUDA-graph capture, draft / MTP models, multimodal profiles and
+    # image encoders: vLLM's start-up profiles, a TPU HBM OOM, Ascend's negative KV budget, llama.cpp's huge compute
+    # buffers and draft contexts, Ollama's compute buffers, mlx-knife's vision OOM) and half hard look-alikes whose
+    # text says memory, alloc or buffer or shows a CUDA / HIP status (illegal memory accesses, TPU scoped VMEM, vLLM's
+    # memory-profiling assertion, pinned allocations refused by a driver mismatch, ggml-alloc asserts, a CUDA init
+    # status, no kernel image, a PTX mismatch, NCCL's graph-capture limit, an unsupported projector;
+    # held_out/round44_queries.md, one amendment committed before its queries), collected ahead by collect44 (its
+    # first part committed before round 42 joined tuning, the whole before round 43 was scored); 18 memory failures,
+    # 18 look-alikes; scored once by diagnose44 after round 43's misses were tuned on
+    ("round 44 (LLM runtimes)", "2026-11-26", 36, 28, 31, 3, 18, "1906/1962"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -237,7 +249,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 36 (new families)": (10, 15), "round 37 (new families)": (4, 13),
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
-                    "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19)}
+                    "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
+                    "round 44 (LLM runtimes)": (2, 18)}
 
 
 def print_first_runs() -> None:

@@ -8,8 +8,8 @@ label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its qu
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; round 43 is now in
-held_out/, where it finds it).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; round 44 is now in
+held_out/ and round 43 in the tuning folder, where it finds them).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ ROUND = PAGES = HERE / "round.jsonl"     # set by main() from the round's number
 
 
 def _round_files(n: str) -> tuple[Path, Path]:
-    """The round's file where it is (next/ until it is moved, held_out/ then) and its off-GitHub page file."""
-    here = HERE / f"round{n}.jsonl"
-    return (here if here.exists() else CORPUS / "held_out" / f"round{n}.jsonl"), HERE / f"round{n}_pages.jsonl"
+    """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
+    off-GitHub page file."""
+    places = [HERE / f"round{n}.jsonl", CORPUS / "held_out" / f"round{n}.jsonl", CORPUS / f"round{n}.jsonl"]
+    return next((p for p in places if p.exists()), places[0]), HERE / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 # renamed repositories: one project for the duplicate test (the corpus spells them as the values)
 ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",

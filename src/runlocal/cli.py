@@ -190,7 +190,7 @@ def diagnose(
 def _diagnose_stream(stream, runtime: str | None, where: str):
     """Diagnose a log read from ``stream`` in chunks; an input with no text (nothing, or only blank lines) is refused
     rather than answered with "none of the known failures matched"."""
-    from .diagnose.classify import diagnose_lines, iter_lines
+    from .diagnose.reading import diagnose_lines, iter_lines
     from .errors import InputError
 
     seen_text = False

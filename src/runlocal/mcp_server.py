@@ -306,8 +306,8 @@ def cost_doc(a: dict[str, Any], policy=None):
 
 
 def diagnose_doc(a: dict[str, Any]):
-    from .diagnose.classify import diagnose_text
     from .diagnose.fixes import with_computed_fixes
+    from .diagnose.reading import diagnose_text
 
     if not a["text"].strip():
         raise InputError("text: the text is empty; paste the error message or the log lines around it")

@@ -122,6 +122,22 @@ def test_a_large_vocabulary_left_on_the_host_is_not_called_an_offload():
     assert "runs partly from system memory" in read("runlocal check qwen3-32b --gpu rtx-4090 --runtime ollama")
 
 
+def test_the_ram_figure_is_what_a_token_reads_there_not_the_embedding_table():
+    # review15: with layers moved, the figure "read from RAM for every token" must leave out the token embeddings
+    # (one row a token): the RAM weights of the split plan less those of the plan that moved nothing (the embedding
+    # table alone, 0.80 GiB for gemma 3 12B), both read off the breakdown tables
+    def ram_weights(text: str) -> float:      # GiB, from the table's "815 MiB" or "2.42 GiB"
+        value, unit = re.search(r"CPU RAM\s+([\d.]+) ?(MiB|GiB)?", text).groups()
+        return float(value) / (1024 if unit == "MiB" else 1)
+
+    split = read("runlocal check gemma-3-12b --gpu rtx-3060-ti --runtime ollama")
+    embedding = ram_weights(read("runlocal check gemma-3-12b --gpu rtx-4090 --runtime ollama"))
+    figure = float(re.search(r"— ([\d.]+) GiB of the weights \(\d+%\) read from RAM", split).group(1))
+    # within the speed model's estimate of the embedding's bytes (its share under llama-quantize's types, a few %)
+    assert abs(figure - (ram_weights(split) - embedding)) < 0.05
+    assert figure < ram_weights(split) - 0.7      # the table was 2.42 GiB, the figure said so before
+
+
 def test_concurrency_is_what_the_runtime_schedules():
     text = read("runlocal check llama-3.1-8b --gpu rtx-4090 --ctx 8k --parallel 1")
     assert "serves one request at a time (--parallel 1)" in text

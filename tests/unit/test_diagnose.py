@@ -503,6 +503,7 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "llamacpp-fit-aborted",  # --fit's give-up after its projection (classify)
                                            "notmem-cpu-only-build",  # a CPU-only build's warning, nothing else (classify)
                                            "notmem-pipeline-retry",  # a refusal before libllama's retry (classify)
+                                           "notmem-cuda-init",  # CUDA's status right after the banner (classify)
                                            "notmem-gpu-driver-panic"}  # by the writer's figures (small_card.py)
 
 

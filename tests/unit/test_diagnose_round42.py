@@ -3,9 +3,11 @@ XLA names, a start-up setting, the time a server ran, the writer's figures — a
 (measurements/public_errors/round42.jsonl) and the public texts beside it that the same signal must leave alone. Each
 test names the thread or source file its text is quoted from; the figures are worked out in the comments.
 
-Not fixed: llama.cpp#3221 (build 1233's "CUDA error 2 at ggml-cuda.cu:5509: out of memory" before any allocation, a
-look-alike by its maintainer's word) has the same text, build and reporter as llama.cpp#3199 (more2.jsonl), which the
-corpus labels a ggml allocation failure: no signal in the text can part them (docs/diagnosis.md).
+Section 6 (diagnose44, session 15): llama.cpp#3221 (build 1233's "CUDA error 2 at ggml-cuda.cu:5509: out of memory"
+before any allocation, a look-alike by its maintainer's word), left by diagnose43 because llama.cpp#3199 (more2.jsonl),
+the same text, build and reporter, was labelled a ggml allocation failure; #3199's own thread shows the error from a
+bare ./main with no model, so it was relabelled a look-alike, and both are read by where the error came: right after
+the program's banner, before ggml's device list (llamacpp_common.py, 4.).
 """
 
 from __future__ import annotations
@@ -196,5 +198,62 @@ def test_the_writers_figures_are_read_from_their_words():
     said = WriterFigures()
     for line in ("mac mini m4 ,16g , run mlx-qwopus3.5-9b-v3-6bit", "debugger message: panic"):
         said.read(line)
-    assert (said.mac_ram_gib, said.fewest_billions, said.bits) == (16.0, 9.0, 6.0)
+    assert (said.mac_ram_gib, said.fewest_billions, said.most_billions, said.bits) == (16.0, 9.0, 9.0, 6.0)
     assert said.mac_holds_model()
+
+
+def test_the_driver_panic_with_a_draft_model_beside_a_large_one_stays_memory():
+    # review15: a 0.5B draft model named beside a 32B must not make the Mac "hold the model": 32e9 × 4.5 / 8 = 18.0e9
+    # bytes against a 16 GB Mac's 11.45e9-byte working set
+    assert 32e9 * 4.5 / 8 > apple_default_working_set(16 << 30)
+    text = ("Mac mini M4 16GB, mlx_lm.server with Qwen2.5-32B-Instruct-4bit and draft model "
+            "Qwen2.5-0.5B-Instruct-4bit\n" + PANIC)
+    assert diagnose_text(text).category == "metal_oom"
+
+
+def test_the_driver_panic_with_weights_filling_the_working_set_stays_memory():
+    # review15: a 14B at 6 bits on 16 GB is 14e9 × 6.5 / 8 = 11.375e9 bytes, 99 % of the 11.45e9-byte working set —
+    # no room for its KV cache: above the 90 % a plan calls "fits", so the panic is not taken as the driver's alone
+    assert 0.9 * apple_default_working_set(16 << 30) < 14e9 * 6.5 / 8 <= apple_default_working_set(16 << 30)
+    assert diagnose_text("mac mini m4 ,16g , run MLX-Qwen3-14B-6bit\n" + PANIC).category == "metal_oom"
+
+
+# -- 6. CUDA's status right after the banner, before ggml's device list: CUDA failing to start, not memory -----------
+# https://github.com/ggml-org/llama.cpp/issues/3221 (build 1233): the maintainer, pointing at ggml-cuda.cu#L5509 of
+# 98311c4: "failing during initialization while enumerating the devices, before any allocations are actually made"
+ISSUE_3221 = ("./main -m /data/text-generation-webui/models/DeciLM-6b-instruct/DeciLM-6b-instruct_q2.gguf\n"
+              "Log start\nmain: build = 1233 (98311c4)\nmain: seed  = 1694898033\n\n")
+CUDA_ERROR_5509 = "CUDA error 2 at /data/llama.cpp/ggml-cuda.cu:5509: out of memory\ncurrent device: 1\n"
+
+
+def test_a_cuda_out_of_memory_status_right_after_the_banner_is_cuda_failing_to_start():
+    d = diagnose_text(ISSUE_3221 + CUDA_ERROR_5509)
+    assert d.category == "not_memory"
+    assert d.entry is not None and d.entry.id == "notmem-cuda-init"
+
+
+def test_the_same_error_from_a_bare_main_with_no_model_is_the_same_start_up_failure():
+    # https://github.com/ggml-org/llama.cpp/issues/3199 (its opening post): "./main" alone, no model, same error
+    text = "(textgen) [root@pve0 bin]# ./main\nLog start\nmain: build = 1233 (98311c4)\nmain: seed  = 1694805687\n\n"
+    assert diagnose_text(text + CUDA_ERROR_5509.replace("device: 1", "device: 0")).category == "not_memory"
+
+
+def test_the_same_status_after_the_device_list_stays_memory():
+    # ggml_init_cublas prints "found N CUDA devices" once cudaGetDeviceCount has worked: an error after that list came
+    # later, from an allocation (https://github.com/TabbyML/tabby/issues/726: 'Default parallelism = 4 caused OOM')
+    devices = "ggml_init_cublas: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6\n\n"
+    assert diagnose_text(ISSUE_3221.rstrip("\n") + "\n" + devices + CUDA_ERROR_5509).category == "llamacpp_alloc_fail"
+    # https://github.com/QwenLM/qwen.cpp/issues/55: two A800s listed, then the 72B model's CUDA error 2
+    qwen = ("root@cs:/home# ./qwen.cpp/build/bin/main -m qwen72b-ggml.bin --tiktoken qwen-72b-raw/qwen.tiktoken -i\n"
+            "ggml_init_cublas: found 2 CUDA devices:\n  Device 0: NVIDIA A800 80GB PCIe, compute capability 8.0\n"
+            "  Device 1: NVIDIA A800 80GB PCIe, compute capability 8.0\n\n"
+            "CUDA error 2 at /home/qwen.cpp/third_party/ggml/src/ggml-cuda.cu:7196: out of memory\ncurrent device: 0\n")
+    assert diagnose_text(qwen).category == "llamacpp_alloc_fail"
+
+
+def test_a_paste_cut_after_the_command_line_is_no_start_and_stays_memory():
+    # https://github.com/ggml-org/llama.cpp/issues/1230 (pinned.jsonl): the command, then the error; the lines between
+    # (the banner, the model's loading) were left out, so nothing says the error came before an allocation
+    text = ("./main -ngl 20 --ctx_size 2048 -n 2048 -c 2048 --temp 0.7 --top_k 40 --top_p 0.5\n"
+            "WSL: CUDA error 2 at ggml-cuda.cu:359: out of memory\n")
+    assert diagnose_text(text).category in MEMORY_CATEGORIES

@@ -83,3 +83,33 @@ def test_a_cuda_plan_prices_a_long_prompt_with_the_term_and_its_seconds_add_up()
     rest = (2 * TW.active_matmul_params(model) / (S.prefill_eff(fit, "Q4_K_M") * peak * 1e12)
             + model.n_layers * fit.prefill_layer_us / 1e6)
     assert 1 / p_on == pytest.approx(rest + term.seconds_per_token, rel=0.02)
+
+
+def _explain(args: list[str]) -> str:
+    from typer.testing import CliRunner
+
+    from runlocal.cli import app
+
+    result = CliRunner().invoke(app, ["check", *args, "--explain"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_explain_names_every_factor_inside_the_attention_rates():
+    # review15: the rates were printed as bare products. RTX 4090 (AD102 whitepaper): 165.2 TFLOPS f16 with F32
+    # accumulate, twice that with F16 accumulate (a GeForce card), and a power-limited clock share; the printed
+    # product must be the catalog figure times the named factors
+    import re
+    text = _explain(["llama-3.1-8b", "--gpu", "rtx-4090", "-c", "40k", "--prompt-tokens", "32k"])
+    m = re.search(r"÷ \(165\.2 TFLOPS f16 × ([\d.]+) \(power-limited clock\) = ([\d.]+), F32 accumulate\)", text)
+    assert m and float(m.group(2)) == pytest.approx(165.2 * float(m.group(1)), abs=0.2)
+    m2 = re.search(r"\(([\d.]+) × 2 \(FP16 accumulate runs at 2× on this card\) = ([\d.]+), F16 accumulate\)", text)
+    assert m2 and float(m2.group(2)) == pytest.approx(2 * float(m2.group(1)), abs=0.2)
+
+
+def test_a_vllm_plan_says_it_borrows_llama_cpps_kernel():
+    # review15: vLLM runs its own FlashAttention kernels; with no vLLM prompt record at depth the llama.cpp term is
+    # borrowed, and --explain says so. H100 (GH100 whitepaper): 989.4 dense fp16 TFLOPS, mma.sync at 0.65 of it
+    text = _explain(["llama-3.1-8b", "--gpu", "h100-sxm", "--runtime", "vllm", "-c", "32k", "--prompt-tokens", "32k"])
+    assert "989.4 TFLOPS f16 × 0.65 (mma.sync's share on Hopper) = 643.1" in text
+    assert "borrowed for vllm, which has no prompt record at depth" in text

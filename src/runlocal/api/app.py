@@ -293,8 +293,8 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
         return await pool.run(best_answer, *args, key=f"best{args!r}")
 
     def run_diagnose(text: str, runtime: str | None) -> dict:
-        from ..diagnose.classify import diagnose_text
         from ..diagnose.fixes import with_computed_fixes
+        from ..diagnose.reading import diagnose_text
 
         return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
 

@@ -70,25 +70,21 @@ to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
 
 from __future__ import annotations
 
-import codecs
-import io
-import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .phase import progress_phase
+from .phase import SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
 
-__all__ = ["Diagnosis", "diagnose_lines", "diagnose_text", "diagnose_file", "iter_lines", "refine_cuda_oom",
-           "normalize_runtime"]
+__all__ = ["Diagnosis", "Scanner", "refine_cuda_oom", "normalize_runtime"]
 
 GENERIC_OOM_IDS = frozenset({"cuda-oom-load", "pytorch-fragmentation"})
 ENGINE_DEAD_ID = "vllm-engine-dead"
@@ -143,7 +139,6 @@ CONTEXT_BEFORE = 40
 CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
-
 STOPPED_ID = "notmem-stopped"
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
@@ -188,7 +183,7 @@ class Scanner:
         self.ring: deque[str] = deque(maxlen=CONTEXT_BEFORE)
         self.best: tuple[int, kb.Entry, int, str] | None = None
         self.after = 0
-        self.loading = self.running = self.loaded = self.async_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.at_start = False
         self.cpu_allocator = False  # the code around a generic out-of-memory names a CPU allocator (allocators.py)
         self.js_code = False  # ... or JavaScript code (allocators.JS_CODE): the engine's heap, when no runtime is named
         self.js_on_gpu = False  # ... or a script's GPU backend (allocators.JS_ON_GPU), which outweighs a script's frame
@@ -382,7 +377,7 @@ class Scanner:
             self.loading = True
         if signals.RUN.search(low):
             self.running = True
-        if signals.LOADED.search(low):
+        if signals.LOADED.search(low) and not (self.after and SERVING.search(low)):  # a log line: before it only
             self.loaded = True
         if (counted := progress_phase(low)) == "run":  # a progress bar: the phase of what its label counts
             self.running = True
@@ -430,7 +425,7 @@ class Scanner:
         chosen line `low` from `lines` (the 40 kept up to and including it): for a line `_consider` takes and for a
         warning that `_settle` finds was the failure (review13 finding 7: one reset for both). Only a generic or
         ggml out-of-memory reads its lines; ggml's too, for a run after its load (_ran_after_load)."""
-        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = False
+        self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = self.at_start = False
         self.js_code = self.js_on_gpu = self.js_frames = False
         self.js_error = bool(allocators.JS_ERROR.search(low))
         self.woken = None
@@ -440,6 +435,7 @@ class Scanner:
         if not generic:
             return
         kept = tuple(lines)
+        self.at_start = llamacpp_common.cuda_status_at_start(kept)  # CUDA's start, not memory (4.)
         last_load = last_loaded = -1
         for i, ctx in enumerate(kept):
             self._context(ctx)
@@ -609,9 +605,10 @@ class Scanner:
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
             entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
         if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
-            # read as ggml's when the line came, but the log turns out to be PyTorch's (its CUDA error tail below it)
-            entry = kb.get("cuda-oom-load") or entry
-        if entry.id == GGML_OOM_ID and self._ran_after_load():
+            entry = kb.get("cuda-oom-load") or entry  # read as ggml's, but the log is PyTorch's (its CUDA error tail)
+        if entry.id == GGML_OOM_ID and self.at_start:  # CUDA's status before its device list (llamacpp_common, 4.)
+            entry = kb.get(llamacpp_common.CUDA_INIT_ID) or entry
+        elif entry.id == GGML_OOM_ID and self._ran_after_load():
             entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
@@ -714,85 +711,3 @@ def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:
     if not out and runtime is not None:
         return _fixes(entry, None)
     return out
-
-
-def _split(item: str) -> Iterator[str]:
-    """One item of the iterable → its lines (items may hold several lines, or tqdm's bare \\r)."""
-    if "\n" not in item and "\r" not in item:
-        yield item
-        return
-    for line in _iter_text(item):
-        if "\r" in line:
-            yield from (p for p in line.split("\r") if p)
-        elif line:
-            yield line
-
-
-def diagnose_lines(lines: Iterable[str], runtime: str | None = None) -> Diagnosis:
-    """Diagnose a stream of log lines (any iterable; items may carry their newline)."""
-    scan = Scanner(runtime)
-    for item in lines:
-        if isinstance(item, (bytes, bytearray)):
-            item = item.decode("utf-8", errors="replace")
-        for line in _split(item):
-            scan.feed(line)
-    return scan.finish()
-
-
-def _iter_text(text: str) -> Iterator[str]:
-    start, n = 0, len(text)
-    while start < n:
-        nl = text.find("\n", start)
-        if nl < 0:
-            nl = n
-        yield text[start:min(nl, start + MAX_LINE)]
-        start = nl + 1
-
-
-def diagnose_text(text: str, runtime: str | None = None) -> Diagnosis:
-    """Diagnose a pasted log or error message."""
-    return diagnose_lines(_iter_text(text or ""), runtime)
-
-
-def iter_lines(stream: IO[Any], chunk_size: int = 1 << 20, max_line: int = MAX_LINE) -> Iterator[str]:
-    """Lines of a text or binary stream, read in chunks; each line is cut at ``max_line`` characters."""
-    decoder = None
-    buf: list[str] = []
-    buf_len = 0
-    while True:
-        chunk = stream.read(chunk_size)
-        if not chunk:
-            break
-        if isinstance(chunk, (bytes, bytearray)):
-            if decoder is None:
-                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            chunk = decoder.decode(chunk)
-        start = 0
-        while True:
-            nl = chunk.find("\n", start)
-            end = len(chunk) if nl < 0 else nl
-            if buf_len < max_line:
-                piece = chunk[start:min(end, start + max_line - buf_len)]
-                buf.append(piece)
-                buf_len += len(piece)
-            if nl < 0:
-                break
-            yield "".join(buf).rstrip("\r")
-            buf, buf_len = [], 0
-            start = nl + 1
-    if decoder is not None:
-        tail = decoder.decode(b"", final=True)
-        if tail and buf_len < max_line:
-            buf.append(tail[: max_line - buf_len])
-    if buf and "".join(buf):
-        yield "".join(buf).rstrip("\r")
-
-
-def diagnose_file(path_or_stream: str | os.PathLike[str] | IO[Any], runtime: str | None = None) -> Diagnosis:
-    """Diagnose a log file (a path, or an open text/binary stream), reading it in 1 MiB chunks."""
-    if isinstance(path_or_stream, (str, os.PathLike)):
-        with open(path_or_stream, "rb") as f:
-            return diagnose_lines(iter_lines(f), runtime)
-    if isinstance(path_or_stream, io.TextIOBase) or hasattr(path_or_stream, "read"):
-        return diagnose_lines(iter_lines(path_or_stream), runtime)
-    raise TypeError("diagnose_file: expected a path or a readable stream")

@@ -32,6 +32,16 @@ warning, rebuilds the scheduler with one copy and reserves again, and throws "fa
 only if that fails too. So a refused compute buffer before the retry line, with the log going on after it and no
 refusal after it, was recovered from (llama.cpp PR#26297's comment, round 42): not the failure. A log that stops at the
 retry line says nothing of the outcome.
+
+4. Not common/ either, but every older llama.cpp tool's start: CUDA's status before ggml's device list. In builds of
+2023 (``main`` of build 1233, 98311c4), ``main`` prints its banner ("main: build = …", "main: seed = …"; "Log start"
+before them) and then initialises the backend, where ggml_init_cublas (ggml-cuda.cu) calls cudaGetDeviceCount under
+CUDA_CHECK *before* it prints "ggml_init_cublas: found N CUDA devices". An error status printed right after the
+banner ("CUDA error 2 at ggml-cuda.cu:5509: out of memory", status 2 being cudaErrorMemoryAllocation) therefore came
+while CUDA counted the devices, before any model memory was asked for: CUDA failing to start (a toolkit or driver
+problem), not a lack of memory (llama.cpp#3221, the maintainer: "failing during initialization while enumerating the
+devices, before any allocations are actually made"; #3199, the same error from a bare ``./main`` with no model).
+Newer builds say the same failure in words ("ggml_cuda_init: failed to initialize CUDA: …", not_memory.py).
 """
 
 from __future__ import annotations
@@ -102,3 +112,16 @@ class PipelineRetry:
         after = lines - self.at[0]  # lines printed after the retry; more than are kept: it went on
         went_on = after >= len(kept) or any(line.strip() for line in list(kept)[len(kept) - after:])
         return self.at if after > 0 and went_on else None
+
+
+CUDA_INIT_ID = "notmem-cuda-init"
+# the start-up banner of a llama.cpp example (examples/main: LOG_TEE("%s: build = %d (%s)"), "%s: seed  = %u"), and
+# common/log.h's first line, "Log start"
+_BANNER = re.compile(r"^\W{0,40}(?:main: (?:build|seed)\s*=|log start\s*$)")
+
+
+def cuda_status_at_start(kept: Sequence[str]) -> bool:
+    """Whether the nearest non-blank line before the last of ``kept`` (the failing line, lower-cased) is a llama.cpp
+    tool's start-up banner: nothing — not ggml's device list — came between the start and the CUDA error (4.)."""
+    before = [line for line in list(kept)[:-1] if line.strip()]
+    return bool(before) and _BANNER.match(before[-1]) is not None

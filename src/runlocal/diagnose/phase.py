@@ -82,6 +82,19 @@ GROWN_WORDS = (r"(?:seq_len|sequence length|input length|context length|prompt l
 # memory` … after running ~30 min to ~3 h of varied unique prompts", llama.cpp#22638, round 42): it had loaded and was
 # serving, so these words are both the run and the load said to be over (LOADED), like GROWN_WORDS
 RAN_FOR_WORDS = r"\bafter running (?:for )?(?:about |around |over |~)?\d+(?:\.\d+)?\s?(?:min(?:ute)?s?|h(?:ours?|rs?)?)\b"
+# the runtime's own word that the model had loaded and requests were being served, in Ollama's server log: "llama
+# runner started in 1.51 seconds" (llm/server.go WaitUntilRunning, logged once the runner's health status is ready,
+# after the weights, the KV cache and the compute buffers were allocated), and "POST predict: …" (llm/server.go
+# Completion wraps the error of its request to the runner's /completion endpoint so, and sends it only after
+# checking that the runner's status is ready: "the client's request EOF" when the runner died serving it). A ggml
+# out-of-memory after these came from a request (ollama#7733, #8182, round 43): both the run and the load said to
+# be over (LOADED), like RAN_FOR_WORDS. llama.cpp's server says the same in its own words once the model has loaded
+# ("main: server is listening on http://… - starting the main loop", then "srv update_slots: all slots are idle":
+# tools/server/server.cpp logs them after load_model; Ollama's older runner, "Starting llama main loop")
+# Being log lines, they say so only for what came after them: one printed after the failing line (a paste that puts
+# the error on top, a runner started again later) says nothing of it (classify reads SERVING only up to that line)
+SERVING_WORDS = r"\bllama runner started in\b|\bpost predict\b|\bstarting (?:the |llama )?main loop\b|\ball slots are idle\b"
+SERVING = re.compile(SERVING_WORDS)
 RUN = re.compile(
     r"generat\w*\(|generation\b|generat(?:or|ing)\b|engine_step|engine_loop|busy_loop|execute_model|execution step"
     r"|_model_forward|attention|\battn|sdpa"
@@ -281,7 +294,9 @@ RUN = re.compile(
     # "climbs to ~11.9 GB over 3 requests"): usage rose after start-up, while it worked
     r"|\b(?:grows?|grew|growing|rises|rose|climb(?:s|ed)?|goes up|went up)\s+(?:up\s+)?to\s+~?\d+(?:\.\d+)?\s?[kmgt]i?b\b"
     # ... or an input that grew until the failure (GROWN, below)
-    r"|" + GROWN_WORDS + "|" + RAN_FOR_WORDS)
+    # llama.cpp's server's own completion endpoint (examples/server: POST /completion; Ollama's runner serves it too),
+    # beside the OpenAI-style /completions above: a request
+    r"|/completion\b|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build
 LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded successfully|加载(?:完|成功)"
@@ -292,7 +307,7 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
-                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS + "|" + RAN_FOR_WORDS)
+                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
 
 
 # a progress bar (tqdm's "Steps: 0% 0/1000 [00:02<?, ?it/s]", "Processing Questions:  32%|██▋ | 557/1748 [3:55:14<…"):

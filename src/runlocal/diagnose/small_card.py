@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ..hardware.unified_memory import apple_default_working_set
+from ..verdict import TIGHT_SHARE
 
 Q4_0_BYTES_PER_WEIGHT = 18 / 32  # ggml-common.h: block_q4_0 = ggml_half d + uint8_t qs[16], 32 weights
 GIB = 1024 ** 3
@@ -79,11 +80,12 @@ def card_below_model(vram_gib: float | None, billions: list[float]) -> bool:
 
 @dataclass
 class WriterFigures:
-    """What the writer states near the top of a paste: the card's memory, the smallest model named (billions), the
-    Mac's memory and the bits a weight of the model."""
+    """What the writer states near the top of a paste: the card's memory, the smallest and the largest model named
+    (billions), the Mac's memory and the bits a weight of the model."""
 
     vram_gib: float | None = None
     fewest_billions: float | None = None
+    most_billions: float | None = None
     mac_ram_gib: float | None = None
     bits: float | None = None
 
@@ -92,6 +94,7 @@ class WriterFigures:
             self.vram_gib = vram_said_gib(low)
         if named := billions_named(low):
             self.fewest_billions = min(named + [self.fewest_billions or named[0]])
+            self.most_billions = max(named + [self.most_billions or named[0]])
         if self.mac_ram_gib is None and "g" in low and _MAC.search(low) and (m := _MAC_RAM.search(low)):
             self.mac_ram_gib = float(m.group(1))
         if self.bits is None and "bit" in low and (b := _BITS.search(low)):
@@ -101,13 +104,15 @@ class WriterFigures:
         return card_below_model(self.vram_gib, [self.fewest_billions] if self.fewest_billions else [])
 
     def mac_holds_model(self) -> bool:
-        """Whether the model named, at its bits (with MLX's group overhead below 16 bits), fits in the default GPU
-        working set of the Mac's memory as stated."""
-        if self.mac_ram_gib is None or self.fewest_billions is None or self.bits is None:
+        """Whether the largest model named (a draft or embedding model beside it does not make it smaller), at its
+        bits (with MLX's group overhead below 16 bits), leaves room in the default GPU working set of the Mac's memory
+        as stated: at most verdict.TIGHT_SHARE of it, the share a plan calls "fits" (its KV cache and activations need the rest).
+        Calling a memory failure "not memory" is the costlier mistake, so the room is required, not assumed."""
+        if self.mac_ram_gib is None or self.most_billions is None or self.bits is None:
             return False
         bits = self.bits + (MLX_GROUP_OVERHEAD_BITS if self.bits < 16 else 0)
-        weights = self.fewest_billions * 1e9 * bits / 8
-        return weights <= apple_default_working_set(int(self.mac_ram_gib * GIB))
+        weights = self.most_billions * 1e9 * bits / 8
+        return weights <= TIGHT_SHARE * apple_default_working_set(int(self.mac_ram_gib * GIB))
 
 
 def refcount_panic(low: str) -> bool:

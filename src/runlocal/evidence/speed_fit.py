@@ -31,9 +31,9 @@ from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
 
-from ..hardware.build_era import CURRENT_BUILD_ENTRIES, HISTORY_SUFFIX, prefill_entry
+from ..hardware.build_era import FA_KV_FACTOR, prefill_entry
 from . import MEASUREMENTS
-from .speed_fit_era import current_build, era_consts, fit_decode_fa
+from .speed_fit_era import arch_prefill_entries, era_consts, fa_read, fit_decode_fa, split_eras
 from .speed_fit_fa import FA_EFF_START, at_depth, attn_at_factor, fa_priced, fa_seconds, fa_term, fit_fa_eff
 from .speed_fit_knees import apply_knees, fit_power_knees, knee_floors
 
@@ -46,16 +46,23 @@ MIN_DEVICES = 2
 MIN_RECORDS = 6
 
 
-def load_records(include_outliers: bool = False, holdout: bool | None = False) -> list[dict]:
+# fit scopes whose records no entry of this fit reads: "recurrent" fits the recurrent-layer terms only
+# (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
+# speed_fit_history.report_scored_apart)
+UNFITTED_SCOPES = ("recurrent", "scored_apart")
+
+
+def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
     """Records of measurements/speed; ``holdout``: False → the fitted ones, True → the held-out ones
-    (partial offload, never fitted), None → all."""
+    (partial offload, never fitted), None → all; ``scope``: one of UNFITTED_SCOPES → only that scope's records
+    (otherwise they are left out)."""
     recs = []
     for path in sorted(DATA.glob("*.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 r["_file"] = path.name
-                if r.get("fit_scope") == "recurrent":   # fits the recurrent-layer terms only (speed_fit_hybrid.py)
+                if not (r.get("fit_scope") == scope if scope else r.get("fit_scope") not in UNFITTED_SCOPES):
                     continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)
@@ -272,9 +279,12 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
 
 
 def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
-    """The single-device prefill rows of one weight kind a prefill constant is fitted on."""
+    """The single-device prefill rows of one weight kind a prefill constant is fitted on: not CUDA's run with ``-fa 0``
+    (a plan's llama.cpp default, ``-fa auto`` since PR #15434, runs flash attention; they are scored). Vulkan's prompt
+    constants keep their one ``-fa 0`` row (backends_2026.jsonl's RTX 3090): they were fitted and held-out-checked
+    (backends2) with it, and are fitted on every era's records, most of which do not say the setting."""
     return [r for r in rows if r.kind == "pp" and r.peak and r.n_devices == 1 and TW.is_float_quant(r.quant) == floats
-            and not unmodelled_prefill(r)]
+            and not unmodelled_prefill(r) and not (r.rec.get("fa") == 0 and r.backend == "cuda")]
 
 
 def peak_seconds(r: Row) -> float:
@@ -406,11 +416,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if not backend_scoped(r):
             groups[r.klass].append(r)
 
-    for key in CURRENT_BUILD_ENTRIES:     # fitted on current builds only: the older builds' rows are history there
-        current = [r for r in groups.get(key, []) if current_build(r)]
-        if current:
-            groups[key + HISTORY_SUFFIX] = [r for r in groups[key] if not current_build(r)]
-            groups[key] = current
+    # fitted on current builds only: the older builds' rows are history there, other architectures' prompt rows their own
+    arch_rows = split_eras(groups)
 
     def enough(rs: list[Row]) -> bool:
         return len({r.rec["device"] for r in rs}) >= MIN_DEVICES and len(rs) >= MIN_RECORDS
@@ -418,9 +425,10 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     def one(rs: list[Row], fallback: S.Fit | None) -> S.Fit:
         tg = [r for r in rs if r.kind == "tg"]
         pp = [r for r in rs if r.kind == "pp"]
+        fa = bool(tg) and all(fa_read(r) for r in tg)     # the KV factor derived, not fitted (speed_fit_era.py)
         if fallback and not enough(tg):
-            dec = (fallback.decode_eff, fallback.layer_us, fallback.kv_factor)
-        elif tg and all(r.base_key in CURRENT_BUILD_ENTRIES and current_build(r) for r in tg) and fallback:
+            dec = (fallback.decode_eff, fallback.layer_us, FA_KV_FACTOR if fa else fallback.kv_factor)
+        elif fa and fallback:
             dec = fit_decode_fa(tg, fallback, fit_decode)
         else:
             dec = fit_decode(tg, fallback)
@@ -456,6 +464,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         if ":" in key:
             parent = consts.get(parent_key(key)) or consts.get(parent_key(parent_key(key)), glob)
         consts[key] = variant(rs, key, parent) if ":" in key else one(rs, parent)
+    consts.update(arch_prefill_entries(arch_rows, consts, lambda rs, c: fit_prefill(rs, False, c)
+                                       if len(prefill_rows(rs, False)) >= 2 else None))
     return consts, fit_split_ms(rows, consts)
 
 
@@ -547,7 +557,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds",)
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "backends2", "backends3")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

@@ -58,6 +58,13 @@ class FaAttention:
     kq_tflops: float        # the card's FP32-accumulate f16 tensor rate (× mma.sync share × clock share)
     vkq_tflops: float       # … its FP16-accumulate rate
     eff: float              # FA_MMA_EFF: the share of those rates the kernel reaches (fitted)
+    # what the rates are made of, for --explain: the catalog's fp16 figure × mma.sync's share × the clock share, and
+    # the FP16-accumulate rate's multiple of it
+    peak_tflops: float = 0.0
+    mma_share: float = 1.0
+    clock: float = 1.0
+    f16_factor: float = 1.0
+    borrowed_by: str | None = None      # a runtime other than llama.cpp priced with llama.cpp's kernel (no record)
 
     @property
     def seconds_per_token(self) -> float:
@@ -88,7 +95,9 @@ def fa_attention(model: ModelSpec, dev: Device, ctx: float, clock: float, eff: f
     """The attention of a prompt token over ``ctx`` cached tokens (a prompt of N after D: D + N/2 on average)."""
     kq, vkq = attention_product_flops(model, ctx)
     f32, f16 = mma_rates(dev, clock)
-    return FaAttention(kq, vkq, f32, f16, eff)
+    assert dev.fp16_tflops is not None
+    return FaAttention(kq, vkq, f32, f16, eff, dev.fp16_tflops, mma_sync_share(dev, False, "cuda"), clock,
+                       fp16_accumulate_factor(dev, "F16", "cuda"))
 
 
 __all__ = ["MMA_MIN_COMPUTE_CAPABILITY", "SOURCE", "FaAttention", "applies", "fa_attention", "mma_rates"]

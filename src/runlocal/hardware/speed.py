@@ -27,9 +27,10 @@ The constants are fitted per device class and backend, and per variant where a b
 which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
 error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
 graphs, flash attention off by default): their per-layer cost and KV factor are the upper end for today's builds,
-which run small models and long contexts faster. The CUDA entry for GDDR cards is fitted on 2025-2026 builds alone,
-with the KV factor derived for flash attention (hardware/build_era.py). vLLM/SGLang and CPU constants are stated
-priors, not fits.
+which run small models and long contexts faster. The CUDA entry for GDDR cards and the Vulkan entries are fitted on
+2025-2026 builds alone, the KV factor derived for flash attention (hardware/build_era.py); Metal keeps the entry every
+era's records fit (a current-build refit failed its held-out round: build_era.py). vLLM/SGLang and CPU constants are
+stated priors, not fits.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from ..runtimes.registry import engine
 from .backend_speed import moe_prefill_gap
-from .build_era import FA_KV_FACTOR, prefill_entry, score_bytes
+from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
 from .nvidia_peak import (
@@ -595,25 +596,30 @@ def short_decode(parts: list[Part], ctx: int) -> tuple[int, float | None]:
 
 
 def prompt_attention(model: ModelSpec, gpu: GPUPlace | None, flash_attn: str,
-                     ctx: float) -> tuple[float, FaAttention | None]:
+                     ctx: float, runtime: str = "llama.cpp") -> tuple[float, FaAttention | None]:
     """A prompt token's attention over ``ctx`` cached tokens: (its FLOPs at ATTN_FACTOR, to add to the matmuls', and
     None), or (0.0 and its FlashAttention kernel term) where llama.cpp runs it as the CUDA MMA kernel (fa_prefill.py);
     a runtime with no prompt record of its own borrows llama.cpp's CUDA path (nvidia_peak.borrowed_f16_path), this
     term with it."""
     dev = gpu.dev if gpu else None
     backend = (gpu.backend if gpu.ggml else "cuda") if gpu else None
-    if dev is not None and fa_mma_applies(dev, backend, True, flash_attn != "off"):
+    # llama.cpp's -fa is not another runtime's: vLLM and SGLang run FlashAttention kernels by default
+    on = flash_attn != "off" or (gpu is not None and not gpu.ggml)
+    if dev is not None and fa_mma_applies(dev, backend, True, on):
         clock = clock_share(dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
-        return 0.0, fa_attention(model, dev, ctx, clock, FA_MMA_EFF)
+        term = fa_attention(model, dev, ctx, clock, FA_MMA_EFF)
+        return 0.0, (term if gpu is None or gpu.ggml else replace(term, borrowed_by=runtime))
     return ATTN_FACTOR * attention_flops_per_token(model, ctx), None
 
 
 def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: str) -> Fit:
-    """A llama.cpp / Ollama CUDA plan with flash attention on (-fa auto turns it on for CUDA in current builds) reads a
-    cached K and V row once per layer (build_era.py: KV factor 1, derived, not fitted) — also on a card whose entry's
-    factor was fitted on older builds without flash attention (the HBM cards: 4.2), which would price a long context's
-    decode slower than on a GDDR card of half the bandwidth. Other backends keep their fitted factors."""
-    if ggml and backend == "cuda" and flash_attn != "off" and fit.kv_factor != FA_KV_FACTOR:
+    """A llama.cpp / Ollama CUDA or Vulkan plan with flash attention on (-fa auto turns it on for both in current builds)
+    reads a cached K and V row once per layer (build_era.py: KV factor 1, derived from the kernels, not fitted) — also on
+    a device whose entry's factor was fitted on older builds without flash attention (the HBM cards: 4.2), or that
+    inherits its class's (AMD and Strix Halo on Vulkan: the ROCm-fitted 3.2), which would price a long context's decode
+    slower than the kernel reads. Metal keeps its fitted factor (its FA kernel reads a KV head once per query head that
+    shares it: build_era.py; the read derived from it, hardware/metal_kv.py, is not applied)."""
+    if ggml and backend in FA_DERIVED_BACKENDS and flash_attn != "off" and fit.kv_factor != FA_KV_FACTOR:
         return replace(fit, kv_factor=FA_KV_FACTOR)
     return fit
 
@@ -655,7 +661,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     short_ctx, decode_short = short_decode(parts, ctx)
 
     prompt = s.prompt_tokens      # --prompt-tokens (512, llama-bench's pp512, unless asked): its attention at mean depth N/2
-    attn, fa = prompt_attention(model, first_gpu, s.llamacpp.flash_attn, prompt / 2)
+    attn, fa = prompt_attention(model, first_gpu, s.llamacpp.flash_attn, prompt / 2, s.runtime)
     dense_flops = 2 * active_matmul_params(model) + attn
     flops = dense_flops
     cpu_weights = sum(reads.matmul_bytes(d) for d in reads.used if d.kind == "cpu")

@@ -7,8 +7,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .build_era import CURRENT_PREFILL_ARCHS, FA_KV_FACTOR, HISTORY_SUFFIX, era_words, prefill_entry
+from .build_era import (
+    CURRENT_PREFILL_ARCHS,
+    CURRENT_PREFILL_ENTRIES,
+    FA_KV_FACTOR,
+    HISTORY_SUFFIX,
+    arch_key,
+    era_words,
+    prefill_entry,
+)
 from .fa_prefill import SOURCE as FA_SOURCE
+from .metal_kv import APPLIED as METAL_KV_APPLIED
+from .metal_kv import SOURCE as METAL_KV_SOURCE
+from .metal_kv import explain_words as metal_kv_words
 from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
@@ -44,7 +55,21 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed)
+    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc)
+
+
+def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
+    """A llama.cpp / Ollama plan on Metal with flash attention on: the KV read ggml-metal's FA vec kernel makes
+    (hardware/metal_kv.py: a KV head's rows read once per query head sharing it, less what the GPU cache serves),
+    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out round had no records)."""
+    gpu = p.first_gpu
+    part = next((q for q in p.parts if q.kv_bytes), None)
+    if (METAL_KV_APPLIED or not p.decode or gpu is None or not gpu.ggml or gpu.backend != "metal" or part is None
+            or alloc.settings.llamacpp.flash_attn == "off"):
+        return []
+    formula, value = metal_kv_words(model, p.ctx // 2, part.fit.kv_factor)
+    return [("decode: Metal FA-vec KV read (not applied)", formula, value,
+             f"hardware/metal_kv.py ({METAL_KV_SOURCE}; ABSORBED: evidence/speed_fit_metalkv.py)")]
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -152,7 +177,7 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
     """"; fitted on llama.cpp b6341-era+ on CUDA …" when the first GPU's constants are an entry fitted on current
     builds alone (hardware/build_era.py), so the figure says which builds it describes; where only the KV read is
     flash attention's (speed.flash_attention_fit: an entry fitted on older builds), that alone."""
-    key = f"{gpu.klass}/{gpu.backend}" if gpu else None
+    key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
     words = era_words(key) if key in FIT else ""
     if words:
         return f"; fitted on {words}, KV read once a token (flash attention)"
@@ -165,12 +190,15 @@ def _era_words(gpu: GPUPlace | None, parts=()) -> str:
 def _prefill_era_words(gpu: GPUPlace | None) -> str:
     """Which builds the prompt rate's efficiency describes, where its entry is fitted on current builds alone."""
     key = f"{gpu.klass}/{gpu.backend}" if gpu else ""
-    if not gpu or not era_words(key) or key not in FIT:
-        return ""
+    if not gpu or not era_words(key) or key not in FIT or key not in CURRENT_PREFILL_ENTRIES:
+        return ""       # Vulkan: prompt constants fitted on every era's records (build_era.py)
     cc = gpu.dev.compute_capability if gpu.dev else None
+    if cc and arch_key(key, cc) in FIT:
+        return (f" (efficiency of compute capability {cc}'s own current-build prompt records, {arch_key(key, cc)}; "
+                f"the rest {era_words(key)})")
     if prefill_entry(key, cc, FIT) is not None:
-        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: no current-build prompt record of "
-                f"compute capability {cc}; today's builds are likely faster)")
+        return (f" (efficiency of 2024 llama.cpp builds, {key}{HISTORY_SUFFIX}: fewer than two current-build prompt "
+                f"records of compute capability {cc} with flash attention)")
     if cc not in CURRENT_PREFILL_ARCHS.get(key, ()):
         fitted = ", ".join(CURRENT_PREFILL_ARCHS.get(key, ()))
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
@@ -184,10 +212,17 @@ def _fa_words(p: SpeedPlan) -> str:
     fa = p.fa_attention
     if fa is None:
         return ""
-    return (f" + attention (flash attention, CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
-            f"{fa.kq_tflops:.1f} TFLOPS f16 with F32 accumulate + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
-            f"{fa.vkq_tflops:.1f} TFLOPS with F16 accumulate) ÷ {fa.eff:g} (the kernel's share, fitted) = "
-            f"{fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py)")
+    rate = f"{fa.peak_tflops:g} TFLOPS f16" + (f" × {fa.mma_share:g} (mma.sync's share on Hopper)"
+                                                if fa.mma_share < 1.0 else "") \
+        + (f" × {fa.clock:.3g} (power-limited clock)" if fa.clock < 1.0 else "")
+    f16 = (f"{fa.kq_tflops:.1f} × {fa.f16_factor:.3g} (FP16 accumulate runs at {fa.f16_factor:.3g}× on this card) = "
+           if fa.f16_factor != 1.0 else "")
+    borrowed = (f"; borrowed for {fa.borrowed_by}, which has no prompt record at depth: its FlashAttention kernels "
+                "are not llama.cpp's" if fa.borrowed_by else "")
+    return (f" + attention (flash attention, llama.cpp's CUDA MMA kernel): ({fa.kq_flops / 1e9:.2f} GFLOP Q·Kᵀ ÷ "
+            f"({rate} = {fa.kq_tflops:.1f}, F32 accumulate) + {fa.vkq_flops / 1e9:.2f} GFLOP softmax·V ÷ "
+            f"({f16}{fa.vkq_tflops:.1f}, F16 accumulate)) ÷ {fa.eff:g} (the kernel's share, "
+            f"fitted) = {fa.seconds_per_token * 1e6:.1f} µs/token ({FA_SOURCE}; hardware/fa_prefill.py{borrowed})")
 
 
 def _ubatch_words(p: SpeedPlan) -> str:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu
 from ..runtimes import engine
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -79,7 +80,7 @@ def offload_phrase(plan: Plan) -> str | None:
     plainly rather than left inside "tight"."""
     a = plan.allocation
     gpus = [d for d in a.devices if d.kind != "cpu"]
-    in_ram = sum(d.weights for d in a.devices if d.kind == "cpu")
+    in_ram = float(sum(d.weights for d in a.devices if d.kind == "cpu"))
     if plan.verdict not in ("fits", "tight") or not gpus or not in_ram:
         return None
     on_disk = plan.weights.total - sum(d.weights for d in a.devices)
@@ -97,6 +98,10 @@ def offload_phrase(plan: Plan) -> str | None:
     # reads one row of them), however large its share (gemma 3's 262K vocabulary: 11-22 % of the weights)
     if not moved and (share < 0.10 or engine(s.runtime).ggml):
         return None
+    if not plan.model.n_experts:     # what a token reads there: of the input embedding in RAM one row (speed.py)
+        reads = weight_reads(plan.model, a, s.quant)
+        in_ram = sum(reads.matmul_bytes(d) for d in a.devices if d.kind == "cpu") or in_ram
+        share = in_ram / max(1, sum(d.weights for d in a.devices))
     decode = plan.speed.get("decode_tokens_per_s")
     pace = ""
     if decode:

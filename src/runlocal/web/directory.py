@@ -49,8 +49,8 @@ def diagnose_form(request: Request):
 @router.post("/errors/diagnose", response_class=HTMLResponse)
 async def diagnose_post(request: Request):
     """A pasted log (form-encoded): its figures extracted, the matching entry and the computed fixes."""
-    from ..diagnose.classify import diagnose_text
     from ..diagnose.fixes import with_computed_fixes
+    from ..diagnose.reading import diagnose_text
 
     body = await request.body()
     form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
