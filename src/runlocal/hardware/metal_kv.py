@@ -95,8 +95,9 @@ def explain_words(model: ModelSpec, tokens: int, plan_factor: float, absorbed: f
                        f"{g.kv_bytes / 1e9:.3f} GB × (1 + ({g.group:g} − 1) × (1 − {absorbed:g}))" for g in groups)
     formula = (f"KV at ctx {tokens:,}: {parts} = {read / 1e9:.3f} GB read a token (g = {model.n_heads} query heads ÷ "
                f"the layer's KV heads; {absorbed:g} = share of re-reads the GPU cache serves, fitted); the figure above "
-               f"prices {plan_factor:g} × {kv / 1e9:.3f} GB (the apple entry's fitted factor) — term not applied: its "
-               "held-out round found no records")
+               f"prices {plan_factor:g} × {kv / 1e9:.3f} GB (the apple entry's fitted factor, mostly on 2024 builds: "
+               "on current builds' rows at depth it is off by tens of percent either way — benchmarks/speed_accuracy.py, "
+               "'Scored apart') — term not applied: its held-out round found no records")
     return formula, f"{read / 1e9:.3f} GB/token"
 
 
