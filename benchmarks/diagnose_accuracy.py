@@ -1,12 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 44, collected ahead by collect44 from the issue's LLM runtimes, half
-memory failures in rare phases and half hard look-alikes (18 memory failures and 18 look-alikes from 16 repositories;
-held_out/round44_queries.md), its first part committed before round 42 joined tuning and the whole before round 43 was
-scored, committed before it was scored, and scored once (by diagnose44, after round 43's misses were tuned on:
-FIRST_RUNS, 77.8 %);
-rounds 1-43 are tuning data, see
+measurements/public_errors/held_out/: round 45, collected ahead by collect45 from the issue's LLM runtimes, half
+memory failures by the phase their pasted log shows and half look-alikes whose text mentions memory (17 memory
+failures and 18 look-alikes from 19 repositories; held_out/round45_queries.md), committed whole before round 43
+joined tuning and before round 44 was scored, committed before it is scored, and to be scored once;
+rounds 1-44 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
