@@ -119,3 +119,22 @@ def test_a_projector_that_ran_out_of_memory_is_still_memory():
             "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 595.50 MiB on device 0: cudaMalloc failed: out of "
             "memory\n")
     assert diagnose_text(text).category == "llamacpp_alloc_fail"
+
+
+# https://github.com/QwenLM/Qwen3-VL/issues/1044 (vLLM serving Qwen2.5-VL-32B at TP 4 on four RTX 4090s): the reporter's
+# sentence, "ran ten images in a row (not concurrently) and got", then PyTorch's out-of-memory
+QWEN_VL_1044_SAID = "连续执行10张图片（不是并发）就报\n"
+TORCH_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 450.00 MiB. GPU 0 has a total capacity of "
+             "23.64 GiB of which 337.69 MiB is free. Process 16557 has 23.30 GiB memory in use. Of the allocated memory "
+             "20.08 GiB is allocated by PyTorch, with 57.88 MiB allocated in private pools (e.g., CUDA Graphs), and "
+             "600.17 MiB is reserved by PyTorch but unallocated.\n")
+
+
+def test_inputs_served_one_after_another_before_the_oom_make_it_the_run():
+    assert diagnose_text(QWEN_VL_1044_SAID + TORCH_OOM).category == "cuda_oom_long_context"
+    assert diagnose_text("The server died after 5 requests in a row:\n" + TORCH_OOM).category == "cuda_oom_long_context"
+
+
+def test_the_same_oom_without_the_count_keeps_its_answer():
+    # nothing says the model had loaded: the corpus's PyTorch OOM with no phase word stays the load
+    assert diagnose_text(TORCH_OOM).category == "cuda_oom_load"
