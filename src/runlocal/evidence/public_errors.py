@@ -187,8 +187,8 @@ from 19 repositories, 17 memory failures and 18 look-alikes) was collected ahead
 runtimes; half memory failures queried by the log lines that show their phase — a request after the runner started,
 a long prefill, start-up profiling and warm-up, the load — and half look-alikes whose text mentions memory or an
 allocator), written down before any query was run (``held_out/round45_queries.md``), committed whole before round 43
-joined tuning and before round 44 was scored, committed before it is scored, and to be scored once; it stays under
-``held_out/`` until round 47 is collected. Round 46 waits in ``next/``, which this loader does not read.
+joined tuning and before round 44 was scored, committed before it was scored, and scored once by diagnose45
+(68.6 %); it stays under ``held_out/`` until round 47 is collected. Round 46 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
