@@ -234,12 +234,14 @@ FIRST_RUNS = (
     # 18 look-alikes; scored once by diagnose44 after round 43's misses were tuned on
     ("round 44 (LLM runtimes)", "2026-11-26", 36, 28, 31, 3, 18, "1906/1962"),
     # round 45: the issue's LLM runtimes and the apps that run them, half memory failures queried by the log lines that
-    # show their phase (a request after the runner or server started, a long prefill, start-up profiling and warm-up,
-    # the load) and half look-alikes whose text mentions memory or an allocator (Triton's shared-memory limit,
-    # PyTorch's allocator asserts, mmap and mlock failures, ROCm page faults, /dev/shm limits);
-    # held_out/round45_queries.md, two amendments each committed before its queries), collected ahead by
-    # collect45 and committed whole before round 43 joined tuning and before round 44 was scored; 17 memory failures,
-    # 18 look-alikes; scored once by diagnose45 after round 44's misses were tuned on
+    # show their phase (requests after vLLM's engine or Ollama's runner started, long prefills, vLLM's start-up
+    # profile, SGLang's KV pools, Ollama's sizing lines, OOM kills at load and while serving, an OOM masked by PyTorch's
+    # NVML assert, ggml's OpenCL buffer on a phone, accelerate's offload folder) and half look-alikes whose text
+    # mentions memory or an allocator (Triton's shared-memory limit, too many resources for a launch, ECC faults, mmap
+    # and mlock / VirtualLock failures of a file, an allocator setting not recognised, a full disk, a prompt over the
+    # batch budget, Ollama truncating to num_ctx); held_out/round45_queries.md, two amendments each committed before
+    # its queries), collected ahead by collect45 and committed whole before round 43 joined tuning and before round 44
+    # was scored; 17 memory failures, 18 look-alikes; scored once by diagnose45 after round 44's misses were tuned on
     ("round 45 (LLM runtimes)", "2026-11-26", 35, 24, 31, 0, 18, "1940/1998"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
