@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 44, collected ahead by collect44 from the issue's LLM runtimes, half
-memory failures in rare phases and half hard look-alikes (18 memory failures and 18 look-alikes from 16 repositories;
-held_out/round44_queries.md), its first part committed before round 42 joined tuning and the whole before round 43 was
-scored, committed before it was scored, and scored once (by diagnose44, after round 43's misses were tuned on:
-FIRST_RUNS, 77.8 %);
-rounds 1-43 are tuning data, see
+measurements/public_errors/held_out/: round 45, collected ahead by collect45 from the issue's LLM runtimes, half
+memory failures by the phase their pasted log shows and half look-alikes whose text mentions memory (17 memory
+failures and 18 look-alikes from 19 repositories; held_out/round45_queries.md), committed whole before round 43
+joined tuning and before round 44 was scored, committed before it was scored, and scored once (by diagnose45, after
+round 44's misses were tuned on: FIRST_RUNS, 68.6 %);
+rounds 1-44 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -233,6 +233,16 @@ FIRST_RUNS = (
     # first part committed before round 42 joined tuning, the whole before round 43 was scored); 18 memory failures,
     # 18 look-alikes; scored once by diagnose44 after round 43's misses were tuned on
     ("round 44 (LLM runtimes)", "2026-11-26", 36, 28, 31, 3, 18, "1906/1962"),
+    # round 45: the issue's LLM runtimes and the apps that run them, half memory failures queried by the log lines that
+    # show their phase (requests after vLLM's engine or Ollama's runner started, long prefills, vLLM's start-up
+    # profile, SGLang's KV pools, Ollama's sizing lines, OOM kills at load and while serving, an OOM masked by PyTorch's
+    # NVML assert, ggml's OpenCL buffer on a phone, accelerate's offload folder) and half look-alikes whose text
+    # mentions memory or an allocator (Triton's shared-memory limit, too many resources for a launch, ECC faults, mmap
+    # and mlock / VirtualLock failures of a file, an allocator setting not recognised, a full disk, a prompt over the
+    # batch budget, Ollama truncating to num_ctx); held_out/round45_queries.md, two amendments each committed before
+    # its queries), collected ahead by collect45 and committed whole before round 43 joined tuning and before round 44
+    # was scored; 17 memory failures, 18 look-alikes; scored once by diagnose45 after round 44's misses were tuned on
+    ("round 45 (LLM runtimes)", "2026-11-26", 35, 24, 31, 0, 18, "1940/1998"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -250,7 +260,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
-                    "round 44 (LLM runtimes)": (2, 18)}
+                    "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17)}
 
 
 def print_first_runs() -> None:

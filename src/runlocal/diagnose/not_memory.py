@@ -48,7 +48,10 @@ NOT_MEMORY = (
     (re.compile(r"only supports \w+ gpus? or newer"), "notmem-unsupported-gpu-arch"),  # FlashAttention's arch check
     # the file names a model architecture this loader does not implement ("unknown model architecture: 'phi3'",
     # ComfyUI-GGUF's "Unexpected architecture type in GGUF file")
-    (re.compile(r"(?:unknown|unexpected|unrecognized|unsupported) (?:model )?architecture\b(?! \w*(?:gpu|cuda))"),
+    # ... or a vision projector type its CLIP loader does not implement (llama.cpp clip.cpp: "clip_model_load: don't
+    # support projector with: …", ollama#4925, round 44): the file's kind, refused before its tensors are read
+    (re.compile(r"(?:unknown|unexpected|unrecognized|unsupported) (?:model )?architecture\b(?! \w*(?:gpu|cuda))"
+                r"|(?:don't|do not|does not|doesn't) support projector\b|unsupported projector\b"),
      "notmem-unsupported-model-arch"),
     # the driver dropped the GPU (VK_ERROR_DEVICE_LOST, vulkan.hpp vk::DeviceLostError): a reset, not a full memory
     (re.compile(r"devicelosterror|error_device_lost|\bdevice (?:was )?lost\b"), "notmem-device-lost"),
@@ -69,8 +72,15 @@ NOT_MEMORY = (
     # ... and its scratch pool (chatglm.cpp, older ggml: "not enough space in the scratch memory pool (needed
     # 1357824000, available 1342177280)"), a fixed size the program chose for its intermediate tensors
     (re.compile(r"not enough space in the (?:context's |scratch )memory pool"), "notmem-ggml-context-pool"),
+    # a pinned host allocation refused with a CUDA status other than cudaErrorMemoryAllocation ("out of memory"): the
+    # driver or the OS said no — "invalid argument", or status 803 "system has unsupported display driver / cuda driver
+    # combination" for every size down to 2.45 MiB (ollama#5517, round 44); llama.cpp falls back to ordinary memory
     (re.compile(r"os call failed or operation not supported|operation not supported on this os"
-                r"|of pinned memory: invalid argument"), "notmem-pinned-unsupported"),
+                r"|of pinned memory: (?!out of memory)[a-z]"), "notmem-pinned-unsupported"),
+    # vLLM's start-up check that profiling used memory ("Error in memory profiling. Initial free memory A, current
+    # free memory B"): asserted as free-before > free-after, so it fires only when free memory stayed or grew —
+    # another process released memory while vLLM measured (ms-swift#3241, vllm#56830, round 44), not a shortage
+    (re.compile(r"error in memory profiling\. initial (?:free|used) memory"), "notmem-vllm-profiling-free-grew"),
     (re.compile(r"failed to find (?:an? )?(?:free )?(?:space in the kv cache|(?:kv[ _-]?cache |memory )?slots?\b)"
                 r"|increase kv cache size"),
      "notmem-kv-slots"),

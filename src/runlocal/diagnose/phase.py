@@ -81,7 +81,12 @@ GROWN_WORDS = (r"(?:seq_len|sequence length|input length|context length|prompt l
 # a program said to have run for minutes or hours before the failure, the verb first ("crashes with `CUDA error: out of
 # memory` … after running ~30 min to ~3 h of varied unique prompts", llama.cpp#22638, round 42): it had loaded and was
 # serving, so these words are both the run and the load said to be over (LOADED), like GROWN_WORDS
-RAN_FOR_WORDS = r"\bafter running (?:for )?(?:about |around |over |~)?\d+(?:\.\d+)?\s?(?:min(?:ute)?s?|h(?:ours?|rs?)?)\b"
+# ... or a number of inputs said to have been served one after another before it ("连续执行10张图片（不是并发）就报"
+# "ran ten images in a row, not concurrently, and got", Qwen3-VL#1044, round 44; "after 5 requests in a row"): the
+# same — the model had loaded and each input before the failing one went through
+RAN_FOR_WORDS = (r"\bafter running (?:for )?(?:about |around |over |~)?\d+(?:\.\d+)?\s?(?:min(?:ute)?s?|h(?:ours?|rs?)?)\b"
+                 r"|连续(?:执行|运行|推理|处理|请求|生成)了?\s*\d+\s*(?:张|次|个|条|轮)"
+                 r"|\b\d+ (?:requests|images|prompts|generations|queries) in a row\b")
 # the runtime's own word that the model had loaded and requests were being served, in Ollama's server log: "llama
 # runner started in 1.51 seconds" (llm/server.go WaitUntilRunning, logged once the runner's health status is ready,
 # after the weights, the KV cache and the compute buffers were allocated), and "POST predict: …" (llm/server.go
