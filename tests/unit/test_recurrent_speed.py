@@ -17,17 +17,38 @@ LAYERS, STATE, CONV = 36, 32 * 128 * 128, 3 * (16 * 128 * 2 + 32 * 128)
 
 
 def test_qwen3_next_state_traffic_by_hand_per_graph():
-    # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan / Metal = gather 2 + op 2 + cache copy 2;
-    # CUDA fuses the copy into the op = 4; the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
+    # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan = gather 2 + op 2 + cache copy 2;
+    # CUDA fuses the copy into the op = 4, and Metal from PR #28164 (GGML_METAL_FUSION_GDN_CACHE, "GATED_DELTA_NET
+    # + CPY", ggml-metal-fusion.cpp) = 4 at the modelled build; the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
     # + repeat 1 + mul 2 + add 3 + mul 2 + sum_rows 1 + copy 2 = 18. The conv window: gather 2 + concat 2 + ssm_conv 1
     # + copy back 2 = 7. Bytes: 4 a float.
     model = lookup("qwen3-next-80b-a3b")
     assert len(model.recurrent_layers) == LAYERS
-    for backend, path, passes in (("vulkan", "fused", 6), ("metal", "fused", 6), ("cuda", "fused", 4),
+    for backend, path, passes in (("vulkan", "fused", 6), ("metal", "fused", 2 + 2), ("cuda", "fused", 4),
                                   ("rocm", "fused", 4), ("vulkan", "unfused", 2 + 2 + 2 + 1 + 1 + 2 + 3 + 2 + 1 + 2)):
         by_hand = 4 * LAYERS * (passes * STATE + 7 * CONV)
         assert RS.recurrent_state_traffic(model, path, backend) == by_hand, (backend, path)
     assert RS.recurrent_state_traffic(model, "fused", "vulkan") == 4 * 36 * (6 * 524_288 + 7 * 24_576) == 477_757_440
+
+
+def test_metal_fuses_the_cache_copy_from_pr_28164():
+    # Ollama v0.33.0-rc2 builds llama-server at b10488 (its LLAMA_CPP_VERSION), before PR #28164 was opened
+    # (2026-09-01): gather 2 + op 2 + copy 2 = 6; b10909 carries the PR: the copy fused, 4
+    model = lookup("qwen3.5-35b-a3b")
+    assert RS.state_passes("gated_deltanet", "fused", "metal", 10488) == 2 + 2 + 2
+    assert RS.state_passes("gated_deltanet", "fused", "metal", 10909) == 2 + 2
+    assert RS.state_passes("gated_deltanet", "fused", "metal") == 4               # the modelled build, b11312
+    assert RS.state_passes("gated_deltanet", "fused", "vulkan", 10909) == 6       # Vulkan's fusion: PR #27973, open
+    # Qwen3.5-35B-A3B: 30 delta-net layers of 32 × 128 × 128 state and 3 × 8,192 conv elements; the fusion takes
+    # 30 × 2 × 524,288 × 4 B = 125.8 MB a token off the Metal plan
+    diff = RS.recurrent_state_traffic(model, "fused", "metal", 10488) - RS.recurrent_state_traffic(model, "fused", "metal")
+    assert diff == 30 * 2 * 524_288 * 4 == 125_829_120
+    from asking import check_json
+
+    llama = check_json("qwen3.5-35b-a3b", "--gpu", "m2-ultra", "--ctx", "4096")["explain"]
+    ollama = check_json("qwen3.5-35b-a3b", "--gpu", "m2-ultra", "--runtime", "ollama", "--ctx", "4096")["explain"]
+    assert "(4 passes × 524,288" in next(s["formula"] for s in llama if s["label"] == "decode: recurrent state")
+    assert "(6 passes × 524,288" in next(s["formula"] for s in ollama if s["label"] == "decode: recurrent state")
 
 
 def test_mamba2_moves_its_state_four_times():

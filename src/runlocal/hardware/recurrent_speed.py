@@ -14,7 +14,11 @@ graph-context-mamba.cpp), counted here as state-sized reads plus writes:
   (``s_shard[r] = curr_state[i]``) and stores the new one (``state[col * S_v + i] = s_shard[r]``), 2; build_recurrent_attn
   copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP and SYCL, which
   fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion, ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
-  open at the snapshot read).
+  open at the snapshot read), and on Metal from PR #28164 ("metal : single-source fusion table", mirroring PR #25788:
+  ggml-metal-fusion.cpp ggml_metal_fusion_check_gdn_cache, GGML_METAL_FUSION_GDN_CACHE "GATED_DELTA_NET + CPY"):
+  METAL_GDN_CACHE_BUILDS — b10488 (Ollama v0.33.0-rc2's LLAMA_CPP_VERSION, built before the PR was opened on
+  2026-09-01) is without it, b10909 has it; a plan of the modelled llama.cpp build (b11312) counts 4, an Ollama plan
+  (its llama-server at b10488) 6.
 - gated delta net, unfused (builds before the fused op, or a backend without it): build_delta_net_autoregressive runs
   the rule as state-sized element-wise ops — mul(s, exp g) 2, mul(s, k) 2, sum_rows 1, repeat(k, s) 1, mul(k, dᵀ) 2,
   add(s, kd) 3, mul(s, q) 2, sum_rows 1 = 14 — plus the gather 2 and the cache copy 2: 18. (Builds before PR #19375,
@@ -78,6 +82,7 @@ GDN_UNFUSED_STATE_PASSES = 18   # gather 2 + the autoregressive graph's 14 + cac
 CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window's copy back 2
 KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
 CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
+METAL_GDN_CACHE_BUILDS = (10488, 10909)     # Metal's GATED_DELTA_NET + CPY fusion (PR #28164): last without, first with
 PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
 # extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
 EXTRA_KERNELS = {
@@ -109,25 +114,36 @@ def scan_bytes_per_elem(timing: tuple) -> float:
 SCAN_BYTES_PER_ELEM = round(statistics.median(scan_bytes_per_elem(t) for t in SCAN_TIMINGS), 2)
 
 
-def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None) -> int:
+def cache_fused(backend: str, build: int | None = None) -> bool:
+    """Whether the fused delta-net op writes its state into the cache itself on ``backend`` at llama.cpp ``build``
+    (None: the modelled build); builds between Metal's known ones take the newer rule."""
+    if backend == "metal":
+        return build is None or build > METAL_GDN_CACHE_BUILDS[0]
+    return backend in CACHE_FUSION_BACKENDS
+
+
+def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None,
+                 build: int | None = None) -> int:
     """State-sized reads + writes a decoded token makes in one recurrent layer of ``kind`` (see the module docstring);
-    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph). No ggml
-    ``backend`` (a runtime other than llama.cpp, whose graph is not counted): the kernel's own read and write."""
+    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph), ``build`` the
+    llama.cpp build (None: the modelled one). No ggml ``backend`` (a runtime other than llama.cpp, whose graph is not
+    counted): the kernel's own read and write."""
     if backend is None:
         return KERNEL_STATE_PASSES
     if kind != "gated_deltanet":
         return MAMBA_STATE_PASSES
     if gdn_path == "unfused":
         return GDN_UNFUSED_STATE_PASSES
-    return GDN_CACHE_FUSED_STATE_PASSES if backend in CACHE_FUSION_BACKENDS else GDN_FUSED_STATE_PASSES
+    return GDN_CACHE_FUSED_STATE_PASSES if cache_fused(backend, build) else GDN_FUSED_STATE_PASSES
 
 
 def recurrent_state_traffic(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH,
-                            backend: str | None = None) -> float:
+                            backend: str | None = None, build: int | None = None) -> float:
     """Bytes one decoded token moves through the recurrent layers' f32 states and conv windows on a ggml ``backend``
-    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write); 0 without them."""
+    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write) at llama.cpp ``build``
+    (None: the modelled one); 0 without them."""
     conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
-    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend) * r.state_elems + conv * r.conv_elems)
+    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend, build) * r.state_elems + conv * r.conv_elems)
                      for r in model.recurrent_layers))
 
 
@@ -167,7 +183,7 @@ def with_scan(prefill_tokens_per_s: float | None, scan_s: float) -> float | None
 
 
 def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None = PLANNED_GDN_PATH,
-                        backend: str | None = None) -> str:
+                        backend: str | None = None, build: int | None = None) -> str:
     """The --explain words for the state bytes: layers, elements per layer, passes, bytes."""
     layers = model.recurrent_layers
     if not layers or not traffic:
@@ -175,9 +191,10 @@ def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None =
     r = layers[0]
     uniform = len({(x.state_elems, x.conv_elems, x.kind) for x in layers}) == 1
     conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
-    elems = (f"({state_passes(r.kind, gdn_path, backend)} passes × {r.state_elems:,} state + {conv} × "
+    elems = (f"({state_passes(r.kind, gdn_path, backend, build)} passes × {r.state_elems:,} state + {conv} × "
              f"{r.conv_elems:,} conv elements)" if uniform else "(their state and conv elements × their passes)")
-    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path) makes over the state"
+    at = f" at b{build}" if build else ""
+    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path{at}) makes over the state"
              if backend is not None else "the kernel's own read and write (a runtime other than llama.cpp)")
     return (f"{len(layers)} layers × {elems} × {F32_BYTES} B f32 = {traffic / 1e6:.1f} MB/token, in the decode GB "
             f"above: {whose} (hardware/recurrent_speed.py)")

@@ -532,7 +532,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     frac = rest_read_fraction(model)
     ggml_backend = planned_backend(alloc)
     # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
-    state = recurrent_state_traffic(model, backend=ggml_backend)
+    state = recurrent_state_traffic(model, backend=ggml_backend, build=planned_build(alloc))
     rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
@@ -636,6 +636,14 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
+def planned_build(alloc) -> int | None:
+    """The llama.cpp build an allocation's graph is counted at: Ollama's llama-server build (its LLAMA_CPP_VERSION,
+    runtimes/versions.py), None for llama.cpp (the modelled build) and other runtimes."""
+    from ..runtimes.versions import ollama_current_build
+
+    return ollama_current_build() if alloc.settings.runtime == "ollama" else None
+
+
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
@@ -716,9 +724,11 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)))   # as device_parts moved it
+    build = planned_build(alloc)
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=build)  # as device_parts
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu), scores, read_bound, fa,
+                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=build), scores,
+                     read_bound, fa,
                      notes)
