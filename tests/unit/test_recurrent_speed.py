@@ -19,7 +19,8 @@ LAYERS, STATE, CONV = 36, 32 * 128 * 128, 3 * (16 * 128 * 2 + 32 * 128)
 def test_qwen3_next_state_traffic_by_hand_per_graph():
     # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan = gather 2 + op 2 + cache copy 2;
     # CUDA fuses the copy into the op = 4, and Metal from PR #28164 (GGML_METAL_FUSION_GDN_CACHE, "GATED_DELTA_NET
-    # + CPY", ggml-metal-fusion.cpp) = 4 at the modelled build; the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
+    # + CPY", ggml-metal-fusion.cpp) = 4 at the modelled build;
+    # the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
     # + repeat 1 + mul 2 + add 3 + mul 2 + sum_rows 1 + copy 2 = 18. The conv window: gather 2 + concat 2 + ssm_conv 1
     # + copy back 2 = 7. Bytes: 4 a float.
     model = lookup("qwen3-next-80b-a3b")
