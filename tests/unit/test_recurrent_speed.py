@@ -134,3 +134,24 @@ def test_another_runtime_moves_the_state_once_each_way_and_pays_no_ggml_kernels(
     assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == \
         f"{4 * 44 * (4 * 786_432 + 7 * 10_752) / 1e6:.1f} MB/token"
     assert any(s["label"] == "decode: recurrent kernels" for s in steps)
+
+
+def test_vllm_pays_no_llamacpp_scan_and_ollama_does():
+    # vLLM's prefill runs fla's chunk_gated_delta_rule / mamba_chunk_scan_combined, matmul kernels, not llama.cpp's
+    # token-by-token scan: no scan step, and the explain says the recurrent prompt time is not priced. Ollama from
+    # v0.30.0 runs llama-server (ollama/ollama 9db4bdbad "use llama-server exclusively for GGML models"; at v0.33.0-rc2
+    # OllamaEngineRequired in fs/ggml/ggml.go has no caller left), so it pays the same scan as llama.cpp
+    from asking import check_json
+
+    for alias in ("qwen3-next-80b-a3b", "falcon-h1-7b"):
+        vllm = check_json(alias, "--gpu", "h100-sxm", "--runtime", "vllm", "--ctx", "4096")
+        labels = {s["label"] for s in vllm["explain"]}
+        assert "prefill: recurrent scan" not in labels, alias
+        assert "prefill: recurrent layers" in labels, alias
+        llama = check_json(alias, "--gpu", "h100-sxm", "--ctx", "4096")
+        scan = next(s for s in llama["explain"] if s["label"] == "prefill: recurrent scan")
+        us = float(scan["value"].split()[0])
+        by_hand = RS.scan_seconds(lookup(alias), find_device("h100-sxm").bandwidth_gbs) * 1e6
+        assert us == pytest.approx(by_hand, abs=0.05)
+    ollama = check_json("qwen3.5-35b-a3b", "--gpu", "rtx-5090", "--runtime", "ollama", "--ctx", "4096")
+    assert any(s["label"] == "prefill: recurrent scan" for s in ollama["explain"])

@@ -211,10 +211,10 @@ def kernel_words(model: ModelSpec, gpu_extra_layers: float, gdn_path: str | None
 
 
 def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gbs: float | None,
-                  scan_counted: bool) -> tuple[tuple[str, str, str], ...]:
+                  scan_counted: bool, ggml: bool = True) -> tuple[tuple[str, str, str], ...]:
     """The --explain steps (label, formula, value) of the kernels and scan terms a plan counted: the kernels the GPU
     parts carry (``gpu_extra``: their extra layers and those × their Fit.layer_us, µs), the scan where the prompt rate
-    included it."""
+    included it, and for a runtime other than llama.cpp / Ollama (``ggml`` False) what its prompt leaves unpriced."""
     if not model.recurrent_layers:
         return ()
     notes = []
@@ -224,7 +224,16 @@ def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gb
     if scan_counted and bandwidth_gbs:
         notes.append(("prefill: recurrent scan", scan_words(model, bandwidth_gbs),
                       f"{scan_seconds(model, bandwidth_gbs) * 1e6:.1f} µs/token"))
+    elif not ggml:
+        notes.append(("prefill: recurrent layers", OTHER_RUNTIME_PREFILL, "not priced"))
     return tuple(notes)
+
+
+OTHER_RUNTIME_PREFILL = (
+    "a runtime other than llama.cpp / Ollama (vLLM, SGLang) runs a prompt's recurrent layers as chunked matmul kernels "
+    "(vLLM's fla ops chunk_gated_delta_rule, mamba_chunk_scan_combined), not llama.cpp's token-by-token scan: their "
+    "time beyond the projections' matmuls is not priced, nor measured here; the decode state step above is the "
+    "kernel's own read and write of the state (fused_recurrent_gated_delta_rule, selective_state_update)")
 
 
 def scan_words(model: ModelSpec, bandwidth_gbs: float | None) -> str:

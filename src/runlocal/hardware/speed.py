@@ -649,7 +649,7 @@ def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | N
     bandwidth, counted when a GPU prompt rate was)."""
     gpu_extra = (sum(q.extra_layers for q in parts), sum(q.extra_layers * q.fit.layer_us for q in parts))
     bandwidth = first_gpu.dev.bandwidth_gbs if first_gpu and first_gpu.dev else None
-    return explain_notes(model, gpu_extra, bandwidth, prefill_counted)
+    return explain_notes(model, gpu_extra, bandwidth, prefill_counted, first_gpu is None or first_gpu.ggml)
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
@@ -713,7 +713,10 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 attn_seconds=fa.seconds_per_token if fa else 0.0)
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
-        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, dev.bandwidth_gbs if dev else None))  # SSM
+        # llama.cpp's token-by-token scan (Ollama since v0.30 runs llama-server: the same kernels); vLLM / SGLang run
+        # chunked matmul kernels for a prompt (FLA's chunk_gated_delta_rule, mamba_chunk_scan_combined): not priced
+        scan = scan_seconds(model, dev.bandwidth_gbs if dev else None) if first_gpu.ggml else 0.0
+        prefill = with_scan(with_term(prefill, ub_term), scan)
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
@@ -726,7 +729,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = None, prompt_over_context(prompt, ctx)
     build = planned_build(alloc)
     state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=build)  # as device_parts
-    notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
+    notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=build), scores,
