@@ -81,17 +81,34 @@ def test_extra_kernels_as_layers_by_hand():
 
 
 def test_scan_rate_by_hand_from_the_op_timings():
-    # PR #22587: GATED_DELTA_NET 524,288 state elements, 512 tokens, 279.6 µs on an RTX 5090 (1,792 GB/s);
-    # PR #18630: SSM_SCAN 128 × 64 × 48 = 393,216, 512 tokens, 495.45 µs on an RTX 4070 (504 GB/s)
-    a = 279.6e-6 / 512 / 524_288 * 1792e9      # 1.8665 "bytes" per element per token
-    b = 495.45e-6 / 512 / 393_216 * 504e9      # 1.2403
-    assert round(a, 4) == 1.8665 and round(b, 4) == 1.2403
-    assert RS.SCAN_BYTES_PER_ELEM == round((a + b) / 2, 2) == 1.55
-    # qwen3next on an RTX PRO 6000 (1,792 GB/s): 36 × 524,288 × 1.55 B ÷ 1,792 GB/s = 16.33 µs a prompt token
-    assert RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) == pytest.approx(36 * 524_288 * 1.55 / 1792e9)
-    assert round(RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) * 1e6, 2) == 16.33
+    # each op its own timing at 512 tokens: PR #22587, GATED_DELTA_NET 524,288 state elements, 279.6 µs on an
+    # RTX 5090; PR #18630 (after), SSM_SCAN 128 × 64 × 48 = 393,216, 495.45 µs on an RTX 4070
+    gdn = 279.6e-6 / 512 / 524_288         # 1.0416 ps per element per token
+    ssm = 495.45e-6 / 512 / 393_216        # 2.4609 ps
+    assert round(gdn * 1e12, 4) == 1.0416 and round(ssm * 1e12, 4) == 2.4609
+    assert RS.scan_rate("gated_deltanet", 1792.0) == pytest.approx(gdn, rel=1e-12)
+    assert RS.scan_rate("mamba2", 504.0) == pytest.approx(ssm, rel=1e-12)
+    # qwen3next on an RTX PRO 6000 (1,792 GB/s, the 5090's bandwidth): 36 × 524,288 × 1.0416 ps = 19.66 µs a token
+    assert round(RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) * 1e6, 2) == 19.66
     # 1000 tokens/s with 16.32 µs more a token: 1 / (1 ms + 16.32 µs) = 983.9
     assert round(RS.with_scan(1000.0, 16.32e-6), 1) == 983.9
+
+
+def test_scan_across_cards_fits_the_same_shape_on_two_cards():
+    # PR #18630 (before): SSM_SCAN d_state 128, head_dim 64, 48 heads, 512 tokens: RTX 4070 (504 GB/s) 910.72 µs,
+    # RTX 5090 (1,792 GB/s) 467.55 µs. Bandwidth alone would predict the 5090 at 910.72 × 504 / 1792 = 256.1 µs (−45 %);
+    # a latency + 1/bandwidth form through both: b = (910.72 − 467.55) / (1/504 − 1/1792) = 310,758.5 µs·GB/s,
+    # a = 467.55 − b / 1792 = 294.14 µs
+    assert 910.72 * 504 / 1792 / 467.55 - 1 == pytest.approx(-0.452, abs=1e-3)
+    b = (910.72 - 467.55) / (1 / 504 - 1 / 1792)
+    a = 467.55 - b / 1792
+    assert round(b, 1) == 310_758.5 and round(a, 2) == 294.14
+    assert RS.SCAN_BW_US_GBS == pytest.approx(b) and RS.SCAN_LATENCY_US == pytest.approx(a)
+    # it carries the 4070's time to the 5090 (the pair it was solved on: exact) and the delta net's 5090 rate to
+    # the 4070: × (294.14 + 310,758.5 / 504) / 467.55 = × 1.948
+    assert 910.72 / RS.scan_scale(504.0, 1792.0) == pytest.approx(467.55)
+    assert RS.scan_rate("gated_deltanet", 504.0) == pytest.approx(279.6e-6 / 512 / 524_288 * (a + b / 504) / 467.55)
+    assert round(RS.scan_scale(504.0, 1792.0), 3) == 1.948
 
 
 def test_decode_time_adds_the_state_bytes_and_the_extra_kernels():

@@ -47,19 +47,23 @@ parallel layers, nemotron_h, mamba, jamba) take granitehybrid's Mamba-2 count, a
 **The prompt's scan (prefill, derived from op timings).** gated_delta_net.cu and ssm-scan.cu walk a prompt's tokens one
 after another (``for (int t = 0; t < n_tokens; t++)`` with the state held in registers; "TODO: Add chunked kernel for
 even faster pre-fill", issue #22967), so each prompt token costs every recurrent layer a state update whose time is not
-the matmuls'. Public test-backend-ops timings at 512 tokens give it per state element per token; times the card's
-bandwidth that is SCAN_BYTES_PER_ELEM "bytes". The scan is not bandwidth-bound; bandwidth is only its yardstick, the one
-figure every catalog device has (the Radeon 8060S and Apple M3+ have no fp16 peak), and the two timings below differ by
-the same factor 1.5 against it as against their fp16 peaks:
+the matmuls'. Each op takes its own public test-backend-ops timing at 512 tokens (SCAN_TIMINGS), as seconds per state
+element per token on its own card:
 
-- GATED_DELTA_NET, RTX 5090 (1,792 GB/s), CUDA master, S_v 128, 32 value heads (524,288 elements), L = 512: 279.6 µs
-  (PR #22587's kernel table, master column) → 0.546 µs/token → 1.87;
-- SSM_SCAN, RTX 4070 (504 GB/s), Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216), 512 tokens:
-  495.45 µs → 0.968 µs/token → 1.24.
+- gated delta net: GATED_DELTA_NET, RTX 5090, CUDA master, S_v 128, 32 value heads (524,288 elements), L = 512:
+  279.6 µs (PR #22587's kernel table, master column) → 1.042 ps per element per token;
+- Mamba / Mamba-2: SSM_SCAN, RTX 4070, Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216),
+  512 tokens: 495.45 µs → 2.461 ps.
 
-Their median (of two: their mean), 1.55, is SCAN_BYTES_PER_ELEM; other timings in the corpus are older kernels (PR
-#18630's 'before', PR #13291's chart) or name no shape (PR #18505). A prompt token then takes Σ state elements ×
-SCAN_BYTES_PER_ELEM ÷ bandwidth more. Builds with the unfused chunked prompt graph (before b8301) run other kernels;
+Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape on an
+RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
+the two cards' SM count × clock differ by 3.6× (46 × 2.48 GHz vs 170 × 2.41), so neither yardstick alone explains it.
+Both timings fit a fixed per-token latency (the token loop's serial steps, near equal on two cards of equal clock)
+plus a part that scales with 1 ÷ bandwidth: t = SCAN_LATENCY_US + SCAN_BW_US_GBS ÷ bandwidth, solved on the pair
+(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: a fit, not a check). An op's rate moves from its
+card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. The latency is an
+NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
+Builds with the unfused chunked prompt graph (before b8301) run other kernels;
 they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
 prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
 where the token-sequential rate is an upper bound on the scan's time.
@@ -68,7 +72,6 @@ Pure computation, no I/O.
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -98,20 +101,34 @@ KERNELS_PER_LAYER = 19          # a llama-3.1-8b layer's kernels in the same mir
 # fitted by evidence/speed_fit_hybrid.fit_kernel_scale (python benchmarks/speed_accuracy.py prints the refit;
 # tests/accuracy/test_recurrent_kernels.py checks it): an extra kernel's cost in units of layer_us ÷ KERNELS_PER_LAYER
 KERNEL_SCALE = 0.67
-SCAN_TIMINGS = (                # (op, card, bandwidth GB/s, state elements, µs for 512 tokens, source)
-    ("GATED_DELTA_NET", "RTX 5090", 1792.0, 524_288, 279.6, "llama.cpp PR #22587, master column"),
-    ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
-)
+# (recurrent kind, op, card, its bandwidth GB/s, state elements, µs for SCAN_TOKENS tokens, source)
+SCAN_TIMINGS = {
+    "gated_deltanet": ("GATED_DELTA_NET", "RTX 5090", 1792.0, 524_288, 279.6, "llama.cpp PR #22587, master column"),
+    "mamba2": ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
+}
 SCAN_TOKENS = 512
+# the same SSM_SCAN shape on two cards (PR #18630, before): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090
+SCAN_CARD_PAIR = ((504.0, 910.72), (1792.0, 467.55))
+(_BW_A, _US_A), (_BW_B, _US_B) = SCAN_CARD_PAIR
+SCAN_BW_US_GBS = (_US_A - _US_B) / (1 / _BW_A - 1 / _BW_B)     # the part that scales with 1 ÷ bandwidth, µs·GB/s
+SCAN_LATENCY_US = _US_B - SCAN_BW_US_GBS / _BW_B                # the fixed part, µs for SCAN_TOKENS tokens
 
 
-def scan_bytes_per_elem(timing: tuple) -> float:
-    """One op timing's seconds per state element per prompt token × its card's bandwidth (bytes)."""
-    _, _, gbs, elems, us, _ = timing
-    return us * 1e-6 / SCAN_TOKENS / elems * gbs * 1e9
+def scan_scale(bandwidth_gbs: float, ref_gbs: float) -> float:
+    """How much longer a scan takes on a card of ``bandwidth_gbs`` than on one of ``ref_gbs`` (the latency + 1 ÷
+    bandwidth form fitted on SCAN_CARD_PAIR)."""
+    return (SCAN_LATENCY_US + SCAN_BW_US_GBS / bandwidth_gbs) / (SCAN_LATENCY_US + SCAN_BW_US_GBS / ref_gbs)
 
 
-SCAN_BYTES_PER_ELEM = round(statistics.median(scan_bytes_per_elem(t) for t in SCAN_TIMINGS), 2)
+def scan_timing(kind: str) -> tuple:
+    """The op timing a recurrent kind's scan takes (Mamba-1's selective scan: the SSM_SCAN one)."""
+    return SCAN_TIMINGS["gated_deltanet" if kind == "gated_deltanet" else "mamba2"]
+
+
+def scan_rate(kind: str, bandwidth_gbs: float) -> float:
+    """Seconds per state element per prompt token of ``kind``'s scan on a card of ``bandwidth_gbs``."""
+    _, _, ref_gbs, elems, us, _ = scan_timing(kind)
+    return us * 1e-6 / SCAN_TOKENS / elems * scan_scale(bandwidth_gbs, ref_gbs)
 
 
 def cache_fused(backend: str, build: int | None = None) -> bool:
@@ -168,11 +185,10 @@ def extra_layers(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH, scal
 
 def scan_seconds(model: ModelSpec, bandwidth_gbs: float | None) -> float:
     """Seconds a prompt token's token-by-token state update takes over all recurrent layers on a card of
-    ``bandwidth_gbs`` (SCAN_BYTES_PER_ELEM per state element); 0 without recurrent layers or a bandwidth."""
+    ``bandwidth_gbs`` (each layer's state elements × its op's scan_rate); 0 without recurrent layers or a bandwidth."""
     if not bandwidth_gbs:
         return 0.0
-    elems = sum(r.state_elems for r in model.recurrent_layers)
-    return elems * SCAN_BYTES_PER_ELEM / (bandwidth_gbs * 1e9)
+    return sum(r.state_elems * scan_rate(r.kind, bandwidth_gbs) for r in model.recurrent_layers)
 
 
 def with_scan(prefill_tokens_per_s: float | None, scan_s: float) -> float | None:
@@ -236,10 +252,16 @@ OTHER_RUNTIME_PREFILL = (
     "kernel's own read and write of the state (fused_recurrent_gated_delta_rule, selective_state_update)")
 
 
-def scan_words(model: ModelSpec, bandwidth_gbs: float | None) -> str:
+def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     """The --explain words for the prompt's scan term."""
-    elems = sum(r.state_elems for r in model.recurrent_layers)
+    r = model.recurrent_layers[0]
+    op, card, ref_gbs, _, _, _ = scan_timing(r.kind)
+    elems = sum(x.state_elems for x in model.recurrent_layers)
     s = scan_seconds(model, bandwidth_gbs)
-    return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × {SCAN_BYTES_PER_ELEM:g} B ÷ "
-            f"{bandwidth_gbs:g} GB/s = {s * 1e6:.1f} µs per prompt token, in the prefill time above (the token-by-"
-            "token scan; rate from public op timings: hardware/recurrent_speed.py)")
+    return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × "
+            f"{scan_rate(r.kind, ref_gbs) * 1e12:.3f} ps ({op} on an {card}, {ref_gbs:g} GB/s) × "
+            f"{scan_scale(bandwidth_gbs, ref_gbs):.2f} (to {bandwidth_gbs:g} GB/s: {SCAN_LATENCY_US:.0f} µs + "
+            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, from one SSM_SCAN shape timed on two NVIDIA cards) = "
+            f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
+            "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
+            "delta-net prompt)")
