@@ -641,7 +641,7 @@ def planned_build(alloc) -> int | None:
     runtimes/versions.py), None for llama.cpp (the modelled build) and other runtimes."""
     from ..runtimes.versions import ollama_current_build
 
-    return ollama_current_build() if alloc.settings.runtime == "ollama" else None
+    return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
@@ -713,10 +713,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 attn_seconds=fa.seconds_per_token if fa else 0.0)
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
-        # llama.cpp's token-by-token scan (Ollama since v0.30 runs llama-server: the same kernels); vLLM / SGLang run
-        # chunked matmul kernels for a prompt (FLA's chunk_gated_delta_rule, mamba_chunk_scan_combined): not priced
-        scan = scan_seconds(model, dev.bandwidth_gbs if dev else None) if first_gpu.ggml else 0.0
-        prefill = with_scan(with_term(prefill, ub_term), scan)
+        # llama.cpp's token-by-token scan (Ollama runs llama-server since v0.30); vLLM / SGLang's chunked kernels: unpriced
+        scan_bw = dev.bandwidth_gbs if dev and first_gpu.ggml else None
+        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, scan_bw))
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
@@ -727,11 +726,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    build = planned_build(alloc)
-    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=build)  # as device_parts
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=(b := planned_build(alloc)))
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=build), scores,
-                     read_bound, fa,
-                     notes)
+                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=b), scores,
+                     read_bound, fa, notes)
