@@ -172,3 +172,15 @@ def test_vllm_pays_no_llamacpp_scan_and_ollama_does():
         assert us == pytest.approx(by_hand, abs=0.05)
     ollama = check_json("qwen3.5-35b-a3b", "--gpu", "rtx-5090", "--runtime", "ollama", "--ctx", "4096")
     assert any(s["label"] == "prefill: recurrent scan" for s in ollama["explain"])
+
+
+def test_a_metal_record_counts_its_own_builds_passes():
+    # a speed record's "build" ("b10488", "137435ff (8192)") sets Metal's cache fusion: a fused-path Qwen3.5-35B-A3B
+    # row at b10488 moves 2 state passes a layer more than one at b10909 (PR #28164): 30 × 2 × 524,288 × 4 B
+    from runlocal.evidence.speed_fit import build_rows
+
+    rec = {"n_devices": 1, "runtime": "llama.cpp", "device": "m2-ultra-192gb", "backend": "metal",
+           "model": "qwen3.5-35b-a3b", "quant": "Q4_K_M", "test": "tg128", "tokens_per_s": 50.0,
+           "gdn_path": "fused", "recurrent": "gated_deltanet"}
+    old, new = build_rows([{**rec, "build": "b10488"}, {**rec, "build": "abcdef012 (10909)"}])
+    assert old.w_read - new.w_read == 30 * 2 * 524_288 * 4
