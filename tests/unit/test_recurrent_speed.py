@@ -17,17 +17,39 @@ LAYERS, STATE, CONV = 36, 32 * 128 * 128, 3 * (16 * 128 * 2 + 32 * 128)
 
 
 def test_qwen3_next_state_traffic_by_hand_per_graph():
-    # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan / Metal = gather 2 + op 2 + cache copy 2;
-    # CUDA fuses the copy into the op = 4; the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
+    # passes of the state a token makes (delta-net-base.cpp): fused on Vulkan = gather 2 + op 2 + cache copy 2;
+    # CUDA fuses the copy into the op = 4, and Metal from PR #28164 (GGML_METAL_FUSION_GDN_CACHE, "GATED_DELTA_NET
+    # + CPY", ggml-metal-fusion.cpp) = 4 at the modelled build;
+    # the unfused autoregressive graph = gather 2 + mul 2 + mul 2 + sum_rows 1
     # + repeat 1 + mul 2 + add 3 + mul 2 + sum_rows 1 + copy 2 = 18. The conv window: gather 2 + concat 2 + ssm_conv 1
     # + copy back 2 = 7. Bytes: 4 a float.
     model = lookup("qwen3-next-80b-a3b")
     assert len(model.recurrent_layers) == LAYERS
-    for backend, path, passes in (("vulkan", "fused", 6), ("metal", "fused", 6), ("cuda", "fused", 4),
+    for backend, path, passes in (("vulkan", "fused", 6), ("metal", "fused", 2 + 2), ("cuda", "fused", 4),
                                   ("rocm", "fused", 4), ("vulkan", "unfused", 2 + 2 + 2 + 1 + 1 + 2 + 3 + 2 + 1 + 2)):
         by_hand = 4 * LAYERS * (passes * STATE + 7 * CONV)
         assert RS.recurrent_state_traffic(model, path, backend) == by_hand, (backend, path)
     assert RS.recurrent_state_traffic(model, "fused", "vulkan") == 4 * 36 * (6 * 524_288 + 7 * 24_576) == 477_757_440
+
+
+def test_metal_fuses_the_cache_copy_from_pr_28164():
+    # Ollama v0.33.0-rc2 builds llama-server at b10488 (its LLAMA_CPP_VERSION), before PR #28164 was opened
+    # (2026-09-01): gather 2 + op 2 + copy 2 = 6; b10909 carries the PR: the copy fused, 4
+    model = lookup("qwen3.5-35b-a3b")
+    assert RS.state_passes("gated_deltanet", "fused", "metal", 10488) == 2 + 2 + 2
+    assert RS.state_passes("gated_deltanet", "fused", "metal", 10909) == 2 + 2
+    assert RS.state_passes("gated_deltanet", "fused", "metal") == 4               # the modelled build, b11312
+    assert RS.state_passes("gated_deltanet", "fused", "vulkan", 10909) == 6       # Vulkan's fusion: PR #27973, open
+    # Qwen3.5-35B-A3B: 30 delta-net layers of 32 × 128 × 128 state and 3 × 8,192 conv elements; the fusion takes
+    # 30 × 2 × 524,288 × 4 B = 125.8 MB a token off the Metal plan
+    diff = RS.recurrent_state_traffic(model, "fused", "metal", 10488) - RS.recurrent_state_traffic(model, "fused", "metal")
+    assert diff == 30 * 2 * 524_288 * 4 == 125_829_120
+    from asking import check_json
+
+    llama = check_json("qwen3.5-35b-a3b", "--gpu", "m2-ultra", "--ctx", "4096")["explain"]
+    ollama = check_json("qwen3.5-35b-a3b", "--gpu", "m2-ultra", "--runtime", "ollama", "--ctx", "4096")["explain"]
+    assert "(4 passes × 524,288" in next(s["formula"] for s in llama if s["label"] == "decode: recurrent state")
+    assert "(6 passes × 524,288" in next(s["formula"] for s in ollama if s["label"] == "decode: recurrent state")
 
 
 def test_mamba2_moves_its_state_four_times():
@@ -59,17 +81,34 @@ def test_extra_kernels_as_layers_by_hand():
 
 
 def test_scan_rate_by_hand_from_the_op_timings():
-    # PR #22587: GATED_DELTA_NET 524,288 state elements, 512 tokens, 279.6 µs on an RTX 5090 (1,792 GB/s);
-    # PR #18630: SSM_SCAN 128 × 64 × 48 = 393,216, 512 tokens, 495.45 µs on an RTX 4070 (504 GB/s)
-    a = 279.6e-6 / 512 / 524_288 * 1792e9      # 1.8665 "bytes" per element per token
-    b = 495.45e-6 / 512 / 393_216 * 504e9      # 1.2403
-    assert round(a, 4) == 1.8665 and round(b, 4) == 1.2403
-    assert RS.SCAN_BYTES_PER_ELEM == round((a + b) / 2, 2) == 1.55
-    # qwen3next on an RTX PRO 6000 (1,792 GB/s): 36 × 524,288 × 1.55 B ÷ 1,792 GB/s = 16.33 µs a prompt token
-    assert RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) == pytest.approx(36 * 524_288 * 1.55 / 1792e9)
-    assert round(RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) * 1e6, 2) == 16.33
+    # each op its own timing at 512 tokens: PR #22587, GATED_DELTA_NET 524,288 state elements, 279.6 µs on an
+    # RTX 5090; PR #18630 (after), SSM_SCAN 128 × 64 × 48 = 393,216, 495.45 µs on an RTX 4070
+    gdn = 279.6e-6 / 512 / 524_288         # 1.0416 ps per element per token
+    ssm = 495.45e-6 / 512 / 393_216        # 2.4609 ps
+    assert round(gdn * 1e12, 4) == 1.0416 and round(ssm * 1e12, 4) == 2.4609
+    assert RS.scan_rate("gated_deltanet", 1792.0) == pytest.approx(gdn, rel=1e-12)
+    assert RS.scan_rate("mamba2", 504.0) == pytest.approx(ssm, rel=1e-12)
+    # qwen3next on an RTX PRO 6000 (1,792 GB/s, the 5090's bandwidth): 36 × 524,288 × 1.0416 ps = 19.66 µs a token
+    assert round(RS.scan_seconds(lookup("qwen3-next-80b-a3b"), 1792.0) * 1e6, 2) == 19.66
     # 1000 tokens/s with 16.32 µs more a token: 1 / (1 ms + 16.32 µs) = 983.9
     assert round(RS.with_scan(1000.0, 16.32e-6), 1) == 983.9
+
+
+def test_scan_across_cards_fits_the_same_shape_on_two_cards():
+    # PR #18630 (before): SSM_SCAN d_state 128, head_dim 64, 48 heads, 512 tokens: RTX 4070 (504 GB/s) 910.72 µs,
+    # RTX 5090 (1,792 GB/s) 467.55 µs. Bandwidth alone would predict the 5090 at 910.72 × 504 / 1792 = 256.1 µs (−45 %);
+    # a latency + 1/bandwidth form through both: b = (910.72 − 467.55) / (1/504 − 1/1792) = 310,758.5 µs·GB/s,
+    # a = 467.55 − b / 1792 = 294.14 µs
+    assert 910.72 * 504 / 1792 / 467.55 - 1 == pytest.approx(-0.452, abs=1e-3)
+    b = (910.72 - 467.55) / (1 / 504 - 1 / 1792)
+    a = 467.55 - b / 1792
+    assert round(b, 1) == 310_758.5 and round(a, 2) == 294.14
+    assert RS.SCAN_BW_US_GBS == pytest.approx(b) and RS.SCAN_LATENCY_US == pytest.approx(a)
+    # it carries the 4070's time to the 5090 (the pair it was solved on: exact) and the delta net's 5090 rate to
+    # the 4070: × (294.14 + 310,758.5 / 504) / 467.55 = × 1.948
+    assert 910.72 / RS.scan_scale(504.0, 1792.0) == pytest.approx(467.55)
+    assert RS.scan_rate("gated_deltanet", 504.0) == pytest.approx(279.6e-6 / 512 / 524_288 * (a + b / 504) / 467.55)
+    assert round(RS.scan_scale(504.0, 1792.0), 3) == 1.948
 
 
 def test_decode_time_adds_the_state_bytes_and_the_extra_kernels():
@@ -112,3 +151,36 @@ def test_another_runtime_moves_the_state_once_each_way_and_pays_no_ggml_kernels(
     assert next(s for s in steps if s["label"] == "decode: recurrent state")["value"] == \
         f"{4 * 44 * (4 * 786_432 + 7 * 10_752) / 1e6:.1f} MB/token"
     assert any(s["label"] == "decode: recurrent kernels" for s in steps)
+
+
+def test_vllm_pays_no_llamacpp_scan_and_ollama_does():
+    # vLLM's prefill runs fla's chunk_gated_delta_rule / mamba_chunk_scan_combined, matmul kernels, not llama.cpp's
+    # token-by-token scan: no scan step, and the explain says the recurrent prompt time is not priced. Ollama from
+    # v0.30.0 runs llama-server (ollama/ollama 9db4bdbad "use llama-server exclusively for GGML models"; at v0.33.0-rc2
+    # OllamaEngineRequired in fs/ggml/ggml.go has no caller left), so it pays the same scan as llama.cpp
+    from asking import check_json
+
+    for alias in ("qwen3-next-80b-a3b", "falcon-h1-7b"):
+        vllm = check_json(alias, "--gpu", "h100-sxm", "--runtime", "vllm", "--ctx", "4096")
+        labels = {s["label"] for s in vllm["explain"]}
+        assert "prefill: recurrent scan" not in labels, alias
+        assert "prefill: recurrent layers" in labels, alias
+        llama = check_json(alias, "--gpu", "h100-sxm", "--ctx", "4096")
+        scan = next(s for s in llama["explain"] if s["label"] == "prefill: recurrent scan")
+        us = float(scan["value"].split()[0])
+        by_hand = RS.scan_seconds(lookup(alias), find_device("h100-sxm").bandwidth_gbs) * 1e6
+        assert us == pytest.approx(by_hand, abs=0.05)
+    ollama = check_json("qwen3.5-35b-a3b", "--gpu", "rtx-5090", "--runtime", "ollama", "--ctx", "4096")
+    assert any(s["label"] == "prefill: recurrent scan" for s in ollama["explain"])
+
+
+def test_a_metal_record_counts_its_own_builds_passes():
+    # a speed record's "build" ("b10488", "137435ff (8192)") sets Metal's cache fusion: a fused-path Qwen3.5-35B-A3B
+    # row at b10488 moves 2 state passes a layer more than one at b10909 (PR #28164): 30 × 2 × 524,288 × 4 B
+    from runlocal.evidence.speed_fit import build_rows
+
+    rec = {"n_devices": 1, "runtime": "llama.cpp", "device": "m2-ultra-192gb", "backend": "metal",
+           "model": "qwen3.5-35b-a3b", "quant": "Q4_K_M", "test": "tg128", "tokens_per_s": 50.0,
+           "gdn_path": "fused", "recurrent": "gated_deltanet"}
+    old, new = build_rows([{**rec, "build": "b10488"}, {**rec, "build": "abcdef012 (10909)"}])
+    assert old.w_read - new.w_read == 30 * 2 * 524_288 * 4

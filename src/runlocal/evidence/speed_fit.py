@@ -143,6 +143,13 @@ class Row:
         return not (self.variant or "").endswith("-dmmv")
 
 
+def record_build(rec: dict) -> int | None:
+    """The llama.cpp build number a speed record's "build" names ("b7946", "137435ff (8192)"); None where it names none
+    (its graph is then counted at the modelled build)."""
+    m = re.search(r"(?:\bb|\()(\d{4,5})\b", str(rec.get("build", "")))
+    return int(m.group(1)) if m else None
+
+
 def build_rows(recs: list[dict]) -> list[Row]:
     rows = []
     for r in recs:
@@ -157,7 +164,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         if kind == "tg":
             # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
             row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
-                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"])
+                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], record_build(r))
             row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
                                 if r["backend"] != "cpu" else 0.0)
             row.kv_read = kv_bytes(model, depth + n // 2)

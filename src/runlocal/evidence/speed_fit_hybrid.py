@@ -77,7 +77,10 @@ PARTS = ((False, "tuning part, measurements/speed/hybrid_2026.jsonl + held_out/h
 
 def report_hybrid(consts, split_ms: float, *, quiet: bool) -> None:
     print(f"\nRecurrent-layer terms (hardware/recurrent_speed.py): KERNEL_SCALE = {RS.KERNEL_SCALE:g} (refit on the "
-          f"tuning part: {fit_kernel_scale(consts, split_ms):g}), SCAN_BYTES_PER_ELEM = {RS.SCAN_BYTES_PER_ELEM:g}")
+          f"tuning part: {fit_kernel_scale(consts, split_ms):g}); scan per op: "
+          + ", ".join(f"{t[0]} {RS.scan_rate(k, t[2]) * 1e12:.3f} ps/element/token on an {t[1]}"
+                      for k, t in RS.SCAN_TIMINGS.items())
+          + f", across cards {RS.SCAN_LATENCY_US:.1f} µs + {RS.SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth")
     for held, title, rule in PARTS:
         rows = build_rows(load_hybrid(held))
         if not rows:

@@ -14,7 +14,11 @@ graph-context-mamba.cpp), counted here as state-sized reads plus writes:
   (``s_shard[r] = curr_state[i]``) and stores the new one (``state[col * S_v + i] = s_shard[r]``), 2; build_recurrent_attn
   copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP and SYCL, which
   fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion, ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
-  open at the snapshot read).
+  open at the snapshot read), and on Metal from PR #28164 ("metal : single-source fusion table", mirroring PR #25788:
+  ggml-metal-fusion.cpp ggml_metal_fusion_check_gdn_cache, GGML_METAL_FUSION_GDN_CACHE "GATED_DELTA_NET + CPY"):
+  METAL_GDN_CACHE_BUILDS — b10488 (Ollama v0.33.0-rc2's LLAMA_CPP_VERSION, built before the PR was opened on
+  2026-09-01) is without it, b10909 has it; a plan of the modelled llama.cpp build (b11312) counts 4, an Ollama plan
+  (its llama-server at b10488) 6.
 - gated delta net, unfused (builds before the fused op, or a backend without it): build_delta_net_autoregressive runs
   the rule as state-sized element-wise ops — mul(s, exp g) 2, mul(s, k) 2, sum_rows 1, repeat(k, s) 1, mul(k, dᵀ) 2,
   add(s, kd) 3, mul(s, q) 2, sum_rows 1 = 14 — plus the gather 2 and the cache copy 2: 18. (Builds before PR #19375,
@@ -43,19 +47,23 @@ parallel layers, nemotron_h, mamba, jamba) take granitehybrid's Mamba-2 count, a
 **The prompt's scan (prefill, derived from op timings).** gated_delta_net.cu and ssm-scan.cu walk a prompt's tokens one
 after another (``for (int t = 0; t < n_tokens; t++)`` with the state held in registers; "TODO: Add chunked kernel for
 even faster pre-fill", issue #22967), so each prompt token costs every recurrent layer a state update whose time is not
-the matmuls'. Public test-backend-ops timings at 512 tokens give it per state element per token; times the card's
-bandwidth that is SCAN_BYTES_PER_ELEM "bytes". The scan is not bandwidth-bound; bandwidth is only its yardstick, the one
-figure every catalog device has (the Radeon 8060S and Apple M3+ have no fp16 peak), and the two timings below differ by
-the same factor 1.5 against it as against their fp16 peaks:
+the matmuls'. Each op takes its own public test-backend-ops timing at 512 tokens (SCAN_TIMINGS), as seconds per state
+element per token on its own card:
 
-- GATED_DELTA_NET, RTX 5090 (1,792 GB/s), CUDA master, S_v 128, 32 value heads (524,288 elements), L = 512: 279.6 µs
-  (PR #22587's kernel table, master column) → 0.546 µs/token → 1.87;
-- SSM_SCAN, RTX 4070 (504 GB/s), Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216), 512 tokens:
-  495.45 µs → 0.968 µs/token → 1.24.
+- gated delta net: GATED_DELTA_NET, RTX 5090, CUDA master, S_v 128, 32 value heads (524,288 elements), L = 512:
+  279.6 µs (PR #22587's kernel table, master column) → 1.042 ps per element per token;
+- Mamba / Mamba-2: SSM_SCAN, RTX 4070, Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216),
+  512 tokens: 495.45 µs → 2.461 ps.
 
-Their median (of two: their mean), 1.55, is SCAN_BYTES_PER_ELEM; other timings in the corpus are older kernels (PR
-#18630's 'before', PR #13291's chart) or name no shape (PR #18505). A prompt token then takes Σ state elements ×
-SCAN_BYTES_PER_ELEM ÷ bandwidth more. Builds with the unfused chunked prompt graph (before b8301) run other kernels;
+Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape on an
+RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
+the two cards' SM count × clock differ by 3.6× (46 × 2.48 GHz vs 170 × 2.41), so neither yardstick alone explains it.
+Both timings fit a fixed per-token latency (the token loop's serial steps, near equal on two cards of equal clock)
+plus a part that scales with 1 ÷ bandwidth: t = SCAN_LATENCY_US + SCAN_BW_US_GBS ÷ bandwidth, solved on the pair
+(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: a fit, not a check). An op's rate moves from its
+card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. The latency is an
+NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
+Builds with the unfused chunked prompt graph (before b8301) run other kernels;
 they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
 prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
 where the token-sequential rate is an upper bound on the scan's time.
@@ -64,7 +72,6 @@ Pure computation, no I/O.
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -78,6 +85,7 @@ GDN_UNFUSED_STATE_PASSES = 18   # gather 2 + the autoregressive graph's 14 + cac
 CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window's copy back 2
 KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
 CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
+METAL_GDN_CACHE_BUILDS = (10488, 10909)     # Metal's GATED_DELTA_NET + CPY fusion (PR #28164): last without, first with
 PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
 # extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
 EXTRA_KERNELS = {
@@ -93,41 +101,66 @@ KERNELS_PER_LAYER = 19          # a llama-3.1-8b layer's kernels in the same mir
 # fitted by evidence/speed_fit_hybrid.fit_kernel_scale (python benchmarks/speed_accuracy.py prints the refit;
 # tests/accuracy/test_recurrent_kernels.py checks it): an extra kernel's cost in units of layer_us ÷ KERNELS_PER_LAYER
 KERNEL_SCALE = 0.67
-SCAN_TIMINGS = (                # (op, card, bandwidth GB/s, state elements, µs for 512 tokens, source)
-    ("GATED_DELTA_NET", "RTX 5090", 1792.0, 524_288, 279.6, "llama.cpp PR #22587, master column"),
-    ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
-)
+# (recurrent kind, op, card, its bandwidth GB/s, state elements, µs for SCAN_TOKENS tokens, source)
+SCAN_TIMINGS = {
+    "gated_deltanet": ("GATED_DELTA_NET", "RTX 5090", 1792.0, 524_288, 279.6, "llama.cpp PR #22587, master column"),
+    "mamba2": ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
+}
 SCAN_TOKENS = 512
+# the same SSM_SCAN shape on two cards (PR #18630, before): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090
+SCAN_CARD_PAIR = ((504.0, 910.72), (1792.0, 467.55))
+(_BW_A, _US_A), (_BW_B, _US_B) = SCAN_CARD_PAIR
+SCAN_BW_US_GBS = (_US_A - _US_B) / (1 / _BW_A - 1 / _BW_B)     # the part that scales with 1 ÷ bandwidth, µs·GB/s
+SCAN_LATENCY_US = _US_B - SCAN_BW_US_GBS / _BW_B                # the fixed part, µs for SCAN_TOKENS tokens
 
 
-def scan_bytes_per_elem(timing: tuple) -> float:
-    """One op timing's seconds per state element per prompt token × its card's bandwidth (bytes)."""
-    _, _, gbs, elems, us, _ = timing
-    return us * 1e-6 / SCAN_TOKENS / elems * gbs * 1e9
+def scan_scale(bandwidth_gbs: float, ref_gbs: float) -> float:
+    """How much longer a scan takes on a card of ``bandwidth_gbs`` than on one of ``ref_gbs`` (the latency + 1 ÷
+    bandwidth form fitted on SCAN_CARD_PAIR)."""
+    return (SCAN_LATENCY_US + SCAN_BW_US_GBS / bandwidth_gbs) / (SCAN_LATENCY_US + SCAN_BW_US_GBS / ref_gbs)
 
 
-SCAN_BYTES_PER_ELEM = round(statistics.median(scan_bytes_per_elem(t) for t in SCAN_TIMINGS), 2)
+def scan_timing(kind: str) -> tuple:
+    """The op timing a recurrent kind's scan takes (Mamba-1's selective scan: the SSM_SCAN one)."""
+    return SCAN_TIMINGS["gated_deltanet" if kind == "gated_deltanet" else "mamba2"]
 
 
-def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None) -> int:
+def scan_rate(kind: str, bandwidth_gbs: float) -> float:
+    """Seconds per state element per prompt token of ``kind``'s scan on a card of ``bandwidth_gbs``."""
+    _, _, ref_gbs, elems, us, _ = scan_timing(kind)
+    return us * 1e-6 / SCAN_TOKENS / elems * scan_scale(bandwidth_gbs, ref_gbs)
+
+
+def cache_fused(backend: str, build: int | None = None) -> bool:
+    """Whether the fused delta-net op writes its state into the cache itself on ``backend`` at llama.cpp ``build``
+    (None: the modelled build); builds between Metal's known ones take the newer rule."""
+    if backend == "metal":
+        return build is None or build > METAL_GDN_CACHE_BUILDS[0]
+    return backend in CACHE_FUSION_BACKENDS
+
+
+def state_passes(kind: str, gdn_path: str | None = PLANNED_GDN_PATH, backend: str | None = None,
+                 build: int | None = None) -> int:
     """State-sized reads + writes a decoded token makes in one recurrent layer of ``kind`` (see the module docstring);
-    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph). No ggml
-    ``backend`` (a runtime other than llama.cpp, whose graph is not counted): the kernel's own read and write."""
+    ``gdn_path`` is the one-token graph of a gated delta net ("chunked" builds fuse the one-token graph), ``build`` the
+    llama.cpp build (None: the modelled one). No ggml ``backend`` (a runtime other than llama.cpp, whose graph is not
+    counted): the kernel's own read and write."""
     if backend is None:
         return KERNEL_STATE_PASSES
     if kind != "gated_deltanet":
         return MAMBA_STATE_PASSES
     if gdn_path == "unfused":
         return GDN_UNFUSED_STATE_PASSES
-    return GDN_CACHE_FUSED_STATE_PASSES if backend in CACHE_FUSION_BACKENDS else GDN_FUSED_STATE_PASSES
+    return GDN_CACHE_FUSED_STATE_PASSES if cache_fused(backend, build) else GDN_FUSED_STATE_PASSES
 
 
 def recurrent_state_traffic(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH,
-                            backend: str | None = None) -> float:
+                            backend: str | None = None, build: int | None = None) -> float:
     """Bytes one decoded token moves through the recurrent layers' f32 states and conv windows on a ggml ``backend``
-    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write); 0 without them."""
+    ("cuda", "vulkan", "cpu", …; None: another runtime, the kernel's own read and write) at llama.cpp ``build``
+    (None: the modelled one); 0 without them."""
     conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
-    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend) * r.state_elems + conv * r.conv_elems)
+    return float(sum(F32_BYTES * (state_passes(r.kind, gdn_path, backend, build) * r.state_elems + conv * r.conv_elems)
                      for r in model.recurrent_layers))
 
 
@@ -152,11 +185,10 @@ def extra_layers(model: ModelSpec, gdn_path: str | None = PLANNED_GDN_PATH, scal
 
 def scan_seconds(model: ModelSpec, bandwidth_gbs: float | None) -> float:
     """Seconds a prompt token's token-by-token state update takes over all recurrent layers on a card of
-    ``bandwidth_gbs`` (SCAN_BYTES_PER_ELEM per state element); 0 without recurrent layers or a bandwidth."""
+    ``bandwidth_gbs`` (each layer's state elements × its op's scan_rate); 0 without recurrent layers or a bandwidth."""
     if not bandwidth_gbs:
         return 0.0
-    elems = sum(r.state_elems for r in model.recurrent_layers)
-    return elems * SCAN_BYTES_PER_ELEM / (bandwidth_gbs * 1e9)
+    return sum(r.state_elems * scan_rate(r.kind, bandwidth_gbs) for r in model.recurrent_layers)
 
 
 def with_scan(prefill_tokens_per_s: float | None, scan_s: float) -> float | None:
@@ -167,7 +199,7 @@ def with_scan(prefill_tokens_per_s: float | None, scan_s: float) -> float | None
 
 
 def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None = PLANNED_GDN_PATH,
-                        backend: str | None = None) -> str:
+                        backend: str | None = None, build: int | None = None) -> str:
     """The --explain words for the state bytes: layers, elements per layer, passes, bytes."""
     layers = model.recurrent_layers
     if not layers or not traffic:
@@ -175,9 +207,10 @@ def state_traffic_words(model: ModelSpec, traffic: float, gdn_path: str | None =
     r = layers[0]
     uniform = len({(x.state_elems, x.conv_elems, x.kind) for x in layers}) == 1
     conv = CONV_PASSES if backend is not None else KERNEL_STATE_PASSES
-    elems = (f"({state_passes(r.kind, gdn_path, backend)} passes × {r.state_elems:,} state + {conv} × "
+    elems = (f"({state_passes(r.kind, gdn_path, backend, build)} passes × {r.state_elems:,} state + {conv} × "
              f"{r.conv_elems:,} conv elements)" if uniform else "(their state and conv elements × their passes)")
-    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path) makes over the state"
+    at = f" at b{build}" if build else ""
+    whose = (f"the passes llama.cpp's {r.kind} graph ({gdn_path or 'fused'} path{at}) makes over the state"
              if backend is not None else "the kernel's own read and write (a runtime other than llama.cpp)")
     return (f"{len(layers)} layers × {elems} × {F32_BYTES} B f32 = {traffic / 1e6:.1f} MB/token, in the decode GB "
             f"above: {whose} (hardware/recurrent_speed.py)")
@@ -194,10 +227,10 @@ def kernel_words(model: ModelSpec, gpu_extra_layers: float, gdn_path: str | None
 
 
 def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gbs: float | None,
-                  scan_counted: bool) -> tuple[tuple[str, str, str], ...]:
+                  scan_counted: bool, ggml: bool = True) -> tuple[tuple[str, str, str], ...]:
     """The --explain steps (label, formula, value) of the kernels and scan terms a plan counted: the kernels the GPU
     parts carry (``gpu_extra``: their extra layers and those × their Fit.layer_us, µs), the scan where the prompt rate
-    included it."""
+    included it, and for a runtime other than llama.cpp / Ollama (``ggml`` False) what its prompt leaves unpriced."""
     if not model.recurrent_layers:
         return ()
     notes = []
@@ -207,13 +240,28 @@ def explain_notes(model: ModelSpec, gpu_extra: tuple[float, float], bandwidth_gb
     if scan_counted and bandwidth_gbs:
         notes.append(("prefill: recurrent scan", scan_words(model, bandwidth_gbs),
                       f"{scan_seconds(model, bandwidth_gbs) * 1e6:.1f} µs/token"))
+    elif not ggml:
+        notes.append(("prefill: recurrent layers", OTHER_RUNTIME_PREFILL, "not priced"))
     return tuple(notes)
 
 
-def scan_words(model: ModelSpec, bandwidth_gbs: float | None) -> str:
+OTHER_RUNTIME_PREFILL = (
+    "a runtime other than llama.cpp / Ollama (vLLM, SGLang) runs a prompt's recurrent layers as chunked matmul kernels "
+    "(vLLM's fla ops chunk_gated_delta_rule, mamba_chunk_scan_combined), not llama.cpp's token-by-token scan: their "
+    "time beyond the projections' matmuls is not priced, nor measured here; the decode state step above is the "
+    "kernel's own read and write of the state (fused_recurrent_gated_delta_rule, selective_state_update)")
+
+
+def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     """The --explain words for the prompt's scan term."""
-    elems = sum(r.state_elems for r in model.recurrent_layers)
+    r = model.recurrent_layers[0]
+    op, card, ref_gbs, _, _, _ = scan_timing(r.kind)
+    elems = sum(x.state_elems for x in model.recurrent_layers)
     s = scan_seconds(model, bandwidth_gbs)
-    return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × {SCAN_BYTES_PER_ELEM:g} B ÷ "
-            f"{bandwidth_gbs:g} GB/s = {s * 1e6:.1f} µs per prompt token, in the prefill time above (the token-by-"
-            "token scan; rate from public op timings: hardware/recurrent_speed.py)")
+    return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × "
+            f"{scan_rate(r.kind, ref_gbs) * 1e12:.3f} ps ({op} on an {card}, {ref_gbs:g} GB/s) × "
+            f"{scan_scale(bandwidth_gbs, ref_gbs):.2f} (to {bandwidth_gbs:g} GB/s: {SCAN_LATENCY_US:.0f} µs + "
+            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, from one SSM_SCAN shape timed on two NVIDIA cards) = "
+            f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
+            "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
+            "delta-net prompt)")

@@ -532,7 +532,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     frac = rest_read_fraction(model)
     ggml_backend = planned_backend(alloc)
     # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
-    state = recurrent_state_traffic(model, backend=ggml_backend)
+    state = recurrent_state_traffic(model, backend=ggml_backend, build=planned_build(alloc))
     rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
@@ -636,12 +636,20 @@ def planned_backend(alloc) -> str | None:
     return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
 
 
+def planned_build(alloc) -> int | None:
+    """The llama.cpp build an allocation's graph is counted at: Ollama's llama-server build (its LLAMA_CPP_VERSION,
+    runtimes/versions.py), None for llama.cpp (the modelled build) and other runtimes."""
+    from ..runtimes.versions import ollama_current_build
+
+    return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
+
+
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
     gpu_extra = (sum(q.extra_layers for q in parts), sum(q.extra_layers * q.fit.layer_us for q in parts))
     bandwidth = first_gpu.dev.bandwidth_gbs if first_gpu and first_gpu.dev else None
-    return explain_notes(model, gpu_extra, bandwidth, prefill_counted)
+    return explain_notes(model, gpu_extra, bandwidth, prefill_counted, first_gpu is None or first_gpu.ggml)
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
@@ -705,7 +713,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
                                 attn_seconds=fa.seconds_per_token if fa else 0.0)
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
-        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, dev.bandwidth_gbs if dev else None))  # SSM
+        # llama.cpp's token-by-token scan (Ollama runs llama-server since v0.30); vLLM / SGLang's chunked kernels: unpriced
+        scan_bw = dev.bandwidth_gbs if dev and first_gpu.ggml else None
+        prefill = with_scan(with_term(prefill, ub_term), scan_seconds(model, scan_bw))
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
@@ -716,9 +726,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)))   # as device_parts moved it
-    notes = recurrent_notes(model, parts, first_gpu, bool(prefill))
+    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=(b := planned_build(alloc)))
+    notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu), scores, read_bound, fa,
-                     notes)
+                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=b), scores,
+                     read_bound, fa, notes)

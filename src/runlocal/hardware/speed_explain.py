@@ -114,7 +114,9 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         if p.state_traffic:     # inside the GB above: a recurrent layer reads and writes its whole state every token
             steps.append(("decode: recurrent state", p.state_words, f"{p.state_traffic / 1e6:.1f} MB/token",
                           "llama.cpp's recurrent graphs (delta-net-base.cpp, graph-context-mamba.cpp): the passes "
-                          "counted in hardware/recurrent_speed.py"))
+                          "counted in hardware/recurrent_speed.py" if p.first_gpu is None or p.first_gpu.ggml else
+                          "vLLM's fla / mamba kernels (fused_recurrent_gated_delta_rule, selective_state_update) read "
+                          "and write the state once: hardware/recurrent_speed.py"))
     # the recurrent layers' extra kernels (decode) and token-by-token scan (prefill), where the figures include them
     steps += [(label, words, value, "hardware/recurrent_speed.py") for label, words, value in p.recurrent_notes
               if (p.decode if label.startswith("decode") else p.prefill)]

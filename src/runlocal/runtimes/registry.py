@@ -31,6 +31,7 @@ class Engine:
     gpu_layers_flag: bool = False       # -ngl on its command line (Ollama takes num_gpu in a Modelfile instead)
     cpu_moe: bool = False               # llama-server --n-cpu-moe: routed experts of the first N layers in RAM
     server_environment: bool = False    # its server's environment sets what a request leaves unset (OLLAMA_*)
+    pinned_llama_cpp: bool = False      # runs llama-server at its own pinned build (Ollama's LLAMA_CPP_VERSION)
     # across nodes: tensor parallel within a node, pipeline parallel over the nodes (vLLM's docs, "Distributed
     # inference and serving"); the others are planned on one node of up to base.GPUS_PER_NODE GPUs
     multi_node: bool = False
@@ -91,7 +92,7 @@ ENGINES: tuple[Engine, ...] = (
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
            speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences",
            own_options=_VLLM_OPTIONS),
-    Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, more_gpus=False,
+    Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, pinned_llama_cpp=True, more_gpus=False,
            parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL", own_options=_OLLAMA_OPTIONS),
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
            speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests",

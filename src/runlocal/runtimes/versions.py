@@ -239,6 +239,11 @@ def ollama_llama_cpp(version: RuntimeVersion) -> tuple[int | None, str]:
     return build, f"llama-server at llama.cpp {r['llama_cpp']} (not a mapped release; v{v} before it: {r['source']})"
 
 
+def ollama_current_build() -> int:
+    """The llama.cpp build the newest mapped Ollama release builds llama-server from (its LLAMA_CPP_VERSION file)."""
+    return int([r for _, _, r in _ollama_releases() if r["runs"] == "llama-server"][-1]["llama_cpp"][1:])
+
+
 def ollama_output_cap(version: RuntimeVersion | None) -> bool:
     """Whether this Ollama release's llama-server reserves n_parallel rows of logits (PR #23861), by its build."""
     if version is None:
