@@ -66,7 +66,20 @@ def load_records(include_outliers: bool = False, holdout: bool | None = False, s
                     continue
                 if (include_outliers or not r.get("outlier")) and (holdout is None or bool(r.get("holdout")) == holdout):
                     recs.append(r)
+    if holdout is False and scope is None:
+        recs += round_tuning_records()
     return recs
+
+
+# held-out rounds scored once whose records of some devices are tuning data since; they fit their class/backend entry
+# only (as "fit_scope": "backend"): round 7's Radeon 8060S rows (PR #18280, scored in session 14), with the strixhalo
+# round's tuning part (strixhalo_2026.jsonl, rule held_out/strixhalo_queries.md) since session 15
+ROUND_TUNING_DEVICES = {"round7": ("ryzen-ai-max-395-128gb", "ryzen-ai-max-395-64gb")}
+
+
+def round_tuning_records() -> list[dict]:
+    return [{**r, "fit_scope": "backend"} for name, devices in ROUND_TUNING_DEVICES.items()
+            for r in load_held_out(name) if r["device"] in devices and not r.get("outlier")]
 
 
 def predict_via_plan(rec: dict) -> float | None:
@@ -564,7 +577,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds", "newbuilds2", "backends2", "backends3")
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "backends2", "backends3", "strixhalo")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

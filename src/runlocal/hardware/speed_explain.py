@@ -144,7 +144,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
                       f"{micro}{borrowed}{_read_bound_words(p)}",
-                      f"{speed['prefill_tokens_per_s']} tokens/s", f"hardware/speed.py{_prefill_era_words(gpu)}"))
+                      f"{speed['prefill_tokens_per_s']} tokens/s",
+                      f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
     elif p.prefill_note:
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
         steps.append(("prefill speed", p.prefill_note, "not predicted",
@@ -206,6 +207,36 @@ def _prefill_era_words(gpu: GPUPlace | None) -> str:
         return (f" (current builds' efficiency, fitted on compute capability {fitted}: no prompt record of {cc}, an "
                 "architecture no 2024 build ran)")
     return f" (fitted on {era_words(key)})"
+
+
+def prefill_source_words(gpu: GPUPlace | None, quant: str | None, eff: float | None) -> str:
+    """Which fit entry the prompt efficiency ``eff`` is, and whether that entry fitted it on prompt records of its own
+    or carries its parent's (benchmarks/speed_accuracy.py: an entry with fewer than two prompt records of one weight
+    kind keeps its parent's efficiency: class/backend → class → all devices "*"). Empty where the efficiency is not
+    the chain's (an architecture's or build era's entry: _prefill_era_words says which)."""
+    if gpu is None or gpu.klass == "cpu" or eff is None:
+        return ""
+    variant = backend_variant(gpu.dev, gpu.backend, decode=False)
+    wanted = [k for k in (f"{gpu.klass}/{gpu.backend}:{variant}" if variant else "", f"{gpu.klass}/{gpu.backend}",
+                          gpu.klass, "*") if k]
+    chain = [k for k in wanted if k in FIT]
+    field = "prefill_eff_float" if is_float_quant(quant) else "prefill_eff_quant"
+    if not chain or getattr(FIT[chain[0]], field) != eff:
+        return ""
+    source = chain[0]
+    for parent in chain[1:]:    # an entry that inherited the efficiency holds its parent's value
+        if getattr(FIT[parent], field) != eff:
+            break
+        source = parent
+    kind = "float-weight" if is_float_quant(quant) else "quantized-weight"
+    whose = "the all-device entry (*)" if source == "*" else f"the {source} entry"
+    if source == wanted[0]:
+        return f"; efficiency {eff:g}: fitted on {source}'s own {kind} prompt records"
+    if wanted[0] in FIT:    # the entry exists (other constants of its own) but kept its parent's efficiency
+        return (f"; efficiency {eff:g} borrowed from {whose}: {wanted[0]} has fewer than two {kind} prompt records "
+                "of its own")
+    # no entry of its own: a parent's rate, fitted on that parent's records (this backend's among them, if any)
+    return f"; efficiency {eff:g}: {whose}'s rate, not one fitted on {wanted[0]}'s {kind} prompt records alone"
 
 
 def _fa_words(p: SpeedPlan) -> str:
