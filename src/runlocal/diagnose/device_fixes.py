@@ -131,15 +131,13 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
     """The knob that shrinks the buffer that failed, named by the line after it (``splits``: the build already
     splits its buffers, so the one that failed is a single tensor; ``ollama``: the log is Ollama's, so the knob is
     its option, set in a Modelfile)."""
-    model = str(ex.get("model") or "")
-    gguf = model if model.lower().endswith(".gguf") else "MODEL.gguf"
+    gguf = ollama_fixes.gguf_name(ex)
     if ex.get("compute_alloc_failed"):
         ub = int(ex.get("n_ubatch") or DEFAULT_UBATCH)
         half = max(ub // 2, 1)
-        knob = f"num_batch {half}" if ollama else f"-ub {half}"
+        knob, command = ollama_fixes.set_option("num_batch", half, f"batch{half}", ollama, ex)
         return [{"title": f"Halve the micro-batch: {knob}",
-                 "command": ollama_fixes.modelfile("num_batch", half, f"batch{half}") if ollama
-                 else f"llama-server -m {gguf} -ub {half}",
+                 "command": command,
                  "effect": f"the {size_s} buffer is {'one tensor of ' if splits else ''}the compute buffer, whose "
                            f"activations grow with the tokens of one micro-batch ({ub}"
                            f"{' as the log states' if ex.get('n_ubatch') else ', the default'}"
@@ -152,8 +150,7 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
         said = f"n_ctx {int(n_ctx):,} as the log states" if n_ctx else "the log does not state n_ctx"
         unknown = "" if n_ctx else f"   # N: half the {'num_ctx' if ollama else '-c'} that failed"
         return [{"title": "Halve the context: the KV cache is one allocation in this build",
-                 "command": (ollama_fixes.modelfile("num_ctx", ctx_half, "smaller") if ollama
-                             else f"llama-server -m {gguf} -c {ctx_half}") + unknown,
+                 "command": ollama_fixes.set_option("num_ctx", ctx_half, "smaller", ollama, ex)[1] + unknown,
                  "effect": f"the {size_s} buffer is the KV cache, which grows with the context ({said}); it must "
                            "come under the limit vulkaninfo prints"}]
     if ex.get("weights_alloc_failed") and splits:
@@ -167,8 +164,7 @@ def _which_buffer(ex: dict[str, Any], size_s: str, splits: bool, ollama: bool = 
         now = f"{int(layers)}" if layers else "the layers now on it"
         bound = f"   # N ≤ {now} × the limit ÷ {size_s}"
         return [{"title": "If this build puts that GPU's weights in one buffer: keep fewer layers on it",
-                 "command": (ollama_fixes.modelfile("num_gpu", "N", "fewer-layers") if ollama
-                             else f"llama-server -m {gguf} -ngl N") + bound,
+                 "command": ollama_fixes.set_option("num_gpu", "N", "fewer-layers", ollama, ex)[1] + bound,
                  "effect": f"the {size_s} buffer holds weights; a build that allocates a GPU's weights as one buffer "
                            "shrinks it with each layer kept on the CPU, while one tensor over the limit needs a "
                            "smaller quantization"}]

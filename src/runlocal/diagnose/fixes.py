@@ -263,9 +263,7 @@ Q8_0_PER_F16 = 34 / 64  # ggml type traits: q8_0 packs 32 values in 34 bytes, f1
 _HOST = ("CPU", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "CPU_Mapped", "CPU_REPACK")
 
 
-def _gguf(ex: dict[str, Any]) -> str:
-    model = str(ex.get("model") or "")
-    return model if model.lower().endswith(".gguf") else "MODEL.gguf"
+_gguf = ollama_fixes.gguf_name
 
 
 def _device_figures(ex: dict[str, Any]) -> tuple[str | None, int | None, int]:

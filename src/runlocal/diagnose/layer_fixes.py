@@ -49,12 +49,9 @@ def compute_buffer_layers(ex: dict[str, Any], ollama: bool, device: str | None, 
     where = device or "the GPU"
     reserve = (f" less the {format_bytes(reserved)} Ollama reserves for the runner's own context (discover/gpu.go)"
                if reserved else "")
-    knob = f"num_gpu {keep}" if ollama else f"-ngl {keep}"
-    model = str(ex.get("model") or "")
-    gguf = model if model.lower().endswith(".gguf") else "MODEL.gguf"
+    knob, command = ollama_fixes.set_option("num_gpu", keep, f"gpu{keep}", ollama, ex)
     return [{"title": f"Keep {keep} of the {int(layers)} layers on {where}: {knob}",
-             "command": ollama_fixes.modelfile("num_gpu", keep, f"gpu{keep}") if ollama
-             else f"llama-server -m {gguf} -ngl {keep}",
+             "command": command,
              "effect": f"{format_bytes(weights)} of weights + {format_bytes(kv)} of KV cache + the "
                        f"{format_bytes(compute)} compute buffer need {format_bytes(need)} on {where}, "
                        f"{format_bytes(short)} more than the {format_bytes(free)} free{reserve}; each of the "

@@ -14,6 +14,7 @@ Pure computation over strings; imports nothing heavy.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # each Ollama spelling → the llama-server flags it sets (the names fixes._flags gives those flags)
 _OPTION_FLAGS = {
@@ -53,6 +54,25 @@ def modelfile(param: str, value: object, tag: str) -> str:
     from ..runtimes.ollama import modelfile_command
 
     return modelfile_command("MODEL", [(param, value)], f"MODEL-{tag}")
+
+
+# the llama-server flag each Ollama option is passed as (llm/llama_server.go startLlamaServer)
+LLAMA_FLAG = {"num_batch": "-ub", "num_ctx": "-c", "num_gpu": "-ngl"}
+
+
+def gguf_name(ex: dict[str, Any]) -> str:
+    """The model file the log names, or a placeholder for it."""
+    model = str(ex.get("model") or "")
+    return model if model.lower().endswith(".gguf") else "MODEL.gguf"
+
+
+def set_option(param: str, value: object, tag: str, ollama: bool, ex: dict[str, Any]) -> tuple[str, str]:
+    """(the setting as its runtime spells it, the command that sets it): Ollama's ``param`` in a Modelfile for an
+    Ollama log, else the llama-server flag Ollama would pass it as."""
+    if ollama:
+        return f"{param} {value}", modelfile(param, value, tag)
+    flag = LLAMA_FLAG[param]
+    return f"{flag} {value}", f"llama-server -m {gguf_name(ex)} {flag} {value}"
 
 
 def knob(flag: str) -> str:
