@@ -1,0 +1,112 @@
+"""Round 45's misses (session 15, diagnose46), tuned on once round 47 was collected and round 45 joined tuning.
+
+Each signal is read off what the runtime's own message means rather than its words:
+
+- PyTorch's ``NVML_SUCCESS == r INTERNAL ASSERT FAILED at …CUDACachingAllocator.cpp`` is raised while the caching
+  allocator writes its out-of-memory message: reportProcessMemoryInfo asks NVML for the running processes to print
+  "Including non-PyTorch memory, this process has …", and asserts NVML_SUCCESS (c10/cuda/CUDACachingAllocator.cpp),
+  which fails on a MIG slice — the assert stands in for the OOM.
+- a prompt cut or dropped for its length is a setting, not memory: Ollama's runner "truncating input prompt"
+  limit=<num_ctx> (runner/llamarunner/runner.go), vLLM's scheduler "Input prompt (N tokens) is too long and exceeds
+  limit of M" (vllm/core/scheduler.py, the prompt limit is max_model_len or max_num_batched_tokens).
+- Ollama's "insufficient VRAM to load any model layers" is its scheduler's sizing (llm/memory.go EstimateGPULayers):
+  no layer fits the free VRAM, so the model goes to system RAM.
+- ggml's buffer-type allocator is known by its function's name, ggml_backend_<device>_buffer_type_alloc_buffer, also
+  when a quote lost its first letter.
+
+Each test quotes the public paste it comes from (measurements/public_errors/round45.jsonl, URL beside it); the
+contrasts are the neighbouring messages that must keep their answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from runlocal.diagnose import diagnose_text
+
+# https://github.com/pytorch/pytorch/issues/112377 (Llama-2-13B moved to an A800 MIG 3g.40gb slice; the issue's title)
+PYTORCH_112377 = ('RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "/opt/conda/conda-bld/pytorch_1695392020201/'
+                  'work/c10/cuda/CUDACachingAllocator.cpp":1154, please report a bug to PyTorch.\n')
+# https://github.com/vllm-project/vllm/issues/13209 (vLLM 0.7.2, a 32,889-token prompt under a 2,048-token budget)
+VLLM_13209 = ("INFO 02-13 07:19:11 async_llm_engine.py:211] Added request chatcmpl-59c408fd038b4931bcaa80f61817574b.\n"
+              "WARNING 02-13 07:19:11 scheduler.py:949] Input prompt (32889 tokens) is too long and exceeds limit of "
+              "2048\n"
+              "INFO 02-13 07:19:11 async_llm_engine.py:179] Finished request chatcmpl-59c408fd038b4931bcaa80f61817574b.\n")
+# https://github.com/ollama/ollama/issues/10368 (RAGFlow's embedding requests to llama3.2:3b)
+OLLAMA_10368 = ('time=2025-04-22T11:21:46.411Z level=INFO source=server.go:619 msg="llama runner started in 0.25 '
+                'seconds"\n'
+                '[GIN] 2025/04/22 - 11:21:46 | 200 |  444.455595ms |    10.130.41.81 | POST     "/api/embeddings"\n'
+                'time=2025-04-22T11:21:47.546Z level=WARN source=runner.go:131 msg="truncating input prompt" '
+                'limit=2048 prompt=5065 keep=5 new=2048\n')
+# https://github.com/ollama/ollama/issues/7208 (the issue's title, quoting the scheduler's log words)
+OLLAMA_7208 = "insufficient VRAM to load any model layers\n"
+# https://github.com/ggml-org/llama.cpp/issues/5057 (OpenCL on a Poco X3, -ngl 23; the quote lost its leading 'g')
+LLAMACPP_5057 = ('"gml_backend_opencl_buffer_type_alloc_buffer: failed to allocate 1048.51 MiB"\n\n'
+                 "i was just running this on cell phone poco x3, snapdragon 732G , 6gb ram, works fine with ngl 15 but "
+                 "offloading to gpu doesnt help, the fastest inference is if ngl is 0, any idea why?\n")
+
+
+def test_the_nvml_assert_inside_pytorchs_oom_message_is_the_oom():
+    # the thread: 13B parameters in fp32 are 13e9 x 4 B = 52 GB against a 40 GB slice; the assert hides that OOM
+    assert 13e9 * 4 / 1e9 > 40
+    d = diagnose_text(PYTORCH_112377)
+    assert d.category == "cuda_oom_load"
+
+
+def test_the_same_assert_after_a_request_is_the_run():
+    text = PYTORCH_112377 + "It happens during generation of the second request, after the model loaded.\n"
+    assert diagnose_text(text).category == "cuda_oom_long_context"
+
+
+@pytest.mark.parametrize("text", [
+    # NVML asserts outside the caching allocator are not on the out-of-memory path
+    'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../torch/csrc/cuda/Module.cpp":120, please report a '
+    "bug to PyTorch.\n",
+    # an assert in the caching allocator that is not NVML's
+    'RuntimeError: CUDA driver error: invalid argument\nINTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp"'
+    ":830\n",
+])
+def test_other_internal_asserts_stay_not_memory(text):
+    assert diagnose_text(text).category == "not_memory"
+
+
+def test_a_prompt_over_vllms_limit_is_a_setting_not_memory():
+    prompt, limit = (int(x) for x in re.search(r"\((\d+) tokens\) .* limit of (\d+)", VLLM_13209).groups())
+    assert prompt > limit  # 32,889 > 2,048: a count of tokens above a setting, nothing allocated
+    d = diagnose_text(VLLM_13209)
+    assert d.category == "not_memory" and d.entry.id == "notmem-context-full"
+
+
+def test_ollama_truncating_a_prompt_to_num_ctx_is_a_setting_not_memory():
+    d = diagnose_text(OLLAMA_10368)
+    assert d.category == "not_memory" and d.entry.id == "notmem-context-full"
+
+
+def test_a_kv_cache_oom_after_the_truncation_is_still_memory():
+    # the same runner, a request whose KV buffer could not be allocated: a lack of VRAM wins over the warning
+    text = OLLAMA_10368 + ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 0: cudaMalloc "
+                           "failed: out of memory\n")
+    assert diagnose_text(text).category in {"llamacpp_alloc_fail", "cuda_oom_long_context"}
+
+
+def test_ollamas_no_layer_fits_is_its_sizing_for_lack_of_vram():
+    assert diagnose_text(OLLAMA_7208).category == "ollama_system_memory"
+
+
+def test_ollamas_cuda_oom_keeps_its_answer():
+    # a real allocation refused by CUDA, not the scheduler's sizing: stays a CUDA / ggml out-of-memory
+    text = "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+    assert diagnose_text(text).category == "llamacpp_alloc_fail"
+
+
+def test_ggmls_buffer_allocator_without_its_first_letter_is_still_ggml():
+    d = diagnose_text(LLAMACPP_5057)
+    assert d.category == "llamacpp_alloc_fail" and d.entry.id == "llamacpp-cuda-malloc"
+
+
+def test_other_failed_to_allocate_lines_keep_their_answers():
+    # a PyTorch-style "failed to allocate" with no ggml function name does not become ggml's
+    assert diagnose_text("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 7.79 GiB total "
+                         "capacity)\n").category == "cuda_oom_load"
