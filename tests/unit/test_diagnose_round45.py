@@ -110,3 +110,40 @@ def test_other_failed_to_allocate_lines_keep_their_answers():
     # a PyTorch-style "failed to allocate" with no ggml function name does not become ggml's
     assert diagnose_text("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 7.79 GiB total "
                          "capacity)\n").category == "cuda_oom_load"
+
+
+# https://github.com/noonghunna/club-3090/issues/16 (vLLM V1 serving on a 24 GB RTX 3090; the OOM, then the API server)
+CLUB_3090_16 = ("(EngineCore pid=112) ERROR 05-01 14:39:06 [core.py:1131] torch.OutOfMemoryError: CUDA out of memory. "
+                "Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 21.75 MiB is free. "
+                "Including non-PyTorch memory, this process has 23.50 GiB memory in use. Of the allocated memory 22.88 "
+                "GiB is allocated by PyTorch, with 24.00 MiB allocated in private pools (e.g., CUDA Graphs), and 275.38 "
+                "MiB is reserved by PyTorch but unallocated.\n"
+                "(APIServer pid=1) ERROR 05-01 14:39:06 [async_llm.py:699] AsyncLLM output_handler failed.\n"
+                "(APIServer pid=1) ERROR 05-01 14:39:06 [async_llm.py:699] Traceback (most recent call last):\n")
+# https://github.com/ollama/ollama/issues/6741 (llama3.1:70b at num_ctx 131072; the reporter's sentence)
+OLLAMA_6741 = ("Not only it doesn't fit 96Gb (offloading only 10 layers out of 81), but processing actual ~128k request "
+               "crashes with `CUDA error: out of memory` on 160Gb (will all layers offloaded)\n")
+
+
+def test_vllms_output_handler_losing_the_engine_makes_the_oom_the_run():
+    # the handler streams the outputs of a started engine; 50 MiB asked with 21.75 MiB free on a full card
+    assert diagnose_text(CLUB_3090_16).category == "cuda_oom_long_context"
+
+
+def test_the_same_oom_without_the_api_servers_line_stays_the_load():
+    first_line = CLUB_3090_16.splitlines()[0] + "\n"
+    assert diagnose_text(first_line).category == "cuda_oom_load"
+
+
+def test_an_engine_that_failed_to_start_stays_the_load():
+    text = CLUB_3090_16.splitlines()[0] + "\nRuntimeError: Engine core initialization failed. See root cause above.\n"
+    assert diagnose_text(text).category == "cuda_oom_load"
+
+
+def test_a_request_of_a_stated_size_in_k_tokens_is_the_run():
+    assert diagnose_text(OLLAMA_6741).category == "cuda_oom_long_context"
+
+
+def test_the_bare_ggml_cuda_oom_keeps_its_answer():
+    # nothing about a request: ggml-cuda's bare error keeps the answer it had before this change (not the run)
+    assert diagnose_text("CUDA error: out of memory\n").category == "llamacpp_alloc_fail"
