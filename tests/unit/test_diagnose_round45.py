@@ -147,3 +147,63 @@ def test_a_request_of_a_stated_size_in_k_tokens_is_the_run():
 def test_the_bare_ggml_cuda_oom_keeps_its_answer():
     # nothing about a request: ggml-cuda's bare error keeps the answer it had before this change (not the run)
     assert diagnose_text("CUDA error: out of memory\n").category == "llamacpp_alloc_fail"
+
+
+# https://github.com/ollama/ollama/issues/10765 (a small vision model on a 3.2 GiB-free laptop GPU; the line as
+# rick-github re-pasted it, wrapped)
+OLLAMA_10765 = ('May 19 10:50:36 vladlen32230 ollama[1995]: time=2025-05-19T10:50:36.626+05:00 level=INFO '
+                'source=server.go:168\n'
+                ' msg=offload library=cuda layers.requested=-1 layers.model=35 layers.offload=0 layers.split=""\n'
+                ' memory.available="[3.2 GiB]" memory.gpu_overhead="0 B" memory.required.full="2.6 GiB"\n'
+                ' memory.required.partial="0 B" memory.required.kv="254.0 MiB" memory.required.allocations="[0 B]"\n'
+                ' memory.weights.total="2.3 GiB" memory.weights.repeating="1.8 GiB" memory.weights.nonrepeating='
+                '"525.0 MiB"\n'
+                ' memory.graph.full="517.0 MiB" memory.graph.partial="1.0 GiB" projector.weights="795.9 MiB"\n'
+                ' projector.graph="1.0 GiB"\n')
+# https://github.com/ollama/ollama/issues/10739 (llama4:scout, an 11.4 GiB-free card and 62.6 GiB of RAM)
+OLLAMA_10739 = ('May 16 17:44:49 Debian ollama[6012]: time=2025-05-16T17:44:49.187+02:00 level=INFO source=server.go:168 '
+                'msg=offload\n'
+                ' library=cuda layers.requested=-1 layers.model=49 layers.offload=4 layers.split="" '
+                'memory.available="[11.4 GiB]"\n'
+                ' memory.gpu_overhead="0 B" memory.required.full="68.3 GiB" memory.required.partial="10.9 GiB" '
+                'memory.required.kv="2.2 GiB"\n'
+                ' memory.required.allocations="[10.9 GiB]" memory.weights.total="60.6 GiB" memory.weights.repeating='
+                '"59.8 GiB"\n'
+                ' memory.weights.nonrepeating="809.3 MiB" memory.graph.full="2.0 GiB" memory.graph.partial="2.0 GiB"\n'
+                ' projector.weights="1.6 GiB" projector.graph="0 B"\n'
+                'May 16 17:44:49 Debian ollama[6012]: time=2025-05-16T17:44:49.091+02:00 level=INFO source=server.go:135\n'
+                ' msg="system memory" total="62.6 GiB" free="59.1 GiB" free_swap="215.1 MiB"\n')
+# round 2's ollama#5669: the same kind of line with every layer placed (33 of 33 on a 15.9 GiB card)
+ALL_PLACED = ('time=2024-07-13T12:06:59.126+02:00 level=INFO source=memory.go:309 msg="offload to rocm" '
+              'layers.requested=-1 layers.model=33 layers.offload=33 layers.split="" memory.available="[15.9 GiB]" '
+              'memory.required.full="6.2 GiB" memory.required.partial="6.2 GiB" memory.required.kv="1.0 GiB"\n')
+
+
+@pytest.mark.parametrize("text", [OLLAMA_10765, OLLAMA_10739])
+def test_ollamas_offload_line_with_layers_left_off_is_its_sizing_for_lack_of_vram(text):
+    model, placed = (int(x) for x in re.search(r"layers\.model=(\d+) layers\.offload=(\d+)", text).groups())
+    assert placed < model  # by the line: 0 of 35, 4 of 49
+    d = diagnose_text(text)
+    assert d.category == "ollama_system_memory" and d.entry.id == "ollama-layers-left-off"
+
+
+def test_every_layer_placed_says_nothing():
+    assert diagnose_text(ALL_PLACED).category == "unknown"
+
+
+def test_num_gpu_set_below_the_layers_is_the_users_split():
+    text = OLLAMA_10765.replace("layers.requested=-1", "layers.requested=10")
+    assert diagnose_text(text).category == "unknown"
+
+
+def test_offload_to_cpu_is_no_gpu_at_all():
+    # round 2's ollama#8571 line without its kill: layers.requested=0 on the CPU library
+    text = ('time=2025-01-29T06:36:08.360-05:00 level=INFO source=memory.go:356 msg="offload to cpu" '
+            'layers.requested=0 layers.model=62 layers.offload=0 layers.split="" memory.available="[50.1 GiB]"\n')
+    assert diagnose_text(text).category == "unknown"
+
+
+def test_a_crash_after_the_offload_line_keeps_its_answer():
+    # round 6's ollama#7618 shape: the runner's segfault names the failure, whatever the sizing said
+    text = (OLLAMA_10765 + "llama runner process has terminated: signal: segmentation fault (core dumped)\n")
+    assert diagnose_text(text).category == "not_memory"

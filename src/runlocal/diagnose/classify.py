@@ -76,7 +76,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, signals, small_card
+from . import allocators, kb, last_resort, llamacpp_common, ollama_sizing, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -587,12 +587,7 @@ class Scanner:
             # no failure stated, and llama.cpp says its build has no GPU backend: why the GPU goes unused
             return self._application_error(figures, runtime, NO_GPU_BUILD_ID, self.no_gpu_build)
         if self.best is None:
-            return Diagnosis(
-                category="unknown", entry=None, title="No known failure found in this log",
-                cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
-                      "around the first error (the traceback and the line before it), or search the list "
-                      "with `runlocal errors WORDS`.",
-                fixes=(), extracted=figures, runtime=runtime)
+            return self._nothing_failed_by_name(figures, runtime)
         _, entry, line_no, line = self.best
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
@@ -678,6 +673,19 @@ class Scanner:
         if self.best is None:
             return self.memory_said
         return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
+
+    def _nothing_failed_by_name(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
+        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing), else
+        unknown."""
+        if ollama_sizing.layers_left_off(figures) and (entry := kb.get(ollama_sizing.LAYERS_LEFT_OFF_ID)):
+            return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+                             fixes=tuple(_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
+        return Diagnosis(
+            category="unknown", entry=None, title="No known failure found in this log",
+            cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
+                  "around the first error (the traceback and the line before it), or search the list "
+                  "with `runlocal errors WORDS`.",
+            fixes=(), extracted=figures, runtime=runtime)
 
     def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
                            error_line: tuple[int, str] | None = None) -> Diagnosis:
