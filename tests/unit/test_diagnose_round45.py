@@ -207,3 +207,25 @@ def test_a_crash_after_the_offload_line_keeps_its_answer():
     # round 6's ollama#7618 shape: the runner's segfault names the failure, whatever the sizing said
     text = (OLLAMA_10765 + "llama runner process has terminated: signal: segmentation fault (core dumped)\n")
     assert diagnose_text(text).category == "not_memory"
+
+
+# https://github.com/sgl-project/sglang-jax/issues/622 (fixed the same day by sglang-jax PR#624, page-aligned admission)
+SGLANG_JAX_622 = ("[2026-01-05 06:12:41] Prefill batch. #new-seq: 1, #new-token: 1024, #cached-token: 0, token usage: "
+                  "0.98, #running-req: 167, #queue-req: 88, \n"
+                  "[2026-01-05 06:12:41] Decode out of memory. Try to lower your batch size.\n"
+                  "Try to allocate 168 tokens.\n"
+                  "Available tokens: 3200 (available_size=3200 + evictable_size=0)\n\n"
+                  "[2026-01-05 06:12:41] Scheduler hit an exception: Traceback (most recent call last):\n")
+
+
+def test_a_decode_steps_pool_oom_counts_requests_not_tokens():
+    # alloc_paged_token_slots_decode asks one page per running request: 168 requests need 168 x page_size tokens,
+    # more than the 3,200 free at any page size above 19 (3,200 / 168 = 19.05)
+    assert 168 * 20 > 3200
+    assert diagnose_text(SGLANG_JAX_622).category == "sglang_kv_overflow"
+
+
+def test_a_prefills_pool_oom_with_room_by_its_figures_stays_not_memory():
+    # the prefill path's count is the tokens to extend: more free than asked is still read as the pool's accounting
+    text = SGLANG_JAX_622.replace("Decode out of memory", "Prefill out of memory")
+    assert diagnose_text(text).category == "not_memory"

@@ -102,6 +102,11 @@ _FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG 
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
 _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
+# a decode step's refusal counts requests, not tokens: SGLang's and sglang-jax's alloc_paged_token_slots_decode print
+# "Try to allocate {len(seq_lens)} tokens" while each request may need a whole page (len(seq_lens) x page_size), so
+# more tokens available than "asked" is no room (sglang-jax#622: 168 requests, 3,200 tokens free, fixed by PR#624's
+# page-aligned admission; sglang#4602: 148 requests at --page-size 64)
+_DECODE_POOL = re.compile(r"\bdecode out of memory\b")
 _FIGURE_OR_DEVICE = re.compile(r"\d|cuda|gpu|vram|device|metal|hip|alloc|buffer|torch|tensor")
 _BYTES_REFUSED = re.compile(r"(\d{7,}) bytes")  # a host allocation's size in bytes (Rust's "memory allocation of N bytes")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
@@ -486,7 +491,8 @@ class Scanner:
         self._settle_said_elsewhere()
         self._settle_small_card()
         self._settle_pipeline_retry()
-        if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
+        if (self.best is not None and self.best[1].id == POOL_FULL_ID and not _DECODE_POOL.search(self.best[3].lower())
+                and self._pool_had_room()):
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
