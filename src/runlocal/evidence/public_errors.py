@@ -193,8 +193,8 @@ joined tuning and before round 44 was scored, committed before it was scored, an
 by collect46 (half memory failures and half look-alikes, every query aimed at the trackers of the applications and
 wrappers that embed the runtimes — Open WebUI, text-generation-webui, LocalAI, llama-cpp-python, KoboldCpp, …),
 written down before any query was run (``held_out/round46_queries.md``), committed whole before round 45 joined
-tuning, committed before it is scored, and to be scored once; it stays under ``held_out/`` until round 48 is
-collected. Round 47 waits in ``next/``, which this loader does not read.
+tuning, committed before it was scored, and scored once by diagnose46 (76.3 %); it stays under ``held_out/`` until
+round 48 is collected. Round 47 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
