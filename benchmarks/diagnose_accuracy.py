@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 45, collected ahead by collect45 from the issue's LLM runtimes, half
-memory failures by the phase their pasted log shows and half look-alikes whose text mentions memory (17 memory
-failures and 18 look-alikes from 19 repositories; held_out/round45_queries.md), committed whole before round 43
-joined tuning and before round 44 was scored, committed before it was scored, and scored once (by diagnose45, after
-round 44's misses were tuned on: FIRST_RUNS, 68.6 %);
-rounds 1-44 are tuning data, see
+measurements/public_errors/held_out/: round 46, collected ahead by collect46 from the trackers of the applications
+and wrappers that embed the issue's LLM runtimes, half memory failures and half look-alikes (19 memory failures and
+19 look-alikes from 29 repositories; held_out/round46_queries.md), committed whole before round 45 joined tuning,
+committed before it was scored, and scored once (by diagnose46, after round 45's misses were tuned on: FIRST_RUNS,
+76.3 %);
+rounds 1-45 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -243,6 +243,17 @@ FIRST_RUNS = (
     # its queries), collected ahead by collect45 and committed whole before round 43 joined tuning and before round 44
     # was scored; 17 memory failures, 18 look-alikes; scored once by diagnose45 after round 44's misses were tuned on
     ("round 45 (LLM runtimes)", "2026-11-26", 35, 24, 31, 0, 18, "1940/1998"),
+    # round 46: every query aimed at the trackers of the applications and wrappers that embed the runtimes, where users
+    # paste the runtime's own error (Continue, Zed, ellama, Open WebUI, Xinference, RAGFlow, h2oGPT, privateGPT,
+    # LangChain, TavernAI, text-generation-webui, KoboldCpp, Jan, llama-cpp-python, a ComfyUI node, oMLX, MLX Studio,
+    # lmdeploy, ms-swift, tpu-inference …), half memory failures (requests' OOMs relayed by the apps, Ollama's sizing
+    # refusal relayed by clients, oMLX's model-memory budget, vLLM's KV cache below the max length, macOS killing
+    # vMLX) and half look-alikes (pinned buffers refused for a driver mismatch, ggml's metadata pool, vLLM's cumem
+    # allocator fault with an OOM line showing 66 GiB free, missing DLLs, file formats a loader does not read, prompts
+    # truncated to num_ctx, models a server does not have); held_out/round46_queries.md, four amendments each committed
+    # before its queries), collected ahead by collect46 and committed whole before round 45 joined tuning; 19 memory
+    # failures, 19 look-alikes from 29 repositories; scored once by diagnose46 after round 45's misses were tuned on
+    ("round 46 (apps' trackers)", "2026-11-26", 38, 29, 36, 1, 19, "1973/2033"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -260,7 +271,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 38 (new families)": (6, 10), "round 39 (LLM runtimes)": (1, 7),
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
-                    "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17)}
+                    "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
+                    "round 46 (apps' trackers)": (1, 19)}
 
 
 def print_first_runs() -> None:

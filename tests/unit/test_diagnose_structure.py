@@ -206,9 +206,19 @@ def test_a_runtime_is_guessed_from_its_log_prefix():
 
 @pytest.mark.parametrize("free, expected", [(2048, "not_memory"), (5, "sglang_kv_overflow")])
 def test_a_pool_out_of_memory_with_room_by_its_own_figures_is_not_memory(free, expected):
-    log = (f"RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\n"
+    log = (f"RuntimeError: Prefill out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\n"
            f"Available tokens: {free}")
     assert diagnose_text(log).category == expected
+
+
+@pytest.mark.parametrize("free", [2048, 5])
+def test_a_decode_steps_count_is_requests_so_its_figures_show_no_room(free):
+    # SGLang's alloc_paged_token_slots_decode prints len(seq_lens) as the tokens asked, while each request may need a
+    # whole page: 148 requests at --page-size 64 (sglang#4602) need up to 148 x 64 = 9,472 tokens, above 2,048
+    assert 148 * 64 > 2048
+    log = (f"RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\n"
+           f"Available tokens: {free}")
+    assert diagnose_text(log).category == "sglang_kv_overflow"
 
 
 def test_a_lock_warning_that_is_not_a_lack_of_memory_is_not_the_failure():

@@ -76,7 +76,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import allocators, kb, last_resort, llamacpp_common, prose, runtimes, signals, small_card
+from . import allocators, kb, last_resort, llamacpp_common, ollama_sizing, prose, runtimes, signals, small_card
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -102,6 +102,11 @@ _FREEING_WORDS = ("double", "twice", "after", "call")  # what prose.FREEING_BUG 
 # "Try to allocate 148 tokens." / "Avaliable tokens: 2048", its spelling, schedule_batch.py)
 _POOL_ASKED = re.compile(r"allocate (\d+) tokens")
 _POOL_FREE = re.compile(r"\bava\w{0,4}ble tokens:? (\d+)")
+# a decode step's refusal counts requests, not tokens: SGLang's and sglang-jax's alloc_paged_token_slots_decode print
+# "Try to allocate {len(seq_lens)} tokens" while each request may need a whole page (len(seq_lens) x page_size), so
+# more tokens available than "asked" is no room (sglang-jax#622: 168 requests, 3,200 tokens free, fixed by PR#624's
+# page-aligned admission; sglang#4602: 148 requests at --page-size 64)
+_DECODE_POOL = re.compile(r"\bdecode out of memory\b")
 _FIGURE_OR_DEVICE = re.compile(r"\d|cuda|gpu|vram|device|metal|hip|alloc|buffer|torch|tensor")
 _BYTES_REFUSED = re.compile(r"(\d{7,}) bytes")  # a host allocation's size in bytes (Rust's "memory allocation of N bytes")
 # Python's MemoryError raised by a read() of a length the program took from the file: the length was garbage (a
@@ -486,7 +491,8 @@ class Scanner:
         self._settle_said_elsewhere()
         self._settle_small_card()
         self._settle_pipeline_retry()
-        if self.best is not None and self.best[1].id == POOL_FULL_ID and self._pool_had_room():
+        if (self.best is not None and self.best[1].id == POOL_FULL_ID and not _DECODE_POOL.search(self.best[3].lower())
+                and self._pool_had_room()):
             room = kb.get(POOL_HAS_ROOM_ID)
             if room is not None:
                 self.best = (room.priority, room, self.best[2], self.best[3])
@@ -587,12 +593,7 @@ class Scanner:
             # no failure stated, and llama.cpp says its build has no GPU backend: why the GPU goes unused
             return self._application_error(figures, runtime, NO_GPU_BUILD_ID, self.no_gpu_build)
         if self.best is None:
-            return Diagnosis(
-                category="unknown", entry=None, title="No known failure found in this log",
-                cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
-                      "around the first error (the traceback and the line before it), or search the list "
-                      "with `runlocal errors WORDS`.",
-                fixes=(), extracted=figures, runtime=runtime)
+            return self._nothing_failed_by_name(figures, runtime)
         _, entry, line_no, line = self.best
         if (self.memory_use_low and self.exit_137 and entry.category in kb.MEMORY_CATEGORIES
                 and not last_resort.PROGRAM_OOM.search(line.lower())):
@@ -678,6 +679,19 @@ class Scanner:
         if self.best is None:
             return self.memory_said
         return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
+
+    def _nothing_failed_by_name(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
+        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing), else
+        unknown."""
+        if ollama_sizing.layers_left_off(figures) and (entry := kb.get(ollama_sizing.LAYERS_LEFT_OFF_ID)):
+            return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
+                             fixes=tuple(_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
+        return Diagnosis(
+            category="unknown", entry=None, title="No known failure found in this log",
+            cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
+                  "around the first error (the traceback and the line before it), or search the list "
+                  "with `runlocal errors WORDS`.",
+            fixes=(), extracted=figures, runtime=runtime)
 
     def _application_error(self, figures: dict[str, Any], runtime: str | None, entry_id: str = APPLICATION_ERROR_ID,
                            error_line: tuple[int, str] | None = None) -> Diagnosis:

@@ -276,6 +276,11 @@ def _ollama_gpu(m, ex):
 # one rule per field, since users paste the line wrapped (ollama/ollama#9181)
 _rule("layers.model=", r"\blayers\.model=(\d+)")(_set("ollama_layers_model", 1, int))
 _rule("layers.offload=", r"\blayers\.offload=(\d+)")(_set("ollama_layers_offload", 1, int))
+# num_gpu as asked (-1: Ollama chooses) and where the layers went: 'msg="offload to cuda"' (llm/memory.go) or
+# 'msg=offload library=cuda' (llm/server.go); "cpu" is no GPU at all (diagnose/ollama_sizing.py reads them)
+_rule("layers.requested=", r"\blayers\.requested=(-?\d+)")(_set("ollama_layers_requested", 1, int))
+_rule("offload to ", r'msg="offload to (\w+)"')(_set("ollama_offload_library"))
+_rule("library=", r"\blibrary=(\w+)")(_set("ollama_offload_library"))
 _rule("memory.required.full=", r'memory\.required\.full="' + _SIZE + '"')(_set_size("ollama_required_full_bytes"))
 _rule("memory.required.kv=", r'memory\.required\.kv="' + _SIZE + '"')(_set_size("ollama_required_kv_bytes"))
 

@@ -112,6 +112,10 @@ RUN = re.compile(
     # text-generation-webui's per-request line ("Output generated in 6.34 seconds"); a ComfyUI error report's
     # node (a loader node is start-up, any other node is a graph run)
     r"|output generated in\b|node type:\W*(?!\w*load)\w"
+    # vLLM V1's API server losing its engine while it streamed outputs ("AsyncLLM output_handler failed": the
+    # handler raises EngineDeadError once the started EngineCore's busy loop died; an engine that fails at start-up
+    # ends instead in "Engine core initialization failed", v1/engine/core_client.py), club-3090#16, round 45
+    r"|\boutput_handler failed\b"
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
@@ -125,7 +129,8 @@ RUN = re.compile(
     # a serving benchmark (sglang.bench_serving, vLLM's benchmark_serving, "vllm bench serve") or a request whose
     # input size is stated ("a request with around 400k input", "at 200K tokens", "外推至 200K"): requests are running
     r"|bench_serving|benchmark_serving|bench serve|\bbenchmark(?:_\w+)?\.py\b"
-    r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt)\b"
+    # ... "processing actual ~128k request" (ollama#6741, round 45)
+    r"|\b\d+(?:\.\d+)?\s?k\s+(?:input|tokens?|context|prompt|requests?)\b"
     r"|(?:\bat|\bwith|\bto|至)\s*~?\d+(?:\.\d+)?\s?k\b(?![-_.])"
     r"|sampling steps|batch_manager|in-?flight"
     # memory that grows over requests (a leak, "climbs to ~11.9 GB over 3 requests") or a benchmark being run: the
