@@ -43,8 +43,20 @@ quantization (memory-bound kernels, one per matmul), stream-k's share of skipped
 An open NVIDIA PR that sizes J by the mean tokens per expert (ggml-org/llama.cpp#26977) measured only +3.5 to +11 % at
 a 512 micro-batch on an RTX 3090 (Qwen3-30B-A3B): a narrower tile costs nearly as much as a padded one, as this rule
 assumes (the weight tile's load and dequantization, not the product, sets a tile's time).
-Not applied: ROCm (RDNA3/4 choose J by tokens per expert; CDNA/RDNA2 configs differ — not assessed), Metal, float
-experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels).
+Not applied: Metal, float experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels), and ROCm. A HIP build
+compiles these same files (ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu), but ggml_cuda_mul_mat_id takes the one
+MMQ launch only where ggml_cuda_should_use_mmq(type, cc, ne12 = the micro-batch's tokens, n_experts) says so, and on
+RDNA3 / RDNA3.5 (gfx1151, Strix Halo: GGML_CUDA_CC_RDNA3_5 is inside GGML_CUDA_CC_IS_RDNA3) and RDNA4 it says no for a
+512-token batch of K-quant, Q8_0, MXFP4 or IQ experts: before PR #17576 (WMMA-MMQ for RDNA3) RDNA3/4 took MMQ
+only below MMQ_DP4A_MAX_BATCH_SIZE (64) columns; since, amd_wmma_available (RDNA3, RDNA4) takes it for
+ne11 <= 128, for Q4_0/Q4_1/Q5_0/Q5_1 at any size, and for Q4_K/Q5_K up to 256. Such a prompt runs the synchronous
+fallback instead (unless built with GGML_CUDA_FORCE_MMQ, which returns before the AMD tests) — the expert ids copied
+to the host, then per expert a gather, one ggml_cuda_mul_mat over its ~t tokens (dense MMQ, tile sized to t, or
+hipBLAS) and a scatter: SYCL's pattern, not padded tiles. Where the one launch is taken on RDNA3/4 (legacy quants),
+mmq.cu picks the tile against ne12·n_used/n_experts (newer builds: RDNA3.0 and RDNA4 only): little padding.
+CDNA (amd_mfma_available: CDNA3 always, else n_experts > 64 or ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take
+it; no public ROCm MoE prompt record of either is held. Tried on the Radeon 8060S rows anyway (CUDA's factor on
+ROCm, soc/rocm refitted 0.087 → 0.195): dense 73.5 → 44.4 % but MoE 38.0 → 48.2 % (in sample) — not applied.
 """
 
 from __future__ import annotations
