@@ -1,0 +1,67 @@
+"""Round 46's misses (session 15, diagnose47), tuned on once round 48 was collected and round 46 joined tuning.
+
+Each signal is read off what the runtime's own message means rather than its words:
+
+- an out-of-memory line whose own figures show the card had room (free at least half the card and a hundred times
+  the block asked), under an allocator's earlier CUDA status that is not out of memory (vLLM's cumem allocator
+  "CUDA Error: invalid argument at …/cumem_allocator.cpp"), is that allocator's failure, not a shortage
+  (diagnose/allocator_status.py).
+- a runtime's own memory budget refusing a model larger than it ("Model 'X' (9.11GB) exceeds max-model-memory
+  (7.20GB)", oMLX) is a memory refusal: the budget is memory the runtime is allowed, and the model does not fit it.
+
+Each test quotes the public paste it comes from (measurements/public_errors/round46.jsonl, URL beside it); the
+contrasts are the neighbouring messages that must keep their answer.
+"""
+
+from __future__ import annotations
+
+from runlocal.diagnose import diagnose_text
+
+GiB = 2**30
+
+# https://github.com/modelscope/ms-swift/issues/9613 (GRPO with vLLM colocated in sleep mode, an 80 GB card)
+_TORCH_OOM_9613 = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 7 has a total capacity "
+                   "of 79.11 GiB of which 66.43 GiB is free. Including non-PyTorch memory, this process has 0 bytes "
+                   "memory in use. Of the allocated memory 8.51 GiB is allocated by PyTorch, and 856.16 MiB is "
+                   "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                   "PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+                   "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n")
+MSSWIFT_9613 = ("CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:119\n"
+                "    return func(*args, **kwargs)\n"
+                "           ^^^^^^^^^^^^^^^^^^^^^\n" + _TORCH_OOM_9613)
+# https://github.com/pytorch/pytorch/issues/175431 (rocm.jsonl: a HIP OOM with 203 GiB free, labelled memory)
+PYTORCH_175431 = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 7 has a total capacity of "
+                  "287.98 GiB of which 203.49 GiB is free. Of the allocated memory 68.63 GiB is allocated by PyTorch, "
+                  "and 14.93 GiB is reserved by PyTorch but unallocated.\n")
+
+
+def test_an_allocators_invalid_argument_beside_a_card_with_room_is_not_memory():
+    # the OOM line's own figures: 66.43 GiB free of 79.11 GiB (84 %) for a 20 MiB block (3,401 times it)
+    assert 66.43 / 79.11 > 0.5 and 66.43 * 1024 / 20 > 100
+    d = diagnose_text(MSSWIFT_9613)
+    assert d.category == "not_memory"
+    assert d.entry is not None and d.entry.id == "notmem-allocator-status-with-room"
+
+
+def test_the_same_oom_line_alone_stays_memory():
+    # without the allocator's status line nothing says which call failed: the figures alone decide nothing
+    assert diagnose_text(_TORCH_OOM_9613).category != "not_memory"
+
+
+def test_a_hip_oom_with_room_and_no_allocator_status_keeps_its_memory_answer():
+    assert diagnose_text(PYTORCH_175431).category == "rocm_oom"
+
+
+def test_the_allocator_status_beside_a_full_card_stays_memory():
+    # the same status line, then an OOM whose figures show the card full (1.2 GiB free of 79.11 for 2 GiB)
+    text = ("CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:119\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 7 has a total capacity of "
+            "79.11 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process has 77.90 GiB memory in "
+            "use. Of the allocated memory 76.51 GiB is allocated by PyTorch, and 256.16 MiB is reserved by PyTorch "
+            "but unallocated.\n")
+    assert diagnose_text(text).category != "not_memory"
+
+
+def test_an_allocators_out_of_memory_status_is_no_other_status():
+    text = "CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:119\n" + _TORCH_OOM_9613
+    assert diagnose_text(text).category != "not_memory"
