@@ -65,3 +65,31 @@ def test_the_allocator_status_beside_a_full_card_stays_memory():
 def test_an_allocators_out_of_memory_status_is_no_other_status():
     text = "CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:119\n" + _TORCH_OOM_9613
     assert diagnose_text(text).category != "not_memory"
+
+
+# https://github.com/jundot/omlx/issues/199 (oMLX's server refusing Qwen3.5-4B under its max-model-memory setting)
+OMLX_199 = 'Error: {"detail":"Model \'Qwen3.5-4B\' (9.11GB) exceeds max-model-memory (7.20GB)"}\n'
+
+
+def test_a_runtimes_memory_budget_below_the_model_is_a_memory_refusal():
+    # the line's own figures: the model 9.11 GB against a budget of 7.20 GB
+    assert 9.11 > 7.20
+    d = diagnose_text(OMLX_199)
+    assert d.category != "not_memory" and d.entry is not None
+    assert d.entry.id == "runtime-memory-refusal"  # the runtime's own sizing; the text names no device
+
+
+def test_the_budget_refusal_under_mlx_is_metals_memory():
+    # MLX allocates from Metal's unified memory (signals._memory_entry)
+    assert diagnose_text(OMLX_199, runtime="mlx").category == "metal_oom"
+
+
+def test_a_model_below_the_budget_is_no_refusal_by_the_figures():
+    text = 'Error: {"detail":"Model \'Qwen3.5-0.8B\' (1.61GB) exceeds max-model-memory (7.20GB)"}\n'
+    assert diagnose_text(text).category == "not_memory"
+
+
+def test_a_buffer_over_the_devices_allocation_limit_keeps_its_answer():
+    # Vulkan's per-allocation cap names no budget's size: not read as this refusal
+    line = "vk::Device::allocateMemory: ErrorOutOfDeviceMemory Requested buffer size exceeds device memory allocation limit\n"
+    assert diagnose_text(line).entry.id != "runtime-memory-refusal"
