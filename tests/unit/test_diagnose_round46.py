@@ -93,3 +93,42 @@ def test_a_buffer_over_the_devices_allocation_limit_keeps_its_answer():
     # Vulkan's per-allocation cap names no budget's size: not read as this refusal
     line = "vk::Device::allocateMemory: ErrorOutOfDeviceMemory Requested buffer size exceeds device memory allocation limit\n"
     assert diagnose_text(line).entry.id != "runtime-memory-refusal"
+
+
+# https://github.com/xorbitsai/inference/issues/3837 (a reranker served by Xinference, long texts)
+XINFERENCE_3837 = ("2025-07-23 17:52:16,704 xinference.core.model 9021 ERROR    Model actor is out of memory, model id: "
+                   "v2m3-0, error: CUDA out of memory. Tried to allocate 1.76 GiB. GPU 0 has a total capacity of 15.70 "
+                   "GiB of which 1.14 GiB is free. Process 1925473 has 7.72 GiB memory in use. Process 1936697 has 6.82 "
+                   "GiB memory in use. Of the allocated memory 6.32 GiB is allocated by PyTorch, and 1.13 GiB is reserved "
+                   "by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n")
+# https://github.com/TavernAI/TavernAI-v1/issues/15 (TavernAI relaying KoboldAI's API error object)
+TAVERNAI_15 = ("    msg: 'KoboldAI ran out of memory: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 14.76 GiB "
+               "total capacity; 13.65 GiB already allocated; 9.88 MiB free; 13.85 GiB reserved in total by PyTorch) If "
+               "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+               "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF',\n"
+               "    type: 'out_of_memory.gpu.cuda'\n")
+
+
+def test_xinferences_model_actor_oom_is_a_request():
+    # xinference/core/model.py logs "Model actor is out of memory" from the wrappers of its request calls; by the
+    # figures 1.14 GiB free + 1.13 GiB unused cache = 2.27 GiB would hold the 1.76 GiB block once but not twice
+    assert 1.14 + 1.13 < 2 * 1.76
+    assert diagnose_text(XINFERENCE_3837).category == "cuda_oom_long_context"
+
+
+def test_the_same_oom_line_without_the_actor_is_not_read_as_a_request():
+    line = XINFERENCE_3837.split("error: ", 1)[1]
+    assert diagnose_text(line).category != "cuda_oom_long_context"
+
+
+def test_koboldais_api_oom_relayed_by_tavernai_is_a_request():
+    # KoboldAI's API answers its generate endpoint's OOM with "KoboldAI ran out of memory: …" (aiserver.py)
+    assert diagnose_text(TAVERNAI_15).category == "cuda_oom_long_context"
+
+
+
+def test_koboldais_oom_line_without_its_api_wrapper_keeps_the_load():
+    # the same PyTorch figures with no request said (phase.py's default for no evidence is the load)
+    line = TAVERNAI_15.split("memory: ", 1)[1].split("',")[0] + "\n"
+    assert diagnose_text(line).category == "cuda_oom_load"

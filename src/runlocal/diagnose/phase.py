@@ -116,6 +116,11 @@ RUN = re.compile(
     # handler raises EngineDeadError once the started EngineCore's busy loop died; an engine that fails at start-up
     # ends instead in "Engine core initialization failed", v1/engine/core_client.py), club-3090#16, round 45
     r"|\boutput_handler failed\b"
+    # an app's request wrapper that relays the runtime's OOM: xinference's ModelActor ("Model actor is out of memory,
+    # model id: …", xinference/core/model.py _handle_oom_error / _call_wrapper around generate, chat, rerank,
+    # embedding calls); KoboldAI's API ("KoboldAI ran out of memory: …", aiserver.py api_catch_out_of_memory_errors,
+    # the 507 answer of its generate endpoint, relayed by TavernAI) — xinference#3837, tavernai-v1#15, round 46
+    r"|\bmodel actor is out of memory\b|\bkoboldai ran out of memory\b"
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
