@@ -132,3 +132,38 @@ def test_koboldais_oom_line_without_its_api_wrapper_keeps_the_load():
     # the same PyTorch figures with no request said (phase.py's default for no evidence is the load)
     line = TAVERNAI_15.split("memory: ", 1)[1].split("',")[0] + "\n"
     assert diagnose_text(line).category == "cuda_oom_load"
+
+
+# https://github.com/SeanScripts/ComfyUI-PixtralLlamaMolmoVision/issues/8 (a 217-frame batch to Pixtral in ComfyUI)
+COMFYUI_PIXTRAL_8 = ("Loading Pixtral model: pixtral-12b-nf4\n"
+                     "Batch of torch.Size([217, 852, 480, 3]) images\n"
+                     "Prompt tokens: 8\n"
+                     "!!! Exception during processing !!! Allocation on device\n")
+# https://github.com/ggml-org/llama.cpp/pull/14939 (llama-perplexity with the CUDA VMM pool)
+LLAMACPP_14939 = ("perplexity: tokenizing the input ..\n"
+                  "perplexity: tokenization took 274.506 ms\n"
+                  "perplexity: calculating perplexity over 565 chunks, n_ctx=512, batch_size=2048, n_seq=4\n"
+                  "CUDA error: out of memory\n"
+                  "  current device: 0, in function alloc at /app/ggml/src/ggml-cuda/ggml-cuda.cu:453\n"
+                  "  cuMemCreate(&handle, reserve_size, &prop, 0)\n"
+                  "/app/ggml/src/ggml-cuda/ggml-cuda.cu:81: CUDA error\n")
+
+
+def test_a_tokenised_prompt_after_the_load_is_the_run():
+    assert diagnose_text(COMFYUI_PIXTRAL_8).category == "cuda_oom_long_context"
+
+
+def test_the_same_node_without_its_prompt_line_stays_the_load():
+    text = COMFYUI_PIXTRAL_8.replace("Prompt tokens: 8\n", "")
+    assert diagnose_text(text).category == "cuda_oom_load"
+
+
+def test_llama_perplexitys_pass_over_chunks_is_the_run():
+    assert diagnose_text(LLAMACPP_14939).category == "cuda_oom_long_context"
+
+
+def test_the_same_ggml_oom_during_the_tokenising_keeps_ggmls_answer():
+    # tokenising comes before the pass; no line says the context was made
+    text = LLAMACPP_14939.replace(
+        "perplexity: calculating perplexity over 565 chunks, n_ctx=512, batch_size=2048, n_seq=4\n", "")
+    assert diagnose_text(text).category == "llamacpp_alloc_fail"
