@@ -76,12 +76,12 @@ def test_a_runtimes_memory_budget_below_the_model_is_a_memory_refusal():
     assert 9.11 > 7.20
     d = diagnose_text(OMLX_199)
     assert d.category != "not_memory" and d.entry is not None
-    assert d.entry.id == "runtime-memory-refusal"  # the runtime's own sizing; the text names no device
+    assert d.entry.id == "runtime-memory-refusal"  # the runtime's own sizing: nothing was allocated
 
 
-def test_the_budget_refusal_under_mlx_is_metals_memory():
-    # MLX allocates from Metal's unified memory (signals._memory_entry)
-    assert diagnose_text(OMLX_199, runtime="mlx").category == "metal_oom"
+def test_the_budget_refusal_under_lm_studio_is_its_guardrail():
+    # the same refusal by a runtime that has its own entry for its sizing (signals._FIT_REFUSAL's table)
+    assert diagnose_text(OMLX_199, runtime="lmstudio").entry.id == "lmstudio-guardrail"
 
 
 def test_a_model_below_the_budget_is_no_refusal_by_the_figures():

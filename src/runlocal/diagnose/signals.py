@@ -699,11 +699,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
-    if "exceed" in low and exceeds_memory_budget(low):
-        # a runtime's memory budget below the model (sizes.py): its device's entry where the log says which, else the
-        # runtime's own sizing refusal (nothing was allocated)
-        return _memory_entry(low, runtime) if runtime or _GPU_NAMED.search(low) else "runtime-memory-refusal"
-    if _FIT_REFUSAL.search(low):
+    if _FIT_REFUSAL.search(low) or ("exceed" in low and exceeds_memory_budget(low)):  # a budget below the model
         return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):

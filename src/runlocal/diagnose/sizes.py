@@ -139,7 +139,7 @@ def size_overflow(low: str) -> bool:
 # a runtime's own memory budget refusing a model larger than it, the model's size before the budget's ("Model
 # 'Qwen3.5-4B' (9.11GB) exceeds max-model-memory (7.20GB)", oMLX's server, omlx#199, round 46): the budget is the
 # memory the runtime lets models use, the log's own figures say the model does not fit it — a memory refusal made
-# before any allocation, whatever the budget's setting is called
+# before any allocation, whatever the budget's setting is called (signals.line_entry: the runtime's refusal entry)
 _EXCEEDS_BUDGET = re.compile(r"\(?([\d.]+)\s*([kmgt]i?b)\)?\s+exceeds?\s+(?:the\s+)?(?:[\w.-]+\s+)?[\w.-]*mem(?:ory)?"
                              r"[\w.-]*(?:\s+(?:budget|limit))?\s*[(:=]?\s*([\d.]+)\s*([kmgt]i?b)\b")
 
