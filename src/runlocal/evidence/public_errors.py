@@ -198,7 +198,8 @@ tuning, committed before it was scored, and scored once by diagnose46 (76.3 %); 
 from 19 repositories, 19 memory failures and 21 look-alikes) was collected ahead by collect47 (the same runtimes,
 half memory failures and half look-alikes, widened by wording: non-English reports, Windows / WSL / Docker /
 Kubernetes deployments, cloud notebooks), written down before any query was run (``held_out/round47_queries.md``),
-committed whole before round 46 joined tuning, committed before it is scored, and to be scored once; it stays under
+committed whole before round 46 joined tuning, committed before it was scored, and scored once by diagnose47
+(92.5 %); it stays under
 ``held_out/`` until round 49 is collected. Round 48 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
