@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 46, collected ahead by collect46 from the trackers of the applications
-and wrappers that embed the issue's LLM runtimes, half memory failures and half look-alikes (19 memory failures and
-19 look-alikes from 29 repositories; held_out/round46_queries.md), committed whole before round 45 joined tuning,
-committed before it was scored, and scored once (by diagnose46, after round 45's misses were tuned on: FIRST_RUNS,
-76.3 %);
-rounds 1-45 are tuning data, see
+measurements/public_errors/held_out/: round 47, collected ahead by collect47 from the issue's LLM runtimes with
+the wording widened (non-English reports, Windows / WSL / Docker / Kubernetes deployments, cloud notebooks), half
+memory failures and half look-alikes (19 memory failures and 21 look-alikes from 19 repositories;
+held_out/round47_queries.md), committed whole before round 46 joined tuning, committed before it was scored, and
+scored once (by diagnose47, after round 46's misses were tuned on: FIRST_RUNS, 92.5 %);
+rounds 1-46 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -254,6 +254,14 @@ FIRST_RUNS = (
     # before its queries), collected ahead by collect46 and committed whole before round 45 joined tuning; 19 memory
     # failures, 19 look-alikes from 29 repositories; scored once by diagnose46 after round 45's misses were tuned on
     ("round 46 (apps' trackers)", "2026-11-26", 38, 29, 36, 1, 19, "1973/2033"),
+    # round 47: the same LLM runtimes, half memory failures and half look-alikes, with the wording widened rather than
+    # the projects — issues written in Chinese, Japanese, Korean, German, Spanish, Russian, Portuguese or French beside
+    # a runtime's name or printed error, deployments (native Windows, WSL2, Docker / compose, Kubernetes / Helm) and
+    # GPU cloud notebooks (Colab, Kaggle); held_out/round47_queries.md, four amendments each committed before its
+    # queries), collected ahead by collect47 and committed whole (a75c25b) before diagnose46 scored round 46 and before
+    # round 46 joined tuning; 19 memory failures, 21 look-alikes from 19 repositories (9 from Chinese-language threads);
+    # scored once by diagnose47 after round 46's misses were tuned on
+    ("round 47 (wordings)", "2026-11-26", 40, 37, 39, 1, 21, "2007/2071"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -272,7 +280,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
-                    "round 46 (apps' trackers)": (1, 19)}
+                    "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19)}
 
 
 def print_first_runs() -> None:

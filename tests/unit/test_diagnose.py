@@ -498,6 +498,7 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-killed-after-error",  # a bare kill after an error (classify)
                                            "notmem-single-allocation-cap",  # by an out-of-memory's figures
                                            "notmem-small-host-allocation",  # by a host block against the RAM said free
+                                           "notmem-allocator-status-with-room",  # allocator_status.py: the OOM line's figures
                                            "notmem-shared-memory-mount",  # a Bus-error kill beside /dev/shm (classify)
                                            "runtime-memory-refusal",  # by a line's words (signals.line_entry)
                                            "llamacpp-fit-aborted",  # --fit's give-up after its projection (classify)

@@ -77,6 +77,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import allocators, kb, last_resort, llamacpp_common, ollama_sizing, prose, runtimes, signals, small_card
+from .allocator_status import allocator_status_said, figures_show_room
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -127,6 +128,7 @@ KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
 BARE_KILL_ID = "process-killed"
 PINNED_ID = "pinned-host-oom"
 SMALL_HOST_ALLOCATION_ID = "notmem-small-host-allocation"
+ALLOCATOR_STATUS_ID = "notmem-allocator-status-with-room"  # allocator_status.py
 FREE_RAM_TIMES_REQUEST = 20  # free RAM said to be this many times a refused host block: the block was no lack of RAM
 PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
@@ -230,6 +232,7 @@ class Scanner:
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
         self.pinned_oom = False  # a generic out-of-memory came right after it
+        self.allocator_status = False  # an allocator's non-memory CUDA status before the chosen line
         self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
         self.no_gpu_build: tuple[int, str] | None = None  # llama.cpp's CPU-only build warning (llamacpp_common)
@@ -437,9 +440,10 @@ class Scanner:
         self.line_phase = signals.phase_of_line(low)
         self.after = 0
         self.load_over_before = self.load_after_loaded = False
+        kept = tuple(lines)
+        self.allocator_status = allocator_status_said(kept)  # allocator_status.py
         if not generic:
             return
-        kept = tuple(lines)
         self.at_start = llamacpp_common.cuda_status_at_start(kept)  # CUDA's start, not memory (4.)
         last_load = last_loaded = -1
         for i, ctx in enumerate(kept):
@@ -601,6 +605,9 @@ class Scanner:
         if entry.id == BARE_KILL_ID and self.shm_said and "bus error" in line.lower():
             entry = kb.get(SHM_MOUNT_ID) or entry  # SIGBUS, not SIGKILL: a full /dev/shm (prose.SHM_SAID)
         entry = self._ggml_weights_said(entry, line, runtime)
+        if self.allocator_status and entry.category in kb.MEMORY_CATEGORIES \
+                and figures_show_room(figures):
+            entry = kb.get(ALLOCATOR_STATUS_ID) or entry
         req = figures.get("requested_bytes")
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):

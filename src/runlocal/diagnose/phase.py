@@ -116,6 +116,16 @@ RUN = re.compile(
     # handler raises EngineDeadError once the started EngineCore's busy loop died; an engine that fails at start-up
     # ends instead in "Engine core initialization failed", v1/engine/core_client.py), club-3090#16, round 45
     r"|\boutput_handler failed\b"
+    # an app's request wrapper that relays the runtime's OOM: xinference's ModelActor ("Model actor is out of memory,
+    # model id: …", xinference/core/model.py _handle_oom_error / _call_wrapper around generate, chat, rerank,
+    # embedding calls); KoboldAI's API ("KoboldAI ran out of memory: …", aiserver.py api_catch_out_of_memory_errors,
+    # the 507 answer of its generate endpoint, relayed by TavernAI) — xinference#3837, tavernai-v1#15, round 46
+    r"|\bmodel actor is out of memory\b|\bkoboldai ran out of memory\b"
+    # a prompt already tokenised for the model ("Prompt tokens: 8", a ComfyUI vision node's log before it runs the
+    # batch, comfyui-pixtral-8) and llama-perplexity's pass over its chunks ("calculating perplexity over 565
+    # chunks", tools/perplexity/perplexity.cpp, printed after the model and context are made; llama.cpp PR#14939):
+    # the run, round 46
+    r"|\bprompt tokens:\s*\d|\bcalculating perplexity over\b"
     # training (a fit() call, a trainer, "train_x.py", an iteration counter), image generation (txt2img, a UNet's
     # denoising steps), a serving engine's in-flight batching (TensorRT-LLM's batch_manager)
     r"|\.fit\(|\btrain(?:er|ing|_\w*)?\b|\biter(?:ation)?\W{1,3}\d|txt2img|img2img|\bunet\b|denois"
@@ -317,7 +327,9 @@ LOADED = re.compile(r"(?:can|could) be built,? but|\bbuilt successfully|loaded s
                     # the program's own end-of-start-up line ("Initialization Finished", "Loading LLAMA Done")
                     r"|initiali[sz]ation (?:is )?(?:finished|done|complete)|\bloading [\w.-]+ done\b|\bdone loading\b"
                     # transformers' shard progress bar at its end ("Loading checkpoint shards: 100%|█████| 33/33")
-                    r"|checkpoint shards:\s*100%|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
+                    r"|checkpoint shards:\s*100%"
+                    # llama-perplexity's pass over its chunks, printed once the model and context are made (RUN)
+                    r"|\bcalculating perplexity over\b|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
 
 
 # a progress bar (tqdm's "Steps: 0% 0/1000 [00:02<?, ?it/s]", "Processing Questions:  32%|██▋ | 557/1748 [3:55:14<…"):

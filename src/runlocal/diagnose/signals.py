@@ -27,7 +27,7 @@ import re
 from . import prose, runtimes
 from .not_memory import EXIT_IS_KILL, MLOCK, not_memory_reason
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
-from .sizes import needs_more_than_has, process_at_memory_limit, size_overflow
+from .sizes import exceeds_memory_budget, needs_more_than_has, process_at_memory_limit, size_overflow
 
 __all__ = ["CJK", "GATE_WORDS", "HEDGE", "LINE_VETO", "MISSING_NAME", "PYTHON_RUNTIMES", "QUESTION_HEDGE",
            "cublas_status", "engine_dead", "is_bare_cuda_error", "line_entry", "names_gpu", "negated_oom_removed", "woken_by",
@@ -699,7 +699,7 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
         return "host-ram-alloc"
     if _REFUSAL.search(low) or (("placement" in low or "cycles" in low) and _PLACEMENT_REFUSAL.search(low)):
         return "lmstudio-guardrail" if runtime == "lmstudio" else "ollama-system-memory"
-    if _FIT_REFUSAL.search(low):
+    if _FIT_REFUSAL.search(low) or ("exceed" in low and exceeds_memory_budget(low)):  # a budget below the model
         return {"lmstudio": "lmstudio-guardrail", "ollama": "ollama-system-memory"}.get(runtime or "",
                                                                                        "runtime-memory-refusal")
     if _RETRACTION.search(low):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT", "device_memory_full", "needs_more_than_has", "process_at_memory_limit", "size_overflow"]
+__all__ = ["UNIT", "device_memory_full", "exceeds_memory_budget", "needs_more_than_has", "process_at_memory_limit",
+           "size_overflow"]
 
 # a size no machine has (an exabyte, 10^18 bytes, and above): a negative or wrapped integer printed as a size (MLX's
 # "Unable to allocate 8446744063349813240 bytes" from an int32 index overflow), whether in digits or in words
@@ -133,3 +134,21 @@ def size_overflow(low: str) -> bool:
         except ValueError:
             continue
     return False
+
+
+# a runtime's own memory budget refusing a model larger than it, the model's size before the budget's ("Model
+# 'Qwen3.5-4B' (9.11GB) exceeds max-model-memory (7.20GB)", oMLX's server, omlx#199, round 46): the budget is the
+# memory the runtime lets models use, the log's own figures say the model does not fit it — a memory refusal made
+# before any allocation, whatever the budget's setting is called (signals.line_entry: the runtime's refusal entry)
+_EXCEEDS_BUDGET = re.compile(r"\(?([\d.]+)\s*([kmgt]i?b)\)?\s+exceeds?\s+(?:the\s+)?(?:[\w.-]+\s+)?[\w.-]*mem(?:ory)?"
+                             r"[\w.-]*(?:\s+(?:budget|limit))?\s*[(:=]?\s*([\d.]+)\s*([kmgt]i?b)\b")
+
+
+def exceeds_memory_budget(low: str) -> bool:
+    """Whether the line states a size exceeding a named memory budget or limit, with the budget's size below it."""
+    m = _EXCEEDS_BUDGET.search(low) if "exceed" in low and "mem" in low else None
+    if m is None:
+        return False
+    size = float(m.group(1)) * UNIT.get(m.group(2), 0)
+    budget = float(m.group(3)) * UNIT.get(m.group(4), 0)
+    return size > budget > 0

@@ -6,7 +6,7 @@ error lines, not the prose around them): ``id``, ``source`` (the thread's URL), 
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
 
-Forty-seven collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
+Forty-eight collection rounds. Round 1 was split by a hash of the id; its held-out part was scored and its failures
 looked at, so it is tuning data. Round 2 set a fifth aside before any tuning on it (drawn with a recorded seed by
 ``measurements/public_errors/split_round2.py``, now ``round2_scored_held_out.jsonl``) and round 3 (``round3.jsonl``,
 41 texts) was held out whole; both were scored once (90.0 % and 92.7 %) and are tuning data since round 4. Round 4
@@ -189,12 +189,18 @@ a long prefill, start-up profiling and warm-up, the load — and half look-alike
 allocator), written down before any query was run (``round45_queries.md``), committed whole before round 43
 joined tuning and before round 44 was scored, committed before it was scored, and scored once by diagnose45
 (68.6 %); diagnose46 moved it out of ``held_out/`` once collect47 had committed round 47: it is tuning data. Round 46
-(``held_out/round46.jsonl``, 38 texts from 29 repositories, 19 memory failures and 19 look-alikes) was collected ahead
+(``round46.jsonl``, 38 texts from 29 repositories, 19 memory failures and 19 look-alikes) was collected ahead
 by collect46 (half memory failures and half look-alikes, every query aimed at the trackers of the applications and
 wrappers that embed the runtimes — Open WebUI, text-generation-webui, LocalAI, llama-cpp-python, KoboldCpp, …),
-written down before any query was run (``held_out/round46_queries.md``), committed whole before round 45 joined
-tuning, committed before it was scored, and scored once by diagnose46 (76.3 %); it stays under ``held_out/`` until
-round 48 is collected. Round 47 waits in ``next/``, which this loader does not read.
+written down before any query was run (``round46_queries.md``), committed whole before round 45 joined
+tuning, committed before it was scored, and scored once by diagnose46 (76.3 %); diagnose47 moved it out of
+``held_out/`` once collect48 had committed round 48: it is tuning data. Round 47 (``held_out/round47.jsonl``, 40 texts
+from 19 repositories, 19 memory failures and 21 look-alikes) was collected ahead by collect47 (the same runtimes,
+half memory failures and half look-alikes, widened by wording: non-English reports, Windows / WSL / Docker /
+Kubernetes deployments, cloud notebooks), written down before any query was run (``held_out/round47_queries.md``),
+committed whole before round 46 joined tuning, committed before it was scored, and scored once by diagnose47
+(92.5 %); it stays under
+``held_out/`` until round 49 is collected. Round 48 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
