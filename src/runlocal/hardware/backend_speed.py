@@ -57,6 +57,12 @@ mmq.cu picks the tile against ne12·n_used/n_experts (newer builds: RDNA3.0 and 
 CDNA (amd_mfma_available: CDNA3 always, else n_experts > 64 or ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take
 it; no public ROCm MoE prompt record of either is held. Tried on the Radeon 8060S rows anyway (CUDA's factor on
 ROCm, soc/rocm refitted 0.087 → 0.195): dense 73.5 → 44.4 % but MoE 38.0 → 48.2 % (in sample) — not applied.
+The #17576 rule above is one era, not today's: later builds' ggml_cuda_should_use_mmq (mmq.cu, its amd_wmma_available
+branch) takes MMQ on RDNA3 whenever n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path",
+PR #18202), else for every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0, <= 256 on RDNA3.5) and IQ2_XS/IQ2_S
+(RDNA3.5 always, else <= 128); on RDNA4 always (PR #18537). The 8060S MoE records span all three eras (builds 6181 to
+9193: before #17576 every 512-token type fell back; #17576 to #18202 rocmmoe's rule; after, GLM-4.5-Air's 128 experts
+and gpt-oss take MMQ), so a ROCm MoE prompt rule must be build-dependent — not yet written.
 """
 
 from __future__ import annotations
