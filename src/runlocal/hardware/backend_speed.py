@@ -1,6 +1,6 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL and Vulkan is not modelled. hardware/speed.py prices a prompt at 2 FLOPs per active weight and one
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below) is not modelled. hardware/speed.py prices a prompt at 2 FLOPs per active weight and one
 fitted share of the device's peak per class and backend — a dense matmul's rate. A prompt batch of a mixture of experts
 runs its expert matrices through MUL_MAT_ID instead, and on these two backends that runs far below a dense matmul, by an
 amount the source does not reduce to one formula with constants the public records can pin:
@@ -62,12 +62,17 @@ branch) takes MMQ on RDNA3 whenever n_experts >= 64 ("the synchronization overhe
 PR #18202), else for every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0, <= 256 on RDNA3.5) and IQ2_XS/IQ2_S
 (RDNA3.5 always, else <= 128); on RDNA4 always (PR #18537). The 8060S MoE records span all three eras (builds 6181 to
 9193: before #17576 every 512-token type fell back; #17576 to #18202 rocmmoe's rule; after, GLM-4.5-Air's 128 experts
-and gpt-oss take MMQ), so a ROCm MoE prompt rule must be build-dependent — not yet written.
+and gpt-oss take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and Vulkan's, only where the build's rule sends
+the experts to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``, the GPU's gfx_target from data/devices.json;
+a plan counts at the modelled, current build), and the fit takes no such row: soc/rocm 0.087 → 0.162 (8.7 µs a
+layer), fitted without the 32 GLM-4.5-Air rows of builds 6181-7085. The rows left still spread (GLM-4.5-Air at b7816,
+MMQ era, 56-181 t/s by toolbox; llama-3-8b 1,011-1,127 read 482): the ROCm stack, not the expert launch alone.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 
 MOE_PREFILL_UNMODELLED = {
@@ -79,13 +84,95 @@ MOE_PREFILL_UNMODELLED = {
 }
 
 
-def moe_prefill_gap(n_experts: int, backend: str | None) -> str | None:
+def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | None = None, quant: str | None = None,
+                    ubatch: int = 512, build: int | None = None) -> str | None:
     """Why the prefill of a mixture-of-experts model (``n_experts`` > 0) is not predicted on ``backend``; None when it
-    is (a dense model, or a backend whose MoE prefill the dense formula covers)."""
+    is (a dense model, or a backend whose MoE prefill the dense formula covers). On ROCm it is declined where an
+    RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of ``quant`` to the per-expert fallback
+    at ``build`` (rocm_expert_mmq)."""
     if not n_experts:
         return None
     why = MOE_PREFILL_UNMODELLED.get(backend or "")
-    return f"not modelled for a mixture of experts on {backend}: {why}" if why else None
+    if why:
+        return f"not modelled for a mixture of experts on {backend}: {why}"
+    if backend == "rocm" and rocm_expert_mmq(gfx_target, quant, ubatch, n_experts, build) is False:
+        at = f"llama.cpp b{build}" if build else "the modelled llama.cpp build"
+        return (f"not modelled for a mixture of experts on rocm: at {at} ggml-cuda's "
+                f"ggml_cuda_should_use_mmq sends a {ubatch}-token batch of {expert_type(quant)} experts on "
+                f"{gfx_target} ({amd_wmma_family(gfx_target)}) to the synchronous per-expert fallback (routing ids "
+                f"copied to the host, then a gather, one matmul and a scatter per expert): launch- and sync-bound, "
+                f"SYCL's pattern, not the one MMQ launch the dense formula prices")
+    return None
+
+
+# ggml-cuda common.cuh: a HIP device's cc is GGML_CUDA_CC_OFFSET_AMD + its gfx name read as hex (gfx1151 → 0x1151);
+# GGML_CUDA_CC_RDNA3 = 0x1100, GGML_CUDA_CC_RDNA3_5 = 0x1150, GGML_CUDA_CC_RDNA4 = 0x1200 above the offset, and
+# IS_RDNA3 is [RDNA3, RDNA4), IS_RDNA3_0 [RDNA3, RDNA3_5), IS_RDNA3_5 [RDNA3_5, RDNA4), IS_RDNA4 from RDNA4 on —
+# amd_wmma_available(cc) is IS_RDNA3 || IS_RDNA4.
+def amd_wmma_family(gfx_target: str | None) -> str | None:
+    """"rdna3", "rdna3.5" or "rdna4" for an AMD GPU's LLVM target (devices.json gfx_target), else None (RDNA2, CDNA,
+    unknown: ggml-cuda's amd_wmma_available is false there)."""
+    m = re.fullmatch(r"gfx([0-9a-f]{3,4})", (gfx_target or "").lower())
+    if not m:
+        return None
+    cc = int(m.group(1), 16)
+    if cc >= 0x1200:
+        return "rdna4"
+    if cc >= 0x1150:
+        return "rdna3.5"
+    return "rdna3" if cc >= 0x1100 else None
+
+
+def expert_type(quant: str | None) -> str:
+    """The ggml type of a quantized file's expert tensors, read from its name: Q4_K_M / Q4_K_XL → Q4_K, Q8_K_XL → Q8_0
+    (no Q8_K weight type exists), IQ2_M → IQ2_S (the type llama-quantize writes for it), else the name itself."""
+    q = (quant or "").upper()
+    if q == "IQ2_M":
+        return "IQ2_S"
+    m = re.match(r"(IQ\d_[A-Z]+?|Q\d_K|Q\d_\d|MXFP4|TQ\d_\d)(?:_[A-Z]+)?$", q)
+    if not m:
+        return q
+    return "Q8_0" if m.group(1) == "Q8_K" else m.group(1)
+
+
+# The builds at which ggml_cuda_should_use_mmq changed for RDNA (ggml-cuda/mmq.cu); each is the first build known to
+# hold the change, the merge itself lying between it and the last record build without it:
+# - PR #17576 (668ed7657, "HIP: enable WMMA-MMQ INT kernels for RDNA 3"): in b7349, which issue #17917 bisected to it;
+#   absent from b7085 (the newest 8060S tuning record before it).
+# - PR #18537 (968929528, "mmq.cu: tune mmq/rocblas switching for RDNA": "add n_experts branch like the cdna path",
+#   "move amd wmma mmq/wmma switching behind IS_RDNA3") and PR #18666 (its RDNA3.5 adjustments): PR #18666's own
+#   benchmark baseline is b7644, whose IS_RDNA3 branch it edits.
+RDNA_WMMA_MMQ_BUILD = 7349
+RDNA_MMQ_TUNED_BUILD = 7644
+LEGACY_QUANTS = ("Q4_0", "Q4_1", "Q5_0", "Q5_1")
+
+
+def rocm_expert_mmq(gfx_target: str | None, quant: str | None, ubatch: int, n_experts: int,
+                    build: int | None = None) -> bool | None:
+    """Whether ggml_cuda_mul_mat_id takes the one MMQ launch (True) or the per-expert fallback (False) for a
+    ``ubatch``-token batch of ``quant`` experts on an RDNA3/3.5/4 GPU at llama.cpp ``build`` (None: the modelled,
+    current build); None where the rule does not apply (not RDNA3/4, float experts). ggml_cuda_should_use_mmq's
+    amd_wmma branch, by era (without GGML_CUDA_FORCE_MMQ, which returns true before it):
+    - before PR #17576: RDNA3/4 fell to the last line, MMQ only for ne11 < MMQ_DP4A_MAX_BATCH_SIZE (64);
+    - PR #17576 to #18537: ne11 <= 128, Q4_0/Q4_1/Q5_0/Q5_1 at any size, Q4_K/Q5_K up to 256;
+    - since: RDNA4 always; RDNA3 when n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path"),
+      else every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0, <= 256 on RDNA3.5) and IQ2_XS / IQ2_S
+      (RDNA3.5 always, else <= 128)."""
+    family = amd_wmma_family(gfx_target)
+    typ = expert_type(quant)
+    if family is None or not quant or typ in ("F16", "BF16", "F32"):
+        return None
+    if build is not None and build < RDNA_WMMA_MMQ_BUILD:
+        return ubatch < 64
+    if build is not None and build < RDNA_MMQ_TUNED_BUILD:
+        return ubatch <= 128 or typ in LEGACY_QUANTS or (ubatch <= 256 and typ in ("Q4_K", "Q5_K"))
+    if family == "rdna4" or n_experts >= 64:
+        return True
+    limit: dict[str, int | None] = {"Q2_K": 128, "Q6_K": 128 if family == "rdna3" else 256,
+                                    "IQ2_XS": None if family == "rdna3.5" else 128,
+                                    "IQ2_S": None if family == "rdna3.5" else 128}
+    cap = limit.get(typ)
+    return typ not in limit or cap is None or ubatch <= cap
 
 
 # mmq.cuh mul_mat_q_switch_J walks J = 8, 16, … 128 in steps of 8 and keeps the first J with the fewest column tiles; the
