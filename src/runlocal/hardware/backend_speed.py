@@ -1,9 +1,10 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL and Vulkan is not modelled. hardware/speed.py prices a prompt at 2 FLOPs per active weight and one
-fitted share of the device's peak per class and backend — a dense matmul's rate. A prompt batch of a mixture of experts
-runs its expert matrices through MUL_MAT_ID instead, and on these two backends that runs far below a dense matmul, by an
-amount the source does not reduce to one formula with constants the public records can pin:
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below) is not modelled.
+hardware/speed.py prices a prompt at 2 FLOPs per active weight and one fitted share of the device's peak per class and
+backend — a dense matmul's rate. A prompt batch of a mixture of experts runs its expert matrices through MUL_MAT_ID
+instead, and on these two backends that runs far below a dense matmul, by an amount the source does not reduce to one
+formula with constants the public records can pin:
 
 - ggml-sycl (ggml/src/ggml-sycl/ggml-sycl.cpp ggml_sycl_mul_mat_id, the prompt branch, ne12 > 1): it copies the routed
   expert ids to the host and waits on the queue, then for each expert that received tokens runs a gather kernel, one
@@ -21,8 +22,8 @@ amount the source does not reduce to one formula with constants the public recor
 A plan on these backends therefore prints no prefill figure for a MoE model and its --explain says why, rather than a
 number 3–9× too high.
 
-MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read from
-ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
+MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read
+from ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
 
 - mmq.cu ggml_cuda_mul_mat_q, the ``ids`` branch: ggml_cuda_launch_mm_ids_helper sorts the batch's (token, expert) slots
   by expert and writes ``expert_bounds``; one MMQ launch covers every expert (the grid's z dimension is ne02, the
@@ -37,31 +38,42 @@ ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
   of real columns in it. So an expert with t tokens costs ceil(t / J) full tiles, where a dense matmul's tiles are full.
 
 An expert matmul therefore costs its FLOPs × J·E[ceil(t/J)] / E[t], at the dense rate, t ~ Binomial(micro-batch,
-n_used / n_experts) tokens per expert (uniform routing assumed). Qwen3-30B-A3B at 512 tokens: t ≈ 32 → 4×; gpt-oss-20b:
-t ≈ 64 → 2×. No constant is fitted. What the rule leaves out: the ids helper and the (token, expert) activation
-quantization (memory-bound kernels, one per matmul), stream-k's share of skipped tiles, routing that is not uniform.
-An open NVIDIA PR that sizes J by the mean tokens per expert (ggml-org/llama.cpp#26977) measured only +3.5 to +11 % at
-a 512 micro-batch on an RTX 3090 (Qwen3-30B-A3B): a narrower tile costs nearly as much as a padded one, as this rule
-assumes (the weight tile's load and dequantization, not the product, sets a tile's time).
-Not applied: Metal, float experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels), and ROCm. A HIP build
-compiles these same files (ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu), but ggml_cuda_mul_mat_id takes the one
-MMQ launch only where ggml_cuda_should_use_mmq(type, cc, ne12 = the micro-batch's tokens, n_experts) says so, and on
-RDNA3 / RDNA3.5 (gfx1151, Strix Halo: GGML_CUDA_CC_RDNA3_5 is inside GGML_CUDA_CC_IS_RDNA3) and RDNA4 it says no for a
-512-token batch of K-quant, Q8_0, MXFP4 or IQ experts: before PR #17576 (WMMA-MMQ for RDNA3) RDNA3/4 took MMQ
-only below MMQ_DP4A_MAX_BATCH_SIZE (64) columns; since, amd_wmma_available (RDNA3, RDNA4) takes it for
-ne11 <= 128, for Q4_0/Q4_1/Q5_0/Q5_1 at any size, and for Q4_K/Q5_K up to 256. Such a prompt runs the synchronous
-fallback instead (unless built with GGML_CUDA_FORCE_MMQ, which returns before the AMD tests) — the expert ids copied
-to the host, then per expert a gather, one ggml_cuda_mul_mat over its ~t tokens (dense MMQ, tile sized to t, or
-hipBLAS) and a scatter: SYCL's pattern, not padded tiles. Where the one launch is taken on RDNA3/4 (legacy quants),
-mmq.cu picks the tile against ne12·n_used/n_experts (newer builds: RDNA3.0 and RDNA4 only): little padding.
-CDNA (amd_mfma_available: CDNA3 always, else n_experts > 64 or ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take
-it; no public ROCm MoE prompt record of either is held. Tried on the Radeon 8060S rows anyway (CUDA's factor on
-ROCm, soc/rocm refitted 0.087 → 0.195): dense 73.5 → 44.4 % but MoE 38.0 → 48.2 % (in sample) — not applied.
-"""
+n_used / n_experts) tokens per expert (uniform routing assumed). Qwen3-30B-A3B at 512 tokens: t ≈ 32 → 4×;
+gpt-oss-20b: t ≈ 64 → 2×. No constant is fitted. What the rule leaves out: the ids helper and the (token, expert)
+activation quantization (memory-bound kernels, one per matmul), stream-k's share of skipped tiles, routing that is not
+uniform. An open NVIDIA PR that sizes J by the mean tokens per expert (ggml-org/llama.cpp#26977) measured only +3.5 to
++11 % at a 512 micro-batch on an RTX 3090 (Qwen3-30B-A3B): a narrower tile costs nearly as much as a padded one, as
+this rule assumes (the weight tile's load and dequantization, not the product, sets a tile's time). Not applied:
+Metal, float experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels), and ROCm. A HIP build compiles
+these same files (ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu), but ggml_cuda_mul_mat_id takes the one MMQ launch
+only where ggml_cuda_should_use_mmq(type, cc, ne12 = the micro-batch's tokens, n_experts) says so, and on RDNA3 /
+RDNA3.5 (gfx1151, Strix Halo: GGML_CUDA_CC_RDNA3_5 is inside GGML_CUDA_CC_IS_RDNA3) and RDNA4 it says no for a
+512-token batch of K-quant, Q8_0, MXFP4 or IQ experts: before PR #17576 (WMMA-MMQ for RDNA3) RDNA3/4 took MMQ only
+below MMQ_DP4A_MAX_BATCH_SIZE (64) columns; since, amd_wmma_available (RDNA3, RDNA4) takes it for ne11 <= 128, for
+Q4_0/Q4_1/Q5_0/Q5_1 at any size, and for Q4_K/Q5_K up to 256. Such a prompt runs the synchronous fallback instead
+(unless built with GGML_CUDA_FORCE_MMQ, which returns before the AMD tests) — the expert ids copied to the host, then
+per expert a gather, one ggml_cuda_mul_mat over its ~t tokens (dense MMQ, tile sized to t, or hipBLAS) and a scatter:
+SYCL's pattern, not padded tiles. Where the one launch is taken on RDNA3/4 (legacy quants), mmq.cu picks the tile
+against ne12·n_used/n_experts (newer builds: RDNA3.0 and RDNA4 only): little padding. CDNA (amd_mfma_available: CDNA3
+always, else n_experts > 64 or ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take it; no public ROCm MoE prompt
+record of either is held. Tried on the Radeon 8060S rows anyway (CUDA's factor on ROCm, soc/rocm refitted 0.087 →
+0.195): dense 73.5 → 44.4 % but MoE 38.0 → 48.2 % (in sample) — not applied. The #17576 rule above is one era, not
+today's: later builds' ggml_cuda_should_use_mmq (mmq.cu, its amd_wmma_available branch) takes MMQ on RDNA3 whenever
+n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path" — PR #18537 "add n_experts branch like the
+cdna path", its comment citing CDNA's PR #18202), else for every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0,
+<= 256 on RDNA3.5) and IQ2_XS/IQ2_S (RDNA3.5 always, else <= 128); on RDNA4 always (PR #18537). The 8060S MoE records
+span all three eras (builds 6181 to 9193: before #17576 every 512-token type fell back; #17576 to #18202 rocmmoe's
+rule; after, GLM-4.5-Air's 128 experts and gpt-oss take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and
+Vulkan's, only where the build's rule sends the experts to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``,
+the GPU's gfx_target from data/devices.json; a plan counts at the modelled, current build), and the fit takes no such
+row: soc/rocm 0.087 → 0.162 (8.7 µs a layer), fitted without the 32 GLM-4.5-Air rows of builds 6181-7085. The rows
+left still spread (GLM-4.5-Air at b7816, MMQ era, 56-181 t/s by toolbox; llama-3-8b 1,011-1,127 read 482): the ROCm
+stack, not the expert launch alone."""
 
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 
 MOE_PREFILL_UNMODELLED = {
@@ -73,13 +85,95 @@ MOE_PREFILL_UNMODELLED = {
 }
 
 
-def moe_prefill_gap(n_experts: int, backend: str | None) -> str | None:
+def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | None = None, quant: str | None = None,
+                    ubatch: int = 512, build: int | None = None) -> str | None:
     """Why the prefill of a mixture-of-experts model (``n_experts`` > 0) is not predicted on ``backend``; None when it
-    is (a dense model, or a backend whose MoE prefill the dense formula covers)."""
+    is (a dense model, or a backend whose MoE prefill the dense formula covers). On ROCm it is declined where an
+    RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of ``quant`` to the per-expert fallback
+    at ``build`` (rocm_expert_mmq)."""
     if not n_experts:
         return None
     why = MOE_PREFILL_UNMODELLED.get(backend or "")
-    return f"not modelled for a mixture of experts on {backend}: {why}" if why else None
+    if why:
+        return f"not modelled for a mixture of experts on {backend}: {why}"
+    if backend == "rocm" and rocm_expert_mmq(gfx_target, quant, ubatch, n_experts, build) is False:
+        at = f"llama.cpp b{build}" if build else "the modelled llama.cpp build"
+        return (f"not modelled for a mixture of experts on rocm: at {at} ggml-cuda's "
+                f"ggml_cuda_should_use_mmq sends a {ubatch}-token batch of {expert_type(quant)} experts on "
+                f"{gfx_target} ({amd_wmma_family(gfx_target)}) to the synchronous per-expert fallback (routing ids "
+                f"copied to the host, then a gather, one matmul and a scatter per expert): launch- and sync-bound, "
+                f"SYCL's pattern, not the one MMQ launch the dense formula prices")
+    return None
+
+
+# ggml-cuda common.cuh: a HIP device's cc is GGML_CUDA_CC_OFFSET_AMD + its gfx name read as hex (gfx1151 → 0x1151);
+# GGML_CUDA_CC_RDNA3 = 0x1100, GGML_CUDA_CC_RDNA3_5 = 0x1150, GGML_CUDA_CC_RDNA4 = 0x1200 above the offset, and
+# IS_RDNA3 is [RDNA3, RDNA4), IS_RDNA3_0 [RDNA3, RDNA3_5), IS_RDNA3_5 [RDNA3_5, RDNA4), IS_RDNA4 from RDNA4 on —
+# amd_wmma_available(cc) is IS_RDNA3 || IS_RDNA4.
+def amd_wmma_family(gfx_target: str | None) -> str | None:
+    """"rdna3", "rdna3.5" or "rdna4" for an AMD GPU's LLVM target (devices.json gfx_target), else None (RDNA2, CDNA,
+    unknown: ggml-cuda's amd_wmma_available is false there)."""
+    m = re.fullmatch(r"gfx([0-9a-f]{3,4})", (gfx_target or "").lower())
+    if not m:
+        return None
+    cc = int(m.group(1), 16)
+    if cc >= 0x1200:
+        return "rdna4"
+    if cc >= 0x1150:
+        return "rdna3.5"
+    return "rdna3" if cc >= 0x1100 else None
+
+
+def expert_type(quant: str | None) -> str:
+    """The ggml type of a quantized file's expert tensors, read from its name: Q4_K_M / Q4_K_XL → Q4_K, Q8_K_XL → Q8_0
+    (no Q8_K weight type exists), IQ2_M → IQ2_S (the type llama-quantize writes for it), else the name itself."""
+    q = (quant or "").upper()
+    if q == "IQ2_M":
+        return "IQ2_S"
+    m = re.match(r"(IQ\d_[A-Z]+?|Q\d_K|Q\d_\d|MXFP4|TQ\d_\d)(?:_[A-Z]+)?$", q)
+    if not m:
+        return q
+    return "Q8_0" if m.group(1) == "Q8_K" else m.group(1)
+
+
+# The builds at which ggml_cuda_should_use_mmq changed for RDNA (ggml-cuda/mmq.cu); each is the first build known to
+# hold the change, the merge itself lying between it and the last record build without it:
+# - PR #17576 (668ed7657, "HIP: enable WMMA-MMQ INT kernels for RDNA 3"): in b7349, which issue #17917 bisected to it;
+#   absent from b7085 (the newest 8060S tuning record before it).
+# - PR #18537 (968929528, "mmq.cu: tune mmq/rocblas switching for RDNA": "add n_experts branch like the cdna path",
+#   "move amd wmma mmq/wmma switching behind IS_RDNA3") and PR #18666 (its RDNA3.5 adjustments): PR #18666's own
+#   benchmark baseline is b7644, whose IS_RDNA3 branch it edits.
+RDNA_WMMA_MMQ_BUILD = 7349
+RDNA_MMQ_TUNED_BUILD = 7644
+LEGACY_QUANTS = ("Q4_0", "Q4_1", "Q5_0", "Q5_1")
+
+
+def rocm_expert_mmq(gfx_target: str | None, quant: str | None, ubatch: int, n_experts: int,
+                    build: int | None = None) -> bool | None:
+    """Whether ggml_cuda_mul_mat_id takes the one MMQ launch (True) or the per-expert fallback (False) for a
+    ``ubatch``-token batch of ``quant`` experts on an RDNA3/3.5/4 GPU at llama.cpp ``build`` (None: the modelled,
+    current build); None where the rule does not apply (not RDNA3/4, float experts). ggml_cuda_should_use_mmq's
+    amd_wmma branch, by era (without GGML_CUDA_FORCE_MMQ, which returns true before it):
+    - before PR #17576: RDNA3/4 fell to the last line, MMQ only for ne11 < MMQ_DP4A_MAX_BATCH_SIZE (64);
+    - PR #17576 to #18537: ne11 <= 128, Q4_0/Q4_1/Q5_0/Q5_1 at any size, Q4_K/Q5_K up to 256;
+    - since: RDNA4 always; RDNA3 when n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path"),
+      else every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0, <= 256 on RDNA3.5) and IQ2_XS / IQ2_S
+      (RDNA3.5 always, else <= 128)."""
+    family = amd_wmma_family(gfx_target)
+    typ = expert_type(quant)
+    if family is None or not quant or typ in ("F16", "BF16", "F32"):
+        return None
+    if build is not None and build < RDNA_WMMA_MMQ_BUILD:
+        return ubatch < 64
+    if build is not None and build < RDNA_MMQ_TUNED_BUILD:
+        return ubatch <= 128 or typ in LEGACY_QUANTS or (ubatch <= 256 and typ in ("Q4_K", "Q5_K"))
+    if family == "rdna4" or n_experts >= 64:
+        return True
+    limit: dict[str, int | None] = {"Q2_K": 128, "Q6_K": 128 if family == "rdna3" else 256,
+                                    "IQ2_XS": None if family == "rdna3.5" else 128,
+                                    "IQ2_S": None if family == "rdna3.5" else 128}
+    cap = limit.get(typ)
+    return typ not in limit or cap is None or ubatch <= cap
 
 
 # mmq.cuh mul_mat_q_switch_J walks J = 8, 16, … 128 in steps of 8 and keeps the first J with the fewest column tiles; the

@@ -412,7 +412,8 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
                       extra_layers=rec / n_devices) for _ in range(n_devices)]
     decode = decode_speed(parts)
     prefill = None
-    if prompt and not moe_prefill_gap(model.n_experts, backend):
+    if prompt and not moe_prefill_gap(model.n_experts, backend, gfx_target=dev.gfx_target, quant=quant,
+                                      ubatch=min(prompt, UBATCH)):
         attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
                                     prompt_depth + prompt / 2)
         flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
@@ -644,6 +645,13 @@ def planned_build(alloc) -> int | None:
     return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
 
 
+def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
+    """Why a plan's MoE prompt is not predicted on its first GPU's backend (backend_speed.moe_prefill_gap: SYCL, Vulkan,
+    and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
+    return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
+                           quant=quant, ubatch=ubatch, build=planned_build(alloc))
+
+
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
     """The --explain steps of the recurrent kernels (priced at the GPU part's layer_us) and the scan (at the first GPU's
     bandwidth, counted when a GPU prompt rate was)."""
@@ -719,7 +727,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = moe_prefill_gap(model.n_experts, first_gpu.backend)
+        note = moe_prompt_gap(model, first_gpu, quant, ubatch, alloc)
         if note:
             prefill = None
     else:

@@ -1,0 +1,90 @@
+"""ROCm MoE prompts on RDNA3/3.5/4: predicted only where ggml-cuda takes the one MMQ launch (hardware/backend_speed.py).
+
+ggml-cuda (which a HIP build compiles: ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu) multiplies a prompt's expert
+matrices in one MMQ launch only where ggml_cuda_should_use_mmq(type, cc, ne11 = the micro-batch's tokens, n_experts)
+is true; otherwise ggml_cuda_mul_mat_id copies the routing ids to the host and runs a gather, one matmul and a scatter
+per expert. The amd_wmma_available branch (RDNA3, RDNA3.5, RDNA4) of mmq.cu, as each era's source reads:
+
+  before PR #17576:   (falls to the last line) ... || ne11 < MMQ_DP4A_MAX_BATCH_SIZE          (64)
+  PR #17576:          if (ne11 <= 128 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1) return true;
+                      if (ne11 <= 256 && (type == Q4_K || type == Q5_K)) return true;  return false;
+  PR #18537 / #18666: if (GGML_CUDA_CC_IS_RDNA3(cc)) { if (n_experts >= 64) return true;
+                        switch (type) { case Q2_K: return ne11 <= 128;
+                                        case Q6_K: return ne11 <= (GGML_CUDA_CC_IS_RDNA3_0(cc) ? 128 : 256);
+                                        case IQ2_XS: case IQ2_S: return GGML_CUDA_CC_IS_RDNA3_5(cc) || ne11 <= 128;
+                                        default: return true; } }
+                      return true;   // RDNA4
+
+and common.cuh: cc = the gfx name read as hex; RDNA3 = 0x1100, RDNA3_5 = 0x1150, RDNA4 = 0x1200.
+"""
+
+from __future__ import annotations
+
+from asking import ask
+
+from runlocal.hardware.backend_speed import amd_wmma_family, expert_type, moe_prefill_gap, rocm_expert_mmq
+from runlocal.hardware.catalog import find_device
+
+
+def test_the_gfx_target_read_as_ggml_cuda_reads_it():
+    # gfx1151 → 0x1151: at or above RDNA3_5 (0x1150), below RDNA4 (0x1200); gfx1100 → 0x1100 < 0x1150; gfx1201 ≥ 0x1200;
+    # gfx1030 (RDNA2) < 0x1100 and gfx942 (CDNA3, 0x942) are outside amd_wmma_available
+    assert [amd_wmma_family(g) for g in ("gfx1151", "gfx1100", "gfx1102", "gfx1201", "gfx1030", "gfx942", None)] == [
+        "rdna3.5", "rdna3", "rdna3", "rdna4", None, None, None]
+    # the catalog names the target: Strix Halo is gfx1151 (AMD's product page: 40 RDNA 3.5 CUs, gfx1151)
+    assert find_device("8060s").gfx_target == "gfx1151" and find_device("rx 7900 xtx").gfx_target == "gfx1100"
+
+
+def test_expert_type_from_the_file_name():
+    assert [expert_type(q) for q in ("Q4_K_M", "Q4_K_XL", "Q6_K_XL", "Q8_K_XL", "Q4_0", "MXFP4", "IQ2_XXS")] == [
+        "Q4_K", "Q4_K", "Q6_K", "Q8_0", "Q4_0", "MXFP4", "IQ2_XXS"]
+
+
+def test_written_out_case_between_17576_and_18537():
+    # gfx1151, 512-token micro-batch, GLM-4.5-Air's 128 experts, at b7423 (the build of the strixhalo round's held-out
+    # 2025-12 rows: after #17576, b7349 holds it by issue #17917's bisect; before #18537, b7644 holds that):
+    # Q4_K: ne11 = 512 > 128, not a legacy type, Q4_K only up to 256 → false → the per-expert fallback → not predicted
+    assert rocm_expert_mmq("gfx1151", "Q4_K_XL", 512, 128, 7423) is False
+    why = moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_K_XL", ubatch=512, build=7423)
+    assert why and "Q4_K experts on gfx1151 (rdna3.5)" in why and "per-expert fallback" in why
+    # Q4_0: a legacy type → true at any size → one MMQ launch → predicted
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_0", ubatch=512, build=7423) is None
+    # Q4_K at 256 tokens: ne11 <= 256 → predicted; at 128: ne11 <= 128 → predicted
+    assert rocm_expert_mmq("gfx1151", "Q4_K_M", 256, 128, 7423) and rocm_expert_mmq("gfx1151", "Q8_0", 128, 128, 7423)
+
+
+def test_before_17576_every_type_falls_back_at_512():
+    # b7034 (kyuz0's 2025-11 GLM-4.5-Air rows): ne11 = 512 >= 64 → false for every type, Q4_0 too; 32 tokens: true
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_0", ubatch=512, build=7034)
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_0", ubatch=32, build=7034) is None
+
+
+def test_current_builds():
+    # n_experts >= 64 → true on RDNA3 whatever the type; RDNA4 → true
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q6_K", ubatch=512) is None
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx1201", quant="Q6_K", ubatch=512) is None
+    # 8 experts (Mixtral): Q6_K at 512 > 256 → false on RDNA3.5; 256 → true on 3.5, false on RDNA3.0 (gfx1100: <= 128)
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx1151", quant="Q6_K", ubatch=512)
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8) is True and rocm_expert_mmq("gfx1100", "Q6_K", 256, 8) is False
+    # IQ2_XS: RDNA3.5 always, RDNA3.0 only <= 128; Q4_K_M with 8 experts: default → true
+    assert rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8) and not rocm_expert_mmq("gfx1100", "IQ2_XS", 512, 8)
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx1151", quant="Q4_K_M", ubatch=512) is None
+
+
+def test_outside_the_rule():
+    # RDNA2 and CDNA (no amd_wmma), float experts, a dense model, and Vulkan's own reason stay as they were
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx1030", quant="Q6_K", ubatch=512, build=7034) is None
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx942", quant="Q6_K", ubatch=512, build=7034) is None
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="BF16", ubatch=512, build=7034) is None
+    assert moe_prefill_gap(0, "rocm", gfx_target="gfx1151", quant="Q6_K", ubatch=512, build=7034) is None
+    assert "mul_mm_id" in (moe_prefill_gap(8, "vulkan", gfx_target="gfx1151", quant="Q4_0") or "")
+
+
+def test_a_plan_declines_with_its_reason():
+    # Mixtral 8x7B (8 experts) Q6_K on a Radeon 8060S under ROCm at the modelled build: no prefill figure, the reason in
+    # the JSON; Qwen3-30B-A3B (128 experts) keeps its figure; a dense model too
+    plan, _ = ask("runlocal check mixtral-8x7b --gpu 8060s --quant Q6_K --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] is None
+    assert "Q6_K experts on gfx1151" in plan.speed["prefill_not_predicted"]
+    plan, _ = ask("runlocal check qwen3-30b-a3b --gpu 8060s --quant Q4_K_M --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in plan.speed
