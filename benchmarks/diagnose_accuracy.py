@@ -1,12 +1,11 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 47, collected ahead by collect47 from the issue's LLM runtimes with
-the wording widened (non-English reports, Windows / WSL / Docker / Kubernetes deployments, cloud notebooks), half
-memory failures and half look-alikes (19 memory failures and 21 look-alikes from 19 repositories;
-held_out/round47_queries.md), committed whole before round 46 joined tuning, committed before it was scored, and
-scored once (by diagnose47, after round 46's misses were tuned on: FIRST_RUNS, 92.5 %);
-rounds 1-46 are tuning data, see
+measurements/public_errors/held_out/: round 48, collected ahead by collect48 from the LLM runtimes' and their
+forks' trackers, aimed at 2026's new models, features and hardware, half memory failures and half look-alikes (15
+memory failures and 17 look-alikes from 16 repositories; held_out/round48_queries.md), committed whole (2191983)
+before round 47 joined tuning, committed before it is scored, and to be scored once;
+rounds 1-47 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
