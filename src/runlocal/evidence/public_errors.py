@@ -203,8 +203,8 @@ committed whole before round 46 joined tuning, committed before it was scored, a
 Round 48 (``held_out/round48.jsonl``, 32 texts from 16 repositories, 15 memory failures and 17 look-alikes) was
 collected ahead by collect48 (the runtimes' and their forks' trackers, aimed at 2026's new models, features and
 hardware, half memory failures and half look-alikes), written down before any query was run
-(``held_out/round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it is
-scored, and to be scored once; it stays under ``held_out/`` until round 50 is collected. Round 49 waits in
+(``held_out/round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it was
+scored, and scored once by diagnose48 (93.8 %); it stays under ``held_out/`` until round 50 is collected. Round 49 waits in
 ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
