@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 47, collected ahead by collect47 from the issue's LLM runtimes with
-the wording widened (non-English reports, Windows / WSL / Docker / Kubernetes deployments, cloud notebooks), half
-memory failures and half look-alikes (19 memory failures and 21 look-alikes from 19 repositories;
-held_out/round47_queries.md), committed whole before round 46 joined tuning, committed before it was scored, and
-scored once (by diagnose47, after round 46's misses were tuned on: FIRST_RUNS, 92.5 %);
-rounds 1-46 are tuning data, see
+measurements/public_errors/held_out/: round 48, collected ahead by collect48 from the LLM runtimes' and their
+forks' trackers, aimed at 2026's new models, features and hardware, half memory failures and half look-alikes (15
+memory failures and 17 look-alikes from 16 repositories; held_out/round48_queries.md), committed whole (2191983)
+before round 47 joined tuning, committed before it was scored, and scored once (by diagnose48, after round 47's misses
+were read for signals and none was found: FIRST_RUNS, 93.8 %);
+rounds 1-47 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -262,6 +262,14 @@ FIRST_RUNS = (
     # round 46 joined tuning; 19 memory failures, 21 look-alikes from 19 repositories (9 from Chinese-language threads);
     # scored once by diagnose47 after round 46's misses were tuned on
     ("round 47 (wordings)", "2026-11-26", 40, 37, 39, 1, 21, "2007/2071"),
+    # round 48: the runtimes' and their close forks' trackers (vllm-ascend, vllm-omni, ik_llama.cpp, vLLM backports),
+    # half memory failures and half look-alikes, every query naming a model, feature or hardware of late 2025 - 2026
+    # (Qwen3.5 / 3.6, Gemma 4, GLM-5, DeepSeek V3.2 / V4, gpt-oss, Kimi K2; MTP / EAGLE3, 256k+ context, llama.cpp's
+    # --fit; Blackwell SM120 / GB10, Strix Halo, Apple M5); held_out/round48_queries.md, two amendments each committed
+    # before its queries (memory-only), collected ahead by collect48 and committed whole (2191983) before round 47
+    # joined tuning; 15 memory failures, 17 look-alikes from 16 repositories (16 threads from 2026); scored once by
+    # diagnose48, which found no sound signal in round 47's misses and changed no rule before scoring
+    ("round 48 (2026 models)", "2026-11-26", 32, 30, 31, 1, 17, "2044/2111"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -280,7 +288,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 40 (LLM runtimes)": (2, 4), "round 41 (LLM runtimes)": (1, 8),
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
-                    "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19)}
+                    "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
+                    "round 48 (2026 models)": (0, 15)}
 
 
 def print_first_runs() -> None:

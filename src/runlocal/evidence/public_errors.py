@@ -194,13 +194,18 @@ by collect46 (half memory failures and half look-alikes, every query aimed at th
 wrappers that embed the runtimes — Open WebUI, text-generation-webui, LocalAI, llama-cpp-python, KoboldCpp, …),
 written down before any query was run (``round46_queries.md``), committed whole before round 45 joined
 tuning, committed before it was scored, and scored once by diagnose46 (76.3 %); diagnose47 moved it out of
-``held_out/`` once collect48 had committed round 48: it is tuning data. Round 47 (``held_out/round47.jsonl``, 40 texts
+``held_out/`` once collect48 had committed round 48: it is tuning data. Round 47 (``round47.jsonl``, 40 texts
 from 19 repositories, 19 memory failures and 21 look-alikes) was collected ahead by collect47 (the same runtimes,
 half memory failures and half look-alikes, widened by wording: non-English reports, Windows / WSL / Docker /
-Kubernetes deployments, cloud notebooks), written down before any query was run (``held_out/round47_queries.md``),
+Kubernetes deployments, cloud notebooks), written down before any query was run (``round47_queries.md``),
 committed whole before round 46 joined tuning, committed before it was scored, and scored once by diagnose47
-(92.5 %); it stays under
-``held_out/`` until round 49 is collected. Round 48 waits in ``next/``, which this loader does not read.
+(92.5 %); diagnose48 moved it out of ``held_out/`` once collect49 had committed round 49: it is tuning data.
+Round 48 (``held_out/round48.jsonl``, 32 texts from 16 repositories, 15 memory failures and 17 look-alikes) was
+collected ahead by collect48 (the runtimes' and their forks' trackers, aimed at 2026's new models, features and
+hardware, half memory failures and half look-alikes), written down before any query was run
+(``held_out/round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it was
+scored, and scored once by diagnose48 (93.8 %); it stays under ``held_out/`` until round 50 is collected. Round 49 waits in
+``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
