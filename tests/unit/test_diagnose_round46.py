@@ -15,6 +15,8 @@ contrasts are the neighbouring messages that must keep their answer.
 
 from __future__ import annotations
 
+import pytest
+
 from runlocal.diagnose import diagnose_text
 
 GiB = 2**30
@@ -167,3 +169,16 @@ def test_the_same_ggml_oom_during_the_tokenising_keeps_ggmls_answer():
     text = LLAMACPP_14939.replace(
         "perplexity: calculating perplexity over 565 chunks, n_ctx=512, batch_size=2048, n_seq=4\n", "")
     assert diagnose_text(text).category == "llamacpp_alloc_fail"
+
+
+@pytest.mark.parametrize("line", [
+    "413 Request Entity Too Large: request body 12 MB exceeds the memory limit: 10 MB",
+    "upload size 600 MB exceeds the cache memory limit of 512 MB",
+    "tensor data 96 KB exceeds shared memory limit: 48 KB",
+])
+def test_a_size_over_a_memory_limit_that_is_not_a_model_is_not_the_model_not_fitting(line):
+    # review15c: the budget signal needs the thing refused to be a model (omlx#199's "Model 'X' (9.11GB) exceeds
+    # max-model-memory (7.20GB)"); a request body, an upload or a kernel's shared memory over a limit is not that
+    from runlocal.diagnose.sizes import exceeds_memory_budget
+    assert not exceeds_memory_budget(line.lower())
+    assert exceeds_memory_budget(OMLX_199.lower())

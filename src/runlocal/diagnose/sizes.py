@@ -145,7 +145,12 @@ _EXCEEDS_BUDGET = re.compile(r"\(?([\d.]+)\s*([kmgt]i?b)\)?\s+exceeds?\s+(?:the\
 
 
 def exceeds_memory_budget(low: str) -> bool:
-    """Whether the line states a size exceeding a named memory budget or limit, with the budget's size below it."""
+    """Whether the line states a model's size exceeding a named memory budget or limit, with the budget's size below
+    it. The thing refused must be a model or its weights: a request body over a server's memory limit (an HTTP 413),
+    an upload over a cache limit or a kernel's data over the GPU's per-block shared memory are not the model not
+    fitting (review15c)."""
+    if "shared memory" in low or not ("model" in low or "weight" in low):
+        return False
     m = _EXCEEDS_BUDGET.search(low) if "exceed" in low and "mem" in low else None
     if m is None:
         return False
