@@ -113,3 +113,10 @@ def test_a_vllm_plan_says_it_borrows_llama_cpps_kernel():
     text = _explain(["llama-3.1-8b", "--gpu", "h100-sxm", "--runtime", "vllm", "-c", "32k", "--prompt-tokens", "32k"])
     assert "989.4 TFLOPS f16 × 0.65 (mma.sync's share on Hopper) = 643.1" in text
     assert "borrowed for vllm, which has no prompt record at depth" in text
+
+
+def test_an_fp8_plan_names_its_rate_fp8():
+    # review15c: vLLM's fp8 on an H100 is priced at the dense FP8 figure (1,978.9 TFLOPS, GH100 whitepaper — the same
+    # number as its dense INT8 TOPS), and the unit says fp8, not int8
+    text = _explain(["qwen3.5-35b-a3b", "--gpu", "h100-sxm", "--runtime", "vllm", "-q", "fp8"])
+    assert "1978.9 fp8 TFLOPS" in text and "1978.9 int8 TOPS" not in text

@@ -291,7 +291,9 @@ def _peak_words(p: SpeedPlan) -> str:
         return (f"{dev.gpu_cores} GPU cores × {APPLE_CORE_TFLOPS[gen or '']:g} TFLOPS/core ({(gen or '').upper()} rate "
                 f"fitted to measured llama-bench prefill; Apple publishes no TFLOPS for it)")
     base = published_peak(dev, p.quant)
-    words = f"{base:g} {'int8 TOPS' if base == dev.int8_tops and not is_float_quant(p.quant) else 'fp16 TFLOPS'}"
+    fp8 = "FP8" in (p.quant or "").upper() and base == dev.fp8_tflops      # Hopper/Ada: the same dense figure as int8
+    unit = "fp8 TFLOPS" if fp8 else "int8 TOPS" if base == dev.int8_tops and not is_float_quant(p.quant) else "fp16 TFLOPS"
+    words = f"{base:g} {unit}"
     share = p.peak_shares.mma_sync
     if share < 1.0:
         words += (f" × {share:g} (llama.cpp's MMQ issues mma.sync, which reaches {share:.0%} of the datasheet on Hopper: "
