@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 48, collected ahead by collect48 from the LLM runtimes' and their
-forks' trackers, aimed at 2026's new models, features and hardware, half memory failures and half look-alikes (15
-memory failures and 17 look-alikes from 16 repositories; held_out/round48_queries.md), committed whole (2191983)
-before round 47 joined tuning, committed before it was scored, and scored once (by diagnose48, after round 47's misses
-were read for signals and none was found: FIRST_RUNS, 93.8 %);
-rounds 1-47 are tuning data, see
+measurements/public_errors/held_out/: round 49, collected ahead by collect49 from the trackers where a model
+or a quantisation is published (model makers' and quantizers' repositories, where users paste the runtimes' errors),
+about half memory failures and half look-alikes (11 memory failures and 11 look-alikes from 15 repositories;
+held_out/round49_queries.md), committed whole (850ea39/d29e7ac) before round 48 joined tuning, committed before it
+is scored, and to be scored once;
+rounds 1-48 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
