@@ -209,7 +209,8 @@ round 50: it is tuning data. Round 49 (``held_out/round49.jsonl``, 22 texts from
 and 11 look-alikes) was collected ahead by collect49 (the trackers where a model or a quantisation is published —
 model makers' and quantizers' repositories — about half memory failures and half look-alikes), written down before
 any query was run (``held_out/round49_queries.md``), committed whole (850ea39/d29e7ac) before round 48 joined tuning,
-committed before it is scored, and to be scored once; it stays under ``held_out/`` until round 51 is collected.
+committed before it was scored, and scored once by diagnose49 (86.4 %); it stays under ``held_out/`` until round 51
+is collected.
 Round 50 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
