@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 48, collected ahead by collect48 from the LLM runtimes' and their
-forks' trackers, aimed at 2026's new models, features and hardware, half memory failures and half look-alikes (15
-memory failures and 17 look-alikes from 16 repositories; held_out/round48_queries.md), committed whole (2191983)
-before round 47 joined tuning, committed before it was scored, and scored once (by diagnose48, after round 47's misses
-were read for signals and none was found: FIRST_RUNS, 93.8 %);
-rounds 1-47 are tuning data, see
+measurements/public_errors/held_out/: round 49, collected ahead by collect49 from the trackers where a model
+or a quantisation is published (model makers' and quantizers' repositories, where users paste the runtimes' errors),
+about half memory failures and half look-alikes (11 memory failures and 11 look-alikes from 15 repositories;
+held_out/round49_queries.md), committed whole (850ea39/d29e7ac) before round 48 joined tuning, committed before it
+was scored, and scored once (by diagnose49, after round 48's Vulkan cap miss was tuned on: FIRST_RUNS, 86.4 %);
+rounds 1-48 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -270,6 +270,15 @@ FIRST_RUNS = (
     # joined tuning; 15 memory failures, 17 look-alikes from 16 repositories (16 threads from 2026); scored once by
     # diagnose48, which found no sound signal in round 47's misses and changed no rule before scoring
     ("round 48 (2026 models)", "2026-11-26", 32, 30, 31, 1, 17, "2044/2111"),
+    # round 49: the trackers where a model or a quantisation is published — the model makers' repositories (QwenLM,
+    # deepseek-ai, mistralai, THUDM / zai-org GLM, InternLM, …) and the quantizers' (AutoGPTQ, AutoAWQ, AutoFP8,
+    # llm-awq, Unsloth, llm-compressor, ExLlamaV2, bitsandbytes, …), where users paste llama.cpp / Ollama / vLLM / MLX /
+    # transformers errors met running those models; every query named one of these repositories' owners or projects;
+    # held_out/round49_queries.md, 24 queries and a memory-only amendment (A1-A10) committed before its queries, all
+    # run; collected ahead by collect49 and committed whole (850ea39/d29e7ac) before round 48 joined tuning; 11 memory
+    # failures, 11 look-alikes from 15 repositories (12 of 22 from a model maker's or quantizer's own repository;
+    # threads mostly from 2024); scored once by diagnose49 after round 48's Vulkan cap miss was tuned on
+    ("round 49 (model makers)", "2026-11-26", 22, 19, 22, 0, 11, "2075/2143"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -289,7 +298,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
-                    "round 48 (2026 models)": (0, 15)}
+                    "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11)}
 
 
 def print_first_runs() -> None:

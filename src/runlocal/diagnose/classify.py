@@ -132,6 +132,7 @@ ALLOCATOR_STATUS_ID = "notmem-allocator-status-with-room"  # allocator_status.py
 FREE_RAM_TIMES_REQUEST = 20  # free RAM said to be this many times a refused host block: the block was no lack of RAM
 PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
+VULKAN_CAP_ID = "notmem-vulkan-allocation-cap"  # ggml-vulkan.cpp ggml_vk_create_buffer's per-buffer cap
 # answers whose title is the error line itself: the error names what failed, and it is not memory
 NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
 # answers while which the scanner still watches for error lines and for words of memory running short
@@ -642,10 +643,7 @@ class Scanner:
                                            self.async_allocator,
                                            None if self.billions_named else self.weights_at_most)
                 entry = kb.get(PRIMARY[category]) or entry
-        title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
-        return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause,
-                         fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
-                         line_number=line_no, runtime=runtime)
+        return _answer(entry, line, line_no, figures, runtime)
 
     def _script_asked(self, runtime: str | None) -> bool:
         """Whether JavaScript code asked for the memory (allocators.JS_CODE) and nothing says a card's backend or a
@@ -720,6 +718,21 @@ def _names_the_error(line: str) -> str:
     if len(said) > APPLICATION_ERROR_TITLE_MAX:
         said = said[:APPLICATION_ERROR_TITLE_MAX - 1] + "…"
     return f"Not a memory failure: {said}"
+
+
+def _answer(entry: kb.Entry, line: str, line_no: int | None, figures: dict[str, Any],
+            runtime: str | None) -> Diagnosis:
+    """The diagnosis for ``entry``, matched on ``line``. A memory answer whose log carries ggml_vulkan's cap line
+    (extract.py: one buffer above the driver's per-allocation limit, refused by ggml_vk_create_buffer before the
+    driver is asked) is that cap, not the device's memory: VULKAN_CAP_ID's category, title and cause, with the
+    failed buffer's entry's fixes (fixes.with_computed_fixes puts the cap's own first and drops those that read it
+    as capacity)."""
+    fixes = tuple(_fixes(entry, runtime))
+    if figures.get("vk_allocation_cap_exceeded") and entry.category in kb.MEMORY_CATEGORIES:
+        entry = kb.get(VULKAN_CAP_ID) or entry
+    title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
+    return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause, fixes=fixes,
+                     extracted=figures, matched_line=line, line_number=line_no, runtime=runtime)
 
 
 def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..units import GiB
 from . import device_fixes, layer_fixes, ollama_fixes, runtime_note
-from .kb import MEMORY_CATEGORIES
 
 
 def _b(n: Any) -> str:
@@ -682,7 +681,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
         fixes += vllm_kv_fixes(extracted)
     if category == "vllm_gpu_util":
         fixes += vllm_utilization_fixes(extracted) + sglang_balance_fixes(extracted)
-    cap = device_fixes.vulkan_cap_fixes(extracted, runtime == "ollama") if category in MEMORY_CATEGORIES else []
+    cap = device_fixes.vulkan_cap_fixes(extracted, runtime == "ollama")  # the cap line: memory or not_memory
     if cap:  # one buffer over a driver's per-allocation cap: free memory and the planner's budget do not apply
         return cap
     if category == "llamacpp_alloc_fail":

@@ -200,12 +200,18 @@ half memory failures and half look-alikes, widened by wording: non-English repor
 Kubernetes deployments, cloud notebooks), written down before any query was run (``round47_queries.md``),
 committed whole before round 46 joined tuning, committed before it was scored, and scored once by diagnose47
 (92.5 %); diagnose48 moved it out of ``held_out/`` once collect49 had committed round 49: it is tuning data.
-Round 48 (``held_out/round48.jsonl``, 32 texts from 16 repositories, 15 memory failures and 17 look-alikes) was
+Round 48 (``round48.jsonl``, 32 texts from 16 repositories, 15 memory failures and 17 look-alikes) was
 collected ahead by collect48 (the runtimes' and their forks' trackers, aimed at 2026's new models, features and
 hardware, half memory failures and half look-alikes), written down before any query was run
-(``held_out/round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it was
-scored, and scored once by diagnose48 (93.8 %); it stays under ``held_out/`` until round 50 is collected. Round 49 waits in
-``next/``, which this loader does not read.
+(``round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it was
+scored, and scored once by diagnose48 (93.8 %); diagnose49 moved it out of ``held_out/`` once collect50 had committed
+round 50: it is tuning data. Round 49 (``held_out/round49.jsonl``, 22 texts from 15 repositories, 11 memory failures
+and 11 look-alikes) was collected ahead by collect49 (the trackers where a model or a quantisation is published —
+model makers' and quantizers' repositories — about half memory failures and half look-alikes), written down before
+any query was run (``held_out/round49_queries.md``), committed whole (850ea39/d29e7ac) before round 48 joined tuning,
+committed before it was scored, and scored once by diagnose49 (86.4 %); it stays under ``held_out/`` until round 51
+is collected.
+Round 50 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
