@@ -88,3 +88,18 @@ def test_a_plan_declines_with_its_reason():
     assert "Q6_K experts on gfx1151" in plan.speed["prefill_not_predicted"]
     plan, _ = ask("runlocal check qwen3-30b-a3b --gpu 8060s --quant Q4_K_M --backend rocm")
     assert plan.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in plan.speed
+
+
+def test_an_older_ollama_release_is_planned_at_its_own_build():
+    # ollama/ollama v0.13.2 vendors llama.cpp 7f8ef50cc = b7209 (a public dependency table: "b7209 (7f8ef50cc)"), and
+    # v0.12.0 an earlier commit (e54d41bef, data/ollama_llama_cpp.json): both before b7349, PR #17576's first build. Its
+    # rule sends a 512-token batch (512 ≥ 64) of Mixtral's 8 Q4_K experts to the fallback, so no prefill figure; the
+    # same file under v0.30.0 (llama-server at b9452, after #18537: 8 < 64 experts, Q4_K is the default case → MMQ)
+    # keeps its figure.
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.12.0 --gpu 8060s --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] is None
+    assert "at llama.cpp b7209" in plan.speed["prefill_not_predicted"]
+    build = next(s for s in plan.steps if s.label == "llama.cpp build")
+    assert build.value == "b7209" and "e54d41bef" in build.formula
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.30.0 --gpu 8060s --backend rocm")
+    assert next(s for s in plan.steps if s.label == "llama.cpp build").value == "b9452"

@@ -638,11 +638,15 @@ def planned_backend(alloc) -> str | None:
 
 
 def planned_build(alloc) -> int | None:
-    """The llama.cpp build an allocation's graph is counted at: Ollama's llama-server build (its LLAMA_CPP_VERSION,
-    runtimes/versions.py), None for llama.cpp (the modelled build) and other runtimes."""
+    """The llama.cpp build an allocation's graph is counted at: for Ollama, the requested release's (its "llama.cpp
+    build" step: LLAMA_CPP_VERSION or the vendored commit's build, runtimes/versions.py ollama_speed_build), else the
+    newest release's; None for llama.cpp (the modelled build) and other runtimes."""
     from ..runtimes.versions import ollama_current_build
 
-    return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
+    if not engine(alloc.settings.runtime).pinned_llama_cpp:
+        return None
+    step = next((st for st in alloc.steps if st.label == "llama.cpp build"), None)
+    return int(step.value[1:]) if step is not None else ollama_current_build()
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
