@@ -55,14 +55,19 @@ element per token on its own card:
 - Mamba / Mamba-2: SSM_SCAN, RTX 4070, Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216),
   512 tokens: 495.45 µs → 2.461 ps.
 
-Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape on an
-RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
+Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape with
+ggml-vulkan's ssm_scan shader as it was before that PR rewrote it (the PR's description, 2026-01-05, on top of
+#18505) on an RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
 the two cards' SM count × clock differ by 3.6× (46 × 2.48 GHz vs 170 × 2.41), so neither yardstick alone explains it.
 Both timings fit a fixed per-token latency (the token loop's serial steps, near equal on two cards of equal clock)
 plus a part that scales with 1 ÷ bandwidth: t = SCAN_LATENCY_US + SCAN_BW_US_GBS ÷ bandwidth, solved on the pair
-(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: a fit, not a check). An op's rate moves from its
-card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. The latency is an
-NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
+(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: solved, not checked). An op's rate moves from
+its card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. It is the one
+card-to-card pair public: the PR's "after" block (the shader every later Vulkan build runs, whose 4070 time gives the
+SSM rate) is read here only to its 4070 line, and no CUDA, HIP or Metal scan kernel has a timing on two cards in the
+PRs searched (#18505, CUDA's ssm_scan rewrite, times a GB10 only). So the form is a pre-#18630 Vulkan shader's, applied
+to other kernels (ssm-scan.cu, gated_delta_net.cu, Metal's): ±2× (the shader's own before → after change, 1.84× on the
+4070). The latency is an NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
 Builds with the unfused chunked prompt graph (before b8301) run other kernels;
 they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
 prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
@@ -107,7 +112,8 @@ SCAN_TIMINGS = {
     "mamba2": ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
 }
 SCAN_TOKENS = 512
-# the same SSM_SCAN shape on two cards (PR #18630, before): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090
+# the same SSM_SCAN shape on two cards (PR #18630's "before" block: ggml-vulkan's ssm_scan shader before that PR's
+# rewrite, on NVIDIA cards): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090 — the scan form's only source
 SCAN_CARD_PAIR = ((504.0, 910.72), (1792.0, 467.55))
 (_BW_A, _US_A), (_BW_B, _US_B) = SCAN_CARD_PAIR
 SCAN_BW_US_GBS = (_US_A - _US_B) / (1 / _BW_A - 1 / _BW_B)     # the part that scales with 1 ÷ bandwidth, µs·GB/s
@@ -261,7 +267,8 @@ def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × "
             f"{scan_rate(r.kind, ref_gbs) * 1e12:.3f} ps ({op} on an {card}, {ref_gbs:g} GB/s) × "
             f"{scan_scale(bandwidth_gbs, ref_gbs):.2f} (to {bandwidth_gbs:g} GB/s: {SCAN_LATENCY_US:.0f} µs + "
-            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, from one SSM_SCAN shape timed on two NVIDIA cards) = "
+            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, solved on one SSM_SCAN shape timed with Vulkan's pre-#18630 shader "
+            f"on two NVIDIA cards, ±2× on other kernels) = "
             f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
             "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
             "delta-net prompt)")
