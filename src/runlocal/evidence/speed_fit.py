@@ -163,6 +163,16 @@ def record_build(rec: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def recurrent_build(rec: dict) -> int | None:
+    """The build a record's recurrent state passes are counted at: the one it names, else — for a record published
+    before CUDA / HIP's delta-net cache fusion was merged (RS.CUDA_GDN_CACHE_MERGED) — the last build without it, which
+    its build is no newer than (every gate in recurrent_speed.py then reads it as before the fusion)."""
+    build = record_build(rec)
+    if build is None and str(rec.get("date", "9999")) < RS.CUDA_GDN_CACHE_MERGED:
+        return RS.CUDA_GDN_CACHE_BUILDS[0]
+    return build
+
+
 def build_rows(recs: list[dict]) -> list[Row]:
     rows = []
     for r in recs:
@@ -177,7 +187,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         if kind == "tg":
             # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
             row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
-                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], record_build(r))
+                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], recurrent_build(r))
             row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
                                 if r["backend"] != "cpu" else 0.0)
             row.kv_read = kv_bytes(model, depth + n // 2)

@@ -12,8 +12,9 @@ graph-context-mamba.cpp), counted here as state-sized reads plus writes:
 - gated delta net, fused op (GGML_OP_GATED_DELTA_NET, builds from b8233 one token / b8301 prompts): build_rs gathers the
   state rows (ggml_get_rows: read + write, 2); gated_delta_net.cu loads the state into registers
   (``s_shard[r] = curr_state[i]``) and stores the new one (``state[col * S_v + i] = s_shard[r]``), 2; build_recurrent_attn
-  copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP and SYCL, which
-  fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion, ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
+  copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP from PR #23940
+  (CUDA_GDN_CACHE_BUILDS: b9862 on) and SYCL, which fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion,
+  ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
   open at the snapshot read), and on Metal from PR #28164 ("metal : single-source fusion table", mirroring PR #25788:
   ggml-metal-fusion.cpp ggml_metal_fusion_check_gdn_cache, GGML_METAL_FUSION_GDN_CACHE "GATED_DELTA_NET + CPY"):
   METAL_GDN_CACHE_BUILDS — b10488 (Ollama v0.33.0-rc2's LLAMA_CPP_VERSION, built before the PR was opened on
@@ -91,6 +92,13 @@ CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window'
 KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
 CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
 METAL_GDN_CACHE_BUILDS = (10488, 10909)     # Metal's GATED_DELTA_NET + CPY fusion (PR #28164): last without, first with
+# CUDA / HIP's (PR #23940, "Remove redundant CUDA copies after gated_delta_net", merge commit 5a460de, 2026-07-03): a
+# public master log lists 5a460de as the commit right after c8ae9a750, which a user's `llama-cli --version` prints as
+# "9861 (c8ae9a750)"; the same log puts 86961efd5 23 commits after c8ae9a750, and a pinned release names it b9884
+# (9861 + 23: the two anchors agree). So b9861 is the last build without, b9862 the first with. SYCL's
+# (ggml_sycl_try_gdn_cache_fusion) is not gated: its first build was not looked up.
+CUDA_GDN_CACHE_BUILDS = (9861, 9862)
+CUDA_GDN_CACHE_MERGED = "2026-07-03"   # a record dated before it ran a build without the fusion
 PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
 # extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
 EXTRA_KERNELS = {
@@ -142,6 +150,8 @@ def cache_fused(backend: str, build: int | None = None) -> bool:
     (None: the modelled build); builds between Metal's known ones take the newer rule."""
     if backend == "metal":
         return build is None or build > METAL_GDN_CACHE_BUILDS[0]
+    if backend in ("cuda", "rocm"):
+        return build is None or build > CUDA_GDN_CACHE_BUILDS[0]
     return backend in CACHE_FUSION_BACKENDS
 
 
