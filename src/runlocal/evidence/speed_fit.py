@@ -258,8 +258,11 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
 def unmodelled_prefill(row: Row) -> bool:
     """A prefill row runlocal does not predict: a mixture of experts on SYCL or Vulkan, or on ROCm where the record's
     build sends its experts to the per-expert fallback on an RDNA3/3.5/4 GPU (hardware/backend_speed.py)."""
-    return row.kind == "pp" and moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target,
-                                                quant=row.quant, ubatch=row.ubatch, build=record_build(row.rec)) is not None
+    if row.kind != "pp" or not row.n_experts:
+        return False
+    types = TW.routed_expert_types(record_model(row.rec["model"]), row.quant) if row.backend == "rocm" else None
+    return moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target, quant=row.quant,
+                           ubatch=row.ubatch, build=record_build(row.rec), expert_types=types) is not None
 
 
 def row_peak(row: Row) -> float | None:
