@@ -94,8 +94,10 @@ def test_scan_rate_by_hand_from_the_op_timings():
     assert round(RS.with_scan(1000.0, 16.32e-6), 1) == 983.9
 
 
-def test_scan_across_cards_fits_the_same_shape_on_two_cards():
-    # PR #18630 (before): SSM_SCAN d_state 128, head_dim 64, 48 heads, 512 tokens: RTX 4070 (504 GB/s) 910.72 µs,
+def test_scan_across_cards_solves_the_form_on_the_two_cards():
+    # A two-point solve: it cannot fail to pass through both points, so this checks the arithmetic only, not the form.
+    # PR #18630 (before: ggml-vulkan's ssm_scan shader before the PR's rewrite, two NVIDIA cards): SSM_SCAN d_state
+    # 128, head_dim 64, 48 heads, 512 tokens: RTX 4070 (504 GB/s) 910.72 µs,
     # RTX 5090 (1,792 GB/s) 467.55 µs. Bandwidth alone would predict the 5090 at 910.72 × 504 / 1792 = 256.1 µs (−45 %);
     # a latency + 1/bandwidth form through both: b = (910.72 − 467.55) / (1/504 − 1/1792) = 310,758.5 µs·GB/s,
     # a = 467.55 − b / 1792 = 294.14 µs
@@ -184,3 +186,35 @@ def test_a_metal_record_counts_its_own_builds_passes():
            "gdn_path": "fused", "recurrent": "gated_deltanet"}
     old, new = build_rows([{**rec, "build": "b10488"}, {**rec, "build": "abcdef012 (10909)"}])
     assert old.w_read - new.w_read == 30 * 2 * 524_288 * 4
+
+
+def test_cuda_and_hip_fuse_the_cache_copy_from_pr_23940():
+    # PR #23940 (merge commit 5a460de, 2026-07-03) follows c8ae9a750 on master; `llama-cli --version` prints that
+    # commit as "9861 (c8ae9a750)", so b9861 is the last build without the fusion and b9862 the first with it.
+    # Before: gather 2 + op 2 + copy 2 = 6 state passes; from b9862: the copy fused, 2 + 2 = 4
+    for backend in ("cuda", "rocm"):
+        assert RS.state_passes("gated_deltanet", "fused", backend, 9861) == 2 + 2 + 2
+        assert RS.state_passes("gated_deltanet", "fused", backend, 9862) == 2 + 2
+        assert RS.state_passes("gated_deltanet", "fused", backend) == 4           # the modelled build
+    # Ollama v0.31.0 builds llama-server at b9840 (before), v0.31.2 at b9888 (after: data/ollama_llama_cpp.json)
+    from asking import check_json
+
+    def passes(release: str) -> str:
+        steps = check_json("qwen3.5-35b-a3b", "--gpu", "rtx-5090", "--runtime", release, "--ctx", "4096")["explain"]
+        return next(s["formula"] for s in steps if "passes" in s["formula"] and "state" in s["formula"])
+
+    assert passes("ollama==0.31.0").count("(6 passes ×") == 1 and "at b9840" in passes("ollama==0.31.0")
+    assert passes("ollama==0.31.2").count("(4 passes ×") == 1
+
+
+def test_a_record_dated_before_pr_23940_counts_six_passes():
+    # lemonade-sdk/llamacpp-rocm PR #88's rows (2026-04-23) name no build number; dated before PR #23940's merge
+    # (2026-07-03), their build has no fusion: a Qwen3-Next tg row (36 delta-net layers of 32 × 128 × 128 = 524,288
+    # state elements) moves 36 × 2 × 524,288 × 4 B more than the same row dated after it
+    from runlocal.evidence.speed_fit import build_rows
+
+    rec = {"n_devices": 1, "runtime": "llama.cpp", "device": "ryzen-ai-max-395-128gb", "backend": "rocm",
+           "model": "qwen3-next-80b-a3b", "quant": "Q5_K_M", "model_gib": 55.45, "test": "tg128", "tokens_per_s": 39.0,
+           "gdn_path": "fused", "recurrent": "gated_deltanet", "build": "no number shown"}
+    old, new = build_rows([{**rec, "date": "2026-04-23"}, {**rec, "date": "2026-08-01"}])
+    assert old.w_read - new.w_read == 36 * 2 * 524_288 * 4

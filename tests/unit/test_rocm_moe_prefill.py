@@ -88,3 +88,45 @@ def test_a_plan_declines_with_its_reason():
     assert "Q6_K experts on gfx1151" in plan.speed["prefill_not_predicted"]
     plan, _ = ask("runlocal check qwen3-30b-a3b --gpu 8060s --quant Q4_K_M --backend rocm")
     assert plan.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in plan.speed
+
+
+def test_an_older_ollama_release_is_planned_at_its_own_build():
+    # ollama/ollama v0.13.2 vendors llama.cpp 7f8ef50cc = b7209 (a public dependency table: "b7209 (7f8ef50cc)"), and
+    # v0.12.0 an earlier commit (e54d41bef, data/ollama_llama_cpp.json): both before b7349, PR #17576's first build. Its
+    # rule sends a 512-token batch (512 ≥ 64) of Mixtral's 8 Q4_K experts to the fallback, so no prefill figure; the
+    # same file under v0.30.0 (llama-server at b9452, after #18537: 8 < 64 experts, Q4_K is the default case → MMQ)
+    # keeps its figure.
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.12.0 --gpu 8060s --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] is None
+    assert "at llama.cpp b7209" in plan.speed["prefill_not_predicted"]
+    build = next(s for s in plan.steps if s.label == "llama.cpp build")
+    assert build.value == "b7209" and "e54d41bef" in build.formula
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.30.0 --gpu 8060s --backend rocm")
+    assert next(s for s in plan.steps if s.label == "llama.cpp build").value == "b9452"
+
+
+def test_the_expert_tensors_own_types_decide():
+    # llama-quantize's Q4_K_M gives ffn_down_exps Q6_K where use_more_bits(i, n) holds: i < n/8, i >= 7n/8, or
+    # (i - n/8) % 3 == 2. Mixtral has n = 32 layers: 0-3 (4), 28-31 (4) and 6, 9, 12, 15, 18, 21, 24, 27 (8) = 16 layers'
+    # down experts Q6_K; the other 16 down and all 32 gate and 32 up are Q4_K: 80 Q4_K and 16 Q6_K expert tensors.
+    from runlocal.hardware.token_work import routed_expert_types
+    from runlocal.model.catalog import lookup
+
+    by_hand = [i for i in range(32) if i < 4 or i >= 28 or (i - 4) % 3 == 2]
+    assert len(by_hand) == 16
+    assert routed_expert_types(lookup("mixtral-8x7b"), "Q4_K_M") == {"Q4_K": 32 + 32 + 16, "Q6_K": 16}
+    # at the current build on gfx1151 (RDNA3.5), 8 < 64 experts: Q4_K is the default case (MMQ), Q6_K only up to 256
+    # tokens, so a 512-token batch of those 16 layers' down experts takes the fallback: the prompt is declined, and says
+    # which type and how many tensors
+    why = moe_prefill_gap(8, "rocm", gfx_target="gfx1151", quant="Q4_K_M", ubatch=512,
+                          expert_types={"Q4_K": 80, "Q6_K": 16})
+    assert why and "batch of Q6_K experts" in why and "80 Q4_K, 16 Q6_K" in why
+    plan, _ = ask("runlocal check mixtral-8x7b --gpu 8060s --quant Q4_K_M --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] is None and "16 Q6_K" in plan.speed["prefill_not_predicted"]
+    # at 256 tokens (-ub 256) Q6_K is within RDNA3.5's limit: every expert type takes MMQ
+    assert moe_prefill_gap(8, "rocm", gfx_target="gfx1151", quant="Q4_K_M", ubatch=256,
+                           expert_types={"Q4_K": 80, "Q6_K": 16}) is None
+    # Q4_0 types every expert Q4_0 (no use_more_bits for legacy types): predicted
+    assert routed_expert_types(lookup("mixtral-8x7b"), "Q4_0") == {"Q4_0": 96}
+    plan, _ = ask("runlocal check mixtral-8x7b --gpu 8060s --quant Q4_0 --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"]

@@ -163,6 +163,16 @@ def record_build(rec: dict) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def recurrent_build(rec: dict) -> int | None:
+    """The build a record's recurrent state passes are counted at: the one it names, else — for a record published
+    before CUDA / HIP's delta-net cache fusion was merged (RS.CUDA_GDN_CACHE_MERGED) — the last build without it, which
+    its build is no newer than (every gate in recurrent_speed.py then reads it as before the fusion)."""
+    build = record_build(rec)
+    if build is None and str(rec.get("date", "9999")) < RS.CUDA_GDN_CACHE_MERGED:
+        return RS.CUDA_GDN_CACHE_BUILDS[0]
+    return build
+
+
 def build_rows(recs: list[dict]) -> list[Row]:
     rows = []
     for r in recs:
@@ -177,7 +187,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         if kind == "tg":
             # the recurrent state as the record's build and backend move it (its "gdn_path"; plans: the fused graph)
             row.w_read = wbytes * TW.read_fraction(model) + RS.recurrent_state_traffic(
-                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], record_build(r))
+                model, r.get("gdn_path", RS.PLANNED_GDN_PATH), r["backend"], recurrent_build(r))
             row.extra_layers = (RS.extra_layers(model, r.get("gdn_path", RS.PLANNED_GDN_PATH))
                                 if r["backend"] != "cpu" else 0.0)
             row.kv_read = kv_bytes(model, depth + n // 2)
@@ -248,8 +258,11 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
 def unmodelled_prefill(row: Row) -> bool:
     """A prefill row runlocal does not predict: a mixture of experts on SYCL or Vulkan, or on ROCm where the record's
     build sends its experts to the per-expert fallback on an RDNA3/3.5/4 GPU (hardware/backend_speed.py)."""
-    return row.kind == "pp" and moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target,
-                                                quant=row.quant, ubatch=row.ubatch, build=record_build(row.rec)) is not None
+    if row.kind != "pp" or not row.n_experts:
+        return False
+    types = TW.routed_expert_types(record_model(row.rec["model"]), row.quant) if row.backend == "rocm" else None
+    return moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target, quant=row.quant,
+                           ubatch=row.ubatch, build=record_build(row.rec), expert_types=types) is not None
 
 
 def row_peak(row: Row) -> float | None:

@@ -65,8 +65,12 @@ cdna path", its comment citing CDNA's PR #18202), else for every type but Q2_K (
 span all three eras (builds 6181 to 9193: before #17576 every 512-token type fell back; #17576 to #18202 rocmmoe's
 rule; after, GLM-4.5-Air's 128 experts and gpt-oss take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and
 Vulkan's, only where the build's rule sends the experts to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``,
-the GPU's gfx_target from data/devices.json; a plan counts at the modelled, current build), and the fit takes no such
-row: soc/rocm 0.087 → 0.162 (8.7 µs a layer), fitted without the 32 GLM-4.5-Air rows of builds 6181-7085. The rows
+the GPU's gfx_target from data/devices.json; a plan counts at the modelled, current build, an Ollama plan at its
+release's; each routed-expert tensor's own type decides, as llama-quantize types the file — Q4_K_M's use_more_bits gives
+about half the layers' ffn_down_exps Q6_K, so Mixtral Q4_K_M on gfx1151 is declined at 512 tokens: review15c #2), and
+the fit takes no such row (the per-tensor types moved no 8060S row in or out: every MoE row there has >= 64 experts,
+predates #17576, or is gpt-oss-20b's all-MXFP4 experts):
+soc/rocm 0.087 → 0.162 (8.7 µs a layer), fitted without the 32 GLM-4.5-Air rows of builds 6181-7085. The rows
 left still spread (GLM-4.5-Air at b7816, MMQ era, 56-181 t/s by toolbox; llama-3-8b 1,011-1,127 read 482): the ROCm
 stack, not the expert launch alone."""
 
@@ -86,21 +90,34 @@ MOE_PREFILL_UNMODELLED = {
 
 
 def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | None = None, quant: str | None = None,
-                    ubatch: int = 512, build: int | None = None) -> str | None:
+                    ubatch: int = 512, build: int | None = None,
+                    expert_types: dict[str, int] | None = None) -> str | None:
     """Why the prefill of a mixture-of-experts model (``n_experts`` > 0) is not predicted on ``backend``; None when it
     is (a dense model, or a backend whose MoE prefill the dense formula covers). On ROCm it is declined where an
-    RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of ``quant`` to the per-expert fallback
-    at ``build`` (rocm_expert_mmq)."""
+    RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of any routed-expert tensor to the
+    per-expert fallback at ``build`` (rocm_expert_mmq): ``expert_types`` (ggml type → how many expert tensors, as
+    llama-quantize types the file: token_work.routed_expert_types) where known, else the type the quant's name says.
+    One such type is enough: those layers' prompt runs the launch- and sync-bound fallback, which the dense formula
+    does not price, so the figure is declined, not mixed."""
     if not n_experts:
         return None
     why = MOE_PREFILL_UNMODELLED.get(backend or "")
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
-    if backend == "rocm" and rocm_expert_mmq(gfx_target, quant, ubatch, n_experts, build) is False:
+    if backend != "rocm":
+        return None
+    types = expert_types or {expert_type(quant): 0}
+    slow = [t for t in types if rocm_expert_mmq(gfx_target, t, ubatch, n_experts, build) is False]
+    if slow:
         at = f"llama.cpp b{build}" if build else "the modelled llama.cpp build"
+        part = ""
+        if expert_types and len(slow) < len(types):
+            mix = ", ".join(f"{n} {t}" for t, n in types.items())
+            part = (f" — the file's {sum(types.values())} routed-expert tensors are {mix} as llama-quantize types "
+                    f"them, so the layers holding {' or '.join(slow)} experts take it")
         return (f"not modelled for a mixture of experts on rocm: at {at} ggml-cuda's "
-                f"ggml_cuda_should_use_mmq sends a {ubatch}-token batch of {expert_type(quant)} experts on "
-                f"{gfx_target} ({amd_wmma_family(gfx_target)}) to the synchronous per-expert fallback (routing ids "
+                f"ggml_cuda_should_use_mmq sends a {ubatch}-token batch of {', '.join(slow)} experts on "
+                f"{gfx_target} ({amd_wmma_family(gfx_target)}) to the synchronous per-expert fallback{part} (routing ids "
                 f"copied to the host, then a gather, one matmul and a scatter per expert): launch- and sync-bound, "
                 f"SYCL's pattern, not the one MMQ launch the dense formula prices")
     return None

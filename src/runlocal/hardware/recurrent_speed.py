@@ -12,8 +12,9 @@ graph-context-mamba.cpp), counted here as state-sized reads plus writes:
 - gated delta net, fused op (GGML_OP_GATED_DELTA_NET, builds from b8233 one token / b8301 prompts): build_rs gathers the
   state rows (ggml_get_rows: read + write, 2); gated_delta_net.cu loads the state into registers
   (``s_shard[r] = curr_state[i]``) and stores the new one (``state[col * S_v + i] = s_shard[r]``), 2; build_recurrent_attn
-  copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP and SYCL, which
-  fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion, ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
+  copies it into the cache (``ggml_cpy(new_state, ssm_states_all view)``), 2 — 6, or 4 on CUDA / HIP from PR #23940
+  (CUDA_GDN_CACHE_BUILDS: b9862 on) and SYCL, which fuse that copy into the op (ggml_cuda_try_gdn_cache_fusion,
+  ggml_sycl_try_gdn_cache_fusion; Vulkan's is PR #27973,
   open at the snapshot read), and on Metal from PR #28164 ("metal : single-source fusion table", mirroring PR #25788:
   ggml-metal-fusion.cpp ggml_metal_fusion_check_gdn_cache, GGML_METAL_FUSION_GDN_CACHE "GATED_DELTA_NET + CPY"):
   METAL_GDN_CACHE_BUILDS — b10488 (Ollama v0.33.0-rc2's LLAMA_CPP_VERSION, built before the PR was opened on
@@ -55,14 +56,19 @@ element per token on its own card:
 - Mamba / Mamba-2: SSM_SCAN, RTX 4070, Vulkan after PR #18630, d_state 128 × head_dim 64 × 48 heads (393,216),
   512 tokens: 495.45 µs → 2.461 ps.
 
-Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape on an
-RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
+Across cards the kernel is not bandwidth-bound: PR #18630's "before" block times the same SSM_SCAN shape with
+ggml-vulkan's ssm_scan shader as it was before that PR rewrote it (the PR's description, 2026-01-05, on top of
+#18505) on an RTX 4070 (504 GB/s) at 910.72 µs and on an RTX 5090 (1,792 GB/s) at 467.55 µs — 1.95× for 3.56× the bandwidth, and
 the two cards' SM count × clock differ by 3.6× (46 × 2.48 GHz vs 170 × 2.41), so neither yardstick alone explains it.
 Both timings fit a fixed per-token latency (the token loop's serial steps, near equal on two cards of equal clock)
 plus a part that scales with 1 ÷ bandwidth: t = SCAN_LATENCY_US + SCAN_BW_US_GBS ÷ bandwidth, solved on the pair
-(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: a fit, not a check). An op's rate moves from its
-card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. The latency is an
-NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
+(294.1 µs + 310,758 µs·GB/s ÷ bandwidth; two points, two unknowns: solved, not checked). An op's rate moves from
+its card to another by that form's ratio (scan_scale): ×1.95 from the 5090 to the 4070, ×0.51 back. It is the one
+card-to-card pair public: the PR's "after" block (the shader every later Vulkan build runs, whose 4070 time gives the
+SSM rate) is read here only to its 4070 line, and no CUDA, HIP or Metal scan kernel has a timing on two cards in the
+PRs searched (#18505, CUDA's ssm_scan rewrite, times a GB10 only). So the form is a pre-#18630 Vulkan shader's, applied
+to other kernels (ssm-scan.cu, gated_delta_net.cu, Metal's): ±2× (the shader's own before → after change, 1.84× on the
+4070). The latency is an NVIDIA figure; AMD and Apple GPUs (other clocks, other schedulers) take it unmeasured.
 Builds with the unfused chunked prompt graph (before b8301) run other kernels;
 they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
 prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
@@ -86,6 +92,13 @@ CONV_PASSES = 7                 # gather 2 + concat 2 + ssm_conv 1 + the window'
 KERNEL_STATE_PASSES = 2         # another runtime: its kernel's read and write of the state and window, the least
 CACHE_FUSION_BACKENDS = ("cuda", "rocm", "sycl")    # ggml_{cuda,sycl}_try_gdn_cache_fusion (HIP builds ggml-cuda)
 METAL_GDN_CACHE_BUILDS = (10488, 10909)     # Metal's GATED_DELTA_NET + CPY fusion (PR #28164): last without, first with
+# CUDA / HIP's (PR #23940, "Remove redundant CUDA copies after gated_delta_net", merge commit 5a460de, 2026-07-03): a
+# public master log lists 5a460de as the commit right after c8ae9a750, which a user's `llama-cli --version` prints as
+# "9861 (c8ae9a750)"; the same log puts 86961efd5 23 commits after c8ae9a750, and a pinned release names it b9884
+# (9861 + 23: the two anchors agree). So b9861 is the last build without, b9862 the first with. SYCL's
+# (ggml_sycl_try_gdn_cache_fusion) is not gated: its first build was not looked up.
+CUDA_GDN_CACHE_BUILDS = (9861, 9862)
+CUDA_GDN_CACHE_MERGED = "2026-07-03"   # a record dated before it ran a build without the fusion
 PLANNED_GDN_PATH = "fused"      # what a plan assumes: current builds (b8301 and later) fuse both graphs
 # extra kernels of a recurrent layer over an attention layer, per HF / GGUF family and one-token graph (see above)
 EXTRA_KERNELS = {
@@ -107,7 +120,8 @@ SCAN_TIMINGS = {
     "mamba2": ("SSM_SCAN", "RTX 4070", 504.0, 393_216, 495.45, "llama.cpp PR #18630, after"),
 }
 SCAN_TOKENS = 512
-# the same SSM_SCAN shape on two cards (PR #18630, before): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090
+# the same SSM_SCAN shape on two cards (PR #18630's "before" block: ggml-vulkan's ssm_scan shader before that PR's
+# rewrite, on NVIDIA cards): (bandwidth GB/s, µs) on the RTX 4070 and the RTX 5090 — the scan form's only source
 SCAN_CARD_PAIR = ((504.0, 910.72), (1792.0, 467.55))
 (_BW_A, _US_A), (_BW_B, _US_B) = SCAN_CARD_PAIR
 SCAN_BW_US_GBS = (_US_A - _US_B) / (1 / _BW_A - 1 / _BW_B)     # the part that scales with 1 ÷ bandwidth, µs·GB/s
@@ -136,6 +150,8 @@ def cache_fused(backend: str, build: int | None = None) -> bool:
     (None: the modelled build); builds between Metal's known ones take the newer rule."""
     if backend == "metal":
         return build is None or build > METAL_GDN_CACHE_BUILDS[0]
+    if backend in ("cuda", "rocm"):
+        return build is None or build > CUDA_GDN_CACHE_BUILDS[0]
     return backend in CACHE_FUSION_BACKENDS
 
 
@@ -261,7 +277,8 @@ def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     return (f"{len(model.recurrent_layers)} recurrent layers, {elems:,} state elements × "
             f"{scan_rate(r.kind, ref_gbs) * 1e12:.3f} ps ({op} on an {card}, {ref_gbs:g} GB/s) × "
             f"{scan_scale(bandwidth_gbs, ref_gbs):.2f} (to {bandwidth_gbs:g} GB/s: {SCAN_LATENCY_US:.0f} µs + "
-            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, from one SSM_SCAN shape timed on two NVIDIA cards) = "
+            f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, solved on one SSM_SCAN shape timed with Vulkan's pre-#18630 shader "
+            f"on two NVIDIA cards, ±2× on other kernels) = "
             f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
             "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
             "delta-net prompt)")

@@ -74,6 +74,7 @@ from .token_work import (
     read_fraction,
     rest_read_fraction,
     routed_expert_params,
+    routed_expert_types,
 )
 from .ubatch_speed import UbatchTerm, plan_term, with_term
 
@@ -412,8 +413,9 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
                       extra_layers=rec / n_devices) for _ in range(n_devices)]
     decode = decode_speed(parts)
     prefill = None
+    types = routed_expert_types(model, quant) if model.n_experts and backend == "rocm" else None
     if prompt and not moe_prefill_gap(model.n_experts, backend, gfx_target=dev.gfx_target, quant=quant,
-                                      ubatch=min(prompt, UBATCH)):
+                                      ubatch=min(prompt, UBATCH), expert_types=types):
         attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
                                     prompt_depth + prompt / 2)
         flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
@@ -638,18 +640,23 @@ def planned_backend(alloc) -> str | None:
 
 
 def planned_build(alloc) -> int | None:
-    """The llama.cpp build an allocation's graph is counted at: Ollama's llama-server build (its LLAMA_CPP_VERSION,
-    runtimes/versions.py), None for llama.cpp (the modelled build) and other runtimes."""
+    """The llama.cpp build an allocation's graph is counted at: for Ollama, the requested release's (its "llama.cpp
+    build" step: LLAMA_CPP_VERSION or the vendored commit's build, runtimes/versions.py ollama_speed_build), else the
+    newest release's; None for llama.cpp (the modelled build) and other runtimes."""
     from ..runtimes.versions import ollama_current_build
 
-    return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
+    if not engine(alloc.settings.runtime).pinned_llama_cpp:
+        return None
+    step = next((st for st in alloc.steps if st.label == "llama.cpp build"), None)
+    return int(step.value[1:]) if step is not None else ollama_current_build()
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
     """Why a plan's MoE prompt is not predicted on its first GPU's backend (backend_speed.moe_prefill_gap: SYCL, Vulkan,
     and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
+    types = routed_expert_types(model, quant) if model.n_experts and place.backend == "rocm" else None
     return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
-                           quant=quant, ubatch=ubatch, build=planned_build(alloc))
+                           quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types)
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:

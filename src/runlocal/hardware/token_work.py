@@ -88,6 +88,23 @@ def _gguf_typed(model: ModelSpec, quant: str | None) -> ModelSpec | None:
     return gguf_view(model, quant)
 
 
+EXPERT_ROLES = ("expert_gate", "expert_up", "expert_down", "expert_gate_up")
+
+
+def routed_expert_types(model: ModelSpec, quant: str | None) -> dict[str, int] | None:
+    """ggml type → how many routed-expert tensors (ffn_*_exps) have it, as the file stores them or llama-quantize
+    types them under ``quant`` (quant/gguf_mix: Q4_K_M's use_more_bits gives about half the layers' ffn_down_exps
+    Q6_K); None where the typed view is unknown."""
+    view = _gguf_typed(model, quant)
+    if view is None:
+        return None
+    types: dict[str, int] = {}
+    for t in view.tensors:
+        if t.role in EXPERT_ROLES and t.dtype:
+            types[t.dtype] = types.get(t.dtype, 0) + 1
+    return types or None
+
+
 @per_model
 def rest_read_fraction(model: ModelSpec) -> float:
     """read_fraction over everything but the input embedding: the share of a device's non-embedding weights

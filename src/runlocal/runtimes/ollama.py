@@ -589,6 +589,11 @@ class Ollama:
 
         devices, projector_step = self._place_projector(model, projector, alloc.devices)
         steps += [projector_step] if projector_step else []
+        if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
+            from .versions import ollama_speed_build, parse_version
+
+            build, how = ollama_speed_build(parse_version("ollama", asked_release))
+            steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
         layers_assumption = (f"GPU layers by llama-server --fit ({margin}); first GPU only"
                              if gpus and ngl_free(s) else
                              f"GPU layers: num_gpu {s.llamacpp.n_gpu_layers}, passed as -ngl (--fit leaves them)"
