@@ -218,3 +218,45 @@ def test_a_record_dated_before_pr_23940_counts_six_passes():
            "gdn_path": "fused", "recurrent": "gated_deltanet", "build": "no number shown"}
     old, new = build_rows([{**rec, "date": "2026-04-23"}, {**rec, "date": "2026-08-01"}])
     assert old.w_read - new.w_read == 36 * 2 * 524_288 * 4
+
+
+def _gdn_cache_fusion_matches(S_v: int, H: int, n_tokens: int, n_seqs: int, K: int,
+                              src_offs: int, dst_ne: tuple[int, int, int, int], dst_nb1: int) -> bool:
+    """The shape conditions of ggml_cuda_try_gdn_cache_fusion (ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu at
+    00108827d87949b538ad1821f81a6b111827fcda; Metal's ggml_metal_fusion_check_gdn_cache in ggml-metal-fusion.cpp at
+    4516952034ceb0825bbf70db6bb061061b077d6d checks the same), as written there:
+
+        const int64_t K         = ggml_get_op_params_i32(gdn, 0); // snapshot slot count
+        const int64_t n_written = std::min<int64_t>(n_tokens, K);
+        const size_t  tail_off  = ggml_row_size(GGML_TYPE_F32, S_v * H * n_tokens * n_seqs);
+        if (src->op != GGML_OP_VIEW || src->view_src != gdn || src->view_offs != tail_off || ...) return 0;
+        const std::array<int64_t, GGML_MAX_DIMS> expected_ne = { D, n_seqs, n_written, 1 };
+        if (... !std::equal(expected_ne..., dst->ne) || ... dst->nb[1] != ggml_row_size(GGML_TYPE_F32, D)) return 0;
+        fused_state_cpy.slot_stride = K > 1 ? (int64_t) (dst->nb[2] / sizeof(float)) : 0;
+
+    There is no ``if (K <= 1) return 0;`` in either function: K == 1 is handled (slot_stride 0), not refused."""
+    D = S_v * S_v * H
+    n_written = min(n_tokens, K)
+    tail_off = 4 * S_v * H * n_tokens * n_seqs
+    return src_offs == tail_off and dst_ne == (D, n_seqs, n_written, 1) and dst_nb1 == 4 * D
+
+
+def test_one_token_decode_passes_the_cuda_and_metal_gdn_cache_fusion_check():
+    # Plain decode (no draft model: cparams.n_rs_seq == 0) builds, in build_recurrent_attn's `!keep` branch,
+    #   build_delta_net → build_delta_net_fused → ggml_gated_delta_net(..., K = 1)   (K an op param since PR #24086)
+    #   new_state = ggml_view_4d(result, S_v, S_v, H_v, n_seqs, ..., offset = row_size(S_v * H_v * n_tokens * n_seqs))
+    #   ggml_cpy(new_state, ggml_view_2d(ssm_states_all, n_embd_s, n_seqs, ssm_states_all->nb[1], kv_head * row))
+    # ssm_states_all is f32 [n_embd_s, mem_size], n_embd_s = S_v * S_v * H_v, so the destination view is
+    # ne = (n_embd_s, n_seqs, 1, 1) with nb[1] = 4 × n_embd_s bytes. Qwen3.5 / Qwen3-Next: S_v 128, H_v 32.
+    S_v, H = 128, 32
+    D = S_v * S_v * H                       # 524,288 = STATE
+    assert D == STATE
+    for n_seqs in (1, 4):                   # -np 1, and four sequences decoded in one ubatch (-np 4)
+        tail = 4 * S_v * H * 1 * n_seqs     # the new_state view's offset: past the one token's attention output
+        assert _gdn_cache_fusion_matches(S_v, H, n_tokens=1, n_seqs=n_seqs, K=1,
+                                         src_offs=tail, dst_ne=(D, n_seqs, 1, 1), dst_nb1=4 * D)
+    # so the copy is fused at one-token decode: gather 2 + op 2 = 4 passes on CUDA / HIP (from b9862) and Metal
+    for backend in ("cuda", "rocm", "metal"):
+        assert RS.state_passes("gated_deltanet", "fused", backend) == 2 + 2
+    # the check is shape-exact: a destination with the wrong per-sequence stride (one not D apart) is refused
+    assert not _gdn_cache_fusion_matches(S_v, H, 1, 4, 1, 4 * S_v * H * 4, (D, 4, 1, 1), 4 * 2 * D)
