@@ -175,6 +175,7 @@ def test_the_same_ggml_oom_during_the_tokenising_keeps_ggmls_answer():
     "413 Request Entity Too Large: request body 12 MB exceeds the memory limit: 10 MB",
     "upload size 600 MB exceeds the cache memory limit of 512 MB",
     "tensor data 96 KB exceeds shared memory limit: 48 KB",
+    "error: request body 12 MB exceeds the memory limit: 10 MB (model qwen3)",   # review15d: "model" elsewhere
 ])
 def test_a_size_over_a_memory_limit_that_is_not_a_model_is_not_the_model_not_fitting(line):
     # review15c: the budget signal needs the thing refused to be a model (omlx#199's "Model 'X' (9.11GB) exceeds

@@ -149,7 +149,8 @@ def exceeds_memory_budget(low: str) -> bool:
     it. The thing refused must be a model or its weights: a request body over a server's memory limit (an HTTP 413),
     an upload over a cache limit or a kernel's data over the GPU's per-block shared memory are not the model not
     fitting (review15c)."""
-    if "shared memory" in low or not ("model" in low or "weight" in low):
+    if ("shared memory" in low or not ("model" in low or "weight" in low)
+            or any(w in low for w in ("request", "body", "upload", "payload"))):
         return False
     m = _EXCEEDS_BUDGET.search(low) if "exceed" in low and "mem" in low else None
     if m is None:
