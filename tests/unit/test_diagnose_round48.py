@@ -70,3 +70,34 @@ def test_contrast_the_pinned_host_buffer_warning_is_not_the_cap():
             + "ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 4757131264\n"
             "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers\n")
     assert diagnose_text(text).category == "llamacpp_alloc_fail"
+
+
+# review15d: the cap line must not turn a real shortage into "not memory"
+VK_38_GIB_ON_8 = (
+    "ggml_vulkan: 0 = AMD Radeon RX 6600 (RADV NAVI23) (radv) | uma: 0 | fp16: 1 | warp size: 64\n"
+    "llama_model_load_from_file_impl: using device Vulkan0 (AMD Radeon RX 6600 (RADV NAVI23)) - 8176 MiB free\n"
+    "load_tensors: offloaded 81/81 layers to GPU\n"
+    "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory\n"
+    "alloc_tensor_range: failed to allocate Vulkan0 buffer of size 40802189312\n"
+    "llama_model_load: error loading model: unable to allocate Vulkan0 buffer\n")
+VK_THEN_CUDA = (
+    "$ ./llama-server -m model.gguf -ngl 99 --device Vulkan0\n"
+    "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory\n"
+    "alloc_tensor_range: failed to allocate Vulkan0 buffer of size 4563402752\n"
+    "-- tried the CUDA build instead --\n"
+    "$ ./llama-server -m model.gguf -ngl 99\n"
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 30720.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+    "alloc_tensor_range: failed to allocate CUDA0 buffer of size 32212254720\n"
+    "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n")
+
+
+def test_contrast_a_buffer_larger_than_the_free_memory_stays_memory():
+    # 40,802,189,312 B (38 GiB) against the 8,176 MiB (8.0 GiB) the log says is free: short of memory whatever the
+    # cap check threw first
+    assert 40802189312 > 8176 * 2**20
+    assert diagnose_text(VK_38_GIB_ON_8).category == "llamacpp_alloc_fail"
+
+
+def test_contrast_another_backends_failed_buffer_in_the_same_paste_stays_memory():
+    # the paste's last failure is a CUDA build's cudaMalloc out of memory on CUDA0, not the Vulkan cap
+    assert diagnose_text(VK_THEN_CUDA).category == "llamacpp_alloc_fail"

@@ -728,11 +728,30 @@ def _answer(entry: kb.Entry, line: str, line_no: int | None, figures: dict[str, 
     failed buffer's entry's fixes (fixes.with_computed_fixes puts the cap's own first and drops those that read it
     as capacity)."""
     fixes = tuple(_fixes(entry, runtime))
-    if figures.get("vk_allocation_cap_exceeded") and entry.category in kb.MEMORY_CATEGORIES:
+    if _vulkan_cap_alone(entry, line, figures):
         entry = kb.get(VULKAN_CAP_ID) or entry
     title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
     return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause, fixes=fixes,
                      extracted=figures, matched_line=line, line_number=line_no, runtime=runtime)
+
+
+def _vulkan_cap_alone(entry: kb.Entry, line: str, figures: dict[str, Any]) -> bool:
+    """Whether a memory answer is ggml_vulkan's per-allocation cap and nothing else: the log carries the cap line, the
+    line answered is Vulkan's and no other backend's buffer failed in the same paste (a CUDA build tried after it), and
+    the buffer refused
+    is no larger than the memory the log says the device has free — a buffer above that is short of memory whatever
+    the cap check threw first (review15d: 38 GiB on an 8 GiB RX 6600)."""
+    if not figures.get("vk_allocation_cap_exceeded") or entry.category not in kb.MEMORY_CATEGORIES:
+        return False
+    low = line.lower()
+    if "vulkan" not in low and "ggml_vk" not in low and "buffer size" not in low:
+        return False
+    device = str(figures.get("device") or "")     # the last buffer the log failed: another backend's is memory
+    if device and not device.lower().startswith("vulkan"):
+        return False
+    size = figures.get("vk_failed_allocation_bytes") or figures.get("requested_bytes")
+    room = figures.get("free_bytes") or figures.get("total_bytes")
+    return not (size and room and size > room)
 
 
 def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:
