@@ -260,3 +260,27 @@ def test_one_token_decode_passes_the_cuda_and_metal_gdn_cache_fusion_check():
         assert RS.state_passes("gated_deltanet", "fused", backend) == 2 + 2
     # the check is shape-exact: a destination with the wrong per-sequence stride (one not D apart) is refused
     assert not _gdn_cache_fusion_matches(S_v, H, 1, 4, 1, 4 * S_v * H * 4, (D, 4, 1, 1), 4 * 2 * D)
+
+
+def test_a_named_build_before_b8100_decodes_through_the_unfused_delta_net_graph():
+    # review15d: `-r llama.cpp==b7437` planned its delta nets' memory with the unfused graph (runtimes/versions.py
+    # llamacpp_gdn: b8099 and older) but priced decode with the fused one. Qwen3-Next-80B-A3B (config.json): 36 of its
+    # 48 layers are gated delta nets, each with a 32 heads × 128 × 128 f32 state (524,288 elements); the unfused
+    # one-token graph moves it 18 times (gather 2 + the autoregressive graph's 14 + cache copy 2), the fused one 4 on
+    # CUDA from b9862 — so the named old build moves 36 × 524,288 × 4 B × (18 − 4) = 1.057 GB more a token
+    from runlocal.hardware.catalog import find_device
+    from runlocal.hardware.speed import speed_plan
+    from runlocal.model.catalog import lookup
+    from runlocal.plan import make_plan
+    from runlocal.runtimes import Settings, Target, get_runtime
+
+    dev = find_device("rtx-4090")
+    gpu = Target(dev.name, "gpu", dev.memory_bytes, dev.bandwidth_gbs, dev.memory_bytes)
+    model = lookup("qwen3-next-80b-a3b")
+    traffic, decode = {}, {}
+    for rt in ("llama.cpp==b7437", "llama.cpp"):
+        plan = make_plan(model, Settings(ctx=4096), [gpu], with_fixes=False, runtime=get_runtime(rt))
+        traffic[rt] = speed_plan(model, plan.settings.quant, plan.allocation, [gpu], 50.0).state_traffic
+        decode[rt] = plan.speed["decode_tokens_per_s"]
+    assert traffic["llama.cpp==b7437"] - traffic["llama.cpp"] == pytest.approx(36 * 524288 * 4 * (18 - 4), rel=1e-9)
+    assert decode["llama.cpp==b7437"] < decode["llama.cpp"]

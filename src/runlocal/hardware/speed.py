@@ -55,6 +55,7 @@ from .nvidia_peak import (
     prompt_matmul_type,
 )
 from .recurrent_speed import (
+    PLANNED_GDN_PATH,
     explain_notes,
     extra_layers,
     recurrent_state_traffic,
@@ -535,8 +536,9 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     frac = rest_read_fraction(model)
     ggml_backend = planned_backend(alloc)
     # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
-    state = recurrent_state_traffic(model, backend=ggml_backend, build=planned_build(alloc))
-    rec_share = extra_layers(model) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
+    gdn = planned_gdn_path(alloc)
+    state = recurrent_state_traffic(model, gdn, backend=ggml_backend, build=planned_build(alloc))
+    rec_share = extra_layers(model, gdn) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -645,10 +647,25 @@ def planned_build(alloc) -> int | None:
     newest release's; None for llama.cpp (the modelled build) and other runtimes."""
     from ..runtimes.versions import ollama_current_build
 
-    if not engine(alloc.settings.runtime).pinned_llama_cpp:
-        return None
     step = next((st for st in alloc.steps if st.label == "llama.cpp build"), None)
-    return int(step.value[1:]) if step is not None else ollama_current_build()
+    if step is not None:        # llama.cpp==bN, ollama==X
+        return int(step.value[1:])
+    return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
+
+
+def planned_state(model: ModelSpec, alloc) -> tuple[float, str]:
+    """The bytes a decoded token moves through the recurrent layers' states as the planned build and backend's graph
+    moves them, and --explain's words for them (recurrent_speed.py)."""
+    gdn, backend, build = planned_gdn_path(alloc), planned_backend(alloc), planned_build(alloc)
+    state = recurrent_state_traffic(model, gdn, backend=backend, build=build)
+    return state, state_traffic_words(model, state, gdn, backend=backend, build=build)
+
+
+def planned_gdn_path(alloc) -> str:
+    """The one-token delta-net graph of the planned build (its "delta nets" step, runtimes/llamacpp.py; the same rule
+    the memory side simulates): "unfused" for builds before b8100, the fused graph otherwise (recurrent_speed.py)."""
+    step = next((st for st in alloc.steps if st.label == "delta nets"), None)
+    return "unfused" if step is not None and step.value == "unfused" else PLANNED_GDN_PATH
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
@@ -741,9 +758,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state = recurrent_state_traffic(model, backend=(ggml_gpu := planned_backend(alloc)), build=(b := planned_build(alloc)))
+    state, state_words = planned_state(model, alloc)
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
-                     quant, ub_term, state, state_traffic_words(model, state, backend=ggml_gpu, build=b), scores,
+                     quant, ub_term, state, state_words, scores,
                      read_bound, fa, notes)

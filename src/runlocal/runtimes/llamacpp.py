@@ -557,7 +557,7 @@ class LlamaCpp:
         else:
             settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
-        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps]
+        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps, *self._build_steps(model)]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
@@ -578,6 +578,18 @@ class LlamaCpp:
                          f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),
         )
+
+    def _build_steps(self, model: ModelSpec) -> list[Step]:
+        """What the speed model reads of a named build (hardware/speed.py planned_build, planned_gdn_path): the build
+        (llama.cpp==bN) and, for a model with gated delta nets, the graph that build runs (runtimes/versions.py)."""
+        from .flag_spelling import llamacpp_build
+
+        out = []
+        if (build := llamacpp_build(getattr(self, "version", None))) is not None:
+            out.append(Step("llama.cpp build", "the release asked", f"b{build}", "runtimes/versions.py"))
+        if self.gdn != "fused" and any(r.kind == "gated_deltanet" for r in model.recurrent_layers):
+            out.append(Step("delta nets", GDN_WORDS.get(self.gdn, self.gdn), self.gdn, "runtimes/versions.py llamacpp_gdn"))
+        return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
