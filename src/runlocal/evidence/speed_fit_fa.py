@@ -68,7 +68,7 @@ def fa_term(row: Row, eff: float) -> FA.FaAttention | None:
     if not fa_priced(row):
         return None
     clock = clock_share(row.device, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR)
-    return FA.FaAttention(*row.attn_products, *FA.mma_rates(row.device, clock), eff)
+    return FA.kernel_term(*row.attn_products, row.device, clock, eff)
 
 
 def attn_at_factor(row: Row) -> float:

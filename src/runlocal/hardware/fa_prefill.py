@@ -51,20 +51,27 @@ SOURCE = ("llama.cpp ggml-cuda fattn.cu ggml_cuda_get_best_fattn_kernel @00a2d60
 
 @dataclass(frozen=True)
 class FaAttention:
-    """One prompt token's attention through the MMA FlashAttention kernel: the FLOPs of its two products, the rates
-    they run at and the kernel's share of them (what --explain shows)."""
+    """One prompt token's attention through the MMA FlashAttention kernel: the FLOPs of its two products, what the
+    rates they run at are made of (the catalog's fp16 figure × mma.sync's share × the clock share; the FP16-accumulate
+    rate's multiple of it) and the kernel's share of them — what --explain shows."""
     kq_flops: float         # Q·Kᵀ, F32 accumulate
     vkq_flops: float        # softmax·V, F16 accumulate
-    kq_tflops: float        # the card's FP32-accumulate f16 tensor rate (× mma.sync share × clock share)
-    vkq_tflops: float       # … its FP16-accumulate rate
+    peak_tflops: float      # the card's dense fp16 figure with FP32 accumulate
+    mma_share: float        # mma.sync's share of it (Hopper: nvidia_peak.MMA_SYNC_SHARE)
+    clock: float            # the power-limited clock share (nvidia_peak.clock_share)
+    f16_factor: float       # the FP16-accumulate rate's multiple of the FP32-accumulate one
     eff: float              # FA_MMA_EFF: the share of those rates the kernel reaches (fitted)
-    # what the rates are made of, for --explain: the catalog's fp16 figure × mma.sync's share × the clock share, and
-    # the FP16-accumulate rate's multiple of it
-    peak_tflops: float = 0.0
-    mma_share: float = 1.0
-    clock: float = 1.0
-    f16_factor: float = 1.0
     borrowed_by: str | None = None      # a runtime other than llama.cpp priced with llama.cpp's kernel (no record)
+
+    @property
+    def kq_tflops(self) -> float:
+        """The FP32-accumulate f16 tensor rate the kernel's mma.sync reaches."""
+        return self.peak_tflops * self.mma_share * self.clock
+
+    @property
+    def vkq_tflops(self) -> float:
+        """… its FP16-accumulate rate."""
+        return self.kq_tflops * self.f16_factor
 
     @property
     def seconds_per_token(self) -> float:
@@ -83,21 +90,23 @@ def applies(dev: Device | None, backend: str | None, ggml: bool, flash_attn_on: 
         return False
 
 
-def mma_rates(dev: Device, clock: float) -> tuple[float, float]:
-    """(FP32-accumulate, FP16-accumulate) f16 tensor TFLOPS the kernel's mma.sync reaches on ``dev`` at ``clock``
-    (nvidia_peak.clock_share)."""
+def kernel_term(kq_flops: float, vkq_flops: float, dev: Device, clock: float, eff: float) -> FaAttention:
+    """The kernel's term for the two products' FLOPs on ``dev`` at ``clock`` (nvidia_peak.clock_share) and ``eff``."""
     assert dev.fp16_tflops is not None      # applies() checked it
-    f32 = dev.fp16_tflops * mma_sync_share(dev, False, "cuda") * clock
-    return f32, f32 * fp16_accumulate_factor(dev, "F16", "cuda")
+    return FaAttention(kq_flops, vkq_flops, dev.fp16_tflops, mma_sync_share(dev, False, "cuda"), clock,
+                       fp16_accumulate_factor(dev, "F16", "cuda"), eff)
+
+
+def mma_rates(dev: Device, clock: float) -> tuple[float, float]:
+    """(FP32-accumulate, FP16-accumulate) f16 tensor TFLOPS the kernel's mma.sync reaches on ``dev`` at ``clock``."""
+    term = kernel_term(0.0, 0.0, dev, clock, 1.0)
+    return term.kq_tflops, term.vkq_tflops
 
 
 def fa_attention(model: ModelSpec, dev: Device, ctx: float, clock: float, eff: float) -> FaAttention:
     """The attention of a prompt token over ``ctx`` cached tokens (a prompt of N after D: D + N/2 on average)."""
-    kq, vkq = attention_product_flops(model, ctx)
-    f32, f16 = mma_rates(dev, clock)
-    assert dev.fp16_tflops is not None
-    return FaAttention(kq, vkq, f32, f16, eff, dev.fp16_tflops, mma_sync_share(dev, False, "cuda"), clock,
-                       fp16_accumulate_factor(dev, "F16", "cuda"))
+    return kernel_term(*attention_product_flops(model, ctx), dev, clock, eff)
 
 
-__all__ = ["MMA_MIN_COMPUTE_CAPABILITY", "SOURCE", "FaAttention", "applies", "fa_attention", "mma_rates"]
+__all__ = ["MMA_MIN_COMPUTE_CAPABILITY", "SOURCE", "FaAttention", "applies", "fa_attention", "kernel_term",
+           "mma_rates"]
