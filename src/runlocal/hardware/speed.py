@@ -527,18 +527,17 @@ def _catalog_device(t) -> Device | None:
 
 
 def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float, reads: WeightReads,
-                 kv_read: float, scores: float = 0.0) -> tuple[list[Part], GPUPlace | None, float]:
+                 kv_read: float, scores: float = 0.0, state: float = 0.0) -> tuple[list[Part], GPUPlace | None, float]:
     """One Part per device a token reads from (a tensor-parallel group as one), GPUs first; the first GPU; the score
     bytes counted. ``scores``: the F32 attention scores' bytes a token moves with flash attention off
     (build_era.score_bytes), counted only on a device whose KV factor is the flash-attention one (a factor fitted on
-    older builds, which ran without flash attention, holds them already), each device its share of the KV."""
+    older builds, which ran without flash attention, holds them already), each device its share of the KV. ``state``:
+    the bytes a token moves through the recurrent layers' states (planned_state), moved by the device holding each."""
     s = alloc.settings
     frac = rest_read_fraction(model)
     ggml_backend = planned_backend(alloc)
-    # moved by the device holding each recurrent layer, as the planned backend's graph does (recurrent_speed.py)
-    gdn = planned_gdn_path(alloc)
-    state = recurrent_state_traffic(model, gdn, backend=ggml_backend, build=planned_build(alloc))
-    rec_share = extra_layers(model, gdn) / model.n_layers if ggml_backend else 0.0   # llama.cpp's kernels, not vLLM's
+    # llama.cpp's kernels, not vLLM's
+    rec_share = extra_layers(model, planned_gdn_path(alloc)) / model.n_layers if ggml_backend else 0.0
     total_kv = sum(d.kv_cache for d in reads.used) or 1
     gpu_targets = [t for t in targets if t.kind != "cpu"]
     cpu_target = next((t for t in targets if t.kind == "cpu"), None)
@@ -696,7 +695,8 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     # flash attention off (-fa off): the graph also writes and reads the scores (hardware/build_era.py)
     scores = score_bytes(model, ctx // 2) if s.llamacpp.flash_attn == "off" else 0.0
     reads = weight_reads(model, alloc, quant)
-    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores)
+    state, state_words = planned_state(model, alloc)
+    parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state)
     decode = decode_speed(parts)
     short_ctx, decode_short = short_decode(parts, ctx)
 
@@ -758,7 +758,6 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
         prefill, note = None, prompt_over_context(prompt, ctx)
-    state, state_words = planned_state(model, alloc)
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
