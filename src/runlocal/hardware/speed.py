@@ -636,19 +636,23 @@ def mmapped_host_weights(alloc) -> bool:
 def planned_backend(alloc) -> str | None:
     """The ggml backend a llama.cpp / Ollama allocation was planned for (its "backend" step, runtimes/backends.py:
     --backend or the GPU vendor's), so --backend vulkan reads the Vulkan constants; None for other runtimes."""
-    step = next((st for st in alloc.steps if st.label == "backend"), None)
-    return step.value if step is not None and step.value in DEFAULT_BACKEND.values() else None
+    value = step_value(alloc, "backend")
+    return value if value in DEFAULT_BACKEND.values() else None
+
+
+def step_value(alloc, label: str) -> str | None:
+    """The value of the allocation's step named ``label`` (what the planner decided and --explain shows), or None."""
+    return next((st.value for st in alloc.steps if st.label == label), None)
 
 
 def planned_build(alloc) -> int | None:
-    """The llama.cpp build an allocation's graph is counted at: for Ollama, the requested release's (its "llama.cpp
-    build" step: LLAMA_CPP_VERSION or the vendored commit's build, runtimes/versions.py ollama_speed_build), else the
-    newest release's; None for llama.cpp (the modelled build) and other runtimes."""
+    """The llama.cpp build an allocation's graph is counted at: the one named (its "llama.cpp build" step: llama.cpp==bN,
+    or for ollama==X its LLAMA_CPP_VERSION or vendored commit's build, runtimes/versions.py ollama_speed_build); else
+    for Ollama the newest release's; None for unversioned llama.cpp (the modelled build) and other runtimes."""
     from ..runtimes.versions import ollama_current_build
 
-    step = next((st for st in alloc.steps if st.label == "llama.cpp build"), None)
-    if step is not None:        # llama.cpp==bN, ollama==X
-        return int(step.value[1:])
+    if (named := step_value(alloc, "llama.cpp build")) is not None:
+        return int(named[1:])
     return ollama_current_build() if engine(alloc.settings.runtime).pinned_llama_cpp else None
 
 
@@ -663,8 +667,7 @@ def planned_state(model: ModelSpec, alloc) -> tuple[float, str]:
 def planned_gdn_path(alloc) -> str:
     """The one-token delta-net graph of the planned build (its "delta nets" step, runtimes/llamacpp.py; the same rule
     the memory side simulates): "unfused" for builds before b8100, the fused graph otherwise (recurrent_speed.py)."""
-    step = next((st for st in alloc.steps if st.label == "delta nets"), None)
-    return "unfused" if step is not None and step.value == "unfused" else PLANNED_GDN_PATH
+    return "unfused" if step_value(alloc, "delta nets") == "unfused" else PLANNED_GDN_PATH
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
