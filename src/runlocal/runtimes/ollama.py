@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..kv import normalize_cache_type
+from ..memo import per_model
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
@@ -75,6 +76,7 @@ MMPROJ_HEADROOM = 1 << 30
 PROJECTOR_ROLES = ("vision", "projector", "audio")
 
 
+@per_model
 def projector_bytes(model: ModelSpec) -> int:
     """The projector's bytes as Ollama counts them (llm/llama_server.go mmprojMemoryRequirement: the sum of its tensor
     sizes, the v. / mm. / a. tensors where the model file holds them): each tensor's size as read from a file, else at
