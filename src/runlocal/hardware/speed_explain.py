@@ -61,7 +61,8 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
 def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
     """A llama.cpp / Ollama plan on Metal with flash attention on: the KV read ggml-metal's FA vec kernel makes
     (hardware/metal_kv.py: a KV head's rows read once per query head sharing it, less what the GPU cache serves),
-    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out round had no records)."""
+    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out rounds had no records,
+    backends3, or too few to judge, backends4)."""
     gpu = p.first_gpu
     part = next((q for q in p.parts if q.kv_bytes), None)
     if (METAL_KV_APPLIED or not p.decode or gpu is None or not gpu.ggml or gpu.backend != "metal" or part is None
