@@ -48,8 +48,9 @@ MIN_RECORDS = 6
 
 # fit scopes whose records no entry of this fit reads: "recurrent" fits the recurrent-layer terms only
 # (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
-# speed_fit_history.report_scored_apart)
-UNFITTED_SCOPES = ("recurrent", "scored_apart")
+# speed_fit_history.report_scored_apart); "fa_pair" fits nothing either: a flash-attention off / on pair scored as a
+# ratio by speed_fit_faoff.py (faoff_2026.jsonl)
+UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair")
 
 
 def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
@@ -592,7 +593,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "strixhalo")
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:
