@@ -268,6 +268,15 @@ OTHER_RUNTIME_PREFILL = (
     "kernel's own read and write of the state (fused_recurrent_gated_delta_rule, selective_state_update)")
 
 
+# review15b #6: the plans' prompt path (b8301 and later: the fused delta-net prompt graph, GATED_DELTA_NET over a
+# ubatch) has no scored held-out prompt row; round 2's scored ones (held_out/hybrid2_first_run.txt) all ran older graphs
+PROMPT_PATH_STATUS = (
+    "this prompt speed is unvalidated on current builds: no held-out prompt row of a llama.cpp build at or after "
+    "b8301 (the fused delta-net prompt graph a plan assumes) has been scored (round 2's one such row is a mixture of "
+    "experts on Vulkan, whose prompt is not predicted); the held-out prompt rows scored so far "
+    "ran older graphs and read 97.7 % (median |error|) too fast (measurements/speed/held_out/hybrid2_first_run.txt)")
+
+
 def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     """The --explain words for the prompt's scan term."""
     r = model.recurrent_layers[0]
@@ -280,5 +289,4 @@ def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
             f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, solved on one SSM_SCAN shape timed with Vulkan's pre-#18630 shader "
             f"on two NVIDIA cards, ±2× on other kernels) = "
             f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
-            "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
-            "delta-net prompt)")
+            f"timings from public PRs: hardware/recurrent_speed.py); {PROMPT_PATH_STATUS}")
