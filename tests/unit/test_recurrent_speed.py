@@ -307,3 +307,6 @@ def test_the_scan_step_says_its_prompt_path_is_unvalidated_on_current_builds():
     scan = next(s for s in steps if s["label"] == "prefill: recurrent scan")
     assert "unvalidated on current builds" in scan["formula"]
     assert "b8301" in scan["formula"]
+    # round 4's rule and log (held_out/hybrid4_queries.md) are what the words cite for "found none scorable"
+    rule = held.parent / "hybrid4_queries.md"
+    assert "**Result: 0 records.**" in rule.read_text() and "hybrid4_queries.md" in scan["formula"]
