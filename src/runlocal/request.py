@@ -40,7 +40,7 @@ class Option:
     max_length: int | None = None          # strings: characters; tuples: items
     item_max_length: int | None = None     # tuples of strings: characters per item
     choices: tuple[str, ...] | None = None
-    kind: str = ""                         # "tokens" (8192, 32k), "size" (24G), "ngl" (N, auto, all)
+    kind: str = ""                         # "tokens" (8192, 32k), "size" (24G), "sizes" (2x24G), "ngl" (N, auto, all)
 
     @property
     def name(self) -> str:
@@ -65,7 +65,8 @@ class CheckRequest:
                                help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
                                     "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
-    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
+    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="sizes",
+                            help="GPU memory, e.g. 24G; several GPUs: 2x24G or 24G,16G")
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size",
                            help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
                                 "otherwise the answer says how much RAM it needs)")
@@ -206,6 +207,10 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .units import parse_size
 
         parse_size(value, field=where)
+    elif opt.kind == "sizes":
+        from .units import parse_sizes
+
+        parse_sizes(value, field=where)
     elif opt.kind == "ngl":
         parse_ngl(value)
     elif opt.kind == "runtime":
