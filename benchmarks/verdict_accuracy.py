@@ -40,9 +40,6 @@ class Scored:
 
 
 def plan_record(rec: dict) -> Scored:
-    why = outcomes.unplannable(rec)
-    if why:
-        return Scored(rec, "unresolved", reason=why)
     dropped = False
     try:
         try:

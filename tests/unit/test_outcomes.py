@@ -88,10 +88,9 @@ def test_a_record_becomes_the_request_the_post_describes():
                                             "vram": "24G", "ctx": 32000, "n_gpu_layers": 99}
 
 
-def test_several_gpus_named_by_memory_alone_cannot_be_planned():
-    assert outcomes.unplannable(RECORD) is None
+def test_several_gpus_named_by_memory_alone_are_planned_as_that_many():
     several = {**RECORD, "gpu_arg": None, "vram_gib": 24, "device_count": 7}
-    assert "--vram describes one GPU" in outcomes.unplannable(several)
+    assert outcomes.request_fields(several)["vram"] == "7x24G"      # --vram's NxSIZE (units.parse_sizes)
 
 
 def test_the_split_check_finds_a_record_in_the_wrong_part():

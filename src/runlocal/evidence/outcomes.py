@@ -98,13 +98,6 @@ def agrees(outcome: str, verdict: str, strict: bool = False) -> bool:
     return verdict in (AGREES_STRICT if strict else AGREES)[outcome]
 
 
-def unplannable(rec: dict) -> str | None:
-    """Why the record's device cannot be given to runlocal (README amendment (b)), else None."""
-    if not rec.get("gpu_arg") and (rec.get("device_count") or 1) > 1:
-        return "several GPUs named by memory alone: --vram describes one GPU"
-    return None
-
-
 def request_fields(rec: dict, versioned: bool = True) -> dict:
     """CheckRequest keyword arguments for a record (README "How a record is given to runlocal").
     ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one."""
@@ -115,7 +108,8 @@ def request_fields(rec: dict, versioned: bool = True) -> dict:
     if rec.get("gpu_arg"):
         fields["gpu"] = rec["gpu_arg"]
     else:
-        fields["vram"] = f"{rec['vram_gib']}G"
+        count = rec.get("device_count") or 1
+        fields["vram"] = f"{count}x{rec['vram_gib']}G" if count > 1 else f"{rec['vram_gib']}G"
     if rec.get("ram_gib"):
         fields["ram"] = f"{rec['ram_gib']}G"
     if rec.get("quant"):
