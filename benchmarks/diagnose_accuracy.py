@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 49, collected ahead by collect49 from the trackers where a model
-or a quantisation is published (model makers' and quantizers' repositories, where users paste the runtimes' errors),
-about half memory failures and half look-alikes (11 memory failures and 11 look-alikes from 15 repositories;
-held_out/round49_queries.md), committed whole (850ea39/d29e7ac) before round 48 joined tuning, committed before it
-was scored, and scored once (by diagnose49, after round 48's Vulkan cap miss was tuned on: FIRST_RUNS, 86.4 %);
-rounds 1-48 are tuning data, see
+measurements/public_errors/held_out/: round 50, collected ahead by collect50 from the later comments of
+long-running threads and the failing runs pasted in pull requests' reviews in the runtimes' own repositories, about
+half memory failures and half look-alikes (3 memory failures and 4 look-alikes from 4 repositories;
+held_out/round50_queries.md), committed whole (449a55b) before round 49 joined tuning, committed before it is
+scored, and to be scored once;
+rounds 1-49 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
