@@ -81,7 +81,7 @@ from .allocator_status import allocator_status_said, figures_show_room
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .phase import SERVING, progress_phase
+from .phase import REQUEST_WRAPPER, SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
 
@@ -395,7 +395,7 @@ class Scanner:
             self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
             self.loading = True
-        if signals.RUN.search(low):
+        if signals.RUN.search(low) or ("kobold" in low and REQUEST_WRAPPER.search(low)):
             self.running = True
         if signals.LOADED.search(low) and not (self.after and SERVING.search(low)):  # a log line: before it only
             self.loaded = True
@@ -708,9 +708,9 @@ class Scanner:
         return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
 
     def _nothing_failed_by_name(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
-        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing), else
-        unknown."""
-        if ollama_sizing.layers_left_off(figures) and (entry := kb.get(ollama_sizing.LAYERS_LEFT_OFF_ID)):
+        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing: a memory
+        answer, or not a failure when the runner started after it), else unknown."""
+        if (sizing := ollama_sizing.sizing_entry(figures)) and (entry := kb.get(sizing)):
             return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
                              fixes=tuple(_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
         return Diagnosis(
