@@ -1,12 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 50, collected ahead by collect50 from the later comments of
-long-running threads and the failing runs pasted in pull requests' reviews in the runtimes' own repositories, about
-half memory failures and half look-alikes (3 memory failures and 4 look-alikes from 4 repositories;
-held_out/round50_queries.md), committed whole (449a55b) before round 49 joined tuning, committed before it was
-scored, and scored once (by diagnose50, after round 49's ROCm miss was tuned on: FIRST_RUNS, 71.4 %);
-rounds 1-49 are tuning data, see
+measurements/public_errors/held_out/: round 51, collected ahead by collect51 from the bindings and clients of
+other languages' ecosystems (C#, Rust, TypeScript / JavaScript, Go, Java …, where users paste the runtimes' errors),
+about half memory failures and half look-alikes (8 memory failures and 14 look-alikes from 12 repositories;
+held_out/round51_queries.md), committed whole (ac8f4c6, result section 8c752c3) before round 50 joined tuning,
+committed before it is scored, and to be scored once;
+rounds 1-50 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
