@@ -5,7 +5,8 @@ measurements/public_errors/held_out/: round 51, collected ahead by collect51 fro
 other languages' ecosystems (C#, Rust, TypeScript / JavaScript, Go, Java …, where users paste the runtimes' errors),
 about half memory failures and half look-alikes (8 memory failures and 14 look-alikes from 12 repositories;
 held_out/round51_queries.md), committed whole (ac8f4c6, result section 8c752c3) before round 50 joined tuning,
-committed before it is scored, and to be scored once;
+committed before it was scored, and scored once (by diagnose50, after round 50's misses were tuned on: FIRST_RUNS,
+63.6 %);
 rounds 1-50 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
@@ -287,6 +288,14 @@ FIRST_RUNS = (
     # tuning; 3 memory failures, 4 look-alikes from 4 repositories (short of the 15-30 aimed at: fewer texts are said,
     # not padded); scored once by diagnose50 after round 49's ROCm miss was tuned on
     ("round 50 (comments, PRs)", "2026-11-26", 7, 5, 6, 1, 4, "2095/2165"),
+    # round 51: the runtimes' errors as pasted in other programming languages' ecosystems — the bindings, clients and
+    # ports of JavaScript / TypeScript (node-llama-cpp, transformers.js, WebLLM), Rust (mistral.rs, candle, rustformers),
+    # Go, C# / .NET (LLamaSharp), Java, Swift (mlx-swift, MLC LLM's iOS API) and Kotlin / Android (MLC LLM Android);
+    # every query named such a project or language; held_out/round51_queries.md, 16 queries and three memory-side
+    # addenda (17-33), each committed before it was run; collected ahead by collect51 and committed whole (ac8f4c6,
+    # result section 8c752c3) before round 50 joined tuning; 8 memory failures, 14 look-alikes from 12 repositories;
+    # scored once by diagnose50 after round 50's misses were tuned on
+    ("round 51 (bindings)", "2026-11-26", 22, 14, 18, 0, 14, "2102/2172"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -307,7 +316,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
                     "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
-                    "round 50 (comments, PRs)": (0, 3)}
+                    "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8)}
 
 
 def print_first_runs() -> None:

@@ -219,8 +219,8 @@ diagnose50 (71.4 %); diagnose50 moved it out of ``held_out/`` once collect52 had
 data. Round 51 (``held_out/round51.jsonl``, 22 texts from 12 repositories, 8 memory failures and 14 look-alikes) was
 collected ahead by collect51 (the bindings and clients of other languages' ecosystems, about half memory failures and
 half look-alikes), written down before any query was run (``held_out/round51_queries.md``), committed whole (ac8f4c6,
-result section 8c752c3) before round 50 joined tuning, committed before it is scored, and to be scored once; it stays
-under ``held_out/`` until round 53 is collected.
+result section 8c752c3) before round 50 joined tuning, committed before it was scored, and scored once by diagnose50
+(63.6 %); it stays under ``held_out/`` until round 53 is collected.
 Round 52 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
