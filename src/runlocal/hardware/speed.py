@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap
+from .backend_speed import moe_prefill_gap, nvidia_cublas_words
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -416,10 +416,12 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     prefill = None
     types = routed_expert_types(model, quant) if model.n_experts and backend == "rocm" else None
     if prompt and not moe_prefill_gap(model.n_experts, backend, gfx_target=dev.gfx_target, quant=quant,
-                                      ubatch=min(prompt, UBATCH), expert_types=types):
+                                      ubatch=min(prompt, UBATCH), expert_types=types,
+                                      compute_capability=dev.compute_capability):
         attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
                                     prompt_depth + prompt / 2)
         flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
+        quant = prompt_matmul_type(quant, True, dev, backend, min(prompt, UBATCH))     # MMQ or cuBLAS (nvidia_peak)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
                                 n_layers=model.n_layers, layer_us=fit.prefill_layer_us,
@@ -483,6 +485,7 @@ class SpeedPlan:
     read_bound: bool = False            # prefill held to the weights' read per micro-batch (weight_read_floor)
     fa_attention: FaAttention | None = None  # the attention priced as the CUDA FlashAttention kernel (fa_prefill.py)
     recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
+    kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -675,7 +678,8 @@ def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch:
     and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
     types = routed_expert_types(model, quant) if model.n_experts and place.backend == "rocm" else None
     return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
-                           quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types)
+                           quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types,
+                           compute_capability=place.dev.compute_capability if place.dev else None)
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
@@ -719,6 +723,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor = 1.0
+    path = ""       # ggml-cuda's MMQ rule, where it sends the batch to cuBLAS (backend_speed.nvidia_cublas_words)
     ub_term = None
     read_bound = False
     if first_gpu:
@@ -736,7 +741,9 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         # an architecture the current builds' prompt rate was not fitted on keeps the 2024 builds' (build_era.py)
         fit = prefill_entry(f"{first_gpu.klass}/{first_gpu.backend}", dev.compute_capability if dev else None,
                             FIT) or fit
-        quant = prompt_matmul_type(quant, first_gpu.ggml)   # vLLM's AWQ multiplies in fp16, not int8
+        # vLLM's AWQ multiplies in fp16, not int8; so does ggml-cuda where its MMQ rule sends the batch to cuBLAS
+        path = nvidia_cublas_words(dev.compute_capability, quant, ubatch) if dev and kernels == "cuda" else ""
+        weights, quant = quant, prompt_matmul_type(quant, first_gpu.ggml, dev, first_gpu.backend, ubatch)
         shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
         eff = prefill_eff(fit, quant)
@@ -754,7 +761,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = moe_prompt_gap(model, first_gpu, quant, ubatch, alloc)
+        note = moe_prompt_gap(model, first_gpu, weights, ubatch, alloc)
         if note:
             prefill = None
     else:
@@ -765,4 +772,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
-                     read_bound, fa, notes)
+                     read_bound, fa, notes, path)
