@@ -673,6 +673,15 @@ def planned_gdn_path(alloc) -> str:
     return "unfused" if step_value(alloc, "delta nets") == "unfused" else PLANNED_GDN_PATH
 
 
+def prompt_path(quant: str | None, place: GPUPlace, ubatch: int) -> tuple[str | None, str]:
+    """The weights' type as the prompt's matmuls see them (nvidia_peak.prompt_matmul_type: vLLM's AWQ multiplies in
+    fp16; so does ggml-cuda where its MMQ rule sends the batch to cuBLAS) and --explain's words on that path."""
+    dev = place.dev
+    words = nvidia_cublas_words(dev.compute_capability, quant, ubatch) if dev and place.ggml and place.backend == "cuda" \
+        else ""
+    return prompt_matmul_type(quant, place.ggml, dev, place.backend, ubatch), words
+
+
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
     """Why a plan's MoE prompt is not predicted on its first GPU's backend (backend_speed.moe_prefill_gap: SYCL, Vulkan,
     and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
@@ -723,7 +732,6 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor = 1.0
-    path = ""       # ggml-cuda's MMQ rule, where it sends the batch to cuBLAS (backend_speed.nvidia_cublas_words)
     ub_term = None
     read_bound = False
     if first_gpu:
@@ -741,9 +749,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         # an architecture the current builds' prompt rate was not fitted on keeps the 2024 builds' (build_era.py)
         fit = prefill_entry(f"{first_gpu.klass}/{first_gpu.backend}", dev.compute_capability if dev else None,
                             FIT) or fit
-        # vLLM's AWQ multiplies in fp16, not int8; so does ggml-cuda where its MMQ rule sends the batch to cuBLAS
-        path = nvidia_cublas_words(dev.compute_capability, quant, ubatch) if dev and kernels == "cuda" else ""
-        weights, quant = quant, prompt_matmul_type(quant, first_gpu.ggml, dev, first_gpu.backend, ubatch)
+        weights, (quant, path) = quant, prompt_path(quant, first_gpu, ubatch)     # MMQ, or fp16 (AWQ, cuBLAS)
         shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
         eff = prefill_eff(fit, quant)
@@ -772,4 +778,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
-                     read_bound, fa, notes, path)
+                     read_bound, fa, notes, path if first_gpu else "")
