@@ -1,6 +1,7 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below) is not modelled.
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a
+card without int8 tensor cores does: nvidia_mmq) is not modelled.
 hardware/speed.py prices a prompt at 2 FLOPs per active weight and one fitted share of the device's peak per class and
 backend — a dense matmul's rate. A prompt batch of a mixture of experts runs its expert matrices through MUL_MAT_ID
 instead, and on these two backends that runs far below a dense matmul, by an amount the source does not reduce to one
@@ -312,7 +313,8 @@ def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | 
     CUDA (NVIDIA, integer-quantized experts — MMQ) J·E[ceil(t/J)] / E[t], t the tokens routed to one expert (the module
     docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts, and NVIDIA
     cards before Turing: mmq.cu ggml_cuda_should_use_mmq takes MMQ for a large batch only where turing_mma_available,
-    compute capability 7.5 and later — a V100 multiplies a 512-token batch through cuBLAS)."""
+    compute capability 7.5 and later — a V100's 512-token expert batch takes the per-expert fallback, cuda_expert_gap,
+    and below 64 tokens dp4a MMQ, whose tiles this factor does not describe)."""
     if not n_experts or not n_used or backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
         return 1.0
     if not _turing_or_later(compute_capability):

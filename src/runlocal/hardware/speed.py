@@ -15,7 +15,9 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
 NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
-its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
+its dense fp16 TFLOPS otherwise, and for integer weights that ggml-cuda dequantizes for cuBLAS instead (a V100 at 64+
+tokens: backend_speed.nvidia_mmq) the float weights' share of it — plus a fitted fixed cost per layer per token
+(``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
 CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs
 count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them as its CUDA FlashAttention kernel (flash attention
