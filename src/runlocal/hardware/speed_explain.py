@@ -172,7 +172,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{micro}{borrowed}{_read_bound_words(p)}",
+                      f"{micro}{borrowed}{_read_bound_words(p)}{p.kernel_path}",
                       f"{speed['prefill_tokens_per_s']} tokens/s",
                       f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
     elif p.prefill_note:
