@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -228,6 +229,7 @@ def test_unified_usable_bytes_is_a_share_and_discrete_is_everything():
 
 
 # torch's OOM lines as posted (the cited issue threads), "total capacity of X GiB": the figure CUDA reports on Linux
+DEVICES_JSON = Path(__file__).parents[2] / "src/runlocal/data/devices.json"
 POSTED_CUDA_TOTALS = {"rtx-4090": 23.64, "rtx-5090": 31.36, "rtx-3060-12gb": 11.75, "rtx-3080": 9.78,
                       "rtx-3070": 7.78, "rtx-4060": 7.63, "rtx-4060-ti-16gb": 15.55}
 
@@ -237,7 +239,8 @@ def test_consumer_cards_carry_the_cuda_total_their_posted_oom_lines_print(device
     d = BY_ID[device_id]
     assert d.cuda_total_bytes == int(posted_gib * GiB)
     assert d.cuda_total_source and d.cuda_total_source.startswith("https://github.com/")
-    assert f"{posted_gib}" in d.cuda_total_source          # the quoted line carries the figure
+    note = next(x for x in json.loads(DEVICES_JSON.read_text())["devices"] if x["id"] == device_id)["cuda_total_note"]
+    assert f"{posted_gib} GiB" in note          # the quoted line carries the figure
 
 
 def test_every_cuda_total_is_a_few_percent_under_the_marketed_size():
