@@ -1,0 +1,102 @@
+"""review16 findings 4 and 11: the fixes' before → after read from the plan as it stands, and no 'more of the same
+GPU' fix for a machine that is one chip."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+from runlocal.units import format_bytes
+
+
+def plan(**kw):
+    return check(CheckRequest(use_measurements=False, **kw))[0]
+
+
+def plan_with(ask: dict, **changed):
+    return plan(**{**ask, **changed})
+
+
+JETSON = dict(model="llama-3.1-8b", gpu="jetson-orin-nano", runtime="llama.cpp")
+
+
+def test_jetson_fix_is_the_pinned_layers_not_the_slots():
+    # the plan: --fit kept 4 of 33 layers in system memory. Pinned by hand (-c 4096 -ngl 33), the 4 auto slots and one
+    # slot need the same GPU bytes (llama-3.1 has no sliding window: one cache of -c cells either way), so one slot
+    # frees nothing: the fix that makes it fit is -ngl 33, and it is named so
+    p = plan(**JETSON)
+    auto = plan(**JETSON, ctx=4096, n_gpu_layers=33)
+    one = plan(**JETSON, ctx=4096, n_gpu_layers=33, parallel=1)
+    gpu = lambda q: q.allocation.devices[0].total          # noqa: E731
+    assert gpu(auto) == gpu(one) and auto.verdict == "fits"
+    assert not any("--parallel 1" in f.title for f in p.fixes)
+    pin = next(f for f in p.fixes if f.title == "Keep every layer on the GPU (-ngl 33)")
+    # before: the plan's own table (29 layers there), after: the hand-pinned plan's
+    assert f"{format_bytes(gpu(p))} → {format_bytes(gpu(auto))}" in pin.effect
+    assert "GPU layers 29 → 33 of 33" in pin.effect and pin.command.endswith("-c 4096 -ngl 33")
+
+
+def test_a_parallel_fix_starts_from_the_plans_own_gpu_bytes():
+    # gemma-3-27b at 64k on a 3090: --fit kept one layer in system memory; one slot drops the other slots' sliding
+    # windows, so pinned by hand the single slot needs fewer GPU bytes than the four
+    ask = dict(model="gemma-3-27b", gpu="rtx-3090", ctx=65536)
+    p = plan(**ask)
+    f = next(f for f in p.fixes if "--parallel 1" in f.title)
+    gpu = next(d for d in p.allocation.devices if d.kind != "cpu")
+    one = plan(**ask, n_gpu_layers=63, parallel=1).allocation.devices[0].total
+    assert f"{format_bytes(gpu.total)} → {format_bytes(one)}, GPU layers 62 → 63 of 63" in f.effect
+    four = plan(**ask, n_gpu_layers=63).allocation.devices[0].total
+    assert one < four
+
+
+@pytest.mark.parametrize("ask", [
+    dict(model="llama-3.1-70b", gpu="m2-max-64gb"),
+    JETSON,
+    dict(model="qwen3-30b-a3b", gpu="m4-max-36gb", ctx=131072),
+])
+def test_no_second_gpu_for_a_one_chip_machine(ask):
+    # a Mac or a Jetson is one GPU; a second is a second computer (llama.cpp RPC), which the command would not reach
+    assert not any(f.title.startswith("Use ") and " GPUs (" in f.title for f in plan(**ask).fixes)
+
+
+def test_discrete_cards_still_get_more_gpus():
+    p = plan(model="llama-3.1-70b", gpu="rtx-4090", ctx=8192, n_gpu_layers=-2)
+    assert any(f.title.startswith("Use 2 GPUs") or f.title.startswith("Use 4 GPUs") for f in p.fixes)
+
+
+def _ctx_of(command: str) -> int:
+    return int(command.split("--max-model-len ")[1].split()[0])
+
+
+def test_swap_space_and_context_together_when_neither_alone_starts():
+    # 2 × 16 GB, 8 GiB of RAM: vLLM refuses swap × TP above 70 % of RAM (vllm/config/cache.py): 4 × 2 = 8 > 5.6,
+    # 3 × 2 = 6 > 5.6, 2 × 2 = 4 ≤ 5.6, so 2 GiB; and at 32,768 tokens the KV pool is too small either way
+    ask = dict(model="qwen2.5-32b", quant="awq", runtime="vllm", gpu="2x4060-ti-16gb", ram="8G")
+    p = plan(**ask)
+    assert p.verdict == "does_not_fit" and p.fixes
+    fix = next(f for f in p.fixes if ", with context " in f.title)
+    assert fix.title.startswith("Lower the CPU swap space to 2 GiB per GPU (--swap-space 2), with context ")
+    assert "--swap-space 2" in fix.command and "verdict does not fit → fits" in fix.effect
+    ctx = _ctx_of(fix.command)
+    assert plan(**ask, swap_space=2, ctx=ctx).verdict == "fits"              # the fix, applied, fits
+    assert plan(**ask, swap_space=3, ctx=ctx).verdict == "does_not_fit"      # one GiB more: the swap check
+    assert plan(**ask, swap_space=2).verdict == "does_not_fit"               # the context asked: the KV pool
+    assert plan(**ask, swap_space=2, ctx=ctx + 256).verdict == "does_not_fit"
+    fp8 = next(f for f in p.fixes if f.title.endswith(", with the KV cache in fp8"))   # or the context kept
+    assert _ctx_of(fp8.command) == 32768 and plan(**ask, swap_space=2, kv_cache="fp8").verdict == "fits"
+
+
+def test_published_checkpoint_with_context_or_fp8_kv_before_no_fix():
+    # review16: "No fix … a smaller model" for Llama-3.1-70B on 2 × 3090 at 8k, yet the AWQ-INT4 checkpoint named
+    # two lines above fits with a shorter context or an fp8 KV cache
+    ask = dict(model="llama-3.1-70b", gpu="2x3090", runtime="vllm", ctx=8192)
+    p = plan(**ask)
+    published = [f for f in p.fixes if f.title.startswith("Serve the published AWQ")]
+    assert len(published) == 2, [f.title for f in p.fixes]
+    by_ctx, by_kv = published
+    assert "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4" in by_ctx.command
+    shorter = _ctx_of(by_ctx.command)
+    assert shorter < 8192 and plan_with(ask, quant="awq", ctx=shorter).verdict in ("fits", "tight")
+    assert plan_with(ask, quant="awq").verdict == "does_not_fit"                # the checkpoint alone does not
+    assert "--kv-cache-dtype fp8" in by_kv.command and _ctx_of(by_kv.command) == 8192
+    assert plan_with(ask, quant="awq", kv_cache="fp8").verdict in ("fits", "tight")
