@@ -100,3 +100,14 @@ def test_published_checkpoint_with_context_or_fp8_kv_before_no_fix():
     assert plan_with(ask, quant="awq").verdict == "does_not_fit"                # the checkpoint alone does not
     assert "--kv-cache-dtype fp8" in by_kv.command and _ctx_of(by_kv.command) == 8192
     assert plan_with(ask, quant="awq", kv_cache="fp8").verdict in ("fits", "tight")
+
+
+@pytest.mark.parametrize("model", ["qwen3-235b-a22b", "deepseek-r1"])
+def test_no_invented_local_gguf_name_for_a_model_without_a_known_gguf_repo(model):
+    # review16 finding 13: `-m qwen3-235b-a22b-Q4_K_M.gguf` named a file nobody has (these quants ship split,
+    # …-00001-of-0000N.gguf): a placeholder path, never a bare file name that looks real
+    p = plan(model=model, gpu="8xh100-sxm", runtime="llama.cpp", ctx=4096)
+    assert p.command.startswith(f"llama-server -m PATH/TO/{model}-Q4_K_M.gguf ")
+    for command in [p.command] + [f.command for f in p.fixes]:
+        if " -m " in command:
+            assert " -m PATH/TO/" in command, command
