@@ -246,11 +246,29 @@ def _inputs(req: CheckRequest, policy=None):
     moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
+    _refuse_mlx_off_apple(settings.runtime, req.gpu)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes
     return spec, _default_tp(req, settings, targets, notes), targets, notes
+
+
+def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
+    """MLX runs on Apple silicon only (Metal, mlx-lm's README): a GPU named that is not Apple's is an input the
+    question cannot have, said as one, not planned into "does not fit"."""
+    if runtime != "mlx" or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
+        return
+    from .hardware.catalog import parse_device_spec
+
+    try:
+        devices = parse_device_spec(gpu)
+    except ValueError:
+        return                              # the unknown name is reported where the targets are resolved
+    other = [d.name for d in devices if d.vendor != "apple" and d.kind != "cpu"]
+    if other:
+        raise InputError(f"runtime: mlx runs only on Apple silicon (Metal); {other[0]} is not an Apple chip "
+                         "(--runtime llama.cpp, vllm or sglang plan it)")
 
 
 def _short_gguf(spec) -> list[str]:

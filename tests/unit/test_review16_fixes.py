@@ -111,3 +111,21 @@ def test_no_invented_local_gguf_name_for_a_model_without_a_known_gguf_repo(model
     for command in [p.command] + [f.command for f in p.fixes]:
         if " -m " in command:
             assert " -m PATH/TO/" in command, command
+
+
+@pytest.mark.parametrize("gpu", ["rtx-4090", "2x3090", "jetson-orin-nano"])
+def test_mlx_on_a_gpu_that_is_not_apples_is_an_input_error(gpu):
+    # review16 finding 14: "does not fit: the runtime refuses to start, or runs out of memory" was no memory answer
+    from runlocal.errors import InputError
+
+    with pytest.raises(InputError, match=r"^runtime: mlx runs only on Apple silicon"):
+        plan(model="llama-3.1-8b", runtime="mlx", gpu=gpu)
+    assert plan(model="llama-3.1-8b", runtime="mlx", gpu="m4-max-64gb").verdict == "fits"
+
+
+def test_mlx_input_error_is_one_line_and_exit_2():
+    from asking import run_cli
+
+    r = run_cli("check", "llama-3.1-8b", "--runtime", "mlx", "--gpu", "rtx-4090")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "Apple silicon" in r.stderr
