@@ -646,6 +646,8 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
     tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
     if fit is None:
         notes.append(f"{model.id} does not run whole on {spec_string(dev.id, count)} at ctx {ctx:,}: no token costs")
+    elif not quant:
+        notes += _cost_quant_note(model, runtime, fit.quant)
 
     def per_mtok(year_cost):
         return round(year_cost / tokens_year * 1e6, 4) if (year_cost is not None and tokens_year) else None
@@ -679,6 +681,18 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         "cheaper": cheaper,
         "notes": notes,
     }
+
+
+def _cost_quant_note(model: ModelSpec, runtime: str, quant: str | None) -> list[str]:
+    """Why cost's quant is not check's: cost (like best) prices the highest-quality format that runs whole on the
+    hardware, check plans the one people download (runtimes/published.py default_quant)."""
+    from .runtimes.published import default_quant
+
+    usual = default_quant(model, get_runtime(runtime).name)
+    if quant is None or usual is None or usual[0].upper() == str(quant).upper():
+        return []
+    return [f"priced at {quant}, the highest-quality format that runs whole here (as `best` ranks); `check` plans "
+            f"{usual[0]}, {usual[1]} — `--quant {usual[0]}` prices that one"]
 
 
 def parse_config(gpu: str):

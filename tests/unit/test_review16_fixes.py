@@ -129,3 +129,18 @@ def test_mlx_input_error_is_one_line_and_exit_2():
     r = run_cli("check", "llama-3.1-8b", "--runtime", "mlx", "--gpu", "rtx-4090")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().count("\n") == 0 and "Apple silicon" in r.stderr
+
+
+def test_cost_says_why_its_quant_is_not_checks():
+    from runlocal import choose
+    from runlocal.hardware.catalog import find_device
+    from runlocal.model.catalog import lookup
+
+    model, dev = lookup("llama-3.1-8b"), find_device("rtx-4090")
+    doc = choose.cost(model, dev)
+    checked = plan(model="llama-3.1-8b", gpu="rtx-4090")
+    assert doc["run"]["quant"] != checked.settings.quant          # Q8_0 priced, Q4_K_M planned by check
+    note = next(n for n in doc["notes"] if n.startswith(f"priced at {doc['run']['quant']}"))
+    assert f"`check` plans {checked.settings.quant}" in note and f"--quant {checked.settings.quant}" in note
+    same = choose.cost(model, dev, quant=checked.settings.quant)
+    assert same["run"]["quant"] == checked.settings.quant and not any("priced at" in n for n in same["notes"])
