@@ -144,3 +144,16 @@ def test_cost_says_why_its_quant_is_not_checks():
     assert f"`check` plans {checked.settings.quant}" in note and f"--quant {checked.settings.quant}" in note
     same = choose.cost(model, dev, quant=checked.settings.quant)
     assert same["run"]["quant"] == checked.settings.quant and not any("priced at" in n for n in same["notes"])
+
+
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+def test_a_pooled_engines_bf16_weights_are_the_checkpoints_not_a_gguf_quantizers(runtime):
+    # review16 finding 14: vLLM's --explain said "llama.cpp quantizer's per-tensor type mix … (src/llama-quant.cpp)"
+    p = plan(model="llama-3.1-8b", runtime=runtime, gpu="h100-sxm")
+    step = next(st for st in p.steps if st.label == "weights")
+    assert "llama" not in step.formula.lower() and step.source == "meta-llama/Llama-3.1-8B-Instruct"
+    # the same bytes llama.cpp's BF16 plan counts: 8,030,261,248 params (the catalog's Llama-3.1-8B) × 2 B, with the
+    # 65 norm vectors (2 × 32 + 1, 4,096 each) at 4 B rather than 2: 16,060,522,496 + 532,480
+    assert step.value == f"{8_030_261_248 * 2 + 65 * 4096 * 2:,} B"
+    gguf = plan(model="llama-3.1-8b", gpu="h100-sxm", quant="bf16")
+    assert next(st for st in gguf.steps if st.label == "weights").source == "src/llama-quant.cpp"
