@@ -310,9 +310,11 @@ def _all_layers_on_gpu(f: _Fixer) -> None:
     if not f.all_on_gpu or not f.runs(f.base):
         return
     before, after = f.plan.allocation, f.allocate(f.base)
+    moved = (_gpu_layers(before.settings, f.model) < _layers_total(f.model)
+             or bool(before.settings.llamacpp.n_cpu_moe))
     i = next((k for k, d in enumerate(after.devices) if d.kind != "cpu"), 0)
-    if i >= len(before.devices):
-        return
+    if not moved or i >= len(before.devices):
+        return          # --fit only shortened the context: no layer to put back (the context fixes say that)
     f.try_(f"Keep every layer on the GPU (-ngl {_layers_total(f.model)})", f.base,
            f"{before.devices[i].name} {format_bytes(before.devices[i].total)} → "
            f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after)

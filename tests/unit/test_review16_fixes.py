@@ -157,3 +157,10 @@ def test_a_pooled_engines_bf16_weights_are_the_checkpoints_not_a_gguf_quantizers
     assert step.value == f"{8_030_261_248 * 2 + 65 * 4096 * 2:,} B"
     gguf = plan(model="llama-3.1-8b", gpu="h100-sxm", quant="bf16")
     assert next(st for st in gguf.steps if st.label == "weights").source == "src/llama-quant.cpp"
+
+
+def test_no_pin_fix_where_fit_only_shortened_the_context():
+    # --fit cut llama-3.1-8b's context on a 4060 and moved no layer (-ngl 33 of 33): nothing to put back
+    p = plan(model="llama-3.1-8b", gpu="rtx-4060")
+    assert "context shortened" in (p.allocation.compromise or "") and p.command.endswith("-ngl 33")
+    assert not any(f.title.startswith("Keep every layer on the GPU") for f in p.fixes)
