@@ -469,7 +469,7 @@ def _more_gpus(f: _Fixer) -> None:
         return
     if any(t.kind == "unified" for t in gpus):
         # a Mac or a Jetson is one chip: a second one is a second computer, reachable only over llama.cpp's RPC
-        # backend (tools/rpc: `rpc-server -H 0.0.0.0 -p 50052` there, `--rpc HOST:50052` here), whose network
+        # backend (tools/rpc/README.md: `rpc-server -H 0.0.0.0 -p 50052` there, `--rpc HOST:50052` here), whose network
         # transfers this planner does not price; the same command on one machine would add nothing
         return
     s, gpu, cpu = f.base, gpus[0], [t for t in f.targets if t.kind == "cpu"]
