@@ -255,9 +255,13 @@ def _inputs(req: CheckRequest, policy=None):
 
 
 def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
-    """MLX runs on Apple silicon only (Metal, mlx-lm's README): a GPU named that is not Apple's is an input the
-    question cannot have, said as one, not planned into "does not fit"."""
-    if runtime != "mlx" or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
+    """An engine that runs on one kind of device only and on no GPU backend (MLX: device_kinds ("apple",), Metal,
+    mlx-lm's README), given a GPU named that is not of that kind: an input the question cannot have, said as one,
+    not planned into "does not fit"."""
+    from .runtimes import engine
+
+    eng = engine(runtime or "llama.cpp")
+    if not eng.device_kinds or eng.gpu_backends or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
         return
     from .hardware.catalog import parse_device_spec
 
@@ -265,9 +269,10 @@ def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
         devices = parse_device_spec(gpu)
     except ValueError:
         return                              # the unknown name is reported where the targets are resolved
-    other = [d.name for d in devices if d.vendor != "apple" and d.kind != "cpu"]
+    other = [d.name for d in devices if d.kind != "cpu" and not eng.runs_on(d.kind, d.backends)]
     if other:
-        raise InputError(f"runtime: mlx runs only on Apple silicon (Metal); {other[0]} is not an Apple chip "
+        where = "Apple silicon (Metal)" if eng.device_kinds == ("apple",) else " or ".join(eng.device_kinds)
+        raise InputError(f"runtime: {eng.name} runs only on {where}; {other[0]} is not one "
                          "(--runtime llama.cpp, vllm or sglang plan it)")
 
 
