@@ -246,11 +246,34 @@ def _inputs(req: CheckRequest, policy=None):
     moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
+    _refuse_mlx_off_apple(settings.runtime, req.gpu)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes
     return spec, _default_tp(req, settings, targets, notes), targets, notes
+
+
+def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
+    """An engine that runs on one kind of device only and on no GPU backend (MLX: device_kinds ("apple",), Metal,
+    mlx-lm's README), given a GPU named that is not of that kind: an input the question cannot have, said as one,
+    not planned into "does not fit"."""
+    from .runtimes import engine
+
+    eng = engine(runtime or "llama.cpp")
+    if not eng.device_kinds or eng.gpu_backends or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
+        return
+    from .hardware.catalog import parse_device_spec
+
+    try:
+        devices = parse_device_spec(gpu)
+    except ValueError:
+        return                              # the unknown name is reported where the targets are resolved
+    other = [d.name for d in devices if d.kind != "cpu" and not eng.runs_on(d.kind, d.backends)]
+    if other:
+        where = "Apple silicon (Metal)" if eng.device_kinds == ("apple",) else " or ".join(eng.device_kinds)
+        raise InputError(f"runtime: {eng.name} runs only on {where}; {other[0]} is not one "
+                         "(--runtime llama.cpp, vllm or sglang plan it)")
 
 
 def _short_gguf(spec) -> list[str]:

@@ -193,7 +193,12 @@ def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
             return ["-hf", entry["hf"]]          # one file per repo, in MXFP4
         return ["-hf", f"{entry['hf']}:{q}"]
     stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
-    return ["-m", f"{stem}-{gguf_quant(quant)}.gguf" if quant else f"{stem}.gguf"]
+    name = f"{stem}-{gguf_quant(quant)}.gguf" if quant else f"{stem}.gguf"
+    if model.source.endswith(".gguf"):
+        return ["-m", name]            # the user's own GGUF, re-quantized beside it (llama-quantize)
+    # no published GGUF repo known: a file the user makes or downloads, named as a placeholder rather than a file
+    # that may not exist (large quants are split: -m takes the first shard, …-00001-of-0000N.gguf)
+    return ["-m", f"PATH/TO/{name}"]
 
 
 def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | None]:
