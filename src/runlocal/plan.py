@@ -17,7 +17,7 @@ from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, 
 from .runtimes.base import PARALLEL_AUTO
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
 
 
@@ -43,6 +43,11 @@ class Plan:
     @property
     def settings(self) -> Settings:
         return self.allocation.settings
+
+    @property
+    def rejects(self) -> str | None:
+        """A server that starts but rejects the context asked (SGLang's short KV pool): what it does; else None."""
+        return rejects_long_requests(self.allocation) if self.verdict == "does_not_fit" else None
 
     @property
     def runtime_version(self) -> tuple[str, str]:
@@ -79,6 +84,8 @@ class Plan:
             "verdict": self.verdict,
             "conditions": list(self.conditions),
             "refusal": a.refusal,
+            # a server that starts but rejects the context asked (SGLang's short KV pool): what it does, else null
+            "rejects": self.rejects,
             "compromise": a.compromise,
             "speed": dict(self.speed),
             "measured": self.measured,

@@ -190,6 +190,7 @@ class PlanDoc(_Open):
     max_context: int | None
     verdict: Literal["fits", "tight", "does_not_fit", "unknown"]
     refusal: str | None
+    rejects: str | None = None
     compromise: Any = None
     speed: dict[str, Any]
     measured: dict[str, Any] | None

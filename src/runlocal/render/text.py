@@ -56,6 +56,8 @@ VERDICT_MEANING = {
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
 }
+STARTS_BUT_REJECTS = ("does not fit: the runtime starts, but its KV pool cannot hold one request of the context "
+                      "asked, so such a request is rejected")
 CPU_ONLY_MEANING = {
     "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
             "system and other programs",
@@ -113,7 +115,10 @@ def offload_phrase(plan: Plan) -> str | None:
 
 
 def verdict_meaning(plan: Plan) -> str:
-    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs)."""
+    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs; a server that
+    starts but rejects the context asked — SGLang's short pool — is not said to refuse to start)."""
+    if plan.rejects:
+        return STARTS_BUT_REJECTS
     cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
     return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
 
@@ -144,8 +149,8 @@ def _render_header(plan: Plan, console: Console) -> None:
             _say(console, Text(f"⚠ {st.formula}", style="yellow"))
         elif st.label == "checkpoint":        # which checkpoint vLLM / SGLang pull, and the published alternatives
             _say(console, Text(st.formula, style="dim"))
-    if a.refusal:
-        _say(console, Text(f"{a.refusal}", style="red"))
+    if a.refusal or plan.rejects:
+        _say(console, Text(f"{a.refusal or plan.rejects}", style="red"))
     if a.compromise:
         _say(console, Text(f"{a.compromise}", style="yellow"))
 

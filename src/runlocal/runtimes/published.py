@@ -113,7 +113,11 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
     path = serve_path(model, quant)
     entry = published_checkpoint(model, quant) if quant else None
     published = bool(entry and entry["format"] == quant and path == entry["repo"])
+    from .quant_support import stored_as, vllm_bnb_at_load
+
     online = (quant or "").lower() in ("fp8", "fp8_e4m3") and not (model.file_quant or "").lower().startswith("fp8")
+    if vllm_bnb_at_load(quant) and not stored_as(model, str(quant)):
+        return [path, "--quantization", "bitsandbytes"]    # in-flight 4-bit (docs features/quantization/bnb)
     return [path] + (["--quantization", "fp8"] if online and not published else [])
 
 
