@@ -78,6 +78,9 @@ class Plan:
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
             "kv_bytes_per_token": a.kv_bytes_per_token,
+            # sliding-window layers holding their window only (llama.cpp iSWA): the KV column's two terms, else null
+            "kv_split": ({"full_attention_bytes_per_token": a.kv_split[0], "sliding_window_bytes": a.kv_split[1]}
+                         if a.kv_split else None),
             "kv_cache_tokens": a.kv_cache_tokens,
             "max_concurrency": self.max_concurrency,
             "max_context": self.max_context,

@@ -158,7 +158,7 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
             "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
             "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE[runtime]),)
-    from .runtimes.quant_support import stored_as, vllm_bnb_at_load
+    from .runtimes.published import stored_as, vllm_bnb_at_load
 
     if vllm_bnb_at_load(q) and not stored_as(model, q):
         return settings, (Step(

@@ -185,6 +185,7 @@ class PlanDoc(_Open):
     settings: dict[str, Any]
     memory: MemoryDoc
     kv_bytes_per_token: int | float | None
+    kv_split: dict[str, int] | None = None
     kv_cache_tokens: int | None
     max_concurrency: float | None
     max_context: int | None

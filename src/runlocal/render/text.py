@@ -251,21 +251,26 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
-def _kv_per_gpu(plan: Plan) -> bool:
-    """Whether the KV bytes/token are one GPU's share (a tensor-parallel rank's layers) rather than the model's."""
-    a = plan.allocation
-    gpus = [d for d in a.devices if d.kind != "cpu" and d.kv_cache]
-    if len(gpus) < 2 or not a.kv_cache_tokens:
-        return False
-    pool = a.kv_bytes_per_token * a.kv_cache_tokens
-    return abs(pool - max(d.kv_cache for d in gpus)) < abs(pool - sum(d.kv_cache for d in gpus))
+def kv_per_token_phrase(plan: Plan) -> str:
+    """The KV bytes a token adds, labelled for what they count: one rank's share where vLLM / SGLang split the
+    model over tensor- or pipeline-parallel ranks (their pools are per rank: runtimes/vllm.py kv_groups, sglang.py
+    _kv_pool), else the whole model's; with sliding-window layers (llama.cpp's iSWA cache) the layers that grow with
+    the context apart from the windows' fixed bytes — the figures the KV column adds up from."""
+    a, s = plan.allocation, plan.settings
+    ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
+    per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
+    where = f"on each GPU ({' × '.join(ranks)})" if per_rank else "for the whole model"
+    if a.kv_split:
+        full, window = a.kv_split
+        return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
+                f"sliding-window layers (their windows: the same at any longer context) {where}")
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
 
 
 def limit_phrases(plan: Plan) -> list[str]:
     """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
     a, s = plan.allocation, plan.settings
-    per = f"on each GPU (TP {s.tp})" if _kv_per_gpu(plan) else "for the whole model"
-    out = [f"KV {format_bytes(a.kv_bytes_per_token)}/token {per}"]
+    out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
     if not plan.max_context:

@@ -23,33 +23,18 @@ from __future__ import annotations
 
 from ..errors import InputError
 from ..model.spec import ModelSpec
-from ..quant.formats import ALIASES, FLOAT_BYTES
+from ..quant.formats import FLOAT_BYTES
 
-BNB_4BIT = frozenset({"nf4", "fp4"})                     # the 4-bit layouts vLLM's in-flight bitsandbytes makes
-BNB = frozenset({"nf4", "fp4", "nf4-dq", "fp4-dq", "int8"})
-
-
-def _canonical(quant: str) -> str:
-    return ALIASES.get(quant.strip().lower(), quant.strip().lower())
-
-
-def stored_as(model: ModelSpec, quant: str) -> bool:
-    """The checkpoint is stored in this format, so any engine that reads its config loads it as stored."""
-    return bool(model.file_quant) and _canonical(quant) == _canonical(str(model.file_quant))
-
-
-def vllm_bnb_at_load(quant: str | None) -> bool:
-    """--quant nf4 / fp4 on vLLM: bitsandbytes 4-bit made at load (--quantization bitsandbytes)."""
-    return bool(quant) and _canonical(str(quant)) in BNB_4BIT
+BNB = frozenset({"nf4", "fp4", "nf4-dq", "fp4-dq", "int8"})     # transformers' BitsAndBytesConfig at load
 
 
 def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
     """Raise an InputError naming --quant, the engine and what it loads when ``runtime`` cannot load ``quant``."""
     from ..quant import gguf_table
-    from .published import QUANT_FAMILIES, gguf_quant, published_checkpoint
+    from .published import BNB_4BIT, QUANT_FAMILIES, canonical_quant, gguf_quant, published_checkpoint, stored_as
     from .registry import engine
 
-    q = _canonical(quant)
+    q = canonical_quant(quant)
     known = engine(runtime)
     is_gguf = gguf_quant(quant) in gguf_table.supported_ftypes() and q not in FLOAT_BYTES
     if known.ggml:
