@@ -88,3 +88,13 @@ def test_a_cuda_soc_and_a_cpu_run_are_still_planned_for_vllm():
     # a Jetson is unified memory on CUDA, and --gpu none is vLLM's CPU backend: neither is Apple silicon
     check(CheckRequest(model="llama-3.1-8b", gpu="jetson-agx-orin-64gb", runtime="vllm", ctx="8k"))
     check(CheckRequest(model="llama-3.1-8b", gpu="none", runtime="vllm", ram="64G", ctx="8k"))
+
+
+def test_best_and_compare_plan_three_gpus_as_check_does():
+    # `best` / `compare` plan n GPUs at one rank each unless the heads refuse it: the same TP 2 as `check`
+    from runlocal.choose import plan_fit
+    from runlocal.hardware.targets import targets_from_options
+
+    targets, _ = targets_from_options("3x4090", None, "64G")
+    fit = plan_fit(resolve_model("qwen3-8b"), targets, runtime="vllm", ctx=8192, quant="bf16")
+    assert fit.runs and "--tensor-parallel-size 2" in fit.command
