@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from ..model.spec import ModelSpec
 
-HEADS_SOURCE = "vllm/config/model.py verify_with_parallel_config; models/llama.py LlamaAttention (vLLM and SGLang)"
-
 
 def _kv_heads(model: ModelSpec) -> list[int]:
     """The distinct KV-head counts the attention layers split (none for MLA's shared latent)."""
