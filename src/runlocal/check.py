@@ -301,8 +301,8 @@ def _refuse_more_ranks_than_gpus(req: CheckRequest, settings, targets) -> None:
     if not get_runtime(req.runtime).pools_kv or not gpus or ranks <= len(gpus):
         return
     layout = " × ".join(f"--{k} {v}" for k, v in (("tp", settings.tp), ("pp", settings.pp), ("dp", req.dp)) if v > 1)
-    raise InputError(f"tp: {layout} needs {ranks} GPUs, one per rank; {len(gpus)} given (--gpu {ranks}xNAME, or "
-                     f"fewer ranks)")
+    raise InputError(f"tp: {layout} needs {ranks} GPUs, one per rank; {len(gpus)} given (--gpu {ranks}xNAME or "
+                     f"--vram {ranks}xSIZE, or fewer ranks)")
 
 
 def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
