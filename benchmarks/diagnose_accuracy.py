@@ -1,12 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 49, collected ahead by collect49 from the trackers where a model
-or a quantisation is published (model makers' and quantizers' repositories, where users paste the runtimes' errors),
-about half memory failures and half look-alikes (11 memory failures and 11 look-alikes from 15 repositories;
-held_out/round49_queries.md), committed whole (850ea39/d29e7ac) before round 48 joined tuning, committed before it
-was scored, and scored once (by diagnose49, after round 48's Vulkan cap miss was tuned on: FIRST_RUNS, 86.4 %);
-rounds 1-48 are tuning data, see
+measurements/public_errors/held_out/: round 51, collected ahead by collect51 from the bindings and clients of
+other languages' ecosystems (C#, Rust, TypeScript / JavaScript, Go, Java …, where users paste the runtimes' errors),
+about half memory failures and half look-alikes (8 memory failures and 14 look-alikes from 12 repositories;
+held_out/round51_queries.md), committed whole (ac8f4c6, result section 8c752c3) before round 50 joined tuning,
+committed before it was scored, and scored once (by diagnose50, after round 50's misses were tuned on: FIRST_RUNS,
+63.6 %);
+rounds 1-50 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
 number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
@@ -279,6 +280,22 @@ FIRST_RUNS = (
     # failures, 11 look-alikes from 15 repositories (12 of 22 from a model maker's or quantizer's own repository;
     # threads mostly from 2024); scored once by diagnose49 after round 48's Vulkan cap miss was tuned on
     ("round 49 (model makers)", "2026-11-26", 22, 19, 22, 0, 11, "2075/2143"),
+    # round 50: the text another user pastes in a later comment (2nd-20th) of a long-running thread, and the failing run
+    # a maintainer, reviewer or tester pastes in a pull request, in the runtimes' own repositories (llama.cpp, Ollama,
+    # vLLM, SGLang, MLX, transformers …); every query carried follow-up or PR words ("same here", "still happening",
+    # "this PR", "regression", "bisect"); held_out/round50_queries.md, 16 queries and four addenda (17-42), each
+    # committed before it was run; collected ahead by collect50 and committed whole (449a55b) before round 49 joined
+    # tuning; 3 memory failures, 4 look-alikes from 4 repositories (short of the 15-30 aimed at: fewer texts are said,
+    # not padded); scored once by diagnose50 after round 49's ROCm miss was tuned on
+    ("round 50 (comments, PRs)", "2026-11-26", 7, 5, 6, 1, 4, "2095/2165"),
+    # round 51: the runtimes' errors as pasted in other programming languages' ecosystems — the bindings, clients and
+    # ports of JavaScript / TypeScript (node-llama-cpp, transformers.js, WebLLM), Rust (mistral.rs, candle, rustformers),
+    # Go, C# / .NET (LLamaSharp), Java, Swift (mlx-swift, MLC LLM's iOS API) and Kotlin / Android (MLC LLM Android);
+    # every query named such a project or language; held_out/round51_queries.md, 16 queries and three memory-side
+    # addenda (17-33), each committed before it was run; collected ahead by collect51 and committed whole (ac8f4c6,
+    # result section 8c752c3) before round 50 joined tuning; 8 memory failures, 14 look-alikes from 12 repositories;
+    # scored once by diagnose50 after round 50's misses were tuned on
+    ("round 51 (bindings)", "2026-11-26", 22, 14, 18, 0, 14, "2102/2172"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -298,7 +315,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 42 (LLM runtimes)": (0, 24), "round 43 (LLM runtimes)": (0, 19),
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
-                    "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11)}
+                    "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
+                    "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8)}
 
 
 def print_first_runs() -> None:

@@ -69,7 +69,7 @@ def _cli_type(annotation: str, kind: str):
     if "tuple" in annotation:
         return list[str] | None
     base = annotation.split(" | ")[0]
-    if kind in ("tokens", "ngl", "size"):
+    if kind in ("tokens", "ngl", "size", "sizes"):
         base = "str"
     py = {"str": str, "int": int, "float": float, "bool": bool}[base]
     return py | None if "None" in annotation else py

@@ -72,7 +72,7 @@ def command_kind(annotation: str, kind: str) -> str:
     if "tuple" in annotation:
         return "many"
     base = annotation.split(" | ")[0]
-    if kind in ("tokens", "ngl", "size"):
+    if kind in ("tokens", "ngl", "size", "sizes"):
         base = "str"
     return {"str": "str", "int": "int", "float": "float", "bool": "switch"}[base]
 

@@ -23,6 +23,7 @@ from .errors import InputError
 MAX_CTX = 1 << 31
 MAX_NAME = 500        # a model reference: alias, repo id, path or URL (Hub repo ids are at most 96 characters)
 MAX_SHORT = 40        # a size ("24GiB"), a quant, a runtime name
+INT32_MAX = 2**31 - 1   # a C int, as llama.cpp parses its counts (std::stoi)
 DEFAULT_PROMPT_TOKENS = 512     # llama-bench's pp512
 # 2^24 tokens: ten times the longest trained context in the catalog (Llama 4 Scout's 10M); a prompt also has to fit
 # the context asked for (check.build_settings)
@@ -40,7 +41,7 @@ class Option:
     max_length: int | None = None          # strings: characters; tuples: items
     item_max_length: int | None = None     # tuples of strings: characters per item
     choices: tuple[str, ...] | None = None
-    kind: str = ""                         # "tokens" (8192, 32k), "size" (24G), "ngl" (N, auto, all)
+    kind: str = ""                         # "tokens" (8192, 32k), "size" (24G), "sizes" (2x24G), "ngl" (N, auto, all)
 
     @property
     def name(self) -> str:
@@ -65,7 +66,8 @@ class CheckRequest:
                                help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
                                     "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
-    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="size", help="GPU memory, e.g. 24G")
+    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="sizes",
+                            help="GPU memory, e.g. 24G; several GPUs: 2x24G or 24G,16G")
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size",
                            help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
                                 "otherwise the answer says how much RAM it needs)")
@@ -89,10 +91,11 @@ class CheckRequest:
     flash_attn: str = _opt("auto", "--flash-attn", "-fa", choices=("on", "off", "auto"), help="on | off | auto")
     batch: int | None = _opt(None, "--batch", "-b", ge=1, le=1 << 20)
     ubatch: int | None = _opt(None, "--ubatch", "-ub", ge=1, le=1 << 20)
-    # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all
-    n_gpu_layers: int | None = _opt(None, "--ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=10000, kind="ngl",
+    # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all; up to an int's range, as common/arg.cpp reads
+    # it (std::stoi): posts write -ngl 999 or 2000000 for "all" (measurements/outcomes llamacpp-011)
+    n_gpu_layers: int | None = _opt(None, "--ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=INT32_MAX, kind="ngl",
                                     help="layers on the GPU: N, auto (llama-server --fit decides; default) or all")
-    n_cpu_moe: int = _opt(0, "--n-cpu-moe", "-ncmoe", ge=0, le=10000,
+    n_cpu_moe: int = _opt(0, "--n-cpu-moe", "-ncmoe", ge=0, le=INT32_MAX,
                           help="llama.cpp: keep the experts of the first N layers on the CPU")
     # common/arg.cpp {"-cmoe", "--cpu-moe"} (PR #14992): every layer's routed experts on the CPU
     cpu_moe: bool = _opt(False, "--cpu-moe", "-cmoe", help="llama.cpp: keep every layer's experts on the CPU")
@@ -206,6 +209,10 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .units import parse_size
 
         parse_size(value, field=where)
+    elif opt.kind == "sizes":
+        from .units import parse_sizes
+
+        parse_sizes(value, field=where)
     elif opt.kind == "ngl":
         parse_ngl(value)
     elif opt.kind == "runtime":

@@ -39,6 +39,23 @@ def parse_size(text: str | int | float, *, field: str = "size") -> int:
     return int(round(value * factor))
 
 
+MAX_SIZES = 64      # GPUs in one --vram, as --gpu's "N x NAME" (hardware/catalog.parse_device_spec)
+_COUNT = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\S.*)$", re.I)
+
+
+def parse_sizes(text: str, *, field: str = "vram") -> list[int]:
+    """One size per GPU: '24G' (one), '2x24G' (two alike), '24G,16G' (one each) — how posts describe unnamed cards
+    ("2 × 24 GB"); each size as parse_size reads it."""
+    sizes: list[int] = []
+    for item in str(text).split(","):
+        m = _COUNT.match(item)
+        count, size = (int(m.group(1)), m.group(2)) if m else (1, item)
+        if not 1 <= count <= MAX_SIZES or len(sizes) + count > MAX_SIZES:
+            raise InputError(f"{field}: at most {MAX_SIZES} GPUs (a count of 1-{MAX_SIZES} before 'x'), got {item.strip()!r}")
+        sizes += [parse_size(size, field=field)] * count
+    return sizes
+
+
 def parse_tokens(text: str | int, *, field: str = "ctx") -> int:
     """'8192', '8k' (= 8192), '128K', '1M' (= 1048576) → a positive token count."""
     s = str(text).strip().lower().replace("_", "").replace(",", "")

@@ -91,3 +91,18 @@ def test_a_plain_check_imports_no_cli_framework(tmp_path):
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
     assert json.loads(r.stdout)["verdict"] in ("fits", "tight")
     assert r.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_an_ngl_past_the_layer_count_is_all_layers_up_to_a_c_int():
+    """llama.cpp reads -ngl with std::stoi (common/arg.cpp) and offloads every layer for any count at or above
+    n_layer + 1 (src/llama-model.cpp: i_gpu_start = max(n_layer + 1 - ngl, 0)); posts write -ngl 2000000."""
+    from runlocal.check import CheckRequest, check
+    from runlocal.errors import InputError
+
+    def memory(ngl):
+        plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ctx=4096, n_gpu_layers=ngl))
+        return plan.to_dict()["memory"]
+
+    assert memory(2_000_000) == memory(-2) == memory(33)          # llama-3.1-8b: 32 layers + the output layer
+    with pytest.raises(InputError, match="ngl: must be ≥ -2 and ≤ 2,147,483,647"):
+        check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", n_gpu_layers=2**31))

@@ -102,3 +102,37 @@ def test_api_takes_the_same_field(tmp_path):
         assert ok.status_code == 200 and ok.json()["runtime_version"] == "0.19.0"
         bad = c.post("/api/v1/check", json={"model": "qwen3-8b", "gpu": "h100", "runtime": "vllm==nope"})
         assert bad.status_code == 422 and "runtime" in json.dumps(bad.json())
+
+
+def test_flash_attention_not_asked_for_is_off_before_pr_15434():
+    """Before PR #15434 (b6089 and older) llama.cpp had no --flash-attn auto: flash attention was off unless -fa was
+    given. llama.cpp's own CI log at b3107 (ggml-org/ci, measurements/public_logs/llamacpp.jsonl: pythia-2.8b Q4_0 on a
+    V100, `perplexity -ngl 999 -c 2048 -b 512`, no -fa) logs flash_attn = 0 and a CUDA0 compute buffer of 162.00 MiB;
+    planned with flash attention on, the buffer would be 103.25 MiB."""
+    def gpu_compute_mib(fa):
+        plan, _ = check(CheckRequest(model="pythia-2.8b", runtime="llama.cpp==b3107", gpu="v100-pcie-16gb", ctx=2048,
+                                     n_gpu_layers=999, batch=512, quant="Q4_0", parallel=1, flash_attn=fa,
+                                     use_measurements=False))
+        return plan.to_dict()["memory"]["devices"][0]["compute"] / 2**20, plan.to_dict()
+    unstated, d = gpu_compute_mib("auto")
+    assert unstated == 162.00 and d["settings"]["flash_attn"] == "off" and "-fa" not in d["command"].split()
+    assert gpu_compute_mib("on")[0] < unstated
+    assert "flash attention off unless asked for" in d["runtime_rules"]
+
+
+def test_old_build_without_flash_attention_named_plans_the_builds_default():
+    """ggml-org/llama.cpp#8766 (measurements/outcomes): llama-server b3488 with `-c 32000 -ngl 99` on three RX 7900 XTX,
+    Qwen2-72B-Instruct Q4_K_M, no -fa. That build's default is flash attention off, so the plan is the one for
+    --flash-attn off (the KQ scores of a 512-token micro-batch against 32,000 cells in the compute buffer), and the
+    command it prints, run on b3488, runs what was planned (no -fa); the current build plans auto as on."""
+    def plan(runtime, fa):
+        p, _ = check(CheckRequest(model="qwen2-72b", runtime=runtime, gpu="3xrx-7900-xtx", ctx=32000, n_gpu_layers=99,
+                                  quant="Q4_K_M", flash_attn=fa, use_measurements=False))
+        return p.to_dict()
+    unstated, off = plan("llama.cpp==b3488", "auto"), plan("llama.cpp==b3488", "off")
+    assert unstated["memory"] == off["memory"] and unstated["settings"]["flash_attn"] == "off"
+    assert "-fa" not in unstated["command"].split() and "--flash-attn" not in unstated["command"]
+    # 64 heads × 512 rows × 32,000 cells of f32 scores: 4.19 GB on each GPU's compute buffer without flash attention
+    assert off["memory"]["devices"][0]["compute"] > 64 * 512 * 32000 * 4
+    assert plan("llama.cpp", "auto")["settings"]["flash_attn"] == "auto"
+    assert plan("llama.cpp", "auto")["memory"]["devices"][0]["compute"] < 64 * 512 * 32000 * 4

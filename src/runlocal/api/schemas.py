@@ -21,6 +21,9 @@ from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
 # "24G", "24GiB", "24000M", "24e9" (units.parse_size)
 SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
+# --vram: sizes, one per GPU, each optionally "N x" repeated, separated by commas (units.parse_sizes)
+_ONE_SIZE = r"\s*([0-9]{1,2}\s*[xX×*]\s*)?[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*"
+SIZES_PATTERN = rf"^{_ONE_SIZE}(,{_ONE_SIZE})*$"
 
 
 def _parsed(opt: Option):
@@ -65,8 +68,9 @@ def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     elif opt.kind == "tokens":
         base = Annotated[int | Annotated[str, Field(max_length=opt.max_length, pattern=TOKENS_PATTERN)],
                          _parsed(opt)]
-    elif opt.kind == "size":
-        base = Annotated[str, Field(max_length=opt.max_length, pattern=SIZE_PATTERN), _parsed(opt)]
+    elif opt.kind in ("size", "sizes"):
+        pattern = SIZE_PATTERN if opt.kind == "size" else SIZES_PATTERN
+        base = Annotated[str, Field(max_length=opt.max_length, pattern=pattern), _parsed(opt)]
     elif "tuple" in annotation:
         base = list[Annotated[str, Field(min_length=1, max_length=opt.item_max_length)]]
     elif annotation.startswith("bool"):

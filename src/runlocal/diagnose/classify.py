@@ -81,7 +81,7 @@ from .allocator_status import allocator_status_said, figures_show_room
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
-from .phase import SERVING, progress_phase
+from .phase import REQUEST_WRAPPER, SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
 
@@ -122,6 +122,13 @@ _NOT_RUN_IN_SOURCE = re.compile(r"\bexcept\b.*|(['\"]).*?\1")
 # ggml's CUDA error footer ("current device: 0, in function stream at …") naming a function that allocates nothing,
 # right under an out-of-memory line: the code came from a call that needs no model memory
 _ALLOCATING = re.compile(r"alloc|pool|buffer")
+# ... and the statement under that footer, when it calls HIP's runtime: ggml_cuda_error prints the error, the footer,
+# then the failed statement as CUDA_CHECK stringified it (ggml-cuda.cu: "CUDA error: %s" / "  current device: %d, in
+# function %s at %s:%d" / "  %s"). A ROCm build compiles the same source with cudaMalloc defined as hipMalloc, which
+# the stringified statement shows; builds before GGML_CUDA_NAME (early 2024, Ollama 0.1.x) still say "CUDA error"
+# (ollama#3765, round 49: "hipMalloc((void **) &ptr, look_ahead_size)" under a CUDA error in function alloc)
+_HIP_STATEMENT = re.compile(r"^\s*hip[a-z]\w*\s*\(")
+ROCM_OOM_ID = "rocm-hip-oom"
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
 APPLICATION_ERROR_ID = "notmem-application-error"
 KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
@@ -233,6 +240,7 @@ class Scanner:
         self.frame_prefix: str | None = None  # what came before 'File "…"' on the line before, if it was a frame
         self.pinned_at = 0  # the last line that makes a pinned host allocation (signals.PINNED_CALL)
         self.pinned_oom = False  # a generic out-of-memory came right after it
+        self.hip_statement = False  # ggml's CUDA error under the chosen line names a HIP call (_HIP_STATEMENT)
         self.allocator_status = False  # an allocator's non-memory CUDA status before the chosen line
         self.fit_over = False  # llama.cpp's --fit projected more than the devices have free (llamacpp_common.py)
         self.cuda_message = False  # a CUDA error with its message (small_card.py)
@@ -378,13 +386,16 @@ class Scanner:
             self.memory_said = last_resort.says_memory_ran_short(_advice_removed(low))
 
     def _context(self, low: str) -> None:
+        if self.after and self.best is not None and self.n - self.best[2] == 2 and "hip" in low \
+                and "current device:" in self.ring[-1] and _HIP_STATEMENT.match(low):
+            self.hip_statement = True  # the failed statement under ggml's error footer: a ROCm build (_HIP_STATEMENT)
         if signals.PACKAGE_LINE.match(low):
             return  # an environment listing's line ("vllm-flash-attn 2.6.1"): what is installed, not a phase
         if self.woken is None:
             self.woken = signals.woken_by(low)
         if signals.LOAD.search(low):
             self.loading = True
-        if signals.RUN.search(low):
+        if signals.RUN.search(low) or ("kobold" in low and REQUEST_WRAPPER.search(low)):
             self.running = True
         if signals.LOADED.search(low) and not (self.after and SERVING.search(low)):  # a log line: before it only
             self.loaded = True
@@ -435,7 +446,7 @@ class Scanner:
         warning that `_settle` finds was the failure (review13 finding 7: one reset for both). Only a generic or
         ggml out-of-memory reads its lines; ggml's too, for a run after its load (_ran_after_load)."""
         self.loading = self.running = self.loaded = self.async_allocator = self.cpu_allocator = self.at_start = False
-        self.js_code = self.js_on_gpu = self.js_frames = False
+        self.js_code = self.js_on_gpu = self.js_frames = self.hip_statement = False
         self.js_error = bool(allocators.JS_ERROR.search(low))
         self.woken = None
         self.line_phase = signals.phase_of_line(low)
@@ -613,12 +624,8 @@ class Scanner:
         if (self.free_ram_said and req and figures.get("device") == "CPU" and entry.category in kb.MEMORY_CATEGORIES
                 and self.free_ram_said >= FREE_RAM_TIMES_REQUEST * req):
             entry = kb.get(SMALL_HOST_ALLOCATION_ID) or entry  # a host block far smaller than the RAM said free
-        if entry.id == GGML_OOM_ID and runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
-            entry = kb.get("cuda-oom-load") or entry  # read as ggml's, but the log is PyTorch's (its CUDA error tail)
-        if entry.id == GGML_OOM_ID and self.at_start:  # CUDA's status before its device list (llamacpp_common, 4.)
-            entry = kb.get(llamacpp_common.CUDA_INIT_ID) or entry
-        elif entry.id == GGML_OOM_ID and self._ran_after_load():
-            entry = kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase below
+        if entry.id == GGML_OOM_ID or (self.hip_statement and entry.id in GENERIC_OOM_IDS):
+            entry = self._ggml_oom(entry, line, runtime)
         if self.pinned_oom and entry.id in GENERIC_OOM_IDS | {GGML_OOM_ID}:
             entry = kb.get(PINNED_ID) or entry  # the out-of-memory came from pinning host memory (signals.PINNED_CALL)
         elif entry.id in GENERIC_OOM_IDS and (self.cpu_allocator or self._script_asked(runtime)) \
@@ -644,6 +651,21 @@ class Scanner:
                                            None if self.billions_named else self.weights_at_most)
                 entry = kb.get(PRIMARY[category]) or entry
         return _answer(entry, line, line_no, figures, runtime)
+
+    def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
+        """What a line read as ggml's device allocation failure (or a generic one over ggml's error footer) is, by the
+        log around it: PyTorch's (a bare CUDA error in a Python runtime's log), CUDA's start-up status, ROCm's (the
+        failed statement under ggml's error footer is a HIP call), or a run after the load (refined by its phase in
+        finish)."""
+        if runtime in signals.PYTHON_RUNTIMES and signals.is_bare_cuda_error(line.lower()):
+            entry = kb.get("cuda-oom-load") or entry  # read as ggml's, but the log is PyTorch's (its CUDA error tail)
+        if entry.id == GGML_OOM_ID and self.at_start:  # CUDA's status before its device list (llamacpp_common, 4.)
+            return kb.get(llamacpp_common.CUDA_INIT_ID) or entry
+        if self.hip_statement:
+            return kb.get(ROCM_OOM_ID) or entry  # ggml's CUDA source built for ROCm (_HIP_STATEMENT)
+        if entry.id == GGML_OOM_ID and self._ran_after_load():
+            return kb.get("cuda-oom-load") or entry  # a generic out-of-memory, refined by its phase in finish
+        return entry
 
     def _script_asked(self, runtime: str | None) -> bool:
         """Whether JavaScript code asked for the memory (allocators.JS_CODE) and nothing says a card's backend or a
@@ -686,9 +708,9 @@ class Scanner:
         return self.best[1].category in kb.MEMORY_CATEGORIES and not prose.ALLOCATION_SHOWN.search(self.best[3].lower())
 
     def _nothing_failed_by_name(self, figures: dict[str, Any], runtime: str | None) -> Diagnosis:
-        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing), else
-        unknown."""
-        if ollama_sizing.layers_left_off(figures) and (entry := kb.get(ollama_sizing.LAYERS_LEFT_OFF_ID)):
+        """No line matched: Ollama's offload line, if it says the layers did not all fit (ollama_sizing: a memory
+        answer, or not a failure when the runner started after it), else unknown."""
+        if (sizing := ollama_sizing.sizing_entry(figures)) and (entry := kb.get(sizing)):
             return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
                              fixes=tuple(_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
         return Diagnosis(

@@ -275,7 +275,23 @@ def _ollama_gpu(m, ex):
 # memory.required.full="127.4 GiB" memory.required.kv="19.5 GiB"", llm/memory.go EstimateGPULayers, v0.1.3x-0.11):
 # one rule per field, since users paste the line wrapped (ollama/ollama#9181)
 _rule("layers.model=", r"\blayers\.model=(\d+)")(_set("ollama_layers_model", 1, int))
-_rule("layers.offload=", r"\blayers\.offload=(\d+)")(_set("ollama_layers_offload", 1, int))
+
+
+@_rule("layers.offload=", r"\blayers\.offload=(\d+)")
+def _ollama_offload(m, ex):
+    ex.set("ollama_layers_offload", int(m.group(1)))
+    ex.set("ollama_runner_started", False)  # a new placement: whether its runner started is still to be seen
+
+
+# Ollama's runner up after the placement above it: 'msg="llama runner started in 3.02 seconds"' (llm/server.go
+# WaitUntilRunning logs it once the runner reports ready, after its weights, KV cache and compute graph were allocated):
+# the placement loaded (diagnose/ollama_sizing.py)
+@_rule("llama runner started in", r"llama runner started in")
+def _ollama_started(m, ex):
+    if "ollama_layers_offload" in ex._values:
+        ex.set("ollama_runner_started", True)
+
+
 # num_gpu as asked (-1: Ollama chooses) and where the layers went: 'msg="offload to cuda"' (llm/memory.go) or
 # 'msg=offload library=cuda' (llm/server.go); "cpu" is no GPU at all (diagnose/ollama_sizing.py reads them)
 _rule("layers.requested=", r"\blayers\.requested=(-?\d+)")(_set("ollama_layers_requested", 1, int))

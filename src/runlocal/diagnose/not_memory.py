@@ -125,6 +125,12 @@ NOT_MEMORY = (
                 r"(?:3221\d{6}\b|-10737\d{5}\b|0xc0000\w{3}\b)"), "notmem-runner-exit-status"),
     # ggml's CUDA error footer naming a function that is not an allocator: a kernel or sync call failed
     (re.compile(r"current device: \d+, in function (?!\w*(?:alloc|pool))\w+"), "notmem-other-error"),
+    # ggml-backend.cpp's preconditions on a tensor read or written (ggml_backend_tensor_set / _get / _memset and their
+    # async forms: GGML_ASSERT(buf != NULL && "tensor buffer not set"), GGML_ASSERT(tensor->data != NULL && "tensor not
+    # allocated")): the caller used a tensor that no allocator placed (a view left uninitialised, a state written before
+    # its buffer exists); nothing is allocated there, and a buffer that failed to allocate says so first, in ggml's own
+    # line (llama.cpp PR #25584, round 50: a view init skipped after a max_size split)
+    (re.compile(r"\"tensor (?:not allocated|buffer not set)\""), "notmem-other-error"),
 )
 # exit statuses that are a lack of memory after all: SIGKILL (137) and Ollama's "signal: killed"
 EXIT_IS_KILL = re.compile(r"exit (?:status|code)[ :=]*137\b")

@@ -71,7 +71,10 @@ LOAD = re.compile(
     # many images and videos: vllm/multimodal/profiling.py; docs/configuration/conserving_memory.md, "Multi-modal input
     # limits": fewer items per prompt reduce the memory footprint), so an out-of-memory said with it came at start-up
     # (vllm#22173, round 42), whatever frame it came through (the profile run goes through execute_model too)
-    r"|\blimit[_-]mm[_-]per[_-]prompt\b")
+    r"|\blimit[_-]mm[_-]per[_-]prompt\b"
+    # KoboldAI's API endpoint that loads a model: PUT /api/v1/model (or /api/latest/model; aiserver.py put_model, "Load
+    # a model"), under the same out-of-memory wrapper as its generate endpoints (REQUEST_WRAPPER)
+    r"|\bput\b[^\n]{0,40}?/api/(?:v1|latest)/model\b")
 # an input said to grow until the failure ("When `seq_len` get larger and larger … finally gets OOM", "Inference with inputs
 # with sequence length increased will cause OOM", intel-extension-for-pytorch#489): the model had loaded and ran, so
 # these words are both the run and the load said to be over (LOADED)
@@ -118,9 +121,8 @@ RUN = re.compile(
     r"|\boutput_handler failed\b"
     # an app's request wrapper that relays the runtime's OOM: xinference's ModelActor ("Model actor is out of memory,
     # model id: …", xinference/core/model.py _handle_oom_error / _call_wrapper around generate, chat, rerank,
-    # embedding calls); KoboldAI's API ("KoboldAI ran out of memory: …", aiserver.py api_catch_out_of_memory_errors,
-    # the 507 answer of its generate endpoint, relayed by TavernAI) — xinference#3837, tavernai-v1#15, round 46
-    r"|\bmodel actor is out of memory\b|\bkoboldai ran out of memory\b"
+    # embedding calls) — xinference#3837, round 46. KoboldAI's wrapper is REQUEST_WRAPPER below
+    r"|\bmodel actor is out of memory\b"
     # a prompt already tokenised for the model ("Prompt tokens: 8", a ComfyUI vision node's log before it runs the
     # batch, comfyui-pixtral-8) and llama-perplexity's pass over its chunks ("calculating perplexity over 565
     # chunks", tools/perplexity/perplexity.cpp, printed after the model and context are made; llama.cpp PR#14939):
@@ -379,6 +381,14 @@ def _phase_of_oom_clause(low: str) -> str | None:
         return None
     load, run = bool(LOAD.search(clause)), bool(RUN.search(clause))
     return None if load == run else ("load" if load else "run")
+
+
+# KoboldAI's API answer to an out-of-memory ("KoboldAI ran out of memory: …", HTTP 507, relayed by TavernAI and other
+# clients: tavernai-v1#15, round 46; koboldai#381, round 47). aiserver.py raises it from api_catch_out_of_memory_errors,
+# which api_schema_wrap puts around every API endpoint: the generate endpoints and PUT /model ("Load a model") alike.
+# So it says a request ran only in the lines around it (classify reads it as RUN there), where a load said beside it
+# still wins; on its own line it names no phase (phase_of_line does not read it)
+REQUEST_WRAPPER = re.compile(r"\bkoboldai ran out of memory\b")
 
 
 def phase_of_line(low: str) -> str | None:

@@ -99,6 +99,11 @@ _C_MALLOC = re.compile(r"(?<![\w.:])(?:malloc|calloc|realloc)(?:\(\))? (?:failed
 # ... and mmap, the process's address space whoever calls it ("unable to mmap 40000000000 bytes: Cannot allocate memory",
 # llama.cpp's llama_mmap when the model file is mapped)
 _MMAP_FAILED = re.compile(r"\b(?:unable to|failed to|could not|cannot) mmap\b|\bmmap(?:\(\))? failed\b")
+# ... and a runtime's own check refusing a pool of the host's RAM in those words: SGLang's hierarchical KV cache
+# ("Not enough host memory available. Requesting 40.00 GB but only have 44.87 GB free", mem_cache/memory_pool_host.py,
+# measured with psutil.virtual_memory().available; sglang PR #8102, round 50). Not "out of host memory": OpenCL's,
+# Vulkan's and SYCL's result codes (host-ram-alloc's and llamacpp-cuda-malloc's own signatures read those)
+_HOST_POOL_SHORT = re.compile(r"\b(?:not enough|insufficient) (?:host|system|cpu) memory\b")
 # ggml's CUDA_CHECK prints "CUDA error: out of memory" at the start of its line (ggml-cuda.cu ggml_cuda_error);
 # PyTorch's own CUDA errors come as "RuntimeError: CUDA error: …" or "torch.cuda.OutOfMemoryError"
 _GGML_CUDA_ERROR = re.compile(r"^\W*cuda error:? (?:\d+ )?(?:at \S+ )?out of memory")
@@ -613,7 +618,8 @@ def _memory_entry(low: str, runtime: str | None) -> str:
     failed = runtimes.runtime_of_oom_clause(low)
     if failed is not None and failed not in runtimes.GGML_RUNTIMES:
         runtime = failed
-    if (_MMAP_FAILED.search(low) or (_C_MALLOC.search(low) and not _GGML.search(low))) and not _GPU_NAMED.search(low):
+    if (_MMAP_FAILED.search(low) or (_C_MALLOC.search(low) and not _GGML.search(low))
+            or _HOST_POOL_SHORT.search(low)) and not _GPU_NAMED.search(low):
         return "host-ram-alloc"
     if _METAL.search(low) or (_MACOS.search(low) and not _HIP.search(low)):
         return "metal-oom"

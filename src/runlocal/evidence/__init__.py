@@ -12,6 +12,8 @@ Modules, one per body of evidence:
 - ``public_scores``: runlocal against the public llama.cpp and Ollama logs; ``vllm_logs``, ``sglang_logs``:
   the vLLM and SGLang planners against public start-up logs; ``transformers_peak``: the transformers planner
   against measured CUDA peaks.
+- ``outcomes``: the posted outcomes of ``measurements/outcomes`` (ran / out of memory / refused), their schema and
+  split, each record as a ``CheckRequest``, and how a verdict is scored against an outcome (stdlib only).
 - ``speed_fit``: the speed model's dataset and its fit (``src/runlocal/data/speed_fit.json``); ``speed_report``:
   its error tables.
 

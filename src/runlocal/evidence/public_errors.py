@@ -205,13 +205,23 @@ collected ahead by collect48 (the runtimes' and their forks' trackers, aimed at 
 hardware, half memory failures and half look-alikes), written down before any query was run
 (``round48_queries.md``), committed whole (2191983) before round 47 joined tuning, committed before it was
 scored, and scored once by diagnose48 (93.8 %); diagnose49 moved it out of ``held_out/`` once collect50 had committed
-round 50: it is tuning data. Round 49 (``held_out/round49.jsonl``, 22 texts from 15 repositories, 11 memory failures
+round 50: it is tuning data. Round 49 (``round49.jsonl``, 22 texts from 15 repositories, 11 memory failures
 and 11 look-alikes) was collected ahead by collect49 (the trackers where a model or a quantisation is published —
 model makers' and quantizers' repositories — about half memory failures and half look-alikes), written down before
-any query was run (``held_out/round49_queries.md``), committed whole (850ea39/d29e7ac) before round 48 joined tuning,
-committed before it was scored, and scored once by diagnose49 (86.4 %); it stays under ``held_out/`` until round 51
-is collected.
-Round 50 waits in ``next/``, which this loader does not read.
+any query was run (``round49_queries.md``), committed whole (850ea39/d29e7ac) before round 48 joined tuning,
+committed before it was scored, and scored once by diagnose49 (86.4 %); diagnose50 moved it out of ``held_out/`` once
+collect51 had committed round 51: it is tuning data. Round 50 (``round50.jsonl``, 7 texts from 4
+repositories, 3 memory failures and 4 look-alikes) was collected ahead by collect50 (the later comments of
+long-running threads and the failing runs pasted in pull requests' reviews, in the runtimes' own repositories, about
+half memory failures and half look-alikes), written down before any query was run (``round50_queries.md``),
+committed whole (449a55b) before round 49 joined tuning, committed before it was scored, and scored once by
+diagnose50 (71.4 %); diagnose50 moved it out of ``held_out/`` once collect52 had committed round 52: it is tuning
+data. Round 51 (``held_out/round51.jsonl``, 22 texts from 12 repositories, 8 memory failures and 14 look-alikes) was
+collected ahead by collect51 (the bindings and clients of other languages' ecosystems, about half memory failures and
+half look-alikes), written down before any query was run (``held_out/round51_queries.md``), committed whole (ac8f4c6,
+result section 8c752c3) before round 50 joined tuning, committed before it was scored, and scored once by diagnose50
+(63.6 %); it stays under ``held_out/`` until round 53 is collected.
+Round 52 waits in ``next/``, which this loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

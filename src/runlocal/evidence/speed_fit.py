@@ -26,7 +26,7 @@ from runlocal.hardware import token_work as TW
 from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
-from runlocal.hardware.nvidia_peak import watts_per_tops
+from runlocal.hardware.nvidia_peak import prompt_matmul_type, watts_per_tops
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -48,8 +48,9 @@ MIN_RECORDS = 6
 
 # fit scopes whose records no entry of this fit reads: "recurrent" fits the recurrent-layer terms only
 # (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
-# speed_fit_history.report_scored_apart)
-UNFITTED_SCOPES = ("recurrent", "scored_apart")
+# speed_fit_history.report_scored_apart); "fa_pair" fits nothing either: a flash-attention off / on pair scored as a
+# ratio by speed_fit_faoff.py (faoff_2026.jsonl)
+UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair")
 
 
 def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
@@ -199,7 +200,9 @@ def build_rows(recs: list[dict]) -> list[Row]:
             row.attn_flops = TW.attention_flops_per_token(model, depth + n / 2)
             row.attn_products = TW.attention_product_flops(model, depth + n / 2)
             row.fa = r.get("fa") == 1 or r.get("flash_attn") is True
-            row.peak = S.reachable_peak(dev, r["quant"], r["backend"])     # Hopper: the mma.sync share (MMQ)
+            # the weights as the prompt's matmuls see them: F16 where ggml-cuda's MMQ rule sends the batch to cuBLAS
+            row.quant = prompt_matmul_type(r["quant"], True, dev, r["backend"], ubatch) or r["quant"]
+            row.peak = S.reachable_peak(dev, row.quant, r["backend"])     # Hopper: the mma.sync share (MMQ)
             row.scan_s = RS.scan_seconds(model, dev.bandwidth_gbs)
         if S.published_peak(dev, r["quant"]) is None:      # Apple M3+: scored on its cores × its generation's rate
             row.gen, row.cores = S.apple_generation(dev), r.get("gpu_cores") or dev.gpu_cores
@@ -257,12 +260,15 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
 
 def unmodelled_prefill(row: Row) -> bool:
     """A prefill row runlocal does not predict: a mixture of experts on SYCL or Vulkan, or on ROCm where the record's
-    build sends its experts to the per-expert fallback on an RDNA3/3.5/4 GPU (hardware/backend_speed.py)."""
+    build sends its experts to the per-expert fallback on an RDNA3/3.5/4 GPU, or on CUDA where ggml-cuda's MMQ rule
+    does (a Volta card at 64+ tokens: hardware/backend_speed.py)."""
     if row.kind != "pp" or not row.n_experts:
         return False
-    types = TW.routed_expert_types(record_model(row.rec["model"]), row.quant) if row.backend == "rocm" else None
-    return moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target, quant=row.quant,
-                           ubatch=row.ubatch, build=record_build(row.rec), expert_types=types) is not None
+    quant = row.rec["quant"]    # the file's own types (row.quant may be the cuBLAS path's F16)
+    types = TW.routed_expert_types(record_model(row.rec["model"]), quant) if row.backend == "rocm" else None
+    return moe_prefill_gap(row.n_experts, row.backend, gfx_target=row.device.gfx_target, quant=quant,
+                           ubatch=row.ubatch, build=record_build(row.rec), expert_types=types,
+                           compute_capability=row.device.compute_capability) is not None
 
 
 def row_peak(row: Row) -> float | None:
@@ -592,7 +598,7 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds", "newbuilds2", "backends2", "backends3", "strixhalo")
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

@@ -30,13 +30,16 @@ def report_history(consts, split_ms: float, *, quiet: bool) -> None:
 
 def report_scored_apart(consts, split_ms: float, *, quiet: bool) -> None:
     """Records kept as evidence that fit no entry (``fit_scope: "scored_apart"``; speed_fit.load_records leaves them
-    out): backends_2026.jsonl's Metal rows, whose refit failed held-out backends2 (hardware/build_era.py). Scored with
-    the constants a plan uses, every record then |error| per fit entry."""
+    out): backends_2026.jsonl's Metal rows, whose refit failed held-out backends2 (hardware/build_era.py), and
+    cuda_2025.jsonl's RTX 2060 SmolLM2-135M decode row, which alone took the GDDR CUDA entry's decode fit above the
+    card's bandwidth (held_out/newbuilds3_queries.md, amendment 1). Scored with the constants a plan uses, every record
+    then |error| per fit entry."""
     rows = build_rows(load_records(scope="scored_apart"))
     if not rows:
         return
     if not quiet:
-        print(f"\nScored apart ({len(rows)} records that fit no entry: a refit on them failed its held-out round):")
+        print(f"\nScored apart ({len(rows)} records that fit no entry: a refit on them failed its held-out round "
+              "or left the physical range):")
         backend_errors(rows, consts, split_ms, quiet=False)     # every record, predicted and measured
     print_group_table("Scored apart, with the constants a plan uses", "fit entry",
                       group_errors(rows, consts, split_ms, lambda r: r.key))

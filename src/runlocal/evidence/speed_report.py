@@ -216,7 +216,7 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
     for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "newbuilds",
-                 "newbuilds2", "backends2", "backends3", "strixhalo"):
+                 "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
@@ -322,7 +322,7 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
 
 
 # rounds collected to test speed at depth (llama-bench -d): scored also by depth, and by depth and flash attention
-DEPTH_ROUNDS = ("round7", "round9", "backends2", "backends3")
+DEPTH_ROUNDS = ("round7", "round9", "backends2", "backends3", "backends4")
 # held-out rounds scored once and tuning data since: what of them a fit reads (speed_fit.FA_TUNING_ROUNDS)
 TUNING_SINCE = {"round7": "scored once in session 14; its CUDA flash-attention rows fit FA_MMA_EFF and its Radeon 8060S "
                           "rows the soc/vulkan entry since session 15 (speed_fit.ROUND_TUNING_DEVICES)",

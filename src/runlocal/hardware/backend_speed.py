@@ -1,6 +1,7 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below) is not modelled.
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a
+card without int8 tensor cores does: nvidia_mmq) is not modelled.
 hardware/speed.py prices a prompt at 2 FLOPs per active weight and one fitted share of the device's peak per class and
 backend — a dense matmul's rate. A prompt batch of a mixture of experts runs its expert matrices through MUL_MAT_ID
 instead, and on these two backends that runs far below a dense matmul, by an amount the source does not reduce to one
@@ -90,20 +91,23 @@ MOE_PREFILL_UNMODELLED = {
 
 
 def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | None = None, quant: str | None = None,
-                    ubatch: int = 512, build: int | None = None,
-                    expert_types: dict[str, int] | None = None) -> str | None:
+                    ubatch: int = 512, build: int | None = None, expert_types: dict[str, int] | None = None,
+                    compute_capability: str | None = None) -> str | None:
     """Why the prefill of a mixture-of-experts model (``n_experts`` > 0) is not predicted on ``backend``; None when it
     is (a dense model, or a backend whose MoE prefill the dense formula covers). On ROCm it is declined where an
     RDNA3/3.5/4 GPU (``gfx_target``) sends the ``ubatch``-token expert matmul of any routed-expert tensor to the
     per-expert fallback at ``build`` (rocm_expert_mmq): ``expert_types`` (ggml type → how many expert tensors, as
     llama-quantize types the file: token_work.routed_expert_types) where known, else the type the quant's name says.
     One such type is enough: those layers' prompt runs the launch- and sync-bound fallback, which the dense formula
-    does not price, so the figure is declined, not mixed."""
+    does not price, so the figure is declined, not mixed. On CUDA the same fallback is taken where nvidia_mmq says no
+    for the experts (ggml_cuda_mul_mat_id: no MMQ, and mmf takes float experts only): a Volta card at 64+ tokens."""
     if not n_experts:
         return None
     why = MOE_PREFILL_UNMODELLED.get(backend or "")
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
+    if backend == "cuda":
+        return cuda_expert_gap(compute_capability, expert_types or {expert_type(quant): 0}, ubatch)
     if backend != "rocm":
         return None
     types = expert_types or {expert_type(quant): 0}
@@ -121,6 +125,20 @@ def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | No
                 f"copied to the host, then a gather, one matmul and a scatter per expert): launch- and sync-bound, "
                 f"SYCL's pattern, not the one MMQ launch the dense formula prices")
     return None
+
+
+def cuda_expert_gap(compute_capability: str | None, types: dict[str, int], ubatch: int) -> str | None:
+    """Why a MoE prompt on an NVIDIA card is not predicted: ggml_cuda_mul_mat_id asks ggml_cuda_should_use_mmq (its
+    NVIDIA lines take no expert count: nvidia_mmq) and, on a no, ggml_cuda_should_use_mmf (float types only), then
+    takes the synchronous per-expert fallback — the ROCm pattern above; None where every expert type takes MMQ."""
+    slow = [t for t in types if nvidia_mmq(compute_capability, t, ubatch) is False]
+    if not slow:
+        return None
+    return (f"not modelled for a mixture of experts on cuda: {MMQ_RULE_SOURCE} sends a {ubatch}-token batch of "
+            f"{', '.join(slow)} experts away from MMQ ({_cublas_why(compute_capability, slow[0])}), so "
+            "ggml_cuda_mul_mat_id takes its synchronous per-expert fallback (routing ids copied to the host, then a "
+            "gather, one matmul and a scatter per expert): launch- and sync-bound, not the one MMQ launch the dense "
+            "formula prices")
 
 
 # ggml-cuda common.cuh: a HIP device's cc is GGML_CUDA_CC_OFFSET_AMD + its gfx name read as hex (gfx1151 → 0x1151);
@@ -193,6 +211,81 @@ def rocm_expert_mmq(gfx_target: str | None, quant: str | None, ubatch: int, n_ex
     return typ not in limit or cap is None or ubatch <= cap
 
 
+# ggml_cuda_should_use_mmq's NVIDIA lines (mmq.cu), read at the stored copy of ggml-org/llama.cpp (027ef8769) and
+# unchanged for NVIDIA since PR #8075 ("CUDA: use MMQ instead of cuBLAS by default", 2024-06: MMQ "unless there is no
+# int8 tensor core MMQ implementation available but FP16 tensor cores are (V100, RDNA3) or the __dp4a instruction is
+# unavailable (P100 or older)"; its form then: int8_mma_available(cc) / cc < GGML_CUDA_CC_DP4A / cc < GGML_CUDA_CC_VOLTA
+# || ne11 < MMQ_DP4A_MAX_BATCH_SIZE): a type MMQ has no kernel for → false; turing_mma_available (cc >= 7.5) → true;
+# below GGML_CUDA_CC_DP4A (6.1: P100 6.0, Maxwell) → false; GGML_CUDA_FORCE_MMQ → true (a build option, off by
+# default: docs/build.md); NVIDIA → !fp16_mma_hardware_available(cc) (cc < 7.0: Pascal 6.1/6.2 — P40, GTX 10xx — take
+# dp4a MMQ at any batch) || ne11 < MMQ_DP4A_MAX_BATCH_SIZE (Volta 7.0/7.2 only below 64 columns). False sends the batch
+# to ggml_cuda_mul_mat_cublas (ggml-cuda.cu ggml_cuda_mul_mat's last line): the weights dequantized to F16 where
+# fast_fp16_hardware_available (NVIDIA cc >= 6.0 but not 6.1), a cuBLAS GEMM (on Volta with FP32 output:
+# prefer_f32_output, CUBLAS_COMPUTE_32F). GGML_CUDA_FORCE_CUBLAS (off by default) makes every batch false. Before #8075
+# (PR #3776, 2023-10, to 2024-06) every card with FP16 tensor cores — Turing to Ada too — took cuBLAS above 32 columns;
+# the 2024 records that ran it are scored by the @2024 entries (build_era.py), whose fitted rate absorbs it.
+MMQ_DP4A_MAX_BATCH_SIZE = 64
+# ggml types that have an MMQ kernel (mmq.cu's switch), as expert_type names them; the rest of ggml's integer types
+# (IQ1_M, TQ1_0, TQ2_0) go to cuBLAS on every NVIDIA card
+MMQ_TYPES = frozenset({"Q1_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+                       "Q6_K", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ4_XS", "IQ4_NL"})
+NO_MMQ_TYPES = frozenset({"IQ1_M", "TQ1_0", "TQ2_0"})
+MMQ_RULE_SOURCE = "llama.cpp ggml-cuda/mmq.cu ggml_cuda_should_use_mmq, NVIDIA lines unchanged since PR #8075"
+
+
+def nvidia_mmq(compute_capability: str | None, quant: str | None, ncols: int) -> bool | None:
+    """Whether ggml-cuda multiplies an ``ncols``-token batch of ``quant`` weights on an NVIDIA card of this compute
+    capability with MMQ (True) or dequantizes them for cuBLAS (False): ggml_cuda_should_use_mmq as above, without
+    GGML_CUDA_FORCE_MMQ / FORCE_CUBLAS. None where the rule says nothing the plan uses: float weights (cuBLAS / mmf
+    already), a name that is not a ggml integer type, or an unknown compute capability (taken as MMQ, the default
+    path the fit entries price)."""
+    typ = expert_type(quant)
+    if typ in NO_MMQ_TYPES:
+        return False
+    cc = _cc(compute_capability)
+    if typ not in MMQ_TYPES or cc is None:
+        return None
+    if cc >= (7, 5):
+        return True
+    if cc < (6, 1):
+        return False
+    return cc < (7, 0) or ncols < MMQ_DP4A_MAX_BATCH_SIZE
+
+
+def nvidia_cublas_words(compute_capability: str | None, quant: str | None, ncols: int) -> str:
+    """--explain's words for a prompt batch nvidia_mmq sends to cuBLAS ("" where it takes MMQ or the rule is silent)."""
+    if nvidia_mmq(compute_capability, quant, ncols) is not False:
+        return ""
+    typ = expert_type(quant)
+    return (f"; kernel path: {MMQ_RULE_SOURCE} sends this {ncols}-token batch of {typ} to dequantize + cuBLAS "
+            f"({_cublas_why(compute_capability, typ)}), so it is priced as {cublas_type(compute_capability)} weights "
+            "are (ggml-cuda.cu ggml_cuda_mul_mat → ggml_cuda_mul_mat_cublas)")
+
+
+def _cublas_why(compute_capability: str | None, typ: str) -> str:
+    if typ in NO_MMQ_TYPES:
+        return f"{typ} has no MMQ kernel"
+    volta = (_cc(compute_capability) or (0, 0)) >= (7, 0)
+    return (f"compute capability {compute_capability} has no int8 tensor cores (turing_mma_available needs 7.5) and "
+            + (f"its FP16 ones take batches of {MMQ_DP4A_MAX_BATCH_SIZE}+ columns" if volta
+               else "no __dp4a (GGML_CUDA_CC_DP4A is 6.1)"))
+
+
+def cublas_type(compute_capability: str | None) -> str:
+    """The type ggml_cuda_mul_mat_cublas dequantizes integer weights to: F16 where fast_fp16_hardware_available
+    (NVIDIA cc >= 6.0 but not 6.1), else F32."""
+    cc = _cc(compute_capability)
+    return "F16" if cc is None or (cc >= (6, 0) and cc != (6, 1)) else "F32"
+
+
+def _cc(compute_capability: str | None) -> tuple[int, int] | None:
+    major, _, minor = (compute_capability or "").partition(".")
+    try:
+        return int(major), int(minor or 0)
+    except ValueError:
+        return None
+
+
 # mmq.cuh mul_mat_q_switch_J walks J = 8, 16, … 128 in steps of 8 and keeps the first J with the fewest column tiles; the
 # Ampere/Blackwell configs (mmq-config-ampere.cuh, the non-fallback cases) offer these widths for every integer type.
 MMQ_TILE_WIDTHS = (8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128)
@@ -220,7 +313,8 @@ def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | 
     CUDA (NVIDIA, integer-quantized experts — MMQ) J·E[ceil(t/J)] / E[t], t the tokens routed to one expert (the module
     docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts, and NVIDIA
     cards before Turing: mmq.cu ggml_cuda_should_use_mmq takes MMQ for a large batch only where turing_mma_available,
-    compute capability 7.5 and later — a V100 multiplies a 512-token batch through cuBLAS)."""
+    compute capability 7.5 and later — a V100's 512-token expert batch takes the per-expert fallback, cuda_expert_gap,
+    and below 64 tokens dp4a MMQ, whose tiles this factor does not describe)."""
     if not n_experts or not n_used or backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
         return 1.0
     if not _turing_or_later(compute_capability):

@@ -45,8 +45,9 @@ with it (DeepSeek-V2-Lite +45 % at no depth). So the refit is not applied: Metal
 Metal record of every era fits, and backends_2026.jsonl's Metal rows are kept as evidence with ``fit_scope:
 "scored_apart"`` (they fit no entry; evidence/speed_fit_history.report_scored_apart scores them). The KV read derived
 from that kernel's grid, with one fitted share of re-reads the GPU cache serves, is hardware/metal_kv.py: fitted on
-those rows and backends2's Metal rows (tuning since that round's one scoring), not applied — its held-out round
-(backends3) found no record — and shown by --explain beside the apple entry's factor.
+those rows and backends2's Metal rows (tuning since that round's one scoring), not applied — its held-out rounds found
+no record (backends3) and too few to judge (backends4: one source, depth 512 only) — and shown by --explain beside the
+apple entry's factor.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Metal decode's KV read with flash attention, from the kernel llama.cpp runs: ggml-metal's FA vec kernel.
 
 Not applied to plans (``APPLIED``): Metal plans keep the ``apple`` entry's fitted KV factor (hardware/build_era.py).
-The held-out round meant to test this term (measurements/speed/held_out/backends3_queries.md) found no record that
-met its rule, so the term has been checked only on the rows its one constant was fitted on; it stays beside the plan,
-shown by --explain, as the session-15 Metal refit did.
+Its first held-out round (measurements/speed/held_out/backends3_queries.md) found no record that met its rule; the
+second, with a wider rule (backends4_queries.md: llama-server / llama-cli / batched-bench timings too, any repository,
+the pages corpus), found 16 records from one source — ax-engine's committed llama-bench baselines, M3 Max, b8500, fa 1,
+decode only at 512 cached tokens — and its pass needs at least 8 fa-on decode rows at depth from two sources, so it
+is too few to judge (backends4_first_run.txt: MdAPE 22.0 → 16.2 % with the term on those 8 rows, recorded, not
+acted on). The term stays beside the plan, shown by --explain, as the session-15 Metal refit did.
 
 What the kernel reads. A decoded token (one query row) runs ``kernel_flash_attn_ext_vec`` (ggml-metal.metal; chosen
 for fewer than 20 query rows, ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_use_vec``). The op dispatches the
@@ -42,7 +45,7 @@ if TYPE_CHECKING:   # pragma: no cover
 # the share of a KV head's re-reads (by its 2nd … g-th query head) the GPU's cache serves; fitted by
 # evidence/speed_fit_metalkv.py fit_absorbed (least squares of log error, 0.01 steps) on the tuning rows it names
 ABSORBED = 0.53
-APPLIED = False     # plans keep the apple entry's KV factor: the held-out round (backends3) had no records
+APPLIED = False     # plans keep the apple entry's KV factor: held-out backends3 had no records, backends4 too few
 SOURCE = ("ggml-metal.metal kernel_flash_attn_ext_vec (ikv2 = iq2/(ne02/ne_12_2)); ggml-metal-ops.cpp "
           "ggml_metal_op_flash_attn_ext: threadgroups (rows/nqptg, ne02 query heads, ne03*nwg)")
 
@@ -97,7 +100,7 @@ def explain_words(model: ModelSpec, tokens: int, plan_factor: float, absorbed: f
                f"the layer's KV heads; {absorbed:g} = share of re-reads the GPU cache serves, fitted); the figure above "
                f"prices {plan_factor:g} × {kv / 1e9:.3f} GB (the apple entry's fitted factor, mostly on 2024 builds: "
                "on current builds' rows at depth it is off by tens of percent either way — benchmarks/speed_accuracy.py, "
-               "'Scored apart') — term not applied: its held-out round found no records")
+               "'Scored apart') — term not applied: its held-out rounds found too few records to judge it")
     return formula, f"{read / 1e9:.3f} GB/token"
 
 

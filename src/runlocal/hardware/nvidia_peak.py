@@ -37,6 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .backend_speed import cublas_type, nvidia_mmq
+
 if TYPE_CHECKING:   # pragma: no cover
     from .catalog import Device
 
@@ -110,12 +112,19 @@ def borrowed_f16_path(quant: str | None, backend: str | None, ggml: bool,
 A16_WEIGHT_ONLY = frozenset({"nf4", "fp4", "nf4-dq", "fp4-dq", "awq", "gptq", "w4a16"})
 
 
-def prompt_matmul_type(quant: str | None, ggml: bool) -> str | None:
+def prompt_matmul_type(quant: str | None, ggml: bool, dev: Device | None = None, backend: str | None = None,
+                       ubatch: int = 512) -> str | None:
     """The weights' type as a prompt's matmuls see it: "F16" for a weight-only 4-bit format outside ggml (above), so its
-    peak, efficiency and F16 path are the float ones; the weights' own type otherwise (ggml's MMQ multiplies its integer
-    types in int8, W8A8 formats run on the int8 / fp8 tensor cores)."""
+    peak, efficiency and F16 path are the float ones; likewise for ggml-cuda's integer types where its MMQ rule sends
+    the ``ubatch``-token batch on ``dev`` to dequantize + cuBLAS (backend_speed.nvidia_mmq: Volta at 64+ tokens, P100,
+    IQ1_M / TQ types): the weights dequantized to F16 (F32 on a card without fast FP16, fast_fp16_hardware_available:
+    cc 6.1 and below 6.0), the float rate; the weights' own type otherwise (ggml's MMQ multiplies its integer types in
+    int8, W8A8 formats run on the int8 / fp8 tensor cores)."""
     if not ggml and (quant or "").lower() in A16_WEIGHT_ONLY:
         return "F16"
+    if ggml and backend == "cuda" and dev is not None and _nvidia(dev) \
+            and nvidia_mmq(dev.compute_capability, quant, ubatch) is False:
+        return cublas_type(dev.compute_capability)
     return quant
 
 

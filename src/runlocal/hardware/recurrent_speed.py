@@ -72,7 +72,9 @@ to other kernels (ssm-scan.cu, gated_delta_net.cu, Metal's): ±2× (the shader's
 Builds with the unfused chunked prompt graph (before b8301) run other kernels;
 they are given the same rate (not measured) — the held-out round 2 (held_out/hybrid2_first_run.txt) finds those builds'
 prompts far slower than that. Mamba-2 has a chunked SSD matmul path in later builds (CUDA PR #22675, Metal PR #26647),
-where the token-sequential rate is an upper bound on the scan's time.
+where the token-sequential rate is an upper bound on the scan's time. The path plans assume (b8301 and later) has no
+scored held-out prompt row — round 4 (held_out/hybrid4_queries.md) found no public current-build row of a catalog
+hybrid that its rule admits — so --explain's scan step says the prompt speed is unvalidated there (PROMPT_PATH_STATUS).
 Pure computation, no I/O.
 """
 
@@ -268,6 +270,17 @@ OTHER_RUNTIME_PREFILL = (
     "kernel's own read and write of the state (fused_recurrent_gated_delta_rule, selective_state_update)")
 
 
+# review15b #6: the plans' prompt path (b8301 and later: the fused delta-net prompt graph, GATED_DELTA_NET over a
+# ubatch) has no scored held-out prompt row; round 2's scored ones (held_out/hybrid2_first_run.txt) all ran older graphs
+PROMPT_PATH_STATUS = (
+    "this prompt speed is unvalidated on current builds: no held-out prompt row of a llama.cpp build at or after "
+    "b8301 (the fused delta-net prompt graph a plan assumes) has been scored (round 2's one such row is a mixture of "
+    "experts on Vulkan, whose prompt is not predicted); the held-out prompt rows scored so far "
+    "ran older graphs and read 97.7 % (median |error|) too fast (measurements/speed/held_out/hybrid2_first_run.txt), "
+    "and a search of public threads for current-build rows of catalog hybrids found none scorable "
+    "(held_out/hybrid4_queries.md)")
+
+
 def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
     """The --explain words for the prompt's scan term."""
     r = model.recurrent_layers[0]
@@ -280,5 +293,4 @@ def scan_words(model: ModelSpec, bandwidth_gbs: float) -> str:
             f"{SCAN_BW_US_GBS:,.0f} µs·GB/s ÷ bandwidth, solved on one SSM_SCAN shape timed with Vulkan's pre-#18630 shader "
             f"on two NVIDIA cards, ±2× on other kernels) = "
             f"{s * 1e6:.1f} µs per prompt token, in the prefill time above (llama.cpp's token-by-token scan; op "
-            "timings from public PRs: hardware/recurrent_speed.py; no tuning row checks a current build's fused "
-            "delta-net prompt)")
+            f"timings from public PRs: hardware/recurrent_speed.py); {PROMPT_PATH_STATUS}")

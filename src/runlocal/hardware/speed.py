@@ -15,7 +15,9 @@ are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
 Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
 far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
 NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
-its dense fp16 TFLOPS otherwise — plus a fitted fixed cost per layer per token (``Fit.prefill_layer_us``). Weights in RAM
+its dense fp16 TFLOPS otherwise, and for integer weights that ggml-cuda dequantizes for cuBLAS instead (a V100 at 64+
+tokens: backend_speed.nvidia_mmq) the float weights' share of it — plus a fitted fixed cost per layer per token
+(``Fit.prefill_layer_us``). Weights in RAM
 cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
 CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs
 count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them as its CUDA FlashAttention kernel (flash attention
@@ -42,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap
+from .backend_speed import moe_prefill_gap, nvidia_cublas_words
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -416,10 +418,12 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     prefill = None
     types = routed_expert_types(model, quant) if model.n_experts and backend == "rocm" else None
     if prompt and not moe_prefill_gap(model.n_experts, backend, gfx_target=dev.gfx_target, quant=quant,
-                                      ubatch=min(prompt, UBATCH), expert_types=types):
+                                      ubatch=min(prompt, UBATCH), expert_types=types,
+                                      compute_capability=dev.compute_capability):
         attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
                                     prompt_depth + prompt / 2)
         flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
+        quant = prompt_matmul_type(quant, True, dev, backend, min(prompt, UBATCH))     # MMQ or cuBLAS (nvidia_peak)
         prefill = prefill_speed(flops_per_token=flops, peak_tflops=prefill_peak(dev, quant, backend),
                                 eff=prefill_eff(fit, quant), tp=n_devices if split == "tensor" else 1,
                                 n_layers=model.n_layers, layer_us=fit.prefill_layer_us,
@@ -483,6 +487,7 @@ class SpeedPlan:
     read_bound: bool = False            # prefill held to the weights' read per micro-batch (weight_read_floor)
     fa_attention: FaAttention | None = None  # the attention priced as the CUDA FlashAttention kernel (fa_prefill.py)
     recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
+    kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -670,12 +675,22 @@ def planned_gdn_path(alloc) -> str:
     return "unfused" if step_value(alloc, "delta nets") == "unfused" else PLANNED_GDN_PATH
 
 
+def prompt_path(quant: str | None, place: GPUPlace, ubatch: int) -> tuple[str | None, str]:
+    """The weights' type as the prompt's matmuls see them (nvidia_peak.prompt_matmul_type: vLLM's AWQ multiplies in
+    fp16; so does ggml-cuda where its MMQ rule sends the batch to cuBLAS) and --explain's words on that path."""
+    dev = place.dev
+    words = nvidia_cublas_words(dev.compute_capability, quant, ubatch) if dev and place.ggml and place.backend == "cuda" \
+        else ""
+    return prompt_matmul_type(quant, place.ggml, dev, place.backend, ubatch), words
+
+
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
     """Why a plan's MoE prompt is not predicted on its first GPU's backend (backend_speed.moe_prefill_gap: SYCL, Vulkan,
     and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
     types = routed_expert_types(model, quant) if model.n_experts and place.backend == "rocm" else None
     return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
-                           quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types)
+                           quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types,
+                           compute_capability=place.dev.compute_capability if place.dev else None)
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
@@ -736,7 +751,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         # an architecture the current builds' prompt rate was not fitted on keeps the 2024 builds' (build_era.py)
         fit = prefill_entry(f"{first_gpu.klass}/{first_gpu.backend}", dev.compute_capability if dev else None,
                             FIT) or fit
-        quant = prompt_matmul_type(quant, first_gpu.ggml)   # vLLM's AWQ multiplies in fp16, not int8
+        weights, (quant, path) = quant, prompt_path(quant, first_gpu, ubatch)     # MMQ, or fp16 (AWQ, cuBLAS)
         shares = peak_shares(dev, quant, first_gpu.backend, first_gpu.ggml) if dev else shares
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
         eff = prefill_eff(fit, quant)
@@ -754,7 +769,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = moe_prompt_gap(model, first_gpu, quant, ubatch, alloc)
+        note = moe_prompt_gap(model, first_gpu, weights, ubatch, alloc)
         if note:
             prefill = None
     else:
@@ -765,4 +780,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
-                     read_bound, fa, notes)
+                     read_bound, fa, notes, path if first_gpu else "")

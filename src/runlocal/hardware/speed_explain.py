@@ -16,13 +16,19 @@ from .build_era import (
     era_words,
     prefill_entry,
 )
+from .fa_off_prefill import APPLIED as FA_OFF_APPLIED
+from .fa_off_prefill import SOURCE as FA_OFF_SOURCE
+from .fa_off_prefill import applies as fa_off_applies
+from .fa_off_prefill import explain_words as fa_off_words
+from .fa_off_prefill import fa_off_attention
 from .fa_prefill import SOURCE as FA_SOURCE
 from .metal_kv import APPLIED as METAL_KV_APPLIED
 from .metal_kv import SOURCE as METAL_KV_SOURCE
 from .metal_kv import explain_words as metal_kv_words
-from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
+from .nvidia_peak import MMA_SYNC_SOURCE, clock_share, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
+    ATTN_FACTOR,
     CPU_CORES,
     CPU_FLOPS_PER_CORE,
     FIT,
@@ -36,11 +42,12 @@ from .speed import (
     SpeedPlan,
     apple_generation,
     backend_variant,
+    constants,
     host_link_gbs,
     published_peak,
     speed_plan,
 )
-from .token_work import is_float_quant
+from .token_work import attention_flops_per_token, is_float_quant
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -55,13 +62,14 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc)
+    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc) + fa_off_steps(model, plan, alloc)
 
 
 def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
     """A llama.cpp / Ollama plan on Metal with flash attention on: the KV read ggml-metal's FA vec kernel makes
     (hardware/metal_kv.py: a KV head's rows read once per query head sharing it, less what the GPU cache serves),
-    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out round had no records)."""
+    with its inputs, beside the figure's fitted factor — the term is not applied (its held-out rounds had no records,
+    backends3, or too few to judge, backends4)."""
     gpu = p.first_gpu
     part = next((q for q in p.parts if q.kv_bytes), None)
     if (METAL_KV_APPLIED or not p.decode or gpu is None or not gpu.ggml or gpu.backend != "metal" or part is None
@@ -70,6 +78,27 @@ def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str
     formula, value = metal_kv_words(model, p.ctx // 2, part.fit.kv_factor)
     return [("decode: Metal FA-vec KV read (not applied)", formula, value,
              f"hardware/metal_kv.py ({METAL_KV_SOURCE}; ABSORBED: evidence/speed_fit_metalkv.py)")]
+
+
+def fa_off_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
+    """A llama.cpp / Ollama CUDA plan with flash attention off: the unfused graph's attention (hardware/fa_off_prefill.py:
+    the scores materialised, the f16 casts, cuBLAS over every cell in use), with its inputs, beside what the figure
+    prices (the attention's FLOPs × ATTN_FACTOR at the matmul rate) — the term is not applied (no held-out pair)."""
+    gpu = p.first_gpu
+    off = alloc.settings.llamacpp.flash_attn == "off"
+    if FA_OFF_APPLIED or not p.prefill or gpu is None or gpu.dev is None or not p.peak or not p.eff:
+        return []
+    if not fa_off_applies(gpu.dev, gpu.backend, gpu.ggml, not off):
+        return []
+    clock = clock_share(gpu.dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
+    share = constants(gpu.klass, gpu.backend, backend_variant(gpu.dev, gpu.backend)).decode_eff
+    term = fa_off_attention(model, gpu.dev, 0.0, p.prompt, p.ubatch, clock, share)
+    flops = ATTN_FACTOR * attention_flops_per_token(model, p.prompt / 2)
+    plan_s = flops / (p.eff * p.peak * 1e12)
+    formula, value = fa_off_words(term, plan_s, f"{ATTN_FACTOR:g} × {flops / ATTN_FACTOR / 1e9:.3f} GFLOP at "
+                                                f"{p.eff:g} × {p.peak:.1f}, a factor fitted on 2024 builds")
+    return [("prefill: attention with flash attention off (not applied)", formula, value,
+             f"hardware/fa_off_prefill.py ({FA_OFF_SOURCE}; scored: evidence/speed_fit_faoff.py)")]
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -143,7 +172,7 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                     if gpu and not gpu.ggml else "")
         steps.append(("prefill speed",
                       f"{p.prompt}-token prompt: {gpu_flops / 1e9:.1f} GFLOP/token{tiles} ÷ ({how}){fixed}{pcie}{host}"
-                      f"{micro}{borrowed}{_read_bound_words(p)}",
+                      f"{micro}{borrowed}{_read_bound_words(p)}{p.kernel_path}",
                       f"{speed['prefill_tokens_per_s']} tokens/s",
                       f"hardware/speed.py{_prefill_era_words(gpu)}{prefill_source_words(gpu, p.quant, p.eff)}"))
     elif p.prefill_note:

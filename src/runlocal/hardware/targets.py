@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from ..runtimes import Target
-from ..units import parse_size
+from ..units import parse_size, parse_sizes
 from .catalog import DEFAULT_UNIFIED_SHARE
 from .unified_memory import UNIFIED_HOST
 
@@ -39,8 +39,10 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
         return [Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM)], notes
     host: Target | None = None
     if vram:
-        size = parse_size(vram, field="vram")
-        targets.append(Target(gpu or "GPU", "gpu", size, None, size))
+        sizes = parse_sizes(vram, field="vram")
+        for i, size in enumerate(sizes):
+            name = gpu or "GPU"
+            targets.append(Target(name if len(sizes) == 1 else f"{name} #{i}", "gpu", size, None, size))
     else:
         from .catalog import parse_device_spec, variant_notes
 

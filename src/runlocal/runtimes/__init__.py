@@ -57,6 +57,7 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
         runtime.kq_mask_f16 = versions.llamacpp_kq_mask_f16(version)   # type: ignore[attr-defined]
         runtime.gdn = versions.llamacpp_gdn(version)   # type: ignore[attr-defined]
+        runtime.fa_auto = versions.llamacpp_fa_auto(version)   # type: ignore[attr-defined]
     else:
         runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.ollama_output_cap(version)   # type: ignore[attr-defined]   # by its build

@@ -174,15 +174,19 @@ class LlamaCpp:
     kq_mask_f16 = True
     # a build before b8301: qwen3next / qwen35 delta nets unfused ("unfused", "chunked": runtimes/versions.py llamacpp_gdn)
     gdn = "fused"
+    # False: a build before PR #15434, which had no --flash-attn auto: flash attention off unless -fa was given
+    fa_auto = True
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
     def _as_build_reads(self, s: Settings) -> Settings:
-        """Settings as an older build reads them: no -np auto (one slot), no --fit."""
+        """Settings as an older build reads them: no -np auto (one slot), no --fit, no flash attention unless asked."""
         if not self.np_auto and s.parallel == PARALLEL_AUTO:
             s = s.with_(parallel=1)
         if not self.has_fit and s.llamacpp.fit:
             s = s.with_(fit=False)
+        if not self.fa_auto and s.llamacpp.flash_attn == "auto":
+            s = s.with_(flash_attn="off")       # flash attention not asked for: that build's default, off
         return s
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:

@@ -46,6 +46,11 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    #27877 (2026-08-28) dropped the check, and the modelled 0c1e57098 (b11312) has none. The unfused
                    graphs' node counts equal ggml-org/llama.cpp#20587's log (6,699 at 512 tokens, 4,389 at one:
                    runtimes/ggml/delta_net_unfused.py).
+  flash attn      --flash-attn on|off|auto, auto (on where the backend supports it) by default, since PR #15434
+                   (opened 2025-08-19; the boundary of runtimes/flag_spelling.py FLASH_ATTN_VALUE_BUILDS: b6089 runs
+                   the bare switch, b6343 takes the value). Before it flash attention was off unless -fa was given:
+                   llama.cpp's own CI log at b3107 runs `perplexity -ngl 999 -c 2048` without -fa and logs
+                   flash_attn = 0 (ggml-org/ci, measurements/public_logs/llamacpp.jsonl).
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
@@ -70,6 +75,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import InputError
+from .flag_spelling import FLASH_ATTN_VALUE_BUILDS  # PR #15434 made auto the default as it turned -fa into a value
 
 # vLLM: (first version, engine, what the rules are)
 VLLM_ENGINES: tuple[tuple[tuple[int, ...], str, str], ...] = (
@@ -165,7 +171,9 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
              ("llama-server's output cap: n_parallel rows of logits in the prompt graph (PR #23861)" if cap
               else "n_ubatch rows of logits in the prompt graph (before PR #23861)"),
              ("f16 KQ masks under flash attention (PR #23764)" if llamacpp_kq_mask_f16(version)
-              else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)")]
+              else "f32 KQ masks, cast to f16 under flash attention (before PR #23764)"),
+             ("--flash-attn auto by default (PR #15434)" if llamacpp_fa_auto(version)
+              else "flash attention off unless asked for (-fa; before PR #15434)")]
     gdn = llamacpp_gdn(version)
     parts.append({"unfused": "qwen3next/qwen35 delta nets unfused (before b8233)",
                   "chunked": "qwen3next/qwen35 prompt delta nets unfused, one token fused where its device check passes "
@@ -174,7 +182,8 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
                   "fused": "qwen3next/qwen35 delta nets fused"}[gdn])
     rules = (("-np auto", NP_AUTO_BUILDS, np_auto), ("--fit", FIT_BUILDS, fit), ("the output cap", OUTPUT_CAP_BUILDS, cap),
              ("the fused prompt delta net", GDN_CHUNK_BUILDS, gdn in ("probed", "fused")),
-             ("the unchecked fused delta net", GDN_PROBE_BUILDS, gdn == "fused"))
+             ("the unchecked fused delta net", GDN_PROBE_BUILDS, gdn == "fused"),
+             ("--flash-attn auto", FLASH_ATTN_VALUE_BUILDS, llamacpp_fa_auto(version)))
     unsure = [(what, first) for what, (_, first), on in rules if on and build < first]
     text = f"llama.cpp {version.text}: " + ", ".join(parts)
     if unsure:
@@ -182,7 +191,8 @@ def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:
         text += (f" — {' and '.join(w for w, _ in unsure)} assumed: the build that brought "
                  f"{'them' if len(unsure) > 1 else 'it'} is not pinned (b{FIT_BUILDS[0]} is without -np auto and "
                  f"--fit, b{OUTPUT_CAP_BUILDS[0]} without the output cap, b{GDN_CHUNK_BUILDS[0]} without the fused prompt "
-                 f"delta net, b{GDN_PROBE_BUILDS[0]} with its device check; {known})")
+                 f"delta net, b{GDN_PROBE_BUILDS[0]} with its device check, b{FLASH_ATTN_VALUE_BUILDS[0]} without "
+                 f"--flash-attn auto; {known})")
     return np_auto, fit, text
 
 
@@ -196,6 +206,12 @@ def llamacpp_gdn(version: RuntimeVersion | None) -> str:
     if version.key[0] > GDN_CHUNK_BUILDS[0]:
         return "probed"
     return "chunked" if version.key[0] > GDN_AR_BUILDS[0] else "unfused"
+
+
+def llamacpp_fa_auto(version: RuntimeVersion | None) -> bool:
+    """Whether this build has --flash-attn auto as its default (PR #15434); before it flash attention was off unless -fa
+    was given, so a plan that does not ask for it plans it off."""
+    return version is None or version.key[0] > FLASH_ATTN_VALUE_BUILDS[0]
 
 
 def llamacpp_kq_mask_f16(version: RuntimeVersion | None) -> bool:

@@ -1,0 +1,118 @@
+"""runlocal's verdict against posted outcomes: "I ran X on Y with Z and it started / ran out of memory / was refused".
+
+Each record of measurements/outcomes (public posts collected by the rule in its README, committed before any record
+was looked at) is planned through the public Python API, `check(CheckRequest(...))`, offline (the catalog and the
+devices and sizes the post states; HF_HUB_OFFLINE=1). Prints agreement per runtime and overall, the tuning part
+(records.jsonl) and the held-out part (held_out.jsonl, every third source thread) apart, with the strict figure
+beside it (an out-of-memory-while-running outcome agrees only with does_not_fit, not with tight), the records
+runlocal could not resolve (with its reason) and those it refused as input, and each tuning miss. The held-out part
+prints totals only; its first and only scoring is kept in measurements/outcomes/held_out_first_run.txt.
+
+    python benchmarks/verdict_accuracy.py                 # both parts
+    python benchmarks/verdict_accuracy.py --part tuning   # what to run while tuning: held-out figures stay unseen
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+from dataclasses import dataclass
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")     # offline: a model outside the catalog is "unresolved", not fetched
+
+from runlocal.check import CheckRequest, check  # noqa: E402
+from runlocal.errors import InputError, ModelNotFoundError, RunlocalError, UnknownModelError  # noqa: E402
+from runlocal.evidence import outcomes  # noqa: E402
+
+VERSION_NOT_MODELLED = "versions are modelled for"
+
+
+@dataclass(frozen=True)
+class Scored:
+    rec: dict
+    status: str                 # "scored", "unresolved" or "error"
+    verdict: str | None = None
+    reason: str = ""            # runlocal's one line for unresolved / error
+    version_dropped: bool = False
+    memory: str = ""            # the plan's total need against the devices' capacity, for the miss list
+
+
+def plan_record(rec: dict) -> Scored:
+    dropped = False
+    try:
+        try:
+            plan, _ = check(CheckRequest(**outcomes.request_fields(rec)))
+        except InputError as e:
+            if VERSION_NOT_MODELLED not in str(e):
+                raise
+            dropped = True          # README amendment (c): the bare runtime, said so below
+            plan, _ = check(CheckRequest(**outcomes.request_fields(rec, versioned=False)))
+    except (ModelNotFoundError, UnknownModelError) as e:
+        return Scored(rec, "unresolved", reason=str(e).splitlines()[0], version_dropped=dropped)
+    except RunlocalError as e:
+        return Scored(rec, "error", reason=str(e).splitlines()[0], version_dropped=dropped)
+    gib = 2 ** 30
+    memory = ", ".join(f"{d.name} {d.total / gib:.1f}/{d.capacity / gib:.1f} GiB"
+                       for d in plan.allocation.devices if d.capacity)
+    if plan.allocation.refusal:
+        memory += f"; refusal: {plan.allocation.refusal}"
+    if plan.allocation.compromise:
+        memory += f"; compromise: {plan.allocation.compromise}"
+    return Scored(rec, "scored", plan.verdict, version_dropped=dropped, memory=memory)
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n}/{d} ({100 * n / d:.0f} %)" if d else "0/0"
+
+
+def report(name: str, results: list[Scored], details: bool) -> None:
+    print(f"\n== {name}: {len(results)} records from {len({r.rec['thread'] for r in results})} threads ==")
+    print(f"{'runtime':<13} {'records':>7} {'resolved':>8} {'agree':>14} {'strict':>14} {'unresolved':>10} {'error':>5}")
+    groups: dict[str, list[Scored]] = collections.defaultdict(list)
+    for r in results:
+        groups[r.rec["runtime"]].append(r)
+    for runtime in [*outcomes.RUNTIMES, "all"]:
+        rows = results if runtime == "all" else groups.get(runtime, [])
+        scored = [r for r in rows if r.status == "scored"]
+        ok = sum(outcomes.agrees(r.rec["outcome"], r.verdict) for r in scored)
+        strict = sum(outcomes.agrees(r.rec["outcome"], r.verdict, strict=True) for r in scored)
+        print(f"{runtime:<13} {len(rows):>7} {len(scored):>8} {_pct(ok, len(scored)):>14} "
+              f"{_pct(strict, len(scored)):>14} {sum(r.status == 'unresolved' for r in rows):>10} "
+              f"{sum(r.status == 'error' for r in rows):>5}")
+    scored = [r for r in results if r.status == "scored"]
+    table = collections.Counter((r.rec["outcome"], r.verdict) for r in scored)
+    print("posted outcome × verdict: " + ", ".join(f"{o}→{v} {n}" for (o, v), n in sorted(table.items())))
+    dropped = [r.rec["id"] for r in results if r.version_dropped]
+    if dropped:
+        print(f"runtime version not modelled, planned at the current release: {len(dropped)} records")
+    if not details:
+        return
+    for r in results:
+        if r.status != "scored":
+            print(f"  {r.status:<10} {r.rec['id']:<16} {r.rec['model_arg']}: {r.reason}")
+    print("tuning misses:")
+    for r in scored:
+        if outcomes.agrees(r.rec["outcome"], r.verdict):
+            continue
+        rec = r.rec
+        print(f"  {rec['id']:<16} {rec['outcome']:<11} → {r.verdict:<12} {rec['model_arg']} {rec.get('quant') or ''} "
+              f"on {rec['device']} {rec['settings'] or ''}  [{r.memory}]  {rec['source']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("both", "tuning", "held_out"), default="both")
+    args = ap.parse_args(argv)
+    tuning, held_out = outcomes.load("records.jsonl"), outcomes.load("held_out.jsonl")
+    outcomes.check_split(tuning, held_out)
+    if args.part in ("both", "tuning"):
+        report("tuning (records.jsonl)", [plan_record(r) for r in tuning], details=True)
+    if args.part in ("both", "held_out"):
+        report("held out (held_out.jsonl): totals only", [plan_record(r) for r in held_out], details=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

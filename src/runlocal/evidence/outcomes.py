@@ -1,0 +1,118 @@
+"""Posted outcomes ("I ran X on Y with Z and it started / ran out of memory / was refused"): the records, their
+schema, how a record becomes a `CheckRequest`, and how runlocal's verdict is scored against the outcome (stdlib
+only). The collection rule, committed before any record was looked at: measurements/outcomes/README.md.
+
+    from runlocal.evidence.outcomes import load
+    tuning, held_out = load("records.jsonl"), load("held_out.jsonl")
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlparse
+
+from . import MEASUREMENTS
+
+HERE = MEASUREMENTS / "outcomes"
+RUNTIMES = ("llama.cpp", "ollama", "vllm", "sglang", "transformers", "mlx")
+OUTCOMES = ("ran", "oom_load", "oom_running", "refused")
+VERDICTS = ("fits", "tight", "does_not_fit")
+REQUIRED = ("id", "thread", "thread_url", "source", "runtime", "model", "model_arg", "device", "settings",
+            "defaulted", "outcome", "evidence", "query")
+# settings a record may carry: CheckRequest field names (README, "Record format")
+SETTINGS = ("ctx", "parallel", "n_gpu_layers", "gpu_memory_utilization", "tp", "kv_cache", "flash_attn", "cpu_moe",
+            "n_cpu_moe", "max_num_batched_tokens", "enforce_eager", "max_new_tokens", "device_map", "no_mmap",
+            "mem_fraction_static", "tensor_split")
+# README "Scoring": what each posted outcome agrees with; strict: oom_running only with does_not_fit
+AGREES = {"ran": ("fits", "tight"), "oom_load": ("does_not_fit",), "refused": ("does_not_fit",),
+          "oom_running": ("does_not_fit", "tight")}
+AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
+# runlocal models versions for these runtimes only (request.py, `--runtime NAME==VERSION`)
+VERSIONED = ("llama.cpp", "ollama", "vllm")
+
+
+class RecordError(ValueError):
+    pass
+
+
+def validate(rec: dict) -> None:
+    """One line naming the field and what was expected; raises RecordError."""
+    rid = rec.get("id", "?")
+    for key in REQUIRED:
+        if key not in rec:
+            raise RecordError(f"{rid}: {key}: missing (required)")
+    if rec["runtime"] not in RUNTIMES:
+        raise RecordError(f"{rid}: runtime: expected one of {', '.join(RUNTIMES)}, got {rec['runtime']!r}")
+    if rec["outcome"] not in OUTCOMES:
+        raise RecordError(f"{rid}: outcome: expected one of {', '.join(OUTCOMES)}, got {rec['outcome']!r}")
+    url = urlparse(rec["source"])
+    if url.scheme != "https" or not url.netloc:
+        raise RecordError(f"{rid}: source: expected an https URL, got {rec['source']!r}")
+    if rec["thread_url"] != rec["source"].split("#")[0]:
+        raise RecordError(f"{rid}: thread_url: expected the source without its anchor")
+    if not isinstance(rec["thread"], int) or rec["thread"] < 1:
+        raise RecordError(f"{rid}: thread: expected a positive integer")
+    if not (rec.get("gpu_arg") or rec.get("vram_gib")):
+        raise RecordError(f"{rid}: gpu_arg / vram_gib: one is required (the device or its memory)")
+    unknown = set(rec["settings"]) - set(SETTINGS)
+    if unknown:
+        raise RecordError(f"{rid}: settings: unknown key(s) {', '.join(sorted(unknown))}")
+    if rec["outcome"] == "oom_running" and "ctx" not in rec["settings"]:
+        raise RecordError(f"{rid}: settings.ctx: an oom_running record needs the context where it failed")
+    if not 0 < len(rec["evidence"]) <= 600:
+        raise RecordError(f"{rid}: evidence: expected 1 to 600 characters, got {len(rec['evidence'])}")
+
+
+def load(name: str, root: Path = HERE) -> list[dict]:
+    """The records of one file, validated; ids unique and each thread in one file only."""
+    recs = [json.loads(line) for line in (root / name).read_text().splitlines() if line.strip()]
+    seen: set[str] = set()
+    for rec in recs:
+        validate(rec)
+        if rec["id"] in seen:
+            raise RecordError(f"{rec['id']}: id: duplicate")
+        seen.add(rec["id"])
+    return recs
+
+
+def check_split(tuning: list[dict], held_out: list[dict]) -> None:
+    """README "Split": thread n is held out exactly when n % 3 == 0, and a thread's number is its URL's only."""
+    by_url: dict[str, int] = {}
+    for part, recs in (("tuning", tuning), ("held_out", held_out)):
+        for rec in recs:
+            if (rec["thread"] % 3 == 0) != (part == "held_out"):
+                raise RecordError(f"{rec['id']}: thread: {rec['thread']} does not belong in {part}")
+            if by_url.setdefault(rec["thread_url"], rec["thread"]) != rec["thread"]:
+                raise RecordError(f"{rec['id']}: thread: {rec['thread_url']} numbered twice")
+    numbers = sorted(set(by_url.values()))
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise RecordError("thread: numbers are not 1..N without gaps")
+
+
+def agrees(outcome: str, verdict: str, strict: bool = False) -> bool:
+    """Whether runlocal's verdict agrees with the posted outcome (README "Scoring")."""
+    if outcome not in OUTCOMES:
+        raise RecordError(f"outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    if verdict not in VERDICTS:
+        raise RecordError(f"verdict: expected one of {', '.join(VERDICTS)}, got {verdict!r}")
+    return verdict in (AGREES_STRICT if strict else AGREES)[outcome]
+
+
+def request_fields(rec: dict, versioned: bool = True) -> dict:
+    """CheckRequest keyword arguments for a record (README "How a record is given to runlocal").
+    ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one."""
+    runtime = rec["runtime"]
+    if versioned and rec.get("runtime_version") and runtime in VERSIONED:
+        runtime = f"{runtime}=={rec['runtime_version']}"
+    fields: dict = {"model": rec["model_arg"], "runtime": runtime, "use_measurements": False}
+    if rec.get("gpu_arg"):
+        fields["gpu"] = rec["gpu_arg"]
+    else:
+        count = rec.get("device_count") or 1
+        fields["vram"] = f"{count}x{rec['vram_gib']}G" if count > 1 else f"{rec['vram_gib']}G"
+    if rec.get("ram_gib"):
+        fields["ram"] = f"{rec['ram_gib']}G"
+    if rec.get("quant"):
+        fields["quant"] = rec["quant"]
+    fields.update(rec["settings"])
+    return fields

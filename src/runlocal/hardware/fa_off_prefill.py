@@ -1,0 +1,150 @@
+"""A prompt token's attention on llama.cpp's CUDA backend with flash attention off (``-fa off``): the unfused graph
+(review15b finding 5: the switch moved a pp512 prediction by about 1 % while the scoreboard's pairs read 6–18 % apart).
+
+What the graph does instead of the one FlashAttention kernel (src/llama-graph.cpp ``build_attn_mha`` @00395eb2, the
+``use_flash_attn`` false branch), per attention layer and micro-batch of n tokens over the n_kv cache cells in use:
+
+* ``kq = ggml_mul_mat(k, q)`` with ``ggml_mul_mat_set_prec(kq, GGML_PREC_F32)``: the K cache (f16) times Q. On CUDA a
+  multi-head product of an f16 matrix goes to cuBLAS (ggml-cuda.cu ``ggml_cuda_mul_mat_batched_cublas_impl``): Q is
+  first converted to f16 (``get_nc_converter``), and GGML_PREC_F32 selects ``CUBLAS_COMPUTE_32F`` with an F32 result
+  written straight out — the n_head × n × n_kv scores materialised in memory, 4 bytes each.
+* ``ggml_soft_max_ext(kq, kq_mask, kq_scale, …)``: reads the F32 scores and the mask, writes F32 probabilities
+  (4 + 4 bytes a score; the mask, n × n_kv shared by the heads, is left out).
+* ``kqv = ggml_mul_mat(v, kq)``: V is stored transposed in the cache when flash attention is off (``v_trans``, so this
+  product reads it as [n_kv, head width] rows); the F32 probabilities are converted to f16 for cuBLAS (read 4, write
+  2 bytes a score), which reads them (2 bytes) under ``GGML_PREC_DEFAULT``: ``CUBLAS_COMPUTE_16F`` on NVIDIA — the
+  FP16-accumulate rate (nvidia_peak.fp16_accumulate_factor), its f16 result converted back to F32 (n_head × head width
+  × n: small). ``ggml_permute`` + ``ggml_cont_2d`` copy that result (small).
+
+So a score costs SCORE_BYTES_PER_ELEMENT = 4 (KQ written) + 4 + 4 (softmax) + 4 + 2 (f16 conversion) + 2 (KQV reads
+it) = 20 bytes of memory traffic, where the FlashAttention kernel keeps it on chip; and the two products run over every
+cell in use — the causal mask's −inf entries are computed and then zeroed — where the MMA kernel stops each query tile
+at its last unmasked cell (fattn-common ``flash_attn_mask_to_KV_max``): the cells in use for the micro-batch ending at
+token t are depth + t, so a pp512 batch's products run over 512 cells for every token, not 256 on average.
+
+Seconds per prompt token: Q·Kᵀ FLOPs ÷ the FP32-accumulate f16 tensor rate + softmax·V FLOPs ÷ the FP16-accumulate rate
+(cuBLAS's tensor-op GEMMs: the catalog's fp16 figure × the clock share, no mma.sync share — cuBLAS is not ggml's
+mma.sync code) + the scores' bytes ÷ (the entry's decode share × bandwidth) — the same streaming share a decoded token's
+weight reads reach. No constant is fitted for it: both shares are the ones the rest of the model fits. The f16 cast of Q
+and the transposed V write (a micro-batch's consecutive tokens fill adjacent cells of each transposed row, merged in
+L2) are not priced.
+
+It would replace, for a llama.cpp / Ollama plan or record on CUDA with flash attention off on an NVIDIA card of compute
+capability 7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024
+builds). **Not applied** (APPLIED): its held-out round (measurements/speed/held_out/faoff_queries.md) found one source
+thread, which the round's rule puts in tuning, so the term has no held-out check; --explain shows its figure beside
+the plan's (speed_explain.fa_off_steps) and evidence/speed_fit_faoff.py scores it on the tuning pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .fa_prefill import applies as fa_mma_applies
+from .nvidia_peak import fp16_accumulate_factor
+from .token_work import attention_product_flops
+
+if TYPE_CHECKING:   # pragma: no cover
+    from ..model.spec import ModelSpec
+    from .catalog import Device
+
+APPLIED = False     # no held-out check (module docstring); plans keep ATTN_FACTOR
+SOURCE = ("llama.cpp src/llama-graph.cpp build_attn_mha @00395eb2 (no flash attention: ggml_mul_mat K·Q at "
+          "GGML_PREC_F32, ggml_soft_max_ext, V transposed, ggml_mul_mat V·KQ); ggml-cuda.cu "
+          "ggml_cuda_mul_mat_batched_cublas_impl (f16 casts, CUBLAS_COMPUTE_32F / 16F)")
+# a score's bytes: KQ written (F32) + softmax read and write (F32) + the f16 cast's read (F32) and write (f16) + KQV's read
+SCORE_BYTES_PER_ELEMENT = 4 + 4 + 4 + 4 + 2 + 2
+
+
+def unfused_n_kv(depth: float, prompt: int, ubatch: int) -> float:
+    """The cache cells the unfused products run over, averaged over a ``prompt``-token prompt after ``depth`` cached
+    tokens in micro-batches of ``ubatch``: a batch ending at token t computes over depth + t cells for each of its
+    tokens (masked cells included)."""
+    step = max(1, min(ubatch, prompt))
+    total = 0.0
+    start = 0
+    while start < prompt:
+        end = min(prompt, start + step)
+        total += (end - start) * (depth + end)
+        start = end
+    return total / prompt if prompt > 0 else depth
+
+
+def score_elements(model: ModelSpec, n_kv: float) -> float:
+    """Attention scores a prompt token materialises: query heads × cells in every attention layer (a sliding layer:
+    its window)."""
+    return sum(model.n_heads * (min(n_kv, att.window) if att.window else n_kv) for att in model.attention_layers)
+
+
+@dataclass(frozen=True)
+class FaOffAttention:
+    """One prompt token's attention through the unfused graph: its two products' FLOPs over the cells in use, the
+    scores it moves, and the rates they run at — what --explain shows."""
+    n_kv: float             # cells the products run over (unfused_n_kv)
+    kq_flops: float         # Q·Kᵀ, CUBLAS_COMPUTE_32F
+    vkq_flops: float        # softmax·V, CUBLAS_COMPUTE_16F
+    scores: float           # score elements (score_elements)
+    peak_tflops: float      # the card's dense fp16 figure with FP32 accumulate
+    clock: float            # the power-limited clock share (nvidia_peak.clock_share)
+    f16_factor: float       # the FP16-accumulate rate's multiple of the FP32-accumulate one
+    bandwidth_gbs: float    # the card's memory bandwidth
+    bw_share: float         # the entry's decode share of it (Fit.decode_eff)
+
+    @property
+    def kq_tflops(self) -> float:
+        return self.peak_tflops * self.clock
+
+    @property
+    def vkq_tflops(self) -> float:
+        return self.kq_tflops * self.f16_factor
+
+    @property
+    def score_bytes(self) -> float:
+        return self.scores * SCORE_BYTES_PER_ELEMENT
+
+    @property
+    def gemm_seconds(self) -> float:
+        return (self.kq_flops / self.kq_tflops + self.vkq_flops / self.vkq_tflops) / 1e12
+
+    @property
+    def score_seconds(self) -> float:
+        return self.score_bytes / (self.bw_share * self.bandwidth_gbs * 1e9)
+
+    @property
+    def seconds_per_token(self) -> float:
+        return self.gemm_seconds + self.score_seconds
+
+
+def applies(dev: Device | None, backend: str | None, ggml: bool, flash_attn_on: bool) -> bool:
+    """Whether a prompt's attention runs the unfused graph this term prices: flash attention off where, on, it would
+    run the MMA FlashAttention kernel (fa_prefill.applies)."""
+    return not flash_attn_on and fa_mma_applies(dev, backend, ggml, True)
+
+
+def fa_off_attention(model: ModelSpec, dev: Device, depth: float, prompt: int, ubatch: int, clock: float,
+                     bw_share: float) -> FaOffAttention:
+    """The term for a ``prompt``-token prompt after ``depth`` cached tokens on ``dev`` (applies() checked it)."""
+    assert dev.fp16_tflops is not None and dev.bandwidth_gbs
+    n_kv = unfused_n_kv(depth, prompt, ubatch)
+    kq, vkq = attention_product_flops(model, n_kv)
+    return FaOffAttention(n_kv, kq, vkq, score_elements(model, n_kv), dev.fp16_tflops, clock,
+                          fp16_accumulate_factor(dev, "F16", "cuda"), dev.bandwidth_gbs, bw_share)
+
+
+def explain_words(term: FaOffAttention, plan_seconds: float, plan_words: str) -> tuple[str, str]:
+    """--explain's formula and value for the term beside the plan's attention (``plan_seconds`` a token, how it is
+    priced in ``plan_words``)."""
+    formula = (f"{term.kq_flops / 1e9:.3f} GFLOP Q·Kᵀ ÷ {term.kq_tflops:.1f} TFLOPS (cuBLAS, F32 accumulate: the fp16 "
+               f"figure × clock share {term.clock:.2f}) + {term.vkq_flops / 1e9:.3f} GFLOP softmax·V ÷ "
+               f"{term.vkq_tflops:.1f} TFLOPS (F16 accumulate) over {term.n_kv:,.0f} cells (the mask's too) + "
+               f"{term.score_bytes / 1e6:.1f} MB of scores ({term.scores:,.0f} × {SCORE_BYTES_PER_ELEMENT} B: KQ "
+               f"written, softmax read and written, cast to f16, read) ÷ ({term.bw_share:g} × {term.bandwidth_gbs:g} "
+               f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token; the figure above prices "
+               f"{plan_seconds * 1e6:.2f} µs ({plan_words}) — term not applied: its held-out round is empty "
+               "(measurements/speed/held_out/faoff_queries.md)")
+    return formula, f"{term.seconds_per_token * 1e6:.2f} µs/token"
+
+
+__all__ = ["APPLIED", "SCORE_BYTES_PER_ELEMENT", "SOURCE", "FaOffAttention", "applies", "explain_words",
+           "fa_off_attention", "score_elements", "unfused_n_kv"]

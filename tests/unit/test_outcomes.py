@@ -1,0 +1,103 @@
+"""The posted-outcomes records (measurements/outcomes) and how benchmarks/verdict_accuracy.py scores them: the record
+files' schema and split, and the scorer's mapping on hand-written cases taken from the collection rule's table
+(measurements/outcomes/README.md, "Scoring": ran ↔ fits / tight; OOM at load and refusals ↔ does_not_fit; OOM while
+running ↔ does_not_fit or tight, strictly does_not_fit only)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from runlocal.evidence import outcomes
+
+RECORD = {
+    "id": "llamacpp-999", "thread": 4, "thread_url": "https://github.com/o/r/issues/1",
+    "source": "https://github.com/o/r/issues/1#issuecomment-2", "runtime": "llama.cpp", "runtime_version": "b3488",
+    "model": "Qwen2-72B-Instruct-Q4_K_M.gguf", "model_arg": "qwen2-72b", "quant": "Q4_K_M",
+    "device": "3 x RX 7900 XTX", "gpu_arg": "3xrx-7900-xtx", "vram_gib": None, "ram_gib": 64,
+    "settings": {"ctx": 32000, "n_gpu_layers": 99}, "defaulted": ["parallel"], "outcome": "oom_running",
+    "evidence": "the error occurs when the real context is larger than 10k", "query": 7,
+}
+
+
+def test_record_files_hold_the_schema_and_the_split():
+    tuning, held_out = outcomes.load("records.jsonl"), outcomes.load("held_out.jsonl")
+    outcomes.check_split(tuning, held_out)
+    assert len(tuning) + len(held_out) >= 60
+    assert {r["runtime"] for r in tuning + held_out} == set(outcomes.RUNTIMES)
+    # every third source thread is held out, so the held-out part holds a third of the threads (give or take one)
+    threads = {r["thread"] for r in tuning + held_out}
+    assert len({r["thread"] for r in held_out}) == len(threads) // 3
+
+
+@pytest.mark.parametrize("outcome, verdict, agrees, strict", [
+    ("ran", "fits", True, True),
+    ("ran", "tight", True, True),            # tight: it starts
+    ("ran", "does_not_fit", False, False),
+    ("oom_load", "does_not_fit", True, True),
+    ("oom_load", "tight", False, False),
+    ("oom_load", "fits", False, False),
+    ("refused", "does_not_fit", True, True),
+    ("refused", "tight", False, False),
+    ("oom_running", "does_not_fit", True, True),
+    ("oom_running", "tight", True, False),   # a spike can tip a tight plan over: agrees, but not strictly
+    ("oom_running", "fits", False, False),
+])
+def test_scoring_follows_the_rules_table(outcome, verdict, agrees, strict):
+    assert outcomes.agrees(outcome, verdict) is agrees
+    assert outcomes.agrees(outcome, verdict, strict=True) is strict
+
+
+def test_scoring_names_a_bad_outcome_or_verdict():
+    with pytest.raises(outcomes.RecordError, match="^outcome: expected one of"):
+        outcomes.agrees("crashed", "fits")
+    with pytest.raises(outcomes.RecordError, match="^verdict: expected one of"):
+        outcomes.agrees("ran", "unknown")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.pop("outcome"), "llamacpp-999: outcome: missing"),
+    (lambda r: r.update(outcome="crashed"), "llamacpp-999: outcome: expected one of"),
+    (lambda r: r.update(runtime="koboldcpp"), "llamacpp-999: runtime: expected one of"),
+    (lambda r: r.update(source="http://example.com/x"), "llamacpp-999: source: expected an https URL"),
+    (lambda r: r.update(thread_url="https://github.com/o/r/issues/2"), "llamacpp-999: thread_url:"),
+    (lambda r: r.update(gpu_arg=None), "llamacpp-999: gpu_arg / vram_gib: one is required"),
+    (lambda r: r["settings"].update(num_ctx=4096), "llamacpp-999: settings: unknown key"),
+    (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
+    (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
+])
+def test_a_bad_record_is_one_line_naming_the_field(change, message):
+    rec = copy.deepcopy(RECORD)
+    change(rec)
+    with pytest.raises(outcomes.RecordError) as err:
+        outcomes.validate(rec)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_a_record_becomes_the_request_the_post_describes():
+    outcomes.validate(RECORD)
+    assert outcomes.request_fields(RECORD) == {
+        "model": "qwen2-72b", "runtime": "llama.cpp==b3488", "use_measurements": False, "gpu": "3xrx-7900-xtx",
+        "ram": "64G", "quant": "Q4_K_M", "ctx": 32000, "n_gpu_layers": 99}
+    assert outcomes.request_fields(RECORD, versioned=False)["runtime"] == "llama.cpp"
+    # a GPU named by its memory alone: --vram; a runtime whose versions runlocal does not model: the bare name
+    mlx = {**RECORD, "runtime": "mlx", "runtime_version": "0.30.6", "gpu_arg": None, "vram_gib": 24, "quant": None,
+           "ram_gib": None}
+    assert outcomes.request_fields(mlx) == {"model": "qwen2-72b", "runtime": "mlx", "use_measurements": False,
+                                            "vram": "24G", "ctx": 32000, "n_gpu_layers": 99}
+
+
+def test_several_gpus_named_by_memory_alone_are_planned_as_that_many():
+    several = {**RECORD, "gpu_arg": None, "vram_gib": 24, "device_count": 7}
+    assert outcomes.request_fields(several)["vram"] == "7x24G"      # --vram's NxSIZE (units.parse_sizes)
+
+
+def test_the_split_check_finds_a_record_in_the_wrong_part():
+    held = {**RECORD, "id": "x-1", "thread": 3, "thread_url": "https://github.com/o/r/issues/3",
+            "source": "https://github.com/o/r/issues/3"}
+    tuning = [{**RECORD, "thread": t, "id": f"x-{t}", "thread_url": f"https://github.com/o/r/issues/{t}",
+               "source": f"https://github.com/o/r/issues/{t}"} for t in (1, 2)]
+    outcomes.check_split(tuning, [held])
+    with pytest.raises(outcomes.RecordError, match="does not belong in tuning"):
+        outcomes.check_split(tuning + [held], [])
