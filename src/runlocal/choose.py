@@ -170,11 +170,14 @@ def runtime_label(rt) -> tuple[str, str]:
     return label, f"{label}: {rules}"
 
 
-def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1) -> Settings:
+def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1,
+              model: ModelSpec | None = None) -> Settings:
     from .runtimes.llamacpp import NGL_ALL
+    from .runtimes.tensor_parallel import largest_tp
 
     rt = get_runtime(runtime)
-    tp = n_gpus if (n_gpus > 1 and rt.pools_kv) else 1
+    # one rank per GPU, or the largest TP that splits the heads, as `check` picks it (vLLM refuses the rest)
+    tp = (largest_tp(model, n_gpus) if model is not None else n_gpus) if (n_gpus > 1 and rt.pools_kv) else 1
     # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
     # layers to RAM until anything runs, slowly
     ngl = NGL_ALL if engine(rt.name).fit_offload else None
@@ -202,7 +205,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
 
     rt = get_runtime(runtime)
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
-    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users), targets, runtime=rt)
+    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users, model), targets, runtime=rt)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx

@@ -479,6 +479,10 @@ def _more_gpus(f: _Fixer) -> None:
             continue
         new = s
         if f.levers.tensor_parallel:
+            from .runtimes.tensor_parallel import unsplit_heads
+
+            if unsplit_heads(f.model, min(n, GPUS_PER_NODE)):
+                continue        # the engine refuses a TP that does not split the heads (tensor_parallel.py)
             new = s.with_(tp=min(n, GPUS_PER_NODE), pp=max(1, n // GPUS_PER_NODE))
         more = [gpu] * n + cpu
         before = len(f.tried)

@@ -17,7 +17,7 @@ from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_r
 from .runtimes.base import PARALLEL_AUTO
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
 
 
@@ -43,6 +43,11 @@ class Plan:
     @property
     def settings(self) -> Settings:
         return self.allocation.settings
+
+    @property
+    def rejects(self) -> str | None:
+        """A server that starts but rejects the context asked (SGLang's short KV pool): what it does; else None."""
+        return rejects_long_requests(self.allocation) if self.verdict == "does_not_fit" else None
 
     @property
     def runtime_version(self) -> tuple[str, str]:
@@ -73,12 +78,17 @@ class Plan:
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
             "kv_bytes_per_token": a.kv_bytes_per_token,
+            # sliding-window layers holding their window only (llama.cpp iSWA): the KV column's two terms, else null
+            "kv_split": ({"full_attention_bytes_per_token": a.kv_split[0], "sliding_window_bytes": a.kv_split[1]}
+                         if a.kv_split else None),
             "kv_cache_tokens": a.kv_cache_tokens,
             "max_concurrency": self.max_concurrency,
             "max_context": self.max_context,
             "verdict": self.verdict,
             "conditions": list(self.conditions),
             "refusal": a.refusal,
+            # a server that starts but rejects the context asked (SGLang's short KV pool): what it does, else null
+            "rejects": self.rejects,
             "compromise": a.compromise,
             "speed": dict(self.speed),
             "measured": self.measured,
