@@ -247,10 +247,38 @@ def _inputs(req: CheckRequest, policy=None):
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes
     return spec, _default_tp(req, settings, targets, notes), targets, notes
+
+
+# The GPU vendors a ggml backend's build can drive (llama.cpp docs/build.md; docs/backend/SYCL.md: Intel GPUs, NVIDIA
+# and AMD through oneAPI's plugins): a CUDA build runs NVIDIA GPUs, a ROCm (HIP) build the AMD gfx targets it was
+# compiled for, Metal Apple's; Vulkan any GPU with a Vulkan driver (MoltenVK on Apple); cpu any machine, the GPU idle.
+BACKEND_VENDORS = {"cuda": ("nvidia",), "rocm": ("amd",), "metal": ("apple",), "sycl": ("intel", "nvidia", "amd"),
+                   "vulkan": ("nvidia", "amd", "intel", "apple")}
+
+
+def _refuse_backend_for_gpu(backend: str | None, targets) -> None:
+    """--backend naming a build that cannot drive a GPU given (`--backend rocm --gpu 'rtx 4090'`): a one-line error
+    naming the GPU and the backends that can, not a plan on the other vendor's rules. A GPU not in the catalog
+    (--vram alone) has no known vendor and is left alone."""
+    from .hardware.catalog import find_device
+
+    if backend not in BACKEND_VENDORS:
+        return
+    for target in (t for t in targets if t.kind != "cpu"):
+        try:
+            vendor = find_device(target.name.split(" #")[0]).vendor
+        except ValueError:
+            continue
+        if vendor not in BACKEND_VENDORS[backend] and vendor in {v for vs in BACKEND_VENDORS.values() for v in vs}:
+            can = [b for b, vendors in BACKEND_VENDORS.items() if vendor in vendors] + ["cpu"]
+            builds_run = " / ".join(v.capitalize() if v != "amd" else "AMD" for v in BACKEND_VENDORS[backend])
+            raise InputError(f"backend: --backend {backend} cannot drive the {target.name.split(' #')[0]} (a {backend} "
+                             f"build runs {builds_run} GPUs); backends that can: {', '.join(can)}")
 
 
 def _short_gguf(spec) -> list[str]:
