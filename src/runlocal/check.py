@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from .errors import InputError
 from .plan import Plan
@@ -166,6 +167,9 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
     spec, settings, targets, notes = _inputs(req, policy)
     planner = _planner(req)
+    refused, arch_step = _named_build_loads(spec, planner)
+    if refused is not None:
+        return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes
     from .hardware.assumed_ram import ram_was_assumed, settle_assumed_ram
 
     if ram_was_assumed(notes):       # no verdict turns on a RAM size nobody stated
@@ -191,7 +195,47 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
+    if arch_step is not None:
+        plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, notes
+
+
+def _named_build_loads(spec, planner):
+    """(the refusal when a named llama.cpp build / Ollama release cannot load the model's architecture, else None;
+    the --explain step saying what was checked, None when nothing was: runtimes/arch_support.py, one dict lookup)."""
+    from .runtimes import Step, engine
+
+    version = getattr(planner, "version", None)
+    if version is None or not engine(planner.name).ggml:      # llama.cpp==bN, ollama==X: they load GGUF files
+        return None, None
+    from .quant.gguf_names_table import catalog_arch
+    from .runtimes.arch_support import TABLE, arch_refusal
+
+    arch = catalog_arch(spec)
+    if arch is None and spec.architecture == spec.family:       # a GGUF file's general.architecture
+        arch = spec.architecture
+    refused, how = arch_refusal(planner.name, version, arch or None)
+    if not how:
+        how = "the model's GGUF architecture is not known here (not a catalog model or a GGUF file): not checked"
+    return refused, Step("architecture", how, arch or "?", f"data/{TABLE} (measurements/arch_support)")
+
+
+def _refused_plan(spec, settings, targets, planner, refused: str, arch_step):
+    """The plan of a build that cannot load the model: the weights and memory as planned, the loader's refusal as the
+    verdict's reason, no speed, no limits, no fixes (no setting makes that build load it; the refusal says what
+    does)."""
+    from .plan import Plan, judge_plan
+    from .runtimes import runtime_rules
+    from .runtimes.arch_support import CANNOT_LOAD
+    from .runtimes.base import Step
+
+    quick = judge_plan(spec, settings, targets, runtime=planner)
+    asked, rules = runtime_rules(planner)
+    alloc = replace(quick.allocation, refusal=refused, compromise=None)
+    no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": CANNOT_LOAD}
+    return Plan(spec, planner.name, quick.weights, alloc, "does_not_fit", None, None,
+                planner.command(spec, alloc.settings), speed=no_speed, planner=planner,
+                steps=(Step("runtime version", rules, asked, "runtimes/versions.py"), arch_step, *alloc.steps))
 
 
 def _no_speed_from_disk(plan: Plan) -> Plan:
