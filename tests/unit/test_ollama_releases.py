@@ -62,3 +62,20 @@ def test_vendored_builds_come_from_ollamas_own_sync_commits():
     builds = [r["build"] for v, r in sorted(RELEASES.items(), key=lambda kv: key(kv[0]))
               if r["runs"] == "vendored" and "build" in r]
     assert builds == sorted(builds) and builds[-1] == 7437
+
+
+def test_each_release_words_its_ram_refusal_where_its_source_does():
+    # ollama/ollama llm/server.go, the function holding fmt.Errorf("model requires more system memory (%s) than is
+    # available (%s)", …) at each tag: v0.12.0 line 540 `func (s *llamaServer) Load` and line 957
+    # `func (s *ollamaServer) createLayout`; v0.12.7 `llamaServer.Load` and `ollamaServer.verifyLayout`; v0.13.0 line 979
+    # `func (s *llmServer) verifyLayout` (from v0.12.11); v0.6.0 `func NewLlamaServer`; v0.30.0 none (llama-server)
+    def words(release: str) -> str:
+        plan, _ = ask(f"runlocal check qwen3-8b --gpu 'rtx 3090' --runtime ollama=={release} --ctx 8192")
+        return next(a for a in plan.allocation.assumptions if "refusal message" in a)
+
+    assert "llamaServer.Load" in words("0.12.0") and "createLayout" in words("0.12.0")
+    assert "v0.13" not in words("0.12.0") and "verifyLayout" not in words("0.12.0")
+    assert "ollamaServer.verifyLayout" in words("0.12.7")
+    assert "llmServer.verifyLayout" in words("0.13.0") and "at ollama/ollama v0.13.0" in words("0.13.0")
+    assert "NewLlamaServer" in words("0.6.0")
+    assert "no such check of its own" in words("0.30.0")

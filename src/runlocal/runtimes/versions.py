@@ -301,6 +301,31 @@ def ollama_gdn(version: RuntimeVersion | None) -> str:
     return "fused" if build is None else llamacpp_gdn(RuntimeVersion(f"b{build}", (build,)))
 
 
+# Where each Ollama release refuses a model for system memory, all with the one message "model requires more system
+# memory (%s) than is available (%s)" (free RAM + free swap; not on macOS, whose swap is dynamic), read in
+# ollama/ollama llm/server.go at each tag: (first release, the function at that tag, what it compares).
+OLLAMA_RAM_REFUSAL: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0,), "llm/server.go NewLlamaServer (v0.4.1–v0.11.4): llm/memory.go's estimate, TotalSize − VRAMSize"),
+    ((0, 11, 5), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
+                 "and ollamaServer.createLayout (Go engine: the layers left off the GPUs) (v0.11.5–v0.12.6)"),
+    ((0, 12, 7), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
+                 "and ollamaServer.verifyLayout (Go engine: the layers left off the GPUs) (v0.12.7–v0.12.10)"),
+    ((0, 12, 11), "llm/server.go llmServer.verifyLayout, both runners: the layers left off the GPUs (v0.12.11–v0.24)"),
+)
+
+
+def ollama_ram_refusal(version: RuntimeVersion | None) -> str:
+    """Where this Ollama release words its system-memory refusal (the message runlocal prints for a CPU share over the
+    host's RAM), or that from v0.30.0 it has none of its own (llama-server fails to allocate instead)."""
+    message = '"model requires more system memory (X) than is available (Y)"'
+    if version is None or version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        return (f"the refusal message is Ollama v0.12.11–v0.24's {message} (llm/server.go llmServer.verifyLayout); "
+                f"{'this release' if version else 'the current release'} (v0.30+) has no such check of its own: "
+                "llama-server fails to allocate instead")
+    where = [w for first, w in OLLAMA_RAM_REFUSAL if version.key >= first][-1]
+    return f"the refusal message is Ollama {version.text}'s {message}: {where}, at ollama/ollama v{version.text}"
+
+
 def ollama_projector_rule(version: RuntimeVersion | None) -> str:
     """Where this Ollama release puts a multimodal projector: 'fit-target' (v0.31.2+: the first GPU unless
     shouldDisableMMProjOffload says not, --fit keeping projector + 1 GiB free), 'offload-check' (v0.30.0–v0.31.1: the
