@@ -294,7 +294,7 @@ def _inputs(req: CheckRequest, policy=None):
     _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec) + extra_notes
+    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
     return spec, _default_tp(req, settings, targets, notes), targets, notes
 
 
@@ -323,6 +323,20 @@ def _refuse_backend_for_gpu(backend: str | None, targets) -> None:
             builds_run = " / ".join(v.capitalize() if v != "amd" else "AMD" for v in BACKEND_VENDORS[backend])
             raise InputError(f"backend: --backend {backend} cannot drive the {target.name.split(' #')[0]} (a {backend} "
                              f"build runs {builds_run} GPUs); backends that can: {', '.join(can)}")
+
+
+def _unsloth_note(quant: str | None, spec) -> list[str]:
+    """`-q UD-Q4_K_XL`: say on the answer itself which sizes were planned (weights.unsloth_quant, quant/unsloth.py)."""
+    from .quant.unsloth import file_matches, unsloth_name
+
+    named = unsloth_name(quant)
+    if named is None:
+        return []
+    ud, base = named
+    if spec.file_bytes is not None and file_matches(spec.source, ud):
+        return [f"{ud}: Unsloth's dynamic quant, planned from the file's own tensor types"]
+    return [f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
+            "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)"]
 
 
 def _short_gguf(spec) -> list[str]:
