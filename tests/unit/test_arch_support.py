@@ -73,3 +73,11 @@ def test_current_and_unmapped_runtimes_are_not_checked():
     plan, _ = ask("runlocal check llama-3.1-8b --runtime llama.cpp==b5000 --gpu 'rtx 4090'")
     assert plan.allocation.refusal is None        # llama: known by b6646, older builds not checked (no refusal)
     assert arch_refusal("vllm", "0.10.0", "qwen3next") == (None, "")
+
+
+def test_a_go_engine_only_architecture_says_a_community_gguf_will_not_load():
+    # ollama PR #15899: Ollama 0.23.2 runs its library's qwen35 (Go engine) but answers "unknown model architecture:
+    # 'qwen35'" for a community GGUF, which goes to the vendored llama.cpp
+    refused, how = arch_refusal("ollama", "0.23.2", "qwen35")
+    assert refused is None and "Go engine only" in how and "#15899" in how
+    assert "Go engine only" not in arch_refusal("ollama", "0.13.2", "qwen3next")[1]
