@@ -203,20 +203,14 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 def _named_build_loads(spec, planner):
     """(the refusal when a named llama.cpp build / Ollama release cannot load the model's architecture, else None;
     the --explain step saying what was checked, None when nothing was: runtimes/arch_support.py, one dict lookup)."""
-    from .runtimes import Step, engine
-
-    version = getattr(planner, "version", None)
-    if version is None or not engine(planner.name).ggml:      # llama.cpp==bN, ollama==X: they load GGUF files
+    if getattr(planner, "version", None) is None:
         return None, None
-    from .quant.gguf_names_table import catalog_arch
-    from .runtimes.arch_support import TABLE, arch_refusal
+    from .runtimes import Step
+    from .runtimes.arch_support import TABLE, planner_refusal
 
-    arch = catalog_arch(spec)
-    if arch is None and spec.architecture == spec.family:       # a GGUF file's general.architecture
-        arch = spec.architecture
-    refused, how = arch_refusal(planner.name, version, arch or None)
+    refused, how, arch = planner_refusal(spec, planner)
     if not how:
-        how = "the model's GGUF architecture is not known here (not a catalog model or a GGUF file): not checked"
+        return None, None
     return refused, Step("architecture", how, arch or "?", f"data/{TABLE} (measurements/arch_support)")
 
 

@@ -81,3 +81,18 @@ def test_a_go_engine_only_architecture_says_a_community_gguf_will_not_load():
     refused, how = arch_refusal("ollama", "0.23.2", "qwen35")
     assert refused is None and "Go engine only" in how and "#15899" in how
     assert "Go engine only" not in arch_refusal("ollama", "0.13.2", "qwen3next")[1]
+
+
+def test_best_and_compare_refuse_what_the_build_cannot_load():
+    # `best` ranked devices by tokens/s for qwen3-next under Ollama 0.12.0, which cannot load it (ollama#12349)
+    import pytest
+
+    from runlocal.choose import best
+    from runlocal.compare import compare_devices
+    from runlocal.errors import InputError
+    from runlocal.model.catalog import lookup
+
+    with pytest.raises(InputError, match=r"^runtime: Ollama 0.12.0 cannot load this model.*v0.13.2"):
+        best(lookup("qwen3-next-80b-a3b"), runtime="ollama==0.12.0")
+    with pytest.raises(InputError, match=r"^runtime: llama.cpp b5000 cannot load this model.*b7186"):
+        compare_devices(["rtx 4090"], model="qwen3-next-80b-a3b", runtime="llama.cpp==b5000")

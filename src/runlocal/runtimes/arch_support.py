@@ -55,6 +55,29 @@ def llamacpp_loads(build: int, arch: str) -> tuple[bool | None, str, str]:
     return True, can, f"'{arch}' known to b{build}{pr} ({row['source']})"
 
 
+def model_arch(spec) -> str | None:
+    """The model's GGUF architecture: a catalog model's from the shipped names table, a GGUF file's
+    general.architecture; None where neither says (an uncatalogued Hub checkpoint: not checked)."""
+    from ..quant.gguf_names_table import catalog_arch
+
+    arch = catalog_arch(spec)
+    if arch is None and spec.architecture == spec.family:       # a GGUF file's general.architecture
+        arch = spec.architecture
+    return arch or None
+
+
+def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
+    """(refusal, --explain words, architecture) for the planner's named build (``planner.version``), as
+    arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama."""
+    version = getattr(planner, "version", None)
+    if version is None or planner.name not in ("llama.cpp", "ollama"):
+        return None, "", None
+    arch = model_arch(spec)
+    refused, how = arch_refusal(planner.name, version, arch)
+    return refused, how or ("the model's GGUF architecture is not known here (not a catalog model or a GGUF file): "
+                            "not checked"), arch
+
+
 def arch_refusal(runtime: str, version_text: str | None, arch: str | None) -> tuple[str | None, str]:
     """(why the named build cannot load ``arch`` — the verdict's reason, with the first build / release that can and
     how to update —, or None; the --explain line: what was checked and where it was read)."""
