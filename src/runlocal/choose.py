@@ -161,6 +161,17 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
+def refuse_unloadable(model: ModelSpec, planner):
+    """The planner, unless its named build cannot load the model's architecture: then nothing is ranked, and one line
+    says so, as `check`'s verdict does (runtimes/arch_support.py)."""
+    from .runtimes.arch_support import planner_refusal
+
+    refused, _, _ = planner_refusal(model, planner)
+    if refused:
+        raise InputError(f"runtime: {refused}")
+    return planner
+
+
 def runtime_label(rt) -> tuple[str, str]:
     """('vllm==0.19.0' or 'vllm', which release's rules the plans use) for best's and compare's header."""
     from .runtimes import runtime_rules
@@ -388,7 +399,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
-    rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
+    rt = refuse_unloadable(model, get_runtime(runtime))    # 'vllm==0.19.0': its rules below (runtimes/versions.py)
     label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else download_quant(model, rt.name)

@@ -11,6 +11,7 @@ from rich.text import Text
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu
 from ..runtimes import engine
+from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -223,6 +224,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
 
 def no_fix_phrase(plan: Plan) -> str:
     """Why no fix is listed: nothing this runtime lets one change makes it fit on this hardware; what it needs."""
+    if plan.speed.get("not_predicted") == CANNOT_LOAD:
+        return f"No fix: no setting makes {plan.runtime} {plan.runtime_version[0]} load this model — update it (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
     need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
@@ -273,7 +276,9 @@ def limit_phrases(plan: Plan) -> list[str]:
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
-    if not plan.max_context:
+    if plan.speed.get("not_predicted") == CANNOT_LOAD:
+        out.append("max context: none (the build cannot load the model)")
+    elif not plan.max_context:
         out.append("max context: none fits")
     elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise and _all_layers_on_gpu(plan):
         out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every layer "
