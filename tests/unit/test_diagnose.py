@@ -370,6 +370,10 @@ def test_fragmentation_fix_names_expandable_segments():
     doc = json.loads(run_cli("diagnose", str(CORPUS / "pytorch_0004.txt"), "--json").stdout)
     assert doc["category"] == "fragmentation"
     assert "expandable_segments:True" in doc["fixes"][0]["command"]
+    # its "(GPU 0; … total capacity; …)" wording is PyTorch's before 2.1 (reworded by pytorch#99699 in April 2023, the
+    # month expandable segments were merged, pytorch#100184), so the fix says to upgrade first
+    assert doc["fixes"][0]["title"].startswith("Upgrade PyTorch to 2.1 or later")
+    assert "before 2.1" in doc["fixes"][0]["effect"]
 
 
 def test_a_small_unused_cache_at_a_full_card_is_not_fragmentation():

@@ -104,6 +104,8 @@ def test_pytorchs_own_advice_is_not_a_setting_the_user_made():
     assert doc["category"] == "fragmentation"
     assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
     assert "9.4 GiB" in doc["fixes"][0]["effect"] and "2 GiB" in doc["fixes"][0]["effect"]
+    # the current wording: a PyTorch that has expandable segments, so no upgrade is asked for
+    assert not doc["fixes"][0]["title"].startswith("Upgrade")
 
 
 # -- a long input's fix from the log's own figures (session 10): the input length the user states and the block

@@ -433,8 +433,14 @@ def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
         return []
     effect = (f"the {_b(req)} request failed with {_b(free or 0)} free while {_b(cached)} sat reserved but "
               "unused in PyTorch's cache; growable segments let it be reused")
-    return [_fix("Let the allocator grow segments instead of splitting fixed ones",
-                 "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", effect)]
+    # the older wording went in April 2023 (pytorch#99699), the month expandable segments were merged (pytorch#100184):
+    # both first ship in 2.1 (2.0 was out in March)
+    old = ex.get("torch_before_2_1")
+    return [_fix("Upgrade PyTorch to 2.1 or later, then let the allocator grow segments" if old else
+                 "Let the allocator grow segments instead of splitting fixed ones",
+                 "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                 effect + ("; this message's wording is PyTorch's before 2.1, which has no expandable segments"
+                           if old else ""))]
 
 
 def trt_scratch_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
