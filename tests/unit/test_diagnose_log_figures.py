@@ -108,6 +108,16 @@ def test_pytorchs_own_advice_is_not_a_setting_the_user_made():
     assert not doc["fixes"][0]["title"].startswith("Upgrade")
 
 
+def test_the_fix_names_the_variable_every_release_reads():
+    # pytorch#183387: PyTorch 2.9.1 ignores expandable_segments under the new PYTORCH_ALLOC_CONF and reads it only under
+    # PYTORCH_CUDA_ALLOC_CONF (karpathy/autoresearch#588 measured 2.11.0 reading both), so no fix, for any runtime,
+    # sets it under the new name
+    for runtime in (None, "pytorch", "transformers"):
+        doc = with_computed_fixes(diagnose_text(_STRANDED, runtime), runtime)
+        assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+        assert not any("PYTORCH_ALLOC_CONF=expandable" in f["command"] for f in doc["fixes"])
+
+
 # -- a long input's fix from the log's own figures (session 10): the input length the user states and the block
 # PyTorch refused give the input that fits in what was free
 
