@@ -31,14 +31,17 @@ BNB = frozenset({"nf4", "fp4", "nf4-dq", "fp4-dq", "int8"})     # transformers' 
 def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
     """Raise an InputError naming --quant, the engine and what it loads when ``runtime`` cannot load ``quant``."""
     from ..quant import gguf_table
+    from ..quant.unsloth import unsloth_name
     from .published import BNB_4BIT, QUANT_FAMILIES, canonical_quant, gguf_quant, published_checkpoint, stored_as
     from .registry import engine
 
     q = canonical_quant(quant)
     known = engine(runtime)
-    is_gguf = gguf_quant(quant) in gguf_table.supported_ftypes() and q not in FLOAT_BYTES
+    unsloth = unsloth_name(quant)       # a GGUF file of Unsloth's dynamic mix: planned as its base llama.cpp type
+    ftype = gguf_quant(unsloth[1] if unsloth else quant)
+    is_gguf = ftype in gguf_table.supported_ftypes() and q not in FLOAT_BYTES
     if known.ggml:
-        if gguf_quant(quant) not in gguf_table.supported_ftypes():
+        if ftype not in gguf_table.supported_ftypes():
             raise InputError(f"quant: {known.name} runs GGUF file types (Q4_K_M, Q5_K_M, Q8_0, IQ4_XS, F16, MXFP4 …: "
                              f"llama-quantize's types), not '{quant}' — AWQ, GPTQ, bitsandbytes and FP8 checkpoints "
                              "are vLLM, SGLang or transformers formats")
