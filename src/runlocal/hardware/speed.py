@@ -689,6 +689,12 @@ def prompt_path(quant: str | None, place: GPUPlace, ubatch: int) -> tuple[str | 
     return prompt_matmul_type(quant, place.ggml, dev, place.backend, ubatch), words
 
 
+def prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
+    """Why a plan's prompt is not predicted on its first GPU: a GTX 16xx's tensor-core kernels without tensor cores
+    (nvidia_peak.tensor_core_gap), else a MoE prompt's gap (moe_prompt_gap); None where it is predicted."""
+    return tensor_core_gap(place.dev, place.backend, place.ggml) or moe_prompt_gap(model, place, quant, ubatch, alloc)
+
+
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
     """Why a plan's MoE prompt is not predicted on its first GPU's backend (backend_speed.moe_prefill_gap: SYCL, Vulkan,
     and ROCm where the planned build sends the experts to the per-expert fallback); None where it is."""
@@ -774,8 +780,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = tensor_core_gap(dev, first_gpu.backend, first_gpu.ggml) or moe_prompt_gap(model, first_gpu, weights,
-                                                                                         ubatch, alloc)
+        note = prompt_gap(model, first_gpu, weights, ubatch, alloc)
         if note:
             prefill = None
     else:
