@@ -246,11 +246,37 @@ def _inputs(req: CheckRequest, policy=None):
     moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
+    _refuse_mlx_off_apple(settings.runtime, req.gpu)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes
-    return spec, _default_tp(req, settings, targets, notes), targets, notes
+    _refuse_device(req, settings.runtime, targets)
+    settings = _default_tp(req, spec, settings, targets, notes)
+    _refuse_more_ranks_than_gpus(req, settings, targets)
+    return spec, settings, targets, notes
+
+
+def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
+    """An engine that runs on one kind of device only and on no GPU backend (MLX: device_kinds ("apple",), Metal,
+    mlx-lm's README), given a GPU named that is not of that kind: an input the question cannot have, said as one,
+    not planned into "does not fit"."""
+    from .runtimes import engine
+
+    eng = engine(runtime or "llama.cpp")
+    if not eng.device_kinds or eng.gpu_backends or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
+        return
+    from .hardware.catalog import parse_device_spec
+
+    try:
+        devices = parse_device_spec(gpu)
+    except ValueError:
+        return                              # the unknown name is reported where the targets are resolved
+    other = [d.name for d in devices if d.kind != "cpu" and not eng.runs_on(d.kind, d.backends)]
+    if other:
+        where = "Apple silicon (Metal)" if eng.device_kinds == ("apple",) else " or ".join(eng.device_kinds)
+        raise InputError(f"runtime: {eng.name} runs only on {where}; {other[0]} is not one "
+                         "(--runtime llama.cpp, vllm or sglang plan it)")
 
 
 def _short_gguf(spec) -> list[str]:
@@ -275,8 +301,36 @@ def _short_gguf(spec) -> list[str]:
             "load it)"]
 
 
-def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
-    """`--gpu 8xh200` for vLLM or SGLang means all eight: one tensor-parallel rank per GPU (over pp stages)."""
+def _refuse_device(req: CheckRequest, runtime: str, targets) -> None:
+    """An engine with no backend for the GPU asked (vLLM and SGLang on Apple silicon) is refused before planning,
+    as `best` leaves such pairs out (choose.runtime_runs_on): planning it would price a CUDA card that is not there."""
+    from .runtimes import engine
+
+    why = engine(runtime).not_on_apple
+    if not why:
+        return
+    named = [t.name for t in targets if t.kind == "unified" and t.name.startswith("Apple")]
+    if named:
+        raise InputError(f"runtime: {why} — not planned on {named[0]}; --runtime mlx or llama.cpp run on its GPU")
+
+
+def _refuse_more_ranks_than_gpus(req: CheckRequest, settings, targets) -> None:
+    """--tp × --pp (× --dp) ranks need as many GPUs: one GPU holds one rank (vLLM's placement group asks for one
+    GPU per rank and waits for GPUs that are not there; torch.distributed needs one device per rank)."""
+    from .runtimes import get_runtime
+
+    gpus = [t for t in targets if t.kind != "cpu"]
+    ranks = max(1, settings.tp) * max(1, settings.pp) * max(1, req.dp)
+    if not get_runtime(req.runtime).pools_kv or not gpus or ranks <= len(gpus):
+        return
+    layout = " × ".join(f"--{k} {v}" for k, v in (("tp", settings.tp), ("pp", settings.pp), ("dp", req.dp)) if v > 1)
+    raise InputError(f"tp: {layout} needs {ranks} GPUs, one per rank; {len(gpus)} given (--gpu {ranks}xNAME or "
+                     f"--vram {ranks}xSIZE, or fewer ranks)")
+
+
+def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
+    """`--gpu 8xh200` for vLLM or SGLang means all eight: one tensor-parallel rank per GPU (over pp stages) — or the
+    largest size up to that whose attention heads split evenly, which the engine would accept (tensor_parallel.py)."""
     from .runtimes import get_runtime
 
     gpus = [t for t in targets if t.kind != "cpu"]
@@ -294,9 +348,19 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
         notes.append(f"tensor parallel {GPUS_PER_NODE} within each node × pipeline parallel {pp} across {pp} nodes "
                      "(vLLM's multi-node layout; set --tp/--pp)")
         return settings.with_(tp=GPUS_PER_NODE, pp=pp)
-    tp = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
-    notes.append(f"tensor parallel {tp}: one rank per GPU given" + (f" over {req.dp} data-parallel replicas"
-                                                                    if req.dp > 1 else "") + " (set --tp)")
+    from .runtimes.tensor_parallel import largest_tp, unsplit_heads
+
+    ranks = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
+    tp = largest_tp(spec, ranks)
+    dp = f" over {req.dp} data-parallel replicas" if req.dp > 1 else ""
+    if tp == ranks:
+        notes.append(f"tensor parallel {tp}: one rank per GPU given{dp} (set --tp)")
+    else:
+        why = unsplit_heads(spec, ranks)
+        assert why is not None                  # largest_tp chose fewer ranks
+        spread = f"; --tp 1 --pp {ranks} puts layers on all of them" if req.pp == 1 and req.dp == 1 else ""
+        notes.append(f"tensor parallel {tp}, not {ranks}: vLLM and SGLang refuse {ranks} (\"{why[0]}\"), so "
+                     f"{ranks - tp} of the {ranks} GPUs {'stays' if ranks - tp == 1 else 'stay'} idle{dp} (set --tp{spread})")
     return settings.with_(tp=tp)
 
 

@@ -57,9 +57,10 @@ class _Plans:
 
     def _key(self, targets, quant) -> tuple:
         from .runtimes import Settings
+        from .runtimes.tensor_parallel import largest_tp
 
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
-        tp = n_gpus if (n_gpus > 1 and self.planner.pools_kv) else 1
+        tp = largest_tp(self.spec, n_gpus) if (n_gpus > 1 and self.planner.pools_kv) else 1   # as `check` picks it
         return tuple(targets), Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
 
     def quick(self, targets, quant):

@@ -83,9 +83,13 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     from .runtimes.published import default_quant, gguf_quant
 
     name = get_runtime(settings.runtime).name
+    own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
+    if settings.quant and not own_format:
+        from .runtimes.quant_support import refuse_unloadable
+
+        refuse_unloadable(model, settings.quant, name)   # a format the command would not load is not planned
     if engine(name).hub_checkpoints:
         return pooled_checkpoint(model, settings)
-    own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
     if settings.quant and own_format:
         settings = settings.with_(quant=own_format(settings.quant, model))
     if settings.quant:
@@ -154,6 +158,13 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
             "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
             "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE[runtime]),)
+    from .runtimes.published import stored_as, vllm_bnb_at_load
+
+    if vllm_bnb_at_load(q) and not stored_as(model, q):
+        return settings, (Step(
+            "checkpoint", f"--quant {settings.quant}: vLLM quantizes the 16-bit checkpoint to bitsandbytes 4-bit at load "
+            "(--quantization bitsandbytes: every Linear but lm_head packed 4-bit with an f32 absmax per 64 weights)",
+            "--quantization bitsandbytes", "https://docs.vllm.ai/en/stable/features/quantization/bnb/"),)
     made = next((f for f in family if f in CALIBRATED), None)      # int4 → awq, gptq-int4 → gptq
     if made and not stored.startswith(made):
         return settings.with_(quant=made), (Step(

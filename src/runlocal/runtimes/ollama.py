@@ -612,7 +612,7 @@ class Ollama:
         return Allocation(
             settings=s_out, devices=devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
-            steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked,
+            steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked, kv_split=alloc.kv_split,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
                          layers_assumption,
