@@ -246,9 +246,13 @@ def test_consumer_cards_carry_the_cuda_total_their_posted_oom_lines_print(device
 def test_every_cuda_total_is_a_few_percent_under_the_marketed_size():
     # the driver keeps 1.5-5 % of a card (23.64 of 24 = 98.5 %, 7.63 of 8 = 95.4 %): a figure outside that band is a
     # Windows line (the marketed size) or another card's
+    # a Tesla with ECC on (its default; the note says so) gives 1/16 of its GDDR5 to the check bits first (P40: 22.38
+    # of 24 GiB, 24 x 15/16 = 22.5)
+    notes = {x["id"]: x.get("cuda_total_note") or "" for x in json.loads(DEVICES_JSON.read_text())["devices"]}
     for d in DEVICES:
         if d.cuda_total_bytes:
-            assert 0.95 * d.memory_bytes < d.cuda_total_bytes < 0.99 * d.memory_bytes, d.id
+            share = 15 / 16 if "ECC on" in notes[d.id] else 1.0
+            assert 0.95 * share * d.memory_bytes < d.cuda_total_bytes < min(0.99, share) * d.memory_bytes, d.id
 
 
 def test_3090_and_4090_are_planned_at_about_the_same_usable_memory():
