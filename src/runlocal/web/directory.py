@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, api_get, page, params
+from .site import _catalog_lists, _runtime_names, page, params, stored_benchmarks
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -202,7 +202,7 @@ async def device_page(request: Request, device_id: str):
     if dev is None:
         return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
     fits = await run_in_threadpool(device_fits, dev.id)
-    bench = same_device(await api_get(request, "/api/v1/benchmarks", {"limit": 1000}) or [], dev.id)[:50]
+    bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
                 bench=bench)
 
@@ -213,13 +213,23 @@ async def device_page(request: Request, device_id: str):
 async def benchmarks_index(request: Request):
     one, _ = params(request)
     q = {k: one.get(k, "").strip()[:200] for k in ("device", "model", "runtime")}
-    query = {k: v for k, v in q.items() if v and k == "model"} | {"limit": 1000 if q["device"] else 500}
-    rows = await api_get(request, "/api/v1/benchmarks", query)
+    rows = await stored_rows(request, model=q["model"] or None, limit=1000 if q["device"] else 500)
     if rows is not None and q["device"]:
         rows = same_device(rows, q["device"])
     if rows is not None and q["runtime"]:
         rows = [r for r in rows if r.get("runtime") == q["runtime"]]
     return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+async def stored_rows(request: Request, **query: Any) -> list[dict] | None:
+    """The store's rows as GET /api/v1/benchmarks lists them (newest first); None when it cannot be read."""
+    store = stored_benchmarks(request)
+    if store is None:
+        return None
+    try:
+        return await run_in_threadpool(lambda: store.list(**query))
+    except Exception:       # noqa: BLE001 — a store that is down: the page says it cannot read it
+        return None
 
 
 def same_device(rows: list[dict], device: str) -> list[dict]:
@@ -246,11 +256,12 @@ def submit_form(request: Request):
 
 @router.post("/benchmarks/submit", response_class=HTMLResponse)
 async def submit_post(request: Request):
-    """The form's fields → POST /api/v1/benchmarks in-process: the API's validation and trust rules decide."""
-    import httpx
-
+    """The form's fields → what POST /api/v1/benchmarks stores, through the same function (api/benchmarks.py): the
+    API's validation, trust rules and per-address rate limit decide. A submitter token makes it count at once."""
     raw = await request.body()
-    values = {k: v[0].strip() for k, v in parse_qs(raw.decode("utf-8", "replace")).items() if k in SUBMIT_FIELDS}
+    fields = parse_qs(raw.decode("utf-8", "replace"))
+    values = {k: v[0].strip() for k, v in fields.items() if k in SUBMIT_FIELDS}
+    token = (fields.get("token") or [""])[0].strip() or None
     body: dict[str, Any] = {"source": "web"}
     errors = []
     for k, v in values.items():
@@ -265,26 +276,39 @@ async def submit_post(request: Request):
         else:
             body[k] = v
     created = None
-    if not errors:
-        transport = httpx.ASGITransport(app=request.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
-            r = await client.post("/api/v1/benchmarks", json=body)
-        if r.status_code in (200, 201):
-            created = r.json()
-        else:
-            errors = _api_errors(r)
+    submit = getattr(request.app.state, "submit_benchmark", None)
+    if not errors and submit is None:
+        errors = ["this server has no benchmark store"]
+    elif not errors:
+        created, errors = await _submitted(submit, body, token, request.client.host if request.client else "?")
     return page("submit.html", request, status=201 if created else 422, values=values, errors=errors,
                 created=created, runtimes=_runtime_names(), catalog=_catalog_lists())
 
 
-def _api_errors(r) -> list[str]:
+async def _submitted(submit, body: dict[str, Any], token: str | None, client: str) -> tuple[dict | None, list[str]]:
+    """(row, []) once stored, or (None, the API's error messages, field by field)."""
+    from fastapi import HTTPException
+    from pydantic import ValidationError
+
+    from ..api.benchmarks import BenchmarkBody
+
     try:
-        detail = r.json().get("detail")
-    except ValueError:
-        return [f"the API answered {r.status_code}"]
+        parsed = BenchmarkBody.model_validate(body)
+        return await run_in_threadpool(submit, parsed, token, client), []
+    except ValidationError as e:
+        return None, [f"{'.'.join(str(x) for x in d.get('loc', ())) or 'body'}: {d.get('msg')}" for d in e.errors()]
+    except HTTPException as e:
+        return None, _detail_errors(e.detail, e.status_code)
+
+
+def _detail_errors(detail: Any, status: int) -> list[str]:
     if isinstance(detail, list):
-        return [f"{'.'.join(str(x) for x in d.get('loc', [])[1:]) or 'body'}: {d.get('msg')}" for d in detail]
-    return [str(detail)]
+        out = []
+        for d in detail:
+            field, msg = ".".join(str(x) for x in d.get("loc", [])[1:]) or "body", str(d.get("msg"))
+            out.append(msg if msg.startswith(f"{field}:") else f"{field}: {msg}")     # a message that names its field
+        return out
+    return [str(detail or f"the API answered {status}")]
 
 
 # ------------------------------------------------------------------------------------------ reference

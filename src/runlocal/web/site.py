@@ -3,8 +3,9 @@
 Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
 calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
 KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
-shows a loading state and copies commands. Benchmarks are read and written through the app's own
-/api/v1/benchmarks (in-process), so the store's trust rules apply to the form as to any client.
+shows a loading state and copies commands. Benchmarks are read from the app's store and written through
+the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark), in-process and without an HTTP
+hop, so the store's trust rules and rate limit apply to the form as to any client.
 
 ``mount_site(app)`` is the one line the app needs.
 """
@@ -133,24 +134,18 @@ def device_curves(plan, targets) -> list:
     return series
 
 
-async def _with_store(request: Request, plan):
-    """The plan with the server's stored measurements applied, as /api/v1/check does (read through the API)."""
-    from ..measured import apply_measurements
+def _with_store(request: Request, plan):
+    """The plan with the server's stored measurements applied, as /api/v1/check applies them (the same store,
+    the same functions)."""
+    from ..measured import apply_measurements, store_records
 
-    records: list[dict] = []
-    for name in {x for x in (plan.model.id, plan.model.repo_id) if x}:
-        records += await api_get(request, "/api/v1/benchmarks", {"model": name, "limit": 200}) or []
-    return apply_measurements(plan, records) if records else plan
+    store = stored_benchmarks(request)
+    return apply_measurements(plan, store_records(store, plan)) if store is not None else plan
 
 
-async def api_get(request: Request, path: str, query: dict | None = None):
-    """GET one of this app's own JSON endpoints in-process; None when it answers with an error."""
-    import httpx
-
-    transport = httpx.ASGITransport(app=request.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
-        r = await client.get(path, params=query)
-    return r.json() if r.status_code == 200 else None
+def stored_benchmarks(request: Request):
+    """The app's benchmark store (api/app.py), read in-process: no HTTP hop, whose Host the Host check refuses."""
+    return getattr(request.app.state, "benchmark_store", None)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -164,7 +159,7 @@ async def check_page(request: Request):
         req = forms.check_request(form)
         pool = getattr(request.app.state, "planning_pool", None)    # the API's pool (api/limits.py) when mounted there
         plan, notes, series = await (pool.run(_planned, req) if pool is not None else run_in_threadpool(_planned, req))
-        plan = await _with_store(request, plan)
+        plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
     chart = None
