@@ -46,10 +46,11 @@ THIRD_PARTY = ["/docs", "/redoc"]       # Swagger UI and ReDoc: loaded offline, 
 def base_url(tmp_path_factory):
     import os
 
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
     os.environ["RUNLOCAL_SITE_WARM_GUIDES"] = "0"      # the guides visited here are computed on their visit
-    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
+    # as `runlocal serve` builds it, Host check on: a page reaching the app under another Host fails here too
+    app = served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
     with running_app(app) as url:
         yield url
 

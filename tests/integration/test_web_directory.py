@@ -32,10 +32,10 @@ ROUNDING = 0.005      # the pages print three significant digits: at most half a
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="admin")
-    return TestClient(app)
+    app = served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="admin")
+    return TestClient(app, base_url="http://127.0.0.1")      # as `runlocal serve` builds it: Host check on
 
 
 # ------------------------------------------------------------------------------ reading a page as a user would
@@ -309,9 +309,10 @@ def test_device_page_shows_this_devices_measured_runs_under_any_of_its_names(cli
 
 
 def test_benchmarks_directory_filters_by_device_model_and_runtime(tmp_path):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    fresh = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin"))
+    fresh = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin"),
+                       base_url="http://127.0.0.1")
     submit(fresh, device="rtx-4090", decode_tokens_per_s=130.0)
     submit(fresh, device="NVIDIA GeForce RTX 4090", decode_tokens_per_s=128.0)
     submit(fresh, device="rtx-3090", decode_tokens_per_s=110.0)
@@ -331,3 +332,33 @@ def test_benchmarks_directory_filters_by_device_model_and_runtime(tmp_path):
     assert shown(runtime="vllm") == [("rtx-4090", "qwen2.5-7b", "vllm")]
     assert [r for _, _, r in shown(device="rtx-4090", runtime="llama.cpp")] == ["llama.cpp", "llama.cpp"]
     assert shown(device="rtx-5090") == []
+
+
+def test_the_site_reads_and_writes_the_store_under_the_host_check(tmp_path):
+    """As `runlocal serve` runs it (Host check on): the form stores a run, a submitter token makes it count, the
+    directory and the device page list it, and the check page shows the measured speed that /api/v1/check shows.
+    (Before: the site called its own API under Host site.local, refused 400 — review16b #1.)"""
+    from runlocal.testing.browser import served_app
+
+    fresh = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin",
+                                  submitter_tokens=["tok-1"]), base_url="http://127.0.0.1")
+    assert fresh.get("/benchmarks", headers={"Host": "site.local"}).status_code == 400     # the check is on
+    form = {"device": "rtx-4090", "runtime": "llama.cpp", "model": "llama-3.1-8b", "quant": "Q4_K_M",
+            "decode_tokens_per_s": "130"}
+    anonymous = fresh.post("/benchmarks/submit", data=form)
+    assert anonymous.status_code == 201 and "as unverified" in text(anonymous.text)
+    refused = fresh.post("/benchmarks/submit", data={**form, "token": "not-a-token"})
+    assert refused.status_code == 422 and "not a submitter token" in text(refused.text)
+    trusted = fresh.post("/benchmarks/submit", data={**form, "token": "tok-1"})
+    assert trusted.status_code == 201 and "as verified" in text(trusted.text)
+
+    listed = text(fresh.get("/benchmarks").text)
+    assert "2 measured runs" in listed and "Cannot read" not in listed
+    rows = table_after(fresh.get("/hardware/rtx-4090").text, "Measured benchmarks")
+    assert sorted(r["Trust"] for r in rows) == ["unverified", "verified"]
+
+    query = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M"}
+    api = fresh.get("/api/v1/check", params=query).json()
+    assert api["speed"]["source"] == "measured" and api["speed"]["decode_tokens_per_s"] == 130.0   # the one verified
+    shown = text(fresh.get("/", params=query).text)
+    assert "Decode 130.0 tok/s measured" in shown, shown[:2000]

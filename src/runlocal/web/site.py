@@ -44,7 +44,18 @@ def templates():
     env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
     env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
     env.filters["setup"] = device_summary
+    env.filters["as_form"] = form_words
     return env
+
+
+# check's conditions name the CLI's flags; the page names its own fields (the words are otherwise check's own)
+FORM_WORDS = (("set --ram to", "set System RAM to"), ("--gpu auto plans", "`runlocal check --gpu auto` plans"))
+
+
+def form_words(condition: str) -> str:
+    for flag, field in FORM_WORDS:
+        condition = condition.replace(flag, field)
+    return condition
 
 
 def device_summary(devices) -> str:
