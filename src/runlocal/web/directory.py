@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, page, params, stored_benchmarks
+from .site import _catalog_lists, _runtime_names, bounded, page, params, stored_benchmarks
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -49,9 +49,6 @@ def diagnose_form(request: Request):
 @router.post("/errors/diagnose", response_class=HTMLResponse)
 async def diagnose_post(request: Request):
     """A pasted log (form-encoded): its figures extracted, the matching entry and the computed fixes."""
-    from ..diagnose.fixes import with_computed_fixes
-    from ..diagnose.reading import diagnose_text
-
     body = await request.body()
     form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
     text, runtime = form.get("text", ""), form.get("runtime") or None
@@ -62,14 +59,22 @@ async def diagnose_post(request: Request):
         error, status = f"text: at most {MAX_LOG // 1024} KiB of log", 413
     else:
         try:
-            diagnosis = await run_in_threadpool(diagnose_text, text, runtime=runtime)
-            result = await run_in_threadpool(with_computed_fixes, diagnosis, runtime)
+            diagnosis, result = await bounded(request, _diagnosed, text, runtime)
             result["entry_id"] = diagnosis.entry.id if diagnosis.entry else None
             result["matched_line"] = diagnosis.matched_line
         except RunlocalError as e:
             error, status = str(e), 422
     return page("diagnose.html", request, status=status, text=text, runtime=runtime or "", result=result,
                 error=error, runtimes=_runtime_names())
+
+
+def _diagnosed(text: str, runtime: str | None):
+    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does."""
+    from ..diagnose.fixes import with_computed_fixes
+    from ..diagnose.reading import diagnose_text
+
+    diagnosis = diagnose_text(text, runtime=runtime)
+    return diagnosis, with_computed_fixes(diagnosis, runtime)
 
 
 @router.get("/errors/{entry_id}", response_class=HTMLResponse)
@@ -140,7 +145,7 @@ async def model_page(request: Request, alias: str):
 
     if find_entry(alias) is None:
         return page("not_found.html", request, status=404, what=f"catalog model '{alias}'")
-    facts = await run_in_threadpool(model_facts, alias)
+    facts = await bounded(request, model_facts, alias)
     return page("model.html", request, alias=alias, **facts)
 
 
@@ -201,7 +206,7 @@ async def device_page(request: Request, device_id: str):
     dev = next((d for d in load_devices() if d.id == device_id), None)
     if dev is None:
         return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
-    fits = await run_in_threadpool(device_fits, dev.id)
+    fits = await bounded(request, device_fits, dev.id)
     bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
                 bench=bench)

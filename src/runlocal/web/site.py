@@ -79,6 +79,26 @@ def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
 
 
+async def bounded(request: Request, fn, *args: Any) -> Any:
+    """``fn(*args)`` on the app's planning pool (api/limits.py), as the API plans: at most --plan-workers at once,
+    limits.Busy (a "still computing" page, 503) past --plan-deadline or when every planner is busy. A retry of the
+    same call joins the one still running instead of starting another; the functions' own caches keep the answer."""
+    pool = getattr(request.app.state, "planning_pool", None)
+    if pool is None:
+        return await run_in_threadpool(fn, *args)
+    return await pool.run(fn, *args, key=f"site:{fn.__module__}.{fn.__qualname__}{args!r}")
+
+
+def busy_page(request: Request, err: Exception, retry_after: int) -> HTMLResponse:
+    """A page's answer when its work outran the deadline or found every planner busy: 503, Retry-After, and (for a
+    GET) a page that asks again by itself."""
+    again = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "") \
+        if request.method == "GET" else None
+    response = page("busy.html", request, status=503, why=str(err).rstrip("."), retry_after=retry_after, again=again)
+    response.headers["Retry-After"] = str(retry_after)
+    return response
+
+
 # ------------------------------------------------------------------------------------ Will it run?
 
 CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
@@ -168,8 +188,7 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        pool = getattr(request.app.state, "planning_pool", None)    # the API's pool (api/limits.py) when mounted there
-        plan, notes, series = await (pool.run(_planned, req) if pool is not None else run_in_threadpool(_planned, req))
+        plan, notes, series = await bounded(request, _planned, req)
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
@@ -235,7 +254,25 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(pages.router)
     app.include_router(directory.router)
     _offline_docs(app)
+    _busy_pages(app)
     app.router.on_startup.append(_warm_up)
+
+
+def _busy_pages(app: FastAPI) -> None:
+    """limits.Busy on a page answers the "still computing" page; on /api/ the API's own JSON 503 (api/errors.py)."""
+    import inspect
+
+    from ..api.limits import Busy
+
+    api_answer = app.exception_handlers.get(Busy)
+
+    async def busy(request: Request, err: Exception):
+        if request.url.path.startswith("/api/") and api_answer is not None:
+            answer = api_answer(request, err)
+            return await answer if inspect.isawaitable(answer) else answer
+        return busy_page(request, err, getattr(err, "retry_after", 5))
+
+    app.add_exception_handler(Busy, busy)
 
 
 async def _warm_up() -> None:
