@@ -231,3 +231,16 @@ def test_check_page_states_the_ram_a_tight_verdict_needs(client):
     assert "at 32 GiB it does not fit" in shown and "set System RAM to your machine" in shown
     for condition in plan.conditions:
         assert condition.split(" (set --ram")[0] in shown.replace("&#39;", "'")
+
+
+def test_the_compute_table_is_built_for_the_model_pages_questions():
+    """The model page plans its reference devices at 8,192; the compute table is built for the same questions, so a
+    first visit reads the simulations instead of running them (review16b #5: /models/deepseek-r1 took 58 s)."""
+    from runlocal import compute_table_build
+    from runlocal.web import directory
+
+    assert compute_table_build.MODEL_PAGE_DEVICES == directory.REFERENCE_DEVICES
+    assert compute_table_build.MODEL_PAGE_CTX == directory.MODEL_PAGE_CTX
+    asked = compute_table_build.questions("llama-3.1-8b")
+    for gpu in directory.REFERENCE_DEVICES:
+        assert ("check", {"model": "llama-3.1-8b", "gpu": gpu, "ctx": 8192, "use_measurements": False}) in asked
