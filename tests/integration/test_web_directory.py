@@ -364,23 +364,29 @@ def test_the_site_reads_and_writes_the_store_under_the_host_check(tmp_path):
     assert "Decode 130.0 tok/s measured" in shown, shown[:2000]
 
 
-def test_pages_plan_on_the_bounded_pool_and_answer_still_computing_past_the_deadline(tmp_path):
+def test_pages_plan_on_the_bounded_pool_and_answer_still_computing_past_the_deadline(tmp_path, monkeypatch):
     """Every page that plans runs on the API's planning pool (review16b #5: a model page took 58 s on Starlette's
     unbounded pool): past --plan-deadline it answers 503 with Retry-After and a page that asks again, never a hung
     request; the work goes on, and a later visit gets the answer."""
     import time
 
     from runlocal.testing.browser import served_app
-    from runlocal.web.directory import model_facts
+    from runlocal.web import directory
 
-    model_facts.cache_clear()        # computed afresh, so that it outlives the deadline
-    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", plan_deadline_s=0.05, plan_workers=1)
+    facts = directory.model_facts
+
+    def slow_facts(alias: str):      # a model page whose work takes 3 s, whatever earlier tests left cached
+        time.sleep(3.0)
+        return facts(alias)
+
+    monkeypatch.setattr(directory, "model_facts", slow_facts)
+    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", plan_deadline_s=0.3, plan_workers=1)
     with TestClient(app, base_url="http://127.0.0.1") as fresh:      # one event loop, as under uvicorn
         first = fresh.get("/models/qwen2.5-7b")
         assert first.status_code == 503 and int(first.headers["Retry-After"]) >= 1
         assert "Still computing" in first.text and 'href="/models/qwen2.5-7b"' in first.text
         assert '<meta http-equiv="refresh"' in first.text
-        api = fresh.get("/api/v1/best", params={"model": "qwen2.5-7b"})     # the API keeps its JSON 503
+        api = fresh.get("/api/v1/best", params={"model": "qwen2.5-7b"})     # the one planner is busy: JSON 503
         assert api.status_code == 503 and api.json()["detail"][0]["type"] == "Busy"
         deadline = time.monotonic() + 120
         while (again := fresh.get("/models/qwen2.5-7b")).status_code == 503 and time.monotonic() < deadline:

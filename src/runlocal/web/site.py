@@ -223,6 +223,10 @@ def _speed(plan) -> dict[str, Any]:
         out[name] = s.get(key)
         out[f"{name}_measured"] = bool(m.get(key))
         out[f"{name}_predicted"] = predicted.get(key)
+    # decode depends on the KV cache's depth: the measured figure's (None: its records do not say), the prediction's
+    out["decode_records"] = m.get("decode_records", out["records"])
+    out["decode_measured_at"] = m.get("decode_at_context")
+    out["decode_predicted_at"] = predicted.get("decode_at_context")
     return out
 
 
