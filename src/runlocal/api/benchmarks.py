@@ -45,7 +45,9 @@ class BenchmarkBody(BaseModel):
     model: Text = Field(min_length=1, max_length=300)
     quant: Text | None = Field(None, max_length=64)
     settings: dict[str, Any] = Field(default_factory=dict, description="the runtime's settings as run (JSON object, "
-                                     f"at most {SETTINGS_MAX_BYTES} bytes and {SETTINGS_MAX_DEPTH} levels)")
+                                     f"at most {SETTINGS_MAX_BYTES} bytes and {SETTINGS_MAX_DEPTH} levels); "
+                                     "`decode_at_context` (or llama-bench's `n_depth`): the tokens in the KV cache "
+                                     "while decode was measured — without it the decode counts at an unstated depth")
     decode_tokens_per_s: float | None = Field(None, strict=True, ge=0, le=1e6, description="one stream's decode speed")
     prefill_tokens_per_s: float | None = Field(None, strict=True, ge=0, le=1e8)
     ttft_s: float | None = Field(None, strict=True, ge=0, le=86400)

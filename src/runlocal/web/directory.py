@@ -248,11 +248,12 @@ def same_device(rows: list[dict], device: str) -> list[dict]:
     return [r for r in rows if device_key(r.get("device") or "") == key]
 
 
-SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s",
+SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s", "decode_at_context",
                  "prefill_tokens_per_s", "ttft_s", "peak_memory_bytes", "max_context", "max_concurrency", "submitter",
                  "measured_at")
 NUMERIC = {"decode_tokens_per_s": float, "prefill_tokens_per_s": float, "ttft_s": float, "peak_memory_bytes": int,
-           "max_context": int, "max_concurrency": int}
+           "max_context": int, "max_concurrency": int, "decode_at_context": int}
+IN_SETTINGS = ("decode_at_context",)      # the body's settings object (measured.decode_depth reads it)
 
 
 @router.get("/benchmarks/submit", response_class=HTMLResponse)
@@ -282,6 +283,9 @@ async def submit_post(request: Request):
                 continue
         else:
             body[k] = v
+    for k in IN_SETTINGS:
+        if k in body:
+            body.setdefault("settings", {})[k] = body.pop(k)
     created = None
     submit = getattr(request.app.state, "submit_benchmark", None)
     if not errors and submit is None:
