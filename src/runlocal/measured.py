@@ -144,7 +144,8 @@ def _median_int(values: Iterable[Any]) -> int | None:
 
 def decode_depth(record: dict[str, Any]) -> int | None:
     """The KV-cache depth a record's decode ran at, where it states one (module docstring); None where not."""
-    settings = record.get("settings") if isinstance(record.get("settings"), dict) else {}
+    given = record.get("settings")
+    settings: dict[str, Any] = given if isinstance(given, dict) else {}
     for key in ("decode_at_context", "n_depth"):
         v = settings.get(key)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0:
@@ -156,7 +157,8 @@ def _decode_records(plan: Plan, recs: list[dict[str, Any]]) -> tuple[list[dict[s
     """(the records whose decode counts at the plan's depth, their median stated depth, whether every one states
     it): a stated depth counts within DEPTH_MATCH of the plan's; an unstated one counts, said unknown."""
     at = plan.speed.get("decode_at_context")
-    used, depths = [], []
+    used: list[dict[str, Any]] = []
+    depths: list[int] = []
     for r in recs:
         depth = decode_depth(r)
         if depth is None:
