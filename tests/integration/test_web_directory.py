@@ -392,3 +392,13 @@ def test_pages_plan_on_the_bounded_pool_and_answer_still_computing_past_the_dead
         while (again := fresh.get("/models/qwen2.5-7b")).status_code == 503 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert again.status_code == 200 and "qwen2.5-7b" in again.text
+
+
+def test_device_and_model_pages_take_the_names_the_commands_take(client):
+    """review16b #9: /hardware/h100 and /hardware/4090 were 404 while `check --gpu h100` takes them."""
+    for typed, page_id in (("h100", "h100-sxm"), ("4090", "rtx-4090"), ("RTX 4090", "rtx-4090")):
+        r = client.get(f"/hardware/{typed}", follow_redirects=False)
+        assert r.status_code == 302 and r.headers["location"] == f"/hardware/{page_id}", (typed, r.status_code)
+    assert client.get("/hardware/no-such-card-xyz").status_code == 404
+    missing = client.get("/models/llama3")
+    assert missing.status_code == 404 and 'href="/models/llama-3-8b"' in missing.text      # the catalog's did-you-mean

@@ -141,12 +141,25 @@ def model_facts(alias: str) -> dict[str, Any]:
     return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv}
 
 
+def _model_suggestions(alias: str) -> list[str]:
+    """The catalog's did-you-mean for a name it does not hold (llama3 → llama-3-8b, …), as check says it."""
+    from ..model.catalog import lookup
+
+    try:
+        lookup(alias)
+    except RunlocalError as e:
+        _, _, names = str(e).partition("did you mean:")
+        return [n.strip() for n in names.strip().rstrip("?").split(",") if n.strip()]
+    return []
+
+
 @router.get("/models/{alias}", response_class=HTMLResponse)
 async def model_page(request: Request, alias: str):
     from ..model.catalog import find_entry
 
     if find_entry(alias) is None:
-        return page("not_found.html", request, status=404, what=f"catalog model '{alias}'")
+        return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
+                    suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
     facts = await bounded(request, model_facts, alias)
     return page("model.html", request, alias=alias, **facts)
 
@@ -206,8 +219,15 @@ async def device_page(request: Request, device_id: str):
     from ..hardware.catalog import load_devices, load_sources
 
     dev = next((d for d in load_devices() if d.id == device_id), None)
-    if dev is None:
-        return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
+    if dev is None:       # a name every command accepts (h100, 4090, "RTX 4090"): the device's own page
+        from fastapi.responses import RedirectResponse
+
+        from ..hardware.catalog import UnknownDeviceError, find_device
+
+        try:
+            return RedirectResponse(f"/hardware/{find_device(device_id).id}", status_code=302)
+        except (UnknownDeviceError, ValueError):
+            return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
     fits = await bounded(request, device_fits, dev.id)
     bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
