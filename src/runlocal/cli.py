@@ -473,6 +473,7 @@ def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Opt
 
     import uvicorn
 
+    from .config import default_allowed_hosts
     from .errors import RunlocalError
     from .model.policy import ReadPolicy
 
@@ -494,18 +495,10 @@ def serve(host: str = typer.Option("127.0.0.1", "--host"), port: int = typer.Opt
         os.environ["RUNLOCAL_SUBMITTER_TOKENS_FILE"] = os.path.abspath(submitter_tokens_file)
     os.environ["RUNLOCAL_SERVE_OPTIONS"] = json.dumps({
         "local_dir": allow_local_dir, "remote_hosts": allow_remote_host or [], "use_hf_token": use_hf_token,
-        "allowed_hosts": allowed_host or _default_hosts(host), "plan_workers": plan_workers,
+        "allowed_hosts": allowed_host or default_allowed_hosts(host), "plan_workers": plan_workers,
         "plan_deadline_s": plan_deadline, "writes_per_minute": writes_per_minute})
     uvicorn.run("runlocal.api.app:create_app_from_environment", factory=True, workers=workers, host=host, port=port,
                 log_level="warning")
-
-
-def _default_hosts(bind: str) -> list[str] | None:
-    """Loopback names, plus the address served on; a server on every interface checks no Host by default
-    (it is behind a proxy or the operator names its hosts with --allowed-host)."""
-    if bind in ("0.0.0.0", "::", ""):
-        return None
-    return sorted({"localhost", "127.0.0.1", "::1", "[::1]", bind})
 
 
 @app.command("mcp")

@@ -9,7 +9,8 @@ context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (1
 (benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
 and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); the page's memory curve on an
 RTX 4090 (check.curve); and `runlocal compare` of those five cards for the model (its 8,192-token context and its
-assumed RAM plan other contexts than check's). The simulations' arguments name no GPU, so another card with the same
+assumed RAM plan other contexts than check's); and the site's model page, check at 8,192 on its reference devices.
+The simulations' arguments name no GPU, so another card with the same
 memory mostly plans the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in
 a fresh process with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
 answer), so a model's file is the same whether it is built alone or with the catalog
@@ -37,6 +38,11 @@ RUNTIMES = ("llama.cpp", "ollama")
 CONTEXTS = (None, "4096", "32768", "trained")
 GPUS = ("rtx-4090", "rtx-3060", "rtx-4060", "rtx-4060-ti-16gb", "rtx-3090")
 CURVE_GPU = "rtx-4090"
+# web/directory.py's REFERENCE_DEVICES and context, copied here so that a build imports no web framework
+# (tests/unit/test_web.py checks the two lists agree)
+MODEL_PAGE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-laptop", "rtx-4080", "rtx-4090",
+                      "rtx-5090", "rtx-6000-ada", "a100-80gb", "h100-sxm", "m4-max-128gb")
+MODEL_PAGE_CTX = 8192
 
 
 def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
@@ -56,6 +62,10 @@ def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
     out.append(("curve", {"model": alias, "gpu": CURVE_GPU}))
     # `runlocal compare --model …` over these cards (its default context, its own assumed RAM: compare.compare_devices)
     out.append(("compare", {"model": alias, "gpu": ",".join(GPUS)}))
+    # the site's model page (/models/<alias>): check on its reference devices at 8,192 (web/directory.model_facts),
+    # a first visit of 20-60 s for the largest models when every simulation runs
+    out += [("check", {"model": alias, "gpu": gpu, "ctx": MODEL_PAGE_CTX, "use_measurements": False})
+            for gpu in MODEL_PAGE_DEVICES]
     return out
 
 

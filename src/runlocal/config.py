@@ -41,3 +41,11 @@ def submitter_token() -> str | None:
 def cors_origins() -> list[str]:
     raw = os.environ.get("RUNLOCAL_CORS_ORIGINS", "")
     return [o.strip() for o in raw.split(",") if o.strip()]
+
+
+def default_allowed_hosts(bind: str) -> list[str] | None:
+    """`runlocal serve`'s Host check by default: loopback names, plus the address served on; a server on every
+    interface checks no Host by default (it is behind a proxy or the operator names its hosts with --allowed-host)."""
+    if bind in ("0.0.0.0", "::", ""):
+        return None
+    return sorted({"localhost", "127.0.0.1", "::1", "[::1]", bind})

@@ -10,6 +10,12 @@ What is used: the median measured decode/prefill speed replaces the speed model'
 context or concurrency that ran is a floor for the predicted ceilings (a median, so one outlier
 cannot move an answer). The plan says so in `measured`, `speed.source` and an explain step.
 
+Decode slows as the KV cache fills, and the prediction is for a cache at half the context
+(``speed.decode_at_context``). A record that states the cache depth its decode ran at (``settings.decode_at_context``,
+or llama-bench's ``n_depth``, its -d) counts for decode only at that depth: within DEPTH_MATCH of the plan's (a
+matching rule, not a fitted figure). A record that states none still counts, but the plan then says the depth is
+unknown (``decode_at_context`` None, ``measured.decode_context_stated`` false) rather than the prediction's depth.
+
 This module is core: it imports neither the API nor SQLAlchemy. The CLI's local store is read here
 with the standard library's sqlite3, read-only, and only when its file exists.
 """
@@ -36,6 +42,8 @@ DECODE_MARGIN = 2.0
 # With no quant named, the fewest bytes a weight can take: llama.cpp's IQ1_S, 50 bytes per block of 256
 # weights = 1.5625 bits (ggml/src/ggml-common.h, block_iq1_s).
 MIN_BITS_PER_WEIGHT = 1.5625
+# a record's stated decode depth counts at a plan's when they differ by at most this share of the plan's
+DEPTH_MATCH = 0.25
 RECORD_FIELDS = ("id", "device", "runtime", "model", "quant", "decode_tokens_per_s", "prefill_tokens_per_s",
                  "peak_memory_bytes", "max_context", "max_concurrency", "measured_at", "created_at", "verified")
 
@@ -134,12 +142,41 @@ def _median_int(values: Iterable[Any]) -> int | None:
     return int(m) if m else None
 
 
+def decode_depth(record: dict[str, Any]) -> int | None:
+    """The KV-cache depth a record's decode ran at, where it states one (module docstring); None where not."""
+    given = record.get("settings")
+    settings: dict[str, Any] = given if isinstance(given, dict) else {}
+    for key in ("decode_at_context", "n_depth"):
+        v = settings.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0:
+            return int(v)
+    return None
+
+
+def _decode_records(plan: Plan, recs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None, bool]:
+    """(the records whose decode counts at the plan's depth, their median stated depth, whether every one states
+    it): a stated depth counts within DEPTH_MATCH of the plan's; an unstated one counts, said unknown."""
+    at = plan.speed.get("decode_at_context")
+    used: list[dict[str, Any]] = []
+    depths: list[int] = []
+    for r in recs:
+        depth = decode_depth(r)
+        if depth is None:
+            used.append(r)
+        elif isinstance(at, int) and abs(depth - at) <= DEPTH_MATCH * max(at, 1):
+            used.append(r)
+            depths.append(depth)
+    stated = bool(used) and len(depths) == len(used)
+    return used, (int(statistics.median(depths)) if stated else None), stated
+
+
 def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
     """The plan with the matching records' figures (medians) in place of the predicted ones."""
     recs = matching(plan, records)
     if not recs:
         return plan
-    decode = _median(r.get("decode_tokens_per_s") for r in recs)
+    decode_recs, depth, depth_stated = _decode_records(plan, recs)
+    decode = _median(r.get("decode_tokens_per_s") for r in decode_recs)
     prefill = _median(r.get("prefill_tokens_per_s") for r in recs)
     ctx_ok = _median_int(r.get("max_context") for r in recs)
     conc_ok = _median_int(r.get("max_concurrency") for r in recs)
@@ -148,26 +185,41 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
                 "decode_tokens_per_s": decode, "prefill_tokens_per_s": prefill,
                 "max_context_ok": ctx_ok, "max_concurrency_ok": conc_ok,
                 "peak_memory_bytes": _median_int(r.get("peak_memory_bytes") for r in recs),
+                "decode_records": len(decode_recs) if decode else 0,
+                "decode_at_context": depth if decode else None, "decode_context_stated": depth_stated if decode else None,
                 "latest": when, "predicted": {"speed": dict(plan.speed), "max_context": plan.max_context,
                                               "max_concurrency": plan.max_concurrency}}
     speed: dict[str, Any] = dict(plan.speed)
     if decode:
         speed["decode_tokens_per_s"] = round(decode, 1)
+        speed["decode_at_context"] = depth       # the depth it was measured at; None: the records do not say
     if prefill:
         speed["prefill_tokens_per_s"] = round(prefill, 1)
         # a stored run's prefill was measured at its own prompt, not this one's: no time to first token is derived from it
         speed["time_to_first_token_s"] = None
-    speed["source"] = "measured" if (decode or prefill) else speed.get("source", "model")
+        speed["prefill_prompt_tokens"] = None
+    # "mixed": a measured prefill beside a predicted decode (no record counts at this plan's decode depth)
+    speed["source"] = "measured" if decode else "mixed" if prefill else speed.get("source", "model")
     max_ctx = max(plan.max_context or 0, ctx_ok or 0) or None
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None
     step = Step("measured on this device",
                 f"median of {len(recs)} verified run(s) (ids {', '.join(str(i) for i in measured['ids'][:5])}; "
-                f"latest {when or 'unknown'}): decode {decode or '—'} tokens/s, prefill {prefill or '—'} tokens/s, "
-                f"ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
+                f"latest {when or 'unknown'}): decode {decode or '—'} tokens/s {_depth_words(decode, depth, plan)}, "
+                f"prefill {prefill or '—'} tokens/s, ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
                 "used in place of the speed model; the ceilings are at least what ran",
                 "benchmark store (runlocal probe / verified /api/v1/benchmarks)")
     return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc,
                    steps=plan.steps + (step,), measured=measured)
+
+
+def _depth_words(decode: float | None, depth: int | None, plan: Plan) -> str:
+    at = plan.speed.get("decode_at_context")
+    if not decode:
+        return (f"(none measured at {at:,} tokens in the KV cache)" if isinstance(at, int) else "").strip()
+    if depth is not None:
+        return f"at {depth:,} tokens in the KV cache"
+    return ("at a KV-cache depth the records do not state" +
+            (f" (the prediction's is {at:,} tokens)" if isinstance(at, int) else ""))
 
 
 # --- the CLI's local store -------------------------------------------------------------------------

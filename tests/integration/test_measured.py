@@ -93,3 +93,35 @@ def test_api_check_uses_verified_benchmarks(tmp_path):
     assert client.post(f"/api/v1/benchmarks/{bid}/verify", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     doc = client.get("/api/v1/check", params=q).json()              # the plan cache does not hide it
     assert doc["speed"]["source"] == "measured" and doc["measured"]["records"] == 1
+
+
+def test_a_decode_measured_at_no_stated_depth_is_not_said_to_be_at_the_predictions_depth():
+    """review16b #10: a record with no context replaced the decode 'with 65,536 tokens in the KV cache'. It still
+    counts, but the plan now says its depth is unknown, and keeps the prediction's depth beside it."""
+    from runlocal.measured import apply_measurements
+
+    plan = _plan()                                           # ctx 8192: the prediction decodes at 4,096 cached
+    assert plan.speed["decode_at_context"] == 8192 // 2
+    out = apply_measurements(plan, [{**RECORD, "id": 1}])
+    assert out.speed["decode_tokens_per_s"] == 127.4 and out.speed["decode_at_context"] is None
+    assert out.measured["decode_context_stated"] is False and out.measured["decode_at_context"] is None
+    assert out.measured["predicted"]["speed"]["decode_at_context"] == 4096
+    step = next(st for st in out.steps if st.label == "measured on this device")
+    assert "do not state" in step.formula and "4,096" in step.formula
+
+
+def test_a_decode_counts_only_at_the_depth_it_was_measured_at():
+    """A record stating its depth (llama-bench -d, n_depth) counts for decode within 25 % of the plan's depth; one
+    measured with an empty cache does not stand for a cache of 4,096 tokens (its prefill still counts)."""
+    from runlocal.measured import apply_measurements
+
+    plan = _plan()
+    near = apply_measurements(plan, [{**RECORD, "id": 1, "settings": {"n_depth": 4000}}])     # |4000-4096| ≤ 1024
+    assert near.speed["decode_tokens_per_s"] == 127.4 and near.speed["decode_at_context"] == 4000
+    assert near.measured["decode_context_stated"] is True
+    empty = apply_measurements(plan, [{**RECORD, "id": 2, "settings": {"n_depth": 0}}])
+    assert empty.speed["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"]     # the prediction stays
+    assert empty.speed["decode_at_context"] == 4096 and empty.measured["decode_tokens_per_s"] is None
+    assert empty.speed["prefill_tokens_per_s"] == 5210.0 and empty.speed["source"] == "mixed"
+    far = apply_measurements(plan, [{**RECORD, "id": 3, "settings": {"decode_at_context": 6000}}])  # 1,904 > 1,024
+    assert far.speed["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"]

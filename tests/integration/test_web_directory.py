@@ -32,10 +32,10 @@ ROUNDING = 0.005      # the pages print three significant digits: at most half a
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="admin")
-    return TestClient(app)
+    app = served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="admin")
+    return TestClient(app, base_url="http://127.0.0.1")      # as `runlocal serve` builds it: Host check on
 
 
 # ------------------------------------------------------------------------------ reading a page as a user would
@@ -309,9 +309,10 @@ def test_device_page_shows_this_devices_measured_runs_under_any_of_its_names(cli
 
 
 def test_benchmarks_directory_filters_by_device_model_and_runtime(tmp_path):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    fresh = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin"))
+    fresh = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin"),
+                       base_url="http://127.0.0.1")
     submit(fresh, device="rtx-4090", decode_tokens_per_s=130.0)
     submit(fresh, device="NVIDIA GeForce RTX 4090", decode_tokens_per_s=128.0)
     submit(fresh, device="rtx-3090", decode_tokens_per_s=110.0)
@@ -331,3 +332,73 @@ def test_benchmarks_directory_filters_by_device_model_and_runtime(tmp_path):
     assert shown(runtime="vllm") == [("rtx-4090", "qwen2.5-7b", "vllm")]
     assert [r for _, _, r in shown(device="rtx-4090", runtime="llama.cpp")] == ["llama.cpp", "llama.cpp"]
     assert shown(device="rtx-5090") == []
+
+
+def test_the_site_reads_and_writes_the_store_under_the_host_check(tmp_path):
+    """As `runlocal serve` runs it (Host check on): the form stores a run, a submitter token makes it count, the
+    directory and the device page list it, and the check page shows the measured speed that /api/v1/check shows.
+    (Before: the site called its own API under Host site.local, refused 400 — review16b #1.)"""
+    from runlocal.testing.browser import served_app
+
+    fresh = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="admin",
+                                  submitter_tokens=["tok-1"]), base_url="http://127.0.0.1")
+    assert fresh.get("/benchmarks", headers={"Host": "site.local"}).status_code == 400     # the check is on
+    form = {"device": "rtx-4090", "runtime": "llama.cpp", "model": "llama-3.1-8b", "quant": "Q4_K_M",
+            "decode_tokens_per_s": "130"}
+    anonymous = fresh.post("/benchmarks/submit", data=form)
+    assert anonymous.status_code == 201 and "as unverified" in text(anonymous.text)
+    refused = fresh.post("/benchmarks/submit", data={**form, "token": "not-a-token"})
+    assert refused.status_code == 422 and "not a submitter token" in text(refused.text)
+    trusted = fresh.post("/benchmarks/submit", data={**form, "token": "tok-1"})
+    assert trusted.status_code == 201 and "as verified" in text(trusted.text)
+
+    listed = text(fresh.get("/benchmarks").text)
+    assert "2 measured runs" in listed and "Cannot read" not in listed
+    rows = table_after(fresh.get("/hardware/rtx-4090").text, "Measured benchmarks")
+    assert sorted(r["Trust"] for r in rows) == ["unverified", "verified"]
+
+    query = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "quant": "Q4_K_M"}
+    api = fresh.get("/api/v1/check", params=query).json()
+    assert api["speed"]["source"] == "measured" and api["speed"]["decode_tokens_per_s"] == 130.0   # the one verified
+    shown = text(fresh.get("/", params=query).text)
+    assert "Decode 130.0 tok/s measured" in shown, shown[:2000]
+
+
+def test_pages_plan_on_the_bounded_pool_and_answer_still_computing_past_the_deadline(tmp_path, monkeypatch):
+    """Every page that plans runs on the API's planning pool (review16b #5: a model page took 58 s on Starlette's
+    unbounded pool): past --plan-deadline it answers 503 with Retry-After and a page that asks again, never a hung
+    request; the work goes on, and a later visit gets the answer."""
+    import time
+
+    from runlocal.testing.browser import served_app
+    from runlocal.web import directory
+
+    facts = directory.model_facts
+
+    def slow_facts(alias: str):      # a model page whose work takes 3 s, whatever earlier tests left cached
+        time.sleep(3.0)
+        return facts(alias)
+
+    monkeypatch.setattr(directory, "model_facts", slow_facts)
+    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", plan_deadline_s=0.3, plan_workers=1)
+    with TestClient(app, base_url="http://127.0.0.1") as fresh:      # one event loop, as under uvicorn
+        first = fresh.get("/models/qwen2.5-7b")
+        assert first.status_code == 503 and int(first.headers["Retry-After"]) >= 1
+        assert "Still computing" in first.text and 'href="/models/qwen2.5-7b"' in first.text
+        assert '<meta http-equiv="refresh"' in first.text
+        api = fresh.get("/api/v1/best", params={"model": "qwen2.5-7b"})     # the one planner is busy: JSON 503
+        assert api.status_code == 503 and api.json()["detail"][0]["type"] == "Busy"
+        deadline = time.monotonic() + 120
+        while (again := fresh.get("/models/qwen2.5-7b")).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert again.status_code == 200 and "qwen2.5-7b" in again.text
+
+
+def test_device_and_model_pages_take_the_names_the_commands_take(client):
+    """review16b #9: /hardware/h100 and /hardware/4090 were 404 while `check --gpu h100` takes them."""
+    for typed, page_id in (("h100", "h100-sxm"), ("4090", "rtx-4090"), ("RTX 4090", "rtx-4090")):
+        r = client.get(f"/hardware/{typed}", follow_redirects=False)
+        assert r.status_code == 302 and r.headers["location"] == f"/hardware/{page_id}", (typed, r.status_code)
+    assert client.get("/hardware/no-such-card-xyz").status_code == 404
+    missing = client.get("/models/llama3")
+    assert missing.status_code == 404 and 'href="/models/llama-3-8b"' in missing.text      # the catalog's did-you-mean

@@ -28,9 +28,10 @@ SAVED = ROOT / "src" / "runlocal" / "web" / "data" / "accuracy.json"
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    return TestClient(create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}"))
+    return TestClient(served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}"),
+                      base_url="http://127.0.0.1")      # as `runlocal serve` builds it: Host check on
 
 
 def page_tables(page: str) -> list[dict[str, str]]:

@@ -15,10 +15,10 @@ pytest.importorskip("jinja2")
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from runlocal.api.app import create_app
+    from runlocal.testing.browser import served_app
 
-    app = create_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
-    return TestClient(app)
+    app = served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
+    return TestClient(app, base_url="http://127.0.0.1")      # as `runlocal serve` builds it: Host check on
 
 
 def result_of(html: str) -> str:
@@ -217,3 +217,30 @@ def test_cost_break_even_is_where_owning_meets_renting(client):
     assert shown == pytest.approx(expected, abs=0.01)
     svg = re.search(r"<svg class=\"chart\".*?</svg>", result, re.S).group(0)
     assert f"break-even {shown}" in svg or f"break-even {shown:g}" in svg
+
+
+def test_check_page_states_the_ram_a_tight_verdict_needs(client):
+    """A plan tight only with more RAM than the assumed 32 GiB says so on the page, as `runlocal check` does
+    (review16b #2: the page said "Tight" with no condition; 76 layers of a 70B at 131,072 need ~75 GiB of RAM)."""
+    from runlocal.check import CheckRequest, check
+
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-4060", ctx=131072))
+    assert plan.verdict == "tight" and plan.conditions            # what the CLI prints under its verdict
+    shown = " ".join(re.sub(r"<[^>]+>", " ", client.get("/", params={"model": "llama-3.1-70b", "gpu": "rtx-4060",
+                                                                     "ctx": "131072"}).text).split())
+    assert "at 32 GiB it does not fit" in shown and "set System RAM to your machine" in shown
+    for condition in plan.conditions:
+        assert condition.split(" (set --ram")[0] in shown.replace("&#39;", "'")
+
+
+def test_the_compute_table_is_built_for_the_model_pages_questions():
+    """The model page plans its reference devices at 8,192; the compute table is built for the same questions, so a
+    first visit reads the simulations instead of running them (review16b #5: /models/deepseek-r1 took 58 s)."""
+    from runlocal import compute_table_build
+    from runlocal.web import directory
+
+    assert compute_table_build.MODEL_PAGE_DEVICES == directory.REFERENCE_DEVICES
+    assert compute_table_build.MODEL_PAGE_CTX == directory.MODEL_PAGE_CTX
+    asked = compute_table_build.questions("llama-3.1-8b")
+    for gpu in directory.REFERENCE_DEVICES:
+        assert ("check", {"model": "llama-3.1-8b", "gpu": gpu, "ctx": 8192, "use_measurements": False}) in asked

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import config
 from ..model.policy import ReadPolicy
-from .benchmarks import benchmarks_router
+from .benchmarks import BenchmarkBody, add_benchmark, benchmarks_router
 from .errors import ERROR_RESPONSES, install_error_handlers
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
@@ -194,20 +194,34 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
     install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 
-    def write_limit(request: Request) -> None:
-        """Write endpoints: a token bucket per client address (api/limits.py)."""
-        wait = writes.allow(request.client.host if request.client else "?")
+    def limit_writes(client: str) -> None:
+        wait = writes.allow(client)
         if wait:
             raise HTTPException(status_code=429, detail="too many writes from this address; retry later",
                                 headers={"Retry-After": str(max(1, round(wait)))})
 
+    def write_limit(request: Request) -> None:
+        """Write endpoints: a token bucket per client address (api/limits.py)."""
+        limit_writes(request.client.host if request.client else "?")
+
     app.add_middleware(BodyCap, limit=MAX_BODY)
     answers = _CheckAnswers(bench_store, policy, pool)
     app.add_middleware(Shortcut, path="/api/v1/check", handler=answers.cached_get)
-    app.include_router(benchmarks_router(
-        bench_store, admin_token=token,
-        submitter_tokens=config.submitter_tokens() if submitter_tokens is None else submitter_tokens,
-        on_change=answers.store_changed, write_limit=write_limit))
+    submitters = tuple(config.submitter_tokens() if submitter_tokens is None else submitter_tokens)
+    app.include_router(benchmarks_router(bench_store, admin_token=token, submitter_tokens=submitters,
+                                         on_change=answers.store_changed, write_limit=write_limit))
+
+    def site_submit(body: BenchmarkBody, submitter_token: str | None, client: str) -> dict[str, Any]:
+        """The site's submit form: POST /api/v1/benchmarks's rules and rate limit, for the visitor's own address."""
+        limit_writes(client)
+        row, _ = add_benchmark(bench_store, body, token=submitter_token, admin_token=token, submitters=submitters)
+        answers.store_changed()
+        return row
+
+    # the site reads and writes the store directly, not over HTTP: an in-process request would carry a Host of its
+    # own, which the Host check refuses, and every visitor's submission the one client address 127.0.0.1
+    app.state.benchmark_store = bench_store
+    app.state.submit_benchmark = site_submit
     app.include_router(_planning_router(answers, pool, policy))
     app.include_router(_catalog_router())
     from ..web.site import mount_site

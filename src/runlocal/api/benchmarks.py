@@ -45,7 +45,9 @@ class BenchmarkBody(BaseModel):
     model: Text = Field(min_length=1, max_length=300)
     quant: Text | None = Field(None, max_length=64)
     settings: dict[str, Any] = Field(default_factory=dict, description="the runtime's settings as run (JSON object, "
-                                     f"at most {SETTINGS_MAX_BYTES} bytes and {SETTINGS_MAX_DEPTH} levels)")
+                                     f"at most {SETTINGS_MAX_BYTES} bytes and {SETTINGS_MAX_DEPTH} levels); "
+                                     "`decode_at_context` (or llama-bench's `n_depth`): the tokens in the KV cache "
+                                     "while decode was measured — without it the decode counts at an unstated depth")
     decode_tokens_per_s: float | None = Field(None, strict=True, ge=0, le=1e6, description="one stream's decode speed")
     prefill_tokens_per_s: float | None = Field(None, strict=True, ge=0, le=1e8)
     ttft_s: float | None = Field(None, strict=True, ge=0, le=86400)
@@ -197,6 +199,20 @@ def _verifier(token: str | None, admin_token: str | None, submitters: tuple[str,
     raise HTTPException(403, "not a submitter token of this server (leave Authorization out to submit unverified)")
 
 
+def add_benchmark(store: BenchmarkStore, body: BenchmarkBody, *, token: str | None, admin_token: str | None,
+                  submitters: Iterable[str], idempotency_key: str | None = None) -> tuple[dict[str, Any], bool]:
+    """Store ``body`` under the trust rules above: (row, created), or HTTPException (403, 409, 422 naming the
+    field). POST /api/v1/benchmarks and the site's submit form both store through here."""
+    verified_by = _verifier(token, admin_token, tuple(t for t in submitters if t))
+    problem = _plausibility_error(body)
+    if problem is not None:
+        raise problem
+    try:
+        return store.add(body.model_dump(), idempotency_key, verified_by=verified_by)
+    except IdempotencyConflict:
+        raise HTTPException(409, "this Idempotency-Key was used before with a different body") from None
+
+
 def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitter_tokens: Iterable[str] = (),
                       on_change: Callable[[], None] = lambda: None,
                       write_limit: Callable[..., None] | None = None) -> APIRouter:
@@ -226,14 +242,8 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
                idempotency_key: Annotated[str | None, Header(max_length=128, pattern=PLAIN)] = None,
                authorization: Annotated[str | None, Header()] = None):
         """Store a measurement: unverified when anonymous, verified with a submitter (or the admin) token."""
-        verified_by = _verifier(bearer(authorization, required=False), admin_token, submitters)
-        problem = _plausibility_error(body)
-        if problem is not None:
-            raise problem
-        try:
-            row, created = store.add(body.model_dump(), idempotency_key, verified_by=verified_by)
-        except IdempotencyConflict:
-            raise HTTPException(409, "this Idempotency-Key was used before with a different body") from None
+        row, created = add_benchmark(store, body, token=bearer(authorization, required=False),
+                                     admin_token=admin_token, submitters=submitters, idempotency_key=idempotency_key)
         on_change()
         if not created:
             response.status_code = 200

@@ -32,6 +32,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def served_app(**create_app_args):
+    """The app as `runlocal serve` builds it on 127.0.0.1, its Host check on (only loopback names pass), so a
+    page that reaches the app under another Host fails in tests as it does for users. Clients use
+    http://127.0.0.1 (TestClient's default host, "testserver", is refused as any other name is)."""
+    from ..api.app import create_app
+    from ..config import default_allowed_hosts
+
+    return create_app(allowed_hosts=default_allowed_hosts("127.0.0.1"), **create_app_args)
+
+
 @contextmanager
 def running_app(app):
     import uvicorn
@@ -50,4 +60,4 @@ def running_app(app):
         thread.join(timeout=10)
 
 
-__all__ = ["chromium_path", "running_app", "CHROMIUM_FLAGS", "sys"]
+__all__ = ["chromium_path", "running_app", "served_app", "CHROMIUM_FLAGS", "sys"]

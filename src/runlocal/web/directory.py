@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, api_get, page, params
+from .site import _catalog_lists, _runtime_names, bounded, page, params, stored_benchmarks
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -49,9 +49,6 @@ def diagnose_form(request: Request):
 @router.post("/errors/diagnose", response_class=HTMLResponse)
 async def diagnose_post(request: Request):
     """A pasted log (form-encoded): its figures extracted, the matching entry and the computed fixes."""
-    from ..diagnose.fixes import with_computed_fixes
-    from ..diagnose.reading import diagnose_text
-
     body = await request.body()
     form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
     text, runtime = form.get("text", ""), form.get("runtime") or None
@@ -62,14 +59,22 @@ async def diagnose_post(request: Request):
         error, status = f"text: at most {MAX_LOG // 1024} KiB of log", 413
     else:
         try:
-            diagnosis = await run_in_threadpool(diagnose_text, text, runtime=runtime)
-            result = await run_in_threadpool(with_computed_fixes, diagnosis, runtime)
+            diagnosis, result = await bounded(request, _diagnosed, text, runtime)
             result["entry_id"] = diagnosis.entry.id if diagnosis.entry else None
             result["matched_line"] = diagnosis.matched_line
         except RunlocalError as e:
             error, status = str(e), 422
     return page("diagnose.html", request, status=status, text=text, runtime=runtime or "", result=result,
                 error=error, runtimes=_runtime_names())
+
+
+def _diagnosed(text: str, runtime: str | None):
+    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does."""
+    from ..diagnose.fixes import with_computed_fixes
+    from ..diagnose.reading import diagnose_text
+
+    diagnosis = diagnose_text(text, runtime=runtime)
+    return diagnosis, with_computed_fixes(diagnosis, runtime)
 
 
 @router.get("/errors/{entry_id}", response_class=HTMLResponse)
@@ -96,6 +101,8 @@ def models_index(request: Request):
     return page("models.html", request, q=q, rows=rows)
 
 
+# the compute table is built for these at 8,192 (compute_table_build.MODEL_PAGE_DEVICES, kept equal by a test)
+MODEL_PAGE_CTX = 8192
 REFERENCE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-laptop", "rtx-4080", "rtx-4090",
                      "rtx-5090", "rtx-6000-ada", "a100-80gb", "h100-sxm", "m4-max-128gb")
 
@@ -122,7 +129,7 @@ def model_facts(alias: str) -> dict[str, Any]:
     for dev_id in REFERENCE_DEVICES:
         try:
             dev = find_device(dev_id)
-            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=8192, use_measurements=False))
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False))
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
@@ -134,13 +141,26 @@ def model_facts(alias: str) -> dict[str, Any]:
     return {"entry": entry, "spec": spec, "weights": weights, "runs": runs, "kv_per_token": kv}
 
 
+def _model_suggestions(alias: str) -> list[str]:
+    """The catalog's did-you-mean for a name it does not hold (llama3 → llama-3-8b, …), as check says it."""
+    from ..model.catalog import lookup
+
+    try:
+        lookup(alias)
+    except RunlocalError as e:
+        _, _, names = str(e).partition("did you mean:")
+        return [n.strip() for n in names.strip().rstrip("?").split(",") if n.strip()]
+    return []
+
+
 @router.get("/models/{alias}", response_class=HTMLResponse)
 async def model_page(request: Request, alias: str):
     from ..model.catalog import find_entry
 
     if find_entry(alias) is None:
-        return page("not_found.html", request, status=404, what=f"catalog model '{alias}'")
-    facts = await run_in_threadpool(model_facts, alias)
+        return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
+                    suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
+    facts = await bounded(request, model_facts, alias)
     return page("model.html", request, alias=alias, **facts)
 
 
@@ -199,10 +219,17 @@ async def device_page(request: Request, device_id: str):
     from ..hardware.catalog import load_devices, load_sources
 
     dev = next((d for d in load_devices() if d.id == device_id), None)
-    if dev is None:
-        return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
-    fits = await run_in_threadpool(device_fits, dev.id)
-    bench = same_device(await api_get(request, "/api/v1/benchmarks", {"limit": 1000}) or [], dev.id)[:50]
+    if dev is None:       # a name every command accepts (h100, 4090, "RTX 4090"): the device's own page
+        from fastapi.responses import RedirectResponse
+
+        from ..hardware.catalog import UnknownDeviceError, find_device
+
+        try:
+            return RedirectResponse(f"/hardware/{find_device(device_id).id}", status_code=302)
+        except (UnknownDeviceError, ValueError):
+            return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
+    fits = await bounded(request, device_fits, dev.id)
+    bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
                 bench=bench)
 
@@ -213,13 +240,23 @@ async def device_page(request: Request, device_id: str):
 async def benchmarks_index(request: Request):
     one, _ = params(request)
     q = {k: one.get(k, "").strip()[:200] for k in ("device", "model", "runtime")}
-    query = {k: v for k, v in q.items() if v and k == "model"} | {"limit": 1000 if q["device"] else 500}
-    rows = await api_get(request, "/api/v1/benchmarks", query)
+    rows = await stored_rows(request, model=q["model"] or None, limit=1000 if q["device"] else 500)
     if rows is not None and q["device"]:
         rows = same_device(rows, q["device"])
     if rows is not None and q["runtime"]:
         rows = [r for r in rows if r.get("runtime") == q["runtime"]]
     return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+
+
+async def stored_rows(request: Request, **query: Any) -> list[dict] | None:
+    """The store's rows as GET /api/v1/benchmarks lists them (newest first); None when it cannot be read."""
+    store = stored_benchmarks(request)
+    if store is None:
+        return None
+    try:
+        return await run_in_threadpool(lambda: store.list(**query))
+    except Exception:       # noqa: BLE001 — a store that is down: the page says it cannot read it
+        return None
 
 
 def same_device(rows: list[dict], device: str) -> list[dict]:
@@ -231,11 +268,12 @@ def same_device(rows: list[dict], device: str) -> list[dict]:
     return [r for r in rows if device_key(r.get("device") or "") == key]
 
 
-SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s",
+SUBMIT_FIELDS = ("device", "runtime", "runtime_version", "model", "quant", "decode_tokens_per_s", "decode_at_context",
                  "prefill_tokens_per_s", "ttft_s", "peak_memory_bytes", "max_context", "max_concurrency", "submitter",
                  "measured_at")
 NUMERIC = {"decode_tokens_per_s": float, "prefill_tokens_per_s": float, "ttft_s": float, "peak_memory_bytes": int,
-           "max_context": int, "max_concurrency": int}
+           "max_context": int, "max_concurrency": int, "decode_at_context": int}
+IN_SETTINGS = ("decode_at_context",)      # the body's settings object (measured.decode_depth reads it)
 
 
 @router.get("/benchmarks/submit", response_class=HTMLResponse)
@@ -246,11 +284,12 @@ def submit_form(request: Request):
 
 @router.post("/benchmarks/submit", response_class=HTMLResponse)
 async def submit_post(request: Request):
-    """The form's fields → POST /api/v1/benchmarks in-process: the API's validation and trust rules decide."""
-    import httpx
-
+    """The form's fields → what POST /api/v1/benchmarks stores, through the same function (api/benchmarks.py): the
+    API's validation, trust rules and per-address rate limit decide. A submitter token makes it count at once."""
     raw = await request.body()
-    values = {k: v[0].strip() for k, v in parse_qs(raw.decode("utf-8", "replace")).items() if k in SUBMIT_FIELDS}
+    fields = parse_qs(raw.decode("utf-8", "replace"))
+    values = {k: v[0].strip() for k, v in fields.items() if k in SUBMIT_FIELDS}
+    token = (fields.get("token") or [""])[0].strip() or None
     body: dict[str, Any] = {"source": "web"}
     errors = []
     for k, v in values.items():
@@ -264,27 +303,43 @@ async def submit_post(request: Request):
                 continue
         else:
             body[k] = v
+    for k in IN_SETTINGS:
+        if k in body:
+            body.setdefault("settings", {})[k] = body.pop(k)
     created = None
-    if not errors:
-        transport = httpx.ASGITransport(app=request.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
-            r = await client.post("/api/v1/benchmarks", json=body)
-        if r.status_code in (200, 201):
-            created = r.json()
-        else:
-            errors = _api_errors(r)
+    submit = getattr(request.app.state, "submit_benchmark", None)
+    if not errors and submit is None:
+        errors = ["this server has no benchmark store"]
+    elif not errors:
+        created, errors = await _submitted(submit, body, token, request.client.host if request.client else "?")
     return page("submit.html", request, status=201 if created else 422, values=values, errors=errors,
                 created=created, runtimes=_runtime_names(), catalog=_catalog_lists())
 
 
-def _api_errors(r) -> list[str]:
+async def _submitted(submit, body: dict[str, Any], token: str | None, client: str) -> tuple[dict | None, list[str]]:
+    """(row, []) once stored, or (None, the API's error messages, field by field)."""
+    from fastapi import HTTPException
+    from pydantic import ValidationError
+
+    from ..api.benchmarks import BenchmarkBody
+
     try:
-        detail = r.json().get("detail")
-    except ValueError:
-        return [f"the API answered {r.status_code}"]
+        parsed = BenchmarkBody.model_validate(body)
+        return await run_in_threadpool(submit, parsed, token, client), []
+    except ValidationError as e:
+        return None, [f"{'.'.join(str(x) for x in d.get('loc', ())) or 'body'}: {d.get('msg')}" for d in e.errors()]
+    except HTTPException as e:
+        return None, _detail_errors(e.detail, e.status_code)
+
+
+def _detail_errors(detail: Any, status: int) -> list[str]:
     if isinstance(detail, list):
-        return [f"{'.'.join(str(x) for x in d.get('loc', [])[1:]) or 'body'}: {d.get('msg')}" for d in detail]
-    return [str(detail)]
+        out = []
+        for d in detail:
+            field, msg = ".".join(str(x) for x in d.get("loc", [])[1:]) or "body", str(d.get("msg"))
+            out.append(msg if msg.startswith(f"{field}:") else f"{field}: {msg}")     # a message that names its field
+        return out
+    return [str(detail or f"the API answered {status}")]
 
 
 # ------------------------------------------------------------------------------------------ reference

@@ -13,12 +13,11 @@ from functools import cache, lru_cache
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
 from .forms import whole_number
-from .site import _catalog_lists, _runtime_names, page, params
+from .site import _catalog_lists, _runtime_names, bounded, page, params
 
 router = APIRouter(include_in_schema=False)
 
@@ -107,7 +106,7 @@ async def best_page(request: Request):
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
         users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
-        result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
+        result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
                                          q["vendor"], q["form"], users)
     except RunlocalError as e:
@@ -235,7 +234,7 @@ def guides_index(request: Request):
 async def guide_page(request: Request, slug: str):
     if slug not in GUIDES:
         return page("not_found.html", request, status=404, what=f"guide '{slug}'")
-    data = await run_in_threadpool(guide_data, slug)
+    data = await bounded(request, guide_data, slug)
     title, intro, _ = GUIDES[slug]
     return page("guide.html", request, slug=slug, title=title, intro=intro, data=data, forms=FORM_FACTORS)
 
@@ -293,7 +292,7 @@ async def compare_page(request: Request):
     try:
         if not picked:
             raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
-        rows = await run_in_threadpool(compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
+        rows = await bounded(request, compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
                                        q["runtime"], q["quant"] or None, q["used"] == "1")
     except RunlocalError as e:
         error = str(e)
@@ -316,7 +315,7 @@ async def cost_page(request: Request):
     q["runtime"] = q["runtime"] or "llama.cpp"
     result, chart, error = None, None, None
     try:
-        result = await run_in_threadpool(_cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS)
+        result = await bounded(request, _cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS)
         chart = _cost_chart(result)
     except RunlocalError as e:
         error = str(e)

@@ -3,8 +3,9 @@
 Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
 calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
 KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
-shows a loading state and copies commands. Benchmarks are read and written through the app's own
-/api/v1/benchmarks (in-process), so the store's trust rules apply to the form as to any client.
+shows a loading state and copies commands. Benchmarks are read from the app's store and written through
+the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark), in-process and without an HTTP
+hop, so the store's trust rules and rate limit apply to the form as to any client.
 
 ``mount_site(app)`` is the one line the app needs.
 """
@@ -43,7 +44,18 @@ def templates():
     env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
     env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
     env.filters["setup"] = device_summary
+    env.filters["as_form"] = form_words
     return env
+
+
+# check's conditions name the CLI's flags; the page names its own fields (the words are otherwise check's own)
+FORM_WORDS = (("set --ram to", "set System RAM to"), ("--gpu auto plans", "`runlocal check --gpu auto` plans"))
+
+
+def form_words(condition: str) -> str:
+    for flag, field in FORM_WORDS:
+        condition = condition.replace(flag, field)
+    return condition
 
 
 def device_summary(devices) -> str:
@@ -65,6 +77,26 @@ def page(name: str, request: Request, status: int = 200, **context: Any) -> HTML
 def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
     q = request.query_params
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
+
+
+async def bounded(request: Request, fn, *args: Any) -> Any:
+    """``fn(*args)`` on the app's planning pool (api/limits.py), as the API plans: at most --plan-workers at once,
+    limits.Busy (a "still computing" page, 503) past --plan-deadline or when every planner is busy. A retry of the
+    same call joins the one still running instead of starting another; the functions' own caches keep the answer."""
+    pool = getattr(request.app.state, "planning_pool", None)
+    if pool is None:
+        return await run_in_threadpool(fn, *args)
+    return await pool.run(fn, *args, key=f"site:{fn.__module__}.{fn.__qualname__}{args!r}")
+
+
+def busy_page(request: Request, err: Exception, retry_after: int) -> HTMLResponse:
+    """A page's answer when its work outran the deadline or found every planner busy: 503, Retry-After, and (for a
+    GET) a page that asks again by itself."""
+    again = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "") \
+        if request.method == "GET" else None
+    response = page("busy.html", request, status=503, why=str(err).rstrip("."), retry_after=retry_after, again=again)
+    response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 # ------------------------------------------------------------------------------------ Will it run?
@@ -133,24 +165,18 @@ def device_curves(plan, targets) -> list:
     return series
 
 
-async def _with_store(request: Request, plan):
-    """The plan with the server's stored measurements applied, as /api/v1/check does (read through the API)."""
-    from ..measured import apply_measurements
+def _with_store(request: Request, plan):
+    """The plan with the server's stored measurements applied, as /api/v1/check applies them (the same store,
+    the same functions)."""
+    from ..measured import apply_measurements, store_records
 
-    records: list[dict] = []
-    for name in {x for x in (plan.model.id, plan.model.repo_id) if x}:
-        records += await api_get(request, "/api/v1/benchmarks", {"model": name, "limit": 200}) or []
-    return apply_measurements(plan, records) if records else plan
+    store = stored_benchmarks(request)
+    return apply_measurements(plan, store_records(store, plan)) if store is not None else plan
 
 
-async def api_get(request: Request, path: str, query: dict | None = None):
-    """GET one of this app's own JSON endpoints in-process; None when it answers with an error."""
-    import httpx
-
-    transport = httpx.ASGITransport(app=request.app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://site.local") as client:
-        r = await client.get(path, params=query)
-    return r.json() if r.status_code == 200 else None
+def stored_benchmarks(request: Request):
+    """The app's benchmark store (api/app.py), read in-process: no HTTP hop, whose Host the Host check refuses."""
+    return getattr(request.app.state, "benchmark_store", None)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -162,9 +188,8 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        pool = getattr(request.app.state, "planning_pool", None)    # the API's pool (api/limits.py) when mounted there
-        plan, notes, series = await (pool.run(_planned, req) if pool is not None else run_in_threadpool(_planned, req))
-        plan = await _with_store(request, plan)
+        plan, notes, series = await bounded(request, _planned, req)
+        plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
     chart = None
@@ -198,6 +223,10 @@ def _speed(plan) -> dict[str, Any]:
         out[name] = s.get(key)
         out[f"{name}_measured"] = bool(m.get(key))
         out[f"{name}_predicted"] = predicted.get(key)
+    # decode depends on the KV cache's depth: the measured figure's (None: its records do not say), the prediction's
+    out["decode_records"] = m.get("decode_records", out["records"])
+    out["decode_measured_at"] = m.get("decode_at_context")
+    out["decode_predicted_at"] = predicted.get("decode_at_context")
     return out
 
 
@@ -229,7 +258,25 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(pages.router)
     app.include_router(directory.router)
     _offline_docs(app)
+    _busy_pages(app)
     app.router.on_startup.append(_warm_up)
+
+
+def _busy_pages(app: FastAPI) -> None:
+    """limits.Busy on a page answers the "still computing" page; on /api/ the API's own JSON 503 (api/errors.py)."""
+    import inspect
+
+    from ..api.limits import Busy
+
+    api_answer = app.exception_handlers.get(Busy)
+
+    async def busy(request: Request, err: Exception):
+        if request.url.path.startswith("/api/") and api_answer is not None:
+            answer = api_answer(request, err)
+            return await answer if inspect.isawaitable(answer) else answer
+        return busy_page(request, err, getattr(err, "retry_after", 5))
+
+    app.add_exception_handler(Busy, busy)
 
 
 async def _warm_up() -> None:
