@@ -15,6 +15,7 @@ a price in the catalog are listed apart, unranked.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -381,8 +382,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     ctx = ctx or DEFAULT_CTX
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    if budget_usd is not None and budget_usd <= 0:
-        raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
+    check_amount("budget", budget_usd)
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
@@ -544,21 +544,41 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 # ------------------------------------------------------------------------------------------ cost
 
+# What `cost` and `best` take, each a finite number in its range: NaN and ±inf are no price, and past these bounds the
+# arithmetic leaves the floats (1e400 is inf; a price over a vanishing number of years overflows the chart's scale).
+# The answer rounds to cents and hundredths of an hour, so a share of an hour or a year below 0.01 is no input.
+COST_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "hours-per-day": (0.01, 24.0, "hours a day"),
+    "kwh-price": (0.0, 100.0, "USD per kWh"),
+    "years": (0.01, 100.0, "years"),
+    "utilization": (1e-6, 1.0, "a share of TDP"),
+    "price": (0.01, 1e9, "USD"),
+    "rent-price": (1e-4, 1e6, "USD per GPU-hour"),
+    "budget": (0.01, 1e9, "USD"),
+}
+
+
+def check_amount(name: str, value: float | None) -> None:
+    """One line naming the field for a number outside COST_BOUNDS (NaN and ±inf included); None is left alone."""
+    if value is None:
+        return
+    lo, hi, what = COST_BOUNDS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+        raise InputError(f"{name}: must be a finite number of {what} from {_amount(lo)} to {_amount(hi)}, "
+                         f"got {value if not isinstance(value, float) else _amount(value)}")
+
+
+def _amount(x: float) -> str:
+    """A bound or value as typed: 1,000,000,000 rather than 1e+09; nan and inf as Python writes them."""
+    return f"{int(x):,}" if math.isfinite(x) and float(x).is_integer() else f"{x:g}"
+
+
 def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
                        price_usd: float | None, rent_usd_per_hour: float | None) -> None:
     """One line naming the field for a value ``cost`` cannot use."""
-    if not 0 < hours_per_day <= 24:
-        raise InputError(f"hours-per-day: must be in (0, 24], got {hours_per_day:g}")
-    if kwh_price < 0:
-        raise InputError(f"kwh-price: must not be negative, got {kwh_price:g}")
-    if years <= 0:
-        raise InputError(f"years: must be positive, got {years:g}")
-    if not 0 < utilization <= 1:
-        raise InputError(f"utilization: must be in (0, 1], got {utilization:g}")
-    if price_usd is not None and price_usd <= 0:
-        raise InputError(f"price: must be positive, got {price_usd:g}")
-    if rent_usd_per_hour is not None and rent_usd_per_hour <= 0:
-        raise InputError(f"rent-price: must be positive, got {rent_usd_per_hour:g}")
+    for name, value in (("hours-per-day", hours_per_day), ("kwh-price", kwh_price), ("years", years),
+                        ("utilization", utilization), ("price", price_usd), ("rent-price", rent_usd_per_hour)):
+        check_amount(name, value)
 
 
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",

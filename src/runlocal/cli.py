@@ -103,10 +103,10 @@ def models_cmd(
         except RunlocalError as e:
             _fail(e)
             return
-        typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_fits(doc, top=top))
         return
     if as_json:
-        typer.echo(json.dumps(catalog.listing(), indent=2))
+        typer.echo(json.dumps(catalog.listing(), indent=2, allow_nan=False))
         return
     for entry in catalog.load_entries():
         typer.echo(f"{entry['alias']:<32} {entry['repo_id']}")
@@ -121,7 +121,7 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
     info = detect_system()
     if as_json:
-        typer.echo(json.dumps(asdict(info), indent=2))
+        typer.echo(json.dumps(asdict(info), indent=2, allow_nan=False))
         return
     from .units import format_bytes
 
@@ -165,7 +165,7 @@ def diagnose(
         return
     doc = with_computed_fixes(result, runtime)
     if as_json:
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
         return
     typer.echo(f"{doc['title']}  [{doc['category']}]")
     if doc.get("cause"):
@@ -267,7 +267,7 @@ def explain(
             stack = {"device": dev.name, "capacity": dev.capacity, "overhead": dev.overhead, "weights": dev.weights,
                      "kv_cache": dev.kv_cache, "compute": dev.compute, "free": dev.capacity - dev.total}
         typer.echo(json.dumps({"topic": "oom", "stack": stack, "plan": plan.to_dict() if plan else None,
-                               "text": text}, indent=2))
+                               "text": text}, indent=2, allow_nan=False))
         return
     typer.echo(text)
 
@@ -340,7 +340,7 @@ def snapshot(
         return
     doc = {"file": file, **doc}
     if as_json:
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_text(doc, _console(), path=file)
         if plot:
@@ -376,7 +376,7 @@ def best(
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(doc, indent=2) if as_json else render_best(doc, top=top))
+    typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_best(doc, top=top))
 
 
 @app.command()
@@ -403,7 +403,7 @@ def compare(
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(rows, indent=2) if as_json else render_compare(rows))
+    typer.echo(json.dumps(rows, indent=2, allow_nan=False) if as_json else render_compare(rows))
 
 
 @app.command()
@@ -441,7 +441,7 @@ def cost(
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(doc, indent=2) if as_json else render_cost(doc))
+    typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_cost(doc))
 
 
 @app.command()

@@ -35,7 +35,7 @@ def run_check(model: str, explain: bool, as_json: bool, **options) -> None:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     if as_json:
-        print(json.dumps(plan.to_dict(), indent=2))
+        print(json.dumps(plan.to_dict(), indent=2, allow_nan=False))
     else:
         from rich.console import Console
 

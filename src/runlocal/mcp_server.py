@@ -366,8 +366,8 @@ def kb_entry(entry_id: str, field: str = "id") -> dict[str, Any]:
 
 
 def dumps(doc: Any) -> str:
-    """The CLI's `--json` text (`json.dumps(…, indent=2)`)."""
-    return json.dumps(doc, indent=2, default=str)
+    """The CLI's `--json` text (`json.dumps(…, indent=2)`), never NaN or Infinity (invalid JSON)."""
+    return json.dumps(doc, indent=2, allow_nan=False, default=str)
 
 
 # --- tools ---------------------------------------------------------------------------------------------------
