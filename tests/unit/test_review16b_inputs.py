@@ -83,3 +83,41 @@ def test_library_refuses_what_the_cli_refuses():
         choose.cost(lookup("llama-3.1-8b"), find_device("rtx-4090"), 1, kwh_price=float("nan"))
     with pytest.raises(InputError, match="budget"):
         choose.best(lookup("llama-3.1-8b"), budget_usd=float("inf"))
+
+
+# ------------------------------------------------------------------ 6. a VRAM figure in compare
+
+def test_compare_takes_a_vram_figure_on_the_cli_the_api_and_the_site_alike(client):
+    """One parser (compare.vram_figure) for all three; rows in the order typed; the figure planned at the rows' one
+    quant. llama-3.1-8b's Q4_K_M file is about 4.9 GB, well inside 20 GiB, so the download (Q4_K_M, as `check`
+    plans it) is held by every device and is the quant of every row."""
+    r = run_cli("compare", "rtx-4090", "20G", "2x3090", "--model", "llama-3.1-8b", "--json")
+    assert r.returncode == 0, r.stderr
+    cli = _strict_json(r.stdout)
+    assert [x["spec"] for x in cli] == ["rtx-4090", "20G", "2x rtx-3090"]
+    assert {x["quant"] for x in cli} == {"Q4_K_M"}
+    figure = cli[1]
+    assert figure["id"] is None and figure["memory_bytes"] == 20 * 2**30 and figure["verdict"] == "fits"
+    # no bandwidth for a figure: no speed and no value per dollar, whatever the plan's CPU side would give
+    assert figure["decode_tokens_per_s"] is None and "tokens_per_s_per_1000_usd" not in figure
+    api = client.get("/api/v1/compare", params={"devices": "rtx-4090,20G,2x3090", "model": "llama-3.1-8b"})
+    assert api.status_code == 200 and api.json() == cli
+    page = client.get("/compare", params={"d": ["rtx-4090", "20G", "2x3090"], "model": "llama-3.1-8b"})
+    result = page.text.split("<tbody>", 1)[1].split("</tbody>", 1)[0]     # the table, not the form's device list
+    names = ["NVIDIA GeForce RTX 4090", "Custom GPU, 20G", "2 × NVIDIA GeForce RTX 3090"]
+    assert all(n in result for n in names) and sorted(names, key=result.index) == names
+    assert result.count(">Q4_K_M<") == 3
+
+
+def test_a_tiny_vram_figure_shows_no_speed():
+    """review16b: d=0.0001G showed 'Decode tok/s 9.5' under 'A VRAM figure has no bandwidth, so no speed'."""
+    r = run_cli("compare", "0.0001G", "--model", "llama-3.1-8b", "--json")
+    row = _strict_json(r.stdout)[0]
+    assert row["verdict"] == "does_not_fit" and row["decode_tokens_per_s"] is None
+    assert row["prefill_tokens_per_s"] is None
+
+
+@pytest.mark.parametrize("bad", ["20", "20X", "0G"])
+def test_a_figure_that_is_no_size_is_refused(bad):
+    r = run_cli("compare", "rtx-4090", bad, "--model", "llama-3.1-8b")
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr

@@ -245,42 +245,14 @@ async def guide_page(request: Request, slug: str):
 
 # ------------------------------------------------------------------------------------------ compare
 
-_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.IGNORECASE)
-
-
 @lru_cache(maxsize=128)
 def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
                  used: bool) -> list[dict[str, Any]]:
-    """`runlocal compare` rows; a VRAM figure ("20G") is one GPU of that size, planned like `check --vram`."""
+    """`runlocal compare` rows, in the order given; a VRAM figure ("20G") is one GPU of that size, planned at the
+    rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser)."""
     from ..compare import compare_devices
 
-    named = [d for d in devices if not _SIZE.match(d)]
-    rows = compare_devices(named, model=model, ctx=ctx, runtime=runtime, quant=quant, used=used) if named else []
-    for size in (d for d in devices if _SIZE.match(d)):
-        rows.append(_custom_row(size.strip(), model, ctx, runtime, quant))
-    return rows
-
-
-def _custom_row(size: str, model: str | None, ctx: int | None, runtime: str, quant: str | None) -> dict[str, Any]:
-    from ..choose import DEFAULT_CTX, best_fit, quant_ladder
-    from ..hardware.targets import targets_from_options
-    from ..model.resolve import resolve_model
-    from ..plan import make_plan
-    from ..runtimes import Settings, get_runtime
-    from ..units import parse_size
-
-    row: dict[str, Any] = {"spec": size, "name": f"Custom GPU, {size}", "count": 1,
-                           "memory_bytes": parse_size(size, field="devices"), "kind": "gpu"}
-    if model:      # as compare_devices plans a catalog device: the best format of the ladder that fits whole
-        spec, rt = resolve_model(model), get_runtime(runtime).name
-        targets, _ = targets_from_options(None, size, None)
-        ladder = quant_ladder(rt, quant, spec)
-        fit = best_fit(spec, targets, runtime=rt, ctx=ctx or DEFAULT_CTX, quants=ladder)
-        q = fit.settings.quant if fit else ladder[-1]
-        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx or DEFAULT_CTX, quant=q), targets, with_fixes=False)
-        row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
-                "command": plan.command, **plan.speed}
-    return row
+    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used)
 
 
 @router.get("/compare", response_class=HTMLResponse)

@@ -1,0 +1,36 @@
+"""review16b finding 7: `compare` and `check` gave opposite verdicts for one card, model and context (llama-3.1-70b
+on an RTX 3060 at 8,192: compare "does not fit", largest context 6,656; check "tight", 10,752, "runs, tight, if RAM
+≥ 33 GiB"): compare judged the host's assumed 32 GiB of RAM as if stated, check settles it. Each compare row is now
+the plan check makes (check.settled_plan); here the two are asked the same questions over a small grid and must give
+the same answer, field by field."""
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+from runlocal.compare import compare_devices
+
+DEVICES = ["rtx-3060", "rtx-4090", "2x3090"]
+GRID = [("llama-3.1-70b", 8192), ("llama-3.1-8b", 32768), ("qwen3-30b-a3b", 8192)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, ctx", GRID)
+def test_each_compare_row_is_the_plan_check_makes(model, ctx):
+    rows = compare_devices(DEVICES, model=model, ctx=ctx)
+    assert [r["spec"] for r in rows] == ["rtx-3060-12gb", "rtx-4090", "2x rtx-3090"]
+    for name, row in zip(DEVICES, rows):
+        plan, _ = check(CheckRequest(model=model, gpu=name, ctx=ctx, quant=row["quant"], use_measurements=False))
+        said = (name, model, ctx)
+        assert row["verdict"] == plan.verdict, said
+        assert row["max_context"] == plan.max_context, said
+        assert row["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"], said
+        assert row["conditions"] == list(plan.conditions), said
+        assert row["command"] == plan.command, said
+
+
+def test_the_reviewed_case_is_tight_with_its_ram_condition():
+    """The review's own case: check said tight at 10,752 with 'runs, tight, if RAM ≥ 33 GiB'; compare now says it."""
+    row = compare_devices(["rtx-3060"], model="llama-3.1-70b", ctx=8192)[0]
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, use_measurements=False))
+    assert (row["verdict"], row["max_context"]) == (plan.verdict, plan.max_context) == ("tight", 10752)
+    assert row["conditions"][0].startswith("runs, tight, if RAM ≥ 33 GiB; at 32 GiB it does not fit")
