@@ -15,7 +15,6 @@ a price in the catalog are listed apart, unranked.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -382,7 +381,9 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     ctx = ctx or DEFAULT_CTX
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    check_amount("budget", budget_usd)
+    from .shopping import check_amount
+
+    check_amount("budget", budget_usd)     # finite, in shopping.COST_BOUNDS
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
@@ -544,38 +545,11 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 # ------------------------------------------------------------------------------------------ cost
 
-# What `cost` and `best` take, each a finite number in its range: NaN and ±inf are no price, and past these bounds the
-# arithmetic leaves the floats (1e400 is inf; a price over a vanishing number of years overflows the chart's scale).
-# The answer rounds to cents and hundredths of an hour, so a share of an hour or a year below 0.01 is no input.
-COST_BOUNDS: dict[str, tuple[float, float, str]] = {
-    "hours-per-day": (0.01, 24.0, "hours a day"),
-    "kwh-price": (0.0, 100.0, "USD per kWh"),
-    "years": (0.01, 100.0, "years"),
-    "utilization": (1e-6, 1.0, "a share of TDP"),
-    "price": (0.01, 1e9, "USD"),
-    "rent-price": (1e-4, 1e6, "USD per GPU-hour"),
-    "budget": (0.01, 1e9, "USD"),
-}
-
-
-def check_amount(name: str, value: float | None) -> None:
-    """One line naming the field for a number outside COST_BOUNDS (NaN and ±inf included); None is left alone."""
-    if value is None:
-        return
-    lo, hi, what = COST_BOUNDS[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-        raise InputError(f"{name}: must be a finite number of {what} from {_amount(lo)} to {_amount(hi)}, "
-                         f"got {value if not isinstance(value, float) else _amount(value)}")
-
-
-def _amount(x: float) -> str:
-    """A bound or value as typed: 1,000,000,000 rather than 1e+09; nan and inf as Python writes them."""
-    return f"{int(x):,}" if math.isfinite(x) and float(x).is_integer() else f"{x:g}"
-
-
 def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
                        price_usd: float | None, rent_usd_per_hour: float | None) -> None:
-    """One line naming the field for a value ``cost`` cannot use."""
+    """One line naming the field for a value ``cost`` cannot use (shopping.COST_BOUNDS)."""
+    from .shopping import check_amount
+
     for name, value in (("hours-per-day", hours_per_day), ("kwh-price", kwh_price), ("years", years),
                         ("utilization", utilization), ("price", price_usd), ("rent-price", rent_usd_per_hour)):
         check_amount(name, value)

@@ -349,10 +349,13 @@ def snapshot(
 
 @app.command()
 def best(
-    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
+    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, owner/name, or a "
+                                "size (30B: the catalog model nearest it)"),
     ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
+    vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple"),
+    form: str | None = typer.Option(None, "--form", help="gpu (desktop) | laptop | apple | unified | cpu"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
     users: int = typer.Option(1, "--users", help="requests of --ctx served at once (the KV cache for all of them)"),
@@ -363,16 +366,15 @@ def best(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Catalog devices (and 2×/4×/8× of one card) that run MODEL, ranked by decode tokens/s per dollar."""
-    from .choose import best as run_best
     from .errors import RunlocalError
-    from .model.resolve import resolve_model
     from .render.choose_text import render_best
+    from .shopping import best_for
     from .units import parse_tokens
 
     try:
-        doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
-                       budget_usd=budget, used=used, quant=quant, users=users,
-                       best_quant_each=best_quant_each).to_dict()
+        doc = best_for(model, vendor=vendor, form=form, ctx=parse_tokens(ctx) if ctx is not None else None,
+                       runtime=runtime, budget_usd=budget, used=used, quant=quant, users=users,
+                       best_quant_each=best_quant_each)
     except RunlocalError as e:
         _fail(e)
         return
@@ -423,21 +425,15 @@ def cost(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Owning the GPU(s) (price over N years + electricity) against renting them by the hour, per year and per token."""
-    from .choose import cost as run_cost
-    from .choose import parse_config
     from .errors import RunlocalError
-    from .model.resolve import resolve_model
     from .render.choose_text import render_cost
+    from .shopping import cost_for
     from .units import parse_tokens
 
     try:
-        dev, count = parse_config(gpu)
-        doc = run_cost(resolve_model(model), dev, count, ctx=parse_tokens(ctx) if ctx is not None else None,
-                       runtime=runtime, quant=quant, hours_per_day=hours_per_day, kwh_price=kwh_price, years=years,
-                       utilization=utilization, used=used, price_usd=price, rent_usd_per_hour=rent_price)
-        from .hardware.catalog import variant_notes
-
-        doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
+        doc = cost_for(model, gpu, ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime, quant=quant,
+                       hours_per_day=hours_per_day, kwh_price=kwh_price, years=years, utilization=utilization,
+                       used=used, price_usd=price, rent_usd_per_hour=rent_price)
     except RunlocalError as e:
         _fail(e)
         return

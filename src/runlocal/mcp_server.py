@@ -207,7 +207,8 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "Memory against context."),
         "best": _model("BestArgs", _with_help({
             "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str, "llama.cpp"),
-            "budget": (float | None, None), "used": (bool, False), "quant": (str | None, None),
+            "budget": (float | None, None), "vendor": (str | None, None), "form": (str | None, None),
+            "used": (bool, False), "quant": (str | None, None),
             "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
@@ -281,11 +282,11 @@ def curve_doc(a: dict[str, Any], policy=None):
 
 
 def best_doc(a: dict[str, Any], policy=None):
-    from .choose import best
-    from .model.resolve import resolve_model
+    from .shopping import best_for
 
-    return best(resolve_model(a["model"], policy), ctx=_ctx(a["ctx"]), runtime=a["runtime"], budget_usd=a["budget"],
-                used=a["used"], quant=a["quant"], users=a["users"], best_quant_each=a["best_quant_each"]).to_dict()
+    return best_for(a["model"], policy=policy, vendor=a["vendor"], form=a["form"], ctx=_ctx(a["ctx"]),
+                    runtime=a["runtime"], budget_usd=a["budget"], used=a["used"], quant=a["quant"], users=a["users"],
+                    best_quant_each=a["best_quant_each"])
 
 
 def compare_doc(a: dict[str, Any], policy=None):
@@ -296,13 +297,12 @@ def compare_doc(a: dict[str, Any], policy=None):
 
 
 def cost_doc(a: dict[str, Any], policy=None):
-    from .choose import cost, parse_config
-    from .model.resolve import resolve_model
+    from .shopping import cost_for
 
-    dev, count = parse_config(a["gpu"])
-    return cost(resolve_model(a["model"], policy), dev, count, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
-                hours_per_day=a["hours_per_day"], kwh_price=a["kwh_price"], years=a["years"],
-                utilization=a["utilization"], used=a["used"], price_usd=a["price"], rent_usd_per_hour=a["rent_price"])
+    return cost_for(a["model"], a["gpu"], policy=policy, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
+                    hours_per_day=a["hours_per_day"], kwh_price=a["kwh_price"], years=a["years"],
+                    utilization=a["utilization"], used=a["used"], price_usd=a["price"],
+                    rent_usd_per_hour=a["rent_price"])
 
 
 def diagnose_doc(a: dict[str, Any]):

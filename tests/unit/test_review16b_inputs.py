@@ -121,3 +121,61 @@ def test_a_tiny_vram_figure_shows_no_speed():
 def test_a_figure_that_is_no_size_is_refused(bad):
     r = run_cli("compare", "rtx-4090", bad, "--model", "llama-3.1-8b")
     assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ 12. the API's parity with the CLI and the site
+
+def test_api_cost_is_the_cli_cost_and_matches_hand_arithmetic(client):
+    """review16b's own hand figures for an RTX 4090 with llama-3.1-8b at the defaults (8 h/day, $0.18/kWh, 3 years,
+    the 4090's $1,599 launch price, 450 W): 1,599 / 3 = 533 a year; 0.45 kW × 8 h × 365 = 1,314 kWh × 0.18 = 236.52;
+    owning 533 + 236.52 = 769.52 a year; break-even 533 / (365 × (0.34 − 0.45 × 0.18)) = 5.64 h/day at the table's
+    $0.34 per GPU-hour."""
+    r = client.get("/api/v1/cost", params={"model": "llama-3.1-8b", "gpu": "rtx-4090"})
+    assert r.status_code == 200, r.text
+    doc = _strict_json(r.text)
+    assert doc["own"]["amortised_per_year_usd"] == 533.0
+    assert doc["own"]["electricity_per_year_usd"] == 236.52
+    assert doc["own"]["per_year_usd"] == 769.52
+    assert doc["rent"]["usd_per_gpu_hour"] == 0.34 and doc["breakeven_hours_per_day"] == 5.64
+    cli = run_cli("cost", "llama-3.1-8b", "--gpu", "rtx-4090", "--json")
+    assert _strict_json(cli.stdout) == doc
+
+
+@pytest.mark.parametrize("param, value", [("kwh_price", "inf"), ("price", "1e400"), ("years", "nan"),
+                                          ("hours_per_day", "30"), ("rent_price", "-1")])
+def test_api_cost_refuses_what_the_cli_refuses(client, param, value):
+    r = client.get("/api/v1/cost", params={"model": "llama-3.1-8b", "gpu": "rtx-4090", param: value})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", param]
+
+
+def test_best_takes_a_size_and_the_sites_filters_on_the_cli_and_the_api(client):
+    """'30B' as the site reads it: the catalog model with the nearest published parameter count; vendor and form
+    factor as the site's Best GPU page filters them."""
+    from runlocal.hardware.catalog import load_devices
+    from runlocal.model import catalog
+    from runlocal.shopping import form_factor
+
+    nearest = min((e for e in catalog.load_entries() if e.get("published_params")),
+                  key=lambda e: abs(e["published_params"] - 30e9))
+    api = client.get("/api/v1/best", params={"model": "30B", "vendor": "nvidia", "form": "laptop"})
+    assert api.status_code == 200, api.text
+    doc = api.json()
+    assert doc["model"]["id"] == nearest["alias"]
+    assert doc["notes"][0].startswith(f"“30B” ranked as {nearest['alias']}")
+    rows = doc["ranked"] + doc["unpriced"]
+    devices = {d.id: d for d in load_devices()}
+    assert rows and all(devices[r["device"]].vendor == "nvidia" and form_factor(devices[r["device"]]) == "laptop"
+                        for r in rows)
+    cli = run_cli("best", "30B", "--vendor", "nvidia", "--form", "laptop", "--json")
+    assert cli.returncode == 0 and _strict_json(cli.stdout) == doc
+    bad = client.get("/api/v1/best", params={"model": "8B", "form": "tablet"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "form"]
+    assert run_cli("best", "8B", "--vendor", "acme").stderr.startswith("error: vendor: expected one of nvidia")
+
+
+@pytest.mark.parametrize("name, canonical", [("h100", "h100-sxm"), ("4090", "rtx-4090")])
+def test_device_pages_resolve_the_names_every_command_accepts(client, name, canonical):
+    r = client.get(f"/hardware/{name}", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == f"/hardware/{canonical}"
+    assert client.get(f"/hardware/{name}").status_code == 200
+    assert client.get("/hardware/no-such-card").status_code == 404

@@ -8,7 +8,6 @@ written by hand.
 from __future__ import annotations
 
 import math
-import re
 import threading
 from functools import cache, lru_cache
 from typing import Any
@@ -18,15 +17,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
+from ..shopping import FORM_FACTORS, VENDORS, model_for, shop_devices
 from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, page, params
 
 router = APIRouter(include_in_schema=False)
 
-# catalog device kinds as people shop for them (a laptop GPU is kind "gpu" with form_factor "laptop")
-FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "unified": "Mini PC / unified memory",
-                "cpu": "CPU only"}
-VENDORS = ("nvidia", "amd", "intel", "apple")
 TOP = 25
 MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
 
@@ -45,33 +41,6 @@ def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
     return value
 
 
-def form_factor(dev) -> str:
-    """The FORM_FACTORS key of a catalog device."""
-    from ..choose import device_records
-
-    if dev.kind == "gpu" and device_records().get(dev.id, {}).get("form_factor") == "laptop":
-        return "laptop"
-    return dev.kind
-
-
-_MODEL_SIZE = re.compile(r"^\s*(?:an?\s+)?(\d+(?:\.\d+)?)\s*b\s*(?:model)?\s*$", re.IGNORECASE)
-
-
-def model_for(text: str) -> tuple[str, str | None]:
-    """A model name as typed, or a size ("30B", "a 70b"): the catalog model nearest that parameter count,
-    with a line saying which one was taken."""
-    from ..model import catalog
-
-    m = _MODEL_SIZE.match(text)
-    if not m:
-        return text.strip(), None
-    want = float(m.group(1)) * 1e9
-    sized = [e for e in catalog.load_entries() if e.get("published_params")]
-    pick = min(sized, key=lambda e: abs(e["published_params"] - want))
-    return pick["alias"], (f"“{text.strip()}” ranked as {pick['alias']} ({pick['published_params'] / 1e9:.1f} B "
-                           f"parameters), the catalog model nearest that size")
-
-
 def _ctx(text: str | None) -> int | None:
     from ..units import parse_tokens
 
@@ -85,11 +54,9 @@ def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, u
               vendor: str, form: str, users: int = 1) -> dict[str, Any]:
     """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks)."""
     from ..choose import best
-    from ..hardware.catalog import load_devices
     from ..model.resolve import resolve_model
 
-    devices = [d for d in load_devices()
-               if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]
+    devices = shop_devices(vendor, form)
     res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
                devices=devices, users=users)
     return res.to_dict()
@@ -105,10 +72,7 @@ async def best_page(request: Request):
     result, error, sized = None, None, None
     try:
         model, sized = model_for(q["model"])
-        if q["vendor"] and q["vendor"] not in VENDORS:
-            raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
-        if q["form"] and q["form"] not in FORM_FACTORS:
-            raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
+        shop_devices(q["vendor"], q["form"])      # an unknown vendor or form factor: one line naming the field
         users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
         result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
@@ -301,15 +265,13 @@ async def cost_page(request: Request):
 
 
 def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str, Any]:
-    from ..choose import cost, parse_config
-    from ..model.resolve import resolve_model
+    from ..shopping import cost_for
 
-    dev, count = parse_config(q["gpu"])
-    return cost(resolve_model(q["model"].strip()), dev, count, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
-                hours_per_day=_float(q["hours"], "hours") or hours,
-                kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
-                years=_float(q["years"], "years") or years, used=q["used"] == "1",
-                price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
+    return cost_for(q["model"], q["gpu"], ctx=_ctx(q["ctx"]), runtime=q["runtime"],
+                    hours_per_day=_float(q["hours"], "hours") or hours,
+                    kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
+                    years=_float(q["years"], "years") or years, used=q["used"] == "1",
+                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
 
 
 def _cost_chart(r: dict[str, Any]):
