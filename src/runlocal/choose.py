@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .amounts import check_amount
 from .errors import InputError
 from .model.spec import ModelSpec
 from .runtimes import Settings, Target, engine, get_runtime
@@ -381,9 +382,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     ctx = ctx or DEFAULT_CTX
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    from .shopping import check_amount
-
-    check_amount("budget", budget_usd)     # finite, in shopping.COST_BOUNDS
+    check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
@@ -547,9 +546,7 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
                        price_usd: float | None, rent_usd_per_hour: float | None) -> None:
-    """One line naming the field for a value ``cost`` cannot use (shopping.COST_BOUNDS)."""
-    from .shopping import check_amount
-
+    """One line naming the field for a value ``cost`` cannot use (amounts.COST_BOUNDS)."""
     for name, value in (("hours-per-day", hours_per_day), ("kwh-price", kwh_price), ("years", years),
                         ("utilization", utilization), ("price", price_usd), ("rent-price", rent_usd_per_hour)):
         check_amount(name, value)

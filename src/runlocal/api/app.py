@@ -318,7 +318,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
 
 def _cost_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) -> None:
     """GET /api/v1/cost: `runlocal cost --json` (shopping.cost_for), its options as query parameters under the
-    MCP tool's names, each amount bounded as shopping.COST_BOUNDS bounds it for every caller."""
+    MCP tool's names, each amount bounded as amounts.COST_BOUNDS bounds it for every caller."""
     from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_UTILIZATION, DEFAULT_YEARS
 
     @lru_cache(maxsize=256)

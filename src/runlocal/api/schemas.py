@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
+from ..amounts import COST_BOUNDS
 from ..errors import InputError
 from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
-from ..shopping import COST_BOUNDS, FORM_FACTORS, VENDORS
+from ..shopping import FORM_FACTORS, VENDORS
 
 # "8192", "32k", "1M", "1.5k" (units.parse_tokens)
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
@@ -123,7 +124,7 @@ QuantQuery = Annotated[str | None, Query(max_length=MAX_SHORT)]
 
 
 def _amount(name: str, description: str) -> Any:
-    """A query parameter of /api/v1/cost, bounded as shopping.COST_BOUNDS bounds it for every caller."""
+    """A query parameter of /api/v1/cost, bounded as amounts.COST_BOUNDS bounds it for every caller."""
     lo, hi, what = COST_BOUNDS[name]
     return Query(ge=lo, le=hi, allow_inf_nan=False, description=f"{description} ({what}; CLI: --{name})")
 

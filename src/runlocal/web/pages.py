@@ -34,7 +34,7 @@ def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
         value = float(text)
     except ValueError:
         raise InputError(f"{name}: expected a number, got '{text}'") from None
-    if not math.isfinite(value):    # 'inf', '1e400': no amount (choose.COST_BOUNDS bounds the rest)
+    if not math.isfinite(value):    # 'inf', '1e400': no amount (amounts.COST_BOUNDS bounds the rest)
         raise InputError(f"{name}: must be a finite number, got '{text}'")
     if not value > lo:
         raise InputError(f"{name}: must be above {lo:g}, got {value:g}")
