@@ -38,6 +38,9 @@ def test_ram_without_a_unit_is_refused_on_the_cli_and_the_api(client):
     assert a.status_code == 422 and "'64' has no unit" in a.text and "ram" in a.text
     v = client.get("/api/v1/check", params={"model": "llama-3.1-8b", "vram": "2x24"})
     assert v.status_code == 422 and "'24' has no unit" in v.text
+    site = client.get("/", params={"model": "gpt-oss-120b", "gpu": "rtx-4090", "ram": "64"})   # the form's field
+    assert site.status_code == 422 and "ram: &#39;64&#39; has no unit — write 64G (GiB) or 64GB" in site.text
+    assert "Does not fit" not in site.text
 
 
 # ------------------------------------------------------------------ 4. NaN, ±inf and huge amounts
