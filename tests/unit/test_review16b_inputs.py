@@ -174,11 +174,3 @@ def test_best_takes_a_size_and_the_sites_filters_on_the_cli_and_the_api(client):
     bad = client.get("/api/v1/best", params={"model": "8B", "form": "tablet"})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "form"]
     assert run_cli("best", "8B", "--vendor", "acme").stderr.startswith("error: vendor: expected one of nvidia")
-
-
-@pytest.mark.parametrize("name, canonical", [("h100", "h100-sxm"), ("4090", "rtx-4090")])
-def test_device_pages_resolve_the_names_every_command_accepts(client, name, canonical):
-    r = client.get(f"/hardware/{name}", follow_redirects=False)
-    assert r.status_code == 307 and r.headers["location"] == f"/hardware/{canonical}"
-    assert client.get(f"/hardware/{name}").status_code == 200
-    assert client.get("/hardware/no-such-card").status_code == 404

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
@@ -149,7 +149,7 @@ async def model_page(request: Request, alias: str):
 @router.get("/hardware", response_class=HTMLResponse)
 def hardware_index(request: Request):
     from ..hardware.catalog import load_devices
-    from ..shopping import FORM_FACTORS, form_factor
+    from .pages import FORM_FACTORS, form_factor
 
     one, _ = params(request)
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
@@ -196,15 +196,11 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)
 async def device_page(request: Request, device_id: str):
-    from ..hardware.catalog import find_device, load_devices, load_sources
+    from ..hardware.catalog import load_devices, load_sources
 
     dev = next((d for d in load_devices() if d.id == device_id), None)
     if dev is None:
-        try:    # a name every command accepts ("h100", "4090"): its page, under the catalog's id
-            known = find_device(device_id[:100], suggest=False)
-        except ValueError:
-            return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
-        return RedirectResponse(f"/hardware/{quote(known.id)}", status_code=307)   # the alias may change its pick
+        return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
     fits = await run_in_threadpool(device_fits, dev.id)
     bench = same_device(await api_get(request, "/api/v1/benchmarks", {"limit": 1000}) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,

@@ -17,7 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
-from ..shopping import FORM_FACTORS, VENDORS, model_for, shop_devices
+from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
 from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, page, params
 
@@ -72,7 +72,10 @@ async def best_page(request: Request):
     result, error, sized = None, None, None
     try:
         model, sized = model_for(q["model"])
-        shop_devices(q["vendor"], q["form"])      # an unknown vendor or form factor: one line naming the field
+        if q["vendor"] and q["vendor"] not in VENDORS:
+            raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{q['vendor']}'")
+        if q["form"] and q["form"] not in FORM_FACTORS:
+            raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
         users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
         result = await run_in_threadpool(best_rows, model, _ctx(q["ctx"]), q["runtime"],
                                          _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
