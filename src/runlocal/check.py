@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from .errors import InputError
 from .plan import Plan
@@ -163,13 +164,19 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
     spec, settings, targets, notes = _inputs(req, policy)
+    planner = _planner(req)
+    refused, arch_step = _named_build_loads(spec, planner)
+    if refused is not None:
+        return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
-    plan = settled_plan(spec, settings, targets, notes, _planner(req), gpu_named=gpu_named)
+    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
+    if arch_step is not None:
+        plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, notes
 
 
@@ -203,6 +210,38 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     plan = settle_display(plan, gpu_named=gpu_named)
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
     return settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
+
+
+def _named_build_loads(spec, planner):
+    """(the refusal when a named llama.cpp build / Ollama release cannot load the model's architecture, else None;
+    the --explain step saying what was checked, None when nothing was: runtimes/arch_support.py, one dict lookup)."""
+    if getattr(planner, "version", None) is None:
+        return None, None
+    from .runtimes import Step
+    from .runtimes.arch_support import TABLE, planner_refusal
+
+    refused, how, arch = planner_refusal(spec, planner)
+    if not how:
+        return None, None
+    return refused, Step("architecture", how, arch or "?", f"data/{TABLE} (measurements/arch_support)")
+
+
+def _refused_plan(spec, settings, targets, planner, refused: str, arch_step):
+    """The plan of a build that cannot load the model: the weights and memory as planned, the loader's refusal as the
+    verdict's reason, no speed, no limits, no fixes (no setting makes that build load it; the refusal says what
+    does)."""
+    from .plan import Plan, judge_plan
+    from .runtimes import runtime_rules
+    from .runtimes.arch_support import CANNOT_LOAD
+    from .runtimes.base import Step
+
+    quick = judge_plan(spec, settings, targets, runtime=planner)
+    asked, rules = runtime_rules(planner)
+    alloc = replace(quick.allocation, refusal=refused, compromise=None)
+    no_speed: dict[str, Any] = dict.fromkeys(quick.speed) | {"not_predicted": CANNOT_LOAD}
+    return Plan(spec, planner.name, quick.weights, alloc, "does_not_fit", None, None,
+                planner.command(spec, alloc.settings), speed=no_speed, planner=planner,
+                steps=(Step("runtime version", rules, asked, "runtimes/versions.py"), arch_step, *alloc.steps))
 
 
 def _no_speed_from_disk(plan: Plan) -> Plan:
@@ -257,11 +296,79 @@ def _inputs(req: CheckRequest, policy=None):
     moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
+    _refuse_mlx_off_apple(settings.runtime, req.gpu)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
+    _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec) + extra_notes
-    return spec, _default_tp(req, settings, targets, notes), targets, notes
+    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
+    _refuse_device(req, settings.runtime, targets)
+    settings = _default_tp(req, spec, settings, targets, notes)
+    _refuse_more_ranks_than_gpus(req, settings, targets)
+    return spec, settings, targets, notes
+
+
+def _refuse_mlx_off_apple(runtime: str | None, gpu: str | None) -> None:
+    """An engine that runs on one kind of device only and on no GPU backend (MLX: device_kinds ("apple",), Metal,
+    mlx-lm's README), given a GPU named that is not of that kind: an input the question cannot have, said as one,
+    not planned into "does not fit"."""
+    from .runtimes import engine
+
+    eng = engine(runtime or "llama.cpp")
+    if not eng.device_kinds or eng.gpu_backends or not gpu or gpu.strip().lower() in ("auto", "none", "cpu"):
+        return
+    from .hardware.catalog import parse_device_spec
+
+    try:
+        devices = parse_device_spec(gpu)
+    except ValueError:
+        return                              # the unknown name is reported where the targets are resolved
+    other = [d.name for d in devices if d.kind != "cpu" and not eng.runs_on(d.kind, d.backends)]
+    if other:
+        where = "Apple silicon (Metal)" if eng.device_kinds == ("apple",) else " or ".join(eng.device_kinds)
+        raise InputError(f"runtime: {eng.name} runs only on {where}; {other[0]} is not one "
+                         "(--runtime llama.cpp, vllm or sglang plan it)")
+
+
+# The GPU vendors a ggml backend's build can drive (llama.cpp docs/build.md; docs/backend/SYCL.md: Intel GPUs, NVIDIA
+# and AMD through oneAPI's plugins): a CUDA build runs NVIDIA GPUs, a ROCm (HIP) build the AMD gfx targets it was
+# compiled for, Metal Apple's; Vulkan any GPU with a Vulkan driver (MoltenVK on Apple); cpu any machine, the GPU idle.
+BACKEND_VENDORS = {"cuda": ("nvidia",), "rocm": ("amd",), "metal": ("apple",), "sycl": ("intel", "nvidia", "amd"),
+                   "vulkan": ("nvidia", "amd", "intel", "apple")}
+
+
+def _refuse_backend_for_gpu(backend: str | None, targets) -> None:
+    """--backend naming a build that cannot drive a GPU given (`--backend rocm --gpu 'rtx 4090'`): a one-line error
+    naming the GPU and the backends that can, not a plan on the other vendor's rules. A GPU not in the catalog
+    (--vram alone) has no known vendor and is left alone."""
+    from .hardware.catalog import find_device
+
+    if backend not in BACKEND_VENDORS:
+        return
+    for target in (t for t in targets if t.kind != "cpu"):
+        try:
+            vendor = find_device(target.name.split(" #")[0]).vendor
+        except ValueError:
+            continue
+        if vendor not in BACKEND_VENDORS[backend] and vendor in {v for vs in BACKEND_VENDORS.values() for v in vs}:
+            can = [b for b, vendors in BACKEND_VENDORS.items() if vendor in vendors] + ["cpu"]
+            builds_run = " / ".join(v.capitalize() if v != "amd" else "AMD" for v in BACKEND_VENDORS[backend])
+            raise InputError(f"backend: --backend {backend} cannot drive the {target.name.split(' #')[0]} (a {backend} "
+                             f"build runs {builds_run} GPUs); backends that can: {', '.join(can)}")
+
+
+def _unsloth_note(quant: str | None, spec) -> list[str]:
+    """`-q UD-Q4_K_XL`: say on the answer itself which sizes were planned (weights.unsloth_quant, quant/unsloth.py)."""
+    from .quant.unsloth import file_matches, unsloth_name
+
+    named = unsloth_name(quant)
+    if named is None:
+        return []
+    ud, base = named
+    if spec.file_bytes is not None and file_matches(spec.source, ud):
+        return [f"{ud}: Unsloth's dynamic quant, planned from the file's own tensor types"]
+    return [f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
+            "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)"]
 
 
 def _short_gguf(spec) -> list[str]:
@@ -286,8 +393,36 @@ def _short_gguf(spec) -> list[str]:
             "load it)"]
 
 
-def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
-    """`--gpu 8xh200` for vLLM or SGLang means all eight: one tensor-parallel rank per GPU (over pp stages)."""
+def _refuse_device(req: CheckRequest, runtime: str, targets) -> None:
+    """An engine with no backend for the GPU asked (vLLM and SGLang on Apple silicon) is refused before planning,
+    as `best` leaves such pairs out (choose.runtime_runs_on): planning it would price a CUDA card that is not there."""
+    from .runtimes import engine
+
+    why = engine(runtime).not_on_apple
+    if not why:
+        return
+    named = [t.name for t in targets if t.kind == "unified" and t.name.startswith("Apple")]
+    if named:
+        raise InputError(f"runtime: {why} — not planned on {named[0]}; --runtime mlx or llama.cpp run on its GPU")
+
+
+def _refuse_more_ranks_than_gpus(req: CheckRequest, settings, targets) -> None:
+    """--tp × --pp (× --dp) ranks need as many GPUs: one GPU holds one rank (vLLM's placement group asks for one
+    GPU per rank and waits for GPUs that are not there; torch.distributed needs one device per rank)."""
+    from .runtimes import get_runtime
+
+    gpus = [t for t in targets if t.kind != "cpu"]
+    ranks = max(1, settings.tp) * max(1, settings.pp) * max(1, req.dp)
+    if not get_runtime(req.runtime).pools_kv or not gpus or ranks <= len(gpus):
+        return
+    layout = " × ".join(f"--{k} {v}" for k, v in (("tp", settings.tp), ("pp", settings.pp), ("dp", req.dp)) if v > 1)
+    raise InputError(f"tp: {layout} needs {ranks} GPUs, one per rank; {len(gpus)} given (--gpu {ranks}xNAME or "
+                     f"--vram {ranks}xSIZE, or fewer ranks)")
+
+
+def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
+    """`--gpu 8xh200` for vLLM or SGLang means all eight: one tensor-parallel rank per GPU (over pp stages) — or the
+    largest size up to that whose attention heads split evenly, which the engine would accept (tensor_parallel.py)."""
     from .runtimes import get_runtime
 
     gpus = [t for t in targets if t.kind != "cpu"]
@@ -305,9 +440,19 @@ def _default_tp(req: CheckRequest, settings, targets, notes: list[str]):
         notes.append(f"tensor parallel {GPUS_PER_NODE} within each node × pipeline parallel {pp} across {pp} nodes "
                      "(vLLM's multi-node layout; set --tp/--pp)")
         return settings.with_(tp=GPUS_PER_NODE, pp=pp)
-    tp = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
-    notes.append(f"tensor parallel {tp}: one rank per GPU given" + (f" over {req.dp} data-parallel replicas"
-                                                                    if req.dp > 1 else "") + " (set --tp)")
+    from .runtimes.tensor_parallel import largest_tp, unsplit_heads
+
+    ranks = max(1, len(gpus) // (max(1, req.pp) * max(1, req.dp)))
+    tp = largest_tp(spec, ranks)
+    dp = f" over {req.dp} data-parallel replicas" if req.dp > 1 else ""
+    if tp == ranks:
+        notes.append(f"tensor parallel {tp}: one rank per GPU given{dp} (set --tp)")
+    else:
+        why = unsplit_heads(spec, ranks)
+        assert why is not None                  # largest_tp chose fewer ranks
+        spread = f"; --tp 1 --pp {ranks} puts layers on all of them" if req.pp == 1 and req.dp == 1 else ""
+        notes.append(f"tensor parallel {tp}, not {ranks}: vLLM and SGLang refuse {ranks} (\"{why[0]}\"), so "
+                     f"{ranks - tp} of the {ranks} GPUs {'stays' if ranks - tp == 1 else 'stay'} idle{dp} (set --tp{spread})")
     return settings.with_(tp=tp)
 
 

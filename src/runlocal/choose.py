@@ -162,6 +162,17 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
+def refuse_unloadable(model: ModelSpec, planner):
+    """The planner, unless its named build cannot load the model's architecture: then nothing is ranked, and one line
+    says so, as `check`'s verdict does (runtimes/arch_support.py)."""
+    from .runtimes.arch_support import planner_refusal
+
+    refused, _, _ = planner_refusal(model, planner)
+    if refused:
+        raise InputError(f"runtime: {refused}")
+    return planner
+
+
 def runtime_label(rt) -> tuple[str, str]:
     """('vllm==0.19.0' or 'vllm', which release's rules the plans use) for best's and compare's header."""
     from .runtimes import runtime_rules
@@ -171,11 +182,14 @@ def runtime_label(rt) -> tuple[str, str]:
     return label, f"{label}: {rules}"
 
 
-def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1) -> Settings:
+def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1,
+              model: ModelSpec | None = None) -> Settings:
     from .runtimes.llamacpp import NGL_ALL
+    from .runtimes.tensor_parallel import largest_tp
 
     rt = get_runtime(runtime)
-    tp = n_gpus if (n_gpus > 1 and rt.pools_kv) else 1
+    # one rank per GPU, or the largest TP that splits the heads, as `check` picks it (vLLM refuses the rest)
+    tp = (largest_tp(model, n_gpus) if model is not None else n_gpus) if (n_gpus > 1 and rt.pools_kv) else 1
     # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
     # layers to RAM until anything runs, slowly
     ngl = NGL_ALL if engine(rt.name).fit_offload else None
@@ -203,7 +217,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
 
     rt = get_runtime(runtime)
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
-    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users), targets, runtime=rt)
+    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users, model), targets, runtime=rt)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
@@ -385,7 +399,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
-    rt = get_runtime(runtime)          # 'vllm==0.19.0': that release's rules in every plan below (runtimes/versions.py)
+    rt = refuse_unloadable(model, get_runtime(runtime))    # 'vllm==0.19.0': its rules below (runtimes/versions.py)
     label, rules = runtime_label(rt)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else download_quant(model, rt.name)
@@ -454,17 +468,50 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
 
 # ------------------------------------------------------------------------------------------ models --fits
 
+def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool) -> str:
+    """check's words for a row (verdict.py, hardware/display_margin.py): "tight" above TIGHT_SHARE of the memory, or,
+    on GPUs named rather than read, with less than DISPLAY_HEADROOM left on each; else "fits"."""
+    from .hardware.display_margin import DISPLAY_HEADROOM
+    from .verdict import TIGHT_SHARE
+
+    if row["peak_bytes"] > TIGHT_SHARE * capacity or named and row["free_bytes"] < DISPLAY_HEADROOM * n_devices:
+        return "tight"
+    return "fits"
+
+
+def _group_alike(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fine-tunes of one architecture at one quant plan to the same bytes: one row for them, the others named in
+    its "alike" (review16: eight Qwen3-30B-A3B fine-tunes took 8 of a 3060's top 10 rows)."""
+    first: dict[tuple, dict[str, Any]] = {}
+    out = []
+    for r in rows:
+        key = (r["quant"], r["weights_bytes"], r["peak_bytes"], r["max_ctx"])
+        if key in first:
+            first[key]["alike"].append(r["alias"])
+            continue
+        first[key] = r = {**r, "alike": []}
+        out.append(r)
+    return out
+
+
 def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandwidth_gbs: float | None = None,
-                   device=None, n_devices: int = 1, cpu: bool = False,
-                   speed_rows: int | None = None) -> list[dict[str, Any]]:
-    """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, largest
-    first, with a predicted decode speed where the device (or its bandwidth) is known — for the first
-    ``speed_rows`` rows only when given (a table that shows those: each speed builds the model's spec)."""
+                   device=None, n_devices: int = 1, cpu: bool = False, speed_rows: int | None = None,
+                   named: bool = False, group_alike: bool = False) -> list[dict[str, Any]]:
+    """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, with check's
+    verdict ("fits" rows first, then "tight"), largest first within each, with a predicted decode speed where the
+    device (or its bandwidth) is known — for the first ``speed_rows`` rows only when given (a table that shows
+    those: each speed builds the model's spec). ``named``: the GPUs were named, not read (the display margin
+    applies); ``group_alike``: one row per set of identical plans."""
     from .sweep import models_that_fit
 
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
+    for r in rows:
+        r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu)
+    rows.sort(key=lambda r: r["verdict"] != "fits")        # stable: largest first within each verdict
+    if group_alike:
+        rows = _group_alike(rows)
     kind = "cpu" if (device is None and cpu) else "gpu"
     if device is not None or bandwidth_gbs:
         from .hardware.speed import predict
@@ -533,8 +580,16 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
         notes.append(f"{len(side)} GPUs: their free memory is added up (a layer split)")
     if not gpus:
         notes.append("no GPU: the sweep's GPU memory line is applied to RAM (weights + KV + compute buffers)")
+    named = bool(vram) or (gpu or "auto").strip().lower() not in ("auto",)
     rows = models_fitting(capacity, ctx, runtime=runtime, bandwidth_gbs=None if device is not None else bandwidth,
-                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus, speed_rows=speed_rows)
+                          device=device, n_devices=max(1, len(gpus)), cpu=not gpus, speed_rows=speed_rows,
+                          named=named, group_alike=True)
+    if gpus and engine(get_runtime(runtime).name).fit_offload:
+        notes.append("each row holds every layer on the GPU (llama-server -ngl 99, --fit then moves nothing); "
+                     "\"tight\" is check's word: above 90 % of the memory" + (", or under 1 GiB left per GPU named"
+                                                                             if named else "")
+                     + " — there llama-server's default --fit may move layers or experts to RAM, slower "
+                       "(runlocal check MODEL says what it moves)")
     if device is None and bandwidth is None:
         notes.append("speed: no bandwidth known for this device; decode speed left out")
     return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],
@@ -596,6 +651,8 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
     tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
     if fit is None:
         notes.append(f"{model.id} does not run whole on {spec_string(dev.id, count)} at ctx {ctx:,}: no token costs")
+    elif not quant:
+        notes += _cost_quant_note(model, runtime, fit.quant)
 
     def per_mtok(year_cost):
         return round(year_cost / tokens_year * 1e6, 4) if (year_cost is not None and tokens_year) else None
@@ -629,6 +686,18 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         "cheaper": cheaper,
         "notes": notes,
     }
+
+
+def _cost_quant_note(model: ModelSpec, runtime: str, quant: str | None) -> list[str]:
+    """Why cost's quant is not check's: cost (like best) prices the highest-quality format that runs whole on the
+    hardware, check plans the one people download (runtimes/published.py default_quant)."""
+    from .runtimes.published import default_quant
+
+    usual = default_quant(model, get_runtime(runtime).name)
+    if quant is None or usual is None or usual[0].upper() == str(quant).upper():
+        return []
+    return [f"priced at {quant}, the highest-quality format that runs whole here (as `best` ranks); `check` plans "
+            f"{usual[0]}, {usual[1]} — `--quant {usual[0]}` prices that one"]
 
 
 def parse_config(gpu: str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 
 def run_check(model: str, explain: bool, as_json: bool, **options) -> None:
@@ -34,14 +34,34 @@ def run_check(model: str, explain: bool, as_json: bool, **options) -> None:
             raise
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    if as_json:
-        print(json.dumps(plan.to_dict(), indent=2, allow_nan=False))
-    else:
-        from rich.console import Console
+    try:
+        if as_json:
+            print(json.dumps(plan.to_dict(), indent=2, allow_nan=False))
+        else:
+            from rich.console import Console
 
-        from .render.text import render_plan
+            from .render.text import render_plan
 
-        render_plan(plan, Console(highlight=False), explain=explain, notes=notes)
+            class PipeConsole(Console):
+                def on_broken_pipe(self) -> None:     # rich's own ends with SystemExit(1)
+                    self.quiet = True
+                    closed_stdout()
+
+            render_plan(plan, PipeConsole(highlight=False), explain=explain, notes=notes)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        closed_stdout()
+
+
+def closed_stdout() -> NoReturn:
+    """The reader closed the pipe early (`runlocal check … | head -1`): not an error of the user's input. Exits
+    128 + SIGPIPE = 141, what a shell reports for a C tool that SIGPIPE ended (`yes | head -1`), so that scripts
+    under `set -o pipefail` see the one status they already know; the Python docs' "Note on SIGPIPE" exits 1, which
+    here would read as a failed check. stdout goes to /dev/null first, as that note does, so the interpreter's
+    last flush at exit raises nothing (no traceback, no "Exception ignored")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(128 + 13)       # 13: SIGPIPE on Linux and macOS (signal.SIGPIPE; Windows has none)
 
 
 def command_options() -> list[tuple[str, tuple[str, ...], str, Any]]:

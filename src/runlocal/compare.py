@@ -60,9 +60,10 @@ class _Plans:
 
     def _key(self, targets, quant) -> tuple:
         from .runtimes import Settings
+        from .runtimes.tensor_parallel import largest_tp
 
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
-        tp = n_gpus if (n_gpus > 1 and self.planner.pools_kv) else 1
+        tp = largest_tp(self.spec, n_gpus) if (n_gpus > 1 and self.planner.pools_kv) else 1   # as `check` picks it
         return tuple(targets), Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
 
     def quick(self, targets, quant):
@@ -119,6 +120,9 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         from .model.resolve import resolve_model
 
         spec = resolve_model(model, policy)     # policy: what a server may read (model/policy.py)
+        from .choose import refuse_unloadable
+
+        refuse_unloadable(spec, planner)
     plans = _Plans(spec, runtime, sweep_ctx) if spec is not None else None
     host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
     rows: list[dict[str, Any]] = []

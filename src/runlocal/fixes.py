@@ -20,6 +20,7 @@ from .boundary import Room, largest_guided, largest_predicted
 from .errors import InputError
 from .runtimes import Allocation, Settings, Target, engine, get_runtime
 from .runtimes.base import GPUS_PER_NODE, PARALLEL_AUTO, largest, levers_of
+from .runtimes.llamacpp_layout import FIT_MARGIN
 from .runtimes.published import POOLED_RUNTIMES, published_checkpoint, published_checkpoints
 from .search import fits_room, fits_verdict, longest_context, plan_fits
 from .units import format_bytes
@@ -228,6 +229,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
     f = _Fixer(plan, targets)
     _context_and_concurrency(f)
+    _all_layers_on_gpu(f)
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
@@ -273,13 +275,51 @@ def _context_and_concurrency(f: _Fixer) -> None:
 
         new = s.with_(parallel=1)
         if f.runs(new):
-            before, after = f.allocate(s), f.allocate(new)
+            # "before" is the plan as it stands (after --fit moved what it moved), not a re-plan of it
+            before, after = f.plan.allocation, f.allocate(new)
             gpu = [i for i, d in enumerate(after.devices) if d.kind != "cpu"] or [0]
             i = max(gpu, key=lambda k: before.devices[k].total if k < len(before.devices) else 0)
-            if i < len(before.devices):
+            pinned = f.allocate(s) if f.all_on_gpu else before
+            # where one slot frees nothing on the GPU the plan with every layer there does not already free, the
+            # gain is the pinned layers (_all_layers_on_gpu offers that), not the slots
+            frees = i < len(pinned.devices) and after.devices[i].total < pinned.devices[i].total
+            if i < len(before.devices) and frees:
                 f.try_("Serve one request at a time (--parallel 1)", new,
                        f"parallel auto ({AUTO_SLOTS} slots) → 1: {before.devices[i].name} "
-                       f"{format_bytes(before.devices[i].total)} → {format_bytes(after.devices[i].total)}", 1)
+                       f"{format_bytes(before.devices[i].total)} → {format_bytes(after.devices[i].total)}"
+                       + _layers_moved(f, before, after), 1)
+
+
+def _layers_moved(f: _Fixer, before: Allocation, after: Allocation) -> str:
+    """", GPU layers 29 → 33 of 33" where the fix also puts back on the GPU what --fit moved to system memory."""
+    if not f.all_on_gpu:
+        return ""
+    total = _layers_total(f.model)
+    was = _gpu_layers(before.settings, f.model)
+    now = _gpu_layers(after.settings, f.model)
+    moe_was, moe_now = before.settings.llamacpp.n_cpu_moe or 0, after.settings.llamacpp.n_cpu_moe or 0
+    if moe_was != moe_now:
+        return f", experts in system memory {moe_was} → {moe_now} of {f.model.n_layers} layers"
+    return f", GPU layers {was} → {now} of {total}" if was != now else ""
+
+
+def _all_layers_on_gpu(f: _Fixer) -> None:
+    """llama-server --fit moved layers or experts to system memory to keep its margin free (FIT_MARGIN a device,
+    common/fit.cpp), yet every layer fits on the GPU: -ngl all / --n-cpu-moe 0 pins them
+    there (--fit changes only what the command leaves unset), the fix says what it then leaves free."""
+    if not f.all_on_gpu or not f.runs(f.base):
+        return
+    before, after = f.plan.allocation, f.allocate(f.base)
+    moved = (_gpu_layers(before.settings, f.model) < _layers_total(f.model)
+             or bool(before.settings.llamacpp.n_cpu_moe))
+    i = next((k for k, d in enumerate(after.devices) if d.kind != "cpu"), 0)
+    if not moved or i >= len(before.devices):
+        return          # --fit only shortened the context: no layer to put back (the context fixes say that)
+    f.try_(f"Keep every layer on the GPU (-ngl {_layers_total(f.model)})", f.base,
+           f"{before.devices[i].name} {format_bytes(before.devices[i].total)} → "
+           f"{format_bytes(after.devices[i].total)}" + _layers_moved(f, before, after)
+           + f", {format_bytes(after.devices[i].capacity - after.devices[i].total)} left free (--fit aims to leave "
+           f"{format_bytes(FIT_MARGIN)})", 2)
 
 
 def _kv_words(alloc: Allocation) -> str:
@@ -328,8 +368,42 @@ def _published_checkpoints(f: _Fixer) -> None:
     for entry in published_checkpoints(f.model):
         w = estimate(f.model, entry["format"])
         if w.total < f.plan.weights.total or kernel and entry["format"] != f.plan.weights.quant:
-            f.try_(f"Serve the published {entry['label']} checkpoint {entry['repo']}", f.base.with_(quant=entry["format"]),
-                   f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=entry["format"])
+            title = f"Serve the published {entry['label']} checkpoint {entry['repo']}"
+            change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
+            new = f.base.with_(quant=entry["format"])
+            if f.runs(new, entry["format"]):
+                f.try_(title, new, change, 2, quant=entry["format"])
+            else:
+                _with_second_lever(f, title, new, change, entry["format"])
+
+
+def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: str | None = None) -> None:
+    """One change that does not start alone (a published checkpoint, less swap space), paired with a second lever:
+    the longest context that starts with it; an 8-bit KV cache (fp8 / q8_0: twice the tokens in the same bytes) at
+    the context asked; where neither alone does, both. Both levers' effects are said (review16 finding 5)."""
+    ctx = s.ctx or 0
+    w = f.weights(quant)
+    trained = f.model.max_position_embeddings
+    hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
+    shorter = longest_context(f.runtime, f.model, w, s, f.targets, hi=hi) if hi >= 1 else None
+    if shorter:
+        f.try_(f"{title}, with context {shorter:,}", s.with_(ctx=shorter),
+               f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+    for kv in f.levers.kv_cache_types:
+        if kv == s.cache_type_k:
+            continue
+        flash = s.llamacpp.flash_attn
+        kv_s = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
+        if f.runs(kv_s, quant):        # the context kept, the KV cache halved
+            f.try_(f"{title}, with the KV cache in {kv}", kv_s, f"{change}; KV cache f16 → {kv}", 2, quant=quant)
+            return
+        if shorter:
+            return
+        shorter = longest_context(f.runtime, f.model, w, kv_s, f.targets, hi=hi) if hi >= 1 else None
+        if shorter:
+            f.try_(f"{title}, with the KV cache in {kv} and context {shorter:,}", kv_s.with_(ctx=shorter),
+                   f"{change}; KV cache f16 → {kv}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+            return
 
 
 def _budget_and_layers(f: _Fixer) -> None:
@@ -376,13 +450,27 @@ def _host_swap(f: _Fixer) -> None:
     if gib is not None:
         f.try_(f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})", s.with_(**{name: float(gib)}),
                f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
+        return
+    # the swap check and another one (the KV pool against max_model_len) both refuse: the most swap space that
+    # passes its check at the shortest context, then the longest context with it
+    short = s.with_(ctx=min(s.ctx or 1, 256))
+    gib = largest(0, below, lambda n: f.runs(short.with_(**{name: float(n)}))) if below >= 0 else None
+    if gib is not None:
+        _with_second_lever(f, f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})",
+                           s.with_(**{name: float(gib)}), f"swap space {current:g} → {gib} GiB per GPU: within "
+                           "vLLM's check of 70 % of the host's RAM")
 
 
 def _more_gpus(f: _Fixer) -> None:
     """The same GPU, more of them: tensor parallel on a pooled engine (vLLM spans nodes with TP 8 × PP 2),
-    layers split by memory in llama.cpp."""
+    layers split by memory in llama.cpp. Not for unified-memory chips (one GPU per machine)."""
     gpus = [t for t in f.targets if t.kind != "cpu"]
     if not gpus or len({t.name for t in gpus}) != 1 or not engine(f.runtime.name).more_gpus:
+        return
+    if any(t.kind == "unified" for t in gpus):
+        # a Mac or a Jetson is one chip: a second one is a second computer, reachable only over llama.cpp's RPC
+        # backend (tools/rpc/README.md: `rpc-server -H 0.0.0.0 -p 50052` there, `--rpc HOST:50052` here), whose network
+        # transfers this planner does not price; the same command on one machine would add nothing
         return
     s, gpu, cpu = f.base, gpus[0], [t for t in f.targets if t.kind == "cpu"]
     have = len(gpus)
@@ -391,6 +479,10 @@ def _more_gpus(f: _Fixer) -> None:
             continue
         new = s
         if f.levers.tensor_parallel:
+            from .runtimes.tensor_parallel import unsplit_heads
+
+            if unsplit_heads(f.model, min(n, GPUS_PER_NODE)):
+                continue        # the engine refuses a TP that does not split the heads (tensor_parallel.py)
             new = s.with_(tp=min(n, GPUS_PER_NODE), pp=max(1, n // GPUS_PER_NODE))
         more = [gpu] * n + cpu
         before = len(f.tried)

@@ -13,11 +13,11 @@ from .errors import InputError
 from .fixes import Fix, suggest_fixes
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
-from .runtimes import Allocation, Runtime, Settings, Step, Target, get_runtime, runtime_rules
+from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
 
 
@@ -43,6 +43,11 @@ class Plan:
     @property
     def settings(self) -> Settings:
         return self.allocation.settings
+
+    @property
+    def rejects(self) -> str | None:
+        """A server that starts but rejects the context asked (SGLang's short KV pool): what it does; else None."""
+        return rejects_long_requests(self.allocation) if self.verdict == "does_not_fit" else None
 
     @property
     def runtime_version(self) -> tuple[str, str]:
@@ -73,12 +78,17 @@ class Plan:
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
             "kv_bytes_per_token": a.kv_bytes_per_token,
+            # sliding-window layers holding their window only (llama.cpp iSWA): the KV column's two terms, else null
+            "kv_split": ({"full_attention_bytes_per_token": a.kv_split[0], "sliding_window_bytes": a.kv_split[1]}
+                         if a.kv_split else None),
             "kv_cache_tokens": a.kv_cache_tokens,
             "max_concurrency": self.max_concurrency,
             "max_context": self.max_context,
             "verdict": self.verdict,
             "conditions": list(self.conditions),
             "refusal": a.refusal,
+            # a server that starts but rejects the context asked (SGLang's short KV pool): what it does, else null
+            "rejects": self.rejects,
             "compromise": a.compromise,
             "speed": dict(self.speed),
             "measured": self.measured,
@@ -190,7 +200,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
-                runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights) + alloc.steps
+                runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
@@ -204,12 +214,21 @@ def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int
     return n_gpu_layers is not None and n_gpu_layers > model.n_layers and not n_cpu_moe
 
 
-def _weight_steps(model: ModelSpec, w: WeightEstimate) -> tuple[Step, ...]:
+def _weight_steps(model: ModelSpec, w: WeightEstimate, runtime: str) -> tuple[Step, ...]:
     steps = [Step("parameters", f"{len(model.tensors):,} tensors summed", f"{model.params:,}"
                   + (f" ({model.active_params:,} active per token)" if model.n_experts else ""), model.source)]
     detail = ", ".join(f"{k} {format_bytes(v)}" for k, v in w.by_kind.items())
-    steps.append(Step("weights", f"{w.formula}: {detail}", f"{w.total:,} B", w.source))
+    formula, source = w.formula, w.source
+    if engine(runtime).hub_checkpoints and w.source == "src/llama-quant.cpp" and w.quant.lower() in _FLOAT_FTYPES:
+        # a 16-bit width is also a GGUF file type, so weights.py counted it by llama.cpp's type table; vLLM and SGLang
+        # load the safetensors checkpoint, whose tensors are at that width: the same count, not a GGUF quantizer's
+        formula = f"the checkpoint's tensors at their stored width ({w.quant.upper()}; norms counted at 4 bytes)"
+        source = model.repo_id or model.source
+    steps.append(Step("weights", f"{formula}: {detail}", f"{w.total:,} B", source))
     return tuple(steps)
+
+
+_FLOAT_FTYPES = ("bf16", "f16", "fp16", "f32", "fp32")
 
 
 def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],

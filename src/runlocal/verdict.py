@@ -24,6 +24,19 @@ def fits(a: Allocation) -> bool:
     return a.refusal is None and whole_request and all(d.capacity <= 0 or d.total <= d.capacity for d in devices)
 
 
+def rejects_long_requests(a: Allocation) -> str | None:
+    """A server that starts with a KV pool smaller than one request of the asked context — SGLang only logs a warning
+    (managers/tp_worker.py, runtimes/sglang.py) and then rejects, or with --allow-auto-truncate truncates, a longer
+    request; vLLM refuses to start instead (its refusal): what it does, said; None for any other plan."""
+    if a.refusal or a.max_concurrency is None or a.max_concurrency >= 1 or a.kv_cache_tokens is None:
+        return None
+    if not all(d.capacity <= 0 or d.total <= d.capacity for d in with_shared_host(a.devices)):
+        return None
+    return (f"starts, but its KV pool holds {a.kv_cache_tokens:,} tokens, fewer than the context of "
+            f"{a.settings.ctx or 0:,}: a request longer than the pool is rejected (or truncated with "
+            "--allow-auto-truncate), so the context asked does not run")
+
+
 def gpus_fit(a: Allocation) -> bool:
     """The GPU side alone: rises with every layer offloaded, so -ngl can be bisected on it (the whole
     plan is not monotonic in -ngl: too few GPU layers overflow the RAM instead)."""

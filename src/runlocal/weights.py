@@ -83,11 +83,17 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     from .runtimes.published import default_quant, gguf_quant
 
     name = get_runtime(settings.runtime).name
+    own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
+    if settings.quant and not own_format:
+        from .runtimes.quant_support import refuse_unloadable
+
+        refuse_unloadable(model, settings.quant, name)   # a format the command would not load is not planned
     if engine(name).hub_checkpoints:
         return pooled_checkpoint(model, settings)
-    own_format = getattr(get_runtime(settings.runtime), "weight_format", None)   # a runtime's own names (MLX)
     if settings.quant and own_format:
         settings = settings.with_(quant=own_format(settings.quant, model))
+    if settings.quant and engine(name).ggml and (unsloth := unsloth_quant(model, settings)) is not None:
+        return unsloth
     if settings.quant:
         if engine(name).ggml and is_gguf_quant(gguf_quant(settings.quant)):
             return settings.with_(quant=gguf_quant(settings.quant)), ()
@@ -109,6 +115,27 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
     quant, why = chosen
     step = Step("weight quant", f"not given: planned as {quant}, {why} (set --quant)", quant, "")
     return settings.with_(quant=quant), (step,)
+
+
+def unsloth_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]] | None:
+    """`-q UD-Q4_K_XL` on llama.cpp / Ollama (quant/unsloth.py): a GGUF file that carries the name is planned as
+    stored, from its header; anything else as llama.cpp's mix of the base type, with the rule and its check said."""
+    from .quant.unsloth import CHECKED, file_matches, unsloth_name
+
+    named = unsloth_name(settings.quant)
+    if named is None:
+        return None
+    ud, base = named
+    if model.file_bytes is not None and file_matches(model.source, ud):
+        return settings.with_(quant=None), (Step(
+            "weight quant", f"{ud} is Unsloth's dynamic quant (its own type per layer): planned from the file's header, "
+            "each tensor at its stored type", ud, model.source),)
+    rule = (f"{ud} is Unsloth's dynamic quant, whose per-layer types are in its file only: planned as llama.cpp's "
+            f"{base} mix (pass the file — a path or hf://unsloth/…-GGUF/….gguf — to plan its real types); the rule "
+            f"against Unsloth's published sizes: {CHECKED}")
+    if model.file_bytes is not None:
+        rule += f"; {model.source} does not carry the name {ud}, so its tensors are re-typed as {base}"
+    return settings.with_(quant=base), (Step("weight quant", rule, base, "quant/unsloth.py"),)
 
 
 # online FP8 (--quantization fp8 on a 16-bit checkpoint), as each engine documents it
@@ -154,6 +181,13 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             "checkpoint at load (--quantization fp8: every Linear but lm_head to FP8 e4m3 with a per-tensor scale); "
             "planned as the FP8 weights once loaded — a release that loads all 16-bit weights onto the GPU before "
             "quantizing needs that much free while loading (not modelled)", "--quantization fp8", FP8_ONLINE_SOURCE[runtime]),)
+    from .runtimes.published import stored_as, vllm_bnb_at_load
+
+    if vllm_bnb_at_load(q) and not stored_as(model, q):
+        return settings, (Step(
+            "checkpoint", f"--quant {settings.quant}: vLLM quantizes the 16-bit checkpoint to bitsandbytes 4-bit at load "
+            "(--quantization bitsandbytes: every Linear but lm_head packed 4-bit with an f32 absmax per 64 weights)",
+            "--quantization bitsandbytes", "https://docs.vllm.ai/en/stable/features/quantization/bnb/"),)
     made = next((f for f in family if f in CALIBRATED), None)      # int4 → awq, gptq-int4 → gptq
     if made and not stored.startswith(made):
         return settings.with_(quant=made), (Step(

@@ -103,7 +103,7 @@ def test_the_tiles_are_llama_cpps_own_and_turing_or_later():
     with their own kernels and carry none (they borrow llama.cpp's dense achieved rate, and --explain says so); nor does
     a V100, which ggml-cuda sends through cuBLAS for a 512-token batch (mmq.cu ggml_cuda_should_use_mmq: MMQ for large
     batches only where turing_mma_available)."""
-    for runtime, quant in (("transformers", "awq"), ("vllm", "awq")):
+    for runtime, quant in (("transformers", "nf4"), ("vllm", "awq")):   # transformers: bitsandbytes at load
         words = _explain("qwen3-30b-a3b", "--gpu", "h100", "--runtime", runtime, "--quant", quant)
         assert "MMQ tiles" not in words and "borrowed: no prefill measurement of this runtime" in words, runtime
     assert "MMQ tiles" not in _explain("qwen3-30b-a3b", "--gpu", "v100-sxm2-32gb", "--quant", "Q4_0")

@@ -153,7 +153,8 @@ def test_speeds_say_what_context_they_assume_and_show_the_short_context_figure()
 
 def test_units_per_gpu_or_for_the_whole_model_are_said():
     text = read("runlocal check kimi-k2 --runtime vllm --gpu 16xh100 --ram 1T")
-    assert "/token on each GPU (TP 8)" in text and "figures are each device's, not their sum" in text
+    # TP 8 × PP 2: a rank holds its stage's layers (half of them) and an MLA latent whole (not split by TP)
+    assert "/token on each GPU (TP 8 × PP 2)" in text and "figures are each device's, not their sum" in text
     assert "/token for the whole model" in read("runlocal check llama-3.1-8b --gpu rtx-4090 --ram 64G")
 
 

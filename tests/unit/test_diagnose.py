@@ -59,7 +59,9 @@ def test_corpus_index_is_complete_and_cited():
     assert REQUIRED_RUNTIMES <= set(runtimes), REQUIRED_RUNTIMES - set(runtimes)
     assert runtimes["lmstudio"] >= 4 and runtimes["mlx"] >= 4
     categories = collections.Counter(e["expected_category"] for e in index)
-    assert categories["fragmentation"] >= 4 and categories["offload_error"] >= 5
+    # fragmentation: PyTorch's own criterion (reserved >> allocated, pytorch#35901) and the cudaMallocAsync backend
+    # (tabbyAPI#381); the four logs once labelled so from a small unused cache were relabelled in session 16 (index notes)
+    assert categories["fragmentation"] >= 2 and categories["offload_error"] >= 5
     assert categories["not_memory"] >= 20
 
 
@@ -112,13 +114,13 @@ def _check_contract(doc: dict) -> None:
 
 
 def test_json_contract_for_a_file():
-    r = run_cli("diagnose", str(CORPUS / "pytorch_0001.txt"), "--json")
+    r = run_cli("diagnose", str(CORPUS / "pytorch_0004.txt"), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     _check_contract(doc)
     assert doc["category"] == "fragmentation"
     assert any("expandable_segments" in f["command"] for f in doc["fixes"])
-    assert doc["extracted"]["requested_bytes"] == round(1.96 * GiB)
+    assert doc["extracted"]["requested_bytes"] == round(10.84 * GiB)
 
 
 def test_json_contract_for_stdin():
@@ -362,9 +364,23 @@ def test_vllm_v1_kv_fix_from_needed_and_available_bytes():
 
 
 def test_fragmentation_fix_names_expandable_segments():
-    doc = json.loads(run_cli("diagnose", str(CORPUS / "vllm_0020.txt"), "--json").stdout)
+    # pytorch#35901: 12.53 GiB reserved over 1.06 GiB of tensors. Expandable segments unmap every free page of their
+    # segments before PyTorch raises (CUDACachingAllocator.cpp, release_blocks -> unmap_block), so the cache's unused
+    # space goes back to CUDA for the request: the fix for a layout that strands it
+    doc = json.loads(run_cli("diagnose", str(CORPUS / "pytorch_0004.txt"), "--json").stdout)
     assert doc["category"] == "fragmentation"
     assert "expandable_segments:True" in doc["fixes"][0]["command"]
+    # its "(GPU 0; … total capacity; …)" wording is PyTorch's before 2.1 (reworded by pytorch#99699 in April 2023, the
+    # month expandable segments were merged, pytorch#100184), so the fix says to upgrade first
+    assert doc["fixes"][0]["title"].startswith("Upgrade PyTorch to 2.1 or later")
+    assert "before 2.1" in doc["fixes"][0]["effect"]
+
+
+def test_a_small_unused_cache_at_a_full_card_is_not_fragmentation():
+    # kaito#976's figures: 737 MiB unused beside 13.73 GiB of tensors; the same author's kaito#977 keeps a 1.5 GB buffer
+    # for vLLM's allocations outside its KV cache during inference. A compact cache would pass this request, not the run
+    doc = json.loads(run_cli("diagnose", str(CORPUS / "vllm_0020.txt"), "--json").stdout)
+    assert doc["category"] != "fragmentation"
 
 
 def test_unresolvable_model_never_waits_on_the_network():

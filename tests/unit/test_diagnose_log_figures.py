@@ -80,28 +80,42 @@ def test_cuda_malloc_async_set_in_the_log_is_the_setting_to_undo():
     assert "backend:cudaMallocAsync" in first["effect"]
 
 
-def test_expandable_segments_already_on_is_not_suggested_again():
-    paste = ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
-             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+# figures of a cache holding more unused than in tensors (reserved = 2.8 x allocated): PyTorch's own ">>" criterion
+_STRANDED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
              "23.55 GiB of which 1.10 GiB is free. Including non-PyTorch memory, this process has 22.44 GiB memory in "
-             "use. Of the allocated memory 17.20 GiB is allocated by PyTorch, and 4.80 GiB is reserved by PyTorch but "
+             "use. Of the allocated memory 5.20 GiB is allocated by PyTorch, and 9.40 GiB is reserved by PyTorch but "
              "unallocated.")
+
+
+def test_expandable_segments_already_on_is_not_suggested_again():
+    paste = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n" + _STRANDED
     doc = with_computed_fixes(diagnose_text(paste))
     assert doc["category"] == "fragmentation"
-    first = doc["fixes"][0]
-    assert first["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-    assert "already on" in first["effect"]
     assert all(f["command"] != "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" for f in doc["fixes"])
+    # nor empty_cache as a computed fix: the allocator ran the same release (release_cached_blocks) before it raised
+    assert all(f["command"] != "torch.cuda.empty_cache()" for f in doc["fixes"])
 
 
 def test_pytorchs_own_advice_is_not_a_setting_the_user_made():
     # PyTorch's message suggests expandable segments; the user did not set them, so that stays the fix
-    paste = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
-             "23.55 GiB of which 1.10 GiB is free. Of the allocated memory 17.20 GiB is allocated by PyTorch, and "
-             "4.80 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
-             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+    paste = _STRANDED + (" If reserved but unallocated memory is large try setting "
+                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
     doc = with_computed_fixes(diagnose_text(paste))
+    assert doc["category"] == "fragmentation"
     assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    assert "9.4 GiB" in doc["fixes"][0]["effect"] and "2 GiB" in doc["fixes"][0]["effect"]
+    # the current wording: a PyTorch that has expandable segments, so no upgrade is asked for
+    assert not doc["fixes"][0]["title"].startswith("Upgrade")
+
+
+def test_the_fix_names_the_variable_every_release_reads():
+    # pytorch#183387: PyTorch 2.9.1 ignores expandable_segments under the new PYTORCH_ALLOC_CONF and reads it only under
+    # PYTORCH_CUDA_ALLOC_CONF (karpathy/autoresearch#588 measured 2.11.0 reading both), so no fix, for any runtime,
+    # sets it under the new name
+    for runtime in (None, "pytorch", "transformers"):
+        doc = with_computed_fixes(diagnose_text(_STRANDED, runtime), runtime)
+        assert doc["fixes"][0]["command"] == "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+        assert not any("PYTORCH_ALLOC_CONF=expandable" in f["command"] for f in doc["fixes"])
 
 
 # -- a long input's fix from the log's own figures (session 10): the input length the user states and the block

@@ -111,10 +111,11 @@ def test_an_oom_after_a_served_model_was_called_a_hundred_times_is_the_run():
     assert diagnose_text(CALLED_MANY_TIMES).category == "cuda_oom_long_context"
 
 
-def test_the_same_figures_with_no_calls_counted_stay_the_allocators_layout():
-    # the figures alone (3.51 GiB refused, 2.61 GiB free + 3.18 GiB cached unused) still read as fragmentation
+def test_the_same_figures_with_no_calls_counted_are_not_the_allocators_layout():
+    # the figures alone: 3.18 GiB cached unused beside 17.10 GiB of tensors (reserved = 1.19 x allocated, not PyTorch's
+    # ">>"), so with no phase said the answer is the no-evidence default, the load
     said = CALLED_MANY_TIMES.split("\n")[-1].replace("大概每50-100次就会遇到下面这个报错，", "")
-    assert diagnose_text(said).category == "fragmentation"
+    assert diagnose_text(said).category == "cuda_oom_load"
 
 
 @pytest.mark.parametrize("said", [

@@ -8,7 +8,8 @@
   in llama.cpp#15009 (a 4.43 GiB compute buffer on a 128 GB Strix Halo). The answer is notmem-vulkan-allocation-cap
   (not_memory), and its fixes stay the cap's own (device_fixes.vulkan_cap_fixes; test_diagnose_review14.py).
 - vllm-backport#94 (a ~245k-token prefill read as fragmentation) stays a miss: its pasted text has no phase word and
-  its figures meet the fragmentation rule; the reporter's analysis is only in the thread (docs/diagnosis.md).
+  the reporter's analysis is only in the thread (docs/diagnosis.md). Since session 16 (fragrule) its figures no
+  longer meet the fragmentation rule (PyTorch's "reserved >> allocated"), so it reads as the no-evidence load.
 
 Each test quotes the public paste (measurements/public_errors/round48.jsonl, URL beside it); the contrasts are the
 neighbouring messages that must keep their answer.

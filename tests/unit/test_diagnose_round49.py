@@ -5,9 +5,9 @@
   defined as hipMalloc, so the statement reads "hipMalloc(…)"; builds before GGML_CUDA_NAME (early 2024, Ollama 0.1.x)
   still print "CUDA error". ollama#3765 is that: the answer is rocm_oom (as "ROCm error: out of memory" already was),
   and its fixes are ggml's (fewer layers), not PyTorch's HIP allocator setting.
-- DeepSeek-Coder-V2#17 (a full 24 GB card read as fragmentation) stays a miss: its one line has the figures of
-  PyTorch's own fragmentation reading (3.69 GiB reserved but unallocated under a 20 MiB request), and nothing else in
-  the paste says the model does not fit (docs/diagnosis.md).
+- DeepSeek-Coder-V2#17 (a full 24 GB card read as fragmentation) stayed a miss here: its one line has 3.69 GiB
+  reserved but unallocated under a 20 MiB request. Since session 16 (fragrule) fragmentation needs PyTorch's own
+  "reserved >> allocated", and 3.69 GiB beside 19.78 GiB of tensors is the load (test_diagnose_fragrule.py).
 - vllm PR#2666 (start-up profiling read as a request) stays a miss: the paste starts mid-frame in an activation's
   forward, and no line names the profiling (docs/diagnosis.md).
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -225,6 +226,44 @@ def test_unified_usable_bytes_is_a_share_and_discrete_is_everything():
             assert 0 < d.gpu_usable_bytes < d.memory_bytes, d.id
         else:
             assert d.gpu_usable_bytes == d.memory_bytes, d.id
+
+
+# torch's OOM lines as posted (the cited issue threads), "total capacity of X GiB": the figure CUDA reports on Linux
+DEVICES_JSON = Path(__file__).parents[2] / "src/runlocal/data/devices.json"
+POSTED_CUDA_TOTALS = {"rtx-4090": 23.64, "rtx-5090": 31.36, "rtx-3060-12gb": 11.75, "rtx-3080": 9.78,
+                      "rtx-3070": 7.78, "rtx-4060": 7.63, "rtx-4060-ti-16gb": 15.55}
+
+
+@pytest.mark.parametrize("device_id, posted_gib", sorted(POSTED_CUDA_TOTALS.items()))
+def test_consumer_cards_carry_the_cuda_total_their_posted_oom_lines_print(device_id, posted_gib):
+    d = BY_ID[device_id]
+    assert d.cuda_total_bytes == int(posted_gib * GiB)
+    assert d.cuda_total_source and d.cuda_total_source.startswith("https://github.com/")
+    note = next(x for x in json.loads(DEVICES_JSON.read_text())["devices"] if x["id"] == device_id)["cuda_total_note"]
+    assert f"{posted_gib} GiB" in note          # the quoted line carries the figure
+
+
+def test_every_cuda_total_is_a_few_percent_under_the_marketed_size():
+    # the driver keeps 1.5-5 % of a card (23.64 of 24 = 98.5 %, 7.63 of 8 = 95.4 %): a figure outside that band is a
+    # Windows line (the marketed size) or another card's
+    # a Tesla with ECC on (its default; the note says so) gives 1/16 of its GDDR5 to the check bits first (P40: 22.38
+    # of 24 GiB, 24 x 15/16 = 22.5)
+    notes = {x["id"]: x.get("cuda_total_note") or "" for x in json.loads(DEVICES_JSON.read_text())["devices"]}
+    for d in DEVICES:
+        if d.cuda_total_bytes:
+            share = 15 / 16 if "ECC on" in notes[d.id] else 1.0
+            assert 0.95 * share * d.memory_bytes < d.cuda_total_bytes < min(0.99, share) * d.memory_bytes, d.id
+
+
+def test_3090_and_4090_are_planned_at_about_the_same_usable_memory():
+    # both are 24 GB cards; CUDA reports 23.58 and 23.64 GiB, so neither is planned at its marketed 24 GiB
+    from runlocal.hardware.targets import targets_from_options
+    caps = {}
+    for gpu in ("rtx-3090", "rtx-4090"):
+        targets, _ = targets_from_options(gpu, None, None)
+        caps[gpu] = targets[0].capacity
+    assert abs(caps["rtx-3090"] - caps["rtx-4090"]) < 0.1 * GiB
+    assert max(caps.values()) < 24 * GiB
 
 
 def test_unified_share_defaults_when_unknown():

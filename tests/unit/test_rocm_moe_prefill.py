@@ -91,18 +91,33 @@ def test_a_plan_declines_with_its_reason():
 
 
 def test_an_older_ollama_release_is_planned_at_its_own_build():
-    # ollama/ollama v0.13.2 vendors llama.cpp 7f8ef50cc = b7209 (a public dependency table: "b7209 (7f8ef50cc)"), and
-    # v0.12.0 an earlier commit (e54d41bef, data/ollama_llama_cpp.json): both before b7349, PR #17576's first build. Its
-    # rule sends a 512-token batch (512 ≥ 64) of Mixtral's 8 Q4_K experts to the fallback, so no prefill figure; the
+    # ollama/ollama v0.12.0 vendors llama.cpp e54d41bef (data/ollama_llama_cpp.json), older than 364a7a6d4, which
+    # Ollama's commit c68f367ef titles "Update GGML to b6646": so at most b6646, before b7349, PR #17576's first build.
+    # Its rule sends a 512-token batch (512 ≥ 64) of Mixtral's 8 Q4_K experts to the fallback, so no prefill figure; the
     # same file under v0.30.0 (llama-server at b9452, after #18537: 8 < 64 experts, Q4_K is the default case → MMQ)
     # keeps its figure.
     plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.12.0 --gpu 8060s --backend rocm")
     assert plan.speed["prefill_tokens_per_s"] is None
-    assert "at llama.cpp b7209" in plan.speed["prefill_not_predicted"]
+    assert "at llama.cpp b6646" in plan.speed["prefill_not_predicted"]
     build = next(s for s in plan.steps if s.label == "llama.cpp build")
-    assert build.value == "b7209" and "e54d41bef" in build.formula
+    assert build.value == "b6646" and "e54d41bef" in build.formula and "Update GGML to b6646" in build.formula
     plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.30.0 --gpu 8060s --backend rocm")
     assert next(s for s in plan.steps if s.label == "llama.cpp build").value == "b9452"
+
+
+def test_ollama_0_13_3_runs_the_rdna3_wmma_mmq_of_pr_17576():
+    # v0.13.3 vendors 17f7f4baa. Its ml/backend/ggml/ggml/src/ggml-cuda/common.cuh reads
+    #     static bool amd_wmma_available(const int cc) { return (GGML_CUDA_CC_IS_RDNA4(cc) || GGML_CUDA_CC_IS_RDNA3(cc)); }
+    # where v0.13.2's (7f8ef50cc, "update to b7209") reads { return GGML_CUDA_CC_IS_RDNA4(cc); }: PR #17576 ("HIP:
+    # enable WMMA-MMQ INT kernels for RDNA 3", first in b7349) is in it, so it is planned at b7349 at least, not at b7209.
+    # Mixtral's Q4_0 experts on gfx1151 at 512 tokens: before #17576 the fallback (512 ≥ 64), after it MMQ (Q4_0 at any
+    # size): v0.13.2 declines the prompt, v0.13.3 predicts it.
+    old, _ = ask("runlocal check mixtral-8x7b --quant Q4_0 --runtime ollama==0.13.2 --gpu 8060s --backend rocm")
+    new, _ = ask("runlocal check mixtral-8x7b --quant Q4_0 --runtime ollama==0.13.3 --gpu 8060s --backend rocm")
+    assert old.speed["prefill_tokens_per_s"] is None and "at llama.cpp b7209" in old.speed["prefill_not_predicted"]
+    assert new.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in new.speed
+    step = next(s for s in new.steps if s.label == "llama.cpp build")
+    assert step.value == "b7349" and "17f7f4baa" in step.formula and "#17576" in step.formula
 
 
 def test_the_expert_tensors_own_types_decide():

@@ -209,21 +209,50 @@ def test_default_context_is_4096():
 
 
 @pytest.mark.parametrize("quant, kwargs, expected", [
-    ("nf4", {}, 'from transformers import AutoModelForCausalLM, BitsAndBytesConfig; model = AutoModelForCausalLM.'
+    ("nf4", {}, 'from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig; tok = AutoTokenizer.'
+     'from_pretrained("org/toy"); model = AutoModelForCausalLM.'
      'from_pretrained("org/toy", device_map="auto", quantization_config=BitsAndBytesConfig(load_in_4bit=True, '
-     'bnb_4bit_quant_type="nf4")); model.generate(input_ids, max_length=8192)'),
-    ("qlora", {}, 'from transformers import AutoModelForCausalLM, BitsAndBytesConfig; model = AutoModelForCausalLM.'
+     'bnb_4bit_quant_type="nf4")); '
+     'input_ids = tok("Hello", return_tensors="pt").input_ids.to(model.device); model.generate(input_ids, max_length=8192)'),
+    ("qlora", {}, 'from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig; tok = AutoTokenizer.'
+     'from_pretrained("org/toy"); model = AutoModelForCausalLM.'
      'from_pretrained("org/toy", device_map="auto", quantization_config=BitsAndBytesConfig(load_in_4bit=True, '
-     'bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True)); model.generate(input_ids, max_length=8192)'),
+     'bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True)); '
+     'input_ids = tok("Hello", return_tensors="pt").input_ids.to(model.device); model.generate(input_ids, max_length=8192)'),
     ("int8", {"max_memory": {"0": 20 * GiB, "cpu": 30 * GiB}},
-     'from transformers import AutoModelForCausalLM, BitsAndBytesConfig; model = AutoModelForCausalLM.'
+     'from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig; tok = AutoTokenizer.'
+     'from_pretrained("org/toy"); model = AutoModelForCausalLM.'
      'from_pretrained("org/toy", device_map="auto", quantization_config=BitsAndBytesConfig(load_in_8bit=True), '
-     'max_memory={0: "20480MiB", \'cpu\': "30720MiB"}); model.generate(input_ids, max_length=8192)'),
-    ("bf16", {}, 'from transformers import AutoModelForCausalLM; model = AutoModelForCausalLM.from_pretrained('
-     '"org/toy", device_map="auto", dtype="bfloat16"); model.generate(input_ids, max_length=8192)'),
+     'max_memory={0: "20480MiB", \'cpu\': "30720MiB"}); '
+     'input_ids = tok("Hello", return_tensors="pt").input_ids.to(model.device); model.generate(input_ids, max_length=8192)'),
+    ("bf16", {}, 'from transformers import AutoModelForCausalLM, AutoTokenizer; tok = AutoTokenizer.from_pretrained("org/toy"); '
+     'model = AutoModelForCausalLM.from_pretrained('
+     '"org/toy", device_map="auto", dtype="bfloat16"); '
+     'input_ids = tok("Hello", return_tensors="pt").input_ids.to(model.device); model.generate(input_ids, max_length=8192)'),
 ])
 def test_command(quant, kwargs, expected):
     assert Transformers(**kwargs).command(M, Settings(runtime="transformers", ctx=8192, quant=quant)) == expected
+
+
+@pytest.mark.parametrize("parallel", [1, 4])
+def test_command_defines_every_name_it_uses(parallel):
+    # review16: `model.generate(input_ids, …)` with input_ids (and a tokenizer) never defined. Read as Python: every
+    # name loaded is imported or assigned before it is used
+    import ast
+    import builtins
+
+    snippet = Transformers().command(M, Settings(runtime="transformers", ctx=8192, quant="bf16", parallel=parallel))
+    defined = set(dir(builtins))
+    for stmt in ast.parse(snippet).body:
+        loads = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        assert loads <= defined, (loads - defined, ast.unparse(stmt))
+        if isinstance(stmt, ast.ImportFrom):
+            defined |= {a.asname or a.name for a in stmt.names}
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                defined.add(node.id)
+    assert {"tok", "model", "input_ids"} <= defined
+    assert ("padding=True" in snippet) == (parallel > 1)
 
 
 def test_spec_without_tensors_is_one_block():

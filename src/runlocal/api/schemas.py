@@ -210,11 +210,13 @@ class PlanDoc(_Open):
     settings: dict[str, Any]
     memory: MemoryDoc
     kv_bytes_per_token: int | float | None
+    kv_split: dict[str, int] | None = None
     kv_cache_tokens: int | None
     max_concurrency: float | None
     max_context: int | None
     verdict: Literal["fits", "tight", "does_not_fit", "unknown"]
     refusal: str | None
+    rejects: str | None = None
     compromise: Any = None
     speed: dict[str, Any]
     measured: dict[str, Any] | None

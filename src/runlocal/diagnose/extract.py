@@ -166,6 +166,7 @@ def _torch_old(m, ex):
     line = m.string
     ex.set("device", f"GPU {m.group(1)}")
     ex.set("total_bytes", size_to_bytes(m.group(2), m.group(3)))
+    ex.set("torch_before_2_1", True)  # reworded by pytorch#99699 (April 2023): no expandable segments yet (fixes)
     got = {}
     for key, pat in (("allocated_bytes", r"; " + _SIZE + r" already allocated"),
                      ("free_bytes", r"; " + _SIZE + r" free"),

@@ -426,16 +426,21 @@ def fragmentation_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                      f"the log sets PYTORCH_CUDA_ALLOC_CONF={conf}: allocations come from CUDA's stream-ordered "
                      "pools, and the out-of-memory came from that allocator, not from the memory in use")]
     req, free, cached = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("reserved_unallocated_bytes")
-    if not (req and cached):
+    if not (req and cached) or "expandable_segments:true" in conf.lower():
+        # with expandable segments on, PyTorch has already unmapped every free page of them and retried before it
+        # raised, and torch.cuda.empty_cache() is the same release_cached_blocks (CUDACachingAllocator.cpp): the
+        # allocator has nothing left to give back, so no allocator fix is computed
         return []
-    if "expandable_segments:true" in conf.lower():
-        return [_fix("Free the cache PyTorch holds before the large allocation", "torch.cuda.empty_cache()",
-                     f"expandable segments are already on (PYTORCH_CUDA_ALLOC_CONF={conf}), yet {_b(cached)} sat "
-                     f"reserved but unused when the {_b(req)} request failed with {_b(free or 0)} free")]
     effect = (f"the {_b(req)} request failed with {_b(free or 0)} free while {_b(cached)} sat reserved but "
               "unused in PyTorch's cache; growable segments let it be reused")
-    return [_fix("Let the allocator grow segments instead of splitting fixed ones",
-                 "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", effect)]
+    # the older wording went in April 2023 (pytorch#99699), the month expandable segments were merged (pytorch#100184):
+    # both first ship in 2.1 (2.0 was out in March)
+    old = ex.get("torch_before_2_1")
+    return [_fix("Upgrade PyTorch to 2.1 or later, then let the allocator grow segments" if old else
+                 "Let the allocator grow segments instead of splitting fixed ones",
+                 "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                 effect + ("; this message's wording is PyTorch's before 2.1, which has no expandable segments"
+                           if old else ""))]
 
 
 def trt_scratch_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:

@@ -1,7 +1,8 @@
 """Say when the runtime behind a diagnosis is not named in the text: no runtime at all (the knowledge base's commands
-are then one runtime's, the first its fix names), or only PyTorch's CUDA error tail, which the detection counts as
-transformers (runtimes.RUNTIME_TOKENS) though any PyTorch program prints it. The answer keeps its fixes; each command
-written for one runtime says whose it is, and the diagnosis carries a ``runtime_note``.
+are then one runtime's, the first its fix names) and a message several runtimes print, or only PyTorch's CUDA error
+tail, which the detection counts as transformers (runtimes.RUNTIME_TOKENS) though any PyTorch program prints it. The
+answer keeps its fixes; each command written for one runtime says whose it is, and the diagnosis carries a
+``runtime_note``. A message only one runtime prints (the matched entry lists that runtime alone) names it: no note.
 
 Pure computation over the diagnosis and its extracted figures; :func:`.fixes.with_computed_fixes` calls it.
 """
@@ -23,15 +24,29 @@ def _display(runtime: str) -> str:
     return RUNTIME_NAMES.get(runtime, runtime)
 
 
-def guessed_runtime(extracted: dict[str, Any], given: str | None) -> tuple[bool, str | None]:
+def entry_runtime(entry: kb.Entry | None) -> str | None:
+    """The runtime whose own message the matched entry is (its ``runtimes`` lists that one alone: "The model's max
+    seq len … KV cache" is vLLM's sentence, "model requires more system memory" Ollama's): the text then names its
+    runtime as surely as a runtime word would. None for entries several runtimes (or any) print."""
+    if entry is None or len(entry.runtimes) != 1 or entry.runtimes[0] not in RUNTIME_NAMES:
+        return None
+    return None if entry.runtimes[0] == "pytorch" else entry.runtimes[0]
+
+
+def guessed_runtime(extracted: dict[str, Any], given: str | None,
+                    entry: kb.Entry | None = None) -> tuple[bool, str | None]:
     """(whether the runtime is not named in the text, the runtime the fixes were written for). ``given`` is the
-    runtime the user passed (then nothing is a guess). Pops the extractor's private key."""
+    runtime the user passed (then nothing is a guess); ``entry``, the matched knowledge-base entry, names it where
+    only one runtime prints its message (entry_runtime). Pops the extractor's private key."""
     named_transformers = bool(extracted.pop(NAMED_KEY, False))
     if given:
         return False, given
     detected = extracted.get("runtime")
+    own = entry_runtime(entry)
     if detected is None:
-        return True, None
+        return (False, own) if own else (True, None)
+    if detected == "transformers" and not named_transformers and own:
+        return False, own
     return detected == "transformers" and not named_transformers, detected
 
 
@@ -56,8 +71,8 @@ def _command_key(sol: kb.Solution, runtime: str | None) -> str | None:
 def mark_guessed(fixes: list[dict[str, str]], entry: kb.Entry | None, runtime: str | None) -> str | None:
     """Append to each knowledge-base fix written for one runtime whose command it is (in place); the first such
     runtime, or None when every command is for any runtime."""
-    if entry is None:
-        return None
+    if entry is None or entry_runtime(entry) is not None:
+        return None          # the entry is one runtime's own message: its commands are that runtime's, no guess
     whose = {s.title: _command_key(s, runtime) for s in entry.solutions}
     first = None
     for i, f in enumerate(fixes):

@@ -26,7 +26,7 @@ from runlocal.hardware import token_work as TW
 from runlocal.hardware import ubatch_speed as UB
 from runlocal.hardware.backend_speed import moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
-from runlocal.hardware.nvidia_peak import prompt_matmul_type, watts_per_tops
+from runlocal.hardware.nvidia_peak import prompt_matmul_type, tensor_core_gap, watts_per_tops
 from runlocal.kv import kv_bytes
 from runlocal.model.catalog import lookup
 from runlocal.plan import estimate
@@ -259,10 +259,14 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
 
 
 def unmodelled_prefill(row: Row) -> bool:
-    """A prefill row runlocal does not predict: a mixture of experts on SYCL or Vulkan, or on ROCm where the record's
-    build sends its experts to the per-expert fallback on an RDNA3/3.5/4 GPU, or on CUDA where ggml-cuda's MMQ rule
-    does (a Volta card at 64+ tokens: hardware/backend_speed.py)."""
-    if row.kind != "pp" or not row.n_experts:
+    """A prefill row runlocal does not predict: a GTX 16xx's (nvidia_peak.tensor_core_gap), a mixture of experts on
+    SYCL or Vulkan, or on ROCm where the record's build sends its experts to the per-expert fallback on an RDNA3/3.5/4
+    GPU, or on CUDA where ggml-cuda's MMQ rule does (a Volta card at 64+ tokens: hardware/backend_speed.py)."""
+    if row.kind != "pp":
+        return False
+    if tensor_core_gap(row.device, row.backend, True):      # a GTX 16xx: tensor-core kernels without tensor cores
+        return True
+    if not row.n_experts:
         return False
     quant = row.rec["quant"]    # the file's own types (row.quant may be the cuBLAS path's F16)
     types = TW.routed_expert_types(record_model(row.rec["model"]), quant) if row.backend == "rocm" else None
@@ -598,7 +602,8 @@ def load_core_tuning() -> list[Row]:
 
 
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
-LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo")
+LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo",
+                "pascal")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

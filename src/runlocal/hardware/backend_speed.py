@@ -262,6 +262,26 @@ def nvidia_cublas_words(compute_capability: str | None, quant: str | None, ncols
             "are (ggml-cuda.cu ggml_cuda_mul_mat → ggml_cuda_mul_mat_cublas)")
 
 
+def nvidia_kernel_words(compute_capability: str | None, quant: str | None, ncols: int) -> str:
+    """--explain's words for the kernel an ``ncols``-token prompt batch of ``quant`` takes on an NVIDIA card without
+    int8 tensor cores: dequantize + cuBLAS (nvidia_cublas_words), MMQ with __dp4a on Pascal 6.1 / 6.2 (nvidia_mmq says
+    MMQ below compute capability 7.0: mmq.cu's !fp16_mma_hardware_available line), or cuBLAS in F32 for F16 weights
+    where fast_fp16_hardware_available is false (cublas_type); "" elsewhere (the fitted entries' own path)."""
+    cublas = nvidia_cublas_words(compute_capability, quant, ncols)
+    if cublas:
+        return cublas
+    cc = _cc(compute_capability)
+    if cc is not None and cc < (7, 0) and nvidia_mmq(compute_capability, quant, ncols):
+        return (f"; kernel path: {MMQ_RULE_SOURCE} sends this {ncols}-token batch of {expert_type(quant)} to MMQ on "
+                f"compute capability {compute_capability} at any batch size (no FP16 tensor cores), whose dot products "
+                "are __dp4a (ggml_cuda_dp4a, GGML_CUDA_CC_DP4A 6.1): priced against the int8 (dp4a) peak")
+    if cc is not None and (quant or "").upper() in ("F16", "FP16") and cublas_type(compute_capability) == "F32":
+        return (f"; kernel path: F16 weights go to cuBLAS, which ggml-cuda runs in F32 on compute capability "
+                f"{compute_capability} (common.cuh fast_fp16_hardware_available: NVIDIA cc >= 6.0 but not 6.1), so "
+                "they are priced at the fp32 rate")
+    return ""
+
+
 def _cublas_why(compute_capability: str | None, typ: str) -> str:
     if typ in NO_MMQ_TYPES:
         return f"{typ} has no MMQ kernel"

@@ -52,6 +52,9 @@ class Device:
     memory_type: str | None
     bandwidth_gbs: float
     fp16_tflops: float | None = None           # dense tensor, FP16 in / FP32 accumulate
+    # FP32 vector peak (CUDA cores x 2 x boost clock): given for the cards without tensor cores (Maxwell, Pascal,
+    # GTX 16xx), where ggml-cuda's cuBLAS path runs F32 (backend_speed.cublas_type) and nvidia_peak prices it
+    fp32_tflops: float | None = None
     bf16_tflops: float | None = None
     int8_tops: float | None = None
     fp8_tflops: float | None = None
@@ -110,7 +113,8 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         id=did, name=d["name"], vendor=d["vendor"], kind=d["kind"], family=d.get("family") or did,
         aliases=tuple(d.get("aliases") or ()), memory_bytes=memory, memory_type=d.get("memory_type"),
         bandwidth_gbs=float(d["bandwidth_gbs"]),
-        fp16_tflops=d.get("fp16_tflops"), bf16_tflops=d.get("bf16_tflops"), int8_tops=d.get("int8_tops"),
+        fp16_tflops=d.get("fp16_tflops"), fp32_tflops=d.get("fp32_tflops"), bf16_tflops=d.get("bf16_tflops"),
+        int8_tops=d.get("int8_tops"),
         fp8_tflops=d.get("fp8_tflops"), tdp_w=d.get("tdp_w"), launch_year=d.get("launch_year"),
         launch_price_usd=d.get("launch_price_usd"), unified_memory=bool(d.get("unified_memory", False)),
         gpu_memory_share=d.get("gpu_memory_share"), share_source=d.get("share_source"), pcie=d.get("pcie"),

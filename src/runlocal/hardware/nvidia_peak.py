@@ -125,7 +125,31 @@ def prompt_matmul_type(quant: str | None, ggml: bool, dev: Device | None = None,
     if ggml and backend == "cuda" and dev is not None and _nvidia(dev) \
             and nvidia_mmq(dev.compute_capability, quant, ubatch) is False:
         return cublas_type(dev.compute_capability)
+    # F16 weights reach ggml_cuda_mul_mat_cublas too, which runs them in F32 where fast FP16 is missing (the same
+    # fast_fp16_hardware_available gate: Pascal 6.1 at 1:64 FP16, Maxwell); an unknown compute capability keeps F16
+    if ggml and backend == "cuda" and dev is not None and _nvidia(dev) and dev.compute_capability \
+            and (quant or "").upper() in F16_NAMES and cublas_type(dev.compute_capability) == "F32":
+        return "F32"
     return quant
+
+
+def tensor_core_gap(dev: Device | None, backend: str | None, ggml: bool) -> str | None:
+    """Why a llama.cpp prompt on ``dev`` is not predicted: a compute capability 7.5+ card whose catalog figures show no
+    matrix unit (its fp16 is the vector rate, at most 2 × fp32: the GTX 16xx, TU116/TU117). ggml-cuda picks its
+    tensor-core kernels by compute capability alone (common.cuh turing_mma_available: cc >= 7.5; mmq.cu sends every
+    integer type to the int8 mma.sync MMQ there), and those run far below any published rate on these chips (llama.cpp
+    PR #15360: 'code that uses tensor cores don't execute at nearly the full speed'; PR #15563 prints a warning for
+    them at start-up). NVIDIA publishes no rate to price that against, and no constant is fitted; None elsewhere."""
+    if dev is None or not ggml or backend != "cuda" or not _nvidia(dev):
+        return None
+    fp32, fp16 = dev.fp32_tflops, dev.fp16_tflops
+    major, _, minor = (dev.compute_capability or "").partition(".")
+    turing_up = major.isdigit() and (int(major), int(minor or 0) if minor.isdigit() else 0) >= (7, 5)
+    if not (turing_up and fp32 and fp16 and fp16 <= 2 * fp32 and dev.int8_tops is None):
+        return None
+    return (f"not predicted on the {dev.name}: compute capability {dev.compute_capability} without tensor cores, and "
+            "ggml-cuda runs its tensor-core kernels by compute capability (turing_mma_available), which these chips "
+            "execute far below any published rate (llama.cpp PR #15360, #15563's start-up warning)")
 
 
 def watts_per_tops(dev: Device) -> float | None:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap, nvidia_cublas_words
+from .backend_speed import moe_prefill_gap, nvidia_kernel_words
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -55,6 +55,7 @@ from .nvidia_peak import (
     fp16_accumulate_factor,
     mma_sync_share,
     prompt_matmul_type,
+    tensor_core_gap,
 )
 from .recurrent_speed import (
     PLANNED_GDN_PATH,
@@ -257,10 +258,13 @@ def constants(klass: str, backend: str | None = None, variant: str | None = None
 
 
 def published_peak(dev: Device, quant: str | None) -> float | None:
-    """The datasheet peak prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA,
-    dense fp16 TFLOPS otherwise (None when the catalog has no figure)."""
+    """The datasheet peak prefill is measured against: int8 TOPS for integer-quantized weights on NVIDIA (Pascal 6.1:
+    the __dp4a rate), fp32 TFLOPS for weights multiplied in F32 where the catalog gives that figure, dense fp16 TFLOPS
+    otherwise (None when the catalog has no figure)."""
     if not is_float_quant(quant) and device_class(dev).startswith("nvidia") and dev.int8_tops:
         return dev.int8_tops
+    if (quant or "").upper() == "F32" and dev.fp32_tflops:     # cuBLAS in F32 (Maxwell, Pascal 6.1: nvidia_peak.py)
+        return dev.fp32_tflops
     return dev.fp16_tflops
 
 
@@ -419,7 +423,8 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     types = routed_expert_types(model, quant) if model.n_experts and backend == "rocm" else None
     if prompt and not moe_prefill_gap(model.n_experts, backend, gfx_target=dev.gfx_target, quant=quant,
                                       ubatch=min(prompt, UBATCH), expert_types=types,
-                                      compute_capability=dev.compute_capability):
+                                      compute_capability=dev.compute_capability) \
+            and not tensor_core_gap(dev, backend, True):
         attn, fa = prompt_attention(model, GPUPlace(dev, klass, backend, True), "on" if flash_attn else "off",
                                     prompt_depth + prompt / 2)
         flops = prefill_matmul_flops(model, dev, quant, backend, min(prompt, UBATCH)) + attn
@@ -679,9 +684,15 @@ def prompt_path(quant: str | None, place: GPUPlace, ubatch: int) -> tuple[str | 
     """The weights' type as the prompt's matmuls see them (nvidia_peak.prompt_matmul_type: vLLM's AWQ multiplies in
     fp16; so does ggml-cuda where its MMQ rule sends the batch to cuBLAS) and --explain's words on that path."""
     dev = place.dev
-    words = nvidia_cublas_words(dev.compute_capability, quant, ubatch) if dev and place.ggml and place.backend == "cuda" \
+    words = nvidia_kernel_words(dev.compute_capability, quant, ubatch) if dev and place.ggml and place.backend == "cuda" \
         else ""
     return prompt_matmul_type(quant, place.ggml, dev, place.backend, ubatch), words
+
+
+def prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
+    """Why a plan's prompt is not predicted on its first GPU: a GTX 16xx's tensor-core kernels without tensor cores
+    (nvidia_peak.tensor_core_gap), else a MoE prompt's gap (moe_prompt_gap); None where it is predicted."""
+    return tensor_core_gap(place.dev, place.backend, place.ggml) or moe_prompt_gap(model, place, quant, ubatch, alloc)
 
 
 def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch: int, alloc) -> str | None:
@@ -769,7 +780,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         floored = weight_read_floor(prefill, prompt, ubatch, [q for q in parts if q.fit is not CPU])
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
-        note = moe_prompt_gap(model, first_gpu, weights, ubatch, alloc)
+        note = prompt_gap(model, first_gpu, weights, ubatch, alloc)
         if note:
             prefill = None
     else:

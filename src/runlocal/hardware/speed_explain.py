@@ -322,6 +322,10 @@ def _peak_words(p: SpeedPlan) -> str:
     base = published_peak(dev, p.quant)
     fp8 = "FP8" in (p.quant or "").upper() and base == dev.fp8_tflops      # Hopper/Ada: the same dense figure as int8
     unit = "fp8 TFLOPS" if fp8 else "int8 TOPS" if base == dev.int8_tops and not is_float_quant(p.quant) else "fp16 TFLOPS"
+    if (p.quant or "").upper() == "F32" and base == dev.fp32_tflops:
+        unit = "fp32 TFLOPS (CUDA cores × 2 × boost clock)"
+    elif unit == "int8 TOPS" and dev.fp32_tflops and not dev.fp8_tflops:     # Pascal 6.1: no int8 tensor cores
+        unit = f"int8 TOPS (the __dp4a rate: 4 × {dev.fp32_tflops:g} fp32 TFLOPS)"
     words = f"{base:g} {unit}"
     share = p.peak_shares.mma_sync
     if share < 1.0:

@@ -28,9 +28,11 @@ def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
 
-def _table(headers: list[str], rows: list[list[str]], width: int | None = None) -> list[str]:
+def _table(headers: list[str], rows: list[list[str]], width: int | None = None,
+           min_widths: dict[str, int] | None = None) -> list[str]:
     """A table laid out by rich for the terminal's width (COLUMNS when piped; 80 by default): cells wrap at
-    word boundaries inside their column rather than the terminal wrapping whole lines."""
+    word boundaries inside their column rather than the terminal wrapping whole lines. ``min_widths``: columns
+    (by header) kept at least that wide, the others wrapping first."""
     import io
 
     from rich import box
@@ -40,7 +42,7 @@ def _table(headers: list[str], rows: list[list[str]], width: int | None = None) 
     width = width or Console().width
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
     for h in headers:
-        table.add_column(h, overflow="fold")
+        table.add_column(h, overflow="fold", min_width=(min_widths or {}).get(h))
     for r in rows:
         table.add_row(*r)
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
@@ -139,11 +141,18 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
     devs = ", ".join(f"{d['name']} ({format_bytes(d['capacity_bytes'])})" for d in doc["devices"])
     out = [f"{devs} · {format_bytes(doc['capacity_bytes'])} · ctx {doc['ctx']:,} · {doc['runtime']}", ""]
-    rows = [[str(r["rank"]), r["alias"], r["quant"], format_bytes(r["weights_bytes"]), format_bytes(r["peak_bytes"]),
-             format_bytes(r["free_bytes"]), _num(r.get("decode_tokens_per_s"))] for r in doc["models"][:top]]
+    shown = doc["models"][:top]
+    rows = [[str(r["rank"]), r["alias"] + (f" (+{len(r['alike'])})" if r.get("alike") else ""), r["quant"],
+             format_bytes(r["weights_bytes"]), format_bytes(r["peak_bytes"]), r.get("verdict", ""),
+             _num(r.get("decode_tokens_per_s"))] for r in shown]
     if rows:
-        out += _table(["#", "model", "quant", "weights", "peak", "free", "tok/s"], rows)
+        # "free" is the header's memory less the peak (--json has it): the verdict column took its place
+        out += _table(["#", "model", "quant", "weights", "peak", "verdict", "tok/s"], rows,
+                      min_widths={"model": min(24, max(len(r[1]) for r in rows))})
         out.append(f"tok/s: predicted decode with {doc['ctx'] // 2:,} tokens cached (half the context), one request")
+        for r in shown:
+            if r.get("alike"):
+                out.append(f"(+{len(r['alike'])}) {r['alias']} plans the same as: {', '.join(r['alike'])}")
         if len(doc["models"]) > top:
             out.append(f"… {len(doc['models']) - top} more (--top N, or --json)")
     else:

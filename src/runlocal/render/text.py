@@ -11,6 +11,7 @@ from rich.text import Text
 from ..hardware.speed import weight_reads
 from ..plan import Plan, all_layers_on_gpu
 from ..runtimes import engine
+from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
 from ..runtimes.llamacpp import AUTO_SLOTS
 from ..units import format_bytes, format_count
@@ -56,6 +57,8 @@ VERDICT_MEANING = {
     "does_not_fit": "does not fit: the runtime refuses to start, or runs out of memory, at these settings",
     "unknown": "unknown: a device's memory size is not known",
 }
+STARTS_BUT_REJECTS = ("does not fit: the runtime starts, but its KV pool cannot hold one request of the context "
+                      "asked, so such a request is rejected")
 CPU_ONLY_MEANING = {
     "fits": "fits: starts and runs these settings using under 90 % of the RAM — the rest is room for the "
             "system and other programs",
@@ -113,7 +116,10 @@ def offload_phrase(plan: Plan) -> str | None:
 
 
 def verdict_meaning(plan: Plan) -> str:
-    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs)."""
+    """The one-line definition printed under the verdict (CPU-only plans speak of RAM, not GPUs; a server that
+    starts but rejects the context asked — SGLang's short pool — is not said to refuse to start)."""
+    if plan.rejects:
+        return STARTS_BUT_REJECTS
     cpu_only = all(d.kind == "cpu" for d in plan.allocation.devices)
     return (CPU_ONLY_MEANING if cpu_only else VERDICT_MEANING).get(plan.verdict, VERDICT_MEANING[plan.verdict])
 
@@ -144,8 +150,8 @@ def _render_header(plan: Plan, console: Console) -> None:
             _say(console, Text(f"⚠ {st.formula}", style="yellow"))
         elif st.label == "checkpoint":        # which checkpoint vLLM / SGLang pull, and the published alternatives
             _say(console, Text(st.formula, style="dim"))
-    if a.refusal:
-        _say(console, Text(f"{a.refusal}", style="red"))
+    if a.refusal or plan.rejects:
+        _say(console, Text(f"{a.refusal or plan.rejects}", style="red"))
     if a.compromise:
         _say(console, Text(f"{a.compromise}", style="yellow"))
 
@@ -218,6 +224,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
 
 def no_fix_phrase(plan: Plan) -> str:
     """Why no fix is listed: nothing this runtime lets one change makes it fit on this hardware; what it needs."""
+    if plan.speed.get("not_predicted") == CANNOT_LOAD:
+        return f"No fix: no setting makes {plan.runtime} {plan.runtime_version[0]} load this model — update it (above)."
     over = [d for d in plan.allocation.devices if d.capacity and d.total > d.capacity]
     worst = max(over or plan.allocation.devices, key=lambda d: d.total - d.capacity)
     need = (f": it needs {format_bytes(worst.total)} on {worst.name}, which gives {format_bytes(worst.capacity)}"
@@ -246,24 +254,31 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
-def _kv_per_gpu(plan: Plan) -> bool:
-    """Whether the KV bytes/token are one GPU's share (a tensor-parallel rank's layers) rather than the model's."""
-    a = plan.allocation
-    gpus = [d for d in a.devices if d.kind != "cpu" and d.kv_cache]
-    if len(gpus) < 2 or not a.kv_cache_tokens:
-        return False
-    pool = a.kv_bytes_per_token * a.kv_cache_tokens
-    return abs(pool - max(d.kv_cache for d in gpus)) < abs(pool - sum(d.kv_cache for d in gpus))
+def kv_per_token_phrase(plan: Plan) -> str:
+    """The KV bytes a token adds, labelled for what they count: one rank's share where vLLM / SGLang split the
+    model over tensor- or pipeline-parallel ranks (their pools are per rank: runtimes/vllm.py kv_groups, sglang.py
+    _kv_pool), else the whole model's; with sliding-window layers (llama.cpp's iSWA cache) the layers that grow with
+    the context apart from the windows' fixed bytes — the figures the KV column adds up from."""
+    a, s = plan.allocation, plan.settings
+    ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
+    per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
+    where = f"on each GPU ({' × '.join(ranks)})" if per_rank else "for the whole model"
+    if a.kv_split:
+        full, window = a.kv_split
+        return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
+                f"sliding-window layers (their windows: the same at any longer context) {where}")
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
 
 
 def limit_phrases(plan: Plan) -> list[str]:
     """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
     a, s = plan.allocation, plan.settings
-    per = f"on each GPU (TP {s.tp})" if _kv_per_gpu(plan) else "for the whole model"
-    out = [f"KV {format_bytes(a.kv_bytes_per_token)}/token {per}"]
+    out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
         out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
-    if not plan.max_context:
+    if plan.speed.get("not_predicted") == CANNOT_LOAD:
+        out.append("max context: none (the build cannot load the model)")
+    elif not plan.max_context:
         out.append("max context: none fits")
     elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise and _all_layers_on_gpu(plan):
         out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every layer "

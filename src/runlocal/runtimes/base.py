@@ -127,6 +127,9 @@ class Allocation:
     # llama.cpp / Ollama --no-host beside a GPU: the host weights the CPU repacks (kept in CPU_REPACK, their matmuls
     # on the CPU), which the speed model reads (hardware/speed.py speed_plan); None otherwise or when not sized
     host_repacked: Repacked | None = None
+    # sliding-window layers hold their window, not the context (llama.cpp's iSWA cache): (KV bytes per token of the
+    # layers that hold the whole context, the window layers' KV bytes); None where every layer holds the context
+    kv_split: tuple[int, int] | None = None
 
 
 def largest(lo: int, hi: int, ok) -> int | None:

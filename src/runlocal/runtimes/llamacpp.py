@@ -131,6 +131,31 @@ GDN_WORDS = {"unfused": "the unfused delta nets (chunked prompt, one-token) of a
              "probed": "fused delta nets (their device check passes)"}
 
 
+def kv_cache_step(p: Pools, c: Context, s: Settings) -> Step:
+    """The KV cache as its sum: each group of layers (the whole context's, each window's) its bytes per token × its
+    cells per stream, × the streams, + any row padding the backend adds — terms that multiply out to the value."""
+    terms = [f"{n} {'full-attention' if w is None else f'sliding-window ({w:,})'} layer{'s' if n > 1 else ''} × "
+             + (f"{per // n:,} B/token" if per % n == 0 else f"({per:,} B/token in all) / {n}") + f" × {cells:,} cells"
+             for w, n, per, cells in p.kv_groups]
+    summed = sum(per * cells for _, _, per, cells in p.kv_groups) * c.n_stream
+    kv_total = sum(d.kv for d in p.all)
+    row_pad = kv_total - summed
+    formula = (f"({' + '.join(terms)}) × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}"
+               + (f" + {row_pad:,} B row padding (ggml-cuda get_alloc_size)" if row_pad else ""))
+    return Step("KV cache", f"{formula}, K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
+                "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp")
+
+
+def kv_split(p: Pools, c: Context) -> tuple[int, int] | None:
+    """(KV bytes per token of the layers holding the whole context, the window layers' KV bytes), where a
+    sliding-window layer holds fewer cells than the context; None otherwise."""
+    windowed = [(per, cells) for w, _, per, cells in p.kv_groups if w is not None and cells < c.n_ctx_seq]
+    if not windowed:
+        return None
+    full = sum(per for w, _, per, cells in p.kv_groups if w is None or cells >= c.n_ctx_seq)
+    return full, sum(per * cells for per, cells in windowed) * c.n_stream
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -454,7 +479,7 @@ class LlamaCpp:
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
         steps = [b.backend.step(), *self.explain(model, b, p, sizing, repack)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context,
-                                          "repack": repack}
+                                          "repack": repack, "kv_split": kv_split(p, b.context)}
 
     def n_outputs_max(self, b: Budget) -> int | None:
         """llama-server's cparams.n_outputs_max since PR #23861: tools/server/server-context.cpp
@@ -503,17 +528,12 @@ class LlamaCpp:
         if rec:
             steps.append(Step("recurrent state", f"(conv + ssm elements) × 4 B × {b.n_seq} seq", f"{rec:,} B",
                               "src/llama-memory-recurrent.cpp"))
-        kv_total = sum(d.kv for d in p.all)
-        swa = p.n_swa_cells
-        steps.append(Step("KV cache", f"{p.kv_per_token:,} B/token × {c.n_ctx_seq:,} cells × {c.n_stream} stream(s)"
-                          + (f" (sliding-window layers: {swa:,} cells per stream)" if swa and swa != c.n_ctx_seq else "")
-                          + f", K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
-                          "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp"))
+        steps.append(kv_cache_step(p, c, s))
         if not s.llamacpp.kv_offload:
             steps.append(Step("--no-kv-offload", "every KV cache and recurrent state in system RAM; attention then runs "
                               "on the CPU, compute buffers planned as with the cache offloaded (an upper bound on the GPU)",
-                              f"{kv_total:,} B in {p.host.name}", "src/llama-kv-cache.cpp (!offload_kqv: CPU buffer "
-                              "type), src/llama-context.cpp graph_get_cb"))
+                              f"{sum(d.kv for d in p.all):,} B in {p.host.name}", "src/llama-kv-cache.cpp "
+                              "(!offload_kqv: CPU buffer type), src/llama-context.cpp graph_get_cb"))
         if s.llamacpp.no_host:
             steps.append(no_host_step(model, b, p, repack))
         if sizing is None:
@@ -577,7 +597,7 @@ class LlamaCpp:
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
-            compromise=compromise, host_repacked=info.get("repack"),
+            compromise=compromise, host_repacked=info.get("repack"), kv_split=info.get("kv_split"),
             assumptions=(*([compromise] if compromise else []), f"flash attention {'on' if fa else 'off'}",
                          f"n_ubatch {c.n_ubatch}, n_batch {c.n_batch}",
                          HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),

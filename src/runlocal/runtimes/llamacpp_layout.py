@@ -492,6 +492,8 @@ class Pools:
     host_weights_of: dict[int, int]   # GPU → its layers' largest weight kept in host memory
     kv_per_token: int                 # KV bytes per token over the attention layers
     n_swa_cells: int                  # cells per stream of the sliding-window layers (0: none)
+    # per window (None: the layers holding the whole context): (window, layers, KV bytes per token, cells per stream)
+    kv_groups: tuple[tuple[int | None, int, int, int], ...] = ()
 
     @property
     def all(self) -> list[DeviceBuffers]:
@@ -524,7 +526,18 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         # one f32 conv + ssm state per sequence (src/llama-memory-recurrent.cpp: mem_size = max(1, n_seq_max))
         at(i).rs += state_bytes * b.n_seq
     n_swa_cells = swa_cells(c, groups.last_window, s.llamacpp.swa_full) if groups.last_window else 0
-    return Pools(devs, host, host_weights_of, caches.per_token, n_swa_cells)
+    return Pools(devs, host, host_weights_of, caches.per_token, n_swa_cells, kv_window_groups(caches, c, s))
+
+
+def kv_window_groups(caches: _LayerCaches, c: Context, s: Settings) -> tuple[tuple[int | None, int, int, int], ...]:
+    """The attention layers by window (None first: those holding the whole context), each as (window, layers, KV
+    bytes per token, cells per stream): the terms of the KV cache's sum that --explain writes out."""
+    by: dict[int | None, tuple[int, int]] = {}
+    for _, bytes_per_token, window, _ in caches.attention:
+        n, b = by.get(window, (0, 0))
+        by[window] = (n + 1, b + bytes_per_token)
+    return tuple((w, n, b, swa_cells(c, w, s.llamacpp.swa_full) if w else c.n_ctx_seq)
+                 for w, (n, b) in sorted(by.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)))
 
 
 @dataclass(frozen=True)

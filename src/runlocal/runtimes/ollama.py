@@ -21,8 +21,9 @@ Rules, each cited where it is applied:
 - OLLAMA_KV_CACHE_TYPE sets K and V alike (llm/llama_server.go); a quantized V cache needs flash
   attention, which llama-server enforces (src/llama-context.cpp).
 - batch: chosen from the context and predicted VRAM (server/sched.go automaticGenerationBatch).
-- refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own
-  check in v0.13–v0.29 (llm/server.go verifyLayout); v0.30+ lets llama-server fail instead.
+- refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own check, worded
+  alike in every release before v0.30 from a function that moved (runtimes/versions.py OLLAMA_RAM_REFUSAL: llm/server.go
+  NewLlamaServer, then llamaServer.Load / ollamaServer.createLayout, then verifyLayout); v0.30+ lets llama-server fail.
 - a multimodal projector goes on the first GPU unless num_gpu is 0 or below the model's layers or a
   GPU has less than the projector + 1 GiB, and then --fit keeps that much free instead of 1 GiB
   (llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB). That is v0.31.2+; v0.30.0
@@ -301,6 +302,13 @@ class Ollama:
 
         asked = getattr(self, "version", None)   # set by runtimes._versioned for ollama==X
         return ollama_projector_rule(parse_version("ollama", asked) if asked else None)
+
+    def ram_refusal_words(self) -> str:
+        """Where this release words the system-memory refusal (runtimes/versions.py ollama_ram_refusal)."""
+        from .versions import ollama_ram_refusal, parse_version
+
+        asked = getattr(self, "version", None)
+        return ollama_ram_refusal(parse_version("ollama", asked) if asked else None)
 
     def projector(self, model: ModelSpec, s: Settings, targets: list[Target]) -> Projector:
         """The projector's bytes, whether it goes on the first GPU, Ollama's reason when not, and --fit's margin. A
@@ -612,13 +620,12 @@ class Ollama:
         return Allocation(
             settings=s_out, devices=devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
-            steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked,
+            steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked, kv_split=alloc.kv_split,
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
                          layers_assumption,
                          "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
-                         "the refusal message is Ollama v0.13–v0.29's (llm/server.go verifyLayout); "
-                         "v0.30+ lets llama-server fail to allocate instead",
+                         self.ram_refusal_words(),
                          *assumptions, *alloc.assumptions),
         )
 

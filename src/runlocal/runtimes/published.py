@@ -114,7 +114,30 @@ def serve_args(model: ModelSpec, quant: str | None) -> list[str]:
     entry = published_checkpoint(model, quant) if quant else None
     published = bool(entry and entry["format"] == quant and path == entry["repo"])
     online = (quant or "").lower() in ("fp8", "fp8_e4m3") and not (model.file_quant or "").lower().startswith("fp8")
+    if vllm_bnb_at_load(quant) and not stored_as(model, str(quant)):
+        return [path, "--quantization", "bitsandbytes"]    # in-flight 4-bit (docs features/quantization/bnb)
     return [path] + (["--quantization", "fp8"] if online and not published else [])
+
+
+BNB_4BIT = frozenset({"nf4", "fp4"})        # the 4-bit layouts vLLM's in-flight bitsandbytes makes
+
+
+def canonical_quant(quant: str) -> str:
+    """A quant as quant/formats.py names it (bnb-4bit → nf4, awq-int4 → awq)."""
+    from ..quant.formats import ALIASES
+
+    return ALIASES.get(quant.strip().lower(), quant.strip().lower())
+
+
+def stored_as(model: ModelSpec, quant: str) -> bool:
+    """The checkpoint is stored in this format, so any engine that reads its config loads it as stored."""
+    return bool(model.file_quant) and canonical_quant(quant) == canonical_quant(str(model.file_quant))
+
+
+def vllm_bnb_at_load(quant: str | None) -> bool:
+    """--quant nf4 / fp4 on vLLM: bitsandbytes 4-bit made at load (--quantization bitsandbytes, docs
+    features/quantization/bnb)."""
+    return bool(quant) and canonical_quant(str(quant)) in BNB_4BIT
 
 
 # --- published quantized checkpoints for vLLM and SGLang (data/published_checkpoints.json) ---------------------
@@ -193,7 +216,12 @@ def llama_server_model(model: ModelSpec, quant: str | None) -> list[str]:
             return ["-hf", entry["hf"]]          # one file per repo, in MXFP4
         return ["-hf", f"{entry['hf']}:{q}"]
     stem = model.id[:-5] if model.id.lower().endswith(".gguf") else model.id
-    return ["-m", f"{stem}-{gguf_quant(quant)}.gguf" if quant else f"{stem}.gguf"]
+    name = f"{stem}-{gguf_quant(quant)}.gguf" if quant else f"{stem}.gguf"
+    if model.source.endswith(".gguf"):
+        return ["-m", name]            # the user's own GGUF, re-quantized beside it (llama-quantize)
+    # no published GGUF repo known: a file the user makes or downloads, named as a placeholder rather than a file
+    # that may not exist (large quants are split: -m takes the first shard, …-00001-of-0000N.gguf)
+    return ["-m", f"PATH/TO/{name}"]
 
 
 def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | None]:

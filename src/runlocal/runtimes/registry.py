@@ -51,6 +51,8 @@ class Engine:
     device_kinds: tuple[str, ...] = ()
     gpu_backends: tuple[str, ...] = ()
     speed_backend: str | None = None    # hardware/speed.py's constants for it on any GPU (None: the GPU's ggml backend)
+    # why `check` refuses it on an Apple-silicon GPU (empty: it runs there, or runs_on says where it does not)
+    not_on_apple: str = ""
     parallel_flag: str = ""             # its own name for the requests it runs at once, as a user sets it
     parallel_label: str = "Parallel requests"   # the same, as the web form labels the field
     # the request's engine-specific fields (request.CheckRequest) its planner reads; one of them set for an engine
@@ -82,6 +84,18 @@ _SERVER_OPTIONS = ("max_num_batched_tokens", "tp", "pp", "enforce_eager")   # vL
 _VLLM_OPTIONS = (*_SERVER_OPTIONS, "gpu_memory_utilization", "swap_space", "dp", "expert_parallel", "enable_lora",
                  "max_loras", "max_lora_rank")
 
+# vLLM's macOS build: "On macOS the VLLM_TARGET_DEVICE is automatically set to cpu, which is currently the only
+# supported device" (docs/getting_started/installation/cpu.apple.inc.md); the GPU path is the separate vllm-metal
+# plugin over MLX (docs/getting_started/installation/gpu.apple.inc.md), whose memory is not vLLM's CUDA budget
+_VLLM_ON_MAC = ("vLLM has no Metal backend: on macOS it builds for the CPU only (VLLM_TARGET_DEVICE=cpu, docs: "
+                "installation/cpu, Apple silicon; --gpu none --ram N plans that), its Apple GPU path is the separate "
+                "vllm-metal plugin over MLX")
+# SGLang on a Mac: a from-source MLX / torch.mps backend (docs.sglang.io hardware-platforms/apple_metal, roadmap
+# sgl-project/sglang#19137), not the CUDA memory pool (mem_fraction_static) runtimes/sglang.py models
+_SGLANG_ON_MAC = ("SGLang's Apple-silicon backend is a from-source MLX build (SGLANG_USE_MLX=1, docs: "
+                  "hardware-platforms/apple_metal) whose memory runlocal does not model; its planner models the CUDA/ROCm "
+                  "pool")
+
 _LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 ENGINES: tuple[Engine, ...] = (
@@ -91,12 +105,12 @@ ENGINES: tuple[Engine, ...] = (
     Engine("vllm", "vllm:VLLM", (), "vllm", hub_checkpoints=True, multi_node=True, kv_auto=True,
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
            speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences",
-           own_options=_VLLM_OPTIONS),
+           own_options=_VLLM_OPTIONS, not_on_apple=_VLLM_ON_MAC),
     Engine("ollama", "ollama:Ollama", (), "llamacpp", ggml=True, server_environment=True, pinned_llama_cpp=True, more_gpus=False,
            parallel_flag="OLLAMA_NUM_PARALLEL=", parallel_label="OLLAMA_NUM_PARALLEL", own_options=_OLLAMA_OPTIONS),
     Engine("sglang", "sglang:SGLang", (), "sglang", kv_auto=True, hub_checkpoints=True, gpu_backends=("cuda", "rocm"),
            speed_backend="sglang", parallel_flag="--max-running-requests ", parallel_label="Max running requests",
-           own_options=(*_SERVER_OPTIONS, "mem_fraction_static")),
+           own_options=(*_SERVER_OPTIONS, "mem_fraction_static"), not_on_apple=_SGLANG_ON_MAC),
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
            quant_from_config_only=True,
            device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",

@@ -29,6 +29,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .tensor_parallel import head_split_refusal
 
 SGLANG_REF = "sglang 0.5.23"
 # The CUDA context a torch process holds before pre_model_load_memory is measured, and the cuBLAS workspace it
@@ -333,7 +334,7 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = refusal or kv_refusal or _refusal(budget, pool)
+        refusal = refusal or head_split_refusal(model, tp) or kv_refusal or _refusal(budget, pool)
         outside = _outside_budget(model, s, budget, pool.tokens)
         devices = tuple(
             DeviceMemory(g.name, g.kind, g.capacity, budget.weights, pool.kv_bytes, outside.activation + outside.graphs,

@@ -588,8 +588,9 @@ class Transformers:
         q = _quant_key(s.quant)
         from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
-        args = [f'"{serve_path(model).strip(chr(39))}"', f'device_map="{s.transformers.device_map}"']
-        imports = ["AutoModelForCausalLM"]
+        path = f'"{serve_path(model).strip(chr(39))}"'
+        args = [path, f'device_map="{s.transformers.device_map}"']
+        imports = ["AutoModelForCausalLM", "AutoTokenizer"]
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
             extra = ", bnb_4bit_use_double_quant=True" if q.endswith("-dq") else ""
             args.append(f'quantization_config=BitsAndBytesConfig(load_in_4bit=True, '
@@ -607,12 +608,18 @@ class Transformers:
         if self.max_memory:
             args.append("max_memory={" + ", ".join(
                 f'{k if k.isdigit() else repr(k)}: "{v // MiB}MiB"' for k, v in self.max_memory.items()) + "}")
+        # the snippet runs as pasted: the tokenizer and the prompt's input_ids are defined (a batch of s.parallel
+        # prompts padded with the EOS token where the tokenizer has no pad token, as many Llama ones have none)
+        prompts = '"Hello"' if s.parallel <= 1 else f'["Hello"] * {s.parallel}'
+        pad = "tok.pad_token = tok.pad_token or tok.eos_token; " if s.parallel > 1 else ""
+        padding = ", padding=True" if s.parallel > 1 else ""
         return (f"from transformers import {', '.join(imports)}; "
+                f"tok = AutoTokenizer.from_pretrained({path}); {pad}"
                 f"model = AutoModelForCausalLM.from_pretrained({', '.join(args)}); "
+                f'input_ids = tok({prompts}, return_tensors="pt"{padding}).input_ids.to(model.device); '
                 + (f"model.generate(input_ids, max_new_tokens={s.transformers.max_new_tokens})"
                    if s.transformers.max_new_tokens else
-                   f"model.generate(input_ids, max_length={s.ctx or DEFAULT_CTX})")
-                + (f"  # input_ids: a batch of {s.parallel} prompts" if s.parallel > 1 else ""))
+                   f"model.generate(input_ids, max_length={s.ctx or DEFAULT_CTX})"))
 
 
 def _fmt_mm(mm: dict[str, float]) -> str:

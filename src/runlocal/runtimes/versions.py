@@ -255,32 +255,34 @@ def ollama_llama_cpp(version: RuntimeVersion) -> tuple[int | None, str]:
     return build, f"llama-server at llama.cpp {r['llama_cpp']} (not a mapped release; v{v} before it: {r['source']})"
 
 
-# The llama.cpp build of a commit Ollama vendored before v0.30.0 (Makefile.sync FETCH_HEAD), where a public text names
-# it: 7f8ef50cc is b7209 (a dependency table "llama.cpp | b7209 (7f8ef50cc)"), ec98e2002 is b7437 (an ollama-sycl
-# patch script: "ollama v0.16.1 (ggml commit ec98e200, llama.cpp tag b7437)"). Ollama's vendored commit only moves
-# forward, so a commit vendored before 7f8ef50cc lies before b7209, and 17f7f4baa (v0.13.3) between b7209 and b7437.
-VENDORED_LLAMA_CPP_BUILDS = {"7f8ef50cc": 7209, "ec98e2002": 7437}
-
-
 def ollama_speed_build(version: RuntimeVersion | None) -> tuple[int, str]:
     """(the llama.cpp build whose ggml kernels this Ollama release runs, how it is known) for the speed rules gated by
     build (hardware/backend_speed.py rocm_expert_mmq, hardware/recurrent_speed.py): a llama-server release's
-    LLAMA_CPP_VERSION; a vendored release's commit by VENDORED_LLAMA_CPP_BUILDS, or the last known build at or before
-    it (a vendored commit is no newer than the next one known); the current release, the newest mapped build."""
+    LLAMA_CPP_VERSION; a vendored release's build as data/ollama_llama_cpp.json gives it (make_map.py: the sync
+    commit's message, a public text, or a lower bound read from the vendored source), else the last known build
+    before it (Ollama's vendored commit only moves forward), else — before every known one — the first known build,
+    taken as an upper bound; the current release, the newest mapped build. ``how`` ends before the build: --explain
+    prints it as "how = bNNNN"."""
     if version is None:
         return ollama_current_build(), "the newest mapped release's llama-server build"
     build, how = ollama_llama_cpp(version)
     if build is not None:
         return build, how
     rows = [r for key, _, r in _ollama_releases() if r["runs"] == "vendored" and key <= version.key[:3]]
-    commit = rows[-1]["llama_cpp"][:9] if rows else ""
-    if commit in VENDORED_LLAMA_CPP_BUILDS:
-        return VENDORED_LLAMA_CPP_BUILDS[commit], f"vendored llama.cpp {commit} = b{VENDORED_LLAMA_CPP_BUILDS[commit]}"
-    known = [(VENDORED_LLAMA_CPP_BUILDS[c], c) for c in dict.fromkeys(r["llama_cpp"][:9] for r in rows)
-             if c in VENDORED_LLAMA_CPP_BUILDS]
-    bound, at = known[-1] if known else (VENDORED_LLAMA_CPP_BUILDS["7f8ef50cc"], "")
-    return bound, (f"vendored llama.cpp {commit or '(before the map)'}: "
-                   + (f"after {at} = b{bound}, taken at b{bound}" if at else f"before b{bound}, taken at b{bound}"))
+    commit = rows[-1]["llama_cpp"][:9] if rows else "(before the map)"
+    if rows and "build" in rows[-1]:
+        r = rows[-1]
+        if r.get("build_bound") == "at least":
+            return r["build"], f"vendored llama.cpp {commit}, taken at the oldest build it can be ({r['build_source']})"
+        return r["build"], f"vendored llama.cpp {commit} ({r['build_source']})"
+    known = [r for r in rows if "build" in r]
+    if known:
+        r = known[-1]
+        return r["build"], (f"vendored llama.cpp {commit}, taken at the build of {r['llama_cpp'][:9]}, vendored before "
+                            f"it ({r['build_source']})")
+    first = next(r for _, _, r in _ollama_releases() if "build" in r)
+    return first["build"], (f"vendored llama.cpp {commit}, older than {first['llama_cpp'][:9]} ({first['build_source']}): "
+                            "taken at that build, an upper bound")
 
 
 def ollama_current_build() -> int:
@@ -313,6 +315,31 @@ def ollama_gdn(version: RuntimeVersion | None) -> str:
         return "fused"
     build, _ = ollama_llama_cpp(version)
     return "fused" if build is None else llamacpp_gdn(RuntimeVersion(f"b{build}", (build,)))
+
+
+# Where each Ollama release refuses a model for system memory, all with the one message "model requires more system
+# memory (%s) than is available (%s)" (free RAM + free swap; not on macOS, whose swap is dynamic), read in
+# ollama/ollama llm/server.go at each tag: (first release, the function at that tag, what it compares).
+OLLAMA_RAM_REFUSAL: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0,), "llm/server.go NewLlamaServer (v0.4.1–v0.11.4): llm/memory.go's estimate, TotalSize − VRAMSize"),
+    ((0, 11, 5), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
+                 "and ollamaServer.createLayout (Go engine: the layers left off the GPUs) (v0.11.5–v0.12.6)"),
+    ((0, 12, 7), "llm/server.go llamaServer.Load (llama.cpp runner: llm/memory.go's estimate, TotalSize − VRAMSize) "
+                 "and ollamaServer.verifyLayout (Go engine: the layers left off the GPUs) (v0.12.7–v0.12.10)"),
+    ((0, 12, 11), "llm/server.go llmServer.verifyLayout, both runners: the layers left off the GPUs (v0.12.11–v0.24)"),
+)
+
+
+def ollama_ram_refusal(version: RuntimeVersion | None) -> str:
+    """Where this Ollama release words its system-memory refusal (the message runlocal prints for a CPU share over the
+    host's RAM), or that from v0.30.0 it has none of its own (llama-server fails to allocate instead)."""
+    message = '"model requires more system memory (X) than is available (Y)"'
+    if version is None or version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        return (f"the refusal message is Ollama v0.12.11–v0.24's {message} (llm/server.go llmServer.verifyLayout); "
+                f"{'this release' if version else 'the current release'} (v0.30+) has no such check of its own: "
+                "llama-server fails to allocate instead")
+    where = [w for first, w in OLLAMA_RAM_REFUSAL if version.key >= first][-1]
+    return f"the refusal message is Ollama {version.text}'s {message}: {where}, at ollama/ollama v{version.text}"
 
 
 def ollama_projector_rule(version: RuntimeVersion | None) -> str:

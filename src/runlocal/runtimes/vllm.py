@@ -42,14 +42,13 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
   1 block per mamba group (2 with prefix caching in mode "align", one per block in "all"). Both logged
   hybrid-GDN records fit exactly (issue #40691: 1,487 blocks → 290,864 tokens, 33.04x; the talos PR: 208 →
   302,921, 2.31x). V0 / pre-hybrid engines: the recurrent state is left out of the pool (not modelled).
-* The profile run (gpu_model_runner.py, profile_run): one forward pass over max_num_batched_tokens
-  (V0 without chunked prefill: max(max_model_len, 2048)), then the sampler over max_num_seqs rows of
-  logits; the peak is the larger of the two. V0 samples on the driver (rank 0) alone: the other
-  tensor-parallel ranks profile the forward only, so rank 0 holds the smallest pool (issue #13061).
-  Fitted on the logs: the forward costs ≈ 6 bytes per token per (hidden + intermediate/TP) feature
-  for a 16-bit model (Llama-3.1-8B on an RTX 3090, issue #10517: 2.07 GiB at 20,000 tokens, 2.99 GiB
-  at 29,000 → 109.8 kB/token; 6 × (4096 + 14336) = 110.6 kB); V1's sampler run ≈ 38.5 B per logit
-  (five H100 logs), which dominates with 1024 rows; V0's (v0.6.5+) ≈ 39.2 B over 256 rows.
+* The profile run (gpu_model_runner.py, profile_run): one forward pass over max_num_batched_tokens (V0 without
+  chunked prefill: max(max_model_len, 2048)), then the sampler over max_num_seqs rows of logits; the peak is the
+  larger of the two. V0 samples on the driver (rank 0) alone: the other tensor-parallel ranks profile the forward
+  only, so rank 0 holds the smallest pool (issue #13061). Fitted on the logs: the forward costs ≈ 6 bytes per token
+  per (hidden + intermediate/TP) feature for a 16-bit model (Llama-3.1-8B on an RTX 3090, issue #10517: 2.07 GiB at
+  20,000 tokens, 2.99 GiB at 29,000 → 109.8 kB/token; 6 × (4096 + 14336) = 110.6 kB); V1's sampler run ≈ 38.5 B
+  per logit (five H100 logs), which dominates with 1024 rows; V0's (v0.6.5+) ≈ 39.2 B over 256 rows.
 * Defaults (vllm/engine/arg_utils.py, _set_default_args, v0.8–v0.11): `vllm serve` on a GPU of
   ≥ 70 GiB that is not an A100: max_num_batched_tokens 8192, max_num_seqs 1024; otherwise 2048 / 256.
 
@@ -69,6 +68,7 @@ from ..units import GiB, MiB, round_up
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .options import VLLMOptions
 from .published import kernel_check
+from .tensor_parallel import head_split_refusal
 from .vllm_parallel import explain_parallel
 
 DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
@@ -726,7 +726,7 @@ class VLLM:
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
-        refusal = _refusal(b, pool, gpu, s.ctx, cpu_only) or kernel_refusal
+        refusal = head_split_refusal(model, tp) or _refusal(b, pool, gpu, s.ctx, cpu_only) or kernel_refusal
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))

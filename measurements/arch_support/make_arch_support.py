@@ -1,0 +1,137 @@
+"""Which llama.cpp builds and Ollama releases can load each architecture the catalog uses, read from a clone of
+github.com/ollama/ollama (a mirror with tags), and public texts where they pin a build.
+
+Writes src/runlocal/data/arch_support.json (read by runlocal.runtimes.arch_support):
+
+* llama.cpp: an architecture loads where src/llama-arch.cpp's LLM_ARCH_NAMES holds its name (llama_model_load's
+  "unknown model architecture" otherwise). ggml-org/llama.cpp's own history is over the size a session may fetch
+  (1.47 GB), so the builds are read where Ollama vendored llama.cpp at a build it names: each vendored release's
+  llama/llama.cpp/src/llama-arch.cpp with the build data/ollama_llama_cpp.json gives it (make_map.py: Ollama's sync
+  commits "Update GGML to b6646", "ggml update to b6840", "update to b7209"; ec98e2002 = b7437; a lower bound for
+  17f7f4baa), and the tree of the commit Ollama's b1fccabb3 reverted, "Update vendored llama.cpp to b7847". An
+  architecture absent from a build is absent from every older one (names are added, never removed), present in one
+  is present in every newer one: so ``without`` is the newest such build lacking it, ``with`` the oldest holding it.
+  A public text narrows them (TEXTS: a release tag a maintainer names, a log's build line).
+* Ollama before v0.30.0: a release loads an architecture its vendored llama.cpp names OR its Go engine registers
+  (model/models/*: model.Register("name", …); the runner picks the Go engine for those). ``ollama`` lists, per
+  architecture, the first release from which every later vendored-era release loads it, and how. From v0.30.0 Ollama
+  runs llama-server at its LLAMA_CPP_VERSION build (9db4bdbad, "use llama-server exclusively for GGML models"): the
+  llama.cpp rule at that build.
+
+Usage: python measurements/arch_support/make_arch_support.py /path/to/ollama/.git
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "src" / "runlocal" / "data" / "arch_support.json"
+MAP = ROOT / "src" / "runlocal" / "data" / "ollama_llama_cpp.json"
+CATALOG = ROOT / "src" / "runlocal" / "data" / "gguf_catalog_names.json"
+ARCH_FILE = "llama/llama.cpp/src/llama-arch.cpp"
+NAME = re.compile(r'\{\s*LLM_ARCH_\w+\s*,\s*"([^"]+)"\s*\}')
+REGISTER = re.compile(r'model\.Register\("([^"]+)"')
+# trees Ollama committed at a build its message names, outside the release tags
+EXTRA_TREES = (("b1fccabb3^", 7847, "ollama/ollama b1fccabb3^, the tree b1fccabb3 reverts: \"Update vendored llama.cpp "
+                                    "to b7847 (#14061)\""),)
+# public texts that pin a build: (arch, "first" | "with", build, PR, where)
+TEXTS = (
+    ("qwen3next", "first", 7186, "ggml-org/llama.cpp PR #16095",
+     "ollama/ollama#12349, rick-github 2025-12-03: \"The next vendor sync after b7186 will make support available\" "
+     "(b7186 linked as the release that brought PR #16095)"),
+    ("qwen3vl", "with", 6900, "ggml-org/llama.cpp PR #16780",
+     "xorbitsai/xllamacpp PR #88 \"Update llama.cpp to b6900\": \"Support qwen3vl: …llama.cpp/pull/16780\""),
+    ("qwen35", "with", 9079, "ggml-org/llama.cpp PR #19468 (commit fc0fe4004)",
+     "ollama/ollama PR #15899, nova2moon 2026-05-08: Ollama 0.23.2 answers \"unknown model architecture: 'qwen35'\"; "
+     "\"The workaround is to run using latest llama.cpp: build: b9079\""),
+    ("qwen35moe", "with", 9079, "ggml-org/llama.cpp PR #19468 (commit fc0fe4004)",
+     "as qwen35: PR #19468 added qwen35 and qwen35moe (lgrammel/llama-cpp-provider#26: \"Support was added in commit "
+     "fc0fe4004…\"; iacopPBK/llama.cpp-gfx906#18 and lemonade-sdk/lemonade#1189 quote \"unknown model architecture: "
+     "'qwen35moe'\" from builds before it); its first build is not named: the b9079 log above loads qwen35"),
+)
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=False).stdout
+
+
+def key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def llama_cpp(repo: str, archs: list[str], releases: dict) -> dict:
+    points = []        # (build, is a lower bound, names, where)
+    for v, r in releases.items():
+        if r["runs"] == "vendored" and "build" in r:
+            names = set(NAME.findall(git(repo, "show", f"v{v}:{ARCH_FILE}")))
+            points.append((r["build"], r.get("build_bound") == "at least", names, f"ollama/ollama v{v}:{ARCH_FILE}"))
+    for rev, build, where in EXTRA_TREES:
+        points.append((build, False, set(NAME.findall(git(repo, "show", f"{rev}:{ARCH_FILE}"))), where))
+    out = {}
+    for arch in archs:
+        # absent at a commit of build ≥ b: absent at b (lower bounds count as that build); present: at its build
+        without = [(b, w) for b, _, names, w in points if arch not in names]
+        with_ = [(b, w) for b, low, names, w in points if arch in names and not low]
+        row: dict = {"without": max(without)[0] if without else None, "with": min(with_)[0] if with_ else None,
+                     "source": "; ".join(x for x in (
+                         f"absent from {max(without)[1]} (b{max(without)[0]})" if without else "",
+                         f"in {min(with_)[1]} (b{min(with_)[0]})" if with_ else "") if x)}
+        for a, kind, build, pr, where in TEXTS:
+            if a != arch:
+                continue
+            row["pr"] = pr
+            if kind == "first":
+                row["first"] = build
+            if row["with"] is None or build < row["with"]:
+                row["with"] = build
+            row["source"] += f"; {where}"
+            assert row["without"] is None or build > row["without"], (arch, build, row)
+        out[arch] = row
+    return out
+
+
+def ollama(repo: str, archs: list[str], releases: dict) -> dict:
+    vendored = sorted((key(v), v) for v, r in releases.items() if r["runs"] == "vendored")
+    loads: dict[str, list[tuple[str, str]]] = {a: [] for a in archs}
+    for _, v in vendored:
+        names = set(NAME.findall(git(repo, "show", f"v{v}:{ARCH_FILE}")))
+        engine = set(REGISTER.findall(git(repo, "grep", "-h", "model.Register(", f"v{v}", "--", "model/models/")))
+        for a in archs:
+            how = ("Go engine" if a in engine else "") + (" and " if a in engine and a in names else "") + \
+                  ("vendored llama.cpp" if a in names else "")
+            loads[a].append((v, how))
+    out = {}
+    for a, rows in loads.items():
+        first = None
+        for i, (v, how) in enumerate(rows):
+            if how and all(h for _, h in rows[i:]):
+                first = (v, how)
+                break
+        missing_after = [v for v, h in rows[rows.index(first):] if not h] if first else []
+        assert not missing_after
+        out[a] = ({"first": first[0], "how": first[1],
+                   "source": f"ollama/ollama v{first[0]}: " + " / ".join(
+                       x for x in ((f"{ARCH_FILE} names \"{a}\"" if "llama.cpp" in first[1] else ""),
+                                   (f"model/models registers \"{a}\"" if "Go" in first[1] else "")) if x)}
+                  if first else {"first": None, "how": "", "source": "no release before v0.30.0 loads it"})
+        if first and rows[0][0] == first[0]:
+            out[a]["source"] += " (the oldest release mapped)"
+    return out
+
+
+def main(repo: str) -> None:
+    releases = json.loads(MAP.read_text(encoding="utf-8"))["releases"]
+    archs = sorted({m["arch"] for m in json.loads(CATALOG.read_text(encoding="utf-8"))["models"].values() if m["arch"]})
+    doc = {"_source": "measurements/arch_support/make_arch_support.py over github.com/ollama/ollama (tags; newest commit "
+                      f"read {git(repo, 'log', '-1', '--format=%h %ad', '--date=short').strip()}) and the public texts it "
+                      "cites",
+           "llama_cpp": llama_cpp(repo, archs, releases), "ollama": ollama(repo, archs, releases)}
+    OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{len(archs)} architectures → {OUT}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,134 @@
+"""Can the named build load the model's architecture? `--runtime llama.cpp==b5000` or `ollama==0.12.0` with a model
+whose architecture came later is refused, with the first build / release known to load it, not planned.
+
+data/arch_support.json (measurements/arch_support/make_arch_support.py) holds, per architecture the catalog uses:
+for llama.cpp the newest build known without its name in src/llama-arch.cpp's LLM_ARCH_NAMES (``without``), the oldest
+known with it (``with``) and, where a public text pins it, the first (``first``); for Ollama before v0.30.0 the first
+release whose vendored llama.cpp names it or whose Go engine registers it. llama.cpp's loader throws "unknown model
+architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with`` is
+planned and says it is assumed. Unversioned runtimes (the current release) and architectures the table does not hold
+are not checked. One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from .versions import OLLAMA_LLAMA_SERVER_FROM, RuntimeVersion, ollama_llama_cpp, parse_version
+
+TABLE = "arch_support.json"
+CANNOT_LOAD = "the build cannot load the model"   # a refused plan's speed["not_predicted"]
+LOADER = "llama.cpp src/llama-model.cpp: \"unknown model architecture: '{arch}'\""
+# docs/linux.mdx "Installing specific versions": curl -fsSL https://ollama.com/install.sh | OLLAMA_VERSION=0.5.7 sh
+OLLAMA_INSTALL = "curl -fsSL https://ollama.com/install.sh | OLLAMA_VERSION={v} sh"
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    from importlib.resources import files
+
+    return json.loads(files("runlocal.data").joinpath(TABLE).read_text(encoding="utf-8"))
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def llamacpp_loads(build: int, arch: str) -> tuple[bool | None, str, str]:
+    """(True: known to load, False: known not to, None: assumed to or not checked; the first build known to load it, as
+    words; what is known and where it was read)."""
+    row = _table()["llama_cpp"].get(arch)
+    if row is None:
+        return None, "", f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}): not checked"
+    first, without, with_ = row.get("first"), row["without"], row["with"]
+    pr = f" ({row['pr']})" if row.get("pr") else ""
+    can = (f"b{first}{pr}" if first else
+           f"a build after b{without}{pr}" + (f"; b{with_} has it" if with_ else "") if without is not None else "")
+    if (first and build < first) or (without is not None and build <= without):
+        return False, can, f"'{arch}' first loaded by {can}: {row['source']}"
+    if with_ is not None and build < with_ and not first:
+        return None, can, (f"'{arch}'{pr} assumed known to b{build}: b{without} lacks it, b{with_} has it "
+                           f"({row['source']})" if without else
+                           f"'{arch}' known by b{with_}; older builds not checked ({row['source']})")
+    return True, can, f"'{arch}' known to b{build}{pr} ({row['source']})"
+
+
+def model_arch(spec) -> str | None:
+    """The model's GGUF architecture: a catalog model's from the shipped names table, a GGUF file's
+    general.architecture; None where neither says (an uncatalogued Hub checkpoint: not checked)."""
+    from ..quant.gguf_names_table import catalog_arch
+
+    arch = catalog_arch(spec)
+    if arch is None and spec.architecture == spec.family:       # a GGUF file's general.architecture
+        arch = spec.architecture
+    return arch or None
+
+
+def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
+    """(refusal, --explain words, architecture) for the planner's named build (``planner.version``), as
+    arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama."""
+    version = getattr(planner, "version", None)
+    if version is None or planner.name not in ("llama.cpp", "ollama"):
+        return None, "", None
+    arch = model_arch(spec)
+    refused, how = arch_refusal(planner.name, version, arch)
+    return refused, how or ("the model's GGUF architecture is not known here (not a catalog model or a GGUF file): "
+                            "not checked"), arch
+
+
+def arch_refusal(runtime: str, version_text: str | None, arch: str | None) -> tuple[str | None, str]:
+    """(why the named build cannot load ``arch`` — the verdict's reason, with the first build / release that can and
+    how to update —, or None; the --explain line: what was checked and where it was read)."""
+    if version_text is None or not arch or runtime not in ("llama.cpp", "ollama"):
+        return None, ""
+    version = parse_version(runtime, version_text)
+    if runtime == "ollama":
+        return _ollama(version, arch)
+    ok, can, how = llamacpp_loads(version.key[0], arch)
+    if ok is not False:
+        return None, how
+    build = _table()["llama_cpp"][arch].get("first") or _table()["llama_cpp"][arch]["with"]
+    return (f"llama.cpp b{version.key[0]} cannot load this model: {LOADER.format(arch=arch)}. First loaded by {can}. "
+            f"Update llama.cpp: b{build} or later (https://github.com/ggml-org/llama.cpp/releases/tag/b{build}; from "
+            "source: git pull, then rebuild)"), how
+
+
+def _ollama(version: RuntimeVersion, arch: str) -> tuple[str | None, str]:
+    if version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+        build, _ = ollama_llama_cpp(version)
+        ok, can, how = llamacpp_loads(build or 0, arch)
+        if ok is False:
+            return (f"Ollama {version.text} (llama-server at b{build}) cannot load this model: "
+                    f"{LOADER.format(arch=arch)}. First loaded by llama.cpp {can}. Update Ollama: "
+                    "curl -fsSL https://ollama.com/install.sh | sh"), how
+        return None, f"Ollama {version.text}: llama-server at b{build}: {how}"
+    row = _table()["ollama"].get(arch)
+    if row is None:
+        return None, f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}): not checked"
+    first = row["first"]
+    if first is not None and version.key[:3] >= _key(first):
+        # the Go engine reads Ollama's own library GGUFs; a community GGUF of a name the vendored llama.cpp lacks
+        # fails there (ollama/ollama PR #15899: Ollama 0.23.2, "unknown model architecture: 'qwen35'")
+        only_go = "vendored" not in row["how"]
+        return None, (f"Ollama {version.text} loads '{arch}' ({row['how']}, since v{first}: {row['source']})"
+                      + ("; through its Go engine only: Ollama's library model loads, a community GGUF does not "
+                         "(its vendored llama.cpp lacks the name: ollama/ollama PR #15899)" if only_go else ""))
+    if first is not None and version.key[:3] < min(_key(v) for v in _releases()):
+        return None, f"Ollama {version.text} is older than the releases mapped: '{arch}' not checked"
+    can, at = (f"v{first} ({row['how']})", first) if first else ("v0.30.0 (llama-server)", "0.30.0")
+    how = (f"neither Ollama {version.text}'s vendored llama.cpp (llama/llama.cpp/src/llama-arch.cpp) nor its Go engine "
+           f"(model/models) names '{arch}'; first loaded by {can}: {row['source']}")
+    return (f"Ollama {version.text} cannot load this model: {LOADER.format(arch=arch)} (neither its vendored llama.cpp "
+            f"nor its Go engine knows it). First loaded by Ollama {can}. Update Ollama: "
+            f"{OLLAMA_INSTALL.format(v=at)} (without OLLAMA_VERSION: the newest)"), how
+
+
+@lru_cache(maxsize=1)
+def _releases() -> tuple[str, ...]:
+    from importlib.resources import files
+
+    from .versions import OLLAMA_BUILDS_PATH
+
+    return tuple(json.loads(files("runlocal.data").joinpath(OLLAMA_BUILDS_PATH).read_text(encoding="utf-8"))["releases"])

@@ -1,0 +1,98 @@
+"""A named build that cannot load the model's architecture is refused, not planned (runtimes/arch_support.py,
+data/arch_support.json from measurements/arch_support/make_arch_support.py over the ollama/ollama tags).
+
+Independent sources the table is checked against:
+- ollama/ollama#12349 (Qwen3-Next), rick-github 2025-12-03: "The next vendor sync after b7186 will make support
+  available in ollama" — llama.cpp's first build with qwen3next is b7186 (PR #16095), and no Ollama release before
+  that sync loads it (Ollama v0.12.0, 2025-09, vendors e54d41bef).
+- ollama/ollama PR #15899 (2026-04-30): "Ollama's vendored llama.cpp only recognizes "qwen3next"", not qwen35 /
+  qwen35moe; Ollama 0.23.2 answers "unknown model architecture: 'qwen35'" for a community GGUF, which llama.cpp
+  b9079 loads.
+- Ollama's sync commit 0cf7794b1 ends "update to b7209": v0.13.2's vendored llama.cpp is b7209, after b7186.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+from asking import ask
+
+from runlocal.runtimes.arch_support import arch_refusal
+
+TABLE = json.loads(files("runlocal.data").joinpath("arch_support.json").read_text(encoding="utf-8"))
+
+
+def test_ollama_0_12_0_cannot_load_qwen3_next_and_says_which_release_can():
+    plan, _ = ask("runlocal check qwen3-next-80b-a3b --runtime ollama==0.12.0 --gpu 'rtx 4090'")
+    assert plan.verdict == "does_not_fit"
+    assert "unknown model architecture: 'qwen3next'" in plan.allocation.refusal
+    # the vendor sync after b7186 (ollama#12349) is v0.13.2's ("update to b7209")
+    assert "v0.13.2" in plan.allocation.refusal and "OLLAMA_VERSION=0.13.2" in plan.allocation.refusal
+    assert plan.speed["decode_tokens_per_s"] is None and plan.speed["prefill_tokens_per_s"] is None
+    assert plan.fixes == () and plan.max_context is None
+    # the release that first vendors a build ≥ b7186 plans it
+    plan, _ = ask("runlocal check qwen3-next-80b-a3b --runtime ollama==0.13.2 --gpu 'rtx 4090'")
+    assert plan.allocation.refusal is None and plan.speed["decode_tokens_per_s"]
+
+
+def test_llama_cpp_builds_before_b7186_cannot_load_qwen3_next():
+    for build in ("b5000", "b6840", "b7185"):
+        plan, _ = ask(f"runlocal check qwen3-next-80b-a3b --runtime llama.cpp=={build} --gpu 'rtx 4090'")
+        assert plan.verdict == "does_not_fit" and "First loaded by b7186" in plan.allocation.refusal, build
+        assert "releases/tag/b7186" in plan.allocation.refusal and plan.speed["decode_tokens_per_s"] is None
+    plan, _ = ask("runlocal check qwen3-next-80b-a3b --runtime llama.cpp==b7186 --gpu 'rtx 4090'")
+    assert plan.allocation.refusal is None and plan.speed["decode_tokens_per_s"]
+    step = next(s for s in plan.steps if s.label == "architecture")
+    assert step.value == "qwen3next" and "#12349" in step.formula
+
+
+def test_qwen35_is_unknown_to_ollamas_vendored_llama_cpp():
+    # PR #15899: the vendored llama.cpp never learnt qwen35; Ollama's Go engine did, so Ollama's own library models load
+    assert "vendored" not in TABLE["ollama"]["qwen35"]["how"] and "Go engine" in TABLE["ollama"]["qwen35"]["how"]
+    row = TABLE["llama_cpp"]["qwen35"]
+    assert row["with"] <= 9079 < 9452          # the b9079 log loads it; so does every Ollama llama-server (b9452 on)
+    refused, _ = arch_refusal("llama.cpp", "b7000", "qwen35")
+    assert refused and "unknown model architecture: 'qwen35'" in refused
+    refused, how = arch_refusal("llama.cpp", "b8500", "qwen35")          # between the known builds: assumed, said so
+    assert refused is None and "assumed" in how
+    assert arch_refusal("ollama", "0.30.0", "qwen35")[0] is None
+
+
+def test_table_agrees_with_the_public_texts():
+    assert TABLE["llama_cpp"]["qwen3next"]["first"] == 7186
+    assert TABLE["llama_cpp"]["qwen3next"]["without"] < 7186 <= 7209        # b7209 (v0.13.2) has it
+    assert TABLE["ollama"]["qwen3next"]["first"] == "0.13.2"
+    for arch, row in TABLE["llama_cpp"].items():      # a build known without precedes the one known with
+        assert row["without"] is None or row["with"] is None or row["without"] < row["with"], arch
+
+
+def test_current_and_unmapped_runtimes_are_not_checked():
+    plan, _ = ask("runlocal check qwen3-next-80b-a3b --gpu 'rtx 4090'")
+    assert plan.allocation.refusal is None and not any(s.label == "architecture" for s in plan.steps)
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime llama.cpp==b5000 --gpu 'rtx 4090'")
+    assert plan.allocation.refusal is None        # llama: known by b6646, older builds not checked (no refusal)
+    assert arch_refusal("vllm", "0.10.0", "qwen3next") == (None, "")
+
+
+def test_a_go_engine_only_architecture_says_a_community_gguf_will_not_load():
+    # ollama PR #15899: Ollama 0.23.2 runs its library's qwen35 (Go engine) but answers "unknown model architecture:
+    # 'qwen35'" for a community GGUF, which goes to the vendored llama.cpp
+    refused, how = arch_refusal("ollama", "0.23.2", "qwen35")
+    assert refused is None and "Go engine only" in how and "#15899" in how
+    assert "Go engine only" not in arch_refusal("ollama", "0.13.2", "qwen3next")[1]
+
+
+def test_best_and_compare_refuse_what_the_build_cannot_load():
+    # `best` ranked devices by tokens/s for qwen3-next under Ollama 0.12.0, which cannot load it (ollama#12349)
+    import pytest
+
+    from runlocal.choose import best
+    from runlocal.compare import compare_devices
+    from runlocal.errors import InputError
+    from runlocal.model.catalog import lookup
+
+    with pytest.raises(InputError, match=r"^runtime: Ollama 0.12.0 cannot load this model.*v0.13.2"):
+        best(lookup("qwen3-next-80b-a3b"), runtime="ollama==0.12.0")
+    with pytest.raises(InputError, match=r"^runtime: llama.cpp b5000 cannot load this model.*b7186"):
+        compare_devices(["rtx 4090"], model="qwen3-next-80b-a3b", runtime="llama.cpp==b5000")
