@@ -29,8 +29,11 @@ def test_each_compare_row_is_the_plan_check_makes(model, ctx):
 
 
 def test_the_reviewed_case_is_tight_with_its_ram_condition():
-    """The review's own case: check said tight at 10,752 with 'runs, tight, if RAM ≥ 33 GiB'; compare now says it."""
+    """The review's own case: check said tight with 'runs, tight, if RAM ≥ 33 GiB' where compare said does not fit;
+    compare now says what check says (the largest context is whatever check's plan gives: 10,752 at the review,
+    8,960 on main at this branch's merge — the agreement is what is tested)."""
     row = compare_devices(["rtx-3060"], model="llama-3.1-70b", ctx=8192)[0]
     plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, use_measurements=False))
-    assert (row["verdict"], row["max_context"]) == (plan.verdict, plan.max_context) == ("tight", 10752)
+    assert (row["verdict"], row["max_context"]) == (plan.verdict, plan.max_context)
+    assert row["verdict"] == "tight" and row["max_context"] > 8192      # runs at the 8K asked, as check says
     assert row["conditions"][0].startswith("runs, tight, if RAM ≥ 33 GiB; at 32 GiB it does not fit")
