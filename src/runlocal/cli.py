@@ -391,9 +391,12 @@ def compare(
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     best_quant_each: bool = typer.Option(False, "--best-quant-each",
                                          help="plan each device at the best quant it fits (default: one for all)"),
+    ram: str | None = typer.Option(None, "--ram", help="the host's RAM, as check --ram (default: each row says "
+                                                        "what it needs where its verdict turns on it)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
+    """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed. A device may be
+    a VRAM figure (20G, 2x24G)."""
     from .compare import compare_devices
     from .errors import RunlocalError
     from .render.choose_text import render_compare
@@ -401,7 +404,7 @@ def compare(
 
     try:
         rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
-                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each)
+                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each, ram=ram)
     except RunlocalError as e:
         _fail(e)
         return

@@ -100,7 +100,9 @@ class _Plans:
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
-                    policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
+                    policy=None, best_quant_each: bool = False, ram: str | None = None) -> list[dict[str, Any]]:
+    """The rows, in the order named. ``ram`` is the host's RAM (as `check --ram`); unstated, each row's plan says
+    what RAM it needs where the verdict turns on it, as check's does."""
     from .choose import DEFAULT_CTX, _may_run_whole, best_fit, quant_ladder, runtime_label
     from .runtimes import get_runtime
 
@@ -129,7 +131,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
     shown: dict[int, tuple] = {}          # shown: row index → (targets, quant) of the plan whose max_context it shows
     hardware: list[tuple[list, list[str]]] = []   # each row's targets and the notes on where their sizes came from
     for name in names:
-        row, targets, notes = _device_row(name, used, sweep_ctx)
+        row, targets, notes = _device_row(name, used, sweep_ctx, ram)
         hardware.append((targets, notes))
         if plans is not None:
             ladder = quant_ladder(rt, quant, plans.spec)
@@ -178,7 +180,7 @@ def vram_figure(name: str) -> list[int] | None:
     return parse_sizes(name, field="devices") if _VRAM_FIGURE.match(name) else None
 
 
-def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], list, list[str]]:
+def _device_row(name: str, used: bool, sweep_ctx: int, ram: str | None = None) -> tuple[dict[str, Any], list, list[str]]:
     """The hardware columns of a row (capacity, bandwidth, prices, the largest catalog model), its targets and the
     notes on where their sizes came from."""
     from .choose import device_price, spec_string
@@ -187,11 +189,11 @@ def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], 
 
     sizes = vram_figure(name)
     if sizes is not None:
-        return _figure_row(name, sizes, sweep_ctx)
+        return _figure_row(name, sizes, sweep_ctx, ram)
     devs = parse_device_spec(name)
     dev, count = devs[0], len(devs)
     mixed = any(d.id != dev.id for d in devs)
-    targets, named = targets_from_options(name, None, None)
+    targets, named = targets_from_options(name, None, ram)
     gpu_side = [t for t in targets if t.kind != "cpu"] or targets
     capacity = sum(t.capacity for t in gpu_side)
     price = device_price(dev, used=used) if not mixed else None
@@ -214,12 +216,12 @@ def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], 
     return row, targets, named
 
 
-def _figure_row(name: str, sizes: list[int], sweep_ctx: int) -> tuple[dict[str, Any], list, list[str]]:
+def _figure_row(name: str, sizes: list[int], sweep_ctx: int, ram: str | None) -> tuple[dict[str, Any], list, list[str]]:
     """A row for GPUs known only by their memory, planned as `check --vram` plans them: no bandwidth, so no speed;
     no price, so no value per dollar."""
     from .hardware.targets import targets_from_options
 
-    targets, notes = targets_from_options(None, name, None)
+    targets, notes = targets_from_options(None, name, ram)
     capacity = sum(t.capacity for t in targets if t.kind != "cpu")
     row: dict[str, Any] = {
         "spec": name.strip(), "id": None, "name": f"Custom GPU{'s' if len(sizes) > 1 else ''}, {name.strip()}",

@@ -213,7 +213,7 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
             "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False),
-            "best_quant_each": (bool, False)}, compare_help), ""),
+            "best_quant_each": (bool, False), "ram": (str | None, None)}, compare_help), ""),
         "cost": _model("CostArgs", _with_help({
             "model": (str, ...), "gpu": (str, ...), "hours_per_day": (float, 8.0), "kwh_price": (float, 0.18),
             "years": (float, 3.0), "utilization": (float, 1.0), "used": (bool, False), "price": (float | None, None),
@@ -293,7 +293,8 @@ def compare_doc(a: dict[str, Any], policy=None):
     from .compare import compare_devices
 
     return compare_devices(a["devices"], model=a["model"], ctx=_ctx(a["ctx"]), runtime=a["runtime"],
-                           quant=a["quant"], used=a["used"], policy=policy, best_quant_each=a["best_quant_each"])
+                           quant=a["quant"], used=a["used"], policy=policy, best_quant_each=a["best_quant_each"],
+                           ram=a["ram"])
 
 
 def cost_doc(a: dict[str, Any], policy=None):

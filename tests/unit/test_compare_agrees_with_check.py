@@ -37,3 +37,13 @@ def test_the_reviewed_case_is_tight_with_its_ram_condition():
     assert (row["verdict"], row["max_context"]) == (plan.verdict, plan.max_context)
     assert row["verdict"] == "tight" and row["max_context"] > 8192      # runs at the 8K asked, as check says
     assert row["conditions"][0].startswith("runs, tight, if RAM ≥ 33 GiB; at 32 GiB it does not fit")
+
+
+@pytest.mark.parametrize("ram", ["32G", "64G"])
+def test_with_the_ram_stated_compare_and_check_agree_without_a_condition(ram):
+    """`compare --ram` is check's --ram: the RAM is known, so no row carries an "if RAM ≥" condition; at 32 GiB the
+    70B on a 12 GB card does not fit (the condition above says so), at 64 GiB it runs."""
+    row = compare_devices(["rtx-3060"], model="llama-3.1-70b", ctx=8192, ram=ram)[0]
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, ram=ram, use_measurements=False))
+    assert (row["verdict"], row["max_context"], row["conditions"]) == (plan.verdict, plan.max_context, [])
+    assert row["verdict"] == ("does_not_fit" if ram == "32G" else "tight")

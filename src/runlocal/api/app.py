@@ -43,6 +43,7 @@ from .schemas import (
     PlanDoc,
     PriceQuery,
     QuantQuery,
+    RamQuery,
     RentQuery,
     RuntimeQuery,
     TokensQuery,
@@ -267,11 +268,11 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     # compare and best are pure functions of their query for this app's policy, as /check's plans are: each answer
     # is made once (seconds for a large model) and kept; an error is raised, so never kept
     @lru_cache(maxsize=256)
-    def compare_answer(devices: tuple[str, ...], model, ctx, runtime, quant, used):
+    def compare_answer(devices: tuple[str, ...], model, ctx, runtime, quant, used, ram):
         from ..compare import compare_devices
 
         return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used,
-                               policy=policy)
+                               policy=policy, ram=ram)
 
     @lru_cache(maxsize=256)
     def best_answer(model, ctx, runtime, budget, used, quant, users, best_quant_each, vendor, form):
@@ -283,10 +284,11 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     @router.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
     async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
                       ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
-                      used: bool = False):
-        """Devices side by side (comma-separated), with MODEL's speed on each."""
+                      used: bool = False, ram: RamQuery = None):
+        """Devices side by side (comma-separated: catalog names, 2x3090, VRAM figures such as 20G), with MODEL's
+        plan on each as `check` makes it."""
         names = tuple(d for d in devices.split(",") if d.strip())
-        args = (names, model, ctx, runtime, quant, used)
+        args = (names, model, ctx, runtime, quant, used, ram)
         return await pool.run(compare_answer, *args, key=f"compare{args!r}")     # a retry joins the one running
 
     @router.get("/api/v1/best", response_model=BestDoc, **planned)

@@ -113,10 +113,12 @@ if TYPE_CHECKING:       # built at import time from the contract: to a type chec
     RuntimeQuery = str
     VendorQuery = str | None
     FormQuery = str | None
+    RamQuery = str | None
 else:
     CheckBody = check_model("CheckBody")
     TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
     RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+    RamQuery = Annotated[_field_type(options()["ram"], "str | None", True) | None, Query()]     # check's --ram
     # best's device filters, as the site's Best GPU page has them (shopping.VENDORS, shopping.FORM_FACTORS)
     VendorQuery = Annotated[Literal[VENDORS] | None, Query()]
     FormQuery = Annotated[Literal[tuple(FORM_FACTORS)] | None, Query()]
