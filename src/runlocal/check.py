@@ -163,34 +163,14 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
-    from .plan import make_plan
-
     spec, settings, targets, notes = _inputs(req, policy)
     planner = _planner(req)
     refused, arch_step = _named_build_loads(spec, planner)
     if refused is not None:
         return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes
-    from .hardware.assumed_ram import ram_was_assumed, settle_assumed_ram
-
-    if ram_was_assumed(notes):       # no verdict turns on a RAM size nobody stated
-        from .hardware.targets import DEFAULT_RAM
-        from .plan import judge_plan
-
-        plan = settle_assumed_ram(targets, lambda t, with_fixes=False: make_plan(
-            spec, settings, t, with_fixes=with_fixes, runtime=planner),
-            lambda t: judge_plan(spec, settings, t, runtime=planner), DEFAULT_RAM)
-        plan = _state_ram_need(plan, DEFAULT_RAM)
-    else:
-        plan = make_plan(spec, settings, targets, runtime=planner)
-    plan = _no_speed_from_disk(plan)
-    from .hardware.display_margin import settle_display
-    from .hardware.host_load import settle_loading
-    from .hardware.unified_memory import settle_shared
-
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
-    plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
-    plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
-    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
+    gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
+    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -198,6 +178,38 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, notes
+
+
+def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_named: bool, with_fixes: bool = True,
+                 with_concurrency: bool = True) -> Plan:
+    """The plan `check` shows for these targets: made, then settled for what was assumed rather than read (the host's
+    RAM, a named GPU's desktop, unified memory's shares, the loader's host RAM). `compare` shows each row's plan
+    through this too, without the fixes and the concurrency table its rows do not show, so that the two commands
+    give one verdict and one largest context for the same card, model and context (review16b finding 7)."""
+    from .hardware.assumed_ram import ram_was_assumed, settle_assumed_ram
+    from .hardware.display_margin import settle_display
+    from .hardware.host_load import settle_loading
+    from .hardware.unified_memory import settle_shared
+    from .plan import judge_plan, make_plan
+
+    wanted_fixes = with_fixes
+
+    def make(t, with_fixes: bool = False):     # settle_assumed_ram asks for fixes on the plan it shows
+        return make_plan(spec, settings, t, with_fixes=with_fixes and wanted_fixes,
+                         with_concurrency=with_concurrency, runtime=planner)
+
+    if ram_was_assumed(notes):       # no verdict turns on a RAM size nobody stated
+        from .hardware.targets import DEFAULT_RAM
+
+        plan = settle_assumed_ram(targets, make, lambda t: judge_plan(spec, settings, t, runtime=planner),
+                                  DEFAULT_RAM)
+        plan = _state_ram_need(plan, DEFAULT_RAM)
+    else:
+        plan = make(targets, with_fixes=True)
+    plan = _no_speed_from_disk(plan)
+    plan = settle_display(plan, gpu_named=gpu_named)
+    plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
+    return settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
 
 
 def _named_build_loads(spec, planner):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .amounts import check_amount
 from .errors import InputError
 from .model.spec import ModelSpec
 from .runtimes import Settings, Target, engine, get_runtime
@@ -395,8 +396,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     ctx = ctx or DEFAULT_CTX
     if ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
-    if budget_usd is not None and budget_usd <= 0:
-        raise InputError(f"budget: must be a positive amount of USD, got {budget_usd:g}")
+    check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = refuse_unloadable(model, get_runtime(runtime))    # 'vllm==0.19.0': its rules below (runtimes/versions.py)
@@ -601,19 +601,10 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
 
 def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, utilization: float,
                        price_usd: float | None, rent_usd_per_hour: float | None) -> None:
-    """One line naming the field for a value ``cost`` cannot use."""
-    if not 0 < hours_per_day <= 24:
-        raise InputError(f"hours-per-day: must be in (0, 24], got {hours_per_day:g}")
-    if kwh_price < 0:
-        raise InputError(f"kwh-price: must not be negative, got {kwh_price:g}")
-    if years <= 0:
-        raise InputError(f"years: must be positive, got {years:g}")
-    if not 0 < utilization <= 1:
-        raise InputError(f"utilization: must be in (0, 1], got {utilization:g}")
-    if price_usd is not None and price_usd <= 0:
-        raise InputError(f"price: must be positive, got {price_usd:g}")
-    if rent_usd_per_hour is not None and rent_usd_per_hour <= 0:
-        raise InputError(f"rent-price: must be positive, got {rent_usd_per_hour:g}")
+    """One line naming the field for a value ``cost`` cannot use (amounts.COST_BOUNDS)."""
+    for name, value in (("hours-per-day", hours_per_day), ("kwh-price", kwh_price), ("years", years),
+                        ("utilization", utilization), ("price", price_usd), ("rent-price", rent_usd_per_hour)):
+        check_amount(name, value)
 
 
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",

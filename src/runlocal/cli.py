@@ -103,10 +103,10 @@ def models_cmd(
         except RunlocalError as e:
             _fail(e)
             return
-        typer.echo(json.dumps(doc, indent=2) if as_json else render_fits(doc, top=top))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_fits(doc, top=top))
         return
     if as_json:
-        typer.echo(json.dumps(catalog.listing(), indent=2))
+        typer.echo(json.dumps(catalog.listing(), indent=2, allow_nan=False))
         return
     for entry in catalog.load_entries():
         typer.echo(f"{entry['alias']:<32} {entry['repo_id']}")
@@ -121,7 +121,7 @@ def system(as_json: bool = typer.Option(False, "--json")) -> None:
 
     info = detect_system()
     if as_json:
-        typer.echo(json.dumps(asdict(info), indent=2))
+        typer.echo(json.dumps(asdict(info), indent=2, allow_nan=False))
         return
     from .units import format_bytes
 
@@ -165,7 +165,7 @@ def diagnose(
         return
     doc = with_computed_fixes(result, runtime)
     if as_json:
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
         return
     typer.echo(f"{doc['title']}  [{doc['category']}]")
     if doc.get("cause"):
@@ -267,7 +267,7 @@ def explain(
             stack = {"device": dev.name, "capacity": dev.capacity, "overhead": dev.overhead, "weights": dev.weights,
                      "kv_cache": dev.kv_cache, "compute": dev.compute, "free": dev.capacity - dev.total}
         typer.echo(json.dumps({"topic": "oom", "stack": stack, "plan": plan.to_dict() if plan else None,
-                               "text": text}, indent=2))
+                               "text": text}, indent=2, allow_nan=False))
         return
     typer.echo(text)
 
@@ -340,7 +340,7 @@ def snapshot(
         return
     doc = {"file": file, **doc}
     if as_json:
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
     else:
         render_text(doc, _console(), path=file)
         if plot:
@@ -349,10 +349,13 @@ def snapshot(
 
 @app.command()
 def best(
-    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name"),
+    model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, owner/name, or a "
+                                "size (30B: the catalog model nearest it)"),
     ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
     runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
     budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
+    vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple"),
+    form: str | None = typer.Option(None, "--form", help="gpu (desktop) | laptop | apple | unified | cpu"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     quant: str | None = typer.Option(None, "--quant", "-q", help="fix the weight format instead of the best that fits"),
     users: int = typer.Option(1, "--users", help="requests of --ctx served at once (the KV cache for all of them)"),
@@ -363,20 +366,19 @@ def best(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Catalog devices (and 2×/4×/8× of one card) that run MODEL, ranked by decode tokens/s per dollar."""
-    from .choose import best as run_best
     from .errors import RunlocalError
-    from .model.resolve import resolve_model
     from .render.choose_text import render_best
+    from .shopping import best_for
     from .units import parse_tokens
 
     try:
-        doc = run_best(resolve_model(model), ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime,
-                       budget_usd=budget, used=used, quant=quant, users=users,
-                       best_quant_each=best_quant_each).to_dict()
+        doc = best_for(model, vendor=vendor, form=form, ctx=parse_tokens(ctx) if ctx is not None else None,
+                       runtime=runtime, budget_usd=budget, used=used, quant=quant, users=users,
+                       best_quant_each=best_quant_each)
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(doc, indent=2) if as_json else render_best(doc, top=top))
+    typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_best(doc, top=top))
 
 
 @app.command()
@@ -389,9 +391,12 @@ def compare(
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     best_quant_each: bool = typer.Option(False, "--best-quant-each",
                                          help="plan each device at the best quant it fits (default: one for all)"),
+    ram: str | None = typer.Option(None, "--ram", help="the host's RAM, as check --ram (default: each row says "
+                                                        "what it needs where its verdict turns on it)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed."""
+    """Devices side by side: capacity, bandwidth, price, the largest catalog model, and MODEL's speed. A device may be
+    a VRAM figure (20G, 2x24G)."""
     from .compare import compare_devices
     from .errors import RunlocalError
     from .render.choose_text import render_compare
@@ -399,11 +404,11 @@ def compare(
 
     try:
         rows = compare_devices(devices, model=model, ctx=parse_tokens(ctx) if ctx is not None else None,
-                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each)
+                               runtime=runtime, quant=quant, used=used, best_quant_each=best_quant_each, ram=ram)
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(rows, indent=2) if as_json else render_compare(rows))
+    typer.echo(json.dumps(rows, indent=2, allow_nan=False) if as_json else render_compare(rows))
 
 
 @app.command()
@@ -423,25 +428,19 @@ def cost(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Owning the GPU(s) (price over N years + electricity) against renting them by the hour, per year and per token."""
-    from .choose import cost as run_cost
-    from .choose import parse_config
     from .errors import RunlocalError
-    from .model.resolve import resolve_model
     from .render.choose_text import render_cost
+    from .shopping import cost_for
     from .units import parse_tokens
 
     try:
-        dev, count = parse_config(gpu)
-        doc = run_cost(resolve_model(model), dev, count, ctx=parse_tokens(ctx) if ctx is not None else None,
-                       runtime=runtime, quant=quant, hours_per_day=hours_per_day, kwh_price=kwh_price, years=years,
-                       utilization=utilization, used=used, price_usd=price, rent_usd_per_hour=rent_price)
-        from .hardware.catalog import variant_notes
-
-        doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
+        doc = cost_for(model, gpu, ctx=parse_tokens(ctx) if ctx is not None else None, runtime=runtime, quant=quant,
+                       hours_per_day=hours_per_day, kwh_price=kwh_price, years=years, utilization=utilization,
+                       used=used, price_usd=price, rent_usd_per_hour=rent_price)
     except RunlocalError as e:
         _fail(e)
         return
-    typer.echo(json.dumps(doc, indent=2) if as_json else render_cost(doc))
+    typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_cost(doc))
 
 
 @app.command()

@@ -2,10 +2,13 @@
 verdict, the weight format that fits, the largest context and the predicted speed.
 
 Each name is a `--gpu` spec: a catalog name ("4090", "m3 max 64gb", "ddr5-6400 12ch") or several of one card
-("2x3090"). Used by `runlocal compare` and /api/v1/compare (same rows)."""
+("2x3090"), or a VRAM figure ("20G", "2x24G": GPUs known by their memory alone, as `check --vram`). Used by
+`runlocal compare`, /api/v1/compare and the site's Compare page (same rows, in the order given). Each row's verdict,
+largest context and speed are the plan `check` makes for that device (check.settled_plan)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
@@ -72,13 +75,20 @@ class _Plans:
             self._quick[key] = judge_plan(self.spec, key[1], list(key[0]), runtime=self.planner)
         return self._quick[key]
 
-    def full(self, targets, quant):
-        from .plan import make_plan
+    def shown(self, targets, quant, notes: list[str]) -> dict[str, Any]:
+        """The plan a row shows, made as `check` makes it (check.settled_plan: the host's RAM settled when it was
+        assumed, a named GPU's desktop margin), less the fixes and the concurrency table the rows do not show: its
+        verdict, largest context, speed and the conditions it holds under."""
+        from .check import settled_plan
+        from .hardware.assumed_ram import ram_was_assumed
 
-        key = self._key(targets, quant)
+        key = (*self._key(targets, quant), ram_was_assumed(notes))
         if key not in self._full:
-            self._full[key] = make_plan(self.spec, key[1], list(key[0]), with_fixes=False, with_concurrency=False,
-                                        runtime=self.planner)        # the rows do not show them
+            plan = settled_plan(self.spec, key[1], list(key[0]), notes, self.planner, gpu_named=True,
+                                with_fixes=False, with_concurrency=False)
+            self._full[key] = {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
+                               **plan.speed, "command": self.planner.command(self.spec, plan.allocation.settings),
+                               "conditions": list(plan.conditions)}
         return self._full[key]
 
     def fields(self, targets, quant) -> dict[str, Any]:
@@ -90,7 +100,9 @@ class _Plans:
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
                     runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
-                    policy=None, best_quant_each: bool = False) -> list[dict[str, Any]]:
+                    policy=None, best_quant_each: bool = False, ram: str | None = None) -> list[dict[str, Any]]:
+    """The rows, in the order named. ``ram`` is the host's RAM (as `check --ram`); unstated, each row's plan says
+    what RAM it needs where the verdict turns on it, as check's does."""
     from .choose import DEFAULT_CTX, _may_run_whole, best_fit, quant_ladder, runtime_label
     from .runtimes import get_runtime
 
@@ -117,8 +129,10 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
     host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
     rows: list[dict[str, Any]] = []
     shown: dict[int, tuple] = {}          # shown: row index → (targets, quant) of the plan whose max_context it shows
+    hardware: list[tuple[list, list[str]]] = []   # each row's targets and the notes on where their sizes came from
     for name in names:
-        row, targets = _device_row(name, used, sweep_ctx)
+        row, targets, notes = _device_row(name, used, sweep_ctx, ram)
+        hardware.append((targets, notes))
         if plans is not None:
             ladder = quant_ladder(rt, quant, plans.spec)
             # formats the GPUs cannot hold whole are not planned (choose._may_run_whole: they would not run)
@@ -134,22 +148,52 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             shown[len(rows)] = (targets, q)
         rows.append(row)
     if plans is not None and not quant and not best_quant_each:
-        shown |= _same_quant(rows, plans, quant_ladder(rt, None, plans.spec))
+        shown |= _same_quant(rows, [t for t, _ in hardware], plans, quant_ladder(rt, None, plans.spec))
     for i, (targets, q) in shown.items():
-        rows[i]["max_context"] = plans.full(targets, q).max_context if plans is not None else None
+        if plans is not None:
+            rows[i] |= plans.shown(targets, q, hardware[i][1])
+            if rows[i]["verdict"] == "does_not_fit":
+                rows[i].pop("tokens_per_s_per_1000_usd", None)
+            if rows[i]["id"] is None:
+                _no_speed(rows[i])
     return rows
 
 
-def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], list]:
-    """The hardware columns of a row (capacity, bandwidth, prices, the largest catalog model) and its targets."""
+def _no_speed(row: dict[str, Any]) -> None:
+    """A VRAM figure's row: no bandwidth is known for its GPU, so no speed is given (a plan that leaves the GPU
+    nothing to do would otherwise show the CPU's speed at an assumed RAM bandwidth as the figure's)."""
+    for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s"):
+        if key in row:
+            row[key] = None
+    row.pop("tokens_per_s_per_1000_usd", None)
+
+
+# A VRAM figure in place of a device name: one GPU of that size ("20G", "24GB") or several alike ("2x24G"); a unit
+# is required, so that a bare "4090" stays the catalog's card (units.parse_sizes reads the figure).
+_VRAM_FIGURE = re.compile(r"^\s*(\d+\s*[x×*]\s*)?(\d+(\.\d+)?|\.\d+)\s*([kmgt]i?b?)\s*$", re.IGNORECASE)
+
+
+def vram_figure(name: str) -> list[int] | None:
+    """The GPU sizes a compare entry names when it is a VRAM figure rather than a catalog device, else None."""
+    from .units import parse_sizes
+
+    return parse_sizes(name, field="devices") if _VRAM_FIGURE.match(name) else None
+
+
+def _device_row(name: str, used: bool, sweep_ctx: int, ram: str | None = None) -> tuple[dict[str, Any], list, list[str]]:
+    """The hardware columns of a row (capacity, bandwidth, prices, the largest catalog model), its targets and the
+    notes on where their sizes came from."""
     from .choose import device_price, spec_string
     from .hardware.catalog import parse_device_spec
     from .hardware.targets import targets_from_options
 
+    sizes = vram_figure(name)
+    if sizes is not None:
+        return _figure_row(name, sizes, sweep_ctx, ram)
     devs = parse_device_spec(name)
     dev, count = devs[0], len(devs)
     mixed = any(d.id != dev.id for d in devs)
-    targets, named = targets_from_options(name, None, None)
+    targets, named = targets_from_options(name, None, ram)
     gpu_side = [t for t in targets if t.kind != "cpu"] or targets
     capacity = sum(t.capacity for t in gpu_side)
     price = device_price(dev, used=used) if not mixed else None
@@ -169,40 +213,56 @@ def _device_row(name: str, used: bool, sweep_ctx: int) -> tuple[dict[str, Any], 
     row["variant_notes"] = [n for n in named if "is taken as" in n]    # "m3 max" → the 36 GB one, said
     if len(gpu_side) > 1:
         row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
-    return row, targets
+    return row, targets, named
 
 
-def _same_quant(rows: list[dict[str, Any]], plans: _Plans, ladder) -> dict[int, tuple]:
+def _figure_row(name: str, sizes: list[int], sweep_ctx: int, ram: str | None) -> tuple[dict[str, Any], list, list[str]]:
+    """A row for GPUs known only by their memory, planned as `check --vram` plans them: no bandwidth, so no speed;
+    no price, so no value per dollar."""
+    from .hardware.targets import targets_from_options
+
+    targets, notes = targets_from_options(None, name, ram)
+    capacity = sum(t.capacity for t in targets if t.kind != "cpu")
+    row: dict[str, Any] = {
+        "spec": name.strip(), "id": None, "name": f"Custom GPU{'s' if len(sizes) > 1 else ''}, {name.strip()}",
+        "count": len(sizes), "kind": "gpu", "memory_bytes": sum(sizes), "usable_bytes": capacity,
+        "bandwidth_gbs": None, "fp16_tflops": None, "tdp_w": None, "launch_price_usd": None, "launch_year": None,
+        "used_price_usd": None, "used_price_source": None, "used_price_as_of": None, "price_usd": None,
+        "price_kind": None, "price_source": None, "price_as_of": None,
+        "largest_model": _largest_catalog_model(capacity, sweep_ctx, "llama.cpp"), "variant_notes": [],
+    }
+    if len(sizes) > 1:
+        row["largest_model_note"] = "the sweep adds the devices' capacities (a layer split over them)"
+    return row, targets, notes
+
+
+def _same_quant(rows: list[dict[str, Any]], row_targets: list[list], plans: _Plans, ladder) -> dict[int, tuple]:
     """One quant for every device, so the rows compare hardware and not formats: the best that fits them all
     (the smallest of each device's best); each row keeps its own best as ``best_quant``. Returns, for each row
     now showing another plan, that plan's (targets, quant)."""
     from .choose import download_quant
-    from .hardware.targets import targets_from_options
 
     order = {str(q).upper(): i for i, q in enumerate(ladder)}
-    whole = [r for r in rows if r.get("runs_whole")]
+    whole = [i for i, r in enumerate(rows) if r.get("runs_whole")]
     if not whole:
         return {}
-
-    def targets_of(r):
-        return targets_from_options(r["spec"], None, None)[0]
 
     # the file people download for the runtime, as `check` and `best` plan it, when every device holds it
     download = download_quant(plans.spec, plans.runtime)
     planned = download is not None and not any(
-        plans.quick(targets_of(r), download).verdict == "does_not_fit" for r in whole)
+        plans.quick(row_targets[i], download).verdict == "does_not_fit" for i in whole)
     if planned:
         common = download
     elif len({r["quant"] for r in rows}) < 2:
         return {}
     else:
-        common = max((r["quant"] for r in whole), key=lambda q: order.get(str(q).upper(), -1))
+        common = max((rows[i]["quant"] for i in whole), key=lambda q: order.get(str(q).upper(), -1))
     shown = {}
     for i, r in enumerate(rows):
         r["best_quant"] = r["quant"]
         if r["quant"] == common and not planned:
             continue
-        targets = targets_of(r)
+        targets = row_targets[i]
         fields = plans.fields(targets, common)
         r |= fields
         shown[i] = (targets, common)

@@ -207,12 +207,13 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
             "Memory against context."),
         "best": _model("BestArgs", _with_help({
             "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str, "llama.cpp"),
-            "budget": (float | None, None), "used": (bool, False), "quant": (str | None, None),
+            "budget": (float | None, None), "vendor": (str | None, None), "form": (str | None, None),
+            "used": (bool, False), "quant": (str | None, None),
             "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
             "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False),
-            "best_quant_each": (bool, False)}, compare_help), ""),
+            "best_quant_each": (bool, False), "ram": (str | None, None)}, compare_help), ""),
         "cost": _model("CostArgs", _with_help({
             "model": (str, ...), "gpu": (str, ...), "hours_per_day": (float, 8.0), "kwh_price": (float, 0.18),
             "years": (float, 3.0), "utilization": (float, 1.0), "used": (bool, False), "price": (float | None, None),
@@ -281,28 +282,28 @@ def curve_doc(a: dict[str, Any], policy=None):
 
 
 def best_doc(a: dict[str, Any], policy=None):
-    from .choose import best
-    from .model.resolve import resolve_model
+    from .shopping import best_for
 
-    return best(resolve_model(a["model"], policy), ctx=_ctx(a["ctx"]), runtime=a["runtime"], budget_usd=a["budget"],
-                used=a["used"], quant=a["quant"], users=a["users"], best_quant_each=a["best_quant_each"]).to_dict()
+    return best_for(a["model"], policy=policy, vendor=a["vendor"], form=a["form"], ctx=_ctx(a["ctx"]),
+                    runtime=a["runtime"], budget_usd=a["budget"], used=a["used"], quant=a["quant"], users=a["users"],
+                    best_quant_each=a["best_quant_each"])
 
 
 def compare_doc(a: dict[str, Any], policy=None):
     from .compare import compare_devices
 
     return compare_devices(a["devices"], model=a["model"], ctx=_ctx(a["ctx"]), runtime=a["runtime"],
-                           quant=a["quant"], used=a["used"], policy=policy, best_quant_each=a["best_quant_each"])
+                           quant=a["quant"], used=a["used"], policy=policy, best_quant_each=a["best_quant_each"],
+                           ram=a["ram"])
 
 
 def cost_doc(a: dict[str, Any], policy=None):
-    from .choose import cost, parse_config
-    from .model.resolve import resolve_model
+    from .shopping import cost_for
 
-    dev, count = parse_config(a["gpu"])
-    return cost(resolve_model(a["model"], policy), dev, count, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
-                hours_per_day=a["hours_per_day"], kwh_price=a["kwh_price"], years=a["years"],
-                utilization=a["utilization"], used=a["used"], price_usd=a["price"], rent_usd_per_hour=a["rent_price"])
+    return cost_for(a["model"], a["gpu"], policy=policy, ctx=_ctx(a["ctx"]), runtime=a["runtime"], quant=a["quant"],
+                    hours_per_day=a["hours_per_day"], kwh_price=a["kwh_price"], years=a["years"],
+                    utilization=a["utilization"], used=a["used"], price_usd=a["price"],
+                    rent_usd_per_hour=a["rent_price"])
 
 
 def diagnose_doc(a: dict[str, Any]):
@@ -366,8 +367,8 @@ def kb_entry(entry_id: str, field: str = "id") -> dict[str, Any]:
 
 
 def dumps(doc: Any) -> str:
-    """The CLI's `--json` text (`json.dumps(…, indent=2)`)."""
-    return json.dumps(doc, indent=2, default=str)
+    """The CLI's `--json` text (`json.dumps(…, indent=2)`), never NaN or Infinity (invalid JSON)."""
+    return json.dumps(doc, indent=2, allow_nan=False, default=str)
 
 
 # --- tools ---------------------------------------------------------------------------------------------------

@@ -21,6 +21,9 @@ _UNITS = {
 }
 # A bare "G"/"M" means GiB/MiB: that is what GPU marketing ("24G") and nvidia-smi mean by it.
 _BARE_BINARY = {"k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+# A size with no unit is bytes ('24e9'); below 64 MiB it is no memory an LLM is planned on, but a number whose unit
+# was left out ('64' for 64 GiB of RAM), refused rather than read as 64 bytes.
+BARE_BYTES_FLOOR = 64 * MiB
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$", re.I)
 
 
@@ -34,8 +37,12 @@ def parse_size(text: str | int | float, *, field: str = "size") -> int:
             raise InputError(f"{field}: cannot read size '{text}' (expected e.g. 24G, 24GiB, 24000M, 24e9)")
         value, unit = float(m.group(1)), m.group(2).lower()
     factor = _BARE_BINARY.get(unit, _UNITS.get(unit, 1))
-    if value <= 0 or value * factor > 2**60:
+    if not value > 0 or value * factor > 2**60:
         raise InputError(f"{field}: size '{text}' must be positive and below 1 EiB")
+    if not unit and value < BARE_BYTES_FLOOR:
+        # "--ram 64" means 64 GiB to whoever typed it; read as bytes it plans on nothing and answers "does not fit"
+        shown = str(text).strip()
+        raise InputError(f"{field}: '{shown}' has no unit — write {shown}G (GiB) or {shown}GB")
     return int(round(value * factor))
 
 

@@ -14,7 +14,8 @@ GiB = 1024**3
     ("24000M", 24000 * 1024**2),
     ("24e9", 24 * 10**9),       # scientific notation is plain bytes
     ("1.5T", int(1.5 * 1024**4)),
-    (1024, 1024),
+    (2**30, 2**30),             # a number without a unit is bytes when it is a size of memory
+    ("68e6", 68 * 10**6),        # just above the 64 MiB floor (67,108,864 bytes)
 ])
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
@@ -24,6 +25,22 @@ def test_parse_size(text, expected):
 def test_parse_size_rejects_with_field_name(bad):
     with pytest.raises(InputError, match="vram"):
         parse_size(bad, field="vram")
+
+
+@pytest.mark.parametrize("bare", ["64", 64, "24000", "1e6", "67108863"])
+def test_a_bare_number_too_small_for_memory_is_refused_naming_the_unit(bare):
+    """review16b finding 3: '--ram 64' was 64 bytes and the answer "does not fit"; 64 MiB = 67,108,864 bytes is the
+    least a size without a unit is read as."""
+    with pytest.raises(InputError) as err:
+        parse_size(bare, field="ram")
+    assert str(err.value) == f"ram: '{bare}' has no unit — write {bare}G (GiB) or {bare}GB"
+
+
+def test_the_same_figure_with_a_unit_is_read():
+    assert parse_size("64G", field="ram") == 64 * 2**30
+    assert parse_size("64GB", field="ram") == 64 * 10**9
+    assert parse_size("64B", field="ram") == 64        # bytes said outright are taken as said
+    assert parse_size("67108864") == 64 * 2**20        # the floor itself
 
 
 @pytest.mark.parametrize("text, expected", [("8192", 8192), ("8k", 8192), ("128K", 131072), ("1M", 1 << 20),

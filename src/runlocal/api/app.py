@@ -30,16 +30,26 @@ from .schemas import (
     BestDoc,
     CheckBody,
     CompareDoc,
+    CostDoc,
     CurveDoc,
     DeviceDoc,
     DiagnosisDoc,
     ErrorEntryDoc,
+    FormQuery,
+    HoursQuery,
+    KwhQuery,
     ModelEntry,
     ModelQuery,
     PlanDoc,
+    PriceQuery,
     QuantQuery,
+    RamQuery,
+    RentQuery,
     RuntimeQuery,
     TokensQuery,
+    UtilizationQuery,
+    VendorQuery,
+    YearsQuery,
     to_request,
 )
 from .store import BenchmarkStore
@@ -272,27 +282,27 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     # compare and best are pure functions of their query for this app's policy, as /check's plans are: each answer
     # is made once (seconds for a large model) and kept; an error is raised, so never kept
     @lru_cache(maxsize=256)
-    def compare_answer(devices: tuple[str, ...], model, ctx, runtime, quant, used):
+    def compare_answer(devices: tuple[str, ...], model, ctx, runtime, quant, used, ram):
         from ..compare import compare_devices
 
         return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used,
-                               policy=policy)
+                               policy=policy, ram=ram)
 
     @lru_cache(maxsize=256)
-    def best_answer(model, ctx, runtime, budget, used, quant, users, best_quant_each):
-        from ..choose import best as run_best
-        from ..model.resolve import resolve_model
+    def best_answer(model, ctx, runtime, budget, used, quant, users, best_quant_each, vendor, form):
+        from ..shopping import best_for
 
-        return run_best(resolve_model(model, policy), ctx=ctx, runtime=runtime, budget_usd=budget, used=used,
-                        quant=quant, users=users, best_quant_each=best_quant_each).to_dict()
+        return best_for(model, policy=policy, vendor=vendor, form=form, ctx=ctx, runtime=runtime, budget_usd=budget,
+                        used=used, quant=quant, users=users, best_quant_each=best_quant_each)
 
     @router.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
     async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
                       ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
-                      used: bool = False):
-        """Devices side by side (comma-separated), with MODEL's speed on each."""
+                      used: bool = False, ram: RamQuery = None):
+        """Devices side by side (comma-separated: catalog names, 2x3090, VRAM figures such as 20G), with MODEL's
+        plan on each as `check` makes it."""
         names = tuple(d for d in devices.split(",") if d.strip())
-        args = (names, model, ctx, runtime, quant, used)
+        args = (names, model, ctx, runtime, quant, used, ram)
         return await pool.run(compare_answer, *args, key=f"compare{args!r}")     # a retry joins the one running
 
     @router.get("/api/v1/best", response_model=BestDoc, **planned)
@@ -301,10 +311,12 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
                    used: bool = False, quant: QuantQuery = None,
                    users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
-                   best_quant_each: bool = False):
-        """The same object as `runlocal best --json`."""
-        args = (model, ctx, runtime, budget, used, quant, users, best_quant_each)
+                   best_quant_each: bool = False, vendor: VendorQuery = None, form: FormQuery = None):
+        """The same object as `runlocal best --json`; MODEL may be a size ("30B": the catalog model nearest it)."""
+        args = (model, ctx, runtime, budget, used, quant, users, best_quant_each, vendor, form)
         return await pool.run(best_answer, *args, key=f"best{args!r}")
+
+    _cost_endpoint(router, pool, policy)
 
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.fixes import with_computed_fixes
@@ -318,6 +330,31 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
         return await pool.run(run_diagnose, body.text, body.runtime)
 
     return router
+
+
+def _cost_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) -> None:
+    """GET /api/v1/cost: `runlocal cost --json` (shopping.cost_for), its options as query parameters under the
+    MCP tool's names, each amount bounded as amounts.COST_BOUNDS bounds it for every caller."""
+    from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_UTILIZATION, DEFAULT_YEARS
+
+    @lru_cache(maxsize=256)
+    def cost_answer(model, gpu, options: tuple) -> dict:
+        from ..shopping import cost_for
+
+        return cost_for(model, gpu, policy=policy, **dict(options))
+
+    @router.get("/api/v1/cost", response_model=CostDoc, responses=ERROR_RESPONSES)
+    async def cost(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)],
+                   gpu: Annotated[str, Query(min_length=1, max_length=200, description="N of one catalog device")],
+                   hours_per_day: HoursQuery = DEFAULT_HOURS_PER_DAY, kwh_price: KwhQuery = DEFAULT_KWH_PRICE,
+                   years: YearsQuery = DEFAULT_YEARS, utilization: UtilizationQuery = DEFAULT_UTILIZATION,
+                   used: bool = False, price: PriceQuery = None, rent_price: RentQuery = None,
+                   ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None):
+        """Owning the GPU(s) against renting them by the hour: the same object as `runlocal cost --json`."""
+        options = (("ctx", ctx), ("runtime", runtime), ("quant", quant), ("hours_per_day", hours_per_day),
+                   ("kwh_price", kwh_price), ("years", years), ("utilization", utilization), ("used", used),
+                   ("price_usd", price), ("rent_usd_per_hour", rent_price))
+        return await pool.run(cost_answer, model, gpu, options, key=f"cost{(model, gpu, options)!r}")
 
 
 def _catalog_router() -> APIRouter:

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
+from ..amounts import COST_BOUNDS
 from ..errors import InputError
 from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
+from ..shopping import FORM_FACTORS, VENDORS
 
 # "8192", "32k", "1M", "1.5k" (units.parse_tokens)
 TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
@@ -109,11 +111,32 @@ if TYPE_CHECKING:       # built at import time from the contract: to a type chec
     CheckBody = BaseModel
     TokensQuery = int | None          # parse_tokens has turned "32k" into 32768
     RuntimeQuery = str
+    VendorQuery = str | None
+    FormQuery = str | None
+    RamQuery = str | None
 else:
     CheckBody = check_model("CheckBody")
     TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
     RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+    RamQuery = Annotated[_field_type(options()["ram"], "str | None", True) | None, Query()]     # check's --ram
+    # best's device filters, as the site's Best GPU page has them (shopping.VENDORS, shopping.FORM_FACTORS)
+    VendorQuery = Annotated[Literal[VENDORS] | None, Query()]
+    FormQuery = Annotated[Literal[tuple(FORM_FACTORS)] | None, Query()]
 QuantQuery = Annotated[str | None, Query(max_length=MAX_SHORT)]
+
+
+def _amount(name: str, description: str) -> Any:
+    """A query parameter of /api/v1/cost, bounded as amounts.COST_BOUNDS bounds it for every caller."""
+    lo, hi, what = COST_BOUNDS[name]
+    return Query(ge=lo, le=hi, allow_inf_nan=False, description=f"{description} ({what}; CLI: --{name})")
+
+
+HoursQuery = Annotated[float, _amount("hours-per-day", "hours a day the GPU runs")]
+KwhQuery = Annotated[float, _amount("kwh-price", "electricity")]
+YearsQuery = Annotated[float, _amount("years", "years the purchase price is spread over")]
+UtilizationQuery = Annotated[float, _amount("utilization", "share of TDP drawn while running")]
+PriceQuery = Annotated[float | None, _amount("price", "purchase price of one device")]
+RentQuery = Annotated[float | None, _amount("rent-price", "cloud price per GPU-hour")]
 
 
 class ModelEntry(BaseModel):
@@ -253,6 +276,22 @@ class BestDoc(_Open):
     ranked: list[RankedDoc]
     unpriced: list[RankedDoc] = []
     over_budget: list[RankedDoc] | int | None = None
+    notes: list[str] = []
+
+
+class CostDoc(_Open):
+    """GET /api/v1/cost: owning the GPU(s) against renting them, per year and per million tokens."""
+
+    model: Any = None
+    device: str | None = None
+    spec: str | None = None
+    count: int | None = None
+    run: Any = None
+    assumptions: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    rent: dict[str, Any] = {}
+    breakeven_hours_per_day: float | None = None
+    cheaper: str | None = None
     notes: list[str] = []
 
 

@@ -123,6 +123,10 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
     out = _table(["", *(r["spec"] for r in rows)], table)
     for note in dict.fromkeys(n for r in rows for n in r.get("variant_notes") or ()):
         out.append(f"note: {note}")
+    for r in rows:     # what a verdict holds under, as `check` says it ("runs, tight, if RAM ≥ 33 GiB; …")
+        out += [f"note: {r['spec']}: {c}" for c in r.get("conditions") or ()]
+    if any(r.get("id") is None and r.get("verdict") for r in rows):
+        out.append("a VRAM figure has no bandwidth, so no speed")
     for rules in dict.fromkeys(r["runtime_rules"] for r in rows if r.get("runtime_rules")):
         out.append(f"rules: {rules}")      # which release's rules the plans used (--runtime vllm==0.19.0)
     for src in dict.fromkeys(r["used_price_source"] for r in rows if r.get("used_price_usd")

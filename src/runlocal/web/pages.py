@@ -7,7 +7,7 @@ written by hand.
 
 from __future__ import annotations
 
-import re
+import math
 import threading
 from functools import cache, lru_cache
 from typing import Any
@@ -16,15 +16,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
+from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
 from .forms import whole_number
 from .site import _catalog_lists, _runtime_names, bounded, page, params
 
 router = APIRouter(include_in_schema=False)
 
-# catalog device kinds as people shop for them (a laptop GPU is kind "gpu" with form_factor "laptop")
-FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "unified": "Mini PC / unified memory",
-                "cpu": "CPU only"}
-VENDORS = ("nvidia", "amd", "intel", "apple")
 TOP = 25
 MAX_USERS = 64          # as /api/v1/best: each user is a request of the whole context, planned on every device
 
@@ -36,36 +33,11 @@ def _float(text: str | None, name: str, lo: float = 0.0) -> float | None:
         value = float(text)
     except ValueError:
         raise InputError(f"{name}: expected a number, got '{text}'") from None
+    if not math.isfinite(value):    # 'inf', '1e400': no amount (amounts.COST_BOUNDS bounds the rest)
+        raise InputError(f"{name}: must be a finite number, got '{text}'")
     if not value > lo:
         raise InputError(f"{name}: must be above {lo:g}, got {value:g}")
     return value
-
-
-def form_factor(dev) -> str:
-    """The FORM_FACTORS key of a catalog device."""
-    from ..choose import device_records
-
-    if dev.kind == "gpu" and device_records().get(dev.id, {}).get("form_factor") == "laptop":
-        return "laptop"
-    return dev.kind
-
-
-_MODEL_SIZE = re.compile(r"^\s*(?:an?\s+)?(\d+(?:\.\d+)?)\s*b\s*(?:model)?\s*$", re.IGNORECASE)
-
-
-def model_for(text: str) -> tuple[str, str | None]:
-    """A model name as typed, or a size ("30B", "a 70b"): the catalog model nearest that parameter count,
-    with a line saying which one was taken."""
-    from ..model import catalog
-
-    m = _MODEL_SIZE.match(text)
-    if not m:
-        return text.strip(), None
-    want = float(m.group(1)) * 1e9
-    sized = [e for e in catalog.load_entries() if e.get("published_params")]
-    pick = min(sized, key=lambda e: abs(e["published_params"] - want))
-    return pick["alias"], (f"“{text.strip()}” ranked as {pick['alias']} ({pick['published_params'] / 1e9:.1f} B "
-                           f"parameters), the catalog model nearest that size")
 
 
 def _ctx(text: str | None) -> int | None:
@@ -81,11 +53,9 @@ def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, u
               vendor: str, form: str, users: int = 1) -> dict[str, Any]:
     """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks)."""
     from ..choose import best
-    from ..hardware.catalog import load_devices
     from ..model.resolve import resolve_model
 
-    devices = [d for d in load_devices()
-               if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]
+    devices = shop_devices(vendor, form)
     res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
                devices=devices, users=users)
     return res.to_dict()
@@ -241,42 +211,14 @@ async def guide_page(request: Request, slug: str):
 
 # ------------------------------------------------------------------------------------------ compare
 
-_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(g|gb|gib)\s*$", re.IGNORECASE)
-
-
 @lru_cache(maxsize=128)
 def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
                  used: bool) -> list[dict[str, Any]]:
-    """`runlocal compare` rows; a VRAM figure ("20G") is one GPU of that size, planned like `check --vram`."""
+    """`runlocal compare` rows, in the order given; a VRAM figure ("20G") is one GPU of that size, planned at the
+    rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser)."""
     from ..compare import compare_devices
 
-    named = [d for d in devices if not _SIZE.match(d)]
-    rows = compare_devices(named, model=model, ctx=ctx, runtime=runtime, quant=quant, used=used) if named else []
-    for size in (d for d in devices if _SIZE.match(d)):
-        rows.append(_custom_row(size.strip(), model, ctx, runtime, quant))
-    return rows
-
-
-def _custom_row(size: str, model: str | None, ctx: int | None, runtime: str, quant: str | None) -> dict[str, Any]:
-    from ..choose import DEFAULT_CTX, best_fit, quant_ladder
-    from ..hardware.targets import targets_from_options
-    from ..model.resolve import resolve_model
-    from ..plan import make_plan
-    from ..runtimes import Settings, get_runtime
-    from ..units import parse_size
-
-    row: dict[str, Any] = {"spec": size, "name": f"Custom GPU, {size}", "count": 1,
-                           "memory_bytes": parse_size(size, field="devices"), "kind": "gpu"}
-    if model:      # as compare_devices plans a catalog device: the best format of the ladder that fits whole
-        spec, rt = resolve_model(model), get_runtime(runtime).name
-        targets, _ = targets_from_options(None, size, None)
-        ladder = quant_ladder(rt, quant, spec)
-        fit = best_fit(spec, targets, runtime=rt, ctx=ctx or DEFAULT_CTX, quants=ladder)
-        q = fit.settings.quant if fit else ladder[-1]
-        plan = make_plan(spec, Settings(runtime=rt, ctx=ctx or DEFAULT_CTX, quant=q), targets, with_fixes=False)
-        row |= {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
-                "command": plan.command, **plan.speed}
-    return row
+    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used)
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -325,15 +267,13 @@ async def cost_page(request: Request):
 
 
 def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str, Any]:
-    from ..choose import cost, parse_config
-    from ..model.resolve import resolve_model
+    from ..shopping import cost_for
 
-    dev, count = parse_config(q["gpu"])
-    return cost(resolve_model(q["model"].strip()), dev, count, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
-                hours_per_day=_float(q["hours"], "hours") or hours,
-                kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
-                years=_float(q["years"], "years") or years, used=q["used"] == "1",
-                price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
+    return cost_for(q["model"], q["gpu"], ctx=_ctx(q["ctx"]), runtime=q["runtime"],
+                    hours_per_day=_float(q["hours"], "hours") or hours,
+                    kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
+                    years=_float(q["years"], "years") or years, used=q["used"] == "1",
+                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
 
 
 def _cost_chart(r: dict[str, Any]):

@@ -1,0 +1,89 @@
+"""`best` and `cost` asked the way people shop: a model by its size ("30B"), devices by vendor and form factor (a
+laptop GPU, a Mac), a `--gpu` spec for cost (amounts.py bounds the money and time). One reading for the CLI, the
+HTTP API, MCP and the site's pages, so a question typed in one of them means the same in the others."""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InputError
+
+# catalog device kinds as people shop for them (a laptop GPU is kind "gpu" with form_factor "laptop")
+FORM_FACTORS = {"gpu": "Desktop GPU", "laptop": "Laptop GPU", "apple": "Mac", "unified": "Mini PC / unified memory",
+                "cpu": "CPU only"}
+VENDORS = ("nvidia", "amd", "intel", "apple")
+
+
+def form_factor(dev) -> str:
+    """The FORM_FACTORS key of a catalog device."""
+    from .choose import device_records
+
+    if dev.kind == "gpu" and device_records().get(dev.id, {}).get("form_factor") == "laptop":
+        return "laptop"
+    return dev.kind
+
+
+def shop_devices(vendor: str | None = None, form: str | None = None) -> list | None:
+    """The catalog devices of one vendor and/or form factor, for `best`'s ``devices``; None (every device) when
+    neither is given."""
+    from .hardware.catalog import load_devices
+
+    vendor, form = (vendor or "").strip().lower(), (form or "").strip().lower()
+    if vendor and vendor not in VENDORS:
+        raise InputError(f"vendor: expected one of {', '.join(VENDORS)}, got '{vendor}'")
+    if form and form not in FORM_FACTORS:
+        raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{form}'")
+    if not vendor and not form:
+        return None
+    return [d for d in load_devices() if (not vendor or d.vendor == vendor) and (not form or form_factor(d) == form)]
+
+
+_MODEL_SIZE = re.compile(r"^\s*(?:an?\s+)?(\d+(?:\.\d+)?)\s*b\s*(?:model)?\s*$", re.IGNORECASE)
+
+
+def model_for(text: str) -> tuple[str, str | None]:
+    """A model name as typed, or a size ("30B", "a 70b"): the catalog model nearest that parameter count,
+    with a line saying which one was taken."""
+    from .model import catalog
+
+    m = _MODEL_SIZE.match(text)
+    if not m:
+        return text.strip(), None
+    want = float(m.group(1)) * 1e9
+    if not want > 0:
+        raise InputError(f"model: a size must be above 0 parameters, got '{text.strip()}'")
+    sized = [e for e in catalog.load_entries() if e.get("published_params")]
+    pick = min(sized, key=lambda e: abs(e["published_params"] - want))
+    return pick["alias"], (f"“{text.strip()}” ranked as {pick['alias']} ({pick['published_params'] / 1e9:.1f} B "
+                           f"parameters), the catalog model nearest that size")
+
+
+def best_for(model: str, *, policy=None, vendor: str | None = None, form: str | None = None, **options) -> dict:
+    """`best` for a model named or sized, over the devices of a vendor / form factor: its JSON, with a line saying
+    which catalog model a size was taken as."""
+    from .choose import best
+    from .model.resolve import resolve_model
+
+    vendor, form = (vendor or "").strip().lower(), (form or "").strip().lower()
+    alias, sized = model_for(model)
+    devices = shop_devices(vendor, form)
+    doc = best(resolve_model(alias, policy), devices=devices, **options).to_dict()
+    filters = [f"vendor {vendor}" if vendor else "", f"form factor {FORM_FACTORS[form]}" if form else ""]
+    if any(filters):
+        doc["notes"].insert(0, "devices: " + " and ".join(f for f in filters if f) + " only")
+    if sized:
+        doc["notes"].insert(0, sized)
+    return doc
+
+
+def cost_for(model: str, gpu: str, *, policy=None, **options) -> dict:
+    """`cost` for a model and a `--gpu` spec naming N of one catalog device: its JSON, with a line saying which
+    variant a loose name ("m3 max") was taken as. ``options`` are choose.cost's, bounded by amounts.COST_BOUNDS."""
+    from .choose import cost, parse_config
+    from .hardware.catalog import variant_notes
+    from .model.resolve import resolve_model
+
+    dev, count = parse_config(gpu)
+    doc = cost(resolve_model(model.strip(), policy), dev, count, **options)
+    doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
+    return doc

@@ -1,0 +1,49 @@
+"""review16b finding 7: `compare` and `check` gave opposite verdicts for one card, model and context (llama-3.1-70b
+on an RTX 3060 at 8,192: compare "does not fit", largest context 6,656; check "tight", 10,752, "runs, tight, if RAM
+≥ 33 GiB"): compare judged the host's assumed 32 GiB of RAM as if stated, check settles it. Each compare row is now
+the plan check makes (check.settled_plan); here the two are asked the same questions over a small grid and must give
+the same answer, field by field."""
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+from runlocal.compare import compare_devices
+
+DEVICES = ["rtx-3060", "rtx-4090", "2x3090"]
+GRID = [("llama-3.1-70b", 8192), ("llama-3.1-8b", 32768), ("qwen3-30b-a3b", 8192)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, ctx", GRID)
+def test_each_compare_row_is_the_plan_check_makes(model, ctx):
+    rows = compare_devices(DEVICES, model=model, ctx=ctx)
+    assert [r["spec"] for r in rows] == ["rtx-3060-12gb", "rtx-4090", "2x rtx-3090"]
+    for name, row in zip(DEVICES, rows):
+        plan, _ = check(CheckRequest(model=model, gpu=name, ctx=ctx, quant=row["quant"], use_measurements=False))
+        said = (name, model, ctx)
+        assert row["verdict"] == plan.verdict, said
+        assert row["max_context"] == plan.max_context, said
+        assert row["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"], said
+        assert row["conditions"] == list(plan.conditions), said
+        assert row["command"] == plan.command, said
+
+
+def test_the_reviewed_case_is_tight_with_its_ram_condition():
+    """The review's own case: check said tight with 'runs, tight, if RAM ≥ 33 GiB' where compare said does not fit;
+    compare now says what check says (the largest context is whatever check's plan gives: 10,752 at the review,
+    8,960 on main at this branch's merge — the agreement is what is tested)."""
+    row = compare_devices(["rtx-3060"], model="llama-3.1-70b", ctx=8192)[0]
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, use_measurements=False))
+    assert (row["verdict"], row["max_context"]) == (plan.verdict, plan.max_context)
+    assert row["verdict"] == "tight" and row["max_context"] > 8192      # runs at the 8K asked, as check says
+    assert row["conditions"][0].startswith("runs, tight, if RAM ≥ 33 GiB; at 32 GiB it does not fit")
+
+
+@pytest.mark.parametrize("ram", ["32G", "64G"])
+def test_with_the_ram_stated_compare_and_check_agree_without_a_condition(ram):
+    """`compare --ram` is check's --ram: the RAM is known, so no row carries an "if RAM ≥" condition; at 32 GiB the
+    70B on a 12 GB card does not fit (the condition above says so), at 64 GiB it runs."""
+    row = compare_devices(["rtx-3060"], model="llama-3.1-70b", ctx=8192, ram=ram)[0]
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, ram=ram, use_measurements=False))
+    assert (row["verdict"], row["max_context"], row["conditions"]) == (plan.verdict, plan.max_context, [])
+    assert row["verdict"] == ("does_not_fit" if ram == "32G" else "tight")
