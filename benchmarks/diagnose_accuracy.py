@@ -1,17 +1,16 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 51, collected ahead by collect51 from the bindings and clients of
-other languages' ecosystems (C#, Rust, TypeScript / JavaScript, Go, Java …, where users paste the runtimes' errors),
-about half memory failures and half look-alikes (8 memory failures and 14 look-alikes from 12 repositories;
-held_out/round51_queries.md), committed whole (ac8f4c6, result section 8c752c3) before round 50 joined tuning,
-committed before it was scored, and scored once (by diagnose50, after round 50's misses were tuned on: FIRST_RUNS,
-63.6 %);
-rounds 1-50 are tuning data, see
+measurements/public_errors/held_out/: rounds 52 and 53 together, each too small alone — round 52 collected by
+collect52 from where users paste a run outside GitHub (a forum, a vendor forum, a blog; 5 texts, 2 memory failures
+and 3 look-alikes; held_out/round52_queries.md), round 53 by collect53 from the frameworks and platforms that drive the
+runtimes (TRL, PEFT, n8n; 7 texts, 2 memory failures and 5 look-alikes; held_out/round53_queries.md) — each committed
+whole (2c310eb, 185f789) before round 51 joined tuning, committed before they are scored, and to be scored once;
+rounds 1-51 are tuning data, see
 runlocal.evidence.public_errors),
-each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
-number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
-called not-memory or unknown.
+each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
+the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
+lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
 ``--part tuning`` scores the tuning part alone (what to run while tuning: the held-out figures stay unseen).
@@ -354,6 +353,11 @@ def _group(key: str, r: dict, rows: list[dict]) -> str:
     return name if sum(_runtime(x) == name for x in rows) >= SMALL_RUNTIME else "(other runtimes)"
 
 
+def _round_file(r: dict) -> str:
+    """The round's file a record is counted under: a round's off-GitHub pages (roundN_pages.jsonl) with roundN.jsonl."""
+    return r["file"].replace("_pages.jsonl", ".jsonl")
+
+
 def _pct(ok: int, n: int) -> str:
     return f"{ok}/{n} = {100 * ok / n:.1f} %" if n else "0/0"
 
@@ -368,10 +372,10 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
           f"of {sum(not r['memory'] for r in rows)}")
     print(f"  memory failures called not-memory/unknown: {sum(r['memory_missed'] for r in rows)} "
           f"of {sum(r['memory'] for r in rows)}")
-    files = sorted({r["file"] for r in rows})
+    files = sorted({_round_file(r) for r in rows})
     if len(files) > 1:
         for f in files:
-            part = [r for r in rows if r["file"] == f]
+            part = [r for r in rows if _round_file(r) == f]
             print(f"  {f:22s} exact {_pct(sum(r['ok'] for r in part), len(part))}; memory / not memory "
                   f"{_pct(sum((r['got'] in MEMORY_CATEGORIES) == r['memory'] for r in part), len(part))}; "
                   f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}")
