@@ -378,7 +378,8 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
             part = [r for r in rows if _round_file(r) == f]
             print(f"  {f:22s} exact {_pct(sum(r['ok'] for r in part), len(part))}; memory / not memory "
                   f"{_pct(sum((r['got'] in MEMORY_CATEGORIES) == r['memory'] for r in part), len(part))}; "
-                  f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}")
+                  f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}; memory failures "
+                  f"missed {sum(r['memory_missed'] for r in part)} of {sum(r['memory'] for r in part)}")
     for key in ("runtime", "label", "family"):
         groups = collections.defaultdict(list)
         for r in rows:
