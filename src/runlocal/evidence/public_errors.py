@@ -229,7 +229,8 @@ and 53 are held out together (each too small alone) and scored once in one run, 
 them off GitHub) was collected by collect52 from where users paste a run outside GitHub (``held_out/round52_queries.md``,
 committed whole in 2c310eb); round 53 (``held_out/round53.jsonl``, 7 texts from 3 repositories, 2 memory failures and 5
 look-alikes) by collect53 from the frameworks and platforms that drive the runtimes (``held_out/round53_queries.md``,
-committed whole in 185f789); both were committed whole before round 51 joined tuning. ``next/`` holds no round now;
+committed whole in 185f789); both were committed whole before round 51 joined tuning, and scored once by diagnose51
+in one run (round 52 60.0 %, round 53 85.7 %). ``next/`` holds no round now;
 this loader does not read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
