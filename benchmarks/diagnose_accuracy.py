@@ -1,17 +1,17 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 51, collected ahead by collect51 from the bindings and clients of
-other languages' ecosystems (C#, Rust, TypeScript / JavaScript, Go, Java …, where users paste the runtimes' errors),
-about half memory failures and half look-alikes (8 memory failures and 14 look-alikes from 12 repositories;
-held_out/round51_queries.md), committed whole (ac8f4c6, result section 8c752c3) before round 50 joined tuning,
-committed before it was scored, and scored once (by diagnose50, after round 50's misses were tuned on: FIRST_RUNS,
-63.6 %);
-rounds 1-50 are tuning data, see
+measurements/public_errors/held_out/: rounds 52 and 53 together, each too small alone — round 52 collected by
+collect52 from where users paste a run outside GitHub (a forum, a vendor forum, a blog; 5 texts, 2 memory failures
+and 3 look-alikes; held_out/round52_queries.md), round 53 by collect53 from the frameworks and platforms that drive the
+runtimes (TRL, PEFT, n8n; 7 texts, 2 memory failures and 5 look-alikes; held_out/round53_queries.md) — each committed
+whole (2c310eb, 185f789) before round 51 joined tuning, committed before they were scored, and scored once in one
+run, each on its own line (by diagnose51, after round 51's misses were tuned on: FIRST_RUNS, 60.0 % and 85.7 %);
+rounds 1-51 are tuning data, see
 runlocal.evidence.public_errors),
-each file (round) also on its own, per runtime (as the thread states it), per category and per family, and the
-number of look-alikes (texts whose failure is not a lack of memory) that were called memory, plus memory texts
-called not-memory or unknown.
+each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
+the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
+lack of memory) that were called memory, plus memory texts called not-memory or unknown.
 
 Only the tuning part's misses are listed; ``--show-held-out`` lists the held-out misses too (for after tuning).
 ``--part tuning`` scores the tuning part alone (what to run while tuning: the held-out figures stay unseen).
@@ -291,11 +291,22 @@ FIRST_RUNS = (
     # round 51: the runtimes' errors as pasted in other programming languages' ecosystems — the bindings, clients and
     # ports of JavaScript / TypeScript (node-llama-cpp, transformers.js, WebLLM), Rust (mistral.rs, candle, rustformers),
     # Go, C# / .NET (LLamaSharp), Java, Swift (mlx-swift, MLC LLM's iOS API) and Kotlin / Android (MLC LLM Android);
-    # every query named such a project or language; held_out/round51_queries.md, 16 queries and three memory-side
+    # every query named such a project or language; round51_queries.md, 16 queries and three memory-side
     # addenda (17-33), each committed before it was run; collected ahead by collect51 and committed whole (ac8f4c6,
     # result section 8c752c3) before round 50 joined tuning; 8 memory failures, 14 look-alikes from 12 repositories;
     # scored once by diagnose50 after round 50's misses were tuned on
     ("round 51 (bindings)", "2026-11-26", 22, 14, 18, 0, 14, "2102/2172"),
+    # rounds 52 and 53, held out together (each too small alone) and scored in one run, each on its own line
+    # (scoring/round52_53_first_run.txt), by diagnose51 after round 51's misses were tuned on. Round 52: where users
+    # paste a run outside GitHub (the Hugging Face forum, NVIDIA's developer forum, a blog; two GitHub threads reached
+    # through off-GitHub copies); held_out/round52_queries.md, 24 queries committed before any was run; collected by
+    # collect52, committed whole (2c310eb); 2 memory failures, 3 look-alikes, 3 of the 5 off GitHub (admitted by
+    # their page URLs since diagnose51)
+    ("round 52 (off GitHub)", "2026-11-26", 5, 3, 4, 0, 3, "2123/2195"),
+    # round 53: the frameworks and platforms that drive the six runtimes and relay their errors (TRL, PEFT, n8n found
+    # texts); held_out/round53_queries.md, 24 queries committed before any was run; collected by collect53, committed
+    # whole (185f789); 2 memory failures, 5 look-alikes from 3 repositories
+    ("round 53 (frameworks)", "2026-11-26", 7, 6, 7, 0, 5, "2123/2195"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -316,7 +327,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 44 (LLM runtimes)": (2, 18), "round 45 (LLM runtimes)": (4, 17),
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
                     "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
-                    "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8)}
+                    "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8),
+                    "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2)}
 
 
 def print_first_runs() -> None:
@@ -354,6 +366,11 @@ def _group(key: str, r: dict, rows: list[dict]) -> str:
     return name if sum(_runtime(x) == name for x in rows) >= SMALL_RUNTIME else "(other runtimes)"
 
 
+def _round_file(r: dict) -> str:
+    """The round's file a record is counted under: a round's off-GitHub pages (roundN_pages.jsonl) with roundN.jsonl."""
+    return r["file"].replace("_pages.jsonl", ".jsonl")
+
+
 def _pct(ok: int, n: int) -> str:
     return f"{ok}/{n} = {100 * ok / n:.1f} %" if n else "0/0"
 
@@ -368,13 +385,14 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
           f"of {sum(not r['memory'] for r in rows)}")
     print(f"  memory failures called not-memory/unknown: {sum(r['memory_missed'] for r in rows)} "
           f"of {sum(r['memory'] for r in rows)}")
-    files = sorted({r["file"] for r in rows})
+    files = sorted({_round_file(r) for r in rows})
     if len(files) > 1:
         for f in files:
-            part = [r for r in rows if r["file"] == f]
+            part = [r for r in rows if _round_file(r) == f]
             print(f"  {f:22s} exact {_pct(sum(r['ok'] for r in part), len(part))}; memory / not memory "
                   f"{_pct(sum((r['got'] in MEMORY_CATEGORIES) == r['memory'] for r in part), len(part))}; "
-                  f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}")
+                  f"look-alikes called memory {sum(r['lookalike_called_memory'] for r in part)}; memory failures "
+                  f"missed {sum(r['memory_missed'] for r in part)} of {sum(r['memory'] for r in part)}")
     for key in ("runtime", "label", "family"):
         groups = collections.defaultdict(list)
         for r in rows:

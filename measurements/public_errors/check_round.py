@@ -1,15 +1,15 @@
-"""Check a collected round — next/roundN.jsonl, or held_out/roundN.jsonl once it has moved (and next/roundN_pages.jsonl,
-its off-GitHub texts) — against the corpus.
+"""Check a collected round — next/roundN.jsonl, or held_out/roundN.jsonl once it has moved (and roundN_pages.jsonl beside
+it, its off-GitHub texts) — against the corpus.
 
 The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
-(``_check``: the fields, the GitHub URL, a non-empty text, ``memory`` agreeing with ``label``) to the round's file, the
-label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
+(``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names — a
+non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; round 51 is now in
-held_out/ and rounds 43-50 in the tuning folder, where it finds them).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 52 and 53 are now in
+held_out/ and rounds 43-51 in the tuning folder, where it finds them).
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ ROUND = PAGES = HERE / "round.jsonl"     # set by main() from the round's number
 
 def _round_files(n: str) -> tuple[Path, Path]:
     """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
-    off-GitHub page file."""
-    places = [HERE / f"round{n}.jsonl", CORPUS / "held_out" / f"round{n}.jsonl", CORPUS / f"round{n}.jsonl"]
-    return next((p for p in places if p.exists()), places[0]), HERE / f"round{n}_pages.jsonl"
+    off-GitHub page file beside it (they move together)."""
+    places = [HERE, CORPUS / "held_out", CORPUS]
+    where = next((p for p in places if (p / f"round{n}.jsonl").exists()), HERE)
+    return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 # renamed repositories: one project for the duplicate test (the corpus spells them as the values)
 ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",
@@ -76,10 +77,7 @@ def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[st
         rec = json.loads(line)
         where = f"{path.name}:{n} {rec.get('id')}"
         try:
-            if path == ROUND:
-                _check(rec, where)
-            elif rec["memory"] != (rec["label"] != "not_memory"):
-                raise ValueError(f"{where}: memory flag disagrees with label {rec['label']}")
+            _check(rec, where)
             if rec["label"] not in CATEGORIES:
                 raise ValueError(f"{where}: label {rec['label']!r} is not one of kb.CATEGORIES")
             if rec["id"] in ids:

@@ -20,6 +20,9 @@ _ERROR_STATEMENT = re.compile(
     r"\berror\b|exception|traceback|\bfail(?:ed|s|ure)?\b|\bfatal\b|\bcrash|\bcannot\b|can't|\bunable to\b"
     r"|\bcould(?: not|n't)\b|\bpanic|segmentation|\babort|\boops\b|-?\bnan\b|\binvalid\b"
     r"|\bnot (?:found|holding|loaded|supported|implemented|available|recogni[sz]ed|compatible)\b|\bno model (?:is )?loaded\b"
+    # ... and said of the thing refused ("400 codellama:latest does not support tools": Ollama's refusal of a model
+    # whose template has no tools, relayed as openai-node's APIError prints it, "${status} ${msg}"; cline/cline#460)
+    r"|\b(?:does|do)(?: not|n't) support\b"
     r"|^\W*\w*(?:error|exception|exit)\W*$|\w(?:error|exception):"
     # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
     # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
@@ -37,7 +40,7 @@ _EXCEPTION_SHAPE = re.compile(r"[a-z0-9_]e[ro]{3,5}\b")
 _CALL_MISFIT = re.compile(r"unexpected keyword argument|required positional argument"
                           r"|positional arguments? but \d+ (?:were|was) given")
 _ERROR_HINTS = ("err", "exception", "traceback", "fail", "fatal", "crash", "cannot", "can't", "unable", "could",
-                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "no model", "exit", "argument",
+                "panic", "segmentation", "abort", "oops", "nan", "invalid", "not ", "n't support", "no model", "exit", "argument",
                 "eror", "no attribute", "module named",  # a misspelt "Error" ("ValueErorr")
                 "报错", "出错", "错误", "失败", "异常")
 _MEMORY_SAID = re.compile(

@@ -164,8 +164,10 @@ def negated_oom_removed(line: str, low: str) -> str:
 _HOST_ALLOC = re.compile(
     r"defaultcpuallocator|alloc_cpu\.cpp|error code 12 \(cannot allocate memory\)|std::bad_alloc"
     # errno 12 (ENOMEM) as Python's OSError prints it ("OSError: [Errno 12] Cannot allocate memory", raised by fork(),
-    # mmap() or faulthandler.enable() in a scheduler's child process): the kernel refused host memory
-    r"|\[errno 12\]|\benomem\b"
+    # mmap() or faulthandler.enable() in a scheduler's child process) or as C code logs a system call's errno ("ioctl …
+    # (IOCTL_KGSL_GPUOBJ_ALLOC) failed: errno 12 Out of memory", a phone's GPU driver, whose memory is the phone's RAM:
+    # mlc-ai/mlc-llm#112, round 51, diagnose51): the kernel refused host memory
+    r"|\berrno[ :=]*12\b|\benomem\b"
     # PaddlePaddle's CPU allocator ("(ResourceExhausted) Fail to alloc memory of 2147483648 size, error code is 12")
     r"|fail(?:ed)? to alloc\w*\b.{0,80}error code(?: is)? 12\b"
     # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
@@ -335,8 +337,14 @@ _KILLED_FOR_MEMORY = re.compile(r"\bkilled\b[^.;\n]{0,20}?\b(?:due to|because(?:
 # never goes above 6.5gb" while ``pin_memory(self.device)`` raised "CUDA error: out of memory")
 PINNED_CALL = re.compile(r"\bpin_memory\(|cudahostalloc|cudamallochost")
 # the OS of a phone or a Mac ends an app for its memory (iOS jetsam: "has been killed by the operating system
-# because it is using too much memory"): the same act as the Linux OOM killer, by another kernel
-_KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b")
+# because it is using too much memory"): the same act as the Linux OOM killer, by another kernel. Also Apple's resource
+# exception with its memory subtype ("EXC_RESOURCE (RESOURCE_TYPE_MEMORY: high watermark memory limit exceeded)
+# (limit=6144 MB)": the process crossed the memory limit the system sets it, after which iOS ends it — Apple's
+# developer documentation, xcode/exc_resource and "Reducing your app's memory use"), and a debugger's word that the
+# app was ended for its memory (Xcode: "Terminated due to memory issue"), not for a memory access fault
+# (ml-explore/mlx-swift-lm#209, mlc-ai/mlc-llm#713: round 51, session 16, diagnose51)
+_KILL_OS = re.compile(r"killed by the (?:operating )?system\b.{0,80}\bmemory|\bjetsam\b|\bexc_resource\b.{0,40}\bmemory\b"
+                      r"|\bterminated (?:due to|because of|for)\b[^.;\n]{0,20}?\bmemory (?:issue|pressure|limit|use|usage)\b")
 # SIGKILL as a word, not inside a name: DeepSpeed's launcher calls its own sigkill_handler(signal.SIGTERM, None)
 # after any child fails (deepspeed/launcher/launch.py), which says nothing of how the child ended
 _KILL_SIGNAL = re.compile(
@@ -499,10 +507,12 @@ _TERMINAL_ERROR = re.compile(
     r"|^\s*assertionerror\s*$")  # Python's bare AssertionError: an assert with no message
 _TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
                    "terminat", " failed")
-# a failed assertion: the program checked its own invariant. Memory words in it are about a buffer the program sized
-# itself (ggml's "not enough space in the buffer", "largest block available"), a bug, unless it asserts that an
-# allocator call returned memory (then _ALLOC_FAIL / _OOM words are on the line)
-_ASSERTION = re.compile(r"ggml_assert|\bassert(?:ion)?\b.{0,120}\bfailed\b|\bfailed assertion\b")
+# a failed assertion: the program checked its own invariant (ggml's GGML_ASSERT, and llama.cpp's own LLAMA_ASSERT
+# before it, "LLAMA_ASSERT: %s:%d: %s" — llama.cpp's llama.cpp, mid-2023; SciSharp/LLamaSharp#21, round 51). Memory
+# words in it are about a buffer the program sized itself (ggml's "not enough space in the buffer", "largest block
+# available"), a bug, unless it asserts that an allocator call returned memory (then _ALLOC_FAIL / _OOM words are on
+# the line)
+_ASSERTION = re.compile(r"(?:ggml|llama)_assert|\bassert(?:ion)?\b.{0,120}\bfailed\b|\bfailed assertion\b")
 
 # -- severity: how the program itself rated the line. A warning is something it went on after; an error line
 # (an exception, an abort, a fatal message) is what stopped it

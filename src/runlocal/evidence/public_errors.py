@@ -1,7 +1,9 @@
 """Load the public error corpus (measurements/public_errors/*.jsonl) and split it, stdlib only.
 
-Every record is one error text posted in a public issue or pull-request thread, copied as posted (only the
-error lines, not the prose around them): ``id``, ``source`` (the thread's URL), ``project`` (owner/name),
+Every record is one error text posted in a public issue or pull-request thread (or, since diagnose51, a public page
+off GitHub: a forum thread, a blog post), copied as posted (only the error lines, not the prose around them): ``id``,
+``source`` (the thread's or the page's URL, its citation: ``source_problem``), ``project`` (owner/name, or the page's
+host),
 ``runtime`` and ``version`` as the thread states them, ``text``, ``label`` (the failure category it shows,
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
@@ -171,7 +173,8 @@ was collected ahead by collect42 (the issue's LLM runtimes, weighted toward memo
 comments, forks and clients), written down before any query was run (``round42_queries.md``), before round
 40 joined tuning and before round 41 was scored, committed before it was scored, and scored once by diagnose42
 (86.0 %); diagnose43 moved it out of ``held_out/`` once collect44 had committed round 44: it is tuning data. Its one
-off-GitHub text (``next/round42_pages.jsonl``) stays in ``next/``, as this loader admits GitHub URLs only. Round 43
+off-GitHub text (``round42_pages.jsonl``, never scored) waited in ``next/`` while this loader admitted GitHub URLs
+only; diagnose51 admitted a page's own URL as its citation and moved it beside the round, into tuning. Round 43
 (``round43.jsonl``, 32 texts from 17 repositories, 19 memory failures and 13 look-alikes) was collected
 ahead by collect43 (the issue's LLM runtimes, memory-weighted, aimed at less-collected runtimes, forks and client
 apps), written down before any query was run (``round43_queries.md``), before round 41 joined tuning and
@@ -216,12 +219,19 @@ long-running threads and the failing runs pasted in pull requests' reviews, in t
 half memory failures and half look-alikes), written down before any query was run (``round50_queries.md``),
 committed whole (449a55b) before round 49 joined tuning, committed before it was scored, and scored once by
 diagnose50 (71.4 %); diagnose50 moved it out of ``held_out/`` once collect52 had committed round 52: it is tuning
-data. Round 51 (``held_out/round51.jsonl``, 22 texts from 12 repositories, 8 memory failures and 14 look-alikes) was
+data. Round 51 (``round51.jsonl``, 22 texts from 12 repositories, 8 memory failures and 14 look-alikes) was
 collected ahead by collect51 (the bindings and clients of other languages' ecosystems, about half memory failures and
-half look-alikes), written down before any query was run (``held_out/round51_queries.md``), committed whole (ac8f4c6,
+half look-alikes), written down before any query was run (``round51_queries.md``), committed whole (ac8f4c6,
 result section 8c752c3) before round 50 joined tuning, committed before it was scored, and scored once by diagnose50
-(63.6 %); it stays under ``held_out/`` until round 53 is collected.
-Round 52 waits in ``next/``, which this loader does not read.
+(63.6 %); diagnose51 moved it out of ``held_out/`` once collect53 had committed round 53: it is tuning data. Rounds 52
+and 53 are held out together (each too small alone) and scored once in one run, each on its own line: round 52
+(``held_out/round52.jsonl`` and ``held_out/round52_pages.jsonl``, 5 texts, 2 memory failures and 3 look-alikes, 3 of
+them off GitHub) was collected by collect52 from where users paste a run outside GitHub (``held_out/round52_queries.md``,
+committed whole in 2c310eb); round 53 (``held_out/round53.jsonl``, 7 texts from 3 repositories, 2 memory failures and 5
+look-alikes) by collect53 from the frameworks and platforms that drive the runtimes (``held_out/round53_queries.md``,
+committed whole in 185f789); both were committed whole before round 51 joined tuning, and scored once by diagnose51
+in one run (round 52 60.0 %, round 53 85.7 %). ``next/`` holds no round now;
+this loader does not read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
@@ -236,6 +246,24 @@ from . import MEASUREMENTS
 HERE = MEASUREMENTS / "public_errors"
 FIELDS = ("id", "source", "project", "runtime", "version", "text", "label", "family", "memory")
 URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull|discussions)/\d+$")
+# A page off GitHub (a forum thread, a blog post, a model card's discussion) is cited by its own URL, as a thread is:
+# https, a host and a path (a site's front page cites no paste), and the record's project names that host (less
+# "www."), so the per-project counts say where the text came from. A github.com URL must be a thread (URL above).
+PAGE = re.compile(r"https://(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})/\S+$", re.I)
+
+
+def source_problem(rec: dict) -> str | None:
+    """Why the record's ``source`` is no citation of its text, or None: a GitHub issue / PR / discussion URL, or a
+    page's https URL whose host the ``project`` field begins with."""
+    src = rec["source"]
+    if URL.match(src):
+        return None
+    page = PAGE.match(src)
+    if not page or page.group(1).lower() == "github.com":
+        return f"source is not a GitHub issue/PR URL nor a page's https URL: {src}"
+    if not str(rec["project"]).lower().startswith(page.group(1).lower()):
+        return f"project {rec['project']!r} does not name the page's host {page.group(1)}"
+    return None
 
 
 HELD_OUT_DIR = "held_out"
@@ -245,8 +273,9 @@ def _check(rec: dict, where: str) -> dict:
     missing = [f for f in FIELDS if f not in rec]
     if missing:
         raise ValueError(f"{where}: missing {missing}")
-    if not URL.match(rec["source"]):
-        raise ValueError(f"{where}: source is not a GitHub issue/PR URL: {rec['source']}")
+    problem = source_problem(rec)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
     if not rec["text"].strip():
         raise ValueError(f"{where}: empty text")
     if rec["memory"] != (rec["label"] != "not_memory"):
