@@ -57,7 +57,8 @@ def test_human_output_has_verdict_table_and_bar(gguf_path):
     assert "does not fit" in r.stdout
     assert "KV cache" in r.stdout and "█" in r.stdout
     assert "Fixes" in r.stdout and "llama-server" in r.stdout
-    assert "131,072 B/token" in r.stdout     # --explain shows the formula's inputs
+    # --explain shows the formula's inputs: K + V × 8 KV heads × 128 wide × 2 bytes (f16) = 4,096 B a layer and token
+    assert "32 full-attention layers × 4,096 B/token × 32,768 cells" in r.stdout
 
 
 def test_default_ngl_runs_what_llama_server_fit_runs(gguf_path):
