@@ -189,6 +189,7 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
 
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     plan = settle_display(plan, gpu_named=bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",))
+    plan = _settle_prompt_cache(plan)   # mlx_lm.server keeps earlier requests' KV caches (10 by default)
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
     plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
     if req.use_measurements:
@@ -198,6 +199,20 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
     return plan, notes
+
+
+def _settle_prompt_cache(plan: Plan) -> Plan:
+    """An MLX plan whose server prompt cache at its default size passes the working set (runtimes/mlx_server.py):
+    "fits" becomes "tight", with the condition, and the capped server command first among the fixes."""
+    from .fixes import Fix
+    from .runtimes.mlx_server import advice
+
+    said = advice(plan)
+    if said is None:
+        return plan
+    fix = Fix(said.fix_title, said.fix_command, said.fix_effect, 1)
+    return replace(plan, verdict="tight" if plan.verdict == "fits" else plan.verdict,
+                   conditions=(*plan.conditions, said.condition), fixes=(fix, *plan.fixes))
 
 
 def _named_build_loads(spec, planner):
