@@ -72,7 +72,8 @@ def step(g: PromptCacheGrowth) -> Step:
     """The --explain line: the figure, whether or not it overflows."""
     return Step("server prompt cache", f"mlx_lm.server keeps up to {g.entries} earlier caches (LRU): {g.entries} × "
                 f"{g.per_sequence:,} B (one sequence of {g.ctx:,} tokens, as the KV cache above); not in the table — "
-                f"{g.fitting} fit in the {max(g.free, 0) / GiB:.2f} GiB left", f"{g.full:,} B", SOURCE)
+                f"{g.fitting} fit in the {max(g.free, 0) / GiB:.2f} GiB left (--prompt-cache-bytes trims only on the "
+                "batched path)", f"{g.full:,} B", SOURCE)
 
 
 def condition(g: PromptCacheGrowth) -> str | None:
@@ -87,7 +88,7 @@ def condition(g: PromptCacheGrowth) -> str | None:
             f"at {g.ctx:,} tokens each, {g.per_sequence / GiB:.2f} GiB apiece); after {g.fitting + 1} {who} of this "
             f"length it passes the working set ([METAL] Insufficient Memory) — mlx-lm ≥ {FLAG_FROM}: "
             f"--prompt-cache-size {keep} keeps {keep}; {LRU_FROM}–0.30.7 keep {g.entries} with no flag (upgrade); "
-            "mlx_lm.generate keeps none")
+            "≤ 0.28.3 keeps the last request's only; mlx_lm.generate keeps none")
 
 
 @dataclass(frozen=True)
