@@ -89,6 +89,7 @@ def test_issue_854_turns_stay_under_the_stated_bound():
     assert plan.allocation.devices[0].total + kept < 72 * GiB and plan.verdict == "fits"
 
 
-def test_generate_only_runtimes_untouched():
+def test_a_context_whose_ten_caches_fit_stays_fits_without_a_condition():
+    # Llama-3.1-8B 4-bit at 8,192 tokens: ten 1 GiB caches beside 4.4 GiB of the plan, of 72 GiB
     plan = plan_of("llama-3.1-8b", "m2-max-96gb", 8192, "4bit")
     assert plan.verdict == "fits" and not plan.conditions
