@@ -12,9 +12,9 @@ Read in ml-explore/mlx-lm at each release tag (mlx_lm/server.py, mlx_lm/models/c
   builds ``LRUPromptCache(prompt_cache_size)`` without it, so the sequential path (a draft model, a request with a
   seed) never trims by bytes (mlx-lm PRs #1118 / #1392 / #1409, open at 0.32.0). 0.32.0 (d78bf58) is unchanged.
 - Entries are each request's whole cache (prompt + generated tokens; v0.31.0–v0.31.1 also checkpoint entries, from
-  v0.31.2 the caches at the end of the system prompt and of the user turn), sized ``sum(c.nbytes)``: KVCache keys + values as allocated. A cache that can
-  be trimmed (plain KVCache) drops the entries that are its own prefixes on insert (v0.31.0 on), so one conversation
-  keeps one; one that cannot (ArraysCache of the linear-attention layers of qwen3_next / qwen3_5, a RotatingKVCache
+  v0.31.2 the caches at the end of the system prompt and of the user turn), sized ``sum(c.nbytes)``: KVCache keys +
+  values as allocated. A cache that can be trimmed (plain KVCache) drops the entries that are its own prefixes on
+  insert (v0.31.0 on), so one conversation keeps one; one that cannot (ArraysCache of the linear-attention layers of qwen3_next / qwen3_5, a RotatingKVCache
   past its window) keeps every turn's entry, so one long conversation fills the cache on its own.
 
 Posted: mlx-lm issue #1390 (0.31.3, Qwen3.5-4B-MLX-8bit, 48 GB): "Prompt Cache: 10 sequences, 25.69 GB", then
