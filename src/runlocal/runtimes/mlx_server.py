@@ -14,8 +14,9 @@ Read in ml-explore/mlx-lm at each release tag (mlx_lm/server.py, mlx_lm/models/c
 - Entries are each request's whole cache (prompt + generated tokens; v0.31.0–v0.31.1 also checkpoint entries, from
   v0.31.2 the caches at the end of the system prompt and of the user turn), sized ``sum(c.nbytes)``: KVCache keys +
   values as allocated. A cache that can be trimmed (plain KVCache) drops the entries that are its own prefixes on
-  insert (v0.31.0 on), so one conversation keeps one; one that cannot (ArraysCache of the linear-attention layers of qwen3_next / qwen3_5, a RotatingKVCache
-  past its window) keeps every turn's entry, so one long conversation fills the cache on its own.
+  insert (v0.31.0 on), so one conversation keeps one; one that cannot (ArraysCache of the linear-attention layers
+  of qwen3_next / qwen3_5, a RotatingKVCache past its window) keeps every turn's entry, so one long conversation
+  fills the cache on its own.
 
 Posted: mlx-lm issue #1390 (0.31.3, Qwen3.5-4B-MLX-8bit, 48 GB): "Prompt Cache: 10 sequences, 25.69 GB", then
 "[METAL] Command buffer execution failed: Insufficient Memory"; the default kept 10 entries of up to ~78k tokens.
