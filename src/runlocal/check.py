@@ -208,8 +208,23 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
         plan = make(targets, with_fixes=True)
     plan = _no_speed_from_disk(plan)
     plan = settle_display(plan, gpu_named=gpu_named)
+    plan = _settle_prompt_cache(plan)   # mlx_lm.server keeps earlier requests' KV caches (10 by default)
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
     return settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
+
+
+def _settle_prompt_cache(plan: Plan) -> Plan:
+    """An MLX plan whose server prompt cache at its default size would pass the working set (runtimes/mlx_server.py):
+    the condition, and the capped server command first among the fixes. The verdict stays the printed command's
+    (`mlx_lm.generate` keeps no prompt cache); the condition says when serving it with mlx_lm.server overflows."""
+    from .fixes import Fix
+    from .runtimes.mlx_server import advice
+
+    said = advice(plan)
+    if said is None:
+        return plan
+    fix = Fix(said.fix_title, said.fix_command, said.fix_effect, 1)
+    return replace(plan, conditions=(*plan.conditions, said.condition), fixes=(fix, *plan.fixes))
 
 
 def _named_build_loads(spec, planner):

@@ -35,7 +35,7 @@ SGLANG = {"--model-path": None, "--context-length": int, "--mem-fraction-static"
 # ml-explore/mlx-lm: mlx_lm/generate.py setup_arg_parser, mlx_lm/server.py, mlx_lm/convert.py
 MLX = {"mlx_lm.generate": {"--model": None, "--prompt": None, "--max-tokens": int, "--max-kv-size": int,
                            "--kv-bits": int, "--kv-group-size": int, "--quantized-kv-start": int},
-       "mlx_lm.server": {"--model": None, "--decode-concurrency": int},
+       "mlx_lm.server": {"--model": None, "--decode-concurrency": int, "--prompt-cache-size": int},
        "mlx_lm.convert": {"--hf-path": None, "-q": False, "--q-bits": int, "--mlx-path": None,
                           "--q-mode": {"affine", "mxfp4", "nvfp4", "mxfp8"}}}
 # ollama/ollama envconfig/config.go (what `ollama serve` reads) and docs/modelfile.md (PARAMETER names)

@@ -29,6 +29,7 @@ from ..hardware.unified_memory import mlx_block_limit, past_working_set
 from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import LINEAR_ROLES, WeightEstimate
 from ..units import GiB, MiB, round_up
+from . import mlx_server
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
 MLX_REF = "mlx-lm 0.32.0 (d78bf58)"
@@ -40,7 +41,6 @@ DEFAULT_PREFILL_STEP = 2048      # mlx_lm/generate.py generate_step prefill_step
 ROTATING_KEEP = 4                # make_prompt_cache: RotatingKVCache(max_size=max_kv_size, keep=4)
 DEFAULT_CTX = 4096               # mlx-lm has no context default (--max-tokens 100); runlocal plans 4096 tokens
 WIRED_WARN_SHARE = 0.9           # generate.py wired_limit: warns when model bytes > 0.9 × max recommended size
-SERVER_PROMPT_CACHE = 10         # mlx_lm/server.py --prompt-cache-size
 MXFP4_BITS, MXFP4_GROUP = 4, 32   # mlx_lm/utils.py quantize_model defaults_for_mode: "mxfp4": (32, 4)
 MLX_MXFP4 = "mlx-mxfp4"          # mlx_lm.convert -q --q-mode mxfp4 of a model with no MXFP4 conversion published
 # mlx scaled_dot_product_attention.cpp: head dims the fused full-attention kernel takes (query length > 8)
@@ -216,8 +216,21 @@ class MLX:
         past = past_working_set(weights.total + kv.bytes + prefill.total, dev.capacity, dev.total)
         cap = mlx_block_limit(dev.capacity, dev.total) if past else dev.capacity
         devices = (DeviceMemory(dev.name, dev.kind, cap, weights.total, kv.bytes, prefill.total, 0),)
+        cached = self.prompt_cache(model, s, devices[0])
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=kv.per_token, refusal=refusal,
-                          steps=steps, assumptions=self._assumptions(kv, weights, dev, refusal), compromise=past)
+                          steps=(*steps, mlx_server.step(cached)),
+                          assumptions=self._assumptions(kv, weights, dev, refusal), compromise=past)
+
+    def prompt_cache(self, model: ModelSpec, s: Settings, dev: DeviceMemory) -> mlx_server.PromptCacheGrowth:
+        """What mlx_lm.server's prompt cache holds once it keeps its default number of earlier caches, each one
+        sequence at the context asked (runtimes/mlx_server.py)."""
+        assert s.ctx is not None
+        bits, _ = _kv_bits(s)
+        one = self.kv_cache(model, s.ctx, 1, bits)
+        # ArraysCache (recurrent layers) and a RotatingKVCache past its window cannot be trimmed (cache.py
+        # can_trim_prompt_cache): insert_cache then keeps the prefixes of a conversation as entries of their own
+        trimmable = not model.recurrent_layers and not one.rotating
+        return mlx_server.growth(one.bytes, s.ctx, dev.capacity, dev.total, trimmable)
 
     def kv_cache(self, model: ModelSpec, ctx: int, n_seq: int, bits: int | None) -> KVCachePlan:
         """The caches make_prompt_cache builds for ``n_seq`` sequences of ``ctx`` tokens, and their bytes."""
@@ -256,7 +269,9 @@ class MLX:
             else:
                 kv += row16 * cells * n_seq
                 fp16_cells = max(fp16_cells, cells)
-        kv += sum((r.conv_elems + r.state_elems) * 2 for r in model.recurrent_layers) * n_seq
+        # ArraysCache: the conv state in the activation dtype, the delta / SSM state in float32 (mlx_lm/models/
+        # gated_delta.py: state = mx.zeros((B, Hv, Dv, Dk), dtype=mx.float32))
+        kv += sum(r.conv_elems * 2 + r.state_elems * 4 for r in model.recurrent_layers) * n_seq
         return KVCachePlan(ctx, bits, quantize, sliding or rotating_all, n_seq, S, kv, per_token, fp16_cells,
                            quant_cells, refusal)
 
@@ -287,25 +302,33 @@ class MLX:
             out.append(f"[WARNING] Generating with a model that requires {weights.total // MiB} MB which is close "
                        f"to the maximum recommended size of {limit // MiB} MB: mlx-lm warns it can be slow")
         if kv.n_seq > 1:
-            out.append(f"{kv.n_seq} sequences: mlx_lm.server batches them (BatchKVCache); its prompt cache keeps "
-                       f"up to {SERVER_PROMPT_CACHE} more KV caches (--prompt-cache-size), not counted")
+            out.append(f"{kv.n_seq} sequences: mlx_lm.server batches them (BatchKVCache)")
         out.append("over the working set MLX does not refuse: macOS pages or the GPU command buffer fails")
         return tuple(out)
 
-    def command(self, model: ModelSpec, settings: Settings) -> str:
+    @staticmethod
+    def _repo(model: ModelSpec, s: Settings) -> tuple[str, str]:
+        """(the model path mlx-lm loads, the mlx_lm.convert step that makes it first, or "")."""
         from .published import mlx_repo, serve_path
 
-        s = settings
         repo = mlx_repo(model, s.quant) or serve_path(model)    # a published mlx-community conversion first
-        convert = ""
         q = re.fullmatch(r"mlx-([2-8]bit|mxfp4)", (s.quant or "").lower())
         if q and not repo.startswith("mlx-community/"):
             # no published conversion in this format: the one mlx_lm.convert makes (mlx_lm/convert.py --q-bits,
             # --q-mode choices affine / mxfp4 / nvfp4 / mxfp8)
             out = f"./{repo.rstrip('/').split('/')[-1]}-{q.group(1)}"
             how = "--q-mode mxfp4" if q.group(1) == "mxfp4" else f"--q-bits {q.group(1)[0]}"
-            convert = f"mlx_lm.convert --hf-path {repo} -q {how} --mlx-path {out} && "
-            repo = out
+            return out, f"mlx_lm.convert --hf-path {repo} -q {how} --mlx-path {out} && "
+        return repo, ""
+
+    def server_command(self, model: ModelSpec, settings: Settings, prompt_cache_size: int) -> str:
+        """mlx_lm.server with its prompt cache capped (--prompt-cache-size, mlx-lm ≥ 0.31.0: runtimes/mlx_server.py)."""
+        repo, convert = self._repo(model, settings)
+        return convert + f"mlx_lm.server --model {repo} --prompt-cache-size {prompt_cache_size}"
+
+    def command(self, model: ModelSpec, settings: Settings) -> str:
+        s = settings
+        repo, convert = self._repo(model, s)
         try:
             bits = kv_bits_of(s.cache_type_k)
         except ValueError:
