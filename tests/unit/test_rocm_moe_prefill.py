@@ -69,15 +69,15 @@ def test_rdna4_took_mmq_from_17156_before_rdna3():
 
 
 def test_18537_before_18666():
-    # b7644 holds #18537 (its IS_RDNA3 branch is what #18666, benchmarked against b7644, edits) but not #18666: on
-    # RDNA3.5 Q6_K and IQ2_XS are <= 128 there, like RDNA3.0; #18666 (held by b7847) raised Q6_K to 256 and freed IQ2_XS
-    assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7644) is False and rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7847)
-    assert rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7644) is False and rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7847)
+    # b7645 holds #18537 (PR #18666's table measures it against b7644) but not #18666: on RDNA3.5 Q6_K and IQ2_XS are
+    # <= 128 there, like RDNA3.0; #18666 (held by b7847) raised Q6_K to 256 and freed IQ2_XS on RDNA3.5
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7645) is False and rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7847)
+    assert rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7645) is False and rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7847)
     # RDNA3.0 reads the same under both; 64+ experts take MMQ under both
-    assert rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7644) is False and rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7847) is False
-    assert rocm_expert_mmq("gfx1151", "Q6_K", 512, 64, 7644) is True
-    # b7700 lies between b7644 (without #18666) and b7847 (with it): where the two rules disagree, None (not declined);
-    # where they agree, their answer. b7500 lies between b7437 (without #18537) and b7644: the same
+    assert rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7645) is False and rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7847) is False
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 512, 64, 7645) is True
+    # b7700 lies between b7645 (without #18666) and b7847 (with it): where the two rules disagree, None (not declined);
+    # where they agree, their answer. b7500 lies between b7437 (without #18537) and b7645: the same
     assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7700) is None and rocm_expert_mmq("gfx1151", "Q2_K", 512, 8, 7700) is False
     assert rocm_expert_mmq("gfx1151", "Q6_K", 512, 8, 7500) is None and rocm_expert_mmq("gfx1151", "Q4_K", 512, 8, 7500) is True
 

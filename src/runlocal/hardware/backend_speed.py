@@ -182,13 +182,15 @@ def expert_type(quant: str | None) -> str:
 #   b7349 (issue #17917's bisect; Ollama v0.13.3) and b7437 (v0.13.5, ec98e2002, still the bare `return true;`).
 # - PR #18537 ("mmq.cu: tune mmq/rocblas switching for RDNA", 803885a3): inside that branch, `if (IS_RDNA3(cc))`:
 #   n_experts >= 64 → true, else Q2_K / Q6_K / IQ2_XS / IQ2_S → ne11 <= 128, others true; RDNA4 true. Lacking in b7437;
-#   held by b7644 (PR #18666's benchmark baseline, whose branch #18666 edits).
+#   held by b7645: PR #18666's 8060S table compares "t/s b7644" with "t/s b7645", two builds before its own change, one
+#   commit apart — read as #18537's merge, which would put b7644 without it; b7645 holds it either way.
 # - PR #18666 ("HIP: adjust RDNA3.5 MMQ kernel selction logic", 9ca3cfeb): Q6_K → ne11 <= (IS_RDNA3_0 ? 128 : 256),
-#   IQ2_XS / IQ2_S → IS_RDNA3_5 || ne11 <= 128. Lacking in b7644; held by b7847 (Ollama ef00199fb, "Update vendor ggml
-#   code to a5bb8ba4", reverted as "Update vendored llama.cpp to b7847") and the stored llama.cpp copy (027ef8769).
+#   IQ2_XS / IQ2_S → IS_RDNA3_5 || ne11 <= 128. Lacking in b7645 (its own baseline); held by b7847 (Ollama ef00199fb,
+#   "Update vendor ggml code to a5bb8ba4", reverted as "Update vendored llama.cpp to b7847") and the stored llama.cpp
+#   copy (027ef8769).
 # ggml-cuda's CDNA branch (amd_mfma_available, from PR #14624) is the one with "ne11 <= 128 || Q4_0/Q4_1/Q5_0/Q5_1, Q4_K/
 # Q5_K up to 256" (and since PR #18202 "n_experts > 64 ||"): it never applied to RDNA.
-RDNA_MMQ_CHANGES = {"#17156": (6840, 7209), "#17576": (7209, 7349), "#18537": (7437, 7644), "#18666": (7644, 7847)}
+RDNA_MMQ_CHANGES = {"#17156": (6840, 7209), "#17576": (7209, 7349), "#18537": (7437, 7645), "#18666": (7645, 7847)}
 MMQ_DP4A_MAX_BATCH_SIZE = 64
 # ggml types that have an MMQ kernel (mmq.cu's switch), as expert_type names them; the rest of ggml's integer types
 # (IQ1_M, TQ1_0, TQ2_0) go to cuBLAS / hipBLAS on every GPU (should_use_mmq returns false before any vendor line)
