@@ -3,19 +3,25 @@
 ggml-cuda (which a HIP build compiles: ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu) multiplies a prompt's expert
 matrices in one MMQ launch only where ggml_cuda_should_use_mmq(type, cc, ne11 = the micro-batch's tokens, n_experts)
 is true; otherwise ggml_cuda_mul_mat_id copies the routing ids to the host and runs a gather, one matmul and a scatter
-per expert. The amd_wmma_available branch (RDNA3, RDNA3.5, RDNA4) of mmq.cu, as each era's source reads:
+per expert. Its RDNA lines as each PR's diff writes them (ggml-org/ggml's sync commits of llama.cpp PRs #17156 b3166ace,
+#17576 b96dffa0, #18537 803885a3, #18666 9ca3cfeb), and, for the era in between, Ollama's vendored mmq.cu:
 
-  before PR #17576:   (falls to the last line) ... || ne11 < MMQ_DP4A_MAX_BATCH_SIZE          (64)
-  PR #17576:          if (ne11 <= 128 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1) return true;
-                      if (ne11 <= 256 && (type == Q4_K || type == Q5_K)) return true;  return false;
-  PR #18537 / #18666: if (GGML_CUDA_CC_IS_RDNA3(cc)) { if (n_experts >= 64) return true;
-                        switch (type) { case Q2_K: return ne11 <= 128;
-                                        case Q6_K: return ne11 <= (GGML_CUDA_CC_IS_RDNA3_0(cc) ? 128 : 256);
-                                        case IQ2_XS: case IQ2_S: return GGML_CUDA_CC_IS_RDNA3_5(cc) || ne11 <= 128;
-                                        default: return true; } }
-                      return true;   // RDNA4
+  before #17576:  return (!GGML_CUDA_CC_IS_RDNA3(cc) && !GGML_CUDA_CC_IS_CDNA(cc)) || ne11 < MMQ_DP4A_MAX_BATCH_SIZE;  (64)
+  #17156 (RDNA4): if (amd_wmma_available(cc)) { if (GGML_CUDA_CC_IS_RDNA4(cc)) { return true; } }
+  #17576:         if (amd_wmma_available(cc)) { return true; }      (amd_wmma_available: RDNA4 || RDNA3; so Ollama
+                  v0.13.3 / v0.13.5, b7349 / b7437)
+  #18537:         if (GGML_CUDA_CC_IS_RDNA3(cc)) { if (n_experts >= 64) return true;
+                    switch (type) { case Q2_K: case Q6_K: case IQ2_XS: case IQ2_S: return ne11 <= 128;
+                                    default: return true; } }
+                  return true;   // RDNA4
+  #18666:           ... case Q2_K: return ne11 <= 128;
+                        case Q6_K: return ne11 <= (GGML_CUDA_CC_IS_RDNA3_0(cc) ? 128 : 256);
+                        case IQ2_XS: case IQ2_S: return GGML_CUDA_CC_IS_RDNA3_5(cc) || ne11 <= 128; ...
 
-and common.cuh: cc = the gfx name read as hex; RDNA3 = 0x1100, RDNA3_5 = 0x1150, RDNA4 = 0x1200.
+The "ne11 <= 128 || Q4_0/Q4_1/Q5_0/Q5_1, Q4_K/Q5_K up to 256" lines sit in the amd_mfma_available (CDNA) branch above
+these in every one of those versions: they never decide for RDNA. A type outside mmq.cu's first switch (IQ1_M, TQ1_0,
+TQ2_0) returns false before any vendor line. common.cuh: cc = the gfx name read as hex; RDNA3 = 0x1100,
+RDNA3_5 = 0x1150, RDNA4 = 0x1200.
 """
 
 from __future__ import annotations
@@ -41,16 +47,44 @@ def test_expert_type_from_the_file_name():
 
 
 def test_written_out_case_between_17576_and_18537():
-    # gfx1151, 512-token micro-batch, GLM-4.5-Air's 128 experts, at b7423 (the build of the strixhalo round's held-out
-    # 2025-12 rows: after #17576, b7349 holds it by issue #17917's bisect; before #18537, b7644 holds that):
-    # Q4_K: ne11 = 512 > 128, not a legacy type, Q4_K only up to 256 → false → the per-expert fallback → not predicted
-    assert rocm_expert_mmq("gfx1151", "Q4_K_XL", 512, 128, 7423) is False
-    why = moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_K_XL", ubatch=512, build=7423)
-    assert why and "Q4_K experts on gfx1151 (rdna3.5)" in why and "per-expert fallback" in why
-    # Q4_0: a legacy type → true at any size → one MMQ launch → predicted
-    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_0", ubatch=512, build=7423) is None
-    # Q4_K at 256 tokens: ne11 <= 256 → predicted; at 128: ne11 <= 128 → predicted
-    assert rocm_expert_mmq("gfx1151", "Q4_K_M", 256, 128, 7423) and rocm_expert_mmq("gfx1151", "Q8_0", 128, 128, 7423)
+    # gfx1151, 512-token micro-batch, GLM-4.5-Air's 128 experts, at b7423 (the strixhalo round's held-out 2025-12 rows:
+    # after #17576, held by b7349; before #18537, which b7437's vendored copy lacks): amd_wmma_available → return true,
+    # whatever the type or size → the one MMQ launch → predicted
+    assert rocm_expert_mmq("gfx1151", "Q4_K_XL", 512, 128, 7423) is True
+    assert moe_prefill_gap(128, "rocm", gfx_target="gfx1151", quant="Q4_K_XL", ubatch=512, build=7423) is None
+    # 8 experts and Q6_K / Q2_K / IQ2_XS at 2048 tokens, on RDNA3.0, 3.5 and 4: still true in this era
+    for gfx in ("gfx1100", "gfx1151", "gfx1201"):
+        assert all(rocm_expert_mmq(gfx, q, 2048, 8, 7437) for q in ("Q6_K", "Q2_K", "IQ2_XS", "Q8_0"))
+    # the kyuz0 b7423 rows ran 246-336 t/s, above every one of the 44 GLM-4.5-Air Q4_K_XL / Q6_K_XL rows of builds
+    # 6181-7085 (69-173 t/s), which the pre-#17576 line (512 >= 64) sent to the fallback
+    assert rocm_expert_mmq("gfx1151", "Q4_K_XL", 512, 128, 7085) is False
+
+
+def test_rdna4_took_mmq_from_17156_before_rdna3():
+    # b7209 (Ollama v0.13.2): #17156's RDNA4 branch, not #17576's; b6840 (v0.12.11) neither: RDNA4 at 512 tokens fell
+    # back there like RDNA3; between the two builds the answer is unknown (None, not declined)
+    assert rocm_expert_mmq("gfx1201", "Q4_K", 512, 8, 7209) is True and rocm_expert_mmq("gfx1100", "Q4_K", 512, 8, 7209) is False
+    assert rocm_expert_mmq("gfx1201", "Q4_K", 512, 8, 6840) is False
+    assert rocm_expert_mmq("gfx1201", "Q4_K", 512, 8, 7000) is None and rocm_expert_mmq("gfx1201", "Q4_K", 32, 8, 7000)
+
+
+def test_18537_before_18666():
+    # b7645 holds #18537 (PR #18666's table measures it against b7644) but not #18666: on RDNA3.5 Q6_K and IQ2_XS are
+    # <= 128 there, like RDNA3.0; #18666 (held by b7847) raised Q6_K to 256 and freed IQ2_XS on RDNA3.5
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7645) is False and rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7847)
+    assert rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7645) is False and rocm_expert_mmq("gfx1151", "IQ2_XS", 512, 8, 7847)
+    # RDNA3.0 reads the same under both; 64+ experts take MMQ under both
+    assert rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7645) is False and rocm_expert_mmq("gfx1100", "Q6_K", 256, 8, 7847) is False
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 512, 64, 7645) is True
+    # b7700 lies between b7645 (without #18666) and b7847 (with it): where the two rules disagree, None (not declined);
+    # where they agree, their answer. b7500 lies between b7437 (without #18537) and b7645: the same
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 256, 8, 7700) is None and rocm_expert_mmq("gfx1151", "Q2_K", 512, 8, 7700) is False
+    assert rocm_expert_mmq("gfx1151", "Q6_K", 512, 8, 7500) is None and rocm_expert_mmq("gfx1151", "Q4_K", 512, 8, 7500) is True
+
+
+def test_types_without_an_mmq_kernel_fall_back_in_every_era():
+    # IQ1_M is not in mmq.cu's first switch: false before the vendor lines, even with 128 experts today
+    assert rocm_expert_mmq("gfx1151", "IQ1_M", 512, 128) is False and rocm_expert_mmq("gfx1151", "IQ1_M", 512, 128, 7423) is False
 
 
 def test_before_17576_every_type_falls_back_at_512():
@@ -118,6 +152,20 @@ def test_ollama_0_13_3_runs_the_rdna3_wmma_mmq_of_pr_17576():
     assert new.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in new.speed
     step = next(s for s in new.steps if s.label == "llama.cpp build")
     assert step.value == "b7349" and "17f7f4baa" in step.formula and "#17576" in step.formula
+
+
+def test_ollama_0_13_5_predicts_mixtral_q4_k_m():
+    # v0.13.5 vendors ec98e2002 (b7437). Its ml/backend/ggml/ggml/src/ggml-cuda/mmq.cu reads, after the CDNA branch,
+    #     if (amd_wmma_available(cc)) {
+    #         return true;
+    #     }
+    # so Mixtral's 80 Q4_K and 16 Q6_K expert tensors on gfx1151 take MMQ at 512 tokens: the prompt is predicted. The
+    # same file at today's build (#18666: Q6_K only up to 256 on RDNA3.5, 8 < 64 experts) is declined.
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --runtime ollama==0.13.5 --gpu 8060s --backend rocm")
+    assert next(s for s in plan.steps if s.label == "llama.cpp build").value == "b7437"
+    assert plan.speed["prefill_tokens_per_s"] and "prefill_not_predicted" not in plan.speed
+    plan, _ = ask("runlocal check mixtral-8x7b --quant Q4_K_M --gpu 8060s --backend rocm")
+    assert plan.speed["prefill_tokens_per_s"] is None
 
 
 def test_the_expert_tensors_own_types_decide():

@@ -47,32 +47,33 @@ uniform. An open NVIDIA PR that sizes J by the mean tokens per expert (ggml-org/
 this rule assumes (the weight tile's load and dequantization, not the product, sets a tile's time). Not applied:
 Metal, float experts (cuBLAS / mmf paths), vLLM/SGLang (their own fused-MoE kernels), and ROCm. A HIP build compiles
 these same files (ggml-hip/CMakeLists.txt globs ../ggml-cuda/*.cu), but ggml_cuda_mul_mat_id takes the one MMQ launch
-only where ggml_cuda_should_use_mmq(type, cc, ne12 = the micro-batch's tokens, n_experts) says so, and on RDNA3 /
-RDNA3.5 (gfx1151, Strix Halo: GGML_CUDA_CC_RDNA3_5 is inside GGML_CUDA_CC_IS_RDNA3) and RDNA4 it says no for a
-512-token batch of K-quant, Q8_0, MXFP4 or IQ experts: before PR #17576 (WMMA-MMQ for RDNA3) RDNA3/4 took MMQ only
-below MMQ_DP4A_MAX_BATCH_SIZE (64) columns; since, amd_wmma_available (RDNA3, RDNA4) takes it for ne11 <= 128, for
-Q4_0/Q4_1/Q5_0/Q5_1 at any size, and for Q4_K/Q5_K up to 256. Such a prompt runs the synchronous fallback instead
-(unless built with GGML_CUDA_FORCE_MMQ, which returns before the AMD tests) — the expert ids copied to the host, then
-per expert a gather, one ggml_cuda_mul_mat over its ~t tokens (dense MMQ, tile sized to t, or hipBLAS) and a scatter:
-SYCL's pattern, not padded tiles. Where the one launch is taken on RDNA3/4 (legacy quants), mmq.cu picks the tile
-against ne12·n_used/n_experts (newer builds: RDNA3.0 and RDNA4 only): little padding. CDNA (amd_mfma_available: CDNA3
-always, else n_experts > 64 or ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take it; no public ROCm MoE prompt
-record of either is held. Tried on the Radeon 8060S rows anyway (CUDA's factor on ROCm, soc/rocm refitted 0.087 →
-0.195): dense 73.5 → 44.4 % but MoE 38.0 → 48.2 % (in sample) — not applied. The #17576 rule above is one era, not
-today's: later builds' ggml_cuda_should_use_mmq (mmq.cu, its amd_wmma_available branch) takes MMQ on RDNA3 whenever
-n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path" — PR #18537 "add n_experts branch like the
-cdna path", its comment citing CDNA's PR #18202), else for every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0,
-<= 256 on RDNA3.5) and IQ2_XS/IQ2_S (RDNA3.5 always, else <= 128); on RDNA4 always (PR #18537). The 8060S MoE records
-span all three eras (builds 6181 to 9193: before #17576 every 512-token type fell back; #17576 to #18202 rocmmoe's
-rule; after, GLM-4.5-Air's 128 experts and gpt-oss take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and
-Vulkan's, only where the build's rule sends the experts to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``,
-the GPU's gfx_target from data/devices.json; a plan counts at the modelled, current build, an Ollama plan at its
-release's; each routed-expert tensor's own type decides, as llama-quantize types the file — Q4_K_M's use_more_bits gives
-about half the layers' ffn_down_exps Q6_K, so Mixtral Q4_K_M on gfx1151 is declined at 512 tokens: review15c #2), and
-the fit takes no such row (the per-tensor types moved no 8060S row in or out: every MoE row there has >= 64 experts,
-predates #17576, or is gpt-oss-20b's all-MXFP4 experts):
-soc/rocm 0.087 → 0.162 (8.7 µs a layer), fitted without the 32 GLM-4.5-Air rows of builds 6181-7085. The rows
-left still spread (GLM-4.5-Air at b7816, MMQ era, 56-181 t/s by toolbox; llama-3-8b 1,011-1,127 read 482): the ROCm
+only where ggml_cuda_should_use_mmq(type, cc, ne12 = the micro-batch's tokens, n_experts) says so.
+On RDNA3 / RDNA3.5 (gfx1151, Strix Halo: GGML_CUDA_CC_RDNA3_5 is inside GGML_CUDA_CC_IS_RDNA3) and RDNA4 the answer
+depends on the build (rocm_expert_mmq; every era read in the PR's own diff): before PR #17576 (WMMA-MMQ for RDNA3) RDNA3
+took MMQ only below MMQ_DP4A_MAX_BATCH_SIZE (64) columns — RDNA4 too until PR #17156; from #17576 the amd_wmma_available
+branch (RDNA3, RDNA4) returns true for every size and type; from PR #18537 ("add n_experts branch like the cdna path",
+citing CDNA's PR #18202) RDNA3 takes it whenever n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS
+path"), else for every type but Q2_K, Q6_K, IQ2_XS and IQ2_S (ne11 <= 128), RDNA4 always; from PR #18666, Q6_K up to 256
+and IQ2_XS / IQ2_S at any size on RDNA3.5. (The rule "ne11 <= 128, Q4_0/Q4_1/Q5_0/Q5_1 at any size, Q4_K/Q5_K up to 256"
+is the CDNA branch's, amd_mfma_available: it never applied to RDNA — session 15 read it as the #17576 era's RDNA rule,
+which declined every b7423 K-quant record.) Where the build says no, the prompt runs the synchronous fallback (unless
+built with GGML_CUDA_FORCE_MMQ, which returns before the AMD tests) — the expert ids copied to the host, then per expert
+a gather, one ggml_cuda_mul_mat over its ~t tokens (dense MMQ, tile sized to t, or hipBLAS) and a scatter: SYCL's
+pattern, not padded tiles. Where the one launch is taken on RDNA3/4, mmq.cu picks the tile against ne12·n_used/n_experts
+(newer builds: RDNA3.0 and RDNA4 only): little padding. CDNA (amd_mfma_available: CDNA3 always, else n_experts > 64 or
+ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take it; no public ROCm MoE prompt record of either is held. Tried on
+the Radeon 8060S rows anyway (CUDA's factor on ROCm, soc/rocm refitted 0.087 → 0.195): dense 73.5 → 44.4 % but MoE 38.0
+→ 48.2 % (in sample) — not applied. The 8060S MoE records span the eras (builds 6181 to 9193: before #17576 every
+512-token type fell back; b7423 held-out rows in the bare-true era; from b7670 GLM-4.5-Air's 128 experts and gpt-oss
+take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and Vulkan's, only where the build's rule sends the experts
+to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``, the GPU's gfx_target from data/devices.json; a plan counts
+at the modelled, current build, an Ollama plan at its release's; each routed-expert tensor's own type decides, as
+llama-quantize types the file — Q4_K_M's use_more_bits gives about half the layers' ffn_down_exps Q6_K, so Mixtral
+Q4_K_M on gfx1151 is declined at 512 tokens at today's build: review15c #2), and the fit takes no such row (the
+per-tensor types moved no 8060S row in or out: every MoE row there has >= 64 experts, predates #17576, or is
+gpt-oss-20b's all-MXFP4 experts): soc/rocm 0.087 → 0.162 (8.7 µs a layer), fitted without the 32 GLM-4.5-Air rows of
+builds 6181-7085. The rows left still spread (GLM-4.5-Air at b7816, MMQ era, 56-181 t/s by toolbox; llama-3-8b
+1,011-1,127 read 482): the ROCm
 stack, not the expert launch alone."""
 
 from __future__ import annotations
@@ -171,44 +172,75 @@ def expert_type(quant: str | None) -> str:
     return "Q8_0" if m.group(1) == "Q8_K" else m.group(1)
 
 
-# The builds at which ggml_cuda_should_use_mmq changed for RDNA (ggml-cuda/mmq.cu); each is the first build known to
-# hold the change, the merge itself lying between it and the last record build without it:
-# - PR #17576 (668ed7657, "HIP: enable WMMA-MMQ INT kernels for RDNA 3"): in b7349, which issue #17917 bisected to it;
-#   absent from b7085 (the newest 8060S tuning record before it).
-# - PR #18537 (968929528, "mmq.cu: tune mmq/rocblas switching for RDNA": "add n_experts branch like the cdna path",
-#   "move amd wmma mmq/wmma switching behind IS_RDNA3") and PR #18666 (its RDNA3.5 adjustments): PR #18666's own
-#   benchmark baseline is b7644, whose IS_RDNA3 branch it edits.
-RDNA_WMMA_MMQ_BUILD = 7349
-RDNA_MMQ_TUNED_BUILD = 7644
-LEGACY_QUANTS = ("Q4_0", "Q4_1", "Q5_0", "Q5_1")
+# The changes to ggml_cuda_should_use_mmq's RDNA lines (ggml-cuda/mmq.cu; each PR's diff read in ggml-org/ggml's sync
+# commit of it), with the last llama.cpp build known to lack it and the first known to hold it — the merge lies between:
+# - PR #17156 ("HIP: WMMA-MMQ kernels for RDNA 4", ggml b3166ace): `if (amd_wmma_available(cc)) { if (IS_RDNA4(cc))
+#   return true; }` (amd_wmma_available was RDNA4 only). Lacking in b6840, held by b7209: Ollama's vendored mmq.cu at
+#   544b6739d ("ggml update to b6840") and 7f8ef50cc (v0.13.2, b7209: data/ollama_llama_cpp.json).
+# - PR #17576 ("HIP: enable WMMA-MMQ INT kernels for RDNA 3", b96dffa0): amd_wmma_available names RDNA3 too and its
+#   branch is a bare `return true;` — RDNA3/3.5/4 take MMQ at any size and type. Lacking in b7209 (v0.13.2); held by
+#   b7349 (issue #17917's bisect; Ollama v0.13.3) and b7437 (v0.13.5, ec98e2002, still the bare `return true;`).
+# - PR #18537 ("mmq.cu: tune mmq/rocblas switching for RDNA", 803885a3): inside that branch, `if (IS_RDNA3(cc))`:
+#   n_experts >= 64 → true, else Q2_K / Q6_K / IQ2_XS / IQ2_S → ne11 <= 128, others true; RDNA4 true. Lacking in b7437;
+#   held by b7645: PR #18666's 8060S table compares "t/s b7644" with "t/s b7645", two builds before its own change, one
+#   commit apart — read as #18537's merge, which would put b7644 without it; b7645 holds it either way.
+# - PR #18666 ("HIP: adjust RDNA3.5 MMQ kernel selction logic", 9ca3cfeb): Q6_K → ne11 <= (IS_RDNA3_0 ? 128 : 256),
+#   IQ2_XS / IQ2_S → IS_RDNA3_5 || ne11 <= 128. Lacking in b7645 (its own baseline); held by b7847 (Ollama ef00199fb,
+#   "Update vendor ggml code to a5bb8ba4", reverted as "Update vendored llama.cpp to b7847") and the stored llama.cpp
+#   copy (027ef8769).
+# ggml-cuda's CDNA branch (amd_mfma_available, from PR #14624) is the one with "ne11 <= 128 || Q4_0/Q4_1/Q5_0/Q5_1, Q4_K/
+# Q5_K up to 256" (and since PR #18202 "n_experts > 64 ||"): it never applied to RDNA.
+RDNA_MMQ_CHANGES = {"#17156": (6840, 7209), "#17576": (7209, 7349), "#18537": (7437, 7645), "#18666": (7645, 7847)}
+MMQ_DP4A_MAX_BATCH_SIZE = 64
+# ggml types that have an MMQ kernel (mmq.cu's switch), as expert_type names them; the rest of ggml's integer types
+# (IQ1_M, TQ1_0, TQ2_0) go to cuBLAS / hipBLAS on every GPU (should_use_mmq returns false before any vendor line)
+MMQ_TYPES = frozenset({"Q1_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+                       "Q6_K", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ4_XS", "IQ4_NL"})
+NO_MMQ_TYPES = frozenset({"IQ1_M", "TQ1_0", "TQ2_0"})
 
 
 def rocm_expert_mmq(gfx_target: str | None, quant: str | None, ubatch: int, n_experts: int,
                     build: int | None = None) -> bool | None:
     """Whether ggml_cuda_mul_mat_id takes the one MMQ launch (True) or the per-expert fallback (False) for a
     ``ubatch``-token batch of ``quant`` experts on an RDNA3/3.5/4 GPU at llama.cpp ``build`` (None: the modelled,
-    current build); None where the rule does not apply (not RDNA3/4, float experts). ggml_cuda_should_use_mmq's
-    amd_wmma branch, by era (without GGML_CUDA_FORCE_MMQ, which returns true before it):
-    - before PR #17576: RDNA3/4 fell to the last line, MMQ only for ne11 < MMQ_DP4A_MAX_BATCH_SIZE (64);
-    - PR #17576 to #18537: ne11 <= 128, Q4_0/Q4_1/Q5_0/Q5_1 at any size, Q4_K/Q5_K up to 256;
-    - since: RDNA4 always; RDNA3 when n_experts >= 64 ("the synchronization overhead in the cuBLAS/hipBLAS path"),
-      else every type but Q2_K (ne11 <= 128), Q6_K (<= 128 on RDNA3.0, <= 256 on RDNA3.5) and IQ2_XS / IQ2_S
-      (RDNA3.5 always, else <= 128)."""
+    current build); None where the rule does not apply (not RDNA3/4, float experts) or where ``build`` lies between
+    the last build known to lack a change and the first known to hold it and the two rules disagree. A type without an
+    MMQ kernel (IQ1_M, TQ1_0, TQ2_0) is False in every era. By era (without GGML_CUDA_FORCE_MMQ, which returns true
+    before these lines), from the changes in RDNA_MMQ_CHANGES:
+    - before PR #17576: the last line, `(!IS_RDNA3(cc) && !IS_CDNA(cc)) || ne11 < MMQ_DP4A_MAX_BATCH_SIZE` (64) — and
+      RDNA4 the same until PR #17156 made it `return true`;
+    - PR #17576 to #18537: `if (amd_wmma_available(cc)) return true;` — every size and type on RDNA3/3.5/4;
+    - PR #18537: RDNA4 always; RDNA3 when n_experts >= 64, else Q2_K / Q6_K / IQ2_XS / IQ2_S only up to 128 tokens;
+    - PR #18666 (today): as #18537 but Q6_K up to 256 on RDNA3.5 and IQ2_XS / IQ2_S always on RDNA3.5."""
     family = amd_wmma_family(gfx_target)
     typ = expert_type(quant)
     if family is None or not quant or typ in ("F16", "BF16", "F32"):
         return None
-    if build is not None and build < RDNA_WMMA_MMQ_BUILD:
-        return ubatch < 64
-    if build is not None and build < RDNA_MMQ_TUNED_BUILD:
-        return ubatch <= 128 or typ in LEGACY_QUANTS or (ubatch <= 256 and typ in ("Q4_K", "Q5_K"))
-    if family == "rdna4" or n_experts >= 64:
+    if typ in NO_MMQ_TYPES:
+        return False
+    held = {pr: True if build is None or build >= first else False if build <= last else None
+            for pr, (last, first) in RDNA_MMQ_CHANGES.items()}
+    unknown = [pr for pr, has in held.items() if has is None]
+    answers = {_rdna_mmq_rule(family, typ, ubatch, n_experts, {**held, **dict.fromkeys(unknown, has)})
+               for has in (True, False)}
+    return answers.pop() if len(answers) == 1 else None
+
+
+def _rdna_mmq_rule(family: str, typ: str, ubatch: int, n_experts: int, held: dict[str, bool | None]) -> bool:
+    """ggml_cuda_should_use_mmq's answer on an RDNA3/3.5/4 GPU for a build holding the PRs ``held`` marks True."""
+    if held["#18537"]:
+        if family == "rdna4" or n_experts >= 64:
+            return True
+        if typ == "Q2_K" or (typ in ("Q6_K", "IQ2_XS", "IQ2_S") and not held["#18666"]):
+            return ubatch <= 128
+        if typ == "Q6_K":
+            return ubatch <= (128 if family == "rdna3" else 256)
+        if typ in ("IQ2_XS", "IQ2_S"):
+            return family == "rdna3.5" or ubatch <= 128
         return True
-    limit: dict[str, int | None] = {"Q2_K": 128, "Q6_K": 128 if family == "rdna3" else 256,
-                                    "IQ2_XS": None if family == "rdna3.5" else 128,
-                                    "IQ2_S": None if family == "rdna3.5" else 128}
-    cap = limit.get(typ)
-    return typ not in limit or cap is None or ubatch <= cap
+    if held["#17576"] or (family == "rdna4" and held["#17156"]):
+        return True
+    return ubatch < MMQ_DP4A_MAX_BATCH_SIZE
 
 
 # ggml_cuda_should_use_mmq's NVIDIA lines (mmq.cu), read at the stored copy of ggml-org/llama.cpp (027ef8769) and
@@ -224,12 +256,6 @@ def rocm_expert_mmq(gfx_target: str | None, quant: str | None, ubatch: int, n_ex
 # prefer_f32_output, CUBLAS_COMPUTE_32F). GGML_CUDA_FORCE_CUBLAS (off by default) makes every batch false. Before #8075
 # (PR #3776, 2023-10, to 2024-06) every card with FP16 tensor cores — Turing to Ada too — took cuBLAS above 32 columns;
 # the 2024 records that ran it are scored by the @2024 entries (build_era.py), whose fitted rate absorbs it.
-MMQ_DP4A_MAX_BATCH_SIZE = 64
-# ggml types that have an MMQ kernel (mmq.cu's switch), as expert_type names them; the rest of ggml's integer types
-# (IQ1_M, TQ1_0, TQ2_0) go to cuBLAS on every NVIDIA card
-MMQ_TYPES = frozenset({"Q1_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "MXFP4", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
-                       "Q6_K", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ4_XS", "IQ4_NL"})
-NO_MMQ_TYPES = frozenset({"IQ1_M", "TQ1_0", "TQ2_0"})
 MMQ_RULE_SOURCE = "llama.cpp ggml-cuda/mmq.cu ggml_cuda_should_use_mmq, NVIDIA lines unchanged since PR #8075"
 
 
