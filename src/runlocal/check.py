@@ -192,6 +192,7 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     from .hardware.unified_memory import settle_shared
     from .plan import judge_plan, make_plan
 
+    _refuse_device(planner.name, targets)     # vLLM / SGLang on Apple silicon: refused for every caller
     wanted_fixes = with_fixes
 
     def make(t, with_fixes: bool = False):     # settle_assumed_ram asks for fixes on the plan it shows
@@ -317,7 +318,7 @@ def _inputs(req: CheckRequest, policy=None):
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
-    _refuse_device(req, settings.runtime, targets)
+    _refuse_device(settings.runtime, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)
     return spec, settings, targets, notes
@@ -408,7 +409,14 @@ def _short_gguf(spec) -> list[str]:
             "load it)"]
 
 
-def _refuse_device(req: CheckRequest, runtime: str, targets) -> None:
+def refuse_pairing(runtime: str, gpu: str | None, targets) -> None:
+    """check's refusals of an engine on a device it has no backend for (MLX off Apple silicon, vLLM / SGLang on it),
+    for every entry point that plans a named device: compare's rows and cost call this as check's _inputs does."""
+    _refuse_mlx_off_apple(runtime, gpu)
+    _refuse_device(runtime, targets)
+
+
+def _refuse_device(runtime: str, targets) -> None:
     """An engine with no backend for the GPU asked (vLLM and SGLang on Apple silicon) is refused before planning,
     as `best` leaves such pairs out (choose.runtime_runs_on): planning it would price a CUDA card that is not there."""
     from .runtimes import engine

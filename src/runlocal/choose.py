@@ -173,6 +173,15 @@ def refuse_unloadable(model: ModelSpec, planner):
     return planner
 
 
+def refuse_quant(model: ModelSpec, runtime: str, quant: str | None) -> None:
+    """A --quant the runtime cannot load is refused in check's words (weights.with_default_quant →
+    quant_support.refuse_unloadable), once, rather than each device's plan failing and nothing being ranked."""
+    if quant:
+        from .weights import with_default_quant
+
+        with_default_quant(model, Settings(runtime=runtime, quant=quant))
+
+
 def runtime_label(rt) -> tuple[str, str]:
     """('vllm==0.19.0' or 'vllm', which release's rules the plans use) for best's and compare's header."""
     from .runtimes import runtime_rules
@@ -202,10 +211,12 @@ def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int
 def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> int:
     """Weights the runtime keeps in RAM even with unlimited GPU memory (llama.cpp's token embedding)."""
     from .plan import estimate
+    from .weights import with_default_quant
 
     rt = get_runtime(runtime)
     big = [Target("probe", "gpu", 1 << 62, None, 1 << 62), Target("CPU RAM", "cpu", 1 << 62)]
-    alloc = rt.allocate(model, estimate(model, quant), _settings(runtime, ctx, quant, 1), big)
+    settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, 1))   # plan_fit's weights, as check's
+    alloc = rt.allocate(model, estimate(model, settings.quant), settings, big)
     return sum(d.weights for d in alloc.devices if d.kind == "cpu")
 
 
@@ -214,10 +225,14 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog)."""
     from .plan import quick_plan
+    from .weights import unsloth_command, with_default_quant
 
     rt = get_runtime(runtime)
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
-    quick = quick_plan(model, _settings(runtime, ctx, quant, n_gpus, users, model), targets, runtime=rt)
+    # the weights check plans for this --quant (Unsloth's UD-* as its base mix, a published checkpoint, MLX's
+    # names; a format the runtime cannot load refused): one weight path for every entry point
+    settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
+    quick = quick_plan(model, settings, targets, runtime=rt)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
@@ -232,8 +247,10 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
         base = cache[key]
         offloaded = cpu_w > base + 0.01 * weights.total
     busiest = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else float("inf"))
-    return Fit(weights.quant, alloc.settings, verdict, speed.get("decode_tokens_per_s"),
-               speed.get("prefill_tokens_per_s"), rt.command(model, alloc.settings), busiest.total,
+    # the settings keep the --quant asked (a caller re-plans them through check, which maps it again and says how)
+    asked = alloc.settings.with_(quant=quant) if quant else alloc.settings
+    return Fit(weights.quant, asked, verdict, speed.get("decode_tokens_per_s"),
+               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt.command(model, alloc.settings)), busiest.total,
                busiest.capacity, offloaded)
 
 
@@ -401,6 +418,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
     rt = refuse_unloadable(model, get_runtime(runtime))    # 'vllm==0.19.0': its rules below (runtimes/versions.py)
     label, rules = runtime_label(rt)
+    refuse_quant(model, rt.name, quant)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else download_quant(model, rt.name)
     if common is not None:
@@ -647,6 +665,12 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         breakeven = round(amortised / 365 / saving_per_hour, 2) if saving_per_hour > 0 else None
 
     targets = device_targets(dev, count)
+    from .check import refuse_pairing
+
+    # what check refuses is refused here, not priced as "does not run whole": the engine on this device, the
+    # named build's loader, the --quant asked
+    refuse_pairing(get_runtime(runtime).name, spec_string(dev.id, count), targets)
+    refuse_quant(model, refuse_unloadable(model, get_runtime(runtime)).name, quant)
     fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model))
     tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
     if fit is None:

@@ -134,6 +134,9 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         row, targets, notes = _device_row(name, used, sweep_ctx, ram)
         hardware.append((targets, notes))
         if plans is not None:
+            from .check import refuse_pairing
+
+            refuse_pairing(rt, None if vram_figure(name) is not None else name, targets)   # as check refuses it
             ladder = quant_ladder(rt, quant, plans.spec)
             # formats the GPUs cannot hold whole are not planned (choose._may_run_whole: they would not run)
             can_run = _may_run_whole(plans.spec, targets, rt, sweep_ctx, ladder, host_cache)

@@ -18,7 +18,7 @@ from .runtimes.base import PARALLEL_AUTO
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
-from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, with_default_quant
+from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, unsloth_command, with_default_quant
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     that does not show it (compare.py): up to nine more plans, each a --fit search."""
     _check_settings(settings)
     runtime = runtime or get_runtime(settings.runtime)
+    asked_quant = settings.quant
     settings, lead_steps = with_default_quant(model, settings)
     asked, rules = runtime_rules(runtime)
     lead_steps = (Step("runtime version", rules, asked, "runtimes/versions.py"), *lead_steps)
@@ -200,7 +201,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
-                runtime.command(model, s), steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
+                unsloth_command(model, asked_quant, runtime.command(model, s)), steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))

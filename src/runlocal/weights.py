@@ -143,6 +143,23 @@ FP8_ONLINE_SOURCE = {"vllm": "https://docs.vllm.ai/en/stable/features/quantizati
                      "sglang": "https://docs.sglang.io/docs/advanced_features/quantization.md"}
 
 
+def unsloth_command(model: ModelSpec, asked: str | None, command: str) -> str:
+    """The command for `-q UD-Q4_K_XL` fetches Unsloth's file, not the base type the sizes were planned with, where
+    the catalog's GGUF repo is Unsloth's (llama.cpp common/arg.cpp: -hf <user>/<model>[:quant] picks the file whose
+    name carries the tag). Elsewhere (Ollama's Modelfile from its library tag, another repo) the command stays the
+    base type's, the file the plan sized; the weight quant step says to pass Unsloth's file to plan it."""
+    from .quant.unsloth import unsloth_name
+    from .runtimes.published import ollama_entry
+
+    named = unsloth_name(asked)
+    entry = ollama_entry(model) if named else None
+    repo = (entry or {}).get("hf") or ""
+    if named is None or not repo.startswith("unsloth/"):
+        return command
+    ud, base = named
+    return command.replace(f"-hf {repo}:{base} ", f"-hf {repo}:{ud} ")
+
+
 def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
     """vLLM and SGLang serve a checkpoint as stored, so without --quant the plan is the repo named (the catalog's
     official one) — what `vllm serve REPO` pulls — and the published quantized checkpoints are said, and offered as
