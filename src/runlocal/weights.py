@@ -90,6 +90,8 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
         refuse_unloadable(model, settings.quant, name)   # a format the command would not load is not planned
     if engine(name).hub_checkpoints:
         return pooled_checkpoint(model, settings)
+    if settings.quant and engine(name).quant_from_config_only and (published := _published_for_load(model, settings)):
+        return published
     if settings.quant and own_format:
         settings = settings.with_(quant=own_format(settings.quant, model))
     if settings.quant and engine(name).ggml and (unsloth := unsloth_quant(model, settings)) is not None:
@@ -141,6 +143,26 @@ def unsloth_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple
 # online FP8 (--quantization fp8 on a 16-bit checkpoint), as each engine documents it
 FP8_ONLINE_SOURCE = {"vllm": "https://docs.vllm.ai/en/stable/features/quantization/fp8/",
                      "sglang": "https://docs.sglang.io/docs/advanced_features/quantization.md"}
+
+
+def _published_for_load(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]] | None:
+    """transformers `--quant awq|gptq|fp8` with such a checkpoint published (data/published_checkpoints.json): planned
+    as that repo, which from_pretrained loads as stored through its quantization_config (transformers
+    quantizers/auto.py); the command names the repo (published.serve_path)."""
+    from .runtimes.published import _data, canonical_quant, published_checkpoint, stored_as
+    from .runtimes.quant_support import BNB
+
+    q = canonical_quant(settings.quant or "")
+    if q in BNB or stored_as(model, q):
+        return None
+    entry = published_checkpoint(model, q)
+    if not entry:
+        return None
+    layout = _data("published_checkpoints.json")["formats"][entry["format"]]["layout"]
+    return settings.with_(quant=entry["format"]), (Step(
+        "checkpoint", f"--quant {settings.quant}: planned as the published {entry['label']} checkpoint {entry['repo']} "
+        f"({layout}), which transformers loads as stored through its quantization_config", entry["repo"],
+        entry["source"]),)
 
 
 def unsloth_command(model: ModelSpec, asked: str | None, command: str) -> str:

@@ -34,10 +34,22 @@ def test_gguf_runtimes_still_take_gguf_types_as_users_spell_them(quant):
 
 @pytest.mark.parametrize(("runtime", "quant"), [("vllm", "Q4_K_M"), ("vllm", "int8"), ("vllm", "mlx-4bit"),
                                                 ("sglang", "nf4"), ("sglang", "Q4_K_M"), ("transformers", "Q4_K_M"),
-                                                ("transformers", "awq"), ("transformers", "mlx-8bit")])
+                                                ("transformers", "mlx-8bit")])
 def test_server_runtimes_refuse_formats_their_command_does_not_load(runtime, quant):
     with pytest.raises(InputError, match=rf"^quant: .*not '{quant}'"):
         check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime=runtime, quant=quant))
+
+
+def test_transformers_loads_a_published_awq_checkpoint_and_refuses_one_not_published():
+    """review16c finding 6: transformers' from_pretrained loads an AWQ / GPTQ / FP8 checkpoint as stored, through its
+    config.json's quantization_config (transformers quantizers/auto.py AutoQuantizationConfig); with one published
+    (hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 on the Hub) the plan is that repo, with none known the
+    format is refused with the way out."""
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime="transformers", quant="awq", ctx="8k"))
+    assert 'from_pretrained("hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"' in plan.command
+    assert plan.weights.total < 8 * 2**30 < plan.model.params * 2     # 4-bit, not the 16-bit 15 GiB
+    with pytest.raises(InputError, match=r"^quant: .*no gptq checkpoint of qwen3-8b is known here.*not 'gptq'"):
+        check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="transformers", quant="gptq"))
 
 
 def test_the_cli_says_it_in_one_line_and_exits_2():

@@ -58,9 +58,13 @@ def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
         raise InputError(f"quant: {label} runs bf16 / fp16, the checkpoint as stored, a published fp8 / awq / gptq / "
                          f"w4a16 one, fp8 made at load (--quantization fp8){bnb}; not '{quant}'{gguf}")
     if known.quant_from_config_only:          # transformers
-        if q in BNB:
+        # bitsandbytes at load; or a published AWQ / GPTQ / FP8 checkpoint, which from_pretrained loads as stored
+        # through its config.json's quantization_config (quantizers/auto.py) — planned as that repo (weights.py)
+        if q in BNB or published_checkpoint(model, q):
             return
         raise InputError(f"quant: transformers quantizes at load with bitsandbytes (nf4, fp4, int8: BitsAndBytesConfig) "
-                         f"or runs bf16 / fp16 / fp32 or the checkpoint as stored, not '{quant}'"
+                         "or runs bf16 / fp16 / fp32, the checkpoint as stored or a published awq / gptq / fp8 one"
+                         + (f" (no {quant} checkpoint of {model.id} is known here: pass its repo as the model)"
+                            if q in QUANT_FAMILIES else "") + f"; not '{quant}'"
                          + (" (it dequantizes a GGUF file to 16/32-bit on load: no memory saved)"
                             if is_gguf else ""))

@@ -588,7 +588,7 @@ class Transformers:
         q = _quant_key(s.quant)
         from .published import serve_path  # the user's ./folder kept, else the Hub repo
 
-        path = f'"{serve_path(model).strip(chr(39))}"'
+        path = f'"{serve_path(model, s.quant).strip(chr(39))}"'   # a published AWQ / GPTQ / FP8 repo where planned
         args = [path, f'device_map="{s.transformers.device_map}"']
         imports = ["AutoModelForCausalLM", "AutoTokenizer"]
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
