@@ -41,9 +41,18 @@ def parse_size(text: str | int | float, *, field: str = "size") -> int:
         raise InputError(f"{field}: size '{text}' must be positive and below 1 EiB")
     if not unit and value < BARE_BYTES_FLOOR:
         # "--ram 64" means 64 GiB to whoever typed it; read as bytes it plans on nothing and answers "does not fit"
-        shown = str(text).strip()
-        raise InputError(f"{field}: '{shown}' has no unit — write {shown}G (GiB) or {shown}GB")
+        raise InputError(f"{field}: '{str(text).strip()}' has no unit — write {_unit_hint(str(text).strip(), value)}")
     return int(round(value * factor))
+
+
+def _unit_hint(shown: str, value: float) -> str:
+    """The unit a bare number most likely left out, by its size: from 1,024 up it reads as MiB (nvidia-smi's and
+    free -m's unit: 24576 is a 24 GiB card, not 24 TiB), below as GiB ('--ram 64')."""
+    if value >= 1024:
+        gib = value / 1024
+        whole = gib == int(gib)
+        return f"{shown}M (MiB, = {gib:,.{0 if whole else 1}f} GiB)" + (f" or {int(gib)}G" if whole else "")
+    return f"{shown}G (GiB) or {shown}GB"
 
 
 MAX_SIZES = 64      # GPUs in one --vram, as --gpu's "N x NAME" (hardware/catalog.parse_device_spec)

@@ -27,13 +27,19 @@ def test_parse_size_rejects_with_field_name(bad):
         parse_size(bad, field="vram")
 
 
-@pytest.mark.parametrize("bare", ["64", 64, "24000", "1e6", "67108863"])
-def test_a_bare_number_too_small_for_memory_is_refused_naming_the_unit(bare):
+@pytest.mark.parametrize("bare, hint", [
+    ("64", "64G (GiB) or 64GB"), (64, "64G (GiB) or 64GB"), ("1000", "1000G (GiB) or 1000GB"),
+    # review16c finding 9: from 1,024 up a bare figure is nvidia-smi's / free -m's MiB — by hand 32,768 / 1,024 =
+    # 32 GiB, 24,000 / 1,024 = 23.4375 GiB, 10⁶ / 1,024 = 976.5625 GiB, 67,108,863 / 1,024 = 65,535.999 GiB
+    ("32768", "32768M (MiB, = 32 GiB) or 32G"), ("24000", "24000M (MiB, = 23.4 GiB)"),
+    ("1e6", "1e6M (MiB, = 976.6 GiB)"), ("67108863", "67108863M (MiB, = 65,536.0 GiB)"),
+])
+def test_a_bare_number_too_small_for_memory_is_refused_naming_the_unit(bare, hint):
     """review16b finding 3: '--ram 64' was 64 bytes and the answer "does not fit"; 64 MiB = 67,108,864 bytes is the
-    least a size without a unit is read as."""
+    least a size without a unit is read as. The hint was '32768G' (32 TiB) for a MiB figure."""
     with pytest.raises(InputError) as err:
         parse_size(bare, field="ram")
-    assert str(err.value) == f"ram: '{bare}' has no unit — write {bare}G (GiB) or {bare}GB"
+    assert str(err.value) == f"ram: '{bare}' has no unit — write {hint}"
 
 
 def test_the_same_figure_with_a_unit_is_read():
