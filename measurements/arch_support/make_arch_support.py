@@ -34,6 +34,11 @@ CATALOG = ROOT / "src" / "runlocal" / "data" / "gguf_catalog_names.json"
 ARCH_FILE = "llama/llama.cpp/src/llama-arch.cpp"
 NAME = re.compile(r'\{\s*LLM_ARCH_\w+\s*,\s*"([^"]+)"\s*\}')
 REGISTER = re.compile(r'model\.Register\("([^"]+)"')
+# Ollama's Go engine names that differ from llama.cpp's for the same architecture: the Go engine loads the GGUF Ollama's
+# own converter writes, under its own name. gpt-oss: v0.11.0's model/models/gptoss/model.go registers "gptoss" and
+# convert/convert_gptoss.go:37 writes general.architecture = "gptoss" (what `ollama pull gpt-oss:20b` fetches); the
+# llama.cpp name "gpt-oss" is registered beside it only from v0.11.5 (model.go:278, Register("gpt-oss", New))
+GO_ALIASES = {"gptoss": "gpt-oss"}
 # trees Ollama committed at a build its message names, outside the release tags
 EXTRA_TREES = (("b1fccabb3^", 7847, "ollama/ollama b1fccabb3^, the tree b1fccabb3 reverts: \"Update vendored llama.cpp "
                                     "to b7847 (#14061)\""),)
@@ -98,10 +103,11 @@ def ollama(repo: str, archs: list[str], releases: dict) -> dict:
     loads: dict[str, list[tuple[str, str]]] = {a: [] for a in archs}
     for _, v in vendored:
         names = set(NAME.findall(git(repo, "show", f"v{v}:{ARCH_FILE}")))
-        engine = set(REGISTER.findall(git(repo, "grep", "-h", "model.Register(", f"v{v}", "--", "model/models/")))
+        registered = set(REGISTER.findall(git(repo, "grep", "-h", "model.Register(", f"v{v}", "--", "model/models/")))
+        engine = {GO_ALIASES.get(n, n): n for n in sorted(registered, key=lambda n: n in GO_ALIASES)}
         for a in archs:
-            how = ("Go engine" if a in engine else "") + (" and " if a in engine and a in names else "") + \
-                  ("vendored llama.cpp" if a in names else "")
+            go = ("Go engine" + (f" as '{engine[a]}'" if engine[a] != a else "")) if a in engine else ""
+            how = go + (" and " if go and a in names else "") + ("vendored llama.cpp" if a in names else "")
             loads[a].append((v, how))
     out = {}
     for a, rows in loads.items():
@@ -112,11 +118,18 @@ def ollama(repo: str, archs: list[str], releases: dict) -> dict:
                 break
         missing_after = [v for v, h in rows[rows.index(first):] if not h] if first else []
         assert not missing_after
+        as_name = re.search(r"as '([^']+)'", first[1]) if first else None
         out[a] = ({"first": first[0], "how": first[1],
                    "source": f"ollama/ollama v{first[0]}: " + " / ".join(
                        x for x in ((f"{ARCH_FILE} names \"{a}\"" if "llama.cpp" in first[1] else ""),
-                                   (f"model/models registers \"{a}\"" if "Go" in first[1] else "")) if x)}
+                                   (f"model/models registers \"{as_name.group(1) if as_name else a}\""
+                                    if "Go" in first[1] else "")) if x)}
                   if first else {"first": None, "how": "", "source": "no release before v0.30.0 loads it"})
+        # the first release from which every later one's vendored llama.cpp names it (a community GGUF loads): before
+        # it a release that loads the name does so through the Go engine only (arch_support.py says which)
+        vendored_from = next((v for i, (v, _) in enumerate(rows) if all("llama.cpp" in h for _, h in rows[i:])), None)
+        if first:
+            out[a]["vendored_first"] = vendored_from
         if first and rows[0][0] == first[0]:
             out[a]["source"] += " (the oldest release mapped)"
     return out

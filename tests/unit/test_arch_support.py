@@ -96,3 +96,25 @@ def test_best_and_compare_refuse_what_the_build_cannot_load():
         best(lookup("qwen3-next-80b-a3b"), runtime="ollama==0.12.0")
     with pytest.raises(InputError, match=r"^runtime: llama.cpp b5000 cannot load this model.*b7186"):
         compare_devices(["rtx 4090"], model="qwen3-next-80b-a3b", runtime="llama.cpp==b5000")
+
+
+def test_ollama_0_11_0_loads_gpt_oss_through_its_go_engines_own_name():
+    """review16c finding 3. ollama/ollama v0.11.0 (the release that shipped gpt-oss: log v0.10.1..v0.11.0 has
+    d55206841 "gpt-oss integration"): model/models/gptoss/model.go:267 `model.Register("gptoss", New)` and
+    convert/convert_gptoss.go:37 `kv["general.architecture"] = "gptoss"` — the library's gpt-oss:20b is a "gptoss" GGUF
+    its Go engine loads; the llama.cpp name "gpt-oss" is registered beside it from v0.11.5 (model.go:278). The table
+    matched the llama.cpp name only and refused 0.11.0–0.11.4."""
+    for release in ("0.11.0", "0.11.4"):
+        refused, how = arch_refusal("ollama", release, "gpt-oss")
+        assert refused is None and "'gptoss'" in how and "Go engine only" in how, release
+    assert arch_refusal("ollama", "0.10.1", "gpt-oss")[0] is not None     # v0.10.1 registers neither name
+    refused, how = arch_refusal("ollama", "0.11.5", "gpt-oss")
+    assert refused is None and "Go engine only" not in how
+
+
+def test_go_engine_only_is_said_only_where_the_vendored_copy_lacks_the_name():
+    """review16c finding 4: `git grep -c '"gemma3"' v0.12.0 -- llama/llama.cpp/src/llama-arch.cpp` → 1 (ollama/ollama),
+    so a community gemma3 GGUF loads in 0.12.0; `git grep '"qwen35"' v0.24.0 -- …llama-arch.cpp` finds nothing (PR
+    #15899), so there the Go engine alone loads it."""
+    assert "Go engine only" not in arch_refusal("ollama", "0.12.0", "gemma3")[1]
+    assert "Go engine only" in arch_refusal("ollama", "0.24.0", "qwen35")[1]

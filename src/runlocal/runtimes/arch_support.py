@@ -109,12 +109,16 @@ def _ollama(version: RuntimeVersion, arch: str) -> tuple[str | None, str]:
         return None, f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}): not checked"
     first = row["first"]
     if first is not None and version.key[:3] >= _key(first):
-        # the Go engine reads Ollama's own library GGUFs; a community GGUF of a name the vendored llama.cpp lacks
-        # fails there (ollama/ollama PR #15899: Ollama 0.23.2, "unknown model architecture: 'qwen35'")
-        only_go = "vendored" not in row["how"]
+        # the Go engine reads Ollama's own library GGUFs; a community GGUF of a name this release's vendored llama.cpp
+        # lacks fails there (ollama/ollama PR #15899: Ollama 0.23.2, "unknown model architecture: 'qwen35'"):
+        # vendored_first is the first release from which every vendored copy names it (make_arch_support.py)
+        vendored = row.get("vendored_first")
+        only_go = vendored is None or version.key[:3] < _key(vendored)
         return None, (f"Ollama {version.text} loads '{arch}' ({row['how']}, since v{first}: {row['source']})"
-                      + ("; through its Go engine only: Ollama's library model loads, a community GGUF does not "
-                         "(its vendored llama.cpp lacks the name: ollama/ollama PR #15899)" if only_go else ""))
+                      + (f"; through its Go engine only: Ollama's library model loads, a community GGUF ('{arch}') "
+                         f"does not (this release's vendored llama.cpp lacks the name"
+                         + (f"; it has it from v{vendored}" if vendored else "") + ": ollama/ollama PR #15899)"
+                         if only_go else ""))
     if first is not None and version.key[:3] < min(_key(v) for v in _releases()):
         return None, f"Ollama {version.text} is older than the releases mapped: '{arch}' not checked"
     can, at = (f"v{first} ({row['how']})", first) if first else ("v0.30.0 (llama-server)", "0.30.0")
