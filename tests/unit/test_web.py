@@ -244,3 +244,20 @@ def test_the_compute_table_is_built_for_the_model_pages_questions():
     asked = compute_table_build.questions("llama-3.1-8b")
     for gpu in directory.REFERENCE_DEVICES:
         assert ("check", {"model": "llama-3.1-8b", "gpu": gpu, "ctx": 8192, "use_measurements": False}) in asked
+
+
+def test_the_page_plans_what_the_cli_plans_for_the_same_values(client):
+    """review16c finding 7: the page swapped UD-Q4_K_XL for Q4_K_M, nf4 on vLLM for BF16 and dropped '==0.11.0' where
+    the CLI plans them (llama.cpp's -hf picks Unsloth's UD-Q4_K_XL file; vLLM's --quantization bitsandbytes makes
+    nf4 at load; Ollama 0.11.0's Go engine registers gpt-oss as 'gptoss', ollama/ollama v0.11.0
+    model/models/gptoss/model.go). A format the runtime refuses is still dropped, in the refusal's own words."""
+    r = client.get("/", params={"model": "qwen3-8b", "gpu": "rtx-4090", "quant": "UD-Q4_K_XL"})
+    assert 'class="notice"' not in r.text and "unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL" in result_of(r.text)
+    assert '<option value="UD-Q4_K_XL" selected>' in r.text           # the form shows what it planned
+    r = client.get("/", params={"model": "qwen3-8b", "gpu": "rtx-4090", "quant": "nf4", "runtime": "vllm"})
+    assert 'class="notice"' not in r.text and "--quantization bitsandbytes" in result_of(r.text)
+    r = client.get("/", params={"model": "gpt-oss-20b", "gpu": "rtx-4090", "runtime": "ollama==0.11.0"})
+    assert '<option value="ollama==0.11.0" selected>' in r.text and "cannot load" not in result_of(r.text)
+    r = client.get("/", params={"model": "qwen3-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "runtime": "vllm"})
+    notice = re.search(r'<div class="notice".*?</div>', r.text, re.DOTALL).group(0)
+    assert "weights Q4_K_M: vLLM runs bf16" in notice and "planned with the checkpoint as published" in notice

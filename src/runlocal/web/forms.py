@@ -133,7 +133,7 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     if not params:
         return form                              # the first visit: an example that answers at once
     form.model = (params.get("model") or "").strip()
-    form.runtime = get_runtime((params.get("runtime") or "llama.cpp").strip()).name
+    form.runtime = _runtime_as_asked((params.get("runtime") or "llama.cpp").strip())
     gpus, counts = multi.get("gpu", []), multi.get("n", [])
     if len(gpus) > MAX_DEVICE_ROWS:
         raise InputError(f"gpu: at most {MAX_DEVICE_ROWS} device rows")
@@ -150,11 +150,42 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     return form
 
 
+def _runtime_as_asked(text: str) -> str:
+    """The runtime's name, with the release asked kept ('ollama==0.11.0' plans that release's rules, as the CLI and
+    API do: runtimes/versions.py), not dropped to the current one."""
+    from ..choose import runtime_label
+    from ..runtimes import get_runtime
+
+    return runtime_label(get_runtime(text))[0]
+
+
+def _quant_refusal(form: CheckForm) -> str | None:
+    """Why the runtime would not load the weights asked, in the request contract's words (weights.with_default_quant
+    → quant_support.refuse_unloadable, which check, the CLI and the API apply), or None: a format off the menu that
+    the contract takes (Unsloth's UD-Q4_K_XL on llama.cpp, nf4 on vLLM, a published AWQ checkpoint) is kept."""
+    from ..errors import RunlocalError
+    from ..model.catalog import lookup
+    from ..runtimes import Settings
+    from ..weights import with_default_quant
+
+    try:
+        spec = lookup(form.model)
+    except RunlocalError:
+        return None                 # not a catalog id: check resolves it and answers for the format itself
+    try:
+        with_default_quant(spec, Settings(runtime=form.runtime, quant=form.quant))
+    except RunlocalError as e:
+        return str(e).removeprefix("quant: ")
+    return None
+
+
 def _drop_what_the_runtime_lacks(form: CheckForm) -> None:
     opts = form.options
-    if form.quant and form.quant not in opts.quants and form.quant.upper() not in opts.quants:
-        form.dropped.append(f"weights {form.quant}: not a format {opts.name} loads here; planned with "
-                            f"{quant_label(opts.name, '')}")
+    off_menu = form.quant and form.quant not in opts.quants and form.quant.upper() not in opts.quants
+    if off_menu and (refused := _quant_refusal(form)):
+        default = quant_label(opts.name, "")
+        form.dropped.append(f"weights {form.quant}: {refused} — planned "
+                            + (f"with {default}" if engine(opts.name).ggml else f"with the checkpoint {default}"))
         form.quant = ""
     if form.kv not in opts.kv_types:
         form.dropped.append(f"KV cache {form.kv}: {opts.name} has {', '.join(opts.kv_types)}; planned with "
