@@ -261,3 +261,13 @@ def test_the_page_plans_what_the_cli_plans_for_the_same_values(client):
     r = client.get("/", params={"model": "qwen3-8b", "gpu": "rtx-4090", "quant": "Q4_K_M", "runtime": "vllm"})
     notice = re.search(r'<div class="notice".*?</div>', r.text, re.DOTALL).group(0)
     assert "weights Q4_K_M: vLLM runs bf16" in notice and "planned with the checkpoint as published" in notice
+
+
+def test_kv_per_token_under_tensor_parallel_says_it_is_each_gpus(client):
+    """review16c finding 10: Llama 3.1 70B: 80 layers × (K + V) × 8 KV heads × 128 × 2 bytes = 320 KiB per token for
+    the whole model; vLLM at TP 2 splits the KV heads, so each GPU's pool holds 160 KiB per token — the page printed
+    160 KiB with nothing to say it is one GPU's (the CLI says 'on each GPU (TP 2)')."""
+    r = client.get("/", params={"model": "llama-3.1-70b", "gpu": "rtx-3090", "n": "2", "runtime": "vllm",
+                                "quant": "awq", "ctx": "8192"})
+    assert re.search(r"<dt>KV cache per token</dt><dd>160 KiB <small>on each GPU \(TP 2\)</small></dd>", r.text)
+    assert "2x24G or 24G,16G for several" in r.text

@@ -45,6 +45,7 @@ def templates():
     env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
     env.filters["setup"] = device_summary
     env.filters["as_form"] = form_words
+    env.filters["kv_where"] = _kv_where
     return env
 
 
@@ -172,6 +173,13 @@ def _with_store(request: Request, plan):
 
     store = stored_benchmarks(request)
     return apply_measurements(plan, store_records(store, plan)) if store is not None else plan
+
+
+def _kv_where(plan) -> str:
+    """The KV-per-token figure's reach, as the CLI says it: one rank's under TP / PP (render/text.kv_where)."""
+    from ..render.text import kv_where
+
+    return kv_where(plan)
 
 
 def stored_benchmarks(request: Request):
