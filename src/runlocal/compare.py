@@ -149,6 +149,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
                 row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
             shown[len(rows)] = (targets, q)
+            _say_idle_gpus(row, plans.spec, rt, targets)
         rows.append(row)
     if plans is not None and not quant and not best_quant_each:
         shown |= _same_quant(rows, [t for t, _ in hardware], plans, quant_ladder(rt, None, plans.spec))
@@ -174,6 +175,24 @@ def _no_speed(row: dict[str, Any]) -> None:
 # A VRAM figure in place of a device name: one GPU of that size ("20G", "24GB") or several alike ("2x24G"); a unit
 # is required, so that a bare "4090" stays the catalog's card (units.parse_sizes reads the figure).
 _VRAM_FIGURE = re.compile(r"^\s*(\d+\s*[x×*]\s*)?(\d+(\.\d+)?|\.\d+)\s*([kmgt]i?b?)\s*$", re.IGNORECASE)
+
+
+def _say_idle_gpus(row: dict[str, Any], spec, runtime: str, targets) -> None:
+    """vLLM / SGLang at the largest TP that splits the heads (check's _default_tp): GPUs beyond it hold nothing, which
+    check says and a row's price, memory and tok/s per 1k USD (all the GPUs) would otherwise hide."""
+    from .runtimes import get_runtime
+    from .runtimes.tensor_parallel import largest_tp
+
+    gpus = sum(1 for t in targets if t.kind != "cpu")
+    if gpus < 2 or not get_runtime(runtime).pools_kv:
+        return
+    tp = largest_tp(spec, gpus)
+    if tp < gpus:
+        row["idle_gpus"] = gpus - tp
+        row["variant_notes"] = [*row.get("variant_notes", []), (
+            f"{row['spec']}: planned at tensor parallel {tp} (the attention heads do not split {gpus} ways), so "
+            f"{gpus - tp} of the {gpus} GPUs stay{'s' if gpus - tp == 1 else ''} idle — the price, memory and tok/s "
+            f"per 1k USD count all {gpus} (check --tp 1 --pp {gpus} puts layers on all of them)")]
 
 
 def vram_figure(name: str) -> list[int] | None:

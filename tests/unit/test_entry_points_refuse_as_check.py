@@ -76,3 +76,14 @@ def test_cost_with_a_build_that_cannot_load_the_model_says_so():
     and compare give it, not "does not run whole on rtx-4090"."""
     with pytest.raises(InputError, match="Ollama 0.12.0 cannot load this model"):
         cost(lookup("qwen3-next-80b-a3b"), find_device("rtx-4090"), runtime="ollama==0.12.0")
+
+
+def test_compare_says_the_gpus_tensor_parallel_leaves_idle():
+    """review16c finding 10: Qwen3-8B has 32 attention heads (config.json num_attention_heads 32, 8 KV heads); vLLM
+    refuses TP 3 ("Total number of attention heads (32) must be divisible by tensor parallel size (3)"), so 3 × RTX
+    4090 runs TP 2 and one card holds nothing, as check says; the row's price still counts 3 × 1,599 = 4,797 USD."""
+    assert lookup("qwen3-8b").n_heads == 32
+    row = compare_devices(["3x4090"], model="qwen3-8b", runtime="vllm")[0]
+    assert row["idle_gpus"] == 1 and row["price_usd"] == 3 * 1599
+    assert any("1 of the 3 GPUs stays idle" in n and "count all 3" in n for n in row["variant_notes"])
+    assert "idle_gpus" not in compare_devices(["2x4090"], model="qwen3-8b", runtime="vllm")[0]
