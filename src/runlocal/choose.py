@@ -162,14 +162,15 @@ class Fit:
         return self.verdict in ("fits", "tight") and not self.offloaded
 
 
-def refuse_unloadable(model: ModelSpec, planner):
+def refuse_unloadable(model: ModelSpec, planner, quant: str | None = None):
     """The planner, unless its named build cannot load the model's architecture: then nothing is ranked, and one line
-    says so, as `check`'s verdict does (runtimes/arch_support.py)."""
+    says so, as `check`'s verdict does (runtimes/arch_support.py); likewise a --quant it cannot load (refuse_quant)."""
     from .runtimes.arch_support import planner_refusal
 
     refused, _, _ = planner_refusal(model, planner)
     if refused:
         raise InputError(f"runtime: {refused}")
+    refuse_quant(model, planner.name, quant)
     return planner
 
 
@@ -402,6 +403,19 @@ def download_quant(model: ModelSpec, runtime: str) -> str | None:
     return settings.quant
 
 
+def _weights_note(runtime: str, quants: tuple[str | None, ...], common: str | None, quant: str | None) -> list[str]:
+    """best's line on which format each row is planned at."""
+    if quants == (None,):
+        return ["weights: the file as it is (--quant to try another format)"]
+    if common is not None:
+        return [f"weights: {common} on every device, the file people download for {runtime} "
+                "(--quant to pick another; --best-quant-each: each device at the best it holds whole)"]
+    if not quant:
+        return [f"weights: each device at the best of {', '.join(q for q in quants if q)} that fits whole on it"
+                " (--quant to fix one)"]
+    return []
+
+
 def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp", budget_usd: float | None = None,
          used: bool = False, quant: str | None = None, devices: list | None = None,
          counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1, best_quant_each: bool = False) -> BestResult:
@@ -416,9 +430,8 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     check_amount("budget", budget_usd)     # finite, in amounts.COST_BOUNDS
     if users < 1:
         raise InputError(f"users: must be at least 1 concurrent request, got {users}")
-    rt = refuse_unloadable(model, get_runtime(runtime))    # 'vllm==0.19.0': its rules below (runtimes/versions.py)
+    rt = refuse_unloadable(model, get_runtime(runtime), quant)    # 'vllm==0.19.0': its rules (runtimes/versions.py)
     label, rules = runtime_label(rt)
-    refuse_quant(model, rt.name, quant)
     quants = quant_ladder(rt.name, quant, model)
     common = None if (quant or best_quant_each) else download_quant(model, rt.name)
     if common is not None:
@@ -430,14 +443,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     res.notes.append(f"rules: {rules}")
     if not multi:
         res.notes.append(f"{rt.name}: the planner models one GPU, so multi-GPU configurations are not ranked")
-    if quants == (None,):
-        res.notes.append("weights: the file as it is (--quant to try another format)")
-    elif common is not None:
-        res.notes.append(f"weights: {common} on every device, the file people download for {rt.name} "
-                         "(--quant to pick another; --best-quant-each: each device at the best it holds whole)")
-    elif not quant:
-        res.notes.append(f"weights: each device at the best of {', '.join(q for q in quants if q)} that fits whole on it"
-                         " (--quant to fix one)")
+    res.notes += _weights_note(rt.name, quants, common, quant)
     host_cache: dict = {}
     fallbacks = 0
     for dev in (devices if devices is not None else load_devices()):
@@ -625,6 +631,17 @@ def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, uti
         check_amount(name, value)
 
 
+def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: str | None) -> Fit | None:
+    """cost's run: what check refuses is refused here, not priced as "does not run whole" (the engine on this
+    device, the named build's loader, the --quant asked); else the best format that runs whole, or None."""
+    from .check import refuse_pairing
+
+    targets = device_targets(dev, count)
+    refuse_pairing(get_runtime(runtime).name, spec_string(dev.id, count), targets)
+    refuse_unloadable(model, get_runtime(runtime), quant)
+    return best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model))
+
+
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
          quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
          years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
@@ -664,14 +681,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         saving_per_hour = rent_hour - (kw or 0) * kwh_price
         breakeven = round(amortised / 365 / saving_per_hour, 2) if saving_per_hour > 0 else None
 
-    targets = device_targets(dev, count)
-    from .check import refuse_pairing
-
-    # what check refuses is refused here, not priced as "does not run whole": the engine on this device, the
-    # named build's loader, the --quant asked
-    refuse_pairing(get_runtime(runtime).name, spec_string(dev.id, count), targets)
-    refuse_quant(model, refuse_unloadable(model, get_runtime(runtime)).name, quant)
-    fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model))
+    fit = _cost_fit(model, dev, count, runtime, ctx, quant)
     tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
     if fit is None:
         notes.append(f"{model.id} does not run whole on {spec_string(dev.id, count)} at ctx {ctx:,}: no token costs")

@@ -317,7 +317,11 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
         return await pool.run(best_answer, *args, key=f"best{args!r}")
 
     _cost_endpoint(router, pool, policy)
+    _diagnose_endpoint(router, pool)
+    return router
 
+
+def _diagnose_endpoint(router: APIRouter, pool: PlanningPool) -> None:
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.fixes import with_computed_fixes
         from ..diagnose.reading import diagnose_text
@@ -328,8 +332,6 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     async def diagnose(body: DiagnoseBody):
         """Name the failure in a pasted log; its computed fixes plan, so it shares the planners' bounds."""
         return await pool.run(run_diagnose, body.text, body.runtime)
-
-    return router
 
 
 def _cost_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) -> None:

@@ -688,16 +688,21 @@ def _no_lack_of_memory_named(low: str, runtime: str | None) -> str | None:
     return None
 
 
+def _oom_said(low: str) -> bool:
+    """The line says a device ran out of memory, in one of the ways the runtimes say it."""
+    return bool(_OOM.search(low)) or ("malloc" in low and bool(_ALLOCATOR_CALL_FAILED.search(low))) or (
+        ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
+        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
+        ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
+        " full" in low and prose.device_memory_said_full(low))
+
+
 def line_entry(low: str, runtime: str | None = None) -> str | None:
     """The knowledge-base entry one lower-cased line points to by its signals, or None.
 
     ``runtime`` is the runtime the log names so far (it decides only between allocators that the line itself
     does not name)."""
-    oom = bool(_OOM.search(low)) or ("malloc" in low and bool(_ALLOCATOR_CALL_FAILED.search(low))) or (
-        ("vram" in low or "gpu memory" in low) and bool(_NOT_LOADED_IN_VRAM.search(low))) or (
-        "2" in low and bool(_CUDA_CODE_2.search(low)) and bool(_ALLOCATING_CALL.search(low))) or (
-        ("out-of" in low or "overflow" in low) and bool(prose.DEVICE_OOM_SAID.search(low))) or (
-        " full" in low and prose.device_memory_said_full(low))
+    oom = _oom_said(low)
     if (veto := line_veto(low)) is not None:  # the line's figure or memory space rules its words out (LINE_VETO)
         return veto
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..kv import kv_bytes
 from ..runtimes.registry import engine
 from .backend_speed import moe_prefill_gap, nvidia_kernel_words
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
@@ -404,8 +405,6 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
     """Decode with ``ctx`` tokens cached and prefill of a ``prompt``-token prompt after ``prompt_depth``
     cached tokens, all weights on ``n_devices`` copies of ``dev`` split by layer or by tensor; llama.cpp's kernels,
     flash attention as ``flash_attn`` (its default, -fa auto, turns it on for CUDA)."""
-    from ..kv import kv_bytes
-
     klass = device_class(dev)
     backend = backend or default_backend(dev, klass)
     fit = constants(klass, backend, backend_variant(dev, backend))
@@ -713,8 +712,6 @@ def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | N
 
 
 def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, default_ram_gbs: float) -> SpeedPlan:
-    from ..kv import kv_bytes
-
     s = alloc.settings
     ctx = s.ctx or 0
     try:
@@ -744,9 +741,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     # borrows: llama.cpp's achieved dense rate on the card
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
-    factor = 1.0
-    ub_term = None
-    read_bound = False
+    factor, ub_term, read_bound = 1.0, None, False
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not

@@ -62,7 +62,7 @@ def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
         # through its config.json's quantization_config (quantizers/auto.py) — planned as that repo (weights.py)
         if q in BNB or published_checkpoint(model, q):
             return
-        raise InputError(f"quant: transformers quantizes at load with bitsandbytes (nf4, fp4, int8: BitsAndBytesConfig) "
+        raise InputError("quant: transformers quantizes at load with bitsandbytes (nf4, fp4, int8: BitsAndBytesConfig) "
                          "or runs bf16 / fp16 / fp32, the checkpoint as stored or a published awq / gptq / fp8 one"
                          + (f" (no {quant} checkpoint of {model.id} is known here: pass its repo as the model)"
                             if q in QUANT_FAMILIES else "") + f"; not '{quant}'"

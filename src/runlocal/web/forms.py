@@ -127,7 +127,6 @@ def whole_number(text: str, name: str, lo: int, hi: int) -> int:
 def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -> CheckForm:
     """The query → a CheckForm. Raises InputError naming the field for a value no runtime could take;
     a value this runtime lacks is dropped (and listed in ``dropped``), not an error."""
-    from ..runtimes import get_runtime
 
     form = CheckForm()
     if not params:
