@@ -124,7 +124,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         spec = resolve_model(model, policy)     # policy: what a server may read (model/policy.py)
         from .choose import refuse_unloadable
 
-        refuse_unloadable(spec, planner)
+        refuse_unloadable(spec, planner, quant)     # the build, and a --quant it cannot load, as check refuses them
     plans = _Plans(spec, runtime, sweep_ctx) if spec is not None else None
     host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
     rows: list[dict[str, Any]] = []
