@@ -216,8 +216,9 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
 
 def _settle_prompt_cache(plan: Plan) -> Plan:
     """An MLX plan whose server prompt cache at its default size would pass the working set (runtimes/mlx_server.py):
-    the condition, and the capped server command first among the fixes. The verdict stays the printed command's
-    (`mlx_lm.generate` keeps no prompt cache); the condition says when serving it with mlx_lm.server overflows."""
+    the condition, and the capped server command first among the fixes. A plan that prints `mlx_lm.server` (it keeps
+    the cache) becomes "tight"; one that prints `mlx_lm.generate` (it keeps none) keeps its verdict, the condition
+    saying when serving it would overflow."""
     from .fixes import Fix
     from .runtimes.mlx_server import advice
 
@@ -225,7 +226,9 @@ def _settle_prompt_cache(plan: Plan) -> Plan:
     if said is None:
         return plan
     fix = Fix(said.fix_title, said.fix_command, said.fix_effect, 1)
-    return replace(plan, conditions=(*plan.conditions, said.condition), fixes=(fix, *plan.fixes))
+    serves = plan.command.startswith("mlx_lm.server")
+    return replace(plan, verdict="tight" if serves and plan.verdict == "fits" else plan.verdict,
+                   conditions=(*plan.conditions, said.condition), fixes=(fix, *plan.fixes))
 
 
 def _named_build_loads(spec, planner):

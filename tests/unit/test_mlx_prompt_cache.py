@@ -94,3 +94,13 @@ def test_a_context_whose_ten_caches_fit_stays_fits_without_a_condition():
     # Llama-3.1-8B 4-bit at 8,192 tokens: ten 1 GiB caches beside 4.4 GiB of the plan, of 72 GiB
     plan = plan_of("llama-3.1-8b", "m2-max-96gb", 8192, "4bit")
     assert plan.verdict == "fits" and not plan.conditions
+
+
+def test_a_plan_that_prints_the_server_is_tight_where_its_cache_overflows():
+    # -np 2: the plan prints mlx_lm.server, which keeps the prompt cache (the generate plan above keeps none)
+    from runlocal.check import CheckRequest, check
+
+    plan, _ = check(CheckRequest(model="qwen3.5-4b", runtime="mlx", gpu="m3-max-48gb", quant="8bit", ctx=131072,
+                                 parallel=2))
+    assert plan.command.startswith("mlx_lm.server") and plan.verdict == "tight"
+    assert "passes the working set" in plan.conditions[-1]

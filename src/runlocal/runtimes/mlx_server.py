@@ -103,8 +103,9 @@ class Advice:
 
 def advice(plan: Any) -> Advice | None:
     """For an MLX plan whose server prompt cache, at its default size and the context asked, passes the working set:
-    the condition and the server command whose --prompt-cache-size keeps it under (check.py makes the verdict tight,
-    the display margin's pattern). None for other runtimes and for plans whose cache stays under."""
+    the condition and the server command whose --prompt-cache-size keeps it under (check.py makes the verdict tight
+    where the plan prints mlx_lm.server, the display margin's pattern). None for other runtimes and for plans whose
+    cache stays under."""
     planner = plan.planner
     if plan.runtime != "mlx" or plan.verdict == "does_not_fit" or not hasattr(planner, "prompt_cache"):
         return None
