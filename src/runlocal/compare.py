@@ -156,16 +156,15 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
     for i, (targets, q) in shown.items():
         if plans is not None:
             rows[i] |= plans.shown(targets, q, hardware[i][1])
-            if rows[i]["verdict"] == "does_not_fit":
-                rows[i].pop("tokens_per_s_per_1000_usd", None)
-            if rows[i]["id"] is None:
-                _no_speed(rows[i])
+            if rows[i]["verdict"] == "does_not_fit" or rows[i]["id"] is None:
+                _no_speed(rows[i])      # no speed for a setup that does not start (check's speed_phrase says none)
     return rows
 
 
 def _no_speed(row: dict[str, Any]) -> None:
-    """A VRAM figure's row: no bandwidth is known for its GPU, so no speed is given (a plan that leaves the GPU
-    nothing to do would otherwise show the CPU's speed at an assumed RAM bandwidth as the figure's)."""
+    """A row that does not start (as check, which prints no speed for it), or a VRAM figure's row: no bandwidth is
+    known for its GPU (a plan that leaves the GPU nothing to do would otherwise show the CPU's speed at an assumed RAM
+    bandwidth as the figure's)."""
     for key in ("decode_tokens_per_s", "decode_short_tokens_per_s", "prefill_tokens_per_s", "time_to_first_token_s"):
         if key in row:
             row[key] = None

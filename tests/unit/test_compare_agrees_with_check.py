@@ -23,7 +23,9 @@ def test_each_compare_row_is_the_plan_check_makes(model, ctx):
         said = (name, model, ctx)
         assert row["verdict"] == plan.verdict, said
         assert row["max_context"] == plan.max_context, said
-        assert row["decode_tokens_per_s"] == plan.speed["decode_tokens_per_s"], said
+        # a row that does not start shows no speed, as check's text does (render/text.speed_phrase)
+        speed = None if plan.verdict == "does_not_fit" else plan.speed["decode_tokens_per_s"]
+        assert row["decode_tokens_per_s"] == speed, said
         assert row["conditions"] == list(plan.conditions), said
         assert row["command"] == plan.command, said
 
@@ -47,3 +49,12 @@ def test_with_the_ram_stated_compare_and_check_agree_without_a_condition(ram):
     plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-3060", ctx=8192, ram=ram, use_measurements=False))
     assert (row["verdict"], row["max_context"], row["conditions"]) == (plan.verdict, plan.max_context, [])
     assert row["verdict"] == ("does_not_fit" if ram == "32G" else "tight")
+
+
+def test_a_row_that_does_not_start_shows_no_speed():
+    """A 70B AWQ under vLLM on one 24 GiB card: weights alone leave no KV pool, vLLM refuses to start; check prints no
+    speed for it (render/text.speed_phrase), and neither does its compare row (nor a per-dollar figure)."""
+    row = compare_devices(["rtx-4090"], model="llama-3.1-70b", runtime="vllm", quant="awq")[0]
+    assert row["verdict"] == "does_not_fit"
+    assert row["decode_tokens_per_s"] is None and row["prefill_tokens_per_s"] is None
+    assert "tokens_per_s_per_1000_usd" not in row
