@@ -192,7 +192,6 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     from .hardware.unified_memory import settle_shared
     from .plan import judge_plan, make_plan
 
-    _refuse_device(planner.name, targets)     # vLLM / SGLang on Apple silicon: refused for every caller
     wanted_fixes = with_fixes
 
     def make(t, with_fixes: bool = False):     # settle_assumed_ram asks for fixes on the plan it shows
@@ -315,13 +314,12 @@ def _inputs(req: CheckRequest, policy=None):
     moe_flag = "--cpu-moe" if settings.llamacpp.cpu_moe else "--n-cpu-moe" if settings.llamacpp.n_cpu_moe else None
     extra_notes = ([f"{moe_flag}: {spec.id} has no routed experts, so it moves nothing (llama.cpp's expert regex "
                     "matches no tensor of it)"] if moe_flag and not spec.n_experts else [])
-    _refuse_mlx_off_apple(settings.runtime, req.gpu)
     targets, notes = targets_from_options(req.gpu, req.vram, req.ram)
     _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
-    _refuse_device(settings.runtime, targets)
+    refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)
     return spec, settings, targets, notes
@@ -414,7 +412,8 @@ def _short_gguf(spec) -> list[str]:
 
 def refuse_pairing(runtime: str, gpu: str | None, targets) -> None:
     """check's refusals of an engine on a device it has no backend for (MLX off Apple silicon, vLLM / SGLang on it),
-    for every entry point that plans a named device: compare's rows and cost call this as check's _inputs does."""
+    the one place every entry point that plans a named device asks: check's _inputs, compare's rows and cost, each
+    before settled_plan (which does not ask again)."""
     _refuse_mlx_off_apple(runtime, gpu)
     _refuse_device(runtime, targets)
 
