@@ -122,13 +122,13 @@ def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, 
 def unsloth_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]] | None:
     """`-q UD-Q4_K_XL` on llama.cpp / Ollama (quant/unsloth.py): a GGUF file that carries the name is planned as
     stored, from its header; anything else as llama.cpp's mix of the base type, with the rule and its check said."""
-    from .quant.unsloth import CHECKED, file_matches, unsloth_name
+    from .quant.unsloth import CHECKED, from_its_file, unsloth_name
 
     named = unsloth_name(settings.quant)
     if named is None:
         return None
     ud, base = named
-    if model.file_bytes is not None and file_matches(model.source, ud):
+    if from_its_file(model, ud):
         return settings.with_(quant=None), (Step(
             "weight quant", f"{ud} is Unsloth's dynamic quant (its own type per layer): planned from the file's header, "
             "each tensor at its stored type", ud, model.source),)

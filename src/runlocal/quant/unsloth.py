@@ -12,6 +12,10 @@ Q4_K_M 138 GB, Q4_K_XL 131 GB — "Our dynamic quants are actually usually small
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # pragma: no cover
+    from ..model.spec import ModelSpec
 
 # The base type each Unsloth name is planned as without the file: the llama-quantize file type of the same bits
 # (the _XL K-quants as llama.cpp's _M mix, Q2_K_XL as Q2_K, Q6_K_XL as Q6_K, Q8_K_XL as Q8_0; IQ names as themselves)
@@ -35,6 +39,7 @@ def unsloth_name(quant: str | None) -> tuple[str, str] | None:
     return "UD-" + m.group(2), BASE[m.group(2)]
 
 
-def file_matches(source: str, name: str) -> bool:
-    """Whether a GGUF's file name (or its folder, for split files) carries this Unsloth name."""
-    return name.removeprefix("UD-").upper() in source.upper()
+def from_its_file(spec: ModelSpec, name: str) -> bool:
+    """Whether ``spec`` was read from a GGUF file (its header, ``file_bytes`` set) whose file name (or folder, for
+    split files) carries this Unsloth name: then its own tensor types are planned, not the base type's mix."""
+    return spec.file_bytes is not None and name.removeprefix("UD-").upper() in spec.source.upper()
