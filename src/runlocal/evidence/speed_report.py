@@ -216,7 +216,7 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
     for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "newbuilds",
-                 "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo", "pascal"):
+                 "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo", "pascal", "pascal2"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
