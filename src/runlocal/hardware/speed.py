@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from ..kv import kv_bytes
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap, nvidia_kernel_words
+from .backend_speed import moe_prefill_gap, nvidia_kernel_words, pre_volta_decode_variant
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -233,8 +233,10 @@ def intel_arch(dev: Device | None) -> str | None:
 def backend_variant(dev: Device | None, backend: str | None, *, decode: bool = True,
                     reorder: bool = True) -> str | None:
     """The fit variant a device runs on a backend: SYCL on Intel → its architecture, "-dmmv" for a decode with
-    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); Metal on Apple M3 and later → "m3+"; None
-    elsewhere."""
+    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); Metal on Apple M3 and later → "m3+"; a CUDA decode
+    on an NVIDIA card older than Volta → its memory class (backend_speed.pre_volta_decode_variant); None elsewhere."""
+    if backend == "cuda":
+        return pre_volta_decode_variant(dev.compute_capability, dev.memory_type, backend) if dev and decode else None
     if backend == "metal" and dev is not None and apple_generation(dev):
         return "m3+" if int((apple_generation(dev) or "m0")[1:]) >= 3 else None
     arch = intel_arch(dev) if backend == "sycl" else None
