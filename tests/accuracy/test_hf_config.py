@@ -77,6 +77,8 @@ FIXTURE_SOURCES = {
     "minimax-m2.5": "MiniMaxAI/MiniMax-M2.5 (catalog copy)",
     "olmo-3-7b": "allenai/Olmo-3-7B-Instruct (catalog copy)",
     "nemotron-3-nano-30b-a3b": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (catalog copy)",
+    "gemma-4-e4b": "google/gemma-4-E4B-it (catalog copy: a fine-tune's config.json printed verbatim in a public agent "
+                   "log, quantization keys dropped)",
 }
 
 
