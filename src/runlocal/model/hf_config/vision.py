@@ -229,5 +229,6 @@ def _gemma4_towers(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
             for x in ("lconv1d.pre_layer_norm", "lconv1d.conv_norm", "norm_pre_attn", "norm_post_attn", "norm_out"):
                 t.norm(q + x, h, role="audio")
         out = a.int("output_proj_dims")
-        t.linear(p + "output_proj", out, h, "audio", None, True)
+        t.linear(p + "output_proj", out, h, "audio")
+        t.add(p + "output_proj.bias", (out,), "audio")
         t.linear("model.embed_audio.embedding_projection", text.h, out, "projector")
