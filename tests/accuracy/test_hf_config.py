@@ -368,6 +368,12 @@ TINY = {
     "gemma3_text": {"architectures": ["Gemma3ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 6,
                     "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
                     "intermediate_size": 64, "sliding_window": 4, "sliding_window_pattern": 3},
+    # Gemma 4: the last 3 layers read earlier layers' caches (DummyLayer, no KV of their own); full layers 32 wide
+    "gemma4_text": {"architectures": ["Gemma4ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 6,
+                    "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16,
+                    "global_head_dim": 32, "intermediate_size": 64, "sliding_window": 4, "num_kv_shared_layers": 3,
+                    "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 100, "use_double_wide_mlp": True,
+                    "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2},
     "gemma2": {"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 100,
                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64,
                "sliding_window": 4},
