@@ -77,6 +77,8 @@ FIXTURE_SOURCES = {
     "minimax-m2.5": "MiniMaxAI/MiniMax-M2.5 (catalog copy)",
     "olmo-3-7b": "allenai/Olmo-3-7B-Instruct (catalog copy)",
     "nemotron-3-nano-30b-a3b": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (catalog copy)",
+    "dbrx-instruct": "databricks/dbrx-instruct (catalog copy: mlx-community/dbrx-instruct-4bit's config.json printed "
+                     "verbatim in public code, MLX quantization block dropped)",
     "gemma-4-e4b": "google/gemma-4-E4B-it (catalog copy: a fine-tune's config.json printed verbatim in a public agent "
                    "log, quantization keys dropped)",
 }
@@ -109,6 +111,12 @@ def _transformers_params(config_json: str) -> dict[str, tuple[int, ...]]:
     transformers = pytest.importorskip("transformers")
     cfg = json.loads(config_json)
     model_type = cfg.pop("model_type")
+    if model_type == "dbrx":
+        # transformers 5.24's strict DbrxAttentionConfig / DbrxFFNConfig take these as floats; the published config
+        # writes the integers 8 and 1 (same values)
+        for sub, key in (("attn_config", "clip_qkv"), ("ffn_config", "moe_normalize_expert_weights")):
+            if isinstance(cfg.get(sub, {}).get(key), int):
+                cfg[sub][key] = float(cfg[sub][key])
     conf = transformers.AutoConfig.for_model(model_type, **cfg)        # the config class: no remote code
     arch = (cfg.get("architectures") or [None])[0]
     cls = getattr(transformers, arch, None) if arch else None

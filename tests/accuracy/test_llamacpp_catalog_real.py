@@ -77,7 +77,7 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
     view = gguf_view(spec, "F16")
     assert view is not None
     groups = int(config.get("n_groups") or 1)
-    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups))),
+    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups, spec.n_experts))),
                 gguf.GGMLQuantizationType[t.dtype]) for t in view.tensors]
     tensors += [(name, list(reversed(shape)), gguf.GGMLQuantizationType.F32)
                 for name, shape in converter_extra_tensors(config, arch)]

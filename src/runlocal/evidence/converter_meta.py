@@ -39,6 +39,8 @@ def _text(config: dict[str, Any]) -> dict[str, Any]:
 def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
     """The config with one period of its layer pattern and narrow feed-forward / expert / vocabulary sizes."""
     config = copy.deepcopy(config)
+    if arch == "dbrx":
+        return _dbrx_shrunk(config)
     t = _text(config)
     n_old = t["num_hidden_layers"]
     n = PATTERN_LAYERS.get(arch, 2)
@@ -80,6 +82,31 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
     if arch == "gemma4" and t.get("vocab_size_per_layer_input"):
         t["vocab_size_per_layer_input"] = SMALL_VOCAB      # llama.cpp: per_layer_token_embd is {n_layer·d, n_vocab}
     return config
+
+
+def _dbrx_shrunk(config: dict[str, Any]) -> dict[str, Any]:
+    """DBRX keeps its sizes in its own keys (n_layers, d_model, attn_config, ffn_config): two layers, narrow experts."""
+    ffn = config["ffn_config"]
+    config["n_layers"] = min(2, config["n_layers"])
+    ffn["ffn_hidden_size"] = SMALL_FF
+    ffn["moe_num_experts"] = min(ffn["moe_num_experts"], SMALL_EXPERTS)
+    ffn["moe_top_k"] = min(ffn["moe_top_k"], ffn["moe_num_experts"])
+    config["vocab_size"] = SMALL_VOCAB
+    return config
+
+
+def _dbrx_kv(config: dict[str, Any]) -> dict[str, Any]:
+    """conversion/dbrx.py DbrxModel.set_gguf_parameters: every size from DBRX's own keys, clip_qkv as clamp_kqv,
+    LayerNorm epsilon 1e-5."""
+    attn, ffn = config["attn_config"], config["ffn_config"]
+    return {"{arch}.block_count": config["n_layers"], "{arch}.context_length": config["max_seq_len"],
+            "{arch}.embedding_length": config["d_model"], "{arch}.feed_forward_length": ffn["ffn_hidden_size"],
+            "{arch}.attention.head_count": config["n_heads"], "{arch}.attention.head_count_kv": attn["kv_n_heads"],
+            "{arch}.rope.freq_base": float(attn.get("rope_theta") or 10000.0),
+            "{arch}.attention.clamp_kqv": float(attn.get("clip_qkv") or 0.0),
+            "{arch}.expert_count": ffn["moe_num_experts"], "{arch}.expert_used_count": ffn["moe_top_k"],
+            "{arch}.attention.layer_norm_epsilon": 1e-5, "{arch}.vocab_size": config["vocab_size"],
+            "tokenizer.ggml.model": "none"}
 
 
 def _gemma4_layers(t: dict[str, Any]) -> int:
@@ -391,6 +418,8 @@ def with_class_defaults(config: dict[str, Any]) -> dict[str, Any]:
 
 def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any]:
     """The GGUF metadata for ``config`` (already shrunk) as the converter writes it for ``arch``."""
+    if arch == "dbrx":
+        return _dbrx_kv(config)
     t = with_class_defaults(config)
     kv = _base_kv(t, n_ctx)
     kv.update(_arch_kv(arch, t, t["num_hidden_layers"]))
@@ -408,11 +437,16 @@ def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any
     return kv
 
 
-def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 1) -> tuple[int, ...]:
+def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 1,
+                    n_experts: int = 0) -> tuple[int, ...]:
     """A tensor's shape (PyTorch order) as the converter writes it, where modify_tensors reshapes without changing
     the bytes: conv1d kernels squeezed, (C, 1, K) → (C, K) (conversion/mamba.py, jamba.py, qwen.py, granite.py);
     Mamba-2's A and D given a trailing 1, (H,) → (H, 1) (conversion/mamba.py Mamba2Model); Nemotron-H's gated norm
-    split per group, (d_inner,) → (groups, d_inner / groups)."""
+    split per group, (d_inner,) → (groups, d_inner / groups); DBRX's stacked experts (experts × ffn, d_model) viewed
+    as (experts, ffn, d_model), w2 permuted to (experts, d_model, ffn) (conversion/dbrx.py DbrxModel.modify_tensors)."""
+    if arch == "dbrx" and n_experts and "_exps." in name and len(shape) == 2:
+        ff = shape[0] // n_experts
+        return (n_experts, shape[1], ff) if "ffn_down_exps" in name else (n_experts, ff, shape[1])
     if ".ssm_conv1d.weight" in name and len(shape) == 3 and shape[1] == 1:
         return (shape[0], shape[2])
     if arch in ("granitehybrid", "falcon-h1", "mamba2", "nemotron_h", "nemotron_h_moe") and name.endswith(

@@ -62,7 +62,7 @@ from .text import (
     _qwen3_next,
     _smollm3,
 )
-from .text_early import _falcon, _gpt_neox, _olmo, _stablelm
+from .text_early import _dbrx, _falcon, _gpt_neox, _olmo, _stablelm, dbrx_flat
 from .text_recent import _gemma4, _glm4_moe, _minimax_m2, _nemotron_h, _olmo3
 from .vision import (
     _gemma3_vision,
@@ -93,7 +93,7 @@ FAMILIES: dict[str, Builder] = {
     "mamba": _mamba, "mamba2": _mamba2_family,
     "gpt_neox": _gpt_neox, "stablelm": _stablelm, "olmo": _olmo, "falcon": _falcon,
     "minimax_m2": _minimax_m2, "glm4_moe": _glm4_moe, "olmo3": _olmo3, "nemotron_h": _nemotron_h,
-    "gemma4_text": _gemma4,
+    "gemma4_text": _gemma4, "dbrx": _dbrx,
 }
 
 # Whole-model layout per family: (prefix of the text model, LM head name, where the tie flag lives).
@@ -101,7 +101,8 @@ _CAUSAL = ("model.", "lm_head", "text")
 _LAYOUT: dict[str, tuple[str, str, str]] = {"mamba": ("backbone.", "lm_head", "text"),
                                              "mamba2": ("backbone.", "lm_head", "text"),
                                              "gpt_neox": ("gpt_neox.", "lm_head", "text"),
-                                             "falcon": ("transformer.", "lm_head", "text")}
+                                             "falcon": ("transformer.", "lm_head", "text"),
+                                             "dbrx": ("transformer.", "lm_head", "text")}
 
 # Multimodal wrappers: text sub-config type, vision builder, (text prefix, LM head, tie flag owner).
 _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[str, str, str]]] = {
@@ -204,6 +205,8 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     mt = config.get("model_type") or ""
     if not isinstance(mt, str) or len(mt) > 64:
         raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
+    if mt == "dbrx":
+        config = dbrx_flat(config)
     notes: list[str] = []
     top, text, vision, layout, builder = _family(config, mt, where, notes)
     for key in ("hidden_size", "num_hidden_layers", "vocab_size"):

@@ -52,6 +52,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
                       "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10_240},
     "gemma4_audio": {"hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8, "conv_kernel_size": 5,
                      "output_proj_dims": 1536},
+    "dbrx": {"tie_word_embeddings": False},     # DbrxConfig
     "cohere": {"tie_word_embeddings": True, "use_qk_norm": False},
     "cohere2": {"tie_word_embeddings": True, "sliding_window": 4096, "sliding_window_pattern": 4},
     "smollm3": {"tie_word_embeddings": True, "use_sliding_window": False, "no_rope_layer_interval": 4},
