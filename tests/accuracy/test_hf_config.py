@@ -432,3 +432,20 @@ def test_layer_state_matches_transformers_cache(family):
                 assert att.window == layer.sliding_window
         else:
             assert ours.attention is None, (i, kind)
+
+
+def test_gemma4_moe_and_k_eq_v_match_transformers():
+    """Gemma 4's MoE block (26B-A4B's layout: dense MLP plus router and experts in every layer) and attention_k_eq_v
+    (full layers: num_global_key_value_heads KV heads, no v_proj), which no catalog entry combines, against
+    transformers on the meta device; top_k_experts is the active count."""
+    cfg = {"model_type": "gemma4_text", "architectures": ["Gemma4ForCausalLM"], "hidden_size": 64,
+           "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 16, "global_head_dim": 32, "vocab_size": 100, "hidden_size_per_layer_input": 0,
+           "attention_k_eq_v": True, "num_global_key_value_heads": 1, "enable_moe_block": True, "num_experts": 8,
+           "top_k_experts": 2, "moe_intermediate_size": 24}
+    theirs = _transformers_params(json.dumps(cfg, sort_keys=True))
+    s = spec_from_config(copy.deepcopy(cfg), id="gemma4-moe")
+    assert {t.name: t.shape for t in s.tensors} == theirs
+    assert (s.n_experts, s.n_experts_active) == (8, 2)
+    full = s.layers[5].attention
+    assert (full.kind, full.n_kv_heads, full.k_dim, full.v_dim) == ("full", 1, 32, 32)
