@@ -593,7 +593,7 @@ class LlamaCpp:
             else:
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.kind == "gpu" and b.total else 0))
-        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v)
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
