@@ -251,7 +251,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the settings keep the --quant asked (a caller re-plans them through check, which maps it again and says how)
     asked = alloc.settings.with_(quant=quant) if quant else alloc.settings
     return Fit(weights.quant, asked, verdict, speed.get("decode_tokens_per_s"),
-               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt.command(model, alloc.settings)), busiest.total,
+               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt, alloc.settings), busiest.total,
                busiest.capacity, offloaded)
 
 

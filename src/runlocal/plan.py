@@ -201,7 +201,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
-                unsloth_command(model, asked_quant, runtime.command(model, s)),
+                unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
