@@ -39,6 +39,9 @@ class Plan:
     # the runtime planner that made it (with the server environment it was given): the fixes re-plan with it
     planner: Any = field(default=None, repr=False, compare=False)
     conditions: tuple[str, ...] = ()            # what the verdict depends on that nobody stated ("fits if RAM ≥ …")
+    # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
+    # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
+    asked_quant: str | None = None
 
     @property
     def settings(self) -> Settings:
@@ -237,7 +240,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
-                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
+                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan

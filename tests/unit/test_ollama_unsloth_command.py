@@ -38,3 +38,18 @@ def test_a_repo_without_unsloths_files_keeps_the_library_tag():
     plan, _ = check(CheckRequest(model="llama-3.1-8b", runtime="ollama", gpu="rtx-4090", quant="UD-Q4_K_XL",
                                  use_measurements=False))
     assert "UD-Q4_K_XL" not in plan.command and "llama3.1:8b-instruct-q4_K_M" in plan.command
+
+
+def test_the_fixes_fetch_the_file_asked_too():
+    # qwen3-8b at its trained 40,960 × 4 slots on a 12 GB card: tight, and the fixes re-plan it. A fix that keeps
+    # the weights (context, KV type, layers) pulls Unsloth's file as the plan's command does; one that changes the
+    # format (IQ4_XS) pulls that format
+    for runtime, fetched in (("llama.cpp", "-hf unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL "), ("ollama", f"FROM {HUB_FORM}\\n")):
+        plan, _ = check(CheckRequest(model="qwen3-8b", runtime=runtime, gpu="rtx-3060", quant="UD-Q4_K_XL",
+                                     ctx=131072, use_measurements=False))
+        assert plan.fixes and fetched in plan.command
+        for fix in plan.fixes:
+            if fix.title.startswith("Use an "):
+                assert "UD-Q4_K_XL" not in fix.command
+            else:
+                assert fetched in fix.command, (fix.title, fix.command)    # before: …:Q4_K_M / qwen3:8b-q4_K_M
