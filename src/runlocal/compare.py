@@ -229,6 +229,8 @@ def _device_row(name: str, used: bool, sweep_ctx: int, ram: str | None = None) -
         "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
         "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
         "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
+        # when that price was set: a Mac's announcement date (its base configuration's), else the launch year
+        "launch_price_as_of": device_price(dev).as_of if dev.launch_price_usd else None,
         **_used_price(dev), "price_usd": total_price,
         "price_kind": price.kind if price else None, "price_source": price.source if price else None,
         "price_as_of": price.as_of if price else None,

@@ -65,3 +65,11 @@ def test_best_on_mlx_ranks_priced_macs_by_tokens_per_dollar():
         assert r["tokens_per_s_per_1000_usd"] == pytest.approx(r["decode_tokens_per_s"] / BASE[r["device"]][0] * 1000,
                                                                 abs=1e-3)
     assert any("whole computer" in n for n in res.notes)
+
+
+def test_compare_dates_a_macs_price_by_its_announcement():
+    from runlocal.compare import compare_devices
+
+    mac, card = compare_devices(["m4-max-36gb", "rtx-4090"])
+    assert (mac["launch_price_usd"], mac["launch_price_as_of"]) == (1999, "2025-03-05")   # the Mac Studio's, not 2024
+    assert card["launch_price_as_of"] == str(card["launch_year"]) == "2022"
