@@ -73,3 +73,14 @@ def test_compare_dates_a_macs_price_by_its_announcement():
     mac, card = compare_devices(["m4-max-36gb", "rtx-4090"])
     assert (mac["launch_price_usd"], mac["launch_price_as_of"]) == (1999, "2025-03-05")   # the Mac Studio's, not 2024
     assert card["launch_price_as_of"] == str(card["launch_year"]) == "2022"
+
+
+def test_the_best_page_says_a_macs_price_is_the_whole_computers(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from runlocal.testing.browser import served_app
+
+    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="x")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        page = client.get("/best", params={"model": "llama-3.1-8b", "runtime": "mlx"}).text
+    assert "a Mac's: the whole computer" in page and "$599" in page          # the Mac mini M4 ranked, priced
