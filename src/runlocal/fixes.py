@@ -28,7 +28,7 @@ from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
 from .verdict import speed as _speed
 from .verdict import verdict as _verdict
-from .weights import estimate, is_gguf_quant
+from .weights import estimate, is_gguf_quant, unsloth_command
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -183,7 +183,8 @@ class _Fixer:
             return
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
         self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
-                                 command or self.runtime.command(self.model, s), gains_context))
+                                 command or unsloth_command(self.model, self.plan.asked_quant, self.runtime, s),
+                                 gains_context))
 
     # -- judging ------------------------------------------------------------------------------------------
     def improves(self, t: _Tried) -> bool:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu
+from ..plan import Plan, all_layers_on_gpu, kv_per_token_phrase
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -252,28 +252,6 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
             console.print(Padding(line, (0, 0, 0, indent + (hang if i else 0)), expand=False))
         return
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
-
-
-def kv_where(plan: Plan) -> str:
-    """'on each GPU (TP 2)' where the KV bytes per token are one rank's (vLLM / SGLang over TP / PP ranks), else ''."""
-    s = plan.settings
-    ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
-    per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
-    return f"on each GPU ({' × '.join(ranks)})" if per_rank else ""
-
-
-def kv_per_token_phrase(plan: Plan) -> str:
-    """The KV bytes a token adds, labelled for what they count: one rank's share where vLLM / SGLang split the
-    model over tensor- or pipeline-parallel ranks (their pools are per rank: runtimes/vllm.py kv_groups, sglang.py
-    _kv_pool), else the whole model's; with sliding-window layers (llama.cpp's iSWA cache) the layers that grow with
-    the context apart from the windows' fixed bytes — the figures the KV column adds up from."""
-    a = plan.allocation
-    where = kv_where(plan) or "for the whole model"
-    if a.kv_split:
-        full, window = a.kv_split
-        return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
-                f"sliding-window layers (their windows: the same at any longer context) {where}")
-    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
 
 
 def limit_phrases(plan: Plan) -> list[str]:

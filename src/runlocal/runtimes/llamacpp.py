@@ -448,7 +448,7 @@ class LlamaCpp:
             _, bufs, _, _ = self.buffers_now(model, weights, settings, targets, with_compute=False)
             # the backend's GPU context, as allocate_now counts it (none for Vulkan, SYCL: backends.py)
             overhead = backend_rules(self.backend, targets).gpu_context
-            return [b.total + (overhead if b.kind == "gpu" and b.total else 0) for b in bufs]
+            return [b.total + (overhead if b.kind != "cpu" and b.total else 0) for b in bufs]
         return _FLOORS.get(model, self._key(weights, settings, targets), now)
 
     def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -591,8 +591,10 @@ class LlamaCpp:
                 if b.capacity or b.total or len(bufs) == 1:
                     devices.append(DeviceMemory(b.name, "cpu", b.capacity, b.model, b.kv + b.rs, b.compute, b.output))
             else:
+                # the backend's GPU context on any GPU with buffers, discrete or unified, as --fit counts it
+                # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
-                                            info["gpu_context"] if b.kind == "gpu" and b.total else 0))
+                                            info["gpu_context"] if b.total else 0))
         per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
