@@ -452,8 +452,12 @@ def _host_swap(f: _Fixer) -> None:
                f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
         return
     # the swap check and another one (the KV pool against max_model_len) both refuse: the most swap space that
-    # passes its check at the shortest context, then the longest context with it
+    # passes its check at the shortest context, then the longest context with it. Only where the swap check is one
+    # of them: at the shortest context the current swap space must be refused, else less swap changes nothing
+    # (review17 finding 5: a CPU-only run, or 4 GiB × TP well under 70 % of RAM, got it beside every context fix)
     short = s.with_(ctx=min(s.ctx or 1, 256))
+    if f.runs(short):
+        return
     gib = largest(0, below, lambda n: f.runs(short.with_(**{name: float(n)}))) if below >= 0 else None
     if gib is not None:
         _with_second_lever(f, f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})",
