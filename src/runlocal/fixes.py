@@ -3,8 +3,9 @@ the verdict or the limit it targets, ranked by what the user gives up.
 
 Only the levers the plan's runtime has are tried (runtimes.base.Levers): a GGUF quant or -ngl for
 llama.cpp and Ollama, gpu_memory_utilization for vLLM but mem_fraction_static for SGLang,
-bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 1 = less context or concurrency,
-2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on the CPU), 4 = hardware.
+bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 0 = nothing (flash attention on where the plan has
+it off), 1 = less context or concurrency, 2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on
+the CPU), 4 = hardware.
 
 Each fix's effect reads "before → after" on what it changes (the context, the KV pool's tokens, the
 weights, the GPU layers), then the verdict and, where layers move, the decode speed before → after.
@@ -43,7 +44,7 @@ class Fix:
     title: str
     command: str
     effect: str
-    cost: int            # what the user gives up: 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
+    cost: int            # what the user gives up: 0 nothing, 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
 
     def to_dict(self) -> dict[str, str]:
         return {"title": self.title, "command": self.command, "effect": self.effect}
@@ -228,6 +229,7 @@ class _Fixer:
 def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
     f = _Fixer(plan, targets)
+    _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
     _kv_and_weights(f)
@@ -238,6 +240,49 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
         _combined(f)
     return f.fixes()
+
+
+def _flash_off(f: _Fixer) -> bool:
+    """The plan runs without flash attention where the engine could turn it on: a llama.cpp build before PR #15434
+    (off unless -fa), or --flash-attn off / OLLAMA_FLASH_ATTENTION=0 asked for."""
+    return _flash_switch(f) is not None and f.base.llamacpp.flash_attn == "off"
+
+
+def _flash_switch(f: _Fixer) -> str | None:
+    """How the plan's engine turns flash attention on (llama-server's flag as its build spells it, Ollama's
+    OLLAMA_FLASH_ATTENTION=1); None for an engine without the switch."""
+    switch = getattr(f.runtime, "flash_attention_switch", None)
+    return switch() if switch is not None else None
+
+
+def _flash_attention(f: _Fixer) -> None:
+    """Flash attention on: the unfused attention's KQ scores (n_kv × n_ubatch × heads, f32) leave the compute buffer
+    (llama.cpp src/llama-graph.cpp build_attn_mha: ggml_flash_attn_ext instead of ggml_mul_mat + ggml_soft_max_ext),
+    and nothing is given up: cost 0, offered first (review17 finding 1)."""
+    if not _flash_off(f):
+        return
+    switch = _flash_switch(f)
+    new = f.base.with_(flash_attn="on")
+    if not f.runs(new):
+        # alone it does not start: the layer levers with it on, each titled with both changes (what flash attention
+        # frees keeps more layers or experts on the GPU: gpt-oss-120b on b6089, 16.28 GiB of compute buffer)
+        first, base = len(f.tried), f.base
+        f.base = new
+        _budget_and_layers(f)
+        f.base = base
+        for k in range(first, len(f.tried)):
+            t = f.tried[k]
+            f.tried[k] = replace(t, title=f"Turn on flash attention ({switch}) and {t.title[:1].lower()}{t.title[1:]}",
+                                 change=f"flash attention off → on; {t.change}")
+        return
+    before, after = f.allocate(f.base), f.allocate(new)
+    gpu = [i for i, d in enumerate(after.devices) if d.kind != "cpu"] or [0]
+    i = max(gpu, key=lambda k: before.devices[k].compute if k < len(before.devices) else 0)
+    change = "flash attention off → on"
+    if i < len(before.devices):
+        change += (f": compute buffer {format_bytes(before.devices[i].compute)} → "
+                   f"{format_bytes(after.devices[i].compute)} on {after.devices[i].name}")
+    f.try_(f"Turn on flash attention ({switch})", new, change, 0)
 
 
 def _context_and_concurrency(f: _Fixer) -> None:
@@ -336,10 +381,15 @@ def _kv_and_weights(f: _Fixer) -> None:
         flash = s.llamacpp.flash_attn
         new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(new):
-            before, after = f.allocate(s), f.allocate(new)
+            # a quantized V cache needs flash attention (llama.cpp src/llama-context.cpp): where the plan has it off,
+            # "before" is the plan with it on, so the KV cache's own gain is said, not flash attention's (its own fix)
+            paired = _flash_off(f)
+            before, after = f.allocate(s.with_(flash_attn="on") if paired else s), f.allocate(new)
             # a pooled engine's KV pool keeps its bytes (the memory budget sets it): what changes is its tokens
             what = "KV pool" if after.kv_cache_tokens is not None else "KV cache"
-            f.try_(f"Quantize the KV cache to {kv}", new, f"{what} {_kv_words(before)} → {_kv_words(after)}"
+            pairing = (f", with flash attention on ({_flash_switch(f)}), which a quantized V cache needs"
+                       if paired else "")
+            f.try_(f"Quantize the KV cache to {kv}" + pairing, new, f"{what} {_kv_words(before)} → {_kv_words(after)}"
                    + (" (half the bytes per token: twice the tokens)" if what == "KV pool" else ""), 2)
             break
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):

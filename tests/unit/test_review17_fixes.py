@@ -21,3 +21,59 @@ def test_no_swap_space_fix_where_the_swap_check_does_not_refuse():
         p = plan(**ask)
         assert p.verdict == "does_not_fit" and p.fixes
         assert not [f.title for f in p.fixes if "swap" in f.title.lower() or "--swap-space" in f.command]
+
+
+def _fix(p, start: str):
+    return next(f for f in p.fixes if f.title.startswith(start))
+
+
+def test_flash_attention_is_the_first_fix_where_a_build_has_it_off():
+    # review17 finding 1. llama.cpp b6000 predates PR #15434 (--flash-attn auto by default; WasmEdge PR #4343,
+    # bumping to b6343, reads "the type of flash attention is changed from bool to string"): flash attention is off
+    # unless the bare switch -fa is given. Off, the unfused attention keeps the KQ scores, f32, per head:
+    # 131,072 cells × 512 ubatch × 32 heads × 4 B = 8 GiB of compute buffer; on, they never exist.
+    kq = 131072 * 512 * 32 * 4
+    assert kq == 8 * GiB
+    ask = dict(model="llama-3.1-8b", gpu="rtx-4090", runtime="llama.cpp==b6000", ctx=131072)
+    p = plan(**ask)
+    gpu = p.allocation.devices[0]
+    assert p.verdict == "does_not_fit" and gpu.compute >= kq
+    first = p.fixes[0]
+    assert first.title == "Turn on flash attention (-fa)" and first.cost == 0
+    assert first.command.endswith(" -fa") and "-c 131072" in first.command       # the context kept whole
+    assert "verdict does not fit → fits" in first.effect and "compute buffer 8.29 GiB → " in first.effect
+    on = plan(**ask, flash_attn="on")
+    assert on.verdict == "fits" and on.allocation.devices[0].compute < 1 * GiB    # the fix, applied
+    # the KV-quant fix says it pairs flash attention (a quantized V cache needs it: src/llama-context.cpp) and its
+    # own gain: 2 × 32 layers × 8 KV heads × 128 × 2 B × 131,072 = 16 GiB f16; q8_0 stores 34 B per 32 values
+    kv = _fix(p, "Quantize the KV cache to q8_0")
+    assert 2 * 32 * 8 * 128 * 2 * 131072 == 16 * GiB and 16 * 34 / 64 == 8.5
+    assert kv.title == "Quantize the KV cache to q8_0, with flash attention on (-fa), which a quantized V cache needs"
+    assert kv.effect.startswith("KV cache 16 GiB → 8.5 GiB") and kv.cost == 2
+
+
+def test_flash_attention_fix_spelled_as_each_engine_takes_it():
+    # a current build takes --flash-attn on|off|auto (PR #15434); Ollama's server switch is OLLAMA_FLASH_ATTENTION=1
+    # (docs/faq.md "How can I enable Flash Attention?")
+    p = plan(model="llama-3.1-8b", gpu="rtx-4090", runtime="llama.cpp", ctx=131072, flash_attn="off")
+    assert p.fixes[0].title == "Turn on flash attention (--flash-attn on)"
+    assert p.fixes[0].command.endswith("--flash-attn on")
+    o = plan(model="llama-3.1-8b", gpu="rtx-4090", runtime="ollama", ctx=131072, flash_attn="off")
+    assert o.fixes[0].title == "Turn on flash attention (OLLAMA_FLASH_ATTENTION=1)"
+    assert o.fixes[0].command.startswith("OLLAMA_FLASH_ATTENTION=1 ollama serve")
+    # on already (the default since PR #15434): no such fix
+    d = plan(model="llama-3.1-8b", gpu="rtx-4090", runtime="llama.cpp", ctx=262144)
+    assert not [f for f in d.fixes if "flash attention" in f.title.lower()]
+
+
+def test_flash_attention_paired_with_the_layer_levers_where_alone_it_does_not_start():
+    # gpt-oss-120b (MXFP4, ~59 GiB of weights) cannot fit a 24 GiB GPU by flash attention alone; with it on, the
+    # experts of fewer layers go to RAM than with it off, so that fix says both changes and ranks first (faster)
+    p = plan(model="gpt-oss-120b", gpu="rtx-4090", ram="64G", runtime="llama.cpp==b6089")
+    both = _fix(p, "Turn on flash attention (-fa) and keep the experts of ")
+    alone = _fix(p, "Keep the experts of ")
+    n_both = int(both.command.split("--n-cpu-moe ")[1].split()[0])
+    n_alone = int(alone.command.split("--n-cpu-moe ")[1].split()[0])
+    assert " -fa " in both.command and n_both < n_alone and p.fixes.index(both) < p.fixes.index(alone)
+    assert plan(model="gpt-oss-120b", gpu="rtx-4090", ram="64G", runtime="llama.cpp==b6089", flash_attn="on",
+                n_gpu_layers=37, n_cpu_moe=n_both).verdict in ("fits", "tight")
