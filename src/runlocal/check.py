@@ -27,6 +27,8 @@ def build_settings(req: CheckRequest):
     known = engine(runtime.name)
     if known.server_environment:
         req = _with_ollama_environment(req)
+    if "cpu_kvcache_space" in known.own_options and req.cpu_kvcache_space is None:
+        req = _with_vllm_cpu_kvcache_space(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
     _refuse_other_engines_options(req, known)
@@ -89,7 +91,7 @@ def _vllm_options(req: CheckRequest):
 
     options = VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
                           max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
-                          **_lora(req), **_data_parallel(req))
+                          cpu_kvcache_space=req.cpu_kvcache_space, **_lora(req), **_data_parallel(req))
     return options if req.swap_space is None else replace(options, swap_space=req.swap_space)
 
 
@@ -158,6 +160,22 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     if "flash_attn" in env and req.flash_attn == "auto":
         changes["flash_attn"] = env["flash_attn"]
     return replace(req, **changes) if changes else req
+
+
+def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
+    """VLLM_CPU_KVCACHE_SPACE from the environment where the request leaves it unset (a flag wins). vllm/envs.py
+    reads it as int(os.getenv("VLLM_CPU_KVCACHE_SPACE")), GiB; 0 means unset (vllm/platforms/cpu.py: "not set,
+    using 4 by default")."""
+    import os
+    from dataclasses import replace
+
+    text = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "").strip()
+    if not text:
+        return req
+    if not text.isdigit():
+        raise InputError(f"VLLM_CPU_KVCACHE_SPACE: expected a whole number of GiB (vLLM reads it with int()), "
+                         f"got '{text}'")
+    return replace(req, cpu_kvcache_space=int(text) or None)
 
 
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:

@@ -63,6 +63,7 @@ class _Tried:
     decode: float | None
     command: str
     gains_context: bool = False    # it gives back context the runtime cut (the limit it targets), same verdict
+    levers: int = 1                # changes made together: of two fixes of one cost, fewer changes rank first
 
 
 def _layers_total(model) -> int:
@@ -106,6 +107,7 @@ class _Fixer:
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
         self.tried: list[_Tried] = []
+        self._alone: dict[int, int | None] = {}
 
     # -- re-planning ---------------------------------------------------------------------------------------
     def weights(self, quant: str | None):
@@ -171,7 +173,8 @@ class _Fixer:
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
-             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False) -> None:
+             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False,
+             levers: int = 1) -> None:
         """Re-plan with the change; keep it for judging only if the runtime starts with it."""
         targets = targets or self.targets
         if targets is self.targets and not self.runs(s, quant):
@@ -184,7 +187,14 @@ class _Fixer:
             return
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
         self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
-                                 command or self.runtime.command(self.model, s), gains_context))
+                                 command or self.runtime.command(self.model, s), gains_context, levers))
+
+    def longest_alone(self, hi: int) -> int | None:
+        """The longest context that starts with nothing else changed (at most ``hi``), searched once."""
+        if hi not in self._alone:
+            self._alone[hi] = longest_context(self.runtime, self.model, self.plan.weights, self.base, self.targets,
+                                              hi=hi)
+        return self._alone[hi]
 
     # -- judging ------------------------------------------------------------------------------------------
     def improves(self, t: _Tried) -> bool:
@@ -221,7 +231,7 @@ class _Fixer:
             if t.command in seen or not self.improves(t):
                 continue
             seen.add(t.command)
-            key = (t.cost, -RANK[t.verdict], -(t.decode or 0))
+            key = (t.cost, t.levers, -RANK[t.verdict], -(t.decode or 0))
             out.append((key, Fix(t.title, t.command, self.effect(t), t.cost)))
         return [f for _, f in sorted(out, key=lambda kf: kf[0])]
 
@@ -235,6 +245,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
+    _cpu_kv_space(f)
     _host_swap(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
@@ -436,23 +447,26 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
     trained = f.model.max_position_embeddings
     hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
     shorter = longest_context(f.runtime, f.model, w, s, f.targets, hi=hi) if hi >= 1 else None
+    if shorter and shorter <= (f.longest_alone(hi) or 0):
+        shorter = None      # the change buys no context over the plan as it is (vLLM's CPU KV space: weights aside)
     if shorter:
         f.try_(f"{title}, with context {shorter:,}", s.with_(ctx=shorter),
-               f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+               f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant, levers=2)
     for kv in f.levers.kv_cache_types:
         if kv == s.cache_type_k:
             continue
         flash = s.llamacpp.flash_attn
         kv_s = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(kv_s, quant):        # the context kept, the KV cache halved
-            f.try_(f"{title}, with the KV cache in {kv}", kv_s, f"{change}; KV cache f16 → {kv}", 2, quant=quant)
+            f.try_(f"{title}, with the KV cache in {kv}", kv_s, f"{change}; KV cache f16 → {kv}", 2, quant=quant,
+                   levers=2)
             return
         if shorter:
             return
         shorter = longest_context(f.runtime, f.model, w, kv_s, f.targets, hi=hi) if hi >= 1 else None
         if shorter:
             f.try_(f"{title}, with the KV cache in {kv} and context {shorter:,}", kv_s.with_(ctx=shorter),
-                   f"{change}; KV cache f16 → {kv}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+                   f"{change}; KV cache f16 → {kv}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant, levers=3)
             return
 
 
@@ -486,6 +500,42 @@ def _budget_and_layers(f: _Fixer) -> None:
             f.try_(f"Keep {ngl} of {_layers_total(model)} layers on the GPU, the rest in RAM",
                    s.with_(n_gpu_layers=ngl, n_cpu_moe=0),
                    f"GPU layers {current} → {ngl} of {_layers_total(model)}: the others run at RAM bandwidth", 3)
+
+
+def _cpu_kv_space(f: _Fixer) -> None:
+    """vLLM's CPU backend: its KV cache is VLLM_CPU_KVCACHE_SPACE GiB, whatever RAM is free (vllm/platforms/cpu.py),
+    and it refuses a max_model_len whose one request the space does not hold. The fewest whole GiB that hold it (vLLM
+    reads the variable with int(), vllm/envs.py), where the RAM has them: the context kept, the weights as they are;
+    what it takes is RAM that was free, so it costs nothing while the plan stays under 90 % (review17 finding 6)."""
+    if f.has_gpu or "cpu_kvcache_space" not in engine(f.runtime.name).own_options:
+        return
+    s = f.base
+    current = s.vllm.cpu_kvcache_space or 0
+    ram = next((t for t in f.targets if t.kind == "cpu"), None)
+    alloc = f.plan.allocation
+    if ram is None or (alloc.max_concurrency is None or alloc.max_concurrency >= 1):
+        return
+    space = sum(d.kv_cache for d in alloc.devices)
+    top = int(ram.capacity // (1 << 30))
+
+    def holds(n: int) -> bool:
+        a = f.allocate(s.with_(cpu_kvcache_space=n))
+        return a.max_concurrency is not None and a.max_concurrency >= 1
+
+    lo = max(current, int(space // (1 << 30))) + 1
+    if lo > top or not holds(top):
+        return
+    hi = top
+    while lo < hi:                     # the fewest GiB whose blocks hold one request of the context
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid + 1, hi)
+    new = s.with_(cpu_kvcache_space=lo)
+    if f.runs(new):
+        after = f.allocate(new)
+        cost = 0 if _verdict(after) == "fits" else 2
+        f.try_(f"Raise VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
+               f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
+               f"from RAM that was free", cost)
 
 
 def _host_swap(f: _Fixer) -> None:

@@ -77,3 +77,53 @@ def test_flash_attention_paired_with_the_layer_levers_where_alone_it_does_not_st
     assert " -fa " in both.command and n_both < n_alone and p.fixes.index(both) < p.fixes.index(alone)
     assert plan(model="gpt-oss-120b", gpu="rtx-4090", ram="64G", runtime="llama.cpp==b6089", flash_attn="on",
                 n_gpu_layers=37, n_cpu_moe=n_both).verdict in ("fits", "tight")
+
+
+def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):
+    # review17 finding 6. vLLM's CPU backend sizes its KV cache by VLLM_CPU_KVCACHE_SPACE, whole GiB (vllm/envs.py:
+    # int(os.getenv(...)); vllm/platforms/cpu.py v0.8–v0.11: "not set, using 4 by default"). Qwen3-8B: 36 layers ×
+    # 8 KV heads × 128 × 2 (K, V) × 2 B = 147,456 B a token; 40,960 tokens = 5.625 GiB > 4, so vLLM refuses; 6 GiB
+    # holds ⌊6 GiB / (147,456 B × 16)⌋ = 2,730 blocks = 43,680 tokens ≥ 40,960, the fewest whole GiB that do.
+    per_token = 36 * 8 * 128 * 2 * 2
+    assert 40960 * per_token / GiB == 5.625 and (6 * GiB // (per_token * 16)) * 16 == 43680
+    ask = dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    p = plan(**ask)
+    assert p.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE=4 GiB" in p.allocation.refusal
+    first = p.fixes[0]
+    assert first.title == "Raise VLLM_CPU_KVCACHE_SPACE to 6 GiB" and first.cost == 0
+    assert first.command.startswith("VLLM_CPU_KVCACHE_SPACE=6 vllm serve ") and "--max-model-len 40960" in first.command
+    assert "KV pool 29,120 tokens → 43,680 tokens" in first.effect
+    # the flag (the one request contract: CLI --cpu-kvcache-space, API and MCP field cpu_kvcache_space)
+    assert plan(**ask, cpu_kvcache_space=6).verdict == "fits"
+    assert plan(**ask, cpu_kvcache_space=5).verdict == "does_not_fit"
+    # the environment, where the request leaves it unset, as vLLM reads it
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "8")
+    e = plan(**ask)
+    assert e.verdict == "fits" and e.allocation.kv_cache_tokens == (8 * GiB // (per_token * 16)) * 16
+    assert plan(**ask, cpu_kvcache_space=5).verdict == "does_not_fit"          # a flag wins over the variable
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "lots")
+    import pytest
+
+    from runlocal.errors import InputError
+    with pytest.raises(InputError, match="^VLLM_CPU_KVCACHE_SPACE: expected a whole number of GiB"):
+        plan(**ask)
+
+
+def test_vllm_cpu_backend_refuses_an_fp8_kv_cache(monkeypatch):
+    # vllm/platforms/cpu.py check_and_update_config (v0.8 on): "Chunked-prefill and prefix-cache on the CPU backend
+    # is not compatible with FP8 KV cache." V1 turns both on by default, so --kv-cache-dtype fp8 does not start
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    p = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm", kv_cache="fp8", cpu_kvcache_space=16)
+    assert p.verdict == "does_not_fit" and "not compatible with FP8 KV cache" in p.allocation.refusal
+    q = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    assert not [f for f in q.fixes if "--kv-cache-dtype" in f.command]
+
+
+def test_a_change_that_buys_no_context_is_not_paired_with_the_context_fix(monkeypatch):
+    # vLLM's CPU backend: the KV space is fixed (VLLM_CPU_KVCACHE_SPACE), so a smaller checkpoint starts at exactly
+    # the context the plan already starts at; "the AWQ checkpoint, with context 28,928" gave up weights for nothing
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    p = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    alone = next(f for f in p.fixes if f.title.startswith("Reduce context to "))
+    assert not [f for f in p.fixes if f.title.startswith("Serve the published") and alone.title[18:] in f.title]
