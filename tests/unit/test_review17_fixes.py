@@ -79,6 +79,25 @@ def test_flash_attention_paired_with_the_layer_levers_where_alone_it_does_not_st
                 n_gpu_layers=37, n_cpu_moe=n_both).verdict in ("fits", "tight")
 
 
+def test_vllm_refusal_names_the_largest_max_model_len_and_labels_the_logged_count():
+    # review17 finding 11. Qwen3.5-27B on an H100 under vLLM 0.19: 48,608 is vLLM's logged "GPU KV cache size",
+    # num_blocks // KV-cache groups × block (v0.19 kv_cache_utils.py _report_kv_cache_config, issue #40691), while
+    # vLLM's refusal names "the estimated maximum model length" one request can have. That figure is checked here
+    # against the plan re-made at it and one block's tokens above it (the refusal is vLLM's, the edge the planner's).
+    ask = dict(model="qwen3.5-27b", gpu="h100", runtime="vllm==0.19.0")
+    p = plan(**ask)
+    refusal = p.allocation.refusal
+    longest = int(refusal.split("the largest max_model_len that fits is ")[1].split(";")[0].split(" ")[0]
+                  .replace(",", ""))
+    assert longest == p.max_context
+    assert plan(**ask, ctx=longest).allocation.refusal is None
+    assert plan(**ask, ctx=longest + 784).allocation.refusal is not None     # 784 tokens: the attention block
+    tokens = p.allocation.kv_cache_tokens
+    assert tokens < longest and f'{tokens:,} tokens is the pool as vLLM logs it ("GPU KV cache size", per ' \
+        "KV-cache group of 4)" in refusal
+    assert "needs more KV cache than the" + f" {tokens:,} tokens that fit" not in refusal
+
+
 def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):
     # review17 finding 6. vLLM's CPU backend sizes its KV cache by VLLM_CPU_KVCACHE_SPACE, whole GiB (vllm/envs.py:
     # int(os.getenv(...)); vllm/platforms/cpu.py v0.8–v0.11: "not set, using 4 by default"). Qwen3-8B: 36 layers ×

@@ -569,7 +569,8 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
         return ("No available memory for the cache blocks: weights and activations exceed "
                 f"gpu_memory_utilization {b.utilization} of {gpu.name}")
     if pool.max_concurrency < 1:
-        logged = ""
+        logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
+                  f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
         where = f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB" if cpu_space is not None else "the KV pool"
         return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
                 f"that fits is {longest:,}{logged} (vLLM refuses to start"
