@@ -96,6 +96,12 @@ def test_vllm_refusal_names_the_largest_max_model_len_and_labels_the_logged_coun
     assert tokens < longest and f'{tokens:,} tokens is the pool as vLLM logs it ("GPU KV cache size", per ' \
         "KV-cache group of 4)" in refusal
     assert "needs more KV cache than the" + f" {tokens:,} tokens that fit" not in refusal
+    from runlocal.render.text import limit_phrases
+
+    assert f"KV pool {tokens:,} tokens as vLLM logs its GPU KV cache size (per KV-cache group)" in limit_phrases(p)
+    # from v0.21 the logged size is int(max concurrency × max_model_len) (issue #41789): the pool, no group count
+    assert any(x.endswith("tokens shared by all requests") for x in limit_phrases(plan(model="qwen3.5-27b", gpu="h100",
+                                                                                       runtime="vllm")))
 
 
 def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):

@@ -281,7 +281,8 @@ def limit_phrases(plan: Plan) -> list[str]:
     a, s = plan.allocation, plan.settings
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
-        out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
+        logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
+        out.append(f"KV pool {a.kv_cache_tokens:,} tokens " + (logged or "shared by all requests"))
     if plan.speed.get("not_predicted") == CANNOT_LOAD:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:

@@ -747,6 +747,12 @@ class VLLM:
                                          [f"recurrent state per sequence: {rec} B (not in this engine's KV pool)"]
                                          if rec else [])))
 
+    def pool_words(self, alloc: Allocation) -> str | None:
+        """The pool's token count named as vLLM logs it where one request may be longer: before v0.21 a hybrid
+        model's "GPU KV cache size" is num_blocks // KV-cache groups × block (review17 finding 11)."""
+        step = next((st for st in alloc.steps if st.label == "KV tokens"), None)
+        return "as vLLM logs its GPU KV cache size (per KV-cache group)" if step and " groups × " in step.formula else None
+
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
         from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
