@@ -189,6 +189,7 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
     plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
+    notes += _driver_context_note(plan)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -320,6 +321,28 @@ def _planner(req: CheckRequest):
     return planner
 
 
+def _cpu_bandwidth_note(targets) -> list[str]:
+    """A CPU-only run whose memory is not named: the bandwidth its speeds assume, said as the RAM size is
+    (review17 §15)."""
+    from .verdict import DEFAULT_RAM_BANDWIDTH_GBS
+
+    if any(t.kind != "cpu" for t in targets) or any(t.bandwidth_gbs for t in targets):
+        return []
+    return [f"RAM bandwidth: assumed {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × "
+            "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
+
+
+def _driver_context_note(plan: Plan) -> list[str]:
+    """A SYCL or Vulkan GPU: the driver's own context is in no column (runtimes/backends.py), so overhead 0.00 is a
+    floor, not a measurement; said in the plain output, not only under --explain (review17 §15)."""
+    backend = next((st.value for st in plan.steps if st.label == "backend"), None)
+    names = {"sycl": "SYCL / Level Zero", "vulkan": "Vulkan"}
+    if backend not in names or not any(d.kind != "cpu" for d in plan.allocation.devices):
+        return []
+    return [f"{names[backend]}: the driver's own context on the GPU is not measured and not counted: the overhead "
+            "column is a floor, not a measurement"]
+
+
 def _inputs(req: CheckRequest, policy=None):
     """The request resolved: (model, settings, targets, notes on where sizes came from)."""
     from .hardware.targets import targets_from_options
@@ -336,7 +359,7 @@ def _inputs(req: CheckRequest, policy=None):
     _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
+    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)

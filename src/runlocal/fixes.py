@@ -315,10 +315,19 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
-        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict)
-                   or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
+        # the plan's max context (the largest that starts, searched finer) where it is below the context asked
+        top = f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi else None
+        top_alloc = f.allocate(s.with_(ctx=top)) if top and f.runs(s.with_(ctx=top)) else None
+        roomy = (top if top_alloc is not None and fits_verdict(top_alloc)
+                 else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict))
+        shorter = roomy or (top if top_alloc is not None
+                            else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
+        # the plan's max context is the largest that starts; this one keeps every device under 90 % (review17 §15)
+        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context, starts but leaves less "
+               "room)" if roomy and f.plan.max_context and f.plan.max_context > roomy else "")
         if shorter:
-            f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
+            f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter),
+                   f"context {ctx:,} → {shorter:,} tokens{why}", 1)
     if s.parallel > 1:
         n = largest_guided(1, s.parallel - 1, lambda k: f.runs_room(s.with_(parallel=k)))
         if n:

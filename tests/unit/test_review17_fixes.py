@@ -152,3 +152,45 @@ def test_a_change_that_buys_no_context_is_not_paired_with_the_context_fix(monkey
     p = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
     alone = next(f for f in p.fixes if f.title.startswith("Reduce context to "))
     assert not [f for f in p.fixes if f.title.startswith("Serve the published") and alone.title[18:] in f.title]
+
+
+def _with_notes(**kw):
+    return check(CheckRequest(use_measurements=False, **kw))
+
+
+def test_max_context_starts_and_the_shorter_fix_keeps_the_90_percent_rule():
+    # review17 §15: "max context 101,120 (the largest that fits)" above "Reduce context to 88,576 → fits" read as a
+    # contradiction. 101,120 is the largest that starts; 88,576 the largest with the GPU under 90 % full.
+    from runlocal.render.text import limit_phrases
+
+    ask = dict(model="llama-3.1-8b", gpu="rtx-4090", runtime="llama.cpp==b6000", ctx=131072)
+    p = plan(**ask)
+    assert "max context 101,120 per request (the largest that starts)" in limit_phrases(p)
+    fix = _fix(p, "Reduce context to 88,576")
+    assert "the longest under the 90 % rule (101,120, the max context, starts but leaves less room)" in fix.effect
+    at_max, at_fix = plan(**{**ask, "ctx": 101120}), plan(**{**ask, "ctx": 88576})
+    cap = at_max.allocation.devices[0].capacity
+    assert at_max.verdict == "tight" and at_max.allocation.devices[0].total > 0.9 * cap   # starts, above 90 %
+    assert at_fix.verdict == "fits" and at_fix.allocation.devices[0].total <= 0.9 * cap
+
+
+def test_sycl_plain_output_says_the_driver_context_is_not_counted():
+    # review17 §15: an Arc B580 plan (SYCL) shows overhead 0.00: no CUDA context, and the Level Zero one unmeasured
+    p, notes = _with_notes(model="phi-4", gpu="arc-b580", ctx="16k")
+    assert p.allocation.devices[0].overhead == 0
+    assert any(n.startswith("SYCL / Level Zero: the driver's own context on the GPU is not measured and not counted")
+               for n in notes)
+    _, cuda = _with_notes(model="phi-4", gpu="rtx-4090", ctx="16k")
+    assert not any("driver's own context" in n for n in cuda)
+
+
+def test_cpu_only_plain_output_states_the_bandwidth_assumed():
+    # review17 §15: a CPU-only plan's speeds rest on an assumed bandwidth: dual-channel DDR5-5600 is
+    # 2 channels × 8 B × 5,600 MT/s = 89.6 GB/s; a named memory (2-channel DDR4-3200: 2 × 8 × 3,200 = 51.2) is said
+    assert 2 * 8 * 5600 / 1000 == 89.6 and 2 * 8 * 3200 / 1000 == 51.2
+    _, notes = _with_notes(model="qwen3-8b", gpu="none")
+    assert any(n.startswith("RAM bandwidth: assumed 89.6 GB/s, dual-channel DDR5-5600") for n in notes)
+    _, named = _with_notes(model="qwen3-8b", gpu="ddr4-3200")
+    assert not any(n.startswith("RAM bandwidth: assumed") for n in named) and any("51.2 GB/s" in n for n in named)
+    _, gpu = _with_notes(model="qwen3-8b", gpu="rtx-4090")
+    assert not any(n.startswith("RAM bandwidth: assumed") for n in gpu)

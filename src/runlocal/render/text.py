@@ -297,7 +297,8 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:
-        out.append(f"max context {plan.max_context:,} per request (the largest that fits)")
+        # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
+        out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)
