@@ -290,9 +290,11 @@ def _flash_attention(f: _Fixer) -> None:
     gpu = [i for i, d in enumerate(after.devices) if d.kind != "cpu"] or [0]
     i = max(gpu, key=lambda k: before.devices[k].compute if k < len(before.devices) else 0)
     change = "flash attention off → on"
-    if i < len(before.devices):
+    if i < len(before.devices) and before.devices[i].compute != after.devices[i].compute:
         change += (f": compute buffer {format_bytes(before.devices[i].compute)} → "
                    f"{format_bytes(after.devices[i].compute)} on {after.devices[i].name}")
+    if before.refusal and "flash" in before.refusal.lower():
+        change += f" (the runtime refuses the plan without it: {before.refusal})"
     f.try_(f"Turn on flash attention ({switch})", new, change, 0)
 
 

@@ -194,3 +194,14 @@ def test_cpu_only_plain_output_states_the_bandwidth_assumed():
     assert not any(n.startswith("RAM bandwidth: assumed") for n in named) and any("51.2 GB/s" in n for n in named)
     _, gpu = _with_notes(model="qwen3-8b", gpu="rtx-4090")
     assert not any(n.startswith("RAM bandwidth: assumed") for n in gpu)
+
+
+def test_flash_attention_fix_names_the_refusal_it_lifts():
+    # a q8_0 V cache without flash attention: llama_init_from_model refuses ("quantized V cache requires flash_attn
+    # to be enabled", src/llama-context.cpp); Ollama refuses OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=0
+    p = plan(model="qwen3-8b", gpu="rtx-4090", runtime="llama.cpp==b6000", kv_cache="q8_0")
+    assert p.verdict == "does_not_fit" and p.fixes[0].title == "Turn on flash attention (-fa)"
+    assert "quantized V cache requires flash_attn to be enabled" in p.fixes[0].effect
+    o = plan(model="qwen3-8b", gpu="rtx-4090", runtime="ollama", kv_cache="q8_0", flash_attn="off")
+    assert o.fixes[0].title == "Turn on flash attention (OLLAMA_FLASH_ATTENTION=1)"
+    assert "compute buffer" not in o.fixes[0].effect and "OLLAMA_FLASH_ATTENTION=0" in o.fixes[0].effect
