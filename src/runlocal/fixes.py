@@ -107,7 +107,6 @@ class _Fixer:
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
         self.tried: list[_Tried] = []
-        self._alone: dict[int, int | None] = {}
 
     # -- re-planning ---------------------------------------------------------------------------------------
     def weights(self, quant: str | None):
@@ -188,13 +187,6 @@ class _Fixer:
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
         self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
                                  command or self.runtime.command(self.model, s), gains_context, levers))
-
-    def longest_alone(self, hi: int) -> int | None:
-        """The longest context that starts with nothing else changed (at most ``hi``), searched once."""
-        if hi not in self._alone:
-            self._alone[hi] = longest_context(self.runtime, self.model, self.plan.weights, self.base, self.targets,
-                                              hi=hi)
-        return self._alone[hi]
 
     # -- judging ------------------------------------------------------------------------------------------
     def improves(self, t: _Tried) -> bool:
@@ -458,7 +450,7 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
     trained = f.model.max_position_embeddings
     hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
     shorter = longest_context(f.runtime, f.model, w, s, f.targets, hi=hi) if hi >= 1 else None
-    if shorter and shorter <= (f.longest_alone(hi) or 0):
+    if shorter and f.runs(f.base.with_(ctx=shorter)):
         shorter = None      # the change buys no context over the plan as it is (vLLM's CPU KV space: weights aside)
     if shorter:
         f.try_(f"{title}, with context {shorter:,}", s.with_(ctx=shorter),
