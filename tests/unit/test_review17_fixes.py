@@ -205,3 +205,13 @@ def test_flash_attention_fix_names_the_refusal_it_lifts():
     o = plan(model="qwen3-8b", gpu="rtx-4090", runtime="ollama", kv_cache="q8_0", flash_attn="off")
     assert o.fixes[0].title == "Turn on flash attention (OLLAMA_FLASH_ATTENTION=1)"
     assert "compute buffer" not in o.fixes[0].effect and "OLLAMA_FLASH_ATTENTION=0" in o.fixes[0].effect
+
+
+def test_unset_cpu_kvcache_space_says_what_it_assumed(monkeypatch):
+    # vLLM's unset default changed after v0.11 (PR #29604: from RAM, not 4 GiB): a plan at 4 GiB says so
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    _, notes = _with_notes(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    assert any(n.startswith("VLLM_CPU_KVCACHE_SPACE unset: planned as 4 GiB") and "PR #29604" in n for n in notes)
+    _, given = _with_notes(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm", cpu_kvcache_space=6)
+    _, on_gpu = _with_notes(model="qwen3-8b", gpu="rtx-4090", runtime="vllm")
+    assert not any("VLLM_CPU_KVCACHE_SPACE unset" in n for n in given + on_gpu)
