@@ -259,7 +259,8 @@ def limit_phrases(plan: Plan) -> list[str]:
     a, s = plan.allocation, plan.settings
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
-        out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
+        logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
+        out.append(f"KV pool {a.kv_cache_tokens:,} tokens " + (logged or "shared by all requests"))
     if plan.speed.get("not_predicted") == CANNOT_LOAD:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
@@ -274,7 +275,8 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:
-        out.append(f"max context {plan.max_context:,} per request (the largest that fits)")
+        # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
+        out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)

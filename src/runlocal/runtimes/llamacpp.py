@@ -415,6 +415,13 @@ class LlamaCpp:
         # common head sizes); "off" keeps it off (a quantized V cache is then refused, see refusal()).
         return settings.llamacpp.flash_attn != "off"
 
+    def flash_attention_switch(self) -> str:
+        """The flag that turns flash attention on, as this build spells it: -fa before PR #15434, --flash-attn on
+        from it (flag_spelling.FLASH_ATTN_VALUE_BUILDS)."""
+        from .flag_spelling import flash_attn_args, llamacpp_build
+
+        return " ".join(flash_attn_args("on", llamacpp_build(getattr(self, "version", None))))
+
     def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
         """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
         if any(a.kind == "mla" for a in model.attention_layers) and s.cache_type_k != s.cache_type_v:
