@@ -177,7 +177,18 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes
+    return plan, notes + _mlx_stored(req, spec, plan)
+
+
+def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
+    """MLX without --quant plans the published mlx-community 4-bit conversion where data/mlx_repos.json knows one;
+    where it knows none, the stored 16-bit checkpoint is planned, and the answer says so (published.mlx_stored_note)."""
+    from .runtimes.published import default_quant, mlx_stored_note
+
+    if plan.runtime != "mlx" or req.quant or default_quant(spec, "mlx") is not None:
+        return []
+    note = mlx_stored_note(spec, plan.weights.quant)
+    return [note] if note else []
 
 
 def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_named: bool, with_fixes: bool = True,
