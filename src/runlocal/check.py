@@ -177,7 +177,18 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes + _mlx_stored(req, spec, plan)
+    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan)
+
+
+def _arch_unchecked(spec, planner) -> list[str]:
+    """A named build the architecture table cannot vouch for is said on the answer (arch_support.unchecked_note)."""
+    version = getattr(planner, "version", None)
+    if version is None:
+        return []
+    from .runtimes.arch_support import model_arch, unchecked_note
+
+    note = unchecked_note(planner.name, version, model_arch(spec))
+    return [note] if note else []
 
 
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
