@@ -163,7 +163,9 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
+    req, read_as = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
+    notes = read_as + notes
     planner = _planner(req)
     refused, arch_step = _named_build_loads(spec, planner)
     if refused is not None:
@@ -189,6 +191,27 @@ def _arch_unchecked(spec, planner) -> list[str]:
 
     note = unchecked_note(planner.name, version, model_arch(spec))
     return [note] if note else []
+
+
+def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
+    """An Ollama tag or a Hub GGUF repo with a quant (model/pull_names.py) → the catalog model at that quant. A name
+    `ollama run` takes is planned under Ollama: whoever types `gpt-oss:20b` runs Ollama and asks about that plan. The
+    request contract's runtime defaults to llama.cpp on every surface (CLI, HTTP, MCP) and cannot tell
+    `--runtime llama.cpp` from no flag, so that default is read as "not given" here; a named build or another engine
+    is kept, and the note names the catalog alias, which plans llama.cpp (review17 finding 15)."""
+    from .model.pull_names import read_pull_name
+
+    name = read_pull_name(req.model)
+    if name is None:
+        return req, []
+    changes: dict = {"model": name.alias}
+    if name.quant and not req.quant:
+        changes["quant"] = name.quant
+    how = ""
+    if name.ollama and req.runtime == CheckRequest.__dataclass_fields__["runtime"].default:
+        changes["runtime"] = "ollama"
+        how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
+    return replace(req, **changes), [name.form + how]
 
 
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
