@@ -194,12 +194,12 @@ def _arch_unchecked(spec, planner) -> list[str]:
 
 
 def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
-    """An Ollama tag or a Hub GGUF repo with a quant (model/pull_names.py) → the catalog model at that quant. A name
+    """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
     `ollama run` takes is planned under Ollama: whoever types `gpt-oss:20b` runs Ollama and asks about that plan. The
     request contract's runtime defaults to llama.cpp on every surface (CLI, HTTP, MCP) and cannot tell
     `--runtime llama.cpp` from no flag, so that default is read as "not given" here; a named build or another engine
     is kept, and the note names the catalog alias, which plans llama.cpp (review17 finding 15)."""
-    from .model.pull_names import read_pull_name
+    from .runtimes.pull_names import read_pull_name
 
     name = read_pull_name(req.model)
     if name is None:
@@ -217,11 +217,9 @@ def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
     """MLX without --quant plans the published mlx-community 4-bit conversion where data/mlx_repos.json knows one;
     where it knows none, the stored 16-bit checkpoint is planned, and the answer says so (published.mlx_stored_note)."""
-    from .runtimes.published import default_quant, mlx_stored_note
+    from .runtimes.published import mlx_stored_note
 
-    if plan.runtime != "mlx" or req.quant or default_quant(spec, "mlx") is not None:
-        return []
-    note = mlx_stored_note(spec, plan.weights.quant)
+    note = None if req.quant else mlx_stored_note(spec, plan.runtime, plan.weights.quant)
     return [note] if note else []
 
 

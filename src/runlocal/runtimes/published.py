@@ -277,10 +277,12 @@ def mlx_repo(model: ModelSpec, quant: str | None) -> str | None:
     return repos.get(key)
 
 
-def mlx_stored_note(model: ModelSpec, planned: str) -> str | None:
+def mlx_stored_note(model: ModelSpec, runtime: str, planned: str) -> str | None:
     """Said on a plan MLX makes of the stored 16-bit checkpoint because no --quant was given and data/mlx_repos.json
     knows no mlx-community conversion of it: the plan is 3-4x the 4-bit download Mac users usually run, so it says
     so rather than planning BF16 silently (review17 finding 10). None for a user's own folder or a quantized file."""
+    if runtime != "mlx" or default_quant(model, runtime) is not None:
+        return None
     if not model.source.startswith(("catalog:", "hub:")) or planned.upper() not in ("BF16", "F16", "FP16", "F32"):
         return None
     repo = model.repo_id or model.id

@@ -7,7 +7,8 @@
   form ``<repo>:<quant>`` (common/arg.cpp: "-hf <user>/<model>[:quant]"), where ``<repo>`` is a catalog model's
   GGUF repo (ollama_tags.json ``hf``): the catalog model at that quant — what the repo's file of that quant holds.
 
-Pure lookups over the package's data files; anything else is left to model/resolve.py.
+Pure lookups over the package's data files (beside published.py, which reads the same tables); anything else
+is left to model/resolve.py.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ class PullName:
 @cache
 def _library() -> tuple[frozenset[str], dict[str, tuple[str, str]], dict[str, str]]:
     """(library names; full tag → (alias, GGUF type); GGUF repo → alias), lower-cased."""
-    from ..runtimes.published import _data, library_tags
+    from .published import _data, library_tags
 
-    libraries, tags, repos = set(), {}, {}
+    libraries: set[str] = set()
+    tags: dict[str, tuple[str, str]] = {}
+    repos: dict[str, str] = {}
     for alias, entry in _data("ollama_tags.json")["models"].items():
         if entry.get("library"):
             libraries.add(entry["library"].lower())
@@ -46,7 +49,7 @@ def _library() -> tuple[frozenset[str], dict[str, tuple[str, str]], dict[str, st
 
 def read_pull_name(ref: str) -> PullName | None:
     """The catalog model and quant an Ollama tag or a Hub GGUF repo with a quant names; None: not such a name."""
-    from .catalog import find_entry
+    from ..model.catalog import find_entry
 
     ref = ref.strip()
     hub_form = ref.lower().startswith("hf.co/")
@@ -74,6 +77,6 @@ def read_pull_name(ref: str) -> PullName | None:
 
 
 def _gguf_type(quant: str) -> str:
-    from ..runtimes.published import gguf_quant
+    from .published import gguf_quant
 
     return gguf_quant(quant)
