@@ -635,12 +635,12 @@ _BY_DEVICE = IdMemo(1024)
 # The GGUF decides first: only a file with {arch}.attention.key_length_mla (convert_hf_to_gguf.py from PR #12801 on)
 # is MLA (hparams.is_mla(); src/llama-model.cpp load_hparams reads the key as optional "for compatibility with
 # existing DeepSeek V2 and V2.5 GGUFs"); an older conversion is an ordinary K/V model in every build (model/gguf.py).
-# For an MLA model the build decides (runtimes/versions.py llamacpp_mla_cache):
-MLA_CACHE_K = "k"           # PR #19067 (2026-01, "kv-cache : support V-less cache") on: one latent K row,
-#                             kv_lora_rank + qk_rope_head_dim wide; V is a view of it, no V tensor
-MLA_CACHE_KV = "kv"         # PR #12801 (2025-04) to #19067: the same K row, and V (its kv_lora_rank part) stored again:
-#                             the GGUF's head_count_kv 1, key_length 576, value_length 512 as any K/V layer
-MLA_CACHE_HEADS = "heads"   # before PR #12801: MLA run as MHA, K n_head × (qk_nope + qk_rope), V n_head × v_head_dim
+# For an MLA model the build decides (runtimes/versions.py llamacpp_mla_cache): from PR #19067 (2026-01, "kv-cache :
+# support V-less cache": is_mla() skips the V tensors) one latent K row, kv_lora_rank + qk_rope_head_dim wide, V a view
+# of it; from PR #12801 (2025-04) to then the same K row and its kv_lora_rank part stored again as V (the GGUF's
+# head_count_kv 1, key_length 576, value_length 512, allocated as any K/V layer); before PR #12801 MLA run as MHA,
+# K n_head × (qk_nope + qk_rope), V n_head × v_head_dim.
+MLA_CACHE_K, MLA_CACHE_KV, MLA_CACHE_HEADS = "k", "kv", "heads"
 MLA_CACHE_WORDS = {
     MLA_CACHE_K: "the latent alone: K kv_lora_rank + qk_rope_head_dim wide, no V (V a view of K)",
     MLA_CACHE_KV: "the latent as K (kv_lora_rank + qk_rope_head_dim) and its kv_lora_rank part again as V",
