@@ -167,3 +167,14 @@ def test_a_gguf_with_the_mla_keys_follows_the_build(tmp_path):
     # 27 layers × 2 B × (16 × (192 + 128) | 576 + 512 | 576)
     assert per_token == {"heads": 276480, "kv": 27 * (576 + 512) * 2, "k": 27 * 576 * 2}
     assert per_token["kv"] == 58752 and per_token["k"] == 31104
+
+
+@pytest.mark.parametrize("release,per_token", [
+    # DeepSeek-V2-Lite, 27 layers × 2 B × (16 heads × (192 + 128) | 576 + 512 | 576)
+    ("0.5.8", 27 * 16 * (192 + 128) * 2), ("0.6.7", 27 * (576 + 512) * 2), ("0.30.0", 27 * 576 * 2),
+])
+def test_an_ollama_plan_caches_as_its_llamacpp_and_says_so(release, per_token):
+    total, planned, steps = _kv_bytes("deepseek-v2-lite", f"ollama=={release}", 32768)
+    assert planned == per_token and total == per_token * 32768
+    mla = next(s for s in steps if s.label == "MLA cache")
+    assert mla.source.startswith(f"Ollama {release}")
