@@ -102,6 +102,7 @@ from .llamacpp_layout import (  # noqa: F401
     kv_per_token,
     layer_devices,
     layer_devices_kept,
+    mla_cache_step,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -176,6 +177,11 @@ class LlamaCpp:
     gdn = "fused"
     # False: a build before PR #15434, which had no --flash-attn auto: flash attention off unless -fa was given
     fa_auto = True
+    # what the build caches of an MLA layer (llamacpp_layout.MLA_CACHE_WORDS, runtimes/versions.py llamacpp_mla_cache):
+    # "k" (PR #19067 on), "kv" (PR #12801 to #19067), "heads" (before PR #12801); the why is --explain's, set for a
+    # named build only
+    mla_cache = "k"
+    mla_cache_why = ""
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -433,8 +439,8 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, weights.quant, weights.total,
-                weights.from_file, settings, tuple(targets))
+        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, self.mla_cache,
+                self.mla_cache_why, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
@@ -508,7 +514,7 @@ class LlamaCpp:
         shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
-                      layer_devices_kept(model.n_layers, ngl, tuple(shares)))
+                      layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_cache)
 
     @staticmethod
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
@@ -602,7 +608,7 @@ class LlamaCpp:
                 # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.total else 0))
-        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa)
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa, mla_cache=self.mla_cache)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
@@ -622,6 +628,8 @@ class LlamaCpp:
             out.append(Step("llama.cpp build", "the release asked", f"b{build}", "runtimes/versions.py"))
         if self.gdn != "fused" and any(r.kind == "gated_deltanet" for r in model.recurrent_layers):
             out.append(Step("delta nets", GDN_WORDS.get(self.gdn, self.gdn), self.gdn, "runtimes/versions.py llamacpp_gdn"))
+        if self.mla_cache_why and (mla := mla_cache_step(model, self.mla_cache, self.mla_cache_why)) is not None:
+            out.append(mla)
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
