@@ -75,7 +75,8 @@ def _all_layers_on_gpu(plan: Plan) -> bool:
     """A llama.cpp plan whose -ngl (the user's or --fit's) puts every layer and the output on the GPU, no experts
     held back."""
     s = plan.settings.llamacpp
-    return all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+    return (all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+            and not any(buf == "CPU" for _, buf in s.override_tensor))   # -ot rules (--fit's on several GPUs) to RAM
 
 
 def offload_phrase(plan: Plan) -> str | None:
