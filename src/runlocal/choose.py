@@ -194,15 +194,15 @@ def runtime_label(rt) -> tuple[str, str]:
 
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1,
               model: ModelSpec | None = None) -> Settings:
-    from .runtimes.llamacpp import NGL_ALL
     from .runtimes.tensor_parallel import largest_tp
 
     rt = get_runtime(runtime)
     # one rank per GPU, or the largest TP that splits the heads, as `check` picks it (vLLM refuses the rest)
     tp = (largest_tp(model, n_gpus) if model is not None else n_gpus) if (n_gpus > 1 and rt.pools_kv) else 1
-    # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
-    # layers to RAM until anything runs, slowly
-    ngl = NGL_ALL if engine(rt.name).fit_offload else None
+    # llama-server's own --fit places the layers, as `check` plans it (review17 finding 9: a pinned -ngl all could
+    # leave 0.3 GiB where --fit would move experts to RAM, a plan check never makes). "Runs on this device" still
+    # means held whole on its GPUs: a row where --fit moved weights to RAM is offloaded (plan_fit) and not ranked
+    ngl = None
     # users > 1: that many requests of ``ctx`` each at once (llama.cpp --parallel N sizes N slots of ctx;
     # vLLM --max-num-seqs / SGLang --max-running-requests, the pool checked in plan_fit)
     settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp).with_(n_gpu_layers=ngl)
