@@ -317,8 +317,8 @@ class LlamaCpp:
         s = placed(layers, over)
         return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
                        + (", then the experts front to back" if moe and dense_fits else "")
-                       + f", each keeping {FIT_MARGIN // MiB} MiB free; each probe's use per GPU from runlocal's "
-                       "multi-GPU buffers (compute buffers from fitted phase sizes, not the traced graph)",
+                       + f", each keeping {FIT_MARGIN // MiB} MiB free; each probe's use per GPU is runlocal's plan of "
+                       "that launch (fit.cpp measures it with a load that allocates nothing)",
                        describe(n, layers, over, [g.name for g in gpus], moe)
                        + f" → -ngl {s.llamacpp.n_gpu_layers} -ts "
                        + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split)
