@@ -237,12 +237,13 @@ def describe(n_layers: int, layers: Layers, over: Overflow, names: Sequence[str]
             text += f" (blocks {blocks[0]}–{blocks[-1]}{', output' if n_layers in span else ''})"
         elif n_layers in span:
             text += " (output)"
-        if moe and (held := [il for il in blocks if il in moved]):
-            fraction, buf = moved[held[0]]
-            text += f", {len(held)} with experts in system memory"
-            if fraction != MOE:
-                text += (f" (block {held[0]} keeps {FRACTION_WORDS[fraction]} here, the rest "
-                         + ("in system memory)" if buf is None else f"on GPU {buf})"))
+        partial = [il for il in blocks if il in moved]
+        if moe and (in_ram := [il for il in partial if moved[il][1] is None]):
+            text += f", {len(in_ram)} with experts in system memory"
+        if partial and (first_part := moved[partial[0]])[0] != MOE:
+            fraction, buf = first_part
+            text += (f"; block {partial[0]} keeps {FRACTION_WORDS[fraction]} here, the rest "
+                     + ("in system memory" if buf is None else f"on GPU {buf}"))
         parts.append(text)
     return "; ".join(parts)
 
