@@ -64,7 +64,8 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
              f"{format_bytes(r['peak_bytes'])}/{format_bytes(r['capacity_bytes'])}"]
             for r in doc["ranked"][:top]]
     if rows:
-        out += _table(["#", "device", "quant", "verdict", "tok/s", "USD", "tok/s per 1k USD", "peak/capacity"], rows)
+        out += _table(["#", "device", "quant", "verdict", "tok/s", "USD", "tok/s per 1k USD", "peak/capacity"], rows,
+                      min_widths={"device": min(24, max(len(r[1]) for r in rows)), "verdict": 7})
         if any(r["price_kind"] == "used" for r in doc["ranked"][:top]):
             out.append("* used-market price (its date beside it); other prices: new, at launch (the year beside it)")
         if len(doc["ranked"]) > top:
