@@ -187,7 +187,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
         fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
         # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
-        fit_ot = not settings.llamacpp.override_tensor and bool(s.llamacpp.override_tensor)
+        fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
         moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
         relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe,
                            override_tensor=settings.llamacpp.override_tensor,

@@ -133,4 +133,4 @@ def test_two_3090s_fill_gpu_0_and_keep_the_margin(alias):
     ls = plan.settings.llamacpp
     assert ls.tensor_split and sum(ls.tensor_split) == ls.n_gpu_layers == plan.model.n_layers + 1
     assert "-ot " in plan.command and "--tensor-split" in plan.command
-    assert "its own split over the GPUs" in (plan.allocation.compromise or "")
+    assert "split its own way over the GPUs (-ts " in (plan.allocation.compromise or "")

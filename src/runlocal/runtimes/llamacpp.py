@@ -439,11 +439,10 @@ class LlamaCpp:
             parts.append(f"{model.n_layers + 1 - (s.llamacpp.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.llamacpp.n_cpu_moe > asked.llamacpp.n_cpu_moe:
             parts.append(f"the experts of {s.llamacpp.n_cpu_moe} layers in system memory")
-        if s.llamacpp.override_tensor and not asked.llamacpp.override_tensor:     # fit.cpp's -ot on several GPUs
-            held = rule_layers(s.llamacpp.override_tensor, "CPU")
-            parts.append(f"the experts of {len(held)} layers in system memory" if held else "")
-            parts.append("its own split over the GPUs (-ts " + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
-        parts = [p for p in parts if p]
+        held = rule_layers(s.llamacpp.override_tensor, "CPU") if not asked.llamacpp.override_tensor else []
+        if held:      # fit.cpp's -ot on several GPUs (rules between the GPUs alone give nothing up)
+            parts.append(f"the experts of {len(held)} layers in system memory, split its own way over the GPUs (-ts "
+                         + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
         if not parts:
             return None
         slower = any("system memory" in p for p in parts)
