@@ -69,6 +69,7 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
+from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_space, kv_space_step
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_parallel import explain_parallel
 
@@ -130,9 +131,6 @@ DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 # pinned CPU KV blocks ("# CPU blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B =
 # 4 GiB); the V1 engine keeps no KV in host memory, but every version checks it against the host's RAM (config
 # cache.py verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
-# vllm/platforms/cpu.py check_and_update_config (v0.8–v0.11): VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by
-# default"; set, the request's cpu_kvcache_space (VLLMOptions; check.py reads the variable)
-CPU_KVCACHE_SPACE = 4 << 30
 SWAP_REFUSE_SHARE = 0.7
 
 
@@ -578,15 +576,6 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
     return None
 
 
-def _cpu_fp8_kv_refusal(engine: str, cpu_space: int | None, cache_type: str) -> str | None:
-    """vllm/platforms/cpu.py check_and_update_config (v0.8 on): chunked prefill or prefix caching (both on by default
-    in V1) with a quantized KV cache raises; where it passes, later releases fall back to the model's dtype anyway."""
-    if cpu_space is None or engine in V0_ENGINES or cache_type in ("f16", "bf16", "auto"):
-        return None
-    return ("Chunked-prefill and prefix-cache on the CPU backend is not compatible with FP8 KV cache "
-            f"(--kv-cache-dtype {cache_type}: vLLM's CPU backend refuses it)")
-
-
 def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
                     engine: str, cpu_space: int | None, set_gib: int | None,
                     parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
@@ -598,10 +587,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                         "but every rank gets the smallest rank's blocks")
     return (
-        Step("KV cache space", (f"VLLM_CPU_KVCACHE_SPACE={set_gib} (set)" if set_gib else
-                                f"VLLM_CPU_KVCACHE_SPACE unset: {CPU_KVCACHE_SPACE // GiB} GiB")
-             + " (RAM is not shared out by --gpu-memory-utilization on the CPU backend)", f"{cpu_space:,} B",
-             "vllm/envs.py; vllm/platforms/cpu.py check_and_update_config") if cpu_space is not None else
+        kv_space_step(cpu_space, set_gib) if cpu_space is not None else
         Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
@@ -702,9 +688,8 @@ class VLLM:
         assert s.ctx is not None                # set by defaults()
         cpu_space = None
         if gpu.kind == "cpu":
-            # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is
-            # VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by default"; no CUDA graphs or NCCL workspaces
-            cpu_space = (s.vllm.cpu_kvcache_space or 0) * GiB or CPU_KVCACHE_SPACE
+            # vLLM's CPU backend (runtimes/vllm_cpu.py): no share of memory, no CUDA graphs or NCCL workspaces
+            cpu_space = cpu_kv_space(s.vllm.cpu_kvcache_space)
             b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
                         non_torch=0, budget=b.weights + b.activation + cpu_space)
         tp, pp = max(1, s.tp), max(1, s.pp)
@@ -716,7 +701,7 @@ class VLLM:
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
             if pool.max_concurrency < 1 else s.ctx
         refusal = (head_split_refusal(model, tp) or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal
-                   or _cpu_fp8_kv_refusal(self.engine, cpu_space, s.cache_type_k))
+                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k))
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_space, s.vllm.cpu_kvcache_space,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
