@@ -69,7 +69,7 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
-from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_space, kv_space_step
+from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_refusal, cpu_kv_rule, cpu_kv_space, kv_space_step
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_parallel import explain_parallel
 
@@ -569,7 +569,8 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
     if pool.max_concurrency < 1:
         logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
                   f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
-        where = f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB" if cpu_space is not None else "the KV pool"
+        where = ("the KV pool" if cpu_space is None else f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB"
+                 if cpu_space % GiB == 0 else f"the CPU KV cache space ({cpu_space / GiB:.2f} GiB)")
         return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
                 f"that fits is {longest:,}{logged} (vLLM refuses to start"
                 + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")"))
@@ -577,7 +578,7 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
 
 
 def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
-                    engine: str, cpu_space: int | None, set_gib: int | None,
+                    engine: str, space_step: Step | None,
                     parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
     """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
     graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
@@ -587,7 +588,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                         "but every rank gets the smallest rank's blocks")
     return (
-        kv_space_step(cpu_space, set_gib) if cpu_space is not None else
+        space_step if space_step is not None else
         Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
@@ -686,10 +687,14 @@ class VLLM:
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
-        cpu_space = None
+        cpu_space, space_step, cpu_refusal = None, None, None
         if gpu.kind == "cpu":
-            # vLLM's CPU backend (runtimes/vllm_cpu.py): no share of memory, no CUDA graphs or NCCL workspaces
-            cpu_space = cpu_kv_space(s.vllm.cpu_kvcache_space)
+            # vLLM's CPU backend (runtimes/vllm_cpu.py): its KV cache space by release, no CUDA graphs or NCCL workspaces
+            cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
+                   b.utilization, b.weights + b.activation)
+            cpu_space = cpu_kv_space(*cpu)
+            space_step = kv_space_step(cpu_space, *cpu)
+            cpu_refusal = None if cpu[0] else cpu_kv_refusal(cpu_space, *cpu[2:])
             b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
                         non_torch=0, budget=b.weights + b.activation + cpu_space)
         tp, pp = max(1, s.tp), max(1, s.pp)
@@ -700,9 +705,10 @@ class VLLM:
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
             if pool.max_concurrency < 1 else s.ctx
-        refusal = (head_split_refusal(model, tp) or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal
+        refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)
+                   or kernel_refusal
                    or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k))
-        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_space, s.vllm.cpu_kvcache_space,
+        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
