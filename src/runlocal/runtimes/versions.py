@@ -64,7 +64,11 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   and predates PR #23861 (2026-06-01): no cap; and PR #23764: f32 KQ masks cast to f16 (the Go engine casts its f32
   mask too, ollama/ollama PR #11967), while every mapped llama-server build (b9452 on) has the f16 mask. A release
   newer than the map builds at least its last build (b10488, with the cap); the current one b10864
-  (ollama/ollama#18317).
+  (ollama/ollama#18317). Flash attention with OLLAMA_FLASH_ATTENTION unset: off before v0.11.8, then on for the
+  architectures each release lists, llama.cpp's auto on the llama.cpp runner from v0.13.4, auto for every model from
+  v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
+  --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
 
 from __future__ import annotations
