@@ -25,7 +25,8 @@ FONT = 14
 class Series:
     label: str
     points: tuple[tuple[float, float], ...]     # (x, y) in data units
-    capacity: float | None = None               # a horizontal line in the series' colour
+    capacity: float | None = None               # a horizontal line in the series' colour: the device's limit
+    kept: float = 0                             # bytes of the device kept free below its capacity (--fit's margin)
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
