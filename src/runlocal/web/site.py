@@ -197,7 +197,7 @@ async def check_page(request: Request):
     return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
                 chart=chart, error=error, device_rows=_device_rows(form), catalog=_catalog_lists(),
                 options=form.options, runtimes=_runtime_names(), labels=forms,
-                speed=_speed(plan) if plan else None)
+                model_default=forms.model_default_quant(plan), speed=_speed(plan) if plan else None)
 
 
 def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
