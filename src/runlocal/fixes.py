@@ -473,7 +473,7 @@ def _unified_share(f: _Fixer) -> None:
     for i, t in enumerate(f.targets):
         device = devices.get(t.name) if t.kind == "unified" else None
         raised = raised_gpu_share(device, t.capacity) if device is not None else None
-        if raised is None:
+        if device is None or raised is None:
             continue
         pages = raised // TTM_PAGE_BYTES
         more = [*f.targets[:i], replace(t, capacity=raised), *f.targets[i + 1:]]
