@@ -201,6 +201,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     policy = policy if policy is not None else ReadPolicy.server()
     pool = PlanningPool(workers=plan_workers, deadline_s=plan_deadline_s, queue_wait_s=plan_queue_wait_s)
     app.state.planning_pool = pool      # the site's pages plan through it too (bounded; the collector frozen after)
+    app.state.read_policy = policy      # and read model references under this one policy (web/site.read_policy)
     writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
     install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 
@@ -317,16 +318,18 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
         return await pool.run(best_answer, *args, key=f"best{args!r}")
 
     _cost_endpoint(router, pool, policy)
-    _diagnose_endpoint(router, pool)
+    _diagnose_endpoint(router, pool, policy)
     return router
 
 
-def _diagnose_endpoint(router: APIRouter, pool: PlanningPool) -> None:
+def _diagnose_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) -> None:
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.fixes import with_computed_fixes
         from ..diagnose.reading import diagnose_text
 
-        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
+        # a pasted log names a model (vLLM's model='…', llama.cpp's "loading model from …"): its re-plan reads it
+        # under this server's policy, as a model named in a query would be
+        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime, policy=policy)
 
     @router.post("/api/v1/diagnose", response_model=DiagnosisDoc, responses=ERROR_RESPONSES)
     async def diagnose(body: DiagnoseBody):

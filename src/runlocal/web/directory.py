@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, bounded, page, params, stored_benchmarks
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -59,7 +59,7 @@ async def diagnose_post(request: Request):
         error, status = f"text: at most {MAX_LOG // 1024} KiB of log", 413
     else:
         try:
-            diagnosis, result = await bounded(request, _diagnosed, text, runtime)
+            diagnosis, result = await bounded(request, _diagnosed, text, runtime, read_policy(request))
             result["entry_id"] = diagnosis.entry.id if diagnosis.entry else None
             result["matched_line"] = diagnosis.matched_line
         except RunlocalError as e:
@@ -68,13 +68,14 @@ async def diagnose_post(request: Request):
                 error=error, runtimes=_runtime_names())
 
 
-def _diagnosed(text: str, runtime: str | None):
-    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does."""
+def _diagnosed(text: str, runtime: str | None, policy):
+    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does;
+    a model the log names is read under ``policy`` (the app's), as the API reads it."""
     from ..diagnose.fixes import with_computed_fixes
     from ..diagnose.reading import diagnose_text
 
     diagnosis = diagnose_text(text, runtime=runtime)
-    return diagnosis, with_computed_fixes(diagnosis, runtime)
+    return diagnosis, with_computed_fixes(diagnosis, runtime, policy)
 
 
 @router.get("/errors/{entry_id}", response_class=HTMLResponse)

@@ -2,10 +2,12 @@
 
 Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
 calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
-KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
-shows a loading state and copies commands. Benchmarks are read from the app's store and written through
-the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark), in-process and without an HTTP
-hop, so the store's trust rules and rate limit apply to the form as to any client.
+KB), each reading a model reference under the app's one ReadPolicy (``read_policy``: the API's, so a page
+reads no path or URL the API refuses); charts are SVG drawn here (charts.py). /static/site.js only enhances:
+it submits the forms in place, shows a loading state and copies commands. Benchmarks are read from the app's
+store and written through the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark),
+in-process and without an HTTP hop, so the store's trust rules and rate limit apply to the form as to any
+client.
 
 ``mount_site(app)`` is the one line the app needs.
 """
@@ -75,6 +77,16 @@ def page(name: str, request: Request, status: int = 200, **context: Any) -> HTML
     return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
 
 
+def read_policy(request: Request):
+    """What a model reference on any page may make the server read: the app's ReadPolicy, the object the API's
+    endpoints read under (api/app.create_app puts it on app.state); without one, the public server's default
+    (aliases and Hub repo ids, no local path, no URL), never the CLI's read-everything."""
+    from ..model.policy import ReadPolicy
+
+    policy = getattr(request.app.state, "read_policy", None)
+    return policy if isinstance(policy, ReadPolicy) else ReadPolicy.server()
+
+
 def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
     q = request.query_params
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
@@ -106,16 +118,17 @@ CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
 HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
 
 
-def _planned(req) -> tuple[Any, list[str], Any]:
-    """(plan, notes, chart series) for a request; plans of catalog models are pure, so cached by request."""
+def _planned(req, policy) -> tuple[Any, list[str], Any]:
+    """(plan, notes, chart series) for a request read under ``policy``; plans of catalog models are pure, so
+    cached by request and policy (as /api/v1/check caches its plans per app)."""
     import json
     from dataclasses import asdict
 
-    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list))
+    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list), policy)
 
 
 @lru_cache(maxsize=512)
-def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
+def _planned_by_key(key: str, policy) -> tuple[Any, list[str], Any]:
     import json
 
     from ..check import CheckRequest, check
@@ -124,7 +137,7 @@ def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
     fields = json.loads(key)
     fields["override_tensor"] = tuple(fields.get("override_tensor") or ())
     req = CheckRequest(**{**fields, "use_measurements": False})
-    plan, notes = check(req)
+    plan, notes = check(req, policy)
     targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
     return plan, notes, device_curves(plan, targets)
 
@@ -196,7 +209,7 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        plan, notes, series = await bounded(request, _planned, req)
+        plan, notes, series = await bounded(request, _planned, req, read_policy(request))
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
