@@ -250,12 +250,15 @@ async def benchmarks_index(request: Request):
 
 
 async def stored_rows(request: Request, **query: Any) -> list[dict] | None:
-    """The store's rows as GET /api/v1/benchmarks lists them (newest first); None when it cannot be read."""
+    """The store's rows as GET /api/v1/benchmarks lists them (newest first, those naming a model:
+    api/benchmarks.listed); None when it cannot be read."""
+    from ..api.benchmarks import listed
+
     store = stored_benchmarks(request)
     if store is None:
         return None
     try:
-        return await run_in_threadpool(lambda: store.list(**query))
+        return await run_in_threadpool(lambda: listed(store.list(**query)))
     except Exception:       # noqa: BLE001 — a store that is down: the page says it cannot read it
         return None
 
