@@ -16,14 +16,14 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import config
 from ..model.policy import ReadPolicy
 from .benchmarks import BenchmarkBody, add_benchmark, benchmarks_router
-from .errors import ERROR_RESPONSES, install_error_handlers
+from .errors import ERROR_RESPONSES, install_error_handlers, known_query_only
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
@@ -219,8 +219,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     answers = _CheckAnswers(bench_store, policy, pool)
     app.add_middleware(Shortcut, path="/api/v1/check", handler=answers.cached_get)
     submitters = tuple(config.submitter_tokens() if submitter_tokens is None else submitter_tokens)
+    known_query = [Depends(known_query_only)]      # every endpoint: an undeclared query parameter is a 422
     app.include_router(benchmarks_router(bench_store, admin_token=token, submitter_tokens=submitters,
-                                         on_change=answers.store_changed, write_limit=write_limit))
+                                         on_change=answers.store_changed, write_limit=write_limit),
+                       dependencies=known_query)
 
     def site_submit(body: BenchmarkBody, submitter_token: str | None, client: str) -> dict[str, Any]:
         """The site's submit form: POST /api/v1/benchmarks's rules and rate limit, for the visitor's own address."""
@@ -233,8 +235,8 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     # own, which the Host check refuses, and every visitor's submission the one client address 127.0.0.1
     app.state.benchmark_store = bench_store
     app.state.submit_benchmark = site_submit
-    app.include_router(_planning_router(answers, pool, policy))
-    app.include_router(_catalog_router())
+    app.include_router(_planning_router(answers, pool, policy), dependencies=known_query)
+    app.include_router(_catalog_router(), dependencies=known_query)
     from ..web.site import mount_site
 
     mount_site(app)      # the site's pages, /static and the offline /docs and /redoc

@@ -256,8 +256,11 @@ async def cost_page(request: Request):
     from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
 
     one, _ = params(request)
-    q = {k: one.get(k, "") for k in ("model", "gpu", "runtime", "hours", "kwh", "years", "price", "rent", "used",
-                                     "ctx")}
+    # the fields carry /api/v1/cost's names (the CLI's and MCP's), so a page's query is the API's; the names the
+    # page used before (hours, kwh, rent) are still read, for the links made with them
+    q = {k: one.get(k) or one.get(COST_OLD_NAMES.get(k, k), "")
+         for k in ("model", "gpu", "runtime", "hours_per_day", "kwh_price", "years", "price", "rent_price", "used",
+                   "ctx")}
     q["model"] = q["model"] or "llama-3.1-8b"
     q["gpu"] = q["gpu"] or "rtx-4090"
     q["runtime"] = q["runtime"] or "llama.cpp"
@@ -270,17 +273,21 @@ async def cost_page(request: Request):
         error = str(e)
     return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
                 catalog=_catalog_lists(), runtimes=_runtime_names(),
-                defaults={"hours": DEFAULT_HOURS_PER_DAY, "kwh": DEFAULT_KWH_PRICE, "years": DEFAULT_YEARS})
+                defaults={"hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
+                          "years": DEFAULT_YEARS})
+
+
+COST_OLD_NAMES = {"hours_per_day": "hours", "kwh_price": "kwh", "rent_price": "rent"}
 
 
 def _cost(q: dict[str, str], hours: float, kwh: float, years: float, policy: ReadPolicy) -> dict[str, Any]:
     from ..shopping import cost_for
 
     return cost_for(q["model"], q["gpu"], policy=policy, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
-                    hours_per_day=_float(q["hours"], "hours") or hours,
-                    kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
+                    hours_per_day=_float(q["hours_per_day"], "hours_per_day") or hours,
+                    kwh_price=(_float(q["kwh_price"], "kwh_price", lo=-1e-12) or 0.0) if q["kwh_price"] else kwh,
                     years=_float(q["years"], "years") or years, used=q["used"] == "1",
-                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
+                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent_price"], "rent_price"))
 
 
 def _cost_chart(r: dict[str, Any]):
