@@ -328,3 +328,40 @@ def test_the_parameters_refused_are_those_the_openapi_document_does_not_list(cli
         msg = r.json()["detail"][0]["msg"]
         takes = msg.split("(it takes ", 1)[1].rstrip(")")
         assert takes == (", ".join(listed) or "no query parameter"), (path, method, msg)
+
+
+@pytest.mark.parametrize("path", ["/nonexistent", "/best/x", "/models/x/y", "/errors/diagnose/x"])
+def test_a_mistyped_site_url_is_a_page_and_an_api_path_stays_json(client, path):
+    """review17b #10: /nonexistent answered FastAPI's {"detail":"Not Found"} as a bare JSON document (no navigation,
+    no title, no lang). The site's paths answer the site's 404 page; the API's keep their JSON."""
+    r = client.get(path)
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    assert '<html lang="en">' in r.text and "<title>Not found · runlocal</title>" in r.text
+    assert f"There is no page at {path}." in r.text and 'href="/best"' in r.text        # the site's navigation
+    api = client.get("/api/v1" + path)
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+    wrong_method = client.post("/best")                                  # a page that answers GET only
+    assert wrong_method.status_code == 405 and "text/html" in wrong_method.headers["content-type"]
+    assert "GET" in wrong_method.headers["allow"]
+
+
+def test_a_paste_over_the_servers_cap_answers_the_form_saying_the_limit(client):
+    """A 3 MB paste into the diagnosis form: 413 with the form and the limit in bytes (the body is refused before
+    the page reads it: api/app.BodyCap); the API's own 413 stays JSON."""
+    from runlocal.api.app import MAX_BODY
+
+    r = client.post("/errors/diagnose", data={"text": "x" * 3_000_000})
+    assert r.status_code == 413 and r.headers["content-type"].startswith("text/html")
+    said = re.search(r"Cannot answer that</h2><p>(.*?)</p>", r.text).group(1)
+    assert said.startswith(f"text: the pasted log is over this server&#39;s limit of {MAX_BODY:,} bytes (256 KiB)")
+    assert "(the form sent 3,000,005 bytes)" in said                  # "text=" and the 3,000,000 x's
+    assert '<form id="diagnose-form"' in r.text
+    api = client.post("/api/v1/diagnose", content=b"x" * (MAX_BODY + 1), headers={"content-type": "application/json"})
+    assert api.status_code == 413 and api.json() == {"detail": f"request body over {MAX_BODY} bytes"}
+
+
+def test_the_api_page_example_names_this_server(client):
+    for base in ("http://127.0.0.1:8917", "http://localhost:8000"):
+        html = TestClient(client.app, base_url=base).get("/api").text
+        assert f"curl '{base}/api/v1/check?model=llama-3.1-8b" in html
+    assert "Get Benchmark" not in html and "Get Curve" not in html          # every endpoint says what it does

@@ -80,13 +80,21 @@ class BodyCap:
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
 
+    def refusal(self, scope, sent: int | None) -> Response:
+        """The API's JSON 413; a site form's is a page that says the limit (web/site.too_large_page)."""
+        from ..web.site import is_api_path, too_large_page
+
+        if is_api_path(scope["path"]):
+            return JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
+        return too_large_page(scope, sent, self.limit)
+
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length")
-        too_large = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            return await too_large(scope, receive, send)
+        sent = int(length) if length is not None and length.isdigit() else None
+        if length is not None and (sent is None or sent > self.limit):
+            return await self.refusal(scope, sent)(scope, receive, send)
         if length is not None or scope["method"] not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send)
         # no Content-Length (chunked): read up to the limit here, then replay it to the app
@@ -99,7 +107,7 @@ class BodyCap:
             size += len(chunks[-1])
             more = message.get("more_body", False)
             if size > self.limit:
-                return await too_large(scope, receive, send)
+                return await self.refusal(scope, None)(scope, receive, send)
         pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
 
         async def replay():
@@ -280,6 +288,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
 
     @router.get("/api/v1/curve", response_model=CurveDoc, **planned)
     async def get_curve(query: Annotated[CheckBody, Query()]):
+        """POST /api/v1/curve's fields as query parameters."""
         return await pool.run(plan_curve, query)
 
     # compare and best are pure functions of their query for this app's policy, as /check's plans are: each answer

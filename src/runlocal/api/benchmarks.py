@@ -281,6 +281,7 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
 
     @router.get("/{bench_id}", response_model=BenchmarkRow, responses={404: ERRORS[404]})
     def get_benchmark(bench_id: int):
+        """One stored row by its id (whether or not it is listed)."""
         row = store.get(bench_id)
         if row is None:
             raise HTTPException(404, f"no benchmark {bench_id}")

@@ -371,4 +371,6 @@ def api_page(request: Request):
             endpoints.append({"method": method.upper(), "path": path, "summary": op.get("summary", ""),
                               "doc": op.get("description", ""), "params": params_,
                               "body": "requestBody" in op})
-    return page("api.html", request, endpoints=endpoints, api_title=doc["info"]["title"], api_version=doc["info"]["version"])
+    # the example names this server as the visitor reached it (scheme, host and port of the request)
+    return page("api.html", request, endpoints=endpoints, api_title=doc["info"]["title"],
+                api_version=doc["info"]["version"], base=str(request.base_url).rstrip("/"))

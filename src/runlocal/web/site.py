@@ -280,7 +280,47 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(directory.router)
     _offline_docs(app)
     _busy_pages(app)
+    _site_errors(app)
     app.router.on_startup.append(_warm_up)
+
+
+def is_api_path(path: str) -> bool:
+    """The JSON API's paths (its errors answer JSON); every other path is the site's (its errors answer pages)."""
+    return path.startswith("/api/") or path == "/openapi.json"
+
+
+def _site_errors(app: FastAPI) -> None:
+    """A mistyped site URL (no route: 404, or a method the page does not take: 405) answers a page with the site's
+    navigation; the API's paths keep FastAPI's JSON answer."""
+    from fastapi.exception_handlers import http_exception_handler
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    async def not_a_page(request: Request, err: Exception):
+        assert isinstance(err, StarletteHTTPException)
+        if is_api_path(request.url.path) or err.status_code not in (404, 405):
+            return await http_exception_handler(request, err)
+        what = f"page at {request.url.path}" if err.status_code == 404 else \
+            f"{request.method} answer at {request.url.path} (this page answers GET)"
+        response = page("not_found.html", request, status=err.status_code, what=what)
+        response.headers.update(err.headers or {})          # 405: Allow
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, not_a_page)
+
+
+def too_large_page(scope, sent: int | None, limit: int) -> HTMLResponse:
+    """A site form's body over the server's cap (api/app.BodyCap answers before the page reads it): 413 with the
+    limit said; the diagnosis form comes back, empty, with the message where its answer would be."""
+    request = Request(scope)
+    size = f" (the form sent {sent:,} bytes)" if sent is not None else ""
+    message = (f"text: the pasted log is over this server's limit of {limit:,} bytes ({limit // 1024} KiB) a "
+               f"request{size}; paste the lines around the error, or run `runlocal diagnose FILE` on your machine, "
+               "which reads the whole log")
+    if scope["path"] == "/errors/diagnose":
+        return page("diagnose.html", request, status=413, text="", runtime="", result=None, error=message,
+                    runtimes=_runtime_names())
+    return page("not_found.html", request, status=413, title="Request too large",
+                what=None, message=f"This server reads at most {limit:,} bytes ({limit // 1024} KiB) a request{size}.")
 
 
 def _busy_pages(app: FastAPI) -> None:
