@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..errors import InputError
@@ -513,8 +513,9 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         at(dev_index).model += size
     if not model.tensors:
         host.model = weights.total
-    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v)
-    groups = _caches_by_device(model, s.cache_type_k, s.cache_type_v, b.where if s.llamacpp.kv_offload else None)
+    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v, v_trans=not b.flash_attn)
+    groups = _caches_by_device(model, s.cache_type_k, s.cache_type_v, b.where if s.llamacpp.kv_offload else None,
+                               v_trans=not b.flash_attn)
     pads = b.backend.pads_quant_rows
     for (i, window), (bytes_per_token, row_pad) in groups.attention.items():
         cells = swa_cells(c, window, s.llamacpp.swa_full) if window else c.n_ctx_seq
@@ -550,21 +551,29 @@ class _LayerCaches:
     per_token: int                                             # KV bytes per token over the attention layers
 
 
-def kv_per_token(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> int:
+def kv_per_token(model: ModelSpec, cache_type_k: str, cache_type_v: str, *, v_trans: bool = False) -> int:
     """KV bytes per token over the attention layers (MLA: K alone), kept per model and cache types."""
-    return _caches_by_layer(model, cache_type_k, cache_type_v).per_token
+    return _caches_by_layer(model, cache_type_k, cache_type_v, v_trans=v_trans).per_token
 
 
-def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
-    return _CACHES.get(model, (cache_type_k, cache_type_v), lambda: _caches_by_layer_now(model, cache_type_k,
-                                                                                           cache_type_v))
+def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str, *, v_trans: bool = False) -> _LayerCaches:
+    return _CACHES.get(model, (cache_type_k, cache_type_v, v_trans),
+                       lambda: _caches_by_layer_now(model, cache_type_k, cache_type_v, v_trans))
 
 
-def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str, v_trans: bool) -> _LayerCaches:
+    """``v_trans`` (flash attention off: V stored transposed): every layer's V rows are as wide as the widest
+    layer's, hparams.n_embd_v_gqa_max() (src/llama-kv-cache.cpp [TAG_V_CACHE_VARIABLE]: "the V embeddings have
+    different sizes across layers and FA is not enabled - padding V cache to …"; Gemma 4's full layers are wider or
+    narrower than its sliding ones); with flash attention each layer keeps its own width."""
     attention, recurrent, per_token = [], [], 0
+    v_max = max((a.n_kv_heads * a.v_dim for a in model.attention_layers if a.kind != "mla"), default=0)
     for il, layer in enumerate(model.layers):
         if layer.attention is not None:
             a = layer.attention
+            if v_trans and a.kind != "mla" and a.n_kv_heads * a.v_dim < v_max:
+                # the same K row (heads × width), a V row v_max wide
+                a = replace(a, n_kv_heads=1, k_dim=a.n_kv_heads * a.k_dim, v_dim=v_max)
             # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
             lk = layer_kv(a, cache_type_k, cache_type_v, store_v=a.kind != "mla")
             per_token += lk.bytes_per_token
@@ -591,10 +600,10 @@ class _DeviceCaches:
 
 
 def _caches_by_device(model: ModelSpec, cache_type_k: str, cache_type_v: str,
-                      where: tuple[int | None, ...] | None) -> _DeviceCaches:
+                      where: tuple[int | None, ...] | None, *, v_trans: bool = False) -> _DeviceCaches:
     """Per (model, cache types, layout); ``where`` None: -nkvo, every cache on the host."""
     def now() -> _DeviceCaches:
-        caches = _caches_by_layer(model, cache_type_k, cache_type_v)
+        caches = _caches_by_layer(model, cache_type_k, cache_type_v, v_trans=v_trans)
         attention: dict[tuple[int | None, int | None], tuple[int, int]] = {}
         last_window = None
         for il, bytes_per_token, window, row_pad in caches.attention:
@@ -607,7 +616,7 @@ def _caches_by_device(model: ModelSpec, cache_type_k: str, cache_type_v: str,
             dev = where[il] if where is not None else None
             recurrent[dev] = recurrent.get(dev, 0) + state_bytes
         return _DeviceCaches(attention, recurrent, last_window)
-    return _BY_DEVICE.get(model, (cache_type_k, cache_type_v, where), now)
+    return _BY_DEVICE.get(model, (cache_type_k, cache_type_v, where, v_trans), now)
 
 
 _CACHES = IdMemo(256)
