@@ -27,6 +27,8 @@ def build_settings(req: CheckRequest):
     known = engine(runtime.name)
     if known.server_environment:
         req = _with_ollama_environment(req)
+    if "cpu_kvcache_space" in known.own_options and req.cpu_kvcache_space is None:
+        req = _with_vllm_cpu_kvcache_space(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
     _refuse_other_engines_options(req, known)
@@ -89,7 +91,7 @@ def _vllm_options(req: CheckRequest):
 
     options = VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
                           max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
-                          **_lora(req), **_data_parallel(req))
+                          cpu_kvcache_space=req.cpu_kvcache_space, **_lora(req), **_data_parallel(req))
     return options if req.swap_space is None else replace(options, swap_space=req.swap_space)
 
 
@@ -160,6 +162,22 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     return replace(req, **changes) if changes else req
 
 
+def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
+    """VLLM_CPU_KVCACHE_SPACE from the environment where the request leaves it unset (a flag wins). vllm/envs.py
+    reads it as int(os.getenv("VLLM_CPU_KVCACHE_SPACE")), GiB; 0 means unset (vllm/platforms/cpu.py: "not set,
+    using 4 by default")."""
+    import os
+    from dataclasses import replace
+
+    text = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "").strip()
+    if not text:
+        return req
+    if not text.isdigit():
+        raise InputError(f"VLLM_CPU_KVCACHE_SPACE: expected a whole number of GiB (vLLM reads it with int()), "
+                         f"got '{text}'")
+    return replace(req, cpu_kvcache_space=int(text) or None)
+
+
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
@@ -171,6 +189,7 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
     plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
+    notes += _driver_context_note(plan)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -302,6 +321,41 @@ def _planner(req: CheckRequest):
     return planner
 
 
+def _cpu_bandwidth_note(targets) -> list[str]:
+    """A CPU-only run whose memory is not named: the bandwidth its speeds assume, said as the RAM size is
+    (review17 §15)."""
+    from .verdict import DEFAULT_RAM_BANDWIDTH_GBS
+
+    if any(t.kind != "cpu" for t in targets) or any(t.bandwidth_gbs for t in targets):
+        return []
+    return [f"RAM bandwidth: assumed {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × "
+            "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
+
+
+def _cpu_kvcache_default_note(settings, targets) -> list[str]:
+    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: planned at the 4 GiB vllm/platforms/cpu.py set through
+    v0.11; later releases size it from RAM (PR #29604: half of a NUMA node's RAM; PR #39781: --gpu-memory-utilization
+    × the node's RAM less the process), in releases not yet pinned here, so the plan says what it assumed."""
+    from .runtimes import engine
+
+    if (any(t.kind != "cpu" for t in targets) or settings.vllm.cpu_kvcache_space
+            or "cpu_kvcache_space" not in engine(settings.runtime).own_options):
+        return []
+    return ["VLLM_CPU_KVCACHE_SPACE unset: planned as 4 GiB, vLLM's default through v0.11; later releases size the "
+            "CPU KV cache from RAM (PR #29604, PR #39781) — set --cpu-kvcache-space to plan the size you run"]
+
+
+def _driver_context_note(plan: Plan) -> list[str]:
+    """A SYCL or Vulkan GPU: the driver's own context is in no column (runtimes/backends.py), so overhead 0.00 is a
+    floor, not a measurement; said in the plain output, not only under --explain (review17 §15)."""
+    backend = next((st.value for st in plan.steps if st.label == "backend"), None)
+    names = {"sycl": "SYCL / Level Zero", "vulkan": "Vulkan"}
+    if backend not in names or not any(d.kind != "cpu" for d in plan.allocation.devices):
+        return []
+    return [f"{names[backend]}: the driver's own context on the GPU is not measured and not counted: the overhead "
+            "column is a floor, not a measurement"]
+
+
 def _inputs(req: CheckRequest, policy=None):
     """The request resolved: (model, settings, targets, notes on where sizes came from)."""
     from .hardware.targets import targets_from_options
@@ -318,7 +372,8 @@ def _inputs(req: CheckRequest, policy=None):
     _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
+    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
+    notes += _cpu_kvcache_default_note(settings, targets)
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)

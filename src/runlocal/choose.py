@@ -95,6 +95,11 @@ def device_price(dev, *, used: bool = False) -> Price:
         return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src,
                      as_of=raw.get("used_price_as_of"))
     note = "no used-market price in the catalog; launch price used" if used else None
+    if dev.launch_price_usd and raw.get("launch_price_source"):
+        # a Mac's announced starting price (Apple's newsroom, dated): the whole computer in the configuration named
+        config = f"the launch price of the {raw['launch_price_config']}"
+        return Price(float(dev.launch_price_usd), "launch", raw["launch_price_source"],
+                     f"{note}; {config}" if note else config, as_of=raw.get("launch_price_as_of"))
     if dev.launch_price_usd:
         year = getattr(dev, "launch_year", None)
         return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note,
@@ -108,7 +113,8 @@ def no_price_reason(dev) -> str:
     if dev.kind == "cpu" or family.startswith("cpu-"):
         return "a RAM configuration, not a product with one price"
     if family.startswith(("m1", "m2", "m3", "m4", "m5")) or getattr(dev, "vendor", "") == "apple":
-        return "sold only inside a Mac, so the chip has no price of its own"
+        return ("sold only inside a Mac, and Apple announces the starting price of each Mac's base configuration "
+                "only: this chip and memory is not one")
     if family.startswith(("jetson", "strix-halo", "gh200")):
         return "sold as a module or whole system, not as a card"
     if family.startswith(("v100", "a100", "h100", "h200", "b200", "t4", "a10", "l4", "l40", "mi2", "mi3")):
@@ -251,7 +257,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the settings keep the --quant asked (a caller re-plans them through check, which maps it again and says how)
     asked = alloc.settings.with_(quant=quant) if quant else alloc.settings
     return Fit(weights.quant, asked, verdict, speed.get("decode_tokens_per_s"),
-               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt.command(model, alloc.settings)), busiest.total,
+               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt, alloc.settings), busiest.total,
                busiest.capacity, offloaded)
 
 
@@ -485,8 +491,11 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if users > 1:
         res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
     res.notes.append(HOST_RAM_NOTE)
-    res.notes.append("price: purchase price of the GPU(s) only (no host system); speed: predicted decode tokens/s"
-                     f" at half the context ({ctx // 2:,} tokens cached)")
+    macs = sorted({r["device"] for r in res.ranked if r["kind"] == "apple"})
+    whole = (f"; a Mac's ({', '.join(macs)}) is Apple's announced starting price of the whole computer in its base "
+             "configuration (`runlocal cost` names it; JSON: price_note)" if macs else "")
+    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}; speed: predicted decode "
+                     f"tokens/s at half the context ({ctx // 2:,} tokens cached)")
     return res
 
 

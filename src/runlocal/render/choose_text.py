@@ -98,7 +98,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ("fp16 TFLOPS", lambda r: _num(r["fp16_tflops"])),
         ("TDP W", lambda r: _num(r["tdp_w"], "{:,.0f}")),
         ("new (launch) USD", lambda r: _num(r.get("launch_price_usd"), "{:,.0f}")
-         + (f" ({r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd") else "")),
+         + (f" ({r.get('launch_price_as_of') or r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd")
+            else "")),
         ("used USD", lambda r: _num(r.get("used_price_usd"), "{:,.0f}")
          + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")
          + (f" ({r['used_price_as_of']})" if r.get("used_price_usd") and r.get("used_price_as_of") else "")),

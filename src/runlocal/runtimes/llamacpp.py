@@ -415,6 +415,13 @@ class LlamaCpp:
         # common head sizes); "off" keeps it off (a quantized V cache is then refused, see refusal()).
         return settings.llamacpp.flash_attn != "off"
 
+    def flash_attention_switch(self) -> str:
+        """The flag that turns flash attention on, as this build spells it: -fa before PR #15434, --flash-attn on
+        from it (flag_spelling.FLASH_ATTN_VALUE_BUILDS)."""
+        from .flag_spelling import flash_attn_args, llamacpp_build
+
+        return " ".join(flash_attn_args("on", llamacpp_build(getattr(self, "version", None))))
+
     def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
         """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
         if any(a.kind == "mla" for a in model.attention_layers) and s.cache_type_k != s.cache_type_v:
@@ -448,7 +455,7 @@ class LlamaCpp:
             _, bufs, _, _ = self.buffers_now(model, weights, settings, targets, with_compute=False)
             # the backend's GPU context, as allocate_now counts it (none for Vulkan, SYCL: backends.py)
             overhead = backend_rules(self.backend, targets).gpu_context
-            return [b.total + (overhead if b.kind == "gpu" and b.total else 0) for b in bufs]
+            return [b.total + (overhead if b.kind != "cpu" and b.total else 0) for b in bufs]
         return _FLOORS.get(model, self._key(weights, settings, targets), now)
 
     def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -591,8 +598,10 @@ class LlamaCpp:
                 if b.capacity or b.total or len(bufs) == 1:
                     devices.append(DeviceMemory(b.name, "cpu", b.capacity, b.model, b.kv + b.rs, b.compute, b.output))
             else:
+                # the backend's GPU context on any GPU with buffers, discrete or unified, as --fit counts it
+                # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
-                                            info["gpu_context"] if b.kind == "gpu" and b.total else 0))
+                                            info["gpu_context"] if b.total else 0))
         per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,

@@ -651,6 +651,11 @@ class Ollama:
         return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------
+    def flash_attention_switch(self) -> str:
+        """`ollama serve`'s switch (envconfig/config.go FlashAttention; docs/faq.md "How can I enable Flash
+        Attention?"), passed on as llama-server's --flash-attn (llm/llama_server.go)."""
+        return "OLLAMA_FLASH_ATTENTION=1"
+
     def command(self, model: ModelSpec, settings: Settings) -> str:
         # Server-wide choices are environment variables of `ollama serve` (envconfig/config.go); per-model
         # ones are PARAMETER lines in a Modelfile (or `/set parameter …` inside `ollama run`).

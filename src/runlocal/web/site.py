@@ -2,10 +2,12 @@
 
 Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
 calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
-KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
-shows a loading state and copies commands. Benchmarks are read from the app's store and written through
-the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark), in-process and without an HTTP
-hop, so the store's trust rules and rate limit apply to the form as to any client.
+KB), each reading a model reference under the app's one ReadPolicy (``read_policy``: the API's, so a page
+reads no path or URL the API refuses); charts are SVG drawn here (charts.py). /static/site.js only enhances:
+it submits the forms in place, shows a loading state and copies commands. Benchmarks are read from the app's
+store and written through the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark),
+in-process and without an HTTP hop, so the store's trust rules and rate limit apply to the form as to any
+client.
 
 ``mount_site(app)`` is the one line the app needs.
 """
@@ -75,6 +77,16 @@ def page(name: str, request: Request, status: int = 200, **context: Any) -> HTML
     return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
 
 
+def read_policy(request: Request):
+    """What a model reference on any page may make the server read: the app's ReadPolicy, the object the API's
+    endpoints read under (api/app.create_app puts it on app.state); without one, the public server's default
+    (aliases and Hub repo ids, no local path, no URL), never the CLI's read-everything."""
+    from ..model.policy import ReadPolicy
+
+    policy = getattr(request.app.state, "read_policy", None)
+    return policy if isinstance(policy, ReadPolicy) else ReadPolicy.server()
+
+
 def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
     q = request.query_params
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
@@ -105,16 +117,17 @@ def busy_page(request: Request, err: Exception, retry_after: int) -> HTMLRespons
 HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
 
 
-def _planned(req) -> tuple[Any, list[str], Any]:
-    """(plan, notes, chart series) for a request; plans of catalog models are pure, so cached by request."""
+def _planned(req, policy) -> tuple[Any, list[str], Any]:
+    """(plan, notes, chart series) for a request read under ``policy``; plans of catalog models are pure, so
+    cached by request and policy (as /api/v1/check caches its plans per app)."""
     import json
     from dataclasses import asdict
 
-    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list))
+    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list), policy)
 
 
 @lru_cache(maxsize=512)
-def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
+def _planned_by_key(key: str, policy) -> tuple[Any, list[str], Any]:
     import json
 
     from ..check import CheckRequest, check
@@ -123,7 +136,7 @@ def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
     fields = json.loads(key)
     fields["override_tensor"] = tuple(fields.get("override_tensor") or ())
     req = CheckRequest(**{**fields, "use_measurements": False})
-    plan, notes = check(req)
+    plan, notes = check(req, policy)
     targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
     return plan, notes, device_curves(plan, targets)
 
@@ -163,8 +176,8 @@ def _with_store(request: Request, plan):
 
 
 def _kv_where(plan) -> str:
-    """The KV-per-token figure's reach, as the CLI says it: one rank's under TP / PP (render/text.kv_where)."""
-    from ..render.text import kv_where
+    """The KV-per-token figure's reach, as the CLI says it: one rank's under TP / PP (plan.kv_where)."""
+    from ..plan import kv_where
 
     return kv_where(plan)
 
@@ -183,7 +196,7 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        plan, notes, series = await bounded(request, _planned, req)
+        plan, notes, series = await bounded(request, _planned, req, read_policy(request))
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
@@ -254,7 +267,47 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(directory.router)
     _offline_docs(app)
     _busy_pages(app)
+    _site_errors(app)
     app.router.on_startup.append(_warm_up)
+
+
+def is_api_path(path: str) -> bool:
+    """The JSON API's paths (its errors answer JSON); every other path is the site's (its errors answer pages)."""
+    return path.startswith("/api/") or path == "/openapi.json"
+
+
+def _site_errors(app: FastAPI) -> None:
+    """A mistyped site URL (no route: 404, or a method the page does not take: 405) answers a page with the site's
+    navigation; the API's paths keep FastAPI's JSON answer."""
+    from fastapi.exception_handlers import http_exception_handler
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    async def not_a_page(request: Request, err: Exception):
+        assert isinstance(err, StarletteHTTPException)
+        if is_api_path(request.url.path) or err.status_code not in (404, 405):
+            return await http_exception_handler(request, err)
+        what = f"page at {request.url.path}" if err.status_code == 404 else \
+            f"{request.method} answer at {request.url.path} (this page answers GET)"
+        response = page("not_found.html", request, status=err.status_code, what=what)
+        response.headers.update(err.headers or {})          # 405: Allow
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, not_a_page)
+
+
+def too_large_page(scope, sent: int | None, limit: int) -> HTMLResponse:
+    """A site form's body over the server's cap (api/app.BodyCap answers before the page reads it): 413 with the
+    limit said; the diagnosis form comes back, empty, with the message where its answer would be."""
+    request = Request(scope)
+    size = f" (the form sent {sent:,} bytes)" if sent is not None else ""
+    message = (f"text: the pasted log is over this server's limit of {limit:,} bytes ({limit // 1024} KiB) a "
+               f"request{size}; paste the lines around the error, or run `runlocal diagnose FILE` on your machine, "
+               "which reads the whole log")
+    if scope["path"] == "/errors/diagnose":
+        return page("diagnose.html", request, status=413, text="", runtime="", result=None, error=message,
+                    runtimes=_runtime_names())
+    return page("not_found.html", request, status=413, title="Request too large",
+                what=None, message=f"This server reads at most {limit:,} bytes ({limit // 1024} KiB) a request{size}.")
 
 
 def _busy_pages(app: FastAPI) -> None:
