@@ -77,6 +77,7 @@ from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests im
     fit_overflows_host,
     gpu_side,
 )
+from .llamacpp_fit_devices import ALL_EXPERTS, Layers, Overflow, describe, fit_devices, fit_flags, rule_layers
 from .llamacpp_layout import (  # noqa: F401
     AUTO_SLOTS,
     CTX_PAD,
@@ -286,8 +287,43 @@ class LlamaCpp:
         if not gpus or not ngl_auto or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor or s.llamacpp.tensor_split:
             # fit.cpp leaves the layers alone when -ngl, -ts or tensor overrides (-ot, --n-cpu-moe) are the user's
             return s, steps
-        s, layers = self._fit_layers(model, weights, s, targets, free, used)
+        if len(gpus) > 1:
+            s, layers = self._fit_devices(model, weights, s, targets, free, used)
+        else:
+            s, layers = self._fit_layers(model, weights, s, targets, free, used)
         return s, [*steps, layers]
+
+    def _fit_devices(self, model: ModelSpec, weights: WeightEstimate, s: Settings, targets: list[Target],
+                     free: list[int], used: Callable[[Settings], list[int]]) -> tuple[Settings, Step]:
+        """--fit steps 3–4 on several GPUs (llamacpp_fit_devices.fit_devices): each GPU's layers, back to front, and
+        for MoE which layers keep their experts in system memory, written as fit.cpp writes them (-ngl, -ts, -ot)."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        n, moe = model.n_layers, bool(model.n_experts)
+        prefix = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "sycl": "SYCL"}.get(
+            backend_rules(self.backend, targets).name, "CUDA")
+
+        def buffer_name(dev: int | None) -> str:
+            return "CPU" if dev is None else f"{prefix}{dev}"
+
+        def placed(layers: Layers, over: Overflow) -> Settings:
+            ngl, split, rules = fit_flags(n, layers, over, buffer_name)
+            return s.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
+
+        dense_fits = False
+        if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
+            all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
+            dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
+        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits)
+        s = placed(layers, over)
+        return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
+                       + (", then the experts front to back" if moe and dense_fits else "")
+                       + f", each keeping {FIT_MARGIN // MiB} MiB free; each probe's use per GPU is runlocal's plan of "
+                       "that launch (fit.cpp measures it with a load that allocates nothing)",
+                       describe(n, layers, over, [g.name for g in gpus], moe)
+                       + f" → -ngl {s.llamacpp.n_gpu_layers} -ts "
+                       + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split)
+                       + (f", {len(s.llamacpp.override_tensor)} -ot rule(s)" if s.llamacpp.override_tensor else ""),
+                       "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4, set_ngl_tensor_split_tbo (08033df)")
 
     def _fit_layers(self, model: ModelSpec, weights: WeightEstimate, s: Settings, targets: list[Target],
                     free: list[int], used: Callable[[Settings], list[int]]) -> tuple[Settings, Step]:
@@ -312,8 +348,7 @@ class LlamaCpp:
         def run(ngl: int, ncmoe: int) -> list[int]:
             return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))
 
-        # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
-        # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
+        # one GPU (several: _fit_devices)
         def hopeless(ngl: int, ncmoe: int) -> int:
             floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
             return min(room - f for f, room in zip(floors[:len(gpus)], free))
@@ -404,6 +439,10 @@ class LlamaCpp:
             parts.append(f"{model.n_layers + 1 - (s.llamacpp.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.llamacpp.n_cpu_moe > asked.llamacpp.n_cpu_moe:
             parts.append(f"the experts of {s.llamacpp.n_cpu_moe} layers in system memory")
+        held = rule_layers(s.llamacpp.override_tensor, "CPU") if not asked.llamacpp.override_tensor else []
+        if held:      # fit.cpp's -ot on several GPUs (rules between the GPUs alone give nothing up)
+            parts.append(f"the experts of {len(held)} layers in system memory, split its own way over the GPUs (-ts "
+                         + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
         if not parts:
             return None
         slower = any("system memory" in p for p in parts)
