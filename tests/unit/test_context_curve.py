@@ -36,9 +36,10 @@ def test_lines_cross_where_the_largest_context_ends(kw):
         under = all(d["points"][i]["total"] <= d["points"][i]["capacity"] for d in answer["devices"])
         assert under == (ctx <= plan.max_context), (ctx, plan.max_context)
     # the page's own chart: the same lines (one function), each device's limit the one the API states
+    from runlocal.model.policy import ReadPolicy
     from runlocal.web.site import _planned
 
-    _, _, series = _planned(CheckRequest(**kw))
+    _, _, series = _planned(CheckRequest(**kw), ReadPolicy.server())
     api = {d["device"]: [(p["ctx"], p["total"]) for p in d["points"]] for d in answer["devices"]}
     for s in series:
         assert list(s.points) == api[s.label]
