@@ -275,7 +275,10 @@ def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt
         gpus = [d for d in pinned.allocation.devices if d.kind != "cpu"]
         if all(d.total + FIT_MARGIN <= d.capacity for d in gpus):
             return pinned, False
-        if n_gpus == 1:
+        # one GPU: --fit moves layers or experts to RAM. Several: its own split holds every weight on the GPUs only
+        # where each GPU's use, at least its weights and KV cache (the same bytes in all whatever the split), stays
+        # under its capacity less the margin; where even their sum does not, it moves some to RAM too
+        if n_gpus == 1 or sum(d.weights + d.kv_cache for d in gpus) > sum(d.capacity - FIT_MARGIN for d in gpus):
             return pinned, True
     return quick_plan(model, settings, targets, runtime=rt), False
 
