@@ -53,3 +53,17 @@ def test_glm_air_on_strix_halo_stays_under_its_share_to_the_largest_context():
     gpu = answer["devices"][0]
     assert gpu["kind"] == "unified" and gpu["capacity"] == 64 * GiB     # devices.json: 0.5 × 128 GiB on Linux
     assert all(p["total"] <= gpu["limit"] for p in gpu["points"])
+
+
+def test_where_fit_moved_nothing_the_gpu_line_crosses_its_limit_less_the_fit_margin():
+    """llama-3.1-8b on an RTX 4060 (8 GB) at 8,192: --fit keeps every layer on the GPU, and the largest context is the
+    one at which it still moves nothing — the GPU keeping --fit's 1 GiB margin free (llama.cpp common/fit.cpp's
+    default). The chart's dashed limit is the capacity less that GiB, and the GPU line crosses it past the answer."""
+    kw = dict(model="llama-3.1-8b", gpu="rtx-4060", ctx=8192)
+    answer = curve(CheckRequest(**kw))
+    gpu = answer["devices"][0]
+    assert gpu["capacity"] - gpu["limit"] == 1 * GiB
+    largest = answer["max_context"]
+    assert largest is not None and largest < 131072
+    for p in gpu["points"]:
+        assert (p["total"] <= gpu["limit"]) == (p["ctx"] <= largest), (p["ctx"], largest)
