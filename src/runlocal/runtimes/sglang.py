@@ -19,8 +19,10 @@ Modelled on SGLang 0.5.23 (the PyPI wheel ``sglang-0.5.23``; sources under pytho
   With no --context-length asked, context_len is config.json's, so such a server is the defaults running a
   shorter context (``served_context``), as llama.cpp's --fit shortens an unset -c: "tight", not a failure.
   An asked --context-length the pool cannot hold is a request that does not run (verdict.rejects_long_requests).
-  vLLM differs: check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py) refuses to start when one request
-  of max_model_len does not fit, and it reads model_config.max_model_len whether asked or config.json's.
+  vLLM differs (read in the vllm 0.11.0 wheel): v1/core/kv_cache_utils.py check_enough_kv_cache_memory raises
+  "To serve at least one request with the models's max seq len …" when one request of model_config.max_model_len
+  does not fit, and config/model.py fills an unasked max_model_len from config.json (get_and_verify_max_len), so
+  it refuses to start whether the length was asked or not.
 
 ``SGLang.allocate`` computes typed results (``_Budget``, ``_Pool``, ``_Outside``) and ``_explain`` turns them
 into the --explain steps; the figures come only from the former.
