@@ -375,17 +375,18 @@ def _cpu_bandwidth_note(targets) -> list[str]:
             "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
 
 
-def _cpu_kvcache_default_note(settings, targets) -> list[str]:
-    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: planned at the 4 GiB vllm/platforms/cpu.py set through
-    v0.11; later releases size it from RAM (PR #29604: half of a NUMA node's RAM; PR #39781: --gpu-memory-utilization
-    × the node's RAM less the process), in releases not yet pinned here, so the plan says what it assumed."""
+def _cpu_kvcache_default_note(settings, targets, runtime: str) -> list[str]:
+    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: what the release asked for sizes it as (4 GiB up to v0.12,
+    half the RAM in v0.13–v0.19, --gpu-memory-utilization × RAM less the worker from v0.20: runtimes/vllm_cpu.py),
+    with the assumptions that rule needs."""
     from .runtimes import engine
+    from .runtimes.versions import split_runtime
+    from .runtimes.vllm_cpu import cpu_kv_note
 
     if (any(t.kind != "cpu" for t in targets) or settings.vllm.cpu_kvcache_space
             or "cpu_kvcache_space" not in engine(settings.runtime).own_options):
         return []
-    return ["VLLM_CPU_KVCACHE_SPACE unset: planned as 4 GiB, vLLM's default through v0.11; later releases size the "
-            "CPU KV cache from RAM (PR #29604, PR #39781) — set --cpu-kvcache-space to plan the size you run"]
+    return [cpu_kv_note(split_runtime(runtime)[1])]
 
 
 def _driver_context_note(plan: Plan) -> list[str]:
@@ -416,7 +417,7 @@ def _inputs(req: CheckRequest, policy=None):
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
-    notes += _cpu_kvcache_default_note(settings, targets)
+    notes += _cpu_kvcache_default_note(settings, targets, req.runtime)
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)

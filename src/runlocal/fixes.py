@@ -525,16 +525,21 @@ def _cpu_kv_space(f: _Fixer) -> None:
     current = s.vllm.cpu_kvcache_space or 0
     ram = next((t for t in f.targets if t.kind == "cpu"), None)
     alloc = f.plan.allocation
-    if ram is None or (alloc.max_concurrency is None or alloc.max_concurrency >= 1):
+    if ram is None or alloc.max_concurrency is None:
         return
     space = sum(d.kv_cache for d in alloc.devices)
+    # unset, vLLM 0.13–0.19 take half the RAM whatever the weights (runtimes/vllm_cpu.py): over the RAM, the fix is
+    # the fewest GiB that hold one request, set
+    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation) != "fits"
+    if alloc.max_concurrency >= 1 and not too_much:
+        return
     top = int(ram.capacity // (1 << 30))
 
     def holds(n: int) -> bool:
         a = f.allocate(s.with_(cpu_kvcache_space=n))
         return a.max_concurrency is not None and a.max_concurrency >= 1
 
-    lo = max(current, int(space // (1 << 30))) + 1
+    lo = 1 if too_much else max(current, int(space // (1 << 30))) + 1
     if lo > top or not holds(top):
         return
     hi = top
@@ -545,9 +550,10 @@ def _cpu_kv_space(f: _Fixer) -> None:
     if f.runs(new):
         after = f.allocate(new)
         cost = 0 if _verdict(after) == "fits" else 2
-        f.try_(f"Raise VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
+        f.try_(f"{'Set' if too_much else 'Raise'} VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
                f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
-               f"from RAM that was free", cost)
+               + ("the fewest whole GiB that hold one request, leaving the rest of the RAM to the weights"
+                  if too_much else "from RAM that was free"), cost)
 
 
 def _host_swap(f: _Fixer) -> None:
