@@ -581,12 +581,14 @@ def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
 
 
 def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> dict:
-    """Memory against context for the page's chart, with the device line it is drawn against."""
-    from .plan import memory_curve
+    """Memory against context, per device, from the plan `check` answers (plan.context_curves: the chart the site
+    draws, from the same function): ``device`` / ``capacity`` / ``points`` are the first GPU's line, ``devices``
+    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit."""
+    from .plan import context_curves, curve_contexts
 
-    spec, settings, targets, _ = _inputs(req, policy)
-    limit = spec.max_position_embeddings or 131072
-    contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
-    points = memory_curve(spec, settings, targets, contexts, runtime=_planner(req))
-    first = next((t for t in targets if t.kind != "cpu"), targets[0])
-    return {"device": first.name, "capacity": first.capacity, "points": points}
+    plan, _ = check(replace(req, use_measurements=False), policy)
+    targets = list(plan.searched_on) or _inputs(req, policy)[2]      # (none recorded: a plan refused unplanned)
+    devices = context_curves(plan, targets, contexts or curve_contexts(plan))
+    first = next((d for d in devices if d["kind"] != "cpu"), devices[0])
+    return {"device": first["device"], "capacity": first["capacity"], "points": first["points"],
+            "max_context": plan.max_context, "devices": devices}

@@ -248,6 +248,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     _budget_and_layers(f)
     _cpu_kv_space(f)
     _host_swap(f)
+    _unified_share(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
         _combined(f)
@@ -581,6 +582,28 @@ def _host_swap(f: _Fixer) -> None:
         _with_second_lever(f, f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})",
                            s.with_(**{name: float(gib)}), f"swap space {current:g} → {gib} GiB per GPU: within "
                            "vLLM's check of 70 % of the host's RAM")
+
+
+def _unified_share(f: _Fixer) -> None:
+    """An AMD APU (Strix Halo) planned at Linux's default GPU share, half its RAM: the same plan with the share raised
+    through the ttm module's pages_limit (hardware/unified_memory.py: the kernel parameter, its unit, the 3/4 share).
+    Every layer back on the GPU (f.base), the host keeping the rest of the RAM."""
+    from .hardware.catalog import load_devices
+    from .hardware.unified_memory import TTM_PAGE_BYTES, raised_gpu_share
+
+    devices = {d.name: d for d in load_devices()}
+    for i, t in enumerate(f.targets):
+        device = devices.get(t.name) if t.kind == "unified" else None
+        raised = raised_gpu_share(device, t.capacity) if device is not None else None
+        if device is None or raised is None:
+            continue
+        pages = raised // TTM_PAGE_BYTES
+        more = [*f.targets[:i], replace(t, capacity=raised), *f.targets[i + 1:]]
+        setting = f"echo 'options ttm pages_limit={pages}' | sudo tee /etc/modprobe.d/ttm.conf"
+        f.try_(f"Raise the GPU's share of RAM to {format_bytes(raised)} (Linux: ttm pages_limit; or the BIOS / "
+               "Variable Graphics Memory setting)", f.base,
+               f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
+               2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
 
 
 def _more_gpus(f: _Fixer) -> None:

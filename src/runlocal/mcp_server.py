@@ -306,13 +306,15 @@ def cost_doc(a: dict[str, Any], policy=None):
                     rent_usd_per_hour=a["rent_price"])
 
 
-def diagnose_doc(a: dict[str, Any]):
+def diagnose_doc(a: dict[str, Any], policy=None):
     from .diagnose.fixes import with_computed_fixes
     from .diagnose.reading import diagnose_text
 
     if not a["text"].strip():
         raise InputError("text: the text is empty; paste the error message or the log lines around it")
-    return with_computed_fixes(diagnose_text(a["text"], runtime=a["runtime"]), a["runtime"])
+    # the model a log names is re-planned under the readers' policy: over HTTP no path or URL outside what the
+    # operator allows, as for a `model` field
+    return with_computed_fixes(diagnose_text(a["text"], runtime=a["runtime"]), a["runtime"], policy)
 
 
 def models_doc(a: dict[str, Any]):
@@ -401,7 +403,7 @@ class _RawArguments(ArgModelBase):
         return {"arguments": dict(self.model_extra or {})}
 
 
-# answer(args) or, for the tools that read a model reference, answer(args, readers)
+# answer(args) or, for the tools that read a model reference (diagnose: one its log names), answer(args, readers)
 TOOLS: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
     # name: (answer, description, fields holding a model reference the read policy checks)
     "check": (check_doc, ("Will MODEL run on this hardware with these settings? Memory per device (weights, KV "
@@ -447,7 +449,7 @@ def make_tool(name: str, args_model: type[BaseModel], policy: ReadPolicy) -> Too
             for f in model_fields:
                 if args.get(f):
                     args[f] = policy.allowed_model(args[f], f)
-            return dumps(answer(args, readers) if model_fields else answer(args))
+            return dumps(answer(args, readers) if model_fields or answer is diagnose_doc else answer(args))
         except RunlocalError as e:
             return _error(_error_line(e, name, args_model.model_fields))
 

@@ -340,6 +340,40 @@ def test_diagnose_and_submit_forms(tabs):
     tab.take()                                                   # the 422 answer is a console "error"
 
 
+def every_axe_violation(page) -> list[str]:
+    """axe-core's violations of every impact (minor and moderate too)."""
+    page.add_script_tag(url=AXE_URL)
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]]
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_mistyped_url_and_an_oversized_paste_answer_site_pages(tabs, size):
+    """review17b #10: /nonexistent answered bare JSON (axe: document-title, html-has-lang) and a 3 MB paste a JSON
+    413. Both are now the site's pages: navigation, one h1, no overflow, no axe violation of any impact."""
+    tab, found = tabs[size], []
+    response = tab.open("/nonexistent")
+    assert response.status == 404 and tab.page.locator("h1").text_content() == "Not found"
+    assert tab.page.locator("nav a[href='/best']").count() >= 1
+    found += [f"404: {v}" for v in every_axe_violation(tab.page)]
+    found += [f"404: {overflow(tab.page)}px wide"] if overflow(tab.page) > 0 else []
+    shot(tab.page, f"{size}-not-found")
+    # the page's own status (as a response and as Chromium's console line for it), nothing else failed
+    assert {p for p in tab.take() if p != f"404: {tab.base}/nonexistent" and "status of 404" not in p} == set()
+    tab.open("/errors/diagnose")
+    tab.page.fill("#text", "x" * 3_000_000)
+    with tab.page.expect_navigation():
+        tab.page.click("button[type=submit]")
+    said = tab.page.text_content("[data-result] .error")
+    assert "over this server's limit of 262,144 bytes (256 KiB)" in said, said
+    assert tab.page.locator("#diagnose-form").count() == 1
+    found += [f"413: {v}" for v in every_axe_violation(tab.page)]
+    found += [f"413: {overflow(tab.page)}px wide"] if overflow(tab.page) > 0 else []
+    shot(tab.page, f"{size}-paste-too-large")
+    assert {p for p in tab.take() if p != f"413: {tab.base}/errors/diagnose" and "status of 413" not in p} == set()
+    assert not found, "\n".join(found)
+
+
 def test_result_says_speed_source_assumptions_and_hides_the_steps(tabs, base_url):
     """The answer to "how fast, and is that measured?": decode and prefill each say predicted, until a verified
     measurement for this setup is stored; then decode says measured with the prediction beside it, and prefill

@@ -435,3 +435,97 @@ def test_retries_share_the_plan_under_way_and_get_its_answer(tmp_path, monkeypat
     assert [r.status_code for r in first] == [503] * 3
     assert retry.status_code == 200 and retry.json()["settings"]["ctx"] == 4096
     assert calls == ["qwen3-8b"]                 # one computation for all four requests
+
+
+# --- the site's pages read under the same policy (review17b #1) ---------------------------------------------
+# Each page that plans a model named in its query: (path, the query's other fields, the field naming the model).
+SITE_PAGES = [("/", {"gpu": "rtx-4090"}, "model"), ("/best", {}, "model"), ("/compare", {"d": "rtx-4090"}, "model"),
+              ("/cost", {"gpu": "rtx-4090"}, "model")]
+# a vLLM log naming a model and a GPU: diagnose re-plans the model it names (diagnose/fixes.replan_fixes)
+VLLM_OOM_LOG = ("INFO non-default args: {{'model': '{model}', 'max_model_len': 131072}}\n"
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+                "of 23.65 GiB of which 1.2 GiB is free. NVIDIA GeForce RTX 4090\n")
+
+
+def site_client(tmp_path, **kw) -> TestClient:
+    return TestClient(make_client(tmp_path, **kw).app, base_url="http://127.0.0.1")
+
+
+def page_refusal(r) -> str:
+    """The page's one-line refusal ("Cannot answer that" box), which must name the field."""
+    assert r.status_code == 422, r.text[:300]
+    import re
+
+    m = re.search(r"Cannot answer that</h2><p>(.*?)</p>", r.text, re.DOTALL)
+    assert m, r.text[:300]
+    return m.group(1)
+
+
+def test_site_pages_read_no_local_path_and_fetch_no_url(tmp_path, planted, opened):
+    client = site_client(tmp_path)
+    with listener() as (port, seen):
+        hostile = [str(planted), str(planted / "m.gguf"), str(planted / "config.json"), "/etc/passwd",
+                   "file:///etc/passwd", f"file://{planted}/config.json", "../" + planted.name + "/m.gguf",
+                   "../../etc/passwd", f"http://127.0.0.1:{port}/m.gguf", f"http://localhost:{port}/secret"]
+        for path, others, field in SITE_PAGES:
+            for model in hostile:
+                said = page_refusal(client.get(path, params={**others, field: model}))
+                assert said.startswith(f"{field}: this server does not read "), (path, model, said)
+                assert "top-secret-value" not in said and str(port) not in said
+        time.sleep(0.2)
+    assert seen["connections"] == 0                     # the loopback listener was never contacted
+    assert not [p for _, p in opened if "secret" in p or p.startswith("/etc/")]      # nor a file looked up
+
+
+def test_model_pages_take_catalog_names_only(tmp_path, planted, opened):
+    client = site_client(tmp_path)
+    for name in ("..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", str(planted).lstrip("/").replace("/", "%2F")):
+        assert client.get(f"/models/{name}").status_code == 404
+    assert not [p for _, p in opened if "secret" in p or p.startswith("/etc/")]
+
+
+def test_a_log_naming_a_local_model_is_not_read_by_diagnose(tmp_path, planted, opened):
+    """/api/v1/diagnose and the site's diagnose form re-plan the model a pasted log names: a path is not read, nor
+    looked up (whether the fixes are re-planned would tell whether it exists). The CLI's diagnose still reads it."""
+    from runlocal.diagnose.fixes import with_computed_fixes
+    from runlocal.diagnose.reading import diagnose_text
+
+    client = site_client(tmp_path)
+    log = VLLM_OOM_LOG.format(model=planted)
+    api = client.post("/api/v1/diagnose", json={"text": log})
+    site = client.post("/errors/diagnose", data={"text": log})
+    assert api.status_code == 200 and site.status_code == 200
+    assert api.json()["extracted"]["model"] == str(planted)          # read off the log, as text
+    assert not [p for _, p in opened if "secret" in p]
+    with_computed_fixes(diagnose_text(log), None)                     # the CLI's policy: the user's own files
+    assert [p for kind, p in opened if kind == "open" and p == str(planted / "config.json")]
+
+
+def test_site_pages_read_what_the_operator_allows_and_nothing_outside(tmp_path, planted, opened):
+    allowed = tmp_path / "models"
+    allowed.mkdir()
+    write_llama_gguf(allowed / "ok.gguf")
+    client = site_client(tmp_path, policy=ReadPolicy.server(local_dir=allowed))
+    for path, others, field in SITE_PAGES:
+        r = client.get(path, params={**others, field: "ok.gguf"})
+        assert r.status_code == 200, (path, r.text[:300])
+        assert "Cannot answer that" not in r.text
+        for model in ("../secret/m.gguf", str(planted / "m.gguf"), "/etc/passwd"):
+            said = page_refusal(client.get(path, params={**others, field: model}))
+            assert said == f"{field}: this server reads local paths only inside its allowed folder", (path, said)
+    assert any(kind == "open" and p.endswith("ok.gguf") for kind, p in opened)
+    assert not [p for _, p in opened if "secret" in p or p.startswith("/etc/")]
+
+
+def test_the_mcp_http_diagnose_tool_reads_no_path_a_log_names(planted, opened):
+    pytest.importorskip("mcp")
+    from runlocal.mcp_server import ReadPolicy as McpPolicy
+    from runlocal.mcp_server import build_arg_models, make_tool
+
+    log = VLLM_OOM_LOG.format(model=planted)
+    args = build_arg_models()["diagnose"]
+    http_answer = make_tool("diagnose", args, McpPolicy.server()).fn({"text": log})
+    assert isinstance(http_answer, str) and str(planted) in http_answer       # diagnosed, the path as text
+    assert not [p for _, p in opened if "secret" in p]
+    make_tool("diagnose", args, McpPolicy()).fn({"text": log})                  # stdio: the user's own files
+    assert [p for kind, p in opened if kind == "open" and p == str(planted / "config.json")]

@@ -153,6 +153,42 @@ def test_models_and_devices_outside_the_catalogs_are_stored_unchecked(client):
     assert r.status_code == 201
 
 
+NOT_MODEL_NAMES = ["/etc/passwd", "../../etc/passwd", "~/models/m.gguf", "C:\\models\\m.gguf", "file:///etc/passwd",
+                   "http://169.254.169.254/latest/meta-data", "m.gguf", "visit evil.example for cheap GPUs",
+                   "<script>alert(1)</script>", "owner/name/extra"]
+
+
+@pytest.mark.parametrize("headers", [{}, SUBMITTER], ids=["anonymous", "submitter"])
+def test_a_model_that_is_no_name_of_a_model_is_not_stored(client, headers):
+    """review17b: `/etc/passwd` was stored and listed on /hardware/<id> to every visitor. The rule: a catalog alias
+    (any of its names) or a Hugging Face repo id shape (owner/name) — the names a server resolves (model/resolve.py)."""
+    for name in NOT_MODEL_NAMES:
+        r = client.post("/api/v1/benchmarks", json={**BENCH, "model": name}, headers=headers)
+        assert r.status_code == 422, (name, r.text)
+        assert [d["loc"] for d in r.json()["detail"]] == [["body", "model"]], r.text
+        assert "catalog alias or a Hugging Face repo id" in r.text
+    for name in ("llama-3.1-8b", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "someone/private-model"):
+        assert client.post("/api/v1/benchmarks", json={**BENCH, "model": name}, headers=headers).status_code == 201
+    assert sorted(row["model"] for row in client.get("/api/v1/benchmarks").json()) == sorted(
+        ["llama-3.1-8b", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "someone/private-model"])
+    form = client.post("/benchmarks/submit", data={"device": "rtx-5090", "runtime": "llama.cpp",
+                                                   "model": "/etc/passwd", "decode_tokens_per_s": "180"})
+    assert form.status_code == 422 and "model: expected a catalog alias" in form.text
+
+
+def test_rows_stored_before_the_rule_are_shown_to_no_one(client):
+    store = client.app.state.benchmark_store
+    junk = store.add({**BENCH, "device": "rtx-5090", "model": "/etc/passwd", "decode_tokens_per_s": 180.0})[0]
+    kept = store.add({**BENCH, "device": "rtx-5090", "decode_tokens_per_s": 180.0})[0]
+    assert [row["id"] for row in client.get("/api/v1/benchmarks").json()] == [kept["id"]]
+    assert client.get("/api/v1/benchmarks", params={"model": "/etc/passwd"}).json() == []
+    for page in ("/hardware/rtx-5090", "/benchmarks", "/benchmarks?device=rtx-5090"):
+        html = client.get(page).text
+        assert "/etc/passwd" not in html and "llama-3.1-8b" in html, page
+    assert client.get(f"/api/v1/benchmarks/{junk['id']}").json()["model"] == "/etc/passwd"     # by id: the admin's
+    assert client.delete(f"/api/v1/benchmarks/{junk['id']}", headers=ADMIN).status_code == 204
+
+
 @pytest.mark.parametrize("field, raw", [
     ("decode_tokens_per_s", "NaN"),
     ("ttft_s", "Infinity"),

@@ -212,8 +212,16 @@ def test_probe_submits_with_the_operators_token_and_counts(tmp_path):
         for token in ("lab", None):
             probe_env = {**env, "RUNLOCAL_SUBMITTER_TOKEN": token} if token else env
             r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
-                                "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--no-store", "--json"],
+                                "--max-tokens", "4", "--device", "rtx 4090", "--model", "llama-3.1-8b",
+                                "--submit", base, "--no-store", "--json"],
                                check=False, capture_output=True, text=True, env=probe_env, timeout=60)
             assert r.returncode == 0 and json.loads(r.stdout)["submitted"] is True, r.stderr
         rows = httpx.get(base + "/api/v1/benchmarks").json()
     assert [row["verified"] for row in rows] == [False, True]          # newest first: the anonymous one
+    # the fake server's own model id ("fake") names no model: the server keeps no such row, and probe says why
+    with runlocal_serve(served) as (base, _), fake_server(n_ctx=1024) as (url, _):
+        r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
+                            "--max-tokens", "4", "--submit", base, "--no-store", "--json"],
+                           check=False, capture_output=True, text=True, env=env, timeout=60)
+    assert json.loads(r.stdout)["submitted"] is False
+    assert "refused the result (422): model: expected a catalog alias or a Hugging Face repo id" in r.stderr

@@ -271,3 +271,97 @@ def test_kv_per_token_under_tensor_parallel_says_it_is_each_gpus(client):
                                 "quant": "awq", "ctx": "8192"})
     assert re.search(r"<dt>KV cache per token</dt><dd>160 KiB <small>on each GPU \(TP 2\)</small></dd>", r.text)
     assert "2x24G or 24G,16G for several" in r.text
+
+
+def test_a_cost_page_query_is_an_api_query(client):
+    """review17b #4: the Cost page's fields carry /api/v1/cost's names (hours_per_day, kwh_price, rent_price: the
+    CLI's and MCP's), so its query, and its "this answer as JSON" link, is an API query with the same answer;
+    the API refuses a name it does not take (the page's former `hours`), naming it, instead of ignoring it."""
+    query = {"model": "llama-3.1-8b", "gpu": "rtx-4090", "price": "1600", "rent_price": "0.5", "kwh_price": "0.30",
+             "years": "3", "hours_per_day": "6"}
+    page = client.get("/cost", params=query)
+    assert page.status_code == 200
+    link = re.search(r'href="(/api/v1/cost\?[^"]+)">this answer as JSON', page.text).group(1).replace("&amp;", "&")
+    api = client.get(link)
+    assert api.status_code == 200 and api.json() == client.get("/api/v1/cost", params=query).json()
+    assert api.json()["assumptions"]["hours_per_day"] == 6.0                  # not the default 8
+    shown = re.search(r"<dt>Break-even</dt><dd>([\d.]+) h/day", page.text).group(1)
+    assert float(shown) == api.json()["breakeven_hours_per_day"]
+    old = client.get("/cost", params={**{k: v for k, v in query.items() if k != "hours_per_day"}, "hours": "6"})
+    assert "at 6.0 h/day" in old.text                                      # the page's former name, still read
+    refused = client.get("/api/v1/cost", params={**query, "hours": "25"})
+    assert refused.status_code == 422 and [d["loc"] for d in refused.json()["detail"]] == [["query", "hours"]]
+
+
+@pytest.mark.parametrize("path, query", [
+    ("/api/v1/cost", {"model": "llama-3.1-8b", "gpu": "rtx-4090", "kwh": "1e-320"}),
+    ("/api/v1/best", {"model": "llama-3.1-8b", "budjet": "500"}),
+    ("/api/v1/compare", {"devices": "rtx-4090", "d": "rtx-3090"}),
+    ("/api/v1/check", {"model": "llama-3.1-8b", "ngl": "10"}),
+    ("/api/v1/curve", {"model": "llama-3.1-8b", "bogus": "1"}),
+    ("/api/v1/models", {"q": "llama", "bogus": "1"}),
+    ("/api/v1/hardware", {"bogus": "1"}),
+    ("/api/v1/errors", {"bogus": "1"}),
+    ("/api/v1/runtimes", {"bogus": "1"}),
+    ("/api/v1/benchmarks", {"limit": "5", "page": "2"}),
+])
+def test_every_endpoint_refuses_a_parameter_it_does_not_take(client, path, query):
+    unknown = next(k for k in query if k not in ("model", "gpu", "devices", "q", "limit"))
+    r = client.get(path, params=query)
+    assert r.status_code == 422, r.text
+    assert [d["loc"] for d in r.json()["detail"]] == [["query", unknown]]
+    assert r.json()["detail"][0]["msg"].startswith(f"{unknown}: not a parameter of {path} (it takes ")
+
+
+def test_the_parameters_refused_are_those_the_openapi_document_does_not_list(client):
+    """Each /api/v1 operation answers an undeclared parameter with the names it takes (api/errors.declared_query,
+    read off the route's signature): exactly the query parameters of the app's own OpenAPI document."""
+    doc = client.app.openapi()["paths"]
+    operations = [(path, method, op) for path, ops in doc.items() if path.startswith("/api/v1/")
+                  for method, op in ops.items()]
+    assert len(operations) >= 15
+    for path, method, op in operations:
+        listed = sorted(p["name"] for p in op.get("parameters", []) if p["in"] == "query")
+        r = client.request(method.upper(), re.sub(r"\{[^}]+\}", "1", path), params={"zz_not_a_parameter": "1"},
+                           headers={"Authorization": "Bearer x"})
+        assert r.status_code == 422, (path, method, r.text)
+        msg = r.json()["detail"][0]["msg"]
+        takes = msg.split("(it takes ", 1)[1].rstrip(")")
+        assert takes == (", ".join(listed) or "no query parameter"), (path, method, msg)
+
+
+@pytest.mark.parametrize("path", ["/nonexistent", "/best/x", "/models/x/y", "/errors/diagnose/x"])
+def test_a_mistyped_site_url_is_a_page_and_an_api_path_stays_json(client, path):
+    """review17b #10: /nonexistent answered FastAPI's {"detail":"Not Found"} as a bare JSON document (no navigation,
+    no title, no lang). The site's paths answer the site's 404 page; the API's keep their JSON."""
+    r = client.get(path)
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    assert '<html lang="en">' in r.text and "<title>Not found · runlocal</title>" in r.text
+    assert f"There is no page at {path}." in r.text and 'href="/best"' in r.text        # the site's navigation
+    api = client.get("/api/v1" + path)
+    assert api.status_code == 404 and api.json() == {"detail": "Not Found"}
+    wrong_method = client.post("/best")                                  # a page that answers GET only
+    assert wrong_method.status_code == 405 and "text/html" in wrong_method.headers["content-type"]
+    assert "GET" in wrong_method.headers["allow"]
+
+
+def test_a_paste_over_the_servers_cap_answers_the_form_saying_the_limit(client):
+    """A 3 MB paste into the diagnosis form: 413 with the form and the limit in bytes (the body is refused before
+    the page reads it: api/app.BodyCap); the API's own 413 stays JSON."""
+    from runlocal.api.app import MAX_BODY
+
+    r = client.post("/errors/diagnose", data={"text": "x" * 3_000_000})
+    assert r.status_code == 413 and r.headers["content-type"].startswith("text/html")
+    said = re.search(r"Cannot answer that</h2><p>(.*?)</p>", r.text).group(1)
+    assert said.startswith(f"text: the pasted log is over this server&#39;s limit of {MAX_BODY:,} bytes (256 KiB)")
+    assert "(the form sent 3,000,005 bytes)" in said                  # "text=" and the 3,000,000 x's
+    assert '<form id="diagnose-form"' in r.text
+    api = client.post("/api/v1/diagnose", content=b"x" * (MAX_BODY + 1), headers={"content-type": "application/json"})
+    assert api.status_code == 413 and api.json() == {"detail": f"request body over {MAX_BODY} bytes"}
+
+
+def test_the_api_page_example_names_this_server(client):
+    for base in ("http://127.0.0.1:8917", "http://localhost:8000"):
+        html = TestClient(client.app, base_url=base).get("/api").text
+        assert f"curl '{base}/api/v1/check?model=llama-3.1-8b" in html
+    assert "Get Benchmark" not in html and "Get Curve" not in html          # every endpoint says what it does

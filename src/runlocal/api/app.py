@@ -16,14 +16,14 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import config
 from ..model.policy import ReadPolicy
 from .benchmarks import BenchmarkBody, add_benchmark, benchmarks_router
-from .errors import ERROR_RESPONSES, install_error_handlers
+from .errors import ERROR_RESPONSES, install_error_handlers, known_query_only
 from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
@@ -80,13 +80,21 @@ class BodyCap:
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
 
+    def refusal(self, scope, sent: int | None) -> Response:
+        """The API's JSON 413; a site form's is a page that says the limit (web/site.too_large_page)."""
+        from ..web.site import is_api_path, too_large_page
+
+        if is_api_path(scope["path"]):
+            return JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
+        return too_large_page(scope, sent, self.limit)
+
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         length = dict(scope["headers"]).get(b"content-length")
-        too_large = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            return await too_large(scope, receive, send)
+        sent = int(length) if length is not None and length.isdigit() else None
+        if length is not None and (sent is None or sent > self.limit):
+            return await self.refusal(scope, sent)(scope, receive, send)
         if length is not None or scope["method"] not in ("POST", "PUT", "PATCH"):
             return await self.app(scope, receive, send)
         # no Content-Length (chunked): read up to the limit here, then replay it to the app
@@ -99,7 +107,7 @@ class BodyCap:
             size += len(chunks[-1])
             more = message.get("more_body", False)
             if size > self.limit:
-                return await too_large(scope, receive, send)
+                return await self.refusal(scope, None)(scope, receive, send)
         pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
 
         async def replay():
@@ -201,6 +209,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     policy = policy if policy is not None else ReadPolicy.server()
     pool = PlanningPool(workers=plan_workers, deadline_s=plan_deadline_s, queue_wait_s=plan_queue_wait_s)
     app.state.planning_pool = pool      # the site's pages plan through it too (bounded; the collector frozen after)
+    app.state.read_policy = policy      # and read model references under this one policy (web/site.read_policy)
     writes = RateLimiter(per_minute=writes_per_minute, burst=max(1, int(writes_per_minute // 3)))
     install_error_handlers(app, renames={"/api/v1/compare": {"gpu": "devices"}})
 
@@ -218,8 +227,10 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     answers = _CheckAnswers(bench_store, policy, pool)
     app.add_middleware(Shortcut, path="/api/v1/check", handler=answers.cached_get)
     submitters = tuple(config.submitter_tokens() if submitter_tokens is None else submitter_tokens)
+    known_query = [Depends(known_query_only)]      # every endpoint: an undeclared query parameter is a 422
     app.include_router(benchmarks_router(bench_store, admin_token=token, submitter_tokens=submitters,
-                                         on_change=answers.store_changed, write_limit=write_limit))
+                                         on_change=answers.store_changed, write_limit=write_limit),
+                       dependencies=known_query)
 
     def site_submit(body: BenchmarkBody, submitter_token: str | None, client: str) -> dict[str, Any]:
         """The site's submit form: POST /api/v1/benchmarks's rules and rate limit, for the visitor's own address."""
@@ -232,8 +243,8 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     # own, which the Host check refuses, and every visitor's submission the one client address 127.0.0.1
     app.state.benchmark_store = bench_store
     app.state.submit_benchmark = site_submit
-    app.include_router(_planning_router(answers, pool, policy))
-    app.include_router(_catalog_router())
+    app.include_router(_planning_router(answers, pool, policy), dependencies=known_query)
+    app.include_router(_catalog_router(), dependencies=known_query)
     from ..web.site import mount_site
 
     mount_site(app)      # the site's pages, /static and the offline /docs and /redoc
@@ -277,6 +288,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
 
     @router.get("/api/v1/curve", response_model=CurveDoc, **planned)
     async def get_curve(query: Annotated[CheckBody, Query()]):
+        """POST /api/v1/curve's fields as query parameters."""
         return await pool.run(plan_curve, query)
 
     # compare and best are pure functions of their query for this app's policy, as /check's plans are: each answer
@@ -317,16 +329,18 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
         return await pool.run(best_answer, *args, key=f"best{args!r}")
 
     _cost_endpoint(router, pool, policy)
-    _diagnose_endpoint(router, pool)
+    _diagnose_endpoint(router, pool, policy)
     return router
 
 
-def _diagnose_endpoint(router: APIRouter, pool: PlanningPool) -> None:
+def _diagnose_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) -> None:
     def run_diagnose(text: str, runtime: str | None) -> dict:
         from ..diagnose.fixes import with_computed_fixes
         from ..diagnose.reading import diagnose_text
 
-        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime)
+        # a pasted log names a model (vLLM's model='…', llama.cpp's "loading model from …"): its re-plan reads it
+        # under this server's policy, as a model named in a query would be
+        return with_computed_fixes(diagnose_text(text, runtime=runtime), runtime, policy=policy)
 
     @router.post("/api/v1/diagnose", response_model=DiagnosisDoc, responses=ERROR_RESPONSES)
     async def diagnose(body: DiagnoseBody):

@@ -1,6 +1,9 @@
 """/api/v1/benchmarks: measured results submitted to the server, trusted before they count.
 
 - Anyone may submit; an anonymous submission is stored ``verified: false`` and changes no answer.
+- A row names a model the server could plan (model/resolve.names_a_model: a catalog alias or a Hugging Face repo
+  id), or it is refused (422) — and a stored row that does not (an older version's) is not listed: the store is
+  not a notice board for a path or free text.
 - A submission with a submitter token the operator issued (``runlocal serve --submitter-token``), or
   the admin token, is verified on arrival; an admin verifies any other row with
   ``POST /api/v1/benchmarks/{id}/verify``. Only verified rows change /check (measured.py).
@@ -26,13 +29,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
+from ..model.resolve import MODEL_NAME_PATTERN, names_a_model
 from .store import BenchmarkStore, IdempotencyConflict
 
 PLAIN = r"^[^\x00-\x1f\x7f]*$"       # no control characters (PostgreSQL refuses NUL in text)
 SETTINGS_MAX_BYTES = 8192
 SETTINGS_MAX_DEPTH = 32
 Text = Annotated[str, Field(pattern=PLAIN)]
+MODEL_NAME_RULE = ("expected a catalog alias or a Hugging Face repo id (owner/name); this server keeps no other "
+                   "model name")
 
 
 class BenchmarkBody(BaseModel):
@@ -42,7 +49,8 @@ class BenchmarkBody(BaseModel):
     device: Text = Field(min_length=1, max_length=200)
     runtime: Text = Field(min_length=1, max_length=64)
     runtime_version: Text | None = Field(None, max_length=64)
-    model: Text = Field(min_length=1, max_length=300)
+    model: Text = Field(min_length=1, max_length=300, json_schema_extra={"pattern": MODEL_NAME_PATTERN},
+                        description="a catalog alias (GET /api/v1/models) or a Hugging Face repo id (owner/name)")
     quant: Text | None = Field(None, max_length=64)
     settings: dict[str, Any] = Field(default_factory=dict, description="the runtime's settings as run (JSON object, "
                                      f"at most {SETTINGS_MAX_BYTES} bytes and {SETTINGS_MAX_DEPTH} levels); "
@@ -63,6 +71,13 @@ class BenchmarkBody(BaseModel):
     def _json_integer(cls, v: Any) -> Any:
         if isinstance(v, (bool, str)):
             raise ValueError("expected a JSON number")    # noqa: TRY004 — pydantic reports ValueError only
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _names_a_model(cls, v: str) -> str:
+        if not names_a_model(v):
+            raise PydanticCustomError("model_name", MODEL_NAME_RULE)
         return v
 
     @field_validator("settings")
@@ -96,6 +111,13 @@ class BenchmarkRow(BaseModel):
     verified: bool = Field(description="counts toward /check answers only when true")
     verified_by: str | None = None
     verified_at: str | None = None
+
+
+def listed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored rows anyone is shown (the API's list, the site's directory and device pages): those that name a
+    model as a submission must (BenchmarkBody's rule), so a row an older version stored with a path or free text as
+    its model is shown to no one (an admin still reads, verifies or deletes it by id)."""
+    return [r for r in rows if names_a_model(str(r.get("model") or ""))]
 
 
 def _check_json(v: Any, depth: int) -> None:
@@ -253,11 +275,13 @@ def benchmarks_router(store: BenchmarkStore, *, admin_token: str | None, submitt
     def list_benchmarks(device: Annotated[str | None, Query(max_length=200, pattern=PLAIN)] = None,
                         model: Annotated[str | None, Query(max_length=300, pattern=PLAIN)] = None,
                         verified: bool | None = None, limit: Annotated[int, Query(ge=1, le=1000)] = 100):
-        """Newest first; ``verified=true`` for the rows that count."""
-        return store.list(device=device, model=model, verified=verified, limit=limit)
+        """Newest first; ``verified=true`` for the rows that count. Rows that name no model (stored before
+        submissions had to) are left out."""
+        return listed(store.list(device=device, model=model, verified=verified, limit=limit))
 
     @router.get("/{bench_id}", response_model=BenchmarkRow, responses={404: ERRORS[404]})
     def get_benchmark(bench_id: int):
+        """One stored row by its id (whether or not it is listed)."""
         row = store.get(bench_id)
         if row is None:
             raise HTTPException(404, f"no benchmark {bench_id}")

@@ -17,6 +17,7 @@ import re
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from ..errors import ModelNotFoundError, RemoteError, RunlocalError
 from ..request import options
@@ -67,6 +68,43 @@ def error_answer(err: RunlocalError, where: str, renames: dict[str, str] | None 
     loc = [where, name] if name else [where]
     return JSONResponse({"detail": [{"loc": loc, "msg": str(err), "type": err.__class__.__name__}]},
                         status_code=status_of(err))
+
+
+def known_query_only(request: Request) -> None:
+    """Every /api/v1 endpoint: a query parameter it does not declare is refused (422 naming it, the answer /check's
+    extra="forbid" model gives), instead of being ignored — `hours=25` on /cost had answered 200 at the default
+    8 h a day."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None or not request.query_params:
+        return
+    known = declared_query(route)
+    unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in known]
+    if unknown:
+        takes = ", ".join(sorted(known)) or "no query parameter"
+        path = getattr(route, "path", request.url.path)
+        raise RequestValidationError([{"type": "extra_forbidden", "loc": ("query", k),
+                                       "msg": f"{k}: not a parameter of {path} (it takes {takes})"} for k in unknown])
+
+
+def declared_query(route) -> frozenset[str]:
+    """The query parameters a route declares, as its OpenAPI operation lists them: each parameter of its
+    dependency tree, a query model (/check's CheckBody) by its fields. Computed once per route (kept on it)."""
+    names_kept = getattr(route, "declared_query_names", None)
+    if names_kept is None:
+        names: set[str] = set()
+        pending = [route.dependant]
+        while pending:
+            dependant = pending.pop()
+            for param in dependant.query_params:
+                model = param.field_info.annotation
+                if isinstance(model, type) and issubclass(model, BaseModel):
+                    names.update(f.alias or name for name, f in model.model_fields.items())
+                else:
+                    names.add(param.alias)
+            pending.extend(dependant.dependencies)
+        names_kept = route.declared_query_names = frozenset(names)
+    return names_kept
 
 
 def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:

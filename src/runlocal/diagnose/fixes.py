@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ..units import GiB
@@ -577,17 +576,21 @@ def ollama_offload_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{estimate}: the KV cache of {int(n_ctx):,} tokens must shrink by {_b(short)}, to {keep:.0%}{now}")]
 
 
-def resolvable_offline(model: str) -> bool:
-    """Whether ``model`` resolves without the network: a local file or folder, a catalog name or repo id,
+def resolvable_offline(model: str, policy=None) -> bool:
+    """Whether ``model`` resolves without the network: a local file or folder ``policy`` may read (model/policy.py;
+    a server's reads none outside its allowed folder, and does not even look a path up), a catalog name or repo id,
     or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
     the Hub."""
+    from ..errors import InputError
+    from ..model.policy import ReadPolicy
+
     model = model.strip().strip("'\"")
     if not model:
         return False
     try:
-        if Path(model).expanduser().exists():
+        if (policy or ReadPolicy()).local_path(model) is not None:
             return True
-    except OSError:
+    except (InputError, OSError, RuntimeError):       # a path the policy refuses; "~nobody/…"
         return False
     from ..model import catalog
 
@@ -621,10 +624,11 @@ def llamacpp_slots(ex: dict[str, Any]) -> tuple[int | None, int | None, bool]:
     return ex.get("n_ctx_per_seq") or n_ctx // n_seq, n_seq, False
 
 
-def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]]:
-    """Re-plan when the log names a model and a GPU runlocal can resolve offline."""
+def replan_fixes(ex: dict[str, Any], runtime: str | None, policy=None) -> list[dict[str, str]]:
+    """Re-plan when the log names a model and a GPU runlocal can resolve offline, reading the model under
+    ``policy`` (a server's: the log is an anonymous caller's text)."""
     model, gpu_name, total = ex.get("model"), ex.get("gpu_name"), ex.get("total_bytes")
-    if not model or not (gpu_name or total) or not resolvable_offline(str(model)):
+    if not model or not (gpu_name or total) or not resolvable_offline(str(model), policy):
         return []
     from ..check import CheckRequest, check
     from ..errors import RunlocalError
@@ -643,7 +647,7 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
                        # only the settings of the log's own engine (another engine's flag is refused)
                        **{k: v for k, v in stated.items() if known and k in known.own_options})
     try:
-        plan, _ = check(req)
+        plan, _ = check(req, policy)
     except (RunlocalError, ValueError):
         return []
     except Exception:  # the re-plan is an extra: a planner fault must not hide the diagnosis
@@ -677,10 +681,11 @@ def _agree_on_context(measured: list[dict[str, str]], planned: list[dict[str, st
                                f"{planned_len:,} (`runlocal check` agrees)")
 
 
-def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None = None) -> list[dict[str, str]]:
+def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None = None,
+                  policy=None) -> list[dict[str, str]]:
     """Fixes with numbers: first those read off the log's own measurements (vLLM's KV pool), then the
     planner's, minus any planner fix that only turns a knob the log's numbers already set (a measured
-    KV pool beats an estimated one)."""
+    KV pool beats an estimated one). ``policy``: what the re-plan may read (model/policy.py)."""
     fixes: list[dict[str, str]] = []
     if category == "vllm_no_kv_blocks":
         fixes += vllm_kv_fixes(extracted)
@@ -705,7 +710,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
-        planned = replan_fixes(extracted, runtime)
+        planned = replan_fixes(extracted, runtime, policy)
         _agree_on_context(measured, planned)
         fixes = measured + [f for f in planned if not _superseded(f["command"], measured)]
     if category == "fragmentation":
@@ -722,15 +727,16 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     return out
 
 
-def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]:
-    """The diagnosis as JSON, its computed fixes (with numbers) first, then the KB's own."""
+def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> dict[str, Any]:
+    """The diagnosis as JSON, its computed fixes (with numbers) first, then the KB's own. ``policy``: what a model
+    the log names may make runlocal read (model/policy.py; None: the CLI's, everything)."""
     doc = diagnosis.to_dict()
     extracted = doc.get("extracted", {})
     guessed, runtime = runtime_note.guessed_runtime(extracted, runtime)
     release = log_release(extracted, runtime)
     if release is not None:  # say whose rules the fixes follow
         extracted["runtime_release"] = f"{runtime} {release.text} (as the log prints it)"
-    computed = compute_fixes(doc["category"], extracted, runtime)
+    computed = compute_fixes(doc["category"], extracted, runtime, policy)
     model = str(extracted.get("model") or "")
     kb_fixes = []
     for f in doc["fixes"]:

@@ -20,6 +20,17 @@ def _device_name(explicit: str | None) -> str:
     return gpus[0].name if gpus else "CPU"
 
 
+def _refusal(response) -> str:
+    """A refusal's detail as one line: FastAPI's [{"loc": [...], "msg": ...}] list, or its text."""
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        return response.text[:200]
+    if isinstance(detail, list):
+        return "; ".join(f"{(d.get('loc') or ['', '?'])[-1]}: {d.get('msg')}" for d in detail if isinstance(d, dict))
+    return str(detail)[:200]
+
+
 def to_record(result, *, device: str, runtime: str, model: str | None) -> dict[str, Any]:
     d = result.to_dict()
     ttfts = [s.ttft_s for s in result.steps if s.ok and s.ttft_s is not None]
@@ -82,6 +93,8 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
             r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
                            headers={"Authorization": f"Bearer {token}"} if token else {})
             out["submitted"] = r.status_code in (200, 201)
+            if not out["submitted"]:       # the server's reason, field by field (a model it keeps no name of: 422)
+                print(f"warning: {submit} refused the result ({r.status_code}): {_refusal(r)}", file=sys.stderr)
         except httpx.HTTPError as e:
             out["submitted"] = False
             print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, bounded, page, params, stored_benchmarks
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -59,7 +59,7 @@ async def diagnose_post(request: Request):
         error, status = f"text: at most {MAX_LOG // 1024} KiB of log", 413
     else:
         try:
-            diagnosis, result = await bounded(request, _diagnosed, text, runtime)
+            diagnosis, result = await bounded(request, _diagnosed, text, runtime, read_policy(request))
             result["entry_id"] = diagnosis.entry.id if diagnosis.entry else None
             result["matched_line"] = diagnosis.matched_line
         except RunlocalError as e:
@@ -68,13 +68,14 @@ async def diagnose_post(request: Request):
                 error=error, runtimes=_runtime_names())
 
 
-def _diagnosed(text: str, runtime: str | None):
-    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does."""
+def _diagnosed(text: str, runtime: str | None, policy):
+    """(diagnosis, its computed fixes): the fixes plan, so the page runs this on the planning pool, as the API does;
+    a model the log names is read under ``policy`` (the app's), as the API reads it."""
     from ..diagnose.fixes import with_computed_fixes
     from ..diagnose.reading import diagnose_text
 
     diagnosis = diagnose_text(text, runtime=runtime)
-    return diagnosis, with_computed_fixes(diagnosis, runtime)
+    return diagnosis, with_computed_fixes(diagnosis, runtime, policy)
 
 
 @router.get("/errors/{entry_id}", response_class=HTMLResponse)
@@ -249,12 +250,15 @@ async def benchmarks_index(request: Request):
 
 
 async def stored_rows(request: Request, **query: Any) -> list[dict] | None:
-    """The store's rows as GET /api/v1/benchmarks lists them (newest first); None when it cannot be read."""
+    """The store's rows as GET /api/v1/benchmarks lists them (newest first, those naming a model:
+    api/benchmarks.listed); None when it cannot be read."""
+    from ..api.benchmarks import listed
+
     store = stored_benchmarks(request)
     if store is None:
         return None
     try:
-        return await run_in_threadpool(lambda: store.list(**query))
+        return await run_in_threadpool(lambda: listed(store.list(**query)))
     except Exception:       # noqa: BLE001 — a store that is down: the page says it cannot read it
         return None
 
@@ -367,4 +371,6 @@ def api_page(request: Request):
             endpoints.append({"method": method.upper(), "path": path, "summary": op.get("summary", ""),
                               "doc": op.get("description", ""), "params": params_,
                               "body": "requestBody" in op})
-    return page("api.html", request, endpoints=endpoints, api_title=doc["info"]["title"], api_version=doc["info"]["version"])
+    # the example names this server as the visitor reached it (scheme, host and port of the request)
+    return page("api.html", request, endpoints=endpoints, api_title=doc["info"]["title"],
+                api_version=doc["info"]["version"], base=str(request.base_url).rstrip("/"))

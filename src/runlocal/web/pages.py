@@ -16,9 +16,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from ..errors import InputError, RunlocalError
+from ..model.policy import ReadPolicy
 from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
 from .forms import whole_number
-from .site import _catalog_lists, _runtime_names, bounded, page, params
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy
 
 router = APIRouter(include_in_schema=False)
 
@@ -50,13 +51,14 @@ def _ctx(text: str | None) -> int | None:
 
 @lru_cache(maxsize=128)
 def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, used: bool, quant: str | None,
-              vendor: str, form: str, users: int = 1) -> dict[str, Any]:
-    """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks)."""
+              vendor: str, form: str, users: int, policy: ReadPolicy) -> dict[str, Any]:
+    """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks), the model read
+    under ``policy`` (the app's: site.read_policy)."""
     from ..choose import best
     from ..model.resolve import resolve_model
 
     devices = shop_devices(vendor, form)
-    res = best(resolve_model(model), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
+    res = best(resolve_model(model, policy), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
                devices=devices, users=users)
     return res.to_dict()
 
@@ -77,8 +79,8 @@ async def best_page(request: Request):
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
         users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
         result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"],
-                                         _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
-                                         q["vendor"], q["form"], users)
+                               _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
+                               q["vendor"], q["form"], users, read_policy(request))
     except RunlocalError as e:
         error = str(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
@@ -100,11 +102,13 @@ REFERENCE_MODELS = (("llama-3.1-8b", 8192), ("qwen3-32b", 8192), ("llama-3.3-70b
 # default_quant): one plan per device and count. Walking best's whole quant ladder instead took 125 s for a 70B on
 # the 2-core machine, against 14 s for the one file.
 OLLAMA_PULLED_QUANT = "Q4_K_M"
+# the guides rank catalog models only: the public server's default policy reads nothing else
+GUIDE_POLICY = ReadPolicy.server()
 
 
 def _ranked(model: str, ctx: int, *, runtime: str = "llama.cpp", used: bool = False, vendor: str = "",
             form: str = "", budget: float | None = None, quant: str | None = None, n: int = 5) -> dict[str, Any]:
-    res = best_rows(model, ctx, runtime, budget, used, quant, vendor, form)
+    res = best_rows(model, ctx, runtime, budget, used, quant, vendor, form, 1, GUIDE_POLICY)
     # devices without a price (laptop GPUs) are ranked by decode speed alone
     by_speed = not res["ranked"] and bool(res["unpriced"])
     rows = res["unpriced"] if by_speed else res["ranked"]
@@ -213,13 +217,15 @@ async def guide_page(request: Request, slug: str):
 
 @lru_cache(maxsize=128)
 def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
-                 used: bool, ram: str | None = None) -> list[dict[str, Any]]:
+                 used: bool, ram: str | None, policy: ReadPolicy) -> list[dict[str, Any]]:
     """`runlocal compare` rows, in the order given; a VRAM figure ("20G") is one GPU of that size, planned at the
     rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser). ``ram`` is the host's
-    System RAM as check's form and /api/v1/compare take it (request.py's --ram, parsed by targets_from_options)."""
+    System RAM as check's form and /api/v1/compare take it (request.py's --ram, parsed by targets_from_options); the
+    model is read under ``policy`` (the app's: site.read_policy)."""
     from ..compare import compare_devices
 
-    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used, ram=ram)
+    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used, ram=ram,
+                           policy=policy)
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -237,7 +243,8 @@ async def compare_page(request: Request):
         if not picked:
             raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
         rows = await bounded(request, compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
-                                       q["runtime"], q["quant"] or None, q["used"] == "1", q["ram"] or None)
+                                       q["runtime"], q["quant"] or None, q["used"] == "1", q["ram"] or None,
+                                       read_policy(request))
     except RunlocalError as e:
         error = str(e)
     slots = picked + [""] * max(1, 4 - len(picked))
@@ -252,30 +259,38 @@ async def cost_page(request: Request):
     from ..choose import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS
 
     one, _ = params(request)
-    q = {k: one.get(k, "") for k in ("model", "gpu", "runtime", "hours", "kwh", "years", "price", "rent", "used",
-                                     "ctx")}
+    # the fields carry /api/v1/cost's names (the CLI's and MCP's), so a page's query is the API's; the names the
+    # page used before (hours, kwh, rent) are still read, for the links made with them
+    q = {k: one.get(k) or one.get(COST_OLD_NAMES.get(k, k), "")
+         for k in ("model", "gpu", "runtime", "hours_per_day", "kwh_price", "years", "price", "rent_price", "used",
+                   "ctx")}
     q["model"] = q["model"] or "llama-3.1-8b"
     q["gpu"] = q["gpu"] or "rtx-4090"
     q["runtime"] = q["runtime"] or "llama.cpp"
     result, chart, error = None, None, None
     try:
-        result = await bounded(request, _cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS)
+        result = await bounded(request, _cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS,
+                               read_policy(request))
         chart = _cost_chart(result)
     except RunlocalError as e:
         error = str(e)
     return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
                 catalog=_catalog_lists(), runtimes=_runtime_names(),
-                defaults={"hours": DEFAULT_HOURS_PER_DAY, "kwh": DEFAULT_KWH_PRICE, "years": DEFAULT_YEARS})
+                defaults={"hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
+                          "years": DEFAULT_YEARS})
 
 
-def _cost(q: dict[str, str], hours: float, kwh: float, years: float) -> dict[str, Any]:
+COST_OLD_NAMES = {"hours_per_day": "hours", "kwh_price": "kwh", "rent_price": "rent"}
+
+
+def _cost(q: dict[str, str], hours: float, kwh: float, years: float, policy: ReadPolicy) -> dict[str, Any]:
     from ..shopping import cost_for
 
-    return cost_for(q["model"], q["gpu"], ctx=_ctx(q["ctx"]), runtime=q["runtime"],
-                    hours_per_day=_float(q["hours"], "hours") or hours,
-                    kwh_price=(_float(q["kwh"], "kwh", lo=-1e-12) or 0.0) if q["kwh"] else kwh,
+    return cost_for(q["model"], q["gpu"], policy=policy, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
+                    hours_per_day=_float(q["hours_per_day"], "hours_per_day") or hours,
+                    kwh_price=(_float(q["kwh_price"], "kwh_price", lo=-1e-12) or 0.0) if q["kwh_price"] else kwh,
                     years=_float(q["years"], "years") or years, used=q["used"] == "1",
-                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent"], "rent"))
+                    price_usd=_float(q["price"], "price"), rent_usd_per_hour=_float(q["rent_price"], "rent_price"))
 
 
 def _cost_chart(r: dict[str, Any]):

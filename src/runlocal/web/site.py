@@ -2,10 +2,12 @@
 
 Every page is a GET whose whole state is its query string, rendered by Jinja2 from the same planning
 calls the CLI makes (runlocal.check.check, choose.best, compare.compare_devices, choose.cost, the errors
-KB); charts are SVG drawn here (charts.py). /static/site.js only enhances: it submits the forms in place,
-shows a loading state and copies commands. Benchmarks are read from the app's store and written through
-the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark), in-process and without an HTTP
-hop, so the store's trust rules and rate limit apply to the form as to any client.
+KB), each reading a model reference under the app's one ReadPolicy (``read_policy``: the API's, so a page
+reads no path or URL the API refuses); charts are SVG drawn here (charts.py). /static/site.js only enhances:
+it submits the forms in place, shows a loading state and copies commands. Benchmarks are read from the app's
+store and written through the function POST /api/v1/benchmarks uses (api/benchmarks.add_benchmark),
+in-process and without an HTTP hop, so the store's trust rules and rate limit apply to the form as to any
+client.
 
 ``mount_site(app)`` is the one line the app needs.
 """
@@ -75,6 +77,16 @@ def page(name: str, request: Request, status: int = 200, **context: Any) -> HTML
     return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
 
 
+def read_policy(request: Request):
+    """What a model reference on any page may make the server read: the app's ReadPolicy, the object the API's
+    endpoints read under (api/app.create_app puts it on app.state); without one, the public server's default
+    (aliases and Hub repo ids, no local path, no URL), never the CLI's read-everything."""
+    from ..model.policy import ReadPolicy
+
+    policy = getattr(request.app.state, "read_policy", None)
+    return policy if isinstance(policy, ReadPolicy) else ReadPolicy.server()
+
+
 def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
     q = request.query_params
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
@@ -102,20 +114,20 @@ def busy_page(request: Request, err: Exception, retry_after: int) -> HTMLRespons
 
 # ------------------------------------------------------------------------------------ Will it run?
 
-CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
 HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
 
 
-def _planned(req) -> tuple[Any, list[str], Any]:
-    """(plan, notes, chart series) for a request; plans of catalog models are pure, so cached by request."""
+def _planned(req, policy) -> tuple[Any, list[str], Any]:
+    """(plan, notes, chart series) for a request read under ``policy``; plans of catalog models are pure, so
+    cached by request and policy (as /api/v1/check caches its plans per app)."""
     import json
     from dataclasses import asdict
 
-    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list))
+    return _planned_by_key(json.dumps(asdict(req), sort_keys=True, default=list), policy)
 
 
 @lru_cache(maxsize=512)
-def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
+def _planned_by_key(key: str, policy) -> tuple[Any, list[str], Any]:
     import json
 
     from ..check import CheckRequest, check
@@ -124,45 +136,33 @@ def _planned_by_key(key: str) -> tuple[Any, list[str], Any]:
     fields = json.loads(key)
     fields["override_tensor"] = tuple(fields.get("override_tensor") or ())
     req = CheckRequest(**{**fields, "use_measurements": False})
-    plan, notes = check(req)
+    plan, notes = check(req, policy)
     targets, _ = targets_from_options(req.gpu, req.vram, req.ram)
     return plan, notes, device_curves(plan, targets)
 
 
 def device_curves(plan, targets) -> list:
-    """Memory on each device at each context: the planner run at each point, --fit held off so the lines
-    show where the memory crosses each device (the curve `runlocal check` draws, per device)."""
-    from ..runtimes import get_runtime
+    """The chart's series: plan.context_curves (what /api/v1/curve answers: the plan at each context as its largest
+    context was searched), one line per device, each with its limit dashed."""
+    from ..plan import context_curves, curve_contexts
     from .charts import Series
 
-    runtime = get_runtime(plan.runtime)
-    settings = plan.settings.with_(fit=False)
-    top = max(plan.model.max_position_embeddings or 131072, plan.settings.ctx or 0, plan.max_context or 0)
-    contexts = sorted({c for c in CURVE_POINTS if c <= top} | {c for c in (plan.settings.ctx,) if c})
-    rows: list[list[int]] = []
-    from ..runtimes.llamacpp_compute import many_contexts  # (llama.cpp's graphs built once for every context)
-
-    with many_contexts():
-        for ctx in contexts:
-            alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
-            rows.append([d.total for d in alloc.devices])
-    devices = plan.allocation.devices
-    has_gpu = any(d.kind != "cpu" for d in devices)
+    curves = context_curves(plan, targets, curve_contexts(plan))
+    has_gpu = any(c["kind"] != "cpu" for c in curves)
     series, seen = [], set()
-    for i, d in enumerate(devices):
-        peak = max((r[i] for r in rows if i < len(r)), default=0)
-        if d.capacity <= 0 or not peak:
+    for c in curves:
+        peak = max((p["total"] for p in c["points"]), default=0)
+        if c["capacity"] <= 0 or not peak:
             continue
-        if has_gpu and d.kind == "cpu" and peak < HOST_SHOWN_SHARE * d.capacity:
+        if has_gpu and c["kind"] == "cpu" and peak < HOST_SHOWN_SHARE * c["capacity"]:
             continue      # the host holding a few buffers would only squash the GPUs' lines (listed in the bars)
-        label = d.name
-        same = sum(1 for e in devices if e.name == d.name and e.capacity == d.capacity)
-        key = (d.name, d.capacity)
-        capacity = d.capacity if key not in seen else None       # one capacity label per kind of device
+        same = sum(1 for e in curves if e["device"] == c["device"] and e["capacity"] == c["capacity"])
+        key = (c["device"], c["capacity"])
+        limit = c["limit"] if key not in seen else None       # one limit line per kind of device
         seen.add(key)
-        if same > 1:
-            label = f"{same} × {d.name} (each)"
-        series.append(Series(label, tuple((c, r[i]) for c, r in zip(contexts, rows) if i < len(r)), capacity))
+        label = f"{same} × {c['device']} (each)" if same > 1 else c["device"]
+        series.append(Series(label, tuple((p["ctx"], p["total"]) for p in c["points"]), limit,
+                             kept=c["capacity"] - c["limit"]))
     return series
 
 
@@ -196,7 +196,7 @@ async def check_page(request: Request):
     try:
         form = forms.read_check_form(one, multi)
         req = forms.check_request(form)
-        plan, notes, series = await bounded(request, _planned, req)
+        plan, notes, series = await bounded(request, _planned, req, read_policy(request))
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
@@ -210,7 +210,7 @@ async def check_page(request: Request):
     return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
                 chart=chart, error=error, device_rows=_device_rows(form), catalog=_catalog_lists(),
                 options=form.options, runtimes=_runtime_names(), labels=forms,
-                speed=_speed(plan) if plan else None)
+                model_default=forms.model_default_quant(plan), speed=_speed(plan) if plan else None)
 
 
 def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
@@ -267,7 +267,47 @@ def mount_site(app: FastAPI) -> None:
     app.include_router(directory.router)
     _offline_docs(app)
     _busy_pages(app)
+    _site_errors(app)
     app.router.on_startup.append(_warm_up)
+
+
+def is_api_path(path: str) -> bool:
+    """The JSON API's paths (its errors answer JSON); every other path is the site's (its errors answer pages)."""
+    return path.startswith("/api/") or path == "/openapi.json"
+
+
+def _site_errors(app: FastAPI) -> None:
+    """A mistyped site URL (no route: 404, or a method the page does not take: 405) answers a page with the site's
+    navigation; the API's paths keep FastAPI's JSON answer."""
+    from fastapi.exception_handlers import http_exception_handler
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    async def not_a_page(request: Request, err: Exception):
+        assert isinstance(err, StarletteHTTPException)
+        if is_api_path(request.url.path) or err.status_code not in (404, 405):
+            return await http_exception_handler(request, err)
+        what = f"page at {request.url.path}" if err.status_code == 404 else \
+            f"{request.method} answer at {request.url.path} (this page answers GET)"
+        response = page("not_found.html", request, status=err.status_code, what=what)
+        response.headers.update(err.headers or {})          # 405: Allow
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, not_a_page)
+
+
+def too_large_page(scope, sent: int | None, limit: int) -> HTMLResponse:
+    """A site form's body over the server's cap (api/app.BodyCap answers before the page reads it): 413 with the
+    limit said; the diagnosis form comes back, empty, with the message where its answer would be."""
+    request = Request(scope)
+    size = f" (the form sent {sent:,} bytes)" if sent is not None else ""
+    message = (f"text: the pasted log is over this server's limit of {limit:,} bytes ({limit // 1024} KiB) a "
+               f"request{size}; paste the lines around the error, or run `runlocal diagnose FILE` on your machine, "
+               "which reads the whole log")
+    if scope["path"] == "/errors/diagnose":
+        return page("diagnose.html", request, status=413, text="", runtime="", result=None, error=message,
+                    runtimes=_runtime_names())
+    return page("not_found.html", request, status=413, title="Request too large",
+                what=None, message=f"This server reads at most {limit:,} bytes ({limit // 1024} KiB) a request{size}.")
 
 
 def _busy_pages(app: FastAPI) -> None:
