@@ -417,7 +417,7 @@ def _inputs(req: CheckRequest, policy=None):
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
-    notes += _cpu_kvcache_default_note(settings, targets, req.runtime)
+    notes += _cpu_kvcache_default_note(settings, targets, runtime_name(req))
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)
