@@ -103,7 +103,12 @@ class _Fixer:
         self.base = plan.settings
         # the runtime already made it run by moving layers or experts to system memory (llama.cpp --fit): the
         # fixes put every layer back on the GPU, so each is tried with all of them there
-        self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu
+        ggml = engine(self.runtime.name).ggml
+        self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu and ggml
+        if plan.allocation.compromise and not ggml:
+            # SGLang with no context asked serves a shorter one than config.json's (runtimes/sglang.py
+            # served_context): the fixes are tried at the context it starts with, as before the compromise
+            self.base = self.runtime.defaults(self.model, self.base.with_(ctx=None), targets)
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
             if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
