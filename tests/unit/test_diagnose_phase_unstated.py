@@ -69,3 +69,27 @@ def test_phase_stated_says_what_decided_the_split():
     assert refine_cuda_oom(small, False, False) == "cuda_oom_load" and not phase_stated(small, False, False)
     assert phase_stated(small, True, False) and phase_stated(small, False, True)  # load words, run words
     assert phase_stated(small, False, False, line_phase="load")
+
+
+# https://github.com/oobabooga/textgen/issues/522 (round 15, labelled the load): the title alone
+TEXTGEN_522 = "Cuda out of memory when launching start-webui\n"
+# https://github.com/TabbyML/tabby/issues/648 (round 17, labelled the load)
+TABBY_648 = ("Out of Memory on 2x Titan XP\n"
+             "When starting the tabby server with Code-Llama7B it fails with a Cuda out-of-memory error:\n"
+             "2023-10-27T09:15:09.866543Z  INFO tabby::serve: crates/tabby/src/serve/mod.rs:143: Starting server, this "
+             "might takes a few minutes...\n"
+             "terminate called after throwing an instance of 'std::runtime_error'\n"
+             "  what():  CUDA failed with error out of memory\n")
+
+
+def test_a_program_said_to_fail_as_it_starts_is_the_load_stated():
+    # the start-up is the load (phase.py); before this, both reached the no-evidence step
+    for text in (TEXTGEN_522, TABBY_648):
+        d = diagnose_text(text)
+        assert d.category == "cuda_oom_load" and d.entry is not None and d.entry.id == "cuda-oom-load"
+
+
+def test_starting_a_run_is_not_the_start_up():
+    # OpenCompass's "Starting inference process..." (opencompass#1773, labelled the run) starts a run, not the program
+    text = "INFO Starting inference process...\n" + TEXTGEN_171
+    assert diagnose_text(text).category == "cuda_oom_long_context"
