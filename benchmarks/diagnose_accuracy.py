@@ -1,13 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 52 and 53 together, each too small alone — round 52 collected by
-collect52 from where users paste a run outside GitHub (a forum, a vendor forum, a blog; 5 texts, 2 memory failures
-and 3 look-alikes; held_out/round52_queries.md), round 53 by collect53 from the frameworks and platforms that drive the
-runtimes (TRL, PEFT, n8n; 7 texts, 2 memory failures and 5 look-alikes; held_out/round53_queries.md) — each committed
-whole (2c310eb, 185f789) before round 51 joined tuning, committed before they were scored, and scored once in one
-run, each on its own line (by diagnose51, after round 51's misses were tuned on: FIRST_RUNS, 60.0 % and 85.7 %);
-rounds 1-51 are tuning data, see
+measurements/public_errors/held_out/: rounds 54 and 55 together — round 54 collected by collect54 from GitHub
+Discussions and threads not written in English (5 texts, 3 memory failures and 2 look-alikes;
+held_out/round54_queries.md), round 55 by collect55 from failures posted against 2026's builds and models (10 texts, 1
+memory failure and 9 look-alikes, one of them off GitHub; held_out/round55_queries.md) — each committed whole (03f7301,
+1482483) before rounds 52 and 53 joined tuning, committed before they were scored, and scored once in one run, each on
+its own line (by diagnose52: FIRST_RUNS);
+rounds 1-53 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
