@@ -307,6 +307,15 @@ FIRST_RUNS = (
     # texts); held_out/round53_queries.md, 24 queries committed before any was run; collected by collect53, committed
     # whole (185f789); 2 memory failures, 5 look-alikes from 3 repositories
     ("round 53 (frameworks)", "2026-11-26", 7, 6, 7, 0, 5, "2123/2195"),
+    # rounds 54 and 55, held out together and scored in one run, each on its own line
+    # (scoring/round54_55_first_run.txt), by diagnose52 after its audit of the first-run misses (docs/diagnosis-audit.md)
+    # and its two changes (the phase not stated; a start-up said in words), before any tuning on rounds 52-53's misses.
+    # Round 54: GitHub Discussions and threads not written in English (held_out/round54_queries.md, 24 queries committed
+    # before any was run; collect54, committed whole in 03f7301); 3 memory failures, 2 look-alikes from 5 repositories
+    ("round 54 (Discussions)", "2026-11-27", 5, 5, 5, 0, 2, "2132/2207"),
+    # round 55: failures posted against 2026's builds and models (held_out/round55_queries.md, 24 queries committed
+    # before any was run; collect55, committed whole in 1482483); 1 memory failure, 9 look-alikes, one off GitHub
+    ("round 55 (2026 builds)", "2026-11-27", 10, 10, 10, 0, 9, "2132/2207"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -328,7 +337,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
                     "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
                     "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8),
-                    "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2)}
+                    "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2),
+                    "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1)}
 
 
 def print_first_runs() -> None:
