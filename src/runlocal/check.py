@@ -181,7 +181,9 @@ def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
+    req, read_as = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
+    notes = read_as + notes
     planner = _planner(req)
     refused, arch_step = _named_build_loads(spec, planner)
     if refused is not None:
@@ -196,7 +198,48 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes
+    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan)
+
+
+def _arch_unchecked(spec, planner) -> list[str]:
+    """A named build the architecture table cannot vouch for is said on the answer (arch_support.unchecked_note)."""
+    version = getattr(planner, "version", None)
+    if version is None:
+        return []
+    from .runtimes.arch_support import model_arch, unchecked_note
+
+    note = unchecked_note(planner.name, version, model_arch(spec))
+    return [note] if note else []
+
+
+def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
+    """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
+    `ollama run` takes is planned under Ollama: whoever types `gpt-oss:20b` runs Ollama and asks about that plan. The
+    request contract's runtime defaults to llama.cpp on every surface (CLI, HTTP, MCP) and cannot tell
+    `--runtime llama.cpp` from no flag, so that default is read as "not given" here; a named build or another engine
+    is kept, and the note names the catalog alias, which plans llama.cpp (review17 finding 15)."""
+    from .runtimes.pull_names import read_pull_name
+
+    name = read_pull_name(req.model)
+    if name is None:
+        return req, []
+    changes: dict = {"model": name.alias}
+    if name.quant and not req.quant:
+        changes["quant"] = name.quant
+    how = ""
+    if name.ollama and req.runtime == CheckRequest.__dataclass_fields__["runtime"].default:
+        changes["runtime"] = "ollama"
+        how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
+    return replace(req, **changes), [name.form + how]
+
+
+def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
+    """MLX without --quant plans the published mlx-community 4-bit conversion where data/mlx_repos.json knows one;
+    where it knows none, the stored 16-bit checkpoint is planned, and the answer says so (published.mlx_stored_note)."""
+    from .runtimes.published import mlx_stored_note
+
+    note = None if req.quant else mlx_stored_note(spec, plan.runtime, plan.weights.quant)
+    return [note] if note else []
 
 
 def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_named: bool, with_fixes: bool = True,

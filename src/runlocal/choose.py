@@ -200,15 +200,15 @@ def runtime_label(rt) -> tuple[str, str]:
 
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1,
               model: ModelSpec | None = None) -> Settings:
-    from .runtimes.llamacpp import NGL_ALL
     from .runtimes.tensor_parallel import largest_tp
 
     rt = get_runtime(runtime)
     # one rank per GPU, or the largest TP that splits the heads, as `check` picks it (vLLM refuses the rest)
     tp = (largest_tp(model, n_gpus) if model is not None else n_gpus) if (n_gpus > 1 and rt.pools_kv) else 1
-    # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
-    # layers to RAM until anything runs, slowly
-    ngl = NGL_ALL if engine(rt.name).fit_offload else None
+    # llama-server's own --fit places the layers, as `check` plans it (review17 finding 9: a pinned -ngl all could
+    # leave 0.3 GiB where --fit would move experts to RAM, a plan check never makes). "Runs on this device" still
+    # means held whole on its GPUs: a row where --fit moved weights to RAM is offloaded (plan_fit) and not ranked
+    ngl = None
     # users > 1: that many requests of ``ctx`` each at once (llama.cpp --parallel N sizes N slots of ctx;
     # vLLM --max-num-seqs / SGLang --max-running-requests, the pool checked in plan_fit)
     settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp).with_(n_gpu_layers=ngl)
@@ -231,7 +231,6 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
              host_cache: dict | None = None, users: int = 1) -> Fit:
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog)."""
-    from .plan import quick_plan
     from .weights import unsloth_command, with_default_quant
 
     rt = get_runtime(runtime)
@@ -239,13 +238,13 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the weights check plans for this --quant (Unsloth's UD-* as its base mix, a published checkpoint, MLX's
     # names; a format the runtime cannot load refused): one weight path for every entry point
     settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
-    quick = quick_plan(model, settings, targets, runtime=rt)
+    quick, moved = _fitted_plan(model, settings, targets, rt, n_gpus)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
     cpu_w = sum(d.weights for d in alloc.devices if d.kind == "cpu")
     # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
-    offloaded = sum(d.weights for d in alloc.devices) < 0.99 * weights.total
+    offloaded = moved or sum(d.weights for d in alloc.devices) < 0.99 * weights.total
     if n_gpus and cpu_w and not offloaded:
         key = (rt.name, quant, ctx)
         cache = host_cache if host_cache is not None else {}
@@ -259,6 +258,29 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     return Fit(weights.quant, asked, verdict, speed.get("decode_tokens_per_s"),
                speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt, alloc.settings), busiest.total,
                busiest.capacity, offloaded)
+
+
+def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt, n_gpus: int):
+    """(check's quick plan for these settings, whether --fit surely moves weights to RAM). llama.cpp with the context
+    given: --fit's step 1 keeps every layer on the GPUs where each keeps its margin (common/fit.cpp: no changes
+    needed), so that plan is the one with every layer pinned there, made without the search; past the margin on one
+    GPU it moves layers or experts to RAM (not a run held whole: its plan is not needed), and on several it first
+    splits them its own way over the GPUs (planned, as check plans it)."""
+    from .plan import quick_plan
+    from .runtimes.llamacpp import FIT_MARGIN, LlamaCpp
+
+    if (type(rt) is LlamaCpp and rt.has_fit and n_gpus and settings.ctx is not None and settings.llamacpp.fit
+            and settings.llamacpp.n_gpu_layers is None):
+        pinned = quick_plan(model, settings.with_(n_gpu_layers=model.n_layers + 1), targets, runtime=rt)
+        gpus = [d for d in pinned.allocation.devices if d.kind != "cpu"]
+        if all(d.total + FIT_MARGIN <= d.capacity for d in gpus):
+            return pinned, False
+        # one GPU: --fit moves layers or experts to RAM. Several: its own split holds every weight on the GPUs only
+        # where each GPU's use, at least its weights and KV cache (the same bytes in all whatever the split), stays
+        # under its capacity less the margin; where even their sum does not, it moves some to RAM too
+        if n_gpus == 1 or sum(d.weights + d.kv_cache for d in gpus) > sum(d.capacity - FIT_MARGIN for d in gpus):
+            return pinned, True
+    return quick_plan(model, settings, targets, runtime=rt), False
 
 
 def quant_ladder(runtime: str, quant: str | None = None,

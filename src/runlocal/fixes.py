@@ -106,6 +106,9 @@ class _Fixer:
         self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
+            if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
+                # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
+                self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
 
     # -- re-planning ---------------------------------------------------------------------------------------

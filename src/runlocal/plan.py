@@ -223,9 +223,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         chosen_ngl = s.llamacpp.n_gpu_layers
         placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
         fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
-        moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
-            if moved else s
+        # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
+        fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
+        moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
+        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe,
+                           override_tensor=settings.llamacpp.override_tensor,
+                           tensor_split=settings.llamacpp.tensor_split) if moved else s
         held = placed and not moved and s.llamacpp.fit
         tried: list[tuple[int, bool]] = []
         max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,

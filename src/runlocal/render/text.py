@@ -75,7 +75,8 @@ def _all_layers_on_gpu(plan: Plan) -> bool:
     """A llama.cpp plan whose -ngl (the user's or --fit's) puts every layer and the output on the GPU, no experts
     held back."""
     s = plan.settings.llamacpp
-    return all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+    return (all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+            and not any(buf == "CPU" for _, buf in s.override_tensor))   # -ot rules (--fit's on several GPUs) to RAM
 
 
 def offload_phrase(plan: Plan) -> str | None:
@@ -95,7 +96,8 @@ def offload_phrase(plan: Plan) -> str | None:
     s = plan.settings
     ngl = s.llamacpp.n_gpu_layers
     # a compromise that left every layer on the GPU (--fit cutting only the context) moved no weights
-    moved = ((a.compromise and not _all_layers_on_gpu(plan)) or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+    moved = ((a.compromise and not _all_layers_on_gpu(plan)) or s.llamacpp.n_cpu_moe
+             or any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)     # -ot between GPUs moves none to RAM
              or (ngl is not None and 0 <= ngl <= plan.model.n_layers))
     # llama.cpp / Ollama with no layer moved hold only the input layer on the host (the token embeddings: a token
     # reads one row of them), however large its share (gemma 3's 262K vocabulary: 11-22 % of the weights)

@@ -247,6 +247,23 @@ class Ollama:
         self._llama.gdn = value
 
     @property
+    def mla_cache(self) -> str:
+        """What the llama.cpp under this release caches of an MLA layer (runtimes/versions.py ollama_mla_cache)."""
+        return self._llama.mla_cache
+
+    @mla_cache.setter
+    def mla_cache(self, value: str) -> None:
+        self._llama.mla_cache = value
+
+    @property
+    def mla_cache_why(self) -> str:
+        return self._llama.mla_cache_why
+
+    @mla_cache_why.setter
+    def mla_cache_why(self, value: str) -> None:
+        self._llama.mla_cache_why = value
+
+    @property
     def backend(self) -> str | None:
         """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
         return self._llama.backend
