@@ -9,7 +9,7 @@ from typing import Any
 
 from .errors import InputError
 from .plan import Plan
-from .request import CheckRequest, check_cache_types, parse_ngl, validate_request
+from .request import CheckRequest, check_cache_types, parse_ngl, runtime_name, validate_request
 
 __all__ = ["CheckRequest", "build_settings", "check", "curve"]
 
@@ -23,7 +23,7 @@ def build_settings(req: CheckRequest):
     from .units import parse_tokens
 
     validate_request(req)
-    runtime = get_runtime(req.runtime)  # an unknown runtime is reported before any file is read
+    runtime = get_runtime(runtime_name(req))  # an unknown runtime is reported before any file is read
     known = engine(runtime.name)
     if known.server_environment:
         req = _with_ollama_environment(req)
@@ -214,10 +214,10 @@ def _arch_unchecked(spec, planner) -> list[str]:
 
 def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
     """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
-    `ollama run` takes is planned under Ollama: whoever types `gpt-oss:20b` runs Ollama and asks about that plan. The
-    request contract's runtime defaults to llama.cpp on every surface (CLI, HTTP, MCP) and cannot tell
-    `--runtime llama.cpp` from no flag, so that default is read as "not given" here; a named build or another engine
-    is kept, and the note names the catalog alias, which plans llama.cpp (review17 finding 15)."""
+    `ollama run` takes is planned under Ollama when no runtime is given (request.runtime None: no --runtime, an
+    omitted HTTP/MCP field): whoever types `gpt-oss:20b` runs Ollama and asks about that plan. A runtime given —
+    `--runtime llama.cpp` included — is kept, and the note names the catalog alias, which plans llama.cpp
+    (review17 finding 15)."""
     from .runtimes.pull_names import read_pull_name
 
     name = read_pull_name(req.model)
@@ -227,7 +227,7 @@ def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
     if name.quant and not req.quant:
         changes["quant"] = name.quant
     how = ""
-    if name.ollama and req.runtime == CheckRequest.__dataclass_fields__["runtime"].default:
+    if name.ollama and req.runtime is None:
         changes["runtime"] = "ollama"
         how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
     return replace(req, **changes), [name.form + how]
@@ -358,7 +358,7 @@ def _planner(req: CheckRequest):
 
     from .runtimes import get_runtime
 
-    planner = get_runtime(req.runtime, environ=os.environ)
+    planner = get_runtime(runtime_name(req), environ=os.environ)
     if req.backend is not None:     # only a ggml engine gets here with one (build_settings refuses the others)
         planner.backend = req.backend   # type: ignore[attr-defined]
     return planner
@@ -375,17 +375,18 @@ def _cpu_bandwidth_note(targets) -> list[str]:
             "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
 
 
-def _cpu_kvcache_default_note(settings, targets) -> list[str]:
-    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: planned at the 4 GiB vllm/platforms/cpu.py set through
-    v0.11; later releases size it from RAM (PR #29604: half of a NUMA node's RAM; PR #39781: --gpu-memory-utilization
-    × the node's RAM less the process), in releases not yet pinned here, so the plan says what it assumed."""
+def _cpu_kvcache_default_note(settings, targets, runtime: str) -> list[str]:
+    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: what the release asked for sizes it as (4 GiB up to v0.12,
+    half the RAM in v0.13–v0.19, --gpu-memory-utilization × RAM less the worker from v0.20: runtimes/vllm_cpu.py),
+    with the assumptions that rule needs."""
     from .runtimes import engine
+    from .runtimes.versions import split_runtime
+    from .runtimes.vllm_cpu import cpu_kv_note
 
     if (any(t.kind != "cpu" for t in targets) or settings.vllm.cpu_kvcache_space
             or "cpu_kvcache_space" not in engine(settings.runtime).own_options):
         return []
-    return ["VLLM_CPU_KVCACHE_SPACE unset: planned as 4 GiB, vLLM's default through v0.11; later releases size the "
-            "CPU KV cache from RAM (PR #29604, PR #39781) — set --cpu-kvcache-space to plan the size you run"]
+    return [cpu_kv_note(split_runtime(runtime)[1])]
 
 
 def _driver_context_note(plan: Plan) -> list[str]:
@@ -416,7 +417,7 @@ def _inputs(req: CheckRequest, policy=None):
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
     notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
-    notes += _cpu_kvcache_default_note(settings, targets)
+    notes += _cpu_kvcache_default_note(settings, targets, runtime_name(req))
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)
@@ -536,7 +537,7 @@ def _refuse_more_ranks_than_gpus(req: CheckRequest, settings, targets) -> None:
 
     gpus = [t for t in targets if t.kind != "cpu"]
     ranks = max(1, settings.tp) * max(1, settings.pp) * max(1, req.dp)
-    if not get_runtime(req.runtime).pools_kv or not gpus or ranks <= len(gpus):
+    if not get_runtime(runtime_name(req)).pools_kv or not gpus or ranks <= len(gpus):
         return
     layout = " × ".join(f"--{k} {v}" for k, v in (("tp", settings.tp), ("pp", settings.pp), ("dp", req.dp)) if v > 1)
     raise InputError(f"tp: {layout} needs {ranks} GPUs, one per rank; {len(gpus)} given (--gpu {ranks}xNAME or "
@@ -549,7 +550,7 @@ def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
     from .runtimes import get_runtime
 
     gpus = [t for t in targets if t.kind != "cpu"]
-    runtime = get_runtime(req.runtime)
+    runtime = get_runtime(runtime_name(req))
     if req.tp is not None or len(gpus) < 2 or not runtime.pools_kv:
         return settings
     from .runtimes import engine
@@ -580,12 +581,14 @@ def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
 
 
 def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> dict:
-    """Memory against context for the page's chart, with the device line it is drawn against."""
-    from .plan import memory_curve
+    """Memory against context, per device, from the plan `check` answers (plan.context_curves: the chart the site
+    draws, from the same function): ``device`` / ``capacity`` / ``points`` are the first GPU's line, ``devices``
+    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit."""
+    from .plan import context_curves, curve_contexts
 
-    spec, settings, targets, _ = _inputs(req, policy)
-    limit = spec.max_position_embeddings or 131072
-    contexts = contexts or [2**k for k in range(9, 21) if 2**k <= limit]
-    points = memory_curve(spec, settings, targets, contexts, runtime=_planner(req))
-    first = next((t for t in targets if t.kind != "cpu"), targets[0])
-    return {"device": first.name, "capacity": first.capacity, "points": points}
+    plan, _ = check(replace(req, use_measurements=False), policy)
+    targets = list(plan.searched_on) or _inputs(req, policy)[2]      # (none recorded: a plan refused unplanned)
+    devices = context_curves(plan, targets, contexts or curve_contexts(plan))
+    first = next((d for d in devices if d["kind"] != "cpu"), devices[0])
+    return {"device": first["device"], "capacity": first["capacity"], "points": first["points"],
+            "max_context": plan.max_context, "devices": devices}

@@ -149,8 +149,6 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             fields = plans.fields(targets, q)
             row |= {"runtime": label, "runtime_rules": rules, "quant": fields.pop("quant"),
                     "verdict": fields.pop("verdict"), "runs_whole": fit is not None, **fields}
-            if fit is not None and row["price_usd"] and row.get("decode_tokens_per_s"):
-                row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
             shown[len(rows)] = (targets, q)
             _say_idle_gpus(row, plans.spec, rt, targets)
         rows.append(row)
@@ -161,7 +159,18 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             rows[i] |= plans.shown(targets, q, hardware[i][1])
             if rows[i]["verdict"] == "does_not_fit" or rows[i]["id"] is None:
                 _no_speed(rows[i])      # no speed for a setup that does not start (check's speed_phrase says none)
+            _speed_per_price(rows[i])
     return rows
+
+
+def _speed_per_price(row: dict[str, Any]) -> None:
+    """tok/s per 1,000 USD for every row shown with a price and a decode speed: the speed it shows over the price it
+    shows — also where part of the model is in system RAM (review17b #9: "—" on priced rows with a speed, no reason
+    given); the price is the GPUs' only, as the page and the CLI say."""
+    if row.get("price_usd") and row.get("decode_tokens_per_s"):
+        row["tokens_per_s_per_1000_usd"] = round(row["decode_tokens_per_s"] / row["price_usd"] * 1000, 3)
+    else:
+        row.pop("tokens_per_s_per_1000_usd", None)
 
 
 def _no_speed(row: dict[str, Any]) -> None:
@@ -292,6 +301,4 @@ def _same_quant(rows: list[dict[str, Any]], row_targets: list[list], plans: _Pla
         fields = plans.fields(targets, common)
         r |= fields
         shown[i] = (targets, common)
-        if r.get("price_usd") and r.get("decode_tokens_per_s") and fields["verdict"] != "does_not_fit":
-            r["tokens_per_s_per_1000_usd"] = round(r["decode_tokens_per_s"] / r["price_usd"] * 1000, 3)
     return shown

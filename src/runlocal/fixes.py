@@ -103,7 +103,12 @@ class _Fixer:
         self.base = plan.settings
         # the runtime already made it run by moving layers or experts to system memory (llama.cpp --fit): the
         # fixes put every layer back on the GPU, so each is tried with all of them there
-        self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu
+        ggml = engine(self.runtime.name).ggml
+        self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu and ggml
+        if plan.allocation.compromise and not ggml:
+            # SGLang with no context asked serves a shorter one than config.json's (runtimes/sglang.py
+            # served_context): the fixes are tried at the context it starts with, as before the compromise
+            self.base = self.runtime.defaults(self.model, self.base.with_(ctx=None), targets)
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
             if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
@@ -243,6 +248,7 @@ def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     _budget_and_layers(f)
     _cpu_kv_space(f)
     _host_swap(f)
+    _unified_share(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
         _combined(f)
@@ -520,16 +526,21 @@ def _cpu_kv_space(f: _Fixer) -> None:
     current = s.vllm.cpu_kvcache_space or 0
     ram = next((t for t in f.targets if t.kind == "cpu"), None)
     alloc = f.plan.allocation
-    if ram is None or (alloc.max_concurrency is None or alloc.max_concurrency >= 1):
+    if ram is None or alloc.max_concurrency is None:
         return
     space = sum(d.kv_cache for d in alloc.devices)
+    # unset, vLLM 0.13–0.19 take half the RAM whatever the weights (runtimes/vllm_cpu.py): over the RAM, the fix is
+    # the fewest GiB that hold one request, set
+    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation) != "fits"
+    if alloc.max_concurrency >= 1 and not too_much:
+        return
     top = int(ram.capacity // (1 << 30))
 
     def holds(n: int) -> bool:
         a = f.allocate(s.with_(cpu_kvcache_space=n))
         return a.max_concurrency is not None and a.max_concurrency >= 1
 
-    lo = max(current, int(space // (1 << 30))) + 1
+    lo = 1 if too_much else max(current, int(space // (1 << 30))) + 1
     if lo > top or not holds(top):
         return
     hi = top
@@ -540,9 +551,10 @@ def _cpu_kv_space(f: _Fixer) -> None:
     if f.runs(new):
         after = f.allocate(new)
         cost = 0 if _verdict(after) == "fits" else 2
-        f.try_(f"Raise VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
+        f.try_(f"{'Set' if too_much else 'Raise'} VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
                f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
-               f"from RAM that was free", cost)
+               + ("the fewest whole GiB that hold one request, leaving the rest of the RAM to the weights"
+                  if too_much else "from RAM that was free"), cost)
 
 
 def _host_swap(f: _Fixer) -> None:
@@ -570,6 +582,28 @@ def _host_swap(f: _Fixer) -> None:
         _with_second_lever(f, f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})",
                            s.with_(**{name: float(gib)}), f"swap space {current:g} → {gib} GiB per GPU: within "
                            "vLLM's check of 70 % of the host's RAM")
+
+
+def _unified_share(f: _Fixer) -> None:
+    """An AMD APU (Strix Halo) planned at Linux's default GPU share, half its RAM: the same plan with the share raised
+    through the ttm module's pages_limit (hardware/unified_memory.py: the kernel parameter, its unit, the 3/4 share).
+    Every layer back on the GPU (f.base), the host keeping the rest of the RAM."""
+    from .hardware.catalog import load_devices
+    from .hardware.unified_memory import TTM_PAGE_BYTES, raised_gpu_share
+
+    devices = {d.name: d for d in load_devices()}
+    for i, t in enumerate(f.targets):
+        device = devices.get(t.name) if t.kind == "unified" else None
+        raised = raised_gpu_share(device, t.capacity) if device is not None else None
+        if device is None or raised is None:
+            continue
+        pages = raised // TTM_PAGE_BYTES
+        more = [*f.targets[:i], replace(t, capacity=raised), *f.targets[i + 1:]]
+        setting = f"echo 'options ttm pages_limit={pages}' | sudo tee /etc/modprobe.d/ttm.conf"
+        f.try_(f"Raise the GPU's share of RAM to {format_bytes(raised)} (Linux: ttm pages_limit; or the BIOS / "
+               "Variable Graphics Memory setting)", f.base,
+               f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
+               2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
 
 
 def _more_gpus(f: _Fixer) -> None:

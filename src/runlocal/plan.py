@@ -39,6 +39,12 @@ class Plan:
     # the runtime planner that made it (with the server environment it was given): the fixes re-plan with it
     planner: Any = field(default=None, repr=False, compare=False)
     conditions: tuple[str, ...] = ()            # what the verdict depends on that nobody stated ("fits if RAM ≥ …")
+    # what max_context was searched at (the settings, with --fit placing the layers again at each context where it
+    # moved some, and the targets): context_curves draws the plan at each context from the same, so the chart's
+    # lines cross their devices where the answer's largest context ends. margin_held: --fit's margin had to stay free
+    searched: Settings | None = field(default=None, repr=False, compare=False)
+    searched_on: tuple[Target, ...] = field(default=(), repr=False, compare=False)
+    margin_held: bool = False
     # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
     # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
     asked_quant: str | None = None
@@ -204,6 +210,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
                             f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
     search_steps: tuple[Step, ...] = ()
+    searched, held = s, False
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
@@ -236,6 +243,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         search_steps = (context_search_step(
             tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
             asked=s.ctx, asked_passes=fits(alloc)),)
+        searched = relaunch
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
@@ -243,7 +251,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
                 unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
-                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant)
+                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant,
+                searched=searched, searched_on=tuple(targets), margin_held=held)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
@@ -273,26 +282,46 @@ def _weight_steps(model: ModelSpec, w: WeightEstimate, runtime: str) -> tuple[St
 _FLOAT_FTYPES = ("bf16", "f16", "fp16", "f32", "fp32")
 
 
-def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
-                 contexts: list[int], *, runtime: Runtime | None = None) -> list[dict[str, int]]:
-    """Memory on the most loaded device at each context: the line the page draws against capacity."""
-    runtime = runtime or get_runtime(settings.runtime)
-    settings, _ = with_default_quant(model, settings)
-    # the curve shows where memory crosses the card at each context: llama.cpp's --fit would instead move
-    # layers to the CPU to stay under it
-    settings = settings.with_(fit=False)
-    weights = estimate(model, settings.quant)
-    points = []
+CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
+
+
+def curve_contexts(plan: Plan) -> list[int]:
+    """The contexts a memory chart plots: powers of two from 512 to the trained context (or the context asked, or
+    the largest, if longer), with the context asked and the largest context itself."""
+    top = max(plan.model.max_position_embeddings or 131072, plan.settings.ctx or 0, plan.max_context or 0)
+    extra = {c for c in (plan.settings.ctx, plan.max_context) if c}
+    return sorted({c for c in CURVE_POINTS if c <= top} | extra)
+
+
+def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> list[dict[str, Any]]:
+    """Memory on each device of the plan at each context: the plan as its largest context was searched
+    (make_plan's ``searched``: where llama-server --fit moved layers off the GPU, --fit places them again at each
+    context, as llama-server would when given that -c), so every device stays under its limit up to the largest
+    context and one goes over past it — the chart and the verdict tell one story. Each device: its name, kind,
+    capacity (a unified host's: what the GPU side leaves of the RAM at the context asked; each point carries its own,
+    as verdict.fits judges it), ``limit`` (the capacity less the
+    runtime's kept-free bytes where they had to stay free: --fit's margin when every layer stayed on the GPU) and
+    points {ctx, total, kv_cache}. ``targets``: used where the plan records none (a plan refused before planning)."""
+    from .hardware.unified_memory import with_shared_host
     from .runtimes.llamacpp_compute import many_contexts  # (llama.cpp's graphs built once for every context)
 
+    runtime = plan.planner or get_runtime(plan.runtime)
+    base = plan.searched or plan.settings
+    on = list(plan.searched_on) or targets
     with many_contexts():
-        for ctx in contexts:
-            alloc = runtime.allocate(model, weights, settings.with_(ctx=ctx), targets)
-            dev = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else 0)
-            points.append({"ctx": ctx, "total": dev.total, "kv_cache": dev.kv_cache})
-    return points
+        allocs = [runtime.allocate(plan.model, plan.weights, base.with_(ctx=c), on) for c in contexts]
+    kept_free = getattr(runtime, "kept_free", None)
+    kept = kept_free(base, on, held=True) if kept_free is not None and plan.margin_held else {}
+    judged = [with_shared_host(a.devices) for a in allocs]    # a unified host: what the GPU side leaves, per context
+    out = []
+    for i, d in enumerate(plan.allocation.devices):          # (settled: a unified host's capacity as judged)
+        points = [{"ctx": c, "total": a[i].total, "kv_cache": a[i].kv_cache, "capacity": a[i].capacity}
+                  for c, a in zip(contexts, judged) if i < len(a)]
+        out.append({"device": d.name, "kind": d.kind, "capacity": d.capacity,
+                    "limit": d.capacity - kept.get(d.name, 0), "points": points})
+    return out
 
 
-__all__ = ["DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan", "estimate",
-           "is_gguf_quant", "judge_plan", "kv_per_token_counts", "kv_per_token_phrase", "kv_where", "make_plan",
-           "memory_curve", "quick_plan", "with_default_quant"]
+__all__ = ["CURVE_POINTS", "DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan",
+           "context_curves", "curve_contexts", "estimate", "is_gguf_quant", "judge_plan", "kv_per_token_counts",
+           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "with_default_quant"]

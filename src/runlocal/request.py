@@ -28,6 +28,9 @@ DEFAULT_PROMPT_TOKENS = 512     # llama-bench's pp512
 # 2^24 tokens: ten times the longest trained context in the catalog (Llama 4 Scout's 10M); a prompt also has to fit
 # the context asked for (check.build_settings)
 MAX_PROMPT_TOKENS = 1 << 24
+DEFAULT_RUNTIME = "llama.cpp"   # a request that names no runtime (request.runtime_name)
+
+
 @dataclass(frozen=True)
 class Option:
     """How one request field is typed on the command line and bounded everywhere."""
@@ -58,9 +61,11 @@ class CheckRequest:
 
     model: str = _opt(MISSING, "--model", help="alias, config.json/folder, .gguf path or URL, hf://…, or owner/name",
                       min_length=1, max_length=MAX_NAME)
-    runtime: str = _opt("llama.cpp", "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
-                        help="llama.cpp | vllm | ollama | sglang | transformers | mlx; NAME==VERSION (vllm==0.19.0, "
-                             "llama.cpp==b6500, ollama==0.12.0) for that release's rules")
+    # None: not given — planned as DEFAULT_RUNTIME (runtime_name), except where the model names its engine (an Ollama
+    # tag plans Ollama, check._pull_name); an explicit "llama.cpp" stays llama.cpp
+    runtime: str | None = _opt(None, "--runtime", "-r", max_length=MAX_SHORT, kind="runtime",
+                               help="llama.cpp (default) | vllm | ollama | sglang | transformers | mlx; NAME==VERSION "
+                                    "(vllm==0.19.0, llama.cpp==b6500, ollama==0.12.0) for that release's rules")
     # runtimes/backends.py: the ggml backend of llama.cpp / Ollama; None: from the GPU's vendor
     backend: str | None = _opt(None, "--backend", choices=("cuda", "rocm", "vulkan", "metal", "sycl", "cpu"),
                                help="llama.cpp/Ollama: cuda | rocm | vulkan | metal | sycl | cpu (default: from the "
@@ -151,6 +156,11 @@ class CheckRequest:
                                        "(model.cuda(): every weight on the first GPU)")
     use_measurements: bool = True            # stored probe/benchmark results replace predictions (not an option)
     extra: dict = field(default_factory=dict)
+
+
+def runtime_name(req: CheckRequest) -> str:
+    """The runtime the request plans: the one given, else DEFAULT_RUNTIME (the one place the default is applied)."""
+    return req.runtime if req.runtime is not None else DEFAULT_RUNTIME
 
 
 def options() -> dict[str, Option]:

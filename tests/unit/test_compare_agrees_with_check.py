@@ -58,3 +58,22 @@ def test_a_row_that_does_not_start_shows_no_speed():
     assert row["verdict"] == "does_not_fit"
     assert row["decode_tokens_per_s"] is None and row["prefill_tokens_per_s"] is None
     assert "tokens_per_s_per_1000_usd" not in row
+
+
+@pytest.mark.slow
+def test_every_priced_row_with_a_speed_has_its_speed_per_price():
+    """review17b #9: gpt-oss-120b on an RTX 4090 ($1,599, 25.1 tok/s, part of the experts in RAM) showed "—" for tok/s
+    per $1k. Each row with a price and a decode speed now has decode ÷ price × 1,000 (worked here from the row's own
+    two figures), whether or not the model is whole on its GPUs; a row without a price (a VRAM figure) has none."""
+    rows = compare_devices(["rtx-4090", "2x3090", "32G"], model="gpt-oss-120b")
+    partly_in_ram = [r for r in rows if r["price_usd"] and r["decode_tokens_per_s"] and not r["runs_whole"]]
+    assert {r["spec"] for r in partly_in_ram} >= {"rtx-4090"}
+    for r in rows:
+        if r["price_usd"] and r["decode_tokens_per_s"]:
+            assert r["tokens_per_s_per_1000_usd"] == pytest.approx(r["decode_tokens_per_s"] / r["price_usd"] * 1000,
+                                                                   abs=1e-3), r["spec"]
+        else:
+            assert "tokens_per_s_per_1000_usd" not in r, r["spec"]
+    four = next(r for r in rows if r["spec"] == "rtx-4090")
+    assert four["price_usd"] == 1599 and four["tokens_per_s_per_1000_usd"] == pytest.approx(
+        four["decode_tokens_per_s"] / 1.599, abs=1e-3)

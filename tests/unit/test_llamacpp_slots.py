@@ -156,10 +156,13 @@ def test_plan_searches_and_fix(gemma, weights):
 
 
 def test_memory_curve_plans_auto(gemma):
-    from runlocal.plan import memory_curve
+    from runlocal.plan import context_curves, make_plan
 
-    pts = memory_curve(gemma, Settings(quant="Q4_K_M"), big_gpu(), [8192, CTX])
-    one = memory_curve(gemma, Settings(quant="Q4_K_M", parallel=1), big_gpu(), [8192, CTX])
+    def gpu_line(settings):
+        plan = make_plan(gemma, settings, big_gpu(), with_fixes=False, with_concurrency=False)
+        return context_curves(plan, big_gpu(), [8192, CTX])[0]["points"]
+
+    pts, one = gpu_line(Settings(quant="Q4_K_M")), gpu_line(Settings(quant="Q4_K_M", parallel=1))
     assert [p["kv_cache"] - q["kv_cache"] for p, q in zip(pts, one)] == [swa_extra(gemma, 4608 - 1536)] * 2
 
 

@@ -42,6 +42,9 @@ def test_a_runtime_asked_for_is_kept():
     assert not any("planned under Ollama" in n for n in notes)
     plan, _ = _check("gpt-oss:20b", runtime="llama.cpp==b7000")
     assert plan.runtime == "llama.cpp" and plan.weights.quant == "MXFP4_MOE"
+    # llama.cpp asked for by name is kept too: the contract carries "not given" as None (policy17)
+    plan, notes = _check("gpt-oss:20b", runtime="llama.cpp")
+    assert plan.runtime == "llama.cpp" and not any("planned under Ollama" in n for n in notes)
 
 
 def test_ollamas_hub_name_and_llama_servers_hf_name_resolve_offline():

@@ -17,7 +17,7 @@ def test_no_swap_space_fix_where_the_swap_check_does_not_refuse():
     # so lowering --swap-space changes nothing; the context (the KV pool) is what refuses.
     assert 4 * 1 <= 0.7 * 32
     for ask in (dict(model="llama-3.1-8b", gpu="rtx-4090", runtime="vllm", ctx=131072, ram="32G"),
-                dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")):     # CPU-only: no swap space at all
+                dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm==0.12.0")):     # CPU-only: no swap space
         p = plan(**ask)
         assert p.verdict == "does_not_fit" and p.fixes
         assert not [f.title for f in p.fixes if "swap" in f.title.lower() or "--swap-space" in f.command]
@@ -106,12 +106,13 @@ def test_vllm_refusal_names_the_largest_max_model_len_and_labels_the_logged_coun
 
 def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):
     # review17 finding 6. vLLM's CPU backend sizes its KV cache by VLLM_CPU_KVCACHE_SPACE, whole GiB (vllm/envs.py:
-    # int(os.getenv(...)); vllm/platforms/cpu.py v0.8–v0.11: "not set, using 4 by default"). Qwen3-8B: 36 layers ×
+    # int(os.getenv(...)); vllm/platforms/cpu.py v0.8–v0.12: "not set, using 4 by default"; later releases size it
+    # from RAM, tests/unit/test_vllm_cpu_kv_eras.py). Qwen3-8B: 36 layers ×
     # 8 KV heads × 128 × 2 (K, V) × 2 B = 147,456 B a token; 40,960 tokens = 5.625 GiB > 4, so vLLM refuses; 6 GiB
     # holds ⌊6 GiB / (147,456 B × 16)⌋ = 2,730 blocks = 43,680 tokens ≥ 40,960, the fewest whole GiB that do.
     per_token = 36 * 8 * 128 * 2 * 2
     assert 40960 * per_token / GiB == 5.625 and (6 * GiB // (per_token * 16)) * 16 == 43680
-    ask = dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    ask = dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm==0.12.0")
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
     p = plan(**ask)
     assert p.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE=4 GiB" in p.allocation.refusal
@@ -146,10 +147,11 @@ def test_vllm_cpu_backend_refuses_an_fp8_kv_cache(monkeypatch):
 
 
 def test_a_change_that_buys_no_context_is_not_paired_with_the_context_fix(monkeypatch):
-    # vLLM's CPU backend: the KV space is fixed (VLLM_CPU_KVCACHE_SPACE), so a smaller checkpoint starts at exactly
-    # the context the plan already starts at; "the AWQ checkpoint, with context 28,928" gave up weights for nothing
+    # vLLM's CPU backend up to v0.12: the KV space is fixed (VLLM_CPU_KVCACHE_SPACE, 4 GiB unset), so a smaller
+    # checkpoint starts at exactly the context the plan already starts at; "the AWQ checkpoint, with context 28,928"
+    # gave up weights for nothing
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
-    p = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
+    p = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm==0.12.0")
     alone = next(f for f in p.fixes if f.title.startswith("Reduce context to "))
     assert not [f for f in p.fixes if f.title.startswith("Serve the published") and alone.title[18:] in f.title]
 
@@ -208,10 +210,13 @@ def test_flash_attention_fix_names_the_refusal_it_lifts():
 
 
 def test_unset_cpu_kvcache_space_says_what_it_assumed(monkeypatch):
-    # vLLM's unset default changed after v0.11 (PR #29604: from RAM, not 4 GiB): a plan at 4 GiB says so
+    # vLLM's unset default changed after v0.12 (PR #29604, PR #39781: from RAM, not 4 GiB): the plan says which
+    # rule it used and what it assumed (versions17; the eras: tests/unit/test_vllm_cpu_kv_eras.py)
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
     _, notes = _with_notes(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm")
-    assert any(n.startswith("VLLM_CPU_KVCACHE_SPACE unset: planned as 4 GiB") and "PR #29604" in n for n in notes)
+    assert any(n.startswith("VLLM_CPU_KVCACHE_SPACE unset: the current vLLM") and "PR #39781" in n for n in notes)
+    _, old = _with_notes(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm==0.12.0")
+    assert any(n.startswith("VLLM_CPU_KVCACHE_SPACE unset: vLLM 0.12.0 allocates 4 GiB") for n in old)
     _, given = _with_notes(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm", cpu_kvcache_space=6)
     _, on_gpu = _with_notes(model="qwen3-8b", gpu="rtx-4090", runtime="vllm")
     assert not any("VLLM_CPU_KVCACHE_SPACE unset" in n for n in given + on_gpu)

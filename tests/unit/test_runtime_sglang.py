@@ -191,4 +191,8 @@ def test_defaulted_settings_round_trip_into_command():
     # the command carries the defaults SGLang would pick on this GPU
     a = SGLang().allocate(LLAMA8B, W16, Settings(runtime="sglang"), [gpu(24)])
     assert a.settings.sglang.mem_fraction_static == 0.704
-    assert SGLang().command(LLAMA8B, a.settings).endswith("--context-length 131072 --mem-fraction-static 0.704")
+    # no context asked and a pool short of config.json's 131,072: SGLang serves up to min(131072 − 1, pool − 1)
+    # (managers/tp_worker.py max_req_len), which the command asks for (policy17)
+    assert a.kv_cache_tokens is not None and a.kv_cache_tokens < 131072 and a.compromise
+    served = min(131072 - 1, a.kv_cache_tokens - 1)
+    assert SGLang().command(LLAMA8B, a.settings).endswith(f"--context-length {served} --mem-fraction-static 0.704")

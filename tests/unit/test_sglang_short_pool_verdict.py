@@ -12,7 +12,9 @@ from runlocal.render.text import VERDICT_MEANING, verdict_meaning
 
 
 def test_sglang_starts_and_rejects_longer_requests():
-    plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="sglang"))
+    # the context asked (config.json's 40,960, given as --context-length): no context asked is policy17's
+    # test_sglang_unasked_context.py — SGLang then serves the shorter requests, "tight"
+    plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="sglang", ctx=40_960))
     a = plan.allocation
     # Qwen3-8B's 40,960-token context on a 4090: the pool holds fewer tokens than one request, no refusal
     assert plan.verdict == "does_not_fit" and a.refusal is None
@@ -20,11 +22,15 @@ def test_sglang_starts_and_rejects_longer_requests():
     assert plan.rejects is not None and plan.rejects.startswith(f"starts, but its KV pool holds {a.kv_cache_tokens:,}")
     assert "refuses to start" not in verdict_meaning(plan)
     assert plan.to_dict()["rejects"] == plan.rejects and plan.to_dict()["refusal"] is None
-    out = run_cli("check", "qwen3-8b", "--gpu", "rtx-4090", "--runtime", "sglang").stdout
+    out = run_cli("check", "qwen3-8b", "--gpu", "rtx-4090", "--runtime", "sglang", "--ctx", "40960").stdout
     assert "refuses to start" not in out and "the runtime starts, but its KV pool cannot hold one request" in out
 
 
 def test_vllm_in_the_same_place_still_refuses_to_start():
+    # asked or not: vLLM's check_enough_kv_cache_memory reads max_model_len, config.json's where none is asked
+    for ctx in (None, 40_960):
+        plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="vllm", ctx=ctx))
+        assert plan.verdict == "does_not_fit" and plan.allocation.refusal and plan.rejects is None
     plan, _ = check(CheckRequest(model="qwen3-8b", gpu="rtx-4090", runtime="vllm"))
     assert plan.verdict == "does_not_fit" and plan.allocation.refusal and plan.rejects is None
     assert verdict_meaning(plan) == VERDICT_MEANING["does_not_fit"]

@@ -242,11 +242,15 @@ class PlanDoc(_Open):
 
 
 class CurveDoc(_Open):
-    """Memory against context for the page's chart, with the device line it is drawn against."""
+    """Memory against context: the site's chart (plan.context_curves), the plan at each context as its largest
+    context was searched. device / capacity / points: the first GPU's line; devices: every device's line, each
+    with its capacity, limit and points (ctx, total, kv_cache, capacity)."""
 
     device: str
     capacity: int
     points: list[dict[str, Any]]
+    max_context: int | None = None
+    devices: list[dict[str, Any]] = []
 
 
 class CompareDoc(_Open):

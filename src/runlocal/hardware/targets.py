@@ -6,7 +6,7 @@ from ..errors import InputError
 from ..runtimes import Target
 from ..units import parse_size, parse_sizes
 from .catalog import DEFAULT_UNIFIED_SHARE
-from .unified_memory import UNIFIED_HOST
+from .unified_memory import LINUX_TTM_DEFAULT, UNIFIED_HOST
 
 DEFAULT_RAM = 32 * 1024**3
 
@@ -71,6 +71,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 whose = ("" if dev.gpu_memory_share is not None else
                          f" (runlocal's assumed {DEFAULT_UNIFIED_SHARE:.0%}, not the device's limit: none is measured "
                          "for it)")
+                if dev.share_source == LINUX_TTM_DEFAULT:
+                    whose = " (Linux's default GTT limit, half the RAM: the ttm module's pages_limit raises it)"
                 notes.append(f"{dev.name}: unified memory, GPU may use {cap / 2**30:.1f} of "
                              f"{dev.memory_bytes / 2**30:.0f} GiB{whose}")
                 # What the CPU side holds (llama.cpp's token embedding, host buffers, CPU layers) lives in the RAM

@@ -64,6 +64,30 @@ MLX_BLOCK_SHARE_OF_RAM = 0.95
 OS_FLOOR = 8 << 30
 
 
+# AMD APUs on Linux (Strix Halo): the GPU allocates from amdgpu's GTT domain, whose size defaults to what TTM allows
+# (amdgpu module parameter gttsize: "-1 (Use value specified by TTM)", docs.kernel.org/gpu/amdgpu/module-parameters.html),
+# and TTM's pages_limit defaults to half of RAM (drivers/gpu/drm/ttm/ttm_tt.c; "the kernel default … is system
+# memory / 2", AMD's amd-ttm tool, superm1/amd-debug-tools docs/amd-ttm.md): devices.json's gpu_memory_share 0.5,
+# share_source linux-ttm-gtt-default. The ttm module parameter pages_limit raises it, counted in 4 KiB pages (amd-ttm
+# writes `options ttm pages_limit=N` to /etc/modprobe.d/ttm.conf and asks for a reboot: 100 GB = 26,214,400 pages);
+# on Windows, AMD Variable Graphics Memory dedicates up to 96 GB of 128 GB (devices.json's note). The raised share
+# planned is that 3/4, leaving the OS a quarter of the RAM.
+LINUX_TTM_DEFAULT = "linux-ttm-gtt-default"
+AMD_RAISED_SHARE = 0.75
+TTM_PAGE_BYTES = 4096
+
+
+def raised_gpu_share(device, capacity: int) -> int | None:
+    """The GPU share of an AMD APU planned at Linux's default GTT limit (``device`` a catalog Device, ``capacity`` its
+    target's) once ttm pages_limit is raised to AMD_RAISED_SHARE of its RAM; None for any other device, or where the
+    capacity is not the default share (a --vram given)."""
+    if (not getattr(device, "unified_memory", False) or device.vendor != "amd"
+            or getattr(device, "share_source", None) != LINUX_TTM_DEFAULT or capacity != device.gpu_usable_bytes):
+        return None
+    raised = int(device.memory_bytes * AMD_RAISED_SHARE) // TTM_PAGE_BYTES * TTM_PAGE_BYTES
+    return raised if raised > capacity else None
+
+
 def shared_ram(devices) -> tuple[int, int] | None:
     """(RAM, bytes the unified GPU side holds) when ``devices`` (DeviceMemory) are a unified machine's: a GPU of
     kind "unified" and the host named UNIFIED_HOST, whose capacity is the whole RAM. None otherwise."""

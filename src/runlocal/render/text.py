@@ -267,15 +267,18 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
         out.append("max context: none fits")
-    elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise and _all_layers_on_gpu(plan):
-        out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every layer "
-                   f"on the GPU; without -c, it chose {s.ctx:,})")
-    elif a.compromise and s.llamacpp.fit and "context shortened" in a.compromise:
-        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
-                   f"without -c, --fit chose {s.ctx:,})")
-    elif a.compromise and s.llamacpp.fit and any(d.kind != "cpu" for d in a.devices):
-        out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
-                   "it must to system memory)")
+    elif fit_said := (a.compromise if s.llamacpp.fit and engine(s.runtime).ggml else None):   # not SGLang's own
+        if "context shortened" in fit_said and _all_layers_on_gpu(plan):
+            out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every "
+                       f"layer on the GPU; without -c, it chose {s.ctx:,})")
+        elif "context shortened" in fit_said:
+            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
+                       f"without -c, --fit chose {s.ctx:,})")
+        elif any(d.kind != "cpu" for d in a.devices):
+            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves "
+                       "what it must to system memory)")
+        else:
+            out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     else:
         # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
         out.append(f"max context {plan.max_context:,} per request (the largest that starts)")

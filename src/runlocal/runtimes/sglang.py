@@ -14,7 +14,15 @@ Modelled on SGLang 0.5.23 (the PyPI wheel ``sglang-0.5.23``; sources under pytho
   kv_lora_rank + qk_rope_head_dim); hybrid sliding-window models split it into a full pool and an SWA
   pool of swa_full_tokens_ratio (0.8) of its tokens.
 - managers/tp_worker.py get_worker_info: a pool smaller than --context-length only logs a warning;
-  the server starts and refuses or truncates longer requests.
+  the server starts and serves requests up to max_req_len = min(context_len − 1, max_total_num_tokens − 1)
+  (inputs below max_req_len − 5, managers/utils.py validate_input_length), refusing or truncating longer ones.
+  With no --context-length asked, context_len is config.json's, so such a server is the defaults running a
+  shorter context (``served_context``), as llama.cpp's --fit shortens an unset -c: "tight", not a failure.
+  An asked --context-length the pool cannot hold is a request that does not run (verdict.rejects_long_requests).
+  vLLM differs (read in the vllm 0.11.0 wheel): v1/core/kv_cache_utils.py check_enough_kv_cache_memory raises
+  "To serve at least one request with the models's max seq len …" when one request of model_config.max_model_len
+  does not fit, and config/model.py fills an unasked max_model_len from config.json (get_and_verify_max_len), so
+  it refuses to start whether the length was asked or not.
 
 ``SGLang.allocate`` computes typed results (``_Budget``, ``_Pool``, ``_Outside``) and ``_explain`` turns them
 into the --explain steps; the figures come only from the former.
@@ -234,6 +242,26 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
                     graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla) * MiB) if not s.sglang.disable_cuda_graph else 0)
 
 
+def served_context(ctx: int, pool_tokens: int) -> int:
+    """SGLang's longest request: max_req_len = min(context_len − 1, max_total_num_tokens − 1) (managers/tp_worker.py
+    get_worker_info, sglang 0.5.23); ≤ 0 is its start-up assert "Memory pool size is too small"."""
+    return min(ctx - 1, pool_tokens - 1)
+
+
+def _unasked_context_served(s: Settings, pool: _Pool, asked_ctx: int | None) -> tuple[Settings, str | None]:
+    """No --context-length asked and a pool shorter than config.json's context: SGLang starts and serves requests up
+    to max_req_len — the allocation is planned at that context, with the compromise said ("tight"). An asked
+    context, or a pool that holds it, is left as it is."""
+    assert s.ctx is not None                # set by defaults()
+    served = served_context(s.ctx, pool.tokens)
+    if asked_ctx is not None or pool.tokens >= s.ctx or served <= 0:
+        return s, None
+    return s.with_(ctx=served), (
+        f"no context asked: SGLang starts at config.json's context {s.ctx:,} with a KV pool of {pool.tokens:,} tokens "
+        f"and serves requests up to {served:,} tokens (max_req_len = min(context − 1, pool − 1), managers/tp_worker.py "
+        f"{SGLANG_REF}); longer ones are refused — --context-length {served} says so at start-up")
+
+
 def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Settings, b: _Budget, pool: _Pool,
              out: _Outside) -> list[Step]:
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
@@ -335,7 +363,8 @@ class SGLang:
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
         refusal = refusal or head_split_refusal(model, tp) or kv_refusal or _refusal(budget, pool)
-        outside = _outside_budget(model, s, budget, pool.tokens)
+        outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
+        served, compromise = _unasked_context_served(s, pool, settings.ctx) if refusal is None else (s, None)
         devices = tuple(
             DeviceMemory(g.name, g.kind, g.capacity, budget.weights, pool.kv_bytes, outside.activation + outside.graphs,
                          CUDA_CONTEXT + budget.dist + CUBLAS_WORKSPACE + outside.req_to_token)
@@ -346,11 +375,13 @@ class SGLang:
             # no KV on the host unless --enable-hierarchical-cache (off by default, server_args.py); the server
             # process itself (Python, torch, CUDA host state) is not modelled
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, 0, 0, 0),)
-        assert s.ctx is not None                # set by defaults()
-        return Allocation(settings=s, devices=devices, kv_bytes_per_token=int(pool.cell), kv_cache_tokens=pool.tokens,
-                          max_concurrency=pool.tokens / s.ctx if s.ctx else None, refusal=refusal,
+        assert served.ctx is not None                # set by defaults()
+        return Allocation(settings=served, devices=devices, kv_bytes_per_token=int(pool.cell),
+                          kv_cache_tokens=pool.tokens, max_concurrency=pool.tokens / served.ctx if served.ctx else None,
+                          refusal=refusal, compromise=compromise,
                           steps=tuple(_explain(model, weights, s, settings, budget, pool, outside)),
-                          assumptions=_assumptions(model, s, budget, pool, host is not None and bool(gpus)))
+                          assumptions=(*([compromise] if compromise else []),
+                                       *_assumptions(model, s, budget, pool, host is not None and bool(gpus))))
 
     def _budget(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target],
                 n_gpu: int) -> _Budget:

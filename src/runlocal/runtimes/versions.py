@@ -78,7 +78,11 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   newer than the map builds at least its last build (b10488, with the cap); the current one b10864
   (ollama/ollama#18317). The MLA cache by release: before v0.6.7 every head's K/V (v0.6.6 vendors 71e90e881, whose
   src/llama-hparams.h has no n_embd_head_k_mla), v0.6.7–v0.24.0 the latent K and V (2016f07bd … ec98e2002: PR #12801
-  in, #19067 not), from v0.30.0 by the llama-server build (K alone).
+  in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
+  unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
+  runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
+  --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
 
 from __future__ import annotations

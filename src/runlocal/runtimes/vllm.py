@@ -69,6 +69,7 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
+from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_refusal, cpu_kv_rule, cpu_kv_space, kv_space_step
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_parallel import explain_parallel
 
@@ -130,9 +131,6 @@ DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 # pinned CPU KV blocks ("# CPU blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B =
 # 4 GiB); the V1 engine keeps no KV in host memory, but every version checks it against the host's RAM (config
 # cache.py verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
-# vllm/platforms/cpu.py check_and_update_config (v0.8–v0.11): VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by
-# default"; set, the request's cpu_kvcache_space (VLLMOptions; check.py reads the variable)
-CPU_KVCACHE_SPACE = 4 << 30
 SWAP_REFUSE_SHARE = 0.7
 
 
@@ -571,24 +569,16 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
     if pool.max_concurrency < 1:
         logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
                   f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
-        where = f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB" if cpu_space is not None else "the KV pool"
+        where = ("the KV pool" if cpu_space is None else f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB"
+                 if cpu_space % GiB == 0 else f"the CPU KV cache space ({cpu_space / GiB:.2f} GiB)")
         return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
                 f"that fits is {longest:,}{logged} (vLLM refuses to start"
                 + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")"))
     return None
 
 
-def _cpu_fp8_kv_refusal(engine: str, cpu_space: int | None, cache_type: str) -> str | None:
-    """vllm/platforms/cpu.py check_and_update_config (v0.8 on): chunked prefill or prefix caching (both on by default
-    in V1) with a quantized KV cache raises; where it passes, later releases fall back to the model's dtype anyway."""
-    if cpu_space is None or engine in V0_ENGINES or cache_type in ("f16", "bf16", "auto"):
-        return None
-    return ("Chunked-prefill and prefix-cache on the CPU backend is not compatible with FP8 KV cache "
-            f"(--kv-cache-dtype {cache_type}: vLLM's CPU backend refuses it)")
-
-
 def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
-                    engine: str, cpu_space: int | None, set_gib: int | None,
+                    engine: str, space_step: Step | None,
                     parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
     """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
     graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
@@ -598,10 +588,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                         "but every rank gets the smallest rank's blocks")
     return (
-        Step("KV cache space", (f"VLLM_CPU_KVCACHE_SPACE={set_gib} (set)" if set_gib else
-                                f"VLLM_CPU_KVCACHE_SPACE unset: {CPU_KVCACHE_SPACE // GiB} GiB")
-             + " (RAM is not shared out by --gpu-memory-utilization on the CPU backend)", f"{cpu_space:,} B",
-             "vllm/envs.py; vllm/platforms/cpu.py check_and_update_config") if cpu_space is not None else
+        space_step if space_step is not None else
         Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
@@ -700,11 +687,14 @@ class VLLM:
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
-        cpu_space = None
+        cpu_space, space_step, cpu_refusal = None, None, None
         if gpu.kind == "cpu":
-            # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is
-            # VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by default"; no CUDA graphs or NCCL workspaces
-            cpu_space = (s.vllm.cpu_kvcache_space or 0) * GiB or CPU_KVCACHE_SPACE
+            # vLLM's CPU backend (runtimes/vllm_cpu.py): its KV cache space by release, no CUDA graphs or NCCL workspaces
+            cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
+                   b.utilization, b.weights + b.activation)
+            cpu_space = cpu_kv_space(*cpu)
+            space_step = kv_space_step(cpu_space, *cpu)
+            cpu_refusal = None if cpu[0] else cpu_kv_refusal(cpu_space, *cpu[2:])
             b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
                         non_torch=0, budget=b.weights + b.activation + cpu_space)
         tp, pp = max(1, s.tp), max(1, s.pp)
@@ -715,9 +705,10 @@ class VLLM:
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
             if pool.max_concurrency < 1 else s.ctx
-        refusal = (head_split_refusal(model, tp) or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal
-                   or _cpu_fp8_kv_refusal(self.engine, cpu_space, s.cache_type_k))
-        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_space, s.vllm.cpu_kvcache_space,
+        refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)
+                   or kernel_refusal
+                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k))
+        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks

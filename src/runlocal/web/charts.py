@@ -2,7 +2,8 @@
 
 Server-side so that a page is whole without JavaScript, every label is text a screen reader and a
 search box can find, and the figures are the plan's own. Each chart keeps its labels inside its box
-(wide left margin for "133.8 GiB", end-anchored labels near the right edge, labels pushed apart).
+(wide left margin for "133.8 GiB", end-anchored labels near the right edge, labels pushed apart); the memory
+chart draws none over its plot: a legend under it, the largest context's label in the margin above.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ FONT = 14
 class Series:
     label: str
     points: tuple[tuple[float, float], ...]     # (x, y) in data units
-    capacity: float | None = None               # a horizontal line in the series' colour
+    capacity: float | None = None               # a horizontal line in the series' colour: the device's limit
+    kept: float = 0                             # bytes of the device kept free below its capacity (--fit's margin)
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -56,23 +58,54 @@ def _ctx_label(n: float) -> str:
     return f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
 
 
+MEMORY_TOP = 30            # the memory chart's top margin: the largest-context label sits there, above every line
+LEGEND_ROW = 20             # one legend row per device, under the axis title: no label is drawn over the plot
+LEGEND_SWATCH = 18
+
+
+def _legend(series: list[Series], top: float) -> list[str]:
+    """One row per device under the plot: its line (solid), its limit (dashed) and the limit in words. Labels in
+    the plot collided with the lines and each other (review17b #7: two limits 2 GiB apart, a label on the RAM line)."""
+    out = []
+    for i, s in enumerate(series):
+        color = COLORS[i % len(COLORS)]
+        y = top + i * LEGEND_ROW
+        mid = y - FONT * 0.35
+        x = 8
+        out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
+                   'stroke-width="2.5"/>')
+        x += LEGEND_SWATCH + 4
+        text = s.label
+        if s.capacity:
+            out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
+                       'stroke-dasharray="6 4"/>')
+            limit = format_bytes(s.capacity)
+            text += (f": {limit} usable ({format_bytes(s.kept)} kept free)" if s.kept > 0 else f": {limit}")
+        x += LEGEND_SWATCH + 6
+        out.append(f'<text x="{x}" y="{y:.1f}" fill="{color}">{escape(text)}</text>')
+    return out
+
+
 def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int | None, title: str) -> Markup:
-    """Memory on each device against context (log₂ x), each device's capacity dashed in its colour, the
-    largest context that fits as a vertical line."""
+    """Memory on each device against context (log₂ x), each device's limit dashed in its colour, the largest
+    context that fits as a vertical line labelled above the plot, and a legend under it (no label over a line)."""
     xs = [x for s in series for x, _ in s.points]
     if not xs:
         return Markup("")
     x0, x1 = math.log2(min(xs)), math.log2(max(xs))
     ymax = max([y for s in series for _, y in s.points] + [s.capacity or 0 for s in series]) * 1.08 or 1
-    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+    top = MEMORY_TOP
+    pw, ph = W - LEFT - RIGHT, H - top - BOTTOM
+    legend_top = H + FONT + 4
+    height = int(legend_top + (len(series) - 1) * LEGEND_ROW + 8)
 
     def px(x: float) -> float:
         return LEFT + pw * (math.log2(x) - x0) / max(1e-9, x1 - x0)
 
     def py(y: float) -> float:
-        return TOP + ph * (1 - y / ymax)
+        return top + ph * (1 - y / ymax)
 
-    out = [(f'<svg class="chart" viewBox="0 0 {W} {H}" role="img" aria-labelledby="memchart-title" '
+    out = [(f'<svg class="chart" viewBox="0 0 {W} {height}" role="img" aria-labelledby="memchart-title" '
             f'font-size="{FONT}" xmlns="http://www.w3.org/2000/svg">'),
            f'<title id="memchart-title">{escape(title)}</title>']
     gib = 1024**3
@@ -87,7 +120,6 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
         anchor = "end" if i == len(shown) - 1 and c == ctx_ticks[-1] else "start" if i == 0 else "middle"
         out.append(f'<text x="{px(c):.1f}" y="{H - BOTTOM + 18}" text-anchor="{anchor}">{_ctx_label(c)}</text>')
     out.append(f'<text x="{LEFT + pw / 2:.0f}" y="{H - 4}" text-anchor="middle" class="axis">context (tokens)</text>')
-    labels = []
     for i, s in enumerate(series):
         color = COLORS[i % len(COLORS)]
         pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
@@ -96,23 +128,19 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
             y = py(s.capacity)
             out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" '
                        f'stroke-dasharray="6 4"/>')
-            labels.append((y - 5, f"{s.label}: {format_bytes(s.capacity)}", color))
-    ys = _spread([y for y, _, _ in labels], FONT + 2, TOP + FONT, H - BOTTOM - 4)
-    for y, (_, text, color) in zip(ys, labels):
-        out.append(f'<text x="{W - RIGHT - 4}" y="{y:.1f}" text-anchor="end" fill="{color}" class="halo">'
-                   f'{escape(text)}</text>')
+    out += _legend(series, legend_top)
+    above = top - 10        # the marker's label: in the top margin, where no line is drawn
     if not marked_ctx:
-        # at the foot of the plot: every line is above its device's capacity there, so nothing is drawn under it
-        out.append(f'<text x="{LEFT + 6}" y="{H - BOTTOM - 8}" class="marker-label bad halo">no context fits</text>')
+        out.append(f'<text x="{LEFT}" y="{above}" class="marker-label bad">no context fits</text>')
     else:
         x = px(min(max(marked_ctx, min(xs)), max(xs)))
         beyond = "≥ " if marked_ctx > max(xs) else ""
-        anchor, dx = ("end", -5) if x > LEFT + pw / 2 else ("start", 5)
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{H - BOTTOM}" class="marker"/>'
-                   f'<text x="{x + dx:.1f}" y="{H - BOTTOM - 8}" text-anchor="{anchor}" class="marker-label halo">'
+        anchor, dx = ("end", 0) if x > LEFT + pw / 2 else ("start", 0)
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{H - BOTTOM}" class="marker"/>'
+                   f'<text x="{x + dx:.1f}" y="{above}" text-anchor="{anchor}" class="marker-label">'
                    f'largest context {beyond}{marked_ctx:,}</text>')
     if asked_ctx and min(xs) <= asked_ctx <= max(xs):
-        out.append(f'<line x1="{px(asked_ctx):.1f}" x2="{px(asked_ctx):.1f}" y1="{TOP}" y2="{H - BOTTOM}" '
+        out.append(f'<line x1="{px(asked_ctx):.1f}" x2="{px(asked_ctx):.1f}" y1="{top}" y2="{H - BOTTOM}" '
                    f'class="asked"/>')
     out.append("</svg>")
     return Markup("".join(out))

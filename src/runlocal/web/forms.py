@@ -61,10 +61,25 @@ def runtime_options(name: str) -> RuntimeOptions:
     )
 
 
-def quant_label(runtime: str, quant: str) -> str:
+def quant_label(runtime: str, quant: str, model_default: str | None = None) -> str:
+    """The Weights menu's text for ``quant``; "" is the model's default file on this runtime, named where the page
+    knows the model (model_default_quant): gpt-oss's is MXFP4_MOE, not the Q4_K_M most models get (review17b #3)."""
     if quant:
         return quant
-    return "Q4_K_M (default download)" if engine(runtime).ggml else "as published"
+    if model_default:
+        return f"{model_default} (this model's default)"
+    return "the model's usual download" if engine(runtime).ggml else "as published"
+
+
+def model_default_quant(plan) -> str | None:
+    """The quant a request without one plans ``plan``'s model as on its runtime: weights.with_default_quant, the
+    planner's own rule, run on the plan's settings without their quant. None where the checkpoint is planned as
+    stored (vLLM, SGLang) or the page has no plan."""
+    if plan is None or engine(plan.runtime).hub_checkpoints:
+        return None
+    from ..weights import with_default_quant
+
+    return with_default_quant(plan.model, plan.settings.with_(quant=None))[0].quant
 
 
 def kv_label(runtime: str, kv: str) -> str:

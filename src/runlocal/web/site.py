@@ -114,7 +114,6 @@ def busy_page(request: Request, err: Exception, retry_after: int) -> HTMLRespons
 
 # ------------------------------------------------------------------------------------ Will it run?
 
-CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
 HOST_SHOWN_SHARE = 0.10                               # the host's RAM is charted when it holds more than this
 
 
@@ -143,39 +142,27 @@ def _planned_by_key(key: str, policy) -> tuple[Any, list[str], Any]:
 
 
 def device_curves(plan, targets) -> list:
-    """Memory on each device at each context: the planner run at each point, --fit held off so the lines
-    show where the memory crosses each device (the curve `runlocal check` draws, per device)."""
-    from ..runtimes import get_runtime
+    """The chart's series: plan.context_curves (what /api/v1/curve answers: the plan at each context as its largest
+    context was searched), one line per device, each with its limit dashed."""
+    from ..plan import context_curves, curve_contexts
     from .charts import Series
 
-    runtime = get_runtime(plan.runtime)
-    settings = plan.settings.with_(fit=False)
-    top = max(plan.model.max_position_embeddings or 131072, plan.settings.ctx or 0, plan.max_context or 0)
-    contexts = sorted({c for c in CURVE_POINTS if c <= top} | {c for c in (plan.settings.ctx,) if c})
-    rows: list[list[int]] = []
-    from ..runtimes.llamacpp_compute import many_contexts  # (llama.cpp's graphs built once for every context)
-
-    with many_contexts():
-        for ctx in contexts:
-            alloc = runtime.allocate(plan.model, plan.weights, settings.with_(ctx=ctx), targets)
-            rows.append([d.total for d in alloc.devices])
-    devices = plan.allocation.devices
-    has_gpu = any(d.kind != "cpu" for d in devices)
+    curves = context_curves(plan, targets, curve_contexts(plan))
+    has_gpu = any(c["kind"] != "cpu" for c in curves)
     series, seen = [], set()
-    for i, d in enumerate(devices):
-        peak = max((r[i] for r in rows if i < len(r)), default=0)
-        if d.capacity <= 0 or not peak:
+    for c in curves:
+        peak = max((p["total"] for p in c["points"]), default=0)
+        if c["capacity"] <= 0 or not peak:
             continue
-        if has_gpu and d.kind == "cpu" and peak < HOST_SHOWN_SHARE * d.capacity:
+        if has_gpu and c["kind"] == "cpu" and peak < HOST_SHOWN_SHARE * c["capacity"]:
             continue      # the host holding a few buffers would only squash the GPUs' lines (listed in the bars)
-        label = d.name
-        same = sum(1 for e in devices if e.name == d.name and e.capacity == d.capacity)
-        key = (d.name, d.capacity)
-        capacity = d.capacity if key not in seen else None       # one capacity label per kind of device
+        same = sum(1 for e in curves if e["device"] == c["device"] and e["capacity"] == c["capacity"])
+        key = (c["device"], c["capacity"])
+        limit = c["limit"] if key not in seen else None       # one limit line per kind of device
         seen.add(key)
-        if same > 1:
-            label = f"{same} × {d.name} (each)"
-        series.append(Series(label, tuple((c, r[i]) for c, r in zip(contexts, rows) if i < len(r)), capacity))
+        label = f"{same} × {c['device']} (each)" if same > 1 else c["device"]
+        series.append(Series(label, tuple((p["ctx"], p["total"]) for p in c["points"]), limit,
+                             kept=c["capacity"] - c["limit"]))
     return series
 
 
@@ -223,7 +210,7 @@ async def check_page(request: Request):
     return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
                 chart=chart, error=error, device_rows=_device_rows(form), catalog=_catalog_lists(),
                 options=form.options, runtimes=_runtime_names(), labels=forms,
-                speed=_speed(plan) if plan else None)
+                model_default=forms.model_default_quant(plan), speed=_speed(plan) if plan else None)
 
 
 def _device_rows(form: forms.CheckForm) -> list[tuple[str, int]]:
