@@ -161,16 +161,19 @@ NOT_MODEL_NAMES = ["/etc/passwd", "../../etc/passwd", "~/models/m.gguf", "C:\\mo
 @pytest.mark.parametrize("headers", [{}, SUBMITTER], ids=["anonymous", "submitter"])
 def test_a_model_that_is_no_name_of_a_model_is_not_stored(client, headers):
     """review17b: `/etc/passwd` was stored and listed on /hardware/<id> to every visitor. The rule: a catalog alias
-    (any of its names) or a Hugging Face repo id shape (owner/name) — the names a server resolves (model/resolve.py)."""
+    (any of its names, an Ollama tag of one) or a Hugging Face repo id shape (owner/name) — names a server resolves."""
     for name in NOT_MODEL_NAMES:
         r = client.post("/api/v1/benchmarks", json={**BENCH, "model": name}, headers=headers)
         assert r.status_code == 422, (name, r.text)
         assert [d["loc"] for d in r.json()["detail"]] == [["body", "model"]], r.text
         assert "catalog alias or a Hugging Face repo id" in r.text
-    for name in ("llama-3.1-8b", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "someone/private-model"):
-        assert client.post("/api/v1/benchmarks", json={**BENCH, "model": name}, headers=headers).status_code == 201
-    assert sorted(row["model"] for row in client.get("/api/v1/benchmarks").json()) == sorted(
-        ["llama-3.1-8b", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "someone/private-model"])
+    # runtimes/pull_names.py reads the two Ollama names as catalog models, as `runlocal check` does
+    kept = ["llama-3.1-8b", "llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct", "someone/private-model",
+            "qwen3:30b-a3b-q8_0", "hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M"]
+    for name in kept:
+        r = client.post("/api/v1/benchmarks", json={**BENCH, "model": name, "quant": None}, headers=headers)
+        assert r.status_code == 201, (name, r.text)
+    assert sorted(row["model"] for row in client.get("/api/v1/benchmarks").json()) == sorted(kept)
     form = client.post("/benchmarks/submit", data={"device": "rtx-5090", "runtime": "llama.cpp",
                                                    "model": "/etc/passwd", "decode_tokens_per_s": "180"})
     assert form.status_code == 422 and "model: expected a catalog alias" in form.text

@@ -212,13 +212,15 @@ def test_probe_submits_with_the_operators_token_and_counts(tmp_path):
         for token in ("lab", None):
             probe_env = {**env, "RUNLOCAL_SUBMITTER_TOKEN": token} if token else env
             r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
-                                "--max-tokens", "4", "--device", "rtx 4090", "--model", "llama-3.1-8b",
+                                "--max-tokens", "4", "--device", "rtx 4090", "--model", "someone/probe-model",
                                 "--submit", base, "--no-store", "--json"],
                                check=False, capture_output=True, text=True, env=probe_env, timeout=60)
             assert r.returncode == 0 and json.loads(r.stdout)["submitted"] is True, r.stderr
         rows = httpx.get(base + "/api/v1/benchmarks").json()
     assert [row["verified"] for row in rows] == [False, True]          # newest first: the anonymous one
-    # the fake server's own model id ("fake") names no model: the server keeps no such row, and probe says why
+    # --model: a Hub repo id (a catalog model's figures would be checked against the card's bandwidth, and the fake
+    # server's decode is as fast as a loop); the fake server's own model id ("fake") names no model: the server
+    # keeps no such row, and probe says why
     with runlocal_serve(served) as (base, _), fake_server(n_ctx=1024) as (url, _):
         r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "1",
                             "--max-tokens", "4", "--submit", base, "--no-store", "--json"],

@@ -358,6 +358,9 @@ def test_a_paste_over_the_servers_cap_answers_the_form_saying_the_limit(client):
     assert said.startswith(f"text: the pasted log is over this server&#39;s limit of {MAX_BODY:,} bytes (256 KiB)")
     assert "(the form sent 3,000,005 bytes)" in said                  # "text=" and the 3,000,000 x's
     assert '<form id="diagnose-form"' in r.text
+    other = client.post("/benchmarks/submit", data={"model": "x" * (MAX_BODY + 1)})          # any other site form
+    assert other.status_code == 413 and "<h1>Request too large</h1>" in other.text
+    assert f"This server reads at most {MAX_BODY:,} bytes (256 KiB) a request" in other.text
     api = client.post("/api/v1/diagnose", content=b"x" * (MAX_BODY + 1), headers={"content-type": "application/json"})
     assert api.status_code == 413 and api.json() == {"detail": f"request body over {MAX_BODY} bytes"}
 

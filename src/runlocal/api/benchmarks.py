@@ -1,9 +1,9 @@
 """/api/v1/benchmarks: measured results submitted to the server, trusted before they count.
 
 - Anyone may submit; an anonymous submission is stored ``verified: false`` and changes no answer.
-- A row names a model the server could plan (model/resolve.names_a_model: a catalog alias or a Hugging Face repo
-  id), or it is refused (422) — and a stored row that does not (an older version's) is not listed: the store is
-  not a notice board for a path or free text.
+- A row names a model the server could plan (``names_a_model``: a catalog alias, an Ollama tag or Hub GGUF
+  name of a catalog model, or a Hugging Face repo id), or it is refused (422) — and a stored row that does not
+  (an older version's) is not listed: the store is not a notice board for a path or free text.
 - A submission with a submitter token the operator issued (``runlocal serve --submitter-token``), or
   the admin token, is verified on arrival; an admin verifies any other row with
   ``POST /api/v1/benchmarks/{id}/verify``. Only verified rows change /check (measured.py).
@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Annotated, Any
@@ -31,15 +32,34 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..model.resolve import MODEL_NAME_PATTERN, names_a_model
 from .store import BenchmarkStore, IdempotencyConflict
 
 PLAIN = r"^[^\x00-\x1f\x7f]*$"       # no control characters (PostgreSQL refuses NUL in text)
 SETTINGS_MAX_BYTES = 8192
 SETTINGS_MAX_DEPTH = 32
 Text = Annotated[str, Field(pattern=PLAIN)]
-MODEL_NAME_RULE = ("expected a catalog alias or a Hugging Face repo id (owner/name); this server keeps no other "
-                   "model name")
+# the characters of a model's name — a catalog alias, an Ollama tag (qwen3:30b-a3b-q8_0), a Hub repo id, Ollama's
+# hf.co/<repo>:<quant> — as a JSON Schema pattern (the OpenAPI document states it; names_a_model applies it first)
+MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:+-]*(/[A-Za-z0-9_.:+-]+){0,2}$"
+_MODEL_NAME = re.compile(MODEL_NAME_PATTERN)
+_ASCII_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")      # Hub repo ids are ASCII
+
+
+def names_a_model(ref: str) -> bool:
+    """Whether ``ref`` names a model by name alone, as a server resolves one: a catalog alias (any spelling the
+    catalog knows it by: meta-llama/Llama-3.1-8B-Instruct), an Ollama tag or Hub GGUF name of a catalog model
+    (runtimes/pull_names.py: qwen3:30b-a3b-q8_0, hf.co/<repo>:<quant>), or a Hugging Face repo id (owner/name).
+    Not a path, a URL or free text: the one rule for what the store keeps and shows of the names callers send."""
+    from ..model.catalog import find_entry
+    from ..runtimes.pull_names import read_pull_name
+
+    if not _MODEL_NAME.match(ref):
+        return False
+    return find_entry(ref) is not None or bool(_ASCII_REPO_ID.match(ref)) or read_pull_name(ref) is not None
+
+
+MODEL_NAME_RULE = ("expected a catalog alias or a Hugging Face repo id (owner/name), or an Ollama tag of a catalog "
+                   "model; this server keeps no other model name")
 
 
 class BenchmarkBody(BaseModel):

@@ -13,22 +13,6 @@ from .policy import ReadPolicy
 from .spec import ModelSpec
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-# the characters of a model's name (a catalog alias, an Ollama-style tag, a Hub repo id), as a JSON Schema pattern
-MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:+-]*(/[A-Za-z0-9_.-]+)?$"
-_MODEL_NAME = re.compile(MODEL_NAME_PATTERN)
-_ASCII_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")      # Hub repo ids are ASCII
-
-
-def names_a_model(ref: str) -> bool:
-    """Whether ``ref`` names a model by name alone, as a server resolves one: a catalog alias (any spelling the
-    catalog knows it by: qwen3:8b, meta-llama/Llama-3.1-8B-Instruct) or a Hugging Face repo id (owner/name), in
-    MODEL_NAME_PATTERN's characters. Not a path, a URL or free text: what a public server keeps and shows of the
-    model names callers send (api/benchmarks.py)."""
-    from . import catalog
-
-    if not _MODEL_NAME.match(ref):
-        return False
-    return catalog.find_entry(ref) is not None or bool(_ASCII_REPO_ID.match(ref))
 
 
 def resolve_model(ref: str, policy: ReadPolicy | None = None) -> ModelSpec:

@@ -27,7 +27,11 @@ def _refusal(response) -> str:
     except ValueError:
         return response.text[:200]
     if isinstance(detail, list):
-        return "; ".join(f"{(d.get('loc') or ['', '?'])[-1]}: {d.get('msg')}" for d in detail if isinstance(d, dict))
+        lines = []
+        for d in (d for d in detail if isinstance(d, dict)):
+            field, msg = str((d.get("loc") or ["?"])[-1]), str(d.get("msg"))
+            lines.append(msg if msg.startswith(f"{field}:") else f"{field}: {msg}")      # a message naming its field
+        return "; ".join(lines)
     return str(detail)[:200]
 
 
