@@ -190,6 +190,7 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
     from ..hardware.targets import targets_from_options
     from ..model.catalog import lookup
     from ..plan import quick_plan
+    from ..sweep import SWEEP_QUANTS
 
     dev = find_device(device_id)
     targets, _ = targets_from_options(dev.id, None, None)
@@ -201,15 +202,21 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
         # the sweep ranks by Q8_0 bytes (a stand-in for size); the page says "largest" of the parameter count
         proposals = sorted(models_fitting(capacity, ctx), key=lambda r: -lookup(r["alias"]).params)
         for proposed in proposals:
-            try:
-                planned = quick_plan(lookup(proposed["alias"]), _settings("llama.cpp", ctx, proposed["quant"], n_gpus),
-                                     targets)
-            except RunlocalError:
-                continue
-            if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
-                busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                rows.append({"alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
-                             "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s")})
+            # the sweep's format is an estimate near capacity: where check's --fit would move weights off at it, the
+            # smaller formats are planned in turn before the model is left out
+            ladder = SWEEP_QUANTS[SWEEP_QUANTS.index(proposed["quant"]):] \
+                if proposed["quant"] in SWEEP_QUANTS else (proposed["quant"],)
+            for quant in ladder:
+                try:
+                    planned = quick_plan(lookup(proposed["alias"]), _settings("llama.cpp", ctx, quant, n_gpus), targets)
+                except RunlocalError:
+                    break
+                if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
+                    busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
+                    rows.append({"alias": proposed["alias"], "quant": planned.weights.quant,
+                                 "peak_bytes": busiest.total,
+                                 "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s")})
+                    break
             if len(rows) == shown:
                 break
     return fits
