@@ -213,24 +213,14 @@ def _arch_unchecked(spec, planner) -> list[str]:
 
 
 def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
-    """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
-    `ollama run` takes is planned under Ollama when no runtime is given (request.runtime None: no --runtime, an
-    omitted HTTP/MCP field): whoever types `gpt-oss:20b` runs Ollama and asks about that plan. A runtime given —
-    `--runtime llama.cpp` included — is kept, and the note names the catalog alias, which plans llama.cpp
-    (review17 finding 15)."""
-    from .runtimes.pull_names import read_pull_name
+    """An Ollama tag or a Hub GGUF repo with a quant → the catalog model, runtime and quant it names, read as every
+    command reads it (runtimes/pull_names.read_model_name)."""
+    from .runtimes.pull_names import read_model_name
 
-    name = read_pull_name(req.model)
-    if name is None:
+    read = read_model_name(req.model, req.runtime, req.quant)
+    if not read.notes:
         return req, []
-    changes: dict = {"model": name.alias}
-    if name.quant and not req.quant:
-        changes["quant"] = name.quant
-    how = ""
-    if name.ollama and req.runtime is None:
-        changes["runtime"] = "ollama"
-        how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
-    return replace(req, **changes), [name.form + how]
+    return replace(req, model=read.model, runtime=read.runtime, quant=read.quant), list(read.notes)
 
 
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
@@ -586,6 +576,7 @@ def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> 
     every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit."""
     from .plan import context_curves, curve_contexts
 
+    req, _ = _pull_name(req)
     plan, _ = check(replace(req, use_measurements=False), policy)
     targets = list(plan.searched_on) or _inputs(req, policy)[2]      # (none recorded: a plan refused unplanned)
     devices = context_curves(plan, targets, contexts or curve_contexts(plan))

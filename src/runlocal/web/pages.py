@@ -56,11 +56,14 @@ def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, u
     under ``policy`` (the app's: site.read_policy)."""
     from ..choose import best
     from ..model.resolve import resolve_model
+    from ..shopping import read_name
 
+    read, chosen = read_name(model, {"runtime": runtime, "quant": quant})   # a pull name, as check reads it
     devices = shop_devices(vendor, form)
-    res = best(resolve_model(model, policy), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
-               devices=devices, users=users)
-    return res.to_dict()
+    res = best(resolve_model(read.model, policy), ctx=ctx, budget_usd=budget, used=used, devices=devices,
+               users=users, **chosen).to_dict()
+    res["notes"][:0] = read.notes
+    return res
 
 
 @router.get("/best", response_class=HTMLResponse)
