@@ -107,3 +107,23 @@ def test_the_mcp_tools_read_the_tag_as_check_does(env):
     assert cost["runtime"] == "ollama"
     row = rows[0] if isinstance(rows, list) else rows["result"][0]
     assert (row["runtime"], row["quant"]) == ("ollama", "MXFP4_MOE")
+
+
+def test_the_site_leaves_the_runtime_unset_until_asked(tmp_path):
+    """policy17's note: the check form sent "llama.cpp" whatever was chosen, so on the site a tag planned llama.cpp
+    while the CLI planned Ollama. The form's runtime menu now starts at "default" (the request's None)."""
+    pytest.importorskip("jinja2")
+    from fastapi.testclient import TestClient
+
+    from runlocal.testing.browser import served_app
+
+    client = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'site.sqlite3'}"), base_url="http://127.0.0.1")
+    planned = client.get("/", params={"model": TAG, "gpu": "rtx-4090", "ram": "64G", "runtime": ""})
+    assert planned.status_code == 200, planned.text
+    assert " · ollama · " in planned.text and '<option value="" selected>default' in planned.text
+    asked = client.get("/", params={"model": TAG, "gpu": "rtx-4090", "ram": "64G", "runtime": "llama.cpp"})
+    assert " · llama.cpp · " in asked.text and '<option value="llama.cpp" selected>' in asked.text
+    for path, params in (("/best", {"model": TAG, "vendor": "intel"}), ("/cost", {"model": TAG, "gpu": "rtx-4090"}),
+                         ("/compare", {"model": TAG, "d": "rtx-4090"})):
+        page = client.get(path, params=params)
+        assert page.status_code == 200 and "ollama" in page.text, (path, page.text[-2000:])
