@@ -127,3 +127,15 @@ def test_the_site_leaves_the_runtime_unset_until_asked(tmp_path):
                          ("/compare", {"model": TAG, "d": "rtx-4090"})):
         page = client.get(path, params=params)
         assert page.status_code == 200 and "ollama" in page.text, (path, page.text[-2000:])
+
+
+def test_a_hub_name_is_pulled_as_given():
+    """`hf.co/<repo>:<quant>` is a file of that repo (https://huggingface.co/docs/hub/ollama), not the library's blob of
+    the same model and type: the Modelfile pulls the name given (before: FROM qwen3:30b-a3b-q4_K_M)."""
+    from runlocal.check import CheckRequest, check
+
+    name = "hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M"
+    plan, _ = check(CheckRequest(model=name, gpu="rtx-4090", ram="64G", ctx=8192))
+    assert plan.runtime == "ollama" and f"FROM {name}\\n" in plan.command
+    library, _ = check(CheckRequest(model="qwen3:30b-a3b-q4_K_M", gpu="rtx-4090", ram="64G", ctx=8192))
+    assert "FROM qwen3:30b-a3b-q4_K_M\\n" in library.command

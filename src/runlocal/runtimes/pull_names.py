@@ -27,6 +27,7 @@ class PullName:
     quant: str | None       # the GGUF type the name pulls; None: the runtime's default (Q4_K_M, Ollama's default tag)
     ollama: bool            # a name `ollama run` takes (a library tag, or hf.co/…)
     form: str               # how the name was read, for the answer's note
+    hub: bool = False       # Ollama's Hub form hf.co/<repo>:<quant>: a file of that repo, not the library's blob
 
 
 @cache
@@ -70,7 +71,7 @@ def read_pull_name(ref: str) -> PullName | None:
             return None
         quant = _gguf_type(m.group(2)) if m.group(2) else None
         form = ("Ollama's Hub name hf.co/<repo>:<quant>" if hub_form else "llama-server's -hf name <repo>:<quant>")
-        return PullName(alias, quant, hub_form, f"{ref}: {form}, the catalog model {alias}'s GGUF repo")
+        return PullName(alias, quant, hub_form, f"{ref}: {form}, the catalog model {alias}'s GGUF repo", hub_form)
     m = _TAG.match(ref)
     if hub_form or m is None or m.group(1).lower() not in libraries:
         return None
@@ -96,6 +97,7 @@ class ReadModel:
     runtime: str | None     # None: not given, and the name does not choose one (request.DEFAULT_RUNTIME plans it)
     quant: str | None
     notes: tuple[str, ...]  # how the name was read, for the answer
+    ollama_pull: str | None = None      # Ollama plans: the hf.co/<repo>:<quant> name given, pulled as given
 
 
 def read_model_name(model: str, runtime: str | None, quant: str | None) -> ReadModel:
@@ -120,7 +122,8 @@ def read_model_name(model: str, runtime: str | None, quant: str | None) -> ReadM
         else:
             how += (f"; its {name.quant} is a GGUF file, which {engine} does not run here: {engine} is planned on the "
                     f"catalog model {name.alias} in its own default format")
-    return ReadModel(name.alias, runtime, quant, (name.form + how,))
+    hub = name.hub and engine == "ollama" and quant == name.quant and name.quant is not None
+    return ReadModel(name.alias, runtime, quant, (name.form + how,), model.strip() if hub else None)
 
 
 def _latest(ref: str, sizes: list[str], tags: dict[str, tuple[str, str]]) -> PullName:
