@@ -181,8 +181,10 @@ def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
-    req, read_as = _pull_name(req)
+    req, read_as, pull = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
+    if pull:        # hf.co/<repo>:<quant> under Ollama: that file, pulled by the name given
+        settings = settings.with_(ollama_pull=pull)
     notes = read_as + notes
     planner = _planner(req)
     refused, arch_step = _named_build_loads(spec, planner)
@@ -212,25 +214,16 @@ def _arch_unchecked(spec, planner) -> list[str]:
     return [note] if note else []
 
 
-def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
-    """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
-    `ollama run` takes is planned under Ollama when no runtime is given (request.runtime None: no --runtime, an
-    omitted HTTP/MCP field): whoever types `gpt-oss:20b` runs Ollama and asks about that plan. A runtime given —
-    `--runtime llama.cpp` included — is kept, and the note names the catalog alias, which plans llama.cpp
-    (review17 finding 15)."""
-    from .runtimes.pull_names import read_pull_name
+def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str], str | None]:
+    """An Ollama tag or a Hub GGUF repo with a quant → the catalog model, runtime and quant it names, read as every
+    command reads it (runtimes/pull_names.read_model_name); and the hf.co name an Ollama plan pulls as given."""
+    from .runtimes.pull_names import read_model_name
 
-    name = read_pull_name(req.model)
-    if name is None:
-        return req, []
-    changes: dict = {"model": name.alias}
-    if name.quant and not req.quant:
-        changes["quant"] = name.quant
-    how = ""
-    if name.ollama and req.runtime is None:
-        changes["runtime"] = "ollama"
-        how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
-    return replace(req, **changes), [name.form + how]
+    read = read_model_name(req.model, req.runtime, req.quant)
+    if not read.notes:
+        return req, [], None
+    return (replace(req, model=read.model, runtime=read.runtime, quant=read.quant), list(read.notes),
+            read.ollama_pull)
 
 
 def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
@@ -587,6 +580,7 @@ def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> 
     from .plan import context_curves, curve_contexts
 
     plan, _ = check(replace(req, use_measurements=False), policy)
+    req = _pull_name(req)[0]
     targets = list(plan.searched_on) or _inputs(req, policy)[2]      # (none recorded: a plan refused unplanned)
     devices = context_curves(plan, targets, contexts or curve_contexts(plan))
     first = next((d for d in devices if d["kind"] != "cpu"), devices[0])

@@ -352,7 +352,7 @@ def best(
     model: str = typer.Argument(..., help="alias, config.json/folder, .gguf path or URL, hf://…, owner/name, or a "
                                 "size (30B: the catalog model nearest it)"),
     ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
+    runtime: str | None = typer.Option(None, "--runtime", "-r", help=RUNTIMES_HELP),
     budget: float | None = typer.Option(None, "--budget", help="leave out configurations priced above this (USD)"),
     vendor: str | None = typer.Option(None, "--vendor", help="nvidia | amd | intel | apple"),
     form: str | None = typer.Option(None, "--form", help="gpu (desktop) | laptop | apple | unified | cpu"),
@@ -386,7 +386,7 @@ def compare(
     devices: list[str] = typer.Argument(..., help="catalog names or specs: 4090 '2x3090' 'm3 max 64gb'"),
     model: str | None = typer.Option(None, "--model", "-m", help="plan this model on each"),
     ctx: str | None = typer.Option(None, "--ctx", "-c", help="context per request (default 8192)"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
+    runtime: str | None = typer.Option(None, "--runtime", "-r", help=RUNTIMES_HELP),
     quant: str | None = typer.Option(None, "--quant", "-q"),
     used: bool = typer.Option(False, "--used", help="price by the used market where the catalog has a price"),
     best_quant_each: bool = typer.Option(False, "--best-quant-each",
@@ -423,7 +423,7 @@ def cost(
     price: float | None = typer.Option(None, "--price", help="purchase price of one device, USD"),
     rent_price: float | None = typer.Option(None, "--rent-price", help="cloud price per GPU-hour, USD"),
     ctx: str | None = typer.Option(None, "--ctx", "-c"),
-    runtime: str = typer.Option("llama.cpp", "--runtime", "-r", help=RUNTIMES_HELP),
+    runtime: str | None = typer.Option(None, "--runtime", "-r", help=RUNTIMES_HELP),
     quant: str | None = typer.Option(None, "--quant", "-q"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:

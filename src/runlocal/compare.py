@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .request import DEFAULT_RUNTIME
 
 if TYPE_CHECKING:
     from .model.spec import ModelSpec
@@ -102,7 +103,7 @@ class _Plans:
 
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
-                    runtime: str = "llama.cpp", quant: str | None = None, used: bool = False,
+                    runtime: str | None = None, quant: str | None = None, used: bool = False,
                     policy=None, best_quant_each: bool = False, ram: str | None = None) -> list[dict[str, Any]]:
     """The rows, in the order named. ``ram`` is the host's RAM (as `check --ram`); unstated, each row's plan says
     what RAM it needs where the verdict turns on it, as check's does."""
@@ -116,6 +117,13 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         raise InputError(f"devices: compare at most {MAX_COMPARE} devices at once")
     if ctx is not None and ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
+    read_as: tuple[str, ...] = ()
+    if model:       # an Ollama tag or Hub name, read as check reads it (runtimes/pull_names.read_model_name)
+        from .shopping import read_name
+
+        read, chosen = read_name(model, {"runtime": runtime, "quant": quant})
+        model, runtime, quant, read_as = read.model, chosen["runtime"], chosen["quant"], read.notes
+    runtime = runtime or DEFAULT_RUNTIME
     planner = get_runtime(runtime)      # 'vllm==0.19.0': that release's rules in every plan (runtimes/versions.py)
     rt = planner.name
     label, rules = runtime_label(planner)
@@ -160,6 +168,8 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             if rows[i]["verdict"] == "does_not_fit" or rows[i]["id"] is None:
                 _no_speed(rows[i])      # no speed for a setup that does not start (check's speed_phrase says none)
             _speed_per_price(rows[i])
+    if read_as and rows:        # how the model's name was read, said once (check says it in its notes)
+        rows[0]["variant_notes"] = [*read_as, *rows[0].get("variant_notes", [])]
     return rows
 
 

@@ -206,18 +206,18 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
                                                    "the model's limit)"))},
             "Memory against context."),
         "best": _model("BestArgs", _with_help({
-            "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str, "llama.cpp"),
+            "model": (str, ...), "ctx": (ctx_type, None), "runtime": (str | None, None),
             "budget": (float | None, None), "vendor": (str | None, None), "form": (str | None, None),
             "used": (bool, False), "quant": (str | None, None),
             "users": (Annotated[int, Field(ge=1, le=64)], 1), "best_quant_each": (bool, False)}, best_help), ""),
         "compare": _model("CompareArgs", _with_help({
             "devices": (list[str], ...), "model": (str | None, None), "ctx": (ctx_type, None),
-            "runtime": (str, "llama.cpp"), "quant": (str | None, None), "used": (bool, False),
+            "runtime": (str | None, None), "quant": (str | None, None), "used": (bool, False),
             "best_quant_each": (bool, False), "ram": (str | None, None)}, compare_help), ""),
         "cost": _model("CostArgs", _with_help({
             "model": (str, ...), "gpu": (str, ...), "hours_per_day": (float, 8.0), "kwh_price": (float, 0.18),
             "years": (float, 3.0), "utilization": (float, 1.0), "used": (bool, False), "price": (float | None, None),
-            "rent_price": (float | None, None), "ctx": (ctx_type, None), "runtime": (str, "llama.cpp"),
+            "rent_price": (float | None, None), "ctx": (ctx_type, None), "runtime": (str | None, None),
             "quant": (str | None, None)}, cost_help), ""),
         "diagnose": _model("DiagnoseArgs", {
             "text": (str, Field(..., min_length=1, max_length=MAX_TEXT,

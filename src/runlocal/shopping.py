@@ -66,13 +66,15 @@ def best_for(model: str, *, policy=None, vendor: str | None = None, form: str | 
 
     vendor, form = (vendor or "").strip().lower(), (form or "").strip().lower()
     alias, sized = model_for(model)
+    read, options = read_name(alias, options)
     devices = shop_devices(vendor, form)
-    doc = best(resolve_model(alias, policy), devices=devices, **options).to_dict()
+    doc = best(resolve_model(read.model, policy), devices=devices, **options).to_dict()
     filters = [f"vendor {vendor}" if vendor else "", f"form factor {FORM_FACTORS[form]}" if form else ""]
     if any(filters):
         doc["notes"].insert(0, "devices: " + " and ".join(f for f in filters if f) + " only")
     if sized:
         doc["notes"].insert(0, sized)
+    doc["notes"][:0] = read.notes
     return doc
 
 
@@ -84,6 +86,17 @@ def cost_for(model: str, gpu: str, *, policy=None, **options) -> dict:
     from .model.resolve import resolve_model
 
     dev, count = parse_config(gpu)
-    doc = cost(resolve_model(model.strip(), policy), dev, count, **options)
-    doc["notes"] = [*variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
+    read, options = read_name(model.strip(), options)
+    doc = cost(resolve_model(read.model, policy), dev, count, **options)
+    doc["notes"] = [*read.notes, *variant_notes(gpu), *doc["notes"]]      # "m3 max" → the 36 GB one, said
     return doc
+
+
+def read_name(model: str, options: dict):
+    """(the pull name read — runtimes/pull_names.read_model_name, as check reads it —, the options with the runtime
+    and quant it chose; a runtime not given is request.DEFAULT_RUNTIME from here on)."""
+    from .request import DEFAULT_RUNTIME
+    from .runtimes.pull_names import read_model_name
+
+    read = read_model_name(model, options.get("runtime"), options.get("quant"))
+    return read, {**options, "runtime": read.runtime or DEFAULT_RUNTIME, "quant": read.quant}

@@ -33,7 +33,7 @@ def test_an_ollama_tag_is_planned_under_ollama_as_the_model_it_names(tag, alias,
     assert (plan.model.id, plan.runtime, plan.weights.quant) == (alias, "ollama", quant)
     assert plan.weights.total == same.weights.total and plan.allocation.settings.ctx == same.allocation.settings.ctx
     said = [n for n in notes if n.startswith(f"{tag}: an Ollama library tag")]
-    assert len(said) == 1 and "planned under Ollama" in said[0] and f"check {alias} plans it under llama.cpp" in said[0]
+    assert len(said) == 1 and "planned under Ollama" in said[0] and f"({alias} plans it under llama.cpp)" in said[0]
 
 
 def test_a_runtime_asked_for_is_kept():

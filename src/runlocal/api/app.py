@@ -309,7 +309,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
 
     @router.get("/api/v1/compare", response_model=list[CompareDoc], **planned)
     async def compare(devices: Annotated[str, Query(min_length=1, max_length=1000)], model: ModelQuery = None,
-                      ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None,
+                      ctx: TokensQuery = None, runtime: RuntimeQuery = None, quant: QuantQuery = None,
                       used: bool = False, ram: RamQuery = None):
         """Devices side by side (comma-separated: catalog names, 2x3090, VRAM figures such as 20G), with MODEL's
         plan on each as `check` makes it."""
@@ -319,7 +319,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
 
     @router.get("/api/v1/best", response_model=BestDoc, **planned)
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
-                   runtime: RuntimeQuery = "llama.cpp",
+                   runtime: RuntimeQuery = None,
                    budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
                    used: bool = False, quant: QuantQuery = None,
                    users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
@@ -365,7 +365,7 @@ def _cost_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) ->
                    hours_per_day: HoursQuery = DEFAULT_HOURS_PER_DAY, kwh_price: KwhQuery = DEFAULT_KWH_PRICE,
                    years: YearsQuery = DEFAULT_YEARS, utilization: UtilizationQuery = DEFAULT_UTILIZATION,
                    used: bool = False, price: PriceQuery = None, rent_price: RentQuery = None,
-                   ctx: TokensQuery = None, runtime: RuntimeQuery = "llama.cpp", quant: QuantQuery = None):
+                   ctx: TokensQuery = None, runtime: RuntimeQuery = None, quant: QuantQuery = None):
         """Owning the GPU(s) against renting them by the hour: the same object as `runlocal cost --json`."""
         options = (("ctx", ctx), ("runtime", runtime), ("quant", quant), ("hours_per_day", hours_per_day),
                    ("kwh_price", kwh_price), ("years", years), ("utilization", utilization), ("used", used),

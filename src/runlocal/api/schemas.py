@@ -110,14 +110,15 @@ ModelQuery = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
 if TYPE_CHECKING:       # built at import time from the contract: to a type checker, what they validate into
     CheckBody = BaseModel
     TokensQuery = int | None          # parse_tokens has turned "32k" into 32768
-    RuntimeQuery = str
+    RuntimeQuery = str | None
     VendorQuery = str | None
     FormQuery = str | None
     RamQuery = str | None
 else:
     CheckBody = check_model("CheckBody")
     TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
-    RuntimeQuery = Annotated[_field_type(options()["runtime"], "str", False), Query()]
+    # None: not given — an Ollama tag plans Ollama, anything else llama.cpp (runtimes/pull_names.read_model_name)
+    RuntimeQuery = Annotated[_field_type(options()["runtime"], "str | None", True) | None, Query()]
     RamQuery = Annotated[_field_type(options()["ram"], "str | None", True) | None, Query()]     # check's --ram
     # best's device filters, as the site's Best GPU page has them (shopping.VENDORS, shopping.FORM_FACTORS)
     VendorQuery = Annotated[Literal[VENDORS] | None, Query()]

@@ -158,6 +158,21 @@ def kv_split(p: Pools, c: Context) -> tuple[int, int] | None:
     return full, sum(per * cells for per, cells in windowed) * c.n_stream
 
 
+def _layers(n: int) -> str:
+    return f"{n} layer" if n == 1 else f"{n} layers"
+
+
+def _held_in_ram(rules) -> str:
+    """What fit.cpp's CPU rules hold in RAM, in words: a MOE rule (…_exps) only a layer's routed experts; a fraction
+    rule (ffn_(gate|gate_up|down).*, ffn_down.*: llamacpp_fit_devices.FRACTION_TENSORS) that part of every
+    feed-forward projection of the layer, its dense and shared ones too."""
+    experts = rule_layers([r for r in rules if "exps" in r[0]], "CPU")
+    partial = rule_layers([r for r in rules if "exps" not in r[0]], "CPU")
+    words = [f"the experts of {_layers(len(experts))}"] if experts else []
+    words += [f"part of the feed-forward weights of {_layers(len(partial))}"] if partial else []
+    return " and ".join(words)
+
+
 class LlamaCpp:
     name = "llama.cpp"
     pools_kv = False
@@ -444,11 +459,11 @@ class LlamaCpp:
         if has_gpu and asked.llamacpp.n_gpu_layers in (None, NGL_AUTO) and (s.llamacpp.n_gpu_layers or 0) <= model.n_layers:
             parts.append(f"{model.n_layers + 1 - (s.llamacpp.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.llamacpp.n_cpu_moe > asked.llamacpp.n_cpu_moe:
-            parts.append(f"the experts of {s.llamacpp.n_cpu_moe} layers in system memory")
+            parts.append(f"the experts of {_layers(s.llamacpp.n_cpu_moe)} in system memory")
         held = rule_layers(s.llamacpp.override_tensor, "CPU") if not asked.llamacpp.override_tensor else []
         if held:      # fit.cpp's -ot on several GPUs (rules between the GPUs alone give nothing up)
-            parts.append(f"the experts of {len(held)} layers in system memory, split its own way over the GPUs (-ts "
-                         + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
+            parts.append(_held_in_ram(s.llamacpp.override_tensor) + " in system memory, split its own way over the "
+                         "GPUs (-ts " + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
         if not parts:
             return None
         slower = any("system memory" in p for p in parts)

@@ -366,9 +366,7 @@ class Ollama:
         none = Projector(0, False, "", FIT_MARGIN, self.projector_rule())
         if not any(t.role in PROJECTOR_ROLES for t in model.tensors):
             return none
-        from .published import ollama_model
-
-        setup, name, _ = ollama_model(model, s.quant)
+        setup, name, _ = _pulled(model, s)
         if setup or name.startswith("hf.co/"):
             return none
         size = projector_bytes(model)
@@ -727,9 +725,7 @@ class Ollama:
         if s.llamacpp.batch:
             params.append(("num_batch", s.llamacpp.batch))
         # a real library tag (qwen3:30b-a3b-q4_K_M), else hf.co/<repo>:<quant> or an import (runtimes/published.py)
-        from .published import ollama_model
-
-        setup, name, note = ollama_model(model, s.quant)
+        setup, name, note = _pulled(model, s)
         steps = [setup] if setup else []
         if params:
             derived = re.sub(r"[^a-z0-9._-]+", "-", name.split("/")[-1].lower()) + "-runlocal"
@@ -737,6 +733,16 @@ class Ollama:
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
         return line + (f"  # {note}" if note else "")
+
+
+def _pulled(model: ModelSpec, s: Settings) -> tuple[str, str, str | None]:
+    """(shell that imports the model first or "", the name `ollama run` pulls, a note): the Hub name the user gave
+    (settings.llamacpp.ollama_pull), else published.ollama_model's library tag, hf.co name or import."""
+    if s.llamacpp.ollama_pull:
+        return "", s.llamacpp.ollama_pull, None
+    from .published import ollama_model
+
+    return ollama_model(model, s.quant)
 
 
 def modelfile_command(base: str, params: list[tuple[str, object]], derived: str) -> str:

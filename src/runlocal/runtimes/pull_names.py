@@ -27,24 +27,33 @@ class PullName:
     quant: str | None       # the GGUF type the name pulls; None: the runtime's default (Q4_K_M, Ollama's default tag)
     ollama: bool            # a name `ollama run` takes (a library tag, or hf.co/…)
     form: str               # how the name was read, for the answer's note
+    hub: bool = False       # Ollama's Hub form hf.co/<repo>:<quant>: a file of that repo, not the library's blob
 
 
 @cache
-def _library() -> tuple[frozenset[str], dict[str, tuple[str, str]], dict[str, str]]:
-    """(library names; full tag → (alias, GGUF type); GGUF repo → alias), lower-cased."""
+def _library() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]], dict[str, str]]:
+    """(library name → its size tags; full tag → (alias, GGUF type); GGUF repo → alias), lower-cased. A size tag is
+    a quant tag without its quant (``deepseek-r1:671b`` of ``671b-{q}``): the library page lists both, the size tag
+    pulling the library's default quant (https://ollama.com/library/deepseek-r1/tags)."""
     from .published import _data, library_tags
 
-    libraries: set[str] = set()
+    libraries: dict[str, list[str]] = {}
     tags: dict[str, tuple[str, str]] = {}
     repos: dict[str, str] = {}
     for alias, entry in _data("ollama_tags.json")["models"].items():
         if entry.get("library"):
-            libraries.add(entry["library"].lower())
+            library = entry["library"].lower()
+            sizes = libraries.setdefault(library, [])
             for quant, tag in library_tags(entry).items():
                 tags.setdefault(tag.lower(), (alias, quant))
+            if entry.get("tag", "").endswith("-{q}"):
+                sizes.append(f"{library}:{entry['tag'][:-len('-{q}')]}".lower())
+                tags.setdefault(sizes[-1], (alias, ""))
+            elif "tags" in entry:
+                sizes.extend(t.lower() for t in library_tags(entry).values())
         if entry.get("hf"):
             repos.setdefault(entry["hf"].lower(), alias)
-    return frozenset(libraries), tags, repos
+    return libraries, tags, repos
 
 
 def read_pull_name(ref: str) -> PullName | None:
@@ -62,18 +71,75 @@ def read_pull_name(ref: str) -> PullName | None:
             return None
         quant = _gguf_type(m.group(2)) if m.group(2) else None
         form = ("Ollama's Hub name hf.co/<repo>:<quant>" if hub_form else "llama-server's -hf name <repo>:<quant>")
-        return PullName(alias, quant, hub_form, f"{ref}: {form}, the catalog model {alias}'s GGUF repo")
+        return PullName(alias, quant, hub_form, f"{ref}: {form}, the catalog model {alias}'s GGUF repo", hub_form)
     m = _TAG.match(ref)
     if hub_form or m is None or m.group(1).lower() not in libraries:
         return None
+    if m.group(2).lower() == "latest":
+        return _latest(ref, libraries[m.group(1).lower()], tags)
     if ref.lower() in tags:
         alias, quant = tags[ref.lower()]
+        if not quant:       # a size tag: the library's default quant, as a short tag is
+            return PullName(alias, None, True, f"{ref}: an Ollama library tag, read as the catalog model {alias}")
         return PullName(alias, quant, True, f"{ref}: an Ollama library tag, the catalog model {alias} at {quant}")
     entry = find_entry(ref)
     if entry is None:
         return None
     return PullName(entry["alias"], None, True, f"{ref}: an Ollama library tag, read as the catalog model "
                                                 f"{entry['alias']}")
+
+
+@dataclass(frozen=True)
+class ReadModel:
+    """A request's model, runtime and quant once a pull name in it is read (read_model_name)."""
+
+    model: str
+    runtime: str | None     # None: not given, and the name does not choose one (request.DEFAULT_RUNTIME plans it)
+    quant: str | None
+    notes: tuple[str, ...]  # how the name was read, for the answer
+    ollama_pull: str | None = None      # Ollama plans: the hf.co/<repo>:<quant> name given, pulled as given
+
+
+def read_model_name(model: str, runtime: str | None, quant: str | None) -> ReadModel:
+    """The one reading of a pull name that every command's model goes through (check, curve, best, compare, cost;
+    CLI, HTTP API, MCP, site). A name `ollama run` takes plans Ollama when no runtime is given: whoever types
+    `gpt-oss:20b` runs Ollama. A runtime given — `--runtime llama.cpp` included — is kept. The name's GGUF type
+    applies to the GGUF engines only (llama.cpp, Ollama); another engine plans the catalog model in its own default
+    format, and the note says so (review17c finding 7)."""
+    from .published import GGUF_RUNTIMES
+
+    name = read_pull_name(model)
+    if name is None:
+        return ReadModel(model, runtime, quant, ())
+    how = ""
+    if name.ollama and runtime is None:
+        runtime = "ollama"
+        how = f"; planned under Ollama, which runs this name ({name.alias} plans it under llama.cpp)"
+    engine = (runtime or "llama.cpp").split("==", 1)[0].strip().lower()
+    if name.quant and not quant:
+        if engine in GGUF_RUNTIMES:
+            quant = name.quant
+        else:
+            how += (f"; its {name.quant} is a GGUF file, which {engine} does not run here: {engine} is planned on the "
+                    f"catalog model {name.alias} in its own default format")
+    hub = name.hub and engine == "ollama" and quant == name.quant and name.quant is not None
+    return ReadModel(name.alias, runtime, quant, (name.form + how,), model.strip() if hub else None)
+
+
+def _latest(ref: str, sizes: list[str], tags: dict[str, tuple[str, str]]) -> PullName:
+    """``<name>:latest``, the tag Ollama reads a bare name as (ollama types/model/name.go: the default tag is
+    "latest"). It is one of the library's size tags, which one is not recorded here (ollama_tags.json): a library
+    with one size is that model; else the error lists the size tags to name."""
+    from ..errors import ModelNotFoundError
+
+    found = {tags[t] for t in sizes if t in tags}
+    if len({alias for alias, _ in found}) == 1:
+        alias, quant = found.pop()
+        return PullName(alias, quant or None, True, f"{ref}: an Ollama library tag (the default one), read as the catalog model "
+                                           f"{alias}, the library's one size")
+    library = ref.split(":", 1)[0]
+    raise ModelNotFoundError(f"model: {ref} is the Ollama library's default tag for {library}, and which size it is "
+                             f"is not recorded here: name a size tag ({', '.join(sorted(sizes))})")
 
 
 def _gguf_type(quant: str) -> str:

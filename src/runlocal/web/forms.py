@@ -94,7 +94,8 @@ class CheckForm:
     runtime does not have (kept out of the plan and said on the page)."""
 
     model: str = DEFAULT_MODEL
-    runtime: str = "llama.cpp"
+    runtime: str = "llama.cpp"      # the runtime planned: the one asked, else the one the model's name picks
+    runtime_asked: bool = False     # False: the form's "default" (the request's None: an Ollama tag plans Ollama)
     devices: list[tuple[str, int]] = field(default_factory=lambda: [(DEFAULT_DEVICE, 1)])
     vram: str = ""
     ram: str = ""
@@ -118,7 +119,7 @@ class CheckForm:
 
     def query(self, **changes) -> dict[str, str | list[str]]:
         """The query string that reproduces this state (with ``changes``), for links."""
-        out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime,
+        out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime if self.runtime_asked else "",
                                            "gpu": [d for d, _ in self.devices], "n": [str(n) for _, n in self.devices]}
         for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
             value = getattr(self, key)
@@ -147,7 +148,9 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     if not params:
         return form                              # the first visit: an example that answers at once
     form.model = (params.get("model") or "").strip()
-    form.runtime = _runtime_as_asked((params.get("runtime") or "llama.cpp").strip())
+    asked = (params.get("runtime") or "").strip()      # "": not given, as the CLI without --runtime (policy17)
+    form.runtime_asked = bool(asked)
+    form.runtime = _runtime_as_asked(asked) if asked else _runtime_for(form.model)
     gpus, counts = multi.get("gpu", []), multi.get("n", [])
     if len(gpus) > MAX_DEVICE_ROWS:
         raise InputError(f"gpu: at most {MAX_DEVICE_ROWS} device rows")
@@ -162,6 +165,19 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     form.kv = form.kv or "f16"
     _drop_what_the_runtime_lacks(form)
     return form
+
+
+def _runtime_for(model: str) -> str:
+    """The runtime a request naming none plans ``model`` under: Ollama for a name `ollama run` takes, else
+    request.DEFAULT_RUNTIME (runtimes/pull_names.read_model_name, the reading check applies)."""
+    from ..errors import RunlocalError
+    from ..request import DEFAULT_RUNTIME
+    from ..runtimes.pull_names import read_model_name
+
+    try:
+        return read_model_name(model, None, None).runtime or DEFAULT_RUNTIME
+    except RunlocalError:       # a name check refuses (qwen3:latest): check says why
+        return DEFAULT_RUNTIME
 
 
 def _runtime_as_asked(text: str) -> str:
@@ -233,7 +249,7 @@ def check_request(form: CheckForm):
         except ValueError:
             raise InputError(f"{opts.budget}: expected a share such as 0.9, got '{form.budget}'") from None
     return CheckRequest(
-        model=form.model, runtime=form.runtime,
+        model=form.model, runtime=form.runtime if form.runtime_asked else None,
         gpu=None if form.vram else form.gpu_spec(),      # a VRAM figure stands for the devices: one GPU of that size
         vram=form.vram or None, ram=form.ram or None, ctx=form.ctx or None, quant=form.quant or None,
         kv_cache=form.kv if form.kv != "f16" else None,

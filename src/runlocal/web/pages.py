@@ -50,17 +50,20 @@ def _ctx(text: str | None) -> int | None:
 # ------------------------------------------------------------------------------------------ best
 
 @lru_cache(maxsize=128)
-def best_rows(model: str, ctx: int | None, runtime: str, budget: float | None, used: bool, quant: str | None,
+def best_rows(model: str, ctx: int | None, runtime: str | None, budget: float | None, used: bool, quant: str | None,
               vendor: str, form: str, users: int, policy: ReadPolicy) -> dict[str, Any]:
     """`runlocal best` with the page's vendor and form-factor filters (the device list it ranks), the model read
     under ``policy`` (the app's: site.read_policy)."""
     from ..choose import best
     from ..model.resolve import resolve_model
+    from ..shopping import read_name
 
+    read, chosen = read_name(model, {"runtime": runtime, "quant": quant})   # a pull name, as check reads it
     devices = shop_devices(vendor, form)
-    res = best(resolve_model(model, policy), ctx=ctx, runtime=runtime, budget_usd=budget, used=used, quant=quant,
-               devices=devices, users=users)
-    return res.to_dict()
+    res = best(resolve_model(read.model, policy), ctx=ctx, budget_usd=budget, used=used, devices=devices,
+               users=users, **chosen).to_dict()
+    res["notes"][:0] = read.notes
+    return res
 
 
 @router.get("/best", response_class=HTMLResponse)
@@ -69,7 +72,6 @@ async def best_page(request: Request):
     q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "budget", "used", "vendor", "form", "quant",
                                      "users")}
     q["model"] = q["model"] or "llama-3.1-8b"
-    q["runtime"] = q["runtime"] or "llama.cpp"
     result, error, sized = None, None, None
     try:
         model, sized = model_for(q["model"])
@@ -78,7 +80,7 @@ async def best_page(request: Request):
         if q["form"] and q["form"] not in FORM_FACTORS:
             raise InputError(f"form: expected one of {', '.join(FORM_FACTORS)}, got '{q['form']}'")
         users = whole_number(q["users"], "users", 1, MAX_USERS) if q["users"] else 1
-        result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"],
+        result = await bounded(request, best_rows, model, _ctx(q["ctx"]), q["runtime"] or None,
                                _float(q["budget"], "budget"), q["used"] == "1", q["quant"] or None,
                                q["vendor"], q["form"], users, read_policy(request))
     except RunlocalError as e:
@@ -216,7 +218,7 @@ async def guide_page(request: Request, slug: str):
 # ------------------------------------------------------------------------------------------ compare
 
 @lru_cache(maxsize=128)
-def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
+def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str | None, quant: str | None,
                  used: bool, ram: str | None, policy: ReadPolicy) -> list[dict[str, Any]]:
     """`runlocal compare` rows, in the order given; a VRAM figure ("20G") is one GPU of that size, planned at the
     rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser). ``ram`` is the host's
@@ -237,13 +239,12 @@ async def compare_page(request: Request):
     q = {k: one.get(k, "").strip()[:64] if k == "ram" else one.get(k, "")
          for k in ("model", "ctx", "runtime", "quant", "used", "ram")}
     q["model"] = q["model"] if "model" in one else "llama-3.1-8b"
-    q["runtime"] = q["runtime"] or "llama.cpp"
     rows, error = None, None
     try:
         if not picked:
             raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
         rows = await bounded(request, compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
-                                       q["runtime"], q["quant"] or None, q["used"] == "1", q["ram"] or None,
+                                       q["runtime"] or None, q["quant"] or None, q["used"] == "1", q["ram"] or None,
                                        read_policy(request))
     except RunlocalError as e:
         error = str(e)
@@ -266,7 +267,6 @@ async def cost_page(request: Request):
                    "ctx")}
     q["model"] = q["model"] or "llama-3.1-8b"
     q["gpu"] = q["gpu"] or "rtx-4090"
-    q["runtime"] = q["runtime"] or "llama.cpp"
     result, chart, error = None, None, None
     try:
         result = await bounded(request, _cost, q, DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_PRICE, DEFAULT_YEARS,
@@ -286,7 +286,7 @@ COST_OLD_NAMES = {"hours_per_day": "hours", "kwh_price": "kwh", "rent_price": "r
 def _cost(q: dict[str, str], hours: float, kwh: float, years: float, policy: ReadPolicy) -> dict[str, Any]:
     from ..shopping import cost_for
 
-    return cost_for(q["model"], q["gpu"], policy=policy, ctx=_ctx(q["ctx"]), runtime=q["runtime"],
+    return cost_for(q["model"], q["gpu"], policy=policy, ctx=_ctx(q["ctx"]), runtime=q["runtime"] or None,
                     hours_per_day=_float(q["hours_per_day"], "hours_per_day") or hours,
                     kwh_price=(_float(q["kwh_price"], "kwh_price", lo=-1e-12) or 0.0) if q["kwh_price"] else kwh,
                     years=_float(q["years"], "years") or years, used=q["used"] == "1",
