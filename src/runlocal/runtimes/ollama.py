@@ -223,6 +223,10 @@ class Ollama:
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
         self._llama = LlamaCpp(simulate_graph=simulate_graph)
+        from .published import library_mla_cache
+
+        # the library's DeepSeek blobs lack key_length_mla: every head's K/V in every release
+        self._llama.mla_file_rule = library_mla_cache
 
     @property
     def output_cap(self) -> bool:
