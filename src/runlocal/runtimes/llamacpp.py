@@ -104,6 +104,7 @@ from .llamacpp_layout import (  # noqa: F401
     layer_devices,
     layer_devices_kept,
     mla_cache_step,
+    mla_head_widths,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -112,6 +113,7 @@ from .llamacpp_layout import (  # noqa: F401
 )
 from .llamacpp_nohost import Repacked, host_repack, no_host_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
+from .mla_flash import mla_flash_blocked
 
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
@@ -186,6 +188,8 @@ class LlamaCpp:
     # what a file decides before the build does: (model, quant) → (era, why), or None for the build's era (Ollama's
     # library blobs without key_length_mla: runtimes/published.py library_mla_cache)
     mla_file_rule: Callable[[ModelSpec, str | None], tuple[str, str] | None] | None = None
+    # the build whose ggml kernels run (Ollama: its vendored or llama-server build); None: this planner's own build
+    kernel_build: int | None = None
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -558,6 +562,22 @@ class LlamaCpp:
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
                       layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_era(model, quant or s.quant)[0])
 
+    def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
+        """Why this build cannot run flash attention on the GPU for the model's MLA cache (K ≠ V rows), or None
+        (runtimes/mla_flash.py): fixes offer neither flash attention nor a quantized V cache there."""
+        from .flag_spelling import llamacpp_build
+        from .published import gpu_compute_capability
+
+        mla = next((a for a in model.attention_layers if a.kind == "mla"), None)
+        if mla is None:
+            return None
+        era = self.mla_era(model, quant)[0]
+        heads = mla_head_widths(model) if era == "heads" else None
+        cached = (heads[1], heads[2]) if heads else (mla.k_dim, mla.v_dim)
+        build = self.kernel_build if self.kernel_build is not None else llamacpp_build(getattr(self, "version", None))
+        ccs = [float(c) if (c := gpu_compute_capability(g.name)) else None for g in targets if g.kind != "cpu"]
+        return mla_flash_blocked(cached, build, backend_rules(self.backend, targets).name, ccs)
+
     def mla_era(self, model: ModelSpec, quant: str | None) -> tuple[str, str]:
         """What this launch caches of an MLA layer and why (MLA_CACHE_WORDS): the file's rule where it has one, else
         the build's (runtimes/versions.py llamacpp_mla_cache)."""
@@ -643,7 +663,8 @@ class LlamaCpp:
         else:
             settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
-        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps, *self._build_steps(model, weights.quant)]
+        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps,
+                 *self._build_steps(model, weights.quant, targets)]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
@@ -668,7 +689,7 @@ class LlamaCpp:
                          HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),
         )
 
-    def _build_steps(self, model: ModelSpec, quant: str | None = None) -> list[Step]:
+    def _build_steps(self, model: ModelSpec, quant: str | None = None, targets: list[Target] | None = None) -> list[Step]:
         """What the speed model reads of a named build (hardware/speed.py planned_build, planned_gdn_path): the build
         (llama.cpp==bN) and, for a model with gated delta nets, the graph that build runs (runtimes/versions.py)."""
         from .flag_spelling import llamacpp_build
@@ -681,6 +702,9 @@ class LlamaCpp:
         era, why = self.mla_era(model, quant)
         if why and (mla := mla_cache_step(model, era, why)) is not None:
             out.append(mla)
+        if targets and (blocked := self.flash_blocked(model, quant, targets)):
+            out.append(Step("flash attention (MLA)", "no GPU kernel for this cache: no flash-attention or quantized-V "
+                            "fix is offered", "unavailable", blocked))
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -272,6 +272,10 @@ class Ollama:
     def mla_cache_why(self, value: str) -> None:
         self._llama.mla_cache_why = value
 
+    def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
+        """LlamaCpp.flash_blocked at the build whose kernels this release runs (runtimes/mla_flash.py)."""
+        return self._llama.flash_blocked(model, quant, targets)
+
     @property
     def backend(self) -> str | None:
         """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
