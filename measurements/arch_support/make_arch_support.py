@@ -48,7 +48,7 @@ EXTRA_TREES = (("b1fccabb3^", 7847, "ollama/ollama b1fccabb3^, the tree b1fccabb
                # (0005-solar-pro.patch adds "solar" only)
                ("v0.11.4", 5359, "ollama/ollama v0.11.4:llama/llama.cpp/src/llama-arch.cpp (vendored at de4c07f9: "
                                  "\"version: 5359 (de4c07f9)\" in a llama.cpp issue log)"))
-# public texts that pin a build: (arch, "first" | "with", build, PR, where)
+# public texts that pin a build: (arch, "first" | "with" | "without", build, PR, where)
 TEXTS = (
     ("qwen3next", "first", 7186, "ggml-org/llama.cpp PR #16095",
      "ollama/ollama#12349, rick-github 2025-12-03: \"The next vendor sync after b7186 will make support available\" "
@@ -81,6 +81,16 @@ TEXTS = (
     ("qwen3moe", "with", 5092, "ggml-org/llama.cpp commit d3bd7193 (utilityai/llama-cpp-rs#719)",
      "as qwen3 (the commit added qwen3 and qwen3moe: utilityai/llama-cpp-rs#719 quotes \"unknown model "
      "architecture: 'qwen3moe'\" before it); guinmoon/LLMFarm#126: \"llama.cpp b5092 have supported Qwen3\""),
+    # review17c finding 3: Gemma 4 (session 17's catalog). Two update PRs bracket it; catalog17 also met a claim of
+    # b8462, which the first text contradicts (b8611 still lacks the name), so it is not used: the first build is
+    # between b8612 and b8639, not pinned
+    ("gemma4", "without", 8611, "ggml-org/llama.cpp PR #21309",
+     "bernardladenthin/java-llama.cpp PR #64 (2026-04-03), \"Upgrade llama.cpp from b8611 to b8645\": \"Adds Gemma 4 "
+     "model support\" (so b8611 lacks it)"),
+    ("gemma4", "with", 8639, "ggml-org/llama.cpp PR #21309",
+     "fragcolor-xyz/shards PR #1261 (2026-04-02), \"Bump llama.cpp to b8639 (Gemma 4 support)\": \"Adds Gemma 4 model "
+     "support (vision + MoE, ggml-org/llama.cpp#21309)\"; the first build between b8612 and b8639 is not named (a "
+     "claim of b8462 contradicts the b8611 text above and is not used)"),
 )
 
 
@@ -113,11 +123,15 @@ def llama_cpp(repo: str, archs: list[str], releases: dict) -> dict:
             if a != arch:
                 continue
             row["pr"] = pr
+            row["source"] += f"; {where}"
+            if kind == "without":       # a text that shows the build lacks it: a newer lower bound
+                row["without"] = max(build, row["without"] or 0)
+                assert row["with"] is None or build < row["with"], (arch, build, row)
+                continue
             if kind == "first":
                 row["first"] = build
             if row["with"] is None or build < row["with"]:
                 row["with"] = build
-            row["source"] += f"; {where}"
             assert row["without"] is None or build > row["without"], (arch, build, row)
         out[arch] = row
     return out

@@ -115,6 +115,11 @@ class _Fixer:
                 # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
                 self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
+        # the build cannot run flash attention on the GPU for this MLA cache (K ≠ V rows, runtimes/mla_flash.py):
+        # neither "turn it on" nor a quantized V cache (which needs it) is offered; the plan's --explain says why
+        blocked = getattr(self.runtime, "flash_blocked", None)
+        self.flash_blocked: str | None = (blocked(self.model, plan.weights.quant, targets)
+                                          if blocked is not None and self.has_gpu else None)
 
     # -- re-planning ---------------------------------------------------------------------------------------
     def weights(self, quant: str | None):
@@ -272,7 +277,7 @@ def _flash_attention(f: _Fixer) -> None:
     """Flash attention on: the unfused attention's KQ scores (n_kv × n_ubatch × heads, f32) leave the compute buffer
     (llama.cpp src/llama-graph.cpp build_attn_mha: ggml_flash_attn_ext instead of ggml_mul_mat + ggml_soft_max_ext),
     and nothing is given up: cost 0, offered first (review17 finding 1)."""
-    if not _flash_off(f):
+    if not _flash_off(f) or f.flash_blocked:
         return
     switch = _flash_switch(f)
     new = f.base.with_(flash_attn="on")
@@ -400,7 +405,7 @@ def _kv_words(alloc: Allocation) -> str:
 def _kv_and_weights(f: _Fixer) -> None:
     s = f.base
     for kv in f.levers.kv_cache_types:
-        if s.cache_type_k == kv:
+        if s.cache_type_k == kv or f.flash_blocked:
             continue
         flash = s.llamacpp.flash_attn
         new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
@@ -466,7 +471,7 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
         f.try_(f"{title}, with context {shorter:,}", s.with_(ctx=shorter),
                f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant, levers=2)
     for kv in f.levers.kv_cache_types:
-        if kv == s.cache_type_k:
+        if kv == s.cache_type_k or f.flash_blocked:
             continue
         flash = s.llamacpp.flash_attn
         kv_s = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)

@@ -158,3 +158,42 @@ def test_a_build_the_table_cannot_vouch_for_is_said_in_the_plain_answer():
     said = [n for n in notes if "'llama' architecture" in n]
     assert plan.allocation.refusal is None and len(said) == 1
     assert "known by b5359; older builds not checked" in said[0]
+
+
+def test_every_catalog_architecture_has_a_row():
+    # the module says the table holds every architecture the catalog uses (review17c finding 3: gemma4 and dbrx were
+    # missing, so a named old build planned them silently)
+    names = json.loads(files("runlocal.data").joinpath("gguf_catalog_names.json").read_text(encoding="utf-8"))
+    archs = {m["arch"] for m in names["models"].values() if m["arch"]}
+    assert {"gemma4", "dbrx"} <= archs
+    assert archs <= set(TABLE["llama_cpp"]) and archs <= set(TABLE["ollama"])
+
+
+def test_gemma4_bounds_as_the_update_prs_name_them():
+    # bernardladenthin/java-llama.cpp PR #64, "Upgrade llama.cpp from b8611 to b8645": "Adds Gemma 4 model support";
+    # fragcolor-xyz/shards PR #1261, "Bump llama.cpp to b8639 (Gemma 4 support)": the first build is in b8612 … b8639
+    row = TABLE["llama_cpp"]["gemma4"]
+    assert (row["without"], row["with"], row.get("first")) == (8611, 8639, None) and "21309" in row["pr"]
+    refused, _ = arch_refusal("llama.cpp", "b6000", "gemma4")            # review17c: b6000 (2025-07) planned it
+    assert refused and "after b8611" in refused and "b8639 has it" in refused
+    assert arch_refusal("llama.cpp", "b8639", "gemma4")[0] is None
+    # Ollama 0.5.8 (2025-02) neither vendors nor registers it; v0.20.0's Go engine registers "gemma4"
+    # (ollama/ollama#15303: Ollama 0.20.0, a Hub gemma4 GGUF: "unknown model architecture: 'gemma4'")
+    refused, _ = arch_refusal("ollama", "0.5.8", "gemma4")
+    assert refused and "v0.20.0" in refused
+    assert TABLE["ollama"]["gemma4"]["first"] == "0.20.0" and TABLE["ollama"]["gemma4"]["vendored_first"] is None
+
+
+def test_between_the_gemma4_bounds_the_plain_answer_says_so():
+    plan, notes = ask("runlocal check gemma-4-31b --gpu rtx-4090 --runtime llama.cpp==b8620")
+    said = [n for n in notes if "'gemma4' architecture" in n]
+    assert plan.allocation.refusal is None and len(said) == 1 and "b8611 lacks it and b8639 has it" in said[0]
+
+
+def test_an_architecture_the_table_lacks_is_said_not_checked_for_a_named_build():
+    from runlocal.runtimes.arch_support import unchecked_note
+
+    for runtime, version in (("llama.cpp", "b6000"), ("ollama", "0.5.8"), ("ollama", "0.30.0")):
+        note = unchecked_note(runtime, version, "no-such-arch")
+        assert note and "'no-such-arch' is not in runlocal's table" in note and "not checked" in note, (runtime, note)
+    assert unchecked_note("llama.cpp", None, "no-such-arch") is None       # the current build: nothing named

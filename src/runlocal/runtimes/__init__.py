@@ -65,6 +65,7 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.kq_mask_f16 = versions.ollama_kq_mask_f16(version)   # type: ignore[attr-defined]   # likewise
         runtime.gdn = versions.ollama_gdn(version)   # type: ignore[attr-defined]   # likewise
         runtime.mla_cache, runtime.mla_cache_why = versions.ollama_mla_cache(version)   # type: ignore[attr-defined]
+        runtime._llama.kernel_build = versions.ollama_speed_build(version)[0]   # type: ignore[attr-defined]
     runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
     return runtime
 

@@ -7,8 +7,9 @@ known with it (``with``) and, where a public text pins it, the first (``first``)
 release whose vendored llama.cpp names it or whose Go engine registers it. llama.cpp's loader throws "unknown model
 architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
-it loads the model (unchecked_note). Unversioned runtimes (the current release) and architectures the table does not hold
-are not checked. One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
+it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked; an architecture the
+table does not hold is not checked either, and a named build says so in the same note. One dict lookup per plan:
+nothing of the planner's own work (compute table, memos) moves.
 """
 
 from __future__ import annotations
@@ -64,15 +65,19 @@ def unchecked_note(runtime: str, version_text: str | None, arch: str | None) -> 
     if version_text is None or not arch or runtime not in ("llama.cpp", "ollama"):
         return None
     version = parse_version(runtime, version_text)
+    absent = (f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}), so whether this build loads the "
+              "model is not checked")
     if runtime == "ollama":
-        if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
-            return None
+        if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):   # vendored era: the Ollama rows decide (_ollama)
+            return f"Ollama {version.text}: {absent}" if arch not in _table()["ollama"] else None
         build, _ = ollama_llama_cpp(version)
         who = f"Ollama {version.text} (llama-server at b{build})"
     else:
         build, who = version.key[0], f"llama.cpp b{version.key[0]}"
     row = _table()["llama_cpp"].get(arch)
-    if row is None or build is None or llamacpp_loads(build, arch)[0] is not None:
+    if row is None:     # the least known case of all (review17c finding 3): said, not left silent
+        return f"{who}: {absent}"
+    if build is None or llamacpp_loads(build, arch)[0] is not None:
         return None
     pr = f" ({row['pr']})" if row.get("pr") else ""
     known = (f"b{row['without']} lacks it and b{row['with']} has it{pr}" if row["without"] is not None else

@@ -104,6 +104,7 @@ from .llamacpp_layout import (  # noqa: F401
     layer_devices,
     layer_devices_kept,
     mla_cache_step,
+    mla_head_widths,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -112,6 +113,7 @@ from .llamacpp_layout import (  # noqa: F401
 )
 from .llamacpp_nohost import Repacked, host_repack, no_host_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
+from .mla_flash import mla_flash_blocked
 
 _BUFFERS = IdMemo(2048)
 _ALLOCATIONS = IdMemo(2048)
@@ -198,6 +200,11 @@ class LlamaCpp:
     # named build only
     mla_cache = "k"
     mla_cache_why = ""
+    # what a file decides before the build does: (model, quant) → (era, why), or None for the build's era (Ollama's
+    # library blobs without key_length_mla: runtimes/published.py library_mla_cache)
+    mla_file_rule: Callable[[ModelSpec, str | None], tuple[str, str] | None] | None = None
+    # the build whose ggml kernels run (Ollama: its vendored or llama-server build); None: this planner's own build
+    kernel_build: int | None = None
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -494,7 +501,7 @@ class LlamaCpp:
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
         return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, self.mla_cache,
-                self.mla_cache_why, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
+                self.mla_cache_why, self.mla_file_rule, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
@@ -534,7 +541,7 @@ class LlamaCpp:
                     targets: list[Target], with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """buffers() made: the launch (budget), the weights, KV and recurrent state per device (pools), the compute
         and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes, no steps."""
-        b = self.budget(model, settings, targets)
+        b = self.budget(model, settings, targets, weights.quant)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         p = place_pools(model, weights, b, gpus, host_t)
@@ -555,7 +562,7 @@ class LlamaCpp:
         loads). None: no cap (the C API's n_batch, builds before the PR)."""
         return max(1, min(b.context.n_batch, b.n_seq)) if self.output_cap else None
 
-    def budget(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Budget:
+    def budget(self, model: ModelSpec, settings: Settings, targets: list[Target], quant: str | None = None) -> Budget:
         """The launch before any byte is counted: defaults, context cells, slots, and each layer's device."""
         s = self.defaults(model, settings, targets)
         assert s.ctx is not None and s.llamacpp.batch is not None and s.llamacpp.ubatch is not None   # defaults() sets them
@@ -568,7 +575,30 @@ class LlamaCpp:
         shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
-                      layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_cache)
+                      layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_era(model, quant or s.quant)[0])
+
+    def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
+        """Why this build cannot run flash attention on the GPU for the model's MLA cache (K ≠ V rows), or None
+        (runtimes/mla_flash.py): fixes offer neither flash attention nor a quantized V cache there."""
+        from .flag_spelling import llamacpp_build
+        from .published import gpu_compute_capability
+
+        mla = next((a for a in model.attention_layers if a.kind == "mla"), None)
+        if mla is None:
+            return None
+        era = self.mla_era(model, quant)[0]
+        heads = mla_head_widths(model) if era == "heads" else None
+        cached = (heads[1], heads[2]) if heads else (mla.k_dim, mla.v_dim)
+        build = self.kernel_build if self.kernel_build is not None else llamacpp_build(getattr(self, "version", None))
+        ccs = [float(c) if (c := gpu_compute_capability(g.name)) else None for g in targets if g.kind != "cpu"]
+        return mla_flash_blocked(cached, build, backend_rules(self.backend, targets).name, ccs)
+
+    def mla_era(self, model: ModelSpec, quant: str | None) -> tuple[str, str]:
+        """What this launch caches of an MLA layer and why (MLA_CACHE_WORDS): the file's rule where it has one, else
+        the build's (runtimes/versions.py llamacpp_mla_cache)."""
+        if self.mla_file_rule is not None and (by_file := self.mla_file_rule(model, quant)) is not None:
+            return by_file
+        return self.mla_cache, self.mla_cache_why
 
     @staticmethod
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
@@ -648,7 +678,8 @@ class LlamaCpp:
         else:
             settings, fit_steps = self.fit(model, weights, settings, targets)
         s, bufs, steps, info = self.buffers(model, weights, settings, targets)
-        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps, *self._build_steps(model)]
+        steps = [*fit_steps, *([w] if (w := window_step(model)) else []), *steps,
+                 *self._build_steps(model, weights.quant, targets)]
         compromise = self._compromise(model, asked, s, any(t.kind != "cpu" for t in targets)) if fit_steps else None
         fa = info["fa"]
         c: Context = info["context"]
@@ -662,7 +693,8 @@ class LlamaCpp:
                 # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
                                             info["gpu_context"] if b.total else 0))
-        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa, mla_cache=self.mla_cache)
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa,
+                                 mla_cache=self.mla_era(model, weights.quant)[0])
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
@@ -672,7 +704,7 @@ class LlamaCpp:
                          HOST_WEIGHTS_MMAP if s.llamacpp.mmap else HOST_WEIGHTS_LOADED),
         )
 
-    def _build_steps(self, model: ModelSpec) -> list[Step]:
+    def _build_steps(self, model: ModelSpec, quant: str | None = None, targets: list[Target] | None = None) -> list[Step]:
         """What the speed model reads of a named build (hardware/speed.py planned_build, planned_gdn_path): the build
         (llama.cpp==bN) and, for a model with gated delta nets, the graph that build runs (runtimes/versions.py)."""
         from .flag_spelling import llamacpp_build
@@ -682,8 +714,12 @@ class LlamaCpp:
             out.append(Step("llama.cpp build", "the release asked", f"b{build}", "runtimes/versions.py"))
         if self.gdn != "fused" and any(r.kind == "gated_deltanet" for r in model.recurrent_layers):
             out.append(Step("delta nets", GDN_WORDS.get(self.gdn, self.gdn), self.gdn, "runtimes/versions.py llamacpp_gdn"))
-        if self.mla_cache_why and (mla := mla_cache_step(model, self.mla_cache, self.mla_cache_why)) is not None:
+        era, why = self.mla_era(model, quant)
+        if why and (mla := mla_cache_step(model, era, why)) is not None:
             out.append(mla)
+        if targets and (blocked := self.flash_blocked(model, quant, targets)):
+            out.append(Step("flash attention (MLA)", "no GPU kernel for this cache: no flash-attention or quantized-V "
+                            "fix is offered", "unavailable", blocked))
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -223,6 +223,10 @@ class Ollama:
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
         self._llama = LlamaCpp(simulate_graph=simulate_graph)
+        from .published import library_mla_cache
+
+        # the library's DeepSeek blobs lack key_length_mla: every head's K/V in every release
+        self._llama.mla_file_rule = library_mla_cache
 
     @property
     def output_cap(self) -> bool:
@@ -267,6 +271,10 @@ class Ollama:
     @mla_cache_why.setter
     def mla_cache_why(self, value: str) -> None:
         self._llama.mla_cache_why = value
+
+    def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
+        """LlamaCpp.flash_blocked at the build whose kernels this release runs (runtimes/mla_flash.py)."""
+        return self._llama.flash_blocked(model, quant, targets)
 
     @property
     def backend(self) -> str | None:

@@ -261,6 +261,26 @@ def ollama_model(model: ModelSpec, quant: str | None) -> tuple[str, str, str | N
                                               f"llama-quantize {want}) and import it as below"))
 
 
+def library_mla_cache(model: ModelSpec, quant: str | None) -> tuple[str, str] | None:
+    """("heads", why) where Ollama pulls a library blob of an MLA model that lacks {arch}.attention.key_length_mla
+    (data/ollama_tags.json ``mla_key: false``, cited in its ``mla_key_about``): both of Ollama's engines cache every
+    head's K and V for such a file, in every release. None elsewhere: a hf.co/ pull or an imported GGUF follows the
+    release's MLA era (runtimes/versions.py ollama_mla_cache), which assumes the file carries the key (a converter
+    from llama.cpp PR #12801 on; the file's header is not read offline)."""
+    if not any(a.kind == "mla" for a in model.attention_layers):
+        return None
+    entry = ollama_entry(model)
+    if entry is None or entry.get("mla_key") is not False:
+        return None
+    setup, name, _ = ollama_model(model, quant)
+    if setup or name.startswith("hf.co/"):
+        return None
+    return "heads", (f"the Ollama library's {name} has no deepseek2.attention.key_length_mla (published before "
+                     "llama.cpp PR #12801; Ollama's convert_deepseek2.go never writes it): every head's K/V cached in "
+                     "every Ollama release (data/ollama_tags.json mla_key_about: Ollama 0.32.13's log, "
+                     "deepseek-coder-v2:16b-lite 540 MiB at 2,048 cells)")
+
+
 def _create(name: str, path: str) -> tuple[str, str]:
     """Import a GGUF file into Ollama under ``name`` (docs/modelfile.md: FROM <path to a .gguf>)."""
     name = re.sub(r"[^a-z0-9._-]", "-", name.lower())
