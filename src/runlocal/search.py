@@ -119,16 +119,21 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
         return None
     if how is not None:
         how.append(f"between {PIVOT_CTX:,} and the top, each plan where a sketch of --fit (its probes sized "
-                   "with the fitted compute phases, no graph traced), moved by what it missed at the nearest plan, "
+                   "with the fitted compute phases, no graph traced), moved by what it missed at the plans either side, "
                    "puts the edge; the edge confirmed by a plan either side")
 
     def predicted(n: int) -> float:
-        # the guess, moved by what it missed at the nearest context planned whole (its least room)
-        known = [(abs(m - n), m, min(r.values())) for m, (_, r) in answered.items() if isinstance(r, dict) and r]
-        if not known:
-            return room(n * granule)
-        _, m, real = min(known)
-        return room(n * granule) + real - room(m * granule)
+        # the guess, moved by what it missed (the plan's least room less the guess's) at the contexts planned whole
+        # either side of n: interpolated between the nearest two, else the nearest one's
+        missed = sorted((m, min(r.values()) - room(m * granule)) for m, (_, r) in answered.items()
+                        if isinstance(r, dict) and r)
+        below = [x for x in missed if x[0] <= n]
+        above = [x for x in missed if x[0] > n]
+        if below and above:
+            (m0, d0), (m1, d1) = below[-1], above[0]
+            return room(n * granule) + d0 + (d1 - d0) * (n - m0) / (m1 - m0)
+        near = below[-1:] or above[:1]
+        return room(n * granule) + (near[0][1] if near else 0)
     return largest_predicted(pivot, top, lambda n: probe(n)[0], predicted, lo_passes=True)
 
 

@@ -428,8 +428,8 @@ class LlamaCpp:
         layers over several GPUs at each context (a whole --fit: some twenty compute-graph simulations, 1–2 s): the
         same --fit, its probes sized with the fitted compute phases instead of the traced graph (simulate_graph
         False: no simulation), so the guess steps where --fit moves layers as the plan does. Only guides: the search
-        moves the guess by what it missed at the nearest plan made whole, and its plans decide. None where --fit does not place the layers over several GPUs
-        or the host's RAM is not known."""
+        moves the guess by what it missed at the nearest plan made whole, and its plans decide.
+        None where --fit does not place the layers over several GPUs or the host's RAM is not known."""
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
         ls = settings.llamacpp
