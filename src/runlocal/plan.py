@@ -238,11 +238,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                            tensor_split=settings.llamacpp.tensor_split) if moved else s
         held = placed and not moved and s.llamacpp.fit
         tried: list[tuple[int, bool]] = []
+        how: list[str] = []
         max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
-                                  margin_held=held, tried=tried)
+                                  margin_held=held, tried=tried, how=how)
         search_steps = (context_search_step(
             tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
-            asked=s.ctx, asked_passes=fits(alloc)),)
+            asked=s.ctx, asked_passes=fits(alloc), how=how),)
         searched = relaunch
         max_conc = None
         if with_concurrency:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .boundary import Room, largest_guided
+from .boundary import Room, largest_guided, largest_predicted
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target
@@ -31,7 +31,7 @@ PIVOT_CTX = 4096
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                     targets: list[Target], *, hi: int, lo: int = 1, granule: int = CTX_GRANULE,
                     ok: Callable[[Allocation], bool] = fits, margin_held: bool = False, beyond: int | None = None,
-                    tried: list[tuple[int, bool]] | None = None) -> int | None:
+                    tried: list[tuple[int, bool]] | None = None, how: list[str] | None = None) -> int | None:
     """The longest context in [lo, hi] tokens (a multiple of ``granule``; at least one granule) whose plan passes
     ``ok``; None when even the shortest does not. For verdict.fits and a "fits" verdict, the search is guided by the
     room each plan leaves (boundary.largest_guided: the same answer from fewer plans): ``hi`` probed first (many
@@ -90,7 +90,10 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
 
     if ok is fits or ok is fits_verdict:
         top = max(1, hi // granule)
-        units = largest_guided(max(1, lo // granule), top, probe, PIVOT_CTX // granule, top_first=True)
+        units = _guided_by_runtime(runtime, model, weights, settings, targets, granule, max(1, lo // granule), top,
+                                   probe, answered, how) if ok is fits and not margin_held else None
+        if units is None:
+            units = largest_guided(max(1, lo // granule), top, probe, PIVOT_CTX // granule, top_first=True)
         if units == top and beyond is not None and beyond // granule > top:
             units = largest_guided(top, beyond // granule, probe, top_first=True)
     else:
@@ -98,8 +101,45 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     return units * granule if units else None
 
 
+def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                       targets: list[Target], granule: int, lo: int, top: int,
+                       probe: Callable[[int], tuple[bool, Room]], answered: dict[int, tuple[bool, Room]],
+                       how: list[str] | None) -> int | None:
+    """The longest context where the runtime offers a cheap guess of the room (its context_guide: llama.cpp's --fit
+    over several GPUs, where each plan is a whole --fit): the top and PIVOT_CTX planned as largest_guided plans
+    them, then between them boundary.largest_predicted — each plan where the guess puts the edge, the edge
+    confirmed by two plans (one that passes, the next cache step failing). None where the runtime has no guess
+    or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept in probe)."""
+    guide = getattr(runtime, "context_guide", None)
+    pivot = PIVOT_CTX // granule
+    if guide is None or not lo < pivot < top or probe(top)[0] or not probe(pivot)[0]:
+        return None
+    room = guide(model, weights, settings, targets)
+    if room is None:
+        return None
+    if how is not None:
+        how.append(f"between {PIVOT_CTX:,} and the top, each plan where a sketch of --fit (its probes sized "
+                   "with the fitted compute phases, no graph traced), moved by what it missed at the plans either side, "
+                   "puts the edge; the edge confirmed by a plan either side")
+
+    def predicted(n: int) -> float:
+        # the guess, moved by what it missed (the plan's least room less the guess's) at the contexts planned whole
+        # either side of n: interpolated between the nearest two, else the nearest one's
+        missed = sorted((m, min(r.values()) - room(m * granule)) for m, (_, r) in answered.items()
+                        if isinstance(r, dict) and r)
+        below = [x for x in missed if x[0] <= n]
+        above = [x for x in missed if x[0] > n]
+        if below and above:
+            (m0, d0), (m1, d1) = below[-1], above[0]
+            return room(n * granule) + d0 + (d1 - d0) * (n - m0) / (m1 - m0)
+        near = below[-1:] or above[:1]
+        return room(n * granule) + (near[0][1] if near else 0)
+    return largest_predicted(pivot, top, lambda n: probe(n)[0], predicted, lo_passes=True)
+
+
 def context_search_step(tried: list[tuple[int, bool]], longest: int | None, passing: str, failing: str, *,
-                        asked: int | None = None, asked_passes: bool | None = None) -> Step:
+                        asked: int | None = None, asked_passes: bool | None = None, how: list[str] | None = None
+                        ) -> Step:
     """--explain's account of longest_context: the contexts planned in order, what passing means (``passing``,
     ``failing``: "starts", "does not start"), the answer and its neighbour; and where the context asked (its plan
     made already) passed above the answer or failed below it, that passing is not monotone in -c there (the answer
@@ -111,7 +151,7 @@ def context_search_step(tried: list[tuple[int, bool]], longest: int | None, pass
         above = min((c for c, ok in tried if c > longest and not ok), default=None)
         found = f"{longest:,} {passing}" + (f", {above:,} {failing}" if above is not None else " (the range's top)")
     words = (f"the longest -c that {passing}, searched from fixed points (the range's top, {PIVOT_CTX:,}, then the "
-             f"bracket), never from the context asked: planned {planned} → {found}")
+             f"bracket{': ' + how[0] if how else ''}), never from the context asked: planned {planned} → {found}")
     if asked is not None and asked_passes is not None and longest is not None and (
             (asked_passes and asked > longest) or (not asked_passes and asked < longest)):
         words += (f"; -c {asked:,} (asked) {passing if asked_passes else failing}, {'above' if asked > longest else 'below'}"

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from copy import copy
 from dataclasses import replace
 
 from ..errors import InputError
@@ -442,6 +443,28 @@ class LlamaCpp:
             return _HOST_OVER.get(model, self._key(weights, settings, targets), _not_kept)
         except KeyError:
             return None
+
+    def context_guide(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                      targets: list[Target]) -> Callable[[int], float] | None:
+        """A cheap guess of a plan's least room at a context, for search.longest_context where --fit places the
+        layers over several GPUs at each context (a whole --fit: some twenty compute-graph simulations, 1–2 s): the
+        same --fit, its probes sized with the fitted compute phases instead of the traced graph (simulate_graph
+        False: no simulation), so the guess steps where --fit moves layers as the plan does. Only guides: the search
+        moves the guess by what it missed at the nearest plan made whole, and its plans decide.
+        None where --fit does not place the layers over several GPUs or the host's RAM is not known."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        host = next((t for t in targets if t.kind == "cpu"), None)
+        ls = settings.llamacpp
+        if (len(gpus) < 2 or host is None or host.capacity <= 0 or not ls.fit or ls.n_gpu_layers not in (None, NGL_AUTO)
+                or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
+            return None
+        sketch = copy(self)
+        sketch.simulate_graph = False
+
+        def least_room(ctx: int) -> float:
+            devices = sketch.allocate(model, weights, settings.with_(ctx=ctx), targets).devices
+            return min(d.capacity - d.total for d in devices if d.capacity > 0)
+        return least_room
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:

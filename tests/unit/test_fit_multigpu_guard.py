@@ -1,0 +1,81 @@
+"""Regression guard for the faster max-context search of llama.cpp's --fit over several GPUs (branch fastfit,
+review17c finding 2): the plan at the context asked (or --fit's settled one) must not move.
+
+BEFORE holds, per case, what main at b4c4b46e (before the change) planned: the context, -ngl, -ts, the -ot rules,
+every device's total bytes and the max context. Produced by running, with RUNLOCAL_COMPUTE_TABLE=0 and
+PYTHONPATH=<main>/src, ``check(CheckRequest(use_measurements=False, **case))`` for each case and printing those
+fields of the plan (/tmp/ff/gen.py in session 17; the values are that run's output, not this branch's). The fill
+itself (llamacpp_fit_devices.fit_devices) is unchanged and checked against hand walks of common/fit.cpp in
+tests/unit/test_fit_devices.py (test_glm_like_two_gpus_against_a_hand_walk_of_fit_cpp and the real-log tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+
+# (case, ctx, -ngl, -ts, -ot rules, each device's total bytes, max context)
+BEFORE = [({'gpu': '2x3090', 'model': 'glm-4.5-air', 'ram': '64G'}, 4096, 47, (16.0, 31.0),
+  (('blk\\.15\\.ffn_down.*', 'CUDA1'), ('blk\\.29\\.ffn_(gate|up|gate_up|down).*', 'CPU'),
+   ('blk\\.(30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45)\\.ffn_(up|down|gate_up|gate)_(ch|)exps', 'CPU')),
+  (23818508562, 24092827983, 25262631732), 131072),
+ ({'gpu': '2x3090', 'model': 'gpt-oss-120b', 'ram': '64G'}, 4096, 37, (13.0, 24.0),
+  (('blk\\.12\\.ffn_down.*', 'CUDA1'), ('blk\\.25\\.ffn_down.*', 'CPU'),
+   ('blk\\.(26|27|28|29|30|31|32|33|34|35)\\.ffn_(up|down|gate_up|gate)_(ch|)exps', 'CPU')),
+  (23900040830, 23966684787, 18193938591), 131072),
+ ({'ctx': 8192, 'gpu': '2xarc-b580', 'model': 'gpt-oss-120b', 'ram': '128G'}, 8192, 37, (7.0, 30.0),
+  (('blk\\.6\\.ffn_(gate|up|gate_up|down).*', 'SYCL1'), ('blk\\.12\\.ffn_(gate|up|gate_up|down).*', 'CPU'),
+   ('blk\\.(13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35)\\.ffn_(up|down|gate_up|gate)_(ch|)exps',
+    'CPU')),
+  (11664993683, 11486694556, 41818973409), 131072),
+ ({'gpu': '2x3090', 'model': 'llama-3.3-70b', 'ram': '64G'}, 11776, 81, (40.0, 41.0), (),
+  (23513090576, 24146185023, 767310951), 12288),
+ ({'gpu': '4xrtx-3090', 'model': 'qwen3-235b-a22b', 'ram': '192G'}, 4096, 95, (15.0, 16.0, 15.0, 49.0),
+  (('blk\\.14\\.ffn_down.*', 'CUDA1'), ('blk\\.30\\.ffn_(gate|up|gate_up|down).*', 'CUDA2'),
+   ('blk\\.45\\.ffn_(gate|gate_up|down).*', 'CUDA3'), ('blk\\.59\\.ffn_(gate|gate_up|down).*', 'CPU'),
+   ('blk\\.(60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93)\\.ffn_(up|down|gate_up|gate)_(ch|)exps',
+    'CPU')),
+  (23942913057, 24026673319, 23966499787, 24114218856, 51040121649), 40960),
+ ({'gpu': '2x3090', 'model': 'glm-4.5-air', 'ram': '40G'}, 4096, 47, (16.0, 31.0),
+  (('blk\\.15\\.ffn_down.*', 'CUDA1'), ('blk\\.29\\.ffn_(gate|up|gate_up|down).*', 'CPU'),
+   ('blk\\.(30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45)\\.ffn_(up|down|gate_up|gate)_(ch|)exps', 'CPU')),
+  (23818508562, 24092827983, 25262631732), 98048)]
+
+
+def _plan(case):
+    from runlocal.runtimes import compute_table
+
+    saved, compute_table.USE = compute_table.USE, False     # as BEFORE was made: the planner alone
+    try:
+        plan, _ = check(CheckRequest(use_measurements=False, **case))
+    finally:
+        compute_table.USE = saved
+    return plan
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=pytest.mark.slow) if "4x" in r[0]["gpu"] else r for r in BEFORE],
+                         ids=lambda r: f"{r[0]['model']}-{r[0]['gpu']}")
+def test_plan_at_the_context_asked_and_max_context_unchanged(row):
+    case, ctx, ngl, ts, ot, totals, max_ctx = row
+    plan = _plan(case)
+    ls = plan.settings.llamacpp
+    assert (plan.settings.ctx, ls.n_gpu_layers, tuple(ls.tensor_split or ()), tuple(ls.override_tensor)) == (ctx, ngl, ts, ot)
+    assert tuple(d.total for d in plan.allocation.devices) == totals
+    assert plan.max_context == max_ctx
+
+
+def test_guided_max_context_is_an_edge_of_whole_fit_plans():
+    """Where the sketch guided the search (GLM-4.5-Air, 2 x RTX 3090, 40 GiB of RAM: the top fails, 4,096 starts;
+    main planned 16 contexts to reach 98,048, this branch 4), the answer starts and one cache step (256) more does
+    not, each checked with a whole --fit plan at that -c."""
+    from runlocal.verdict import fits
+
+    case = BEFORE[-1][0]
+    assert case["ram"] == "40G"
+    plan = _plan(case)
+    assert "a sketch of --fit" in " ".join(s.formula for s in plan.steps if s.label == "max context")
+    edge = plan.max_context
+    relaunch = plan.searched
+    runtime, w, targets = plan.planner, plan.weights, list(plan.searched_on)
+    assert fits(runtime.allocate(plan.model, w, relaunch.with_(ctx=edge), targets))
+    assert not fits(runtime.allocate(plan.model, w, relaunch.with_(ctx=edge + 256), targets))
