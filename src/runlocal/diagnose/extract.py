@@ -341,7 +341,10 @@ def _vllm_kv_needed(m, ex):
     ex.set("kv_needed_bytes", size_to_bytes(m.group(1), "GiB"))
 
 
-_rule("available kv cache memory", r"available KV cache memory:? \(?" + _SIZE)(_set_size("kv_cache_bytes"))
+# signed: a budget the weights and activations overran prints negative ("Available KV cache memory: -0.87 GiB",
+# vllm-project/vllm-ascend#9372; V0's "reserved for KV Cache is -1.05GiB", vllm-project/vllm#13882)
+_rule("available kv cache memory", r"available KV cache memory:? \(?(-?" + _NUM[1:] + r"\s*" + _UNIT)(
+    _set_size("kv_cache_bytes"))
 _rule("estimated maximum model length", r"estimated maximum model length is (\d+)")(
     _set("kv_cache_tokens", 1, int))
 _rule("gpu kv cache size", r"GPU KV cache size: ([\d,]+) tokens")(_set("kv_cache_tokens", 1, _int))
@@ -376,8 +379,15 @@ def _vllm_budget(m, ex):
 
 
 _rule("model weights take", r"model weights take ([\d.]+)GiB")(_set_size("weights_bytes", 1, None, "GiB"))
-_rule("reserved for kv cache is", r"reserved for KV Cache is ([\d.]+)GiB")(
+_rule("reserved for kv cache is", r"reserved for KV Cache is (-?[\d.]+)GiB")(
     _set_size("kv_cache_bytes", 1, None, "GiB"))
+# the profiling pass's activation peak (V0 worker.py; V1 gpu_worker.py "torch peak memory increase: …GiB"), the term
+# --max-num-batched-tokens sizes
+_rule("activation peak memory takes", r"activation peak memory takes ([\d.]+)GiB")(
+    _set_size("vllm_activation_peak_bytes", 1, None, "GiB"))
+_rule("torch peak memory increase", r"torch peak memory increase:? ([\d.]+) ?GiB")(
+    _set_size("vllm_activation_peak_bytes", 1, None, "GiB"))
+_rule("using max model len", r"Using max model len (\d+)")(_set("max_model_len", 1, int))  # vLLM config.py
 
 
 @_rule("max_seq_len=", r"max_seq_len=(\d+)")

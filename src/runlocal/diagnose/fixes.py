@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, layer_fixes, ollama_fixes, runtime_note
+from . import device_fixes, layer_fixes, ollama_fixes, runtime_note, vllm_budget
 
 
 def _b(n: Any) -> str:
@@ -140,7 +140,7 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """max_model_len above the KV pool: the pool's size is the largest context that starts."""
     tokens, mml = ex.get("kv_cache_tokens"), ex.get("max_model_len")
     needed, available = ex.get("kv_needed_bytes"), ex.get("kv_cache_bytes")
-    if not tokens and mml and needed and available and needed > available:
+    if not tokens and mml and needed and available and 0 < available < needed:
         # vLLM V1 without the "estimated maximum model length": the KV cache is linear in the context
         tokens = int(int(mml) * available // needed)
     fixes = []
@@ -157,6 +157,8 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
             fixes.append(_fix("Store the KV cache in fp8 (half the bytes per token)",
                               f"{_vllm_serve(ex)} --kv-cache-dtype {fp8} --max-model-len {min(doubled, mml or doubled)}",
                               f"KV pool ≈ {2 * int(tokens):,} tokens; --max-model-len up to {doubled:,}"))
+    if vllm_budget.shortfall(ex) is not None:   # a negative pool: sized from the log's own signed figure
+        return fixes + vllm_budget.negative_pool_fixes(ex, _vllm_serve(ex))
     util = ex.get("gpu_memory_utilization")
     if util and float(util) < 0.95:
         fixes.append(_fix("Give vLLM a larger share of the GPU",
@@ -747,6 +749,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None) -> dict[str, Any]
                     if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
+    kb_fixes = [j for j in (vllm_budget.judge_share(f, extracted) for f in kb_fixes) if j]  # vs a negative pool
     conf = str(extracted.get("torch_alloc_conf") or "").lower()
     if conf:  # a PyTorch allocator setting the log already made is no fix
         kb_fixes = [f for f in kb_fixes if not _alloc_conf_already_set(f["command"], conf)]

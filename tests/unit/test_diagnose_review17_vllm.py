@@ -1,0 +1,96 @@
+"""review17 finding 4: a vLLM log whose KV pool came out negative gets fixes sized from that signed figure.
+
+vLLM's pool is gpu_memory_utilization × total − weights − non-torch − the profiling pass's activation peak (V0
+vllm/worker/worker.py determine_num_available_blocks prints each term). The texts:
+- V0_PUBLIC: the memory lines of vllm-project/vllm#13882 as pasted there (measurements/public_errors/round6.jsonl,
+  record vllm-13882, tuning);
+- V1_PUBLIC: vllm-project/vllm-ascend#9372's two log lines (round44.jsonl, record vllm-ascend-9372, tuning);
+- V0_REVIEW: review17's /tmp/r17_vllm2.log, a realistic text written from vLLM 0.7.3's messages (not a public paste).
+"""
+
+from __future__ import annotations
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.fixes import with_computed_fixes
+from runlocal.units import GiB
+
+V0_PUBLIC = """\
+INFO 02-26 09:54:02 model_runner.py:1115] Loading model weights took 5.2032 GB
+INFO 02-26 09:54:05 worker.py:267] Memory profiling takes 3.25 seconds
+INFO 02-26 09:54:05 worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB
+INFO 02-26 09:54:05 worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.
+INFO 02-26 09:54:05 executor_base.py:111] # cuda blocks: 0, # CPU blocks: 4681
+INFO 02-26 09:54:05 executor_base.py:116] Maximum concurrency for 4096 tokens per request: 0.00x
+"""
+V1_PUBLIC = """\
+On a 32GB vNPU, Qwen3-14B weights are 27.5GB, leaving insufficient room for KV cache.
+Loading model weights took 27.5376 GB
+Available KV cache memory: -0.87 GiB
+"""
+V0_REVIEW = """\
+INFO 03-10 10:12:05 api_server.py:712] vLLM API server version 0.7.3
+INFO 03-10 10:12:40 model_runner.py:1115] Loading model weights took 14.9889 GB
+INFO 03-10 10:12:52 worker.py:267] the current vLLM instance can use total_gpu_memory (23.64GiB) x gpu_memory_utilization (0.90) = 21.28GiB
+INFO 03-10 10:12:52 worker.py:267] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 7.69GiB; the rest of the memory reserved for KV Cache is -1.52GiB.
+INFO 03-10 10:12:52 executor_base.py:111] # cuda blocks: 0, # CPU blocks: 2048
+ERROR 03-10 10:12:52 engine.py:400] No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.
+"""
+
+
+def answer(text: str) -> dict:
+    return with_computed_fixes(diagnose_text(text), None)
+
+
+def extract(text: str) -> dict:
+    return answer(text)["extracted"]
+
+
+def test_the_signed_pool_is_read():
+    assert extract(V0_PUBLIC)["kv_cache_bytes"] == round(-1.05 * GiB)
+    assert extract(V1_PUBLIC)["kv_cache_bytes"] == round(-0.87 * GiB)
+    assert extract(V0_PUBLIC)["vllm_activation_peak_bytes"] == round(1.42 * GiB)
+
+
+def test_v0_public_share_and_activation_by_hand():
+    doc = answer(V0_PUBLIC)
+    assert doc["category"] == "vllm_no_kv_blocks"
+    first, second = doc["fixes"][:2]
+    # by hand: 5.60 − 5.20 − 0.03 − 1.42 = −1.05 GiB; the activation peak must lose 1.05 of 1.42 GiB:
+    # keep (1.42 − 1.05) / 1.42 = 0.2606 → at most 26 % of the tokens per pass
+    assert "--max-num-batched-tokens N" in first["command"] and "N ≤ 0.26 ×" in first["command"]
+    assert "26%" in first["title"]
+    # the pool reaches zero at 0.70 + 1.05 / 8.00 = 0.83125 of the GPU; the first hundredth above it is 0.84
+    assert "0.831" in second["title"]
+    assert "0.84 ≤ U ≤ 0.98" in second["command"]
+    # the knowledge base's generic 0.95 is not repeated beside the computed share: 0.95 − 0.70 = 0.25 × 8 GiB = 2 GiB
+    # would cover the 1.05 GiB, so it is kept only as the same knob, superseded by the computed one
+    assert not any(f["command"].endswith("--gpu-memory-utilization 0.95") for f in doc["fixes"])
+
+
+def test_review_log_095_is_not_offered():
+    # by hand (review17 §4): 0.95 × 23.64 = 22.46; 22.46 − 14.99 − 0.12 − 7.69 = −0.34 GiB: vLLM still refuses
+    doc = answer(V0_REVIEW)
+    assert not any("--gpu-memory-utilization 0.95" in f["command"] for f in doc["fixes"])
+    first = doc["fixes"][0]
+    # the activation peak first: keep (7.69 − 1.52) / 7.69 = 0.802 → 80 %
+    assert "--max-num-batched-tokens" in first["command"] and "N ≤ 0.80 ×" in first["command"]
+    # zero at 0.90 + 1.52 / 23.64 = 0.9643
+    share = next(f for f in doc["fixes"] if "--gpu-memory-utilization U" in f["command"])
+    assert "0.964" in share["title"] and "0.97 ≤ U ≤ 0.98" in share["command"]
+
+
+def test_without_the_cards_size_the_095_fix_says_which_cards_it_starts_on():
+    # V1 prints only the pool: 0.95 − vLLM's default 0.90 = 0.05 of the card must cover 0.87 GiB → a card above
+    # 0.87 / 0.05 = 17.4 GiB
+    doc = answer(V1_PUBLIC)
+    share = next(f for f in doc["fixes"] if "--gpu-memory-utilization 0.95" in f["command"])
+    assert "17.4 GiB" in share["effect"] and "0.87" not in share["title"]
+
+
+def test_a_share_above_098_is_not_offered_and_says_why():
+    # 0.90 + 2.00 / 23.64 = 0.9846 > 0.98: no share command
+    text = V0_REVIEW.replace("is -1.52GiB", "is -2.00GiB")
+    doc = answer(text)
+    said = next(f for f in doc["fixes"] if "cannot make room" in f["title"])
+    assert said["command"] == "" and "0.985" in said["title"] and "CUDA graphs" in said["effect"]
+    assert not any("--gpu-memory-utilization" in f["command"] for f in doc["fixes"])
