@@ -10,31 +10,16 @@ vllm/worker/worker.py determine_num_available_blocks prints each term). The text
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runlocal.diagnose import diagnose_text
 from runlocal.diagnose.fixes import with_computed_fixes
 from runlocal.units import GiB
 
-V0_PUBLIC = """\
-INFO 02-26 09:54:02 model_runner.py:1115] Loading model weights took 5.2032 GB
-INFO 02-26 09:54:05 worker.py:267] Memory profiling takes 3.25 seconds
-INFO 02-26 09:54:05 worker.py:267] the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB
-INFO 02-26 09:54:05 worker.py:267] model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB; the rest of the memory reserved for KV Cache is -1.05GiB.
-INFO 02-26 09:54:05 executor_base.py:111] # cuda blocks: 0, # CPU blocks: 4681
-INFO 02-26 09:54:05 executor_base.py:116] Maximum concurrency for 4096 tokens per request: 0.00x
-"""
-V1_PUBLIC = """\
-On a 32GB vNPU, Qwen3-14B weights are 27.5GB, leaving insufficient room for KV cache.
-Loading model weights took 27.5376 GB
-Available KV cache memory: -0.87 GiB
-"""
-V0_REVIEW = """\
-INFO 03-10 10:12:05 api_server.py:712] vLLM API server version 0.7.3
-INFO 03-10 10:12:40 model_runner.py:1115] Loading model weights took 14.9889 GB
-INFO 03-10 10:12:52 worker.py:267] the current vLLM instance can use total_gpu_memory (23.64GiB) x gpu_memory_utilization (0.90) = 21.28GiB
-INFO 03-10 10:12:52 worker.py:267] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 7.69GiB; the rest of the memory reserved for KV Cache is -1.52GiB.
-INFO 03-10 10:12:52 executor_base.py:111] # cuda blocks: 0, # CPU blocks: 2048
-ERROR 03-10 10:12:52 engine.py:400] No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.
-"""
+FIXTURES = Path(__file__).parents[1] / "fixtures/review17"      # README.md there says where each text is from
+V0_PUBLIC = (FIXTURES / "vllm-13882_memory_lines.log").read_text()
+V1_PUBLIC = (FIXTURES / "vllm-ascend-9372.log").read_text()
+V0_REVIEW = (FIXTURES / "vllm_0.7.3_negative_pool.log").read_text()
 
 
 def answer(text: str) -> dict:
@@ -62,8 +47,8 @@ def test_v0_public_share_and_activation_by_hand():
     # the pool reaches zero at 0.70 + 1.05 / 8.00 = 0.83125 of the GPU; the first hundredth above it is 0.84
     assert "0.831" in second["title"]
     assert "0.84 ≤ U ≤ 0.98" in second["command"]
-    # the knowledge base's generic 0.95 is not repeated beside the computed share: 0.95 − 0.70 = 0.25 × 8 GiB = 2 GiB
-    # would cover the 1.05 GiB, so it is kept only as the same knob, superseded by the computed one
+    # the knowledge base's generic 0.95 (0.25 × 8 GiB = 2 GiB would cover the 1.05 GiB) turns the knob the computed
+    # share already sets, so it gives way to it
     assert not any(f["command"].endswith("--gpu-memory-utilization 0.95") for f in doc["fixes"])
 
 
