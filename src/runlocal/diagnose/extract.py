@@ -475,6 +475,14 @@ def _sglang_args(m, ex):
 
 
 _rule("max_total_num_tokens=", r"max_total_num_tokens=(\d+)")(_set("kv_cache_tokens", 1, int))
+
+
+# SGLang's pool once allocated (mem_cache/memory_pool.py: "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB",
+# GB there being 2**30): an out-of-memory after it is a serving-time one (diagnose/sglang_serving.py)
+@_rule("kv cache is allocated", r"KV Cache is allocated\. #tokens: (\d+), K size: ([\d.]+) GB, V size: ([\d.]+) GB")
+def _sglang_pool(m, ex):
+    ex.set("sglang_kv_pool_tokens", int(m.group(1)))
+    ex.set("sglang_kv_pool_bytes", size_to_bytes(m.group(2), "GiB") + size_to_bytes(m.group(3), "GiB"))
 _rule("context_len=", r"\bcontext_len=(\d+)")(_set("max_model_len", 1, int))
 _rule("max_running_requests=", r"max_running_requests=(\d+)")(_set("max_running_requests", 1, int))
 _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, "GiB"))  # SGLang: GiB labelled GB

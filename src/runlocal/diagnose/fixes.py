@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, layer_fixes, ollama_fixes, runtime_note, vllm_budget
+from . import device_fixes, layer_fixes, ollama_fixes, runtime_note, sglang_serving, vllm_budget
 
 
 def _b(n: Any) -> str:
@@ -638,9 +638,12 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
     known = find_engine(rt.split("==")[0])
-    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
-    req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
-                       vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
+    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified,
+                              "mem_fraction_static": ex.get("mem_fraction_static"), "tp": ex.get("tensor_parallel_size")}
+    ranks = int(ex.get("tensor_parallel_size") or 1)   # one total per rank: the log's TP × the card it states
+    req = CheckRequest(model=str(model), runtime=spec, gpu=gpu_name,
+                       vram=(f"{ranks}x{int(total)}" if ranks > 1 else str(int(total))) if total else None,
+                       ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
                        # only the settings of the log's own engine (another engine's flag is refused)
                        **{k: v for k, v in stated.items() if known and k in known.own_options})
@@ -704,10 +707,11 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
         fixes += vllm_headroom_fixes(extracted)
+    fixes += sglang_serving.lower_fraction_fixes(extracted)   # SGLang's pool was allocated, then an allocation failed
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
-        planned = replan_fixes(extracted, runtime)
+        planned = [f for f in replan_fixes(extracted, runtime) if not sglang_serving.raises_fraction(f, extracted)]
         _agree_on_context(measured, planned)
         fixes = measured + [f for f in planned if not _superseded(f["command"], measured)]
     if category == "fragmentation":
