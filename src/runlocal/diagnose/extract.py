@@ -300,6 +300,8 @@ _rule("offload to ", r'msg="offload to (\w+)"')(_set("ollama_offload_library"))
 _rule("library=", r"\blibrary=(\w+)")(_set("ollama_offload_library"))
 _rule("memory.required.full=", r'memory\.required\.full="' + _SIZE + '"')(_set_size("ollama_required_full_bytes"))
 _rule("memory.required.kv=", r'memory\.required\.kv="' + _SIZE + '"')(_set_size("ollama_required_kv_bytes"))
+_rule("memory.weights.repeating=", r'memory\.weights\.repeating="' + _SIZE + '"')(
+    _set_size("ollama_weights_repeating_bytes"))   # the blocks' weights, split evenly per layer (ollama_room.py)
 
 
 @_rule("memory.available=", r'memory\.available="\[([^\]]*)\]"')

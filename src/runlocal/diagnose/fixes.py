@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, layer_fixes, ollama_fixes, runtime_note, sglang_serving, vllm_budget
+from . import device_fixes, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 
 
 def _b(n: Any) -> str:
@@ -532,10 +532,10 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     counted = f"Ollama counts {_b(have)} as available{made_of}"
     return [
         _fix(f"Free at least {_b(short)} of RAM, then load again",
-             "ollama ps && ollama stop OTHER_MODEL   # then close memory-heavy programs",
-             f"the estimate for this model at these settings is {_b(need)} and {counted}: {_b(short)} short"),
+             ollama_fixes.UNLOAD_COMMAND,   # the knowledge base's own line, which this one then replaces
+             f"the estimate at these settings is {_b(need)} and {counted}: {_b(short)} short (unload, close programs)"),
         _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
-             "ollama pull MODEL:SMALLER_TAG",
+             ollama_fixes.SMALLER_TAG_COMMAND,
              f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
              f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
     ]
@@ -641,8 +641,7 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None) -> list[dict[str, str]
     stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified,
                               "mem_fraction_static": ex.get("mem_fraction_static"), "tp": ex.get("tensor_parallel_size")}
     ranks = int(ex.get("tensor_parallel_size") or 1)   # one total per rank: the log's TP × the card it states
-    req = CheckRequest(model=str(model), runtime=spec, gpu=gpu_name,
-                       vram=(f"{ranks}x{int(total)}" if ranks > 1 else str(int(total))) if total else None,
+    req = CheckRequest(model=str(model), runtime=spec, gpu=gpu_name, vram=f"{ranks}x{int(total)}" if total else None,
                        ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
                        # only the settings of the log's own engine (another engine's flag is refused)
@@ -697,6 +696,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
+        fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
     if category == "sglang_kv_overflow":
