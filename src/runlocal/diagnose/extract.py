@@ -225,8 +225,9 @@ _rule("unable to allocate", r"unable to allocate \S+ buffer")(lambda m, ex: ex.s
 
 # transformers named by its own words (runtimes.RUNTIME_TOKENS' tokens for it other than PyTorch's CUDA error tail,
 # which any PyTorch program prints): without them, a runtime detected as transformers is a guess (runtime_note.py)
-_rule(("transformers", "from_pretrained", "accelerate", "bitsandbytes"),
-      r"transformers|from_pretrained|accelerate|bitsandbytes")(lambda m, ex: ex.set("transformers_named", True))
+_rule(("transformers", "from_pretrained", "accelerate", "bitsandbytes", "model.generate("),
+      r"transformers|from_pretrained|accelerate|bitsandbytes|model\.generate\(")(
+    lambda m, ex: ex.set("transformers_named", True))
 
 
 # Metal / MLX
