@@ -79,3 +79,16 @@ def test_a_share_above_098_is_not_offered_and_says_why():
     said = next(f for f in doc["fixes"] if "cannot make room" in f["title"])
     assert said["command"] == "" and "0.985" in said["title"] and "CUDA graphs" in said["effect"]
     assert not any("--gpu-memory-utilization" in f["command"] for f in doc["fixes"])
+
+
+def test_a_named_model_gives_the_share_that_holds_one_request():
+    # vllm#13882's lines under a V0 config line naming a catalog model (written here in vLLM's llm_engine.py format,
+    # not part of that paste). Qwen2.5-7B: 28 layers × 4 KV heads × 128 × 2 (K, V) × 2 B = 57,344 B a token; a
+    # 4,096-token request is 224 MiB; 0.70 + (1.05 GiB + 224 MiB) / 8 GiB = 0.70 + 0.13125 + 0.02734 = 0.8586 → 0.86
+    config = ("INFO 02-26 09:53:01 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.3) with config: "
+              "model='Qwen/Qwen2.5-7B-Instruct', speculative_config=None, tokenizer='Qwen/Qwen2.5-7B-Instruct', "
+              "max_seq_len=4096, tensor_parallel_size=1, kv_cache_dtype=auto\n")
+    doc = answer(config + V0_PUBLIC)
+    first = doc["fixes"][0]
+    assert first["command"] == "vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization 0.86", first
+    assert "224 MiB" in first["effect"] and "0.859" in first["effect"]

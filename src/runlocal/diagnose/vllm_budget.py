@@ -7,11 +7,13 @@ pool cannot hold one request of max_model_len ("No available memory for the cach
 which is larger than the available KV cache memory"). So a larger share helps only when it covers the shortfall and
 one max_model_len of KV, and the activation peak is the other term the user sets (--max-num-batched-tokens).
 
-Pure computation over the extracted figures; diagnose/fixes.py calls it.
+Computation over the extracted figures, plus the config of a model the log names when it resolves offline (the KV
+bytes of one request); diagnose/fixes.py calls it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -52,9 +54,42 @@ def _share(ex: dict[str, Any]) -> tuple[int, float] | None:
 
 
 def _one_request(ex: dict[str, Any]) -> int | None:
-    """KV bytes of one max_model_len request, when the log states them (V1: "(N GiB KV cache is needed, …")."""
+    """KV bytes of one max_model_len request: as the log states them (V1: "(N GiB KV cache is needed, …"), else
+    runlocal's estimate from the config of the model the log names (:func:`estimated_request`)."""
     needed = ex.get("kv_needed_bytes")
-    return int(needed) if needed and ex.get("max_model_len") else None
+    if needed and ex.get("max_model_len"):
+        return int(needed)
+    estimate = estimated_request(ex)
+    return estimate[0] if estimate else None
+
+
+@functools.lru_cache(maxsize=8)
+def _estimate(model: str, mml: int, cache: str) -> int | None:
+    from ..errors import RunlocalError
+    from ..kv import kv_bytes
+    from ..model.resolve import resolve_model
+    from .fixes import resolvable_offline
+
+    if not resolvable_offline(model):
+        return None
+    try:
+        return kv_bytes(resolve_model(model), mml, cache, cache)
+    except (RunlocalError, ValueError, KeyError):
+        return None
+
+
+def estimated_request(ex: dict[str, Any]) -> tuple[int, str] | None:
+    """(KV bytes of one max_model_len request, how they were found) from the config of the model the log names, when it
+    resolves offline (fixes.resolvable_offline: a catalog name, a local folder, a cached Hub config) and runs on one
+    GPU: KV bytes per token (kv.py, every attention layer, sliding ones capped at their window) × max_model_len, in
+    the log's --kv-cache-dtype (auto: 16-bit)."""
+    model, mml = ex.get("model"), ex.get("max_model_len")
+    if not (model and mml) or int(ex.get("tensor_parallel_size") or 1) > 1:
+        return None
+    dtype = str(ex.get("kv_cache_dtype") or "auto")
+    cache = dtype if dtype.startswith("fp8") else "f16"
+    bytes_ = _estimate(str(model), int(mml), cache)
+    return (bytes_, f"runlocal's estimate from {model}'s config ({cache} KV)") if bytes_ else None
 
 
 def utilization_fix(ex: dict[str, Any], serve: str) -> dict[str, str] | None:
@@ -70,7 +105,9 @@ def utilization_fix(ex: dict[str, Any], serve: str) -> dict[str, str] | None:
     figures = (f"the pool is {_b(short)} short at {util:.2f} × {_b(total)}: {util:.2f} + {_b(short)} / {_b(total)} = "
                f"{empty:.3f} of the GPU only empties it")
     if request:
-        figures += (f"; one {int(ex['max_model_len']):,}-token request needs {_b(request)} more: {need:.3f}")
+        estimate = None if ex.get("kv_needed_bytes") else estimated_request(ex)
+        how = f", {estimate[1]}" if estimate else ""
+        figures += (f"; one {int(ex['max_model_len']):,}-token request needs {_b(request)} more{how}: {need:.3f}")
     if need > MAX_UTILIZATION:
         return _fix(f"A larger --gpu-memory-utilization cannot make room: it would take {need:.3f} of the GPU", "",
                     f"{figures}, above {MAX_UTILIZATION}: the rest of the card must hold the CUDA graphs vLLM "
