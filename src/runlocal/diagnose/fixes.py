@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from ..units import GiB
 from . import device_fixes, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
+from .offline_model import resolvable_offline
 
 
 def _b(n: Any) -> str:
@@ -577,34 +577,6 @@ def ollama_offload_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     return [_fix(f"Use num_ctx {max(ctx // int(ex.get('n_seq_max') or 1), CTX_PAD):,} to put {all_layers} on {on}",
                  _context_command("MODEL", ctx, "ollama", ex),
                  f"{estimate}: the KV cache of {int(n_ctx):,} tokens must shrink by {_b(short)}, to {keep:.0%}{now}")]
-
-
-def resolvable_offline(model: str) -> bool:
-    """Whether ``model`` resolves without the network: a local file or folder, a catalog name or repo id,
-    or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
-    the Hub."""
-    model = model.strip().strip("'\"")
-    if not model:
-        return False
-    try:
-        if Path(model).expanduser().exists():
-            return True
-    except OSError:
-        return False
-    from ..model import catalog
-
-    if catalog.find_entry(model) is not None:
-        return True
-    if model.count("/") != 1 or model.startswith(("/", ".", "~")):
-        return False
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
-        return False
-    try:
-        return isinstance(try_to_load_from_cache(model, "config.json"), str)
-    except Exception:  # an invalid repo id
-        return False
 
 
 def llamacpp_slots(ex: dict[str, Any]) -> tuple[int | None, int | None, bool]:

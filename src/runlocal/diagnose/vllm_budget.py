@@ -68,7 +68,7 @@ def _estimate(model: str, mml: int, cache: str) -> int | None:
     from ..errors import RunlocalError
     from ..kv import kv_bytes
     from ..model.resolve import resolve_model
-    from .fixes import resolvable_offline
+    from .offline_model import resolvable_offline
 
     if not resolvable_offline(model):
         return None
@@ -80,7 +80,7 @@ def _estimate(model: str, mml: int, cache: str) -> int | None:
 
 def estimated_request(ex: dict[str, Any]) -> tuple[int, str] | None:
     """(KV bytes of one max_model_len request, how they were found) from the config of the model the log names, when it
-    resolves offline (fixes.resolvable_offline: a catalog name, a local folder, a cached Hub config) and runs on one
+    resolves offline (offline_model.resolvable_offline: a catalog name, a local folder, a cached Hub config) and runs on one
     GPU: KV bytes per token (kv.py, every attention layer, sliding ones capped at their window) × max_model_len, in
     the log's --kv-cache-dtype (auto: 16-bit)."""
     model, mml = ex.get("model"), ex.get("max_model_len")
