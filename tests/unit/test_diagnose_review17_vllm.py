@@ -92,3 +92,15 @@ def test_a_named_model_gives_the_share_that_holds_one_request():
     first = doc["fixes"][0]
     assert first["command"] == "vllm serve Qwen/Qwen2.5-7B-Instruct --gpu-memory-utilization 0.86", first
     assert "224 MiB" in first["effect"] and "0.859" in first["effect"]
+
+
+def test_v1_debug_lines_give_the_share():
+    # review17's V1 log (vllm_0.10.1_negative_pool.log) with V1's debug line above the pool (gpu_worker.py, written here
+    # in its format): 71.20 GiB requested / 0.90 = 79.11 GiB; the pool reaches zero at 0.90 + 1.52 / 79.11 = 0.919
+    text = (FIXTURES / "vllm_0.10.1_negative_pool.log").read_text().replace(
+        "INFO 11-20 10:12:52 [gpu_worker.py:276] Available KV",
+        "DEBUG 11-20 10:12:52 [gpu_worker.py:272] Initial free memory: 79.11 GiB; Requested memory: 0.90 (util), "
+        "71.20 GiB\nINFO 11-20 10:12:52 [gpu_worker.py:276] Available KV")
+    doc = answer(text)
+    share = next(f for f in doc["fixes"] if "--gpu-memory-utilization" in f["command"])
+    assert "0.919" in share["title"] and "0.92 ≤ U ≤ 0.98" in share["command"], share

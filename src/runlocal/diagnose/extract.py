@@ -393,6 +393,16 @@ _rule("torch peak memory increase", r"torch peak memory increase:? ([\d.]+) ?GiB
 _rule("using max model len", r"Using max model len (\d+)")(_set("max_model_len", 1, int))  # vLLM config.py
 
 
+# V1's debug line (v1/worker/gpu_worker.py: "Initial free memory: 79.11 GiB; Requested memory: 0.90 (util), 71.20 GiB"):
+# the requested memory is util × the GPU's total, so the total is the one over the other
+@_rule("requested memory:", r"Requested memory: ([\d.]+) \(util\), ([\d.]+) ?GiB")
+def _vllm_requested(m, ex):
+    util = float(m.group(1))
+    ex.set("gpu_memory_utilization", util)
+    if util > 0:
+        ex.set("total_bytes", int(size_to_bytes(m.group(2), "GiB") / util))
+
+
 @_rule("max_seq_len=", r"max_seq_len=(\d+)")
 def _vllm_config(m, ex):
     line = m.string

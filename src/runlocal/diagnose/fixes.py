@@ -674,12 +674,11 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
     # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
-    if category != "not_memory":
-        fixes += ollama_offload_fixes(extracted)
+    if category != "not_memory":   # and SGLang's pool allocated, then an allocation failed
+        fixes += ollama_offload_fixes(extracted) + sglang_serving.lower_fraction_fixes(extracted)
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
         fixes += vllm_headroom_fixes(extracted)
-    fixes += sglang_serving.lower_fraction_fixes(extracted)   # SGLang's pool was allocated, then an allocation failed
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
