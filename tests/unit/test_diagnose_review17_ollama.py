@@ -68,3 +68,9 @@ def test_system_memory_refusal_not_repeated():
     entry = ENTRY.read_text()
     for c in (doc["fixes"][0]["command"], doc["fixes"][1]["command"]):
         assert re.sub(r"'", "''", c) in entry, c
+
+
+def test_a_split_over_two_gpus_computes_nothing():
+    # memory.available="[22.9 GiB 22.9 GiB]": which device failed and what share of the layers it held is not said
+    two = OLLAMA_LOG.replace('memory.available="[22.9 GiB]"', 'memory.available="[22.9 GiB 22.9 GiB]"')
+    assert not any(t in f["title"] for f in answer(two)["fixes"] for t in ("num_ctx 20,736", "num_gpu 46"))

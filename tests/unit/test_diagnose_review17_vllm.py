@@ -104,3 +104,12 @@ def test_v1_debug_lines_give_the_share():
     doc = answer(text)
     share = next(f for f in doc["fixes"] if "--gpu-memory-utilization" in f["command"])
     assert "0.919" in share["title"] and "0.92 ≤ U ≤ 0.98" in share["command"], share
+
+
+def test_the_logs_own_tokens_per_pass_give_the_number():
+    # the command the reporter ran, above review17's 0.7.3 log: 8,192 tokens per pass × 0.80 = 6,553.6 → 6,400
+    # (a multiple of 256)
+    doc = answer("$ vllm serve MODEL --max-num-batched-tokens 8192\n" + V0_REVIEW)
+    act = next(f for f in doc["fixes"] if "--max-num-batched-tokens" in f["command"] and "chunked" in f["command"])
+    assert act["command"].endswith("--enable-chunked-prefill --max-num-batched-tokens 6400"), act
+    assert "8,192 → 6,400" in act["effect"]

@@ -41,6 +41,8 @@ def _figures(ex: dict[str, Any]) -> tuple[int, int, int, int] | None:
     kv = ex.get("ollama_required_kv_bytes")
     if not (req and placed and model and kv) or int(model) < 2 or ex.get("ollama_runner_started"):
         return None
+    if int(ex.get("ollama_gpu_count") or 1) > 1:
+        return None   # split over GPUs: the failing device's share of the layers and KV is not in the line
     if not (ex.get("compute_alloc_failed") or ex.get("kv_alloc_failed")):
         return None
     return int(req), int(placed), int(model) - 1, int(kv)
