@@ -25,7 +25,7 @@ import sys
 import time
 
 from runlocal.diagnose import diagnose_text
-from runlocal.diagnose.classify import normalize_runtime
+from runlocal.diagnose.classify import PHASE_UNSTATED_ID, normalize_runtime
 from runlocal.diagnose.kb import MEMORY_CATEGORIES
 from runlocal.evidence import public_errors as _load
 
@@ -343,8 +343,10 @@ def print_first_runs() -> None:
 def score(records: list[dict]) -> list[dict]:
     rows = []
     for r in records:
-        got = diagnose_text(r["text"]).category
+        d = diagnose_text(r["text"])
+        got = d.category
         rows.append({**r, "got": got, "ok": got == r["label"],
+                     "phase_unstated": d.entry is not None and d.entry.id == PHASE_UNSTATED_ID,
                      "lookalike_called_memory": not r["memory"] and got in MEMORY_CATEGORIES,
                      "memory_missed": r["memory"] and got not in MEMORY_CATEGORIES})
     return rows
@@ -385,6 +387,10 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
           f"of {sum(not r['memory'] for r in rows)}")
     print(f"  memory failures called not-memory/unknown: {sum(r['memory_missed'] for r in rows)} "
           f"of {sum(r['memory'] for r in rows)}")
+    unstated = collections.Counter(r["label"] for r in rows if r["phase_unstated"])
+    print(f"  out-of-memory, phase not stated (answered cuda_oom_load with both phases' fixes): "
+          f"{sum(unstated.values())}; by label: "
+          + (", ".join(f"{lab} {n}" for lab, n in unstated.most_common()) or "none"))
     files = sorted({_round_file(r) for r in rows})
     if len(files) > 1:
         for f in files:

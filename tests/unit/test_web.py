@@ -113,7 +113,9 @@ def test_diagnosis_of_a_pasted_log(client):
                                                       "1.19 GiB is free."})
     assert r.status_code == 200
     result = result_of(r.text)
-    assert "/errors/cuda-oom-load" in result and "free_bytes" in result
+    # the paste states no phase (no load step, no request), so the answer says so and links that entry
+    assert "/errors/cuda-oom-phase-unstated" in result and "free_bytes" in result
+    assert client.get("/errors/cuda-oom-phase-unstated").status_code == 200
     assert client.post("/errors/diagnose", data={"text": ""}).status_code == 422
 
 

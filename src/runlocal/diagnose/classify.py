@@ -76,7 +76,7 @@ from typing import Any
 
 from . import allocators, kb, last_resort, llamacpp_common, ollama_sizing, prose, runtimes, signals, small_card
 from .allocator_status import allocator_status_said, figures_show_room
-from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, refine_cuda_oom
+from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, phase_stated, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
 from .phase import REQUEST_WRAPPER, SERVING, progress_phase
@@ -162,6 +162,14 @@ RUNNER_EXIT_ID = "notmem-runner-exit-status"
 RUNNER_OOM_ID = "ollama-runner-cuda-oom"
 HOST_RAM_SAID_ID = "host-ram-said-short"
 WEIGHTS_ALLOC_ID = "llamacpp-weights-alloc"
+# a generic out-of-memory whose log states no phase (cuda_oom.phase_stated): its answer says so and gives the fixes of
+# the load and of a request, unless a serving engine that reserves its memory at start-up is named — vLLM (the worker
+# profiles a forward pass, then takes gpu_memory_utilization's share for KV blocks before serving), SGLang
+# (mem_fraction_static's pool, ModelRunner.init_memory_pool), TensorRT-LLM (the KV cache manager sized from
+# free_gpu_memory_fraction when the executor is built), TGI (warmup fills max_batch_total_tokens): there the start-up
+# is the common case, as the first-sight count in cuda_oom says (39 load, 5 run)
+PHASE_UNSTATED_ID = "cuda-oom-phase-unstated"
+START_UP_RESERVERS = frozenset({"vllm", "sglang", "tensorrt-llm", "tgi"})
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
@@ -643,11 +651,13 @@ class Scanner:
                 entry = kb.get(ENGINE_DEAD_ID) or entry
             else:
                 after_load = self.load_over_before and self.line_phase != "load"
-                category = refine_cuda_oom(figures, self.loading, self.running or after_load, self.line_phase,
-                                           (self.loaded or after_load) and not self.load_after_loaded,
-                                           self.async_allocator,
-                                           None if self.billions_named else self.weights_at_most)
+                phase_args = (figures, self.loading, self.running or after_load, self.line_phase,
+                              (self.loaded or after_load) and not self.load_after_loaded, self.async_allocator,
+                              None if self.billions_named else self.weights_at_most)
+                category = refine_cuda_oom(*phase_args)
                 entry = kb.get(PRIMARY[category]) or entry
+                if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args):
+                    entry = kb.get(PHASE_UNSTATED_ID) or entry  # neither phase said: both phases' fixes
         return _answer(entry, line, line_no, figures, runtime)
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:

@@ -4,7 +4,8 @@ PyTorch's own "reserved >> allocated"), the load, or a long input at run time; a
 the card was empty (a per-allocation cap, not a full card). Read by the scanner (classify) once a generic
 out-of-memory has matched. Split from classify.py (session 10, diagnose16); classify re-exports ``refine_cuda_oom``.
 Session 16 (fragrule) replaced the fragmentation test's own thresholds (1 GiB or a tenth of the card, two blocks in a
-run) with PyTorch's criterion, read from its allocator's source (``fragmented``)."""
+run) with PyTorch's criterion, read from its allocator's source (``fragmented``). ``phase_stated`` says whether the
+split rested on anything the log states or on its last step, the load for want of evidence (session 17)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from ..units import GiB
 
 __all__ = ["ENCODER_MAX_WEIGHTS", "MAX_WEIGHT_ARRAY", "RESERVED_OVER_ALLOCATED", "WEIGHTS_TIMES_ALLOCATED", "fragmented",
-           "named_encoder_weights", "names_billions", "one_allocation_refused", "refine_cuda_oom"]
+           "named_encoder_weights", "names_billions", "one_allocation_refused", "phase_stated", "refine_cuda_oom"]
 
 # PyTorch's own test for a fragmented cache. Before it raises, its caching allocator has freed every cached segment
 # that holds no tensor and retried the allocation (DeviceCachingAllocator::malloc: release_cached_blocks, then
@@ -78,42 +79,60 @@ def refine_cuda_oom(figures: dict[str, Any], loading: bool, running: bool, line_
     ``loaded``: the log says the load or build was over (then run words around the OOM are the run);
     ``async_allocator``: PyTorch's allocator was switched to ``backend:cudaMallocAsync``;
     ``weights_at_most``: the largest weights of the model the log names (named_encoder_weights), if it names one."""
+    return _refined(figures, loading, running, line_phase, loaded, async_allocator, weights_at_most)[0]
+
+
+def phase_stated(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None = None,
+                 loaded: bool = False, async_allocator: bool = False, weights_at_most: float | None = None) -> bool:
+    """Whether :func:`refine_cuda_oom` decides by something the log states (its figures, the failing line's phase,
+    load or run words around it), not by its last step, which answers the load for want of any evidence."""
+    return _refined(figures, loading, running, line_phase, loaded, async_allocator, weights_at_most)[1]
+
+
+def _refined(figures: dict[str, Any], loading: bool, running: bool, line_phase: str | None, loaded: bool,
+             async_allocator: bool, weights_at_most: float | None) -> tuple[str, bool]:
+    """(category, whether anything the log states decided it); see refine_cuda_oom."""
     if async_allocator or fragmented(figures):
         # the pool is CUDA's stream-ordered allocator, not PyTorch's caching one: its free memory sits in pools the
         # other allocations cannot use (tabbyAPI#381: removing the setting is the fix), an allocator layout failure;
         # or PyTorch's figures say its cache held more unused than in tensors and a compact one would hold the request:
         # the layout, whatever the phase or the request's size (pytorch#35901: 10.84 GiB asked, 1.06 GiB allocated,
         # 12.53 GiB reserved; the maintainers' snapshot shows the freed segment split by live blocks)
-        return "fragmentation"
+        return "fragmentation", True
     if line_phase == "load":
-        return "cuda_oom_load"
+        return "cuda_oom_load", True
     if loaded and running:
         loading = False
     if line_phase == "run" and not loading:  # a start-up step (TGI's warm-up) may name "prefill tokens" too
-        return "cuda_oom_long_context"
+        return "cuda_oom_long_context", True
     req, total = figures.get("requested_bytes"), figures.get("total_bytes")
     if (not loading or line_phase == "run") and req and total and req >= 0.25 * total:
         # one block that large is activations of a long input, whatever the cache (a weight comes tensor by tensor);
         # with load words around it too, the failing line's own run words decide it ("处理长文本时，out of memory"
         # "out of memory while processing a long text", under a script that loads then generates). A profile run's
         # traceback (start-up over a dummy batch) names the run only in its frames, and stays the load
-        return "cuda_oom_long_context"
+        return "cuda_oom_long_context", True
     array = figures.get("array_request_bytes")
     if not loading and array and array > MAX_WEIGHT_ARRAY:
-        return "cuda_oom_long_context"
+        return "cuda_oom_long_context", True
     allocated = figures.get("allocated_bytes")
     if not loading and weights_at_most and allocated and allocated > WEIGHTS_TIMES_ALLOCATED * weights_at_most:
-        return "cuda_oom_long_context"  # more held than the named model weighs: activations of inputs (evidence 4)
+        return "cuda_oom_long_context", True  # more held than the named model weighs: activations of inputs (evidence 4)
     if loading:
-        return "cuda_oom_load"
+        return "cuda_oom_load", True
     if running:
-        return "cuda_oom_long_context"
+        return "cuda_oom_long_context", True
     # no evidence at all (phase.py's rule, step 5): the load, by the threads. Of the tuning set's generic CUDA
     # out-of-memory texts that reach here with no evidence (rounds 1-28, recounted by diagnose24 after round 28's
     # signals), the threads put 110 at the load and 15 at the run (8 more runs are caught above by a block of a quarter
     # of the card; 5 more reach here labelled something else); rounds 1-26 counted by diagnose22: 111 and 10; rounds
-    # 1-21 by diagnose17: 95 and 12
-    return "cuda_oom_load"
+    # 1-21 by diagnose17: 95 and 12. That count is of texts already tuned on (their run words were added). At first
+    # sight, on the code that scored each held-out round 4-51 (benchmarks/diagnose_first_run_audit.py, session 17),
+    # this step answered 226 load / run texts: 126 load, 100 run; with a serving engine named that reserves its memory
+    # at start-up, 39 and 5; elsewhere (no runtime named: 83 and 92; another one: 4 and 3) 87 and 95. So there the
+    # answer says the phase is not stated and gives both phases' fixes (classify, PHASE_UNSTATED_ID); the category
+    # stays the load
+    return "cuda_oom_load", False
 
 
 def one_allocation_refused(figures: dict[str, Any]) -> bool:

@@ -49,6 +49,11 @@ LOAD = re.compile(
     r"|build(?:ing)? (?:the )?(?:tensorrt )?engine|deseriali[sz]e|node type:\W*\w*load"
     r"|\w*builder\w*(?:config)?::"  # a builder's API (TensorRT's IBuilderConfig::): the engine is being built
     r"|\bfail\w* to deploy"  # "failure to deploy … due to OOM": a start-up
+    # the program said not to have started, or to fail as it starts ("Shard 0 failed to start", "can't start",
+    # "when launching start-webui", "when starting the tabby server"): the start-up is the load by this module's
+    # definition (session 17: 6 tuning texts say so, all labelled the load, 3 of them reaching the no-evidence step)
+    r"|\bfail(?:ed|s)? to start\b|\b(?:can ?not|can't|won't|unable to) start\b|\bstart-?up (?:failed|error)"
+    r"|\b(?:at|on|during) start-?up\b|\b(?:when|while) (?:starting|launching)\b"
     r"|trtllm-build\b|\bconvert_checkpoint\b"
     # TensorRT-LLM's KV cache manager allocating its block pools (KVCacheManager::allocatePools), once, at start-up
     r"|allocatepools\b"  # TensorRT-LLM building an engine / converting a checkpoint
