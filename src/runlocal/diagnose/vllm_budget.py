@@ -135,8 +135,8 @@ def activation_fix(ex: dict[str, Any], serve: str) -> dict[str, str] | None:
     peak = int(peak)
     cut = short + (_one_request(ex) or 0)
     keep = (peak - cut) / peak
-    if keep <= 0:
-        return None
+    if keep <= 0 or cut <= 0:
+        return None   # cannot suffice, or a pool of exactly zero with no request size to aim for
     pct = math.floor(keep * 100) / 100
     current = ex.get("max_num_batched_tokens")
     if current:
