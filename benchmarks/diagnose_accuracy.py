@@ -1,13 +1,13 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 52 and 53 together, each too small alone — round 52 collected by
-collect52 from where users paste a run outside GitHub (a forum, a vendor forum, a blog; 5 texts, 2 memory failures
-and 3 look-alikes; held_out/round52_queries.md), round 53 by collect53 from the frameworks and platforms that drive the
-runtimes (TRL, PEFT, n8n; 7 texts, 2 memory failures and 5 look-alikes; held_out/round53_queries.md) — each committed
-whole (2c310eb, 185f789) before round 51 joined tuning, committed before they were scored, and scored once in one
-run, each on its own line (by diagnose51, after round 51's misses were tuned on: FIRST_RUNS, 60.0 % and 85.7 %);
-rounds 1-51 are tuning data, see
+measurements/public_errors/held_out/: rounds 54 and 55 together — round 54 collected by collect54 from GitHub
+Discussions and threads not written in English (5 texts, 3 memory failures and 2 look-alikes;
+held_out/round54_queries.md), round 55 by collect55 from failures posted against 2026's builds and models (10 texts, 1
+memory failure and 9 look-alikes, one of them off GitHub; held_out/round55_queries.md) — each committed whole (03f7301,
+1482483) before rounds 52 and 53 joined tuning, committed before they were scored, and scored once in one run, each on
+its own line (by diagnose52: FIRST_RUNS);
+rounds 1-53 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
@@ -307,6 +307,15 @@ FIRST_RUNS = (
     # texts); held_out/round53_queries.md, 24 queries committed before any was run; collected by collect53, committed
     # whole (185f789); 2 memory failures, 5 look-alikes from 3 repositories
     ("round 53 (frameworks)", "2026-11-26", 7, 6, 7, 0, 5, "2123/2195"),
+    # rounds 54 and 55, held out together and scored in one run, each on its own line
+    # (scoring/round54_55_first_run.txt), by diagnose52 after its audit of the first-run misses (docs/diagnosis-audit.md)
+    # and its two changes (the phase not stated; a start-up said in words), before any tuning on rounds 52-53's misses.
+    # Round 54: GitHub Discussions and threads not written in English (held_out/round54_queries.md, 24 queries committed
+    # before any was run; collect54, committed whole in 03f7301); 3 memory failures, 2 look-alikes from 5 repositories
+    ("round 54 (Discussions)", "2026-11-27", 5, 5, 5, 0, 2, "2132/2207"),
+    # round 55: failures posted against 2026's builds and models (held_out/round55_queries.md, 24 queries committed
+    # before any was run; collect55, committed whole in 1482483); 1 memory failure, 9 look-alikes, one off GitHub
+    ("round 55 (2026 builds)", "2026-11-27", 10, 10, 10, 0, 9, "2132/2207"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -328,7 +337,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 46 (apps' trackers)": (1, 19), "round 47 (wordings)": (0, 19),
                     "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
                     "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8),
-                    "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2)}
+                    "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2),
+                    "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1)}
 
 
 def print_first_runs() -> None:

@@ -5,8 +5,10 @@ was looked at) is planned through the public Python API, `check(CheckRequest(...
 devices and sizes the post states; HF_HUB_OFFLINE=1). Prints agreement per runtime and overall, the tuning part
 (records.jsonl) and the held-out part (held_out.jsonl, every third source thread) apart, with the strict figure
 beside it (an out-of-memory-while-running outcome agrees only with does_not_fit, not with tight), the records
-runlocal could not resolve (with its reason) and those it refused as input, and each tuning miss. The held-out part
-prints totals only; its first and only scoring is kept in measurements/outcomes/held_out_first_run.txt.
+runlocal could not resolve (with its reason) and those it refused as input, and each tuning miss. Each part prints
+its collection batches apart (batch 1: session 16; batch 2: session 17, README "Batch 2") and then both together.
+The held-out part prints totals only; each batch's first and only scoring is kept in
+measurements/outcomes/held_out_first_run.txt (batch 1) and held_out2_first_run.txt (batch 2).
 
     python benchmarks/verdict_accuracy.py                 # both parts
     python benchmarks/verdict_accuracy.py --part tuning   # what to run while tuning: held-out figures stay unseen
@@ -101,6 +103,13 @@ def report(name: str, results: list[Scored], details: bool) -> None:
               f"on {rec['device']} {rec['settings'] or ''}  [{r.memory}]  {rec['source']}")
 
 
+def report_by_batch(name: str, results: list[Scored], details: bool) -> None:
+    """Each collection batch apart (totals only), then both together (with the details when asked)."""
+    for batch in outcomes.BATCHES:
+        report(f"{name}, batch {batch}", [r for r in results if outcomes.batch_of(r.rec) == batch], details=False)
+    report(f"{name}, batches {' + '.join(map(str, outcomes.BATCHES))}", results, details)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("both", "tuning", "held_out"), default="both")
@@ -108,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     tuning, held_out = outcomes.load("records.jsonl"), outcomes.load("held_out.jsonl")
     outcomes.check_split(tuning, held_out)
     if args.part in ("both", "tuning"):
-        report("tuning (records.jsonl)", [plan_record(r) for r in tuning], details=True)
+        report_by_batch("tuning (records.jsonl)", [plan_record(r) for r in tuning], details=True)
     if args.part in ("both", "held_out"):
-        report("held out (held_out.jsonl): totals only", [plan_record(r) for r in held_out], details=False)
+        report_by_batch("held out (held_out.jsonl): totals only", [plan_record(r) for r in held_out], details=False)
     return 0
 
 

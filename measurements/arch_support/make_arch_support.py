@@ -41,7 +41,13 @@ REGISTER = re.compile(r'model\.Register\("([^"]+)"')
 GO_ALIASES = {"gptoss": "gpt-oss"}
 # trees Ollama committed at a build its message names, outside the release tags
 EXTRA_TREES = (("b1fccabb3^", 7847, "ollama/ollama b1fccabb3^, the tree b1fccabb3 reverts: \"Update vendored llama.cpp "
-                                    "to b7847 (#14061)\""),)
+                                    "to b7847 (#14061)\""),
+               # v0.11.0-v0.11.4 vendor llama.cpp at FETCH_HEAD de4c07f9 (Makefile.sync, llama/build-info.cpp), which a
+               # llama.cpp bug report's `llama-cli --version` prints as build 5359 ("version: 5359 (de4c07f9)", issue of
+               # 2025-05-14; GitHub code index file id 30950973842). Ollama's patches there add no catalog architecture
+               # (0005-solar-pro.patch adds "solar" only)
+               ("v0.11.4", 5359, "ollama/ollama v0.11.4:llama/llama.cpp/src/llama-arch.cpp (vendored at de4c07f9: "
+                                 "\"version: 5359 (de4c07f9)\" in a llama.cpp issue log)"))
 # public texts that pin a build: (arch, "first" | "with", build, PR, where)
 TEXTS = (
     ("qwen3next", "first", 7186, "ggml-org/llama.cpp PR #16095",
@@ -56,6 +62,25 @@ TEXTS = (
      "as qwen35: PR #19468 added qwen35 and qwen35moe (lgrammel/llama-cpp-provider#26: \"Support was added in commit "
      "fc0fe4004…\"; iacopPBK/llama.cpp-gfx906#18 and lemonade-sdk/lemonade#1189 quote \"unknown model architecture: "
      "'qwen35moe'\" from builds before it); its first build is not named: the b9079 log above loads qwen35"),
+    # review17 finding 2: the architectures people pin builds for, where a public text names the build
+    ("gpt-oss", "with", 6097, "ggml-org/llama.cpp PR #15091, merged 2025-08-05",
+     "utilityai/llama-cpp-rs PR #797 (2025-08-06): \"updates the llama.cpp commit tag to b6097, which includes the "
+     "recent changes to support GPT OSS (https://github.com/ggml-org/llama.cpp/pull/15091)\"; its first build is not "
+     "named"),
+    ("glm4moe", "first", 6085, "ggml-org/llama.cpp PR #14939",
+     "oobabooga/textgen#7177 (2025-08-05): \"Support for GLM 4.5 has been added to llama.cpp in b6085 - commit "
+     "ef0144c0\" (\"some fix for GLM 4.5 in b6092\")"),
+    ("gemma3", "first", 4875, "ggml-org/llama.cpp PR #12343",
+     "ggml-org/llama.cpp#12345, MoonRide303 2025-03-12: \"I just tested b4875 (7841fc72 / #12343) using "
+     "gemma-3-4b-it-Q8_0.gguf … it seems to be working, now\""),
+    ("llama4", "with", 5074, "ggml-org/llama.cpp PR #12791",
+     "abetlen/llama-cpp-python#1994 (2025-04-08): \"unknown model architecture: 'llama4'\" … \"Please update to a "
+     "newer version of llama.cpp: …/releases/tag/b5074\"; its first build is not named"),
+    ("qwen3", "with", 5092, "ggml-org/llama.cpp commit d3bd7193 (utilityai/llama-cpp-rs#719)",
+     "guinmoon/LLMFarm#126 (2025-04-29): \"llama.cpp b5092 have supported Qwen3\"; its first build is not named"),
+    ("qwen3moe", "with", 5092, "ggml-org/llama.cpp commit d3bd7193 (utilityai/llama-cpp-rs#719)",
+     "as qwen3 (the commit added qwen3 and qwen3moe: utilityai/llama-cpp-rs#719 quotes \"unknown model "
+     "architecture: 'qwen3moe'\" before it); guinmoon/LLMFarm#126: \"llama.cpp b5092 have supported Qwen3\""),
 )
 
 

@@ -27,6 +27,8 @@ def build_settings(req: CheckRequest):
     known = engine(runtime.name)
     if known.server_environment:
         req = _with_ollama_environment(req)
+    if "cpu_kvcache_space" in known.own_options and req.cpu_kvcache_space is None:
+        req = _with_vllm_cpu_kvcache_space(req)
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
     _refuse_other_engines_options(req, known)
@@ -89,7 +91,7 @@ def _vllm_options(req: CheckRequest):
 
     options = VLLMOptions(gpu_memory_utilization=req.gpu_memory_utilization,
                           max_num_batched_tokens=req.max_num_batched_tokens, enforce_eager=req.enforce_eager,
-                          **_lora(req), **_data_parallel(req))
+                          cpu_kvcache_space=req.cpu_kvcache_space, **_lora(req), **_data_parallel(req))
     return options if req.swap_space is None else replace(options, swap_space=req.swap_space)
 
 
@@ -160,10 +162,28 @@ def _with_ollama_environment(req: CheckRequest) -> CheckRequest:
     return replace(req, **changes) if changes else req
 
 
+def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
+    """VLLM_CPU_KVCACHE_SPACE from the environment where the request leaves it unset (a flag wins). vllm/envs.py
+    reads it as int(os.getenv("VLLM_CPU_KVCACHE_SPACE")), GiB; 0 means unset (vllm/platforms/cpu.py: "not set,
+    using 4 by default")."""
+    import os
+    from dataclasses import replace
+
+    text = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "").strip()
+    if not text:
+        return req
+    if not text.isdigit():
+        raise InputError(f"VLLM_CPU_KVCACHE_SPACE: expected a whole number of GiB (vLLM reads it with int()), "
+                         f"got '{text}'")
+    return replace(req, cpu_kvcache_space=int(text) or None)
+
+
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
     ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
+    req, read_as = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
+    notes = read_as + notes
     planner = _planner(req)
     refused, arch_step = _named_build_loads(spec, planner)
     if refused is not None:
@@ -171,13 +191,55 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
     plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
+    notes += _driver_context_note(plan)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes
+    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan)
+
+
+def _arch_unchecked(spec, planner) -> list[str]:
+    """A named build the architecture table cannot vouch for is said on the answer (arch_support.unchecked_note)."""
+    version = getattr(planner, "version", None)
+    if version is None:
+        return []
+    from .runtimes.arch_support import model_arch, unchecked_note
+
+    note = unchecked_note(planner.name, version, model_arch(spec))
+    return [note] if note else []
+
+
+def _pull_name(req: CheckRequest) -> tuple[CheckRequest, list[str]]:
+    """An Ollama tag or a Hub GGUF repo with a quant (runtimes/pull_names.py) → the catalog model at that quant. A name
+    `ollama run` takes is planned under Ollama: whoever types `gpt-oss:20b` runs Ollama and asks about that plan. The
+    request contract's runtime defaults to llama.cpp on every surface (CLI, HTTP, MCP) and cannot tell
+    `--runtime llama.cpp` from no flag, so that default is read as "not given" here; a named build or another engine
+    is kept, and the note names the catalog alias, which plans llama.cpp (review17 finding 15)."""
+    from .runtimes.pull_names import read_pull_name
+
+    name = read_pull_name(req.model)
+    if name is None:
+        return req, []
+    changes: dict = {"model": name.alias}
+    if name.quant and not req.quant:
+        changes["quant"] = name.quant
+    how = ""
+    if name.ollama and req.runtime == CheckRequest.__dataclass_fields__["runtime"].default:
+        changes["runtime"] = "ollama"
+        how = f"; planned under Ollama, which runs this name (check {name.alias} plans it under llama.cpp)"
+    return replace(req, **changes), [name.form + how]
+
+
+def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
+    """MLX without --quant plans the published mlx-community 4-bit conversion where data/mlx_repos.json knows one;
+    where it knows none, the stored 16-bit checkpoint is planned, and the answer says so (published.mlx_stored_note)."""
+    from .runtimes.published import mlx_stored_note
+
+    note = None if req.quant else mlx_stored_note(spec, plan.runtime, plan.weights.quant)
+    return [note] if note else []
 
 
 def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_named: bool, with_fixes: bool = True,
@@ -302,6 +364,42 @@ def _planner(req: CheckRequest):
     return planner
 
 
+def _cpu_bandwidth_note(targets) -> list[str]:
+    """A CPU-only run whose memory is not named: the bandwidth its speeds assume, said as the RAM size is
+    (review17 §15)."""
+    from .verdict import DEFAULT_RAM_BANDWIDTH_GBS
+
+    if any(t.kind != "cpu" for t in targets) or any(t.bandwidth_gbs for t in targets):
+        return []
+    return [f"RAM bandwidth: assumed {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × "
+            "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
+
+
+def _cpu_kvcache_default_note(settings, targets, runtime: str) -> list[str]:
+    """vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: what the release asked for sizes it as (4 GiB up to v0.12,
+    half the RAM in v0.13–v0.19, --gpu-memory-utilization × RAM less the worker from v0.20: runtimes/vllm_cpu.py),
+    with the assumptions that rule needs."""
+    from .runtimes import engine
+    from .runtimes.versions import split_runtime
+    from .runtimes.vllm_cpu import cpu_kv_note
+
+    if (any(t.kind != "cpu" for t in targets) or settings.vllm.cpu_kvcache_space
+            or "cpu_kvcache_space" not in engine(settings.runtime).own_options):
+        return []
+    return [cpu_kv_note(split_runtime(runtime)[1])]
+
+
+def _driver_context_note(plan: Plan) -> list[str]:
+    """A SYCL or Vulkan GPU: the driver's own context is in no column (runtimes/backends.py), so overhead 0.00 is a
+    floor, not a measurement; said in the plain output, not only under --explain (review17 §15)."""
+    backend = next((st.value for st in plan.steps if st.label == "backend"), None)
+    names = {"sycl": "SYCL / Level Zero", "vulkan": "Vulkan"}
+    if backend not in names or not any(d.kind != "cpu" for d in plan.allocation.devices):
+        return []
+    return [f"{names[backend]}: the driver's own context on the GPU is not measured and not counted: the overhead "
+            "column is a floor, not a measurement"]
+
+
 def _inputs(req: CheckRequest, policy=None):
     """The request resolved: (model, settings, targets, notes on where sizes came from)."""
     from .hardware.targets import targets_from_options
@@ -318,7 +416,8 @@ def _inputs(req: CheckRequest, policy=None):
     _refuse_backend_for_gpu(req.backend, targets)
     # a Hub id read offline through its catalog sibling (model/catalog.py sibling_spec) says so
     notes = [*notes, *(n for n in spec.notes if n.startswith("offline and not in the Hugging Face cache"))]
-    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec)
+    notes += _short_gguf(spec) + extra_notes + _unsloth_note(req.quant, spec) + _cpu_bandwidth_note(targets)
+    notes += _cpu_kvcache_default_note(settings, targets, req.runtime)
     refuse_pairing(settings.runtime, req.gpu, targets)
     settings = _default_tp(req, spec, settings, targets, notes)
     _refuse_more_ranks_than_gpus(req, settings, targets)

@@ -95,6 +95,11 @@ def device_price(dev, *, used: bool = False) -> Price:
         return Price(float(raw["used_price_usd"]), "used", sources.get(src, src) if src else src,
                      as_of=raw.get("used_price_as_of"))
     note = "no used-market price in the catalog; launch price used" if used else None
+    if dev.launch_price_usd and raw.get("launch_price_source"):
+        # a Mac's announced starting price (Apple's newsroom, dated): the whole computer in the configuration named
+        config = f"the launch price of the {raw['launch_price_config']}"
+        return Price(float(dev.launch_price_usd), "launch", raw["launch_price_source"],
+                     f"{note}; {config}" if note else config, as_of=raw.get("launch_price_as_of"))
     if dev.launch_price_usd:
         year = getattr(dev, "launch_year", None)
         return Price(float(dev.launch_price_usd), "launch", sources.get(dev.source, dev.source) or None, note,
@@ -108,7 +113,8 @@ def no_price_reason(dev) -> str:
     if dev.kind == "cpu" or family.startswith("cpu-"):
         return "a RAM configuration, not a product with one price"
     if family.startswith(("m1", "m2", "m3", "m4", "m5")) or getattr(dev, "vendor", "") == "apple":
-        return "sold only inside a Mac, so the chip has no price of its own"
+        return ("sold only inside a Mac, and Apple announces the starting price of each Mac's base configuration "
+                "only: this chip and memory is not one")
     if family.startswith(("jetson", "strix-halo", "gh200")):
         return "sold as a module or whole system, not as a card"
     if family.startswith(("v100", "a100", "h100", "h200", "b200", "t4", "a10", "l4", "l40", "mi2", "mi3")):
@@ -194,15 +200,15 @@ def runtime_label(rt) -> tuple[str, str]:
 
 def _settings(runtime: str, ctx: int, quant: str | None, n_gpus: int, users: int = 1,
               model: ModelSpec | None = None) -> Settings:
-    from .runtimes.llamacpp import NGL_ALL
     from .runtimes.tensor_parallel import largest_tp
 
     rt = get_runtime(runtime)
     # one rank per GPU, or the largest TP that splits the heads, as `check` picks it (vLLM refuses the rest)
     tp = (largest_tp(model, n_gpus) if model is not None else n_gpus) if (n_gpus > 1 and rt.pools_kv) else 1
-    # "runs on this device" means held whole on its GPUs: llama-server's default --fit would otherwise move
-    # layers to RAM until anything runs, slowly
-    ngl = NGL_ALL if engine(rt.name).fit_offload else None
+    # llama-server's own --fit places the layers, as `check` plans it (review17 finding 9: a pinned -ngl all could
+    # leave 0.3 GiB where --fit would move experts to RAM, a plan check never makes). "Runs on this device" still
+    # means held whole on its GPUs: a row where --fit moved weights to RAM is offloaded (plan_fit) and not ranked
+    ngl = None
     # users > 1: that many requests of ``ctx`` each at once (llama.cpp --parallel N sizes N slots of ctx;
     # vLLM --max-num-seqs / SGLang --max-running-requests, the pool checked in plan_fit)
     settings = Settings(runtime=rt.name, ctx=ctx, quant=quant, tp=tp).with_(n_gpu_layers=ngl)
@@ -225,7 +231,6 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
              host_cache: dict | None = None, users: int = 1) -> Fit:
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
     run over the whole catalog)."""
-    from .plan import quick_plan
     from .weights import unsloth_command, with_default_quant
 
     rt = get_runtime(runtime)
@@ -233,13 +238,13 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the weights check plans for this --quant (Unsloth's UD-* as its base mix, a published checkpoint, MLX's
     # names; a format the runtime cannot load refused): one weight path for every entry point
     settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
-    quick = quick_plan(model, settings, targets, runtime=rt)
+    quick, moved = _fitted_plan(model, settings, targets, rt, n_gpus)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
     cpu_w = sum(d.weights for d in alloc.devices if d.kind == "cpu")
     # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
-    offloaded = sum(d.weights for d in alloc.devices) < 0.99 * weights.total
+    offloaded = moved or sum(d.weights for d in alloc.devices) < 0.99 * weights.total
     if n_gpus and cpu_w and not offloaded:
         key = (rt.name, quant, ctx)
         cache = host_cache if host_cache is not None else {}
@@ -251,8 +256,31 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the settings keep the --quant asked (a caller re-plans them through check, which maps it again and says how)
     asked = alloc.settings.with_(quant=quant) if quant else alloc.settings
     return Fit(weights.quant, asked, verdict, speed.get("decode_tokens_per_s"),
-               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt.command(model, alloc.settings)), busiest.total,
+               speed.get("prefill_tokens_per_s"), unsloth_command(model, quant, rt, alloc.settings), busiest.total,
                busiest.capacity, offloaded)
+
+
+def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt, n_gpus: int):
+    """(check's quick plan for these settings, whether --fit surely moves weights to RAM). llama.cpp with the context
+    given: --fit's step 1 keeps every layer on the GPUs where each keeps its margin (common/fit.cpp: no changes
+    needed), so that plan is the one with every layer pinned there, made without the search; past the margin on one
+    GPU it moves layers or experts to RAM (not a run held whole: its plan is not needed), and on several it first
+    splits them its own way over the GPUs (planned, as check plans it)."""
+    from .plan import quick_plan
+    from .runtimes.llamacpp import FIT_MARGIN, LlamaCpp
+
+    if (type(rt) is LlamaCpp and rt.has_fit and n_gpus and settings.ctx is not None and settings.llamacpp.fit
+            and settings.llamacpp.n_gpu_layers is None):
+        pinned = quick_plan(model, settings.with_(n_gpu_layers=model.n_layers + 1), targets, runtime=rt)
+        gpus = [d for d in pinned.allocation.devices if d.kind != "cpu"]
+        if all(d.total + FIT_MARGIN <= d.capacity for d in gpus):
+            return pinned, False
+        # one GPU: --fit moves layers or experts to RAM. Several: its own split holds every weight on the GPUs only
+        # where each GPU's use, at least its weights and KV cache (the same bytes in all whatever the split), stays
+        # under its capacity less the margin; where even their sum does not, it moves some to RAM too
+        if n_gpus == 1 or sum(d.weights + d.kv_cache for d in gpus) > sum(d.capacity - FIT_MARGIN for d in gpus):
+            return pinned, True
+    return quick_plan(model, settings, targets, runtime=rt), False
 
 
 def quant_ladder(runtime: str, quant: str | None = None,
@@ -485,8 +513,11 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
     if users > 1:
         res.notes.append(f"users: {users} requests of {ctx:,} tokens each at once (the KV cache for all of them)")
     res.notes.append(HOST_RAM_NOTE)
-    res.notes.append("price: purchase price of the GPU(s) only (no host system); speed: predicted decode tokens/s"
-                     f" at half the context ({ctx // 2:,} tokens cached)")
+    macs = sorted({r["device"] for r in res.ranked if r["kind"] == "apple"})
+    whole = (f"; a Mac's ({', '.join(macs)}) is Apple's announced starting price of the whole computer in its base "
+             "configuration (`runlocal cost` names it; JSON: price_note)" if macs else "")
+    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}; speed: predicted decode "
+                     f"tokens/s at half the context ({ctx // 2:,} tokens cached)")
     return res
 
 

@@ -81,21 +81,24 @@ class _Plans:
         verdict, largest context, speed and the conditions it holds under."""
         from .check import settled_plan
         from .hardware.assumed_ram import ram_was_assumed
+        from .weights import unsloth_command
 
         key = (*self._key(targets, quant), ram_was_assumed(notes))
         if key not in self._full:
             plan = settled_plan(self.spec, key[1], list(key[0]), notes, self.planner, gpu_named=True,
                                 with_fixes=False, with_concurrency=False)
             self._full[key] = {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
-                               **plan.speed, "command": self.planner.command(self.spec, plan.allocation.settings),
+                               **plan.speed, "command": unsloth_command(self.spec, quant, self.planner, plan.allocation.settings),
                                "conditions": list(plan.conditions)}
         return self._full[key]
 
     def fields(self, targets, quant) -> dict[str, Any]:
         """A row's plan columns, max_context left to fill (None) until the row is known to show this plan."""
+        from .weights import unsloth_command
+
         quick = self.quick(targets, quant)
         return {"quant": quick.weights.quant, "verdict": quick.verdict, "max_context": None, **quick.speed,
-                "command": self.planner.command(self.spec, quick.allocation.settings)}
+                "command": unsloth_command(self.spec, quant, self.planner, quick.allocation.settings)}
 
 
 def compare_devices(names: list[str], *, model: str | None = None, ctx: int | None = None,
@@ -226,6 +229,8 @@ def _device_row(name: str, used: bool, sweep_ctx: int, ram: str | None = None) -
         "kind": dev.kind, "memory_bytes": sum(d.memory_bytes for d in devs), "usable_bytes": capacity,
         "bandwidth_gbs": dev.bandwidth_gbs, "fp16_tflops": dev.fp16_tflops, "tdp_w": dev.tdp_w,
         "launch_price_usd": dev.launch_price_usd, "launch_year": getattr(dev, "launch_year", None),
+        # when that price was set: a Mac's announcement date (its base configuration's), else the launch year
+        "launch_price_as_of": device_price(dev).as_of if dev.launch_price_usd else None,
         **_used_price(dev), "price_usd": total_price,
         "price_kind": price.kind if price else None, "price_source": price.source if price else None,
         "price_as_of": price.as_of if price else None,

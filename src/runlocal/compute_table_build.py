@@ -10,6 +10,10 @@ context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (1
 and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); the page's memory curve on an
 RTX 4090 (check.curve); and `runlocal compare` of those five cards for the model (its 8,192-token context and its
 assumed RAM plan other contexts than check's); and the site's model page, check at 8,192 on its reference devices.
+Named builds (-r llama.cpp==bN, -r ollama==X.Y.Z) simulate with their own rules (f32 KQ masks, no output cap, flash
+attention off, -np 1, no --fit, unfused delta nets …): every rule set a named build can have is asked once, by the
+first build or release that has it (pinned_rule_sets), with `runlocal check` at the runtime's default context on an
+RTX 4090 and an RTX 3060 (review17 finding 8: those checks took 1.2–2.9 s where the current builds' take 0.1–0.5 s).
 The simulations' arguments name no GPU, so another card with the same
 memory mostly plans the same ones (an RTX 4080 16 GB, an RTX 3070 8 GB: every one answered). Each model is planned in
 a fresh process with the table off, every call of llamacpp_compute.simulate_now recorded (its spec's digest, its arguments, its
@@ -45,6 +49,42 @@ MODEL_PAGE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-
 MODEL_PAGE_CTX = 8192
 
 
+PINNED_GPUS = ("rtx-4090", "rtx-3060")
+
+
+def rule_signature(planner: Any) -> tuple:
+    """What a planner's simulations depend on beyond the model and the question: a llama.cpp build's rules, and for
+    Ollama its default context rule and projector rule over its llama.cpp's (runtimes/versions.py)."""
+    llama = getattr(planner, "_llama", planner)
+    ollama = (planner.ctx_rule, planner.projector_rule()) if llama is not planner else ()
+    return (*ollama, llama.output_cap, llama.np_auto, llama.has_fit, llama.kq_mask_f16, llama.gdn, llama.fa_auto)
+
+
+def pinned_rule_sets() -> list[str]:
+    """One named build per rule set a named build can have that the current build has not: for llama.cpp, the first
+    of the builds on either side of each rule's first build (runtimes/versions.py *_BUILDS, the flash-attention
+    value's) that has the set; for Ollama the first mapped release that has it."""
+    from .runtimes import get_runtime, versions
+    from .runtimes.flag_spelling import FLASH_ATTN_VALUE_BUILDS
+
+    edges = sorted({b + d for pair in (versions.NP_AUTO_BUILDS, versions.FIT_BUILDS, versions.OUTPUT_CAP_BUILDS,
+                                       versions.KQ_MASK_F16_BUILDS, versions.GDN_AR_BUILDS, versions.GDN_CHUNK_BUILDS,
+                                       versions.GDN_PROBE_BUILDS, FLASH_ATTN_VALUE_BUILDS) for b in pair for d in (0, 1)})
+    out: list[str] = []
+    for runtime, names in (("llama.cpp", [f"b{b}" for b in edges]),
+                           ("ollama", [text for _, text, _ in versions._ollama_releases()])):
+        seen = {rule_signature(get_runtime(runtime))}
+        for name in names:
+            try:
+                signature = rule_signature(get_runtime(f"{runtime}=={name}"))
+            except Exception:    # a release the runtime refuses to plan: nothing to table
+                continue
+            if signature not in seen:
+                seen.add(signature)
+                out.append(f"{runtime}=={name}")
+    return out
+
+
 def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
     """("check" | "curve" | "compare", CheckRequest fields) in the order they are asked."""
     from .model import catalog
@@ -66,6 +106,9 @@ def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
     # a first visit of 20-60 s for the largest models when every simulation runs
     out += [("check", {"model": alias, "gpu": gpu, "ctx": MODEL_PAGE_CTX, "use_measurements": False})
             for gpu in MODEL_PAGE_DEVICES]
+    # named builds: each rule set once, at the default context (a named build's own default num_ctx for Ollama)
+    out += [("check", {"model": alias, "runtime": rt, "gpu": gpu, "use_measurements": False})
+            for rt in pinned_rule_sets() for gpu in PINNED_GPUS]
     return out
 
 

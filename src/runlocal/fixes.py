@@ -3,8 +3,9 @@ the verdict or the limit it targets, ranked by what the user gives up.
 
 Only the levers the plan's runtime has are tried (runtimes.base.Levers): a GGUF quant or -ngl for
 llama.cpp and Ollama, gpu_memory_utilization for vLLM but mem_fraction_static for SGLang,
-bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 1 = less context or concurrency,
-2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on the CPU), 4 = hardware.
+bitsandbytes for transformers, mlx_lm.convert -q for MLX. Cost: 0 = nothing (flash attention on where the plan has
+it off), 1 = less context or concurrency, 2 = some quality (quantized KV or weights) or headroom, 3 = speed (layers on
+the CPU), 4 = hardware.
 
 Each fix's effect reads "before → after" on what it changes (the context, the KV pool's tokens, the
 weights, the GPU layers), then the verdict and, where layers move, the decode speed before → after.
@@ -28,7 +29,7 @@ from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
 from .verdict import speed as _speed
 from .verdict import verdict as _verdict
-from .weights import estimate, is_gguf_quant
+from .weights import estimate, is_gguf_quant, unsloth_command
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -43,7 +44,7 @@ class Fix:
     title: str
     command: str
     effect: str
-    cost: int            # what the user gives up: 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
+    cost: int            # what the user gives up: 0 nothing, 1 context/concurrency, 2 a bit of quality, 3 speed, 4 money
 
     def to_dict(self) -> dict[str, str]:
         return {"title": self.title, "command": self.command, "effect": self.effect}
@@ -62,6 +63,7 @@ class _Tried:
     decode: float | None
     command: str
     gains_context: bool = False    # it gives back context the runtime cut (the limit it targets), same verdict
+    levers: int = 1                # changes made together: of two fixes of one cost, fewer changes rank first
 
 
 def _layers_total(model) -> int:
@@ -104,6 +106,9 @@ class _Fixer:
         self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
+            if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
+                # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
+                self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
 
     # -- re-planning ---------------------------------------------------------------------------------------
@@ -170,7 +175,8 @@ class _Fixer:
         return ngl if ngl is not None and _fits(self.allocate(s.with_(n_gpu_layers=ngl, n_cpu_moe=0), quant)) else None
 
     def try_(self, title: str, s: Settings, change: str, cost: int, quant: str | None = None,
-             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False) -> None:
+             targets: list[Target] | None = None, command: str | None = None, gains_context: bool = False,
+             levers: int = 1) -> None:
         """Re-plan with the change; keep it for judging only if the runtime starts with it."""
         targets = targets or self.targets
         if targets is self.targets and not self.runs(s, quant):
@@ -183,7 +189,8 @@ class _Fixer:
             return
         decode = _speed(self.model, self.weights(quant), alloc, targets)[0].get("decode_tokens_per_s")
         self.tried.append(_Tried(title, s, change, cost, alloc, _verdict(alloc), decode,
-                                 command or self.runtime.command(self.model, s), gains_context))
+                                 command or unsloth_command(self.model, self.plan.asked_quant, self.runtime, s),
+                                 gains_context, levers))
 
     # -- judging ------------------------------------------------------------------------------------------
     def improves(self, t: _Tried) -> bool:
@@ -220,7 +227,7 @@ class _Fixer:
             if t.command in seen or not self.improves(t):
                 continue
             seen.add(t.command)
-            key = (t.cost, -RANK[t.verdict], -(t.decode or 0))
+            key = (t.cost, t.levers, -RANK[t.verdict], -(t.decode or 0))
             out.append((key, Fix(t.title, t.command, self.effect(t), t.cost)))
         return [f for _, f in sorted(out, key=lambda kf: kf[0])]
 
@@ -228,16 +235,63 @@ class _Fixer:
 def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
     """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
     f = _Fixer(plan, targets)
+    _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
     _kv_and_weights(f)
     _published_checkpoints(f)
     _budget_and_layers(f)
+    _cpu_kv_space(f)
     _host_swap(f)
     _more_gpus(f)
     if not any(t.cost <= 3 and f.improves(t) for t in f.tried):
         _combined(f)
     return f.fixes()
+
+
+def _flash_off(f: _Fixer) -> bool:
+    """The plan runs without flash attention where the engine could turn it on: a llama.cpp build before PR #15434
+    (off unless -fa), or --flash-attn off / OLLAMA_FLASH_ATTENTION=0 asked for."""
+    return _flash_switch(f) is not None and f.base.llamacpp.flash_attn == "off"
+
+
+def _flash_switch(f: _Fixer) -> str | None:
+    """How the plan's engine turns flash attention on (llama-server's flag as its build spells it, Ollama's
+    OLLAMA_FLASH_ATTENTION=1); None for an engine without the switch."""
+    switch = getattr(f.runtime, "flash_attention_switch", None)
+    return switch() if switch is not None else None
+
+
+def _flash_attention(f: _Fixer) -> None:
+    """Flash attention on: the unfused attention's KQ scores (n_kv × n_ubatch × heads, f32) leave the compute buffer
+    (llama.cpp src/llama-graph.cpp build_attn_mha: ggml_flash_attn_ext instead of ggml_mul_mat + ggml_soft_max_ext),
+    and nothing is given up: cost 0, offered first (review17 finding 1)."""
+    if not _flash_off(f):
+        return
+    switch = _flash_switch(f)
+    new = f.base.with_(flash_attn="on")
+    if not f.runs(new):
+        # alone it does not start: the layer levers with it on, each titled with both changes (what flash attention
+        # frees keeps more layers or experts on the GPU: gpt-oss-120b on b6089, 16.28 GiB of compute buffer)
+        first, base = len(f.tried), f.base
+        f.base = new
+        _budget_and_layers(f)
+        f.base = base
+        for k in range(first, len(f.tried)):
+            t = f.tried[k]
+            f.tried[k] = replace(t, title=f"Turn on flash attention ({switch}) and {t.title[:1].lower()}{t.title[1:]}",
+                                 change=f"flash attention off → on; {t.change}")
+        return
+    before, after = f.allocate(f.base), f.allocate(new)
+    gpu = [i for i, d in enumerate(after.devices) if d.kind != "cpu"] or [0]
+    i = max(gpu, key=lambda k: before.devices[k].compute if k < len(before.devices) else 0)
+    change = "flash attention off → on"
+    if i < len(before.devices) and before.devices[i].compute != after.devices[i].compute:
+        change += (f": compute buffer {format_bytes(before.devices[i].compute)} → "
+                   f"{format_bytes(after.devices[i].compute)} on {after.devices[i].name}")
+    if before.refusal and "flash" in before.refusal.lower():
+        change += f" (the runtime refuses the plan without it: {before.refusal})"
+    f.try_(f"Turn on flash attention ({switch})", new, change, 0)
 
 
 def _context_and_concurrency(f: _Fixer) -> None:
@@ -259,10 +313,19 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # past the trained context, no longer than it (beyond it is a quality question the plan warns of)
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
-        shorter = (longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict)
-                   or longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
+        # the plan's max context (the largest that starts, searched finer) where it is below the context asked
+        top = f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi else None
+        top_alloc = f.allocate(s.with_(ctx=top)) if top and f.runs(s.with_(ctx=top)) else None
+        roomy = (top if top_alloc is not None and fits_verdict(top_alloc)
+                 else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict))
+        shorter = roomy or (top if top_alloc is not None
+                            else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
+        # the plan's max context is the largest that starts; this one keeps every device under 90 % (review17 §15)
+        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context, starts but leaves less "
+               "room)" if roomy and f.plan.max_context and f.plan.max_context > roomy else "")
         if shorter:
-            f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter), f"context {ctx:,} → {shorter:,} tokens", 1)
+            f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter),
+                   f"context {ctx:,} → {shorter:,} tokens{why}", 1)
     if s.parallel > 1:
         n = largest_guided(1, s.parallel - 1, lambda k: f.runs_room(s.with_(parallel=k)))
         if n:
@@ -336,10 +399,15 @@ def _kv_and_weights(f: _Fixer) -> None:
         flash = s.llamacpp.flash_attn
         new = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(new):
-            before, after = f.allocate(s), f.allocate(new)
+            # a quantized V cache needs flash attention (llama.cpp src/llama-context.cpp): where the plan has it off,
+            # "before" is the plan with it on, so the KV cache's own gain is said, not flash attention's (its own fix)
+            paired = _flash_off(f)
+            before, after = f.allocate(s.with_(flash_attn="on") if paired else s), f.allocate(new)
             # a pooled engine's KV pool keeps its bytes (the memory budget sets it): what changes is its tokens
             what = "KV pool" if after.kv_cache_tokens is not None else "KV cache"
-            f.try_(f"Quantize the KV cache to {kv}", new, f"{what} {_kv_words(before)} → {_kv_words(after)}"
+            pairing = (f", with flash attention on ({_flash_switch(f)}), which a quantized V cache needs"
+                       if paired else "")
+            f.try_(f"Quantize the KV cache to {kv}" + pairing, new, f"{what} {_kv_words(before)} → {_kv_words(after)}"
                    + (" (half the bytes per token: twice the tokens)" if what == "KV pool" else ""), 2)
             break
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
@@ -386,23 +454,26 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
     trained = f.model.max_position_embeddings
     hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
     shorter = longest_context(f.runtime, f.model, w, s, f.targets, hi=hi) if hi >= 1 else None
+    if shorter and f.runs(f.base.with_(ctx=shorter)):
+        shorter = None      # the change buys no context over the plan as it is (vLLM's CPU KV space: weights aside)
     if shorter:
         f.try_(f"{title}, with context {shorter:,}", s.with_(ctx=shorter),
-               f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+               f"{change}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant, levers=2)
     for kv in f.levers.kv_cache_types:
         if kv == s.cache_type_k:
             continue
         flash = s.llamacpp.flash_attn
         kv_s = s.with_(cache_type_k=kv, cache_type_v=kv, flash_attn="on" if flash == "off" else flash)
         if f.runs(kv_s, quant):        # the context kept, the KV cache halved
-            f.try_(f"{title}, with the KV cache in {kv}", kv_s, f"{change}; KV cache f16 → {kv}", 2, quant=quant)
+            f.try_(f"{title}, with the KV cache in {kv}", kv_s, f"{change}; KV cache f16 → {kv}", 2, quant=quant,
+                   levers=2)
             return
         if shorter:
             return
         shorter = longest_context(f.runtime, f.model, w, kv_s, f.targets, hi=hi) if hi >= 1 else None
         if shorter:
             f.try_(f"{title}, with the KV cache in {kv} and context {shorter:,}", kv_s.with_(ctx=shorter),
-                   f"{change}; KV cache f16 → {kv}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant)
+                   f"{change}; KV cache f16 → {kv}; context {ctx:,} → {shorter:,} tokens", 2, quant=quant, levers=3)
             return
 
 
@@ -438,6 +509,48 @@ def _budget_and_layers(f: _Fixer) -> None:
                    f"GPU layers {current} → {ngl} of {_layers_total(model)}: the others run at RAM bandwidth", 3)
 
 
+def _cpu_kv_space(f: _Fixer) -> None:
+    """vLLM's CPU backend: its KV cache is VLLM_CPU_KVCACHE_SPACE GiB, whatever RAM is free (vllm/platforms/cpu.py),
+    and it refuses a max_model_len whose one request the space does not hold. The fewest whole GiB that hold it (vLLM
+    reads the variable with int(), vllm/envs.py), where the RAM has them: the context kept, the weights as they are;
+    what it takes is RAM that was free, so it costs nothing while the plan stays under 90 % (review17 finding 6)."""
+    if f.has_gpu or "cpu_kvcache_space" not in engine(f.runtime.name).own_options:
+        return
+    s = f.base
+    current = s.vllm.cpu_kvcache_space or 0
+    ram = next((t for t in f.targets if t.kind == "cpu"), None)
+    alloc = f.plan.allocation
+    if ram is None or alloc.max_concurrency is None:
+        return
+    space = sum(d.kv_cache for d in alloc.devices)
+    # unset, vLLM 0.13–0.19 take half the RAM whatever the weights (runtimes/vllm_cpu.py): over the RAM, the fix is
+    # the fewest GiB that hold one request, set
+    too_much = not current and alloc.max_concurrency >= 1 and _verdict(f.plan.allocation) != "fits"
+    if alloc.max_concurrency >= 1 and not too_much:
+        return
+    top = int(ram.capacity // (1 << 30))
+
+    def holds(n: int) -> bool:
+        a = f.allocate(s.with_(cpu_kvcache_space=n))
+        return a.max_concurrency is not None and a.max_concurrency >= 1
+
+    lo = 1 if too_much else max(current, int(space // (1 << 30))) + 1
+    if lo > top or not holds(top):
+        return
+    hi = top
+    while lo < hi:                     # the fewest GiB whose blocks hold one request of the context
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid + 1, hi)
+    new = s.with_(cpu_kvcache_space=lo)
+    if f.runs(new):
+        after = f.allocate(new)
+        cost = 0 if _verdict(after) == "fits" else 2
+        f.try_(f"{'Set' if too_much else 'Raise'} VLLM_CPU_KVCACHE_SPACE to {lo} GiB", new,
+               f"CPU KV cache {format_bytes(space)} → {lo} GiB: KV pool {_kv_words(alloc)} → {_kv_words(after)}, "
+               + ("the fewest whole GiB that hold one request, leaving the rest of the RAM to the weights"
+                  if too_much else "from RAM that was free"), cost)
+
+
 def _host_swap(f: _Fixer) -> None:
     """vLLM refuses to start when its CPU swap space × TP is above 70 % of the host's RAM, and its error says to lower
     --swap-space (vllm/config/cache.py verify_with_parallel_config): the largest whole GiB per GPU it accepts."""
@@ -452,8 +565,12 @@ def _host_swap(f: _Fixer) -> None:
                f"swap space {current:g} → {gib} GiB per GPU: within vLLM's check of 70 % of the host's RAM", 1)
         return
     # the swap check and another one (the KV pool against max_model_len) both refuse: the most swap space that
-    # passes its check at the shortest context, then the longest context with it
+    # passes its check at the shortest context, then the longest context with it. Only where the swap check is one
+    # of them: at the shortest context the current swap space must be refused, else less swap changes nothing
+    # (review17 finding 5: a CPU-only run, or 4 GiB × TP well under 70 % of RAM, got it beside every context fix)
     short = s.with_(ctx=min(s.ctx or 1, 256))
+    if f.runs(short):
+        return
     gib = largest(0, below, lambda n: f.runs(short.with_(**{name: float(n)}))) if below >= 0 else None
     if gib is not None:
         _with_second_lever(f, f"Lower the CPU swap space to {gib} GiB per GPU (--swap-space {gib})",

@@ -39,6 +39,9 @@ class Plan:
     # the runtime planner that made it (with the server environment it was given): the fixes re-plan with it
     planner: Any = field(default=None, repr=False, compare=False)
     conditions: tuple[str, ...] = ()            # what the verdict depends on that nobody stated ("fits if RAM ≥ …")
+    # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
+    # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
+    asked_quant: str | None = None
 
     @property
     def settings(self) -> Settings:
@@ -78,6 +81,8 @@ class Plan:
                 {"name": d.name, "kind": d.kind, "capacity": d.capacity, "weights": d.weights, "kv_cache": d.kv_cache,
                  "compute": d.compute, "overhead": d.overhead, "total": d.total} for d in a.devices]},
             "kv_bytes_per_token": a.kv_bytes_per_token,
+            # what that figure counts, as the text output labels it (kv_per_token_counts)
+            "kv_bytes_per_token_counts": kv_per_token_counts(self),
             # sliding-window layers holding their window only (llama.cpp iSWA): the KV column's two terms, else null
             "kv_split": ({"full_attention_bytes_per_token": a.kv_split[0], "sliding_window_bytes": a.kv_split[1]}
                          if a.kv_split else None),
@@ -99,6 +104,38 @@ class Plan:
             # which checkpoint vLLM / SGLang pull and why (weights.pooled_checkpoint), beside the engine's own
             "assumptions": [st.formula for st in self.steps if st.label == "checkpoint"] + list(a.assumptions),
         }
+
+
+def kv_where(plan: Plan) -> str:
+    """'on each GPU (TP 2)' where the KV bytes per token are one rank's (vLLM / SGLang over TP / PP ranks), else ''."""
+    s = plan.settings
+    ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
+    per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
+    return f"on each GPU ({' × '.join(ranks)})" if per_rank else ""
+
+
+def kv_per_token_phrase(plan: Plan) -> str:
+    """The KV bytes a token adds, labelled for what they count: one rank's share where vLLM / SGLang split the
+    model over tensor- or pipeline-parallel ranks (their pools are per rank: runtimes/vllm.py kv_groups, sglang.py
+    _kv_pool), else the whole model's; with sliding-window layers (llama.cpp's iSWA cache) the layers that grow with
+    the context apart from the windows' fixed bytes — the figures the KV column adds up from."""
+    a = plan.allocation
+    where = kv_where(plan) or "for the whole model"
+    if a.kv_split:
+        full, window = a.kv_split
+        return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
+                f"sliding-window layers (their windows: the same at any longer context) {where}")
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
+
+
+def kv_per_token_counts(plan: Plan) -> dict[str, Any]:
+    """JSON's label for ``kv_bytes_per_token``, the text's words beside it: ``per`` "gpu_rank" (one TP / PP rank's
+    share, vLLM / SGLang) or "model" (every device together); ``window_layers_apart`` where the sliding-window
+    layers hold their window only (``kv_split`` then gives the KV column's two terms, and ``kv_bytes_per_token``
+    counts every attention layer as if it held every token); ``text`` the words the terminal prints."""
+    s = plan.settings
+    return {"per": "gpu_rank" if kv_where(plan) else "model", "tp": s.tp, "pp": s.pp,
+            "window_layers_apart": plan.allocation.kv_split is not None, "text": kv_per_token_phrase(plan)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -186,9 +223,12 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         chosen_ngl = s.llamacpp.n_gpu_layers
         placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
         fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
-        moved = placed and not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe)
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe) \
-            if moved else s
+        # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
+        fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
+        moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
+        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe,
+                           override_tensor=settings.llamacpp.override_tensor,
+                           tensor_split=settings.llamacpp.tensor_split) if moved else s
         held = placed and not moved and s.llamacpp.fit
         tried: list[tuple[int, bool]] = []
         max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
@@ -201,9 +241,9 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
             max_conc = float(most) if most else None
     plan = Plan(model, runtime.name, weights, alloc, quick.verdict, max_ctx, max_conc,
-                unsloth_command(model, asked_quant, runtime.command(model, s)),
+                unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
-                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime)
+                + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
@@ -254,4 +294,5 @@ def memory_curve(model: ModelSpec, settings: Settings, targets: list[Target],
 
 
 __all__ = ["DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan", "estimate",
-           "is_gguf_quant", "judge_plan", "make_plan", "memory_curve", "quick_plan", "with_default_quant"]
+           "is_gguf_quant", "judge_plan", "kv_per_token_counts", "kv_per_token_phrase", "kv_where", "make_plan",
+           "memory_curve", "quick_plan", "with_default_quant"]

@@ -123,6 +123,11 @@ class CheckRequest:
     enforce_eager: bool = _opt(False, "--enforce-eager")
     swap_space: float | None = _opt(None, "--swap-space", ge=0, le=4096,
                                     help="vLLM: CPU swap space per GPU in GiB, default 4 (checked against the host's RAM)")
+    # vllm/envs.py VLLM_CPU_KVCACHE_SPACE: int(os.getenv(...)), GiB; read from the environment where not given
+    # (check.build_settings), as Ollama's OLLAMA_* are
+    cpu_kvcache_space: int | None = _opt(None, "--cpu-kvcache-space", ge=1, le=1 << 20,
+                                         help="vLLM CPU backend: VLLM_CPU_KVCACHE_SPACE, GiB of KV cache (default: "
+                                              "the variable's value, else 4)")
     dp: int = _opt(1, "--data-parallel-size", "-dp", ge=1, le=1024,
                    help="vLLM: engine replicas, each on TP × PP GPUs with its own KV cache (MoE layers shard over all)")
     expert_parallel: bool = _opt(False, "--enable-expert-parallel", "--ep",

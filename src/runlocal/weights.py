@@ -12,7 +12,7 @@ from .memo import IdMemo
 from .model.spec import ModelSpec
 from .quant import gguf_table
 from .quant.formats import MODELOPT_FORMATS, WeightEstimate, estimate_weights
-from .runtimes import Settings, Step, engine, get_runtime
+from .runtimes import Runtime, Settings, Step, engine, get_runtime
 
 GGUF_DEFAULT_QUANT = "Q4_K_M"   # what `ollama pull` fetches by default, and the usual GGUF download
 
@@ -165,21 +165,23 @@ def _published_for_load(model: ModelSpec, settings: Settings) -> tuple[Settings,
         entry["source"]),)
 
 
-def unsloth_command(model: ModelSpec, asked: str | None, command: str) -> str:
-    """The command for `-q UD-Q4_K_XL` fetches Unsloth's file, not the base type the sizes were planned with, where
-    the catalog's GGUF repo is Unsloth's (llama.cpp common/arg.cpp: -hf <user>/<model>[:quant] picks the file whose
-    name carries the tag). Elsewhere (Ollama's Modelfile from its library tag, another repo) the command stays the
-    base type's, the file the plan sized; the weight quant step says to pass Unsloth's file to plan it."""
+def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, settings: Settings) -> str:
+    """The command for `-q UD-Q4_K_XL`: where the catalog's GGUF repo is Unsloth's, it fetches Unsloth's file, not the
+    base type the sizes were planned with — llama.cpp's `-hf <repo>:UD-Q4_K_XL` (common/arg.cpp: -hf
+    <user>/<model>[:quant] picks the file whose name carries the tag), Ollama's `hf.co/<repo>:UD-Q4_K_XL` (the form
+    for a Hub GGUF, https://huggingface.co/docs/hub/ollama: `ollama run hf.co/{username}/{repository}:{quantization}`;
+    the Ollama library tags no UD quant, so its tag would pull the base type instead). Elsewhere (another repo, a file
+    planned from its own header) the command is the planned settings' own; the weight quant step says to pass
+    Unsloth's file to plan it."""
     from .quant.unsloth import unsloth_name
     from .runtimes.published import ollama_entry
 
     named = unsloth_name(asked)
     entry = ollama_entry(model) if named else None
     repo = (entry or {}).get("hf") or ""
-    if named is None or not repo.startswith("unsloth/"):
-        return command
-    ud, base = named
-    return command.replace(f"-hf {repo}:{base} ", f"-hf {repo}:{ud} ")
+    if named is None or not repo.startswith("unsloth/") or settings.quant != named[1]:
+        return runtime.command(model, settings)
+    return runtime.command(model, settings.with_(quant=named[0]))
 
 
 def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:

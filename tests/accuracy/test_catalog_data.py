@@ -204,6 +204,12 @@ def _config(entry):
     model_type = cfg.pop("model_type")
     if model_type not in CONFIG_MAPPING_NAMES:
         pytest.skip(f"transformers {transformers.__version__} has no model type {model_type!r} (needs 5.x)")
+    if model_type == "dbrx":
+        # DBRX's published config writes clip_qkv 8 and moe_normalize_expert_weights 1 as integers; transformers
+        # 5.24's strict DbrxAttentionConfig / DbrxFFNConfig take floats (the same values)
+        cfg["attn_config"] = {**cfg["attn_config"], "clip_qkv": float(cfg["attn_config"]["clip_qkv"])}
+        cfg["ffn_config"] = {**cfg["ffn_config"],
+                             "moe_normalize_expert_weights": float(cfg["ffn_config"]["moe_normalize_expert_weights"])}
     return transformers.AutoConfig.for_model(model_type, **cfg)
 
 

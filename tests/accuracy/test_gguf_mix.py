@@ -340,3 +340,22 @@ def test_vision_towers_are_left_to_the_mmproj_file():
     vis = TensorInfo("vision_tower.blocks.0.attn.qkv.weight", (768, 256), "vision")
     spec2 = ModelSpec(**{**spec.__dict__, "tensors": spec.tensors + (vis,)})
     assert gm.predict_gguf_bytes(spec2, "Q8_0") == gm.predict_gguf_bytes(spec, "Q8_0")
+
+
+def test_gpt_oss_experts_stay_mxfp4_in_the_converters_own_outtypes():
+    # conversion/gpt_oss.py GptOssModel.repack_mxfp4 writes the checkpoint's MXFP4 experts with
+    # raw_dtype=MXFP4 whatever --outtype asks, so an F16/BF16 gpt-oss GGUF is MXFP4 experts + 16-bit rest.
+    # A maintainer's convert log (danbev/learning-ai, notes/llama.cpp/gpt-oss.md):
+    #   convert_hf_to_gguf.py gpt-oss-20b --outtype bf16 → "n_tensors = 459, total_size = 13.8G"
+    from runlocal.model.catalog import lookup
+
+    small = lookup("gpt-oss-20b")
+    assert len(gm.gguf_tensors(small)) == 459
+    assert abs(gm.predict_gguf_bytes(small, "BF16", include_metadata=False) - 13.8e9) <= 0.05e9
+    assert set(gm.weight_bytes_by_type(small, "F16")) == {"MXFP4", "F16", "F32"}
+    # the 120B file one post ran on two RTX 3090s (llmgarage.ai/gpt-oss-120b-dual-3090): "File Size (F16) ~65 GB"
+    assert abs(sum(gm.weight_bytes_by_type(lookup("gpt-oss-120b"), "F16").values()) - 65e9) <= 0.5e9
+    # a quantized ftype dequantizes the MXFP4 experts and quantizes them again (llama-quant.cpp,
+    # llama_tensor_dequantize_impl): none stay MXFP4 under Q4_K_M; MXFP4_MOE makes them MXFP4 itself
+    assert "MXFP4" not in gm.weight_bytes_by_type(small, "Q4_K_M")
+    assert "MXFP4" in gm.weight_bytes_by_type(small, "MXFP4_MOE")

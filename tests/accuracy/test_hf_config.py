@@ -77,6 +77,10 @@ FIXTURE_SOURCES = {
     "minimax-m2.5": "MiniMaxAI/MiniMax-M2.5 (catalog copy)",
     "olmo-3-7b": "allenai/Olmo-3-7B-Instruct (catalog copy)",
     "nemotron-3-nano-30b-a3b": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 (catalog copy)",
+    "dbrx-instruct": "databricks/dbrx-instruct (catalog copy: mlx-community/dbrx-instruct-4bit's config.json printed "
+                     "verbatim in public code, MLX quantization block dropped)",
+    "gemma-4-e4b": "google/gemma-4-E4B-it (catalog copy: a fine-tune's config.json printed verbatim in a public agent "
+                   "log, quantization keys dropped)",
 }
 
 
@@ -107,6 +111,12 @@ def _transformers_params(config_json: str) -> dict[str, tuple[int, ...]]:
     transformers = pytest.importorskip("transformers")
     cfg = json.loads(config_json)
     model_type = cfg.pop("model_type")
+    if model_type == "dbrx":
+        # transformers 5.24's strict DbrxAttentionConfig / DbrxFFNConfig take these as floats; the published config
+        # writes the integers 8 and 1 (same values)
+        for sub, key in (("attn_config", "clip_qkv"), ("ffn_config", "moe_normalize_expert_weights")):
+            if isinstance(cfg.get(sub, {}).get(key), int):
+                cfg[sub][key] = float(cfg[sub][key])
     conf = transformers.AutoConfig.for_model(model_type, **cfg)        # the config class: no remote code
     arch = (cfg.get("architectures") or [None])[0]
     cls = getattr(transformers, arch, None) if arch else None
@@ -366,6 +376,12 @@ TINY = {
     "gemma3_text": {"architectures": ["Gemma3ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 6,
                     "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
                     "intermediate_size": 64, "sliding_window": 4, "sliding_window_pattern": 3},
+    # Gemma 4: the last 3 layers read earlier layers' caches (DummyLayer, no KV of their own); full layers 32 wide
+    "gemma4_text": {"architectures": ["Gemma4ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 6,
+                    "vocab_size": 100, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16,
+                    "global_head_dim": 32, "intermediate_size": 64, "sliding_window": 4, "num_kv_shared_layers": 3,
+                    "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 100, "use_double_wide_mlp": True,
+                    "layer_types": ["sliding_attention", "sliding_attention", "full_attention"] * 2},
     "gemma2": {"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 100,
                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 64,
                "sliding_window": 4},
@@ -416,3 +432,20 @@ def test_layer_state_matches_transformers_cache(family):
                 assert att.window == layer.sliding_window
         else:
             assert ours.attention is None, (i, kind)
+
+
+def test_gemma4_moe_and_k_eq_v_match_transformers():
+    """Gemma 4's MoE block (26B-A4B's layout: dense MLP plus router and experts in every layer) and attention_k_eq_v
+    (full layers: num_global_key_value_heads KV heads, no v_proj), which no catalog entry combines, against
+    transformers on the meta device; top_k_experts is the active count."""
+    cfg = {"model_type": "gemma4_text", "architectures": ["Gemma4ForCausalLM"], "hidden_size": 64,
+           "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 16, "global_head_dim": 32, "vocab_size": 100, "hidden_size_per_layer_input": 0,
+           "attention_k_eq_v": True, "num_global_key_value_heads": 1, "enable_moe_block": True, "num_experts": 8,
+           "top_k_experts": 2, "moe_intermediate_size": 24}
+    theirs = _transformers_params(json.dumps(cfg, sort_keys=True))
+    s = spec_from_config(copy.deepcopy(cfg), id="gemma4-moe")
+    assert {t.name: t.shape for t in s.tensors} == theirs
+    assert (s.n_experts, s.n_experts_active) == (8, 2)
+    full = s.layers[5].attention
+    assert (full.kind, full.n_kv_heads, full.k_dim, full.v_dim) == ("full", 1, 32, 32)

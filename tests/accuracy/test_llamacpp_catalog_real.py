@@ -19,12 +19,13 @@ import json
 
 import pytest
 
-from runlocal.evidence.converter_meta import converter_kv, converter_shape, shrunk_config
+from runlocal.evidence.converter_meta import converter_extra_tensors, converter_kv, converter_shape, shrunk_config
 from runlocal.evidence.llamacpp_load import LoadLog, load_with_llamacpp
 from runlocal.model.catalog import aliases, find_entry, lookup
 from runlocal.model.hf_config import spec_from_config
 from runlocal.model.spec import ModelSpec
 from runlocal.quant.gguf_mix import gguf_arch, gguf_view
+from runlocal.runtimes.arch_support import llamacpp_loads
 from runlocal.runtimes.base import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells
 from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
@@ -76,8 +77,10 @@ def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, ob
     view = gguf_view(spec, "F16")
     assert view is not None
     groups = int(config.get("n_groups") or 1)
-    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups))),
+    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups, spec.n_experts))),
                 gguf.GGMLQuantizationType[t.dtype]) for t in view.tensors]
+    tensors += [(name, list(reversed(shape)), gguf.GGMLQuantizationType.F32)
+                for name, shape in converter_extra_tensors(config, arch)]
     n_ctx = context_for(spec)
     kv = converter_kv(config, arch, n_ctx)
     if mtp:
@@ -132,12 +135,21 @@ def test_catalog_model_memory_matches_real_llamacpp(alias, loaded):
         pytest.skip(why)
     spec, log, n_ctx = loaded[alias]
     if log.error and "unknown model architecture" in log.text:
-        pytest.skip(f"llama-cpp-python 0.3.36's llama.cpp cannot load architecture '{gguf_arch(spec)}'")
+        # by architecture, with the first llama.cpp build that can (data/arch_support.json), not a silent pass
+        arch = gguf_arch(spec) or "?"
+        _, first, why = llamacpp_loads(0, arch)
+        pytest.skip(f"llama-cpp-python 0.3.36's llama.cpp cannot load architecture '{arch}'; first build that can: "
+                    f"{first or 'not recorded'} ({why})")
     assert log.error is None, f"{alias}: llama.cpp refused the converter's GGUF: {log.error}\n{log.text[-1500:]}"
     view, kv_bytes, rs_bytes = planned_buffers(spec, n_ctx)
 
-    # which layers slide, and by how much (llama.cpp: n_swa and each layer's is_swa)
-    planned_swa = tuple(la.attention is not None and la.attention.kind == "sliding" for la in view.layers)
+    # which layers slide, and by how much (llama.cpp: n_swa and each layer's is_swa); a KV-shared layer (Gemma 4's
+    # last num_kv_shared_layers: no cache of its own, llama.cpp hparams.has_kv false) slides as its layer_types entry
+    shrunk = shrunk_spec(alias)[1]
+    types = (shrunk.get("text_config") or shrunk).get("layer_types") or []
+    planned_swa = tuple(la.attention.kind == "sliding" if la.attention is not None
+                        else la.recurrent is None and i < len(types) and types[i] == "sliding_attention"
+                        for i, la in enumerate(view.layers))
     assert planned_swa == log.is_swa, f"{alias}: SWA pattern"
     assert {a.window for a in view.attention_layers if a.kind == "sliding"} == ({log.n_swa} if log.n_swa else set())
 

@@ -230,9 +230,9 @@ def test_a_laptop_name_resolves_to_its_chip_and_the_variant_is_said():
 
 
 def test_vllm_on_a_cpu_only_machine_is_planned_as_its_cpu_backend():
-    # `vllm serve` on the CPU backend keeps VLLM_CPU_KVCACHE_SPACE (4 GiB unset) of KV, not 90 % of the RAM:
-    # Llama 3.1 8B's 128 KiB/token hold 32,768 tokens, so its 131,072-token default refuses to start
-    plan, _ = ask("runlocal check llama-3.1-8b --runtime vllm --gpu none --ram 64G")
+    # `vllm serve` on the CPU backend up to v0.12 keeps VLLM_CPU_KVCACHE_SPACE (4 GiB unset) of KV, not 90 % of the
+    # RAM: Llama 3.1 8B's 128 KiB/token hold 32,768 tokens, so its 131,072-token default refuses to start
+    plan, _ = ask("runlocal check llama-3.1-8b --runtime vllm==0.12.0 --gpu none --ram 64G")
     assert plan.allocation.kv_cache_tokens == 4 * 2**30 // (128 * 1024)
     assert plan.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE" in plan.allocation.refusal
     assert plan.max_context == 32768

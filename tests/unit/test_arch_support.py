@@ -118,3 +118,43 @@ def test_go_engine_only_is_said_only_where_the_vendored_copy_lacks_the_name():
     #15899), so there the Go engine alone loads it."""
     assert "Go engine only" not in arch_refusal("ollama", "0.12.0", "gemma3")[1]
     assert "Go engine only" in arch_refusal("ollama", "0.24.0", "qwen35")[1]
+
+
+# review17 finding 2: the architectures people pin builds for. Independent sources:
+# - ollama/ollama#11816 (2025-08-08): Ollama 0.11.x answers "unknown model architecture: 'gpt-oss'" for a community
+#   GGUF — "ollama is using an older version of llama.cpp and thus does not have support for gpt-oss"; its vendored
+#   llama.cpp is de4c07f9 (v0.11.4 Makefile.sync), build 5359 by a llama.cpp issue's `--version` ("5359 (de4c07f9)").
+# - utilityai/llama-cpp-rs PR #797 (2025-08-06): b6097 "includes the recent changes to support GPT OSS" (#15091).
+# - oobabooga/textgen#7177: "Support for GLM 4.5 has been added to llama.cpp in b6085".
+# - ggml-org/llama.cpp#12345: "I just tested b4875 (7841fc72 / #12343) using gemma-3-4b-it-Q8_0.gguf … working".
+
+def test_gpt_oss_before_the_vendored_b5359_is_refused_and_b6097_loads():
+    for build in ("b5000", "b5359"):
+        refused, _ = arch_refusal("llama.cpp", build, "gpt-oss")
+        assert refused and "unknown model architecture: 'gpt-oss'" in refused and "b6097" in refused, build
+    assert arch_refusal("llama.cpp", "b6097", "gpt-oss")[0] is None
+
+
+def test_glm4moe_and_gemma3_first_builds():
+    refused, _ = arch_refusal("llama.cpp", "b6084", "glm4moe")
+    assert refused and "First loaded by b6085" in refused and "releases/tag/b6085" in refused
+    assert arch_refusal("llama.cpp", "b6085", "glm4moe")[0] is None
+    refused, _ = arch_refusal("llama.cpp", "b4874", "gemma3")
+    assert refused and "First loaded by b4875" in refused
+    assert arch_refusal("llama.cpp", "b4875", "gemma3")[0] is None
+
+
+def test_a_build_the_table_cannot_vouch_for_is_said_in_the_plain_answer():
+    # b6000 lies between b5359 (lacks gpt-oss) and b6097 (has it): planned, and the answer says it is not known
+    plan, notes = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G --runtime llama.cpp==b6000")
+    assert plan.allocation.refusal is None
+    said = [n for n in notes if "'gpt-oss' architecture" in n]
+    assert len(said) == 1 and "b5359 lacks it and b6097 has it" in said[0] and "PR #15091" in said[0]
+    # a build after the oldest known to hold it: nothing to say
+    _, notes = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G --runtime llama.cpp==b7000")
+    assert not any("architecture:" in n for n in notes)
+    # older than the oldest build read (Ollama v0.11.4's vendored b5359 names 'llama'): "older builds not checked"
+    plan, notes = ask("runlocal check llama-3.1-8b --gpu rtx-4090 --runtime llama.cpp==b5000")
+    said = [n for n in notes if "'llama' architecture" in n]
+    assert plan.allocation.refusal is None and len(said) == 1
+    assert "known by b5359; older builds not checked" in said[0]

@@ -50,3 +50,52 @@ def test_llama_cpp_over_two_gpus_counts_the_whole_model():
     # llama.cpp splits layers, not heads: 320 KiB a token over both cards together
     plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", ctx="8k"))
     assert kv_per_token_phrase(plan) == "KV 320 KiB/token for the whole model"
+
+
+# session 16's "noticed and left": the JSON gave kv_bytes_per_token with no word for what it counts while the text
+# labelled it; the JSON now carries the same label (an added key, the figure unrenamed), through every interface
+
+
+def test_json_labels_a_tensor_parallel_rank_as_the_text_does():
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="vllm", ctx="8k"))
+    doc = plan.to_dict()
+    assert doc["kv_bytes_per_token"] == 163_840                       # 327,680 B / 2 ranks (hand computation above)
+    assert doc["kv_bytes_per_token_counts"] == {"per": "gpu_rank", "tp": 2, "pp": 1, "window_layers_apart": False,
+                                                "text": "KV 160 KiB/token on each GPU (TP 2)"}
+
+
+def test_json_labels_llama_cpp_over_two_gpus_as_the_whole_model():
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", ctx="8k"))
+    doc = plan.to_dict()
+    assert doc["kv_bytes_per_token"] == 327_680
+    assert doc["kv_bytes_per_token_counts"]["per"] == "model"
+    assert doc["kv_bytes_per_token_counts"]["text"] == "KV 320 KiB/token for the whole model"
+
+
+def test_json_says_the_window_layers_are_held_apart():
+    # Gemma-3-27B: kv_bytes_per_token counts all 62 layers as if each held every token (62 × 8,192 B), while the KV
+    # column is kv_split's 10 full layers per token + the 52 windows' fixed bytes
+    plan, _ = check(CheckRequest(model="gemma-3-27b", gpu="rtx-4090", ctx="32k", parallel=1))
+    doc = plan.to_dict()
+    assert doc["kv_bytes_per_token"] == 62 * 8_192
+    counts = doc["kv_bytes_per_token_counts"]
+    assert counts["window_layers_apart"] is True and counts["per"] == "model"
+    assert counts["text"].startswith("KV 80 KiB/token in the full-attention layers + 624 MiB held by the sliding-window")
+
+
+def test_the_api_schema_and_the_mcp_tool_carry_the_label(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+    from runlocal.mcp_server import check_doc
+
+    with TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}")) as client:
+        r = client.get("/api/v1/check", params={"model": "llama-3.1-70b", "gpu": "2x3090", "runtime": "vllm",
+                                                "ctx": "8k"})
+        assert r.status_code == 200, r.text
+        assert r.json()["kv_bytes_per_token_counts"]["text"] == "KV 160 KiB/token on each GPU (TP 2)"
+        schema = client.get("/openapi.json").json()["components"]["schemas"]
+    assert "kv_bytes_per_token_counts" in schema["PlanDoc"]["properties"]
+    assert schema["KVCountsDoc"]["properties"]["per"]["enum"] == ["gpu_rank", "model"]
+    mcp = check_doc({"model": "llama-3.1-70b", "gpu": "2x3090", "runtime": "vllm", "ctx": "8k"})
+    assert mcp["kv_bytes_per_token_counts"]["per"] == "gpu_rank"

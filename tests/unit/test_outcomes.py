@@ -31,6 +31,17 @@ def test_record_files_hold_the_schema_and_the_split():
     assert len({r["thread"] for r in held_out}) == len(threads) // 3
 
 
+def test_batch_two_numbers_its_threads_on_from_batch_one():
+    # README "Batch 2": batch 1's records carry no `batch` field; batch 2's threads are numbered on after batch 1's
+    # last, so every batch-2 thread number is above every batch-1 one and the split rule holds across both
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    first = [r for r in recs if outcomes.batch_of(r) == 1]
+    second = [r for r in recs if outcomes.batch_of(r) == 2]
+    assert all("batch" not in r for r in first) and len(second) >= 45
+    assert max(r["thread"] for r in first) < min(r["thread"] for r in second)
+    assert not {r["thread_url"] for r in first} & {r["thread_url"] for r in second}
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -66,6 +77,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].update(num_ctx=4096), "llamacpp-999: settings: unknown key"),
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
+    (lambda r: r.update(batch=3), "llamacpp-999: batch: expected one of 1, 2"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from .. import gcfreeze
@@ -34,11 +34,17 @@ class Busy(Exception):
 
 
 class PlanningPool:
+    """The planner threads and the computations under way, keyed so that a retry joins the one running. What is
+    kept between requests is thread-side (concurrent.futures), never an asyncio future: each request awaits its own
+    future on its own event loop, so the pool serves a request on any loop — uvicorn's one loop, or a new loop per
+    request as Starlette's TestClient runs one without ``with`` — and a retry on another loop joins the same plan."""
+
     def __init__(self, workers: int = 2, deadline_s: float = 20.0, queue_wait_s: float = 1.0):
         self.workers, self.deadline_s, self.queue_wait_s = workers, deadline_s, queue_wait_s
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runlocal-plan")
         self._slots = threading.BoundedSemaphore(workers)
-        self._inflight: dict[str, asyncio.Future] = {}      # key → the computation under way (event-loop side)
+        self._inflight: dict[str, Future] = {}              # key → the computation under way (thread-side)
+        self._inflight_lock = threading.Lock()
         self._running = 0                                   # plans on the planner threads now
         self._running_lock = threading.Lock()
 
@@ -46,23 +52,44 @@ class PlanningPool:
         """``fn(*args)`` on a planner thread, or 503 (Busy). Requests with the same ``key`` share one computation:
         a retry after a 503 waits for the plan already running instead of starting another."""
         loop = asyncio.get_running_loop()
-        future = self._inflight.get(key) if key is not None else None
-        if future is None:
+        work = self._joined(key)
+        if work is None:
             if not await self._acquire(loop):
                 raise Busy(f"every planner is busy ({self.workers} at once); retry shortly", retry_after=2)
-            try:
-                future = loop.run_in_executor(self._executor, self._release_after, fn, args)
-            except BaseException:
+            work = self._joined(key)            # another request started it while this one waited for a slot
+            if work is not None:
                 self._slots.release()
-                raise
-            if key is not None:
-                self._inflight[key] = future
-                future.add_done_callback(lambda _: self._inflight.pop(key, None))
+            else:
+                work = self._start(fn, args, key)
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=self.deadline_s)
+            return await asyncio.wait_for(_awaited_on(loop, work), timeout=self.deadline_s)
         except asyncio.TimeoutError:
             raise Busy(f"planning took over {self.deadline_s:g} s; it goes on, retry to get its answer",
                        retry_after=max(1, int(self.deadline_s))) from None
+
+    def _joined(self, key: str | None) -> Future | None:
+        if key is None:
+            return None
+        with self._inflight_lock:
+            return self._inflight.get(key)
+
+    def _start(self, fn: Callable[..., Any], args: tuple, key: str | None) -> Future:
+        """Submit the plan (its slot already held); a keyed one is kept until it ends, whichever loop asked."""
+        try:
+            work = self._executor.submit(self._release_after, fn, args)
+        except BaseException:
+            self._slots.release()
+            raise
+        if key is not None:
+            with self._inflight_lock:
+                self._inflight[key] = work
+            work.add_done_callback(lambda done: self._forget(key, done))
+        return work
+
+    def _forget(self, key: str, done: Future) -> None:
+        with self._inflight_lock:
+            if self._inflight.get(key) is done:
+                del self._inflight[key]
 
     async def _acquire(self, loop) -> bool:
         """Wait briefly for a free planner without blocking the event loop; the slot is held until the plan
@@ -90,6 +117,31 @@ class PlanningPool:
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _awaited_on(loop: asyncio.AbstractEventLoop, work: Future) -> asyncio.Future:
+    """An asyncio future on ``loop`` that takes ``work``'s outcome. Cancelling it (the deadline) leaves the plan
+    running; an outcome that arrives after ``loop`` has closed (that request is gone) is dropped quietly."""
+    waiter = loop.create_future()
+
+    def settle(done: Future) -> None:
+        if waiter.done():
+            return
+        if done.cancelled():
+            waiter.cancel()
+        elif (error := done.exception()) is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(done.result())
+
+    def relay(done: Future) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, done)
+        except RuntimeError:        # the loop has closed: nobody awaits this request's answer any more
+            pass
+
+    work.add_done_callback(relay)
+    return waiter
 
 
 class RateLimiter:

@@ -204,6 +204,16 @@ class StepDoc(_Open):
     source: str
 
 
+class KVCountsDoc(_Open):
+    """What ``kv_bytes_per_token`` counts, as the text output labels it (plan.kv_per_token_counts)."""
+
+    per: Literal["gpu_rank", "model"]
+    tp: int
+    pp: int
+    window_layers_apart: bool
+    text: str
+
+
 class PlanDoc(_Open):
     """The JSON of `runlocal check --json` (Plan.to_dict), with the API's ``notes`` on assumptions."""
 
@@ -212,6 +222,8 @@ class PlanDoc(_Open):
     settings: dict[str, Any]
     memory: MemoryDoc
     kv_bytes_per_token: int | float | None
+    # what kv_bytes_per_token counts (plan.kv_per_token_counts): per "gpu_rank" or "model", the text's words
+    kv_bytes_per_token_counts: KVCountsDoc | None = None
     kv_split: dict[str, int] | None = None
     kv_cache_tokens: int | None
     max_concurrency: float | None

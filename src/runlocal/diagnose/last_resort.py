@@ -27,6 +27,12 @@ _ERROR_STATEMENT = re.compile(
     # a name the code looked up and did not find, written without the exception's name ("'TextGenerationPipeline' has
     # no attribute ALLOWED_MODELS", "No module named 'auto_gptq'"): the code and the library it calls disagree
     r"|\bhas no attribute\b|\bno module named\b"
+    # a backtrace's frame in an abort function — gdb's "#5 0x… in ggml_abort () from libggml-base.so", glibc's
+    # backtrace_symbols "libggml-base.so.0(ggml_abort+0x15b)", "in __GI_abort ()": the program aborted on a check
+    # (ggml's GGML_ASSERT and GGML_ABORT both end in ggml_abort, ggml.c), whatever failed (llama.cpp#25191, round 52:
+    # an input's buffer left unallocated, its backtrace with no error line). An out-of-memory aborts the same way, but
+    # then a line says memory ran short and this answer is not given
+    r"|(?:\bin |\()(?:\w*_)?abort\b"
     # a setting that does nothing ("--gpu-memory Not working", "has no effect"): the report is of the setting
     r"|\bnot working\b|\bhas no effect\b|\b(?:does|do)(?: not|n't) (?:work|take effect)\b|\bis (?:being )?ignored\b"
     # the same said in Chinese: 报错 "reports an error", 出错 "goes wrong", 错误(码) "error (code)", 失败 "failed",

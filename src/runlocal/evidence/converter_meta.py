@@ -39,6 +39,8 @@ def _text(config: dict[str, Any]) -> dict[str, Any]:
 def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
     """The config with one period of its layer pattern and narrow feed-forward / expert / vocabulary sizes."""
     config = copy.deepcopy(config)
+    if arch == "dbrx":
+        return _dbrx_shrunk(config)
     t = _text(config)
     n_old = t["num_hidden_layers"]
     n = PATTERN_LAYERS.get(arch, 2)
@@ -56,6 +58,8 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
     if arch in ("nemotron_h", "nemotron_h_moe") and isinstance(t.get("hybrid_override_pattern"), str):
         n = t["hybrid_override_pattern"].index("*") + 2       # Mamba-2 and MLP/MoE layers, the first attention, one more
         t["hybrid_override_pattern"] = t["hybrid_override_pattern"][:n]
+    if arch == "gemma4":
+        n = _gemma4_layers(t)
     n = min(n, n_old)
     t["num_hidden_layers"] = n
     for key, value in list(t.items()):
@@ -75,7 +79,45 @@ def shrunk_config(config: dict[str, Any], arch: str) -> dict[str, Any]:
         if isinstance(t.get(key), int):
             t[key] = 1
     t["vocab_size"] = SMALL_VOCAB
+    if arch == "gemma4" and t.get("vocab_size_per_layer_input"):
+        t["vocab_size_per_layer_input"] = SMALL_VOCAB      # llama.cpp: per_layer_token_embd is {n_layer·d, n_vocab}
     return config
+
+
+def _dbrx_shrunk(config: dict[str, Any]) -> dict[str, Any]:
+    """DBRX keeps its sizes in its own keys (n_layers, d_model, attn_config, ffn_config): two layers, narrow experts."""
+    ffn = config["ffn_config"]
+    config["n_layers"] = min(2, config["n_layers"])
+    ffn["ffn_hidden_size"] = SMALL_FF
+    ffn["moe_num_experts"] = min(ffn["moe_num_experts"], SMALL_EXPERTS)
+    ffn["moe_top_k"] = min(ffn["moe_top_k"], ffn["moe_num_experts"])
+    config["vocab_size"] = SMALL_VOCAB
+    return config
+
+
+def _dbrx_kv(config: dict[str, Any]) -> dict[str, Any]:
+    """conversion/dbrx.py DbrxModel.set_gguf_parameters: every size from DBRX's own keys, clip_qkv as clamp_kqv,
+    LayerNorm epsilon 1e-5."""
+    attn, ffn = config["attn_config"], config["ffn_config"]
+    return {"{arch}.block_count": config["n_layers"], "{arch}.context_length": config["max_seq_len"],
+            "{arch}.embedding_length": config["d_model"], "{arch}.feed_forward_length": ffn["ffn_hidden_size"],
+            "{arch}.attention.head_count": config["n_heads"], "{arch}.attention.head_count_kv": attn["kv_n_heads"],
+            "{arch}.rope.freq_base": float(attn.get("rope_theta") or 10000.0),
+            "{arch}.attention.clamp_kqv": float(attn.get("clip_qkv") or 0.0),
+            "{arch}.expert_count": ffn["moe_num_experts"], "{arch}.expert_used_count": ffn["moe_top_k"],
+            "{arch}.attention.layer_norm_epsilon": 1e-5, "{arch}.vocab_size": config["vocab_size"],
+            "tokenizer.ggml.model": "none"}
+
+
+def _gemma4_layers(t: dict[str, Any]) -> int:
+    """Gemma 4: one period of layer_types (sliding layers up to the first full one); with KV sharing, two periods
+    and the second shared, so each shared layer kind has an earlier layer of its kind to read from."""
+    types = t.get("layer_types") or []
+    period = types.index("full_attention") + 1 if "full_attention" in types else 6
+    if not t.get("num_kv_shared_layers"):
+        return period
+    t["num_kv_shared_layers"] = period
+    return 2 * period
 
 
 def _head_dim(t: dict[str, Any]) -> int:
@@ -178,6 +220,8 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
     if arch == "minimax-m2":   # conversion/minimax.py MiniMaxM2Model: experts intermediate_size wide, rotary_dim
         kv |= {"{arch}.expert_feed_forward_length": t["intermediate_size"],
                "{arch}.rope.dimension_count": t.get("rotary_dim") or _rope_dim(t)}
+    if arch == "gemma4":
+        kv |= _gemma4_kv(t)
     if arch in ("gptneox", "stablelm", "olmo", "falcon"):
         kv |= _early_kv(arch, t)
     if arch == "deepseek2":
@@ -200,6 +244,39 @@ def _arch_kv(arch: str, t: dict[str, Any], n: int) -> dict[str, Any]:
         kv |= _jamba_kv(t, n)
     if arch == "mamba":
         kv |= _mamba_kv(t)
+    return kv
+
+
+def _gemma4_kv(t: dict[str, Any]) -> dict[str, Any]:
+    """convert_hf_to_gguf.py Gemma4Model.set_gguf_parameters (on Gemma3Model's: the sliding window): the KV-shared
+    layer count, the per-layer-embedding width, which layers slide, the full layers' head size (key/value_length,
+    global_head_dim) and the sliding layers' (key/value_length_swa, head_dim), the feed-forward width per layer when
+    use_double_wide_mlp doubles it in the shared layers, head_count_kv per layer when num_global_key_value_heads is
+    set, the rotary sizes (the full head size: proportional rope via rope_freqs; head_dim × partial_rotary_factor on
+    sliding layers), the experts' width."""
+    n, shared = t["num_hidden_layers"], int(t.get("num_kv_shared_layers") or 0)
+    swa = [x == "sliding_attention" for x in t["layer_types"]]
+    g_hd, hd = int(t.get("global_head_dim") or 512), _head_dim(t)
+    kv: dict[str, Any] = {
+        "{arch}.attention.sliding_window": int(t.get("sliding_window") or 512),
+        "{arch}.attention.shared_kv_layers": shared,
+        "{arch}.embedding_length_per_layer_input": int(t.get("hidden_size_per_layer_input") or 0),
+        "{arch}.attention.sliding_window_pattern": swa,
+        "{arch}.attention.key_length": g_hd, "{arch}.attention.value_length": g_hd,
+        "{arch}.attention.key_length_swa": hd, "{arch}.attention.value_length_swa": hd,
+        "{arch}.rope.dimension_count": g_hd,
+        "{arch}.rope.dimension_count_swa": int(hd * float(t.get("partial_rotary_factor") or 1.0)),
+    }
+    if t.get("use_double_wide_mlp"):
+        ff = t["intermediate_size"]
+        kv["{arch}.feed_forward_length"] = [ff if i < n - shared else 2 * ff for i in range(n)]
+    if t.get("num_global_key_value_heads") is not None and t.get("num_key_value_heads") is not None:
+        kv["{arch}.attention.head_count_kv"] = [t["num_key_value_heads"] if s else t["num_global_key_value_heads"]
+                                                for s in swa]
+    if t.get("moe_intermediate_size"):
+        kv["{arch}.expert_feed_forward_length"] = t["moe_intermediate_size"]
+    if t.get("top_k_experts"):
+        kv["{arch}.expert_used_count"] = t["top_k_experts"]
     return kv
 
 
@@ -341,6 +418,8 @@ def with_class_defaults(config: dict[str, Any]) -> dict[str, Any]:
 
 def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any]:
     """The GGUF metadata for ``config`` (already shrunk) as the converter writes it for ``arch``."""
+    if arch == "dbrx":
+        return _dbrx_kv(config)
     t = with_class_defaults(config)
     kv = _base_kv(t, n_ctx)
     kv.update(_arch_kv(arch, t, t["num_hidden_layers"]))
@@ -358,11 +437,16 @@ def converter_kv(config: dict[str, Any], arch: str, n_ctx: int) -> dict[str, Any
     return kv
 
 
-def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 1) -> tuple[int, ...]:
+def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 1,
+                    n_experts: int = 0) -> tuple[int, ...]:
     """A tensor's shape (PyTorch order) as the converter writes it, where modify_tensors reshapes without changing
     the bytes: conv1d kernels squeezed, (C, 1, K) → (C, K) (conversion/mamba.py, jamba.py, qwen.py, granite.py);
     Mamba-2's A and D given a trailing 1, (H,) → (H, 1) (conversion/mamba.py Mamba2Model); Nemotron-H's gated norm
-    split per group, (d_inner,) → (groups, d_inner / groups)."""
+    split per group, (d_inner,) → (groups, d_inner / groups); DBRX's stacked experts (experts × ffn, d_model) viewed
+    as (experts, ffn, d_model), w2 permuted to (experts, d_model, ffn) (conversion/dbrx.py DbrxModel.modify_tensors)."""
+    if arch == "dbrx" and n_experts and "_exps." in name and len(shape) == 2:
+        ff = shape[0] // n_experts
+        return (n_experts, shape[1], ff) if "ffn_down_exps" in name else (n_experts, ff, shape[1])
     if ".ssm_conv1d.weight" in name and len(shape) == 3 and shape[1] == 1:
         return (shape[0], shape[2])
     if arch in ("granitehybrid", "falcon-h1", "mamba2", "nemotron_h", "nemotron_h_moe") and name.endswith(
@@ -371,3 +455,15 @@ def converter_shape(name: str, shape: tuple[int, ...], arch: str, groups: int = 
     if arch in ("nemotron_h", "nemotron_h_moe") and name.endswith(".ssm_norm.weight") and len(shape) == 1:
         return (groups, shape[0] // groups)     # NemotronHModel.modify_tensors: the gated norm as (n_group, -1)
     return shape
+
+
+def converter_extra_tensors(config: dict[str, Any], arch: str) -> list[tuple[str, tuple[int, ...]]]:
+    """F32 tensors the converter writes that are no parameter of the transformers model (PyTorch order): Gemma 4's
+    rope_freqs, global_head_dim / 2 factors for the full layers' proportional rope (Gemma4Model.
+    generate_extra_tensors; llama.cpp requires it), and each layer's layer_scalar buffer from the checkpoint
+    (blk.N.layer_output_scale, one value)."""
+    if arch != "gemma4":
+        return []
+    t = _text(config)
+    extra: list[tuple[str, tuple[int, ...]]] = [("rope_freqs.weight", (int(t.get("global_head_dim") or 512) // 2,))]
+    return extra + [(f"blk.{i}.layer_output_scale.weight", (1,)) for i in range(t["num_hidden_layers"])]

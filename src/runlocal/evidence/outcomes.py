@@ -27,6 +27,8 @@ SETTINGS = ("ctx", "parallel", "n_gpu_layers", "gpu_memory_utilization", "tp", "
 AGREES = {"ran": ("fits", "tight"), "oom_load": ("does_not_fit",), "refused": ("does_not_fit",),
           "oom_running": ("does_not_fit", "tight")}
 AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
+# collection batches (README: batch 1, session 16; "Batch 2", session 17); a record without the field is batch 1
+BATCHES = (1, 2)
 # runlocal models versions for these runtimes only (request.py, `--runtime NAME==VERSION`)
 VERSIONED = ("llama.cpp", "ollama", "vllm")
 
@@ -59,6 +61,8 @@ def validate(rec: dict) -> None:
         raise RecordError(f"{rid}: settings: unknown key(s) {', '.join(sorted(unknown))}")
     if rec["outcome"] == "oom_running" and "ctx" not in rec["settings"]:
         raise RecordError(f"{rid}: settings.ctx: an oom_running record needs the context where it failed")
+    if rec.get("batch", 1) not in BATCHES:
+        raise RecordError(f"{rid}: batch: expected one of {', '.join(map(str, BATCHES))}, got {rec['batch']!r}")
     if not 0 < len(rec["evidence"]) <= 600:
         raise RecordError(f"{rid}: evidence: expected 1 to 600 characters, got {len(rec['evidence'])}")
 
@@ -73,6 +77,11 @@ def load(name: str, root: Path = HERE) -> list[dict]:
             raise RecordError(f"{rec['id']}: id: duplicate")
         seen.add(rec["id"])
     return recs
+
+
+def batch_of(rec: dict) -> int:
+    """The collection batch a record came from (README "Batch 2"); batch 1's records carry no field."""
+    return int(rec.get("batch", 1))
 
 
 def check_split(tuning: list[dict], held_out: list[dict]) -> None:

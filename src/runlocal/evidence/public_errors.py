@@ -224,14 +224,20 @@ collected ahead by collect51 (the bindings and clients of other languages' ecosy
 half look-alikes), written down before any query was run (``round51_queries.md``), committed whole (ac8f4c6,
 result section 8c752c3) before round 50 joined tuning, committed before it was scored, and scored once by diagnose50
 (63.6 %); diagnose51 moved it out of ``held_out/`` once collect53 had committed round 53: it is tuning data. Rounds 52
-and 53 are held out together (each too small alone) and scored once in one run, each on its own line: round 52
-(``held_out/round52.jsonl`` and ``held_out/round52_pages.jsonl``, 5 texts, 2 memory failures and 3 look-alikes, 3 of
-them off GitHub) was collected by collect52 from where users paste a run outside GitHub (``held_out/round52_queries.md``,
-committed whole in 2c310eb); round 53 (``held_out/round53.jsonl``, 7 texts from 3 repositories, 2 memory failures and 5
-look-alikes) by collect53 from the frameworks and platforms that drive the runtimes (``held_out/round53_queries.md``,
-committed whole in 185f789); both were committed whole before round 51 joined tuning, and scored once by diagnose51
-in one run (round 52 60.0 %, round 53 85.7 %). ``next/`` holds no round now;
-this loader does not read it.
+and 53 were held out together (each too small alone) and scored once in one run, each on its own line: round 52
+(``round52.jsonl`` and ``round52_pages.jsonl``, 5 texts, 2 memory failures and 3 look-alikes, 3 of them off GitHub) was
+collected by collect52 from where users paste a run outside GitHub (``round52_queries.md``, committed whole in
+2c310eb); round 53 (``round53.jsonl``, 7 texts from 3 repositories, 2 memory failures and 5 look-alikes) by collect53
+from the frameworks and platforms that drive the runtimes (``round53_queries.md``, committed whole in 185f789); both
+were committed whole before round 51 joined tuning, and scored once by diagnose51 in one run (round 52 60.0 %, round
+53 85.7 %); diagnose52 moved both out of ``held_out/`` once collect54 and collect55 had committed rounds 54 and 55
+whole: they are tuning data. Rounds 54 and 55 are held out together (scored once in one run, each on its own line):
+round 54 (``held_out/round54.jsonl``, 5 texts from 5 repositories, 3 memory failures and 2 look-alikes) was collected
+by collect54 from GitHub Discussions and threads not written in English (``held_out/round54_queries.md``, committed
+whole in 03f7301); round 55 (``held_out/round55.jsonl`` and ``held_out/round55_pages.jsonl``, 10 texts, 1 memory
+failure and 9 look-alikes, 1 of them off GitHub) by collect55 from failures posted against 2026's builds and models
+(``held_out/round55_queries.md``, committed whole in 1482483). ``next/`` holds no round now; this loader does not
+read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

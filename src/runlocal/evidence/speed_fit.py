@@ -24,7 +24,7 @@ from runlocal.hardware import recurrent_speed as RS
 from runlocal.hardware import speed as S
 from runlocal.hardware import token_work as TW
 from runlocal.hardware import ubatch_speed as UB
-from runlocal.hardware.backend_speed import moe_prefill_gap
+from runlocal.hardware.backend_speed import fits_parent, moe_prefill_gap
 from runlocal.hardware.catalog import Device, find_device
 from runlocal.hardware.nvidia_peak import prompt_matmul_type, tensor_core_gap, watts_per_tops
 from runlocal.kv import kv_bytes
@@ -323,6 +323,17 @@ def fit_decode(rows: list[Row], fallback: S.Fit | None, keep: str = "") -> tuple
     return 1 / a, coef["c"] * 1e6, coef["d"] / a
 
 
+def fit_memory_share(rows: list[Row], parent: S.Fit) -> float:
+    """A pre-Volta memory class's one constant (backend_speed.pre_volta_decode_variant): the share of bandwidth a
+    minimising Σ(predicted/measured seconds − 1)² with the parent entry's per-layer cost c and KV factor k,
+    t = (W + k·KV)/(a·BW) + c·layers: closed form in 1/a, Σ x(1 − c·L/t)/t ÷ Σ (x/t)², x = (W + k·KV)/BW."""
+    x = [(r.w_read + parent.kv_factor * r.kv_read) / (r.device.bandwidth_gbs * 1e9) for r in rows]
+    rest = [1.0 - (r.n_layers + r.extra_layers) * parent.layer_us / 1e6 * r.measured for r in rows]
+    inv = sum(xi * r.measured * ri for xi, r, ri in zip(x, rows, rest)) / sum((xi * r.measured) ** 2
+                                                                                for xi, r in zip(x, rows))
+    return 1.0 / inv
+
+
 def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
     """The single-device prefill rows of one weight kind a prefill constant is fitted on: not CUDA's run with ``-fa 0``
     (a plan's llama.cpp default, ``-fa auto`` since PR #15434, runs flash attention; they are scored). Vulkan's prompt
@@ -456,7 +467,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
     groups: dict[str, list[Row]] = defaultdict(list)
     for r in single:
         groups[r.key].append(r)
-        if r.variant and r.default_path:    # a variant's rows on the default path also fit its backend entry
+        # a variant's rows on the default path also fit its backend entry (not a pre-Volta memory class's)
+        if r.variant and r.default_path and fits_parent(r.variant):
             groups[r.base_key].append(r)
         if not backend_scoped(r):
             groups[r.klass].append(r)
@@ -495,6 +507,8 @@ def fit_all(rows: list[Row]) -> tuple[dict[str, S.Fit], float]:
         tg = [r for r in rs if r.kind == "tg"]
         keep = "d" if key.endswith("-dmmv") else "cd"
         dec = fit_decode(tg, parent, keep) if tg else (parent.decode_eff, parent.layer_us, parent.kv_factor)
+        if tg and not fits_parent(key.partition(":")[2]):     # a pre-Volta memory class: its share alone
+            dec = (fit_memory_share(tg, parent), parent.layer_us, parent.kv_factor)
         pq = [r for r in rs if r.kind == "pp" and r.peak and not TW.is_float_quant(r.quant)]
         pf = [r for r in rs if r.kind == "pp" and r.peak and TW.is_float_quant(r.quant)]
         c = parent.prefill_layer_us
@@ -601,9 +615,10 @@ def load_core_tuning() -> list[Row]:
     return build_rows(recs)
 
 
-# later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md): kept out of round 1's
+# later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md; pascal2's rule sits at
+# measurements/speed/pascal2_queries.md beside its tuning file): kept out of round 1's
 LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo",
-                "pascal")
+                "pascal", "pascal2")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

@@ -32,7 +32,8 @@ def report_scored_apart(consts, split_ms: float, *, quiet: bool) -> None:
     """Records kept as evidence that fit no entry (``fit_scope: "scored_apart"``; speed_fit.load_records leaves them
     out): backends_2026.jsonl's Metal rows, whose refit failed held-out backends2 (hardware/build_era.py), and
     cuda_2025.jsonl's RTX 2060 SmolLM2-135M decode row, which alone took the GDDR CUDA entry's decode fit above the
-    card's bandwidth (held_out/newbuilds3_queries.md, amendment 1). Scored with the constants a plan uses, every record
+    card's bandwidth (held_out/newbuilds3_queries.md, amendment 1), and pascal_2026.jsonl's GTX 1060 TinyLlama decode
+    row, mostly host overhead (pascal2_queries.md, amendment 1). Scored with the constants a plan uses, every record
     then |error| per fit entry."""
     rows = build_rows(load_records(scope="scored_apart"))
     if not rows:

@@ -216,7 +216,7 @@ def main(argv: list[str], reports: tuple = ()) -> int:
     report_backends(planned, consts, split_ms, quiet="--quiet" in argv)
     report_apple_cores(rows, consts, split_ms, quiet="--quiet" in argv)
     for name in ("round2", "round3", "round4", "round5", "round6", "round7", "round8", "round9", "newbuilds",
-                 "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo", "pascal"):
+                 "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo", "pascal", "pascal2"):
         report_held_out_round(name, consts, split_ms, quiet="--quiet" in argv)
     with UB.scored(not UB.APPLIED):     # round 8 tests the micro-batch term: scored the other way too
         report_held_out_round("round8", consts, split_ms, quiet="--quiet" in argv)
@@ -293,8 +293,9 @@ def print_group_table(title: str, label: str, stats: dict[str, dict[str, float]]
         print(f"{g:40} {error_cells(stats, g + '|')}")
 
 
-# a round's collection rule, where it is not <round>_queries.md (round 4: MoE prompt speed on CUDA)
-ROUND_RULES = {"round4": "moe_cuda_queries.md"}
+# a round's collection rule, where it is not held_out/<round>_queries.md (round 4: MoE prompt speed on CUDA; pascal2:
+# beside its tuning file, measurements/speed/pascal_2026.jsonl)
+ROUND_RULES = {"round4": "held_out/moe_cuda_queries.md", "pascal2": "pascal2_queries.md"}
 
 
 def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) -> None:
@@ -305,11 +306,11 @@ def report_held_out_round(name: str, consts, split_ms: float, *, quiet: bool) ->
     rows = build_rows(load_held_out(name))
     if not rows:
         return
-    rule = ROUND_RULES.get(name, f"{name}_queries.md")
+    rule = ROUND_RULES.get(name, f"held_out/{name}_queries.md")
     term = f"; micro-batch term {'on' if UB.active() else 'off'}" if name in ("round6", "round8") else ""
     term += f"; flash-attention term {'on' if FA_TERM_ON() else 'off'}" if name == "round9" else ""
     fitted = TUNING_SINCE.get(name, "never fitted")
-    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/held_out/{rule}, {fitted}{term}):")
+    print(f"\nHeld-out {name} ({len(rows)} records, collected by measurements/speed/{rule}, {fitted}{term}):")
     backend_errors(rows, consts, split_ms, quiet=quiet, label="  ")
     print_group_table(f"  {name}, per class/backend/variant", "fit entry", group_errors(rows, consts, split_ms, lambda r: r.key))
     print_group_table(f"  {name}, per backend", "backend", group_errors(rows, consts, split_ms, lambda r: r.backend))

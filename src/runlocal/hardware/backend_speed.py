@@ -324,6 +324,34 @@ def cublas_type(compute_capability: str | None) -> str:
     return "F16" if cc is None or (cc >= (6, 0) and cc != (6, 1)) else "F32"
 
 
+# Decode on NVIDIA cards older than Volta (compute capability < 7.0: Pascal, Maxwell) on CUDA (session 17,
+# measurements/speed/pascal2_queries.md). The GDDR entry's share of bandwidth (0.92, at 51 µs a layer) is fitted on
+# Turing, Ampere, Ada and Blackwell cards; a Pascal card reads well under it, for reasons ggml-cuda's source and a
+# published measurement name but do not size: its graph is never replayed as a CUDA graph (ggml-cuda.cu
+# graph_set_enabled: cc < GGML_CUDA_CC_AMPERE before PR #25749, cc < GGML_CUDA_CC_VOLTA since), so every kernel of
+# every layer is a host launch; mmvq.cu gives NVIDIA cards one parameter table (MMVQ_PARAMETERS_GENERIC: one row a
+# 128-thread block, each block reading the token's q8_1 activations again; PR #25479's Pascal table, open, measured
+# +2.5 to +5.4 % on a GTX 1060); and the memory streams below the datasheet (a GTX 1080 Ti's element-wise streaming
+# kernel: 355-359 GB/s of 484, 0.74). So each memory class of these cards has a decode entry of its own
+# ("nvidia-gddr/cuda:cc6-gddr5x"), one constant fitted on its tuning rows (the share of bandwidth; per-layer cost and KV
+# factor the GDDR entry's: speed_fit.fit_all's variant rule); a class without such rows falls back to the GDDR entry.
+def pre_volta_decode_variant(compute_capability: str | None, memory_type: str | None,
+                             backend: str | None) -> str | None:
+    """The fit variant of a CUDA decode on an NVIDIA card older than Volta: "cc<major>-<memory type>"
+    ("cc6-gddr5x": GTX 1080 Ti / 1080; "cc6-gddr5": Tesla P40, GTX 1070 / 1060; "cc6-hbm2": P100; "cc5-gddr5":
+    Maxwell); None for any other card or backend."""
+    cc = _cc(compute_capability)
+    if backend != "cuda" or cc is None or cc >= (7, 0) or not memory_type:
+        return None
+    return f"cc{cc[0]}-{memory_type.lower()}"
+
+
+def fits_parent(variant: str | None) -> bool:
+    """Whether a variant's rows also fit its backend entry (an Intel architecture's do: the SYCL entry is theirs); a
+    pre-Volta memory class's do not — they read unlike the cards the GDDR CUDA entry is fitted on."""
+    return not (variant or "").startswith("cc")
+
+
 def _cc(compute_capability: str | None) -> tuple[int, int] | None:
     major, _, minor = (compute_capability or "").partition(".")
     try:

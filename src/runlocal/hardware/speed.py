@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from ..kv import kv_bytes
 from ..runtimes.registry import engine
-from .backend_speed import moe_prefill_gap, nvidia_kernel_words
+from .backend_speed import moe_prefill_gap, nvidia_kernel_words, pre_volta_decode_variant
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -230,11 +230,20 @@ def intel_arch(dev: Device | None) -> str | None:
     return next((arch for prefix, arch in INTEL_ARCH if family.startswith(prefix)), None)
 
 
+# A GP10x GDDR5 card (Tesla P40, GTX 1070 / 1060) has no decode row of its own: it takes the GDDR5X class's share
+# (GTX 1080 Ti), since what the source names for it (no CUDA graph replay, mmvq's generic table) is the architecture's,
+# not the memory's. Checked out of sample on held_out/pascal_first_run.txt's P40 run, which the share was not fitted on.
+PRE_VOLTA_SIBLING = {"cc6-gddr5": "cc6-gddr5x"}
+
+
 def backend_variant(dev: Device | None, backend: str | None, *, decode: bool = True,
                     reorder: bool = True) -> str | None:
     """The fit variant a device runs on a backend: SYCL on Intel → its architecture, "-dmmv" for a decode with
-    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); Metal on Apple M3 and later → "m3+"; None
-    elsewhere."""
+    the reorder off (GGML_SYCL_DISABLE_OPT=1 or a build before it); Metal on Apple M3 and later → "m3+"; a CUDA decode
+    on an NVIDIA card older than Volta → its memory class (backend_speed.pre_volta_decode_variant); None elsewhere."""
+    if backend == "cuda":
+        own = pre_volta_decode_variant(dev.compute_capability, dev.memory_type, backend) if dev and decode else None
+        return PRE_VOLTA_SIBLING.get(own or "", own) if f"nvidia-gddr/cuda:{own}" not in FIT else own
     if backend == "metal" and dev is not None and apple_generation(dev):
         return "m3+" if int((apple_generation(dev) or "m0")[1:]) >= 3 else None
     arch = intel_arch(dev) if backend == "sycl" else None

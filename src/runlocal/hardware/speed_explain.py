@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .backend_speed import fits_parent, pre_volta_decode_variant
 from .build_era import (
     CURRENT_PREFILL_ARCHS,
     CURRENT_PREFILL_ENTRIES,
@@ -302,10 +303,23 @@ def _ubatch_words(p: SpeedPlan) -> str:
 
 
 def _fit_key_words(gpu: GPUPlace | None) -> str:
-    """" intel/sycl:xe-hpg" when the first GPU's constants are a variant's (an architecture or kernel path)."""
-    variant = backend_variant(gpu.dev, gpu.backend) if gpu else None
-    key = f"{gpu.klass}/{gpu.backend}:{variant}" if gpu and variant else None
-    return f" {key}" if key in FIT else ""
+    """" intel/sycl:xe-hpg" when the first GPU's constants are a variant's (an architecture or kernel path); for an
+    NVIDIA card older than Volta, where its memory class's share comes from, or that it has none."""
+    if gpu is None:
+        return ""
+    variant = backend_variant(gpu.dev, gpu.backend)
+    key = f"{gpu.klass}/{gpu.backend}:{variant}" if variant else None
+    if not variant or fits_parent(variant):
+        return f" {key}" if key in FIT else ""
+    own = pre_volta_decode_variant(gpu.dev.compute_capability, gpu.dev.memory_type, gpu.backend) if gpu.dev else None
+    if key in FIT and own != variant:   # speed.PRE_VOLTA_SIBLING: a GP10x GDDR5 card takes the GDDR5X class's share
+        return (f" {key} — no {own} entry: the GTX 1080 Ti's share of bandwidth, the same GP10x kernels (no CUDA graph "
+                "replay before Volta / Ampere); checked out of sample on a P40 run (held_out/pascal_first_run.txt)")
+    if key in FIT:      # backend_speed.pre_volta_decode_variant: one constant on the class's tuning rows
+        return (f" {key}, its share of bandwidth fitted on this memory class's rows alone (measurements/speed/"
+                "pascal_2026.jsonl; ggml-cuda replays no CUDA graph before Volta / Ampere)")
+    return (f" {gpu.klass}/{gpu.backend} — no {variant} entry: the share of cards with tensor cores, which "
+            "reads high on Pascal (held_out/pascal_first_run.txt: a P40 +64 %)")
 
 
 def _peak_words(p: SpeedPlan) -> str:

@@ -376,6 +376,7 @@ _KEYS: dict[str, Bound] = {
     "feed_forward_length": Bound(0, FFN.hi, FFN.what),
     "attention.head_count": Bound(0, HEADS.hi, HEADS.what), "attention.head_count_kv": Bound(0, HEADS.hi, HEADS.what),
     "attention.key_length": HEAD_DIM, "attention.value_length": HEAD_DIM,
+    "attention.key_length_mla": HEAD_DIM, "attention.value_length_mla": HEAD_DIM,
     "attention.sliding_window": Bound(0, CONTEXT.hi, CONTEXT.what),
     "attention.sliding_window_pattern": Bound(1, LAYERS.hi, "a layer period"),
     "attention.kv_lora_rank": Bound(0, HEAD_DIM.hi, HEAD_DIM.what), "rope.dimension_count": Bound(0, HEAD_DIM.hi, HEAD_DIM.what),
@@ -427,6 +428,13 @@ def _head_layout(hp: dict[str, Any], n_layers: int, arch: str, where: str) -> tu
     return heads, kv_heads
 
 
+# Architectures whose llama.cpp loader makes a layer MLA only when the file has {arch}.attention.key_length_mla and
+# value_length_mla (hparams.is_mla(); src/llama-model.cpp reads them as optional "for compatibility with existing
+# DeepSeek V2 and V2.5 GGUFs"): a file converted before PR #12801 caches head_count_kv × key_length K and × value_length
+# V per layer in every build (DeepSeek-V2-Lite: 16 × (192 + 128) × 2 B × 27 layers = 276,480 B per token in f16).
+_MLA_KEYED = ("deepseek2",)
+
+
 # Gated delta-net hybrids: every head count is written for all layers, and which layers are recurrent follows
 # {arch}.full_attention_interval (default 4): layer il is linear attention unless (il + 1) % interval == 0
 # (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp load_arch_hparams). The MTP block Qwen3.5's converter
@@ -467,6 +475,8 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
     window = hp.get("attention.sliding_window") or None
     pattern = hp.get("attention.sliding_window_pattern")
     kv_lora = hp.get("attention.kv_lora_rank")
+    if arch in _MLA_KEYED and not (hp.get("attention.key_length_mla") and hp.get("attention.value_length_mla")):
+        kv_lora = None      # converted before PR #12801: ordinary K/V heads in every build (runtimes/llamacpp_layout)
     rope_dim = hp.get("rope.dimension_count")
 
     swa_layers: list[bool]

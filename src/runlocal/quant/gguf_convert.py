@@ -278,8 +278,14 @@ def _gguf_tensors(spec: ModelSpec, base_type: str) -> tuple[TensorInfo, ...]:
     nmap = _name_map(spec, arch) if arch is not None else None
     out: list[TensorInfo] = []
 
+    # gpt-oss ships its experts in MXFP4; the converter writes them as MXFP4 whatever --outtype asks
+    # (conversion/gpt_oss.py GptOssModel.repack_mxfp4: add_tensor(..., raw_dtype=GGMLQuantizationType.MXFP4))
+    mxfp4_experts = (spec.file_quant or "").lower() == "mxfp4"
+
     def emit(name: str, shape: tuple[int, ...], role: str) -> None:
         dtype = _storage_type(name, shape, base_type)
+        if mxfp4_experts and role.startswith("expert_") and len(shape) == 3 and name.endswith(".weight"):
+            dtype = "MXFP4"
         r, layer = _role_of(name, role)
         out.append(TensorInfo(name, tuple(shape), r, layer, dtype, tensor_bytes(tuple(shape), Q[dtype])))
 

@@ -313,6 +313,10 @@ def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatr
         t = tensors[idx]
         stored = Q[t.dtype] if t.dtype and hasattr(Q, t.dtype) else Q.BF16
         chosen[idx] = mix.type_for(t, default) if allows_quantization(t) else stored
+        if is_quantized(stored) and not is_quantized(default):
+            # F32/F16/BF16 are the converter's own outtypes: a tensor it wrote quantized stays so (gpt-oss's
+            # MXFP4 experts); a quantized ftype dequantizes it and quantizes again (llama_tensor_dequantize_impl)
+            chosen[idx] = stored
     return [(t, chosen[i]) for i, t in enumerate(tensors)]
 
 

@@ -57,13 +57,14 @@ def render_best(doc: dict[str, Any], top: int = 15) -> str:
     out = [f"{m['id']} · {doc['runtime']} · ctx {doc['ctx']:,} · ranked by decode tokens/s per 1000 USD"
            f" ({doc['price_basis']} prices" + (f", budget {doc['budget_usd']:,.0f} USD" if doc["budget_usd"] else "")
            + ")", ""]
-    rows = [[str(r["rank"]), r["spec"], r["quant"], _num(r["decode_tokens_per_s"]), _num(r["price_usd"], "{:,.0f}")
+    rows = [[str(r["rank"]), r["spec"], r["quant"], r["verdict"].replace("_", " "), _num(r["decode_tokens_per_s"]),
+             _num(r["price_usd"], "{:,.0f}")
              + ("*" if r["price_kind"] == "used" else "") + (f" ({r['price_as_of']})" if r.get("price_as_of") else ""),
              _num(r["tokens_per_s_per_1000_usd"], "{:,.2f}"),
-             f"{format_bytes(r['peak_bytes'])}/{format_bytes(r['capacity_bytes'])}"]
+             f"{r['peak_bytes'] / 2**30:.3g}/{r['capacity_bytes'] / 2**30:.3g} GiB"]
             for r in doc["ranked"][:top]]
     if rows:
-        out += _table(["#", "device", "quant", "tok/s", "USD", "tok/s per 1k USD", "peak/capacity"], rows)
+        out += _table(["#", "device", "quant", "verdict", "tok/s", "USD", "per 1k USD", "peak/cap."], rows)
         if any(r["price_kind"] == "used" for r in doc["ranked"][:top]):
             out.append("* used-market price (its date beside it); other prices: new, at launch (the year beside it)")
         if len(doc["ranked"]) > top:
@@ -98,7 +99,8 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
         ("fp16 TFLOPS", lambda r: _num(r["fp16_tflops"])),
         ("TDP W", lambda r: _num(r["tdp_w"], "{:,.0f}")),
         ("new (launch) USD", lambda r: _num(r.get("launch_price_usd"), "{:,.0f}")
-         + (f" ({r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd") else "")),
+         + (f" ({r.get('launch_price_as_of') or r['launch_year']})" if r.get("launch_year") and r.get("launch_price_usd")
+            else "")),
         ("used USD", lambda r: _num(r.get("used_price_usd"), "{:,.0f}")
          + (" *" if r.get("used_price_usd") and r.get("used_price_source") else "")
          + (f" ({r['used_price_as_of']})" if r.get("used_price_usd") and r.get("used_price_as_of") else "")),

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu
+from ..plan import Plan, all_layers_on_gpu, kv_per_token_phrase
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -75,7 +75,8 @@ def _all_layers_on_gpu(plan: Plan) -> bool:
     """A llama.cpp plan whose -ngl (the user's or --fit's) puts every layer and the output on the GPU, no experts
     held back."""
     s = plan.settings.llamacpp
-    return all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+    return (all_layers_on_gpu(plan.model, s.n_gpu_layers, s.n_cpu_moe)
+            and not any(buf == "CPU" for _, buf in s.override_tensor))   # -ot rules (--fit's on several GPUs) to RAM
 
 
 def offload_phrase(plan: Plan) -> str | None:
@@ -95,7 +96,8 @@ def offload_phrase(plan: Plan) -> str | None:
     s = plan.settings
     ngl = s.llamacpp.n_gpu_layers
     # a compromise that left every layer on the GPU (--fit cutting only the context) moved no weights
-    moved = ((a.compromise and not _all_layers_on_gpu(plan)) or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor
+    moved = ((a.compromise and not _all_layers_on_gpu(plan)) or s.llamacpp.n_cpu_moe
+             or any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)     # -ot between GPUs moves none to RAM
              or (ngl is not None and 0 <= ngl <= plan.model.n_layers))
     # llama.cpp / Ollama with no layer moved hold only the input layer on the host (the token embeddings: a token
     # reads one row of them), however large its share (gemma 3's 262K vocabulary: 11-22 % of the weights)
@@ -254,34 +256,13 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
-def kv_where(plan: Plan) -> str:
-    """'on each GPU (TP 2)' where the KV bytes per token are one rank's (vLLM / SGLang over TP / PP ranks), else ''."""
-    s = plan.settings
-    ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
-    per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
-    return f"on each GPU ({' × '.join(ranks)})" if per_rank else ""
-
-
-def kv_per_token_phrase(plan: Plan) -> str:
-    """The KV bytes a token adds, labelled for what they count: one rank's share where vLLM / SGLang split the
-    model over tensor- or pipeline-parallel ranks (their pools are per rank: runtimes/vllm.py kv_groups, sglang.py
-    _kv_pool), else the whole model's; with sliding-window layers (llama.cpp's iSWA cache) the layers that grow with
-    the context apart from the windows' fixed bytes — the figures the KV column adds up from."""
-    a = plan.allocation
-    where = kv_where(plan) or "for the whole model"
-    if a.kv_split:
-        full, window = a.kv_split
-        return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
-                f"sliding-window layers (their windows: the same at any longer context) {where}")
-    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
-
-
 def limit_phrases(plan: Plan) -> list[str]:
     """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
     a, s = plan.allocation, plan.settings
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
-        out.append(f"KV pool {a.kv_cache_tokens:,} tokens shared by all requests")
+        logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
+        out.append(f"KV pool {a.kv_cache_tokens:,} tokens " + (logged or "shared by all requests"))
     if plan.speed.get("not_predicted") == CANNOT_LOAD:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
@@ -296,7 +277,8 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves what "
                    "it must to system memory)")
     else:
-        out.append(f"max context {plan.max_context:,} per request (the largest that fits)")
+        # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
+        out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)

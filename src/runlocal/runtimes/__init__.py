@@ -58,11 +58,13 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
         runtime.kq_mask_f16 = versions.llamacpp_kq_mask_f16(version)   # type: ignore[attr-defined]
         runtime.gdn = versions.llamacpp_gdn(version)   # type: ignore[attr-defined]
         runtime.fa_auto = versions.llamacpp_fa_auto(version)   # type: ignore[attr-defined]
+        runtime.mla_cache, runtime.mla_cache_why = versions.llamacpp_mla_cache(version)   # type: ignore[attr-defined]
     else:
         runtime.ctx_rule, rules = versions.ollama_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.ollama_output_cap(version)   # type: ignore[attr-defined]   # by its build
         runtime.kq_mask_f16 = versions.ollama_kq_mask_f16(version)   # type: ignore[attr-defined]   # likewise
         runtime.gdn = versions.ollama_gdn(version)   # type: ignore[attr-defined]   # likewise
+        runtime.mla_cache, runtime.mla_cache_why = versions.ollama_mla_cache(version)   # type: ignore[attr-defined]
     runtime.version, runtime.rules = version.text, rules   # type: ignore[attr-defined]
     return runtime
 

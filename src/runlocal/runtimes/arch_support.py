@@ -5,8 +5,9 @@ data/arch_support.json (measurements/arch_support/make_arch_support.py) holds, p
 for llama.cpp the newest build known without its name in src/llama-arch.cpp's LLM_ARCH_NAMES (``without``), the oldest
 known with it (``with``) and, where a public text pins it, the first (``first``); for Ollama before v0.30.0 the first
 release whose vendored llama.cpp names it or whose Go engine registers it. llama.cpp's loader throws "unknown model
-architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with`` is
-planned and says it is assumed. Unversioned runtimes (the current release) and architectures the table does not hold
+architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
+older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
+it loads the model (unchecked_note). Unversioned runtimes (the current release) and architectures the table does not hold
 are not checked. One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
 """
 
@@ -53,6 +54,31 @@ def llamacpp_loads(build: int, arch: str) -> tuple[bool | None, str, str]:
                            f"({row['source']})" if without else
                            f"'{arch}' known by b{with_}; older builds not checked ({row['source']})")
     return True, can, f"'{arch}' known to b{build}{pr} ({row['source']})"
+
+
+def unchecked_note(runtime: str, version_text: str | None, arch: str | None) -> str | None:
+    """The plain-output note for a named build the table cannot vouch for (llamacpp_loads None): older than the
+    oldest build known to hold the architecture, or between the newest known without it and the oldest known with it.
+    Said on the answer, not only under --explain (review17 finding 2): such a build may stop with the loader's
+    "unknown model architecture" where the plan gives a memory verdict."""
+    if version_text is None or not arch or runtime not in ("llama.cpp", "ollama"):
+        return None
+    version = parse_version(runtime, version_text)
+    if runtime == "ollama":
+        if not version.at_least(*OLLAMA_LLAMA_SERVER_FROM):
+            return None
+        build, _ = ollama_llama_cpp(version)
+        who = f"Ollama {version.text} (llama-server at b{build})"
+    else:
+        build, who = version.key[0], f"llama.cpp b{version.key[0]}"
+    row = _table()["llama_cpp"].get(arch)
+    if row is None or build is None or llamacpp_loads(build, arch)[0] is not None:
+        return None
+    pr = f" ({row['pr']})" if row.get("pr") else ""
+    known = (f"b{row['without']} lacks it and b{row['with']} has it{pr}" if row["without"] is not None else
+             f"known by b{row['with']}{pr}; older builds not checked")
+    return (f"{who} and the '{arch}' architecture: {known}, so whether this build loads the model is not known "
+            f"here (llama.cpp b{row['with']} or later does; data/{TABLE})")
 
 
 def model_arch(spec) -> str | None:

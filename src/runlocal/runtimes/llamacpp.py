@@ -77,6 +77,7 @@ from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests im
     fit_overflows_host,
     gpu_side,
 )
+from .llamacpp_fit_devices import ALL_EXPERTS, Layers, Overflow, describe, fit_devices, fit_flags, rule_layers
 from .llamacpp_layout import (  # noqa: F401
     AUTO_SLOTS,
     CTX_PAD,
@@ -102,6 +103,7 @@ from .llamacpp_layout import (  # noqa: F401
     kv_per_token,
     layer_devices,
     layer_devices_kept,
+    mla_cache_step,
     pad,
     parse_tensor_overrides,
     place_pools,
@@ -176,6 +178,11 @@ class LlamaCpp:
     gdn = "fused"
     # False: a build before PR #15434, which had no --flash-attn auto: flash attention off unless -fa was given
     fa_auto = True
+    # what the build caches of an MLA layer (llamacpp_layout.MLA_CACHE_WORDS, runtimes/versions.py llamacpp_mla_cache):
+    # "k" (PR #19067 on), "kv" (PR #12801 to #19067), "heads" (before PR #12801); the why is --explain's, set for a
+    # named build only
+    mla_cache = "k"
+    mla_cache_why = ""
     # --backend (runtimes/backends.py); None: from the GPU's vendor
     backend: str | None = None
 
@@ -286,8 +293,43 @@ class LlamaCpp:
         if not gpus or not ngl_auto or s.llamacpp.n_cpu_moe or s.llamacpp.override_tensor or s.llamacpp.tensor_split:
             # fit.cpp leaves the layers alone when -ngl, -ts or tensor overrides (-ot, --n-cpu-moe) are the user's
             return s, steps
-        s, layers = self._fit_layers(model, weights, s, targets, free, used)
+        if len(gpus) > 1:
+            s, layers = self._fit_devices(model, weights, s, targets, free, used)
+        else:
+            s, layers = self._fit_layers(model, weights, s, targets, free, used)
         return s, [*steps, layers]
+
+    def _fit_devices(self, model: ModelSpec, weights: WeightEstimate, s: Settings, targets: list[Target],
+                     free: list[int], used: Callable[[Settings], list[int]]) -> tuple[Settings, Step]:
+        """--fit steps 3–4 on several GPUs (llamacpp_fit_devices.fit_devices): each GPU's layers, back to front, and
+        for MoE which layers keep their experts in system memory, written as fit.cpp writes them (-ngl, -ts, -ot)."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        n, moe = model.n_layers, bool(model.n_experts)
+        prefix = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "sycl": "SYCL"}.get(
+            backend_rules(self.backend, targets).name, "CUDA")
+
+        def buffer_name(dev: int | None) -> str:
+            return "CPU" if dev is None else f"{prefix}{dev}"
+
+        def placed(layers: Layers, over: Overflow) -> Settings:
+            ngl, split, rules = fit_flags(n, layers, over, buffer_name)
+            return s.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
+
+        dense_fits = False
+        if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
+            all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
+            dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
+        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits)
+        s = placed(layers, over)
+        return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
+                       + (", then the experts front to back" if moe and dense_fits else "")
+                       + f", each keeping {FIT_MARGIN // MiB} MiB free; each probe's use per GPU is runlocal's plan of "
+                       "that launch (fit.cpp measures it with a load that allocates nothing)",
+                       describe(n, layers, over, [g.name for g in gpus], moe)
+                       + f" → -ngl {s.llamacpp.n_gpu_layers} -ts "
+                       + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split)
+                       + (f", {len(s.llamacpp.override_tensor)} -ot rule(s)" if s.llamacpp.override_tensor else ""),
+                       "llama.cpp common/fit.cpp common_params_fit_impl steps 3–4, set_ngl_tensor_split_tbo (08033df)")
 
     def _fit_layers(self, model: ModelSpec, weights: WeightEstimate, s: Settings, targets: list[Target],
                     free: list[int], used: Callable[[Settings], list[int]]) -> tuple[Settings, Step]:
@@ -312,8 +354,7 @@ class LlamaCpp:
         def run(ngl: int, ncmoe: int) -> list[int]:
             return used(s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe))
 
-        # one GPU as fit.cpp does it; on several, runlocal keeps the split by free memory and cuts layers until
-        # every GPU keeps its margin (fit.cpp fills each GPU back to front and writes its own -ts)
+        # one GPU (several: _fit_devices)
         def hopeless(ngl: int, ncmoe: int) -> int:
             floors = self.floor(model, weights, s.with_(n_gpu_layers=ngl, n_cpu_moe=ncmoe), targets)
             return min(room - f for f, room in zip(floors[:len(gpus)], free))
@@ -404,6 +445,10 @@ class LlamaCpp:
             parts.append(f"{model.n_layers + 1 - (s.llamacpp.n_gpu_layers or 0)} of {model.n_layers + 1} layers in system memory")
         if s.llamacpp.n_cpu_moe > asked.llamacpp.n_cpu_moe:
             parts.append(f"the experts of {s.llamacpp.n_cpu_moe} layers in system memory")
+        held = rule_layers(s.llamacpp.override_tensor, "CPU") if not asked.llamacpp.override_tensor else []
+        if held:      # fit.cpp's -ot on several GPUs (rules between the GPUs alone give nothing up)
+            parts.append(f"the experts of {len(held)} layers in system memory, split its own way over the GPUs (-ts "
+                         + ",".join(f"{x:g}" for x in s.llamacpp.tensor_split) + ")")
         if not parts:
             return None
         slower = any("system memory" in p for p in parts)
@@ -414,6 +459,13 @@ class LlamaCpp:
         # flash_attn auto turns it on where the backend supports it (CUDA, Metal, CPU all do for
         # common head sizes); "off" keeps it off (a quantized V cache is then refused, see refusal()).
         return settings.llamacpp.flash_attn != "off"
+
+    def flash_attention_switch(self) -> str:
+        """The flag that turns flash attention on, as this build spells it: -fa before PR #15434, --flash-attn on
+        from it (flag_spelling.FLASH_ATTN_VALUE_BUILDS)."""
+        from .flag_spelling import flash_attn_args, llamacpp_build
+
+        return " ".join(flash_attn_args("on", llamacpp_build(getattr(self, "version", None))))
 
     def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
         """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
@@ -426,8 +478,8 @@ class LlamaCpp:
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's
-        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, weights.quant, weights.total,
-                weights.from_file, settings, tuple(targets))
+        return (self.simulate_graph, self.backend, self.output_cap, self.kq_mask_f16, self.gdn, self.mla_cache,
+                self.mla_cache_why, weights.quant, weights.total, weights.from_file, settings, tuple(targets))
 
     def buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
@@ -448,7 +500,7 @@ class LlamaCpp:
             _, bufs, _, _ = self.buffers_now(model, weights, settings, targets, with_compute=False)
             # the backend's GPU context, as allocate_now counts it (none for Vulkan, SYCL: backends.py)
             overhead = backend_rules(self.backend, targets).gpu_context
-            return [b.total + (overhead if b.kind == "gpu" and b.total else 0) for b in bufs]
+            return [b.total + (overhead if b.kind != "cpu" and b.total else 0) for b in bufs]
         return _FLOORS.get(model, self._key(weights, settings, targets), now)
 
     def surely_over(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -501,7 +553,7 @@ class LlamaCpp:
         shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
                   else [float(max(g.capacity, 1)) for g in gpus])
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
-                      layer_devices_kept(model.n_layers, ngl, tuple(shares)))
+                      layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_cache)
 
     @staticmethod
     def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
@@ -591,9 +643,11 @@ class LlamaCpp:
                 if b.capacity or b.total or len(bufs) == 1:
                     devices.append(DeviceMemory(b.name, "cpu", b.capacity, b.model, b.kv + b.rs, b.compute, b.output))
             else:
+                # the backend's GPU context on any GPU with buffers, discrete or unified, as --fit counts it
+                # (_gpu_use): on a Jetson it takes unified memory as a card's takes VRAM
                 devices.append(DeviceMemory(b.name, b.kind, b.capacity, b.model, b.kv + b.rs, b.compute,  # type: ignore[arg-type]
-                                            info["gpu_context"] if b.kind == "gpu" and b.total else 0))
-        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v)
+                                            info["gpu_context"] if b.total else 0))
+        per_token = kv_per_token(model, s.cache_type_k, s.cache_type_v, v_trans=not fa, mla_cache=self.mla_cache)
         return Allocation(
             settings=s, devices=tuple(devices), kv_bytes_per_token=per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=self.refusal(model, s, fa), steps=tuple(steps),
@@ -613,6 +667,8 @@ class LlamaCpp:
             out.append(Step("llama.cpp build", "the release asked", f"b{build}", "runtimes/versions.py"))
         if self.gdn != "fused" and any(r.kind == "gated_deltanet" for r in model.recurrent_layers):
             out.append(Step("delta nets", GDN_WORDS.get(self.gdn, self.gdn), self.gdn, "runtimes/versions.py llamacpp_gdn"))
+        if self.mla_cache_why and (mla := mla_cache_step(model, self.mla_cache, self.mla_cache_why)) is not None:
+            out.append(mla)
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -8,18 +8,18 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..errors import InputError
 from ..kv import layer_kv
 from ..memo import IdMemo
-from ..model.spec import ModelSpec, split_in_gguf
+from ..model.spec import AttentionSpec, ModelSpec, split_in_gguf
 from ..quant.formats import WeightEstimate
 from ..quant.ggml_types import QUANT_SIZES, GGMLType
 from ..units import MiB, round_up
 from .backends import BackendRules, rules_for
-from .base import PARALLEL_AUTO, DeviceKind, Settings, Target
+from .base import PARALLEL_AUTO, DeviceKind, Settings, Step, Target
 
 CTX_PAD = 256
 MATRIX_ROW_PADDING = 512   # ggml-cuda/common.cuh
@@ -480,6 +480,7 @@ class Budget:
     k: int
     ngl: int
     where: tuple[int | None, ...]
+    mla_cache: str = "k"    # how this build caches an MLA layer (MLA_CACHE_WORDS; runtimes/versions.py)
 
 
 @dataclass
@@ -513,8 +514,9 @@ def place_pools(model: ModelSpec, weights: WeightEstimate, b: Budget, gpus: list
         at(dev_index).model += size
     if not model.tensors:
         host.model = weights.total
-    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v)
-    groups = _caches_by_device(model, s.cache_type_k, s.cache_type_v, b.where if s.llamacpp.kv_offload else None)
+    caches = _caches_by_layer(model, s.cache_type_k, s.cache_type_v, v_trans=not b.flash_attn, mla_cache=b.mla_cache)
+    groups = _caches_by_device(model, s.cache_type_k, s.cache_type_v, b.where if s.llamacpp.kv_offload else None,
+                               v_trans=not b.flash_attn, mla_cache=b.mla_cache)
     pads = b.backend.pads_quant_rows
     for (i, window), (bytes_per_token, row_pad) in groups.attention.items():
         cells = swa_cells(c, window, s.llamacpp.swa_full) if window else c.n_ctx_seq
@@ -550,21 +552,35 @@ class _LayerCaches:
     per_token: int                                             # KV bytes per token over the attention layers
 
 
-def kv_per_token(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> int:
-    """KV bytes per token over the attention layers (MLA: K alone), kept per model and cache types."""
-    return _caches_by_layer(model, cache_type_k, cache_type_v).per_token
+def kv_per_token(model: ModelSpec, cache_type_k: str, cache_type_v: str, *, v_trans: bool = False,
+                 mla_cache: str = "k") -> int:
+    """KV bytes per token over the attention layers (MLA: as the build caches it, today K alone), kept per model and
+    cache types."""
+    return _caches_by_layer(model, cache_type_k, cache_type_v, v_trans=v_trans, mla_cache=mla_cache).per_token
 
 
-def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
-    return _CACHES.get(model, (cache_type_k, cache_type_v), lambda: _caches_by_layer_now(model, cache_type_k,
-                                                                                           cache_type_v))
+def _caches_by_layer(model: ModelSpec, cache_type_k: str, cache_type_v: str, *, v_trans: bool = False,
+                     mla_cache: str = "k") -> _LayerCaches:
+    return _CACHES.get(model, (cache_type_k, cache_type_v, v_trans, mla_cache),
+                       lambda: _caches_by_layer_now(model, cache_type_k, cache_type_v, v_trans, mla_cache))
 
 
-def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str) -> _LayerCaches:
+def _caches_by_layer_now(model: ModelSpec, cache_type_k: str, cache_type_v: str, v_trans: bool,
+                         mla_cache: str = "k") -> _LayerCaches:
+    """``v_trans`` (flash attention off: V stored transposed): every layer's V rows are as wide as the widest
+    layer's, hparams.n_embd_v_gqa_max() (src/llama-kv-cache.cpp [TAG_V_CACHE_VARIABLE]: "the V embeddings have
+    different sizes across layers and FA is not enabled - padding V cache to …"; Gemma 4's full layers are wider or
+    narrower than its sliding ones); with flash attention each layer keeps its own width. An MLA layer is cached as
+    the build does (``mla_cache``, MLA_CACHE_WORDS): before PR #19067 it is an ordinary K/V layer."""
     attention, recurrent, per_token = [], [], 0
+    heads = mla_head_widths(model) if mla_cache == MLA_CACHE_HEADS else None
+    cached = [mla_as_cached(la.attention, mla_cache, heads) if la.attention is not None else None for la in model.layers]
+    v_max = max((a.n_kv_heads * a.v_dim for a in cached if a is not None and a.kind != "mla"), default=0)
     for il, layer in enumerate(model.layers):
-        if layer.attention is not None:
-            a = layer.attention
+        if (a := cached[il]) is not None:
+            if v_trans and a.kind != "mla" and a.n_kv_heads * a.v_dim < v_max:
+                # the same K row (heads × width), a V row v_max wide
+                a = replace(a, n_kv_heads=1, k_dim=a.n_kv_heads * a.k_dim, v_dim=v_max)
             # MLA: V is a view of the cached latent, no V rows are stored (src/llama-kv-cache.cpp, is_mla)
             lk = layer_kv(a, cache_type_k, cache_type_v, store_v=a.kind != "mla")
             per_token += lk.bytes_per_token
@@ -591,10 +607,11 @@ class _DeviceCaches:
 
 
 def _caches_by_device(model: ModelSpec, cache_type_k: str, cache_type_v: str,
-                      where: tuple[int | None, ...] | None) -> _DeviceCaches:
+                      where: tuple[int | None, ...] | None, *, v_trans: bool = False,
+                      mla_cache: str = "k") -> _DeviceCaches:
     """Per (model, cache types, layout); ``where`` None: -nkvo, every cache on the host."""
     def now() -> _DeviceCaches:
-        caches = _caches_by_layer(model, cache_type_k, cache_type_v)
+        caches = _caches_by_layer(model, cache_type_k, cache_type_v, v_trans=v_trans, mla_cache=mla_cache)
         attention: dict[tuple[int | None, int | None], tuple[int, int]] = {}
         last_window = None
         for il, bytes_per_token, window, row_pad in caches.attention:
@@ -607,11 +624,79 @@ def _caches_by_device(model: ModelSpec, cache_type_k: str, cache_type_v: str,
             dev = where[il] if where is not None else None
             recurrent[dev] = recurrent.get(dev, 0) + state_bytes
         return _DeviceCaches(attention, recurrent, last_window)
-    return _BY_DEVICE.get(model, (cache_type_k, cache_type_v, where), now)
+    return _BY_DEVICE.get(model, (cache_type_k, cache_type_v, where, v_trans, mla_cache), now)
 
 
 _CACHES = IdMemo(256)
 _BY_DEVICE = IdMemo(1024)
+
+
+# --- MLA (llama.cpp arch deepseek2: DeepSeek V2/V3/R1, Kimi K2, GLM-4.7-Flash …): what each build caches ---------
+# The GGUF decides first: only a file with {arch}.attention.key_length_mla (convert_hf_to_gguf.py from PR #12801 on)
+# is MLA (hparams.is_mla(); src/llama-model.cpp load_hparams reads the key as optional "for compatibility with
+# existing DeepSeek V2 and V2.5 GGUFs"); an older conversion is an ordinary K/V model in every build (model/gguf.py).
+# For an MLA model the build decides (runtimes/versions.py llamacpp_mla_cache): from PR #19067 (2026-01, "kv-cache :
+# support V-less cache": is_mla() skips the V tensors) one latent K row, kv_lora_rank + qk_rope_head_dim wide, V a view
+# of it; from PR #12801 (2025-04) to then the same K row and its kv_lora_rank part stored again as V (the GGUF's
+# head_count_kv 1, key_length 576, value_length 512, allocated as any K/V layer); before PR #12801 MLA run as MHA,
+# K n_head × (qk_nope + qk_rope), V n_head × v_head_dim.
+MLA_CACHE_K, MLA_CACHE_KV, MLA_CACHE_HEADS = "k", "kv", "heads"
+MLA_CACHE_WORDS = {
+    MLA_CACHE_K: "the latent alone: K kv_lora_rank + qk_rope_head_dim wide, no V (V a view of K)",
+    MLA_CACHE_KV: "the latent as K (kv_lora_rank + qk_rope_head_dim) and its kv_lora_rank part again as V",
+    MLA_CACHE_HEADS: "every head's K and V, as multi-head attention: K n_head × (qk_nope + qk_rope_head_dim), "
+                     "V n_head × v_head_dim",
+}
+
+
+def mla_head_widths(model: ModelSpec) -> tuple[int, int, int] | None:
+    """(n_head, qk_nope + qk_rope, v_head_dim) of the first MLA layer, read from its weights (None without them):
+    attn_output is n_embd × n_head·v_head_dim, kv_b n_head·(qk_nope + v_head_dim) × kv_lora_rank (a GGUF's attn_k_b
+    n_head·qk_nope × kv_lora_rank and attn_v_b n_head·v_head_dim × kv_lora_rank), and the latent is kv_lora_rank +
+    qk_rope wide (src/llama-model.cpp, LLM_ARCH_DEEPSEEK2 create_tensor shapes)."""
+    il, a = next(((i, la.attention) for i, la in enumerate(model.layers)
+                  if la.attention is not None and la.attention.kind == "mla"), (None, None))
+    n_head, kv_lora = model.n_heads, a.v_dim if a is not None else 0
+    if a is None or n_head <= 0 or kv_lora <= 0 or model.hidden_size <= 0:
+        return None
+    mine = [t for t in model.tensors if t.layer == il]
+    o = sum(t.numel for t in mine if t.role == "attn_o")
+    k_b = sum(t.numel for t in mine if t.role == "attn_kv_b" and ".attn_k_b" in t.name)
+    kv_b = sum(t.numel for t in mine if t.role == "attn_kv_b")
+    v_head, rest = divmod(o, model.hidden_size * n_head)
+    nope, rest2 = divmod(k_b if k_b else kv_b, n_head * kv_lora)
+    nope = nope if k_b else nope - v_head
+    if rest or rest2 or v_head <= 0 or nope <= 0:
+        return None
+    return n_head, nope + a.k_dim - kv_lora, v_head
+
+
+def mla_as_cached(a: AttentionSpec, mla_cache: str, heads: tuple[int, int, int] | None) -> AttentionSpec:
+    """An MLA layer as the build's KV cache holds it: itself (K alone) from PR #19067, one K/V head of the latent
+    before it, every head's K/V before PR #12801 (``heads`` from mla_head_widths; unknown: the latent K/V head)."""
+    if a.kind != "mla" or mla_cache == MLA_CACHE_K:
+        return a
+    if mla_cache == MLA_CACHE_HEADS and heads is not None:
+        return AttentionSpec("full", heads[0], heads[1], heads[2])
+    return AttentionSpec("full", 1, a.k_dim, a.v_dim)
+
+
+def mla_cache_step(model: ModelSpec, mla_cache: str, why: str) -> Step | None:
+    """--explain's line for a model with MLA layers: what the build caches of each, and where that comes from."""
+    mla = next((a for a in model.attention_layers if a.kind == "mla"), None)
+    if mla is None:
+        return None
+    kv_lora, rope = mla.v_dim, mla.k_dim - mla.v_dim
+    if mla_cache == MLA_CACHE_HEADS and (heads := mla_head_widths(model)) is not None:
+        n, k, v = heads
+        widths = f"K {n} × {k} = {n * k:,}, V {n} × {v} = {n * v:,} values per layer and token"
+    elif mla_cache == MLA_CACHE_K:
+        widths = f"K {kv_lora} + {rope} = {kv_lora + rope} values per layer and token, V none"
+    else:
+        widths = f"K {kv_lora} + {rope} = {kv_lora + rope}, V {kv_lora} values per layer and token"
+        if mla_cache == MLA_CACHE_HEADS:
+            widths += " (the per-head widths are not known without the model's weights: the latent K/V planned)"
+    return Step("MLA cache", f"{MLA_CACHE_WORDS[mla_cache]}: {widths}", mla_cache, why)
 
 
 def backend_rules(backend: str | None, targets: list[Target]) -> BackendRules:

@@ -19,7 +19,8 @@ Rules, each cited where it is applied:
 - OLLAMA_NUM_PARALLEL (default 1, envconfig/config.go) multiplies the context; some architectures
   are forced to 1 (server/sched.go load).
 - OLLAMA_KV_CACHE_TYPE sets K and V alike (llm/llama_server.go); a quantized V cache needs flash
-  attention, which llama-server enforces (src/llama-context.cpp).
+  attention, which llama-server enforces (src/llama-context.cpp). Before v0.30 flash attention was off by default
+  except for the architectures each release lists, and a quantized type without it ran f16 (runtimes/ollama_flash.py).
 - batch: chosen from the context and predicted VRAM (server/sched.go automaticGenerationBatch).
 - refusal text: "model requires more system memory (X) than is available (Y)" is Ollama's own check, worded
   alike in every release before v0.30 from a function that moved (runtimes/versions.py OLLAMA_RAM_REFUSAL: llm/server.go
@@ -128,6 +129,10 @@ PROJECTOR_WORDS = {
 def ngl_free(s: Settings) -> bool:
     """Whether num_gpu is left to Ollama (unset or -1), so llama-server's --fit places the layers."""
     return s.llamacpp.n_gpu_layers is None or s.llamacpp.n_gpu_layers < 0
+
+
+def _quantized_kv(s: Settings) -> bool:
+    return any(c not in ("f16", "bf16", "f32") for c in (s.cache_type_k, s.cache_type_v))
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
@@ -247,6 +252,23 @@ class Ollama:
         self._llama.gdn = value
 
     @property
+    def mla_cache(self) -> str:
+        """What the llama.cpp under this release caches of an MLA layer (runtimes/versions.py ollama_mla_cache)."""
+        return self._llama.mla_cache
+
+    @mla_cache.setter
+    def mla_cache(self, value: str) -> None:
+        self._llama.mla_cache = value
+
+    @property
+    def mla_cache_why(self) -> str:
+        return self._llama.mla_cache_why
+
+    @mla_cache_why.setter
+    def mla_cache_why(self, value: str) -> None:
+        self._llama.mla_cache_why = value
+
+    @property
     def backend(self) -> str | None:
         """--backend (runtimes/backends.py): the ggml backend of the llama-server Ollama launches."""
         return self._llama.backend
@@ -282,11 +304,11 @@ class Ollama:
         parallel = max(1, settings.parallel or DEFAULT_NUM_PARALLEL)
         if _family_key(model.family) in SINGLE_SEQUENCE_FAMILIES:
             parallel = 1
-        return settings.with_(
+        return self._release_flash(model, settings.with_(
             ctx=num_ctx, parallel=parallel,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="OLLAMA_KV_CACHE_TYPE"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="OLLAMA_KV_CACHE_TYPE"),
-        )
+        ))
 
     # --- allocation ----------------------------------------------------------------------
     def _llama_settings(self, s: Settings, batch: int, ngl: int, n_cpu_moe: int, flash: str) -> Settings:
@@ -302,6 +324,30 @@ class Ollama:
 
         asked = getattr(self, "version", None)   # set by runtimes._versioned for ollama==X
         return ollama_projector_rule(parse_version("ollama", asked) if asked else None)
+
+    def flash_rule(self, model: ModelSpec, asked: str):
+        """This release's flash attention for the model (runtimes/ollama_flash.py): before v0.30 off by default
+        but for the architectures Ollama lists, and a quantized KV cache type dropped without it."""
+        from .ollama_flash import ollama_flash
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        return ollama_flash(parse_version("ollama", release).key if release else None, model.family, asked)
+
+    def _release_flash(self, model: ModelSpec, s: Settings) -> Settings:
+        """The request's flash attention and KV type as this release runs them (an f16 cache without flash)."""
+        rule = self.flash_rule(model, s.llamacpp.flash_attn)
+        if not rule.keeps_quantized_kv and _quantized_kv(s):
+            s = s.with_(cache_type_k="f16", cache_type_v="f16")
+        return s.with_(flash_attn=rule.flash) if rule.flash != s.llamacpp.flash_attn else s
+
+    def _release_flash_words(self, model: ModelSpec, asked: Settings) -> list[str]:
+        rule = self.flash_rule(model, asked.llamacpp.flash_attn)
+        words = [rule.why] if rule.why else []
+        if not rule.keeps_quantized_kv and _quantized_kv(asked):
+            words.append(f"OLLAMA_KV_CACHE_TYPE={asked.cache_type_k} ignored without flash attention: an f16 KV "
+                         "cache (llm/server.go: \"quantized kv cache requested but flash attention disabled\")")
+        return words
 
     def ram_refusal_words(self) -> str:
         """Where this release words the system-memory refusal (runtimes/versions.py ollama_ram_refusal)."""
@@ -439,6 +485,7 @@ class Ollama:
         bad = next((c for c in (s.cache_type_k, s.cache_type_v) if c not in LLAMA_CACHE_TYPES), None)
         if bad:
             refusal = f"OLLAMA_KV_CACHE_TYPE={bad}: llama-server accepts {', '.join(LLAMA_CACHE_TYPES)}"
+        assumptions += self._release_flash_words(model, settings)
         quantized_v = s.cache_type_v not in ("f16", "bf16", "f32")
         flash = s.llamacpp.flash_attn
         if quantized_v and flash == "off":
@@ -651,6 +698,11 @@ class Ollama:
         return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------
+    def flash_attention_switch(self) -> str:
+        """`ollama serve`'s switch (envconfig/config.go FlashAttention; docs/faq.md "How can I enable Flash
+        Attention?"), passed on as llama-server's --flash-attn (llm/llama_server.go)."""
+        return "OLLAMA_FLASH_ATTENTION=1"
+
     def command(self, model: ModelSpec, settings: Settings) -> str:
         # Server-wide choices are environment variables of `ollama serve` (envconfig/config.go); per-model
         # ones are PARAMETER lines in a Modelfile (or `/set parameter …` inside `ollama run`).
@@ -661,8 +713,8 @@ class Ollama:
         quantized = s.cache_type_k != "f16" or s.cache_type_v != "f16"
         if s.llamacpp.flash_attn == "on" or s.cache_type_v not in ("f16", "bf16", "f32"):
             env.append("OLLAMA_FLASH_ATTENTION=1")     # a quantized V cache needs it (llama.cpp src/llama-context.cpp)
-        elif s.llamacpp.flash_attn == "off":
-            env.append("OLLAMA_FLASH_ATTENTION=0")
+        elif s.llamacpp.flash_attn == "off" and self.flash_rule(model, "auto").flash != "off":
+            env.append("OLLAMA_FLASH_ATTENTION=0")     # not where the release has it off already
         if quantized:
             env.append(f"OLLAMA_KV_CACHE_TYPE={s.cache_type_k}")
         if self.gpu_overhead:

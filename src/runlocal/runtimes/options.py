@@ -50,6 +50,8 @@ class VLLMOptions:
     max_lora_rank: int = 16                         # --max-lora-rank
     dp: int = 1                                     # --data-parallel-size: engine replicas (runtimes/vllm_parallel.py)
     expert_parallel: bool = False                   # --enable-expert-parallel: whole experts per rank
+    # the CPU backend's KV cache, whole GiB (VLLM_CPU_KVCACHE_SPACE, vllm/envs.py); None: unset (vllm.py: 4 GiB)
+    cpu_kvcache_space: int | None = None
 
 
 @dataclass(frozen=True)

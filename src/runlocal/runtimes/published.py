@@ -277,8 +277,23 @@ def mlx_repo(model: ModelSpec, quant: str | None) -> str | None:
     return repos.get(key)
 
 
+def mlx_stored_note(model: ModelSpec, runtime: str, planned: str) -> str | None:
+    """Said on a plan MLX makes of the stored 16-bit checkpoint because no --quant was given and data/mlx_repos.json
+    knows no mlx-community conversion of it: the plan is 3-4x the 4-bit download Mac users usually run, so it says
+    so rather than planning BF16 silently (review17 finding 10). None for a user's own folder or a quantized file."""
+    if runtime != "mlx" or default_quant(model, runtime) is not None:
+        return None
+    if not model.source.startswith(("catalog:", "hub:")) or planned.upper() not in ("BF16", "F16", "FP16", "F32"):
+        return None
+    repo = model.repo_id or model.id
+    stem = repo.split("/")[-1]
+    return (f"no mlx-community conversion of {model.id} known to runlocal: planned as stored, {planned}; "
+            f"`mlx_lm.convert --hf-path {repo} -q --mlx-path ./{stem}-4bit` makes a 4-bit one "
+            "(--quant mlx-4bit plans it)")
+
+
 __all__ = ["catalog_alias", "default_quant", "gguf_quant", "kernel_check", "library_tags", "llama_server_model",
-           "mlx_repo", "ollama_model", "ollama_quant_suffix", "published_checkpoint", "published_checkpoints",
+           "mlx_repo", "mlx_stored_note", "ollama_model", "ollama_quant_suffix", "published_checkpoint", "published_checkpoints",
            "serve_args", "serve_path"]
 
 

@@ -82,7 +82,7 @@ _LLAMA_OPTIONS = ("backend", "batch", "ubatch", "flash_attn", "n_gpu_layers", "n
 _OLLAMA_OPTIONS = ("backend", "batch", "flash_attn", "n_gpu_layers", "no_mmap")
 _SERVER_OPTIONS = ("max_num_batched_tokens", "tp", "pp", "enforce_eager")   # vLLM's names, SGLang's read the same
 _VLLM_OPTIONS = (*_SERVER_OPTIONS, "gpu_memory_utilization", "swap_space", "dp", "expert_parallel", "enable_lora",
-                 "max_loras", "max_lora_rank")
+                 "max_loras", "max_lora_rank", "cpu_kvcache_space")
 
 # vLLM's macOS build: "On macOS the VLLM_TARGET_DEVICE is automatically set to cpu, which is currently the only
 # supported device" (docs/getting_started/installation/cpu.apple.inc.md); the GPU path is the separate vllm-metal

@@ -51,6 +51,18 @@ llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
                    the bare switch, b6343 takes the value). Before it flash attention was off unless -fa was given:
                    llama.cpp's own CI log at b3107 runs `perplexity -ngl 999 -c 2048` without -fa and logs
                    flash_attn = 0 (ggml-org/ci, measurements/public_logs/llamacpp.jsonl).
+  MLA cache       what an MLA layer (llama.cpp arch deepseek2: DeepSeek V2/V3, Kimi K2, GLM-4.7-Flash) caches, for a
+                   GGUF converted with {arch}.attention.key_length_mla (PR #12801's converter; older files are ordinary
+                   K/V models in every build, model/gguf.py). Before PR #12801 ("DeepSeek V2/V3 MLA implementation",
+                   opened 2025-04-07) MLA ran as MHA: K n_head × (qk_nope + qk_rope), V n_head × v_head_dim (ollama
+                   #9248: K 23,424 + V 15,616 MiB for DeepSeek-R1 at 8,192 cells). b5061 predates it (issue #12817,
+                   filed 2025-04-08 on b5061 while the PR was still in review); b5331 has it (ik_llama.cpp PR #394's
+                   mainline log: n_head_kv 1, n_embd_head_k 576, n_embd_head_v 512, K 1,098 + V 976 MiB at 16,384
+                   cells). From it K is the latent (kv_lora_rank + qk_rope) and V its kv_lora_rank part, stored again,
+                   until PR #19067 ("kv-cache : support V-less cache", 2026-01-24) dropped V: b7437 (ollama's vendored
+                   ec98e2002, Ollama v0.13.5, 2025-12-18) allocates V for every layer (src/llama-kv-cache.cpp); b9452
+                   (Ollama v0.30.0's LLAMA_CPP_VERSION, 2026-06-01) is four months after the merge. No public deepseek2
+                   log between b9452 and the modelled build pins V-less; the modelled build's plans assume it.
   Builds between the last known-without and the first known-with are planned with the newer rule and say so.
 Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.7, the VRAM tiers from
   v0.15.5 (server/routes.go Serve); before v0.30.0 Ollama ran its own runner rather than llama-server
@@ -64,7 +76,13 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   and predates PR #23861 (2026-06-01): no cap; and PR #23764: f32 KQ masks cast to f16 (the Go engine casts its f32
   mask too, ollama/ollama PR #11967), while every mapped llama-server build (b9452 on) has the f16 mask. A release
   newer than the map builds at least its last build (b10488, with the cap); the current one b10864
-  (ollama/ollama#18317).
+  (ollama/ollama#18317). The MLA cache by release: before v0.6.7 every head's K/V (v0.6.6 vendors 71e90e881, whose
+  src/llama-hparams.h has no n_embd_head_k_mla), v0.6.7–v0.24.0 the latent K and V (2016f07bd … ec98e2002: PR #12801
+  in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
+  unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
+  runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
+  --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
 
 from __future__ import annotations
@@ -95,6 +113,9 @@ KQ_MASK_F16_BUILDS = (9409, 9410)   # PR #23764: merged as 031ddb2e0, whose buil
 GDN_AR_BUILDS = (8099, 8233)        # fused one-token delta net: ollama e4d75b8c5 (b8099, without), 577db53ef (b8233)
 GDN_CHUNK_BUILDS = (8250, 8301)     # fused prompt delta net: ollama e22e88d5d (b8250, without), 97962bd03 (b8301)
 GDN_PROBE_BUILDS = (10459, 11312)   # the fused-GDN device check: issue #24712 (b10459, with), 0c1e57098 (b11312, none)
+MLA_LATENT_BUILDS = (5061, 5331)    # PR #12801: issue #12817 (b5061, without); ik_llama.cpp PR #394's mainline log (b5331)
+MLA_V_LESS_BUILDS = (7437, 9452)    # PR #19067: ollama's vendored ec98e2002 (b7437, V stored); Ollama v0.30.0 (b9452)
+OLLAMA_MLA_LATENT_FROM = (0, 6, 7)  # vendored 2016f07bd has n_embd_head_k_mla (PR #12801); v0.6.6's 71e90e881 has not
 
 # Ollama: (first version, default num_ctx rule)
 OLLAMA_CTX_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
@@ -206,6 +227,42 @@ def llamacpp_gdn(version: RuntimeVersion | None) -> str:
     if version.key[0] > GDN_CHUNK_BUILDS[0]:
         return "probed"
     return "chunked" if version.key[0] > GDN_AR_BUILDS[0] else "unfused"
+
+
+def llamacpp_mla_cache(version: RuntimeVersion | None) -> tuple[str, str]:
+    """(what a build caches of an MLA layer: "k" | "kv" | "heads" (runtimes/llamacpp_layout.MLA_CACHE_WORDS), where
+    that comes from — --explain's source; "" for the current build, whose plans name no build). Builds between a
+    known-without and a known-with take the newer rule and say so."""
+    if version is None:
+        return "k", ""
+    build = version.key[0]
+    if build <= MLA_LATENT_BUILDS[0]:
+        return "heads", (f"llama.cpp b{build} predates PR #12801 (DeepSeek V2/V3 MLA; b{MLA_LATENT_BUILDS[0]} is "
+                         "without it, issue #12817): MLA run as multi-head attention (ollama/ollama#9248's log)")
+    if build <= MLA_V_LESS_BUILDS[0]:
+        unsure = (f"; assumed: b{MLA_LATENT_BUILDS[1]} is the first build known to have it (ik_llama.cpp PR #394's "
+                  "mainline log)") if build < MLA_LATENT_BUILDS[1] else ""
+        return "kv", (f"llama.cpp b{build}: after PR #12801, before PR #19067 (V-less cache; b{MLA_V_LESS_BUILDS[0]} "
+                      f"still allocates V, src/llama-kv-cache.cpp){unsure}")
+    unsure = (f"; assumed: b{MLA_V_LESS_BUILDS[1]} is the first build known to have it (Ollama v0.30.0, four months "
+              "after the merge)") if build < MLA_V_LESS_BUILDS[1] else ""
+    return "k", f"llama.cpp b{build}: PR #19067 (V-less cache, 2026-01-24) and later{unsure}"
+
+
+def ollama_mla_cache(version: RuntimeVersion | None) -> tuple[str, str]:
+    """llamacpp_mla_cache for an Ollama release: by its llama-server build from v0.30.0, by its vendored llama.cpp
+    before (OLLAMA_MLA_LATENT_FROM: PR #12801 vendored from v0.6.7; every vendored tree predates PR #19067)."""
+    if version is None:
+        return "k", ""
+    build, how = ollama_llama_cpp(version)
+    if build is not None:
+        era, why = llamacpp_mla_cache(RuntimeVersion(f"b{build}", (build,)))
+        return era, f"Ollama {version.text}, {how}: {why}"
+    if version.key[:3] >= OLLAMA_MLA_LATENT_FROM:
+        return "kv", (f"Ollama {version.text}, {how}: PR #12801 vendored (from v0.6.7, 2016f07bd), PR #19067 not "
+                      "(v0.24.0's ec98e2002, b7437, allocates V for every layer)")
+    return "heads", (f"Ollama {version.text}, {how}: before PR #12801 (v0.6.6's 71e90e881 has no n_embd_head_k_mla): "
+                     "MLA run as multi-head attention (ollama/ollama#9248's log)")
 
 
 def llamacpp_fa_auto(version: RuntimeVersion | None) -> bool:

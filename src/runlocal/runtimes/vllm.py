@@ -69,6 +69,7 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
+from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_refusal, cpu_kv_rule, cpu_kv_space, kv_space_step
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_parallel import explain_parallel
 
@@ -130,7 +131,6 @@ DEFAULT_ENGINE = "v1-cudagraph"      # vLLM ≥ 0.21
 # pinned CPU KV blocks ("# CPU blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B =
 # 4 GiB); the V1 engine keeps no KV in host memory, but every version checks it against the host's RAM (config
 # cache.py verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
-CPU_KVCACHE_SPACE = 4 << 30    # vllm/platforms/cpu.py: VLLM_CPU_KVCACHE_SPACE (GiB), 4 when not set
 SWAP_REFUSE_SHARE = 0.7
 
 
@@ -545,20 +545,41 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
                 f"{per_gpu:,} B", "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights")
 
 
-def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_only: bool) -> str | None:
-    """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len."""
+def largest_model_len(pool: KVPool, groups: list[KVGroup], max_model_len: int, batched: int, engine: str,
+                      mode: str) -> int:
+    """The longest max_model_len one request of which the pool's blocks hold: what vLLM's refusal names ("the
+    estimated maximum model length is …", kv_cache_utils.py check_enough_kv_cache_memory / estimate_max_model_len,
+    a bisection over max_model_len); 0 where not even one token's blocks fit."""
+    def holds(n: int) -> bool:
+        return kv_pool(0, groups, n, batched, engine, num_blocks=pool.num_blocks, mamba_cache_mode=mode).max_concurrency >= 1
+    lo, hi = 0, max_model_len - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid - 1)
+    return lo
+
+
+def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
+             longest: int) -> str | None:
+    """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len (naming
+    the longest that fits, as vLLM does; a hybrid model's logged token count is per KV-cache group, review17 §11)."""
     if b.pool_memory <= 0:
         return ("No available memory for the cache blocks: weights and activations exceed "
                 f"gpu_memory_utilization {b.utilization} of {gpu.name}")
     if pool.max_concurrency < 1:
-        return (f"max_model_len {max_model_len:,} needs more KV cache than the {pool.tokens:,} tokens that fit "
-                + (f"in VLLM_CPU_KVCACHE_SPACE={CPU_KVCACHE_SPACE // GiB} GiB (vLLM's CPU backend refuses "
-                   "to start; raise it, or lower --max-model-len)" if cpu_only else "(vLLM refuses to start)"))
+        logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
+                  f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
+        where = ("the KV pool" if cpu_space is None else f"VLLM_CPU_KVCACHE_SPACE={cpu_space // GiB} GiB"
+                 if cpu_space % GiB == 0 else f"the CPU KV cache space ({cpu_space / GiB:.2f} GiB)")
+        return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
+                f"that fits is {longest:,}{logged} (vLLM refuses to start"
+                + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")"))
     return None
 
 
 def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: Target, tp: int, pp: int,
-                    engine: str, cpu_only: bool, parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
+                    engine: str, space_step: Step | None,
+                    parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
     """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
     graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
                    else "on top of the budget (captured after the KV cache is sized)")
@@ -567,9 +588,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
         workers_note = (f"; the other ranks profile the forward only ({b.activation_workers:,} B) and keep more, "
                         "but every rank gets the smallest rank's blocks")
     return (
-        Step("KV cache space", f"VLLM_CPU_KVCACHE_SPACE, {CPU_KVCACHE_SPACE // GiB} GiB when unset (RAM is not "
-             "shared out by --gpu-memory-utilization on the CPU backend)", f"{CPU_KVCACHE_SPACE:,} B",
-             "vllm/platforms/cpu.py check_and_update_config") if cpu_only else
+        space_step if space_step is not None else
         Step("budget", f"{gpu.capacity:,} B × gpu_memory_utilization {b.utilization}", f"{b.budget:,} B",
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
@@ -668,20 +687,28 @@ class VLLM:
                          gpu, self.engine)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
-        cpu_only = gpu.kind == "cpu"
-        if cpu_only:
-            # vLLM's CPU backend (vllm/platforms/cpu.py) does not take a share of memory: its KV cache is
-            # VLLM_CPU_KVCACHE_SPACE GiB, "not set, using 4 by default"; no CUDA graphs or NCCL workspaces
-            b = replace(b, kv_memory=CPU_KVCACHE_SPACE, kv_memory_workers=CPU_KVCACHE_SPACE, cuda_graphs=0,
-                        non_torch=0, budget=b.weights + b.activation + CPU_KVCACHE_SPACE)
+        cpu_space, space_step, cpu_refusal = None, None, None
+        if gpu.kind == "cpu":
+            # vLLM's CPU backend (runtimes/vllm_cpu.py): its KV cache space by release, no CUDA graphs or NCCL workspaces
+            cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
+                   b.utilization, b.weights + b.activation)
+            cpu_space = cpu_kv_space(*cpu)
+            space_step = kv_space_step(cpu_space, *cpu)
+            cpu_refusal = None if cpu[0] else cpu_kv_refusal(cpu_space, *cpu[2:])
+            b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
+                        non_torch=0, budget=b.weights + b.activation + cpu_space)
         tp, pp = max(1, s.tp), max(1, s.pp)
         n_gpu = min(len(gpus), tp * pp * max(1, s.vllm.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
-        refusal = head_split_refusal(model, tp) or _refusal(b, pool, gpu, s.ctx, cpu_only) or kernel_refusal
-        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, cpu_only,
+        longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
+            if pool.max_concurrency < 1 else s.ctx
+        refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)
+                   or kernel_refusal
+                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k))
+        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
@@ -711,6 +738,12 @@ class VLLM:
                                          [f"recurrent state per sequence: {rec} B (not in this engine's KV pool)"]
                                          if rec else [])))
 
+    def pool_words(self, alloc: Allocation) -> str | None:
+        """The pool's token count named as vLLM logs it where one request may be longer: before v0.21 a hybrid
+        model's "GPU KV cache size" is num_blocks // KV-cache groups × block (review17 finding 11)."""
+        step = next((st for st in alloc.steps if st.label == "KV tokens"), None)
+        return "as vLLM logs its GPU KV cache size (per KV-cache group)" if step and " groups × " in step.formula else None
+
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
         from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
@@ -739,6 +772,8 @@ class VLLM:
             # more GPUs than one node holds: vLLM runs on a Ray cluster, TP inside a node, PP across nodes
             parts += ["--distributed-executor-backend", "ray"]
         line = self._for_release(parts)
+        if s.vllm.cpu_kvcache_space:              # the CPU backend's KV cache (vllm/envs.py), an environment variable
+            line = f"VLLM_CPU_KVCACHE_SPACE={s.vllm.cpu_kvcache_space} {line}"
         if s.tp * s.pp > GPUS_PER_NODE:
             nodes = -(-s.tp * s.pp // GPUS_PER_NODE)
             others = "node 2" if nodes == 2 else f"nodes 2–{nodes}"

@@ -213,12 +213,13 @@ async def guide_page(request: Request, slug: str):
 
 @lru_cache(maxsize=128)
 def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, runtime: str, quant: str | None,
-                 used: bool) -> list[dict[str, Any]]:
+                 used: bool, ram: str | None = None) -> list[dict[str, Any]]:
     """`runlocal compare` rows, in the order given; a VRAM figure ("20G") is one GPU of that size, planned at the
-    rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser)."""
+    rows' one quant like any device (compare.vram_figure: the CLI's and the API's parser). ``ram`` is the host's
+    System RAM as check's form and /api/v1/compare take it (request.py's --ram, parsed by targets_from_options)."""
     from ..compare import compare_devices
 
-    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used)
+    return compare_devices(list(devices), model=model, ctx=ctx, runtime=runtime, quant=quant, used=used, ram=ram)
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -227,7 +228,8 @@ async def compare_page(request: Request):
     picked = [d.strip() for d in multi.get("d", []) if d.strip()]
     if not one:
         picked = ["rtx-4090", "rtx-3090", "2x3090"]
-    q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "quant", "used")}
+    q = {k: one.get(k, "").strip()[:64] if k == "ram" else one.get(k, "")
+         for k in ("model", "ctx", "runtime", "quant", "used", "ram")}
     q["model"] = q["model"] if "model" in one else "llama-3.1-8b"
     q["runtime"] = q["runtime"] or "llama.cpp"
     rows, error = None, None
@@ -235,7 +237,7 @@ async def compare_page(request: Request):
         if not picked:
             raise InputError("d: name at least one device (a catalog name, 2x3090, or a VRAM figure such as 20G)")
         rows = await bounded(request, compare_rows, tuple(picked), q["model"].strip() or None, _ctx(q["ctx"]),
-                                       q["runtime"], q["quant"] or None, q["used"] == "1")
+                                       q["runtime"], q["quant"] or None, q["used"] == "1", q["ram"] or None)
     except RunlocalError as e:
         error = str(e)
     slots = picked + [""] * max(1, 4 - len(picked))

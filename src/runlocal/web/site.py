@@ -176,8 +176,8 @@ def _with_store(request: Request, plan):
 
 
 def _kv_where(plan) -> str:
-    """The KV-per-token figure's reach, as the CLI says it: one rank's under TP / PP (render/text.kv_where)."""
-    from ..render.text import kv_where
+    """The KV-per-token figure's reach, as the CLI says it: one rank's under TP / PP (plan.kv_where)."""
+    from ..plan import kv_where
 
     return kv_where(plan)
 

@@ -62,10 +62,11 @@ from .text import (
     _qwen3_next,
     _smollm3,
 )
-from .text_early import _falcon, _gpt_neox, _olmo, _stablelm
-from .text_recent import _glm4_moe, _minimax_m2, _nemotron_h, _olmo3
+from .text_early import _dbrx, _falcon, _gpt_neox, _olmo, _stablelm, dbrx_flat
+from .text_recent import _gemma4, _glm4_moe, _minimax_m2, _nemotron_h, _olmo3
 from .vision import (
     _gemma3_vision,
+    _gemma4_towers,
     _llama4_vision,
     _mllama_vision,
     _pixtral_vision,
@@ -92,6 +93,7 @@ FAMILIES: dict[str, Builder] = {
     "mamba": _mamba, "mamba2": _mamba2_family,
     "gpt_neox": _gpt_neox, "stablelm": _stablelm, "olmo": _olmo, "falcon": _falcon,
     "minimax_m2": _minimax_m2, "glm4_moe": _glm4_moe, "olmo3": _olmo3, "nemotron_h": _nemotron_h,
+    "gemma4_text": _gemma4, "dbrx": _dbrx,
 }
 
 # Whole-model layout per family: (prefix of the text model, LM head name, where the tie flag lives).
@@ -99,11 +101,13 @@ _CAUSAL = ("model.", "lm_head", "text")
 _LAYOUT: dict[str, tuple[str, str, str]] = {"mamba": ("backbone.", "lm_head", "text"),
                                              "mamba2": ("backbone.", "lm_head", "text"),
                                              "gpt_neox": ("gpt_neox.", "lm_head", "text"),
-                                             "falcon": ("transformer.", "lm_head", "text")}
+                                             "falcon": ("transformer.", "lm_head", "text"),
+                                             "dbrx": ("transformer.", "lm_head", "text")}
 
 # Multimodal wrappers: text sub-config type, vision builder, (text prefix, LM head, tie flag owner).
 _MULTIMODAL: dict[str, tuple[str, Callable[[_Cfg, _Cfg, _Tensors], None], tuple[str, str, str]]] = {
     "gemma3": ("gemma3_text", _gemma3_vision, ("model.language_model.", "lm_head", "top")),
+    "gemma4": ("gemma4_text", _gemma4_towers, ("model.language_model.", "lm_head", "top")),
     "mistral3": ("mistral", _pixtral_vision, ("model.language_model.", "lm_head", "top")),
     "qwen2_5_vl": ("qwen2_5_vl_text", _qwen25_vision, ("model.language_model.", "lm_head", "top|text")),
     "qwen3_5": ("qwen3_5_text", _qwen3_5_vision, ("model.language_model.", "lm_head", "top")),
@@ -201,6 +205,8 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
     mt = config.get("model_type") or ""
     if not isinstance(mt, str) or len(mt) > 64:
         raise ModelFormatError(f"{where}: model_type is {shown(mt)} (expected a short name such as 'llama')")
+    if mt == "dbrx":
+        config = dbrx_flat(config)
     notes: list[str] = []
     top, text, vision, layout, builder = _family(config, mt, where, notes)
     for key in ("hidden_size", "num_hidden_layers", "vocab_size"):
@@ -240,7 +246,7 @@ def spec_from_config(config: dict[str, Any], *, id: str, source: str = "", repo_
         layers=tuple(layers), tensors=tuple(t.items),
         intermediate_size=text.get("intermediate_size") if isinstance(text.get("intermediate_size"), int) else None,
         max_position_embeddings=text.get("max_position_embeddings"), tie_word_embeddings=tied,
-        n_experts=n_exp, n_experts_active=int(text.get("num_experts_per_tok") or 0) if n_exp else 0,
+        n_experts=n_exp, n_experts_active=int(text.get("num_experts_per_tok") or text.get("top_k_experts") or 0) if n_exp else 0,
         source=source, repo_id=repo_id, file_quant=modelopt.format if modelopt else _file_quant(config, text.d),
         quant_exclude=modelopt.exclude if modelopt else (), kv_cache_quant=modelopt.kv_cache if modelopt else None,
         notes=tuple(notes)))

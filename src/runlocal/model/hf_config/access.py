@@ -43,6 +43,16 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"tie_word_embeddings": True, "vocab_size": 262_208, "num_attention_heads": 8,
                     "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096,
                     "max_position_embeddings": 131_072, "sliding_window_pattern": 6},
+    # Gemma 4 (transformers 5.24 configuration_gemma4.py Gemma4TextConfig / Gemma4VisionConfig / Gemma4AudioConfig)
+    "gemma4_text": {"tie_word_embeddings": True, "vocab_size": 262_144, "hidden_size": 2304, "intermediate_size": 9216,
+                    "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                    "max_position_embeddings": 131_072, "sliding_window": 512, "hidden_size_per_layer_input": 256,
+                    "vocab_size_per_layer_input": 262_144, "global_head_dim": 512, "num_kv_shared_layers": 0},
+    "gemma4_vision": {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12,
+                      "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10_240},
+    "gemma4_audio": {"hidden_size": 1024, "num_hidden_layers": 12, "num_attention_heads": 8, "conv_kernel_size": 5,
+                     "output_proj_dims": 1536},
+    "dbrx": {"tie_word_embeddings": False},     # DbrxConfig
     "cohere": {"tie_word_embeddings": True, "use_qk_norm": False},
     "cohere2": {"tie_word_embeddings": True, "sliding_window": 4096, "sliding_window_pattern": 4},
     "smollm3": {"tie_word_embeddings": True, "use_sliding_window": False, "no_rope_layer_interval": 4},
@@ -91,6 +101,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "mllama_text_model": {"cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]},
     # multimodal wrappers (top level) and their vision towers
     "gemma3": {"tie_word_embeddings": True},
+    "gemma4": {"tie_word_embeddings": True},
     "mistral3": {"tie_word_embeddings": True, "spatial_merge_size": 2, "vision_feature_layer": -1,
                  "multimodal_projector_bias": False},
     "qwen2_5_vl": {"tie_word_embeddings": False},

@@ -1,9 +1,11 @@
 """Builders for the 2023-era text families with their own layouts: GPT-NeoX (Pythia, StableLM-Alpha,
-StableCode-Alpha), StableLM (3B-4E1T, Zephyr, Stable Code), OLMo 1 and Falcon (7B/40B/180B). Each mirrors
+StableCode-Alpha), StableLM (3B-4E1T, Zephyr, Stable Code), OLMo 1, Falcon (7B/40B/180B) and DBRX. Each mirrors
 transformers 5.24's models/<family>/modeling_*.py (the parameter names ``named_parameters()`` reports) and
 returns the decoder layers' cache layout; every one of them keeps a plain full-attention KV cache."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..spec import AttentionSpec, LayerSpec
 from .access import _Cfg
@@ -89,4 +91,40 @@ def _falcon(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
             t.norm(q + name, h, i, bias=True)
         layers.append(LayerSpec(AttentionSpec("full", kv, hd, hd, None)))
     t.norm(p + "ln_f", h, bias=True)
+    return layers
+
+
+def dbrx_flat(config: dict[str, Any]) -> dict[str, Any]:
+    """DBRX's config with the fields other families spell flat (transformers DbrxConfig: attribute_map hidden_size →
+    d_model, num_attention_heads → n_heads, num_hidden_layers → n_layers, max_position_embeddings → max_seq_len; the
+    KV heads in attn_config.kv_n_heads, the experts in ffn_config: moe_num_experts, moe_top_k, ffn_hidden_size)."""
+    attn, ffn = config.get("attn_config"), config.get("ffn_config")
+    attn = attn if isinstance(attn, dict) else {}
+    ffn = ffn if isinstance(ffn, dict) else {}
+    flat = {"hidden_size": config.get("d_model"), "num_hidden_layers": config.get("n_layers"),
+            "num_attention_heads": config.get("n_heads"), "max_position_embeddings": config.get("max_seq_len"),
+            "num_key_value_heads": attn.get("kv_n_heads"), "num_local_experts": ffn.get("moe_num_experts"),
+            "num_experts_per_tok": ffn.get("moe_top_k"), "intermediate_size": ffn.get("ffn_hidden_size")}
+    return {**config, **{k: v for k, v in flat.items() if v is not None}}
+
+
+def _dbrx(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+    # DbrxBlock (transformers 5.24 models/dbrx): norm_1 → attention (fused Wqkv, out_proj, no biases) → norm_2 →
+    # MoE (router.layer, then every expert's w1 / v1 / w2 stored stacked as (experts × ffn_hidden_size, d_model));
+    # LayerNorms without bias; wte / norm_f / an untied lm_head
+    h, heads, kv, hd = c.h, c.heads, c.kv_heads, c.head_dim
+    n_exp, ff = c.int("num_local_experts"), c.int("intermediate_size")
+    t.add(p + "wte.weight", (c.vocab, h), "embed")
+    layers = []
+    for i in range(c.n_layers):
+        q = f"{p}blocks.{i}."
+        t.norm(q + "norm_attn_norm.norm_1", h, i)
+        t.linear(q + "norm_attn_norm.attn.Wqkv", (heads + 2 * kv) * hd, h, "attn_qkv", i)
+        t.linear(q + "norm_attn_norm.attn.out_proj", h, heads * hd, "attn_o", i)
+        t.norm(q + "norm_attn_norm.norm_2", h, i)
+        t.linear(q + "ffn.router.layer", n_exp, h, "router", i)
+        for name, role in (("w1", "expert_gate"), ("v1", "expert_up"), ("w2", "expert_down")):
+            t.add(f"{q}ffn.experts.mlp.{name}", (n_exp * ff, h), role, i)
+        layers.append(LayerSpec(_attn_spec(c, "full"), None, True))
+    t.norm(p + "norm_f", h)
     return layers

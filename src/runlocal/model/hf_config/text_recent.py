@@ -1,12 +1,12 @@
 """Builders for 2025-2026 text families: MiniMax M2 (M2.5, M2.7), GLM-4.5/4.6/4.7 (glm4_moe), OLMo 3 and
-Nemotron-H (Mamba-2 / attention / MLP or MoE layers).
+Nemotron-H (Mamba-2 / attention / MLP or MoE layers) and Gemma 4 (gemma4_text).
 Each mirrors transformers 5.24's models/<family>/modeling_*.py (the parameter names ``named_parameters()``
 reports) and returns the decoder layers' cache layout."""
 
 from __future__ import annotations
 
 from ...errors import ModelFormatError
-from ..spec import LayerSpec
+from ..spec import AttentionSpec, LayerSpec
 from .access import _Cfg
 from .blocks import (
     _PRE_POST,
@@ -124,3 +124,78 @@ def _nemotron_h(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
         return LayerSpec(att, rec, kinds[i] == "moe")
 
     return _stack(c, t, p, layer, embed="embeddings", final="norm_f")
+
+
+def _gemma4(c: _Cfg, t: _Tensors, p: str) -> list[LayerSpec]:
+    """Gemma 4 text (transformers 5.24 models/gemma4: Gemma4TextConfig, Gemma4TextModel, Gemma4TextDecoderLayer,
+    Gemma4TextAttention, Gemma4TextMLP), per layer kind:
+
+    - layer_types: as given, else 5 sliding : 1 full (sliding_window_pattern 6), the last layer forced full
+      (Gemma4TextConfig.__post_init__).
+    - full layers: head_dim global_head_dim (default 512) and, when attention_k_eq_v, num_global_key_value_heads
+      KV heads and no v_proj (K is reused as V: use_alternative_attention) — per_layer_config.
+    - KV sharing: the last num_kv_shared_layers layers have no k_proj / v_proj / k_norm and read the cache of the
+      last earlier layer of their kind (kv_sharing_modes "reuse"): no KV cache of their own; with
+      use_double_wide_mlp their MLP is 2 × intermediate_size wide (Gemma4TextMLP).
+    - per-layer embeddings (hidden_size_per_layer_input > 0): embed_tokens_per_layer (vocab_size_per_layer_input ×
+      layers·d), per_layer_model_projection, per_layer_projection_norm; per layer a gate, a projection and a norm.
+    - enable_moe_block: every layer keeps its dense MLP and adds a router (scale, per_expert_scale, proj) and
+      num_experts experts moe_intermediate_size wide, with three more norms.
+    v_norm has no weight (with_scale=False); layer_scalar and the embedding scales are buffers, not counted."""
+    n, h, heads = c.n_layers, c.h, c.heads
+    types = c.get("layer_types")
+    if not (isinstance(types, list) and len(types) == n):
+        types = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n)]
+    kinds = ["full" if x == "full_attention" else "sliding" for x in types]
+    kinds[-1] = "full"
+    shared_from = n - int(c.get("num_kv_shared_layers") or 0)
+    if any(k not in kinds[:shared_from] for k in set(kinds[shared_from:])):
+        raise ModelFormatError(f"{c.where}: num_kv_shared_layers {n - shared_from} leaves a shared layer kind with no "
+                               "earlier layer of that kind to read its KV cache from")
+    k_eq_v, ff, ple = c.flag("attention_k_eq_v"), c.int("intermediate_size"), int(c.get("hidden_size_per_layer_input") or 0)
+    moe = c.flag("enable_moe_block")
+    g_hd = int(c.get("global_head_dim") or 512)
+    g_kv = int(c.get("num_global_key_value_heads") or 0) if k_eq_v else 0
+
+    def layer(i: int, q: str) -> LayerSpec:
+        full = kinds[i] == "full"
+        hd, kv = (g_hd, g_kv or c.kv_heads) if full else (c.head_dim, c.kv_heads)
+        shared = i >= shared_from
+        a = q + "self_attn."
+        t.linear(a + "q_proj", heads * hd, h, "attn_q", i)
+        t.norm(a + "q_norm", hd, i)
+        if not shared:
+            t.norm(a + "k_norm", hd, i)
+            t.linear(a + "k_proj", kv * hd, h, "attn_k", i)
+            if not (k_eq_v and full):
+                t.linear(a + "v_proj", kv * hd, h, "attn_v", i)
+        t.linear(a + "o_proj", h, heads * hd, "attn_o", i)
+        _mlp(t, q + "mlp.", h, ff * (2 if shared and c.flag("use_double_wide_mlp") else 1), i)
+        for x in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"):
+            t.norm(q + x, h, i)
+        if ple:
+            t.linear(q + "per_layer_input_gate", ple, h, "ffn_gate", i)
+            t.linear(q + "per_layer_projection", h, ple, "ffn_down", i)
+            t.norm(q + "post_per_layer_input_norm", h, i)
+        if moe:
+            n_exp = c.int("num_experts")
+            t.add(q + "router.scale", (h,), "router", i)
+            t.add(q + "router.per_expert_scale", (n_exp,), "router", i)
+            t.add(q + "router.proj.weight", (n_exp, h), "router", i)
+            _experts(t, q + "experts.", n_exp, h, c.int("moe_intermediate_size"), i)
+            for x in ("post_feedforward_layernorm_1", "post_feedforward_layernorm_2", "pre_feedforward_layernorm_2"):
+                t.norm(q + x, h, i)
+        window = c.int("sliding_window") if not full else None
+        spec = AttentionSpec("sliding" if window else "full", kv, hd, hd, window)
+        return LayerSpec(None if shared else spec, None, moe)
+
+    layers = _stack(c, t, p, layer)
+    if ple:
+        t.add(p + "embed_tokens_per_layer.weight", (c.int("vocab_size_per_layer_input"), n * ple), "embed")
+        t.linear(p + "per_layer_model_projection", n * ple, h, "ffn_up")
+        t.norm(p + "per_layer_projection_norm", ple)
+    if shared_from < n:
+        t.notes.append(f"Gemma 4 KV sharing: the last {n - shared_from} of {n} layers read the KV cache of an earlier "
+                       "layer of their kind and keep none of their own")
+    return layers

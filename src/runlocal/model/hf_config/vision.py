@@ -170,3 +170,65 @@ def _mllama_vision(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
     t.linear("model.multi_modal_projector", text.h, v.int("vision_output_dim"), "projector", None, True)
 
 
+
+
+def _gemma4_towers(top: _Cfg, text: _Cfg, t: _Tensors) -> None:
+    """Gemma 4's optional towers (transformers 5.24 models/gemma4: Gemma4Model builds each only when its sub-config is
+    not null) and their embedders (Gemma4MultimodalEmbedder: one projection to the text width; its pre-projection
+    norm has no weight). Vision (Gemma4VisionModel): a patch embedder (input_proj 3·patch² → h, a 2 × position_
+    embedding_size × h table) and pre/post-norm encoder layers with q/k norms, weights in Gemma4ClippableLinear
+    (``….linear.weight``). Audio (Gemma4AudioModel): two conv + norm subsampling layers, input_proj_linear from
+    channels[0] / 4 · channels[1], conformer layers (two macaron feed-forwards 4h wide, attention with a per-head-dim
+    scale and a relative-position K projection, a light depthwise conv of conv_kernel_size) and a biased output_proj
+    to output_proj_dims. Clipping bounds and std_bias / std_scale are buffers, not counted."""
+    if isinstance(top.d.get("vision_config"), dict):
+        v = top.sub("vision_config", "gemma4_vision")
+        p, h, ff, patch = "model.vision_tower.", v.h, v.int("intermediate_size"), v.int("patch_size")
+        hd, nh, nkv = v.head_dim, v.heads, v.kv_heads
+        t.add(p + "patch_embedder.position_embedding_table", (2, v.int("position_embedding_size"), h), "vision")
+        t.linear(p + "patch_embedder.input_proj", h, 3 * patch * patch, "vision")
+        for j in range(v.n_layers):
+            q = f"{p}encoder.layers.{j}."
+            for x, out in (("q_proj", nh * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
+                t.linear(f"{q}self_attn.{x}.linear", out, h, "vision")
+            t.linear(q + "self_attn.o_proj.linear", h, nh * hd, "vision")
+            t.norm(q + "self_attn.q_norm", hd, role="vision")
+            t.norm(q + "self_attn.k_norm", hd, role="vision")
+            for x in ("gate_proj", "up_proj"):
+                t.linear(f"{q}mlp.{x}.linear", ff, h, "vision")
+            t.linear(q + "mlp.down_proj.linear", h, ff, "vision")
+            for x in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                      "post_feedforward_layernorm"):
+                t.norm(q + x, h, role="vision")
+        t.linear("model.embed_vision.embedding_projection", text.h, h, "projector")
+    if isinstance(top.d.get("audio_config"), dict):
+        a = top.sub("audio_config", "gemma4_audio")
+        p, h, k = "model.audio_tower.", a.h, a.int("conv_kernel_size")
+        ch = a.get("subsampling_conv_channels")
+        c0, c1 = (int(ch[0]), int(ch[1])) if isinstance(ch, list) and len(ch) == 2 else (128, 32)
+        s = p + "subsample_conv_projection."
+        t.add(s + "layer0.conv.weight", (c0, 1, 3, 3), "audio")
+        t.norm(s + "layer0.norm", c0, role="audio")
+        t.add(s + "layer1.conv.weight", (c1, c0, 3, 3), "audio")
+        t.norm(s + "layer1.norm", c1, role="audio")
+        t.linear(s + "input_proj_linear", h, c0 // 4 * c1, "audio")
+        for j in range(a.n_layers):
+            q = f"{p}layers.{j}."
+            for f in ("feed_forward1.", "feed_forward2."):
+                t.linear(q + f + "ffw_layer_1.linear", 4 * h, h, "audio")
+                t.linear(q + f + "ffw_layer_2.linear", h, 4 * h, "audio")
+                t.norm(q + f + "pre_layer_norm", h, role="audio")
+                t.norm(q + f + "post_layer_norm", h, role="audio")
+            t.add(q + "self_attn.per_dim_scale", (h // a.heads,), "audio")
+            for x in ("q_proj", "k_proj", "v_proj", "post"):
+                t.linear(f"{q}self_attn.{x}.linear", h, h, "audio")
+            t.linear(q + "self_attn.relative_k_proj", h, h, "audio")
+            t.linear(q + "lconv1d.linear_start.linear", 2 * h, h, "audio")
+            t.linear(q + "lconv1d.linear_end.linear", h, h, "audio")
+            t.add(q + "lconv1d.depthwise_conv1d.weight", (h, 1, k), "audio")
+            for x in ("lconv1d.pre_layer_norm", "lconv1d.conv_norm", "norm_pre_attn", "norm_post_attn", "norm_out"):
+                t.norm(q + x, h, role="audio")
+        out = a.int("output_proj_dims")
+        t.linear(p + "output_proj", out, h, "audio")
+        t.add(p + "output_proj.bias", (out,), "audio")
+        t.linear("model.embed_audio.embedding_projection", text.h, out, "projector")
