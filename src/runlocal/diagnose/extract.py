@@ -225,8 +225,9 @@ _rule("unable to allocate", r"unable to allocate \S+ buffer")(lambda m, ex: ex.s
 
 # transformers named by its own words (runtimes.RUNTIME_TOKENS' tokens for it other than PyTorch's CUDA error tail,
 # which any PyTorch program prints): without them, a runtime detected as transformers is a guess (runtime_note.py)
-_rule(("transformers", "from_pretrained", "accelerate", "bitsandbytes"),
-      r"transformers|from_pretrained|accelerate|bitsandbytes")(lambda m, ex: ex.set("transformers_named", True))
+_rule(("transformers", "from_pretrained", "accelerate", "bitsandbytes", "model.generate("),
+      r"transformers|from_pretrained|accelerate|bitsandbytes|model\.generate\(")(
+    lambda m, ex: ex.set("transformers_named", True))
 
 
 # Metal / MLX
@@ -300,6 +301,8 @@ _rule("offload to ", r'msg="offload to (\w+)"')(_set("ollama_offload_library"))
 _rule("library=", r"\blibrary=(\w+)")(_set("ollama_offload_library"))
 _rule("memory.required.full=", r'memory\.required\.full="' + _SIZE + '"')(_set_size("ollama_required_full_bytes"))
 _rule("memory.required.kv=", r'memory\.required\.kv="' + _SIZE + '"')(_set_size("ollama_required_kv_bytes"))
+_rule("memory.weights.repeating=", r'memory\.weights\.repeating="' + _SIZE + '"')(
+    _set_size("ollama_weights_repeating_bytes"))   # the blocks' weights, split evenly per layer (ollama_room.py)
 
 
 @_rule("memory.available=", r'memory\.available="\[([^\]]*)\]"')
@@ -341,7 +344,10 @@ def _vllm_kv_needed(m, ex):
     ex.set("kv_needed_bytes", size_to_bytes(m.group(1), "GiB"))
 
 
-_rule("available kv cache memory", r"available KV cache memory:? \(?" + _SIZE)(_set_size("kv_cache_bytes"))
+# signed: a budget the weights and activations overran prints negative ("Available KV cache memory: -0.87 GiB",
+# vllm-project/vllm-ascend#9372; V0's "reserved for KV Cache is -1.05GiB", vllm-project/vllm#13882)
+_rule("available kv cache memory", r"available KV cache memory:? \(?(-?" + _NUM[1:] + r"\s*" + _UNIT)(
+    _set_size("kv_cache_bytes"))
 _rule("estimated maximum model length", r"estimated maximum model length is (\d+)")(
     _set("kv_cache_tokens", 1, int))
 _rule("gpu kv cache size", r"GPU KV cache size: ([\d,]+) tokens")(_set("kv_cache_tokens", 1, _int))
@@ -376,8 +382,25 @@ def _vllm_budget(m, ex):
 
 
 _rule("model weights take", r"model weights take ([\d.]+)GiB")(_set_size("weights_bytes", 1, None, "GiB"))
-_rule("reserved for kv cache is", r"reserved for KV Cache is ([\d.]+)GiB")(
+_rule("reserved for kv cache is", r"reserved for KV Cache is (-?[\d.]+)GiB")(
     _set_size("kv_cache_bytes", 1, None, "GiB"))
+# the profiling pass's activation peak (V0 worker.py; V1 gpu_worker.py "torch peak memory increase: …GiB"), the term
+# --max-num-batched-tokens sizes
+_rule("activation peak memory takes", r"activation peak memory takes ([\d.]+)GiB")(
+    _set_size("vllm_activation_peak_bytes", 1, None, "GiB"))
+_rule("torch peak memory increase", r"torch peak memory increase:? ([\d.]+) ?GiB")(
+    _set_size("vllm_activation_peak_bytes", 1, None, "GiB"))
+_rule("using max model len", r"Using max model len (\d+)")(_set("max_model_len", 1, int))  # vLLM config.py
+
+
+# V1's debug line (v1/worker/gpu_worker.py: "Initial free memory: 79.11 GiB; Requested memory: 0.90 (util), 71.20 GiB"):
+# the requested memory is util × the GPU's total, so the total is the one over the other
+@_rule("requested memory:", r"Requested memory: ([\d.]+) \(util\), ([\d.]+) ?GiB")
+def _vllm_requested(m, ex):
+    util = float(m.group(1))
+    ex.set("gpu_memory_utilization", util)
+    if util > 0:
+        ex.set("total_bytes", int(size_to_bytes(m.group(2), "GiB") / util))
 
 
 @_rule("max_seq_len=", r"max_seq_len=(\d+)")
@@ -465,6 +488,14 @@ def _sglang_args(m, ex):
 
 
 _rule("max_total_num_tokens=", r"max_total_num_tokens=(\d+)")(_set("kv_cache_tokens", 1, int))
+
+
+# SGLang's pool once allocated (mem_cache/memory_pool.py: "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB",
+# GB there being 2**30): an out-of-memory after it is a serving-time one (diagnose/sglang_serving.py)
+@_rule("kv cache is allocated", r"KV Cache is allocated\. #tokens: (\d+), K size: ([\d.]+) GB, V size: ([\d.]+) GB")
+def _sglang_pool(m, ex):
+    ex.set("sglang_kv_pool_tokens", int(m.group(1)))
+    ex.set("sglang_kv_pool_bytes", size_to_bytes(m.group(2), "GiB") + size_to_bytes(m.group(3), "GiB"))
 _rule("context_len=", r"\bcontext_len=(\d+)")(_set("max_model_len", 1, int))
 _rule("max_running_requests=", r"max_running_requests=(\d+)")(_set("max_running_requests", 1, int))
 _rule("avail mem=", r"avail mem=([\d.]+) ?GB")(_set_size("free_bytes", 1, None, "GiB"))  # SGLang: GiB labelled GB

@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, layer_fixes, ollama_fixes, runtime_note
+from . import device_fixes, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
+from .offline_model import resolvable_offline
 
 
 def _b(n: Any) -> str:
@@ -139,7 +140,7 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """max_model_len above the KV pool: the pool's size is the largest context that starts."""
     tokens, mml = ex.get("kv_cache_tokens"), ex.get("max_model_len")
     needed, available = ex.get("kv_needed_bytes"), ex.get("kv_cache_bytes")
-    if not tokens and mml and needed and available and needed > available:
+    if not tokens and mml and needed and available and 0 < available < needed:
         # vLLM V1 without the "estimated maximum model length": the KV cache is linear in the context
         tokens = int(int(mml) * available // needed)
     fixes = []
@@ -156,6 +157,8 @@ def vllm_kv_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
             fixes.append(_fix("Store the KV cache in fp8 (half the bytes per token)",
                               f"{_vllm_serve(ex)} --kv-cache-dtype {fp8} --max-model-len {min(doubled, mml or doubled)}",
                               f"KV pool ≈ {2 * int(tokens):,} tokens; --max-model-len up to {doubled:,}"))
+    if vllm_budget.shortfall(ex) is not None:   # a negative pool: sized from the log's own signed figure
+        return fixes + vllm_budget.negative_pool_fixes(ex, _vllm_serve(ex))
     util = ex.get("gpu_memory_utilization")
     if util and float(util) < 0.95:
         fixes.append(_fix("Give vLLM a larger share of the GPU",
@@ -529,10 +532,10 @@ def ollama_ram_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     counted = f"Ollama counts {_b(have)} as available{made_of}"
     return [
         _fix(f"Free at least {_b(short)} of RAM, then load again",
-             "ollama ps && ollama stop OTHER_MODEL   # then close memory-heavy programs",
-             f"the estimate for this model at these settings is {_b(need)} and {counted}: {_b(short)} short"),
+             ollama_fixes.UNLOAD_COMMAND,   # the knowledge base's own line, which this one then replaces
+             f"the estimate at these settings is {_b(need)} and {counted}: {_b(short)} short (unload, close programs)"),
         _fix(f"Or make the load at least {_b(short)} smaller: a smaller quantization or model, or a shorter num_ctx",
-             "ollama pull MODEL:SMALLER_TAG",
+             ollama_fixes.SMALLER_TAG_COMMAND,
              f"weights and KV cache together must shrink by {_b(short)} ({short / int(need):.0%} of the estimate) "
              f"to fit the {_b(have)}; `runlocal check MODEL --runtime ollama --ram {int(have) >> 30}G` sizes it"),
     ]
@@ -576,38 +579,6 @@ def ollama_offload_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
                  f"{estimate}: the KV cache of {int(n_ctx):,} tokens must shrink by {_b(short)}, to {keep:.0%}{now}")]
 
 
-def resolvable_offline(model: str, policy=None) -> bool:
-    """Whether ``model`` resolves without the network: a local file or folder ``policy`` may read (model/policy.py;
-    a server's reads none outside its allowed folder, and does not even look a path up), a catalog name or repo id,
-    or a repo whose config.json is already in the Hugging Face cache. Diagnosing a log must never wait on
-    the Hub."""
-    from ..errors import InputError
-    from ..model.policy import ReadPolicy
-
-    model = model.strip().strip("'\"")
-    if not model:
-        return False
-    try:
-        if (policy or ReadPolicy()).local_path(model) is not None:
-            return True
-    except (InputError, OSError, RuntimeError):       # a path the policy refuses; "~nobody/…"
-        return False
-    from ..model import catalog
-
-    if catalog.find_entry(model) is not None:
-        return True
-    if model.count("/") != 1 or model.startswith(("/", ".", "~")):
-        return False
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
-        return False
-    try:
-        return isinstance(try_to_load_from_cache(model, "config.json"), str)
-    except Exception:  # an invalid repo id
-        return False
-
-
 def llamacpp_slots(ex: dict[str, Any]) -> tuple[int | None, int | None, bool]:
     """(ctx, parallel, kv_unified) in runlocal's terms (--ctx is one sequence's context; --parallel N asks for N
     of them) from a llama.cpp log's n_ctx, n_ctx_seq, n_seq_max and kv_unified (src/llama-context.cpp). A log
@@ -640,9 +611,11 @@ def replan_fixes(ex: dict[str, Any], runtime: str | None, policy=None) -> list[d
     if ex.get("max_model_len"):
         ctx = ex["max_model_len"]
     known = find_engine(rt.split("==")[0])
-    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified}
-    req = CheckRequest(model=str(model), runtime=spec, gpu=None if total else gpu_name,
-                       vram=str(int(total)) if total else None, ctx=int(ctx) if ctx else None,
+    stated: dict[str, Any] = {"gpu_memory_utilization": ex.get("gpu_memory_utilization"), "kv_unified": unified,
+                              "mem_fraction_static": ex.get("mem_fraction_static"), "tp": ex.get("tensor_parallel_size")}
+    ranks = int(ex.get("tensor_parallel_size") or 1)   # one total per rank: the log's TP × the card it states
+    req = CheckRequest(model=str(model), runtime=spec, gpu=gpu_name, vram=f"{ranks}x{int(total)}" if total else None,
+                       ctx=int(ctx) if ctx else None,
                        cache_type_k=ex.get("cache_type_k"), cache_type_v=ex.get("cache_type_v"), parallel=parallel,
                        # only the settings of the log's own engine (another engine's flag is refused)
                        **{k: v for k, v in stated.items() if known and k in known.own_options})
@@ -697,20 +670,22 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
+        fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
     # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
-    if category != "not_memory":
-        fixes += ollama_offload_fixes(extracted)
+    if category != "not_memory":   # and SGLang's pool allocated, then an allocation failed
+        fixes += ollama_offload_fixes(extracted) + sglang_serving.lower_fraction_fixes(extracted)
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
         fixes += vllm_headroom_fixes(extracted)
     if category in ("cuda_oom_long_context", "cuda_oom_load", "llamacpp_alloc_fail", "rocm_oom", "vllm_no_kv_blocks",
                     "ollama_system_memory", "metal_oom"):
         measured = list(fixes)
-        planned = replan_fixes(extracted, runtime, policy)
+        planned = [f for f in replan_fixes(extracted, runtime, policy)
+                   if not sglang_serving.raises_fraction(f, extracted)]
         _agree_on_context(measured, planned)
         fixes = measured + [f for f in planned if not _superseded(f["command"], measured)]
     if category == "fragmentation":
@@ -753,6 +728,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
                     if not device_fixes.reads_cap_as_capacity(f["command"], _flags(f["command"]), cap_flags, extracted)]
     if doc["category"] == "vllm_gpu_util":  # the knowledge base's generic share may not fit what this log had free
         kb_fixes = [f for f in kb_fixes if not _asks_more_than_free(f["command"], extracted)]
+    kb_fixes = [j for j in (vllm_budget.judge_share(f, extracted) for f in kb_fixes) if j]  # vs a negative pool
     conf = str(extracted.get("torch_alloc_conf") or "").lower()
     if conf:  # a PyTorch allocator setting the log already made is no fix
         kb_fixes = [f for f in kb_fixes if not _alloc_conf_already_set(f["command"], conf)]

@@ -98,6 +98,13 @@ def share_command(bound: str, reads_env: bool, q8: bool = False) -> str:
     return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound}"
 
 
+# the knowledge base's lines (data/errors/ollama-system-memory.md) that ollama_ram_fixes gives with the log's figures:
+# the same command, so the figureless line gives way to it (fixes._superseded)
+UNLOAD_COMMAND = "ollama ps && ollama stop OTHER_MODEL"
+SMALLER_TAG_COMMAND = ("ollama run NAME:SMALLER_TAG   # NAME: your model; SMALLER_TAG: a lower quantization from "
+                       "ollama.com/library/NAME/tags (q4_K_M, q3_K_M), or a smaller model's tag")
+
+
 # docs/linux.mdx "Updating": "Update Ollama by running the install script again"; the macOS and Windows apps update
 # themselves (or a new download from ollama.com/download)
 UPDATE_COMMAND = ("curl -fsSL https://ollama.com/install.sh | sh   # Linux; macOS/Windows: the app's update or "

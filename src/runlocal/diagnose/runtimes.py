@@ -37,6 +37,9 @@ RUNTIME_TOKENS = {
     "[llama-cpp]": "llama.cpp", "llama-cpp-fallback": "llama.cpp",  # LocalAI's llama.cpp backends, as its log names them
     "transformers": "transformers", "from_pretrained": "transformers", "accelerate": "transformers",
     "bitsandbytes": "transformers", "mistralrs": "mistral.rs", "mistral.rs": "mistral.rs",
+    # a Python traceback through transformers' GenerationMixin.generate ("out = model.generate(**inputs, …)"):
+    # a program on transformers, whose OOM is PyTorch's under it (review17 §13; llava-1541, textgen-963 in the corpus)
+    "model.generate(": "transformers",
     # a runtime not named, guessed from its log prefix, flags and file names: Ollama's Go slog lines
     # ("time=… level=INFO source=server.go:…"), vLLM's engine modules, TensorRT-LLM's "[TensorRT-LLM]" prefix,
     # llama.cpp's GPU-layers flag and its old GGML file names
