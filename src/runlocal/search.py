@@ -61,7 +61,11 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     that every shorter -c starts, takes a plan at every cache step (a --fit search each: hundreds of plans, seconds,
     where the search makes about ten). An edge from fixed points is one figure a user can ask for and see start,
     and the first cache step past it fails; --explain (context_search_step) lists the plans and says so where the
-    context asked lies on the other side of it."""
+    context asked lies on the other side of it.
+    Where the runtime sketches its plan cheaply (context_guide: llama.cpp's --fit over several GPUs, each plan a
+    whole --fit), the bracket between PIVOT_CTX and the top gets at most GUIDED_PLANS plans: the answer still starts
+    and every context planned above it failed, but the first failing one may lie more than one cache step above it —
+    --explain states by how many tokens the exact edge may lie above the answer (0 where the plans closed it)."""
 
     def passes(n: int) -> bool:
         passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
@@ -113,12 +117,13 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
                        how: list[str] | None) -> int | None:
     """The longest context where the runtime offers a cheap guess of each device's room (its context_guide:
     llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): the top
-    and PIVOT_CTX planned as largest_guided plans them, then between them at most GUIDED_PLANS whole plans, each
-    where the guess — each device's, moved by what it missed at the plans made whole either side — puts the edge
-    (boundary.bracket_predicted). The answer starts (a whole plan, or PIVOT_CTX's, says so); where the plans left
-    did not close the bracket, it is within the bracket's width of the exact edge, and --explain says by how many
-    tokens. None where the runtime has no guess or the top passes or PIVOT_CTX fails: largest_guided goes on from
-    the same plans (kept in probe)."""
+    and PIVOT_CTX planned as largest_guided plans them, then between them at most GUIDED_PLANS whole plans
+    (boundary.edge_confirmed): the first where the guess puts the edge — the sketch on GPUs shrunk by the compute
+    buffers it missed at PIVOT_CTX, each device moved by what it missed at the nearest plan below that started —
+    then galloping from it and bisecting. The answer starts (a whole plan, or PIVOT_CTX's, says so); where the plans
+    did not close the bracket, the exact edge is within its width, and --explain says by how many tokens. None where
+    the runtime has no guess or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept
+    in probe)."""
     guide = getattr(runtime, "context_guide", None)
     pivot = PIVOT_CTX // granule
     if guide is None or not lo < pivot < top or probe(top)[0] or not probe(pivot)[0]:
@@ -136,9 +141,9 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
 
     # each GPU shrunk by the compute buffer the sketch missed on it at PIVOT_CTX (its fitted phases against the
     # traced graph's), so the sketch's --fit fills the same room and moves layers where the plan's does
-    by_index = [w.compute - s.compute for w, s in zip(whole(pivot), sketch(pivot * granule, targets))]
-    shrunk = [replace(t, capacity=t.capacity - by_index[i]) if t.kind != "cpu" and i < len(by_index) else t
-              for i, t in enumerate(targets)]
+    missed = iter([w.compute - s.compute for w, s in zip(whole(pivot), sketch(pivot * granule, targets))
+                   if w.kind != "cpu"])       # the plan's GPUs, in the targets' order
+    shrunk = [replace(t, capacity=t.capacity - next(missed, 0)) if t.kind != "cpu" else t for t in targets]
 
     def predicted(n: int) -> float:
         # the shrunk sketch, each device moved by what it missed at the nearest context below n that passed (a plan
