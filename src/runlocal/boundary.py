@@ -154,6 +154,32 @@ def largest_predicted(lo: int, hi: int, passes: Callable[[int], bool], predicted
     return a
 
 
+def edge_confirmed(a: int, b: int, passes: Callable[[int], bool], predicted: Callable[[int], float], *,
+                   most: int) -> tuple[int, int]:
+    """At most ``most`` probes between a (passing, or taken to) and b (failing) where ``predicted`` (a guess of the
+    room, assumed decreasing) is near right: the first at its edge, then galloping from there by 1, 2, 4, …
+    steps — up while the probes pass, down while they fail — until one passes and one fails, then bisecting what
+    is left. Returns the bracket (a, b): passes(a) (or a as given), not passes(b); for a monotone ``passes`` the
+    edge is in [a, b − 1], a itself where b = a + 1. Only the probes decide what is returned; the guess chooses
+    where they are."""
+    g = min(max(_predicted_edge(a, b, predicted), a + 1), b - 1)
+    step, seen = 1, set()
+    for _ in range(most):
+        if b - a <= 1:
+            break
+        ok = passes(g)
+        seen.add(ok)
+        if ok:
+            a = g
+        else:
+            b = g
+        g = g + step if ok else g - step     # gallop on from the last probe, each step twice the one before
+        step *= 2
+        if len(seen) == 2 or not a < g < b:  # bracketed by the probes (or past an end): bisect what is left
+            g = (a + b + 1) // 2
+    return a, b
+
+
 def _predicted_edge(a: int, b: int, predicted: Callable[[int], float]) -> int:
     """The largest n in [a, b − 1] whose predicted room is ≥ 0 (a when none is): interpolation on the room,
     alternating with bisection so a bent room costs at most twice log2(b − a) guesses."""
@@ -175,4 +201,4 @@ def _predicted_edge(a: int, b: int, predicted: Callable[[int], float]) -> int:
     return lo
 
 
-__all__ = ["Probe", "Room", "largest_guided", "largest_predicted"]
+__all__ = ["Probe", "Room", "edge_confirmed", "largest_guided", "largest_predicted"]

@@ -11,11 +11,12 @@ answer is then).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from .boundary import Room, largest_guided, largest_predicted
+from .boundary import Room, edge_confirmed, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
-from .runtimes import Allocation, Runtime, Settings, Step, Target
+from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 from .runtimes.base import largest
 from .verdict import TIGHT_SHARE, fits, verdict
 
@@ -26,6 +27,11 @@ POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per 
 # fit_params_min_ctx) and Ollama's default num_ctx below 23 GiB of VRAM, so the plan the user asked for is often this
 # one, made already; and a lower end of the bracket far nearer most edges than 256 tokens
 PIVOT_CTX = 4096
+# the most whole plans the max-context search makes between PIVOT_CTX and the top where the runtime guesses each
+# device's room (llama.cpp's --fit over several GPUs: each plan ~20 graph simulations, 0.5–2 s on a loaded machine;
+# the API answers at 20 s): the sketch's edge, then one cache step past it (the exact edge where both agree), then one
+# more where the sketch missed
+GUIDED_PLANS = 4
 
 
 def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -55,7 +61,11 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     that every shorter -c starts, takes a plan at every cache step (a --fit search each: hundreds of plans, seconds,
     where the search makes about ten). An edge from fixed points is one figure a user can ask for and see start,
     and the first cache step past it fails; --explain (context_search_step) lists the plans and says so where the
-    context asked lies on the other side of it."""
+    context asked lies on the other side of it.
+    Where the runtime sketches its plan cheaply (context_guide: llama.cpp's --fit over several GPUs, each plan a
+    whole --fit), the bracket between PIVOT_CTX and the top gets at most GUIDED_PLANS plans: the answer still starts
+    and every context planned above it failed, but the first failing one may lie more than one cache step above it —
+    --explain states by how many tokens the exact edge may lie above the answer (0 where the plans closed it)."""
 
     def passes(n: int) -> bool:
         passed = ok(runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets))
@@ -105,36 +115,50 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
                        targets: list[Target], granule: int, lo: int, top: int,
                        probe: Callable[[int], tuple[bool, Room]], answered: dict[int, tuple[bool, Room]],
                        how: list[str] | None) -> int | None:
-    """The longest context where the runtime offers a cheap guess of the room (its context_guide: llama.cpp's --fit
-    over several GPUs, where each plan is a whole --fit): the top and PIVOT_CTX planned as largest_guided plans
-    them, then between them boundary.largest_predicted — each plan where the guess puts the edge, the edge
-    confirmed by two plans (one that passes, the next cache step failing). None where the runtime has no guess
-    or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept in probe)."""
+    """The longest context where the runtime offers a cheap guess of each device's room (its context_guide:
+    llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): the top
+    and PIVOT_CTX planned as largest_guided plans them, then between them at most GUIDED_PLANS whole plans
+    (boundary.edge_confirmed): the first where the guess puts the edge — the sketch on GPUs shrunk by the compute
+    buffers it missed at PIVOT_CTX, each device moved by what it missed at the nearest plan below that started —
+    then galloping from it and bisecting. The answer starts (a whole plan, or PIVOT_CTX's, says so); where the plans
+    did not close the bracket, the exact edge is within its width, and --explain says by how many tokens. None where
+    the runtime has no guess or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept
+    in probe)."""
     guide = getattr(runtime, "context_guide", None)
     pivot = PIVOT_CTX // granule
     if guide is None or not lo < pivot < top or probe(top)[0] or not probe(pivot)[0]:
         return None
-    room = guide(model, weights, settings, targets)
-    if room is None:
+    sketch = guide(model, weights, settings, targets)
+    if sketch is None:
         return None
-    if how is not None:
-        how.append(f"between {PIVOT_CTX:,} and the top, each plan where a sketch of --fit (its probes sized "
-                   "with the fitted compute phases, no graph traced), moved by what it missed at the plans either side, "
-                   "puts the edge; the edge confirmed by a plan either side")
+
+    def rooms(devices: tuple[DeviceMemory, ...]) -> list[float]:
+        return [d.capacity - d.total if d.capacity > 0 else float("inf") for d in devices]
+
+    def whole(n: int) -> tuple[DeviceMemory, ...]:
+        # a plan made already (probe's; allocate is memoized)
+        return runtime.allocate(model, weights, settings.with_(ctx=n * granule), targets).devices
+
+    # each GPU shrunk by the compute buffer the sketch missed on it at PIVOT_CTX (its fitted phases against the
+    # traced graph's), so the sketch's --fit fills the same room and moves layers where the plan's does
+    missed = iter([w.compute - s.compute for w, s in zip(whole(pivot), sketch(pivot * granule, targets))
+                   if w.kind != "cpu"])       # the plan's GPUs, in the targets' order
+    shrunk = [replace(t, capacity=t.capacity - next(missed, 0)) if t.kind != "cpu" else t for t in targets]
 
     def predicted(n: int) -> float:
-        # the guess, moved by what it missed (the plan's least room less the guess's) at the contexts planned whole
-        # either side of n: interpolated between the nearest two, else the nearest one's
-        missed = sorted((m, min(r.values()) - room(m * granule)) for m, (_, r) in answered.items()
-                        if isinstance(r, dict) and r)
-        below = [x for x in missed if x[0] <= n]
-        above = [x for x in missed if x[0] > n]
-        if below and above:
-            (m0, d0), (m1, d1) = below[-1], above[0]
-            return room(n * granule) + d0 + (d1 - d0) * (n - m0) / (m1 - m0)
-        near = below[-1:] or above[:1]
-        return room(n * granule) + (near[0][1] if near else 0)
-    return largest_predicted(pivot, top, lambda n: probe(n)[0], predicted, lo_passes=True)
+        # the shrunk sketch, each device moved by what it missed at the nearest context below n that passed (a plan
+        # made whole: PIVOT_CTX at least); the least room of them
+        base = max(m for m, (ok, _) in answered.items() if ok and m <= n)
+        return min(r + w - r0 for r, w, r0 in zip(rooms(sketch(n * granule, shrunk)), rooms(whole(base)),
+                                                  rooms(sketch(base * granule, shrunk))))
+    edge, failing = edge_confirmed(pivot, top, lambda n: probe(n)[0], predicted, most=GUIDED_PLANS)
+    if how is not None:
+        how.append(f"between {PIVOT_CTX:,} and the top, the largest that starts, searched on runlocal's sketch of "
+                   "--fit (its probes sized with the fitted compute phases, no graph traced; each GPU shrunk by the "
+                   f"compute buffer it missed at {PIVOT_CTX:,}, each device moved by what it missed at the nearest "
+                   "plan below that started) and confirmed by whole plans; within "
+                   f"{(failing - edge - 1) * granule:,} tokens of the exact edge ({failing * granule:,} does not start)")
+    return edge
 
 
 def context_search_step(tried: list[tuple[int, bool]], longest: int | None, passing: str, failing: str, *,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from runlocal.boundary import largest_guided, largest_predicted
+from runlocal.boundary import edge_confirmed, largest_guided, largest_predicted
 from runlocal.check import check
 from runlocal.request import CheckRequest
 from runlocal.runtimes.base import largest
@@ -124,6 +124,48 @@ def test_the_predicted_search_ends_where_the_bisection_ends_whatever_the_predict
             assert lo not in asked
         if shape == "exact" and lo < edge < hi:
             assert len(set(asked)) <= 4, (asked, edge)       # lo, hi, then the edge from both sides
+
+
+def test_the_capped_search_brackets_the_edge_with_its_own_probes_whatever_the_guess_says():
+    # the max-context search over several GPUs makes at most a few whole --fit plans: what it answers must pass (a
+    # probe said so, or it is the bracket's given lower end), the upper end must fail (a probe, or the given end),
+    # and no probe beyond the cap; the exact edge of a monotone predicate lies in [a, b - 1]
+    rng = random.Random(1727)
+    for _ in range(3000):
+        a0 = rng.randint(0, 20)
+        b0 = a0 + rng.randint(1, 600)
+        edge = rng.randint(a0, b0 - 1)          # a0 passes (taken to), b0 fails
+        most = rng.randint(1, 6)
+        miss = rng.randint(-40, 40)
+
+        def predicted(n, edge=edge, miss=miss):
+            return (edge + miss + 0.5 - n) * 1e6 if miss < 35 else rng.uniform(-1e9, 1e9)
+
+        asked: list[int] = []
+
+        def passes(n: int, edge=edge, asked=asked) -> bool:
+            asked.append(n)
+            return n <= edge
+
+        a, b = edge_confirmed(a0, b0, passes, predicted, most=most)
+        assert len(asked) <= most and all(a0 < n < b0 for n in asked)
+        assert a0 <= a <= edge < b <= b0 and (a == a0 or a in asked) and (b == b0 or b in asked), (a0, b0, edge, a, b)
+
+
+def test_the_capped_search_gallops_from_the_guess_by_hand():
+    # the guess puts the edge at 34 (three steps short of the true 37, as the sketch of --fit is for deepseek-v3 on
+    # four RTX 3090s); by hand: 34 passes, 34 + 1 = 35 passes, 35 + 2 = 37 passes, 37 + 4 = 41 fails -> (37, 41)
+    asked: list[int] = []
+
+    def passes(n: int) -> bool:
+        asked.append(n)
+        return n <= 37
+    assert edge_confirmed(16, 640, passes, lambda n: 34.5 - n, most=4) == (37, 41)
+    assert asked == [34, 35, 37, 41]
+    # a guess three steps long: 40 fails, 39 fails, 37 passes (bracketed: bisect), 38 fails -> (37, 38), exact
+    asked.clear()
+    assert edge_confirmed(16, 640, passes, lambda n: 40.5 - n, most=4) == (37, 38)
+    assert asked == [40, 39, 37, 38]
 
 
 def _ngl(plan) -> int:

@@ -445,12 +445,14 @@ class LlamaCpp:
             return None
 
     def context_guide(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
-                      targets: list[Target]) -> Callable[[int], float] | None:
-        """A cheap guess of a plan's least room at a context, for search.longest_context where --fit places the
-        layers over several GPUs at each context (a whole --fit: some twenty compute-graph simulations, 1–2 s): the
-        same --fit, its probes sized with the fitted compute phases instead of the traced graph (simulate_graph
-        False: no simulation), so the guess steps where --fit moves layers as the plan does. Only guides: the search
-        moves the guess by what it missed at the nearest plan made whole, and its plans decide.
+                      targets: list[Target]) -> Callable[[int, list[Target]], tuple[DeviceMemory, ...]] | None:
+        """A cheap guess of the plan at a context, for search.longest_context where --fit places the layers over
+        several GPUs at each context (a whole --fit: some twenty compute-graph simulations, 1–2 s): the same --fit,
+        its probes sized with the fitted compute phases instead of the traced graph (simulate_graph False: no
+        simulation), so the guess steps where --fit moves layers as the plan does; its devices, in the plan's order
+        (the GPUs sit near --fit's margin at every context; the host's room falls in steps, a layer's experts each).
+        Asked on the targets given (the search shrinks each GPU by the compute buffer the sketch missed there at a
+        plan made whole, so the sketch moves layers where the plan does). Only guides: the whole plans decide.
         None where --fit does not place the layers over several GPUs or the host's RAM is not known."""
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
@@ -461,10 +463,9 @@ class LlamaCpp:
         sketch = copy(self)
         sketch.simulate_graph = False
 
-        def least_room(ctx: int) -> float:
-            devices = sketch.allocate(model, weights, settings.with_(ctx=ctx), targets).devices
-            return min(d.capacity - d.total for d in devices if d.capacity > 0)
-        return least_room
+        def devices(ctx: int, on: list[Target]) -> tuple[DeviceMemory, ...]:
+            return sketch.allocate(model, weights, settings.with_(ctx=ctx), on).devices
+        return devices
 
     def _layer_outcomes(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
                         targets: list[Target]) -> LaunchView | None:
