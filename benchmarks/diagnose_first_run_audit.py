@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,7 +35,6 @@ _MISS = re.compile(r"^\s+(\S+)\s+expected (\S+)\s+got (\S+)")
 # run in a subprocess on one old tree: each text's answer, and whether refine_cuda_oom answered by its last step
 _REPLAY = r'''
 import inspect, json, sys
-sys.path.insert(0, sys.argv[1])
 from runlocal.diagnose import diagnose_text
 refine = next(getattr(m, "refine_cuda_oom") for n, m in list(sys.modules.items())
               if n.startswith("runlocal.diagnose") and hasattr(m, "refine_cuda_oom"))
@@ -142,14 +142,15 @@ def replay(n: int, workdir: Path) -> dict[str, dict]:
     archive = subprocess.run(["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     files = [str(p) for p in (CORPUS / f"round{n}.jsonl", CORPUS / f"round{n}_pages.jsonl") if p.exists()]
+    # the old tree first on the path through the environment (PYTHONPATH precedes site-packages' editable install)
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     done = subprocess.run([sys.executable, "-c", _REPLAY, str(tree / "src"), *files],
-                          capture_output=True, text=True, check=True, cwd=workdir)
+                          capture_output=True, text=True, check=True, cwd=workdir, env=env)
     return json.loads(done.stdout)
 
 
 def today(texts: dict[str, str]) -> dict[str, tuple[str, bool]]:
     """Each text answered by this tree, and whether refine_cuda_oom answered by its last (no-evidence) step."""
-    sys.path.insert(0, str(ROOT / "src"))
     from runlocal.diagnose import classify, cuda_oom, diagnose_text
 
     seen: dict[str, bool] = {}

@@ -54,3 +54,20 @@ def check_json(*args: str) -> dict:
     r = run_cli("check", *args, "--json")
     assert r.returncode in (0, 1), r.stderr
     return json.loads(r.stdout)
+
+
+# runtime variables a user's shell may hold that would change a subprocess's answer
+_RUNTIME_VARIABLES = ("RUNLOCAL_DEBUG", "RUNLOCAL_DB_URL", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
+                      "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_GPU_OVERHEAD")
+
+
+def offline_process_env(home, src: str) -> dict[str, str]:
+    """The environment a `runlocal` / `runlocal mcp` subprocess test runs in: offline, a benchmark store of its own
+    under ``home`` (so the CLI and a server see the same, no, measurements), this tree's ``src`` first, none of the
+    runtime variables above."""
+    import os
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": str(home), "PYTHONPATH": src, "COLUMNS": "120"}
+    for name in _RUNTIME_VARIABLES:
+        env.pop(name, None)
+    return env

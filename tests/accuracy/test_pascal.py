@@ -2,6 +2,7 @@
 rule committed before any query (measurements/speed/held_out/pascal_queries.md), all held out (nothing is fitted),
 scored once (pascal_first_run.txt)."""
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -41,7 +42,9 @@ def test_the_prompt_row_takes_the_dp4a_mmq_path():
 
 
 def test_first_run_is_what_the_committed_constants_give():
-    # scored once; no constant changed after it: the figures the file recorded are today's predictions
+    # scored once; the prompt's constants have not changed since, so its recorded figure is today's prediction. The
+    # decode was scored on the GDDR entry; since session 17 a P40 decodes at the GDDR5X class's share
+    # (speed.PRE_VOLTA_SIBLING): the recorded figure is that of the entry the first run used, the row's variant cleared
     text = FIRST.read_text()
     recorded = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in
                 re.finditer(r"^tesla-p40\s+6\.1\s+(pp512|tg128)\s+\S+\s+([\d.]+)\s+([\d.]+)", text, re.M)}
@@ -49,4 +52,5 @@ def test_first_run_is_what_the_committed_constants_give():
     for r in build_rows(load_held_out("pascal")):
         measured, predicted = recorded[r.rec["test"]]
         assert r.measured == measured
-        assert round(predict_row(r, S.FIT, S.SPLIT_OVERHEAD_MS), 2) == predicted
+        as_scored = dataclasses.replace(r, variant=None) if r.kind == "tg" else r
+        assert round(predict_row(as_scored, S.FIT, S.SPLIT_OVERHEAD_MS), 2) == predicted

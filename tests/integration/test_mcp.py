@@ -5,7 +5,6 @@ tool error naming the field while the server keeps answering."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import subprocess
@@ -23,18 +22,15 @@ pytest.importorskip("mcp")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.asking import offline_process_env
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     # offline, an empty benchmark store of its own: the CLI and the server see the same (no) measurements
-    home = tmp_path_factory.mktemp("home")
-    e = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": str(home), "PYTHONPATH": SRC, "COLUMNS": "120"}
-    for k in ("RUNLOCAL_DEBUG", "RUNLOCAL_DB_URL", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
-              "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_GPU_OVERHEAD"):
-        e.pop(k, None)
-    return e
+    return offline_process_env(tmp_path_factory.mktemp("home"), SRC)
 
 
 def cli_json(env, *args, stdin=None):

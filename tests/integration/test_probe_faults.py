@@ -98,7 +98,11 @@ def test_submit_sends_the_result_to_a_runlocal_server(tmp_path):
     with runlocal_serve({**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"}) as (base, _):
         with fake_server(n_ctx=1024) as (url, _):
             r = subprocess.run([sys.executable, "-m", "runlocal.cli", "probe", "--url", url, "--max-concurrency", "2",
-                                "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--json"],
+                                "--max-tokens", "4", "--device", "rtx 4090", "--submit", base, "--json",
+                                # a stored row must name a model (the fake server's id names none); a Hub repo id,
+                                # not a catalog model, whose figures would be checked against the card's bandwidth
+                                # (the fake server decodes as fast as a loop): as test_store_cli's probe test does
+                                "--model", "someone/probe-model"],
                                capture_output=True, text=True, env=env, timeout=60)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["submitted"] is True

@@ -7,12 +7,13 @@ vLLM's own format instead of refusing a GGUF type nobody typed."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.asking import offline_process_env
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 TAG = "gpt-oss:20b"
@@ -20,12 +21,7 @@ TAG = "gpt-oss:20b"
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    e = {**os.environ, "HF_HUB_OFFLINE": "1", "RUNLOCAL_HOME": str(home), "PYTHONPATH": SRC, "COLUMNS": "120"}
-    for k in ("RUNLOCAL_DEBUG", "RUNLOCAL_DB_URL", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
-              "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_GPU_OVERHEAD"):
-        e.pop(k, None)
-    return e
+    return offline_process_env(tmp_path_factory.mktemp("home"), SRC)
 
 
 def _cli(env, *args):
