@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from runlocal.testing.browser import CHROMIUM_FLAGS, chromium_path, running_app
+from runlocal.testing.browser import running_app
 
 pytestmark = pytest.mark.browser
 
@@ -71,18 +71,6 @@ def base_url():
 
     with running_app(served_app()) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium_path()
-    if not exe:
-        pytest.skip("Debian chromium is not installed and cannot be installed here")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("size", list(SIZES))

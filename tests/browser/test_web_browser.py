@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from runlocal.testing.browser import CHROMIUM_FLAGS, chromium_path, running_app
+from runlocal.testing.browser import running_app
 
 
 def expect(target):
@@ -53,18 +53,6 @@ def base_url(tmp_path_factory):
     app = served_app(store_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'b.sqlite3'}", admin_token="x")
     with running_app(app) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium_path()
-    if not exe:
-        pytest.skip("Debian chromium is not installed and cannot be installed here")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
 
 
 class Watched:
