@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..kv import normalize_cache_type
 from ..memo import per_model
@@ -208,6 +209,19 @@ def automatic_batch(ctx_total: int, predicted: int, available: int, *, flash_off
     return batch
 
 
+
+class _OnLlamaServer:
+    """An attribute of the LlamaCpp planner an Ollama planner launches (``self._llama``), read and set there."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj._llama, self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        setattr(obj._llama, self.name, value)
+
 class Ollama:
     """Ollama planner. Server environment that ``Settings`` does not carry is given here:
     ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes)."""
@@ -228,49 +242,15 @@ class Ollama:
         # the library's DeepSeek blobs lack key_length_mla: every head's K/V in every release
         self._llama.mla_file_rule = library_mla_cache
 
-    @property
-    def output_cap(self) -> bool:
-        """llama-server's output cap (PR #23861) in the llama-server Ollama launches."""
-        return self._llama.output_cap
-
-    @output_cap.setter
-    def output_cap(self, value: bool) -> None:
-        self._llama.output_cap = value
-
-    @property
-    def kq_mask_f16(self) -> bool:
-        """f16 KQ mask inputs (llama.cpp PR #23764) in the llama-server Ollama launches; False: f32 and a cast."""
-        return self._llama.kq_mask_f16
-
-    @kq_mask_f16.setter
-    def kq_mask_f16(self, value: bool) -> None:
-        self._llama.kq_mask_f16 = value
-
-    @property
-    def gdn(self) -> str:
-        """The delta nets of the llama-server Ollama launches (runtimes/versions.py llamacpp_gdn, by its build)."""
-        return self._llama.gdn
-
-    @gdn.setter
-    def gdn(self, value: str) -> None:
-        self._llama.gdn = value
-
-    @property
-    def mla_cache(self) -> str:
-        """What the llama.cpp under this release caches of an MLA layer (runtimes/versions.py ollama_mla_cache)."""
-        return self._llama.mla_cache
-
-    @mla_cache.setter
-    def mla_cache(self, value: str) -> None:
-        self._llama.mla_cache = value
-
-    @property
-    def mla_cache_why(self) -> str:
-        return self._llama.mla_cache_why
-
-    @mla_cache_why.setter
-    def mla_cache_why(self, value: str) -> None:
-        self._llama.mla_cache_why = value
+    # what the llama-server this release launches was built with, read and set on it (runtimes/__init__ sets them by
+    # the release's build): llama-server's output cap (PR #23861); f16 KQ mask inputs (PR #23764; False: f32 and a
+    # cast); its delta nets (versions.py llamacpp_gdn); what it caches of an MLA layer and why (versions.py
+    # ollama_mla_cache)
+    output_cap = _OnLlamaServer()
+    kq_mask_f16 = _OnLlamaServer()
+    gdn = _OnLlamaServer()
+    mla_cache = _OnLlamaServer()
+    mla_cache_why = _OnLlamaServer()
 
     def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
         """LlamaCpp.flash_blocked at the build whose kernels this release runs (runtimes/mla_flash.py)."""
