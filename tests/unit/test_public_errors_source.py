@@ -39,6 +39,8 @@ def test_the_corpus_pages_off_github_are_admitted_by_their_own_urls():
     ("https://github.com/vllm-project/vllm/pull/2666", "vllm-project/vllm"),
     ("https://discuss.huggingface.co/t/cpu-offloading-error-scenario/175522", "discuss.huggingface.co"),
     ("https://www.tobias-weiss.org/articles/ai/dgx-spark-vllm-oom-debugging/", "tobias-weiss.org (blog)"),
+    ("https://github.com/IyLias/ml-trouble-shooting/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/pytorch/errors.md",
+     "IyLias/ml-trouble-shooting"),                                        # a file at a commit (round 57)
 ])
 def test_threads_and_pages_cite(source, project):
     assert corpus.source_problem(_rec(source, project)) is None
@@ -50,6 +52,8 @@ def test_threads_and_pages_cite(source, project):
     ("https://discuss.huggingface.co", "discuss.huggingface.co", "not a GitHub"),                  # no page
     ("http://discuss.huggingface.co/t/x/1", "discuss.huggingface.co", "not a GitHub"),             # not https
     ("https://discuss.huggingface.co/t/x/1", "reddit.com", "does not name the page's host"),
+    ("https://github.com/a/b/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/x.md", "c/d", "file's repository a/b"),
+    ("https://github.com/a/b/blob/e1ddaba/x.md", "a/b", "not a GitHub"),                      # a short commit
 ])
 def test_urls_that_cite_no_paste_are_refused(source, project, says):
     assert says in (corpus.source_problem(_rec(source, project)) or "")

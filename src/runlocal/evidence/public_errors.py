@@ -256,14 +256,22 @@ URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull|discussion
 # https, a host and a path (a site's front page cites no paste), and the record's project names that host (less
 # "www."), so the per-project counts say where the text came from. A github.com URL must be a thread (URL above).
 PAGE = re.compile(r"https://(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})/\S+$", re.I)
+# A file committed to a repository (a notebook's stored output, a committed log, a README quoting a failure; rounds
+# 57+) is cited by its blob URL at a full commit, so the text cited cannot change; the project is that repository.
+FILE = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/blob/[0-9a-f]{40}/\S+$", re.I)
 
 
 def source_problem(rec: dict) -> str | None:
-    """Why the record's ``source`` is no citation of its text, or None: a GitHub issue / PR / discussion URL, or a
-    page's https URL whose host the ``project`` field begins with."""
+    """Why the record's ``source`` is no citation of its text, or None: a GitHub issue / PR / discussion URL, a file
+    at a full commit of the repository the ``project`` field names, or a page's https URL whose host the ``project``
+    field begins with."""
     src = rec["source"]
     if URL.match(src):
         return None
+    file = FILE.match(src)
+    if file:
+        same = str(rec["project"]).lower() == file.group(1).lower()
+        return None if same else f"project {rec['project']!r} does not name the file's repository {file.group(1)}"
     page = PAGE.match(src)
     if not page or page.group(1).lower() == "github.com":
         return f"source is not a GitHub issue/PR URL nor a page's https URL: {src}"
