@@ -116,8 +116,9 @@ def main(argv: list[str]) -> int:
     keys, texts = corpus({ROUND, PAGES})
     if argv:
         for arg in argv:
-            key = thread_key(arg if "/" in arg and "#" not in arg else "https://github.com/"
-                             + arg.replace("#", "/issues/"))
+            # a URL as given (a page's section anchor '#…' kept); owner/name#N as a GitHub thread
+            key = thread_key(arg if arg.startswith("https://") or ("/" in arg and "#" not in arg)
+                             else "https://github.com/" + arg.replace("#", "/issues/"))
             print(key, "->", keys.get(key, "not in the corpus"))
         return 0
     ids = set()
