@@ -1,13 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 54 and 55 together — round 54 collected by collect54 from GitHub
-Discussions and threads not written in English (5 texts, 3 memory failures and 2 look-alikes;
-held_out/round54_queries.md), round 55 by collect55 from failures posted against 2026's builds and models (10 texts, 1
-memory failure and 9 look-alikes, one of them off GitHub; held_out/round55_queries.md) — each committed whole (03f7301,
-1482483) before rounds 52 and 53 joined tuning, committed before they were scored, and scored once in one run, each on
-its own line (by diagnose52: FIRST_RUNS);
-rounds 1-53 are tuning data, see
+measurements/public_errors/held_out/: rounds 56-59 together, session 18 — 51 texts, 22 memory failures and 29
+look-alikes, from sources the issue trackers do not reach: documentation and Hugging Face model discussions (round 56,
+collect56), files committed to repositories (57, collect57), notebooks' stored outputs and committed run logs (58,
+collect58), model discussions with a wider cause test (59, collect59) — each committed whole before rounds 54 and 55
+joined tuning, committed before they were scored, and scored once in one run, each on its own line (FIRST_RUNS);
+rounds 1-55 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
