@@ -73,7 +73,25 @@ def estimate_now(model: ModelSpec, quant: str | None) -> WeightEstimate:
             how += (f" (the {model.vision_params:,}-parameter vision/audio tower is left out: convert_hf_to_gguf.py"
                     " writes it to a separate --mmproj file)")
         return WeightEstimate(quant.upper(), total, by_type, how, "src/llama-quant.cpp")
-    return estimate_weights(model, quant)
+    return estimate_weights(with_published_excludes(model, quant), quant)
+
+
+def with_published_excludes(model: ModelSpec, quant: str) -> ModelSpec:
+    """A catalog model planned in a format whose checkpoint lists what it keeps unquantized (NVFP4: ModelOpt's
+    exclude_modules, compressed-tensors' ignore): the published checkpoint's list (data/published_checkpoints.json
+    ``exclude``), else the format's documented default (``default_exclude``: what ModelOpt's or llm-compressor's recipe
+    leaves out). A checkpoint stored in the format keeps the list its own files name."""
+    from .quant.formats import EXCLUDE_LIST_FORMATS
+    from .runtimes.published import _data, published_checkpoint
+
+    q = quant.lower()
+    if q not in EXCLUDE_LIST_FORMATS or model.quant_exclude or (model.file_quant or "").lower() == q:
+        return model
+    entry = published_checkpoint(model, q)
+    fmt = _data("published_checkpoints.json")["formats"].get(q, {})
+    exclude = (entry or {}).get("exclude") if entry and entry["format"] == q else None
+    exclude = exclude or fmt.get("default_exclude")
+    return replace(model, quant_exclude=tuple(exclude)) if exclude else model
 
 
 def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
@@ -233,6 +251,7 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
     if made and not stored.startswith(made):
         return settings.with_(quant=made), (Step(
             "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and {engine} cannot "
-            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first "
-            "with llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
+            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first with "
+            + ("NVIDIA ModelOpt or llm-compressor" if made == "nvfp4" else "llm-compressor or AutoAWQ / GPTQModel"), "",
+            "data/published_checkpoints.json"),)
     return settings, ()
