@@ -252,6 +252,6 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
         return settings.with_(quant=made), (Step(
             "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and {engine} cannot "
             f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first with "
-            + ("NVIDIA ModelOpt or llm-compressor" if made == "nvfp4" else "llm-compressor or AutoAWQ / GPTQModel"), "",
+            + ("NVIDIA ModelOpt or llm-compressor" if made == "ct-nvfp4" else "llm-compressor or AutoAWQ / GPTQModel"), "",
             "data/published_checkpoints.json"),)
     return settings, ()

@@ -135,11 +135,12 @@ QUANT_FORMATS = {
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
     "modelopt-fp8": ("ModelOpt FP8: fp8 e4m3 weights, an f32 weight and input scale per tensor", _modelopt_fp8, True),
     "modelopt-nvfp4": ("ModelOpt NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4, True),
-    # compressed-tensors nvfp4-pack-quantized (llm-compressor scheme "NVFP4", RedHatAI "-NVFP4"): weight_packed (two
+    # compressed-tensors nvfp4-pack-quantized (llm-compressor scheme "NVFP4", RedHatAI "-NVFP4"; "ct-" keeps it apart from
+    # llama.cpp's GGUF type NVFP4, which --quant nvfp4 names on llama.cpp and Ollama): weight_packed (two
     # e2m1 a byte), an fp8 e4m3 weight_scale per 16 inputs, f32 weight_global_scale and input_global_scale — the bytes of
     # ModelOpt's layout (vllm/model_executor/layers/quantization/compressed_tensors/schemes/
     # compressed_tensors_w4a4_nvfp4.py CompressedTensorsW4A4Fp4.create_weights)
-    "nvfp4": ("compressed-tensors NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4,
+    "ct-nvfp4": ("compressed-tensors NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4,
               True),
 }
 # ModelOpt checkpoints quantize every Linear vLLM builds — lm_head and MoE routers included — unless
@@ -148,7 +149,7 @@ MODELOPT_FORMATS = frozenset({"modelopt-fp8", "modelopt-nvfp4"})
 # Formats whose checkpoint names what it keeps unquantized (ModelOpt exclude_modules, compressed-tensors ignore): every
 # Linear — lm_head and MoE routers included — is quantized unless the list names it; llm-compressor's recipes quantize
 # targets="Linear" but the ignore list (examples/quantization_w4a4_fp4)
-EXCLUDE_LIST_FORMATS = MODELOPT_FORMATS | {"nvfp4"}
+EXCLUDE_LIST_FORMATS = MODELOPT_FORMATS | {"ct-nvfp4"}
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",
            "llm.int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 

@@ -144,16 +144,16 @@ def vllm_bnb_at_load(quant: str | None) -> bool:
 # --quant as users spell it → the formats it may name, least loss first
 FP8_FORMATS = ("fp8-block", "fp8-channel", "fp8")
 # NVIDIA's ModelOpt export (hf_quant_config.json quant_algo NVFP4) first, then compressed-tensors nvfp4-pack-quantized
-NVFP4_FORMATS = ("modelopt-nvfp4", "nvfp4")
+NVFP4_FORMATS = ("modelopt-nvfp4", "ct-nvfp4")
 QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_FORMATS, "fp8-channel": FP8_FORMATS,
                   "awq": ("awq",), "awq-int4": ("awq",), "awq-4bit": ("awq",), "gptq": ("gptq",),
                   "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq", "w4a16"),
                   "w4a16": ("w4a16",), "nvfp4": NVFP4_FORMATS, "modelopt-nvfp4": NVFP4_FORMATS,
-                  "modelopt_fp4": NVFP4_FORMATS}
+                  "modelopt_fp4": NVFP4_FORMATS, "ct-nvfp4": NVFP4_FORMATS}
 POOLED_RUNTIMES = ("vllm", "sglang")
 # formats made with calibration data (AutoAWQ, GPTQ / llm-compressor; NVFP4's activation global scales by ModelOpt or
 # llm-compressor), which vLLM cannot produce at load
-CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16", "nvfp4": "NVFP4"}
+CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16", "ct-nvfp4": "NVFP4"}
 
 
 def published_checkpoints(model: ModelSpec) -> list[dict[str, Any]]:
