@@ -73,25 +73,49 @@ def estimate_now(model: ModelSpec, quant: str | None) -> WeightEstimate:
             how += (f" (the {model.vision_params:,}-parameter vision/audio tower is left out: convert_hf_to_gguf.py"
                     " writes it to a separate --mmproj file)")
         return WeightEstimate(quant.upper(), total, by_type, how, "src/llama-quant.cpp")
-    return estimate_weights(with_published_excludes(model, quant), quant)
+    planned = with_published_excludes(model, quant)
+    return with_fp8_modules(planned, estimate_weights(planned, quant), published_layout(model, quant)[1])
 
 
-def with_published_excludes(model: ModelSpec, quant: str) -> ModelSpec:
-    """A catalog model planned in a format whose checkpoint lists what it keeps unquantized (NVFP4: ModelOpt's
-    exclude_modules, compressed-tensors' ignore): the published checkpoint's list (data/published_checkpoints.json
-    ``exclude``), else the format's documented default (``default_exclude``: what ModelOpt's or llm-compressor's recipe
-    leaves out). A checkpoint stored in the format keeps the list its own files name."""
+def published_layout(model: ModelSpec, quant: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(modules kept 16-bit, modules stored FP8) of the published checkpoint ``quant`` plans for a model planned in a
+    format whose checkpoint lists what it keeps unquantized (NVFP4: ModelOpt's exclude_modules, compressed-tensors'
+    ignore): the entry's ``exclude`` (else the format's documented ``default_exclude``: what ModelOpt's or
+    llm-compressor's recipe leaves out) and ``fp8`` (a ModelOpt MIXED_PRECISION export's per-tensor FP8 layers) in
+    data/published_checkpoints.json. Empty for a checkpoint stored in the format, which names its own."""
     from .quant.formats import EXCLUDE_LIST_FORMATS
     from .runtimes.published import _data, published_checkpoint
 
     q = quant.lower()
     if q not in EXCLUDE_LIST_FORMATS or model.quant_exclude or (model.file_quant or "").lower() == q:
-        return model
+        return (), ()
     entry = published_checkpoint(model, q)
-    fmt = _data("published_checkpoints.json")["formats"].get(q, {})
-    exclude = (entry or {}).get("exclude") if entry and entry["format"] == q else None
-    exclude = exclude or fmt.get("default_exclude")
-    return replace(model, quant_exclude=tuple(exclude)) if exclude else model
+    entry = entry if entry and entry["format"] == q else {}
+    exclude = entry.get("exclude") or _data("published_checkpoints.json")["formats"].get(q, {}).get("default_exclude")
+    return tuple(exclude or ()), tuple(entry.get("fp8", ()))
+
+
+def with_published_excludes(model: ModelSpec, quant: str) -> ModelSpec:
+    """The model with the published checkpoint's 16-bit and FP8 modules out of the format's Linears (published_layout;
+    with_fp8_modules then counts the FP8 ones at a byte a weight)."""
+    exclude, fp8 = published_layout(model, quant)
+    return replace(model, quant_exclude=exclude + fp8) if exclude or fp8 else model
+
+
+def with_fp8_modules(model: ModelSpec, est: WeightEstimate, fp8: tuple[str, ...]) -> WeightEstimate:
+    """A MIXED_PRECISION checkpoint's FP8 Linears (counted 16-bit by estimate_weights) at ModelOpt FP8's per-tensor
+    layout: a byte a weight + an f32 weight_scale and input_scale (quant/formats.py _modelopt_fp8)."""
+    from .quant.formats import LINEAR_ROLES, _modelopt_fp8, excluded
+
+    if not fp8:
+        return est
+    fp8_tensors = [t for t in model.tensors if t.role in LINEAR_ROLES and len(t.shape) >= 2 and excluded(t.name, fp8)]
+    stored, as_16bit = sum(_modelopt_fp8(t) for t in fp8_tensors), sum(2 * t.numel for t in fp8_tensors)
+    by_kind = {**est.by_kind, "fp8 linear": stored}
+    by_kind["16-bit other"] = by_kind.get("16-bit other", 0) - as_16bit
+    return replace(est, total=est.total - as_16bit + stored, by_kind=by_kind,
+                   formula=est.formula + f"; {len(fp8_tensors):,} Linears the checkpoint stores as FP8 (MIXED_PRECISION) "
+                   "at a byte a weight + f32 weight and input scales")
 
 
 def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:

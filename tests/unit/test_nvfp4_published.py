@@ -45,7 +45,7 @@ def test_minimax_m2_redhat_nvfp4_keeps_router_and_head() -> None:
     settings, steps = with_default_quant(model, Settings(runtime="sglang", quant="NVFP4"))
     assert settings.quant == "ct-nvfp4" and "RedHatAI/MiniMax-M2-NVFP4" in steps[0].formula
     assert estimate(model, settings.quant).total == want
-    # a serving recipe lists 138 GB minimum VRAM for this repo; the weights alone are 130.4 GB
+    # the vLLM recipe (recipes.vllm.ai/MiniMaxAI/MiniMax-M2) lists 138 GB minimum VRAM for this repo; weights 130.5 GB
     assert 125e9 < want < 138e9
 
 
@@ -65,3 +65,30 @@ def test_nvfp4_gpus_by_engine_and_release() -> None:
     assert kernel_check("ct-nvfp4", turing)[0] is not None                        # Marlin FP4 needs cc ≥ 8.0
     assert kernel_check("modelopt-nvfp4", hopper, "sglang")[0] is not None     # SGLang: min capability 100
     assert kernel_check("modelopt-nvfp4", blackwell, "sglang") == (None, None)
+
+
+def test_qwen3_6_27b_nvidia_mixed_precision_by_hand() -> None:
+    # nvidia/Qwen3.6-27B-NVFP4 is a ModelOpt MIXED_PRECISION export: MLP Linears NVFP4, the attention projections FP8
+    # per tensor (vllm-project/vllm#47215, recipes PR #663). config.json (Qwen/Qwen3.6-27B): hidden 5120, 64 layers of
+    # which 16 full attention (q+gate 12288, k / v 1024, o from 6144) and 48 Gated DeltaNet (in_proj_qkv 10240,
+    # in_proj_z 6144, in_proj_a / _b 48, out_proj from 6144), MLP intermediate 17408.
+    h = 5120
+    full_attn = 12288 * h + 1024 * h * 2 + h * 6144
+    delta_attn = 10240 * h + 6144 * h + h * 6144
+    fp8 = 16 * (full_attn + 4 * 8) + 48 * (delta_attn + 3 * 8)          # a byte a weight + two f32 scales each
+    nvfp4 = 64 * 3 * _nvfp4_linear(17408, h) + 48 * 2 * _nvfp4_linear(48, h)
+    linear_params = 16 * full_attn + 48 * delta_attn + 64 * 3 * 17408 * h + 48 * 2 * 48 * h
+    model = catalog.lookup("qwen3.6-27b")
+    kept = (model.params - linear_params) * 2       # embeddings, lm_head, vision tower, norms, conv1d: bf16
+    assert estimate(model, "modelopt-nvfp4").total == fp8 + nvfp4 + kept
+
+
+def test_qwen3_6_35b_a3b_nvidia_against_a_public_load() -> None:
+    # vllm-project/vllm#44881 (vLLM 0.22.1rc1, RTX 5090): "Weight loading (3 shards, 21.82 GiB)" for
+    # nvidia/Qwen3.6-35B-A3B-NVFP4. Planned without the checkpoint's MTP layer, which vLLM loads only for speculative
+    # decoding — so the plan may be below it, not above.
+    model = catalog.lookup("qwen3.6-35b-a3b")
+    settings, _ = with_default_quant(model, Settings(runtime="vllm", quant="nvfp4"))
+    planned = estimate(model, settings.quant).total / 2**30
+    assert settings.quant == "modelopt-nvfp4"
+    assert 0.9 * 21.82 < planned <= 21.82
