@@ -243,8 +243,8 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             return settings, ()
         listed = ", ".join(f"{e['repo']} ({e['label']})" for e in others)
         return settings, (Step("checkpoint", f"planned as stored in {model.repo_id or model.id} ({stored}), the repo "
-                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq or "
-                               "gptq plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
+                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq, "
+                               "gptq or nvfp4 plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
     entry = published_checkpoint(model, q)
     if entry:
         from .runtimes.published import _data
