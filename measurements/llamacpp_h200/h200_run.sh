@@ -29,7 +29,7 @@ FA_MODELS=${FA_MODELS:-llama-3.1-8b qwen3-30b-a3b gemma-2-9b gpt-oss-20b qwen3-8
 python3 -m runlocal.evidence.zero_gguf $FA_MODELS --out-dir /tmp/gguf > /tmp/zero_gguf.log 2>&1 &
 WP=$!
 B=/tmp/lcb
-mkdir -p /tmp/carried && xz -dc $C/libs.tar.xz | tar -x -C /tmp/carried && B=/tmp/carried/lcb
+[ -f $C/libs.tar.xz ] && mkdir -p /tmp/carried && xz -dc $C/libs.tar.xz | tar -x -C /tmp/carried && B=/tmp/carried/lcb
 ls $B/bin
 LIBSTDCXX=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
 fix_paths() {   # the CUDA libraries the build links to, wherever this machine has them
@@ -38,7 +38,7 @@ fix_paths() {   # the CUDA libraries the build links to, wherever this machine h
   done
   ldd $1/bin/libggml-cuda.so | grep -E "cublas|cudart|libcuda|stdc|not found"
 }
-fix_paths $B
+[ -f $B/bin/libggml-cuda.so ] && fix_paths $B
 # does it load and run here? one tiny model, one context, one decode (the libstdc++ crash showed at the first load)
 check() {
   LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$1/bin timeout 90 python3 $SC/llamacpp/measure.py --backend cuda \
@@ -48,14 +48,15 @@ check() {
   [ $rc -eq 0 ] && grep -q '"rc_batch": 0' /tmp/check_$2.jsonl
 }
 PRELOAD=$LIBSTDCXX
-if check $B carried_preload; then :
-elif PRELOAD= && check $B carried; then :
+if [ -f $B/bin/libggml-cuda.so ] && check $B carried_preload; then :
+elif [ -f $B/bin/libggml-cuda.so ] && PRELOAD= && check $B carried; then :
 else
   # the fallback: build here from the carried source (measurements/llamacpp/build_libs.sh; ~4 min on 16 cores)
   mkdir -p .llamacpp-src && tar -xJf $C/llamacpp-src.tar.xz -C .llamacpp-src
   source $SC/llamacpp/build_libs.sh
   B=/tmp/lcb_dev
   build_libs $B -DGGML_CUDA_NCCL=OFF || { echo "BUILD FAILED"; exit 3; }
+  ARCH_S=${ARCH_S:-45}      # the build took its time: a shorter slot for the buffers
   fix_paths $B
   PRELOAD=$LIBSTDCXX
   check $B built_preload || { PRELOAD=; check $B built; } || { echo "NOTHING LOADS"; exit 4; }
@@ -67,7 +68,7 @@ SMI=$!
 
 # 1. the buffers of the other architectures (a fixed slot)
 ARCH_S=${ARCH_S:-100}
-M=$(python3 -c "import json; print(' '.join(json.load(open('/tmp/gguf_arch/models_meta.json'))))")
+M=${ARCH_MODELS:-$(python3 -c "import json; print(' '.join(json.load(open('/tmp/gguf_arch/models_meta.json'))))")}
 LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$B/bin timeout $(( ARCH_S + 30 )) python3 -X faulthandler $SC/llamacpp/measure.py \
   --backend cuda --llama-cpp-pkg $C/llama_cpp --gguf-dir /tmp/gguf_arch --weights f16 \
   --models-meta /tmp/gguf_arch/models_meta.json --out "$OUTD/h200_archs.jsonl" --plan all:archs,all:archdecode \
@@ -79,9 +80,10 @@ wait $WP; cat /tmp/zero_gguf.log
 FA_S=$(( $(left) - 25 ))
 LD_PRELOAD=$PRELOAD LLAMA_CPP_LIB_PATH=$B/bin timeout $(( FA_S + 60 )) python3 -X faulthandler \
   $SC/llamacpp_h200/fa_depth_bench.py --llama-cpp-pkg $C/llama_cpp --gguf-dir /tmp/gguf \
-  --out "$OUTD/h200_fa_depth.jsonl" --deadline $FA_S --quiet-log --models $FA_MODELS
+  --out "$OUTD/h200_fa_depth.jsonl" --deadline $FA_S --quiet-log --models $FA_MODELS ${FA_ARGS:-}
 echo "fa bench rc=$? ($(left)s left)"
 kill $SMI
 nvidia-smi --query-gpu=name,memory.used,clocks.sm,temperature.gpu --format=csv
+cp /tmp/archs.log "$OUTD/archs.log"
 echo "TOTAL_SECONDS $(( $(date +%s) - T0 ))"
 python3 $SC/llamacpp_h200/table.py "$OUTD"
