@@ -215,6 +215,15 @@ class KVCountsDoc(_Open):
     text: str
 
 
+class RequestsAtOnceDoc(_Open):
+    """Requests at once as the text output says them (plan.requests_at_once): ``requests`` llama-server's slots or
+    a pooled engine's requests of the full context, ``fits_at_context`` max_concurrency, ``text`` the words."""
+
+    requests: int | float
+    fits_at_context: float
+    text: str
+
+
 class PlanDoc(_Open):
     """The JSON of `runlocal check --json` (Plan.to_dict), with the API's ``notes`` on assumptions."""
 
@@ -228,6 +237,7 @@ class PlanDoc(_Open):
     kv_split: dict[str, int] | None = None
     kv_cache_tokens: int | None
     max_concurrency: float | None
+    requests_at_once: RequestsAtOnceDoc | None = None
     max_context: int | None
     verdict: Literal["fits", "tight", "does_not_fit", "unknown"]
     refusal: str | None
