@@ -19,8 +19,8 @@ from ..errors import InputError
 from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 from ..shopping import FORM_FACTORS, VENDORS
 
-# "8192", "32k", "1M", "1.5k" (units.parse_tokens)
-TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
+# "8192", "32k", "1M", "1.5k", "1e6" (units.parse_tokens: Python's float() of the number, as the CLI reads it)
+TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*[kKmM]?\s*$"
 # "24G", "24GiB", "24000M", "24e9" (units.parse_size)
 SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
 # --vram: sizes, one per GPU, each optionally "N x" repeated, separated by commas (units.parse_sizes)
