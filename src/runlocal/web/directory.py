@@ -232,9 +232,12 @@ def _fit_moves_layers(model, settings, targets) -> bool:
     whole layer search (common/fit.cpp's false position: most of a cold device page's time, review18 #8)."""
     from ..plan import estimate
     from ..runtimes import get_runtime
+    from ..runtimes.llamacpp import LlamaCpp
     from ..runtimes.llamacpp_layout import FIT_MARGIN
 
     runtime = get_runtime(settings.runtime)
+    if not isinstance(runtime, LlamaCpp):
+        return False
     whole = settings.with_(n_gpu_layers=model.n_layers + 1)
     gpu = next(t for t in targets if t.kind != "cpu")
     return runtime.floor(model, estimate(model, settings.quant), whole, targets)[0] > gpu.capacity - FIT_MARGIN
