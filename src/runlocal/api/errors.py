@@ -107,6 +107,46 @@ def declared_query(route) -> frozenset[str]:
     return names_kept
 
 
+# the contract's fields read by a parser (units.parse_tokens / parse_size(s), runtimes.get_runtime): pydantic's
+# answer for them is a regex or a union's two branches, where the CLI and MCP say what was expected in one line
+_PARSED_KINDS = ("tokens", "size", "sizes", "runtime")
+
+
+def contract_messages(errors) -> list[dict]:
+    """Pydantic's errors as the 422's detail; where one names a parsed contract field (``ctx=abc``,
+    ``runtime=foo``, a JSON ``"ram": 64``), the CLI's own check of the same input replaces every entry for that
+    field with its one line — "ctx: 'abc' is not a token count (expected e.g. 8192 or 32k)" — under
+    ``loc`` [where, field]."""
+    table = options()
+    out: list[dict] = []
+    said: set[tuple] = set()
+    for e in errors:
+        loc = [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())]
+        line = _cli_line(table, loc, e.get("input"))
+        if line is None:
+            out.append({"loc": loc, "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))})
+        elif tuple(loc[:2]) not in said:
+            said.add(tuple(loc[:2]))
+            out.append({"loc": loc[:2], "msg": line[0], "type": line[1]})
+    return out
+
+
+def _cli_line(table: dict, loc: list, value) -> tuple[str, str] | None:
+    """The CLI's message and error class for a parsed field's value, or None where it has no word on it."""
+    opt = table.get(loc[1]) if len(loc) >= 2 and loc[0] in ("query", "body") else None
+    if opt is None or opt.kind not in _PARSED_KINDS or value is None or isinstance(value, (dict, list)):
+        return None
+    if not isinstance(value, str) and (opt.kind != "tokens" or not isinstance(value, int) or isinstance(value, bool)):
+        value = str(value).lower() if isinstance(value, bool) else str(value)     # a JSON 64, 1.5 or true, as typed
+    from ..request import check_value
+
+    try:
+        check_value(opt, value)
+    except RunlocalError as bad:
+        return str(bad), bad.__class__.__name__
+    return None
+
+
 def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:
     """``renames``: per path, a field name as the library says it → the endpoint's parameter
     (/api/v1/compare calls its devices 'devices', the library 'gpu')."""
@@ -118,11 +158,9 @@ def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | No
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError):
-        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated)."""
-        detail = [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
-                   "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))}
-                  for e in err.errors()]
-        return JSONResponse({"detail": detail}, status_code=422)
+        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated); a
+        contract field's errors as the one line the CLI and MCP give (contract_messages)."""
+        return JSONResponse({"detail": contract_messages(err.errors())}, status_code=422)
 
     @app.exception_handler(Busy)
     async def busy(request: Request, err: Busy):

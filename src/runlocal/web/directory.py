@@ -208,7 +208,10 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                 if proposed["quant"] in SWEEP_QUANTS else (proposed["quant"],)
             for quant in ladder:
                 try:
-                    planned = quick_plan(lookup(proposed["alias"]), _settings("llama.cpp", ctx, quant, n_gpus), targets)
+                    model, settings = lookup(proposed["alias"]), _settings("llama.cpp", ctx, quant, n_gpus)
+                    if n_gpus == 1 and _fit_moves_layers(model, settings, targets):
+                        continue        # the plan's verdict, known without --fit's layer search: offloaded
+                    planned = quick_plan(model, settings, targets)
                 except RunlocalError:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
@@ -220,6 +223,24 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
             if len(rows) == shown:
                 break
     return fits
+
+
+def _fit_moves_layers(model, settings, targets) -> bool:
+    """One GPU: llama-server --fit's step 1 (every layer on the GPU, FIT_MARGIN left free) fails on the bytes it
+    holds without a compute buffer — a lower bound of its use (LlamaCpp.floor, the test fit() itself skips step 1
+    with) — so --fit moves layers to system memory and the row is offloaded, which quick_plan would say after a
+    whole layer search (common/fit.cpp's false position: most of a cold device page's time, review18 #8)."""
+    from ..plan import estimate
+    from ..runtimes import get_runtime
+    from ..runtimes.llamacpp import LlamaCpp
+    from ..runtimes.llamacpp_layout import FIT_MARGIN
+
+    runtime = get_runtime(settings.runtime)
+    if not isinstance(runtime, LlamaCpp):
+        return False
+    whole = settings.with_(n_gpu_layers=model.n_layers + 1)
+    gpu = next(t for t in targets if t.kind != "cpu")
+    return runtime.floor(model, estimate(model, settings.quant), whole, targets)[0] > gpu.capacity - FIT_MARGIN
 
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)

@@ -48,6 +48,7 @@ def templates():
     env.filters["setup"] = device_summary
     env.filters["as_form"] = form_words
     env.filters["kv_where"] = _kv_where
+    env.filters["requests_at_once"] = _requests_at_once
     return env
 
 
@@ -180,6 +181,13 @@ def _kv_where(plan) -> str:
     from ..plan import kv_where
 
     return kv_where(plan)
+
+
+def _requests_at_once(plan) -> dict | None:
+    """Requests at once, the figure and words the CLI prints (plan.requests_at_once)."""
+    from ..plan import requests_at_once
+
+    return requests_at_once(plan)
 
 
 def stored_benchmarks(request: Request):
