@@ -34,7 +34,8 @@ class PullName:
 def _library() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]], dict[str, str]]:
     """(library name → its size tags; full tag → (alias, GGUF type); GGUF repo → alias), lower-cased. A size tag is
     a quant tag without its quant (``deepseek-r1:671b`` of ``671b-{q}``): the library page lists both, the size tag
-    pulling the library's default quant (https://ollama.com/library/deepseek-r1/tags)."""
+    pulling the library's default quant (https://ollama.com/library/deepseek-r1/tags). ``<library>:latest`` is
+    among the full tags where the data records which size it pulls (``latest``, cited per entry)."""
     from .published import _data, library_tags
 
     libraries: dict[str, list[str]] = {}
@@ -51,6 +52,8 @@ def _library() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]], dict[s
                 tags.setdefault(sizes[-1], (alias, ""))
             elif "tags" in entry:
                 sizes.extend(t.lower() for t in library_tags(entry).values())
+            if entry.get("latest"):     # latest pulls what this model's size tag pulls
+                tags.setdefault(f"{library}:latest", tags[sizes[-1]])
         if entry.get("hf"):
             repos.setdefault(entry["hf"].lower(), alias)
     return libraries, tags, repos
@@ -75,13 +78,14 @@ def read_pull_name(ref: str) -> PullName | None:
     m = _TAG.match(ref)
     if hub_form or m is None or m.group(1).lower() not in libraries:
         return None
-    if m.group(2).lower() == "latest":
+    if m.group(2).lower() == "latest" and ref.lower() not in tags:
         return _latest(ref, libraries[m.group(1).lower()], tags)
     if ref.lower() in tags:
         alias, quant = tags[ref.lower()]
+        which = " (the library's default tag, this size)" if m.group(2).lower() == "latest" else ""
         if not quant:       # a size tag: the library's default quant, as a short tag is
-            return PullName(alias, None, True, f"{ref}: an Ollama library tag, read as the catalog model {alias}")
-        return PullName(alias, quant, True, f"{ref}: an Ollama library tag, the catalog model {alias} at {quant}")
+            return PullName(alias, None, True, f"{ref}: an Ollama library tag{which}, read as the catalog model {alias}")
+        return PullName(alias, quant, True, f"{ref}: an Ollama library tag{which}, the catalog model {alias} at {quant}")
     entry = find_entry(ref)
     if entry is None:
         return None
@@ -128,8 +132,8 @@ def read_model_name(model: str, runtime: str | None, quant: str | None) -> ReadM
 
 def _latest(ref: str, sizes: list[str], tags: dict[str, tuple[str, str]]) -> PullName:
     """``<name>:latest``, the tag Ollama reads a bare name as (ollama types/model/name.go: the default tag is
-    "latest"). It is one of the library's size tags, which one is not recorded here (ollama_tags.json): a library
-    with one size is that model; else the error lists the size tags to name."""
+    "latest"), where ollama_tags.json does not record which size tag it is: a library with one size is that model;
+    else the error lists the size tags to name."""
     from ..errors import ModelNotFoundError
 
     found = {tags[t] for t in sizes if t in tags}
