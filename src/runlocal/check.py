@@ -469,15 +469,14 @@ def _refuse_backend_for_gpu(backend: str | None, targets) -> None:
 def _unsloth_note(quant: str | None, spec) -> list[str]:
     """`-q UD-Q4_K_XL`: say on the answer itself which sizes were planned (weights.unsloth_quant, quant/unsloth.py)."""
     from .quant.unsloth import from_its_file, unsloth_name
+    from .weights import unsloth_substitute
 
     named = unsloth_name(quant)
     if named is None:
         return []
-    ud, base = named
-    if from_its_file(spec, ud):
-        return [f"{ud}: Unsloth's dynamic quant, planned from the file's own tensor types"]
-    return [f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
-            "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)"]
+    if from_its_file(spec, named[0]):
+        return [f"{named[0]}: Unsloth's dynamic quant, planned from the file's own tensor types"]
+    return [unsloth_substitute(spec, quant, named[0]) or ""]
 
 
 def _short_gguf(spec) -> list[str]:
