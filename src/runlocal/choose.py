@@ -286,14 +286,21 @@ def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt
 def quant_ladder(runtime: str, quant: str | None = None,
                  model: ModelSpec | None = None) -> tuple[str | None, ...]:
     """Formats to try, best first: ``quant`` alone when given; a .gguf file as it is for the GGUF runtimes (the
-    question is which device runs this file); else the runtime's ladder."""
+    question is which device runs this file); a model whose default format (the one `check` plans, download_quant)
+    is off the runtime's ladder, that format alone (gpt-oss: its MXFP4 release, not a Q4_K_M re-quant); else the
+    runtime's ladder."""
     if quant:
         return (quant,)
     name = get_runtime(runtime).name
     if (model is not None and engine(name).ggml and model.file_bytes is not None
             and str(model.source).lower().endswith(".gguf")):
         return (None,)
-    return QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
+    ladder = QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
+    if model is not None:
+        default = download_quant(model, name)
+        if default is not None and default.lower() not in {q.lower() for q in ladder}:
+            return (default,)
+    return ladder
 
 
 def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
@@ -438,6 +445,9 @@ def _weights_note(runtime: str, quants: tuple[str | None, ...], common: str | No
     if common is not None:
         return [f"weights: {common} on every device, the file people download for {runtime} "
                 "(--quant to pick another; --best-quant-each: each device at the best it holds whole)"]
+    if not quant and len(quants) == 1 and quants[0]:
+        return [f"weights: {quants[0]} on every device, the format `check` plans for this model on {runtime} "
+                "(--quant to pick another)"]
     if not quant:
         return [f"weights: each device at the best of {', '.join(q for q in quants if q)} that fits whole on it"
                 " (--quant to fix one)"]
