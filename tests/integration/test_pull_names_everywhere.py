@@ -145,3 +145,21 @@ def test_a_hub_name_is_pulled_as_given():
     assert plan.runtime == "ollama" and f"FROM {name}\\n" in plan.command
     library, _ = check(CheckRequest(model="qwen3:30b-a3b-q4_K_M", gpu="rtx-4090", ram="64G", ctx=8192))
     assert "FROM qwen3:30b-a3b-q4_K_M\\n" in library.command
+
+
+def test_a_gguf_file_name_reads_as_the_catalog_model_and_type():
+    from runlocal.runtimes.pull_names import read_gguf_file_name
+
+    # file names as the GGUF repos publish them (huggingface.co/unsloth/Qwen3-8B-GGUF: Qwen3-8B-Q4_K_M.gguf,
+    # Qwen3-8B-UD-Q4_K_XL.gguf; bartowski/Meta-Llama-3.1-8B-Instruct-GGUF: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf;
+    # ggml-org/gpt-oss-20b-GGUF: gpt-oss-20b-mxfp4.gguf), as a path, and as llama-server -hf's cache name
+    cases = {"/models/Qwen3-8B-Q4_K_M.gguf": ("qwen3-8b", "Q4_K_M"),
+             "Qwen3-8B-UD-Q4_K_XL.gguf": ("qwen3-8b", "UD-Q4_K_XL"),
+             "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf": ("llama-3.1-8b", "Q4_K_M"),
+             "gpt-oss-20b-mxfp4.gguf": ("gpt-oss-20b", "MXFP4_MOE"),
+             "/root/.cache/llama.cpp/unsloth_Qwen3-8B-GGUF_Qwen3-8B-Q8_0.gguf": ("qwen3-8b", "Q8_0")}
+    for name, (alias, quant) in cases.items():
+        read = read_gguf_file_name(name)
+        assert read is not None and (read.alias, read.quant) == (alias, quant), name
+    for name in ("my-finetune-Q4_K_M.gguf", "model.gguf", "qwen3-8b"):
+        assert read_gguf_file_name(name) is None

@@ -93,6 +93,34 @@ def read_pull_name(ref: str) -> PullName | None:
                                                 f"{entry['alias']}")
 
 
+# a GGUF file's name: <stem>-<type>[-00001-of-00003].gguf, the type as GGUF repos spell it in their file names
+# (Qwen3-8B-Q4_K_M.gguf, Qwen3-8B-UD-Q4_K_XL.gguf, gpt-oss-20b-mxfp4.gguf, Meta-Llama-3.1-8B-Instruct-f16.gguf)
+_GGUF_FILE = re.compile(r"^(?P<stem>.+?)[-.](?P<quant>(?:UD-)?(?:I?Q\d[A-Z0-9_]*|BF16|F16|F32|MXFP4(?:_MOE)?))"
+                        r"(?:-\d{5}-of-\d{5})?\.gguf$", re.IGNORECASE)
+
+
+def read_gguf_file_name(name: str) -> PullName | None:
+    """The model id llama-server reports (/v1/models: the path given to -m, or with -hf its cache file
+    ``<owner>_<repo>_<file>``, unless --alias names it): the catalog model whose GGUF repo names its files so (the
+    repo's name less -GGUF: unsloth/Qwen3-8B-GGUF holds Qwen3-8B-Q4_K_M.gguf), or whose name the stem is, at the
+    type the name carries; None where the file name names no catalog model."""
+    from ..model.catalog import find_entry
+
+    base = name.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.split(r"-GGUF_", base, flags=re.IGNORECASE)[-1]      # -hf's cache name: <owner>_<repo>-GGUF_<file>
+    m = _GGUF_FILE.match(base)
+    if m is None:
+        return None
+    stem = m.group("stem")
+    _, _, repos = _library()
+    by_stem = {repo.split("/")[-1].removesuffix("-gguf"): alias for repo, alias in repos.items()}
+    alias = by_stem.get(stem.lower()) or (find_entry(stem) or {}).get("alias")
+    if alias is None:
+        return None
+    quant = _gguf_type(m.group("quant"))
+    return PullName(alias, quant, False, f"{name}: a GGUF file's name, the catalog model {alias} at {quant}")
+
+
 @dataclass(frozen=True)
 class ReadModel:
     """A request's model, runtime and quant once a pull name in it is read (read_model_name)."""
