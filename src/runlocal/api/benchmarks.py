@@ -60,18 +60,17 @@ def names_a_model(ref: str) -> bool:
     return find_entry(ref) is not None or bool(_ASCII_REPO_ID.match(ref)) or read_pull_name(ref) is not None
 
 
-# probe's name for a CPU-only run, and the plan's host (measured.device_key reads them as one device, "cpu")
-CPU_DEVICE_NAMES = ("cpu", "cpuram", "ram", "host")
-DEVICE_NAME_RULE = ("device: expected a catalog device id or alias (GET /api/v1/hardware: rtx-4090, NVIDIA GeForce RTX 4090), "
-                    "or CPU for a CPU-only run; this server keeps no other device name")
+DEVICE_NAME_RULE = ("device: expected a catalog device id or alias (GET /api/v1/hardware: rtx-4090, NVIDIA GeForce "
+                    "RTX 4090), or CPU for a CPU-only run; this server keeps no other device name")
 
 
 def names_a_device(text: str) -> bool:
-    """A benchmark's device: a catalog device by its id, name or an alias, or the CPU (probe's "CPU")."""
+    """A benchmark's device: a catalog device by its id, name or an alias, or the CPU (probe's "CPU", the plan's "CPU
+    RAM": measured.device_key reads them as one device, "cpu")."""
     from ..hardware.catalog import names_a_device as catalog_name
-    from ..hardware.catalog import normalize_name
+    from ..measured import device_key
 
-    return normalize_name(text) in CPU_DEVICE_NAMES or catalog_name(text)
+    return catalog_name(text) or device_key(text) == "cpu"
 
 
 def runtime_problem(text: str) -> str | None:

@@ -103,18 +103,8 @@ def declared_lists(route) -> frozenset[str]:
     ``?override_tensor=a&override_tensor=b``). Computed once per route (kept on it)."""
     kept = getattr(route, "declared_list_names", None)
     if kept is None:
-        names: set[str] = set()
-        pending = [route.dependant]
-        while pending:
-            dependant = pending.pop()
-            for param in dependant.query_params:
-                model = param.field_info.annotation
-                if isinstance(model, type) and issubclass(model, BaseModel):
-                    names.update(f.alias or name for name, f in model.model_fields.items() if _takes_list(f.annotation))
-                elif _takes_list(model):
-                    names.add(param.alias)
-            pending.extend(dependant.dependencies)
-        kept = route.declared_list_names = frozenset(names)
+        kept = route.declared_list_names = frozenset(name for name, annotation in _query_fields(route)
+                                                     if _takes_list(annotation))
     return kept
 
 
@@ -132,19 +122,24 @@ def declared_query(route) -> frozenset[str]:
     dependency tree, a query model (/check's CheckBody) by its fields. Computed once per route (kept on it)."""
     names_kept = getattr(route, "declared_query_names", None)
     if names_kept is None:
-        names: set[str] = set()
-        pending = [route.dependant]
-        while pending:
-            dependant = pending.pop()
-            for param in dependant.query_params:
-                model = param.field_info.annotation
-                if isinstance(model, type) and issubclass(model, BaseModel):
-                    names.update(f.alias or name for name, f in model.model_fields.items())
-                else:
-                    names.add(param.alias)
-            pending.extend(dependant.dependencies)
-        names_kept = route.declared_query_names = frozenset(names)
+        names_kept = route.declared_query_names = frozenset(name for name, _ in _query_fields(route))
     return names_kept
+
+
+def _query_fields(route) -> list[tuple[str, object]]:
+    """(name, type) of each query parameter of a route's dependency tree, a query model's by its fields."""
+    fields: list[tuple[str, object]] = []
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop()
+        for param in dependant.query_params:
+            model = param.field_info.annotation
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                fields.extend((f.alias or name, f.annotation) for name, f in model.model_fields.items())
+            else:
+                fields.append((param.alias, model))
+        pending.extend(dependant.dependencies)
+    return fields
 
 
 def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:
