@@ -102,26 +102,8 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
 
         row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
-    unnamed = submit and measured and record["model"].lower().endswith(".gguf")
-    if unnamed:        # a file name that names no catalog model: a server keeps no such name (api/benchmarks.py)
-        out["submitted"] = False
-        print(f"error: model: the server names its model by the file {record['model']!r}, which names no catalog "
-              "model; pass --model with a catalog alias or Hugging Face repo id (owner/name) to submit", file=sys.stderr)
-    if submit and measured and not unnamed:
-        import httpx
-
-        try:
-            from ..config import submitter_token
-
-            token = submitter_token()     # without one the server stores the result unverified
-            r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
-                           headers={"Authorization": f"Bearer {token}"} if token else {})
-            out["submitted"] = r.status_code in (200, 201)
-            if not out["submitted"]:       # the server's reason, field by field (a model it keeps no name of: 422)
-                print(f"warning: {submit} refused the result ({r.status_code}): {_refusal(r)}", file=sys.stderr)
-        except httpx.HTTPError as e:
-            out["submitted"] = False
-            print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
+    if submit and measured:
+        out["submitted"] = submitted(record, submit)
     if as_json:
         print(json.dumps(out, indent=2))
         return measured
@@ -139,3 +121,29 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
     if not measured:
         print("nothing stored: no step succeeded")
     return measured
+
+
+def submitted(record: dict[str, Any], submit: str) -> bool:
+    """POST the result to the runlocal server at ``submit``; whether it was stored. A model named by a GGUF file
+    that names no catalog model is not sent (a server keeps no such name: api/benchmarks.py): one line says to pass
+    --model. A refusal prints the server's reason, field by field."""
+    import httpx
+
+    from ..config import submitter_token
+
+    if record["model"].lower().endswith(".gguf"):
+        print(f"error: model: the server names its model by the file {record['model']!r}, which names no catalog "
+              "model; pass --model with a catalog alias or Hugging Face repo id (owner/name) to submit", file=sys.stderr)
+        return False
+    try:
+        token = submitter_token()     # without one the server stores the result unverified
+        r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
+                       headers={"Authorization": f"Bearer {token}"} if token else {})
+    except httpx.HTTPError as e:
+        print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
+        return False
+    if r.status_code not in (200, 201):       # the server's reason, field by field (a model it keeps no name of: 422)
+        print(f"warning: {submit} refused the result ({r.status_code}): {_refusal(r)}", file=sys.stderr)
+        return False
+    return True
+
