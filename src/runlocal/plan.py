@@ -19,7 +19,15 @@ from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
-from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, unsloth_command, with_default_quant
+from .weights import (
+    GGUF_DEFAULT_QUANT,
+    estimate,
+    is_gguf_quant,
+    unsloth_command,
+    unsloth_fetched,
+    unsloth_substitute,
+    with_default_quant,
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,18 @@ class Plan:
         return rejects_long_requests(self.allocation) if self.verdict == "does_not_fit" else None
 
     @property
+    def quant_run(self) -> str | None:
+        """The type the command runs: Unsloth's file where `-q UD-Q4_K_XL` fetches it (sized as its base type's
+        mix, quant_substitute says so), else the type planned."""
+        return unsloth_fetched(self.model, self.asked_quant, self.settings) or self.weights.quant
+
+    @property
+    def quant_substitute(self) -> str | None:
+        """Why the sizes are another type's than the file asked for; None where none was substituted."""
+        return unsloth_substitute(self.model, self.asked_quant,
+                                  unsloth_fetched(self.model, self.asked_quant, self.settings))
+
+    @property
     def runtime_version(self) -> tuple[str, str]:
         return runtime_rules(self.planner or get_runtime(self.runtime))
 
@@ -78,7 +98,10 @@ class Plan:
             # the release whose rules were used ("current" unless --runtime NAME==VERSION), and what they are
             "runtime_version": self.runtime_version[0],
             "runtime_rules": self.runtime_version[1],
-            "settings": {"ctx": s.ctx, "quant": self.weights.quant, "cache_type_k": s.cache_type_k,
+            # quant: the type the command runs; quant_sized_as: the type whose sizes were planned (they differ for
+            # Unsloth's UD-* files, planned as their base type's mix: quant_substitute says why, else null)
+            "settings": {"ctx": s.ctx, "quant": self.quant_run, "quant_sized_as": self.weights.quant,
+                         "quant_substitute": self.quant_substitute, "cache_type_k": s.cache_type_k,
                          "cache_type_v": s.cache_type_v, "parallel": s.parallel,
                          "batch": s.llamacpp.batch, "ubatch": s.llamacpp.ubatch,
                          "flash_attn": s.llamacpp.flash_attn, "n_gpu_layers": s.llamacpp.n_gpu_layers,

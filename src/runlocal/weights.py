@@ -215,6 +215,13 @@ def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, setti
     the Ollama library tags no UD quant, so its tag would pull the base type instead). Elsewhere (another repo, a file
     planned from its own header) the command is the planned settings' own; the weight quant step says to pass
     Unsloth's file to plan it."""
+    fetched = unsloth_fetched(model, asked, settings)
+    return runtime.command(model, settings if fetched is None else settings.with_(quant=fetched))
+
+
+def unsloth_fetched(model: ModelSpec, asked: str | None, settings: Settings) -> str | None:
+    """The Unsloth file the command fetches where it is not the type whose sizes were planned (`-q UD-Q4_K_XL` on
+    a catalog model whose GGUF repo is Unsloth's: the file UD-Q4_K_XL, sized as Q4_K_M's mix); else None."""
     from .quant.unsloth import unsloth_name
     from .runtimes.published import ollama_entry
 
@@ -222,8 +229,24 @@ def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, setti
     entry = ollama_entry(model) if named else None
     repo = (entry or {}).get("hf") or ""
     if named is None or not repo.startswith("unsloth/") or settings.quant != named[1]:
-        return runtime.command(model, settings)
-    return runtime.command(model, settings.with_(quant=named[0]))
+        return None
+    return named[0]
+
+
+def unsloth_substitute(model: ModelSpec, asked: str | None, fetched: str | None) -> str | None:
+    """Why the sizes planned are not the file asked for (`-q UD-Q4_K_XL`: Unsloth's per-layer types are in its file
+    only, so its base type's llama.cpp mix is planned), for the answer itself; None where nothing was substituted."""
+    from .quant.unsloth import from_its_file, unsloth_name
+
+    named = unsloth_name(asked)
+    if named is None or from_its_file(model, named[0]):
+        return None
+    ud, base = named
+    why = (f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
+           "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)")
+    if fetched is None:
+        why += f"; the catalog's GGUF repo for {model.id} is not Unsloth's, so the command fetches {base}"
+    return why
 
 
 def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:

@@ -79,12 +79,42 @@ async def known_query_only(request: Request) -> None:
     if dependant is None or not request.query_params:
         return
     known = declared_query(route)
-    unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in known]
+    keys = request.query_params.keys()
+    unknown = [k for k in dict.fromkeys(keys) if k not in known]
     if unknown:
         takes = ", ".join(sorted(known)) or "no query parameter"
         path = getattr(route, "path", request.url.path)
         raise RequestValidationError([{"type": "extra_forbidden", "loc": ("query", k),
                                        "msg": f"{k}: not a parameter of {path} (it takes {takes})"} for k in unknown])
+    # a parameter given twice (?ctx=4096&ctx=8192) is refused, not read last-one-wins: which one was meant is not
+    # the server's guess. A list parameter (override_tensor) takes each value given
+    repeated = [k for k in dict.fromkeys(keys) if len(request.query_params.getlist(k)) > 1
+                and k not in declared_lists(route)]
+    if repeated:
+        raise RequestValidationError([{"type": "repeated_parameter", "loc": ("query", k),
+                                       "msg": f"{k}: given {len(request.query_params.getlist(k))} times "
+                                              f"({', '.join(v[:40] for v in request.query_params.getlist(k))}); "
+                                              "expected one value"}
+                                      for k in repeated])
+
+
+def declared_lists(route) -> frozenset[str]:
+    """The query parameters of a route that take several values (a list field of its query model:
+    ``?override_tensor=a&override_tensor=b``). Computed once per route (kept on it)."""
+    kept = getattr(route, "declared_list_names", None)
+    if kept is None:
+        kept = route.declared_list_names = frozenset(name for name, annotation in _query_fields(route)
+                                                     if _takes_list(annotation))
+    return kept
+
+
+def _takes_list(annotation) -> bool:
+    """Whether a field's type is a list (through Optional / Annotated / unions)."""
+    from typing import get_args, get_origin
+
+    if get_origin(annotation) in (list, tuple, set, frozenset):
+        return True
+    return any(_takes_list(a) for a in get_args(annotation) if a is not None)
 
 
 def declared_query(route) -> frozenset[str]:
@@ -92,18 +122,7 @@ def declared_query(route) -> frozenset[str]:
     dependency tree, a query model (/check's CheckBody) by its fields. Computed once per route (kept on it)."""
     names_kept = getattr(route, "declared_query_names", None)
     if names_kept is None:
-        names: set[str] = set()
-        pending = [route.dependant]
-        while pending:
-            dependant = pending.pop()
-            for param in dependant.query_params:
-                model = param.field_info.annotation
-                if isinstance(model, type) and issubclass(model, BaseModel):
-                    names.update(f.alias or name for name, f in model.model_fields.items())
-                else:
-                    names.add(param.alias)
-            pending.extend(dependant.dependencies)
-        names_kept = route.declared_query_names = frozenset(names)
+        names_kept = route.declared_query_names = frozenset(name for name, _ in _query_fields(route))
     return names_kept
 
 
@@ -145,6 +164,22 @@ def _cli_line(table: dict, loc: list, value) -> tuple[str, str] | None:
     except RunlocalError as bad:
         return str(bad), bad.__class__.__name__
     return None
+
+
+def _query_fields(route) -> list[tuple[str, object]]:
+    """(name, type) of each query parameter of a route's dependency tree, a query model's by its fields."""
+    fields: list[tuple[str, object]] = []
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop()
+        for param in dependant.query_params:
+            model = param.field_info.annotation
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                fields.extend((f.alias or name, f.annotation) for name, f in model.model_fields.items())
+            else:
+                fields.append((param.alias, model))
+        pending.extend(dependant.dependencies)
+    return fields
 
 
 def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:

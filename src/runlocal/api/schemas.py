@@ -225,7 +225,8 @@ class RequestsAtOnceDoc(_Open):
 
 
 class PlanDoc(_Open):
-    """The JSON of `runlocal check --json` (Plan.to_dict), with the API's ``notes`` on assumptions."""
+    """The JSON of `runlocal check --json`, /api/v1/check and the MCP check tool (check.check_document: Plan.to_dict
+    and the ``notes`` the text output prints: how the name was read, what was assumed)."""
 
     model: dict[str, Any]
     runtime: str

@@ -129,6 +129,12 @@ def verdict_meaning(plan: Plan) -> str:
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
 
 
+def _weights_label(plan: Plan) -> str:
+    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix)."""
+    run, sized = plan.quant_run, plan.weights.quant
+    return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
+
+
 def _render_header(plan: Plan, console: Console) -> None:
     """The verdict line, what it means, and the conditions, warnings, refusal and compromise under it."""
     m, s, a = plan.model, plan.settings, plan.allocation
@@ -139,7 +145,7 @@ def _render_header(plan: Plan, console: Console) -> None:
     slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
-                                f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
+                                f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
     _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
     offload = offload_phrase(plan)

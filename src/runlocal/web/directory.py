@@ -109,8 +109,10 @@ REFERENCE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-l
 
 
 @lru_cache(maxsize=128)
-def model_facts(alias: str) -> dict[str, Any]:
-    """A catalog model: its shape, weights per format, and which reference devices run it, at what context."""
+def model_facts(alias: str, policy) -> dict[str, Any]:
+    """A catalog model: its shape, weights per format, and which reference devices run it, at what context. Planned
+    under ``policy``, the server's read policy (site.read_policy) as every page plans: the page takes catalog names
+    only today, and the policy keeps a later change to that from making the server read a path or fetch a URL."""
     from ..check import CheckRequest, check
     from ..choose import QUANT_LADDERS
     from ..hardware.catalog import find_device
@@ -130,7 +132,7 @@ def model_facts(alias: str) -> dict[str, Any]:
     for dev_id in REFERENCE_DEVICES:
         try:
             dev = find_device(dev_id)
-            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False))
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy)
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
@@ -161,7 +163,7 @@ async def model_page(request: Request, alias: str):
     if find_entry(alias) is None:
         return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
                     suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
-    facts = await bounded(request, model_facts, alias)
+    facts = await bounded(request, model_facts, alias, read_policy(request))
     return page("model.html", request, alias=alias, **facts)
 
 
