@@ -13,7 +13,8 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
   size is subtracted inside it ("CUDA graph memory profiling is enabled (default since v0.21.0)",
   printed by gpu_worker.py). ``VLLM(engine=...)`` picks the rule; the default is the current one.
 * KV pool (vllm/v1/core/kv_cache_utils.py): every attention layer gets one page per block of
-  ``block_size`` 16 tokens, page = 2 (K and V) × 16 × KV heads on this rank × head_dim × dtype bytes;
+  ``block_size`` 16 tokens (the CPU backend's by release, 128 from v0.11.1: vllm_cpu.cpu_block_size), page = 2 (K and
+  V) × block × KV heads on this rank × head_dim × dtype bytes;
   num_blocks = available // page // layers per KV-cache group. Tensor parallel splits weights and KV
   heads; a head count below TP is replicated (1 per rank). The pool is sized by the smallest rank
   (get_kv_cache_configs: "Change the num_blocks of each rank to the smallest among all ranks").
@@ -68,7 +69,14 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
-from .vllm_cpu import cpu_fp8_kv_refusal, cpu_kv_refusal, cpu_kv_rule, cpu_kv_space, kv_space_step
+from .vllm_cpu import (
+    cpu_block_size,
+    cpu_fp8_kv_refusal,
+    cpu_kv_refusal,
+    cpu_kv_rule,
+    cpu_kv_space,
+    kv_space_step,
+)
 from .vllm_kvpool import (
     BLOCK_SIZE,
     CONCURRENCY_REPORT_ENGINES,
@@ -265,12 +273,13 @@ def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gp
 
 
 def largest_model_len(pool: KVPool, groups: list[KVGroup], max_model_len: int, batched: int, engine: str,
-                      mode: str) -> int:
+                      mode: str, block_size: int = BLOCK_SIZE) -> int:
     """The longest max_model_len one request of which the pool's blocks hold: what vLLM's refusal names ("the
     estimated maximum model length is …", kv_cache_utils.py check_enough_kv_cache_memory / estimate_max_model_len,
     a bisection over max_model_len); 0 where not even one token's blocks fit."""
     def holds(n: int) -> bool:
-        return kv_pool(0, groups, n, batched, engine, num_blocks=pool.num_blocks, mamba_cache_mode=mode).max_concurrency >= 1
+        return kv_pool(0, groups, n, batched, engine, num_blocks=pool.num_blocks, mamba_cache_mode=mode,
+                       block_size=block_size).max_concurrency >= 1
     lo, hi = 0, max_model_len - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -348,14 +357,14 @@ def _explain_pool(pool: KVPool, groups: list[KVGroup], mode: str, need: int, tp:
         blocks_how = (f"pool // (page {pool.bytes_per_block // max(1, pool.group_size):,} B × {pool.group_size} "
                       f"layers per group), {pool.groups} KV-cache groups share it")
     else:
-        blocks_how = f"pool // ({pool.bytes_per_token:,} B/token × block {BLOCK_SIZE})"
+        blocks_how = f"pool // ({pool.bytes_per_token:,} B/token × block {pool.block_size})"
     if engine in CONCURRENCY_REPORT_ENGINES:
         tokens_how = f"int(max concurrency × max_model_len {need:,})"
     elif hybrid:
         smallest = min(pool.block_size, need) if pool.mamba_groups and mode == "none" else pool.block_size
         tokens_how = f"{pool.num_blocks:,} blocks // {pool.groups} groups × {smallest}"
     else:
-        tokens_how = f"{pool.num_blocks:,} blocks × {BLOCK_SIZE}"
+        tokens_how = f"{pool.num_blocks:,} blocks × {pool.block_size}"
     if engine in UNIFIED_KV_ENGINES and any(g.window for g in groups):
         tokens_how += " (sliding-window layers sized like full attention in this version)"
     return (
@@ -407,7 +416,10 @@ class VLLM:
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None
+        block, block_note = BLOCK_SIZE, None
         if gpu.kind == "cpu":
+            block, block_note = cpu_block_size(getattr(self, "version", None),
+                                               any(a.kind == "mla" for a in model.attention_layers))
             # vLLM's CPU backend (runtimes/vllm_cpu.py): its KV cache space by release, no CUDA graphs or NCCL workspaces
             cpu = (s.vllm.cpu_kvcache_space, cpu_kv_rule(getattr(self, "version", None)), gpu.total or gpu.capacity,
                    b.utilization, b.weights + b.activation)
@@ -420,9 +432,10 @@ class VLLM:
         n_gpu = min(len(gpus), tp * pp * max(1, s.vllm.dp)) or 1
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
-        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
+        pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode,
+                       block_size=block)
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
-        longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
+        longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
         refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)
                    or kernel_refusal
@@ -449,7 +462,8 @@ class VLLM:
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=pool.bytes_per_token,
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.max_concurrency, refusal=refusal,
                           steps=steps,
-                          assumptions=(f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
+                          assumptions=(block_note if block_note and not pool.mamba_groups else
+                                       f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
                                        f"max_num_seqs {b.num_seqs}", *([kernel_note] if kernel_note else []),
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "

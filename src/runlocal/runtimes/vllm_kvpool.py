@@ -162,11 +162,14 @@ def _mamba_blocks_per_request(mode: str, max_model_len: int, block: int) -> int:
 
 
 def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_batched_tokens: int,
-            engine: str = DEFAULT_ENGINE, num_blocks: int | None = None, mamba_cache_mode: str = "none") -> KVPool:
+            engine: str = DEFAULT_ENGINE, num_blocks: int | None = None, mamba_cache_mode: str = "none",
+            block_size: int = BLOCK_SIZE) -> KVPool:
     """Blocks, tokens and concurrency from the KV memory of the smallest rank (vllm/v1/core/kv_cache_utils.py),
     by engine generation (see the module docstring). ``num_blocks`` overrides the count the memory gives
     (to check the per-request arithmetic against a logged count). Mamba groups (``kind == "mamba"``) take
-    part from the hybrid KV-cache manager on (``v1``); the older engines' pools hold the attention layers only."""
+    part from the hybrid KV-cache manager on (``v1``); the older engines' pools hold the attention layers only.
+    ``block_size``: tokens per block where --block-size is unset (16 on CUDA; the CPU backend's by release:
+    vllm_cpu.cpu_block_size); a hybrid attention + mamba pool sizes its block from the state instead."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     if mamba_cache_mode not in MAMBA_CACHE_MODES:
@@ -184,35 +187,35 @@ def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_b
     if engine in UNIFIED_KV_ENGINES or len(kinds) == 1:
         # one group of every layer (FullAttentionSpec / UniformTypeKVCacheSpecs): a block holds a page of
         # each layer, num_blocks = available // Σ pages
-        per_block = per_token * BLOCK_SIZE
+        per_block = per_token * block_size
         blocks = avail // per_block if num_blocks is None else num_blocks
         (kind, window), = kinds if len(kinds) == 1 else {("full", None)}
         n_layers = sum(g.layers for g in groups)
         if engine in UNIFIED_KV_ENGINES:
-            # V0 and v0.8: tokens = blocks × 16, concurrency = tokens / max_model_len (PR #13596's formula).
+            # V0 and v0.8: tokens = blocks × block, concurrency = tokens / max_model_len (PR #13596's formula).
             # A model whose every layer slides is sized for the whole context here too (an assumption: no log
             # of such a model on these versions; the hybrid-manager branch below holds the window only)
-            tokens = blocks * BLOCK_SIZE
-            need = _cdiv(max_model_len, BLOCK_SIZE)
+            tokens = blocks * block_size
+            need = _cdiv(max_model_len, block_size)
             conc = tokens / max_model_len if max_model_len else 0.0
         else:
             span = _sliding_tokens(window, max_model_len, max_num_batched_tokens) if window else max_model_len
-            need = _cdiv(span, BLOCK_SIZE) + (1 if window else 0)
+            need = _cdiv(span, block_size) + (1 if window else 0)
             conc = blocks / need if need else 0.0
-            tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * BLOCK_SIZE
-        return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers,
-                      page_bytes=per_token * BLOCK_SIZE // max(1, n_layers))
+            tokens = int(conc * max_model_len) if engine in CONCURRENCY_REPORT_ENGINES else blocks * block_size
+        return KVPool(blocks, tokens, conc, per_token, per_block, need, 1, n_layers, block_size,
+                      page_bytes=per_token * block_size // max(1, n_layers))
     # hybrid KV-cache manager: one type per distinct layer spec, pages unified to the largest by giving the
     # smaller ones proportionally larger blocks (unify_kv_cache_spec_page_size; vLLM refuses a page that does
     # not divide the largest, here rounded up)
-    page = max(g.bytes_per_token for g in groups) * BLOCK_SIZE
+    page = max(g.bytes_per_token for g in groups) * block_size
     group_size = _group_size([g.layers for g in groups])
     per_block = page * group_size
     blocks = max(0, available) // page // group_size if num_blocks is None else num_blocks
     n_groups = need = 0
     block_sizes = []
     for g in groups:
-        block = BLOCK_SIZE * _cdiv(page, g.bytes_per_token * BLOCK_SIZE)
+        block = block_size * _cdiv(page, g.bytes_per_token * block_size)
         block_sizes.append(block)
         k = _cdiv(g.layers, group_size)           # the last group of a type is padded
         n_groups += k
@@ -222,7 +225,7 @@ def kv_pool(available: int, groups: list[KVGroup], max_model_len: int, max_num_b
         tokens = int(conc * max_model_len)
     else:
         tokens = blocks // n_groups * min(block_sizes)
-    return KVPool(blocks, tokens, conc, per_token, per_block, need, n_groups, group_size, page_bytes=page)
+    return KVPool(blocks, tokens, conc, per_token, per_block, need, n_groups, group_size, block_size, page_bytes=page)
 
 
 def _group_size(counts: list[int]) -> int:
