@@ -110,3 +110,43 @@ def test_a_set_space_is_the_same_in_every_release():
         p, notes = plan(model="qwen3-8b", gpu="none", ram="32G", runtime=runtime, cpu_kvcache_space=6)
         assert p.allocation.kv_cache_tokens == tokens
         assert not any("VLLM_CPU_KVCACHE_SPACE unset" in n for n in notes)
+
+
+def _detected(monkeypatch, total_gib: int, free_gib: int):
+    """This machine, detected: no GPU, ``total_gib`` of RAM of which ``free_gib`` is available now."""
+    from runlocal.hardware import detect
+    monkeypatch.setattr(detect, "detect_system", lambda: detect.SystemInfo(total_gib * GiB, free_gib * GiB))
+
+
+def test_v0_20_to_v0_32_refuse_at_start_up_where_the_share_is_not_free(monkeypatch):
+    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.9) = ceil(64 GiB × 0.9) = 61,847,529,063 B =
+    # 57.60 GiB > the 48 GiB free now → ValueError "… on startup is less than desired CPU memory utilization" before
+    # the model loads. 0.33.0 dropped that check; its determine_available_memory still refuses the KV request
+    # (requested − the worker's RSS) above what the loaded worker leaves (48 GiB − RSS): the same 57.60 > 48.
+    _detected(monkeypatch, 64, 48)
+    requested = math.ceil(64 * GiB * 0.9)
+    assert requested == 61_847_529_063 and round(requested / GiB, 2) == 57.6
+    for runtime in ("vllm==0.20.0", "vllm==0.32.0"):
+        p, _ = plan(model="qwen3-0.6b", runtime=runtime, ctx=8192)
+        assert "(48.00/64.00 GiB) on startup is less than desired CPU memory utilization (0.9, 57.60 GiB)" \
+            in p.allocation.refusal, runtime
+    p, _ = plan(model="qwen3-0.6b", runtime="vllm", ctx=8192)
+    assert "on kv cache allocation is less than requested memory for kv" in p.allocation.refusal
+    assert "/57.60 GiB)" in p.allocation.refusal and p.verdict == "does_not_fit"
+    # 0.19.1 takes half the node (32 GiB) and has no such check; utilization 0.7 asks ceil(44.8 GiB) ≤ 48: it starts
+    assert "desired CPU memory" not in (plan(model="qwen3-0.6b", runtime="vllm==0.19.1", ctx=8192)[0].allocation.refusal
+                                        or "")
+    low, _ = plan(model="qwen3-0.6b", runtime="vllm==0.20.0", ctx=8192, gpu_memory_utilization=0.7)
+    assert low.allocation.refusal is None and low.verdict != "does_not_fit"     # 44.8 of 48 GiB: "tight"
+
+
+def test_from_v0_20_a_set_space_over_what_the_loaded_worker_leaves_is_refused(monkeypatch):
+    # determine_available_memory, explicit kv_cache_memory_bytes (VLLM_CPU_KVCACHE_SPACE × GiB): 40 GiB > 48 GiB free
+    # less Qwen3-8B's ~15.3 GiB of weights → "on kv cache allocation is less than requested memory for kv (40.00 GiB)";
+    # 30 GiB fits under it. Before 0.20 there is no such check (the verdict judges the RAM).
+    _detected(monkeypatch, 64, 48)
+    big, _ = plan(model="qwen3-8b", runtime="vllm", ctx=8192, cpu_kvcache_space=40)
+    assert "requested memory for kv (40.00 GiB)" in big.allocation.refusal
+    assert plan(model="qwen3-8b", runtime="vllm", ctx=8192, cpu_kvcache_space=30)[0].allocation.refusal is None
+    old, _ = plan(model="qwen3-8b", runtime="vllm==0.19.1", ctx=8192, cpu_kvcache_space=40)
+    assert "requested memory for kv" not in (old.allocation.refusal or "")

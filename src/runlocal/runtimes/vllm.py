@@ -425,7 +425,7 @@ class VLLM:
                    b.utilization, b.weights + b.activation)
             cpu_space = cpu_kv_space(*cpu)
             space_step = kv_space_step(cpu_space, *cpu)
-            cpu_refusal = None if cpu[0] else cpu_kv_refusal(cpu_space, *cpu[2:])
+            cpu_refusal = cpu_kv_refusal(getattr(self, "version", None), cpu[0], cpu[2], gpu.capacity, *cpu[3:])
             b = replace(b, kv_memory=cpu_space, kv_memory_workers=cpu_space, cuda_graphs=0,
                         non_torch=0, budget=b.weights + b.activation + cpu_space)
         tp, pp = max(1, s.tp), max(1, s.pp)
@@ -437,9 +437,9 @@ class VLLM:
         kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
-        refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)
-                   or kernel_refusal
-                   or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k))
+        # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
+        refusal = (head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
+                   or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))

@@ -108,14 +108,46 @@ def kv_space_step(cpu_space: int, set_gib: int | None, rule: str, ram: int, util
                 f"{cpu_space:,} B", where)
 
 
-def cpu_kv_refusal(cpu_space: int, ram: int, utilization: float, resident: int) -> str | None:
-    """vLLM ≥ 0.20 with the variable unset: the worker's memory already fills its share of the node (ValueError)."""
-    if cpu_space > 0:
+# CPUWorker.__init__'s start-up check (vllm/v1/worker/cpu_worker.py, read in the wheels of 0.20.0, 0.21.0, 0.26.0–0.29.0,
+# 0.31.0, 0.32.0; gone in 0.33.0): with VLLM_CPU_KVCACHE_SPACE unset, ceil(MemTotal × --gpu-memory-utilization) above
+# the node's available memory (vllm/utils/cpu_resource_utils.py get_memory_node_info: MemFree + Active(file) +
+# Inactive(file) + SReclaimable, i.e. what is free now) raises before the model loads. [first, last + 1)
+CPU_STARTUP_CHECK = ((0, 20), (0, 33))
+
+
+def cpu_kv_refusal(version: str | None, set_gib: int | None, ram: int, available: int, utilization: float,
+                   resident: int) -> str | None:
+    """vLLM ≥ 0.20's CPU worker refusals (cpu_worker.py), in its words; None before 0.20 (a space the RAM cannot hold
+    is the verdict's to judge there). ``available``: the RAM free now (the plan's capacity), of which the worker's
+    memory ``resident`` (weights + activation peak) is taken before the KV cache is (determine_available_memory)."""
+    if cpu_kv_rule(version) != "profiled":
         return None
-    return (f"the worker already uses {resident / GiB:.2f} GiB (weights and runtime), more than the "
-            f"{math.ceil(ram * utilization) / GiB:.2f} GiB of CPU memory reserved for it (--gpu-memory-utilization "
-            f"{utilization} of {ram / GiB:.2f} GiB), leaving none for the KV cache (vLLM refuses to start; raise "
-            "--gpu-memory-utilization or set VLLM_CPU_KVCACHE_SPACE)")
+    from .versions import parse_version
+
+    key = parse_version("vllm", version).key if version else (1 << 30,)
+    node = f"Available memory on node 0 ({available / GiB:.2f}/{ram / GiB:.2f} GiB)"
+    requested = math.ceil(ram * utilization)
+    if set_gib:
+        # explicit: kv_cache_memory_bytes = N GiB against what the loaded worker leaves
+        if set_gib * GiB > available - resident:
+            return (f"{node[:-1]} after the worker's {resident / GiB:.2f} GiB) on kv cache allocation is less than "
+                    f"requested memory for kv ({set_gib:.2f} GiB) (vLLM refuses to start; lower VLLM_CPU_KVCACHE_SPACE "
+                    "or free RAM)")
+        return None
+    if CPU_STARTUP_CHECK[0] <= key < CPU_STARTUP_CHECK[1] and requested > available:
+        return (f"{node} on startup is less than desired CPU memory utilization ({utilization}, "
+                f"{requested / GiB:.2f} GiB) (vLLM refuses to start; lower --gpu-memory-utilization or free RAM)")
+    if requested - resident <= 0:
+        return (f"the worker already uses {resident / GiB:.2f} GiB (weights and runtime), more than the "
+                f"{requested / GiB:.2f} GiB of CPU memory reserved for it (--gpu-memory-utilization "
+                f"{utilization} of {ram / GiB:.2f} GiB), leaving none for the KV cache (vLLM refuses to start; raise "
+                "--gpu-memory-utilization or set VLLM_CPU_KVCACHE_SPACE)")
+    if requested > available:
+        # the KV request (requested − RSS) against what the loaded worker leaves (available − RSS)
+        return (f"{node[:-1]} after the worker's {resident / GiB:.2f} GiB) on kv cache allocation is less than "
+                f"requested memory for kv ({(requested - resident) / GiB:.2f}/{requested / GiB:.2f} GiB) (vLLM "
+                "refuses to start; lower --gpu-memory-utilization or free RAM)")
+    return None
 
 
 def cpu_fp8_kv_refusal(v0_engine: bool, cpu_space: int | None, cache_type: str) -> str | None:
