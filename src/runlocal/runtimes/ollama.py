@@ -10,7 +10,8 @@ Modelled on ollama/ollama v0.33.0-rc2 (commit fb30760, Aug 2026). Since v0.30.0 
 and leaves the layer placement to llama-server's ``--fit`` (llama.cpp common/fit.cpp), which keeps
 a 1024 MiB margin free per device (common/common.h: ``fit_params_target``). So the bytes on each
 device are llama.cpp's, computed by :class:`LlamaCpp`; this module decides the arguments Ollama
-passes and the number of layers ``--fit`` offloads.
+passes and the number of layers ``--fit`` offloads. On several GPUs Ollama gives llama-server one of them, or all
+for ``--fit`` to spread the layers over (server/sched.go selectLlamaServerPlacement: runtimes/ollama_placement.py).
 
 Rules, each cited where it is applied:
 - default num_ctx: OLLAMA_CONTEXT_LENGTH, else by total VRAM (server/routes.go Serve, since v0.15.5):
@@ -53,7 +54,9 @@ from .llamacpp import (
     fit_overflows_host,
     gpu_side,
 )
+from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads
+from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
     OLLAMA_REF,
@@ -93,7 +96,8 @@ def _quantized_kv(s: Settings) -> bool:
 
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
     """The `ollama serve` environment a planner needs beyond Settings, read like envconfig/config.go:
-    OLLAMA_CONTEXT_LENGTH (tokens) and OLLAMA_GPU_OVERHEAD (bytes); unset or unreadable → the default."""
+    OLLAMA_CONTEXT_LENGTH (tokens), OLLAMA_GPU_OVERHEAD (bytes), OLLAMA_SCHED_SPREAD; unset or unreadable → the
+    default."""
     import os
 
     env = os.environ if env is None else env
@@ -104,6 +108,8 @@ def from_environment(env: Mapping[str, str] | None = None) -> dict:
     overhead = env.get("OLLAMA_GPU_OVERHEAD", "").strip()
     if overhead.isdigit():
         out["gpu_overhead"] = int(overhead)
+    if env.get("OLLAMA_SCHED_SPREAD", "").strip().lower() in ("1", "true", "t", "yes", "on"):   # envconfig.Bool
+        out["sched_spread"] = True
     return out
 
 
@@ -179,15 +185,18 @@ class _OnLlamaServer:
 
 class Ollama:
     """Ollama planner. Server environment that ``Settings`` does not carry is given here:
-    ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes)."""
+    ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes), ``sched_spread`` =
+    OLLAMA_SCHED_SPREAD."""
 
     name = "ollama"
     pools_kv = False
     levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
-    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True):
+    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True,
+                 sched_spread: bool = False):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
+        self.sched_spread = sched_spread      # OLLAMA_SCHED_SPREAD: every GPU to llama-server (ollama_placement.py)
         # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
@@ -238,6 +247,22 @@ class Ollama:
             elif t.kind == "unified":
                 total += max(0, t.capacity - self.gpu_overhead)
         return total
+
+    def _given(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
+               targets: list[Target]) -> tuple[list[Target], str]:
+        """The devices llama-server is given (ollama_placement.py; v0.30+ with num_gpu unset and several GPUs: one
+        GPU, or all of them for --fit to spread over) and why; else the targets as they are."""
+        from .versions import OLLAMA_LLAMA_SERVER_FROM, parse_version
+
+        gpus = [t for t in targets if t.kind != "cpu"]
+        version = getattr(self, "version", None)
+        if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
+                                                  < OLLAMA_LLAMA_SERVER_FROM):
+            return targets, ""
+        assert s.ctx is not None
+        placed, why = llama_server_gpus(gpus, predicted_vram(model, weights.total, s.ctx * s.parallel),
+                                        self.sched_spread)
+        return placed + [t for t in targets if t.kind == "cpu"], why
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         num_ctx = settings.ctx or self.context_length or self._default_ctx(targets)
@@ -448,6 +473,7 @@ class Ollama:
                               "llm/llama_server.go appendBatchArgs"))
         else:
             pred = predicted_vram(model, weights.total, ctx_total)
+            gpus = [t for t in self._given(model, weights, s, targets)[0] if t.kind != "cpu"]   # availableForPlacement
             available = sum(t.capacity for t in gpus)
             cuda = [t for t in gpus if t.kind == "gpu"]
             batch = automatic_batch(ctx_total, pred, available, flash_off_on_cuda=flash == "off" and bool(cuda),
@@ -474,6 +500,9 @@ class Ollama:
             return False
         model = as_llamacpp_loads(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
+        targets, placed_why = self._given(model, weights, s, targets)
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
+            return self._llama.surely_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
             # allocate() plans these layers as given: each device's floor against its own capacity, GPUs in order
@@ -499,6 +528,10 @@ class Ollama:
         decide."""
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        targets, placed_why = self._given(model, weights, s, targets)
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
+            return self._llama.room_when_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash),
+                                              targets)
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0:
@@ -542,13 +575,43 @@ class Ollama:
         gpu = next((t for t in targets if t.kind != "cpu"), None)
         return {gpu.name: FIT_MARGIN} if gpu is not None and (ngl is None or ngl < 0) else {}
 
+    def _fit_one_gpu(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+                     targets: list[Target], fit_margin: int, margin: str, steps: list[Step],
+                     assumptions: list[str]) -> tuple[int, int, Allocation, str | None]:
+        """llama-server's --fit on the one GPU it is given (or the first): -ngl, --n-cpu-moe, the plan and the
+        compromise where layers went to system memory; its step and assumption are appended."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        compromise = None
+        ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], fit_margin)
+        gpu_dev = alloc.devices[0]
+        # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
+        blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
+        steps.append(Step("layers (llama-server --fit)",
+                          f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin} "
+                          f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
+                          + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
+                          f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
+                          "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
+        if blocks < model.n_layers or ncmoe:
+            moved = (f"{model.n_layers - blocks} of {model.n_layers} layers" if blocks < model.n_layers else "")
+            moved += (" and " if moved and ncmoe else "") + (f"the experts of {ncmoe} layers" if ncmoe else "")
+            assumptions.append(f"Ollama offloads automatically: {moved} run from system memory (slower)")
+            # it runs because Ollama gave layers up to system memory: the verdict says so (tight), as for llama.cpp
+            compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
+                          "than all on the GPU (see speed and fixes)")
+        return ngl, ncmoe, alloc, compromise
+
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
         s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
         asked = self.defaults(model, settings, targets)
+        everyone, (targets, placed_why) = targets, self._given(model, weights, s, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
+        if placed_why:
+            steps.append(Step("GPUs given to llama-server", placed_why, ", ".join(t.name for t in gpus),
+                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)"))
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
@@ -561,38 +624,35 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        elif len(gpus) > 1 and placed_why:
+            # several GPUs and -ngl unset: llama-server's own --fit spreads the layers over them (fit.cpp steps 3–4)
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
+            ngl, ncmoe = alloc.settings.llamacpp.n_gpu_layers or 0, 0
+            compromise = alloc.compromise
         elif s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers >= 0:
             ngl, ncmoe = s.llamacpp.n_gpu_layers, s.llamacpp.n_cpu_moe
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
             steps.append(Step("layers", "num_gpu set: passed as -ngl, --fit leaves it alone", f"-ngl {ngl}",
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
         else:
-            ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], projector.margin)
-            gpu_dev = alloc.devices[0]
-            # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
-            blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
-            steps.append(Step("layers (llama-server --fit)",
-                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin} "
-                              f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
-                              + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
-                              f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
-                              "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
-            if blocks < model.n_layers or ncmoe:
-                moved = (f"{model.n_layers - blocks} of {model.n_layers} layers" if blocks < model.n_layers else "")
-                moved += (" and " if moved and ncmoe else "") + (f"the experts of {ncmoe} layers" if ncmoe else "")
-                assumptions.append(f"Ollama offloads automatically: {moved} run from system memory (slower)")
-                # it runs because Ollama gave layers up to system memory: the verdict says so (tight), as for llama.cpp
-                compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
-                              "than all on the GPU (see speed and fixes)")
+            ngl, ncmoe, alloc, compromise = self._fit_one_gpu(model, weights, s, batch, flash, targets, projector.margin,
+                                                              margin, steps, assumptions)
 
         devices, projector_step = self._place_projector(model, projector, alloc.devices)
+        if placed_why:   # the GPUs Ollama did not give llama-server: idle, listed where they stand
+            used = dict(zip(map(id, gpus), (d for d in devices if d.kind != "cpu")))
+            devices = tuple(used.get(id(t)) or DeviceMemory(t.name, t.kind, t.capacity)
+                            for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
         if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
             from .versions import ollama_speed_build, parse_version
 
             build, how = ollama_speed_build(parse_version("ollama", asked_release))
             steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
-        layers_assumption = (f"GPU layers by llama-server --fit ({margin}); first GPU only"
+        layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
+                             f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
+                             f"GPU layers by llama-server --fit ({margin}); "
+                             + ("the one GPU Ollama gives it" if placed_why else "first GPU only")
                              if gpus and ngl_free(s) else
                              f"GPU layers: num_gpu {s.llamacpp.n_gpu_layers}, passed as -ngl (--fit leaves them)"
                              if gpus else "no GPU: every layer in system memory")
