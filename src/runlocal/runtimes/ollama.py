@@ -300,7 +300,9 @@ class Ollama:
         from .versions import parse_version
 
         release = getattr(self, "version", None)
-        return ollama_flash(parse_version("ollama", release).key if release else None, model.family, asked)
+        a = model.attention_layers[0] if model.attention_layers else None
+        return ollama_flash(parse_version("ollama", release).key if release else None, model.family, asked,
+                            (a.k_dim, a.v_dim) if a else (1, 1))
 
     def _release_flash(self, model: ModelSpec, s: Settings) -> Settings:
         """The request's flash attention and KV type as this release runs them (an f16 cache without flash)."""
