@@ -2,14 +2,14 @@
 it, its off-GitHub texts) — against the corpus.
 
 The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
-(``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names — a
-non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
+(``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names, or
+(round 57) a GitHub file URL at a commit, checked here — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 54 and 55 are now in
-held_out/ and rounds 43-53 in the tuning folder, where it finds them).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 56-59 are now in
+held_out/ and rounds 43-55 in the tuning folder, where it finds them).
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def _round_files(n: str) -> tuple[Path, Path]:
     where = next((p for p in places if (p / f"round{n}.jsonl").exists()), HERE)
     return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
+# Round 57 cites a file committed to a repository (a notebook's stored output, a log, a README) at its commit; the
+# loader's source_problem admits threads and pages only, so check_round takes this form itself and keys the file by
+# repository and path (the commit dropped: the same file at two commits is one text).
+FILE = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/blob/[0-9a-f]{40}/(\S+)$", re.I)
 # renamed repositories: one project for the duplicate test (the corpus spells them as the values)
 ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",
            "jmorganca/ollama": "ollama/ollama", "turboderp/exllamav2": "turboderp-org/exllamav2",
@@ -41,6 +45,10 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
 
 
 def thread_key(url: str) -> str:
+    f = FILE.match(url.strip())
+    if f:
+        repo = f.group(1).lower()
+        return f"{ALIASES.get(repo, repo)}:{f.group(2).lower()}"
     m = THREAD.search(url)
     if not m:
         return url.strip().lower().rstrip("/")
@@ -77,7 +85,9 @@ def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[st
         rec = json.loads(line)
         where = f"{path.name}:{n} {rec.get('id')}"
         try:
-            _check(rec, where)
+            # a file URL at a commit (FILE) is checked here; the rest of the loader's record check still applies
+            _check({**rec, "source": "https://github.com/file/cited/issues/0"} if FILE.match(rec.get("source", ""))
+                   else rec, where)
             if rec["label"] not in CATEGORIES:
                 raise ValueError(f"{where}: label {rec['label']!r} is not one of kb.CATEGORIES")
             if rec["id"] in ids:
@@ -106,8 +116,9 @@ def main(argv: list[str]) -> int:
     keys, texts = corpus({ROUND, PAGES})
     if argv:
         for arg in argv:
-            key = thread_key(arg if "/" in arg and "#" not in arg else "https://github.com/"
-                             + arg.replace("#", "/issues/"))
+            # a URL as given (a page's section anchor '#…' kept); owner/name#N as a GitHub thread
+            key = thread_key(arg if arg.startswith("https://") or ("/" in arg and "#" not in arg)
+                             else "https://github.com/" + arg.replace("#", "/issues/"))
             print(key, "->", keys.get(key, "not in the corpus"))
         return 0
     ids = set()

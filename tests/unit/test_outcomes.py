@@ -42,6 +42,18 @@ def test_batch_two_numbers_its_threads_on_from_batch_one():
     assert not {r["thread_url"] for r in first} & {r["thread_url"] for r in second}
 
 
+def test_batch_three_numbers_on_from_batch_two_and_names_its_corpus():
+    # README "Batch 3": threads numbered on after batch 2's last (92); each record names the corpus it came from
+    # (pages, docs, then issues) and no thread of an earlier batch is taken again
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    earlier = [r for r in recs if outcomes.batch_of(r) in (1, 2)]
+    third = [r for r in recs if outcomes.batch_of(r) == 3]
+    assert len(third) >= 45 and min(r["thread"] for r in third) == 93
+    assert max(r["thread"] for r in earlier) < min(r["thread"] for r in third)
+    assert {r["corpus"] for r in third} <= {"pages", "docs", "issues"}
+    assert not {r["thread_url"] for r in earlier} & {r["thread_url"] for r in third}
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -77,7 +89,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].update(num_ctx=4096), "llamacpp-999: settings: unknown key"),
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
-    (lambda r: r.update(batch=3), "llamacpp-999: batch: expected one of 1, 2"),
+    (lambda r: r.update(batch=4), "llamacpp-999: batch: expected one of 1, 2, 3"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)

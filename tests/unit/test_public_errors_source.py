@@ -23,10 +23,11 @@ def _rec(source: str, project: str) -> dict:
 
 
 def test_the_corpus_pages_off_github_are_admitted_by_their_own_urls():
-    pages = [json.loads(line) for name in ("round42_pages.jsonl", "round52_pages.jsonl", "held_out/round55_pages.jsonl")
+    pages = [json.loads(line) for name in ("round42_pages.jsonl", "round52_pages.jsonl", "round55_pages.jsonl",
+                                                           "held_out/round56_pages.jsonl", "held_out/round59_pages.jsonl")
              for line in (ROOT / "measurements/public_errors" / name).read_text(encoding="utf-8").splitlines()
              if line.strip()]
-    assert len(pages) == 5
+    assert len(pages) == 5 + 16 + 8
     for rec in pages:
         assert not rec["source"].startswith("https://github.com/")
         assert corpus.source_problem(rec) is None
@@ -39,6 +40,8 @@ def test_the_corpus_pages_off_github_are_admitted_by_their_own_urls():
     ("https://github.com/vllm-project/vllm/pull/2666", "vllm-project/vllm"),
     ("https://discuss.huggingface.co/t/cpu-offloading-error-scenario/175522", "discuss.huggingface.co"),
     ("https://www.tobias-weiss.org/articles/ai/dgx-spark-vllm-oom-debugging/", "tobias-weiss.org (blog)"),
+    ("https://github.com/IyLias/ml-trouble-shooting/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/pytorch/errors.md",
+     "IyLias/ml-trouble-shooting"),                                        # a file at a commit (round 57)
 ])
 def test_threads_and_pages_cite(source, project):
     assert corpus.source_problem(_rec(source, project)) is None
@@ -50,6 +53,8 @@ def test_threads_and_pages_cite(source, project):
     ("https://discuss.huggingface.co", "discuss.huggingface.co", "not a GitHub"),                  # no page
     ("http://discuss.huggingface.co/t/x/1", "discuss.huggingface.co", "not a GitHub"),             # not https
     ("https://discuss.huggingface.co/t/x/1", "reddit.com", "does not name the page's host"),
+    ("https://github.com/a/b/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/x.md", "c/d", "file's repository a/b"),
+    ("https://github.com/a/b/blob/e1ddaba/x.md", "a/b", "not a GitHub"),                      # a short commit
 ])
 def test_urls_that_cite_no_paste_are_refused(source, project, says):
     assert says in (corpus.source_problem(_rec(source, project)) or "")

@@ -434,7 +434,7 @@ class VLLM:
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode,
                        block_size=block)
-        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name, "vllm", getattr(self, "version", None))
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
