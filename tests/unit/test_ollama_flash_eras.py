@@ -87,3 +87,32 @@ def test_a_quantized_kv_type_without_flash_attention_is_an_f16_cache_before_v0_3
     on = plan(model="llama-3.1-8b", gpu="rtx-4090", runtime="ollama==0.12.0", ctx=131072, kv_cache="q8_0",
               flash_attn="on")
     assert on.settings.cache_type_k == "q8_0"
+
+
+@pytest.mark.parametrize("version, arch, asked, dims, flash", [
+    ((0, 12, 4), "gemma2", "on", (256, 256), "off"),     # gemma2 refused from v0.11.11 (SupportsFlashAttention)
+    ((0, 11, 10), "gemma2", "on", (256, 256), "on"),     # v0.11.5–v0.11.10: only the K/V test
+    ((0, 11, 3), "gpt_oss", "on", (64, 64), "off"),      # gptoss refused v0.11.2–v0.11.4, even when set …
+    ((0, 11, 5), "gpt_oss", "on", (64, 64), "on"),       # … accepted again from v0.11.5
+    ((0, 12, 4), "deepseek_v2", "on", (576, 512), "off"),  # key_length ≠ value_length (MLA)
+    ((0, 12, 4), "llama", "on", (128, 128), "on"),
+    ((0, 20, 0), "gemma2", "auto", (256, 256), "auto"),  # the llama.cpp runner: unset stays llama.cpp's auto …
+    ((0, 20, 0), "gemma2", "on", (256, 256), "off"),     # … set to 1, Ollama's check turns it off
+    ((0, 19, 0), "grok", "on", (128, 128), "off"),       # grok refused from v0.19.0
+    ((0, 30, 0), "gemma2", "on", (256, 256), "on"),      # llama-server: no such check
+])
+def test_ollamas_own_model_check(version, arch, asked, dims, flash):
+    # fs/ggml/ggml.go GGML.SupportsFlashAttention read at v0.5.0, v0.11.2, v0.11.5, v0.11.11, v0.17.1 and v0.19.0;
+    # llm/server.go: "flash attention enabled but not supported by model" → fa = false
+    got = ollama_flash(version, arch, asked, dims)
+    assert got.flash == flash
+    if flash == "off":
+        assert not got.keeps_quantized_kv
+
+
+def test_a_refused_model_drops_a_quantized_kv_type_even_with_flash_attention_asked():
+    # v0.12.4, Gemma 2 9B, OLLAMA_FLASH_ATTENTION=1 and OLLAMA_KV_CACHE_TYPE=q8_0: SupportsFlashAttention refuses gemma2,
+    # so flash attention is off and the cache f16 (42 layers × 8 KV heads × 256 × 2 × 2 B = 344,064 B/token)
+    p = plan(model="gemma-2-9b", gpu="rtx-4090", runtime="ollama==0.12.4", ctx=8192, kv_cache="q8_0", flash_attn="on")
+    assert p.settings.cache_type_k == p.settings.cache_type_v == "f16"
+    assert any("Ollama's own check refuses flash attention for gemma2" in a for a in p.allocation.assumptions)

@@ -109,9 +109,11 @@ def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):
     # int(os.getenv(...)); vllm/platforms/cpu.py v0.8–v0.12: "not set, using 4 by default"; later releases size it
     # from RAM, tests/unit/test_vllm_cpu_kv_eras.py). Qwen3-8B: 36 layers ×
     # 8 KV heads × 128 × 2 (K, V) × 2 B = 147,456 B a token; 40,960 tokens = 5.625 GiB > 4, so vLLM refuses; 6 GiB
-    # holds ⌊6 GiB / (147,456 B × 16)⌋ = 2,730 blocks = 43,680 tokens ≥ 40,960, the fewest whole GiB that do.
+    # holds ⌊6 GiB / (147,456 B × 128)⌋ = 341 blocks = 43,648 tokens ≥ 40,960, the fewest whole GiB that do (128-token
+    # blocks: the CPU backend's from v0.11.1, tests/unit/test_vllm_cpu_block_size.py); 4 GiB: 227 blocks = 29,056.
     per_token = 36 * 8 * 128 * 2 * 2
-    assert 40960 * per_token / GiB == 5.625 and (6 * GiB // (per_token * 16)) * 16 == 43680
+    assert 40960 * per_token / GiB == 5.625 and (6 * GiB // (per_token * 128)) * 128 == 43648
+    assert (4 * GiB // (per_token * 128)) * 128 == 29056
     ask = dict(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm==0.12.0")
     monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
     p = plan(**ask)
@@ -119,14 +121,14 @@ def test_vllm_cpu_kvcache_space_from_the_environment_flag_and_fix(monkeypatch):
     first = p.fixes[0]
     assert first.title == "Raise VLLM_CPU_KVCACHE_SPACE to 6 GiB" and first.cost == 0
     assert first.command.startswith("VLLM_CPU_KVCACHE_SPACE=6 vllm serve ") and "--max-model-len 40960" in first.command
-    assert "KV pool 29,120 tokens → 43,680 tokens" in first.effect
+    assert "KV pool 29,056 tokens → 43,648 tokens" in first.effect
     # the flag (the one request contract: CLI --cpu-kvcache-space, API and MCP field cpu_kvcache_space)
     assert plan(**ask, cpu_kvcache_space=6).verdict == "fits"
     assert plan(**ask, cpu_kvcache_space=5).verdict == "does_not_fit"
     # the environment, where the request leaves it unset, as vLLM reads it
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "8")
     e = plan(**ask)
-    assert e.verdict == "fits" and e.allocation.kv_cache_tokens == (8 * GiB // (per_token * 16)) * 16
+    assert e.verdict == "fits" and e.allocation.kv_cache_tokens == (8 * GiB // (per_token * 128)) * 128
     assert plan(**ask, cpu_kvcache_space=5).verdict == "does_not_fit"          # a flag wins over the variable
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "lots")
     import pytest

@@ -45,27 +45,29 @@ def test_up_to_v0_12_the_space_is_4_gib_as_issue_29233_logs():
     p, notes = plan(model="qwen3-0.6b", gpu="none", ram="32G", runtime="vllm==0.12.0", ctx=40960)
     assert p.verdict == "does_not_fit" and "VLLM_CPU_KVCACHE_SPACE=4 GiB" in p.allocation.refusal
     assert sum(d.kv_cache for d in p.allocation.devices) <= 4 * GiB
-    # vLLM's 37,376 is whole 128-token blocks (the CPU backend's block_size from v0.11.1); runlocal counts 16-token
-    # blocks, so it lands within one of vLLM's blocks above: ⌊4 GiB / 114,688 B / 16⌋ × 16 = 37,440
-    assert 0 <= p.max_context - 37376 < 128
+    # vLLM's 37,376 is whole 128-token blocks (the CPU backend's block_size from v0.11.1, planned so since versions18):
+    # ⌊4 GiB / (114,688 B × 128)⌋ × 128 = 292 × 128 = 37,376 — the log's figure exactly (16-token blocks gave 37,440)
+    assert (4 * GiB // (QWEN3_06B_PER_TOKEN * 128)) * 128 == 37376
+    assert p.max_context == 37376
     assert any("allocates 4 GiB of KV cache" in n for n in notes)
 
 
 def test_v0_13_to_v0_19_take_half_the_ram_whatever_the_weights():
-    # PR #29604: int(psutil total // NUMA nodes × 0.5); one node of 32 GiB → 16 GiB, whose 16-token blocks of
-    # Qwen3-8B hold ⌊16 GiB / (147,456 B × 16)⌋ × 16 = 116,496 tokens. With 15.3 GiB of BF16 weights that is over
-    # the 32 GiB — vLLM starts into an out-of-memory — and the fix sets the fewest whole GiB that hold one 40,960-token
-    # request: 40,960 × 147,456 B = 5.625 GiB → 6 GiB (2,730 blocks = 43,680 tokens).
-    assert (16 * GiB // (QWEN3_8B_PER_TOKEN * 16)) * 16 == 116496
-    assert 40960 * QWEN3_8B_PER_TOKEN / GiB == 5.625 and (6 * GiB // (QWEN3_8B_PER_TOKEN * 16)) * 16 == 43680
+    # PR #29604: int(psutil total // NUMA nodes × 0.5); one node of 32 GiB → 16 GiB, whose 128-token blocks (the CPU
+    # backend's from v0.11.1) of Qwen3-8B hold ⌊16 GiB / (147,456 B × 128)⌋ × 128 = 910 × 128 = 116,480 tokens. With
+    # 15.3 GiB of BF16 weights that is over the 32 GiB — vLLM starts into an out-of-memory — and the fix sets the
+    # fewest whole GiB that hold one 40,960-token request: 40,960 × 147,456 B = 5.625 GiB → 6 GiB (341 blocks =
+    # 43,648 tokens).
+    assert (16 * GiB // (QWEN3_8B_PER_TOKEN * 128)) * 128 == 116480
+    assert 40960 * QWEN3_8B_PER_TOKEN / GiB == 5.625 and (6 * GiB // (QWEN3_8B_PER_TOKEN * 128)) * 128 == 43648
     for version in ("0.13.0", "0.19.1"):
         p, notes = plan(model="qwen3-8b", gpu="none", ram="32G", runtime=f"vllm=={version}")
-        assert p.allocation.kv_cache_tokens == 116496
+        assert p.allocation.kv_cache_tokens == 116480
         assert p.verdict == "does_not_fit"
         first = p.fixes[0]
         assert first.title == "Set VLLM_CPU_KVCACHE_SPACE to 6 GiB" and first.cost == 0
         assert first.command.startswith("VLLM_CPU_KVCACHE_SPACE=6 vllm serve ")
-        assert "KV pool 116,496 tokens → 43,680 tokens" in first.effect
+        assert "KV pool 116,480 tokens → 43,648 tokens" in first.effect
         assert any("half a NUMA node's RAM" in n and "one NUMA node" in n for n in notes)
 
 
@@ -78,14 +80,15 @@ def test_from_v0_20_the_space_is_the_utilization_share_less_the_worker():
         p, notes = plan(model="qwen3-8b", gpu="none", ram="32G", runtime=runtime)
         (ram,) = p.allocation.devices
         space = requested - ram.weights - ram.compute
-        # the pool is whole 16-token blocks of that space
-        assert p.allocation.kv_cache_tokens == (space // (QWEN3_8B_PER_TOKEN * 16)) * 16
+        # the pool is whole 128-token blocks of that space (40,960 = 320 blocks per request, so v0.21's
+        # int(concurrency × max_model_len) is the same count)
+        assert p.allocation.kv_cache_tokens == (space // (QWEN3_8B_PER_TOKEN * 128)) * 128
         assert p.verdict == "fits"
         assert any("--gpu-memory-utilization × the NUMA node's RAM" in n for n in notes)
     # a lower utilization shrinks it by the same share of the RAM: 0.9 → 0.8 is 3.2 GiB, 22,752 tokens fewer or so
     low, _ = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm", gpu_memory_utilization=0.8)
     assert abs((p.allocation.kv_cache_tokens - low.allocation.kv_cache_tokens) * QWEN3_8B_PER_TOKEN
-               - (requested - math.ceil(32 * GiB * 0.8))) < QWEN3_8B_PER_TOKEN * 16
+               - (requested - math.ceil(32 * GiB * 0.8))) < QWEN3_8B_PER_TOKEN * 128
 
 
 def test_from_v0_20_weights_over_the_share_refuse_as_vllm_does():
@@ -102,8 +105,48 @@ def test_from_v0_20_weights_over_the_share_refuse_as_vllm_does():
 
 def test_a_set_space_is_the_same_in_every_release():
     # VLLM_CPU_KVCACHE_SPACE set: GiB, every release (v0.20+ moves it to kv_cache_memory_bytes = N × GiB_bytes)
-    tokens = (6 * GiB // (QWEN3_8B_PER_TOKEN * 16)) * 16
+    tokens = (6 * GiB // (QWEN3_8B_PER_TOKEN * 128)) * 128      # 128-token blocks in each of these releases
     for runtime in ("vllm==0.12.0", "vllm==0.13.0", "vllm"):
         p, notes = plan(model="qwen3-8b", gpu="none", ram="32G", runtime=runtime, cpu_kvcache_space=6)
         assert p.allocation.kv_cache_tokens == tokens
         assert not any("VLLM_CPU_KVCACHE_SPACE unset" in n for n in notes)
+
+
+def _detected(monkeypatch, total_gib: int, free_gib: int):
+    """This machine, detected: no GPU, ``total_gib`` of RAM of which ``free_gib`` is available now."""
+    from runlocal.hardware import detect
+    monkeypatch.setattr(detect, "detect_system", lambda: detect.SystemInfo(total_gib * GiB, free_gib * GiB))
+
+
+def test_v0_20_to_v0_32_refuse_at_start_up_where_the_share_is_not_free(monkeypatch):
+    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.9) = ceil(64 GiB × 0.9) = 61,847,529,063 B =
+    # 57.60 GiB > the 48 GiB free now → ValueError "… on startup is less than desired CPU memory utilization" before
+    # the model loads. 0.33.0 dropped that check; its determine_available_memory still refuses the KV request
+    # (requested − the worker's RSS) above what the loaded worker leaves (48 GiB − RSS): the same 57.60 > 48.
+    _detected(monkeypatch, 64, 48)
+    requested = math.ceil(64 * GiB * 0.9)
+    assert requested == 61_847_529_063 and round(requested / GiB, 2) == 57.6
+    for runtime in ("vllm==0.20.0", "vllm==0.32.0"):
+        p, _ = plan(model="qwen3-0.6b", runtime=runtime, ctx=8192)
+        assert "(48.00/64.00 GiB) on startup is less than desired CPU memory utilization (0.9, 57.60 GiB)" \
+            in p.allocation.refusal, runtime
+    p, _ = plan(model="qwen3-0.6b", runtime="vllm", ctx=8192)
+    assert "on kv cache allocation is less than requested memory for kv" in p.allocation.refusal
+    assert "/57.60 GiB)" in p.allocation.refusal and p.verdict == "does_not_fit"
+    # 0.19.1 takes half the node (32 GiB) and has no such check; utilization 0.7 asks ceil(44.8 GiB) ≤ 48: it starts
+    assert "desired CPU memory" not in (plan(model="qwen3-0.6b", runtime="vllm==0.19.1", ctx=8192)[0].allocation.refusal
+                                        or "")
+    low, _ = plan(model="qwen3-0.6b", runtime="vllm==0.20.0", ctx=8192, gpu_memory_utilization=0.7)
+    assert low.allocation.refusal is None and low.verdict != "does_not_fit"     # 44.8 of 48 GiB: "tight"
+
+
+def test_from_v0_20_a_set_space_over_what_the_loaded_worker_leaves_is_refused(monkeypatch):
+    # determine_available_memory, explicit kv_cache_memory_bytes (VLLM_CPU_KVCACHE_SPACE × GiB): 40 GiB > 48 GiB free
+    # less Qwen3-8B's ~15.3 GiB of weights → "on kv cache allocation is less than requested memory for kv (40.00 GiB)";
+    # 30 GiB fits under it. Before 0.20 there is no such check (the verdict judges the RAM).
+    _detected(monkeypatch, 64, 48)
+    big, _ = plan(model="qwen3-8b", runtime="vllm", ctx=8192, cpu_kvcache_space=40)
+    assert "requested memory for kv (40.00 GiB)" in big.allocation.refusal
+    assert plan(model="qwen3-8b", runtime="vllm", ctx=8192, cpu_kvcache_space=30)[0].allocation.refusal is None
+    old, _ = plan(model="qwen3-8b", runtime="vllm==0.19.1", ctx=8192, cpu_kvcache_space=40)
+    assert "requested memory for kv" not in (old.allocation.refusal or "")

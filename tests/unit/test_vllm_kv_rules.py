@@ -183,7 +183,7 @@ GRANITE_4H = lookup("granite-4.0-h-tiny")    # 40 layers: 4 attention (4 KV head
 def test_gated_deltanet_state_per_rank_qwen3_next_tp4():
     """16 key heads, 32 value heads of 128, kernel 4, bf16 (Qwen3NextForCausalLM has no dtype hook): conv
     (4 − 1) × (2·16·128 + 32·128) / 4 channels × 2 B, SSM 32/4 heads × 128 × 128 × 2 B."""
-    from runlocal.runtimes.vllm import gated_deltanet_state_bytes, recurrent_state_bytes_per_rank
+    from runlocal.runtimes.vllm_kvpool import gated_deltanet_state_bytes, recurrent_state_bytes_per_rank
     conv = 3 * (8192 // 4) * 2
     ssm = 8 * 128 * 128 * 2
     assert conv + ssm == 274_432
@@ -261,7 +261,7 @@ def test_ssm_dtype_follows_vllm_model_hooks():
     """Qwen3_5ForConditionalGenerationConfig takes the HF config's mamba_ssm_dtype; NemotronH defaults to float32;
     other architectures keep the model dtype (here 16-bit)."""
     from runlocal.model.spec import RecurrentSpec
-    from runlocal.runtimes.vllm import recurrent_state_bytes_per_rank
+    from runlocal.runtimes.vllm_kvpool import recurrent_state_bytes_per_rank
     r = RecurrentSpec(3 * 10240, 48 * 128 * 128, "gated_deltanet", 10240, ssm_dtype="float32")
     conv = 3 * 10240 * 2
     assert recurrent_state_bytes_per_rank(r, 1, "Qwen3_5ForConditionalGeneration") == conv + 48 * 128 * 128 * 4

@@ -46,12 +46,12 @@ from runlocal.runtimes.vllm import (
     KVGroup,
     KVPool,
     budget_split,
-    gated_deltanet_state_bytes,
     kv_groups,
     kv_pool,
     mamba_cache_mode,
     serve_limits,
 )
+from runlocal.runtimes.vllm_kvpool import gated_deltanet_state_bytes
 
 from . import MEASUREMENTS
 from . import REPO as ROOT

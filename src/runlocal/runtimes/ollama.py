@@ -10,7 +10,8 @@ Modelled on ollama/ollama v0.33.0-rc2 (commit fb30760, Aug 2026). Since v0.30.0 
 and leaves the layer placement to llama-server's ``--fit`` (llama.cpp common/fit.cpp), which keeps
 a 1024 MiB margin free per device (common/common.h: ``fit_params_target``). So the bytes on each
 device are llama.cpp's, computed by :class:`LlamaCpp`; this module decides the arguments Ollama
-passes and the number of layers ``--fit`` offloads.
+passes and the number of layers ``--fit`` offloads. On several GPUs Ollama gives llama-server one of them, or all
+for ``--fit`` to spread the layers over (server/sched.go selectLlamaServerPlacement: runtimes/ollama_placement.py).
 
 Rules, each cited where it is applied:
 - default num_ctx: OLLAMA_CONTEXT_LENGTH, else by total VRAM (server/routes.go Serve, since v0.15.5):
@@ -36,11 +37,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..kv import normalize_cache_type
-from ..memo import per_model
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
@@ -54,10 +54,19 @@ from .llamacpp import (
     fit_overflows_host,
     gpu_side,
 )
+from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads
+from .ollama_placement import llama_server_gpus
+from .ollama_projector import (
+    MMPROJ_HEADROOM,
+    OLLAMA_REF,
+    PROJECTOR_ROLES,
+    PROJECTOR_WORDS,
+    Projector,
+    projector_bytes,
+    projector_on_gpu,
+)
 from .options import LlamaCppOptions
-
-OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"
 
 # server/routes.go Serve (v0.15.5+): "Use slightly lower thresholds (47/23 GiB vs. 48/24 GiB)".
 CTX_TIERS = ((47 * GiB, 262144), (23 * GiB, 32768), (0, 4096))
@@ -74,57 +83,6 @@ LLAMA_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5
 BATCH_DEFAULT, BATCH_CONSTRAINED, BATCH_MEDIUM, BATCH_LARGE = 512, 256, 1024, 2048
 SURCHARGE = {BATCH_LARGE: 2 * GiB, BATCH_MEDIUM: 768 * MiB}
 HEADROOM_PERCENT = {BATCH_LARGE: 60, BATCH_MEDIUM: 75}
-# llm/llama_server.go mmprojOffloadHeadroom: "leaves 1 GiB for backend buffers beyond projector weights"
-MMPROJ_HEADROOM = 1 << 30
-PROJECTOR_ROLES = ("vision", "projector", "audio")
-
-
-@per_model
-def projector_bytes(model: ModelSpec) -> int:
-    """The projector's bytes as Ollama counts them (llm/llama_server.go mmprojMemoryRequirement: the sum of its tensor
-    sizes, the v. / mm. / a. tensors where the model file holds them): each tensor's size as read from a file, else at
-    the types Ollama's converter writes them (convert/reader.go tensorBase.Kind: F32 for a 1-D tensor, F16 above)."""
-    return sum(t.nbytes if t.nbytes is not None else t.numel * (4 if len(t.shape) < 2 else 2)
-               for t in model.tensors if t.role in PROJECTOR_ROLES)
-
-
-def projector_on_gpu(num_gpu: int | None, n_layers: int, gpus: list[Target], projector: int) -> tuple[bool, str]:
-    """llm/llama_server.go shouldDisableMMProjOffload: (whether llama-server keeps the projector on the GPU, Ollama's
-    reason when it passes --no-mmproj-offload). num_gpu None or < 0 is Ollama's automatic -1."""
-    if not gpus or num_gpu == 0:
-        return False, "cpu-only"
-    if num_gpu is not None and 0 < num_gpu < n_layers + 1:     # modelLayers = BlockCount() + 1
-        return False, "partial-text-offload"
-    if any(0 < t.capacity < projector + MMPROJ_HEADROOM for t in gpus):
-        return False, "limited-vram"
-    return True, ""
-
-
-@dataclass(frozen=True)
-class Projector:
-    """Where one launch's multimodal projector goes (Ollama.projector): its bytes (0: none), on the first GPU or not,
-    Ollama's reason when not, the margin --fit keeps free for it, and the release's rule (versions.py)."""
-
-    size: int
-    on_gpu: bool
-    why: str
-    margin: int
-    rule: str
-
-
-# each rule's words for the projector step: (where, on the GPU; the source)
-PROJECTOR_WORDS = {
-    "fit-target": ("on {gpu}, the first GPU (--fit kept it free: LLAMA_ARG_FIT_TARGET = projector + 1 GiB)",
-                   f"llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload, mmprojFitTargetMiB "
-                   f"({OLLAMA_REF}); llama.cpp tools/mtmd/clip.cpp clip_ctx"),
-    "offload-check": ("on {gpu}, the first GPU (loaded after --fit placed the layers with its 1024 MiB margin: "
-                      "no fit target for it before v0.31.2)",
-                      "llm/llama_server.go appendMMProjArgs, shouldDisableMMProjOffload (ollama/ollama v0.30.0, "
-                      "9db4bda); LLAMA_ARG_FIT_TARGET from v0.31.2 (a6293eb, ollama/ollama#16996)"),
-    "first-gpu": ("on {gpu}, the first GPU, taken from its free space before the layers (no headroom of its own)",
-                  "llm/server.go \"The vision projector is always loaded on the first GPU if available\" (v0.12.11–v0.29); "
-                  "earlier llm/memory.go \"Projectors loaded into GPU0 only\""),
-}
 
 
 def ngl_free(s: Settings) -> bool:
@@ -138,7 +96,8 @@ def _quantized_kv(s: Settings) -> bool:
 
 def from_environment(env: Mapping[str, str] | None = None) -> dict:
     """The `ollama serve` environment a planner needs beyond Settings, read like envconfig/config.go:
-    OLLAMA_CONTEXT_LENGTH (tokens) and OLLAMA_GPU_OVERHEAD (bytes); unset or unreadable → the default."""
+    OLLAMA_CONTEXT_LENGTH (tokens), OLLAMA_GPU_OVERHEAD (bytes), OLLAMA_SCHED_SPREAD; unset or unreadable → the
+    default."""
     import os
 
     env = os.environ if env is None else env
@@ -149,6 +108,8 @@ def from_environment(env: Mapping[str, str] | None = None) -> dict:
     overhead = env.get("OLLAMA_GPU_OVERHEAD", "").strip()
     if overhead.isdigit():
         out["gpu_overhead"] = int(overhead)
+    if env.get("OLLAMA_SCHED_SPREAD", "").strip().lower() in ("1", "true", "t", "yes", "on"):   # envconfig.Bool
+        out["sched_spread"] = True
     return out
 
 
@@ -224,15 +185,18 @@ class _OnLlamaServer:
 
 class Ollama:
     """Ollama planner. Server environment that ``Settings`` does not carry is given here:
-    ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes)."""
+    ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes), ``sched_spread`` =
+    OLLAMA_SCHED_SPREAD."""
 
     name = "ollama"
     pools_kv = False
     levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
-    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True):
+    def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True,
+                 sched_spread: bool = False):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
+        self.sched_spread = sched_spread      # OLLAMA_SCHED_SPREAD: every GPU to llama-server (ollama_placement.py)
         # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
@@ -284,6 +248,22 @@ class Ollama:
                 total += max(0, t.capacity - self.gpu_overhead)
         return total
 
+    def _given(self, model: ModelSpec, weights: WeightEstimate, s: Settings,
+               targets: list[Target]) -> tuple[list[Target], str]:
+        """The devices llama-server is given (ollama_placement.py; v0.30+ with num_gpu unset and several GPUs: one
+        GPU, or all of them for --fit to spread over) and why; else the targets as they are."""
+        from .versions import OLLAMA_LLAMA_SERVER_FROM, parse_version
+
+        gpus = [t for t in targets if t.kind != "cpu"]
+        version = getattr(self, "version", None)
+        if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
+                                                  < OLLAMA_LLAMA_SERVER_FROM):
+            return targets, ""
+        assert s.ctx is not None
+        placed, why = llama_server_gpus(gpus, predicted_vram(model, weights.total, s.ctx * s.parallel),
+                                        self.sched_spread)
+        return placed + [t for t in targets if t.kind == "cpu"], why
+
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         num_ctx = settings.ctx or self.context_length or self._default_ctx(targets)
         train = model.max_position_embeddings
@@ -320,7 +300,9 @@ class Ollama:
         from .versions import parse_version
 
         release = getattr(self, "version", None)
-        return ollama_flash(parse_version("ollama", release).key if release else None, model.family, asked)
+        a = model.attention_layers[0] if model.attention_layers else None
+        return ollama_flash(parse_version("ollama", release).key if release else None, model.family, asked,
+                            (a.k_dim, a.v_dim) if a else (1, 1))
 
     def _release_flash(self, model: ModelSpec, s: Settings) -> Settings:
         """The request's flash attention and KV type as this release runs them (an f16 cache without flash)."""
@@ -493,6 +475,7 @@ class Ollama:
                               "llm/llama_server.go appendBatchArgs"))
         else:
             pred = predicted_vram(model, weights.total, ctx_total)
+            gpus = [t for t in self._given(model, weights, s, targets)[0] if t.kind != "cpu"]   # availableForPlacement
             available = sum(t.capacity for t in gpus)
             cuda = [t for t in gpus if t.kind == "gpu"]
             batch = automatic_batch(ctx_total, pred, available, flash_off_on_cuda=flash == "off" and bool(cuda),
@@ -519,6 +502,9 @@ class Ollama:
             return False
         model = as_llamacpp_loads(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
+        targets, placed_why = self._given(model, weights, s, targets)
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
+            return self._llama.surely_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
             # allocate() plans these layers as given: each device's floor against its own capacity, GPUs in order
@@ -544,6 +530,10 @@ class Ollama:
         decide."""
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
+        targets, placed_why = self._given(model, weights, s, targets)
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
+            return self._llama.room_when_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash),
+                                              targets)
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0:
@@ -587,13 +577,43 @@ class Ollama:
         gpu = next((t for t in targets if t.kind != "cpu"), None)
         return {gpu.name: FIT_MARGIN} if gpu is not None and (ngl is None or ngl < 0) else {}
 
+    def _fit_one_gpu(self, model: ModelSpec, weights: WeightEstimate, s: Settings, batch: int, flash: str,
+                     targets: list[Target], fit_margin: int, margin: str, steps: list[Step],
+                     assumptions: list[str]) -> tuple[int, int, Allocation, str | None]:
+        """llama-server's --fit on the one GPU it is given (or the first): -ngl, --n-cpu-moe, the plan and the
+        compromise where layers went to system memory; its step and assumption are appended."""
+        gpus = [t for t in targets if t.kind != "cpu"]
+        compromise = None
+        ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], fit_margin)
+        gpu_dev = alloc.devices[0]
+        # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
+        blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
+        steps.append(Step("layers (llama-server --fit)",
+                          f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin} "
+                          f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
+                          + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
+                          f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
+                          "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
+        if blocks < model.n_layers or ncmoe:
+            moved = (f"{model.n_layers - blocks} of {model.n_layers} layers" if blocks < model.n_layers else "")
+            moved += (" and " if moved and ncmoe else "") + (f"the experts of {ncmoe} layers" if ncmoe else "")
+            assumptions.append(f"Ollama offloads automatically: {moved} run from system memory (slower)")
+            # it runs because Ollama gave layers up to system memory: the verdict says so (tight), as for llama.cpp
+            compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
+                          "than all on the GPU (see speed and fixes)")
+        return ngl, ncmoe, alloc, compromise
+
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
         s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
         asked = self.defaults(model, settings, targets)
+        everyone, (targets, placed_why) = targets, self._given(model, weights, s, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
+        if placed_why:
+            steps.append(Step("GPUs given to llama-server", placed_why, ", ".join(t.name for t in gpus),
+                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)"))
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
@@ -606,38 +626,35 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        elif len(gpus) > 1 and placed_why:
+            # several GPUs and -ngl unset: llama-server's own --fit spreads the layers over them (fit.cpp steps 3–4)
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
+            ngl, ncmoe = alloc.settings.llamacpp.n_gpu_layers or 0, 0
+            compromise = alloc.compromise
         elif s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers >= 0:
             ngl, ncmoe = s.llamacpp.n_gpu_layers, s.llamacpp.n_cpu_moe
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, ncmoe, flash), targets)
             steps.append(Step("layers", "num_gpu set: passed as -ngl, --fit leaves it alone", f"-ngl {ngl}",
                               "llm/llama_server.go startLlamaServer; llama.cpp common/fit.cpp"))
         else:
-            ngl, ncmoe, alloc = self._fit(model, weights, s, batch, flash, targets, gpus[0], projector.margin)
-            gpu_dev = alloc.devices[0]
-            # llama.cpp src/llama-model.cpp load_tensors: -ngl k puts the last k − 1 blocks and the output on the GPU
-            blocks = model.n_layers if ngl > model.n_layers else max(0, ngl - 1)
-            steps.append(Step("layers (llama-server --fit)",
-                              f"largest offload with {gpu_dev.total / GiB:.2f} GiB + {margin} "
-                              f"≤ {gpus[0].capacity / GiB:.2f} GiB free"
-                              + (f"; experts of the first {ncmoe} layers in system memory" if ncmoe else ""),
-                              f"-ngl {ngl}: {blocks}/{model.n_layers} repeating layers on the GPU",
-                              "llama.cpp common/fit.cpp common_params_fit_impl, common/common.h fit_params_target"))
-            if blocks < model.n_layers or ncmoe:
-                moved = (f"{model.n_layers - blocks} of {model.n_layers} layers" if blocks < model.n_layers else "")
-                moved += (" and " if moved and ncmoe else "") + (f"the experts of {ncmoe} layers" if ncmoe else "")
-                assumptions.append(f"Ollama offloads automatically: {moved} run from system memory (slower)")
-                # it runs because Ollama gave layers up to system memory: the verdict says so (tight), as for llama.cpp
-                compromise = (f"Ollama (llama-server --fit) put {moved} in system memory to fit the GPU: slower "
-                              "than all on the GPU (see speed and fixes)")
+            ngl, ncmoe, alloc, compromise = self._fit_one_gpu(model, weights, s, batch, flash, targets, projector.margin,
+                                                              margin, steps, assumptions)
 
         devices, projector_step = self._place_projector(model, projector, alloc.devices)
+        if placed_why:   # the GPUs Ollama did not give llama-server: idle, listed where they stand
+            used = dict(zip(map(id, gpus), (d for d in devices if d.kind != "cpu")))
+            devices = tuple(used.get(id(t)) or DeviceMemory(t.name, t.kind, t.capacity)
+                            for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
         if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
             from .versions import ollama_speed_build, parse_version
 
             build, how = ollama_speed_build(parse_version("ollama", asked_release))
             steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
-        layers_assumption = (f"GPU layers by llama-server --fit ({margin}); first GPU only"
+        layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
+                             f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
+                             f"GPU layers by llama-server --fit ({margin}); "
+                             + ("the one GPU Ollama gives it" if placed_why else "first GPU only")
                              if gpus and ngl_free(s) else
                              f"GPU layers: num_gpu {s.llamacpp.n_gpu_layers}, passed as -ngl (--fit leaves them)"
                              if gpus else "no GPU: every layer in system memory")

@@ -17,6 +17,15 @@ v0.30 ("quantized kv cache requested but flash attention disabled"; the v0.13.4+
 ATTENTION must be enabled to use a quantized OLLAMA_KV_CACHE_TYPE", so its auto mode does not keep one either). From
 v0.30 llama-server itself refuses a quantized V cache without flash attention (runtimes/ollama.py).
 The lists per release: data/ollama_flash_attention.json (measurements/ollama_builds/flash_attention_map.py).
+
+Before v0.30 Ollama also refuses flash attention for a model its own check rejects (fs/ggml/ggml.go
+GGML.SupportsFlashAttention, llm/server.go "flash attention enabled but not supported by model" → fa = false): an
+embedding model (``{arch}.pooling_type`` set; not in the catalog), a key_length ≠ value_length (K ≠ V per head: the
+library's DeepSeek MLA blobs) or either zero, and by release some architectures: gptoss refused v0.11.2–v0.11.4,
+gemma2 from v0.11.11, grok too from v0.19.0; qwen35 / qwen35moe / qwen3next accepted before the K/V test from v0.17.1
+(the body read at every release tag where it changed: v0.5.0, v0.11.2, v0.11.5, v0.11.11, v0.17.1, v0.19.0). Where it
+refuses, flash attention is off — on the llama.cpp runner of v0.13.4–v0.29 only where OLLAMA_FLASH_ATTENTION=1 was
+set (unset stays llama.cpp's auto) — and a quantized KV cache type is dropped to f16.
 """
 
 from __future__ import annotations
@@ -31,6 +40,10 @@ FA_ENV_OVERRIDES_FROM = (0, 12, 4)  # fdb109469: OLLAMA_FLASH_ATTENTION=0 wins o
 FA_AUTO_RUNNER_FROM = (0, 13, 4)   # bd6c1d6b4 (#13052): the llama.cpp runner's auto mode
 LLAMA_SERVER_FROM = (0, 30, 0)     # 9db4bda: llama-server for every GGML model
 MAP_PATH = "ollama_flash_attention.json"
+# GGML.SupportsFlashAttention by release: (first release, accepted before the K/V test, refused architectures)
+SUPPORTS_FA = (((0, 5, 0), (), ()), ((0, 11, 2), (), ("gptoss",)), ((0, 11, 5), (), ()),
+               ((0, 11, 11), (), ("gemma2",)), ((0, 17, 1), ("qwen35", "qwen35moe", "qwen3next"), ("gemma2",)),
+               ((0, 19, 0), ("qwen35", "qwen35moe", "qwen3next"), ("gemma2", "grok")))
 
 
 @dataclass(frozen=True)
@@ -66,11 +79,41 @@ def _at(version: tuple[int, ...]) -> tuple[str, frozenset[str], frozenset[str]]:
     return v, fa, engine
 
 
-def ollama_flash(version: tuple[int, ...] | None, arch: str, asked: str) -> OllamaFlash:
-    """This release's flash attention for a model of ``arch`` (GGUF general.architecture), ``asked`` being
-    OLLAMA_FLASH_ATTENTION as the request has it ('on', 'off', or 'auto' where unset)."""
+def model_refuses_flash(version: tuple[int, ...], arch: str, k_dim: int, v_dim: int) -> str | None:
+    """Why GGML.SupportsFlashAttention rejects this model in this (pre-v0.30) release, or None."""
+    rows = [row for row in SUPPORTS_FA if version[:3] >= row[0]]
+    if not rows:
+        return None
+    first, accepted, refused = rows[-1]
+    where = f"fs/ggml/ggml.go SupportsFlashAttention, as from v{'.'.join(map(str, first))}"
+    if _key(arch) in accepted:
+        return None
+    if _key(arch) in refused:
+        return f"Ollama's own check refuses flash attention for {arch} ({where})"
+    if not k_dim or not v_dim or k_dim != v_dim:
+        return (f"Ollama's own check refuses flash attention where key_length ≠ value_length (K {k_dim} ≠ V {v_dim} "
+                f"per head; {where})")
+    return None
+
+
+def ollama_flash(version: tuple[int, ...] | None, arch: str, asked: str,
+                 kv_dims: tuple[int, int] = (1, 1)) -> OllamaFlash:
+    """This release's flash attention for a model of ``arch`` (GGUF general.architecture) whose heads cache K / V
+    rows of ``kv_dims``, ``asked`` being OLLAMA_FLASH_ATTENTION as the request has it ('on', 'off', or 'auto' where
+    unset)."""
     if version is None or version >= LLAMA_SERVER_FROM:
         return OllamaFlash(asked, True, "")
+    flash = _by_list(version, arch, asked)
+    refused = model_refuses_flash(version, arch, *kv_dims)
+    runner = version >= FA_AUTO_RUNNER_FROM and _key(arch) not in _at(version)[2]
+    if refused and flash.flash != "off" and (not runner or asked == "on"):
+        return OllamaFlash("off", False, f"{refused}: off (llm/server.go \"flash attention enabled but not supported "
+                           "by model\"), a quantized KV cache type dropped to f16")
+    return flash
+
+
+def _by_list(version: tuple[int, ...], arch: str, asked: str) -> OllamaFlash:
+    """ollama_flash before the model's own check: the release's default and list."""
     if version < FA_LIST_FROM:
         flash = "on" if asked == "on" else "off"
         return OllamaFlash(flash, flash == "on", "Ollama before v0.11.8: flash attention off unless "

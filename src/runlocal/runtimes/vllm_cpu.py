@@ -15,6 +15,16 @@ wheels (vllm/platforms/cpu.py get_device_total_memory / check_and_update_config,
                           v0.20.0 has it; the variable set becomes kv_cache_memory_bytes), logged "Auto set (X/Y) GiB for
                           KV cache on node N".
 
+Tokens per KV block where --block-size is unset (vllm/platforms/cpu.py check_and_update_config, read in the wheels
+of v0.11.0, 0.11.1, 0.12.0, 0.13.0, 0.19.1, 0.20.0, 0.21.0, 0.26.0–0.29.0, 0.31.0–0.33.0):
+
+  ≤ 0.11.0   16           "cache_config.block_size = 128 if ipex_available else 16" (intel_extension_for_pytorch
+                          installed: 128; without it any other --block-size raises)
+  ≥ 0.11.1   128          "cache_config.block_size = 128" (0.33.0: update_block_size_for_backend, the backends'
+                          preferred size from a default of 128)
+  MLA models, ≥ 0.28.0: 16 ("CPU MLA backend requires block_size=16": csrc/cpu/mla_decode.cpp compiles for 16 only);
+                          from 0.29.0 a CPU with AMX tiles runs AMX_MLA instead and keeps 128 (planned: no AMX).
+
 Assumptions, said in the plan: one NUMA node holding all the RAM given (--ram; psutil's total is that less what the
 kernel reserves), and the worker's RSS after warm-up taken as the weights plus the profiled activation peak (the
 interpreter's and libraries' own resident memory is not counted, so the profiled space is an upper bound). RAM is
@@ -33,6 +43,28 @@ HALF_NODE_SHARE = 0.5                # v0.13 – v0.19: DEFAULT_CPU_MEM_UTILIZAT
 # (first release, rule): the releases each rule was read in are in the module's docstring
 CPU_KV_RULES: tuple[tuple[tuple[int, ...], str], ...] = (((0,), "fixed"), ((0, 13), "half-node"), ((0, 20), "profiled"))
 CPU_KV_CURRENT = CPU_KV_RULES[-1][1]
+
+
+# (first release, tokens per block) with --block-size unset; MLA models from CPU_MLA_BLOCK_FROM on take CPU_MLA_BLOCK
+CPU_BLOCK_RULES: tuple[tuple[tuple[int, ...], int], ...] = (((0,), 16), ((0, 11, 1), 128))
+CPU_MLA_BLOCK_FROM, CPU_MLA_BLOCK = (0, 28), 16
+
+
+def cpu_block_size(version: str | None, mla: bool) -> tuple[int, str]:
+    """Tokens per KV block vLLM's CPU backend picks in this release, and why (see the docstring); unversioned is the
+    current release."""
+    from .versions import parse_version
+
+    key = parse_version("vllm", version).key if version else (1 << 30,)
+    release = f"vLLM {version}" if version else "the current vLLM"
+    if mla and key >= CPU_MLA_BLOCK_FROM:
+        size, why = CPU_MLA_BLOCK, ("the CPU MLA kernel's only size from 0.28 on; a CPU with AMX tiles runs AMX_MLA "
+                                    "at 128 from 0.29: planned without AMX")
+    else:
+        size = [size for first, size in CPU_BLOCK_RULES if key >= first][-1]
+        why = "up to 0.11.0 without intel_extension_for_pytorch (128 with it)" if size == 16 else "0.11.1 on"
+    return size, (f"block_size {size} on the CPU backend ({release}, --block-size unset: vllm/platforms/cpu.py "
+                  f"check_and_update_config; {why})")
 
 
 def cpu_kv_rule(version: str | None) -> str:
@@ -76,14 +108,46 @@ def kv_space_step(cpu_space: int, set_gib: int | None, rule: str, ram: int, util
                 f"{cpu_space:,} B", where)
 
 
-def cpu_kv_refusal(cpu_space: int, ram: int, utilization: float, resident: int) -> str | None:
-    """vLLM ≥ 0.20 with the variable unset: the worker's memory already fills its share of the node (ValueError)."""
-    if cpu_space > 0:
+# CPUWorker.__init__'s start-up check (vllm/v1/worker/cpu_worker.py, read in the wheels of 0.20.0, 0.21.0, 0.26.0–0.29.0,
+# 0.31.0, 0.32.0; gone in 0.33.0): with VLLM_CPU_KVCACHE_SPACE unset, ceil(MemTotal × --gpu-memory-utilization) above
+# the node's available memory (vllm/utils/cpu_resource_utils.py get_memory_node_info: MemFree + Active(file) +
+# Inactive(file) + SReclaimable, i.e. what is free now) raises before the model loads. [first, last + 1)
+CPU_STARTUP_CHECK = ((0, 20), (0, 33))
+
+
+def cpu_kv_refusal(version: str | None, set_gib: int | None, ram: int, available: int, utilization: float,
+                   resident: int) -> str | None:
+    """vLLM ≥ 0.20's CPU worker refusals (cpu_worker.py), in its words; None before 0.20 (a space the RAM cannot hold
+    is the verdict's to judge there). ``available``: the RAM free now (the plan's capacity), of which the worker's
+    memory ``resident`` (weights + activation peak) is taken before the KV cache is (determine_available_memory)."""
+    if cpu_kv_rule(version) != "profiled":
         return None
-    return (f"the worker already uses {resident / GiB:.2f} GiB (weights and runtime), more than the "
-            f"{math.ceil(ram * utilization) / GiB:.2f} GiB of CPU memory reserved for it (--gpu-memory-utilization "
-            f"{utilization} of {ram / GiB:.2f} GiB), leaving none for the KV cache (vLLM refuses to start; raise "
-            "--gpu-memory-utilization or set VLLM_CPU_KVCACHE_SPACE)")
+    from .versions import parse_version
+
+    key = parse_version("vllm", version).key if version else (1 << 30,)
+    node = f"Available memory on node 0 ({available / GiB:.2f}/{ram / GiB:.2f} GiB)"
+    requested = math.ceil(ram * utilization)
+    if set_gib:
+        # explicit: kv_cache_memory_bytes = N GiB against what the loaded worker leaves
+        if set_gib * GiB > available - resident:
+            return (f"{node[:-1]} after the worker's {resident / GiB:.2f} GiB) on kv cache allocation is less than "
+                    f"requested memory for kv ({set_gib:.2f} GiB) (vLLM refuses to start; lower VLLM_CPU_KVCACHE_SPACE "
+                    "or free RAM)")
+        return None
+    if CPU_STARTUP_CHECK[0] <= key < CPU_STARTUP_CHECK[1] and requested > available:
+        return (f"{node} on startup is less than desired CPU memory utilization ({utilization}, "
+                f"{requested / GiB:.2f} GiB) (vLLM refuses to start; lower --gpu-memory-utilization or free RAM)")
+    if requested - resident <= 0:
+        return (f"the worker already uses {resident / GiB:.2f} GiB (weights and runtime), more than the "
+                f"{requested / GiB:.2f} GiB of CPU memory reserved for it (--gpu-memory-utilization "
+                f"{utilization} of {ram / GiB:.2f} GiB), leaving none for the KV cache (vLLM refuses to start; raise "
+                "--gpu-memory-utilization or set VLLM_CPU_KVCACHE_SPACE)")
+    if requested > available:
+        # the KV request (requested − RSS) against what the loaded worker leaves (available − RSS)
+        return (f"{node[:-1]} after the worker's {resident / GiB:.2f} GiB) on kv cache allocation is less than "
+                f"requested memory for kv ({(requested - resident) / GiB:.2f}/{requested / GiB:.2f} GiB) (vLLM "
+                "refuses to start; lower --gpu-memory-utilization or free RAM)")
+    return None
 
 
 def cpu_fp8_kv_refusal(v0_engine: bool, cpu_space: int | None, cache_type: str) -> str | None:
