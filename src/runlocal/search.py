@@ -10,7 +10,7 @@ answer is then).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from .boundary import Room, edge_confirmed, largest_guided
@@ -96,7 +96,8 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         # the compute buffers of the plan at PIVOT_CTX (planned anyway where the top fails, often made already): a
         # guide for the rooms of skipped plans, the same whatever context was asked
         at = settings.with_(ctx=min(PIVOT_CTX, max(1, hi // granule) * granule))
-        return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
+        devices = runtime.allocate(model, weights, at, targets).devices
+        return {k: d.compute for k, d in zip(device_keys(d.name for d in devices), devices)}
 
     if ok is fits or ok is fits_verdict:
         top = max(1, hi // granule)
@@ -191,6 +192,18 @@ def fits_verdict(a: Allocation) -> bool:
     return verdict(a) == "fits"
 
 
+def device_keys(names: Iterable[str]) -> list[str]:
+    """A key per device for the rooms, in order: its name, and for the second and later of one name "name #k" — four
+    RTX 3090s are four devices (keyed by name alone they were one, the last: a search guided by one GPU's room, and a
+    margin checked on it only)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        keys.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return keys
+
+
 def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
     """Bytes to spare on each device (negative: over), against its capacity, or with ``tight`` against the share
     above which verdict.verdict calls a plan tight; None where memory does not decide (a refusal while every device
@@ -202,8 +215,8 @@ def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
         return None
     if tight and a.compromise:
         return None
-    return {d.name: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
-            - d.total for d in a.devices if d.capacity > 0} or None
+    return {k: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
+            - d.total for k, d in zip(device_keys(d.name for d in a.devices), a.devices) if d.capacity > 0} or None
 
 
 def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -228,15 +241,18 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
             return False, rooms
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         guess = compute() if compute is not None else {}
-        rooms = {t.name: t.capacity - f - guess.get(t.name, 0) - kept.get(t.name, 0)
-                 for f, t in zip(floor(model, weights, settings, targets), devices) if t.capacity > 0}
+        keys = device_keys(t.name for t in devices)
+        rooms = {k: t.capacity - f - guess.get(k, 0) - kept.get(t.name, 0)
+                 for k, f, t in zip(keys, floor(model, weights, settings, targets), devices) if t.capacity > 0}
         return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
     left = room(a)
     passed = fits(a)
     if left is not None and kept:
-        left = {name: r - kept.get(name, 0) for name, r in left.items()}
-        passed = passed and not (margin_held and any(left[name] < 0 for name in kept if name in left))
+        # (kept_free names devices; every device of a name keeps the same bytes)
+        held = {k: d.name for k, d in zip(device_keys(d.name for d in a.devices), a.devices) if d.name in kept}
+        left = {k: r - kept.get(held.get(k, ""), 0) for k, r in left.items()}
+        passed = passed and not (margin_held and any(left[k] < 0 for k in held if k in left))
     return passed, left
 
 
