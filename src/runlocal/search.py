@@ -117,20 +117,21 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
                        probe: Callable[[int], tuple[bool, Room]], answered: dict[int, tuple[bool, Room]],
                        how: list[str] | None) -> int | None:
     """The longest context where the runtime offers a cheap guess of each device's room (its context_guide:
-    llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): the top
-    and PIVOT_CTX planned as largest_guided plans them, then between them at most GUIDED_PLANS whole plans
+    llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): PIVOT_CTX
+    planned (often the plan asked for, made already), then the top where the guess does not put it past the edge
+    (a top that starts is the answer, as largest_guided's), then between them at most GUIDED_PLANS whole plans
     (boundary.edge_confirmed): the first where the guess puts the edge — the sketch on GPUs shrunk by the compute
     buffers it missed at PIVOT_CTX, each device moved by what it missed at the nearest plan below that started —
-    then galloping from it and bisecting. The answer starts (a whole plan, or PIVOT_CTX's, says so); where the plans
-    did not close the bracket, the exact edge is within its width, and --explain says by how many tokens. None where
-    the runtime has no guess or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept
-    in probe)."""
+    then galloping from it and bisecting; the top last where none of them failed. The answer starts (a whole plan, or
+    PIVOT_CTX's, says so) and the context above it that does not is a whole plan's too; where the plans did not close
+    the bracket, the exact edge is within its width, and --explain says by how many tokens. None where the runtime
+    has no guess or PIVOT_CTX fails: largest_guided goes on from the same plans (kept in probe)."""
     guide = getattr(runtime, "context_guide", None)
     pivot = PIVOT_CTX // granule
-    if guide is None or not lo < pivot < top or probe(top)[0] or not probe(pivot)[0]:
+    if guide is None or not lo < pivot < top:
         return None
     sketch = guide(model, weights, settings, targets)
-    if sketch is None:
+    if sketch is None or not probe(pivot)[0]:
         return None
 
     def rooms(devices: tuple[DeviceMemory, ...]) -> list[float]:
@@ -152,9 +153,18 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
         base = max(m for m, (ok, _) in answered.items() if ok and m <= n)
         return min(r + w - r0 for r, w, r0 in zip(rooms(sketch(n * granule, shrunk)), rooms(whole(base)),
                                                   rooms(sketch(base * granule, shrunk))))
+    # the top is planned first only where the sketch does not put it past the edge (where it does, its whole plan is
+    # one of GUIDED_PLANS' worth of --fit probes that decides nothing the bracket's plans do not): planned last where
+    # no whole plan below it failed, so the answer's neighbour that does not start is always a whole plan's, and a
+    # top that starts is the answer as before
+    if predicted(top) >= 0 and probe(top)[0]:
+        return top
     edge, failing = edge_confirmed(pivot, top, lambda n: probe(n)[0], predicted, most=GUIDED_PLANS)
+    if failing == top and top not in answered and probe(top)[0]:
+        return top
     if how is not None:
-        how.append(f"between {PIVOT_CTX:,} and the top, the largest that starts, searched on runlocal's sketch of "
+        how.append(f"between {PIVOT_CTX:,} and the top (planned only where the sketch below does not put it past "
+                   "the edge, or where no plan below it failed), the largest that starts, searched on runlocal's sketch of "
                    "--fit (its probes sized with the fitted compute phases, no graph traced; each GPU shrunk by the "
                    f"compute buffer it missed at {PIVOT_CTX:,}, each device moved by what it missed at the nearest "
                    "plan below that started) and confirmed by whole plans; within "
