@@ -10,10 +10,10 @@ answer is then).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 
-from .boundary import Room, edge_confirmed, largest_guided
+from .boundary import Room, device_keys, edge_confirmed, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
@@ -200,18 +200,6 @@ def context_search_step(tried: list[tuple[int, bool]], longest: int | None, pass
 def fits_verdict(a: Allocation) -> bool:
     """The plan's verdict is "fits" (not tight): what a fix that shortens the context aims for first."""
     return verdict(a) == "fits"
-
-
-def device_keys(names: Iterable[str]) -> list[str]:
-    """A key per device for the rooms, in order: its name, and for the second and later of one name "name #k" — four
-    RTX 3090s are four devices (keyed by name alone they were one, the last: a search guided by one GPU's room, and a
-    margin checked on it only)."""
-    seen: dict[str, int] = {}
-    keys = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        keys.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
-    return keys
 
 
 def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:

@@ -542,7 +542,7 @@ class Ollama:
         compute buffers; else --fit fills the first GPU to its margin and the host holds the rest, so the host's room
         is what all devices hold less the margin and the bytes without compute buffers. Only guides: the verdicts
         decide."""
-        from ..search import device_keys  # (the rooms' keys: one per device, as search.room keys a plan's)
+        from ..boundary import device_keys  # (the rooms' keys: one per device, as search.room keys a plan's)
 
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
