@@ -11,12 +11,24 @@ only chooses which n to try. Where the room is not known (None), the step bisect
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 # a probe: (passes, room) — room > 0 bytes to spare, < 0 bytes over, per device (by name) or one figure; None
 # not known (e.g. implied, or refused)
 Room = float | dict[str, float] | None
 Probe = Callable[[int], tuple[bool, Room]]
+
+
+def device_keys(names: Iterable[str]) -> list[str]:
+    """A key per device for the rooms (a Room's dict), in order: its name, and for the second and later of one name
+    "name #k" — four RTX 3090s are four devices (keyed by name alone they were one, the last: a search guided by one
+    GPU's room, and a margin checked on it only)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        keys.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return keys
 
 
 def _crossing(a: int, b: int, room_a: Room, room_b: Room) -> int | None:
@@ -201,4 +213,4 @@ def _predicted_edge(a: int, b: int, predicted: Callable[[int], float]) -> int:
     return lo
 
 
-__all__ = ["Probe", "Room", "edge_confirmed", "largest_guided", "largest_predicted"]
+__all__ = ["Probe", "Room", "device_keys", "edge_confirmed", "largest_guided", "largest_predicted"]

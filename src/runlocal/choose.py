@@ -15,6 +15,7 @@ a price in the catalog are listed apart, unranked.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -25,6 +26,9 @@ from .model.spec import ModelSpec
 from .runtimes import Settings, Target, engine, get_runtime
 
 DEFAULT_CTX = 8192
+# plan_fit: weights in RAM beyond what the runtime always keeps there, as a share of all, above which a plan is
+# offloaded (not a run held whole)
+HOST_TOLERANCE = 0.01
 MULTI_COUNTS = (1, 2, 4, 8)
 
 # Weight formats tried per runtime, best quality first. The GGUF ladder stops at Q4_K_M by default
@@ -241,7 +245,16 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
     if ollama_pull and quant:
         settings = settings.with_(ollama_pull=ollama_pull)
-    quick, moved = _fitted_plan(model, settings, targets, rt, n_gpus)
+    cache = host_cache if host_cache is not None else {}
+
+    def base() -> int:
+        # the weights the runtime keeps in RAM whatever the GPUs (llama.cpp's token embedding)
+        key = (rt.name, quant, ctx)
+        if key not in cache:
+            cache[key] = _host_share(model, rt.name, quant, ctx)
+        return cache[key]
+
+    quick, moved = _fitted_plan(model, settings, targets, rt, n_gpus, base)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
         verdict = "does_not_fit"   # a KV pool (vLLM, SGLang) that holds fewer than ``users`` requests of ctx
@@ -249,12 +262,7 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # weights on no device at all were left on disk (Transformers' offload_folder): not a run that fits
     offloaded = moved or sum(d.weights for d in alloc.devices) < 0.99 * weights.total
     if n_gpus and cpu_w and not offloaded:
-        key = (rt.name, quant, ctx)
-        cache = host_cache if host_cache is not None else {}
-        if key not in cache:
-            cache[key] = _host_share(model, rt.name, quant, ctx)
-        base = cache[key]
-        offloaded = cpu_w > base + 0.01 * weights.total
+        offloaded = cpu_w > base() + HOST_TOLERANCE * weights.total
     busiest = max(alloc.devices, key=lambda d: d.total / d.capacity if d.capacity else float("inf"))
     # the settings keep the --quant asked (a caller re-plans them through check, which maps it again and says how)
     asked = alloc.settings.with_(quant=quant) if quant else alloc.settings
@@ -263,14 +271,18 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
                busiest.capacity, offloaded)
 
 
-def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt, n_gpus: int):
+def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt, n_gpus: int,
+                 base: Callable[[], int]):
     """(check's quick plan for these settings, whether --fit surely moves weights to RAM). llama.cpp with the context
     given: --fit's step 1 keeps every layer on the GPUs where each keeps its margin (common/fit.cpp: no changes
     needed), so that plan is the one with every layer pinned there, made without the search; past the margin on one
     GPU it moves layers or experts to RAM (not a run held whole: its plan is not needed), and on several it first
-    splits them its own way over the GPUs (planned, as check plans it)."""
+    splits them its own way over the GPUs (planned, as check plans it) — unless a bound says that split too leaves
+    weights in RAM: their sum with the KV cache over the GPUs' room, or for a dense model the fill run on each GPU's
+    bytes without its compute buffer (llamacpp_fit_bound)."""
     from .plan import quick_plan
     from .runtimes.llamacpp import FIT_MARGIN, LlamaCpp
+    from .runtimes.llamacpp_fit_bound import host_weights_at_least
 
     if (type(rt) is LlamaCpp and rt.has_fit and n_gpus and settings.ctx is not None and settings.llamacpp.fit
             and settings.llamacpp.n_gpu_layers is None):
@@ -282,6 +294,12 @@ def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt
         # where each GPU's use, at least its weights and KV cache (the same bytes in all whatever the split), stays
         # under its capacity less the margin; where even their sum does not, it moves some to RAM too
         if n_gpus == 1 or sum(d.weights + d.kv_cache for d in gpus) > sum(d.capacity - FIT_MARGIN for d in gpus):
+            return pinned, True
+        # a dense model: --fit's own fill run on each GPU's bytes without its compute buffer reaches at least as far
+        # as the real fill, so the blocks it leaves in RAM the real plan leaves there too (llamacpp_fit_bound): past
+        # plan_fit's tolerance that plan is offloaded, known without its search (a graph simulation per probe)
+        on_host = host_weights_at_least(rt, model, pinned.weights, settings, targets)
+        if on_host is not None and on_host > base() + HOST_TOLERANCE * pinned.weights.total:
             return pinned, True
     return quick_plan(model, settings, targets, runtime=rt), False
 

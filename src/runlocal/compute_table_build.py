@@ -9,7 +9,8 @@ context, 4K, 32K and the trained context, on an RTX 4090 (24 GB), an RTX 3060 (1
 (benchmarks/planning.py's grid, on three more cards); at the default context without a GPU (--gpu none); the API's
 and the CLI's default check on an RTX 4090 (/api/v1/check?model=…&gpu=rtx-4090); the page's memory curve on an
 RTX 4090 (check.curve); and `runlocal compare` of those five cards for the model (its 8,192-token context and its
-assumed RAM plan other contexts than check's); and the site's model page, check at 8,192 on its reference devices.
+assumed RAM plan other contexts than check's); the site's model page, check at 8,192 on its reference devices; and
+`runlocal best` for the model (llama.cpp at 8,192 over the catalog's devices: --fit's own split over several GPUs).
 Named builds (-r llama.cpp==bN, -r ollama==X.Y.Z) simulate with their own rules (f32 KQ masks, no output cap, flash
 attention off, -np 1, no --fit, unfused delta nets …): every rule set a named build can have is asked once, by the
 first build or release that has it (pinned_rule_sets), with `runlocal check` at the runtime's default context on an
@@ -86,7 +87,7 @@ def pinned_rule_sets() -> list[str]:
 
 
 def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
-    """("check" | "curve" | "compare", CheckRequest fields) in the order they are asked."""
+    """("check" | "curve" | "compare" | "best", CheckRequest fields) in the order they are asked."""
     from .model import catalog
 
     trained = str(catalog.lookup(alias).max_position_embeddings or 4096)
@@ -102,6 +103,10 @@ def questions(alias: str) -> list[tuple[str, dict[str, Any]]]:
     out.append(("curve", {"model": alias, "gpu": CURVE_GPU}))
     # `runlocal compare --model …` over these cards (its default context, its own assumed RAM: compare.compare_devices)
     out.append(("compare", {"model": alias, "gpu": ",".join(GPUS)}))
+    # `runlocal best …` (llama.cpp at its 8,192-token context over every catalog device and 1, 2, 4, 8 of a card):
+    # where the plain layer split misses --fit's margin on some GPU, --fit splits the layers its own way, a graph
+    # simulation per probe of its fill (Intel Arc B580 × 4 for a 70B: 11 of them, most of best's time)
+    out.append(("best", {"model": alias}))
     # the site's model page (/models/<alias>): check on its reference devices at 8,192 (web/directory.model_facts),
     # a first visit of 20-60 s for the largest models when every simulation runs
     out += [("check", {"model": alias, "gpu": gpu, "ctx": MODEL_PAGE_CTX, "use_measurements": False})
@@ -118,10 +123,13 @@ def record(alias: str) -> tuple[dict[str, dict[str, list]], int]:
     from .check import CheckRequest, check, curve
     from .compare import compare_devices
     from .runtimes import llamacpp_compute
+    from .shopping import best_for
 
     def ask(kind: str, fields: dict[str, Any]) -> None:
         if kind == "compare":
             compare_devices(fields["gpu"].split(","), model=fields["model"])
+        elif kind == "best":
+            best_for(fields["model"])         # as the CLI, the API and the site ask it
         else:
             (check if kind == "check" else curve)(CheckRequest(**fields))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .boundary import Room, edge_confirmed, largest_guided
+from .boundary import Room, device_keys, edge_confirmed, largest_guided
 from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
@@ -96,7 +96,8 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         # the compute buffers of the plan at PIVOT_CTX (planned anyway where the top fails, often made already): a
         # guide for the rooms of skipped plans, the same whatever context was asked
         at = settings.with_(ctx=min(PIVOT_CTX, max(1, hi // granule) * granule))
-        return {d.name: d.compute for d in runtime.allocate(model, weights, at, targets).devices}
+        devices = runtime.allocate(model, weights, at, targets).devices
+        return {k: d.compute for k, d in zip(device_keys(d.name for d in devices), devices)}
 
     if ok is fits or ok is fits_verdict:
         top = max(1, hi // granule)
@@ -116,20 +117,21 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
                        probe: Callable[[int], tuple[bool, Room]], answered: dict[int, tuple[bool, Room]],
                        how: list[str] | None) -> int | None:
     """The longest context where the runtime offers a cheap guess of each device's room (its context_guide:
-    llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): the top
-    and PIVOT_CTX planned as largest_guided plans them, then between them at most GUIDED_PLANS whole plans
+    llama.cpp's --fit over several GPUs, where each plan is a whole --fit of some twenty graph simulations): PIVOT_CTX
+    planned (often the plan asked for, made already), then the top where the guess does not put it past the edge
+    (a top that starts is the answer, as largest_guided's), then between them at most GUIDED_PLANS whole plans
     (boundary.edge_confirmed): the first where the guess puts the edge — the sketch on GPUs shrunk by the compute
     buffers it missed at PIVOT_CTX, each device moved by what it missed at the nearest plan below that started —
-    then galloping from it and bisecting. The answer starts (a whole plan, or PIVOT_CTX's, says so); where the plans
-    did not close the bracket, the exact edge is within its width, and --explain says by how many tokens. None where
-    the runtime has no guess or the top passes or PIVOT_CTX fails: largest_guided goes on from the same plans (kept
-    in probe)."""
+    then galloping from it and bisecting; the top last where none of them failed. The answer starts (a whole plan, or
+    PIVOT_CTX's, says so) and the context above it that does not is a whole plan's too; where the plans did not close
+    the bracket, the exact edge is within its width, and --explain says by how many tokens. None where the runtime
+    has no guess or PIVOT_CTX fails: largest_guided goes on from the same plans (kept in probe)."""
     guide = getattr(runtime, "context_guide", None)
     pivot = PIVOT_CTX // granule
-    if guide is None or not lo < pivot < top or probe(top)[0] or not probe(pivot)[0]:
+    if guide is None or not lo < pivot < top:
         return None
     sketch = guide(model, weights, settings, targets)
-    if sketch is None:
+    if sketch is None or not probe(pivot)[0]:
         return None
 
     def rooms(devices: tuple[DeviceMemory, ...]) -> list[float]:
@@ -151,9 +153,18 @@ def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstima
         base = max(m for m, (ok, _) in answered.items() if ok and m <= n)
         return min(r + w - r0 for r, w, r0 in zip(rooms(sketch(n * granule, shrunk)), rooms(whole(base)),
                                                   rooms(sketch(base * granule, shrunk))))
+    # the top is planned first only where the sketch does not put it past the edge (where it does, its whole plan is
+    # one of GUIDED_PLANS' worth of --fit probes that decides nothing the bracket's plans do not): planned last where
+    # no whole plan below it failed, so the answer's neighbour that does not start is always a whole plan's, and a
+    # top that starts is the answer as before
+    if predicted(top) >= 0 and probe(top)[0]:
+        return top
     edge, failing = edge_confirmed(pivot, top, lambda n: probe(n)[0], predicted, most=GUIDED_PLANS)
+    if failing == top and top not in answered and probe(top)[0]:
+        return top
     if how is not None:
-        how.append(f"between {PIVOT_CTX:,} and the top, the largest that starts, searched on runlocal's sketch of "
+        how.append(f"between {PIVOT_CTX:,} and the top (planned only where the sketch below does not put it past "
+                   "the edge, or where no plan below it failed), the largest that starts, searched on runlocal's sketch of "
                    "--fit (its probes sized with the fitted compute phases, no graph traced; each GPU shrunk by the "
                    f"compute buffer it missed at {PIVOT_CTX:,}, each device moved by what it missed at the nearest "
                    "plan below that started) and confirmed by whole plans; within "
@@ -202,8 +213,8 @@ def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
         return None
     if tight and a.compromise:
         return None
-    return {d.name: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
-            - d.total for d in a.devices if d.capacity > 0} or None
+    return {k: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
+            - d.total for k, d in zip(device_keys(d.name for d in a.devices), a.devices) if d.capacity > 0} or None
 
 
 def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
@@ -228,15 +239,18 @@ def fits_room(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, setti
             return False, rooms
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
         guess = compute() if compute is not None else {}
-        rooms = {t.name: t.capacity - f - guess.get(t.name, 0) - kept.get(t.name, 0)
-                 for f, t in zip(floor(model, weights, settings, targets), devices) if t.capacity > 0}
+        keys = device_keys(t.name for t in devices)
+        rooms = {k: t.capacity - f - guess.get(k, 0) - kept.get(t.name, 0)
+                 for k, f, t in zip(keys, floor(model, weights, settings, targets), devices) if t.capacity > 0}
         return False, rooms or None
     a = runtime.allocate(model, weights, settings, targets)
     left = room(a)
     passed = fits(a)
     if left is not None and kept:
-        left = {name: r - kept.get(name, 0) for name, r in left.items()}
-        passed = passed and not (margin_held and any(left[name] < 0 for name in kept if name in left))
+        # (kept_free names devices; every device of a name keeps the same bytes)
+        held = {k: d.name for k, d in zip(device_keys(d.name for d in a.devices), a.devices) if d.name in kept}
+        left = {k: r - kept.get(held.get(k, ""), 0) for k, r in left.items()}
+        passed = passed and not (margin_held and any(left[k] < 0 for k in held if k in left))
     return passed, left
 
 

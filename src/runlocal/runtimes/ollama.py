@@ -528,6 +528,8 @@ class Ollama:
         compute buffers; else --fit fills the first GPU to its margin and the host holds the rest, so the host's room
         is what all devices hold less the margin and the bytes without compute buffers. Only guides: the verdicts
         decide."""
+        from ..boundary import device_keys  # (the rooms' keys: one per device, as search.room keys a plan's)
+
         model = as_llamacpp_loads(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
@@ -539,7 +541,8 @@ class Ollama:
         if ngl is not None and ngl >= 0:
             placed = self._llama.floor(model, weights, self._llama_settings(s, batch, ngl, s.llamacpp.n_cpu_moe, flash),
                                        targets)
-            return {t.name: t.capacity - f for f, t in zip(placed, devices) if t.capacity > 0} or None
+            keys = device_keys(t.name for t in devices)
+            return {k: t.capacity - f for k, f, t in zip(keys, placed, devices) if t.capacity > 0} or None
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is None or not devices:
             return None
@@ -549,7 +552,8 @@ class Ollama:
             # --fit answered here (the host is over at its answer): the plan's own rooms
             a = self.allocate(model, weights, settings, targets)
             kept = self.kept_free(settings, targets)
-            return {d.name: d.capacity - d.total - kept.get(d.name, 0) for d in a.devices if d.capacity > 0}
+            keys = device_keys(d.name for d in a.devices)
+            return {k: d.capacity - d.total - kept.get(d.name, 0) for k, d in zip(keys, a.devices) if d.capacity > 0}
         if known is not None and known.at_least is not None:
             # --fit's search cut short where every answer left leaves the host over. Where the next step moves one
             # layer's experts (a step of the host's bytes), the placement before it failing to keep the margin is

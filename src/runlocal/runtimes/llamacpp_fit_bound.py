@@ -1,0 +1,53 @@
+"""Whether llama-server's --fit over several GPUs surely leaves weights of a dense model in system memory, known
+without tracing a compute graph: fit.cpp's own fill (llamacpp_fit_devices.fit_devices) run on each GPU's floor (its
+bytes without the compute buffer, LlamaCpp.floor) instead of its use.
+
+Why the floor's fill bounds the real one (dense models: whole layers only, no -ot rules). The fill gives the GPUs,
+back to front, contiguous slices of the n_layers + 1 slots: GPU d takes the most slots in front of GPU d + 1's slice
+whose use stays within its target (capacity less --fit's margin), found exactly by the false-position search for a
+use that grows with the slice. A GPU's floor is its slice's weights, KV cache and the backend's context — its own
+slice's bytes alone, growing with the slice, and at most its use (compute buffers are never negative). By induction
+from the back, the floor's fill reaches at least as far to the front as the real fill on every GPU: where the real
+slice of GPU d is [p, q) and the floor's GPU d + 1 starts at q' ≤ q, the slice [p, q') is inside [p, q), so its floor
+is within the target, and the floor's search takes at least it. So the real fill leaves in system memory at least the
+blocks the floor's fill leaves there, and their weights. Used by `best` (choose._fitted_plan): a row whose --fit plan
+surely moves more than plan_fit's tolerance of weights to RAM is not a run held whole, and its whole --fit search
+(a graph simulation per probe) is not needed to say so."""
+
+from __future__ import annotations
+
+from ..model.spec import ModelSpec
+from ..quant.formats import WeightEstimate
+from .base import Settings, Target
+from .llamacpp_fit_devices import Layers, Overflow, fit_devices, fit_flags
+from .llamacpp_swa import as_llamacpp_loads
+
+
+def host_weights_at_least(planner, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                          targets: list[Target]) -> int | None:
+    """A lower bound of the weight bytes the plan of ``settings`` (a context given, -ngl, -ts and tensor overrides
+    left to --fit) keeps in system memory, from the floor's fill (the module's docstring says why); None where the
+    bound does not apply: a MoE model (its fill moves tensors one by one), one GPU, or settings --fit leaves alone."""
+    from .llamacpp import FIT_MARGIN
+
+    model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
+    gpus = [t for t in targets if t.kind != "cpu"]
+    ls = settings.llamacpp
+    if (model.n_experts or len(gpus) < 2 or settings.ctx is None or not ls.fit or ls.n_gpu_layers is not None
+            or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
+        return None
+    n = model.n_layers
+    start = settings.with_(n_gpu_layers=n + 1)
+
+    def placed(layers: Layers, over: Overflow) -> Settings:
+        ngl, split, rules = fit_flags(n, layers, over, lambda d: "CPU" if d is None else f"GPU{d}")
+        return start.with_(n_gpu_layers=ngl, tensor_split=split, override_tensor=rules, n_cpu_moe=0)
+
+    def floors(layers: Layers, over: Overflow) -> list[int]:
+        return planner.floor(model, weights, placed(layers, over), targets)[:len(gpus)]
+
+    layers, over = fit_devices(n, len(gpus), False, floors, [t.capacity - FIT_MARGIN for t in gpus], False)
+    if sum(x.n_layer for x in layers) >= n + 1:
+        return 0
+    _, bufs, _, _ = planner.buffers_now(model, weights, placed(layers, over), targets, with_compute=False)
+    return sum(b.model for b in bufs if b.kind == "cpu")
