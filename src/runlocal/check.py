@@ -80,10 +80,10 @@ def _refuse_removed_swap_space(req: CheckRequest, runtime) -> None:
     name: `vllm serve` would stop on it as an unrecognized argument, and the plan would check nothing with it."""
     from .runtimes.versions import parse_version, vllm_swap_space
 
-    if runtime.name != "vllm" or req.swap_space is None:
+    if req.swap_space is None:      # only vLLM takes it: the other engines' refusal came first
         return
     version = getattr(runtime, "version", None)
-    if not vllm_swap_space(parse_version("vllm", version) if version else None):
+    if not vllm_swap_space(parse_version(runtime.name, version) if version else None):
         raise InputError(f"swap-space: vLLM {version or '(the current release)'} has no --swap-space (removed in "
                          "v0.18.0, PR #36216); leave it out, or name a release that has it (e.g. -r vllm==0.17.1)")
 
