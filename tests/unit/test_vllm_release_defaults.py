@@ -66,3 +66,12 @@ def test_the_rules_name_the_default_and_the_swap_space_per_release():
     assert "--gpu-memory-utilization 0.9 by default, --swap-space 4 GiB per GPU checked against 70 % of RAM" in old
     assert "--gpu-memory-utilization 0.9 by default, no --swap-space (removed in v0.18.0, PR #36216)" in mid
     assert "CUDA graph memory inside the budget" in new and "0.92 by default" in new
+
+
+def test_a_log_without_its_share_reads_its_releases_default():
+    # diagnose: a log that names its vLLM release but not the share ran with that release's default
+    from runlocal.diagnose.vllm_budget import default_share
+
+    assert default_share({"vllm_version": "0.19.1"}) == 0.9
+    assert default_share({"vllm_version": "0.20.0"}) == default_share({"vllm_version": "0.22.0.dev3+g1a2b3c"}) == 0.92
+    assert default_share({}) == 0.9                      # no release named: 0.9, as diagnose read it before
