@@ -1,13 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 54 and 55 together — round 54 collected by collect54 from GitHub
-Discussions and threads not written in English (5 texts, 3 memory failures and 2 look-alikes;
-held_out/round54_queries.md), round 55 by collect55 from failures posted against 2026's builds and models (10 texts, 1
-memory failure and 9 look-alikes, one of them off GitHub; held_out/round55_queries.md) — each committed whole (03f7301,
-1482483) before rounds 52 and 53 joined tuning, committed before they were scored, and scored once in one run, each on
-its own line (by diagnose52: FIRST_RUNS);
-rounds 1-53 are tuning data, see
+measurements/public_errors/held_out/: rounds 56-59 together, session 18 — 51 texts, 22 memory failures and 29
+look-alikes, from sources the issue trackers do not reach: documentation and Hugging Face model discussions (round 56,
+collect56), files committed to repositories (57, collect57), notebooks' stored outputs and committed run logs (58,
+collect58), model discussions with a wider cause test (59, collect59) — each committed whole before rounds 54 and 55
+joined tuning, committed before they were scored, and scored once in one run, each on its own line (FIRST_RUNS);
+rounds 1-55 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
@@ -316,6 +315,17 @@ FIRST_RUNS = (
     # round 55: failures posted against 2026's builds and models (held_out/round55_queries.md, 24 queries committed
     # before any was run; collect55, committed whole in 1482483); 1 memory failure, 9 look-alikes, one off GitHub
     ("round 55 (2026 builds)", "2026-11-27", 10, 10, 10, 0, 9, "2132/2207"),
+    # rounds 56-59, held out together and scored once in one run, each on its own line
+    # (scoring/round56_59_first_run.txt), by the lead in session 18 with no diagnosis change since rounds 54-55's
+    # scoring; each from a source the issue trackers do not reach, its rule and queries committed before any query.
+    # Round 56: documentation (runtimes' troubleshooting pages) and Hugging Face model discussions (collect56, 438634f)
+    ("round 56 (documentation)", "2026-11-27", 17, 13, 16, 0, 12, "2149/2222"),
+    # round 57: files committed to repositories, cited at a commit (collect57, 51ee393)
+    ("round 57 (repository files)", "2026-11-27", 12, 11, 12, 0, 7, "2149/2222"),
+    # round 58: notebooks' stored outputs and committed run logs, read from whole repositories (collect58, b3f5ce5)
+    ("round 58 (notebook outputs)", "2026-11-27", 14, 10, 14, 0, 5, "2149/2222"),
+    # round 59: Hugging Face model discussions, a wider cause test (collect59, 53628e0)
+    ("round 59 (model discussions)", "2026-11-27", 8, 8, 8, 0, 5, "2149/2222"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -338,7 +348,9 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 48 (2026 models)": (0, 15), "round 49 (model makers)": (0, 11),
                     "round 50 (comments, PRs)": (0, 3), "round 51 (bindings)": (4, 8),
                     "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2),
-                    "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1)}
+                    "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1),
+                    "round 56 (documentation)": (1, 5), "round 57 (repository files)": (0, 5),
+                    "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3)}
 
 
 def print_first_runs() -> None:

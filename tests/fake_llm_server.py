@@ -15,9 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 @contextmanager
 def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = None, max_parallel: int = 1000,
-                token_delay: float = 0.002, hostile_from: int = 0):
+                token_delay: float = 0.002, hostile_from: int = 0, model_id: str = "fake"):
     """``mode``: ok, stall, malformed, or for prompts of ``hostile_from`` tokens and more: endless (valid
-    chunks forever), endless_line (one line that never ends), flood (valid chunks as fast as possible)."""
+    chunks forever), endless_line (one line that never ends), flood (valid chunks as fast as possible).
+    ``model_id``: the name /v1/models and /api/tags report (llama-server's is its -m file's path)."""
     state = {"requests": 0, "active": 0}
     lock = threading.Lock()
     holder: dict = {}
@@ -29,7 +30,8 @@ def fake_server(*, mode: str = "ok", n_ctx: int = 4096, die_after: int | None = 
             pass
 
         def do_GET(self):
-            msg = b'{"models": [{"name": "fake"}]}' if self.path == "/api/tags" else b'{"data": [{"id": "fake"}]}'
+            msg = json.dumps({"models": [{"name": model_id}]} if self.path == "/api/tags"
+                             else {"data": [{"id": model_id}]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(msg)))

@@ -367,6 +367,15 @@ def context_grid(kind: str) -> list[dict]:
         add(4096, "f16", "f16", "on", 1, 2048, decode=True)
         add(32768, "f16", "f16", "on", decode=True)
         add(32768, "f16", "f16", "off", decode=True)
+    elif kind == "archs":
+        # the CUDA run of the architectures cuda.jsonl lacks (measurements/llamacpp_h200): shrunk catalog models
+        for n_ctx in (4096, 32768):
+            for tk in ("f16", "q8_0"):
+                for fa in ("on", "off"):
+                    for n_seq in (1, 4):
+                        add(n_ctx, tk, tk, fa, n_seq, 512)
+    elif kind == "archdecode":
+        add(4096, "f16", "f16", "on", decode=True)
     elif kind == "partial":
         for n_ctx in (4096, 65536):
             for tk in ("f16", "q8_0"):
@@ -457,11 +466,16 @@ def main(argv=None):
     ap.add_argument("--capture", default="callback", choices=("callback", "fd"),
                     help="how llama.cpp's log is captured: llama_log_set callback or fd 2 redirection")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--models-meta", default=None,
+                    help="JSON file: model key -> {arch, num_hidden_layers, repo} for GGUFs that are not "
+                         "runlocal.evidence.zero_gguf's MODELS (measurements/llamacpp_h200/arch_ggufs.py)")
     a = ap.parse_args(argv)
 
     t0 = time.time()
     faulthandler.enable()
     from runlocal.evidence.zero_gguf import MODELS
+    if a.models_meta:
+        MODELS = {**MODELS, **json.loads(Path(a.models_meta).read_text())}
     nv = Nvml() if a.backend == "cuda" else None
     nv_used = (lambda: nv.used_mib()) if nv else (lambda: None)
     nvml_start = nv_used()
@@ -564,8 +578,8 @@ def main(argv=None):
                        type_k=s["type_k"], type_v=s["type_v"], kv_unified=s["kv_unified"], swa_full=s["swa_full"],
                        model_buffers=mparsed["model_buffers"], model_offload_log=mparsed["offload_lines"],
                        model_load_s=round(load_s, 2))
-            est = kv_estimate_bytes(cfg, s["n_ctx"], s["n_seq_max"], s["n_ubatch"], s["type_k"], s["type_v"])
-            if a.backend == "cpu":
+            if a.backend == "cpu" and "hidden_size" in cfg:
+                est = kv_estimate_bytes(cfg, s["n_ctx"], s["n_seq_max"], s["n_ubatch"], s["type_k"], s["type_v"])
                 limit = min(a.mem_cap_gib * 2**30, mem_available_bytes() - 3 * 2**30)
                 if est > limit:
                     rec.update(ok=False, stage="skipped", error=f"KV estimate {est/2**30:.2f} GiB exceeds this "

@@ -11,7 +11,7 @@ from .errors import InputError
 from .plan import Plan
 from .request import CheckRequest, check_cache_types, parse_ngl, runtime_name, validate_request
 
-__all__ = ["CheckRequest", "build_settings", "check", "curve"]
+__all__ = ["CheckRequest", "build_settings", "check", "check_document", "curve"]
 
 
 def build_settings(req: CheckRequest):
@@ -190,6 +190,13 @@ def _with_vllm_cpu_kvcache_space(req: CheckRequest) -> CheckRequest:
         raise InputError(f"VLLM_CPU_KVCACHE_SPACE: expected a whole number of GiB (vLLM reads it with int()), "
                          f"got '{text}'")
     return replace(req, cpu_kvcache_space=int(text) or None)
+
+
+def check_document(plan: Plan, notes: list[str]) -> dict[str, Any]:
+    """The one JSON answer of a check — `runlocal check --json`, /api/v1/check and the MCP check tool: the plan's
+    contract (Plan.to_dict) with the notes the text output prints under it (how the name was read, where sizes came
+    from, what was assumed)."""
+    return {**plan.to_dict(), "notes": list(notes)}
 
 
 def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
@@ -483,15 +490,14 @@ def _refuse_backend_for_gpu(backend: str | None, targets) -> None:
 def _unsloth_note(quant: str | None, spec) -> list[str]:
     """`-q UD-Q4_K_XL`: say on the answer itself which sizes were planned (weights.unsloth_quant, quant/unsloth.py)."""
     from .quant.unsloth import from_its_file, unsloth_name
+    from .weights import unsloth_substitute
 
     named = unsloth_name(quant)
     if named is None:
         return []
-    ud, base = named
-    if from_its_file(spec, ud):
-        return [f"{ud}: Unsloth's dynamic quant, planned from the file's own tensor types"]
-    return [f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
-            "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)"]
+    if from_its_file(spec, named[0]):
+        return [f"{named[0]}: Unsloth's dynamic quant, planned from the file's own tensor types"]
+    return [unsloth_substitute(spec, quant, named[0]) or ""]
 
 
 def _short_gguf(spec) -> list[str]:

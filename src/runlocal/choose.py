@@ -228,9 +228,10 @@ def _host_share(model: ModelSpec, runtime: str, quant: str | None, ctx: int) -> 
 
 
 def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int, quant: str | None,
-             host_cache: dict | None = None, users: int = 1) -> Fit:
+             host_cache: dict | None = None, users: int = 1, ollama_pull: str | None = None) -> Fit:
     """Plan one configuration without the max-context/concurrency searches `check` runs (fast enough to
-    run over the whole catalog)."""
+    run over the whole catalog). ``ollama_pull``: the hf.co/<repo>:<quant> name given, pulled as given by an Ollama
+    plan at that quant (pull_names.ReadModel.ollama_pull), as check's command pulls it."""
     from .weights import unsloth_command, with_default_quant
 
     rt = get_runtime(runtime)
@@ -238,6 +239,8 @@ def plan_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
     # the weights check plans for this --quant (Unsloth's UD-* as its base mix, a published checkpoint, MLX's
     # names; a format the runtime cannot load refused): one weight path for every entry point
     settings, _ = with_default_quant(model, _settings(runtime, ctx, quant, n_gpus, users, model))
+    if ollama_pull and quant:
+        settings = settings.with_(ollama_pull=ollama_pull)
     quick, moved = _fitted_plan(model, settings, targets, rt, n_gpus)
     weights, alloc, verdict, speed = quick.weights, quick.allocation, quick.verdict, quick.speed
     if users > 1 and alloc.max_concurrency is not None and alloc.max_concurrency < users:
@@ -286,22 +289,31 @@ def _fitted_plan(model: ModelSpec, settings: Settings, targets: list[Target], rt
 def quant_ladder(runtime: str, quant: str | None = None,
                  model: ModelSpec | None = None) -> tuple[str | None, ...]:
     """Formats to try, best first: ``quant`` alone when given; a .gguf file as it is for the GGUF runtimes (the
-    question is which device runs this file); else the runtime's ladder."""
+    question is which device runs this file); a model whose default format (the one `check` plans, download_quant)
+    is off the runtime's ladder, that format alone (gpt-oss: its MXFP4 release, not a Q4_K_M re-quant); else the
+    runtime's ladder."""
     if quant:
         return (quant,)
     name = get_runtime(runtime).name
     if (model is not None and engine(name).ggml and model.file_bytes is not None
             and str(model.source).lower().endswith(".gguf")):
         return (None,)
-    return QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
+    ladder = QUANT_LADDERS.get(name, QUANT_LADDERS["llama.cpp"])
+    if model is not None:
+        default = download_quant(model, name)
+        if default is not None and default.lower() not in {q.lower() for q in ladder}:
+            return (default,)
+    return ladder
 
 
 def best_fit(model: ModelSpec, targets: list[Target], *, runtime: str, ctx: int,
-             quants: tuple[str | None, ...], host_cache: dict | None = None, users: int = 1) -> Fit | None:
+             quants: tuple[str | None, ...], host_cache: dict | None = None, users: int = 1,
+             ollama_pull: str | None = None) -> Fit | None:
     """The first (highest-quality) format in ``quants`` that runs whole on the targets, or None."""
     for q in quants:
         try:
-            fit = plan_fit(model, targets, runtime=runtime, ctx=ctx, quant=q, host_cache=host_cache, users=users)
+            fit = plan_fit(model, targets, runtime=runtime, ctx=ctx, quant=q, host_cache=host_cache, users=users,
+                           ollama_pull=ollama_pull)
         except InputError:
             continue       # a format this model or runtime cannot take
         if fit.runs:
@@ -438,6 +450,9 @@ def _weights_note(runtime: str, quants: tuple[str | None, ...], common: str | No
     if common is not None:
         return [f"weights: {common} on every device, the file people download for {runtime} "
                 "(--quant to pick another; --best-quant-each: each device at the best it holds whole)"]
+    if not quant and len(quants) == 1 and quants[0]:
+        return [f"weights: {quants[0]} on every device, the format `check` plans for this model on {runtime} "
+                "(--quant to pick another)"]
     if not quant:
         return [f"weights: each device at the best of {', '.join(q for q in quants if q)} that fits whole on it"
                 " (--quant to fix one)"]
@@ -446,10 +461,11 @@ def _weights_note(runtime: str, quants: tuple[str | None, ...], common: str | No
 
 def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp", budget_usd: float | None = None,
          used: bool = False, quant: str | None = None, devices: list | None = None,
-         counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1, best_quant_each: bool = False) -> BestResult:
+         counts: tuple[int, ...] = MULTI_COUNTS, users: int = 1, best_quant_each: bool = False,
+         ollama_pull: str | None = None) -> BestResult:
     """Every catalog device configuration that runs ``model`` whole at ``ctx``, ranked by decode tokens/s per
     dollar; ``budget_usd`` drops those priced above it; ``used`` prices by the used market where known;
-    ``users`` asks for that many requests of ``ctx`` served at once."""
+    ``users`` asks for that many requests of ``ctx`` served at once; ``ollama_pull`` as plan_fit's."""
     from .hardware.catalog import load_devices
 
     ctx = ctx or DEFAULT_CTX
@@ -484,7 +500,7 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
             targets = device_targets(dev, count)
             can_run = _may_run_whole(model, targets, rt.name, ctx, quants, host_cache)
             fit = best_fit(model, targets, runtime=runtime, ctx=ctx, quants=can_run, host_cache=host_cache,
-                           users=users) if can_run else None
+                           users=users, ollama_pull=ollama_pull) if can_run else None
             if fit is None:
                 continue
             price = device_price(dev, used=used)
@@ -662,7 +678,8 @@ def _check_cost_inputs(hours_per_day: float, kwh_price: float, years: float, uti
         check_amount(name, value)
 
 
-def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: str | None) -> Fit | None:
+def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: str | None,
+              ollama_pull: str | None = None) -> Fit | None:
     """cost's run: what check refuses is refused here, not priced as "does not run whole" (the engine on this
     device, the named build's loader, the --quant asked); else the best format that runs whole, or None."""
     from .check import refuse_pairing
@@ -670,15 +687,18 @@ def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: 
     targets = device_targets(dev, count)
     refuse_pairing(get_runtime(runtime).name, spec_string(dev.id, count), targets)
     refuse_unloadable(model, get_runtime(runtime), quant)
-    return best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model))
+    return best_fit(model, targets, runtime=runtime, ctx=ctx, quants=quant_ladder(runtime, quant, model),
+                    ollama_pull=ollama_pull)
 
 
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
          quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
          years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
-         price_usd: float | None = None, rent_usd_per_hour: float | None = None) -> dict[str, Any]:
+         price_usd: float | None = None, rent_usd_per_hour: float | None = None,
+         ollama_pull: str | None = None) -> dict[str, Any]:
     """Owning ``count`` × ``dev`` (purchase price over ``years`` + electricity at TDP × utilisation for the hours
-    used) against renting the same GPUs for the same hours, per year and per million generated tokens."""
+    used) against renting the same GPUs for the same hours, per year and per million generated tokens;
+    ``ollama_pull`` as plan_fit's."""
     _check_cost_inputs(hours_per_day, kwh_price, years, utilization, price_usd, rent_usd_per_hour)
     ctx = ctx or DEFAULT_CTX
     notes: list[str] = []
@@ -712,7 +732,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
         saving_per_hour = rent_hour - (kw or 0) * kwh_price
         breakeven = round(amortised / 365 / saving_per_hour, 2) if saving_per_hour > 0 else None
 
-    fit = _cost_fit(model, dev, count, runtime, ctx, quant)
+    fit = _cost_fit(model, dev, count, runtime, ctx, quant, ollama_pull)
     tokens_year = fit.decode_tokens_per_s * 3600 * hours_year if fit and fit.decode_tokens_per_s else None
     if fit is None:
         notes.append(f"{model.id} does not run whole on {spec_string(dev.id, count)} at ctx {ctx:,}: no token costs")

@@ -208,13 +208,15 @@ def _diagnose_stream(stream, runtime: str | None, where: str):
 
 
 @app.command("errors")
-def errors_cmd(query: str | None = typer.Argument(None, help="words to search for"),
+def errors_cmd(words: list[str] | None = typer.Argument(None, help="words to search for, or an entry's id"),
                as_json: bool = typer.Option(False, "--json")) -> None:
     """List or search the errors knowledge base."""
     from dataclasses import asdict
 
     from .diagnose import kb
 
+    # `runlocal errors cuda out of memory` as typed: the words are one query (review18: it was a usage error)
+    query = " ".join(words) if words else None
     exact = [e for e in kb.load_entries() if query and e.id == query.strip().lower()]
     if exact:                 # `runlocal errors ID`: that entry in full
         from .render.kb_entry import render_entry

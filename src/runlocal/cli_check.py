@@ -36,7 +36,9 @@ def run_check(model: str, explain: bool, as_json: bool, **options) -> None:
         raise SystemExit(2) from None
     try:
         if as_json:
-            print(json.dumps(plan.to_dict(), indent=2, allow_nan=False))
+            from .check import check_document
+
+            print(json.dumps(check_document(plan, notes), indent=2, allow_nan=False))
         else:
             from rich.console import Console
 

@@ -51,10 +51,11 @@ class _Plans:
     every row is shown at, often the same. The verdict, speed and command come from the plan's first step alone
     (plan.judge_plan: make_plan's quick_plan); the longest-context search runs only for a plan a row shows."""
 
-    def __init__(self, spec: ModelSpec, runtime: str, ctx: int):
+    def __init__(self, spec: ModelSpec, runtime: str, ctx: int, ollama_pull: str | None = None):
         from .runtimes import get_runtime
 
         self.spec, self.runtime, self.ctx = spec, runtime, ctx
+        self.ollama_pull = ollama_pull      # the hf.co/<repo>:<quant> name given, pulled as given (plan_fit's)
         self.planner = get_runtime(runtime)
         self._quick: dict = {}
         self._full: dict = {}
@@ -65,7 +66,8 @@ class _Plans:
 
         n_gpus = sum(1 for t in targets if t.kind != "cpu")
         tp = largest_tp(self.spec, n_gpus) if (n_gpus > 1 and self.planner.pools_kv) else 1   # as `check` picks it
-        return tuple(targets), Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
+        settings = Settings(runtime=self.planner.name, ctx=self.ctx, quant=quant, tp=tp)
+        return tuple(targets), settings.with_(ollama_pull=self.ollama_pull) if self.ollama_pull and quant else settings
 
     def quick(self, targets, quant):
         """make_plan's weights, allocation, verdict and speed for this device and format, without its searches."""
@@ -118,11 +120,12 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
     if ctx is not None and ctx <= 0:
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     read_as: tuple[str, ...] = ()
+    pull = None
     if model:       # an Ollama tag or Hub name, read as check reads it (runtimes/pull_names.read_model_name)
         from .shopping import read_name
 
         read, chosen = read_name(model, {"runtime": runtime, "quant": quant})
-        model, runtime, quant, read_as = read.model, chosen["runtime"], chosen["quant"], read.notes
+        model, runtime, quant, read_as, pull = read.model, chosen["runtime"], chosen["quant"], read.notes, read.ollama_pull
     runtime = runtime or DEFAULT_RUNTIME
     planner = get_runtime(runtime)      # 'vllm==0.19.0': that release's rules in every plan (runtimes/versions.py)
     rt = planner.name
@@ -136,7 +139,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
         from .choose import refuse_unloadable
 
         refuse_unloadable(spec, planner, quant)     # the build, and a --quant it cannot load, as check refuses them
-    plans = _Plans(spec, runtime, sweep_ctx) if spec is not None else None
+    plans = _Plans(spec, runtime, sweep_ctx, pull) if spec is not None else None
     host_cache: dict = {}                 # what the runtime keeps in RAM per format (choose.plan_fit's)
     rows: list[dict[str, Any]] = []
     shown: dict[int, tuple] = {}          # shown: row index → (targets, quant) of the plan whose max_context it shows
@@ -152,7 +155,7 @@ def compare_devices(names: list[str], *, model: str | None = None, ctx: int | No
             # formats the GPUs cannot hold whole are not planned (choose._may_run_whole: they would not run)
             can_run = _may_run_whole(plans.spec, targets, rt, sweep_ctx, ladder, host_cache)
             fit = best_fit(plans.spec, targets, runtime=runtime, ctx=sweep_ctx, quants=can_run,
-                           host_cache=host_cache) if can_run else None
+                           host_cache=host_cache, ollama_pull=pull) if can_run else None
             q = fit.settings.quant if fit else ladder[-1]        # none fits: show the smallest format's plan
             fields = plans.fields(targets, q)
             row |= {"runtime": label, "runtime_rules": rules, "quant": fields.pop("quant"),

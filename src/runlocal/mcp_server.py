@@ -268,10 +268,10 @@ def _request(args: dict[str, Any]):
 
 
 def check_doc(a: dict[str, Any], policy=None):
-    from .check import check
+    from .check import check, check_document
 
-    plan, _notes = check(_request(a), policy)
-    return plan.to_dict()
+    plan, notes = check(_request(a), policy)
+    return check_document(plan, notes)
 
 
 def curve_doc(a: dict[str, Any], policy=None):

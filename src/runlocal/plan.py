@@ -15,10 +15,19 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
+from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
-from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, unsloth_command, with_default_quant
+from .weights import (
+    GGUF_DEFAULT_QUANT,
+    estimate,
+    is_gguf_quant,
+    unsloth_command,
+    unsloth_fetched,
+    unsloth_substitute,
+    with_default_quant,
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,18 @@ class Plan:
         return rejects_long_requests(self.allocation) if self.verdict == "does_not_fit" else None
 
     @property
+    def quant_run(self) -> str | None:
+        """The type the command runs: Unsloth's file where `-q UD-Q4_K_XL` fetches it (sized as its base type's
+        mix, quant_substitute says so), else the type planned."""
+        return unsloth_fetched(self.model, self.asked_quant, self.settings) or self.weights.quant
+
+    @property
+    def quant_substitute(self) -> str | None:
+        """Why the sizes are another type's than the file asked for; None where none was substituted."""
+        return unsloth_substitute(self.model, self.asked_quant,
+                                  unsloth_fetched(self.model, self.asked_quant, self.settings))
+
+    @property
     def runtime_version(self) -> tuple[str, str]:
         return runtime_rules(self.planner or get_runtime(self.runtime))
 
@@ -77,7 +98,10 @@ class Plan:
             # the release whose rules were used ("current" unless --runtime NAME==VERSION), and what they are
             "runtime_version": self.runtime_version[0],
             "runtime_rules": self.runtime_version[1],
-            "settings": {"ctx": s.ctx, "quant": self.weights.quant, "cache_type_k": s.cache_type_k,
+            # quant: the type the command runs; quant_sized_as: the type whose sizes were planned (they differ for
+            # Unsloth's UD-* files, planned as their base type's mix: quant_substitute says why, else null)
+            "settings": {"ctx": s.ctx, "quant": self.quant_run, "quant_sized_as": self.weights.quant,
+                         "quant_substitute": self.quant_substitute, "cache_type_k": s.cache_type_k,
                          "cache_type_v": s.cache_type_v, "parallel": s.parallel,
                          "batch": s.llamacpp.batch, "ubatch": s.llamacpp.ubatch,
                          "flash_attn": s.llamacpp.flash_attn, "n_gpu_layers": s.llamacpp.n_gpu_layers,
@@ -94,6 +118,8 @@ class Plan:
                          if a.kv_split else None),
             "kv_cache_tokens": a.kv_cache_tokens,
             "max_concurrency": self.max_concurrency,
+            # requests at once as the text says them (requests_at_once): llama-server's slots, a pool's requests
+            "requests_at_once": requests_at_once(self),
             "max_context": self.max_context,
             "verdict": self.verdict,
             "conditions": list(self.conditions),
@@ -118,6 +144,34 @@ def kv_where(plan: Plan) -> str:
     ranks = [f"TP {s.tp}"] * (s.tp > 1) + [f"PP {s.pp}"] * (s.pp > 1)
     per_rank = bool(ranks) and plan.planner is not None and plan.planner.pools_kv
     return f"on each GPU ({' × '.join(ranks)})" if per_rank else ""
+
+
+def requests_at_once(plan: Plan) -> dict[str, Any] | None:
+    """Requests at once as the runtime schedules them, the one figure and sentence the CLI, the site and JSON give:
+    llama-server's slots (--parallel; auto is AUTO_SLOTS) with, where larger, the most slots that fit at this
+    context; a pooled engine's KV pool in requests of the full context (vLLM's own "Maximum concurrency"), capped by
+    --max-num-seqs. ``requests`` the figure, ``fits_at_context`` max_concurrency, ``text`` the terminal's words."""
+    s, conc = plan.settings, plan.max_concurrency
+    if conc is None or plan.verdict == "does_not_fit":
+        return None
+    if plan.planner is not None and plan.planner.pools_kv or plan.allocation.kv_cache_tokens:
+        capped = 1 < s.parallel < conc
+        text = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once" + (
+            f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})" if capped else "")
+        return {"requests": min(conc, s.parallel) if capped else conc, "fits_at_context": conc, "text": text}
+    slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
+    flag = engine(plan.runtime).parallel_flag
+    serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
+              else f"serves one request at a time ({flag}1)")
+    more = int(conc)
+    text = serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
+    return {"requests": slots, "fits_at_context": conc, "text": text}
+
+
+def concurrency_phrase(plan: Plan) -> str | None:
+    """requests_at_once's words, as the terminal prints them."""
+    said = requests_at_once(plan)
+    return said["text"] if said else None
 
 
 def kv_per_token_phrase(plan: Plan) -> str:
@@ -325,4 +379,4 @@ def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> li
 
 __all__ = ["CURVE_POINTS", "DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan",
            "context_curves", "curve_contexts", "estimate", "is_gguf_quant", "judge_plan", "kv_per_token_counts",
-           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "with_default_quant"]
+           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "with_default_quant"]

@@ -99,4 +99,6 @@ def read_name(model: str, options: dict):
     from .runtimes.pull_names import read_model_name
 
     read = read_model_name(model, options.get("runtime"), options.get("quant"))
-    return read, {**options, "runtime": read.runtime or DEFAULT_RUNTIME, "quant": read.quant}
+    # an hf.co/<repo>:<quant> name under Ollama is pulled as given, as check's command pulls it
+    pull = {"ollama_pull": read.ollama_pull} if read.ollama_pull else {}
+    return read, {**options, "runtime": read.runtime or DEFAULT_RUNTIME, "quant": read.quant, **pull}

@@ -73,7 +73,49 @@ def estimate_now(model: ModelSpec, quant: str | None) -> WeightEstimate:
             how += (f" (the {model.vision_params:,}-parameter vision/audio tower is left out: convert_hf_to_gguf.py"
                     " writes it to a separate --mmproj file)")
         return WeightEstimate(quant.upper(), total, by_type, how, "src/llama-quant.cpp")
-    return estimate_weights(model, quant)
+    planned = with_published_excludes(model, quant)
+    return with_fp8_modules(planned, estimate_weights(planned, quant), published_layout(model, quant)[1])
+
+
+def published_layout(model: ModelSpec, quant: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(modules kept 16-bit, modules stored FP8) of the published checkpoint ``quant`` plans for a model planned in a
+    format whose checkpoint lists what it keeps unquantized (NVFP4: ModelOpt's exclude_modules, compressed-tensors'
+    ignore): the entry's ``exclude`` (else the format's documented ``default_exclude``: what ModelOpt's or
+    llm-compressor's recipe leaves out) and ``fp8`` (a ModelOpt MIXED_PRECISION export's per-tensor FP8 layers) in
+    data/published_checkpoints.json. Empty for a checkpoint stored in the format, which names its own."""
+    from .quant.formats import EXCLUDE_LIST_FORMATS
+    from .runtimes.published import _data, published_checkpoint
+
+    q = quant.lower()
+    if q not in EXCLUDE_LIST_FORMATS or model.quant_exclude or (model.file_quant or "").lower() == q:
+        return (), ()
+    entry = published_checkpoint(model, q)
+    entry = entry if entry and entry["format"] == q else {}
+    exclude = entry.get("exclude") or _data("published_checkpoints.json")["formats"].get(q, {}).get("default_exclude")
+    return tuple(exclude or ()), tuple(entry.get("fp8", ()))
+
+
+def with_published_excludes(model: ModelSpec, quant: str) -> ModelSpec:
+    """The model with the published checkpoint's 16-bit and FP8 modules out of the format's Linears (published_layout;
+    with_fp8_modules then counts the FP8 ones at a byte a weight)."""
+    exclude, fp8 = published_layout(model, quant)
+    return replace(model, quant_exclude=exclude + fp8) if exclude or fp8 else model
+
+
+def with_fp8_modules(model: ModelSpec, est: WeightEstimate, fp8: tuple[str, ...]) -> WeightEstimate:
+    """A MIXED_PRECISION checkpoint's FP8 Linears (counted 16-bit by estimate_weights) at ModelOpt FP8's per-tensor
+    layout: a byte a weight + an f32 weight_scale and input_scale (quant/formats.py _modelopt_fp8)."""
+    from .quant.formats import LINEAR_ROLES, _modelopt_fp8, excluded
+
+    if not fp8:
+        return est
+    fp8_tensors = [t for t in model.tensors if t.role in LINEAR_ROLES and len(t.shape) >= 2 and excluded(t.name, fp8)]
+    stored, as_16bit = sum(_modelopt_fp8(t) for t in fp8_tensors), sum(2 * t.numel for t in fp8_tensors)
+    by_kind = {**est.by_kind, "fp8 linear": stored}
+    by_kind["16-bit other"] = by_kind.get("16-bit other", 0) - as_16bit
+    return replace(est, total=est.total - as_16bit + stored, by_kind=by_kind,
+                   formula=est.formula + f"; {len(fp8_tensors):,} Linears the checkpoint stores as FP8 (MIXED_PRECISION) "
+                   "at a byte a weight + f32 weight and input scales")
 
 
 def with_default_quant(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
@@ -173,6 +215,13 @@ def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, setti
     the Ollama library tags no UD quant, so its tag would pull the base type instead). Elsewhere (another repo, a file
     planned from its own header) the command is the planned settings' own; the weight quant step says to pass
     Unsloth's file to plan it."""
+    fetched = unsloth_fetched(model, asked, settings)
+    return runtime.command(model, settings if fetched is None else settings.with_(quant=fetched))
+
+
+def unsloth_fetched(model: ModelSpec, asked: str | None, settings: Settings) -> str | None:
+    """The Unsloth file the command fetches where it is not the type whose sizes were planned (`-q UD-Q4_K_XL` on
+    a catalog model whose GGUF repo is Unsloth's: the file UD-Q4_K_XL, sized as Q4_K_M's mix); else None."""
     from .quant.unsloth import unsloth_name
     from .runtimes.published import ollama_entry
 
@@ -180,8 +229,24 @@ def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, setti
     entry = ollama_entry(model) if named else None
     repo = (entry or {}).get("hf") or ""
     if named is None or not repo.startswith("unsloth/") or settings.quant != named[1]:
-        return runtime.command(model, settings)
-    return runtime.command(model, settings.with_(quant=named[0]))
+        return None
+    return named[0]
+
+
+def unsloth_substitute(model: ModelSpec, asked: str | None, fetched: str | None) -> str | None:
+    """Why the sizes planned are not the file asked for (`-q UD-Q4_K_XL`: Unsloth's per-layer types are in its file
+    only, so its base type's llama.cpp mix is planned), for the answer itself; None where nothing was substituted."""
+    from .quant.unsloth import from_its_file, unsloth_name
+
+    named = unsloth_name(asked)
+    if named is None or from_its_file(model, named[0]):
+        return None
+    ud, base = named
+    why = (f"{ud}: Unsloth's dynamic quant planned as llama.cpp's {base} mix (its per-layer types are in the file "
+           "only: pass the .gguf, a path or hf://, for its real sizes; --explain gives the rule's check)")
+    if fetched is None:
+        why += f"; the catalog's GGUF repo for {model.id} is not Unsloth's, so the command fetches {base}"
+    return why
 
 
 def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, tuple[Step, ...]]:
@@ -201,8 +266,8 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
             return settings, ()
         listed = ", ".join(f"{e['repo']} ({e['label']})" for e in others)
         return settings, (Step("checkpoint", f"planned as stored in {model.repo_id or model.id} ({stored}), the repo "
-                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq or "
-                               "gptq plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
+                               f"the command pulls; published quantized checkpoints: {listed} — --quant fp8, awq, "
+                               "gptq or nvfp4 plans one", model.repo_id or model.id, "data/published_checkpoints.json"),)
     entry = published_checkpoint(model, q)
     if entry:
         from .runtimes.published import _data
@@ -233,6 +298,7 @@ def pooled_checkpoint(model: ModelSpec, settings: Settings) -> tuple[Settings, t
     if made and not stored.startswith(made):
         return settings.with_(quant=made), (Step(
             "checkpoint", f"no published {CALIBRATED[made]} checkpoint of {model.id} is known here, and {engine} cannot "
-            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first "
-            "with llm-compressor or AutoAWQ / GPTQModel", "", "data/published_checkpoints.json"),)
+            f"make one at load ({made.upper()} needs calibration data): the command serves a folder you make first with "
+            + ("NVIDIA ModelOpt or llm-compressor" if made == "ct-nvfp4" else "llm-compressor or AutoAWQ / GPTQModel"), "",
+            "data/published_checkpoints.json"),)
     return settings, ()

@@ -19,12 +19,11 @@ import json
 
 import pytest
 
-from runlocal.evidence.converter_meta import converter_extra_tensors, converter_kv, converter_shape, shrunk_config
+from runlocal.evidence.catalog_gguf import shrunk_spec, write_gguf
 from runlocal.evidence.llamacpp_load import LoadLog, load_with_llamacpp
 from runlocal.model.catalog import aliases, find_entry, lookup
-from runlocal.model.hf_config import spec_from_config
 from runlocal.model.spec import ModelSpec
-from runlocal.quant.gguf_mix import gguf_arch, gguf_view
+from runlocal.quant.gguf_mix import gguf_arch
 from runlocal.runtimes.arch_support import llamacpp_loads
 from runlocal.runtimes.base import Settings, Target
 from runlocal.runtimes.llamacpp import LlamaCpp, context_sizes, swa_cells
@@ -49,51 +48,6 @@ def not_convertible(alias: str) -> str | None:
         return None
     return NO_CONVERTER.get(spec.architecture, f"{spec.architecture}: no GGUF architecture known for model_type "
                                                f"'{spec.family}' (quant/gguf_mix.py _ARCH_BY_MODEL_TYPE)")
-
-
-def context_for(spec: ModelSpec) -> int:
-    """2,048 cells, or twice the config's largest window so a window llama.cpp applies (or drops) shows; a window
-    past the model's trained context (Phi-4-mini's 262,144) is none."""
-    windows = [a.window for a in spec.attention_layers if a.kind == "sliding" and a.window
-               and a.window < (spec.max_position_embeddings or 1 << 30)]
-    return min(32768, max(2048, 2 * max(windows, default=0)))
-
-
-def shrunk_spec(alias: str) -> tuple[ModelSpec, dict, str]:
-    arch = gguf_arch(lookup(alias))
-    assert arch is not None
-    config = shrunk_config(find_entry(alias)["config"], arch)
-    return spec_from_config(config, id=alias, source=f"shrunk:{alias}"), config, arch
-
-
-def write_gguf(alias: str, out_dir, *, mtp: bool = False) -> tuple[ModelSpec, object, int]:
-    """The shrunk model's GGUF; ``mtp``: with the multi-token-prediction block the converter appends by default
-    to Qwen3.5 (conversion/qwen.py _Qwen35MtpMixin: block_count + mtp_num_hidden_layers, nextn_predict_layers;
-    the block is a full-attention decoder layer plus nextn.eh_proj / enorm / hnorm / shared_head_norm) and to
-    GLM-4.5 (conversion/glm.py Glm4MoeModel: the same nextn tensors after a MoE decoder layer)."""
-    from runlocal.evidence.zero_gguf import write_zero_gguf
-
-    spec, config, arch = shrunk_spec(alias)
-    view = gguf_view(spec, "F16")
-    assert view is not None
-    groups = int(config.get("n_groups") or 1)
-    tensors = [(t.name, list(reversed(converter_shape(t.name, t.shape, arch, groups, spec.n_experts))),
-                gguf.GGMLQuantizationType[t.dtype]) for t in view.tensors]
-    tensors += [(name, list(reversed(shape)), gguf.GGMLQuantizationType.F32)
-                for name, shape in converter_extra_tensors(config, arch)]
-    n_ctx = context_for(spec)
-    kv = converter_kv(config, arch, n_ctx)
-    if mtp:
-        n, e, f32 = spec.n_layers, spec.hidden_size, gguf.GGMLQuantizationType.F32
-        last_full = max(i for i, la in enumerate(spec.layers) if la.attention is not None)
-        tensors += [(name.replace(f"blk.{last_full}.", f"blk.{n}."), ne, qt) for name, ne, qt in tensors
-                    if name.startswith(f"blk.{last_full}.")]
-        tensors += [(f"blk.{n}.nextn.eh_proj.weight", [2 * e, e], gguf.GGMLQuantizationType.F16),
-                    *((f"blk.{n}.nextn.{x}.weight", [e], f32) for x in ("enorm", "hnorm", "shared_head_norm"))]
-        kv |= {"{arch}.block_count": n + 1, "{arch}.nextn_predict_layers": 1}
-    path = out_dir / f"{alias}{'-mtp' if mtp else ''}.gguf"
-    write_zero_gguf(path, arch, kv, tensors)
-    return spec, path, n_ctx
 
 
 @pytest.fixture(scope="session")

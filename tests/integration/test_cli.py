@@ -146,3 +146,14 @@ def test_explain_oom_json_stack_adds_up():
     assert st["overhead"] + st["weights"] + st["kv_cache"] + st["compute"] + st["free"] == st["capacity"]
     assert "nvidia-smi" in d["text"] and d["plan"]["model"]["id"] == "llama-3.1-8b"
     assert json.loads(run("explain", "oom", "--json").stdout)["stack"] is None
+
+
+def test_errors_takes_the_words_as_typed():
+    """review18 #13: `runlocal errors cuda out of memory` was Typer's "Got unexpected extra argument(s)", exit 2;
+    the words are one query, the same list as the quoted phrase, and an id still shows its entry."""
+    typed = run("errors", "cuda", "out", "of", "memory")
+    quoted = run("errors", "cuda out of memory")
+    assert typed.returncode == 0 == quoted.returncode, typed.stderr
+    assert typed.stdout == quoted.stdout and "cuda-oom-load" in typed.stdout
+    entry = run("errors", "cuda-oom-load")
+    assert entry.returncode == 0 and "CUDA out of memory" in entry.stdout and entry.stdout != typed.stdout

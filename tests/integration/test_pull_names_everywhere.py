@@ -76,9 +76,19 @@ def test_size_tags_and_latest():
     # https://ollama.com/library/deepseek-r1/tags lists 671b beside 671b-q4_K_M / 671b-q8_0: the size tag
     assert read_pull_name("deepseek-r1:671b").alias == "deepseek-r1"
     assert read_model_name("deepseek-r1:671b", None, None).runtime == "ollama"
-    # `ollama run qwen3` is qwen3:latest, one of several sizes: the error names them rather than "unknown model"
-    with pytest.raises(ModelNotFoundError, match="qwen3:8b"):
-        read_pull_name("qwen3:latest")
+    # `ollama run qwen3` is qwen3:latest; https://ollama.com/library/qwen3/tags shows latest as the 8b's blob (5.2 GB)
+    latest = read_pull_name("qwen3:latest")
+    assert (latest.alias, latest.quant) == ("qwen3-8b", None) and "default tag" in latest.form
+    assert read_model_name("qwen3:latest", None, None).runtime == "ollama"
+    # Ollama's README table: `ollama run gemma3` is the 4B row, `ollama run llama3.2` the 3B row
+    assert read_pull_name("gemma3:latest").alias == "gemma-3-4b"
+    assert read_pull_name("llama3.2:latest").alias == "llama-3.2-3b"
+    # https://ollama.com/library/gpt-oss/tags: latest is 14GB, the 20b (MXFP4 experts, as gpt-oss:20b is)
+    assert (read_pull_name("gpt-oss:latest").alias, read_pull_name("gpt-oss:latest").quant) == \
+        ("gpt-oss-20b", read_pull_name("gpt-oss:20b").quant)
+    # deepseek-r1's latest is not recorded (the README and the library disagree): the error names the sizes
+    with pytest.raises(ModelNotFoundError, match="deepseek-r1:671b"):
+        read_pull_name("deepseek-r1:latest")
     # a tag's GGUF type applies only to a GGUF engine
     read = read_model_name(TAG, "vllm", None)
     assert read.quant is None and "vllm does not run" in read.notes[0]
@@ -135,3 +145,21 @@ def test_a_hub_name_is_pulled_as_given():
     assert plan.runtime == "ollama" and f"FROM {name}\\n" in plan.command
     library, _ = check(CheckRequest(model="qwen3:30b-a3b-q4_K_M", gpu="rtx-4090", ram="64G", ctx=8192))
     assert "FROM qwen3:30b-a3b-q4_K_M\\n" in library.command
+
+
+def test_a_gguf_file_name_reads_as_the_catalog_model_and_type():
+    from runlocal.runtimes.pull_names import read_gguf_file_name
+
+    # file names as the GGUF repos publish them (huggingface.co/unsloth/Qwen3-8B-GGUF: Qwen3-8B-Q4_K_M.gguf,
+    # Qwen3-8B-UD-Q4_K_XL.gguf; bartowski/Meta-Llama-3.1-8B-Instruct-GGUF: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf;
+    # ggml-org/gpt-oss-20b-GGUF: gpt-oss-20b-mxfp4.gguf), as a path, and as llama-server -hf's cache name
+    cases = {"/models/Qwen3-8B-Q4_K_M.gguf": ("qwen3-8b", "Q4_K_M"),
+             "Qwen3-8B-UD-Q4_K_XL.gguf": ("qwen3-8b", "UD-Q4_K_XL"),
+             "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf": ("llama-3.1-8b", "Q4_K_M"),
+             "gpt-oss-20b-mxfp4.gguf": ("gpt-oss-20b", "MXFP4_MOE"),
+             "/root/.cache/llama.cpp/unsloth_Qwen3-8B-GGUF_Qwen3-8B-Q8_0.gguf": ("qwen3-8b", "Q8_0")}
+    for name, (alias, quant) in cases.items():
+        read = read_gguf_file_name(name)
+        assert read is not None and (read.alias, read.quant) == (alias, quant), name
+    for name in ("my-finetune-Q4_K_M.gguf", "model.gguf", "qwen3-8b"):
+        assert read_gguf_file_name(name) is None

@@ -148,9 +148,33 @@ def test_without_a_quant_the_decode_bound_assumes_the_smallest_weights(client):
                                                        json={**body, "decode_tokens_per_s": 20000.0}))
 
 
-def test_models_and_devices_outside_the_catalogs_are_stored_unchecked(client):
-    r = client.post("/api/v1/benchmarks", json={**BENCH, "model": "someone/private-model", "device": "Mystery GPU"})
+def test_a_model_outside_the_catalog_is_stored_unchecked(client):
+    # a Hub repo id is a name a server resolves; its figures are not bounded (nothing is fetched to size it)
+    r = client.post("/api/v1/benchmarks", json={**BENCH, "model": "someone/private-model"})
     assert r.status_code == 201
+
+
+@pytest.mark.parametrize("headers", [{}, SUBMITTER], ids=["anonymous", "submitter"])
+@pytest.mark.parametrize("change, field, expected", [
+    # a device is a catalog device (GET /api/v1/hardware lists them) or the CPU: free text was stored and shown
+    ({"device": "Mystery GPU"}, "device", "expected a catalog device id or alias"),
+    ({"device": "visit evil.example for cheap GPUs"}, "device", "expected a catalog device id or alias"),
+    # a runtime is one of the six planned here, optionally ==VERSION (runtimes/versions.py reads the release)
+    ({"runtime": "turbo"}, "runtime", "expected one of llama.cpp, vllm, ollama, sglang, transformers, mlx"),
+    ({"runtime": "vllm==nope"}, "runtime", "expected a release number"),
+])
+def test_a_device_or_runtime_no_one_plans_is_not_stored(client, headers, change, field, expected):
+    r = client.post("/api/v1/benchmarks", json={**BENCH, **change}, headers=headers)
+    assert _field(r) == ["body", field]
+    assert r.json()["detail"][0]["msg"].startswith(f"{field}: ") and expected in r.json()["detail"][0]["msg"]
+    assert client.get("/api/v1/benchmarks").json() == []
+
+
+@pytest.mark.parametrize("change", [{"device": "rtx-4090"}, {"device": "4090"}, {"device": "CPU"},
+                                    {"runtime": "vllm==0.19.0"}, {"runtime": "Ollama"}])
+def test_catalog_names_and_versioned_runtimes_are_stored(client, change):
+    # nvidia-smi's name (BENCH's "NVIDIA GeForce RTX 4090"), the catalog id, an alias; probe's "CPU"; NAME==VERSION
+    assert client.post("/api/v1/benchmarks", json={**BENCH, **change}).status_code == 201
 
 
 NOT_MODEL_NAMES = ["/etc/passwd", "../../etc/passwd", "~/models/m.gguf", "C:\\models\\m.gguf", "file:///etc/passwd",

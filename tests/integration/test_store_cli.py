@@ -227,3 +227,30 @@ def test_probe_submits_with_the_operators_token_and_counts(tmp_path):
                            check=False, capture_output=True, text=True, env=env, timeout=60)
     assert json.loads(r.stdout)["submitted"] is False
     assert "refused the result (422): model: expected a catalog alias or a Hugging Face repo id" in r.stderr
+
+
+def test_probe_reads_a_gguf_file_name_as_the_catalog_model(tmp_path):
+    """llama-server started with `-m /models/Qwen3-8B-Q4_K_M.gguf` and no --alias reports that path as its model id
+    (/v1/models). The file is unsloth/Qwen3-8B-GGUF's Q4_K_M (huggingface.co/unsloth/Qwen3-8B-GGUF names its files
+    Qwen3-8B-<type>.gguf), so the result is stored and submitted as qwen3-8b at Q4_K_M — before, the server refused
+    the file name. A file name that names no catalog model is not sent: one line says to pass --model."""
+    from fake_llm_server import fake_server
+
+    env = _env(tmp_path)
+    served = {**env, "RUNLOCAL_DB_URL": f"sqlite:///{tmp_path / 'server.sqlite3'}"}
+    probe = [sys.executable, "-m", "runlocal.cli", "probe", "--max-concurrency", "1", "--max-tokens", "4",
+             "--device", "CPU", "--json"]      # CPU: no bandwidth bound on the fake server's loop-fast decode
+    with runlocal_serve(served) as (base, _):
+        with fake_server(n_ctx=1024, model_id="/models/Qwen3-8B-Q4_K_M.gguf") as (url, _):
+            r = subprocess.run([*probe, "--url", url, "--submit", base], check=False, capture_output=True, text=True,
+                               env=env, timeout=60)
+        assert r.returncode == 0 and json.loads(r.stdout)["submitted"] is True, r.stderr
+        rows = httpx.get(base + "/api/v1/benchmarks").json()
+        assert [(row["model"], row["quant"]) for row in rows] == [("qwen3-8b", "Q4_K_M")]
+        with fake_server(n_ctx=1024, model_id="/models/my-finetune-Q4_K_M.gguf") as (url, _):
+            r = subprocess.run([*probe, "--url", url, "--submit", base], check=False, capture_output=True, text=True,
+                               env=env, timeout=60)
+        assert json.loads(r.stdout)["submitted"] is False
+        assert "error: model: the server names its model by the file" in r.stderr and "pass --model" in r.stderr
+        assert "refused the result" not in r.stderr                   # not sent: nothing for the server to refuse
+        assert len(httpx.get(base + "/api/v1/benchmarks").json()) == 1

@@ -57,3 +57,20 @@ def test_an_unpriced_device_says_no_rental_price_is_known(client, gpu):
     text = client.get(f"/cost?model=qwen3-8b&gpu={gpu}").text
     assert _fact(text, "Break-even") == "no rental price known"
     assert "No rental price known for this GPU" in text
+
+
+def test_per_million_figures_share_three_decimals_and_the_source_is_a_link(client):
+    """review18 #13: "Rent, per million tokens $1.0541" beside "Own … $0.817", and the purchase source a raw URL
+    in the text. Both figures now have the CLI's three decimals (render/choose_text: {:,.3f}) from the API's own
+    JSON for the same question; the source is a link named by its host."""
+    query = "model=qwen3-8b&gpu=rtx-4090"
+    doc = client.get(f"/api/v1/cost?{query}").json()
+    page = client.get(f"/cost?{query}").text
+    for who in ("Own", "Rent"):
+        shown = _fact(page, f"{who}, per million tokens")
+        assert re.fullmatch(r"\$\d+\.\d{3}", shown), shown
+        assert float(shown[1:]) == pytest.approx(doc[who.lower()]["per_million_tokens_usd"], abs=5e-4)
+    source = doc["own"]["price_source"]
+    assert source.startswith("https://")
+    host = source.split("/")[2]
+    assert f'<a href="{source}" rel="noopener noreferrer">{host}</a>' in page

@@ -376,9 +376,9 @@ def test_pages_plan_on_the_bounded_pool_and_answer_still_computing_past_the_dead
 
     facts = directory.model_facts
 
-    def slow_facts(alias: str):      # a model page whose work takes 3 s, whatever earlier tests left cached
+    def slow_facts(alias: str, policy):      # a model page whose work takes 3 s, whatever earlier tests left cached
         time.sleep(3.0)
-        return facts(alias)
+        return facts(alias, policy)
 
     monkeypatch.setattr(directory, "model_facts", slow_facts)
     app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", plan_deadline_s=0.3, plan_workers=1)

@@ -519,7 +519,7 @@ REFINED_ONLY = set(_PRIMARY.values()) | {"notmem-survived-warning", "notmem-stop
                                            "notmem-single-allocation-cap",  # by an out-of-memory's figures
                                            "notmem-small-host-allocation",  # by a host block against the RAM said free
                                            "notmem-allocator-status-with-room",  # allocator_status.py: the OOM line's figures
-                                           "notmem-vulkan-allocation-cap",  # ggml_vulkan's cap line under a memory answer (classify._answer)
+                                           "notmem-vulkan-allocation-cap",  # ggml_vulkan's cap line under a memory answer (answer.answer_for)
                                            "notmem-ollama-partial-offload-ran",  # ollama_sizing: an offload line, then the runner started
                                            "notmem-shared-memory-mount",  # a Bus-error kill beside /dev/shm (classify)
                                            "runtime-memory-refusal",  # by a line's words (signals.line_entry)

@@ -1,6 +1,7 @@
 """hardware/fa_off_prefill.py: llama.cpp's unfused prompt attention on CUDA (flash attention off) — hand computations
 from the model's config.json and the card's datasheet, the micro-batches' cells in use, where it applies, the pairs it
-is scored on (measured fa 0 / fa 1 ratios) and the term kept out of plans (its held-out round is empty)."""
+is scored on (measured fa 0 / fa 1 ratios) and the term kept out of plans (it failed its held-out check:
+measurements/llamacpp_h200)."""
 
 import statistics
 

@@ -53,3 +53,31 @@ def test_the_fixes_fetch_the_file_asked_too():
                 assert "UD-Q4_K_XL" not in fix.command
             else:
                 assert fetched in fix.command, (fix.title, fix.command)    # before: …:Q4_K_M / qwen3:8b-q4_K_M
+
+
+def test_the_answer_names_the_file_run_and_the_type_sized():
+    # the command runs Unsloth's UD-Q4_K_XL file (hf.co/unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL, above); its sizes are
+    # Q4_K_M's mix, because the per-layer types are in the file only (quant/unsloth.py). The JSON and the text say
+    # both, and why; before, settings.quant and the header said Q4_K_M only, against the command's UD-Q4_K_XL
+    from rich.console import Console
+
+    from runlocal.render.text import render_plan
+
+    for runtime in ("ollama", "llama.cpp"):
+        plan, notes = check(CheckRequest(model="qwen3-8b", runtime=runtime, gpu="rtx-4090", quant="UD-Q4_K_XL",
+                                         use_measurements=False))
+        settings = plan.to_dict()["settings"]
+        assert settings["quant"] == "UD-Q4_K_XL" and settings["quant_sized_as"] == "Q4_K_M"
+        assert "Q4_K_M mix" in settings["quant_substitute"]
+        console = Console(record=True, width=200)
+        render_plan(plan, console, notes=notes)
+        assert "UD-Q4_K_XL (sized as Q4_K_M's mix) weights" in console.export_text()
+    # bartowski's repo has no UD file: the command fetches Q4_K_M, and the reason says so
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", runtime="ollama", gpu="rtx-4090", quant="UD-Q4_K_XL",
+                                 use_measurements=False))
+    settings = plan.to_dict()["settings"]
+    assert settings["quant"] == "Q4_K_M" and "fetches Q4_K_M" in settings["quant_substitute"]
+    # nothing substituted: no reason
+    plan, _ = check(CheckRequest(model="qwen3-8b", runtime="ollama", gpu="rtx-4090", quant="Q8_0",
+                                 use_measurements=False))
+    assert plan.to_dict()["settings"]["quant_substitute"] is None

@@ -161,11 +161,12 @@ class _CheckAnswers:
         return self.version_seen["version"]
 
     def render(self, key: str) -> bytes:
+        from ..check import check_document
         from ..measured import apply_measurements, store_records
 
         plan, notes = self.cached_check(key)
         version = self.store_version()
-        doc = {**apply_measurements(plan, store_records(self.store, plan)).to_dict(), "notes": notes}
+        doc = check_document(apply_measurements(plan, store_records(self.store, plan)), notes)
         data = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
         with self.lock:
             self.rendered[key] = (version, data)

@@ -3,7 +3,9 @@
 - Anyone may submit; an anonymous submission is stored ``verified: false`` and changes no answer.
 - A row names a model the server could plan (``names_a_model``: a catalog alias, an Ollama tag or Hub GGUF
   name of a catalog model, or a Hugging Face repo id), or it is refused (422) — and a stored row that does not
-  (an older version's) is not listed: the store is not a notice board for a path or free text.
+  (an older version's) is not listed: the store is not a notice board for a path or free text. Its device is a
+  catalog device's id, name or alias, or the CPU (``names_a_device``), and its runtime one planned here, optionally
+  ==VERSION (``runtime_problem``: get_runtime's rule); else 422 naming the field and what was expected.
 - A submission with a submitter token the operator issued (``runlocal serve --submitter-token``), or
   the admin token, is verified on arrival; an admin verifies any other row with
   ``POST /api/v1/benchmarks/{id}/verify``. Only verified rows change /check (measured.py).
@@ -58,6 +60,32 @@ def names_a_model(ref: str) -> bool:
     return find_entry(ref) is not None or bool(_ASCII_REPO_ID.match(ref)) or read_pull_name(ref) is not None
 
 
+DEVICE_NAME_RULE = ("device: expected a catalog device id or alias (GET /api/v1/hardware: rtx-4090, NVIDIA GeForce "
+                    "RTX 4090), or CPU for a CPU-only run; this server keeps no other device name")
+
+
+def names_a_device(text: str) -> bool:
+    """A benchmark's device: a catalog device by its id, name or an alias, or the CPU (probe's "CPU", the plan's "CPU
+    RAM": measured.device_key reads them as one device, "cpu")."""
+    from ..hardware.catalog import names_a_device as catalog_name
+    from ..measured import device_key
+
+    return catalog_name(text) or device_key(text) == "cpu"
+
+
+def runtime_problem(text: str) -> str | None:
+    """Why a benchmark's runtime is not one planned here (get_runtime's own words: a known engine, optionally
+    ==VERSION with a release it reads), or None."""
+    from ..errors import InputError
+    from ..runtimes import get_runtime
+
+    try:
+        get_runtime(text)
+    except InputError as e:
+        return str(e).removeprefix("runtime: ")
+    return None
+
+
 MODEL_NAME_RULE = ("expected a catalog alias or a Hugging Face repo id (owner/name), or an Ollama tag of a catalog "
                    "model; this server keeps no other model name")
 
@@ -66,8 +94,10 @@ class BenchmarkBody(BaseModel):
     """A measurement. Numbers are JSON numbers (true is not 1, "5" is not 5; 8192.0 is the integer 8192, as in
     JSON Schema)."""
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    device: Text = Field(min_length=1, max_length=200)
-    runtime: Text = Field(min_length=1, max_length=64)
+    device: Text = Field(min_length=1, max_length=200, description="a catalog device id or alias (GET "
+                         "/api/v1/hardware), or CPU for a CPU-only run")
+    runtime: Text = Field(min_length=1, max_length=64, description="llama.cpp, ollama, vllm, sglang, transformers or "
+                          "mlx, optionally NAME==VERSION")
     runtime_version: Text | None = Field(None, max_length=64)
     model: Text = Field(min_length=1, max_length=300, json_schema_extra={"pattern": MODEL_NAME_PATTERN},
                         description="a catalog alias (GET /api/v1/models) or a Hugging Face repo id (owner/name)")
@@ -98,6 +128,21 @@ class BenchmarkBody(BaseModel):
     def _names_a_model(cls, v: str) -> str:
         if not names_a_model(v):
             raise PydanticCustomError("model_name", MODEL_NAME_RULE)
+        return v
+
+    @field_validator("device")
+    @classmethod
+    def _names_a_device(cls, v: str) -> str:
+        if not names_a_device(v):
+            raise PydanticCustomError("device_name", DEVICE_NAME_RULE)
+        return v
+
+    @field_validator("runtime")
+    @classmethod
+    def _names_a_runtime(cls, v: str) -> str:
+        problem = runtime_problem(v)
+        if problem is not None:
+            raise PydanticCustomError("runtime_name", "runtime: {why}", {"why": problem})
         return v
 
     @field_validator("settings")

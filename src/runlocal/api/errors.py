@@ -79,12 +79,42 @@ async def known_query_only(request: Request) -> None:
     if dependant is None or not request.query_params:
         return
     known = declared_query(route)
-    unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in known]
+    keys = request.query_params.keys()
+    unknown = [k for k in dict.fromkeys(keys) if k not in known]
     if unknown:
         takes = ", ".join(sorted(known)) or "no query parameter"
         path = getattr(route, "path", request.url.path)
         raise RequestValidationError([{"type": "extra_forbidden", "loc": ("query", k),
                                        "msg": f"{k}: not a parameter of {path} (it takes {takes})"} for k in unknown])
+    # a parameter given twice (?ctx=4096&ctx=8192) is refused, not read last-one-wins: which one was meant is not
+    # the server's guess. A list parameter (override_tensor) takes each value given
+    repeated = [k for k in dict.fromkeys(keys) if len(request.query_params.getlist(k)) > 1
+                and k not in declared_lists(route)]
+    if repeated:
+        raise RequestValidationError([{"type": "repeated_parameter", "loc": ("query", k),
+                                       "msg": f"{k}: given {len(request.query_params.getlist(k))} times "
+                                              f"({', '.join(v[:40] for v in request.query_params.getlist(k))}); "
+                                              "expected one value"}
+                                      for k in repeated])
+
+
+def declared_lists(route) -> frozenset[str]:
+    """The query parameters of a route that take several values (a list field of its query model:
+    ``?override_tensor=a&override_tensor=b``). Computed once per route (kept on it)."""
+    kept = getattr(route, "declared_list_names", None)
+    if kept is None:
+        kept = route.declared_list_names = frozenset(name for name, annotation in _query_fields(route)
+                                                     if _takes_list(annotation))
+    return kept
+
+
+def _takes_list(annotation) -> bool:
+    """Whether a field's type is a list (through Optional / Annotated / unions)."""
+    from typing import get_args, get_origin
+
+    if get_origin(annotation) in (list, tuple, set, frozenset):
+        return True
+    return any(_takes_list(a) for a in get_args(annotation) if a is not None)
 
 
 def declared_query(route) -> frozenset[str]:
@@ -92,19 +122,64 @@ def declared_query(route) -> frozenset[str]:
     dependency tree, a query model (/check's CheckBody) by its fields. Computed once per route (kept on it)."""
     names_kept = getattr(route, "declared_query_names", None)
     if names_kept is None:
-        names: set[str] = set()
-        pending = [route.dependant]
-        while pending:
-            dependant = pending.pop()
-            for param in dependant.query_params:
-                model = param.field_info.annotation
-                if isinstance(model, type) and issubclass(model, BaseModel):
-                    names.update(f.alias or name for name, f in model.model_fields.items())
-                else:
-                    names.add(param.alias)
-            pending.extend(dependant.dependencies)
-        names_kept = route.declared_query_names = frozenset(names)
+        names_kept = route.declared_query_names = frozenset(name for name, _ in _query_fields(route))
     return names_kept
+
+
+# the contract's fields read by a parser (units.parse_tokens / parse_size(s), runtimes.get_runtime): pydantic's
+# answer for them is a regex or a union's two branches, where the CLI and MCP say what was expected in one line
+_PARSED_KINDS = ("tokens", "size", "sizes", "runtime")
+
+
+def contract_messages(errors) -> list[dict]:
+    """Pydantic's errors as the 422's detail; where one names a parsed contract field (``ctx=abc``,
+    ``runtime=foo``, a JSON ``"ram": 64``), the CLI's own check of the same input replaces every entry for that
+    field with its one line — "ctx: 'abc' is not a token count (expected e.g. 8192 or 32k)" — under
+    ``loc`` [where, field]."""
+    table = options()
+    out: list[dict] = []
+    said: set[tuple] = set()
+    for e in errors:
+        loc = [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())]
+        line = _cli_line(table, loc, e.get("input"))
+        if line is None:
+            out.append({"loc": loc, "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))})
+        elif tuple(loc[:2]) not in said:
+            said.add(tuple(loc[:2]))
+            out.append({"loc": loc[:2], "msg": line[0], "type": line[1]})
+    return out
+
+
+def _cli_line(table: dict, loc: list, value) -> tuple[str, str] | None:
+    """The CLI's message and error class for a parsed field's value, or None where it has no word on it."""
+    opt = table.get(loc[1]) if len(loc) >= 2 and loc[0] in ("query", "body") else None
+    if opt is None or opt.kind not in _PARSED_KINDS or value is None or isinstance(value, (dict, list)):
+        return None
+    if not isinstance(value, str) and (opt.kind != "tokens" or not isinstance(value, int) or isinstance(value, bool)):
+        value = str(value).lower() if isinstance(value, bool) else str(value)     # a JSON 64, 1.5 or true, as typed
+    from ..request import check_value
+
+    try:
+        check_value(opt, value)
+    except RunlocalError as bad:
+        return str(bad), bad.__class__.__name__
+    return None
+
+
+def _query_fields(route) -> list[tuple[str, object]]:
+    """(name, type) of each query parameter of a route's dependency tree, a query model's by its fields."""
+    fields: list[tuple[str, object]] = []
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop()
+        for param in dependant.query_params:
+            model = param.field_info.annotation
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                fields.extend((f.alias or name, f.annotation) for name, f in model.model_fields.items())
+            else:
+                fields.append((param.alias, model))
+        pending.extend(dependant.dependencies)
+    return fields
 
 
 def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | None = None) -> None:
@@ -118,11 +193,9 @@ def install_error_handlers(app: FastAPI, renames: dict[str, dict[str, str]] | No
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, err: RequestValidationError):
-        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated)."""
-        detail = [{"loc": [str(p) if not isinstance(p, int) else p for p in e.get("loc", ())],
-                   "msg": str(e.get("msg", "invalid")), "type": str(e.get("type", "value_error"))}
-                  for e in err.errors()]
-        return JSONResponse({"detail": detail}, status_code=422)
+        """FastAPI's 422 without the ``input`` echo (NaN is no JSON; a caller's bytes are not repeated); a
+        contract field's errors as the one line the CLI and MCP give (contract_messages)."""
+        return JSONResponse({"detail": contract_messages(err.errors())}, status_code=422)
 
     @app.exception_handler(Busy)
     async def busy(request: Request, err: Busy):

@@ -19,8 +19,8 @@ from ..errors import InputError
 from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
 from ..shopping import FORM_FACTORS, VENDORS
 
-# "8192", "32k", "1M", "1.5k" (units.parse_tokens)
-TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?\s*[kKmM]?\s*$"
+# "8192", "32k", "1M", "1.5k", "1e6" (units.parse_tokens: Python's float() of the number, as the CLI reads it)
+TOKENS_PATTERN = r"^\s*[0-9][0-9_,]*(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*[kKmM]?\s*$"
 # "24G", "24GiB", "24000M", "24e9" (units.parse_size)
 SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[A-Za-z]{0,3}\s*$"
 # --vram: sizes, one per GPU, each optionally "N x" repeated, separated by commas (units.parse_sizes)
@@ -215,8 +215,18 @@ class KVCountsDoc(_Open):
     text: str
 
 
+class RequestsAtOnceDoc(_Open):
+    """Requests at once as the text output says them (plan.requests_at_once): ``requests`` llama-server's slots or
+    a pooled engine's requests of the full context, ``fits_at_context`` max_concurrency, ``text`` the words."""
+
+    requests: int | float
+    fits_at_context: float
+    text: str
+
+
 class PlanDoc(_Open):
-    """The JSON of `runlocal check --json` (Plan.to_dict), with the API's ``notes`` on assumptions."""
+    """The JSON of `runlocal check --json`, /api/v1/check and the MCP check tool (check.check_document: Plan.to_dict
+    and the ``notes`` the text output prints: how the name was read, what was assumed)."""
 
     model: dict[str, Any]
     runtime: str
@@ -228,6 +238,7 @@ class PlanDoc(_Open):
     kv_split: dict[str, int] | None = None
     kv_cache_tokens: int | None
     max_concurrency: float | None
+    requests_at_once: RequestsAtOnceDoc | None = None
     max_context: int | None
     verdict: Literal["fits", "tight", "does_not_fit", "unknown"]
     refusal: str | None

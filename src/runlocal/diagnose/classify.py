@@ -60,7 +60,8 @@ Precedence (how one answer is chosen when several entries match)
    ``unknown``.
 
 Matching one line against the knowledge base and the signals (the index, the gate, the per-line cache) is in
-:mod:`.line_match`.
+:mod:`.line_match`; the answer an entry and its line become (the Diagnosis record, its title and fixes, ggml_vulkan's
+per-buffer cap read under a memory answer) in :mod:`.answer`.
 
 Memory stays bounded: lines are capped at 64 KiB, only 40 recent lines are kept (lower-cased, cut
 to 2 KiB) for context, and figures are extracted on the fly (:mod:`.extract`).
@@ -71,11 +72,19 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import allocators, kb, last_resort, llamacpp_common, ollama_sizing, prose, runtimes, signals, small_card
 from .allocator_status import allocator_status_said, figures_show_room
+from .answer import (
+    APPLICATION_ERROR_ID,
+    KILLED_AFTER_ERROR_ID,
+    NAMES_THE_ERROR_IDS,
+    Diagnosis,
+    answer_for,
+    entry_fixes,
+    names_the_error,
+)
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, phase_stated, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
@@ -128,8 +137,6 @@ _ALLOCATING = re.compile(r"alloc|pool|buffer")
 _HIP_STATEMENT = re.compile(r"^\s*hip[a-z]\w*\s*\(")
 ROCM_OOM_ID = "rocm-hip-oom"
 OOM_NOT_FROM_ALLOC_ID = "notmem-oom-not-from-allocation"
-APPLICATION_ERROR_ID = "notmem-application-error"
-KILLED_AFTER_ERROR_ID = "notmem-killed-after-error"
 BARE_KILL_ID = "process-killed"
 PINNED_ID = "pinned-host-oom"
 SMALL_HOST_ALLOCATION_ID = "notmem-small-host-allocation"
@@ -137,14 +144,11 @@ ALLOCATOR_STATUS_ID = "notmem-allocator-status-with-room"  # allocator_status.py
 FREE_RAM_TIMES_REQUEST = 20  # free RAM said to be this many times a refused host block: the block was no lack of RAM
 PINNED_CALL_LINES = 4  # a generic OOM this many lines after a pinned allocation's call was raised by that call
 SINGLE_ALLOCATION_CAP_ID = "notmem-single-allocation-cap"
-VULKAN_CAP_ID = "notmem-vulkan-allocation-cap"  # ggml-vulkan.cpp ggml_vk_create_buffer's per-buffer cap
 # answers whose title is the error line itself: the error names what failed, and it is not memory
-NAMES_THE_ERROR_IDS = frozenset({"notmem-other-error", APPLICATION_ERROR_ID, KILLED_AFTER_ERROR_ID})
 # answers while which the scanner still watches for error lines and for words of memory running short
 _WATCHING_IDS = NAMES_THE_ERROR_IDS | {BARE_KILL_ID}
 # a bare "Killed" this many lines or fewer after an error line (blank lines count) is read as following that error
 KILL_AFTER_ERROR_LINES = 5
-APPLICATION_ERROR_TITLE_MAX = 160
 PRIMARY = {"cuda_oom_load": "cuda-oom-load", "cuda_oom_long_context": "cuda-oom-long-context",
            "fragmentation": "pytorch-fragmentation", "vllm_engine_dead": ENGINE_DEAD_ID}
 
@@ -173,25 +177,6 @@ START_UP_RESERVERS = frozenset({"vllm", "sglang", "tensorrt-llm", "tgi"})
 
 _RUNTIME_SCAN_ALL = 5000  # every line is checked for runtime names up to here, then only gated lines
 _TORCH_OOM = re.compile(r"tried to allocate|outofmemoryerror|total capacity|reserved by pytorch", re.I)
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """What failed, why, what to do, and the figures the log states."""
-
-    category: str
-    entry: kb.Entry | None
-    title: str
-    cause: str
-    fixes: tuple[dict[str, str], ...] = ()
-    extracted: dict[str, Any] = field(default_factory=dict, hash=False)
-    matched_line: str | None = None
-    line_number: int | None = None
-    runtime: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, "title": self.title, "cause": self.cause,
-                "fixes": [dict(f) for f in self.fixes], "extracted": dict(self.extracted)}
 
 
 class Scanner:
@@ -599,7 +584,7 @@ class Scanner:
             entry = kb.get(SHM_MOUNT_ID)
             assert entry is not None
             return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
-                             fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=self.shm_full[1],
+                             fixes=tuple(entry_fixes(entry, runtime)), extracted=figures, matched_line=self.shm_full[1],
                              line_number=self.shm_full[0], runtime=runtime)
         if self.best is not None and self.best[1].id in NAMES_THE_ERROR_IDS and self.memory_said:
             self.best = None  # an error that names no memory, in a log that says elsewhere that memory ran short
@@ -658,7 +643,7 @@ class Scanner:
                 entry = kb.get(PRIMARY[category]) or entry
                 if category == "cuda_oom_load" and runtime not in START_UP_RESERVERS and not phase_stated(*phase_args):
                     entry = kb.get(PHASE_UNSTATED_ID) or entry  # neither phase said: both phases' fixes
-        return _answer(entry, line, line_no, figures, runtime)
+        return answer_for(entry, line, line_no, figures, runtime)
 
     def _ggml_oom(self, entry: kb.Entry, line: str, runtime: str | None) -> kb.Entry:
         """What a line read as ggml's device allocation failure (or a generic one over ggml's error footer) is, by the
@@ -720,7 +705,7 @@ class Scanner:
         answer, or not a failure when the runner started after it), else unknown."""
         if (sizing := ollama_sizing.sizing_entry(figures)) and (entry := kb.get(sizing)):
             return Diagnosis(category=entry.category, entry=entry, title=entry.title, cause=entry.cause,
-                             fixes=tuple(_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
+                             fixes=tuple(entry_fixes(entry, runtime or "ollama")), extracted=figures, runtime=runtime)
         return Diagnosis(
             category="unknown", entry=None, title="No known failure found in this log",
             cause=f"None of the {len(kb.load_entries())} known failures matched. Paste the lines "
@@ -737,60 +722,6 @@ class Scanner:
         error_line = error_line or self.error_line
         assert entry is not None and error_line is not None, entry_id
         line_no, line = error_line
-        return Diagnosis(category=entry.category, entry=entry, title=_names_the_error(line), cause=entry.cause,
-                         fixes=tuple(_fixes(entry, runtime)), extracted=figures, matched_line=line,
+        return Diagnosis(category=entry.category, entry=entry, title=names_the_error(line), cause=entry.cause,
+                         fixes=tuple(entry_fixes(entry, runtime)), extracted=figures, matched_line=line,
                          line_number=line_no, runtime=runtime)
-
-
-def _names_the_error(line: str) -> str:
-    """The answer for an error that names no memory: "Not a memory failure: " and the error line itself."""
-    said = " ".join(line.split())
-    if len(said) > APPLICATION_ERROR_TITLE_MAX:
-        said = said[:APPLICATION_ERROR_TITLE_MAX - 1] + "…"
-    return f"Not a memory failure: {said}"
-
-
-def _answer(entry: kb.Entry, line: str, line_no: int | None, figures: dict[str, Any],
-            runtime: str | None) -> Diagnosis:
-    """The diagnosis for ``entry``, matched on ``line``. A memory answer whose log carries ggml_vulkan's cap line
-    (extract.py: one buffer above the driver's per-allocation limit, refused by ggml_vk_create_buffer before the
-    driver is asked) is that cap, not the device's memory: VULKAN_CAP_ID's category, title and cause, with the
-    failed buffer's entry's fixes (fixes.with_computed_fixes puts the cap's own first and drops those that read it
-    as capacity)."""
-    fixes = tuple(_fixes(entry, runtime))
-    if _vulkan_cap_alone(entry, line, figures):
-        entry = kb.get(VULKAN_CAP_ID) or entry
-    title = _names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
-    return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause, fixes=fixes,
-                     extracted=figures, matched_line=line, line_number=line_no, runtime=runtime)
-
-
-def _vulkan_cap_alone(entry: kb.Entry, line: str, figures: dict[str, Any]) -> bool:
-    """Whether a memory answer is ggml_vulkan's per-allocation cap and nothing else: the log carries the cap line, the
-    line answered is Vulkan's and no other backend's buffer failed in the same paste (a CUDA build tried after it), and
-    the buffer refused
-    is no larger than the memory the log says the device has free — a buffer above that is short of memory whatever
-    the cap check threw first (review15d: 38 GiB on an 8 GiB RX 6600)."""
-    if not figures.get("vk_allocation_cap_exceeded") or entry.category not in kb.MEMORY_CATEGORIES:
-        return False
-    low = line.lower()
-    if "vulkan" not in low and "ggml_vk" not in low and "buffer size" not in low:
-        return False
-    device = str(figures.get("device") or "")     # the last buffer the log failed: another backend's is memory
-    if device and not device.lower().startswith("vulkan"):
-        return False
-    size = figures.get("vk_failed_allocation_bytes") or figures.get("requested_bytes")
-    room = figures.get("free_bytes") or figures.get("total_bytes")
-    return not (size and room and size > room)
-
-
-def _fixes(entry: kb.Entry, runtime: str | None) -> list[dict[str, str]]:
-    """The entry's solutions as fixes, keeping those that apply to ``runtime`` (all if none apply)."""
-    out = []
-    for sol in entry.solutions:
-        cmd = sol.command_for(runtime)
-        if cmd is not None:
-            out.append({"title": sol.title, "command": cmd, "effect": ""})
-    if not out and runtime is not None:
-        return _fixes(entry, None)
-    return out

@@ -61,8 +61,23 @@ def load_records(paths: list[Path]) -> list[dict]:
     return out
 
 
+def shrunk_catalog(rec: dict) -> bool:
+    """A record of a shrunk catalog model (measurements/llamacpp_h200/arch_ggufs.py: catalog_gguf.write_gguf's F16
+    file), not one of zero_gguf's full-size models."""
+    return str(rec.get("model_repo", "")).startswith("catalog:")
+
+
 def model_specs(names: set[tuple[str, str]], catalog: bool) -> dict:
-    """(model, weight type) in the records → ModelSpec (from the rebuilt GGUF header, or the catalog)."""
+    """(model, weight type) in the records → ModelSpec (from the rebuilt GGUF header, or the catalog). A model that
+    is not one of zero_gguf's is a shrunk catalog model: its spec is the shrunk config's (catalog_gguf.shrunk_spec,
+    the catalog / config.json path a user's plan takes, as test_llamacpp_catalog_real.py checks it)."""
+    from .zero_gguf import MODELS
+
+    shrunk = {(n, w) for n, w in names if n not in MODELS}
+    if shrunk:
+        from .catalog_gguf import shrunk_spec
+
+        return {**{k: shrunk_spec(k[0])[0] for k in shrunk}, **model_specs(names - shrunk, catalog)}
     if catalog:
         from runlocal.model.catalog import lookup
 
@@ -152,14 +167,15 @@ def evaluate(records: list[dict], specs: dict) -> tuple[list[dict], dict]:
         spec = specs[(rec["model"], rec["weight_type"])]
         s = settings_of(rec)
         targets = targets_of(rec)
-        alloc = rt.allocate(spec, estimate(spec, None), s, targets)
+        weights = estimate(spec, "F16" if shrunk_catalog(rec) else None)    # the shrunk files are F16
+        alloc = rt.allocate(spec, weights, s, targets)
         r = refusals[rec["model"]]
         if not rec.get("ok"):
             r[0] += 1
             r[1] += alloc.refusal is not None
             continue
         r[2] += alloc.refusal is not None
-        _, bufs, _, _ = rt.buffers(spec, estimate(spec, None), s, targets)
+        _, bufs, _, _ = rt.buffers(spec, weights, s, targets)
         got, (want, n_printed) = predicted(bufs), logged(rec)
         for dev, comps in want.items():
             if "model" not in comps and dev in got:     # a repacked run: totals without the weights on both sides

@@ -231,13 +231,23 @@ collected by collect52 from where users paste a run outside GitHub (``round52_qu
 from the frameworks and platforms that drive the runtimes (``round53_queries.md``, committed whole in 185f789); both
 were committed whole before round 51 joined tuning, and scored once by diagnose51 in one run (round 52 60.0 %, round
 53 85.7 %); diagnose52 moved both out of ``held_out/`` once collect54 and collect55 had committed rounds 54 and 55
-whole: they are tuning data. Rounds 54 and 55 are held out together (scored once in one run, each on its own line):
-round 54 (``held_out/round54.jsonl``, 5 texts from 5 repositories, 3 memory failures and 2 look-alikes) was collected
-by collect54 from GitHub Discussions and threads not written in English (``held_out/round54_queries.md``, committed
-whole in 03f7301); round 55 (``held_out/round55.jsonl`` and ``held_out/round55_pages.jsonl``, 10 texts, 1 memory
-failure and 9 look-alikes, 1 of them off GitHub) by collect55 from failures posted against 2026's builds and models
-(``held_out/round55_queries.md``, committed whole in 1482483). ``next/`` holds no round now; this loader does not
-read it.
+whole: they are tuning data. Rounds 54 and 55 were held out together and scored once in one run (5/5 and 10/10):
+round 54 (``round54.jsonl``, 5 texts from 5 repositories, 3 memory failures and 2 look-alikes) was collected by
+collect54 from GitHub Discussions and threads not written in English (``round54_queries.md``, committed whole in
+03f7301); round 55 (``round55.jsonl`` and ``round55_pages.jsonl``, 10 texts, 1 memory failure and 9 look-alikes, 1 of
+them off GitHub) by collect55 from failures posted against 2026's builds and models (``round55_queries.md``, committed
+whole in 1482483); the lead moved both out of ``held_out/`` in session 18 once rounds 56-59 were committed whole: they
+are tuning data.
+Rounds 56-59 are held out together (session 18, each collected from a source the issue trackers do not reach, each
+committed whole before rounds 54 and 55 joined tuning, scored once in one run, each on its own line): round 56
+(``held_out/round56.jsonl`` and ``held_out/round56_pages.jsonl``, 17 texts, 5 memory failures and 12 look-alikes, 16
+of them off GitHub) collected by collect56 from documentation — runtimes' troubleshooting pages, Hugging Face model
+discussions — (``held_out/round56_queries.md``, committed whole in 438634f); round 57 (``held_out/round57.jsonl``, 12
+texts, 5 and 7) by collect57 from files committed to repositories, cited at a commit (51ee393); round 58
+(``held_out/round58.jsonl``, 14 texts, 9 and 5) by collect58 from notebooks' stored outputs and committed run logs
+read from whole repositories (b3f5ce5); round 59 (``held_out/round59_pages.jsonl``, 8 texts, 3 and 5) by collect59
+from Hugging Face model discussions with a wider cause test (53628e0).
+``next/`` holds no round now; this loader does not read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

@@ -186,6 +186,12 @@ def _index() -> _Index:
     return _Index({k: tuple(v) for k, v in keys.items()}, {d.id: i for i, d in enumerate(devices)})
 
 
+def names_a_device(text: str) -> bool:
+    """Whether ``text`` is a catalog device's id, name or one of its aliases, spelled any way normalize_name folds
+    ("NVIDIA GeForce RTX 4090", "rtx-4090", "4090"): a name, not a loose query find_device would still match."""
+    return normalize_name(text) in _index().keys
+
+
 def _memory_matches(dev: Device, size: float) -> bool:
     """"80gb" names an 80 GiB card; also accept decimal GB for capacities quoted that way."""
     return abs(dev.memory_bytes / GiB - size) < 0.5 or abs(dev.memory_bytes / 1e9 - size) < 0.5

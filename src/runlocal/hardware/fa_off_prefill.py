@@ -32,8 +32,12 @@ L2) are not priced.
 It would replace, for a llama.cpp / Ollama plan or record on CUDA with flash attention off on an NVIDIA card of compute
 capability 7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024
 builds). **Not applied** (APPLIED): its held-out round (measurements/speed/held_out/faoff_queries.md) found one source
-thread, which the round's rule puts in tuning, so the term has no held-out check; --explain shows its figure beside
-the plan's (speed_explain.fa_off_steps) and evidence/speed_fit_faoff.py scores it on the tuning pairs.
+thread, which the round's rule puts in tuning; its held-out check (session 18, measurements/llamacpp_h200: an own H200
+run of 5 models at depth 0 / 4K / 16K / 32K, predictions and rule committed before it) **failed**: fa 0 ÷ fa 1 ratio
+|error| median 9.6 % with ATTN_FACTOR, 9.9 % with the term over 20 pp512 pairs (better at depth 0 and 16K, worse at
+4K and 32K; max 124.7 → 75.2 %, gpt-oss-20b at 32K; gemma-2-9b's windowed layers priced far too cheap: +75 % at
+32K) — fa_depth_first_run.txt. --explain shows its figure beside the plan's (speed_explain.fa_off_steps) and
+evidence/speed_fit_faoff.py scores it on the tuning pairs.
 """
 
 from __future__ import annotations
@@ -141,8 +145,8 @@ def explain_words(term: FaOffAttention, plan_seconds: float, plan_words: str) ->
                f"{term.score_bytes / 1e6:.1f} MB of scores ({term.scores:,.0f} × {SCORE_BYTES_PER_ELEMENT} B: KQ "
                f"written, softmax read and written, cast to f16, read) ÷ ({term.bw_share:g} × {term.bandwidth_gbs:g} "
                f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token; the figure above prices "
-               f"{plan_seconds * 1e6:.2f} µs ({plan_words}) — term not applied: its held-out round is empty "
-               "(measurements/speed/held_out/faoff_queries.md)")
+               f"{plan_seconds * 1e6:.2f} µs ({plan_words}) — term not applied: it failed its held-out check "
+               "(measurements/llamacpp_h200/fa_depth_first_run.txt)")
     return formula, f"{term.seconds_per_token * 1e6:.2f} µs/token"
 
 

@@ -78,6 +78,12 @@ def with_file_tensors(spec: ModelSpec, tensors: list[TensorInfo], quant: str | N
                               notes=spec.notes + (f"{len(tensors)} tensors read from safetensors headers",)))
 
 
+def _starts_json_object(path: Path) -> bool:
+    """The file's first non-blank byte opens a JSON object, as a config.json under another name does."""
+    with path.open("rb") as f:
+        return f.read(4096).lstrip()[:1] == b"{"
+
+
 def read_model_dir(path: str | Path) -> ModelSpec:
     from .hf_config import spec_from_config
 
@@ -86,6 +92,9 @@ def read_model_dir(path: str | Path) -> ModelSpec:
     config_path = p if p.is_file() else p / "config.json"
     if not config_path.is_file():
         raise ModelNotFoundError(f"{p}: no config.json here")
+    if p.is_file() and p.suffix != ".json" and not _starts_json_object(p):
+        # a file named as the model that is neither (/etc/passwd): not "config.json is not valid JSON"
+        raise ModelFormatError(f"{p}: not a model folder, a GGUF file or a config.json (expected one of those)")
     config = read_config(config_path)
     spec = spec_from_config(config, id=folder.name or str(folder), source=str(config_path),
                             quant_config=read_quant_config(config_path.parent, config))

@@ -205,3 +205,19 @@ def is_alive(client, base_url: str, api: Api) -> bool:
         return httpx.get(base_url.rstrip("/") + path, timeout=5).status_code < 500
     except httpx.HTTPError:
         return False
+
+
+def served_model(base_url: str, api: Api, timeout: float = 10.0) -> str | None:
+    """The name the server gives its (first) model: OpenAI's GET /v1/models ``data[0].id`` — llama-server's is the
+    path given to -m unless --alias names it —, Ollama's GET /api/tags ``models[0].name``; None where it gives none."""
+    import httpx
+
+    path = "/api/tags" if api == "ollama" else "/v1/models"
+    try:
+        doc = httpx.get(base_url.rstrip("/") + path, timeout=timeout).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    listed = doc.get("models" if api == "ollama" else "data") if isinstance(doc, dict) else None
+    first = listed[0] if isinstance(listed, list) and listed and isinstance(listed[0], dict) else {}
+    name = first.get("name" if api == "ollama" else "id")
+    return name.strip() if isinstance(name, str) and name.strip() else None

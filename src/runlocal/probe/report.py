@@ -35,11 +35,22 @@ def _refusal(response) -> str:
     return str(detail)[:200]
 
 
+def recorded_model(name: str) -> tuple[str, str | None]:
+    """(the model a result is stored under, the GGUF type its name carries): a server that names its model by a
+    GGUF file (llama-server without --alias: Qwen3-8B-Q4_K_M.gguf) is read as the catalog model and type the file
+    name gives (pull_names.read_gguf_file_name); any other name as it is."""
+    from ..runtimes.pull_names import read_gguf_file_name
+
+    read = read_gguf_file_name(name) if name.lower().endswith(".gguf") else None
+    return (read.alias, read.quant) if read is not None else (name, None)
+
+
 def to_record(result, *, device: str, runtime: str, model: str | None) -> dict[str, Any]:
     d = result.to_dict()
     ttfts = [s.ttft_s for s in result.steps if s.ok and s.ttft_s is not None]
     prefill = [s.prefill_tokens_per_s for s in result.steps if s.ok and s.prefill_tokens_per_s]
-    return {"device": device, "runtime": runtime, "model": model or result.model or "unknown",
+    name, quant = recorded_model(model or result.model or "unknown")
+    return {"device": device, "runtime": runtime, "model": name, **({"quant": quant} if quant else {}),
             "settings": {"api": result.api, "url": result.url, "steps": d["steps"]},
             "decode_tokens_per_s": d["decode_tokens_per_s"],
             "prefill_tokens_per_s": max(prefill) if prefill else None,
@@ -80,6 +91,10 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
                                      ctx=result.max_context_ok or 4096, use_measurements=False))
         out["prediction"] = {"max_context": plan.max_context, "max_concurrency": plan.max_concurrency,
                              "decode_tokens_per_s": plan.speed.get("decode_tokens_per_s"), "verdict": plan.verdict}
+    if not (predict or model or result.model):       # the name the server itself gives its model
+        from .client import served_model
+
+        result.model = served_model(url, checked_api)
     record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)
     measured = any(s.ok for s in result.steps)     # a probe with no successful step measured nothing: keep nothing
     if store and measured:
@@ -88,20 +103,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
     if submit and measured:
-        import httpx
-
-        try:
-            from ..config import submitter_token
-
-            token = submitter_token()     # without one the server stores the result unverified
-            r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
-                           headers={"Authorization": f"Bearer {token}"} if token else {})
-            out["submitted"] = r.status_code in (200, 201)
-            if not out["submitted"]:       # the server's reason, field by field (a model it keeps no name of: 422)
-                print(f"warning: {submit} refused the result ({r.status_code}): {_refusal(r)}", file=sys.stderr)
-        except httpx.HTTPError as e:
-            out["submitted"] = False
-            print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
+        out["submitted"] = submitted(record, submit)
     if as_json:
         print(json.dumps(out, indent=2))
         return measured
@@ -119,3 +121,29 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
     if not measured:
         print("nothing stored: no step succeeded")
     return measured
+
+
+def submitted(record: dict[str, Any], submit: str) -> bool:
+    """POST the result to the runlocal server at ``submit``; whether it was stored. A model named by a GGUF file
+    that names no catalog model is not sent (a server keeps no such name: api/benchmarks.py): one line says to pass
+    --model. A refusal prints the server's reason, field by field."""
+    import httpx
+
+    from ..config import submitter_token
+
+    if record["model"].lower().endswith(".gguf"):
+        print(f"error: model: the server names its model by the file {record['model']!r}, which names no catalog "
+              "model; pass --model with a catalog alias or Hugging Face repo id (owner/name) to submit", file=sys.stderr)
+        return False
+    try:
+        token = submitter_token()     # without one the server stores the result unverified
+        r = httpx.post(submit.rstrip("/") + "/api/v1/benchmarks", json=record, timeout=30,
+                       headers={"Authorization": f"Bearer {token}"} if token else {})
+    except httpx.HTTPError as e:
+        print(f"warning: submit to {submit} failed: {e}", file=sys.stderr)
+        return False
+    if r.status_code not in (200, 201):       # the server's reason, field by field (a model it keeps no name of: 422)
+        print(f"warning: {submit} refused the result ({r.status_code}): {_refusal(r)}", file=sys.stderr)
+        return False
+    return True
+

@@ -135,10 +135,21 @@ QUANT_FORMATS = {
     "mxfp4": ("MXFP4 experts (gpt-oss)", _mxfp4, True),
     "modelopt-fp8": ("ModelOpt FP8: fp8 e4m3 weights, an f32 weight and input scale per tensor", _modelopt_fp8, True),
     "modelopt-nvfp4": ("ModelOpt NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4, True),
+    # compressed-tensors nvfp4-pack-quantized (llm-compressor scheme "NVFP4", RedHatAI "-NVFP4"; "ct-" keeps it apart from
+    # llama.cpp's GGUF type NVFP4, which --quant nvfp4 names on llama.cpp and Ollama): weight_packed (two
+    # e2m1 a byte), an fp8 e4m3 weight_scale per 16 inputs, f32 weight_global_scale and input_global_scale — the bytes of
+    # ModelOpt's layout (vllm/model_executor/layers/quantization/compressed_tensors/schemes/
+    # compressed_tensors_w4a4_nvfp4.py CompressedTensorsW4A4Fp4.create_weights)
+    "ct-nvfp4": ("compressed-tensors NVFP4: e2m1 weights, an fp8 scale per 16 inputs, f32 global and input scales", _nvfp4,
+              True),
 }
 # ModelOpt checkpoints quantize every Linear vLLM builds — lm_head and MoE routers included — unless
 # hf_quant_config.json's exclude_modules names it (modelopt.py ModelOptQuantConfigBase.get_quant_method)
 MODELOPT_FORMATS = frozenset({"modelopt-fp8", "modelopt-nvfp4"})
+# Formats whose checkpoint names what it keeps unquantized (ModelOpt exclude_modules, compressed-tensors ignore): every
+# Linear — lm_head and MoE routers included — is quantized unless the list names it; llm-compressor's recipes quantize
+# targets="Linear" but the ignore list (examples/quantization_w4a4_fp4)
+EXCLUDE_LIST_FORMATS = MODELOPT_FORMATS | {"ct-nvfp4"}
 ALIASES = {"bnb-4bit": "nf4", "4bit": "nf4", "bnb-nf4": "nf4", "qlora": "nf4-dq", "bnb-8bit": "int8", "8bit": "int8",
            "llm.int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "gptq-int4": "gptq", "awq-int4": "awq", "fp8_e4m3": "fp8"}
 
@@ -149,17 +160,21 @@ def float_bytes(t: TensorInfo, width: int) -> int:
 
 def excluded(name: str, patterns: tuple[str, ...]) -> bool:
     """A tensor of a module that hf_quant_config.json's exclude_modules keeps unquantized: an exact module name, a
-    substring of it, or an fnmatch wildcard, as vLLM matches them (modelopt.py ModelOptQuantConfigBase.is_layer_excluded)."""
+    substring of it, or an fnmatch wildcard, as vLLM matches them (modelopt.py ModelOptQuantConfigBase.is_layer_excluded);
+    or a compressed-tensors ``ignore`` entry "re:<regex>", matched with re.match (vLLM compressed_tensors/utils.py
+    _is_equal_or_regex_match)."""
+    import re
     from fnmatch import fnmatch
 
     module = name.rsplit(".", 1)[0]
-    return any(p == module or p in module or fnmatch(module, p) for p in patterns)
+    return any(re.match(p[3:], module) if p.startswith("re:") else (p == module or p in module or fnmatch(module, p))
+               for p in patterns)
 
 
 def _quantized(t: TensorInfo, q: str, model: ModelSpec, skip_router_and_head: bool) -> bool:
     if q == "mxfp4":
         return t.role.startswith("expert_")
-    if q in MODELOPT_FORMATS:
+    if q in EXCLUDE_LIST_FORMATS:
         linear = _is_linear(t) or (t.role in ("lm_head", "router") and len(t.shape) >= 2)
         return linear and not excluded(t.name, model.quant_exclude)
     return _is_linear(t) and not (skip_router_and_head and t.role == "router")
@@ -181,7 +196,7 @@ def estimate_weights(model: ModelSpec, quant: str, *, unquantized_width: int = 2
             quantized += per_tensor(t)
         else:
             kept += float_bytes(t, unquantized_width)
-    rest = ("the modules exclude_modules names, embeddings and norms in 16 bit" if q in MODELOPT_FORMATS
+    rest = ("the modules the checkpoint's exclude list names, embeddings and norms in 16 bit" if q in EXCLUDE_LIST_FORMATS
             else "embeddings, norms, LM head in 16 bit")
     return WeightEstimate(q, quantized + kept, {f"{q} linear": quantized, "16-bit other": kept},
                           f"linear layers as {label}; {rest}", label)

@@ -142,7 +142,9 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
 
 def render_fits(doc: dict[str, Any], top: int = 25) -> str:
     devs = ", ".join(f"{d['name']} ({format_bytes(d['capacity_bytes'])})" for d in doc["devices"])
-    out = [f"{devs} · {format_bytes(doc['capacity_bytes'])} · ctx {doc['ctx']:,} · {doc['runtime']}", ""]
+    # the sum only where there is something to add up (one device: its figure once, review18 #13)
+    total = f" · {format_bytes(doc['capacity_bytes'])} in all" if len(doc["devices"]) > 1 else ""
+    out = [f"{devs}{total} · ctx {doc['ctx']:,} · {doc['runtime']}", ""]
     shown = doc["models"][:top]
     rows = [[str(r["rank"]), r["alias"] + (f" (+{len(r['alike'])})" if r.get("alike") else ""), r["quant"],
              format_bytes(r["weights_bytes"]), format_bytes(r["peak_bytes"]), r.get("verdict", ""),

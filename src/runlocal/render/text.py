@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu, kv_per_token_phrase
+from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -129,6 +129,12 @@ def verdict_meaning(plan: Plan) -> str:
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
 
 
+def _weights_label(plan: Plan) -> str:
+    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix)."""
+    run, sized = plan.quant_run, plan.weights.quant
+    return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
+
+
 def _render_header(plan: Plan, console: Console) -> None:
     """The verdict line, what it means, and the conditions, warnings, refusal and compromise under it."""
     m, s, a = plan.model, plan.settings, plan.allocation
@@ -139,7 +145,7 @@ def _render_header(plan: Plan, console: Console) -> None:
     slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
-                                f"ctx {s.ctx:,} · {plan.weights.quant} weights · KV {s.cache_type_k}/{s.cache_type_v}"
+                                f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
     _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
     offload = offload_phrase(plan)
@@ -286,25 +292,6 @@ def limit_phrases(plan: Plan) -> list[str]:
     if concurrency:
         out.append(concurrency)
     return out
-
-
-def concurrency_phrase(plan: Plan) -> str | None:
-    """Requests at once as the runtime schedules them: llama-server's slots (--parallel), a pooled engine's
-    KV pool in requests of the full context (vLLM's own "Maximum concurrency"), capped by --max-num-seqs."""
-    s, conc = plan.settings, plan.max_concurrency
-    if conc is None or plan.verdict == "does_not_fit":
-        return None
-    if plan.planner is not None and plan.planner.pools_kv or plan.allocation.kv_cache_tokens:
-        held = f"the KV pool holds {conc:.1f} requests of {s.ctx:,} tokens at once"
-        return held + (f" (--max-num-seqs {s.parallel} caps it at {min(conc, s.parallel):.1f})"
-                       if 1 < s.parallel < conc else "")
-    slots = AUTO_SLOTS if s.parallel == PARALLEL_AUTO else s.parallel
-    flag = engine(plan.runtime).parallel_flag
-    serves = (f"serves {slots} requests at once ({flag}{slots})" if slots > 1
-              else f"serves one request at a time ({flag}1)")
-    more = int(conc)
-    return serves + (f"; up to {flag}{more} fits at this context" if more > slots else "")
-
 
 
 def _seconds(t: float) -> str:

@@ -514,13 +514,10 @@ class LlamaCpp:
         return " ".join(flash_attn_args("on", llamacpp_build(getattr(self, "version", None))))
 
     def refusal(self, model: ModelSpec, s: Settings, fa: bool) -> str | None:
-        """llama_init_from_model's own refusals (src/llama-context.cpp), with its words."""
-        if any(a.kind == "mla" for a in model.attention_layers) and s.cache_type_k != s.cache_type_v:
-            # MLA caches one latent that V is a view of: K and V must share a type
-            return (f"model does not support different K ({s.cache_type_k}) and V ({s.cache_type_v}) cache types")
-        if not fa and s.cache_type_v not in ("f16", "bf16", "f32"):
-            return "quantized V cache requires flash_attn to be enabled"
-        return None
+        """llama_init_from_model's own refusals (src/llama-context.cpp), with its words (llamacpp_refusal.py)."""
+        from .llamacpp_refusal import init_refusal
+
+        return init_refusal(model, s, fa)
 
     def _key(self, weights: WeightEstimate, settings: Settings, targets: list[Target]) -> tuple:
         # buffers and allocate read of the weights only their format, total and whether they are the file's

@@ -450,12 +450,23 @@ def _place_each_tensor(model: ModelSpec, weights: WeightEstimate, where: tuple[i
     return placed, host_weights_of
 
 
+# a multimodal checkpoint's vision / audio tower: convert_hf_to_gguf.py writes it to a separate --mmproj file, never
+# to the model's GGUF (the weight estimate leaves it out: weights.py), so llama.cpp places none of it — measured on
+# an H200 (measurements/llamacpp_h200/h200_archs.jsonl, shrunk Qwen3.5-0.8B, every layer on the GPU): CUDA0 model
+# 81.51 MiB, CPU_Mapped 1.00 (the token embedding), where placing the tower's share on the host planned 24.27 / 57.54
+TOWER_ROLES = ("vision", "projector", "audio")
+
+
 def sizer(model: ModelSpec, weights: WeightEstimate):
-    """A tensor's bytes: read from the file, or scaled from the weight estimate for a model given by its config."""
-    scale = weights.total / max(1, sum(t.numel for t in model.tensors)) if model.tensors else 0
+    """A tensor's bytes: read from the file, or scaled from the weight estimate for a model given by its config (the
+    estimate spread over the text tensors; a tower tensor: none)."""
+    text = sum(t.numel for t in model.tensors if t.role not in TOWER_ROLES)
+    scale = weights.total / max(1, text) if model.tensors else 0
 
     def size_of(t) -> int:
-        return t.nbytes if (t.nbytes is not None and weights.from_file) else int(t.numel * scale)
+        if t.nbytes is not None and weights.from_file:
+            return t.nbytes
+        return 0 if t.role in TOWER_ROLES else int(t.numel * scale)
     return size_of
 
 

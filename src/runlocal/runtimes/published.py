@@ -143,13 +143,17 @@ def vllm_bnb_at_load(quant: str | None) -> bool:
 # --- published quantized checkpoints for vLLM and SGLang (data/published_checkpoints.json) ---------------------
 # --quant as users spell it → the formats it may name, least loss first
 FP8_FORMATS = ("fp8-block", "fp8-channel", "fp8")
+# NVIDIA's ModelOpt export (hf_quant_config.json quant_algo NVFP4) first, then compressed-tensors nvfp4-pack-quantized
+NVFP4_FORMATS = ("modelopt-nvfp4", "ct-nvfp4")
 QUANT_FAMILIES = {"fp8": FP8_FORMATS, "fp8_e4m3": FP8_FORMATS, "fp8-block": FP8_FORMATS, "fp8-channel": FP8_FORMATS,
                   "awq": ("awq",), "awq-int4": ("awq",), "awq-4bit": ("awq",), "gptq": ("gptq",),
                   "gptq-int4": ("gptq",), "gptq-4bit": ("gptq",), "int4": ("awq", "gptq", "w4a16"),
-                  "w4a16": ("w4a16",)}
+                  "w4a16": ("w4a16",), "nvfp4": NVFP4_FORMATS, "modelopt-nvfp4": NVFP4_FORMATS,
+                  "modelopt_fp4": NVFP4_FORMATS, "ct-nvfp4": NVFP4_FORMATS}
 POOLED_RUNTIMES = ("vllm", "sglang")
-# formats made with calibration data (AutoAWQ, GPTQ / llm-compressor), which vLLM cannot produce at load
-CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16"}
+# formats made with calibration data (AutoAWQ, GPTQ / llm-compressor; NVFP4's activation global scales by ModelOpt or
+# llm-compressor), which vLLM cannot produce at load
+CALIBRATED = {"awq": "AWQ", "gptq": "GPTQ-Int4", "w4a16": "W4A16", "ct-nvfp4": "NVFP4"}
 
 
 def published_checkpoints(model: ModelSpec) -> list[dict[str, Any]]:
@@ -173,6 +177,17 @@ def published_checkpoint(model: ModelSpec, quant: str | None) -> dict[str, Any] 
 # place: the same bytes), gptq.py GPTQConfig.get_min_capability 60, compressed_tensors/schemes/
 # compressed_tensors_wNa16.py CompressedTensorsWNA16.get_min_capability 80 "ampere and up")
 MIN_CAPABILITY = {"fp8": 7.5, "awq": 7.5, "gptq": 6.0, "w4a16": 8.0}
+# NVFP4 (ModelOpt and compressed-tensors): FP4 tensor-core GEMMs on Blackwell, compute capability ≥ 10.0 (sm_100,
+# sm_120: vllm quantization/utils/quant_utils.py cutlass_fp4_supported). Below it vLLM runs the same bytes weight-only
+# on the FP4 Marlin kernel (utils/marlin_utils_fp4.py is_fp4_marlin_supported: capability ≥ 80; "Your GPU does not have
+# native support for FP4 computation … Weight-only FP4 compression will be used leveraging the Marlin kernel"), which
+# came with vllm-project/vllm PR #17687 (merged 2025-05-09: first in v0.9.0; PR #18000 moved compressed-tensors'
+# FP4 weight-only path onto it). SGLang's ModelOptFp4Config.get_min_capability is 100: its Marlin fallback
+# (sgl-project/sglang PR #19652, "get_min_capability() must return 75 (not 100)") was reverted two days later
+# (PR #22047) and the reland (PR #22513) closed unmerged.
+NVFP4_NATIVE = 10.0
+NVFP4_MARLIN = 8.0
+NVFP4_MARLIN_VLLM_FROM = (0, 9, 0)
 
 
 @cache
@@ -184,10 +199,39 @@ def gpu_compute_capability(gpu_name: str) -> str | None:
     return next((d.compute_capability for d in load_devices() if d.name == name), None)
 
 
-def kernel_check(quant: str | None, gpu_name: str) -> tuple[str | None, str | None]:
-    """(vLLM's refusal, a note) for weights in ``quant`` on this GPU (NVIDIA parts in the catalog; else none)."""
+def _nvfp4_check(quant: str, compute_capability: str, runtime: str,
+                 release: tuple[int, ...] | None) -> tuple[str | None, str | None]:
+    """(refusal, note) for NVFP4 weights on a GPU of this compute capability in this engine and release."""
+    cc = float(compute_capability)
+    if cc >= NVFP4_NATIVE:
+        return None, None
+    if runtime == "sglang":
+        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_NATIVE:g} (Blackwell FP4 tensor cores) in "
+                f"SGLang (ModelOptFp4Config.get_min_capability 100; its Marlin fallback was reverted); this GPU has "
+                f"{compute_capability}"), None
+    if release is not None and release < NVFP4_MARLIN_VLLM_FROM:
+        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_NATIVE:g} in vLLM before 0.9.0 (its FP4 Marlin "
+                f"fallback came with PR #17687); this GPU has {compute_capability}"), None
+    if cc < NVFP4_MARLIN:
+        return (f"NVFP4 weights ({quant}) need compute capability ≥ {NVFP4_MARLIN:g} in vLLM (FP4 Marlin, "
+                f"is_fp4_marlin_supported; native FP4 from {NVFP4_NATIVE:g}); this GPU has {compute_capability}"), None
+    return None, (f"NVFP4 weights run weight-only (FP4 Marlin) on compute capability {compute_capability}: FP4 compute "
+                  f"needs ≥ {NVFP4_NATIVE:g} (Blackwell) — the same bytes, slower prefill")
+
+
+def kernel_check(quant: str | None, gpu_name: str, runtime: str = "vllm",
+                 release: str | None = None) -> tuple[str | None, str | None]:
+    """(the engine's refusal, a note) for weights in ``quant`` on this GPU (NVIDIA parts in the catalog; else none);
+    ``release`` is the vLLM release named (None: the current one)."""
     compute_capability = gpu_compute_capability(gpu_name) if quant else None
     if not quant or not compute_capability:
+        return None, None
+    if quant.lower() in NVFP4_FORMATS:
+        from .versions import parse_version
+
+        key = parse_version("vllm", release).key if release and runtime == "vllm" else None
+        return _nvfp4_check(quant, compute_capability, runtime, key)
+    if runtime != "vllm":
         return None, None
     family = "fp8" if quant.lower().startswith("fp8") else quant.lower() if quant.lower() in MIN_CAPABILITY else None
     if family is None:

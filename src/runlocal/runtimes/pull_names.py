@@ -34,7 +34,8 @@ class PullName:
 def _library() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]], dict[str, str]]:
     """(library name → its size tags; full tag → (alias, GGUF type); GGUF repo → alias), lower-cased. A size tag is
     a quant tag without its quant (``deepseek-r1:671b`` of ``671b-{q}``): the library page lists both, the size tag
-    pulling the library's default quant (https://ollama.com/library/deepseek-r1/tags)."""
+    pulling the library's default quant (https://ollama.com/library/deepseek-r1/tags). ``<library>:latest`` is
+    among the full tags where the data records which size it pulls (``latest``, cited per entry)."""
     from .published import _data, library_tags
 
     libraries: dict[str, list[str]] = {}
@@ -51,6 +52,8 @@ def _library() -> tuple[dict[str, list[str]], dict[str, tuple[str, str]], dict[s
                 tags.setdefault(sizes[-1], (alias, ""))
             elif "tags" in entry:
                 sizes.extend(t.lower() for t in library_tags(entry).values())
+            if entry.get("latest"):     # latest pulls what this model's size tag pulls
+                tags.setdefault(f"{library}:latest", tags[sizes[-1]])
         if entry.get("hf"):
             repos.setdefault(entry["hf"].lower(), alias)
     return libraries, tags, repos
@@ -75,18 +78,47 @@ def read_pull_name(ref: str) -> PullName | None:
     m = _TAG.match(ref)
     if hub_form or m is None or m.group(1).lower() not in libraries:
         return None
-    if m.group(2).lower() == "latest":
+    if m.group(2).lower() == "latest" and ref.lower() not in tags:
         return _latest(ref, libraries[m.group(1).lower()], tags)
     if ref.lower() in tags:
         alias, quant = tags[ref.lower()]
+        which = " (the library's default tag, this size)" if m.group(2).lower() == "latest" else ""
         if not quant:       # a size tag: the library's default quant, as a short tag is
-            return PullName(alias, None, True, f"{ref}: an Ollama library tag, read as the catalog model {alias}")
-        return PullName(alias, quant, True, f"{ref}: an Ollama library tag, the catalog model {alias} at {quant}")
+            return PullName(alias, None, True, f"{ref}: an Ollama library tag{which}, read as the catalog model {alias}")
+        return PullName(alias, quant, True, f"{ref}: an Ollama library tag{which}, the catalog model {alias} at {quant}")
     entry = find_entry(ref)
     if entry is None:
         return None
     return PullName(entry["alias"], None, True, f"{ref}: an Ollama library tag, read as the catalog model "
                                                 f"{entry['alias']}")
+
+
+# a GGUF file's name: <stem>-<type>[-00001-of-00003].gguf, the type as GGUF repos spell it in their file names
+# (Qwen3-8B-Q4_K_M.gguf, Qwen3-8B-UD-Q4_K_XL.gguf, gpt-oss-20b-mxfp4.gguf, Meta-Llama-3.1-8B-Instruct-f16.gguf)
+_GGUF_FILE = re.compile(r"^(?P<stem>.+?)[-.](?P<quant>(?:UD-)?(?:I?Q\d[A-Z0-9_]*|BF16|F16|F32|MXFP4(?:_MOE)?))"
+                        r"(?:-\d{5}-of-\d{5})?\.gguf$", re.IGNORECASE)
+
+
+def read_gguf_file_name(name: str) -> PullName | None:
+    """The model id llama-server reports (/v1/models: the path given to -m, or with -hf its cache file
+    ``<owner>_<repo>_<file>``, unless --alias names it): the catalog model whose GGUF repo names its files so (the
+    repo's name less -GGUF: unsloth/Qwen3-8B-GGUF holds Qwen3-8B-Q4_K_M.gguf), or whose name the stem is, at the
+    type the name carries; None where the file name names no catalog model."""
+    from ..model.catalog import find_entry
+
+    base = name.strip().replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.split(r"-GGUF_", base, flags=re.IGNORECASE)[-1]      # -hf's cache name: <owner>_<repo>-GGUF_<file>
+    m = _GGUF_FILE.match(base)
+    if m is None:
+        return None
+    stem = m.group("stem")
+    _, _, repos = _library()
+    by_stem = {repo.split("/")[-1].removesuffix("-gguf"): alias for repo, alias in repos.items()}
+    alias = by_stem.get(stem.lower()) or (find_entry(stem) or {}).get("alias")
+    if alias is None:
+        return None
+    quant = _gguf_type(m.group("quant"))
+    return PullName(alias, quant, False, f"{name}: a GGUF file's name, the catalog model {alias} at {quant}")
 
 
 @dataclass(frozen=True)
@@ -128,8 +160,8 @@ def read_model_name(model: str, runtime: str | None, quant: str | None) -> ReadM
 
 def _latest(ref: str, sizes: list[str], tags: dict[str, tuple[str, str]]) -> PullName:
     """``<name>:latest``, the tag Ollama reads a bare name as (ollama types/model/name.go: the default tag is
-    "latest"). It is one of the library's size tags, which one is not recorded here (ollama_tags.json): a library
-    with one size is that model; else the error lists the size tags to name."""
+    "latest"), where ollama_tags.json does not record which size tag it is: a library with one size is that model;
+    else the error lists the size tags to name."""
     from ..errors import ModelNotFoundError
 
     found = {tags[t] for t in sizes if t in tags}

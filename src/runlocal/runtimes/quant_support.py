@@ -32,7 +32,15 @@ def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
     """Raise an InputError naming --quant, the engine and what it loads when ``runtime`` cannot load ``quant``."""
     from ..quant import gguf_table
     from ..quant.unsloth import unsloth_name
-    from .published import BNB_4BIT, QUANT_FAMILIES, canonical_quant, gguf_quant, published_checkpoint, stored_as
+    from .published import (
+        BNB_4BIT,
+        NVFP4_FORMATS,
+        QUANT_FAMILIES,
+        canonical_quant,
+        gguf_quant,
+        published_checkpoint,
+        stored_as,
+    )
     from .registry import engine
 
     q = canonical_quant(quant)
@@ -58,6 +66,11 @@ def refuse_unloadable(model: ModelSpec, quant: str, runtime: str) -> None:
         raise InputError(f"quant: {label} runs bf16 / fp16, the checkpoint as stored, a published fp8 / awq / gptq / "
                          f"w4a16 one, fp8 made at load (--quantization fp8){bnb}; not '{quant}'{gguf}")
     if known.quant_from_config_only:          # transformers
+        if QUANT_FAMILIES.get(q) == NVFP4_FORMATS:
+            # ModelOpt's hf_quant_config.json is not read by from_pretrained (quantizers/auto.py), so an NVFP4 export
+            # would load as 16-bit; runlocal plans NVFP4 checkpoints where they run as stored
+            raise InputError(f"quant: transformers does not load a published NVFP4 checkpoint as stored (no ModelOpt "
+                             f"quantizer); vLLM and SGLang run them (-r vllm / -r sglang); not '{quant}'")
         # bitsandbytes at load; or a published AWQ / GPTQ / FP8 checkpoint, which from_pretrained loads as stored
         # through its config.json's quantization_config (quantizers/auto.py) — planned as that repo (weights.py)
         if q in BNB or published_checkpoint(model, q):

@@ -37,6 +37,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .published import kernel_check
 from .tensor_parallel import head_split_refusal
 
 SGLANG_REF = "sglang 0.5.23"
@@ -362,7 +363,8 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = refusal or head_split_refusal(model, tp) or kv_refusal or _refusal(budget, pool)
+        refusal = (refusal or head_split_refusal(model, tp) or kv_refusal or _refusal(budget, pool)
+                   or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
         served, compromise = _unasked_context_served(s, pool, settings.ctx) if refusal is None else (s, None)
         devices = tuple(

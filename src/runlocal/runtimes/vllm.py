@@ -699,7 +699,7 @@ class VLLM:
         groups = kv_groups(model, s.cache_type_k, s.cache_type_v, tp, pp)
         mode = mamba_cache_mode(model, self.enable_prefix_caching)
         pool = kv_pool(b.pool_memory, groups, s.ctx, b.batched_tokens, self.engine, mamba_cache_mode=mode)
-        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name)    # FP8 / AWQ / GPTQ kernels' GPUs
+        kernel_refusal, kernel_note = kernel_check(weights.quant, gpu.name, "vllm", getattr(self, "version", None))
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode) \
             if pool.max_concurrency < 1 else s.ctx
         refusal = (head_split_refusal(model, tp) or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest)

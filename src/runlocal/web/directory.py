@@ -109,8 +109,10 @@ REFERENCE_DEVICES = ("rtx-4070-laptop", "rtx-4060", "rtx-3060-12gb", "rtx-4090-l
 
 
 @lru_cache(maxsize=128)
-def model_facts(alias: str) -> dict[str, Any]:
-    """A catalog model: its shape, weights per format, and which reference devices run it, at what context."""
+def model_facts(alias: str, policy) -> dict[str, Any]:
+    """A catalog model: its shape, weights per format, and which reference devices run it, at what context. Planned
+    under ``policy``, the server's read policy (site.read_policy) as every page plans: the page takes catalog names
+    only today, and the policy keeps a later change to that from making the server read a path or fetch a URL."""
     from ..check import CheckRequest, check
     from ..choose import QUANT_LADDERS
     from ..hardware.catalog import find_device
@@ -130,7 +132,7 @@ def model_facts(alias: str) -> dict[str, Any]:
     for dev_id in REFERENCE_DEVICES:
         try:
             dev = find_device(dev_id)
-            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False))
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy)
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
@@ -161,7 +163,7 @@ async def model_page(request: Request, alias: str):
     if find_entry(alias) is None:
         return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
                     suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
-    facts = await bounded(request, model_facts, alias)
+    facts = await bounded(request, model_facts, alias, read_policy(request))
     return page("model.html", request, alias=alias, **facts)
 
 
@@ -208,7 +210,10 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                 if proposed["quant"] in SWEEP_QUANTS else (proposed["quant"],)
             for quant in ladder:
                 try:
-                    planned = quick_plan(lookup(proposed["alias"]), _settings("llama.cpp", ctx, quant, n_gpus), targets)
+                    model, settings = lookup(proposed["alias"]), _settings("llama.cpp", ctx, quant, n_gpus)
+                    if n_gpus == 1 and _fit_moves_layers(model, settings, targets):
+                        continue        # the plan's verdict, known without --fit's layer search: offloaded
+                    planned = quick_plan(model, settings, targets)
                 except RunlocalError:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
@@ -220,6 +225,24 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
             if len(rows) == shown:
                 break
     return fits
+
+
+def _fit_moves_layers(model, settings, targets) -> bool:
+    """One GPU: llama-server --fit's step 1 (every layer on the GPU, FIT_MARGIN left free) fails on the bytes it
+    holds without a compute buffer — a lower bound of its use (LlamaCpp.floor, the test fit() itself skips step 1
+    with) — so --fit moves layers to system memory and the row is offloaded, which quick_plan would say after a
+    whole layer search (common/fit.cpp's false position: most of a cold device page's time, review18 #8)."""
+    from ..plan import estimate
+    from ..runtimes import get_runtime
+    from ..runtimes.llamacpp import LlamaCpp
+    from ..runtimes.llamacpp_layout import FIT_MARGIN
+
+    runtime = get_runtime(settings.runtime)
+    if not isinstance(runtime, LlamaCpp):
+        return False
+    whole = settings.with_(n_gpu_layers=model.n_layers + 1)
+    gpu = next(t for t in targets if t.kind != "cpu")
+    return runtime.floor(model, estimate(model, settings.quant), whole, targets)[0] > gpu.capacity - FIT_MARGIN
 
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)

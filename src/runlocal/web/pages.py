@@ -232,7 +232,7 @@ def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, r
 
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request):
-    one, multi = params(request)
+    one, multi = params(request, lists=("d",))
     picked = [d.strip() for d in multi.get("d", []) if d.strip()]
     if not one:
         picked = ["rtx-4090", "rtx-3090", "2x3090"]

@@ -48,6 +48,7 @@ def templates():
     env.filters["setup"] = device_summary
     env.filters["as_form"] = form_words
     env.filters["kv_where"] = _kv_where
+    env.filters["requests_at_once"] = _requests_at_once
     return env
 
 
@@ -87,8 +88,18 @@ def read_policy(request: Request):
     return policy if isinstance(policy, ReadPolicy) else ReadPolicy.server()
 
 
-def params(request: Request) -> tuple[dict[str, str], dict[str, list[str]]]:
+def params(request: Request, lists: tuple[str, ...] = ()) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The query: (each name's value, each name's values). A name given twice that is not one of the page's
+    ``lists`` (the check page's device rows gpu / n, Compare's d) is refused with 422, naming it — not read
+    last-one-wins, as /api/v1 refuses it (api/errors.known_query_only)."""
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     q = request.query_params
+    repeated = [k for k in dict.fromkeys(q.keys()) if k not in lists and len(q.getlist(k)) > 1]
+    if repeated:
+        raise StarletteHTTPException(422, "; ".join(
+            f"{k}: given {len(q.getlist(k))} times ({', '.join(v[:40] for v in q.getlist(k))}); expected one value"
+            for k in repeated))
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
 
 
@@ -182,6 +193,13 @@ def _kv_where(plan) -> str:
     return kv_where(plan)
 
 
+def _requests_at_once(plan) -> dict | None:
+    """Requests at once, the figure and words the CLI prints (plan.requests_at_once)."""
+    from ..plan import requests_at_once
+
+    return requests_at_once(plan)
+
+
 def stored_benchmarks(request: Request):
     """The app's benchmark store (api/app.py), read in-process: no HTTP hop, whose Host the Host check refuses."""
     return getattr(request.app.state, "benchmark_store", None)
@@ -189,7 +207,7 @@ def stored_benchmarks(request: Request):
 
 @router.get("/", response_class=HTMLResponse)
 async def check_page(request: Request):
-    one, multi = params(request)
+    one, multi = params(request, lists=("gpu", "n"))
     form, plan, error = forms.CheckForm(), None, None
     notes: list[str] = []
     series: list = []
@@ -277,15 +295,18 @@ def is_api_path(path: str) -> bool:
 
 
 def _site_errors(app: FastAPI) -> None:
-    """A mistyped site URL (no route: 404, or a method the page does not take: 405) answers a page with the site's
-    navigation; the API's paths keep FastAPI's JSON answer."""
+    """A mistyped site URL (no route: 404, or a method the page does not take: 405) or a query a page refuses (422:
+    a parameter given twice) answers a page with the site's navigation; the API's paths keep FastAPI's JSON answer."""
     from fastapi.exception_handlers import http_exception_handler
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     async def not_a_page(request: Request, err: Exception):
         assert isinstance(err, StarletteHTTPException)
-        if is_api_path(request.url.path) or err.status_code not in (404, 405):
+        if is_api_path(request.url.path) or err.status_code not in (404, 405, 422):
             return await http_exception_handler(request, err)
+        if err.status_code == 422:         # a query params() refuses (a parameter given twice): the page says which
+            return page("not_found.html", request, status=422, title="Bad request", what=None,
+                        message=f"{err.detail}.")
         what = f"page at {request.url.path}" if err.status_code == 404 else \
             f"{request.method} answer at {request.url.path} (this page answers GET)"
         response = page("not_found.html", request, status=err.status_code, what=what)

@@ -1,0 +1,45 @@
+"""The flash-attention-off term's held-out check (measurements/llamacpp_h200/fa_depth_rule.md, committed before the
+H200 run): the committed first score is what the rule computes from the committed records and predictions, and the
+term is applied to plans exactly when that score passes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+
+from runlocal.evidence import MEASUREMENTS
+from runlocal.hardware import fa_off_prefill as FO
+
+DIR = MEASUREMENTS / "llamacpp_h200"
+
+
+def _scorer():
+    spec = importlib.util.spec_from_file_location("score_fa_depth", DIR / "score_fa_depth.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_run_scores_as_first_committed_and_the_verdict_decides_applied():
+    sc = _scorer()
+    recs = sc.load(DIR / "h200_fa_depth.jsonl")
+    pred = json.loads((DIR / "predictions_fa_depth.json").read_text())
+    rows = sc.score([r for r in recs if r["test"].startswith("pp")], pred)["rows"]
+    assert len(rows) == 20 and {r["depth"] for r in rows} == {0, 4096, 16384, 32768}
+    before = statistics.median(abs(r["err_before"]) for r in rows) * 100
+    after = statistics.median(abs(r["err_after"]) for r in rows) * 100
+    first = (DIR / "fa_depth_first_run.txt").read_text()
+    assert f"median before {before:.1f}% -> after {after:.1f}%" in first
+    assert FO.APPLIED == (after < before)
+
+
+def test_measured_ratios_fall_with_depth():
+    """Flash attention off costs more the deeper the cache (the unfused products run over every cell): on every model
+    the measured fa 0 / fa 1 prompt ratio falls from depth 0 to 32K (llama-3.1-8b 0.871 → 0.367)."""
+    recs = [json.loads(x) for x in (DIR / "h200_fa_depth.jsonl").read_text().splitlines() if x.strip()]
+    pp = {(r["model"], r["depth"], r["fa"]): r["tokens_per_s"] for r in recs if r["test"].startswith("pp")}
+    for model in {m for m, _, _ in pp}:
+        ratios = [pp[(model, d, 0)] / pp[(model, d, 1)] for d in (0, 4096, 16384, 32768)]
+        assert ratios == sorted(ratios, reverse=True), (model, ratios)
