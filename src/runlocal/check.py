@@ -32,6 +32,7 @@ def build_settings(req: CheckRequest):
     if req.kv_cache and (req.cache_type_k or req.cache_type_v):
         raise InputError("kv-cache: give either --kv-cache or --cache-type-k/--cache-type-v, not both")
     _refuse_other_engines_options(req, known)
+    _refuse_removed_swap_space(req, runtime)
     if req.parallel == 0:
         raise InputError("parallel: must be at least 1 (or -1, the runtime's auto), got 0")
     ctx = parse_tokens(req.ctx) if req.ctx is not None else None
@@ -72,6 +73,19 @@ def _refuse_other_engines_options(req: CheckRequest, known) -> None:
             continue
         raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); {known.name} has no such "
                          "setting")
+
+
+def _refuse_removed_swap_space(req: CheckRequest, runtime) -> None:
+    """--swap-space for a vLLM release without it (v0.18.0 on, the current one included; PR #36216) is refused by
+    name: `vllm serve` would stop on it as an unrecognized argument, and the plan would check nothing with it."""
+    from .runtimes.versions import parse_version, vllm_swap_space
+
+    if req.swap_space is None:      # only vLLM takes it: the other engines' refusal came first
+        return
+    version = getattr(runtime, "version", None)
+    if not vllm_swap_space(parse_version(runtime.name, version) if version else None):
+        raise InputError(f"swap-space: vLLM {version or '(the current release)'} has no --swap-space (removed in "
+                         "v0.18.0, PR #36216); leave it out, or name a release that has it (e.g. -r vllm==0.17.1)")
 
 
 def _llamacpp_options(req: CheckRequest, overrides: tuple[tuple[str, str], ...]):

@@ -127,7 +127,8 @@ class CheckRequest:
     pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
     swap_space: float | None = _opt(None, "--swap-space", ge=0, le=4096,
-                                    help="vLLM: CPU swap space per GPU in GiB, default 4 (checked against the host's RAM)")
+                                    help="vLLM up to 0.17.1 (-r vllm==0.17.1): CPU swap space per GPU in GiB, default 4 "
+                                         "(checked against the host's RAM); removed in vLLM 0.18.0")
     # vllm/envs.py VLLM_CPU_KVCACHE_SPACE: int(os.getenv(...)), GiB; read from the environment where not given
     # (check.build_settings), as Ollama's OLLAMA_* are
     cpu_kvcache_space: int | None = _opt(None, "--cpu-kvcache-space", ge=1, le=1 << 20,

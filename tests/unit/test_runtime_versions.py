@@ -43,11 +43,17 @@ def test_vllm_019_leaves_cuda_graphs_outside_the_budget():
     128 × 2 × 2 B = 128 KiB per token, so 512 MiB of graph estimate is 4,096 tokens."""
     now, old = _check(runtime="vllm"), _check(runtime="vllm==0.19.0")
     assert old["kv_bytes_per_token"] == now["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
-    assert old["kv_cache_tokens"] - now["kv_cache_tokens"] == 512 * 2**20 // (32 * 8 * 128 * 2 * 2)
+    # the current release also takes 0.92 of the card, not 0.9 (vllm/config/cache.py from v0.20.0): the RTX 4090's
+    # 25,383,256,719 B × 0.02 = 507,665,134 B = 3,873.2 tokens of 128 KiB back; the graphs' 4,096 go: 222.8 tokens
+    # net, within one 16-token block (v0.19 counts whole blocks, the current release int(concurrency × len))
+    graphs = 512 * 2**20 // (32 * 8 * 128 * 2 * 2)
+    share = (int(25_383_256_719 * 0.92) - int(25_383_256_719 * 0.9)) / (32 * 8 * 128 * 2 * 2)
+    assert (graphs, round(share, 1)) == (4096, 3873.2)
+    assert abs(old["kv_cache_tokens"] - now["kv_cache_tokens"] - (graphs - share)) < 16
     assert (now["runtime_version"], old["runtime_version"]) == ("current", "0.19.0")
     assert "outside the budget" in old["runtime_rules"] and "inside the budget" in now["runtime_rules"]
     step = next(s for s in old["explain"] if s["label"] == "runtime version")
-    assert step["value"] == "0.19.0" and "v0.10–v0.20" in step["formula"]
+    assert step["value"] == "0.19.0" and "v0.10–v0.19" in step["formula"]
 
 
 def test_old_llamacpp_build_has_one_slot_and_no_fit():

@@ -73,9 +73,10 @@ def test_v0_13_to_v0_19_take_half_the_ram_whatever_the_weights():
 
 def test_from_v0_20_the_space_is_the_utilization_share_less_the_worker():
     # PR #39781 (cpu_worker.py): requested = ceil(MemTotal × gpu_memory_utilization), KV = requested − the worker's
-    # RSS after warm-up (planned as weights + activation peak). ceil(32 GiB × 0.9) = ceil(30,923,764,531.2).
-    requested = math.ceil(32 * GiB * 0.9)
-    assert requested == 30_923_764_532
+    # RSS after warm-up (planned as weights + activation peak). --gpu-memory-utilization defaults to 0.92 from
+    # v0.20.0 (vllm/config/cache.py; the CPU platform keeps it): ceil(32 GiB × 0.92) = ceil(31,610,959,298.56).
+    requested = math.ceil(32 * GiB * 0.92)
+    assert requested == 31_610_959_299
     for runtime in ("vllm==0.20.0", "vllm"):
         p, notes = plan(model="qwen3-8b", gpu="none", ram="32G", runtime=runtime)
         (ram,) = p.allocation.devices
@@ -83,21 +84,21 @@ def test_from_v0_20_the_space_is_the_utilization_share_less_the_worker():
         # the pool is whole 128-token blocks of that space (40,960 = 320 blocks per request, so v0.21's
         # int(concurrency × max_model_len) is the same count)
         assert p.allocation.kv_cache_tokens == (space // (QWEN3_8B_PER_TOKEN * 128)) * 128
-        assert p.verdict == "fits"
+        assert p.verdict == "tight"      # 92 % of the RAM is vLLM's: above the 90 % line of "fits"
         assert any("--gpu-memory-utilization × the NUMA node's RAM" in n for n in notes)
-    # a lower utilization shrinks it by the same share of the RAM: 0.9 → 0.8 is 3.2 GiB, 22,752 tokens fewer or so
+    # a lower utilization shrinks it by the same share of the RAM: 0.92 → 0.8 is 3.84 GiB, 27,300 tokens fewer or so
     low, _ = plan(model="qwen3-8b", gpu="none", ram="32G", runtime="vllm", gpu_memory_utilization=0.8)
     assert abs((p.allocation.kv_cache_tokens - low.allocation.kv_cache_tokens) * QWEN3_8B_PER_TOKEN
                - (requested - math.ceil(32 * GiB * 0.8))) < QWEN3_8B_PER_TOKEN * 128
 
 
 def test_from_v0_20_weights_over_the_share_refuse_as_vllm_does():
-    # 16 GiB of RAM: ceil(16 GiB × 0.9) = 15,461,882,266 B < Qwen3-8B's BF16 weights alone (8.19 B params × 2 B ≈
+    # 16 GiB of RAM: ceil(16 GiB × 0.92) = 15,805,479,650 B < Qwen3-8B's BF16 weights alone (8.19 B params × 2 B ≈
     # 16.4e9 B): requested_memory_for_kv ≤ 0 raises ValueError in CPUWorker.determine_available_memory
-    assert math.ceil(16 * GiB * 0.9) == 15_461_882_266 < 8.19e9 * 2
+    assert math.ceil(16 * GiB * 0.92) == 15_805_479_650 < 8.19e9 * 2
     p, _ = plan(model="qwen3-8b", gpu="none", ram="16G", runtime="vllm")
     assert p.verdict == "does_not_fit"
-    assert "leaving none for the KV cache" in p.allocation.refusal and "--gpu-memory-utilization 0.9" in p.allocation.refusal
+    assert "leaving none for the KV cache" in p.allocation.refusal and "--gpu-memory-utilization 0.92" in p.allocation.refusal
     # before v0.20 the same machine planned its fixed space: no such refusal
     old, _ = plan(model="qwen3-8b", gpu="none", ram="16G", runtime="vllm==0.12.0")
     assert "leaving none" not in (old.allocation.refusal or "")
@@ -119,20 +120,20 @@ def _detected(monkeypatch, total_gib: int, free_gib: int):
 
 
 def test_v0_20_to_v0_32_refuse_at_start_up_where_the_share_is_not_free(monkeypatch):
-    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.9) = ceil(64 GiB × 0.9) = 61,847,529,063 B =
-    # 57.60 GiB > the 48 GiB free now → ValueError "… on startup is less than desired CPU memory utilization" before
+    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.92) = ceil(64 GiB × 0.92) = 63,221,918,598 B =
+    # 58.88 GiB (0.92: --gpu-memory-utilization's default from 0.20.0, fixes18a's reading of the wheels) > the 48 GiB free now → ValueError "… on startup is less than desired CPU memory utilization" before
     # the model loads. 0.33.0 dropped that check; its determine_available_memory still refuses the KV request
-    # (requested − the worker's RSS) above what the loaded worker leaves (48 GiB − RSS): the same 57.60 > 48.
+    # (requested − the worker's RSS) above what the loaded worker leaves (48 GiB − RSS): the same 58.88 > 48.
     _detected(monkeypatch, 64, 48)
-    requested = math.ceil(64 * GiB * 0.9)
-    assert requested == 61_847_529_063 and round(requested / GiB, 2) == 57.6
+    requested = math.ceil(64 * GiB * 0.92)
+    assert requested == 63_221_918_598 and round(requested / GiB, 2) == 58.88
     for runtime in ("vllm==0.20.0", "vllm==0.32.0"):
         p, _ = plan(model="qwen3-0.6b", runtime=runtime, ctx=8192)
-        assert "(48.00/64.00 GiB) on startup is less than desired CPU memory utilization (0.9, 57.60 GiB)" \
+        assert "(48.00/64.00 GiB) on startup is less than desired CPU memory utilization (0.92, 58.88 GiB)" \
             in p.allocation.refusal, runtime
     p, _ = plan(model="qwen3-0.6b", runtime="vllm", ctx=8192)
     assert "on kv cache allocation is less than requested memory for kv" in p.allocation.refusal
-    assert "/57.60 GiB)" in p.allocation.refusal and p.verdict == "does_not_fit"
+    assert "/58.88 GiB)" in p.allocation.refusal and p.verdict == "does_not_fit"
     # 0.19.1 takes half the node (32 GiB) and has no such check; utilization 0.7 asks ceil(44.8 GiB) ≤ 48: it starts
     assert "desired CPU memory" not in (plan(model="qwen3-0.6b", runtime="vllm==0.19.1", ctx=8192)[0].allocation.refusal
                                         or "")

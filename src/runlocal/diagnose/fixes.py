@@ -203,14 +203,14 @@ def vllm_headroom_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     """vLLM ran out while serving (an activation outside its budget, the engine then died): everything outside
     gpu_memory_utilization × total is what activations and CUDA graphs get, so lowering the share by the log's own
     shortfall (the failed request minus what was free, at least the request) leaves that room. The share the log
-    states, else vLLM's default (runtimes/vllm.py DEFAULT_UTILIZATION, vllm/config/cache.py)."""
-    from ..runtimes.vllm import DEFAULT_UTILIZATION
+    states, else vLLM's default for the log (diagnose/vllm_budget.py default_share, vllm/config/cache.py)."""
+    from .vllm_budget import default_share
 
     req, free, total = ex.get("requested_bytes"), ex.get("free_bytes"), ex.get("total_bytes")
     if not (req and total):
         return []
     short = max(int(req) - int(free or 0), 0) or int(req)   # at least the request itself (a block that would not split)
-    util = float(ex.get("gpu_memory_utilization") or DEFAULT_UTILIZATION)
+    util = float(ex.get("gpu_memory_utilization") or default_share(ex))
     lower = math.floor((util - short / int(total)) * 100) / 100
     if lower < 0.5:
         return []

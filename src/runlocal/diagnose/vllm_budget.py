@@ -168,17 +168,27 @@ def negative_pool_fixes(ex: dict[str, Any], serve: str) -> list[dict[str, str]]:
     return [f for f in (act, share) if f]
 
 
+def default_share(ex: dict[str, Any]) -> float:
+    """The --gpu-memory-utilization a log that does not state one ran with: its release's default where the log names
+    the release (0.92 from v0.20.0, 0.9 before: runtimes/versions.py vllm_default_utilization), else 0.9 as before."""
+    from ..errors import InputError
+    from ..runtimes.versions import VLLM_UTILIZATION_DEFAULTS, parse_version, vllm_default_utilization
+
+    try:
+        return vllm_default_utilization(parse_version("vllm", str(ex["vllm_version"]).split("+")[0]))  # no +g<sha>
+    except (KeyError, InputError):
+        return VLLM_UTILIZATION_DEFAULTS[0][1]
+
+
 def judge_share(fix: dict[str, str], ex: dict[str, Any]) -> dict[str, str] | None:
     """A fix that sets --gpu-memory-utilization, against the log's negative pool: None when that share still leaves
     the pool at or below zero; without the GPU's size in the log, the fix with the size of card it would start on
-    (from the logged share, else vLLM's default, runtimes/vllm.py DEFAULT_UTILIZATION)."""
-    from ..runtimes.vllm import DEFAULT_UTILIZATION
-
+    (from the logged share, else vLLM's default for the log, default_share)."""
     m, short = _UTILIZATION.search(fix.get("command") or ""), shortfall(ex)
     if not m or short is None:
         return fix
     asked, total = float(m.group(1)), ex.get("total_bytes")
-    util = float(ex.get("gpu_memory_utilization") or DEFAULT_UTILIZATION)
+    util = float(ex.get("gpu_memory_utilization") or default_share(ex))
     if total:
         return fix if (asked - util) * int(total) > short else None
     if asked <= util:

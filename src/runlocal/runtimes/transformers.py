@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from ..kv import normalize_cache_type, recurrent_state_bytes
 from ..memo import IdMemo
 from ..model.spec import ModelSpec, TensorInfo
-from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate
+from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
 
@@ -67,6 +67,15 @@ ATTN_IMPLEMENTATIONS = ("sdpa", "eager")
 # fp16: scores (2) + float32 result (4) + the fp16 cast of it (2) once softmax returns; fp32: toType is a no-op,
 # scores (4) + result (4). (matmul × scaling and + mask hold two dtype-sized copies: never more than these.)
 EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
+# What each quantizer's validate_environment does without a GPU (read in the 5.23.0 wheel): AWQ loads through
+# gptqmodel, whose torch AWQ kernel (AwqTorchLinear, gptqmodel 7.7.0) runs on any device — no GPU check (the
+# "GPU is required to run AWQ quantized model" RuntimeError is 4.x's: always up to 4.45, unless the config asks for
+# IPEX in 4.46–4.53, and 4.54–4.57 switch a GEMM checkpoint to IPEX instead); GPTQ needs gptqmodel, which runs on the
+# CPU; bitsandbytes checks its supported_torch_devices, which include "cpu" (bitsandbytes 0.50.2). A pre-quantized
+# fine-grained FP8 checkpoint (quant_method "fp8", 128×128 blocks) is dequantized to bf16 at load when neither CUDA nor
+# an XPU is there, and on a CUDA GPU below compute capability 8.9 (quantizer_finegrained_fp8.py: "we will default to
+# dequantizing the model to bf16").
+FP8_KERNEL_CAPABILITY = 8.9
 
 
 @dataclass
@@ -469,6 +478,26 @@ def _explain_eager(e: _Eager, prefill: _Prefill, n_seq: int, prompt: int) -> lis
     ]
 
 
+def fp8_dequantized(model: ModelSpec, weights: WeightEstimate, gpus: list[Target]) -> tuple[WeightEstimate, str | None]:
+    """(the weights as loaded, why they are bf16) for a fine-grained FP8 checkpoint on a machine without FP8 kernels
+    (FP8_KERNEL_CAPABILITY); other weights as given, with None."""
+    if _quant_key(weights.quant) != "fp8-block":
+        return weights, None
+    if not gpus:
+        why = "no CUDA GPU or XPU"
+    elif gpus[0].kind == "unified" and gpus[0].name.startswith("Apple"):
+        why = "Apple silicon: no CUDA GPU or XPU for torch"
+    else:
+        from .published import gpu_compute_capability
+
+        cc = gpu_compute_capability(gpus[0].name)
+        if cc is None or float(cc) >= FP8_KERNEL_CAPABILITY:
+            return weights, None
+        why = f"{gpus[0].name}: compute capability {cc} < {FP8_KERNEL_CAPABILITY}"
+    return estimate_weights(model, "bf16"), (f"FP8 checkpoint dequantized to bf16 at load ({why}; {TF_REF} "
+                                             "quantizers/quantizer_finegrained_fp8.py validate_environment)")
+
+
 def _assumptions(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache, eager: bool) -> tuple[str, ...]:
     assert s.ctx is not None
     attn_note = ("eager attention (batch × heads × prompt² scores and a materialized 4-D mask in the prefill)"
@@ -566,6 +595,7 @@ class Transformers:
         assert s.ctx is not None                # set by defaults()
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
+        weights, dequantized = fp8_dequantized(model, weights, gpus)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
@@ -580,7 +610,8 @@ class Transformers:
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
                           refusal=_refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
-                          assumptions=_assumptions(model, s, place, cache, eager))
+                          assumptions=(*([dequantized] if dequantized else []),
+                                       *_assumptions(model, s, place, cache, eager)))
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:

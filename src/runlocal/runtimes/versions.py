@@ -12,9 +12,13 @@ vLLM (runtimes/vllm.py ``ENGINES``):
   0.8 – 0.9.x      "v1-pre-hybrid": V1 the default engine (v0.8.0 release notes), one KV group, sliding
                    layers sized like full attention (issue #14696, v0.8.2)
   0.10 – 0.20.x    "v1": the hybrid KV-cache manager (v0.10.0), CUDA graphs captured after the pool was sized,
-                   so outside the budget (issue #40691, v0.19.0's log format)
+                   so outside the budget (issue #40691, v0.19.0's log format) — up to v0.19.1: v0.20.0's wheel
+                   already defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to "1" (envs.py; "0" in v0.19.1), so
+                   0.20.x is planned with the graphs inside the budget and v0.19's "GPU KV cache size" formula
+                   (its kv_cache_utils.py _report_kv_cache_config still prints num_blocks // groups × block)
   ≥ 0.21           "v1-cudagraph": "CUDA graph memory profiling is enabled (default since v0.21.0)" — the
-                   graphs' estimate is taken out of the budget (gpu_worker.py's own log line)
+                   graphs' estimate is taken out of the budget (gpu_worker.py's own log line; v0.20.0 prints the
+                   same line); the pool reported as int(max_concurrency × max_model_len) (v0.22.0's wheel)
 llama.cpp (runtimes/llamacpp.py), by build number bNNNN:
   -np default      auto = 4 slots in one unified KV stream since ggml-org/llama.cpp PR #16736 (opened
                    2025-10-23): b7079 starts 4 slots without -np (issue #17300); b6451 (released by
@@ -81,6 +85,15 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
   unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
   runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+vLLM's defaults and checks outside the engines above, read in the released wheels (vllm/config/cache.py,
+  vllm/engine/arg_utils.py):
+  --swap-space     CacheConfig.swap_space (4 GiB per GPU) and verify_with_parallel_config (swap × TP above 70 % of
+                   the host's RAM: "Too large swap space") up to v0.17.1; PR #36216 ("[V0 Deprecation] Remove unused
+                   swap_space parameter", 2026-03-06) removed the field, the flag and the check: v0.18.0 has none of
+                   them (`vllm serve --swap-space 2` is an argparse "unrecognized arguments" error; LLM(swap_space=…)
+                   warns and drops it; unsloth-zoo#1210 read EngineArgs in 0.15.0–0.29.0: present to 0.17.1 only).
+  utilization      CacheConfig.gpu_memory_utilization: 0.9 up to v0.19.1, 0.92 from v0.20.0 (the same release turned
+                   VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default; envs.py "0" in v0.19.1, "1" in v0.20.0).
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
@@ -100,10 +113,14 @@ VLLM_ENGINES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0,), "v0.6", "V0 up to v0.6.4 (CUDA context in non-torch memory; issue #10517)"),
     ((0, 6, 5), "v0", "V0 from v0.6.5 (PR #10511's profiler)"),
     ((0, 8), "v1-pre-hybrid", "V1 before the hybrid KV-cache manager (v0.8–v0.9: sliding layers sized like full)"),
-    ((0, 10), "v1", "V1 with the hybrid KV-cache manager, CUDA graphs outside the budget (v0.10–v0.20)"),
+    ((0, 10), "v1", "V1 with the hybrid KV-cache manager, CUDA graphs outside the budget (v0.10–v0.19)"),
     ((0, 21), "v1-cudagraph", "V1, CUDA graph memory inside the budget (default since v0.21.0)"),
 )
 VLLM_CURRENT = "v1-cudagraph"
+VLLM_GRAPHS_IN_BUDGET_FROM = (0, 20)   # envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: "0" in v0.19.1, "1" in v0.20.0
+VLLM_SWAP_SPACE_REMOVED = (0, 18)   # PR #36216: --swap-space and its RAM check in v0.17.1, neither in v0.18.0
+# (first version, --gpu-memory-utilization default): vllm/config/cache.py Field(default=…) in the released wheels
+VLLM_UTILIZATION_DEFAULTS: tuple[tuple[tuple[int, ...], float], ...] = (((0,), 0.9), ((0, 20), 0.92))
 
 # llama.cpp builds: (last build known without, first build known with) for each default that changed
 NP_AUTO_BUILDS = (6451, 7079)       # PR #16736; xllamacpp PR #81 (b6451, 2025-09-13); issue #17300 (b7079)
@@ -172,12 +189,42 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
 def vllm_engine(version: RuntimeVersion | None) -> tuple[str, str]:
     """The planner's engine generation for a vLLM release, and what its rules are."""
     if version is None:
-        return VLLM_CURRENT, VLLM_ENGINES[-1][2] + "; the current release"
+        return VLLM_CURRENT, (VLLM_ENGINES[-1][2] + f"; --gpu-memory-utilization {vllm_default_utilization(None):g} by "
+                              "default, no --swap-space (PR #36216); the current release")
     engine, why = VLLM_ENGINES[0][1:]
     for first, name, rules in VLLM_ENGINES:
         if version.key >= first:
             engine, why = name, rules
-    return engine, why
+    swap = ("--swap-space 4 GiB per GPU checked against 70 % of RAM" if vllm_swap_space(version)
+            else "no --swap-space (removed in v0.18.0, PR #36216)")
+    if engine == "v1" and vllm_graphs_in_budget(version):
+        why = ("V1 with the hybrid KV-cache manager, CUDA graph memory inside the budget (v0.20.0 turned "
+               "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on), the pool reported as num_blocks // groups × block (v0.20)")
+    return engine, f"{why}; --gpu-memory-utilization {vllm_default_utilization(version):g} by default, {swap}"
+
+
+def vllm_graphs_in_budget(version: RuntimeVersion | None) -> bool:
+    """Whether this vLLM release subtracts its CUDA graphs' estimate inside the budget (v0.20.0 on, the current)."""
+    return version is None or version.key >= VLLM_GRAPHS_IN_BUDGET_FROM
+
+
+def vllm_swap_space(version: RuntimeVersion | None) -> bool:
+    """Whether this vLLM release has --swap-space and checks it against the host's RAM (up to v0.17.1; PR #36216)."""
+    return version is not None and version.key < VLLM_SWAP_SPACE_REMOVED
+
+
+def vllm_default_utilization(version: RuntimeVersion | None) -> float:
+    """This vLLM release's --gpu-memory-utilization default (0.9 to v0.19.1, 0.92 from v0.20.0); the current: 0.92."""
+    if version is None:
+        return VLLM_UTILIZATION_DEFAULTS[-1][1]
+    return [share for first, share in VLLM_UTILIZATION_DEFAULTS if version.key >= first][-1]
+
+
+def utilization_words(version: RuntimeVersion | None) -> str:
+    """The plan's assumption: the --gpu-memory-utilization default of this release, and where it comes from."""
+    share = vllm_default_utilization(version)
+    era = "from v0.20.0" if share == VLLM_UTILIZATION_DEFAULTS[-1][1] else "up to v0.19.1"
+    return f"gpu_memory_utilization {share:g} (vLLM's default {era}, vllm/config/cache.py)"
 
 
 def llamacpp_rules(version: RuntimeVersion | None) -> tuple[bool, bool, str]:

@@ -69,6 +69,15 @@ from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings
 from .options import VLLMOptions
 from .published import kernel_check
 from .tensor_parallel import head_split_refusal
+from .versions import (
+    VLLM_ENGINES,
+    RuntimeVersion,
+    parse_version,
+    utilization_words,
+    vllm_default_utilization,
+    vllm_graphs_in_budget,
+    vllm_swap_space,
+)
 from .vllm_cpu import (
     cpu_block_size,
     cpu_fp8_kv_refusal,
@@ -91,8 +100,10 @@ from .vllm_kvpool import (
 )
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_parallel import explain_parallel
+from .vllm_swap import host_swap
 
-DEFAULT_UTILIZATION = 0.9            # vllm/config/cache.py: gpu_memory_utilization
+# vllm/config/cache.py gpu_memory_utilization: 0.92 in the current release, 0.9 up to v0.19.1 (runtimes/versions.py)
+DEFAULT_UTILIZATION = vllm_default_utilization(None)
 
 # Scheduler defaults of `vllm serve` (arg_utils.py, _set_default_args, v0.8–v0.11): large GPUs
 # (≥ 70 GiB and not an A100) get 8192 batched tokens and 1024 sequences, the rest 2048 and 256.
@@ -132,24 +143,6 @@ SAMPLER_BYTES_PER_LOGIT = {"v0.6": 4, "v0": 39.2, "v1-pre-hybrid": 38.5, "v1": 3
 # V1 all-gathers them and every rank runs the dummy sampler), and they allocate the CPU swap space (below).
 V0_ENGINES = ("v0.6", "v0")
 V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
-
-
-
-# CacheConfig.swap_space: 4 GiB of CPU swap per GPU (--swap-space; VLLMOptions.swap_space). V0 allocates it as
-# pinned CPU KV blocks ("# CPU blocks: 2048" in issue #10517's log: 2,048 × 16 tokens × 128 KiB for Llama 3.1 8B =
-# 4 GiB); the V1 engine keeps no KV in host memory, but every version checks it against the host's RAM (config
-# cache.py verify_with_parallel_config: swap × TP above 70 % of total CPU memory raises "Too large swap space").
-SWAP_REFUSE_SHARE = 0.7
-
-
-def host_swap(engine: str, tp: int, host_total: int | None, swap_gib: float = 4.0) -> tuple[int, str | None]:
-    """(bytes of CPU KV swap this engine allocates, vLLM's refusal when the swap space is too large for the host)."""
-    usage = int(swap_gib * GiB) * max(1, tp)       # CacheConfig.swap_space_bytes = swap_space × GiB_bytes
-    refusal = None
-    if host_total and usage > SWAP_REFUSE_SHARE * host_total:
-        refusal = (f"Too large swap space. {usage / GiB:.2f} GiB out of the {host_total / GiB:.2f} GiB total CPU "
-                   "memory is allocated for the swap space. (lower --swap-space)")
-    return (usage if engine in V0_ENGINES else 0), refusal
 
 
 def serve_limits(capacity: int, gpu_name: str = "") -> tuple[int, int]:
@@ -217,8 +210,9 @@ class Budget:
 
 
 def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Target,
-                 engine: str = DEFAULT_ENGINE) -> Budget:
-    """The start-up accounting of one GPU (rank 0), as vLLM prints it."""
+                 engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None) -> Budget:
+    """The start-up accounting of one GPU (rank 0), as vLLM prints it; the CUDA graphs inside the budget from
+    v0.20.0 (``graphs_in_budget``; None: by the engine, "v1-cudagraph")."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     tp, pp = max(1, s.tp), max(1, s.pp)
@@ -255,7 +249,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
-    in_budget = engine == "v1-cudagraph"
+    in_budget = engine == "v1-cudagraph" if graphs_in_budget is None else graphs_in_budget
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
     return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
@@ -309,7 +303,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
                     engine: str, space_step: Step | None,
                     parallel: tuple[Step, ...] = ()) -> tuple[Step, ...]:
     """The --explain steps of the memory budget (determine_available_memory) down to the KV pool's bytes."""
-    graphs_note = ("inside the budget (vLLM ≥ 0.21 estimates them first)" if b.graphs_in_budget
+    graphs_note = ("inside the budget (vLLM ≥ 0.20 estimates them first)" if b.graphs_in_budget
                    else "on top of the budget (captured after the KV cache is sized)")
     workers_note = ""
     if b.activation_workers != b.activation:
@@ -400,7 +394,7 @@ class VLLM:
             settings = settings.with_(cache_type_k=model.kv_cache_quant, cache_type_v=model.kv_cache_quant)
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,
-            gpu_memory_utilization=settings.vllm.gpu_memory_utilization or DEFAULT_UTILIZATION,
+            gpu_memory_utilization=settings.vllm.gpu_memory_utilization or vllm_default_utilization(self._release()),
             max_num_batched_tokens=settings.vllm.max_num_batched_tokens or default_tokens,
             cache_type_k=normalize_cache_type(settings.cache_type_k, field="kv-cache-dtype"),
             cache_type_v=normalize_cache_type(settings.cache_type_v, field="kv-cache-dtype"),
@@ -410,9 +404,11 @@ class VLLM:
                  targets: list[Target]) -> Allocation:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
         gpu = gpus[0]
+        release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
+        settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
-                         gpu, self.engine)
+                         gpu, self.engine, vllm_graphs_in_budget(release))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None
@@ -451,19 +447,18 @@ class VLLM:
         )
         host = next((t for t in targets if t.kind == "cpu"), None)
         if host is not None and gpus[0].kind != "cpu":
-            swap, swap_refusal = host_swap(self.engine, tp, host.total or host.capacity, s.vllm.swap_space)
+            swap, swap_refusal, swap_steps = host_swap(self.engine, vllm_swap_space(self._release()), tp,
+                                                       host.total or host.capacity, s.vllm.swap_space)
             refusal = refusal or swap_refusal
             devices += (DeviceMemory(host.name, "cpu", host.capacity, 0, swap, 0, 0),)   # the process itself: not modelled
-            steps += (Step("host swap space", f"--swap-space {s.vllm.swap_space:g} GiB × TP {tp}"
-                           + (" as pinned CPU KV blocks (V0)" if swap else ": checked against RAM, not allocated (V1 "
-                              "keeps no KV on the host)"), f"{swap:,} B",
-                           "vllm/config/cache.py swap_space, verify_with_parallel_config"),)
+            steps += swap_steps
         rec = recurrent_state_bytes(model)
         return Allocation(settings=s, devices=devices, kv_bytes_per_token=pool.bytes_per_token,
                           kv_cache_tokens=pool.tokens, max_concurrency=pool.max_concurrency, refusal=refusal,
                           steps=steps,
                           assumptions=(block_note if block_note and not pool.mamba_groups else
                                        f"block_size {pool.block_size}", f"max_num_batched_tokens {b.batched_tokens}",
+                                       *([] if asked_share or gpu.kind == "cpu" else [utilization_words(release)]),
                                        f"max_num_seqs {b.num_seqs}", *([kernel_note] if kernel_note else []),
                                        "CUDA graphs captured" if b.cuda_graphs else "--enforce-eager: no CUDA graphs",
                                        *([f"recurrent state: one padded page per request in each mamba group "
@@ -482,7 +477,7 @@ class VLLM:
         from .published import serve_args  # the user's ./folder, a published checkpoint, else the Hub repo
         path, *online_fp8 = serve_args(model, s.quant)
         parts = ["vllm", "serve", path, "--max-model-len", str(s.ctx)]
-        if s.vllm.gpu_memory_utilization and s.vllm.gpu_memory_utilization != DEFAULT_UTILIZATION:
+        if s.vllm.gpu_memory_utilization and s.vllm.gpu_memory_utilization != vllm_default_utilization(self._release()):
             parts += ["--gpu-memory-utilization", f"{s.vllm.gpu_memory_utilization:g}"]
         if s.cache_type_k not in ("f16", "bf16"):
             parts += ["--kv-cache-dtype", s.cache_type_k]
@@ -497,7 +492,7 @@ class VLLM:
             parts += ["--data-parallel-size", str(s.vllm.dp)]
         if s.vllm.expert_parallel:
             parts += ["--enable-expert-parallel"]
-        if s.vllm.swap_space != VLLMOptions.swap_space:       # vLLM's default is not spelled out
+        if s.vllm.swap_space != VLLMOptions.swap_space and vllm_swap_space(self._release()):   # the default unsaid
             parts += ["--swap-space", f"{s.vllm.swap_space:g}"]
         if s.vllm.enable_lora:
             parts += ["--enable-lora", "--max-loras", str(s.vllm.max_loras), "--max-lora-rank", str(s.vllm.max_lora_rank)]
@@ -513,10 +508,20 @@ class VLLM:
             return f"ray start --head (node 1), ray start --address=<head>:6379 ({others}); then on the head: " + line
         return line
 
+    def _release(self) -> RuntimeVersion | None:
+        """The named release (`--runtime vllm==X`, set by runtimes._versioned), None for the current one; a planner
+        built for an older engine alone (VLLM("v0"), a replayed log) stands for that engine's first release."""
+        version = getattr(self, "version", None)
+        if version:
+            return parse_version("vllm", version)
+        if self.engine == DEFAULT_ENGINE:
+            return None
+        first = next(key for key, name, _ in VLLM_ENGINES if name == self.engine)
+        return RuntimeVersion(f"{self.engine} engine", first)
+
     def _for_release(self, parts: list[str]) -> str:
         """`--runtime vllm==X`: the line as that release parses it, what it lacks in a comment (flag_spelling.py)."""
         from .flag_spelling import vllm_release_args
-        from .versions import parse_version
         version = getattr(self, "version", None)     # set by runtimes._versioned for a named release
         words, left_out = vllm_release_args(parts, parse_version("vllm", version).key if version else None)
         return " ".join(words) + (f"  # not in vLLM {version}: {', '.join(left_out)}" if left_out else "")
