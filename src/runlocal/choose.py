@@ -557,13 +557,15 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
 
 # ------------------------------------------------------------------------------------------ models --fits
 
-def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool) -> str:
-    """check's words for a row (verdict.py, hardware/display_margin.py): "tight" above TIGHT_SHARE of the memory, or,
-    on GPUs named rather than read, with less than DISPLAY_HEADROOM left on each; else "fits"."""
+def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool, runtime: str = "llama.cpp") -> str:
+    """check's words for a row (verdict.py, hardware/display_margin.py): "tight" above the runtime's tight line of the
+    memory (verdict.tight_line: 90 %, vLLM's default share), or, on GPUs named rather than read, with less than
+    DISPLAY_HEADROOM left on each; else "fits"."""
     from .hardware.display_margin import DISPLAY_HEADROOM
-    from .verdict import TIGHT_SHARE
+    from .verdict import tight_share
 
-    if row["peak_bytes"] > TIGHT_SHARE * capacity or named and row["free_bytes"] < DISPLAY_HEADROOM * n_devices:
+    line = tight_share(runtime)
+    if row["peak_bytes"] > line * capacity or named and row["free_bytes"] < DISPLAY_HEADROOM * n_devices:
         return "tight"
     return "fits"
 
@@ -597,7 +599,7 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
         raise InputError(f"ctx: must be a positive number of tokens, got {ctx}")
     rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
     for r in rows:
-        r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu)
+        r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu, get_runtime(runtime).name)
     rows.sort(key=lambda r: r["verdict"] != "fits")        # stable: largest first within each verdict
     if group_alike:
         rows = _group_alike(rows)

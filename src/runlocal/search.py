@@ -18,7 +18,7 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 from .runtimes.base import largest
-from .verdict import TIGHT_SHARE, fits, verdict
+from .verdict import fits, tight_line, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
 POOL_GRANULE = 16       # pooled engines: vLLM's KV block; SGLang's pool is per token
@@ -213,7 +213,8 @@ def room(a: Allocation, *, tight: bool = False) -> dict[str, float] | None:
         return None
     if tight and a.compromise:
         return None
-    return {k: (TIGHT_SHARE * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
+    line = tight_line(a)
+    return {k: (line * d.capacity if tight and (d.kind != "cpu" or len(a.devices) == 1) else d.capacity)
             - d.total for k, d in zip(device_keys(d.name for d in a.devices), a.devices) if d.capacity > 0} or None
 
 

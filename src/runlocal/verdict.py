@@ -43,15 +43,32 @@ def gpus_fit(a: Allocation) -> bool:
     return a.refusal is None and all(d.capacity <= 0 or d.total <= d.capacity for d in a.devices if d.kind != "cpu")
 
 
+def tight_share(runtime: str) -> float:
+    """The share of a device above which a plan is tight: 90 %, or for vLLM the --gpu-memory-utilization it takes of
+    every GPU by design at its default — 0.92 from v0.20.0 (runtimes/versions.py) — so a vLLM plan that fills exactly
+    the budget vLLM reserves is not called tight for that reservation alone (one asked above it still is)."""
+    if runtime == "vllm":
+        from .runtimes.versions import vllm_default_utilization
+
+        return max(TIGHT_SHARE, vllm_default_utilization(None))
+    return TIGHT_SHARE
+
+
+def tight_line(a: Allocation) -> float:
+    """tight_share for the allocation's runtime."""
+    return tight_share(a.settings.runtime)
+
+
 def verdict(a: Allocation) -> str:
     """fits | tight | does_not_fit | unknown (a device of unknown capacity)."""
     if any(d.capacity <= 0 for d in a.devices):
         return "unknown"
     if not fits(a):
         return "does_not_fit"
-    if any(d.total > TIGHT_SHARE * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
+    line = tight_line(a)
+    if any(d.total > line * d.capacity for d in a.devices if d.kind != "cpu" or len(a.devices) == 1):
         return "tight"
-    if over_shared_share(a.devices, TIGHT_SHARE):
+    if over_shared_share(a.devices, line):
         return "tight"
     if a.compromise:
         return "tight"
