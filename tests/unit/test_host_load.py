@@ -13,8 +13,8 @@ from asking import check_json
 def test_a_checkpoint_near_the_ram_size_says_what_the_load_depends_on():
     plan = check_json("qwen3-30b-a3b", "--runtime", "vllm", "--quant", "gptq", "--gpu", "rtx-4090", "--ram", "16G",
                       "-c", "8192")
-    # tight on the GPU: vLLM's default --gpu-memory-utilization is 0.92 from v0.20.0, above the 90 % line of "fits"
-    assert plan["verdict"] == "tight"
+    # vLLM's default --gpu-memory-utilization (0.92 from v0.20.0) is its own budget, the tight line for vLLM
+    assert plan["verdict"] == "fits"
     assert any("larger than RAM + swap" in c and "unable to mmap" in c for c in plan["conditions"])
     assert any(s["label"] == "RAM while loading" for s in plan["explain"])
 
