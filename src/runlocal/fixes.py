@@ -646,6 +646,15 @@ def _more_gpus(f: _Fixer) -> None:
             return
 
 
+def _fit_placed(f: _Fixer) -> Settings | None:
+    """The plan's settings with the layers left to llama-server --fit, as the max-context search re-places them at
+    each context (plan.searched); None where the fixes already plan that way (the runtime placed nothing)."""
+    searched = f.plan.searched
+    if not f.all_on_gpu or searched is None or searched.llamacpp.n_gpu_layers is not None:
+        return None
+    return searched
+
+
 def _combined(f: _Fixer) -> None:
     """Nothing above alone: a smaller quant together with a shorter context, or with CPU layers."""
     s, model = f.base, f.model
@@ -660,12 +669,19 @@ def _combined(f: _Fixer) -> None:
             continue
         change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
         if s.ctx and s.ctx > floor:
-            ctx = longest_context(f.runtime, model, w, s.with_(quant=q), f.targets, lo=floor, hi=s.ctx - granule,
-                                  granule=granule)
-            if ctx:
-                f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", s.with_(quant=q, ctx=ctx),
-                       f"{change}, context {s.ctx:,} → {ctx:,} tokens", 3, quant=q)
-                found += 1
+            # every layer on the GPU (f.base) first; where llama-server --fit placed the layers (f.all_on_gpu), also
+            # as it would place them at the shorter context, layers in system memory allowed: a 70B Q3_K_M at -c
+            # 8192 on an 8 GB card with 32 GiB of RAM starts, where neither lever alone does (review18 finding 2)
+            for base, placed in ((s, ""), (_fit_placed(f), ", --fit placing the layers")):
+                if base is None:
+                    continue
+                ctx = longest_context(f.runtime, model, w, base.with_(quant=q), f.targets, lo=floor,
+                                      hi=s.ctx - granule, granule=granule)
+                if ctx:
+                    f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", base.with_(quant=q, ctx=ctx),
+                           f"{change}, context {s.ctx:,} → {ctx:,} tokens{placed}", 3, quant=q, levers=2)
+                    found += 1
+                    break
         current = _gpu_layers(f.plan.settings, model)
         # where the runtime's own fit already placed more layers than the search can return (it stops at
         # n_layers), the search's answer could not be offered: it is not made
