@@ -309,12 +309,19 @@ def _context_and_concurrency(f: _Fixer) -> None:
     s, model = f.base, f.model
     ctx = s.ctx or 0
     compromise = f.plan.allocation.compromise or ""
-    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context and f.plan.max_context > ctx:
-        # --fit cut the context to fit: the longest -c that starts, --fit moving more to system memory for it
-        longer = f.plan.settings.with_(ctx=f.plan.max_context, n_gpu_layers=None, n_cpu_moe=0)
-        f.try_(f"Ask for context {f.plan.max_context:,} (-c {f.plan.max_context})", longer,
-               f"context {ctx:,} → {f.plan.max_context:,} tokens, --fit moving more to system memory", 3,
-               gains_context=True)
+    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context:
+        # --fit cut the context to fit: the plan's max context (every layer on the GPU, plan.max_context_basis) where
+        # it is longer, and the longest -c that starts with --fit moving layers to system memory for it
+        fresh, most = f.base.with_(n_gpu_layers=None, n_cpu_moe=0), f.plan.max_context
+        if most > ctx:
+            f.try_(f"Ask for context {most:,} (-c {most})", fresh.with_(ctx=most),
+                   f"context {ctx:,} → {most:,} tokens, every layer still on the GPU", 1, gains_context=True)
+        longest = longest_context(f.runtime, model, f.plan.weights, fresh, f.targets,
+                                  hi=model.max_position_embeddings or 131072)
+        if longest and longest > max(ctx, most):
+            f.try_(f"Ask for context {longest:,} (-c {longest})", fresh.with_(ctx=longest),
+                   f"context {ctx:,} → {longest:,} tokens, --fit moving layers to system memory", 3,
+                   gains_context=True)
         # a pooled engine: the plan's max context is already the longest max_model_len it starts with
         if f.plan.max_context and f.plan.max_context < ctx:
             f.try_(f"Reduce context to {f.plan.max_context:,}", s.with_(ctx=f.plan.max_context),
@@ -332,8 +339,11 @@ def _context_and_concurrency(f: _Fixer) -> None:
         shorter = roomy or (top if top_alloc is not None
                             else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         # the plan's max context is the largest that starts; this one keeps every device under 90 % (review17 §15)
-        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context, starts but leaves less "
-               "room)" if roomy and f.plan.max_context and f.plan.max_context > roomy else "")
+        basis = f.plan.max_context_basis
+        on_gpu = " with every layer on the GPU" if basis == "all_on_gpu" else ""
+        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context{on_gpu}, starts but "
+               "leaves less room)" if roomy and f.plan.max_context and f.plan.max_context > roomy
+               and basis != "layers_in_ram" else "")
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter),
                    f"context {ctx:,} → {shorter:,} tokens{why}", 1)

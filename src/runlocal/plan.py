@@ -15,7 +15,7 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
-from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
+from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import GGUF_DEFAULT_QUANT, estimate, is_gguf_quant, unsloth_command, with_default_quant
@@ -45,6 +45,12 @@ class Plan:
     searched: Settings | None = field(default=None, repr=False, compare=False)
     searched_on: tuple[Target, ...] = field(default=(), repr=False, compare=False)
     margin_held: bool = False
+    # which reading max_context is (one per plan, whatever -c was asked): "all_on_gpu" (llama-server --fit placing
+    # the layers: the largest -c at which it moves nothing to system memory), "layers_in_ram" (no context keeps
+    # every layer on the GPU: the largest -c that starts with --fit moving some there), "starts" (the largest that
+    # starts as the settings place it: -ngl given, a CPU run, a pooled engine), "measured" (a stored verified run
+    # ran longer: measured.py); None without a max context
+    max_context_basis: str | None = None
     # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
     # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
     asked_quant: str | None = None
@@ -95,6 +101,7 @@ class Plan:
             "kv_cache_tokens": a.kv_cache_tokens,
             "max_concurrency": self.max_concurrency,
             "max_context": self.max_context,
+            "max_context_basis": self.max_context_basis,
             "verdict": self.verdict,
             "conditions": list(self.conditions),
             "refusal": a.refusal,
@@ -210,7 +217,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
                             f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
     search_steps: tuple[Step, ...] = ()
-    searched, held = s, False
+    searched, held, basis = s, False, "starts"
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
@@ -233,18 +240,38 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
         fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
         moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe,
-                           override_tensor=settings.llamacpp.override_tensor,
-                           tensor_split=settings.llamacpp.tensor_split) if moved else s
-        held = placed and not moved and s.llamacpp.fit
+        mine = dict(n_cpu_moe=settings.llamacpp.n_cpu_moe, override_tensor=settings.llamacpp.override_tensor,
+                    tensor_split=settings.llamacpp.tensor_split)     # the user's, --fit's own -ts / -ot dropped
+        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine) if moved else s
+        # one reading per plan, whatever -c was asked (review18 finding 3: 12,288 / 15,616 / 131,072 for one machine):
+        # where --fit places the layers, the largest -c at which it keeps every layer on the GPU — each context
+        # planned as llama-server would place it (--fit afresh, its own -ts), passing where --fit moved nothing and
+        # cut nothing; only where no context keeps them all there, the largest -c that starts with --fit moving
+        # layers to system memory
+        fresh = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine)
+        held = placed and bool(s.llamacpp.fit)
         tried: list[tuple[int, bool]] = []
         how: list[str] = []
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
-                                  margin_held=held, tried=tried, how=how)
+        # on one GPU there is no split to choose: every layer pinned there with --fit's margin held is what --fit
+        # keeps (a cheap search: the bytes without compute buffers rule most contexts out unplanned); over several,
+        # --fit's -ts moves with the context, so each context is planned as llama-server would (--fit afresh)
+        one_gpu = sum(t.kind != "cpu" for t in targets) == 1
+        pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0)
+        max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
+                                  targets, hi=trained or 131072, beyond=s.ctx,
+                                  ok=keeps_every_layer if held and not one_gpu else fits,
+                                  margin_held=held and one_gpu, tried=tried, how=how)
+        # the chart draws every layer held on the GPU (the lines cross its limit, capacity less --fit's margin, where
+        # the answer ends): the layers and split --fit chose at the context asked
+        basis = "all_on_gpu" if held else "starts"
+        searched = pinned if held else relaunch
+        if held and max_ctx is None and moved:
+            tried, how, held, basis, searched = [], [], False, "layers_in_ram", relaunch
+            max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
+                                      tried=tried, how=how)
         search_steps = (context_search_step(
             tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
-            asked=s.ctx, asked_passes=fits(alloc), how=how),)
-        searched = relaunch
+            asked=s.ctx, asked_passes=fits(alloc) and not moved if held else fits(alloc), how=how),)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
@@ -253,7 +280,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                 unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant,
-                searched=searched, searched_on=tuple(targets), margin_held=held)
+                searched=searched, searched_on=tuple(targets), margin_held=held,
+                max_context_basis=basis if max_ctx else None)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan

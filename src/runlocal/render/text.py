@@ -267,9 +267,21 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
+# what the max context counts, one reading per plan whatever -c was asked (plan.Plan.max_context_basis): the same words
+# in check, compare and the site
+MAX_CONTEXT_BASIS = {
+    "all_on_gpu": "every layer on the GPU: the largest -c at which llama-server --fit moves nothing to system memory; "
+                  "past it --fit moves layers there, slower",
+    "layers_in_ram": "with layers in system memory: no context keeps every layer on the GPU; the largest -c that "
+                     "starts, --fit moving what it must",
+    "starts": "the largest that starts",
+    "measured": "a verified run stored here ran at it",
+}
+
+
 def limit_phrases(plan: Plan) -> list[str]:
     """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
-    a, s = plan.allocation, plan.settings
+    a = plan.allocation
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
         logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
@@ -278,21 +290,10 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
         out.append("max context: none fits")
-    elif fit_said := (a.compromise if s.llamacpp.fit and engine(s.runtime).ggml else None):   # not SGLang's own
-        if "context shortened" in fit_said and _all_layers_on_gpu(plan):
-            out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every "
-                       f"layer on the GPU; without -c, it chose {s.ctx:,})")
-        elif "context shortened" in fit_said:
-            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
-                       f"without -c, --fit chose {s.ctx:,})")
-        elif any(d.kind != "cpu" for d in a.devices):
-            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves "
-                       "what it must to system memory)")
-        else:
-            out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     else:
-        # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
-        out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
+        cut = a.compromise and "context shortened" in a.compromise
+        out.append(f"max context {plan.max_context:,} per request ({MAX_CONTEXT_BASIS[plan.max_context_basis or 'starts']}"
+                   + (f"; without -c, --fit chose {plan.settings.ctx:,})" if cut else ")"))
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)
