@@ -313,12 +313,13 @@ def _context_and_concurrency(f: _Fixer) -> None:
         # --fit cut the context to fit: the plan's max context (every layer on the GPU, plan.max_context_basis) where
         # it is longer, and the longest -c that starts with --fit moving layers to system memory for it
         fresh, most = f.base.with_(n_gpu_layers=None, n_cpu_moe=0), f.plan.max_context
-        if most > ctx:
+        on_gpu = f.plan.max_context_basis == "all_on_gpu"
+        if most > ctx and on_gpu:
             f.try_(f"Ask for context {most:,} (-c {most})", fresh.with_(ctx=most),
                    f"context {ctx:,} → {most:,} tokens, every layer still on the GPU", 1, gains_context=True)
-        longest = longest_context(f.runtime, model, f.plan.weights, fresh, f.targets,
-                                  hi=model.max_position_embeddings or 131072)
-        if longest and longest > max(ctx, most):
+        longest = (longest_context(f.runtime, model, f.plan.weights, fresh, f.targets,
+                                   hi=model.max_position_embeddings or 131072) if on_gpu else most)
+        if longest and longest > (max(ctx, most) if on_gpu else ctx):
             f.try_(f"Ask for context {longest:,} (-c {longest})", fresh.with_(ctx=longest),
                    f"context {ctx:,} → {longest:,} tokens, --fit moving layers to system memory", 3,
                    gains_context=True)

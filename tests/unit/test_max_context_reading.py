@@ -62,3 +62,12 @@ def test_without_fit_placing_the_reading_is_the_largest_that_starts():
     assert p.max_context_basis == "starts" and p.to_dict()["max_context_basis"] == "starts"
     p = _plan(model="llama-3.1-8b", gpu="rtx-4090", runtime="vllm", ctx=8192)
     assert p.max_context_basis == "starts"
+
+
+def test_the_longer_context_fix_names_the_reading_it_offers():
+    # --fit cut gpt-oss-120b's context to 4,096 with experts in RAM: no context keeps every layer on the GPU, so the
+    # fix's longer context is one with layers in system memory, and says so (not "every layer still on the GPU")
+    p = _plan(model="gpt-oss-120b", gpu="rtx-4090", ram="64G")
+    assert p.max_context_basis == "layers_in_ram"
+    fix = next(f for f in p.fixes if f.title.startswith("Ask for context"))
+    assert f"-c {p.max_context}" in fix.command and "--fit moving layers to system memory" in fix.effect
