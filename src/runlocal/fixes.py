@@ -333,7 +333,9 @@ def _context_and_concurrency(f: _Fixer) -> None:
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
         # the plan's max context (the largest that starts, searched finer) where it is below the context asked
-        top = f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi else None
+        # (not the all-on-GPU reading: it holds --fit's margin, which -ngl pinned in the fix's command need not)
+        top = (f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi
+               and f.plan.max_context_basis != "all_on_gpu" else None)
         top_alloc = f.allocate(s.with_(ctx=top)) if top and f.runs(s.with_(ctx=top)) else None
         roomy = (top if top_alloc is not None and fits_verdict(top_alloc)
                  else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict))
