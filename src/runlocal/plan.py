@@ -249,7 +249,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         # cut nothing; only where no context keeps them all there, the largest -c that starts with --fit moving
         # layers to system memory
         fresh = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine)
-        held = placed and bool(s.llamacpp.fit)
+        held = placed and bool(s.llamacpp.fit) and any(t.kind != "cpu" for t in targets)   # a CPU run has no GPU
         tried: list[tuple[int, bool]] = []
         how: list[str] = []
         # on one GPU there is no split to choose: every layer pinned there with --fit's margin held is what --fit
