@@ -343,8 +343,8 @@ def _context_and_concurrency(f: _Fixer) -> None:
                             else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         # the plan's max context is the largest that starts; this one keeps every device under 90 % (review17 §15)
         basis = f.plan.max_context_basis
-        on_gpu = " with every layer on the GPU" if basis == "all_on_gpu" else ""
-        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context{on_gpu}, starts but "
+        reading = " with every layer on the GPU" if basis == "all_on_gpu" else ""
+        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context{reading}, starts but "
                "leaves less room)" if roomy and f.plan.max_context and f.plan.max_context > roomy
                and basis != "layers_in_ram" else "")
         if shorter:

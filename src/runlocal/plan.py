@@ -226,52 +226,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        # llama-server --fit placed the layers for the context asked (-ngl, --n-cpu-moe the user left unset). Where it
-        # moved some off the GPU, the answer is the largest -c that starts when given, as it would be given: --fit
-        # places the layers again at each context tried, as llama-server does (with its layout frozen at the context
-        # asked, the answer depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K with
-        # 128 GiB RAM). Where it moved nothing (every layer on the GPU, the context perhaps cut), the answer is the
-        # largest -c at which --fit still moves nothing — every layer on the GPU and its 1 GiB left free on each:
-        # the same with or without --ctx (qwen3-4b on a 4090: not the trained 262,144, which --fit reaches only by
-        # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost).
-        chosen_ngl = s.llamacpp.n_gpu_layers
-        placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
-        fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
-        # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
-        fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
-        moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
-        mine = dict(n_cpu_moe=settings.llamacpp.n_cpu_moe, override_tensor=settings.llamacpp.override_tensor,
-                    tensor_split=settings.llamacpp.tensor_split)     # the user's, --fit's own -ts / -ot dropped
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine) if moved else s
-        # one reading per plan, whatever -c was asked (review18 finding 3: 12,288 / 15,616 / 131,072 for one machine):
-        # where --fit places the layers, the largest -c at which it keeps every layer on the GPU — each context
-        # planned as llama-server would place it (--fit afresh, its own -ts), passing where --fit moved nothing and
-        # cut nothing; only where no context keeps them all there, the largest -c that starts with --fit moving
-        # layers to system memory
-        fresh = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine)
-        held = placed and bool(s.llamacpp.fit) and any(t.kind != "cpu" for t in targets)   # a CPU run has no GPU
-        tried: list[tuple[int, bool]] = []
-        how: list[str] = []
-        # on one GPU there is no split to choose: every layer pinned there with --fit's margin held is what --fit
-        # keeps (a cheap search: the bytes without compute buffers rule most contexts out unplanned); over several,
-        # --fit's -ts moves with the context, so each context is planned as llama-server would (--fit afresh)
-        one_gpu = sum(t.kind != "cpu" for t in targets) == 1
-        pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0)
-        max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
-                                  targets, hi=trained or 131072, beyond=s.ctx,
-                                  ok=keeps_every_layer if held and not one_gpu else fits,
-                                  margin_held=held and one_gpu, tried=tried, how=how)
-        # the chart draws every layer held on the GPU (the lines cross its limit, capacity less --fit's margin, where
-        # the answer ends): the layers and split --fit chose at the context asked
-        basis = "all_on_gpu" if held else "starts"
-        searched = pinned if held else relaunch
-        if held and max_ctx is None and moved:
-            tried, how, held, basis, searched = [], [], False, "layers_in_ram", relaunch
-            max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
-                                      tried=tried, how=how)
-        search_steps = (context_search_step(
-            tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
-            asked=s.ctx, asked_passes=fits(alloc) and not moved if held else fits(alloc), how=how),)
+        max_ctx, search_steps, searched, held, basis = _layered_max_context(runtime, model, weights, settings, alloc,
+                                                                            targets)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
@@ -285,6 +241,53 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
+
+
+def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                         alloc: Allocation, targets: list[Target]):
+    """A llama.cpp-like plan's max context, one reading whatever -c was asked (review18 finding 3: 12,288 / 15,616 /
+    131,072 for one machine before): where llama-server --fit places the layers (-ngl left unset, a GPU), the largest
+    -c at which it keeps every layer on the GPU and cuts no context ("all_on_gpu"); only where no context does, the
+    largest -c that starts with --fit moving layers to system memory, placed again at each -c as llama-server would
+    ("layers_in_ram"; with the layout frozen at the context asked the answer moved with it: gpt-oss-120b on an RTX 4090,
+    76,544 at 4K and 122,112 at 64K with 128 GiB RAM); else the largest that starts as the settings place it
+    ("starts"). Returns (max context, the --explain step, the settings the chart draws, margin held, the reading)."""
+    s = alloc.settings
+    trained = model.max_position_embeddings
+    chosen_ngl = s.llamacpp.n_gpu_layers
+    placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
+    fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
+    # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
+    fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
+    moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
+    mine = dict(n_cpu_moe=settings.llamacpp.n_cpu_moe, override_tensor=settings.llamacpp.override_tensor,
+                tensor_split=settings.llamacpp.tensor_split)     # the user's, --fit's own -ts / -ot dropped
+    relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine) if moved else s
+    fresh = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine)
+    held = placed and bool(s.llamacpp.fit) and any(t.kind != "cpu" for t in targets)   # a CPU run has no GPU
+    tried: list[tuple[int, bool]] = []
+    how: list[str] = []
+    # on one GPU there is no split to choose: every layer pinned there with --fit's margin held is what --fit keeps (a
+    # cheap search: the bytes without compute buffers rule most contexts out unplanned); over several, --fit's -ts
+    # moves with the context, so each context is planned as llama-server would (--fit afresh: 13,056 for Llama-3.1-70B
+    # on 2 × RTX 3090, where the split --fit chose at the context asked said 12,288 or 15,616)
+    one_gpu = sum(t.kind != "cpu" for t in targets) == 1
+    pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0)
+    max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
+                              targets, hi=trained or 131072, beyond=s.ctx,
+                              ok=keeps_every_layer if held and not one_gpu else fits,
+                              margin_held=held and one_gpu, tried=tried, how=how)
+    # the chart draws every layer held on the GPU (its lines cross the limit, capacity less --fit's margin, about where
+    # the answer ends): the layers and split --fit chose at the context asked
+    basis, searched = ("all_on_gpu", pinned) if held else ("starts", relaunch)
+    if held and max_ctx is None and moved:
+        tried, how, held, basis, searched = [], [], False, "layers_in_ram", relaunch
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
+                                  tried=tried, how=how)
+    step = context_search_step(
+        tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
+        asked=s.ctx, asked_passes=fits(alloc) and not moved if held else fits(alloc), how=how)
+    return max_ctx, (step,), searched, held, basis
 
 
 def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int) -> bool:

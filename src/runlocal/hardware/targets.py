@@ -64,11 +64,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
             unified = getattr(dev, "unified_memory", False)
             cap = dev.gpu_usable_bytes if unified else (dev.cuda_total_bytes or dev.memory_bytes)
             if usable is not None:
-                if not any(n.startswith(f"{dev.name}: --vram {usable[k] / 2**30:.1f} ") for n in notes):
-                    notes.append(f"{dev.name}: --vram {usable[k] / 2**30:.1f} GiB planned as the memory it may use, "
-                                 f"not its {cap / 2**30:.1f} GiB (assumed: other programs hold the rest, or you set "
-                                 "that share); its bandwidth and kind are the catalog's")
-                cap = usable[k]
+                cap = _vram_said(dev, cap, usable[k], notes)
             elif dev.cuda_total_bytes and not unified and not any(n.startswith(dev.name + ":") for n in notes):
                 notes.append(f"{dev.name}: {dev.cuda_total_bytes / 2**30:.2f} GiB as CUDA reports its total "
                              f"(marketed {dev.memory_gib:g} GiB; {dev.cuda_total_source})")
@@ -128,6 +124,15 @@ def _vram_overrides(gpu: str, picked: list, sizes: list[int] | None) -> list[int
         if size > has:
             raise InputError(f"vram: {size / 2**30:g} GiB is more than {dev.name} has ({has / 2**30:.3g} GiB); with "
                              "a named GPU --vram is the memory it may use — drop --gpu to plan a GPU of that size")
+    return usable
+
+
+def _vram_said(dev, cap: int, usable: int, notes: list[str]) -> int:
+    """--vram's size for a catalog GPU, said once per size in the notes."""
+    if not any(n.startswith(f"{dev.name}: --vram {usable / 2**30:.1f} ") for n in notes):
+        notes.append(f"{dev.name}: --vram {usable / 2**30:.1f} GiB planned as the memory it may use, not its "
+                     f"{cap / 2**30:.1f} GiB (assumed: other programs hold the rest, or you set that share); its "
+                     "bandwidth and kind are the catalog's")
     return usable
 
 
