@@ -36,7 +36,7 @@ def test_vram_is_the_named_cards_usable_memory_and_says_so():
 
 
 @pytest.mark.parametrize("kw, words", [
-    (dict(gpu="rtx-4090", vram="32G"), "32 GiB is more than NVIDIA GeForce RTX 4090 has (23.6 GiB)"),
+    (dict(gpu="rtx-4090", vram="32G"), "32 GiB is more than NVIDIA GeForce RTX 4090 has (24 GiB)"),
     (dict(gpu="2x3090", vram="3x8G"), "3 sizes for the 2 GPUs"),
     (dict(gpu="none", vram="8G"), "drop --vram"),
 ])

@@ -118,9 +118,10 @@ def _vram_overrides(gpu: str, picked: list, sizes: list[int] | None) -> list[int
                          "per GPU")
     usable = sizes * len(picked) if len(sizes) == 1 else list(sizes)
     for dev, size in zip(picked, usable):
-        # a unified-memory chip's share may be raised up to its RAM (the ttm limit, hardware/unified_memory.py); a
-        # card gives what CUDA reports as its total where the catalog has it
-        has = dev.memory_bytes if getattr(dev, "unified_memory", False) else (dev.cuda_total_bytes or dev.memory_bytes)
+        # the marketed size: a unified-memory chip's share may be raised up to its RAM (the ttm limit,
+        # hardware/unified_memory.py), and a log's total (diagnose) may sit a hair above the catalog's rounded CUDA
+        # total (79.19 GiB read, 79.18 listed for an H100)
+        has = dev.memory_bytes
         if size > has:
             raise InputError(f"vram: {size / 2**30:g} GiB is more than {dev.name} has ({has / 2**30:.3g} GiB); with "
                              "a named GPU --vram is the memory it may use — drop --gpu to plan a GPU of that size")
