@@ -272,7 +272,8 @@ def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEsti
     # moves with the context, so each context is planned as llama-server would (--fit afresh: 13,056 for Llama-3.1-70B
     # on 2 × RTX 3090, where the split --fit chose at the context asked said 12,288 or 15,616)
     one_gpu = sum(t.kind != "cpu" for t in targets) == 1
-    pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0)
+    # (where --fit moved nothing, its settings are that already: the plans made for the context asked are reused)
+    pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0) if moved else s
     max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
                               targets, hi=trained or 131072, beyond=s.ctx,
                               ok=keeps_every_layer if held and not one_gpu else fits,
