@@ -286,7 +286,21 @@ def settled_plan(spec, settings, targets, notes: list[str], planner, *, gpu_name
     plan = settle_display(plan, gpu_named=gpu_named)
     plan = _settle_prompt_cache(plan)   # mlx_lm.server keeps earlier requests' KV caches (10 by default)
     plan = settle_shared(plan)      # unified memory: the CPU side shown with what the GPU side leaves of the RAM
-    return settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
+    plan = settle_loading(plan, ram_known=not ram_was_assumed(notes))   # host RAM the loader holds while loading
+    return _assumed_ram_shown(plan) if ram_was_assumed(notes) else plan
+
+
+def _assumed_ram_shown(plan: Plan) -> Plan:
+    """A plan settled at the RAM it needs (settle_assumed_ram: "runs, tight, if RAM ≥ 76 GiB") shows the RAM that
+    was assumed as the host's capacity, over-full where it is short, so the table, the bars, the chart and the JSON
+    say what the condition says (review18 finding 4: "CPU RAM 75.2 GiB of 76 GiB" beside "assumed 32 GiB")."""
+    from .hardware.targets import DEFAULT_RAM
+
+    devices = tuple(replace(d, capacity=DEFAULT_RAM) if d.kind == "cpu" and d.name == "CPU RAM" else d
+                    for d in plan.allocation.devices)
+    if devices == plan.allocation.devices:
+        return plan
+    return replace(plan, allocation=replace(plan.allocation, devices=devices))
 
 
 def _settle_prompt_cache(plan: Plan) -> Plan:

@@ -91,7 +91,8 @@ class _Plans:
             plan = settled_plan(self.spec, key[1], list(key[0]), notes, self.planner, gpu_named=True,
                                 with_fixes=False, with_concurrency=False)
             self._full[key] = {"quant": plan.weights.quant, "verdict": plan.verdict, "max_context": plan.max_context,
-                               **plan.speed, "command": unsloth_command(self.spec, quant, self.planner, plan.allocation.settings),
+                               "max_context_basis": plan.max_context_basis, **plan.speed,
+                               "command": unsloth_command(self.spec, quant, self.planner, plan.allocation.settings),
                                "conditions": list(plan.conditions)}
         return self._full[key]
 
@@ -100,7 +101,8 @@ class _Plans:
         from .weights import unsloth_command
 
         quick = self.quick(targets, quant)
-        return {"quant": quick.weights.quant, "verdict": quick.verdict, "max_context": None, **quick.speed,
+        return {"quant": quick.weights.quant, "verdict": quick.verdict, "max_context": None,
+                "max_context_basis": None, **quick.speed,
                 "command": unsloth_command(self.spec, quant, self.planner, quick.allocation.settings)}
 
 

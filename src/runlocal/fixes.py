@@ -309,12 +309,20 @@ def _context_and_concurrency(f: _Fixer) -> None:
     s, model = f.base, f.model
     ctx = s.ctx or 0
     compromise = f.plan.allocation.compromise or ""
-    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context and f.plan.max_context > ctx:
-        # --fit cut the context to fit: the longest -c that starts, --fit moving more to system memory for it
-        longer = f.plan.settings.with_(ctx=f.plan.max_context, n_gpu_layers=None, n_cpu_moe=0)
-        f.try_(f"Ask for context {f.plan.max_context:,} (-c {f.plan.max_context})", longer,
-               f"context {ctx:,} → {f.plan.max_context:,} tokens, --fit moving more to system memory", 3,
-               gains_context=True)
+    if f.all_on_gpu and "context shortened" in compromise and f.plan.max_context:
+        # --fit cut the context to fit: the plan's max context (every layer on the GPU, plan.max_context_basis) where
+        # it is longer, and the longest -c that starts with --fit moving layers to system memory for it
+        fresh, most = f.base.with_(n_gpu_layers=None, n_cpu_moe=0), f.plan.max_context
+        on_gpu = f.plan.max_context_basis == "all_on_gpu"
+        if most > ctx and on_gpu:
+            f.try_(f"Ask for context {most:,} (-c {most})", fresh.with_(ctx=most),
+                   f"context {ctx:,} → {most:,} tokens, every layer still on the GPU", 1, gains_context=True)
+        longest = (longest_context(f.runtime, model, f.plan.weights, fresh, f.targets,
+                                   hi=model.max_position_embeddings or 131072) if on_gpu else most)
+        if longest and longest > (max(ctx, most) if on_gpu else ctx):
+            f.try_(f"Ask for context {longest:,} (-c {longest})", fresh.with_(ctx=longest),
+                   f"context {ctx:,} → {longest:,} tokens, --fit moving layers to system memory", 3,
+                   gains_context=True)
         # a pooled engine: the plan's max context is already the longest max_model_len it starts with
         if f.plan.max_context and f.plan.max_context < ctx:
             f.try_(f"Reduce context to {f.plan.max_context:,}", s.with_(ctx=f.plan.max_context),
@@ -325,15 +333,20 @@ def _context_and_concurrency(f: _Fixer) -> None:
         trained = model.max_position_embeddings
         hi = min(ctx - 1, trained) if trained and ctx > trained else ctx - 1
         # the plan's max context (the largest that starts, searched finer) where it is below the context asked
-        top = f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi else None
+        # (not the all-on-GPU reading: it holds --fit's margin, which -ngl pinned in the fix's command need not)
+        top = (f.plan.max_context if f.plan.max_context and f.plan.max_context <= hi
+               and f.plan.max_context_basis != "all_on_gpu" else None)
         top_alloc = f.allocate(s.with_(ctx=top)) if top and f.runs(s.with_(ctx=top)) else None
         roomy = (top if top_alloc is not None and fits_verdict(top_alloc)
                  else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi, ok=fits_verdict))
         shorter = roomy or (top if top_alloc is not None
                             else longest_context(f.runtime, model, f.plan.weights, s, f.targets, hi=hi))
         # the plan's max context is the largest that starts; this one keeps every device under 90 % (review17 §15)
-        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context, starts but leaves less "
-               "room)" if roomy and f.plan.max_context and f.plan.max_context > roomy else "")
+        basis = f.plan.max_context_basis
+        reading = " with every layer on the GPU" if basis == "all_on_gpu" else ""
+        why = (f", the longest under the 90 % rule ({f.plan.max_context:,}, the max context{reading}, starts but "
+               "leaves less room)" if roomy and f.plan.max_context and f.plan.max_context > roomy
+               and basis != "layers_in_ram" else "")
         if shorter:
             f.try_(f"Reduce context to {shorter:,}", s.with_(ctx=shorter),
                    f"context {ctx:,} → {shorter:,} tokens{why}", 1)
@@ -647,6 +660,15 @@ def _more_gpus(f: _Fixer) -> None:
             return
 
 
+def _fit_placed(f: _Fixer) -> Settings | None:
+    """The plan's settings with the layers left to llama-server --fit, as the max-context search re-places them at
+    each context (plan.searched); None where the fixes already plan that way (the runtime placed nothing)."""
+    searched = f.plan.searched
+    if not f.all_on_gpu or searched is None or searched.llamacpp.n_gpu_layers is not None:
+        return None
+    return searched
+
+
 def _combined(f: _Fixer) -> None:
     """Nothing above alone: a smaller quant together with a shorter context, or with CPU layers."""
     s, model = f.base, f.model
@@ -661,12 +683,19 @@ def _combined(f: _Fixer) -> None:
             continue
         change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
         if s.ctx and s.ctx > floor:
-            ctx = longest_context(f.runtime, model, w, s.with_(quant=q), f.targets, lo=floor, hi=s.ctx - granule,
-                                  granule=granule)
-            if ctx:
-                f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", s.with_(quant=q, ctx=ctx),
-                       f"{change}, context {s.ctx:,} → {ctx:,} tokens", 3, quant=q)
-                found += 1
+            # every layer on the GPU (f.base) first; where llama-server --fit placed the layers (f.all_on_gpu), also
+            # as it would place them at the shorter context, layers in system memory allowed: a 70B Q3_K_M at -c
+            # 8192 on an 8 GB card with 32 GiB of RAM starts, where neither lever alone does (review18 finding 2)
+            for base, placed in ((s, ""), (_fit_placed(f), ", --fit placing the layers")):
+                if base is None:
+                    continue
+                ctx = longest_context(f.runtime, model, w, base.with_(quant=q), f.targets, lo=floor,
+                                      hi=s.ctx - granule, granule=granule)
+                if ctx:
+                    f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", base.with_(quant=q, ctx=ctx),
+                           f"{change}, context {s.ctx:,} → {ctx:,} tokens{placed}", 3, quant=q, levers=2)
+                    found += 1
+                    break
         current = _gpu_layers(f.plan.settings, model)
         # where the runtime's own fit already placed more layers than the search can return (it stops at
         # n_layers), the search's answer could not be offered: it is not made

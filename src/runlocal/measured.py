@@ -208,7 +208,8 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
                 f"prefill {prefill or '—'} tokens/s, ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
                 "used in place of the speed model; the ceilings are at least what ran",
                 "benchmark store (runlocal probe / verified /api/v1/benchmarks)")
-    return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc,
+    basis = plan.max_context_basis if max_ctx == plan.max_context else "measured"
+    return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc, max_context_basis=basis,
                    steps=plan.steps + (step,), measured=measured)
 
 

@@ -16,7 +16,7 @@ from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
 from .runtimes.llamacpp_layout import AUTO_SLOTS
-from .search import POOL_GRANULE, context_search_step, fits_room, longest_context, starts_one_request
+from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import (
@@ -54,6 +54,12 @@ class Plan:
     searched: Settings | None = field(default=None, repr=False, compare=False)
     searched_on: tuple[Target, ...] = field(default=(), repr=False, compare=False)
     margin_held: bool = False
+    # which reading max_context is (one per plan, whatever -c was asked): "all_on_gpu" (llama-server --fit placing
+    # the layers: the largest -c at which it moves nothing to system memory), "layers_in_ram" (no context keeps
+    # every layer on the GPU: the largest -c that starts with --fit moving some there), "starts" (the largest that
+    # starts as the settings place it: -ngl given, a CPU run, a pooled engine), "measured" (a stored verified run
+    # ran longer: measured.py); None without a max context
+    max_context_basis: str | None = None
     # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
     # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
     asked_quant: str | None = None
@@ -121,6 +127,7 @@ class Plan:
             # requests at once as the text says them (requests_at_once): llama-server's slots, a pool's requests
             "requests_at_once": requests_at_once(self),
             "max_context": self.max_context,
+            "max_context_basis": self.max_context_basis,
             "verdict": self.verdict,
             "conditions": list(self.conditions),
             "refusal": a.refusal,
@@ -264,7 +271,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
         lead_steps += (Step("trained context", beyond_trained_context(model, s.ctx, runtime.name) or "",
                             f"{trained:,}", "config.json max_position_embeddings, rope_scaling"),)
     search_steps: tuple[Step, ...] = ()
-    searched, held = s, False
+    searched, held, basis = s, False, "starts"
     if runtime.pools_kv:
         # the longest max_model_len the engine starts with: one request of it fits the pool (vLLM's
         # estimate_max_model_len bisects the same way). Not simply the pool's tokens: a sliding-window or Mamba
@@ -273,32 +280,8 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                                    ok=starts_one_request) if alloc.kv_cache_tokens else None)
         max_conc = alloc.max_concurrency
     else:
-        # llama-server --fit placed the layers for the context asked (-ngl, --n-cpu-moe the user left unset). Where it
-        # moved some off the GPU, the answer is the largest -c that starts when given, as it would be given: --fit
-        # places the layers again at each context tried, as llama-server does (with its layout frozen at the context
-        # asked, the answer depended on that context: gpt-oss-120b on an RTX 4090, 76,544 at 4K and 122,112 at 64K with
-        # 128 GiB RAM). Where it moved nothing (every layer on the GPU, the context perhaps cut), the answer is the
-        # largest -c at which --fit still moves nothing — every layer on the GPU and its 1 GiB left free on each:
-        # the same with or without --ctx (qwen3-4b on a 4090: not the trained 262,144, which --fit reaches only by
-        # moving 17 of 37 layers to RAM; the fixes offer that longer context with its cost).
-        chosen_ngl = s.llamacpp.n_gpu_layers
-        placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
-        fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
-        # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
-        fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
-        moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
-        relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, n_cpu_moe=settings.llamacpp.n_cpu_moe,
-                           override_tensor=settings.llamacpp.override_tensor,
-                           tensor_split=settings.llamacpp.tensor_split) if moved else s
-        held = placed and not moved and s.llamacpp.fit
-        tried: list[tuple[int, bool]] = []
-        how: list[str] = []
-        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
-                                  margin_held=held, tried=tried, how=how)
-        search_steps = (context_search_step(
-            tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
-            asked=s.ctx, asked_passes=fits(alloc), how=how),)
-        searched = relaunch
+        max_ctx, search_steps, searched, held, basis = _layered_max_context(runtime, model, weights, settings, alloc,
+                                                                            targets)
         max_conc = None
         if with_concurrency:
             most = largest_guided(1, 512, lambda n: fits_room(runtime, model, weights, s.with_(parallel=n), targets))
@@ -307,10 +290,59 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                 unsloth_command(model, asked_quant, runtime, s),
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant,
-                searched=searched, searched_on=tuple(targets), margin_held=held)
+                searched=searched, searched_on=tuple(targets), margin_held=held,
+                max_context_basis=basis if max_ctx else None)
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
+
+
+def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                         alloc: Allocation, targets: list[Target]):
+    """A llama.cpp-like plan's max context, one reading whatever -c was asked (review18 finding 3: 12,288 / 15,616 /
+    131,072 for one machine before): where llama-server --fit places the layers (-ngl left unset, a GPU), the largest
+    -c at which it keeps every layer on the GPU and cuts no context ("all_on_gpu"); only where no context does, the
+    largest -c that starts with --fit moving layers to system memory, placed again at each -c as llama-server would
+    ("layers_in_ram"; with the layout frozen at the context asked the answer moved with it: gpt-oss-120b on an RTX 4090,
+    76,544 at 4K and 122,112 at 64K with 128 GiB RAM); else the largest that starts as the settings place it
+    ("starts"). Returns (max context, the --explain step, the settings the chart draws, margin held, the reading)."""
+    s = alloc.settings
+    trained = model.max_position_embeddings
+    chosen_ngl = s.llamacpp.n_gpu_layers
+    placed = settings.llamacpp.n_gpu_layers is None and chosen_ngl is not None
+    fit_cpu_moe = 0 if settings.llamacpp.n_cpu_moe else s.llamacpp.n_cpu_moe   # experts --fit held back
+    # on several GPUs --fit writes its own -ts and, for MoE, -ot rules holding experts back (llamacpp_fit_devices)
+    fit_ot = not settings.llamacpp.override_tensor and any(buf == "CPU" for _, buf in s.llamacpp.override_tensor)
+    moved = placed and (fit_ot or not all_layers_on_gpu(model, chosen_ngl, fit_cpu_moe))
+    mine = dict(n_cpu_moe=settings.llamacpp.n_cpu_moe, override_tensor=settings.llamacpp.override_tensor,
+                tensor_split=settings.llamacpp.tensor_split)     # the user's, --fit's own -ts / -ot dropped
+    relaunch = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine) if moved else s
+    fresh = s.with_(n_gpu_layers=settings.llamacpp.n_gpu_layers, **mine)
+    held = placed and bool(s.llamacpp.fit) and any(t.kind != "cpu" for t in targets)   # a CPU run has no GPU
+    tried: list[tuple[int, bool]] = []
+    how: list[str] = []
+    # on one GPU there is no split to choose: every layer pinned there with --fit's margin held is what --fit keeps (a
+    # cheap search: the bytes without compute buffers rule most contexts out unplanned); over several, --fit's -ts
+    # moves with the context, so each context is planned as llama-server would (--fit afresh: 13,056 for Llama-3.1-70B
+    # on 2 × RTX 3090, where the split --fit chose at the context asked said 12,288 or 15,616)
+    one_gpu = sum(t.kind != "cpu" for t in targets) == 1
+    # (where --fit moved nothing, its settings are that already: the plans made for the context asked are reused)
+    pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0) if moved else s
+    max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
+                              targets, hi=trained or 131072, beyond=s.ctx,
+                              ok=keeps_every_layer if held and not one_gpu else fits,
+                              margin_held=held and one_gpu, tried=tried, how=how)
+    # the chart draws every layer held on the GPU (its lines cross the limit, capacity less --fit's margin, about where
+    # the answer ends): the layers and split --fit chose at the context asked
+    basis, searched = ("all_on_gpu", pinned) if held else ("starts", relaunch)
+    if held and max_ctx is None and moved:
+        tried, how, held, basis, searched = [], [], False, "layers_in_ram", relaunch
+        max_ctx = longest_context(runtime, model, weights, relaunch, targets, hi=trained or 131072, beyond=s.ctx,
+                                  tried=tried, how=how)
+    step = context_search_step(
+        tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
+        asked=s.ctx, asked_passes=fits(alloc) and not moved if held else fits(alloc), how=how)
+    return max_ctx, (step,), searched, held, basis
 
 
 def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int) -> bool:

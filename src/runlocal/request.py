@@ -72,7 +72,8 @@ class CheckRequest:
                                     "GPU's vendor)")
     gpu: str | None = _opt(None, "--gpu", max_length=200, help="catalog name ('4090', '2x3090'), 'auto', or 'none'")
     vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="sizes",
-                            help="GPU memory, e.g. 24G; several GPUs: 2x24G or 24G,16G")
+                            help="GPU memory, e.g. 24G; several GPUs: 2x24G or 24G,16G; beside a catalog "
+                                 "--gpu, the memory it may use of each (no more than it has)")
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size",
                            help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
                                 "otherwise the answer says how much RAM it needs)")

@@ -90,6 +90,11 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
         a = runtime.allocate(model, weights, at, targets)
+        if ok is keeps_every_layer:       # the room --fit's margin leaves (it moves a layer past it); none once moved
+            kept_free = getattr(runtime, "kept_free", None)
+            kept = kept_free(at, targets, held=True) if kept_free is not None else {}
+            left = room(a) if not a.compromise else None
+            return ok(a), {k: r - kept.get(k, 0) for k, r in left.items()} if left else None
         return ok(a), room(a, tight=True)
 
     def pivot_compute() -> dict[str, int]:
@@ -99,7 +104,7 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         devices = runtime.allocate(model, weights, at, targets).devices
         return {k: d.compute for k, d in zip(device_keys(d.name for d in devices), devices)}
 
-    if ok is fits or ok is fits_verdict:
+    if ok is fits or ok is fits_verdict or ok is keeps_every_layer:
         top = max(1, hi // granule)
         units = _guided_by_runtime(runtime, model, weights, settings, targets, granule, max(1, lo // granule), top,
                                    probe, answered, how) if ok is fits and not margin_held else None
@@ -195,6 +200,12 @@ def context_search_step(tried: list[tuple[int, bool]], longest: int | None, pass
                   "plans bracket — not a promise that every shorter -c starts, nor that no longer one does")
     return Step("max context", words, f"{longest:,}" if longest else "none",
                 "search.py longest_context, boundary.py largest_guided")
+
+
+def keeps_every_layer(a: Allocation) -> bool:
+    """The plan starts and llama-server --fit moved nothing to system memory and cut no context (its compromise,
+    which says either, is empty): what the max context's "all on the GPU" reading asks of each context (plan.py)."""
+    return fits(a) and not a.compromise
 
 
 def fits_verdict(a: Allocation) -> bool:

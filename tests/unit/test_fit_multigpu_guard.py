@@ -28,8 +28,11 @@ BEFORE = [({'gpu': '2x3090', 'model': 'glm-4.5-air', 'ram': '64G'}, 4096, 47, (1
    ('blk\\.(13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35)\\.ffn_(up|down|gate_up|gate)_(ch|)exps',
     'CPU')),
   (11664993683, 11486694556, 41818973409), 131072),
+ # max context 12,288 → 13,056 on purpose (review18 finding 3): the largest -c at which --fit, placing afresh at
+ # each -c, keeps every layer on the GPU — 12,288 held the split --fit chose at 11,776 (and said 15,616 at -c 8192);
+ # tests/unit/test_max_context_reading.py plans 13,056 and 13,312 to check the edge
  ({'gpu': '2x3090', 'model': 'llama-3.3-70b', 'ram': '64G'}, 11776, 81, (40.0, 41.0), (),
-  (23513090576, 24146185023, 767310951), 12288),
+  (23513090576, 24146185023, 767310951), 13056),
  ({'gpu': '4xrtx-3090', 'model': 'qwen3-235b-a22b', 'ram': '192G'}, 4096, 95, (15.0, 16.0, 15.0, 49.0),
   (('blk\\.14\\.ffn_down.*', 'CUDA1'), ('blk\\.30\\.ffn_(gate|up|gate_up|down).*', 'CUDA2'),
    ('blk\\.45\\.ffn_(gate|gate_up|down).*', 'CUDA3'), ('blk\\.59\\.ffn_(gate|gate_up|down).*', 'CPU'),

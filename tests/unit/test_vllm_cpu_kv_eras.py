@@ -120,10 +120,11 @@ def _detected(monkeypatch, total_gib: int, free_gib: int):
 
 
 def test_v0_20_to_v0_32_refuse_at_start_up_where_the_share_is_not_free(monkeypatch):
-    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.92) = ceil(64 GiB × 0.92) = 63,221,918,598 B =
-    # 58.88 GiB (0.92: --gpu-memory-utilization's default from 0.20.0, fixes18a's reading of the wheels) > the 48 GiB free now → ValueError "… on startup is less than desired CPU memory utilization" before
-    # the model loads. 0.33.0 dropped that check; its determine_available_memory still refuses the KV request
-    # (requested − the worker's RSS) above what the loaded worker leaves (48 GiB − RSS): the same 58.88 > 48.
+    # CPUWorker.__init__ (0.20.0–0.32.0): requested = ceil(MemTotal × 0.92) = ceil(64 GiB × 0.92) = 63,221,918,598 B
+    # = 58.88 GiB (0.92: --gpu-memory-utilization's default from 0.20.0, read from the wheels by fixes18a) > the 48 GiB
+    # free now → ValueError "… on startup is less than desired CPU memory utilization" before the model loads. 0.33.0
+    # dropped that check; its determine_available_memory still refuses the KV request (requested − the worker's RSS)
+    # above what the loaded worker leaves (48 GiB − RSS): the same 58.88 > 48.
     _detected(monkeypatch, 64, 48)
     requested = math.ceil(64 * GiB * 0.92)
     assert requested == 63_221_918_598 and round(requested / GiB, 2) == 58.88

@@ -38,18 +38,20 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
             notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
         return [Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM)], notes
     host: Target | None = None
-    if vram:
-        sizes = parse_sizes(vram, field="vram")
+    sizes = parse_sizes(vram, field="vram") if vram else None
+    picked = _named_devices(gpu, raise_unknown=sizes is None) if gpu_key else None
+    if sizes is not None and picked is None:
+        # GPUs known by their memory alone; a name the catalog does not know only labels them
         for i, size in enumerate(sizes):
             name = gpu or "GPU"
             targets.append(Target(name if len(sizes) == 1 else f"{name} #{i}", "gpu", size, None, size))
     else:
-        from .catalog import parse_device_spec, variant_notes
+        from .catalog import variant_notes
 
-        assert gpu is not None              # no --vram and gpu_key is neither '' nor 'auto'
-        picked = parse_device_spec(gpu)
+        assert gpu is not None and picked is not None     # no --vram: gpu_key is neither '' nor 'auto'
         notes += variant_notes(gpu)          # "m3 max" → the 36 GB one: said, with the other sizes
-        for dev in picked:
+        usable = _vram_overrides(gpu, picked, sizes)
+        for k, dev in enumerate(picked):
             if dev.kind == "cpu":
                 # A CPU-only system: its RAM is the host, planned as a CPU run (or the host beside GPUs).
                 if host is not None:
@@ -61,7 +63,9 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 continue
             unified = getattr(dev, "unified_memory", False)
             cap = dev.gpu_usable_bytes if unified else (dev.cuda_total_bytes or dev.memory_bytes)
-            if dev.cuda_total_bytes and not unified and not any(n.startswith(dev.name + ":") for n in notes):
+            if usable is not None:
+                cap = _vram_said(dev, cap, usable[k], notes)
+            elif dev.cuda_total_bytes and not unified and not any(n.startswith(dev.name + ":") for n in notes):
                 notes.append(f"{dev.name}: {dev.cuda_total_bytes / 2**30:.2f} GiB as CUDA reports its total "
                              f"(marketed {dev.memory_gib:g} GiB; {dev.cuda_total_source})")
             targets.append(Target(dev.name, "unified" if unified else "gpu", cap, dev.bandwidth_gbs, dev.memory_bytes))
@@ -86,6 +90,51 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     if not ram_bytes:
         notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
     return targets, notes
+
+
+def _named_devices(gpu: str | None, raise_unknown: bool) -> list | None:
+    """The catalog's devices for --gpu; None where the catalog does not know the name and --vram sizes the GPUs (the
+    name then only labels them); without --vram, the catalog's own error."""
+    from .catalog import UnknownDeviceError, parse_device_spec
+
+    try:
+        return parse_device_spec(gpu or "")
+    except UnknownDeviceError:
+        if raise_unknown:
+            raise
+        return None
+
+
+def _vram_overrides(gpu: str, picked: list, sizes: list[int] | None) -> list[int] | None:
+    """--vram beside a GPU the catalog knows: the memory each may use (README: "--vram … the memory runlocal may use
+    of a named GPU"), one size for all or one per GPU, never more than the card has: a 12 GiB "rtx-4090" is a 4090
+    with 12 GiB free, said in the notes, not a card of 12 GiB (review18 finding 10)."""
+    if sizes is None:
+        return None
+    if any(d.kind == "cpu" for d in picked):
+        raise InputError(f"vram: --gpu {gpu} names a CPU system; drop --vram (--ram sizes its memory)")
+    if len(sizes) not in (1, len(picked)):
+        raise InputError(f"vram: {len(sizes)} sizes for the {len(picked)} GPUs of --gpu {gpu}; give one size or one "
+                         "per GPU")
+    usable = sizes * len(picked) if len(sizes) == 1 else list(sizes)
+    for dev, size in zip(picked, usable):
+        # the marketed size: a unified-memory chip's share may be raised up to its RAM (the ttm limit,
+        # hardware/unified_memory.py), and a log's total (diagnose) may sit a hair above the catalog's rounded CUDA
+        # total (79.19 GiB read, 79.18 listed for an H100)
+        has = dev.memory_bytes
+        if size > has:
+            raise InputError(f"vram: {size / 2**30:g} GiB is more than {dev.name} has ({has / 2**30:.3g} GiB); with "
+                             "a named GPU --vram is the memory it may use — drop --gpu to plan a GPU of that size")
+    return usable
+
+
+def _vram_said(dev, cap: int, usable: int, notes: list[str]) -> int:
+    """--vram's size for a catalog GPU, said once per size in the notes."""
+    if not any(n.startswith(f"{dev.name}: --vram {usable / 2**30:.1f} ") for n in notes):
+        notes.append(f"{dev.name}: --vram {usable / 2**30:.1f} GiB planned as the memory it may use, not its "
+                     f"{cap / 2**30:.1f} GiB (assumed: other programs hold the rest, or you set that share); its "
+                     "bandwidth and kind are the catalog's")
+    return usable
 
 
 def _catalog_bandwidth(name: str) -> float | None:

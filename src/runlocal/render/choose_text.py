@@ -24,6 +24,10 @@ def _wrapped(lines: list[str], width: int | None = None) -> str:
     return "\n".join(out)
 
 
+# what a compare row's max context counts (plan.Plan.max_context_basis; check's words: render/text.py)
+CONTEXT_BASIS_SHORT = {"all_on_gpu": "all on GPU", "layers_in_ram": "layers in RAM"}
+
+
 def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
     return none if v is None else fmt.format(v)
 
@@ -115,7 +119,9 @@ def render_compare(rows: list[dict[str, Any]]) -> str:
             *([("best quant alone", lambda r: r.get("best_quant") or "—")] if any(
                 r.get("best_quant") not in (None, r.get("quant")) for r in rows) else []),
             ("verdict", lambda r: r.get("verdict") or "—"),
-            ("max context", lambda r: _num(r.get("max_context"), "{:,}")),
+            ("max context", lambda r: _num(r.get("max_context"), "{:,}")
+             + (f" ({CONTEXT_BASIS_SHORT[r['max_context_basis']]})" if r.get("max_context") and
+                r.get("max_context_basis") in CONTEXT_BASIS_SHORT else "")),
             (_decode_label(rows), lambda r: _num(r.get("decode_tokens_per_s"))),
             ("decode, short ctx", lambda r: _num(r.get("decode_short_tokens_per_s"))),
             ("prefill tok/s", lambda r: _num(r.get("prefill_tokens_per_s"))),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rich.console import Console
@@ -135,6 +136,15 @@ def _weights_label(plan: Plan) -> str:
     return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
 
 
+def _ram_condition(plan: Plan) -> str:
+    """" if RAM ≥ 76 GiB" where the verdict holds only with more RAM than the host shows (an assumed size, drawn
+    over-full: check._assumed_ram_shown), as the plan's condition gives the size; else ""."""
+    short = any(d.kind == "cpu" and 0 < d.capacity < d.total for d in plan.allocation.devices)
+    found = (re.search(r"if RAM ≥ (\d+) GiB", c) for c in getattr(plan, "conditions", ()))
+    size = next((m.group(1) for m in found if m), None)
+    return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
+
+
 def _render_header(plan: Plan, console: Console) -> None:
     """The verdict line, what it means, and the conditions, warnings, refusal and compromise under it."""
     m, s, a = plan.model, plan.settings, plan.allocation
@@ -144,6 +154,7 @@ def _render_header(plan: Plan, console: Console) -> None:
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
     slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
+    label += _ram_condition(plan)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
@@ -262,9 +273,21 @@ def _say(console: Console, text: Text, indent: int = 2, hang: int = 0) -> None:
     console.print(Padding(text, (0, 0, 0, indent), expand=False))
 
 
+# what the max context counts, one reading per plan whatever -c was asked (plan.Plan.max_context_basis): the same words
+# in check, compare and the site
+MAX_CONTEXT_BASIS = {
+    "all_on_gpu": "every layer on the GPU: the largest -c at which llama-server --fit moves nothing to system memory; "
+                  "past it --fit moves layers there, slower",
+    "layers_in_ram": "with layers in system memory: no context keeps every layer on the GPU; the largest -c that "
+                     "starts, --fit moving what it must",
+    "starts": "the largest that starts",
+    "measured": "a verified run stored here ran at it",
+}
+
+
 def limit_phrases(plan: Plan) -> list[str]:
     """The limits line, each figure with what it counts: per GPU or in all, per request or in all."""
-    a, s = plan.allocation, plan.settings
+    a = plan.allocation
     out = [kv_per_token_phrase(plan)]
     if a.kv_cache_tokens is not None:
         logged = getattr(plan.planner, "pool_words", lambda _: None)(a)   # vLLM: a hybrid model's per-group count
@@ -273,21 +296,10 @@ def limit_phrases(plan: Plan) -> list[str]:
         out.append("max context: none (the build cannot load the model)")
     elif not plan.max_context:
         out.append("max context: none fits")
-    elif fit_said := (a.compromise if s.llamacpp.fit and engine(s.runtime).ggml else None):   # not SGLang's own
-        if "context shortened" in fit_said and _all_layers_on_gpu(plan):
-            out.append(f"max context {plan.max_context:,} per request (the largest -c at which --fit keeps every "
-                       f"layer on the GPU; without -c, it chose {s.ctx:,})")
-        elif "context shortened" in fit_said:
-            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts when given; "
-                       f"without -c, --fit chose {s.ctx:,})")
-        elif any(d.kind != "cpu" for d in a.devices):
-            out.append(f"max context {plan.max_context:,} per request (the largest -c that starts; --fit moves "
-                       "what it must to system memory)")
-        else:
-            out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
     else:
-        # the largest that starts (search.py); a fix may offer a shorter one that keeps the 90 % rule's room
-        out.append(f"max context {plan.max_context:,} per request (the largest that starts)")
+        cut = a.compromise and "context shortened" in a.compromise
+        out.append(f"max context {plan.max_context:,} per request ({MAX_CONTEXT_BASIS[plan.max_context_basis or 'starts']}"
+                   + (f"; without -c, --fit chose {plan.settings.ctx:,})" if cut else ")"))
     concurrency = concurrency_phrase(plan)
     if concurrency:
         out.append(concurrency)
