@@ -313,12 +313,13 @@ class DecoderGraph:
 
     def moe(self, cur: Tensor, il: int, n_expert: int, n_used: int, norm_w: bool,
             gating: str = "softmax", gate_inp_b: Tensor | None = None, exp_probs_b: Tensor | None = None,
-            w_scale: bool = False, oai: bool = False) -> Tensor:
+            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None) -> Tensor:
         """llama-graph.cpp build_moe_ffn: router logits → probs → top-k ids → weights; mul_mat_id for up, gate,
         down over the n_used chosen experts; the weighted experts summed by views and adds."""
         g = self.g
         n_embd, n_tokens = cur.ne[0], cur.ne[1]
-        logits = g.mul_mat(self.lw(il, "ffn_gate_inp.weight"), cur, name=f"ffn_moe_logits-{il}")  # type: ignore[arg-type]
+        if logits is None:      # (nemotron_h_moe passes the router's logits in: probs_in)
+            logits = g.mul_mat(self.lw(il, "ffn_gate_inp.weight"), cur, name=f"ffn_moe_logits-{il}")  # type: ignore[arg-type]
         if gate_inp_b is not None:
             logits = g.add(logits, gate_inp_b)
         if gating == "softmax":
@@ -355,6 +356,7 @@ class DecoderGraph:
         if gb is not None:
             x = g.new(x.type, x.ne, "ADD_ID", (x, gb, selected))
         x = g.glu_split(x, up) if gate_w is not None else g.unary("UNARY", x)
+        x = g.unary("SQR", x) if act == "relu_sqr" else x      # LLM_FFN_RELU_SQR: ggml_relu, then ggml_sqr
         experts = g.mul_mat_id(self.lw(il, "ffn_down_exps.weight"), x, selected)  # type: ignore[arg-type]
         db = self.lw(il, "ffn_down_exps.bias")
         if db is not None:
@@ -715,8 +717,9 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 # the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
+from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H: arch_ssm.py)
 
-BUILDERS.update(_HYBRID_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
