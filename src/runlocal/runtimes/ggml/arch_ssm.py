@@ -90,4 +90,5 @@ def _moe_layer(b: DecoderGraph, cur: Tensor, il: int) -> Tensor:
     return g.add(out, _relu_sqr_ffn(b, cur, il, "_shexp"))
 
 
-BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"nemotron_h": build_nemotron_h}
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"nemotron_h": build_nemotron_h,
+                                                       "nemotron_h_moe": build_nemotron_h}
