@@ -717,9 +717,10 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 # the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
+from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX: arch_moe.py)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H: arch_ssm.py)
 
-BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
