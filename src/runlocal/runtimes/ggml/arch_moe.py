@@ -149,4 +149,5 @@ def build_dbrx(b: DecoderGraph) -> None:
     g.expand(cur)
 
 
-BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"glm4moe": build_glm4moe, "minimax-m2": build_minimax_m2}
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"glm4moe": build_glm4moe, "minimax-m2": build_minimax_m2,
+                                                       "dbrx": build_dbrx}
