@@ -1,12 +1,14 @@
 """llama.cpp's graphs for the state-space hybrids beyond Granite 4.0-H: Nemotron-H (``nemotron_h``) and Nemotron 3
-(``nemotron_h_moe``) — Mamba-2, attention and FFN-only blocks, each one residual block of its own — and Jamba
-(``jamba``): Mamba-1 or attention, then a dense or MoE FFN, in every block.
+(``nemotron_h_moe``) — Mamba-2, attention and FFN-only blocks, each one residual block of its own —, Jamba
+(``jamba``): Mamba-1 or attention, then a dense or MoE FFN, in every block; Falcon-H1 (``falcon-h1``): attention and
+Mamba-2 side by side in every block, then an FFN; and Mamba (``mamba``): Mamba-1 blocks alone.
 
 Mirrors, op for op and in their expansion order (which decides ggml-alloc's placement), the llama.cpp that
 llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
 - src/models/nemotron-h.cpp: llama_model_nemotron_h::graph::graph, build_attention_layer (no RoPE),
   build_ffn_layer (squared-ReLU FFN, or sigmoid-routed experts with a shared expert);
 - src/models/jamba.cpp llama_model_jamba::graph::graph (no RoPE; softmax-routed experts, weights not normalized);
+- src/models/falcon-h1.cpp, mamba.cpp (build_rs_inp: the state-copy input alone);
 - src/models/mamba-base.cpp build_mamba_layer (_mamba1, cparams.n_rs_seq 0) and build_mamba2_layer (arch._mamba2),
   src/llama-graph.cpp build_inp_mem_hybrid, build_ffn
   (LLM_FFN_RELU_SQR: ggml_relu then ggml_sqr), build_moe_ffn.
@@ -185,5 +187,53 @@ def build_jamba(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
+def build_falcon_h1(b: DecoderGraph) -> None:
+    """llama_model_falcon_h1::graph::graph: attention (RoPE) and a Mamba-2 mixer over the same normed input, their
+    sum and the residual, then the FFN. The norm is built twice (build_norm per branch), and the gather of the
+    last block's mixer sum is never expanded (cur is reassigned), so only the residual's rows are gathered."""
+    from .arch import _mamba2, _qkv
+
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    rs = _rs_inputs(b)
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        attn_out = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        cur = g.add(attn_out, _mamba2(b, rs, cur, il))
+        inpSA = g.add(cur, inpSA)
+        if il == m.n_layers - 1:
+            inpSA = g.get_rows(inpSA, out_ids)
+        # llama.cpp loads this norm as tn(LLM_TENSOR_FFN_NORM, i): "blk.N.ffn_norm", no ".weight"
+        cur = b.norm(inpSA, b.lw(il, "ffn_norm") or b.lw(il, "ffn_norm.weight"), il=il)
+        cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"),  # type: ignore[arg-type]
+                    up_b=b.lw(il, "ffn_up.bias"), down_b=b.lw(il, "ffn_down.bias"))
+        inpL = g.add(cur, inpSA)
+    b.output(inpL)
+
+
+def build_mamba(b: DecoderGraph) -> None:
+    """llama_model_mamba::graph::graph for Mamba-1: norm, the mixer, the residual."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    rs = _rs_inputs(b)
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        cur = _mamba1(b, rs, b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il), il)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpL = g.get_rows(inpL, out_ids)
+        inpL = g.add(cur, inpL)
+    b.output(inpL)
+
+
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"nemotron_h": build_nemotron_h,
-                                                       "nemotron_h_moe": build_nemotron_h, "jamba": build_jamba}
+                                                       "nemotron_h_moe": build_nemotron_h, "jamba": build_jamba,
+                                                       "falcon-h1": build_falcon_h1}
