@@ -236,4 +236,4 @@ def build_mamba(b: DecoderGraph) -> None:
 
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"nemotron_h": build_nemotron_h,
                                                        "nemotron_h_moe": build_nemotron_h, "jamba": build_jamba,
-                                                       "falcon-h1": build_falcon_h1}
+                                                       "falcon-h1": build_falcon_h1, "mamba": build_mamba}
