@@ -711,6 +711,7 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
     "llama": build_llama_like, "qwen3": build_llama_like, "qwen3moe": build_llama_like, "phi3": build_llama_like,
     "gemma2": build_gemma, "gemma3": build_gemma, "gpt-oss": build_openai_moe,
     "deepseek2": build_deepseek2, "granitehybrid": build_granite_hybrid,
+    "qwen2": build_llama_like,      # qwen2.cpp: llama's graph with Q/K/V biases (measurements/llamacpp_h200)
 }
 
 
