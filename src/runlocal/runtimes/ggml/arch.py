@@ -427,8 +427,9 @@ def _qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_
 
 
 def build_llama_like(b: DecoderGraph) -> None:
-    """src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp, phi3.cpp: pre-norm attention (optional Q/K norms, rope
-    factors, fused QKV) and a dense, fused-gate_up or MoE FFN."""
+    """src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp, phi3.cpp, qwen2.cpp (Q/K/V biases), granite.cpp (whose
+    multipliers add only in-place SCALE nodes): pre-norm attention (optional Q/K norms, rope factors, fused QKV) and
+    a dense, fused-gate_up or MoE FFN."""
     g, m = b.g, b.m
     arch = m.family
     inpL = b.build_inp_embd()
@@ -711,7 +712,7 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
     "llama": build_llama_like, "qwen3": build_llama_like, "qwen3moe": build_llama_like, "phi3": build_llama_like,
     "gemma2": build_gemma, "gemma3": build_gemma, "gpt-oss": build_openai_moe,
     "deepseek2": build_deepseek2, "granitehybrid": build_granite_hybrid,
-    "qwen2": build_llama_like,      # qwen2.cpp: llama's graph with Q/K/V biases (measurements/llamacpp_h200)
+    **dict.fromkeys(("qwen2", "granite", "granitemoe"), build_llama_like),    # measurements/llamacpp_h200
 }
 
 
