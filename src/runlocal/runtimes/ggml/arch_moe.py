@@ -1,5 +1,5 @@
 """llama.cpp's graphs for MoE families beyond the llama-like ones: GLM-4.5 / 4.6 (``glm4moe``), MiniMax M2
-(``minimax-m2``), DBRX (``dbrx``).
+(``minimax-m2``), DBRX (``dbrx``), Qwen1.5 / Qwen2 MoE (``qwen2moe``).
 
 Mirrors, op for op and in their expansion order (which decides ggml-alloc's placement), the llama.cpp that
 llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
@@ -11,6 +11,8 @@ llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
   experts with the selection bias, no shared expert;
 - src/models/dbrx.cpp llama_model_dbrx::graph::graph: layer norms (no bias), the fused QKV projection clamped to
   ±f_clamp_kqv (build_qkv), RoPE, and softmax-routed experts after attn_output_norm;
+- src/models/qwen2moe.cpp: llama's attention with Q/K/V biases, softmax-routed experts (weights not normalized)
+  plus a shared expert scaled by its sigmoid gate, computed as silu(x) / x;
 - src/llama-graph.cpp build_qkv, build_attn, build_ffn, build_moe_ffn (arch.DecoderGraph).
 Pure computation, no I/O.
 """
@@ -149,5 +151,36 @@ def build_dbrx(b: DecoderGraph) -> None:
     g.expand(cur)
 
 
+def build_qwen2moe(b: DecoderGraph) -> None:
+    """llama_model_qwen2moe::graph::graph."""
+    from .arch import _qkv
+
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
+        moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
+        gate_inp = g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur)  # type: ignore[arg-type]
+        gate = g.new(gate_inp.type, gate_inp.ne, "DIV", (g.unary("UNARY", gate_inp), gate_inp))
+        shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
+                      b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+        cur = g.add(moe_out, g.mul(shexp, gate))
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"glm4moe": build_glm4moe, "minimax-m2": build_minimax_m2,
-                                                       "dbrx": build_dbrx}
+                                                       "dbrx": build_dbrx, "qwen2moe": build_qwen2moe}
