@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .blocks import gguf_type, qkv
 from .types import FLAG_OUTPUT, row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -30,8 +31,6 @@ if TYPE_CHECKING:    # arch.py registers these builders (and imports this module
 
 def build_glm4moe(b: DecoderGraph) -> None:
     """llama_model_glm4_moe::graph::graph (text-only RoPE; no NextN rows: cparams.embeddings_nextn is off)."""
-    from .arch import _qkv
-
     g, m = b.g, b.m
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
@@ -41,7 +40,7 @@ def build_glm4moe(b: DecoderGraph) -> None:
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
         if qn is not None:
             q = b.norm(q, qn, il=il)
@@ -101,8 +100,6 @@ def _experts_3d(b: DecoderGraph, il: int) -> None:
     """A DBRX checkpoint stores each expert stack as one [n_expert × n_ff, n_embd] matrix; convert_hf_to_gguf.py
     (DbrxModel.modify_tensors) writes it as {n_embd, n_ff, n_expert} (down: {n_ff, n_embd, n_expert}), the shape
     build_moe_ffn's mul_mat_id reads. Registers the GGUF's shapes where the spec has the checkpoint's."""
-    from .arch import _gguf_type
-
     n_exp, n_embd = b.m.n_experts, b.n_embd
     for kind in ("gate", "up", "down"):
         name = f"blk.{il}.ffn_{kind}_exps.weight"
@@ -111,7 +108,7 @@ def _experts_3d(b: DecoderGraph, il: int) -> None:
             continue
         n_ff = info.numel // (n_exp * n_embd)
         ne = (n_ff, n_embd, n_exp) if kind == "down" else (n_embd, n_ff, n_exp)
-        b._weights[name] = b.g.weight(_gguf_type(info.dtype), ne, name, il, is_weight=True)
+        b._weights[name] = b.g.weight(gguf_type(info.dtype), ne, name, il, is_weight=True)
 
 
 def build_dbrx(b: DecoderGraph) -> None:
@@ -153,8 +150,6 @@ def build_dbrx(b: DecoderGraph) -> None:
 
 def build_qwen2moe(b: DecoderGraph) -> None:
     """llama_model_qwen2moe::graph::graph."""
-    from .arch import _qkv
-
     g, m = b.g, b.m
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
@@ -164,7 +159,7 @@ def build_qwen2moe(b: DecoderGraph) -> None:
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
         if il == m.n_layers - 1:

@@ -9,7 +9,7 @@ llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
   build_ffn_layer (squared-ReLU FFN, or sigmoid-routed experts with a shared expert);
 - src/models/jamba.cpp llama_model_jamba::graph::graph (no RoPE; softmax-routed experts, weights not normalized);
 - src/models/falcon-h1.cpp, mamba.cpp (build_rs_inp: the state-copy input alone);
-- src/models/mamba-base.cpp build_mamba_layer (_mamba1, cparams.n_rs_seq 0) and build_mamba2_layer (arch._mamba2),
+- src/models/mamba-base.cpp build_mamba_layer (_mamba1, cparams.n_rs_seq 0) and build_mamba2_layer (blocks.mamba2),
   src/llama-graph.cpp build_inp_mem_hybrid, build_ffn
   (LLM_FFN_RELU_SQR: ggml_relu then ggml_sqr), build_moe_ffn.
 cparams.embeddings_nextn_masked is false (src/llama-context.cpp), so no block gathers the output rows: every block
@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .blocks import mamba2, qkv
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import FLAG_OUTPUT, Tensor
@@ -46,8 +47,6 @@ def _relu_sqr_ffn(b: DecoderGraph, cur: Tensor, il: int, kind: str = "") -> Tens
 
 def build_nemotron_h(b: DecoderGraph) -> None:
     """llama_model_nemotron_h::graph::graph: norm, then a Mamba-2 mixer, attention or an FFN, and the residual."""
-    from .arch import _mamba2, _qkv
-
     g, m = b.g, b.m
     inpL = b.build_inp_embd()
     rs = _rs_inputs(b)          # build_inp_mem_hybrid: the state-copy input, then the attention inputs
@@ -58,10 +57,10 @@ def build_nemotron_h(b: DecoderGraph) -> None:
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
         if layer.recurrent is not None:
-            cur = _mamba2(b, rs, cur, il)
+            cur = mamba2(b, rs, cur, il)
         elif layer.attention is not None:
             a = layer.attention
-            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
             cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
         elif b.lw(il, "ffn_gate_inp.weight") is None:
             cur = _relu_sqr_ffn(b, cur, il)
@@ -158,8 +157,6 @@ def _mamba1(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
 
 def build_jamba(b: DecoderGraph) -> None:
     """llama_model_jamba::graph::graph: norm, Mamba-1 or attention, the residual, norm, a dense or MoE FFN."""
-    from .arch import _qkv
-
     g, m = b.g, b.m
     inpL = b.build_inp_embd()
     rs = _rs_inputs(b)
@@ -172,7 +169,7 @@ def build_jamba(b: DecoderGraph) -> None:
             cur = _mamba1(b, rs, cur, il)
         else:
             a = layer.attention
-            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
             cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
         if il == m.n_layers - 1:
             cur = g.get_rows(cur, out_ids)
@@ -191,8 +188,6 @@ def build_falcon_h1(b: DecoderGraph) -> None:
     """llama_model_falcon_h1::graph::graph: attention (RoPE) and a Mamba-2 mixer over the same normed input, their
     sum and the residual, then the FFN. The norm is built twice (build_norm per branch), and the gather of the
     last block's mixer sum is never expanded (cur is reassigned), so only the residual's rows are gathered."""
-    from .arch import _mamba2, _qkv
-
     g, m = b.g, b.m
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
@@ -203,11 +198,11 @@ def build_falcon_h1(b: DecoderGraph) -> None:
         a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         attn_out = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        cur = g.add(attn_out, _mamba2(b, rs, cur, il))
+        cur = g.add(attn_out, mamba2(b, rs, cur, il))
         inpSA = g.add(cur, inpSA)
         if il == m.n_layers - 1:
             inpSA = g.get_rows(inpSA, out_ids)
