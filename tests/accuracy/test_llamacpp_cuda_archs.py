@@ -80,14 +80,16 @@ def test_compute_exact_where_the_graph_is_traced(data):
     mamba (arch_ssm.py's) and glm4moe / minimax-m2 / dbrx / qwen2moe (arch_moe.py's) — session 18; before, the
     formula was 232.9 / 56.6 / 71.7 / 19.7 / 4.0 (and 64.0 over on CUDA_Host) / 56.5 / 48.0 / 90.0 / 28.5 MiB under
     on CUDA0: the simulated graph equals llama.cpp's printed compute buffers, CPU and CUDA (CUDA0 and CUDA_Host).
-    qwen2, granite and granitemoe (0.26 / 6.51 / 9.99 MiB under) are llama's graph (arch.py)."""
+    qwen2, granite and granitemoe (0.26 / 6.51 / 9.99 MiB under) are llama's graph (arch.py); olmo and olmo2 (6.51 /
+    14.51 under) arch_dense.py's."""
     _, records, rows, _ = data
     arch = {r["model"]: r["arch"] for r in records}
     traced = [r for r in rows if r["component"] == "compute" and arch[r["model"]] in BUILDERS]
     assert {arch[r["model"]] for r in traced} >= {"qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe",
                                                       "glm4moe", "minimax-m2", "dbrx", "jamba",
                                                       "falcon-h1", "mamba", "qwen2",
-                                                      "granite", "granitemoe", "qwen2moe"}
+                                                      "granite", "granitemoe", "qwen2moe",
+                                                      "olmo", "olmo2"}
     wrong = [(r["key"], r["device"], r["logged"], round(r["predicted"], 3)) for r in traced if not A.exact_to_print(r)]
     assert not wrong, wrong[:5]
 

@@ -622,12 +622,13 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 
 # the other builders live in arch_hybrid.py (the gated delta-net hybrids qwen3next, qwen35, qwen35moe), arch_ssm.py,
 # arch_moe.py and arch_dense.py, which build on DecoderGraph and blocks.py
+from .arch_dense import BUILDERS as _DENSE_BUILDERS  # noqa: E402   (OLMo, OLMo 2)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 
-BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
