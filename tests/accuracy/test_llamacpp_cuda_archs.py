@@ -76,32 +76,44 @@ def test_model_buffers_within_cuda_padding(data):
 
 
 def test_compute_exact_where_the_graph_is_traced(data):
-    """qwen35 / qwen35moe / qwen3next (arch_hybrid.py's builders): the simulated graph equals llama.cpp's printed
-    compute buffers, CPU and CUDA (CUDA0 and CUDA_Host)."""
+    """qwen35 / qwen35moe / qwen3next (arch_hybrid.py's builders), nemotron_h / nemotron_h_moe / jamba / falcon-h1 /
+    mamba (arch_ssm.py's) and glm4moe / minimax-m2 / dbrx / qwen2moe (arch_moe.py's) — session 18; before, the
+    formula was 232.9 / 56.6 / 71.7 / 19.7 / 4.0 (and 64.0 over on CUDA_Host) / 56.5 / 48.0 / 90.0 / 28.5 MiB under
+    on CUDA0: the simulated graph equals llama.cpp's printed compute buffers, CPU and CUDA (CUDA0 and CUDA_Host).
+    qwen2, granite and granitemoe (0.26 / 6.51 / 9.99 MiB under) are llama's graph (arch.py); olmo and olmo2 (6.51 /
+    14.51 under) arch_dense.py's."""
     _, records, rows, _ = data
     arch = {r["model"]: r["arch"] for r in records}
     traced = [r for r in rows if r["component"] == "compute" and arch[r["model"]] in BUILDERS]
-    assert {arch[r["model"]] for r in traced} >= {"qwen35", "qwen35moe", "qwen3next"}
+    assert {arch[r["model"]] for r in traced} >= {"qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe",
+                                                      "glm4moe", "minimax-m2", "dbrx", "jamba",
+                                                      "falcon-h1", "mamba", "qwen2",
+                                                      "granite", "granitemoe", "qwen2moe",
+                                                      "olmo", "olmo2"}
     wrong = [(r["key"], r["device"], r["logged"], round(r["predicted"], 3)) for r in traced if not A.exact_to_print(r)]
     assert not wrong, wrong[:5]
 
 
-def test_compute_formula_gap_of_the_untraced_architectures(data):
-    """The architectures with no graph builder get the formula: on these shrunk models it misses llama.cpp's printed
-    compute buffer on every record, by at most the figures below (MiB, |predicted − logged|, the worst record of
-    each file; a narrower gap after a change is a reason to lower them, a builder a reason to move the
+def test_compute_formula_never_under_on_the_untraced_architectures(data):
+    """The architectures with no graph builder get the formula plus llamacpp_compute.FORMULA_SHORTFALL_MIB, the worst
+    shortfall these records showed (session 18; before it, down to 42.0 MiB under on CUDA0, qwen3vlmoe, after the
+    builders): no record is under llama.cpp's printed compute buffer now, and the worst over-prediction is held as
+    measured (MiB; a narrower gap after a change is a reason to lower it, a builder a reason to move the
     architecture to the test above)."""
     backend, records, rows, _ = data
     arch = {r["model"]: r["arch"] for r in records}
+    untraced = [r for r in rows if r["component"] == "compute" and arch[r["model"]] not in BUILDERS]
+    assert untraced
+    under = [(r["key"], r["device"], r["logged"], round(r["predicted"], 3)) for r in untraced
+             if round(r["predicted"], 2) < r["logged"]]
+    assert not under, under[:5]
     worst: dict[str, float] = defaultdict(float)
-    for r in rows:
-        if r["component"] == "compute" and arch[r["model"]] not in BUILDERS:
-            worst[arch[r["model"]]] = max(worst[arch[r["model"]]], abs(r["predicted"] - r["logged"]))
-    assert worst
-    assert max(worst.values()) <= WORST_GAP_MIB[backend], sorted(worst.items(), key=lambda kv: -kv[1])[:5]
+    for r in untraced:
+        worst[arch[r["model"]]] = max(worst[arch[r["model"]]], r["predicted"] - r["logged"])
+    assert max(worst.values()) <= WORST_OVER_MIB[backend], sorted(worst.items(), key=lambda kv: -kv[1])[:5]
 
 
-# the worst record's |predicted − logged| compute MiB over the untraced architectures, as measured: shrunk Nemotron-H
-# 56B both times (CPU: 4,096 cells, q8_0, flash attention on, four sequences, 66.5 planned where 299.46 was logged;
-# CUDA0: 232.88 MiB under)
-WORST_GAP_MIB = {"cpu": 233.0, "cuda": 233.0}
+# the worst record's predicted − logged compute MiB over the untraced architectures, as measured: shrunk Falcon-7B
+# both times (32,768 cells, one sequence, flash attention on: 174.26 planned where the CPU logged 103.01; CUDA0
+# 165.39 where 94.14), the formula's own over-estimate (FORMULA_SHORTFALL_MIB adds 0.26 to it)
+WORST_OVER_MIB = {"cpu": 71.3, "cuda": 71.3}

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
+from .blocks import gguf_type as _gguf_type
+from .blocks import mamba2 as _mamba2
+from .blocks import qkv as _qkv
 from .gcpause import gc_paused
-from .graph import Graph, conv_channels
-from .recurrent import build_rs
+from .graph import Graph
 from .types import FLAG_OUTPUT, TYPES, Tensor, row_size
 
 # --- llama.cpp's decoder graphs ------------------------------------------------------------------------
@@ -28,11 +30,6 @@ class GraphParams:
     n_kv_swa: int | None = None  # cells of one stream of the sliding-window cache (iSWA architectures)
     kq_mask_f32: bool = False    # builds before PR #23764 (b9410): an f32 mask input, ggml_cast to f16 for FA
     gdn: str = "fused"           # an older build's delta nets: "unfused", "chunked", "ar-unfused" (delta_net_unfused.py)
-
-
-def _gguf_type(dtype: str | None) -> str:
-    t = (dtype or "f32").lower()
-    return t if t in TYPES else "q4_0"
 
 
 def weight_layer(name: str, n_layer: int) -> int:
@@ -313,12 +310,13 @@ class DecoderGraph:
 
     def moe(self, cur: Tensor, il: int, n_expert: int, n_used: int, norm_w: bool,
             gating: str = "softmax", gate_inp_b: Tensor | None = None, exp_probs_b: Tensor | None = None,
-            w_scale: bool = False, oai: bool = False) -> Tensor:
+            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None) -> Tensor:
         """llama-graph.cpp build_moe_ffn: router logits → probs → top-k ids → weights; mul_mat_id for up, gate,
         down over the n_used chosen experts; the weighted experts summed by views and adds."""
         g = self.g
         n_embd, n_tokens = cur.ne[0], cur.ne[1]
-        logits = g.mul_mat(self.lw(il, "ffn_gate_inp.weight"), cur, name=f"ffn_moe_logits-{il}")  # type: ignore[arg-type]
+        if logits is None:      # (nemotron_h_moe passes the router's logits in: probs_in)
+            logits = g.mul_mat(self.lw(il, "ffn_gate_inp.weight"), cur, name=f"ffn_moe_logits-{il}")  # type: ignore[arg-type]
         if gate_inp_b is not None:
             logits = g.add(logits, gate_inp_b)
         if gating == "softmax":
@@ -355,6 +353,7 @@ class DecoderGraph:
         if gb is not None:
             x = g.new(x.type, x.ne, "ADD_ID", (x, gb, selected))
         x = g.glu_split(x, up) if gate_w is not None else g.unary("UNARY", x)
+        x = g.unary("SQR", x) if act == "relu_sqr" else x      # LLM_FFN_RELU_SQR: ggml_relu, then ggml_sqr
         experts = g.mul_mat_id(self.lw(il, "ffn_down_exps.weight"), x, selected)  # type: ignore[arg-type]
         db = self.lw(il, "ffn_down_exps.bias")
         if db is not None:
@@ -396,37 +395,10 @@ def _is_quant(t: str) -> bool:
     return TYPES[t][0] > 1
 
 
-def _qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_k: int, hd_v: int
-         ) -> tuple[Tensor, Tensor, Tensor]:
-    """llama-graph.cpp build_qkv: separate projections (+ biases) reshaped to heads, or views of a fused QKV."""
-    g = b.g
-    n_tokens = cur.ne[1]
-    wqkv = b.lw(il, "attn_qkv.weight")
-    if wqkv is not None:
-        qkv = g.mul_mat(wqkv, cur)
-        bias = b.lw(il, "attn_qkv.bias")
-        if bias is not None:
-            qkv = g.add(qkv, bias)
-        eq, ek = hd_k * n_head, hd_k * n_head_kv
-        q = g.view(qkv, (hd_k, n_head, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), 0)
-        k = g.view(qkv, (hd_k, n_head_kv, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), row_size(qkv.type, eq))
-        v = g.view(qkv, (hd_v, n_head_kv, n_tokens), (row_size(qkv.type, hd_v), qkv.nb[1]), row_size(qkv.type, eq + ek))
-        return q, k, v
-    out = []
-    for name in ("q", "k", "v"):
-        t = g.mul_mat(b.lw(il, f"attn_{name}.weight"), cur, name=f"{name.upper()}cur-{il}")  # type: ignore[arg-type]
-        bias = b.lw(il, f"attn_{name}.bias")
-        if bias is not None:
-            t = g.add(t, bias)
-        out.append(t)
-    q, k, v = out
-    return (g.reshape(q, hd_k, n_head, n_tokens), g.reshape(k, hd_k, n_head_kv, n_tokens),
-            g.reshape(v, hd_v, n_head_kv, n_tokens))
-
-
 def build_llama_like(b: DecoderGraph) -> None:
-    """src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp, phi3.cpp: pre-norm attention (optional Q/K norms, rope
-    factors, fused QKV) and a dense, fused-gate_up or MoE FFN."""
+    """src/models/llama.cpp, qwen3.cpp, qwen3moe.cpp, phi3.cpp, qwen2.cpp (Q/K/V biases), granite.cpp (whose
+    multipliers add only in-place SCALE nodes): pre-norm attention (optional Q/K norms, rope factors, fused QKV) and
+    a dense, fused-gate_up or MoE FFN."""
     g, m = b.g, b.m
     arch = m.family
     inpL = b.build_inp_embd()
@@ -594,71 +566,6 @@ def build_deepseek2(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
-def _mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
-    """src/models/mamba-base.cpp build_mamba2_layer (cparams.n_rs_seq 0: one state slot per sequence)."""
-    g = b.g
-    n_seqs = b.n_seqs
-    n_seq_tokens = cur.ne[1] // n_seqs
-    conv_w = b.lw(il, "ssm_conv1d.weight")
-    in_w = b.lw(il, "ssm_in.weight")
-    assert conv_w is not None and in_w is not None
-    d_conv, conv_dim = conv_w.ne[0], conv_channels(conv_w)
-    n_head = b.lw(il, "ssm_dt.bias").ne[0]  # type: ignore[union-attr]
-    d_inner = b.lw(il, "ssm_out.weight").ne[0]  # type: ignore[union-attr]
-    head_dim = d_inner // n_head
-    d_in_proj = in_w.ne[1]
-    ng_ds = (conv_dim - d_inner) // 2                    # n_group * d_state
-    rec = b.m.layers[il].recurrent
-    n_embd_r, n_embd_s = rec.conv_elems, rec.state_elems
-    d_state = n_embd_s // d_inner
-    n_group = ng_ds // d_state
-    mem = max(1, n_seqs)
-    r_all = g.weight("f32", (n_embd_r, mem), f"cache_r_l{il}", il)
-    s_all = g.weight("f32", (n_embd_s, mem), f"cache_s_l{il}", il)
-    conv = build_rs(b, rs, r_all, n_embd_r)
-    conv = g.reshape(conv, d_conv - 1, conv_dim, n_seqs)
-    zx = g.mul_mat(in_w, cur)
-    zx = g.reshape(zx, d_in_proj, n_seq_tokens, n_seqs)
-    f = 4
-    z = g.view(zx, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, zx.nb[1], zx.nb[2]), 0)
-    xBC = g.view(zx, (conv_dim, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), d_inner * f)
-    dt = g.view(zx, (n_head, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), (2 * d_inner + 2 * ng_ds) * f)
-    conv_x = g.concat(conv, g.transpose(xBC), 0)
-    row_count = (d_conv - 1) * conv_dim
-    last = g.view(conv_x, (d_conv - 1, conv_dim, n_seqs), (conv_x.nb[1], conv_x.nb[2]), n_seq_tokens * conv_x.nb[0])
-    g.expand(g.cpy(last, g.view(r_all, (row_count, n_seqs), (r_all.nb[1],), 0)))
-    xBC = g.ssm_conv(conv_x, conv_w)
-    xBC = g.add(xBC, b.lw(il, "ssm_conv1d.bias"))  # type: ignore[arg-type]
-    xBC = g.unary("UNARY", xBC)
-    x = g.view(xBC, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, xBC.nb[1], xBC.nb[2]), 0)
-    B = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]), d_inner * f)
-    C = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]),
-               (d_inner + n_group * d_state) * f)
-    dt = g.add(g.cont(dt), b.lw(il, "ssm_dt.bias"))  # type: ignore[arg-type]
-    A = b.lw(il, "ssm_a")
-    assert A is not None
-
-    def ssm_rows(states: Tensor, ids: Tensor) -> Tensor:
-        ssm = g.reshape(states, d_state, head_dim, n_head, mem)
-        return g.ssm_scan(ssm, x, dt, A, B, C, ids)
-
-    y_ssm = build_rs(b, rs, s_all, n_embd_s, ssm_rows)
-    D = d_state * d_inner
-    yrow = row_size("f32", D)
-    g.expand(g.cpy(g.view(y_ssm, (D, n_seqs, 1), (yrow, yrow * n_seqs), x.nelements() * f),
-                   g.view(s_all, (D, n_seqs, 1), (s_all.nb[1], mem * s_all.nb[1]), 0)))
-    y = g.view(y_ssm, (head_dim, n_head, n_seq_tokens, n_seqs),
-               (x.nb[1], n_head * x.nb[1], n_seq_tokens * n_head * x.nb[1]), 0)
-    y = g.add(y, g.mul(x, b.lw(il, "ssm_d")))  # type: ignore[arg-type]
-    y = g.glu_split(g.cont(z), y)
-    norm_w = b.lw(il, "ssm_norm.weight")
-    if norm_w is not None:
-        y = g.reshape(y, d_inner // n_group, n_group, n_seq_tokens, n_seqs)
-        y = b.norm(y, norm_w, il=il)
-    y = g.reshape(y, d_inner, n_seq_tokens * n_seqs)
-    return g.mul_mat(b.lw(il, "ssm_out.weight"), y)  # type: ignore[arg-type]
-
-
 def build_granite_hybrid(b: DecoderGraph) -> None:
     """src/models/granite-hybrid.cpp: mamba2 layers (recurrent state) and attention layers, each followed by
     an MoE FFN with shared experts (or a dense FFN). Modelled as the Granite 4.0-H GGUFs are: NoPE (no
@@ -709,14 +616,19 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
     "llama": build_llama_like, "qwen3": build_llama_like, "qwen3moe": build_llama_like, "phi3": build_llama_like,
     "gemma2": build_gemma, "gemma3": build_gemma, "gpt-oss": build_openai_moe,
     "deepseek2": build_deepseek2, "granitehybrid": build_granite_hybrid,
+    **dict.fromkeys(("qwen2", "granite", "granitemoe"), build_llama_like),    # measurements/llamacpp_h200
 }
 
 
-# the gated delta-net hybrids (qwen3next, qwen35, qwen35moe) live in arch_hybrid.py, which builds on DecoderGraph
+# the other builders live in arch_hybrid.py (the gated delta-net hybrids qwen3next, qwen35, qwen35moe), arch_ssm.py,
+# arch_moe.py and arch_dense.py, which build on DecoderGraph and blocks.py
+from .arch_dense import BUILDERS as _DENSE_BUILDERS  # noqa: E402   (OLMo, OLMo 2)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
+from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
+from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 
-BUILDERS.update(_HYBRID_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as

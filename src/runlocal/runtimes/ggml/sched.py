@@ -105,16 +105,20 @@ def _cuda_alloc_deps(nodes: list[Tensor]) -> dict[int, list[Tensor]]:
                     keep(weights, span[-1])
                     i += 2 * n_used
                     continue
-        # topk-moe with a softmax gate (the common case: qwen3moe, granite, deepseek2 use their own gates)
-        if node.op == "SOFT_MAX" and i + 4 < n:
-            ops = [t.op for t in nodes[i:i + 5]]
-            if ops == ["SOFT_MAX", "RESHAPE", "ARGSORT", "VIEW", "GET_ROWS"]:
-                j = i + 5
+        # topk-moe with a softmax or a sigmoid gate (ggml_cuda_topk_moe_fusion: a UNARY here is the sigmoid, the
+        # only unary a RESHAPE and an ARGSORT follow), and the selection bias (args.prob_bias: nemotron_h_moe)
+        if node.op in ("SOFT_MAX", "UNARY") and i + 4 < n:
+            ops = [t.op for t in nodes[i + 1:i + 6]]
+            chain = ["RESHAPE", "ADD", "ARGSORT", "VIEW", "GET_ROWS"]
+            if ops[:2] != chain[:2] or nodes[i + 2].src[0] is not node:
+                chain.remove("ADD")
+            if ops[:len(chain)] == chain and nodes[i + 1].src[0] is node:
+                j = i + 1 + len(chain)
                 if [t.op for t in nodes[j:j + 5]] == ["RESHAPE", "SUM_ROWS", "CLAMP", "DIV", "RESHAPE"]:
                     j += 5
                 if j < n and nodes[j].op == "SCALE":
                     j += 1
-                ids = nodes[i + 3]
+                ids = nodes[i + len(chain) - 1]     # the VIEW of the top-k
                 n_expert = ids.nb[1] // ids.nb[0]
                 if j < n and (n_expert & (n_expert - 1) == 0 and n_expert <= 512 or n_expert in (288, 576)):
                     until = nodes[j]

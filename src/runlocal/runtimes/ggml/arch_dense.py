@@ -1,0 +1,87 @@
+"""llama.cpp's graphs for dense decoders that differ from llama's in their norms: OLMo (``olmo``) and OLMo 2
+(``olmo2``, without sliding-window layers).
+
+Mirrors, op for op and in their expansion order (which decides ggml-alloc's placement), the llama.cpp that
+llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
+- src/models/olmo.cpp llama_model_olmo::graph::graph: layer norms with no weight or bias (LLM_NORM, NULL, NULL)
+  before attention, before the FFN and at the output;
+- src/models/olmo2.cpp llama_model_olmo2::graph<false>::graph: no pre-norms; Q and K RMS-normed over all their
+  heads before the reshape to heads (build_qkv without the reshape), RoPE, post-attention and post-FFN RMS norms;
+- src/llama-graph.cpp build_qkv, build_attn, build_ffn (arch.DecoderGraph).
+Pure computation, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .blocks import qkv
+from .types import FLAG_OUTPUT, Tensor
+
+if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
+    from .arch import DecoderGraph
+
+
+def _swiglu(b: DecoderGraph, cur: Tensor, il: int) -> Tensor:
+    return b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+
+
+def build_olmo(b: DecoderGraph) -> None:
+    """llama_model_olmo::graph::graph (no clamp_kqv: OLMo 1's configs set clip_qkv null)."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, None, rms=False, il=il)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = _swiglu(b, b.norm(ffn_inp, None, rms=False, il=il), il)
+        inpL = g.add(cur, ffn_inp)
+    cur = b.norm(inpL, None, rms=False)
+    cur.flags |= FLAG_OUTPUT
+    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
+    assert head is not None
+    cur = g.mul_mat(head, cur, name="result_output")
+    cur.flags |= FLAG_OUTPUT
+    g.expand(cur)
+
+
+def build_olmo2(b: DecoderGraph) -> None:
+    """llama_model_olmo2::graph<false>::graph (every layer full attention)."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    n_tokens = b.n_tokens
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = cur = inpL
+        q, k, v = (g.mul_mat(b.lw(il, f"attn_{n}.weight"), cur, name=f"{n.upper()}cur-{il}")  # type: ignore[arg-type]
+                   for n in ("q", "k", "v"))
+        q = g.reshape(b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il), a.k_dim, b.n_head, n_tokens)
+        k = g.reshape(b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il), a.k_dim, a.n_kv_heads, n_tokens)
+        v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(_swiglu(b, ffn_inp, il), b.lw(il, "post_ffw_norm.weight"), il=il)
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"olmo": build_olmo, "olmo2": build_olmo2}

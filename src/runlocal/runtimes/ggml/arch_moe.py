@@ -1,0 +1,181 @@
+"""llama.cpp's graphs for MoE families beyond the llama-like ones: GLM-4.5 / 4.6 (``glm4moe``), MiniMax M2
+(``minimax-m2``), DBRX (``dbrx``), Qwen1.5 / Qwen2 MoE (``qwen2moe``).
+
+Mirrors, op for op and in their expansion order (which decides ggml-alloc's placement), the llama.cpp that
+llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
+- src/models/glm4-moe.cpp llama_model_glm4_moe::graph::graph: pre-norm attention (Q/K/V biases, optional Q/K
+  norms, RoPE), the post-attention norm, dense FFNs for the n_layer_dense_lead first layers and sigmoid-routed
+  experts with the selection bias ffn_exp_probs_b plus a shared expert after them;
+- src/models/minimax-m2.cpp llama_model_minimax_m2::graph::graph: Q and K normed over all their heads at once
+  (build_qkv without the reshape, then build_norm, then the reshape to heads), partial RoPE, and sigmoid-routed
+  experts with the selection bias, no shared expert;
+- src/models/dbrx.cpp llama_model_dbrx::graph::graph: layer norms (no bias), the fused QKV projection clamped to
+  ±f_clamp_kqv (build_qkv), RoPE, and softmax-routed experts after attn_output_norm;
+- src/models/qwen2moe.cpp: llama's attention with Q/K/V biases, softmax-routed experts (weights not normalized)
+  plus a shared expert scaled by its sigmoid gate, computed as silu(x) / x;
+- src/llama-graph.cpp build_qkv, build_attn, build_ffn, build_moe_ffn (arch.DecoderGraph).
+Pure computation, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .blocks import gguf_type, qkv
+from .types import FLAG_OUTPUT, row_size
+
+if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
+    from .arch import DecoderGraph
+
+
+def build_glm4moe(b: DecoderGraph) -> None:
+    """llama_model_glm4_moe::graph::graph (text-only RoPE; no NextN rows: cparams.embeddings_nextn is off)."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+        if qn is not None:
+            q = b.norm(q, qn, il=il)
+        if kn is not None:
+            k = b.norm(k, kn, il=il)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "post_attention_norm.weight"), il=il)
+        if b.lw(il, "ffn_gate_inp.weight") is None:       # il < n_layer_dense_lead
+            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        else:
+            routed = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
+                           exp_probs_b=b.lw(il, "exp_probs_b.bias"))
+            shared = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
+                           b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+            cur = g.add(routed, shared)
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+def build_minimax_m2(b: DecoderGraph) -> None:
+    """llama_model_minimax_m2::graph::graph."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    n_tokens = b.n_tokens
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        # build_qkv(..., reshape = false): the three projections stay [heads × head size, n_tokens]
+        q, k, v = (g.mul_mat(b.lw(il, f"attn_{n}.weight"), cur, name=f"{n.upper()}cur-{il}")  # type: ignore[arg-type]
+                   for n in ("q", "k", "v"))
+        q = g.reshape(b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il), a.k_dim, b.n_head, n_tokens)
+        k = g.reshape(b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il), a.k_dim, a.n_kv_heads, n_tokens)
+        v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
+        cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
+                    exp_probs_b=b.lw(il, "exp_probs_b.bias"))
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+def _experts_3d(b: DecoderGraph, il: int) -> None:
+    """A DBRX checkpoint stores each expert stack as one [n_expert × n_ff, n_embd] matrix; convert_hf_to_gguf.py
+    (DbrxModel.modify_tensors) writes it as {n_embd, n_ff, n_expert} (down: {n_ff, n_embd, n_expert}), the shape
+    build_moe_ffn's mul_mat_id reads. Registers the GGUF's shapes where the spec has the checkpoint's."""
+    n_exp, n_embd = b.m.n_experts, b.n_embd
+    for kind in ("gate", "up", "down"):
+        name = f"blk.{il}.ffn_{kind}_exps.weight"
+        info = b.by_name.get(name)
+        if info is None or len(info.shape) != 2 or name in b._weights:
+            continue
+        n_ff = info.numel // (n_exp * n_embd)
+        ne = (n_ff, n_embd, n_exp) if kind == "down" else (n_embd, n_ff, n_exp)
+        b._weights[name] = b.g.weight(gguf_type(info.dtype), ne, name, il, is_weight=True)
+
+
+def build_dbrx(b: DecoderGraph) -> None:
+    """llama_model_dbrx::graph::graph."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    n_tokens = b.n_tokens
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        _experts_3d(b, il)
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), rms=False, il=il)
+        qkv = g.unary("CLAMP", g.mul_mat(b.lw(il, "attn_qkv.weight"), cur))  # type: ignore[arg-type]
+        hd, eq, ek = a.k_dim, a.k_dim * b.n_head, a.k_dim * a.n_kv_heads
+        q = g.view(qkv, (hd, b.n_head, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), 0)
+        k = g.view(qkv, (hd, a.n_kv_heads, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), row_size(qkv.type, eq))
+        v = g.view(qkv, (a.v_dim, a.n_kv_heads, n_tokens), (row_size(qkv.type, a.v_dim), qkv.nb[1]),
+                   row_size(qkv.type, eq + ek))
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "attn_output_norm.weight"), rms=False, il=il)
+        cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+        inpL = g.add(cur, ffn_inp)
+    cur = b.norm(inpL, b.w("output_norm.weight"), rms=False)
+    cur.flags |= FLAG_OUTPUT
+    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
+    assert head is not None
+    cur = g.mul_mat(head, cur, name="result_output")
+    cur.flags |= FLAG_OUTPUT
+    g.expand(cur)
+
+
+def build_qwen2moe(b: DecoderGraph) -> None:
+    """llama_model_qwen2moe::graph::graph."""
+    g, m = b.g, b.m
+    inpL = b.build_inp_embd()
+    pos = b.build_inp_pos()
+    inp = b.kv_inputs()
+    out_ids = b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+        if il == m.n_layers - 1:
+            cur = g.get_rows(cur, out_ids)
+            inpSA = g.get_rows(inpSA, out_ids)
+        ffn_inp = g.add(cur, inpSA)
+        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
+        moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
+        gate_inp = g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur)  # type: ignore[arg-type]
+        gate = g.new(gate_inp.type, gate_inp.ne, "DIV", (g.unary("UNARY", gate_inp), gate_inp))
+        shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
+                      b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+        cur = g.add(moe_out, g.mul(shexp, gate))
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"glm4moe": build_glm4moe, "minimax-m2": build_minimax_m2,
+                                                       "dbrx": build_dbrx, "qwen2moe": build_qwen2moe}

@@ -1,0 +1,112 @@
+"""Sub-graphs several of llama.cpp's architecture builders share (arch.py, arch_ssm.py, arch_moe.py, arch_dense.py):
+src/llama-graph.cpp build_qkv and src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype
+becomes. Pure computation, no I/O."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .graph import conv_channels
+from .recurrent import build_rs
+from .types import TYPES, Tensor, row_size
+
+if TYPE_CHECKING:
+    from .arch import DecoderGraph
+
+
+def gguf_type(dtype: str | None) -> str:
+    t = (dtype or "f32").lower()
+    return t if t in TYPES else "q4_0"
+
+
+def qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_k: int, hd_v: int
+         ) -> tuple[Tensor, Tensor, Tensor]:
+    """llama-graph.cpp build_qkv: separate projections (+ biases) reshaped to heads, or views of a fused QKV."""
+    g = b.g
+    n_tokens = cur.ne[1]
+    wqkv = b.lw(il, "attn_qkv.weight")
+    if wqkv is not None:
+        qkv = g.mul_mat(wqkv, cur)
+        bias = b.lw(il, "attn_qkv.bias")
+        if bias is not None:
+            qkv = g.add(qkv, bias)
+        eq, ek = hd_k * n_head, hd_k * n_head_kv
+        q = g.view(qkv, (hd_k, n_head, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), 0)
+        k = g.view(qkv, (hd_k, n_head_kv, n_tokens), (row_size(qkv.type, hd_k), qkv.nb[1]), row_size(qkv.type, eq))
+        v = g.view(qkv, (hd_v, n_head_kv, n_tokens), (row_size(qkv.type, hd_v), qkv.nb[1]), row_size(qkv.type, eq + ek))
+        return q, k, v
+    out = []
+    for name in ("q", "k", "v"):
+        t = g.mul_mat(b.lw(il, f"attn_{name}.weight"), cur, name=f"{name.upper()}cur-{il}")  # type: ignore[arg-type]
+        bias = b.lw(il, f"attn_{name}.bias")
+        if bias is not None:
+            t = g.add(t, bias)
+        out.append(t)
+    q, k, v = out
+    return (g.reshape(q, hd_k, n_head, n_tokens), g.reshape(k, hd_k, n_head_kv, n_tokens),
+            g.reshape(v, hd_v, n_head_kv, n_tokens))
+
+
+def mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
+    """src/models/mamba-base.cpp build_mamba2_layer (cparams.n_rs_seq 0: one state slot per sequence)."""
+    g = b.g
+    n_seqs = b.n_seqs
+    n_seq_tokens = cur.ne[1] // n_seqs
+    conv_w = b.lw(il, "ssm_conv1d.weight")
+    in_w = b.lw(il, "ssm_in.weight")
+    assert conv_w is not None and in_w is not None
+    d_conv, conv_dim = conv_w.ne[0], conv_channels(conv_w)
+    n_head = b.lw(il, "ssm_dt.bias").ne[0]  # type: ignore[union-attr]
+    d_inner = b.lw(il, "ssm_out.weight").ne[0]  # type: ignore[union-attr]
+    head_dim = d_inner // n_head
+    d_in_proj = in_w.ne[1]
+    ng_ds = (conv_dim - d_inner) // 2                    # n_group * d_state
+    rec = b.m.layers[il].recurrent
+    n_embd_r, n_embd_s = rec.conv_elems, rec.state_elems
+    d_state = n_embd_s // d_inner
+    n_group = ng_ds // d_state
+    mem = max(1, n_seqs)
+    r_all = g.weight("f32", (n_embd_r, mem), f"cache_r_l{il}", il)
+    s_all = g.weight("f32", (n_embd_s, mem), f"cache_s_l{il}", il)
+    conv = build_rs(b, rs, r_all, n_embd_r)
+    conv = g.reshape(conv, d_conv - 1, conv_dim, n_seqs)
+    zx = g.mul_mat(in_w, cur)
+    zx = g.reshape(zx, d_in_proj, n_seq_tokens, n_seqs)
+    f = 4
+    z = g.view(zx, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, zx.nb[1], zx.nb[2]), 0)
+    xBC = g.view(zx, (conv_dim, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), d_inner * f)
+    dt = g.view(zx, (n_head, n_seq_tokens, n_seqs), (zx.nb[1], zx.nb[2]), (2 * d_inner + 2 * ng_ds) * f)
+    conv_x = g.concat(conv, g.transpose(xBC), 0)
+    row_count = (d_conv - 1) * conv_dim
+    last = g.view(conv_x, (d_conv - 1, conv_dim, n_seqs), (conv_x.nb[1], conv_x.nb[2]), n_seq_tokens * conv_x.nb[0])
+    g.expand(g.cpy(last, g.view(r_all, (row_count, n_seqs), (r_all.nb[1],), 0)))
+    xBC = g.ssm_conv(conv_x, conv_w)
+    xBC = g.add(xBC, b.lw(il, "ssm_conv1d.bias"))  # type: ignore[arg-type]
+    xBC = g.unary("UNARY", xBC)
+    x = g.view(xBC, (head_dim, n_head, n_seq_tokens, n_seqs), (head_dim * f, xBC.nb[1], xBC.nb[2]), 0)
+    B = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]), d_inner * f)
+    C = g.view(xBC, (d_state, n_group, n_seq_tokens, n_seqs), (d_state * f, xBC.nb[1], xBC.nb[2]),
+               (d_inner + n_group * d_state) * f)
+    dt = g.add(g.cont(dt), b.lw(il, "ssm_dt.bias"))  # type: ignore[arg-type]
+    A = b.lw(il, "ssm_a")
+    assert A is not None
+
+    def ssm_rows(states: Tensor, ids: Tensor) -> Tensor:
+        ssm = g.reshape(states, d_state, head_dim, n_head, mem)
+        return g.ssm_scan(ssm, x, dt, A, B, C, ids)
+
+    y_ssm = build_rs(b, rs, s_all, n_embd_s, ssm_rows)
+    D = d_state * d_inner
+    yrow = row_size("f32", D)
+    g.expand(g.cpy(g.view(y_ssm, (D, n_seqs, 1), (yrow, yrow * n_seqs), x.nelements() * f),
+                   g.view(s_all, (D, n_seqs, 1), (s_all.nb[1], mem * s_all.nb[1]), 0)))
+    y = g.view(y_ssm, (head_dim, n_head, n_seq_tokens, n_seqs),
+               (x.nb[1], n_head * x.nb[1], n_seq_tokens * n_head * x.nb[1]), 0)
+    y = g.add(y, g.mul(x, b.lw(il, "ssm_d")))  # type: ignore[arg-type]
+    y = g.glu_split(g.cont(z), y)
+    norm_w = b.lw(il, "ssm_norm.weight")
+    if norm_w is not None:
+        y = g.reshape(y, d_inner // n_group, n_group, n_seq_tokens, n_seqs)
+        y = b.norm(y, norm_w, il=il)
+    y = g.reshape(y, d_inner, n_seq_tokens * n_seqs)
+    return g.mul_mat(b.lw(il, "ssm_out.weight"), y)  # type: ignore[arg-type]
