@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING
 
 from .fa_prefill import applies as fa_mma_applies
 from .nvidia_peak import fp16_accumulate_factor
-from .token_work import attention_product_flops
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
@@ -75,10 +74,37 @@ def unfused_n_kv(depth: float, prompt: int, ubatch: int) -> float:
     return total / prompt if prompt > 0 else depth
 
 
-def score_elements(model: ModelSpec, n_kv: float) -> float:
-    """Attention scores a prompt token materialises: query heads × cells in every attention layer (a sliding layer:
-    its window)."""
-    return sum(model.n_heads * (min(n_kv, att.window) if att.window else n_kv) for att in model.attention_layers)
+SWA_CACHE_PAD = 256     # src/llama-kv-cache-iswa.cpp: "the SWA cache is always padded to 256"
+
+
+def layer_cells(window: int | None, n_kv: float, ubatch: int, swa_full: bool) -> float:
+    """Cells a layer's unfused products run over (session 18b, llama.cpp 0c1e57098): ``llama_kv_cache::get_n_kv`` =
+    the cells in use, capped at the layer's cache size. A sliding layer's cache (llama-kv-cache-iswa.cpp) holds
+    pad(window + n_ubatch, 256) cells, or every cell with ``swa_full`` — the C API's default
+    (``llama_context_default_params``, llama-context.cpp: swa_full = true; llama-server's common params set false) —
+    and then nothing frees the cells outside the window: find_slot fills the empty cells ahead of its head, so the
+    products run over every cell in use and the mask zeroes the rest."""
+    if not window or swa_full:
+        return n_kv
+    size = -(-(window + ubatch) // SWA_CACHE_PAD) * SWA_CACHE_PAD
+    return min(n_kv, size)
+
+
+def unfused_products(model: ModelSpec, n_kv: float, ubatch: int, swa_full: bool) -> tuple[float, float, float]:
+    """(Q·Kᵀ FLOPs, softmax·V FLOPs, score elements) a token's unfused attention computes over each layer's cells
+    (layer_cells): 2 × heads × K (V) width per cell, and heads × cells scores materialised."""
+    kq = vkq = scores = 0.0
+    for att in model.attention_layers:
+        cells = layer_cells(att.window, n_kv, ubatch, swa_full)
+        kq += 2 * model.n_heads * att.k_dim * cells
+        vkq += 2 * model.n_heads * att.v_dim * cells
+        scores += model.n_heads * cells
+    return kq, vkq, scores
+
+
+def score_elements(model: ModelSpec, n_kv: float, ubatch: int = 512, swa_full: bool = False) -> float:
+    """Attention scores a prompt token materialises: query heads × each layer's cells (layer_cells)."""
+    return unfused_products(model, n_kv, ubatch, swa_full)[2]
 
 
 @dataclass(frozen=True)
@@ -127,12 +153,13 @@ def applies(dev: Device | None, backend: str | None, ggml: bool, flash_attn_on: 
 
 
 def fa_off_attention(model: ModelSpec, dev: Device, depth: float, prompt: int, ubatch: int, clock: float,
-                     bw_share: float) -> FaOffAttention:
-    """The term for a ``prompt``-token prompt after ``depth`` cached tokens on ``dev`` (applies() checked it)."""
+                     bw_share: float, swa_full: bool = False) -> FaOffAttention:
+    """The term for a ``prompt``-token prompt after ``depth`` cached tokens on ``dev`` (applies() checked it);
+    ``swa_full``: the sliding layers' cache holds every cell (layer_cells)."""
     assert dev.fp16_tflops is not None and dev.bandwidth_gbs
     n_kv = unfused_n_kv(depth, prompt, ubatch)
-    kq, vkq = attention_product_flops(model, n_kv)
-    return FaOffAttention(n_kv, kq, vkq, score_elements(model, n_kv), dev.fp16_tflops, clock,
+    kq, vkq, scores = unfused_products(model, n_kv, ubatch, swa_full)
+    return FaOffAttention(n_kv, kq, vkq, scores, dev.fp16_tflops, clock,
                           fp16_accumulate_factor(dev, "F16", "cuda"), dev.bandwidth_gbs, bw_share)
 
 
@@ -151,4 +178,4 @@ def explain_words(term: FaOffAttention, plan_seconds: float, plan_words: str) ->
 
 
 __all__ = ["APPLIED", "SCORE_BYTES_PER_ELEMENT", "SOURCE", "FaOffAttention", "applies", "explain_words",
-           "fa_off_attention", "score_elements", "unfused_n_kv"]
+           "fa_off_attention", "layer_cells", "score_elements", "unfused_n_kv", "unfused_products"]
