@@ -31,11 +31,13 @@ from .fa_off_prefill import layer_cells
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
+    from ..runtimes.options import LlamaCppOptions
 
 SOURCE = ("llama.cpp src/llama-graph.cpp build_attn_mha @0c1e57098 (no flash attention: ggml_mul_mat K·q, "
           "ggml_soft_max_ext, ggml_mul_mat V·KQ with V transposed); ggml-cuda.cu ggml_cuda_mul_mat → "
           "ggml_cuda_mul_mat_vec_f for one token")
 SCORE_BYTES = 4 + 4 + 4 + 4     # KQ written (F32), softmax read and written, KQV's read of the probabilities
+APPLIED = True          # passed its held-out check (measurements/llamacpp_h200/fa_depth2_first_run.txt)
 GQA_DRAM_SHARE = 0.41   # fitted: run 1 tg32 pairs, ratio |error| median 21.1 % → 4.1 % (predict_fa_depth2.py --tune)
 
 
@@ -68,4 +70,17 @@ def fa_off_decode(model: ModelSpec, cells: float, bandwidth_gbs: float, bw_share
                        bw_share)
 
 
-__all__ = ["GQA_DRAM_SHARE", "SCORE_BYTES", "SOURCE", "FaOffDecode", "fa_off_decode"]
+def plan_bytes(model: ModelSpec, cells: float, kv_read: float, llamacpp: LlamaCppOptions) -> float:
+    """The extra bytes a plan's decoded token moves with flash attention off (0 with it on) over ``cells`` cached
+    tokens (the re-reads at their DRAM share), the cache type's bytes an element taken from the plan's KV read."""
+    if llamacpp.flash_attn != "off":
+        return 0.0
+    ubatch = llamacpp.ubatch or 512
+    elements = sum(layer_cells(att.window, cells, ubatch, llamacpp.swa_full) * att.n_kv_heads * (att.k_dim + att.v_dim)
+                   for att in model.attention_layers)
+    d = fa_off_decode(model, cells, 1.0, 1.0, kv_bytes=kv_read / elements if elements and kv_read else 2.0,
+                      ubatch=ubatch, swa_full=llamacpp.swa_full)
+    return d.score_bytes + d.dram_share * d.reread_bytes
+
+
+__all__ = ["GQA_DRAM_SHARE", "SCORE_BYTES", "SOURCE", "FaOffDecode", "fa_off_decode", "plan_bytes"]

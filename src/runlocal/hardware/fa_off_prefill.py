@@ -46,13 +46,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .fa_prefill import applies as fa_mma_applies
-from .nvidia_peak import fp16_accumulate_factor
+from .nvidia_peak import clock_share, fp16_accumulate_factor
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
+    from ..runtimes.options import LlamaCppOptions
     from .catalog import Device
+    from .speed import GPUPlace
 
-APPLIED = False     # no held-out check (module docstring); plans keep ATTN_FACTOR
+APPLIED = True      # passed its second held-out check (measurements/llamacpp_h200/fa_depth2_first_run.txt)
 SOURCE = ("llama.cpp src/llama-graph.cpp build_attn_mha @00395eb2 (no flash attention: ggml_mul_mat K·Q at "
           "GGML_PREC_F32, ggml_soft_max_ext, V transposed, ggml_mul_mat V·KQ); ggml-cuda.cu "
           "ggml_cuda_mul_mat_batched_cublas_impl (f16 casts, CUBLAS_COMPUTE_32F / 16F)")
@@ -163,19 +165,29 @@ def fa_off_attention(model: ModelSpec, dev: Device, depth: float, prompt: int, u
                           fp16_accumulate_factor(dev, "F16", "cuda"), dev.bandwidth_gbs, bw_share)
 
 
-def explain_words(term: FaOffAttention, plan_seconds: float, plan_words: str) -> tuple[str, str]:
-    """--explain's formula and value for the term beside the plan's attention (``plan_seconds`` a token, how it is
-    priced in ``plan_words``)."""
+def plan_term(model: ModelSpec, place: GPUPlace | None, llamacpp: LlamaCppOptions, prompt: int, ubatch: int,
+              bw_share: float, knee: dict[str, float], knee_floor: dict[str, float] | None) -> FaOffAttention | None:
+    """A plan's prompt attention through the unfused graph (from depth 0) on ``place``, where the term is applied and
+    applies (llama.cpp / Ollama on CUDA with -fa off), at the clock share speed.py's power knees give."""
+    dev = place.dev if place else None
+    if not APPLIED or place is None or dev is None or not applies(dev, place.backend, place.ggml,
+                                                                   llamacpp.flash_attn != "off"):
+        return None
+    clock = clock_share(dev, knee, knee_floor)
+    return fa_off_attention(model, dev, 0.0, prompt, ubatch, clock, bw_share, llamacpp.swa_full)
+
+
+def explain_words(term: FaOffAttention) -> tuple[str, str]:
+    """--explain's formula and value for the term."""
     formula = (f"{term.kq_flops / 1e9:.3f} GFLOP Q·Kᵀ ÷ {term.kq_tflops:.1f} TFLOPS (cuBLAS, F32 accumulate: the fp16 "
                f"figure × clock share {term.clock:.2f}) + {term.vkq_flops / 1e9:.3f} GFLOP softmax·V ÷ "
                f"{term.vkq_tflops:.1f} TFLOPS (F16 accumulate) over {term.n_kv:,.0f} cells (the mask's too) + "
                f"{term.score_bytes / 1e6:.1f} MB of scores ({term.scores:,.0f} × {SCORE_BYTES_PER_ELEMENT} B: KQ "
                f"written, softmax read and written, cast to f16, read) ÷ ({term.bw_share:g} × {term.bandwidth_gbs:g} "
-               f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token; the figure above prices "
-               f"{plan_seconds * 1e6:.2f} µs ({plan_words}) — term not applied: it failed its held-out check "
-               "(measurements/llamacpp_h200/fa_depth_first_run.txt)")
+               f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token (hardware/fa_off_prefill.py; held-out check: "
+               "measurements/llamacpp_h200/fa_depth2_first_run.txt)")
     return formula, f"{term.seconds_per_token * 1e6:.2f} µs/token"
 
 
 __all__ = ["APPLIED", "SCORE_BYTES_PER_ELEMENT", "SOURCE", "FaOffAttention", "applies", "explain_words",
-           "fa_off_attention", "layer_cells", "score_elements", "unfused_n_kv", "unfused_products"]
+           "fa_off_attention", "layer_cells", "plan_term", "score_elements", "unfused_n_kv", "unfused_products"]
