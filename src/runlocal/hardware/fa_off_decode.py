@@ -1,6 +1,9 @@
 """A decoded token's extra time on llama.cpp's CUDA backend with flash attention off (``-fa off``), over the same
 token with the FlashAttention vector kernel (session 18b; measurements/llamacpp_h200 run 1: decode 7–50 % slower with
-flash attention off, growing with depth, where plans gave both the same figure).
+flash attention off, growing with depth; the speed fit's rows priced both alike, and plans took the entry's fitted KV
+factor, fitted on older builds without flash attention). Applied (APPLIED) to CUDA plans with -fa off: the KV read at
+the FA kernel's factor 1 plus these bytes (speed.flash_attention_fit, plan_bytes). Its held-out check (run 2, rule
+fa_depth2_rule.md committed before it) passed: ratio |error| median 13.7 % → 2.5 % over 15 tg32 pairs.
 
 The unfused graph for one token (src/llama-graph.cpp ``build_attn_mha`` @0c1e57098, the ``use_flash_attn`` false
 branch; ggml-cuda.cu ``ggml_cuda_mul_mat``: an f16 src0 with one src1 column takes ``ggml_cuda_mul_mat_vec_f``), per

@@ -29,15 +29,17 @@ weight reads reach. No constant is fitted for it: both shares are the ones the r
 and the transposed V write (a micro-batch's consecutive tokens fill adjacent cells of each transposed row, merged in
 L2) are not priced.
 
-It would replace, for a llama.cpp / Ollama plan or record on CUDA with flash attention off on an NVIDIA card of compute
-capability 7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024
-builds). **Not applied** (APPLIED): its held-out round (measurements/speed/held_out/faoff_queries.md) found one source
-thread, which the round's rule puts in tuning; its held-out check (session 18, measurements/llamacpp_h200: an own H200
-run of 5 models at depth 0 / 4K / 16K / 32K, predictions and rule committed before it) **failed**: fa 0 ÷ fa 1 ratio
-|error| median 9.6 % with ATTN_FACTOR, 9.9 % with the term over 20 pp512 pairs (better at depth 0 and 16K, worse at
-4K and 32K; max 124.7 → 75.2 %, gpt-oss-20b at 32K; gemma-2-9b's windowed layers priced far too cheap: +75 % at
-32K) — fa_depth_first_run.txt. --explain shows its figure beside the plan's (speed_explain.fa_off_steps) and
-evidence/speed_fit_faoff.py scores it on the tuning pairs.
+It replaces, for a llama.cpp / Ollama plan on CUDA with flash attention off on an NVIDIA card of compute capability
+7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024 builds):
+``plan_term``, **applied** (APPLIED). Its first held-out check (session 18, measurements/llamacpp_h200 run 1: 5 models
+at depth 0 / 4K / 16K / 32K on an H200) failed, 9.6 % → 9.9 % ratio |error| median, because it priced a sliding layer
+at its window: with swa_full (the C API's default) every cell in use is computed (layer_cells). Revised from the
+source, not fitted (run 1: 7.1 %), its second held-out check (run 2: llama-3.2-3b, gemma-3-4b, phi-3-mini-4k,
+qwen3-14b, qwen3-4b at 2K / 8K / 24K, rule and predictions committed before it) passed: 10.1 % → 6.0 % over 15 pairs
+(fa_depth2_first_run.txt; worst phi-3-mini-4k at 24K, −39 %: its FA-on kernel term prices a 2,047 window llama.cpp
+disables). Gemma 2's fused logit soft-cap (8 more bytes a score) is not priced. --explain shows the term in the prefill
+step; evidence/speed_fit_faoff.py scores it on the tuning pairs; the speed fit's own rows (evidence/speed_fit.py
+predict_row) keep ATTN_FACTOR.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ if TYPE_CHECKING:   # pragma: no cover
     from .catalog import Device
     from .speed import GPUPlace
 
-APPLIED = True      # passed its second held-out check (measurements/llamacpp_h200/fa_depth2_first_run.txt)
+APPLIED = True      # passed its second held-out check (module docstring)
 SOURCE = ("llama.cpp src/llama-graph.cpp build_attn_mha @00395eb2 (no flash attention: ggml_mul_mat K·Q at "
           "GGML_PREC_F32, ggml_soft_max_ext, V transposed, ggml_mul_mat V·KQ); ggml-cuda.cu "
           "ggml_cuda_mul_mat_batched_cublas_impl (f16 casts, CUBLAS_COMPUTE_32F / 16F)")
