@@ -45,3 +45,18 @@ def test_run_1_tg_pairs_read_closer_than_plans():
         after.append(abs((1 / r1) / (1 / r1 + extra) / m - 1))
     assert len(before) == 20
     assert statistics.median(after) < 0.5 * statistics.median(before)
+
+
+def test_a_plan_takes_the_windows_llama_cpp_keeps():
+    # Phi-3's 2,047 window is dropped by llama.cpp (src/models/phi3.cpp: "Phi SWA is currently disabled"): its 32
+    # layers × 32 heads score all 8,192 cells, 16 B each, without swa_full; 32 KV heads: no re-reads
+    from runlocal.runtimes.options import LlamaCppOptions
+
+    off = LlamaCppOptions(flash_attn="off")
+    assert FD.plan_bytes(record_model("phi-3-mini-4k"), 8192, 0.0, off) == 16 * 32 * 8192 * 32
+    # Gemma-3-4B keeps its 1,024 window: 29 sliding layers over pad(1,024 + 512, 256) = 1,536 cells, 5 full over 8,192;
+    # 8 query heads, 4 KV heads: one more read of 4 heads × 512 values × 2 B per cell, at the DRAM share
+    cells = 29 * 1536 + 5 * 8192
+    want = 16 * 8 * cells + FD.GQA_DRAM_SHARE * 1 * cells * 4 * 512 * 2
+    assert FD.plan_bytes(record_model("gemma-3-4b"), 8192, 0.0, off) == pytest.approx(want)
+    assert FD.plan_bytes(record_model("gemma-3-4b"), 8192, 0.0, LlamaCppOptions(flash_attn="on")) == 0.0

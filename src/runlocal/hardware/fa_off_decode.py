@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..runtimes.llamacpp_swa import as_llamacpp_loads
 from .fa_off_prefill import layer_cells
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -79,6 +80,7 @@ def plan_bytes(model: ModelSpec, cells: float, kv_read: float, llamacpp: LlamaCp
     if llamacpp.flash_attn != "off":
         return 0.0
     ubatch = llamacpp.ubatch or 512
+    model = as_llamacpp_loads(model)        # the windows llama.cpp keeps (Phi-3's dropped: runtimes/llamacpp_swa.py)
     elements = sum(layer_cells(att.window, cells, ubatch, llamacpp.swa_full) * att.n_kv_heads * (att.k_dim + att.v_dim)
                    for att in model.attention_layers)
     d = fa_off_decode(model, cells, 1.0, 1.0, kv_bytes=kv_read / elements if elements and kv_read else 2.0,

@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..runtimes.llamacpp_swa import as_llamacpp_loads
 from .fa_prefill import applies as fa_mma_applies
 from .nvidia_peak import clock_share, fp16_accumulate_factor
 
@@ -175,8 +176,8 @@ def plan_term(model: ModelSpec, place: GPUPlace | None, llamacpp: LlamaCppOption
     if not APPLIED or place is None or dev is None or not applies(dev, place.backend, place.ggml,
                                                                    llamacpp.flash_attn != "off"):
         return None
-    clock = clock_share(dev, knee, knee_floor)
-    return fa_off_attention(model, dev, 0.0, prompt, ubatch, clock, bw_share, llamacpp.swa_full)
+    clock = clock_share(dev, knee, knee_floor)      # the model as llama.cpp loads it: Phi-3's window dropped
+    return fa_off_attention(as_llamacpp_loads(model), dev, 0.0, prompt, ubatch, clock, bw_share, llamacpp.swa_full)
 
 
 def explain_words(term: FaOffAttention) -> tuple[str, str]:
