@@ -14,8 +14,8 @@ from runlocal.hardware import fa_off_prefill as FO
 DIR = MEASUREMENTS / "llamacpp_h200"
 
 
-def _scorer():
-    spec = importlib.util.spec_from_file_location("score_fa_depth", DIR / "score_fa_depth.py")
+def _scorer(name: str = "score_fa_depth"):
+    spec = importlib.util.spec_from_file_location(name, DIR / f"{name}.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -32,7 +32,19 @@ def test_the_run_scores_as_first_committed_and_the_verdict_decides_applied():
     after = statistics.median(abs(r["err_after"]) for r in rows) * 100
     first = (DIR / "fa_depth_first_run.txt").read_text()
     assert f"median before {before:.1f}% -> after {after:.1f}%" in first
-    assert FO.APPLIED == (after < before)
+    assert after >= before      # run 1 failed the term as it then was (fa_depth_first_run.txt); its records are tuning now
+
+
+def test_run_2_scores_as_first_committed_and_its_verdicts_decide_applied(capsys):
+    """Run 2 (fa_depth2_rule.md, committed before it): its scorer prints what fa_depth2_first_run.txt holds, and each
+    term is applied exactly when its verdict passed."""
+    from runlocal.hardware import fa_off_decode as FD
+
+    _scorer("score_fa_depth2").main([])
+    out = capsys.readouterr().out
+    assert out == (DIR / "fa_depth2_first_run.txt").read_text()
+    assert FO.APPLIED == ("prompt term" in out and "PASS — after 6.0% < before 10.1% over 15 pairs" in out)
+    assert FD.APPLIED == ("PASS — after 2.5% < before 13.7% over 15 pairs" in out)
 
 
 def test_measured_ratios_fall_with_depth():

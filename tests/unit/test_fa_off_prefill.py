@@ -39,9 +39,16 @@ def test_cells_in_use_per_micro_batch():
     assert FO.unfused_n_kv(0, 100, 512) == 100
 
 
-def test_sliding_layers_hold_their_window():
-    # Gemma-3-1B config.json: 4 query heads, 26 layers, 22 of them sliding with a 512-token window
-    assert FO.score_elements(lookup("gemma-3-1b"), 4096) == 4 * (22 * 512 + 4 * 4096) == 110_592
+def test_sliding_layers_run_over_their_cache():
+    # Gemma-3-1B config.json: 4 query heads, 26 layers, 22 of them sliding with a 512-token window.
+    # llama-kv-cache-iswa.cpp @0c1e57098: a sliding layer's cache holds pad(512 + n_ubatch 512, 256) = 1,024 cells
+    assert FO.score_elements(lookup("gemma-3-1b"), 4096) == 4 * (22 * 1024 + 4 * 4096) == 155_648
+    # with swa_full (the C API's default) nothing frees the cells outside the window: every cell in use
+    assert FO.score_elements(lookup("gemma-3-1b"), 4096, swa_full=True) == 4 * 26 * 4096 == 425_984
+    # fewer cells in use than the cache holds: those
+    assert FO.layer_cells(512, 700, 512, False) == 700
+    assert FO.layer_cells(4096, 40_000, 512, False) == 4608      # Gemma 2's window: 4,096 + 512, a multiple of 256
+    assert FO.layer_cells(None, 40_000, 512, False) == 40_000
 
 
 def test_where_it_applies():
@@ -81,11 +88,12 @@ def _explain(**kw):
     return {s["label"]: s for s in plan.to_dict()["explain"]}
 
 
-def test_explain_shows_the_term_beside_the_plan_and_keeps_it_out():
-    label = "prefill: attention with flash attention off (not applied)"
-    assert not FO.APPLIED
-    step = _explain(gpu="rtx-4090", flash_attn="off")[label]
-    assert "524,288 × 20 B" in step["formula"] and "over 512 cells" in step["formula"]
-    assert "not applied" in step["formula"] and "build_attn_mha" in step["source"]
-    assert label not in _explain(gpu="rtx-4090")
-    assert label not in _explain(gpu="rtx-4090", flash_attn="off", backend="vulkan")
+def test_explain_prices_the_prompt_attention_with_the_term():
+    # applied since its second held-out check (measurements/llamacpp_h200/fa_depth2_first_run.txt): Llama-2-7B's
+    # 32 heads × 512 cells × 32 layers = 524,288 scores a token, 20 B each, in the prefill step's formula
+    assert FO.APPLIED
+    words = "attention (flash attention off, the unfused graph)"
+    step = _explain(gpu="rtx-4090", flash_attn="off")["prefill speed"]
+    assert words in step["formula"] and "524,288 × 20 B" in step["formula"] and "over 512 cells" in step["formula"]
+    assert words not in _explain(gpu="rtx-4090")["prefill speed"]["formula"]
+    assert words not in _explain(gpu="rtx-4090", flash_attn="off", backend="vulkan")["prefill speed"]["formula"]

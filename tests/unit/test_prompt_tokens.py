@@ -63,7 +63,8 @@ def test_ttft_is_the_prompt_at_the_prefill_rate():
 def test_longer_prompt_pays_attention_at_mean_depth_by_hand():
     """From 512 to 8,192 prompt tokens the seconds per prompt token grow by the attention over the extra mean depth
     only: 4 FLOPs × heads × head width × layers × (4,096 − 256) tokens. With flash attention off (-fa off) it is
-    weighted by the fitted attention factor at the plan's rate (efficiency × reachable peak); with it on (llama.cpp's
+    the unfused graph's (hardware/fa_off_prefill.py: its products over the cells in use, 4,352 against 512, at the
+    f16 rates, and 20 B a score through memory); with it on (llama.cpp's
     default on CUDA) it runs through the MMA FlashAttention kernel (hardware/fa_prefill.py): half the FLOPs (Q·Kᵀ) at
     the RTX 4090's f16 rate with F32 accumulate, 165.2 TFLOPS, half (softmax·V) at its F16-accumulate rate, INT8 / 2 =
     330.3 TFLOPS, both at the card's clock share, over the kernel's fitted share FA_MMA_EFF. Everything else a prompt
@@ -78,8 +79,10 @@ def test_longer_prompt_pays_attention_at_mean_depth_by_hand():
         # "… ÷ (0.226 × 660.6 int8 TOPS × 0.85 (…" : the rate the step states
         rate_words = prefill_step.split("÷ (")[1].split(" (")[0]
         eff, peak, share = (float(w) for w in rate_words.replace("int8 TOPS", "").split("×"))
-        if flash == "off":
-            extra_s = S.ATTN_FACTOR * attention_flops / (eff * peak * share * 1e12)
+        if flash == "off":      # the unfused graph (fa_off_prefill.py): cuBLAS at the f16 rates, 20 B a score
+            scores = LLAMA31_HEADS * LLAMA31_LAYERS * (4352 - 512)     # cells: 512 × (1 + … + 16) / 16 against 512
+            extra_s = attention_flops / 2 / (165.2e12 * share) + attention_flops / 2 / (660.6e12 / 2 * share) \
+                + scores * 20 / (S.constants("nvidia-gddr", "cuda", None).decode_eff * 1008e9)
         else:
             extra_s = (attention_flops / 2 / (165.2e12 * share) + attention_flops / 2 / (660.6e12 / 2 * share)) \
                 / S.FA_MMA_EFF

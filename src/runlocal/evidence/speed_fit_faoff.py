@@ -28,6 +28,9 @@ if TYPE_CHECKING:   # pragma: no cover
     from .speed_fit import Row
 
 PAIR_SCOPE = "fa_pair"
+# the records' runs left swa_full at the C API's default, true (llama_context_default_params, llama-context.cpp @0c1e57098:
+# fa_depth_bench.py; llama-bench starts from the same defaults): their sliding layers' caches hold every cell
+SWA_FULL_RECORDS = True
 HELD_OUT_ROUND = "faoff"
 
 
@@ -58,7 +61,7 @@ def off_term(row: Row, consts: dict[str, S.Fit]) -> FaOffAttention:
     _, n, depth = parse_test(row.rec["test"])
     clock = clock_share(row.device, S.POWER_KNEE_W_PER_TOPS, S.POWER_KNEE_FLOOR)
     return fa_off_attention(record_model(row.rec["model"]), row.device, depth, n, row.ubatch, clock,
-                            fit_for(row, consts).decode_eff)
+                            fit_for(row, consts).decode_eff, swa_full=bool(row.rec.get("swa_full", SWA_FULL_RECORDS)))
 
 
 def ratios(pair: tuple[Row, Row], consts: dict[str, S.Fit],

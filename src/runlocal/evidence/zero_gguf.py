@@ -71,6 +71,22 @@ MODELS: dict[str, dict] = {
         "vocab_size": 151936, "max_position_embeddings": 40960, "rope_theta": 1000000.0,
         "rms_norm_eps": 1e-6, "tie_word_embeddings": True,
     },
+    "llama-3.2-3b": {   # the catalog's figures (model/catalog): Llama-3.2-3B's config.json
+        "repo": "meta-llama/Llama-3.2-3B",
+        "arch": "llama",
+        "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28,
+        "num_attention_heads": 24, "num_key_value_heads": 8, "vocab_size": 128256,
+        "max_position_embeddings": 131072, "rope_theta": 500000.0, "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": True, "rope_llama3": True,
+    },
+    "qwen3-14b": {      # Qwen3-14B's config.json, as the catalog holds it
+        "repo": "Qwen/Qwen3-14B",
+        "arch": "qwen3",
+        "hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 40,
+        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "vocab_size": 151936, "max_position_embeddings": 40960, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+    },
     "qwen3-8b": {
         "repo": "Qwen/Qwen3-8B",
         "arch": "qwen3",

@@ -29,15 +29,17 @@ weight reads reach. No constant is fitted for it: both shares are the ones the r
 and the transposed V write (a micro-batch's consecutive tokens fill adjacent cells of each transposed row, merged in
 L2) are not priced.
 
-It would replace, for a llama.cpp / Ollama plan or record on CUDA with flash attention off on an NVIDIA card of compute
-capability 7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024
-builds). **Not applied** (APPLIED): its held-out round (measurements/speed/held_out/faoff_queries.md) found one source
-thread, which the round's rule puts in tuning; its held-out check (session 18, measurements/llamacpp_h200: an own H200
-run of 5 models at depth 0 / 4K / 16K / 32K, predictions and rule committed before it) **failed**: fa 0 ÷ fa 1 ratio
-|error| median 9.6 % with ATTN_FACTOR, 9.9 % with the term over 20 pp512 pairs (better at depth 0 and 16K, worse at
-4K and 32K; max 124.7 → 75.2 %, gpt-oss-20b at 32K; gemma-2-9b's windowed layers priced far too cheap: +75 % at
-32K) — fa_depth_first_run.txt. --explain shows its figure beside the plan's (speed_explain.fa_off_steps) and
-evidence/speed_fit_faoff.py scores it on the tuning pairs.
+It replaces, for a llama.cpp / Ollama plan on CUDA with flash attention off on an NVIDIA card of compute capability
+7.0+ with an fp16 figure, the attention's FLOPs × ATTN_FACTOR at the matmul rate (a factor fitted on 2024 builds):
+``plan_term``, **applied** (APPLIED). Its first held-out check (session 18, measurements/llamacpp_h200 run 1: 5 models
+at depth 0 / 4K / 16K / 32K on an H200) failed, 9.6 % → 9.9 % ratio |error| median, because it priced a sliding layer
+at its window: with swa_full (the C API's default) every cell in use is computed (layer_cells). Revised from the
+source, not fitted (run 1: 7.1 %), its second held-out check (run 2: llama-3.2-3b, gemma-3-4b, phi-3-mini-4k,
+qwen3-14b, qwen3-4b at 2K / 8K / 24K, rule and predictions committed before it) passed: 10.1 % → 6.0 % over 15 pairs
+(fa_depth2_first_run.txt; worst phi-3-mini-4k at 24K, −39 %: its FA-on kernel term prices a 2,047 window llama.cpp
+disables). Gemma 2's fused logit soft-cap (8 more bytes a score) is not priced. --explain shows the term in the prefill
+step; evidence/speed_fit_faoff.py scores it on the tuning pairs; the speed fit's own rows (evidence/speed_fit.py
+predict_row) keep ATTN_FACTOR.
 """
 
 from __future__ import annotations
@@ -45,15 +47,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..runtimes.llamacpp_swa import as_llamacpp_loads
 from .fa_prefill import applies as fa_mma_applies
-from .nvidia_peak import fp16_accumulate_factor
-from .token_work import attention_product_flops
+from .nvidia_peak import clock_share, fp16_accumulate_factor
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
+    from ..runtimes.options import LlamaCppOptions
     from .catalog import Device
+    from .speed import GPUPlace
 
-APPLIED = False     # no held-out check (module docstring); plans keep ATTN_FACTOR
+APPLIED = True      # passed its second held-out check (module docstring)
 SOURCE = ("llama.cpp src/llama-graph.cpp build_attn_mha @00395eb2 (no flash attention: ggml_mul_mat K·Q at "
           "GGML_PREC_F32, ggml_soft_max_ext, V transposed, ggml_mul_mat V·KQ); ggml-cuda.cu "
           "ggml_cuda_mul_mat_batched_cublas_impl (f16 casts, CUBLAS_COMPUTE_32F / 16F)")
@@ -75,10 +79,37 @@ def unfused_n_kv(depth: float, prompt: int, ubatch: int) -> float:
     return total / prompt if prompt > 0 else depth
 
 
-def score_elements(model: ModelSpec, n_kv: float) -> float:
-    """Attention scores a prompt token materialises: query heads × cells in every attention layer (a sliding layer:
-    its window)."""
-    return sum(model.n_heads * (min(n_kv, att.window) if att.window else n_kv) for att in model.attention_layers)
+SWA_CACHE_PAD = 256     # src/llama-kv-cache-iswa.cpp: "the SWA cache is always padded to 256"
+
+
+def layer_cells(window: int | None, n_kv: float, ubatch: int, swa_full: bool) -> float:
+    """Cells a layer's unfused products run over (session 18b, llama.cpp 0c1e57098): ``llama_kv_cache::get_n_kv`` =
+    the cells in use, capped at the layer's cache size. A sliding layer's cache (llama-kv-cache-iswa.cpp) holds
+    pad(window + n_ubatch, 256) cells, or every cell with ``swa_full`` — the C API's default
+    (``llama_context_default_params``, llama-context.cpp: swa_full = true; llama-server's common params set false) —
+    and then nothing frees the cells outside the window: find_slot fills the empty cells ahead of its head, so the
+    products run over every cell in use and the mask zeroes the rest."""
+    if not window or swa_full:
+        return n_kv
+    size = -(-(window + ubatch) // SWA_CACHE_PAD) * SWA_CACHE_PAD
+    return min(n_kv, size)
+
+
+def unfused_products(model: ModelSpec, n_kv: float, ubatch: int, swa_full: bool) -> tuple[float, float, float]:
+    """(Q·Kᵀ FLOPs, softmax·V FLOPs, score elements) a token's unfused attention computes over each layer's cells
+    (layer_cells): 2 × heads × K (V) width per cell, and heads × cells scores materialised."""
+    kq = vkq = scores = 0.0
+    for att in model.attention_layers:
+        cells = layer_cells(att.window, n_kv, ubatch, swa_full)
+        kq += 2 * model.n_heads * att.k_dim * cells
+        vkq += 2 * model.n_heads * att.v_dim * cells
+        scores += model.n_heads * cells
+    return kq, vkq, scores
+
+
+def score_elements(model: ModelSpec, n_kv: float, ubatch: int = 512, swa_full: bool = False) -> float:
+    """Attention scores a prompt token materialises: query heads × each layer's cells (layer_cells)."""
+    return unfused_products(model, n_kv, ubatch, swa_full)[2]
 
 
 @dataclass(frozen=True)
@@ -127,28 +158,39 @@ def applies(dev: Device | None, backend: str | None, ggml: bool, flash_attn_on: 
 
 
 def fa_off_attention(model: ModelSpec, dev: Device, depth: float, prompt: int, ubatch: int, clock: float,
-                     bw_share: float) -> FaOffAttention:
-    """The term for a ``prompt``-token prompt after ``depth`` cached tokens on ``dev`` (applies() checked it)."""
+                     bw_share: float, swa_full: bool = False) -> FaOffAttention:
+    """The term for a ``prompt``-token prompt after ``depth`` cached tokens on ``dev`` (applies() checked it);
+    ``swa_full``: the sliding layers' cache holds every cell (layer_cells)."""
     assert dev.fp16_tflops is not None and dev.bandwidth_gbs
     n_kv = unfused_n_kv(depth, prompt, ubatch)
-    kq, vkq = attention_product_flops(model, n_kv)
-    return FaOffAttention(n_kv, kq, vkq, score_elements(model, n_kv), dev.fp16_tflops, clock,
+    kq, vkq, scores = unfused_products(model, n_kv, ubatch, swa_full)
+    return FaOffAttention(n_kv, kq, vkq, scores, dev.fp16_tflops, clock,
                           fp16_accumulate_factor(dev, "F16", "cuda"), dev.bandwidth_gbs, bw_share)
 
 
-def explain_words(term: FaOffAttention, plan_seconds: float, plan_words: str) -> tuple[str, str]:
-    """--explain's formula and value for the term beside the plan's attention (``plan_seconds`` a token, how it is
-    priced in ``plan_words``)."""
+def plan_term(model: ModelSpec, place: GPUPlace | None, llamacpp: LlamaCppOptions, prompt: int, ubatch: int,
+              bw_share: float, knee: dict[str, float], knee_floor: dict[str, float] | None) -> FaOffAttention | None:
+    """A plan's prompt attention through the unfused graph (from depth 0) on ``place``, where the term is applied and
+    applies (llama.cpp / Ollama on CUDA with -fa off), at the clock share speed.py's power knees give."""
+    dev = place.dev if place else None
+    if not APPLIED or place is None or dev is None or not applies(dev, place.backend, place.ggml,
+                                                                   llamacpp.flash_attn != "off"):
+        return None
+    clock = clock_share(dev, knee, knee_floor)      # the model as llama.cpp loads it: Phi-3's window dropped
+    return fa_off_attention(as_llamacpp_loads(model), dev, 0.0, prompt, ubatch, clock, bw_share, llamacpp.swa_full)
+
+
+def explain_words(term: FaOffAttention) -> tuple[str, str]:
+    """--explain's formula and value for the term."""
     formula = (f"{term.kq_flops / 1e9:.3f} GFLOP Q·Kᵀ ÷ {term.kq_tflops:.1f} TFLOPS (cuBLAS, F32 accumulate: the fp16 "
                f"figure × clock share {term.clock:.2f}) + {term.vkq_flops / 1e9:.3f} GFLOP softmax·V ÷ "
                f"{term.vkq_tflops:.1f} TFLOPS (F16 accumulate) over {term.n_kv:,.0f} cells (the mask's too) + "
                f"{term.score_bytes / 1e6:.1f} MB of scores ({term.scores:,.0f} × {SCORE_BYTES_PER_ELEMENT} B: KQ "
                f"written, softmax read and written, cast to f16, read) ÷ ({term.bw_share:g} × {term.bandwidth_gbs:g} "
-               f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token; the figure above prices "
-               f"{plan_seconds * 1e6:.2f} µs ({plan_words}) — term not applied: it failed its held-out check "
-               "(measurements/llamacpp_h200/fa_depth_first_run.txt)")
+               f"GB/s) = {term.seconds_per_token * 1e6:.2f} µs a token (hardware/fa_off_prefill.py; held-out check: "
+               "measurements/llamacpp_h200/fa_depth2_first_run.txt)")
     return formula, f"{term.seconds_per_token * 1e6:.2f} µs/token"
 
 
 __all__ = ["APPLIED", "SCORE_BYTES_PER_ELEMENT", "SOURCE", "FaOffAttention", "applies", "explain_words",
-           "fa_off_attention", "score_elements", "unfused_n_kv"]
+           "fa_off_attention", "layer_cells", "plan_term", "score_elements", "unfused_n_kv", "unfused_products"]

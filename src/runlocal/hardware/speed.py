@@ -45,8 +45,10 @@ from typing import TYPE_CHECKING
 
 from ..kv import kv_bytes
 from ..runtimes.registry import engine
+from . import fa_off_decode as FOD
+from . import fa_off_prefill as FOP
 from .backend_speed import moe_prefill_gap, nvidia_kernel_words, pre_volta_decode_variant
-from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry, score_bytes
+from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
 from .nvidia_peak import (
@@ -501,6 +503,7 @@ class SpeedPlan:
     fa_attention: FaAttention | None = None  # the attention priced as the CUDA FlashAttention kernel (fa_prefill.py)
     recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
     kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
+    fa_off: FOP.FaOffAttention | None = None    # -fa off on CUDA: the unfused graph's attention (fa_off_prefill.py)
 
     @property
     def ttft_s(self) -> float | None:
@@ -635,13 +638,12 @@ def prompt_attention(model: ModelSpec, gpu: GPUPlace | None, flash_attn: str,
 
 
 def flash_attention_fit(fit: Fit, backend: str | None, ggml: bool, flash_attn: str) -> Fit:
-    """A llama.cpp / Ollama CUDA or Vulkan plan with flash attention on (-fa auto turns it on for both in current builds)
-    reads a cached K and V row once per layer (build_era.py: KV factor 1, derived from the kernels, not fitted) — also on
-    a device whose entry's factor was fitted on older builds without flash attention (the HBM cards: 4.2), or that
-    inherits its class's (AMD and Strix Halo on Vulkan: the ROCm-fitted 3.2), which would price a long context's decode
-    slower than the kernel reads. Metal keeps its fitted factor (its FA kernel reads a KV head once per query head that
-    shares it: build_era.py; the read derived from it, hardware/metal_kv.py, is not applied)."""
-    if ggml and backend in FA_DERIVED_BACKENDS and flash_attn != "off" and fit.kv_factor != FA_KV_FACTOR:
+    """A llama.cpp / Ollama CUDA or Vulkan plan with flash attention on (-fa auto's choice in current builds) reads a
+    cached K and V row once per layer (build_era.py: KV factor 1, derived, not fitted), also where the entry's factor was
+    fitted without flash attention (HBM cards: 4.2) or inherited (AMD, Strix Halo on Vulkan: 3.2); on CUDA with it off,
+    the same read plus fa_off_decode.py's bytes. Metal keeps its fitted factor (build_era.py; metal_kv.py not applied)."""
+    on = flash_attn != "off" or (backend == "cuda" and FOD.APPLIED)
+    if ggml and backend in FA_DERIVED_BACKENDS and on and fit.kv_factor != FA_KV_FACTOR:
         return replace(fit, kv_factor=FA_KV_FACTOR)
     return fit
 
@@ -727,8 +729,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         kv_read = float(kv_bytes(model, ctx // 2, s.cache_type_k, s.cache_type_v))
     except (ValueError, KeyError):
         kv_read = float(alloc.kv_bytes_per_token * (ctx // 2))
-    # flash attention off (-fa off): the graph also writes and reads the scores (hardware/build_era.py)
-    scores = score_bytes(model, ctx // 2) if s.llamacpp.flash_attn == "off" else 0.0
+    scores = FOD.plan_bytes(model, ctx // 2, kv_read, s.llamacpp)     # -fa off: scores, K/V re-reads (fa_off_decode.py)
     reads = weight_reads(model, alloc, quant)
     state, state_words = planned_state(model, alloc)
     parts, first_gpu, scores = device_parts(model, alloc, targets, default_ram_gbs, reads, kv_read, scores, state)
@@ -744,13 +745,12 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     peak = eff = None
     shares = PeakShares()
     host_flops = layer_us = 0.0
-    # MMQ's expert tiles are llama.cpp's own (a llama.cpp / Ollama plan only). The rest of the prefill model — the
-    # peak at the share llama.cpp's kernels reach, the fitted efficiency and per-layer cost, all fitted together on
-    # llama-bench rows — is what a runtime with no prefill measurements of its own (transformers, vLLM, SGLang)
-    # borrows: llama.cpp's achieved dense rate on the card
+    # MMQ's expert tiles are llama.cpp's own (a llama.cpp / Ollama plan only). The rest of the prefill model (the peak at
+    # the share llama.cpp's kernels reach, the efficiency and per-layer cost fitted together on llama-bench rows) is what
+    # a runtime with no prefill records of its own (transformers, vLLM, SGLang) borrows: llama.cpp's dense rate on the card
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
-    factor, ub_term, read_bound = 1.0, None, False
+    factor, ub_term, read_bound, off = 1.0, None, False, FOP.plan_term(model, None, s.llamacpp, prompt, ubatch, 0.0, {}, None)
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
@@ -771,11 +771,13 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         peak = prefill_peak(dev, quant, first_gpu.backend, first_gpu.ggml, shares) if dev else None
         eff = prefill_eff(fit, quant)
         layer_us = fit.prefill_layer_us     # every layer runs on the GPU in a prompt batch, host weights' ones too
+        off = FOP.plan_term(model, first_gpu, s.llamacpp, prompt, ubatch, fit.decode_eff, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
+        flops -= attn if off else 0.0       # -fa off on CUDA: the unfused graph's time instead (fa_off_prefill.py)
         prefill = prefill_speed(flops_per_token=flops - host_flops, peak_tflops=peak, eff=eff,
                                 cpu_weight_bytes=cpu_weights, pcie=dev.pcie if dev else None, tp=s.tp,
                                 pageable=pageable, host_flops_per_token=host_flops,
                                 n_layers=model.n_layers, layer_us=layer_us, ubatch=ubatch,
-                                attn_seconds=fa.seconds_per_token if fa else 0.0)
+                                attn_seconds=sum(t.seconds_per_token for t in (fa, off) if t))
         ub_term = plan_term(model, dev, not is_float_quant(quant), first_gpu.backend, first_gpu.ggml, ubatch,
                             (peak or 0.0) * (eff or 0.0) * 1e12)
         # llama.cpp's token-by-token scan (Ollama runs llama-server since v0.30); vLLM / SGLang's chunked kernels: unpriced
@@ -795,4 +797,4 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
-                     read_bound, fa, notes, path if first_gpu else "")
+                     read_bound, fa, notes, path if first_gpu else "", off)

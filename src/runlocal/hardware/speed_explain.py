@@ -17,19 +17,14 @@ from .build_era import (
     era_words,
     prefill_entry,
 )
-from .fa_off_prefill import APPLIED as FA_OFF_APPLIED
-from .fa_off_prefill import SOURCE as FA_OFF_SOURCE
-from .fa_off_prefill import applies as fa_off_applies
 from .fa_off_prefill import explain_words as fa_off_words
-from .fa_off_prefill import fa_off_attention
 from .fa_prefill import SOURCE as FA_SOURCE
 from .metal_kv import APPLIED as METAL_KV_APPLIED
 from .metal_kv import SOURCE as METAL_KV_SOURCE
 from .metal_kv import explain_words as metal_kv_words
-from .nvidia_peak import MMA_SYNC_SOURCE, clock_share, factor_words
+from .nvidia_peak import MMA_SYNC_SOURCE, factor_words
 from .speed import (
     APPLE_CORE_TFLOPS,
-    ATTN_FACTOR,
     CPU_CORES,
     CPU_FLOPS_PER_CORE,
     FIT,
@@ -43,12 +38,11 @@ from .speed import (
     SpeedPlan,
     apple_generation,
     backend_variant,
-    constants,
     host_link_gbs,
     published_peak,
     speed_plan,
 )
-from .token_work import attention_flops_per_token, is_float_quant
+from .token_work import is_float_quant
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -63,7 +57,7 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc) + fa_off_steps(model, plan, alloc)
+    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc)
 
 
 def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
@@ -79,27 +73,6 @@ def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str
     formula, value = metal_kv_words(model, p.ctx // 2, part.fit.kv_factor)
     return [("decode: Metal FA-vec KV read (not applied)", formula, value,
              f"hardware/metal_kv.py ({METAL_KV_SOURCE}; ABSORBED: evidence/speed_fit_metalkv.py)")]
-
-
-def fa_off_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
-    """A llama.cpp / Ollama CUDA plan with flash attention off: the unfused graph's attention (hardware/fa_off_prefill.py:
-    the scores materialised, the f16 casts, cuBLAS over every cell in use), with its inputs, beside what the figure
-    prices (the attention's FLOPs × ATTN_FACTOR at the matmul rate) — the term is not applied (no held-out pair)."""
-    gpu = p.first_gpu
-    off = alloc.settings.llamacpp.flash_attn == "off"
-    if FA_OFF_APPLIED or not p.prefill or gpu is None or gpu.dev is None or not p.peak or not p.eff:
-        return []
-    if not fa_off_applies(gpu.dev, gpu.backend, gpu.ggml, not off):
-        return []
-    clock = clock_share(gpu.dev, POWER_KNEE_W_PER_TOPS, POWER_KNEE_FLOOR)
-    share = constants(gpu.klass, gpu.backend, backend_variant(gpu.dev, gpu.backend)).decode_eff
-    term = fa_off_attention(model, gpu.dev, 0.0, p.prompt, p.ubatch, clock, share)
-    flops = ATTN_FACTOR * attention_flops_per_token(model, p.prompt / 2)
-    plan_s = flops / (p.eff * p.peak * 1e12)
-    formula, value = fa_off_words(term, plan_s, f"{ATTN_FACTOR:g} × {flops / ATTN_FACTOR / 1e9:.3f} GFLOP at "
-                                                f"{p.eff:g} × {p.peak:.1f}, a factor fitted on 2024 builds")
-    return [("prefill: attention with flash attention off (not applied)", formula, value,
-             f"hardware/fa_off_prefill.py ({FA_OFF_SOURCE}; scored: evidence/speed_fit_faoff.py)")]
 
 
 def speed_figures(p: SpeedPlan) -> dict:
@@ -135,7 +108,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
             f" + {_layers_words(q)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
         split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
-        scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 attention scores' four passes)"
+        scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 scores and the query groups' K/V re-reads,"
+                  " fa_off_decode.py)"
                   if p.score_bytes else "")
         steps.append(("decode speed", f"1 / ({terms}{split}), KV at ctx {p.ctx // 2:,}{scores}",
                       f"{speed['decode_tokens_per_s']} tokens/s",
@@ -273,6 +247,8 @@ def _fa_words(p: SpeedPlan) -> str:
     """The prompt's attention where llama.cpp runs it as the CUDA MMA FlashAttention kernel (hardware/fa_prefill.py):
     its two products' FLOPs at the tensor rates they accumulate at, over the kernel's fitted share of them."""
     fa = p.fa_attention
+    if p.fa_off is not None:
+        return " + attention (flash attention off, the unfused graph): " + fa_off_words(p.fa_off)[0]
     if fa is None:
         return ""
     rate = f"{fa.peak_tflops:g} TFLOPS f16" + (f" × {fa.mma_share:g} (mma.sync's share on Hopper)"
