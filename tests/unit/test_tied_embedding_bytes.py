@@ -1,0 +1,35 @@
+"""Gemma 3 12B at Q4_K_M under llama.cpp / Ollama: the token embedding llama.cpp keeps in RAM, by its own type.
+
+The independent figure, by hand: Gemma 3's tied token_embd is 262,144 rows (convert_hf_to_gguf.py trims the
+checkpoint's 262,208 to the tokenizer's vocabulary) × 3,840; llama-quantize gives a tied embedding the output
+tensor's type, Q6_K under Q4_K_M (src/llama-quant.cpp llama_tensor_get_type_impl, no output.weight), and a Q6_K
+block holds 256 weights in 210 bytes (ggml-common.h block_q6_K: ql[128] + qh[64] + scales[16] + d, 2 B). The input
+layer always stays on the CPU (src/llama-model.cpp load_tensors: "there is very little benefit to offloading the
+input layer"), so with every layer on the GPU it is the whole of CPU RAM's weights. (Public llama-server logs of a
+Gemma 4 GGUF with the same 3,840 × 262,144 Q6_K table print "CPU_Mapped model buffer size = 787.50 MiB": the same
+825,753,600 B.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+
+EMBEDDING = 262_144 * 3_840 // 256 * 210        # 825,753,600 B = 787.50 MiB
+GiB = 1 << 30
+
+
+def _plan(gpu: str, runtime: str):
+    plan, _ = check(CheckRequest(model="gemma-3-12b", gpu=gpu, runtime=runtime, quant="Q4_K_M"))
+    return plan
+
+
+def _ram_weights(plan) -> int:
+    return sum(d.weights for d in plan.allocation.devices if d.kind == "cpu")
+
+
+@pytest.mark.parametrize("runtime", ["llama.cpp", "ollama"])
+def test_all_on_the_gpu_ram_holds_the_q6_k_embedding(runtime):
+    # was 624,185,968 B (0.58 GiB): the estimate spread evenly over the text tensors, 4.96 bits a weight for a
+    # table llama-quantize stores at 6.56
+    assert _ram_weights(_plan("rtx-4090", runtime)) == pytest.approx(EMBEDDING, abs=1024)
