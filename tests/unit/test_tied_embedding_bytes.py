@@ -33,3 +33,19 @@ def test_all_on_the_gpu_ram_holds_the_q6_k_embedding(runtime):
     # was 624,185,968 B (0.58 GiB): the estimate spread evenly over the text tensors, 4.96 bits a weight for a
     # table llama-quantize stores at 6.56
     assert _ram_weights(_plan("rtx-4090", runtime)) == pytest.approx(EMBEDDING, abs=1024)
+
+
+@pytest.mark.parametrize("runtime", ["ollama", "llama.cpp"])
+def test_what_a_token_reads_in_ram_is_ram_less_the_embedding(runtime):
+    # layers moved to RAM on an 8 GB card: the output layer is the first -ngl offloads (src/llama-model.cpp
+    # load_tensors: i_gpu_start = max(n_layer + 1 - ngl, 0), the output layer il = n_layer), so the tied head reads
+    # its GPU copy and a token reads one row of the RAM table: the figure is RAM's weights less 825,753,600 B.
+    # Was: Ollama 1.56 GiB of 2.39 (the share of the device total, which holds the table twice); llama.cpp (-ngl 36)
+    # 2.43 of 2.43 (the output layer taken to be in RAM for any -ngl ≤ n_layer, the table read whole)
+    from runlocal.render.text import offload_phrase
+
+    plan = _plan("rtx-3060-ti", runtime)
+    assert plan.settings.llamacpp.n_gpu_layers in (None, 36)      # Ollama: --fit's; llama.cpp: -ngl 36 ≤ 48
+    phrase = offload_phrase(plan)
+    read = float(phrase.split(" — ")[1].split(" GiB")[0])
+    assert read == pytest.approx((_ram_weights(plan) - EMBEDDING) / GiB, abs=0.006)

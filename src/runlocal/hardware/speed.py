@@ -523,13 +523,21 @@ def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightRea
     total_w = sum(d.weights for d in used) or 1
     # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
     # when a CPU part exists) and apply the read fraction of the other tensors to the rest
-    embed = total_w * embedding_share(model, quant)
+    share = embedding_share(model, quant)
+    embed = total_w * share
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
-    # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
-    # is the embedding table itself, read whole every token
-    output_in_ram = s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers <= model.n_layers
+    # llama.cpp: the output layer is layer n_layer, the first one -ngl offloads (src/llama-model.cpp load_tensors:
+    # i_gpu_start = max(n_layer + 1 - ngl, 0), so any -ngl ≥ 1 puts it on a GPU; was: only -ngl > n_layer); -ngl 0
+    # leaves it in RAM, and a tied output head there is the embedding table itself, read whole every token
+    gpu_holds = any(d.kind != "cpu" and d.weights for d in used)
+    output_in_ram = s.llamacpp.n_gpu_layers == 0
     if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
         embed = 0.0
+    elif model.tie_word_embeddings and gpu_holds and engine(s.runtime).ggml and holder is not None \
+            and holder.kind == "cpu":
+        # the tied output's copy of token_embd on the GPU (TENSOR_DUPLICATED, runtimes/llamacpp_layout.py
+        # _add_tied_copy) is in total_w: the file's bytes are total_w - embed, the embedding its share of those
+        embed = total_w * share / (1 + share)
     return WeightReads(used, total_w, embed, holder)
 
 
