@@ -35,6 +35,15 @@ def test_all_on_the_gpu_ram_holds_the_q6_k_embedding(runtime):
     assert _ram_weights(_plan("rtx-4090", runtime)) == pytest.approx(EMBEDDING, abs=1024)
 
 
+def test_an_untied_embedding_at_the_base_type():
+    # llama-3.1-8b Q4_K_M, untied: token_embd takes the base type, Q4_K (144 B a 256-weight block: ggml-common.h
+    # block_q4_K), output.weight Q6_K on the GPU. 128,256 × 4,096 / 256 × 144 = 295,501,824 B = 281.81 MiB, as
+    # llama.cpp prints CPU_Mapped for Llama-3.1-8B-shaped Q4_K_M files (and, for Q4_0, 18 B a 32-weight block, the
+    # same 281.81 MiB: measurements/llamacpp/data/cuda.jsonl). Was 321,399,884 B: the mean, 5.0 bits a weight.
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", runtime="llama.cpp", quant="Q4_K_M", ctx="8k"))
+    assert _ram_weights(plan) == pytest.approx(128_256 * 4_096 // 256 * 144, abs=1024)
+
+
 @pytest.mark.parametrize("runtime", ["ollama", "llama.cpp"])
 def test_what_a_token_reads_in_ram_is_ram_less_the_embedding(runtime):
     # layers moved to RAM on an 8 GB card: the output layer is the first -ngl offloads (src/llama-model.cpp
