@@ -526,13 +526,15 @@ def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightRea
     total_w = sum(d.weights for d in used) or 1
     # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
     # when a CPU part exists) and apply the read fraction of the other tensors to the rest
-    embed = total_w * embedding_share(model, quant)
+    share = embedding_share(model, quant)
     holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
-    # llama.cpp: -ngl k puts the output layer on the GPU only when k > n_layer; a tied output head left in RAM
-    # is the embedding table itself, read whole every token
-    output_in_ram = s.llamacpp.n_gpu_layers is not None and s.llamacpp.n_gpu_layers <= model.n_layers
-    if model.tie_word_embeddings and output_in_ram and holder is not None and holder.kind == "cpu":
-        embed = 0.0
+    tied_in_ram = model.tie_word_embeddings and holder is not None and holder.kind == "cpu"
+    # llama.cpp: the output layer (il = n_layer) is the first one -ngl offloads (src/llama-model.cpp load_tensors:
+    # i_gpu_start = max(n_layer + 1 - ngl, 0)), so only -ngl 0 leaves a tied head in RAM: the table, read whole.
+    # With it on a GPU, its copy of token_embd there (TENSOR_DUPLICATED: llamacpp_layout._add_tied_copy) is in
+    # total_w, which is then the file's bytes + the embedding's: the embedding is its share of the file's
+    dup = tied_in_ram and engine(s.runtime).ggml and any(d.kind != "cpu" and d.weights for d in used)
+    embed = 0.0 if tied_in_ram and s.llamacpp.n_gpu_layers == 0 else total_w * share / (1 + share * dup)
     return WeightReads(used, total_w, embed, holder)
 
 

@@ -458,16 +458,55 @@ TOWER_ROLES = ("vision", "projector", "audio")
 
 
 def sizer(model: ModelSpec, weights: WeightEstimate):
-    """A tensor's bytes: read from the file, or scaled from the weight estimate for a model given by its config (the
-    estimate spread over the text tensors; a tower tensor: none)."""
-    text = sum(t.numel for t in model.tensors if t.role not in TOWER_ROLES)
-    scale = weights.total / max(1, text) if model.tensors else 0
+    """A tensor's bytes: read from the file, or, for a model given by its config, the weight estimate spread over
+    the text tensors at the types llama-quantize gives each (a tower tensor: none)."""
+    if weights.from_file and all(t.nbytes is not None for t in model.tensors):
+        return lambda t: t.nbytes
+    scale = _SCALES.get(model, (weights.quant, weights.total), lambda: _typed_scales(model, weights))
 
     def size_of(t) -> int:
         if t.nbytes is not None and weights.from_file:
             return t.nbytes
-        return 0 if t.role in TOWER_ROLES else int(t.numel * scale)
+        return 0 if t.role in TOWER_ROLES else int(t.numel * scale.get((t.layer, t.role), scale[None]))
     return size_of
+
+
+def _typed_scales(model: ModelSpec, weights: WeightEstimate) -> dict:
+    """Bytes per parameter of each (layer, role) as llama-quantize types it under the estimate's quant (gguf_view:
+    llama-quant.cpp gives a tied token_embd the output's Q6_K under Q4_K_M, 6.56 bits, where the layers average
+    4.9), scaled so the text tensors sum to the estimate; None: the estimate's mean, for what the view lacks or
+    where the quant is a float width or has no GGUF typing (every tensor at the mean then)."""
+    text = [t for t in model.tensors if t.role not in TOWER_ROLES]
+    mean = weights.total / max(1, sum(t.numel for t in text))
+    scales: dict = {None: mean}
+    from ..quant import gguf_table
+    from ..quant.gguf_mix import gguf_view
+
+    # a float width (F16, BF16, or vLLM's "bf16"): every tensor at it already, the mean is each one's
+    ftype = (weights.quant or "").upper()
+    if weights.from_file or ftype in FLOAT_FTYPES or ftype not in gguf_table.supported_ftypes():
+        return scales
+    view = gguf_view(model, ftype)
+    if view is None:
+        return scales
+    typed: dict[tuple, int] = {}
+    for v in view.tensors:
+        typed[(v.layer, v.role)] = typed.get((v.layer, v.role), 0) + (v.nbytes or 0)
+    numel: dict[tuple, int] = {}
+    for t in text:
+        numel[(t.layer, t.role)] = numel.get((t.layer, t.role), 0) + t.numel
+    matched = {k: n for k, n in numel.items() if typed.get(k)}
+    typed_sum = sum(typed[k] for k in matched)
+    # what the view's groups hold, rescaled to the estimate's bytes less the unmatched tensors' at the mean
+    rest = weights.total - mean * sum(n for k, n in numel.items() if k not in matched)
+    if typed_sum <= 0 or rest <= 0:
+        return scales
+    scales.update({k: typed[k] * rest / typed_sum / n for k, n in matched.items()})
+    return scales
+
+
+_SCALES = IdMemo(256)
+FLOAT_FTYPES = ("F32", "F16", "BF16")
 
 
 _PLACEMENTS = IdMemo(512)
