@@ -92,8 +92,8 @@ def models_cmd(
     from .model import catalog
 
     if fits:
-        from .choose import fits_here
         from .errors import RunlocalError
+        from .fits_here import fits_here
         from .render.choose_text import render_fits
         from .units import parse_tokens
 

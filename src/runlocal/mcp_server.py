@@ -321,7 +321,7 @@ def models_doc(a: dict[str, Any]):
     from .model import catalog
 
     if a["fits"]:
-        from .choose import fits_here
+        from .fits_here import fits_here
 
         if a["query"]:
             raise InputError("query: filters the plain listing; leave it out with fits")

@@ -98,8 +98,7 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         return ok(a), room(a, tight=True)
 
     def pivot_compute() -> dict[str, int]:
-        # the compute buffers of the plan at PIVOT_CTX (planned anyway where the top fails, often made already): a
-        # guide for the rooms of skipped plans, the same whatever context was asked
+        # PIVOT_CTX's compute buffers (planned anyway where the top fails): skipped plans' rooms, whatever was asked
         at = settings.with_(ctx=min(PIVOT_CTX, max(1, hi // granule) * granule))
         devices = runtime.allocate(model, weights, at, targets).devices
         return {k: d.compute for k, d in zip(device_keys(d.name for d in devices), devices)}

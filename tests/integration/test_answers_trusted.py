@@ -204,7 +204,7 @@ def test_cost_of_an_h100_says_why_there_is_no_owning_price():
 
 
 def test_models_fits_states_its_ram_rather_than_assuming_it():
-    from runlocal.choose import fits_here
+    from runlocal.fits_here import fits_here
 
     on_gpu = fits_here("rtx-4090")
     assert not any(n.startswith("RAM: assumed") for n in on_gpu["notes"])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from asking import run_cli
 
-from runlocal import choose
+from runlocal import choose, fits_here
 from runlocal.check import CheckRequest, check
 from runlocal.compare import compare_devices
 from runlocal.errors import InputError, UnknownDeviceError
@@ -175,7 +175,7 @@ def test_compare_rows(llama8b):
 # ---------------------------------------------------------------- models --fits (the sweep)
 
 def test_fits_here_agrees_with_the_planner():
-    doc = choose.fits_here("4090", ctx=8192)
+    doc = fits_here.fits_here("4090", ctx=8192)
     cuda_total = int(23.64 * GiB)         # what CUDA reports for a 4090 (torch OOM lines, ali-vilab/VGen#104)
     assert doc["capacity_bytes"] == cuda_total and doc["models"]
     sizes = [r["rank"] for r in doc["models"]]
@@ -193,7 +193,7 @@ def test_fits_here_agrees_with_the_planner():
 
 def test_fits_rows_carry_checks_verdict_fits_first():
     # review16: a 3060 row at 98 % of the card ranked first with no verdict, while check called it tight
-    doc = choose.fits_here("rtx-3060", ctx=8192)
+    doc = fits_here.fits_here("rtx-3060", ctx=8192)
     verdicts = [r["verdict"] for r in doc["models"]]
     assert set(verdicts) == {"fits", "tight"}
     assert verdicts == sorted(verdicts, key=lambda v: v != "fits")          # every "fits" before every "tight"
@@ -214,10 +214,10 @@ def test_fits_rows_carry_checks_verdict_fits_first():
 
 
 def test_fits_groups_fine_tunes_that_plan_the_same():
-    doc = choose.fits_here("rtx-3060", ctx=8192)
+    doc = fits_here.fits_here("rtx-3060", ctx=8192)
     shown = [r["alias"] for r in doc["models"]] + [a for r in doc["models"] for a in r["alike"]]
     assert len(shown) == len(set(shown))                                     # each model once
-    whole = choose.models_fitting(doc["capacity_bytes"], 8192)               # ungrouped
+    whole = fits_here.models_fitting(doc["capacity_bytes"], 8192)               # ungrouped
     assert sorted(shown) == sorted(r["alias"] for r in whole)
     by_alias = {r["alias"]: r for r in whole}
     for r in doc["models"]:
@@ -226,7 +226,7 @@ def test_fits_groups_fine_tunes_that_plan_the_same():
 
 
 def test_fits_here_on_a_cpu_system():
-    doc = choose.fits_here("ddr5-6400 2ch", ctx=4096)
+    doc = fits_here.fits_here("ddr5-6400 2ch", ctx=4096)
     assert doc["devices"][0]["kind"] == "cpu" and doc["capacity_bytes"] == 64 * GiB
     assert any("CPU run" in n or "no GPU" in n for n in doc["notes"])
 

@@ -1,39 +1,38 @@
 """Predicted decode and prefill speed from memory bandwidth and compute.
 
-Decode is memory-bound. Each generated token reads the weights it uses once (dense layers whole,
-routed experts ``n_active / n_experts`` of them, the input embedding one row) plus the KV cache so
-far, and pays a fixed cost per layer (kernel launches and synchronisation)::
+Decode is memory-bound. Each generated token reads the weights it uses once (dense layers whole, routed experts
+``n_active / n_experts`` of them, the input embedding one row) plus the KV cache so far, and pays a fixed cost per
+layer (kernel launches and synchronisation)::
 
     s/token = (weight bytes read + kv_factor × KV bytes read) / (decode_eff × bandwidth)
               + layers × layer_us + (devices − 1) × SPLIT_OVERHEAD_MS
 
-Weights split over several devices (llama.cpp's layer split, or weights left in RAM) are read one
-device after another, so their times add; tensor parallelism reads ``1/tp`` of every layer on each
-device at once (``TP_EFFICIENCY`` of the ideal speed-up) and adds two all-reduces a layer. Weights in RAM
-are read by the CPU at RAM bandwidth × ``CPU.decode_eff``.
+Weights split over several devices (llama.cpp's layer split, or weights left in RAM) are read one device after
+another, so their times add; tensor parallelism reads ``1/tp`` of every layer on each device at once
+(``TP_EFFICIENCY`` of the ideal speed-up) and adds two all-reduces a layer. Weights in RAM are read by the CPU at RAM
+bandwidth × ``CPU.decode_eff``.
 
-Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so
-far, at a fitted share of the device's peak — its int8 tensor TOPS for integer-quantized weights on
-NVIDIA (llama.cpp's MMQ kernels multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE),
-its dense fp16 TFLOPS otherwise, and for integer weights that ggml-cuda dequantizes for cuBLAS instead (a V100 at 64+
-tokens: backend_speed.nvidia_mmq) the float weights' share of it — plus a fitted fixed cost per layer per token
-(``Fit.prefill_layer_us``). Weights in RAM
-cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large batches on the GPU), except those the
-CPU repacks under ``--no-host``: their matmuls stay on the CPU, at HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs
-count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them as its CUDA FlashAttention kernel (flash attention
-on, an NVIDIA card of compute capability 7.0+): there they take that kernel's own time (fa_prefill.py).
+Prefill is compute-bound: 2 FLOPs per active weight per token plus the attention over the prompt so far, at a fitted
+share of the device's peak — its int8 tensor TOPS for integer-quantized weights on NVIDIA (llama.cpp's MMQ kernels
+multiply in int8; on Hopper only the share mma.sync reaches, nvidia_peak.py MMA_SYNC_SHARE), its dense fp16 TFLOPS
+otherwise, and for integer weights that ggml-cuda dequantizes for cuBLAS instead (a V100 at 64+ tokens:
+backend_speed.nvidia_mmq) the float weights' share of it — plus a fitted fixed cost per layer per token
+(``Fit.prefill_layer_us``). Weights in RAM cross PCIe once per micro-batch of ``UBATCH`` tokens (llama.cpp runs large
+batches on the GPU), except those the CPU repacks under ``--no-host``: their matmuls stay on the CPU, at
+HOST_REPACKED_GEMM_GFLOPS. The attention's FLOPs count ATTN_FACTOR matmul FLOPs each, except where llama.cpp runs them
+as its CUDA FlashAttention kernel (flash attention on, an NVIDIA card of compute capability 7.0+): there they take
+that kernel's own time (fa_prefill.py).
 
 The constants are fitted per device class and backend, and per variant where a backend runs differently per chip
-(``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public measurements in
-``measurements/speed/*.jsonl`` (each record cites its source) by ``benchmarks/speed_accuracy.py --fit``,
-which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints the
-error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
+(``backend_variant``: SYCL per Intel architecture and kernel path, Metal on Apple M3+) (``FIT``) to the public
+measurements in ``measurements/speed/*.jsonl`` (each record cites its source) by ``benchmarks/speed_accuracy.py
+--fit``, which prints them (``--write`` stores them in ``data/speed_fit.json``, read below); the same script prints
+the error per device class and a leave-one-device-out error. Most records come from 2024 llama.cpp builds (no CUDA
 graphs, flash attention off by default): their per-layer cost and KV factor are the upper end for today's builds,
 which run small models and long contexts faster. The CUDA entry for GDDR cards and the Vulkan entries are fitted on
 2025-2026 builds alone, the KV factor derived for flash attention (hardware/build_era.py); Metal keeps the entry every
 era's records fit (a current-build refit failed its held-out round: build_era.py). vLLM/SGLang and CPU constants are
-stated priors, not fits.
-"""
+stated priors, not fits."""
 
 from __future__ import annotations
 
@@ -78,10 +77,12 @@ from .token_work import (
     is_float_quant,
     padding_flops,
     prefill_matmul_flops,
+    prompt_over_context,
     read_fraction,
     rest_read_fraction,
     routed_expert_params,
     routed_expert_types,
+    time_to_first_token,
 )
 from .ubatch_speed import UbatchTerm, plan_term, with_term
 
@@ -106,12 +107,12 @@ class Fit:
 
 
 # --- fitted constants ----------------------------------------------------------------------------------
-# src/runlocal/data/speed_fit.json, written by `python benchmarks/speed_accuracy.py --write` (the fit:
-# runlocal.evidence.speed_fit) from measurements/speed/*.jsonl: llama-bench results from
-# XiongjieDai/GPU-Benchmarks-on-LLM-Inference (Llama 3 8B/70B on 13 NVIDIA GPUs and 4 Apple chips, 2024-05),
-# geerlingguy/ai-benchmarks issues (tg128, 2025) and llama.cpp pull-request/issue threads. FIT's keys are
-# "class/backend", "class" (all backends) and "*" (every device): the fallbacks. SPLIT_OVERHEAD_MS: per extra
-# device a token crosses in a layer split; ATTN_FACTOR: in prefill, an attention FLOP costs this many matmul FLOPs.
+# src/runlocal/data/speed_fit.json, written by `python benchmarks/speed_accuracy.py --write` (the fit: runlocal.evidence.
+# speed_fit) from measurements/speed/*.jsonl: llama-bench results from XiongjieDai/GPU-Benchmarks-on-LLM-Inference
+# (Llama 3 8B/70B on 13 NVIDIA GPUs and 4 Apple chips, 2024-05), geerlingguy/ai-benchmarks issues (tg128, 2025) and
+# llama.cpp pull-request/issue threads. FIT's keys are "class/backend", "class" (all backends) and "*" (every device):
+# the fallbacks. SPLIT_OVERHEAD_MS: per extra device a token crosses in a layer split; ATTN_FACTOR: in prefill, an
+# attention FLOP costs this many matmul FLOPs.
 FIT_PATH = Path(__file__).resolve().parents[1] / "data" / "speed_fit.json"
 FIT_SOURCE = ("fitted by runlocal.evidence.speed_fit (python benchmarks/speed_accuracy.py --write) to "
               "measurements/speed/*.jsonl; read by runlocal.hardware.speed")
@@ -510,14 +511,6 @@ class SpeedPlan:
         """Seconds to the first token of a ``prompt``-token prompt from an empty cache: the prompt at the prefill rate
         (its last micro-batch's logits give the first token, llama-server's time to first token); None unpredicted."""
         return time_to_first_token(self.prompt, self.prefill)
-
-
-def time_to_first_token(prompt_tokens: int, prefill_tokens_per_s: float | None) -> float | None:
-    return prompt_tokens / prefill_tokens_per_s if prefill_tokens_per_s else None
-
-
-def prompt_over_context(prompt: int, ctx: int) -> str:
-    return f"not predicted: the {prompt:,}-token prompt does not fit the {ctx:,}-token context"
 
 
 def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:

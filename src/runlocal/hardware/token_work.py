@@ -177,3 +177,12 @@ def attention_product_flops(model: ModelSpec, ctx: float) -> tuple[float, float]
         kq += 2 * model.n_heads * att.k_dim * n
         vkq += 2 * model.n_heads * att.v_dim * n
     return kq, vkq
+
+
+def time_to_first_token(prompt_tokens: int, prefill_tokens_per_s: float | None) -> float | None:
+    """Seconds to the first token: the prompt at the prefill rate (its last micro-batch's logits give the token)."""
+    return prompt_tokens / prefill_tokens_per_s if prefill_tokens_per_s else None
+
+
+def prompt_over_context(prompt: int, ctx: int) -> str:
+    return f"not predicted: the {prompt:,}-token prompt does not fit the {ctx:,}-token context"

@@ -187,7 +187,8 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
     them, largest first with its best format each; the rows shown are then planned as `runlocal check` plans
     them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
     slow-down near capacity: up to 20 % above check's on an 8 GB card) and a page must say what check says."""
-    from ..choose import _settings, models_fitting
+    from ..choose import _settings
+    from ..fits_here import models_fitting
     from ..hardware.catalog import find_device
     from ..hardware.targets import targets_from_options
     from ..model.catalog import lookup
