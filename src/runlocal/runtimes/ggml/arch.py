@@ -374,12 +374,18 @@ class DecoderGraph:
         return out
 
     # --- output -----------------------------------------------------------------------------------
-    def output(self, cur: Tensor, norm_b: Tensor | None = None, softcap: bool = False) -> None:
+    def output(self, cur: Tensor, norm_b: Tensor | None = None, softcap: bool = False, rms: bool = True,
+               norm_weight: bool = True, out_ids: Tensor | None = None) -> None:
         """The final norm (res->t_embd) and the LM head (res->t_logits), both graph outputs
-        (llama-graph.cpp llm_graph_result::set_outputs)."""
+        (llama-graph.cpp llm_graph_result::set_outputs). ``rms`` False: a layer norm; ``norm_weight`` False: none
+        of output_norm's weight (OLMo's LLM_NORM, NULL, NULL); ``out_ids``: the output rows gathered after the norm
+        (then itself an output, res->t_h_nextn), where no block gathered them (cparams.embeddings_nextn_masked)."""
         g = self.g
-        cur = self.norm(cur, self.w("output_norm.weight"), norm_b)
+        cur = self.norm(cur, self.w("output_norm.weight") if norm_weight else None, norm_b, rms=rms)
         cur.flags |= FLAG_OUTPUT
+        if out_ids is not None:
+            cur = g.get_rows(cur, out_ids)
+            cur.flags |= FLAG_OUTPUT
         head = self.w("output.weight") or self.w("token_embd.weight", self.m.n_layers)
         assert head is not None
         cur = g.mul_mat(head, cur, name="result_output")

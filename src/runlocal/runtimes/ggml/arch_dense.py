@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .blocks import qkv
-from .types import FLAG_OUTPUT, Tensor
+from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -47,13 +47,7 @@ def build_olmo(b: DecoderGraph) -> None:
         ffn_inp = g.add(cur, inpSA)
         cur = _swiglu(b, b.norm(ffn_inp, None, rms=False, il=il), il)
         inpL = g.add(cur, ffn_inp)
-    cur = b.norm(inpL, None, rms=False)
-    cur.flags |= FLAG_OUTPUT
-    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
-    assert head is not None
-    cur = g.mul_mat(head, cur, name="result_output")
-    cur.flags |= FLAG_OUTPUT
-    g.expand(cur)
+    b.output(inpL, rms=False, norm_weight=False)
 
 
 def build_olmo2(b: DecoderGraph) -> None:

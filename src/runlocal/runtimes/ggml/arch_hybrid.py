@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from . import delta_net_unfused
 from .graph import conv_channels
 from .recurrent import build_rs
-from .types import FLAG_OUTPUT, Tensor, row_size
+from .types import Tensor, row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -293,18 +293,8 @@ def _build(b: DecoderGraph, linear: Callable[[DecoderGraph, dict, Tensor, int], 
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         cur = _ffn(b, cur, il)
         inpL = g.add(cur, ffn_residual)
-    if old_tail:
-        b.output(inpL)
-        return
-    cur = b.norm(inpL, b.w("output_norm.weight"))
-    cur.flags |= FLAG_OUTPUT                    # res->t_h_nextn
-    cur = g.get_rows(cur, out_ids)
-    cur.flags |= FLAG_OUTPUT                    # res->t_embd
-    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
-    assert head is not None
-    cur = g.mul_mat(head, cur, name="result_output")
-    cur.flags |= FLAG_OUTPUT
-    g.expand(cur)
+    # fused: the final norm is res->t_h_nextn, its rows res->t_embd
+    b.output(inpL, out_ids=None if old_tail else out_ids)
 
 
 def build_qwen35(b: DecoderGraph) -> None:

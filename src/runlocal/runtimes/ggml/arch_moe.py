@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .blocks import gguf_type, qkv
-from .types import FLAG_OUTPUT, row_size
+from .types import row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -139,13 +139,7 @@ def build_dbrx(b: DecoderGraph) -> None:
         cur = b.norm(ffn_inp, b.lw(il, "attn_output_norm.weight"), rms=False, il=il)
         cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
         inpL = g.add(cur, ffn_inp)
-    cur = b.norm(inpL, b.w("output_norm.weight"), rms=False)
-    cur.flags |= FLAG_OUTPUT
-    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
-    assert head is not None
-    cur = g.mul_mat(head, cur, name="result_output")
-    cur.flags |= FLAG_OUTPUT
-    g.expand(cur)
+    b.output(inpL, rms=False)
 
 
 def build_qwen2moe(b: DecoderGraph) -> None:

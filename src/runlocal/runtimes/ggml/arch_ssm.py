@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from .blocks import mamba2, qkv
 from .graph import conv_channels
 from .recurrent import build_rs
-from .types import FLAG_OUTPUT, Tensor
+from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -67,15 +67,7 @@ def build_nemotron_h(b: DecoderGraph) -> None:
         else:
             cur = _moe_layer(b, cur, il)
         inpL = g.add(cur, inpSA)
-    cur = b.norm(inpL, b.w("output_norm.weight"))
-    cur.flags |= FLAG_OUTPUT                    # res->t_h_nextn
-    cur = g.get_rows(cur, out_ids)
-    cur.flags |= FLAG_OUTPUT                    # res->t_embd
-    head = b.w("output.weight") or b.w("token_embd.weight", m.n_layers)
-    assert head is not None
-    cur = g.mul_mat(head, cur, name="result_output")
-    cur.flags |= FLAG_OUTPUT
-    g.expand(cur)
+    b.output(inpL, out_ids=out_ids)       # the final norm is res->t_h_nextn, its rows res->t_embd
 
 
 def _moe_layer(b: DecoderGraph, cur: Tensor, il: int) -> Tensor:
