@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
+from .blocks import dense_ffn
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -438,7 +439,7 @@ def build_llama_like(b: DecoderGraph) -> None:
         elif b.lw(il, "ffn_gate.weight") is None:
             cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False, act="swiglu")  # type: ignore[arg-type]
         else:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+            cur = dense_ffn(b, cur, il)
         cur = g.add(cur, ffn_inp) if arch != "phi3" else g.add(ffn_inp, cur)
         inpL = cur
     b.output(inpL)
@@ -475,7 +476,7 @@ def build_gemma(b: DecoderGraph) -> None:
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         sa_out = g.add(cur, inpL)
         cur = b.norm(sa_out, b.lw(il, "ffn_norm.weight"), il=il)
-        cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        cur = dense_ffn(b, cur, il)
         cur = b.norm(cur, b.lw(il, "post_ffw_norm.weight"))
         inpL = g.add(cur, sa_out)
     # gemma3: final soft-capping only when the GGUF sets final_logit_softcapping (the converter does not)
@@ -561,12 +562,11 @@ def build_deepseek2(b: DecoderGraph) -> None:
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+            cur = dense_ffn(b, cur, il)
         else:
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False,
                             exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-            shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
-                          b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+            shexp = dense_ffn(b, cur, il, "_shexp")
             cur = g.add(moe_out, shexp)
         inpL = g.add(cur, ffn_inp)
     b.output(inpL)
@@ -603,12 +603,11 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+            cur = dense_ffn(b, cur, il)
         else:
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
             if b.lw(il, "ffn_up_shexp.weight") is not None:
-                shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
-                              b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+                shexp = dense_ffn(b, cur, il, "_shexp")
                 cur = g.add(moe_out, shexp)
             else:
                 cur = moe_out

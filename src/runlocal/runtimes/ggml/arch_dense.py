@@ -16,15 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import qkv
-from .types import Tensor
+from .blocks import dense_ffn, qkv
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
-
-
-def _swiglu(b: DecoderGraph, cur: Tensor, il: int) -> Tensor:
-    return b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
 
 
 def build_olmo(b: DecoderGraph) -> None:
@@ -45,7 +40,7 @@ def build_olmo(b: DecoderGraph) -> None:
             cur = g.get_rows(cur, out_ids)
             inpSA = g.get_rows(inpSA, out_ids)
         ffn_inp = g.add(cur, inpSA)
-        cur = _swiglu(b, b.norm(ffn_inp, None, rms=False, il=il), il)
+        cur = dense_ffn(b, b.norm(ffn_inp, None, rms=False, il=il), il)
         inpL = g.add(cur, ffn_inp)
     b.output(inpL, rms=False, norm_weight=False)
 
@@ -73,7 +68,7 @@ def build_olmo2(b: DecoderGraph) -> None:
             inpSA = g.get_rows(inpSA, out_ids)
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(_swiglu(b, ffn_inp, il), b.lw(il, "post_ffw_norm.weight"), il=il)
+        cur = b.norm(dense_ffn(b, ffn_inp, il), b.lw(il, "post_ffw_norm.weight"), il=il)
         inpL = g.add(cur, ffn_inp)
     b.output(inpL)
 

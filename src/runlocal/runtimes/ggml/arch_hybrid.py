@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import delta_net_unfused
+from .blocks import dense_ffn
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import Tensor, row_size
@@ -259,12 +260,11 @@ def _ffn(b: DecoderGraph, cur: Tensor, il: int) -> Tensor:
     normalised, no scale) plus the shared expert times sigmoid(ffn_gate_inp_shexp · x)."""
     g, m = b.g, b.m
     if b.lw(il, "ffn_gate_inp.weight") is None:
-        return b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+        return dense_ffn(b, cur, il)
     moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
     if b.lw(il, "ffn_up_shexp.weight") is None:
         return moe_out
-    shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
-                  b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+    shexp = dense_ffn(b, cur, il, "_shexp")
     shared_gate = g.unary("UNARY", g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur))  # type: ignore[arg-type]
     return g.add(moe_out, g.mul(shexp, shared_gate))
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import gguf_type, qkv
+from .blocks import dense_ffn, gguf_type, qkv
 from .types import row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -54,12 +54,11 @@ def build_glm4moe(b: DecoderGraph) -> None:
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "post_attention_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:       # il < n_layer_dense_lead
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+            cur = dense_ffn(b, cur, il)
         else:
             routed = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
                            exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-            shared = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
-                           b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+            shared = dense_ffn(b, cur, il, "_shexp")
             cur = g.add(routed, shared)
         inpL = g.add(cur, ffn_inp)
     b.output(inpL)
@@ -164,8 +163,7 @@ def build_qwen2moe(b: DecoderGraph) -> None:
         moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
         gate_inp = g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur)  # type: ignore[arg-type]
         gate = g.new(gate_inp.type, gate_inp.ne, "DIV", (g.unary("UNARY", gate_inp), gate_inp))
-        shexp = b.ffn(cur, b.lw(il, "ffn_up_shexp.weight"), b.lw(il, "ffn_gate_shexp.weight"),
-                      b.lw(il, "ffn_down_shexp.weight"))  # type: ignore[arg-type]
+        shexp = dense_ffn(b, cur, il, "_shexp")
         cur = g.add(moe_out, g.mul(shexp, gate))
         inpL = g.add(cur, ffn_inp)
     b.output(inpL)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import mamba2, qkv
+from .blocks import dense_ffn, mamba2, qkv
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import Tensor
@@ -169,7 +169,7 @@ def build_jamba(b: DecoderGraph) -> None:
         ffn_inp = g.add(inpL, cur)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), b.lw(il, "ffn_gate.weight"), b.lw(il, "ffn_down.weight"))  # type: ignore[arg-type]
+            cur = dense_ffn(b, cur, il)
         else:
             cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
         inpL = g.add(ffn_inp, cur)

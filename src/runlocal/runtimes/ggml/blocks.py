@@ -1,5 +1,5 @@
 """Sub-graphs several of llama.cpp's architecture builders share (arch.py, arch_ssm.py, arch_moe.py, arch_dense.py):
-src/llama-graph.cpp build_qkv and src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype
+src/llama-graph.cpp build_qkv, build_ffn (the SwiGLU FFN and shared expert), build_inp_out_ids's last-layer gather and src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype
 becomes. Pure computation, no I/O."""
 
 from __future__ import annotations
@@ -110,3 +110,10 @@ def mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
         y = b.norm(y, norm_w, il=il)
     y = g.reshape(y, d_inner, n_seq_tokens * n_seqs)
     return g.mul_mat(b.lw(il, "ssm_out.weight"), y)  # type: ignore[arg-type]
+
+
+def dense_ffn(b: DecoderGraph, cur: Tensor, il: int, kind: str = "") -> Tensor:
+    """llama-graph.cpp build_ffn(up, gate, down, LLM_FFN_SILU, LLM_FFN_PAR): the layer's dense FFN, or with kind
+    "_shexp" its shared expert."""
+    return b.ffn(cur, b.lw(il, f"ffn_up{kind}.weight"), b.lw(il, f"ffn_gate{kind}.weight"),
+                 b.lw(il, f"ffn_down{kind}.weight"))  # type: ignore[arg-type]
