@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
-from .blocks import dense_ffn
+from .blocks import dense_ffn, last_rows
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -412,7 +412,6 @@ def build_llama_like(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    n_layer = m.n_layers
     for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
@@ -429,9 +428,7 @@ def build_llama_like(b: DecoderGraph) -> None:
         if arch == "phi3":
             q = g.unary("SCALE", q)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        if il == n_layer - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is not None:
@@ -456,7 +453,6 @@ def build_gemma(b: DecoderGraph) -> None:
     iswa = any(a.kind == "sliding" for a in m.attention_layers)
     inp = b.kv_inputs_iswa() if iswa else b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    n_layer = m.n_layers
     for il in b.layer_ids():
         a = m.layers[il].attention
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -470,9 +466,7 @@ def build_gemma(b: DecoderGraph) -> None:
         q = g.unary("SCALE", q)
         # gemma2 sets hparams.attn_soft_cap: build_attn_mha caps KQ (without flash attention)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None, softcap=gemma2)
-        if il == n_layer - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpL = g.get_rows(inpL, out_ids)
+        cur, inpL = last_rows(b, il, out_ids, cur, inpL)
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         sa_out = g.add(cur, inpL)
         cur = b.norm(sa_out, b.lw(il, "ffn_norm.weight"), il=il)
@@ -525,7 +519,6 @@ def build_deepseek2(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs(k_only=True)
     out_ids = b.build_inp_out_ids()
-    n_layer = m.n_layers
     for il in b.layer_ids():
         n_tokens = inpL.ne[1]
         inpSA = inpL
@@ -556,9 +549,7 @@ def build_deepseek2(b: DecoderGraph) -> None:
         kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
         kcur = g.concat(kv_cmpr, k_pe, 0)
         cur = b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
-        if il == n_layer - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:
@@ -586,7 +577,6 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
           "extra": g.view(s_copy, (mem - b.n_seqs,), (), b.n_seqs * s_copy.nb[0])}
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    n_layer = m.n_layers
     for il in b.layer_ids():
         layer = m.layers[il]
         inpSA = inpL
@@ -597,9 +587,7 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
             a = layer.attention
             q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
             cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        if il == n_layer - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:

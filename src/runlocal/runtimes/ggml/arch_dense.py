@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, qkv
+from .blocks import dense_ffn, last_rows, qkv
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -36,9 +36,7 @@ def build_olmo(b: DecoderGraph) -> None:
         q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = dense_ffn(b, b.norm(ffn_inp, None, rms=False, il=il), il)
         inpL = g.add(cur, ffn_inp)
@@ -63,9 +61,7 @@ def build_olmo2(b: DecoderGraph) -> None:
         v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(dense_ffn(b, ffn_inp, il), b.lw(il, "post_ffw_norm.weight"), il=il)

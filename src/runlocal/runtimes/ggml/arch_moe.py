@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, gguf_type, qkv
+from .blocks import dense_ffn, gguf_type, last_rows, qkv
 from .types import row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -48,9 +48,7 @@ def build_glm4moe(b: DecoderGraph) -> None:
             k = b.norm(k, kn, il=il)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "post_attention_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:       # il < n_layer_dense_lead
@@ -84,9 +82,7 @@ def build_minimax_m2(b: DecoderGraph) -> None:
         v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
@@ -131,9 +127,7 @@ def build_dbrx(b: DecoderGraph) -> None:
                    row_size(qkv.type, eq + ek))
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "attn_output_norm.weight"), rms=False, il=il)
         cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
@@ -155,9 +149,7 @@ def build_qwen2moe(b: DecoderGraph) -> None:
         q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
         cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpSA = g.get_rows(inpSA, out_ids)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)

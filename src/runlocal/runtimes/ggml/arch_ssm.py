@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, mamba2, qkv
+from .blocks import dense_ffn, last_rows, mamba2, qkv
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import Tensor
@@ -163,9 +163,7 @@ def build_jamba(b: DecoderGraph) -> None:
             a = layer.attention
             q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
             cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpL = g.get_rows(inpL, out_ids)
+        cur, inpL = last_rows(b, il, out_ids, cur, inpL)
         ffn_inp = g.add(inpL, cur)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
         if b.lw(il, "ffn_gate_inp.weight") is None:
@@ -208,15 +206,13 @@ def build_falcon_h1(b: DecoderGraph) -> None:
 
 def build_mamba(b: DecoderGraph) -> None:
     """llama_model_mamba::graph::graph for Mamba-1: norm, the mixer, the residual."""
-    g, m = b.g, b.m
+    g = b.g
     inpL = b.build_inp_embd()
     rs = _rs_inputs(b)
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
         cur = _mamba1(b, rs, b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il), il)
-        if il == m.n_layers - 1:
-            cur = g.get_rows(cur, out_ids)
-            inpL = g.get_rows(inpL, out_ids)
+        cur, inpL = last_rows(b, il, out_ids, cur, inpL)
         inpL = g.add(cur, inpL)
     b.output(inpL)
 

@@ -1,6 +1,7 @@
-"""Sub-graphs several of llama.cpp's architecture builders share (arch.py, arch_ssm.py, arch_moe.py, arch_dense.py):
-src/llama-graph.cpp build_qkv, build_ffn (the SwiGLU FFN and shared expert), build_inp_out_ids's last-layer gather and src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype
-becomes. Pure computation, no I/O."""
+"""Sub-graphs several of llama.cpp's architecture builders share (arch.py, arch_ssm.py, arch_moe.py, arch_dense.py,
+arch_hybrid.py): src/llama-graph.cpp build_qkv, build_ffn (the SwiGLU FFN and its shared expert), the last layer's
+gather of the output rows, src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype becomes.
+Pure computation, no I/O."""
 
 from __future__ import annotations
 
@@ -117,3 +118,11 @@ def dense_ffn(b: DecoderGraph, cur: Tensor, il: int, kind: str = "") -> Tensor:
     "_shexp" its shared expert."""
     return b.ffn(cur, b.lw(il, f"ffn_up{kind}.weight"), b.lw(il, f"ffn_gate{kind}.weight"),
                  b.lw(il, f"ffn_down{kind}.weight"))  # type: ignore[arg-type]
+
+
+def last_rows(b: DecoderGraph, il: int, out_ids: Tensor, cur: Tensor, residual: Tensor) -> tuple[Tensor, Tensor]:
+    """The models' ``if (il == n_layer - 1 && inp_out_ids)``: the last layer keeps only the output rows, of its
+    output first, then of its residual."""
+    if il != b.m.n_layers - 1:
+        return cur, residual
+    return b.g.get_rows(cur, out_ids), b.g.get_rows(residual, out_ids)
