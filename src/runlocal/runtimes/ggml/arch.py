@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
-from .blocks import dense_ffn, last_rows
+from .blocks import attention, dense_ffn, last_rows
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -584,9 +584,7 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
         if layer.attention is None:
             cur = _mamba2(b, rs, cur, il)
         else:
-            a = layer.attention
-            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-            cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+            cur = attention(b, inp, il, cur, None, out_bias=True)
         cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, last_rows, qkv
+from .blocks import attention, dense_ffn, last_rows
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -24,18 +24,15 @@ if TYPE_CHECKING:    # arch.py registers these builders (and imports this module
 
 def build_olmo(b: DecoderGraph) -> None:
     """llama_model_olmo::graph::graph (no clamp_kqv: OLMo 1's configs set clip_qkv null)."""
-    g, m = b.g, b.m
+    g = b.g
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, None, rms=False, il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        cur = attention(b, inp, il, cur, pos)
         cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = dense_ffn(b, b.norm(ffn_inp, None, rms=False, il=il), il)

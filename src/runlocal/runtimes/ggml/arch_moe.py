@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, gguf_type, last_rows, qkv
+from .blocks import attention, dense_ffn, gguf_type, last_rows, qkv
 from .types import row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -143,12 +143,9 @@ def build_qwen2moe(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+        cur = attention(b, inp, il, cur, pos, out_bias=True)
         cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, last_rows, mamba2, qkv
+from .blocks import attention, dense_ffn, last_rows, mamba2
 from .graph import conv_channels
 from .recurrent import build_rs
 from .types import Tensor
@@ -59,9 +59,7 @@ def build_nemotron_h(b: DecoderGraph) -> None:
         if layer.recurrent is not None:
             cur = mamba2(b, rs, cur, il)
         elif layer.attention is not None:
-            a = layer.attention
-            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-            cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+            cur = attention(b, inp, il, cur, None, out_bias=True)
         elif b.lw(il, "ffn_gate_inp.weight") is None:
             cur = _relu_sqr_ffn(b, cur, il)
         else:
@@ -160,9 +158,7 @@ def build_jamba(b: DecoderGraph) -> None:
         if layer.attention is None:
             cur = _mamba1(b, rs, cur, il)
         else:
-            a = layer.attention
-            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-            cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+            cur = attention(b, inp, il, cur, None)
         cur, inpL = last_rows(b, il, out_ids, cur, inpL)
         ffn_inp = g.add(inpL, cur)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
@@ -185,12 +181,9 @@ def build_falcon_h1(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        attn_out = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        attn_out = attention(b, inp, il, cur, pos)
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
         cur = g.add(attn_out, mamba2(b, rs, cur, il))
         inpSA = g.add(cur, inpSA)

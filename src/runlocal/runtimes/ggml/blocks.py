@@ -126,3 +126,15 @@ def last_rows(b: DecoderGraph, il: int, out_ids: Tensor, cur: Tensor, residual: 
     if il != b.m.n_layers - 1:
         return cur, residual
     return b.g.get_rows(cur, out_ids), b.g.get_rows(residual, out_ids)
+
+
+def attention(b: DecoderGraph, inp: dict, il: int, cur: Tensor, pos: Tensor | None,
+              out_bias: bool = False) -> Tensor:
+    """The plain attention block: build_qkv, RoPE on Q and K where ``pos`` is given (no factors), build_attn with
+    attn_output (and its bias where ``out_bias``)."""
+    g, a = b.g, b.m.layers[il].attention
+    q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+    if pos is not None:
+        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+    return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"),
+                  b.lw(il, "attn_output.bias") if out_bias else None)
