@@ -42,22 +42,14 @@ def build_olmo(b: DecoderGraph) -> None:
 
 def build_olmo2(b: DecoderGraph) -> None:
     """llama_model_olmo2::graph<false>::graph (every layer full attention)."""
-    g, m = b.g, b.m
+    g = b.g
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    n_tokens = b.n_tokens
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = cur = inpL
-        q, k, v = (g.mul_mat(b.lw(il, f"attn_{n}.weight"), cur, name=f"{n.upper()}cur-{il}")  # type: ignore[arg-type]
-                   for n in ("q", "k", "v"))
-        q = g.reshape(b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il), a.k_dim, b.n_head, n_tokens)
-        k = g.reshape(b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il), a.k_dim, a.n_kv_heads, n_tokens)
-        v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        inpSA = inpL
+        cur = attention(b, inp, il, inpL, pos, flat_qk_norm=True)
         cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         cur = b.norm(cur, b.lw(il, "post_attention_norm.weight"), il=il)
         ffn_inp = g.add(cur, inpSA)

@@ -69,19 +69,10 @@ def build_minimax_m2(b: DecoderGraph) -> None:
     pos = b.build_inp_pos()
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
-    n_tokens = b.n_tokens
     for il in b.layer_ids():
-        a = m.layers[il].attention
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        # build_qkv(..., reshape = false): the three projections stay [heads × head size, n_tokens]
-        q, k, v = (g.mul_mat(b.lw(il, f"attn_{n}.weight"), cur, name=f"{n.upper()}cur-{il}")  # type: ignore[arg-type]
-                   for n in ("q", "k", "v"))
-        q = g.reshape(b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il), a.k_dim, b.n_head, n_tokens)
-        k = g.reshape(b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il), a.k_dim, a.n_kv_heads, n_tokens)
-        v = g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+        cur = attention(b, inp, il, cur, pos, flat_qk_norm=True)
         cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
         ffn_inp = g.add(cur, inpSA)
         cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)

@@ -128,12 +128,26 @@ def last_rows(b: DecoderGraph, il: int, out_ids: Tensor, cur: Tensor, residual: 
     return b.g.get_rows(cur, out_ids), b.g.get_rows(residual, out_ids)
 
 
+def qkv_flat_norm(b: DecoderGraph, il: int, cur: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """build_qkv(..., reshape = false) as OLMo 2 and MiniMax M2 call it: the three projections stay [heads × head
+    size, n_tokens], Q and K are RMS-normed over all their heads at once, then all three are reshaped to heads."""
+    g, a, n_tokens = b.g, b.m.layers[il].attention, b.n_tokens
+    q, k, v = (g.mul_mat(b.lw(il, f"attn_{n}.weight"), cur, name=f"{n.upper()}cur-{il}")  # type: ignore[arg-type]
+               for n in ("q", "k", "v"))
+    q = g.reshape(b.norm(q, b.lw(il, "attn_q_norm.weight"), il=il), a.k_dim, b.n_head, n_tokens)
+    k = g.reshape(b.norm(k, b.lw(il, "attn_k_norm.weight"), il=il), a.k_dim, a.n_kv_heads, n_tokens)
+    return q, k, g.reshape(v, a.v_dim, a.n_kv_heads, n_tokens)
+
+
 def attention(b: DecoderGraph, inp: dict, il: int, cur: Tensor, pos: Tensor | None,
-              out_bias: bool = False) -> Tensor:
-    """The plain attention block: build_qkv, RoPE on Q and K where ``pos`` is given (no factors), build_attn with
-    attn_output (and its bias where ``out_bias``)."""
+              out_bias: bool = False, flat_qk_norm: bool = False) -> Tensor:
+    """The plain attention block: build_qkv (or qkv_flat_norm), RoPE on Q and K where ``pos`` is given (no
+    factors), build_attn with attn_output (and its bias where ``out_bias``)."""
     g, a = b.g, b.m.layers[il].attention
-    q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+    if flat_qk_norm:
+        q, k, v = qkv_flat_norm(b, il, cur)
+    else:
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
     if pos is not None:
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
     return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"),
