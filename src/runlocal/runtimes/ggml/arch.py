@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
-from .blocks import attention, dense_ffn, last_rows
+from .blocks import attention, dense_ffn, inputs, last_rows
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -408,10 +408,7 @@ def build_llama_like(b: DecoderGraph) -> None:
     a dense, fused-gate_up or MoE FFN."""
     g, m = b.g, b.m
     arch = m.family
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, last_rows
+from .blocks import attention, dense_ffn, inputs, last_rows
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -25,10 +25,7 @@ if TYPE_CHECKING:    # arch.py registers these builders (and imports this module
 def build_olmo(b: DecoderGraph) -> None:
     """llama_model_olmo::graph::graph (no clamp_kqv: OLMo 1's configs set clip_qkv null)."""
     g = b.g
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         inpSA = inpL
         cur = b.norm(inpL, None, rms=False, il=il)
@@ -43,10 +40,7 @@ def build_olmo(b: DecoderGraph) -> None:
 def build_olmo2(b: DecoderGraph) -> None:
     """llama_model_olmo2::graph<false>::graph (every layer full attention)."""
     g = b.g
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         inpSA = inpL
         cur = attention(b, inp, il, inpL, pos, flat_qk_norm=True)

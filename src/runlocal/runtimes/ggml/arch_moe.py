@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, gguf_type, last_rows, qkv
+from .blocks import attention, dense_ffn, gguf_type, inputs, last_rows, qkv
 from .types import row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -32,10 +32,7 @@ if TYPE_CHECKING:    # arch.py registers these builders (and imports this module
 def build_glm4moe(b: DecoderGraph) -> None:
     """llama_model_glm4_moe::graph::graph (text-only RoPE; no NextN rows: cparams.embeddings_nextn is off)."""
     g, m = b.g, b.m
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         a = m.layers[il].attention
         inpSA = inpL
@@ -65,10 +62,7 @@ def build_glm4moe(b: DecoderGraph) -> None:
 def build_minimax_m2(b: DecoderGraph) -> None:
     """llama_model_minimax_m2::graph::graph."""
     g, m = b.g, b.m
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
@@ -100,10 +94,7 @@ def _experts_3d(b: DecoderGraph, il: int) -> None:
 def build_dbrx(b: DecoderGraph) -> None:
     """llama_model_dbrx::graph::graph."""
     g, m = b.g, b.m
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     n_tokens = b.n_tokens
     for il in b.layer_ids():
         a = m.layers[il].attention
@@ -129,10 +120,7 @@ def build_dbrx(b: DecoderGraph) -> None:
 def build_qwen2moe(b: DecoderGraph) -> None:
     """llama_model_qwen2moe::graph::graph."""
     g, m = b.g, b.m
-    inpL = b.build_inp_embd()
-    pos = b.build_inp_pos()
-    inp = b.kv_inputs()
-    out_ids = b.build_inp_out_ids()
+    inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
         inpSA = inpL
         cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)

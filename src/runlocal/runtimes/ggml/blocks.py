@@ -152,3 +152,9 @@ def attention(b: DecoderGraph, inp: dict, il: int, cur: Tensor, pos: Tensor | No
         q, k = g.rope(q, pos, None), g.rope(k, pos, None)
     return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"),
                   b.lw(il, "attn_output.bias") if out_bias else None)
+
+
+def inputs(b: DecoderGraph) -> tuple[Tensor, Tensor, dict, Tensor]:
+    """A decoder's graph inputs in llama.cpp's order: build_inp_embd, build_inp_pos, build_attn_inp_kv,
+    build_inp_out_ids."""
+    return b.build_inp_embd(), b.build_inp_pos(), b.kv_inputs(), b.build_inp_out_ids()
