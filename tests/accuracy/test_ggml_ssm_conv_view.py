@@ -28,3 +28,21 @@ def test_catalog_and_gguf_plan_the_same_compute_buffers(alias, tmp_path: Path):
     gguf = str(qwen35_runs.write_gguf(alias, tmp_path, False))       # a sparse file: no disk
     for ctx in (4096, 65536):
         assert compute_by_device(alias, ctx) == compute_by_device(gguf, ctx)
+
+
+def test_a_nemotron_h_ffn_layer_read_from_its_gguf_holds_no_state(tmp_path: Path):
+    # llama.cpp (src/llama-model.cpp, LLM_ARCH_NEMOTRON_H / _MOE): recurrent_layer_arr[i] = n_head_kv(i) == 0 &&
+    # n_ff(i) == 0 — the converter's per-layer feed_forward_length is > 0 on the MoE layers, so they hold no SSM state
+    # (before, the GGUF reader gave all 23 of Nemotron 3 Nano's MoE layers a state, and its graph failed on them)
+    import gguf
+
+    from runlocal.model.resolve import resolve_model
+
+    path = qwen35_runs.write_gguf("nemotron-3-nano-30b-a3b", tmp_path, False)
+    fields = gguf.GGUFReader(str(path)).fields
+    ff = [int(fields["nemotron_h_moe.feed_forward_length"].parts[i][0])
+          for i in fields["nemotron_h_moe.feed_forward_length"].data]
+    kv = [int(fields["nemotron_h_moe.attention.head_count_kv"].parts[i][0])
+          for i in fields["nemotron_h_moe.attention.head_count_kv"].data]
+    spec = resolve_model(str(path))
+    assert [layer.recurrent is not None for layer in spec.layers] == [k == 0 and f == 0 for k, f in zip(kv, ff)]

@@ -435,6 +435,10 @@ def _head_layout(hp: dict[str, Any], n_layers: int, arch: str, where: str) -> tu
 _MLA_KEYED = ("deepseek2",)
 
 
+# Hybrids whose layers are a Mamba-2 mixer, attention or an FFN alone: llama.cpp marks a layer recurrent only where it
+# has neither KV heads nor an FFN (src/llama-model.cpp, LLM_ARCH_NEMOTRON_H / _MOE: recurrent_layer_arr[i] =
+# n_head_kv(i) == 0 && n_ff(i) == 0), so an FFN / MoE layer there holds no state
+_FFN_LAYER_HYBRIDS = ("nemotron_h", "nemotron_h_moe")
 # Gated delta-net hybrids: every head count is written for all layers, and which layers are recurrent follows
 # {arch}.full_attention_interval (default 4): layer il is linear attention unless (il + 1) % interval == 0
 # (src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp load_arch_hparams). The MTP block Qwen3.5's converter
@@ -498,6 +502,7 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
     used = hp.get("expert_used_count", 0)
     n_used = max(used) if isinstance(used, list) else used
 
+    ff_per_layer = hp.get("feed_forward_length")
     layers = []
     for il in range(n_layers):
         attention = recurrent = None
@@ -507,7 +512,8 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
         elif kv_heads[il] > 0 and heads[il] > 0:
             attention = (AttentionSpec("sliding", kv_heads[il], k_dim, v_dim, window) if swa_layers[il]
                          else AttentionSpec("full", kv_heads[il], k_dim, v_dim, None))
-        if d_inner and d_state and (attention is None or arch in ("falcon-h1",)):
+        ffn_only = arch in _FFN_LAYER_HYBRIDS and isinstance(ff_per_layer, list) and ff_per_layer[il] > 0
+        if d_inner and d_state and (attention is None or arch in ("falcon-h1",)) and not ffn_only:
             # llama.cpp hparams.n_embd_r()/n_embd_s(): conv and SSM state per sequence
             recurrent = RecurrentSpec((d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv else 0, d_state * d_inner)
         layers.append(LayerSpec(attention, recurrent, moe=bool(n_experts)))
