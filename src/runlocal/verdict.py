@@ -45,12 +45,16 @@ def gpus_fit(a: Allocation) -> bool:
 
 def tight_share(runtime: str) -> float:
     """The share of a device above which a plan is tight: 90 %, or the share an engine takes of every GPU by design
-    at its default where that is more (vLLM's --gpu-memory-utilization, 0.92 from v0.20.0: registry budget_share), so
+    at its default where that is more (vLLM's --gpu-memory-utilization, 0.92 from v0.20.0: registry reserves_budget), so
     a vLLM plan that fills exactly the budget vLLM reserves is not called tight for that reservation alone (one asked
     above it still is)."""
     from .runtimes import engine
 
-    return max(TIGHT_SHARE, engine(runtime).budget_share)
+    if engine(runtime).reserves_budget:
+        from .runtimes.versions import vllm_default_utilization
+
+        return max(TIGHT_SHARE, vllm_default_utilization(None))
+    return TIGHT_SHARE
 
 
 def tight_line(a: Allocation) -> float:

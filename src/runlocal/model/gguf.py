@@ -502,7 +502,6 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
     used = hp.get("expert_used_count", 0)
     n_used = max(used) if isinstance(used, list) else used
 
-    ff_per_layer = hp.get("feed_forward_length")
     layers = []
     for il in range(n_layers):
         attention = recurrent = None
@@ -512,7 +511,7 @@ def spec_from_header(header: GGUFHeader, *, id: str, source: str) -> ModelSpec:
         elif kv_heads[il] > 0 and heads[il] > 0:
             attention = (AttentionSpec("sliding", kv_heads[il], k_dim, v_dim, window) if swa_layers[il]
                          else AttentionSpec("full", kv_heads[il], k_dim, v_dim, None))
-        ffn_only = arch in _FFN_LAYER_HYBRIDS and isinstance(ff_per_layer, list) and ff_per_layer[il] > 0
+        ffn_only = arch in _FFN_LAYER_HYBRIDS and isinstance(ff := hp.get("feed_forward_length"), list) and ff[il] > 0
         if d_inner and d_state and (attention is None or arch in ("falcon-h1",)) and not ffn_only:
             # llama.cpp hparams.n_embd_r()/n_embd_s(): conv and SSM state per sequence
             recurrent = RecurrentSpec((d_conv - 1) * (d_inner + 2 * n_group * d_state) if d_conv else 0, d_state * d_inner)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from .options import OPTION_ATTRS
-from .versions import VLLM_UTILIZATION_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -42,9 +41,9 @@ class Engine:
     # ModelOpt checkpoint (hf_quant_config.json) loads as 16-bit
     quant_from_config_only: bool = False
     more_gpus: bool = True              # plans one model over several identical GPUs (fixes.py "more GPUs")
-    # the share of every GPU it takes by design at its default (vLLM: --gpu-memory-utilization, the current release's
-    # default, versions.VLLM_UTILIZATION_DEFAULTS): verdict.tight_share does not call a plan tight for that alone
-    budget_share: float = 0.0
+    # takes a share of every GPU by design at its default (vLLM: --gpu-memory-utilization, the current release's
+    # default in versions.VLLM_UTILIZATION_DEFAULTS): verdict.tight_share does not call a plan tight for that alone
+    reserves_budget: bool = False
     kv_auto: bool = False               # its default KV-cache type is "auto", the model's dtype
     # KV-cache types it accepts, where runlocal refuses the rest before planning (None: any known type is planned
     # and the engine's own refusal explained):
@@ -107,7 +106,7 @@ ENGINES: tuple[Engine, ...] = (
            auto_parallel=True, ggml=True, fit_offload=True, gpu_layers_flag=True, cpu_moe=True,
            cache_types=_LLAMA_CACHE_TYPES, parallel_flag="--parallel ", own_options=_LLAMA_OPTIONS),
     Engine("vllm", "vllm:VLLM", (), "vllm", hub_checkpoints=True, multi_node=True, kv_auto=True,
-           budget_share=VLLM_UTILIZATION_DEFAULTS[-1][1],
+           reserves_budget=True,
            cache_types=("f16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2"), gpu_backends=("cuda", "rocm"),
            speed_backend="vllm", parallel_flag="--max-num-seqs ", parallel_label="Max concurrent sequences",
            own_options=_VLLM_OPTIONS, not_on_apple=_VLLM_ON_MAC),
