@@ -103,6 +103,7 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].update(num_ctx=4096), "llamacpp-999: settings: unknown key"),
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
+    (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
     (lambda r: r.update(batch=5), "llamacpp-999: batch: expected one of 1, 2, 3, 4"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):

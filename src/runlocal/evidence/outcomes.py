@@ -60,6 +60,9 @@ def validate(rec: dict) -> None:
     unknown = set(rec["settings"]) - set(SETTINGS)
     if unknown:
         raise RecordError(f"{rid}: settings: unknown key(s) {', '.join(sorted(unknown))}")
+    if rec["settings"].get("flash_attn", "auto") not in ("on", "off", "auto"):
+        raise RecordError(f"{rid}: settings.flash_attn: expected on, off or auto (CheckRequest's values), "
+                          f"got {rec['settings']['flash_attn']!r}")
     if rec["outcome"] == "oom_running" and "ctx" not in rec["settings"]:
         raise RecordError(f"{rid}: settings.ctx: an oom_running record needs the context where it failed")
     if rec.get("batch", 1) not in BATCHES:
