@@ -1,12 +1,8 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 56-59 together, session 18 — 51 texts, 22 memory failures and 29
-look-alikes, from sources the issue trackers do not reach: documentation and Hugging Face model discussions (round 56,
-collect56), files committed to repositories (57, collect57), notebooks' stored outputs and committed run logs (58,
-collect58), model discussions with a wider cause test (59, collect59) — each committed whole before rounds 54 and 55
-joined tuning, committed before they were scored, and scored once in one run, each on its own line (FIRST_RUNS);
-rounds 1-55 are tuning data, see
+measurements/public_errors/held_out/: none between session 19's rotation and rounds 60-61's arrival — rounds 56-59,
+scored once in session 18 (FIRST_RUNS), are tuning since diagnose19 moved them; rounds 1-59 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a

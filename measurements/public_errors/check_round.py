@@ -8,8 +8,8 @@ The corpus loader (runlocal.evidence.public_errors) does not read next/, so this
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 56-59 are now in
-held_out/ and rounds 43-55 in the tuning folder, where it finds them).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 43-59 are now in
+the tuning folder, where it finds them, as it finds a round in held_out/ once moved there).
 """
 
 from __future__ import annotations
