@@ -117,3 +117,24 @@ def test_tensorrt_llm_with_no_free_kv_block_is_its_pool_exhausted_by_running_req
 
 def test_another_kv_cache_manager_assertion_stays_not_memory():
     assert diagnose_text(TRTLLM_699).category == "not_memory"
+
+
+# https://github.com/AtomicBot-ai/Atomic-Chat/issues/44 (round 56, labelled not memory): the app's bundled llama.cpp
+# aborting on a projector type it does not know. ggml_abort prints "%s:%d: " (file, line) then GGML_ABORT's message
+# (ggml/src/ggml.c), so the line is the program's own abort whatever its words
+ATOMIC_CHAT_44 = "tools/mtmd/clip.cpp:4391: Unknown projector type\n"
+
+
+def test_ggmls_abort_line_with_no_memory_said_is_not_memory():
+    d = diagnose_text(ATOMIC_CHAT_44)
+    assert d.category == "not_memory" and d.entry is not None and d.entry.id == "notmem-other-error"
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a compiler's diagnostic puts a column after the line: no abort, nothing stated as failing at run time
+    ("src/clip.cpp:4391:12: warning: unused variable 'n' [-Wunused-variable]\n", "unknown"),
+    # the same abort form saying what ran short stays the memory failure (ggml's CUDA error, its own entry)
+    ("/ggml/src/ggml-cuda/ggml-cuda.cu:96: CUDA error: out of memory\n", "llamacpp_alloc_fail"),
+])
+def test_the_source_line_form_does_not_override_what_the_line_says(text, expected):
+    assert diagnose_text(text).category == expected
