@@ -89,6 +89,15 @@ def test_size_tags_and_latest():
     # deepseek-r1's latest is not recorded (the README and the library disagree): the error names the sizes
     with pytest.raises(ModelNotFoundError, match="deepseek-r1:671b"):
         read_pull_name("deepseek-r1:latest")
+    # a bare library name is the same tag (`ollama run qwen3`, types/model/name.go's default tag "latest"), planned
+    # under Ollama, the note saying how it was read; a library name that is also a catalog model stays that model
+    bare = read_model_name("qwen3", None, None)
+    assert (bare.model, bare.runtime) == ("qwen3-8b", "ollama") and "reads as qwen3:latest" in bare.notes[0]
+    assert read_pull_name("gemma3").alias == "gemma-3-4b"
+    assert read_pull_name("phi4") is None and read_pull_name("deepseek-r1") is None
+    # a library whose default size is not recorded: the error names its size tags, as for <name>:latest
+    with pytest.raises(ModelNotFoundError, match=r"qwen2\.5:7b"):
+        read_pull_name("qwen2.5")
     # a tag's GGUF type applies only to a GGUF engine
     read = read_model_name(TAG, "vllm", None)
     assert read.quant is None and "vllm does not run" in read.notes[0]

@@ -14,7 +14,7 @@ is left to model/resolve.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 _TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9][a-z0-9._-]*)$", re.IGNORECASE)
@@ -75,6 +75,13 @@ def read_pull_name(ref: str) -> PullName | None:
         quant = _gguf_type(m.group(2)) if m.group(2) else None
         form = ("Ollama's Hub name hf.co/<repo>:<quant>" if hub_form else "llama-server's -hf name <repo>:<quant>")
         return PullName(alias, quant, hub_form, f"{ref}: {form}, the catalog model {alias}'s GGUF repo", hub_form)
+    if not hub_form and ":" not in ref and ref.lower() in libraries and find_entry(ref) is None:
+        # a bare library name (`ollama run qwen3`): Ollama reads it as <name>:latest (types/model/name.go's default
+        # tag); a name that is also a catalog model (phi4, mixtral) stays that model
+        latest = read_pull_name(f"{ref}:latest")
+        if latest is not None:
+            return replace(latest, form=f"{ref}: an Ollama library name, which Ollama reads as {ref}:latest; "
+                                        + latest.form.split(": ", 1)[1])
     m = _TAG.match(ref)
     if hub_form or m is None or m.group(1).lower() not in libraries:
         return None
