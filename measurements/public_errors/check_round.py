@@ -31,7 +31,9 @@ def _round_files(n: str) -> tuple[Path, Path]:
     """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
     off-GitHub page file beside it (they move together)."""
     places = [HERE, CORPUS / "held_out", CORPUS]
-    where = next((p for p in places if (p / f"round{n}.jsonl").exists()), HERE)
+    # a round may hold off-GitHub pages only (round 61: round61_pages.jsonl, no round61.jsonl)
+    where = next((p for p in places if (p / f"round{n}.jsonl").exists() or (p / f"round{n}_pages.jsonl").exists()),
+                 HERE)
     return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 # Round 57 cites a file committed to a repository (a notebook's stored output, a log, a README) at its commit; the

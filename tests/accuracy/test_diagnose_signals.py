@@ -64,7 +64,8 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     # diagnose51, with round 42's one off-GitHub page; rounds 52 (with its off-GitHub pages) and 53 (60.0 % and 85.7 %,
     # scored together) since diagnose52; rounds 54 and 55 (5/5 and 10/10, scored together) since session 18; rounds
     # 56-59 (42/51 = 82.4 %, scored once, together) since session 19's diagnose19, their off-GitHub pages with them;
-    # nothing is held out until rounds 60 and 61 move from next/; no URL is in two rounds
+    # round 61 (collect61, committed whole in 046c591 after rounds 56-59 joined tuning; round 60, collect60's, holds
+    # no text: 3e1d55a) is held out whole — its off-GitHub pages only — and nothing else is; no URL is in two rounds
     tuning_files = {r["file"] for r in tune}
     assert {"round6.jsonl", "round7.jsonl", "round8.jsonl", "round9.jsonl", "round10.jsonl", "round11.jsonl",
             "round12.jsonl", "round13.jsonl", "round14.jsonl", "round15.jsonl", "round16.jsonl", "round17.jsonl",
@@ -79,7 +80,11 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
             "round52.jsonl", "round52_pages.jsonl", "round53.jsonl",
             "round54.jsonl", "round55.jsonl", "round55_pages.jsonl", "round56.jsonl", "round56_pages.jsonl",
             "round57.jsonl", "round58.jsonl", "round59_pages.jsonl"} <= tuning_files
-    assert {r["file"] for r in hold} == set()
+    assert {r["file"] for r in hold} == {"round61_pages.jsonl"}
+    # round 61: 4 texts, 2 memory failures and 2 look-alikes from 4 sites, none on GitHub, as collect61's commit
+    # 046c591 states them (the records' file, memory, project and source fields counted, no text read)
+    assert (len(hold), sum(r["memory"] for r in hold), len({r["project"] for r in hold})) == (4, 2, 4)
+    assert not any(r["source"].startswith("https://github.com/") for r in hold)
     # texts, memory failures and projects per round as each collector's "collected whole" commit states them
     # (438634f, 51ee393, b3f5ce5, 53628e0; the records' file, memory and project fields counted, no text read);
     # rounds 57 and 58 cite files in repositories at a commit, round 59 Hugging Face discussions only

@@ -246,8 +246,13 @@ troubleshooting pages, Hugging Face model discussions — (``round56_queries.md`
 (51ee393); round 58 (``round58.jsonl``, 14 texts, 9 and 5) by collect58 from notebooks' stored outputs and committed
 run logs read from whole repositories (b3f5ce5); round 59 (``round59_pages.jsonl``, 8 texts, 3 and 5) by collect59
 from Hugging Face model discussions with a wider cause test (53628e0); diagnose19 moved all four out of ``held_out/``
-in session 19, before rounds 60 and 61 were collected whole: they are tuning data. ``held_out/`` is empty until
-rounds 60 and 61 (collect60, collect61, in ``next/``, which this loader does not read) move there.
+in session 19, before rounds 60 and 61 were collected whole: they are tuning data.
+Round 61 is held out (session 19; ``held_out/round61_pages.jsonl``, 4 texts, 2 memory failures and 2 look-alikes,
+all off GitHub — Qiita, CSDN and Hugging Face discussions in Japanese, Chinese and English), collected by collect61
+from pages where users write in another language than English (``held_out/round61_queries.md``, committed whole in
+046c591 after rounds 56-59 joined tuning) and scored once by diagnose19. Round 60 (``held_out/round60_queries.md``,
+collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. ``next/`` holds no round now;
+this loader does not read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
