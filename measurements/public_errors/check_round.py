@@ -8,8 +8,8 @@ The corpus loader (runlocal.evidence.public_errors) does not read next/, so this
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 56-59 are now in
-held_out/ and rounds 43-55 in the tuning folder, where it finds them).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 43-59 are now in
+the tuning folder, where it finds them, as it finds a round in held_out/ once moved there).
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ def _round_files(n: str) -> tuple[Path, Path]:
     """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
     off-GitHub page file beside it (they move together)."""
     places = [HERE, CORPUS / "held_out", CORPUS]
-    where = next((p for p in places if (p / f"round{n}.jsonl").exists()), HERE)
+    # a round may hold off-GitHub pages only (round 61: round61_pages.jsonl, no round61.jsonl)
+    where = next((p for p in places if (p / f"round{n}.jsonl").exists() or (p / f"round{n}_pages.jsonl").exists()),
+                 HERE)
     return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
 THREAD = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 # Round 57 cites a file committed to a repository (a notebook's stored output, a log, a README) at its commit; the
