@@ -55,7 +55,7 @@ from .llamacpp import (
     gpu_side,
 )
 from .llamacpp_layout import NGL_AUTO
-from .llamacpp_swa import as_llamacpp_loads
+from .llamacpp_swa import as_llamacpp_loads, loaded_arch
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
@@ -186,17 +186,18 @@ class _OnLlamaServer:
 class Ollama:
     """Ollama planner. Server environment that ``Settings`` does not carry is given here:
     ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes), ``sched_spread`` =
-    OLLAMA_SCHED_SPREAD."""
+    OLLAMA_SCHED_SPREAD, ``new_engine`` = OLLAMA_NEW_ENGINE."""
 
     name = "ollama"
     pools_kv = False
     levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
     def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True,
-                 sched_spread: bool = False):
+                 sched_spread: bool = False, new_engine: bool = False):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
         self.sched_spread = sched_spread      # OLLAMA_SCHED_SPREAD: every GPU to llama-server (ollama_placement.py)
+        self.new_engine = new_engine          # OLLAMA_NEW_ENGINE=1: the Go engine before v0.30 (ollama_engine.py)
         # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
@@ -426,9 +427,25 @@ class Ollama:
             probes.known.cut_short(order[past], gpu_room, host_buffer)
         return True
 
+    def engine(self, model: ModelSpec) -> tuple[str, str]:
+        """The engine this release runs the model on, and why (runtimes/ollama_engine.py; v0.30+: llama-server)."""
+        from .ollama_engine import ollama_engine
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        return ollama_engine(parse_version("ollama", release).key if release else None,
+                             loaded_arch(model) or model.family, self.new_engine)
+
+    def _as_loaded(self, model: ModelSpec) -> ModelSpec:
+        """The model as this release's engine caches it: llama.cpp's windows; the Go engine's sliding-layer memory."""
+        from .ollama_engine import go_engine_view
+
+        model = as_llamacpp_loads(model)
+        return go_engine_view(model, loaded_arch(model) or model.family)[0] if self.engine(model)[0] == "go" else model
+
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
         """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
-        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
+        model = self._as_loaded(model)   # llama.cpp's windows, not the config's (the Go engine's before v0.30)
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         refusal: str | None = None
@@ -500,7 +517,7 @@ class Ollama:
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
-        model = as_llamacpp_loads(model)
+        model = self._as_loaded(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
         if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
@@ -530,7 +547,7 @@ class Ollama:
         decide."""
         from ..boundary import device_keys  # (the rooms' keys: one per device, as search.room keys a plan's)
 
-        model = as_llamacpp_loads(model)
+        model = self._as_loaded(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
         if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
@@ -609,7 +626,7 @@ class Ollama:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
-        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
+        given, model = model, self._as_loaded(model)   # llama.cpp's windows (the Go engine's before v0.30), not the config's
         s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
         asked = self.defaults(model, settings, targets)
         everyone, (targets, placed_why) = targets, self._given(model, weights, s, targets)
@@ -651,10 +668,15 @@ class Ollama:
                             for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
         if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
+            from .ollama_engine import go_engine_view
             from .versions import ollama_speed_build, parse_version
 
             build, how = ollama_speed_build(parse_version("ollama", asked_release))
             steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
+            engine, why = self.engine(model)
+            if engine == "go" and (swa := go_engine_view(as_llamacpp_loads(given), loaded_arch(model) or model.family)[1]):
+                why += "; " + swa
+            steps.append(Step("engine", why, engine, "runtimes/ollama_engine.py, data/ollama_engine.json"))
         layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
                              f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
                              f"GPU layers by llama-server --fit ({margin}); "

@@ -85,6 +85,9 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
   unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
   runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+  The engine before v0.30.0: the Go engine for KV.OllamaEngineRequired's architectures (gemma3 from v0.6.0 …) and, with
+  OLLAMA_NEW_ENGINE=1, the rest it registers; else the llama.cpp runner (runtimes/ollama_engine.py,
+  data/ollama_engine.json); the Go engine's gpt-oss / Gemma 4 keep 4,096 cells a sequence in their sliding layers.
 vLLM's defaults and checks outside the engines above, read in the released wheels (vllm/config/cache.py,
   vllm/engine/arg_utils.py):
   --swap-space     CacheConfig.swap_space (4 GiB per GPU) and verify_with_parallel_config (swap × TP above 70 % of
