@@ -61,8 +61,8 @@ from .ollama_projector import (
     MMPROJ_HEADROOM,
     OLLAMA_REF,
     PROJECTOR_ROLES,
-    PROJECTOR_WORDS,
     Projector,
+    place_projector,
     projector_bytes,
     projector_on_gpu,
 )
@@ -257,6 +257,8 @@ class Ollama:
 
         gpus = [t for t in targets if t.kind != "cpu"]
         version = getattr(self, "version", None)
+        if len(gpus) > 1 and ngl_free(s) and (split := self._runner_split(model, weights, s, gpus)):
+            return [gpus[i] for i in split[0]] + [t for t in targets if t.kind == "cpu"], split[2]
         if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
                                                   < OLLAMA_LLAMA_SERVER_FROM):
             return targets, ""
@@ -435,6 +437,17 @@ class Ollama:
         release = getattr(self, "version", None)
         return ollama_engine(parse_version("ollama", release).key if release else None,
                              loaded_arch(model) or model.family, self.new_engine)
+
+    def _runner_split(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target]):
+        """v0.7.1–v0.11.4 on several GPUs: Ollama's own estimator's GPUs and split (runtimes/ollama_estimate.py)."""
+        from .ollama_estimate import modelled, runner_split
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
+            return None
+        return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or 512, [g.capacity for g in gpus],
+                            loaded_arch(model) or model.family, self.sched_spread)
 
     def _as_loaded(self, model: ModelSpec) -> ModelSpec:
         """The model as this release's engine caches it: llama.cpp's windows; the Go engine's sliding-layer memory."""
@@ -634,7 +647,8 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         if placed_why:
             steps.append(Step("GPUs given to llama-server", placed_why, ", ".join(t.name for t in gpus),
-                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)"))
+                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)" if "llm/memory.go"
+                              not in placed_why else "server/sched.go pickBestFullFitByLibrary (v0.7.1–v0.11.4)"))
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
@@ -647,6 +661,10 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        elif len(gpus) > 1 and placed_why and (split := self._runner_split(model, weights, s, gpus)):
+            ngl, ncmoe = split[1].layers, 0   # before v0.11.5: --n-gpu-layers and --tensor-split as estimated
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, 0, flash).with_(
+                tensor_split=tuple(float(c) for c in split[1].counts)), targets)
         elif len(gpus) > 1 and placed_why:
             # several GPUs and -ngl unset: llama-server's own --fit spreads the layers over them (fit.cpp steps 3–4)
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
@@ -661,7 +679,7 @@ class Ollama:
             ngl, ncmoe, alloc, compromise = self._fit_one_gpu(model, weights, s, batch, flash, targets, projector.margin,
                                                               margin, steps, assumptions)
 
-        devices, projector_step = self._place_projector(model, projector, alloc.devices)
+        devices, projector_step = place_projector(model, projector, alloc.devices)
         if placed_why:   # the GPUs Ollama did not give llama-server: idle, listed where they stand
             used = dict(zip(map(id, gpus), (d for d in devices if d.kind != "cpu")))
             devices = tuple(used.get(id(t)) or DeviceMemory(t.name, t.kind, t.capacity)
@@ -704,27 +722,6 @@ class Ollama:
                          self.ram_refusal_words(),
                          *assumptions, *alloc.assumptions),
         )
-
-    @staticmethod
-    def _place_projector(model: ModelSpec, projector: Projector,
-                         devices: tuple[DeviceMemory, ...]) -> tuple[tuple[DeviceMemory, ...], Step | None]:
-        """The projector's bytes on the device llama-server loads it to: the first GPU (tools/mtmd/clip.cpp clip_ctx:
-        ggml_backend_init_by_type(GPU), the first GPU device), or system memory where Ollama passes
-        --no-mmproj-offload. Counted under overhead: it is read for an image or audio input, not per text token (the
-        speed model reads the weights column). Its own compute buffer is not sized: Ollama's 1 GiB headroom is
-        for it."""
-        size, on_gpu, why = projector.size, projector.on_gpu, projector.why
-        at = next((i for i, d in enumerate(devices) if (d.kind != "cpu") == on_gpu), None)
-        if not size or at is None:
-            return devices, None
-        dev = devices[at]
-        n = sum(1 for t in model.tensors if t.role in PROJECTOR_ROLES)
-        where, source = PROJECTOR_WORDS[projector.rule]
-        where = where.format(gpu=dev.name) if on_gpu else (f"in system memory ({why})" if projector.rule == "first-gpu"
-                                                           else f"in system memory (--no-mmproj-offload: {why})")
-        step = Step("multimodal projector", f"{n:,} vision/audio tensors, F16 (1-D: F32), {where}; under overhead",
-                    f"{size:,} B", source)
-        return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------
     def flash_attention_switch(self) -> str:
