@@ -97,6 +97,8 @@ vLLM's defaults and checks outside the engines above, read in the released wheel
                    warns and drops it; unsloth-zoo#1210 read EngineArgs in 0.15.0–0.29.0: present to 0.17.1 only).
   utilization      CacheConfig.gpu_memory_utilization: 0.9 up to v0.19.1, 0.92 from v0.20.0 (the same release turned
                    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default; envs.py "0" in v0.19.1, "1" in v0.20.0).
+vLLM's first release per published NVFP4 checkpoint (format's Linear / MoE method, architecture, ModelOpt mixed
+  precision), read in the released sdists: runtimes/vllm_nvfp4.py; an older `vllm==X` is refused, naming it.
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
