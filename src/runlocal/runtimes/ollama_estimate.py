@@ -15,7 +15,8 @@ v0.12.11 both runners, f560bd077 — those releases are not modelled here):
   size on every GPU when several (and when not every layer is placed), its full-offload size otherwise.
 * GraphSize per architecture: "llama" (dense) and "qwen2" have formulas of their own (written out in graph_sizes);
   an architecture with no case of its own takes GQA × KV total / 6 for both. Other cases (gemma*, command-r, phi2,
-  stablelm, deepseek2, chatglm, mllama, gptoss, a llama with experts) are not modelled: None.
+  stablelm, deepseek2, chatglm, mllama, gptoss, a llama with experts) are not modelled: None (the plan then splits
+  the layers as llama-server does, by free memory, as it does for v0.11.5 – v0.29).
 
 The runner is then started with --n-gpu-layers (the layers placed) and --tensor-split (the layers per GPU, in the
 sorted order) (llm/server.go NewLlamaServer). Pure computation: no I/O.
