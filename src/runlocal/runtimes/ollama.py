@@ -449,6 +449,20 @@ class Ollama:
         return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or 512, [g.capacity for g in gpus],
                             loaded_arch(model) or model.family, self.sched_spread)
 
+    def _release_steps(self, given: ModelSpec, model: ModelSpec) -> list[Step]:
+        """ollama==X: its speed rules' llama.cpp build (hardware/speed.py) and the engine that runs the model."""
+        from .ollama_engine import go_engine_view
+        from .versions import ollama_speed_build, parse_version
+
+        if not (asked := getattr(self, "version", None)):
+            return []
+        build, how = ollama_speed_build(parse_version("ollama", asked))
+        engine, why = self.engine(model)
+        if engine == "go" and (swa := go_engine_view(as_llamacpp_loads(given), loaded_arch(model) or model.family)[1]):
+            why += "; " + swa
+        return [Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"),
+                Step("engine", why, engine, "runtimes/ollama_engine.py, data/ollama_engine.json")]
+
     def _as_loaded(self, model: ModelSpec) -> ModelSpec:
         """The model as this release's engine caches it: llama.cpp's windows; the Go engine's sliding-layer memory."""
         from .ollama_engine import go_engine_view
@@ -685,16 +699,7 @@ class Ollama:
             devices = tuple(used.get(id(t)) or DeviceMemory(t.name, t.kind, t.capacity)
                             for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
-        if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
-            from .ollama_engine import go_engine_view
-            from .versions import ollama_speed_build, parse_version
-
-            build, how = ollama_speed_build(parse_version("ollama", asked_release))
-            steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
-            engine, why = self.engine(model)
-            if engine == "go" and (swa := go_engine_view(as_llamacpp_loads(given), loaded_arch(model) or model.family)[1]):
-                why += "; " + swa
-            steps.append(Step("engine", why, engine, "runtimes/ollama_engine.py, data/ollama_engine.json"))
+        steps += self._release_steps(given, model)
         layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
                              f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
                              f"GPU layers by llama-server --fit ({margin}); "
