@@ -338,7 +338,6 @@ FORMULA_SHORTFALL_MIB: dict[str, tuple[float, float, float]] = {
     "qwen3vl": (19.02, 12.10, 31.10),
     "gemma4": (19.02, 6.29, 19.02),
     "gptneox": (0.00, 16.26, 0.00),
-    "llama4": (10.18, 0.17, 7.68),
     "cohere2": (8.68, 0.17, 7.18),
     "stablelm": (8.51, 0.01, 8.51),
     "command-r": (6.51, 0.09, 6.59),

@@ -311,9 +311,12 @@ class DecoderGraph:
 
     def moe(self, cur: Tensor, il: int, n_expert: int, n_used: int, norm_w: bool,
             gating: str = "softmax", gate_inp_b: Tensor | None = None, exp_probs_b: Tensor | None = None,
-            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None) -> Tensor:
+            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None,
+            weight_before: bool = False) -> Tensor:
         """llama-graph.cpp build_moe_ffn: router logits → probs → top-k ids → weights; mul_mat_id for up, gate,
-        down over the n_used chosen experts; the weighted experts summed by views and adds."""
+        down over the n_used chosen experts; the weighted experts summed by views and adds. ``weight_before``
+        (LLM_ARCH_LLAMA4): the top-k taken over the logits, and the input repeated per chosen expert and weighted
+        before the experts, not after."""
         g = self.g
         n_embd, n_tokens = cur.ne[0], cur.ne[1]
         if logits is None:      # (nemotron_h_moe passes the router's logits in: probs_in)
@@ -327,6 +330,7 @@ class DecoderGraph:
         else:   # softmax_weight: the weights are soft-maxed after the selection
             probs = logits
         sel = g.add(probs, exp_probs_b) if exp_probs_b is not None else probs
+        sel = logits if weight_before else sel
         selected = g.argsort_top_k(sel, n_used)
         probs3 = g.reshape(probs, 1, n_expert, n_tokens)
         weights = g.get_rows(probs3, selected)
@@ -344,6 +348,8 @@ class DecoderGraph:
             weights = g.unary("SCALE", weights)
         g.expand(weights)
         cur3 = g.reshape(cur, n_embd, 1, n_tokens)
+        if weight_before:       # ggml_repeat_4d to [n_embd, n_used, n_tokens], then ggml_mul by the weights
+            cur3 = g.mul(g.new(cur3.type, (n_embd, n_used, n_tokens), "REPEAT", (cur3,)), weights)
         up = g.mul_mat_id(self.lw(il, "ffn_up_exps.weight"), cur3, selected)  # type: ignore[arg-type]
         ub = self.lw(il, "ffn_up_exps.bias")
         if ub is not None:
@@ -359,7 +365,8 @@ class DecoderGraph:
         db = self.lw(il, "ffn_down_exps.bias")
         if db is not None:
             experts = g.new(experts.type, experts.ne, "ADD_ID", (experts, db, selected))
-        experts = g.mul(experts, weights)
+        if not weight_before:
+            experts = g.mul(experts, weights)
         g.expand(experts)
         views = []
         for i in range(n_used):
@@ -615,8 +622,9 @@ from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
+from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
 
-BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
