@@ -175,41 +175,35 @@ class DecoderGraph:
         build_attn picks them by the layer's kind."""
         return {"iswa": True, "full": self.kv_inputs(False), "sliding": self.kv_inputs(True)}
 
-    def attn(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None, wo_b: Tensor | None,
-             sinks: Tensor | None = None, softcap: bool = False) -> Tensor:
+    def attn(self, inp: dict, il: int, q: Tensor, k: Tensor | None, v: Tensor | None, wo: Tensor | None,
+             wo_b: Tensor | None, sinks: Tensor | None = None, softcap: bool = False,
+             kv_layer: int | None = None) -> Tensor:
         """llama-graph.cpp build_attn (KV cache, or the iSWA pair of caches): store K and V with set_rows,
-        attend over the cache's views."""
+        attend over the cache's views. ``kv_layer``: a layer with no K / V of its own (k, v None: Gemma 4's shared
+        KV layers) attends over that layer's cache (llama-model.cpp's layer reuse)."""
         g, p = self.g, self.p
+        if kv_layer is not None:
+            il = kv_layer
         a = self.m.layers[il].attention
         iswa = inp.get("iswa", False)
         if iswa:
             inp = inp["sliding" if a.kind == "sliding" else "full"]
         if inp["k_rot"] is not None:
             q = self.hadamard(q, inp["k_rot"])
-            k = self.hadamard(k, inp["k_rot"])
-        if inp["v_rot"] is not None:
+            k = self.hadamard(k, inp["k_rot"]) if k is not None else None
+        if inp["v_rot"] is not None and v is not None:
             v = self.hadamard(v, inp["v_rot"])
         # the non-SWA build_attn expands q, v, k; the iSWA one q, k, v
         for t in ((q, k, v) if iswa else (q, v, k)):
-            g.expand(t)
+            if t is not None:
+                g.expand(t)
         n_kv, ns = inp["n_kv"], p.n_stream
         k_gqa, v_gqa = a.n_kv_heads * a.k_dim, a.n_kv_heads * a.v_dim
         kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}", il)
         vc = g.weight(p.type_v, (v_gqa, n_kv, ns), f"cache_v_l{il}", il)
-        # llama-kv-cache.cpp cpy_k / cpy_v
-        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
-        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
-        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        if k is not None and v is not None:
+            self._store_kv(inp, k, v, kc, vc, k_gqa, v_gqa)
         v_trans = not p.flash_attn
-        if not v_trans:
-            v2 = g.view(v, (v_gqa, v.ne[2]), (v.nb[2],))
-            vdst = g.reshape(vc, v_gqa, n_kv * ns) if ns > 1 else vc
-            g.expand(g.set_rows(vdst, v2, inp["v_idxs"]))
-        else:
-            v2 = g.reshape(v, v_gqa, v.ne[2]) if row_size(v.type, v_gqa) == v.nb[2] else g.cont(v, v_gqa, v.ne[2])
-            vview = g.reshape(vc, 1, vc.nelements())
-            v2 = g.reshape(v2, 1, v2.nelements())
-            g.expand(g.set_rows(vview, v2, inp["v_idxs"]))
         # get_k / get_v
         kv = g.view(kc, (a.k_dim, a.n_kv_heads, n_kv, ns),
                     (row_size(kc.type, a.k_dim), row_size(kc.type, k_gqa), row_size(kc.type, k_gqa * n_kv)))
@@ -227,6 +221,24 @@ class DecoderGraph:
         if wo_b is not None:
             cur = g.add(cur, wo_b)
         return cur
+
+    def _store_kv(self, inp: dict, k: Tensor, v: Tensor, kc: Tensor, vc: Tensor, k_gqa: int, v_gqa: int) -> None:
+        """llama-kv-cache.cpp cpy_k / cpy_v: K and V stored into the layer's cache by set_rows (V transposed,
+        one element a row, without flash attention)."""
+        g, ns = self.g, self.p.n_stream
+        n_kv = kc.ne[1]
+        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
+        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
+        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        if self.p.flash_attn:
+            v2 = g.view(v, (v_gqa, v.ne[2]), (v.nb[2],))
+            vdst = g.reshape(vc, v_gqa, n_kv * ns) if ns > 1 else vc
+            g.expand(g.set_rows(vdst, v2, inp["v_idxs"]))
+        else:
+            v2 = g.reshape(v, v_gqa, v.ne[2]) if row_size(v.type, v_gqa) == v.nb[2] else g.cont(v, v_gqa, v.ne[2])
+            vview = g.reshape(vc, 1, vc.nelements())
+            v2 = g.reshape(v2, 1, v2.nelements())
+            g.expand(g.set_rows(vview, v2, inp["v_idxs"]))
 
     def attn_k_only(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None,
                     v_mla: Tensor | None) -> Tensor:
@@ -618,13 +630,15 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 # the other builders live in arch_hybrid.py (the gated delta-net hybrids qwen3next, qwen35, qwen35moe), arch_ssm.py,
 # arch_moe.py and arch_dense.py, which build on DecoderGraph and blocks.py
 from .arch_dense import BUILDERS as _DENSE_BUILDERS  # noqa: E402   (OLMo, OLMo 2)
+from .arch_gemma import BUILDERS as _GEMMA_BUILDERS  # noqa: E402   (Gemma 4)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
 
-BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS,
+                **_GEMMA_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
