@@ -636,9 +636,10 @@ from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
+from .arch_vl import BUILDERS as _VL_BUILDERS  # noqa: E402   (Qwen2-VL, Qwen3-VL, Qwen3-VL-MoE)
 
 BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS,
-                **_GEMMA_BUILDERS)
+                **_GEMMA_BUILDERS, **_VL_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
