@@ -85,5 +85,5 @@ def build_qwen_vl(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
-BUILDERS: dict[str, Callable[[DecoderGraph], None]] = dict.fromkeys(("qwen3vl", "qwen3vlmoe"),
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = dict.fromkeys(("qwen2vl", "qwen3vl", "qwen3vlmoe"),
                                                                     build_qwen_vl)
