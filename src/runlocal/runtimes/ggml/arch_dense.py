@@ -1,5 +1,5 @@
-"""llama.cpp's graphs for dense decoders that differ from llama's in their norms: OLMo (``olmo``) and OLMo 2
-(``olmo2``, without sliding-window layers).
+"""llama.cpp's graphs for dense decoders that differ from llama's in their norms or positions: OLMo (``olmo``),
+OLMo 2 (``olmo2``, without sliding-window layers), Gemma (``gemma``) and SmolLM3 (``smollm3``).
 
 Mirrors, op for op and in their expansion order (which decides ggml-alloc's placement), the llama.cpp that
 llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
@@ -7,6 +7,10 @@ llama-cpp-python 0.3.36 vendors (0c1e57098), ggml-org/llama.cpp:
   before attention, before the FFN and at the output;
 - src/models/olmo2.cpp llama_model_olmo2::graph<false>::graph: no pre-norms; Q and K RMS-normed over all their
   heads before the reshape to heads (build_qkv without the reshape), RoPE, post-attention and post-FFN RMS norms;
+- src/models/gemma.cpp llama_model_gemma::graph::graph: embeddings scaled by √n_embd (a new tensor), Q scaled
+  after RoPE, a GELU-gated FFN; no post norms, no Q/K norms, one KV cache;
+- src/models/smollm3.cpp llama_model_smollm3::graph::graph: llama's block with no RoPE on every 4th layer
+  (n_no_rope_layer_step = 4, set by load_arch_hparams);
 - src/llama-graph.cpp build_qkv, build_attn, build_ffn (arch.DecoderGraph).
 Pure computation, no I/O.
 """
@@ -16,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, inputs, last_rows
+from .blocks import attention, dense_ffn, inputs, last_rows, qkv
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -52,4 +56,43 @@ def build_olmo2(b: DecoderGraph) -> None:
     b.output(inpL)
 
 
-BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"olmo": build_olmo, "olmo2": build_olmo2}
+def build_gemma1(b: DecoderGraph) -> None:
+    """llama_model_gemma::graph::graph."""
+    g, m = b.g, b.m
+    inpL = g.unary("SCALE", b.build_inp_embd())
+    pos, inp, out_ids = b.build_inp_pos(), b.kv_inputs(), b.build_inp_out_ids()
+    for il in b.layer_ids():
+        a = m.layers[il].attention
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        q = g.unary("SCALE", g.rope(q, pos))
+        cur = b.attn(inp, il, q, g.rope(k, pos), v, b.lw(il, "attn_output.weight"), None)
+        cur, inpL = last_rows(b, il, out_ids, cur, inpL)
+        sa_out = g.add(cur, inpL)
+        cur = dense_ffn(b, b.norm(sa_out, b.lw(il, "ffn_norm.weight"), il=il), il)
+        inpL = g.add(cur, sa_out)
+    b.output(inpL)
+
+
+# smollm3.cpp load_arch_hparams: hparams.n_no_rope_layer_step = 4
+SMOLLM3_NO_ROPE_STEP = 4
+
+
+def build_smollm3(b: DecoderGraph) -> None:
+    """llama_model_smollm3::graph::graph."""
+    g = b.g
+    inpL, pos, inp, out_ids = inputs(b)
+    for il in b.layer_ids():
+        inpSA = inpL
+        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+        use_rope = (il + 1) % SMOLLM3_NO_ROPE_STEP != 0
+        cur = attention(b, inp, il, cur, pos if use_rope else None, out_bias=True)
+        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
+        ffn_inp = g.add(cur, inpSA)
+        cur = dense_ffn(b, b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il), il)
+        inpL = g.add(cur, ffn_inp)
+    b.output(inpL)
+
+
+BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"olmo": build_olmo, "olmo2": build_olmo2,
+                                                       "gemma": build_gemma1}
