@@ -95,4 +95,4 @@ def build_smollm3(b: DecoderGraph) -> None:
 
 
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"olmo": build_olmo, "olmo2": build_olmo2,
-                                                       "gemma": build_gemma1}
+                                                       "gemma": build_gemma1, "smollm3": build_smollm3}
