@@ -141,4 +141,4 @@ def build_stablelm(b: DecoderGraph) -> None:
 
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {"olmo": build_olmo, "olmo2": build_olmo2,
                                                        "gemma": build_gemma1, "smollm3": build_smollm3,
-                                                       "glm4": build_glm4}
+                                                       "glm4": build_glm4, "stablelm": build_stablelm}
