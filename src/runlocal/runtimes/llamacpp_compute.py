@@ -336,7 +336,6 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
 FORMULA_SHORTFALL_MIB: dict[str, tuple[float, float, float]] = {
     "gptneox": (0.00, 16.26, 0.00),
     "cohere2": (8.68, 0.17, 7.18),
-    "command-r": (6.51, 0.09, 6.59),
     "phi2": (4.04, 0.04, 0.01),
     "falcon": (0.26, 0.04, 0.26),
 }

@@ -395,11 +395,13 @@ class DecoderGraph:
 
     # --- output -----------------------------------------------------------------------------------
     def output(self, cur: Tensor, norm_b: Tensor | None = None, softcap: bool = False, rms: bool = True,
-               norm_weight: bool = True, out_ids: Tensor | None = None) -> None:
+               norm_weight: bool = True, out_ids: Tensor | None = None, logit_scale: bool = False,
+               head_bias: Tensor | None = None) -> None:
         """The final norm (res->t_embd) and the LM head (res->t_logits), both graph outputs
         (llama-graph.cpp llm_graph_result::set_outputs). ``rms`` False: a layer norm; ``norm_weight`` False: none
         of output_norm's weight (OLMo's LLM_NORM, NULL, NULL); ``out_ids``: the output rows gathered after the norm
-        (then itself an output, res->t_h_nextn), where no block gathered them (cparams.embeddings_nextn_masked)."""
+        (then itself an output, res->t_h_nextn), where no block gathered them (cparams.embeddings_nextn_masked);
+        ``logit_scale``: the logits scaled (Command R's f_logit_scale); ``head_bias``: the LM head's bias (Phi-2)."""
         g = self.g
         cur = self.norm(cur, self.w("output_norm.weight") if norm_weight else None, norm_b, rms=rms)
         cur.flags |= FLAG_OUTPUT
@@ -409,6 +411,10 @@ class DecoderGraph:
         head = self.w("output.weight") or self.w("token_embd.weight", self.m.n_layers)
         assert head is not None
         cur = g.mul_mat(head, cur, name="result_output")
+        if head_bias is not None:
+            cur = g.add(cur, head_bias)
+        if logit_scale:
+            cur = g.unary("SCALE", cur)
         if softcap:
             cur = g.unary("SCALE", cur)
             cur = g.unary("UNARY", cur)
@@ -635,11 +641,12 @@ from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
+from .arch_parallel import BUILDERS as _PARALLEL_BUILDERS  # noqa: E402   (Command R / R7B, Phi-2, GPT-NeoX, Falcon)
 from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
 from .arch_vl import BUILDERS as _VL_BUILDERS  # noqa: E402   (Qwen2-VL, Qwen3-VL, Qwen3-VL-MoE)
 
 BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS,
-                **_GEMMA_BUILDERS, **_VL_BUILDERS)
+                **_GEMMA_BUILDERS, **_VL_BUILDERS, **_PARALLEL_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
