@@ -335,7 +335,6 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
 # full-size model. Figures: tests/accuracy/test_llamacpp_cuda_archs.py (worst |predicted − logged| per arch).
 FORMULA_SHORTFALL_MIB: dict[str, tuple[float, float, float]] = {
     "gptneox": (0.00, 16.26, 0.00),
-    "falcon": (0.26, 0.04, 0.26),
 }
 
 
