@@ -334,7 +334,6 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
 # (each GPU's buffer, CUDA_Host's, the CPU-only buffer). A floor measured on shrunk files, not scaled to the
 # full-size model. Figures: tests/accuracy/test_llamacpp_cuda_archs.py (worst |predicted − logged| per arch).
 FORMULA_SHORTFALL_MIB: dict[str, tuple[float, float, float]] = {
-    "gptneox": (0.00, 16.26, 0.00),
 }
 
 

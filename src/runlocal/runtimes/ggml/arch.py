@@ -640,8 +640,8 @@ from .arch_gemma import BUILDERS as _GEMMA_BUILDERS  # noqa: E402   (Gemma 4)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
-from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 from .arch_parallel import BUILDERS as _PARALLEL_BUILDERS  # noqa: E402   (Command R / R7B, Phi-2, GPT-NeoX, Falcon)
+from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
 from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
 from .arch_vl import BUILDERS as _VL_BUILDERS  # noqa: E402   (Qwen2-VL, Qwen3-VL, Qwen3-VL-MoE)
 

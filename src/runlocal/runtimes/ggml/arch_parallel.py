@@ -112,4 +112,4 @@ def build_falcon(b: DecoderGraph) -> None:
 
 
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
-    "command-r": build_cohere, "cohere2": build_cohere, "phi2": build_phi2, "falcon": build_falcon}
+    "command-r": build_cohere, "cohere2": build_cohere, "phi2": build_phi2, "falcon": build_falcon, "gptneox": build_gptneox}
