@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
-from .blocks import attention, dense_ffn, inputs, last_rows
+from .blocks import attention, dense_ffn, inputs, last_rows, pre_norm_layer
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -435,32 +435,30 @@ def build_llama_like(b: DecoderGraph) -> None:
     arch = m.family
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), il=il)
-        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        if qn is not None:
-            q = b.norm(q, qn, il=il)
-        rope_factors = b.w("rope_freqs.weight", il)     # llama-model.cpp: one (duplicated) copy per layer
-        q = g.rope(q, pos, rope_factors)
-        if kn is not None:
-            k = b.norm(k, kn, il=il)
-        k = g.rope(k, pos, rope_factors)
-        if arch == "phi3":
-            q = g.unary("SCALE", q)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is not None:
-            cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-        elif b.lw(il, "ffn_gate.weight") is None:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False, act="swiglu")  # type: ignore[arg-type]
-        else:
-            cur = dense_ffn(b, cur, il)
-        cur = g.add(cur, ffn_inp) if arch != "phi3" else g.add(ffn_inp, cur)
-        inpL = cur
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+            if qn is not None:
+                q = b.norm(q, qn, il=il)
+            rope_factors = b.w("rope_freqs.weight", il)     # llama-model.cpp: one (duplicated) copy per layer
+            q = g.rope(q, pos, rope_factors)
+            if kn is not None:
+                k = b.norm(k, kn, il=il)
+            k = g.rope(k, pos, rope_factors)
+            if arch == "phi3":
+                q = g.unary("SCALE", q)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is not None:
+                return b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+            if b.lw(il, "ffn_gate.weight") is None:
+                return b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False,  # type: ignore[arg-type]
+                             act="swiglu")
+            return dense_ffn(b, cur, il)
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn, residual_first=arch == "phi3")
     b.output(inpL)
 
 
@@ -533,56 +531,57 @@ def build_deepseek2(b: DecoderGraph) -> None:
     queries attend over a K-only latent cache (MQA); dense FFN in the leading layers, then a softmax-gated
     MoE plus shared experts. Q without LoRA (the Lite models' wq) or with it (wq_a, norm, wq_b)."""
     g, m = b.g, b.m
-    n_head = b.n_head
     mla = m.layers[0].attention
     n_rot = mla.k_dim - mla.v_dim                         # qk_rope_head_dim
-    kv_lora = mla.v_dim
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
     inp = b.kv_inputs(k_only=True)
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        n_tokens = inpL.ne[1]
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        wq = b.lw(il, "attn_q.weight")
-        if wq is not None:
-            q = g.mul_mat(wq, cur)
-        else:
-            q = g.mul_mat(b.lw(il, "attn_q_a.weight"), cur)  # type: ignore[arg-type]
-            q = b.norm(q, b.lw(il, "attn_q_a_norm.weight"), il=il)
-            q = g.mul_mat(b.lw(il, "attn_q_b.weight"), q)  # type: ignore[arg-type]
-        hd_k = q.ne[0] // n_head                          # n_embd_head_k_mla
-        q = g.reshape(q, hd_k, n_head, n_tokens)
-        kv_pe = g.mul_mat(b.lw(il, "attn_kv_a_mqa.weight"), cur)  # type: ignore[arg-type]
-        rs = row_size(kv_pe.type, kv_lora + n_rot)
-        kv_cmpr = g.view(kv_pe, (kv_lora, n_tokens), (rs,), 0)
-        k_pe = g.view(kv_pe, (n_rot, 1, n_tokens), (rs, rs), row_size(kv_pe.type, kv_lora))
-        k_pe = g.rope(k_pe, pos)
-        kv_cmpr = b.norm(kv_cmpr, b.lw(il, "attn_kv_a_norm.weight"), il=il)
-        nope = hd_k - n_rot
-        q_nope = g.view(q, (nope, n_head, n_tokens), (q.nb[1], q.nb[2]), 0)
-        q_pe = g.view(q, (n_rot, n_head, n_tokens), (q.nb[1], q.nb[2]), row_size(q.type, nope))
-        q_pe = g.rope(q_pe, pos)
-        q_nope = g.permute(q_nope, 0, 2, 1, 3)
-        q_abs = g.mul_mat(b.lw(il, "attn_k_b.weight"), q_nope)  # type: ignore[arg-type]
-        q_abs = g.permute(q_abs, 0, 2, 1, 3)
-        qcur = g.concat(q_abs, q_pe, 0)
-        kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
-        kcur = g.concat(kv_cmpr, k_pe, 0)
-        cur = b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = dense_ffn(b, cur, il)
-        else:
+        def attn(cur: Tensor, il: int) -> Tensor:
+            return _mla_attention(b, inp, pos, cur, il, n_rot, mla.v_dim)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:
+                return dense_ffn(b, cur, il)
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False,
                             exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-            shexp = dense_ffn(b, cur, il, "_shexp")
-            cur = g.add(moe_out, shexp)
-        inpL = g.add(cur, ffn_inp)
+            return g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn)
     b.output(inpL)
+
+
+def _mla_attention(b: DecoderGraph, inp: dict, pos: Tensor, cur: Tensor, il: int, n_rot: int, kv_lora: int) -> Tensor:
+    """deepseek2.cpp's MLA block: Q (with or without LoRA), the compressed KV and its RoPE part, the absorbed
+    queries (attn_k_b), attention over the K-only latent cache, attn_v_b per head, attn_output."""
+    g, n_head, n_tokens = b.g, b.n_head, cur.ne[1]
+    wq = b.lw(il, "attn_q.weight")
+    if wq is not None:
+        q = g.mul_mat(wq, cur)
+    else:
+        q = g.mul_mat(b.lw(il, "attn_q_a.weight"), cur)  # type: ignore[arg-type]
+        q = b.norm(q, b.lw(il, "attn_q_a_norm.weight"), il=il)
+        q = g.mul_mat(b.lw(il, "attn_q_b.weight"), q)  # type: ignore[arg-type]
+    hd_k = q.ne[0] // n_head                          # n_embd_head_k_mla
+    q = g.reshape(q, hd_k, n_head, n_tokens)
+    kv_pe = g.mul_mat(b.lw(il, "attn_kv_a_mqa.weight"), cur)  # type: ignore[arg-type]
+    rs = row_size(kv_pe.type, kv_lora + n_rot)
+    kv_cmpr = g.view(kv_pe, (kv_lora, n_tokens), (rs,), 0)
+    k_pe = g.view(kv_pe, (n_rot, 1, n_tokens), (rs, rs), row_size(kv_pe.type, kv_lora))
+    k_pe = g.rope(k_pe, pos)
+    kv_cmpr = b.norm(kv_cmpr, b.lw(il, "attn_kv_a_norm.weight"), il=il)
+    nope = hd_k - n_rot
+    q_nope = g.view(q, (nope, n_head, n_tokens), (q.nb[1], q.nb[2]), 0)
+    q_pe = g.view(q, (n_rot, n_head, n_tokens), (q.nb[1], q.nb[2]), row_size(q.type, nope))
+    q_pe = g.rope(q_pe, pos)
+    q_nope = g.permute(q_nope, 0, 2, 1, 3)
+    q_abs = g.mul_mat(b.lw(il, "attn_k_b.weight"), q_nope)  # type: ignore[arg-type]
+    q_abs = g.permute(q_abs, 0, 2, 1, 3)
+    qcur = g.concat(q_abs, q_pe, 0)
+    kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
+    kcur = g.concat(kv_cmpr, k_pe, 0)
+    return b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
 
 
 def build_granite_hybrid(b: DecoderGraph) -> None:
@@ -600,26 +599,20 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        layer = m.layers[il]
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        if layer.attention is None:
-            cur = _mamba2(b, rs, cur, il)
-        else:
-            cur = attention(b, inp, il, cur, None, out_bias=True)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = dense_ffn(b, cur, il)
-        else:
+        def mixer(cur: Tensor, il: int) -> Tensor:
+            if m.layers[il].attention is None:
+                return _mamba2(b, rs, cur, il)
+            return attention(b, inp, il, cur, None, out_bias=True)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:
+                return dense_ffn(b, cur, il)
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-            if b.lw(il, "ffn_up_shexp.weight") is not None:
-                shexp = dense_ffn(b, cur, il, "_shexp")
-                cur = g.add(moe_out, shexp)
-            else:
-                cur = moe_out
-        inpL = g.add(cur, ffn_inp)
+            if b.lw(il, "ffn_up_shexp.weight") is None:
+                return moe_out
+            return g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, mixer, ffn)
     b.output(inpL)
 
 

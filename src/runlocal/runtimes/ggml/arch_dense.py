@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, inputs, last_rows, qkv
+from .blocks import attention, dense_ffn, inputs, last_rows, pre_norm_layer, qkv
+from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -34,16 +35,10 @@ if TYPE_CHECKING:    # arch.py registers these builders (and imports this module
 
 def build_olmo(b: DecoderGraph) -> None:
     """llama_model_olmo::graph::graph (no clamp_kqv: OLMo 1's configs set clip_qkv null)."""
-    g = b.g
     inpL, pos, inp, out_ids = inputs(b)
-    for il in b.layer_ids():
-        inpSA = inpL
-        cur = b.norm(inpL, None, rms=False, il=il)
-        cur = attention(b, inp, il, cur, pos)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = dense_ffn(b, b.norm(ffn_inp, None, rms=False, il=il), il)
-        inpL = g.add(cur, ffn_inp)
+    for il in b.layer_ids():       # (OLMo's GGUF has no norm weights: pre_norm_layer finds none)
+        inpL = pre_norm_layer(b, il, inpL, out_ids, lambda cur, il: attention(b, inp, il, cur, pos),
+                              lambda cur, il: dense_ffn(b, cur, il), rms=False)
     b.output(inpL, rms=False, norm_weight=False)
 
 
@@ -68,15 +63,13 @@ def build_gemma1(b: DecoderGraph) -> None:
     inpL = g.unary("SCALE", b.build_inp_embd())
     pos, inp, out_ids = b.build_inp_pos(), b.kv_inputs(), b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        q = g.unary("SCALE", g.rope(q, pos))
-        cur = b.attn(inp, il, q, g.rope(k, pos), v, b.lw(il, "attn_output.weight"), None)
-        cur, inpL = last_rows(b, il, out_ids, cur, inpL)
-        sa_out = g.add(cur, inpL)
-        cur = dense_ffn(b, b.norm(sa_out, b.lw(il, "ffn_norm.weight"), il=il), il)
-        inpL = g.add(cur, sa_out)
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            q = g.unary("SCALE", g.rope(q, pos))
+            return b.attn(inp, il, q, g.rope(k, pos), v, b.lw(il, "attn_output.weight"), None)
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, lambda cur, il: dense_ffn(b, cur, il))
     b.output(inpL)
 
 
@@ -86,17 +79,13 @@ SMOLLM3_NO_ROPE_STEP = 4
 
 def build_smollm3(b: DecoderGraph) -> None:
     """llama_model_smollm3::graph::graph."""
-    g = b.g
     inpL, pos, inp, out_ids = inputs(b)
-    for il in b.layer_ids():
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
+    def attn(cur: Tensor, il: int) -> Tensor:
         use_rope = (il + 1) % SMOLLM3_NO_ROPE_STEP != 0
-        cur = attention(b, inp, il, cur, pos if use_rope else None, out_bias=True)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = dense_ffn(b, b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il), il)
-        inpL = g.add(cur, ffn_inp)
+        return attention(b, inp, il, cur, pos if use_rope else None, out_bias=True)
+
+    for il in b.layer_ids():
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, lambda cur, il: dense_ffn(b, cur, il))
     b.output(inpL)
 
 

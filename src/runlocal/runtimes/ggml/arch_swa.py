@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, last_rows, qkv
+from .blocks import dense_ffn, pre_norm_layer, qkv
+from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -39,29 +40,27 @@ def build_llama4(b: DecoderGraph) -> None:
     inp = b.kv_inputs_iswa() if iswa else b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        use_rope = (il + 1) % step != 0
-        if use_rope:
-            factors = b.w("rope_freqs.weight", il)
-            q, k = g.rope(q, pos, factors), g.rope(k, pos, factors)
-        else:
-            q = g.mul(q, attn_scale)
-        if use_rope and use_kq_norm:
-            q, k = g.rms_norm(q), g.rms_norm(k)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = dense_ffn(b, cur, il)
-        else:
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            use_rope = (il + 1) % step != 0
+            if use_rope:
+                factors = b.w("rope_freqs.weight", il)
+                q, k = g.rope(q, pos, factors), g.rope(k, pos, factors)
+            else:
+                q = g.mul(q, attn_scale)
+            if use_rope and use_kq_norm:
+                q, k = g.rms_norm(q), g.rms_norm(k)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:
+                return dense_ffn(b, cur, il)
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False, gating="sigmoid",
                             weight_before=True)
-            cur = g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
-        inpL = g.add(cur, ffn_inp)
+            return g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn)
     b.output(inpL)
 
 

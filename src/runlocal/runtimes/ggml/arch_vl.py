@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, last_rows, qkv
+from .blocks import dense_ffn, pre_norm_layer, qkv
 from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -62,26 +62,23 @@ def build_qwen_vl(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        q = g.rope(b.norm(q, qn, il=il) if qn is not None else q, pos)
-        k = g.rope(b.norm(k, kn, il=il) if kn is not None else k, pos)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is not None:
-            cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-        else:
-            cur = dense_ffn(b, cur, il)
-        cur = g.add(cur, ffn_inp)
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+            q = g.rope(b.norm(q, qn, il=il) if qn is not None else q, pos)
+            k = g.rope(b.norm(k, kn, il=il) if kn is not None else k, pos)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is not None:
+                return b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+            return dense_ffn(b, cur, il)
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn)
         if il < n_deepstack:
             ds = g.view(t_inp_embd, (b.n_embd, b.n_tokens), (t_inp_embd.nb[1],), (il + 1) * b.n_embd * 4)
-            cur = g.add(cur, ds)
-        inpL = cur
+            inpL = g.add(inpL, ds)
     b.output(inpL)
 
 
