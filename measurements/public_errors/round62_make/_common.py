@@ -124,7 +124,8 @@ def copy_gguf(src: Path, out: Path, arch: str | None = None, extra: dict | None 
     for t in reader.tensors:
         if t.name == drop_tensor:
             continue
-        w.add_tensor(t.name, t.data, raw_shape=list(reversed([int(x) for x in t.shape])), raw_dtype=t.tensor_type)
+        # the reader gives a quantised tensor as uint8 rows of bytes, the shape the writer takes for raw bytes
+        w.add_tensor(t.name, t.data, raw_dtype=t.tensor_type)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
