@@ -106,21 +106,26 @@ def tiny_tokenizer(out: Path, vocab: int = 1000, chat_template: str | None = Non
 
 def copy_gguf(src: Path, out: Path, arch: str | None = None, extra: dict | None = None,
               drop_tensor: str | None = None) -> Path:
-    """A copy of a GGUF through gguf-py's reader and writer: its architecture renamed, string keys added, or one
-    tensor left out."""
+    """A copy of a GGUF through gguf-py's reader and writer: its architecture renamed, keys added or replaced
+    (a str, an int as uint32, a list as an array), or one tensor left out."""
     import gguf
     reader = gguf.GGUFReader(src)
     old = str(reader.fields["general.architecture"].contents())
     arch = arch or old
     w = gguf.GGUFWriter(out, arch)
     for field in reader.fields.values():
-        if field.name.startswith("GGUF.") or field.name == "general.architecture":
+        if field.name.startswith("GGUF.") or field.name == "general.architecture" or field.name in (extra or {}):
             continue
         name = field.name.replace(old + ".", arch + ".", 1)
         sub = field.types[-1] if len(field.types) > 1 else None
         w.add_key_value(name, field.contents(), field.types[0], sub)
     for key, value in (extra or {}).items():
-        w.add_string(key, value)
+        if isinstance(value, list):
+            w.add_array(key, value)
+        elif isinstance(value, int):
+            w.add_uint32(key, value)
+        else:
+            w.add_string(key, value)
     for t in reader.tensors:
         if t.name == drop_tensor:
             continue
@@ -131,3 +136,14 @@ def copy_gguf(src: Path, out: Path, arch: str | None = None, extra: dict | None 
     w.write_tensors_to_file()
     w.close()
     return out
+
+
+def byte_tokenizer_kv(vocab: int = 32000) -> dict:
+    """GGUF keys of a byte-level BPE tokenizer (GPT-2's byte-to-unicode alphabet, one merge, padded with unused
+    tokens to the model's vocabulary), so a text prompt tokenises to about one token per byte."""
+    from transformers.models.gpt2.tokenization_gpt2 import bytes_to_unicode
+    alphabet = list(bytes_to_unicode().values())
+    tokens = alphabet + [f"<unused{i}>" for i in range(vocab - len(alphabet) - 2)] + ["<s>", "</s>"]
+    return {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "default", "tokenizer.ggml.tokens": tokens,
+            "tokenizer.ggml.token_type": [1] * (vocab - 2) + [3, 3], "tokenizer.ggml.merges": ["\u0120 \u0120"],
+            "tokenizer.ggml.bos_token_id": vocab - 2, "tokenizer.ggml.eos_token_id": vocab - 1}

@@ -34,7 +34,10 @@ def produce():
     except OSError as err:
         return f"SKIPPED: cannot make a memory cgroup: {err}", -1
     try:
-        cmd = f"echo $$ > {CG}/cgroup.procs && exec bash -c 'python3 train.py; echo \"exit code $?\"'"
+        # the user's shell: runs the script, says its exit code, and exits with it (revision: it exited 0 after the
+        # echo, so run_all did not take the kill)
+        cmd = (f"echo $$ > {CG}/cgroup.procs && exec bash -c "
+               f"'python3 train.py; status=$?; echo \"exit code $status\"; exit $status'")
         return run_user(["bash", "-c", cmd], d, timeout=180)
     finally:
         for pid in (CG / "cgroup.procs").read_text().split():

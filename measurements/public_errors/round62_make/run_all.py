@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import REPO  # noqa: E402
+from _common import REPO, WORK  # noqa: E402
 
 OUT = REPO / "measurements" / "public_errors" / "next" / "round62.jsonl"
 TAIL = 40
@@ -48,16 +48,21 @@ def main(argv: list[str]) -> int:
     pkgs = versions()
     for path in files:
         rel = path.relative_to(REPO).as_posix()
-        if git("status", "--porcelain", "--", rel):
-            print(f"{path.name}: uncommitted changes, refused", file=sys.stderr)
+        # the scenario and its helpers (_common, _server, memcap62) must be as committed; the commit cited is the last
+        # that touched this folder (revision: it was the scenario file's own, which missed a helper's change)
+        folder = HERE.relative_to(REPO).as_posix()
+        if git("status", "--porcelain", "--", folder):
+            print(f"{folder}: uncommitted changes, refused", file=sys.stderr)
             return 2
-        commit = git("log", "-1", "--format=%H", "--", rel)
+        commit = git("log", "-1", "--format=%H", "--", folder)
         mod = importlib.import_module(path.stem)
         meta = mod.META
         t0 = time.time()
         output, status = mod.produce()
         took = time.time() - t0
         print(f"{path.name}: exit {status}, {len(output.splitlines())} lines, {took:.0f} s", flush=True)
+        # the whole output stays beside the run (outside the repository), to check that the failure is the induced one
+        (WORK / meta["id"] / "full_output.txt").write_text(output)
         if status == -1 or status == 0 and "Traceback" not in output:
             print(f"  not taken (did not fail as induced / skipped): {output[:200]!r}", flush=True)
             continue
