@@ -141,8 +141,15 @@ def copy_gguf(src: Path, out: Path, arch: str | None = None, extra: dict | None 
 def byte_tokenizer_kv(vocab: int = 32000) -> dict:
     """GGUF keys of a byte-level BPE tokenizer (GPT-2's byte-to-unicode alphabet, one merge, padded with unused
     tokens to the model's vocabulary), so a text prompt tokenises to about one token per byte."""
-    from transformers.models.gpt2.tokenization_gpt2 import bytes_to_unicode
-    alphabet = list(bytes_to_unicode().values())
+    # GPT-2's byte-to-unicode table (openai/gpt-2 encoder.py): printable bytes map to themselves, the rest to 256+n
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    alphabet, extra = [], 0
+    for b in range(256):
+        if b in printable:
+            alphabet.append(chr(b))
+        else:
+            alphabet.append(chr(256 + extra))
+            extra += 1
     tokens = alphabet + [f"<unused{i}>" for i in range(vocab - len(alphabet) - 2)] + ["<s>", "</s>"]
     return {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "default", "tokenizer.ggml.tokens": tokens,
             "tokenizer.ggml.token_type": [1] * (vocab - 2) + [3, 3], "tokenizer.ggml.merges": ["\u0120 \u0120"],
