@@ -22,7 +22,10 @@ ENV.pop("PYTHONSTARTUP", None)
 
 
 def workdir(name: str) -> Path:
-    d = WORK / name
+    # a neutral folder name: the scenario's id (which names the cause) must not appear in the paths a text prints
+    # (revision: the id was the folder's name)
+    import hashlib
+    d = WORK / ("run-" + hashlib.sha1(name.encode()).hexdigest()[:8])
     if d.exists():
         shutil.rmtree(d)
     d.mkdir(parents=True)
@@ -47,10 +50,16 @@ def python_script(d: Path, body: str, args: list[str] | None = None, **kw) -> tu
     return run_user([sys.executable, "user.py", *(args or [])], d, **kw)
 
 
-def ipython_cell(d: Path, body: str, **kw) -> tuple[str, int]:
+def ipython_cell(d: Path, body: str, setup: str | None = None, **kw) -> tuple[str, int]:
     """The user runs the code as a notebook cell: IPython's own formatter prints the traceback ('Cell In[1]'),
-    colours off (a notebook's stored output with its ANSI escapes removed reads the same)."""
-    return run_user(["ipython", "--colors=NoColor", "--no-banner", "--HistoryManager.enabled=False",
+    colours off (a notebook's stored output with its ANSI escapes removed reads the same). ``setup`` runs first in the
+    same namespace, as an earlier cell whose output is not part of the text (revision: the memory cap was set inside
+    the cell, and IPython's context lines printed it)."""
+    extra = []
+    if setup is not None:
+        (d / "setup_cell.py").write_text(setup)
+        extra = ["--InteractiveShellApp.exec_files=['setup_cell.py']"]
+    return run_user(["ipython", "--colors=NoColor", "--no-banner", "--HistoryManager.enabled=False", *extra,
                      "-c", body], d, **kw)
 
 

@@ -13,5 +13,5 @@ llm = Llama(model_path={path!r}, n_ctx=2048, n_threads=2)
 def produce():
     d = workdir(META["id"])
     src = zero_gguf(d, "tiny", cfg=tiny_gguf_config())
-    path = copy_gguf(src, d / "tiny-broken.gguf", drop_tensor="blk.1.ffn_down.weight")
+    path = copy_gguf(src, d / "tiny-q4_0.gguf", drop_tensor="blk.1.ffn_down.weight")
     return python_script(d, BODY.format(path=str(path)))

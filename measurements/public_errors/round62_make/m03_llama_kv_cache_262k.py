@@ -15,6 +15,6 @@ llm = Llama(model_path={path!r}, n_ctx=262144, n_threads=2)
 
 def produce():
     d = workdir(META["id"])
-    path = zero_gguf(d, "tiny-kv", cfg=tiny_gguf_config(layers=8, embd=512, ff=1024, heads=8, kv_heads=8,
+    path = zero_gguf(d, "tiny", cfg=tiny_gguf_config(layers=8, embd=512, ff=1024, heads=8, kv_heads=8,
                                                         ctx=262144))
     return python_script(d, BODY.format(path=str(path)))

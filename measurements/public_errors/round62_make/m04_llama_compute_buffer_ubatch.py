@@ -16,6 +16,6 @@ llm = Llama(model_path={path!r}, n_ctx=32768, n_batch=32768, n_ubatch=32768, fla
 
 def produce():
     d = workdir(META["id"])
-    path = zero_gguf(d, "tiny-1l", cfg=tiny_gguf_config(layers=1, embd=256, ff=512, heads=4, kv_heads=1,
+    path = zero_gguf(d, "tiny", cfg=tiny_gguf_config(layers=1, embd=256, ff=512, heads=4, kv_heads=1,
                                                         ctx=32768))
     return python_script(d, BODY.format(path=str(path)))

@@ -10,7 +10,7 @@ META = dict(id="made62-llama-server-kv-ulimit", label="llamacpp_alloc_fail", pha
 
 def produce():
     d = workdir(META["id"])
-    path = zero_gguf(d, "tiny-kv", cfg=tiny_gguf_config(layers=8, embd=512, ff=1024, heads=8, kv_heads=8,
+    path = zero_gguf(d, "tiny", cfg=tiny_gguf_config(layers=8, embd=512, ff=1024, heads=8, kv_heads=8,
                                                         ctx=262144))
     limit = server_vm_kib() + 1024 * 1024
     cmd = (f"ulimit -v {limit}; exec python3 -m llama_cpp.server --model {path} --n_ctx 262144 "

@@ -23,7 +23,7 @@ PORT = 18463
 def produce():
     d = workdir(META["id"])
     src = zero_gguf(d, "tiny", cfg=tiny_gguf_config())
-    path = copy_gguf(src, d / "tiny-bytes.gguf", extra=byte_tokenizer_kv())   # the server takes text prompts only
+    path = copy_gguf(src, d / "tiny-q4_0.gguf", extra=byte_tokenizer_kv())   # the server takes text prompts only
     log = open(d / "server.log", "w")
     proc = subprocess.Popen(["python3", "-m", "llama_cpp.server", "--model", str(path), "--n_ctx", "4096",
                              "--n_batch", "4096", "--logits_all", "True", "--n_threads", "2", "--port", str(PORT)],

@@ -7,13 +7,15 @@ META = dict(id="made62-torch-forward-long-notebook", label="oom_killer", phase="
             family="transformers_cpu_alloc_forward_cap", runtime="transformers", wrapper="notebook cell (IPython)",
             cause="after load, RLIMIT_AS = mapped + 256 MiB; eager attention over 4 x 4096 tokens needs 1 GiB "
                   "per layer")
-BODY = """\
+SETUP = """\
 import memcap62
 import torch
 from transformers import AutoModelForCausalLM
 model = AutoModelForCausalLM.from_pretrained({path!r}, attn_implementation="eager")
 model.config.max_position_embeddings = 8192
 memcap62.cap_address_space(256)
+"""
+BODY = """\
 ids = torch.randint(3, 1000, (4, 4096))
 with torch.no_grad():
     out = model(ids, output_attentions=True)
@@ -23,4 +25,4 @@ with torch.no_grad():
 def produce():
     d = workdir(META["id"])
     path = tiny_hf_model(d)
-    return ipython_cell(d, BODY.format(path=str(path)))
+    return ipython_cell(d, BODY.format(path=str(path)), setup=SETUP.format(path=str(path)))

@@ -7,12 +7,14 @@ META = dict(id="made62-llama-run-eval-notebook", label="llamacpp_alloc_fail", ph
             family="llamacpp_run_output_buffer_cap", runtime="llamacpp", wrapper="notebook cell (IPython)",
             cause="after a successful load, RLIMIT_AS lowered to mapped + 32 MiB; 3,000 tokens' logits need "
                   "~732 MiB more")
-BODY = """\
+SETUP = """\
 import memcap62
 from llama_cpp import Llama
 memcap62.cap_address_space(1536)
 llm = Llama(model_path={path!r}, n_ctx=3072, n_batch=3072, logits_all=True, n_threads=2, verbose=False)
 memcap62.cap_address_space(32)
+"""
+BODY = """\
 tokens = [(13 * i) % 63000 + 100 for i in range(3000)]
 llm.eval(tokens)
 """
@@ -20,5 +22,5 @@ llm.eval(tokens)
 
 def produce():
     d = workdir(META["id"])
-    path = zero_gguf(d, "tiny64k", cfg=tiny_gguf_config(vocab=64000))
-    return ipython_cell(d, BODY.format(path=str(path)))
+    path = zero_gguf(d, "tiny", cfg=tiny_gguf_config(vocab=64000))
+    return ipython_cell(d, BODY.format(path=str(path)), setup=SETUP.format(path=str(path)))
