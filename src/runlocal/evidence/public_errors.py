@@ -1,9 +1,10 @@
 """Load the public error corpus (measurements/public_errors/*.jsonl) and split it, stdlib only.
 
 Every record is one error text posted in a public issue or pull-request thread (or, since diagnose51, a public page
-off GitHub: a forum thread, a blog post), copied as posted (only the error lines, not the prose around them): ``id``,
-``source`` (the thread's or the page's URL, its citation: ``source_problem``), ``project`` (owner/name, or the page's
-host),
+off GitHub: a forum thread, a blog post; since round 62, a failure produced on this machine by a committed script,
+project "produced-here", cited by the script's path at a commit), copied as posted (only the error lines, not the
+prose around them): ``id``, ``source`` (the thread's or the page's URL, its citation: ``source_problem``),
+``project`` (owner/name, or the page's host),
 ``runtime`` and ``version`` as the thread states them, ``text``, ``label`` (the failure category it shows,
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
