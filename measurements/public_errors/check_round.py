@@ -3,7 +3,8 @@ it, its off-GitHub texts) — against the corpus.
 
 The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
 (``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names, or
-(round 57) a GitHub file URL at a commit, checked here — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
+(round 57) a GitHub file URL at a commit, checked here, or (round 62) a producing script's repo path at a commit,
+which the loader checks — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
 the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
@@ -47,6 +48,8 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
 
 
 def thread_key(url: str) -> str:
+    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
+        return url.rsplit("@", 1)[0].lower()
     f = FILE.match(url.strip())
     if f:
         repo = f.group(1).lower()
