@@ -170,6 +170,27 @@ def options() -> dict[str, Option]:
     return {f.name: f.metadata["option"] for f in fields(CheckRequest) if "option" in f.metadata}
 
 
+def query_pairs(req: CheckRequest) -> list[tuple[str, str]]:
+    """The request as the HTTP API's query parameters (GET /api/v1/check and /api/v1/curve, whose model is this
+    contract's, api/schemas.check_model): every option set away from its default, under its field name; a list
+    repeats its name, a switch is "true". The site's "this answer as JSON" links and its check-page links are written
+    by this one function (review19 #1), so a link carries every setting of the request it stands for."""
+    pairs: list[tuple[str, str]] = []
+    for f in fields(CheckRequest):
+        if "option" not in f.metadata:
+            continue
+        value = getattr(req, f.name)
+        if f.default is not MISSING and value == f.default or value is None:
+            continue
+        if isinstance(value, (tuple, list)):
+            pairs.extend((f.name, str(item)) for item in value)
+        elif isinstance(value, bool):
+            pairs.append((f.name, "true" if value else "false"))
+        else:
+            pairs.append((f.name, str(value)))
+    return pairs
+
+
 def validate_request(req: CheckRequest) -> None:
     """Types, bounds, lengths and choices of every option; InputError names the first bad field."""
     for name, opt in options().items():

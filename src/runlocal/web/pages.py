@@ -233,7 +233,9 @@ def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, r
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request):
     one, multi = params(request, lists=("d",))
-    picked = [d.strip() for d in multi.get("d", []) if d.strip()]
+    # d= is the page's device field (one per row); devices=a,b is /api/v1/compare's, read the same (review19 #6)
+    picked = [d.strip() for d in multi.get("d", []) if d.strip()] \
+        + [d.strip() for d in one.get("devices", "").split(",") if d.strip()]
     if not one:
         picked = ["rtx-4090", "rtx-3090", "2x3090"]
     q = {k: one.get(k, "").strip()[:64] if k == "ram" else one.get(k, "")
@@ -249,7 +251,10 @@ async def compare_page(request: Request):
     except RunlocalError as e:
         error = str(e)
     slots = picked + [""] * max(1, 4 - len(picked))
+    api = {"devices": ",".join(picked), **{k: v for k, v in q.items() if k != "used"},
+           "used": "true" if q["used"] == "1" else ""}
     return page("compare.html", request, status=422 if error else 200, q=q, rows=rows, error=error, slots=slots,
+                api_query=api,
                 catalog=_catalog_lists(), runtimes=_runtime_names())
 
 
