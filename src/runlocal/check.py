@@ -610,8 +610,9 @@ def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
 def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> dict:
     """Memory against context, per device, from the plan `check` answers (plan.context_curves: the chart the site
     draws, from the same function): ``device`` / ``capacity`` / ``points`` are the first GPU's line, ``devices``
-    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit."""
-    from .plan import context_curves, curve_contexts
+    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit,
+    ``drawn`` what each point plans (plan.curve_words: the site's caption)."""
+    from .plan import context_curves, curve_contexts, curve_words
 
     plan, _ = check(replace(req, use_measurements=False), policy)
     req = _pull_name(req)[0]
@@ -619,4 +620,4 @@ def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> 
     devices = context_curves(plan, targets, contexts or curve_contexts(plan))
     first = next((d for d in devices if d["kind"] != "cpu"), devices[0])
     return {"device": first["device"], "capacity": first["capacity"], "points": first["points"],
-            "max_context": plan.max_context, "devices": devices}
+            "max_context": plan.max_context, "devices": devices, "drawn": curve_words(plan)}

@@ -235,15 +235,18 @@ async def check_page(request: Request):
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
-    chart = None
+    chart, drawn = None, ""
     if plan is not None and series:
+        from ..plan import curve_words
+
+        drawn = curve_words(plan)
         from .charts import memory_chart
 
         chart = memory_chart(series, marked_ctx=plan.max_context, asked_ctx=plan.settings.ctx,
                              title=f"Memory on each device against context: {plan.model.id}, {plan.runtime}, "
                                    f"{plan.weights.quant}")
     return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
-                chart=chart, error=error, check_req=req, device_rows=_device_rows(form), catalog=_catalog_lists(),
+                chart=chart, drawn=drawn, error=error, check_req=req, device_rows=_device_rows(form), catalog=_catalog_lists(),
                 options=form.options, runtimes=_runtime_names(), labels=forms,
                 model_default=forms.model_default_quant(plan), speed=_speed(plan) if plan else None)
 
