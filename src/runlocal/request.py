@@ -244,9 +244,7 @@ def _check_text(where: str, opt: Option, value: str) -> None:
 
         _check_bounds(where, opt, parse_tokens(value, field=where))
     elif opt.kind == "size":
-        from .units import parse_size
-
-        parse_size(value, field=where)
+        parse_ram(value) if where == "ram" else _parse_size(value, where)
     elif opt.kind == "sizes":
         from .units import parse_sizes
 
@@ -257,6 +255,27 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .runtimes import get_runtime
 
         get_runtime(value)
+
+
+def _parse_size(value: str, where: str) -> int:
+    from .units import parse_size
+
+    return parse_size(value, field=where)
+
+
+def parse_ram(value: str) -> int:
+    """--ram's size. A memory type given there (ddr4-3200) is refused with the form that names it: a CPU memory
+    device beside the GPU (--gpu rtx-4090,ddr4-3200, the catalog's cpu-ddr4-3200-2ch), whose bandwidth the speeds
+    read (review19 #10)."""
+    import re
+
+    try:
+        return _parse_size(value, "ram")
+    except InputError as e:
+        if re.match(r"\s*(lp)?ddr\d", value, re.I):
+            raise InputError(f"{e}; --ram is the size. Name the memory's speed as a device beside the GPU: "
+                             f"--gpu rtx-4090,{value.strip().lower()} --ram 64G (on the site: a device row)") from None
+        raise
 
 
 def parse_ngl(value: str | int | None) -> int | None:
