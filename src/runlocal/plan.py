@@ -19,6 +19,7 @@ from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
+from .weight_mix import type_mix_step
 from .weights import (
     GGUF_DEFAULT_QUANT,
     estimate,
@@ -377,6 +378,8 @@ def _weight_steps(model: ModelSpec, w: WeightEstimate, runtime: str) -> tuple[St
         formula = f"the checkpoint's tensors at their stored width ({w.quant.upper()}; norms counted at 4 bytes)"
         source = model.repo_id or model.source
     steps.append(Step("weights", f"{formula}: {detail}", f"{w.total:,} B", source))
+    if engine(runtime).ggml and (mix := type_mix_step(model, w)) is not None:
+        steps.append(mix)
     return tuple(steps)
 
 
