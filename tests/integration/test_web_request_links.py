@@ -112,3 +112,22 @@ def test_compare_takes_the_api_devices_and_links_its_json(client):
                                           ("ctx", "8192")])
     strip = re.compile(r'<p class="links">.*?</p>', re.S)
     assert strip.sub("", by_d.text) == strip.sub("", page.text)
+
+
+def test_the_query_writer_round_trips_through_the_api(client):
+    """request.query_pairs over switches, lists, floats and tokens: GET /api/v1/check of the query it writes answers
+    what POST /api/v1/check of the same fields answers (the API's own reading is the independent one)."""
+    from urllib.parse import urlencode
+
+    from runlocal.check import CheckRequest
+    from runlocal.request import query_pairs
+
+    fields = dict(model="qwen3-30b-a3b", gpu="rtx-4090", ram="64G", ctx=16384, quant="Q4_K_M", kv_cache="q8_0",
+                  parallel=2, flash_attn="on", no_mmap=True, override_tensor=(r"blk\.(0|1)\.ffn_.*_exps=CPU",),
+                  prompt_tokens=1024)
+    pairs = query_pairs(CheckRequest(**fields))
+    assert {k for k, _ in pairs} == set(fields)
+    got = client.get("/api/v1/check?" + urlencode(pairs))
+    posted = client.post("/api/v1/check", json={**fields, "override_tensor": list(fields["override_tensor"])})
+    assert got.status_code == posted.status_code == 200, got.text[:300]
+    assert got.json() == posted.json()

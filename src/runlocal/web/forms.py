@@ -124,17 +124,6 @@ class CheckForm:
         parts = [f"{n}x{d}" if n > 1 else d for d, n in self.devices if d]
         return ",".join(parts) or None
 
-    def query(self, **changes) -> dict[str, str | list[str]]:
-        """The query string that reproduces this state (with ``changes``), for links."""
-        out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime if self.runtime_asked else "",
-                                           "gpu": [d for d, _ in self.devices], "n": [str(n) for _, n in self.devices]}
-        for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
-            value = getattr(self, key)
-            if value and not (key == "kv" and value == "f16"):
-                out[key] = value
-        out.update(changes)
-        return out
-
 
 def whole_number(text: str, name: str, lo: int, hi: int) -> int:
     """A form field that must be a whole number from lo to hi, or one line naming the field."""
