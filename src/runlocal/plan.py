@@ -406,13 +406,13 @@ def drawn_settings(plan: Plan, ctx: int) -> Settings:
 def curve_words(plan: Plan) -> str:
     """What the memory chart draws at each context, in one sentence (the site's caption, /api/v1/curve's "drawn")."""
     if _refits_past_max(plan):
-        return ("up to the largest context, every layer on the GPU (the largest context's reading); past it, the "
-                "layers llama.cpp's --fit places at that context, as `check --ctx N` plans it: it moves layers to "
-                "system RAM, so the GPU's line stays near its limit and the RAM's grows")
+        return ("with every layer on the GPU up to the largest context; past it, with the layers llama.cpp's --fit "
+                "places at each context, as `check --ctx N` plans it: it moves layers to system RAM, so the GPU's line "
+                "stays near its limit and the RAM's grows")
     if plan.max_context_basis == "layers_in_ram":
-        return ("at each context, the layers llama.cpp's --fit places there (some in system RAM), as `check --ctx N` "
+        return ("with the layers llama.cpp's --fit places at each context (some in system RAM), as `check --ctx N` "
                 "plans it")
-    return "at each context, the settings as planned (the layers and split of the answer), the context changed"
+    return "at each context with the settings of the answer (its layers and split), the context changed"
 
 
 def curve_contexts(plan: Plan) -> list[int]:
