@@ -131,3 +131,11 @@ def test_the_query_writer_round_trips_through_the_api(client):
     posted = client.post("/api/v1/check", json={**fields, "override_tensor": list(fields["override_tensor"])})
     assert got.status_code == posted.status_code == 200, got.text[:300]
     assert got.json() == posted.json()
+
+
+@pytest.mark.parametrize("path", ["/best?model=llama-3.1-8b", "/cost?model=llama-3.1-8b&gpu=rtx-4090",
+                                  "/compare?devices=rtx-4090&model=llama-3.1-8b"])
+def test_best_cost_and_compare_name_a_field_they_do_not_read(client, path):
+    page = html.unescape(client.get(path + "&kv_cach=fp8").text)
+    assert "<li>kv_cach: not a field of this page — ignored</li>" in page
+    assert "not a field of this page" not in html.unescape(client.get(path).text)

@@ -120,6 +120,12 @@ def params(request: Request, lists: tuple[str, ...] = ()) -> tuple[dict[str, str
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
 
 
+def unknown_names(one: dict[str, str], known) -> list[str]:
+    """The query's names a page does not read (shown in an "Ignored" notice, review19 #6: never planned as the
+    default without a word)."""
+    return [k for k in one if k not in known]
+
+
 async def bounded(request: Request, fn, *args: Any) -> Any:
     """``fn(*args)`` on the app's planning pool (api/limits.py), as the API plans: at most --plan-workers at once,
     limits.Busy (a "still computing" page, 503) past --plan-deadline or when every planner is busy. A retry of the
