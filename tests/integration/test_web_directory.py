@@ -255,7 +255,7 @@ def test_device_page_what_runs_at_8k_and_32k_is_what_runlocal_check_answers(clie
             link = parse_qs(urlparse(row["href"]).query)
             assert (link["gpu"], link["ctx"], link["quant"]) == ([device_id], [str(ctx)], [row["Weights"]])
             answer = cli_check(row["Model"], "--gpu", device_id, "--ctx", str(ctx), "--quant", row["Weights"],
-                               "--ngl", link["ngl"][0])
+                               "--ngl", link["n_gpu_layers"][0])
             assert answer["verdict"] in ("fits", "tight") and answer["compromise"] is None, (ctx, row)
             gpu = gpu_of(answer)
             assert close(as_bytes(row["Peak memory"]), gpu["total"]), (ctx, row)

@@ -349,6 +349,7 @@ class Part:
     n_layers: float = 0.0          # layers this device runs per token
     tp: int = 1                    # devices sharing each layer (tensor parallel)
     extra_layers: float = 0.0      # on a GPU, the recurrent layers' extra kernels as layers' fixed cost (recurrent_speed.py)
+    device: int = -1               # its index in the allocation's devices (-1: a tensor-parallel group), for --explain
 
 
 def decode_seconds(parts: list[Part]) -> float | None:
@@ -564,11 +565,13 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     gpu_idx = 0
     counted = 0.0
     for d in reads.used:
+        # the fixed per-layer cost is fitted per layer-equivalent: n_layers × the device's share of the matmul bytes
         layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
         kv = kv_read * d.kv_cache / total_kv
         own = reads.matmul_bytes(d) * frac + state * layers / model.n_layers
+        at = next((i for i, x in enumerate(alloc.devices) if x is d), -1)
         if d.kind == "cpu":
-            parts.append(Part(own, kv, ram_bw, CPU, layers))
+            parts.append(Part(own, kv, ram_bw, CPU, layers, device=at))
             continue
         t = next((t for t in gpu_targets if t.name == d.name), None)
         if t is None and gpu_idx < len(gpu_targets):
@@ -585,7 +588,7 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
                                   ggml_backend is not None, s.llamacpp.flash_attn)
         share = scores * d.kv_cache / total_kv if fit.kv_factor == FA_KV_FACTOR else 0.0
         counted += share
-        gpu_parts.append(Part(own, kv + share, bw, fit, layers, extra_layers=layers * rec_share))
+        gpu_parts.append(Part(own, kv + share, bw, fit, layers, extra_layers=layers * rec_share, device=at))
     if s.tp > 1 and gpu_parts:      # tensor parallel: every device reads 1/tp of each layer at once
         p0 = gpu_parts[0]
         gpu_parts = [Part(sum(p.weight_bytes for p in gpu_parts), sum(p.kv_bytes for p in gpu_parts),
