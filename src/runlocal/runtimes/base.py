@@ -130,6 +130,9 @@ class Allocation:
     # sliding-window layers hold their window, not the context (llama.cpp's iSWA cache): (KV bytes per token of the
     # layers that hold the whole context, the window layers' KV bytes); None where every layer holds the context
     kv_split: tuple[int, int] | None = None
+    # the weights' type as the runtime holds them where it is not the checkpoint's (transformers dequantizing an FP8
+    # checkpoint to bf16: runtimes/transformers.py fp8_dequantized); the speed model reads it (verdict.speed)
+    weights_as_run: str | None = None
 
 
 def largest(lo: int, hi: int, ok) -> int | None:
