@@ -578,9 +578,10 @@ def _cpu_kv_space(f: _Fixer) -> None:
 def _host_swap(f: _Fixer) -> None:
     """vLLM refuses to start when its CPU swap space × TP is above 70 % of the host's RAM, and its error says to lower
     --swap-space (vllm/config/cache.py verify_with_parallel_config): the largest whole GiB per GPU it accepts. Only
-    for a release that has the flag and the check (up to v0.17.1: the plan's "host swap space" step; PR #36216)."""
-    name, s = f.levers.host_swap, f.base
-    if not name or not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
+    for a release that has the flag and the check — up to v0.17.1 (PR #36216 removed both): the plan carries the
+    "host swap space" step (runtimes/vllm_swap.py) then only, so the step, not the engine, decides."""
+    name, s = "swap_space", f.base          # VLLMOptions.swap_space
+    if not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
         return
     current = s.option(name)
     below = math.ceil(current) - 1
