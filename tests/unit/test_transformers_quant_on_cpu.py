@@ -109,3 +109,13 @@ def test_a_dequantized_fp8_plan_is_priced_as_bf16_matmuls():
     assert fp8.speed["prefill_tokens_per_s"] == bf16.speed["prefill_tokens_per_s"]
     steps = [st.formula for st in fp8.steps if st.label == "prefill speed"]
     assert steps and "int8 TOPS" not in steps[0]
+
+
+def test_a_smaller_format_is_measured_against_the_weights_as_held():
+    """The RTX 3060 plan above holds 16,060,522,496 B (14.96 GiB) of bf16 weights; bitsandbytes int8 (1 B a linear
+    weight, embeddings and lm_head in 16 bit) is about the stored FP8 size — smaller than what the plan holds, so it
+    is offered first (it was skipped as 'not smaller than 8.46 GiB', and nf4 offered instead) and it fits."""
+    plan = _llama("rtx-3060")
+    first = plan.fixes[0]
+    assert first.title == "Quantize the weights to int8"
+    assert first.effect.startswith(f"weights {LLAMA31_8B_BF16_BYTES / 2**30:.0f} GiB → ") and "→ fits" in first.effect
