@@ -1,12 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 56-59 together, session 18 — 51 texts, 22 memory failures and 29
-look-alikes, from sources the issue trackers do not reach: documentation and Hugging Face model discussions (round 56,
-collect56), files committed to repositories (57, collect57), notebooks' stored outputs and committed run logs (58,
-collect58), model discussions with a wider cause test (59, collect59) — each committed whole before rounds 54 and 55
-joined tuning, committed before they were scored, and scored once in one run, each on its own line (FIRST_RUNS);
-rounds 1-55 are tuning data, see
+measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
+GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
+56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 60 found no text; rounds 1-59 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
@@ -326,6 +323,11 @@ FIRST_RUNS = (
     ("round 58 (notebook outputs)", "2026-11-27", 14, 10, 14, 0, 5, "2149/2222"),
     # round 59: Hugging Face model discussions, a wider cause test (collect59, 53628e0)
     ("round 59 (model discussions)", "2026-11-27", 8, 8, 8, 0, 5, "2149/2222"),
+    # round 61: pages written in another language than English (Qiita, CSDN, Hugging Face discussions; collect61,
+    # committed whole in 046c591 after rounds 56-59 joined tuning), scored once by diagnose19 after its tuning on
+    # rounds 56-59's misses (scoring/round61_first_run.txt); 2 memory failures, 2 look-alikes, all off GitHub.
+    # Round 60 (GitHub Discussions, collect60, 3e1d55a) found no text and has no row
+    ("round 61 (other languages)", "2026-11-27", 4, 4, 4, 0, 2, "2196/2273"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -350,7 +352,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 52 (off GitHub)": (1, 2), "round 53 (frameworks)": (0, 2),
                     "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1),
                     "round 56 (documentation)": (1, 5), "round 57 (repository files)": (0, 5),
-                    "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3)}
+                    "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3),
+                    "round 61 (other languages)": (0, 2)}
 
 
 def print_first_runs() -> None:

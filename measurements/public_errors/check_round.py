@@ -5,12 +5,12 @@ The corpus loader (runlocal.evidence.public_errors) does not read next/, so this
 (``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names, or
 (round 57) a GitHub file URL at a commit, checked here — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
-the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text). A page is one source whatever
-its '#' anchor, except within a round whose rule takes a text per section (SECTION_ROUNDS).
+the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text). A page is
+one source whatever its '#' anchor, except within a round whose rule takes a text per section (SECTION_ROUNDS).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
-(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 56-59 are now in
-held_out/ and rounds 43-55 in the tuning folder, where it finds them).
+(rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 43-59 are now in
+the tuning folder, where it finds them, as it finds a round in held_out/ once moved there).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _round_files(n: str) -> tuple[Path, Path]:
     """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
     off-GitHub page file beside it (they move together)."""
     places = [HERE, CORPUS / "held_out", CORPUS]
-    # a round of pages only (59, 61) has no roundN.jsonl: its _pages file places it
+    # a round may hold off-GitHub pages only (rounds 59, 61: roundN_pages.jsonl, no roundN.jsonl)
     where = next((p for p in places if (p / f"round{n}.jsonl").exists() or (p / f"round{n}_pages.jsonl").exists()),
                  HERE)
     return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
@@ -49,7 +49,7 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
 
 # Rounds whose rule lets one page give several texts, one per section, each cited by the section's anchor (round 56:
 # "One page may give at most 2 texts, each from a distinct section …, cited by that section's anchor",
-# held_out/round56_queries.md): within such a round two anchors of a page are two sources. Every other rule takes one
+# round56_queries.md): within such a round two anchors of a page are two sources. Every other rule takes one
 # text per page ("a query string or comment anchor dropped for the test", rounds 59-61), and against the corpus every
 # round's test is the page without its anchor (round 56: "and the URL without its anchor").
 SECTION_ROUNDS = frozenset({"56"})

@@ -9,7 +9,7 @@ from typing import Any
 
 from .errors import InputError
 from .plan import Plan
-from .request import CheckRequest, check_cache_types, parse_ngl, runtime_name, validate_request
+from .request import DEFAULT_PROMPT_TOKENS, CheckRequest, check_cache_types, parse_ngl, runtime_name, validate_request
 
 __all__ = ["CheckRequest", "build_settings", "check", "check_document", "curve"]
 
@@ -39,6 +39,11 @@ def build_settings(req: CheckRequest):
     if req.max_new_tokens is not None and ctx is not None and req.max_new_tokens >= ctx:
         raise InputError(f"max-new-tokens: must be below the context ({ctx:,}), got {req.max_new_tokens:,}")
     prompt_tokens = parse_tokens(req.prompt_tokens, field="prompt-tokens")
+    if ctx is not None and prompt_tokens > ctx and str(req.prompt_tokens) == str(DEFAULT_PROMPT_TOKENS):
+        # the default prompt (llama-bench's pp512; the CLI hands it over as "512") is not something the user asked
+        # for: with a context below it (`-c 256`, a llama-bench run of pp17 + tg4) the speed estimate's prompt fills
+        # the context instead (a --prompt-tokens 512 typed out reads the same and is shrunk too)
+        prompt_tokens = ctx
     if ctx is not None and prompt_tokens > ctx:
         raise InputError(f"prompt-tokens: the prompt must fit the context ({ctx:,} tokens), got {prompt_tokens:,}")
     field_k, field_v = ("kv-cache", "kv-cache") if req.kv_cache else ("cache-type-k", "cache-type-v")

@@ -183,6 +183,8 @@ def check_value(opt: Option, value: Any) -> None:
     if isinstance(value, bool):     # a switch; a count or size given as true/false (JSON) is not one
         if opt.kind or opt.ge is not None or opt.gt is not None or opt.le is not None:
             raise InputError(f"{where}: expected a number, got {str(value).lower()}")
+        if opt.choices is not None:     # nor is a word like --flash-attn's on / off (it reached the command line)
+            raise InputError(f"{where}: expected {' | '.join(opt.choices)}, got {str(value).lower()}")
         return
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{where}: must be a finite number, got {value}")

@@ -1,7 +1,7 @@
 """measurements/public_errors/check_round.py's duplicate test counts a page as one source whatever its '#' anchor, as
 the collection rules say: rounds 59-61 take "one text per page", "a query string or comment anchor dropped for the test"
-(held_out/round59_queries.md, next/round61_queries.md test (a)); only round 56's rule let one page give two texts, one
-per section, "cited by that section's anchor" (held_out/round56_queries.md), and it too tested the page "without its
+(round59_queries.md, held_out/round61_queries.md test (a)); only round 56's rule let one page give two texts, one
+per section, "cited by that section's anchor" (round56_queries.md), and it too tested the page "without its
 anchor" against the corpus. The script is run as a program (as its docstring says), never imported into this process."""
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_a_page_under_another_anchor_is_found_in_the_corpus():
     """Round 56 holds two texts of PAGE, at #cuda-out-of-memory and #firewalled-environments (its pages file): the
     page bare, or under a third anchor, is the same source — before, both answered "not in the corpus"."""
-    held = [json.loads(x) for x in (ROOT / "measurements/public_errors/held_out/round56_pages.jsonl").read_text()
+    held = [json.loads(x) for x in (ROOT / "measurements/public_errors/round56_pages.jsonl").read_text()
             .splitlines() if x.strip()]
     assert sorted(r["source"].split("#")[1] for r in held if r["source"].startswith(PAGE + "#")) == [
         "cuda-out-of-memory", "firewalled-environments"]
     r = _run(str(SCRIPT), "61", PAGE, PAGE + "#big-models", PAGE + "/")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
-    assert len(lines) == 3 and all(line.startswith(PAGE.lower() + " -> held_out/round56_pages.jsonl:") for line in lines)
+    assert len(lines) == 3 and all(line.startswith(PAGE.lower() + " -> round56_pages.jsonl:") for line in lines)
 
 
 def test_round_56_keeps_its_two_sections_of_one_page():
@@ -42,9 +42,9 @@ def test_round_56_keeps_its_two_sections_of_one_page():
 
 
 def test_a_round_of_pages_only_is_found_where_it_is():
-    """Round 59 has a pages file only (held_out/round59_pages.jsonl, 8 texts): it is checked there, not read as an
-    empty round in next/ (before: "0 records checked")."""
-    n = sum(1 for x in (ROOT / "measurements/public_errors/held_out/round59_pages.jsonl").read_text().splitlines()
+    """Round 59 has a pages file only (round59_pages.jsonl, 8 texts): it is checked where it is, not read as an empty
+    round in next/ (before: "0 records checked")."""
+    n = sum(1 for x in (ROOT / "measurements/public_errors/round59_pages.jsonl").read_text().splitlines()
             if x.strip())
     r = _run(str(SCRIPT), "59")
     assert r.returncode == 0 and r.stdout.startswith(f"{n} records checked"), r.stdout

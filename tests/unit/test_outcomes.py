@@ -54,6 +54,20 @@ def test_batch_three_numbers_on_from_batch_two_and_names_its_corpus():
     assert not {r["thread_url"] for r in earlier} & {r["thread_url"] for r in third}
 
 
+def test_batch_four_numbers_on_from_batch_three_and_takes_no_earlier_thread():
+    # README "Batch 4": threads numbered on after batch 3's last (131); sources none of batches 1-3 used (issues,
+    # pages in other languages), each record naming its corpus; a quote not in English carries its English rendering
+    recs = outcomes.load("records.jsonl") + outcomes.load("held_out.jsonl")
+    earlier = [r for r in recs if outcomes.batch_of(r) in (1, 2, 3)]
+    fourth = [r for r in recs if outcomes.batch_of(r) == 4]
+    assert len(fourth) >= 45 and min(r["thread"] for r in fourth) == 132
+    assert max(r["thread"] for r in earlier) < min(r["thread"] for r in fourth)
+    assert {r["corpus"] for r in fourth} <= {"pages", "issues"}
+    assert not {r["thread_url"] for r in earlier} & {r["thread_url"] for r in fourth}
+    non_ascii = [r for r in fourth if any(ord(c) > 0x2FFF for c in r["evidence"])]
+    assert non_ascii and all(r.get("evidence_en") for r in non_ascii)
+
+
 @pytest.mark.parametrize("outcome, verdict, agrees, strict", [
     ("ran", "fits", True, True),
     ("ran", "tight", True, True),            # tight: it starts
@@ -89,7 +103,8 @@ def test_scoring_names_a_bad_outcome_or_verdict():
     (lambda r: r["settings"].update(num_ctx=4096), "llamacpp-999: settings: unknown key"),
     (lambda r: r["settings"].pop("ctx"), "llamacpp-999: settings.ctx: an oom_running record needs"),
     (lambda r: r.update(evidence="x" * 601), "llamacpp-999: evidence: expected 1 to 600 characters"),
-    (lambda r: r.update(batch=4), "llamacpp-999: batch: expected one of 1, 2, 3"),
+    (lambda r: r["settings"].update(flash_attn=True), "llamacpp-999: settings.flash_attn: expected on, off or auto"),
+    (lambda r: r.update(batch=5), "llamacpp-999: batch: expected one of 1, 2, 3, 4"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(change, message):
     rec = copy.deepcopy(RECORD)

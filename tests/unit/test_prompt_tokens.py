@@ -55,6 +55,17 @@ def test_prompt_longer_than_the_context_is_refused():
     assert _settings(ctx=8192, prompt_tokens=8192).prompt_tokens == 8192
 
 
+def test_a_context_below_the_default_prompt_shrinks_the_default_not_the_request():
+    # `runlocal check MODEL -c 256` once failed on a flag never given ("prompt-tokens: the prompt must fit the context
+    # (256 tokens), got 512"); the default pp512 prompt now fills the context, and a prompt asked for is still checked
+    assert _settings(ctx=256).prompt_tokens == 256
+    assert _settings(ctx=21).prompt_tokens == 21          # a llama-bench pp17 + tg4 run (outcomes batch 4)
+    assert _settings(ctx=4096).prompt_tokens == 512
+    assert _settings(ctx=256, prompt_tokens="512").prompt_tokens == 256   # the CLI's default, handed over as text
+    with pytest.raises(InputError, match=r"^prompt-tokens: the prompt must fit the context \(256 tokens\), got 300"):
+        _settings(ctx=256, prompt_tokens=300)
+
+
 def test_ttft_is_the_prompt_at_the_prefill_rate():
     assert time_to_first_token(8192, 4096.0) == 2.0       # 8,192 tokens at 4,096 tokens/s: 2 s
     assert time_to_first_token(512, None) is None          # no prefill figure: no TTFT invented

@@ -53,6 +53,22 @@ def test_library_cli_and_api_refuse_the_same_values(field, value, flags, tmp_pat
         assert answer.json()["detail"][0]["loc"][1] == field
 
 
+@pytest.mark.parametrize("value", [True, False])
+def test_a_json_boolean_for_a_word_choice_is_refused_in_one_line(value, tmp_path):
+    # flash_attn=True from the Python API (a posted outcome's "-fa 1" written as JSON true) once passed validation and
+    # crashed in llama-server's command with a TypeError; the choices are the words llama.cpp's --flash-attn takes
+    from fastapi.testclient import TestClient
+
+    from runlocal.api.app import create_app
+
+    word = "true" if value else "false"
+    with pytest.raises(InputError, match=rf"^flash-attn: expected on \| off \| auto, got {word}$"):
+        build_settings(CheckRequest(model="llama-3.1-8b", flash_attn=value))
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}"))
+    answer = client.post("/api/v1/check", json={"model": "llama-3.1-8b", "flash_attn": value})
+    assert answer.status_code == 422, answer.text
+
+
 def test_the_api_model_has_exactly_the_contracts_fields():
     from runlocal.api.schemas import CheckBody
 

@@ -323,6 +323,18 @@ RUN = re.compile(
     # ... or an input that grew until the failure (GROWN, below)
     # llama.cpp's server's own completion endpoint (examples/server: POST /completion; Ollama's runner serves it too),
     # beside the OpenAI-style /completions above: a request
+    # -- what asked, in a traceback's frames and a run's own log (rounds 56-59's misses, session 19, diagnose19) --
+    # DeepSpeed ZeRO-3 gathering a submodule's partitioned weights for its forward or backward pass: the
+    # coordinator's fetch_sub_module is called only from the module hooks pre_sub_module_forward_function /
+    # pre_sub_module_backward_function (deepspeed/runtime/zero/parameter_offload.py; partitioned_param_coordinator.py),
+    # which fire when a module runs. A load under ZeRO-3 partitions weights as they are made (zero.Init,
+    # partition_parameters.py) and never goes through the coordinator (TDPO's sbatch log, round 58)
+    r"|partitioned_param_coordinator|\bfetch_sub_module\b|\bpre_sub_module_(?:forward|backward)"
+    # an input's length printed as a key and its value by the program that runs it ("rung: tokens=1 seqlen=128", a
+    # training ladder's step, round 58; "batch_size = 4,seq_len=100"): the size of what is being computed. Not a
+    # maximum a server or a build is configured with ("max_seq_len=4096", "max_seq_length: 2048"): the key must begin
+    # the word, so max_ before it is not read
+    r"|(?<![\w-])seq_?len(?:gth)?\s*=\s*\d"
     r"|/completion\b|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build

@@ -504,9 +504,14 @@ _TERMINAL_ERROR = re.compile(
     # a start-up that states its reason ("Model failed to start: Could not load engine …: … is not set yet!")
     r"|(?:failed to start|could not load \w+)[^:]{0,60}: \S"
     r"|\b(?:loading|load|initiali[sz]ation|start-?up) failed\b"  # a failure report whose cause was only guessed
-    r"|^\s*assertionerror\s*$")  # Python's bare AssertionError: an assert with no message
+    r"|^\s*assertionerror\s*$"  # Python's bare AssertionError: an assert with no message
+    # ggml's abort: ggml_abort prints the source file and line, then GGML_ABORT's message ("%s:%d: ", ggml/src/ggml.c;
+    # "tools/mtmd/clip.cpp:4391: Unknown projector type", Atomic Chat's llama.cpp, round 56), whatever its words. Not a
+    # compiler's diagnostic, which puts a column after the line ("x.cpp:12:5: warning: …")
+    r"|^\W*[\w./\\-]+\.(?:c|cc|cpp|cu|m|mm):\d+: (?!(?:warning|note)\b)\S")
+_SOURCE_LINE_WORDS = (".c:", ".cc:", ".cpp:", ".cu:", ".m:", ".mm:")  # the abort's file and line (_TERMINAL_ERROR)
 _TERMINAL_WORDS = ("error", "exception", "assert", "panic", "segmentation", "failed to start", "could not load",
-                   "terminat", " failed")
+                   "terminat", " failed", *_SOURCE_LINE_WORDS)
 # a failed assertion: the program checked its own invariant (ggml's GGML_ASSERT, and llama.cpp's own LLAMA_ASSERT
 # before it, "LLAMA_ASSERT: %s:%d: %s" — llama.cpp's llama.cpp, mid-2023; SciSharp/LLamaSharp#21, round 51). Memory
 # words in it are about a buffer the program sized itself (ggml's "not enough space in the buffer", "largest block
@@ -538,6 +543,7 @@ GATE_WORDS = frozenset({
     "alignedallocator", "in region", "current device", "panicked", "iogpumemory", "architecture", "devicelost",
     "device_lost", "device lost", "terminat", "earlyoom", "oomd", "blocks: 0", "jinja", "template",
     "requires --", "require --", "overflow", "consumed", "occupied", "slot", "abort", "fatal", "traceback", "warn", "[w]",
+    *_SOURCE_LINE_WORDS,
     "sigsegv", "signal 11", "signal (11)", "139", "134", "double free", "free()", "corrupted", "sigabrt",
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",

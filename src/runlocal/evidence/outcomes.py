@@ -27,9 +27,9 @@ SETTINGS = ("ctx", "parallel", "n_gpu_layers", "gpu_memory_utilization", "tp", "
 AGREES = {"ran": ("fits", "tight"), "oom_load": ("does_not_fit",), "refused": ("does_not_fit",),
           "oom_running": ("does_not_fit", "tight")}
 AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
-# collection batches (README: batch 1, session 16; "Batch 2", session 17; "Batch 3", session 18); a record
-# without the field is batch 1
-BATCHES = (1, 2, 3)
+# collection batches (README: batch 1, session 16; "Batch 2", session 17; "Batch 3", session 18; "Batch 4",
+# session 19); a record without the field is batch 1
+BATCHES = (1, 2, 3, 4)
 # runlocal models versions for these runtimes only (request.py, `--runtime NAME==VERSION`)
 VERSIONED = ("llama.cpp", "ollama", "vllm")
 
@@ -60,6 +60,9 @@ def validate(rec: dict) -> None:
     unknown = set(rec["settings"]) - set(SETTINGS)
     if unknown:
         raise RecordError(f"{rid}: settings: unknown key(s) {', '.join(sorted(unknown))}")
+    if rec["settings"].get("flash_attn", "auto") not in ("on", "off", "auto"):
+        raise RecordError(f"{rid}: settings.flash_attn: expected on, off or auto (CheckRequest's values), "
+                          f"got {rec['settings']['flash_attn']!r}")
     if rec["outcome"] == "oom_running" and "ctx" not in rec["settings"]:
         raise RecordError(f"{rid}: settings.ctx: an oom_running record needs the context where it failed")
     if rec.get("batch", 1) not in BATCHES:
@@ -81,7 +84,7 @@ def load(name: str, root: Path = HERE) -> list[dict]:
 
 
 def batch_of(rec: dict) -> int:
-    """The collection batch a record came from (README "Batch 2", "Batch 3"); batch 1's records carry no field."""
+    """The collection batch a record came from (README "Batch 2" … "Batch 4"); batch 1's records carry no field."""
     return int(rec.get("batch", 1))
 
 

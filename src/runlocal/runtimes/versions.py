@@ -85,6 +85,9 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
   unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
   runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+  The engine before v0.30.0: the Go engine for KV.OllamaEngineRequired's architectures (gemma3 from v0.6.0 …) and, with
+  OLLAMA_NEW_ENGINE=1, the rest it registers; else the llama.cpp runner (runtimes/ollama_engine.py,
+  data/ollama_engine.json); the Go engine's gpt-oss / Gemma 4 keep 4,096 cells a sequence in their sliding layers.
 vLLM's defaults and checks outside the engines above, read in the released wheels (vllm/config/cache.py,
   vllm/engine/arg_utils.py):
   --swap-space     CacheConfig.swap_space (4 GiB per GPU) and verify_with_parallel_config (swap × TP above 70 % of
@@ -94,6 +97,8 @@ vLLM's defaults and checks outside the engines above, read in the released wheel
                    warns and drops it; unsloth-zoo#1210 read EngineArgs in 0.15.0–0.29.0: present to 0.17.1 only).
   utilization      CacheConfig.gpu_memory_utilization: 0.9 up to v0.19.1, 0.92 from v0.20.0 (the same release turned
                    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default; envs.py "0" in v0.19.1, "1" in v0.20.0).
+vLLM's first release per published NVFP4 checkpoint (format's Linear / MoE method, architecture, ModelOpt mixed
+  precision), read in the released sdists: runtimes/vllm_nvfp4.py; an older `vllm==X` is refused, naming it.
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """

@@ -67,7 +67,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .options import VLLMOptions
-from .published import kernel_check
+from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
 from .versions import (
     VLLM_ENGINES,
@@ -99,6 +99,7 @@ from .vllm_kvpool import (
     mamba_cache_mode,
 )
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
+from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
 from .vllm_swap import host_swap
 
@@ -434,7 +435,10 @@ class VLLM:
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
-        refusal = (head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
+        asked = release.key if (release := self._release()) and getattr(self, "version", None) else None
+        refusal = (nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
+                                         else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
+                   or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),

@@ -5,6 +5,7 @@ Pure computation, no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .graph import conv_channels
@@ -126,6 +127,22 @@ def last_rows(b: DecoderGraph, il: int, out_ids: Tensor, cur: Tensor, residual: 
     if il != b.m.n_layers - 1:
         return cur, residual
     return b.g.get_rows(cur, out_ids), b.g.get_rows(residual, out_ids)
+
+
+def pre_norm_layer(b: DecoderGraph, il: int, inpL: Tensor, out_ids: Tensor, attn: Callable[[Tensor, int], Tensor],
+                   ffn: Callable[[Tensor, int], Tensor], rms: bool = True, ffn_norm: str = "ffn_norm",
+                   residual_first: bool = False) -> Tensor:
+    """The pre-norm decoder layer most src/models/*.cpp write out: attn_norm (weight and bias where the GGUF has
+    them), the attention block ``attn(normed, il)``, the last layer's output rows, the residual, ``ffn_norm`` (the
+    MoE models' names differ: DBRX's attn_output_norm, GLM-4.5's post_attention_norm), the FFN block
+    ``ffn(normed, il)``, its residual (``residual_first``: Phi-3's ggml_add(ffn_inp, cur)). ``rms`` False: layer
+    norms (OLMo, DBRX). Returns the layer's output."""
+    g = b.g
+    cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), rms=rms, il=il)
+    cur, inpSA = last_rows(b, il, out_ids, attn(cur, il), inpL)
+    ffn_inp = g.add(cur, inpSA)
+    cur = ffn(b.norm(ffn_inp, b.lw(il, f"{ffn_norm}.weight"), b.lw(il, f"{ffn_norm}.bias"), rms=rms, il=il), il)
+    return g.add(ffn_inp, cur) if residual_first else g.add(cur, ffn_inp)
 
 
 def qkv_flat_norm(b: DecoderGraph, il: int, cur: Tensor) -> tuple[Tensor, Tensor, Tensor]:
