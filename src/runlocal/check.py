@@ -76,8 +76,20 @@ def _refuse_other_engines_options(req: CheckRequest, known) -> None:
         value = getattr(req, name)
         if not takers or known.name in takers or value == defaults[name] or (name == "tp" and value == 1):
             continue
-        raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); {known.name} has no such "
-                         "setting")
+        said = OWN_SPELLING.get((name, known.name))
+        raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); "
+                         + (said or f"{known.name} has no such setting"))
+
+
+# Where the refused option has a counterpart in the runtime asked, the refusal names it and how to plan it.
+# mlx-lm: mlx_lm.generate's --max-tokens (-m, "Maximum number of tokens to generate", DEFAULT_MAX_TOKENS = 100;
+# mlx_lm/generate.py setup_arg_parser) caps the new tokens, and they go into the same KV cache as the prompt
+# (generate_step: one cache, prompt then each new token), which an MLX plan sizes at --ctx
+OWN_SPELLING = {
+    ("max_new_tokens", "mlx"): ("mlx has no --max-new-tokens to plan: its mlx_lm.generate --max-tokens (100 by "
+                                "default) caps the new tokens, which share the KV cache with the prompt — give --ctx "
+                                "as prompt + new tokens (a 3,000-token prompt and --max-tokens 1000: --ctx 4000)"),
+}
 
 
 def _refuse_removed_swap_space(req: CheckRequest, runtime) -> None:

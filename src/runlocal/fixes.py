@@ -115,6 +115,10 @@ class _Fixer:
                 # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
                 self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
+        # the weights as the runtime holds them: an FP8 checkpoint transformers dequantizes is held in bf16
+        # (Allocation.weights_as_run), which a smaller format is measured against, not the stored FP8 bytes
+        a = plan.allocation
+        self.weights_held = sum(d.weights for d in a.devices) if a.weights_as_run else plan.weights.total
         # the build cannot run flash attention on the GPU for this MLA cache (K ≠ V rows, runtimes/mla_flash.py):
         # neither "turn it on" nor a quantized V cache (which needs it) is offered; the plan's --explain says why
         blocked = getattr(self.runtime, "flash_blocked", None)
@@ -437,13 +441,13 @@ def _kv_and_weights(f: _Fixer) -> None:
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
         try:
             w = estimate(f.model, q)
-            if (w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q)
+            if (w.total >= f.weights_held or not f.runs(s.with_(quant=q), q)
                     or f.runtime.pools_kv and published_checkpoint(f.model, q)):   # the published one is offered
                 continue
         except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
             continue
         f.try_(_quant_title(q), s.with_(quant=q),
-               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=q)
+               f"weights {format_bytes(f.weights_held)} → {format_bytes(w.total)}", 2, quant=q)
         break
 
 
@@ -578,9 +582,10 @@ def _cpu_kv_space(f: _Fixer) -> None:
 def _host_swap(f: _Fixer) -> None:
     """vLLM refuses to start when its CPU swap space × TP is above 70 % of the host's RAM, and its error says to lower
     --swap-space (vllm/config/cache.py verify_with_parallel_config): the largest whole GiB per GPU it accepts. Only
-    for a release that has the flag and the check (up to v0.17.1: the plan's "host swap space" step; PR #36216)."""
-    name, s = f.levers.host_swap, f.base
-    if not name or not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
+    for a release that has the flag and the check — up to v0.17.1 (PR #36216 removed both): the plan carries the
+    "host swap space" step (runtimes/vllm_swap.py) then only, so the step, not the engine, decides."""
+    name, s = "swap_space", f.base          # VLLMOptions.swap_space
+    if not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
         return
     current = s.option(name)
     below = math.ceil(current) - 1
@@ -679,9 +684,9 @@ def _combined(f: _Fixer) -> None:
             w = estimate(model, q)
         except InputError:
             continue
-        if w.total >= f.plan.weights.total:
+        if w.total >= f.weights_held:
             continue
-        change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
+        change = f"weights {format_bytes(f.weights_held)} → {format_bytes(w.total)}"
         if s.ctx and s.ctx > floor:
             # every layer on the GPU (f.base) first; where llama-server --fit placed the layers (f.all_on_gpu), also
             # as it would place them at the shorter context, layers in system memory allowed: a 70B Q3_K_M at -c

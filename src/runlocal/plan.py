@@ -180,6 +180,18 @@ def requests_at_once(plan: Plan) -> dict[str, Any] | None:
     return {"requests": slots, "fits_at_context": conc, "text": text}
 
 
+def ram_condition(plan: Plan) -> str:
+    """" if RAM ≥ 76 GiB" where the verdict holds only with more RAM than the host shows (an assumed size, drawn
+    over-full: check._assumed_ram_shown), as the plan's condition gives the size; else "". The terminal's verdict line
+    and the site's verdict badge both end with it."""
+    import re
+
+    short = any(d.kind == "cpu" and 0 < d.capacity < d.total for d in plan.allocation.devices)
+    found = (re.search(r"if RAM ≥ (\d+) GiB", c) for c in getattr(plan, "conditions", ()))
+    size = next((m.group(1) for m in found if m), None)
+    return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
+
+
 def concurrency_phrase(plan: Plan) -> str | None:
     """requests_at_once's words, as the terminal prints them."""
     said = requests_at_once(plan)

@@ -84,5 +84,6 @@ def speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation,
     device's fitted bandwidth share, FLOPs per token over its fitted compute share), with the steps that say how."""
     from .hardware.speed_explain import allocation_speed
 
-    result, steps = allocation_speed(model, weights.quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
+    quant = alloc.weights_as_run or weights.quant      # an FP8 checkpoint run in bf16 multiplies in bf16
+    result, steps = allocation_speed(model, quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
     return result, tuple(Step(*st) for st in steps)

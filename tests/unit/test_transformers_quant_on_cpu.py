@@ -40,3 +40,82 @@ def test_fp8_checkpoint_stays_fp8_on_an_fp8_gpu(gpu):
 def test_awq_and_bitsandbytes_are_not_refused_on_a_cpu(quant):
     plan = _plan("none", quant)
     assert plan.allocation.refusal is None and plan.verdict != "does_not_fit"
+
+
+# RedHatAI's compressed-tensors FP8 checkpoints (fp8-channel, llm-compressor's FP8_DYNAMIC), read in the transformers
+# 5.23.0 wheel (quantizer_compressed_tensors.py; 5.24.0's is the same file) and compressed-tensors 0.20.0: from_pretrained
+# with no quantization_config argument (the printed command) keeps CompressedTensorsConfig's defaults dequantize=False,
+# use_optimized_inference=False — "the regular compressed-tensors route": _process_model_before_weight_loading runs
+# compress_model (each quantized Linear given its FP8 weight) before _get_device_map (modeling_utils.py: preprocess_model
+# comes first), whose compute_module_sizes counts each param at its own element size (1 B an FP8 weight); compress_model
+# ends with add_decompress_hook, a forward pre-hook that runs decompress_model at the first forward — every quantized
+# module's weight dequantized in place to its scale's dtype (lifecycle/forward.py dequantize: dtype = scale.dtype, 16
+# bit). Only use_optimized_inference=True on a CUDA GPU of compute capability ≥ 8.9 keeps FP8, and the command does not
+# pass it. So on every device the model runs with 16-bit weights placed where the FP8 sizes put them.
+# Llama-3.1-8B: 8,030,261,248 parameters; 2 B each = 16,060,522,496 B (meta-llama/Llama-3.1-8B-Instruct's
+# model.safetensors.index.json total_size, its bf16 checkpoint).
+LLAMA31_8B_BF16_BYTES = 2 * 8_030_261_248
+
+
+def _llama(gpu, quant="fp8"):
+    return check(CheckRequest(model="llama-3.1-8b", runtime="transformers", quant=quant, gpu=gpu, ram="32G",
+                              use_measurements=False))[0]
+
+
+@pytest.mark.parametrize("gpu", ["none", "rtx-3090", "rtx-4090", "h100"])   # CPU; cc 8.6, 8.9, 9.0: every device
+def test_compressed_tensors_fp8_runs_in_bf16_on_every_device(gpu):
+    plan = _llama(gpu)
+    assert plan.settings.quant == "fp8-channel" and plan.weights.total < 0.6 * LLAMA31_8B_BF16_BYTES   # stored FP8
+    assert sum(d.weights for d in plan.allocation.devices) == LLAMA31_8B_BF16_BYTES == 16_060_522_496
+    note = next(a for a in plan.allocation.assumptions if a.startswith("compressed-tensors FP8 checkpoint"))
+    assert f"{plan.weights.total:,} B stored → {LLAMA31_8B_BF16_BYTES:,} B" in note
+    # the speed reads the bf16 weights a token multiplies: at most what 16 GB over the device's bandwidth allows
+    decode = plan.speed["decode_tokens_per_s"]
+    assert decode is not None
+    bandwidth = {"none": 89.6, "rtx-3090": 936.0, "rtx-4090": 1008.0, "h100": 3350.0}[gpu]   # GB/s, datasheets
+    assert decode < bandwidth / (LLAMA31_8B_BF16_BYTES / 1e9 - 1.05)   # the input embedding (1.05 GB) is read a row
+
+
+def test_compressed_tensors_fp8_is_placed_at_its_fp8_size_then_outgrows_the_gpu():
+    """RTX 3060 (11.75 GiB as CUDA reports it): accelerate sizes the stored FP8 layout (~8.5 GiB), which fits, so every
+    module goes to the GPU; decompressed there it is 16,060,522,496 B = 14.96 GiB > 11.75 GiB — an out-of-memory at the
+    first forward. A model sized in bf16 from the start (-q bf16) would have been split with RAM instead."""
+    plan = _llama("rtx-3060")
+    gpu = plan.allocation.devices[0]
+    assert gpu.kind != "cpu" and gpu.weights == LLAMA31_8B_BF16_BYTES and plan.verdict == "does_not_fit"
+    assert LLAMA31_8B_BF16_BYTES / 2**30 > gpu.capacity / 2**30 == pytest.approx(11.75, abs=0.01)
+    bf16 = _llama("rtx-3060", "bf16")
+    assert bf16.allocation.devices[-1].kind == "cpu" and bf16.allocation.devices[-1].weights > 0
+
+
+def test_the_checkpoint_line_no_longer_says_loads_as_stored_before_the_dequantization():
+    """The CPU plan of `-q fp8` (fixes18a's noticed-and-left): its first assumption said "loads as stored" and the
+    second "dequantized to bf16"; the first now leaves which to the second, which gives the bytes (qwen3-8b:
+    9,437,399,040 B stored — its FP8 checkpoint — → 2 × 8,190,735,360 = 16,381,470,720 B)."""
+    plan = _plan("none", "fp8")
+    first, second = plan.to_dict()["assumptions"][:2]
+    assert "loads as stored" not in first and "as stored where it runs FP8, else dequantized to bf16" in first
+    assert second.startswith("FP8 checkpoint dequantized to bf16 at load (no CUDA GPU or XPU): 9,437,399,040 B stored → "
+                             f"{2 * QWEN3_8B_PARAMS:,} B")
+    kept = _plan("rtx-4090", "fp8").to_dict()["assumptions"][1]
+    assert kept.startswith("FP8 checkpoint kept as stored, FP8Linear (NVIDIA GeForce RTX 4090: compute capability 8.9")
+
+
+def test_a_dequantized_fp8_plan_is_priced_as_bf16_matmuls():
+    """The prefill of a checkpoint run in bf16 is measured against the card's fp16/bf16 tensor peak, not its int8 TOPS
+    (RTX 3090: 71 dense fp16 TFLOPS vs 284.7 int8 TOPS): the same figure as the bf16 checkpoint's plan."""
+    fp8, bf16 = _plan("rtx-3090", "fp8"), _plan("rtx-3090", "bf16")
+    assert fp8.allocation.weights_as_run == "bf16"
+    assert fp8.speed["prefill_tokens_per_s"] == bf16.speed["prefill_tokens_per_s"]
+    steps = [st.formula for st in fp8.steps if st.label == "prefill speed"]
+    assert steps and "int8 TOPS" not in steps[0]
+
+
+def test_a_smaller_format_is_measured_against_the_weights_as_held():
+    """The RTX 3060 plan above holds 16,060,522,496 B (14.96 GiB) of bf16 weights; bitsandbytes int8 (1 B a linear
+    weight, embeddings and lm_head in 16 bit) is about the stored FP8 size — smaller than what the plan holds, so it
+    is offered first (it was skipped as 'not smaller than 8.46 GiB', and nf4 offered instead) and it fits."""
+    plan = _llama("rtx-3060")
+    first = plan.fixes[0]
+    assert first.title == "Quantize the weights to int8"
+    assert first.effect.startswith(f"weights {LLAMA31_8B_BF16_BYTES / 2**30:.0f} GiB → ") and "→ fits" in first.effect

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from rich.console import Console
@@ -10,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase
+from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -136,15 +135,6 @@ def _weights_label(plan: Plan) -> str:
     return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
 
 
-def _ram_condition(plan: Plan) -> str:
-    """" if RAM ≥ 76 GiB" where the verdict holds only with more RAM than the host shows (an assumed size, drawn
-    over-full: check._assumed_ram_shown), as the plan's condition gives the size; else ""."""
-    short = any(d.kind == "cpu" and 0 < d.capacity < d.total for d in plan.allocation.devices)
-    found = (re.search(r"if RAM ≥ (\d+) GiB", c) for c in getattr(plan, "conditions", ()))
-    size = next((m.group(1) for m in found if m), None)
-    return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
-
-
 def _render_header(plan: Plan, console: Console) -> None:
     """The verdict line, what it means, and the conditions, warnings, refusal and compromise under it."""
     m, s, a = plan.model, plan.settings, plan.allocation
@@ -154,7 +144,7 @@ def _render_header(plan: Plan, console: Console) -> None:
         params += f", of which {format_count(m.vision_params)} vision/audio tower"
     slots = (f" · parallel {s.parallel}" if s.parallel > 1 else
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
-    label += _ram_condition(plan)
+    label += ram_condition(plan)       # the site's verdict badge carries the same words (web/site.py)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
                                 f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))

@@ -132,12 +132,15 @@ def _tensor_sizes_now(model: ModelSpec, weights: WeightEstimate) -> tuple[list[i
     return actual, plan
 
 
-def _tree(model: ModelSpec, weights: WeightEstimate) -> _Node:
-    """The usual *ForCausalLM layout: model(embed_tokens, layers[i], norm) then lm_head."""
+def _tree(model: ModelSpec, weights: WeightEstimate, placed_as: WeightEstimate | None = None) -> _Node:
+    """The usual *ForCausalLM layout: model(embed_tokens, layers[i], norm) then lm_head. ``placed_as``: the weights
+    accelerate sizes the modules on where they are not the ones the model runs with (fp8_dequantized)."""
     if not model.tensors:       # no tensor list: one block of the estimated size
-        whole = _Node("model", plan=float(weights.total), actual=weights.total, no_split=True)
+        whole = _Node("model", plan=float((placed_as or weights).total), actual=weights.total, no_split=True)
         return _Node("", children=[whole], plan=whole.plan, actual=whole.actual)
     actual, plan = _tensor_sizes(model, weights)
+    if placed_as is not None:
+        plan = tuple(float(a) for a in _tensor_sizes(model, placed_as)[0])
     first = _Node("model.pre")                     # vision tower, projector, other non-layer modules
     embed = _Node("model.embed_tokens")
     layers = [_Node(f"model.layers.{i}", no_split=True, layer=i) for i in range(model.n_layers)]
@@ -478,11 +481,33 @@ def _explain_eager(e: _Eager, prefill: _Prefill, n_seq: int, prompt: int) -> lis
     ]
 
 
-def fp8_dequantized(model: ModelSpec, weights: WeightEstimate, gpus: list[Target]) -> tuple[WeightEstimate, str | None]:
-    """(the weights as loaded, why they are bf16) for a fine-grained FP8 checkpoint on a machine without FP8 kernels
-    (FP8_KERNEL_CAPABILITY); other weights as given, with None."""
-    if _quant_key(weights.quant) != "fp8-block":
-        return weights, None
+def fp8_dequantized(model: ModelSpec, weights: WeightEstimate,
+                    gpus: list[Target]) -> tuple[WeightEstimate, WeightEstimate | None, str | None]:
+    """(the weights as the model runs with them, the weights accelerate's device_map is sized on where those differ,
+    what transformers does with them) for an FP8 checkpoint; other weights as given, with None, None.
+
+    A fine-grained FP8 checkpoint (quant_method "fp8") is dequantized at load on a machine without FP8 kernels
+    (FP8_KERNEL_CAPABILITY): replace_with_fp8_linear leaves the Linears in bf16, so the device_map is sized in bf16 too.
+    A compressed-tensors FP8 checkpoint (RedHatAI's / llm-compressor's FP8-dynamic: fp8-channel) is decompressed on
+    every device: from_pretrained's defaults (dequantize=False, use_optimized_inference=False; CompressedTensorsConfig)
+    take quantizer_compressed_tensors.py's "regular compressed-tensors route" — compress_model gives each quantized
+    Linear its FP8 weight before _get_device_map sizes the modules (compute_module_sizes: the params' own element
+    size), and the forward pre-hook compressed-tensors 0.20.0 registers (ModelCompressor.add_decompress_hook) runs
+    decompress_model at the first forward: each Linear's weight dequantized in place, on its device, to its scale's
+    dtype (16-bit). Only CompressedTensorsConfig(use_optimized_inference=True) on compute capability ≥ 8.9 keeps it
+    FP8, which the printed command does not pass."""
+    q = _quant_key(weights.quant)
+    if q == "fp8-channel":
+        run = estimate_weights(model, "bf16")
+        return run, weights, (f"compressed-tensors FP8 checkpoint decompressed to bf16 at the first forward, on every "
+                              f"device: {weights.total:,} B stored → {run.total:,} B; the device_map is sized on "
+                              f"the stored FP8 layout, so each device holds its modules' 16-bit size once decompressed "
+                              f"({TF_REF} quantizers/quantizer_compressed_tensors.py: from_pretrained's defaults "
+                              "dequantize=False, use_optimized_inference=False; compressed-tensors 0.20.0 "
+                              "ModelCompressor.add_decompress_hook; "
+                              "CompressedTensorsConfig(use_optimized_inference=True) keeps FP8 from cc 8.9)")
+    if q != "fp8-block":
+        return weights, None, None
     if not gpus:
         why = "no CUDA GPU or XPU"
     elif gpus[0].kind == "unified" and gpus[0].name.startswith("Apple"):
@@ -492,10 +517,14 @@ def fp8_dequantized(model: ModelSpec, weights: WeightEstimate, gpus: list[Target
 
         cc = gpu_compute_capability(gpus[0].name)
         if cc is None or float(cc) >= FP8_KERNEL_CAPABILITY:
-            return weights, None
+            rule = (f"compute capability {cc} ≥ {FP8_KERNEL_CAPABILITY}" if cc is not None
+                    else f"its compute capability not known here, assumed ≥ {FP8_KERNEL_CAPABILITY}")
+            return weights, None, (f"FP8 checkpoint kept as stored, FP8Linear ({gpus[0].name}: {rule}; {TF_REF} "
+                                   "quantizers/quantizer_finegrained_fp8.py validate_environment)")
         why = f"{gpus[0].name}: compute capability {cc} < {FP8_KERNEL_CAPABILITY}"
-    return estimate_weights(model, "bf16"), (f"FP8 checkpoint dequantized to bf16 at load ({why}; {TF_REF} "
-                                             "quantizers/quantizer_finegrained_fp8.py validate_environment)")
+    run = estimate_weights(model, "bf16")
+    return run, None, (f"FP8 checkpoint dequantized to bf16 at load ({why}): {weights.total:,} B stored → "
+                       f"{run.total:,} B ({TF_REF} quantizers/quantizer_finegrained_fp8.py validate_environment)")
 
 
 def _assumptions(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache, eager: bool) -> tuple[str, ...]:
@@ -595,13 +624,14 @@ class Transformers:
         assert s.ctx is not None                # set by defaults()
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
-        weights, dequantized = fp8_dequantized(model, weights, gpus)
+        stored = weights.quant
+        weights, placed_as, dequantized = fp8_dequantized(model, weights, gpus)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
-        root = _tree(model, weights)
+        root = _tree(model, weights, placed_as)
         mm, main, steps = self._max_memory(root, gpus, host, bnb, s.transformers.device_map)
         place = _place(root, mm, main, bool(gpus))
         cache = _dynamic_cache(model, s, place, prompt)
@@ -611,7 +641,8 @@ class Transformers:
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
                           refusal=_refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
-                                       *_assumptions(model, s, place, cache, eager)))
+                                       *_assumptions(model, s, place, cache, eager)),
+                          weights_as_run=weights.quant if weights.quant != stored else None)
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:

@@ -51,6 +51,7 @@ def templates():
     env.filters["as_form"] = form_words
     env.filters["kv_where"] = _kv_where
     env.filters["requests_at_once"] = _requests_at_once
+    env.filters["ram_condition"] = _ram_condition
     return env
 
 
@@ -214,6 +215,13 @@ def _kv_where(plan) -> str:
     from ..plan import kv_where
 
     return kv_where(plan)
+
+
+def _ram_condition(plan) -> str:
+    """The verdict's " if RAM ≥ N GiB", as the CLI's verdict line ends (plan.ram_condition)."""
+    from ..plan import ram_condition
+
+    return ram_condition(plan)
 
 
 def _requests_at_once(plan) -> dict | None:
