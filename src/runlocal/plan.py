@@ -16,15 +16,7 @@ from .quant.formats import WeightEstimate
 from .runtimes import Allocation, Runtime, Settings, Step, Target, engine, get_runtime, runtime_rules
 from .runtimes.base import PARALLEL_AUTO
 from .runtimes.llamacpp_layout import AUTO_SLOTS
-from .search import (
-    CTX_GRANULE,
-    POOL_GRANULE,
-    context_search_step,
-    fits_room,
-    keeps_every_layer,
-    longest_context,
-    starts_one_request,
-)
+from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
 from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
 from .weights import (
@@ -336,11 +328,10 @@ def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEsti
     one_gpu = sum(t.kind != "cpu" for t in targets) == 1
     # (where --fit moved nothing, its settings are that already: the plans made for the context asked are reused)
     pinned = s.with_(n_gpu_layers=model.n_layers + 1, n_cpu_moe=mine["n_cpu_moe"] or 0) if moved else s
-    max_ctx = None if held and not one_gpu and moved and _every_layer_surely_moved(runtime, model, weights, fresh,
-                                                                                   targets) else \
-        longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
-                        targets, hi=trained or 131072, beyond=s.ctx, ok=keeps_every_layer if held and not one_gpu else fits,
-                        margin_held=held and one_gpu, tried=tried, how=how)
+    max_ctx = longest_context(runtime, model, weights, (pinned if one_gpu else fresh) if held else relaunch,
+                              targets, hi=trained or 131072, beyond=s.ctx,
+                              ok=keeps_every_layer if held and not one_gpu else fits,
+                              margin_held=held and one_gpu, tried=tried, how=how)
     # the chart draws every layer held on the GPU (its lines cross the limit, capacity less --fit's margin, about where
     # the answer ends): the layers and split --fit chose at the context asked
     basis, searched = ("all_on_gpu", pinned) if held else ("starts", relaunch)
@@ -352,20 +343,6 @@ def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEsti
         tried, max_ctx, *(("keeps every layer on the GPU", "does not") if held else ("starts", "does not start")),
         asked=s.ctx, asked_passes=fits(alloc) and not moved if held else fits(alloc), how=how)
     return max_ctx, (step,), searched, held, basis
-
-
-def _every_layer_surely_moved(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, fresh: Settings,
-                              targets: list[Target]) -> bool:
-    """Over several GPUs, --fit keeps every layer at no context: even at the shortest the search plans (one cache
-    step) the GPUs' bytes without compute buffers, every layer on them, are past their capacities less the margin
-    (llamacpp_fit_bound.every_layer_surely_moved), and they grow with the context. The all-on-GPU search's whole
-    --fit plans (the top, 4,096, the shortest: some twenty graph simulations each) could only all fail: not made
-    (qwen3-235b-a22b on 4 × RTX 3090: 2.7 of 6.1 CPU s)."""
-    from .runtimes.llamacpp import LlamaCpp
-    from .runtimes.llamacpp_fit_bound import every_layer_surely_moved
-
-    return isinstance(runtime, LlamaCpp) and every_layer_surely_moved(runtime, model, weights,
-                                                                      fresh.with_(ctx=CTX_GRANULE), targets)
 
 
 def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int) -> bool:

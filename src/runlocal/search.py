@@ -18,6 +18,7 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 from .runtimes.base import largest
+from .runtimes.llamacpp_fit_bound import every_layer_surely_moved
 from .verdict import fits, tight_line, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
@@ -89,6 +90,11 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
+        if ok is keeps_every_layer and every_layer_surely_moved(runtime, model, weights, at, targets):
+            # --fit over several GPUs surely moves a layer or experts off them (a lower bound of every split says
+            # so): the plan's compromise would say so, and its answer be (False, None) — the same, without its whole
+            # --fit (some twenty graph simulations)
+            return False, None
         a = runtime.allocate(model, weights, at, targets)
         if ok is keeps_every_layer:       # the room --fit's margin leaves (it moves a layer past it); none once moved
             kept_free = getattr(runtime, "kept_free", None)

@@ -72,10 +72,10 @@ def test_no_bound_for_moe_or_one_gpu():
 
 # --- the max-context search's bound (plan._layered_max_context): --fit over several GPUs keeps every layer at no -c
 
-def _check(alias: str, gpu: str, ram: str):
+def _check(alias: str, gpu: str, ram: str, ctx: str | None = None):
     from runlocal.check import CheckRequest, check
 
-    plan, _ = check(CheckRequest(model=alias, runtime="llama.cpp", gpu=gpu, ram=ram, use_measurements=False))
+    plan, _ = check(CheckRequest(model=alias, runtime="llama.cpp", gpu=gpu, ram=ram, ctx=ctx, use_measurements=False))
     return plan
 
 
@@ -133,8 +133,22 @@ def test_the_bound_lets_through_a_model_that_keeps_every_layer():
     assert (plan.max_context, plan.max_context_basis) == (13_312, "all_on_gpu")
 
 
-def test_the_plan_is_the_same_with_the_bound_as_without(monkeypatch):
-    with_bound = _check("mixtral-8x7b", "2xrtx-3060", "64GiB").to_dict()
-    monkeypatch.setattr("runlocal.plan._every_layer_surely_moved", lambda *a, **k: False)
-    without = _check("mixtral-8x7b", "2xrtx-3060", "64GiB").to_dict()
+@pytest.mark.parametrize("alias, gpu, ctx", [("mixtral-8x7b", "2xrtx-3060", None),
+                                             ("qwen3.6-35b-a3b", "2xrtx-3060", "65536")])
+def test_the_plan_is_the_same_with_the_bound_as_without(monkeypatch, alias, gpu, ctx):
+    """The search plans the same contexts and answers the same (its --explain step included), the bound only
+    sparing whole plans: mixtral's all-on-GPU search skipped whole (every probe past the bound), and qwen3.6-35b-a3b's
+    (12 probes from 262,144 down to 5,376, all on the GPUs) spared the plans at its longer contexts."""
+    from runlocal import search
+
+    real, fired = search.every_layer_surely_moved, []
+    monkeypatch.setattr("runlocal.search.every_layer_surely_moved", lambda *a, **k: fired.append(real(*a, **k)) or fired[-1])
+    with_bound = _check(alias, gpu, "64GiB", ctx).to_dict()
+    assert any(fired) and not all(fired) if ctx else all(fired), fired     # the probes the bound spared
+    monkeypatch.setattr("runlocal.search.every_layer_surely_moved", lambda *a, **k: False)
+    from runlocal.runtimes import llamacpp
+
+    for memo in (llamacpp._ALLOCATIONS, llamacpp._FITS, llamacpp._BUFFERS):     # plans made afresh, not recalled
+        memo.clear()
+    without = _check(alias, gpu, "64GiB", ctx).to_dict()
     assert with_bound == without

@@ -69,13 +69,15 @@ def every_layer_surely_moved(planner, model: ModelSpec, weights: WeightEstimate,
     left to it), surely moves some layer or expert off the GPUs: one GPU holding every layer, its bytes without the
     compute buffer, past the GPUs' capacities less --fit's margin summed (the module's docstring says why that
     bounds every split). Grows with the context: past it at one context, past it at every longer one. False where
-    the bound does not apply (one GPU, GPUs of several names, settings --fit leaves alone)."""
-    from .llamacpp import FIT_MARGIN
+    the bound does not apply (a planner other than llama.cpp's, one GPU, GPUs of several names, settings --fit leaves
+    alone)."""
+    from .llamacpp import FIT_MARGIN, LlamaCpp
 
     gpus = [t for t in targets if t.kind != "cpu"]
     ls = settings.llamacpp
-    if (len(gpus) < 2 or len({(g.name, g.kind) for g in gpus}) != 1 or settings.ctx is None or not ls.fit
-            or ls.n_gpu_layers is not None or ls.n_cpu_moe or ls.override_tensor or ls.tensor_split):
+    if (not isinstance(planner, LlamaCpp) or len(gpus) < 2 or len({(g.name, g.kind) for g in gpus}) != 1
+            or settings.ctx is None or not ls.fit or ls.n_gpu_layers is not None or ls.n_cpu_moe
+            or ls.override_tensor or ls.tensor_split):
         return False
     model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
     one = replace(gpus[0], capacity=sum(g.capacity for g in gpus),
