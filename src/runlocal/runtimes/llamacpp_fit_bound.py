@@ -80,8 +80,9 @@ def every_layer_surely_moved(planner, model: ModelSpec, weights: WeightEstimate,
             or ls.override_tensor or ls.tensor_split):
         return False
     model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
+    totals = [g.total for g in gpus]
     one = replace(gpus[0], capacity=sum(g.capacity for g in gpus),
-                  total=sum(g.total for g in gpus) if all(g.total for g in gpus) else None)
+                  total=sum(x for x in totals if x) if all(totals) else None)
     whole = settings.with_(n_gpu_layers=model.n_layers + 1)
     merged = [one, *(t for t in targets if t.kind == "cpu")]
     return planner.floor(model, weights, whole, merged)[0] > sum(g.capacity - FIT_MARGIN for g in gpus)
