@@ -50,7 +50,7 @@ MIN_RECORDS = 6
 # (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
 # speed_fit_history.report_scored_apart); "fa_pair" fits nothing either: a flash-attention off / on pair scored as a
 # ratio by speed_fit_faoff.py (faoff_2026.jsonl)
-UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair")
+UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair", "moe_prefill")
 
 
 def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
