@@ -57,7 +57,11 @@ def test_float_experts_and_dense_models():
     assert BS.expert_tile_factor(0, 0, 512, "vulkan", "amd", True) == 1.0
 
 
-def test_vulkan_moe_prompt_is_predicted_and_sycl_still_declined():
+def test_declined_while_the_held_out_round_fails(monkeypatch):
+    # the round failed (held_out/moeprefill_first_run.txt): plans decline with the reason; switched on, the gap goes
+    why = BS.moe_prefill_gap(128, "vulkan", gfx_target="gfx1151", quant="Q4_0") or ""
+    assert "mixture of experts on vulkan" in why and "moeprefill_first_run.txt" in why
+    monkeypatch.setattr(BS, "VULKAN_MOE_APPLIED", True)
     assert BS.moe_prefill_gap(128, "vulkan", gfx_target="gfx1151", quant="Q4_0") is None
     assert "mixture of experts on sycl" in (BS.moe_prefill_gap(128, "sycl", quant="Q4_0") or "")
 

@@ -1,6 +1,6 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a card without
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a card without
 int8 tensor cores does: nvidia_mmq) is not modelled.
 hardware/speed.py prices a prompt at 2 FLOPs per active weight and one fitted share of the device's peak per class and
 backend — a dense matmul's rate. A prompt batch of a mixture of experts runs its expert matrices through MUL_MAT_ID
@@ -15,8 +15,9 @@ instead:
   gives 3,440 (9.2×; llama.cpp issue #22413, build 9159, before #23142; measurements/speed/held_out/round2.jsonl); the
   moeprefill round's rule (session 19, measurements/speed/held_out/moeprefill_queries.md) found no other SYCL record
   of a catalog card and model, so that cost has no tuning table and SYCL stays declined.
-- ggml-vulkan: priced since session 19 by its padded mul_mm_id tiles (vulkan_expert_factor, below, from the source):
-  the moeprefill round's tuning rows read 22.2 % median |error| with it against 50.0 % by the dense formula.
+- ggml-vulkan: derived in session 19 from the source — its padded mul_mm_id tiles (vulkan_expert_factor, below) —
+  and scored: the moeprefill round's tuning rows read 22.2 % median |error| with it against 50.0 % by the dense
+  formula, its held-out rows 92.3 % against 144.5 % (FAIL): not applied (VULKAN_MOE_APPLIED), so Vulkan is declined too.
 
 MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read
 from ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
@@ -60,7 +61,7 @@ ne11 <= 128 …) and RDNA2 (dp4a, mmq_x up to 64) do take it; no public ROCm MoE
 the Radeon 8060S rows anyway (CUDA's factor on ROCm, soc/rocm refitted 0.087 → 0.195): dense 73.5 → 44.4 % but MoE 38.0
 → 48.2 % (in sample) — not applied. The 8060S MoE records span the eras (builds 6181 to 9193: before #17576 every
 512-token type fell back; b7423 held-out rows in the bare-true era; from b7670 GLM-4.5-Air's 128 experts and gpt-oss
-take MMQ). So on ROCm a MoE prompt is declined, like SYCL's, only where the build's rule sends the experts
+take MMQ). So on ROCm a MoE prompt is declined, like SYCL's and Vulkan's, only where the build's rule sends the experts
 to the fallback on an RDNA3/3.5/4 GPU (``rocm_expert_mmq``, the GPU's gfx_target from data/devices.json; a plan counts
 at the modelled, current build, an Ollama plan at its release's; each routed-expert tensor's own type decides, as
 llama-quantize types the file — Q4_K_M's use_more_bits gives about half the layers' ffn_down_exps Q6_K, so Mixtral
@@ -97,7 +98,8 @@ def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | No
     for the experts (ggml_cuda_mul_mat_id: no MMQ, and mmf takes float experts only): a Volta card at 64+ tokens."""
     if not n_experts:
         return None
-    why = MOE_PREFILL_UNMODELLED.get(backend or "")
+    why = MOE_PREFILL_UNMODELLED.get(backend or "") or (VULKAN_MOE_DECLINED if backend == "vulkan"
+                                                        and not VULKAN_MOE_APPLIED else None)
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
     if backend == "cuda":
@@ -420,6 +422,17 @@ def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | 
 # (measurements/speed/held_out/moeprefill_queries.md; evidence/speed_fit_moe.py).
 VULKAN_ID_TILE_SOURCE = "ggml-vulkan.cpp ggml_vk_mul_mat_id_q_f16 / matmul_id_tile_selector, mul_mm.comp (0c1e57098)"
 VULKAN_EXPERT_SHARE = 1.0
+# Not applied to plans: the moeprefill round's held-out tables (scored once, held_out/moeprefill_first_run.txt) read
+# 92.3 % median |error| with the term (3 rows, 2 sources, +64 … +115 %: too fast) against 144.5 % by the dense formula
+# — FAIL against the round's pass (<= 25 % on >= 4 rows from >= 2 sources), and too few rows to judge. The tuning rows
+# read 22.2 % against 50.0 % but split by vendor: AMD's mostly too fast, the RTX 5090's too slow (the dense Vulkan rate
+# already is there). evidence/speed_fit_moe.py scores the term as if applied; True prints the figure.
+VULKAN_MOE_APPLIED = False
+VULKAN_MOE_DECLINED = (
+    "ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id, one dispatch over every expert, "
+    f"tiles padded to a width picked against the mean tokens an expert receives: {VULKAN_ID_TILE_SOURCE}); that padding "
+    "priced from the source read 22.2 % median error on the tuning tables but 92.3 % on the held-out ones (+64 … +115 %, "
+    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no figure is printed")
 
 
 def expert_tile_words(backend: str | None) -> str:
