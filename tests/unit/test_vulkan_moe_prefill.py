@@ -75,3 +75,17 @@ def test_the_round_split_every_third_table():
     assert {r["table"] for r in tuning} == {1, 2, 4, 5}
     assert all(r["fit_scope"] == "moe_prefill" and r["backend"] == "vulkan" for r in tuning + held)
     assert max(sum(r["table"] == t for r in tuning + held) for t in range(1, 7)) <= 8      # at most 8 a table
+
+
+def test_the_round_is_scored_apart_from_round_one_and_from_the_fit():
+    from runlocal.evidence import speed_fit as F
+    from runlocal.evidence import speed_fit_moe as M
+    # round 1's held-out loader leaves the round's file out; the fit's loader leaves its tuning scope out
+    assert not any(r["_file"].endswith("moeprefill.jsonl") for r in F.load_held_out())
+    assert not any(r.get("fit_scope") == "moe_prefill" for r in F.load_records())
+    assert {r.rec["_file"] for r in M.held_out_rows()} == {"held_out/moeprefill.jsonl"}
+    tuning = M.tuning_rows()
+    assert len(tuning) == 28 and all(r.backend == "vulkan" and r.n_experts for r in tuning)
+    # no dense entry is fitted on a Vulkan MoE prompt row
+    assert all(F.vulkan_moe_prompt(r) for r in tuning)
+    assert not F.prefill_rows(tuning, False) and not F.prefill_rows(tuning, True)
