@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .backend_speed import fits_parent, pre_volta_decode_variant
+from .backend_speed import expert_tile_words, fits_parent, pre_volta_decode_variant
 from .build_era import (
     CURRENT_PREFILL_ARCHS,
     CURRENT_PREFILL_ENTRIES,
@@ -171,8 +171,8 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
                 "16 threads, AVX2 build)" if p.host_flops else "")
         fixed = (f" + {p.n_layers} layers × {p.layer_us:g} µs (fixed per layer per token, fitted)"
                  if gpu and p.layer_us else "")
-        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
-                 f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: "
+                 f"{expert_tile_words(gpu.backend if gpu else None)})" if p.expert_factor > 1.0 else "")
         micro = _fa_words(p) + _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")
