@@ -57,6 +57,12 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
 
         runtime.release_rules = sglang_rules(version.key, version.text)   # type: ignore[attr-defined]
         rules = runtime.release_rules.words()   # type: ignore[attr-defined]
+    elif runtime.name == "transformers":
+        from .transformers_versions import transformers_rules
+
+        runtime.release_rules = transformers_rules(version.key, version.text)   # type: ignore[attr-defined]
+        runtime.attn_implementation = runtime.release_rules.attn_default   # type: ignore[attr-defined]
+        rules = runtime.release_rules.words()   # type: ignore[attr-defined]
     elif runtime.name == "llama.cpp":
         runtime.np_auto, runtime.has_fit, rules = versions.llamacpp_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
@@ -92,7 +98,12 @@ def runtime_rules(runtime: Runtime) -> tuple[str, str]:
         from .sglang_versions import sglang_rules
 
         return "current", sglang_rules(None).words()
-    only = f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm, ollama and sglang)"
+    if runtime.name == "transformers":
+        from .transformers_versions import transformers_rules
+
+        return "current", transformers_rules(None).words()
+    only = (f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm, ollama, sglang "
+            "and transformers)")
     return "current", only
 
 

@@ -104,6 +104,10 @@ SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, m
   activation + decode-graph reserve 0.5.3 – 0.5.9; + the prefill graphs, on by default from 0.5.11), the chunked
   prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
   and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
+transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
+  before 4.36.0, sdpa from it; AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
+  5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
+  (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
@@ -160,7 +164,7 @@ OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's l
 
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
-VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang")
+VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang", "transformers")
 
 
 @dataclass(frozen=True)
