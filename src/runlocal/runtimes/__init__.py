@@ -57,6 +57,11 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
 
         runtime.release_rules = sglang_rules(version.key, version.text)   # type: ignore[attr-defined]
         rules = runtime.release_rules.words()   # type: ignore[attr-defined]
+    elif runtime.name == "mlx":
+        from .mlx_versions import mlx_rules
+
+        runtime.release_rules = mlx_rules(version.key, version.text)   # type: ignore[attr-defined]
+        rules = runtime.release_rules.words()   # type: ignore[attr-defined]
     elif runtime.name == "transformers":
         from .transformers_versions import transformers_rules
 
@@ -102,9 +107,11 @@ def runtime_rules(runtime: Runtime) -> tuple[str, str]:
         from .transformers_versions import transformers_rules
 
         return "current", transformers_rules(None).words()
-    only = (f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm, ollama, sglang "
-            "and transformers)")
-    return "current", only
+    if runtime.name == "mlx":
+        from .mlx_versions import mlx_rules
+
+        return "current", mlx_rules(None).words()
+    return "current", f"{runtime.name}: the release the planner models"
 
 
 __all__ = ["ENGINES", "Allocation", "DeviceMemory", "Engine", "Runtime", "Settings", "Step", "Target", "engine",

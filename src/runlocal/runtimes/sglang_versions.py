@@ -28,9 +28,10 @@ what changed between the read releases and what the planner models is here:
   "table24"   0.5.5 – 0.5.19  < 35 GiB: 2048 and 24 / 80 (0.5.5 :717)
   "table48"   0.5.21 on  < 35 GiB: 4096 and 48 / 160 (0.5.21 memory_hook.py:100), the modelled table
 - unchanged over 0.4.4 – 0.5.23: the KV budget, free-before-weights × mem_fraction_static − the weights (0.4.4
-  model_runner.py:633 rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static), total_gpu_memory
-  being init_torch_distributed's min_per_gpu_memory, :163); page_size 1 on CUDA (0.4.4 :73 ``page_size: int = 1``; from 0.5.3 None → 1,
-  0.5.3 :938) and max_running_requests' default min(max(pool / context × 512, 2048), 4096) (0.4.4 model_runner.py:663).
+  model_runner.py:633 rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static),
+  total_gpu_memory being init_torch_distributed's min_per_gpu_memory, :163); page_size 1 on CUDA (0.4.4
+  server_args.py:73 ``page_size: int = 1``; from 0.5.3 None → 1, 0.5.3 :938); max_running_requests' default
+  min(max(pool / context × 512, 2048), 4096) (0.4.4 model_runner.py:663).
 
 A release not read takes the nearest read release below it and says so; one below 0.4.4 is refused naming the range.
 Not switched by release (the 0.5.23 rules kept, not read per release): the hybrid SWA pool's ratio, the MLA cell, the
