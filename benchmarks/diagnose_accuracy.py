@@ -3,9 +3,9 @@
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
 measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
 GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
-56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 62, session 19 — 42 failures produced by the
-real runtimes installed here, the cause induced by construction (collect62), scored once by the lead; round 60 found
-no text; rounds 1-59 are tuning data, see
+56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 60 found no text; rounds 1-59 and round 62
+(session 19, 42 failures produced by the real runtimes installed here, scored once by the lead, moved to tuning by
+diagnose19b) are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a

@@ -252,11 +252,12 @@ Round 61 is held out (session 19; ``held_out/round61_pages.jsonl``, 4 texts, 2 m
 all off GitHub — Qiita, CSDN and Hugging Face discussions in Japanese, Chinese and English), collected by collect61
 from pages where users write in another language than English (``held_out/round61_queries.md``, committed whole in
 046c591 after rounds 56-59 joined tuning) and scored once by diagnose19. Round 60 (``held_out/round60_queries.md``,
-collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. Round 62 is held out (session
-19; ``held_out/round62.jsonl``, 42 texts, 19 memory failures and 23 look-alikes): failures produced by the real runtimes
-installed here, the cause induced by each script of ``round62_make/`` and its label fixed there before the run
-(collect62, committed whole in 8d8e5d5), scored once by the lead. ``next/`` holds no round now; this loader does not
-read it.
+collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. Round 62 (session 19;
+``round62.jsonl``, 42 texts, 19 memory failures and 23 look-alikes): failures produced by the real runtimes installed
+here, the cause induced by each script of ``round62_make/`` and its label fixed there before the run (collect62,
+committed whole in 8d8e5d5), scored once by the lead (36/42); diagnose19b moved it out of ``held_out/`` in session 19,
+before round 63 was collected whole: it is tuning data. Round 63 (collect63) is collected into ``next/``, which this
+loader does not read.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
