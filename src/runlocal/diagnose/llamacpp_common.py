@@ -42,6 +42,9 @@ while CUDA counted the devices, before any model memory was asked for: CUDA fail
 problem), not a lack of memory (llama.cpp#3221, the maintainer: "failing during initialization while enumerating the
 devices, before any allocations are actually made"; #3199, the same error from a bare ``./main`` with no model).
 Newer builds say the same failure in words ("ggml_cuda_init: failed to initialize CUDA: …", not_memory.py).
+
+5. libllama's own word that an allocation failed, with the allocator's line absent (``verbose=False``) or cut off:
+llama_decode's status -2 and the loader's "mmap failed: Cannot allocate memory" (``allocation_status``, below).
 """
 
 from __future__ import annotations
@@ -125,3 +128,27 @@ def cuda_status_at_start(kept: Sequence[str]) -> bool:
     tool's start-up banner: nothing — not ggml's device list — came between the start and the CUDA error (4.)."""
     before = [line for line in list(kept)[:-1] if line.strip()]
     return bool(before) and _BANNER.match(before[-1]) is not None
+
+
+# llama_decode's status -2, as llama.cpp logs it ("llama_decode: failed to decode, ret = -2") or a binding raises it
+# (llama-cpp-python's _internals.py: "llama_decode returned -2"): llama-context.cpp's decode returns -2 when
+# output_reserve cannot allocate the output buffer ("could not reserve space for batch with N outputs") or the
+# scheduler cannot allocate the batch's compute graph (GGML_STATUS_ALLOC_FAILED), and for a memory module that cannot
+# prepare the batch; 1 is "could not find a KV slot", -1 an invalid batch, -3 a compute that failed (GGML_STATUS_FAILED),
+# 2 an abort (llama.h; llama-cpp-python 0.3.36's vendored llama.cpp): only -2 says an allocation failed
+_DECODE_ALLOC_FAILED = re.compile(r"\bllama_decode returned -2\b|\bfailed to decode, ret = -2\b")
+# llama.cpp's loader line ("llama_model_load: error loading model: %s", llama.cpp) carrying the mapping's refusal
+# of memory: llama-mmap.cpp throws "mmap failed: %s" with strerror(errno), ENOMEM being "Cannot allocate memory".
+# llama.cpp's own load of the weights failed for memory, as "error loading model: unable to allocate CPU buffer" does
+# (the tuning set labels every such loader line a llama.cpp allocation failure); "mmap failed: No such device" is not
+_LOADER_REFUSED_MEMORY = re.compile(r"\bmmap failed: (?:cannot allocate memory|out of memory)|\bmmap failed:.*\benomem\b")
+
+
+def allocation_status(low: str) -> str | None:
+    """The llama.cpp entry a lower-cased line's own status or loader line proves an allocation failed by, or None:
+    llama_decode's -2 (the batch's output or compute buffer), the loader's mapping refused memory (the weights)."""
+    if "decode" in low and _DECODE_ALLOC_FAILED.search(low):
+        return "llamacpp-compute-buffer"
+    if "error loading model" in low and _LOADER_REFUSED_MEMORY.search(low):
+        return "llamacpp-weights-alloc"
+    return None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from . import prose, runtimes
+from . import llamacpp_common, prose, runtimes
 from .not_memory import EXIT_IS_KILL, MLOCK, not_memory_reason
 from .phase import LOAD, LOADED, PACKAGE_LINE, RUN, phase_of_line  # noqa: F401  (re-exported: classify reads signals.LOAD …)
 from .sizes import exceeds_memory_budget, needs_more_than_has, process_at_memory_limit, size_overflow
@@ -168,6 +168,10 @@ _HOST_ALLOC = re.compile(
     # (IOCTL_KGSL_GPUOBJ_ALLOC) failed: errno 12 Out of memory", a phone's GPU driver, whose memory is the phone's RAM:
     # mlc-ai/mlc-llm#112, round 51, diagnose51): the kernel refused host memory
     r"|\berrno[ :=]*12\b|\benomem\b"
+    # ... and as Rust's std::io::Error prints an OS error ("Cannot allocate memory (os error 12)": its Display is
+    # "{strerror} (os error {code})"), as safetensors' safe_open (Rust, mapping the file with memmap2) raises it into
+    # Python as MemoryError: the host refused the mapping, never a card (a cap on the address space, round 62)
+    r"|\bos error 12\b"
     # PaddlePaddle's CPU allocator ("(ResourceExhausted) Fail to alloc memory of 2147483648 size, error code is 12")
     r"|fail(?:ed)? to alloc\w*\b.{0,80}error code(?: is)? 12\b"
     # NumPy's allocation of an array in RAM ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.50 GiB for
@@ -452,8 +456,11 @@ _CHECK_FAILED = re.compile(r"assert|\.\w{1,4}:\d+:\s")
 _ENGINE_DEAD = re.compile(
     r"enginedeaderror|engine (?:is )?(?:already )?dead|enginecore encountered an issue|background loop has errored"
     r"|engine core proc \S+ died")
-# accelerate's own words for weights that did not fit on the GPU(s) or in RAM and were placed on disk
-_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload"
+# accelerate's own words for weights that did not fit on the GPU(s) or in RAM and were placed on disk ("Please use
+# the `disk_offload` function instead", accelerate's function name as a whole word: transformers 5's from_pretrained
+# frame echoes its own variable ``loading_info, disk_offload_index = cls._load_pretrained_model(`` in every load's
+# traceback, modeling_utils.py, whatever failed under it)
+_OFFLOAD = re.compile(r"fp32_cpu_offload|dispatched on the cpu or the disk|offload_(?:folder|dir)\b|disk_offload\b"
                       r"|offload(?:ed)?\b[\w ]{0,30}\bto (?:the )?disk")
 # a paged-attention server's start-up sizing of its KV pool: "not enough … memory for KV cache", a negative budget
 _KV_BUDGET = re.compile(r"not enough \w* ?memory for (?:the )?kv[ _-]?cache|kv_budget=-\d"
@@ -552,7 +559,7 @@ GATE_WORDS = frozenset({
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
     "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",
-    "container limit", "pod limit", "cgroup limit", "cublas", "placement",
+    "container limit", "pod limit", "cgroup limit", "cublas", "placement", "failed to decode",
 })
 
 # -- phase markers -------------------------------------------------------------------------------
@@ -711,6 +718,8 @@ def line_entry(low: str, runtime: str | None = None) -> str | None:
     oom = _oom_said(low)
     if (veto := line_veto(low)) is not None:  # the line's figure or memory space rules its words out (LINE_VETO)
         return veto
+    if (said := llamacpp_common.allocation_status(low)) is not None:  # llama.cpp's own status or loader line
+        return said
     if "%" in low and _BELOW_SHARE.search(low) and (runtime in ("vllm", "sglang") or _SHARE_OWNER.search(low)):
         return "sglang-mem-fraction-static" if runtime == "sglang" else "vllm-gpu-memory-utilization"
     if not oom and "error" in low and _MEMORY_ERROR_SAID.search(low) and not _MEMORY_FAULT.search(low):
