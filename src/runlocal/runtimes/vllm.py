@@ -98,6 +98,7 @@ from .vllm_kvpool import (
     kv_pool,
     mamba_cache_mode,
 )
+from .vllm_mm import EncoderProfile, encoder_profile, encoder_step, profiled_peak
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
@@ -204,6 +205,8 @@ class Budget:
     # and keep more memory; the pool is sized by the smallest rank, min(kv_memory, kv_memory_workers)
     activation_workers: int = 0
     kv_memory_workers: int = 0
+    encoder: EncoderProfile | None = None    # a multimodal encoder's profile run (runtimes/vllm_mm.py), in activation
+    text_activation: int = 0                 # the text dummy run's peak alone
 
     @property
     def pool_memory(self) -> int:
@@ -248,13 +251,15 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     act_workers = act
     if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
+    enc = encoder_profile(model, ctx, engine)     # every rank runs it (not split over TP here)
+    text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
     in_budget = engine == "v1-cudagraph" if graphs_in_budget is None else graphs_in_budget
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
     return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
-                  act_workers, kv_workers)
+                  act_workers, kv_workers, enc, text_act)
 
 
 def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gpu: Target, per_gpu: int) -> Step:
@@ -316,10 +321,12 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
         *parallel,
+        *encoder_step(model, b.encoder, b.text_activation, b.activation, engine),
         Step("activation peak",
-             f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
+             ("max(encoder, encoder outputs + " if b.encoder else "")
+             + f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
              f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
-             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (" on rank 0" if workers_note else ""),
+             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (")" if b.encoder else "") + (" on rank 0" if workers_note else ""),
              f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
         Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
         Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
