@@ -98,7 +98,7 @@ from .vllm_kvpool import (
     kv_pool,
     mamba_cache_mode,
 )
-from .vllm_mm import EncoderProfile, encoder_profile, encoder_step, profiled_peak
+from .vllm_mm import EncoderProfile, ProfileInputs, encoder_profile, encoder_step, profiled_peak
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
@@ -207,6 +207,7 @@ class Budget:
     kv_memory_workers: int = 0
     encoder: EncoderProfile | None = None    # a multimodal encoder's profile run (runtimes/vllm_mm.py), in activation
     text_activation: int = 0                 # the text dummy run's peak alone
+    mm_inputs: ProfileInputs | None = None   # what the encoder's profile depends on (its --explain levers)
 
     @property
     def pool_memory(self) -> int:
@@ -214,7 +215,8 @@ class Budget:
 
 
 def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Target,
-                 engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None) -> Budget:
+                 engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None,
+                 release: tuple[int, ...] | None = None) -> Budget:
     """The start-up accounting of one GPU (rank 0), as vLLM prints it; the CUDA graphs inside the budget from
     v0.20.0 (``graphs_in_budget``; None: by the engine, "v1-cudagraph")."""
     if engine not in ENGINES:
@@ -251,7 +253,8 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     act_workers = act
     if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
-    enc = encoder_profile(model, ctx, engine)     # every rank runs it (not split over TP here)
+    mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release)
+    enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release)   # every rank runs it (not split over TP here)
     text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
@@ -259,7 +262,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
     return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
-                  act_workers, kv_workers, enc, text_act)
+                  act_workers, kv_workers, enc, text_act, mm_inputs)
 
 
 def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gpu: Target, per_gpu: int) -> Step:
@@ -321,7 +324,7 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
         *parallel,
-        *encoder_step(model, b.encoder, b.text_activation, b.activation, engine),
+        *encoder_step(model, b.encoder, b.text_activation, b.mm_inputs),
         Step("activation peak",
              ("max(encoder, encoder outputs + " if b.encoder else "")
              + f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
@@ -416,7 +419,7 @@ class VLLM:
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
-                         gpu, self.engine, vllm_graphs_in_budget(release))
+                         gpu, self.engine, vllm_graphs_in_budget(release), release.key if release else None)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None

@@ -1,29 +1,33 @@
 """vLLM's start-up profile of a multimodal model's encoder: the Qwen-VL family (Qwen2-VL, Qwen2.5-VL, Qwen3-VL).
 
-What vLLM does (V1 engine; vllm/v1/worker/gpu_model_runner.py profile_run, vllm/v1/core/encoder_cache_manager.py):
+Read in the released wheels (vllm/v1/worker/gpu_model_runner.py profile_run, vllm/v1/core/encoder_cache_manager.py,
+vllm/model_executor/models/qwen2_vl.py; 0.8.5, 0.9.2, 0.10.1.1, 0.10.2, 0.11.0, 0.12.0, 0.33.0):
 
-* Before the text-only dummy forward, the encoder runs on dummy inputs of "the maximum feature size": the modality
-  whose single item has the most tokens (get_mm_max_tokens_per_item), as many items as the encoder budget holds
-  (one, for these models). The log says so: "Encoder cache will be initialized with a budget of 16384 tokens, and
-  profiled with 1 image items of the maximum feature size" (Qwen2.5-VL-3B, issue #27706).
-* The encoder budget and the encoder cache are max(max_num_batched_tokens, max tokens per item)
-  (compute_mm_encoder_budget; encoder_cache_size defaults to it). The dummy outputs are kept in the encoder cache
-  during the text dummy run and freed after it, so the profiled torch peak is
-  max(encoder peak, encoder outputs + the text run's peak): the KV pool loses it.
-* --limit-mm-per-prompt with every modality at 0: "Encoder cache will not be initialized" (the budget is 0, no
-  encoder profile run). --mm-processor-kwargs '{"max_pixels": N}' shrinks the largest image, hence the item.
-* The item: an image of the processor's max_pixels (Qwen2/2.5-VL preprocessor_config.json max_pixels 12,845,056 =
-  16,384 tokens of 28×28 px; Qwen3-VL longest_edge 16,777,216 = 16,384 tokens of 32×32 px). Qwen2/2.5-VL also take
-  video, whose dummy once filled the whole context: "{'image': 16384, 'video': 114688} are reserved for multi-modal
-  embeddings" at max_model_len 128,000 (vllm PR #12604's log, Feb 2025: ⌊128,000 / 16,384⌋ = 7 frame pairs of
-  max_pixels). Later releases cap the dummy video's frames (qwen2_vl.py get_num_frames_with_most_features,
-  max_frames_per_video=_MAX_FRAMES_PER_VIDEO) and profile the image (#27706). Which release brought the cap was not
-  read: this module assumes the uncapped video up to 0.9.x (the pre-hybrid V1 engine, which the refusal of
-  issue #18124 — vLLM 0.8.5-era packages, Qwen2.5-VL-3B at 24 GiB on an A100 — falls in) and the image after.
+* Before the text-only dummy forward, every V1 release runs the encoder on dummy items of "the maximum feature
+  size" and keeps the outputs in the encoder cache through the text dummy run (freed after it), so the profiled
+  torch peak is max(encoder peak, encoder outputs + the text run's peak): the KV pool loses it. The log says so:
+  "Encoder cache will be initialized with a budget of N tokens, and profiled with K <modality> items of the maximum
+  feature size."
+* The modality profiled is the one whose item has the most tokens at max_model_len (get_mm_max_tokens_per_item with
+  seq_len = max_model_len). Encoder budget = encoder cache = max(max_num_batched_tokens, those tokens)
+  (compute_encoder_budget; --limit-mm-per-prompt with every modality 0: "Encoder cache will not be initialized", no
+  encoder run). Items: ⌈budget / tokens⌉ up to 0.9.x, ⌊budget / tokens⌋ from 0.10 (MultiModalBudget.get_max_items),
+  at least one, at most max_num_seqs — one whenever the item is larger than the batch.
+* The item is built (get_decoder_dummy_data / get_dummy_mm_inputs) at seq_len = max_num_batched_tokens up to 0.10.x
+  and at seq_len = max_model_len from 0.11.0 (0.11.0, 0.12.0, 0.33.0). An image is always the largest the processor
+  allows (max_pixels: Qwen2/2.5-VL preprocessor_config.json 12,845,056 = 16,384 tokens of 28×28 px; Qwen3-VL
+  longest_edge 16,777,216 = 16,384 tokens of 32×32 px); a Qwen2/2.5-VL video is as many frames of that size as seq_len
+  holds (two frames make one temporal patch: ⌈frames / 2⌉ × 16,384 tokens), at least 1, at most
+  _MAX_FRAMES_PER_VIDEO (16 up to 0.10.x, 14 from 0.11.0). So at max_model_len 128,000 a Qwen2.5-VL video of 14 frames,
+  114,688 tokens, is encoded from 0.11.0 on; up to 0.10.x one frame pair (16,384 tokens) with the default batch.
+  Qwen3-VL's dummy video is 2 frames of the video processor's longest_edge / 2 (0.33.0 qwen3_vl.py): assumed below the
+  image (the video processor's size was not read), so the image is profiled.
+* --skip-mm-profiling (MultiModalConfig.skip_mm_profiling) skips the encoder run: in 0.10.1.1, not in 0.9.2.
+  --mm-processor-kwargs '{"max_pixels": N}' shrinks the largest image (and video frame), hence the item.
 * The encoder's peak, per patch (an estimate from the vision block's live tensors, not fitted: no log of the split
   was found): the dummy pixel values as the processor gives them (float32) plus their 16-bit copy, C × T × P² × 6 B,
   and the MLP of one block: the residual, its norm, the fused gate/up output and the activation,
-  (2 × hidden + 3 × intermediate) × 2 B. Four patches (merge²) make one token.
+  (2 × hidden + 3 × intermediate) × 2 B. merge² patches make one token.
 """
 
 from __future__ import annotations
@@ -39,8 +43,17 @@ QWEN2_VL_MAX_PIXELS = 12_845_056
 QWEN3_VL_MAX_PIXELS = 16_777_216
 PIXEL_BYTES = 4 + 2            # float32 pixel values from the processor + the 16-bit copy the patch embedding takes
 ACT_BYTES = 2                  # 16-bit activations
-VIDEO_FILLS_CONTEXT_ENGINES = ("v1-pre-hybrid",)   # assumed (see above): uncapped dummy video up to 0.9.x
 ENCODER_ENGINES = ("v1-pre-hybrid", "v1", "v1-cudagraph")   # V1: the encoder runs in profile_run
+ITEM_AT_MAX_MODEL_LEN_FROM = (0, 11)     # the dummy item is built at max_model_len (before: max_num_batched_tokens)
+FLOOR_ITEMS_FROM = (0, 10)               # ⌊budget / tokens⌋ items (before: ⌈budget / tokens⌉)
+VIDEO_LESS_IMAGE_UNTIL = (0, 10, 2)      # up to 0.10.1.1 the video's frames fit seq_len less one image (0.10.2: not)
+SKIP_MM_PROFILING_FROM = (0, 10, 1)      # --skip-mm-profiling: in the 0.10.1.1 wheel, not in 0.9.2 (0.10.0 not read)
+CURRENT = (99,)                          # the current release (runtimes/versions.py plans it when none is named)
+
+
+def max_frames(release: tuple[int, ...]) -> int:
+    """qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.8.5–0.10.2, 14 in 0.11.0–0.33.0."""
+    return 14 if release >= ITEM_AT_MAX_MODEL_LEN_FROM else 16
 # a smaller image a user can ask for: 1280 tokens, the Qwen2.5-VL model card's own example (max_pixels 1280 × 28 × 28)
 SMALL_MAX_TOKENS = 1280
 
@@ -61,11 +74,13 @@ class VisionTower:
 @dataclass(frozen=True)
 class EncoderProfile:
     modality: str
-    tokens: int                # one item, in text-model tokens (the encoder budget when it exceeds the batch)
+    tokens: int                # one item as built, in text-model tokens
     patches: int
     activation: int            # the encoder's own peak
     cache: int                 # its outputs, held in the encoder cache through the text dummy run
     per_patch: int
+    items: int = 1
+    budget: int = 0            # the encoder budget / cache size, in tokens
 
 
 def vision_tower(model: ModelSpec) -> VisionTower | None:
@@ -92,15 +107,30 @@ def image_tokens(v: VisionTower, max_pixels: int | None = None) -> int:
     return (max_pixels or v.max_pixels) // (v.patch * v.merge) ** 2
 
 
-def profiled_item(v: VisionTower, max_model_len: int, engine: str, max_pixels: int | None = None,
-                  video_off: bool = False) -> tuple[str, int]:
-    """(modality, tokens) of the item profile_run feeds the encoder."""
+def video_tokens(v: VisionTower, seq_len: int, release: tuple[int, ...], max_pixels: int | None = None) -> int:
+    """A Qwen2/2.5-VL dummy video: the most frames of the largest size whose tokens fit seq_len (_get_max_video_frames),
+    at least 1, at most max_frames; frames are padded to whole temporal patches of two."""
+    per_pair = image_tokens(v, max_pixels)
+    frames = 0
+    while -(-(frames + 1) // v.temporal_patch) * per_pair <= seq_len:
+        frames += 1
+    frames = max(1, min(frames, max_frames(release)))
+    return -(-frames // v.temporal_patch) * per_pair
+
+
+def profiled_item(v: VisionTower, max_model_len: int, batched: int, release: tuple[int, ...],
+                  max_pixels: int | None = None, video_off: bool = False) -> tuple[str, int, int]:
+    """(modality, tokens of the item built, tokens it counts for at max_model_len) that profile_run encodes."""
     image = image_tokens(v, max_pixels)
-    if v.video and not video_off and engine in VIDEO_FILLS_CONTEXT_ENGINES:
-        video = max_model_len // image * image      # whole frame pairs of max_pixels that fit the context
-        if video > image:
-            return "video", video
-    return "image", image
+    if not v.video or video_off:
+        return "image", image, image
+    # the count at max_model_len: with images allowed too, up to 0.10.1.1 one image's tokens are taken off first
+    room = max_model_len - image if release < VIDEO_LESS_IMAGE_UNTIL else max_model_len
+    largest = video_tokens(v, room, release, max_pixels)
+    if largest <= image:
+        return "image", image, image
+    built_at = max_model_len if release >= ITEM_AT_MAX_MODEL_LEN_FROM else batched
+    return "video", video_tokens(v, built_at, release, max_pixels), largest
 
 
 def per_patch_bytes(v: VisionTower) -> int:
@@ -108,17 +138,22 @@ def per_patch_bytes(v: VisionTower) -> int:
     return pixels + (2 * v.hidden + 3 * v.intermediate) * ACT_BYTES
 
 
-def encoder_profile(model: ModelSpec, max_model_len: int, engine: str, max_pixels: int | None = None,
-                    limit_zero: bool = False, video_off: bool = False) -> EncoderProfile | None:
-    """The encoder's share of vLLM's profiled peak, or None (no Qwen-VL tower, a V0 engine, or every modality
-    limited to 0 by --limit-mm-per-prompt)."""
+def encoder_profile(model: ModelSpec, max_model_len: int, engine: str, batched: int, num_seqs: int,
+                    release: tuple[int, ...] | None = None, max_pixels: int | None = None,
+                    video_off: bool = False) -> EncoderProfile | None:
+    """The encoder's share of vLLM's profiled peak, or None (no Qwen-VL tower, or a V0 engine)."""
     v = vision_tower(model)
-    if v is None or engine not in ENCODER_ENGINES or limit_zero:
+    if v is None or engine not in ENCODER_ENGINES:
         return None
-    modality, tokens = profiled_item(v, max_model_len, engine, max_pixels, video_off)
-    patches = tokens * v.merge ** 2
+    rel = release or CURRENT
+    modality, tokens, counted = profiled_item(v, max_model_len, batched, rel, max_pixels, video_off)
+    budget = max(batched, counted)
+    items = budget // counted if rel >= FLOOR_ITEMS_FROM else -(-budget // counted)
+    items = max(1, min(items, num_seqs))
+    patches = items * tokens * v.merge ** 2
     each = per_patch_bytes(v)
-    return EncoderProfile(modality, tokens, patches, patches * each, tokens * v.out_hidden * ACT_BYTES, each)
+    return EncoderProfile(modality, tokens, patches, patches * each, items * tokens * v.out_hidden * ACT_BYTES, each,
+                          items, budget)
 
 
 def profiled_peak(text_peak: int, enc: EncoderProfile | None) -> int:
@@ -128,37 +163,59 @@ def profiled_peak(text_peak: int, enc: EncoderProfile | None) -> int:
     return max(enc.activation, enc.cache + text_peak)
 
 
-def encoder_levers(model: ModelSpec, enc: EncoderProfile, text_peak: int, engine: str) -> list[str]:
+@dataclass(frozen=True)
+class ProfileInputs:
+    """What the encoder's profile run depends on besides the model."""
+
+    max_model_len: int
+    engine: str
+    batched: int
+    num_seqs: int
+    release: tuple[int, ...] | None = None
+
+
+def encoder_levers(model: ModelSpec, enc: EncoderProfile, text_peak: int, p: ProfileInputs) -> list[str]:
     """The options that cut the encoder's share, each with the memory it gives back to the KV pool."""
     v = vision_tower(model)
     if v is None:
         return []
     now = profiled_peak(text_peak, enc)
     off = '{"image": 0, "video": 0}' if v.video else '{"image": 0}'
-    out = [f"--limit-mm-per-prompt '{off}' (text only): +{(now - text_peak) / GiB:.2f} GiB of KV pool"]
+    whole = f"+{(now - text_peak) / GiB:.2f} GiB of KV pool"
+    out = [f"--limit-mm-per-prompt '{off}' (text only): {whole}"]
+    if (p.release or CURRENT) >= SKIP_MM_PROFILING_FROM:
+        out.append(f"--skip-mm-profiling (images still served; their encoder memory is then not reserved): {whole}")
+
+    def gain(**kw: object) -> EncoderProfile | None:
+        return encoder_profile(model, p.max_model_len, p.engine, p.batched, p.num_seqs, p.release, **kw)  # type: ignore[arg-type]
+
+    if enc.modality == "video" and (images := gain(video_off=True)) is not None and \
+            profiled_peak(text_peak, images) < now:
+        out.append(f"--limit-mm-per-prompt '{{\"video\": 0}}' (images only, {images.tokens:,} tokens each): "
+                   f"+{(now - profiled_peak(text_peak, images)) / GiB:.2f} GiB of KV pool")
     px = SMALL_MAX_TOKENS * (v.patch * v.merge) ** 2
-    small = encoder_profile(model, 0, engine, max_pixels=px, video_off=True)   # images only: the context plays no part
+    small = gain(max_pixels=px, video_off=True)
     if small is not None and small.tokens < enc.tokens:
-        freed = now - profiled_peak(text_peak, small)
-        video = " and --limit-mm-per-prompt '{\"video\": 0}'" if v.video and engine in VIDEO_FILLS_CONTEXT_ENGINES else ""
-        out.append(f"--mm-processor-kwargs '{{\"max_pixels\": {px}}}'{video} (images up to {SMALL_MAX_TOKENS} "
-                   f"tokens): +{freed / GiB:.2f} GiB of KV pool")
+        video = " and --limit-mm-per-prompt '{\"video\": 0}'" if enc.modality == "video" else ""
+        out.append(f"--mm-processor-kwargs '{{\"max_pixels\": {px}}}'{video} (images up to {SMALL_MAX_TOKENS:,} "
+                   f"tokens): +{(now - profiled_peak(text_peak, small)) / GiB:.2f} GiB of KV pool")
     return out
 
 
-def encoder_step(model: ModelSpec, enc: EncoderProfile | None, text_peak: int, peak: int, engine: str) -> tuple:
+def encoder_step(model: ModelSpec, enc: EncoderProfile | None, text_peak: int, p: ProfileInputs | None) -> tuple:
     """The --explain step of the encoder's profile run, with the options that cut it and what each gives back."""
     from .base import Step
 
-    if enc is None:
-        return ()
     v = vision_tower(model)
-    assert v is not None
-    levers = "; ".join(encoder_levers(model, enc, text_peak, engine))
+    if enc is None or v is None or p is None:
+        return ()
+    levers = "; ".join(encoder_levers(model, enc, text_peak, p))
+    built = ("max_model_len" if (p.release or CURRENT) >= ITEM_AT_MAX_MODEL_LEN_FROM else "max_num_batched_tokens")
     return (Step("multimodal encoder",
-                 f"1 {enc.modality} item of {enc.tokens:,} tokens = {enc.patches:,} patches × {enc.per_patch:,} B "
-                 f"(pixels 3 × {v.temporal_patch} × {v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + 3 × "
-                 f"{v.intermediate}) × {ACT_BYTES} B); its outputs {enc.tokens:,} × {v.out_hidden} × {ACT_BYTES} B = "
-                 f"{enc.cache:,} B stay in the encoder cache through the text run. To cut it: {levers}",
+                 f"{enc.items} {enc.modality} item(s) of {enc.tokens:,} tokens (built at {built}; encoder budget "
+                 f"{enc.budget:,}) = {enc.patches:,} patches × {enc.per_patch:,} B (pixels 3 × {v.temporal_patch} × "
+                 f"{v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + 3 × {v.intermediate}) × {ACT_BYTES} B); the "
+                 f"outputs, {enc.items} × {enc.tokens:,} × {v.out_hidden} × {ACT_BYTES} B = {enc.cache:,} B, stay in "
+                 f"the encoder cache through the text run. To cut it: {levers}",
                  f"{enc.activation:,} B", "vllm/v1/worker/gpu_model_runner.py profile_run, "
-                 "vllm/v1/core/encoder_cache_manager.py compute_mm_encoder_budget (runtimes/vllm_mm.py)"),)
+                 "vllm/v1/core/encoder_cache_manager.py compute_encoder_budget (runtimes/vllm_mm.py)"),)
