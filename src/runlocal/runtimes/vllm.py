@@ -98,7 +98,7 @@ from .vllm_kvpool import (
     kv_pool,
     mamba_cache_mode,
 )
-from .vllm_mm import EncoderProfile, ProfileInputs, encoder_profile, encoder_step, profiled_peak
+from .vllm_mm import EncoderProfile, ProfileInputs, encoder_note, encoder_profile, encoder_step, profiled_peak
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
 from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
@@ -294,9 +294,10 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
              longest: int) -> str | None:
     """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len (naming
     the longest that fits, as vLLM does; a hybrid model's logged token count is per KV-cache group, review17 §11)."""
+    encoder = encoder_note(b.encoder, b.text_activation, b.activation)
     if b.pool_memory <= 0:
         return ("No available memory for the cache blocks: weights and activations exceed "
-                f"gpu_memory_utilization {b.utilization} of {gpu.name}")
+                f"gpu_memory_utilization {b.utilization} of {gpu.name}" + encoder)
     if pool.max_concurrency < 1:
         logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
                   f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
@@ -304,7 +305,8 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
                  if cpu_space % GiB == 0 else f"the CPU KV cache space ({cpu_space / GiB:.2f} GiB)")
         return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
                 f"that fits is {longest:,}{logged} (vLLM refuses to start"
-                + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")"))
+                + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")")
+                + encoder)
     return None
 
 

@@ -163,6 +163,15 @@ def profiled_peak(text_peak: int, enc: EncoderProfile | None) -> int:
     return max(enc.activation, enc.cache + text_peak)
 
 
+def encoder_note(enc: EncoderProfile | None, text_peak: int, peak: int) -> str:
+    """The words a refusal adds where the encoder's profile run raised the peak: how much, and the options."""
+    if enc is None or peak <= text_peak:
+        return ""
+    return (f"; the multimodal encoder's start-up profile ({enc.items} dummy {enc.modality} of {enc.tokens:,} tokens) "
+            f"holds {(peak - text_peak) / GiB:.2f} GiB of it: --limit-mm-per-prompt, --mm-processor-kwargs max_pixels "
+            "or a shorter --max-model-len give it back (--explain)")
+
+
 @dataclass(frozen=True)
 class ProfileInputs:
     """What the encoder's profile run depends on besides the model."""
