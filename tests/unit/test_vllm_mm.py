@@ -98,3 +98,15 @@ def test_issue_18124_refused_at_current_release_and_explained():
     assert plan.allocation.refusal
     step = next(s for s in plan.allocation.steps if s.label == "multimodal encoder")
     assert "458,752 patches" in step.formula and "--limit-mm-per-prompt" in step.formula
+
+
+def test_a100_serve_limits_by_release():
+    from runlocal.runtimes.vllm import serve_limits
+    from runlocal.units import GiB
+
+    # vllm/engine/arg_utils.py: 0.8.5 gives every GPU of ≥ 70 GiB 8192 batched tokens and 1024 sequences;
+    # 0.9.2 (PR #17885) leaves an A100 at 2048 / 256
+    assert serve_limits(80 * GiB, "NVIDIA A100 SXM 80GB", (0, 8, 5)) == (8192, 1024)
+    assert serve_limits(80 * GiB, "NVIDIA A100 SXM 80GB", (0, 9, 2)) == (2048, 256)
+    assert serve_limits(80 * GiB, "NVIDIA A100 SXM 80GB") == (2048, 256)
+    assert serve_limits(80 * GiB, "NVIDIA H100 80GB HBM3", (0, 8, 5)) == (8192, 1024)

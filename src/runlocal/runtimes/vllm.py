@@ -112,6 +112,7 @@ DEFAULT_UTILIZATION = vllm_default_utilization(None)
 LARGE_GPU_BYTES = 70 * GiB
 SERVE_LIMITS_LARGE = (8192, 1024)
 SERVE_LIMITS_SMALL = (2048, 256)
+A100_SMALL_LIMITS_FROM = (0, 9)
 V0_MIN_BATCHED_TOKENS = 2048         # V0 without chunked prefill: max(max_model_len, 2048)
 V0_CHUNKED_PREFILL_FROM = 32 * 1024  # V0 turned chunked prefill on for max_model_len above 32K
 
@@ -147,9 +148,11 @@ V0_ENGINES = ("v0.6", "v0")
 V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
 
 
-def serve_limits(capacity: int, gpu_name: str = "") -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) that `vllm serve` picks for this GPU."""
-    if capacity >= LARGE_GPU_BYTES and "a100" not in gpu_name.lower():
+def serve_limits(capacity: int, gpu_name: str = "", release: tuple[int, ...] | None = None) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) that `vllm serve` picks for this GPU. An A100 gets the small limits
+    from PR #17885 on (in the 0.9.2 wheel's arg_utils.py, not in 0.8.5's; 0.9.0 assumed)."""
+    a100_small = release is None or release >= A100_SMALL_LIMITS_FROM
+    if capacity >= LARGE_GPU_BYTES and not ("a100" in gpu_name.lower() and a100_small):
         return SERVE_LIMITS_LARGE
     return SERVE_LIMITS_SMALL
 
@@ -237,7 +240,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         from .vllm_lora import lora_slot_bytes
 
         w += lora_slot_bytes(model, s.vllm.max_loras, s.vllm.max_lora_rank, tp, pp)
-    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
+    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name, release)
     v0 = engine in ("v0.6", "v0")
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
@@ -400,7 +403,9 @@ class VLLM:
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
-        default_tokens = serve_limits(gpus[0].capacity, gpus[0].name)[0] if gpus else SERVE_LIMITS_SMALL[0]
+        release = self._release()
+        default_tokens = (serve_limits(gpus[0].capacity, gpus[0].name, release.key if release else None)[0] if gpus
+                          else SERVE_LIMITS_SMALL[0])
         if model.kv_cache_quant and self.engine == "v1-cudagraph" and settings.cache_type_k == settings.cache_type_v == "f16":
             # --kv-cache-dtype auto takes a ModelOpt checkpoint's kv_cache_quant_algo (vllm/utils/torch_utils.py
             # resolve_kv_cache_dtype_string, issue #34752; modelled from v0.21 on, where it is certainly present)
