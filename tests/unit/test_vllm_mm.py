@@ -110,3 +110,10 @@ def test_a100_serve_limits_by_release():
     assert serve_limits(80 * GiB, "NVIDIA A100 SXM 80GB", (0, 9, 2)) == (2048, 256)
     assert serve_limits(80 * GiB, "NVIDIA A100 SXM 80GB") == (2048, 256)
     assert serve_limits(80 * GiB, "NVIDIA H100 80GB HBM3", (0, 8, 5)) == (8192, 1024)
+
+
+def test_plain_mlp_tower_per_patch_by_hand():
+    v = vision_tower(QWEN3_VL_8B)
+    assert v is not None and not v.gated
+    # Qwen3-VL: linear_fc1 → GELU → linear_fc2; pixels 3 × 2 × 16² × 6 B = 9,216; MLP (2 × 1152 + 2 × 4304) × 2 B
+    assert per_patch_bytes(v) == 9_216 + (2 * 1152 + 2 * 4304) * 2

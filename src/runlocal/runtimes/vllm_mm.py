@@ -27,7 +27,9 @@ vllm/model_executor/models/qwen2_vl.py; 0.8.5, 0.9.2, 0.10.1.1, 0.10.2, 0.11.0, 
 * The encoder's peak, per patch (an estimate from the vision block's live tensors, not fitted: no log of the split
   was found): the dummy pixel values as the processor gives them (float32) plus their 16-bit copy, C × T × P² × 6 B,
   and the MLP of one block: the residual, its norm, the fused gate/up output and the activation,
-  (2 × hidden + 3 × intermediate) × 2 B. merge² patches make one token.
+  (2 × hidden + 3 × intermediate) × 2 B (a plain fc1 / GELU MLP, Qwen3-VL's: 2 × intermediate). merge² patches make one
+  token. Qwen3.5 / 3.6 take Qwen3-VL's processing (vLLM 0.33.0 qwen3_5.py: Qwen3_5ProcessingInfo(Qwen3VLProcessingInfo));
+  their image processor's longest_edge is assumed to be Qwen3-VL's (not read).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class VisionTower:
     out_hidden: int            # the text model's width: one encoder-cache token
     max_pixels: int
     video: bool                # takes video (its dummy may be the largest item)
+    gated: bool = True         # a gated MLP (Qwen2.5-VL: gate/up then SiLU × up) or a plain one (fc1, GELU: Qwen3-VL)
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,9 @@ def vision_tower(model: ModelSpec) -> VisionTower | None:
                    and "deepstack" not in n), None)
     merge = int(round((merger.shape[1] / hidden) ** 0.5)) if merger is not None else 2
     qwen3 = model.architecture.startswith("Qwen3")
+    gated = any(".blocks.0.mlp.gate" in n for n in by_name)
     return VisionTower(hidden, inter, len(blocks), p, temporal, merge or 2, model.hidden_size,
-                       QWEN3_VL_MAX_PIXELS if qwen3 else QWEN2_VL_MAX_PIXELS, video=not qwen3)
+                       QWEN3_VL_MAX_PIXELS if qwen3 else QWEN2_VL_MAX_PIXELS, video=not qwen3, gated=gated)
 
 
 def image_tokens(v: VisionTower, max_pixels: int | None = None) -> int:
@@ -135,7 +139,7 @@ def profiled_item(v: VisionTower, max_model_len: int, batched: int, release: tup
 
 def per_patch_bytes(v: VisionTower) -> int:
     pixels = 3 * v.temporal_patch * v.patch ** 2 * PIXEL_BYTES
-    return pixels + (2 * v.hidden + 3 * v.intermediate) * ACT_BYTES
+    return pixels + (2 * v.hidden + (3 if v.gated else 2) * v.intermediate) * ACT_BYTES
 
 
 def encoder_profile(model: ModelSpec, max_model_len: int, engine: str, batched: int, num_seqs: int,
@@ -223,7 +227,8 @@ def encoder_step(model: ModelSpec, enc: EncoderProfile | None, text_peak: int, p
     return (Step("multimodal encoder",
                  f"{enc.items} {enc.modality} item(s) of {enc.tokens:,} tokens (built at {built}; encoder budget "
                  f"{enc.budget:,}) = {enc.patches:,} patches × {enc.per_patch:,} B (pixels 3 × {v.temporal_patch} × "
-                 f"{v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + 3 × {v.intermediate}) × {ACT_BYTES} B); the "
+                 f"{v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + {3 if v.gated else 2} × {v.intermediate}) × "
+                 f"{ACT_BYTES} B); the "
                  f"outputs, {enc.items} × {enc.tokens:,} × {v.out_hidden} × {ACT_BYTES} B = {enc.cache:,} B, stay in "
                  f"the encoder cache through the text run. To cut it: {levers}",
                  f"{enc.activation:,} B", "vllm/v1/worker/gpu_model_runner.py profile_run, "
