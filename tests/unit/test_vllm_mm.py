@@ -117,3 +117,10 @@ def test_plain_mlp_tower_per_patch_by_hand():
     assert v is not None and not v.gated
     # Qwen3-VL: linear_fc1 → GELU → linear_fc2; pixels 3 × 2 × 16² × 6 B = 9,216; MLP (2 × 1152 + 2 × 4304) × 2 B
     assert per_patch_bytes(v) == 9_216 + (2 * 1152 + 2 * 4304) * 2
+
+
+def test_tensor_parallel_splits_the_mlp_only():
+    v = vision_tower(QWEN25_VL_3B)
+    assert v is not None
+    # TP 2: 7,056 B of pixels stay whole; (2 × 1280 + 3 × 3420 / 2) × 2 B = 5,120 + 10,260
+    assert per_patch_bytes(v, 2) == 7_056 + 5_120 + 10_260

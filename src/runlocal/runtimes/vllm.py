@@ -256,8 +256,8 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     act_workers = act
     if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
-    mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release)
-    enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release)   # every rank runs it (not split over TP here)
+    mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release, tp)
+    enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release, tp=tp)   # every rank runs it, MLP split over TP
     text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES

@@ -137,14 +137,16 @@ def profiled_item(v: VisionTower, max_model_len: int, batched: int, release: tup
     return "video", video_tokens(v, built_at, release, max_pixels), largest
 
 
-def per_patch_bytes(v: VisionTower) -> int:
+def per_patch_bytes(v: VisionTower, tp: int = 1) -> int:
+    """One patch's share of the encoder peak on one rank: the MLP's intermediate is split over TP
+    (mm_encoder_tp_mode "weights", the default: MergedColumnParallelLinear / RowParallelLinear in qwen2_5_vl.py)."""
     pixels = 3 * v.temporal_patch * v.patch ** 2 * PIXEL_BYTES
-    return pixels + (2 * v.hidden + (3 if v.gated else 2) * v.intermediate) * ACT_BYTES
+    return pixels + (2 * v.hidden + (3 if v.gated else 2) * v.intermediate // max(1, tp)) * ACT_BYTES
 
 
 def encoder_profile(model: ModelSpec, max_model_len: int, engine: str, batched: int, num_seqs: int,
                     release: tuple[int, ...] | None = None, max_pixels: int | None = None,
-                    video_off: bool = False) -> EncoderProfile | None:
+                    video_off: bool = False, tp: int = 1) -> EncoderProfile | None:
     """The encoder's share of vLLM's profiled peak, or None (no Qwen-VL tower, or a V0 engine)."""
     v = vision_tower(model)
     if v is None or engine not in ENCODER_ENGINES:
@@ -155,7 +157,7 @@ def encoder_profile(model: ModelSpec, max_model_len: int, engine: str, batched: 
     items = budget // counted if rel >= FLOOR_ITEMS_FROM else -(-budget // counted)
     items = max(1, min(items, num_seqs))
     patches = items * tokens * v.merge ** 2
-    each = per_patch_bytes(v)
+    each = per_patch_bytes(v, tp)
     return EncoderProfile(modality, tokens, patches, patches * each, items * tokens * v.out_hidden * ACT_BYTES, each,
                           items, budget)
 
@@ -185,6 +187,7 @@ class ProfileInputs:
     batched: int
     num_seqs: int
     release: tuple[int, ...] | None = None
+    tp: int = 1
 
 
 def encoder_levers(model: ModelSpec, enc: EncoderProfile, text_peak: int, p: ProfileInputs) -> list[str]:
@@ -199,8 +202,9 @@ def encoder_levers(model: ModelSpec, enc: EncoderProfile, text_peak: int, p: Pro
     if (p.release or CURRENT) >= SKIP_MM_PROFILING_FROM:
         out.append(f"--skip-mm-profiling (images still served; their encoder memory is then not reserved): {whole}")
 
-    def gain(**kw: object) -> EncoderProfile | None:
-        return encoder_profile(model, p.max_model_len, p.engine, p.batched, p.num_seqs, p.release, **kw)  # type: ignore[arg-type]
+    def gain(max_pixels: int | None = None, video_off: bool = False) -> EncoderProfile | None:
+        return encoder_profile(model, p.max_model_len, p.engine, p.batched, p.num_seqs, p.release, max_pixels,
+                               video_off, p.tp)
 
     if enc.modality == "video" and (images := gain(video_off=True)) is not None and \
             profiled_peak(text_peak, images) < now:
@@ -227,7 +231,8 @@ def encoder_step(model: ModelSpec, enc: EncoderProfile | None, text_peak: int, p
     return (Step("multimodal encoder",
                  f"{enc.items} {enc.modality} item(s) of {enc.tokens:,} tokens (built at {built}; encoder budget "
                  f"{enc.budget:,}) = {enc.patches:,} patches × {enc.per_patch:,} B (pixels 3 × {v.temporal_patch} × "
-                 f"{v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + {3 if v.gated else 2} × {v.intermediate}) × "
+                 f"{v.patch}² × {PIXEL_BYTES} B + (2 × {v.hidden} + {3 if v.gated else 2} × {v.intermediate}"
+                 + (f" / TP {p.tp}" if p.tp > 1 else "") + ") × "
                  f"{ACT_BYTES} B); the "
                  f"outputs, {enc.items} × {enc.tokens:,} × {v.out_hidden} × {ACT_BYTES} B = {enc.cache:,} B, stay in "
                  f"the encoder cache through the text run. To cut it: {levers}",
