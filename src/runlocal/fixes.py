@@ -270,7 +270,15 @@ def _flash_switch(f: _Fixer) -> str | None:
     """How the plan's engine turns flash attention on (llama-server's flag as its build spells it, Ollama's
     OLLAMA_FLASH_ATTENTION=1); None for an engine without the switch."""
     switch = getattr(f.runtime, "flash_attention_switch", None)
-    return switch() if switch is not None else None
+    return (switch() or None) if switch is not None else None     # "": the build has no switch (before PR #5021)
+
+
+def _overrides_tensors(f: _Fixer) -> bool:
+    """Whether a named llama.cpp build takes -ot (PR #11397), which any placement of experts in RAM needs (another
+    runtime's version, "0.6.0", is no bNNNN: not a llama.cpp build, so True)."""
+    from .runtimes.flag_spelling import has_override_tensor, llamacpp_build
+
+    return has_override_tensor(llamacpp_build(getattr(f.runtime, "version", None)))
 
 
 def _flash_attention(f: _Fixer) -> None:
@@ -515,7 +523,7 @@ def _budget_and_layers(f: _Fixer) -> None:
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
     if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
-            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
+            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe and _overrides_tensors(f)):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
