@@ -747,21 +747,13 @@ class LlamaCpp:
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
-        from .flag_spelling import (
-            command_note,
-            flash_attn_args,
-            has_override_tensor,
-            llamacpp_build,
-            model_args,
-            n_cpu_moe_args,
-            server_binary,
-        )
+        from . import flag_spelling as fs  # as the named build spells each option
         from .published import llama_server_model  # -m FILE, or -hf REPO:QUANT for a published GGUF
 
         _, _, k = slots(s)
-        build = llamacpp_build(getattr(self, "version", None))
-        model_words, first = model_args(llama_server_model(model, s.quant), build)
-        parts = [server_binary(build), *model_words, "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        build = fs.llamacpp_build(getattr(self, "version", None))
+        model_words, first = fs.model_args(llama_server_model(model, s.quant), build)
+        parts = [fs.server_binary(build), *model_words, "-c", str((s.ctx or DEFAULT_CTX) * k)]
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
@@ -772,7 +764,7 @@ class LlamaCpp:
         if s.cache_type_v != "f16":
             parts += ["--cache-type-v", s.cache_type_v]
         if s.llamacpp.flash_attn != "auto":
-            parts += flash_attn_args(s.llamacpp.flash_attn, build)
+            parts += fs.flash_attn_args(s.llamacpp.flash_attn, build)
         # the plan's batch sizes where they are not llama-server's own defaults (common/common.h), so the command
         # pasted runs the compute buffers planned
         if (s.llamacpp.batch or DEFAULT_BATCH) != DEFAULT_BATCH:
@@ -782,12 +774,12 @@ class LlamaCpp:
         # -ot before --cpu-moe / --n-cpu-moe: llama.cpp appends each to one list in command-line order and the first
         # match wins (PR #15077: "If you use --override-tensor before these options, your overrides will take
         # priority"), as the plan orders them (ggml/sched.py weight_devices)
-        overrides = has_override_tensor(build)
+        overrides = fs.has_override_tensor(build)
         if s.llamacpp.override_tensor and overrides:
             rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
         if s.llamacpp.n_cpu_moe and overrides:
-            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
+            parts += fs.n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
                                     every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
         if s.llamacpp.kv_unified:
             parts += ["--kv-unified"]
@@ -803,4 +795,4 @@ class LlamaCpp:
             parts += ["--no-host"]
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
-        return " ".join(parts) + command_note(build, s.llamacpp, first)    # as the named build spells it, or said
+        return " ".join(parts) + fs.command_note(build, s.llamacpp, first)    # as the named build spells it, or said
