@@ -314,7 +314,7 @@ class Ollama:
     def _release_flash_words(self, model: ModelSpec, asked: Settings) -> list[str]:
         rule = self.flash_rule(model, asked.llamacpp.flash_attn)
         words = [rule.why] if rule.why else []
-        if not rule.keeps_quantized_kv and _quantized_kv(asked):
+        if not rule.keeps_quantized_kv and _quantized_kv(asked) and "PR #6279" not in rule.why:
             words.append(f"OLLAMA_KV_CACHE_TYPE={asked.cache_type_k} ignored without flash attention: an f16 KV "
                          "cache (llm/server.go: \"quantized kv cache requested but flash attention disabled\")")
         return words
