@@ -509,17 +509,39 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
             return
 
 
+BUDGET_STEP = 0.01       # --gpu-memory-utilization / --mem-fraction-static as the fix writes them: two decimals
+BUDGET_PROBES = 30       # at most this many values tried each way (0.704 → 0.95 is 25 steps)
+
+
+def _budget(f: _Fixer) -> None:
+    """vLLM's / SGLang's memory fraction: the smallest value above the plan's own (vLLM's release default, SGLang's
+    automatic one, or the user's) that runs (review19 finding 5: SGLang's refusal names 'above 0.782', and only 0.95,
+    itself out of memory, was tried). Below it the KV pool is short; above it the activations' headroom shrinks, so
+    the top can fail too: the search walks up from the plan's value, and where nothing above runs and the user set
+    the value, down from it (the largest below that runs)."""
+    s, name, top = f.base, f.levers.budget, f.levers.budget_max
+    current = f.runtime.defaults(f.model, s, f.targets).option(name) if name else None
+    if name is None or current is None:
+        return
+    base = round(current, 2)
+    up = [round(base + BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)]
+    down = [round(base - BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)] if s.option(name) else []
+    for verb, values in (("Raise", [v for v in up if current < v <= top]),
+                         ("Lower", [v for v in down if 0 < v < current])):
+        new = next((n for v in values if f.runs(n := s.with_(**{name: v}))), None)
+        if new is not None:
+            value = new.option(name)
+            before, after = f.allocate(s), f.allocate(new)
+            f.try_(f"{verb} {name} to {value}", new,
+                   f"{name} {current} → {value}: KV pool {_kv_words(before)} → {_kv_words(after)}, "
+                   + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"), 2)
+            return
+
+
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
     if levers.budget:
-        current = s.option(levers.budget) or 0.9
-        if current < levers.budget_max:
-            new = s.with_(**{levers.budget: levers.budget_max})
-            if f.runs(new):
-                before, after = f.allocate(s), f.allocate(new)
-                f.try_(f"Raise {levers.budget} to {levers.budget_max}", new,
-                       f"{levers.budget} {current} → {levers.budget_max}: KV pool {_kv_words(before)} → "
-                       f"{_kv_words(after)}, less headroom for activations", 2)
+        _budget(f)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
     if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
