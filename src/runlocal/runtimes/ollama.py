@@ -741,6 +741,16 @@ class Ollama:
             steps.append(modelfile_command(name, params, derived))
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
+        if env:     # review19 finding 7: a second `ollama serve` fails on 11434 where the service already runs
+            pairs = [e.split("=", 1) for e in env]
+            note = "; ".join(filter(None, [note, (
+                "where Ollama runs as a service (Linux install.sh, the macOS app) it holds port 11434 and this "
+                "`ollama serve` exits, so set the variables on it instead (docs/faq.mdx \"How do I configure Ollama "
+                "server?\"): Linux: sudo systemctl edit ollama.service, under [Service] "
+                + " ".join(f'Environment="{k}={v}"' for k, v in pairs)
+                + ", then sudo systemctl daemon-reload && sudo systemctl restart ollama; macOS: "
+                + "; ".join(f"launchctl setenv {k} {v}" for k, v in pairs)
+                + ", then quit and reopen Ollama; then the line from printf / ollama run")]))
         return line + (f"  # {note}" if note else "")
 
 
