@@ -643,6 +643,8 @@ def _unified_share(f: _Fixer) -> None:
     devices = {d.name: d for d in load_devices()}
     for i, t in enumerate(f.targets):
         device = devices.get(t.name) if t.kind == "unified" else None
+        if device is not None and _wired_limit(f, i, device):
+            continue
         raised = raised_gpu_share(device, t.capacity) if device is not None else None
         if device is None or raised is None:
             continue
@@ -653,6 +655,31 @@ def _unified_share(f: _Fixer) -> None:
                "Variable Graphics Memory setting)", f.base,
                f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
                2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
+
+
+def _wired_limit(f: _Fixer, i: int, device) -> bool:
+    """A Mac at macOS's default GPU working set: the smallest iogpu.wired_limit_mb, in whole GiB up to RAM − OS_FLOOR,
+    with which the plan runs (review19 finding 11; the AMD APU's ttm pages_limit below is the same fix on Linux).
+    True where the device is such a Mac (offered or not), so the AMD branch is not tried."""
+    from .hardware.unified_memory import OS_FLOOR, raised_wired_limits
+
+    t = f.targets[i]
+    limits = raised_wired_limits(device, t.capacity)
+    if not limits:
+        return device.vendor == "apple"
+    # the aim: a plan that does not start starts; a tight one gets under the 90 % rule
+    aim = fits_verdict if f.runs(f.base) else _fits
+    more = next((m for n in limits
+                 if aim(f.allocate(f.base, None, m := [*f.targets[:i], replace(t, capacity=n), *f.targets[i + 1:]]))),
+                None)
+    if more is not None:
+        n = more[i].capacity
+        f.try_(f"Raise the GPU's working set to {format_bytes(n)} (sudo sysctl iogpu.wired_limit_mb={n >> 20})",
+               f.base, f"GPU working set {format_bytes(t.capacity)} → {format_bytes(n)} of "
+               f"{format_bytes(device.memory_bytes)}, {format_bytes(device.memory_bytes - n)} left to macOS and other "
+               f"programs (at least {format_bytes(OS_FLOOR)} kept); reset at reboot", 2, targets=more,
+               command=f"sudo sysctl iogpu.wired_limit_mb={n >> 20} && {f.runtime.command(f.model, f.base)}")
+    return True
 
 
 def _more_gpus(f: _Fixer) -> None:
