@@ -65,6 +65,8 @@ def llamacpp_loads(build: int, arch: str) -> tuple[bool | None, str, str]:
     if row is None:
         return None, "", f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}): not checked"
     first, without, with_ = row.get("first"), row["without"], row["with"]
+    if row.get("since_gguf"):     # named by every build that reads a GGUF (make_arch_support.py SINCE_GGUF)
+        return True, "every GGUF build", f"'{arch}' known to every GGUF build ({row['source']})"
     pr = f" ({row['pr']})" if row.get("pr") else ""
     can = (f"b{first}{pr}" if first else
            f"a build after b{without}{pr}" + (f"; b{with_} has it" if with_ else "") if without is not None else "")
