@@ -207,5 +207,22 @@ def vllm_release_args(parts: list[str], release: tuple[int, ...] | None) -> tupl
     return head + kept, left_out
 
 
+# --- Ollama -----------------------------------------------------------------------------------------------------
+def ollama_service_note(env: list[str]) -> str:
+    """Where Ollama runs as a service (Linux install.sh's ollama.service, the macOS app) it holds port 11434, so the
+    command's `VAR=… ollama serve &` exits and the service never sees the variables: Ollama's documented way to set
+    them per platform (ollama/ollama docs/faq.mdx "How do I configure Ollama server?": systemctl edit ollama.service,
+    Environment="…" under [Service], daemon-reload and restart; launchctl setenv, then restart the app)."""
+    pairs = [e.split("=", 1) for e in env]
+    return ("where Ollama runs as a service (Linux install.sh, the macOS app) it holds port 11434 and this "
+            "`ollama serve` exits, so set the variables on it instead (docs/faq.mdx \"How do I configure Ollama "
+            "server?\"): Linux: sudo systemctl edit ollama.service, under [Service] "
+            + " ".join(f'Environment="{k}={v}"' for k, v in pairs)
+            + ", then sudo systemctl daemon-reload && sudo systemctl restart ollama; macOS: "
+            + "; ".join(f"launchctl setenv {k} {v}" for k, v in pairs)
+            + ", then quit and reopen Ollama; then the line from printf / ollama run")
+
+
 __all__ = ["flash_attn_args", "has_flash_attn", "has_override_tensor", "llamacpp_build", "command_note", "model_args",
-           "n_cpu_moe_args", "no_flash_attn", "server_binary", "vllm_release_args"]
+           "n_cpu_moe_args", "no_flash_attn", "ollama_service_note", "server_binary",
+           "vllm_release_args"]

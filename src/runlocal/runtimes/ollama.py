@@ -45,6 +45,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .flag_spelling import ollama_service_note
 from .llamacpp import (
     FIT_MARGIN,
     FitProbes,
@@ -741,16 +742,7 @@ class Ollama:
             steps.append(modelfile_command(name, params, derived))
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
-        if env:     # review19 finding 7: a second `ollama serve` fails on 11434 where the service already runs
-            pairs = [e.split("=", 1) for e in env]
-            note = "; ".join(filter(None, [note, (
-                "where Ollama runs as a service (Linux install.sh, the macOS app) it holds port 11434 and this "
-                "`ollama serve` exits, so set the variables on it instead (docs/faq.mdx \"How do I configure Ollama "
-                "server?\"): Linux: sudo systemctl edit ollama.service, under [Service] "
-                + " ".join(f'Environment="{k}={v}"' for k, v in pairs)
-                + ", then sudo systemctl daemon-reload && sudo systemctl restart ollama; macOS: "
-                + "; ".join(f"launchctl setenv {k} {v}" for k, v in pairs)
-                + ", then quit and reopen Ollama; then the line from printf / ollama run")]))
+        note = "; ".join(filter(None, [note, ollama_service_note(env) if env else ""]))   # a service holds 11434
         return line + (f"  # {note}" if note else "")
 
 
