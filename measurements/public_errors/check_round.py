@@ -58,9 +58,8 @@ SECTION_ROUNDS = frozenset({"56"})
 
 def thread_key(url: str, sections: bool = False) -> str:
     """The source a record is counted as: a GitHub thread by owner/name and number, a committed file by repository and
-    path, a page by its URL without its '#' anchor (with it where ``sections``: a round in SECTION_ROUNDS), a script
-    produced here (round 62's ``produced-here:`` source) by its repo path without the commit."""
-    if url.startswith("produced-here:"):
+    path, a page by its URL without its '#' anchor (with it where ``sections``: a round in SECTION_ROUNDS)."""
+    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
         return url.rsplit("@", 1)[0].lower()
     f = FILE.match(url.strip())
     if f:

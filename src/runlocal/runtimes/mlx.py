@@ -363,6 +363,11 @@ class MLX:
         if self.max_kv_size and not bits:
             line += (f"  # --max-kv-size {self.max_kv_size}: a rotating cache — past {self.max_kv_size:,} tokens it "
                      "forgets the oldest (keeps the first 4), so answers lose the start of a long conversation")
+        elif s.ctx:
+            # review19 section 13: the context asked is not a flag here — mlx_lm.generate has no context length (its
+            # only cache bound, --max-kv-size, forgets past it), so the line says what the plan sized instead
+            line += (f"  # no context flag: the KV cache grows with the conversation, planned here at {s.ctx:,} "
+                     "tokens (--max-kv-size N would instead forget all but the last N)")
         return line
 
 
