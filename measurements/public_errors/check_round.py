@@ -48,11 +48,6 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
            "turboderp/exllamav3": "turboderp-org/exllamav3", "go-skynet/localai": "mudler/localai"}
 
 
-<<<<<<< HEAD
-def thread_key(url: str) -> str:
-    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
-        return url.rsplit("@", 1)[0].lower()
-=======
 # Rounds whose rule lets one page give several texts, one per section, each cited by the section's anchor (round 56:
 # "One page may give at most 2 texts, each from a distinct section …, cited by that section's anchor",
 # round56_queries.md): within such a round two anchors of a page are two sources. Every other rule takes one
@@ -64,7 +59,8 @@ SECTION_ROUNDS = frozenset({"56"})
 def thread_key(url: str, sections: bool = False) -> str:
     """The source a record is counted as: a GitHub thread by owner/name and number, a committed file by repository and
     path, a page by its URL without its '#' anchor (with it where ``sections``: a round in SECTION_ROUNDS)."""
->>>>>>> mends19
+    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
+        return url.rsplit("@", 1)[0].lower()
     f = FILE.match(url.strip())
     if f:
         repo = f.group(1).lower()
