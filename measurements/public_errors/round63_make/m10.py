@@ -1,8 +1,10 @@
 """A shell script runs a training script inside a 300 MiB memory cgroup: the kernel's OOM killer kills python and
-bash reports it."""
+bash reports it.
+Revision 3: 600 MiB (at 300 MiB the kill came before the loop's first step was printed, so the kill was not
+shown to be the loop's tensors; the label is unchanged)."""
 META = {"label": "oom_killer", "runtime": "transformers", "phase": "run", "wrapper": "shell script (bash reports the kill)",
-        "cause": "kernel OOM killer in a 300 MiB memory cgroup while a training loop keeps tensors", "family": "transformers"}
-CGROUP_MIB = 300
+        "cause": "kernel OOM killer in a 600 MiB memory cgroup while a training loop keeps tensors", "family": "transformers"}
+CGROUP_MIB = 600
 FILES = {"finetune.sh": '''#!/bin/bash
 echo "[finetune] $(date +%H:%M:%S) starting"
 python3 train_loop.py
