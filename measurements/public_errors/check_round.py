@@ -48,11 +48,6 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
            "turboderp/exllamav3": "turboderp-org/exllamav3", "go-skynet/localai": "mudler/localai"}
 
 
-<<<<<<< HEAD
-def thread_key(url: str) -> str:
-    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
-        return url.rsplit("@", 1)[0].lower()
-=======
 # Rounds whose rule lets one page give several texts, one per section, each cited by the section's anchor (round 56:
 # "One page may give at most 2 texts, each from a distinct section …, cited by that section's anchor",
 # round56_queries.md): within such a round two anchors of a page are two sources. Every other rule takes one
@@ -64,7 +59,8 @@ SECTION_ROUNDS = frozenset({"56"})
 def thread_key(url: str, sections: bool = False) -> str:
     """The source a record is counted as: a GitHub thread by owner/name and number, a committed file by repository and
     path, a page by its URL without its '#' anchor (with it where ``sections``: a round in SECTION_ROUNDS)."""
->>>>>>> mends19
+    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
+        return url.rsplit("@", 1)[0].lower()
     f = FILE.match(url.strip())
     if f:
         repo = f.group(1).lower()
@@ -98,6 +94,14 @@ def longest_line(text: str) -> str:
     return max((norm(x) for x in text.splitlines()), key=len, default="")
 
 
+def paste_line(text: str, produced: bool) -> str:
+    """What a record's duplicate-paste test looks for in the corpus texts: its longest line, or for a text produced on
+    this machine (round 62 on) the whole text. Such texts pass through the same installed libraries, so a library's
+    frame, its source line or its error message recurs in texts that are not the same paste (round 63's first check
+    flagged 7 such lines, 4 still when frame lines were skipped); a produced text repeats another only whole."""
+    return norm(text) if produced else longest_line(text)
+
+
 def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[str, str], ids: set[str],
                sections: bool = False) -> int:
     """The records of ``path`` against the corpus (``keys``: page keys without anchors) and the round so far (``seen``,
@@ -121,7 +125,7 @@ def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[st
             if key in keys or own in seen:
                 raise ValueError(f"{where}: thread {key} already at {keys.get(key) or seen[own]}")
             seen[own] = where
-            top = longest_line(rec["text"])
+            top = paste_line(rec["text"], rec["source"].startswith("produced-here:"))
             if len(top) >= 40 and any(top in t for t in texts):
                 raise ValueError(f"{where}: longest line already in a corpus text: {top[:80]!r}")
         except ValueError as err:

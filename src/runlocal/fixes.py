@@ -229,7 +229,10 @@ class _Fixer:
             parts.append("still tight: " + ("some weights stay in system memory" if t.alloc.compromise
                                             else "above 90 % of the GPU"))
         old = self.plan.speed.get("decode_tokens_per_s")
-        if t.decode and old and self.plan.verdict != "does_not_fit" and abs(t.decode - old) >= 0.05 * old:
+        # a fix that gives up speed (cost 3: layers or experts to RAM) always says its decode, however small the change
+        # (review19 section 13: 'Keep 48 of 49 layers on the GPU' moved gemma-3's tied output matrix, unsaid)
+        if t.decode and old and self.plan.verdict != "does_not_fit" and (abs(t.decode - old) >= 0.05 * old
+                                                                         or t.cost == 3):
             parts.append(f"decode {old:,.1f} → {t.decode:,.1f} tokens/s")
         elif t.decode and self.plan.verdict == "does_not_fit":
             parts.append(f"then {t.decode:,.1f} tokens/s decode")
@@ -275,7 +278,15 @@ def _flash_switch(f: _Fixer) -> str | None:
     """How the plan's engine turns flash attention on (llama-server's flag as its build spells it, Ollama's
     OLLAMA_FLASH_ATTENTION=1); None for an engine without the switch."""
     switch = getattr(f.runtime, "flash_attention_switch", None)
-    return switch() if switch is not None else None
+    return (switch() or None) if switch is not None else None     # "": the build has no switch (before PR #5021)
+
+
+def _overrides_tensors(f: _Fixer) -> bool:
+    """Whether a named llama.cpp build takes -ot (PR #11397), which any placement of experts in RAM needs (another
+    runtime's version, "0.6.0", is no bNNNN: not a llama.cpp build, so True)."""
+    from .runtimes.flag_spelling import has_override_tensor, llamacpp_build
+
+    return has_override_tensor(llamacpp_build(getattr(f.runtime, "version", None)))
 
 
 def _flash_attention(f: _Fixer) -> None:
@@ -506,21 +517,43 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
             return
 
 
+BUDGET_STEP = 0.01       # --gpu-memory-utilization / --mem-fraction-static as the fix writes them: two decimals
+BUDGET_PROBES = 30       # at most this many values tried each way (0.704 → 0.95 is 25 steps)
+
+
+def _budget(f: _Fixer) -> None:
+    """vLLM's / SGLang's memory fraction: the smallest value above the plan's own (vLLM's release default, SGLang's
+    automatic one, or the user's) that runs (review19 finding 5: SGLang's refusal names 'above 0.782', and only 0.95,
+    itself out of memory, was tried). Below it the KV pool is short; above it the activations' headroom shrinks, so
+    the top can fail too: the search walks up from the plan's value, and where nothing above runs and the user set
+    the value, down from it (the largest below that runs)."""
+    s, name, top = f.base, f.levers.budget, f.levers.budget_max
+    current = f.runtime.defaults(f.model, s, f.targets).option(name) if name else None
+    if name is None or current is None:
+        return
+    base = round(current, 2)
+    up = [round(base + BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)]
+    down = [round(base - BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)] if s.option(name) else []
+    for verb, values in (("Raise", [v for v in up if current < v <= top]),
+                         ("Lower", [v for v in down if 0 < v < current])):
+        new = next((n for v in values if f.runs(n := s.with_(**{name: v}))), None)
+        if new is not None:
+            value = new.option(name)
+            before, after = f.allocate(s), f.allocate(new)
+            f.try_(f"{verb} {name} to {value}", new,
+                   f"{name} {current} → {value}: KV pool {_kv_words(before)} → {_kv_words(after)}, "
+                   + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"), 2)
+            return
+
+
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
     if levers.budget:
-        current = s.option(levers.budget) or 0.9
-        if current < levers.budget_max:
-            new = s.with_(**{levers.budget: levers.budget_max})
-            if f.runs(new):
-                before, after = f.allocate(s), f.allocate(new)
-                f.try_(f"Raise {levers.budget} to {levers.budget_max}", new,
-                       f"{levers.budget} {current} → {levers.budget_max}: KV pool {_kv_words(before)} → "
-                       f"{_kv_words(after)}, less headroom for activations", 2)
+        _budget(f)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
     if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
-            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
+            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe and _overrides_tensors(f)):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
@@ -619,6 +652,8 @@ def _unified_share(f: _Fixer) -> None:
     devices = {d.name: d for d in load_devices()}
     for i, t in enumerate(f.targets):
         device = devices.get(t.name) if t.kind == "unified" else None
+        if device is not None and _wired_limit(f, i, device):
+            continue
         raised = raised_gpu_share(device, t.capacity) if device is not None else None
         if device is None or raised is None:
             continue
@@ -629,6 +664,31 @@ def _unified_share(f: _Fixer) -> None:
                "Variable Graphics Memory setting)", f.base,
                f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
                2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
+
+
+def _wired_limit(f: _Fixer, i: int, device) -> bool:
+    """A Mac at macOS's default GPU working set: the smallest iogpu.wired_limit_mb, in whole GiB up to RAM − OS_FLOOR,
+    with which the plan runs (review19 finding 11; the AMD APU's ttm pages_limit below is the same fix on Linux).
+    True where the device is such a Mac (offered or not), so the AMD branch is not tried."""
+    from .hardware.unified_memory import OS_FLOOR, raised_wired_limits
+
+    t = f.targets[i]
+    limits = raised_wired_limits(device, t.capacity)
+    if not limits:
+        return device.vendor == "apple"
+    # the aim: a plan that does not start starts; a tight one gets under the 90 % rule
+    aim = fits_verdict if f.runs(f.base) else _fits
+    more = next((m for n in limits
+                 if aim(f.allocate(f.base, None, m := [*f.targets[:i], replace(t, capacity=n), *f.targets[i + 1:]]))),
+                None)
+    if more is not None:
+        n = more[i].capacity
+        f.try_(f"Raise the GPU's working set to {format_bytes(n)} (sudo sysctl iogpu.wired_limit_mb={n >> 20})",
+               f.base, f"GPU working set {format_bytes(t.capacity)} → {format_bytes(n)} of "
+               f"{format_bytes(device.memory_bytes)}, {format_bytes(device.memory_bytes - n)} left to macOS and other "
+               f"programs (at least {format_bytes(OS_FLOOR)} kept); reset at reboot", 2, targets=more,
+               command=f"sudo sysctl iogpu.wired_limit_mb={n >> 20} && {f.runtime.command(f.model, f.base)}")
+    return True
 
 
 def _more_gpus(f: _Fixer) -> None:

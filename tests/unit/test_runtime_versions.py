@@ -80,7 +80,8 @@ def test_ollama_release_default_context(version, num_ctx):
 @pytest.mark.parametrize("runtime, words", [
     ("vllm==abc", "runtime: vllm==abc: expected a release number"),
     ("llama.cpp==latest", "runtime: llama.cpp==latest: expected a build number"),
-    ("sglang==0.4.6", "runtime: sglang==0.4.6: versions are modelled for"),
+    ("mlx==0.10.0", "runtime: mlx==0.10.0: mlx-lm releases read are 0.16.0 – 0.32.0"),
+    ("sglang==0.3.0", "runtime: sglang==0.3.0: SGLang releases read are 0.4.4 – 0.5.23"),
     ("vllm==", "runtime: vllm==: expected a release number"),
 ])
 def test_bad_versions_name_the_runtime_field(runtime, words):

@@ -592,9 +592,11 @@ class LlamaCpp:
     def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
         """Why this build cannot run flash attention on the GPU for the model's MLA cache (K ≠ V rows), or None
         (runtimes/mla_flash.py): fixes offer neither flash attention nor a quantized V cache there."""
-        from .flag_spelling import llamacpp_build
+        from .flag_spelling import llamacpp_build, no_flash_attn
         from .published import gpu_compute_capability
 
+        if (before_flash := no_flash_attn(llamacpp_build(getattr(self, "version", None)))) is not None:
+            return before_flash
         mla = next((a for a in model.attention_layers if a.kind == "mla"), None)
         if mla is None:
             return None
@@ -728,16 +730,19 @@ class LlamaCpp:
         if why and (mla := mla_cache_step(model, era, why)) is not None:
             out.append(mla)
         if targets and (blocked := self.flash_blocked(model, quant, targets)):
-            out.append(Step("flash attention (MLA)", "no GPU kernel for this cache: no flash-attention or quantized-V "
-                            "fix is offered", "unavailable", blocked))
+            out.append(Step("flash attention" + ("" if "PR #5021" in blocked else " (MLA)"), "no GPU kernel for this "
+                            "cache: no flash-attention or quantized-V fix is offered", "unavailable", blocked))
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
+        from . import flag_spelling as fs  # as the named build spells each option
         from .published import llama_server_model  # -m FILE, or -hf REPO:QUANT for a published GGUF
 
         _, _, k = slots(s)
-        parts = ["llama-server", *llama_server_model(model, s.quant), "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        build = fs.llamacpp_build(getattr(self, "version", None))
+        model_words, first = fs.model_args(llama_server_model(model, s.quant), build)
+        parts = [fs.server_binary(build), *model_words, "-c", str((s.ctx or DEFAULT_CTX) * k)]
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
@@ -747,11 +752,8 @@ class LlamaCpp:
             parts += ["--cache-type-k", s.cache_type_k]
         if s.cache_type_v != "f16":
             parts += ["--cache-type-v", s.cache_type_v]
-        from .flag_spelling import flash_attn_args, llamacpp_build, n_cpu_moe_args  # as the named build spells them
-
-        build = llamacpp_build(getattr(self, "version", None))
         if s.llamacpp.flash_attn != "auto":
-            parts += flash_attn_args(s.llamacpp.flash_attn, build)
+            parts += fs.flash_attn_args(s.llamacpp.flash_attn, build)
         # the plan's batch sizes where they are not llama-server's own defaults (common/common.h), so the command
         # pasted runs the compute buffers planned
         if (s.llamacpp.batch or DEFAULT_BATCH) != DEFAULT_BATCH:
@@ -761,11 +763,12 @@ class LlamaCpp:
         # -ot before --cpu-moe / --n-cpu-moe: llama.cpp appends each to one list in command-line order and the first
         # match wins (PR #15077: "If you use --override-tensor before these options, your overrides will take
         # priority"), as the plan orders them (ggml/sched.py weight_devices)
-        if s.llamacpp.override_tensor:
+        overrides = fs.has_override_tensor(build)
+        if s.llamacpp.override_tensor and overrides:
             rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
-        if s.llamacpp.n_cpu_moe:
-            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
+        if s.llamacpp.n_cpu_moe and overrides:
+            parts += fs.n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
                                     every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
         if s.llamacpp.kv_unified:
             parts += ["--kv-unified"]
@@ -781,4 +784,4 @@ class LlamaCpp:
             parts += ["--no-host"]
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
-        return " ".join(parts)
+        return " ".join(parts) + fs.command_note(build, s.llamacpp, first)    # as the named build spells it, or said

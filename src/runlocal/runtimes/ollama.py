@@ -45,6 +45,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .flag_spelling import ollama_service_note
 from .llamacpp import (
     FIT_MARGIN,
     FitProbes,
@@ -317,7 +318,7 @@ class Ollama:
     def _release_flash_words(self, model: ModelSpec, asked: Settings) -> list[str]:
         rule = self.flash_rule(model, asked.llamacpp.flash_attn)
         words = [rule.why] if rule.why else []
-        if not rule.keeps_quantized_kv and _quantized_kv(asked):
+        if not rule.keeps_quantized_kv and _quantized_kv(asked) and "PR #6279" not in rule.why:
             words.append(f"OLLAMA_KV_CACHE_TYPE={asked.cache_type_k} ignored without flash attention: an f16 KV "
                          "cache (llm/server.go: \"quantized kv cache requested but flash attention disabled\")")
         return words
@@ -765,6 +766,7 @@ class Ollama:
             steps.append(modelfile_command(name, params, derived))
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
+        note = "; ".join(filter(None, [note, ollama_service_note(env) if env else ""]))   # a service holds 11434
         return line + (f"  # {note}" if note else "")
 
 

@@ -41,6 +41,7 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .transformers_versions import TransformersRules, version_refusal
 
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
@@ -552,6 +553,7 @@ class Transformers:
     pools_kv = False
     # bitsandbytes 8-bit / 4-bit (BitsAndBytesConfig); device_map="auto" already spills layers to the CPU
     levers = Levers(weight_quants=("int8", "nf4"))
+    release_rules: TransformersRules | None = None   # `-r transformers==X` (runtimes/transformers_versions.py)
 
     def __init__(self, *, max_memory: dict[str, int] | None = None, attn_implementation: str = "sdpa"):
         self.max_memory = max_memory
@@ -625,7 +627,10 @@ class Transformers:
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
         stored = weights.quant
-        weights, placed_as, dequantized = fp8_dequantized(model, weights, gpus)
+        rules = self.release_rules
+        refused = self._version_refusal(weights, gpus) if rules else None
+        weights, placed_as, dequantized = (fp8_dequantized(model, weights, gpus)
+                                           if rules is None or rules.fp8 == "dequantize" else (weights, None, None))
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
@@ -639,10 +644,20 @@ class Transformers:
         steps += _explain(model, s, place, cache, prefill, prompt)
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
-                          refusal=_refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
+                          refusal=refused or _refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
                                        *_assumptions(model, s, place, cache, eager)),
                           weights_as_run=weights.quant if weights.quant != stored else None)
+
+    def _version_refusal(self, weights: WeightEstimate, gpus: list[Target]) -> str | None:
+        """What the release asked with transformers==X refuses at load that 5.23 does not (transformers_versions.py)."""
+        from .published import gpu_compute_capability
+
+        assert self.release_rules is not None
+        cuda = [g for g in gpus if not (g.kind == "unified" and g.name.startswith("Apple"))]
+        cc = gpu_compute_capability(cuda[0].name) if cuda else None
+        return version_refusal(self.release_rules, _quant_key(weights.quant) or "", bool(cuda),
+                               float(cc) if cc is not None else None)
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:
@@ -653,6 +668,9 @@ class Transformers:
         path = f'"{serve_path(model, s.quant).strip(chr(39))}"'   # a published AWQ / GPTQ / FP8 repo where planned
         args = [path, f'device_map="{s.transformers.device_map}"']
         imports = ["AutoModelForCausalLM", "AutoTokenizer"]
+        # from_pretrained's dtype= is read in 4.57.0 (modeling_utils.py:4632), torch_dtype= in 4.54.0 (:4554; 4.55–4.56
+        # not read, and 4.57 still takes torch_dtype with a warning): torch_dtype= below 4.57
+        dtype = "torch_dtype" if self.release_rules and self.release_rules.release < (4, 57) else "dtype"
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
             extra = ", bnb_4bit_use_double_quant=True" if q.endswith("-dq") else ""
             args.append(f'quantization_config=BitsAndBytesConfig(load_in_4bit=True, '
@@ -662,10 +680,11 @@ class Transformers:
             args.append("quantization_config=BitsAndBytesConfig(load_in_8bit=True)")
             imports.append("BitsAndBytesConfig")
         elif q in FLOAT_BYTES:
-            args.append(f'dtype="{TORCH_DTYPES.get(q, q)}"')
+            args.append(f'{dtype}="{TORCH_DTYPES.get(q, q)}"')
         else:
-            args.append('dtype="auto"')
-        if self.attn(settings) != "sdpa":
+            args.append(f'{dtype}="auto"')
+        # named when not the release's default (before 4.36 there is no such argument and eager is the only one)
+        if self.attn(settings) != (self.release_rules.attn_default if self.release_rules else "sdpa"):
             args.append(f'attn_implementation="{self.attn(settings)}"')
         if self.max_memory:
             args.append("max_memory={" + ", ".join(

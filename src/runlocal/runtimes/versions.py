@@ -99,6 +99,18 @@ vLLM's defaults and checks outside the engines above, read in the released wheel
                    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default; envs.py "0" in v0.19.1, "1" in v0.20.0).
 vLLM's first release per published NVFP4 checkpoint (format's Linear / MoE method, architecture, ModelOpt mixed
   precision), read in the released sdists: runtimes/vllm_nvfp4.py; an older `vllm==X` is refused, naming it.
+SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, measurements/sglang_versions/wheels.txt):
+  mem_fraction_static's default rule (by TP ≤ 0.4.5; 0.4.6 and 0.4.7 their own; GPU tiers 0.4.8 – 0.5.2; the
+  activation + decode-graph reserve 0.5.3 – 0.5.9; + the prefill graphs, on by default from 0.5.11), the chunked
+  prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
+  and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
+transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
+  before 4.36.0, sdpa from it; AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
+  5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
+  (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
+mlx-lm (runtimes/mlx_versions.py, read in the PyPI wheels 0.16.0 – 0.32.0): --max-kv-size from 0.17.0, --kv-bits and
+  the wired limit from 0.20.1, mlx_lm.server's prompt cache of the last prompt to 0.28.3, of 10 from 0.28.4, with
+  --prompt-cache-size from 0.31.0.
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
@@ -155,7 +167,7 @@ OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's l
 
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
-VERSIONED = ("llama.cpp", "vllm", "ollama")
+VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx")
 
 
 @dataclass(frozen=True)
