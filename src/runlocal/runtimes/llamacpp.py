@@ -263,9 +263,7 @@ class LlamaCpp:
             # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
             return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
 
-        # several GPUs, -c given: every layer at the default split surely leaves some GPU past its margin where one
-        # GPU holding every layer, without compute buffers, is past their margins summed (llamacpp_fit_bound's
-        # docstring: a lower bound of the GPUs' summed use at any split); its use is then needed by nothing
+        # several GPUs, -c given: not planned where every layer surely leaves a GPU past its margin (llamacpp_fit_bound)
         moved = not ctx_auto and len(devices) > 1 and every_layer_surely_moved(self, model, weights, settings, targets)
         first = None if floor_over(s) or moved else used(s)     # planned where it may fit or the interpolation needs it
         steps: list[Step] = []
