@@ -192,6 +192,16 @@ def ram_condition(plan: Plan) -> str:
     return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
 
 
+def weights_held(plan: Plan) -> tuple[str, int]:
+    """(the weights' words, the bytes the runtime holds): "fp8-channel checkpoint, run as bf16" and the bf16 bytes where
+    the runtime holds another type than the checkpoint's (transformers dequantizing FP8: Allocation.weights_as_run),
+    else the type planned and its size. The terminal's header, the site's Weights fact and the fixes read it."""
+    a = plan.allocation
+    if a.weights_as_run and a.devices:
+        return (f"{plan.weights.quant} checkpoint, run as {a.weights_as_run}", sum(d.weights for d in a.devices))
+    return str(plan.weights.quant), plan.weights.total
+
+
 def concurrency_phrase(plan: Plan) -> str | None:
     """requests_at_once's words, as the terminal prints them."""
     said = requests_at_once(plan)

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition
+from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -130,9 +130,13 @@ NARROW = 100     # below this many columns the table prints GiB numbers without 
 
 
 def _weights_label(plan: Plan) -> str:
-    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix)."""
+    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix);
+    a checkpoint the runtime holds in another type says both (plan.weights_held)."""
     run, sized = plan.quant_run, plan.weights.quant
-    return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
+    if run != sized:
+        return f"{run} (sized as {sized}'s mix) weights"
+    words = weights_held(plan)[0]
+    return words if plan.allocation.weights_as_run else f"{words} weights"
 
 
 def _render_header(plan: Plan, console: Console) -> None:
@@ -146,7 +150,7 @@ def _render_header(plan: Plan, console: Console) -> None:
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     label += ram_condition(plan)       # the site's verdict badge carries the same words (web/site.py)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
-                                f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
+                                f"ctx {s.ctx:,} · {_weights_label(plan)} · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
     _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
     offload = offload_phrase(plan)
