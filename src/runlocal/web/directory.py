@@ -181,24 +181,16 @@ def hardware_index(request: Request):
     return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS)
 
 
-# Perplexity added by each llama-quantize type on Llama-3-8B, as llama.cpp lists them (tools/quantize/quantize.cpp
-# QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
-# below Q4_K_S's +0.2689). A device page lists first the models that run whole at Q4_K_M or a type adding less (the
-# type published.default_quant plans without --quant), then those that fit only at a type adding more.
-QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199}
-CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
-
-
 @lru_cache(maxsize=256)
 def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
     """The largest catalog models that run whole (-ngl 999) on the device at 8K and 32K: first those at Q4_K_M or
-    a more accurate type (QUANTIZE_PPL), largest first, then — up to ``shown`` rows — those that fit only at a
-    smaller type (``degraded``: IQ4_XS, Q3_K_M, Q2_K), largest first. The sweep proposes them with its best format
-    each; the rows shown are then planned as `runlocal check` plans them, because the sweep's figures are
-    approximations (its decode speed leaves out a vision tower and the slow-down near capacity: up to 20 % above
-    check's on an 8 GB card) and a page must say what check says."""
+    a more accurate type, largest first, then — up to ``shown`` rows — those that fit only at a smaller type
+    (``degraded``: IQ4_XS, Q3_K_M, Q2_K — fits_here.below_chosen, which `models --fits` ranks by too), largest
+    first. The sweep proposes them with its best format each; the rows shown are then planned as `runlocal check`
+    plans them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
+    slow-down near capacity: up to 20 % above check's on an 8 GB card) and a page must say what check says."""
     from ..choose import _settings
-    from ..fits_here import models_fitting
+    from ..fits_here import below_chosen, models_fitting
     from ..hardware.catalog import find_device
     from ..hardware.targets import targets_from_options
     from ..model.catalog import lookup
@@ -230,7 +222,7 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
                     busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                    low = QUANTIZE_PPL.get(str(planned.weights.quant), CHOSEN_PPL + 1) > CHOSEN_PPL
+                    low = below_chosen(planned.weights.quant)
                     (degraded if low else rows).append({
                         "alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
                         "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s"), "degraded": low})
