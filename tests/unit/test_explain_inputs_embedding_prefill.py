@@ -1,0 +1,34 @@
+"""fixes19a's leftovers in --explain, by hand for llama-3.1-8b Q4_K_M on an RTX 4090:
+- llama.cpp keeps tok_embd in host memory whatever -ngl (src/llama-model.cpp: the input layer's buffer is the CPU's),
+  so the weights step names it with its bytes: 128,256 × 4,096 = 525,336,576 weights at Q4_K (144 B per 256, the
+  quantizer's type for token_embd in Q4_K_M) = 295,501,824 B — the whole CPU RAM buffer when every layer is on the GPU;
+- the prefill's FLOPs per token show their inputs: 2 × (8,030,261,248 params − 525,336,576 embedding − 266,240 1-D
+  norms (65 × 4,096: 32 × attn_norm, 32 × ffn_norm, output_norm)) = 2 × 7,504,658,432 = 15.01 GFLOP."""
+
+from __future__ import annotations
+
+from runlocal.check import CheckRequest, check
+
+
+def _steps(**kw):
+    plan = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ram="32G", use_measurements=False, **kw))[0]
+    return {st.label: st for st in plan.steps}, plan
+
+
+def test_the_weights_step_names_the_token_embedding_and_its_bytes():
+    steps, plan = _steps()
+    embd = 128_256 * 4_096 * 144 // 256
+    assert embd == 295_501_824
+    weights = next(st for st in plan.steps if st.label == "weights" and "layers on GPU" in st.formula)
+    assert f"token embedding (128,256 × 4,096) in CPU RAM: {embd:,} B, all the CPU holds" in weights.formula
+    assert f"CPU RAM {embd:,} B" in weights.value
+
+
+def test_the_prefill_flops_step_shows_params_less_the_embedding():
+    steps, _ = _steps()
+    matmul = 8_030_261_248 - 128_256 * 4_096 - 65 * 4_096
+    assert matmul == 7_504_658_432
+    step = steps["prefill FLOPs (matmuls)"]
+    assert step.formula.startswith("2 × (8,030,261,248 params − 525,336,576 input embedding (a row a token) − 266,240 ")
+    assert step.formula.endswith(f"= 2 × {matmul:,}") and step.value == "15.01 GFLOP/token"
+    assert list(steps).index("prefill FLOPs (matmuls)") == list(steps).index("prefill speed") - 1
