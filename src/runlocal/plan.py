@@ -219,7 +219,17 @@ def kv_per_token_phrase(plan: Plan) -> str:
         full, window = a.kv_split
         return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
                 f"sliding-window layers (their windows: the same at any longer context) {where}")
-    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}" + _recurrent_words(plan)
+
+
+def _recurrent_words(plan: Plan) -> str:
+    """A hybrid model's recurrent state beside its KV per token (the KV column holds both): its bytes from the plan's
+    own "recurrent state" step (llama.cpp: llamacpp_kv_words.recurrent_step), fixed whatever the context."""
+    step = next((st for st in plan.allocation.steps if st.label == "recurrent state"), None)
+    held = step.value.removesuffix(" B").replace(",", "") if step is not None else ""
+    if not held.isdigit():
+        return ""
+    return f" + recurrent state {format_bytes(int(held))} (the same at any context)"
 
 
 def kv_per_token_counts(plan: Plan) -> dict[str, Any]:

@@ -32,3 +32,18 @@ def test_the_prefill_flops_step_shows_params_less_the_embedding():
     assert step.formula.startswith("2 × (8,030,261,248 params − 525,336,576 input embedding (a row a token) − 266,240 ")
     assert step.formula.endswith(f"= 2 × {matmul:,}") and step.value == "15.01 GFLOP/token"
     assert list(steps).index("prefill FLOPs (matmuls)") == list(steps).index("prefill speed") - 1
+
+
+def test_a_hybrid_models_kv_line_carries_its_recurrent_state():
+    """granite-4.0-h-tiny (36 Mamba-2 layers, 4 attention layers) on an RTX 4060 at 131,072 tokens, 4 slots: the
+    line read 'KV 8 KiB/token for the whole model' while the KV column also holds the recurrent state, 36 layers ×
+    (9,984 conv + 393,216 ssm elements) × 4 B × 4 sequences = 232,243,200 B = 221.5 MiB, the same at any context."""
+    plan = check(CheckRequest(model="granite-4.0-h-tiny", gpu="rtx-4060", ram="32G", use_measurements=False))[0]
+    state = 36 * (9_984 + 393_216) * 4 * 4
+    assert state == 232_243_200
+    assert plan.allocation.kv_bytes_per_token == 4 * 2 * 4 * 128 * 2 == 8_192      # 4 layers × K and V rows
+    from runlocal.plan import kv_per_token_phrase
+
+    assert kv_per_token_phrase(plan) == ("KV 8 KiB/token for the whole model + recurrent state 221 MiB "
+                                         "(the same at any context)")
+    assert sum(d.kv_cache for d in plan.allocation.devices) >= state + 8_192 * plan.settings.ctx
