@@ -105,5 +105,6 @@ def _embedding_words(model, where: tuple[int | None, ...], placed: Placed, buffe
     embed = next((t for t in model.tensors if t.role == "embed"), None) if model.tensors else None
     shape = f" ({' × '.join(f'{n:,}' for n in embed.shape)})" if embed is not None else ""
     host = next((d for d in buffers if d.kind == "cpu"), None)
-    alone = host is not None and all(w is not None for w in where) and not placed.experts_on_host
-    return f"token embedding{shape} in CPU RAM" + (f": {host.model:,} B, all the CPU holds" if alone else "")
+    if host is None or any(w is None for w in where) or placed.experts_on_host:
+        return f"token embedding{shape} in CPU RAM"
+    return f"token embedding{shape} in CPU RAM: {host.model:,} B, all the CPU holds"
