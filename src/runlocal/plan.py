@@ -18,7 +18,7 @@ from .runtimes.base import PARALLEL_AUTO
 from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict, weights_held
 from .weight_mix import type_mix_step
 from .weights import (
     GGUF_DEFAULT_QUANT,
@@ -190,16 +190,6 @@ def ram_condition(plan: Plan) -> str:
     found = (re.search(r"if RAM ≥ (\d+) GiB", c) for c in getattr(plan, "conditions", ()))
     size = next((m.group(1) for m in found if m), None)
     return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
-
-
-def weights_held(plan: Plan) -> tuple[str, int]:
-    """(the weights' words, the bytes the runtime holds): "fp8-channel checkpoint, run as bf16" and the bf16 bytes where
-    the runtime holds another type than the checkpoint's (transformers dequantizing FP8: Allocation.weights_as_run),
-    else the type planned and its size. The terminal's header, the site's Weights fact and the fixes read it."""
-    a = plan.allocation
-    if a.weights_as_run and a.devices:
-        return (f"{plan.weights.quant} checkpoint, run as {a.weights_as_run}", sum(d.weights for d in a.devices))
-    return str(plan.weights.quant), plan.weights.total
 
 
 def concurrency_phrase(plan: Plan) -> str | None:
@@ -488,4 +478,5 @@ def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> li
 __all__ = ["CURVE_POINTS", "DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan",
            "context_curves", "curve_contexts", "curve_words", "drawn_settings", "estimate", "is_gguf_quant", "judge_plan",
            "kv_per_token_counts",
-           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "with_default_quant"]
+           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "weights_held",
+           "with_default_quant"]
