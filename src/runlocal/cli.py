@@ -81,7 +81,7 @@ app.command("check")(_with_request_options(check))
 @app.command("models")
 def models_cmd(
     as_json: bool = typer.Option(False, "--json"),
-    fits: bool = typer.Option(False, "--fits", help="only the models that run here, largest first"),
+    fits: bool = typer.Option(False, "--fits", help="only the models that run here: at Q4_K_M or better first, largest first"),
     gpu: str = typer.Option("auto", "--gpu", help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'"),
     vram: str | None = typer.Option(None, "--vram", help="with --fits: GPU memory, e.g. 24G"),
     ram: str | None = typer.Option(None, "--ram", help="with --fits: system RAM, e.g. 64G"),

@@ -29,6 +29,7 @@ from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
 from .verdict import speed as _speed
 from .verdict import verdict as _verdict
+from .verdict import weights_held
 from .weights import estimate, is_gguf_quant, unsloth_command
 
 if TYPE_CHECKING:
@@ -118,8 +119,7 @@ class _Fixer:
         self.tried: list[_Tried] = []
         # the weights as the runtime holds them: an FP8 checkpoint transformers dequantizes is held in bf16
         # (Allocation.weights_as_run), which a smaller format is measured against, not the stored FP8 bytes
-        a = plan.allocation
-        self.weights_held = sum(d.weights for d in a.devices) if a.weights_as_run else plan.weights.total
+        self.weights_held = weights_held(plan)[1]
         # the build cannot run flash attention on the GPU for this MLA cache (K ≠ V rows, runtimes/mla_flash.py):
         # neither "turn it on" nor a quantized V cache (which needs it) is offered; the plan's --explain says why
         blocked = getattr(self.runtime, "flash_blocked", None)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 
+from runlocal.fits_here import CHOSEN_PPL, QUANTIZE_PPL
 from runlocal.model.catalog import lookup
 from runlocal.runtimes.base import GGUF_LADDER
-from runlocal.web.directory import CHOSEN_PPL, QUANTIZE_PPL, device_fits
+from runlocal.web.directory import device_fits
 
 # `llama-quantize --help`, as llama.cpp prints it (tools/quantize/quantize.cpp QUANT_OPTIONS), the lines of the
 # types a device page offers
@@ -61,3 +62,26 @@ def test_models_that_fit_only_at_a_smaller_type_come_after_and_are_marked(tmp_pa
     html = TestClient(app, base_url="http://127.0.0.1").get("/hardware/jetson-orin-nano-4gb").text
     table = html.split("What runs whole at 32,768 tokens", 1)[1].split("</table>", 1)[0]
     assert table.count("smaller than Q4_K_M: fits only so") == len(low)
+
+
+def test_models_fits_ranks_as_the_device_page_does():
+    """mends19's leftover: `runlocal models --fits --gpu rtx-4090` opened with jamba-mini-1.5 (+1) at Q2_K (17.4 GiB
+    of weights, the largest that fits) above every Q4_K_M row. The same rule as the page (fits_here.below_chosen, the
+    perplexity table above): every row at Q4_K_M or better first, then the smaller types, starred in the text."""
+    from runlocal.fits_here import fits_here
+    from runlocal.render.choose_text import render_fits
+
+    doc = fits_here("rtx-4090", ram="64G", ctx=8192, speed_rows=0)
+    kinds = [r["degraded"] for r in doc["models"]]
+    assert True in kinds and kinds == sorted(kinds)               # no Q4_K_M-or-better row after a smaller one
+    assert all(r["degraded"] == (QUANTIZE_PPL.get(r["quant"], 1.0) > CHOSEN_PPL) for r in doc["models"])
+    jamba = next(r for r in doc["models"] if r["alias"] == "jamba-mini-1.5")
+    assert jamba["quant"] == "Q2_K" and jamba["degraded"] and jamba["rank"] > kinds.index(True)
+    assert doc["models"][0]["quant"] in ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M")
+    text = render_fits(doc, top=len(doc["models"]))
+    assert re.search(r"jamba-mini-1\.5 \(\+1\)\s+Q2_K \*", text)
+    assert "* smaller than Q4_K_M: fits only so" in text
+    # within each group, "fits" before "tight", as before
+    for low in (False, True):
+        verdicts = [r["verdict"] for r in doc["models"] if r["degraded"] is low]
+        assert verdicts == sorted(verdicts, key=lambda v: v != "fits")

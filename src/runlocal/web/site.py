@@ -52,6 +52,7 @@ def templates():
     env.filters["kv_where"] = _kv_where
     env.filters["requests_at_once"] = _requests_at_once
     env.filters["ram_condition"] = _ram_condition
+    env.filters["weights_held"] = _weights_held
     return env
 
 
@@ -222,6 +223,13 @@ def _ram_condition(plan) -> str:
     from ..plan import ram_condition
 
     return ram_condition(plan)
+
+
+def _weights_held(plan) -> tuple[str, int]:
+    """The weights' words and bytes as the runtime holds them, as the CLI's header says (plan.weights_held)."""
+    from ..plan import weights_held
+
+    return weights_held(plan)
 
 
 def _requests_at_once(plan) -> dict | None:
