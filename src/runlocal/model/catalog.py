@@ -37,9 +37,10 @@ def find_entry(name: str) -> dict[str, Any] | None:
 
 
 def listing() -> list[dict[str, Any]]:
-    """One row per catalog model: what `runlocal models --json` prints and the MCP `models` tool answers."""
-    return [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params")}
-            for e in load_entries()]
+    """One row per catalog model: what `runlocal models --json` prints, the MCP `models` tool and GET /api/v1/models
+    answer (model_type: the config's architecture, as the API listed it first)."""
+    return [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params"),
+             "model_type": e["config"].get("model_type")} for e in load_entries()]
 
 
 def aliases() -> list[str]:
