@@ -158,6 +158,4 @@ def models_answer(req, speed_rows: int | None = None) -> Any:
     unused = [name for name in ("vram", "ram", "ctx") if getattr(req, name) is not None]
     if unused or req.gpu != "auto":
         raise InputError(f"{(unused or ['gpu'])[0]}: applies with fits only (the plain listing is the whole catalog)")
-    rows = catalog.listing()
-    q = (req.query or "").strip().lower()
-    return [r for r in rows if q in r["alias"].lower() or q in r["repo_id"].lower()] if q else rows
+    return [catalog.listing_row(e) for e in catalog.matching(req.query)]

@@ -97,9 +97,8 @@ def models_index(request: Request):
 
     one, _ = params(request)
     q = one.get("q", "").strip().lower()[:100]
-    rows = [e for e in catalog.load_entries()
-            if not q or q in e["alias"] or q in e["repo_id"].lower() or any(q in a for a in e.get("aliases", ()))]
-    return page("models.html", request, q=q, rows=rows)
+    # the rows GET /api/v1/models?q= answers (the page links to them)
+    return page("models.html", request, q=q, rows=catalog.matching(q))
 
 
 # the compute table is built for these at 8,192 (compute_table_build.MODEL_PAGE_DEVICES, kept equal by a test)
