@@ -10,7 +10,7 @@ the guides), same-site only, without /api/, /static/, /docs and /redoc; each see
 Prints the count, median / p90 / worst of wall time and of the process's CPU time (all its threads), and the slowest
 pages. The machine is shared: wall time is what a visitor waits, CPU time what the page cost.
 
-  python benchmarks/pages.py [--match SUBSTRING] [--slowest 10] [--html DIR] [--profile URL]
+  python benchmarks/pages.py [--match SUBSTRING] [--slowest 10] [--html DIR] [--rows FILE] [--profile URL]
   python benchmarks/pages.py --same DIR_BEFORE DIR_AFTER     # the pages' HTML, timing text aside, compared
 
 --html DIR keeps each page's HTML (for --same, before and after a change); --profile URL prints cProfile's top
@@ -134,6 +134,7 @@ def main() -> int:
     ap.add_argument("--slowest", type=int, default=10)
     ap.add_argument("--html", help="keep each page's HTML in this folder (timing text replaced)")
     ap.add_argument("--profile", help="cProfile one page, cold")
+    ap.add_argument("--rows", help="write every page's figures (url, status, wall, cpu) to this JSON file")
     ap.add_argument("--same", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two --html folders")
     a = ap.parse_args()
     if a.same:
@@ -150,6 +151,9 @@ def main() -> int:
     t0 = time.perf_counter()
     for url in urls:
         rows.append(in_child(fetch, app, url, a.html))
+    if a.rows:
+        Path(a.rows).write_text(json.dumps([{k: r.get(k) for k in ("url", "status", "wall", "cpu", "error")}
+                                            for r in rows], indent=1))
     bad = [r for r in rows if "error" in r or r["status"] >= 500]
     rows = [r for r in rows if "error" not in r]
     wall, cpu = sorted(r["wall"] for r in rows), sorted(r["cpu"] for r in rows)
