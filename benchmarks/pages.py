@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Every page the site's directories link to, each loaded cold: its time to answer, wall and CPU.
 
-Cold: the app is built once and warmed as `runlocal serve` warms it at start (the catalog sweep's memory lines,
-site._warm_up without the guides), then each page is requested in a child forked from that process, so every page
-meets the server's caches empty and no page warms the next (review19 #13 crawled one server: later pages found
-what earlier ones had planned). The links are read from the seed pages below (the navigation, the directories and
-the guides), same-site only, without /api/, /static/, /docs and /redoc; each seed is read in a child too.
+Cold: the app is built once and warmed as `runlocal serve` warms it at start (site.warm_caches without the
+guides: the catalog sweep's memory lines, the page templates), then each page is requested in a child forked from
+that process, so every page meets the server's caches empty and no page warms the next (review19 #13 crawled one
+server: later pages found what earlier ones had planned). The links are read from the seed pages below (the
+navigation, the directories and the guides), same-site only, without /api/, /static/, /docs and /redoc; each seed
+is read in a child too.
 
 Prints the count, median / p90 / worst of wall time and of the process's CPU time (all its threads), and the slowest
 pages. The machine is shared: wall time is what a visitor waits, CPU time what the page cost.
@@ -40,17 +41,14 @@ TIMING = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+(\.\d+)? ms\b")
 
 
 def build_app():
-    """The app as `runlocal serve` builds it, with its start-up warm-up done (the guides' left off, as by default)."""
-    import gc
-
+    """The app as `runlocal serve` builds it, with its start-up warm-up done (site.warm_caches; the guides' left off,
+    as by default)."""
     from runlocal.api.app import create_app
-    from runlocal.sweep import catalog_lines
+    from runlocal.web.site import warm_caches
 
     tmp = tempfile.mkdtemp(prefix="runlocal-pages-")
     app = create_app(store_url=f"sqlite:///{tmp}/b.sqlite3", cors_origins=[])
-    catalog_lines("llama.cpp")
-    gc.collect()
-    gc.freeze()
+    warm_caches()
     return app
 
 
