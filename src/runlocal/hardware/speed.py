@@ -59,7 +59,7 @@ from .nvidia_peak import (
     prompt_matmul_type,
     tensor_core_gap,
 )
-from .ram_reads import WeightReads, device_read_fractions, weight_reads
+from .ram_reads import WeightReads, weight_reads
 from .recurrent_speed import (
     PLANNED_GDN_PATH,
     explain_notes,
@@ -518,9 +518,6 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
     the bytes a token moves through the recurrent layers' states (planned_state), moved by the device holding each."""
     s = alloc.settings
     frac = rest_read_fraction(model)
-    # a mixture of experts with weights in RAM: each device's own share (the experts in RAM read k/E, the GPU whole)
-    in_ram = any(d.kind == "cpu" and reads.matmul_bytes(d) for d in reads.used)
-    fracs = device_read_fractions(model, alloc, reads.quant) if in_ram else {}
     ggml_backend = planned_backend(alloc)
     # llama.cpp's kernels, not vLLM's
     rec_share = extra_layers(model, planned_gdn_path(alloc)) / model.n_layers if ggml_backend else 0.0
@@ -537,8 +534,8 @@ def device_parts(model: ModelSpec, alloc, targets: list, default_ram_gbs: float,
         # the fixed per-layer cost is fitted per layer-equivalent: n_layers × the device's share of the matmul bytes
         layers = model.n_layers * reads.matmul_bytes(d) / max(1.0, reads.total_weights - reads.embed)
         kv = kv_read * d.kv_cache / total_kv
+        own = reads.matmul_bytes(d) * frac + state * layers / model.n_layers
         at = next((i for i, x in enumerate(alloc.devices) if x is d), -1)
-        own = reads.matmul_bytes(d) * fracs.get(at, frac) + state * layers / model.n_layers
         if d.kind == "cpu":
             parts.append(Part(own, kv, ram_bw, CPU, layers, device=at))
             continue
