@@ -3,7 +3,9 @@
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
 measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
 GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
-56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 60 found no text; rounds 1-59 are tuning data, see
+56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 62, session 19 — 42 failures produced by the
+real runtimes installed here, the cause induced by construction (collect62), scored once by the lead; round 60 found
+no text; rounds 1-59 are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
@@ -328,6 +330,11 @@ FIRST_RUNS = (
     # rounds 56-59's misses (scoring/round61_first_run.txt); 2 memory failures, 2 look-alikes, all off GitHub.
     # Round 60 (GitHub Discussions, collect60, 3e1d55a) found no text and has no row
     ("round 61 (other languages)", "2026-11-27", 4, 4, 4, 0, 2, "2196/2273"),
+    # round 62: failures produced by the real runtimes installed here (llama-cpp-python 0.3.36's llama.cpp on the CPU,
+    # transformers 5.24 / torch 2.13 CPU, the hf CLI), the cause induced by each script and its label fixed there
+    # before the run (collect62, committed whole in 8d8e5d5; round62_make/), scored once by the lead after diagnose19's
+    # tuning (scoring/round62_first_run.txt): not public texts — reported apart from the public rounds
+    ("round 62 (produced here)", "2026-11-27", 42, 36, 39, 1, 23, "2196/2273"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -353,7 +360,7 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1),
                     "round 56 (documentation)": (1, 5), "round 57 (repository files)": (0, 5),
                     "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3),
-                    "round 61 (other languages)": (0, 2)}
+                    "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19)}
 
 
 def print_first_runs() -> None:

@@ -29,7 +29,8 @@ from runlocal.check import CheckRequest, check  # noqa: E402
 from runlocal.errors import InputError, ModelNotFoundError, RunlocalError, UnknownModelError  # noqa: E402
 from runlocal.evidence import outcomes  # noqa: E402
 
-VERSION_NOT_MODELLED = "versions are modelled for"
+# a runtime whose versions are not modelled, or a release below the range read (README amendment (c): the bare runtime)
+VERSION_NOT_MODELLED = ("versions are modelled for", "releases read are")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def plan_record(rec: dict) -> Scored:
         try:
             plan, _ = check(CheckRequest(**outcomes.request_fields(rec)))
         except InputError as e:
-            if VERSION_NOT_MODELLED not in str(e):
+            if not any(words in str(e) for words in VERSION_NOT_MODELLED):
                 raise
             dropped = True          # README amendment (c): the bare runtime, said so below
             plan, _ = check(CheckRequest(**outcomes.request_fields(rec, versioned=False)))

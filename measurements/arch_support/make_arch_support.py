@@ -48,6 +48,10 @@ EXTRA_TREES = (("b1fccabb3^", 7847, "ollama/ollama b1fccabb3^, the tree b1fccabb
                # (0005-solar-pro.patch adds "solar" only)
                ("v0.11.4", 5359, "ollama/ollama v0.11.4:llama/llama.cpp/src/llama-arch.cpp (vendored at de4c07f9: "
                                  "\"version: 5359 (de4c07f9)\" in a llama.cpp issue log)"))
+# architectures every GGUF build names: LLM_ARCH_NAMES came with GGUF itself (ggml-org/llama.cpp PR #2398, 2023-08-21),
+# whose first entry is LLM_ARCH_LLAMA "llama" (gguf-py constants MODEL_ARCH.LLAMA: "llama"; ggml docs/gguf.md lists
+# `llama` among general.architecture's values): no build that reads a GGUF lacks it (review19 section 13)
+SINCE_GGUF = {"llama": "ggml-org/llama.cpp PR #2398 (GGUF): LLM_ARCH_LLAMA \"llama\" is the first of LLM_ARCH_NAMES"}
 # public texts that pin a build: (arch, "first" | "with" | "without", build, PR, where)
 TEXTS = (
     ("qwen3next", "first", 7186, "ggml-org/llama.cpp PR #16095",
@@ -133,6 +137,9 @@ def llama_cpp(repo: str, archs: list[str], releases: dict) -> dict:
             if row["with"] is None or build < row["with"]:
                 row["with"] = build
             assert row["without"] is None or build > row["without"], (arch, build, row)
+        if arch in SINCE_GGUF:
+            row["since_gguf"] = True
+            row["source"] += f"; {SINCE_GGUF[arch]}"
         out[arch] = row
     return out
 

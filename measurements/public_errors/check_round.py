@@ -3,9 +3,11 @@ it, its off-GitHub texts) — against the corpus.
 
 The corpus loader (runlocal.evidence.public_errors) does not read next/, so this applies its own record check
 (``_check``: the fields, the source URL — a GitHub thread, or a page's https URL whose host the project names, or
-(round 57) a GitHub file URL at a commit, checked here — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
+(round 57) a GitHub file URL at a commit, checked here, or (round 62) a producing script's repo path at a commit,
+which the loader checks — a non-empty text, ``memory`` agreeing with ``label``) to both files, the label against runlocal.diagnose.kb.CATEGORIES, and the duplicate tests of its queries file against every other
 *.jsonl under measurements/public_errors (held_out/ and next/ included): the same thread (owner/name and number, or
-the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text).
+the page URL) and the same paste (the text's longest line, 40 characters or more, found in a corpus text). A page is
+one source whatever its '#' anchor, except within a round whose rule takes a text per section (SECTION_ROUNDS).
 With a URL or owner/name#number argument it only says whether that thread is already in the corpus.
 Run from the worktree: ``PYTHONPATH=$PWD/src python3 measurements/public_errors/check_round.py N [thread …]``
 (rounds 42 and 43 were checked with it, then as next/check_round42.py / check_round43.py; rounds 43-59 are now in
@@ -31,7 +33,7 @@ def _round_files(n: str) -> tuple[Path, Path]:
     """The round's file where it is (next/ until it is moved, held_out/ then, the tuning folder once scored) and its
     off-GitHub page file beside it (they move together)."""
     places = [HERE, CORPUS / "held_out", CORPUS]
-    # a round may hold off-GitHub pages only (round 61: round61_pages.jsonl, no round61.jsonl)
+    # a round may hold off-GitHub pages only (rounds 59, 61: roundN_pages.jsonl, no roundN.jsonl)
     where = next((p for p in places if (p / f"round{n}.jsonl").exists() or (p / f"round{n}_pages.jsonl").exists()),
                  HERE)
     return where / f"round{n}.jsonl", where / f"round{n}_pages.jsonl"
@@ -46,14 +48,27 @@ ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/ll
            "turboderp/exllamav3": "turboderp-org/exllamav3", "go-skynet/localai": "mudler/localai"}
 
 
-def thread_key(url: str) -> str:
+# Rounds whose rule lets one page give several texts, one per section, each cited by the section's anchor (round 56:
+# "One page may give at most 2 texts, each from a distinct section …, cited by that section's anchor",
+# round56_queries.md): within such a round two anchors of a page are two sources. Every other rule takes one
+# text per page ("a query string or comment anchor dropped for the test", rounds 59-61), and against the corpus every
+# round's test is the page without its anchor (round 56: "and the URL without its anchor").
+SECTION_ROUNDS = frozenset({"56"})
+
+
+def thread_key(url: str, sections: bool = False) -> str:
+    """The source a record is counted as: a GitHub thread by owner/name and number, a committed file by repository and
+    path, a page by its URL without its '#' anchor (with it where ``sections``: a round in SECTION_ROUNDS)."""
+    if url.startswith("produced-here:"):        # round 62: a script's repo path at a commit; keyed by the path
+        return url.rsplit("@", 1)[0].lower()
     f = FILE.match(url.strip())
     if f:
         repo = f.group(1).lower()
         return f"{ALIASES.get(repo, repo)}:{f.group(2).lower()}"
     m = THREAD.search(url)
     if not m:
-        return url.strip().lower().rstrip("/")
+        page = url.strip().lower()
+        return (page if sections else page.split("#", 1)[0]).rstrip("/")
     repo = m.group(1).lower()
     return f"{ALIASES.get(repo, repo)}#{m.group(2)}"
 
@@ -79,7 +94,18 @@ def longest_line(text: str) -> str:
     return max((norm(x) for x in text.splitlines()), key=len, default="")
 
 
-def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[str, str], ids: set[str]) -> int:
+def paste_line(text: str, produced: bool) -> str:
+    """What a record's duplicate-paste test looks for in the corpus texts: its longest line, or for a text produced on
+    this machine (round 62 on) the whole text. Such texts pass through the same installed libraries, so a library's
+    frame, its source line or its error message recurs in texts that are not the same paste (round 63's first check
+    flagged 7 such lines, 4 still when frame lines were skipped); a produced text repeats another only whole."""
+    return norm(text) if produced else longest_line(text)
+
+
+def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[str, str], ids: set[str],
+               sections: bool = False) -> int:
+    """The records of ``path`` against the corpus (``keys``: page keys without anchors) and the round so far (``seen``,
+    keyed with the anchor where ``sections``)."""
     bad = 0
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -95,11 +121,11 @@ def check_file(path: Path, keys: dict[str, str], texts: list[str], seen: dict[st
             if rec["id"] in ids:
                 raise ValueError(f"{where}: duplicate id")
             ids.add(rec["id"])
-            key = thread_key(rec["source"])
-            if key in keys or key in seen:
-                raise ValueError(f"{where}: thread {key} already at {keys.get(key) or seen[key]}")
-            seen[key] = where
-            top = longest_line(rec["text"])
+            key, own = thread_key(rec["source"]), thread_key(rec["source"], sections)
+            if key in keys or own in seen:
+                raise ValueError(f"{where}: thread {key} already at {keys.get(key) or seen[own]}")
+            seen[own] = where
+            top = paste_line(rec["text"], rec["source"].startswith("produced-here:"))
             if len(top) >= 40 and any(top in t for t in texts):
                 raise ValueError(f"{where}: longest line already in a corpus text: {top[:80]!r}")
         except ValueError as err:
@@ -118,7 +144,7 @@ def main(argv: list[str]) -> int:
     keys, texts = corpus({ROUND, PAGES})
     if argv:
         for arg in argv:
-            # a URL as given (a page's section anchor '#…' kept); owner/name#N as a GitHub thread
+            # a URL as given (a page's section anchor '#…' dropped: the page is the source); owner/name#N as a thread
             key = thread_key(arg if arg.startswith("https://") or ("/" in arg and "#" not in arg)
                              else "https://github.com/" + arg.replace("#", "/issues/"))
             print(key, "->", keys.get(key, "not in the corpus"))
@@ -128,7 +154,8 @@ def main(argv: list[str]) -> int:
         if path not in (ROUND, PAGES):
             ids |= {json.loads(x)["id"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()}
     seen: dict[str, str] = {}
-    bad = sum(check_file(p, keys, texts, seen, ids) for p in (ROUND, PAGES) if p.exists())
+    sections = ROUND.stem.removeprefix("round") in SECTION_ROUNDS
+    bad = sum(check_file(p, keys, texts, seen, ids, sections) for p in (ROUND, PAGES) if p.exists())
     count = sum(1 for p in (ROUND, PAGES) if p.exists() for x in p.read_text().splitlines() if x.strip())
     print(f"{count} records checked against {len(keys)} corpus threads, {bad} problems")
     return 1 if bad else 0

@@ -76,8 +76,20 @@ def _refuse_other_engines_options(req: CheckRequest, known) -> None:
         value = getattr(req, name)
         if not takers or known.name in takers or value == defaults[name] or (name == "tp" and value == 1):
             continue
-        raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); {known.name} has no such "
-                         "setting")
+        said = OWN_SPELLING.get((name, known.name))
+        raise InputError(f"{opt.name}: an option of {' and '.join(takers)} ({opt.flags[0]}); "
+                         + (said or f"{known.name} has no such setting"))
+
+
+# Where the refused option has a counterpart in the runtime asked, the refusal names it and how to plan it.
+# mlx-lm: mlx_lm.generate's --max-tokens (-m, "Maximum number of tokens to generate", DEFAULT_MAX_TOKENS = 100;
+# mlx_lm/generate.py setup_arg_parser) caps the new tokens, and they go into the same KV cache as the prompt
+# (generate_step: one cache, prompt then each new token), which an MLX plan sizes at --ctx
+OWN_SPELLING = {
+    ("max_new_tokens", "mlx"): ("mlx has no --max-new-tokens to plan: its mlx_lm.generate --max-tokens (100 by "
+                                "default) caps the new tokens, which share the KV cache with the prompt — give --ctx "
+                                "as prompt + new tokens (a 3,000-token prompt and --max-tokens 1000: --ctx 4000)"),
+}
 
 
 def _refuse_removed_swap_space(req: CheckRequest, runtime) -> None:
@@ -223,7 +235,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
     plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named, with_fixes=with_fixes,
                         with_concurrency=with_concurrency)
-    notes += _driver_context_note(plan)
+    notes += _driver_context_note(plan) + _ram_bandwidth_note(plan, targets, req.gpu)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
 
@@ -410,6 +422,24 @@ def _cpu_bandwidth_note(targets) -> list[str]:
         return []
     return [f"RAM bandwidth: assumed {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × "
             "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
+
+
+def _ram_bandwidth_note(plan: Plan, targets, gpu: str | None) -> list[str]:
+    """A GPU plan that reads weights from system RAM each token (layers or experts there) whose memory is not named:
+    the bandwidth the decode's RAM term assumes, said as a CPU run's is, with the way to name the memory (review19
+    #10: on gpt-oss-120b with a 4090 the RAM term is 38 of 41 ms a token; DDR4-3200 would give ~14 tok/s, not 24)."""
+    from .verdict import DEFAULT_RAM_BANDWIDTH_GBS
+
+    if not any(t.kind != "cpu" for t in targets) or any(t.kind == "cpu" and t.bandwidth_gbs for t in targets):
+        return []
+    decode = next((st for st in plan.steps if st.label == "decode speed"), None)
+    reads_ram = any(d.kind == "cpu" and d.weights > 0 for d in plan.allocation.devices)
+    if decode is None or not reads_ram or f"× {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s)" not in decode.formula:
+        return []
+    named = f"{gpu.strip()},ddr4-3200" if gpu and gpu.strip().lower() not in ("auto", "") else "rtx-4090,ddr4-3200"
+    return [f"RAM bandwidth: the weights read from system RAM each token are timed at an assumed "
+            f"{DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × 5,600 MT/s); the decode "
+            f"speed scales with it (name the memory beside the GPU, e.g. --gpu {named}: 51.2 GB/s)"]
 
 
 def _cpu_kvcache_default_note(settings, targets, runtime: str) -> list[str]:
@@ -619,8 +649,9 @@ def _default_tp(req: CheckRequest, spec, settings, targets, notes: list[str]):
 def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> dict:
     """Memory against context, per device, from the plan `check` answers (plan.context_curves: the chart the site
     draws, from the same function): ``device`` / ``capacity`` / ``points`` are the first GPU's line, ``devices``
-    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit."""
-    from .plan import context_curves, curve_contexts
+    every device's, ``max_context`` the answer's largest context, up to which every device stays under its limit,
+    ``drawn`` what each point plans (plan.curve_words: the site's caption)."""
+    from .plan import context_curves, curve_contexts, curve_words
 
     plan, _ = check(replace(req, use_measurements=False), policy)
     req = _pull_name(req)[0]
@@ -628,4 +659,4 @@ def curve(req: CheckRequest, contexts: list[int] | None = None, policy=None) -> 
     devices = context_curves(plan, targets, contexts or curve_contexts(plan))
     first = next((d for d in devices if d["kind"] != "cpu"), devices[0])
     return {"device": first["device"], "capacity": first["capacity"], "points": first["points"],
-            "max_context": plan.max_context, "devices": devices}
+            "max_context": plan.max_context, "devices": devices, "drawn": curve_words(plan)}

@@ -10,6 +10,20 @@ from .choose import DEFAULT_CTX, HOST_RAM_NOTE
 from .errors import InputError
 from .runtimes import engine, get_runtime
 
+# Perplexity added by each llama-quantize type on Llama-3-8B, as llama.cpp lists them (tools/quantize/quantize.cpp
+# QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
+# below Q4_K_S's +0.2689). What runs here lists first the models that run whole at Q4_K_M or a type adding less (the
+# type published.default_quant plans without --quant), then those that fit only at a type adding more.
+QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199}
+CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
+DEGRADED_WORDS = "smaller than Q4_K_M: fits only so"
+
+
+def below_chosen(quant: str | None) -> bool:
+    """A type adding more perplexity than Q4_K_M (IQ4_XS, Q3_K_M, Q2_K: QUANTIZE_PPL), which `models --fits` and the
+    device pages rank after every model that runs at Q4_K_M or better, marked DEGRADED_WORDS."""
+    return QUANTIZE_PPL.get(str(quant), CHOSEN_PPL + 1) > CHOSEN_PPL
+
 
 def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool, runtime: str = "llama.cpp") -> str:
     """check's words for a row (verdict.py, hardware/display_margin.py): "tight" above the runtime's tight line of the
@@ -43,7 +57,8 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
                    device=None, n_devices: int = 1, cpu: bool = False, speed_rows: int | None = None,
                    named: bool = False, group_alike: bool = False) -> list[dict[str, Any]]:
     """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, with check's
-    verdict ("fits" rows first, then "tight"), largest first within each, with a predicted decode speed where the
+    verdict: those at Q4_K_M or a more accurate type first, then those only a smaller type fits (``degraded``:
+    below_chosen), each "fits" rows first, then "tight", largest first within each, with a predicted decode speed where the
     device (or its bandwidth) is known — for the first ``speed_rows`` rows only when given (a table that shows
     those: each speed builds the model's spec). ``named``: the GPUs were named, not read (the display margin
     applies); ``group_alike``: one row per set of identical plans."""
@@ -54,7 +69,10 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
     rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
     for r in rows:
         r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu, get_runtime(runtime).name)
-    rows.sort(key=lambda r: r["verdict"] != "fits")        # stable: largest first within each verdict
+    for r in rows:
+        r["degraded"] = below_chosen(r["quant"])
+    # Q4_K_M or better before a smaller type, then "fits" before "tight"; stable: largest first within each
+    rows.sort(key=lambda r: (r["degraded"], r["verdict"] != "fits"))
     if group_alike:
         rows = _group_alike(rows)
     kind = "cpu" if (device is None and cpu) else "gpu"

@@ -29,6 +29,7 @@ from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
 from .verdict import speed as _speed
 from .verdict import verdict as _verdict
+from .verdict import weights_held
 from .weights import estimate, is_gguf_quant, unsloth_command
 
 if TYPE_CHECKING:
@@ -115,6 +116,9 @@ class _Fixer:
                 # several GPUs: --fit wrote its own -ts and -ot (llamacpp_fit_devices); the user's would have kept it out
                 self.base = self.base.with_(tensor_split=(), override_tensor=())
         self.tried: list[_Tried] = []
+        # the weights as the runtime holds them: an FP8 checkpoint transformers dequantizes is held in bf16
+        # (Allocation.weights_as_run), which a smaller format is measured against, not the stored FP8 bytes
+        self.weights_held = weights_held(plan)[1]
         # the build cannot run flash attention on the GPU for this MLA cache (K ≠ V rows, runtimes/mla_flash.py):
         # neither "turn it on" nor a quantized V cache (which needs it) is offered; the plan's --explain says why
         blocked = getattr(self.runtime, "flash_blocked", None)
@@ -224,7 +228,10 @@ class _Fixer:
             parts.append("still tight: " + ("some weights stay in system memory" if t.alloc.compromise
                                             else "above 90 % of the GPU"))
         old = self.plan.speed.get("decode_tokens_per_s")
-        if t.decode and old and self.plan.verdict != "does_not_fit" and abs(t.decode - old) >= 0.05 * old:
+        # a fix that gives up speed (cost 3: layers or experts to RAM) always says its decode, however small the change
+        # (review19 section 13: 'Keep 48 of 49 layers on the GPU' moved gemma-3's tied output matrix, unsaid)
+        if t.decode and old and self.plan.verdict != "does_not_fit" and (abs(t.decode - old) >= 0.05 * old
+                                                                         or t.cost == 3):
             parts.append(f"decode {old:,.1f} → {t.decode:,.1f} tokens/s")
         elif t.decode and self.plan.verdict == "does_not_fit":
             parts.append(f"then {t.decode:,.1f} tokens/s decode")
@@ -270,7 +277,15 @@ def _flash_switch(f: _Fixer) -> str | None:
     """How the plan's engine turns flash attention on (llama-server's flag as its build spells it, Ollama's
     OLLAMA_FLASH_ATTENTION=1); None for an engine without the switch."""
     switch = getattr(f.runtime, "flash_attention_switch", None)
-    return switch() if switch is not None else None
+    return (switch() or None) if switch is not None else None     # "": the build has no switch (before PR #5021)
+
+
+def _overrides_tensors(f: _Fixer) -> bool:
+    """Whether a named llama.cpp build takes -ot (PR #11397), which any placement of experts in RAM needs (another
+    runtime's version, "0.6.0", is no bNNNN: not a llama.cpp build, so True)."""
+    from .runtimes.flag_spelling import has_override_tensor, llamacpp_build
+
+    return has_override_tensor(llamacpp_build(getattr(f.runtime, "version", None)))
 
 
 def _flash_attention(f: _Fixer) -> None:
@@ -437,13 +452,13 @@ def _kv_and_weights(f: _Fixer) -> None:
     for q in _smaller_quants(f.levers.weight_quants, f.plan.weights.quant):
         try:
             w = estimate(f.model, q)
-            if (w.total >= f.plan.weights.total or not f.runs(s.with_(quant=q), q)
+            if (w.total >= f.weights_held or not f.runs(s.with_(quant=q), q)
                     or f.runtime.pools_kv and published_checkpoint(f.model, q)):   # the published one is offered
                 continue
         except InputError:          # a format this model cannot take (e.g. a row size the blocks do not divide)
             continue
         f.try_(_quant_title(q), s.with_(quant=q),
-               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}", 2, quant=q)
+               f"weights {format_bytes(f.weights_held)} → {format_bytes(w.total)}", 2, quant=q)
         break
 
 
@@ -501,21 +516,43 @@ def _with_second_lever(f: _Fixer, title: str, s: Settings, change: str, quant: s
             return
 
 
+BUDGET_STEP = 0.01       # --gpu-memory-utilization / --mem-fraction-static as the fix writes them: two decimals
+BUDGET_PROBES = 30       # at most this many values tried each way (0.704 → 0.95 is 25 steps)
+
+
+def _budget(f: _Fixer) -> None:
+    """vLLM's / SGLang's memory fraction: the smallest value above the plan's own (vLLM's release default, SGLang's
+    automatic one, or the user's) that runs (review19 finding 5: SGLang's refusal names 'above 0.782', and only 0.95,
+    itself out of memory, was tried). Below it the KV pool is short; above it the activations' headroom shrinks, so
+    the top can fail too: the search walks up from the plan's value, and where nothing above runs and the user set
+    the value, down from it (the largest below that runs)."""
+    s, name, top = f.base, f.levers.budget, f.levers.budget_max
+    current = f.runtime.defaults(f.model, s, f.targets).option(name) if name else None
+    if name is None or current is None:
+        return
+    base = round(current, 2)
+    up = [round(base + BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)]
+    down = [round(base - BUDGET_STEP * i, 2) for i in range(1, BUDGET_PROBES + 1)] if s.option(name) else []
+    for verb, values in (("Raise", [v for v in up if current < v <= top]),
+                         ("Lower", [v for v in down if 0 < v < current])):
+        new = next((n for v in values if f.runs(n := s.with_(**{name: v}))), None)
+        if new is not None:
+            value = new.option(name)
+            before, after = f.allocate(s), f.allocate(new)
+            f.try_(f"{verb} {name} to {value}", new,
+                   f"{name} {current} → {value}: KV pool {_kv_words(before)} → {_kv_words(after)}, "
+                   + ("less headroom for activations" if verb == "Raise" else "more headroom for activations"), 2)
+            return
+
+
 def _budget_and_layers(f: _Fixer) -> None:
     s, levers, model = f.base, f.levers, f.model
     if levers.budget:
-        current = s.option(levers.budget) or 0.9
-        if current < levers.budget_max:
-            new = s.with_(**{levers.budget: levers.budget_max})
-            if f.runs(new):
-                before, after = f.allocate(s), f.allocate(new)
-                f.try_(f"Raise {levers.budget} to {levers.budget_max}", new,
-                       f"{levers.budget} {current} → {levers.budget_max}: KV pool {_kv_words(before)} → "
-                       f"{_kv_words(after)}, less headroom for activations", 2)
+        _budget(f)
     # a mixture of experts: its experts in RAM, the attention and shared weights on the GPU (llama-server
     # --n-cpu-moe N: the experts of the first N layers on the CPU), far faster than whole layers there
     if (levers.layer_offload and model.n_experts and engine(f.runtime.name).cpu_moe and not f.all_on_gpu
-            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe):
+            and f.has_cpu and f.has_gpu and not s.llamacpp.n_cpu_moe and _overrides_tensors(f)):
         full = s.with_(n_gpu_layers=_layers_total(model))
         kept = largest_guided(0, model.n_layers - 1, lambda j: f.runs_room(full.with_(n_cpu_moe=model.n_layers - j)))
         if kept is not None:
@@ -578,9 +615,10 @@ def _cpu_kv_space(f: _Fixer) -> None:
 def _host_swap(f: _Fixer) -> None:
     """vLLM refuses to start when its CPU swap space × TP is above 70 % of the host's RAM, and its error says to lower
     --swap-space (vllm/config/cache.py verify_with_parallel_config): the largest whole GiB per GPU it accepts. Only
-    for a release that has the flag and the check (up to v0.17.1: the plan's "host swap space" step; PR #36216)."""
-    name, s = f.levers.host_swap, f.base
-    if not name or not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
+    for a release that has the flag and the check — up to v0.17.1 (PR #36216 removed both): the plan carries the
+    "host swap space" step (runtimes/vllm_swap.py) then only, so the step, not the engine, decides."""
+    name, s = "swap_space", f.base          # VLLMOptions.swap_space
+    if not any(st.label == "host swap space" for st in f.plan.allocation.steps) or f.runs(s):
         return
     current = s.option(name)
     below = math.ceil(current) - 1
@@ -613,6 +651,8 @@ def _unified_share(f: _Fixer) -> None:
     devices = {d.name: d for d in load_devices()}
     for i, t in enumerate(f.targets):
         device = devices.get(t.name) if t.kind == "unified" else None
+        if device is not None and _wired_limit(f, i, device):
+            continue
         raised = raised_gpu_share(device, t.capacity) if device is not None else None
         if device is None or raised is None:
             continue
@@ -623,6 +663,31 @@ def _unified_share(f: _Fixer) -> None:
                "Variable Graphics Memory setting)", f.base,
                f"GPU share {format_bytes(t.capacity)} → {format_bytes(raised)} of {format_bytes(device.memory_bytes)}",
                2, targets=more, command=f"{setting}   # reboot, then: {f.runtime.command(f.model, f.base)}")
+
+
+def _wired_limit(f: _Fixer, i: int, device) -> bool:
+    """A Mac at macOS's default GPU working set: the smallest iogpu.wired_limit_mb, in whole GiB up to RAM − OS_FLOOR,
+    with which the plan runs (review19 finding 11; the AMD APU's ttm pages_limit below is the same fix on Linux).
+    True where the device is such a Mac (offered or not), so the AMD branch is not tried."""
+    from .hardware.unified_memory import OS_FLOOR, raised_wired_limits
+
+    t = f.targets[i]
+    limits = raised_wired_limits(device, t.capacity)
+    if not limits:
+        return device.vendor == "apple"
+    # the aim: a plan that does not start starts; a tight one gets under the 90 % rule
+    aim = fits_verdict if f.runs(f.base) else _fits
+    more = next((m for n in limits
+                 if aim(f.allocate(f.base, None, m := [*f.targets[:i], replace(t, capacity=n), *f.targets[i + 1:]]))),
+                None)
+    if more is not None:
+        n = more[i].capacity
+        f.try_(f"Raise the GPU's working set to {format_bytes(n)} (sudo sysctl iogpu.wired_limit_mb={n >> 20})",
+               f.base, f"GPU working set {format_bytes(t.capacity)} → {format_bytes(n)} of "
+               f"{format_bytes(device.memory_bytes)}, {format_bytes(device.memory_bytes - n)} left to macOS and other "
+               f"programs (at least {format_bytes(OS_FLOOR)} kept); reset at reboot", 2, targets=more,
+               command=f"sudo sysctl iogpu.wired_limit_mb={n >> 20} && {f.runtime.command(f.model, f.base)}")
+    return True
 
 
 def _more_gpus(f: _Fixer) -> None:
@@ -679,9 +744,9 @@ def _combined(f: _Fixer) -> None:
             w = estimate(model, q)
         except InputError:
             continue
-        if w.total >= f.plan.weights.total:
+        if w.total >= f.weights_held:
             continue
-        change = f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(w.total)}"
+        change = f"weights {format_bytes(f.weights_held)} → {format_bytes(w.total)}"
         if s.ctx and s.ctx > floor:
             # every layer on the GPU (f.base) first; where llama-server --fit placed the layers (f.all_on_gpu), also
             # as it would place them at the shorter context, layers in system memory allowed: a 70B Q3_K_M at -c

@@ -18,7 +18,8 @@ from .runtimes.base import PARALLEL_AUTO
 from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict, weights_held
+from .weight_mix import type_mix_step
 from .weights import (
     GGUF_DEFAULT_QUANT,
     estimate,
@@ -60,6 +61,10 @@ class Plan:
     # starts as the settings place it: -ngl given, a CPU run, a pooled engine), "measured" (a stored verified run
     # ran longer: measured.py); None without a max context
     max_context_basis: str | None = None
+    # the settings llama-server is given at each -c where --fit places the layers (the user's -ngl / --n-cpu-moe /
+    # -ot / -ts, not --fit's choice): past an "all_on_gpu" max context the chart places the layers afresh with them,
+    # as `check --ctx N` does (review19 #2); None where --fit places nothing
+    refit: Settings | None = field(default=None, repr=False, compare=False)
     # --quant as asked, where the command fetches another file than the type planned (Unsloth's UD-Q4_K_XL, planned
     # as Q4_K_M): the fixes' commands fetch it too (weights.unsloth_command)
     asked_quant: str | None = None
@@ -175,6 +180,18 @@ def requests_at_once(plan: Plan) -> dict[str, Any] | None:
     return {"requests": slots, "fits_at_context": conc, "text": text}
 
 
+def ram_condition(plan: Plan) -> str:
+    """" if RAM ≥ 76 GiB" where the verdict holds only with more RAM than the host shows (an assumed size, drawn
+    over-full: check._assumed_ram_shown), as the plan's condition gives the size; else "". The terminal's verdict line
+    and the site's verdict badge both end with it."""
+    import re
+
+    short = any(d.kind == "cpu" and 0 < d.capacity < d.total for d in plan.allocation.devices)
+    found = (re.search(r"if RAM ≥ (\d+) GiB", c) for c in getattr(plan, "conditions", ()))
+    size = next((m.group(1) for m in found if m), None)
+    return f" if RAM ≥ {size} GiB" if short and size and plan.verdict != "does_not_fit" else ""
+
+
 def concurrency_phrase(plan: Plan) -> str | None:
     """requests_at_once's words, as the terminal prints them."""
     said = requests_at_once(plan)
@@ -192,7 +209,17 @@ def kv_per_token_phrase(plan: Plan) -> str:
         full, window = a.kv_split
         return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
                 f"sliding-window layers (their windows: the same at any longer context) {where}")
-    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}" + _recurrent_words(plan)
+
+
+def _recurrent_words(plan: Plan) -> str:
+    """A hybrid model's recurrent state beside its KV per token (the KV column holds both): its bytes from the plan's
+    own "recurrent state" step (llama.cpp: llamacpp_kv_words.recurrent_step), fixed whatever the context."""
+    step = next((st for st in plan.allocation.steps if st.label == "recurrent state"), None)
+    held = step.value.removesuffix(" B").replace(",", "") if step is not None else ""
+    if not held.isdigit():
+        return ""
+    return f" + recurrent state {format_bytes(int(held))} (the same at any context)"
 
 
 def kv_per_token_counts(plan: Plan) -> dict[str, Any]:
@@ -291,7 +318,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                 steps=lead_steps + _weight_steps(model, weights, runtime.name) + alloc.steps
                 + quick.speed_steps + search_steps, speed=quick.speed, planner=runtime, asked_quant=asked_quant,
                 searched=searched, searched_on=tuple(targets), margin_held=held,
-                max_context_basis=basis if max_ctx else None)
+                max_context_basis=basis if max_ctx else None, refit=_refit_settings(settings, s))
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
         plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
     return plan
@@ -345,6 +372,16 @@ def _layered_max_context(runtime: Runtime, model: ModelSpec, weights: WeightEsti
     return max_ctx, (step,), searched, held, basis
 
 
+def _refit_settings(asked: Settings, placed: Settings) -> Settings | None:
+    """The settings as llama-server gets them at another -c: the placement the user gave (none: --fit chooses again),
+    the rest as planned. None where the user placed the layers (-ngl given) or --fit is off: nothing to place again."""
+    mine = asked.llamacpp
+    if mine.n_gpu_layers is not None or not placed.llamacpp.fit:
+        return None
+    return placed.with_(n_gpu_layers=None, n_cpu_moe=mine.n_cpu_moe, override_tensor=mine.override_tensor,
+                        tensor_split=mine.tensor_split)
+
+
 def all_layers_on_gpu(model: ModelSpec, n_gpu_layers: int | None, n_cpu_moe: int) -> bool:
     """llama.cpp's -ngl rule: -ngl k puts every repeating layer and the output layer on the GPU when k > n_layer
     (src/llama-model.cpp load_tensors), and no --n-cpu-moe holds experts back on the CPU. make_plan asks it of --fit's
@@ -363,6 +400,8 @@ def _weight_steps(model: ModelSpec, w: WeightEstimate, runtime: str) -> tuple[St
         formula = f"the checkpoint's tensors at their stored width ({w.quant.upper()}; norms counted at 4 bytes)"
         source = model.repo_id or model.source
     steps.append(Step("weights", f"{formula}: {detail}", f"{w.total:,} B", source))
+    if engine(runtime).ggml and (mix := type_mix_step(model, w)) is not None:
+        steps.append(mix)
     return tuple(steps)
 
 
@@ -370,6 +409,32 @@ _FLOAT_FTYPES = ("bf16", "f16", "fp16", "f32", "fp32")
 
 
 CURVE_POINTS = tuple(2**k for k in range(9, 21))     # 512 … 1M tokens
+
+
+def _refits_past_max(plan: Plan) -> bool:
+    """Past an all-on-GPU max context, llama-server --fit moves layers to RAM at a longer -c rather than failing."""
+    return plan.max_context_basis == "all_on_gpu" and plan.refit is not None
+
+
+def drawn_settings(plan: Plan, ctx: int) -> Settings:
+    """The settings the chart plans at ``ctx``: as the max context was searched (every layer held on the GPU, where
+    that is its reading) up to the max context; past it, where --fit places the layers, the user's own placement with
+    --fit choosing again, as `check --ctx N` plans it, so the point at the context asked is the table's."""
+    base = plan.searched or plan.settings
+    past = plan.max_context is None or ctx > plan.max_context
+    return plan.refit if plan.refit is not None and _refits_past_max(plan) and past else base
+
+
+def curve_words(plan: Plan) -> str:
+    """What the memory chart draws at each context, in one sentence (the site's caption, /api/v1/curve's "drawn")."""
+    if _refits_past_max(plan):
+        return ("with every layer on the GPU up to the largest context; past it, with the layers llama.cpp's --fit "
+                "places at each context, as `check --ctx N` plans it: it moves layers to system RAM, so the GPU's line "
+                "stays near its limit and the RAM's grows")
+    if plan.max_context_basis == "layers_in_ram":
+        return ("with the layers llama.cpp's --fit places at each context (some in system RAM), as `check --ctx N` "
+                "plans it")
+    return "at each context with the settings of the answer (its layers and split), the context changed"
 
 
 def curve_contexts(plan: Plan) -> list[int]:
@@ -396,7 +461,8 @@ def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> li
     base = plan.searched or plan.settings
     on = list(plan.searched_on) or targets
     with many_contexts():
-        allocs = [runtime.allocate(plan.model, plan.weights, base.with_(ctx=c), on) for c in contexts]
+        allocs = [runtime.allocate(plan.model, plan.weights, drawn_settings(plan, c).with_(ctx=c), on)
+                  for c in contexts]
     kept_free = getattr(runtime, "kept_free", None)
     kept = kept_free(base, on, held=True) if kept_free is not None and plan.margin_held else {}
     judged = [with_shared_host(a.devices) for a in allocs]    # a unified host: what the GPU side leaves, per context
@@ -410,5 +476,7 @@ def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> li
 
 
 __all__ = ["CURVE_POINTS", "DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan",
-           "context_curves", "curve_contexts", "estimate", "is_gguf_quant", "judge_plan", "kv_per_token_counts",
-           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "with_default_quant"]
+           "context_curves", "curve_contexts", "curve_words", "drawn_settings", "estimate", "is_gguf_quant", "judge_plan",
+           "kv_per_token_counts",
+           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "weights_held",
+           "with_default_quant"]

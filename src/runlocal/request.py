@@ -172,7 +172,7 @@ class ModelsRequest:
 
     query: str | None = _opt(None, "--query", max_length=100,
                              help="words in the alias or the repo id (the plain listing only)")
-    fits: bool = _opt(False, "--fits", help="only the models that run here, largest first")
+    fits: bool = _opt(False, "--fits", help="only the models that run here: at Q4_K_M or better first, largest first")
     gpu: str = _opt("auto", "--gpu", min_length=1, max_length=200,
                     help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'")
     vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="sizes", help="with --fits: GPU memory, e.g. 24G")
@@ -184,6 +184,27 @@ class ModelsRequest:
 def options(request: type = CheckRequest) -> dict[str, Option]:
     """A request's options by field name, in declaration order (fields without one are not options)."""
     return {f.name: f.metadata["option"] for f in fields(request) if "option" in f.metadata}
+
+
+def query_pairs(req: CheckRequest) -> list[tuple[str, str]]:
+    """The request as the HTTP API's query parameters (GET /api/v1/check and /api/v1/curve, whose model is this
+    contract's, api/schemas.check_model): every option set away from its default, under its field name; a list
+    repeats its name, a switch is "true". The site's "this answer as JSON" links and its check-page links are written
+    by this one function (review19 #1), so a link carries every setting of the request it stands for."""
+    pairs: list[tuple[str, str]] = []
+    for f in fields(CheckRequest):
+        if "option" not in f.metadata:
+            continue
+        value = getattr(req, f.name)
+        if f.default is not MISSING and value == f.default or value is None:
+            continue
+        if isinstance(value, (tuple, list)):
+            pairs.extend((f.name, str(item)) for item in value)
+        elif isinstance(value, bool):
+            pairs.append((f.name, "true" if value else "false"))
+        else:
+            pairs.append((f.name, str(value)))
+    return pairs
 
 
 def validate_request(req: CheckRequest | ModelsRequest) -> None:
@@ -241,9 +262,7 @@ def _check_text(where: str, opt: Option, value: str) -> None:
 
         _check_bounds(where, opt, parse_tokens(value, field=where))
     elif opt.kind == "size":
-        from .units import parse_size
-
-        parse_size(value, field=where)
+        parse_ram(value) if where == "ram" else _parse_size(value, where)
     elif opt.kind == "sizes":
         from .units import parse_sizes
 
@@ -254,6 +273,27 @@ def _check_text(where: str, opt: Option, value: str) -> None:
         from .runtimes import get_runtime
 
         get_runtime(value)
+
+
+def _parse_size(value: str, where: str) -> int:
+    from .units import parse_size
+
+    return parse_size(value, field=where)
+
+
+def parse_ram(value: str) -> int:
+    """--ram's size. A memory type given there (ddr4-3200) is refused with the form that names it: a CPU memory
+    device beside the GPU (--gpu rtx-4090,ddr4-3200, the catalog's cpu-ddr4-3200-2ch), whose bandwidth the speeds
+    read (review19 #10)."""
+    import re
+
+    try:
+        return _parse_size(value, "ram")
+    except InputError as e:
+        if re.match(r"\s*(lp)?ddr\d", value, re.I):
+            raise InputError(f"{e}; --ram is the size. Name the memory's speed as a device beside the GPU: "
+                             f"--gpu rtx-4090,{value.strip().lower()} --ram 64G (on the site: a device row)") from None
+        raise
 
 
 def parse_ngl(value: str | int | None) -> int | None:

@@ -18,6 +18,7 @@ from .model.spec import ModelSpec
 from .quant.formats import WeightEstimate
 from .runtimes import Allocation, DeviceMemory, Runtime, Settings, Step, Target
 from .runtimes.base import largest
+from .runtimes.llamacpp_fit_bound import every_layer_surely_moved
 from .verdict import fits, tight_line, verdict
 
 CTX_GRANULE = 256       # llama.cpp pads its cache to 256 cells (src/llama-context.cpp), so contexts step by it
@@ -89,12 +90,9 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
         over = getattr(runtime, "surely_over", None)
         if over is not None and over(model, weights, at, targets):
             return False, None       # a device overflows (a lower bound says so): not "fits", nor even tight
+        if ok is keeps_every_layer:
+            return _kept_whole(runtime, model, weights, at, targets)
         a = runtime.allocate(model, weights, at, targets)
-        if ok is keeps_every_layer:       # the room --fit's margin leaves (it moves a layer past it); none once moved
-            kept_free = getattr(runtime, "kept_free", None)
-            kept = kept_free(at, targets, held=True) if kept_free is not None else {}
-            left = room(a) if not a.compromise else None
-            return ok(a), {k: r - kept.get(k, 0) for k, r in left.items()} if left else None
         return ok(a), room(a, tight=True)
 
     def pivot_compute() -> dict[str, int]:
@@ -114,6 +112,21 @@ def longest_context(runtime: Runtime, model: ModelSpec, weights: WeightEstimate,
     else:
         units = largest(max(1, lo // granule), max(1, hi // granule), passes)
     return units * granule if units else None
+
+
+def _kept_whole(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, at: Settings,
+                targets: list[Target]) -> tuple[bool, Room]:
+    """keeps_every_layer of the plan at ``at`` and the room --fit's margin leaves (it moves a layer past it; none
+    once moved). Where --fit over several GPUs surely moves a layer or experts off them (a lower bound of every split
+    says so: llamacpp_fit_bound.every_layer_surely_moved) the plan's compromise would say so and its answer be
+    (False, None): the same, without its whole --fit (some twenty graph simulations)."""
+    if every_layer_surely_moved(runtime, model, weights, at, targets):
+        return False, None
+    a = runtime.allocate(model, weights, at, targets)
+    kept_free = getattr(runtime, "kept_free", None)
+    kept = kept_free(at, targets, held=True) if kept_free is not None else {}
+    left = room(a) if not a.compromise else None
+    return keeps_every_layer(a), {k: r - kept.get(k, 0) for k, r in left.items()} if left else None
 
 
 def _guided_by_runtime(runtime: Runtime, model: ModelSpec, weights: WeightEstimate, settings: Settings,

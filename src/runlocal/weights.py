@@ -191,7 +191,7 @@ def _published_for_load(model: ModelSpec, settings: Settings) -> tuple[Settings,
     """transformers `--quant awq|gptq|fp8` with such a checkpoint published (data/published_checkpoints.json): planned
     as that repo, which from_pretrained loads as stored through its quantization_config (transformers
     quantizers/auto.py); the command names the repo (published.serve_path)."""
-    from .runtimes.published import _data, canonical_quant, published_checkpoint, stored_as
+    from .runtimes.published import FP8_FORMATS, _data, canonical_quant, published_checkpoint, stored_as
     from .runtimes.quant_support import BNB
 
     q = canonical_quant(settings.quant or "")
@@ -201,10 +201,14 @@ def _published_for_load(model: ModelSpec, settings: Settings) -> tuple[Settings,
     if not entry:
         return None
     layout = _data("published_checkpoints.json")["formats"][entry["format"]]["layout"]
+    # an FP8 checkpoint is held as stored only where transformers runs FP8 (runtimes/transformers.py fp8_dequantized:
+    # the plan's assumption says where it is dequantized instead); AWQ / GPTQ load as stored everywhere
+    held = ("loads through its quantization_config — as stored where it runs FP8, else dequantized to bf16 (which, "
+            "and the bytes: --explain's assumptions)" if entry["format"] in FP8_FORMATS
+            else "loads as stored through its quantization_config")
     return settings.with_(quant=entry["format"]), (Step(
         "checkpoint", f"--quant {settings.quant}: planned as the published {entry['label']} checkpoint {entry['repo']} "
-        f"({layout}), which transformers loads as stored through its quantization_config", entry["repo"],
-        entry["source"]),)
+        f"({layout}), which transformers {held}", entry["repo"], entry["source"]),)
 
 
 def unsloth_command(model: ModelSpec, asked: str | None, runtime: Runtime, settings: Settings) -> str:

@@ -38,13 +38,22 @@ def test_round2_is_not_read_by_accuracy_py():
     assert not {r["source_url"] for r in public_logs.load_llamacpp()} & {r["source_url"] for r in ROUND2}
 
 
-def test_the_t4_vulkan_ci_log_is_planned_as_logged():
+def _t4_vulkan_plan() -> dict:
     # ggml-org/ci, ggml-6-x86-vulkan-t4 at b4446: `llama-cli -m pythia/2.8B q4_0 -ngl 99 -c 0` (n_ctx 2048, n_ubatch
     # 512, no flash attention) logged Vulkan0 KV 640.00 MiB and a 162.00 MiB Vulkan0 compute buffer
     plan = check_json("pythia-2.8b", "--gpu", "rtx-4090", "--backend", "vulkan", "-c", "2048", "-fa", "off")
-    gpu = next(d for d in plan["memory"]["devices"] if d["kind"] == "gpu")
-    assert gpu["kv_cache"] == 640 * 2**20
-    assert abs(gpu["compute"] - 162.00 * 2**20) < 0.01 * 2**20
+    return next(d for d in plan["memory"]["devices"] if d["kind"] == "gpu")
+
+
+def test_the_t4_vulkan_ci_log_is_planned_as_logged():
+    assert _t4_vulkan_plan()["kv_cache"] == 640 * 2**20
+
+
+@pytest.mark.xfail(strict=True, reason="GPT-NeoX's graph is traced as llama.cpp 0c1e57098 builds it (session 19): "
+                   "152.01 MiB, 10 MiB under this b4446 log; old builds' graphs are not modelled (the b3107 CI log "
+                   "shows the same 162.00: tests/unit/test_runtime_versions.py B3107_GPTNEOX_GAP)")
+def test_the_t4_vulkan_ci_log_compute_buffer():
+    assert abs(_t4_vulkan_plan()["compute"] - 162.00 * 2**20) < 0.01 * 2**20
 
 
 def test_the_rocm_q8_cache_log_is_planned_as_logged():

@@ -232,21 +232,29 @@ def test_mlx_repos_are_mlx_community_conversions_of_catalog_models():
 
 # llama-server's options by build (common/arg.cpp at each): a command for `--runtime llama.cpp==bNNNN` may use only
 # what that build parses. --n-cpu-moe: PR #15077, release b6089; --flash-attn VALUE: PR #15434 (b6343 has it; the
-# bare switch -fa before); --fit: PR #16653 (b6451 without it, b7437 with it: runtimes/versions.py FIT_BUILDS)
+# bare switch -fa before); --fit: PR #16653 (b6451 without it, b7437 with it: runtimes/versions.py FIT_BUILDS).
+# Older (review19 finding 3), each from the merge commit's date against release tags named on a date by public
+# texts: -ot: PR #11397, merged 2025-04-02 (janhq/cortex.llamacpp's bot: b4984 on 2025-03-28, b5041 on 2025-04-03);
+# -hf REPO:QUANT: PR #11195, CI-run 2025-01-13 (b4447 on 2025-01-08, b4502 on 2025-01-17); -fa: PR #5021, merged
+# 2024-04-30 (ollama PR #4036 bumps to b2761 on 2024-04-29; kherud/java-llama.cpp PR #60 gets it with b2797).
 def llama_server_flags(build: int | None) -> dict:
     table = {k: v for k, v in LLAMA_SERVER.items() if k not in ("--n-cpu-moe", "--flash-attn", "--fit")}
+    if build is not None and build <= 4984:
+        del table["-ot"]
+    if build is not None and build <= 4447:
+        del table["-hf"]
     if build is None or build >= 6089:
         table["--n-cpu-moe"] = int
     if build is None or build >= 6343:
         table["--flash-attn"] = {"on", "off", "auto"}
-    else:
+    elif build >= 2797:
         table["-fa"] = False
     if build is None or build >= 7437:
         table["--fit"] = {"on", "off"}
     return table
 
 
-@pytest.mark.parametrize("version", ["b6000", "b6400", "b7500", None])
+@pytest.mark.parametrize("version", ["b2500", "b2761", "b3000", "b4447", "b4984", "b6000", "b6400", "b7500", None])
 def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
     # `runlocal check MODEL --runtime llama.cpp==b6000 --flash-attn on --n-cpu-moe 4`: the command runs on b6000
     rt = get_runtime("llama.cpp" if version is None else f"llama.cpp=={version}")
@@ -260,9 +268,12 @@ def test_llama_server_commands_use_only_the_flags_of_the_build_named(version):
             settings, _ = with_default_quant(spec, Settings(runtime="llama.cpp").with_(**variant))
             command = rt.command(spec, settings)
             words = shlex.split(command.split("  # ")[0])
-            assert words[0] == "llama-server"
+            # the binary was `server` until PR #7809 (CI-run 2024-06-12; the bot names b3135 that day, b3145 on 06-14)
+            assert words[0] == ("server" if build is not None and build <= 3135 else "llama-server")
             assert not _check_flags(words[1:], table, f"{alias} on {version}: {command}")
-            if variant.get("n_cpu_moe") and build is not None and build < 6089:
+            if variant.get("n_cpu_moe") and build is not None and build <= 4984:
+                assert "-ot (PR #11397" in command, command        # said beside the command, not left silent
+            elif variant.get("n_cpu_moe") and build is not None and build < 6089:
                 assert any(w.startswith("blk\\.(0|1|2|3)\\.ffn_(up|down|gate)_exps=CPU") for w in words), command
 
 

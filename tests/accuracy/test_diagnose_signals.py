@@ -80,11 +80,17 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
             "round52.jsonl", "round52_pages.jsonl", "round53.jsonl",
             "round54.jsonl", "round55.jsonl", "round55_pages.jsonl", "round56.jsonl", "round56_pages.jsonl",
             "round57.jsonl", "round58.jsonl", "round59_pages.jsonl"} <= tuning_files
-    assert {r["file"] for r in hold} == {"round61_pages.jsonl"}
+    assert {r["file"] for r in hold} == {"round61_pages.jsonl", "round62.jsonl"}
     # round 61: 4 texts, 2 memory failures and 2 look-alikes from 4 sites, none on GitHub, as collect61's commit
     # 046c591 states them (the records' file, memory, project and source fields counted, no text read)
-    assert (len(hold), sum(r["memory"] for r in hold), len({r["project"] for r in hold})) == (4, 2, 4)
-    assert not any(r["source"].startswith("https://github.com/") for r in hold)
+    r61 = [r for r in hold if r["file"] == "round61_pages.jsonl"]
+    assert (len(r61), sum(r["memory"] for r in r61), len({r["project"] for r in r61})) == (4, 2, 4)
+    assert not any(r["source"].startswith("https://github.com/") for r in r61)
+    # round 62: 42 failures produced here, 19 memory and 23 look-alikes, each citing its script at a commit, as
+    # collect62's commit 8d8e5d5 states them
+    r62 = [r for r in hold if r["file"] == "round62.jsonl"]
+    assert (len(r62), sum(r["memory"] for r in r62)) == (42, 19)
+    assert all(r["source"].startswith("produced-here:measurements/public_errors/round62_make/") for r in r62)
     # texts, memory failures and projects per round as each collector's "collected whole" commit states them
     # (438634f, 51ee393, b3f5ce5, 53628e0; the records' file, memory and project fields counted, no text read);
     # rounds 57 and 58 cite files in repositories at a commit, round 59 Hugging Face discussions only

@@ -18,7 +18,10 @@ SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 PAGES = [{"model": "gpt-oss-120b", "gpu": "rtx-5090", "ctx": "131072", "ram": "64G"},
          {"model": "glm-4.5-air", "gpu": "ryzen-ai-max-395-128gb", "ctx": "32768"},
          {"model": "llama-3.1-70b", "gpu": "rtx-4090", "ctx": "32768", "ram": "48G"},
-         {"model": "qwen3-30b-a3b", "runtime": "vllm", "gpu": "rtx-3090", "n": "2", "ctx": "32768"}]
+         {"model": "qwen3-30b-a3b", "runtime": "vllm", "gpu": "rtx-3090", "n": "2", "ctx": "32768"},
+         # review19 #12: "2 × NVIDIA GeForce RTX 3090 (each): 22.6 GiB usable (1 GiB kept free)" ran past the chart's
+         # right edge (x 434 of 379 px on a 390 px phone); the legend now wraps inside the viewBox
+         {"model": "llama-3.1-70b", "gpu": "rtx-3090", "n": "2", "ctx": "32768", "ram": "64G"}]
 
 # every text box of the chart, and every segment drawn, in SVG user units; then the pairs that touch
 COLLISIONS_JS = """() => {

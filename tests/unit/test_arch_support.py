@@ -72,7 +72,9 @@ def test_current_and_unmapped_runtimes_are_not_checked():
     assert plan.allocation.refusal is None and not any(s.label == "architecture" for s in plan.steps)
     plan, _ = ask("runlocal check llama-3.1-8b --runtime llama.cpp==b5000 --gpu 'rtx 4090'")
     assert plan.allocation.refusal is None        # llama: known by b6646, older builds not checked (no refusal)
-    assert arch_refusal("vllm", "0.10.0", "qwen3next") == (None, "")
+    # vLLM's table (VLLM_FIRST) holds the model types the catalog uses most: another is said not checked, not refused
+    refused, how = arch_refusal("vllm", "0.10.0", "qwen3next")
+    assert refused is None and "not checked" in how
 
 
 def test_a_go_engine_only_architecture_says_a_community_gguf_will_not_load():
@@ -153,11 +155,16 @@ def test_a_build_the_table_cannot_vouch_for_is_said_in_the_plain_answer():
     # a build after the oldest known to hold it: nothing to say
     _, notes = ask("runlocal check gpt-oss-120b --gpu rtx-4090 --ram 64G --runtime llama.cpp==b7000")
     assert not any("architecture:" in n for n in notes)
-    # older than the oldest build read (Ollama v0.11.4's vendored b5359 names 'llama'): "older builds not checked"
-    plan, notes = ask("runlocal check llama-3.1-8b --gpu rtx-4090 --runtime llama.cpp==b5000")
-    said = [n for n in notes if "'llama' architecture" in n]
+    # older than the oldest build read (Ollama v0.11.4's vendored b5359 names 'gemma2'): "older builds not checked"
+    plan, notes = ask("runlocal check gemma-2-9b --gpu rtx-4090 --runtime llama.cpp==b5000")
+    said = [n for n in notes if "'gemma2' architecture" in n]
     assert plan.allocation.refusal is None and len(said) == 1
     assert "known by b5359; older builds not checked" in said[0]
+    # 'llama' is LLM_ARCH_NAMES' first entry since GGUF itself (PR #2398, 2023-08-21): every GGUF build names it, so
+    # nothing is said (review19 section 13: the note on b2500 was noise)
+    for build in ("b2500", "b5000"):
+        plan, notes = ask(f"runlocal check llama-3.1-8b --gpu rtx-4090 --runtime llama.cpp=={build}")
+        assert plan.allocation.refusal is None and not [n for n in notes if "'llama' architecture" in n]
 
 
 def test_every_catalog_architecture_has_a_row():

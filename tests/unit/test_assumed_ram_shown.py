@@ -53,3 +53,26 @@ def test_the_site_draws_the_assumed_ram_over_full(tmp_path):
     html = TestClient(app, base_url="http://127.0.0.1").get(
         "/", params={"model": "llama-3.1-70b", "gpu": "rtx-4060", "ctx": "131072"}).text
     assert "of 32 GiB — over by" in html and "of 76 GiB" not in html
+
+
+def test_the_site_verdict_badge_carries_the_clis_ram_condition(tmp_path):
+    """fixes18b's noticed-and-left: the CLI's verdict line reads "▲ tight if RAM ≥ N GiB" (N the whole GiB the host's
+    share needs: 38 GiB of KV alone in RAM, by hand above, so N > 38), the site's badge read "Tight" alone. Now the
+    badge ends with the same words and the same N; with the RAM stated, neither carries it."""
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from runlocal.testing.browser import served_app
+
+    plan, _ = check(CheckRequest(model="llama-3.1-70b", gpu="rtx-4060", ctx=131072, use_measurements=False))
+    need = -(-_ram(plan).total // GiB)
+    assert need > 38
+    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="x")
+    client = TestClient(app, base_url="http://127.0.0.1")
+    html = client.get("/", params={"model": "llama-3.1-70b", "gpu": "rtx-4060", "ctx": "131072"}).text
+    badge = re.search(r'<span class="badge (\w+)">([^<]*)</span>', html)
+    assert badge and badge.groups() == ("tight", f"Tight if RAM ≥ {need} GiB")
+    stated = client.get("/", params={"model": "llama-3.1-70b", "gpu": "rtx-4060", "ctx": "131072", "ram": "96G"}).text
+    badge = re.search(r'<span class="badge (\w+)">([^<]*)</span>', stated)
+    assert badge and badge.groups() == ("tight", "Tight")

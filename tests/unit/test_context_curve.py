@@ -55,15 +55,40 @@ def test_glm_air_on_strix_halo_stays_under_its_share_to_the_largest_context():
     assert all(p["total"] <= gpu["limit"] for p in gpu["points"])
 
 
-def test_where_fit_moved_nothing_the_gpu_line_crosses_its_limit_less_the_fit_margin():
+def test_where_fit_moved_nothing_the_gpu_line_keeps_the_fit_margin_up_to_the_largest_context():
     """llama-3.1-8b on an RTX 4060 (8 GB) at 8,192: --fit keeps every layer on the GPU, and the largest context is the
     one at which it still moves nothing — the GPU keeping --fit's 1 GiB margin free (llama.cpp common/fit.cpp's
-    default). The chart's dashed limit is the capacity less that GiB, and the GPU line crosses it past the answer."""
+    default). The chart's dashed limit is the capacity less that GiB; up to the largest context every layer is held on
+    the GPU under it, and past it --fit moves layers to RAM, as `check --ctx N` plans it (review19 #2): the GPU stays
+    under its capacity and the RAM line grows."""
     kw = dict(model="llama-3.1-8b", gpu="rtx-4060", ctx=8192)
     answer = curve(CheckRequest(**kw))
-    gpu = answer["devices"][0]
-    assert gpu["capacity"] - gpu["limit"] == 1 * GiB
+    gpu, ram = answer["devices"][0], answer["devices"][-1]
+    assert gpu["capacity"] - gpu["limit"] == 1 * GiB and ram["kind"] == "cpu"
     largest = answer["max_context"]
     assert largest is not None and largest < 131072
     for p in gpu["points"]:
-        assert (p["total"] <= gpu["limit"]) == (p["ctx"] <= largest), (p["ctx"], largest)
+        assert p["total"] <= (gpu["limit"] if p["ctx"] <= largest else gpu["capacity"]), (p["ctx"], largest)
+    past = [p["total"] for p in ram["points"] if p["ctx"] > largest]
+    assert past == sorted(past) and past[-1] > ram["points"][0]["total"] + 1 * GiB
+
+
+def test_the_chart_at_the_context_asked_is_the_table():
+    """review19 #2: llama-3.1-70b on 2 × RTX 3090 with 64 GiB RAM at 32,768. `check` says --fit keeps 71 of 81 layers
+    on the GPUs (-ngl 71: 10 in system memory) and the largest context with every layer on the GPUs is shorter; the
+    chart drew every layer pinned there at 32,768 (GPU 0 at 26.2 GiB of a 23.6 GiB card) under a caption saying the
+    opposite. Now the point at the context asked is the table's, device by device, and the caption says what it
+    draws. The independent answer: `check` for the same request, and again at 65,536 for the next point."""
+    kw = dict(model="llama-3.1-70b", gpu="2x3090", ram="64G", ctx=32768)
+    plan, _ = check(CheckRequest(**kw, use_measurements=False))
+    assert plan.model.n_layers + 1 - plan.settings.llamacpp.n_gpu_layers == 10     # 81 slots (80 + output), 71 on GPU
+    assert plan.max_context is not None and plan.max_context < 32768
+    answer = curve(CheckRequest(**kw), contexts=[plan.max_context, 32768, 65536])
+    assert "--fit places" in answer["drawn"] and "every layer on the GPU" in answer["drawn"]
+    at = {d["device"] + str(i): [p["total"] for p in d["points"]] for i, d in enumerate(answer["devices"])}
+    table = [d.total for d in plan.allocation.devices]
+    assert [v[1] for v in at.values()] == table
+    longer, _ = check(CheckRequest(**{**kw, "ctx": 65536}, use_measurements=False))
+    assert [v[2] for v in at.values()] == [d.total for d in longer.allocation.devices]
+    for d in answer["devices"]:
+        assert all(p["total"] <= p["capacity"] for p in d["points"]), d["device"]

@@ -6,6 +6,8 @@ too, so best ranks the same rows with it as without it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from runlocal import choose
@@ -66,3 +68,87 @@ def test_no_bound_for_moe_or_one_gpu():
     settings, _ = with_default_quant(moe, choose._settings("llama.cpp", 8192, None, 2, 1, moe))
     targets = choose.device_targets(find_device("rtx-3060-12gb"), 2)
     assert host_weights_at_least(get_runtime("llama.cpp"), moe, whole.weights, settings, targets) is None
+
+
+# --- the max-context search's bound (plan._layered_max_context): --fit over several GPUs keeps every layer at no -c
+
+def _check(alias: str, gpu: str, ram: str, ctx: str | None = None):
+    from runlocal.check import CheckRequest, check
+
+    plan, _ = check(CheckRequest(model=alias, runtime="llama.cpp", gpu=gpu, ram=ram, ctx=ctx, use_measurements=False))
+    return plan
+
+
+def _fresh_at(plan, ctx: int):
+    """The settings the all-on-GPU search plans at ``ctx``: --fit placing the layers (-ngl, -ts, -ot its own)."""
+    return plan.settings.with_(ctx=ctx, n_gpu_layers=None, tensor_split=(), override_tensor=(), n_cpu_moe=0)
+
+
+@pytest.mark.parametrize("alias, gpu, ram", [("mixtral-8x7b", "2xrtx-3060", "64GiB"),
+                                             ("llama-3.1-70b", "2xrtx-3090", "64GiB"),
+                                             ("gemma-3-27b", "2xrtx-3060", "64GiB")])
+def test_one_gpu_holding_every_layer_is_under_every_split(alias, gpu, ram):
+    from runlocal.runtimes.llamacpp_swa import as_llamacpp_loads
+
+    plan = _check(alias, gpu, ram)
+    rt, targets = plan.planner, list(plan.searched_on)
+    gpus = [t for t in targets if t.kind != "cpu"]
+    model = as_llamacpp_loads(plan.model)
+    for ctx in (256, 4096, 32768):
+        whole = rt._as_build_reads(_fresh_at(plan, ctx)).with_(n_gpu_layers=model.n_layers + 1)
+        one = [replace(gpus[0], capacity=sum(g.capacity for g in gpus)), *(t for t in targets if t.kind == "cpu")]
+        merged = rt.floor(model, plan.weights, whole, one)[0]
+        for split in ((), (1.0, 1.0), (3.0, 1.0), (1.0, 5.0)):
+            floors = rt.floor(model, plan.weights, whole.with_(tensor_split=split), targets)[:len(gpus)]
+            # every split holds the same tensors and caches, plus a CUDA context (590 MiB) on each GPU beyond one
+            assert merged <= sum(floors), (ctx, split)
+
+
+def test_every_layer_surely_moved_by_hand_and_the_search_it_skips_fails():
+    from runlocal.runtimes.llamacpp import FIT_MARGIN
+    from runlocal.runtimes.llamacpp_fit_bound import every_layer_surely_moved
+
+    plan = _check("mixtral-8x7b", "2xrtx-3060", "64GiB")
+    rt, targets = plan.planner, list(plan.searched_on)
+    # by hand: the Q4_K_M file's 28.4 GB of weights, less the token embedding kept in RAM (32,000 x 4,096, at most
+    # 2 B each: 262 MB), is past 2 x (11.75 GiB - 1 GiB) = 21.5 GiB before any KV cache or CUDA context
+    gpus = [t for t in targets if t.kind != "cpu"]
+    assert plan.weights.total - 32_000 * 4_096 * 2 > sum(g.capacity - FIT_MARGIN for g in gpus)
+    assert every_layer_surely_moved(rt, plan.model, plan.weights, _fresh_at(plan, 256), targets)
+    assert plan.max_context_basis == "layers_in_ram"
+    # the search the bound skips, made anyway: no context keeps every layer
+    from runlocal.search import keeps_every_layer, longest_context
+
+    assert longest_context(rt, plan.model, plan.weights, _fresh_at(plan, None), targets, hi=4096,
+                           ok=keeps_every_layer) is None
+
+
+def test_the_bound_lets_through_a_model_that_keeps_every_layer():
+    from runlocal.runtimes.llamacpp_fit_bound import every_layer_surely_moved
+
+    plan = _check("llama-3.1-70b", "2xrtx-3090", "64GiB")
+    assert not every_layer_surely_moved(plan.planner, plan.model, plan.weights, _fresh_at(plan, 256),
+                                        list(plan.searched_on))
+    # main before session 19's change (2278186b): 13,312, every layer on the GPUs (benchmarks/multigpu_answers.py)
+    assert (plan.max_context, plan.max_context_basis) == (13_312, "all_on_gpu")
+
+
+@pytest.mark.parametrize("alias, gpu, ctx", [("mixtral-8x7b", "2xrtx-3060", None),
+                                             ("qwen3.6-35b-a3b", "2xrtx-3060", "65536")])
+def test_the_plan_is_the_same_with_the_bound_as_without(monkeypatch, alias, gpu, ctx):
+    """The search plans the same contexts and answers the same (its --explain step included), the bound only
+    sparing whole plans: mixtral's all-on-GPU search skipped whole (every probe past the bound), and qwen3.6-35b-a3b's
+    (12 probes from 262,144 down to 5,376, all on the GPUs) spared the plans at its longer contexts."""
+    from runlocal import search
+
+    real, fired = search.every_layer_surely_moved, []
+    monkeypatch.setattr("runlocal.search.every_layer_surely_moved", lambda *a, **k: fired.append(real(*a, **k)) or fired[-1])
+    with_bound = _check(alias, gpu, "64GiB", ctx).to_dict()
+    assert any(fired) and not all(fired) if ctx else all(fired), fired     # the probes the bound spared
+    monkeypatch.setattr("runlocal.search.every_layer_surely_moved", lambda *a, **k: False)
+    from runlocal.runtimes import llamacpp
+
+    for memo in (llamacpp._ALLOCATIONS, llamacpp._FITS, llamacpp._BUFFERS):     # plans made afresh, not recalled
+        memo.clear()
+    without = _check(alias, gpu, "64GiB", ctx).to_dict()
+    assert with_bound == without

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from asking import run_cli
 
-from runlocal.check import CheckRequest, build_settings
+from runlocal.check import OWN_SPELLING, CheckRequest, build_settings
 from runlocal.errors import InputError
 from runlocal.request import options
 from runlocal.runtimes.registry import ENGINES
@@ -46,10 +46,30 @@ def test_each_own_option_reaches_the_engine_and_no_other(engine):
                 req = replace(req, runtime=f"{engine.name}==0.17.1")
             if name != "backend":         # the backend goes to the planner (check._planner), not into Settings
                 assert build_settings(req) != plain, f"{engine.name} lists {name} but its settings do not change"
+        elif (name, engine.name) in OWN_SPELLING:     # a counterpart named instead (test_mlx_max_tokens…)
+            with pytest.raises(InputError, match=rf"^{options()[name].name}: an option of .*; {engine.name} has no "):
+                build_settings(req)
         else:
             with pytest.raises(InputError, match=rf"^{options()[name].name}: an option of .*; {engine.name} has "
                                                  "no such setting$"):
                 build_settings(req)
+
+
+def test_mlx_max_tokens_is_named_where_max_new_tokens_is_refused():
+    """mlx-lm's own flag is mlx_lm.generate --max-tokens (mlx_lm/generate.py setup_arg_parser: "Maximum number of
+    tokens to generate", default DEFAULT_MAX_TOKENS = 100), and the new tokens it generates go into the one prompt
+    cache generate_step fills with the prompt: the plan's --ctx is prompt + new tokens. Hand check of the example:
+    3,000 prompt tokens + 1,000 new = 4,000."""
+    r = run_cli("check", "qwen3-8b", "--gpu", "m2-max-32gb", "--runtime", "mlx", "--max-new-tokens", "100")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    err = r.stderr.strip()
+    assert err.startswith("error: max-new-tokens: an option of transformers (--max-new-tokens); mlx has no ")
+    assert "no such setting" not in err          # it has one: --max-tokens
+    assert "mlx_lm.generate --max-tokens (100 by default)" in err and "--ctx as prompt + new tokens" in err
+    assert f"{3000 + 1000}" in err.replace(",", "")
+    # the --ctx it says to give plans: the same model at --ctx 4000 answers
+    assert run_cli("check", "qwen3-8b", "--gpu", "m2-max-32gb", "--runtime", "mlx", "--ctx", "4000",
+                   "--json").returncode == 0
 
 
 def test_a_vllm_flag_for_ollama_is_refused_naming_who_takes_it():

@@ -120,11 +120,13 @@ def test_a_record_becomes_the_request_the_post_describes():
         "model": "qwen2-72b", "runtime": "llama.cpp==b3488", "use_measurements": False, "gpu": "3xrx-7900-xtx",
         "ram": "64G", "quant": "Q4_K_M", "ctx": 32000, "n_gpu_layers": 99}
     assert outcomes.request_fields(RECORD, versioned=False)["runtime"] == "llama.cpp"
-    # a GPU named by its memory alone: --vram; a runtime whose versions runlocal does not model: the bare name
+    # a GPU named by its memory alone: --vram; mlx-lm's releases are modelled since session 19 (runtimes/
+    # mlx_versions.py), so its stated release rides along as every other runtime's does
     mlx = {**RECORD, "runtime": "mlx", "runtime_version": "0.30.6", "gpu_arg": None, "vram_gib": 24, "quant": None,
            "ram_gib": None}
-    assert outcomes.request_fields(mlx) == {"model": "qwen2-72b", "runtime": "mlx", "use_measurements": False,
+    assert outcomes.request_fields(mlx) == {"model": "qwen2-72b", "runtime": "mlx==0.30.6", "use_measurements": False,
                                             "vram": "24G", "ctx": 32000, "n_gpu_layers": 99}
+    assert outcomes.request_fields(mlx, versioned=False)["runtime"] == "mlx"
 
 
 def test_several_gpus_named_by_memory_alone_are_planned_as_that_many():

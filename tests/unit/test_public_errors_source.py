@@ -42,6 +42,8 @@ def test_the_corpus_pages_off_github_are_admitted_by_their_own_urls():
     ("https://www.tobias-weiss.org/articles/ai/dgx-spark-vllm-oom-debugging/", "tobias-weiss.org (blog)"),
     ("https://github.com/IyLias/ml-trouble-shooting/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/pytorch/errors.md",
      "IyLias/ml-trouble-shooting"),                                        # a file at a commit (round 57)
+    ("produced-here:measurements/public_errors/round62_make/m01_llama_nommap_qwen3_4b.py"
+     "@e1ddaba85619225c4992fd251221cb74d05d2ba5", "produced-here"),       # a producing script at a commit (round 62)
 ])
 def test_threads_and_pages_cite(source, project):
     assert corpus.source_problem(_rec(source, project)) is None
@@ -55,6 +57,9 @@ def test_threads_and_pages_cite(source, project):
     ("https://discuss.huggingface.co/t/x/1", "reddit.com", "does not name the page's host"),
     ("https://github.com/a/b/blob/e1ddaba85619225c4992fd251221cb74d05d2ba5/x.md", "c/d", "file's repository a/b"),
     ("https://github.com/a/b/blob/e1ddaba/x.md", "a/b", "not a GitHub"),                      # a short commit
+    ("produced-here:round62_make/m01.py@e1ddaba", "produced-here", "at a full commit"),       # a short commit
+    ("produced-here:round62_make/m01.py", "produced-here", "at a full commit"),               # no commit
+    ("produced-here:round62_make/m01.py@e1ddaba85619225c4992fd251221cb74d05d2ba5", "a/b", "not 'produced-here'"),
 ])
 def test_urls_that_cite_no_paste_are_refused(source, project, says):
     assert says in (corpus.source_problem(_rec(source, project)) or "")

@@ -80,7 +80,8 @@ def test_ollama_release_default_context(version, num_ctx):
 @pytest.mark.parametrize("runtime, words", [
     ("vllm==abc", "runtime: vllm==abc: expected a release number"),
     ("llama.cpp==latest", "runtime: llama.cpp==latest: expected a build number"),
-    ("sglang==0.4.6", "runtime: sglang==0.4.6: versions are modelled for"),
+    ("mlx==0.10.0", "runtime: mlx==0.10.0: mlx-lm releases read are 0.16.0 – 0.32.0"),
+    ("sglang==0.3.0", "runtime: sglang==0.3.0: SGLang releases read are 0.4.4 – 0.5.23"),
     ("vllm==", "runtime: vllm==: expected a release number"),
 ])
 def test_bad_versions_name_the_runtime_field(runtime, words):
@@ -121,9 +122,27 @@ def test_flash_attention_not_asked_for_is_off_before_pr_15434():
                                      use_measurements=False))
         return plan.to_dict()["memory"]["devices"][0]["compute"] / 2**20, plan.to_dict()
     unstated, d = gpu_compute_mib("auto")
-    assert unstated == 162.00 and d["settings"]["flash_attn"] == "off" and "-fa" not in d["command"].split()
+    assert d["settings"]["flash_attn"] == "off" and "-fa" not in d["command"].split()
     assert gpu_compute_mib("on")[0] < unstated
     assert "flash attention off unless asked for" in d["runtime_rules"]
+
+
+B3107_GPTNEOX_GAP = ("GPT-NeoX's graph is traced as llama.cpp 0c1e57098 builds it (session 19, exact on the shrunk "
+                     "Pythia's H200 / CPU records): 152.01 MiB, 10 MiB under this b3107 log. Old builds' graphs are "
+                     "not modelled; the gap is consistent with (not checked against b3107's source) Q, K and V copied "
+                     "out of the fused QKV (ggml_cont, traced: +20 MiB) and K / V stored without the V row-index "
+                     "input (−10 MiB)")
+
+
+@pytest.mark.xfail(strict=True, reason=B3107_GPTNEOX_GAP)
+def test_b3107_ci_log_compute_buffer():
+    """llama.cpp's CI log at b3107 (pythia-2.8b Q4_0 on a V100, -c 2048 -b 512, flash attention off): CUDA0 compute
+    162.00 MiB (measurements/public_logs/llamacpp.jsonl). The fitted formula happened to give it; the traced graph is
+    the modelled commit's."""
+    plan, _ = check(CheckRequest(model="pythia-2.8b", runtime="llama.cpp==b3107", gpu="v100-pcie-16gb", ctx=2048,
+                                 n_gpu_layers=999, batch=512, quant="Q4_0", parallel=1, flash_attn="auto",
+                                 use_measurements=False))
+    assert plan.to_dict()["memory"]["devices"][0]["compute"] / 2**20 == 162.00
 
 
 def test_old_build_without_flash_attention_named_plans_the_builds_default():

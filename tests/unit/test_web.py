@@ -161,9 +161,10 @@ def test_best_gpu_for_a_use_a_30b_at_32k_for_4_users(client):
     for link, _ in rows_four[:3]:
         q = {k: v[0] for k, v in parse_qs(link[2:]).items()}
         assert q["parallel"] == "4" and q["ctx"] == "32768"
+        count, device = re.fullmatch(r"(?:(\d+)x)?(.+)", q["gpu"]).groups()    # check's --gpu: 2xrtx-3090
         plan = make_plan(resolve_model(q["model"]),
                          Settings(runtime="vllm", ctx=32768, quant=q["quant"], parallel=4, tp=int(q.get("tp", 1))),
-                         device_targets(find_device(q["gpu"]), int(q["n"])), with_fixes=False)
+                         device_targets(find_device(device), int(count or 1)), with_fixes=False)
         assert plan.verdict in ("fits", "tight") and plan.max_concurrency >= 4, (link, plan.max_concurrency)
 
 

@@ -281,6 +281,7 @@ class CurveDoc(_Open):
     points: list[dict[str, Any]]
     max_context: int | None = None
     devices: list[dict[str, Any]] = []
+    drawn: str | None = None        # what each point plans: the layers held on the GPU, or --fit placing them again
 
 
 class CompareDoc(_Open):

@@ -30,8 +30,6 @@ AGREES_STRICT = {**AGREES, "oom_running": ("does_not_fit",)}
 # collection batches (README: batch 1, session 16; "Batch 2", session 17; "Batch 3", session 18; "Batch 4",
 # session 19); a record without the field is batch 1
 BATCHES = (1, 2, 3, 4)
-# runlocal models versions for these runtimes only (request.py, `--runtime NAME==VERSION`)
-VERSIONED = ("llama.cpp", "ollama", "vllm")
 
 
 class RecordError(ValueError):
@@ -115,6 +113,8 @@ def request_fields(rec: dict, versioned: bool = True) -> dict:
     """CheckRequest keyword arguments for a record (README "How a record is given to runlocal").
     ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one."""
     runtime = rec["runtime"]
+    from ..runtimes.versions import VERSIONED  # the runtimes `--runtime NAME==VERSION` takes (one list)
+
     if versioned and rec.get("runtime_version") and runtime in VERSIONED:
         runtime = f"{runtime}=={rec['runtime_version']}"
     fields: dict = {"model": rec["model_arg"], "runtime": runtime, "use_measurements": False}

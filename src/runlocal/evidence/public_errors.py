@@ -1,9 +1,10 @@
 """Load the public error corpus (measurements/public_errors/*.jsonl) and split it, stdlib only.
 
 Every record is one error text posted in a public issue or pull-request thread (or, since diagnose51, a public page
-off GitHub: a forum thread, a blog post), copied as posted (only the error lines, not the prose around them): ``id``,
-``source`` (the thread's or the page's URL, its citation: ``source_problem``), ``project`` (owner/name, or the page's
-host),
+off GitHub: a forum thread, a blog post; since round 62, a failure produced on this machine by a committed script,
+project "produced-here", cited by the script's path at a commit), copied as posted (only the error lines, not the
+prose around them): ``id``, ``source`` (the thread's or the page's URL, its citation: ``source_problem``),
+``project`` (owner/name, or the page's host),
 ``runtime`` and ``version`` as the thread states them, ``text``, ``label`` (the failure category it shows,
 one of runlocal.diagnose.kb.CATEGORIES), ``family`` (a finer name for the kind of failure, for the per-family
 report) and ``memory`` (whether the failure is a lack of memory, False for look-alikes).
@@ -251,8 +252,11 @@ Round 61 is held out (session 19; ``held_out/round61_pages.jsonl``, 4 texts, 2 m
 all off GitHub — Qiita, CSDN and Hugging Face discussions in Japanese, Chinese and English), collected by collect61
 from pages where users write in another language than English (``held_out/round61_queries.md``, committed whole in
 046c591 after rounds 56-59 joined tuning) and scored once by diagnose19. Round 60 (``held_out/round60_queries.md``,
-collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. ``next/`` holds no round now;
-this loader does not read it.
+collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. Round 62 is held out (session
+19; ``held_out/round62.jsonl``, 42 texts, 19 memory failures and 23 look-alikes): failures produced by the real runtimes
+installed here, the cause induced by each script of ``round62_make/`` and its label fixed there before the run
+(collect62, committed whole in 8d8e5d5), scored once by the lead. ``next/`` holds no round now; this loader does not
+read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
@@ -274,15 +278,23 @@ PAGE = re.compile(r"https://(?:www\.)?((?:[a-z0-9-]+\.)+[a-z]{2,})/\S+$", re.I)
 # A file committed to a repository (a notebook's stored output, a committed log, a README quoting a failure; rounds
 # 57+) is cited by its blob URL at a full commit, so the text cited cannot change; the project is that repository.
 FILE = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/blob/[0-9a-f]{40}/\S+$", re.I)
+# A failure produced on purpose by a script committed to this repository (round 62: the installed runtimes run under
+# a memory cap or given a broken file, the label fixed by the cause induced) is cited by the script's repo path at the
+# full commit that ran it; its project is "produced-here", so the per-project counts keep these texts apart.
+PRODUCED = re.compile(r"produced-here:(?:[\w.-]+/)*[\w.-]+\.py@[0-9a-f]{40}$")
 
 
 def source_problem(rec: dict) -> str | None:
     """Why the record's ``source`` is no citation of its text, or None: a GitHub issue / PR / discussion URL, a file
-    at a full commit of the repository the ``project`` field names, or a page's https URL whose host the ``project``
-    field begins with."""
+    at a full commit of the repository the ``project`` field names, a page's https URL whose host the ``project``
+    field begins with, or (project "produced-here") the repo path of the script that produced it at a full commit."""
     src = rec["source"]
     if URL.match(src):
         return None
+    if src.startswith("produced-here:"):
+        if not PRODUCED.match(src):
+            return f"a produced-here source is a script's repo path at a full commit (path.py@<40 hex>): {src}"
+        return None if rec["project"] == "produced-here" else f"project {rec['project']!r} is not 'produced-here'"
     file = FILE.match(src)
     if file:
         same = str(rec["project"]).lower() == file.group(1).lower()

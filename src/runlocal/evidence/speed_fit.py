@@ -50,7 +50,7 @@ MIN_RECORDS = 6
 # (speed_fit_hybrid.py); "scored_apart" fits nothing (a refit that failed its held-out round, kept as evidence:
 # speed_fit_history.report_scored_apart); "fa_pair" fits nothing either: a flash-attention off / on pair scored as a
 # ratio by speed_fit_faoff.py (faoff_2026.jsonl)
-UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair")
+UNFITTED_SCOPES = ("recurrent", "scored_apart", "fa_pair", "moe_prefill")
 
 
 def load_records(include_outliers: bool = False, holdout: bool | None = False, scope: str | None = None) -> list[dict]:
@@ -195,7 +195,7 @@ def build_rows(recs: list[dict]) -> list[Row]:
         else:
             # routed experts on CUDA: their MMQ tiles padded (backend_speed.expert_tile_factor) at the record's micro-batch
             ubatch = min(n, int(r.get("n_ubatch") or TW.UBATCH))
-            row.mm_flops = TW.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch)
+            row.mm_flops = TW.prefill_matmul_flops(model, dev, r["quant"], r["backend"], ubatch, r.get("vk_coopmat2"))
             row.ubatch = ubatch
             row.attn_flops = TW.attention_flops_per_token(model, depth + n / 2)
             row.attn_products = TW.attention_product_flops(model, depth + n / 2)
@@ -260,7 +260,7 @@ def prefill_row(row: Row, consts: dict[str, S.Fit], attn_seconds: float | None) 
 
 def unmodelled_prefill(row: Row) -> bool:
     """A prefill row runlocal does not predict: a GTX 16xx's (nvidia_peak.tensor_core_gap), a mixture of experts on
-    SYCL or Vulkan, or on ROCm where the record's build sends its experts to the per-expert fallback on an RDNA3/3.5/4
+    SYCL, or on ROCm where the record's build sends its experts to the per-expert fallback on an RDNA3/3.5/4
     GPU, or on CUDA where ggml-cuda's MMQ rule does (a Volta card at 64+ tokens: hardware/backend_speed.py)."""
     if row.kind != "pp":
         return False
@@ -340,7 +340,14 @@ def prefill_rows(rows: list[Row], floats: bool) -> list[Row]:
     constants keep their one ``-fa 0`` row (backends_2026.jsonl's RTX 3090): they were fitted and held-out-checked
     (backends2) with it, and are fitted on every era's records, most of which do not say the setting."""
     return [r for r in rows if r.kind == "pp" and r.peak and r.n_devices == 1 and TW.is_float_quant(r.quant) == floats
-            and not unmodelled_prefill(r) and not (r.rec.get("fa") == 0 and r.backend == "cuda")]
+            and not unmodelled_prefill(r) and not (r.rec.get("fa") == 0 and r.backend == "cuda")
+            and not vulkan_moe_prompt(r)]
+
+
+def vulkan_moe_prompt(r: Row) -> bool:
+    """A MoE prompt row on Vulkan: priced by backend_speed.vulkan_expert_factor since session 19 and scored by
+    evidence/speed_fit_moe.py, but fitted by no dense entry (it was unpredicted when those were fitted)."""
+    return r.kind == "pp" and bool(r.n_experts) and r.backend == "vulkan"
 
 
 def peak_seconds(r: Row) -> float:
@@ -618,7 +625,7 @@ def load_core_tuning() -> list[Row]:
 # later held-out rounds not named round<N> (held_out/<name>.jsonl, rule in <name>_queries.md; pascal2's rule sits at
 # measurements/speed/pascal2_queries.md beside its tuning file): kept out of round 1's
 LATER_ROUNDS = ("newbuilds", "newbuilds2", "newbuilds3", "backends2", "backends3", "backends4", "strixhalo",
-                "pascal", "pascal2")
+                "pascal", "pascal2", "moeprefill")
 
 
 def load_held_out(round_name: str | None = None) -> list[dict]:

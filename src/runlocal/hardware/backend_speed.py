@@ -1,27 +1,23 @@
 """Speed rules of single llama.cpp backends that the shared formulas of hardware/speed.py do not carry.
 
-MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a
-card without int8 tensor cores does: nvidia_mmq) is not modelled.
+MoE prefill on SYCL and Vulkan (and on ROCm where RDNA3/4 takes the per-expert fallback, below, and on CUDA where a card without
+int8 tensor cores does: nvidia_mmq) is not modelled.
 hardware/speed.py prices a prompt at 2 FLOPs per active weight and one fitted share of the device's peak per class and
 backend — a dense matmul's rate. A prompt batch of a mixture of experts runs its expert matrices through MUL_MAT_ID
-instead, and on these two backends that runs far below a dense matmul, by an amount the source does not reduce to one
-formula with constants the public records can pin:
+instead:
 
-- ggml-sycl (ggml/src/ggml-sycl/ggml-sycl.cpp ggml_sycl_mul_mat_id, the prompt branch, ne12 > 1): it copies the routed
-  expert ids to the host and waits on the queue, then for each expert that received tokens runs a gather kernel, one
-  ggml_sycl_mul_mat over that expert's rows (a separate dequantize-and-GEMM per expert) and a scatter kernel, one after
-  another — n_experts small GEMMs and a host round trip per layer, so the cost is set by launches and synchronisation, not
-  by FLOPs. The one public record: an Arc Pro B60 ran Qwen3.6-35B-A3B at 373.5 prompt tokens/s where the dense formula
-  gives 3,440 (9.2×; llama.cpp issue #22413, build 9159; measurements/speed/held_out/round2.jsonl).
-- ggml-vulkan (ggml/src/ggml-vulkan/ggml-vulkan.cpp, the mul_mm_id pipelines): one dispatch over every expert matrix,
-  each expert's tiles multiplying only the tokens routed to it — about prompt × n_active / n_experts rows, fewer than a
-  tile holds, so tiles run part-empty (PR #18352 "preprocess mul_mat_id experts and discard workgroups more quickly",
-  PR #15546 "mul_mat_id coopmat2 optimizations" tune exactly this). Records: an RTX 5090 ran Qwen3-30B-A3B, DeepSeek-V2-Lite
-  and gpt-oss-20b at 4.0×, 3.4× and 3.0× below the dense formula (PR #15546; measurements/speed/backends_2025.jsonl, kept
-  as outliers): one card, three models, three different shortfalls — no constant to fit.
-
-A plan on these backends therefore prints no prefill figure for a MoE model and its --explain says why, rather than a
-number 3–9× too high.
+- ggml-sycl (ggml/src/ggml-sycl/ggml-sycl.cpp ggml_sycl_mul_mat_id, the prompt branch, ne12 > 1; read at 0c1e57098):
+  it copies the routed expert ids to the host and waits on the queue, counting-sorts the rows by expert on the host
+  (mmid_counting_sort_rows, PR #23142), then runs one gather kernel, one ggml_sycl_mul_mat per expert that received
+  tokens (a separate dequantize-and-GEMM or MMQ launch per expert, up to n_experts of them a layer) and one scatter — a
+  host round trip and n_experts small GEMMs per layer, so the cost is set by a per-expert launch cost the source does
+  not state. The public records: an Arc Pro B60 ran Qwen3.6-35B-A3B at 373.5 prompt tokens/s where the dense formula
+  gives 3,440 (9.2×; llama.cpp issue #22413, build 9159, before #23142; measurements/speed/held_out/round2.jsonl); the
+  moeprefill round's rule (session 19, measurements/speed/held_out/moeprefill_queries.md) found no other SYCL record
+  of a catalog card and model, so that cost has no tuning table and SYCL stays declined.
+- ggml-vulkan: derived in session 19 from the source — its padded mul_mm_id tiles (vulkan_expert_factor, below) —
+  and scored: the moeprefill round's tuning rows read 22.2 % median |error| with it against 50.0 % by the dense
+  formula, its held-out rows 92.3 % against 144.5 % (FAIL): not applied (VULKAN_MOE_APPLIED), so Vulkan is declined too.
 
 MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read
 from ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
@@ -86,8 +82,6 @@ MOE_PREFILL_UNMODELLED = {
     "sycl": ("ggml-sycl runs a prompt's expert matmuls (MUL_MAT_ID) as one dequantize-and-GEMM per expert after a host "
              "copy of the routing ids: launch- and sync-bound, not FLOP-bound (B60 Qwen3.6-35B-A3B: 373.5 measured vs "
              "3,440 by the dense formula, llama.cpp #22413)"),
-    "vulkan": ("ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id), tiles part-empty; an "
-               "RTX 5090 ran three MoE models 3.0–4.0× below the dense formula (llama.cpp PR #15546)"),
 }
 
 
@@ -104,7 +98,8 @@ def moe_prefill_gap(n_experts: int, backend: str | None, *, gfx_target: str | No
     for the experts (ggml_cuda_mul_mat_id: no MMQ, and mmf takes float experts only): a Volta card at 64+ tokens."""
     if not n_experts:
         return None
-    why = MOE_PREFILL_UNMODELLED.get(backend or "")
+    why = MOE_PREFILL_UNMODELLED.get(backend or "") or (VULKAN_MOE_DECLINED if backend == "vulkan"
+                                                        and not VULKAN_MOE_APPLIED else None)
     if why:
         return f"not modelled for a mixture of experts on {backend}: {why}"
     if backend == "cuda":
@@ -382,20 +377,88 @@ def expected_tiles(ubatch: int, share: float, width: int) -> float:
 
 
 def expert_tile_factor(n_experts: int, n_used: int, ubatch: int, backend: str | None, vendor: str | None,
-                       quantized: bool, compute_capability: str | None = None) -> float:
+                       quantized: bool, compute_capability: str | None = None, coopmat2: bool | None = None) -> float:
     """How many times its FLOPs a routed expert matmul of a ``ubatch``-token micro-batch costs at the dense rate: on
     CUDA (NVIDIA, integer-quantized experts — MMQ) J·E[ceil(t/J)] / E[t], t the tokens routed to one expert (the module
-    docstring has the source); 1.0 elsewhere (a dense model, other backends and vendors, float experts, and NVIDIA
-    cards before Turing: mmq.cu ggml_cuda_should_use_mmq takes MMQ for a large batch only where turing_mma_available,
-    compute capability 7.5 and later — a V100's 512-token expert batch takes the per-expert fallback, cuda_expert_gap,
-    and below 64 tokens dp4a MMQ, whose tiles this factor does not describe)."""
-    if not n_experts or not n_used or backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
+    docstring has the source); on Vulkan the same padding at mul_mm_id's tile width (vulkan_expert_factor); 1.0
+    elsewhere (a dense model, other backends and vendors, float experts on CUDA, and NVIDIA cards before Turing:
+    mmq.cu ggml_cuda_should_use_mmq takes MMQ for a large batch only where turing_mma_available, compute capability
+    7.5 and later — a V100's 512-token expert batch takes the per-expert fallback, cuda_expert_gap, and below 64
+    tokens dp4a MMQ, whose tiles this factor does not describe)."""
+    if not n_experts or not n_used:
+        return 1.0
+    if backend == "vulkan":
+        nvidia = (vendor or "").lower() == "nvidia"
+        return vulkan_expert_factor(n_experts, n_used, ubatch,
+                                    coopmat2 if coopmat2 is not None else nvidia and _turing_or_later(compute_capability))
+    if backend != "cuda" or (vendor or "").lower() != "nvidia" or not quantized:
         return 1.0
     if not _turing_or_later(compute_capability):
         return 1.0
     share = min(1.0, n_used / n_experts)
     width = mmq_tile_width(ubatch)
     return max(1.0, width * expected_tiles(ubatch, share, width) / (ubatch * share))
+
+
+# MoE prefill on Vulkan, read in ggml-vulkan at 0c1e57098 (the stored llama.cpp copy, the modelled build):
+# - ggml-vulkan.cpp ggml_vk_mul_mat_id_q_f16: a count_experts dispatch writes each expert's token count, then ONE
+#   mul_mm_id dispatch (ggml_vk_matmul_id: workgroups {rows, nei1 = the micro-batch's tokens, n_as = the experts})
+#   covers every expert; the tile is chosen once, against n_per_expert = CEIL_DIV(nei0 * nei1, n_as) — the micro-batch
+#   × n_used / n_experts, the mean tokens an expert receives (matmul_id_tile_selector).
+# - the selector's tile widths BN: with NV_coopmat2 (NVIDIA, Turing and later on a driver exposing it) the quant
+#   mul_mat_id tiles are 128 × 64 (s, m) and 128 × 128 (l), l taken when n > 64, else 64 wide; without it (coopmat1
+#   — AMD RDNA3+, Intel, an NVIDIA card run with KHR_coopmat — and the scalar shaders) 32 × 32 when n <= 32, 64 × 64
+#   when n <= 64, else 128 × 128 (s/m/l_mmq_wg_denoms; the integer-dot K-quant l tile is 64 × 128, the same BN).
+# - vulkan-shaders/mul_mm.comp: a workgroup whose column tile starts past its expert's count returns at once
+#   ("if (ic * BN >= data_expert_count[expert_idx]) return;"); any other loads its whole BM × BK weight tile for every
+#   K step and multiplies BN columns (coopmat1 skips the warps past the last real column, the weight tile is loaded
+#   and dequantized whole): an expert with t tokens costs ceil(t / BN) full tiles, as ggml-cuda's MMQ tiles do.
+# So the routed experts cost their FLOPs × BN·E[ceil(t/BN)] / E[t] at the dense rate, t ~ Binomial(micro-batch,
+# n_used / n_experts). What the source shows beyond that and this leaves to one fitted share — the gather of each
+# tile's row ids (mul_mm_id_funcs.glsl: a scan of the routing table per workgroup, or one hoisted table), the
+# count_experts pass, the early-exit workgroups (micro-batch / BN per expert per row tile, most of them empty), the
+# B rows read through row_ids instead of contiguously — is VULKAN_EXPERT_SHARE: the share of the dense rate the
+# padded expert tiles run at, one constant for the backend, fitted on the moeprefill round's tuning tables
+# (measurements/speed/held_out/moeprefill_queries.md; evidence/speed_fit_moe.py).
+VULKAN_ID_TILE_SOURCE = "ggml-vulkan.cpp ggml_vk_mul_mat_id_q_f16 / matmul_id_tile_selector, mul_mm.comp (0c1e57098)"
+VULKAN_EXPERT_SHARE = 1.0
+# Not applied to plans: the moeprefill round's held-out tables (scored once, held_out/moeprefill_first_run.txt) read
+# 92.3 % median |error| with the term (3 rows, 2 sources, +64 … +115 %: too fast) against 144.5 % by the dense formula
+# — FAIL against the round's pass (<= 25 % on >= 4 rows from >= 2 sources), and too few rows to judge. The tuning rows
+# read 22.2 % against 50.0 % but split by vendor: AMD's mostly too fast, the RTX 5090's too slow (the dense Vulkan rate
+# already is there). evidence/speed_fit_moe.py scores the term as if applied; True prints the figure.
+VULKAN_MOE_APPLIED = False
+VULKAN_MOE_DECLINED = (
+    "ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id, one dispatch over every expert, "
+    f"tiles padded to a width picked against the mean tokens an expert receives: {VULKAN_ID_TILE_SOURCE}); that padding "
+    "priced from the source read 22.2 % median error on the tuning tables but 92.3 % on the held-out ones (+64 … +115 %, "
+    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no figure is printed")
+
+
+def expert_tile_words(backend: str | None) -> str:
+    """--explain's words for the routed experts' tile factor on ``backend``, naming the source it is read from."""
+    if backend == "vulkan":
+        return (f"each expert's mul_mm_id tiles run whole for the few tokens routed to it, the tile width picked "
+                f"against the mean tokens an expert receives ({VULKAN_ID_TILE_SOURCE}); no fitted constant")
+    return "each expert's MMQ tiles run whole for the few tokens routed to it (ggml-cuda mmq.cuh mul_mat_q, 0c1e57098)"
+
+
+def vulkan_id_tile_width(n_per_expert: int, coopmat2: bool) -> int:
+    """The column tile BN ggml-vulkan's matmul_id_tile_selector picks for ``n_per_expert`` (the mean tokens an expert
+    receives): coopmat2 64 / 128, otherwise 32 / 64 / 128 (the comment above has the lines)."""
+    if coopmat2:
+        return 128 if n_per_expert > 64 else 64
+    return 32 if n_per_expert <= 32 else 64 if n_per_expert <= 64 else 128
+
+
+def vulkan_expert_factor(n_experts: int, n_used: int, ubatch: int, coopmat2: bool,
+                         share: float | None = None) -> float:
+    """A routed expert matmul's cost on Vulkan as a multiple of its FLOPs at the dense rate: its padded tiles
+    (BN·E[ceil(t/BN)] / E[t]) at VULKAN_EXPERT_SHARE (or ``share``) of that rate."""
+    p = min(1.0, n_used / n_experts)
+    width = vulkan_id_tile_width(math.ceil(ubatch * n_used / n_experts), coopmat2)
+    padding = max(1.0, width * expected_tiles(ubatch, p, width) / (ubatch * p))
+    return padding / (VULKAN_EXPERT_SHARE if share is None else share)
 
 
 def _turing_or_later(compute_capability: str | None) -> bool:

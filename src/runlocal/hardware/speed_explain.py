@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .backend_speed import fits_parent, pre_volta_decode_variant
+from .backend_speed import expert_tile_words, fits_parent, pre_volta_decode_variant
 from .build_era import (
     CURRENT_PREFILL_ARCHS,
     CURRENT_PREFILL_ENTRIES,
@@ -42,7 +42,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
-from .token_work import is_float_quant
+from .token_work import active_matmul_params, is_float_quant
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -57,7 +57,46 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed) + metal_kv_steps(model, plan, alloc)
+    steps = speed_steps(plan, speed, placed_words(model, alloc))
+    at = next((i for i, st in enumerate(steps) if st[0] == "prefill speed"), None)
+    if at is not None:          # the FLOPs per token the prefill step divides, from the model's own counts
+        steps.insert(at, matmul_flops_step(model))
+    return speed, steps + metal_kv_steps(model, plan, alloc)
+
+
+def matmul_flops_step(model: ModelSpec) -> tuple[str, str, str, str]:
+    """The prefill's matmul FLOPs per token, 2 × the weights a token multiplies (token_work.active_matmul_params),
+    with the inputs to redo it: the parameters less the input embedding (a row a token, not a matmul) and the rest
+    left out (1-D norms and biases; the routed experts a token does not reach; towers)."""
+    matmul = active_matmul_params(model)
+    embed = sum(t.numel for t in model.tensors if t.role == "embed") if not model.tie_word_embeddings else 0
+    other = model.params - embed - matmul
+    rest = f" − {other:,} others (1-D norms and biases, experts not routed to, towers)" if other > 0 else ""
+    return ("prefill FLOPs (matmuls)", f"2 × ({model.params:,} params − {embed:,} input embedding (a row a token)"
+            f"{rest}) = 2 × {matmul:,}", f"{2 * matmul / 1e9:.2f} GFLOP/token",
+            "hardware/token_work.py active_matmul_params: 2 FLOPs a weight multiplied")
+
+
+def placed_words(model: ModelSpec, alloc) -> dict[int, str]:
+    """A llama.cpp launch's layers by device (runtimes/llamacpp_placed: -ngl, -ts, --n-cpu-moe, -ot as --fit left
+    them), keyed by the device's index in the allocation: the decode formula names each term's device by them
+    (review19 #8). Other engines: none (a tensor-parallel group runs every layer; Ollama places by its own rules)."""
+    from ..runtimes.llamacpp_placed import placed_layers
+    from ..runtimes.registry import engine
+
+    s = alloc.settings
+    if not engine(s.runtime).gpu_layers_flag or s.tp > 1:     # -ngl / -ts on its command line: llama-server's rule
+        return {}
+    gpus = [i for i, d in enumerate(alloc.devices) if d.kind != "cpu"]
+    from ..runtimes.base import Target
+
+    placed = placed_layers(model.n_layers, model.n_experts, s,
+                           [Target(alloc.devices[i].name, "gpu", alloc.devices[i].capacity) for i in gpus])
+    out = {i: f"GPU {k}: {placed.words(k)}" for k, i in enumerate(gpus)}
+    host = next((i for i, d in enumerate(alloc.devices) if d.kind == "cpu"), None)
+    if host is not None:
+        out[host] = f"CPU: {placed.words(None)}"
+    return out
 
 
 def metal_kv_steps(model: ModelSpec, p: SpeedPlan, alloc) -> list[tuple[str, str, str, str]]:
@@ -90,24 +129,33 @@ def speed_figures(p: SpeedPlan) -> dict:
             **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
 
 
-def _layers_words(q) -> str:
-    """A part's layers of fixed cost: its layers, and the recurrent layers' extra kernels counted as layers."""
+def _layers_words(q, share: bool = False) -> str:
+    """A part's layers of fixed cost: its layers (``share``: its layer-equivalents, n_layers × its share of the
+    weights' bytes, beside the layers placed), and the recurrent layers' extra kernels counted as layers."""
+    count = f"{q.n_layers:.1f}" if share else f"{q.n_layers:.0f}"
     if not q.extra_layers:
-        return f"{q.n_layers:.0f} layers"
-    return f"({q.n_layers:.0f} + {q.extra_layers:.1f} for the recurrent kernels) layers"
+        return f"{count} layer-eq." if share else f"{count} layers"
+    return f"({count} + {q.extra_layers:.1f} for the recurrent kernels) layers"
 
 
-def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
-    """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures."""
+def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """The --explain steps (label, formula, value, source) of a SpeedPlan and its figures. ``placed``: each device's
+    layers as the launch placed them (placed_words), named before its term."""
     shown = [q for q in p.parts if q.weight_bytes or q.kv_bytes]
+    placed = placed or {}
     steps = []
     if p.decode:
+        several = len(shown) > 1
         terms = " + ".join(
-            f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
+            (f"[{placed[q.device]}] " if several and q.device in placed else "")
+            + f"({q.weight_bytes / 1e9:.2f} GB + {q.fit.kv_factor:g}×{q.kv_bytes / 1e9:.2f} GB KV) ÷ "
             f"({q.fit.decode_eff:g} × {q.bandwidth_gbs} GB/s{f' × {q.tp}×{TP_EFFICIENCY:g}' if q.tp > 1 else ''})"
-            f" + {_layers_words(q)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
+            f" + {_layers_words(q, several)} × {q.fit.layer_us + (2 * TP_ALLREDUCE_US if q.tp > 1 else 0):g} µs"
             for q in shown)
-        split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if len(shown) > 1 else ""
+        split = f" + {len(shown) - 1} × {SPLIT_OVERHEAD_MS:g} ms split" if several else ""
+        if several and all(q.tp == 1 for q in shown):
+            split += (f"; each µs term's count: {p.n_layers} layers × the device's share of the weights' bytes "
+                      "(GB above), the fit's layer-equivalents")
         scores = (f" (flash attention off: {p.score_bytes / 1e9:.2f} GB of it the F32 scores and the query groups' K/V re-reads,"
                   " fa_off_decode.py)"
                   if p.score_bytes else "")
@@ -140,8 +188,8 @@ def speed_steps(p: SpeedPlan, speed: dict) -> list[tuple[str, str, str, str]]:
                 "16 threads, AVX2 build)" if p.host_flops else "")
         fixed = (f" + {p.n_layers} layers × {p.layer_us:g} µs (fixed per layer per token, fitted)"
                  if gpu and p.layer_us else "")
-        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: each expert's MMQ tiles run whole for the few "
-                 f"tokens routed to it)" if p.expert_factor > 1.0 else "")
+        tiles = (f" (routed experts' FLOPs × {p.expert_factor:.2f}: "
+                 f"{expert_tile_words(gpu.backend if gpu else None)})" if p.expert_factor > 1.0 else "")
         micro = _fa_words(p) + _ubatch_words(p)
         borrowed = ("; llama.cpp's achieved rate on this card, borrowed: no prefill measurement of this runtime"
                     if gpu and not gpu.ggml else "")

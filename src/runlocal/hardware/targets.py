@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..request import parse_ram
 from ..runtimes import Target
-from ..units import parse_size, parse_sizes
+from ..units import parse_sizes
 from .catalog import DEFAULT_UNIFIED_SHARE
 from .unified_memory import LINUX_TTM_DEFAULT, UNIFIED_HOST
 
@@ -15,7 +16,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     """Returns the targets and notes on where their sizes came from."""
     notes: list[str] = []
     targets: list[Target] = []
-    ram_bytes = parse_size(ram, field="ram") if ram else None
+    ram_bytes = parse_ram(ram) if ram else None
     gpu_key = (gpu or "").strip().lower()
     if gpu_key in ("", "auto") and not vram:
         from .detect import detect_system

@@ -130,19 +130,21 @@ def active_matmul_params(model: ModelSpec) -> int:
 
 
 def expert_factor(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
-                  ubatch: int = UBATCH) -> float:
-    """backend_speed.expert_tile_factor for this model on this device: on CUDA an expert's MMQ tiles run whole for the
-    few tokens routed to it (1.0 for a dense model and elsewhere)."""
+                  ubatch: int = UBATCH, coopmat2: bool | None = None) -> float:
+    """backend_speed.expert_tile_factor for this model on this device: on CUDA an expert's MMQ tiles, on Vulkan its
+    mul_mm_id tiles run whole for the few tokens routed to it (1.0 for a dense model and elsewhere); ``coopmat2``: the
+    Vulkan driver path where a record states it (None: NVIDIA Turing+ has it)."""
     return expert_tile_factor(model.n_experts, model.n_experts_active, ubatch, backend,
                               dev.vendor if dev is not None else None, not is_float_quant(quant),
-                              dev.compute_capability if dev is not None else None)
+                              dev.compute_capability if dev is not None else None, coopmat2)
 
 
 def prefill_matmul_flops(model: ModelSpec, dev: Device | None, quant: str | None, backend: str | None,
-                         ubatch: int = UBATCH) -> float:
+                         ubatch: int = UBATCH, coopmat2: bool | None = None) -> float:
     """Matmul FLOPs a prompt token costs at the dense rate: 2 per active weight, the routed experts' × their tile
     factor (expert_factor)."""
-    return 2.0 * active_matmul_params(model) + padding_flops(model, expert_factor(model, dev, quant, backend, ubatch))
+    return 2.0 * active_matmul_params(model) + padding_flops(model, expert_factor(model, dev, quant, backend, ubatch,
+                                                                                coopmat2))
 
 
 def padding_flops(model: ModelSpec, factor: float) -> float:

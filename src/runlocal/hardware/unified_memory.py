@@ -88,6 +88,19 @@ def raised_gpu_share(device, capacity: int) -> int | None:
     return raised if raised > capacity else None
 
 
+def raised_wired_limits(device, capacity: int) -> list[int]:
+    """A Mac planned at macOS's default GPU working set (``capacity`` = apple_default_working_set of its RAM): the
+    working sets ``sudo sysctl iogpu.wired_limit_mb=N`` can give it, whole GiB above the default up to RAM − OS_FLOOR
+    (mlx-lm README, "Large Models": N "larger than the size of the model in megabytes but smaller than the memory size
+    of the machine"; OS_FLOOR is what macOS and the process are left, as for MLX past the working set). Smallest
+    first; empty for any other device, a --vram given, or a Mac whose RAM leaves no room above the default."""
+    if (not getattr(device, "unified_memory", False) or device.vendor != "apple"
+            or capacity != apple_default_working_set(device.memory_bytes)):
+        return []
+    top = device.memory_bytes - OS_FLOOR
+    return [n * GiB for n in range(capacity // GiB + 1, top // GiB + 1)]
+
+
 def shared_ram(devices) -> tuple[int, int] | None:
     """(RAM, bytes the unified GPU side holds) when ``devices`` (DeviceMemory) are a unified machine's: a GPU of
     kind "unified" and the host named UNIFIED_HOST, whose capacity is the whole RAM. None otherwise."""

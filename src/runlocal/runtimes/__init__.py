@@ -52,6 +52,22 @@ def _versioned(runtime: Runtime, version_text: str) -> Runtime:
     version = versions.parse_version(runtime.name, version_text)
     if runtime.name == "vllm":
         runtime.engine, rules = versions.vllm_engine(version)   # type: ignore[attr-defined]
+    elif runtime.name == "sglang":
+        from .sglang_versions import sglang_rules
+
+        runtime.release_rules = sglang_rules(version.key, version.text)   # type: ignore[attr-defined]
+        rules = runtime.release_rules.words()   # type: ignore[attr-defined]
+    elif runtime.name == "mlx":
+        from .mlx_versions import mlx_rules
+
+        runtime.release_rules = mlx_rules(version.key, version.text)   # type: ignore[attr-defined]
+        rules = runtime.release_rules.words()   # type: ignore[attr-defined]
+    elif runtime.name == "transformers":
+        from .transformers_versions import transformers_rules
+
+        runtime.release_rules = transformers_rules(version.key, version.text)   # type: ignore[attr-defined]
+        runtime.attn_implementation = runtime.release_rules.attn_default   # type: ignore[attr-defined]
+        rules = runtime.release_rules.words()   # type: ignore[attr-defined]
     elif runtime.name == "llama.cpp":
         runtime.np_auto, runtime.has_fit, rules = versions.llamacpp_rules(version)   # type: ignore[attr-defined]
         runtime.output_cap = versions.llamacpp_output_cap(version)   # type: ignore[attr-defined]
@@ -83,8 +99,19 @@ def runtime_rules(runtime: Runtime) -> tuple[str, str]:
         return "current", versions.llamacpp_rules(None)[2]
     if runtime.name == "ollama":
         return "current", versions.ollama_rules(None)[1]
-    only = f"{runtime.name}: the release the planner models (versions are read for llama.cpp, vllm and ollama)"
-    return "current", only
+    if runtime.name == "sglang":
+        from .sglang_versions import sglang_rules
+
+        return "current", sglang_rules(None).words()
+    if runtime.name == "transformers":
+        from .transformers_versions import transformers_rules
+
+        return "current", transformers_rules(None).words()
+    if runtime.name == "mlx":
+        from .mlx_versions import mlx_rules
+
+        return "current", mlx_rules(None).words()
+    return "current", f"{runtime.name}: the release the planner models"
 
 
 __all__ = ["ENGINES", "Allocation", "DeviceMemory", "Engine", "Runtime", "Settings", "Step", "Target", "engine",

@@ -25,6 +25,26 @@ CANNOT_LOAD = "the build cannot load the model"   # a refused plan's speed["not_
 LOADER = "llama.cpp src/llama-model.cpp: \"unknown model architecture: '{arch}'\""
 # docs/linux.mdx "Installing specific versions": curl -fsSL https://ollama.com/install.sh | OLLAMA_VERSION=0.5.7 sh
 OLLAMA_INSTALL = "curl -fsSL https://ollama.com/install.sh | OLLAMA_VERSION={v} sh"
+# vLLM (review19 finding 4): the first release that serves each HF model_type the catalog uses most. A release before it
+# stops at load with "Model architectures ['X'] are not supported for now" (vllm/model_executor/models/registry.py;
+# quoted in vllm-project/vllm issue #5953). Each from a maintainer's or a release's own words:
+VLLM_FIRST: dict[str, tuple[str, str]] = {
+    # ArcticInference issue #168: "the lowest vLLM version that supports GPT OSS is 0.10.1" (vllm PR #22259 shipped it
+    # as the 0.10.1+gptoss wheel; runpod worker-vllm PR #207: 0.10.0 cannot load gpt_oss)
+    "gpt_oss": ("0.10.1", "vllm-project/vllm PR #22259; snowflakedb/ArcticInference issue #168"),
+    # vllm issue #17327 (simon-mo, 2025-04-28): "vLLM v0.8.4 and higher natively supports all Qwen3 and Qwen3MoE models"
+    "qwen3": ("0.8.4", "vllm-project/vllm issue #17327"),
+    "qwen3_moe": ("0.8.4", "vllm-project/vllm issue #17327"),
+    # vllm PR #14971 (2025-03-17) tags Gemma 3 "given the 0.8.0 release"; issue #14696 (2025-03-12): the released vLLM
+    # then could not load model type gemma3; bentoml/BentoVLLM PR #111: "waiting for vllm 0.8.0"
+    "gemma3": ("0.8.0", "vllm-project/vllm PR #14971, issue #14696"),
+    "gemma3_text": ("0.8.0", "vllm-project/vllm PR #14971, issue #14696"),
+    # kubeai-project/kubeai PR #495 "Llama 4 support and vLLM 0.8.3" (Llama 4 came out 2025-04-05, v0.8.3 on 04-06)
+    "llama4": ("0.8.3", "kubeai-project/kubeai PR #495"),
+    # deepseek-ai/DeepSeek-V3 PR #9 (simon-mo, 2024-12-27): "vLLM v0.6.5 supports Deepseek V3"; vllm issue #11559
+    # (a maintainer) says since v0.6.6: the earlier is used, so no release that may load it is refused
+    "deepseek_v3": ("0.6.5", "deepseek-ai/DeepSeek-V3 PR #9; vllm-project/vllm issue #11559"),
+}
 
 
 @lru_cache(maxsize=1)
@@ -45,6 +65,8 @@ def llamacpp_loads(build: int, arch: str) -> tuple[bool | None, str, str]:
     if row is None:
         return None, "", f"'{arch}' is not in runlocal's table of architectures (data/{TABLE}): not checked"
     first, without, with_ = row.get("first"), row["without"], row["with"]
+    if row.get("since_gguf"):     # named by every build that reads a GGUF (make_arch_support.py SINCE_GGUF)
+        return True, "every GGUF build", f"'{arch}' known to every GGUF build ({row['source']})"
     pr = f" ({row['pr']})" if row.get("pr") else ""
     can = (f"b{first}{pr}" if first else
            f"a build after b{without}{pr}" + (f"; b{with_} has it" if with_ else "") if without is not None else "")
@@ -101,8 +123,11 @@ def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
     """(refusal, --explain words, architecture) for the planner's named build (``planner.version``), as
     arch_refusal; ("", None) words when the planner names no build of llama.cpp or Ollama."""
     version = getattr(planner, "version", None)
-    if version is None or planner.name not in ("llama.cpp", "ollama"):
+    if version is None or planner.name not in ("llama.cpp", "ollama", "vllm"):
         return None, "", None
+    if planner.name == "vllm":             # vLLM reads the HF config's model_type, not a GGUF architecture
+        refused, how = arch_refusal("vllm", version, spec.family)
+        return refused, how, spec.family
     arch = model_arch(spec)
     refused, how = arch_refusal(planner.name, version, arch)
     return refused, how or ("the model's GGUF architecture is not known here (not a catalog model or a GGUF file): "
@@ -112,9 +137,11 @@ def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
 def arch_refusal(runtime: str, version_text: str | None, arch: str | None) -> tuple[str | None, str]:
     """(why the named build cannot load ``arch`` — the verdict's reason, with the first build / release that can and
     how to update —, or None; the --explain line: what was checked and where it was read)."""
-    if version_text is None or not arch or runtime not in ("llama.cpp", "ollama"):
+    if version_text is None or not arch or runtime not in ("llama.cpp", "ollama", "vllm"):
         return None, ""
     version = parse_version(runtime, version_text)
+    if runtime == "vllm":
+        return _vllm(version, arch)
     if runtime == "ollama":
         return _ollama(version, arch)
     ok, can, how = llamacpp_loads(version.key[0], arch)
@@ -124,6 +151,18 @@ def arch_refusal(runtime: str, version_text: str | None, arch: str | None) -> tu
     return (f"llama.cpp b{version.key[0]} cannot load this model: {LOADER.format(arch=arch)}. First loaded by {can}. "
             f"Update llama.cpp: b{build} or later (https://github.com/ggml-org/llama.cpp/releases/tag/b{build}; from "
             "source: git pull, then rebuild)"), how
+
+
+def _vllm(version: RuntimeVersion, model_type: str) -> tuple[str | None, str]:
+    row = VLLM_FIRST.get(model_type)
+    if row is None:
+        return None, f"model type '{model_type}' is not in runlocal's table of vLLM releases: not checked"
+    first, source = row
+    if version.key[:3] >= _key(first):
+        return None, f"vLLM {version.text} serves '{model_type}' (from v{first}: {source})"
+    return (f"vLLM {version.text} cannot load this model: \"Model architectures [...] are not supported for now\" "
+            f"(vllm/model_executor/models/registry.py; model type '{model_type}'). First served by vLLM {first} "
+            f"({source}). Update vLLM: pip install 'vllm>={first}'"), f"'{model_type}' first served by v{first}: {source}"
 
 
 def _ollama(version: RuntimeVersion, arch: str) -> tuple[str | None, str]:
@@ -150,7 +189,10 @@ def _ollama(version: RuntimeVersion, arch: str) -> tuple[str | None, str]:
                          f"does not (this release's vendored llama.cpp lacks the name"
                          + (f"; it has it from v{vendored}" if vendored else "") + ": ollama/ollama PR #15899)"
                          if only_go else ""))
-    if first is not None and version.key[:3] < min(_key(v) for v in _releases()):
+    oldest = min(_releases(), key=_key)
+    if first is not None and version.key[:3] < _key(oldest) and _key(first) <= _key(oldest):
+        # the oldest release mapped loads it: whether an older one did is not read (review19 finding 4: where the
+        # oldest mapped release lacks it, so does every older one, and the refusal below is given)
         return None, f"Ollama {version.text} is older than the releases mapped: '{arch}' not checked"
     can, at = (f"v{first} ({row['how']})", first) if first else ("v0.30.0 (llama-server)", "0.30.0")
     how = (f"neither Ollama {version.text}'s vendored llama.cpp (llama/llama.cpp/src/llama-arch.cpp) nor its Go engine "

@@ -130,6 +130,9 @@ class Allocation:
     # sliding-window layers hold their window, not the context (llama.cpp's iSWA cache): (KV bytes per token of the
     # layers that hold the whole context, the window layers' KV bytes); None where every layer holds the context
     kv_split: tuple[int, int] | None = None
+    # the weights' type as the runtime holds them where it is not the checkpoint's (transformers dequantizing an FP8
+    # checkpoint to bf16: runtimes/transformers.py fp8_dequantized); the speed model reads it (verdict.speed)
+    weights_as_run: str | None = None
 
 
 def largest(lo: int, hi: int, ok) -> int | None:
@@ -164,13 +167,12 @@ class Levers:
     budget: str | None = None               # its memory-budget setting: gpu_memory_utilization, mem_fraction_static
     budget_max: float = 0.95
     tensor_parallel: bool = False
-    host_swap: str | None = None            # a host swap space checked against RAM (vLLM's swap_space, GiB per GPU)
 
 
 GGUF_LEVERS = Levers(weight_quants=GGUF_LADDER, kv_cache_types=("q8_0", "q4_0"), layer_offload=True)
 # vLLM: --quantization fp8 quantizes a 16-bit checkpoint at load; --kv-cache-dtype fp8; --tensor-parallel-size
 POOL_LEVERS = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="gpu_memory_utilization",
-                     tensor_parallel=True, host_swap="swap_space")
+                     tensor_parallel=True)
 
 
 def levers_of(runtime: Runtime) -> Levers:

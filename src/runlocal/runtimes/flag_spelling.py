@@ -8,6 +8,8 @@ between the two gets the new spelling, as runtimes/versions.py does for the defa
 
 from __future__ import annotations
 
+from typing import Any
+
 # --n-cpu-moe N (the experts of the first N layers on the CPU): ggml-org/llama.cpp PR #15077, released in b6089
 # (oobabooga/textgen issue #7178 names the release). Before it, the same placement is an -ot override.
 N_CPU_MOE_BUILDS = (6088, 6089)
@@ -15,6 +17,23 @@ N_CPU_MOE_BUILDS = (6088, 6089)
 # of 2025-08-07 runs the bare switch on a build with --n-cpu-moe (≥ b6089), and WasmEdge PR #4343 bumping to b6343
 # reads "the type of flash attention is changed from bool to string".
 FLASH_ATTN_VALUE_BUILDS = (6089, 6343)
+# Four older boundaries (review19 finding 3), each (the newest build known without, the first known with), read from
+# the merge commit's date and public release-bot PRs that name the newest tag of a day; "git describe --contains" of
+# the merge commit, as a public study of llama.cpp's MoE history reads it, gives the single first tag where noted.
+# The binary: `server` until PR #7809 renamed it `llama-server` (commit 1c641e6a, CI run 2024-06-12 23:44 UTC);
+# janhq/cortex.llamacpp's bot names b3135 the newest release on 2024-06-12 (PR #83) and b3145 on 2024-06-14 (PR #87).
+LLAMA_SERVER_BUILDS = (3135, 3145)
+# -hf <repo>[:quant] (the short flag and the tag form): PR #11195, commit 00b4c3da, CI run 2025-01-13 13:21 UTC; the
+# bot names b4447 on 2025-01-08 (PR #364) and b4502 on 2025-01-17 (PR #374). Before it, -m FILE (a downloaded file).
+HF_TAG_BUILDS = (4447, 4502)
+# -fa / --flash-attn (the switch): PR #5021, commit 9c67c277, merged 2024-04-30; first tag b2771 (git describe);
+# ollama/ollama PR #4036 of 2024-04-29 bumps to b2761, before it; kherud/java-llama.cpp PR #60 (b2797) "adds flash
+# attention". Before it there is no flash attention, so no spelling: the setting is left out and said.
+FLASH_ATTN_BUILDS = (2770, 2771)
+# -ot / --override-tensor: PR #11397, commit e0e912f, merged 2025-04-02; first tag b5028 (git describe); the bot
+# names b4984 on 2025-03-28 (PR #442) and b5041 on 2025-04-03 (PR #447). Before it no tensor can be placed apart
+# from its layer (experts in RAM are not possible: only whole layers with -ngl).
+OVERRIDE_TENSOR_BUILDS = (5027, 5028)
 # the tensors --n-cpu-moe keeps on the CPU (common/arg.cpp llm_ffn_exps_block_regex)
 _EXPS = r"\.ffn_(up|down|gate)_exps"
 
@@ -32,10 +51,65 @@ def _older(build: int | None, boundary: tuple[int, int]) -> bool:
 
 
 def flash_attn_args(value: str, build: int | None) -> list[str]:
-    """--flash-attn VALUE; before PR #15434 the switch -fa (on) or nothing (off was the default, auto unknown)."""
+    """--flash-attn VALUE; before PR #15434 the switch -fa (on) or nothing (off was the default, auto unknown);
+    before PR #5021 nothing at all (the build has no flash attention: missing_args says so)."""
+    if _older(build, FLASH_ATTN_BUILDS):
+        return []
     if _older(build, FLASH_ATTN_VALUE_BUILDS):
         return ["-fa"] if value == "on" else []
     return ["--flash-attn", value]
+
+
+def has_flash_attn(build: int | None) -> bool:
+    """Whether the build has flash attention at all (PR #5021): before it neither -fa nor a quantized V cache."""
+    return not _older(build, FLASH_ATTN_BUILDS)
+
+
+def has_override_tensor(build: int | None) -> bool:
+    """Whether the build takes -ot (PR #11397), and so any placement of experts apart from their layer."""
+    return not _older(build, OVERRIDE_TENSOR_BUILDS)
+
+
+def server_binary(build: int | None) -> str:
+    """llama-server, or `server` before PR #7809 renamed the binaries."""
+    return "server" if _older(build, LLAMA_SERVER_BUILDS) else "llama-server"
+
+
+def model_args(args: list[str], build: int | None) -> tuple[list[str], str | None]:
+    """-hf REPO:QUANT as the build takes it, and what to do first where it cannot: before PR #11195 (and for a build
+    between its two boundaries, since -m runs on every build) -m the file, downloaded from the repo beforehand."""
+    if args[:1] != ["-hf"] or build is None or build >= HF_TAG_BUILDS[1]:
+        return args, None
+    repo, _, quant = args[1].partition(":")
+    stem = repo.split("/")[-1].removesuffix("-GGUF").removesuffix("-gguf")
+    name = f"{stem}-{quant}.gguf" if quant else f"{stem}.gguf"
+    pattern = f"*{quant}*.gguf" if quant else "*.gguf"
+    return ["-m", name], (f"first: hf download {repo} --include '{pattern}' --local-dir . (b{build} has no "
+                          f"-hf REPO:QUANT, PR #11195; -m the file as the repo names it)")
+
+
+def no_flash_attn(build: int | None) -> str | None:
+    """Why the build runs no flash attention at all (before PR #5021), or None: fixes.py then offers neither -fa nor
+    a quantized V cache, which needs it."""
+    if has_flash_attn(build):
+        return None
+    return (f"llama.cpp b{build} has no flash attention (ggml-org/llama.cpp PR #5021, first in b{FLASH_ATTN_BUILDS[1]}):"
+            " neither -fa nor a quantized V cache")
+
+
+def command_note(build: int | None, options: Any, first: str | None) -> str:
+    """The comment after a llama-server command: what to do first (model_args) and what the settings ask that the
+    build has no flag for, "FLAG (bN has it)", left out of the line (the plan of a named build relies on neither:
+    fixes.py offers them only where the build has them). ``options``: the plan's LlamaCppOptions."""
+    missing = []
+    if options.flash_attn == "on" and not has_flash_attn(build):
+        missing.append(f"-fa (PR #5021, b{FLASH_ATTN_BUILDS[1]} has it)")
+    if (options.override_tensor or options.n_cpu_moe) and not has_override_tensor(build):
+        missing.append(f"-ot (PR #11397, b{OVERRIDE_TENSOR_BUILDS[1]} has it; experts in RAM need it)")
+    said = [first] if first else []
+    if missing:
+        said.append(f"not in llama.cpp b{build}: {', '.join(missing)}")
+    return f"  # {'; '.join(said)}" if said else ""
 
 
 def n_cpu_moe_args(n: int, build: int | None, *, every_layer: bool = False) -> list[str]:
@@ -133,4 +207,22 @@ def vllm_release_args(parts: list[str], release: tuple[int, ...] | None) -> tupl
     return head + kept, left_out
 
 
-__all__ = ["flash_attn_args", "llamacpp_build", "n_cpu_moe_args", "vllm_release_args"]
+# --- Ollama -----------------------------------------------------------------------------------------------------
+def ollama_service_note(env: list[str]) -> str:
+    """Where Ollama runs as a service (Linux install.sh's ollama.service, the macOS app) it holds port 11434, so the
+    command's `VAR=… ollama serve &` exits and the service never sees the variables: Ollama's documented way to set
+    them per platform (ollama/ollama docs/faq.mdx "How do I configure Ollama server?": systemctl edit ollama.service,
+    Environment="…" under [Service], daemon-reload and restart; launchctl setenv, then restart the app)."""
+    pairs = [e.split("=", 1) for e in env]
+    return ("where Ollama runs as a service (Linux install.sh, the macOS app) it holds port 11434 and this "
+            "`ollama serve` exits, so set the variables on it instead (docs/faq.mdx \"How do I configure Ollama "
+            "server?\"): Linux: sudo systemctl edit ollama.service, under [Service] "
+            + " ".join(f'Environment="{k}={v}"' for k, v in pairs)
+            + ", then sudo systemctl daemon-reload && sudo systemctl restart ollama; macOS: "
+            + "; ".join(f"launchctl setenv {k} {v}" for k, v in pairs)
+            + ", then quit and reopen Ollama; then the line from printf / ollama run")
+
+
+__all__ = ["flash_attn_args", "has_flash_attn", "has_override_tensor", "llamacpp_build", "command_note", "model_args",
+           "n_cpu_moe_args", "no_flash_attn", "ollama_service_note", "server_binary",
+           "vllm_release_args"]

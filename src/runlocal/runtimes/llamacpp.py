@@ -79,6 +79,7 @@ from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests im
     gpu_side,
 )
 from .llamacpp_fit_devices import ALL_EXPERTS, Layers, Overflow, describe, fit_devices, fit_flags, rule_layers
+from .llamacpp_kv_words import kv_cache_step, kv_inputs_step, recurrent_step, swa_cells_step  # noqa: F401
 from .llamacpp_layout import (  # noqa: F401
     AUTO_SLOTS,
     CTX_PAD,
@@ -113,6 +114,7 @@ from .llamacpp_layout import (  # noqa: F401
     swa_cells,
 )
 from .llamacpp_nohost import Repacked, host_repack, no_host_step
+from .llamacpp_placed import layer_shares, weights_step
 from .llamacpp_swa import as_llamacpp_loads, window_step
 from .mla_flash import mla_flash_blocked
 
@@ -134,21 +136,6 @@ GDN_WORDS = {"unfused": "the unfused delta nets (chunked prompt, one-token) of a
                         "check failed: a delta-net layer on the CPU, op-offloaded prompt batches)",
              "ar-unfused": "the unfused one-token delta net of an older build (its fused-op device check failed)",
              "probed": "fused delta nets (their device check passes)"}
-
-
-def kv_cache_step(p: Pools, c: Context, s: Settings) -> Step:
-    """The KV cache as its sum: each group of layers (the whole context's, each window's) its bytes per token × its
-    cells per stream, × the streams, + any row padding the backend adds — terms that multiply out to the value."""
-    terms = [f"{n} {'full-attention' if w is None else f'sliding-window ({w:,})'} layer{'s' if n > 1 else ''} × "
-             + (f"{per // n:,} B/token" if per % n == 0 else f"({per:,} B/token in all) / {n}") + f" × {cells:,} cells"
-             for w, n, per, cells in p.kv_groups]
-    summed = sum(per * cells for _, _, per, cells in p.kv_groups) * c.n_stream
-    kv_total = sum(d.kv for d in p.all)
-    row_pad = kv_total - summed
-    formula = (f"({' + '.join(terms)}) × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}"
-               + (f" + {row_pad:,} B row padding (ggml-cuda get_alloc_size)" if row_pad else ""))
-    return Step("KV cache", f"{formula}, K {s.cache_type_k} V {s.cache_type_v}", f"{kv_total:,} B",
-                "src/llama-kv-cache.cpp, llama-kv-cache-iswa.cpp")
 
 
 def kv_split(p: Pools, c: Context) -> tuple[int, int] | None:
@@ -593,17 +580,18 @@ class LlamaCpp:
         ngl = (s.llamacpp.n_gpu_layers or 0) if gpus else 0
         if s.llamacpp.tensor_split and len(s.llamacpp.tensor_split) > len(gpus):
             raise InputError(f"tensor-split: {len(s.llamacpp.tensor_split)} shares given for {len(gpus)} GPU(s)")
-        shares = ([*s.llamacpp.tensor_split, *[0.0] * (len(gpus) - len(s.llamacpp.tensor_split))] if s.llamacpp.tensor_split
-                  else [float(max(g.capacity, 1)) for g in gpus])
+        shares = layer_shares(s, gpus)
         return Budget(s, c, self.flash_attention(s, targets), backend_rules(self.backend, targets), n_seq, k, ngl,
                       layer_devices_kept(model.n_layers, ngl, tuple(shares)), mla_cache=self.mla_era(model, quant or s.quant)[0])
 
     def flash_blocked(self, model: ModelSpec, quant: str | None, targets: list[Target]) -> str | None:
         """Why this build cannot run flash attention on the GPU for the model's MLA cache (K ≠ V rows), or None
         (runtimes/mla_flash.py): fixes offer neither flash attention nor a quantized V cache there."""
-        from .flag_spelling import llamacpp_build
+        from .flag_spelling import llamacpp_build, no_flash_attn
         from .published import gpu_compute_capability
 
+        if (before_flash := no_flash_attn(llamacpp_build(getattr(self, "version", None)))) is not None:
+            return before_flash
         mla = next((a for a in model.attention_layers if a.kind == "mla"), None)
         if mla is None:
             return None
@@ -638,14 +626,12 @@ class LlamaCpp:
                    else "pad(ctx, 256) per sequence")
         steps.append(Step("context cells", f"{cells_f} × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}",
                           f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)", "src/llama-context.cpp"))
-        n_gpu_layers = sum(1 for w in b.where[:-1] if w is not None)
-        steps.append(Step("weights", f"{n_gpu_layers}/{model.n_layers} layers on GPU"
-                          f"{' + output' if b.where[model.n_layers] is not None else ''}; token embedding on CPU",
-                          ", ".join(f"{d.name} {d.model:,} B" for d in p.all), "src/llama-model.cpp load_tensors"))
+        steps.append(weights_step(model, b.where, s, p.all))
         rec = sum(d.rs for d in p.all)
         if rec:
-            steps.append(Step("recurrent state", f"(conv + ssm elements) × 4 B × {b.n_seq} seq", f"{rec:,} B",
-                              "src/llama-memory-recurrent.cpp"))
+            steps.append(recurrent_step(model, b.n_seq, rec))
+        steps += [st for st in (kv_inputs_step(model, s, b.mla_cache), swa_cells_step(model, c, s, p.n_swa_cells))
+                  if st is not None]
         steps.append(kv_cache_step(p, c, s))
         if not s.llamacpp.kv_offload:
             steps.append(Step("--no-kv-offload", "every KV cache and recurrent state in system RAM; attention then runs "
@@ -739,16 +725,19 @@ class LlamaCpp:
         if why and (mla := mla_cache_step(model, era, why)) is not None:
             out.append(mla)
         if targets and (blocked := self.flash_blocked(model, quant, targets)):
-            out.append(Step("flash attention (MLA)", "no GPU kernel for this cache: no flash-attention or quantized-V "
-                            "fix is offered", "unavailable", blocked))
+            out.append(Step("flash attention" + ("" if "PR #5021" in blocked else " (MLA)"), "no GPU kernel for this "
+                            "cache: no flash-attention or quantized-V fix is offered", "unavailable", blocked))
         return out
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings
+        from . import flag_spelling as fs  # as the named build spells each option
         from .published import llama_server_model  # -m FILE, or -hf REPO:QUANT for a published GGUF
 
         _, _, k = slots(s)
-        parts = ["llama-server", *llama_server_model(model, s.quant), "-c", str((s.ctx or DEFAULT_CTX) * k)]
+        build = fs.llamacpp_build(getattr(self, "version", None))
+        model_words, first = fs.model_args(llama_server_model(model, s.quant), build)
+        parts = [fs.server_binary(build), *model_words, "-c", str((s.ctx or DEFAULT_CTX) * k)]
         if s.parallel != PARALLEL_AUTO:
             # without -np llama-server runs its auto 4 slots, so an explicit count is written, 1 included
             parts += ["--parallel", str(max(1, s.parallel))]
@@ -758,11 +747,8 @@ class LlamaCpp:
             parts += ["--cache-type-k", s.cache_type_k]
         if s.cache_type_v != "f16":
             parts += ["--cache-type-v", s.cache_type_v]
-        from .flag_spelling import flash_attn_args, llamacpp_build, n_cpu_moe_args  # as the named build spells them
-
-        build = llamacpp_build(getattr(self, "version", None))
         if s.llamacpp.flash_attn != "auto":
-            parts += flash_attn_args(s.llamacpp.flash_attn, build)
+            parts += fs.flash_attn_args(s.llamacpp.flash_attn, build)
         # the plan's batch sizes where they are not llama-server's own defaults (common/common.h), so the command
         # pasted runs the compute buffers planned
         if (s.llamacpp.batch or DEFAULT_BATCH) != DEFAULT_BATCH:
@@ -772,11 +758,12 @@ class LlamaCpp:
         # -ot before --cpu-moe / --n-cpu-moe: llama.cpp appends each to one list in command-line order and the first
         # match wins (PR #15077: "If you use --override-tensor before these options, your overrides will take
         # priority"), as the plan orders them (ggml/sched.py weight_devices)
-        if s.llamacpp.override_tensor:
+        overrides = fs.has_override_tensor(build)
+        if s.llamacpp.override_tensor and overrides:
             rules = ",".join(f"{p}={b}" for p, b in s.llamacpp.override_tensor)
             parts += ["-ot", shlex.quote(rules)]
-        if s.llamacpp.n_cpu_moe:
-            parts += n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
+        if s.llamacpp.n_cpu_moe and overrides:
+            parts += fs.n_cpu_moe_args(s.llamacpp.n_cpu_moe, build,
                                     every_layer=s.llamacpp.cpu_moe and s.llamacpp.n_cpu_moe >= model.n_layers)
         if s.llamacpp.kv_unified:
             parts += ["--kv-unified"]
@@ -792,4 +779,4 @@ class LlamaCpp:
             parts += ["--no-host"]
         if not s.llamacpp.fit and self.has_fit:
             parts += ["--fit", "off"]
-        return " ".join(parts)
+        return " ".join(parts) + fs.command_note(build, s.llamacpp, first)    # as the named build spells it, or said

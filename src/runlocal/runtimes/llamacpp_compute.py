@@ -294,7 +294,7 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     # the prompt graph's rows of logits: min(n_ubatch, n_outputs_max) (runtimes/ggml/arch.py pp_outputs)
     phases = compute_phases(model, c.n_ubatch, n_kv, fa, p.n_swa_cells or None, copies,
                             None if n_outputs_max is None else max(1, min(c.n_ubatch, n_outputs_max)))
-    _estimate_compute(model, weights, b, p, phases, n_kv, kq_mask_f32)
+    _estimate_fitted(model, weights, b, p, phases, n_kv, kq_mask_f32)
     # The graph itself, traced and placed as ggml-alloc places it, where it is modelled: a built
     # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
     # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
@@ -325,52 +325,6 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
     return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, gdn)
-
-
-# The fitted formula under-predicts these architectures' compute buffers on measurements/llamacpp_h200 (session 18:
-# one shrunk catalog model per architecture — real width, heads and head size, narrow FFN, 512-token vocabulary —,
-# 16 contexts each, llama.cpp 0c1e57098 on an H200 and on the CPU), and runtimes/ggml has no graph builder for them
-# yet. Until it has, each plan adds the worst shortfall seen there, MiB, so that no record is under-predicted:
-# (each GPU's buffer, CUDA_Host's, the CPU-only buffer). A floor measured on shrunk files, not scaled to the
-# full-size model. Figures: tests/accuracy/test_llamacpp_cuda_archs.py (worst |predicted − logged| per arch).
-FORMULA_SHORTFALL_MIB: dict[str, tuple[float, float, float]] = {
-    "qwen3vlmoe": (42.00, 12.10, 38.08),    # deepstack: inp_embd is n_embd × (1 + 3) wide (llama-graph.cpp)
-    "qwen3vl": (19.02, 12.10, 31.10),
-    "gemma4": (19.02, 6.29, 19.02),
-    "gptneox": (0.00, 16.26, 0.00),
-    "llama4": (10.18, 0.17, 7.68),
-    "cohere2": (8.68, 0.17, 7.18),
-    "stablelm": (8.51, 0.01, 8.51),
-    "command-r": (6.51, 0.09, 6.59),
-    "glm4": (6.51, 0.09, 6.59),
-    "smollm3": (4.59, 0.09, 3.09),
-    "phi2": (4.04, 0.04, 0.01),
-    "gemma": (2.51, 0.28, 2.78),
-    "qwen2vl": (2.52, 0.10, 2.60),
-    "falcon": (0.26, 0.04, 0.26),
-}
-
-
-def _estimate_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],
-                      n_kv: int, kq_mask_f32: bool = False) -> None:
-    """The fitted estimate of each compute buffer (measurements/llamacpp), used where the graph is not simulated,
-    with FORMULA_SHORTFALL_MIB's floor for the architectures it is known to under-predict."""
-    _estimate_fitted(model, weights, b, p, phases, n_kv, kq_mask_f32)
-    arch = model.family if model.family in FORMULA_SHORTFALL_MIB else _gguf_arch(model)
-    gpu, host, cpu = (round(x * MIB) for x in FORMULA_SHORTFALL_MIB.get(arch or "", (0.0, 0.0, 0.0)))
-    if not p.devs:
-        p.host.compute += cpu
-        return
-    p.host.compute += host
-    for d in p.devs:
-        if d.compute:
-            d.compute += gpu
-
-
-def _gguf_arch(model: ModelSpec) -> str | None:
-    from ..quant.gguf_convert import gguf_arch
-
-    return gguf_arch(model)
 
 
 def _estimate_fitted(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, phases: dict[str, int],

@@ -12,9 +12,19 @@ slice of GPU d is [p, q) and the floor's GPU d + 1 starts at q' ≤ q, the slice
 is within the target, and the floor's search takes at least it. So the real fill leaves in system memory at least the
 blocks the floor's fill leaves there, and their weights. Used by `best` (choose._fitted_plan): a row whose --fit plan
 surely moves more than plan_fit's tolerance of weights to RAM is not a run held whole, and its whole --fit search
-(a graph simulation per probe) is not needed to say so."""
+(a graph simulation per probe) is not needed to say so.
+
+every_layer_surely_moved: a coarser bound for any model, the max-context search's (plan._layered_max_context): --fit
+keeps every layer on the GPUs only where each GPU's use, at the split it ends with, is within its target (step 1's
+default split, or a fill that placed all n_layers + 1 slots, each GPU's slice accepted only within its target and
+its bytes without compute its own slice's alone). So the GPUs' floors at that split sum to at most the targets' sum;
+and whatever the split, they sum to at least one GPU's floor holding every layer: the same tensors, KV cells and
+recurrent states, ggml-cuda's row padding once per cache group (a split pads it on each GPU holding the group),
+the backend's context once (a split counts it on each GPU in use)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
@@ -51,3 +61,28 @@ def host_weights_at_least(planner, model: ModelSpec, weights: WeightEstimate, se
         return 0
     _, bufs, _, _ = planner.buffers_now(model, weights, placed(layers, over), targets, with_compute=False)
     return sum(b.model for b in bufs if b.kind == "cpu")
+
+
+def every_layer_surely_moved(planner, model: ModelSpec, weights: WeightEstimate, settings: Settings,
+                             targets: list[Target]) -> bool:
+    """Whether llama-server --fit over several GPUs of one name, at settings.ctx (-ngl, -ts and tensor overrides
+    left to it), surely moves some layer or expert off the GPUs: one GPU holding every layer, its bytes without the
+    compute buffer, past the GPUs' capacities less --fit's margin summed (the module's docstring says why that
+    bounds every split). Grows with the context: past it at one context, past it at every longer one. False where
+    the bound does not apply (a planner other than llama.cpp's, one GPU, GPUs of several names, settings --fit leaves
+    alone)."""
+    from .llamacpp import FIT_MARGIN, LlamaCpp
+
+    gpus = [t for t in targets if t.kind != "cpu"]
+    ls = settings.llamacpp
+    if (not isinstance(planner, LlamaCpp) or len(gpus) < 2 or len({(g.name, g.kind) for g in gpus}) != 1
+            or settings.ctx is None or not ls.fit or ls.n_gpu_layers is not None or ls.n_cpu_moe
+            or ls.override_tensor or ls.tensor_split):
+        return False
+    model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
+    totals = [g.total for g in gpus]
+    one = replace(gpus[0], capacity=sum(g.capacity for g in gpus),
+                  total=sum(x for x in totals if x) if all(totals) else None)
+    whole = settings.with_(n_gpu_layers=model.n_layers + 1)
+    merged = [one, *(t for t in targets if t.kind == "cpu")]
+    return planner.floor(model, weights, whole, merged)[0] > sum(g.capacity - FIT_MARGIN for g in gpus)

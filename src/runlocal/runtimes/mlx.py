@@ -31,6 +31,7 @@ from ..quant.formats import LINEAR_ROLES, WeightEstimate
 from ..units import GiB, MiB, round_up
 from . import mlx_server
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .mlx_versions import MLXRules
 
 MLX_REF = "mlx-lm 0.32.0 (d78bf58)"
 MLX_FLOATS = ("bf16", "bfloat16", "fp16", "f16", "float16", "fp32", "f32", "float32")
@@ -171,6 +172,7 @@ class MLX:
     name = "mlx"
     pools_kv = False
     levers = Levers(weight_quants=("mlx-8bit", "mlx-4bit"), kv_cache_types=("q8_0", "q4_0"))  # convert -q, --kv-bits
+    release_rules: MLXRules | None = None    # `-r mlx==X`: that mlx-lm release's rules (runtimes/mlx_versions.py)
 
     def __init__(self, *, max_kv_size: int | None = None, quantized_kv_start: int = DEFAULT_QUANTIZED_KV_START,
                  prefill_step_size: int = DEFAULT_PREFILL_STEP):
@@ -210,7 +212,7 @@ class MLX:
         assert s.ctx is not None                # set by defaults()
         kv = self.kv_cache(model, s.ctx, max(1, s.parallel), bits)
         prefill = self.prefill(model, kv)
-        refusal = refusal or bits_refusal or kv.refusal
+        refusal = refusal or bits_refusal or self._release_refusal(bits) or kv.refusal
         steps = (_kv_step(kv), _prefill_step(prefill), _working_set_step(dev))
         # past the working set MLX still allocates, up to its allocator's limit (hardware/unified_memory.py)
         past = past_working_set(weights.total + kv.bytes + prefill.total, dev.capacity, dev.total)
@@ -221,6 +223,13 @@ class MLX:
                           steps=(*steps, mlx_server.step(cached)),
                           assumptions=self._assumptions(kv, weights, dev, refusal), compromise=past)
 
+    def _release_refusal(self, bits: int | None) -> str | None:
+        """--kv-bits asked of an mlx-lm release without it (before 0.20.1; runtimes/mlx_versions.py)."""
+        r = self.release_rules
+        if r is None or bits is None or r.kv_bits:
+            return None
+        return f"{r.ref} has no --kv-bits (quantized KV cache; 0.19.0's mlx_lm/generate.py has none, 0.20.1's has it)"
+
     def prompt_cache(self, model: ModelSpec, s: Settings, dev: DeviceMemory) -> mlx_server.PromptCacheGrowth:
         """What mlx_lm.server's prompt cache holds once it keeps its default number of earlier caches, each one
         sequence at the context asked (runtimes/mlx_server.py)."""
@@ -230,7 +239,8 @@ class MLX:
         # ArraysCache (recurrent layers) and a RotatingKVCache past its window cannot be trimmed (cache.py
         # can_trim_prompt_cache): insert_cache then keeps the prefixes of a conversation as entries of their own
         trimmable = not model.recurrent_layers and not one.rotating
-        return mlx_server.growth(one.bytes, s.ctx, dev.capacity, dev.total, trimmable)
+        entries = self.release_rules.prompt_cache_entries if self.release_rules else mlx_server.DEFAULT_PROMPT_CACHE_SIZE
+        return mlx_server.growth(one.bytes, s.ctx, dev.capacity, dev.total, trimmable, entries)
 
     def kv_cache(self, model: ModelSpec, ctx: int, n_seq: int, bits: int | None) -> KVCachePlan:
         """The caches make_prompt_cache builds for ``n_seq`` sequences of ``ctx`` tokens, and their bytes."""
@@ -293,12 +303,16 @@ class MLX:
 
     def _assumptions(self, kv: KVCachePlan, weights: WeightEstimate, dev: Target,
                      refusal: str | None) -> tuple[str, ...]:
-        out = [f"{MLX_REF}: prompt prefilled in chunks of {self.prefill_step_size}"]
+        r = self.release_rules
+        out = [f"{r.ref if r else MLX_REF}: prompt prefilled in chunks of {self.prefill_step_size}"]
         if kv.bits is not None and not kv.quantize and refusal is None:
             out.append(f"--kv-bits {kv.bits}: the cache is quantized only from {self.quantized_kv_start:,} "
                        f"tokens (--quantized-kv-start); {kv.ctx:,} stays 16-bit")
         limit = dev.capacity
-        if weights.total > WIRED_WARN_SHARE * limit > 0:
+        if r is not None and not r.wired:
+            out.append(f"{r.ref} sets no wired limit (mlx_lm's wired_limit came by 0.20.1, utils.py:75): nothing is "
+                       "wired and no working-set warning is printed")
+        elif weights.total > WIRED_WARN_SHARE * limit > 0:
             out.append(f"[WARNING] Generating with a model that requires {weights.total // MiB} MB which is close "
                        f"to the maximum recommended size of {limit // MiB} MB: mlx-lm warns it can be slow")
         if kv.n_seq > 1:
@@ -349,6 +363,11 @@ class MLX:
         if self.max_kv_size and not bits:
             line += (f"  # --max-kv-size {self.max_kv_size}: a rotating cache — past {self.max_kv_size:,} tokens it "
                      "forgets the oldest (keeps the first 4), so answers lose the start of a long conversation")
+        elif s.ctx:
+            # review19 section 13: the context asked is not a flag here — mlx_lm.generate has no context length (its
+            # only cache bound, --max-kv-size, forgets past it), so the line says what the plan sized instead
+            line += (f"  # no context flag: the KV cache grows with the conversation, planned here at {s.ctx:,} "
+                     "tokens (--max-kv-size N would instead forget all but the last N)")
         return line
 
 

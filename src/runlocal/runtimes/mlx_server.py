@@ -71,7 +71,9 @@ def growth(per_sequence: int, ctx: int, capacity: int, total: int, trimmable: bo
 
 def step(g: PromptCacheGrowth) -> Step:
     """The --explain line: the figure, whether or not it overflows."""
-    return Step("server prompt cache", f"mlx_lm.server keeps up to {g.entries} earlier caches (LRU): {g.entries} × "
+    keeps = (f"keeps up to {g.entries} earlier caches (LRU)" if g.entries > 1 else
+             "keeps the last request's cache (PromptCache, mlx-lm ≤ 0.28.3)")
+    return Step("server prompt cache", f"mlx_lm.server {keeps}: {g.entries} × "
                 f"{g.per_sequence:,} B (one sequence of {g.ctx:,} tokens, as the KV cache above); not in the table — "
                 f"{g.fitting} fit in the {max(g.free, 0) / GiB:.2f} GiB left (--prompt-cache-bytes trims only on the "
                 "batched path)", f"{g.full:,} B", SOURCE)
@@ -118,7 +120,9 @@ def advice(plan: Any) -> Advice | None:
     if said is None:
         return None
     kept = g.fitting * g.per_sequence
-    return Advice(said, f"keep {g.fitting} earlier cache{'s' if g.fitting != 1 else ''} in mlx_lm.server "
+    release = getattr(planner, "release_rules", None)     # mlx==X before the flag: the fix is the upgrade
+    upgrade = f"upgrade to mlx-lm ≥ {FLAG_FROM} and " if release is not None and not release.prompt_cache_flag else ""
+    return Advice(said, f"{upgrade}keep {g.fitting} earlier cache{'s' if g.fitting != 1 else ''} in mlx_lm.server "
                         f"(mlx-lm ≥ {FLAG_FROM})",
                   planner.server_command(plan.model, a.settings, g.fitting),
                   f"prompt cache at {g.ctx:,} tokens: {g.full / GiB:.1f} → {kept / GiB:.1f} GiB, within the working "

@@ -45,6 +45,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GGUF_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
+from .flag_spelling import ollama_service_note
 from .llamacpp import (
     FIT_MARGIN,
     FitProbes,
@@ -55,14 +56,14 @@ from .llamacpp import (
     gpu_side,
 )
 from .llamacpp_layout import NGL_AUTO
-from .llamacpp_swa import as_llamacpp_loads
+from .llamacpp_swa import as_llamacpp_loads, loaded_arch
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
     OLLAMA_REF,
     PROJECTOR_ROLES,
-    PROJECTOR_WORDS,
     Projector,
+    place_projector,
     projector_bytes,
     projector_on_gpu,
 )
@@ -186,17 +187,18 @@ class _OnLlamaServer:
 class Ollama:
     """Ollama planner. Server environment that ``Settings`` does not carry is given here:
     ``context_length`` = OLLAMA_CONTEXT_LENGTH, ``gpu_overhead`` = OLLAMA_GPU_OVERHEAD (bytes), ``sched_spread`` =
-    OLLAMA_SCHED_SPREAD."""
+    OLLAMA_SCHED_SPREAD, ``new_engine`` = OLLAMA_NEW_ENGINE."""
 
     name = "ollama"
     pools_kv = False
     levers = GGUF_LEVERS   # OLLAMA_KV_CACHE_TYPE, num_gpu, a smaller quant tag
 
     def __init__(self, *, context_length: int | None = None, gpu_overhead: int = 0, simulate_graph: bool = True,
-                 sched_spread: bool = False):
+                 sched_spread: bool = False, new_engine: bool = False):
         self.context_length = context_length
         self.gpu_overhead = gpu_overhead
         self.sched_spread = sched_spread      # OLLAMA_SCHED_SPREAD: every GPU to llama-server (ollama_placement.py)
+        self.new_engine = new_engine          # OLLAMA_NEW_ENGINE=1: the Go engine before v0.30 (ollama_engine.py)
         # the llama-server Ollama launches, built from upstream llama.cpp (ollama/ollama#15122); the current release's
         # (b10864, ollama/ollama#18317) has PR #23861's output cap, a named release is planned without it
         # (runtimes/versions.py ollama_rules)
@@ -256,6 +258,8 @@ class Ollama:
 
         gpus = [t for t in targets if t.kind != "cpu"]
         version = getattr(self, "version", None)
+        if len(gpus) > 1 and ngl_free(s) and (split := self._runner_split(model, weights, s, gpus)):
+            return [gpus[i] for i in split[0]] + [t for t in targets if t.kind == "cpu"], split[2]
         if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
                                                   < OLLAMA_LLAMA_SERVER_FROM):
             return targets, ""
@@ -314,7 +318,7 @@ class Ollama:
     def _release_flash_words(self, model: ModelSpec, asked: Settings) -> list[str]:
         rule = self.flash_rule(model, asked.llamacpp.flash_attn)
         words = [rule.why] if rule.why else []
-        if not rule.keeps_quantized_kv and _quantized_kv(asked):
+        if not rule.keeps_quantized_kv and _quantized_kv(asked) and "PR #6279" not in rule.why:
             words.append(f"OLLAMA_KV_CACHE_TYPE={asked.cache_type_k} ignored without flash attention: an f16 KV "
                          "cache (llm/server.go: \"quantized kv cache requested but flash attention disabled\")")
         return words
@@ -426,9 +430,50 @@ class Ollama:
             probes.known.cut_short(order[past], gpu_room, host_buffer)
         return True
 
+    def engine(self, model: ModelSpec) -> tuple[str, str]:
+        """The engine this release runs the model on, and why (runtimes/ollama_engine.py; v0.30+: llama-server)."""
+        from .ollama_engine import ollama_engine
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        return ollama_engine(parse_version("ollama", release).key if release else None,
+                             loaded_arch(model) or model.family, self.new_engine)
+
+    def _runner_split(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target]):
+        """v0.7.1–v0.11.4 on several GPUs: Ollama's own estimator's GPUs and split (runtimes/ollama_estimate.py)."""
+        from .ollama_estimate import modelled, runner_split
+        from .versions import parse_version
+
+        release = getattr(self, "version", None)
+        if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
+            return None
+        return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or 512, [g.capacity for g in gpus],
+                            loaded_arch(model) or model.family, self.sched_spread)
+
+    def _release_steps(self, given: ModelSpec, model: ModelSpec) -> list[Step]:
+        """ollama==X: its speed rules' llama.cpp build (hardware/speed.py) and the engine that runs the model."""
+        from .ollama_engine import go_engine_view
+        from .versions import ollama_speed_build, parse_version
+
+        if not (asked := getattr(self, "version", None)):
+            return []
+        build, how = ollama_speed_build(parse_version("ollama", asked))
+        engine, why = self.engine(model)
+        if engine == "go" and (swa := go_engine_view(as_llamacpp_loads(given), loaded_arch(model) or model.family)[1]):
+            why += "; " + swa
+        return [Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"),
+                Step("engine", why, engine, "runtimes/ollama_engine.py, data/ollama_engine.json")]
+
+    def _as_loaded(self, model: ModelSpec) -> ModelSpec:
+        """The model as this release's engine caches it: llama.cpp's windows; the Go engine's sliding-layer memory."""
+        from .ollama_engine import go_engine_view
+
+        model = as_llamacpp_loads(model)
+        return go_engine_view(model, loaded_arch(model) or model.family)[0] if self.engine(model)[0] == "go" else model
+
     def _launch(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]):
         """What Ollama passes to llama-server: (settings, flash attention, batch, refusal, steps, assumptions)."""
-        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
+        model = self._as_loaded(model)   # llama.cpp's windows, not the config's (the Go engine's before v0.30)
         s = self.defaults(model, settings, targets)
         gpus = [t for t in targets if t.kind != "cpu"]
         refusal: str | None = None
@@ -500,7 +545,7 @@ class Ollama:
         caps = [t.capacity for t in targets]
         if not caps or any(c <= 0 for c in caps):
             return False
-        model = as_llamacpp_loads(model)
+        model = self._as_loaded(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
         if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
@@ -530,7 +575,7 @@ class Ollama:
         decide."""
         from ..boundary import device_keys  # (the rooms' keys: one per device, as search.room keys a plan's)
 
-        model = as_llamacpp_loads(model)
+        model = self._as_loaded(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
         if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
@@ -609,7 +654,7 @@ class Ollama:
 
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
-        model = as_llamacpp_loads(model)   # Ollama runs llama-server: llama.cpp's windows, not the config's
+        given, model = model, self._as_loaded(model)   # llama.cpp's windows (the Go engine's before v0.30), not the config's
         s, flash, batch, refusal, steps, assumptions = self._launch(model, weights, settings, targets)
         asked = self.defaults(model, settings, targets)
         everyone, (targets, placed_why) = targets, self._given(model, weights, s, targets)
@@ -617,7 +662,8 @@ class Ollama:
         host = next((t for t in targets if t.kind == "cpu"), None)
         if placed_why:
             steps.append(Step("GPUs given to llama-server", placed_why, ", ".join(t.name for t in gpus),
-                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)"))
+                              "server/sched.go selectLlamaServerPlacement, bestSingleGPUFit (v0.30+)" if "llm/memory.go"
+                              not in placed_why else "server/sched.go pickBestFullFitByLibrary (v0.7.1–v0.11.4)"))
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
         projector = self.projector(model, s, targets)   # once: it resolves the library tag and sums the tower
@@ -630,6 +676,10 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
+        elif len(gpus) > 1 and placed_why and (split := self._runner_split(model, weights, s, gpus)):
+            ngl, ncmoe = split[1].layers, 0   # before v0.11.5: --n-gpu-layers and --tensor-split as estimated
+            alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, 0, flash).with_(
+                tensor_split=tuple(float(c) for c in split[1].counts)), targets)
         elif len(gpus) > 1 and placed_why:
             # several GPUs and -ngl unset: llama-server's own --fit spreads the layers over them (fit.cpp steps 3–4)
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
@@ -644,17 +694,13 @@ class Ollama:
             ngl, ncmoe, alloc, compromise = self._fit_one_gpu(model, weights, s, batch, flash, targets, projector.margin,
                                                               margin, steps, assumptions)
 
-        devices, projector_step = self._place_projector(model, projector, alloc.devices)
+        devices, projector_step = place_projector(model, projector, alloc.devices)
         if placed_why:   # the GPUs Ollama did not give llama-server: idle, listed where they stand
             used = dict(zip(map(id, gpus), (d for d in devices if d.kind != "cpu")))
             devices = tuple(used.get(id(t)) or DeviceMemory(t.name, t.kind, t.capacity)
                             for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
-        if asked_release := getattr(self, "version", None):   # ollama==X: its speed rules' build (hardware/speed.py)
-            from .versions import ollama_speed_build, parse_version
-
-            build, how = ollama_speed_build(parse_version("ollama", asked_release))
-            steps.append(Step("llama.cpp build", how, f"b{build}", "runtimes/versions.py, data/ollama_llama_cpp.json"))
+        steps += self._release_steps(given, model)
         layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
                              f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
                              f"GPU layers by llama-server --fit ({margin}); "
@@ -682,27 +728,6 @@ class Ollama:
                          self.ram_refusal_words(),
                          *assumptions, *alloc.assumptions),
         )
-
-    @staticmethod
-    def _place_projector(model: ModelSpec, projector: Projector,
-                         devices: tuple[DeviceMemory, ...]) -> tuple[tuple[DeviceMemory, ...], Step | None]:
-        """The projector's bytes on the device llama-server loads it to: the first GPU (tools/mtmd/clip.cpp clip_ctx:
-        ggml_backend_init_by_type(GPU), the first GPU device), or system memory where Ollama passes
-        --no-mmproj-offload. Counted under overhead: it is read for an image or audio input, not per text token (the
-        speed model reads the weights column). Its own compute buffer is not sized: Ollama's 1 GiB headroom is
-        for it."""
-        size, on_gpu, why = projector.size, projector.on_gpu, projector.why
-        at = next((i for i, d in enumerate(devices) if (d.kind != "cpu") == on_gpu), None)
-        if not size or at is None:
-            return devices, None
-        dev = devices[at]
-        n = sum(1 for t in model.tensors if t.role in PROJECTOR_ROLES)
-        where, source = PROJECTOR_WORDS[projector.rule]
-        where = where.format(gpu=dev.name) if on_gpu else (f"in system memory ({why})" if projector.rule == "first-gpu"
-                                                           else f"in system memory (--no-mmproj-offload: {why})")
-        step = Step("multimodal projector", f"{n:,} vision/audio tensors, F16 (1-D: F32), {where}; under overhead",
-                    f"{size:,} B", source)
-        return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step
 
     # --- command ------------------------------------------------------------------------
     def flash_attention_switch(self) -> str:
@@ -741,6 +766,7 @@ class Ollama:
             steps.append(modelfile_command(name, params, derived))
             name = derived
         line = (" ".join(env + ["ollama serve"]) + " & " if env else "") + " && ".join(steps + [f"ollama run {name}"])
+        note = "; ".join(filter(None, [note, ollama_service_note(env) if env else ""]))   # a service holds 11434
         return line + (f"  # {note}" if note else "")
 
 

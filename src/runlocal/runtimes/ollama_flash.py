@@ -39,6 +39,9 @@ FA_LIST_FROM = (0, 11, 8)          # 85ccf7354 (#11996)
 FA_ENV_OVERRIDES_FROM = (0, 12, 4)  # fdb109469: OLLAMA_FLASH_ATTENTION=0 wins over the list
 FA_AUTO_RUNNER_FROM = (0, 13, 4)   # bd6c1d6b4 (#13052): the llama.cpp runner's auto mode
 LLAMA_SERVER_FROM = (0, 30, 0)     # 9db4bda: llama-server for every GGML model
+# OLLAMA_KV_CACHE_TYPE: 1bdab9fdb "llm: introduce k/v context quantization (vRAM improvements) (#6279)", 2024-12-04;
+# envconfig/config.go has it at v0.5.0, not at v0.4.7: before, every release's KV cache is f16 (review19 finding 4)
+KV_CACHE_TYPE_FROM = (0, 5, 0)
 MAP_PATH = "ollama_flash_attention.json"
 # GGML.SupportsFlashAttention by release: (first release, accepted before the K/V test, refused architectures)
 SUPPORTS_FA = (((0, 5, 0), (), ()), ((0, 11, 2), (), ("gptoss",)), ((0, 11, 5), (), ()),
@@ -116,8 +119,11 @@ def _by_list(version: tuple[int, ...], arch: str, asked: str) -> OllamaFlash:
     """ollama_flash before the model's own check: the release's default and list."""
     if version < FA_LIST_FROM:
         flash = "on" if asked == "on" else "off"
-        return OllamaFlash(flash, flash == "on", "Ollama before v0.11.8: flash attention off unless "
-                           "OLLAMA_FLASH_ATTENTION=1 (llm/server.go NewLlamaServer)")
+        typed = version >= KV_CACHE_TYPE_FROM
+        return OllamaFlash(flash, flash == "on" and typed, "Ollama before v0.11.8: flash attention off unless "
+                           "OLLAMA_FLASH_ATTENTION=1 (llm/server.go NewLlamaServer)" + ("" if typed else
+                           "; no OLLAMA_KV_CACHE_TYPE before v0.5.0 (ollama/ollama PR #6279, envconfig/config.go): "
+                           "an f16 KV cache"))
     mapped, wants, go_engine = _at(version)
     listed = _key(arch) in wants
     if version >= FA_AUTO_RUNNER_FROM and _key(arch) not in go_engine:

@@ -15,8 +15,10 @@ v0.33.0-rc2 fb30760; the same in each), with num_gpu and main_gpu unset:
   GPUs (common/fit.cpp: back to front, each GPU keeping its 1024 MiB margin; runtimes/llamacpp_fit_devices.py).
 
 The automatic batch is then chosen against the free memory of the GPUs placed on (availableMemoryForPlacement).
-Before v0.30.0 Ollama's own runner split the layers (llm/memory.go EstimateGPULayers, then the ml backend's fit):
-not modelled — the plan keeps the first GPU and says so. Pure computation: no I/O.
+Before v0.30.0 Ollama's own runner split the layers: v0.7.1 – v0.11.4 by llm/memory.go EstimateGPULayers
+(runtimes/ollama_estimate.py: its GPUs, --n-gpu-layers and --tensor-split); v0.11.5 – v0.29 by the ml backend's
+measured layouts — not modelled: planned as llama-server over every GPU (the layers split by free memory). Pure
+computation: no I/O.
 """
 
 from __future__ import annotations

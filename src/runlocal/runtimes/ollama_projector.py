@@ -1,14 +1,14 @@
 """Ollama's multimodal projector: its bytes as Ollama counts them, whether llama-server keeps it on the GPU, and each
 release's words for where it goes (runtimes/ollama.py Ollama.projector places it). Split out of runtimes/ollama.py,
-unchanged."""
+unchanged (place_projector too)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..memo import per_model
 from ..model.spec import ModelSpec
-from .base import Target
+from .base import DeviceMemory, Step, Target
 
 OLLAMA_REF = "ollama/ollama v0.33.0-rc2 (fb30760)"   # the release runtimes/ollama.py is modelled on
 # llm/llama_server.go mmprojOffloadHeadroom: "leaves 1 GiB for backend buffers beyond projector weights"
@@ -64,5 +64,26 @@ PROJECTOR_WORDS = {
 }
 
 
-__all__ = ["MMPROJ_HEADROOM", "OLLAMA_REF", "PROJECTOR_ROLES", "PROJECTOR_WORDS", "Projector", "projector_bytes",
-           "projector_on_gpu"]
+__all__ = ["MMPROJ_HEADROOM", "OLLAMA_REF", "PROJECTOR_ROLES", "PROJECTOR_WORDS", "Projector", "place_projector",
+           "projector_bytes", "projector_on_gpu"]
+
+
+def place_projector(model: ModelSpec, projector: Projector,
+                    devices: tuple[DeviceMemory, ...]) -> tuple[tuple[DeviceMemory, ...], Step | None]:
+    """The projector's bytes on the device llama-server loads it to: the first GPU (tools/mtmd/clip.cpp clip_ctx:
+    ggml_backend_init_by_type(GPU), the first GPU device), or system memory where Ollama passes
+    --no-mmproj-offload. Counted under overhead: it is read for an image or audio input, not per text token (the
+    speed model reads the weights column). Its own compute buffer is not sized: Ollama's 1 GiB headroom is
+    for it."""
+    size, on_gpu, why = projector.size, projector.on_gpu, projector.why
+    at = next((i for i, d in enumerate(devices) if (d.kind != "cpu") == on_gpu), None)
+    if not size or at is None:
+        return devices, None
+    dev = devices[at]
+    n = sum(1 for t in model.tensors if t.role in PROJECTOR_ROLES)
+    where, source = PROJECTOR_WORDS[projector.rule]
+    where = where.format(gpu=dev.name) if on_gpu else (f"in system memory ({why})" if projector.rule == "first-gpu"
+                                                       else f"in system memory (--no-mmproj-offload: {why})")
+    step = Step("multimodal projector", f"{n:,} vision/audio tensors, F16 (1-D: F32), {where}; under overhead",
+                f"{size:,} B", source)
+    return devices[:at] + (replace(dev, overhead=dev.overhead + size),) + devices[at + 1:], step

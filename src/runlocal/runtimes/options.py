@@ -48,7 +48,9 @@ class VLLMOptions:
     gpu_memory_utilization: float | None = None     # None: vLLM's 0.9
     max_num_batched_tokens: int | None = None       # None: the default for the GPU (vllm.py batch_defaults)
     enforce_eager: bool = False                     # no CUDA graphs captured
-    swap_space: float = 4.0                         # --swap-space: GiB of CPU swap per GPU (CacheConfig's 4)
+    # --swap-space: GiB of CPU swap per GPU (CacheConfig's 4), vLLM up to v0.17.1 only (PR #36216 removed it): a
+    # later release's plan neither reads it nor prints it, and check refuses it there (_refuse_removed_swap_space)
+    swap_space: float = 4.0
     enable_lora: bool = False                       # --enable-lora: LoRA slots preallocated (runtimes/vllm_lora.py)
     max_loras: int = 1                              # --max-loras
     max_lora_rank: int = 16                         # --max-lora-rank

@@ -84,6 +84,8 @@ _LLAMA_OPTIONS = ("backend", "batch", "ubatch", "flash_attn", "n_gpu_layers", "n
 # docs/faq.md: OLLAMA_FLASH_ATTENTION); the backend is the GPU's
 _OLLAMA_OPTIONS = ("backend", "batch", "flash_attn", "n_gpu_layers", "no_mmap")
 _SERVER_OPTIONS = ("max_num_batched_tokens", "tp", "pp", "enforce_eager")   # vLLM's names, SGLang's read the same
+# swap_space: vLLM's up to v0.17.1 only — listed so another engine's plan refuses it by name; check refuses it for a
+# later vLLM release (versions.vllm_swap_space)
 _VLLM_OPTIONS = (*_SERVER_OPTIONS, "gpu_memory_utilization", "swap_space", "dp", "expert_parallel", "enable_lora",
                  "max_loras", "max_lora_rank", "cpu_kvcache_space")
 

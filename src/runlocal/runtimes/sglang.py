@@ -38,6 +38,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
 from .published import kernel_check
+from .sglang_versions import SGLangRules, old_fraction, tier_defaults
 from .tensor_parallel import head_split_refusal
 
 SGLANG_REF = "sglang 0.5.23"
@@ -84,27 +85,48 @@ def prefill_graph_sizes(max_bs: int) -> list[int]:
     return [n for n in sizes if n <= max_bs]
 
 
-def graph_reserve_mib(decode_max_bs: int, chunked: int, mla: bool) -> float:
+def graph_reserve_mib(decode_max_bs: int, chunked: int, mla: bool, prefill: bool = True) -> float:
     """arg_groups/memory_hook.py reserve_for_graph_mb: decode graphs (FULL by default) 2 MiB per max_bs;
     prefill graphs (BREAKABLE by default on CUDA, cuda_graph_config.py default_prefill_backend) 8 MiB per
-    captured size, or 1.5 GiB with an MLA backend."""
+    captured size, or 1.5 GiB with an MLA backend. ``prefill`` False: a release before 0.5.11, whose prefill
+    (piecewise) graphs were off by default (runtimes/sglang_versions.py)."""
+    if not prefill:
+        return decode_max_bs * 2
     prefill_max_bs = min(8192, chunked) if mla else chunked
     return decode_max_bs * 2 + (1.5 * 1024 if mla else len(prefill_graph_sizes(prefill_max_bs)) * 8)
 
 
-def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool) -> float:
-    """arg_groups/memory_hook.py: reserved_mem for activations, CUDA graphs and parallel slack (MiB)."""
+def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
+                     prefill: bool = True) -> float:
+    """arg_groups/memory_hook.py: reserved_mem for activations, CUDA graphs and parallel slack (MiB); the same sum
+    from 0.5.3 (server_args.py:639 there), the prefill graphs from 0.5.11."""
     activation_tokens = max(chunked, 2048) if chunked > 0 else max(MAX_PREFILL_TOKENS, 2048)
-    reserved = 512 + activation_tokens * 1.5 + tp * pp / 8 * 1024 + graph_reserve_mib(decode_max_bs, chunked, mla)
+    reserved = (512 + activation_tokens * 1.5 + tp * pp / 8 * 1024
+                + graph_reserve_mib(decode_max_bs, chunked, mla, prefill))
     if gpu_mem_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     return reserved
 
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
-                                mla: bool) -> float:
-    reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla)
-    return round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)
+                                mla: bool, rules: SGLangRules | None = None) -> float:
+    """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py)."""
+    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules)[0]
+
+
+def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
+                         rules: SGLangRules | None) -> tuple[float, str]:
+    """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
+    if rules is not None and rules.fraction not in ("activation", "graphs"):
+        return old_fraction(rules, gpu_mem_mib, tp, pp)
+    prefill = rules is None or rules.prefill_graphs
+    reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill)
+    graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill)
+    formula = (f"(GPU {gpu_mem_mib:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + 1.5 × max(chunked "
+               f"{chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
+               + ("" if prefill else " (decode graphs: 2 × max bs)")
+               + (" (≥ 10 GiB above 60 GiB)" if gpu_mem_mib > 60 * 1024 else ""))
+    return round((gpu_mem_mib - reserved) / gpu_mem_mib, 3), formula
 
 
 def _kv_dtype(name: str) -> tuple[str, int] | None:
@@ -130,6 +152,11 @@ class _Budget:
     free: int                   # the GPU's free memory
     pre: int                    # pre_model_load_memory: free − CUDA context − dist
     weights: int                # per GPU
+    rules: SGLangRules | None = None    # a release asked with sglang==X; None: 0.5.23
+
+    @property
+    def ref(self) -> str:
+        return self.rules.ref if self.rules else SGLANG_REF
 
     @property
     def budget(self) -> int:
@@ -240,7 +267,8 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
                     intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
-                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla) * MiB) if not s.sglang.disable_cuda_graph else 0)
+                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.rules is None or b.rules.prefill_graphs)
+                               * MiB) if not s.sglang.disable_cuda_graph else 0)
 
 
 def served_context(ctx: int, pool_tokens: int) -> int:
@@ -268,18 +296,16 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
     if asked.sglang.mem_fraction_static is None:
-        reserved = reserved_mem_mib(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla)
-        graph_mib = graph_reserve_mib(b.decode_bs, b.chunked, b.mla)
-        steps.append(Step("mem_fraction_static",
-                          f"(GPU {b.gpu_mem_mib:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + "
-                          f"1.5 × max(chunked {b.chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
-                          + (" (≥ 10 GiB above 60 GiB)" if b.gpu_mem_mib > 60 * 1024 else ""),
-                          f"{b.frac}", f"python/sglang/srt/arg_groups/memory_hook.py ({SGLANG_REF})"))
+        formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules)[1]
+        steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
+                          b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
+                          f"({SGLANG_REF})"))
     else:
         steps.append(Step("mem_fraction_static", "set with --mem-fraction-static", f"{b.frac}"))
     steps.append(Step("chunked prefill / decode graphs",
                       f"by GPU memory {b.gpu_mem_mib:,.0f} MiB and TP {b.tp}", f"chunked_prefill_size {b.chunked}, "
-                      f"cuda graph max_bs {b.decode_bs}", "arg_groups/memory_hook.py handle_gpu_memory_settings"))
+                      f"cuda graph max_bs {b.decode_bs}", b.rules.tiers_source if b.rules else
+                      "arg_groups/memory_hook.py handle_gpu_memory_settings"))
     steps.append(Step("static budget", f"free before weights {b.pre:,} B (free {b.free:,} − CUDA context "
                       f"{CUDA_CONTEXT // MiB} MiB" + (f" − distributed init {b.dist / GiB:.2f} GiB" if b.dist else "")
                       + f") × {b.frac}", f"{b.budget:,} B",
@@ -295,13 +321,15 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
                       f"{out.req_to_token:,} B", "mem_cache/memory_pool.py ReqToTokenPool"))
     steps.append(Step("activations + CUDA graphs",
                       f"chunk {b.chunked} × (4×{model.hidden_size} + 3×{out.intermediate}/TP) × 2 B + SGLang's graph "
-                      "reserve", f"{out.activation + out.graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"))
+                      "reserve", f"{out.activation + out.graphs:,} B", "arg_groups/memory_hook.py reserve_for_graph_mb"
+                      + (f"; {b.rules.ref}: " + ("prefill graphs on (0.5.11+)" if b.rules.prefill_graphs
+                                                   else "decode graphs only") if b.rules else "")))
     return steps
 
 
 def _assumptions(model: ModelSpec, s: Settings, b: _Budget, pool: _Pool, host: bool) -> tuple[str, ...]:
     assert s.ctx is not None                # set by defaults()
-    out = [f"{SGLANG_REF} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
+    out = [f"{b.ref} defaults; page_size {PAGE_SIZE}; no speculative decoding"]
     if pool.tokens and pool.tokens < s.ctx:
         out.append(f"KV pool holds {pool.tokens:,} tokens, fewer than --context-length {s.ctx:,}: SGLang "
                    "starts (managers/tp_worker.py warns) but refuses or truncates longer requests")
@@ -321,6 +349,12 @@ class SGLang:
     pools_kv = True
     levers = Levers(weight_quants=("fp8",), kv_cache_types=("fp8",), budget="mem_fraction_static",
                     tensor_parallel=True)   # --quantization fp8, --kv-cache-dtype fp8_e5m2, --tp
+    release_rules: SGLangRules | None = None    # `-r sglang==X`: that release's defaults (runtimes/sglang_versions.py)
+
+    def _tiers(self, gpu_mem: float, tp: int) -> tuple[int, int]:
+        """(chunked_prefill_size, decode CUDA-graph max batch size) by GPU memory, at this planner's release."""
+        modelled = gpu_memory_defaults(gpu_mem, tp)
+        return tier_defaults(self.release_rules, gpu_mem, tp, modelled) if self.release_rules else modelled
 
     def _gpus(self, targets: list[Target]) -> list[Target]:
         return [t for t in targets if t.kind == "gpu"]
@@ -330,7 +364,7 @@ class SGLang:
         return min((t.total or t.capacity) for t in gpus) / MiB if gpus else None
 
     def _decode_max_bs(self, gpu_mem: float | None, tp: int, max_running: int | None) -> int:
-        bs = gpu_memory_defaults(gpu_mem, tp)[1] if gpu_mem is not None else 160
+        bs = self._tiers(gpu_mem, tp)[1] if gpu_mem is not None else 160
         return min(bs, max_running) if max_running else bs
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
@@ -338,12 +372,12 @@ class SGLang:
         tp, pp = max(1, settings.tp), max(1, settings.pp)
         gpu_mem = self._gpu_mem_mib(gpus)
         mla = any(a.kind == "mla" for a in model.attention_layers)
-        chunked = settings.sglang.chunked_prefill_size or (gpu_memory_defaults(gpu_mem, tp)[0] if gpu_mem else 4096)
+        chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
         if frac is None:
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
-                                                tp, pp, mla) if gpu_mem else 0.95)
+                                                tp, pp, mla, self.release_rules) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
             ctx=settings.ctx or model.max_position_embeddings or 4096,   # --context-length: config.json by default
@@ -396,7 +430,8 @@ class SGLang:
         return _Budget(gpu_mem_mib=gpu_mem, mla=any(a.kind == "mla" for a in model.attention_layers),
                        chunked=s.sglang.chunked_prefill_size or 0, decode_bs=decode_bs, tp=tp, pp=pp,
                        frac=s.sglang.mem_fraction_static or 0.9, dist=dist, free=gpu.capacity,
-                       pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp))
+                       pre=max(0, gpu.capacity - CUDA_CONTEXT - dist), weights=weights.total // (tp * pp),
+                       rules=self.release_rules)
 
     def command(self, model: ModelSpec, settings: Settings) -> str:
         s = settings

@@ -41,6 +41,7 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .transformers_versions import TransformersRules, version_refusal
 
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
@@ -76,6 +77,19 @@ EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
 # an XPU is there, and on a CUDA GPU below compute capability 8.9 (quantizer_finegrained_fp8.py: "we will default to
 # dequantizing the model to bf16").
 FP8_KERNEL_CAPABILITY = 8.9
+# AutoFP8's per-tensor checkpoints (RedHatAI/Meta-Llama-3-8B-Instruct-FP8, gemma-2-9b-it-FP8: neuralmagic/AutoFP8
+# quantize.py saves `weight` in fp8 e4m3 beside scalar `weight_scale` and `input_scale`, under quantization_config
+# {"quant_method": "fp8", "activation_scheme": "static"}) take the same FineGrainedFP8 path — "fp8" maps to
+# FineGrainedFP8Config (quantizers/auto.py) with its default 128×128 weight_block_size — but that path reads only
+# `weight_scale_inv` and `activation_scale` (serialized_names): the checkpoint's scales load as UNEXPECTED keys and the
+# weights run unscaled. Loaded by transformers 5.24.0 on a tiny Llama saved in AutoFP8's layout: on the CPU every
+# Linear came back bf16 with max |W| 448.0 where the original's was 0.095; with the cc ≥ 8.9 path forced, FP8Linear
+# with `weight_scale_inv` (2, 2) and `activation_scale` MISSING, `weight_scale` / `input_scale` UNEXPECTED.
+AUTOFP8_UNREAD = ("transformers loads an AutoFP8 checkpoint (quant_method \"fp8\", per-tensor weight_scale / "
+                  "input_scale) through FineGrainedFP8Config, which reads only weight_scale_inv / activation_scale: the "
+                  "checkpoint's scales are dropped as UNEXPECTED keys and the weights run unscaled, so the output is "
+                  "wrong (transformers 5.24.0 quantizers/quantizer_finegrained_fp8.py serialized_names). vLLM reads "
+                  "these scales; under transformers use the bf16 checkpoint")
 
 
 @dataclass
@@ -132,12 +146,15 @@ def _tensor_sizes_now(model: ModelSpec, weights: WeightEstimate) -> tuple[list[i
     return actual, plan
 
 
-def _tree(model: ModelSpec, weights: WeightEstimate) -> _Node:
-    """The usual *ForCausalLM layout: model(embed_tokens, layers[i], norm) then lm_head."""
+def _tree(model: ModelSpec, weights: WeightEstimate, placed_as: WeightEstimate | None = None) -> _Node:
+    """The usual *ForCausalLM layout: model(embed_tokens, layers[i], norm) then lm_head. ``placed_as``: the weights
+    accelerate sizes the modules on where they are not the ones the model runs with (fp8_dequantized)."""
     if not model.tensors:       # no tensor list: one block of the estimated size
-        whole = _Node("model", plan=float(weights.total), actual=weights.total, no_split=True)
+        whole = _Node("model", plan=float((placed_as or weights).total), actual=weights.total, no_split=True)
         return _Node("", children=[whole], plan=whole.plan, actual=whole.actual)
     actual, plan = _tensor_sizes(model, weights)
+    if placed_as is not None:
+        plan = tuple(float(a) for a in _tensor_sizes(model, placed_as)[0])
     first = _Node("model.pre")                     # vision tower, projector, other non-layer modules
     embed = _Node("model.embed_tokens")
     layers = [_Node(f"model.layers.{i}", no_split=True, layer=i) for i in range(model.n_layers)]
@@ -478,11 +495,33 @@ def _explain_eager(e: _Eager, prefill: _Prefill, n_seq: int, prompt: int) -> lis
     ]
 
 
-def fp8_dequantized(model: ModelSpec, weights: WeightEstimate, gpus: list[Target]) -> tuple[WeightEstimate, str | None]:
-    """(the weights as loaded, why they are bf16) for a fine-grained FP8 checkpoint on a machine without FP8 kernels
-    (FP8_KERNEL_CAPABILITY); other weights as given, with None."""
-    if _quant_key(weights.quant) != "fp8-block":
-        return weights, None
+def fp8_dequantized(model: ModelSpec, weights: WeightEstimate,
+                    gpus: list[Target]) -> tuple[WeightEstimate, WeightEstimate | None, str | None]:
+    """(the weights as the model runs with them, the weights accelerate's device_map is sized on where those differ,
+    what transformers does with them) for an FP8 checkpoint; other weights as given, with None, None.
+
+    A fine-grained FP8 checkpoint (quant_method "fp8") is dequantized at load on a machine without FP8 kernels
+    (FP8_KERNEL_CAPABILITY): replace_with_fp8_linear leaves the Linears in bf16, so the device_map is sized in bf16 too.
+    A compressed-tensors FP8 checkpoint (RedHatAI's / llm-compressor's FP8-dynamic: fp8-channel) is decompressed on
+    every device: from_pretrained's defaults (dequantize=False, use_optimized_inference=False; CompressedTensorsConfig)
+    take quantizer_compressed_tensors.py's "regular compressed-tensors route" — compress_model gives each quantized
+    Linear its FP8 weight before _get_device_map sizes the modules (compute_module_sizes: the params' own element
+    size), and the forward pre-hook compressed-tensors 0.20.0 registers (ModelCompressor.add_decompress_hook) runs
+    decompress_model at the first forward: each Linear's weight dequantized in place, on its device, to its scale's
+    dtype (16-bit). Only CompressedTensorsConfig(use_optimized_inference=True) on compute capability ≥ 8.9 keeps it
+    FP8, which the printed command does not pass."""
+    q = _quant_key(weights.quant)
+    if q == "fp8-channel":
+        run = estimate_weights(model, "bf16")
+        return run, weights, (f"compressed-tensors FP8 checkpoint decompressed to bf16 at the first forward, on every "
+                              f"device: {weights.total:,} B stored → {run.total:,} B; the device_map is sized on "
+                              f"the stored FP8 layout, so each device holds its modules' 16-bit size once decompressed "
+                              f"({TF_REF} quantizers/quantizer_compressed_tensors.py: from_pretrained's defaults "
+                              "dequantize=False, use_optimized_inference=False; compressed-tensors 0.20.0 "
+                              "ModelCompressor.add_decompress_hook; "
+                              "CompressedTensorsConfig(use_optimized_inference=True) keeps FP8 from cc 8.9)")
+    if q not in ("fp8-block", "fp8"):          # "fp8": AutoFP8's per-tensor layout (AUTOFP8_UNREAD), the same quantizer
+        return weights, None, None
     if not gpus:
         why = "no CUDA GPU or XPU"
     elif gpus[0].kind == "unified" and gpus[0].name.startswith("Apple"):
@@ -492,10 +531,14 @@ def fp8_dequantized(model: ModelSpec, weights: WeightEstimate, gpus: list[Target
 
         cc = gpu_compute_capability(gpus[0].name)
         if cc is None or float(cc) >= FP8_KERNEL_CAPABILITY:
-            return weights, None
+            rule = (f"compute capability {cc} ≥ {FP8_KERNEL_CAPABILITY}" if cc is not None
+                    else f"its compute capability not known here, assumed ≥ {FP8_KERNEL_CAPABILITY}")
+            return weights, None, (f"FP8 checkpoint kept as stored, FP8Linear ({gpus[0].name}: {rule}; {TF_REF} "
+                                   "quantizers/quantizer_finegrained_fp8.py validate_environment)")
         why = f"{gpus[0].name}: compute capability {cc} < {FP8_KERNEL_CAPABILITY}"
-    return estimate_weights(model, "bf16"), (f"FP8 checkpoint dequantized to bf16 at load ({why}; {TF_REF} "
-                                             "quantizers/quantizer_finegrained_fp8.py validate_environment)")
+    run = estimate_weights(model, "bf16")
+    return run, None, (f"FP8 checkpoint dequantized to bf16 at load ({why}): {weights.total:,} B stored → "
+                       f"{run.total:,} B ({TF_REF} quantizers/quantizer_finegrained_fp8.py validate_environment)")
 
 
 def _assumptions(model: ModelSpec, s: Settings, place: _Placement, cache: _Cache, eager: bool) -> tuple[str, ...]:
@@ -523,6 +566,7 @@ class Transformers:
     pools_kv = False
     # bitsandbytes 8-bit / 4-bit (BitsAndBytesConfig); device_map="auto" already spills layers to the CPU
     levers = Levers(weight_quants=("int8", "nf4"))
+    release_rules: TransformersRules | None = None   # `-r transformers==X` (runtimes/transformers_versions.py)
 
     def __init__(self, *, max_memory: dict[str, int] | None = None, attn_implementation: str = "sdpa"):
         self.max_memory = max_memory
@@ -595,13 +639,17 @@ class Transformers:
         assert s.ctx is not None                # set by defaults()
         gpus = [t for t in targets if t.kind != "cpu"]
         host = next((t for t in targets if t.kind == "cpu"), None)
-        weights, dequantized = fp8_dequantized(model, weights, gpus)
+        stored = weights.quant
+        rules = self.release_rules
+        refused = self._version_refusal(weights, gpus) if rules else None
+        weights, placed_as, dequantized = (fp8_dequantized(model, weights, gpus)
+                                           if rules is None or rules.fp8 == "dequantize" else (weights, None, None))
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
-        root = _tree(model, weights)
+        root = _tree(model, weights, placed_as)
         mm, main, steps = self._max_memory(root, gpus, host, bnb, s.transformers.device_map)
         place = _place(root, mm, main, bool(gpus))
         cache = _dynamic_cache(model, s, place, prompt)
@@ -609,9 +657,22 @@ class Transformers:
         steps += _explain(model, s, place, cache, prefill, prompt)
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
-                          refusal=_refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
+                          refusal=refused or (AUTOFP8_UNREAD if _quant_key(stored) == "fp8" else None)
+                          or _refusal(s, place, bnb),
+                          steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
-                                       *_assumptions(model, s, place, cache, eager)))
+                                       *_assumptions(model, s, place, cache, eager)),
+                          weights_as_run=weights.quant if weights.quant != stored else None)
+
+    def _version_refusal(self, weights: WeightEstimate, gpus: list[Target]) -> str | None:
+        """What the release asked with transformers==X refuses at load that 5.23 does not (transformers_versions.py)."""
+        from .published import gpu_compute_capability
+
+        assert self.release_rules is not None
+        cuda = [g for g in gpus if not (g.kind == "unified" and g.name.startswith("Apple"))]
+        cc = gpu_compute_capability(cuda[0].name) if cuda else None
+        return version_refusal(self.release_rules, _quant_key(weights.quant) or "", bool(cuda),
+                               float(cc) if cc is not None else None)
 
     # --- command ------------------------------------------------------------------------
     def command(self, model: ModelSpec, settings: Settings) -> str:
@@ -622,6 +683,9 @@ class Transformers:
         path = f'"{serve_path(model, s.quant).strip(chr(39))}"'   # a published AWQ / GPTQ / FP8 repo where planned
         args = [path, f'device_map="{s.transformers.device_map}"']
         imports = ["AutoModelForCausalLM", "AutoTokenizer"]
+        # from_pretrained's dtype= is read in 4.57.0 (modeling_utils.py:4632), torch_dtype= in 4.54.0 (:4554; 4.55–4.56
+        # not read, and 4.57 still takes torch_dtype with a warning): torch_dtype= below 4.57
+        dtype = "torch_dtype" if self.release_rules and self.release_rules.release < (4, 57) else "dtype"
         if q in ("nf4", "fp4", "nf4-dq", "fp4-dq"):
             extra = ", bnb_4bit_use_double_quant=True" if q.endswith("-dq") else ""
             args.append(f'quantization_config=BitsAndBytesConfig(load_in_4bit=True, '
@@ -631,10 +695,11 @@ class Transformers:
             args.append("quantization_config=BitsAndBytesConfig(load_in_8bit=True)")
             imports.append("BitsAndBytesConfig")
         elif q in FLOAT_BYTES:
-            args.append(f'dtype="{TORCH_DTYPES.get(q, q)}"')
+            args.append(f'{dtype}="{TORCH_DTYPES.get(q, q)}"')
         else:
-            args.append('dtype="auto"')
-        if self.attn(settings) != "sdpa":
+            args.append(f'{dtype}="auto"')
+        # named when not the release's default (before 4.36 there is no such argument and eager is the only one)
+        if self.attn(settings) != (self.release_rules.attn_default if self.release_rules else "sdpa"):
             args.append(f'attn_implementation="{self.attn(settings)}"')
         if self.max_memory:
             args.append("max_memory={" + ", ".join(

@@ -85,6 +85,9 @@ Ollama (runtimes/ollama.py): default num_ctx 2048 before v0.6.7, 4096 from v0.6.
   in, #19067 not), from v0.30.0 by the llama-server build (K alone). Flash attention with OLLAMA_FLASH_ATTENTION
   unset: off before v0.11.8, then on for the architectures each release lists, llama.cpp's auto on the llama.cpp
   runner from v0.13.4, auto for every model from v0.30.0 (runtimes/ollama_flash.py, data/ollama_flash_attention.json).
+  The engine before v0.30.0: the Go engine for KV.OllamaEngineRequired's architectures (gemma3 from v0.6.0 …) and, with
+  OLLAMA_NEW_ENGINE=1, the rest it registers; else the llama.cpp runner (runtimes/ollama_engine.py,
+  data/ollama_engine.json); the Go engine's gpt-oss / Gemma 4 keep 4,096 cells a sequence in their sliding layers.
 vLLM's defaults and checks outside the engines above, read in the released wheels (vllm/config/cache.py,
   vllm/engine/arg_utils.py):
   --swap-space     CacheConfig.swap_space (4 GiB per GPU) and verify_with_parallel_config (swap × TP above 70 % of
@@ -94,6 +97,20 @@ vLLM's defaults and checks outside the engines above, read in the released wheel
                    warns and drops it; unsloth-zoo#1210 read EngineArgs in 0.15.0–0.29.0: present to 0.17.1 only).
   utilization      CacheConfig.gpu_memory_utilization: 0.9 up to v0.19.1, 0.92 from v0.20.0 (the same release turned
                    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default; envs.py "0" in v0.19.1, "1" in v0.20.0).
+vLLM's first release per published NVFP4 checkpoint (format's Linear / MoE method, architecture, ModelOpt mixed
+  precision), read in the released sdists: runtimes/vllm_nvfp4.py; an older `vllm==X` is refused, naming it.
+SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, measurements/sglang_versions/wheels.txt):
+  mem_fraction_static's default rule (by TP ≤ 0.4.5; 0.4.6 and 0.4.7 their own; GPU tiers 0.4.8 – 0.5.2; the
+  activation + decode-graph reserve 0.5.3 – 0.5.9; + the prefill graphs, on by default from 0.5.11), the chunked
+  prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
+  and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
+transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
+  before 4.36.0, sdpa from it; AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
+  5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
+  (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
+mlx-lm (runtimes/mlx_versions.py, read in the PyPI wheels 0.16.0 – 0.32.0): --max-kv-size from 0.17.0, --kv-bits and
+  the wired limit from 0.20.1, mlx_lm.server's prompt cache of the last prompt to 0.28.3, of 10 from 0.28.4, with
+  --prompt-cache-size from 0.31.0.
 vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: 4 GiB up to v0.12.0, half the RAM v0.13.0–v0.19.1 (PR #29604),
   --gpu-memory-utilization × RAM less the worker from v0.20.0 (PR #39781): runtimes/vllm_cpu.py.
 """
@@ -150,7 +167,7 @@ OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's l
 
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
-VERSIONED = ("llama.cpp", "vllm", "ollama")
+VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx")
 
 
 @dataclass(frozen=True)
@@ -168,6 +185,33 @@ def split_runtime(text: str) -> tuple[str, str | None]:
     """'vllm==0.19.0' → ('vllm', '0.19.0'); 'vllm' → ('vllm', None)."""
     name, sep, version = text.partition("==")
     return name.strip(), (version.strip() if sep else None)
+
+
+def release_text(key: tuple[int, ...]) -> str:
+    """(0, 5, 23) → '0.5.23'."""
+    return ".".join(str(x) for x in key)
+
+
+def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...], asked: str, flag: str, name: str,
+                 ref: str, where: str = "") -> tuple[tuple[int, ...], str]:
+    """The read release whose rules a release-table runtime (sglang_versions, transformers_versions, mlx_versions)
+    plans ``key`` with, and the note saying so: None → the last read release; not read → the nearest read one below
+    it; below the first → InputError naming the read range. ``flag``: the --runtime name, ``name`` / ``ref``: how the
+    error / the note name the project, ``where``: the file the releases were read from, cited in both."""
+    current = read[-1]
+    if key is None:
+        return current, ""
+    key = (key + (0, 0, 0))[:3]
+    cite = f" ({where})" if where else ""
+    if key < read[0]:
+        raise InputError(f"runtime: {flag}=={asked or release_text(key)}: {name} releases read are "
+                         f"{release_text(read[0])} – {release_text(current)}{cite}; give one of them or '{flag}' "
+                         f"alone for {release_text(current)}'s rules")
+    release = [r for r in read if r <= key][-1]
+    if release == key:
+        return release, ""
+    return release, (f"{ref} {asked or release_text(key)} not read: planned with {release_text(release)}'s rules, "
+                     f"the nearest read release below it{cite}")
 
 
 def parse_version(runtime: str, text: str) -> RuntimeVersion:

@@ -67,7 +67,7 @@ from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, POOL_LEVERS, Allocation, DeviceMemory, Settings, Step, Target
 from .options import VLLMOptions
-from .published import kernel_check
+from .published import NVFP4_FORMATS, kernel_check, published_checkpoint
 from .tensor_parallel import head_split_refusal
 from .versions import (
     VLLM_ENGINES,
@@ -98,7 +98,9 @@ from .vllm_kvpool import (
     kv_pool,
     mamba_cache_mode,
 )
+from .vllm_mm import EncoderProfile, ProfileInputs, encoder_note, encoder_profile, encoder_step, profiled_peak
 from .vllm_mxfp4 import mxfp4_expert_bytes, mxfp4_padding
+from .vllm_nvfp4 import nvfp4_release_refusal
 from .vllm_parallel import explain_parallel
 from .vllm_swap import host_swap
 
@@ -110,6 +112,7 @@ DEFAULT_UTILIZATION = vllm_default_utilization(None)
 LARGE_GPU_BYTES = 70 * GiB
 SERVE_LIMITS_LARGE = (8192, 1024)
 SERVE_LIMITS_SMALL = (2048, 256)
+A100_SMALL_LIMITS_FROM = (0, 9)
 V0_MIN_BATCHED_TOKENS = 2048         # V0 without chunked prefill: max(max_model_len, 2048)
 V0_CHUNKED_PREFILL_FROM = 32 * 1024  # V0 turned chunked prefill on for max_model_len above 32K
 
@@ -145,9 +148,11 @@ V0_ENGINES = ("v0.6", "v0")
 V0_MAX_NUM_SEQS = 256                # V0's default max_num_seqs on every GPU
 
 
-def serve_limits(capacity: int, gpu_name: str = "") -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) that `vllm serve` picks for this GPU."""
-    if capacity >= LARGE_GPU_BYTES and "a100" not in gpu_name.lower():
+def serve_limits(capacity: int, gpu_name: str = "", release: tuple[int, ...] | None = None) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) that `vllm serve` picks for this GPU. An A100 gets the small limits
+    from PR #17885 on (in the 0.9.2 wheel's arg_utils.py, not in 0.8.5's; 0.9.0 assumed)."""
+    a100_small = release is None or release >= A100_SMALL_LIMITS_FROM
+    if capacity >= LARGE_GPU_BYTES and not ("a100" in gpu_name.lower() and a100_small):
         return SERVE_LIMITS_LARGE
     return SERVE_LIMITS_SMALL
 
@@ -203,6 +208,9 @@ class Budget:
     # and keep more memory; the pool is sized by the smallest rank, min(kv_memory, kv_memory_workers)
     activation_workers: int = 0
     kv_memory_workers: int = 0
+    encoder: EncoderProfile | None = None    # a multimodal encoder's profile run (runtimes/vllm_mm.py), in activation
+    text_activation: int = 0                 # the text dummy run's peak alone
+    mm_inputs: ProfileInputs | None = None   # what the encoder's profile depends on (its --explain levers)
 
     @property
     def pool_memory(self) -> int:
@@ -210,7 +218,8 @@ class Budget:
 
 
 def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Target,
-                 engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None) -> Budget:
+                 engine: str = DEFAULT_ENGINE, graphs_in_budget: bool | None = None,
+                 release: tuple[int, ...] | None = None) -> Budget:
     """The start-up accounting of one GPU (rank 0), as vLLM prints it; the CUDA graphs inside the budget from
     v0.20.0 (``graphs_in_budget``; None: by the engine, "v1-cudagraph")."""
     if engine not in ENGINES:
@@ -231,7 +240,7 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
         from .vllm_lora import lora_slot_bytes
 
         w += lora_slot_bytes(model, s.vllm.max_loras, s.vllm.max_lora_rank, tp, pp)
-    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name)
+    default_tokens, default_seqs = serve_limits(gpu.capacity, gpu.name, release)
     v0 = engine in ("v0.6", "v0")
     if v0:
         default_tokens, default_seqs = SERVE_LIMITS_SMALL[0], V0_MAX_NUM_SEQS
@@ -247,13 +256,16 @@ def budget_split(model: ModelSpec, weights: WeightEstimate, s: Settings, gpu: Ta
     act_workers = act
     if tp * pp > 1 and engine in V0_ENGINES:
         act_workers = activation_bytes(model, tokens, num_seqs, tp, engine, sampler=False)
+    mm_inputs = ProfileInputs(ctx, engine, tokens, num_seqs, release, tp)
+    enc = encoder_profile(model, ctx, engine, tokens, num_seqs, release, tp=tp)   # every rank runs it, MLP split over TP
+    text_act, act, act_workers = act, profiled_peak(act, enc), profiled_peak(act_workers, enc)
     non_torch = NON_TORCH[engine][0 if tp * pp == 1 else 1]
     graphs = 0 if s.vllm.enforce_eager else CUDA_GRAPH_BYTES
     in_budget = engine == "v1-cudagraph" if graphs_in_budget is None else graphs_in_budget
     kv = budget - w - act - non_torch - (graphs if in_budget else 0)
     kv_workers = kv + act - act_workers
     return Budget(gpu.capacity, util, budget, w, act, non_torch, graphs, in_budget, kv, tokens, num_seqs,
-                  act_workers, kv_workers)
+                  act_workers, kv_workers, enc, text_act, mm_inputs)
 
 
 def weights_step(model: ModelSpec, weights: WeightEstimate, tp: int, pp: int, gpu: Target, per_gpu: int) -> Step:
@@ -285,9 +297,10 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
              longest: int) -> str | None:
     """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len (naming
     the longest that fits, as vLLM does; a hybrid model's logged token count is per KV-cache group, review17 §11)."""
+    encoder = encoder_note(b.encoder, b.text_activation, b.activation)
     if b.pool_memory <= 0:
         return ("No available memory for the cache blocks: weights and activations exceed "
-                f"gpu_memory_utilization {b.utilization} of {gpu.name}")
+                f"gpu_memory_utilization {b.utilization} of {gpu.name}" + encoder)
     if pool.max_concurrency < 1:
         logged = (f"; {pool.tokens:,} tokens is the pool as vLLM logs it (\"GPU KV cache size\", per KV-cache group "
                   f"of {pool.groups})" if pool.groups > 1 and pool.tokens < longest else "")
@@ -295,7 +308,8 @@ def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space
                  if cpu_space % GiB == 0 else f"the CPU KV cache space ({cpu_space / GiB:.2f} GiB)")
         return (f"max_model_len {max_model_len:,} needs more KV cache than {where} holds: the largest max_model_len "
                 f"that fits is {longest:,}{logged} (vLLM refuses to start"
-                + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")"))
+                + ("; raise VLLM_CPU_KVCACHE_SPACE, or lower --max-model-len)" if cpu_space is not None else ")")
+                + encoder)
     return None
 
 
@@ -315,10 +329,12 @@ def _explain_budget(model: ModelSpec, weights: WeightEstimate, b: Budget, gpu: T
              "vllm/v1/worker/gpu_worker.py determine_available_memory"),
         weights_step(model, weights, tp, pp, gpu, b.weights),
         *parallel,
+        *encoder_step(model, b.encoder, b.text_activation, b.mm_inputs),
         Step("activation peak",
-             f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
+             ("max(encoder, encoder outputs + " if b.encoder else "")
+             + f"max({b.batched_tokens} tokens × {ACTIVATION_BYTES_PER_FEATURE} B × (hidden + intermediate/TP), "
              f"sampler {min(b.num_seqs, b.batched_tokens)} rows × vocab {model.vocab_size} × "
-             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (" on rank 0" if workers_note else ""),
+             f"{SAMPLER_BYTES_PER_LOGIT[engine]} B)" + (")" if b.encoder else "") + (" on rank 0" if workers_note else ""),
              f"{b.activation:,} B", "gpu_model_runner.py profile_run, fitted on public start-up logs"),
         Step("non-torch memory", "NCCL/cuBLAS workspaces outside PyTorch", f"{b.non_torch:,} B"),
         Step("CUDA graphs", graphs_note, f"{b.cuda_graphs:,} B", "gpu_worker.py"),
@@ -387,7 +403,9 @@ class VLLM:
 
     def defaults(self, model: ModelSpec, settings: Settings, targets: list[Target]) -> Settings:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
-        default_tokens = serve_limits(gpus[0].capacity, gpus[0].name)[0] if gpus else SERVE_LIMITS_SMALL[0]
+        release = self._release()
+        default_tokens = (serve_limits(gpus[0].capacity, gpus[0].name, release.key if release else None)[0] if gpus
+                          else SERVE_LIMITS_SMALL[0])
         if model.kv_cache_quant and self.engine == "v1-cudagraph" and settings.cache_type_k == settings.cache_type_v == "f16":
             # --kv-cache-dtype auto takes a ModelOpt checkpoint's kv_cache_quant_algo (vllm/utils/torch_utils.py
             # resolve_kv_cache_dtype_string, issue #34752; modelled from v0.21 on, where it is certainly present)
@@ -408,7 +426,7 @@ class VLLM:
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
         b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
-                         gpu, self.engine, vllm_graphs_in_budget(release))
+                         gpu, self.engine, vllm_graphs_in_budget(release), release.key if release else None)
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None
@@ -434,7 +452,10 @@ class VLLM:
         longest = largest_model_len(pool, groups, s.ctx, b.batched_tokens, self.engine, mode, block) \
             if pool.max_concurrency < 1 else s.ctx
         # the CPU backend's config check (check_and_update_config) runs before its worker's memory checks
-        refusal = (head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
+        asked = release.key if (release := self._release()) and getattr(self, "version", None) else None
+        refusal = (nvfp4_release_refusal(published_checkpoint(model, weights.quant) if weights.quant in NVFP4_FORMATS
+                                         else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
+                   or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
         steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),

@@ -63,26 +63,55 @@ LEGEND_ROW = 20             # one legend row per device, under the axis title: n
 LEGEND_SWATCH = 18
 
 
+# a legend row's text budget: sans-serif at FONT averages ~0.5 em a character (digits 0.55 em, capitals wider),
+# so 0.56 em keeps a row inside the chart's width; a longer entry wraps (review19 #12: "2 × NVIDIA GeForce RTX 3090
+# (each): 22.6 GiB usable (1 GiB kept free)" ran 70 units past the 480-unit chart on a phone)
+CHAR_EM = 0.56
+LEGEND_TEXT_X = 8 + 2 * LEGEND_SWATCH + 10
+
+
+def _wrapped(text: str) -> list[str]:
+    """``text`` in rows that fit the legend's width, broken between words."""
+    budget = int((W - LEGEND_TEXT_X - 8) / (CHAR_EM * FONT))
+    rows: list[str] = []
+    for word in text.split(" "):
+        if rows and len(rows[-1]) + 1 + len(word) <= budget:
+            rows[-1] += " " + word
+        else:
+            rows.append(word)
+    return rows
+
+
+def _legend_texts(series: list[Series]) -> list[list[str]]:
+    texts = []
+    for s in series:
+        text = s.label
+        if s.capacity:
+            limit = format_bytes(s.capacity)
+            text += (f": {limit} usable ({format_bytes(s.kept)} kept free)" if s.kept > 0 else f": {limit}")
+        texts.append(_wrapped(text))
+    return texts
+
+
 def _legend(series: list[Series], top: float) -> list[str]:
-    """One row per device under the plot: its line (solid), its limit (dashed) and the limit in words. Labels in
-    the plot collided with the lines and each other (review17b #7: two limits 2 GiB apart, a label on the RAM line)."""
+    """One entry per device under the plot: its line (solid), its limit (dashed) and the limit in words, wrapped
+    to the chart's width. Labels in the plot collided with the lines and each other (review17b #7: two limits 2 GiB
+    apart, a label on the RAM line)."""
     out = []
-    for i, s in enumerate(series):
+    y = top
+    for i, (s, rows) in enumerate(zip(series, _legend_texts(series))):
         color = COLORS[i % len(COLORS)]
-        y = top + i * LEGEND_ROW
         mid = y - FONT * 0.35
         x = 8
         out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
                    'stroke-width="2.5"/>')
         x += LEGEND_SWATCH + 4
-        text = s.label
         if s.capacity:
             out.append(f'<line x1="{x}" x2="{x + LEGEND_SWATCH}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="{color}" '
                        'stroke-dasharray="6 4"/>')
-            limit = format_bytes(s.capacity)
-            text += (f": {limit} usable ({format_bytes(s.kept)} kept free)" if s.kept > 0 else f": {limit}")
-        x += LEGEND_SWATCH + 6
-        out.append(f'<text x="{x}" y="{y:.1f}" fill="{color}">{escape(text)}</text>')
+        for row in rows:
+            out.append(f'<text x="{LEGEND_TEXT_X}" y="{y:.1f}" fill="{color}">{escape(row)}</text>')
+            y += LEGEND_ROW
     return out
 
 
@@ -97,7 +126,7 @@ def memory_chart(series: list[Series], *, marked_ctx: int | None, asked_ctx: int
     top = MEMORY_TOP
     pw, ph = W - LEFT - RIGHT, H - top - BOTTOM
     legend_top = H + FONT + 4
-    height = int(legend_top + (len(series) - 1) * LEGEND_ROW + 8)
+    height = int(legend_top + (sum(len(rows) for rows in _legend_texts(series)) - 1) * LEGEND_ROW + 8)
 
     def px(x: float) -> float:
         return LEFT + pw * (math.log2(x) - x0) / max(1e-9, x1 - x0)

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks, unknown_names
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -38,7 +38,8 @@ def errors_index(request: Request):
     one, _ = params(request)
     q = one.get("q", "").strip()[:200]
     entries = kb.search(q) if q else sorted(kb.load_entries(), key=lambda e: (e.category, e.title))
-    return page("errors.html", request, q=q, entries=entries, runtimes=_runtime_names())
+    return page("errors.html", request, q=q, entries=entries, runtimes=_runtime_names(),
+                ignored=unknown_names(one, ("q",)))
 
 
 @router.get("/errors/diagnose", response_class=HTMLResponse)
@@ -86,7 +87,8 @@ def error_entry(request: Request, entry_id: str):
     if entry is None:
         return page("not_found.html", request, status=404, what=f"errors KB entry '{entry_id}'")
     related = [r for r in (kb.get(x) for x in entry.related) if r is not None]
-    return page("error.html", request, e=entry, body=prose(entry.body), related=related)
+    return page("error.html", request, e=entry, body=prose(entry.body), related=related,
+                ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ models
@@ -98,7 +100,7 @@ def models_index(request: Request):
     one, _ = params(request)
     q = one.get("q", "").strip().lower()[:100]
     # the rows GET /api/v1/models?q= answers (the page links to them)
-    return page("models.html", request, q=q, rows=catalog.matching(q))
+    return page("models.html", request, q=q, rows=catalog.matching(q), ignored=unknown_names(one, ("q",)))
 
 
 # the compute table is built for these at 8,192 (compute_table_build.MODEL_PAGE_DEVICES, kept equal by a test)
@@ -165,7 +167,7 @@ async def model_page(request: Request, alias: str):
         return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
                     suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
     facts = await bounded(request, model_facts, alias, read_policy(request))
-    return page("model.html", request, alias=alias, **facts)
+    return page("model.html", request, alias=alias, **facts, ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ hardware
@@ -179,17 +181,20 @@ def hardware_index(request: Request):
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
     rows = [d for d in load_devices() if (not q or q in d.id or q in d.name.lower())
             and (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS)
+    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS,
+                ignored=unknown_names(one, ("q", "kind", "vendor")))
 
 
 @lru_cache(maxsize=256)
 def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
-    """The largest catalog models that run whole (-ngl 999) on the device at 8K and 32K. The sweep proposes
-    them, largest first with its best format each; the rows shown are then planned as `runlocal check` plans
-    them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
+    """The largest catalog models that run whole (-ngl 999) on the device at 8K and 32K: first those at Q4_K_M or
+    a more accurate type, largest first, then — up to ``shown`` rows — those that fit only at a smaller type
+    (``degraded``: IQ4_XS, Q3_K_M, Q2_K — fits_here.below_chosen, which `models --fits` ranks by too), largest
+    first. The sweep proposes them with its best format each; the rows shown are then planned as `runlocal check`
+    plans them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
     slow-down near capacity: up to 20 % above check's on an 8 GB card) and a page must say what check says."""
     from ..choose import _settings
-    from ..fits_here import models_fitting
+    from ..fits_here import below_chosen, models_fitting
     from ..hardware.catalog import find_device
     from ..hardware.targets import targets_from_options
     from ..model.catalog import lookup
@@ -202,7 +207,8 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
     n_gpus = sum(1 for t in targets if t.kind != "cpu")
     fits: dict[int, list[dict]] = {}
     for ctx in (8192, 32768):
-        rows = fits[ctx] = []
+        rows: list[dict] = []
+        degraded: list[dict] = []
         # the sweep ranks by Q8_0 bytes (a stand-in for size); the page says "largest" of the parameter count
         proposals = sorted(models_fitting(capacity, ctx), key=lambda r: -lookup(r["alias"]).params)
         for proposed in proposals:
@@ -220,12 +226,14 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
                     busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                    rows.append({"alias": proposed["alias"], "quant": planned.weights.quant,
-                                 "peak_bytes": busiest.total,
-                                 "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s")})
+                    low = below_chosen(planned.weights.quant)
+                    (degraded if low else rows).append({
+                        "alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
+                        "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s"), "degraded": low})
                     break
             if len(rows) == shown:
                 break
+        fits[ctx] = rows + degraded[:shown - len(rows)]
     return fits
 
 
@@ -272,7 +280,7 @@ async def device_page(request: Request, device_id: str):
     fits = await bounded(request, device_fits, dev.id)
     bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
-                bench=bench)
+                bench=bench, ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ benchmarks
@@ -286,7 +294,8 @@ async def benchmarks_index(request: Request):
         rows = same_device(rows, q["device"])
     if rows is not None and q["runtime"]:
         rows = [r for r in rows if r.get("runtime") == q["runtime"]]
-    return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+    return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists(),
+                ignored=unknown_names(one, q))
 
 
 async def stored_rows(request: Request, **query: Any) -> list[dict] | None:

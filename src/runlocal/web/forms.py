@@ -17,6 +17,13 @@ DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_DEVICE = "rtx-4090"
 MAX_DEVICE_ROWS = 8
 CTX_PRESETS = tuple(2**k for k in range(10, 21))   # 1K … 1M, offered as suggestions, any count accepted
+# The page's field names → the request contract's (request.CheckRequest, whose names /api/v1/check takes): the page
+# reads either, so an API query opened on the site plans the same request (review19 #6). The memory share "budget" is
+# gpu_memory_utilization (vLLM) or mem_fraction_static (SGLang): RuntimeOptions.budget says which.
+FORM_FIELDS = {"vram": "vram", "ram": "ram", "ctx": "ctx", "quant": "quant", "kv": "kv_cache", "parallel": "parallel",
+               "ngl": "n_gpu_layers", "tp": "tp", "prompt": "prompt_tokens"}
+BUDGET_FIELDS = ("gpu_memory_utilization", "mem_fraction_static")
+PAGE_ONLY = ("model", "runtime", "gpu", "n")       # the device rows' gpu / n; gpu=2x3090 is the API's own spelling
 
 
 @dataclass(frozen=True)
@@ -117,17 +124,6 @@ class CheckForm:
         parts = [f"{n}x{d}" if n > 1 else d for d, n in self.devices if d]
         return ",".join(parts) or None
 
-    def query(self, **changes) -> dict[str, str | list[str]]:
-        """The query string that reproduces this state (with ``changes``), for links."""
-        out: dict[str, str | list[str]] = {"model": self.model, "runtime": self.runtime if self.runtime_asked else "",
-                                           "gpu": [d for d, _ in self.devices], "n": [str(n) for _, n in self.devices]}
-        for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
-            value = getattr(self, key)
-            if value and not (key == "kv" and value == "f16"):
-                out[key] = value
-        out.update(changes)
-        return out
-
 
 def whole_number(text: str, name: str, lo: int, hi: int) -> int:
     """A form field that must be a whole number from lo to hi, or one line naming the field."""
@@ -158,13 +154,59 @@ def read_check_form(params: Mapping[str, str], multi: Mapping[str, list[str]]) -
     for i, gpu in enumerate(gpus):
         count_text = counts[i].strip() if i < len(counts) and counts[i].strip() else "1"
         if gpu.strip():
-            devices.append((gpu.strip(), whole_number(count_text, "n (device count)", 1, 64)))
+            devices.extend(_device_rows(gpu, whole_number(count_text, "n (device count)", 1, 64)))
+    if len(devices) > MAX_DEVICE_ROWS:
+        raise InputError(f"gpu: at most {MAX_DEVICE_ROWS} device rows")
     form.devices = devices
-    for key in ("vram", "ram", "ctx", "quant", "kv", "parallel", "ngl", "budget", "tp", "prompt"):
+    for key in (*FORM_FIELDS, "budget"):
         setattr(form, key, (params.get(key) or "").strip()[:64])
+    _read_api_names(form, params)
     form.kv = form.kv or "f16"
     _drop_what_the_runtime_lacks(form)
     return form
+
+
+def _device_rows(gpu: str, count: int) -> list[tuple[str, int]]:
+    """One device field as rows: the API's spelling gpu=2x3090,rtx-4090 (check's --gpu) as the rows 2 × 3090 and
+    1 × rtx-4090, so a link in the contract's names shows the devices as the form's rows would."""
+    import re
+
+    rows = []
+    for part in (p.strip() for p in gpu.split(",")):
+        counted = re.fullmatch(r"(\d{1,2})\s*[x×]\s*(\S.*)", part)
+        if counted and int(counted.group(1)) >= 1:
+            rows.append((counted.group(2), count * int(counted.group(1))))
+        elif part:
+            rows.append((part, count))
+    return rows
+
+
+def _read_api_names(form: CheckForm, params: Mapping[str, str]) -> None:
+    """The request contract's names for the page's fields (kv_cache=, n_gpu_layers=, prompt_tokens=, …) read as the
+    page's own; a contract field the page has no control for, or a name neither knows, said in the page's "Adjusted"
+    notice, never planned as the default without a word. Both names with different values: an error naming both."""
+    from ..request import options
+
+    page_name = {api: page for page, api in FORM_FIELDS.items()} | dict.fromkeys(BUDGET_FIELDS, "budget")
+    contract = options()
+    for key, raw in params.items():
+        value = raw.strip()[:64]
+        if key in PAGE_ONLY or key in FORM_FIELDS or key == "budget":
+            continue
+        if key in page_name:
+            mine = page_name[key]
+            if getattr(form, mine) and getattr(form, mine) != value:
+                raise InputError(f"{key}: given with {mine} ('{value}' and '{getattr(form, mine)}'); they name one "
+                                 "field: give one")
+            setattr(form, mine, value)
+            if mine == "budget" and form.options.budget not in (None, key):
+                form.dropped.append(f"{key} {value}: {form.runtime}'s memory share is {form.options.budget}; read "
+                                    f"as {form.options.budget}")
+        elif key in contract:
+            form.dropped.append(f"{key}={value}: a setting of /api/v1/check and the CLI (--{contract[key].name}) "
+                                "this page has no control for — planned without it; its JSON link and the CLI take it")
+        else:
+            form.dropped.append(f"{key}: not a field of this page or of /api/v1/check — ignored")
 
 
 def _runtime_for(model: str) -> str:

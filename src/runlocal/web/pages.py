@@ -19,7 +19,7 @@ from ..errors import InputError, RunlocalError
 from ..model.policy import ReadPolicy
 from ..shopping import FORM_FACTORS, VENDORS, form_factor, model_for, shop_devices  # noqa: F401 (directory.py's)
 from .forms import whole_number
-from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, unknown_names
 
 router = APIRouter(include_in_schema=False)
 
@@ -71,6 +71,7 @@ async def best_page(request: Request):
     one, _ = params(request)
     q = {k: one.get(k, "") for k in ("model", "ctx", "runtime", "budget", "used", "vendor", "form", "quant",
                                      "users")}
+    ignored = unknown_names(one, q)
     q["model"] = q["model"] or "llama-3.1-8b"
     result, error, sized = None, None, None
     try:
@@ -87,7 +88,7 @@ async def best_page(request: Request):
         error = str(e)
     return page("best.html", request, status=422 if error else 200, q=q, result=result, error=error, top=TOP,
                 sized=sized, uses=USES, catalog=_catalog_lists(), runtimes=_runtime_names(), vendors=VENDORS,
-                forms=FORM_FACTORS)
+                forms=FORM_FACTORS, ignored=ignored)
 
 
 # uses people ask about, as links into the same page (the model field also takes a size, "30B")
@@ -235,12 +236,15 @@ def compare_rows(devices: tuple[str, ...], model: str | None, ctx: int | None, r
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request):
     one, multi = params(request, lists=("d",))
-    picked = [d.strip() for d in multi.get("d", []) if d.strip()]
+    # d= is the page's device field (one per row); devices=a,b is /api/v1/compare's, read the same (review19 #6)
+    picked = [d.strip() for d in multi.get("d", []) if d.strip()] \
+        + [d.strip() for d in one.get("devices", "").split(",") if d.strip()]
     if not one:
         picked = ["rtx-4090", "rtx-3090", "2x3090"]
     q = {k: one.get(k, "").strip()[:64] if k == "ram" else one.get(k, "")
          for k in ("model", "ctx", "runtime", "quant", "used", "ram")}
     q["model"] = q["model"] if "model" in one else "llama-3.1-8b"
+    ignored = unknown_names(one, {*q, "d", "devices"})
     rows, error = None, None
     try:
         if not picked:
@@ -251,7 +255,10 @@ async def compare_page(request: Request):
     except RunlocalError as e:
         error = str(e)
     slots = picked + [""] * max(1, 4 - len(picked))
+    api = {"devices": ",".join(picked), **{k: v for k, v in q.items() if k != "used"},
+           "used": "true" if q["used"] == "1" else ""}
     return page("compare.html", request, status=422 if error else 200, q=q, rows=rows, error=error, slots=slots,
+                api_query=api, ignored=ignored,
                 catalog=_catalog_lists(), runtimes=_runtime_names())
 
 
@@ -267,6 +274,7 @@ async def cost_page(request: Request):
     q = {k: one.get(k) or one.get(COST_OLD_NAMES.get(k, k), "")
          for k in ("model", "gpu", "runtime", "hours_per_day", "kwh_price", "years", "price", "rent_price", "used",
                    "ctx")}
+    ignored = unknown_names(one, {*q, *COST_OLD_NAMES.values()})
     q["model"] = q["model"] or "llama-3.1-8b"
     q["gpu"] = q["gpu"] or "rtx-4090"
     result, chart, error = None, None, None
@@ -277,7 +285,7 @@ async def cost_page(request: Request):
     except RunlocalError as e:
         error = str(e)
     return page("cost.html", request, status=422 if error else 200, q=q, r=result, chart=chart, error=error,
-                catalog=_catalog_lists(), runtimes=_runtime_names(),
+                catalog=_catalog_lists(), runtimes=_runtime_names(), ignored=ignored,
                 defaults={"hours_per_day": DEFAULT_HOURS_PER_DAY, "kwh_price": DEFAULT_KWH_PRICE,
                           "years": DEFAULT_YEARS})
 

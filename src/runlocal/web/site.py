@@ -45,11 +45,30 @@ def templates():
     env.filters["num"] = lambda n, d=0: f"{n:,.{d}f}" if number(n) else "—"
     env.filters["usd"] = lambda n: f"${n:,.0f}" if number(n) else "—"
     env.globals["qs"] = lambda q: urlencode({k: v for k, v in q.items() if v not in ("", None)}, doseq=True)
+    env.globals["request_qs"] = request_query
+    env.globals["check_link"] = check_link
     env.filters["setup"] = device_summary
     env.filters["as_form"] = form_words
     env.filters["kv_where"] = _kv_where
     env.filters["requests_at_once"] = _requests_at_once
+    env.filters["ram_condition"] = _ram_condition
+    env.filters["weights_held"] = _weights_held
     return env
+
+
+def request_query(req) -> str:
+    """A CheckRequest as a query string (request.query_pairs: the contract's names, every setting it carries)."""
+    from ..request import query_pairs
+
+    return urlencode(query_pairs(req))
+
+
+def check_link(**settings: Any) -> str:
+    """The check page for these request fields ("gpu": "2x3090", "n_gpu_layers": 999 …), written by the one function
+    that writes the API's query (the page reads the contract's names: forms.FORM_FIELDS); "" and None are unset."""
+    from ..request import CheckRequest
+
+    return "/?" + request_query(CheckRequest(**{k: v for k, v in settings.items() if v not in ("", None)}))
 
 
 # check's conditions name the CLI's flags; the page names its own fields (the words are otherwise check's own)
@@ -101,6 +120,12 @@ def params(request: Request, lists: tuple[str, ...] = ()) -> tuple[dict[str, str
             f"{k}: given {len(q.getlist(k))} times ({', '.join(v[:40] for v in q.getlist(k))}); expected one value"
             for k in repeated))
     return {k: q[k] for k in q}, {k: q.getlist(k) for k in q}
+
+
+def unknown_names(one: dict[str, str], known) -> list[str]:
+    """The query's names a page does not read (shown in an "Ignored" notice, review19 #6: never planned as the
+    default without a word)."""
+    return [k for k in one if k not in known]
 
 
 async def bounded(request: Request, fn, *args: Any) -> Any:
@@ -193,6 +218,20 @@ def _kv_where(plan) -> str:
     return kv_where(plan)
 
 
+def _ram_condition(plan) -> str:
+    """The verdict's " if RAM ≥ N GiB", as the CLI's verdict line ends (plan.ram_condition)."""
+    from ..plan import ram_condition
+
+    return ram_condition(plan)
+
+
+def _weights_held(plan) -> tuple[str, int]:
+    """The weights' words and bytes as the runtime holds them, as the CLI's header says (plan.weights_held)."""
+    from ..plan import weights_held
+
+    return weights_held(plan)
+
+
 def _requests_at_once(plan) -> dict | None:
     """Requests at once, the figure and words the CLI prints (plan.requests_at_once)."""
     from ..plan import requests_at_once
@@ -208,7 +247,7 @@ def stored_benchmarks(request: Request):
 @router.get("/", response_class=HTMLResponse)
 async def check_page(request: Request):
     one, multi = params(request, lists=("gpu", "n"))
-    form, plan, error = forms.CheckForm(), None, None
+    form, plan, error, req = forms.CheckForm(), None, None, None
     notes: list[str] = []
     series: list = []
     try:
@@ -218,15 +257,18 @@ async def check_page(request: Request):
         plan = await run_in_threadpool(_with_store, request, plan)
     except RunlocalError as e:
         error = str(e)
-    chart = None
+    chart, drawn = None, ""
     if plan is not None and series:
+        from ..plan import curve_words
+
+        drawn = curve_words(plan)
         from .charts import memory_chart
 
         chart = memory_chart(series, marked_ctx=plan.max_context, asked_ctx=plan.settings.ctx,
                              title=f"Memory on each device against context: {plan.model.id}, {plan.runtime}, "
                                    f"{plan.weights.quant}")
     return page("check.html", request, status=200 if error is None else 422, form=form, plan=plan, notes=notes,
-                chart=chart, error=error, device_rows=_device_rows(form), catalog=_catalog_lists(),
+                chart=chart, drawn=drawn, error=error, check_req=req, device_rows=_device_rows(form), catalog=_catalog_lists(),
                 options=form.options, runtimes=_runtime_names(), labels=forms,
                 model_default=forms.model_default_quant(plan), speed=_speed(plan) if plan else None)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...memo import IdMemo
 from . import periodic
 from .alloc import Buffer, allocate
-from .blocks import attention, dense_ffn, inputs, last_rows
+from .blocks import attention, dense_ffn, inputs, last_rows, pre_norm_layer
 from .blocks import gguf_type as _gguf_type
 from .blocks import mamba2 as _mamba2
 from .blocks import qkv as _qkv
@@ -175,41 +175,35 @@ class DecoderGraph:
         build_attn picks them by the layer's kind."""
         return {"iswa": True, "full": self.kv_inputs(False), "sliding": self.kv_inputs(True)}
 
-    def attn(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None, wo_b: Tensor | None,
-             sinks: Tensor | None = None, softcap: bool = False) -> Tensor:
+    def attn(self, inp: dict, il: int, q: Tensor, k: Tensor | None, v: Tensor | None, wo: Tensor | None,
+             wo_b: Tensor | None, sinks: Tensor | None = None, softcap: bool = False,
+             kv_layer: int | None = None) -> Tensor:
         """llama-graph.cpp build_attn (KV cache, or the iSWA pair of caches): store K and V with set_rows,
-        attend over the cache's views."""
+        attend over the cache's views. ``kv_layer``: a layer with no K / V of its own (k, v None: Gemma 4's shared
+        KV layers) attends over that layer's cache (llama-model.cpp's layer reuse)."""
         g, p = self.g, self.p
+        if kv_layer is not None:
+            il = kv_layer
         a = self.m.layers[il].attention
         iswa = inp.get("iswa", False)
         if iswa:
             inp = inp["sliding" if a.kind == "sliding" else "full"]
         if inp["k_rot"] is not None:
             q = self.hadamard(q, inp["k_rot"])
-            k = self.hadamard(k, inp["k_rot"])
-        if inp["v_rot"] is not None:
+            k = self.hadamard(k, inp["k_rot"]) if k is not None else None
+        if inp["v_rot"] is not None and v is not None:
             v = self.hadamard(v, inp["v_rot"])
         # the non-SWA build_attn expands q, v, k; the iSWA one q, k, v
         for t in ((q, k, v) if iswa else (q, v, k)):
-            g.expand(t)
+            if t is not None:
+                g.expand(t)
         n_kv, ns = inp["n_kv"], p.n_stream
         k_gqa, v_gqa = a.n_kv_heads * a.k_dim, a.n_kv_heads * a.v_dim
         kc = g.weight(p.type_k, (k_gqa, n_kv, ns), f"cache_k_l{il}", il)
         vc = g.weight(p.type_v, (v_gqa, n_kv, ns), f"cache_v_l{il}", il)
-        # llama-kv-cache.cpp cpy_k / cpy_v
-        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
-        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
-        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        if k is not None and v is not None:
+            self._store_kv(inp, k, v, kc, vc, k_gqa, v_gqa)
         v_trans = not p.flash_attn
-        if not v_trans:
-            v2 = g.view(v, (v_gqa, v.ne[2]), (v.nb[2],))
-            vdst = g.reshape(vc, v_gqa, n_kv * ns) if ns > 1 else vc
-            g.expand(g.set_rows(vdst, v2, inp["v_idxs"]))
-        else:
-            v2 = g.reshape(v, v_gqa, v.ne[2]) if row_size(v.type, v_gqa) == v.nb[2] else g.cont(v, v_gqa, v.ne[2])
-            vview = g.reshape(vc, 1, vc.nelements())
-            v2 = g.reshape(v2, 1, v2.nelements())
-            g.expand(g.set_rows(vview, v2, inp["v_idxs"]))
         # get_k / get_v
         kv = g.view(kc, (a.k_dim, a.n_kv_heads, n_kv, ns),
                     (row_size(kc.type, a.k_dim), row_size(kc.type, k_gqa), row_size(kc.type, k_gqa * n_kv)))
@@ -227,6 +221,24 @@ class DecoderGraph:
         if wo_b is not None:
             cur = g.add(cur, wo_b)
         return cur
+
+    def _store_kv(self, inp: dict, k: Tensor, v: Tensor, kc: Tensor, vc: Tensor, k_gqa: int, v_gqa: int) -> None:
+        """llama-kv-cache.cpp cpy_k / cpy_v: K and V stored into the layer's cache by set_rows (V transposed,
+        one element a row, without flash attention)."""
+        g, ns = self.g, self.p.n_stream
+        n_kv = kc.ne[1]
+        k2 = g.view(k, (k_gqa, k.ne[2]), (k.nb[2],))
+        kdst = g.reshape(kc, k_gqa, n_kv * ns) if ns > 1 else kc
+        g.expand(g.set_rows(kdst, k2, inp["k_idxs"]))
+        if self.p.flash_attn:
+            v2 = g.view(v, (v_gqa, v.ne[2]), (v.nb[2],))
+            vdst = g.reshape(vc, v_gqa, n_kv * ns) if ns > 1 else vc
+            g.expand(g.set_rows(vdst, v2, inp["v_idxs"]))
+        else:
+            v2 = g.reshape(v, v_gqa, v.ne[2]) if row_size(v.type, v_gqa) == v.nb[2] else g.cont(v, v_gqa, v.ne[2])
+            vview = g.reshape(vc, 1, vc.nelements())
+            v2 = g.reshape(v2, 1, v2.nelements())
+            g.expand(g.set_rows(vview, v2, inp["v_idxs"]))
 
     def attn_k_only(self, inp: dict, il: int, q: Tensor, k: Tensor, v: Tensor, wo: Tensor | None,
                     v_mla: Tensor | None) -> Tensor:
@@ -311,9 +323,12 @@ class DecoderGraph:
 
     def moe(self, cur: Tensor, il: int, n_expert: int, n_used: int, norm_w: bool,
             gating: str = "softmax", gate_inp_b: Tensor | None = None, exp_probs_b: Tensor | None = None,
-            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None) -> Tensor:
+            w_scale: bool = False, oai: bool = False, act: str = "silu", logits: Tensor | None = None,
+            weight_before: bool = False) -> Tensor:
         """llama-graph.cpp build_moe_ffn: router logits → probs → top-k ids → weights; mul_mat_id for up, gate,
-        down over the n_used chosen experts; the weighted experts summed by views and adds."""
+        down over the n_used chosen experts; the weighted experts summed by views and adds. ``weight_before``
+        (LLM_ARCH_LLAMA4): the top-k taken over the logits, and the input repeated per chosen expert and weighted
+        before the experts, not after."""
         g = self.g
         n_embd, n_tokens = cur.ne[0], cur.ne[1]
         if logits is None:      # (nemotron_h_moe passes the router's logits in: probs_in)
@@ -327,6 +342,7 @@ class DecoderGraph:
         else:   # softmax_weight: the weights are soft-maxed after the selection
             probs = logits
         sel = g.add(probs, exp_probs_b) if exp_probs_b is not None else probs
+        sel = logits if weight_before else sel
         selected = g.argsort_top_k(sel, n_used)
         probs3 = g.reshape(probs, 1, n_expert, n_tokens)
         weights = g.get_rows(probs3, selected)
@@ -344,6 +360,8 @@ class DecoderGraph:
             weights = g.unary("SCALE", weights)
         g.expand(weights)
         cur3 = g.reshape(cur, n_embd, 1, n_tokens)
+        if weight_before:       # ggml_repeat_4d to [n_embd, n_used, n_tokens], then ggml_mul by the weights
+            cur3 = g.mul(g.new(cur3.type, (n_embd, n_used, n_tokens), "REPEAT", (cur3,)), weights)
         up = g.mul_mat_id(self.lw(il, "ffn_up_exps.weight"), cur3, selected)  # type: ignore[arg-type]
         ub = self.lw(il, "ffn_up_exps.bias")
         if ub is not None:
@@ -359,7 +377,8 @@ class DecoderGraph:
         db = self.lw(il, "ffn_down_exps.bias")
         if db is not None:
             experts = g.new(experts.type, experts.ne, "ADD_ID", (experts, db, selected))
-        experts = g.mul(experts, weights)
+        if not weight_before:
+            experts = g.mul(experts, weights)
         g.expand(experts)
         views = []
         for i in range(n_used):
@@ -376,11 +395,13 @@ class DecoderGraph:
 
     # --- output -----------------------------------------------------------------------------------
     def output(self, cur: Tensor, norm_b: Tensor | None = None, softcap: bool = False, rms: bool = True,
-               norm_weight: bool = True, out_ids: Tensor | None = None) -> None:
+               norm_weight: bool = True, out_ids: Tensor | None = None, logit_scale: bool = False,
+               head_bias: Tensor | None = None) -> None:
         """The final norm (res->t_embd) and the LM head (res->t_logits), both graph outputs
         (llama-graph.cpp llm_graph_result::set_outputs). ``rms`` False: a layer norm; ``norm_weight`` False: none
         of output_norm's weight (OLMo's LLM_NORM, NULL, NULL); ``out_ids``: the output rows gathered after the norm
-        (then itself an output, res->t_h_nextn), where no block gathered them (cparams.embeddings_nextn_masked)."""
+        (then itself an output, res->t_h_nextn), where no block gathered them (cparams.embeddings_nextn_masked);
+        ``logit_scale``: the logits scaled (Command R's f_logit_scale); ``head_bias``: the LM head's bias (Phi-2)."""
         g = self.g
         cur = self.norm(cur, self.w("output_norm.weight") if norm_weight else None, norm_b, rms=rms)
         cur.flags |= FLAG_OUTPUT
@@ -390,6 +411,10 @@ class DecoderGraph:
         head = self.w("output.weight") or self.w("token_embd.weight", self.m.n_layers)
         assert head is not None
         cur = g.mul_mat(head, cur, name="result_output")
+        if head_bias is not None:
+            cur = g.add(cur, head_bias)
+        if logit_scale:
+            cur = g.unary("SCALE", cur)
         if softcap:
             cur = g.unary("SCALE", cur)
             cur = g.unary("UNARY", cur)
@@ -410,32 +435,30 @@ def build_llama_like(b: DecoderGraph) -> None:
     arch = m.family
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), il=il)
-        q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        if qn is not None:
-            q = b.norm(q, qn, il=il)
-        rope_factors = b.w("rope_freqs.weight", il)     # llama-model.cpp: one (duplicated) copy per layer
-        q = g.rope(q, pos, rope_factors)
-        if kn is not None:
-            k = b.norm(k, kn, il=il)
-        k = g.rope(k, pos, rope_factors)
-        if arch == "phi3":
-            q = g.unary("SCALE", q)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), b.lw(il, "ffn_norm.bias"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is not None:
-            cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-        elif b.lw(il, "ffn_gate.weight") is None:
-            cur = b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False, act="swiglu")  # type: ignore[arg-type]
-        else:
-            cur = dense_ffn(b, cur, il)
-        cur = g.add(cur, ffn_inp) if arch != "phi3" else g.add(ffn_inp, cur)
-        inpL = cur
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = _qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+            if qn is not None:
+                q = b.norm(q, qn, il=il)
+            rope_factors = b.w("rope_freqs.weight", il)     # llama-model.cpp: one (duplicated) copy per layer
+            q = g.rope(q, pos, rope_factors)
+            if kn is not None:
+                k = b.norm(k, kn, il=il)
+            k = g.rope(k, pos, rope_factors)
+            if arch == "phi3":
+                q = g.unary("SCALE", q)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is not None:
+                return b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
+            if b.lw(il, "ffn_gate.weight") is None:
+                return b.ffn(cur, b.lw(il, "ffn_up.weight"), None, b.lw(il, "ffn_down.weight"), par=False,  # type: ignore[arg-type]
+                             act="swiglu")
+            return dense_ffn(b, cur, il)
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn, residual_first=arch == "phi3")
     b.output(inpL)
 
 
@@ -508,56 +531,57 @@ def build_deepseek2(b: DecoderGraph) -> None:
     queries attend over a K-only latent cache (MQA); dense FFN in the leading layers, then a softmax-gated
     MoE plus shared experts. Q without LoRA (the Lite models' wq) or with it (wq_a, norm, wq_b)."""
     g, m = b.g, b.m
-    n_head = b.n_head
     mla = m.layers[0].attention
     n_rot = mla.k_dim - mla.v_dim                         # qk_rope_head_dim
-    kv_lora = mla.v_dim
     inpL = b.build_inp_embd()
     pos = b.build_inp_pos()
     inp = b.kv_inputs(k_only=True)
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        n_tokens = inpL.ne[1]
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        wq = b.lw(il, "attn_q.weight")
-        if wq is not None:
-            q = g.mul_mat(wq, cur)
-        else:
-            q = g.mul_mat(b.lw(il, "attn_q_a.weight"), cur)  # type: ignore[arg-type]
-            q = b.norm(q, b.lw(il, "attn_q_a_norm.weight"), il=il)
-            q = g.mul_mat(b.lw(il, "attn_q_b.weight"), q)  # type: ignore[arg-type]
-        hd_k = q.ne[0] // n_head                          # n_embd_head_k_mla
-        q = g.reshape(q, hd_k, n_head, n_tokens)
-        kv_pe = g.mul_mat(b.lw(il, "attn_kv_a_mqa.weight"), cur)  # type: ignore[arg-type]
-        rs = row_size(kv_pe.type, kv_lora + n_rot)
-        kv_cmpr = g.view(kv_pe, (kv_lora, n_tokens), (rs,), 0)
-        k_pe = g.view(kv_pe, (n_rot, 1, n_tokens), (rs, rs), row_size(kv_pe.type, kv_lora))
-        k_pe = g.rope(k_pe, pos)
-        kv_cmpr = b.norm(kv_cmpr, b.lw(il, "attn_kv_a_norm.weight"), il=il)
-        nope = hd_k - n_rot
-        q_nope = g.view(q, (nope, n_head, n_tokens), (q.nb[1], q.nb[2]), 0)
-        q_pe = g.view(q, (n_rot, n_head, n_tokens), (q.nb[1], q.nb[2]), row_size(q.type, nope))
-        q_pe = g.rope(q_pe, pos)
-        q_nope = g.permute(q_nope, 0, 2, 1, 3)
-        q_abs = g.mul_mat(b.lw(il, "attn_k_b.weight"), q_nope)  # type: ignore[arg-type]
-        q_abs = g.permute(q_abs, 0, 2, 1, 3)
-        qcur = g.concat(q_abs, q_pe, 0)
-        kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
-        kcur = g.concat(kv_cmpr, k_pe, 0)
-        cur = b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = dense_ffn(b, cur, il)
-        else:
+        def attn(cur: Tensor, il: int) -> Tensor:
+            return _mla_attention(b, inp, pos, cur, il, n_rot, mla.v_dim)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:
+                return dense_ffn(b, cur, il)
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False,
                             exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-            shexp = dense_ffn(b, cur, il, "_shexp")
-            cur = g.add(moe_out, shexp)
-        inpL = g.add(cur, ffn_inp)
+            return g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn)
     b.output(inpL)
+
+
+def _mla_attention(b: DecoderGraph, inp: dict, pos: Tensor, cur: Tensor, il: int, n_rot: int, kv_lora: int) -> Tensor:
+    """deepseek2.cpp's MLA block: Q (with or without LoRA), the compressed KV and its RoPE part, the absorbed
+    queries (attn_k_b), attention over the K-only latent cache, attn_v_b per head, attn_output."""
+    g, n_head, n_tokens = b.g, b.n_head, cur.ne[1]
+    wq = b.lw(il, "attn_q.weight")
+    if wq is not None:
+        q = g.mul_mat(wq, cur)
+    else:
+        q = g.mul_mat(b.lw(il, "attn_q_a.weight"), cur)  # type: ignore[arg-type]
+        q = b.norm(q, b.lw(il, "attn_q_a_norm.weight"), il=il)
+        q = g.mul_mat(b.lw(il, "attn_q_b.weight"), q)  # type: ignore[arg-type]
+    hd_k = q.ne[0] // n_head                          # n_embd_head_k_mla
+    q = g.reshape(q, hd_k, n_head, n_tokens)
+    kv_pe = g.mul_mat(b.lw(il, "attn_kv_a_mqa.weight"), cur)  # type: ignore[arg-type]
+    rs = row_size(kv_pe.type, kv_lora + n_rot)
+    kv_cmpr = g.view(kv_pe, (kv_lora, n_tokens), (rs,), 0)
+    k_pe = g.view(kv_pe, (n_rot, 1, n_tokens), (rs, rs), row_size(kv_pe.type, kv_lora))
+    k_pe = g.rope(k_pe, pos)
+    kv_cmpr = b.norm(kv_cmpr, b.lw(il, "attn_kv_a_norm.weight"), il=il)
+    nope = hd_k - n_rot
+    q_nope = g.view(q, (nope, n_head, n_tokens), (q.nb[1], q.nb[2]), 0)
+    q_pe = g.view(q, (n_rot, n_head, n_tokens), (q.nb[1], q.nb[2]), row_size(q.type, nope))
+    q_pe = g.rope(q_pe, pos)
+    q_nope = g.permute(q_nope, 0, 2, 1, 3)
+    q_abs = g.mul_mat(b.lw(il, "attn_k_b.weight"), q_nope)  # type: ignore[arg-type]
+    q_abs = g.permute(q_abs, 0, 2, 1, 3)
+    qcur = g.concat(q_abs, q_pe, 0)
+    kv_cmpr = g.reshape(kv_cmpr, kv_lora, 1, n_tokens)
+    kcur = g.concat(kv_cmpr, k_pe, 0)
+    return b.attn_k_only(inp, il, qcur, kcur, kv_cmpr, b.lw(il, "attn_output.weight"), b.lw(il, "attn_v_b.weight"))
 
 
 def build_granite_hybrid(b: DecoderGraph) -> None:
@@ -575,26 +599,20 @@ def build_granite_hybrid(b: DecoderGraph) -> None:
     inp = b.kv_inputs()
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
-        layer = m.layers[il]
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        if layer.attention is None:
-            cur = _mamba2(b, rs, cur, il)
-        else:
-            cur = attention(b, inp, il, cur, None, out_bias=True)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:
-            cur = dense_ffn(b, cur, il)
-        else:
+        def mixer(cur: Tensor, il: int) -> Tensor:
+            if m.layers[il].attention is None:
+                return _mamba2(b, rs, cur, il)
+            return attention(b, inp, il, cur, None, out_bias=True)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:
+                return dense_ffn(b, cur, il)
             moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-            if b.lw(il, "ffn_up_shexp.weight") is not None:
-                shexp = dense_ffn(b, cur, il, "_shexp")
-                cur = g.add(moe_out, shexp)
-            else:
-                cur = moe_out
-        inpL = g.add(cur, ffn_inp)
+            if b.lw(il, "ffn_up_shexp.weight") is None:
+                return moe_out
+            return g.add(moe_out, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, mixer, ffn)
     b.output(inpL)
 
 
@@ -611,12 +629,17 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 # the other builders live in arch_hybrid.py (the gated delta-net hybrids qwen3next, qwen35, qwen35moe), arch_ssm.py,
 # arch_moe.py and arch_dense.py, which build on DecoderGraph and blocks.py
 from .arch_dense import BUILDERS as _DENSE_BUILDERS  # noqa: E402   (OLMo, OLMo 2)
+from .arch_gemma import BUILDERS as _GEMMA_BUILDERS  # noqa: E402   (Gemma 4)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
 from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
+from .arch_parallel import BUILDERS as _PARALLEL_BUILDERS  # noqa: E402   (Command R / R7B, Phi-2, GPT-NeoX, Falcon)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
+from .arch_swa import BUILDERS as _SWA_BUILDERS  # noqa: E402   (Llama 4)
+from .arch_vl import BUILDERS as _VL_BUILDERS  # noqa: E402   (Qwen2-VL, Qwen3-VL, Qwen3-VL-MoE)
 
-BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS)
+BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUILDERS, **_SWA_BUILDERS,
+                **_GEMMA_BUILDERS, **_VL_BUILDERS, **_PARALLEL_BUILDERS)
 
 
 # tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as

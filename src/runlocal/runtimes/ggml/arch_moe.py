@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, gguf_type, inputs, last_rows, qkv
-from .types import row_size
+from .blocks import attention, dense_ffn, gguf_type, inputs, pre_norm_layer, qk_norms, qkv
+from .types import Tensor, row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
     from .arch import DecoderGraph
@@ -34,45 +34,33 @@ def build_glm4moe(b: DecoderGraph) -> None:
     g, m = b.g, b.m
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        if qn is not None:
-            q = b.norm(q, qn, il=il)
-        if kn is not None:
-            k = b.norm(k, kn, il=il)
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "post_attention_norm.weight"), il=il)
-        if b.lw(il, "ffn_gate_inp.weight") is None:       # il < n_layer_dense_lead
-            cur = dense_ffn(b, cur, il)
-        else:
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+            q, k = qk_norms(b, il, q, k)
+            q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            if b.lw(il, "ffn_gate_inp.weight") is None:       # il < n_layer_dense_lead
+                return dense_ffn(b, cur, il)
             routed = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
                            exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-            shared = dense_ffn(b, cur, il, "_shexp")
-            cur = g.add(routed, shared)
-        inpL = g.add(cur, ffn_inp)
+            return g.add(routed, dense_ffn(b, cur, il, "_shexp"))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn, ffn, ffn_norm="post_attention_norm")
     b.output(inpL)
 
 
 def build_minimax_m2(b: DecoderGraph) -> None:
     """llama_model_minimax_m2::graph::graph."""
-    g, m = b.g, b.m
+    m = b.m
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        cur = attention(b, inp, il, cur, pos, flat_qk_norm=True)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
-                    exp_probs_b=b.lw(il, "exp_probs_b.bias"))
-        inpL = g.add(cur, ffn_inp)
+        inpL = pre_norm_layer(
+            b, il, inpL, out_ids, lambda cur, il: attention(b, inp, il, cur, pos, flat_qk_norm=True),
+            lambda cur, il: b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True, gating="sigmoid",
+                                     exp_probs_b=b.lw(il, "exp_probs_b.bias")))
     b.output(inpL)
 
 
@@ -97,23 +85,22 @@ def build_dbrx(b: DecoderGraph) -> None:
     inpL, pos, inp, out_ids = inputs(b)
     n_tokens = b.n_tokens
     for il in b.layer_ids():
-        a = m.layers[il].attention
         _experts_3d(b, il)
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), rms=False, il=il)
-        qkv = g.unary("CLAMP", g.mul_mat(b.lw(il, "attn_qkv.weight"), cur))  # type: ignore[arg-type]
-        hd, eq, ek = a.k_dim, a.k_dim * b.n_head, a.k_dim * a.n_kv_heads
-        q = g.view(qkv, (hd, b.n_head, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), 0)
-        k = g.view(qkv, (hd, a.n_kv_heads, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), row_size(qkv.type, eq))
-        v = g.view(qkv, (a.v_dim, a.n_kv_heads, n_tokens), (row_size(qkv.type, a.v_dim), qkv.nb[1]),
-                   row_size(qkv.type, eq + ek))
-        q, k = g.rope(q, pos, None), g.rope(k, pos, None)
-        cur = b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "attn_output_norm.weight"), rms=False, il=il)
-        cur = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True)
-        inpL = g.add(cur, ffn_inp)
+
+        def attn(cur: Tensor, il: int) -> Tensor:
+            a = m.layers[il].attention
+            qkv = g.unary("CLAMP", g.mul_mat(b.lw(il, "attn_qkv.weight"), cur))  # type: ignore[arg-type]
+            hd, eq, ek = a.k_dim, a.k_dim * b.n_head, a.k_dim * a.n_kv_heads
+            q = g.view(qkv, (hd, b.n_head, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), 0)
+            k = g.view(qkv, (hd, a.n_kv_heads, n_tokens), (row_size(qkv.type, hd), qkv.nb[1]), row_size(qkv.type, eq))
+            v = g.view(qkv, (a.v_dim, a.n_kv_heads, n_tokens), (row_size(qkv.type, a.v_dim), qkv.nb[1]),
+                       row_size(qkv.type, eq + ek))
+            q, k = g.rope(q, pos, None), g.rope(k, pos, None)
+            return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids, attn,
+                              lambda cur, il: b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=True),
+                              rms=False, ffn_norm="attn_output_norm")
     b.output(inpL, rms=False)
 
 
@@ -122,18 +109,14 @@ def build_qwen2moe(b: DecoderGraph) -> None:
     g, m = b.g, b.m
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        inpSA = inpL
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), il=il)
-        cur = attention(b, inp, il, cur, pos, out_bias=True)
-        cur, inpSA = last_rows(b, il, out_ids, cur, inpSA)
-        ffn_inp = g.add(cur, inpSA)
-        cur = b.norm(ffn_inp, b.lw(il, "ffn_norm.weight"), il=il)
-        moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
-        gate_inp = g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur)  # type: ignore[arg-type]
-        gate = g.new(gate_inp.type, gate_inp.ne, "DIV", (g.unary("UNARY", gate_inp), gate_inp))
-        shexp = dense_ffn(b, cur, il, "_shexp")
-        cur = g.add(moe_out, g.mul(shexp, gate))
-        inpL = g.add(cur, ffn_inp)
+        def ffn(cur: Tensor, il: int) -> Tensor:
+            moe_out = b.moe(cur, il, m.n_experts, m.n_experts_active, norm_w=False)
+            gate_inp = g.mul_mat(b.lw(il, "ffn_gate_inp_shexp.weight"), cur)  # type: ignore[arg-type]
+            gate = g.new(gate_inp.type, gate_inp.ne, "DIV", (g.unary("UNARY", gate_inp), gate_inp))
+            return g.add(moe_out, g.mul(dense_ffn(b, cur, il, "_shexp"), gate))
+
+        inpL = pre_norm_layer(b, il, inpL, out_ids,
+                              lambda cur, il: attention(b, inp, il, cur, pos, out_bias=True), ffn)
     b.output(inpL)
 
 

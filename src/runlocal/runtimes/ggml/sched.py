@@ -44,6 +44,30 @@ def _fattn_needs_f16(fa: Tensor) -> tuple[bool, bool]:
     return k.type == "f32" or fallback, v.type == "f32" or fallback
 
 
+FATTN_KQ_STRIDE = 256           # fattn-common.cuh
+FATTN_KV_TYPES = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}   # ggml_cuda_fattn_kv_type_supported
+
+
+def cuda_supports(t: Tensor) -> bool:
+    """ggml-cuda.cu ggml_backend_cuda_device_supports_op, for the one op of these graphs a CUDA device can refuse:
+    FLASH_ATTN_EXT where fattn.cu ggml_cuda_get_best_fattn_kernel finds no kernel — a head size without one (GPT-NeoX's
+    32 of Pythia-14m), or 192 / 320 / 512 / 576 without the GQA optimisation (ratio ≥ 2, a mask, K's cells a multiple
+    of 256; the 16-byte stride check left out: these graphs' tensors meet it). The scheduler then runs it on the CPU."""
+    if t.op != "FLASH_ATTN_EXT":
+        return True
+    q, k, v, mask = t.src[0], t.src[1], t.src[2], t.src[3]
+    assert q is not None and k is not None and v is not None
+    ratio = q.ne[2] // k.ne[2]
+    gqa_opt = ratio >= 2 and mask is not None and k.ne[1] % FATTN_KQ_STRIDE == 0
+    dk, dv = k.ne[0], v.ne[0]
+    if dk in (40, 64, 72, 80, 96, 112, 128, 256):
+        ok = dv == dk
+    else:
+        ok = gqa_opt and {192: dv == 128 and ratio % 8 == 0, 320: dv == 256 and ratio % 32 == 0,
+                          512: dv == 512, 576: dv == 512}.get(dk, False)
+    return ok and k.type in FATTN_KV_TYPES and v.type in FATTN_KV_TYPES and (mask is None or mask.ne[2] == 1)
+
+
 def cuda_alloc_size(t: Tensor) -> int:
     """ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: a FLASH_ATTN_EXT result gets room for f16
     copies of a non-f16 K and V (fattn-common.cuh ggml_cuda_flash_attn_ext_get_f16_extra_data, 128-aligned;
@@ -243,19 +267,23 @@ def _sched_split(g: Graph, layer_dev: Callable[[int], int], pin_norms: bool, *, 
             bid[id(node)] = from_cur(node)
     # pass 2: expand the GPU down and up over unassigned nodes (the CPU does not spread), then any backend
     compute = [n for n in nodes if n.op not in VIEW_OPS]
+    # (ggml_backend_sched_set_if_supported: a node a GPU cannot run stays unassigned, cuda_supports)
     for order, gpu_only in ((compute, True), (compute[::-1], True), (compute, False), (compute[::-1], False)):
         cur = -1
         for node in order:
             b = bid[id(node)]
             if b != -1:
                 cur = -1 if gpu_only and b == host else b
-            elif cur != -1:
+            elif cur != -1 and (cur == host or cuda_supports(node)):
                 bid[id(node)] = cur
-    # pass 3: the nodes still unassigned go where most of their inputs are (no upgrades: the buffer types differ)
+    # pass 3: the nodes still unassigned go where most of their inputs are, among the backends that run them (no
+    # upgrades: the buffer types differ)
     for node in compute:
         if bid[id(node)] == -1:
             best, n_best = -1, -1
             for b in range(n_backends):
+                if b != host and not cuda_supports(node):
+                    continue
                 n = sum(1 for src in node.src if src is not None and (get(src) != -1 or get(src.view_src) != -1)
                         and buffer_supported(src, b))
                 if n > n_best:

@@ -1,0 +1,101 @@
+"""MoE prompt speed on Vulkan (backend_speed.vulkan_expert_factor: each expert's mul_mm_id tiles padded to the tile
+width ggml-vulkan picks) scored against public llama-bench rows, tuning and held out apart. Run:
+``python -m runlocal.evidence.speed_fit_moe`` (benchmarks/speed_accuracy.py prints the same section).
+
+Tuning: the moeprefill round's tuning tables (measurements/speed/moeprefill_2026.jsonl, ``fit_scope: "moe_prefill"``,
+rule held_out/moeprefill_queries.md) and the MoE prompt rows of the fitted files that were unpredicted until session 19
+(strixhalo_2026.jsonl's Radeon 8060S Vulkan rows, backends_2025.jsonl's RTX 5090 rows): single-GPU, no depth. Held
+out: held_out/moeprefill.jsonl. Each row is also priced by the dense formula alone (the expert factor forced to 1):
+what a plan would print with no MoE term. The term fits no constant (VULKAN_EXPERT_SHARE stays 1.0: the tuning
+rows' grid put its best at 0.98, 22.20 % against 22.23 % at 1.0). Plans do not apply it (backend_speed.
+VULKAN_MOE_APPLIED: the held-out round failed); the rows are scored as if they did."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..hardware import backend_speed as BS
+from ..hardware import speed as S
+from .speed_fit import Row, build_rows, load_held_out, load_records, predict_row
+
+SCOPE = "moe_prefill"
+HELD_OUT_ROUND = "moeprefill"
+
+
+def scored(rows: list[Row]) -> list[Row]:
+    """Single-GPU Vulkan MoE prompt rows at no depth."""
+    return [r for r in rows if r.kind == "pp" and r.n_experts and r.backend == "vulkan" and r.n_devices == 1
+            and "@" not in r.rec["test"]]
+
+
+def tuning_rows() -> list[Row]:
+    return scored(build_rows(load_records(scope=SCOPE) + load_records(include_outliers=True)))
+
+
+def held_out_rows() -> list[Row]:
+    return scored(build_rows(load_held_out(HELD_OUT_ROUND)))
+
+
+@contextmanager
+def term_applied() -> Iterator[None]:
+    """Score the rows as a plan would with backend_speed.VULKAN_MOE_APPLIED on (it is off: the held-out round failed)."""
+    saved = BS.VULKAN_MOE_APPLIED
+    BS.VULKAN_MOE_APPLIED = True
+    try:
+        yield
+    finally:
+        BS.VULKAN_MOE_APPLIED = saved
+
+
+@contextmanager
+def dense_formula() -> Iterator[None]:
+    """Price the rows as if the experts' tiles were full: the dense formula a MoE prompt had no term beyond."""
+    saved = BS.vulkan_expert_factor
+    BS.vulkan_expert_factor = lambda *a, **k: 1.0
+    try:
+        yield
+    finally:
+        BS.vulkan_expert_factor = saved
+
+
+def errors(rows: list[Row], consts: dict[str, S.Fit], split_ms: float) -> list[tuple[Row, float, float]]:
+    """(row, predicted with the term, predicted by the dense formula) for each row both predict."""
+    with term_applied():
+        with_term = [predict_row(r, consts, split_ms) for r in rows]
+        with dense_formula():       # a row's matmul FLOPs are priced when it is built
+            rebuilt = build_rows([r.rec for r in rows])
+            dense = [predict_row(r, consts, split_ms) for r in rebuilt]
+    return [(r, p, d) for r, p, d in zip(rows, with_term, dense, strict=True) if p and d]
+
+
+def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool = False) -> None:
+    """Tuning and held-out MoE prompt rows on Vulkan: every row, then median |error| with the term and by the dense
+    formula."""
+    for title, rows in (("tuning", tuning_rows()), ("held out (held_out/moeprefill.jsonl)", held_out_rows())):
+        got = errors(rows, consts, split_ms)
+        print(f"\nMoE prefill on Vulkan, {title}: {len(got)} rows (backend_speed.vulkan_expert_factor; rule "
+              "held_out/moeprefill_queries.md)")
+        if not got:
+            print("  none")
+            continue
+        if not quiet:
+            print(f"  {'device':24} {'model':24} {'quant':8} {'test':7} {'measured':>9} {'term':>8} {'err':>7} "
+                  f"{'dense':>8} {'err':>7}")
+            for r, p, d in got:
+                print(f"  {r.rec['device']:24} {r.rec['model']:24} {r.rec['quant']:8} {r.rec['test']:7} "
+                      f"{r.measured:9.1f} {p:8.1f} {(p / r.measured - 1) * 100:+6.1f}% {d:8.1f} "
+                      f"{(d / r.measured - 1) * 100:+6.1f}%")
+        term = [abs(p / r.measured - 1) * 100 for r, p, _ in got]
+        dense = [abs(d / r.measured - 1) * 100 for r, _, d in got]
+        signed = [(p / r.measured - 1) * 100 for r, p, _ in got]
+        sources = len({r.rec["source_url"] for r, _, _ in got})
+        print(f"  MdAPE {statistics.median(term):.1f}% with the term (median {statistics.median(signed):+.1f}%, "
+              f"max {max(term):.1f}%) against {statistics.median(dense):.1f}% by the dense formula; "
+              f"{len(got)} rows from {sources} sources")
+
+
+if __name__ == "__main__":   # pragma: no cover
+    report_moe_prefill(dict(S.FIT), S.SPLIT_OVERHEAD_MS, quiet="--quiet" in sys.argv)

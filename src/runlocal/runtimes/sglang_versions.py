@@ -1,0 +1,169 @@
+"""`--runtime sglang==X`: the allocation defaults of SGLang release X, read in its PyPI wheel.
+
+Each row below was read in ``sglang/srt/server_args.py`` (from 0.5.19 ``sglang/srt/arg_groups/memory_hook.py``) of
+the wheel named in measurements/sglang_versions/wheels.txt (sha256 there); line numbers are at that release. Only
+what changed between the read releases and what the planner models is here:
+
+- mem_fraction_static, when not given (``FRACTION_RULES``):
+  "tp"        ≤ 0.4.5  by TP alone: ≥ 16 0.79, ≥ 8 0.81, ≥ 4 0.85, ≥ 2 0.87, else 0.88 (0.4.4 server_args.py:204)
+  "tp-13g"    0.4.6    that table up to 81,920 MiB of GPU, (GPU − 13 × 1024) / GPU above, not rounded (0.4.6 :224)
+  "tp-pp"     0.4.7    the table by TP × PP up to 81,920 MiB, 0.88 above; 0.79 above 180,000 MiB (CUDA); above
+                       96 × 1024 MiB min(f + 48 × 1024 × (1 − f) / GPU, (GPU − 18 × 1024) / GPU) (0.4.7 :253)
+  "tiers"     0.4.8 – 0.5.2  round((GPU − reserved) / GPU, 3), reserved by GPU tier: < 35 GiB (2.8 + TP·PP/10) GiB,
+                       < 90 GiB (9.5 + TP·PP/2), < 160 GiB (12 + TP·PP/2), else 32 GiB (0.4.8 :274)
+  "activation" 0.5.3 – 0.5.9  reserved = 512 + 1.5 × max(chunked, 2048) + 2 × cuda_graph_max_bs + TP·PP/8 × 1024 MiB,
+                       ≥ 10 GiB above 60 GiB (0.5.3 :639); prefill (piecewise) CUDA graphs off by default
+                       (0.5.9 :604 enable_piecewise_cuda_graph = False)
+  "graphs"    0.5.11 on  the same plus the prefill graphs, on by default (0.5.11 :665 disable_piecewise_cuda_graph =
+                       False; :1436): 8 MiB per captured token size, 1.5 GiB with an MLA backend — from 0.5.16 as
+                       reserve_for_graph_mb (runtimes/sglang.py graph_reserve_mib, the modelled rule)
+- chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
+  "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
+  "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
+  "25g-180"   0.4.7    chunked 16,384 above 180,000 MiB (0.4.7 :286)
+  "35g"       0.4.8 – 0.5.2  chunked < 35 GiB 2048, < 160 GiB 8192, else 16,384; max bs 8 / 80 below 35 GiB, else the
+                       runner's up to 160 (0.4.8 :318, :331)
+  "table16"   0.5.3    the modelled table (runtimes/sglang.py gpu_memory_defaults) with < 35 GiB: 2048 and 16 / 80
+                       (0.5.3 :566)
+  "table24"   0.5.5 – 0.5.19  < 35 GiB: 2048 and 24 / 80 (0.5.5 :717)
+  "table48"   0.5.21 on  < 35 GiB: 4096 and 48 / 160 (0.5.21 memory_hook.py:100), the modelled table
+- unchanged over 0.4.4 – 0.5.23: the KV budget, free-before-weights × mem_fraction_static − the weights (0.4.4
+  model_runner.py:633 rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static),
+  total_gpu_memory being init_torch_distributed's min_per_gpu_memory, :163); page_size 1 on CUDA (0.4.4
+  server_args.py:73 ``page_size: int = 1``; from 0.5.3 None → 1, 0.5.3 :938); max_running_requests' default
+  min(max(pool / context × 512, 2048), 4096) (0.4.4 model_runner.py:663).
+
+A release not read takes the nearest read release below it and says so; one below 0.4.4 is refused naming the range.
+Not switched by release (the 0.5.23 rules kept, not read per release): the hybrid SWA pool's ratio, the MLA cell, the
+decode graphs' 2 MiB per batch outside the budget before 0.5.3 (no figure in those releases' code), max_req_len.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .versions import nearest_read
+from .versions import release_text as _text
+
+WHEELS = "measurements/sglang_versions/wheels.txt"
+# every release whose wheel was read (wheels.txt)
+READ: tuple[tuple[int, ...], ...] = (
+    (0, 4, 4), (0, 4, 5), (0, 4, 6), (0, 4, 7), (0, 4, 8), (0, 4, 10), (0, 5, 1), (0, 5, 2), (0, 5, 3), (0, 5, 5),
+    (0, 5, 7), (0, 5, 9), (0, 5, 11), (0, 5, 13), (0, 5, 16), (0, 5, 19), (0, 5, 21), (0, 5, 23),
+)
+CURRENT = READ[-1]
+# (first release, mem_fraction_static rule, where it is read)
+FRACTION_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0, 4, 4), "tp", "sglang 0.4.4 server_args.py:204"),
+    ((0, 4, 6), "tp-13g", "sglang 0.4.6 server_args.py:224"),
+    ((0, 4, 7), "tp-pp", "sglang 0.4.7 server_args.py:253"),
+    ((0, 4, 8), "tiers", "sglang 0.4.8 server_args.py:274"),
+    ((0, 5, 3), "activation", "sglang 0.5.3 server_args.py:639"),
+    ((0, 5, 11), "graphs", "sglang 0.5.11 server_args.py:1436"),
+    ((0, 5, 16), "graphs", "arg_groups/memory_hook.py reserve_for_graph_mb (sglang 0.5.23)"),
+)
+# (first release, chunked prefill / decode graph table, where it is read)
+TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0, 4, 4), "25g", "sglang 0.4.4 server_args.py:217, :226"),
+    ((0, 4, 6), "25g-open", "sglang 0.4.6 server_args.py:241, :260"),
+    ((0, 4, 7), "25g-180", "sglang 0.4.7 server_args.py:286, :315"),
+    ((0, 4, 8), "35g", "sglang 0.4.8 server_args.py:318, :331"),
+    ((0, 5, 3), "table16", "sglang 0.5.3 server_args.py:566"),
+    ((0, 5, 5), "table24", "sglang 0.5.5 server_args.py:717"),
+    ((0, 5, 21), "table48", "sglang 0.5.21 arg_groups/memory_hook.py:100"),
+)
+RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
+TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
+
+
+@dataclass(frozen=True)
+class SGLangRules:
+    """The rules of one read release: what mem_fraction_static and the GPU-memory table do, and where that is read."""
+
+    release: tuple[int, ...]        # the read release whose rules apply
+    fraction: str                   # FRACTION_RULES' name
+    fraction_source: str
+    tiers: str                      # TIER_RULES' name
+    tiers_source: str
+    note: str = ""                  # the release asked when it is not one read
+
+    @property
+    def prefill_graphs(self) -> bool:
+        """Prefill (piecewise / breakable) CUDA graphs captured by default: from 0.5.11."""
+        return self.fraction == "graphs"
+
+    @property
+    def ref(self) -> str:
+        return f"sglang {_text(self.release)}"
+
+    def words(self) -> str:
+        """What the plan says about the rules it used."""
+        graphs = ("decode and prefill CUDA graphs reserved" if self.prefill_graphs
+                  else "decode CUDA graphs only (prefill graphs off by default before 0.5.11)")
+        text = (f"SGLang {_text(self.release)}: mem_fraction_static by the {self.fraction!r} rule ({self.fraction_source}), "
+                f"chunked prefill / graph batch by the {self.tiers!r} table ({self.tiers_source}); {graphs}; page_size 1")
+        return text + (f" — {self.note}" if self.note else "")
+
+
+def _row(rows: tuple[tuple[tuple[int, ...], str, str], ...], key: tuple[int, ...]) -> tuple[str, str]:
+    return [(name, src) for first, name, src in rows if key >= first][-1][:2]
+
+
+def sglang_rules(key: tuple[int, ...] | None, asked: str = "") -> SGLangRules:
+    """The rules of release ``key`` (None: the current, 0.5.23). Not a read release: the nearest read one below, said
+    in ``note``; below 0.4.4: InputError naming the read range."""
+    release, note = nearest_read(key, READ, asked, "sglang", "SGLang", "sglang", WHEELS)
+    fraction, fraction_source = _row(FRACTION_RULES, release)
+    tiers, tiers_source = _row(TIER_RULES, release)
+    return SGLangRules(release, fraction, fraction_source, tiers, tiers_source, note)
+
+
+def tier_defaults(rules: SGLangRules, gpu_mem_mib: float, tp: int, modelled: tuple[int, int]) -> tuple[int, int]:
+    """(chunked_prefill_size, decode CUDA-graph max batch size) by GPU memory at this release; ``modelled``: the
+    current table's pair for this GPU (runtimes/sglang.py gpu_memory_defaults), which 0.5.3 on differ from only
+    below 35 GiB."""
+    small = gpu_mem_mib < 35 * 1024
+    if rules.tiers.startswith("table"):
+        if rules.tiers == "table48" or not 20 * 1024 <= gpu_mem_mib < 35 * 1024:
+            return modelled
+        return 2048, (16 if rules.tiers == "table16" else 24) if tp < 4 else 80
+    if rules.tiers == "35g":
+        chunked = 2048 if small else 8192 if gpu_mem_mib < 160 * 1024 else 16384
+        return chunked, (8 if tp < 4 else 80) if small else RUNNER_MAX_BS
+    low = gpu_mem_mib < 25_000
+    chunked = 2048 if low else 16384 if rules.tiers == "25g-180" and gpu_mem_mib > 180_000 else 8192
+    return chunked, (8 if tp < 4 else 80) if low else RUNNER_MAX_BS
+
+
+def tp_table(parallel: int) -> float:
+    """0.4.4 server_args.py:205-214: mem_fraction_static by the parallel size."""
+    return next(frac for at_least, frac in TP_TABLE if parallel >= at_least)
+
+
+def old_fraction(rules: SGLangRules, gpu_mem_mib: float, tp: int, pp: int) -> tuple[float, str]:
+    """mem_fraction_static before 0.5.3 (rules "tp", "tp-13g", "tp-pp", "tiers"), and the formula --explain shows."""
+    g = gpu_mem_mib
+    if rules.fraction == "tp":
+        return tp_table(tp), f"by TP {tp}: ≥ 16 0.79, ≥ 8 0.81, ≥ 4 0.85, ≥ 2 0.87, else 0.88"
+    if rules.fraction == "tp-13g":
+        if g <= 81920:
+            return tp_table(tp), f"GPU ≤ 81,920 MiB: by TP {tp} (0.79 … 0.88)"
+        return (g - 13 * 1024) / g, f"(GPU {g:,.0f} − 13,312 MiB) / GPU"
+    if rules.fraction == "tp-pp":
+        f = tp_table(tp * pp) if g <= 81920 else 0.88
+        if g > 180_000:
+            return 0.79, f"GPU {g:,.0f} MiB above 180,000 (CUDA): 0.79"
+        if g > 96 * 1024:
+            return (min(f + 48 * 1024 * (1 - f) / g, (g - 18 * 1024) / g),
+                    f"min({f} + 48 GiB × (1 − {f}) / GPU, (GPU − 18 GiB) / GPU), GPU {g:,.0f} MiB")
+        return f, f"by TP·PP {tp * pp}: ≥ 16 0.79, ≥ 8 0.81, ≥ 4 0.85, ≥ 2 0.87, else 0.88" + (
+            "" if g <= 81920 else " (0.88 above 81,920 MiB)")
+    p = tp * pp
+    reserved, tier = ((2.8 + p / 10) * 1024, "< 35 GiB: (2.8 + TP·PP/10) GiB") if g < 35 * 1024 else \
+        ((9.5 + p / 2) * 1024, "< 90 GiB: (9.5 + TP·PP/2) GiB") if g < 90 * 1024 else \
+        ((12 + p / 2) * 1024, "< 160 GiB: (12 + TP·PP/2) GiB") if g < 160 * 1024 else (32 * 1024, "≥ 160 GiB: 32 GiB")
+    return round((g - reserved) / g, 3), f"(GPU {g:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved {tier}"
+
+
+__all__ = ["CURRENT", "FRACTION_RULES", "READ", "TIER_RULES", "SGLangRules", "old_fraction", "sglang_rules",
+           "tier_defaults", "tp_table"]

@@ -1,0 +1,103 @@
+"""`--runtime transformers==X`: the rules of transformers release X that the planner models and that changed, each
+read in the PyPI wheel of the releases named (``pip download transformers==X --no-deps``; line numbers at that
+release):
+
+- attn_implementation when not given: "eager" up to 4.35 (4.35.2 modeling_utils.py has no SDPA path); from 4.36.0
+  "sdpa" where the model class supports it (4.36.0 modeling_utils.py:1309-1312 `elif requested_attn_implementation
+  in [None, "sdpa"]: … _check_and_enable_sdpa`, :1481 `config._attn_implementation = "sdpa"`).
+- an AWQ checkpoint without a CUDA GPU: refused up to 4.53 ("GPU is required to run AWQ quantized model.", 4.45.0
+  quantizers/quantizer_awq.py:49-50; 4.46.0 :70-72 and 4.53.0 :76 unless the checkpoint's own version is IPEX, which
+  the published GEMM checkpoints are not); 4.54 – 4.57 switch a GEMM checkpoint to autoawq's IPEX kernels on the CPU
+  (4.54.0 :55-61, "No CUDA or XPU found, consider switching to the IPEX version"); 5.x has no GPU check (5.0.0 :46-61;
+  the 5.23 planner's rule, runtimes/transformers.py).
+- a fine-grained FP8 checkpoint (quant_method "fp8"): unknown before 4.49 ("Unknown quantization type", 4.46.0
+  quantizers/auto.py:98; 4.49.0 auto.py:72 maps "fp8"); 4.49 – 4.50 refuse it without a GPU ("No GPU found. A GPU is
+  needed for FP8 quantization.", 4.49.0 quantizer_finegrained_fp8.py:51) and below compute capability 9.0 (:54-57);
+  4.53 – 4.57 below 8.9 (4.53.0 :48, :53-55; 4.51 – 4.52 not read: planned as 4.50); from 5.0 dequantized to bf16
+  instead (5.0.0 :36-40 without a GPU, :48-54 below 8.9), the modelled rule.
+
+A release not read takes the nearest read release below it and says so; below 4.35.2 is refused naming the range.
+accelerate's own defaults (device_map="auto"'s 10 % single-GPU buffer, get_max_memory's 90 % of RAM) are accelerate's
+releases, not transformers': the planner keeps accelerate 16cb6eb's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .versions import nearest_read
+from .versions import release_text as _text
+
+READ: tuple[tuple[int, ...], ...] = (
+    (4, 35, 2), (4, 36, 0), (4, 45, 0), (4, 46, 0), (4, 49, 0), (4, 50, 0), (4, 53, 0), (4, 54, 0), (4, 57, 0),
+    (5, 0, 0), (5, 23, 0),
+)
+CURRENT = READ[-1]     # runtimes/transformers.py TF_REF
+SDPA_DEFAULT_FROM = (4, 36, 0)
+AWQ_IPEX_FROM = (4, 54, 0)          # a GEMM checkpoint switched to IPEX without CUDA
+AWQ_NO_GPU_CHECK_FROM = (5, 0, 0)
+# (first release, what a fine-grained FP8 checkpoint gets: the lowest compute capability with FP8 kernels; "unknown":
+# no such quantizer; 0.0 in the last row: dequantized below 8.9, not refused)
+FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((4, 35, 2), "unknown", "4.46.0 quantizers/auto.py:98 \"Unknown quantization type\""),
+    ((4, 49, 0), "9.0", "4.49.0 quantizers/quantizer_finegrained_fp8.py:51, :54-57"),
+    ((4, 53, 0), "8.9", "4.53.0 quantizers/quantizer_finegrained_fp8.py:48, :53-55"),
+    ((5, 0, 0), "dequantize", "5.0.0 quantizers/quantizer_finegrained_fp8.py:36-40, :48-54"),
+)
+
+
+@dataclass(frozen=True)
+class TransformersRules:
+    release: tuple[int, ...]
+    attn_default: str           # "eager" | "sdpa"
+    awq_cpu: str                # "refused" | "ipex" | "runs"
+    fp8: str                    # FP8_RULES' value
+    fp8_source: str
+    note: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"transformers {_text(self.release)}"
+
+    def words(self) -> str:
+        awq = {"refused": "AWQ refused without a CUDA GPU (quantizer_awq.py)",
+               "ipex": "AWQ GEMM switched to IPEX on the CPU (4.54–4.57)", "runs": "AWQ with no GPU check"}[self.awq_cpu]
+        fp8 = {"unknown": "no fine-grained FP8 quantizer (before 4.49)",
+               "9.0": "fine-grained FP8 refused below compute capability 9.0 or without a GPU",
+               "8.9": "fine-grained FP8 refused below compute capability 8.9 or without a GPU",
+               "dequantize": "fine-grained FP8 dequantized to bf16 below 8.9 or without a GPU"}[self.fp8]
+        text = (f"transformers {_text(self.release)}: attn_implementation {self.attn_default} by default"
+                + (" (SDPA from 4.36.0)" if self.attn_default == "eager" else "") + f"; {awq}; {fp8}")
+        return text + (f" — {self.note}" if self.note else "")
+
+
+def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> TransformersRules:
+    """The rules of release ``key`` (None: 5.23.0, the modelled one); not read: the nearest read release below, said
+    in ``note``; below 4.35.2: InputError naming the read range."""
+    release, note = nearest_read(key, READ, asked, "transformers", "transformers", "transformers")
+    fp8, fp8_source = [(r, s) for first, r, s in FP8_RULES if release >= first][-1]
+    awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
+    return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note)
+
+
+def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability: float | None) -> str | None:
+    """What this release refuses at load that 5.23 does not: AWQ without a CUDA GPU, a fine-grained FP8 checkpoint it
+    does not know, or one on a GPU below its FP8 kernels' compute capability (``quant``: the planner's quant key;
+    ``cuda``: a CUDA GPU is there; ``capability``: its compute capability)."""
+    if quant.startswith("awq") and not cuda and rules.awq_cpu == "refused":
+        return (f"{rules.ref}: \"GPU is required to run AWQ quantized model.\" (quantizers/quantizer_awq.py "
+                "validate_environment; no GPU check from 5.0)")
+    if quant != "fp8-block" or rules.fp8 == "dequantize":
+        return None
+    if rules.fp8 == "unknown":
+        return (f"{rules.ref}: quant_method \"fp8\" is an \"Unknown quantization type\" (quantizers/auto.py; the "
+                "fine-grained FP8 quantizer came in 4.49)")
+    if not cuda:
+        return f"{rules.ref}: \"No GPU found. A GPU is needed for FP8 quantization.\" ({rules.fp8_source})"
+    if capability is not None and capability < float(rules.fp8):
+        return (f"{rules.ref}: \"FP8 quantized models is only supported on GPUs with compute capability >= "
+                f"{rules.fp8}\" (compute capability {capability:g}; {rules.fp8_source})")
+    return None
+
+
+__all__ = ["TransformersRules", "transformers_rules", "version_refusal"]

@@ -1,0 +1,54 @@
+"""Which tensors llama-quantize gives which type, with each type's parameter count and bits per weight: the inputs
+that let a reader recompute the weights step's bytes (params × bytes per block ÷ block size), review19 #9. The
+types are quant.gguf_mix's choice (src/llama-quant.cpp llama_tensor_get_type: output and, in the use_more_bits
+layers, attn_v and ffn_down one type up); this module only counts and names them."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .model.spec import ModelSpec
+from .quant.formats import WeightEstimate
+from .runtimes.base import Step
+
+MAX_NAMES = 4      # tensor kinds named per type; the rest counted
+
+
+def _kind(name: str) -> str:
+    return re.sub(r"\.weight$", "", re.sub(r"^blk\.\d+\.", "", name))
+
+
+def type_mix_step(model: ModelSpec, w: WeightEstimate) -> Step | None:
+    """One line per ggml type: its tensors (by kind, × the layers that have it), parameters and bits per weight,
+    where the GGUF view's per-type bytes are the weights step's own (else None: nothing to show that adds up)."""
+    from .quant.ggml_types import block_size
+    from .quant.gguf_mix import gguf_view
+
+    if w.source != "src/llama-quant.cpp" or not model.tensors:
+        return None
+    view = gguf_view(model, w.quant)
+    if view is None:
+        return None
+    params: Counter = Counter()
+    size: Counter = Counter()
+    kinds: dict[str, Counter] = {}
+    for t in view.tensors:
+        if t.dtype is None or t.nbytes is None:
+            continue
+        params[t.dtype] += t.numel
+        size[t.dtype] += t.nbytes
+        kinds.setdefault(t.dtype, Counter())[_kind(t.name)] += 1
+    if dict(size) != {k: v for k, v in w.by_kind.items() if v}:
+        return None
+    lines = []
+    order = sorted(params, key=lambda k: -params[k])
+    for dtype in order:
+        n = params[dtype]
+        block, nbytes = block_size(dtype)
+        named = kinds[dtype].most_common()
+        words = ", ".join(f"{k} ×{c}" if c > 1 else k for k, c in named[:MAX_NAMES])
+        more = f", {len(named) - MAX_NAMES} more kinds" if len(named) > MAX_NAMES else ""
+        lines.append(f"{dtype} {n:,} params × {nbytes} B per {block} ({words}{more})")
+    return Step("weights: type per tensor", "; ".join(lines), ", ".join(f"{k} {size[k]:,} B" for k in order),
+                "src/llama-quant.cpp llama_tensor_get_type (quant/gguf_mix.py)")

@@ -1,0 +1,81 @@
+"""Ollama v0.7.1 – v0.11.4 on several GPUs (runtimes/ollama_estimate.py), against a public log and the source at the tag.
+
+The public log: ollama/ollama#9181 (2025-02-18, a build of the main branch then, v0.5.x; 4 × NVIDIA L4, a 70B llama
+at num_ctx 64000 with flash attention on):
+
+  msg=offload library=cuda layers.requested=-1 layers.model=81 layers.offload=44 layers.split=11,11,11,11
+  memory.available="[22.0 GiB 22.0 GiB 22.0 GiB 22.0 GiB]" memory.gpu_overhead="0 B" memory.required.kv="19.5 GiB"
+  memory.required.allocations="[21.8 GiB 21.8 GiB 21.8 GiB 21.8 GiB]" memory.weights.total="87.3 GiB"
+  memory.weights.repeating="86.2 GiB" memory.weights.nonrepeating="1.0 GiB" memory.graph.full="8.2 GiB"
+  memory.graph.partial="8.2 GiB"
+
+In that build ``memoryWeights += layerSize`` summed each block with its KV (llm/memory.go at v0.5.11), so a block's
+bytes are (86.2 − 19.5) / 80 GiB; the buffer was the largest layer (before 3fe74fba4, v0.7.1), which for these
+uniform blocks is blk.0 as from v0.7.1. Four GPUs: not a record of measurements/ollama_estimate/RULE.md (two GPUs);
+a check of the port, whose inputs are the log's.
+"""
+
+from __future__ import annotations
+
+from runlocal.check import CheckRequest, check
+from runlocal.runtimes.ollama_estimate import ModelShape, estimate_gpu_layers, graph_sizes, pick_gpus
+
+GiB = 1 << 30
+LLAMA_70B = dict(arch="llama", embedding=8192, heads=64, heads_kv=8, head_k=128, head_v=128, vocab=128256)
+
+
+def test_graph_size_of_issue_9181():
+    # fs/ggml/ggml.go GraphSize "llama", written out at context 64,000, batch 512:
+    # partial = 4·512·8192 + max(4·512·(1 + 8192 + 64000) + 8192²·9/16 + 4·64000·(512·64 + 128·8),
+    #                            4·512·(8192 + 128256) + 8192·128256·105/128)
+    #         = 16,777,216 + max(147,851,264 + 37,748,736 + 8,650,752,000, 279,445,504 + 861,929,472)
+    #         = 8,853,129,216 B = 8.245 GiB  (the log: memory.graph.partial="8.2 GiB")
+    shape = ModelShape(**LLAMA_70B, blocks=(1,) * 80, output=1)
+    partial, _ = graph_sizes(shape, 64000, 512, 0)
+    assert partial == 8_853_129_216
+    assert round(partial / GiB, 1) == 8.2
+
+
+def test_split_of_issue_9181():
+    block = int((86.2 - 19.5) / 80 * GiB)
+    shape = ModelShape(**LLAMA_70B, blocks=(block,) * 80, output=int(1.0 * GiB))
+    est = estimate_gpu_layers(shape, [int(22.0 * GiB)] * 4, 64000, 512)
+    assert est is not None
+    assert est.counts == (11, 11, 11, 11) and est.layers == 44          # layers.split=11,11,11,11
+    # memory.required.allocations 21.8 GiB each: minimum + buffer + 11 layers + the graph, within the log's rounding
+    # of its inputs (one decimal of GiB each)
+    assert all(abs(a / GiB - 21.8) < 0.3 for a in est.allocations)
+
+
+def test_round_robin_by_layer_index():
+    # llm/memory.go: layers placed last first, layer i on gpusWithSpace[i % j]; then the output layer at index
+    # layerCount % j. Ten equal blocks on two roomy GPUs: odd blocks on the 2nd, even on the 1st (5, 5); the output
+    # layer at 10 % 2 = 0: the 1st → 6, 5.
+    shape = ModelShape("qwen3", 1024, 16, 8, 64, 64, 1000, (100 << 20,) * 10, 50 << 20)
+    est = estimate_gpu_layers(shape, [40 * GiB, 40 * GiB], 2048, 512)
+    assert est is not None and est.counts == (6, 5) and est.full
+
+
+def test_one_gpu_when_it_holds_every_layer():
+    # server/sched.go pickBestFullFitByLibrary: the GPUs by free memory, most first; the first that takes every
+    # layer (PredictServerFit: layers ≥ blocks + 1) alone. The 8 GiB card cannot, the 24 GiB one can.
+    shape = ModelShape("qwen3", 4096, 32, 8, 128, 128, 150000, (400 << 20,) * 32, 600 << 20)
+    gpus, est = pick_gpus(shape, [8 * GiB, 24 * GiB], 4096, 512)
+    assert gpus == [1] and est.layers == 33
+    gpus, _ = pick_gpus(shape, [8 * GiB, 24 * GiB], 4096, 512, spread=True)
+    assert gpus == [1, 0]                      # OLLAMA_SCHED_SPREAD: every GPU, most free first
+
+
+def test_unmodelled_graph_case_is_none():
+    shape = ModelShape("gemma2", 3584, 16, 8, 256, 256, 256000, (1,) * 42, 1)
+    assert estimate_gpu_layers(shape, [24 * GiB, 24 * GiB], 4096, 512) is None
+
+
+def test_plan_uses_the_estimator_before_v0_11_5():
+    plan = check(CheckRequest(model="llama-3.1-70b", vram="24G,24G", runtime="ollama==0.9.0", ctx=8192,
+                              use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "GPUs given to llama-server")
+    assert "llm/memory.go EstimateGPULayers" in step.formula and "81/81 layers" in step.formula
+    later = check(CheckRequest(model="llama-3.1-70b", vram="24G,24G", runtime="ollama==0.30.0", ctx=8192,
+                               use_measurements=False))[0]
+    assert not any("llm/memory.go" in s.formula for s in later.allocation.steps)

@@ -1,0 +1,115 @@
+"""`--runtime sglang==X` (issue #18 point 1): release X's mem_fraction_static default, chunked prefill and decode
+CUDA-graph batch table, read in its PyPI wheel (measurements/sglang_versions/wheels.txt). Each expected figure is
+worked by hand from the wheel's own code, quoted with file:line at that release; none is copied from runlocal."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import check
+from runlocal.errors import InputError
+from runlocal.request import CheckRequest
+from runlocal.runtimes import get_runtime, runtime_rules
+from runlocal.runtimes.sglang import default_mem_fraction_static, gpu_memory_defaults
+from runlocal.runtimes.sglang_versions import sglang_rules, tier_defaults
+
+RTX_4090 = 24_564      # MiB, nvidia-smi memory.total (the 24 GB card of docs/runtime-rules.md)
+H100 = 81_559
+H200 = 143_771
+B200 = 183_359
+
+
+def _fraction(release: str, gpu: float, tp: int = 1, pp: int = 1, mla: bool = False) -> float:
+    rules = sglang_rules(tuple(int(x) for x in release.split(".")), release)
+    chunked, bs = tier_defaults(rules, gpu, tp, gpu_memory_defaults(gpu, tp))
+    return default_mem_fraction_static(gpu, chunked, bs, tp, pp, mla, rules)
+
+
+@pytest.mark.parametrize("release, gpu, tp, pp, expected", [
+    # 0.4.4 server_args.py:204-214: `if self.tp_size >= 16: 0.79 … elif >= 2: 0.87 else: 0.88` — by TP alone
+    ("0.4.4", RTX_4090, 1, 1, 0.88), ("0.4.4", H100, 4, 1, 0.85), ("0.4.5", H200, 8, 1, 0.81),
+    # 0.4.6 server_args.py:225-238: `if gpu_mem <= 81920:` the table, else `(gpu_mem - 1024 * 13) / gpu_mem`
+    ("0.4.6", H100, 2, 1, 0.87), ("0.4.6", H200, 1, 1, (143_771 - 13_312) / 143_771),
+    # 0.4.7 server_args.py:254-280: the table by tp_size * pp_size up to 81920, 0.88 above; `gpu_mem > 180 * 1000 and
+    # is_cuda()`: 0.79; `gpu_mem > 96 * 1024`: min(f + 48 * 1024 * (1 - f) / gpu_mem, (gpu_mem - 1024 * 18) / gpu_mem)
+    ("0.4.7", H100, 2, 2, 0.85), ("0.4.7", B200, 1, 1, 0.79),
+    ("0.4.7", H200, 1, 1, min(0.88 + 48 * 1024 * 0.12 / 143_771, (143_771 - 18 * 1024) / 143_771)),
+    # 0.4.8 server_args.py:288-313: gpu_mem < 35 * 1024: reserved (2.8 + parallel_size / 10) * 1024;
+    # < 90 * 1024: (9.5 + parallel_size / 2) * 1024; round((gpu_mem - reserved_mem) / gpu_mem, 3)
+    ("0.4.8", RTX_4090, 1, 1, round((24_564 - 2.9 * 1024) / 24_564, 3)),          # 0.879, docs/runtime-rules.md
+    ("0.5.2", H100, 2, 1, round((81_559 - 10.5 * 1024) / 81_559, 3)),
+    ("0.4.10", B200, 8, 1, round((183_359 - 32 * 1024) / 183_359, 3)),
+    # 0.5.3 server_args.py:574-586 (< 35 * 1024: chunked 2048, cuda_graph_max_bs 16 at tp < 4) and :639-672:
+    # reserved = 512 + max(chunked, 2048) * 1.5 + cuda_graph_max_bs * 2 + tp * pp / 8 * 1024
+    ("0.5.3", RTX_4090, 1, 1, round((24_564 - (512 + 3072 + 32 + 128)) / 24_564, 3)),     # 0.848
+    # 0.5.5 server_args.py:717: cuda_graph_max_bs 24 at tp < 4 below 35 GiB
+    ("0.5.9", RTX_4090, 1, 1, round((24_564 - (512 + 3072 + 48 + 128)) / 24_564, 3)),     # 0.847
+    # 0.5.3 :597-604 (< 90 * 1024: chunked 8192, max bs 256): 512 + 12288 + 512 + 128 = 13440 > 10 GiB
+    ("0.5.7", H100, 1, 1, round((81_559 - 13_440) / 81_559, 3)),
+    # 0.5.11 :665 disable_piecewise_cuda_graph = False, :1436-1455: + len(piecewise_cuda_graph_tokens) * 8; the
+    # tokens (_generate_piecewise_cuda_graph_tokens) up to chunked 2048: 8 (4…32) + 14 (48…256) + 8 (288…512)
+    # + 8 (576…1024) + 4 (1280…2048) = 42
+    ("0.5.13", RTX_4090, 1, 1, round((24_564 - (512 + 3072 + 48 + 128 + 42 * 8)) / 24_564, 3)),   # 0.833
+    # 0.5.21 memory_hook.py:100-116: < 35 * 1024: chunked 4096, max_bs 48; tokens up to 4096: 42 + 8 (2304…4096) = 50
+    ("0.5.21", RTX_4090, 1, 1, round((24_564 - (512 + 6144 + 96 + 128 + 50 * 8)) / 24_564, 3)),  # 0.704
+])
+def test_mem_fraction_static_default_by_release(release, gpu, tp, pp, expected):
+    assert _fraction(release, gpu, tp, pp) == pytest.approx(expected, abs=1e-9)
+
+
+def test_mla_prefill_graphs_reserve_flat_from_0_5_11_not_before():
+    # 0.5.11 :1447-1450 `if not self.use_mla_backend(): … else: reserved_mem += 1.5 * 1024`; 0.5.9 has no prefill
+    # graphs by default (:604 enable_piecewise_cuda_graph = False): 512 + 3072 + 48 + 128, MLA or not
+    assert _fraction("0.5.13", RTX_4090, mla=True) == round((24_564 - (512 + 3072 + 48 + 128 + 1536)) / 24_564, 3)
+    assert _fraction("0.5.9", RTX_4090, mla=True) == _fraction("0.5.9", RTX_4090) == 0.847
+
+
+@pytest.mark.parametrize("release, gpu, tp, expected", [
+    # 0.4.4 :217-234: gpu_mem < 25_000: chunked 2048, max bs 8 (tp < 4) / 80; else 8192 and 160
+    ("0.4.4", RTX_4090, 1, (2048, 8)), ("0.4.4", RTX_4090, 4, (2048, 80)), ("0.4.5", H100, 1, (8192, 160)),
+    # 0.4.6 :260-266 sets no max bs above 25_000: cuda_graph_runner.py's own list, ending at 160
+    ("0.4.6", H100, 1, (8192, 160)),
+    # 0.4.7 :287-288: gpu_mem > 180_000: chunked 16384
+    ("0.4.7", B200, 1, (16384, 160)),
+    # 0.4.8 :319-337: < 35 * 1024 2048 (8 / 80), < 160 * 1024 8192, else 16384
+    ("0.4.8", RTX_4090, 1, (2048, 8)), ("0.5.2", H200, 1, (8192, 160)),
+    # 0.5.3 :574-586 / 0.5.5 :717 / 0.5.21 memory_hook.py:100-116, the 35 GiB tier
+    ("0.5.3", RTX_4090, 1, (2048, 16)), ("0.5.19", RTX_4090, 1, (2048, 24)), ("0.5.19", RTX_4090, 4, (2048, 80)),
+    ("0.5.21", RTX_4090, 1, (4096, 48)), ("0.5.21", RTX_4090, 4, (4096, 160)),
+    # 0.5.3 :597-606: < 90 * 1024: 8192, 256 (tp < 4) / 512 — the same in 0.5.23
+    ("0.5.3", H100, 4, (8192, 512)),
+])
+def test_chunked_prefill_and_graph_batch_by_release(release, gpu, tp, expected):
+    rules = sglang_rules(tuple(int(x) for x in release.split(".")), release)
+    assert tier_defaults(rules, gpu, tp, gpu_memory_defaults(gpu, tp)) == expected
+
+
+def test_unread_release_takes_the_one_below_and_says_so():
+    rules = sglang_rules((0, 5, 14), "0.5.14")
+    assert rules.release == (0, 5, 13) and "0.5.14 not read" in rules.note and "0.5.13" in rules.words()
+    assert sglang_rules((0, 6, 0), "0.6.0").release == (0, 5, 23)
+    with pytest.raises(InputError, match=r"^runtime: sglang==0.4.3: SGLang releases read are 0.4.4 – 0.5.23"):
+        sglang_rules((0, 4, 3), "0.4.3")
+
+
+def _plan(runtime: str) -> dict:
+    plan, _ = check(CheckRequest(model="llama-3.1-8b", gpu="rtx-4090", ctx=8192, runtime=runtime))
+    return plan.to_dict()
+
+
+def test_plan_uses_the_release_and_says_which():
+    """0.5.3 on the RTX 4090 takes 0.848 of the free memory where 0.5.23 takes 0.704: the pool gains
+    (0.848 − 0.704) × (25,383,256,719 B free − 620 MiB CUDA context) / 128 KiB a token (Llama-3.1-8B: 32 layers × 8 KV
+    heads × 128 × 2 × 2 B) = 24,733,139,599 × 0.144 / 131,072 = 27,172.6 tokens."""
+    now, old = _plan("sglang"), _plan("sglang==0.5.3")
+    assert "--mem-fraction-static" not in now["command"] or "0.704" in now["command"]
+    pre = 25_383_256_719 - 620 * 2**20
+    gain = (int(pre * 0.848) - int(pre * 0.704)) / (32 * 8 * 128 * 2 * 2)
+    assert round(gain) == 27_173
+    assert abs(old["kv_cache_tokens"] - now["kv_cache_tokens"] - gain) <= 1
+    assert (now["runtime_version"], old["runtime_version"]) == ("current", "0.5.3")
+    assert "sglang 0.5.3 server_args.py:639" in old["runtime_rules"] and "SGLang 0.5.23" in now["runtime_rules"]
+    step = next(s for s in old["explain"] if s["label"] == "mem_fraction_static")
+    assert step["value"] == "0.848" and "graphs 32 (decode graphs: 2 × max bs)" in step["formula"]
+    version, words = runtime_rules(get_runtime("sglang==0.5.3"))
+    assert version == "0.5.3" and words == old["runtime_rules"]

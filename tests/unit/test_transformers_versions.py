@@ -1,0 +1,86 @@
+"""`--runtime transformers==X` (issue #18 point 1): the rules the planner carries with an era, selected by release and
+read in the PyPI wheels (runtimes/transformers_versions.py). The messages expected are the wheels' own strings, quoted
+with file:line at that release; the 5.23 behaviour is tests/unit/test_transformers_quant_on_cpu.py's."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.check import CheckRequest, check
+from runlocal.errors import InputError
+from runlocal.runtimes import get_runtime, runtime_rules
+from runlocal.runtimes.transformers_versions import transformers_rules
+
+QWEN3_8B_PARAMS = 8_190_735_360
+
+
+def _rules(text):
+    return transformers_rules(tuple(int(x) for x in text.split(".")), text)
+
+
+@pytest.mark.parametrize("release, attn, awq, fp8", [
+    ("4.35.2", "eager", "refused", "unknown"),   # 4.35.2 modeling_utils.py: no "sdpa" anywhere
+    # 4.36.0 modeling_utils.py:1309 `elif requested_attn_implementation in [None, "sdpa"]`
+    ("4.36.0", "sdpa", "refused", "unknown"),
+    ("4.45.0", "sdpa", "refused", "unknown"),    # 4.45.0 quantizer_awq.py:49 `if not torch.cuda.is_available(): raise`
+    ("4.46.0", "sdpa", "refused", "unknown"),    # 4.46.0 quantizers/auto.py: no "fp8" in AUTO_QUANTIZER_MAPPING
+    ("4.49.0", "sdpa", "refused", "9.0"),        # 4.49.0 quantizer_finegrained_fp8.py:54 `if major < 9:`
+    ("4.53.0", "sdpa", "refused", "8.9"),        # 4.53.0 :53 `(major < 8) or (major == 8 and minor < 9)`; awq :55, :76
+    ("4.54.0", "sdpa", "ipex", "8.9"),           # 4.54.0 quantizer_awq.py:55-61 GEMM → IPEX without CUDA / XPU
+    ("4.57.0", "sdpa", "ipex", "8.9"),
+    ("5.0.0", "sdpa", "runs", "dequantize"),     # 5.0.0 quantizer_finegrained_fp8.py:48-54 "default to dequantizing"
+])
+def test_rules_by_release(release, attn, awq, fp8):
+    r = _rules(release)
+    assert (r.attn_default, r.awq_cpu, r.fp8, r.note) == (attn, awq, fp8, "")
+
+
+def test_unread_release_takes_the_one_below_and_says_so():
+    r = _rules("4.52.1")
+    assert r.release == (4, 50, 0) and r.fp8 == "9.0" and "4.52.1 not read" in r.note
+    with pytest.raises(InputError, match=r"^runtime: transformers==4.30.0: transformers releases read are 4.35.2"):
+        _rules("4.30.0")
+
+
+def _plan(runtime, gpu, quant=None, **kw):
+    return check(CheckRequest(model="qwen3-8b", runtime=runtime, quant=quant, gpu=gpu, ram="32G",
+                              use_measurements=False, **kw))[0]
+
+
+def test_awq_on_a_cpu_refused_by_4x_not_5x():
+    old = _plan("transformers==4.45.0", "none", "awq").allocation.refusal
+    assert old is not None and '"GPU is required to run AWQ quantized model."' in old      # 4.45.0 quantizer_awq.py:50
+    assert _plan("transformers==4.54.0", "none", "awq").allocation.refusal is None     # switched to IPEX
+    assert _plan("transformers", "none", "awq").allocation.refusal is None
+
+
+def test_fp8_checkpoint_by_release():
+    # RTX 4090 is compute capability 8.9: below 4.49–4.50's 9.0, at 4.53's 8.9
+    r450 = _plan("transformers==4.50.0", "rtx-4090", "fp8").allocation.refusal
+    assert r450 is not None and "compute capability >= 9.0" in r450
+    assert _plan("transformers==4.53.0", "rtx-4090", "fp8").allocation.refusal is None
+    # RTX 3090 (8.6): refused by 4.57, dequantized to bf16 by 5.x (2 B a parameter)
+    r457 = _plan("transformers==4.57.0", "rtx-3090", "fp8").allocation
+    assert r457.refusal is not None and "compute capability >= 8.9" in r457.refusal
+    assert _plan("transformers", "rtx-3090", "fp8").allocation.devices[0].weights == 2 * QWEN3_8B_PARAMS
+    cpu = _plan("transformers==4.57.0", "none", "fp8").allocation.refusal
+    assert cpu is not None and '"No GPU found. A GPU is needed for FP8 quantization."' in cpu
+    unknown = _plan("transformers==4.46.0", "h100", "fp8").allocation.refusal
+    assert unknown is not None and "Unknown quantization type" in unknown
+
+
+def test_before_4_36_plans_eager_attention_as_asking_for_it_does():
+    """4.35's only attention is eager: the plan equals the current release's with attn_implementation="eager" asked."""
+    old = _plan("transformers==4.35.2", "rtx-4090", ctx=8192).allocation
+    asked = _plan("transformers", "rtx-4090", ctx=8192, attn_implementation="eager").allocation
+    sdpa = _plan("transformers==4.36.0", "rtx-4090", ctx=8192).allocation
+    assert [d.compute for d in old.devices] == [d.compute for d in asked.devices]
+    assert old.devices[0].compute > sdpa.devices[0].compute
+    assert 'attn_implementation' not in get_runtime("transformers==4.35.2").command(
+        _plan("transformers==4.35.2", "rtx-4090").model, old.settings)
+
+
+def test_the_plan_says_which_rules():
+    version, words = runtime_rules(get_runtime("transformers==4.45.0"))
+    assert version == "4.45.0" and "AWQ refused without a CUDA GPU" in words
+    assert runtime_rules(get_runtime("transformers"))[1].startswith("transformers 5.23.0")
