@@ -216,9 +216,12 @@ def check_document(plan: Plan, notes: list[str]) -> dict[str, Any]:
     return {**plan.to_dict(), "notes": list(notes)}
 
 
-def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
+def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
+          with_concurrency: bool = True) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
-    ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
+    ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read. A caller that
+    shows neither the fixes nor the most parallel requests leaves them out (settled_plan: the same verdict, largest
+    context and speed; the site's model page)."""
     req, read_as, pull = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
     if pull:        # hf.co/<repo>:<quant> under Ollama: that file, pulled by the name given
@@ -230,7 +233,8 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
-    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
+    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named, with_fixes=with_fixes,
+                        with_concurrency=with_concurrency)
     notes += _driver_context_note(plan) + _ram_bandwidth_note(plan, targets, req.gpu)
     if req.use_measurements:
         from .measured import apply_measurements, local_records

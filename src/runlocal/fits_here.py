@@ -158,3 +158,22 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
     return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],
             "capacity_bytes": capacity, "ctx": ctx, "runtime": get_runtime(runtime).name,
             "models": rows, "notes": notes}
+
+
+def models_answer(req, speed_rows: int | None = None) -> Any:
+    """`runlocal models [--fits] --json`, MCP's models tool and GET /api/v1/models: one answer for one
+    request.ModelsRequest — the catalog listing (filtered by ``query``), or with ``fits`` fits_here's document."""
+    from .model import catalog
+    from .request import validate_request
+    from .units import parse_tokens
+
+    validate_request(req)
+    if req.fits:
+        if req.query:
+            raise InputError("query: filters the plain listing; leave it out with fits")
+        ctx = parse_tokens(req.ctx, field="ctx") if req.ctx is not None else None
+        return fits_here(req.gpu, req.vram, req.ram, ctx=ctx, speed_rows=speed_rows)
+    unused = [name for name in ("vram", "ram", "ctx") if getattr(req, name) is not None]
+    if unused or req.gpu != "auto":
+        raise InputError(f"{(unused or ['gpu'])[0]}: applies with fits only (the plain listing is the whole catalog)")
+    return [catalog.listing_row(e) for e in catalog.matching(req.query)]

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from .versions import nearest_read
+from .versions import release_text as _text
 
 READ: tuple[tuple[int, ...], ...] = (
     (4, 35, 2), (4, 36, 0), (4, 45, 0), (4, 46, 0), (4, 49, 0), (4, 50, 0), (4, 53, 0), (4, 54, 0), (4, 57, 0),
@@ -43,10 +44,6 @@ FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((4, 53, 0), "8.9", "4.53.0 quantizers/quantizer_finegrained_fp8.py:48, :53-55"),
     ((5, 0, 0), "dequantize", "5.0.0 quantizers/quantizer_finegrained_fp8.py:36-40, :48-54"),
 )
-
-
-def _text(key: tuple[int, ...]) -> str:
-    return ".".join(str(x) for x in key)
 
 
 @dataclass(frozen=True)
@@ -77,16 +74,7 @@ class TransformersRules:
 def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> TransformersRules:
     """The rules of release ``key`` (None: 5.23.0, the modelled one); not read: the nearest read release below, said
     in ``note``; below 4.35.2: InputError naming the read range."""
-    if key is None:
-        key, asked = CURRENT, ""
-    key = (key + (0, 0, 0))[:3]
-    if key < READ[0]:
-        raise InputError(f"runtime: transformers=={asked or _text(key)}: transformers releases read are "
-                         f"{_text(READ[0])} – {_text(CURRENT)}; give one of them or 'transformers' alone for "
-                         f"{_text(CURRENT)}'s rules")
-    release = [r for r in READ if r <= key][-1]
-    note = (f"transformers {asked or _text(key)} not read: planned with {_text(release)}'s rules, the nearest read "
-            "release below it") if release != key else ""
+    release, note = nearest_read(key, READ, asked, "transformers", "transformers", "transformers")
     fp8, fp8_source = [(r, s) for first, r, s in FP8_RULES if release >= first][-1]
     awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
     return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note)

@@ -99,9 +99,8 @@ def models_index(request: Request):
 
     one, _ = params(request)
     q = one.get("q", "").strip().lower()[:100]
-    rows = [e for e in catalog.load_entries()
-            if not q or q in e["alias"] or q in e["repo_id"].lower() or any(q in a for a in e.get("aliases", ()))]
-    return page("models.html", request, q=q, rows=rows, ignored=unknown_names(one, ("q",)))
+    # the rows GET /api/v1/models?q= answers (the page links to them)
+    return page("models.html", request, q=q, rows=catalog.matching(q), ignored=unknown_names(one, ("q",)))
 
 
 # the compute table is built for these at 8,192 (compute_table_build.MODEL_PAGE_DEVICES, kept equal by a test)
@@ -134,7 +133,9 @@ def model_facts(alias: str, policy) -> dict[str, Any]:
     for dev_id in REFERENCE_DEVICES:
         try:
             dev = find_device(dev_id)
-            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy)
+            # the page shows neither the fixes nor the most requests at once: not planned (review19 #13)
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy,
+                            with_fixes=False, with_concurrency=False)
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
@@ -237,21 +238,29 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
 
 
 def _fit_moves_layers(model, settings, targets) -> bool:
-    """One GPU: llama-server --fit's step 1 (every layer on the GPU, FIT_MARGIN left free) fails on the bytes it
-    holds without a compute buffer — a lower bound of its use (LlamaCpp.floor, the test fit() itself skips step 1
-    with) — so --fit moves layers to system memory and the row is offloaded, which quick_plan would say after a
-    whole layer search (common/fit.cpp's false position: most of a cold device page's time, review18 #8)."""
+    """One GPU, the context set: whether llama-server --fit moves layers to system memory, known from its step 1
+    alone (common/fit.cpp, LlamaCpp.fit): every layer on the GPU must leave FIT_MARGIN free. Its bytes without a
+    compute buffer (LlamaCpp.floor, the lower bound fit() itself skips step 1 with) are over, or its use with them
+    (LlamaCpp._gpu_use, what fit() measures) is; then fit() searches the layers and the row is offloaded, which
+    quick_plan would say only after that search (common/fit.cpp's false position: most of a cold device page's
+    time, review18 #8 and review19 #13). Where step 1 passes, quick_plan's own fit finds the same use kept."""
     from ..plan import estimate
     from ..runtimes import get_runtime
     from ..runtimes.llamacpp import LlamaCpp
     from ..runtimes.llamacpp_layout import FIT_MARGIN
+    from ..runtimes.llamacpp_swa import as_llamacpp_loads
 
     runtime = get_runtime(settings.runtime)
-    if not isinstance(runtime, LlamaCpp):
+    if not isinstance(runtime, LlamaCpp) or settings.ctx is None or settings.llamacpp.n_gpu_layers is not None:
         return False
-    whole = settings.with_(n_gpu_layers=model.n_layers + 1)
-    gpu = next(t for t in targets if t.kind != "cpu")
-    return runtime.floor(model, estimate(model, settings.quant), whole, targets)[0] > gpu.capacity - FIT_MARGIN
+    loads, weights = as_llamacpp_loads(model), estimate(model, settings.quant)    # as allocate() hands them to fit()
+    asked = runtime._as_build_reads(settings)
+    if not asked.llamacpp.fit:
+        return False
+    whole = asked.with_(n_gpu_layers=loads.n_layers + 1)
+    room = next(t for t in targets if t.kind != "cpu").capacity - FIT_MARGIN
+    return runtime.floor(loads, weights, whole, targets)[0] > room or \
+        runtime._gpu_use(loads, weights, whole, targets)[0] > room
 
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)
