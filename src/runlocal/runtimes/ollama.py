@@ -57,6 +57,7 @@ from .llamacpp import (
 )
 from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads, loaded_arch
+from .ollama_estimate import BATCH_BEFORE_V030, release_batch
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
@@ -441,14 +442,9 @@ class Ollama:
 
     def _runner_split(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target]):
         """v0.7.1–v0.11.4 on several GPUs: Ollama's own estimator's GPUs and split (runtimes/ollama_estimate.py)."""
-        from .ollama_estimate import modelled, runner_split
-        from .versions import parse_version
+        from .ollama_estimate import release_split
 
-        release = getattr(self, "version", None)
-        if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
-            return None
-        return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or 512, [g.capacity for g in gpus],
-                            loaded_arch(model) or model.family, self.sched_spread)
+        return release_split(self, model, weights, s, gpus, loaded_arch(model) or model.family)
 
     def _release_steps(self, given: ModelSpec, model: ModelSpec) -> list[Step]:
         """ollama==X: its speed rules' llama.cpp build (hardware/speed.py) and the engine that runs the model."""
@@ -514,10 +510,11 @@ class Ollama:
         # --- batch ----------------------------------------------------------------------------------
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
-        if s.llamacpp.batch:
-            batch = s.llamacpp.batch
-            steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub", f"{batch}",
-                              "llm/llama_server.go appendBatchArgs"))
+        if s.llamacpp.batch or (default_batch := release_batch(getattr(self, "version", None))):
+            batch = s.llamacpp.batch or default_batch
+            steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub" if s.llamacpp.batch else
+                              BATCH_BEFORE_V030, f"{batch}", "llm/llama_server.go appendBatchArgs" if
+                              s.llamacpp.batch else "api/types.go DefaultOptions (before v0.30.0)"))
         else:
             pred = predicted_vram(model, weights.total, ctx_total)
             gpus = [t for t in self._given(model, weights, s, targets)[0] if t.kind != "cpu"]   # availableForPlacement
