@@ -127,3 +127,20 @@ def test_num_batch_before_v0_30_is_ollamas_default_512():
     plan = check(CheckRequest(model="gpt-oss-20b", gpu="4090", runtime="ollama==0.12.0", ctx=32768,
                               use_measurements=False))[0]
     assert plan.allocation.devices[0].kv_cache == 918_552_576
+
+
+def test_estimator_plans_say_the_estimator_placed_the_layers_and_is_unscored():
+    # review19b finding 4: the step said "Ollama's own estimator … split 30,30" while the assumptions said "GPU layers
+    # by llama-server --fit" and "OLLAMA_GPU_OVERHEAD only changes the default-context tier" — contradictory. Finding 6:
+    # measurements/ollama_estimate/records.md holds 0 records, so the plan says the port is unscored.
+    plan = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="ollama==0.9.0", ctx=32768,
+                              use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "GPUs given to llama-server")
+    words = " | ".join(plan.allocation.assumptions)
+    assert "split 30,30" in step.formula and "--tensor-split 30,30" in words and "--n-gpu-layers 60" in words
+    assert "--fit" not in words and "only changes the default-context tier" not in words
+    assert "not yet checked against a logged two-GPU split" in words
+    # the current release still places by --fit and says so
+    now = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="ollama", ctx=32768,
+                             use_measurements=False))[0]
+    assert "--fit" in " | ".join(now.allocation.assumptions)

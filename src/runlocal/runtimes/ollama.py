@@ -57,7 +57,7 @@ from .llamacpp import (
 )
 from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads, loaded_arch
-from .ollama_estimate import BATCH_BEFORE_V030, release_batch
+from .ollama_estimate import BATCH_BEFORE_V030, estimator_words, release_batch
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
@@ -669,7 +669,7 @@ class Ollama:
                        "free space first (llm/server.go)")
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
-        compromise = None
+        compromise, split = None, None
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
@@ -698,7 +698,8 @@ class Ollama:
                             for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
         steps += self._release_steps(given, model)
-        layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
+        layers_assumption = (estimator_words(split[1], self.gpu_overhead)[0] if split else
+                             f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
                              f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
                              f"GPU layers by llama-server --fit ({margin}); "
                              + ("the one GPU Ollama gives it" if placed_why else "first GPU only")
@@ -721,7 +722,8 @@ class Ollama:
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
                          layers_assumption,
-                         "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
+                         *(estimator_words(split[1], self.gpu_overhead)[1:] if split else
+                           ["OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)"]),
                          self.ram_refusal_words(),
                          *assumptions, *alloc.assumptions),
         )

@@ -219,6 +219,20 @@ def release_split(ollama, model, weights, s, gpus: list, arch: str) -> tuple[lis
                         ollama.gpu_overhead)
 
 
+UNSCORED = ("Ollama v0.7.1–v0.11.4's own estimator, ported from llm/memory.go; not yet checked against a logged "
+            "two-GPU split (measurements/ollama_estimate/records.md: 0 records)")
+
+
+def estimator_words(est: Estimate, overhead: int) -> tuple[str, str, str]:
+    """The plan's assumptions where the estimator placed the layers (one source with runner_split's step): the
+    placement, OLLAMA_GPU_OVERHEAD's part in it, and that no record has scored the port."""
+    return (f"GPU layers by Ollama's own estimator (llm/memory.go EstimateGPULayers): --n-gpu-layers {est.layers}, "
+            f"--tensor-split {','.join(map(str, est.counts))} ({MINIMUM_MEMORY // MiB} MiB minimum + the graph a GPU; "
+            "passed to the runner as they are, llm/server.go NewLlamaServer)",
+            f"OLLAMA_GPU_OVERHEAD ({overhead / MiB:.0f} MiB) is reserved on every GPU by the estimator in these "
+            "releases (llm/memory.go: envconfig.GpuOverhead())", UNSCORED)
+
+
 # api/types.go DefaultOptions: NumBatch 512 (v0.12.0 :835, v0.20.0 :1075). server/sched.go automaticGenerationBatch
 # (the batch by context and free memory) came with 9db4bdbad "runner: Remove CGO engines, use llama-server
 # exclusively", first tagged v0.30.0-rc32 / v0.30.0; before it num_batch unset is 512.
@@ -237,5 +251,6 @@ def release_batch(release: str | None) -> int | None:
     return DEFAULT_NUM_BATCH
 
 
-__all__ = ["BATCH_BEFORE_V030", "Estimate", "ModelShape", "estimate_gpu_layers", "graph_sizes", "kv_bytes_per_element",
-           "modelled", "pick_gpus", "release_batch", "release_split", "runner_split", "shape_of"]
+__all__ = ["BATCH_BEFORE_V030", "UNSCORED", "Estimate", "ModelShape", "estimate_gpu_layers", "estimator_words",
+           "graph_sizes", "kv_bytes_per_element", "modelled", "pick_gpus", "release_batch", "release_split",
+           "runner_split", "shape_of"]
