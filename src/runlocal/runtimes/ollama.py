@@ -57,7 +57,7 @@ from .llamacpp import (
 )
 from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads, loaded_arch
-from .ollama_estimate import BATCH_BEFORE_V030, estimator_words, release_batch
+from .ollama_estimate import BATCH_BEFORE_V030, estimator_words, held_floor, release_batch, release_split
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
@@ -259,7 +259,7 @@ class Ollama:
 
         gpus = [t for t in targets if t.kind != "cpu"]
         version = getattr(self, "version", None)
-        if len(gpus) > 1 and ngl_free(s) and (split := self._runner_split(model, weights, s, gpus)):
+        if len(gpus) > 1 and ngl_free(s) and (split := release_split(self, model, weights, s, gpus)):
             return [gpus[i] for i in split[0]] + [t for t in targets if t.kind == "cpu"], split[2]
         if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
                                                   < OLLAMA_LLAMA_SERVER_FROM):
@@ -440,12 +440,6 @@ class Ollama:
         return ollama_engine(parse_version("ollama", release).key if release else None,
                              loaded_arch(model) or model.family, self.new_engine)
 
-    def _runner_split(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target]):
-        """v0.7.1–v0.11.4 on several GPUs: Ollama's own estimator's GPUs and split (runtimes/ollama_estimate.py)."""
-        from .ollama_estimate import release_split
-
-        return release_split(self, model, weights, s, gpus, loaded_arch(model) or model.family)
-
     def _release_steps(self, given: ModelSpec, model: ModelSpec) -> list[Step]:
         """ollama==X: its speed rules' llama.cpp build (hardware/speed.py) and the engine that runs the model."""
         from .ollama_engine import go_engine_view
@@ -545,7 +539,9 @@ class Ollama:
         model = self._as_loaded(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
-        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # the estimator's -ngl / -ts, else --fit's bound
+            if (held := held_floor(self, model, weights, s, batch, flash, targets)) is not None:
+                return any(f > t.capacity for f, t in zip(*held))
             return self._llama.surely_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
@@ -575,7 +571,10 @@ class Ollama:
         model = self._as_loaded(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
-        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # as surely_over
+            if (held := held_floor(self, model, weights, s, batch, flash, targets)) is not None:
+                keys = device_keys(t.name for t in held[1])
+                return {k: t.capacity - f for k, f, t in zip(keys, *held) if t.capacity > 0} or None
             return self._llama.room_when_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash),
                                               targets)
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
@@ -673,7 +672,7 @@ class Ollama:
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        elif len(gpus) > 1 and placed_why and (split := self._runner_split(model, weights, s, gpus)):
+        elif len(gpus) > 1 and placed_why and (split := release_split(self, model, weights, s, gpus)):
             ngl, ncmoe = split[1].layers, 0   # before v0.11.5: --n-gpu-layers and --tensor-split as estimated
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, 0, flash).with_(
                 tensor_split=tuple(float(c) for c in split[1].counts)), targets)

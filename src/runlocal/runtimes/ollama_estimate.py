@@ -205,18 +205,32 @@ def runner_split(model, weights, ctx: int, parallel: int, batch: int, free: list
     return gpus, est, why
 
 
-def release_split(ollama, model, weights, s, gpus: list, arch: str) -> tuple[list[int], Estimate, str] | None:
+def release_split(ollama, model, weights, s, gpus: list) -> tuple[list[int], Estimate, str] | None:
     """runner_split for an Ollama planner (runtimes/ollama.py) whose release is v0.7.1 – v0.11.4; None for others.
     The batch is num_batch (api/types.go DefaultOptions 512 where unset), the KV type the plan's, the overhead the
     planner's OLLAMA_GPU_OVERHEAD, as llm/memory.go reads them."""
+    from .llamacpp_swa import loaded_arch
     from .versions import parse_version
 
     release = getattr(ollama, "version", None)
+    arch = loaded_arch(model) or model.family
     if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
         return None
     return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or DEFAULT_NUM_BATCH,
                         [g.capacity for g in gpus], arch, ollama.sched_spread, kv_bytes_per_element(s.cache_type_k),
                         ollama.gpu_overhead)
+
+
+def held_floor(ollama, model, weights, s, batch: int, flash: str, targets: list) -> tuple[list[int], list] | None:
+    """Where the estimator places the layers (a fixed -ngl / --tensor-split, planned as Ollama.allocate plans it):
+    each device's LlamaCpp.floor (a lower bound of its bytes) and the devices, GPUs in order then the host; None where
+    the estimator does not place them (llama-server's --fit does, and its own bound applies)."""
+    gpus = [t for t in targets if t.kind != "cpu"]
+    if len(gpus) < 2 or (split := release_split(ollama, model, weights, s, gpus)) is None:
+        return None
+    held = ollama._llama_settings(s, batch, split[1].layers, 0, flash).with_(
+        tensor_split=tuple(float(c) for c in split[1].counts))
+    return ollama._llama.floor(model, weights, held, targets), gpus + [t for t in targets if t.kind == "cpu"][:1]
 
 
 UNSCORED = ("Ollama v0.7.1–v0.11.4's own estimator, ported from llm/memory.go; not yet checked against a logged "
@@ -252,5 +266,5 @@ def release_batch(release: str | None) -> int | None:
 
 
 __all__ = ["BATCH_BEFORE_V030", "UNSCORED", "Estimate", "ModelShape", "estimate_gpu_layers", "estimator_words",
-           "graph_sizes", "kv_bytes_per_element", "modelled", "pick_gpus", "release_batch", "release_split",
+           "graph_sizes", "held_floor", "kv_bytes_per_element", "modelled", "pick_gpus", "release_batch", "release_split",
            "runner_split", "shape_of"]
