@@ -185,8 +185,30 @@ def hardware_index(request: Request):
 # QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
 # below Q4_K_S's +0.2689). A device page lists first the models that run whole at Q4_K_M or a type adding less (the
 # type published.default_quant plans without --quant), then those that fit only at a type adding more.
-QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199}
+# The same list's other types with a figure: the legacy Q4_0 … Q5_1, the _S / _L K-quant mixes, F16 (+0.0020) and BF16
+# (-0.0050), both "@ Mistral-7B". A type with no figure there (IQ*, MXFP4, TQ*: listed by bits per weight only) is
+# ranked by its bytes against Q4_K_M's for the same model (below_chosen).
+QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199,
+                "Q4_0": 0.4685, "Q4_1": 0.4511, "Q5_0": 0.1316, "Q5_1": 0.1062, "Q2_K_S": 3.1836, "Q3_K_S": 1.6321,
+                "Q3_K_L": 0.5562, "Q4_K_S": 0.2689, "Q5_K_S": 0.1049, "F16": 0.0020, "BF16": -0.0050}
 CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
+FLOAT_TYPES = ("F32", "F16", "BF16")
+
+
+def below_chosen(model, quant: str) -> bool:
+    """Whether a device page lists the model at ``quant`` as fitting only at a type smaller than Q4_K_M: by the
+    added perplexity where llama-quantize lists one; a float type or the model's one published format (gpt-oss's
+    MXFP4: runtimes/published.default_quant) never; any other type by its weights' bytes below Q4_K_M's."""
+    from ..runtimes.published import default_quant
+    from ..weights import estimate
+
+    q = quant.upper()
+    if q in QUANTIZE_PPL:
+        return QUANTIZE_PPL[q] > CHOSEN_PPL
+    published = default_quant(model, "llama.cpp")
+    if q in FLOAT_TYPES or (published is not None and published[0].upper() == q):
+        return False
+    return estimate(model, quant).total < estimate(model, "Q4_K_M").total
 
 
 @lru_cache(maxsize=256)
@@ -230,7 +252,7 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
                     busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                    low = QUANTIZE_PPL.get(str(planned.weights.quant), CHOSEN_PPL + 1) > CHOSEN_PPL
+                    low = below_chosen(model, str(planned.weights.quant))
                     (degraded if low else rows).append({
                         "alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
                         "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s"), "degraded": low})
