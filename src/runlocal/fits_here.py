@@ -14,15 +14,37 @@ from .runtimes import engine, get_runtime
 # QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
 # below Q4_K_S's +0.2689). What runs here lists first the models that run whole at Q4_K_M or a type adding less (the
 # type published.default_quant plans without --quant), then those that fit only at a type adding more.
-QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199}
+# The same list's other types with a figure: the legacy Q4_0 … Q5_1, the _S / _L K-quant mixes, F16 (+0.0020) and BF16
+# (-0.0050), both "@ Mistral-7B". A type with no figure there (IQ*, MXFP4, TQ*: listed by bits per weight only) is
+# ranked by its bytes against Q4_K_M's for the same model; a float type or the model's one published format never
+# ranks below (fixes19c, review19b finding 9).
+QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199,
+                "Q4_0": 0.4685, "Q4_1": 0.4511, "Q5_0": 0.1316, "Q5_1": 0.1062, "Q2_K_S": 3.1836, "Q3_K_S": 1.6321,
+                "Q3_K_L": 0.5562, "Q4_K_S": 0.2689, "Q5_K_S": 0.1049, "F16": 0.0020, "BF16": -0.0050}
+FLOAT_TYPES = ("F32", "F16", "BF16")
 CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
 DEGRADED_WORDS = "smaller than Q4_K_M: fits only so"
 
 
-def below_chosen(quant: str | None) -> bool:
-    """A type adding more perplexity than Q4_K_M (IQ4_XS, Q3_K_M, Q2_K: QUANTIZE_PPL), which `models --fits` and the
-    device pages rank after every model that runs at Q4_K_M or better, marked DEGRADED_WORDS."""
-    return QUANTIZE_PPL.get(str(quant), CHOSEN_PPL + 1) > CHOSEN_PPL
+def below_chosen(quant: str | None, model=None) -> bool:
+    """A type adding more perplexity than Q4_K_M (Q3_K_M, Q2_K: QUANTIZE_PPL), which `models --fits` and the device
+    pages rank after every model that runs at Q4_K_M or better, marked DEGRADED_WORDS. A type llama-quantize lists no
+    figure for: a float type or the model's one published format (gpt-oss's MXFP4) never; any other by its weights'
+    bytes below Q4_K_M's for ``model`` (without one, as below)."""
+    q = str(quant).upper()
+    if q in QUANTIZE_PPL:
+        return QUANTIZE_PPL[q] > CHOSEN_PPL
+    if q in FLOAT_TYPES:
+        return False
+    if model is None:
+        return True
+    from .runtimes.published import default_quant
+    from .weights import estimate
+
+    published = default_quant(model, "llama.cpp")
+    if published is not None and published[0].upper() == q:
+        return False
+    return estimate(model, str(quant)).total < estimate(model, "Q4_K_M").total
 
 
 def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool, runtime: str = "llama.cpp") -> str:

@@ -642,8 +642,10 @@ class Transformers:
         stored = weights.quant
         rules = self.release_rules
         refused = self._version_refusal(weights, gpus) if rules else None
-        weights, placed_as, dequantized = (fp8_dequantized(model, weights, gpus)
-                                           if rules is None or rules.fp8 == "dequantize" else (weights, None, None))
+        # each FP8 path by its own release fact (transformers_versions: CT_FP8_RULES, FP8_RULES)
+        own = rules is None or (rules.ct_fp8 == "first-forward" if _quant_key(stored) == "fp8-channel"
+                                else rules.fp8 == "dequantize")
+        weights, placed_as, dequantized = fp8_dequantized(model, weights, gpus) if own else (weights, None, None)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"

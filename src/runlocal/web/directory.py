@@ -226,7 +226,7 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
                     busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                    low = below_chosen(planned.weights.quant)
+                    low = below_chosen(planned.weights.quant, model)
                     (degraded if low else rows).append({
                         "alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
                         "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s"), "degraded": low})
