@@ -216,9 +216,12 @@ def check_document(plan: Plan, notes: list[str]) -> dict[str, Any]:
     return {**plan.to_dict(), "notes": list(notes)}
 
 
-def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
+def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
+          with_concurrency: bool = True) -> tuple[Plan, list[str]]:
     """Resolve the model and the hardware, plan, and return the plan with notes on assumptions.
-    ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read."""
+    ``policy`` (model/policy.py ReadPolicy) says what the model reference may make runlocal read. A caller that
+    shows neither the fixes nor the most parallel requests leaves them out (settled_plan: the same verdict, largest
+    context and speed; the site's model page)."""
     req, read_as, pull = _pull_name(req)
     spec, settings, targets, notes = _inputs(req, policy)
     if pull:        # hf.co/<repo>:<quant> under Ollama: that file, pulled by the name given
@@ -230,7 +233,8 @@ def check(req: CheckRequest, policy=None) -> tuple[Plan, list[str]]:
         return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes
     # a GPU named, not read: its desktop (if it drives one) is not seen; ≥ 1 GiB left or "tight"
     gpu_named = bool(req.vram) or (req.gpu or "auto").strip().lower() not in ("auto",)
-    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named)
+    plan = settled_plan(spec, settings, targets, notes, planner, gpu_named=gpu_named, with_fixes=with_fixes,
+                        with_concurrency=with_concurrency)
     notes += _driver_context_note(plan) + _ram_bandwidth_note(plan, targets, req.gpu)
     if req.use_measurements:
         from .measured import apply_measurements, local_records
@@ -416,8 +420,22 @@ def _cpu_bandwidth_note(targets) -> list[str]:
 
     if any(t.kind != "cpu" for t in targets) or any(t.bandwidth_gbs for t in targets):
         return []
+    ram = _ram_flag(targets)
     return [f"RAM bandwidth: assumed {DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × "
-            "5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 or --gpu 'ddr5-5600 8ch')"]
+            f"5,600 MT/s); the speeds scale with it (name the memory, e.g. --gpu ddr4-3200 {ram} or --gpu 'ddr5-5600 "
+            f"8ch' {ram}; {RAM_NAMED_ALONE})"]
+
+
+# hardware catalog: a memory named with --gpu is a system with the catalog's RAM size (ddr4-3200: 32 GiB; 'ddr5-5600
+# 8ch': 256 GiB), unless --ram gives it
+RAM_NAMED_ALONE = "without --ram the memory named plans its catalog system's RAM, 32 GiB for ddr4-3200"
+
+
+def _ram_flag(targets) -> str:
+    """`--ram NG` with the plan's own host RAM, for a note that suggests naming the memory (request.parse_ram's error
+    shows --ram beside it the same way)."""
+    host = next((t for t in targets if t.kind == "cpu"), None)
+    return f"--ram {round((host.total or host.capacity) / 2**30)}G" if host is not None and host.capacity else "--ram 64G"
 
 
 def _ram_bandwidth_note(plan: Plan, targets, gpu: str | None) -> list[str]:
@@ -435,7 +453,8 @@ def _ram_bandwidth_note(plan: Plan, targets, gpu: str | None) -> list[str]:
     named = f"{gpu.strip()},ddr4-3200" if gpu and gpu.strip().lower() not in ("auto", "") else "rtx-4090,ddr4-3200"
     return [f"RAM bandwidth: the weights read from system RAM each token are timed at an assumed "
             f"{DEFAULT_RAM_BANDWIDTH_GBS:g} GB/s, dual-channel DDR5-5600 (2 channels × 8 B × 5,600 MT/s); the decode "
-            f"speed scales with it (name the memory beside the GPU, e.g. --gpu {named}: 51.2 GB/s)"]
+            f"speed scales with it (name the memory beside the GPU, e.g. --gpu {named} {_ram_flag(targets)}: 51.2 GB/s; "
+            f"{RAM_NAMED_ALONE})"]
 
 
 def _cpu_kvcache_default_note(settings, targets, runtime: str) -> list[str]:

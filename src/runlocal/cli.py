@@ -78,38 +78,48 @@ def _cli_type(annotation: str, kind: str):
 app.command("check")(_with_request_options(check))
 
 
+def _models_option(name: str):
+    """A typer option of `runlocal models` from the contract (request.ModelsRequest): its flags, help and default."""
+    from dataclasses import fields
+
+    from .request import ModelsRequest, options
+
+    opt, default = options(ModelsRequest)[name], {f.name: f.default for f in fields(ModelsRequest)}[name]
+    return typer.Option(default, *opt.flags, help=opt.help or None)
+
+
 @app.command("models")
 def models_cmd(
     as_json: bool = typer.Option(False, "--json"),
-    fits: bool = typer.Option(False, "--fits", help="only the models that run here, largest first"),
-    gpu: str = typer.Option("auto", "--gpu", help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'"),
-    vram: str | None = typer.Option(None, "--vram", help="with --fits: GPU memory, e.g. 24G"),
-    ram: str | None = typer.Option(None, "--ram", help="with --fits: system RAM, e.g. 64G"),
-    ctx: str | None = typer.Option(None, "--ctx", "-c", help="with --fits: context per request (default 8192)"),
+    query: str | None = _models_option("query"),
+    fits: bool = _models_option("fits"),
+    gpu: str = _models_option("gpu"),
+    vram: str | None = _models_option("vram"),
+    ram: str | None = _models_option("ram"),
+    ctx: str | None = _models_option("ctx"),
     top: int = typer.Option(25, "--top", help="with --fits: rows shown in the text table"),
 ) -> None:
     """List the embedded model catalog (works offline); --fits: what runs here, ranked."""
-    from .model import catalog
+    from .errors import RunlocalError
+    from .fits_here import models_answer
+    from .request import ModelsRequest
 
-    if fits:
-        from .errors import RunlocalError
-        from .fits_here import fits_here
-        from .render.choose_text import render_fits
-        from .units import parse_tokens
-
-        try:
-            doc = fits_here(gpu, vram, ram, ctx=parse_tokens(ctx) if ctx is not None else None,
-                            speed_rows=None if as_json else top)          # the table shows the first `top` rows
-        except RunlocalError as e:
-            _fail(e)
-            return
-        typer.echo(json.dumps(doc, indent=2, allow_nan=False) if as_json else render_fits(doc, top=top))
+    try:
+        # the table shows the first `top` rows: only theirs need a speed
+        doc = models_answer(ModelsRequest(query=query, fits=fits, gpu=gpu, vram=vram, ram=ram, ctx=ctx),
+                            speed_rows=None if as_json or not fits else top)
+    except RunlocalError as e:
+        _fail(e)
         return
     if as_json:
-        typer.echo(json.dumps(catalog.listing(), indent=2, allow_nan=False))
-        return
-    for entry in catalog.load_entries():
-        typer.echo(f"{entry['alias']:<32} {entry['repo_id']}")
+        typer.echo(json.dumps(doc, indent=2, allow_nan=False))
+    elif fits:
+        from .render.choose_text import render_fits
+
+        typer.echo(render_fits(doc, top=top))
+    else:
+        for entry in doc:
+            typer.echo(f"{entry['alias']:<32} {entry['repo_id']}")
 
 
 @app.command()

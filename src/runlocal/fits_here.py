@@ -10,6 +10,42 @@ from .choose import DEFAULT_CTX, HOST_RAM_NOTE
 from .errors import InputError
 from .runtimes import engine, get_runtime
 
+# Perplexity added by each llama-quantize type on Llama-3-8B, as llama.cpp lists them (tools/quantize/quantize.cpp
+# QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
+# below Q4_K_S's +0.2689). What runs here lists first the models that run whole at Q4_K_M or a type adding less (the
+# type published.default_quant plans without --quant), then those that fit only at a type adding more.
+# The same list's other types with a figure: the legacy Q4_0 … Q5_1, the _S / _L K-quant mixes, F16 (+0.0020) and BF16
+# (-0.0050), both "@ Mistral-7B". A type with no figure there (IQ*, MXFP4, TQ*: listed by bits per weight only) is
+# ranked by its bytes against Q4_K_M's for the same model; a float type or the model's one published format never
+# ranks below (fixes19c, review19b finding 9).
+QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199,
+                "Q4_0": 0.4685, "Q4_1": 0.4511, "Q5_0": 0.1316, "Q5_1": 0.1062, "Q2_K_S": 3.1836, "Q3_K_S": 1.6321,
+                "Q3_K_L": 0.5562, "Q4_K_S": 0.2689, "Q5_K_S": 0.1049, "F16": 0.0020, "BF16": -0.0050}
+FLOAT_TYPES = ("F32", "F16", "BF16")
+CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
+DEGRADED_WORDS = "smaller than Q4_K_M: fits only so"
+
+
+def below_chosen(quant: str | None, model=None) -> bool:
+    """A type adding more perplexity than Q4_K_M (Q3_K_M, Q2_K: QUANTIZE_PPL), which `models --fits` and the device
+    pages rank after every model that runs at Q4_K_M or better, marked DEGRADED_WORDS. A type llama-quantize lists no
+    figure for: a float type or the model's one published format (gpt-oss's MXFP4) never; any other by its weights'
+    bytes below Q4_K_M's for ``model`` (without one, as below)."""
+    q = str(quant).upper()
+    if q in QUANTIZE_PPL:
+        return QUANTIZE_PPL[q] > CHOSEN_PPL
+    if q in FLOAT_TYPES:
+        return False
+    if model is None:
+        return True
+    from .runtimes.published import default_quant
+    from .weights import estimate
+
+    published = default_quant(model, "llama.cpp")
+    if published is not None and published[0].upper() == q:
+        return False
+    return estimate(model, str(quant)).total < estimate(model, "Q4_K_M").total
+
 
 def _row_verdict(row: dict[str, Any], capacity: int, n_devices: int, named: bool, runtime: str = "llama.cpp") -> str:
     """check's words for a row (verdict.py, hardware/display_margin.py): "tight" above the runtime's tight line of the
@@ -43,7 +79,8 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
                    device=None, n_devices: int = 1, cpu: bool = False, speed_rows: int | None = None,
                    named: bool = False, group_alike: bool = False) -> list[dict[str, Any]]:
     """Catalog models that fit in ``capacity`` bytes at ``ctx`` (the vectorized sweep), best quant each, with check's
-    verdict ("fits" rows first, then "tight"), largest first within each, with a predicted decode speed where the
+    verdict: those at Q4_K_M or a more accurate type first, then those only a smaller type fits (``degraded``:
+    below_chosen), each "fits" rows first, then "tight", largest first within each, with a predicted decode speed where the
     device (or its bandwidth) is known — for the first ``speed_rows`` rows only when given (a table that shows
     those: each speed builds the model's spec). ``named``: the GPUs were named, not read (the display margin
     applies); ``group_alike``: one row per set of identical plans."""
@@ -54,7 +91,10 @@ def models_fitting(capacity: int, ctx: int, *, runtime: str = "llama.cpp", bandw
     rows = models_that_fit(int(capacity), int(ctx), get_runtime(runtime).name)
     for r in rows:
         r["verdict"] = _row_verdict(r, int(capacity), n_devices, named and not cpu, get_runtime(runtime).name)
-    rows.sort(key=lambda r: r["verdict"] != "fits")        # stable: largest first within each verdict
+    for r in rows:
+        r["degraded"] = below_chosen(r["quant"])
+    # Q4_K_M or better before a smaller type, then "fits" before "tight"; stable: largest first within each
+    rows.sort(key=lambda r: (r["degraded"], r["verdict"] != "fits"))
     if group_alike:
         rows = _group_alike(rows)
     kind = "cpu" if (device is None and cpu) else "gpu"
@@ -140,3 +180,22 @@ def fits_here(gpu: str | None = "auto", vram: str | None = None, ram: str | None
     return {"devices": [{"name": t.name, "kind": t.kind, "capacity_bytes": t.capacity} for t in side],
             "capacity_bytes": capacity, "ctx": ctx, "runtime": get_runtime(runtime).name,
             "models": rows, "notes": notes}
+
+
+def models_answer(req, speed_rows: int | None = None) -> Any:
+    """`runlocal models [--fits] --json`, MCP's models tool and GET /api/v1/models: one answer for one
+    request.ModelsRequest — the catalog listing (filtered by ``query``), or with ``fits`` fits_here's document."""
+    from .model import catalog
+    from .request import validate_request
+    from .units import parse_tokens
+
+    validate_request(req)
+    if req.fits:
+        if req.query:
+            raise InputError("query: filters the plain listing; leave it out with fits")
+        ctx = parse_tokens(req.ctx, field="ctx") if req.ctx is not None else None
+        return fits_here(req.gpu, req.vram, req.ram, ctx=ctx, speed_rows=speed_rows)
+    unused = [name for name in ("vram", "ram", "ctx") if getattr(req, name) is not None]
+    if unused or req.gpu != "auto":
+        raise InputError(f"{(unused or ['gpu'])[0]}: applies with fits only (the plain listing is the whole catalog)")
+    return [catalog.listing_row(e) for e in catalog.matching(req.query)]

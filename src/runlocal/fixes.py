@@ -29,10 +29,12 @@ from .verdict import fits as _fits
 from .verdict import gpus_fit as _gpus_fit
 from .verdict import speed as _speed
 from .verdict import verdict as _verdict
+from .verdict import weights_held
 from .weights import estimate, is_gguf_quant, unsloth_command
 
 if TYPE_CHECKING:
     from .plan import Plan
+    from .quant.formats import WeightEstimate
 
 RANK = {"does_not_fit": 0, "tight": 1, "fits": 2}
 WORD = {"does_not_fit": "does not fit", "tight": "tight", "fits": "fits"}
@@ -117,8 +119,7 @@ class _Fixer:
         self.tried: list[_Tried] = []
         # the weights as the runtime holds them: an FP8 checkpoint transformers dequantizes is held in bf16
         # (Allocation.weights_as_run), which a smaller format is measured against, not the stored FP8 bytes
-        a = plan.allocation
-        self.weights_held = sum(d.weights for d in a.devices) if a.weights_as_run else plan.weights.total
+        self.weights_held = weights_held(plan)[1]
         # the build cannot run flash attention on the GPU for this MLA cache (K ≠ V rows, runtimes/mla_flash.py):
         # neither "turn it on" nor a quantized V cache (which needs it) is offered; the plan's --explain says why
         blocked = getattr(self.runtime, "flash_blocked", None)
@@ -734,6 +735,18 @@ def _fit_placed(f: _Fixer) -> Settings | None:
     return searched
 
 
+def _shorter_with(f: _Fixer, w: WeightEstimate, s: Settings, lo: int, hi: int, granule: int) -> int | None:
+    """The longest context in [lo, hi] at which ``s`` starts, for a fix that pairs it with another lever: the range's
+    top first, where it starts the answer (the fix's plan, made anyway; no context nearer the one asked); else the
+    max-context search from its fixed points (longest_context). Only the top is new: a fix's range ends below the
+    context asked, so its figure moves with -c whatever the search, and where the top starts the search's first
+    plans (PIVOT_CTX's whole --fit over several GPUs, some twenty graph simulations) would only confirm it."""
+    top = max(1, hi // granule) * granule
+    if top >= lo and plan_fits(f.runtime, f.model, w, s.with_(ctx=top), f.targets):
+        return top
+    return longest_context(f.runtime, f.model, w, s, f.targets, lo=lo, hi=hi, granule=granule)
+
+
 def _combined(f: _Fixer) -> None:
     """Nothing above alone: a smaller quant together with a shorter context, or with CPU layers."""
     s, model = f.base, f.model
@@ -754,8 +767,7 @@ def _combined(f: _Fixer) -> None:
             for base, placed in ((s, ""), (_fit_placed(f), ", --fit placing the layers")):
                 if base is None:
                     continue
-                ctx = longest_context(f.runtime, model, w, base.with_(quant=q), f.targets, lo=floor,
-                                      hi=s.ctx - granule, granule=granule)
+                ctx = _shorter_with(f, w, base.with_(quant=q), floor, s.ctx - granule, granule)
                 if ctx:
                     f.try_(f"{_quant_title(q)} and reduce context to {ctx:,}", base.with_(quant=q, ctx=ctx),
                            f"{change}, context {s.ctx:,} → {ctx:,} tokens{placed}", 3, quant=q, levers=2)

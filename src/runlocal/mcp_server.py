@@ -162,16 +162,18 @@ def _with_help(fields: dict[str, tuple], helps: dict[str, str]) -> dict[str, Any
     return out
 
 
-def check_fields() -> dict[str, tuple]:
-    """`CheckRequest`'s fields as (type, default[, description]): the check tool's inputs, in the contract's order.
-    A field that carries its option in its metadata (flags, help, choices) is described from it."""
+def check_fields(request: type | None = None) -> dict[str, tuple]:
+    """A request's fields (default `CheckRequest`; request.ModelsRequest for the models tool) as (type, default[,
+    description]): the tool's inputs, in the contract's order. A field that carries its option in its metadata
+    (flags, help, choices) is described from it."""
     import typing
 
     from .check import CheckRequest
 
-    hints = typing.get_type_hints(CheckRequest)
+    request = request or CheckRequest
+    hints = typing.get_type_hints(request)
     out: dict[str, tuple] = {}
-    for f in dataclasses.fields(CheckRequest):
+    for f in dataclasses.fields(request):
         if f.name in _INTERNAL_FIELDS:
             continue
         default = f.default if f.default is not dataclasses.MISSING else ...
@@ -194,11 +196,11 @@ def _model(name: str, fields: dict[str, Any], doc: str) -> type[BaseModel]:
 
 def build_arg_models() -> dict[str, type[BaseModel]]:
     from . import cli
+    from .request import ModelsRequest
 
     contract = _with_help(check_fields(), _cli_help(cli.check))
     ctx_type = str | int | None
-    best_help, compare_help, cost_help, models_help = (_cli_help(cli.best), _cli_help(cli.compare),
-                                                      _cli_help(cli.cost), _cli_help(cli.models_cmd))
+    best_help, compare_help, cost_help = _cli_help(cli.best), _cli_help(cli.compare), _cli_help(cli.cost)
     return {
         "check": _model("CheckArgs", contract, "The request contract (`runlocal check`)."),
         "curve": _model("CurveArgs", {**contract, "contexts": (list[Annotated[int, Field(gt=0, le=1 << 31)]] | None,
@@ -224,10 +226,8 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
                                 description="the pasted error message or whole log")),
             "runtime": (str | None, Field(None, description="llama.cpp | ollama | vllm | sglang | transformers | "
                                                             "mlx (default: detected from the log)"))}, ""),
-        "models": _model("ModelsArgs", _with_help({
-            "query": (str | None, None, "words in the alias or the repo id (the plain listing only)"),
-            "fits": (bool, False), "gpu": (str, "auto"), "vram": (str | None, None), "ram": (str | None, None),
-            "ctx": (ctx_type, None)}, models_help), ""),
+        # `runlocal models`'s contract (request.ModelsRequest), as GET /api/v1/models takes it
+        "models": _model("ModelsArgs", _with_help(check_fields(ModelsRequest), {}), ""),
         "hardware": _model("HardwareArgs", {"query": (str | None, Field(
             None, description="words in the device id or name, e.g. '4090', 'm3 max', 'h100'"))}, ""),
         "system": _model("SystemArgs", {}, ""),
@@ -318,17 +318,10 @@ def diagnose_doc(a: dict[str, Any], policy=None):
 
 
 def models_doc(a: dict[str, Any]):
-    from .model import catalog
+    from .fits_here import models_answer
+    from .request import ModelsRequest
 
-    if a["fits"]:
-        from .fits_here import fits_here
-
-        if a["query"]:
-            raise InputError("query: filters the plain listing; leave it out with fits")
-        return fits_here(a["gpu"], a["vram"], a["ram"], ctx=_ctx(a["ctx"]))
-    rows = catalog.listing()
-    q = (a["query"] or "").strip().lower()
-    return [r for r in rows if q in r["alias"].lower() or q in r["repo_id"].lower()] if q else rows
+    return models_answer(ModelsRequest(**a))
 
 
 def hardware_doc(a: dict[str, Any]):
@@ -471,7 +464,7 @@ def _resources() -> list[Resource]:
         FunctionResource(uri="runlocal://models", name="models", mime_type="application/json",
                          description="The embedded model catalog (aliases usable as `model`), as "
                                      "`runlocal models --json`.",
-                         fn=lambda: dumps(models_doc({"fits": False, "query": None}))),
+                         fn=lambda: dumps(models_doc({}))),
         FunctionResource(uri="runlocal://hardware", name="hardware", mime_type="application/json",
                          description="The device catalog: memory, bandwidth, price, sources.",
                          fn=lambda: dumps(hardware_doc({"query": None}))),

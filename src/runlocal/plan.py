@@ -18,7 +18,7 @@ from .runtimes.base import PARALLEL_AUTO
 from .runtimes.llamacpp_layout import AUTO_SLOTS
 from .search import POOL_GRANULE, context_search_step, fits_room, keeps_every_layer, longest_context, starts_one_request
 from .units import format_bytes
-from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict
+from .verdict import DEFAULT_RAM_BANDWIDTH_GBS, TIGHT_SHARE, fits, rejects_long_requests, speed, verdict, weights_held
 from .weight_mix import type_mix_step
 from .weights import (
     GGUF_DEFAULT_QUANT,
@@ -209,7 +209,17 @@ def kv_per_token_phrase(plan: Plan) -> str:
         full, window = a.kv_split
         return (f"KV {format_bytes(full)}/token in the full-attention layers + {format_bytes(window)} held by the "
                 f"sliding-window layers (their windows: the same at any longer context) {where}")
-    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}"
+    return f"KV {format_bytes(a.kv_bytes_per_token)}/token {where}" + _recurrent_words(plan)
+
+
+def _recurrent_words(plan: Plan) -> str:
+    """A hybrid model's recurrent state beside its KV per token (the KV column holds both): its bytes from the plan's
+    own "recurrent state" step (llama.cpp: llamacpp_kv_words.recurrent_step), fixed whatever the context."""
+    step = next((st for st in plan.allocation.steps if st.label == "recurrent state"), None)
+    held = step.value.removesuffix(" B").replace(",", "") if step is not None else ""
+    if not held.isdigit():
+        return ""
+    return f" + recurrent state {format_bytes(int(held))} (the same at any context)"
 
 
 def kv_per_token_counts(plan: Plan) -> dict[str, Any]:
@@ -468,4 +478,5 @@ def context_curves(plan: Plan, targets: list[Target], contexts: list[int]) -> li
 __all__ = ["CURVE_POINTS", "DEFAULT_RAM_BANDWIDTH_GBS", "GGUF_DEFAULT_QUANT", "TIGHT_SHARE", "Fix", "Plan", "QuickPlan",
            "context_curves", "curve_contexts", "curve_words", "drawn_settings", "estimate", "is_gguf_quant", "judge_plan",
            "kv_per_token_counts",
-           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "with_default_quant"]
+           "kv_per_token_phrase", "kv_where", "make_plan", "quick_plan", "requests_at_once", "weights_held",
+           "with_default_quant"]

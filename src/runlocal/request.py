@@ -165,9 +165,25 @@ def runtime_name(req: CheckRequest) -> str:
     return req.runtime if req.runtime is not None else DEFAULT_RUNTIME
 
 
-def options() -> dict[str, Option]:
-    """The request's options by field name, in declaration order (fields without one are not options)."""
-    return {f.name: f.metadata["option"] for f in fields(CheckRequest) if "option" in f.metadata}
+@dataclass(frozen=True)
+class ModelsRequest:
+    """`runlocal models`: the catalog listing, or with ``fits`` the catalog models that run on a machine (the CLI,
+    MCP's models tool and GET /api/v1/models take these fields, with these bounds)."""
+
+    query: str | None = _opt(None, "--query", max_length=100,
+                             help="words in the alias or the repo id (the plain listing only)")
+    fits: bool = _opt(False, "--fits", help="only the models that run here: at Q4_K_M or better first, largest first")
+    gpu: str = _opt("auto", "--gpu", min_length=1, max_length=200,
+                    help="with --fits: 'auto' (this machine), a catalog name, '2x3090', 'none'")
+    vram: str | None = _opt(None, "--vram", max_length=MAX_SHORT, kind="sizes", help="with --fits: GPU memory, e.g. 24G")
+    ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size", help="with --fits: system RAM, e.g. 64G")
+    ctx: str | int | None = _opt(None, "--ctx", "-c", ge=1, le=MAX_CTX, max_length=MAX_SHORT, kind="tokens",
+                                 help="with --fits: context per request (default 8192)")
+
+
+def options(request: type = CheckRequest) -> dict[str, Option]:
+    """A request's options by field name, in declaration order (fields without one are not options)."""
+    return {f.name: f.metadata["option"] for f in fields(request) if "option" in f.metadata}
 
 
 def query_pairs(req: CheckRequest) -> list[tuple[str, str]]:
@@ -191,9 +207,9 @@ def query_pairs(req: CheckRequest) -> list[tuple[str, str]]:
     return pairs
 
 
-def validate_request(req: CheckRequest) -> None:
+def validate_request(req: CheckRequest | ModelsRequest) -> None:
     """Types, bounds, lengths and choices of every option; InputError names the first bad field."""
-    for name, opt in options().items():
+    for name, opt in options(type(req)).items():
         value = getattr(req, name)
         if value is not None:
             check_value(opt, value)

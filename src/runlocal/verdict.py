@@ -87,3 +87,14 @@ def speed(model: ModelSpec, weights: WeightEstimate, alloc: Allocation,
     quant = alloc.weights_as_run or weights.quant      # an FP8 checkpoint run in bf16 multiplies in bf16
     result, steps = allocation_speed(model, quant, alloc, targets, DEFAULT_RAM_BANDWIDTH_GBS)
     return result, tuple(Step(*st) for st in steps)
+
+
+def weights_held(plan) -> tuple[str, int]:
+    """(the weights' words, the bytes the runtime holds): "fp8-channel checkpoint, run as bf16" and the bf16 bytes where
+    the runtime holds another type than the checkpoint's (transformers dequantizing FP8: Allocation.weights_as_run),
+    else the type planned and its size, for a plan.Plan (here, below plan and fixes, which both read it, as do the
+    terminal's header and the site's Weights fact)."""
+    a = plan.allocation
+    if a.weights_as_run and a.devices:
+        return (f"{plan.weights.quant} checkpoint, run as {a.weights_as_run}", sum(d.weights for d in a.devices))
+    return str(plan.weights.quant), plan.weights.total

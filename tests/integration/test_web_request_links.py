@@ -139,3 +139,17 @@ def test_best_cost_and_compare_name_a_field_they_do_not_read(client, path):
     page = html.unescape(client.get(path + "&kv_cach=fp8").text)
     assert "<li>kv_cach: not a field of this page — ignored</li>" in page
     assert "not a field of this page" not in html.unescape(client.get(path).text)
+
+
+# fixes19a's leftover: the directory pages read a few fields each (their forms: models q; hardware q, kind, vendor;
+# errors q; benchmarks device, model, runtime) and a detail page none; a name they do not read — a field of another
+# page, as a link copied from the check page carries — is named in the same 'Ignored' notice, not dropped in silence
+@pytest.mark.parametrize("path, read", [("/models?q=qwen", "q"), ("/hardware?vendor=nvidia&kind=desktop", "vendor"),
+                                        ("/errors?q=Killed", "q"), ("/benchmarks?runtime=llama.cpp", "runtime"),
+                                        ("/models/llama-3.1-8b?", None), ("/hardware/rtx-4090?", None),
+                                        ("/errors/cuda-oom-load?", None)])
+def test_directory_pages_name_a_field_they_do_not_read(client, path, read):
+    page = html.unescape(client.get(path + "&gpu=rtx-4090").text)
+    assert "<li>gpu: not a field of this page — ignored</li>" in page
+    clean = html.unescape(client.get(path).text)
+    assert "not a field of this page" not in clean

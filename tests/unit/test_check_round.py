@@ -70,3 +70,27 @@ def test_two_anchors_of_one_page_in_a_one_text_per_page_round_are_one_source(tmp
     out = r.stdout.strip().splitlines()
     assert out[-1] == "1 0"          # one text per page: the second anchor is a duplicate; per section: none
     assert out[0].startswith("round99_pages.jsonl:2 t-1: thread " + page.lower() + " already at round99_pages.jsonl:1")
+
+
+def test_a_produced_text_sharing_a_library_line_is_not_the_same_paste(tmp_path):
+    """Two texts produced on this machine both end in transformers' own error line (hand-written here): the
+    produced-here record's paste test looks for its whole text, so a shared library line is no duplicate, while the
+    whole text found again is one; a thread's record still tests its longest line."""
+    shared = "ValueError: At least one of the model submodule will be offloaded to disk, please pass along an offload"
+    base = {"project": "produced-here", "runtime": "transformers", "version": "v", "label": "offload_error",
+            "family": "transformers", "memory": True, "phase": "load", "cause": "c", "note": ""}
+    rec = {**base, "id": "p-1", "source": "produced-here:measurements/x/a.py@" + "0" * 40,
+           "text": "Traceback (most recent call last):\n  File \"load.py\", line 7, in <module>\n" + shared}
+    path = tmp_path / "round99.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    # the corpus texts as check_round holds them: whitespace collapsed, lower case
+    corpus_texts = [f"someone else's run\n{shared}".lower(), " ".join(rec["text"].split()).lower()]
+    code = ("import importlib.util, sys, json; from pathlib import Path; "
+            f"spec = importlib.util.spec_from_file_location('check_round', {str(SCRIPT)!r}); "
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+            f"p = Path({str(path)!r}); t = json.loads({json.dumps(json.dumps(corpus_texts))}); "
+            "print(m.check_file(p, {}, t[:1], {}, set()), m.check_file(p, {}, t, {}, set()), "
+            "len(m.paste_line('x\\n' + t[0], False)) == len(t[0].splitlines()[1]))")
+    r = _run("-c", code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "0 1 True"

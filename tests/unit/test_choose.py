@@ -196,7 +196,10 @@ def test_fits_rows_carry_checks_verdict_fits_first():
     doc = fits_here.fits_here("rtx-3060", ctx=8192)
     verdicts = [r["verdict"] for r in doc["models"]]
     assert set(verdicts) == {"fits", "tight"}
-    assert verdicts == sorted(verdicts, key=lambda v: v != "fits")          # every "fits" before every "tight"
+    # every "fits" before every "tight" within each format group (Q4_K_M or better first: fits_here.below_chosen)
+    for low in (False, True):
+        group = [r["verdict"] for r in doc["models"] if r["degraded"] is low]
+        assert group == sorted(group, key=lambda v: v != "fits")
     cap = doc["capacity_bytes"]
     for r in doc["models"]:
         # check's rules by hand: above 90 % of the card, or under 1 GiB left on a GPU named (not read)

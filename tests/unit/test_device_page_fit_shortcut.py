@@ -4,8 +4,9 @@ device_fits (web/directory.py) asks, per proposed model and format, whether llam
 the GPU; a row where it moves layers to system memory is left out. Before, each such row was a whole --fit layer
 search (common/fit.cpp's false position: most of a cold /hardware/gtx-970's 14–21 s on the shared machine). Now a row
 whose bytes without a compute buffer already leave less than --fit's 1 GiB margin (fit.cpp's step 1 fails on them,
-so layers move) is skipped before planning. The reference here is the full plan of the same row, and the page's rows
-for a 4 GiB card, each planned as `runlocal check` plans it."""
+so layers move) is skipped before planning. review19 #13: also a row whose use with its compute buffer (fit.cpp's step 1
+itself, LlamaCpp._gpu_use) leaves less than the margin. The reference here is the full plan of the same row, and the
+page's rows for a 4 GiB card, each planned as `runlocal check` plans it."""
 
 from __future__ import annotations
 
@@ -44,3 +45,21 @@ def test_a_row_the_page_shows_is_never_skipped():
             assert not _fit_moves_layers(lookup(row["alias"]), settings, targets), (row, ctx)
             planned = quick_plan(lookup(row["alias"]), settings, targets)
             assert planned.allocation.compromise is None and planned.verdict in ("fits", "tight")
+
+
+def test_the_shortcut_says_what_the_full_plan_says_on_the_edge():
+    """Both ways, on the rows a 6 GiB laptop card's page weighs (the sweep's proposals at 8K and 32K, each at its
+    proposed format: the ones nearest the card's size): skipped exactly where the full --fit plan offloads."""
+    from runlocal.fits_here import models_fitting
+
+    targets, _ = targets_from_options("rtx-4050-laptop", None, None)
+    capacity = sum(t.capacity for t in targets if t.kind != "cpu")
+    checked = skipped = 0
+    for ctx in (8192, 32768):
+        for proposed in models_fitting(capacity, ctx)[:12]:
+            model, settings = lookup(proposed["alias"]), _settings("llama.cpp", ctx, proposed["quant"], 1)
+            planned = quick_plan(model, settings, targets)
+            offloaded = planned.allocation.compromise is not None
+            assert _fit_moves_layers(model, settings, targets) == offloaded, (proposed["alias"], ctx)
+            checked, skipped = checked + 1, skipped + offloaded
+    assert checked == 24 and 0 < skipped < checked        # both answers met

@@ -152,3 +152,24 @@ def test_the_plan_is_the_same_with_the_bound_as_without(monkeypatch, alias, gpu,
         memo.clear()
     without = _check(alias, gpu, "64GiB", ctx).to_dict()
     assert with_bound == without
+
+
+def test_the_every_layer_probe_skipped_by_fit_is_over_when_simulated():
+    """llamacpp fit() over several GPUs with -c given leaves out its first probe (every layer at the default split)
+    where every_layer_surely_moved says so: that probe, simulated here, has some GPU past its capacity less --fit's
+    margin, so fit() goes on to its fill either way. By hand: 2 x 11.75 GiB less 1 GiB each is 21.5 GiB, under the
+    70B's ~39.6 GiB of Q4_K_M weights alone."""
+    from runlocal.runtimes.llamacpp import FIT_MARGIN
+    from runlocal.runtimes.llamacpp_fit_bound import every_layer_surely_moved
+
+    model = lookup("llama-3.1-70b")
+    targets = choose.device_targets(find_device("rtx-3060-12gb"), 2)
+    settings, _ = with_default_quant(model, choose._settings("llama.cpp", 8192, None, 2, 1, model))
+    rt = get_runtime("llama.cpp")
+    weights = quick_plan(model, settings, targets, runtime=rt).weights
+    assert every_layer_surely_moved(rt, model, weights, settings, targets)
+    use = rt._gpu_use(model, weights, settings.with_(n_gpu_layers=model.n_layers + 1), targets)
+    gpus = [t for t in targets if t.kind != "cpu"]
+    assert len(use) == len(gpus) == 2
+    assert any(u > t.capacity - FIT_MARGIN for u, t in zip(use, gpus))
+    assert sum(use) > 21 * GiB

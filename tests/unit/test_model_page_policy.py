@@ -21,9 +21,9 @@ def test_the_model_page_plans_under_the_servers_read_policy(tmp_path, monkeypatc
     seen = []
     real = check_module.check
 
-    def spy(req, policy=None):
+    def spy(req, policy=None, **options):
         seen.append(policy)
-        return real(req, policy)
+        return real(req, policy, **options)
 
     monkeypatch.setattr(check_module, "check", spy)
     directory.model_facts.cache_clear()

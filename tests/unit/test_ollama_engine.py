@@ -54,11 +54,12 @@ def _kv(runtime: str) -> int:
 
 def test_gpt_oss_sliding_layers_keep_4096_cells_on_the_go_engine():
     # gpt-oss-20b: 24 layers, alternating sliding (window 128) and full; 8 KV heads × 64 × (K + V) × 2 B = 2,048 B a
-    # cell a layer. Ollama 0.12.0 picks -b/-ub 1024 on a 24 GiB card (server/sched.go, as the plan's batch step).
-    # Go engine (v0.12.0): full 12 × 2,048 × 32,768 + sliding 12 × 2,048 × roundUp(1 × 4,096 + 1,024, 256) = 5,120
-    go = 12 * 2048 * 32768 + 12 * 2048 * 5120
-    assert _kv("ollama==0.12.0") == go == 931_135_488
+    # cell a layer. Ollama 0.12.0's num_batch is api/types.go DefaultOptions' 512 (v0.12.0 :835; server/sched.go has no
+    # automaticGenerationBatch before v0.30.0, 9db4bdbad), llm/server.go passing min(num_batch, num_ctx).
+    # Go engine (v0.12.0): full 12 × 2,048 × 32,768 + sliding 12 × 2,048 × roundUp(1 × 4,096 + 512, 256) = 4,608
+    go = 12 * 2048 * 32768 + 12 * 2048 * 4608
+    assert _kv("ollama==0.12.0") == go == 918_552_576
     # v0.30.0 runs llama-server: the iSWA cache's roundUp(128 × 1 + 1,024, 256) = 1,280 cells a sliding layer
     assert _kv("ollama==0.30.0") == 12 * 2048 * 32768 + 12 * 2048 * 1280 == 836_763_648
-    # v0.11.0 (batch 512, before the VRAM batch tiers): roundUp(4,096 + 512, 256) = 4,608
+    # v0.11.0 (batch 512 as well): roundUp(4,096 + 512, 256) = 4,608
     assert _kv("ollama==0.11.0") == 12 * 2048 * 32768 + 12 * 2048 * 4608

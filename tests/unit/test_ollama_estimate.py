@@ -79,3 +79,68 @@ def test_plan_uses_the_estimator_before_v0_11_5():
     later = check(CheckRequest(model="llama-3.1-70b", vram="24G,24G", runtime="ollama==0.30.0", ctx=8192,
                                use_measurements=False))[0]
     assert not any("llm/memory.go" in s.formula for s in later.allocation.steps)
+
+
+def test_kv_cache_type_and_gpu_overhead_move_the_split():
+    # llm/memory.go (v0.7.1 – v0.11.4): kv = num_ctx × (head_k + head_v) × heads_kv × kvCacheBytesPerElement(kvct)
+    # (q8_0 1, q4_0 0.5, f16 2), and every GPU reserves envconfig.GpuOverhead(). By hand, one GPU of 1,300 MiB free,
+    # ten 100 MiB blocks, context 2,048, heads_kv 8, head 64 + 64, gqa 2 (the generic graph: gqa × kv total / 6):
+    #   f16:  kv 2,048 × 128 × 8 × 2 = 4 MiB a layer; graph 2 × 40 MiB / 6 = 13.33 MiB; start 457 + 104 = 561 MiB;
+    #         block k+1 fits while 1,300 > 13.33 + 561 + 104 (k+1) → 6 blocks; the 150 MiB output: 1,185 + 150 + 13.33
+    #         > 1,300 → not placed: 6 layers
+    #   q8_0: kv 2 MiB; graph 6.67 MiB; start 559 MiB; 1,300 > 6.67 + 559 + 102 (k+1) → 7 blocks (714 < 734.3);
+    #         output 1,273 + 150 + 6.67 > 1,300: 7 layers
+    #   f16 with OLLAMA_GPU_OVERHEAD 200 MiB: 1,300 > 200 + 13.33 + 561 + 104 (k+1) → 5 blocks: 5 layers
+    from runlocal.runtimes.ollama_estimate import kv_bytes_per_element
+
+    MiB = 1 << 20
+    shape = ModelShape("qwen3", 1024, 16, 8, 64, 64, 1000, (100 * MiB,) * 10, 150 * MiB)
+    layers = {kv: estimate_gpu_layers(shape, [1300 * MiB], 2048, 512, kv_bytes_per_element(kv)).layers
+              for kv in ("f16", "q8_0")}
+    assert layers == {"f16": 6, "q8_0": 7}
+    assert estimate_gpu_layers(shape, [1300 * MiB], 2048, 512, 2.0, overhead=200 * MiB).layers == 5
+    assert kv_bytes_per_element("q4_0") == 0.5       # ggml.go "1/4 of fp16", not ggml's 18/32 block size
+
+
+def test_plan_prices_a_q8_0_cache_on_its_own_split():
+    # 70B at 32k on 2 × 24 GiB, ollama==0.9.0 with flash attention: the f16 estimate places 60 of 81 layers (30, 30);
+    # a q8_0 cache halves each layer's KV (32,768 × 8 × 256 × 1 B = 64 MiB less a layer) and more layers fit
+    def split(kv: str) -> str:
+        plan = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="ollama==0.9.0", ctx=32768,
+                                  flash_attn="on", kv_cache=kv, use_measurements=False))[0]
+        return next(s for s in plan.allocation.steps if s.label == "GPUs given to llama-server").formula
+
+    f16, q8 = split("f16"), split("q8_0")
+    assert "60/81 layers, split 30,30" in f16 and "KV 2 B an element" in f16
+    assert "68/81 layers, split 34,34" in q8 and "KV 1 B an element" in q8
+
+
+def test_num_batch_before_v0_30_is_ollamas_default_512():
+    # api/types.go DefaultOptions NumBatch 512 (v0.12.0); automaticGenerationBatch arrived with v0.30.0. gpt-oss-20b
+    # (24 layers alternating full / sliding 128, 8 KV heads × 64 per K and V, f16 → 2 × 8 × 64 × 2 = 2,048 B a token
+    # a layer) on the Go engine at 32k: sliding cells pad(4,096 × 1 + 512, 256) = 4,608, so the KV is
+    # 12 × 2,048 × 32,768 + 12 × 2,048 × 4,608 = 805,306,368 + 113,246,208 = 918,552,576 B
+    from runlocal.runtimes.ollama_estimate import release_batch
+
+    assert release_batch("0.12.0") == 512 and release_batch("0.29.0") == 512
+    assert release_batch("0.30.0") is None and release_batch(None) is None
+    plan = check(CheckRequest(model="gpt-oss-20b", gpu="4090", runtime="ollama==0.12.0", ctx=32768,
+                              use_measurements=False))[0]
+    assert plan.allocation.devices[0].kv_cache == 918_552_576
+
+
+def test_estimator_plans_say_the_estimator_placed_the_layers_and_is_unscored():
+    # review19b finding 4: the step said "Ollama's own estimator … split 30,30" while the assumptions said "GPU layers
+    # by llama-server --fit" and "OLLAMA_GPU_OVERHEAD only changes the default-context tier" — contradictory. Finding 6:
+    # measurements/ollama_estimate/records.md holds 0 records, so the plan says the port is unscored.
+    plan = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="ollama==0.9.0", ctx=32768,
+                              use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "GPUs given to llama-server")
+    words = " | ".join(plan.allocation.assumptions)
+    assert "split 30,30" in step.formula and "--tensor-split 30,30" in words and "--n-gpu-layers 60" in words
+    assert "--fit" not in words and "only changes the default-context tier" not in words
+    assert "not yet checked against a logged two-GPU split" in words
+    # the current release still places by --fit and says so
+    now = check(CheckRequest(model="llama-3.1-70b", gpu="2x3090", runtime="ollama", ctx=32768,
+                             use_measurements=False))[0]
+    assert "--fit" in " | ".join(now.allocation.assumptions)

@@ -157,3 +157,31 @@ def test_llamacpp_fit_skips_only_launches_whose_plan_leaves_the_host_over(alias,
         assert not fits(plain) and host.total > host.capacity, (alias, ctx, ram)
     if (alias, ram) in (("llama-3.1-70b", "34G"), ("qwen3-30b-a3b", "9G")):
         assert over
+
+
+# --- Ollama v0.7.1 – v0.11.4 on several GPUs: the estimator's -ngl / --tensor-split, not --fit, holds the layers ---
+
+@pytest.mark.parametrize("alias,gpu,ram", [("llama-3.1-70b", "2x rtx-3060", "32G"), ("llama-3.1-70b", "2x rtx-3090", "16G"),
+                                           ("qwen2.5-32b", "2x rtx-3060", "8G")])
+def test_estimator_bound_skips_only_plans_that_do_not_fit(alias, gpu, ram):
+    """review19b finding 5: surely_over / room_when_over took llama-server --fit's bound where the estimator placed
+    the layers. The bound is now each device's floor at the estimator's placement (held_floor): a plan it skips must
+    not fit when planned, and its room guess is keyed by the plan's own devices."""
+    from runlocal.runtimes import get_runtime
+
+    spec, settings, targets, _ = _inputs(CheckRequest(model=alias, runtime="ollama==0.9.0", gpu=gpu, ram=ram))
+    settings, _ = with_default_quant(spec, settings)
+    weights = estimate(spec, settings.quant)
+    ollama = get_runtime("ollama==0.9.0")
+    skipped = 0
+    for ctx in (4096, 16384, 32768, 65536, 131072):
+        s = settings.with_(ctx=ctx)
+        plan = ollama.allocate(spec, weights, s, targets)
+        assert any("EstimateGPULayers" in st.formula for st in plan.steps), (alias, ctx)
+        if ollama.surely_over(spec, weights, s, targets):
+            skipped += 1
+            assert not fits(plan), (alias, gpu, ram, ctx)
+            room = ollama.room_when_over(spec, weights, s, targets)
+            assert room and min(room.values()) < 0, (alias, ctx, room)
+    if (alias, ram) == ("llama-3.1-70b", "16G"):
+        assert skipped, "a 70B whose estimator leaves 20+ GiB on a 16 GiB host is skipped at long contexts"

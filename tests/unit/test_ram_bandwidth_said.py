@@ -32,9 +32,15 @@ def test_a_plan_reading_weights_from_ram_says_the_bandwidth_assumed(kw):
     decode = next(st for st in plan.steps if st.label == "decode speed")
     assert f"× {DDR5_5600_2CH:g} GB/s)" in decode.formula          # the figure the note names is the one used
     # the form the note names: the memory as a device beside the GPU, read at its own bandwidth, slower
-    named = re.search(r"--gpu (\S+?):", note).group(1)
-    slower, later = check(CheckRequest(**{**kw, "gpu": named}, use_measurements=False))
+    # and with --ram (fixes19c, review19b #10): the memory named alone plans the catalog system's 32 GiB of RAM
+    named, ram = re.search(r"--gpu (\S+) --ram (\S+?):", note).groups()
+    assert ram == kw["ram"] and "32 GiB for ddr4-3200" in note
+    slower, later = check(CheckRequest(**{**kw, "gpu": named, "ram": ram}, use_measurements=False))
     assert _note(later) is None
+    host = [d.capacity for p in (plan, slower) for d in p.allocation.devices if d.kind == "cpu"]
+    assert host[0] == host[1] == int(ram[:-1]) * 2**30
+    alone, _ = check(CheckRequest(**{**kw, "gpu": named, "ram": None}, use_measurements=False))
+    assert [d.capacity for d in alone.allocation.devices if d.kind == "cpu"] == [32 * 2**30]
     assert f"× {DDR4_3200_2CH:g} GB/s)" in next(st for st in slower.steps if st.label == "decode speed").formula
     assert slower.speed["decode_tokens_per_s"] < plan.speed["decode_tokens_per_s"]
 

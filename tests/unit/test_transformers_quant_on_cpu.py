@@ -119,3 +119,85 @@ def test_a_smaller_format_is_measured_against_the_weights_as_held():
     first = plan.fixes[0]
     assert first.title == "Quantize the weights to int8"
     assert first.effect.startswith(f"weights {LLAMA31_8B_BF16_BYTES / 2**30:.0f} GiB → ") and "→ fits" in first.effect
+
+
+def test_a_dequantized_plan_says_so_in_the_header_and_the_site_gives_the_bytes_held(tmp_path):
+    """mends19's leftover: the header read 'fp8-channel weights' and the site's Weights fact the stored size
+    (Llama-3.1-8B-Instruct-FP8-dynamic: 9,086,705,664 B = 8.46 GiB) where the plan holds the bf16 bytes,
+    2 × 8,030,261,248 = 16,060,522,496 B = 14.957… GiB (/ 2^30)."""
+    import io
+
+    from fastapi.testclient import TestClient
+    from rich.console import Console
+
+    from runlocal.render.text import render_plan
+    from runlocal.testing.browser import served_app
+
+    plan = _llama("rtx-3090")
+    out = io.StringIO()
+    render_plan(plan, Console(file=out, width=200, color_system=None))
+    header = out.getvalue().splitlines()[0]
+    assert "· fp8-channel checkpoint, run as bf16 · KV" in header and "fp8-channel weights" not in header
+    app = served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="x")
+    html = TestClient(app, base_url="http://127.0.0.1").get("/", params={
+        "model": "llama-3.1-8b", "runtime": "transformers", "quant": "fp8", "gpu": "rtx-3090"}).text
+    # format_bytes keeps three figures: 14.957… GiB prints "15 GiB" (the stored 8.46 GiB before)
+    assert "<dt>Weights</dt><dd>15 GiB <small>fp8-channel checkpoint, run as bf16</small>" in html
+    kept = _plan("rtx-4090", "fp8")                     # FP8 kept (cc 8.9): the type and the stored bytes, as before
+    assert kept.allocation.weights_as_run is None
+
+
+# AutoFP8's per-tensor checkpoints (neuralmagic/AutoFP8 auto_fp8/quantize.py save_quantized_model: quantization_config
+# {"quant_method": "fp8", "activation_scheme": ..., "ignored_layers": [...]}, each Linear's `weight` in fp8 e4m3 beside
+# scalar `weight_scale` and `input_scale`). transformers 5.24.0 maps "fp8" to FineGrainedFP8Config (quantizers/auto.py),
+# whose quantizer reads `weight`, `weight_scale_inv`, `activation_scale` only (quantizer_finegrained_fp8.py
+# serialized_names) and dequantizes below cc 8.9 / without CUDA (validate_environment). So: held in bf16 on a CPU or a
+# 3090 (2 × 8,030,261,248 B for Llama-3-8B, the same parameter count as 3.1), FP8 on a 4090 / H100 — and the scales are
+# never read, on any device (test_autofp8_scales_are_not_read_by_the_installed_transformers loads one).
+@pytest.mark.parametrize("gpu, held", [("none", LLAMA31_8B_BF16_BYTES), ("rtx-3090", LLAMA31_8B_BF16_BYTES),
+                                       ("rtx-4090", None), ("h100", None)])
+def test_autofp8_checkpoints_are_planned_as_transformers_loads_them(gpu, held):
+    plan = check(CheckRequest(model="llama-3-8b", runtime="transformers", quant="fp8", gpu=gpu, ram="32G",
+                              use_measurements=False))[0]
+    assert plan.settings.quant == "fp8"
+    weights = sum(d.weights for d in plan.allocation.devices)
+    assert weights == (held or plan.weights.total) and plan.weights.total < 0.6 * LLAMA31_8B_BF16_BYTES
+    assert plan.allocation.weights_as_run == ("bf16" if held else None)
+    assert plan.verdict == "does_not_fit" and "weight_scale" in (plan.allocation.refusal or "")
+
+
+def test_autofp8_scales_are_not_read_by_the_installed_transformers(tmp_path):
+    """The independent check: a one-layer Llama saved in AutoFP8's layout, loaded by the transformers on this machine
+    (CPU only, so the dequantizing path): every Linear comes back bf16 without its scale — max |W| is e4m3's 448, not
+    the original's — and the checkpoint's weight_scale / input_scale are reported as unexpected keys."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip("the planner models transformers 5.x")
+    import json
+
+    from safetensors.torch import save_file
+
+    cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=4,
+                                   num_key_value_heads=4, vocab_size=512)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(cfg).to(torch.bfloat16)
+    tensors, original = {}, model.model.layers[0].self_attn.q_proj.weight.float().abs().max().item()
+    for name, value in model.state_dict().items():
+        module = name.rsplit(".", 1)[0]
+        if name.endswith(".weight") and "lm_head" not in name and isinstance(model.get_submodule(module), torch.nn.Linear):
+            scale = value.float().abs().max() / 448.0                 # AutoFP8 per_tensor_quantize: amax / e4m3 max
+            tensors[name] = (value.float() / scale).clamp(-448, 448).to(torch.float8_e4m3fn)
+            tensors[f"{module}.weight_scale"], tensors[f"{module}.input_scale"] = scale, torch.tensor(0.01)
+        else:
+            tensors[name] = value.contiguous()
+    save_file(tensors, str(tmp_path / "model.safetensors"), metadata={"format": "pt"})
+    config = cfg.to_dict() | {"torch_dtype": "bfloat16", "quantization_config": {
+        "quant_method": "fp8", "activation_scheme": "static", "ignored_layers": ["lm_head"]}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    loaded, info = transformers.AutoModelForCausalLM.from_pretrained(tmp_path, dtype="auto", output_loading_info=True)
+    q_proj = loaded.model.layers[0].self_attn.q_proj
+    assert q_proj.weight.dtype == torch.bfloat16                       # held in bf16: 2 B a weight
+    assert q_proj.weight.float().abs().max().item() == 448.0 != pytest.approx(original, rel=0.1)
+    assert {"model.layers.0.self_attn.q_proj.weight_scale", "model.layers.0.self_attn.q_proj.input_scale"} <= set(
+        info["unexpected_keys"])

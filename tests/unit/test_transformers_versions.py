@@ -84,3 +84,38 @@ def test_the_plan_says_which_rules():
     version, words = runtime_rules(get_runtime("transformers==4.45.0"))
     assert version == "4.45.0" and "AWQ refused without a CUDA GPU" in words
     assert runtime_rules(get_runtime("transformers"))[1].startswith("transformers 5.23.0")
+
+
+@pytest.mark.parametrize("release, ct", [
+    ("4.36.0", "unknown"),        # 4.44.0 quantizers/auto.py:86: no "compressed-tensors" (4.45.0 auto.py:54 maps it)
+    ("4.45.0", "compressed"),     # 4.45.0 quantizer_compressed_tensors.py:66 apply_quantization_config(run_compressed=True)
+    ("5.0.0", "compressed"),      # 5.0.0 :72 (run_compressed default True), :83-85 decompress only if not run_compressed
+    ("5.14.0", "compressed"),     # 5.14.0 :70, read as 5.0.0 (5.14 not a read row: nearest below)
+    ("5.15.0", "first-forward"),  # 5.15.0 :117 run_compressed=False; :124-131 "decompresses them on the first forward"
+    ("5.23.0", "first-forward"),
+])
+def test_compressed_tensors_fp8_rule_by_release(release, ct):
+    assert _rules(release).ct_fp8 == ct
+
+
+def test_compressed_tensors_fp8_is_gated_by_its_own_release_fact():
+    # review19b finding 7: the compressed-tensors path (llama-3.1-8b -q fp8 is RedHatAI's FP8-dynamic, fp8-channel) was
+    # gated by the fine-grained rule (5.0+), so 5.0 – 5.14 planned the first-forward decompression they do not do.
+    # By hand, Llama-3.1-8B: 8,030,261,248 parameters → 16,060,522,496 B in bf16 (decompressed). Kept FP8: the
+    # embedding and lm_head 2 × 128,256 × 4,096 × 2 B = 2,101,346,304, the norms (32 × 2 + 1) × 4,096 × 2 B = 532,480,
+    # the Linears' 8,030,261,248 − 1,050,673,152 − 266,240 = 6,979,321,856 weights at 1 B, and a float32 scale per
+    # output channel: 32 × (4,096 + 1,024 + 1,024 + 4,096 + 14,336 + 14,336 + 4,096) × 4 B = 5,505,024 →
+    # 9,086,705,664 B.
+    def weights(runtime):
+        plan = check(CheckRequest(model="llama-3.1-8b", runtime=runtime, quant="fp8", gpu="rtx-3060", ram="32G",
+                                  use_measurements=False))[0]
+        return plan.verdict, sum(d.weights for d in plan.allocation.devices), plan.allocation.refusal
+
+    decompressed = 2 * 8_030_261_248
+    kept = 2_101_346_304 + 532_480 + 6_979_321_856 + 5_505_024
+    assert weights("transformers")[:2] == ("does_not_fit", decompressed)     # 5.23: the first-forward decompression
+    assert weights("transformers==5.16.0")[1] == decompressed                 # 5.15.0's rule
+    assert weights("transformers==5.10.1")[:2] == ("fits", kept)              # 5.0.0's: run_compressed, kept FP8
+    assert weights("transformers==4.50.0")[:2] == ("fits", kept)
+    _, _, refused = weights("transformers==4.44.0")
+    assert refused is not None and '"Unknown quantization type"' in refused

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import config
+from ..errors import InputError
 from ..model.policy import ReadPolicy
 from .benchmarks import BenchmarkBody, add_benchmark, benchmarks_router
 from .errors import ERROR_RESPONSES, install_error_handlers, known_query_only
@@ -35,11 +36,13 @@ from .schemas import (
     DeviceDoc,
     DiagnosisDoc,
     ErrorEntryDoc,
+    FitsDoc,
     FormQuery,
     HoursQuery,
     KwhQuery,
     ModelEntry,
     ModelQuery,
+    ModelsQuery,
     PlanDoc,
     PriceQuery,
     QuantQuery,
@@ -245,7 +248,7 @@ def create_app(*, store_url: str | None = None, admin_token: str | None = None,
     app.state.benchmark_store = bench_store
     app.state.submit_benchmark = site_submit
     app.include_router(_planning_router(answers, pool, policy), dependencies=known_query)
-    app.include_router(_catalog_router(), dependencies=known_query)
+    app.include_router(_catalog_router(pool), dependencies=known_query)
     from ..web.site import mount_site
 
     mount_site(app)      # the site's pages, /static and the offline /docs and /redoc
@@ -374,9 +377,17 @@ def _cost_endpoint(router: APIRouter, pool: PlanningPool, policy: ReadPolicy) ->
         return await pool.run(cost_answer, model, gpu, options, key=f"cost{(model, gpu, options)!r}")
 
 
-def _catalog_router() -> APIRouter:
+def _catalog_router(pool: PlanningPool) -> APIRouter:
     """The catalogs: runtimes, models, devices, the errors knowledge base."""
     router = APIRouter()
+
+    @lru_cache(maxsize=256)
+    def fitting(request) -> dict:
+        """A named machine's list is a pure function of the request (the sweep over the catalog): made once; "auto"
+        reads this server's GPUs now, so it is not kept."""
+        from ..fits_here import models_answer
+
+        return models_answer(request)
 
     @router.get("/api/v1/runtimes", response_model=list[str])
     def runtimes():
@@ -384,17 +395,24 @@ def _catalog_router() -> APIRouter:
 
         return runtime_names()
 
-    @router.get("/api/v1/models", response_model=list[ModelEntry])
-    def models(q: Annotated[str | None, Query(max_length=100)] = None):
-        from ..model import catalog
+    @router.get("/api/v1/models", response_model=list[ModelEntry] | FitsDoc, responses=ERROR_RESPONSES)
+    async def models(query: Annotated[ModelsQuery, Query()]):
+        """The catalog (filtered by query), or with fits=true the catalog models that run on gpu / vram / ram at ctx,
+        largest first: the same JSON as `runlocal models [--fits] --json` and MCP's models tool."""
+        from ..fits_here import models_answer
+        from ..request import ModelsRequest
 
-        entries = catalog.load_entries()
-        out = [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params"),
-                "model_type": e["config"].get("model_type")} for e in entries]
-        if q:
-            ql = q.lower()
-            out = [o for o in out if ql in o["alias"] or ql in o["repo_id"].lower()]
-        return out
+        fields = query.model_dump()
+        q = fields.pop("q")
+        if q is not None and fields["query"] is not None and q != fields["query"]:
+            raise InputError("query: given twice, as query and as q (its first name), with different words; give one")
+        fields["query"] = fields["query"] if fields["query"] is not None else q
+        request = ModelsRequest(**fields)
+        if not request.fits:
+            return models_answer(request)
+        if request.gpu.strip().lower() == "auto" and not request.vram:
+            return await pool.run(models_answer, request)
+        return await pool.run(fitting, request, key=f"models{request!r}")
 
     @router.get("/api/v1/hardware", response_model=list[DeviceDoc])
     def hardware(q: Annotated[str | None, Query(max_length=100)] = None):

@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from ..amounts import COST_BOUNDS
 from ..errors import InputError
-from ..request import MAX_NAME, MAX_SHORT, CheckRequest, Option, options
+from ..request import MAX_NAME, MAX_SHORT, CheckRequest, ModelsRequest, Option, options
 from ..shopping import FORM_FACTORS, VENDORS
 
 # "8192", "32k", "1M", "1.5k", "1e6" (units.parse_tokens: Python's float() of the number, as the CLI reads it)
@@ -86,11 +86,12 @@ def _field_type(opt: Option, annotation: str, optional: bool) -> Any:
     return base | None if optional else base
 
 
-def check_model(name: str = "CheckBody") -> type[BaseModel]:
-    """The check request as a pydantic model: unknown fields refused, every bound of the option table."""
+def check_model(name: str = "CheckBody", request: type = CheckRequest, **more: Any) -> type[BaseModel]:
+    """A request of the contract (the check request; request.ModelsRequest for /models) as a pydantic model: unknown
+    fields refused, every bound of the option table. ``more``: fields of the endpoint's own (pydantic specs)."""
     spec: dict[str, Any] = {}
-    table = options()
-    for f in fields(CheckRequest):
+    table = options(request)
+    for f in fields(request):
         if f.name not in table:
             continue
         opt = table[f.name]
@@ -101,7 +102,7 @@ def check_model(name: str = "CheckBody") -> type[BaseModel]:
         else:
             default_value = Field(f.default, description=opt.help or None)
         spec[f.name] = (_field_type(opt, str(f.type), f.default is None), default_value)
-    return create_model(name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **spec)
+    return create_model(name, __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **spec, **more)
 
 
 # The same fields as query parameters of /best and /compare, bounded as in the contract
@@ -109,6 +110,7 @@ MAX_MODEL = MAX_NAME
 ModelQuery = Annotated[str | None, Query(min_length=1, max_length=MAX_NAME)]
 if TYPE_CHECKING:       # built at import time from the contract: to a type checker, what they validate into
     CheckBody = BaseModel
+    ModelsQuery = BaseModel
     TokensQuery = int | None          # parse_tokens has turned "32k" into 32768
     RuntimeQuery = str | None
     VendorQuery = str | None
@@ -116,6 +118,10 @@ if TYPE_CHECKING:       # built at import time from the contract: to a type chec
     RamQuery = str | None
 else:
     CheckBody = check_model("CheckBody")
+    # GET /api/v1/models: `runlocal models`'s contract, and ``q``, the name the endpoint took for ``query`` first
+    ModelsQuery = check_model("ModelsQuery", ModelsRequest, q=(
+        Annotated[str | None, Field(max_length=options(ModelsRequest)["query"].max_length)],
+        Field(None, description="the same as query (the parameter's first name)")))
     TokensQuery = Annotated[_field_type(options()["ctx"], "str | int | None", True), Query()]
     # None: not given — an Ollama tag plans Ollama, anything else llama.cpp (runtimes/pull_names.read_model_name)
     RuntimeQuery = Annotated[_field_type(options()["runtime"], "str | None", True) | None, Query()]
@@ -147,6 +153,7 @@ class ModelEntry(BaseModel):
     model_type: str | None = None
 
 
+
 def to_request(body: BaseModel) -> CheckRequest:
     """A validated body as the library's request (planning reads stored measurements separately)."""
     data = body.model_dump()
@@ -159,6 +166,17 @@ def to_request(body: BaseModel) -> CheckRequest:
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
+
+class FitsDoc(_Open):
+    """GET /api/v1/models?fits=true: the catalog models that run on the machine, as `runlocal models --fits --json`
+    gives them (fits_here.fits_here): the devices, their memory added up, and one row per model, largest first."""
+
+    devices: list[dict[str, Any]]
+    capacity_bytes: int
+    ctx: int
+    runtime: str
+    models: list[dict[str, Any]]
+    notes: list[str] = []
 
 class ErrorItem(BaseModel):
     loc: list[str | int]

@@ -59,6 +59,7 @@ from .nvidia_peak import (
     prompt_matmul_type,
     tensor_core_gap,
 )
+from .ram_reads import WeightReads, weight_reads
 from .recurrent_speed import (
     PLANNED_GDN_PATH,
     explain_notes,
@@ -72,7 +73,6 @@ from .token_work import (
     UBATCH,
     active_matmul_params,
     attention_flops_per_token,
-    embedding_share,
     expert_factor,
     is_float_quant,
     padding_flops,
@@ -88,7 +88,6 @@ from .ubatch_speed import UbatchTerm, plan_term, with_term
 
 if TYPE_CHECKING:   # pragma: no cover
     from ..model.spec import ModelSpec
-    from ..runtimes.base import DeviceMemory
     from .catalog import Device
 
 
@@ -450,21 +449,6 @@ def predict(model: ModelSpec, weight_bytes: float, dev: Device, *, quant: str | 
 
 
 @dataclass(frozen=True)
-class WeightReads:
-    """Which weight bytes a token reads on each device of an allocation."""
-    used: tuple[DeviceMemory, ...]      # devices holding weights or KV
-    total_weights: int
-    embed: float                        # input-embedding bytes not read whole (one row a token)
-    holder: DeviceMemory | None         # the device holding the input embedding
-
-    def matmul_bytes(self, d: DeviceMemory) -> float:
-        if d is not self.holder:
-            return float(d.weights)
-        rest = d.weights - self.embed
-        return rest if rest > 0.02 * self.total_weights else 0.0   # within the embedding estimate's error
-
-
-@dataclass(frozen=True)
 class GPUPlace:
     """The first GPU of an allocation, as the speed model classes it."""
     dev: Device | None
@@ -512,24 +496,6 @@ class SpeedPlan:
         """Seconds to the first token of a ``prompt``-token prompt from an empty cache: the prompt at the prefill rate
         (its last micro-batch's logits give the first token, llama-server's time to first token); None unpredicted."""
         return time_to_first_token(self.prompt, self.prefill)
-
-
-def weight_reads(model: ModelSpec, alloc, quant: str | None = None) -> WeightReads:
-    s = alloc.settings
-    used = tuple(d for d in alloc.devices if d.weights or d.kv_cache)
-    total_w = sum(d.weights for d in used) or 1
-    # the input embedding is read one row a token: take it out of the device holding it (RAM under llama.cpp
-    # when a CPU part exists) and apply the read fraction of the other tensors to the rest
-    share = embedding_share(model, quant)
-    holder = next((d for d in used if d.kind == "cpu" and d.weights), None) or next((d for d in used if d.weights), None)
-    tied_in_ram = model.tie_word_embeddings and holder is not None and holder.kind == "cpu"
-    # llama.cpp: the output layer (il = n_layer) is the first one -ngl offloads (src/llama-model.cpp load_tensors:
-    # i_gpu_start = max(n_layer + 1 - ngl, 0)), so only -ngl 0 leaves a tied head in RAM: the table, read whole.
-    # With it on a GPU, its copy of token_embd there (TENSOR_DUPLICATED: llamacpp_layout._add_tied_copy) is in
-    # total_w, which is then the file's bytes + the embedding's: the embedding is its share of the file's
-    dup = tied_in_ram and engine(s.runtime).ggml and any(d.kind != "cpu" and d.weights for d in used)
-    embed = 0.0 if tied_in_ram and s.llamacpp.n_gpu_layers == 0 else total_w * share / (1 + share * dup)
-    return WeightReads(used, total_w, embed, holder)
 
 
 def _catalog_device(t) -> Device | None:

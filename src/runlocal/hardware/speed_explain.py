@@ -42,7 +42,7 @@ from .speed import (
     published_peak,
     speed_plan,
 )
-from .token_work import is_float_quant
+from .token_work import active_matmul_params, is_float_quant
 from .ubatch_speed import STREAM_K_LAUNCH_US
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -57,7 +57,24 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     by default: llama-bench's pp512) with the time to its first token."""
     plan = speed_plan(model, quant, alloc, targets, default_ram_gbs)
     speed = speed_figures(plan)
-    return speed, speed_steps(plan, speed, placed_words(model, alloc)) + metal_kv_steps(model, plan, alloc)
+    steps = speed_steps(plan, speed, placed_words(model, alloc))
+    at = next((i for i, st in enumerate(steps) if st[0] == "prefill speed"), None)
+    if at is not None:          # the FLOPs per token the prefill step divides, from the model's own counts
+        steps.insert(at, matmul_flops_step(model))
+    return speed, steps + metal_kv_steps(model, plan, alloc)
+
+
+def matmul_flops_step(model: ModelSpec) -> tuple[str, str, str, str]:
+    """The prefill's matmul FLOPs per token, 2 × the weights a token multiplies (token_work.active_matmul_params),
+    with the inputs to redo it: the parameters less the input embedding (a row a token, not a matmul) and the rest
+    left out (1-D norms and biases; the routed experts a token does not reach; towers)."""
+    matmul = active_matmul_params(model)
+    embed = sum(t.numel for t in model.tensors if t.role == "embed") if not model.tie_word_embeddings else 0
+    other = model.params - embed - matmul
+    rest = f" − {other:,} others (1-D norms and biases, experts not routed to, towers)" if other > 0 else ""
+    return ("prefill FLOPs (matmuls)", f"2 × ({model.params:,} params − {embed:,} input embedding (a row a token)"
+            f"{rest}) = 2 × {matmul:,}", f"{2 * matmul / 1e9:.2f} GFLOP/token",
+            "hardware/token_work.py active_matmul_params: 2 FLOPs a weight multiplied")
 
 
 def placed_words(model: ModelSpec, alloc) -> dict[int, str]:

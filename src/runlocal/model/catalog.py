@@ -37,9 +37,22 @@ def find_entry(name: str) -> dict[str, Any] | None:
 
 
 def listing() -> list[dict[str, Any]]:
-    """One row per catalog model: what `runlocal models --json` prints and the MCP `models` tool answers."""
-    return [{"alias": e["alias"], "repo_id": e["repo_id"], "published_params": e.get("published_params")}
-            for e in load_entries()]
+    """One row per catalog model: what `runlocal models --json` prints, the MCP `models` tool and GET /api/v1/models
+    answer (model_type: the config's architecture, as the API listed it first)."""
+    return [listing_row(e) for e in load_entries()]
+
+
+def listing_row(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"alias": entry["alias"], "repo_id": entry["repo_id"], "published_params": entry.get("published_params"),
+            "model_type": entry["config"].get("model_type")}
+
+
+def matching(query: str | None) -> list[dict[str, Any]]:
+    """The catalog entries whose alias, repo id or one of its other names holds ``query`` (any case): the filter of
+    `runlocal models --query`, GET /api/v1/models?query= and the site's /models page; all of them for none."""
+    q = (query or "").strip().lower()
+    return [e for e in load_entries() if not q or q in e["alias"].lower() or q in e["repo_id"].lower()
+            or any(q in a.lower() for a in e.get("aliases", ()))]
 
 
 def aliases() -> list[str]:

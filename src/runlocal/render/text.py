@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..hardware.speed import weight_reads
-from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition
+from ..plan import Plan, all_layers_on_gpu, concurrency_phrase, kv_per_token_phrase, ram_condition, weights_held
 from ..runtimes import engine
 from ..runtimes.arch_support import CANNOT_LOAD
 from ..runtimes.base import PARALLEL_AUTO, Allocation, DeviceMemory
@@ -129,10 +129,26 @@ def verdict_meaning(plan: Plan) -> str:
 NARROW = 100     # below this many columns the table prints GiB numbers without units, so device names keep room
 
 
+def fix_command_shown(run: str, command: str) -> str:
+    """A fix's command as the terminal prints it. Where the run: line is a program of "; "-joined statements
+    (transformers' one-line Python) and the fix's differs in some of them only, those statements after "…; " — the
+    change, as a fix of llama-server is one flag (review19 section 13: "Reduce context to 512" printed the whole
+    program); the rest is the run: line's. --json, the API and the site carry the whole program."""
+    base, new = run.split("; "), command.split("; ")
+    if len(base) < 3 or len(new) != len(base):
+        return command
+    changed = [n for n, b in zip(new, base) if n != b]
+    return "…; " + "; ".join(changed) if 0 < len(changed) < len(new) else command
+
+
 def _weights_label(plan: Plan) -> str:
-    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix)."""
+    """The type the command runs, and the type sized where they differ (`-q UD-Q4_K_XL`: planned as Q4_K_M's mix);
+    a checkpoint the runtime holds in another type says both (plan.weights_held)."""
     run, sized = plan.quant_run, plan.weights.quant
-    return f"{run} (sized as {sized}'s mix)" if run != sized else str(sized)
+    if run != sized:
+        return f"{run} (sized as {sized}'s mix) weights"
+    words = weights_held(plan)[0]
+    return words if plan.allocation.weights_as_run else f"{words} weights"
 
 
 def _render_header(plan: Plan, console: Console) -> None:
@@ -146,7 +162,7 @@ def _render_header(plan: Plan, console: Console) -> None:
              f" · parallel auto ({AUTO_SLOTS} slots, one KV cache)" if s.parallel == PARALLEL_AUTO else "")
     label += ram_condition(plan)       # the site's verdict badge carries the same words (web/site.py)
     console.print(Text.assemble((label, style), f"  {m.id} ({m.family}, {params}) · {plan.runtime} · "
-                                f"ctx {s.ctx:,} · {_weights_label(plan)} weights · KV {s.cache_type_k}/{s.cache_type_v}"
+                                f"ctx {s.ctx:,} · {_weights_label(plan)} · KV {s.cache_type_k}/{s.cache_type_v}"
                                 + slots))
     _say(console, Text(f"{verdict_meaning(plan)}", style="dim"))
     offload = offload_phrase(plan)
@@ -170,29 +186,36 @@ def _render_devices(a: Allocation, console: Console) -> None:
     """Each device's memory as a table and a stacked bar."""
     narrow = console.width < NARROW
     size = (lambda n: "" if n is None else f"{n / 2**30:.2f}") if narrow else format_bytes
-    table = Table(box=None, pad_edge=False, show_edge=False,
-                  title=("per device, GiB" if narrow else None), title_justify="left", title_style="dim")
-    table.add_column("device", ratio=1, min_width=12)
-    for col in ("weights", "KV cache", "compute", "overhead", "total", "capacity", "free"):
-        table.add_column(col, justify="right", no_wrap=True)
+    heads = ("device", "weights", "KV cache", "compute", "overhead", "total", "capacity", "free")
     groups = device_groups(a.devices)
+    rows = []
     for d, n in groups:
         free = d.capacity - d.total if d.capacity else None
         name = _short_name(d.name) if narrow else d.name      # the full name is on its bar below
-        table.add_row(name if n == 1 else f"{n} × {name}", size(d.weights),
-                      size(d.kv_cache), size(d.compute),
-                      size(d.overhead), size(d.total), size(d.capacity or None),
-                      Text(size(free), style="red" if free is not None and free < 0 else "green"))
+        rows.append([name if n == 1 else f"{n} × {name}", size(d.weights), size(d.kv_cache), size(d.compute),
+                     size(d.overhead), size(d.total), size(d.capacity or None), size(free)])
+    # two spaces between columns, or one where two would wrap the device's name ("2 × RTX 4060 Ti 16GB" at 80)
+    cells = sum(max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)) if rows else 0
+    table = Table(box=None, pad_edge=False, show_edge=False, collapse_padding=cells + 2 * (len(heads) - 1) > console.width,
+                  title=("per device, GiB" if narrow else None), title_justify="left", title_style="dim")
+    table.add_column("device", ratio=1, min_width=12)
+    for col in heads[1:]:
+        table.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        free_text = Text(r[-1], style="red" if r[-1].startswith("-") else "green")
+        table.add_row(*r[:-1], free_text)
     console.print(table)
     if any(n > 1 for _, n in groups):
         _say(console, Text("(n × device: the figures are each device's, not their sum)", style="dim"))
     bars = Table.grid(padding=(0, 1))
     bars.add_column(ratio=1, min_width=10)          # the name wraps rather than being cut
     bars.add_column(no_wrap=True)
-    width = max(16, min(48, console.width - 34))
-    for d, n in groups:
-        if d.total or d.capacity:
-            bars.add_row("  " + (d.name if n == 1 else f"{n}× {d.name}"), stacked_bar(d, width))
+    labels = [("  " + (d.name if n == 1 else f"{n}× {d.name}"), d) for d, n in groups if d.total or d.capacity]
+    # the bar gives way to the longest name, down to 16 cells, before the name wraps
+    longest = max((len(label) for label, _ in labels), default=0)
+    width = max(16, min(48, console.width - 34, console.width - 1 - longest))
+    for label, d in labels:
+        bars.add_row(label, stacked_bar(d, width))
     console.print(bars)
     console.print(Text.assemble("  ", ("█ weights ", "blue"), ("█ KV cache ", "magenta"), ("█ compute ", "cyan"),
                                 ("█ overhead ", "white"), ("░ free", "green")))
@@ -219,7 +242,8 @@ def render_plan(plan: Plan, console: Console, *, explain: bool = False, notes: l
         console.print("\nFixes, least given up first:")
         for i, f in enumerate(plan.fixes, 1):
             _say(console, Text(f"{i}. {f.title} — {f.effect}"), indent=2, hang=3)
-            console.print(Text.assemble("     ", ("$", "dim"), f" {f.command}"), soft_wrap=True)
+            console.print(Text.assemble("     ", ("$", "dim"), f" {fix_command_shown(plan.command, f.command)}"),
+                          soft_wrap=True)
     if explain:
         console.print("\nHow these numbers were computed:")
         for st in plan.steps:

@@ -78,6 +78,7 @@ from .llamacpp_fit import (  # noqa: F401  (re-exported: Ollama and the tests im
     fit_overflows_host,
     gpu_side,
 )
+from .llamacpp_fit_bound import every_layer_surely_moved
 from .llamacpp_fit_devices import ALL_EXPERTS, Layers, Overflow, describe, fit_devices, fit_flags, rule_layers
 from .llamacpp_kv_words import kv_cache_step, kv_inputs_step, recurrent_step, swa_cells_step  # noqa: F401
 from .llamacpp_layout import (  # noqa: F401
@@ -262,7 +263,9 @@ class LlamaCpp:
             # one GPU: its bytes without compute buffers (a lower bound of its use) already past the margin
             return len(devices) == 1 and self.floor(model, weights, st, targets)[0] > free[0]
 
-        first = None if floor_over(s) else used(s)     # planned where it may fit or the interpolation needs it
+        # several GPUs, -c given: not planned where every layer surely leaves a GPU past its margin (llamacpp_fit_bound)
+        moved = not ctx_auto and len(devices) > 1 and every_layer_surely_moved(self, model, weights, settings, targets)
+        first = None if floor_over(s) or moved else used(s)     # planned where it may fit or the interpolation needs it
         steps: list[Step] = []
         if first is not None and all(u <= f for u, f in zip(first, free)):
             if ctx_auto:

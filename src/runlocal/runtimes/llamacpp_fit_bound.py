@@ -30,6 +30,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .base import Settings, Target
 from .llamacpp_fit_devices import Layers, Overflow, fit_devices, fit_flags
+from .llamacpp_layout import FIT_MARGIN
 from .llamacpp_swa import as_llamacpp_loads
 
 
@@ -38,8 +39,6 @@ def host_weights_at_least(planner, model: ModelSpec, weights: WeightEstimate, se
     """A lower bound of the weight bytes the plan of ``settings`` (a context given, -ngl, -ts and tensor overrides
     left to --fit) keeps in system memory, from the floor's fill (the module's docstring says why); None where the
     bound does not apply: a MoE model (its fill moves tensors one by one), one GPU, or settings --fit leaves alone."""
-    from .llamacpp import FIT_MARGIN
-
     model, settings = as_llamacpp_loads(model), planner._as_build_reads(settings)
     gpus = [t for t in targets if t.kind != "cpu"]
     ls = settings.llamacpp
@@ -71,11 +70,11 @@ def every_layer_surely_moved(planner, model: ModelSpec, weights: WeightEstimate,
     bounds every split). Grows with the context: past it at one context, past it at every longer one. False where
     the bound does not apply (a planner other than llama.cpp's, one GPU, GPUs of several names, settings --fit leaves
     alone)."""
-    from .llamacpp import FIT_MARGIN, LlamaCpp
-
     gpus = [t for t in targets if t.kind != "cpu"]
     ls = settings.llamacpp
-    if (not isinstance(planner, LlamaCpp) or len(gpus) < 2 or len({(g.name, g.kind) for g in gpus}) != 1
+    # llama.cpp's planner named, not imported: runtimes/llamacpp.py's fit() asks this bound too (no import cycle)
+    if (getattr(planner, "name", None) != "llama.cpp" or not hasattr(planner, "floor") or len(gpus) < 2
+            or len({(g.name, g.kind) for g in gpus}) != 1
             or settings.ctx is None or not ls.fit or ls.n_gpu_layers is not None or ls.n_cpu_moe
             or ls.override_tensor or ls.tensor_split):
         return False

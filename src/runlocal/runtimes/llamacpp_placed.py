@@ -94,5 +94,17 @@ def weights_step(model, where: tuple[int | None, ...], s: Settings, buffers) -> 
     on_gpu = sum(1 for w in where[:-1] if w is not None)
     split = f" ({placed.split_words(n_gpus)})" if n_gpus else ""
     return Step("weights", f"{on_gpu}/{model.n_layers} layers on GPU{' + output' if where[-1] is not None else ''}"
-                f"{split}; token embedding on CPU", ", ".join(f"{d.name} {d.model:,} B" for d in buffers),
-                "src/llama-model.cpp load_tensors")
+                f"{split}; {_embedding_words(model, where, placed, buffers)}",
+                ", ".join(f"{d.name} {d.model:,} B" for d in buffers),
+                "src/llama-model.cpp load_tensors (tok_embd: LLM_TENSOR_LAYER_INPUT, always in host memory)")
+
+
+def _embedding_words(model, where: tuple[int | None, ...], placed: Placed, buffers) -> str:
+    """The token embedding llama.cpp keeps in host memory (its input layer's buffer type is the CPU's whatever -ngl):
+    its shape, and its bytes where it is all the host holds (every layer and the output on a GPU, no experts)."""
+    embed = next((t for t in model.tensors if t.role == "embed"), None) if model.tensors else None
+    shape = f" ({' × '.join(f'{n:,}' for n in embed.shape)})" if embed is not None else ""
+    host = next((d for d in buffers if d.kind == "cpu"), None)
+    if host is None or any(w is None for w in where) or placed.experts_on_host:
+        return f"token embedding{shape} in CPU RAM"
+    return f"token embedding{shape} in CPU RAM: {host.model:,} B, all the CPU holds"

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from .versions import nearest_read
+from .versions import release_text as _text
 
 READ: tuple[tuple[int, ...], ...] = (
     (0, 16, 0), (0, 17, 0), (0, 18, 1), (0, 19, 0), (0, 20, 1), (0, 21, 0), (0, 28, 3), (0, 28, 4), (0, 30, 7),
@@ -32,10 +33,6 @@ KV_BITS_FROM = (0, 20, 1)
 WIRED_FROM = (0, 20, 1)
 LRU_FROM = (0, 28, 4)       # mlx_server.LRU_FROM
 FLAG_FROM = (0, 31, 0)      # mlx_server.FLAG_FROM
-
-
-def _text(key: tuple[int, ...]) -> str:
-    return ".".join(str(x) for x in key)
 
 
 @dataclass(frozen=True)
@@ -82,16 +79,7 @@ class MLXRules:
 def mlx_rules(key: tuple[int, ...] | None, asked: str = "") -> MLXRules:
     """The rules of mlx-lm release ``key`` (None: 0.32.0); not read: the nearest read release below, said in
     ``note``; below 0.16.0: InputError naming the read range."""
-    if key is None:
-        return MLXRules(CURRENT)
-    key = (key + (0, 0, 0))[:3]
-    if key < READ[0]:
-        raise InputError(f"runtime: mlx=={asked or _text(key)}: mlx-lm releases read are {_text(READ[0])} – "
-                         f"{_text(CURRENT)}; give one of them or 'mlx' alone for {_text(CURRENT)}'s rules")
-    release = [r for r in READ if r <= key][-1]
-    note = (f"mlx-lm {asked or _text(key)} not read: planned with {_text(release)}'s rules, the nearest read release "
-            "below it") if release != key else ""
-    return MLXRules(release, note)
+    return MLXRules(*nearest_read(key, READ, asked, "mlx", "mlx-lm", "mlx-lm"))
 
 
 __all__ = ["MLXRules", "mlx_rules"]

@@ -57,6 +57,7 @@ from .llamacpp import (
 )
 from .llamacpp_layout import NGL_AUTO
 from .llamacpp_swa import as_llamacpp_loads, loaded_arch
+from .ollama_estimate import BATCH_BEFORE_V030, estimator_words, held_floor, release_batch, release_split
 from .ollama_placement import llama_server_gpus
 from .ollama_projector import (
     MMPROJ_HEADROOM,
@@ -258,7 +259,7 @@ class Ollama:
 
         gpus = [t for t in targets if t.kind != "cpu"]
         version = getattr(self, "version", None)
-        if len(gpus) > 1 and ngl_free(s) and (split := self._runner_split(model, weights, s, gpus)):
+        if len(gpus) > 1 and ngl_free(s) and (split := release_split(self, model, weights, s, gpus)):
             return [gpus[i] for i in split[0]] + [t for t in targets if t.kind == "cpu"], split[2]
         if len(gpus) <= 1 or not ngl_free(s) or (version and parse_version("ollama", version).key
                                                   < OLLAMA_LLAMA_SERVER_FROM):
@@ -439,17 +440,6 @@ class Ollama:
         return ollama_engine(parse_version("ollama", release).key if release else None,
                              loaded_arch(model) or model.family, self.new_engine)
 
-    def _runner_split(self, model: ModelSpec, weights: WeightEstimate, s: Settings, gpus: list[Target]):
-        """v0.7.1–v0.11.4 on several GPUs: Ollama's own estimator's GPUs and split (runtimes/ollama_estimate.py)."""
-        from .ollama_estimate import modelled, runner_split
-        from .versions import parse_version
-
-        release = getattr(self, "version", None)
-        if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
-            return None
-        return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or 512, [g.capacity for g in gpus],
-                            loaded_arch(model) or model.family, self.sched_spread)
-
     def _release_steps(self, given: ModelSpec, model: ModelSpec) -> list[Step]:
         """ollama==X: its speed rules' llama.cpp build (hardware/speed.py) and the engine that runs the model."""
         from .ollama_engine import go_engine_view
@@ -514,10 +504,11 @@ class Ollama:
         # --- batch ----------------------------------------------------------------------------------
         assert s.ctx is not None                # set by defaults()
         ctx_total = s.ctx * s.parallel
-        if s.llamacpp.batch:
-            batch = s.llamacpp.batch
-            steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub", f"{batch}",
-                              "llm/llama_server.go appendBatchArgs"))
+        if s.llamacpp.batch or (default_batch := release_batch(getattr(self, "version", None))):
+            batch = s.llamacpp.batch or default_batch
+            steps.append(Step("num_batch", "set (PARAMETER num_batch) → -b and -ub" if s.llamacpp.batch else
+                              BATCH_BEFORE_V030, f"{batch}", "llm/llama_server.go appendBatchArgs" if
+                              s.llamacpp.batch else "api/types.go DefaultOptions (before v0.30.0)"))
         else:
             pred = predicted_vram(model, weights.total, ctx_total)
             gpus = [t for t in self._given(model, weights, s, targets)[0] if t.kind != "cpu"]   # availableForPlacement
@@ -548,7 +539,9 @@ class Ollama:
         model = self._as_loaded(model)
         s, flash, batch, refusal, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
-        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # llama-server's --fit over several GPUs: its bound
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # the estimator's -ngl / -ts, else --fit's bound
+            if (held := held_floor(self, model, weights, s, batch, flash, targets)) is not None:
+                return any(f > t.capacity for f, t in zip(*held))
             return self._llama.surely_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash), targets)
         ngl = s.llamacpp.n_gpu_layers
         if ngl is not None and ngl >= 0 and any(t.kind != "cpu" for t in targets):
@@ -578,7 +571,10 @@ class Ollama:
         model = self._as_loaded(model)
         s, flash, batch, _, _, _ = self._launch(model, weights, settings, targets)
         targets, placed_why = self._given(model, weights, s, targets)
-        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:
+        if placed_why and sum(t.kind != "cpu" for t in targets) > 1:   # as surely_over
+            if (held := held_floor(self, model, weights, s, batch, flash, targets)) is not None:
+                keys = device_keys(t.name for t in held[1])
+                return {k: t.capacity - f for k, f, t in zip(keys, *held) if t.capacity > 0} or None
             return self._llama.room_when_over(model, weights, self._llama_settings(s, batch, NGL_AUTO, 0, flash),
                                               targets)
         devices = [t for t in targets if t.kind != "cpu"] + [t for t in targets if t.kind == "cpu"][:1]
@@ -672,11 +668,11 @@ class Ollama:
                        "free space first (llm/server.go)")
 
         # --- layers: -ngl set by the user (PARAMETER num_gpu), else llama-server --fit -----------
-        compromise = None
+        compromise, split = None, None
         if not gpus:
             ngl, ncmoe = 0, 0
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, 0, 0, flash), targets)
-        elif len(gpus) > 1 and placed_why and (split := self._runner_split(model, weights, s, gpus)):
+        elif len(gpus) > 1 and placed_why and (split := release_split(self, model, weights, s, gpus)):
             ngl, ncmoe = split[1].layers, 0   # before v0.11.5: --n-gpu-layers and --tensor-split as estimated
             alloc = self._llama.allocate(model, weights, self._llama_settings(s, batch, ngl, 0, flash).with_(
                 tensor_split=tuple(float(c) for c in split[1].counts)), targets)
@@ -701,7 +697,8 @@ class Ollama:
                             for t in everyone if t.kind != "cpu") + tuple(d for d in devices if d.kind == "cpu")
         steps += [projector_step] if projector_step else []
         steps += self._release_steps(given, model)
-        layers_assumption = (f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
+        layers_assumption = (estimator_words(split[1], self.gpu_overhead)[0] if split else
+                             f"GPU layers by llama-server --fit ({FIT_MARGIN // MiB} MiB margin per GPU) over "
                              f"{len(gpus)} GPUs (the projector's own margin not counted)" if len(gpus) > 1 else
                              f"GPU layers by llama-server --fit ({margin}); "
                              + ("the one GPU Ollama gives it" if placed_why else "first GPU only")
@@ -724,7 +721,8 @@ class Ollama:
             assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
                          f"-b {batch} -ub {batch}, flash attention {flash}",
                          layers_assumption,
-                         "OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)",
+                         *(estimator_words(split[1], self.gpu_overhead)[1:] if split else
+                           ["OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)"]),
                          self.ram_refusal_words(),
                          *assumptions, *alloc.assumptions),
         )

@@ -126,18 +126,18 @@ def _place(index: int, size: int, with_space: list[int], alloc: list[int], count
 
 
 def pick_gpus(m: ModelShape, free: list[int], context: int, batch: int, spread: bool = False,
-              kv_bytes: float = 2.0) -> tuple[list[int], Estimate] | None:
+              kv_bytes: float = 2.0, overhead: int = 0) -> tuple[list[int], Estimate] | None:
     """(the GPUs given, by index into ``free``, in the order the runner gets them; their estimate) by
     pickBestFullFitByLibrary / pickBestPartialFitByLibrary; None where GraphSize's case is not modelled."""
     order = sorted(range(len(free)), key=lambda i: -free[i])
     if not spread:
         for i in order:
-            one = estimate_gpu_layers(m, [free[i]], context, batch, kv_bytes)
+            one = estimate_gpu_layers(m, [free[i]], context, batch, kv_bytes, overhead)
             if one is None:
                 return None
             if one.layers >= len(m.blocks) + 1:
                 return [i], one
-    every = estimate_gpu_layers(m, [free[i] for i in order], context, batch, kv_bytes)
+    every = estimate_gpu_layers(m, [free[i] for i in order], context, batch, kv_bytes, overhead)
     return (order, every) if every is not None else None
 
 
@@ -172,17 +172,26 @@ def shape_of(model, weights, arch: str) -> ModelShape:
                       tuple(blocks), output, experts)
 
 
+def kv_bytes_per_element(cache_type: str) -> float:
+    """fs/ggml/ggml.go kvCacheBytesPerElement (v0.7.1 – v0.11.4): q8_0 1, q4_0 0.5, anything else (f16) 2. memory.go
+    passes OLLAMA_KV_CACHE_TYPE only where flash attention is on (and the type supported); without it the plan's type
+    is f16 already (Ollama._release_flash)."""
+    return {"q8_0": 1.0, "q4_0": 0.5}.get(cache_type, 2.0)
+
+
 def runner_split(model, weights, ctx: int, parallel: int, batch: int, free: list[int], arch: str,
-                 spread: bool = False) -> tuple[list[int], Estimate, str] | None:
+                 spread: bool = False, kv_bytes: float = 2.0, overhead: int = 0
+                 ) -> tuple[list[int], Estimate, str] | None:
     """(GPUs given by index, the estimate, why) for a v0.7.1 – v0.11.4 release; None where not modelled (an
-    architecture whose GraphSize case is not written here, a model with other than full attention)."""
+    architecture whose GraphSize case is not written here, a model with other than full attention). ``kv_bytes``:
+    kvCacheBytesPerElement of the cache type; ``overhead``: OLLAMA_GPU_OVERHEAD, reserved on every GPU."""
     import re
 
     if any(a.kind != "full" for a in model.attention_layers) or not model.attention_layers \
             or len(model.attention_layers) != model.n_layers:
         return None
     shape = shape_of(model, weights, re.sub(r"[^a-z0-9]", "", arch.lower()))
-    picked = pick_gpus(shape, free, ctx * parallel, min(ctx, batch), spread)
+    picked = pick_gpus(shape, free, ctx * parallel, min(ctx, batch), spread, kv_bytes, overhead)
     if picked is None:
         return None
     gpus, est = picked
@@ -191,6 +200,71 @@ def runner_split(model, weights, ctx: int, parallel: int, batch: int, free: list
              "no single GPU holds every layer: every GPU" if not spread else "OLLAMA_SCHED_SPREAD: every GPU")
     why = (f"Ollama's own estimator (llm/memory.go EstimateGPULayers, v0.7.1–v0.11.4): {where}; {est.layers}/{n} "
            f"layers, split {','.join(map(str, est.counts))} (--tensor-split), graph {est.graph / 2**30:.2f} GiB a GPU, "
-           f"{MINIMUM_MEMORY // MiB} MiB minimum a GPU")
+           f"KV {kv_bytes:g} B an element, {MINIMUM_MEMORY // MiB} MiB minimum"
+           + (f" + OLLAMA_GPU_OVERHEAD {overhead / MiB:.0f} MiB" if overhead else "") + " a GPU")
     return gpus, est, why
-__all__ = ["Estimate", "ModelShape", "estimate_gpu_layers", "graph_sizes", "modelled", "pick_gpus", "runner_split", "shape_of"]
+
+
+def release_split(ollama, model, weights, s, gpus: list) -> tuple[list[int], Estimate, str] | None:
+    """runner_split for an Ollama planner (runtimes/ollama.py) whose release is v0.7.1 – v0.11.4; None for others.
+    The batch is num_batch (api/types.go DefaultOptions 512 where unset), the KV type the plan's, the overhead the
+    planner's OLLAMA_GPU_OVERHEAD, as llm/memory.go reads them."""
+    from .llamacpp_swa import loaded_arch
+    from .versions import parse_version
+
+    release = getattr(ollama, "version", None)
+    arch = loaded_arch(model) or model.family
+    if not modelled(parse_version("ollama", release).key if release else None) or s.ctx is None:
+        return None
+    return runner_split(model, weights, s.ctx, s.parallel, s.llamacpp.batch or DEFAULT_NUM_BATCH,
+                        [g.capacity for g in gpus], arch, ollama.sched_spread, kv_bytes_per_element(s.cache_type_k),
+                        ollama.gpu_overhead)
+
+
+def held_floor(ollama, model, weights, s, batch: int, flash: str, targets: list) -> tuple[list[int], list] | None:
+    """Where the estimator places the layers (a fixed -ngl / --tensor-split, planned as Ollama.allocate plans it):
+    each device's LlamaCpp.floor (a lower bound of its bytes) and the devices, GPUs in order then the host; None where
+    the estimator does not place them (llama-server's --fit does, and its own bound applies)."""
+    gpus = [t for t in targets if t.kind != "cpu"]
+    if len(gpus) < 2 or (split := release_split(ollama, model, weights, s, gpus)) is None:
+        return None
+    held = ollama._llama_settings(s, batch, split[1].layers, 0, flash).with_(
+        tensor_split=tuple(float(c) for c in split[1].counts))
+    return ollama._llama.floor(model, weights, held, targets), gpus + [t for t in targets if t.kind == "cpu"][:1]
+
+
+UNSCORED = ("Ollama v0.7.1–v0.11.4's own estimator, ported from llm/memory.go; not yet checked against a logged "
+            "two-GPU split (measurements/ollama_estimate/records.md: 0 records)")
+
+
+def estimator_words(est: Estimate, overhead: int) -> tuple[str, str, str]:
+    """The plan's assumptions where the estimator placed the layers (one source with runner_split's step): the
+    placement, OLLAMA_GPU_OVERHEAD's part in it, and that no record has scored the port."""
+    return (f"GPU layers by Ollama's own estimator (llm/memory.go EstimateGPULayers): --n-gpu-layers {est.layers}, "
+            f"--tensor-split {','.join(map(str, est.counts))} ({MINIMUM_MEMORY // MiB} MiB minimum + the graph a GPU; "
+            "passed to the runner as they are, llm/server.go NewLlamaServer)",
+            f"OLLAMA_GPU_OVERHEAD ({overhead / MiB:.0f} MiB) is reserved on every GPU by the estimator in these "
+            "releases (llm/memory.go: envconfig.GpuOverhead())", UNSCORED)
+
+
+# api/types.go DefaultOptions: NumBatch 512 (v0.12.0 :835, v0.20.0 :1075). server/sched.go automaticGenerationBatch
+# (the batch by context and free memory) came with 9db4bdbad "runner: Remove CGO engines, use llama-server
+# exclusively", first tagged v0.30.0-rc32 / v0.30.0; before it num_batch unset is 512.
+DEFAULT_NUM_BATCH = 512
+AUTOMATIC_BATCH_FROM = (0, 30, 0)
+BATCH_BEFORE_V030 = "unset: Ollama's default 512 (automaticGenerationBatch only from v0.30.0)"
+
+
+def release_batch(release: str | None) -> int | None:
+    """num_batch where unset for ``ollama==release``: 512 before v0.30.0; None (automaticGenerationBatch) from it
+    and for the current release."""
+    from .versions import parse_version
+
+    if not release or parse_version("ollama", release).key[:3] >= AUTOMATIC_BATCH_FROM:
+        return None
+    return DEFAULT_NUM_BATCH
+
+
+__all__ = ["BATCH_BEFORE_V030", "UNSCORED", "Estimate", "ModelShape", "estimate_gpu_layers", "estimator_words",
+           "graph_sizes", "held_floor", "kv_bytes_per_element", "modelled", "pick_gpus", "release_batch", "release_split",
+           "runner_split", "shape_of"]

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from .versions import nearest_read
+from .versions import release_text as _text
 
 WHEELS = "measurements/sglang_versions/wheels.txt"
 # every release whose wheel was read (wheels.txt)
@@ -73,10 +74,6 @@ TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
 )
 RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
 TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
-
-
-def _text(key: tuple[int, ...]) -> str:
-    return ".".join(str(x) for x in key)
 
 
 @dataclass(frozen=True)
@@ -115,17 +112,7 @@ def _row(rows: tuple[tuple[tuple[int, ...], str, str], ...], key: tuple[int, ...
 def sglang_rules(key: tuple[int, ...] | None, asked: str = "") -> SGLangRules:
     """The rules of release ``key`` (None: the current, 0.5.23). Not a read release: the nearest read one below, said
     in ``note``; below 0.4.4: InputError naming the read range."""
-    if key is None:
-        key, asked = CURRENT, ""
-    key = (key + (0, 0, 0))[:3]
-    if key < READ[0]:
-        raise InputError(f"runtime: sglang=={asked or _text(key)}: SGLang releases read are {_text(READ[0])} – "
-                         f"{_text(CURRENT)} ({WHEELS}); give one of them or 'sglang' alone for {_text(CURRENT)}'s rules")
-    release = [r for r in READ if r <= key][-1]
-    note = ""
-    if release != key:
-        note = (f"sglang {asked or _text(key)} not read: planned with {_text(release)}'s rules, the nearest read "
-                f"release below it ({WHEELS})")
+    release, note = nearest_read(key, READ, asked, "sglang", "SGLang", "sglang", WHEELS)
     fraction, fraction_source = _row(FRACTION_RULES, release)
     tiers, tiers_source = _row(TIER_RULES, release)
     return SGLangRules(release, fraction, fraction_source, tiers, tiers_source, note)

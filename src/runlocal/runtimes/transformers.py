@@ -77,6 +77,19 @@ EAGER_SCORE_BYTES = {"bf16": 10, "f16": 8, "f32": 8}
 # an XPU is there, and on a CUDA GPU below compute capability 8.9 (quantizer_finegrained_fp8.py: "we will default to
 # dequantizing the model to bf16").
 FP8_KERNEL_CAPABILITY = 8.9
+# AutoFP8's per-tensor checkpoints (RedHatAI/Meta-Llama-3-8B-Instruct-FP8, gemma-2-9b-it-FP8: neuralmagic/AutoFP8
+# quantize.py saves `weight` in fp8 e4m3 beside scalar `weight_scale` and `input_scale`, under quantization_config
+# {"quant_method": "fp8", "activation_scheme": "static"}) take the same FineGrainedFP8 path — "fp8" maps to
+# FineGrainedFP8Config (quantizers/auto.py) with its default 128×128 weight_block_size — but that path reads only
+# `weight_scale_inv` and `activation_scale` (serialized_names): the checkpoint's scales load as UNEXPECTED keys and the
+# weights run unscaled. Loaded by transformers 5.24.0 on a tiny Llama saved in AutoFP8's layout: on the CPU every
+# Linear came back bf16 with max |W| 448.0 where the original's was 0.095; with the cc ≥ 8.9 path forced, FP8Linear
+# with `weight_scale_inv` (2, 2) and `activation_scale` MISSING, `weight_scale` / `input_scale` UNEXPECTED.
+AUTOFP8_UNREAD = ("transformers loads an AutoFP8 checkpoint (quant_method \"fp8\", per-tensor weight_scale / "
+                  "input_scale) through FineGrainedFP8Config, which reads only weight_scale_inv / activation_scale: the "
+                  "checkpoint's scales are dropped as UNEXPECTED keys and the weights run unscaled, so the output is "
+                  "wrong (transformers 5.24.0 quantizers/quantizer_finegrained_fp8.py serialized_names). vLLM reads "
+                  "these scales; under transformers use the bf16 checkpoint")
 
 
 @dataclass
@@ -507,7 +520,7 @@ def fp8_dequantized(model: ModelSpec, weights: WeightEstimate,
                               "dequantize=False, use_optimized_inference=False; compressed-tensors 0.20.0 "
                               "ModelCompressor.add_decompress_hook; "
                               "CompressedTensorsConfig(use_optimized_inference=True) keeps FP8 from cc 8.9)")
-    if q != "fp8-block":
+    if q not in ("fp8-block", "fp8"):          # "fp8": AutoFP8's per-tensor layout (AUTOFP8_UNREAD), the same quantizer
         return weights, None, None
     if not gpus:
         why = "no CUDA GPU or XPU"
@@ -629,8 +642,10 @@ class Transformers:
         stored = weights.quant
         rules = self.release_rules
         refused = self._version_refusal(weights, gpus) if rules else None
-        weights, placed_as, dequantized = (fp8_dequantized(model, weights, gpus)
-                                           if rules is None or rules.fp8 == "dequantize" else (weights, None, None))
+        # each FP8 path by its own release fact (transformers_versions: CT_FP8_RULES, FP8_RULES)
+        own = rules is None or (rules.ct_fp8 == "first-forward" if _quant_key(stored) == "fp8-channel"
+                                else rules.fp8 == "dequantize")
+        weights, placed_as, dequantized = fp8_dequantized(model, weights, gpus) if own else (weights, None, None)
         q = _quant_key(weights.quant) or ""
         bnb = q in BNB_PLAN_BYTES
         eager = self.attn(s) == "eager"
@@ -644,7 +659,9 @@ class Transformers:
         steps += _explain(model, s, place, cache, prefill, prompt)
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
-                          refusal=refused or _refusal(s, place, bnb), steps=tuple(steps), compromise=_compromise(place),
+                          refusal=refused or (AUTOFP8_UNREAD if _quant_key(stored) == "fp8" else None)
+                          or _refusal(s, place, bnb),
+                          steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
                                        *_assumptions(model, s, place, cache, eager)),
                           weights_as_run=weights.quant if weights.quant != stored else None)

@@ -15,6 +15,15 @@ release):
   needed for FP8 quantization.", 4.49.0 quantizer_finegrained_fp8.py:51) and below compute capability 9.0 (:54-57);
   4.53 – 4.57 below 8.9 (4.53.0 :48, :53-55; 4.51 – 4.52 not read: planned as 4.50); from 5.0 dequantized to bf16
   instead (5.0.0 :36-40 without a GPU, :48-54 below 8.9), the modelled rule.
+- a compressed-tensors FP8 checkpoint (RedHatAI's FP8-dynamic, quant_method "compressed-tensors"): unknown before
+  4.45 (4.44.0 quantizers/auto.py:86 "Unknown quantization type"; 4.45.0 auto.py:54 maps it); 4.45 – 5.14 keep the
+  compressed wrappers, their weights FP8 in memory (4.45.0 quantizer_compressed_tensors.py:66
+  `apply_quantization_config(…, run_compressed=True)`; 4.50.0 :119-122, 4.55.0 :122-123, 5.0.0 :72, 5.10.1 :67,
+  5.14.0 :70 with `run_compressed` True by default, utils/quantization_config.py: 4.50.0 :1261, 5.0.0 :1126; decompressed
+  after loading only where run_compressed=False); from 5.15.0 `run_compressed=False` always and `dequantize=False` by
+  default: the weights left compressed and decompressed to 16 bits on the first forward (5.15.0 :46-49, :117, :124-131;
+  5.16.0 :114, 5.18.0 :118, 5.22.0 :118, 5.23.0 :115), the modelled rule (runtimes/transformers.py fp8_dequantized).
+  5.15.0's other rules read as 5.0.0's (quantizer_awq.py no GPU check, quantizer_finegrained_fp8.py:34-54, SDPA).
 
 A release not read takes the nearest read release below it and says so; below 4.35.2 is refused naming the range.
 accelerate's own defaults (device_map="auto"'s 10 % single-GPU buffer, get_max_memory's 90 % of RAM) are accelerate's
@@ -25,11 +34,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from .versions import nearest_read
+from .versions import release_text as _text
 
 READ: tuple[tuple[int, ...], ...] = (
     (4, 35, 2), (4, 36, 0), (4, 45, 0), (4, 46, 0), (4, 49, 0), (4, 50, 0), (4, 53, 0), (4, 54, 0), (4, 57, 0),
-    (5, 0, 0), (5, 23, 0),
+    (5, 0, 0), (5, 15, 0), (5, 23, 0),
 )
 CURRENT = READ[-1]     # runtimes/transformers.py TF_REF
 SDPA_DEFAULT_FROM = (4, 36, 0)
@@ -44,9 +54,14 @@ FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((5, 0, 0), "dequantize", "5.0.0 quantizers/quantizer_finegrained_fp8.py:36-40, :48-54"),
 )
 
-
-def _text(key: tuple[int, ...]) -> str:
-    return ".".join(str(x) for x in key)
+# (first release, what a compressed-tensors FP8 checkpoint's Linears hold once loaded: "unknown" no such quantizer;
+# "compressed" FP8 kept; "first-forward" decompressed to 16 bits at the first forward)
+CT_FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((4, 35, 2), "unknown", "4.44.0 quantizers/auto.py:86 \"Unknown quantization type\""),
+    ((4, 45, 0), "compressed", "4.45.0 quantizers/quantizer_compressed_tensors.py:66, 5.14.0 :70 "
+                               "(run_compressed=True by default)"),
+    ((5, 15, 0), "first-forward", "5.15.0 quantizers/quantizer_compressed_tensors.py:46-49, :117, :124-131"),
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,8 @@ class TransformersRules:
     fp8: str                    # FP8_RULES' value
     fp8_source: str
     note: str = ""
+    ct_fp8: str = "first-forward"   # CT_FP8_RULES' value
+    ct_fp8_source: str = ""
 
     @property
     def ref(self) -> str:
@@ -69,27 +86,23 @@ class TransformersRules:
                "9.0": "fine-grained FP8 refused below compute capability 9.0 or without a GPU",
                "8.9": "fine-grained FP8 refused below compute capability 8.9 or without a GPU",
                "dequantize": "fine-grained FP8 dequantized to bf16 below 8.9 or without a GPU"}[self.fp8]
+        ct = {"unknown": "no compressed-tensors quantizer (before 4.45)",
+              "compressed": "compressed-tensors FP8 kept FP8 (run_compressed, 4.45–5.14)",
+              "first-forward": "compressed-tensors FP8 decompressed to 16 bits at the first forward"}[self.ct_fp8]
         text = (f"transformers {_text(self.release)}: attn_implementation {self.attn_default} by default"
-                + (" (SDPA from 4.36.0)" if self.attn_default == "eager" else "") + f"; {awq}; {fp8}")
+                + (" (SDPA from 4.36.0)" if self.attn_default == "eager" else "") + f"; {awq}; {fp8}; {ct}")
         return text + (f" — {self.note}" if self.note else "")
 
 
 def transformers_rules(key: tuple[int, ...] | None, asked: str = "") -> TransformersRules:
     """The rules of release ``key`` (None: 5.23.0, the modelled one); not read: the nearest read release below, said
     in ``note``; below 4.35.2: InputError naming the read range."""
-    if key is None:
-        key, asked = CURRENT, ""
-    key = (key + (0, 0, 0))[:3]
-    if key < READ[0]:
-        raise InputError(f"runtime: transformers=={asked or _text(key)}: transformers releases read are "
-                         f"{_text(READ[0])} – {_text(CURRENT)}; give one of them or 'transformers' alone for "
-                         f"{_text(CURRENT)}'s rules")
-    release = [r for r in READ if r <= key][-1]
-    note = (f"transformers {asked or _text(key)} not read: planned with {_text(release)}'s rules, the nearest read "
-            "release below it") if release != key else ""
+    release, note = nearest_read(key, READ, asked, "transformers", "transformers", "transformers")
     fp8, fp8_source = [(r, s) for first, r, s in FP8_RULES if release >= first][-1]
     awq = "runs" if release >= AWQ_NO_GPU_CHECK_FROM else "ipex" if release >= AWQ_IPEX_FROM else "refused"
-    return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note)
+    ct, ct_source = [(r, s) for first, r, s in CT_FP8_RULES if release >= first][-1]
+    return TransformersRules(release, "sdpa" if release >= SDPA_DEFAULT_FROM else "eager", awq, fp8, fp8_source, note,
+                             ct, ct_source)
 
 
 def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability: float | None) -> str | None:
@@ -99,6 +112,9 @@ def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability
     if quant.startswith("awq") and not cuda and rules.awq_cpu == "refused":
         return (f"{rules.ref}: \"GPU is required to run AWQ quantized model.\" (quantizers/quantizer_awq.py "
                 "validate_environment; no GPU check from 5.0)")
+    if quant == "fp8-channel" and rules.ct_fp8 == "unknown":
+        return (f"{rules.ref}: quant_method \"compressed-tensors\" is an \"Unknown quantization type\" "
+                f"(quantizers/auto.py; the compressed-tensors quantizer came in 4.45; {rules.ct_fp8_source})")
     if quant != "fp8-block" or rules.fp8 == "dequantize":
         return None
     if rules.fp8 == "unknown":

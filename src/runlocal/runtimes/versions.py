@@ -187,6 +187,33 @@ def split_runtime(text: str) -> tuple[str, str | None]:
     return name.strip(), (version.strip() if sep else None)
 
 
+def release_text(key: tuple[int, ...]) -> str:
+    """(0, 5, 23) → '0.5.23'."""
+    return ".".join(str(x) for x in key)
+
+
+def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...], asked: str, flag: str, name: str,
+                 ref: str, where: str = "") -> tuple[tuple[int, ...], str]:
+    """The read release whose rules a release-table runtime (sglang_versions, transformers_versions, mlx_versions)
+    plans ``key`` with, and the note saying so: None → the last read release; not read → the nearest read one below
+    it; below the first → InputError naming the read range. ``flag``: the --runtime name, ``name`` / ``ref``: how the
+    error / the note name the project, ``where``: the file the releases were read from, cited in both."""
+    current = read[-1]
+    if key is None:
+        return current, ""
+    key = (key + (0, 0, 0))[:3]
+    cite = f" ({where})" if where else ""
+    if key < read[0]:
+        raise InputError(f"runtime: {flag}=={asked or release_text(key)}: {name} releases read are "
+                         f"{release_text(read[0])} – {release_text(current)}{cite}; give one of them or '{flag}' "
+                         f"alone for {release_text(current)}'s rules")
+    release = [r for r in read if r <= key][-1]
+    if release == key:
+        return release, ""
+    return release, (f"{ref} {asked or release_text(key)} not read: planned with {release_text(release)}'s rules, "
+                     f"the nearest read release below it{cite}")
+
+
 def parse_version(runtime: str, text: str) -> RuntimeVersion:
     """A version for ``runtime`` (its canonical name), or InputError naming the runtime field."""
     if runtime not in VERSIONED:

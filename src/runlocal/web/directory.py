@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..errors import RunlocalError
-from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks
+from .site import _catalog_lists, _runtime_names, bounded, page, params, read_policy, stored_benchmarks, unknown_names
 
 router = APIRouter(include_in_schema=False)
 MAX_LOG = 256 * 1024
@@ -38,7 +38,8 @@ def errors_index(request: Request):
     one, _ = params(request)
     q = one.get("q", "").strip()[:200]
     entries = kb.search(q) if q else sorted(kb.load_entries(), key=lambda e: (e.category, e.title))
-    return page("errors.html", request, q=q, entries=entries, runtimes=_runtime_names())
+    return page("errors.html", request, q=q, entries=entries, runtimes=_runtime_names(),
+                ignored=unknown_names(one, ("q",)))
 
 
 @router.get("/errors/diagnose", response_class=HTMLResponse)
@@ -86,7 +87,8 @@ def error_entry(request: Request, entry_id: str):
     if entry is None:
         return page("not_found.html", request, status=404, what=f"errors KB entry '{entry_id}'")
     related = [r for r in (kb.get(x) for x in entry.related) if r is not None]
-    return page("error.html", request, e=entry, body=prose(entry.body), related=related)
+    return page("error.html", request, e=entry, body=prose(entry.body), related=related,
+                ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ models
@@ -97,9 +99,8 @@ def models_index(request: Request):
 
     one, _ = params(request)
     q = one.get("q", "").strip().lower()[:100]
-    rows = [e for e in catalog.load_entries()
-            if not q or q in e["alias"] or q in e["repo_id"].lower() or any(q in a for a in e.get("aliases", ()))]
-    return page("models.html", request, q=q, rows=rows)
+    # the rows GET /api/v1/models?q= answers (the page links to them)
+    return page("models.html", request, q=q, rows=catalog.matching(q), ignored=unknown_names(one, ("q",)))
 
 
 # the compute table is built for these at 8,192 (compute_table_build.MODEL_PAGE_DEVICES, kept equal by a test)
@@ -132,7 +133,9 @@ def model_facts(alias: str, policy) -> dict[str, Any]:
     for dev_id in REFERENCE_DEVICES:
         try:
             dev = find_device(dev_id)
-            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy)
+            # the page shows neither the fixes nor the most requests at once: not planned (review19 #13)
+            plan, _ = check(CheckRequest(model=alias, gpu=dev.id, ctx=MODEL_PAGE_CTX, use_measurements=False), policy,
+                            with_fixes=False, with_concurrency=False)
         except RunlocalError:
             continue
         # a card that holds only some layers still "runs" it under --fit: the row says how much is on the GPU
@@ -164,7 +167,7 @@ async def model_page(request: Request, alias: str):
         return page("not_found.html", request, status=404, what=f"catalog model '{alias}'",
                     suggest=[(f"/models/{a}", a) for a in _model_suggestions(alias)])
     facts = await bounded(request, model_facts, alias, read_policy(request))
-    return page("model.html", request, alias=alias, **facts)
+    return page("model.html", request, alias=alias, **facts, ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ hardware
@@ -178,27 +181,20 @@ def hardware_index(request: Request):
     q, kind, vendor = (one.get(k, "").strip().lower()[:100] for k in ("q", "kind", "vendor"))
     rows = [d for d in load_devices() if (not q or q in d.id or q in d.name.lower())
             and (not kind or form_factor(d) == kind) and (not vendor or d.vendor == vendor)]
-    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS)
-
-
-# Perplexity added by each llama-quantize type on Llama-3-8B, as llama.cpp lists them (tools/quantize/quantize.cpp
-# QUANT_OPTIONS: "Q2_K … +3.5199 ppl @ Llama-3-8B" … "Q8_0 … +0.0026"); IQ4_XS is listed by its bits only (4.25 bpw,
-# below Q4_K_S's +0.2689). A device page lists first the models that run whole at Q4_K_M or a type adding less (the
-# type published.default_quant plans without --quant), then those that fit only at a type adding more.
-QUANTIZE_PPL = {"Q8_0": 0.0026, "Q6_K": 0.0217, "Q5_K_M": 0.0569, "Q4_K_M": 0.1754, "Q3_K_M": 0.6569, "Q2_K": 3.5199}
-CHOSEN_PPL = QUANTIZE_PPL["Q4_K_M"]
+    return page("hardware.html", request, q=q, kind=kind, vendor=vendor, rows=rows, forms=FORM_FACTORS,
+                ignored=unknown_names(one, ("q", "kind", "vendor")))
 
 
 @lru_cache(maxsize=256)
 def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
     """The largest catalog models that run whole (-ngl 999) on the device at 8K and 32K: first those at Q4_K_M or
-    a more accurate type (QUANTIZE_PPL), largest first, then — up to ``shown`` rows — those that fit only at a
-    smaller type (``degraded``: IQ4_XS, Q3_K_M, Q2_K), largest first. The sweep proposes them with its best format
-    each; the rows shown are then planned as `runlocal check` plans them, because the sweep's figures are
-    approximations (its decode speed leaves out a vision tower and the slow-down near capacity: up to 20 % above
-    check's on an 8 GB card) and a page must say what check says."""
+    a more accurate type, largest first, then — up to ``shown`` rows — those that fit only at a smaller type
+    (``degraded``: IQ4_XS, Q3_K_M, Q2_K — fits_here.below_chosen, which `models --fits` ranks by too), largest
+    first. The sweep proposes them with its best format each; the rows shown are then planned as `runlocal check`
+    plans them, because the sweep's figures are approximations (its decode speed leaves out a vision tower and the
+    slow-down near capacity: up to 20 % above check's on an 8 GB card) and a page must say what check says."""
     from ..choose import _settings
-    from ..fits_here import models_fitting
+    from ..fits_here import below_chosen, models_fitting
     from ..hardware.catalog import find_device
     from ..hardware.targets import targets_from_options
     from ..model.catalog import lookup
@@ -230,7 +226,7 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
                     break
                 if planned.verdict in ("fits", "tight") and planned.allocation.compromise is None:
                     busiest = max(planned.allocation.devices, key=lambda d: d.total if d.kind != "cpu" else -1)
-                    low = QUANTIZE_PPL.get(str(planned.weights.quant), CHOSEN_PPL + 1) > CHOSEN_PPL
+                    low = below_chosen(planned.weights.quant, model)
                     (degraded if low else rows).append({
                         "alias": proposed["alias"], "quant": planned.weights.quant, "peak_bytes": busiest.total,
                         "decode_tokens_per_s": planned.speed.get("decode_tokens_per_s"), "degraded": low})
@@ -242,21 +238,29 @@ def device_fits(device_id: str, shown: int = 12) -> dict[int, list[dict]]:
 
 
 def _fit_moves_layers(model, settings, targets) -> bool:
-    """One GPU: llama-server --fit's step 1 (every layer on the GPU, FIT_MARGIN left free) fails on the bytes it
-    holds without a compute buffer — a lower bound of its use (LlamaCpp.floor, the test fit() itself skips step 1
-    with) — so --fit moves layers to system memory and the row is offloaded, which quick_plan would say after a
-    whole layer search (common/fit.cpp's false position: most of a cold device page's time, review18 #8)."""
+    """One GPU, the context set: whether llama-server --fit moves layers to system memory, known from its step 1
+    alone (common/fit.cpp, LlamaCpp.fit): every layer on the GPU must leave FIT_MARGIN free. Its bytes without a
+    compute buffer (LlamaCpp.floor, the lower bound fit() itself skips step 1 with) are over, or its use with them
+    (LlamaCpp._gpu_use, what fit() measures) is; then fit() searches the layers and the row is offloaded, which
+    quick_plan would say only after that search (common/fit.cpp's false position: most of a cold device page's
+    time, review18 #8 and review19 #13). Where step 1 passes, quick_plan's own fit finds the same use kept."""
     from ..plan import estimate
     from ..runtimes import get_runtime
     from ..runtimes.llamacpp import LlamaCpp
     from ..runtimes.llamacpp_layout import FIT_MARGIN
+    from ..runtimes.llamacpp_swa import as_llamacpp_loads
 
     runtime = get_runtime(settings.runtime)
-    if not isinstance(runtime, LlamaCpp):
+    if not isinstance(runtime, LlamaCpp) or settings.ctx is None or settings.llamacpp.n_gpu_layers is not None:
         return False
-    whole = settings.with_(n_gpu_layers=model.n_layers + 1)
-    gpu = next(t for t in targets if t.kind != "cpu")
-    return runtime.floor(model, estimate(model, settings.quant), whole, targets)[0] > gpu.capacity - FIT_MARGIN
+    loads, weights = as_llamacpp_loads(model), estimate(model, settings.quant)    # as allocate() hands them to fit()
+    asked = runtime._as_build_reads(settings)
+    if not asked.llamacpp.fit:
+        return False
+    whole = asked.with_(n_gpu_layers=loads.n_layers + 1)
+    room = next(t for t in targets if t.kind != "cpu").capacity - FIT_MARGIN
+    return runtime.floor(loads, weights, whole, targets)[0] > room or \
+        runtime._gpu_use(loads, weights, whole, targets)[0] > room
 
 
 @router.get("/hardware/{device_id}", response_class=HTMLResponse)
@@ -276,7 +280,7 @@ async def device_page(request: Request, device_id: str):
     fits = await bounded(request, device_fits, dev.id)
     bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
-                bench=bench)
+                bench=bench, ignored=unknown_names(params(request)[0], ()))
 
 
 # ------------------------------------------------------------------------------------------ benchmarks
@@ -290,7 +294,8 @@ async def benchmarks_index(request: Request):
         rows = same_device(rows, q["device"])
     if rows is not None and q["runtime"]:
         rows = [r for r in rows if r.get("runtime") == q["runtime"]]
-    return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists())
+    return page("benchmarks.html", request, q=q, rows=rows, runtimes=_runtime_names(), catalog=_catalog_lists(),
+                ignored=unknown_names(one, q))
 
 
 async def stored_rows(request: Request, **query: Any) -> list[dict] | None:

@@ -138,7 +138,9 @@ def _guide_16_vs_24() -> dict[str, Any]:
         small = {r["alias"]: r for r in models_that_fit(16 * gib, ctx, "llama.cpp")}
         large = {r["alias"]: r for r in models_that_fit(24 * gib, ctx, "llama.cpp")}
         out[ctx] = {"16": len(small), "24": len(large),
-                    "only24": sorted((large[a] for a in large.keys() - small.keys()), key=lambda r: -r["weights_bytes"])}
+                    # in the sweep's order before the sort (not a set's: its order, and so the order of models of one
+                    # size, changed with each process's string hashing)
+                    "only24": sorted((r for a, r in large.items() if a not in small), key=lambda r: -r["weights_bytes"])}
     return {"contexts": out, "ranked16": _ranked("qwen3-14b", 8192, form="gpu", n=3)}
 
 

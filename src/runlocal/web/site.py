@@ -52,6 +52,7 @@ def templates():
     env.filters["kv_where"] = _kv_where
     env.filters["requests_at_once"] = _requests_at_once
     env.filters["ram_condition"] = _ram_condition
+    env.filters["weights_held"] = _weights_held
     return env
 
 
@@ -224,6 +225,13 @@ def _ram_condition(plan) -> str:
     return ram_condition(plan)
 
 
+def _weights_held(plan) -> tuple[str, int]:
+    """The weights' words and bytes as the runtime holds them, as the CLI's header says (plan.weights_held)."""
+    from ..plan import weights_held
+
+    return weights_held(plan)
+
+
 def _requests_at_once(plan) -> dict | None:
     """Requests at once, the figure and words the CLI prints (plan.requests_at_once)."""
     from ..plan import requests_at_once
@@ -383,29 +391,37 @@ def _busy_pages(app: FastAPI) -> None:
 
 
 async def _warm_up() -> None:
-    """Fits the catalog sweep's memory lines once, in the background, when the server starts: Compare, the
-    hardware pages and a guide read them, and the first fit takes seconds. With RUNLOCAL_SITE_WARM_GUIDES=1 (a
-    public site) the guides too, cheapest first, so their first visitor does not wait: about a minute of CPU on
-    two cores (the Ollama guide most of it), off by default so that the benchmarks and tests that start
-    `runlocal serve` do not share their cores with it."""
-    import gc
+    """warm_caches, in the background, when the server starts (the guides too with RUNLOCAL_SITE_WARM_GUIDES=1, a
+    public site's setting; off by default so that the benchmarks and tests that start `runlocal serve` do not share
+    their cores with them)."""
     import os
     import threading
 
-    def warm():
-        from ..sweep import catalog_lines
-        from .pages import GUIDES, guide_data
+    guides = os.environ.get("RUNLOCAL_SITE_WARM_GUIDES") == "1"
+    threading.Thread(target=warm_caches, args=(guides,), name="runlocal-site-warm-up", daemon=True).start()
 
-        catalog_lines("llama.cpp")
-        if os.environ.get("RUNLOCAL_SITE_WARM_GUIDES") == "1":
-            for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
-                guide_data(slug)
-        # what the warm-up built (catalogs, memos, the guides) lives as long as the server: a full collection now
-        # and out of the collector's generations after, so no visitor's request pays a long gen-2 pass over it
-        gc.collect()
-        gc.freeze()
 
-    threading.Thread(target=warm, name="runlocal-site-warm-up", daemon=True).start()
+def warm_caches(guides: bool = False) -> None:
+    """What a started server computes before its first visitor: the catalog sweep's memory lines (Compare, the hardware
+    pages and a guide read them; the first fit takes seconds), every page template compiled (0.16 s of CPU in all,
+    which each page's first visitor paid for its template: benchmarks/pages.py), and with ``guides`` the guides,
+    cheapest first (about a minute of CPU on two cores, the Ollama guide most of it)."""
+    import gc
+
+    from ..sweep import catalog_lines
+    from .pages import GUIDES, guide_data
+
+    catalog_lines("llama.cpp")
+    env = templates()
+    for name in env.list_templates():
+        env.get_template(name)
+    if guides:
+        for slug in sorted(GUIDES, key=lambda g: g == "best-gpu-for-ollama"):
+            guide_data(slug)
+    # what the warm-up built (catalogs, memos, the guides) lives as long as the server: a full collection now
+    # and out of the collector's generations after, so no visitor's request pays a long gen-2 pass over it
+    gc.collect()
+    gc.freeze()
 
 
 def _offline_docs(app: FastAPI) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, inputs, last_rows, pre_norm_layer, qkv
+from .blocks import attention, dense_ffn, inputs, last_rows, norm_qkv, pre_norm_layer, qk_norms, qkv
 from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -111,13 +111,8 @@ def build_stablelm(b: DecoderGraph) -> None:
     g, m = b.g, b.m
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), rms=False, il=il)
-        inpSA = cur
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        q = b.norm(q, qn, rms=False, il=il) if qn is not None else q
-        k = b.norm(k, kn, rms=False, il=il) if kn is not None else k
+        inpSA, q, k, v = norm_qkv(b, il, inpL)
+        q, k = qk_norms(b, il, q, k, rms=False)
         cur = b.attn(inp, il, g.rope(q, pos), g.rope(k, pos), v, b.lw(il, "attn_output.weight"), None)
         if il == m.n_layers - 1:
             cur, inpL, inpSA = (g.get_rows(t, out_ids) for t in (cur, inpL, inpSA))

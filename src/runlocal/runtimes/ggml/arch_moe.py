@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import attention, dense_ffn, gguf_type, inputs, pre_norm_layer, qkv
+from .blocks import attention, dense_ffn, gguf_type, inputs, pre_norm_layer, qk_norms, qkv
 from .types import Tensor, row_size
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -37,11 +37,7 @@ def build_glm4moe(b: DecoderGraph) -> None:
         def attn(cur: Tensor, il: int) -> Tensor:
             a = m.layers[il].attention
             q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-            qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-            if qn is not None:
-                q = b.norm(q, qn, il=il)
-            if kn is not None:
-                k = b.norm(k, kn, il=il)
+            q, k = qk_norms(b, il, q, k)
             q, k = g.rope(q, pos, None), g.rope(k, pos, None)
             return b.attn(inp, il, q, k, v, b.lw(il, "attn_output.weight"), None)
 

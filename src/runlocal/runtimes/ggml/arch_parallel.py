@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .blocks import dense_ffn, inputs, qkv
+from .blocks import dense_ffn, inputs, norm_qkv, qk_norms, qkv
 from .types import Tensor
 
 if TYPE_CHECKING:    # arch.py registers these builders (and imports this module)
@@ -49,12 +49,8 @@ def build_cohere(b: DecoderGraph) -> None:
     out_ids = b.build_inp_out_ids()
     for il in b.layer_ids():
         a = m.layers[il].attention
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), rms=False, il=il)
-        ffn_inp = cur
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
-        qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
-        q = b.norm(q, qn, rms=False, il=il) if qn is not None else q
-        k = b.norm(k, kn, rms=False, il=il) if kn is not None else k
+        ffn_inp, q, k, v = norm_qkv(b, il, inpL, bias=False)
+        q, k = qk_norms(b, il, q, k, rms=False)
         if not iswa or a.kind == "sliding":
             factors = b.w("rope_freqs.weight", il)
             q, k = g.rope(q, pos, factors), g.rope(k, pos, factors)
@@ -66,12 +62,10 @@ def build_cohere(b: DecoderGraph) -> None:
 
 def build_phi2(b: DecoderGraph) -> None:
     """llama_model_phi2::graph::graph."""
-    g, m = b.g, b.m
+    g = b.g
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        normed = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), rms=False, il=il)
-        q, k, v = qkv(b, il, normed, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        normed, q, k, v = norm_qkv(b, il, inpL)
         q = g.unary("SCALE", g.rope(q, pos))
         cur = b.attn(inp, il, q, g.rope(k, pos), v, b.lw(il, "attn_output.weight"), b.lw(il, "attn_output.bias"))
         cur, inpL, normed = _rows(b, il, out_ids, cur, inpL, normed)
@@ -81,12 +75,10 @@ def build_phi2(b: DecoderGraph) -> None:
 
 def build_gptneox(b: DecoderGraph) -> None:
     """llama_model_gptneox::graph::graph with use_par_res."""
-    g, m = b.g, b.m
+    g = b.g
     inpL, pos, inp, out_ids = inputs(b)
     for il in b.layer_ids():
-        a = m.layers[il].attention
-        cur = b.norm(inpL, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias"), rms=False, il=il)
-        q, k, v = qkv(b, il, cur, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+        _, q, k, v = norm_qkv(b, il, inpL)
         cur = b.attn(inp, il, g.rope(q, pos), g.rope(k, pos), v, b.lw(il, "attn_output.weight"),
                      b.lw(il, "attn_output.bias"))
         cur, inpL = _rows(b, il, out_ids, cur, inpL)

@@ -1,5 +1,6 @@
 """Sub-graphs several of llama.cpp's architecture builders share (arch.py, arch_ssm.py, arch_moe.py, arch_dense.py,
-arch_hybrid.py): src/llama-graph.cpp build_qkv, build_ffn (the SwiGLU FFN and its shared expert), the last layer's
+arch_hybrid.py): src/llama-graph.cpp build_qkv (and the layer-norm models' attn_norm → build_qkv opening, the
+per-head Q/K norms), build_ffn (the SwiGLU FFN and its shared expert), the last layer's
 gather of the output rows, src/models/mamba-base.cpp build_mamba2_layer, and the weight type a GGUF dtype becomes.
 Pure computation, no I/O."""
 
@@ -47,6 +48,25 @@ def qkv(b: DecoderGraph, il: int, cur: Tensor, n_head: int, n_head_kv: int, hd_k
     q, k, v = out
     return (g.reshape(q, hd_k, n_head, n_tokens), g.reshape(k, hd_k, n_head_kv, n_tokens),
             g.reshape(v, hd_v, n_head_kv, n_tokens))
+
+
+def norm_qkv(b: DecoderGraph, il: int, x: Tensor, bias: bool = True) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The opening of the layer-norm models' layers (src/models/phi2.cpp, gptneox.cpp, stablelm.cpp, command-r.cpp,
+    cohere2.cpp): attn_norm as a layer norm (its bias where ``bias``; Cohere's has none) and build_qkv on it.
+    Returns (normed, q, k, v)."""
+    a = b.m.layers[il].attention
+    normed = b.norm(x, b.lw(il, "attn_norm.weight"), b.lw(il, "attn_norm.bias") if bias else None, rms=False, il=il)
+    q, k, v = qkv(b, il, normed, b.n_head, a.n_kv_heads, a.k_dim, a.v_dim)
+    return normed, q, k, v
+
+
+def qk_norms(b: DecoderGraph, il: int, q: Tensor, k: Tensor, rms: bool = True) -> tuple[Tensor, Tensor]:
+    """The per-head Q and K norms where the GGUF has them (attn_q_norm, attn_k_norm), Q's first, both before RoPE
+    (command-r.cpp, stablelm.cpp: layer norms; glm4-moe.cpp: RMS norms)."""
+    qn, kn = b.lw(il, "attn_q_norm.weight"), b.lw(il, "attn_k_norm.weight")
+    q = b.norm(q, qn, rms=rms, il=il) if qn is not None else q
+    k = b.norm(k, kn, rms=rms, il=il) if kn is not None else k
+    return q, k
 
 
 def mamba2(b: DecoderGraph, rs: dict, cur: Tensor, il: int) -> Tensor:
