@@ -3,9 +3,10 @@
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
 measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
 GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
-56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 60 found no text; rounds 1-59 and round 62
-(session 19, 42 failures produced by the real runtimes installed here, scored once by the lead, moved to tuning by
-diagnose19b) are tuning data, see
+56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 63, session 19 — 38 failures produced by the
+runtimes installed here, new scenarios, the cause induced by construction (collect63), scored once by diagnose19b;
+round 60 found no text; rounds 1-59 and round 62 (session 19, 42 failures produced here, scored once by the lead,
+moved to tuning by diagnose19b) are tuning data, see
 runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
@@ -335,6 +336,10 @@ FIRST_RUNS = (
     # before the run (collect62, committed whole in 8d8e5d5; round62_make/), scored once by the lead after diagnose19's
     # tuning (scoring/round62_first_run.txt): not public texts — reported apart from the public rounds
     ("round 62 (produced here)", "2026-11-27", 42, 36, 39, 1, 23, "2196/2273"),
+    # round 63: failures produced here again, new scenarios (collect63: rule and scripts committed in 4ffed96 before any
+    # run, collected whole in d7194fb after round 62 joined tuning; round63_make/), scored once by diagnose19b after its
+    # tuning on round 62's misses (scoring/round63_first_run.txt): not public texts — reported apart
+    ("round 63 (produced here, new)", "2026-11-27", 38, 36, 38, 0, 21, "2238/2315"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -360,7 +365,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 54 (Discussions)": (0, 3), "round 55 (2026 builds)": (0, 1),
                     "round 56 (documentation)": (1, 5), "round 57 (repository files)": (0, 5),
                     "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3),
-                    "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19)}
+                    "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19),
+                    "round 63 (produced here, new)": (0, 17)}
 
 
 def print_first_runs() -> None:
@@ -395,7 +401,7 @@ def _group(key: str, r: dict, rows: list[dict]) -> str:
     """The row's group: its label or family, or its runtime as the thread states it (aliases merged, runtimes
     with fewer than SMALL_RUNTIME texts as one "other runtimes" group)."""
     if key != "runtime":
-        return r[key]
+        return r[key] or "(unstated)"     # round 63's look-alikes carry family null
     name = _runtime(r)
     return name if sum(_runtime(x) == name for x in rows) >= SMALL_RUNTIME else "(other runtimes)"
 

@@ -256,8 +256,11 @@ collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corp
 ``round62.jsonl``, 42 texts, 19 memory failures and 23 look-alikes): failures produced by the real runtimes installed
 here, the cause induced by each script of ``round62_make/`` and its label fixed there before the run (collect62,
 committed whole in 8d8e5d5), scored once by the lead (36/42); diagnose19b moved it out of ``held_out/`` in session 19,
-before round 63 was collected whole: it is tuning data. Round 63 (collect63) is collected into ``next/``, which this
-loader does not read.
+before round 63 was collected whole: it is tuning data. Round 63 is held out (session 19; ``held_out/round63.jsonl``,
+38 texts, 17 memory failures and 21 look-alikes): failures produced by the runtimes installed here, new scenarios, the
+cause induced by each script of ``round63_make/`` and its label fixed there before the run (collect63, committed whole
+in d7194fb after round 62 joined tuning), scored once by diagnose19b after its tuning on round 62's misses.
+``next/`` holds no round now; this loader does not read it.
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
