@@ -18,7 +18,8 @@ PAGE = "https://huggingface.co/docs/transformers/main/en/troubleshooting"   # ro
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # the script's folder on the child's PYTHONPATH: `import check_round` there, as a program's own folder is
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(SCRIPT.parent)])}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
 
 
@@ -60,9 +61,7 @@ def test_two_anchors_of_one_page_in_a_one_text_per_page_round_are_one_source(tmp
              f"of two, {a}"} for i, a in enumerate(("one-section", "another-section"))]
     path = tmp_path / "round99_pages.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in rows))
-    code = ("import importlib.util, sys; from pathlib import Path; "
-            f"spec = importlib.util.spec_from_file_location('check_round', {str(SCRIPT)!r}); "
-            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+    code = ("import check_round as m; from pathlib import Path; "
             f"p = Path({str(path)!r}); "
             "print(m.check_file(p, {}, [], {}, set(), False), m.check_file(p, {}, [], {}, set(), True))")
     r = _run("-c", code)
@@ -85,9 +84,7 @@ def test_a_produced_text_sharing_a_library_line_is_not_the_same_paste(tmp_path):
     path.write_text(json.dumps(rec) + "\n")
     # the corpus texts as check_round holds them: whitespace collapsed, lower case
     corpus_texts = [f"someone else's run\n{shared}".lower(), " ".join(rec["text"].split()).lower()]
-    code = ("import importlib.util, sys, json; from pathlib import Path; "
-            f"spec = importlib.util.spec_from_file_location('check_round', {str(SCRIPT)!r}); "
-            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+    code = ("import check_round as m, json; from pathlib import Path; "
             f"p = Path({str(path)!r}); t = json.loads({json.dumps(json.dumps(corpus_texts))}); "
             "print(m.check_file(p, {}, t[:1], {}, set()), m.check_file(p, {}, t, {}, set()), "
             "len(m.paste_line('x\\n' + t[0], False)) == len(t[0].splitlines()[1]))")
