@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..runtimes.versions import VERSIONED  # the runtimes `--runtime NAME==VERSION` takes (one list)
 from . import MEASUREMENTS
 
 HERE = MEASUREMENTS / "outcomes"
@@ -113,8 +114,6 @@ def request_fields(rec: dict, versioned: bool = True) -> dict:
     """CheckRequest keyword arguments for a record (README "How a record is given to runlocal").
     ``versioned``: the runtime with its version (``llama.cpp==b3488``) where the record states one."""
     runtime = rec["runtime"]
-    from ..runtimes.versions import VERSIONED  # the runtimes `--runtime NAME==VERSION` takes (one list)
-
     if versioned and rec.get("runtime_version") and runtime in VERSIONED:
         runtime = f"{runtime}=={rec['runtime_version']}"
     fields: dict = {"model": rec["model_arg"], "runtime": runtime, "use_measurements": False}
