@@ -279,8 +279,10 @@ async def device_page(request: Request, device_id: str):
             return page("not_found.html", request, status=404, what=f"catalog device '{device_id}'")
     fits = await bounded(request, device_fits, dev.id)
     bench = same_device(await stored_rows(request, limit=1000) or [], dev.id)[:50]
+    from ..fits_here import DEGRADED_WORDS
+
     return page("device.html", request, d=dev, source=load_sources().get(dev.source, dev.source), fits=fits,
-                bench=bench, ignored=unknown_names(params(request)[0], ()))
+                bench=bench, ignored=unknown_names(params(request)[0], ()), degraded_words=DEGRADED_WORDS)
 
 
 # ------------------------------------------------------------------------------------------ benchmarks
