@@ -42,6 +42,20 @@ NOT_MEMORY = (
                 r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
      "notmem-crash-signal"),
     (MLOCK, "notmem-survived-warning"),
+    # a process stopped from outside, said by its own signal or exit status (signal(7): SIGINT 2, SIGTERM 15; a shell
+    # and docker report a death by signal N as 128 + N): Python's KeyboardInterrupt closing a traceback (SIGINT's
+    # default handler raises it: Ctrl-C, kwonathan/language-models-trajectory-generators#2; round 63's l12), exit
+    # status 124 — GNU timeout's own when the command timed out (coreutils timeout: "If the command times out, and
+    # --preserve-status is not set, then exit with status 124"; uutils/coreutils#11392; round 63's l11: "gen.py exited
+    # with code 124") —, 130 (128 + SIGINT) and 143 (128 + SIGTERM: docker stop, docker-library/tomcat#146 "Exited
+    # (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT", and bash's job
+    # report "Terminated" (strsignal(SIGTERM)). The kernel's OOM killer sends SIGKILL: 137, "Killed", a dmesg line —
+    # read as memory elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines (signals._KILL_KERNEL)
+    (re.compile(r"^\s*keyboardinterrupt\s*$"
+                r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
+                r"|interrupted by signal (?:2: sigint|15: sigterm)"
+                r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+\S.*)?$|line \d+:\s*\d+\s+terminated\b"),
+     "notmem-stopped"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),
