@@ -10,7 +10,8 @@ SIGKILL = 9; a shell or docker reports a death by signal N as 128 + N):
 - exit status 124 is GNU timeout's own when the command timed out (coreutils timeout(1): "If the command times out,
   and --preserve-status is not set, then exit with status 124"); 130 is 128 + SIGINT; 143 is 128 + SIGTERM (docker stop
   sends SIGTERM: docker-library/tomcat#146 pastes "Exited (143) 7 seconds ago" after `docker stop tomcat`);
-- bash's job report names the signal by strsignal(): "Terminated" for SIGTERM, as "Killed" for SIGKILL.
+- bash's job report names the signal by strsignal(): "Terminated" for SIGTERM, as "Killed" for SIGKILL;
+- Python's CalledProcessError names the child's signal: "died with <Signals.SIGTERM: 15>" (subprocess.py's __str__).
 
 The kernel's OOM killer sends SIGKILL: exit 137, the shell's "Killed", "died with <Signals.SIGKILL: 9>", and its own
 line in dmesg. So each contrast keeps the paste and changes only the signal or the status to SIGKILL's, and the answer
@@ -137,3 +138,14 @@ def test_the_kernels_oom_line_outranks_a_later_stop_status() -> None:
     text = ("[12345.678901] Out of memory: Killed process 27568 (python3) total-vm:30123456kB, anon-rss:29000000kB\n"
             + _TIMEOUT_WRAPPER.format(code=143))
     assert _answer(text)[0] == "oom_killer"
+
+
+@pytest.mark.parametrize("signal_name, expected", [("SIGTERM: 15", STOPPED), ("SIGINT: 2", STOPPED),
+                                                   ("SIGKILL: 9", SIGKILL)])
+def test_a_subprocess_that_died_of_a_signal(signal_name: str, expected: tuple[str, str]) -> None:
+    # round63_make/m11.py (round 63): a parent runs worker.py with check=True; the traceback's last line, as pasted
+    text = (_SITE.replace("site-packages/", "") + 'subprocess.py", line 502, in check_returncode\n'
+            "    raise CalledProcessError(self.returncode, self.args, self.stdout,\n"
+            "subprocess.CalledProcessError: Command '['/root/.pyenv/versions/3.11.7/bin/python3', 'worker.py']' "
+            f"died with <Signals.{signal_name}>.\n")
+    assert _answer(text) == expected

@@ -48,12 +48,14 @@ NOT_MEMORY = (
     # status 124 — GNU timeout's own when the command timed out (coreutils timeout: "If the command times out, and
     # --preserve-status is not set, then exit with status 124"; uutils/coreutils#11392; round 63's l11: "gen.py exited
     # with code 124") —, 130 (128 + SIGINT) and 143 (128 + SIGTERM: docker stop, docker-library/tomcat#146 "Exited
-    # (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT", and bash's job
-    # report "Terminated" (strsignal(SIGTERM)). The kernel's OOM killer sends SIGKILL: 137, "Killed", a dmesg line —
-    # read as memory elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines (signals._KILL_KERNEL)
+    # (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT", Python's
+    # CalledProcessError naming the child's signal ("died with <Signals.SIGTERM: 15>", subprocess.py's __str__), and
+    # bash's job report "Terminated" (strsignal(SIGTERM)). The kernel's OOM killer sends SIGKILL: 137, "Killed",
+    # <Signals.SIGKILL: 9>, a dmesg line — read as memory elsewhere; earlyoom / systemd-oomd's SIGTERM are named on
+    # their own lines, which outrank this one (signals._KILL_KERNEL: linux-oom-killer)
     (re.compile(r"^\s*keyboardinterrupt\s*$"
                 r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
-                r"|interrupted by signal (?:2: sigint|15: sigterm)"
+                r"|interrupted by signal (?:2: sigint|15: sigterm)|died with <signals\.sig(?:int|term): \d+>"
                 r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+\S.*)?$|line \d+:\s*\d+\s+terminated\b"),
      "notmem-stopped"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
