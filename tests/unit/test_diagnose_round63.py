@@ -149,3 +149,16 @@ def test_a_subprocess_that_died_of_a_signal(signal_name: str, expected: tuple[st
             "subprocess.CalledProcessError: Command '['/root/.pyenv/versions/3.11.7/bin/python3', 'worker.py']' "
             f"died with <Signals.{signal_name}>.\n")
     assert _answer(text) == expected
+
+
+def test_vllms_sigterm_handler_raises_keyboardinterrupt_terminated() -> None:
+    # vLLM's api_server installs signal_handler -> raise KeyboardInterrupt("terminated") for SIGTERM while it starts;
+    # pasted after a Kubernetes liveness probe killed a slow start (https://github.com/imroc/tke-guide/blob/
+    # 020deb1acc1bad4fdc56b9f7aa6afc7c465acdcc/content/ai/llm.md)
+    text = ("Traceback (most recent call last):\n"
+            '  File "uvloop/loop.pyx", line 379, in uvloop.loop.Loop._ceval_process_signals\n'
+            '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py", line 871, '
+            "in signal_handler\n"
+            '    raise KeyboardInterrupt("terminated")\n'
+            "KeyboardInterrupt: terminated\n")
+    assert _answer(text) == STOPPED

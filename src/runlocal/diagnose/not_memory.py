@@ -43,17 +43,21 @@ NOT_MEMORY = (
      "notmem-crash-signal"),
     (MLOCK, "notmem-survived-warning"),
     # a process stopped from outside, said by its own signal or exit status (signal(7): SIGINT 2, SIGTERM 15; a shell
-    # and docker report a death by signal N as 128 + N): Python's KeyboardInterrupt closing a traceback (SIGINT's
-    # default handler raises it: Ctrl-C, kwonathan/language-models-trajectory-generators#2; round 63's l12), exit
-    # status 124 — GNU timeout's own when the command timed out (coreutils timeout: "If the command times out, and
-    # --preserve-status is not set, then exit with status 124"; uutils/coreutils#11392; round 63's l11: "gen.py exited
-    # with code 124") —, 130 (128 + SIGINT) and 143 (128 + SIGTERM: docker stop, docker-library/tomcat#146 "Exited
-    # (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT", Python's
-    # CalledProcessError naming the child's signal ("died with <Signals.SIGTERM: 15>", subprocess.py's __str__), and
-    # bash's job report "Terminated" (strsignal(SIGTERM)). The kernel's OOM killer sends SIGKILL: 137, "Killed",
-    # <Signals.SIGKILL: 9>, a dmesg line — read as memory elsewhere; earlyoom / systemd-oomd's SIGTERM are named on
-    # their own lines, which outrank this one (signals._KILL_KERNEL: linux-oom-killer)
-    (re.compile(r"^\s*keyboardinterrupt\s*$"
+    # and docker report a death by signal N as 128 + N):
+    # - Python's KeyboardInterrupt closing a traceback: SIGINT's default handler raises it (Ctrl-C:
+    #   kwonathan/language-models-trajectory-generators#2; round 63's l12), and vLLM's api_server raises
+    #   KeyboardInterrupt("terminated") on SIGTERM while it starts (a Kubernetes liveness probe's kill, pasted in
+    #   imroc/tke-guide's content/ai/llm.md at 020deb1);
+    # - exit status 124, GNU timeout's own when the command timed out (coreutils timeout: "If the command times out,
+    #   and --preserve-status is not set, then exit with status 124"; uutils/coreutils#11392; round 63's l11: "gen.py
+    #   exited with code 124"), 130 (128 + SIGINT) and 143 (128 + SIGTERM: docker stop, docker-library/tomcat#146
+    #   "Exited (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT";
+    # - Python's CalledProcessError naming the child's signal ("died with <Signals.SIGTERM: 15>", subprocess.py's
+    #   __str__), and bash's job report "Terminated" (strsignal(SIGTERM)).
+    # The kernel's OOM killer sends SIGKILL: 137, "Killed", <Signals.SIGKILL: 9>, a dmesg line — read as memory
+    # elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines, which outrank this one
+    # (signals._KILL_KERNEL: linux-oom-killer)
+    (re.compile(r"^\s*keyboardinterrupt(?::.*)?$"
                 r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
                 r"|interrupted by signal (?:2: sigint|15: sigterm)|died with <signals\.sig(?:int|term): \d+>"
                 r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+\S.*)?$|line \d+:\s*\d+\s+terminated\b"),
