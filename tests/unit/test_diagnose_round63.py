@@ -162,3 +162,48 @@ def test_vllms_sigterm_handler_raises_keyboardinterrupt_terminated() -> None:
             '    raise KeyboardInterrupt("terminated")\n'
             "KeyboardInterrupt: terminated\n")
     assert _answer(text) == STOPPED
+
+
+_AGENT = "W0409 07:28:49.530000 1359 torch/distributed/elastic/"
+
+
+@pytest.mark.parametrize("signum", [1, 2, 15])
+def test_torchruns_agent_that_received_a_signal_is_a_stop(signum: int) -> None:
+    # torchrun's agent logs the signal it received, then raises SignalException (torch/distributed/elastic/
+    # agent/server/api.py; multiprocessing/api.py _terminate_process_handler): https://github.com/pytorch/pytorch/
+    # issues/150916 (15), https://github.com/MCG-NJU/RTD-Action/issues/31 (2), https://github.com/zai-org/ChatGLM2-6B/
+    # issues/238 (1, SIGHUP: the session closed)
+    text = (_AGENT + f"agent/server/api.py:719] Received {signum} death signal, shutting down workers\n"
+            + _AGENT + "multiprocessing/api.py:897] Sending process 1365 closing signal SIGTERM\n"
+            f"torch.distributed.elastic.multiprocessing.api.SignalException: Process 1359 got signal: {signum}\n")
+    assert _answer(text) == STOPPED
+
+
+def test_torchruns_agent_closing_its_workers_after_one_was_killed_stays_the_kill() -> None:
+    # the agent sends SIGTERM to the other workers after one died of SIGKILL (exitcode -9: the OOM killer); it
+    # received no signal itself, so its "closing signal SIGTERM" is no stop
+    text = (_AGENT + "multiprocessing/api.py:897] Sending process 1365 closing signal SIGTERM\n"
+            "E0409 07:28:50.000000 1359 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+            "local_rank: 0 (pid: 1364) of binary: /usr/bin/python3\n")
+    assert _answer(text) == SIGKILL
+
+
+@pytest.mark.parametrize("tail", ["***", "DUE TO TIME LIMIT ***", "DUE TO JOB REQUEUE ***"])
+def test_slurms_cancellation_is_a_stop(tail: str) -> None:
+    # slurmstepd's line after scancel (https://github.com/qiskit-community/spank-plugins/pull/17), a time limit, a
+    # requeue (https://github.com/facebookincubator/submitit/issues/1708)
+    assert _answer(f"slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 {tail}\n") == STOPPED
+
+
+def test_slurms_cgroup_oom_kill_stays_memory() -> None:
+    # slurmstepd's report when the job's memory cgroup killed a task: the memory limit, whatever else Slurm prints
+    text = ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.batch. Some of your processes may have "
+            "been killed by the cgroup out-of-memory handler.\n"
+            "srun: error: node01: task 0: Out Of Memory\n")
+    assert _answer(text)[0] == "oom_killer"
+
+
+@pytest.mark.parametrize("word, expected", [("Terminated", STOPPED), ("Killed", SIGKILL)])
+def test_sruns_task_report(word: str, expected: tuple[str, str]) -> None:
+    # srun names a task's signal by strsignal(), as bash does
+    assert _answer(f"srun: error: node01: task 0: {word}\n") == expected

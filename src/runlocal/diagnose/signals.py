@@ -542,7 +542,7 @@ GATE_WORDS = frozenset({
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
     "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library",
-    "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer",
+    "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer", "death signal",
     "memory pool", "requires", "required", "requested", "error", "exception", "ggml_assert", "assertion", "panic",
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
