@@ -1,13 +1,10 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
-GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
-56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 63, session 19 — 38 failures produced by the
-runtimes installed here, new scenarios, the cause induced by construction (collect63), scored once by diagnose19b;
-round 60 found no text; rounds 1-59 and round 62 (session 19, 42 failures produced here, scored once by the lead,
-moved to tuning by diagnose19b) are tuning data, see
-runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: none since diagnose20's rotation (session 20) until the lead adds rounds 64-65;
+rounds 1-63 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures produced
+here, scored once by the lead) and round 63 (38 more produced here, scored once by diagnose19b) the latest to join;
+round 60 found no text — see runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
 lack of memory) that were called memory, plus memory texts called not-memory or unknown.
