@@ -1,7 +1,7 @@
 """Round 65's duplicate test against round 64 (branch collect64, collected at the same time): sources compared by
 thread key, and this round's texts' longest lines looked for in round 64's texts, by script; round 64's texts are
 never printed. With thread arguments (owner/name#N or a URL) it says only whether round 64 holds that thread.
-Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/next/round65_vs64.py [thread …]
+Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/held_out/round65_vs64.py [thread …]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Round 65's first step: the corpus's texts per repository (or per site, off GitHub), counted from the `source` field
 of every *.jsonl under measurements/public_errors/ except next/. Reads only `source` (no text, label or note).
-Run from the worktree: python3 measurements/public_errors/next/round65_count.py > measurements/public_errors/next/round65_count.txt
+Run from the worktree: python3 measurements/public_errors/held_out/round65_count.py > measurements/public_errors/held_out/round65_count.txt
 """
 
 from __future__ import annotations
