@@ -4,8 +4,10 @@ width ggml-vulkan picks) scored against public llama-bench rows, tuning and held
 
 Tuning: the moeprefill round's tuning tables (measurements/speed/moeprefill_2026.jsonl, ``fit_scope: "moe_prefill"``,
 rule held_out/moeprefill_queries.md) and the MoE prompt rows of the fitted files that were unpredicted until session 19
-(strixhalo_2026.jsonl's Radeon 8060S Vulkan rows, backends_2025.jsonl's RTX 5090 rows): single-GPU, no depth. Held
-out: held_out/moeprefill.jsonl. Each row is also priced by the dense formula alone (the expert factor forced to 1):
+(strixhalo_2026.jsonl's Radeon 8060S Vulkan rows, backends_2025.jsonl's RTX 5090 rows): single-GPU, no depth. The
+moeprefill round's 3 held-out rows, scored once in session 19 (held_out/moeprefill_first_run.txt), are tuning since
+session 20 (moeprefill_2026.jsonl, "spent"). Held out: the moeprefill2 round (held_out/moeprefill2.jsonl, rule
+held_out/moeprefill2_queries.md). Each row is also priced by the dense formula alone (the expert factor forced to 1):
 what a plan would print with no MoE term. The term fits no constant (VULKAN_EXPERT_SHARE stays 1.0: the tuning
 rows' grid put its best at 0.98, 22.20 % against 22.23 % at 1.0). Plans do not apply it (backend_speed.
 VULKAN_MOE_APPLIED: the held-out round failed); the rows are scored as if they did."""
@@ -22,7 +24,7 @@ from ..hardware import speed as S
 from .speed_fit import Row, build_rows, load_held_out, load_records, predict_row
 
 SCOPE = "moe_prefill"
-HELD_OUT_ROUND = "moeprefill"
+HELD_OUT_ROUND = "moeprefill2"
 
 
 def scored(rows: list[Row]) -> list[Row]:
@@ -74,7 +76,7 @@ def errors(rows: list[Row], consts: dict[str, S.Fit], split_ms: float) -> list[t
 def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool = False) -> None:
     """Tuning and held-out MoE prompt rows on Vulkan: every row, then median |error| with the term and by the dense
     formula."""
-    for title, rows in (("tuning", tuning_rows()), ("held out (held_out/moeprefill.jsonl)", held_out_rows())):
+    for title, rows in (("tuning", tuning_rows()), ("held out (held_out/moeprefill2.jsonl)", held_out_rows())):
         got = errors(rows, consts, split_ms)
         print(f"\nMoE prefill on Vulkan, {title}: {len(got)} rows (backend_speed.vulkan_expert_factor; rule "
               "held_out/moeprefill_queries.md)")
