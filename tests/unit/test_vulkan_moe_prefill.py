@@ -85,7 +85,7 @@ def test_the_round_is_scored_apart_from_round_one_and_from_the_fit():
     assert not any(r.get("fit_scope") == "moe_prefill" for r in F.load_records())
     assert {r.rec["_file"] for r in M.held_out_rows()} <= {"held_out/moeprefill2.jsonl"}
     tuning = M.tuning_rows()
-    assert len(tuning) == 31 and all(r.backend == "vulkan" and r.n_experts for r in tuning)
+    assert len(tuning) == 33 and all(r.backend == "vulkan" and r.n_experts for r in tuning)
     # no dense entry is fitted on a Vulkan MoE prompt row
     assert all(F.vulkan_moe_prompt(r) for r in tuning)
     assert not F.prefill_rows(tuning, False) and not F.prefill_rows(tuning, True)
