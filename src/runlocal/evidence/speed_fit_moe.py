@@ -134,10 +134,11 @@ def report_ranges(consts: dict[str, S.Fit], split_ms: float) -> None:
 def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool = False) -> None:
     """Tuning and held-out MoE prompt rows on Vulkan: every row, then median |error| with the term and by the dense
     formula."""
-    for title, rows in (("tuning", tuning_rows()), ("held out (held_out/moeprefill2.jsonl)", held_out_rows())):
+    for title, rows, rule in (("tuning", tuning_rows(), "moeprefill_queries.md, moeprefill2_queries.md"),
+                              ("held out (held_out/moeprefill2.jsonl)", held_out_rows(), "moeprefill2_queries.md")):
         got = errors(rows, consts, split_ms)
         print(f"\nMoE prefill on Vulkan, {title}: {len(got)} rows (backend_speed.vulkan_expert_factor; rule "
-              "held_out/moeprefill_queries.md)")
+              f"held_out/{rule})")
         if not got:
             print("  none")
             continue
