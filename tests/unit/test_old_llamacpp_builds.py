@@ -54,6 +54,11 @@ def test_the_file_is_named_as_its_publisher_names_files():
     assert published_gguf_file("mradermacher/DeepSeek-V2-Lite-Chat-i1-GGUF", "Q4_K_M") == \
         "DeepSeek-V2-Lite-Chat.i1-Q4_K_M.gguf"
     assert published_gguf_file("unsloth/Qwen3-8B-GGUF", "Q4_K_M") == "Qwen3-8B-Q4_K_M.gguf"
+    # 16-bit files: bartowski/Meta-Llama-3.1-8B-Instruct-GGUF tree 3bbbfd9 lists Meta-Llama-3.1-8B-Instruct-bf16.gguf,
+    # mradermacher/SmolLM-360M-GGUF tree 341e070 SmolLM-360M.f16.gguf
+    assert published_gguf_file("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "BF16") == \
+        "Meta-Llama-3.1-8B-Instruct-bf16.gguf"
+    assert published_gguf_file("mradermacher/SmolLM-360M-GGUF", "F16") == "SmolLM-360M.f16.gguf"
     # the reading side takes both forms: a dotted file name reads back to its catalog model and type
     from runlocal.runtimes.pull_names import read_gguf_file_name
     read = read_gguf_file_name("DeepSeek-V2-Lite-Chat.Q4_K_M.gguf")

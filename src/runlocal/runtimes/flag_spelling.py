@@ -83,7 +83,11 @@ def server_binary(build: int | None) -> str:
 # - ".": mradermacher/DeepSeek-V2-Lite-Chat-GGUF tree b71ef48, DeepSeek-V2-Lite-Chat.Q4_K_M.gguf (its -i1-GGUF repos
 #   add "i1-": DeepSeek-V2-Lite-Chat.i1-Q4_K_M.gguf, tree 812f6fe);
 # - "." on a lower-case stem: TheBloke/Mistral-7B-Instruct-v0.1-GGUF tree 9ab8d70, mistral-7b-instruct-v0.1.Q4_K_M.gguf.
+# The 16/32-bit files' type in lower case: bartowski's Meta-Llama-3.1-8B-Instruct-bf16.gguf (tree 3bbbfd9) and -f32
+# (tree 256b623), mradermacher's SmolLM-360M.f16.gguf (mradermacher/SmolLM-360M-GGUF tree 341e070).
 GGUF_FILE_NAMING = {"mradermacher": (".", False), "thebloke": (".", True)}     # owner: (separator, lower-case stem)
+LOWER_FLOAT_TYPES = {"bartowski", "mradermacher"}
+FLOAT_TYPES = {"F16", "BF16", "F32"}
 
 
 def published_gguf_file(repo: str, quant: str) -> str:
@@ -95,6 +99,8 @@ def published_gguf_file(repo: str, quant: str) -> str:
     if owner.lower() == "mradermacher" and stem.lower().endswith("-i1"):
         stem, quant = stem[:-3], f"i1-{quant}" if quant else quant
     stem = stem.lower() if lower else stem
+    if owner.lower() in LOWER_FLOAT_TYPES and quant.upper() in FLOAT_TYPES:
+        quant = quant.lower()
     return f"{stem}{separator}{quant}.gguf" if quant else f"{stem}.gguf"
 
 
