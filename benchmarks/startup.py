@@ -77,8 +77,9 @@ def main() -> None:
         print(f"{label:<22} median {med * 1000:5.0f} ms (min {min(walls) * 1000:.0f}, max {max(walls) * 1000:.0f}), "
               f"CPU {statistics.median(c for _, c in pairs) * 1000:.0f} ms, {med / bare:.1f}× python3 -c pass")
     stale, modules = stale_bytecode()
-    print(f"bytecode: {stale} of {modules} runlocal modules without current bytecode (compiled at each start"
-          f"{' — PYTHONDONTWRITEBYTECODE is set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else ''})")
+    unwritten = " (compiled again at each start: PYTHONDONTWRITEBYTECODE is set)" if (
+        stale and os.environ.get("PYTHONDONTWRITEBYTECODE")) else ""
+    print(f"bytecode: {stale} of {modules} runlocal modules without current bytecode{unwritten}")
     for label in ("runlocal", "runlocal, detected"):
         med = statistics.median(w for w, _ in timed[label])
         print(f"target ≤ 200 ms (`{label}`): {'PASS' if med <= 0.2 else 'FAIL'}")
