@@ -59,6 +59,7 @@ logs (measurements/public_logs/vllm.jsonl, benchmarks/accuracy_vllm.py):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..kv import normalize_cache_type, recurrent_state_bytes
@@ -293,6 +294,17 @@ def largest_model_len(pool: KVPool, groups: list[KVGroup], max_model_len: int, b
     return lo
 
 
+def smallest_rank(ranks: list[Target], split: Callable[[Target], Budget]) -> tuple[Target, Budget]:
+    """The rank whose KV memory is least, and its budget: every rank sizes its budget by its own card (gpu_worker.py
+    init_device: requested_memory = total_memory × gpu_memory_utilization; determine_available_memory returns
+    requested_memory − non-KV memory), and the engine then gives every rank the smallest rank's blocks (earlier V1:
+    vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs, "changes the num_blocks of each worker to the smallest
+    among all workers"; later get_kv_cache_configs; V0: executor_base.py determine_num_available_blocks, the min over
+    the workers). So a 24 GiB + 12 GiB pair holds what 2 × 12 GiB holds, in either order."""
+    budgets = {g.name: (g, split(g)) for g in ranks}         # one budget per kind of card
+    return min(budgets.values(), key=lambda gb: gb[1].pool_memory)
+
+
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
              longest: int) -> str | None:
     """vLLM's refusals at start-up: no memory left for the cache blocks, or not one request of max_model_len (naming
@@ -421,12 +433,13 @@ class VLLM:
     def allocate(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                  targets: list[Target]) -> Allocation:
         gpus = [t for t in targets if t.kind != "cpu"] or targets[:1]
-        gpu = gpus[0]
         release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
-        b = budget_split(model, weights, settings.with_(ctx=settings.ctx or model.max_position_embeddings or 4096),
-                         gpu, self.engine, vllm_graphs_in_budget(release), release.key if release else None)
+        gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
+                               lambda g: budget_split(model, weights, settings.with_(
+                                   ctx=settings.ctx or model.max_position_embeddings or 4096), g, self.engine,
+                                   vllm_graphs_in_budget(release), release.key if release else None))
         s = self.defaults(model, settings, targets).with_(max_num_batched_tokens=b.batched_tokens)
         assert s.ctx is not None                # set by defaults()
         cpu_space, space_step, cpu_refusal = None, None, None

@@ -1,0 +1,38 @@
+"""vLLM on two cards of different sizes (review20 finding 1). Every rank takes gpu_memory_utilization of its own card
+(vllm/v1/worker/gpu_worker.py init_device: requested_memory = total_memory × gpu_memory_utilization), and the engine
+gives every rank the smallest rank's number of blocks (vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs, later
+get_kv_cache_configs: "change the num_blocks of each rank to the smallest among all ranks"). So an RTX 3090 + RTX
+3060 holds what two RTX 3060s hold, whichever is named first."""
+
+from __future__ import annotations
+
+from runlocal.check import CheckRequest, check
+from runlocal.units import GiB
+
+
+def plan(gpu: str, ctx: int):
+    return check(CheckRequest(model="qwen3-8b", gpu=gpu, runtime="vllm", ctx=ctx, use_measurements=False))[0]
+
+
+def test_the_pool_is_the_smaller_cards_in_either_order():
+    first_big, first_small, two_small = (plan(g, 8192) for g in ("rtx-3090,rtx-3060", "rtx-3060,rtx-3090", "2x3060"))
+    assert first_big.allocation.kv_cache_tokens == first_small.allocation.kv_cache_tokens \
+        == two_small.allocation.kv_cache_tokens
+    assert first_big.verdict == first_small.verdict != "does_not_fit"
+    # each card is shown with its own capacity and the same KV blocks
+    gpus = [d for d in first_big.allocation.devices if d.kind == "gpu"]
+    assert sorted(round(d.capacity / GiB, 2) for d in gpus) == [11.75, 23.58]
+    assert len({d.kv_cache for d in gpus}) == 1
+
+
+def test_the_refusal_and_the_largest_context_come_from_the_3060():
+    """By hand, from the 3060 rank: 0.92 × 11.75 GiB = 10.81 GiB budget; less 7.63 GiB of weights per rank (16.4 GB of
+    BF16 over TP 2), 1.39 GiB of profiled activation, 0.89 GiB non-torch + graphs leaves ≈ 0.90 GiB; Qwen3-8B's KV per
+    token per rank is 36 layers × 2 × 4 KV heads (8 / TP 2) × 128 × 2 B = 72 KiB, so ≈ 0.90 GiB / 72 KiB ≈ 13.1k
+    tokens: 8k starts and 16k does not."""
+    p = plan("rtx-3090,rtx-3060", 16384)
+    assert p.verdict == "does_not_fit"
+    assert p.allocation.kv_bytes_per_token == 36 * 2 * 4 * 128 * 2
+    assert 12_800 <= p.allocation.kv_cache_tokens <= 13_400
+    assert p.max_context == p.allocation.kv_cache_tokens < 16384
+    assert f"largest max_model_len that fits is {p.max_context:,}" in (p.allocation.refusal or "")
