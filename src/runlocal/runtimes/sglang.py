@@ -269,6 +269,23 @@ def _refusal(b: _Budget, pool: _Pool) -> str | None:
     return None
 
 
+def balance_refusal(gpus: list[Target], tp: int) -> str | None:
+    """SGLang's tensor-parallel balance check (python/sglang/srt/model_executor/model_runner.py, init_torch_distributed,
+    0.4.x to 0.5.x alike): with tp_size > 1 every rank compares the least free memory over all ranks with its own and
+    stops where min < 0.9 × its own, so cards of different sizes are refused even when nothing else runs on them. The
+    free memory is the card less its CUDA context and the distributed init, as get_available_gpu_memory sees it."""
+    if tp <= 1 or len(gpus) < 2:
+        return None
+    free = {g.name: max(0, g.capacity - CUDA_CONTEXT - DIST_INIT_TP) for g in gpus}
+    least, most = min(free, key=lambda n: free[n]), max(free, key=lambda n: free[n])
+    if free[least] >= 0.9 * free[most]:
+        return None
+    return ("The memory capacity is unbalanced. Some GPUs may be occupied by other processes. (SGLang stops at "
+            f"start-up: {least} has {free[least] / GiB:.2f} GiB free, under 0.9 × the {free[most] / GiB:.2f} GiB of "
+            f"{most}.) Use GPUs of one size, or let SGLang warn and go on with every rank sized by the smallest card: "
+            "SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK=0 (SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK=1 in older releases)")
+
+
 def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _Outside:
     assert s.ctx is not None                # set by defaults()
     if s.parallel > 1:
@@ -414,7 +431,8 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = (refusal or head_split_refusal(model, tp) or kv_refusal or _refusal(budget, pool)
+        refusal = (refusal or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
+                   or _refusal(budget, pool)
                    or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
         served, compromise = _unasked_context_served(s, pool, settings.ctx) if refusal is None else (s, None)
