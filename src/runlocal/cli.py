@@ -535,11 +535,51 @@ def mcp_cmd(
         _fail(e)
 
 
+def click_errors():
+    """The exception module of the Click that parses (typer ≥ 0.28 carries its own copy, earlier ones use click's),
+    found from typer's public BadParameter so that either works."""
+    usage = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    return sys.modules[usage.__module__]
+
+
+def usage_line(err, argv: list[str]) -> str:
+    """Click's usage error as the one line every other bad input gets (README: "Bad input gets one line naming the
+    field"), not Typer's boxed usage text. An unknown single-dash word is named whole: Click splits `-xyz` into
+    short options and reports `-x`, an option nobody typed."""
+    errors = click_errors()
+    command = next((a for a in argv if not a.startswith("-")), None)
+    helps = f"runlocal {command} --help" if command in app_commands() else "runlocal --help"
+    if isinstance(err, errors.NoSuchOption):
+        typed = next((a.split("=")[0] for a in argv if a.startswith(err.option_name)), err.option_name)
+        maybe = f" (did you mean {', '.join(sorted(err.possibilities))}?)" if err.possibilities else ""
+        return f"{typed}: no such option{maybe}; {helps} lists them"
+    if isinstance(err, errors.MissingParameter) and err.param is not None:
+        what = getattr(err.param, "help", None) or err.param.human_readable_name
+        return f"{err.param.name}: missing; expected {what} ({helps})"
+    return " ".join(err.format_message().split()) + f" ({helps})"
+
+
+def app_commands() -> set[str]:
+    return {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands if c.callback}
+
+
 def main() -> None:
+    errors = click_errors()
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(standalone_mode=False)
+    except errors.NoArgsIsHelpError as e:               # bare `runlocal`: the help, as before
+        e.show()
+        sys.exit(e.exit_code)
+    except errors.UsageError as e:
+        print(f"error: {usage_line(e, sys.argv[1:])}", file=sys.stderr)
+        sys.exit(2)
+    except errors.ClickException as e:
+        print(f"error: {' '.join(e.format_message().split())}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
+    if isinstance(code, int):                           # typer.Exit(n): without standalone mode, returned
+        sys.exit(code)
 
 
 if __name__ == "__main__":

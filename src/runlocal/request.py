@@ -77,8 +77,10 @@ class CheckRequest:
     ram: str | None = _opt(None, "--ram", max_length=MAX_SHORT, kind="size",
                            help="system RAM, e.g. 64G (unset: this machine's with --gpu auto; "
                                 "otherwise the answer says how much RAM it needs)")
-    ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", ge=1, le=MAX_CTX, max_length=MAX_SHORT,
-                                 kind="tokens", help="context per request (8192, 32k)")
+    # the engines' spellings, so a pasted line parses: llama.cpp common/arg.cpp {"-c", "--ctx-size"}, vLLM
+    # --max-model-len, SGLang server_args.py --context-length
+    ctx: str | int | None = _opt(None, "--ctx", "--max-model-len", "-c", "--ctx-size", "--context-length", ge=1,
+                                 le=MAX_CTX, max_length=MAX_SHORT, kind="tokens", help="context per request (8192, 32k)")
     # the prompt the speed figures price: prefill over it (its attention at mean depth N/2) and the time to its first
     # token; 512 is llama-bench's pp512, the figure every plan priced before the field existed
     prompt_tokens: int | str = _opt(DEFAULT_PROMPT_TOKENS, "--prompt-tokens", ge=1, le=MAX_PROMPT_TOKENS,
@@ -91,15 +93,17 @@ class CheckRequest:
     cache_type_v: str | None = _opt(None, "--cache-type-v", "-ctv", max_length=20)
     # --parallel / --max-num-seqs / OLLAMA_NUM_PARALLEL; None (or -1, llama-server's "auto"): the runtime's default,
     # llama-server's 4 slots in one unified KV cache, 1 elsewhere
-    parallel: int | None = _opt(None, "--parallel", "-np", "--max-num-seqs", ge=-1, le=4096,
+    parallel: int | None = _opt(None, "--parallel", "-np", "--max-num-seqs", "--max-running-requests", ge=-1, le=4096,
                                 help="concurrent sequences (llama.cpp default: auto = -1, 4 slots sharing one "
                                      "unified KV cache)")
     flash_attn: str = _opt("auto", "--flash-attn", "-fa", choices=("on", "off", "auto"), help="on | off | auto")
-    batch: int | None = _opt(None, "--batch", "-b", ge=1, le=1 << 20)
-    ubatch: int | None = _opt(None, "--ubatch", "-ub", ge=1, le=1 << 20)
+    batch: int | None = _opt(None, "--batch", "-b", "--batch-size", ge=1, le=1 << 20)   # arg.cpp {"-b", "--batch-size"}
+    ubatch: int | None = _opt(None, "--ubatch", "-ub", "--ubatch-size", ge=1, le=1 << 20)
     # -ngl N; -1 auto (llama-server --fit decides, the default), -2 all; up to an int's range, as common/arg.cpp reads
     # it (std::stoi): posts write -ngl 999 or 2000000 for "all" (measurements/outcomes llamacpp-011)
-    n_gpu_layers: int | None = _opt(None, "--ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=INT32_MAX, kind="ngl",
+    # ({"-ngl", "--gpu-layers", "--n-gpu-layers"}: a multi-letter single-dash flag parses only where declared)
+    n_gpu_layers: int | None = _opt(None, "--ngl", "-ngl", "--n-gpu-layers", "--gpu-layers", ge=-2, le=INT32_MAX,
+                                    kind="ngl",
                                     help="layers on the GPU: N, auto (llama-server --fit decides; default) or all")
     n_cpu_moe: int = _opt(0, "--n-cpu-moe", "-ncmoe", ge=0, le=INT32_MAX,
                           help="llama.cpp: keep the experts of the first N layers on the CPU")
@@ -123,9 +127,10 @@ class CheckRequest:
     gpu_memory_utilization: float | None = _opt(None, "--gpu-memory-utilization", gt=0, le=1)
     max_num_batched_tokens: int | None = _opt(None, "--max-num-batched-tokens", ge=1, le=1 << 24)
     # None: vLLM/SGLang use one rank per GPU given, others 1
-    tp: int | None = _opt(None, "--tp", "--tensor-parallel-size", ge=1, le=1024,
+    # vLLM arg_utils.py {"--tensor-parallel-size", "-tp"}, {"--pipeline-parallel-size", "-pp"}; SGLang --tp-size, --pp-size
+    tp: int | None = _opt(None, "--tp", "--tensor-parallel-size", "-tp", "--tp-size", ge=1, le=1024,
                           help="vLLM/SGLang: default one rank per GPU given (--gpu 2x4090 → 2)")
-    pp: int = _opt(1, "--pp", "--pipeline-parallel-size", ge=1, le=1024)
+    pp: int = _opt(1, "--pp", "--pipeline-parallel-size", "-pp", "--pp-size", ge=1, le=1024)
     enforce_eager: bool = _opt(False, "--enforce-eager")
     swap_space: float | None = _opt(None, "--swap-space", ge=0, le=4096,
                                     help="vLLM up to 0.17.1 (-r vllm==0.17.1): CPU swap space per GPU in GiB, default 4 "

@@ -22,6 +22,10 @@ TAKEN = [
     "check llama-3.1-8b --gpu rtx-4090 --json",
     "check qwen3-30b-a3b --gpu 2x3090 --runtime vllm --ctx 32k --max-num-seqs 8 --gpu-memory-utilization 0.85",
     "check --gpu rtx-3060 llama-3.1-70b -c 8192 --ngl 40 --explain",
+    # pasted spellings (llama.cpp common/arg.cpp -ngl / --ctx-size / --batch-size, vLLM -tp / -pp, SGLang --tp-size)
+    "check llama-3.1-70b --gpu rtx-3060 -ngl 40 --ctx-size 8192 --batch-size 512 --ubatch-size 256",
+    "check qwen3-8b --gpu 2x3090 -r vllm -tp 2 -pp 1",
+    "check qwen3-8b --gpu 2x3090 -r sglang --tp-size 2 --context-length 8192 --max-running-requests 4",
     "check llama-3.1-70b --gpu rtx-3060 --ngl all -ctk q8_0 -ctv q8_0 -fa on -np 2 -b 1024 -ub 256",
     "check deepseek-v3 --gpu h100 -ot exps=CPU --override-tensor blk.1=CPU --n-cpu-moe 4 -kvu --no-mmap --swa-full",
     "check qwen2.5-0.5b --gpu none --runtime transformers --ctx 4096 --attn-implementation SDPA --ram 64G",
@@ -42,7 +46,6 @@ LEFT = [
     "check llama-3.1-8b --no-such-flag",
     "check llama-3.1-8b qwen3-8b",
     "check llama-3.1-8b --gpu",
-    "check llama-3.1-70b -ngl 40",
     "check llama-3.1-8b -- --json",
     "best llama-3.1-70b",
     "models --fits",
