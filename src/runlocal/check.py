@@ -226,8 +226,10 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
     spec, settings, targets, notes = _inputs(req, policy)
     if pull:        # hf.co/<repo>:<quant> under Ollama: that file, pulled by the name given
         settings = settings.with_(ollama_pull=pull)
-    notes = read_as + notes
     planner = _planner(req)
+    from .runtimes.versions import newer_than_read_note
+
+    notes = read_as + notes + newer_than_read_note(planner.name, getattr(planner, "version", None))
     refused, arch_step = _named_build_loads(spec, planner)
     if refused is not None:
         return _refused_plan(spec, settings, targets, planner, refused, arch_step), notes

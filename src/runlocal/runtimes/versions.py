@@ -165,6 +165,15 @@ OLLAMA_LLAMA_SERVER_FROM = (0, 30, 0)   # commit 9db4bda, "use llama-server excl
 OLLAMA_MMPROJ_FIT_TARGET_FROM = (0, 31, 2)
 OLLAMA_BUILDS_PATH = "ollama_llama_cpp.json"   # runlocal/data: each release's llama.cpp (make_map.py)
 
+# The releases read, oldest and newest, where a runtime's rules are not a table of read releases (sglang_versions,
+# transformers_versions and mlx_versions hold their own READ): vLLM's parser from v0.1.0 (flag_spelling.py
+# VLLM_OPTION_RELEASES, "absent from v0.1.0's parser"; PyPI's 0.0.1 predates every rule here) to the 0.33.0 wheel
+# (vllm_cpu.py); llama.cpp's newest build read is the one runtimes/ggml traces, 0c1e57098 = b11312 (GDN_PROBE_BUILDS),
+# Ollama's the newest release in data/ollama_llama_cpp.json. Older llama.cpp builds and Ollama releases are planned
+# on purpose with the rules before each boundary (docs/runtime-rules.md: "Ollama releases are read back to v0.3.14 …
+# not checked otherwise"), so they have no lower bound here.
+VLLM_READ = ((0, 1, 0), (0, 33, 0))
+LLAMACPP_NEWEST_READ = 11312
 _PEP440 = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.(\d+))?(?:[.+\-]?(?:rc|post|dev|a|b|cu|rocm)[\w.]*)?$")
 _BUILD = re.compile(r"^b?(\d{1,6})$")
 VERSIONED = ("llama.cpp", "vllm", "ollama", "sglang", "transformers", "mlx")
@@ -210,6 +219,8 @@ def nearest_read(key: tuple[int, ...] | None, read: tuple[tuple[int, ...], ...],
     release = [r for r in read if r <= key][-1]
     if release == key:
         return release, ""
+    if key > current:
+        return release, f"{ref} {asked or release_text(key)} {newer_words(release_text(current))}{cite}"
     return release, (f"{ref} {asked or release_text(key)} not read: planned with {release_text(release)}'s rules, "
                      f"the nearest read release below it{cite}")
 
@@ -227,7 +238,47 @@ def parse_version(runtime: str, text: str) -> RuntimeVersion:
     m = _PEP440.match(text)
     if not m:
         raise InputError(f"runtime: {runtime}=={text}: expected a release number such as 0.19.0")
-    return RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
+    version = RuntimeVersion(text, tuple(int(g) for g in m.groups() if g is not None))
+    if runtime == "vllm" and (version.key + (0, 0, 0))[:3] < VLLM_READ[0]:
+        raise InputError(f"runtime: vllm=={text}: vLLM releases read are {release_text(VLLM_READ[0])} – "
+                         f"{release_text(VLLM_READ[1])}; give one of them or 'vllm' alone for the current release's "
+                         "rules")
+    return version
+
+
+def newer_words(newest: str) -> str:
+    """The one wording of a release above every one read, for every runtime."""
+    return f"is newer than the newest release read ({newest}): planned with {newest}'s rules"
+
+
+def newest_read(runtime: str) -> tuple[tuple[int, ...], str] | None:
+    """(key, text) of the newest release of ``runtime`` whose rules were read; None for a runtime without versions."""
+    if runtime == "vllm":
+        return VLLM_READ[1], release_text(VLLM_READ[1])
+    if runtime == "llama.cpp":
+        return (LLAMACPP_NEWEST_READ,), f"b{LLAMACPP_NEWEST_READ}"
+    if runtime == "ollama":
+        key, text, _ = _ollama_releases()[-1]
+        return key, text
+    if runtime in ("sglang", "transformers", "mlx"):
+        import importlib
+
+        read = importlib.import_module(f".{runtime}_versions", __package__).READ
+        return read[-1], release_text(read[-1])
+    return None
+
+
+def newer_than_read_note(runtime: str, version_text: str | None) -> list[str]:
+    """The plan's note where ``runtime==version_text`` is above the newest release read (a typo such as vllm==0.91
+    for 0.9.1 is planned, but not silently); [] otherwise. ``runtime``: the canonical name."""
+    newest = newest_read(runtime) if version_text else None
+    if newest is None or version_text is None:
+        return []
+    key = parse_version(runtime, version_text).key
+    if (key + (0, 0, 0))[:3] <= (newest[0] + (0, 0, 0))[:3]:
+        return []
+    name = {"vllm": "vLLM", "ollama": "Ollama", "sglang": "SGLang", "mlx": "mlx-lm"}.get(runtime, runtime)
+    return [f"{name} {version_text} {newer_words(newest[1])}"]
 
 
 def vllm_engine(version: RuntimeVersion | None) -> tuple[str, str]:
