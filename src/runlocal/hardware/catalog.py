@@ -234,13 +234,30 @@ def _lacks_generation(q: str, cands: list[tuple[Device, str]]) -> bool:
     return any(k != q and _GENERATION_WORD.match(k, k.find(q) + len(q)) for _, k in cands)
 
 
+# A name that reads as a laptop's integrated GPU ("iris-xe", "uhd-620", "radeon-660m", "vega 8", "arc 130v"), as the
+# normalized query: its suggestions come from the catalog's integrated GPUs (unified memory, AMD / Intel), not from
+# whatever discrete card or Jetson difflib finds close (review20 finding 12: "iris-xe" → jetson-orin-nx-16gb).
+_INTEGRATED_WORDS = re.compile(r"iris|uhd|igpu|integrated|vega\d|^\d{3}m$|\d{3}m$|\d{3}v$|hdgraphics|^hd\d{3}")
+
+
+_INTEL_INTEGRATED = re.compile(r"iris|uhd|^hd|arc|\d{3}v$")
+
+
+def _integrated(d: Device, vendors: tuple[str, ...] = ("amd", "intel")) -> bool:
+    return d.kind == "unified" and d.vendor in vendors
+
+
 def _suggestions(q: str, idx: _Index) -> list[str]:
     if not q:
         return []
+    vendors: tuple[str, ...] = ()
+    if _INTEGRATED_WORDS.search(q):           # Intel's words name Intel's iGPUs; "NNNm" / vega, AMD's
+        vendors = ("intel",) if _INTEL_INTEGRATED.search(q) else ("amd",)
+    keys = [k for k, ds in idx.keys.items() if any(_integrated(d, vendors) for d in ds)] if vendors else list(idx.keys)
     out: list[str] = []
-    for k in difflib.get_close_matches(q, list(idx.keys), n=25, cutoff=0.5):
+    for k in difflib.get_close_matches(q, keys, n=25, cutoff=0.3 if vendors else 0.5) or (keys if vendors else []):
         for d in idx.keys[k]:
-            if d.id not in out:
+            if d.id not in out and (not vendors or _integrated(d, vendors)):
                 out.append(d.id)
     return out[:5]
 
@@ -304,10 +321,27 @@ def variant_note(query: str, device: Device) -> str | None:
                        and _MEM_TOKEN.sub("", d.name.lower()) == _MEM_TOKEN.sub("", device.name.lower())),
                       key=lambda d: d.memory_bytes)
     if len(variants) < 2:
-        return None
+        return _board_variant_note(query, device)
     others = ", ".join(f"{d.memory_bytes / GiB:g}" for d in variants if d is not device)
     return (f"'{query.strip()}' is taken as {device.name} ({device.id}); it also comes with {others} GB: "
             f"name yours, e.g. --gpu {variants[-1].id if variants[-1] is not device else variants[0].id}")
+
+
+def _board_stem(name: str) -> str:
+    return " ".join(_MEM_TOKEN.sub("", re.sub(r"\(.*?\)|\bsuper\b", "", name.lower())).split())
+
+
+def _board_variant_note(query: str, device: Device) -> str | None:
+    """A unified-memory board sold in versions that differ in more than memory (Jetson Orin Nano: the Super clocks
+    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id."""
+    if device.kind != "unified":
+        return None
+    others = [d for d in _catalog()[0] if d is not device and d.family == device.family
+              and _board_stem(d.name) == _board_stem(device.name)]
+    if not others:
+        return None
+    return (f"'{query.strip()}' is taken as {device.name} ({device.id}); the others: "
+            f"{', '.join(f'{d.name} ({d.id})' for d in others)}: name yours, e.g. --gpu {others[0].id}")
 
 
 def variant_notes(spec: str) -> list[str]:

@@ -1,0 +1,52 @@
+"""Laptop integrated GPUs (review20 finding 12, section 13's Jetson note): each shares the laptop's RAM, the GPU taking
+the share its driver allows by default, and the memory bandwidth is the RAM's. Figures worked out here from the
+sources the catalog cites:
+- AMD Radeon 780M / 760M / 680M / 890M on Linux: GTT, which the kernel's TTM limits to half of RAM by default
+  (drivers/gpu/drm/ttm/ttm_tt.c); Intel Iris Xe / Arc 140V: "Limited by OS to one-half of System Memory" (Intel's
+  graphics-memory FAQ, article 000020962);
+- a 128-bit bus at LPDDR5X-7500 moves 128 / 8 × 7500 MT/s = 120.0 GB/s (Ryzen 7 7840U's memory), at LPDDR4X-4266
+  68.3 GB/s (Core i7-1165G7's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.errors import UnknownDeviceError
+from runlocal.hardware.catalog import find_device, variant_note
+from runlocal.units import GiB
+
+
+@pytest.mark.parametrize("name, device_id, ram_gib, gbs", [
+    ("iris-xe", "iris-xe-16gb", 16, 128 / 8 * 4266 / 1000),
+    ("radeon-780m", "radeon-780m-16gb", 16, 128 / 8 * 7500 / 1000),
+    ("780m 32gb", "radeon-780m-32gb", 32, 120.0),
+    ("radeon 890m", "radeon-890m-16gb", 16, 120.0),
+    ("680m", "radeon-680m-16gb", 16, 128 / 8 * 6400 / 1000),
+])
+def test_the_gpu_gets_half_the_ram_and_the_rams_bandwidth(name, device_id, ram_gib, gbs):
+    d = find_device(name)
+    assert d.id == device_id
+    assert d.memory_bytes == ram_gib * GiB
+    assert d.gpu_usable_bytes == ram_gib * GiB // 2
+    assert d.bandwidth_gbs == pytest.approx(gbs, abs=0.05)
+
+
+def test_a_bare_name_says_which_ram_size_it_took():
+    assert "it also comes with 32 GB" in variant_note("radeon-780m", find_device("radeon-780m"))
+
+
+@pytest.mark.parametrize("name, vendor", [("iris-xe-99", "intel"), ("uhd-620", "intel"), ("intel-hd-graphics-620", "intel"),
+                                          ("radeon-660m", "amd"), ("vega8", "amd")])
+def test_an_integrated_name_suggests_integrated_gpus_of_its_vendor(name, vendor):
+    with pytest.raises(UnknownDeviceError) as err:
+        find_device(name)
+    suggested = [find_device(s) for s in err.value.suggestions]
+    assert suggested
+    assert all(d.kind == "unified" and d.vendor == vendor for d in suggested)   # no Jetson, no discrete card
+
+
+def test_a_bare_jetson_orin_nano_names_the_variant_it_took():
+    # devices.json: the bare name is the Super clocks (JetPack 6.1+); the original 15 W mode and the 4 GB module exist
+    note = variant_note("jetson-orin-nano", find_device("jetson-orin-nano"))
+    assert note.startswith("'jetson-orin-nano' is taken as NVIDIA Jetson Orin Nano Super 8GB")
+    assert "jetson-orin-nano-original-8gb" in note and "jetson-orin-nano-4gb" in note
