@@ -121,6 +121,8 @@ def no_price_reason(dev) -> str:
                 "only: this chip and memory is not one")
     if family.startswith(("jetson", "strix-halo", "gh200")):
         return "sold as a module or whole system, not as a card"
+    if getattr(dev, "kind", "") == "unified" and getattr(dev, "vendor", "") in ("amd", "intel"):
+        return "an integrated GPU, sold only inside a laptop or mini PC"
     if family.startswith(("v100", "a100", "h100", "h200", "b200", "t4", "a10", "l4", "l40", "mi2", "mi3")):
         return "a data-center part: NVIDIA and AMD publish no list price, it is sold by quote through OEMs"
     return "no launch price found in the sources"
