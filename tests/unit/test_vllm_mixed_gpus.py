@@ -23,6 +23,8 @@ def test_the_pool_is_the_smaller_cards_in_either_order():
     gpus = [d for d in first_big.allocation.devices if d.kind == "gpu"]
     assert sorted(round(d.capacity / GiB, 2) for d in gpus) == [11.75, 23.58]
     assert len({d.kv_cache for d in gpus}) == 1
+    step = next(st for st in first_big.allocation.steps if st.label == "smallest rank")     # --explain says which
+    assert step.value == "NVIDIA GeForce RTX 3060 12GB"
 
 
 def test_the_refusal_and_the_largest_context_come_from_the_3060():

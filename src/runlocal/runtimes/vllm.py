@@ -470,7 +470,12 @@ class VLLM:
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
                    or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
-        steps = (*_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
+        ranks = {t.name for t in (gpus * n_gpu)[:n_gpu]}
+        steps = (*([Step("smallest rank", f"every rank budgets its own card ({', '.join(sorted(ranks))}); the engine "
+                         "gives each the smallest rank's KV blocks", gpu.name,
+                         "v1/core/kv_cache_utils.py unify_kv_cache_configs / get_kv_cache_configs")]
+                   if len(ranks) > 1 else []),
+                 *_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
         kv_bytes = pool.num_blocks * pool.bytes_per_block   # every rank allocates the smallest rank's blocks
