@@ -584,7 +584,12 @@ def _ggml_device(m, ex):
         ex.set("compute_capability", m.group(3))
 
 
-@_rule("using device", r"using device (\w+) \((.+)\) - (\d+) MiB free")
+# llama.cpp's llama_model_load_from_file_impl: "using device %s (%s) - %zu MiB free"; newer builds print the
+# device id after the description ("using device %s (%s) (%s) - …", props.device_id or "unknown id": the PCI bus id
+# on CUDA, "0000:01:00.0"), so the name stops before that group. A description may hold parentheses of its own
+# (Vulkan's "AMD Radeon RX 7900 XTX (RADV NAVI31)"): the name is the shortest one the rest of the line then fits.
+@_rule("using device",
+       r"using device (\w+) \((.+?)\)(?: \((?:[0-9a-fA-F]+:[0-9a-fA-F:.]+|unknown id)\))? - (\d+) MiB free")
 def _ggml_using(m, ex):
     ex.set("device", m.group(1))
     ex.set("gpu_name", m.group(2).strip())

@@ -1,0 +1,56 @@
+"""review20's diagnosis findings (session 20, fixes20b): each fixed by the runtime's own words, tested here on the
+public text that showed it (URL beside each) and on a contrast that keeps the paste and changes only the decisive part.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runlocal.diagnose import diagnose_text
+from runlocal.diagnose.extract import extract_lines
+
+# -- finding 11: the GPU name printed with its PCI address ----------------------------------------------------------
+# llama.cpp's llama_model_load_from_file_impl (src/llama.cpp) prints
+#   LLAMA_LOG_INFO("%s: using device %s (%s) (%s) - %zu MiB free\n", __func__, ggml_backend_dev_name(dev),
+#                  ggml_backend_dev_description(dev), props.device_id ? props.device_id : "unknown id", …)
+# older builds "using device %s (%s) - %zu MiB free". scrya-com/rotorquant#9 pastes the newer form:
+_PCI = ("llama_model_load_from_file_impl: using device CUDA0 (NVIDIA RTX 5000 Ada Generation Laptop GPU) "
+        "(0000:01:00.0) - 15074 MiB free")
+
+
+@pytest.mark.parametrize("line, name, free_mib", [
+    (_PCI, "NVIDIA RTX 5000 Ada Generation Laptop GPU", 15074),
+    # the same line with no device id (props.device_id NULL)
+    (_PCI.replace("(0000:01:00.0)", "(unknown id)"), "NVIDIA RTX 5000 Ada Generation Laptop GPU", 15074),
+    # the older form, no id group at all
+    ("llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3090) - 23871 MiB free",
+     "NVIDIA GeForce RTX 3090", 23871),
+    # a description holding parentheses of its own (Vulkan / RADV), with and without the id group
+    ("using device Vulkan0 (AMD Radeon RX 7900 XTX (RADV NAVI31)) (0000:03:00.0) - 24000 MiB free",
+     "AMD Radeon RX 7900 XTX (RADV NAVI31)", 24000),
+    ("using device Vulkan0 (AMD Radeon RX 7900 XTX (RADV NAVI31)) - 24000 MiB free",
+     "AMD Radeon RX 7900 XTX (RADV NAVI31)", 24000),
+])
+def test_the_gpu_name_stops_before_the_device_id(line: str, name: str, free_mib: int) -> None:
+    got = extract_lines([line])
+    assert got["gpu_name"] == name
+    assert got["free_bytes"] == free_mib * 1024 * 1024
+
+
+def test_the_api_and_the_cli_show_the_name_without_the_pci_address(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from runlocal.api.app import create_app
+    from runlocal.cli import app
+
+    client = TestClient(create_app(store_url=f"sqlite:///{tmp_path / 'a.sqlite3'}"))
+    r = client.post("/api/v1/diagnose", json={"text": _PCI + "\nllama_model_load: error loading model: error loading "
+                                                    "model architecture: unknown model architecture: 'gemma4'"})
+    assert r.status_code == 200
+    assert r.json()["extracted"]["gpu_name"] == "NVIDIA RTX 5000 Ada Generation Laptop GPU"
+    log = tmp_path / "e.txt"
+    log.write_text(_PCI + "\nllama_model_load: error loading model: error loading model architecture: unknown model "
+                          "architecture: 'gemma4'\n")
+    out = CliRunner().invoke(app, ["diagnose", str(log)]).output
+    assert "gpu_name=NVIDIA RTX 5000 Ada Generation Laptop GPU," in out and "0000:01:00.0" not in out
