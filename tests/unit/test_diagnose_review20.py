@@ -54,3 +54,30 @@ def test_the_api_and_the_cli_show_the_name_without_the_pci_address(tmp_path) -> 
                           "architecture: 'gemma4'\n")
     out = CliRunner().invoke(app, ["diagnose", str(log)]).output
     assert "gpu_name=NVIDIA RTX 5000 Ada Generation Laptop GPU," in out and "0000:01:00.0" not in out
+
+
+# -- finding 10: the vLLM free-memory fix at the precision that shows the failure -----------------------------------
+# pytorch/pytorch#175666 (2026-02-24) pastes vLLM's gpu_worker refusal; vLLM prints both figures in GiB to two decimals
+_FREE = ("ValueError: Free memory on device cuda:0 (19.77/22.05 GiB) on startup is less than desired GPU memory "
+         "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.")
+
+
+def test_the_free_memory_fix_prints_the_gap_that_failed() -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    effect = with_computed_fixes(diagnose_text(_FREE), None)["fixes"][0]["effect"]
+    # by hand: 19.84 − 19.77 = 0.07 GiB short; 0.89 × 22.05 = 19.6245 ≤ 19.77, 0.90 × 22.05 = 19.845 > 19.77
+    assert "19.77 GiB was free" in effect and "= 19.84 GiB was asked for, 0.07 GiB more than was free" in effect
+    assert "0.89 × 22.05 GiB = 19.62 GiB fits" in effect
+    assert "19.8 GiB" not in effect   # the old three-figure rounding printed free and asked as the same number
+
+
+def test_a_wide_gap_is_printed_the_same_way() -> None:
+    # contrast: a GPU half held by another process; the two figures differ in their first digit
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    text = _FREE.replace("19.77/22.05", "10.50/22.05")
+    effect = with_computed_fixes(diagnose_text(text), None)["fixes"][0]["effect"]
+    # by hand: 19.84 − 10.50 = 9.34 GiB; floor(10.50 / 22.05 × 100) / 100 = 0.47
+    assert "10.50 GiB was free" in effect and "9.34 GiB more than was free" in effect
+    assert "0.47 × 22.05 GiB = 10.36 GiB fits" in effect
