@@ -81,3 +81,40 @@ def test_a_wide_gap_is_printed_the_same_way() -> None:
     # by hand: 19.84 − 10.50 = 9.34 GiB; floor(10.50 / 22.05 × 100) / 100 = 0.47
     assert "10.50 GiB was free" in effect and "9.34 GiB more than was free" in effect
     assert "0.47 × 22.05 GiB = 10.36 GiB fits" in effect
+
+
+# -- finding 5: mlx-lm's own refusal names MLX ------------------------------------------------------------------------
+# mlx-lm's mlx_lm/utils.py _get_classes (ml-explore/mlx-lm d78bf58):
+#     arch = importlib.import_module(f"mlx_lm.models.{model_type}")
+#   except ImportError:
+#     msg = f"Model type {model_type} not supported."
+#     raise ValueError(msg)
+# qwen3_5's module (mlx_lm/models/qwen3_5.py, PR #869) is in the v0.30.7 tag and not in v0.30.6.
+@pytest.mark.parametrize("text", [
+    "ValueError: Model type qwen3_5 not supported.",   # ml-explore/mlx-lm#994 (2026-03-13), the whole paste
+    "Error when loading model: ValueError: Model type laguna not supported.",   # lmstudio-ai/mlx-engine#320
+])
+def test_mlx_lms_refusal_gets_mlx_lms_fix(text: str) -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    doc = with_computed_fixes(diagnose_text(text), None)
+    assert doc["title"] == "Not memory: the runtime does not know this model architecture"
+    assert doc["extracted"]["runtime"] == "mlx"
+    assert doc["fixes"][0]["command"] == "pip install -U mlx-lm"
+    assert not doc.get("runtime_note")
+
+
+@pytest.mark.parametrize("text, not_runtime", [
+    # transformers' words for the same refusal (configuration_auto.py): not MLX
+    ("ValueError: The checkpoint you are trying to load has model type `qwen3_5` but Transformers does not "
+     "recognize this architecture.", "mlx"),
+    # llama.cpp's: not MLX either
+    ("llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen35'",
+     "mlx"),
+])
+def test_other_loaders_refusals_are_not_read_as_mlx(text: str, not_runtime: str) -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    doc = with_computed_fixes(diagnose_text(text), None)
+    assert doc["fixes"][0]["command"] != "pip install -U mlx-lm"
+    assert doc["extracted"].get("runtime") != not_runtime
