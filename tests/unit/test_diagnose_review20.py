@@ -118,3 +118,52 @@ def test_other_loaders_refusals_are_not_read_as_mlx(text: str, not_runtime: str)
     doc = with_computed_fixes(diagnose_text(text), None)
     assert doc["fixes"][0]["command"] != "pip install -U mlx-lm"
     assert doc["extracted"].get("runtime") != not_runtime
+
+
+# -- finding 2: Ollama's "unable to load model: <blob>" names no reason -----------------------------------------------
+# ollama/ollama v0.17.7 (9b0c7cc) llama/llama.go:308-311, for any NULL from llama.cpp's loader:
+#     m := Model{c: C.llama_model_load_from_file(C.CString(modelPath), cparams)}
+#     if m.c == nil {
+#         return nil, fmt.Errorf("unable to load model: %s", modelPath)
+# and llm/server.go:159 calls it with llama.ModelParams{VocabOnly: true}: the client's 500 comes from a load that
+# allocates no weights. The reason is llama.cpp's line before it.
+# ollama/ollama#14732 (2026-03-09, Ollama 0.17.7, hf.co/unsloth/Qwen3.5-35B-A3B-GGUF:Q8_0), the client's side:
+_OLLAMA_LOAD = (
+    "$ ollama run hf.co/unsloth/Qwen3.5-35B-A3B-GGUF:Q8_0\n"
+    "pulling manifest\n"
+    "verifying sha256 digest\n"
+    "writing manifest\n"
+    "success\n"
+    "Error: 500 Internal Server Error: unable to load model: /Users/elton/.ollama/models/blobs/"
+    "sha256-3808866c016ab02b4adb26b873f7008a2cdd2c0704a39704050119ab0631db46\n")
+_BLOB = "/root/.ollama/models/blobs/sha256-8fc8cf9f6bbb9c3d10260c75260ce8c630449d3cd14a61084e6a99d77477ee77"
+
+
+def test_the_bare_line_sends_to_the_log_not_to_a_download() -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    d = diagnose_text(_OLLAMA_LOAD)
+    assert (d.category, d.entry.id if d.entry else None) == ("not_memory", "notmem-ollama-load-failed")
+    fixes = with_computed_fixes(d, None)["fixes"]
+    assert "server log" in fixes[0]["title"] and "Update Ollama" in fixes[1]["title"]
+    # the re-download comes last, and only on the log's say-so
+    assert fixes[-1]["command"] == "ollama rm MODEL && ollama pull MODEL" and fixes[-1]["title"].startswith("Only if")
+
+
+@pytest.mark.parametrize("before, answer", [
+    # an architecture the bundled llama.cpp lacks (ollama/ollama#14513, 0.17.4; the line before, as Ollama logs it)
+    ("llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen35'",
+     ("not_memory", "notmem-unsupported-model-arch")),
+    # a file cut short: llama_model_loader's bounds check (llama-model-loader.h llama_tensor_weight)
+    ("llama_model_load: error loading model: tensor 'blk.30.ffn_down.weight' data is not within the file bounds, "
+     "model is corrupted or incomplete", ("not_memory", "notmem-bad-model-file")),
+    # the runner's full load failing on a buffer (ollama/ollama#9260's lines): memory
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 81656.95 MiB on device 0: cudaMalloc failed: out of "
+     "memory\nllama_model_load: error loading model: unable to allocate CUDA0 buffer",
+     ("llamacpp_alloc_fail", "llamacpp-weights-alloc")),
+])
+def test_the_line_before_decides(before: str, answer: tuple[str, str]) -> None:
+    d = diagnose_text(f"{before}\nllama_model_load_from_file_impl: failed to load model\n"
+                      f'time=2025-11-06T06:23:22.759Z level=INFO source=sched.go:418 msg="NewLlamaServer failed" '
+                      f'model={_BLOB} error="unable to load model: {_BLOB}"\n')
+    assert (d.category, d.entry.id if d.entry else None) == answer
