@@ -167,3 +167,47 @@ def test_the_line_before_decides(before: str, answer: tuple[str, str]) -> None:
                       f'time=2025-11-06T06:23:22.759Z level=INFO source=sched.go:418 msg="NewLlamaServer failed" '
                       f'model={_BLOB} error="unable to load model: {_BLOB}"\n')
     assert (d.category, d.entry.id if d.entry else None) == answer
+
+
+# -- finding 6: Ollama's "…may be due to resource limitations…" names no cause ----------------------------------------
+# ollama/ollama v0.17.7 (9b0c7cc) llm/server.go, initModel, when the POST /load to the runner gets no answer:
+#     resp, err := http.DefaultClient.Do(r)
+#     if err != nil {
+#         slog.Error("do load request", "error", err)
+#         return nil, errors.New("model failed to load, this may be due to resource limitations or an internal error,
+#                                 check ollama server logs for details")
+# and the same words, "model runner has unexpectedly stopped, …", on POST /completion ("post predict").
+# ollama/ollama#15264 (2026-04-03, gemma4:26b on an RTX PRO 6000), the client's line:
+_LOST = ("Error: 500 Internal Server Error: model failed to load, this may be due to resource limitations or an "
+         "internal error, check ollama server logs for details")
+_STOPPED = ("Error: model runner has unexpectedly stopped, this may be due to resource limitations or an internal "
+            "error, check ollama server logs for details")
+
+
+@pytest.mark.parametrize("text", [_LOST, _STOPPED])
+def test_a_lost_runner_is_undetermined_and_says_what_to_read(text: str) -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+    from runlocal.diagnose.kb import MEMORY_CATEGORIES
+
+    d = diagnose_text(text)
+    assert (d.category, d.entry.id if d.entry else None) == ("unknown", "ollama-runner-died-unsaid")
+    assert d.category not in MEMORY_CATEGORIES and "names the problem" not in d.cause
+    commands = " ".join(f["command"] for f in with_computed_fixes(d, None)["fixes"])
+    assert "journalctl -u ollama" in commands and "dmesg" in commands
+
+
+@pytest.mark.parametrize("before, answer", [
+    # the server log's runner death by SIGKILL (what the OOM killer sends): a kill
+    ('time=2026-04-03T16:48:02.113+08:00 level=ERROR source=server.go:1228 msg="llama runner process has terminated: '
+     'signal: killed"', ("oom_killer", "process-killed")),
+    # a crash by signal said before it: the crash
+    ("SIGSEGV: segmentation violation\nPC=0x7f3a1c2b4e10 m=12 sigcode=1 addr=0x0", ("not_memory", "notmem-crash-signal")),
+    # a GPU allocation that failed: memory
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20480.00 MiB on device 0: cudaMalloc failed: out of "
+     "memory", ("llamacpp_alloc_fail", None)),
+])
+def test_a_cause_in_the_paste_outranks_the_lost_runner(before: str, answer: tuple[str, str | None]) -> None:
+    d = diagnose_text(f"{before}\n{_LOST}\n")
+    assert d.category == answer[0]
+    if answer[1]:
+        assert d.entry is not None and d.entry.id == answer[1]
