@@ -211,3 +211,47 @@ def test_a_cause_in_the_paste_outranks_the_lost_runner(before: str, answer: tupl
     assert d.category == answer[0]
     if answer[1]:
         assert d.entry is not None and d.entry.id == answer[1]
+
+
+# -- finding 8: diagnose's `VAR=… ollama serve` fixes carry check's service caveat -----------------------------------
+# ollama/ollama docs/faq.mdx "How do I configure Ollama server?": on Linux `systemctl edit ollama.service` with
+# Environment="OLLAMA_HOST=0.0.0.0:11434" under [Service], then `systemctl daemon-reload` and `systemctl restart
+# ollama`; on macOS `launchctl setenv OLLAMA_HOST "0.0.0.0:11434"`, then restart the app; on Windows "Ollama inherits
+# your user and system environment variables": quit it, edit the user's variables, start it from the Start menu.
+# continuedev/continue#12795 (2026-06-18), the client's line:
+_RAM = "Error: 500 Internal Server Error: model requires more system memory (7.5 GiB) than is available (5.2 GiB)"
+
+
+def _serve_fixes(text: str) -> list[dict[str, str]]:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    return [f for f in with_computed_fixes(diagnose_text(text), None)["fixes"] if "ollama serve" in f["command"]]
+
+
+def test_every_ollama_serve_fix_says_how_to_set_the_variables_on_the_service() -> None:
+    fixes = _serve_fixes(_RAM)
+    assert fixes   # the shorter context and the quantized KV cache
+    for f in fixes:
+        env = f["command"].split(" ollama serve")[0].split()
+        assert "sudo systemctl edit ollama.service, under [Service] " + " ".join(
+            f'Environment="{e}"' for e in env) in f["effect"]
+        assert "; ".join("launchctl setenv " + e.replace("=", " ", 1) for e in env) in f["effect"]
+        assert "; ".join("setx " + e.replace("=", " ", 1) for e in env) in f["effect"]
+
+
+def test_check_and_diagnose_give_the_same_caveat() -> None:
+    from runlocal.diagnose.ollama_fixes import service_caveat
+    from runlocal.runtimes.flag_spelling import ollama_service_note
+
+    fix = service_caveat({"title": "t", "command": "OLLAMA_CONTEXT_LENGTH=4096 ollama serve", "effect": ""})
+    check_note = ollama_service_note(["OLLAMA_CONTEXT_LENGTH=4096"])
+    # the same sentence up to what to do afterwards (check: its own line; diagnose: run the model again)
+    assert fix["effect"].rsplit("; then", 1)[0] == check_note.rsplit("; then", 1)[0]
+
+
+def test_a_server_moved_to_another_port_gets_no_caveat() -> None:
+    # contrast: OLLAMA_HOST=…:11435 ollama serve is meant to run beside the service (notmem-port-in-use's fix)
+    from runlocal.diagnose.ollama_fixes import service_caveat
+
+    fix = {"title": "t", "command": "OLLAMA_HOST=127.0.0.1:11435 ollama serve", "effect": ""}
+    assert service_caveat(fix) == fix

@@ -749,7 +749,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
             doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
-    doc["fixes"] = [f for f in in_release if f is not None]
+    doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
     return doc
 
 

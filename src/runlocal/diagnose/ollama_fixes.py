@@ -98,6 +98,28 @@ def share_command(bound: str, reads_env: bool, q8: bool = False) -> str:
     return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound}"
 
 
+# `VAR=value … ollama serve`: a second server started with the variables (the knowledge base's lines and the
+# computed ones alike)
+_SERVE_WITH_ENV = re.compile(r"^\s*((?:[A-Z][A-Z0-9_]*=\S+\s+)+)ollama serve\b")
+
+
+def service_caveat(fix: dict[str, str]) -> dict[str, str]:
+    """The fix with check's service caveat on its effect when its command starts `ollama serve` with variables
+    (runtimes/flag_spelling.py ollama_service_note, the one function both use): where Ollama runs as a service this
+    second server exits on the taken port and the service never sees the variables. Not for a line that moves the
+    server to another port (OLLAMA_HOST): that one is meant to run beside the first."""
+    m = _SERVE_WITH_ENV.match(fix.get("command") or "")
+    if m is None:
+        return fix
+    env = m.group(1).split()
+    if any(e.startswith("OLLAMA_HOST=") for e in env):
+        return fix
+    from ..runtimes.flag_spelling import ollama_service_note
+
+    note = ollama_service_note(env, then="then run the model again")
+    return dict(fix, effect="; ".join(filter(None, [fix.get("effect", ""), note])))
+
+
 # the knowledge base's lines (data/errors/ollama-system-memory.md) that ollama_ram_fixes gives with the log's figures:
 # the same command, so the figureless line gives way to it (fixes._superseded)
 UNLOAD_COMMAND = "ollama ps && ollama stop OTHER_MODEL"
