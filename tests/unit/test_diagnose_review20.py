@@ -4,6 +4,8 @@ public text that showed it (URL beside each) and on a contrast that keeps the pa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from runlocal.diagnose import diagnose_text
@@ -255,3 +257,63 @@ def test_a_server_moved_to_another_port_gets_no_caveat() -> None:
 
     fix = {"title": "t", "command": "OLLAMA_HOST=127.0.0.1:11435 ollama serve", "effect": ""}
     assert service_caveat(fix) == fix
+
+
+# -- finding 9: the weights buffer that failed sizes -ngl ---------------------------------------------------------------
+# ggml-org/llama.cpp#20431 pastes the failure (below); the device line and the layer count are llama.cpp's own lines
+# (llama_model_load_from_file_impl "using device %s (%s) (%s) - %zu MiB free", print_info "n_layer = %u"), with
+# figures written here for a 96 GB card and a 48-layer model.
+_WEIGHTS = (
+    "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA RTX PRO 6000 Blackwell Workstation Edition) "
+    "(0000:01:00.0) - 96462 MiB free\n"
+    "llama_model_loader: loaded meta data with 44 key-value pairs and 1098 tensors from /models/big-Q8_0.gguf "
+    "(version GGUF V3 (latest))\n"
+    "print_info: n_layer               = 48\n"
+    "load_tensors: loading model tensors, this can take a while... (mmap = true, direct_io = false)\n"
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of "
+    "memory\n"
+    "alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624\n"
+    "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n")
+
+
+def _commands(text: str, runtime: str | None = None) -> list[str]:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    return [f["command"] for f in with_computed_fixes(diagnose_text(text), runtime)["fixes"]]
+
+
+def test_the_layers_kept_come_from_the_failed_buffer_and_the_free_memory() -> None:
+    # by hand: no -ngl in the log, so all 48 + 1 (output) layers were placed: 144817.04 MiB / 49 = 2955.45 MiB a
+    # layer; (96462 − 1024) MiB / 2955.45 MiB = 32.29 → 32 layers
+    commands = _commands(_WEIGHTS)
+    assert commands[0] == "llama-server -m /models/big-Q8_0.gguf -ngl 32"
+    assert not any("-ngl 20" in c for c in commands)       # the old constant
+    assert any("Q4_K_M" in c for c in commands)            # a smaller quantization is another fix, still given
+
+
+def test_the_commands_ngl_is_the_layers_placed() -> None:
+    # by hand: -ngl 30 placed 30 layers: 144817.04 / 30 = 4827.23 MiB a layer; 95438 / 4827.23 = 19.77 → 19
+    text = "llama-server -m /models/big-Q8_0.gguf -ngl 30 -c 8192\n" + _WEIGHTS
+    assert _commands(text)[0] == "llama-server -m /models/big-Q8_0.gguf -ngl 19"
+
+
+def test_ollamas_placement_and_knob() -> None:
+    # Ollama's server line gives the layers it placed (layers.offload=40): 144817.04 / 40 = 3620.43 MiB a layer;
+    # 95438 / 3620.43 = 26.36 → 26, set as num_gpu in a Modelfile
+    text = ('time=2026-03-01T10:00:00.000Z level=INFO source=server.go:503 msg=offload library=cuda layers.requested=-1 '
+            'layers.model=49 layers.offload=40 layers.split=""\n' + _WEIGHTS)
+    first = _commands(text, "ollama")[0]
+    assert "PARAMETER num_gpu 26" in first
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: t.replace("print_info: n_layer               = 48\n", ""),   # no layer count
+    lambda t: t.split("\n", 1)[1],                                           # no free memory
+    # two GPUs: how the layers were split is not in these lines
+    lambda t: t.replace("llama_model_loader", "llama_model_load_from_file_impl: using device CUDA1 (NVIDIA RTX "
+                        "PRO 6000 Blackwell Workstation Edition) (0000:02:00.0) - 96462 MiB free\nllama_model_loader", 1),
+])
+def test_without_the_figures_no_layer_count_is_made_up(change) -> None:
+    commands = _commands(change(_WEIGHTS))
+    assert not any(re.search(r"-ngl (?!99\b)\d+", c) for c in commands), commands   # 99: every layer
+    assert any("--fit on" in c for c in commands)

@@ -548,6 +548,12 @@ def _layers(m, ex):
     ex.set("layers_total", int(m.group(2)))
 
 
+# the model's layer count: llama.cpp's print_info ("llm_load_print_meta" before it) "n_layer = 48", or the GGUF key
+# the loader dumps, "<arch>.block_count u32 = 48"
+_rule("n_layer", r"(?:print_info|print_meta):\s+n_layer\s+=\s+(\d+)\s*$")(_set("n_layer", 1, int))
+_rule(".block_count", r"\.block_count\s+u32\s+=\s+(\d+)\s*$")(_set("n_layer", 1, int))
+
+
 @_rule("kv buffer size", r"(\S+) KV buffer size\s*=\s*([\d.]+) MiB")
 def _kv_buffer(m, ex):
     ex.buffer("kv", m.group(1), size_to_bytes(m.group(2), "MiB"))

@@ -61,9 +61,10 @@ def _superseded(command: str, by: list[dict[str, str]]) -> bool:
     for f in by:
         if f["command"] == command:
             return True
-        if flags and flags <= _flags(f["command"]):
+        if flags and flags <= _flags(f["command"]) and ollama_fixes.same_file(command, f["command"]):
             return True
     return False
+
 
 
 def _model_ref(ex: dict[str, Any]) -> str:
@@ -682,6 +683,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
+        fixes += layer_fixes.weights_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted)[:2])
         fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)

@@ -66,6 +66,18 @@ def gguf_name(ex: dict[str, Any]) -> str:
     return model if model.lower().endswith(".gguf") else "MODEL.gguf"
 
 
+_MODEL_FILE = re.compile(r"(?:^|\s)-m\s+(\S+)")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two llama-server commands load the same file: another -m (a smaller quantization, MODEL-Q4_K_M.gguf)
+    is another fix, not the same knob turned; the knowledge base's placeholder MODEL.gguf stands for the log's file."""
+    ma, mb = _MODEL_FILE.search(a), _MODEL_FILE.search(b)
+    if ma is None or mb is None:
+        return True
+    return ma.group(1) == mb.group(1) or "MODEL.gguf" in (ma.group(1), mb.group(1))
+
+
 def set_option(param: str, value: object, tag: str, ollama: bool, ex: dict[str, Any]) -> tuple[str, str]:
     """(the setting as its runtime spells it, the command that sets it): Ollama's ``param`` in a Modelfile for an
     Ollama log, else the llama-server flag Ollama would pass it as."""
