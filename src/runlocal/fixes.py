@@ -96,7 +96,7 @@ def _gpu_layers(s: Settings, model) -> int:
 class _Fixer:
     """The plan, its runtime and targets, and the candidates tried against it."""
 
-    def __init__(self, plan: Plan, targets: list[Target]):
+    def __init__(self, plan: Plan, targets: list[Target], asked: Settings | None = None):
         self.plan, self.targets, self.model = plan, targets, plan.model
         self.runtime = plan.planner or get_runtime(plan.settings.runtime)
         self.levers = levers_of(self.runtime)
@@ -107,10 +107,12 @@ class _Fixer:
         # fixes put every layer back on the GPU, so each is tried with all of them there
         ggml = engine(self.runtime.name).ggml
         self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu and ggml
-        if plan.allocation.compromise and not ggml:
+        if plan.allocation.compromise and not ggml and asked is not None:
+            # as llama.cpp's path does, only what the runtime itself gave up is undone, the settings asked are kept:
             # SGLang with no context asked serves a shorter one than config.json's (runtimes/sglang.py
-            # served_context): the fixes are tried at the context it starts with, as before the compromise
-            self.base = self.runtime.defaults(self.model, self.base.with_(ctx=None), targets)
+            # served_context), so the fixes start at the context it starts with; an asked context (transformers
+            # offloading at 32,768, MLX past its working set) stays what the user asked
+            self.base = self.runtime.defaults(self.model, asked, targets)
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
             if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
@@ -250,9 +252,10 @@ class _Fixer:
         return [f for _, f in sorted(out, key=lambda kf: kf[0])]
 
 
-def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
-    """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
-    f = _Fixer(plan, targets)
+def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = None) -> list[Fix]:
+    """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it.
+    ``asked``: the settings as the user gave them (before the runtime's defaults and compromise)."""
+    f = _Fixer(plan, targets, asked)
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
