@@ -1,13 +1,12 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: round 61, session 19 — 4 texts, 2 memory failures and 2 look-alikes, all off
-GitHub, collected by collect61 from pages written in another language than English, committed whole after rounds
-56-59 joined tuning and scored once by diagnose19 (FIRST_RUNS); round 63, session 19 — 38 failures produced by the
-runtimes installed here, new scenarios, the cause induced by construction (collect63), scored once by diagnose19b;
-round 60 found no text; rounds 1-59 and round 62 (session 19, 42 failures produced here, scored once by the lead,
-moved to tuning by diagnose19b) are tuning data, see
-runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: rounds 64 and 65, session 20 — 39 public texts, collect64's threads found by
+the runtimes' own message strings and collect65's from trackers the corpus barely held, committed whole after
+diagnose20's rotation and tuning, scored once together by the lead (FIRST_RUNS); rounds 1-63 are tuning data —
+round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures produced
+here, scored once by the lead) and round 63 (38 more produced here, scored once by diagnose19b) the latest to join;
+round 60 found no text — see runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
 lack of memory) that were called memory, plus memory texts called not-memory or unknown.
@@ -340,6 +339,12 @@ FIRST_RUNS = (
     # run, collected whole in d7194fb after round 62 joined tuning; round63_make/), scored once by diagnose19b after its
     # tuning on round 62's misses (scoring/round63_first_run.txt): not public texts — reported apart
     ("round 63 (produced here, new)", "2026-11-27", 38, 36, 38, 0, 21, "2238/2315"),
+    # rounds 64 and 65 (session 20): public threads, collected whole by collect64 (threads found by the runtimes' own
+    # message strings, rule and 36 source strings in 684b6ce before any query) and collect65 (trackers of projects the
+    # corpus held 0-2 texts of, the count and rule in 57ff383 / e0daf38 before any query), scored once together by the
+    # lead after diagnose20's tuning (scoring/round64_65_first_run.txt): 35/39 exact (89.7 %, Wilson 76.4-95.9 %)
+    ("round 64 (source strings)", "2026-11-27", 21, 20, 20, 0, 16, "2280/2357"),
+    ("round 65 (thin projects)", "2026-11-27", 18, 15, 18, 0, 10, "2280/2357"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -366,7 +371,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 56 (documentation)": (1, 5), "round 57 (repository files)": (0, 5),
                     "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3),
                     "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19),
-                    "round 63 (produced here, new)": (0, 17)}
+                    "round 63 (produced here, new)": (0, 17),
+                    "round 64 (source strings)": (1, 5), "round 65 (thin projects)": (0, 8)}
 
 
 def print_first_runs() -> None:

@@ -6,17 +6,23 @@ read without Typer) — and, beside it, through the Typer app (`python -m runloc
 
 Target: median ≤ 0.2 s on a 2-core machine (issue 16; heavy imports — numpy, gguf, pydantic, sqlalchemy,
 huggingface_hub, transformers — stay lazy on this path), printed beside `python3 -c pass` measured in the same run,
-so a busy machine shows as a ratio.   Run: python benchmarks/startup.py [alias] [runs]
+so a busy machine shows as a ratio, and how many of runlocal's modules lack current bytecode: with PYTHONDONTWRITEBYTECODE
+set (or a read-only tree) those are compiled again at every start — 75 of 234 modules in a tree whose __pycache__
+predates the session's edits cost ~70 ms of CPU per check (session 20); a pip install compiles them all
+(`python -m compileall -q src` does so for a checkout).   Run: python benchmarks/startup.py [alias] [runs]
 (benchmarks/planning.py times the whole grid of models × runtimes × contexts.)
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -27,6 +33,23 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     if status:
         raise SystemExit(f"failed: {' '.join(cmd)}")
     return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
+def stale_bytecode() -> tuple[int, int]:
+    """(modules whose bytecode is missing or older than their source, modules) over the whole runlocal package the
+    timed commands import from, as importlib checks it (a pyc's header holds its source's mtime and size, PEP 552)."""
+    spec = importlib.util.find_spec("runlocal")
+    assert spec is not None and spec.origin is not None
+    sources = sorted(Path(spec.origin).parent.rglob("*.py"))
+    stale = 0
+    for py in sources:
+        pyc = Path(importlib.util.cache_from_source(str(py)))
+        head = pyc.read_bytes()[:16] if pyc.is_file() else b""
+        st = py.stat()
+        # flags 0: checked by timestamp; a hash-based pyc (flags ≠ 0) is taken as current
+        stale += len(head) < 16 or (struct.unpack("<I", head[4:8])[0] == 0 and struct.unpack("<II", head[8:16])
+                                    != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF))
+    return stale, len(sources)
 
 
 def main() -> None:
@@ -53,6 +76,10 @@ def main() -> None:
         med = statistics.median(walls)
         print(f"{label:<22} median {med * 1000:5.0f} ms (min {min(walls) * 1000:.0f}, max {max(walls) * 1000:.0f}), "
               f"CPU {statistics.median(c for _, c in pairs) * 1000:.0f} ms, {med / bare:.1f}× python3 -c pass")
+    stale, modules = stale_bytecode()
+    unwritten = " (compiled again at each start: PYTHONDONTWRITEBYTECODE is set)" if (
+        stale and os.environ.get("PYTHONDONTWRITEBYTECODE")) else ""
+    print(f"bytecode: {stale} of {modules} runlocal modules without current bytecode{unwritten}")
     for label in ("runlocal", "runlocal, detected"):
         med = statistics.median(w for w, _ in timed[label])
         print(f"target ≤ 200 ms (`{label}`): {'PASS' if med <= 0.2 else 'FAIL'}")

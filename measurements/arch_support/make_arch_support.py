@@ -14,7 +14,13 @@ Writes src/runlocal/data/arch_support.json (read by runlocal.runtimes.arch_suppo
   A public text narrows them (TEXTS: a release tag a maintainer names, a log's build line).
 * Ollama before v0.30.0: a release loads an architecture its vendored llama.cpp names OR its Go engine registers
   (model/models/*: model.Register("name", …); the runner picks the Go engine for those). ``ollama`` lists, per
-  architecture, the first release from which every later vendored-era release loads it, and how. From v0.30.0 Ollama
+  architecture, the first release from which every later vendored-era release loads it, and how. Releases before
+  v0.5.8 (no Makefile.sync, so not in ollama_llama_cpp.json) are read too (OLDER_TREES): v0.4.0-v0.5.7 vendored
+  llama.cpp under llama/ (llama/vendoring's LLAMACPP_BASE_COMMIT; the names in llama/llama-arch.cpp from v0.5.5,
+  in the single-file llama/llama.cpp before), and v0.3.14's submodule llm/llama.cpp pins the commit v0.4.0 vendored
+  (3f1ae2e32c), so v0.4.0's copy stands for it. Older releases pin llama.cpp as a submodule whose tree this repository
+  does not hold: ``ollama_oldest_read`` says where reading stops (arch_support.py: an architecture the oldest release
+  read lacks is refused there too; one it holds is not checked). From v0.30.0 Ollama
   runs llama-server at its LLAMA_CPP_VERSION build (9db4bdbad, "use llama-server exclusively for GGML models"): the
   llama.cpp rule at that build.
 
@@ -98,12 +104,38 @@ TEXTS = (
 )
 
 
+# releases before v0.5.8 read from the tags: (first, last before) and where each keeps llama.cpp's architecture names
+OLDER_FROM, OLDER_BEFORE = (0, 3, 14), (0, 5, 8)
+OLDER_FILES = ("llama/llama-arch.cpp", "llama/llama.cpp")     # llama-arch.cpp split out of llama.cpp (v0.5.5)
+SUBMODULE = "llm/llama.cpp"
+
+
 def git(repo: str, *args: str) -> str:
     return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=False).stdout
 
 
 def key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
+
+
+def older_trees(repo: str) -> dict[str, tuple[str, str]]:
+    """{version: (the tag whose llama/ copy holds its names, that file)} for the releases before v0.5.8 whose llama.cpp
+    this repository holds: the vendored llama/ tree, or a submodule pin equal to a later release's LLAMACPP_BASE_COMMIT."""
+    tags = sorted((key(t[1:]), t) for t in git(repo, "tag").split() if re.fullmatch(r"v\d+\.\d+\.\d+", t))
+    tags = [(k, t) for k, t in tags if OLDER_FROM <= k < OLDER_BEFORE]
+    vendored: dict[str, tuple[str, str]] = {}      # base commit -> (tag, file)
+    out: dict[str, tuple[str, str]] = {}
+    for _, tag in tags:
+        base = re.search(r"LLAMACPP_BASE_COMMIT=(\w+)", git(repo, "show", f"{tag}:llama/vendoring"))
+        if base:
+            path = next(f for f in OLDER_FILES if NAME.search(git(repo, "show", f"{tag}:{f}")))
+            vendored.setdefault(base.group(1), (tag, path))
+            out[tag[1:]] = (tag, path)
+    for _, tag in tags:
+        pin = git(repo, "ls-tree", tag, SUBMODULE).split()
+        if tag[1:] not in out and len(pin) > 2 and pin[1] == "commit" and pin[2] in vendored:
+            out[tag[1:]] = vendored[pin[2]]
+    return out
 
 
 def llama_cpp(repo: str, archs: list[str], releases: dict) -> dict:
@@ -144,11 +176,12 @@ def llama_cpp(repo: str, archs: list[str], releases: dict) -> dict:
     return out
 
 
-def ollama(repo: str, archs: list[str], releases: dict) -> dict:
-    vendored = sorted((key(v), v) for v, r in releases.items() if r["runs"] == "vendored")
+def ollama(repo: str, archs: list[str], releases: dict, older: dict[str, tuple[str, str]]) -> dict:
+    where = {v: (f"v{v}", ARCH_FILE) for v, r in releases.items() if r["runs"] == "vendored"} | older
+    vendored = sorted((key(v), v) for v in where)
     loads: dict[str, list[tuple[str, str]]] = {a: [] for a in archs}
     for _, v in vendored:
-        names = set(NAME.findall(git(repo, "show", f"v{v}:{ARCH_FILE}")))
+        names = set(NAME.findall(git(repo, "show", ":".join(where[v]))))
         registered = set(REGISTER.findall(git(repo, "grep", "-h", "model.Register(", f"v{v}", "--", "model/models/")))
         engine = {GO_ALIASES.get(n, n): n for n in sorted(registered, key=lambda n: n in GO_ALIASES)}
         for a in archs:
@@ -165,9 +198,12 @@ def ollama(repo: str, archs: list[str], releases: dict) -> dict:
         missing_after = [v for v, h in rows[rows.index(first):] if not h] if first else []
         assert not missing_after
         as_name = re.search(r"as '([^']+)'", first[1]) if first else None
+        tag, arch_file = where[first[0]] if first else ("", "")
+        read_at = f" (llama.cpp submodule {SUBMODULE} at the commit {tag} vendored)" if first and tag[1:] != first[0] else ""
         out[a] = ({"first": first[0], "how": first[1],
                    "source": f"ollama/ollama v{first[0]}: " + " / ".join(
-                       x for x in ((f"{ARCH_FILE} names \"{a}\"" if "llama.cpp" in first[1] else ""),
+                       x for x in ((f"{arch_file if tag[1:] == first[0] else f'{tag}:{arch_file}'} names \"{a}\""
+                                    f"{read_at}" if "llama.cpp" in first[1] else ""),
                                    (f"model/models registers \"{as_name.group(1) if as_name else a}\""
                                     if "Go" in first[1] else "")) if x)}
                   if first else {"first": None, "how": "", "source": "no release before v0.30.0 loads it"})
@@ -177,17 +213,19 @@ def ollama(repo: str, archs: list[str], releases: dict) -> dict:
         if first:
             out[a]["vendored_first"] = vendored_from
         if first and rows[0][0] == first[0]:
-            out[a]["source"] += " (the oldest release mapped)"
+            out[a]["source"] += " (the oldest release read)"
     return out
 
 
 def main(repo: str) -> None:
     releases = json.loads(MAP.read_text(encoding="utf-8"))["releases"]
+    older = older_trees(repo)
     archs = sorted({m["arch"] for m in json.loads(CATALOG.read_text(encoding="utf-8"))["models"].values() if m["arch"]})
     doc = {"_source": "measurements/arch_support/make_arch_support.py over github.com/ollama/ollama (tags; newest commit "
                       f"read {git(repo, 'log', '-1', '--format=%h %ad', '--date=short').strip()}) and the public texts it "
                       "cites",
-           "llama_cpp": llama_cpp(repo, archs, releases), "ollama": ollama(repo, archs, releases)}
+           "llama_cpp": llama_cpp(repo, archs, releases), "ollama": ollama(repo, archs, releases, older),
+           "ollama_oldest_read": min(older, key=key)}
     OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{len(archs)} architectures → {OUT}")
 

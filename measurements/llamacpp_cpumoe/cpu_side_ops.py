@@ -25,6 +25,7 @@ from runlocal.model.gguf import read_gguf
 from runlocal.runtimes.ggml import repack, sched
 from runlocal.runtimes.ggml.arch import GraphParams, build_graph
 from runlocal.runtimes.ggml.types import VIEW_OPS
+from runlocal.runtimes.ggml_scope import n_cpu_moe_overrides
 
 HERE = Path(__file__).resolve().parent
 MiB = 1 << 20
@@ -36,7 +37,7 @@ def host_ops(spec, n_gpu_layers: int, n_cpu_moe: int, no_host: bool) -> collecti
     layer_dev = sched._layer_devices(spec.n_layers, n_gpu_layers)
     nodes, ids, *_ = sched._sched_split(
         g, layer_dev, False, n_backends=2,
-        weight_dev=sched.weight_devices(layer_dev, sched.n_cpu_moe_overrides(n_cpu_moe), sched.HOST),
+        weight_dev=sched.weight_devices(layer_dev, n_cpu_moe_overrides(n_cpu_moe), sched.HOST),
         host_buffer=repack.host_buffer() if no_host else None)
     return collections.Counter(n.op for n, b in zip(nodes, ids) if b == sched.HOST and n.op not in VIEW_OPS
                                and n.op != "NONE")

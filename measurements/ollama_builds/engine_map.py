@@ -22,17 +22,13 @@ Usage: python measurements/ollama_builds/engine_map.py /path/to/ollama/.git   (a
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+from ollama_git import git, release_tags
+
 OUT = Path(__file__).resolve().parents[2] / "src" / "runlocal" / "data" / "ollama_engine.json"
 FIRST, LAST_BEFORE = (0, 5, 13), (0, 30, 0)
-TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
-
-
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=False).stdout
 
 
 def required(source: str) -> list[str]:
@@ -55,12 +51,9 @@ def registered(repo: str, tag: str) -> list[str]:
 
 
 def main(repo: str) -> None:
-    tags = sorted((tuple(int(x) for x in m.groups()), t) for t in git(repo, "tag").split() if (m := TAG.match(t)))
     releases: dict[str, dict] = {}
     last = None
-    for key, tag in tags:
-        if not FIRST <= key < LAST_BEFORE:
-            continue
+    for tag in release_tags(repo, FIRST, LAST_BEFORE):
         row = {"required": required(git(repo, "show", f"{tag}:fs/ggml/ggml.go")),
                "registered": registered(repo, tag),
                "commit": git(repo, "rev-list", "-n", "1", tag).strip()[:9]}

@@ -20,17 +20,13 @@ Usage: python measurements/ollama_builds/flash_attention_map.py /path/to/ollama/
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+from ollama_git import git, release_tags
+
 OUT = Path(__file__).resolve().parents[2] / "src" / "runlocal" / "data" / "ollama_flash_attention.json"
 FIRST, LAST_BEFORE = (0, 11, 8), (0, 30, 0)
-TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
-
-
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=False).stdout
 
 
 def arch_list(source: str, func: str) -> list[str]:
@@ -40,13 +36,9 @@ def arch_list(source: str, func: str) -> list[str]:
 
 
 def main(repo: str) -> None:
-    tags = sorted((tuple(int(x) for x in m.groups()), t) for t in git(repo, "tag").split()
-                  if (m := TAG.match(t)))
     releases: dict[str, dict] = {}
     last = None
-    for key, tag in tags:
-        if not FIRST <= key < LAST_BEFORE:
-            continue
+    for tag in release_tags(repo, FIRST, LAST_BEFORE):
         source = git(repo, "show", f"{tag}:fs/ggml/ggml.go")
         row = {"flash_attention": arch_list(source, "func (f GGML) FlashAttention"),
                "engine": arch_list(source, "func (kv KV) OllamaEngineRequired"),

@@ -19,15 +19,12 @@ Usage: python measurements/ollama_builds/make_map.py /path/to/ollama/.git   (a m
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+from ollama_git import git, release_tags
+
 OUT = Path(__file__).resolve().parents[2] / "src" / "runlocal" / "data" / "ollama_llama_cpp.json"
-
-
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True, check=False).stdout
 
 
 # A vendored commit whose build a public text names (no Ollama commit message does)
@@ -77,9 +74,7 @@ def release(repo: str, tag: str) -> dict | None:
 
 
 def main(repo: str) -> None:
-    tags = [t for t in git(repo, "tag").split() if re.fullmatch(r"v\d+\.\d+\.\d+", t)]
-    tags.sort(key=lambda t: tuple(int(x) for x in t[1:].split(".")))
-    releases = {t[1:]: r for t in tags if (r := release(repo, t)) is not None}
+    releases = {t[1:]: r for t in release_tags(repo) if (r := release(repo, t)) is not None}
     doc = {"_source": "measurements/ollama_builds/make_map.py over github.com/ollama/ollama (tags; "
                       f"newest commit read {git(repo, 'log', '-1', '--format=%h %ad', '--date=short').strip()})",
            "releases": releases}

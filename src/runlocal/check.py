@@ -140,7 +140,7 @@ def _transformers_options(req: CheckRequest):
 
     return TransformersOptions(max_new_tokens=req.max_new_tokens,
                                attn_implementation=(req.attn_implementation or "").strip().lower() or None,
-                               device_map=req.device_map or "auto")
+                               device_map=req.device_map or "auto", accelerate=(req.accelerate or "").strip() or None)
 
 
 def _lora(req: CheckRequest) -> dict:

@@ -156,6 +156,9 @@ class CheckRequest:
     device_map: str | None = _opt(None, "--device-map", choices=("auto", "cuda"),
                                   help="transformers: auto (default: layers spill to RAM and disk) or cuda "
                                        "(model.cuda(): every weight on the first GPU)")
+    accelerate: str | None = _opt(None, "--accelerate", max_length=40,
+                                  help="transformers before 5.0: the accelerate release installed, e.g. 0.21.0 "
+                                       "(default: the least the transformers release requires)")
     use_measurements: bool = True            # stored probe/benchmark results replace predictions (not an option)
     extra: dict = field(default_factory=dict)
 

@@ -64,10 +64,11 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
     # diagnose51, with round 42's one off-GitHub page; rounds 52 (with its off-GitHub pages) and 53 (60.0 % and 85.7 %,
     # scored together) since diagnose52; rounds 54 and 55 (5/5 and 10/10, scored together) since session 18; rounds
     # 56-59 (42/51 = 82.4 %, scored once, together) since session 19's diagnose19, their off-GitHub pages with them;
-    # round 61 (collect61, committed whole in 046c591 after rounds 56-59 joined tuning; round 60, collect60's, holds
-    # no text: 3e1d55a) is held out whole — its off-GitHub pages only — and nothing else is; round 62 (36/42, scored
-    # once by the lead) since session 19's diagnose19b; round 63 (collect63, produced here, committed whole in d7194fb
-    # after round 62 joined tuning) is held out whole; no URL is in two rounds
+    # round 62 (36/42, scored once by the lead) since session 19's diagnose19b; round 61 (4/4, collect61's, committed
+    # whole in 046c591; round 60, collect60's, holds no text: 3e1d55a) and round 63 (36/38, collect63's, produced
+    # here, committed whole in d7194fb) since session 20's diagnose20; held out: rounds 64 and 65 (collect64's 21 texts,
+    # committed whole in ed766da; collect65's 18, committed whole in afb5096; scored once together by the lead in session
+    # 20); no URL is in two rounds
     tuning_files = {r["file"] for r in tune}
     assert {"round6.jsonl", "round7.jsonl", "round8.jsonl", "round9.jsonl", "round10.jsonl", "round11.jsonl",
             "round12.jsonl", "round13.jsonl", "round14.jsonl", "round15.jsonl", "round16.jsonl", "round17.jsonl",
@@ -81,16 +82,22 @@ def test_public_corpus_is_cited_and_holds_a_fresh_fifth_out():
             "round49.jsonl", "round50.jsonl", "round51.jsonl", "round42_pages.jsonl",
             "round52.jsonl", "round52_pages.jsonl", "round53.jsonl",
             "round54.jsonl", "round55.jsonl", "round55_pages.jsonl", "round56.jsonl", "round56_pages.jsonl",
-            "round57.jsonl", "round58.jsonl", "round59_pages.jsonl", "round62.jsonl"} <= tuning_files
-    assert {r["file"] for r in hold} == {"round61_pages.jsonl", "round63.jsonl"}
+            "round57.jsonl", "round58.jsonl", "round59_pages.jsonl", "round61_pages.jsonl", "round62.jsonl",
+            "round63.jsonl"} <= tuning_files
+    assert {r["file"] for r in hold} == {"round64.jsonl", "round65.jsonl"}
+    # as collect64's and collect65's reports state them (records' memory field counted, no text read): 21 texts, 5
+    # memory failures; 18 texts, 8 memory failures
+    for name, n, memory in (("round64.jsonl", 21, 5), ("round65.jsonl", 18, 8)):
+        part = [r for r in hold if r["file"] == name]
+        assert (len(part), sum(r["memory"] for r in part)) == (n, memory)
     # round 61: 4 texts, 2 memory failures and 2 look-alikes from 4 sites, none on GitHub, as collect61's commit
     # 046c591 states them (the records' file, memory, project and source fields counted, no text read)
     # round 63: 38 failures produced here, 17 memory and 21 look-alikes, each citing its script at a commit, as
     # collect63's commit d7194fb states them (collected whole after round 62 joined tuning)
-    r63 = [r for r in hold if r["file"] == "round63.jsonl"]
+    r63 = [r for r in tune if r["file"] == "round63.jsonl"]
     assert (len(r63), sum(r["memory"] for r in r63)) == (38, 17)
     assert all(r["source"].startswith("produced-here:measurements/public_errors/round63_make/") for r in r63)
-    r61 = [r for r in hold if r["file"] == "round61_pages.jsonl"]
+    r61 = [r for r in tune if r["file"] == "round61_pages.jsonl"]
     assert (len(r61), sum(r["memory"] for r in r61), len({r["project"] for r in r61})) == (4, 2, 4)
     assert not any(r["source"].startswith("https://github.com/") for r in r61)
     # round 62: 42 failures produced here, 19 memory and 23 look-alikes, each citing its script at a commit, as

@@ -1,6 +1,6 @@
 """measurements/public_errors/check_round.py's duplicate test counts a page as one source whatever its '#' anchor, as
 the collection rules say: rounds 59-61 take "one text per page", "a query string or comment anchor dropped for the test"
-(round59_queries.md, held_out/round61_queries.md test (a)); only round 56's rule let one page give two texts, one
+(round59_queries.md, round61_queries.md test (a)); only round 56's rule let one page give two texts, one
 per section, "cited by that section's anchor" (round56_queries.md), and it too tested the page "without its
 anchor" against the corpus. The script is run as a program (as its docstring says), never imported into this process."""
 

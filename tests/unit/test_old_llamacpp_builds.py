@@ -38,6 +38,33 @@ def test_no_hf_tag_before_pr_11195_but_the_file_and_where_to_get_it():
     assert " -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M " in new and "hf download" not in new
 
 
+def test_the_file_is_named_as_its_publisher_names_files():
+    """The -m name for a build without -hf, against each repo's own file list (the Hub's tree pages): mradermacher
+    puts a dot before the type (huggingface.co/mradermacher/DeepSeek-V2-Lite-Chat-GGUF/tree/b71ef48 lists
+    DeepSeek-V2-Lite-Chat.Q4_K_M.gguf; its i1 repo, tree 812f6fe, DeepSeek-V2-Lite-Chat.i1-Q4_K_M.gguf), TheBloke a dot
+    after a lower-case stem (TheBloke/Mistral-7B-Instruct-v0.1-GGUF tree 9ab8d70: mistral-7b-instruct-v0.1.Q4_K_M.gguf),
+    bartowski a dash (the test above). Before, the dash form was guessed for all three."""
+    from runlocal.runtimes.flag_spelling import published_gguf_file
+
+    old = plan(model="deepseek-v2-lite", gpu="rtx-4090", ctx=4096, runtime="llama.cpp==b4447").command
+    assert " -m DeepSeek-V2-Lite-Chat.Q4_K_M.gguf " in old
+    assert "hf download mradermacher/DeepSeek-V2-Lite-Chat-GGUF --include '*Q4_K_M*.gguf'" in old
+    old = plan(model="mistral-7b-v0.1", gpu="rtx-4090", ctx=4096, runtime="llama.cpp==b4447").command
+    assert " -m mistral-7b-instruct-v0.1.Q4_K_M.gguf " in old
+    assert published_gguf_file("mradermacher/DeepSeek-V2-Lite-Chat-i1-GGUF", "Q4_K_M") == \
+        "DeepSeek-V2-Lite-Chat.i1-Q4_K_M.gguf"
+    assert published_gguf_file("unsloth/Qwen3-8B-GGUF", "Q4_K_M") == "Qwen3-8B-Q4_K_M.gguf"
+    # 16-bit files: bartowski/Meta-Llama-3.1-8B-Instruct-GGUF tree 3bbbfd9 lists Meta-Llama-3.1-8B-Instruct-bf16.gguf,
+    # mradermacher/SmolLM-360M-GGUF tree 341e070 SmolLM-360M.f16.gguf
+    assert published_gguf_file("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "BF16") == \
+        "Meta-Llama-3.1-8B-Instruct-bf16.gguf"
+    assert published_gguf_file("mradermacher/SmolLM-360M-GGUF", "F16") == "SmolLM-360M.f16.gguf"
+    # the reading side takes both forms: a dotted file name reads back to its catalog model and type
+    from runlocal.runtimes.pull_names import read_gguf_file_name
+    read = read_gguf_file_name("DeepSeek-V2-Lite-Chat.Q4_K_M.gguf")
+    assert read is not None and (read.alias, read.quant) == ("deepseek-v2-lite", "Q4_K_M")
+
+
 def test_no_flash_attention_fix_before_pr_5021():
     # 64k of f16 KV for llama-3.1-8b: 2 × 32 layers × 8 heads × 128 × 2 B × 65,536 = 8 GiB, over a 12 GiB card with
     # the weights; on b2761 neither -fa nor a quantized V cache (which needs flash attention) exists

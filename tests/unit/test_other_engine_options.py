@@ -21,6 +21,7 @@ SAMPLE = {
     "max_num_batched_tokens": 4096, "tp": 2, "pp": 2, "enforce_eager": True, "swap_space": 8.0, "dp": 2,
     "expert_parallel": True, "enable_lora": True, "max_loras": 2, "max_lora_rank": 32, "mem_fraction_static": 0.8,
     "max_new_tokens": 256, "attn_implementation": "eager", "device_map": "cuda", "cpu_kvcache_space": 8,
+    "accelerate": "0.21.0",
 }
 # what every engine reads: the model, the hardware, the context, the weights' and the KV cache's types, the requests,
 # the prompt the speed figures are for

@@ -113,3 +113,40 @@ def test_plan_uses_the_release_and_says_which():
     assert step["value"] == "0.848" and "graphs 32 (decode graphs: 2 × max bs)" in step["formula"]
     version, words = runtime_rules(get_runtime("sglang==0.5.3"))
     assert version == "0.5.3" and words == old["runtime_rules"]
+
+
+def test_0_5_13_to_0_5_16_clamp_the_prefill_graphs_to_the_context_length():
+    """0.5.13 server_args.py:1579-1585 / 0.5.16 :4039-4045: "Clamp to context_length if explicitly set" —
+    the largest prefill CUDA-graph size is min(chunked_prefill_size, context_length); 0.5.11 (:1407-1432) and 0.5.19
+    (arg_groups/memory_hook.py:185-222) have no such clamp. The command runlocal prints passes --context-length.
+
+    By hand, an RTX 4090 at 24,564 MiB and TP 1 (0.5.5 – 0.5.19's table: chunked 2048, decode max bs 24), the
+    capture sizes of _generate_piecewise_cuda_graph_tokens (range(4, 33, 4) + range(48, 257, 16) + range(288, 513, 32)
+    + range(576, 1025, 64) + range(1280, 4097, 256) + …, those ≤ the max):
+      up to 2048: 8 + 14 + 8 + 8 + 4 (1280, 1536, 1792, 2048) = 42 sizes × 8 MiB = 336 MiB;
+      up to 1024 (--context-length 1024): 8 + 14 + 8 + 8 = 38 sizes × 8 MiB = 304 MiB.
+    reserved = 512 + 1.5 × 2048 + 1 × 1 / 8 × 1024 + 2 × 24 + graphs = 3,760 + graphs (under 60 GiB: no 10 GiB floor).
+    """
+    assert len(list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
+               + list(range(576, 1025, 64))) == 38
+    base = 512 + 1.5 * 2048 + 1024 / 8 + 2 * 24
+    unclamped, clamped = round((RTX_4090 - base - 42 * 8) / RTX_4090, 3), round((RTX_4090 - base - 38 * 8) / RTX_4090, 3)
+    assert (unclamped, clamped) == (0.833, 0.835)
+
+    def fraction(release: str, context: int) -> float:
+        rules = sglang_rules(tuple(int(x) for x in release.split(".")), release)
+        chunked, bs = tier_defaults(rules, RTX_4090, 1, gpu_memory_defaults(RTX_4090, 1))
+        assert (chunked, bs) == ((2048, 24) if release != "0.5.23" else (4096, 48))     # 0.5.21's table48 after
+        return default_mem_fraction_static(RTX_4090, chunked, bs, 1, 1, False, rules, context)
+
+    for release in ("0.5.13", "0.5.14", "0.5.16"):
+        assert fraction(release, 1024) == clamped, release
+        assert fraction(release, 32768) == unclamped, release     # a context above the chunk clamps nothing
+    for release in ("0.5.11", "0.5.19"):
+        assert fraction(release, 1024) == unclamped, release
+    assert fraction("0.5.23", 1024) == fraction("0.5.23", 32768)
+    # what the plan says: --explain's formula names the clamp
+    plan = check(CheckRequest(model="qwen2.5-0.5b", gpu="rtx-4090", ctx=1024, runtime="sglang==0.5.13",
+                              use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert "prefill graph sizes up to --context-length 1,024" in step.formula

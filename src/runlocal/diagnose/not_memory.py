@@ -42,6 +42,35 @@ NOT_MEMORY = (
                 r"|\bcount underflow\b"),  # a reference count that went below zero (a driver's or runtime's bug)
      "notmem-crash-signal"),
     (MLOCK, "notmem-survived-warning"),
+    # a process stopped from outside, said by its own signal or exit status (signal(7): SIGINT 2, SIGTERM 15; a shell
+    # and docker report a death by signal N as 128 + N):
+    # - Python's KeyboardInterrupt closing a traceback: SIGINT's default handler raises it (Ctrl-C:
+    #   kwonathan/language-models-trajectory-generators#2; round 63's l12), and vLLM's api_server raises
+    #   KeyboardInterrupt("terminated") on SIGTERM while it starts (a Kubernetes liveness probe's kill, pasted in
+    #   imroc/tke-guide's content/ai/llm.md at 020deb1);
+    # - exit status 124, GNU timeout's own when the command timed out (coreutils timeout: "If the command times out,
+    #   and --preserve-status is not set, then exit with status 124"; uutils/coreutils#11392; round 63's l11: "gen.py
+    #   exited with code 124"), 130 (128 + SIGINT) and 143 (128 + SIGTERM: docker stop, docker-library/tomcat#146
+    #   "Exited (143) 7 seconds ago"; immich-app/immich#17488), an IDE's "interrupted by signal 2: SIGINT";
+    # - Python's CalledProcessError naming the child's signal ("died with <Signals.SIGTERM: 15>", subprocess.py's
+    #   __str__), and bash's job report "Terminated" (strsignal(SIGTERM)), srun's "task 0: Terminated";
+    # - a launcher that received the signal itself: torchrun's agent ("Received 15 death signal, shutting down
+    #   workers", then "SignalException: Process N got signal: 15": determined-ai/determined#8915,
+    #   pytorch/pytorch#150916; 2, Ctrl-C: MCG-NJU/RTD-Action#31; 1, SIGHUP, the terminal or ssh session closed:
+    #   zai-org/ChatGLM2-6B#238), and Slurm's slurmstepd "*** JOB N ON host CANCELLED AT time ***" (scancel:
+    #   qiskit-community/spank-plugins#17), "... DUE TO JOB REQUEUE" (facebookincubator/submitit#1708) — its
+    #   "DUE TO NODE FAILURE" is no stop someone asked for, and its cgroup OOM kill says so on its own line.
+    # The kernel's OOM killer sends SIGKILL: 137, "Killed", <Signals.SIGKILL: 9>, a dmesg line — read as memory
+    # elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines, which outrank this one
+    # (signals._KILL_KERNEL: linux-oom-killer)
+    (re.compile(r"^\s*keyboardinterrupt(?::.*)?$"
+                r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
+                r"|interrupted by signal (?:2: sigint|15: sigterm)|died with <signals\.sig(?:int|term): \d+>"
+                r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+\S.*)?$|line \d+:\s*\d+\s+terminated\b"
+                r"|\btasks? [\d,-]+: terminated\b"
+                r"|received (?:1|2|15|signals\.sig(?:hup|int|term)) death signal|\bgot signal: (?:1|2|15)\b"
+                r"|\bcancelled at \S+ (?:\*\*\*|due to (?:time limit|preemption|job requeue)\b)"),
+     "notmem-stopped"),
     (re.compile(r"ptx was comp\w+ with an unsupported toolchain|cudaerrorunsupportedptxversion"), "notmem-ptx-toolchain"),
     (re.compile(r"kernel image is (?:not available|invalid)|no kernel image|invalid device function|nobinaryforgpu"
                 r"|unable to load kernel"), "notmem-no-kernel-image"),

@@ -542,7 +542,7 @@ GATE_WORDS = frozenset({
     "exit", "install", "connection", "nccl", "resources", "too large", "layout", "dead", "engine", "offload",
     "dispatched", "cache_size", "kv_cache", "create context", "create llama_context", "malloc", "alloc",
     "gpus are available", "setup failed", "shared object", "undefined symbol", "libcudart", "native library",
-    "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer",
+    "cuda binary", "crashed", "0xc000001d", "-1073741795", "sigill", "command buffer", "commandbuffer", "death signal",
     "memory pool", "requires", "required", "requested", "error", "exception", "ggml_assert", "assertion", "panic",
     "segmentation fault", "busy or unavailable", "unable to load kernel", "or newer", "__global__", "outofmemory",
     "could not be allocated", "maximum", "leak detected", "failed to start", "could not load",
@@ -555,7 +555,7 @@ GATE_WORDS = frozenset({
     "iot instruction", "0xc0000005", "access violation", "crash", "detected", "devices found", "initialize cuda",
     "end of file", "magic", "gguf", "ggml file", "wrong size", "no such file", "does not exist", "unable to load model",
     "no file named", "model from path", "mlock", "virtuallock", "more memory than", "!= null", "!=null", "underflow",
-    "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs", "projector",
+    "jetsam", " fit in", " fit on", "wake_up", "appear to have", "retracted_reqs", "projector", "keyboardinterrupt",
     "address already in use", "eaddrinuse", "socket address", "套接字地址",
     "out of resource", "no such ",  # ("resources" above already lets "too many resources", "OutOfResources" in)
     "other process", "tactic", "enomem", "asynchronously reported", "cuda_launch_blocking", "mmap",

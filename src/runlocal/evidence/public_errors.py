@@ -248,19 +248,24 @@ troubleshooting pages, Hugging Face model discussions — (``round56_queries.md`
 run logs read from whole repositories (b3f5ce5); round 59 (``round59_pages.jsonl``, 8 texts, 3 and 5) by collect59
 from Hugging Face model discussions with a wider cause test (53628e0); diagnose19 moved all four out of ``held_out/``
 in session 19, before rounds 60 and 61 were collected whole: they are tuning data.
-Round 61 is held out (session 19; ``held_out/round61_pages.jsonl``, 4 texts, 2 memory failures and 2 look-alikes,
-all off GitHub — Qiita, CSDN and Hugging Face discussions in Japanese, Chinese and English), collected by collect61
-from pages where users write in another language than English (``held_out/round61_queries.md``, committed whole in
-046c591 after rounds 56-59 joined tuning) and scored once by diagnose19. Round 60 (``held_out/round60_queries.md``,
-collect60, 3e1d55a) found no text: GitHub Discussions are not in the stored corpora. Round 62 (session 19;
-``round62.jsonl``, 42 texts, 19 memory failures and 23 look-alikes): failures produced by the real runtimes installed
-here, the cause induced by each script of ``round62_make/`` and its label fixed there before the run (collect62,
-committed whole in 8d8e5d5), scored once by the lead (36/42); diagnose19b moved it out of ``held_out/`` in session 19,
-before round 63 was collected whole: it is tuning data. Round 63 is held out (session 19; ``held_out/round63.jsonl``,
-38 texts, 17 memory failures and 21 look-alikes): failures produced by the runtimes installed here, new scenarios, the
-cause induced by each script of ``round63_make/`` and its label fixed there before the run (collect63, committed whole
-in d7194fb after round 62 joined tuning), scored once by diagnose19b after its tuning on round 62's misses.
-``next/`` holds no round now; this loader does not read it.
+Round 61 (session 19; ``round61_pages.jsonl``, 4 texts, 2 memory failures and 2 look-alikes, all off GitHub —
+Qiita, CSDN and Hugging Face discussions in Japanese, Chinese and English), collected by collect61 from pages where
+users write in another language than English (``round61_queries.md``, committed whole in 046c591 after rounds 56-59
+joined tuning), scored once by diagnose19 (4/4). Round 60 (``round60_queries.md``, collect60, 3e1d55a) found no text:
+GitHub Discussions are not in the stored corpora. Round 62 (session 19; ``round62.jsonl``, 42 texts, 19 memory
+failures and 23 look-alikes): failures produced by the real runtimes installed here, the cause induced by each script
+of ``round62_make/`` and its label fixed there before the run (collect62, committed whole in 8d8e5d5), scored once by
+the lead (36/42); diagnose19b moved it out of ``held_out/`` in session 19, before round 63 was collected whole: it is
+tuning data. Round 63 (session 19; ``round63.jsonl``, 38 texts, 17 memory failures and 21 look-alikes): failures
+produced by the runtimes installed here, new scenarios, the cause induced by each script of ``round63_make/`` and its
+label fixed there before the run (collect63, committed whole in d7194fb after round 62 joined tuning), scored once by
+diagnose19b after its tuning on round 62's misses (36/38). diagnose20 moved rounds 60, 61 and 63 out of
+``held_out/`` in session 20, before rounds 64 and 65 were collected whole: they are tuning data. Held out: round 64 (session 20;
+``held_out/round64.jsonl``, 21 public texts, 5 memory failures and 16 look-alikes, threads found by the runtimes' own
+message strings — collect64, rule first in 684b6ce, committed whole in ed766da) and round 65 (``held_out/round65.jsonl``,
+18 public texts, 8 memory failures and 10 look-alikes, from trackers of projects the corpus held 0-2 texts of —
+collect65, count and rule first in 57ff383 / e0daf38, committed whole in afb5096), scored once together by the lead
+after diagnose20's tuning (35/39).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

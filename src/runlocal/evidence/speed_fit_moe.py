@@ -4,11 +4,19 @@ width ggml-vulkan picks) scored against public llama-bench rows, tuning and held
 
 Tuning: the moeprefill round's tuning tables (measurements/speed/moeprefill_2026.jsonl, ``fit_scope: "moe_prefill"``,
 rule held_out/moeprefill_queries.md) and the MoE prompt rows of the fitted files that were unpredicted until session 19
-(strixhalo_2026.jsonl's Radeon 8060S Vulkan rows, backends_2025.jsonl's RTX 5090 rows): single-GPU, no depth. Held
-out: held_out/moeprefill.jsonl. Each row is also priced by the dense formula alone (the expert factor forced to 1):
+(strixhalo_2026.jsonl's Radeon 8060S Vulkan rows, backends_2025.jsonl's RTX 5090 rows): single-GPU, no depth. The
+moeprefill round's 3 held-out rows, scored once in session 19 (held_out/moeprefill_first_run.txt), are tuning since
+session 20 (moeprefill_2026.jsonl, "spent"). Held out: the moeprefill2 round (held_out/moeprefill2.jsonl, rule
+held_out/moeprefill2_queries.md). Each row is also priced by the dense formula alone (the expert factor forced to 1):
 what a plan would print with no MoE term. The term fits no constant (VULKAN_EXPERT_SHARE stays 1.0: the tuning
 rows' grid put its best at 0.98, 22.20 % against 22.23 % at 1.0). Plans do not apply it (backend_speed.
-VULKAN_MOE_APPLIED: the held-out round failed); the rows are scored as if they did."""
+VULKAN_MOE_APPLIED: the held-out round failed); the rows are scored as if they did.
+
+Since session 20 a plan prints a range instead of nothing (backend_speed.MOE_PREFILL_RANGES): on Vulkan the priced
+figure × the measured spread of its vendor group's tuning rows, on ROCm's per-expert fallback and SYCL the dense
+formula × (the slowest tuning row's ratio … 1.0). range_ratios reads those ratios off the rows; the report scores
+each row inside or outside its range (the tuning rows set the ends, so they are inside by construction; the held-out
+rows are the check)."""
 
 from __future__ import annotations
 
@@ -19,10 +27,10 @@ from contextlib import contextmanager
 
 from ..hardware import backend_speed as BS
 from ..hardware import speed as S
-from .speed_fit import Row, build_rows, load_held_out, load_records, predict_row
+from .speed_fit import Row, build_rows, load_held_out, load_records, predict_row, prefill_row, unmodelled_prefill
 
 SCOPE = "moe_prefill"
-HELD_OUT_ROUND = "moeprefill"
+HELD_OUT_ROUND = "moeprefill2"
 
 
 def scored(rows: list[Row]) -> list[Row]:
@@ -71,13 +79,66 @@ def errors(rows: list[Row], consts: dict[str, S.Fit], split_ms: float) -> list[t
     return [(r, p, d) for r, p, d in zip(rows, with_term, dense, strict=True) if p and d]
 
 
+def fallback_rows(records: list[dict] | None = None) -> list[Row]:
+    """Single-GPU ROCm / SYCL MoE prompt rows at no depth that a plan declines (backend_speed.moe_prefill_gap: the
+    per-expert paths): the fitted files' and the spent held-out rounds' (round 2's #22413 B60 row, scored in session
+    11; strixhalo's, scored in session 15), or ``records``'."""
+    if records is None:
+        records = load_records(include_outliers=True) + load_held_out("round2") + load_held_out("strixhalo")
+    return [r for r in build_rows(records) if r.kind == "pp" and r.n_experts and r.backend in ("rocm", "sycl")
+            and r.n_devices == 1 and "@" not in r.rec["test"] and unmodelled_prefill(r)]
+
+
+def range_group(row: Row) -> tuple[str, str]:
+    """The key of a row's range in backend_speed.MOE_PREFILL_RANGES."""
+    nvidia = row.backend == "vulkan" and (row.device.vendor or "").lower() == "nvidia"
+    return row.backend, "nvidia" if nvidia else ""
+
+
+def priced_rows(vulkan: list[Row], fallback: list[Row], consts: dict[str, S.Fit],
+                split_ms: float) -> list[tuple[Row, float]]:
+    """(row, the figure a plan prices before declining it): Vulkan's with the padded tiles, ROCm / SYCL's by the dense
+    formula (prefill_row skips the decline)."""
+    with term_applied():
+        out = [(r, p) for r in vulkan if (p := predict_row(r, consts, split_ms))]
+    return out + [(r, p) for r in fallback if (p := prefill_row(r, consts, None))]
+
+
+def range_ratios(pairs: list[tuple[Row, float]]) -> dict[tuple[str, str], list[float]]:
+    """measured ÷ priced per range group: what MOE_PREFILL_RANGES' measured ends are read from."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for r, p in pairs:
+        out.setdefault(range_group(r), []).append(r.measured / p)
+    return out
+
+
+def report_ranges(consts: dict[str, S.Fit], split_ms: float) -> None:
+    """Each range group's rows inside / outside backend_speed.MOE_PREFILL_RANGES, tuning and held out apart."""
+    parts = (("tuning", priced_rows(tuning_rows(), fallback_rows(), consts, split_ms)),
+             ("held out (held_out/moeprefill2.jsonl)", priced_rows(held_out_rows(), fallback_rows(
+                 [r for r in load_held_out(HELD_OUT_ROUND) if r.get("backend") in ("rocm", "sycl")]), consts, split_ms)))
+    print("\nMoE prefill ranges (backend_speed.MOE_PREFILL_RANGES: printed where no MoE prompt figure is validated)")
+    print(f"  {'rows':38} {'group':14} {'n':>3} {'sources':>7} {'ratio min':>9} {'max':>6} {'range':>13} {'inside':>7}")
+    for title, pairs in parts:
+        ratios = range_ratios(pairs)
+        if not ratios:
+            print(f"  {title:38} none")
+        for group, values in sorted(ratios.items()):
+            rng = BS.MOE_PREFILL_RANGES[group]
+            inside = sum(rng.low <= v <= rng.high for v in values)
+            sources = len({r.rec["source_url"] for r, _ in pairs if range_group(r) == group})
+            print(f"  {title:38} {'/'.join(g for g in group if g):14} {len(values):3} {sources:7} {min(values):9.3f} "
+                  f"{max(values):6.3f} {rng.low:5.2f}–{rng.high:<5.2f}  {inside:3}/{len(values)}")
+
+
 def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool = False) -> None:
     """Tuning and held-out MoE prompt rows on Vulkan: every row, then median |error| with the term and by the dense
     formula."""
-    for title, rows in (("tuning", tuning_rows()), ("held out (held_out/moeprefill.jsonl)", held_out_rows())):
+    for title, rows, rule in (("tuning", tuning_rows(), "moeprefill_queries.md, moeprefill2_queries.md"),
+                              ("held out (held_out/moeprefill2.jsonl)", held_out_rows(), "moeprefill2_queries.md")):
         got = errors(rows, consts, split_ms)
         print(f"\nMoE prefill on Vulkan, {title}: {len(got)} rows (backend_speed.vulkan_expert_factor; rule "
-              "held_out/moeprefill_queries.md)")
+              f"held_out/{rule})")
         if not got:
             print("  none")
             continue
@@ -95,6 +156,7 @@ def report_moe_prefill(consts: dict[str, S.Fit], split_ms: float, *, quiet: bool
         print(f"  MdAPE {statistics.median(term):.1f}% with the term (median {statistics.median(signed):+.1f}%, "
               f"max {max(term):.1f}%) against {statistics.median(dense):.1f}% by the dense formula; "
               f"{len(got)} rows from {sources} sources")
+    report_ranges(consts, split_ms)
 
 
 if __name__ == "__main__":   # pragma: no cover

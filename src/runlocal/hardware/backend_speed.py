@@ -18,6 +18,10 @@ instead:
 - ggml-vulkan: derived in session 19 from the source — its padded mul_mm_id tiles (vulkan_expert_factor, below) —
   and scored: the moeprefill round's tuning rows read 22.2 % median |error| with it against 50.0 % by the dense
   formula, its held-out rows 92.3 % against 144.5 % (FAIL): not applied (VULKAN_MOE_APPLIED), so Vulkan is declined too.
+Declined on these three backends, a plan prints a range instead of a figure since session 20 (MOE_PREFILL_RANGES:
+the figure the cost model prices × the measured spread of the tuning rows, or × the slowest row … 1.0 where the
+source bounds the per-expert path by the dense rate); the round that was to check it (moeprefill2) found no
+held-out rows, so every range is unvalidated and says so.
 
 MoE prefill on CUDA (NVIDIA, integer-quantized experts: MMQ) is priced by its tiles (``expert_tile_factor``), read
 from ggml-cuda in build 0c1e57098 (the build of the own H100/H200 runs):
@@ -76,6 +80,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 MOE_PREFILL_UNMODELLED = {
@@ -432,7 +437,62 @@ VULKAN_MOE_DECLINED = (
     "ggml-vulkan multiplies each expert only by the tokens routed to it (mul_mm_id, one dispatch over every expert, "
     f"tiles padded to a width picked against the mean tokens an expert receives: {VULKAN_ID_TILE_SOURCE}); that padding "
     "priced from the source read 22.2 % median error on the tuning tables but 92.3 % on the held-out ones (+64 … +115 %, "
-    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no figure is printed")
+    "too fast; measurements/speed/held_out/moeprefill_first_run.txt), so no single figure is printed: a range is "
+    "(the prefill range step)")
+
+
+@dataclass(frozen=True)
+class MoePrefillRange:
+    """Where no MoE prompt figure passed its held-out round, the range a plan prints instead: ``low`` … ``high`` × the
+    figure its cost model prices (``priced``), each end named by ``basis``; ``rows`` / ``sources``: the tuning rows
+    (single GPU, no depth) whose measured ÷ priced ratios set the measured ends (evidence/speed_fit_moe.py)."""
+    low: float
+    high: float
+    priced: str
+    basis: str
+    rows: int
+    sources: int
+
+
+# The ranges (session 20, rule measurements/speed/held_out/moeprefill2_queries.md), ratios measured ÷ priced read off
+# the tuning rows by evidence/speed_fit_moe.range_ratios and rounded outward to 0.01 (test_moe_prefill_range checks
+# them against the records):
+# - Vulkan: priced with the padded mul_mm_id tiles (vulkan_expert_factor). The source picks the tile path by driver
+#   (NV_coopmat2 on NVIDIA, coopmat1 / scalar elsewhere) and the rows split the same way: NVIDIA's all above the priced
+#   figure (1.13 … 2.69, all on one card, the RTX 5090, whose dense Vulkan rate is already under-priced), AMD's
+#   mostly below (0.46 … 1.27).
+#   Both ends are measured; an Intel card takes the non-NVIDIA spread (no Intel Vulkan MoE prompt row yet).
+# - ROCm (the per-expert fallback, rocm_expert_mmq) and SYCL (one dequantize-and-GEMM per expert): priced by the dense
+#   formula. The upper end is the source's: the per-expert GEMMs at the dense rate, nothing launch- or sync-bound
+#   (1.0); the lower end is the slowest tuning row (ROCm 0.22: GLM-4.5-Air on the Radeon 8060S, the only declined
+#   ROCm rows — one card, one model; SYCL 0.10: the one public run, an Arc Pro B60's Qwen3.6-35B-A3B, #22413).
+MOE_PREFILL_RANGES = {
+    ("vulkan", "nvidia"): MoePrefillRange(1.13, 2.69, "the padded mul_mm_id tiles (vulkan_expert_factor)",
+                                          "measured spread of NVIDIA's Vulkan MoE prompt rows (one card, the RTX 5090)",
+                                          13, 3),
+    ("vulkan", ""): MoePrefillRange(0.46, 1.27, "the padded mul_mm_id tiles (vulkan_expert_factor)",
+                                    "measured spread of AMD's Vulkan MoE prompt rows", 20, 9),
+    ("rocm", ""): MoePrefillRange(0.22, 1.0, "the dense formula",
+                                  "slowest tuning row (one card, one model) … the per-expert GEMMs at the dense rate",
+                                  44, 4),
+    ("sycl", ""): MoePrefillRange(0.10, 1.0, "the dense formula",
+                                  "the one public run … the per-expert GEMMs at the dense rate", 1, 1),
+}
+
+
+def moe_prefill_range(backend: str | None, vendor: str | None) -> MoePrefillRange | None:
+    """The range a plan prints for a MoE prompt on ``backend`` where it prints no figure (MOE_PREFILL_RANGES); None on
+    a backend with none (CUDA's Volta fallback, Metal)."""
+    nvidia = (vendor or "").lower() == "nvidia" and backend == "vulkan"
+    return MOE_PREFILL_RANGES.get((backend or "", "nvidia" if nvidia else ""))
+
+
+def moe_range_words(rng: MoePrefillRange, figure: float, backend: str) -> tuple[str, str]:
+    """--explain's formula and value for a MoE prompt's range around its unvalidated ``figure`` (tokens/s)."""
+    rows = f"{rng.rows} tuning row{'s' if rng.rows != 1 else ''} from {rng.sources} source{'s' if rng.sources != 1 else ''}"
+    return (f"MoE prompt on {backend}, no figure validated: {figure:,.0f} tokens/s priced by {rng.priced} × "
+            f"{rng.low:g} … {rng.high:g} ({rng.basis}; {rows}; unvalidated: the moeprefill2 round had no held-out rows)",
+            f"{figure * rng.low:,.0f}–{figure * rng.high:,.0f} tokens/s (range)")
 
 
 def expert_tile_words(backend: str | None) -> str:

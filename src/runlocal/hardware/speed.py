@@ -46,7 +46,7 @@ from ..kv import kv_bytes
 from ..runtimes.registry import engine
 from . import fa_off_decode as FOD
 from . import fa_off_prefill as FOP
-from .backend_speed import moe_prefill_gap, nvidia_kernel_words, pre_volta_decode_variant
+from .backend_speed import moe_prefill_gap, moe_prefill_range, nvidia_kernel_words, pre_volta_decode_variant
 from .build_era import FA_DERIVED_BACKENDS, FA_KV_FACTOR, prefill_entry
 from .fa_prefill import FaAttention, fa_attention
 from .fa_prefill import applies as fa_mma_applies
@@ -490,6 +490,7 @@ class SpeedPlan:
     recurrent_notes: tuple = ()         # the recurrent kernels' and scan's --explain steps (recurrent_speed.py)
     kernel_path: str = ""               # words where ggml-cuda's MMQ rule sends the batch to cuBLAS (backend_speed.py)
     fa_off: FOP.FaOffAttention | None = None    # -fa off on CUDA: the unfused graph's attention (fa_off_prefill.py)
+    moe_range: tuple | None = None      # no MoE prompt figure: (the unvalidated figure, its MoePrefillRange)
 
     @property
     def ttft_s(self) -> float | None:
@@ -715,6 +716,7 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
     kernels = first_gpu.backend if first_gpu and first_gpu.ggml else None
     ubatch = min(prompt, s.llamacpp.ubatch or UBATCH)
     factor, ub_term, read_bound, off = 1.0, None, False, FOP.plan_term(model, None, s.llamacpp, prompt, ubatch, 0.0, {}, None)
+    priced = None
     if first_gpu:
         dev = first_gpu.dev
         # on the GPU an expert matmul costs its padded tiles (expert_factor); the CPU's share below does not
@@ -751,14 +753,17 @@ def speed_plan(model: ModelSpec, quant: str | None, alloc, targets: list, defaul
         read_bound = floored is not None and prefill is not None and floored < prefill
         prefill = floored
         note = prompt_gap(model, first_gpu, weights, ubatch, alloc)
-        if note:
+        if note:    # a MoE prompt with no validated figure: the range around it (backend_speed.MOE_PREFILL_RANGES)
+            priced = (prefill, moe_prefill_range(first_gpu.backend, dev.vendor if dev else None)) \
+                if prefill and not tensor_core_gap(dev, first_gpu.backend, first_gpu.ggml) else None
             prefill = None
     else:
         prefill, note = (cpu_prefill_speed(flops) if reads.used else None), None
     if ctx and prompt > ctx:        # the context a plan settled on (--fit may cut it) cannot hold the prompt
-        prefill, note = None, prompt_over_context(prompt, ctx)
+        prefill, note, priced = None, prompt_over_context(prompt, ctx), None
     notes = recurrent_notes(model, parts, first_gpu, bool(prefill) and bool(first_gpu and first_gpu.ggml))
     return SpeedPlan(ctx, tuple(parts), decode, decode_short, short_ctx, prompt, flops, cpu_weights, first_gpu,
                      peak, eff, prefill, pageable, note, host_flops, model.n_layers, layer_us, factor, ubatch, shares,
                      quant, ub_term, state, state_words, scores,
-                     read_bound, fa, notes, path if first_gpu else "", off)
+                     read_bound, fa, notes, path if first_gpu else "", off,
+                     priced if priced and priced[1] else None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .backend_speed import expert_tile_words, fits_parent, pre_volta_decode_variant
+from .backend_speed import expert_tile_words, fits_parent, moe_range_words, pre_volta_decode_variant
 from .build_era import (
     CURRENT_PREFILL_ARCHS,
     CURRENT_PREFILL_ENTRIES,
@@ -126,7 +126,11 @@ def speed_figures(p: SpeedPlan) -> dict:
             # the prompt at the prefill rate (SpeedPlan.ttft_s); None where prefill is not predicted
             "time_to_first_token_s": float(f"{p.ttft_s:.4g}") if p.ttft_s else None,   # a 1-token prompt: 1e-4 s
             # why there is no prefill figure, where the model declines one (hardware/backend_speed.py)
-            **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {})}
+            **({"prefill_not_predicted": p.prefill_note} if p.prefill is None and p.prefill_note else {}),
+            # a MoE prompt with no validated figure: the range printed instead (backend_speed.MOE_PREFILL_RANGES)
+            **({"prefill_range_tokens_per_s": [round(p.moe_range[0] * p.moe_range[1].low, 1),
+                                               round(p.moe_range[0] * p.moe_range[1].high, 1)]}
+               if p.prefill is None and p.moe_range else {})}
 
 
 def _layers_words(q, share: bool = False) -> str:
@@ -202,6 +206,11 @@ def speed_steps(p: SpeedPlan, speed: dict, placed: dict[int, str] | None = None)
         over = bool(p.ctx and p.prompt > p.ctx)     # the prompt is longer than the plan's context (speed_plan)
         steps.append(("prefill speed", p.prefill_note, "not predicted",
                       "hardware/speed.py" if over else "hardware/backend_speed.py"))
+        if p.moe_range and p.first_gpu:
+            formula, value = moe_range_words(p.moe_range[1], p.moe_range[0], p.first_gpu.backend)
+            steps.append(("prefill range", formula, value,
+                          "hardware/backend_speed.MOE_PREFILL_RANGES (evidence/speed_fit_moe.py; rule "
+                          "measurements/speed/held_out/moeprefill2_queries.md)"))
     steps.append(ttft_step(p))
     return steps
 

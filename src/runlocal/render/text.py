@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from rich.console import Console
 from rich.table import Table
@@ -354,6 +355,10 @@ def speed_phrase(plan: Plan) -> str | None:
         ttft = sp.get("time_to_first_token_s")
         if ttft:
             parts.append(f"first token after {_seconds(ttft)}")
+    elif sp.get("prefill_range_tokens_per_s"):   # a MoE prompt with no validated figure: the range instead
+        low, high = cast("list[float]", sp["prefill_range_tokens_per_s"])    # speed_explain.speed_figures
+        parts.append(f"prefill {low:,.0f}–{high:,.0f} tokens/s (a range, unvalidated: no MoE prompt figure on this "
+                     "backend passed its held-out round; --explain says why)")
     elif sp.get("prefill_not_predicted"):
         why = str(sp["prefill_not_predicted"]).split(":")[0]      # "not modelled for … on vulkan"
         parts.append(f"prefill {why} (--explain says why)")

@@ -4,7 +4,8 @@ whose architecture came later is refused, with the first build / release known t
 data/arch_support.json (measurements/arch_support/make_arch_support.py) holds, per architecture the catalog uses:
 for llama.cpp the newest build known without its name in src/llama-arch.cpp's LLM_ARCH_NAMES (``without``), the oldest
 known with it (``with``) and, where a public text pins it, the first (``first``); for Ollama before v0.30.0 the first
-release whose vendored llama.cpp names it or whose Go engine registers it. llama.cpp's loader throws "unknown model
+release whose vendored llama.cpp names it or whose Go engine registers it, read back to ``ollama_oldest_read``
+(v0.3.14: older releases pin llama.cpp as a submodule, not in ollama/ollama's tree). llama.cpp's loader throws "unknown model
 architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
 it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked; an architecture the
@@ -189,23 +190,15 @@ def _ollama(version: RuntimeVersion, arch: str) -> tuple[str | None, str]:
                          f"does not (this release's vendored llama.cpp lacks the name"
                          + (f"; it has it from v{vendored}" if vendored else "") + ": ollama/ollama PR #15899)"
                          if only_go else ""))
-    oldest = min(_releases(), key=_key)
+    oldest = _table()["ollama_oldest_read"]
     if first is not None and version.key[:3] < _key(oldest) and _key(first) <= _key(oldest):
-        # the oldest release mapped loads it: whether an older one did is not read (review19 finding 4: where the
-        # oldest mapped release lacks it, so does every older one, and the refusal below is given)
-        return None, f"Ollama {version.text} is older than the releases mapped: '{arch}' not checked"
+        # the oldest release read loads it: whether an older one did is not read (review19 finding 4: where the
+        # oldest release read lacks it, so does every older one, and the refusal below is given)
+        return None, (f"Ollama {version.text} is older than the releases read (v{oldest}; older ones pin llama.cpp "
+                      f"as a submodule whose tree ollama/ollama does not hold): '{arch}' not checked")
     can, at = (f"v{first} ({row['how']})", first) if first else ("v0.30.0 (llama-server)", "0.30.0")
-    how = (f"neither Ollama {version.text}'s vendored llama.cpp (llama/llama.cpp/src/llama-arch.cpp) nor its Go engine "
+    how = (f"neither Ollama {version.text}'s vendored llama.cpp (LLM_ARCH_NAMES) nor its Go engine "
            f"(model/models) names '{arch}'; first loaded by {can}: {row['source']}")
     return (f"Ollama {version.text} cannot load this model: {LOADER.format(arch=arch)} (neither its vendored llama.cpp "
             f"nor its Go engine knows it). First loaded by Ollama {can}. Update Ollama: "
             f"{OLLAMA_INSTALL.format(v=at)} (without OLLAMA_VERSION: the newest)"), how
-
-
-@lru_cache(maxsize=1)
-def _releases() -> tuple[str, ...]:
-    from importlib.resources import files
-
-    from .versions import OLLAMA_BUILDS_PATH
-
-    return tuple(json.loads(files("runlocal.data").joinpath(OLLAMA_BUILDS_PATH).read_text(encoding="utf-8"))["releases"])

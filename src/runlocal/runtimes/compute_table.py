@@ -34,7 +34,8 @@ FORMAT = 1
 CODE_MODULES = (
     "runlocal", "runlocal.errors", "runlocal.kv", "runlocal.memo", "runlocal.model", "runlocal.model.spec",
     "runlocal.quant", "runlocal.quant.formats", "runlocal.quant.ggml_types", "runlocal.runtimes",
-    "runlocal.runtimes.backends", "runlocal.runtimes.base", "runlocal.runtimes.llamacpp_compute",
+    "runlocal.runtimes.backends", "runlocal.runtimes.base", "runlocal.runtimes.ggml_scope",
+    "runlocal.runtimes.llamacpp_compute",
     "runlocal.runtimes.llamacpp_layout", "runlocal.runtimes.options", "runlocal.runtimes.registry", "runlocal.units",
 )
 PACKAGE = Path(__file__).resolve().parents[1]

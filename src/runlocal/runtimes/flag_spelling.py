@@ -8,6 +8,7 @@ between the two gets the new spelling, as runtimes/versions.py does for the defa
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # --n-cpu-moe N (the experts of the first N layers on the CPU): ggml-org/llama.cpp PR #15077, released in b6089
@@ -75,14 +76,42 @@ def server_binary(build: int | None) -> str:
     return "server" if _older(build, LLAMA_SERVER_BUILDS) else "llama-server"
 
 
+# How a publisher names the files of its GGUF repos, <stem><separator><QUANT>.gguf with <stem> the repo's name less
+# -GGUF, each read in a file list of one of its repos (the Hub's tree pages, in the docs corpus):
+# - "-": bartowski/Meta-Llama-3.1-8B-Instruct-GGUF tree 4c506ee, Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf; ibm-granite's
+#   granite-4.0-h-tiny-Q4_K_M.gguf (data/ollama_tags.json hf_seen); the default for a publisher not read here;
+# - ".": mradermacher/DeepSeek-V2-Lite-Chat-GGUF tree b71ef48, DeepSeek-V2-Lite-Chat.Q4_K_M.gguf (its -i1-GGUF repos
+#   add "i1-": DeepSeek-V2-Lite-Chat.i1-Q4_K_M.gguf, tree 812f6fe);
+# - "." on a lower-case stem: TheBloke/Mistral-7B-Instruct-v0.1-GGUF tree 9ab8d70, mistral-7b-instruct-v0.1.Q4_K_M.gguf.
+# The 16/32-bit files' type in lower case: bartowski's Meta-Llama-3.1-8B-Instruct-bf16.gguf (tree 3bbbfd9) and -f32
+# (tree 256b623), mradermacher's SmolLM-360M.f16.gguf (mradermacher/SmolLM-360M-GGUF tree 341e070).
+GGUF_FILE_NAMING = {"mradermacher": (".", False), "thebloke": (".", True)}     # owner: (separator, lower-case stem)
+LOWER_FLOAT_TYPES = {"bartowski", "mradermacher"}
+FLOAT_TYPES = {"F16", "BF16", "F32"}
+
+
+def published_gguf_file(repo: str, quant: str) -> str:
+    """The file a publisher's GGUF repo holds at ``quant`` (GGUF_FILE_NAMING), e.g. mradermacher's
+    DeepSeek-V2-Lite-Chat.Q4_K_M.gguf, bartowski's Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf."""
+    owner, _, name = repo.partition("/")
+    separator, lower = GGUF_FILE_NAMING.get(owner.lower(), ("-", False))
+    stem = re.sub(r"-gguf$", "", name, flags=re.IGNORECASE)
+    if owner.lower() == "mradermacher" and stem.lower().endswith("-i1"):
+        stem, quant = stem[:-3], f"i1-{quant}" if quant else quant
+    stem = stem.lower() if lower else stem
+    if owner.lower() in LOWER_FLOAT_TYPES and quant.upper() in FLOAT_TYPES:
+        quant = quant.lower()
+    return f"{stem}{separator}{quant}.gguf" if quant else f"{stem}.gguf"
+
+
 def model_args(args: list[str], build: int | None) -> tuple[list[str], str | None]:
     """-hf REPO:QUANT as the build takes it, and what to do first where it cannot: before PR #11195 (and for a build
-    between its two boundaries, since -m runs on every build) -m the file, downloaded from the repo beforehand."""
+    between its two boundaries, since -m runs on every build) -m the file, downloaded from the repo beforehand, named
+    as its publisher names files (published_gguf_file)."""
     if args[:1] != ["-hf"] or build is None or build >= HF_TAG_BUILDS[1]:
         return args, None
     repo, _, quant = args[1].partition(":")
-    stem = repo.split("/")[-1].removesuffix("-GGUF").removesuffix("-gguf")
-    name = f"{stem}-{quant}.gguf" if quant else f"{stem}.gguf"
+    name = published_gguf_file(repo, quant)
     pattern = f"*{quant}*.gguf" if quant else "*.gguf"
     return ["-m", name], (f"first: hf download {repo} --include '{pattern}' --local-dir . (b{build} has no "
                           f"-hf REPO:QUANT, PR #11195; -m the file as the repo names it)")
@@ -224,5 +253,5 @@ def ollama_service_note(env: list[str]) -> str:
 
 
 __all__ = ["flash_attn_args", "has_flash_attn", "has_override_tensor", "llamacpp_build", "command_note", "model_args",
-           "n_cpu_moe_args", "no_flash_attn", "ollama_service_note", "server_binary",
+           "published_gguf_file", "n_cpu_moe_args", "no_flash_attn", "ollama_service_note", "server_binary",
            "vllm_release_args"]

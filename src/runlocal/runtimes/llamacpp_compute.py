@@ -13,6 +13,7 @@ from ..memo import IdMemo
 from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from .base import Step
+from .ggml_scope import DELTA_NET_ARCHS, PIPELINE_COPIES, n_cpu_moe_overrides, supported
 from .llamacpp_layout import Budget, Pools, buffer_device, largest_cpu_matmul, pad, sizer
 
 MIB = 1 << 20
@@ -273,9 +274,6 @@ class ComputeSizing:
     gdn: str = "fused"                    # a build before b8301: unfused delta nets (versions.llamacpp_gdn)
 
 
-GDN_FAMILIES = ("qwen3next", "qwen35", "qwen35moe")     # llama.cpp archs of the delta-net builders (arch_hybrid)
-
-
 def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, simulate_graph: bool,
                  gpu_kinds: tuple[str, ...], n_outputs_max: int | None = None,
                  kq_mask_f32: bool = False, gdn: str = "fused") -> ComputeSizing:
@@ -299,14 +297,14 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
     # architecture, CPU-only or CUDA GPUs (any -ngl, --split-mode layer over several GPUs with pipeline
     # parallelism, tensor overrides -ot / --n-cpu-moe). A checkpoint or catalog model is traced as the GGUF
     # llama-quantize would write of it (names, types: quant/gguf_mix.py).
-    # (imported here: the graph model is only needed once a llama.cpp plan is made, not on other runtimes' paths)
+    # (imported here: the GGUF view is only needed once a llama.cpp plan is made, not on other runtimes' paths; the
+    # graph package runtimes/ggml/ only where the compute table does not answer: simulate_now)
     from ..quant.gguf_mix import gguf_view
-    from . import ggml
 
     graph_model = model if weights.from_file else (gguf_view(model, weights.quant) if simulate_graph else None)
-    simulated = (simulate_graph and graph_model is not None and ggml.supported(graph_model)
+    simulated = (simulate_graph and graph_model is not None and supported(graph_model)
                  and all(d.kind == "gpu" for d in p.devs))
-    if graph_model is None or graph_model.family not in GDN_FAMILIES:
+    if graph_model is None or graph_model.family not in DELTA_NET_ARCHS:
         gdn = "fused"           # (no delta net: the same graph, and the same simulation cache entries)
     # src/llama-context.cpp: pipeline parallelism with several GPUs, every layer offloaded, no tensor
     # overrides (--n-cpu-moe is one: common/arg.cpp adds it to tensor_buft_overrides)
@@ -317,11 +315,11 @@ def size_compute(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools,
         gdn = _simulate_compute(model, graph_model, b, p, n_kv, n_outputs_max, kq_mask_f32, gdn)
         if pipeline:
             note = Step("pipeline parallelism", f"{len(p.devs)} GPUs, all layers: the scheduler keeps "
-                        f"{ggml.PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
-                        "never freed (in the simulated compute buffers)", f"{ggml.PIPELINE_COPIES} copies",
+                        f"{PIPELINE_COPIES} copies of each split's inputs and of the graph inputs, "
+                        "never freed (in the simulated compute buffers)", f"{PIPELINE_COPIES} copies",
                         "src/llama-context.cpp, ggml/src/ggml-backend.cpp ggml_backend_sched_split_graph")
     elif len({w for w in b.where if w is not None}) > 1 and pipeline:
-        note = _pipeline_estimate(model, b, p, n_kv, ggml.PIPELINE_COPIES)
+        note = _pipeline_estimate(model, b, p, n_kv, PIPELINE_COPIES)
     # output buffer: n_vocab f32 logits for each of n_seq_max outputs (src/llama-context.cpp output_reserve)
     p.host.output = model.vocab_size * 4 * b.n_seq
     return ComputeSizing(n_kv, phases, simulated, note, n_outputs_max, kq_mask_f32, gdn)
@@ -367,12 +365,10 @@ def _simulate_compute(model: ModelSpec, graph_model: ModelSpec, b: Budget, p: Po
                       n_outputs_max: int | None, kq_mask_f32: bool = False, gdn: str = "fused") -> str:
     """The compute buffers from the traced graph (runtimes/ggml/), replacing the estimate; returns the delta-net graphs
     traced (an older build's mode resolved by its device check for this placement: ggml/gdn_probe.py)."""
-    from . import ggml
-
     s, c, devs = b.settings, b.context, p.devs
     full = not devs or b.ngl > model.n_layers
     rules = (tuple((pat, buffer_device(buft)) for pat, buft in s.llamacpp.override_tensor)
-             + ggml.n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, model.n_layers)))
+             + n_cpu_moe_overrides(min(s.llamacpp.n_cpu_moe, model.n_layers)))
     kw = (c.n_ubatch, n_kv, b.flash_attn, b.n_seq, c.n_stream, normalize_cache_type(s.cache_type_k),
           normalize_cache_type(s.cache_type_v), p.n_swa_cells or None)
     if gdn in ("chunked", "probed"):

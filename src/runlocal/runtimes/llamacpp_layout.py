@@ -309,7 +309,7 @@ def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
     overrides, which src/llama-model-loader.cpp matches with std::regex_search against each GGUF tensor's name as it
     does -ot's (_overrides): --cpu-moe LLM_FFN_EXPS_REGEX "\\.ffn_(up|down|gate|gate_up)_(ch|)exps", --n-cpu-moe N
     "blk\\.i" + that regex for each i < N (ggml-org/llama.cpp common/common.h llm_ffn_exps_cpu_override,
-    llm_add_n_cpu_ffn_overrides, common/arg.cpp; runtimes/ggml/sched.py FFN_EXPS_REGEX). The block number is the
+    llm_add_n_cpu_ffn_overrides, common/arg.cpp; runtimes/ggml_scope.py FFN_EXPS_REGEX). The block number is the
     tensor's layer (_weight_buffers compares it with N). The regex takes the experts' biases too (gpt-oss:
     ffn_*_exps.bias) — measured on CUDA, gpt-oss-20b's 25.29 MiB of expert biases leave CUDA0
     (measurements/llamacpp_cpumoe/cuda_h200.jsonl) — and not the shared experts (ffn_*_shexp)."""
@@ -321,7 +321,7 @@ def moved_by_cpu_moe(gguf_names: tuple[str, ...]) -> bool:
 def _ffn_exps_search() -> Callable[[str], re.Match[str] | None]:
     """FFN_EXPS_REGEX compiled once (re.search(pattern, name) looks its pattern up on each call: ~1.5 ms of a
     1,000-tensor MoE's first plan)."""
-    from .ggml.sched import FFN_EXPS_REGEX
+    from .ggml_scope import FFN_EXPS_REGEX
 
     return re.compile(FFN_EXPS_REGEX).search
 

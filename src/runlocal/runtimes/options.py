@@ -78,6 +78,7 @@ class TransformersOptions:
     max_new_tokens: int | None = None               # the prompt is ctx − this (None: all of ctx)
     attn_implementation: str | None = None          # "sdpa" (its default) or "eager"
     device_map: str = "auto"                        # "auto" (accelerate places) or "cuda" (all on GPU 0)
+    accelerate: str | None = None                   # the accelerate release (None: the least transformers requires)
 
 
 @dataclass(frozen=True)

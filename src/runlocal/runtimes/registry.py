@@ -120,7 +120,8 @@ ENGINES: tuple[Engine, ...] = (
     Engine("transformers", "transformers:Transformers", ("hf", "huggingface"), "transformers",
            quant_from_config_only=True,
            device_kinds=("apple", "cpu"), gpu_backends=("cuda", "rocm"), parallel_flag="batch size ",
-           parallel_label="Batch size", own_options=("max_new_tokens", "attn_implementation", "device_map")),
+           parallel_label="Batch size", own_options=("max_new_tokens", "attn_implementation", "device_map",
+                                                         "accelerate")),
     Engine("mlx", "mlx:MLX", ("mlx-lm", "mlx_lm"), "mlx", more_gpus=False, device_kinds=("apple",),
            speed_backend="mlx", parallel_flag="--decode-concurrency "),
 )

@@ -85,46 +85,60 @@ def prefill_graph_sizes(max_bs: int) -> list[int]:
     return [n for n in sizes if n <= max_bs]
 
 
-def graph_reserve_mib(decode_max_bs: int, chunked: int, mla: bool, prefill: bool = True) -> float:
+def graph_reserve_mib(decode_max_bs: int, chunked: int, mla: bool, prefill: bool = True,
+                      prefill_cap: int | None = None) -> float:
     """arg_groups/memory_hook.py reserve_for_graph_mb: decode graphs (FULL by default) 2 MiB per max_bs;
     prefill graphs (BREAKABLE by default on CUDA, cuda_graph_config.py default_prefill_backend) 8 MiB per
     captured size, or 1.5 GiB with an MLA backend. ``prefill`` False: a release before 0.5.11, whose prefill
-    (piecewise) graphs were off by default (runtimes/sglang_versions.py)."""
+    (piecewise) graphs were off by default (runtimes/sglang_versions.py). ``prefill_cap``: the --context-length
+    0.5.13 – 0.5.16 clamp the largest prefill size to (sglang_versions.PREFILL_GRAPHS_AT_CONTEXT); None: no clamp."""
     if not prefill:
         return decode_max_bs * 2
     prefill_max_bs = min(8192, chunked) if mla else chunked
+    if prefill_cap is not None:
+        prefill_max_bs = min(prefill_max_bs, prefill_cap)
     return decode_max_bs * 2 + (1.5 * 1024 if mla else len(prefill_graph_sizes(prefill_max_bs)) * 8)
 
 
 def reserved_mem_mib(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
-                     prefill: bool = True) -> float:
+                     prefill: bool = True, prefill_cap: int | None = None) -> float:
     """arg_groups/memory_hook.py: reserved_mem for activations, CUDA graphs and parallel slack (MiB); the same sum
     from 0.5.3 (server_args.py:639 there), the prefill graphs from 0.5.11."""
     activation_tokens = max(chunked, 2048) if chunked > 0 else max(MAX_PREFILL_TOKENS, 2048)
     reserved = (512 + activation_tokens * 1.5 + tp * pp / 8 * 1024
-                + graph_reserve_mib(decode_max_bs, chunked, mla, prefill))
+                + graph_reserve_mib(decode_max_bs, chunked, mla, prefill, prefill_cap))
     if gpu_mem_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     return reserved
 
 
 def default_mem_fraction_static(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int,
-                                mla: bool, rules: SGLangRules | None = None) -> float:
-    """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py)."""
-    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules)[0]
+                                mla: bool, rules: SGLangRules | None = None, context: int | None = None) -> float:
+    """mem_fraction_static when not given: 0.5.23's rule, or the release ``rules`` names (sglang_versions.py);
+    ``context``: the --context-length the command passes (0.5.13 – 0.5.16 clamp the prefill graphs to it)."""
+    return fraction_and_formula(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, rules, context)[0]
+
+
+def prefill_graph_cap(rules: SGLangRules | None, context: int | None) -> int | None:
+    """The --context-length the release clamps its prefill graphs' sizes to (0.5.13 – 0.5.16), else None."""
+    return context if rules is not None and rules.prefill_graphs_capped_at_context else None
 
 
 def fraction_and_formula(gpu_mem_mib: float, chunked: int, decode_max_bs: int, tp: int, pp: int, mla: bool,
-                         rules: SGLangRules | None) -> tuple[float, str]:
+                         rules: SGLangRules | None, context: int | None = None) -> tuple[float, str]:
     """(mem_fraction_static, the formula --explain shows) at the current release or the one ``rules`` names."""
     if rules is not None and rules.fraction not in ("activation", "graphs"):
         return old_fraction(rules, gpu_mem_mib, tp, pp)
     prefill = rules is None or rules.prefill_graphs
-    reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill)
-    graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill)
+    cap = prefill_graph_cap(rules, context)
+    reserved = reserved_mem_mib(gpu_mem_mib, chunked, decode_max_bs, tp, pp, mla, prefill, cap)
+    graph_mib = graph_reserve_mib(decode_max_bs, chunked, mla, prefill, cap)
+    capped = cap is not None and not mla and cap < chunked
     formula = (f"(GPU {gpu_mem_mib:,.0f} MiB − reserved {reserved:,.0f} MiB) / GPU; reserved = 512 + 1.5 × max(chunked "
                f"{chunked}, 2048) + TP·PP/8 × 1024 + graphs {graph_mib:,.0f}"
                + ("" if prefill else " (decode graphs: 2 × max bs)")
+               + (f" (prefill graph sizes up to --context-length {cap:,}, {rules.ref if rules else SGLANG_REF})"
+                  if capped else "")
                + (" (≥ 10 GiB above 60 GiB)" if gpu_mem_mib > 60 * 1024 else ""))
     return round((gpu_mem_mib - reserved) / gpu_mem_mib, 3), formula
 
@@ -267,8 +281,9 @@ def _outside_budget(model: ModelSpec, s: Settings, b: _Budget, tokens: int) -> _
     # fused gate_up output + its activation (3 × intermediate / TP), bf16; logits only for last tokens
     return _Outside(max_reqs=max_reqs, req_to_token=(max_reqs + 1) * (s.ctx + REQ_TO_TOKEN_EXTRA) * 4,
                     intermediate=inter, activation=b.chunked * (4 * model.hidden_size + 3 * inter // b.tp) * 2,
-                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.rules is None or b.rules.prefill_graphs)
-                               * MiB) if not s.sglang.disable_cuda_graph else 0)
+                    graphs=int(graph_reserve_mib(b.decode_bs, b.chunked, b.mla, b.rules is None or b.rules.prefill_graphs,
+                                                 prefill_graph_cap(b.rules, s.ctx)) * MiB)
+                    if not s.sglang.disable_cuda_graph else 0)
 
 
 def served_context(ctx: int, pool_tokens: int) -> int:
@@ -296,7 +311,7 @@ def _explain(model: ModelSpec, weights: WeightEstimate, s: Settings, asked: Sett
     """The steps --explain shows, from the typed results (``asked``: the settings as given, before defaults)."""
     steps: list[Step] = []
     if asked.sglang.mem_fraction_static is None:
-        formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules)[1]
+        formula = fraction_and_formula(b.gpu_mem_mib, b.chunked, b.decode_bs, b.tp, b.pp, b.mla, b.rules, s.ctx)[1]
         steps.append(Step("mem_fraction_static", formula, f"{b.frac}",
                           b.rules.fraction_source if b.rules else f"python/sglang/srt/arg_groups/memory_hook.py "
                           f"({SGLANG_REF})"))
@@ -375,12 +390,14 @@ class SGLang:
         chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
+        ctx = settings.ctx or model.max_position_embeddings or 4096     # --context-length: config.json by default
         if frac is None:
+            # the command passes --context-length ctx, so a release that clamps its prefill graphs to it does
             frac = (default_mem_fraction_static(gpu_mem, chunked, self._decode_max_bs(gpu_mem, tp, max_running),
-                                                tp, pp, mla, self.release_rules) if gpu_mem else 0.95)
+                                                tp, pp, mla, self.release_rules, ctx) if gpu_mem else 0.95)
         k = _kv_dtype(settings.cache_type_k)
         return settings.with_(
-            ctx=settings.ctx or model.max_position_embeddings or 4096,   # --context-length: config.json by default
+            ctx=ctx,
             chunked_prefill_size=chunked, mem_fraction_static=frac,
             cache_type_k=k[0] if k else settings.cache_type_k, cache_type_v=k[0] if k else settings.cache_type_v,
         )
@@ -464,4 +481,4 @@ class SGLang:
         return " ".join(parts)
 
 
-__all__ = ["SGLang", "default_mem_fraction_static", "gpu_memory_defaults", "prefill_graph_sizes"]
+__all__ = ["SGLang", "default_mem_fraction_static", "gpu_memory_defaults", "prefill_graph_cap", "prefill_graph_sizes"]

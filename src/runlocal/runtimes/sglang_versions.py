@@ -16,7 +16,8 @@ what changed between the read releases and what the planner models is here:
                        (0.5.9 :604 enable_piecewise_cuda_graph = False)
   "graphs"    0.5.11 on  the same plus the prefill graphs, on by default (0.5.11 :665 disable_piecewise_cuda_graph =
                        False; :1436): 8 MiB per captured token size, 1.5 GiB with an MLA backend — from 0.5.16 as
-                       reserve_for_graph_mb (runtimes/sglang.py graph_reserve_mib, the modelled rule)
+                       reserve_for_graph_mb (runtimes/sglang.py graph_reserve_mib, the modelled rule); 0.5.13 – 0.5.16
+                       clamp the captured prefill sizes to --context-length (PREFILL_GRAPHS_AT_CONTEXT)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -72,6 +73,12 @@ TIER_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ((0, 5, 5), "table24", "sglang 0.5.5 server_args.py:717"),
     ((0, 5, 21), "table48", "sglang 0.5.21 arg_groups/memory_hook.py:100"),
 )
+# Releases whose prefill CUDA graphs stop at the asked --context-length: "Clamp to context_length if explicitly set —
+# prevents PCG warmup from compiling graphs with more tokens than the model buffers can hold" (sgl-project/sglang
+# #21112): piecewise_cuda_graph_max_tokens = min(…, context_length) at 0.5.13 server_args.py:1582, the prefill
+# cuda_graph_config max_bs at 0.5.16 :4042; not in 0.5.11 (:1407-1432) nor 0.5.19 (arg_groups/memory_hook.py:185-222,
+# no context_length there). (first release with it, first read release without it)
+PREFILL_GRAPHS_AT_CONTEXT = ((0, 5, 13), (0, 5, 19))
 RUNNER_MAX_BS = 160   # cuda_graph_runner.py's own capture list ends at 160 when cuda_graph_max_bs is unset (0.4.8 :145)
 TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))   # 0.4.4 server_args.py:205-214
 
@@ -91,6 +98,11 @@ class SGLangRules:
     def prefill_graphs(self) -> bool:
         """Prefill (piecewise / breakable) CUDA graphs captured by default: from 0.5.11."""
         return self.fraction == "graphs"
+
+    @property
+    def prefill_graphs_capped_at_context(self) -> bool:
+        """The prefill graphs' largest token size clamped to --context-length (PREFILL_GRAPHS_AT_CONTEXT)."""
+        return self.prefill_graphs and PREFILL_GRAPHS_AT_CONTEXT[0] <= self.release < PREFILL_GRAPHS_AT_CONTEXT[1]
 
     @property
     def ref(self) -> str:

@@ -5,7 +5,8 @@ Modelled on transformers 5.23.0 (PyPI wheel) and accelerate (huggingface/acceler
   get_max_memory: free memory per GPU (torch.cuda.mem_get_info, after the CUDA context exists) and
   0.9 × available RAM for "cpu" when max_memory is not given; on one GPU, 90 % of it ("10% for the
   buffer"); on several, every GPU but the last is capped at size/n + 1.25 × the largest no-split block
-  or leaf. Quantizers' adjust_max_memory (bitsandbytes 4/8-bit) take another 10 % off every device.
+  or leaf. Quantizers' adjust_max_memory (bitsandbytes 4/8-bit) take another 10 % off every device. The two
+  90 % shares by release (before 5.0 accelerate's, by its release): transformers_versions.device_map_shares.
 - infer_auto_device_map: modules in order, GPU 0 → … → cpu → disk; on the main devices (GPU 0 and cpu)
   it keeps room for the largest layer still to place; a module that does not fit is split into its
   children unless it is a no-split block (the decoder layer).
@@ -41,7 +42,7 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .transformers_versions import TransformersRules, version_refusal
+from .transformers_versions import TransformersRules, device_map_shares, version_refusal
 
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
@@ -54,8 +55,6 @@ CUBLAS_WORKSPACE = 120 * MiB
 DEFAULT_CTX = 4096
 # quantized_element_size of the bitsandbytes quantizers: what accelerate counts per quantized element.
 BNB_PLAN_BYTES = {"nf4": 0.5, "fp4": 0.5, "nf4-dq": 0.5, "fp4-dq": 0.5, "int8": 1.0}
-SINGLE_GPU_SHARE = 0.9       # get_balanced_memory, one device and max_memory unset
-CPU_SHARE = 0.9              # get_max_memory, max_memory unset
 QUANTIZER_SHARE = 0.9        # HfQuantizer.adjust_max_memory for bitsandbytes 4/8-bit
 LEAF_BUFFER = 1.25           # get_balanced_memory: buffer = 1.25 × max(no-split block, leaf)
 MLA_NOPE_FALLBACK = 128      # DeepSeek-V2/V3 qk_nope_head_dim = v_head_dim = 128, when attn_kv_b is absent
@@ -584,8 +583,8 @@ class Transformers:
         """The attention implementation: the plan's setting (--attn-implementation), else this planner's."""
         return s.transformers.attn_implementation or self.attn_implementation
 
-    def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None,
-                    bnb: bool, device_map: str = "auto") -> tuple[dict[str, float], list[str], list[Step]]:
+    def _max_memory(self, root: _Node, gpus: list[Target], host: Target | None, bnb: bool, device_map: str = "auto",
+                    accelerate: str | None = None) -> tuple[dict[str, float], list[str], list[Step]]:
         steps: list[Step] = []
         unified = [g for g in gpus if g.kind == "unified"]
         if device_map == "cuda" and gpus and not unified:
@@ -610,14 +609,14 @@ class Transformers:
             mm = {k: float(user[k]) for k in mm if k in user}
             steps.append(Step("max_memory", "as given to from_pretrained", _fmt_mm(mm),
                               f"integrations/accelerate.py get_max_memory ({TF_REF})"))
-        elif "cpu" in mm:
-            mm["cpu"] *= CPU_SHARE
+        gpu_share, cpu_share, shares_source = device_map_shares(self.release_rules, accelerate)
+        if not user and "cpu" in mm:
+            mm["cpu"] *= cpu_share
         n_gpu = len([k for k in mm if k.isdigit() and mm[k] > 0])
         if n_gpu == 1 and not user:
-            mm["0"] *= SINGLE_GPU_SHARE
-            steps.append(Step("max_memory", f"one GPU: {SINGLE_GPU_SHARE:.0%} of its free memory (after the CUDA "
-                              f"context), {CPU_SHARE:.0%} of available RAM", _fmt_mm(mm),
-                              f"integrations/accelerate.py get_balanced_memory, get_max_memory ({TF_REF})"))
+            mm["0"] *= gpu_share
+            steps.append(Step("max_memory", f"one GPU: {gpu_share:.0%} of its free memory (after the CUDA "
+                              f"context), {cpu_share:.0%} of available RAM", _fmt_mm(mm), shares_source))
         elif n_gpu > 1:
             biggest = max(_max_layer(root.children)[0], max((x.plan for x in _leaves(root)), default=0))
             per_gpu = root.plan // n_gpu + int(LEAF_BUFFER * biggest)
@@ -652,7 +651,7 @@ class Transformers:
         # (check.build_settings refuses new tokens ≥ the asked context; the solvers' shorter trial contexts keep 1)
         prompt = max(1, s.ctx - (s.transformers.max_new_tokens or 0))
         root = _tree(model, weights, placed_as)
-        mm, main, steps = self._max_memory(root, gpus, host, bnb, s.transformers.device_map)
+        mm, main, steps = self._max_memory(root, gpus, host, bnb, s.transformers.device_map, s.transformers.accelerate)
         place = _place(root, mm, main, bool(gpus))
         cache = _dynamic_cache(model, s, place, prompt)
         prefill = _prefill(model, q, s.ctx, prompt, cache, eager)

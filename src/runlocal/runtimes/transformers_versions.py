@@ -25,15 +25,26 @@ release):
   5.16.0 :114, 5.18.0 :118, 5.22.0 :118, 5.23.0 :115), the modelled rule (runtimes/transformers.py fp8_dequantized).
   5.15.0's other rules read as 5.0.0's (quantizer_awq.py no GPU check, quantizer_finegrained_fp8.py:34-54, SDPA).
 
+- device_map="auto"'s headroom when max_memory is not given (``device_map_shares``): from 5.0.0 transformers runs its
+  own get_balanced_memory / get_max_memory (5.0.0 integrations/accelerate.py:209-213 one GPU × 0.9, "90% is a good
+  compromise"; :296-297 RAM × 0.90), the modelled rule. Before, modeling_utils.py calls accelerate's (4.35.2
+  modeling_utils.py:3396, 4.45.0 :3939, 4.57.0 :1340), so the headroom is the installed accelerate's: one GPU × 0.9
+  from accelerate 0.22.0 (utils/modeling.py:787-794, also 0.23.0 :798, 0.26.0 :871-878, 1.0.0 :1006-1013, 1.15.0
+  :1004-1011), the whole free memory in 0.21.0 and 0.20.3 (one GPU: no cap, 0.20.3 modeling.py:588-638), and all the
+  available RAM (accelerate get_max_memory: psutil available, 0.20.3 :487, 1.15.0 :829; no RAM share before 5.0).
+  The accelerate release: the one the user states (--accelerate X), else the least the transformers release requires
+  (dependency_versions_table.py "accelerate>=X": 0.20.3 at 4.35.2, 0.21.0 at 4.36.0 – 4.44.0, 0.26.0 at 4.45.0 –
+  4.57.0, 1.1.0 from 5.0.0; ACCELERATE_MIN), which is what pip keeps when it is already installed.
+
 A release not read takes the nearest read release below it and says so; below 4.35.2 is refused naming the range.
-accelerate's own defaults (device_map="auto"'s 10 % single-GPU buffer, get_max_memory's 90 % of RAM) are accelerate's
-releases, not transformers': the planner keeps accelerate 16cb6eb's.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from ..errors import InputError
 from .versions import nearest_read
 from .versions import release_text as _text
 
@@ -62,6 +73,15 @@ CT_FP8_RULES: tuple[tuple[tuple[int, ...], str, str], ...] = (
                                "(run_compressed=True by default)"),
     ((5, 15, 0), "first-forward", "5.15.0 quantizers/quantizer_compressed_tensors.py:46-49, :117, :124-131"),
 )
+
+OWN_BALANCED_MEMORY_FROM = (5, 0, 0)    # transformers' own get_balanced_memory / get_max_memory (5.0.0)
+ACCELERATE_BUFFER_FROM = (0, 22, 0)     # accelerate get_balanced_memory's one-GPU × 0.9
+DEVICE_MAP_SHARE = 0.9                  # one GPU's share, and RAM's from 5.0.0, when max_memory is not given
+# (first read transformers release, the least accelerate its dependency_versions_table.py requires)
+ACCELERATE_MIN: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
+    ((4, 35, 2), (0, 20, 3)), ((4, 36, 0), (0, 21, 0)), ((4, 45, 0), (0, 26, 0)), ((5, 0, 0), (1, 1, 0)),
+)
+_ACCELERATE = re.compile(r"^\s*(?:accelerate\s*==\s*)?(\d+)\.(\d+)(?:\.(\d+))?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -128,4 +148,33 @@ def version_refusal(rules: TransformersRules, quant: str, cuda: bool, capability
     return None
 
 
-__all__ = ["TransformersRules", "transformers_rules", "version_refusal"]
+def accelerate_release(text: str) -> tuple[int, ...]:
+    """--accelerate X → (major, minor, patch), or InputError naming the field."""
+    m = _ACCELERATE.match(text)
+    if m is None:
+        raise InputError(f"accelerate: expected an accelerate release such as 0.21.0, got '{text}'")
+    return tuple(int(x or 0) for x in m.groups())
+
+
+def device_map_shares(rules: TransformersRules | None, accelerate: str | None) -> tuple[float, float, str]:
+    """(one GPU's share, RAM's share, where it is read) of device_map="auto" when max_memory is not given, at this
+    transformers release (None: 5.23.0) and accelerate release (None: the least the release requires)."""
+    release = rules.release if rules is not None else CURRENT
+    stated = accelerate_release(accelerate) if accelerate else None
+    if release >= OWN_BALANCED_MEMORY_FROM:
+        ignored = f"; --accelerate {accelerate} does not apply: transformers' own code" if accelerate else ""
+        return (DEVICE_MAP_SHARE, DEVICE_MAP_SHARE, f"transformers {_text(release)} integrations/accelerate.py "
+                f"get_balanced_memory, get_max_memory (its own from 5.0.0){ignored}")
+    if stated is not None:
+        acc, how = stated, "as stated"
+    else:
+        acc = [least for first, least in ACCELERATE_MIN if release >= first][-1]
+        how = f"the least transformers {_text(release)} requires (dependency_versions_table.py)"
+    buffer = acc >= ACCELERATE_BUFFER_FROM
+    return (DEVICE_MAP_SHARE if buffer else 1.0, 1.0,
+            f"accelerate {_text(acc)} ({how}) utils/modeling.py get_balanced_memory: "
+            + ("one GPU × 0.9 (from 0.22.0)" if buffer else "one GPU's whole free memory (the 10 % buffer came in "
+               "0.22.0)") + "; RAM whole (get_max_memory; × 0.9 from transformers 5.0.0)")
+
+
+__all__ = ["TransformersRules", "accelerate_release", "device_map_shares", "transformers_rules", "version_refusal"]

@@ -32,6 +32,7 @@ affine symbol (each comparison narrows the interval where it holds), ggml-alloc'
 replayed at each context, or answered by an exact affine piece where a search closes in.
 """
 
+from ..ggml_scope import PIPELINE_COPIES, n_cpu_moe_overrides
 from .alloc import Buffer, DynAllocator, allocate
 from .arch import (
            BUILDERS,
@@ -45,9 +46,7 @@ from .graph import Graph
 from .sched import (
            GPU,
            HOST,
-           PIPELINE_COPIES,
            cuda_alloc_size,
-           n_cpu_moe_overrides,
            simulate_compute_cuda,
 )
 from .types import (

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ...memo import IdMemo
+from ..ggml_scope import builder_reads
 from . import periodic
 from .alloc import Buffer, allocate
 from .blocks import attention, dense_ffn, inputs, last_rows, pre_norm_layer
@@ -631,7 +632,6 @@ BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
 from .arch_dense import BUILDERS as _DENSE_BUILDERS  # noqa: E402   (OLMo, OLMo 2)
 from .arch_gemma import BUILDERS as _GEMMA_BUILDERS  # noqa: E402   (Gemma 4)
 from .arch_hybrid import BUILDERS as _HYBRID_BUILDERS  # noqa: E402
-from .arch_hybrid import buildable as _hybrid_buildable  # noqa: E402
 from .arch_moe import BUILDERS as _MOE_BUILDERS  # noqa: E402   (GLM-4.5, MiniMax M2, DBRX, Qwen2-MoE)
 from .arch_parallel import BUILDERS as _PARALLEL_BUILDERS  # noqa: E402   (Command R / R7B, Phi-2, GPT-NeoX, Falcon)
 from .arch_ssm import BUILDERS as _SSM_BUILDERS  # noqa: E402   (Nemotron-H, Jamba, Falcon-H1, Mamba)
@@ -642,27 +642,14 @@ BUILDERS.update(_HYBRID_BUILDERS, **_SSM_BUILDERS, **_MOE_BUILDERS, **_DENSE_BUI
                 **_GEMMA_BUILDERS, **_VL_BUILDERS, **_PARALLEL_BUILDERS)
 
 
-# tensors a builder needs beyond the common ones: deepseek2's MLA graph reads wkv_b split in two, as
-# convert_hf_to_gguf writes it since 2025 (an older file's attn_kv_b, or a checkpoint viewed as GGUF, is not built)
-REQUIRED_TENSORS = {"deepseek2": "blk.0.attn_k_b.weight"}
-
-
 def supported(model) -> bool:
-    """The architecture has a builder and the tensors carry the GGUF names it reads. Kept per model object: every
-    plan of llama.cpp asks (llamacpp_compute.size_compute), and the answer walks every tensor's name (a hybrid's
-    every layer's: ~0.4 ms for qwen3.5-397b, ~60 times in one check)."""
-    return _SUPPORTED.get(model, None, lambda: supported_now(model))
+    """The architecture has a builder here and the tensors carry the GGUF names it reads (runtimes/ggml_scope.py:
+    the same question without importing this package, which the plans ask; tests/unit/test_ggml_scope.py holds the
+    two equal on every catalog model). Kept per model object."""
+    return _SUPPORTED.get(model, None, lambda: model.family in BUILDERS and builder_reads(model))
 
 
 _SUPPORTED = IdMemo(256)
-
-
-def supported_now(model) -> bool:
-    """supported, worked out."""
-    names = {t.name for t in model.tensors}
-    return (model.family in BUILDERS and "token_embd.weight" in names
-            and REQUIRED_TENSORS.get(model.family, "token_embd.weight") in names
-            and (model.family not in _HYBRID_BUILDERS or _hybrid_buildable(model)))
 
 
 def build_graph(model, p: GraphParams, n_tokens: int, n_seqs: int, n_outputs: int,

@@ -308,32 +308,8 @@ def build_qwen3next(b: DecoderGraph) -> None:
     _build(b, _linear_attn_qwen3next, 1)
 
 
-_LINEAR = {"qwen35": (("attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha"),),
-           "qwen35moe": (("attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha"),),
-           "qwen3next": (("attn_qkv", "attn_gate", "ssm_ba"), ("ssm_in", "ssm_ba"))}
-_COMMON = ("ssm_conv1d", "ssm_dt", "ssm_a", "ssm_norm", "ssm_out")
-_ATTENTION = ("attn_q", "attn_k", "attn_v", "attn_output", "attn_q_norm", "attn_k_norm")
-
-
-def buildable(model) -> bool:
-    """The builders read what the converter writes: at least one full-attention layer (build_inp_mem_hybrid's KV
-    inputs span the attention layers) and one delta-net layer, each with its projections by their GGUF names."""
-    names = {t.name.rsplit(".", 1)[0] if t.name.endswith((".weight", ".bias")) else t.name for t in model.tensors}
-    kinds = {la.attention is None for la in model.layers}
-    if kinds != {True, False}:
-        return False
-    for il, la in enumerate(model.layers):
-        need: tuple[tuple[str, ...], ...] = (_ATTENTION,) if la.attention is not None else tuple(
-            _COMMON + alt for alt in _LINEAR[model.family])
-        if la.recurrent is None and la.attention is None:
-            return False
-        if la.attention is None and (la.recurrent is None or not la.recurrent.state_elems):
-            return False
-        if not any(all(f"blk.{il}.{n}" in names for n in alt) for alt in need):
-            return False
-    return True
-
-
+# (the projections these builders read, checked before a model is simulated: runtimes/ggml_scope.py
+# delta_net_buildable)
 BUILDERS: dict[str, Callable[[DecoderGraph], None]] = {
     "qwen35": build_qwen35, "qwen35moe": build_qwen35, "qwen3next": build_qwen3next,
 }

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ...memo import IdMemo
+from ..ggml_scope import PIPELINE_COPIES
 from . import affine, periodic, repack
 from .alloc import Buffer, Program, SymbolicAllocator, _align, allocate
 from .arch import GraphParams, _is_quant, build_graph, pp_outputs
@@ -412,19 +413,9 @@ def placement_devices(where: Sequence[int | None], n_layer: int, host: int) -> C
     return dev
 
 
-PIPELINE_COPIES = 4   # ggml/CMakeLists.txt GGML_SCHED_MAX_COPIES: the scheduler's copies under pipeline parallelism
-# common/common.h LLM_FFN_EXPS_REGEX: what --n-cpu-moe N keeps in host memory, for each of the first N layers
-FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
-
-
 def _by_index(buffer_ids: list[int]) -> Callable[[int, Tensor], int]:
     """The buffer of the i-th node (or leaf) of the split graph, as ggml_gallocr reads it."""
     return lambda i, t: buffer_ids[i]
-
-
-def n_cpu_moe_overrides(n: int) -> tuple[tuple[str, int | None], ...]:
-    """common/arg.cpp --n-cpu-moe N (llm_add_n_cpu_ffn_overrides): one CPU override per layer below N."""
-    return tuple((f"blk\\.{i}{FFN_EXPS_REGEX}", None) for i in range(n))
 
 
 def weight_devices(layer_dev: Callable[[int], int], overrides: Iterable[tuple[str, int | None]], host: int
