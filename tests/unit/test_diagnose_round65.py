@@ -110,3 +110,31 @@ def test_a_trainer_placing_the_model_stays_the_load():
 ])
 def test_no_step_taken_states_no_phase(line):
     assert _answer(line + "\n" + _OOM_22) == UNSTATED
+
+
+# llama.cpp#6861 (round 64): a 7B model at a 32K context in an iOS app run from Xcode; Metal's API validation layer
+# refuses the compute buffer, whose length is above the device's maxBufferLength (0x86004000 = 2,248,163,328 bytes =
+# 2,144 MiB against 2048 MB). Before, the failed assertion was answered not memory
+_METAL_MAX_BUFFER = ("-[MTLDebugDevice newBufferWithBytesNoCopy:length:options:deallocator:]:700: failed assertion "
+                     "`Buffer Validation\nnewBufferWith*:length 0x86004000 must not exceed 2048 MB.\n")
+
+
+def test_a_metal_buffer_over_the_device_maximum_is_metal_memory():
+    assert _answer(_METAL_MAX_BUFFER) == ("metal_oom", "metal-max-buffer")
+    # the same words with the length in decimal, from newBufferWithLength (a private-storage compute buffer)
+    text = ("-[MTLDebugDevice newBufferWithLength:options:]:670: failed assertion `Buffer Validation\n"
+            "newBufferWith*:length 2248163328 must not exceed 2048 MB.\n")
+    assert _answer(text) == ("metal_oom", "metal-max-buffer")
+    fixes = " ".join(f.command_for("llama.cpp") or "" for f in diagnose_text(_METAL_MAX_BUFFER).entry.solutions)
+    assert "-fa on" in fixes and "-ub" in fixes and "-c " in fixes  # the maintainer's three fixes in #6861
+
+
+@pytest.mark.parametrize("text", [
+    # the validation layer's other Buffer Validation assertions, as public code comments quote them: no lack of memory
+    "-[MTLDebugDevice newBufferWithBytesNoCopy:length:options:deallocator:]:\nfailed assertion 'Buffer Validation\n"
+    "newBufferWithBytesNoCopy:length 0x94600 is not 4096 byte aligned.'",
+    "[MTLDebugDevice newBufferWithLength:options:]:642: failed assertion `Buffer Validation Cannot create buffer of "
+    "zero length`.",
+])
+def test_the_other_buffer_validation_assertions_are_not_memory(text):
+    assert _answer(text)[0] == "not_memory"
