@@ -562,7 +562,7 @@ class LlamaCpp:
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
-        steps = [b.backend.step(), *self.explain(model, b, p, sizing, repack)]
+        steps = [b.backend.step(), *self.explain(model, weights, b, p, sizing, repack)]
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context,
                                           "repack": repack, "kv_split": kv_split(p, b.context)}
 
@@ -613,7 +613,7 @@ class LlamaCpp:
         return self.mla_cache, self.mla_cache_why
 
     @staticmethod
-    def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
+    def explain(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, sizing: ComputeSizing | None,
                 repack: Repacked | None = None) -> list[Step]:
         """The steps that say how each buffer was sized (without the compute ones when ``sizing`` is None);
         ``repack``: --no-host's weights in CPU_REPACK (llamacpp_nohost.host_repack; the plan's
@@ -629,7 +629,7 @@ class LlamaCpp:
                    else "pad(ctx, 256) per sequence")
         steps.append(Step("context cells", f"{cells_f} × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}",
                           f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)", "src/llama-context.cpp"))
-        steps.append(weights_step(model, b.where, s, p.all))
+        steps.append(weights_step(model, weights, b.where, s, p.all))
         rec = sum(d.rs for d in p.all)
         if rec:
             steps.append(recurrent_step(model, b.n_seq, rec))
