@@ -333,7 +333,8 @@ class LlamaCpp:
         if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
             all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
             dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
-        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits)
+        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
+                                   lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
         s = placed(layers, over)
         return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
                        + (", then the experts front to back" if moe and dense_fits else "")
