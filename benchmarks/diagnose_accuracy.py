@@ -1,12 +1,14 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: rounds 64 and 65, session 20 — 39 public texts, collect64's threads found by
-the runtimes' own message strings and collect65's from trackers the corpus barely held, committed whole after
-diagnose20's rotation and tuning, scored once together by the lead (FIRST_RUNS); rounds 1-63 are tuning data —
-round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures produced
-here, scored once by the lead) and round 63 (38 more produced here, scored once by diagnose19b) the latest to join;
-round 60 found no text — see runlocal.evidence.public_errors),
+measurements/public_errors/held_out/: rounds 66 and 67, session 20 — 4 public texts, collect66's memory failures posted
+in 2026 and collect67's from the threads round 66's collector saw only in reading searches, scored once together by the
+lead after diagnose20b's and fixes20b's tuning (FIRST_RUNS);
+rounds 1-65 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures produced
+here, scored once by the lead), round 63 (38 more produced here, scored once by diagnose19b) and rounds 64 and 65 (39
+public texts, collect64's threads found by the runtimes' own message strings and collect65's from trackers the corpus
+barely held, scored once together by the lead, FIRST_RUNS) the latest to join; round 60 found no text — see
+runlocal.evidence.public_errors),
 each file (round; a round's off-GitHub pages, roundN_pages.jsonl, counted with it) also on its own, per runtime (as
 the thread states it), per category and per family, and the number of look-alikes (texts whose failure is not a
 lack of memory) that were called memory, plus memory texts called not-memory or unknown.
@@ -345,6 +347,12 @@ FIRST_RUNS = (
     # lead after diagnose20's tuning (scoring/round64_65_first_run.txt): 35/39 exact (89.7 %, Wilson 76.4-95.9 %)
     ("round 64 (source strings)", "2026-11-27", 21, 20, 20, 0, 16, "2280/2357"),
     ("round 65 (thin projects)", "2026-11-27", 18, 15, 18, 0, 10, "2280/2357"),
+    # rounds 66 and 67 (session 20): memory failures posted in 2026 (collect66, rule c3b817e first; 2 texts) and the
+    # threads round 66's collector saw only in its reading searches (collect67, list by script, rule 19ee278 first; 2
+    # texts), scored once together by the lead after diagnose20b's and fixes20b's tuning
+    # (scoring/round66_67_first_run.txt): 2/4 — too few to judge
+    ("round 66 (2026 memory)", "2026-11-27", 2, 1, 1, 0, 0, "2316/2396"),
+    ("round 67 (seen-only threads)", "2026-11-27", 2, 1, 2, 0, 1, "2316/2396"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -372,7 +380,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 58 (notebook outputs)": (0, 9), "round 59 (model discussions)": (0, 3),
                     "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19),
                     "round 63 (produced here, new)": (0, 17),
-                    "round 64 (source strings)": (1, 5), "round 65 (thin projects)": (0, 8)}
+                    "round 64 (source strings)": (1, 5), "round 65 (thin projects)": (0, 8),
+                    "round 66 (2026 memory)": (1, 2), "round 67 (seen-only threads)": (0, 1)}
 
 
 def print_first_runs() -> None:

@@ -96,7 +96,7 @@ def _gpu_layers(s: Settings, model) -> int:
 class _Fixer:
     """The plan, its runtime and targets, and the candidates tried against it."""
 
-    def __init__(self, plan: Plan, targets: list[Target]):
+    def __init__(self, plan: Plan, targets: list[Target], asked: Settings | None = None):
         self.plan, self.targets, self.model = plan, targets, plan.model
         self.runtime = plan.planner or get_runtime(plan.settings.runtime)
         self.levers = levers_of(self.runtime)
@@ -107,10 +107,12 @@ class _Fixer:
         # fixes put every layer back on the GPU, so each is tried with all of them there
         ggml = engine(self.runtime.name).ggml
         self.all_on_gpu = bool(plan.allocation.compromise) and self.has_gpu and ggml
-        if plan.allocation.compromise and not ggml:
+        if plan.allocation.compromise and not ggml and asked is not None:
+            # as llama.cpp's path does, only what the runtime itself gave up is undone, the settings asked are kept:
             # SGLang with no context asked serves a shorter one than config.json's (runtimes/sglang.py
-            # served_context): the fixes are tried at the context it starts with, as before the compromise
-            self.base = self.runtime.defaults(self.model, self.base.with_(ctx=None), targets)
+            # served_context), so the fixes start at the context it starts with; an asked context (transformers
+            # offloading at 32,768, MLX past its working set) stays what the user asked
+            self.base = self.runtime.defaults(self.model, asked, targets)
         if self.all_on_gpu:
             self.base = self.base.with_(n_gpu_layers=_layers_total(self.model), n_cpu_moe=0)
             if any(st.label == "layers (--fit)" for st in plan.allocation.steps) and self.base.llamacpp.tensor_split:
@@ -250,9 +252,10 @@ class _Fixer:
         return [f for _, f in sorted(out, key=lambda kf: kf[0])]
 
 
-def suggest_fixes(plan: Plan, targets: list[Target]) -> list[Fix]:
-    """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it."""
-    f = _Fixer(plan, targets)
+def suggest_fixes(plan: Plan, targets: list[Target], asked: Settings | None = None) -> list[Fix]:
+    """Each lever of the plan's runtime, re-planned with the planner that made the plan; those that improve it.
+    ``asked``: the settings as the user gave them (before the runtime's defaults and compromise)."""
+    f = _Fixer(plan, targets, asked)
     _flash_attention(f)
     _context_and_concurrency(f)
     _all_layers_on_gpu(f)
@@ -464,16 +467,22 @@ def _kv_and_weights(f: _Fixer) -> None:
 
 
 def _published_checkpoints(f: _Fixer) -> None:
-    """vLLM / SGLang: the model's published quantized checkpoints (data/published_checkpoints.json), served as stored."""
-    if f.runtime.name not in POOLED_RUNTIMES:
-        return
-    # refused for the GPU's compute capability (FP8 on a V100): the stored 16-bit checkpoint, or another format
-    kernel = "compute capability" in (f.plan.allocation.refusal or "")
-    if kernel and f.plan.weights.quant != (stored := (f.model.file_quant or "bf16").lower()):
-        f.try_(f"Serve the checkpoint as stored ({stored}) {f.model.repo_id or f.model.id}", f.base.with_(quant=stored),
-               f"weights {format_bytes(f.plan.weights.total)} → {format_bytes(estimate(f.model, stored).total)}", 2,
-               quant=stored)
-    for entry in published_checkpoints(f.model):
+    """vLLM / SGLang: the model's published quantized checkpoints (data/published_checkpoints.json), served as stored.
+    A format refused for the GPU (FP8 on a V100), or by transformers (AutoFP8's scales unread): the catalog's checkpoint
+    as stored (its 16-bit repo); under vLLM / SGLang another format too."""
+    pooled, refusal = f.runtime.name in POOLED_RUNTIMES, f.plan.allocation.refusal or ""
+    stored, kernel = (f.model.file_quant or "bf16").lower(), pooled and "compute capability" in refusal
+    # AutoFP8 under transformers computes with unscaled weights (runtimes/transformers.py AUTOFP8_UNREAD): the bf16
+    # repo it was made from gives up nothing that ran (cost 0); a directly loaded FP8 repo names no base (not offered)
+    unread = not pooled and "AutoFP8" in refusal and stored in ("bf16", "fp16", "f16", "fp32", "f32")
+    if (kernel or unread) and f.plan.weights.quant != stored:
+        title = f"{'Serve' if pooled else 'Load'} the checkpoint as stored ({stored}) {f.model.repo_id or f.model.id}"
+        change = f"weights {format_bytes(f.weights_held)} → {format_bytes(estimate(f.model, stored).total)}"
+        if f.runs(f.base.with_(quant=stored), stored) or pooled:
+            f.try_(title, f.base.with_(quant=stored), change, 2 if pooled else 0, quant=stored)
+        else:                       # bf16 where the FP8 bytes fitted: with a shorter context
+            _with_second_lever(f, title, f.base.with_(quant=stored), change, stored)
+    for entry in published_checkpoints(f.model) if pooled else ():
         w = estimate(f.model, entry["format"])
         if w.total < f.plan.weights.total or kernel and entry["format"] != f.plan.weights.quant:
             title = f"Serve the published {entry['label']} checkpoint {entry['repo']}"

@@ -320,7 +320,7 @@ def make_plan(model: ModelSpec, settings: Settings, targets: list[Target], *, wi
                 searched=searched, searched_on=tuple(targets), margin_held=held,
                 max_context_basis=basis if max_ctx else None, refit=_refit_settings(settings, s))
     if with_fixes and plan.verdict in ("does_not_fit", "tight"):
-        plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets), key=lambda f: f.cost)))
+        plan = replace(plan, fixes=tuple(sorted(suggest_fixes(plan, targets, settings), key=lambda f: f.cost)))
     return plan
 
 

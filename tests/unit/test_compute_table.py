@@ -128,6 +128,19 @@ def test_a_file_from_other_code_or_damaged_is_a_miss(tmp_path, monkeypatch):
     compute_table._ENTRIES.clear()
 
 
+def test_each_spec_s_lines_read_as_the_whole_file_parsed():
+    """A spec's entries are parsed from its own lines (compute_table._section): for every shipped file and every model
+    digest in it, the same dict json.loads gives from the whole text; a digest the file lacks is none."""
+    for path in sorted(compute_table.TABLE_DIR.glob("*.json.gz")):
+        text = compute_table.read_text(path)
+        whole = json.loads(text)
+        head = compute_table._written_head(text)
+        assert head == {k: v for k, v in whole.items() if k != "models"}, path.name
+        for digest, entries in whole["models"].items():
+            assert compute_table._section(text, digest) == entries, (path.name, digest)
+        assert compute_table._section(text, "0" * 64) is None
+
+
 def test_the_code_digest_covers_the_simulations_imports():
     """Every runlocal module a simulation imports (at import and while it runs: CPU, one GPU, two GPUs, a tensor
     override, one context and a curve's many) is among the files the code digest reads."""

@@ -127,7 +127,8 @@ def test_a_crash_after_an_out_of_memory_message_is_that_out_of_memory():
 @pytest.mark.parametrize("log", [
     "llama.cpp: loading model from m.bin\nerror loading model: unexpectedly reached end of file",
     "error loading model: unknown (magic, version) combination: 67676a74, 00000003; is this really a GGML file?",
-    '{"error":"unable to load model: /root/.ollama/models/blobs/sha256-0123abcd"}',
+    "llama_model_load: error loading model: tensor 'blk.3.attn_q.weight' data is not within the file bounds, model is "
+    "corrupted or incomplete",
     "open /models/x.gguf: no such file or directory",
     "OSError: Error no file named pytorch_model.bin found in directory models/x.",
 ])

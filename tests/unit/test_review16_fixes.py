@@ -135,7 +135,9 @@ def test_published_checkpoint_with_context_or_fp8_kv_before_no_fix():
     assert plan_with(ask, quant="awq", kv_cache="fp8").verdict in ("fits", "tight")
 
 
-@pytest.mark.parametrize("model", ["qwen3-235b-a22b", "deepseek-r1"])
+# deepseek-r1 left this list when measurements/gguf_repos recorded unsloth/DeepSeek-R1-GGUF for it (catalog20);
+# deepseek-v3 (no repo recorded) keeps the DeepSeek shape in the test
+@pytest.mark.parametrize("model", ["qwen3-235b-a22b", "deepseek-v3"])
 def test_no_invented_local_gguf_name_for_a_model_without_a_known_gguf_repo(model):
     # review16 finding 13: `-m qwen3-235b-a22b-Q4_K_M.gguf` named a file nobody has (these quants ship split,
     # …-00001-of-0000N.gguf): a placeholder path, never a bare file name that looks real
@@ -144,6 +146,14 @@ def test_no_invented_local_gguf_name_for_a_model_without_a_known_gguf_repo(model
     for command in [p.command] + [f.command for f in p.fixes]:
         if " -m " in command:
             assert " -m PATH/TO/" in command, command
+
+
+def test_a_split_gguf_repo_on_record_is_fetched_with_hf_not_named_as_a_local_file():
+    # deepseek-r1's Q4_K_M ships as 9 shards in unsloth/DeepSeek-R1-GGUF (found.jsonl); llama.cpp's -hf takes shard 1
+    # and fetches its siblings, so the command names the repo, never a single local file
+    p = plan(model="deepseek-r1", gpu="8xh100-sxm", runtime="llama.cpp", ctx=4096)
+    assert p.command.startswith("llama-server -hf unsloth/DeepSeek-R1-GGUF:Q4_K_M "), p.command
+    assert " -m " not in p.command
 
 
 @pytest.mark.parametrize("gpu", ["rtx-4090", "2x3090", "jetson-orin-nano"])

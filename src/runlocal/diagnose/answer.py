@@ -6,6 +6,7 @@ choosing the entry (classify.Scanner) and saying it; behaviour unchanged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +57,48 @@ def answer_for(entry: kb.Entry, line: str, line_no: int | None, figures: dict[st
     fixes = tuple(entry_fixes(entry, runtime))
     if _vulkan_cap_alone(entry, line, figures):
         entry = kb.get(VULKAN_CAP_ID) or entry
-    title = names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS else entry.title
+    title = (names_the_error(line) if entry.id in NAMES_THE_ERROR_IDS
+             else ggml_allocation_title(line, figures) if entry.id == GGML_ALLOC_ID else entry.title)
     return Diagnosis(category=entry.category, entry=entry, title=title, cause=entry.cause, fixes=fixes,
                      extracted=figures, matched_line=line, line_number=line_no, runtime=runtime)
+
+
+GGML_ALLOC_ID = "llamacpp-cuda-malloc"   # classify.GGML_OOM_ID: ggml's buffer allocation failure, any backend
+# the buffer a ggml allocation failure names (its allocator's function, "failed to allocate X buffer", the device
+# figure) → the call that failed. ggml-cuda.cu: a CUDA_Host buffer is ggml_cuda_host_malloc's cudaMallocHost (page-
+# locked RAM); ggml-backend.cpp: a CPU buffer is ggml_aligned_malloc's (RAM); ggml-vulkan.cpp: vk::Device::allocateMemory;
+# ggml-sycl: sycl::malloc_device (sycl::malloc_host for SYCL_Host); a ROCm build's cudaMalloc is hipMalloc
+_BUFFER_NAMED = re.compile(r"gml_backend_(\w+?)_buffer_type_alloc_buffer|failed to allocate (\w+) buffer|"
+                           r"unable to allocate (\w+) buffer|\b(ggml_vk|ggml_vulkan|errorout\w*devicememory)|"
+                           r"\b(level_zero|ur_result_error|pi_error|native api)|\bggml_(aligned_malloc)")
+# a backend's own words for its refusal: ggml-vulkan.cpp "ggml_vulkan: Device memory allocation of size N failed" and
+# vulkan.hpp's vk::Result "ErrorOutOfDeviceMemory"; SYCL's Level Zero / PI result codes; ggml.c ggml_aligned_malloc's
+# "insufficient memory" (the CPU buffer's RAM)
+_ALIASES = {"ggml_vk": "vulkan", "ggml_vulkan": "vulkan", "level_zero": "sycl", "ur_result_error": "sycl",
+            "pi_error": "sycl", "native api": "sycl", "aligned_malloc": "cpu"}
+_DEVICE_CALL = (("cuda", "cudaMalloc"), ("rocm", "hipMalloc"), ("hip", "hipMalloc"), ("vk", "vkAllocateMemory"),
+                ("vulkan", "vkAllocateMemory"), ("sycl", "sycl::malloc_device"), ("opencl", "clCreateBuffer"))
+_PINNED_CALL = (("cuda", "cudaMallocHost"), ("rocm", "hipHostMalloc"), ("sycl", "sycl::malloc_host"),
+                ("vulkan", "host-visible Vulkan memory"), ("vk", "host-visible Vulkan memory"))
+_BUFFER_TITLE = "llama.cpp / ggml: {what} allocation failed ({why})"
+
+
+def ggml_allocation_title(line: str, figures: dict[str, Any]) -> str:
+    """llamacpp-cuda-malloc's title by the buffer the log names (its entry's own title says cudaMalloc, which a CPU
+    or pinned-host buffer never calls: diagnose19b, left): the matched line's buffer, else the device figure."""
+    low = line.lower()
+    m = _BUFFER_NAMED.search(low)
+    buffer = next((g for g in m.groups() if g), "") if m else str(figures.get("device") or "").lower()
+    buffer = "vulkan" if buffer.startswith("erroroutof") else _ALIASES.get(buffer, buffer)
+    if buffer.endswith("_host") or "pinned memory" in low:
+        call = next((c for k, c in _PINNED_CALL if buffer.startswith(k)), "cudaMallocHost")
+        return _BUFFER_TITLE.format(what="pinned host", why=f"page-locked RAM for the GPU, {call} out of memory")
+    if buffer.startswith("cpu"):
+        return _BUFFER_TITLE.format(what="host memory", why="a CPU buffer in RAM, malloc out of memory")
+    call = next((c for k, c in _DEVICE_CALL if buffer.startswith(k)), "cudaMalloc" if "cuda" in low else "")
+    # no buffer named (a title, a prose line): the allocation, not a device the log does not name
+    return _BUFFER_TITLE.format(what="device" if call or "device" in low else "memory",
+                                why=f"{call} out of memory".strip())
 
 
 def _vulkan_cap_alone(entry: kb.Entry, line: str, figures: dict[str, Any]) -> bool:

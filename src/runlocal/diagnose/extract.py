@@ -548,6 +548,12 @@ def _layers(m, ex):
     ex.set("layers_total", int(m.group(2)))
 
 
+# the model's layer count: llama.cpp's print_info ("llm_load_print_meta" before it) "n_layer = 48", or the GGUF key
+# the loader dumps, "<arch>.block_count u32 = 48"
+_rule("n_layer", r"(?:print_info|print_meta):\s+n_layer\s+=\s+(\d+)\s*$")(_set("n_layer", 1, int))
+_rule(".block_count", r"\.block_count\s+u32\s+=\s+(\d+)\s*$")(_set("n_layer", 1, int))
+
+
 @_rule("kv buffer size", r"(\S+) KV buffer size\s*=\s*([\d.]+) MiB")
 def _kv_buffer(m, ex):
     ex.buffer("kv", m.group(1), size_to_bytes(m.group(2), "MiB"))
@@ -584,7 +590,12 @@ def _ggml_device(m, ex):
         ex.set("compute_capability", m.group(3))
 
 
-@_rule("using device", r"using device (\w+) \((.+)\) - (\d+) MiB free")
+# llama.cpp's llama_model_load_from_file_impl: "using device %s (%s) - %zu MiB free"; newer builds print the
+# device id after the description ("using device %s (%s) (%s) - …", props.device_id or "unknown id": the PCI bus id
+# on CUDA, "0000:01:00.0"), so the name stops before that group. A description may hold parentheses of its own
+# (Vulkan's "AMD Radeon RX 7900 XTX (RADV NAVI31)"): the name is the shortest one the rest of the line then fits.
+@_rule("using device",
+       r"using device (\w+) \((.+?)\)(?: \((?:[0-9a-fA-F]+:[0-9a-fA-F:.]+|unknown id)\))? - (\d+) MiB free")
 def _ggml_using(m, ex):
     ex.set("device", m.group(1))
     ex.set("gpu_name", m.group(2).strip())

@@ -22,6 +22,11 @@ def _b(n: Any) -> str:
     return format_bytes(int(n))
 
 
+def _gib(n: Any) -> str:
+    """GiB at two decimals, the precision vLLM's own start-up messages print."""
+    return f"{float(n) / (1 << 30):.2f} GiB"
+
+
 def _fix(title: str, command: str, effect: str) -> dict[str, str]:
     return {"title": title, "command": command, "effect": effect}
 
@@ -56,9 +61,10 @@ def _superseded(command: str, by: list[dict[str, str]]) -> bool:
     for f in by:
         if f["command"] == command:
             return True
-        if flags and flags <= _flags(f["command"]):
+        if flags and flags <= _flags(f["command"]) and ollama_fixes.same_file(command, f["command"]):
             return True
     return False
+
 
 
 def _model_ref(ex: dict[str, Any]) -> str:
@@ -175,14 +181,21 @@ def vllm_utilization_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
     if not (free and total):
         return []
     fits = math.floor(free / total * 100) / 100
-    held = f"{_b(total - free)} of the {_b(total)} GPU was in use before vLLM started; {_b(free)} was free"
+    # at the log's own precision (vLLM prints GiB to two decimals): the gap that failed is often a few hundredths
+    # of a GiB (19.77 free against 19.84 asked), which three significant figures would print as two equal numbers
+    held = f"{_b(total - free)} of the {_gib(total)} GPU was in use before vLLM started; {_gib(free)} was free"
     if fits < 0.1:
         return [_fix("Free the GPU first: other processes hold it",
                      "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv", held)]
-    asked = f"; {float(util):.2f} × {_b(total)} = {_b(float(util) * total)} was asked for" if util else ""
+    asked = ""
+    if util:
+        wanted = ex.get("requested_bytes") or float(util) * total   # the log's own figure where it prints one
+        asked = (f"; {float(util):.2f} × {_gib(total)} = {_gib(wanted)} was asked for"
+                 + (f", {_gib(wanted - free)} more than was free" if wanted > free else ""))
     return [_fix(f"Ask for at most {fits:.2f} of the GPU",
                  f"{_vllm_serve(ex)} --gpu-memory-utilization {fits:.2f}",
-                 f"{held}{asked}; {fits:.2f} × {_b(total)} fits in what is free (the KV pool shrinks with it)")]
+                 f"{held}{asked}; {fits:.2f} × {_gib(total)} = {_gib(fits * total)} fits in what is free "
+                 "(the KV pool shrinks with it)")]
 
 
 def sglang_balance_fixes(ex: dict[str, Any]) -> list[dict[str, str]]:
@@ -670,6 +683,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "llamacpp_alloc_fail":
         fixes += llamacpp_context_fixes(extracted, runtime)
         fixes += layer_fixes.compute_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted))
+        fixes += layer_fixes.weights_buffer_layers(extracted, runtime == "ollama", *_device_figures(extracted)[:2])
         fixes += ollama_room.room_fixes(extracted, _ollama_reads(extracted, "OLLAMA_CONTEXT_LENGTH", OLLAMA_CONTEXT_ENV_FROM))
     if category == "ollama_system_memory":
         fixes += ollama_ram_fixes(extracted)
@@ -737,7 +751,7 @@ def with_computed_fixes(diagnosis, runtime: str | None = None, policy=None) -> d
         if first or runtime:  # a detected runtime that is a guess is said even when every fix is for any runtime
             doc["runtime_note"] = runtime_note.note(runtime, first)
     in_release = (_in_release_syntax(f, extracted, runtime) for f in computed + kb_fixes)
-    doc["fixes"] = [f for f in in_release if f is not None]
+    doc["fixes"] = [ollama_fixes.service_caveat(f) for f in in_release if f is not None]
     return doc
 
 

@@ -35,9 +35,12 @@ CATEGORIES = (
     "fragmentation",
     "offload_error",
     "not_memory",
+    # a failure whose text does not say whether memory ran out (a runner that died and names no cause): the answer
+    # says what to read to tell, never a verdict
+    "unknown",
 )
-#: every category that means "it did not fit" (everything except not_memory)
-MEMORY_CATEGORIES = frozenset(CATEGORIES) - {"not_memory"}
+#: every category that means "it did not fit" (everything except not_memory and unknown)
+MEMORY_CATEGORIES = frozenset(CATEGORIES) - {"not_memory", "unknown"}
 
 REQUIRED_FIELDS = (
     "id", "title", "category", "runtimes", "signatures", "priority", "cause",

@@ -1,4 +1,4 @@
-"""How many layers to take off a GPU whose compute buffer did not fit, from the log's own figures.
+"""How many layers to take off a GPU whose compute buffer or weights buffer did not fit, from the log's own figures.
 
 llama.cpp allocates a device's weights, then its KV cache, then its compute buffer (src/llama-context.cpp: the
 compute buffers are reserved after the memory module). When the compute buffer is the allocation that failed, the
@@ -58,3 +58,49 @@ def compute_buffer_layers(ex: dict[str, Any], ollama: bool, device: str | None, 
                        f"{int(layers)} layers there holds {format_bytes(per_layer)} of weights and KV cache on average, "
                        f"so {off} of them ({format_bytes(off * per_layer)}) moved to system memory make the room "
                        "(the compute buffer stays about as large); a smaller micro-batch shrinks the buffer itself"}]
+
+
+# llama.cpp's own fitting keeps 1024 MiB free per device by default (common/fit.cpp, PR #16653); the KV cache and
+# the compute buffer are allocated after the weights (src/llama-context.cpp) and need that room
+WEIGHTS_MARGIN = 1024 * MiB
+
+
+def weights_buffer_layers(ex: dict[str, Any], ollama: bool, device: str | None,
+                          free: int | None) -> list[dict[str, str]]:
+    """How many layers to keep on the one GPU whose weights buffer failed, from the log's own figures: the buffer
+    it could not allocate ("allocating N MiB on device 0: cudaMalloc failed", the model buffer of every layer placed
+    there), the layers placed there, and the memory free before loading ("using device CUDA0 (…) - N MiB free").
+    llama.cpp allocates one weights buffer per device before any context (llama_model::load_tensors: "unable to
+    allocate %s buffer"), and prints "offloaded N/M layers" only after it, so the layers placed are the -ngl the
+    command gave (capped at n_layer + 1: the repeating layers and the output layer), Ollama's layers.offload, or —
+    said so — all n_layer + 1. Each layer then holds about buffer ÷ layers; what fits is free less llama.cpp's 1 GiB
+    margin for the KV cache and compute buffer. Nothing for several GPUs (how the layers were split is not said)."""
+    if not ex.get("weights_alloc_failed") or len(ex.get("free_by_device") or {}) > 1:
+        return []
+    failed, n_layer = ex.get("requested_bytes"), ex.get("n_layer")
+    if not (failed and free and n_layer):
+        return []
+    offloadable = int(n_layer) + 1
+    placed = ex.get("ollama_layers_offload") if ollama else None
+    given = ex.get("n_gpu_layers")
+    if placed:
+        layers, how = int(placed), "Ollama's layers.offload"
+    elif given is not None and int(given) > 0:
+        layers, how = min(int(given), offloadable), f"-ngl {int(given)} on the command line"
+    else:
+        layers, how = offloadable, "no -ngl in the log: taken as all of them"
+    per_layer = int(failed) / layers
+    keep = min(int((int(free) - WEIGHTS_MARGIN) // per_layer), layers - 1)
+    where = device or "the GPU"
+    figures = (f"the {format_bytes(failed)} weights buffer for {layers} layers on {where} ({how}) is "
+               f"{format_bytes(per_layer)} a layer; {format_bytes(free)} was free there, less llama.cpp's "
+               f"{format_bytes(WEIGHTS_MARGIN)} margin for the KV cache and compute buffer")
+    if keep < 1:
+        return [{"title": f"Not one layer fits on {where}: use a smaller quantization, or run on the CPU",
+                 "command": "", "effect": figures}]
+    knob, command = ollama_fixes.set_option("num_gpu", keep, f"gpu{keep}", ollama, ex)
+    return [{"title": f"Keep {keep} of the {layers} layers on {where}: {knob}",
+             "command": command,
+             "effect": f"{figures}: {keep} × {format_bytes(per_layer)} = {format_bytes(keep * per_layer)} fits; "
+                       "the KV cache of the layers kept needs room too, so if the context then fails to allocate, "
+                       "`runlocal diagnose` that log sizes it"}]

@@ -26,13 +26,18 @@ NOT_MEMORY = (
     (re.compile(r"no (?:\w+ )?devices? (?:were |was )?(?:detected|found)\b|failed to initiali[sz]e cuda\b"),
      "notmem-no-cuda-device"),
     # the model file: cut short, another format, a tensor of the wrong size, or not there (llama.cpp llama_file,
-    # ggml's magic check, transformers' "Error no file named …", Ollama's "unable to load model: <blob>")
+    # ggml's magic check, llama_model_loader's bounds check "tensor '%s' data is not within the file bounds, model is
+    # corrupted or incomplete", transformers' "Error no file named …")
     (re.compile(r"unexpectedly reached end of file|unknown \(magic, version\)|is this really a gg\w* file"
                 r"|(?:invalid|bad|wrong) (?:gguf |file )?magic|not a valid gguf|has wrong size in model file"
-                r"|no such file or directory|\bdoes not exist\b|unable to load model: \S|\berror no file named\b"
+                r"|not within the file bounds|model is corrupted or incomplete"
+                r"|no such file or directory|\bdoes not exist\b|\berror no file named\b"
                 r"|could not load llama model from path"
                 # transformers (utils/hub.py cached_file): the repo or folder has no such file
                 r"|does not appear to have (?:a )?files? named"), "notmem-bad-model-file"),
+    # Ollama's LoadModelFromFile (llama/llama.go, v0.17.7:310) for any failure of llama.cpp's load: it names no
+    # reason (the line before it in the server log does), so it ranks below every reason that line may give
+    (re.compile(r"unable to load model: \S"), "notmem-ollama-load-failed"),
     # a crash by signal or a heap check: SIGSEGV (signal 11, exit 139 = 128 + 11, Windows 0xC0000005), SIGABRT
     # ("Aborted (core dumped)", IOT instruction, exit 134), glibc's heap checks ("double free or corruption")
     (re.compile(r"segmentation fault|\bsigsegv\b|\bsignal 11\b|signal \(11\)|exit(?:ed)? (?:with )?(?:code|status)[ :=]*13[49]\b"

@@ -66,6 +66,18 @@ def gguf_name(ex: dict[str, Any]) -> str:
     return model if model.lower().endswith(".gguf") else "MODEL.gguf"
 
 
+_MODEL_FILE = re.compile(r"(?:^|\s)-m\s+(\S+)")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two llama-server commands load the same file: another -m (a smaller quantization, MODEL-Q4_K_M.gguf)
+    is another fix, not the same knob turned; the knowledge base's placeholder MODEL.gguf stands for the log's file."""
+    ma, mb = _MODEL_FILE.search(a), _MODEL_FILE.search(b)
+    if ma is None or mb is None:
+        return True
+    return ma.group(1) == mb.group(1) or "MODEL.gguf" in (ma.group(1), mb.group(1))
+
+
 def set_option(param: str, value: object, tag: str, ollama: bool, ex: dict[str, Any]) -> tuple[str, str]:
     """(the setting as its runtime spells it, the command that sets it): Ollama's ``param`` in a Modelfile for an
     Ollama log, else the llama-server flag Ollama would pass it as."""
@@ -96,6 +108,28 @@ def share_command(bound: str, reads_env: bool, q8: bool = False) -> str:
         return modelfile("num_ctx", "N", "smaller") + bound
     env = "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 " if q8 else ""
     return f"{env}OLLAMA_CONTEXT_LENGTH=N ollama serve{bound}"
+
+
+# `VAR=value … ollama serve`: a second server started with the variables (the knowledge base's lines and the
+# computed ones alike)
+_SERVE_WITH_ENV = re.compile(r"^\s*((?:[A-Z][A-Z0-9_]*=\S+\s+)+)ollama serve\b")
+
+
+def service_caveat(fix: dict[str, str]) -> dict[str, str]:
+    """The fix with check's service caveat on its effect when its command starts `ollama serve` with variables
+    (runtimes/flag_spelling.py ollama_service_note, the one function both use): where Ollama runs as a service this
+    second server exits on the taken port and the service never sees the variables. Not for a line that moves the
+    server to another port (OLLAMA_HOST): that one is meant to run beside the first."""
+    m = _SERVE_WITH_ENV.match(fix.get("command") or "")
+    if m is None:
+        return fix
+    env = m.group(1).split()
+    if any(e.startswith("OLLAMA_HOST=") for e in env):
+        return fix
+    from ..runtimes.flag_spelling import ollama_service_note
+
+    note = ollama_service_note(env, then="then run the model again")
+    return dict(fix, effect="; ".join(filter(None, [fix.get("effect", ""), note])))
 
 
 # the knowledge base's lines (data/errors/ollama-system-memory.md) that ollama_ram_fixes gives with the log's figures:

@@ -335,6 +335,19 @@ RUN = re.compile(
     # maximum a server or a build is configured with ("max_seq_len=4096", "max_seq_length: 2048"): the key must begin
     # the word, so max_ before it is not read
     r"|(?<![\w-])seq_?len(?:gth)?\s*=\s*\d"
+    # -- what asked, in a traceback's frames and a trainer's own log (rounds 64-65's misses, session 20, diagnose20b) --
+    # a frame inside the source of a training or decoding loop, which runs only on a model already placed: torch.optim's
+    # optimizers (torch/optim/<name>.py: Optimizer.step and its _single_tensor_ / _multi_tensor_ kernels, reached by
+    # optimizer.step() after a backward), Lightning's loops (lightning/pytorch/loops/: fit_loop, training_epoch_loop,
+    # evaluation_loop; the strategy placed the model before, in Trainer._run) and a trainer's step by its name in any
+    # trainer subclass (transformers' trainer.py: _inner_training_loop, compute_loss, prediction_step; a frame in
+    # trainer.py itself was read already by "trainer", and transformers' decoding loops by "generation": generation/
+    # utils.py, _sample, greedy_search …). And a loss value printed ("'loss': 2.31", "loss=2.31", "loss train: 2.31",
+    # "loss 2.3101"): a step had completed
+    r"|\btorch[/\\]optim[/\\](?!__init__)\w+\.py|\boptimizer\.step\(|\b_(?:single|multi)_tensor_(?:adam|sgd)\w*"
+    r"|(?:lightning|pytorch_lightning)[/\\](?:pytorch[/\\])?loops[/\\]"
+    r"|\b_inner_training_loop\b|\bcompute_loss\b|\bprediction_step\b"
+    r"|\bloss(?:\W{1,2}train)?['\"]?\s*(?:[:=]\s*\d|\d+\.\d)"
     r"|/completion\b|" + GROWN_WORDS + "|" + RAN_FOR_WORDS + "|" + SERVING_WORDS)
 # the load said to be over ("The engine can be built but went OOM", 加载完 "finished loading", "loaded successfully"):
 # a failure after it, with run words around it, is the run even where the log also shows the load or the build

@@ -58,6 +58,12 @@ _RUNTIME_RE = re.compile(trie_regex(RUNTIME_TOKENS))
 # the runtimes' own names (a word, not a prefix of function names): counted only where no letter or digit comes right
 # before them
 _NAMES = frozenset({"ollama", "vllm", "sglang", "lmstudio", "koboldcpp", "llamafile", "gpt4all", "mistralrs"})
+# mlx-lm's refusal of a config.json model_type it has no module for: _get_classes in mlx_lm/utils.py catches the
+# ImportError of mlx_lm.models.<type> and raises ValueError(f"Model type {model_type} not supported.") (at
+# ml-explore/mlx-lm d78bf58, 2026-08-22; mlx-vlm's and mlx-audio's loaders raise the same words): the bare line names
+# MLX (ml-explore/mlx-lm#994 "Model type qwen3_5 not supported.", lmstudio-ai/mlx-engine#320). transformers says
+# "has model type `x` but Transformers does not recognize this architecture", other loaders "is not supported"
+_MLX_LOADER = re.compile(r"\bmodel type [\w.-]+ not supported\.")
 # llama.cpp's release tags (b1697, b4704: github.com/ggml-org/llama.cpp/releases), as users quote them
 _LLAMACPP_TAG = re.compile(r"\bb\d{4,5}\b")
 # a name inside a file path: the word around it (letters, digits, _ . -) touches a slash ("/root/llama_model_weights/
@@ -106,7 +112,8 @@ def named_in(low: str) -> list[str]:
         tokens = [m.group(0) for m in _RUNTIME_RE.finditer(low)
                   if not (m.group(0).startswith("llama_") and _in_path(low, m.start(), m.end()))
                   and not (m.group(0) in _NAMES and m.start() and low[m.start() - 1].isalnum())]
-    return [RUNTIME_TOKENS[tok] for tok in tokens] + ["llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]
+    return ([RUNTIME_TOKENS[tok] for tok in tokens] + ["llama.cpp" for _ in _LLAMACPP_TAG.findall(low)]
+            + (["mlx"] if "model type" in low and _MLX_LOADER.search(low) else []))
 
 
 def most_named(seen: dict[str, int]) -> str | None:

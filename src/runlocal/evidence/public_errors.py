@@ -260,12 +260,16 @@ tuning data. Round 63 (session 19; ``round63.jsonl``, 38 texts, 17 memory failur
 produced by the runtimes installed here, new scenarios, the cause induced by each script of ``round63_make/`` and its
 label fixed there before the run (collect63, committed whole in d7194fb after round 62 joined tuning), scored once by
 diagnose19b after its tuning on round 62's misses (36/38). diagnose20 moved rounds 60, 61 and 63 out of
-``held_out/`` in session 20, before rounds 64 and 65 were collected whole: they are tuning data. Held out: round 64 (session 20;
-``held_out/round64.jsonl``, 21 public texts, 5 memory failures and 16 look-alikes, threads found by the runtimes' own
-message strings — collect64, rule first in 684b6ce, committed whole in ed766da) and round 65 (``held_out/round65.jsonl``,
-18 public texts, 8 memory failures and 10 look-alikes, from trackers of projects the corpus held 0-2 texts of —
-collect65, count and rule first in 57ff383 / e0daf38, committed whole in afb5096), scored once together by the lead
-after diagnose20's tuning (35/39).
+``held_out/`` in session 20, before rounds 64 and 65 were collected whole: they are tuning data. Round 64 (session 20;
+``round64.jsonl``, 21 public texts, 5 memory failures and 16 look-alikes, threads found by the runtimes' own message
+strings — collect64, rule first in 684b6ce, committed whole in ed766da) and round 65 (``round65.jsonl``, 18 public
+texts, 8 memory failures and 10 look-alikes, from trackers of projects the corpus held 0-2 texts of — collect65, count
+and rule first in 57ff383 / e0daf38, committed whole in afb5096), scored once together by the lead after diagnose20's
+tuning (35/39); diagnose20b moved both out of ``held_out/`` in session 20, before round 66 was collected whole: they
+are tuning data. Held out: round 66 (``held_out/round66.jsonl``, 2 public texts, both memory failures posted in 2026 —
+collect66, rule first in c3b817e, committed whole in 43f45cd) and round 67 (``held_out/round67.jsonl``, 2 public texts,
+from the threads round 66's collector saw only in its reading searches — collect67, list by script and rule first in
+19ee278, committed whole in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..memo import per_model
 from .backend_speed import expert_tile_words, fits_parent, moe_range_words, pre_volta_decode_variant
 from .build_era import (
     CURRENT_PREFILL_ARCHS,
@@ -64,10 +65,12 @@ def allocation_speed(model: ModelSpec, quant: str | None, alloc, targets: list, 
     return speed, steps + metal_kv_steps(model, plan, alloc)
 
 
+@per_model
 def matmul_flops_step(model: ModelSpec) -> tuple[str, str, str, str]:
     """The prefill's matmul FLOPs per token, 2 × the weights a token multiplies (token_work.active_matmul_params),
     with the inputs to redo it: the parameters less the input embedding (a row a token, not a matmul) and the rest
-    left out (1-D norms and biases; the routed experts a token does not reach; towers)."""
+    left out (1-D norms and biases; the routed experts a token does not reach; towers). Kept per model: each plan of a
+    search explains its speed, and model.params sums every tensor (~2 ms a GLM-4.5-size MoE, twice a plan)."""
     matmul = active_matmul_params(model)
     embed = sum(t.numel for t in model.tensors if t.role == "embed") if not model.tie_word_embeddings else 0
     other = model.params - embed - matmul

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..memo import IdMemo, per_model
 from .backend_speed import _turing_or_later, mmq_tile_width
 
 # In the plan because it beat no-term on held-out round 8, scored once with the term committed off (30 public RTX
@@ -95,8 +96,10 @@ def count_launches(matrices: list[tuple[int, int, int]], ubatch: int, nsm: int) 
     return LaunchCount(ubatch, stream_k, tiled, idle)
 
 
+@per_model
 def mmq_matrices(model) -> list[tuple[int, int, int]]:
-    """(rows, K, channels) of each weight matrix a prompt batch multiplies through MMQ, every layer's."""
+    """(rows, K, channels) of each weight matrix a prompt batch multiplies through MMQ, every layer's; kept per model
+    (every plan of a search prices its prompt again: ~1,700 tensors of a GLM-4.5-size MoE walked each time)."""
     out = []
     for t in model.tensors:
         if len(t.shape) < 2 or t.role in _NOT_MMQ:
@@ -128,15 +131,22 @@ def ubatch_term(model, ubatch: int, sm_count: int, flops_per_s: float,
     """extra(U)/U − extra(512)/512: extra = stream-k launches × ``launch_us`` + the tiled launches' idle FLOPs at the
     card's achieved rate ``flops_per_s`` (the plan's efficiency × peak)."""
     launch_us = STREAM_K_LAUNCH_US if launch_us is None else launch_us
-    matrices = mmq_matrices(model)
-    here = count_launches(matrices, ubatch, sm_count)
-    ref = count_launches(matrices, REFERENCE_UBATCH, sm_count)
+    here = _launches(model, ubatch, sm_count)
+    ref = _launches(model, REFERENCE_UBATCH, sm_count)
 
     def per_token(c: LaunchCount) -> float:
         extra = c.stream_k * launch_us * 1e-6 + (c.idle_flops / flops_per_s if flops_per_s > 0 else 0.0)
         return extra / c.ubatch
 
     return UbatchTerm(ubatch, sm_count, here, ref, per_token(here) - per_token(ref))
+
+
+def _launches(model, ubatch: int, sm_count: int) -> LaunchCount:
+    """count_launches over the model's matrices, kept per (model, micro-batch, SM count): a pure function of them."""
+    return _LAUNCHES.get(model, (ubatch, sm_count), lambda: count_launches(mmq_matrices(model), ubatch, sm_count))
+
+
+_LAUNCHES = IdMemo(256)
 
 
 def with_term(tokens_per_s: float | None, term: UbatchTerm | None) -> float | None:

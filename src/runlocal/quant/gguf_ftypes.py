@@ -54,8 +54,11 @@ def normalize_ftype(ftype: str) -> str:
     return key
 
 
+_UNQUANTIZED = frozenset((Q.F32, Q.F16, Q.BF16, Q.F64, Q.I8, Q.I16, Q.I32, Q.I64))
+
+
 def is_quantized(t: GGMLQuantizationType) -> bool:
-    return t not in (Q.F32, Q.F16, Q.BF16, Q.F64, Q.I8, Q.I16, Q.I32, Q.I64)
+    return t not in _UNQUANTIZED
 
 
 def block_size(t: GGMLQuantizationType) -> int:

@@ -157,6 +157,8 @@ def _gguf_view(spec: ModelSpec, ftype: str) -> ModelSpec | None:
         typed = choose_type(ftype, gguf_tensors(spec), spec)
     except (InputError, KeyError, ValueError):
         return None
-    # TensorInfo built directly: dataclasses.replace costs ~5 µs a tensor, and an 80-layer model has ~2,900
-    tensors = tuple(TensorInfo(t.name, t.shape, t.role, t.layer, q.name, tensor_bytes(t.shape, q)) for t, q in typed)
+    # TensorInfo built directly: dataclasses.replace costs ~5 µs a tensor, and an 80-layer model has ~2,900; one the
+    # type leaves as converted (F32 norms, biases, routers: its bytes are the same type's) is the converter's own
+    tensors = tuple(t if q.name == t.dtype else TensorInfo(t.name, t.shape, t.role, t.layer, q.name,
+                                                           tensor_bytes(t.shape, q)) for t, q in typed)
     return replace(spec, tensors=tensors, family=arch)

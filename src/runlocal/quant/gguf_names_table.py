@@ -45,8 +45,10 @@ def catalog_arch(spec: ModelSpec) -> str | None:
     return None if entry is None else (entry["arch"] or "")
 
 
+@lru_cache(maxsize=16384)
 def template(name: str) -> tuple[str, int | None]:
-    """A parameter name with its block number replaced by {bid}, and that number."""
+    """A parameter name with its block number replaced by {bid}, and that number. Kept by name: a model's conversion
+    (gguf_tensors) and its names (gguf_names) ask for each, and a family's models share them."""
     m = _LAYER.search(name)
     if not m:
         return name, None

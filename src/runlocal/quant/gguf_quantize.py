@@ -6,6 +6,7 @@ docstring for the commits it follows."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..model.spec import ModelSpec, TensorInfo
 from .ggml_types import Arch as MODEL_ARCH
@@ -20,6 +21,12 @@ _CAT_OUTPUT, _CAT_EMBD, _CAT_Q, _CAT_V, _CAT_K, _CAT_QKV, _CAT_KV_B, _CAT_O = ra
 _CAT_UP, _CAT_GATE, _CAT_DOWN, _CAT_OTHER = range(8, 12)
 
 
+# The per-name answers below are kept by name: a plan and its fixes type one model under several ftypes, and the names
+# (blk.N.ffn_up_exps.weight …) repeat across models; each is a pure function of the name (and the tensor's rank).
+_NAME_CACHE = 16384
+
+
+@lru_cache(maxsize=_NAME_CACHE)
 def _category(name: str) -> int:
     """tensor_get_category: substring tests, in llama.cpp's order."""
     if name == "output.weight":
@@ -50,16 +57,28 @@ _NO_QUANT_SUBSTR = ("_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.wei
 
 def allows_quantization(t: TensorInfo) -> bool:
     """tensor_allows_quantization: only 2-D/3-D ``*weight`` tensors that are not norms, routers, conv1d …"""
-    if len(t.shape) < 2 or not t.name.endswith("weight"):
+    return len(t.shape) >= 2 and _name_allows_quantization(t.name)
+
+
+@lru_cache(maxsize=_NAME_CACHE)
+def _name_allows_quantization(name: str) -> bool:
+    if not name.endswith("weight"):
         return False
-    if t.name in ("position_embd.weight", "token_types.weight"):
+    if name in ("position_embd.weight", "token_types.weight"):
         return False
-    return not any(s in t.name for s in _NO_QUANT_SUBSTR)
+    return not any(s in name for s in _NO_QUANT_SUBSTR)
+
+
+@lru_cache(maxsize=_NAME_CACHE)
+def _block_number(name: str) -> int | None:
+    """N of a ``blk.N.`` name; None for a tensor outside the blocks."""
+    m = re.match(r"blk\.(\d+)\.", name)
+    return int(m.group(1)) if m else None
 
 
 def _layer_order(t: TensorInfo) -> tuple[int, str]:
-    m = re.match(r"blk\.(\d+)\.", t.name)
-    return (int(m.group(1)) if m else -1, t.name)
+    block = _block_number(t.name)
+    return (-1 if block is None else block, t.name)
 
 
 def _use_more_bits(i_layer: int, n_layers: int) -> bool:
@@ -96,9 +115,9 @@ class _Mix:
     def _layer(self, counter: int, name: str) -> int:
         # layer_info: MoE models read the block number from the name, others count tensors
         if max(1, self.n_expert) > 1:
-            m = re.match(r"blk\.(\d+)\.", name)
-            if m:
-                return int(m.group(1))
+            block = _block_number(name)
+            if block is not None:
+                return block
         return counter
 
     def type_for(self, t: TensorInfo, default: GGMLQuantizationType) -> GGMLQuantizationType:
@@ -292,6 +311,12 @@ def default_imatrix(ftype: str) -> bool:
     return ftype.startswith("IQ")
 
 
+@lru_cache(maxsize=64)
+def _stored_type(dtype: str | None) -> GGMLQuantizationType:
+    """The ggml type a tensor is stored in (BF16 where unnamed or not a ggml type)."""
+    return Q[dtype] if dtype and hasattr(Q, dtype) else Q.BF16
+
+
 def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatrix: bool | None = None,
                 fused_qkv_as_v: bool = False) -> list[tuple[TensorInfo, GGMLQuantizationType]]:
     """llama-quantize's type for each tensor (in the order given) under ``ftype``.
@@ -309,11 +334,12 @@ def choose_type(ftype: str, tensors: list[TensorInfo], spec: ModelSpec, *, imatr
     default = Q[DEFAULT_TYPE[ft]]
     mix = _Mix(ft, tensors, spec, default_imatrix(ft) if imatrix is None else imatrix, fused_qkv_as_v)
     chosen: dict[int, GGMLQuantizationType] = {}
+    default_quantized = is_quantized(default)
     for idx in sorted(range(len(tensors)), key=lambda i: _layer_order(tensors[i])):   # weights_map order
         t = tensors[idx]
-        stored = Q[t.dtype] if t.dtype and hasattr(Q, t.dtype) else Q.BF16
+        stored = _stored_type(t.dtype)
         chosen[idx] = mix.type_for(t, default) if allows_quantization(t) else stored
-        if is_quantized(stored) and not is_quantized(default):
+        if not default_quantized and is_quantized(stored):
             # F32/F16/BF16 are the converter's own outtypes: a tensor it wrote quantized stays so (gpt-oss's
             # MXFP4 experts); a quantized ftype dequantizes it and quantizes again (llama_tensor_dequantize_impl)
             chosen[idx] = stored

@@ -34,10 +34,11 @@ def _num(v: Any, fmt: str = "{:,.1f}", none: str = "—") -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]], width: int | None = None,
-           min_widths: dict[str, int] | None = None) -> list[str]:
+           min_widths: dict[str, int] | None = None, no_wrap: bool = False) -> list[str]:
     """A table laid out by rich for the terminal's width (COLUMNS when piped; 80 by default): cells wrap at
     word boundaries inside their column rather than the terminal wrapping whole lines. ``min_widths``: columns
-    (by header) kept at least that wide, the others wrapping first."""
+    (by header) kept at least that wide, the others wrapping first. ``no_wrap``: one line a row (cells sized by
+    the caller; rich's ellipsis only where the terminal is narrower still)."""
     import io
 
     from rich import box
@@ -45,9 +46,12 @@ def _table(headers: list[str], rows: list[list[str]], width: int | None = None,
     from rich.table import Table
 
     width = width or Console().width
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
+    # one line a row: a space of padding after each cell and the box's space between (two in all, _fit_model_names)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0) if no_wrap else (0, 1),
+                  header_style="")
     for h in headers:
-        table.add_column(h, overflow="fold", min_width=(min_widths or {}).get(h))
+        table.add_column(h, overflow="ellipsis" if no_wrap else "fold", no_wrap=no_wrap,
+                         min_width=(min_widths or {}).get(h))
     for r in rows:
         table.add_row(*r)
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False,
@@ -160,8 +164,12 @@ def render_fits(doc: dict[str, Any], top: int = 25) -> str:
              _num(r.get("decode_tokens_per_s"))] for r in shown]
     if rows:
         # "free" is the header's memory less the peak (--json has it): the verdict column took its place
-        out += _table(["#", "model", "quant", "weights", "peak", "verdict", "tok/s"], rows,
-                      min_widths={"model": min(24, max(len(r[1]) for r in rows))})
+        headers = ["#", "model", "quant", "weights", "peak", "verdict", "tok/s"]
+        cut = _fit_model_names(headers, rows, shown)
+        out += _table(headers, rows, no_wrap=True)
+        if cut:
+            out.append(f"… {cut} name{'s' if cut > 1 else ''} cut to the terminal's width: whole in --json or "
+                       "a wider terminal")
         out.append(f"tok/s: predicted decode with {doc['ctx'] // 2:,} tokens cached (half the context), one request")
         if any(r.get("degraded") for r in shown):
             out.append(f"* {DEGRADED_WORDS}: listed after every model at Q4_K_M or a more accurate type (llama.cpp's "
@@ -175,6 +183,24 @@ def render_fits(doc: dict[str, Any], top: int = 25) -> str:
         out.append("no catalog model fits at this context")
     out += [""] + [f"note: {n}" for n in doc["notes"]]
     return _wrapped(out)
+
+
+def _fit_model_names(headers: list[str], rows: list[list[str]], shown: list[dict[str, Any]]) -> int:
+    """Size the model column to its names (a row on one line, no name wrapped: mends19b), the other columns at their
+    own widths and two spaces between columns (_table: a space of padding, then SIMPLE_HEAD's space): a name the
+    terminal cannot hold whole loses its end to "…", its "(+N)" kept. Returns how many were cut."""
+    from rich.console import Console
+
+    i = headers.index("model")
+    others = sum(max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(headers) if k != i)
+    room = max(len(headers[i]) + 4, Console().width - others - 2 * (len(headers) - 1) - 1)   # the last pad
+    cut = 0
+    for r, m in zip(rows, shown):
+        if len(r[i]) > room:
+            tail = r[i][len(m["alias"]):]                          # " (+N)" or ""
+            r[i] = m["alias"][:max(1, room - len(tail) - 1)] + "…" + tail
+            cut += 1
+    return cut
 
 
 def render_cost(doc: dict[str, Any]) -> str:

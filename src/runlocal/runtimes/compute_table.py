@@ -22,6 +22,7 @@ import json
 import os
 import re
 import zlib
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -104,27 +105,63 @@ def read_text(path: Path) -> str:
 
 
 @lru_cache(maxsize=64)
-def _file(model_id: str) -> dict[str, dict[str, list]] | None:
-    """model digest → {args key → [[gpu bytes…], host bytes]} of one catalog model's file, where it exists and was
-    made by this code."""
+def _file(model_id: str) -> Callable[[str], dict[str, list] | None] | None:
+    """model digest → its {args key → [[gpu bytes…], host bytes]} in one catalog model's file, where the file exists
+    and was made by this code."""
     name = file_name(model_id)
     path = TABLE_DIR / name if name else None
     if path is None or not path.is_file():
         return None
     try:
-        doc = json.loads(read_text(path))
+        text = read_text(path)
+        head = _written_head(text)
+        doc = head if head is not None else json.loads(text)
         if doc.get("format") != FORMAT or doc.get("code") != code_digest():
             return None
+        if head is not None:
+            return lru_cache(maxsize=None)(lambda digest: _section(text, digest))
         models: dict[str, dict[str, list]] = doc["models"]
     except (OSError, zlib.error, ValueError, KeyError, AttributeError):     # a damaged file: simulate
         return None
-    return models
+    return models.get
+
+
+# A file as compute_table_build.render writes it: a header line, '"models": {', then per model digest a line
+# '"<digest>": {', its entries one a line, and a line '}' or '},'. A plan asks about one or two of a file's specs, and
+# the whole text is ~5 MB for a big MoE (an Ollama launch's arguments list every layer): parsing all of it cost
+# ~11 ms of such a model's first plan, so a spec's lines are parsed where it is first asked about. Any other layout
+# (a file written by hand or by a test) is parsed whole, as before.
+
+def _written_head(text: str) -> dict | None:
+    """The header of a file in render's layout (format, code …); None for another layout."""
+    first, _, rest = text.partition("\n")
+    if not first.endswith(",") or not rest.startswith('"models": {\n'):
+        return None
+    try:
+        head = json.loads(first[:-1] + "}")
+    except ValueError:
+        return None
+    return head if isinstance(head, dict) else None
+
+
+def _section(text: str, digest: str) -> dict[str, list] | None:
+    """One model digest's entries, parsed from its lines alone (JSON text escapes newlines, so no entry holds one and
+    the first line that starts with '}' closes the section); None where the file has none or they do not parse."""
+    at = text.find(f'\n"{digest}": {{\n')
+    end = text.find("\n}", at + 1) if at >= 0 else -1
+    if end < 0:
+        return None
+    try:
+        entries = json.loads(text[text.index("{", at + 1):end + 2])
+    except ValueError:
+        return None
+    return entries if isinstance(entries, dict) else None
 
 
 def _entries(model: Any) -> dict[str, list] | None:
     def find() -> dict[str, list] | None:
-        models = _file(getattr(model, "id", ""))
-        return None if models is None else models.get(model_digest(model))
+        entries_of = _file(getattr(model, "id", ""))
+        return None if entries_of is None else entries_of(model_digest(model))
     return _ENTRIES.get(model, None, find)
 
 

@@ -237,19 +237,25 @@ def vllm_release_args(parts: list[str], release: tuple[int, ...] | None) -> tupl
 
 
 # --- Ollama -----------------------------------------------------------------------------------------------------
-def ollama_service_note(env: list[str]) -> str:
+def ollama_service_note(env: list[str], then: str = "then the line from printf / ollama run") -> str:
     """Where Ollama runs as a service (Linux install.sh's ollama.service, the macOS app) it holds port 11434, so the
     command's `VAR=… ollama serve &` exits and the service never sees the variables: Ollama's documented way to set
     them per platform (ollama/ollama docs/faq.mdx "How do I configure Ollama server?": systemctl edit ollama.service,
-    Environment="…" under [Service], daemon-reload and restart; launchctl setenv, then restart the app)."""
+    Environment="…" under [Service], daemon-reload and restart; launchctl setenv, then restart the app; on Windows
+    the app inherits the user's environment variables: quit it, set them, start it again — `setx` sets a user's
+    variable). ``then``:
+    what to do once the service has them (check's commands: run the rest of its line; diagnose's fixes: run the
+    model again) — the one caveat both give (diagnose/ollama_fixes.py service_caveat)."""
     pairs = [e.split("=", 1) for e in env]
-    return ("where Ollama runs as a service (Linux install.sh, the macOS app) it holds port 11434 and this "
+    return ("where Ollama runs as a service (Linux install.sh, the macOS and Windows apps) it holds port 11434 and this "
             "`ollama serve` exits, so set the variables on it instead (docs/faq.mdx \"How do I configure Ollama "
             "server?\"): Linux: sudo systemctl edit ollama.service, under [Service] "
             + " ".join(f'Environment="{k}={v}"' for k, v in pairs)
             + ", then sudo systemctl daemon-reload && sudo systemctl restart ollama; macOS: "
             + "; ".join(f"launchctl setenv {k} {v}" for k, v in pairs)
-            + ", then quit and reopen Ollama; then the line from printf / ollama run")
+            + ", then quit and reopen Ollama; Windows (the app inherits the user's variables): quit Ollama from the "
+            + "task bar, " + "; ".join(f"setx {k} {v}" for k, v in pairs)
+            + f", then start it from the Start menu; {then}")
 
 
 __all__ = ["flash_attn_args", "has_flash_attn", "has_override_tensor", "llamacpp_build", "command_note", "model_args",

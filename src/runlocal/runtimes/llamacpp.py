@@ -35,6 +35,7 @@ import shlex
 from collections.abc import Callable
 from copy import copy
 from dataclasses import replace
+from functools import cache
 
 from ..errors import InputError
 from ..kv import normalize_cache_type
@@ -282,7 +283,7 @@ class LlamaCpp:
             if len(devices) > 1:
                 # several GPUs: only whole layers go to a device; fit.cpp books half a layer per device more
                 # (a sixth of one for MoE, whose tensors move one by one)
-                per_layer = sum(b.model for b in self.buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
+                per_layer = sum(b.model for b in self._kept_buffers(model, weights, s, targets)[1] if b.kind != "cpu") \
                     // max(1, min(s.llamacpp.n_gpu_layers or 1, model.n_layers))
                 target -= (len(devices) + 1) * per_layer // (6 if model.n_experts else 2)
             if used_min is not None and target > used_min:
@@ -332,7 +333,8 @@ class LlamaCpp:
         if moe:     # fit.cpp's probe with every expert in system memory (the default split): do the dense tensors fit?
             all_out = used(s.with_(override_tensor=((ALL_EXPERTS, "CPU"),), n_cpu_moe=0))
             dense_fits = sum(f - u for f, u in zip(free, all_out)) > 0
-        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits)
+        layers, over = fit_devices(n, len(gpus), moe, lambda ls, ov: used(placed(ls, ov)), free, dense_fits,
+                                   lambda ls, ov: self.floor(model, weights, placed(ls, ov), targets)[:len(gpus)])
         s = placed(layers, over)
         return s, Step("layers (--fit)", f"fit.cpp's fill of {len(gpus)} GPUs, back to front"
                        + (", then the experts front to back" if moe and dense_fits else "")
@@ -379,7 +381,7 @@ class LlamaCpp:
     def _gpu_use(self, model: ModelSpec, weights: WeightEstimate, st: Settings, targets: list[Target]) -> list[int]:
         """Each GPU's use as --fit measures it: its buffers and the backend's context."""
         overhead = backend_rules(self.backend, targets).gpu_context
-        return [b.total + overhead for b in self.buffers(model, weights, st, targets)[1] if b.kind != "cpu"]
+        return [b.total + overhead for b in self._kept_buffers(model, weights, st, targets)[1] if b.kind != "cpu"]
 
     def _fit_overflows_host(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
                             targets: list[Target]) -> bool:
@@ -518,10 +520,16 @@ class LlamaCpp:
                 targets: list[Target]) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """Every buffer llama.cpp logs, per device: the GPUs in order, then the host ("CPU"). Kept per model and
         settings (--fit, Ollama's and the fixes' searches ask again); each call gets its own copies."""
+        s, bufs, steps, info = self._kept_buffers(model, weights, settings, targets)
+        return s, [replace(b) for b in bufs], list(steps()), dict(info)
+
+    def _kept_buffers(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target]
+                      ) -> tuple[Settings, list[DeviceBuffers], Callable[[], list[Step]], dict]:
+        """buffers() as kept (not copied: read them only), its steps made where first read: --fit's probes
+        (_gpu_use) read the bytes alone, and most plans of a search are probes."""
         model, settings = as_llamacpp_loads(model), self._as_build_reads(settings)
-        s, bufs, steps, info = _BUFFERS.get(model, self._key(weights, settings, targets),
-                                            lambda: self.buffers_now(model, weights, settings, targets))
-        return s, [replace(b) for b in bufs], list(steps), dict(info)
+        return _BUFFERS.get(model, self._key(weights, settings, targets),
+                            lambda: self._buffers_later_steps(model, weights, settings, targets))
 
     def floor(self, model: ModelSpec, weights: WeightEstimate, settings: Settings,
               targets: list[Target]) -> list[int]:
@@ -552,17 +560,23 @@ class LlamaCpp:
                     targets: list[Target], with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], list[Step], dict]:
         """buffers() made: the launch (budget), the weights, KV and recurrent state per device (pools), the compute
         and output buffers (compute), then the steps that explain them. with_compute=False: floor()'s bytes, no steps."""
+        s, bufs, steps, info = self._buffers_later_steps(model, weights, settings, targets, with_compute)
+        return s, bufs, steps(), info
+
+    def _buffers_later_steps(self, model: ModelSpec, weights: WeightEstimate, settings: Settings, targets: list[Target],
+                             with_compute: bool = True) -> tuple[Settings, list[DeviceBuffers], Callable[[], list[Step]], dict]:
+        """buffers_now with its steps made once, where first asked for (explain reads the buffers, final by then)."""
         b = self.budget(model, settings, targets, weights.quant)
         gpus = [t for t in targets if t.kind != "cpu"]
         host_t = next((t for t in targets if t.kind == "cpu"), None) or Target("CPU", "cpu", 0)
         p = place_pools(model, weights, b, gpus, host_t)
         if not with_compute:      # floor(): everything but the compute buffers (floor reads no steps)
             p.host.output = model.vocab_size * 4 * b.n_seq
-            return b.settings, p.all, [], {"fa": b.flash_attn, "context": b.context}
+            return b.settings, p.all, list, {"fa": b.flash_attn, "context": b.context}
         sizing = size_compute(model, weights, b, p, self.simulate_graph, tuple(g.kind for g in gpus),
                               self.n_outputs_max(b), kq_mask_f32=not self.kq_mask_f16, gdn=self.gdn)
         repack = host_repack(model, weights, b) if settings.llamacpp.no_host and p.devs and sizing is not None else None
-        steps = [b.backend.step(), *self.explain(model, b, p, sizing, repack)]
+        steps = cache(lambda: [b.backend.step(), *self.explain(model, weights, b, p, sizing, repack)])
         return b.settings, p.all, steps, {"fa": b.flash_attn, "context": b.context, "gpu_context": b.backend.gpu_context,
                                           "repack": repack, "kv_split": kv_split(p, b.context)}
 
@@ -613,7 +627,7 @@ class LlamaCpp:
         return self.mla_cache, self.mla_cache_why
 
     @staticmethod
-    def explain(model: ModelSpec, b: Budget, p: Pools, sizing: ComputeSizing | None,
+    def explain(model: ModelSpec, weights: WeightEstimate, b: Budget, p: Pools, sizing: ComputeSizing | None,
                 repack: Repacked | None = None) -> list[Step]:
         """The steps that say how each buffer was sized (without the compute ones when ``sizing`` is None);
         ``repack``: --no-host's weights in CPU_REPACK (llamacpp_nohost.host_repack; the plan's
@@ -629,7 +643,7 @@ class LlamaCpp:
                    else "pad(ctx, 256) per sequence")
         steps.append(Step("context cells", f"{cells_f} × {c.n_stream} stream{'s' if c.n_stream > 1 else ''}",
                           f"{c.n_ctx:,} ({c.n_ctx_seq:,} per sequence)", "src/llama-context.cpp"))
-        steps.append(weights_step(model, b.where, s, p.all))
+        steps.append(weights_step(model, weights, b.where, s, p.all))
         rec = sum(d.rs for d in p.all)
         if rec:
             steps.append(recurrent_step(model, b.n_seq, rec))

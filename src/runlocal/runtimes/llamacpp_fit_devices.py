@@ -66,10 +66,12 @@ def _set(layers: list[DeviceLayers], i: int, **changes: int) -> None:
 
 
 def fit_devices(n_layers: int, n_devices: int, moe: bool, mem_of: MemOf, targets: Sequence[int],
-                dense_fits: bool) -> tuple[Layers, Overflow]:
+                dense_fits: bool, floor_of: MemOf | None = None) -> tuple[Layers, Overflow]:
     """common_params_fit_impl steps 3–4 on n_devices GPUs: each GPU's layers and what overflows. mem_of(layers,
     overflow) gives each GPU's use for a placement; targets each GPU's free memory less its margin; dense_fits
-    whether every GPU's use with all experts in system memory sums under the targets (global_surplus_cpu_moe > 0)."""
+    whether every GPU's use with all experts in system memory sums under the targets (global_surplus_cpu_moe > 0);
+    floor_of, where given, a lower bound of mem_of known without its compute buffers (LlamaCpp.floor), which
+    _one_more_layer reads first."""
     ngl = [DeviceLayers()] * n_devices
     over: list[int | None] = [None] * n_devices
     mem = list(mem_of(tuple(ngl), tuple(over)))
@@ -100,11 +102,12 @@ def fit_devices(n_layers: int, n_devices: int, moe: bool, mem_of: MemOf, targets
             delta = high[d].n_layer - ngl[d].n_layer
     if not moe or not dense_fits:
         return tuple(ngl), tuple(over)
-    return _fill_front_to_back(n_devices, mem_of, targets, ngl, over, mem)
+    return _fill_front_to_back(n_devices, mem_of, targets, ngl, over, mem, floor_of)
 
 
 def _fill_front_to_back(nd: int, mem_of: MemOf, targets: Sequence[int], ngl: list[DeviceLayers],
-                        over: list[int | None], mem: list[int]) -> tuple[Layers, Overflow]:
+                        over: list[int | None], mem: list[int], floor_of: MemOf | None = None
+                        ) -> tuple[Layers, Overflow]:
     """Step 4: dense-only layers converted to full ones, GPU 0 first, each GPU's count searched by false position,
     then part of one more layer tried (_one_more_layer)."""
     dense_start = nd
@@ -134,7 +137,7 @@ def _fill_front_to_back(nd: int, mem_of: MemOf, targets: Sequence[int], ngl: lis
                 delta = high[d].n_full - ngl[d].n_full
         else:
             ngl, mem, dense_start = high, mem_high, dense_start_high
-        ngl, over, mem, dense_start = _one_more_layer(nd, mem_of, targets, d, ngl, over, mem, dense_start)
+        ngl, over, mem, dense_start = _one_more_layer(nd, mem_of, targets, d, ngl, over, mem, dense_start, floor_of)
         d += 1
     return tuple(ngl), tuple(over)
 
@@ -155,11 +158,14 @@ def _convert(ngl: list[DeviceLayers], d: int, dense_start: int, step: int) -> tu
 
 
 def _one_more_layer(nd: int, mem_of: MemOf, targets: Sequence[int], d: int, ngl: list[DeviceLayers],
-                    over: list[int | None], mem: list[int], dense_start: int
+                    over: list[int | None], mem: list[int], dense_start: int, floor_of: MemOf | None = None
                     ) -> tuple[list[DeviceLayers], list[int | None], list[int], int]:
     """fit.cpp's "try to fit at least part of one more layer": the next dense-only layer moved to GPU d with its up
     projection on it (then also its gate), or else its attention only; the rest overflowing to GPU d + 1 (system
-    memory on the last GPU). Taken where GPU d and the GPU overflowed to stay strictly under their targets."""
+    memory on the last GPU). Taken where GPU d and the GPU overflowed to stay strictly under their targets. A probe
+    here is only compared (a step's false position reads the uses it fails at, this one does not): where floor_of
+    already reaches a target, the use, at least the floor, does too, and the placement is refused without its compute
+    buffers (a graph simulation each over several GPUs)."""
     if ngl[dense_start].n_layer <= (0 if d < nd - 1 else 1):
         return ngl, over, mem, dense_start
     test = list(ngl)
@@ -175,18 +181,22 @@ def _one_more_layer(nd: int, mem_of: MemOf, targets: Sequence[int], d: int, ngl:
     def under(m: Sequence[int]) -> bool:
         return m[d] < targets[d] and (d + 1 == nd or m[d + 1] < targets[d + 1])
 
+    def use_under() -> list[int] | None:
+        """The probe's use where it stays under the targets; None where it does not."""
+        if floor_of is not None and not under(floor_of(tuple(test), tuple(over_test))):
+            return None
+        m = list(mem_of(tuple(test), tuple(over_test)))
+        return m if under(m) else None
+
     _set(test, d, overflow=UP)
-    mem_test = list(mem_of(tuple(test), tuple(over_test)))
-    if under(mem_test):
+    if (mem_test := use_under()) is not None:
         ngl, over, mem, dense_start = list(test), over_test, mem_test, start
         _set(test, d, overflow=GATE)
-        mem_test = list(mem_of(tuple(test), tuple(over_test)))
-        if under(mem_test):
+        if (mem_test := use_under()) is not None:
             ngl, over, mem, dense_start = list(test), over_test, mem_test, start
     else:
         _set(test, d, overflow=ATTN)
-        mem_test = list(mem_of(tuple(test), tuple(over_test)))
-        if under(mem_test):
+        if (mem_test := use_under()) is not None:
             ngl, over, mem, dense_start = list(test), over_test, mem_test, start
     return ngl, over, mem, dense_start
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..memo import IdMemo
 from .base import Settings, Step, Target
 from .llamacpp_layout import buffer_device, layer_devices_kept
 
@@ -86,25 +87,109 @@ def placed_from(where: tuple[int | None, ...], n_experts: int, s: Settings) -> P
     return Placed(where, tuple(host))
 
 
-def weights_step(model, where: tuple[int | None, ...], s: Settings, buffers) -> Step:
-    """The weights step: the layers on the GPUs, each GPU's blocks and the experts the host holds, and each device's
-    bytes (src/llama-model.cpp load_tensors)."""
+def weights_step(model, weights, where: tuple[int | None, ...], s: Settings, buffers) -> Step:
+    """The weights step: the layers on the GPUs, each GPU's blocks, the experts the host holds and the other tensors
+    an -ot rule sends elsewhere, and each device's bytes (src/llama-model.cpp load_tensors)."""
     placed = placed_from(where, model.n_experts, s)
     n_gpus = sum(1 for d in buffers if d.kind != "cpu")
     on_gpu = sum(1 for w in where[:-1] if w is not None)
     split = f" ({placed.split_words(n_gpus)})" if n_gpus else ""
+    rules = override_words(model, weights, s)
     return Step("weights", f"{on_gpu}/{model.n_layers} layers on GPU{' + output' if where[-1] is not None else ''}"
-                f"{split}; {_embedding_words(model, where, placed, buffers)}",
+                f"{split}; {''.join(f'{w}; ' for w in rules)}{_embedding_words(model, where, placed, buffers, rules)}",
                 ", ".join(f"{d.name} {d.model:,} B" for d in buffers),
-                "src/llama-model.cpp load_tensors (tok_embd: LLM_TENSOR_LAYER_INPUT, always in host memory)")
+                "src/llama-model.cpp load_tensors (tok_embd: LLM_TENSOR_LAYER_INPUT, always in host memory); "
+                "src/llama-model-loader.cpp: an -ot rule's tensor logs \"buffer type overridden to\"")
 
 
-def _embedding_words(model, where: tuple[int | None, ...], placed: Placed, buffers) -> str:
+def override_words(model, weights, s: Settings) -> list[str]:
+    """Each -ot rule's tensors, as src/llama-model-loader.cpp matches them (std::regex_search on the GGUF name, the
+    first matching rule wins; each logs "tensor … buffer type overridden to …"): count, kinds, blocks, bytes and the
+    device (GPU i as the split counts them). A routed expert sent to the host is left out: the split's "routed
+    experts of N layers" says it. Kept per model and rules (--fit's multi-GPU search asks again for each probe's)."""
+    rules = s.llamacpp.override_tensor
+    if not rules or not model.tensors:
+        return []
+    key = (weights.quant, weights.total, weights.from_file, rules)
+    return _WORDS.get(model, key, lambda: _override_words_now(model, weights, rules))
+
+
+_WORDS = IdMemo(512)
+_NAMED = IdMemo(64)
+_MATCHED = IdMemo(1024)
+
+
+def _named_bytes(model, weights) -> tuple[tuple[str, int], ...]:
+    """Each GGUF tensor's name and bytes (a checkpoint's per-expert tensors summed into the merged one they become:
+    one GGUF tensor, one "overridden" log line), in file order (the same names, in the same order, for any weights)."""
+    from ..quant.gguf_mix import gguf_names
+    from .llamacpp_layout import sizer
+
+    def make() -> tuple[tuple[str, int], ...]:
+        size_of, named = sizer(model, weights), dict[str, int]()
+        for t, names in zip(model.tensors, gguf_names(model)):
+            for name in names:
+                named[name] = named.get(name, 0) + size_of(t) // len(names)
+        return tuple(named.items())
+    return _NAMED.get(model, (weights.quant, weights.total, weights.from_file), make)
+
+
+def _matched(model, named: tuple[tuple[str, int], ...], pattern: str) -> frozenset[int]:
+    """The GGUF tensors (their places in ``named``) a pattern's std::regex_search finds; per pattern, since --fit's
+    multi-GPU probes repeat them (52 patterns in 285 rules for qwen3-235b-a22b on 4 × RTX 3090). The pattern "" holds
+    the routed experts (--n-cpu-moe's regex), which the split's words say where the host holds them."""
+    from .llamacpp_layout import moved_by_cpu_moe
+
+    def make() -> frozenset[int]:
+        if not pattern:
+            return frozenset(i for i, (n, _) in enumerate(named) if moved_by_cpu_moe((n,)))
+        rx = re.compile(pattern)
+        return frozenset(i for i, (n, _) in enumerate(named) if rx.search(n))
+    return _MATCHED.get(model, pattern, make)
+
+
+def _override_words_now(model, weights, rules: tuple[tuple[str, str], ...]) -> list[str]:
+    named = _named_bytes(model, weights)
+    experts = _matched(model, named, "") if model.n_experts else frozenset()
+    claimed: set[int] = set()
+    out = []
+    for pattern, buft in rules:
+        dev = buffer_device(buft)
+        hits = _matched(model, named, pattern) - claimed      # the first matching rule wins
+        claimed |= hits
+        shown = sorted(hits - experts if dev is None else hits)
+        if shown:
+            out.append(f"-ot {pattern}={buft}: {len(shown)} tensor{'s' if len(shown) != 1 else ''}, "
+                       f"{_tensor_kinds([named[i][0] for i in shown])}, on {'CPU RAM' if dev is None else f'GPU {dev}'}: "
+                       f"{sum(named[i][1] for i in shown):,} B")
+    return out
+
+
+_BLOCK_NAME = re.compile(r"blk\.(\d+)\.(.+?)(?:\.weight|\.bias)?$")
+
+
+def _tensor_kinds(names: list[str]) -> str:
+    """"ffn_down, ffn_gate, ffn_up (blocks 10–19)" from GGUF names; a tensor outside the blocks by its own name."""
+    kinds, blocks, other = set(), set(), []
+    for name in names:
+        m = _BLOCK_NAME.match(name)
+        if m:
+            blocks.add(int(m.group(1)))
+            kinds.add(m.group(2))
+        else:
+            other.append(name)
+    span = f" (block {next(iter(blocks))})" if len(blocks) == 1 else _span(sorted(blocks))
+    parts = [f"{', '.join(sorted(kinds))}{span}"] if blocks else []
+    return "; ".join([*parts, *other])
+
+
+def _embedding_words(model, where: tuple[int | None, ...], placed: Placed, buffers, rules: list[str]) -> str:
     """The token embedding llama.cpp keeps in host memory (its input layer's buffer type is the CPU's whatever -ngl):
-    its shape, and its bytes where it is all the host holds (every layer and the output on a GPU, no experts)."""
+    its shape, and its bytes where it is all the host holds (every layer and the output on a GPU, no experts, no
+    tensor an -ot rule moved)."""
     embed = next((t for t in model.tensors if t.role == "embed"), None) if model.tensors else None
     shape = f" ({' × '.join(f'{n:,}' for n in embed.shape)})" if embed is not None else ""
     host = next((d for d in buffers if d.kind == "cpu"), None)
-    if host is None or any(w is None for w in where) or placed.experts_on_host:
+    if host is None or any(w is None for w in where) or placed.experts_on_host or rules:
         return f"token embedding{shape} in CPU RAM"
     return f"token embedding{shape} in CPU RAM: {host.model:,} B, all the CPU holds"

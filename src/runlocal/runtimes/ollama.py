@@ -68,6 +68,7 @@ from .ollama_projector import (
     projector_bytes,
     projector_on_gpu,
 )
+from .ollama_runner import launch_words
 from .options import LlamaCppOptions
 
 # server/routes.go Serve (v0.15.5+): "Use slightly lower thresholds (47/23 GiB vs. 48/24 GiB)".
@@ -718,8 +719,8 @@ class Ollama:
             settings=s_out, devices=devices, kv_bytes_per_token=alloc.kv_bytes_per_token,
             kv_cache_tokens=None, max_concurrency=None, refusal=refusal, compromise=compromise,
             steps=tuple(steps) + alloc.steps, host_repacked=alloc.host_repacked, kv_split=alloc.kv_split,
-            assumptions=(f"{OLLAMA_REF}: llama-server launched with -c {ctx_total:,} -np {s.parallel} "
-                         f"-b {batch} -ub {batch}, flash attention {flash}",
+            assumptions=(launch_words(getattr(self, "version", None), self.engine(model)[0] == "go", s, ctx_total, batch,
+                                      ngl if gpus else 0, flash, split[1].counts if split else (), projector.on_gpu),
                          layers_assumption,
                          *(estimator_words(split[1], self.gpu_overhead)[1:] if split else
                            ["OLLAMA_GPU_OVERHEAD only changes the default-context tier in v0.30+ (placement is --fit's)"]),

@@ -1,6 +1,6 @@
 """Round 65's first step: the corpus's texts per repository (or per site, off GitHub), counted from the `source` field
 of every *.jsonl under measurements/public_errors/ except next/. Reads only `source` (no text, label or note).
-Run from the worktree: python3 measurements/public_errors/held_out/round65_count.py > measurements/public_errors/held_out/round65_count.txt
+Run from the worktree: python3 measurements/public_errors/round65_count.py > measurements/public_errors/round65_count.txt
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent
 REPO = re.compile(r"github\.com/([\w.-]+/[\w.-]+)", re.I)
 # renamed repositories counted as one (check_round.py's ALIASES)
 ALIASES = {"oobabooga/text-generation-webui": "oobabooga/textgen", "ggerganov/llama.cpp": "ggml-org/llama.cpp",

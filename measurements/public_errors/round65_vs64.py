@@ -1,7 +1,7 @@
 """Round 65's duplicate test against round 64 (branch collect64, collected at the same time): sources compared by
 thread key, and this round's texts' longest lines looked for in round 64's texts, by script; round 64's texts are
 never printed. With thread arguments (owner/name#N or a URL) it says only whether round 64 holds that thread.
-Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/held_out/round65_vs64.py [thread …]
+Run from the worktree: PYTHONPATH=$PWD/src python3 measurements/public_errors/round65_vs64.py [thread …]
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_round import longest_line, norm, thread_key  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

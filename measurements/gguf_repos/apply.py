@@ -1,0 +1,88 @@
+"""Write the repos found.jsonl records into src/runlocal/data/ollama_tags.json, after re-checking each record against
+RULE.md by script (clauses a script can check: the evidence page is a huggingface.co page of the repo itself, the
+file named is a Q4_K_M GGUF that llama.cpp's -hf tag match would pick, the split flag agrees with the file name).
+`hf_source` is the repo's address, as in the hand-written entries; the page the file was seen on goes in `hf_seen`.
+Records with no repo leave their entry untouched. Run: python measurements/gguf_repos/apply.py [--check]"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[1] / "src" / "runlocal" / "data" / "ollama_tags.json"
+# common/download.cpp (ggml-org/llama.cpp at 0216dab364b8): the tag must be followed by '.', '_' or '-';
+# a split file is <stem>-0000N-of-0000M.gguf and -hf starts from shard 1
+TAG = re.compile(r"Q4_K_M[._-]", re.IGNORECASE)
+SHARD = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$")
+
+
+def problems(rec: dict) -> list[str]:
+    hf, src, file = rec["hf"], rec["hf_source"] or "", rec["file"] or ""
+    out = []
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", hf):
+        out.append(f"{hf!r} is not owner/name")
+    if not (src == f"https://huggingface.co/{hf}" or src.startswith(f"https://huggingface.co/{hf}/")):
+        out.append(f"{src} is not a page of {hf}")
+    if not file.lower().endswith(".gguf"):
+        out.append(f"{file} is not a GGUF file")
+    if not TAG.search(file):
+        out.append(f"{file} does not match llama.cpp's Q4_K_M tag")
+    shard = SHARD.search(file)
+    if bool(shard) != rec["split"]:
+        out.append(f"split={rec['split']} disagrees with {file}")
+    if shard and shard.group(1) != "00001":
+        out.append(f"{file} is not shard 1")
+    return out
+
+
+def place(entry: dict, rec: dict) -> dict:
+    """The entry with hf, hf_source, hf_seen (and split) set, before `latest` as the hand-written entries have it."""
+    seen = f"{rec['file']} listed at {rec['hf_source']} (measurements/gguf_repos: RULE.md, found.jsonl)"
+    add = ({"hf": rec["hf"], "hf_source": f"https://huggingface.co/{rec['hf']}", "hf_seen": seen}
+           | ({"split": True} if rec["split"] else {}))
+    out = {}
+    for key, value in entry.items():
+        if key == "latest":
+            out |= add
+        out[key] = value
+    return out if "hf" in out else out | add
+
+
+def main(check: bool) -> int:
+    text = DATA.read_text()
+    data = json.loads(text)
+    models = data["models"]
+    records = [json.loads(line) for line in (HERE / "found.jsonl").read_text().splitlines() if line.strip()]
+    bad = 0
+    for rec in records:
+        if rec["hf"] is None:
+            continue
+        if (why := problems(rec)):
+            print(f"{rec['alias']}: " + "; ".join(why), file=sys.stderr)
+            bad += 1
+            continue
+        entry = models[rec["alias"]]
+        if entry.get("hf") not in (None, rec["hf"]):
+            print(f"{rec['alias']}: already has {entry.get('hf')}", file=sys.stderr)
+            bad += 1
+            continue
+        models[rec["alias"]] = place({k: v for k, v in entry.items() if k not in ("hf", "hf_source", "hf_seen", "split")}
+                                     if entry.get("hf") == rec["hf"] else entry, rec)
+    new = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    found = sum(1 for m in models.values() if m.get("hf"))
+    print(f"{len(records)} records, {sum(r['hf'] is not None for r in records)} with a repo; "
+          f"entries with hf: {sum(1 for m in json.loads(text)['models'].values() if m.get('hf'))} -> {found}")
+    if check:
+        if new != text:
+            print("ollama_tags.json differs from found.jsonl: run apply.py", file=sys.stderr)
+            return 1
+        return 1 if bad else 0
+    DATA.write_text(new)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main("--check" in sys.argv[1:]))

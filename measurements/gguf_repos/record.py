@@ -1,0 +1,24 @@
+"""Append query results to found.jsonl: stdin lines `alias|hf|hf_source|file|split|why|q2` (hf '-' for none;
+q2 'y' when query 2 was run too). The queries come from targets.py, so the log names exactly what was asked."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from targets import query, targets
+
+HERE = Path(__file__).resolve().parent
+REPOS = dict(targets())
+
+with open(HERE / "found.jsonl", "a") as out:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        alias, hf, src, file, split, why, q2 = (part.strip() for part in line.split("|"))
+        base = REPOS[alias].split("/")[-1]
+        queries = [query(REPOS[alias])] + ([f"bartowski {base}-GGUF Q4_K_M"] if q2 == "y" else [])
+        out.write(json.dumps({"alias": alias, "repo_id": REPOS[alias], "queries": queries,
+                              "hf": None if hf == "-" else hf, "hf_source": None if src == "-" else src,
+                              "file": None if file == "-" else file, "split": split == "y", "why": why}) + "\n")

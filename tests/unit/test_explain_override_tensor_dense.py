@@ -1,0 +1,49 @@
+"""--explain's weights step names the tensors an -ot rule moves in a dense model (speedram19, left): count, kinds,
+blocks, bytes, device — as it names the routed experts --n-cpu-moe / an experts rule keeps on the host.
+
+llama.cpp matches each rule with std::regex_search against the GGUF tensor name, the first matching rule wins, and
+logs each match as "tensor blk.10.ffn_up.weight (… MiB q8_0) buffer type overridden to CPU"
+(src/llama-model-loader.cpp). By hand for llama-3.1-8b (config.json: hidden 4,096, intermediate 14,336, vocab
+128,256) at Q8_0 (34 B per 32 weights; the norms stay F32, 4 B each):
+  blocks 10–19, each: ffn_gate and ffn_up 4,096 × 14,336, ffn_down 14,336 × 4,096, ffn_norm 4,096
+  -ot 'blk\\.(1[0-9])\\.ffn_.*=CPU' matches 4 tensors × 10 blocks = 40 tensors (the ffn_norm too: "ffn_.*"), of
+  10 × (3 × 58,720,256 × 34 / 32 + 4,096 × 4) = 1,871,872,000 B; the CPU buffer is those and tok_embd
+  (128,256 × 4,096 × 34 / 32 = 558,170,112 B, kept in host memory whatever -ngl) = 2,430,042,112 B."""
+
+from __future__ import annotations
+
+from runlocal.check import CheckRequest, check
+
+FFN = 4_096 * 14_336                                   # one of ffn_gate / ffn_up / ffn_down
+Q8_0 = 34 / 32                                         # bytes per weight
+BLOCK_FFN = int(3 * FFN * Q8_0) + 4_096 * 4            # the three matrices and ffn_norm (F32)
+MOVED = 10 * BLOCK_FFN
+TOK_EMBD = int(128_256 * 4_096 * Q8_0)
+
+
+def _weights_step(*rules: str, model: str = "llama-3.1-8b", quant: str = "Q8_0"):
+    plan = check(CheckRequest(model=model, gpu="rtx-4090", ram="64G", quant=quant, override_tensor=rules,
+                              use_measurements=False))[0]
+    return next(st for st in plan.steps if st.label == "weights" and "layers on GPU" in st.formula)
+
+
+def test_a_dense_rule_names_its_tensors_and_their_bytes():
+    assert MOVED == 1_871_872_000 and TOK_EMBD == 558_170_112
+    step = _weights_step(r"blk\.(1[0-9])\.ffn_.*=CPU")
+    assert (rf"-ot blk\.(1[0-9])\.ffn_.*=CPU: 40 tensors, ffn_down, ffn_gate, ffn_norm, ffn_up (blocks 10–19), "
+            f"on CPU RAM: {MOVED:,} B") in step.formula
+    assert f"CPU RAM {MOVED + TOK_EMBD:,} B" in step.value          # the buffer the rule and tok_embd make
+    assert "all the CPU holds" not in step.formula                  # the embedding is no longer all of it
+
+
+def test_the_first_matching_rule_takes_a_tensor():
+    up = int(FFN * Q8_0)
+    step = _weights_step(r"blk\.(1[0-9])\.ffn_up=CPU", r"blk\.(1[0-9])\.ffn_.*=CPU")
+    assert f"ffn_up=CPU: 10 tensors, ffn_up (blocks 10–19), on CPU RAM: {10 * up:,} B" in step.formula
+    assert (f"ffn_.*=CPU: 30 tensors, ffn_down, ffn_gate, ffn_norm (blocks 10–19), on CPU RAM: "
+            f"{MOVED - 10 * up:,} B") in step.formula
+
+
+def test_routed_experts_on_the_host_are_said_once_by_the_split():
+    step = _weights_step(r"blk\.(1[0-9])\.ffn_.*_exps=CPU", model="qwen3-30b-a3b", quant="Q4_K_M")
+    assert "the routed experts of 10 layers (blocks 10–19)" in step.formula and "-ot " not in step.formula
