@@ -207,3 +207,33 @@ def test_slurms_cgroup_oom_kill_stays_memory() -> None:
 def test_sruns_task_report(word: str, expected: tuple[str, str]) -> None:
     # srun names a task's signal by strsignal(), as bash does
     assert _answer(f"srun: error: node01: task 0: {word}\n") == expected
+
+
+# review20b finding 1: the stop rule's bare "Terminated" alternative caught SIGKILL's own reports. signal(7): SIGKILL
+# is 9 and a shell reports a death by it as 128 + 9 = 137 (the kernel's OOM killer sends it), so a "terminated" line
+# naming SIGKILL, signal 9 or 137 is the kill, and a bare "Terminated" beside "Exit Code: 137" (kubectl describe's
+# field for the container's status) yields to the kill. Before round 63's rule (86643473) the first two were
+# oom_killer and the third unknown; they are again.
+@pytest.mark.parametrize("text", [
+    "Terminated\nExit Code: 137\n",
+    "terminated by signal SIGKILL\n",
+    "[1]+  Terminated   python serve.py\nKilled\n",
+])
+def test_a_terminated_line_beside_or_naming_sigkill_is_the_kill(text: str) -> None:
+    assert _answer(text) == SIGKILL
+
+
+def test_terminated_by_signal_9_with_no_other_signature_is_no_stop() -> None:
+    assert _answer("vllm serve exited\nterminated by signal 9\n")[1] != STOPPED[1]
+
+
+# contrast: SIGTERM's reports stay the stop (strsignal(SIGTERM) is "Terminated"; 143 = 128 + 15; 124 is timeout's)
+@pytest.mark.parametrize("text", [
+    "Terminated\n",
+    "[1]+  Terminated   python serve.py\n",
+    "terminated by signal SIGTERM\n",
+    "gen.py exited with code 143\n",
+    "gen.py exited with code 124\n",
+])
+def test_sigterm_reports_stay_the_stop(text: str) -> None:
+    assert _answer(text) == STOPPED

@@ -157,6 +157,8 @@ CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
 STOPPED_ID = "notmem-stopped"
+# bash's job report of a SIGTERM ("Terminated", "[1]+  Terminated  python serve.py"): yields to a kill signature
+BARE_TERMINATED = re.compile(r"\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated\b")
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
 PIPELINE_RETRY_ID = "notmem-pipeline-retry"
@@ -225,6 +227,7 @@ class Scanner:
         # counted as memory said: whether it was a lack of memory is the question)
         self.last_error_line: tuple[int, str] | None = None
         self.kill_line: int | None = None
+        self.kill_seen: tuple[kb.Entry, int, str] | None = None  # the first kill signature (SIGKILL, 137) and its line
         self.memory_use_low = self.exit_137 = False  # see last_resort.MEMORY_USE_LOW
         self.free_ram_said: float | None = None  # free RAM stated in the writer's prose (last_resort.free_ram_said)
         self.n = 0
@@ -423,6 +426,8 @@ class Scanner:
         if any(e.category in kb.MEMORY_CATEGORIES for e in matches):
             self.pp_retry.memory_said(line_no or self.n)
         top = max(matches, key=lambda e: e.priority)
+        if self.kill_seen is None and top.category == "oom_killer":
+            self.kill_seen = (top, line_no or self.n, line[:MATCHED_LINE_MAX])
         if self.best is not None and top.priority <= self.best[0]:
             return
         priority = top.priority
@@ -498,6 +503,7 @@ class Scanner:
         self._settle_said_elsewhere()
         self._settle_small_card()
         self._settle_pipeline_retry()
+        self._settle_stop_beside_kill()
         if (self.best is not None and self.best[1].id == POOL_FULL_ID and not _DECODE_POOL.search(self.best[3].lower())
                 and self._pool_had_room()):
             room = kb.get(POOL_HAS_ROOM_ID)
@@ -524,6 +530,15 @@ class Scanner:
         elif (self.best[1].category in kb.MEMORY_CATEGORIES and small_card.refcount_panic(low)
               and self.said.mac_holds_model() and (panic := kb.get(DRIVER_PANIC_ID)) is not None):
             self.best = (panic.priority, panic, self.best[2], self.best[3])
+
+    def _settle_stop_beside_kill(self) -> None:
+        """bash's bare "Terminated" job line names SIGTERM, but a paste that also carries a kill signature (exit 137,
+        "Killed", SIGKILL) was ended by that kill, which the kernel's OOM killer sends: the kill outranks the stop
+        (review20b finding 1; "Terminated" then "Exit Code: 137" was oom_killer before round 63's stop rule)."""
+        if (self.best is not None and self.best[1].id == STOPPED_ID and self.kill_seen is not None
+                and BARE_TERMINATED.match(self.best[3].lower())):
+            kill, n, line = self.kill_seen
+            self.best = (kill.priority, kill, n, line)
 
     def _settle_pipeline_retry(self) -> None:
         """A memory failure said before libllama's compute-buffer retry without pipeline parallelism, in a log going on

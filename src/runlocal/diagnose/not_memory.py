@@ -67,11 +67,14 @@ NOT_MEMORY = (
     #   "DUE TO NODE FAILURE" is no stop someone asked for, and its cgroup OOM kill says so on its own line.
     # The kernel's OOM killer sends SIGKILL: 137, "Killed", <Signals.SIGKILL: 9>, a dmesg line — read as memory
     # elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines, which outrank this one
-    # (signals._KILL_KERNEL: linux-oom-killer)
+    # (signals._KILL_KERNEL: linux-oom-killer). A "terminated" line that names SIGKILL, signal 9 or 137 ("terminated
+    # by signal SIGKILL", systemd's "Main process exited, code=killed, status=9/KILL") is that kill, not a stop, and a
+    # bare "Terminated" beside a kill signature elsewhere in the paste yields to it (classify: STOPPED_YIELDS_TO_KILL)
     (re.compile(r"^\s*keyboardinterrupt(?::.*)?$"
                 r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
                 r"|interrupted by signal (?:2: sigint|15: sigterm)|died with <signals\.sig(?:int|term): \d+>"
-                r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+\S.*)?$|line \d+:\s*\d+\s+terminated\b"
+                r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+(?!.*(?:kill|signal 9\b|\b137\b))\S.*)?$"
+                r"|line \d+:\s*\d+\s+terminated\b"
                 r"|\btasks? [\d,-]+: terminated\b"
                 r"|received (?:1|2|15|signals\.sig(?:hup|int|term)) death signal|\bgot signal: (?:1|2|15)\b"
                 r"|\bcancelled at \S+ (?:\*\*\*|due to (?:time limit|preemption|job requeue)\b)"),
