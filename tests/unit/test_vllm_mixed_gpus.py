@@ -24,7 +24,7 @@ def test_the_pool_is_the_smaller_cards_in_either_order():
     assert sorted(round(d.capacity / GiB, 2) for d in gpus) == [11.75, 23.58]
     assert len({d.kv_cache for d in gpus}) == 1
     step = next(st for st in first_big.allocation.steps if st.label == "smallest rank")     # --explain says which
-    assert step.value == "NVIDIA GeForce RTX 3060 12GB"
+    assert step.value == "rank 1 (NVIDIA GeForce RTX 3060 12GB)"   # rtx-3090 is rank 0
 
 
 def test_the_refusal_and_the_largest_context_come_from_the_3060():
@@ -38,3 +38,27 @@ def test_the_refusal_and_the_largest_context_come_from_the_3060():
     assert 12_800 <= p.allocation.kv_cache_tokens <= 13_400
     assert p.max_context == p.allocation.kv_cache_tokens < 16384
     assert f"largest max_model_len that fits is {p.max_context:,}" in (p.allocation.refusal or "")
+
+
+def plan_vram(vram: str, ctx: int = 8192):
+    return check(CheckRequest(model="llama-3.1-8b", gpu="2x3090", vram=vram, runtime="vllm", ctx=ctx,
+                              use_measurements=False))[0]
+
+
+def test_two_cards_of_one_name_with_different_vram_hold_what_the_smaller_holds_in_either_order():
+    """review20b finding 2: --vram beside a catalog GPU is the memory each card may use, so 2x3090 at 12G,24G is a
+    12 GiB rank and a 24 GiB rank; every rank gets the smallest rank's blocks, which is what two 12 GiB ranks hold
+    (unify_kv_cache_configs). Before, the pool was keyed by card name and 12G,24G took the 24 GiB card's pool."""
+    small_first, big_first, both_small = plan_vram("12G,24G"), plan_vram("24G,12G"), plan_vram("12G,12G")
+    assert small_first.allocation.kv_cache_tokens == big_first.allocation.kv_cache_tokens \
+        == both_small.allocation.kv_cache_tokens
+    assert small_first.verdict == big_first.verdict == both_small.verdict
+    small_step, big_step = (next(st for st in p.allocation.steps if st.label == "smallest rank")
+                            for p in (small_first, big_first))
+    assert small_step.value.startswith("rank 0 ")
+    assert big_step.value.startswith("rank 1 ")
+
+
+def test_two_equal_cards_show_no_smallest_rank_step():
+    # contrast: one card size, one budget; nothing to choose between
+    assert not any(st.label == "smallest rank" for st in plan_vram("24G,24G").allocation.steps)

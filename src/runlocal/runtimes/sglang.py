@@ -276,13 +276,15 @@ def balance_refusal(gpus: list[Target], tp: int) -> str | None:
     free memory is the card less its CUDA context and the distributed init, as get_available_gpu_memory sees it."""
     if tp <= 1 or len(gpus) < 2:
         return None
-    free = {g.name: max(0, g.capacity - CUDA_CONTEXT - DIST_INIT_TP) for g in gpus}
-    least, most = min(free, key=lambda n: free[n]), max(free, key=lambda n: free[n])
+    # per rank, not per card name: two cards of one name with different --vram differ (review20b finding 3)
+    free = [max(0, g.capacity - CUDA_CONTEXT - DIST_INIT_TP) for g in gpus]
+    least, most = free.index(min(free)), free.index(max(free))
     if free[least] >= 0.9 * free[most]:
         return None
     return ("The memory capacity is unbalanced. Some GPUs may be occupied by other processes. (SGLang stops at "
-            f"start-up: {least} has {free[least] / GiB:.2f} GiB free, under 0.9 × the {free[most] / GiB:.2f} GiB of "
-            f"{most}.) Use GPUs of one size, or let SGLang warn and go on with every rank sized by the smallest card: "
+            f"start-up: rank {least} ({gpus[least].name}) has {free[least] / GiB:.2f} GiB free, under 0.9 × the "
+            f"{free[most] / GiB:.2f} GiB of rank {most} ({gpus[most].name}).) Use GPUs of one size, or let SGLang warn "
+            "and go on with every rank sized by the smallest card: "
             "SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK=0 (SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK=1 in older releases)")
 
 

@@ -294,15 +294,20 @@ def largest_model_len(pool: KVPool, groups: list[KVGroup], max_model_len: int, b
     return lo
 
 
-def smallest_rank(ranks: list[Target], split: Callable[[Target], Budget]) -> tuple[Target, Budget]:
+def smallest_rank(ranks: list[Target], split: Callable[[Target], Budget]) -> tuple[int, Target, Budget]:
     """The rank whose KV memory is least, and its budget: every rank sizes its budget by its own card (gpu_worker.py
     init_device: requested_memory = total_memory × gpu_memory_utilization; determine_available_memory returns
     requested_memory − non-KV memory), and the engine then gives every rank the smallest rank's blocks (earlier V1:
     vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs, "changes the num_blocks of each worker to the smallest
     among all workers"; later get_kv_cache_configs; V0: executor_base.py determine_num_available_blocks, the min over
-    the workers). So a 24 GiB + 12 GiB pair holds what 2 × 12 GiB holds, in either order."""
-    budgets = {g.name: (g, split(g)) for g in ranks}         # one budget per kind of card
-    return min(budgets.values(), key=lambda gb: gb[1].pool_memory)
+    the workers). So a 24 GiB + 12 GiB pair holds what 2 × 12 GiB holds, in either order — and two cards of one name
+    with different --vram are two budgets (review20b finding 2). Returns the rank's index, its card and budget."""
+    budgets: dict[tuple[str, int, int | None], Budget] = {}   # one budget per card and the memory it may use
+    for g in ranks:
+        if (g.name, g.capacity, g.total) not in budgets:
+            budgets[(g.name, g.capacity, g.total)] = split(g)
+    index = min(range(len(ranks)), key=lambda i: budgets[(ranks[i].name, ranks[i].capacity, ranks[i].total)].pool_memory)
+    return index, ranks[index], budgets[(ranks[index].name, ranks[index].capacity, ranks[index].total)]
 
 
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
@@ -436,7 +441,7 @@ class VLLM:
         release, asked_share = self._release(), settings.vllm.gpu_memory_utilization
         settings = settings.with_(gpu_memory_utilization=asked_share or vllm_default_utilization(release))
         # the user's max_num_batched_tokens (or the engine's own default) goes to the profile run
-        gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
+        rank, gpu, b = smallest_rank(gpus[:max(1, settings.tp) * max(1, settings.pp) * max(1, settings.vllm.dp)],
                                lambda g: budget_split(model, weights, settings.with_(
                                    ctx=settings.ctx or model.max_position_embeddings or 4096), g, self.engine,
                                    vllm_graphs_in_budget(release), release.key if release else None))
@@ -470,11 +475,12 @@ class VLLM:
                                          else None, model, asked)   # the release cannot load it (vllm_nvfp4.py)
                    or head_split_refusal(model, tp) or cpu_fp8_kv_refusal(self.engine in V0_ENGINES, cpu_space, s.cache_type_k)
                    or cpu_refusal or _refusal(b, pool, gpu, s.ctx, cpu_space, longest) or kernel_refusal)
-        ranks = {t.name for t in (gpus * n_gpu)[:n_gpu]}
-        steps = (*([Step("smallest rank", f"every rank budgets its own card ({', '.join(sorted(ranks))}); the engine "
-                         "gives each the smallest rank's KV blocks", gpu.name,
+        placed = (gpus * n_gpu)[:n_gpu]
+        ranks = [f"rank {i}: {t.name}, {t.capacity / GiB:.2f} GiB" for i, t in enumerate(placed)]
+        steps = (*([Step("smallest rank", f"every rank budgets its own card ({'; '.join(ranks)}); the engine "
+                         "gives each the smallest rank's KV blocks", f"rank {rank} ({gpu.name})",
                          "v1/core/kv_cache_utils.py unify_kv_cache_configs / get_kv_cache_configs")]
-                   if len(ranks) > 1 else []),
+                   if len({(t.name, t.capacity, t.total) for t in placed}) > 1 else []),
                  *_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
