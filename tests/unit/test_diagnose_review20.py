@@ -317,3 +317,34 @@ def test_without_the_figures_no_layer_count_is_made_up(change) -> None:
     commands = _commands(change(_WEIGHTS))
     assert not any(re.search(r"-ngl (?!99\b)\d+", c) for c in commands), commands   # 99: every layer
     assert any("--fit on" in c for c in commands)
+
+
+# review20b finding 4: an "unknown" answer (the lost runner, ollama-runner-died-unsaid) says memory or not is in the
+# server log and that a shorter context or a smaller quantization "helps only in the first case"; so its first fix
+# is what to read, not Ollama's offload fix (a smaller tag), which is the memory answer's.
+# the offload line's figures as round 45's Debian paste gives them (test_diagnose_round45.py): 68.3 GiB needed for all
+# 49 layers against 11.4 GiB available, of which the KV cache is 2.2 GiB, so Ollama's offload fix is "a smaller tag"
+_OFFLOAD = ('time=2026-03-01T10:00:00.000Z level=INFO source=server.go:135 msg=offload library=cuda '
+            'layers.requested=-1 layers.model=49 layers.offload=4 layers.split="" memory.available="[11.4 GiB]" '
+            'memory.gpu_overhead="0 B" memory.required.full="68.3 GiB" memory.required.partial="10.9 GiB" '
+            'memory.required.kv="2.2 GiB"\n')
+
+
+def test_an_undetermined_answer_leads_with_what_to_read_not_a_memory_fix() -> None:
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    d = diagnose_text(_OFFLOAD + "Error: model failed to load, this may be due to resource limitations or an internal "
+                      "error, check ollama server logs for details\n")
+    assert d.category == "unknown"
+    commands = [f["command"] for f in with_computed_fixes(d, "ollama")["fixes"]]
+    assert "journalctl -u ollama" in commands[0] or "server log" in commands[0].lower() or "dmesg" in commands[0]
+    assert not any("ollama pull" in c or "num_ctx" in c or "num_gpu" in c for c in commands)
+
+
+def test_a_memory_answer_keeps_ollamas_offload_fix() -> None:
+    # contrast: the same offload line before a CUDA out-of-memory still gets Ollama's placement fixes
+    from runlocal.diagnose.fixes import with_computed_fixes
+
+    d = diagnose_text(_OFFLOAD + "CUDA error: out of memory\n")
+    assert d.category not in ("unknown", "not_memory")
+    assert any("ollama pull MODEL:SMALLER_TAG" in f["command"] for f in with_computed_fixes(d, "ollama")["fixes"])

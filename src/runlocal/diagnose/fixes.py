@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..units import GiB
-from . import device_fixes, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
+from . import device_fixes, kb, layer_fixes, ollama_fixes, ollama_room, runtime_note, sglang_serving, vllm_budget
 from .offline_model import resolvable_offline
 
 
@@ -690,7 +690,7 @@ def compute_fixes(category: str, extracted: dict[str, Any], runtime: str | None 
     if category == "sglang_kv_overflow":
         fixes += sglang_fraction_fixes(extracted)
     # Ollama's own placement estimate, whatever failed (or when nothing did and layers ran on the CPU)
-    if category != "not_memory":   # and SGLang's pool allocated, then an allocation failed
+    if category in kb.MEMORY_CATEGORIES:   # and SGLang's pool allocated, then an allocation failed (not "unknown")
         fixes += ollama_offload_fixes(extracted) + sglang_serving.lower_fraction_fixes(extracted)
     if category == "vllm_engine_dead" or (
             category == "cuda_oom_long_context" and (runtime or extracted.get("runtime")) == "vllm"):
