@@ -50,3 +50,18 @@ def test_a_bare_jetson_orin_nano_names_the_variant_it_took():
     note = variant_note("jetson-orin-nano", find_device("jetson-orin-nano"))
     assert note.startswith("'jetson-orin-nano' is taken as NVIDIA Jetson Orin Nano Super 8GB")
     assert "jetson-orin-nano-original-8gb" in note and "jetson-orin-nano-4gb" in note
+
+
+@pytest.mark.parametrize("name, vendor, first", [("rtx 3070m", "nvidia", "rtx-3070"), ("gtx 1650m", "nvidia", "gtx-1660"),
+                                                 ("rtx a2000m", "nvidia", None), ("rx 6800m", "amd", "rx-6800")])
+def test_a_discrete_laptop_card_suggests_discrete_cards(name, vendor, first):
+    """review20b finding 7: the laptop GPUs of NVIDIA's RTX / GTX / RTX A and AMD's RX lines (the "M" parts: RTX 3070
+    Laptop was sold as 3070M) are discrete cards with their own VRAM, so they are named close to the desktop card of
+    the same number (as at 86643473), not as AMD's three-digit "NNNM" integrated Radeons."""
+    with pytest.raises(UnknownDeviceError) as err:
+        find_device(name)
+    suggested = [find_device(s) for s in err.value.suggestions]
+    assert suggested and all(d.kind != "unified" for d in suggested[:3])
+    assert suggested[0].vendor == vendor
+    if first:
+        assert err.value.suggestions[0] == first

@@ -237,7 +237,10 @@ def _lacks_generation(q: str, cands: list[tuple[Device, str]]) -> bool:
 # A name that reads as a laptop's integrated GPU ("iris-xe", "uhd-620", "radeon-660m", "vega 8", "arc 130v"), as the
 # normalized query: its suggestions come from the catalog's integrated GPUs (unified memory, AMD / Intel), not from
 # whatever discrete card or Jetson difflib finds close (review20 finding 12: "iris-xe" → jetson-orin-nx-16gb).
-_INTEGRATED_WORDS = re.compile(r"iris|uhd|igpu|integrated|vega\d|^\d{3}m$|\d{3}m$|\d{3}v$|hdgraphics|^hd\d{3}")
+# AMD's iGPUs are three digits and "m" (660M, 780M, 890M); NVIDIA's and AMD's discrete laptop cards carry four digits
+# or their family word (RTX 3070M, GTX 1650M, RTX A2000M, RX 6800M) and get discrete suggestions (review20b finding 7)
+_INTEGRATED_WORDS = re.compile(r"iris|uhd|igpu|integrated|vega\d|(?<![\d])\d{3}m$|\d{3}v$|hdgraphics|^hd\d{3}")
+_DISCRETE_WORDS = re.compile(r"rtx|gtx|quadro|^rx\d|^a\d{4}")
 
 
 _INTEL_INTEGRATED = re.compile(r"iris|uhd|^hd|arc|\d{3}v$")
@@ -251,7 +254,8 @@ def _suggestions(q: str, idx: _Index) -> list[str]:
     if not q:
         return []
     vendors: tuple[str, ...] = ()
-    if _INTEGRATED_WORDS.search(q):           # Intel's words name Intel's iGPUs; "NNNm" / vega, AMD's
+    # Intel's words name Intel's iGPUs; "NNNm" / vega, AMD's
+    if _INTEGRATED_WORDS.search(q) and not _DISCRETE_WORDS.search(q):
         vendors = ("intel",) if _INTEL_INTEGRATED.search(q) else ("amd",)
     keys = [k for k, ds in idx.keys.items() if any(_integrated(d, vendors) for d in ds)] if vendors else list(idx.keys)
     out: list[str] = []
