@@ -550,13 +550,22 @@ def usage_line(err, argv: list[str]) -> str:
     command = next((a for a in argv if not a.startswith("-")), None)
     helps = f"runlocal {command} --help" if command in app_commands() else "runlocal --help"
     if isinstance(err, errors.NoSuchOption):
-        typed = next((a.split("=")[0] for a in argv if a.startswith(err.option_name)), err.option_name)
+        typed = mistyped_word(err, argv)
         maybe = f" (did you mean {', '.join(sorted(err.possibilities))}?)" if err.possibilities else ""
         return f"{typed}: no such option{maybe}; {helps} lists them"
     if isinstance(err, errors.MissingParameter) and err.param is not None:
         what = getattr(err.param, "help", None) or err.param.human_readable_name
         return f"{err.param.name}: missing; expected {what} ({helps})"
     return " ".join(err.format_message().split()) + f" ({helps})"
+
+
+def mistyped_word(err, argv: list[str]) -> str:
+    """The word the user typed that Click could not parse: one that starts with the option Click names and is not an
+    option the command declares (`-np 4 -ngx 5`: Click names `-n`, and `-np` is declared), else Click's own name."""
+    command = getattr(getattr(err, "ctx", None), "command", None)
+    declared = {o for p in getattr(command, "params", ()) for o in (*p.opts, *p.secondary_opts)}
+    words = (a.split("=")[0] for a in argv)
+    return next((w for w in words if w.startswith(err.option_name) and w not in declared), err.option_name)
 
 
 def app_commands() -> set[str]:

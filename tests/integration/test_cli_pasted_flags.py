@@ -52,3 +52,13 @@ def test_compare_without_a_device_is_one_line_naming_the_argument():
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0
     assert r.stderr.startswith("error: devices: missing; expected catalog names")
+
+
+def test_the_mistyped_option_is_named_not_a_declared_one_before_it():
+    """review20b finding 9: Click reports "-n" for "-ngx"; "-np" (llama-server's parallel slots) is declared and starts
+    with "-n" too, so the word named must be the one that is not an option of `check`."""
+    r = run("check", "llama-3.1-8b", "-np", "4", "-ngx", "5")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: -ngx: no such option")
+    # contrast: the declared -np alone parses
+    assert settings("llama-3.1-8b", "-np", "4")["parallel"] == 4
