@@ -11,6 +11,8 @@ two, each read from the merge commit's date against release tags that public tex
 
 from __future__ import annotations
 
+import pytest
+
 from runlocal.check import CheckRequest, check
 
 
@@ -90,3 +92,23 @@ def test_a_setting_the_build_lacks_is_said_beside_the_command():
     p = plan(model="llama-3.1-8b", gpu="rtx-3060", ctx=8192, runtime="llama.cpp==b2500", flash_attn="on")
     line, _, said = p.command.partition("  # ")
     assert " -fa" not in line and "not in llama.cpp b2500: -fa (PR #5021" in said
+
+
+@pytest.mark.parametrize("asked", [
+    "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:BF16", "mradermacher/SmolLM-360M-GGUF:F16",
+    "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M", "mradermacher/DeepSeek-V2-Lite-Chat-GGUF:Q4_K_M",
+])
+def test_the_download_pattern_fetches_the_file_that_m_names(asked):
+    """review20b finding 6: `hf download --include` filters with huggingface_hub's filter_repo_objects, which matches
+    case-sensitively (fnmatchcase); the 16/32-bit files are lower case at bartowski and mradermacher (trees 3bbbfd9,
+    341e070), so '*BF16*.gguf' fetched nothing. Checked with huggingface_hub's own filter, against the file -m names
+    and, as a contrast, a file of another quant in the same repo."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    from runlocal.runtimes.flag_spelling import model_args
+
+    args, first = model_args(["-hf", asked], 4000)
+    name = args[1]
+    pattern = first.split("--include '")[1].split("'")[0]
+    other = name.replace(asked.split(":")[1].lower(), "Q8_0").replace(asked.split(":")[1], "Q8_0")
+    assert list(filter_repo_objects([name, other], allow_patterns=[pattern])) == [name]

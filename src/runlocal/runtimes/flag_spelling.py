@@ -99,9 +99,14 @@ def published_gguf_file(repo: str, quant: str) -> str:
     if owner.lower() == "mradermacher" and stem.lower().endswith("-i1"):
         stem, quant = stem[:-3], f"i1-{quant}" if quant else quant
     stem = stem.lower() if lower else stem
-    if owner.lower() in LOWER_FLOAT_TYPES and quant.upper() in FLOAT_TYPES:
-        quant = quant.lower()
+    quant = published_quant(owner, quant)
     return f"{stem}{separator}{quant}.gguf" if quant else f"{stem}.gguf"
+
+
+def published_quant(owner: str, quant: str) -> str:
+    """The quant as the publisher writes it in its file names: bartowski's and mradermacher's 16/32-bit types in lower
+    case (LOWER_FLOAT_TYPES), every other as asked."""
+    return quant.lower() if owner.lower() in LOWER_FLOAT_TYPES and quant.upper() in FLOAT_TYPES else quant
 
 
 def model_args(args: list[str], build: int | None) -> tuple[list[str], str | None]:
@@ -112,7 +117,9 @@ def model_args(args: list[str], build: int | None) -> tuple[list[str], str | Non
         return args, None
     repo, _, quant = args[1].partition(":")
     name = published_gguf_file(repo, quant)
-    pattern = f"*{quant}*.gguf" if quant else "*.gguf"
+    # huggingface_hub matches --include with fnmatch.fnmatchcase (utils/_paths.py filter_repo_objects): the pattern
+    # takes the file name's case, or the download fetches nothing (review20b finding 6)
+    pattern = f"*{published_quant(repo.partition('/')[0], quant)}*.gguf" if quant else "*.gguf"
     return ["-m", name], (f"first: hf download {repo} --include '{pattern}' --local-dir . (b{build} has no "
                           f"-hf REPO:QUANT, PR #11195; -m the file as the repo names it)")
 
