@@ -133,14 +133,17 @@ def test_device_map_headroom_by_transformers_and_accelerate_release():
     - accelerate 0.20.3 / 0.21.0 get_balanced_memory has no one-GPU branch: per_gpu = size // 1 caps only the GPUs
       before the last, so GPU 0 keeps its whole free memory (0.20.3 utils/modeling.py:588-638);
     - accelerate 0.22.0 :787-794 `if num_devices == 1: … if user_not_set_max_memory: … max_memory[key] *= 0.9`;
-    - transformers before 5.0 calls accelerate's (4.45.0 modeling_utils.py:3939) and requires accelerate>=0.21.0 at
-      4.36.0 – 4.44.0, >=0.26.0 at 4.45.0 – 4.57.0 (dependency_versions_table.py), so 4.40.0 plans 0.21.0's;
+    - transformers before 5.0 calls accelerate's (4.45.0 modeling_utils.py:3939) and requires only accelerate>=0.21.0
+      at 4.36.0 – 4.44.0, >=0.26.0 at 4.45.0 – 4.57.0 (dependency_versions_table.py); accelerate is no dependency of
+      `pip install transformers`, so the one a user adds is the newest, and 4.40.0 with no --accelerate plans 1.15.0's
+      (review20b finding 8; the floor, 0.21.0, was planned before);
     - transformers 5.0.0 has its own (integrations/accelerate.py:213 × 0.9) and takes RAM × 0.90 (:297), which
       accelerate's get_max_memory never does (psutil available whole: 0.20.3 :487, 1.15.0 :829)."""
-    whole = _max_memory_gib(runtime="transformers==4.40.0")
-    assert _max_memory_gib(runtime="transformers==4.40.0", accelerate="0.21.0") == whole
+    whole = _max_memory_gib(runtime="transformers==4.40.0", accelerate="0.21.0")
     buffered = _max_memory_gib(runtime="transformers==4.40.0", accelerate="0.22.0")
     assert buffered["0"] == pytest.approx(whole["0"] * 0.9, abs=0.01) and buffered["cpu"] == whole["cpu"] == 32.0
+    assert _max_memory_gib(runtime="transformers==4.40.0") == buffered == \
+        _max_memory_gib(runtime="transformers==4.40.0", accelerate="1.15.0")
     assert _max_memory_gib(runtime="transformers==4.45.0") == buffered          # 0.26.0 required there
     five = _max_memory_gib(runtime="transformers==5.0.0")
     assert five["0"] == buffered["0"] and five["cpu"] == pytest.approx(32.0 * 0.9, abs=0.01)
@@ -151,3 +154,18 @@ def test_device_map_headroom_by_transformers_and_accelerate_release():
 def test_an_accelerate_release_that_is_not_one_is_refused_naming_the_field():
     with pytest.raises(InputError, match=r"^accelerate: expected an accelerate release such as 0\.21\.0, got 'latest'$"):
         check(CheckRequest(model="llama-3.2-3b", gpu="rtx-3060", runtime="transformers==4.40.0", accelerate="latest"))
+
+
+def test_the_plan_names_the_accelerate_release_it_assumed():
+    """Before 5.0 the headroom is the installed accelerate's, which the plan cannot see: it names the one assumed and
+    the floor the release's dependency_versions_table.py sets (4.36.0 – 4.44.0: accelerate>=0.21.0)."""
+    def assumed(**kw):
+        plan = check(CheckRequest(model="llama-3.2-3b", gpu="rtx-3060", ram="32G", ctx=4096, use_measurements=False,
+                                  **kw))[0]
+        return [a for a in plan.allocation.assumptions if a.startswith("accelerate ")]
+
+    (line,) = assumed(runtime="transformers==4.40.0")
+    assert line.startswith("accelerate 1.15.0 assumed") and ">= 0.21.0" in line
+    # contrast: a stated release, or transformers' own code from 5.0.0, needs no such line
+    assert assumed(runtime="transformers==4.40.0", accelerate="0.21.0") == []
+    assert assumed(runtime="transformers==5.0.0") == []

@@ -42,7 +42,7 @@ from ..model.spec import ModelSpec, TensorInfo
 from ..quant.formats import ALIASES, FLOAT_BYTES, LINEAR_ROLES, QUANT_FORMATS, WeightEstimate, estimate_weights
 from ..units import GiB, MiB
 from .base import Allocation, DeviceMemory, Levers, Settings, Step, Target
-from .transformers_versions import TransformersRules, device_map_shares, version_refusal
+from .transformers_versions import TransformersRules, accelerate_assumed, device_map_shares, version_refusal
 
 TF_REF = "transformers 5.23.0"
 ACC_REF = "accelerate 16cb6eb"
@@ -656,12 +656,16 @@ class Transformers:
         cache = _dynamic_cache(model, s, place, prompt)
         prefill = _prefill(model, q, s.ctx, prompt, cache, eager)
         steps += _explain(model, s, place, cache, prefill, prompt)
+        # the accelerate release whose headroom the plan took, where it decides it (transformers_versions.py)
+        assumed = accelerate_assumed(self.release_rules, s.transformers.accelerate) \
+            if s.transformers.device_map == "auto" and gpus and not self.max_memory else None
         return Allocation(settings=s, devices=tuple(_devices(gpus, host, place, cache, prefill)),
                           kv_bytes_per_token=cache.per_token, kv_cache_tokens=None, max_concurrency=None,
                           refusal=refused or (AUTOFP8_UNREAD if _quant_key(stored) == "fp8" else None)
                           or _refusal(s, place, bnb),
                           steps=tuple(steps), compromise=_compromise(place),
                           assumptions=(*([dequantized] if dequantized else []),
+                                       *([assumed] if assumed else []),
                                        *_assumptions(model, s, place, cache, eager)),
                           weights_as_run=weights.quant if weights.quant != stored else None)
 

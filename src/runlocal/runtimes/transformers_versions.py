@@ -32,9 +32,12 @@ release):
   from accelerate 0.22.0 (utils/modeling.py:787-794, also 0.23.0 :798, 0.26.0 :871-878, 1.0.0 :1006-1013, 1.15.0
   :1004-1011), the whole free memory in 0.21.0 and 0.20.3 (one GPU: no cap, 0.20.3 modeling.py:588-638), and all the
   available RAM (accelerate get_max_memory: psutil available, 0.20.3 :487, 1.15.0 :829; no RAM share before 5.0).
-  The accelerate release: the one the user states (--accelerate X), else the least the transformers release requires
-  (dependency_versions_table.py "accelerate>=X": 0.20.3 at 4.35.2, 0.21.0 at 4.36.0 – 4.44.0, 0.26.0 at 4.45.0 –
-  4.57.0, 1.1.0 from 5.0.0; ACCELERATE_MIN), which is what pip keeps when it is already installed.
+  The accelerate release: the one the user states (--accelerate X), else the newest read (ACCELERATE_NEWEST_READ,
+  1.15.0): accelerate is no dependency of a plain `pip install transformers`, so a user who adds it gets the newest,
+  and the releases set only a floor (dependency_versions_table.py "accelerate>=X": 0.20.3 at 4.35.2, 0.21.0 at 4.36.0
+  – 4.44.0, 0.26.0 at 4.45.0 – 4.57.0, 1.1.0 from 5.0.0; ACCELERATE_MIN, named in the plan's line). The
+  plan names the release assumed (accelerate_assumed; review20b finding 8: the floor was assumed before, 100 % of
+  the GPU at 4.36 – 4.44, the optimistic end).
 
 A release not read takes the nearest read release below it and says so; below 4.35.2 is refused naming the range.
 """
@@ -81,6 +84,7 @@ DEVICE_MAP_SHARE = 0.9                  # one GPU's share, and RAM's from 5.0.0,
 ACCELERATE_MIN: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
     ((4, 35, 2), (0, 20, 3)), ((4, 36, 0), (0, 21, 0)), ((4, 45, 0), (0, 26, 0)), ((5, 0, 0), (1, 1, 0)),
 )
+ACCELERATE_NEWEST_READ = (1, 15, 0)     # the newest accelerate read (utils/modeling.py:1004-1011, get_max_memory :829)
 _ACCELERATE = re.compile(r"^\s*(?:accelerate\s*==\s*)?(\d+)\.(\d+)(?:\.(\d+))?\s*$", re.IGNORECASE)
 
 
@@ -158,7 +162,7 @@ def accelerate_release(text: str) -> tuple[int, ...]:
 
 def device_map_shares(rules: TransformersRules | None, accelerate: str | None) -> tuple[float, float, str]:
     """(one GPU's share, RAM's share, where it is read) of device_map="auto" when max_memory is not given, at this
-    transformers release (None: 5.23.0) and accelerate release (None: the least the release requires)."""
+    transformers release (None: 5.23.0) and accelerate release (None: the newest read, ACCELERATE_NEWEST_READ)."""
     release = rules.release if rules is not None else CURRENT
     stated = accelerate_release(accelerate) if accelerate else None
     if release >= OWN_BALANCED_MEMORY_FROM:
@@ -168,8 +172,8 @@ def device_map_shares(rules: TransformersRules | None, accelerate: str | None) -
     if stated is not None:
         acc, how = stated, "as stated"
     else:
-        acc = [least for first, least in ACCELERATE_MIN if release >= first][-1]
-        how = f"the least transformers {_text(release)} requires (dependency_versions_table.py)"
+        acc = ACCELERATE_NEWEST_READ
+        how = "the newest read: what `pip install accelerate` installs"
     buffer = acc >= ACCELERATE_BUFFER_FROM
     return (DEVICE_MAP_SHARE if buffer else 1.0, 1.0,
             f"accelerate {_text(acc)} ({how}) utils/modeling.py get_balanced_memory: "
@@ -177,4 +181,17 @@ def device_map_shares(rules: TransformersRules | None, accelerate: str | None) -
                "0.22.0)") + "; RAM whole (get_max_memory; × 0.9 from transformers 5.0.0)")
 
 
-__all__ = ["TransformersRules", "accelerate_release", "device_map_shares", "transformers_rules", "version_refusal"]
+def accelerate_assumed(rules: TransformersRules | None, accelerate: str | None) -> str | None:
+    """The plan's line naming the accelerate release assumed, where it decides device_map="auto"'s headroom (before
+    transformers 5.0) and none was stated; else None."""
+    release = rules.release if rules is not None else CURRENT
+    if accelerate or release >= OWN_BALANCED_MEMORY_FROM:
+        return None
+    least = [least for first, least in ACCELERATE_MIN if release >= first][-1]
+    return (f"accelerate {_text(ACCELERATE_NEWEST_READ)} assumed (the newest read; this transformers release requires "
+            f">= {_text(least)}, dependency_versions_table.py): its device_map=\"auto\" keeps 10 % of one GPU free "
+            "(from 0.22.0); --accelerate X plans the one installed")
+
+
+__all__ = ["TransformersRules", "accelerate_assumed", "accelerate_release", "device_map_shares", "transformers_rules",
+           "version_refusal"]
