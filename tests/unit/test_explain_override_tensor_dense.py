@@ -47,3 +47,31 @@ def test_the_first_matching_rule_takes_a_tensor():
 def test_routed_experts_on_the_host_are_said_once_by_the_split():
     step = _weights_step(r"blk\.(1[0-9])\.ffn_.*_exps=CPU", model="qwen3-30b-a3b", quant="Q4_K_M")
     assert "the routed experts of 10 layers (blocks 10–19)" in step.formula and "-ot " not in step.formula
+
+
+def _moe_weights_step(*rules: str):
+    return _weights_step(*rules, model="mixtral-8x7b")
+
+
+def test_a_partly_moved_layers_experts_are_named():
+    """review20b finding 10: --fit's partial-layer rule (common/fit.cpp) moves one block's gate and down experts but not
+    its up experts, so the split's "routed experts of N layers" (a block counts when its ffn_up_exps is on the host)
+    does not cover them; the rule's words must. By hand for mixtral-8x7b (config.json: hidden 4,096, intermediate
+    14,336, 8 experts) at Q8_0: std::regex_search of blk\\.19\\.ffn_(gate|gate_up|down).* finds ffn_gate_exps,
+    ffn_down_exps (8 × 4,096 × 14,336 × 34 / 32 = 499,122,176 B each) and ffn_gate_inp (4,096 × 8 F32 = 131,072 B),
+    not ffn_up_exps: 3 tensors, ≈ 998,375,424 B (the tensors' bytes are the quant mix's estimate: within 0.1 %)."""
+    step = _moe_weights_step(r"blk\.19\.ffn_(gate|gate_up|down).*=CPU",
+                             r"blk\.(2[0-9]|3[01])\.ffn_(up|down|gate)_exps=CPU")
+    words = step.formula.split(r"-ot blk\.19\.ffn_(gate|gate_up|down).*=CPU: ")[1]
+    assert words.startswith("3 tensors, ffn_down_exps, ffn_gate_exps, ffn_gate_inp (block 19), on CPU RAM: ")
+    moved = int(words.split("on CPU RAM: ")[1].split(" B")[0].replace(",", ""))
+    assert abs(moved - (2 * 8 * FFN * 34 // 32 + 4_096 * 8 * 4)) < 0.001 * moved
+    # contrast: the whole experts of blocks 20–31 are the split's words, not the rule's
+    assert "routed experts of 12 layers (blocks 20–31)" in step.formula
+    assert r"-ot blk\.(2[0-9]|3[01])" not in step.formula
+
+
+def test_whole_moved_experts_stay_the_splits_words():
+    # contrast: the up experts of block 19 moved too, so block 19 joins the split's words and no rule's words remain
+    step = _moe_weights_step(r"blk\.(19|2[0-9]|3[01])\.ffn_(up|down|gate)_exps=CPU")
+    assert "routed experts of 13 layers (blocks 19–31)" in step.formula and "-ot " not in step.formula

@@ -110,8 +110,9 @@ def override_words(model, weights, s: Settings) -> list[str]:
     rules = s.llamacpp.override_tensor
     if not rules or not model.tensors:
         return []
-    key = (weights.quant, weights.total, weights.from_file, rules)
-    return _WORDS.get(model, key, lambda: _override_words_now(model, weights, rules))
+    cpu_moe = s.llamacpp.n_cpu_moe
+    key = (weights.quant, weights.total, weights.from_file, rules, cpu_moe)
+    return _WORDS.get(model, key, lambda: _override_words_now(model, weights, rules, cpu_moe))
 
 
 _WORDS = IdMemo(512)
@@ -148,9 +149,28 @@ def _matched(model, named: tuple[tuple[str, int], ...], pattern: str) -> frozens
     return _MATCHED.get(model, pattern, make)
 
 
-def _override_words_now(model, weights, rules: tuple[tuple[str, str], ...]) -> list[str]:
+def _experts_said(model, named: tuple[tuple[str, int], ...], rules: tuple[tuple[str, str], ...],
+                  cpu_moe: int) -> frozenset[int]:
+    r"""The routed experts the split's words already say are on the host: those of the blocks placed_from counts as
+    experts-on-host (the block's ffn_up_exps sent there by --n-cpu-moe or the first matching -ot rule). A block of
+    which a rule moves only the gate and down experts (--fit's partial-layer rules, blk\.19\.ffn_(gate|gate_up|down)
+    .*=CPU) is not one, so its words name them (review20b finding 10)."""
+    host = set()
+    for il in range(model.n_layers):
+        device: int | None = None if il < cpu_moe else 0
+        for pattern, buft in rules:
+            if re.search(pattern, f"blk.{il}.ffn_up_exps.weight"):
+                device = buffer_device(buft)
+                break
+        if device is None:
+            host.add(il)
+    return frozenset(i for i in _matched(model, named, "")
+                     if (m := _BLOCK_NAME.match(named[i][0])) and int(m.group(1)) in host)
+
+
+def _override_words_now(model, weights, rules: tuple[tuple[str, str], ...], cpu_moe: int = 0) -> list[str]:
     named = _named_bytes(model, weights)
-    experts = _matched(model, named, "") if model.n_experts else frozenset()
+    experts = _experts_said(model, named, rules, cpu_moe) if model.n_experts else frozenset()
     claimed: set[int] = set()
     out = []
     for pattern, buft in rules:
