@@ -2,7 +2,7 @@
 RULE.md by script (clauses a script can check: the evidence page is a huggingface.co page of the repo itself, the
 file named is a Q4_K_M GGUF that llama.cpp's -hf tag match would pick, the split flag agrees with the file name).
 `hf_source` is the repo's address, as in the hand-written entries; the page the file was seen on goes in `hf_seen`.
-Records with no repo leave their entry untouched. Run: python measurements/gguf_repos/apply.py [--check]"""
+Records with no repo leave their entry untouched; a record `dropped` (RULE.md clause 5) takes hf off its entry. Run: python measurements/gguf_repos/apply.py [--check]"""
 
 from __future__ import annotations
 
@@ -58,6 +58,10 @@ def main(check: bool) -> int:
     records = [json.loads(line) for line in (HERE / "found.jsonl").read_text().splitlines() if line.strip()]
     bad = 0
     for rec in records:
+        if rec.get("dropped"):  # a repo found but not used (RULE.md clause 5): the entry keeps no hf
+            models[rec["alias"]] = {k: v for k, v in models[rec["alias"]].items()
+                                    if k not in ("hf", "hf_source", "hf_seen", "split")}
+            continue
         if rec["hf"] is None:
             continue
         if (why := problems(rec)):

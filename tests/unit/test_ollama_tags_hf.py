@@ -41,6 +41,9 @@ def test_every_record_is_a_target_once_and_its_repo_is_in_the_data():
     for rec in recs:
         entry = TAGS[rec["alias"]]
         assert rec["queries"][0] == f"{rec['repo_id'].split('/')[-1]} GGUF Q4_K_M", rec
+        if rec.get("dropped"):                      # RULE.md clause 5: found, but llama.cpp cannot load it
+            assert "hf" not in entry and "hf_seen" not in entry, rec
+            continue
         if rec["hf"] is None:
             assert rec["hf_source"] is None and rec["file"] is None and rec["why"], rec
             continue
@@ -77,3 +80,13 @@ def test_commands_use_the_repo():
 
 def test_a_found_file_name_names_its_model():
     assert read_gguf_file_name("Llama-2-7b-chat-hf.Q4_K_M.gguf").alias == "llama-2-7b"
+
+
+def test_a_repo_llama_cpp_cannot_load_gets_no_hf_command():
+    """review20b finding 5: leafspark's Llama-3.2-11B-Vision-Instruct.Q4_K_M.gguf is general.architecture mllama, and
+    llama.cpp b6019 refuses that very file, "unknown model architecture: 'mllama'" (ggml-org/llama.cpp#14951)."""
+    by = {r["alias"]: r for r in records()}
+    assert "mllama" in by["llama-3.2-11b-vision"]["dropped"] and "#14951" in by["llama-3.2-11b-vision"]["dropped"]
+    assert llama_server_model(lookup("llama-3.2-11b-vision"), "q4_k_m")[:1] != ["-hf"]
+    # contrast: a found repo of a loadable architecture keeps its -hf
+    assert llama_server_model(lookup("llama-2-7b"), "q4_k_m")[0] == "-hf"
