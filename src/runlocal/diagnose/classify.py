@@ -88,6 +88,7 @@ from .answer import (
 from .cuda_oom import named_encoder_weights, names_billions, one_allocation_refused, phase_stated, refine_cuda_oom
 from .extract import MAX_LINE, Extractor
 from .line_match import _advice_removed, _any_gate, _facts_of_line, _index, _line_entry
+from .not_memory import TERMINATED_JOB
 from .phase import REQUEST_WRAPPER, SERVING, progress_phase
 from .runtimes import GGML_RUNTIMES, normalize_runtime
 from .sizes import device_memory_full
@@ -157,8 +158,8 @@ CONTEXT_AFTER = 25
 CONTEXT_LINE_MAX = 2048
 MATCHED_LINE_MAX = 500
 STOPPED_ID = "notmem-stopped"
-# bash's job report of a SIGTERM ("Terminated", "[1]+  Terminated  python serve.py"): yields to a kill signature
-BARE_TERMINATED = re.compile(r"\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated\b")
+# bash's job report of a SIGTERM (not_memory.TERMINATED_JOB): yields to a kill signature
+BARE_TERMINATED = re.compile(rf"\s*{TERMINATED_JOB}\b")
 SHM_MOUNT_ID = "notmem-shared-memory-mount"
 FIT_ABORTED_ID = "llamacpp-fit-aborted"
 PIPELINE_RETRY_ID = "notmem-pipeline-retry"

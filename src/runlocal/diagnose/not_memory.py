@@ -18,6 +18,9 @@ import re
 MLOCK = re.compile(r"failed to (?:mlock|virtuallock)\b|\b(?:to|could not|cannot|can't|unable to) (?:mlock|virtuallock)\b")
 
 # -- reasons that are not a lack of memory (checked first on a line; CUDA runtime error strings) ---------
+# bash's job report of a SIGTERM: "Terminated", "[1]+  Terminated  python serve.py", "12345 Terminated" (strsignal)
+TERMINATED_JOB = r"(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated"
+
 NOT_MEMORY = (
     (re.compile(r"no cuda-capable device|cuda_error_no_device|no (?:cuda )?gpus? (?:are available|(?:were )?(?:found|detected))"
                 r"|found no nvidia driver|devices?\(s\)? is/are busy or unavailable|cudaerrordevicesunavailable"),
@@ -69,11 +72,11 @@ NOT_MEMORY = (
     # elsewhere; earlyoom / systemd-oomd's SIGTERM are named on their own lines, which outrank this one
     # (signals._KILL_KERNEL: linux-oom-killer). A "terminated" line that names SIGKILL, signal 9 or 137 ("terminated
     # by signal SIGKILL", systemd's "Main process exited, code=killed, status=9/KILL") is that kill, not a stop, and a
-    # bare "Terminated" beside a kill signature elsewhere in the paste yields to it (classify: STOPPED_YIELDS_TO_KILL)
+    # bare "Terminated" beside a kill signature elsewhere in the paste yields to it (classify: _settle_stop_beside_kill)
     (re.compile(r"^\s*keyboardinterrupt(?::.*)?$"
                 r"|exit(?:ed)? (?:with )?(?:exit )?(?:code|status)[ :=]*(?:124|130|143)\b|\bexited \((?:124|130|143)\)"
                 r"|interrupted by signal (?:2: sigint|15: sigterm)|died with <signals\.sig(?:int|term): \d+>"
-                r"|^\s*(?:\[\d+\][+-]?\s+)?(?:\d+\s+)?terminated(?:\s+(?!.*(?:kill|signal 9\b|\b137\b))\S.*)?$"
+                rf"|^\s*{TERMINATED_JOB}(?:\s+(?!.*(?:kill|signal 9\b|\b137\b))\S.*)?$"
                 r"|line \d+:\s*\d+\s+terminated\b"
                 r"|\btasks? [\d,-]+: terminated\b"
                 r"|received (?:1|2|15|signals\.sig(?:hup|int|term)) death signal|\bgot signal: (?:1|2|15)\b"

@@ -72,19 +72,21 @@ def placed_layers(n_layers: int, n_experts: int, s: Settings, gpus: list[Target]
 def placed_from(where: tuple[int | None, ...], n_experts: int, s: Settings) -> Placed:
     """Placed for a launch whose layers' devices are known (llamacpp_layout.Budget.where)."""
     n_layers = len(where) - 1
-    host: list[int] = []
-    if n_experts:
-        for il in range(n_layers):
-            device = where[il]
-            if il < s.llamacpp.n_cpu_moe:
-                device = None
-            for pattern, buft in s.llamacpp.override_tensor:
-                if re.search(pattern, f"blk.{il}.ffn_up_exps.weight"):
-                    device = buffer_device(buft)
-                    break
-            if device is None:
-                host.append(il)
-    return Placed(where, tuple(host))
+    lc = s.llamacpp
+    host = (tuple(il for il in range(n_layers) if _experts_device(il, where[il], lc.n_cpu_moe, lc.override_tensor) is None)
+            if n_experts else ())
+    return Placed(where, host)
+
+
+def _experts_device(il: int, device: int | None, cpu_moe: int, rules: tuple[tuple[str, str], ...]) -> int | None:
+    """Where block ``il``'s routed experts go from a block on ``device``: --n-cpu-moe's first blocks to the host, then
+    the first -ot rule matching its ffn_up_exps (llama-model-loader.cpp: the first matching override wins)."""
+    if il < cpu_moe:
+        device = None
+    for pattern, buft in rules:
+        if re.search(pattern, f"blk.{il}.ffn_up_exps.weight"):
+            return buffer_device(buft)
+    return device
 
 
 def weights_step(model, weights, where: tuple[int | None, ...], s: Settings, buffers) -> Step:
@@ -155,15 +157,7 @@ def _experts_said(model, named: tuple[tuple[str, int], ...], rules: tuple[tuple[
     experts-on-host (the block's ffn_up_exps sent there by --n-cpu-moe or the first matching -ot rule). A block of
     which a rule moves only the gate and down experts (--fit's partial-layer rules, blk\.19\.ffn_(gate|gate_up|down)
     .*=CPU) is not one, so its words name them (review20b finding 10)."""
-    host = set()
-    for il in range(model.n_layers):
-        device: int | None = None if il < cpu_moe else 0
-        for pattern, buft in rules:
-            if re.search(pattern, f"blk.{il}.ffn_up_exps.weight"):
-                device = buffer_device(buft)
-                break
-        if device is None:
-            host.add(il)
+    host = {il for il in range(model.n_layers) if _experts_device(il, 0, cpu_moe, rules) is None}
     return frozenset(i for i in _matched(model, named, "")
                      if (m := _BLOCK_NAME.match(named[i][0])) and int(m.group(1)) in host)
 
