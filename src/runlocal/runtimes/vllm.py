@@ -304,10 +304,16 @@ def smallest_rank(ranks: list[Target], split: Callable[[Target], Budget]) -> tup
     with different --vram are two budgets (review20b finding 2). Returns the rank's index, its card and budget."""
     budgets: dict[tuple[str, int, int | None], Budget] = {}   # one budget per card and the memory it may use
     for g in ranks:
-        if (g.name, g.capacity, g.total) not in budgets:
-            budgets[(g.name, g.capacity, g.total)] = split(g)
-    index = min(range(len(ranks)), key=lambda i: budgets[(ranks[i].name, ranks[i].capacity, ranks[i].total)].pool_memory)
-    return index, ranks[index], budgets[(ranks[index].name, ranks[index].capacity, ranks[index].total)]
+        if _card(g) not in budgets:
+            budgets[_card(g)] = split(g)
+    index = min(range(len(ranks)), key=lambda i: budgets[_card(ranks[i])].pool_memory)
+    return index, ranks[index], budgets[_card(ranks[index])]
+
+
+def _card(g: Target) -> tuple[str, int, int | None]:
+    """A rank's card as its budget sees it: the name, and the memory it may use (two of one name with another --vram
+    are two cards)."""
+    return g.name, g.capacity, g.total
 
 
 def _refusal(b: Budget, pool: KVPool, gpu: Target, max_model_len: int, cpu_space: int | None,
@@ -480,7 +486,7 @@ class VLLM:
         steps = (*([Step("smallest rank", f"every rank budgets its own card ({'; '.join(ranks)}); the engine "
                          "gives each the smallest rank's KV blocks", f"rank {rank} ({gpu.name})",
                          "v1/core/kv_cache_utils.py unify_kv_cache_configs / get_kv_cache_configs")]
-                   if len({(t.name, t.capacity, t.total) for t in placed}) > 1 else []),
+                   if len({_card(t) for t in placed}) > 1 else []),
                  *_explain_budget(model, weights, b, gpu, tp, pp, self.engine, space_step,
                                   explain_parallel(model, weights, s, tp, pp, n_gpu)),
                  *_explain_pool(pool, groups, mode, s.ctx, tp, self.engine))
