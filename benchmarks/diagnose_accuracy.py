@@ -25,7 +25,7 @@ import sys
 import time
 
 from runlocal.diagnose import diagnose_text
-from runlocal.diagnose.classify import PHASE_UNSTATED_ID, normalize_runtime
+from runlocal.diagnose.classify import FRAMEWORK_STEP_ID, PHASE_UNSTATED_ID, normalize_runtime
 from runlocal.diagnose.kb import MEMORY_CATEGORIES, memory_side
 from runlocal.evidence import public_errors as _load
 
@@ -422,6 +422,7 @@ def score(records: list[dict]) -> list[dict]:
                      "side_ok": memory_side(got) == r["memory"],
                      "unknown": memory_side(got) is None,
                      "phase_unstated": d.entry is not None and d.entry.id == PHASE_UNSTATED_ID,
+                     "framework_step": d.entry is not None and d.entry.id == FRAMEWORK_STEP_ID,
                      "lookalike_called_memory": not r["memory"] and got in MEMORY_CATEGORIES,
                      "memory_missed": r["memory"] and got not in MEMORY_CATEGORIES})
     return rows
@@ -469,6 +470,10 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
     print(f"  out-of-memory, phase not stated (answered cuda_oom_load with both phases' fixes): "
           f"{sum(unstated.values())}; by label: "
           + (", ".join(f"{lab} {n}" for lab, n in unstated.most_common()) or "none"))
+    step = collections.Counter(r["label"] for r in rows if r["framework_step"])
+    print(f"  out-of-memory, phase not stated, printed by a framework other than PyTorch (answered the step, with the "
+          f"load's fix too): {sum(step.values())}; by label: "
+          + (", ".join(f"{lab} {n}" for lab, n in step.most_common()) or "none"))
     files = sorted({_round_file(r) for r in rows})
     if len(files) > 1:
         for f in files:

@@ -3,7 +3,7 @@ diagnose21; the count behind issue #18's recurring miss, after diagnose20b's pha
 log line of a run in them).
 
 Reads the tuning part only (never next/ nor held_out/): the tuning texts answered "out-of-memory, phase not stated"
-(classify.PHASE_UNSTATED_ID) and labelled the load (cuda_oom_load) or the run (cuda_oom_long_context). For each signal
+(classify.PHASE_UNSTATED_ID, or FRAMEWORK_STEP_ID since the rule this count led to) and labelled the load (cuda_oom_load) or the run (cuda_oom_long_context). For each signal
 the text carries — PyTorch's own figures (the size asked against the card, what PyTorch holds, the free memory, the
 CUDA-graph pools), frames present or absent, the library or framework that printed the line, the allocator hint's
 wording (which PyTorch release printed it), the user's own words about a batch — it counts the load and run texts
@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable
 
 from runlocal.diagnose import diagnose_text
-from runlocal.diagnose.classify import PHASE_UNSTATED_ID
+from runlocal.diagnose.classify import FRAMEWORK_STEP_ID, PHASE_UNSTATED_ID
+from runlocal.diagnose.cuda_oom import FRAMEWORK_OOM_LINE as FRAMEWORK_LINE
 from runlocal.evidence import public_errors
 
 MIB, GIB = 2**20, 2**30
@@ -41,13 +42,6 @@ def _ratio(figures: dict, top: str, bottom: str) -> float | None:
 def _between(value: float | None, low: float, high: float) -> bool:
     return value is not None and low <= value < high
 
-
-# the out-of-memory line as a deep-learning framework other than PyTorch prints it: PaddlePaddle's GPU allocator ("Out
-# of memory error on GPU 0. Cannot allocate 1.53GB memory on GPU 0"), XLA's (JAX's, TensorFlow's) RESOURCE_EXHAUSTED,
-# TensorFlow's "OOM when allocating tensor", CuPy's memory pool, ONNX Runtime's BFC arena, MXNet, MindSpore
-FRAMEWORK_LINE = re.compile(r"PaddlePaddle|Cannot allocate [\d.]+\s*[KMG]?B memory on GPU|ResourceExhaustedError"
-                            r"|XlaRuntimeError|RESOURCE_EXHAUSTED|OOM when allocating tensor|cupy\.cuda\.memory"
-                            r"|BFCArena|mxnet|mindspore", re.I)
 
 # (group, signal, test over the record and diagnose's extracted figures)
 SIGNALS: list[tuple[str, str, Callable[[dict, dict], bool]]] = [
@@ -107,7 +101,9 @@ def main() -> None:
     texts = []
     for r in tuning:
         d = diagnose_text(r["text"])
-        if d.entry is not None and d.entry.id == PHASE_UNSTATED_ID:
+        # answered "phase not stated": the load with both phases' fixes, or (since the rule this count led to) the step
+        # where another framework printed the line
+        if d.entry is not None and d.entry.id in (PHASE_UNSTATED_ID, FRAMEWORK_STEP_ID):
             texts.append((r, d.extracted))
     load = [(r, f) for r, f in texts if r["label"] == LOAD]
     run = [(r, f) for r, f in texts if r["label"] == RUN]
