@@ -458,6 +458,10 @@ def report(name: str, rows: list[dict], show_misses: bool) -> None:
     binary = sum(r["side_ok"] for r in rows)
     print(f"\n== {name}: {len(rows)} texts")
     print(f"  exact category        {_pct(ok, len(rows))}")
+    # a "phase not stated" answer says it cannot tell the load from the run and gives both fixes, under one category
+    # (the load, or the step where another framework printed the line): how much of exact rests on that default
+    by_default = sum(r["ok"] and (r["phase_unstated"] or r["framework_step"]) for r in rows)
+    print(f"  exact, a 'phase not stated' answer counted exact for neither phase: {_pct(ok - by_default, len(rows))}")
     print(f"  memory / not memory   {_pct(binary, len(rows))}")
     print(f"  look-alikes called memory: {sum(r['lookalike_called_memory'] for r in rows)} "
           f"of {sum(not r['memory'] for r in rows)}")
