@@ -1,8 +1,9 @@
 """`runlocal diagnose` against real error texts from public threads (measurements/public_errors).
 
 Prints accuracy on the tuning part and on the held-out part separately (held out = the files under
-measurements/public_errors/held_out/: none since diagnose21's rotation, session 21, until the lead adds rounds 68 and
-69; rounds 1-67 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures
+measurements/public_errors/held_out/: rounds 68 and 69, session 21 — 43 public texts, collect68's errors people
+committed to public repositories and collect69's Hugging Face discussions, scored once together by the lead after
+diagnose21's tuning (FIRST_RUNS); rounds 1-67 are tuning data — round 61 (4 texts off GitHub, scored once by diagnose19), round 62 (42 failures
 produced here, scored once by the lead), round 63 (38 more produced here, scored once by diagnose19b), rounds 64 and 65
 (39 public texts, collect64's threads found by the runtimes' own message strings and collect65's from trackers the
 corpus barely held, scored once together by the lead) and rounds 66 and 67 (4 public texts, collect66's memory failures
@@ -353,6 +354,12 @@ FIRST_RUNS = (
     # (scoring/round66_67_first_run.txt): 2/4 — too few to judge
     ("round 66 (2026 memory)", "2026-11-27", 2, 1, 1, 0, 0, "2316/2396"),
     ("round 67 (seen-only threads)", "2026-11-27", 2, 1, 2, 0, 1, "2316/2396"),
+    # rounds 68 and 69 (session 21): error output people committed to public repositories (collect68, rule 70144d7e
+    # first; 7 texts) and Hugging Face model / Space discussions (collect69, rule e1699ec2 first; 36 texts), scored once
+    # together by the lead after diagnose21's tuning (scoring/round68_69_first_run.txt): 38/43 exact (88.4 %, Wilson
+    # 75.5-94.9 %); all five misses PyTorch's out-of-memory line with no phase stated, labelled a run
+    ("round 68 (committed files)", "2026-11-27", 7, 4, 7, 0, 2, "2323/2400"),
+    ("round 69 (HF discussions)", "2026-11-27", 36, 34, 36, 0, 29, "2323/2400"),
 )
 # rounds whose first scoring also recorded the memory side: memory failures called not-memory or unknown, of how many
 FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-weighted)": (3, 30),
@@ -381,7 +388,8 @@ FIRST_RUN_MEMORY = {"round 14 (memory-weighted)": (5, 36), "round 15 (memory-wei
                     "round 61 (other languages)": (0, 2), "round 62 (produced here)": (2, 19),
                     "round 63 (produced here, new)": (0, 17),
                     "round 64 (source strings)": (1, 5), "round 65 (thin projects)": (0, 8),
-                    "round 66 (2026 memory)": (1, 2), "round 67 (seen-only threads)": (0, 1)}
+                    "round 66 (2026 memory)": (1, 2), "round 67 (seen-only threads)": (0, 1),
+                    "round 68 (committed files)": (0, 5), "round 69 (HF discussions)": (0, 7)}
 
 # Until session 21 (diagnose21) the memory / not memory figure counted a look-alike answered `unknown` as a right "not
 # memory". The look-alikes each first run answered unknown, counted in its recorded output (scoring/roundN_first_run.txt,

@@ -270,8 +270,12 @@ are tuning data. Round 66 (``round66.jsonl``, 2 public texts, both memory failur
 first in c3b817e, committed whole in 43f45cd) and round 67 (``round67.jsonl``, 2 public texts, from the threads round
 66's collector saw only in its reading searches — collect67, list by script and rule first in 19ee278, committed whole
 in 57ffd21), scored once together by the lead after diagnose20b's and fixes20b's tuning (2/4); diagnose21 moved both
-out of ``held_out/`` in session 21, before rounds 68 and 69 were added: they are tuning data, and ``held_out/`` holds
-no round until the lead adds rounds 68 and 69 (collected into ``next/``, which this loader does not read).
+out of ``held_out/`` in session 21, before rounds 68 and 69 were added: they are tuning data. Round 68 (session 21;
+``round68.jsonl``, 7 public texts, 5 memory failures and 2 look-alikes: error output people committed to public
+repositories — collect68, rule first in 70144d7e, committed whole in 202efe3a) and round 69 (``round69_pages.jsonl``,
+36 texts, 7 memory failures and 29 look-alikes, Hugging Face model and Space discussions — collect69, rule first in
+e1699ec2, committed whole in 9cd6d9ac) are held out, scored once together by the lead after diagnose21's tuning
+(38/43).
 Every file under ``held_out/`` is held out; every other file is tuning.
 """
 
