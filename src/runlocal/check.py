@@ -244,7 +244,7 @@ def check(req: CheckRequest, policy=None, *, with_fixes: bool = True,
         plan = apply_measurements(plan, local_records(plan))
     if arch_step is not None:
         plan = replace(plan, steps=(*plan.steps[:1], arch_step, *plan.steps[1:]))
-    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan)
+    return plan, notes + _arch_unchecked(spec, planner) + _mlx_stored(req, spec, plan) + _unpublished_quant(spec, plan)
 
 
 def _arch_unchecked(spec, planner) -> list[str]:
@@ -276,6 +276,14 @@ def _mlx_stored(req: CheckRequest, spec, plan) -> list[str]:
     from .runtimes.published import mlx_stored_note
 
     note = None if req.quant else mlx_stored_note(spec, plan.runtime, plan.weights.quant)
+    return [note] if note else []
+
+
+def _unpublished_quant(spec, plan) -> list[str]:
+    """A --quant the model's GGUF repo does not publish: the command names a file to make (published.py)."""
+    from .runtimes.published import unpublished_quant_note
+
+    note = unpublished_quant_note(spec, plan.runtime, plan.settings.quant)
     return [note] if note else []
 
 
