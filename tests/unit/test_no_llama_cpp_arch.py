@@ -93,3 +93,22 @@ def test_every_catalog_model_has_an_architecture_llama_cpp_knows_or_is_refused()
     assert outside == ["llama-3.2-11b-vision"]       # at this catalog; a new one must be read and placed
     for alias in outside:
         assert models[alias]["config"]["model_type"] in NO_LLAMA_CPP
+
+
+def test_the_web_page_shows_the_refusal_and_no_command(tmp_path):
+    import pytest
+
+    pytest.importorskip("jinja2")
+    from fastapi.testclient import TestClient
+
+    from runlocal.testing.browser import served_app
+
+    client = TestClient(served_app(store_url=f"sqlite:///{tmp_path / 'b.sqlite3'}", admin_token="x"),
+                        base_url="http://127.0.0.1")
+    from html import unescape
+
+    page = unescape(client.get("/", params={"model": "llama-3.2-11b-vision", "gpu": "rtx-4090"}).text)
+    assert LOADER_LINE in page and "PATH/TO" not in page and "Run it" not in page
+    page = unescape(client.get("/", params={"model": "llama-3.2-11b-vision", "gpu": "rtx-4090",
+                                            "runtime": "transformers"}).text)
+    assert "Run it" in page and LOADER_LINE not in page
