@@ -8,8 +8,9 @@ release whose vendored llama.cpp names it or whose Go engine registers it, read 
 (v0.3.14: older releases pin llama.cpp as a submodule, not in ollama/ollama's tree). llama.cpp's loader throws "unknown model
 architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
-it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked; an architecture the
-table does not hold is not checked either, and a named build says so in the same note. One dict lookup per plan:
+it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked, but for an
+architecture no llama.cpp build loads at all (NO_LLAMA_CPP), refused under llama.cpp and Ollama v0.30+ whatever the
+build; an architecture the table does not hold is not checked either, and a named build says so in the same note. One dict lookup per plan:
 nothing of the planner's own work (compute table, memos) moves.
 """
 
