@@ -112,3 +112,13 @@ def test_the_web_page_shows_the_refusal_and_no_command(tmp_path):
     page = unescape(client.get("/", params={"model": "llama-3.2-11b-vision", "gpu": "rtx-4090",
                                             "runtime": "transformers"}).text)
     assert "Run it" in page and LOADER_LINE not in page
+
+
+def test_mlx_lm_refuses_it_in_its_own_words():
+    """mlx-lm imports mlx_lm.models.<model_type> and answers "Model type mllama not supported." where there is none
+    (ml-explore/mlx-lm#321, mlx_lm.convert on Llama-3.2-11B-Vision-Instruct); runlocal's MLX plans are mlx-lm's."""
+    plan, _ = ask("runlocal check llama-3.2-11b-vision --runtime mlx --gpu m3-max")
+    assert plan.verdict == "does_not_fit" and "Model type mllama not supported." in (plan.allocation.refusal or "")
+    assert "mlx-vlm" in plan.allocation.refusal and plan.speed["not_predicted"] == NO_BUILD_LOADS
+    plan, _ = ask("runlocal check llama-3.2-3b --runtime mlx --gpu m3-max")
+    assert plan.allocation.refusal is None

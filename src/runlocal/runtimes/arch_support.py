@@ -9,9 +9,9 @@ release whose vendored llama.cpp names it or whose Go engine registers it, read 
 architecture: '<name>'" for any other (src/llama-model.cpp load_arch). A build between ``without`` and ``with``, or
 older than ``with`` where nothing older was read, is planned, and the answer says in a note that it is not known whether
 it loads the model (unchecked_note). Unversioned runtimes (the current release) are not checked, but for an
-architecture no llama.cpp build loads at all (NO_LLAMA_CPP), refused under llama.cpp and Ollama v0.30+ whatever the
-build; an architecture the table does not hold is not checked either, and a named build says so in the same note. One dict lookup per plan:
-nothing of the planner's own work (compute table, memos) moves.
+architecture no llama.cpp build loads at all (NO_LLAMA_CPP), refused under llama.cpp, Ollama v0.30+ and mlx-lm whatever
+the build; an architecture the table does not hold is not checked either, and a named build says so in the same note.
+One dict lookup per plan: nothing of the planner's own work (compute table, memos) moves.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ VLLM_FIRST: dict[str, tuple[str, str]] = {
 
 # Architectures no llama.cpp build loads, by the name the model's HF config (model_type) and its GGUF
 # (general.architecture, as Ollama's own converter writes it) share. Refused for every llama.cpp build and for Ollama
-# from v0.30.0 (llama-server runs every GGML model, OLLAMA_LLAMA_SERVER_FROM), whatever the memory says.
+# from v0.30.0 (llama-server runs every GGML model, OLLAMA_LLAMA_SERVER_FROM), whatever the memory says; and under
+# --runtime mlx where mlx-lm has no model for it (`mlx_lm`).
 NO_LLAMA_CPP: dict[str, dict[str, str]] = {
     "mllama": {
         # ggml-org/llama.cpp src/llama-arch.cpp LLM_ARCH_NAMES (read at 00395eb2, a 2026 tree with gemma4 and
@@ -78,6 +79,9 @@ NO_LLAMA_CPP: dict[str, dict[str, str]] = {
         # v0.10.2, and is not supported anymore" (PR #24907 removed the V0 encoder-decoder models but Whisper).
         # mlx-vlm: mlx_vlm/models/mllama (Blaizzy/mlx-vlm at 9b13f522, 2026-08-22); mlx-lm has no
         # mlx_lm/models/mllama.py (ml-explore/mlx-lm at d78bf58e): "Model type mllama not supported." (mlx-lm#321)
+        # mlx-lm picks mlx_lm.models.<model_type> (mlx_lm/utils.py _get_classes, MODEL_REMAPPING has no mllama)
+        "mlx_lm": ("mlx-lm has no mllama model (no mlx_lm/models/mllama.py, read at d78bf58e, after v0.31.3), so its "
+                   "loader stops with \"Model type mllama not supported.\" (mlx_lm/utils.py; ml-explore/mlx-lm#321)"),
         "loads": ("transformers 4.45 or later (--runtime transformers plans it), vLLM 0.6.2–0.10.2 (v0.11 dropped "
                   "it: \"was supported in vLLM until v0.10.2\", vllm/model_executor/models/registry.py), mlx-vlm on "
                   "Apple silicon (mlx_vlm/models/mllama; mlx-lm has no mllama)"),
@@ -89,9 +93,9 @@ NO_BUILD_LOADS = "no build of the runtime loads the model"   # speed["not_predic
 def no_release_loads(runtime: str, version_text: str | None, arch: str | None) -> bool:
     """Whether no update of this runtime loads ``arch`` (a NO_LLAMA_CPP architecture under llama.cpp, or under Ollama
     v0.30+): the answer's "no fix" says another runtime or an older Ollama, not "update it"."""
-    if (arch or "") not in NO_LLAMA_CPP or runtime not in ("llama.cpp", "ollama"):
+    if (arch or "") not in NO_LLAMA_CPP or runtime not in ("llama.cpp", "ollama", "mlx"):
         return False
-    return (runtime == "llama.cpp" or version_text is None
+    return (runtime in ("llama.cpp", "mlx") or version_text is None
             or parse_version(runtime, version_text).at_least(*OLLAMA_LLAMA_SERVER_FROM))
 
 
@@ -100,8 +104,10 @@ def no_build_loads(runtime: str, version_text: str | None, arch: str | None) -> 
     v0.30.0 or the current one, an Ollama release before the first that loaded it —, else None; the --explain line,
     "" when the architecture is not one of them or the runtime is neither)."""
     row = NO_LLAMA_CPP.get(arch or "")
-    if row is None or runtime not in ("llama.cpp", "ollama"):
+    if row is None or runtime not in ("llama.cpp", "ollama", "mlx"):
         return None, ""
+    if runtime == "mlx":        # runlocal's MLX plans are mlx-lm's (runtimes/mlx.py)
+        return f"mlx-lm cannot load this model: {row['mlx_lm']}. Runtimes that load it: {row['loads']}", row["mlx_lm"]
     if runtime == "llama.cpp":
         build = f"llama.cpp b{parse_version(runtime, version_text).key[0]}" if version_text else "llama.cpp"
         return (f"{build} cannot load this model: {row['llama_cpp']}. Runtimes that load it: {row['loads']}, "
@@ -198,7 +204,7 @@ def planner_refusal(spec, planner) -> tuple[str | None, str, str | None]:
     llama.cpp build loads (NO_LLAMA_CPP) is refused for llama.cpp and Ollama whether a build is named or not."""
     version = getattr(planner, "version", None)
     never = model_arch(spec) or spec.family
-    if never in NO_LLAMA_CPP and planner.name in ("llama.cpp", "ollama"):    # any build, named or not
+    if never in NO_LLAMA_CPP and planner.name in ("llama.cpp", "ollama", "mlx"):    # any build, named or not
         refused, how = no_build_loads(planner.name, version, never)
         return refused, how, never
     if version is None or planner.name not in ("llama.cpp", "ollama", "vllm"):
