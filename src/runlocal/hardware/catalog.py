@@ -30,6 +30,7 @@ __all__ = [
     "load_sources",
     "normalize_name",
     "parse_device_spec",
+    "search_devices",
 ]
 
 # GPU share of a unified-memory system's RAM when the catalog gives none (Apple's default above 36 GB).
@@ -190,6 +191,27 @@ def names_a_device(text: str) -> bool:
     """Whether ``text`` is a catalog device's id, name or one of its aliases, spelled any way normalize_name folds
     ("NVIDIA GeForce RTX 4090", "rtx-4090", "4090"): a name, not a loose query find_device would still match."""
     return normalize_name(text) in _index().keys
+
+
+def search_devices(query: str | None) -> list[Device]:
+    """The catalog devices a free-text search names, in catalog order: every word of the query found in the device's
+    id, name or one of its aliases (so "strix halo" finds the Ryzen AI Max+ 395 entries and "gx10" the DGX Spark),
+    compared case-folded and, for spellings like "rtx4090" / "RTX-4090", normalized as find_device normalizes.
+    The one filter the API, MCP and the site's /hardware page share; an empty query lists every device."""
+    words = (query or "").lower().split()
+    if not words:
+        return load_devices()
+
+    def texts(d: Device) -> list[str]:
+        raw = [d.id, d.name.lower(), *(a.lower() for a in d.aliases)]
+        return raw + [normalize_name(t) for t in raw]
+
+    def hit(d: Device) -> bool:
+        ts = texts(d)
+        whole = normalize_name(" ".join(words))
+        return all(any(w in t for t in ts) for w in words) or bool(whole) and any(whole in t for t in ts)
+
+    return [d for d in load_devices() if hit(d)]
 
 
 def _memory_matches(dev: Device, size: float) -> bool:
