@@ -593,6 +593,15 @@ def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: 
                     ollama_pull=ollama_pull)
 
 
+def _tdp_note(dev, count: int) -> str:
+    """What the electricity figure assumes when --utilization is not given (review21 #12)."""
+    cards = f"{count} × {dev.tdp_w:g} W" if count > 1 else f"{dev.tdp_w:g} W"
+    turns = (" (in llama.cpp's layer split the cards take turns, each idle while the others compute)"
+             if count > 1 else "")
+    return (f"electricity: {cards} TDP drawn for every hour used, an upper bound{turns}; decode, bound by memory,"
+            " draws less: --utilization sets the share of TDP")
+
+
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
          quant: str | None = None, hours_per_day: float = DEFAULT_HOURS_PER_DAY, kwh_price: float = DEFAULT_KWH_PRICE,
          years: float = DEFAULT_YEARS, utilization: float = DEFAULT_UTILIZATION, used: bool = False,
@@ -614,6 +623,8 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
     kw = (dev.tdp_w * count * utilization / 1000) if dev.tdp_w else None
     if kw is None:
         notes.append(f"{dev.name}: no TDP in the catalog; electricity left out")
+    elif utilization == DEFAULT_UTILIZATION:
+        notes.append(_tdp_note(dev, count))
     kwh_year = kw * hours_year if kw is not None else None
     power_year = kwh_year * kwh_price if kwh_year is not None else None
     own_year = (amortised or 0) + (power_year or 0) if amortised is not None else None

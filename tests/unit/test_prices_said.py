@@ -64,3 +64,14 @@ def test_used_says_how_many_rows_carry_a_used_price(qwen30):
     launch_rows = sum(1 for r in res.ranked if r["price_kind"] == "launch")
     note = next(n for n in res.notes if n.startswith("--used:"))
     assert f"recorded for {len(used_rows)} device(s)" in note and f"; {launch_rows} configuration(s)" in note
+
+
+def test_cost_says_two_cards_at_full_tdp_is_an_upper_bound(qwen30):
+    doc = cost(qwen30, find_device("rtx-3090"), 2, ctx=8192, hours_per_day=8)
+    tdp = find_device("rtx-3090").tdp_w
+    assert doc["own"]["kwh_per_year"] == pytest.approx(2 * tdp * 8 * 365 / 1000)     # 2 × 350 W: 2,044 kWh
+    note = next(n for n in doc["notes"] if n.startswith("electricity:"))
+    assert f"2 × {tdp:g} W" in note and "upper bound" in note and "take turns" in note
+    # a share given with --utilization is the user's: no upper-bound note
+    given = cost(qwen30, find_device("rtx-3090"), 2, ctx=8192, hours_per_day=8, utilization=0.5)
+    assert not any(n.startswith("electricity:") for n in given["notes"])
