@@ -593,13 +593,18 @@ def _cost_fit(model: ModelSpec, dev, count: int, runtime: str, ctx: int, quant: 
                     ollama_pull=ollama_pull)
 
 
-def _tdp_note(dev, count: int) -> str:
-    """What the electricity figure assumes when --utilization is not given (review21 #12)."""
+def _tdp_note(dev, count: int, utilization: float) -> list[str]:
+    """What the electricity figure assumes: none without a TDP; the full TDP, said to be an upper bound, when
+    --utilization is not given (review21 #12); nothing when the user gave the share."""
+    if not dev.tdp_w:
+        return [f"{dev.name}: no TDP in the catalog; electricity left out"]
+    if utilization != DEFAULT_UTILIZATION:
+        return []
     cards = f"{count} × {dev.tdp_w:g} W" if count > 1 else f"{dev.tdp_w:g} W"
     turns = (" (in llama.cpp's layer split the cards take turns, each idle while the others compute)"
              if count > 1 else "")
-    return (f"electricity: {cards} TDP drawn for every hour used, an upper bound{turns}; decode, bound by memory,"
-            " draws less: --utilization sets the share of TDP")
+    return [f"electricity: {cards} TDP drawn for every hour used, an upper bound{turns}; decode, bound by memory,"
+            " draws less: --utilization sets the share of TDP"]
 
 
 def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runtime: str = "llama.cpp",
@@ -621,10 +626,7 @@ def cost(model: ModelSpec, dev, count: int = 1, *, ctx: int | None = None, runti
     purchase = price.usd * count if price.usd is not None else None
     amortised = purchase / years if purchase is not None else None
     kw = (dev.tdp_w * count * utilization / 1000) if dev.tdp_w else None
-    if kw is None:
-        notes.append(f"{dev.name}: no TDP in the catalog; electricity left out")
-    elif utilization == DEFAULT_UTILIZATION:
-        notes.append(_tdp_note(dev, count))
+    notes += _tdp_note(dev, count, utilization)
     kwh_year = kw * hours_year if kw is not None else None
     power_year = kwh_year * kwh_price if kwh_year is not None else None
     own_year = (amortised or 0) + (power_year or 0) if amortised is not None else None

@@ -97,7 +97,7 @@ def drawn_limits(series: list[Series]) -> list[bool]:
         return [False] * len(series)
     tallest = max((y for s in series for _, y in s.points), default=0)
     reach = OFF_SCALE * max(tallest, min(caps))
-    return [bool(s.capacity) and s.capacity <= reach for s in series]
+    return [s.capacity is not None and 0 < s.capacity <= reach for s in series]
 
 
 def _legend_texts(series: list[Series]) -> list[list[str]]:
