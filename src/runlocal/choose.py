@@ -553,9 +553,21 @@ def best(model: ModelSpec, *, ctx: int | None = None, runtime: str = "llama.cpp"
              "configuration (`runlocal cost` names it; JSON: price_note)" if macs else "")
     whole += (f"; a unified-memory box's ({', '.join(boxes)}) is the whole computer's announced price (JSON: "
               "price_note names the configuration)" if boxes else "")
-    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}; speed: predicted decode "
-                     f"tokens/s at half the context ({ctx // 2:,} tokens cached)")
+    res.notes.append(f"price: purchase price of the GPU(s) only (no host system){whole}{_launch_years(res.ranked)};"
+                     f" speed: predicted decode tokens/s at half the context ({ctx // 2:,} tokens cached)")
     return res
+
+
+def _launch_years(ranked: list[dict[str, Any]]) -> str:
+    """How old the launch prices ranked are (review21 #5: a 2020 launch price is not what a card costs years later,
+    new or used); the year or date each row's price was set is its price_as_of."""
+    years = sorted({int(str(r["price_as_of"])[:4]) for r in ranked
+                    if r.get("price_kind") == "launch" and str(r.get("price_as_of") or "")[:4].isdigit()})
+    if not years:
+        return ""
+    span = f"{years[0]}" if len(years) == 1 else f"{years[0]} to {years[-1]}"
+    return (f"; launch prices are the price when each was announced ({span} here; JSON: price_as_of), not what a"
+            " card sells for later, new or used")
 
 
 def _used_note(ranked: list[dict[str, Any]]) -> str:

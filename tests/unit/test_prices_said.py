@@ -75,3 +75,13 @@ def test_cost_says_two_cards_at_full_tdp_is_an_upper_bound(qwen30):
     # a share given with --utilization is the user's: no upper-bound note
     given = cost(qwen30, find_device("rtx-3090"), 2, ctx=8192, hours_per_day=8, utilization=0.5)
     assert not any(n.startswith("electricity:") for n in given["notes"])
+
+
+def test_the_launch_prices_age_is_said(qwen30):
+    """The years come from devices.json by hand: each ranked row's launch_year, or a dated price's own date."""
+    raw = {d["id"]: d for d in json.loads(files("runlocal.data").joinpath("devices.json").read_text())["devices"]}
+    res = best(qwen30, ctx=8192, budget_usd=2500)
+    years = [int(str(raw[r["device"]].get("launch_price_as_of") or raw[r["device"]]["launch_year"])[:4])
+             for r in res.ranked]
+    note = next(n for n in res.notes if n.startswith("price:"))
+    assert f"({min(years)} to {max(years)} here; JSON: price_as_of), not what a card sells for later" in note
