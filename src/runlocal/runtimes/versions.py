@@ -107,7 +107,7 @@ SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, m
   prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
   and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
 transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
-  before 4.36.0, sdpa from it; AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
+  before 4.36.0, sdpa from it where the model class declares it (SDPA_BY_MODEL_TYPE, every minor release read); AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
   5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
   (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
 mlx-lm (runtimes/mlx_versions.py, read in the PyPI wheels 0.16.0 – 0.32.0): --max-kv-size from 0.17.0, --kv-bits and
