@@ -105,11 +105,14 @@ SGLang (runtimes/sglang_versions.py, read in the PyPI wheels 0.4.4 – 0.5.23, m
   mem_fraction_static's default rule (by TP ≤ 0.4.5; 0.4.6 and 0.4.7 their own; GPU tiers 0.4.8 – 0.5.2; the
   activation + decode-graph reserve 0.5.3 – 0.5.9; + the prefill graphs, on by default from 0.5.11), the chunked
   prefill / decode-graph batch table by GPU memory (changed at 0.4.6, 0.4.7, 0.4.8, 0.5.3, 0.5.5, 0.5.21); page_size
-  and max_running_requests' default unchanged. An unread release takes the nearest read one below and says so.
+  and max_running_requests' default unchanged; the prefill graphs capped at --context-length (0.5.13 – 0.5.16) and
+  at 4096 for a "llama-2" model path (0.5.11 on); post-capture KV sizing (0.5.16 on) off by default. An unread
+  release takes the nearest read one below and says so.
 transformers (runtimes/transformers_versions.py, read in the PyPI wheels 4.35.2 – 5.0.0): attn_implementation eager
-  before 4.36.0, sdpa from it where the model class declares it (SDPA_BY_MODEL_TYPE, every minor release read); AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from
-  5.0; a fine-grained FP8 checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9
-  (4.53 – 4.57) or without a GPU, dequantized to bf16 from 5.0.
+  before 4.36.0, sdpa from it where the model class declares it (SDPA_BY_MODEL_TYPE, every minor release read);
+  AWQ refused without a CUDA GPU up to 4.53, switched to IPEX 4.54 – 4.57, no check from 5.0; a fine-grained FP8
+  checkpoint unknown before 4.49, refused below compute capability 9.0 (4.49 – 4.50) or 8.9 (4.53 – 4.57) or without
+  a GPU, dequantized to bf16 from 5.0.
 mlx-lm (runtimes/mlx_versions.py, read in the PyPI wheels 0.16.0 – 0.32.0): --max-kv-size from 0.17.0, --kv-bits and
   the wired limit from 0.20.1, mlx_lm.server's prompt cache of the last prompt to 0.28.3, of 10 from 0.28.4, with
   --prompt-cache-size from 0.31.0.
