@@ -87,8 +87,9 @@ def rocm_kernel_check(quant: str, gfx: str, release: tuple[int, ...] | None = No
                 f"not supported in {words}.\" ({span}; {where})"), None
     if method is not None and (method == "modelopt_fp4" or quant.lower() == "ct-nvfp4"):
         return None, (f"NVFP4 weights ({quant}) on ROCm: {method} accepted by vLLM {text} (from "
-                      f"{release_text(ROCM_QUANT[method][0])}), but no FP4 GEMM runs on {gfx}; the bytes planned as "
-                      "stored, the kernel not checked further here")
+                      f"{release_text(ROCM_QUANT[method][0])}); no FP4 GEMM on {gfx}: the Linears run vLLM's emulation "
+                      "(0.33.0 kernels/linear/__init__.py:610, EmulationNvFp4LinearKernel, the only NVFP4 kernel for "
+                      "ROCm: dequantized to bf16 at each matmul) — the bytes as stored, far slower than FP4 compute")
     if method == "awq":
         return None, ("AWQ on ROCm runs vLLM's Triton AWQ kernels (verify_quantization sets VLLM_USE_TRITON_AWQ=1; no "
                       "Marlin on ROCm) — the same bytes, slower than on a CUDA GPU")
