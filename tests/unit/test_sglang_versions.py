@@ -216,3 +216,43 @@ def test_post_capture_kv_sizing_is_off_by_default_where_it_exists():
     # (tests/accuracy/test_runtime_sglang_logs.py), not the post-capture branch's round((81,559 − 640) / 81,559, 3)
     assert round((H100 - 512 - 1024 / 8) / H100, 3) == 0.992
     assert _fraction("0.5.23", H100) == 0.830
+
+
+def test_prefill_graphs_off_on_amd_with_pp_and_for_mla_by_release():
+    """The server turns its prefill CUDA graphs off by itself (so reserve_for_graph_mb / the piecewise term adds none):
+    on an AMD GPU in every release (0.5.11 server_args.py:1214 / 0.5.13 :1362 `if is_hip() or …:
+    self.disable_piecewise_cuda_graph = True`; 0.5.16 :3705 and 0.5.19 – 0.5.21 cuda_graph_hook.py:185 / :193
+    "non-CUDA hardware (HIP/NPU/CPU/MPS/XPU)"; 0.5.23 cuda_graph_config.py:123 `Backend.BREAKABLE if is_cuda() else
+    Backend.DISABLED`); with pp_size > 1 in 0.5.11 (:1211), 0.5.13 (:1359) and from 0.5.19 (cuda_graph_hook.py:124,
+    "Disabling breakable prefill CUDA graph by default for pipeline parallelism") but not 0.5.16 (breakable's rules
+    :3772-3805 have none); for an MLA model in 0.5.16 only (:3774 "MLA attention").
+
+    By hand on an H100 (81,559 MiB), chunked 8192, decode max bs 256 (58 prefill sizes × 8 MiB = 464 MiB):
+      PP 2: 512 + 1.5 × 8192 + 2 × 1 / 8 × 1024 + 2 × 256 = 13,568 (+ 464 with graphs = 14,032)
+            → round(67,527 / 81,559, 3) = 0.828 with graphs, round(67,991 / 81,559, 3) = 0.834 without
+      MLA, TP 1: 512 + 12,288 + 128 + 512 = 13,440 (+ 1,536 MLA graphs = 14,976) → 0.816 with, 0.835 without
+    AMD, TP 1 on a 192 GiB card (196,608 MiB): chunked 16384, decode max bs 512, 74 sizes: 512 + 24,576 + 128 + 1,024
+      = 26,240 (+ 592 = 26,832) → round(169,776 / 196,608, 3) = 0.864 with, round(170,368 / 196,608, 3) = 0.867 without
+    """
+    assert round((H100 - 14_032) / H100, 3) == 0.828 and round((H100 - 13_568) / H100, 3) == 0.834
+    assert round((H100 - 14_976) / H100, 3) == 0.816 and round((H100 - 13_440) / H100, 3) == 0.835
+    big = 196_608
+    assert round((big - 26_832) / big, 3) == 0.864 and round((big - 26_240) / big, 3) == 0.867
+
+    def fraction(release: str | None, gpu: float, pp: int = 1, mla: bool = False, amd: bool = False) -> float:
+        rules = sglang_rules(tuple(int(x) for x in release.split(".")), release) if release else None
+        chunked, bs = (tier_defaults(rules, gpu, 1, gpu_memory_defaults(gpu, 1)) if rules
+                       else gpu_memory_defaults(gpu, 1))
+        return default_mem_fraction_static(gpu, chunked, bs, 1, pp, mla, rules, 32768, "", amd)
+
+    for release, off in (("0.5.11", True), ("0.5.13", True), ("0.5.16", False), ("0.5.19", True), (None, True)):
+        assert fraction(release, H100, pp=2) == (0.834 if off else 0.828), release
+    for release, off in (("0.5.11", False), ("0.5.16", True), ("0.5.19", False), (None, False)):
+        assert fraction(release, H100, mla=True) == (0.835 if off else 0.816), release
+    for release in ("0.5.11", "0.5.16", "0.5.21", None):
+        assert fraction(release, big) == 0.864 and fraction(release, big, amd=True) == 0.867, release
+    assert fraction("0.5.9", big, amd=True) == fraction("0.5.9", big)       # no prefill graphs before 0.5.11 anyway
+    # the plan on an AMD card says why
+    plan = check(CheckRequest(model="llama-3.1-8b", gpu="mi300x", runtime="sglang", use_measurements=False))[0]
+    step = next(s for s in plan.allocation.steps if s.label == "mem_fraction_static")
+    assert "no prefill graphs, an AMD (ROCm) GPU: sglang 0.5.23 model_executor/cuda_graph_config.py:123" in step.formula

@@ -18,8 +18,9 @@ what changed between the read releases and what the planner models is here:
                        False; :1436): 8 MiB per captured token size, 1.5 GiB with an MLA backend — from 0.5.16 as
                        reserve_for_graph_mb (runtimes/sglang.py graph_reserve_mib, the modelled rule); 0.5.13 – 0.5.16
                        clamp the captured prefill sizes to --context-length (PREFILL_GRAPHS_AT_CONTEXT); every release
-                       from 0.5.11 caps them at 4096 for a model path naming "llama-2" (LLAMA2_CAP_READ); from 0.5.16
-                       post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
+                       from 0.5.11 caps them at 4096 for a model path naming "llama-2" (LLAMA2_CAP_READ), and turns
+                       them off on AMD GPUs, with PP > 1 (not 0.5.16) and for MLA (0.5.16) (GRAPHS_OFF_*); from
+                       0.5.16 post-capture KV sizing exists, off by default (POST_CAPTURE_ENV_READ)
 - chunked_prefill_size and the decode CUDA graphs' max batch size by GPU memory (``TIER_RULES``):
   "25g"       ≤ 0.4.5  < 25,000 MiB: 2048 and 8 (TP < 4) / 80; else 8192 and 160 (0.4.4 :217, :226)
   "25g-open"  0.4.6    the same, but no max batch size above 25,000 MiB: the runner's list, up to 160 (0.4.6 :241, :260)
@@ -91,6 +92,28 @@ LLAMA2_CAP_READ: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 5, 19), "arg_groups/memory_hook.py:214"), ((0, 5, 21), "arg_groups/memory_hook.py:253"),
     ((0, 5, 23), "arg_groups/memory_hook.py:260"),
 )
+# Where the server turns the prefill CUDA graphs off by itself (then no prefill graph reserve, reserve_for_graph_mb /
+# the piecewise term), by read release:
+# - an AMD (ROCm) GPU, every release: 0.5.11 server_args.py:1214, 0.5.13 :1362 (`is_hip() or …`: piecewise off); 0.5.16
+#   :3705, 0.5.19 arg_groups/cuda_graph_hook.py:185, 0.5.21 :193 (the non-CUDA default backend tc_piecewise, off for
+#   "non-CUDA hardware (HIP/NPU/CPU/MPS/XPU)"); 0.5.23 model_executor/cuda_graph_config.py:123 (DISABLED off CUDA)
+# - pipeline parallelism (pp_size > 1): 0.5.11 :1211, 0.5.13 :1359 (piecewise off); not 0.5.16 (the breakable
+#   backend's rules, server_args.py:3772-3805, have no PP rule); 0.5.19 cuda_graph_hook.py:124, 0.5.21 :132, 0.5.23
+#   :152 ("Disabling breakable prefill CUDA graph by default for pipeline parallelism")
+# - an MLA model: 0.5.16 only (:3774 ("MLA attention", lambda: self.use_mla_backend()) among breakable's rules); 0.5.11
+#   / 0.5.13 keep piecewise graphs for MLA (2048 tokens, 1.5 GiB), 0.5.19 – 0.5.23's breakable rules have no MLA rule
+# Not modelled (said in the module's list): multimodal models (off in 0.5.11 / 0.5.13, off from 0.5.16 unless the
+# architecture is allowlisted), LoRA, DP attention, MoE all-to-all backends.
+GRAPHS_OFF_AMD: dict[tuple[int, ...], str] = {
+    (0, 5, 11): "server_args.py:1214", (0, 5, 13): "server_args.py:1362", (0, 5, 16): "server_args.py:3705",
+    (0, 5, 19): "arg_groups/cuda_graph_hook.py:185", (0, 5, 21): "arg_groups/cuda_graph_hook.py:193",
+    (0, 5, 23): "model_executor/cuda_graph_config.py:123",
+}
+GRAPHS_OFF_PP: dict[tuple[int, ...], str] = {
+    (0, 5, 11): "server_args.py:1211", (0, 5, 13): "server_args.py:1359", (0, 5, 19): "arg_groups/cuda_graph_hook.py:124",
+    (0, 5, 21): "arg_groups/cuda_graph_hook.py:132", (0, 5, 23): "arg_groups/cuda_graph_hook.py:152",
+}
+GRAPHS_OFF_MLA: dict[tuple[int, ...], str] = {(0, 5, 16): "server_args.py:3774"}
 # Post-capture KV sizing (measure the memory free after CUDA-graph capture and resize the KV pool to it,
 # model_runner_components/kv_pool_runtime.py compute_post_capture_kv_resize; the fraction then reserves only 512 MiB
 # (0.5.16 server_args.py:4058) / 1536 MiB (0.5.19 arg_groups/memory_hook.py:235) + TP·PP/8 GiB): absent from 0.5.13's
@@ -133,6 +156,16 @@ class SGLangRules:
         if not self.prefill_graphs:
             return None
         return f"sglang {_text(self.release)} " + [src for first, src in LLAMA2_CAP_READ if self.release >= first][-1]
+
+    def prefill_graphs_off(self, amd: bool, pp: int, mla: bool) -> str | None:
+        """Why this release captures no prefill graphs here though it does by default (GRAPHS_OFF_*), or None."""
+        if not self.prefill_graphs:
+            return None
+        for on, table, why in ((amd, GRAPHS_OFF_AMD, "an AMD (ROCm) GPU"), (pp > 1, GRAPHS_OFF_PP, "pp_size > 1"),
+                               (mla, GRAPHS_OFF_MLA, "an MLA model")):
+            if on and (where := table.get(self.release)):
+                return f"{why}: sglang {_text(self.release)} {where}"
+        return None
 
     @property
     def post_capture_source(self) -> str | None:
