@@ -102,8 +102,9 @@ LLAMA2_CAP_READ: tuple[tuple[tuple[int, ...], str], ...] = (
 #   :152 ("Disabling breakable prefill CUDA graph by default for pipeline parallelism")
 # - an MLA model: 0.5.16 only (:3774 ("MLA attention", lambda: self.use_mla_backend()) among breakable's rules); 0.5.11
 #   / 0.5.13 keep piecewise graphs for MLA (2048 tokens, 1.5 GiB), 0.5.19 – 0.5.23's breakable rules have no MLA rule
-# Not modelled (said in the module's list): multimodal models (off in 0.5.11 / 0.5.13, off from 0.5.16 unless the
-# architecture is allowlisted), LoRA, DP attention, MoE all-to-all backends.
+# Not modelled: multimodal models (off in 0.5.11 / 0.5.13, off from 0.5.16 unless the architecture is allowlisted),
+# 0.5.11 / 0.5.13's piecewise blacklist (Qwen3-Next among them: configs/model_config.py:1446 / :1579), LoRA, DP
+# attention, MoE all-to-all backends.
 GRAPHS_OFF_AMD: dict[tuple[int, ...], str] = {
     (0, 5, 11): "server_args.py:1214", (0, 5, 13): "server_args.py:1362", (0, 5, 16): "server_args.py:3705",
     (0, 5, 19): "arg_groups/cuda_graph_hook.py:185", (0, 5, 21): "arg_groups/cuda_graph_hook.py:193",
