@@ -81,7 +81,7 @@ def rocm_kernel_check(quant: str, gfx: str, release: tuple[int, ...] | None = No
     if method is not None and not accepted(method, key):
         first, until, where = ROCM_QUANT[method]
         words = "ROCm" if key < PLATFORM_FROM else "rocm"
-        span = (f"accepted {release_text(first)} – {release_text(until)} only" if until else
+        span = (f"accepted from {release_text(first)} until {release_text(until)} dropped it" if until else
                 f"accepted from vLLM {release_text(first)}")
         return (f"{quant} weights ({method}) are refused by vLLM {text} on ROCm: \"{method} quantization is currently "
                 f"not supported in {words}.\" ({span}; {where})"), None
