@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ..measured import stored_record_problem
 from .client import Api
 from .run import Step, run_probe
 
@@ -97,12 +98,16 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         result.model = served_model(url, checked_api)
     record = to_record(result, device=_device_name(device), runtime=runtime, model=predict or model)
     measured = any(s.ok for s in result.steps)     # a probe with no successful step measured nothing: keep nothing
-    if store and measured:
+    problem = stored_record_problem(record) if measured else None
+    out["stored_as"] = {k: record.get(k) for k in ("model", "quant", "device", "runtime")}
+    if problem is not None:       # a figure this device cannot produce for this model: not a measurement of it
+        out["not_stored"] = f"{problem[0]}: {problem[1]}"
+    if store and measured and problem is None:
         from ..api.store import BenchmarkStore
 
         row, _ = BenchmarkStore().add(record, verified_by="probe")     # measured here by the user: it counts
         out["stored_id"] = row["id"]
-    if submit and measured:
+    if submit and measured and problem is None:
         out["submitted"] = submitted(record, submit)
     if as_json:
         print(json.dumps(out, indent=2))
@@ -120,7 +125,21 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
         print(f"stopped: {result.stopped_because}")
     if not measured:
         print("nothing stored: no step succeeded")
+    print(_stored_words(out))
     return measured
+
+
+def _stored_words(out: dict[str, Any]) -> str:
+    """Under which model, quant and device the result was stored (its id), or why it was not: a server's model
+    name read as a catalog model (Qwen3-8B-Q4_K_M.gguf → qwen3-8b Q4_K_M) can be another model behind that name."""
+    a = out["stored_as"]
+    said = f"{a['model']}{' ' + a['quant'] if a.get('quant') else ''} on {a['device']} ({a['runtime']})"
+    if "not_stored" in out:
+        return (f"not stored as {said}: {out['not_stored']}. If the server runs another model or quant than its name "
+                "says, pass --model with the one it runs")
+    if "stored_id" in out:
+        return f"stored as {said}, id {out['stored_id']} (runlocal check uses it for that model on that device)"
+    return f"read as {said}"
 
 
 def submitted(record: dict[str, Any], submit: str) -> bool:
