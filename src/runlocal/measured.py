@@ -251,13 +251,18 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None
     step = Step("measured on this device",
                 f"median of {len(recs)} verified run(s) (ids {', '.join(str(i) for i in measured['ids'][:5])}; "
-                f"latest {when or 'unknown'}): decode {decode or '—'} tokens/s {_depth_words(decode, depth, plan)}, "
-                f"prefill {prefill or '—'} tokens/s, ran at ctx {ctx_ok or '—'} × {conc_ok or '—'} requests",
+                f"latest {when or 'unknown'}; on {measured['device']}): decode {_rate(decode)} tokens/s "
+                f"{_depth_words(decode, depth, plan)}, prefill {_rate(prefill)} tokens/s, ran at ctx "
+                f"{f'{ctx_ok:,}' if ctx_ok else '—'} × {conc_ok or '—'} requests",
                 "used in place of the speed model; the ceilings are at least what ran",
                 "benchmark store (runlocal probe / verified /api/v1/benchmarks)")
     basis = plan.max_context_basis if max_ctx == plan.max_context else "measured"
     return replace(plan, speed=speed, max_context=max_ctx, max_concurrency=max_conc, max_context_basis=basis,
                    steps=plan.steps + (step,), measured=measured)
+
+
+def _rate(value: float | None) -> str:
+    return f"{value:,.1f}" if value else "—"
 
 
 def _depth_words(decode: float | None, depth: int | None, plan: Plan) -> str:

@@ -69,7 +69,7 @@ def test_cli_check_uses_the_local_store(tmp_path, monkeypatch):
     assert after["measured"]["predicted"]["speed"]["decode_tokens_per_s"] == before["speed"]["decode_tokens_per_s"]
     text = " ".join(_cli(*args, home=tmp_path).stdout.split())       # the terminal's wrapping aside
     assert "speed: 127.4 tokens/s decode" in text and "5,210.0 tokens/s prefill" in text
-    assert "(measured: 1 stored run(s) on NVIDIA GeForce RTX 4090)" in text
+    assert "(measured: 1 stored run(s) on NVIDIA GeForce RTX 4090 (id 1; latest 20" in text
     assert "ran at ctx 65,536" in text
 
 
