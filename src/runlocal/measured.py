@@ -146,6 +146,14 @@ def stored_record_problem(record: dict[str, Any]) -> tuple[str, str] | None:
         return None
     model = catalog.lookup(name)
     quant = record.get("quant")
+    if quant:       # the contract's own refusal, in check's words (runlocal check --quant Q9_Z)
+        from .runtimes.quant_support import refuse_unloadable
+        from .runtimes.versions import split_runtime
+
+        try:
+            refuse_unloadable(model, str(quant), split_runtime(str(record.get("runtime") or "llama.cpp"))[0])
+        except RunlocalError as e:
+            return "quant", str(e).removeprefix("quant: ")
     try:
         weights = estimate(model, quant).total if quant else model.params * MIN_BITS_PER_WEIGHT / 8
     except (RunlocalError, ValueError, KeyError):

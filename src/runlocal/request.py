@@ -328,3 +328,64 @@ def check_cache_types(runtime: str, cache_type_k: str, cache_type_v: str, *, fie
     for value in (cache_type_k, cache_type_v):
         if value not in allowed:
             raise InputError(f"{field_name}: {runtime} has no '{value}' KV cache (expected one of {', '.join(allowed)})")
+
+
+# --- one wording for every door: the field as the caller spelled it ---------------------------------------------
+
+def _field_names() -> dict[str, str]:
+    """A message's field word (a CLI flag without dashes, a cost amount's name) → the request field an HTTP or MCP
+    caller sends: 'ngl' → 'n_gpu_layers', 'kv-cache' → 'kv_cache', 'hours-per-day' → 'hours_per_day'."""
+    from .amounts import COST_BOUNDS
+
+    out: dict[str, str] = {name.replace("_", "-"): name.replace("-", "_") for name in COST_BOUNDS}
+    for request in (ModelsRequest, CheckRequest):
+        for name, opt in options(request).items():
+            for flag in opt.flags:
+                out[flag.lstrip("-")] = name
+    return out
+
+
+def field_spelling(message: str) -> str:
+    """A contract message whose first word names the field as the CLI spells it (``ngl: must be ≥ -2 …``) with the
+    field's own name instead (``n_gpu_layers: …``): what a Python, HTTP or MCP caller sent. Other messages as they
+    are (review21 #10: the HTTP and MCP answers named ``ngl`` / ``kv-cache`` to a caller who sent neither)."""
+    head, sep, rest = message.partition(":")
+    name = _field_names().get(head.strip()) if sep and " " not in head.strip() else None
+    return f"{name}:{rest}" if name else message
+
+
+# pydantic's error types for a number outside a declared bound (FastAPI Query(ge=…), Field(le=…))
+BOUND_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"})
+# the contract's fields read by a parser (units.parse_tokens / parse_size(s), runtimes.get_runtime): pydantic's answer
+# for them is a regex or a union's branches (``ctx.str`` / ``ctx.int``), where the contract says what it expected
+PARSED_KINDS = ("tokens", "size", "sizes", "runtime", "ngl")
+
+
+def contract_line(name: str, value: Any, error_type: str = "") -> tuple[str, str] | None:
+    """The contract's one line, under the caller's field name, for a value pydantic refused for field ``name`` (an
+    HTTP query parameter or body field, an MCP argument): a parsed field's value checked as the CLI checks it, a
+    number outside its bound in the contract's words (request.check_value, amounts.check_amount); None where the
+    contract has no word on it (pydantic's own stands). (the line, its error class's name)"""
+    from .amounts import COST_BOUNDS, check_amount
+    from .errors import RunlocalError
+
+    opt = options().get(name) or options(ModelsRequest).get(name)
+    amount = name.replace("_", "-")
+    if value is None or isinstance(value, (dict, list)) or (opt is None and amount not in COST_BOUNDS):
+        return None
+    try:
+        if error_type in BOUND_ERRORS:
+            number = float(value) if not isinstance(value, bool) else math.nan
+            check_amount(amount, number) if opt is None else check_value(opt, number)
+        elif opt is not None and opt.kind in PARSED_KINDS:
+            if not isinstance(value, str) and (opt.kind != "tokens" or not isinstance(value, int)
+                                               or isinstance(value, bool)):
+                value = str(value).lower() if isinstance(value, bool) else str(value)   # a JSON 64 or true, as typed
+            check_value(opt, value)
+        else:
+            return None
+    except RunlocalError as bad:
+        return field_spelling(str(bad)), bad.__class__.__name__
+    except ValueError:
+        return None
+    return None

@@ -144,6 +144,7 @@ YearsQuery = Annotated[float, _amount("years", "years the purchase price is spre
 UtilizationQuery = Annotated[float, _amount("utilization", "share of TDP drawn while running")]
 PriceQuery = Annotated[float | None, _amount("price", "purchase price of one device")]
 RentQuery = Annotated[float | None, _amount("rent-price", "cloud price per GPU-hour")]
+BudgetQuery = Annotated[float | None, _amount("budget", "the most to spend on the devices")]
 
 
 class ModelEntry(BaseModel):
