@@ -254,7 +254,7 @@ def apply_measurements(plan: Plan, records: Iterable[dict[str, Any]]) -> Plan:
         speed["time_to_first_token_s"] = None
         speed["prefill_prompt_tokens"] = None
     # "mixed": a measured prefill beside a predicted decode (no record counts at this plan's decode depth)
-    speed["source"] = "measured" if decode else "mixed" if prefill else speed.get("source", "model")
+    speed["source"] = "measured" if decode else "mixed" if prefill else speed.get("source", "predicted")
     max_ctx = max(plan.max_context or 0, ctx_ok or 0) or None
     max_conc = max(plan.max_concurrency or 0, float(conc_ok or 0)) or None
     step = Step("measured on this device",
