@@ -127,9 +127,7 @@ def probe_command(*, url: str, api: str, model: str | None, max_context: int | N
               f"decode {p['decode_tokens_per_s'] or '—'} tok/s ({p['verdict']})")
     if result.stopped_because:
         print(f"stopped: {result.stopped_because}")
-    if not measured:
-        print("nothing stored: no step succeeded")
-    print(_stored_words(out))
+    print(_stored_words(out) if measured else "nothing stored: no step succeeded")
     return measured
 
 
