@@ -238,11 +238,21 @@ def build_arg_models() -> dict[str, type[BaseModel]]:
 
 
 def _validation_message(err: ValidationError, model: type[BaseModel]) -> str:
-    """One line naming each field at fault, as the CLI's errors do."""
-    parts = []
+    """One line naming each field at fault, as the CLI's errors do; a contract field's value in the contract's own
+    words (request.contract_line: ``ctx: …`` for a JSON 1e30, not a union's ``ctx.str: …; ctx.int: …``)."""
+    from .request import contract_line
+
+    parts: list[str] = []
+    said: set[str] = set()
     for e in err.errors():
         field = ".".join(str(p) for p in e["loc"]) or "arguments"
-        if e["type"] == "extra_forbidden":
+        top = str(e["loc"][0]) if e["loc"] else ""
+        line = contract_line(top, e.get("input"), e["type"]) if top else None
+        if line is not None:
+            if top not in said:
+                said.add(top)
+                parts.append(line[0])
+        elif e["type"] == "extra_forbidden":
             parts.append(f"{field}: unknown field (expected: {', '.join(model.model_fields)})")
         elif e["type"] == "missing":
             parts.append(f"{field}: required")
@@ -373,7 +383,9 @@ _MODEL_ERRORS = (UnknownModelError, ModelNotFoundError, ModelFormatError, Remote
 def _error_line(err: RunlocalError, tool: str, fields: dict) -> str:
     """The library's one-line message, starting with the tool's own name for the field (the library writes the
     CLI's spelling, `gpu-memory-utilization:`; a bare `unknown model 'x'` gets the field it is about)."""
-    msg = " ".join(str(err).split())
+    from .request import field_spelling
+
+    msg = field_spelling(" ".join(str(err).split()))      # ngl: … → n_gpu_layers: … (the tool's field)
     head, sep, rest = msg.partition(":")
     if sep and head.strip().replace("-", "_") in fields:
         return f"{head.strip().replace('-', '_')}:{rest}"

@@ -139,7 +139,9 @@ class Plan:
             # a server that starts but rejects the context asked (SGLang's short KV pool): what it does, else null
             "rejects": self.rejects,
             "compromise": a.compromise,
-            "speed": dict(self.speed),
+            # source: "predicted" (the speed model), "measured" (stored runs: measured.py) or "mixed" (a measured
+            # prefill beside a predicted decode); always present (review21 #11)
+            "speed": {"source": "predicted", **self.speed},
             "measured": self.measured,
             "command": self.command,
             "fixes": [f.to_dict() for f in self.fixes],

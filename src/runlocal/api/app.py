@@ -29,6 +29,7 @@ from .limits import PlanningPool, RateLimiter, SecurityHeaders
 from .schemas import (
     MAX_MODEL,
     BestDoc,
+    BudgetQuery,
     CheckBody,
     CompareDoc,
     CostDoc,
@@ -324,7 +325,7 @@ def _planning_router(answers: _CheckAnswers, pool: PlanningPool, policy: ReadPol
     @router.get("/api/v1/best", response_model=BestDoc, **planned)
     async def best(model: Annotated[str, Query(min_length=1, max_length=MAX_MODEL)], ctx: TokensQuery = None,
                    runtime: RuntimeQuery = None,
-                   budget: Annotated[float | None, Query(gt=0, le=1e9, allow_inf_nan=False)] = None,
+                   budget: BudgetQuery = None,
                    used: bool = False, quant: QuantQuery = None,
                    users: Annotated[int, Query(ge=1, le=64, description="requests of ctx served at once")] = 1,
                    best_quant_each: bool = False, vendor: VendorQuery = None, form: FormQuery = None):

@@ -344,7 +344,8 @@ def speed_phrase(plan: Plan) -> str | None:
         return (f"not predicted — {format_bytes(on_disk)} of weights are read back from disk for every token: "
                 f"about {on_disk / NVME_BYTES_PER_S:,.0f} s a token from a {NVME_BYTES_PER_S / 1e9:g} GB/s NVMe drive")
     parts = []
-    measured = plan.measured and sp.get("source") == "measured"
+    sp_source = sp.get("source")
+    measured = plan.measured and sp_source == "measured"
     if measured:      # what the stored runs measured, at their own contexts: no predicted labels beside it
         sp = {k: sp.get(k) for k in ("decode_tokens_per_s", "prefill_tokens_per_s")}
     if sp.get("decode_tokens_per_s"):
@@ -369,6 +370,10 @@ def speed_phrase(plan: Plan) -> str | None:
         parts.append(f"prefill {why} (--explain says why)")
     if not parts:
         return None
-    how = (f"measured: {plan.measured['records']} stored run(s) on {plan.measured['device']}"
-           if measured and plan.measured else "predicted")
+    how = "predicted"
+    if plan.measured and sp_source in ("measured", "mixed"):
+        m = plan.measured
+        ids = ", ".join(str(i) for i in m["ids"][:5])
+        where = (f"{m['records']} stored run(s) on {m['device']} (id {ids}; latest {str(m.get('latest') or '?')[:10]})")
+        how = f"measured: {where}" if measured else f"decode predicted, prefill measured: {where}"
     return " · ".join(parts) + f" ({how})"

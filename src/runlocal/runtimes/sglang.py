@@ -37,6 +37,7 @@ from ..model.spec import ModelSpec
 from ..quant.formats import WeightEstimate
 from ..units import GiB, MiB
 from .base import GPUS_PER_NODE, Allocation, DeviceMemory, Levers, Settings, Step, Target
+from .context_limit import sglang_context_refusal, sglang_derived_context_length
 from .published import gpu_gfx_target, kernel_check, serve_path
 from .sglang_versions import LLAMA2_PREFILL_CAP, SGLangRules, old_fraction, sglang_rules, tier_defaults
 from .tensor_parallel import head_split_refusal
@@ -447,7 +448,7 @@ class SGLang:
         chunked = settings.sglang.chunked_prefill_size or (self._tiers(gpu_mem, tp)[0] if gpu_mem else 4096)
         max_running = settings.parallel if settings.parallel > 1 else None
         frac = settings.sglang.mem_fraction_static
-        ctx = settings.ctx or model.max_position_embeddings or 4096     # --context-length: config.json by default
+        ctx = settings.ctx or sglang_derived_context_length(model) or 4096     # --context-length: config.json's
         if frac is None:
             # the command passes --context-length ctx and --model-path, so a release that clamps its prefill graphs
             # to either does
@@ -473,7 +474,8 @@ class SGLang:
         budget = self._budget(model, weights, s, gpus, n_gpu)
         kv_dtype, kv_refusal = _kv_dtype_of(s)
         pool = _kv_pool(model, kv_dtype, tp, pp, budget.rest)
-        refusal = (refusal or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
+        refusal = (refusal or sglang_context_refusal(model, settings.ctx)
+                   or head_split_refusal(model, tp) or balance_refusal(gpus[:n_gpu], tp) or kv_refusal
                    or _refusal(budget, pool)
                    or kernel_check(weights.quant, gpus[0].name, "sglang")[0])     # NVFP4 needs Blackwell in SGLang
         outside = _outside_budget(model, s, budget, pool.tokens)      # req_to_token at the context SGLang starts with
