@@ -52,6 +52,16 @@ def test_a_bare_jetson_orin_nano_names_the_variant_it_took():
     assert "jetson-orin-nano-original-8gb" in note and "jetson-orin-nano-4gb" in note
 
 
+@pytest.mark.parametrize("name", ["orin-nano-super", "jetson orin nano super"])
+def test_a_name_saying_super_has_chosen_the_clocks(name):
+    """NVIDIA's "Super boost" post (devices.json source jetson-orin-nano-super): Super is JetPack 6.1+'s clocks of the 8 GB
+    Orin Nano, 68 → 102 GB/s. A name that says "super" already picked them, so no note asks which version it is (the
+    catalog's original-clocks 8 GB and 4 GB modules are not Super parts); the bare name keeps its note (above)."""
+    device = find_device(name)
+    assert device.id == "jetson-orin-nano-super-8gb" and device.bandwidth_gbs == 102.0
+    assert variant_note(name, device) is None
+
+
 @pytest.mark.parametrize("name, vendor, first", [("rtx 3070m", "nvidia", "rtx-3070"), ("gtx 1650m", "nvidia", "gtx-1660"),
                                                  ("rtx a2000m", "nvidia", None), ("rx 6800m", "amd", "rx-6800")])
 def test_a_discrete_laptop_card_suggests_discrete_cards(name, vendor, first):

@@ -337,11 +337,14 @@ def _board_stem(name: str) -> str:
 
 def _board_variant_note(query: str, device: Device) -> str | None:
     """A unified-memory board sold in versions that differ in more than memory (Jetson Orin Nano: the Super clocks
-    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id."""
+    of JetPack 6.1+, the original 15 W clocks, the 4 GB module): the one a bare name takes, and the others by id. A
+    name that says "super" has chosen the clocks: only other Super versions are left to name (none in the catalog)."""
     if device.kind != "unified":
         return None
+    said_super = re.search(r"super", query.lower()) is not None
     others = [d for d in _catalog()[0] if d is not device and d.family == device.family
-              and _board_stem(d.name) == _board_stem(device.name)]
+              and _board_stem(d.name) == _board_stem(device.name)
+              and (not said_super or re.search(r"\bsuper\b", d.name.lower()) is not None)]
     if not others:
         return None
     return (f"'{query.strip()}' is taken as {device.name} ({device.id}); the others: "
