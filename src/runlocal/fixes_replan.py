@@ -60,7 +60,10 @@ def _layers_total(model) -> int:
 
 
 def _peak(alloc: Allocation) -> str:
-    gpu = next((d for d in alloc.devices if d.kind != "cpu"), alloc.devices[0])
+    """The fullest GPU (the largest share of what it may use; the first of equals), the one a fix's headroom is
+    measured on: the first one may be the emptier of two (llama.cpp's -ts split, the output layer on the last)."""
+    gpus = [d for d in alloc.devices if d.kind != "cpu"] or list(alloc.devices[:1])
+    gpu = max(gpus, key=lambda d: d.total / d.capacity if d.capacity > 0 else 0.0)
     return f"{format_bytes(gpu.total)} of {format_bytes(gpu.capacity)} on {gpu.name}"
 
 
