@@ -76,3 +76,16 @@ def test_decode_waits_for_the_slower_card():
         step = next(st for st in p.steps if st.label == "decode speed")
         assert "0.75 × 360.0 GB/s, the slowest rank, × 2×0.85" in step.formula
 
+
+def test_batch_defaults_come_from_device_0_for_every_rank():
+    """vLLM reads its scheduler defaults once, on device 0 (engine/arg_utils.py: "device_memory =
+    current_platform.get_device_total_memory()", Platform.get_device_total_memory(cls, device_id: int = 0); ≥ 70 GiB
+    and not an A100 → max_num_batched_tokens 8192, max_num_seqs 1024, else 2048 / 256), and every rank profiles with
+    them. So an H100 80GB listed first gives both ranks 8192 / 1024 — before, the RTX A6000's rank profiled at its own
+    2048 / 256 and, having the smaller pool, set the plan's — and an RTX A6000 first gives 2048 / 256."""
+    def assumed(gpu: str) -> set[str]:
+        p = check(CheckRequest(model="llama-3.1-8b", gpu=gpu, runtime="vllm", ctx=8192, use_measurements=False))[0]
+        return {a for a in p.allocation.assumptions if a.startswith(("max_num_batched_tokens", "max_num_seqs"))}
+
+    assert assumed("h100,a6000") == {"max_num_batched_tokens 8192", "max_num_seqs 1024"}
+    assert assumed("a6000,h100") == {"max_num_batched_tokens 2048", "max_num_seqs 256"}
