@@ -678,7 +678,8 @@ def moe_prompt_gap(model: ModelSpec, place: GPUPlace, quant: str | None, ubatch:
     types = routed_expert_types(model, quant) if model.n_experts and place.backend == "rocm" else None
     return moe_prefill_gap(model.n_experts, place.backend, gfx_target=place.dev.gfx_target if place.dev else None,
                            quant=quant, ubatch=ubatch, build=planned_build(alloc), expert_types=types,
-                           compute_capability=place.dev.compute_capability if place.dev else None)
+                           compute_capability=place.dev.compute_capability if place.dev else None,
+                           vendor=place.dev.vendor if place.dev else None)
 
 
 def recurrent_notes(model: ModelSpec, parts: list[Part], first_gpu: GPUPlace | None, prefill_counted: bool) -> tuple:
