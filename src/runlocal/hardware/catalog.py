@@ -77,6 +77,9 @@ class Device:
     gpu_cores: int | None = None               # Apple M3+: published GPU core count (no clock/TFLOPS is published)
     sm_count: int | None = None                # NVIDIA: streaming multiprocessors (ggml-cuda's nsm; notes.sm_count)
     gfx_target: str | None = None              # AMD GPUs: the LLVM target ROCm reports (gfx1151); notes.gfx_target
+    # laptop iGPUs: the CPU memory entries of the slower RAM the chip also takes (bandwidth_gbs is its fastest);
+    # notes.memory_alternatives
+    memory_alternatives: tuple[str, ...] = ()
 
     @property
     def memory_gib(self) -> float:
@@ -124,6 +127,7 @@ def _device_from_json(d: dict[str, Any]) -> Device:
         cuda_total_bytes=int(d["cuda_total_gib"] * GiB) if d.get("cuda_total_gib") else None,
         cuda_total_source=d.get("cuda_total_source"), gpu_cores=d.get("gpu_cores"),
         sm_count=d.get("sm_count"), gfx_target=d.get("gfx_target"),
+        memory_alternatives=tuple(d.get("memory_alternatives") or ()),
     )
 
 
