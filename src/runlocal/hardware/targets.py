@@ -10,6 +10,15 @@ from .catalog import DEFAULT_UNIFIED_SHARE, Device
 from .unified_memory import LINUX_TTM_DEFAULT, UNIFIED_HOST
 
 DEFAULT_RAM = 32 * 1024**3
+# A CPU-only plan uses the RAM given (or assumed) whole: no runtime keeps a fixed share of it for the OS. llama.cpp's
+# --fit returns before any margin without a GPU (src/llama.cpp llama_params_fit_impl: "no devices with dedicated memory
+# found"); Ollama compares what a model needs in RAM with the memory free at load plus free swap (llm/server.go: "On
+# linux and windows, over-allocating CPU memory will almost always result in an error", available := FreeMemory +
+# FreeSwap → "model requires more system memory … than is available"), so what the OS and other programs hold is
+# outside "free". So the plan says nothing is reserved, and --ram is best the RAM free (detected plans read it so).
+NO_OS_RESERVE = ("RAM: all {gib:g} GiB planned as usable, nothing kept for the OS and other programs (neither "
+                 "llama.cpp's --fit, which keeps no margin without a GPU, nor Ollama, which checks the RAM free at load "
+                 "plus swap, reserves any): set --ram to the RAM free, e.g. free -g's 'available'")
 
 
 def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> tuple[list[Target], list[str]]:
@@ -37,6 +46,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
             raise InputError("vram: --gpu none plans a CPU-only run; drop --vram")
         if not ram_bytes:
             notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
+        notes.append(NO_OS_RESERVE.format(gib=(ram_bytes or DEFAULT_RAM) / 2**30))
         return [Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM)], notes
     host: Target | None = None
     sizes = parse_sizes(vram, field="vram") if vram else None
@@ -89,6 +99,8 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
                 if host is None:
                     host = Target(UNIFIED_HOST, "cpu", dev.memory_bytes, bandwidth, dev.memory_bytes)
     if host is not None:
+        if not targets:             # a CPU memory system named alone: a CPU-only run
+            notes.append(NO_OS_RESERVE.format(gib=host.capacity / 2**30))
         return targets + [host], notes
     targets.append(Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM))
     if not ram_bytes:
