@@ -138,9 +138,7 @@ def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = Tr
     for r in rows:
         p = predict_row(r, consts, split_ms)
         if p is None:
-            has_range = bool(r.kind == "pp" and r.n_experts and moe_prefill_range(r.backend, r.device.vendor)
-                             and unmodelled_prefill(r))
-            (ranged if has_range else missing)[(r.backend, r.kind)] += 1
+            (ranged if as_range(r) else missing)[(r.backend, r.kind)] += 1
             continue
         per[(r.backend, r.kind)].append(abs(pct(p, r.measured)))
         if not quiet:
@@ -155,6 +153,13 @@ def backend_errors(rows: list[Row], consts, split_ms: float, *, quiet: bool = Tr
     return out
 
 
+def as_range(row: Row) -> bool:
+    """A row with no figure that a plan answers with a range instead: a MoE prompt on a backend with one
+    (backend_speed.moe_prefill_range), scored in speed_fit_moe.report_ranges."""
+    return bool(row.kind == "pp" and row.n_experts and moe_prefill_range(row.backend, row.device.vendor)
+                and unmodelled_prefill(row))
+
+
 def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
     """One table row's decode and prefill cells (n, median, p90, and rows with no prediction) for the stats keyed
     ``prefix + kind``."""
@@ -163,7 +168,7 @@ def error_cells(stats: dict[str, dict[str, float]], prefix: str) -> str:
         st = stats.get(f"{prefix}{kind}", {})
         n = int(st.get("n", 0))
         miss = (f" (+{int(st['missing'])} none)" if st.get("missing") else "") + (
-            f" (+{int(st['ranged'])} as ranges, below)" if st.get("ranged") else "")
+            f" (+{int(st['ranged'])} as ranges)" if st.get("ranged") else "")
         cells.append(f"{n:>{8 if kind == 'tg' else 9}} "
                      + (f"{st['median']:7.1%} {st['p90']:7.1%}" if n else f"{'-':>7} {'-':>7}") + miss)
     return " ".join(cells)
@@ -281,18 +286,21 @@ def report_backends(rows: list[Row], consts, split_ms: float, *, quiet: bool) ->
 
 def group_errors(rows: list[Row], consts, split_ms: float, group) -> dict[str, dict[str, float]]:
     """|error| per ``group(row)`` and kind (decode tg, prefill pp): n, median, p90; rows with no prediction count as
-    missing (backend_errors, grouped by any key)."""
+    missing, or as ranged (as_range) (backend_errors, grouped by any key)."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
+    ranged: dict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
         p = predict_row(r, consts, split_ms)
         if p is None:
-            missing[(group(r), r.kind)] += 1
+            (ranged if as_range(r) else missing)[(group(r), r.kind)] += 1
         else:
             per[(group(r), r.kind)].append(abs(pct(p, r.measured)))
     out = {f"{g}|{kind}": {"n": len(v), "median": statistics.median(v), "p90": p90(v)} for (g, kind), v in per.items()}
     for (g, kind), n in missing.items():
         out.setdefault(f"{g}|{kind}", {"n": 0})["missing"] = n
+    for (g, kind), n in ranged.items():
+        out.setdefault(f"{g}|{kind}", {"n": 0})["ranged"] = n
     return out
 
 
