@@ -28,19 +28,7 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     ram_bytes = parse_ram(ram) if ram else None
     gpu_key = (gpu or "").strip().lower()
     if gpu_key in ("", "auto") and not vram:
-        from .detect import detect_system
-
-        info = detect_system()
-        notes += list(info.notes)
-        for g in info.gpus:
-            targets.append(Target(f"{g.name} #{g.index}", "unified" if g.unified else "gpu", g.free,
-                                  _catalog_bandwidth(g.name), g.total))
-            notes.append(f"{g.name} #{g.index}: {g.free / 2**30:.1f} GiB free now of {g.total / 2**30:.1f} GiB"
-                         + (" (the GPU's working-set limit of unified memory)" if g.unified else ""))
-        targets.append(Target("CPU RAM", "cpu", ram_bytes or info.ram_available, None, info.ram_total))
-        if not ram_bytes:
-            notes.append(f"RAM: {info.ram_available / 2**30:.1f} GiB available now of {info.ram_total / 2**30:.1f} GiB")
-        return targets, notes
+        return _detected_targets(ram_bytes)
     if gpu_key in ("none", "cpu"):
         if vram:
             raise InputError("vram: --gpu none plans a CPU-only run; drop --vram")
@@ -105,6 +93,23 @@ def targets_from_options(gpu: str | None, vram: str | None, ram: str | None) -> 
     targets.append(Target("CPU RAM", "cpu", ram_bytes or DEFAULT_RAM))
     if not ram_bytes:
         notes.append(f"RAM: assumed {DEFAULT_RAM // 2**30} GiB (set --ram)")
+    return targets, notes
+
+
+def _detected_targets(ram_bytes: int | None) -> tuple[list[Target], list[str]]:
+    """This machine's GPUs (free memory now) and RAM (available now, or --ram), with notes on each."""
+    from .detect import detect_system
+
+    info = detect_system()
+    notes, targets = list(info.notes), []
+    for g in info.gpus:
+        targets.append(Target(f"{g.name} #{g.index}", "unified" if g.unified else "gpu", g.free,
+                              _catalog_bandwidth(g.name), g.total))
+        notes.append(f"{g.name} #{g.index}: {g.free / 2**30:.1f} GiB free now of {g.total / 2**30:.1f} GiB"
+                     + (" (the GPU's working-set limit of unified memory)" if g.unified else ""))
+    targets.append(Target("CPU RAM", "cpu", ram_bytes or info.ram_available, None, info.ram_total))
+    if not ram_bytes:
+        notes.append(f"RAM: {info.ram_available / 2**30:.1f} GiB available now of {info.ram_total / 2**30:.1f} GiB")
     return targets, notes
 
 
